@@ -835,32 +835,39 @@ static bool parse_header(parser *p) {
     return true;
 }
 
-static bool at_stack_frame_keyword(parser *p) {
-    static const char *const tables[] = {"FileNames", "FunctionNames", "FileLocations",
-                                         "StackFrames"};
-    cxla_hlo_lexer *lx = &p->lx;
-    for (size_t i = 0; i < CXLA_ARRAY_SIZE(tables); i++) {
-        size_t save = lx->pos;
-        if (!cxla_hlo_accept_keyword(lx, tables[i])) continue;
-        size_t q = cxla_hlo_skip(lx);
+/* The stack-frame tables XLA prints after the module header, each at most once. A word is
+ * the start of one only when an entry number, the end of the text or another (unseen)
+ * table follows it, so that a computation named like a table still parses as one and the
+ * printed text parses back the same way. Returns the table's index, or -1. */
+static const char *const stack_frame_tables[] = {"FileNames", "FunctionNames", "FileLocations",
+                                                 "StackFrames"};
+
+static int stack_frame_table_at(cxla_hlo_lexer *lx, unsigned seen) {
+    size_t save = lx->pos;
+    int found = -1;
+    for (int i = 0; i < (int)CXLA_ARRAY_SIZE(stack_frame_tables) && found < 0; i++) {
         lx->pos = save;
-        /* A table keyword is followed by an entry number or the next table. */
-        if (q >= lx->len || (lx->text[q] >= '0' && lx->text[q] <= '9') || lx->text[q] == 'F' ||
-            lx->text[q] == 'S')
-            return true;
+        if ((seen & (1u << i)) || !cxla_hlo_accept_keyword(lx, stack_frame_tables[i])) continue;
+        size_t q = cxla_hlo_skip(lx);
+        if (q >= lx->len || (lx->text[q] >= '0' && lx->text[q] <= '9') ||
+            stack_frame_table_at(lx, seen | 1u << i) >= 0)
+            found = i;
     }
-    return false;
+    lx->pos = save;
+    return found;
 }
 
 /* FileNames / FunctionNames / FileLocations / StackFrames, kept verbatim. */
 static bool parse_stack_frames(parser *p) {
     cxla_hlo_lexer *lx = &p->lx;
     size_t start = cxla_hlo_skip(lx), end = start;
+    unsigned seen = 0;
     for (;;) {
         size_t q = cxla_hlo_skip(lx);
-        if (at_stack_frame_keyword(p)) {
-            const char *w;
-            cxla_hlo_word(lx, &w);
+        int table = stack_frame_table_at(lx, seen);
+        if (table >= 0) {
+            seen |= 1u << table;
+            lx->pos = q + strlen(stack_frame_tables[table]);
             end = lx->pos;
             continue;
         }
@@ -1145,7 +1152,7 @@ static bool parse_module(parser *p) {
     cxla_hlo_lexer *lx = &p->lx;
     if (cxla_hlo_accept_keyword(lx, "HloModule") && !parse_header(p)) return false;
     cxla_hlo_skip(lx);
-    if (at_stack_frame_keyword(p) && !parse_stack_frames(p)) return false;
+    if (stack_frame_table_at(&p->lx, 0) >= 0 && !parse_stack_frames(p)) return false;
     cxla_computation *entry = NULL;
     while (cxla_hlo_skip(lx) < lx->len)
         if (!parse_computation(p, &entry)) return false;

@@ -614,6 +614,40 @@ static void test_stack_frames_and_threads(void) {
     cxla_module_destroy(m);
 }
 
+/* Found by the fuzzer: a table keyword repeated, or followed by a computation, was taken
+ * as a table and then printed where it no longer parsed as one. Each table comes at most
+ * once, and a word is a table only when an entry, the end or another table follows. */
+static void test_stack_frame_keywords_as_names(void) {
+    const char *dup = "HloModule s\n\nFileNames\nFileNames\nFunc {\n"
+                      "  ROOT c = f32[] constant(1)\n}\n";
+    cxla_module *m = NULL;
+    CHECK_ERROR_HAS(cxla_hlo_parse(dup, strlen(dup), "t.hlo", &m), "found 'FileNames'");
+    cxla_module_destroy(m);
+    m = NULL;
+    /* Followed by a computation's name: a computation named FileNames. */
+    const char *named = "HloModule s\n\nFileNames\nStackFrames {\n"
+                        "  ROOT c = f32[] constant(1)\n}\n";
+    CHECK_ERROR_HAS(cxla_hlo_parse(named, strlen(named), "t.hlo", &m), "found 'StackFrames'");
+    cxla_module_destroy(m);
+    /* Tables in any order, one empty, then a computation named like a table. */
+    const char *ok = "HloModule s\n\nStackFrames\nFileNames\n1 \"a.py\"\n\n"
+                     "FunctionNames {\n  ROOT c = f32[] constant(1)\n}\n";
+    m = parse_ok(ok);
+    if (!m) return;
+    CHECK(m->stack_frames && strcmp(m->stack_frames, "StackFrames\nFileNames\n1 \"a.py\"") == 0);
+    CHECK_EQ_STR(m->entry->name, "FunctionNames");
+    char *once = cxla_hlo_print(m, CXLA_HLO_STYLE_SHORT);
+    cxla_module_destroy(m);
+    cxla_module *m2 = once ? parse_ok(once) : NULL;
+    if (m2) {
+        char *twice = cxla_hlo_print(m2, CXLA_HLO_STYLE_SHORT);
+        CHECK_EQ_STR(twice, once);
+        free(twice);
+        cxla_module_destroy(m2);
+    }
+    free(once);
+}
+
 static void test_async_sugar(void) {
     const char *text =
         "HloModule a, entry_computation_layout={(f32[10]{0})->f32[20]{0}}\n\nENTRY %e (p0: "
@@ -810,7 +844,8 @@ TEST_MAIN(TEST(test_styles), TEST(test_minimal_text), TEST(test_entry_called_els
           TEST(test_attr_window_padding_slice), TEST(test_attr_conv),
           TEST(test_attr_replica_groups), TEST(test_attr_shapes_and_literal), TEST(test_attr_raw),
           TEST(test_control_predecessors_and_unknown), TEST(test_header_and_entry_layout),
-          TEST(test_stack_frames_and_threads), TEST(test_async_sugar),
-          TEST(test_parameters_and_gte_sugar), TEST(test_elided_constant_and_literals),
-          TEST(test_shape_inference_when_omitted), TEST(test_errors), TEST(test_not_nul_terminated),
-          TEST(test_print_instr), TEST(test_reduce_scatter_order))
+          TEST(test_stack_frames_and_threads), TEST(test_stack_frame_keywords_as_names),
+          TEST(test_async_sugar), TEST(test_parameters_and_gte_sugar),
+          TEST(test_elided_constant_and_literals), TEST(test_shape_inference_when_omitted),
+          TEST(test_errors), TEST(test_not_nul_terminated), TEST(test_print_instr),
+          TEST(test_reduce_scatter_order))
