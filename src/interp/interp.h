@@ -32,6 +32,7 @@ extern const interp_op_fn interp_linalg2_ops[CXLA_OP_COUNT];     /* interp_linal
 extern const interp_op_fn interp_single_ops[CXLA_OP_COUNT];      /* interp_single.c */
 extern const interp_op_fn interp_fft_ops[CXLA_OP_COUNT];         /* interp_fft.c */
 extern const interp_op_fn interp_ragged_ops[CXLA_OP_COUNT];      /* interp_ragged.c */
+extern const interp_op_fn interp_scan_ops[CXLA_OP_COUNT];        /* interp_scan.c */
 interp_op_fn interp_handler(cxla_opcode op);
 /* How many family tables handle |op| (a test checks that it is at most one). */
 int interp_handler_count(cxla_opcode op);

@@ -9,7 +9,6 @@ static const cxla_opcode not_yet[] = {
     CXLA_OP_RNG_GET_AND_UPDATE_STATE,
     CXLA_OP_SET_DIMENSION_SIZE,
     CXLA_OP_SHUFFLE,
-    CXLA_OP_SCAN,
     CXLA_OP_CUSTOM_CALL,
     CXLA_OP_RNG,
     CXLA_OP_RNG_BIT_GENERATOR,
