@@ -15,8 +15,9 @@
 enum { INTERP_MAX_DEPTH = 200 };
 
 static const interp_op_fn *const families[] = {
-    interp_control_ops, interp_elementwise_ops, interp_shape_ops,  interp_reduce_ops,
-    interp_linalg_ops,  interp_fft_ops,         interp_single_ops, interp_linalg2_ops,
+    interp_control_ops, interp_elementwise_ops, interp_shape_ops,
+    interp_reduce_ops,  interp_linalg_ops,      interp_fft_ops,
+    interp_single_ops,  interp_linalg2_ops,     interp_rng_ops,
 };
 
 interp_op_fn interp_handler(cxla_opcode op) {
@@ -165,7 +166,7 @@ cxla_status interp_ctx_init(interp_ctx *ctx, const cxla_module *module,
     memset(ctx, 0, sizeof(*ctx));
     ctx->module = module;
     if (options) ctx->options = *options;
-    ctx->rng_state[0] = ctx->options.seed;
+    ctx->rng_state[0] = INTERP_RNG_INITIAL_STATE;
     ctx->arena = cxla_arena_create();
     if (!ctx->arena) return OOM();
     cxla_strmap_init(&ctx->plans, ctx->arena);
