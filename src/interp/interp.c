@@ -14,11 +14,22 @@
 /* Deep enough for real programs; a module that nests deeper is almost surely recursive. */
 enum { INTERP_MAX_DEPTH = 200 };
 
+/* One family per line (clang-format off keeps it so, for easy merges). */
+// clang-format off
 static const interp_op_fn *const families[] = {
-    interp_control_ops, interp_elementwise_ops, interp_shape_ops,  interp_reduce_ops,
-    interp_linalg_ops,  interp_fft_ops,         interp_single_ops, interp_linalg2_ops,
-    interp_ragged_ops,  interp_scan_ops,
+    interp_control_ops,
+    interp_elementwise_ops,
+    interp_shape_ops,
+    interp_reduce_ops,
+    interp_linalg_ops,
+    interp_fft_ops,
+    interp_single_ops,
+    interp_linalg2_ops,
+    interp_ragged_ops,
+    interp_scan_ops,
+    interp_rng_ops,
 };
+// clang-format on
 
 interp_op_fn interp_handler(cxla_opcode op) {
     if ((int)op < 0 || op >= CXLA_OP_COUNT) return NULL;
@@ -166,7 +177,7 @@ cxla_status interp_ctx_init(interp_ctx *ctx, const cxla_module *module,
     memset(ctx, 0, sizeof(*ctx));
     ctx->module = module;
     if (options) ctx->options = *options;
-    ctx->rng_state[0] = ctx->options.seed;
+    ctx->rng_state[0] = INTERP_RNG_INITIAL_STATE;
     ctx->arena = cxla_arena_create();
     if (!ctx->arena) return OOM();
     cxla_strmap_init(&ctx->plans, ctx->arena);

@@ -33,12 +33,15 @@ extern const interp_op_fn interp_single_ops[CXLA_OP_COUNT];      /* interp_singl
 extern const interp_op_fn interp_fft_ops[CXLA_OP_COUNT];         /* interp_fft.c */
 extern const interp_op_fn interp_ragged_ops[CXLA_OP_COUNT];      /* interp_ragged.c */
 extern const interp_op_fn interp_scan_ops[CXLA_OP_COUNT];        /* interp_scan.c */
+extern const interp_op_fn interp_rng_ops[CXLA_OP_COUNT];         /* interp_rng.c */
 interp_op_fn interp_handler(cxla_opcode op);
 /* How many family tables handle |op| (a test checks that it is at most one). */
 int interp_handler_count(cxla_opcode op);
 
 typedef struct interp_options {
-    uint64_t seed;      /* rng and rng-get-and-update-state start from this */
+    /* The module seed of rng (XLA's HloModuleConfig seed): it is xor'ed into each rng
+     * instruction's key. rng-get-and-update-state does not use it (docs/semantics.md). */
+    uint64_t seed;
     int64_t replica_id; /* what replica-id returns */
     int64_t partition_id;
     /* Report (to stderr) the first instruction that produces a NaN or Inf from operands
@@ -49,7 +52,13 @@ typedef struct interp_options {
 struct interp_ctx {
     const cxla_module *module;
     interp_options options;
-    uint64_t rng_state[2];
+    uint64_t rng_state[2]; /* 128-bit rng state, low word first (interp_rng.c) */
+    /* The rng instructions of the module in XLA's expansion order and their keys,
+     * collected on first use (interp_rng.c). */
+    const cxla_instr **rng_ops;
+    uint64_t *rng_keys;
+    int64_t rng_op_count;
+    bool rng_ops_ready;
     int depth;         /* nesting of called computations, to stop runaway recursion */
     cxla_strmap plans; /* computation name -> evaluation plan (cached) */
     cxla_arena *arena; /* plans and other per-run data */
@@ -127,4 +136,15 @@ void interp_f32_to_small(cxla_type type, const float *src, void *dst, int64_t co
 cxla_status interp_call_scalar(interp_ctx *ctx, const cxla_computation *comp,
                                const cxla_literal *const *args, int64_t arg_count,
                                cxla_literal **out);
+
+/* ---- random-number internals (interp_rng.c), exposed for tests ---------------------- */
+
+/* The Random123 block functions: Threefry-2x32 with 20 rounds and Philox-4x32 with 10
+ * rounds, as XLA's prng library computes them (word 0 is the low word). */
+void interp_threefry2x32(const uint32_t key[2], const uint32_t ctr[2], uint32_t out[2]);
+void interp_philox4x32(const uint32_t key[2], const uint32_t ctr[4], uint32_t out[4]);
+/* The first |count| outputs of C++'s std::mt19937_64 seeded with |seed|. */
+void interp_mt19937_64(uint64_t seed, uint64_t *out, int64_t count);
+/* The initial rng state (low word), XLA CPU's per-executable rng_state initializer. */
+#define INTERP_RNG_INITIAL_STATE 0x7012395ull
 #endif /* CXLA_INTERP_INTERP_H_ */

@@ -5,13 +5,10 @@
 
 /* Operations the interpreter does not run yet, and parameter (run by the driver). */
 static const cxla_opcode not_yet[] = {
-    CXLA_OP_PARAMETER,
-    CXLA_OP_RNG_GET_AND_UPDATE_STATE,
+    CXLA_OP_PARAMETER, /* run by the driver */
     CXLA_OP_SET_DIMENSION_SIZE,
     CXLA_OP_SHUFFLE,
     CXLA_OP_CUSTOM_CALL,
-    CXLA_OP_RNG,
-    CXLA_OP_RNG_BIT_GENERATOR,
     CXLA_OP_INFEED,
     CXLA_OP_OUTFEED,
     CXLA_OP_SEND,

@@ -1,0 +1,603 @@
+/* Interpreter handlers: random numbers (see interp.h and docs/semantics.md, "Random
+ * numbers").
+ *
+ * rng-bit-generator(state) follows XLA's RngBitGeneratorExpander and its bit generators
+ * (xla/hlo/builder/lib/prng.cc), so that the same state and shape give XLA's bits:
+ *
+ *   rng_three_fry  state u64[2] = {key, counter}. Threefry-2x32 with 20 rounds, key words
+ *                  (low, high) of key, counter words (low, high) of a 64-bit counter.
+ *                  64-bit outputs: counter + i for element i (row-major), the value is
+ *                  out0 | out1 << 32, and the counter advances by the element count.
+ *                  Narrower outputs: the shape is split in two halves along its first
+ *                  even dimension (else its largest, the first of equal ones; a scalar
+ *                  is one pair); each position of the half shape takes one counter
+ *                  (counter + its row-major index in the half shape) and its two words
+ *                  go to neighbouring positions 2j, 2j+1 of the split dimension (the
+ *                  second dropped past an odd end). The counter advances by the number
+ *                  of half positions. Outputs below 32 bits keep the low bits.
+ *   rng_philox     state u64[3] = {key, counter low, counter high}, or u64[2] = {key,
+ *   rng_default    counter low} with the key doubling as the counter's high word (XLA
+ *                  reverses a two-word state). Philox-4x32 with 10 rounds; 128-bit counter
+ *                  c + v (carry included) gives the four words of elements 4v..4v+3
+ *                  (32-bit and narrower outputs, low bits kept) or two 64-bit elements
+ *                  2v, 2v+1 (words 0|1<<32 and 2|3<<32). The counter advances by the number
+ *                  of blocks; a two-word state keeps only the new low word. rng_default is
+ *                  philox, as on XLA's CPU and GPU backends.
+ *
+ * rng-get-and-update-state returns the interpreter's 128-bit state as u64[2] (low word
+ * first) and adds delta (zero-extended) to it. The state starts at 0x7012395, the value
+ * of XLA CPU's per-executable rng_state global.
+ *
+ * rng(a, b) follows XLA's RngExpander: key and state feed the philox bit generator
+ * directly (no key scrambling); the state is read and advanced by the element count in
+ * 32-bit units, as rng-get-and-update-state does. Uniform floats: the top 23 (f32) or
+ * 52 (f64) bits as v in [0, 1), then v * (b - a) + a in the type; f16, bf16 and the other
+ * small floats compute in f32 and round. Uniform integers: a + bits % (b - a) with
+ * wrapping unsigned arithmetic at the type's width (bits % 0 = bits). Normal: uniform
+ * pairs over the split shape above (in [0, 1)), Box-Muller z0 = sin(2 pi u1') r,
+ * z1 = cos(2 pi u1') r with r = sqrt(-2 log max(u0, 1e-7)), then mu + sigma z.
+ * Departures from XLA, all where the seeds fix the answer: a uniform float that rounds to
+ * b (or past it) becomes the largest value of the type below b; when b - a overflows the
+ * float type the value is computed in a wider form; small integer types and pred (which
+ * XLA CPU rejects) use 32-bit words at their own width.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/interp.h"
+
+#define OOM()           cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
+#define BAD(instr, ...) interp_error((instr), CXLA_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+
+/* ---- the block functions ---------------------------------------------------------- */
+
+static uint32_t rotl32(uint32_t v, int r) {
+    return (v << r) | (v >> (32 - r));
+}
+
+void interp_threefry2x32(const uint32_t key[2], const uint32_t ctr[2], uint32_t out[2]) {
+    static const int rot[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+    const uint32_t ks[3] = {key[0], key[1], 0x1BD11BDAu ^ key[0] ^ key[1]};
+    uint32_t x0 = ctr[0] + ks[0], x1 = ctr[1] + ks[1];
+    for (uint32_t block = 0; block < 5; block++) {
+        for (int r = 0; r < 4; r++) {
+            x0 += x1;
+            x1 = rotl32(x1, rot[(block % 2) * 4 + (uint32_t)r]);
+            x1 ^= x0;
+        }
+        uint32_t s = block + 1; /* key injection s */
+        x0 += ks[s % 3];
+        x1 += ks[(s + 1) % 3] + s;
+    }
+    out[0] = x0;
+    out[1] = x1;
+}
+
+void interp_philox4x32(const uint32_t key[2], const uint32_t ctr[4], uint32_t out[4]) {
+    uint32_t k0 = key[0], k1 = key[1];
+    uint32_t x0 = ctr[0], x1 = ctr[1], x2 = ctr[2], x3 = ctr[3];
+    for (int round = 0; round < 10; round++) {
+        uint64_t p0 = (uint64_t)0xD2511F53u * x0, p1 = (uint64_t)0xCD9E8D57u * x2;
+        uint32_t y0 = (uint32_t)(p1 >> 32) ^ x1 ^ k0, y1 = (uint32_t)p1;
+        uint32_t y2 = (uint32_t)(p0 >> 32) ^ x3 ^ k1, y3 = (uint32_t)p0;
+        x0 = y0, x1 = y1, x2 = y2, x3 = y3;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    out[0] = x0, out[1] = x1, out[2] = x2, out[3] = x3;
+}
+
+void interp_mt19937_64(uint64_t seed, uint64_t *out, int64_t count) {
+    enum { N = 312, M = 156 };
+    uint64_t mt[N];
+    mt[0] = seed;
+    for (int i = 1; i < N; i++)
+        mt[i] = 6364136223846793005ull * (mt[i - 1] ^ (mt[i - 1] >> 62)) + (uint64_t)i;
+    int next = N;
+    for (int64_t k = 0; k < count; k++) {
+        if (next == N) {
+            for (int i = 0; i < N; i++) {
+                uint64_t x = (mt[i] & 0xFFFFFFFF80000000ull) | (mt[(i + 1) % N] & 0x7FFFFFFFull);
+                uint64_t xa = (x >> 1) ^ ((x & 1) ? 0xB5026F5AA96619E9ull : 0);
+                mt[i] = mt[(i + M) % N] ^ xa;
+            }
+            next = 0;
+        }
+        uint64_t y = mt[next++];
+        y ^= (y >> 29) & 0x5555555555555555ull;
+        y ^= (y << 17) & 0x71D67FFFEDA60000ull;
+        y ^= (y << 37) & 0xFFF7EEE000000000ull;
+        y ^= y >> 43;
+        out[k] = y;
+    }
+}
+
+/* ---- bit generators over shapes ----------------------------------------------------- */
+
+typedef struct u128 {
+    uint64_t lo, hi;
+} u128;
+
+static u128 u128_add(u128 a, uint64_t b) {
+    u128 r = {a.lo + b, a.hi};
+    if (r.lo < a.lo) r.hi++;
+    return r;
+}
+
+/* XLA's SplitShapeIntoHalves: the shape seen as [pre, d, post] around the split dimension
+ * (a scalar is [1, 1, 1]); h = ceil(d / 2) pairs along it. */
+typedef struct halves {
+    int64_t pre, d, h, post;
+} halves;
+
+static halves split_halves(const cxla_shape *s) {
+    halves hv = {1, 1, 1, 1};
+    if (s->rank == 0) return hv;
+    int64_t split = -1;
+    for (int64_t i = 0; i < s->rank && split < 0; i++)
+        if (s->dims[i] % 2 == 0) split = i;
+    if (split < 0) {
+        split = 0;
+        for (int64_t i = 1; i < s->rank; i++)
+            if (s->dims[i] > s->dims[split]) split = i;
+    }
+    for (int64_t i = 0; i < split; i++) hv.pre *= s->dims[i];
+    for (int64_t i = split + 1; i < s->rank; i++) hv.post *= s->dims[i];
+    hv.d = s->dims[split];
+    hv.h = (hv.d + 1) / 2;
+    return hv;
+}
+
+static int64_t halves_pairs(halves hv) {
+    return hv.pre * hv.h * hv.post;
+}
+
+static void key_words(uint64_t key, uint32_t out[2]) {
+    out[0] = (uint32_t)key;
+    out[1] = (uint32_t)(key >> 32);
+}
+
+/* Threefry words for an output of 32 bits or fewer: pair p of the half shape takes
+ * counter ctr + p and writes element (i, 2j + b, k) of the output. Returns the new
+ * counter. */
+static uint64_t threefry_narrow(uint64_t key, uint64_t ctr, halves hv, cxla_type t, void *out) {
+    uint32_t k[2];
+    key_words(key, k);
+    size_t es = cxla_type_storage(t);
+    char *o = out;
+    int64_t pairs = halves_pairs(hv);
+    for (int64_t p = 0; p < pairs; p++) {
+        int64_t i = p / (hv.h * hv.post), j = (p / hv.post) % hv.h, kk = p % hv.post;
+        uint64_t c = ctr + (uint64_t)p;
+        uint32_t cw[2] = {(uint32_t)c, (uint32_t)(c >> 32)}, x[2];
+        interp_threefry2x32(k, cw, x);
+        for (int b = 0; b < 2; b++) {
+            int64_t jj = 2 * j + b;
+            if (jj >= hv.d) break;
+            cxla_store_u64(t, o + (size_t)((i * hv.d + jj) * hv.post + kk) * es, x[b]);
+        }
+    }
+    return ctr + (uint64_t)pairs;
+}
+
+static uint64_t threefry_wide(uint64_t key, uint64_t ctr, int64_t n, uint64_t *out) {
+    uint32_t k[2];
+    key_words(key, k);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t c = ctr + (uint64_t)i;
+        uint32_t cw[2] = {(uint32_t)c, (uint32_t)(c >> 32)}, x[2];
+        interp_threefry2x32(k, cw, x);
+        out[i] = (uint64_t)x[0] | (uint64_t)x[1] << 32;
+    }
+    return ctr + (uint64_t)n;
+}
+
+static void philox_block(const uint32_t k[2], u128 c, uint32_t x[4]) {
+    uint32_t cw[4] = {(uint32_t)c.lo, (uint32_t)(c.lo >> 32), (uint32_t)c.hi,
+                      (uint32_t)(c.hi >> 32)};
+    interp_philox4x32(k, cw, x);
+}
+
+/* |n| philox words (blocks of four in order); returns the advanced counter. */
+static u128 philox_words(uint64_t key, u128 ctr, int64_t n, uint32_t *out) {
+    uint32_t k[2];
+    key_words(key, k);
+    int64_t blocks = (n + 3) / 4;
+    for (int64_t v = 0; v < blocks; v++) {
+        uint32_t x[4];
+        philox_block(k, u128_add(ctr, (uint64_t)v), x);
+        for (int w = 0; w < 4 && 4 * v + w < n; w++) out[4 * v + w] = x[w];
+    }
+    return u128_add(ctr, (uint64_t)blocks);
+}
+
+/* |n| 64-bit philox values, two per block; returns the advanced counter. */
+static u128 philox_wide(uint64_t key, u128 ctr, int64_t n, uint64_t *out) {
+    uint32_t k[2];
+    key_words(key, k);
+    int64_t blocks = (n + 1) / 2;
+    for (int64_t v = 0; v < blocks; v++) {
+        uint32_t x[4];
+        philox_block(k, u128_add(ctr, (uint64_t)v), x);
+        out[2 * v] = (uint64_t)x[0] | (uint64_t)x[1] << 32;
+        if (2 * v + 1 < n) out[2 * v + 1] = (uint64_t)x[2] | (uint64_t)x[3] << 32;
+    }
+    return u128_add(ctr, (uint64_t)blocks);
+}
+
+/* ---- rng-bit-generator ------------------------------------------------------------- */
+
+static cxla_status op_rng_bit_generator(interp_ctx *ctx, const cxla_instr *instr,
+                                        const cxla_literal *const *operands, cxla_literal **out) {
+    (void)ctx;
+    const cxla_shape *ss = cxla_literal_shape(operands[0]);
+    if (ss->type != CXLA_U64 || ss->rank != 1)
+        return BAD(instr, "the state must be a u64 vector, got %s", cxla_type_name(ss->type));
+    const cxla_shape *rs = &instr->shape;
+    if (rs->type != CXLA_TUPLE || rs->tuple_count != 2 || rs->elements[1].type == CXLA_TUPLE ||
+        !cxla_type_is_unsigned(rs->elements[1].type))
+        return BAD(instr, "the result must be (new state, unsigned random bits)");
+    const cxla_shape *bs = &rs->elements[1];
+    const char *alg = cxla_instr_word(instr, CXLA_ATTR_ALGORITHM);
+    if (!alg) alg = "rng_default";
+    bool three_fry = strcmp(alg, "rng_three_fry") == 0;
+    if (!three_fry && strcmp(alg, "rng_philox") != 0 && strcmp(alg, "rng_default") != 0)
+        return BAD(instr, "unknown algorithm=%s", alg);
+    int64_t m = ss->dims[0];
+    if (three_fry ? m != 2 : m != 2 && m != 3)
+        return BAD(instr, "%s needs a %s state, got u64[%" PRId64 "]", alg,
+                   three_fry ? "u64[2] {key, counter}"
+                             : "u64[3] {key, counter low, counter high} or u64[2]",
+                   m);
+    const uint64_t *s = cxla_literal_data_const(operands[0]);
+
+    cxla_literal *state = NULL, *bits = NULL;
+    CXLA_RETURN_IF_ERROR(interp_new_array(ss, &state));
+    cxla_status st = interp_new_array(bs, &bits);
+    int64_t n = st ? 0 : cxla_literal_element_count(bits);
+    int width = cxla_type_bits(bs->type);
+    uint64_t *ns = state->data;
+    if (!st) memcpy(ns, s, (size_t)m * sizeof(uint64_t));
+    if (!st && three_fry) {
+        if (width == 64)
+            ns[1] = threefry_wide(s[0], s[1], n, bits->data);
+        else
+            ns[1] = threefry_narrow(s[0], s[1], split_halves(bs), bs->type, bits->data);
+    } else if (!st) {
+        u128 c = m == 3 ? (u128){s[1], s[2]} : (u128){s[1], s[0]};
+        if (width == 64) {
+            c = philox_wide(s[0], c, n, bits->data);
+        } else {
+            uint32_t *w = malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+            if (!w) {
+                st = OOM();
+            } else {
+                c = philox_words(s[0], c, n, w);
+                size_t es = cxla_type_storage(bs->type);
+                for (int64_t i = 0; i < n; i++)
+                    cxla_store_u64(bs->type, (char *)bits->data + (size_t)i * es, w[i]);
+                free(w);
+            }
+        }
+        ns[1] = c.lo;
+        if (m == 3) ns[2] = c.hi;
+    }
+    if (!st) {
+        cxla_literal *elements[2] = {state, bits};
+        st = cxla_literal_create_tuple(elements, 2, out);
+    }
+    if (st) {
+        cxla_literal_free(state);
+        cxla_literal_free(bits);
+    }
+    return st;
+}
+
+/* ---- rng-get-and-update-state ------------------------------------------------------- */
+
+static void advance_state(interp_ctx *ctx, uint64_t delta) {
+    u128 s = u128_add((u128){ctx->rng_state[0], ctx->rng_state[1]}, delta);
+    ctx->rng_state[0] = s.lo;
+    ctx->rng_state[1] = s.hi;
+}
+
+static cxla_status op_rng_get_and_update_state(interp_ctx *ctx, const cxla_instr *instr,
+                                               const cxla_literal *const *operands,
+                                               cxla_literal **out) {
+    (void)operands;
+    int64_t delta = 0;
+    if (cxla_instr_attr(instr, CXLA_ATTR_DELTA) && !cxla_instr_int(instr, CXLA_ATTR_DELTA, &delta))
+        return BAD(instr, "delta must be an integer");
+    const cxla_shape *rs = &instr->shape;
+    if (rs->type != CXLA_U64 || rs->rank != 1 || rs->dims[0] != 2)
+        return BAD(instr, "the result must be u64[2]");
+    cxla_literal *r;
+    CXLA_RETURN_IF_ERROR(interp_new_array(rs, &r));
+    uint64_t *v = r->data;
+    v[0] = ctx->rng_state[0];
+    v[1] = ctx->rng_state[1];
+    advance_state(ctx, (uint64_t)delta);
+    *out = r;
+    return NULL;
+}
+
+/* ---- rng ---------------------------------------------------------------------------- */
+
+/* The key of |instr|, as XLA's RngExpander builds it: the k-th value of a Mersenne
+ * Twister (mt19937_64, seed 42) for the k-th rng of the module (computations callees
+ * first, instructions in post-order), xor'ed with the module seed. Seed 0 gives key 0:
+ * XLA then xors with a process-wide generator of the same sequence, which cancels for
+ * the first module a process compiles. */
+static cxla_status rng_key(interp_ctx *ctx, const cxla_instr *instr, uint64_t *out) {
+    *out = 0;
+    if (ctx->options.seed == 0) return NULL;
+    const cxla_module *m = instr->parent ? instr->parent->module : ctx->module;
+    if (!m) m = ctx->module;
+    if (!ctx->rng_ops_ready && m) {
+        int64_t count = 0;
+        for (int64_t c = 0; c < m->comp_count; c++)
+            for (int64_t i = 0; i < m->comps[c]->instr_count; i++)
+                count += m->comps[c]->instrs[i]->opcode == CXLA_OP_RNG;
+        const cxla_instr **ops =
+            cxla_arena_alloc_array(ctx->arena, (size_t)(count ? count : 1), sizeof(*ops));
+        uint64_t *keys =
+            cxla_arena_alloc_array(ctx->arena, (size_t)(count ? count : 1), sizeof(*keys));
+        if (!ops || !keys) return OOM();
+        int64_t k = 0;
+        for (int64_t c = 0; c < m->comp_count; c++) {
+            cxla_instr **order;
+            CXLA_RETURN_IF_ERROR(cxla_computation_post_order(m->comps[c], &order));
+            for (int64_t i = 0; i < m->comps[c]->instr_count && k < count; i++)
+                if (order[i]->opcode == CXLA_OP_RNG) ops[k++] = order[i];
+        }
+        interp_mt19937_64(42, keys, k);
+        ctx->rng_ops = ops;
+        ctx->rng_keys = keys;
+        ctx->rng_op_count = k;
+        ctx->rng_ops_ready = true;
+    }
+    uint64_t base = 0;
+    for (int64_t k = 0; k < ctx->rng_op_count; k++)
+        if (ctx->rng_ops[k] == instr) base = ctx->rng_keys[k];
+    *out = base ^ ctx->options.seed;
+    return NULL;
+}
+
+static double load_value(cxla_type t, const cxla_literal *lit) {
+    return cxla_load_f64(t, cxla_literal_data_const(lit));
+}
+
+/* The largest value of small float type |t| below |b| (NaN when there is none). */
+static double small_float_below(cxla_type t, double b) {
+    double best = NAN;
+    uint32_t patterns = 1u << cxla_type_bits(t);
+    for (uint32_t p = 0; p < patterns; p++) {
+        double v = cxla_float_to_double(t, p);
+        if (v < b && !(v <= best)) best = v;
+    }
+    return best;
+}
+
+static void uniform_f64(const uint64_t *bits, int64_t n, double a, double b, double *out) {
+    double range = b - a;
+    bool wide = isinf(range) && isfinite(a) && isfinite(b);
+    double below = nextafter(b, -INFINITY);
+    for (int64_t i = 0; i < n; i++) {
+        double v = (double)(bits[i] >> 12) * 0x1p-52;
+        double r;
+        if (wide) {
+            double ta = a - a * v, tb = b * v; /* a (1 - v) + b v: no overflow */
+            r = ta + tb;
+        } else {
+            double p = v * range;
+            r = p + a;
+        }
+        if (a < b && r >= b) r = below;
+        out[i] = r;
+    }
+}
+
+/* f32 results (before rounding to a small type). */
+static void uniform_f32(const uint32_t *bits, int64_t n, float a, float b, bool clamp, float *out) {
+    float range = b - a;
+    bool wide = isinf(range) && isfinite(a) && isfinite(b);
+    float below = nextafterf(b, -INFINITY);
+    for (int64_t i = 0; i < n; i++) {
+        float v = (float)(bits[i] >> 9) * 0x1p-23f;
+        float r;
+        if (wide) {
+            double p = (double)v * ((double)b - (double)a);
+            r = (float)(p + (double)a);
+        } else {
+            float p = v * range;
+            r = p + a;
+        }
+        if (clamp && a < b && r >= b) r = below;
+        out[i] = r;
+    }
+}
+
+static cxla_status rng_uniform_float(uint64_t key, u128 c, const cxla_instr *instr, double a,
+                                     double b, cxla_literal *res) {
+    cxla_type t = instr->shape.type;
+    int64_t n = cxla_literal_element_count(res);
+    size_t count = (size_t)(n ? n : 1);
+    if (t == CXLA_F64) {
+        uint64_t *bits = malloc(count * sizeof(uint64_t));
+        if (!bits) return OOM();
+        philox_wide(key, c, n, bits);
+        uniform_f64(bits, n, a, b, res->data);
+        free(bits);
+        return NULL;
+    }
+    uint32_t *bits = malloc(count * sizeof(uint32_t));
+    float *vals = malloc(count * sizeof(float));
+    if (!bits || !vals) {
+        free(bits);
+        free(vals);
+        return OOM();
+    }
+    philox_words(key, c, n, bits);
+    uniform_f32(bits, n, (float)a, (float)b, t == CXLA_F32, t == CXLA_F32 ? res->data : vals);
+    if (t != CXLA_F32) {
+        size_t es = cxla_type_storage(t);
+        char *o = res->data;
+        double below = NAN;
+        bool have_below = false;
+        for (int64_t i = 0; i < n; i++) {
+            char *p = o + (size_t)i * es;
+            cxla_store_f64(t, p, vals[i]);
+            if (a < b && cxla_load_f64(t, p) >= b) { /* rounded up to b */
+                if (!have_below) below = small_float_below(t, b), have_below = true;
+                cxla_store_f64(t, p, below);
+            }
+        }
+    }
+    free(bits);
+    free(vals);
+    return NULL;
+}
+
+static cxla_status rng_uniform_int(uint64_t key, u128 c, const cxla_instr *instr,
+                                   const cxla_literal *la, const cxla_literal *lb,
+                                   cxla_literal *res) {
+    cxla_type t = instr->shape.type;
+    int width = t == CXLA_PRED ? 1 : cxla_type_bits(t);
+    uint64_t mask = width == 64 ? ~0ull : (1ull << width) - 1;
+    uint64_t ua = cxla_load_u64(t, cxla_literal_data_const(la));
+    uint64_t ub = cxla_load_u64(t, cxla_literal_data_const(lb));
+    if (cxla_type_is_signed(t)) {
+        ua = (uint64_t)cxla_load_s64(t, cxla_literal_data_const(la));
+        ub = (uint64_t)cxla_load_s64(t, cxla_literal_data_const(lb));
+    }
+    uint64_t range = (ub - ua) & mask;
+    int64_t n = cxla_literal_element_count(res);
+    size_t count = (size_t)(n ? n : 1);
+    uint64_t *bits = malloc(count * sizeof(uint64_t));
+    if (!bits) return OOM();
+    if (width == 64) {
+        philox_wide(key, c, n, bits);
+    } else {
+        uint32_t *w = malloc(count * sizeof(uint32_t));
+        if (!w) {
+            free(bits);
+            return OOM();
+        }
+        philox_words(key, c, n, w);
+        for (int64_t i = 0; i < n; i++) bits[i] = w[i];
+        free(w);
+    }
+    size_t es = cxla_type_storage(t);
+    char *o = res->data;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t dist = range ? bits[i] % range : bits[i];
+        cxla_store_u64(t, o + (size_t)i * es, (ua + dist) & mask);
+    }
+    free(bits);
+    return NULL;
+}
+
+static cxla_status rng_normal(uint64_t key, u128 c, const cxla_instr *instr, double mu,
+                              double sigma, cxla_literal *res) {
+    cxla_type t = instr->shape.type;
+    halves hv = split_halves(&instr->shape);
+    int64_t pairs = halves_pairs(hv), n = 2 * pairs;
+    size_t es = cxla_type_storage(t);
+    char *o = res->data;
+    if (t == CXLA_F64) {
+        uint64_t *bits = malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
+        if (!bits) return OOM();
+        philox_wide(key, c, n, bits);
+        for (int64_t p = 0; p < pairs; p++) {
+            int64_t i = p / (hv.h * hv.post), j = (p / hv.post) % hv.h, k = p % hv.post;
+            int64_t base = ((i * hv.h + j) * 2) * hv.post + k;
+            double x0 = (double)(bits[base] >> 12) * 0x1p-52;
+            double x1 = (double)(bits[base + hv.post] >> 12) * 0x1p-52;
+            double u1 = fmax(x0, (double)1.0e-7f);
+            double v1 = 6.283185307179586 * x1;
+            double u2 = sqrt(-2.0 * log(u1));
+            double z[2] = {sin(v1) * u2, cos(v1) * u2};
+            for (int b = 0; b < 2 && 2 * j + b < hv.d; b++) {
+                double sz = sigma * z[b];
+                double r = mu + sz;
+                memcpy(o + (size_t)((i * hv.d + 2 * j + b) * hv.post + k) * es, &r, sizeof(r));
+            }
+        }
+        free(bits);
+        return NULL;
+    }
+    uint32_t *bits = malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+    if (!bits) return OOM();
+    philox_words(key, c, n, bits);
+    float fmu = (float)mu, fsigma = (float)sigma;
+    for (int64_t p = 0; p < pairs; p++) {
+        int64_t i = p / (hv.h * hv.post), j = (p / hv.post) % hv.h, k = p % hv.post;
+        int64_t base = ((i * hv.h + j) * 2) * hv.post + k;
+        float x0 = (float)(bits[base] >> 9) * 0x1p-23f;
+        float x1 = (float)(bits[base + hv.post] >> 9) * 0x1p-23f;
+        float u1 = fmaxf(x0, 1.0e-7f);
+        float v1 = (float)6.283185307179586 * x1;
+        float u2 = sqrtf(-2.0f * logf(u1));
+        float z[2] = {sinf(v1) * u2, cosf(v1) * u2};
+        for (int b = 0; b < 2 && 2 * j + b < hv.d; b++) {
+            float sz = fsigma * z[b];
+            float r = fmu + sz;
+            char *dst = o + (size_t)((i * hv.d + 2 * j + b) * hv.post + k) * es;
+            if (t == CXLA_F32)
+                memcpy(dst, &r, sizeof(r));
+            else
+                cxla_store_f64(t, dst, r);
+        }
+    }
+    free(bits);
+    return NULL;
+}
+
+static cxla_status op_rng(interp_ctx *ctx, const cxla_instr *instr,
+                          const cxla_literal *const *operands, cxla_literal **out) {
+    if (instr->operand_count != 2) return BAD(instr, "expects 2 operands");
+    cxla_type t = instr->shape.type;
+    for (int i = 0; i < 2; i++) {
+        const cxla_shape *os = cxla_literal_shape(operands[i]);
+        if (os->type != t || os->rank != 0)
+            return BAD(instr, "operand %d must be a %s scalar", i, cxla_type_name(t));
+    }
+    const char *dist = cxla_instr_word(instr, CXLA_ATTR_DISTRIBUTION);
+    bool normal = dist && strcmp(dist, "rng_normal") == 0;
+    if (!dist || (!normal && strcmp(dist, "rng_uniform") != 0))
+        return BAD(instr, "unknown distribution=%s", dist ? dist : "(none)");
+    bool is_float = cxla_type_is_float(t);
+    if (normal ? !is_float : !is_float && !cxla_type_is_integer(t) && t != CXLA_PRED)
+        return BAD(instr, "%s does not support %s", dist, cxla_type_name(t));
+
+    uint64_t key;
+    CXLA_RETURN_IF_ERROR(rng_key(ctx, instr, &key));
+    cxla_literal *res;
+    CXLA_RETURN_IF_ERROR(interp_new_array(&instr->shape, &res));
+    int64_t n = cxla_literal_element_count(res);
+    /* Read and advance the state by the count of 32-bit units, as the expander does. */
+    u128 c = {ctx->rng_state[0], ctx->rng_state[1]};
+    advance_state(ctx, (uint64_t)n * (cxla_type_bits(t) == 64 ? 2u : 1u));
+    cxla_status st;
+    if (normal)
+        st = rng_normal(key, c, instr, load_value(t, operands[0]), load_value(t, operands[1]), res);
+    else if (is_float)
+        st = rng_uniform_float(key, c, instr, load_value(t, operands[0]),
+                               load_value(t, operands[1]), res);
+    else
+        st = rng_uniform_int(key, c, instr, operands[0], operands[1], res);
+    if (st) {
+        cxla_literal_free(res);
+        return st;
+    }
+    *out = res;
+    return NULL;
+}
+
+const interp_op_fn interp_rng_ops[CXLA_OP_COUNT] = {
+    [CXLA_OP_RNG] = op_rng,
+    [CXLA_OP_RNG_BIT_GENERATOR] = op_rng_bit_generator,
+    [CXLA_OP_RNG_GET_AND_UPDATE_STATE] = op_rng_get_and_update_state,
+};
