@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages cxla needs, from Debian (12, bookworm).
 # As root it runs apt-get; otherwise it prints the command to run and fails.
+# Optional packages are installed along with the others when the script can install,
+# but their absence alone never fails it.
 # Each package and why it is here is listed in README.md ("Dependencies").
 set -euo pipefail
 
@@ -11,17 +13,32 @@ packages=(
   libclang-rt-14-dev # clang's sanitizer and libFuzzer runtimes
   python3-numpy      # tests cross-check .npy files against NumPy's own reader
 )
+optional=(
+  graphviz           # `cxla graph -o x.svg` runs its dot program; tests validate DOT with it
+)
 
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
 for p in "${packages[@]}"; do
-  [[ "$p" == \#* ]] && continue
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
+  installed "$p" || missing+=("$p")
 done
+missing_optional=()
+for p in "${optional[@]}"; do
+  installed "$p" || missing_optional+=("$p")
+done
+can_install=false
+if [ "$(id -u)" -eq 0 ] || { command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; }; then
+  can_install=true
+fi
 
-if [ ${#missing[@]} -eq 0 ]; then
+if [ ${#missing[@]} -eq 0 ] && { [ ${#missing_optional[@]} -eq 0 ] || ! $can_install; }; then
+  if [ ${#missing_optional[@]} -gt 0 ]; then
+    echo "cxla: optional packages not installed: ${missing_optional[*]} (see README.md)"
+  fi
   exit 0
+fi
+if $can_install; then
+  missing+=("${missing_optional[@]}")
 fi
 
 echo "cxla: missing system packages: ${missing[*]}"
@@ -35,5 +52,8 @@ elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
 else
   echo "cxla: run this as root, then try again:"
   echo "  apt-get update && apt-get install -y ${missing[*]}"
+  if [ ${#missing_optional[@]} -gt 0 ]; then
+    echo "cxla: optional, for drawing graphs: ${missing_optional[*]}"
+  fi
   exit 1
 fi

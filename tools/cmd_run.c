@@ -8,6 +8,7 @@
 
 #include "interp/interp.h"
 #include "literal/literal_internal.h"
+#include "progress.h"
 #include "tool.h"
 
 /* ---- generated inputs --------------------------------------------------------------- */
@@ -277,7 +278,10 @@ int cmd_run(int argc, char **argv) {
     if (!s) s = cxla_hlo_parse(text, size, module_path, &m);
     double t_parse = tool_now() - t0;
     t0 = tool_now();
-    if (!s) s = cxla_verify_module(m);
+    if (!s) {
+        s = cxla_verify_module(m);
+        if (s) s = cxla_status_annotate(s, "%s", module_path);
+    }
     double t_compile = tool_now() - t0;
     if (!s && m->warnings.len) fprintf(stderr, "%s", m->warnings.data);
     uint64_t state = seed;
@@ -317,14 +321,20 @@ int cmd_run(int argc, char **argv) {
     cxla_literal *result = NULL;
     int runs = repeat > 0 ? (int)repeat : 1;
     double *times = calloc((size_t)runs, sizeof(double));
+    /* A progress line on a terminal while the runs go (nothing when not a terminal). */
+    tool_progress progress = {0};
+    if (!s && repeat > 0) tool_progress_start(&progress, "run", repeat);
     for (int r = 0; r < runs && !s; r++) {
         cxla_literal_free(result);
         result = NULL;
         t0 = tool_now();
         interp_options options = {.seed = seed, .check_finite = check_finite};
         s = interp_run_module(m, &options, (const cxla_literal *const *)args, nparams, &result);
+        if (s) s = cxla_status_annotate(s, "%s", module_path);
         times[r] = tool_now() - t0;
+        if (repeat > 0) tool_progress_update(&progress, r + 1, NULL);
     }
+    if (repeat > 0) tool_progress_finish(&progress);
     if (!s && repeat > 0) {
         double parse_times[1] = {t_parse}, compile_times[1] = {t_compile};
         fprintf(stderr, "%ld runs of %s\n", repeat, module_path);

@@ -24,7 +24,8 @@ static const tool_command commands[] = {
      "  -o DIR        write each leaf of the result to DIR/out0.npy, out1.npy, ...\n"
      "  --backend B   interp (the default and, for now, the only backend)\n"
      "  --seed N      seed for generated inputs (default 42)\n"
-     "  --repeat N    run N times and print the time of each phase (median, min, max)\n"
+     "  --repeat N    run N times and print the time of each phase (median, min, max);\n"
+     "                on a terminal a progress line shows the runs as they go\n"
      "  --check-finite  report the first instruction that turns finite values into NaN/Inf\n"
      "\n"
      "Exit status 0 on success, 1 on any error (message on stderr).",
@@ -41,16 +42,46 @@ static const tool_command commands[] = {
      "Parses FILE and prints it in XLA's canonical text: the short style of XLA's dumps\n"
      "(the default) or the long style of HloModule::ToString ('%' names, shapes).",
      cmd_fmt},
-    {"help", "show help for cxla or one command", "usage: cxla help [COMMAND]", cmd_help},
+    {"graph", "draw a module as a graph (Graphviz DOT, SVG, PNG)",
+     "usage: cxla graph MODULE [-o FILE] [--computation NAME]\n"
+     "\n"
+     "Draws MODULE (HLO text) as a Graphviz graph: one node per instruction (name, opcode,\n"
+     "result shape; parameters as ellipses, constants grey with their value when small,\n"
+     "the ROOT outlined in red), an edge from each operand to its user (labeled with the\n"
+     "operand index when there are several), and each called computation (fusion, while\n"
+     "body and condition, branches, call, reducers...) as a cluster entered by a dashed\n"
+     "edge from its caller. Reducers of one scalar operation are named in the caller's\n"
+     "label instead ('to_apply=add.1 (add)').\n"
+     "\n"
+     "  -o FILE             write to FILE instead of standard output: DOT text, or, when\n"
+     "                      FILE ends in .svg, .png or .pdf, the picture drawn by\n"
+     "                      Graphviz's dot program (which must be installed)\n"
+     "  --computation NAME  draw computation NAME and what it calls (default: the entry)\n"
+     "\n"
+     "Render DOT text yourself with 'dot -Tsvg FILE.dot -o FILE.svg'. Graphs of thousands\n"
+     "of instructions take Graphviz minutes; draw one computation at a time.\n"
+     "\n"
+     "Exit status 0 on success, 1 on any error (message on stderr).",
+     cmd_graph},
+    {"help", "show help for cxla or one command",
+     "usage: cxla help [COMMAND]\n"
+     "\n"
+     "With no COMMAND, lists the commands; with one, prints its usage and options\n"
+     "('cxla COMMAND --help' does the same). An unknown COMMAND is an error (exit status 2).",
+     cmd_help},
     {"version", "print the version", "usage: cxla version", cmd_version},
 };
+
+static void print_commands(FILE *f) {
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+}
 
 static void print_usage(FILE *f) {
     fprintf(f, "cxla %s: XLA in C, the array-computation compiler and runtime\n\n",
             CXLA_VERSION_STRING);
     fprintf(f, "usage: cxla COMMAND [ARGS...]\n\ncommands:\n");
-    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    print_commands(f);
     fprintf(f, "\n'cxla help COMMAND' shows a command's options.\n");
 }
 
@@ -60,16 +91,24 @@ static const tool_command *find_command(const char *name) {
     return NULL;
 }
 
+/* Exit status 2 for a command line cxla cannot make sense of (no or unknown command). */
+static int unknown_command(const char *name) {
+    fprintf(stderr, "cxla: unknown command '%s'; the commands are:\n", name);
+    print_commands(stderr);
+    return 2;
+}
+
 static int cmd_help(int argc, char **argv) {
     if (argc < 2) {
         print_usage(stdout);
         return 0;
     }
-    const tool_command *c = find_command(argv[1]);
-    if (!c) {
-        fprintf(stderr, "cxla: unknown command '%s' (try 'cxla help')\n", argv[1]);
-        return 1;
+    if (argc > 2) {
+        fprintf(stderr, "usage: cxla help [COMMAND]\n");
+        return 2;
     }
+    const tool_command *c = find_command(argv[1]);
+    if (!c) return unknown_command(argv[1]);
     printf("%s\n", c->usage);
     return 0;
 }
@@ -98,7 +137,11 @@ cxla_status tool_load_module(const char *path, bool quiet, cxla_module **out_mod
     cxla_module *m = NULL;
     cxla_status s = cxla_hlo_parse(text, size, path, &m);
     free(text);
-    if (!s) s = cxla_verify_module(m);
+    if (!s) {
+        /* The verifier names the instruction and its line:column; add the file. */
+        s = cxla_verify_module(m);
+        if (s) s = cxla_status_annotate(s, "%s", path);
+    }
     if (s) {
         cxla_module_destroy(m);
         return s;
@@ -111,7 +154,7 @@ cxla_status tool_load_module(const char *path, bool quiet, cxla_module **out_mod
 int main(int argc, char **argv) {
     if (argc < 2) {
         print_usage(stderr);
-        return 1;
+        return 2;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         print_usage(stdout);
@@ -119,10 +162,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(argv[1], "--version") == 0) return cmd_version(argc - 1, argv + 1);
     const tool_command *c = find_command(argv[1]);
-    if (!c) {
-        fprintf(stderr, "cxla: unknown command '%s' (try 'cxla --help')\n", argv[1]);
-        return 1;
-    }
+    if (!c) return unknown_command(argv[1]);
     if (argc > 2 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
         printf("%s\n", c->usage);
         return 0;

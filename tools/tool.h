@@ -17,6 +17,7 @@ typedef struct tool_command {
 
 int cmd_check(int argc, char **argv);
 int cmd_fmt(int argc, char **argv);
+int cmd_graph(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 
 /* Prints "cxla: <message>" to stderr, frees |status|, returns 1. */

@@ -319,6 +319,28 @@ void cxla_hlo_print_to(cxla_strbuf *b, const cxla_module *module, cxla_hlo_style
 /* Prints one instruction (without indentation or newline). */
 void cxla_hlo_print_instr(cxla_strbuf *b, const cxla_instr *instr, cxla_hlo_style style);
 
+/* ---- drawing ---------------------------------------------------------------------- */
+
+typedef struct cxla_hlo_graph_options {
+    /* The computation to draw with everything it calls; NULL draws the entry. */
+    const char *computation;
+    /* Constants of up to this many elements show their values (0: 8). */
+    int64_t max_constant_elements;
+} cxla_hlo_graph_options;
+
+/* Draws a computation of |module| and the computations it calls as a Graphviz graph in
+ * DOT text, appended to |out| (the caller's buffer). One node per instruction (name,
+ * opcode, short result shape; parameters, constants and the root styled apart, small
+ * constants with their values), edges from operands to users (labeled with the operand
+ * index when there are several), called computations as clusters entered by a dashed
+ * edge from the caller; scalar reducers such as add(a, b) are summarized in the caller's
+ * label instead. |options| may be NULL; |out_node_count| (may be NULL) gets the number
+ * of nodes drawn. Errors: NOT_FOUND for an unknown computation name (the message lists
+ * the module's computations), INVALID_ARGUMENT when there is no entry to draw,
+ * RESOURCE_EXHAUSTED when memory is short. */
+cxla_status cxla_hlo_graph(const cxla_module *module, const cxla_hlo_graph_options *options,
+                           cxla_strbuf *out, int64_t *out_node_count);
+
 /* ---- shape inference and verification --------------------------------------------- */
 
 /* Computes the result shape of |instr| from its operands' shapes, its attributes and its

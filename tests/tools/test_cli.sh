@@ -64,7 +64,7 @@ HLO
 expect "help" 0 "commands:" -- "$cxla" --help
 expect "help run" 0 "--repeat N" -- "$cxla" help run
 expect "run --help" 0 "INPUT is a .npy file" -- "$cxla" run --help
-expect "unknown command" 1 "unknown command 'frob'" -- "$cxla" frob
+expect "unknown command" 2 "unknown command 'frob'" -- "$cxla" frob
 expect "version" 0 "^cxla [0-9]+\.[0-9]+" -- "$cxla" version
 
 expect "run literals" 0 "^f32\[3\] \{11, 22, 33\}$" -- "$cxla" run "$dir/add.hlo" 'f32[3] {1, 2, 3}' 'f32[3] {10, 20, 30}'
@@ -91,6 +91,26 @@ c=$("$cxla" run "$dir/add.hlo" --seed 2)
 if [ "$a" = "$b" ] && [ "$a" != "$c" ]; then ok; else fail "generated inputs: '$a' '$b' '$c'"; fi
 expect "repeat" 0 "run +median" -- "$cxla" run "$dir/add.hlo" --repeat 3
 expect "repeat bad" 1 "positive count" -- "$cxla" run "$dir/add.hlo" --repeat 0
+# --repeat shows a progress line only when stderr is a terminal: none in a file ...
+"$cxla" run "$dir/add.hlo" --repeat 3 >/dev/null 2>"$dir/repeat.err"
+if grep -q $'\r' "$dir/repeat.err" || grep -q "3/3" "$dir/repeat.err"; then
+  fail "progress written to a non-terminal: $(od -c "$dir/repeat.err" | head -3)"
+else
+  ok
+fi
+# ... and on a terminal (script(1) gives the command one) a line rewritten with \r,
+# ending with the line erased before the timings print.
+if command -v script >/dev/null 2>&1 && script -qec true /dev/null >/dev/null 2>&1; then
+  script -qec "'$cxla' run '$dir/add.hlo' --repeat 3" /dev/null >"$dir/tty.out" 2>&1
+  if grep -q $'\rrun 0/3 (0%)' "$dir/tty.out" && grep -q $'\rrun 3/3 (100%)' "$dir/tty.out"; then
+    ok
+  else
+    fail "no progress line on a terminal: $(od -c "$dir/tty.out" | head -5)"
+  fi
+  if grep -q $'\r *\r3 runs of' "$dir/tty.out"; then ok; else fail "progress line not erased: $(od -c "$dir/tty.out" | head -8)"; fi
+else
+  echo "note: script(1) cannot open a terminal here; skipped the progress-line check"
+fi
 expect "check-finite" 0 "l \(log.*first to produce a NaN" -- "$cxla" run --check-finite "$dir/nan.hlo" 'f32[2] {-1, 1}'
 expect "check-finite result" 0 "result 0 has 1 non-finite elements of 2" -- "$cxla" run --check-finite "$dir/nan.hlo" 'f32[2] {-1, 1}'
 
