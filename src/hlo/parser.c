@@ -1183,7 +1183,11 @@ cxla_status cxla_hlo_parse(const char *text, size_t len, const char *filename,
     } else {
         cxla_strmap_init(&p.warned, p.scratch);
         cxla_strmap_init(&p.names_used, p.scratch);
-        ok = parse_module(&p);
+        /* HLO text has no NUL bytes; one would silently cut the names, strings and
+         * tables that the module keeps as C strings (found by the fuzzer). */
+        const char *nul = len ? memchr(text, '\0', len) : NULL;
+        ok = nul ? cxla_hlo_error(&p.lx, (size_t)(nul - text), "a NUL byte in the text")
+                 : parse_module(&p);
     }
     cxla_status st = p.lx.error;
     if (!ok && !st) st = cxla_error(CXLA_STATUS_INTERNAL, "HLO parse failed without a message");

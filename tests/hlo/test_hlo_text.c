@@ -648,6 +648,17 @@ static void test_stack_frame_keywords_as_names(void) {
     free(once);
 }
 
+/* Found by the fuzzer: a NUL byte inside a comment of a stack-frame table cut the kept
+ * table short when printed. NUL bytes are rejected with their position. */
+static void test_nul_byte_rejected(void) {
+    const char text[] = "HloModule m\n\nFileNames\n// a \0 b\n1 \"n\"\n\n"
+                        "ENTRY e {\n  ROOT c = f32[] constant(1)\n}\n";
+    cxla_module *m = NULL;
+    CHECK_ERROR_HAS(cxla_hlo_parse(text, sizeof(text) - 1, "t.hlo", &m),
+                    "line 4, column 6: a NUL byte");
+    cxla_module_destroy(m);
+}
+
 static void test_async_sugar(void) {
     const char *text =
         "HloModule a, entry_computation_layout={(f32[10]{0})->f32[20]{0}}\n\nENTRY %e (p0: "
@@ -845,7 +856,7 @@ TEST_MAIN(TEST(test_styles), TEST(test_minimal_text), TEST(test_entry_called_els
           TEST(test_attr_replica_groups), TEST(test_attr_shapes_and_literal), TEST(test_attr_raw),
           TEST(test_control_predecessors_and_unknown), TEST(test_header_and_entry_layout),
           TEST(test_stack_frames_and_threads), TEST(test_stack_frame_keywords_as_names),
-          TEST(test_async_sugar), TEST(test_parameters_and_gte_sugar),
+          TEST(test_nul_byte_rejected), TEST(test_async_sugar), TEST(test_parameters_and_gte_sugar),
           TEST(test_elided_constant_and_literals), TEST(test_shape_inference_when_omitted),
           TEST(test_errors), TEST(test_not_nul_terminated), TEST(test_print_instr),
           TEST(test_reduce_scatter_order))
