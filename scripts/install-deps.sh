@@ -2,6 +2,9 @@
 # Installs the system packages cxla needs, from Debian (12, bookworm).
 # As root it runs apt-get; otherwise it prints the command to run and fails.
 # Each package and why it is here is listed in README.md ("Dependencies").
+# With BENCH=1 (`make bench-deps`) it also installs the benchmarks' optional peer,
+# PyTorch (python3-torch, several hundred MB with its dependencies), which `make test`
+# never needs.
 set -euo pipefail
 
 packages=(
@@ -10,7 +13,11 @@ packages=(
   clang              # libFuzzer targets (clang's -fsanitize=fuzzer)
   libclang-rt-14-dev # clang's sanitizer and libFuzzer runtimes
   python3-numpy      # tests cross-check .npy files against NumPy's own reader
+  pkgconf            # tests/install builds a program against the installed cxla.pc
 )
+if [ "${BENCH:-0}" = 1 ]; then
+  packages+=(python3-torch) # bench/: PyTorch's times next to NumPy's and cxla's
+fi
 
 missing=()
 for p in "${packages[@]}"; do
