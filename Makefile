@@ -6,13 +6,19 @@ FUZZBUILD ?= build-fuzz
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 30
 CMAKE_FLAGS ?=
+PREFIX    ?= /usr/local
 
-.PHONY: all deps configure build run test asan-test fuzz bench format format-check clean
+.PHONY: all deps bench-deps configure build run install test asan-test fuzz bench format \
+	format-check clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
+
+# The benchmarks' optional peers (PyTorch); `make test` never needs them.
+bench-deps:
+	@BENCH=1 bash scripts/install-deps.sh
 
 $(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(if $(CI),-DCXLA_WERROR=ON) $(CMAKE_FLAGS)
@@ -22,9 +28,19 @@ configure: $(BUILD)/CMakeCache.txt
 build: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The default example. Until the interpreter lands it is the tool's help page.
+# The default example: examples/train_mlp.hlo trains a small neural network (2 layers,
+# fitting sin(x)) by gradient descent in a while loop; cxla run prints the loss before each
+# of its 300 steps, shown here every 25 steps.
 run: build
-	./$(BUILD)/cxla --help
+	@echo "./$(BUILD)/cxla run examples/train_mlp.hlo  # a 2-layer MLP learning sin(x)"
+	@./$(BUILD)/cxla run examples/train_mlp.hlo > $(BUILD)/train_mlp.out
+	@tr -d '{},' < $(BUILD)/train_mlp.out | awk '{ for (i = 2; i <= NF; i++) \
+	  if ((i - 2) % 25 == 0 || i == NF) printf "step %3d  loss %.6f\n", i - 2, $$i }'
+
+# Installs the libraries, headers, the cxla tool, the CMake package and cxla.pc under
+# PREFIX (default /usr/local); DESTDIR=dir stages the files under dir instead.
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -43,7 +59,8 @@ fuzz: deps
 	cmake --build $(FUZZBUILD) -j $(JOBS)
 	bash scripts/run-fuzzers.sh $(FUZZBUILD) $(FUZZ_SECONDS)
 
-# Benchmarks next to NumPy (Debian's python3-numpy), ratios printed. See bench/README.md.
+# Benchmarks next to NumPy (Debian's python3-numpy) and, when installed (make bench-deps),
+# PyTorch; then the programs of ../shared/models on cxla. Ratios printed: bench/README.md.
 bench: build
 	/usr/bin/python3 bench/ops_bench.py --cxla $(BUILD)/cxla
 	/usr/bin/python3 bench/interp_bench.py --bin $(BUILD)/bench_linalg

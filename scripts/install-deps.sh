@@ -4,6 +4,9 @@
 # Optional packages are installed along with the others when the script can install,
 # but their absence alone never fails it.
 # Each package and why it is here is listed in README.md ("Dependencies").
+# With BENCH=1 (`make bench-deps`) it also installs the benchmarks' optional peer,
+# PyTorch (python3-torch, several hundred MB with its dependencies), which `make test`
+# never needs.
 set -euo pipefail
 
 packages=(
@@ -12,10 +15,14 @@ packages=(
   clang              # libFuzzer targets (clang's -fsanitize=fuzzer)
   libclang-rt-14-dev # clang's sanitizer and libFuzzer runtimes
   python3-numpy      # tests cross-check .npy files against NumPy's own reader
+  pkgconf            # tests/install builds a program against the installed cxla.pc
 )
 optional=(
   graphviz           # `cxla graph -o x.svg` runs its dot program; tests validate DOT with it
 )
+if [ "${BENCH:-0}" = 1 ]; then
+  packages+=(python3-torch) # bench/: PyTorch's times next to NumPy's and cxla's
+fi
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
