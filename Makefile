@@ -22,9 +22,10 @@ configure: $(BUILD)/CMakeCache.txt
 build: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The default example. Until the interpreter lands it is the tool's help page.
+# The default example: a small MLP built with the builder API and trained on the
+# interpreter (examples/mlp.c); the loss falls.
 run: build
-	./$(BUILD)/cxla --help
+	./$(BUILD)/examples/mlp
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
