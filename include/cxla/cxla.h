@@ -7,6 +7,7 @@
 #include "cxla/shape.h"
 #include "cxla/literal.h"
 #include "cxla/npy.h"
+#include "cxla/builder.h"
 
 #define CXLA_VERSION_MAJOR  0
 #define CXLA_VERSION_MINOR  1
