@@ -406,6 +406,10 @@ static cxla_status relayout_to(const cxla_literal *lit, const cxla_shape *shape,
     return cxla_literal_relayout(lit, &layout, out);
 }
 
+cxla_status interp_default_layout(const cxla_literal *literal, cxla_literal **out) {
+    return relayout_to(literal, NULL, out);
+}
+
 cxla_status interp_run_module(const cxla_module *module, const interp_options *options,
                               const cxla_literal *const *args, int64_t arg_count,
                               cxla_literal **out) {

@@ -103,6 +103,8 @@ cxla_status interp_eval_computation_donated(interp_ctx *ctx, const cxla_computat
 /* Helpers for handlers. */
 /* A new zero-filled literal with |shape|'s type and dims in the default layout. */
 cxla_status interp_new_array(const cxla_shape *shape, cxla_literal **out);
+/* A copy of |literal| (an array, or a tuple of them at any depth) in the default layout. */
+cxla_status interp_default_layout(const cxla_literal *literal, cxla_literal **out);
 /* The same, with the element type replaced. */
 cxla_status interp_new_array_of(const cxla_shape *shape, cxla_type type, cxla_literal **out);
 /* An error for |instr| that names it and its opcode: "add.3 (add): <message>". */

@@ -12,7 +12,7 @@ static cxla_status op_constant(interp_ctx *ctx, const cxla_instr *instr,
         return interp_error(instr, CXLA_STATUS_FAILED_PRECONDITION,
                             "the constant's value was elided from the text ({...}); "
                             "give its value or let the runner fill it");
-    return cxla_literal_relayout(instr->literal, NULL, out);
+    return interp_default_layout(instr->literal, out);
 }
 
 static cxla_status op_tuple(interp_ctx *ctx, const cxla_instr *instr,
