@@ -842,8 +842,8 @@ static bool mesh_body(cxla_hlo_lexer *lx) {
     if (!cxla_hlo_expect(lx, '{', "with the mesh axes of the groups")) return false;
     while (!cxla_hlo_accept(lx, '}')) {
         size_t item = cxla_hlo_skip(lx);
-        const char *s;
-        size_t n;
+        const char *s = NULL;
+        size_t n = 0;
         if (!quoted(lx, &s, &n)) return false;
         size_t base = n;
         for (size_t i = 0; i < n; i++)

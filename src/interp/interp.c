@@ -15,8 +15,9 @@
 enum { INTERP_MAX_DEPTH = 200 };
 
 static const interp_op_fn *const families[] = {
-    interp_control_ops, interp_elementwise_ops, interp_shape_ops,  interp_reduce_ops,
-    interp_linalg_ops,  interp_fft_ops,         interp_single_ops, interp_linalg2_ops,
+    interp_control_ops,     interp_elementwise_ops, interp_shape_ops,  interp_reduce_ops,
+    interp_linalg_ops,      interp_fft_ops,         interp_single_ops, interp_linalg2_ops,
+    interp_custom_call_ops, interp_host_ops,
 };
 
 interp_op_fn interp_handler(cxla_opcode op) {

@@ -396,7 +396,7 @@ static cxla_status op_batch_norm_training(interp_ctx *ctx, const cxla_instr *ins
                                           const cxla_literal *const *operands, cxla_literal **out) {
     (void)ctx;
     static const int feats[] = {1, 2};
-    bn_geom g;
+    bn_geom g = {0};
     CXLA_RETURN_IF_ERROR(bn_setup(instr, operands, feats, 2, &g));
     size_t nf = (size_t)(g.features ? g.features : 1);
     double *x = load_real(operands[0]), *scale = load_real(operands[1]),
@@ -426,7 +426,7 @@ static cxla_status op_batch_norm_inference(interp_ctx *ctx, const cxla_instr *in
                                            cxla_literal **out) {
     (void)ctx;
     static const int feats[] = {1, 2, 3, 4};
-    bn_geom g;
+    bn_geom g = {0};
     CXLA_RETURN_IF_ERROR(bn_setup(instr, operands, feats, 4, &g));
     double *x = load_real(operands[0]), *scale = load_real(operands[1]),
            *offset = load_real(operands[2]), *mean = load_real(operands[3]),
@@ -454,7 +454,7 @@ static cxla_status op_batch_norm_grad(interp_ctx *ctx, const cxla_instr *instr,
                                       const cxla_literal *const *operands, cxla_literal **out) {
     (void)ctx;
     static const int feats[] = {1, 2, 3};
-    bn_geom g;
+    bn_geom g = {0};
     CXLA_RETURN_IF_ERROR(bn_setup(instr, operands, feats, 3, &g));
     const cxla_shape *xs = cxla_literal_shape(operands[0]), *ds = cxla_literal_shape(operands[4]);
     if (!cxla_shape_is_array(ds) || ds->type != xs->type || ds->rank != xs->rank)

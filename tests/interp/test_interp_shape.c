@@ -641,7 +641,7 @@ static void test_gather(void) {
         if (iter % 4 == 0)
             for (int64_t d = 0; d < c.xr; d++) ss[d] = c.role[d] == 0 ? rnd_in(1, c.xd[d]) : 1;
         /* Result: offset dims at random sorted positions among the batch dims. */
-        int64_t yr = c.w_n + c.nbatch, yd[16], offset[8], pos[16];
+        int64_t yr = c.w_n + c.nbatch, yd[16], offset[8], pos[16] = {0};
         for (int64_t i = 0; i < yr; i++) pos[i] = i;
         shuffle(pos, yr);
         bool is_offset[16] = {false};
@@ -733,7 +733,7 @@ static void test_scatter(void) {
         for (int64_t k = 0; k < c.w_n; k++) ue[k] = rnd_in(0, c.xd[c.wdims[k]]);
         if (iter % 3 == 0)
             for (int64_t k = 0; k < c.w_n; k++) ue[k] = rnd_in(1, c.xd[c.wdims[k]]);
-        int64_t ur = c.w_n + c.nbatch, ud[16], uwd[8], pos[16];
+        int64_t ur = c.w_n + c.nbatch, ud[16], uwd[8], pos[16] = {0};
         for (int64_t i = 0; i < ur; i++) pos[i] = i;
         if (!trailing) shuffle(pos, ur);
         bool is_window[16] = {false};
