@@ -3,7 +3,7 @@
 # by CMakeLists.txt:
 #   cmake -DCC=<C compiler> -DINCLUDE_DIR=<src>/include -DOUTPUT=<file> -P cxla_exports.cmake
 # Each header is preprocessed by the C compiler (comments and macros gone), so only real
-# declarations count: an identifier cxla_* followed by '(' (a function) or an extern
+# declarations count: an identifier cxla_* followed by '(' but not '(*' (a function) or an extern
 # object declaration.
 file(GLOB headers "${INCLUDE_DIR}/cxla/*.h")
 list(SORT headers)
@@ -14,9 +14,10 @@ foreach(header ${headers})
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "cxla_exports: cannot preprocess ${header}: ${err}")
   endif()
-  string(REGEX MATCHALL "cxla_[A-Za-z0-9_]*[ \t\n]*\\(" calls "${text}")
+  # "cxla_x (" not followed by '*': "cxla_status (*fn)(...)" is a function pointer type.
+  string(REGEX MATCHALL "cxla_[A-Za-z0-9_]*[ \t\n]*\\([ \t\n]*[^* \t\n]" calls "${text}")
   foreach(m ${calls})
-    string(REGEX REPLACE "[ \t\n]*\\($" "" m "${m}")
+    string(REGEX REPLACE "[ \t\n]*\\(.*$" "" m "${m}")
     list(APPEND names "${m}")
   endforeach()
   string(REGEX MATCHALL "extern[^;({]*[ \t\n*]cxla_[A-Za-z0-9_]*[ \t\n]*(\\[[^]]*\\])?[ \t\n]*;"

@@ -9,19 +9,15 @@
  *   ./build/examples/mlp            # the loss every 50 steps
  *   ./build/examples/mlp --hlo      # also print the computation as HLO text
  *
- * Running uses the interpreter's internal entry point (interp_run_module). When the
- * public runtime API (cxla/runtime.h) lands, replace run() with a client, a compiled
- * executable and an execute call on cxla_xla_computation_to_hlo_text's module.
+ * Running goes through the runtime API (cxla/runtime.h): a client compiles the built
+ * computation into an executable, which runs on literals.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "builder/builder_internal.h" /* cxla_xla_computation_module (until runtime.h) */
-#include "cxla/builder.h"
 #include "cxla/cxla.h"
-#include "interp/interp.h"
 
 enum { N = 64, D = 2, H = 16, STEPS = 500 };
 static const float learning_rate = 0.2f;
@@ -188,11 +184,12 @@ int main(int argc, char **argv) {
     args[4] = array(2, (int64_t[]){H, 1}, 0.5f, false, NULL);
     args[5] = array(1, (int64_t[]){1}, 0.0f, false, NULL);
 
-    interp_options options = {0};
+    cxla_client *client = NULL;
+    cxla_executable *exe = NULL;
     cxla_literal *result = NULL;
-    check(interp_run_module(cxla_xla_computation_module(train), &options,
-                            (const cxla_literal *const *)args, 6, &result),
-          "running");
+    check(cxla_client_create(NULL, &client), "creating a client");
+    check(cxla_client_compile_computation(client, train, &exe), "compiling");
+    check(cxla_executable_run(exe, (const cxla_literal *const *)args, 6, &result), "running");
     const cxla_literal *losses = cxla_literal_tuple_element_const(result, S_LOSSES);
     const float *loss = cxla_literal_data_const(losses);
     printf("training a %d-%d-1 perceptron on %d points, learning rate %g\n", D, H, N,
@@ -205,6 +202,8 @@ int main(int argc, char **argv) {
 
     cxla_literal_free(result);
     for (int i = 0; i < 6; i++) cxla_literal_free(args[i]);
+    cxla_executable_destroy(exe);
+    cxla_client_destroy(client);
     cxla_xla_computation_free(train);
     return ok ? 0 : 1;
 }

@@ -1,4 +1,5 @@
-/* cxla run: parse a module, take or generate inputs, run it, print or save the result. */
+/* cxla run: parse a module, take or generate inputs, run it through the runtime API
+ * (cxla/runtime.h), print or save the result and what the module outfed. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <math.h>
@@ -6,7 +7,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "interp/interp.h"
 #include "literal/literal_internal.h"
 #include "progress.h"
 #include "tool.h"
@@ -63,14 +63,6 @@ static cxla_status make_random(const cxla_shape *shape, uint64_t *state, cxla_li
 }
 
 /* ---- inputs from the command line ----------------------------------------------------- */
-
-static void count_leaves(const cxla_shape *s, int64_t *n) {
-    if (s->type == CXLA_TUPLE) {
-        for (int64_t i = 0; i < s->tuple_count; i++) count_leaves(&s->elements[i], n);
-    } else {
-        (*n)++;
-    }
-}
 
 static bool ends_with(const char *s, const char *suffix) {
     size_t a = strlen(s), b = strlen(suffix);
@@ -171,14 +163,17 @@ static void print_result(const cxla_literal *lit) {
     free(text);
 }
 
-static cxla_status write_leaves(const cxla_literal *lit, const char *dir, int64_t *next) {
+/* Writes each leaf of |lit| to DIR/<prefix>N.npy, N counting from *next. */
+static cxla_status write_leaves(const cxla_literal *lit, const char *dir, const char *prefix,
+                                int64_t *next) {
     if (cxla_literal_type(lit) == CXLA_TUPLE) {
         for (int64_t i = 0; i < cxla_literal_tuple_count(lit); i++)
-            CXLA_RETURN_IF_ERROR(write_leaves(cxla_literal_tuple_element_const(lit, i), dir, next));
+            CXLA_RETURN_IF_ERROR(
+                write_leaves(cxla_literal_tuple_element_const(lit, i), dir, prefix, next));
         return NULL;
     }
     char path[4096];
-    snprintf(path, sizeof(path), "%s/out%" PRId64 ".npy", dir, (*next)++);
+    snprintf(path, sizeof(path), "%s/%s%" PRId64 ".npy", dir, prefix, (*next)++);
     if (!cxla_type_is_array(cxla_literal_type(lit))) return NULL; /* tokens have no data */
     return cxla_npy_write_file(path, lit);
 }
@@ -222,26 +217,77 @@ static void print_phase(const char *name, double *t, int n) {
             t[0] * 1e3, t[n - 1] * 1e3);
 }
 
+/* Reads an input or infeed value: a .npy file (|type| resolves dtypes NumPy lacks) or a
+ * literal in text form. */
+static cxla_status read_value(const char *in, cxla_type type, cxla_literal **out) {
+    if (ends_with(in, ".npy")) return cxla_npy_read_file(in, type, out);
+    return cxla_literal_parse(in, (size_t)-1, NULL, out);
+}
+
+/* The element type of the module's first infeed with array data: the hint for .npy
+ * files of types NumPy lacks. */
+static cxla_type first_infeed_type(const cxla_module *m) {
+    for (int64_t c = 0; c < m->comp_count; c++)
+        for (int64_t i = 0; i < m->comps[c]->instr_count; i++) {
+            const cxla_instr *in = m->comps[c]->instrs[i];
+            if (in->opcode == CXLA_OP_INFEED && in->shape.type == CXLA_TUPLE &&
+                in->shape.tuple_count == 2 && cxla_type_is_array(in->shape.elements[0].type))
+                return in->shape.elements[0].type;
+        }
+    return CXLA_TYPE_INVALID;
+}
+
+/* Elided constants get generated values, with a warning. */
+static cxla_status fill_elided_constants(cxla_module *m, uint64_t *state) {
+    for (int64_t c = 0; c < m->comp_count; c++)
+        for (int64_t i = 0; i < m->comps[c]->instr_count; i++) {
+            cxla_instr *in = m->comps[c]->instrs[i];
+            if (in->opcode != CXLA_OP_CONSTANT || !in->literal_elided || in->literal) continue;
+            fprintf(stderr, "cxla: warning: constant %s was elided; using generated values\n",
+                    in->name);
+            cxla_literal *lit;
+            CXLA_RETURN_IF_ERROR(make_random(&in->shape, state, &lit));
+            CXLA_RETURN_IF_ERROR(cxla_module_adopt_literal(m, lit));
+            in->literal = lit;
+        }
+    return NULL;
+}
+
+/* Writes the array leaves of each outfed value to DIR/outfeed0.npy, outfeed1.npy, ... */
+static cxla_status write_outfeed(cxla_literal **values, int64_t count, const char *dir) {
+    int64_t next = 0;
+    for (int64_t v = 0; v < count; v++) {
+        CXLA_RETURN_IF_ERROR(write_leaves(values[v], dir, "outfeed", &next));
+    }
+    return NULL;
+}
+
 int cmd_run(int argc, char **argv) {
-    const char *module_path = NULL, *out_dir = NULL, *backend = "interp";
+    const char *module_path = NULL, *out_dir = NULL, *outfeed_dir = NULL, *backend = "interp";
     uint64_t seed = 42;
     long repeat = 0;
     bool check_finite = false;
     char **inputs = calloc((size_t)argc, sizeof(char *));
-    int64_t ninputs = 0;
+    char **infeeds = calloc((size_t)argc, sizeof(char *));
+    int64_t ninputs = 0, ninfeeds = 0;
+    int rc = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if ((strcmp(a, "-o") == 0 || strcmp(a, "--backend") == 0 || strcmp(a, "--seed") == 0 ||
-             strcmp(a, "--repeat") == 0) &&
+             strcmp(a, "--repeat") == 0 || strcmp(a, "--infeed") == 0 ||
+             strcmp(a, "--outfeed-dir") == 0) &&
             i + 1 >= argc) {
             fprintf(stderr, "cxla run: %s needs a value\n", a);
-            free(inputs);
-            return 1;
+            goto usage_done;
         }
         if (strcmp(a, "--check-finite") == 0) {
             check_finite = true;
         } else if (strcmp(a, "-o") == 0) {
             out_dir = argv[++i];
+        } else if (strcmp(a, "--outfeed-dir") == 0) {
+            outfeed_dir = argv[++i];
+        } else if (strcmp(a, "--infeed") == 0) {
+            infeeds[ninfeeds++] = argv[++i];
         } else if (strcmp(a, "--backend") == 0) {
             backend = argv[++i];
         } else if (strcmp(a, "--seed") == 0) {
@@ -250,8 +296,7 @@ int cmd_run(int argc, char **argv) {
             repeat = strtol(argv[++i], NULL, 10);
             if (repeat < 1) {
                 fprintf(stderr, "cxla run: --repeat needs a positive count\n");
-                free(inputs);
-                return 1;
+                goto usage_done;
             }
         } else if (!module_path) {
             module_path = a;
@@ -261,52 +306,50 @@ int cmd_run(int argc, char **argv) {
     }
     if (!module_path) {
         fprintf(stderr, "usage: cxla run MODULE [INPUT...] [-o DIR] [--backend NAME] "
-                        "[--seed N] [--repeat N]\n");
-        free(inputs);
-        return 1;
+                        "[--seed N] [--repeat N] [--infeed FILE]... [--outfeed-dir DIR]\n");
+        goto usage_done;
     }
-    if (strcmp(backend, "interp") != 0) {
-        fprintf(stderr, "cxla run: unknown backend '%s' (available: interp)\n", backend);
-        free(inputs);
-        return 1;
+    cxla_client_options copts;
+    cxla_client_options_init(&copts);
+    copts.backend = backend;
+    copts.seed = seed;
+    cxla_client *client = NULL;
+    cxla_status s = cxla_client_create(&copts, &client);
+    if (s) {
+        fprintf(stderr, "cxla run: %s\n", cxla_status_message(s));
+        cxla_status_free(s);
+        goto usage_done;
     }
+
     double t0 = tool_now();
     char *text = NULL;
     size_t size = 0;
     cxla_module *m = NULL;
-    cxla_status s = cxla_read_file(module_path, &text, &size);
+    cxla_executable *exe = NULL;
+    s = cxla_read_file(module_path, &text, &size);
     if (!s) s = cxla_hlo_parse(text, size, module_path, &m);
     double t_parse = tool_now() - t0;
-    t0 = tool_now();
-    if (!s) {
-        s = cxla_verify_module(m);
-        if (s) s = cxla_status_annotate(s, "%s", module_path);
-    }
-    double t_compile = tool_now() - t0;
     if (!s && m->warnings.len) fprintf(stderr, "%s", m->warnings.data);
     uint64_t state = seed;
-    /* Elided constants get generated values, with a warning. */
-    for (int64_t c = 0; !s && c < m->comp_count; c++)
-        for (int64_t i = 0; !s && i < m->comps[c]->instr_count; i++) {
-            cxla_instr *in = m->comps[c]->instrs[i];
-            if (in->opcode != CXLA_OP_CONSTANT || !in->literal_elided || in->literal) continue;
-            fprintf(stderr, "cxla: warning: constant %s was elided; using generated values\n",
-                    in->name);
-            cxla_literal *lit;
-            s = make_random(&in->shape, &state, &lit);
-            if (!s) s = cxla_module_adopt_literal(m, lit);
-            if (!s) in->literal = lit;
-        }
+    if (!s) s = fill_elided_constants(m, &state);
+    cxla_type infeed_type = m ? first_infeed_type(m) : CXLA_TYPE_INVALID;
+    t0 = tool_now();
+    if (!s) {
+        s = cxla_client_compile(client, m, &exe); /* takes the module */
+        if (s) s = cxla_status_annotate(s, "%s", module_path);
+    } else {
+        cxla_module_destroy(m);
+    }
+    m = NULL;
+    double t_compile = tool_now() - t0;
     /* Arguments. */
-    int64_t nparams = (!s && m->entry) ? m->entry->param_count : 0;
+    int64_t nparams = exe ? cxla_executable_parameter_count(exe) : 0;
     cxla_literal **args = calloc((size_t)(nparams ? nparams : 1), sizeof(*args));
     if (!s) {
-        int64_t leaves = 0;
-        for (int64_t p = 0; p < nparams; p++) count_leaves(&m->entry->params[p]->shape, &leaves);
+        int64_t leaves = cxla_executable_parameter_leaf_count(exe);
         if (ninputs == 0) {
-            for (int64_t p = 0; p < nparams && !s; p++) {
-                s = make_random(&m->entry->params[p]->shape, &state, &args[p]);
-            }
+            for (int64_t p = 0; p < nparams && !s; p++)
+                s = make_random(cxla_executable_parameter_shape(exe, p), &state, &args[p]);
         } else if (ninputs != leaves) {
             s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                            "the module takes %" PRId64
@@ -315,23 +358,50 @@ int cmd_run(int argc, char **argv) {
         } else {
             int64_t next = 0;
             for (int64_t p = 0; p < nparams && !s; p++)
-                s = build_arg(&m->entry->params[p]->shape, inputs, &next, &args[p]);
+                s = build_arg(cxla_executable_parameter_shape(exe, p), inputs, &next, &args[p]);
         }
     }
+    /* Infeed values, read once and queued again for each run. */
+    cxla_literal **infeed_values =
+        calloc((size_t)(ninfeeds ? ninfeeds : 1), sizeof(cxla_literal *));
+    for (int64_t i = 0; i < ninfeeds && !s; i++) {
+        s = read_value(infeeds[i], infeed_type, &infeed_values[i]);
+        if (s) s = cxla_status_annotate(s, "--infeed %s", infeeds[i]);
+    }
     cxla_literal *result = NULL;
+    cxla_literal **outfed = NULL;
+    int64_t noutfed = 0;
     int runs = repeat > 0 ? (int)repeat : 1;
     double *times = calloc((size_t)runs, sizeof(double));
     /* A progress line on a terminal while the runs go (nothing when not a terminal). */
     tool_progress progress = {0};
     if (!s && repeat > 0) tool_progress_start(&progress, "run", repeat);
+    cxla_run_options ropts;
+    cxla_run_options_init(&ropts);
+    ropts.check_finite = check_finite;
     for (int r = 0; r < runs && !s; r++) {
         cxla_literal_free(result);
         result = NULL;
+        for (int64_t i = 0; i < noutfed; i++) cxla_literal_free(outfed[i]);
+        free(outfed);
+        outfed = NULL;
+        noutfed = 0;
+        cxla_client_infeed_clear(client); /* what the last run left */
+        for (int64_t i = 0; i < ninfeeds && !s; i++) {
+            cxla_literal *copy = NULL;
+            s = cxla_literal_clone(infeed_values[i], &copy);
+            if (!s) s = cxla_client_infeed_push(client, copy);
+        }
         t0 = tool_now();
-        interp_options options = {.seed = seed, .check_finite = check_finite};
-        s = interp_run_module(m, &options, (const cxla_literal *const *)args, nparams, &result);
+        if (!s)
+            s = cxla_executable_run_with_options(exe, &ropts, (const cxla_literal *const *)args,
+                                                 nparams, &result);
         if (s) s = cxla_status_annotate(s, "%s", module_path);
         times[r] = tool_now() - t0;
+        noutfed = cxla_client_outfeed_count(client);
+        outfed = calloc((size_t)(noutfed ? noutfed : 1), sizeof(*outfed));
+        for (int64_t i = 0; i < noutfed; i++)
+            cxla_status_free(cxla_client_outfeed_pop(client, &outfed[i]));
         if (repeat > 0) tool_progress_update(&progress, r + 1, NULL);
     }
     if (repeat > 0) tool_progress_finish(&progress);
@@ -350,15 +420,36 @@ int cmd_run(int argc, char **argv) {
     if (!s && out_dir) {
         mkdir(out_dir, 0777);
         int64_t next = 0;
-        s = write_leaves(result, out_dir, &next);
+        s = write_leaves(result, out_dir, "out", &next);
     }
+    if (!s && outfeed_dir) {
+        mkdir(outfeed_dir, 0777);
+        s = write_outfeed(outfed, noutfed, outfeed_dir);
+    } else if (!s && noutfed > 0) {
+        fprintf(stderr,
+                "cxla: the module outfed %" PRId64 " value(s); --outfeed-dir DIR saves them\n",
+                noutfed);
+    }
+    if (!s && cxla_client_infeed_count(client) > 0)
+        fprintf(stderr, "cxla: warning: %" PRId64 " infeed value(s) were not read\n",
+                cxla_client_infeed_count(client));
     for (int64_t p = 0; p < nparams; p++) cxla_literal_free(args[p]);
+    for (int64_t i = 0; i < ninfeeds; i++) cxla_literal_free(infeed_values[i]);
+    for (int64_t i = 0; i < noutfed; i++) cxla_literal_free(outfed[i]);
+    free(outfed);
+    free(infeed_values);
     free(args);
     free(times);
-    free(inputs);
     free(text);
     cxla_literal_free(result);
-    cxla_module_destroy(m);
+    cxla_executable_destroy(exe);
+    cxla_client_destroy(client);
+    free(inputs);
+    free(infeeds);
     if (s) return tool_fail(s);
     return 0;
+usage_done:
+    free(inputs);
+    free(infeeds);
+    return rc;
 }

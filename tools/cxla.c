@@ -13,8 +13,10 @@ static int cmd_version(int argc, char **argv);
 static const tool_command commands[] = {
     {"run", "run an HLO module on inputs and print or save the result",
      "usage: cxla run MODULE [INPUT...] [-o DIR] [--backend NAME] [--seed N] [--repeat N]\n"
+     "                [--infeed FILE]... [--outfeed-dir DIR] [--check-finite]\n"
      "\n"
-     "Runs the entry computation of MODULE (HLO text) on the reference interpreter.\n"
+     "Runs the entry computation of MODULE (HLO text) on the reference interpreter,\n"
+     "through the runtime API (cxla/runtime.h).\n"
      "\n"
      "INPUT is a .npy file or a literal in text form ('f32[2] {1, 2}'), one per array\n"
      "leaf of the entry parameters, in order (a tuple parameter takes its leaves depth\n"
@@ -22,11 +24,18 @@ static const tool_command commands[] = {
      "are constants whose values were elided from the text ({...}), with a warning.\n"
      "\n"
      "  -o DIR        write each leaf of the result to DIR/out0.npy, out1.npy, ...\n"
-     "  --backend B   interp (the default and, for now, the only backend)\n"
+     "  --backend B   interpreter (or interp: the default and, for now, the only one)\n"
      "  --seed N      seed for generated inputs (default 42)\n"
      "  --repeat N    run N times and print the time of each phase (median, min, max);\n"
      "                on a terminal a progress line shows the runs as they go\n"
      "  --check-finite  report the first instruction that turns finite values into NaN/Inf\n"
+     "  --infeed FILE queue a value (.npy, or literal text) for the module's infeed\n"
+     "                instructions; repeat it to queue several, read in order\n"
+     "  --outfeed-dir DIR  write what the module outfeeds to DIR/outfeed0.npy,\n"
+     "                outfeed1.npy, ... in order (one file per array leaf)\n"
+     "\n"
+     "Custom-call targets are looked up among the program's symbols: load a library of\n"
+     "them with LD_PRELOAD=./lib.so.\n"
      "\n"
      "Exit status 0 on success, 1 on any error (message on stderr).",
      cmd_run},

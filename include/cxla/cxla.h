@@ -8,6 +8,8 @@
 #include "cxla/literal.h"
 #include "cxla/npy.h"
 #include "cxla/builder.h"
+#include "cxla/custom_call.h"
+#include "cxla/runtime.h"
 
 #define CXLA_VERSION_MAJOR  0
 #define CXLA_VERSION_MINOR  1

@@ -28,6 +28,8 @@ static const interp_op_fn *const families[] = {
     interp_ragged_ops,
     interp_scan_ops,
     interp_rng_ops,
+    interp_custom_call_ops,
+    interp_host_ops,
 };
 // clang-format on
 

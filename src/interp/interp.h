@@ -34,9 +34,30 @@ extern const interp_op_fn interp_fft_ops[CXLA_OP_COUNT];         /* interp_fft.c
 extern const interp_op_fn interp_ragged_ops[CXLA_OP_COUNT];      /* interp_ragged.c */
 extern const interp_op_fn interp_scan_ops[CXLA_OP_COUNT];        /* interp_scan.c */
 extern const interp_op_fn interp_rng_ops[CXLA_OP_COUNT];         /* interp_rng.c */
+extern const interp_op_fn interp_custom_call_ops[CXLA_OP_COUNT]; /* interp_custom_call.c */
+extern const interp_op_fn interp_host_ops[CXLA_OP_COUNT];        /* interp_host.c */
 interp_op_fn interp_handler(cxla_opcode op);
 /* How many family tables handle |op| (a test checks that it is at most one). */
 int interp_handler_count(cxla_opcode op);
+
+/* The host side of infeed, outfeed, send and recv (interp_host.c): callbacks that the
+ * layer running the interpreter (src/runtime) installs, called in program order with
+ * |user|. A NULL callback makes the operation fail with an error saying so. Literals
+ * handed to a callback are borrowed; literals it returns become the interpreter's. */
+typedef struct interp_host {
+    void *user;
+    /* A new literal compatible with |shape| (the infeed's data shape, with its layout). */
+    cxla_status (*infeed)(void *user, const cxla_shape *shape, const char *config,
+                          cxla_literal **out);
+    /* |data| is in the layout of |shape| (outfeed_shape, or the operand's shape). */
+    cxla_status (*outfeed)(void *user, const cxla_literal *data, const cxla_shape *shape,
+                           const char *config);
+    cxla_status (*send)(void *user, int64_t channel_id, bool is_host_transfer,
+                        const cxla_literal *data);
+    /* A new literal compatible with |shape| (the data that recv-done returns). */
+    cxla_status (*recv)(void *user, int64_t channel_id, bool is_host_transfer,
+                        const cxla_shape *shape, cxla_literal **out);
+} interp_host;
 
 typedef struct interp_options {
     /* The module seed of rng (XLA's HloModuleConfig seed): it is xor'ed into each rng
@@ -47,6 +68,7 @@ typedef struct interp_options {
     /* Report (to stderr) the first instruction that produces a NaN or Inf from operands
      * that had none: a debugging aid for `cxla run --check-finite`. */
     bool check_finite;
+    const interp_host *host; /* infeed, outfeed, send, recv; NULL: none */
 } interp_options;
 
 struct interp_ctx {

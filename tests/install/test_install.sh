@@ -65,8 +65,8 @@ for h in "$prefix"/include/cxla/*.h; do
       2>"$tmp/header.err"; then
     fail "<$name> does not compile on its own: $(head -n 5 "$tmp/header.err")"
   fi
-  "$cc" -E -P -std=c11 -I"$prefix/include" "$h" | grep -oE '\bcxla_[A-Za-z0-9_]*[[:space:]]*\(' |
-    sed -E 's/[[:space:]]*\($//' >>"$tmp/declared.txt"
+  "$cc" -E -P -std=c11 -I"$prefix/include" "$h" | tr '\n' ' ' | grep -oE '\bcxla_[A-Za-z0-9_]*[[:space:]]*\([[:space:]]*[^*[:space:]]' |
+    sed -E 's/[[:space:]]*\(.*$//' >>"$tmp/declared.txt"
 done
 sort -u "$tmp/declared.txt" -o "$tmp/declared.txt"
 if [ "$shared" = YES ]; then

@@ -1,0 +1,206 @@
+/* cxla/runtime.h: clients, executables and runs.
+ *
+ *   cxla_client_create(&options, &client)            a backend and its host state
+ *   cxla_client_compile_hlo_file(client, path, &exe)  (or _hlo_text, or a module)
+ *   cxla_executable_run(exe, args, n, &result)        literals in, a literal out
+ *   cxla_executable_destroy(exe); cxla_client_destroy(client);
+ *
+ * Ownership:
+ *   - The caller owns the client (cxla_client_destroy) and each executable
+ *     (cxla_executable_destroy). An executable keeps its client alive: destroying a client
+ *     whose executables still live only marks it; it is freed with the last executable.
+ *   - An executable owns the module it was compiled from.
+ *   - The client owns the host state shared by its executables: the infeed queue, the
+ *     outfeed queue and the channels' mailboxes.
+ *   - Literals passed in are borrowed unless a function says it takes them; literals
+ *     returned through out_ parameters are the caller's (cxla_literal_free).
+ *
+ * Host transfers: infeed reads the client's infeed queue (cxla_client_infeed_push) and
+ * outfeed appends to its outfeed queue (cxla_client_outfeed_pop), in program order. A
+ * send on channel k hands its data to the handler registered for k (or for every
+ * channel), or else leaves it in channel k's mailbox, where a later recv on channel k (in
+ * the same run or a later run of any executable of the client) or cxla_client_channel_pop
+ * finds it; a recv takes from the handler or the mailbox (cxla_client_channel_push fills
+ * it). Nothing blocks: an empty queue or mailbox is an error naming the instruction.
+ *
+ * Threads: a client and its executables may be used from several threads at once; runs
+ * proceed concurrently and the queues are shared in the order operations reach them.
+ * Handlers are called on the running thread, without any cxla lock held.
+ */
+#ifndef CXLA_RUNTIME_H_
+#define CXLA_RUNTIME_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cxla/literal.h"
+#include "cxla/shape.h"
+#include "cxla/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An HLO module (the IR): what the HLO text parser and the builder produce. */
+typedef struct cxla_module cxla_module;
+typedef struct cxla_client cxla_client;
+typedef struct cxla_executable cxla_executable;
+/* A computation built with the builder API (cxla/builder.h). */
+typedef struct cxla_xla_computation cxla_xla_computation;
+
+/* ---- clients ------------------------------------------------------------------------ */
+
+typedef struct cxla_client_options {
+    /* "interpreter" (the reference interpreter; "interp" is the same), the only backend
+     * for now. NULL means "interpreter". */
+    const char *backend;
+    /* Worker threads for backends that use them; 0 picks one per core. The interpreter
+     * runs each computation on the calling thread. */
+    int thread_count;
+    /* The seed of the random-number operations (rng, rng-get-and-update-state). */
+    uint64_t seed;
+} cxla_client_options;
+
+/* Fills |options| with the defaults: the interpreter, thread_count 0, seed 0. */
+void cxla_client_options_init(cxla_client_options *options);
+/* A new client; |options| NULL means the defaults. Errors: an unknown backend
+ * (NOT_FOUND, listing the available ones), a negative thread count (INVALID_ARGUMENT). */
+cxla_status cxla_client_create(const cxla_client_options *options, cxla_client **out_client);
+/* Releases the client (see Ownership). NULL is fine. Literals still queued are freed. */
+void cxla_client_destroy(cxla_client *client);
+/* The backend's canonical name ("interpreter"), valid as long as the client. */
+const char *cxla_client_backend(const cxla_client *client);
+
+/* ---- host queues -------------------------------------------------------------------- */
+
+/* Appends |literal| to the infeed queue; the queue takes it (also on error). The next
+ * infeed instruction that runs reads it; its shape must match the infeed's data shape
+ * (type and dimensions; any layout). Errors: NULL literal (INVALID_ARGUMENT). */
+cxla_status cxla_client_infeed_push(cxla_client *client, cxla_literal *literal);
+/* Items pushed and not yet read. */
+int64_t cxla_client_infeed_count(cxla_client *client);
+/* Drops (frees) every item not yet read. */
+void cxla_client_infeed_clear(cxla_client *client);
+/* Takes the oldest value that an outfeed instruction wrote; the caller owns it. Its
+ * layout is the outfeed's (outfeed_shape, else the operand's). Errors: an empty queue
+ * (OUT_OF_RANGE). */
+cxla_status cxla_client_outfeed_pop(cxla_client *client, cxla_literal **out_literal);
+/* Values waiting in the outfeed queue. */
+int64_t cxla_client_outfeed_count(cxla_client *client);
+
+/* ---- channels (send, recv) ------------------------------------------------------------ */
+
+/* Registers handlers for every channel without its own. */
+#define CXLA_CHANNEL_ANY (-1)
+
+/* Receives what a send on |channel_id| sends; |data| is borrowed for the call (clone it
+ * to keep it), in the layout of the send's operand. An error stops the run. */
+typedef cxla_status (*cxla_send_handler)(void *user, int64_t channel_id, bool is_host_transfer,
+                                         const cxla_literal *data);
+/* Provides the data of a recv on |channel_id|: a new literal compatible with |shape|
+ * (type and dimensions; any layout), which cxla takes. An error stops the run. */
+typedef cxla_status (*cxla_recv_handler)(void *user, int64_t channel_id, bool is_host_transfer,
+                                         const cxla_shape *shape, cxla_literal **out_literal);
+
+/* Installs handlers for |channel_id| (>= 0) or for every other channel (CXLA_CHANNEL_ANY),
+ * replacing earlier ones; a NULL handler leaves that direction to the mailbox. |user| is
+ * passed to both. Errors: a channel id below -1 (INVALID_ARGUMENT). */
+cxla_status cxla_client_set_channel_handlers(cxla_client *client, int64_t channel_id,
+                                             cxla_send_handler send, cxla_recv_handler recv,
+                                             void *user);
+/* Puts |literal| (taken, also on error) in channel |channel_id|'s mailbox, for a recv. */
+cxla_status cxla_client_channel_push(cxla_client *client, int64_t channel_id,
+                                     cxla_literal *literal);
+/* Takes the oldest literal in channel |channel_id|'s mailbox (what a send left there).
+ * Errors: an empty mailbox (OUT_OF_RANGE). */
+cxla_status cxla_client_channel_pop(cxla_client *client, int64_t channel_id,
+                                    cxla_literal **out_literal);
+int64_t cxla_client_channel_count(cxla_client *client, int64_t channel_id);
+
+/* ---- executables -------------------------------------------------------------------- */
+
+/* Compiles |module| for the client's backend (the interpreter verifies it). The
+ * executable takes the module, also on error (it is then destroyed). Errors: the
+ * verifier's, naming the computation and instruction. */
+cxla_status cxla_client_compile(cxla_client *client, cxla_module *module,
+                                cxla_executable **out_executable);
+/* Parses HLO text (|len| bytes; (size_t)-1 for NUL-terminated) and compiles it.
+ * |filename| names the text in error messages (NULL is fine). Parse errors give the line
+ * and column. Warnings (unknown attributes) are dropped. */
+cxla_status cxla_client_compile_hlo_text(cxla_client *client, const char *text, size_t len,
+                                         const char *filename, cxla_executable **out_executable);
+/* Reads HLO text from |path| and compiles it. Errors: an unreadable file (NOT_FOUND or
+ * UNAVAILABLE), then as _hlo_text. */
+cxla_status cxla_client_compile_hlo_file(cxla_client *client, const char *path,
+                                         cxla_executable **out_executable);
+/* Compiles a computation built with the builder API (cxla/builder.h). The computation
+ * stays the caller's (the executable has its own copy). Errors: as cxla_client_compile. */
+cxla_status cxla_client_compile_computation(cxla_client *client,
+                                            const cxla_xla_computation *computation,
+                                            cxla_executable **out_executable);
+/* NULL is fine. */
+void cxla_executable_destroy(cxla_executable *executable);
+
+/* The entry computation's signature, in the entry layout; shapes are borrowed and live
+ * as long as the executable. NULL for an index out of range. */
+int64_t cxla_executable_parameter_count(const cxla_executable *executable);
+const cxla_shape *cxla_executable_parameter_shape(const cxla_executable *executable, int64_t i);
+const cxla_shape *cxla_executable_result_shape(const cxla_executable *executable);
+/* Array leaves and tokens of all parameters (depth-first), i.e. how many buffers
+ * cxla_executable_run_buffers takes; and those of the result. */
+int64_t cxla_executable_parameter_leaf_count(const cxla_executable *executable);
+int64_t cxla_executable_result_leaf_count(const cxla_executable *executable);
+
+/* ---- runs --------------------------------------------------------------------------- */
+
+/* How to run. Fields are added over time (replicas: a replica count and per-replica
+ * arguments); always start from cxla_run_options_init. */
+typedef struct cxla_run_options {
+    int64_t replica_id;   /* what replica-id returns (0) */
+    int64_t partition_id; /* what partition-id returns (0) */
+    /* Report (to stderr) the first instruction that makes a NaN or Inf out of finite
+     * operands. */
+    bool check_finite;
+} cxla_run_options;
+void cxla_run_options_init(cxla_run_options *options);
+
+/* Runs the entry computation on |args| (|arg_count| literals, one per parameter, any
+ * layout) and returns the result in the entry result layout. Errors: the wrong number or
+ * shapes of arguments (INVALID_ARGUMENT), and whatever an instruction reports (each
+ * naming the instruction): an empty infeed queue, a missing custom-call target, ... */
+cxla_status cxla_executable_run(cxla_executable *executable, const cxla_literal *const *args,
+                                int64_t arg_count, cxla_literal **out_result);
+/* The same with options (NULL: the defaults). */
+cxla_status cxla_executable_run_with_options(cxla_executable *executable,
+                                             const cxla_run_options *options,
+                                             const cxla_literal *const *args, int64_t arg_count,
+                                             cxla_literal **out_result);
+
+/* A caller-owned array in host memory: |size| bytes at |data|, laid out as |shape| (an
+ * array shape; no layout means row-major). A NULL |shape| means the shape of the
+ * parameter or result leaf it stands for, in the entry layout. Tokens take no memory
+ * (data may be NULL). */
+typedef struct cxla_buffer {
+    const cxla_shape *shape;
+    void *data;
+    size_t size;
+} cxla_buffer;
+
+/* Runs on caller-owned memory. |args| holds one buffer per parameter leaf (depth-first;
+ * see cxla_executable_parameter_leaf_count), only read; |results| one buffer per result
+ * leaf, written. Arguments are used in place, without a copy, when the backend can read
+ * their layout directly (the interpreter: row-major ones); otherwise they are relaid
+ * into a temporary. Results are copied into |results| in each buffer's layout. On error
+ * the result buffers may be partly written. Errors: counts, shapes (type and dimensions
+ * must match; tiled layouts are refused) or sizes too small (INVALID_ARGUMENT), then as
+ * cxla_executable_run. */
+cxla_status cxla_executable_run_buffers(cxla_executable *executable,
+                                        const cxla_run_options *options, const cxla_buffer *args,
+                                        int64_t arg_count, const cxla_buffer *results,
+                                        int64_t result_count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CXLA_RUNTIME_H_ */

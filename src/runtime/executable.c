@@ -1,0 +1,334 @@
+/* Executables: compiling a module for the client's backend, its signature, and runs on
+ * literals or on caller-owned buffers. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cxla/builder.h"
+#include "literal/literal_internal.h"
+#include "runtime/runtime_internal.h"
+
+static cxla_status oom(void) {
+    return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+}
+
+/* ---- compiling ---------------------------------------------------------------------- */
+
+cxla_status cxla_client_compile(cxla_client *client, cxla_module *module,
+                                cxla_executable **out_executable) {
+    if (!client || !module) {
+        cxla_module_destroy(module);
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "compile needs a client and a module");
+    }
+    cxla_status s = cxla_verify_module(module);
+    cxla_executable *e = s ? NULL : calloc(1, sizeof(*e));
+    if (!s && !e) s = oom();
+    if (s) {
+        cxla_module_destroy(module);
+        return s;
+    }
+    e->client = client;
+    e->module = module;
+    runtime_client_retain(client);
+    *out_executable = e;
+    return NULL;
+}
+
+cxla_status cxla_client_compile_hlo_text(cxla_client *client, const char *text, size_t len,
+                                         const char *filename, cxla_executable **out_executable) {
+    if (!text) return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "compile needs HLO text");
+    if (len == (size_t)-1) len = strlen(text);
+    cxla_module *m = NULL;
+    CXLA_RETURN_IF_ERROR(cxla_hlo_parse(text, len, filename, &m));
+    return cxla_client_compile(client, m, out_executable);
+}
+
+cxla_status cxla_client_compile_computation(cxla_client *client,
+                                            const cxla_xla_computation *computation,
+                                            cxla_executable **out_executable) {
+    if (!computation)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "compile needs a computation");
+    /* Through the text form: the executable's module is its own, and the builder's
+     * printer and the parser are tested to round-trip (tests/builder). */
+    char *text = NULL;
+    CXLA_RETURN_IF_ERROR(cxla_xla_computation_to_hlo_text(computation, &text));
+    cxla_status s =
+        cxla_client_compile_hlo_text(client, text, strlen(text), "<built>", out_executable);
+    free(text);
+    return s;
+}
+
+cxla_status cxla_client_compile_hlo_file(cxla_client *client, const char *path,
+                                         cxla_executable **out_executable) {
+    char *text = NULL;
+    size_t size = 0;
+    CXLA_RETURN_IF_ERROR(cxla_read_file(path, &text, &size));
+    cxla_status s = cxla_client_compile_hlo_text(client, text, size, path, out_executable);
+    free(text);
+    return s;
+}
+
+void cxla_executable_destroy(cxla_executable *executable) {
+    if (!executable) return;
+    cxla_module_destroy(executable->module);
+    runtime_client_release(executable->client);
+    free(executable);
+}
+
+/* ---- the signature -------------------------------------------------------------------- */
+
+int64_t cxla_executable_parameter_count(const cxla_executable *executable) {
+    return executable->module->entry ? executable->module->entry->param_count : 0;
+}
+
+const cxla_shape *cxla_executable_parameter_shape(const cxla_executable *executable, int64_t i) {
+    const cxla_module *m = executable->module;
+    if (!m->entry || i < 0 || i >= m->entry->param_count) return NULL;
+    return m->entry_param_shapes ? &m->entry_param_shapes[i] : &m->entry->params[i]->shape;
+}
+
+const cxla_shape *cxla_executable_result_shape(const cxla_executable *executable) {
+    const cxla_module *m = executable->module;
+    if (m->entry_param_shapes || m->has_entry_layout) return &m->entry_result_shape;
+    return m->entry && m->entry->root ? &m->entry->root->shape : NULL;
+}
+
+static int64_t leaf_count(const cxla_shape *s) {
+    if (!s) return 0;
+    if (s->type != CXLA_TUPLE) return 1;
+    int64_t n = 0;
+    for (int64_t i = 0; i < s->tuple_count; i++) n += leaf_count(&s->elements[i]);
+    return n;
+}
+
+int64_t cxla_executable_parameter_leaf_count(const cxla_executable *executable) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < cxla_executable_parameter_count(executable); i++)
+        n += leaf_count(cxla_executable_parameter_shape(executable, i));
+    return n;
+}
+
+int64_t cxla_executable_result_leaf_count(const cxla_executable *executable) {
+    return leaf_count(cxla_executable_result_shape(executable));
+}
+
+/* ---- runs on literals ----------------------------------------------------------------- */
+
+void cxla_run_options_init(cxla_run_options *options) {
+    if (options) memset(options, 0, sizeof(*options));
+}
+
+cxla_status cxla_executable_run_with_options(cxla_executable *executable,
+                                             const cxla_run_options *options,
+                                             const cxla_literal *const *args, int64_t arg_count,
+                                             cxla_literal **out_result) {
+    if (!executable || !out_result || (arg_count > 0 && !args) || arg_count < 0)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "run needs an executable, the arguments and a place for the result");
+    for (int64_t i = 0; i < arg_count; i++)
+        if (!args[i])
+            return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "argument %" PRId64 " is NULL", i);
+    cxla_run_options defaults;
+    cxla_run_options_init(&defaults);
+    if (!options) options = &defaults;
+    cxla_client *c = executable->client;
+    interp_options io = {
+        .seed = c->seed,
+        .replica_id = options->replica_id,
+        .partition_id = options->partition_id,
+        .check_finite = options->check_finite,
+        .host = &c->host,
+    };
+    return interp_run_module(executable->module, &io, args, arg_count, out_result);
+}
+
+cxla_status cxla_executable_run(cxla_executable *executable, const cxla_literal *const *args,
+                                int64_t arg_count, cxla_literal **out_result) {
+    return cxla_executable_run_with_options(executable, NULL, args, arg_count, out_result);
+}
+
+/* ---- runs on buffers -------------------------------------------------------------------- */
+
+/* A literal that borrows |data| (never freed by it: see free_view). */
+static cxla_status make_view(const cxla_shape *shape, void *data, cxla_literal **out) {
+    cxla_literal *v = calloc(1, sizeof(*v));
+    if (!v) return oom();
+    int64_t m2m[CXLA_MAX_RANK];
+    cxla_layout layout = {.minor_to_major = m2m};
+    cxla_shape with = *shape;
+    if (!shape->layout && cxla_type_is_array(shape->type)) {
+        for (int64_t i = 0; i < shape->rank; i++) m2m[i] = shape->rank - 1 - i;
+        with.layout = &layout;
+    }
+    cxla_status s = cxla_shape_clone(&with, &v->shape);
+    if (s) {
+        free(v);
+        return s;
+    }
+    if (cxla_type_is_array(shape->type)) {
+        s = cxla_shape_byte_size(shape, &v->size);
+        if (!s) s = cxla_shape_element_count(shape, &v->count);
+        v->data = v->size ? data : NULL;
+    }
+    if (s) {
+        cxla_shape_free(v->shape);
+        free(v);
+        return s;
+    }
+    *out = v;
+    return NULL;
+}
+
+static void free_view(cxla_literal *v) {
+    if (!v) return;
+    for (int64_t i = 0; i < v->tuple_count; i++) free_view(v->elements[i]);
+    free(v->elements);
+    cxla_shape_free(v->shape);
+    free(v);
+}
+
+static char *shape_text(const cxla_shape *s) {
+    return cxla_shape_to_string(s, CXLA_SHAPE_PRINT_DEFAULT);
+}
+
+/* Checks buffer |b| against the leaf shape |want|; |what| names it ("argument 3"). The
+ * shape it stands for is stored in |out_shape|. */
+static cxla_status check_buffer(const cxla_buffer *b, const cxla_shape *want, const char *what,
+                                int64_t index, const cxla_shape **out_shape) {
+    const cxla_shape *shape = b->shape ? b->shape : want;
+    *out_shape = shape;
+    if (!cxla_shape_compatible(shape, want)) {
+        char *g = shape_text(shape), *w = shape_text(want);
+        cxla_status s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                                   "%s buffer %" PRId64 " has shape %s, but the leaf is %s", what,
+                                   index, g ? g : "?", w ? w : "?");
+        free(g);
+        free(w);
+        return s;
+    }
+    if (!cxla_type_is_array(shape->type)) return NULL;
+    CXLA_RETURN_IF_ERROR(cxla_shape_validate(shape));
+    if (shape->layout && shape->layout->tile_count > 0)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "%s buffer %" PRId64 " has a tiled layout; host buffers must be untiled",
+                          what, index);
+    size_t need = 0;
+    CXLA_RETURN_IF_ERROR(cxla_shape_byte_size(shape, &need));
+    if (b->size < need || (need > 0 && !b->data))
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "%s buffer %" PRId64 " holds %zu bytes at %p, but its shape needs %zu",
+                          what, index, b->size, b->data, need);
+    return NULL;
+}
+
+/* Builds the argument for parameter shape |want| from buffers args[*next ...]. */
+static cxla_status build_view(const cxla_shape *want, const cxla_buffer *args, int64_t count,
+                              int64_t *next, cxla_literal **out) {
+    if (want->type == CXLA_TUPLE) {
+        int64_t n = want->tuple_count;
+        cxla_literal *t = calloc(1, sizeof(*t));
+        cxla_literal **elements = calloc((size_t)(n ? n : 1), sizeof(*elements));
+        cxla_status s = t && elements ? NULL : oom();
+        const cxla_shape **shapes = calloc((size_t)(n ? n : 1), sizeof(*shapes));
+        if (!s && !shapes) s = oom();
+        for (int64_t i = 0; i < n && !s; i++) {
+            s = build_view(&want->elements[i], args, count, next, &elements[i]);
+            if (!s) shapes[i] = elements[i]->shape;
+        }
+        if (!s) s = cxla_shape_create_tuple(n, shapes, &t->shape);
+        free(shapes);
+        if (s) {
+            for (int64_t i = 0; i < n; i++) free_view(elements[i]);
+            free(elements);
+            free(t);
+            return s;
+        }
+        t->tuple_count = n;
+        t->elements = elements;
+        *out = t;
+        return NULL;
+    }
+    int64_t i = (*next)++;
+    if (i >= count)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "too few argument buffers (%" PRId64 ")",
+                          count);
+    const cxla_shape *shape;
+    CXLA_RETURN_IF_ERROR(check_buffer(&args[i], want, "argument", i, &shape));
+    return make_view(shape, args[i].data, out);
+}
+
+/* Copies the leaves of |lit| into results[*next ...]. */
+static cxla_status copy_out(const cxla_literal *lit, const cxla_buffer *results, int64_t count,
+                            int64_t *next) {
+    if (cxla_literal_type(lit) == CXLA_TUPLE) {
+        for (int64_t i = 0; i < cxla_literal_tuple_count(lit); i++)
+            CXLA_RETURN_IF_ERROR(
+                copy_out(cxla_literal_tuple_element_const(lit, i), results, count, next));
+        return NULL;
+    }
+    int64_t i = (*next)++;
+    if (i >= count) return NULL; /* counted before the run */
+    const cxla_shape *shape, *have = cxla_literal_shape(lit);
+    CXLA_RETURN_IF_ERROR(check_buffer(&results[i], have, "result", i, &shape));
+    if (!cxla_type_is_array(have->type) || !cxla_literal_byte_size(lit)) return NULL;
+    if (cxla_shape_equal(shape, have)) {
+        memcpy(results[i].data, cxla_literal_data_const(lit), cxla_literal_byte_size(lit));
+        return NULL;
+    }
+    cxla_literal *relaid = NULL;
+    CXLA_RETURN_IF_ERROR(cxla_literal_relayout(lit, shape->layout, &relaid));
+    memcpy(results[i].data, cxla_literal_data_const(relaid), cxla_literal_byte_size(relaid));
+    cxla_literal_free(relaid);
+    return NULL;
+}
+
+/* Checks results[*next ...] against the leaves of the result shape |want| before the run,
+ * so that a bad buffer fails before any work. */
+static cxla_status check_results(const cxla_shape *want, const cxla_buffer *results, int64_t count,
+                                 int64_t *next) {
+    if (want->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < want->tuple_count; i++)
+            CXLA_RETURN_IF_ERROR(check_results(&want->elements[i], results, count, next));
+        return NULL;
+    }
+    int64_t i = (*next)++;
+    const cxla_shape *shape;
+    return i < count ? check_buffer(&results[i], want, "result", i, &shape) : NULL;
+}
+
+cxla_status cxla_executable_run_buffers(cxla_executable *executable,
+                                        const cxla_run_options *options, const cxla_buffer *args,
+                                        int64_t arg_count, const cxla_buffer *results,
+                                        int64_t result_count) {
+    if (!executable || (arg_count > 0 && !args) || (result_count > 0 && !results))
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "run_buffers needs an executable and the buffers");
+    int64_t want_args = cxla_executable_parameter_leaf_count(executable);
+    int64_t want_results = cxla_executable_result_leaf_count(executable);
+    if (arg_count != want_args || result_count != want_results)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "the module takes %" PRId64 " argument buffers and gives %" PRId64
+                          " result buffers (leaves, depth-first); got %" PRId64 " and %" PRId64,
+                          want_args, want_results, arg_count, result_count);
+    const cxla_shape *rs = cxla_executable_result_shape(executable);
+    int64_t n = cxla_executable_parameter_count(executable);
+    cxla_literal **views = calloc((size_t)(n ? n : 1), sizeof(*views));
+    if (!views) return oom();
+    cxla_status s = NULL;
+    int64_t next = 0;
+    for (int64_t p = 0; p < n && !s; p++)
+        s = build_view(cxla_executable_parameter_shape(executable, p), args, arg_count, &next,
+                       &views[p]);
+    next = 0;
+    if (!s && rs) s = check_results(rs, results, result_count, &next);
+    cxla_literal *result = NULL;
+    if (!s)
+        s = cxla_executable_run_with_options(executable, options,
+                                             (const cxla_literal *const *)views, n, &result);
+    next = 0;
+    if (!s) s = copy_out(result, results, result_count, &next);
+    cxla_literal_free(result);
+    for (int64_t p = 0; p < n; p++) free_view(views[p]);
+    free(views);
+    return s;
+}

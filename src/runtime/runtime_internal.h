@@ -1,0 +1,49 @@
+/* The runtime from the inside: the client's host state (queues, channels) and the
+ * executable. client.c owns the client and the host callbacks it gives the interpreter;
+ * executable.c compiles and runs. */
+#ifndef CXLA_RUNTIME_RUNTIME_INTERNAL_H_
+#define CXLA_RUNTIME_RUNTIME_INTERNAL_H_
+
+#include <pthread.h>
+
+#include "cxla/runtime.h"
+#include "hlo/hlo.h"
+#include "interp/interp.h"
+
+/* A FIFO of owned literals. */
+typedef struct runtime_queue {
+    cxla_literal **items;
+    size_t head, count, capacity;
+} runtime_queue;
+
+typedef struct runtime_channel {
+    int64_t id; /* CXLA_CHANNEL_ANY for the catch-all handlers */
+    runtime_queue mailbox;
+    cxla_send_handler send;
+    cxla_recv_handler recv;
+    void *user;
+} runtime_channel;
+
+struct cxla_client {
+    const char *backend; /* canonical name, static */
+    int thread_count;
+    uint64_t seed;
+    pthread_mutex_t lock; /* guards everything below */
+    runtime_queue infeed, outfeed;
+    runtime_channel *channels;
+    size_t channel_count, channel_capacity;
+    int64_t executables; /* live executables */
+    bool destroyed;      /* cxla_client_destroy was called */
+    interp_host host;    /* callbacks into the above, user = the client */
+};
+
+struct cxla_executable {
+    cxla_client *client;
+    cxla_module *module; /* owned */
+};
+
+/* Executables keep their client alive (client.c). */
+void runtime_client_retain(cxla_client *client);
+void runtime_client_release(cxla_client *client);
+
+#endif /* CXLA_RUNTIME_RUNTIME_INTERNAL_H_ */
