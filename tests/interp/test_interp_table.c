@@ -5,9 +5,8 @@
 
 /* Operations the interpreter does not run yet, and parameter (run by the driver). */
 static const cxla_opcode not_yet[] = {
-    CXLA_OP_PARAMETER,
+    CXLA_OP_PARAMETER, /* run by the driver */
     CXLA_OP_RNG_GET_AND_UPDATE_STATE,
-    CXLA_OP_SET_DIMENSION_SIZE,
     CXLA_OP_SHUFFLE,
     CXLA_OP_SCAN,
     CXLA_OP_RAGGED_DOT,
