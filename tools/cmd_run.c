@@ -94,7 +94,8 @@ static cxla_status build_arg(const cxla_shape *s, char **inputs, int64_t *next,
     else
         st = cxla_literal_parse(in, (size_t)-1, NULL, &lit);
     if (st) return cxla_status_annotate(st, "input %" PRId64, index);
-    if (!cxla_shape_compatible(cxla_literal_shape(lit), s)) {
+    /* A dynamic parameter takes any size up to its bounds (the interpreter checks). */
+    if (cxla_shape_is_static(s) && !cxla_shape_compatible(cxla_literal_shape(lit), s)) {
         char *want = cxla_shape_to_string(s, CXLA_SHAPE_PRINT_NO_LAYOUT);
         char *got = cxla_shape_to_string(cxla_literal_shape(lit), CXLA_SHAPE_PRINT_NO_LAYOUT);
         st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
@@ -116,7 +117,7 @@ enum { SUMMARY_THRESHOLD = 1000, EDGE_ITEMS = 3 };
 static void print_summary_dim(cxla_strbuf *b, const cxla_literal *lit, int64_t dim,
                               int64_t *index) {
     const cxla_shape *s = cxla_literal_shape(lit);
-    int64_t n = s->dims[dim];
+    int64_t n = cxla_literal_dynamic_size(lit, dim);
     cxla_strbuf_putc(b, '{');
     for (int64_t i = 0; i < n; i++) {
         if (n > 2 * EDGE_ITEMS && i == EDGE_ITEMS) {
@@ -145,8 +146,15 @@ static void print_result(const cxla_literal *lit) {
         cxla_strbuf b;
         cxla_strbuf_init(&b);
         char *shape = cxla_shape_to_string(s, CXLA_SHAPE_PRINT_NO_LAYOUT);
-        cxla_strbuf_printf(&b, "%s ", shape ? shape : "?");
+        cxla_strbuf_puts(&b, shape ? shape : "?");
         free(shape);
+        if (!cxla_shape_is_static(s)) { /* the dynamic sizes, as literal text has them */
+            for (int64_t i = 0; i < s->rank; i++)
+                cxla_strbuf_printf(&b, "%c%" PRId64, i ? ',' : '(',
+                                   cxla_literal_dynamic_size(lit, i));
+            cxla_strbuf_putc(&b, ')');
+        }
+        cxla_strbuf_putc(&b, ' ');
         int64_t index[CXLA_MAX_RANK] = {0};
         print_summary_dim(&b, lit, 0, index);
         printf("%s\n", b.data ? b.data : "");

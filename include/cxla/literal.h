@@ -70,6 +70,33 @@ cxla_status cxla_literal_set_u64(cxla_literal *literal, const int64_t *index, ui
 cxla_status cxla_literal_set_c128(cxla_literal *literal, const int64_t *index, double real,
                                   double imag);
 
+/* Dynamic sizes (XLA's Literal::GetDynamicSize / SetDynamicSize). An array literal whose
+ * shape has bounded dynamic dimensions ("f32[<=10]") holds storage for the bounds and a
+ * current size per dimension, at most its bound: the elements at indices below the sizes
+ * are the value; the rest is padding whose content is unspecified. Element access
+ * (get/set, cxla_literal_data, cxla_literal_element_count) covers the whole bounded
+ * storage; printing, comparison, cxla_literal_to_static and .npy files see only the
+ * value. A new literal is at its bounds; clone, convert and relayout keep the sizes.
+ * Static dimensions always have their full size. */
+/* The current size of dimension |dim|: -1 when |literal| is not an array or |dim| is out
+ * of range. */
+int64_t cxla_literal_dynamic_size(const cxla_literal *literal, int64_t dim);
+/* Sets the current size of dimension |dim|. Errors: not an array, |dim| out of range, a
+ * static dimension (unless |size| is its size), |size| outside 0..bound. */
+cxla_status cxla_literal_set_dynamic_size(cxla_literal *literal, int64_t dim, int64_t size);
+/* True when some dimension of |literal| (or of an array in it, for tuples) is below its
+ * bound. */
+bool cxla_literal_is_padded(const cxla_literal *literal);
+/* A new literal with the value only: each array's shape becomes static with its current
+ * sizes as dimensions, in the default layout (XLA's ToStatic). Tuples leaf by leaf. */
+cxla_status cxla_literal_to_static(const cxla_literal *literal, cxla_literal **out_literal);
+/* The value of |literal| in storage of |shape| (same element types and ranks; tuples
+ * leaf by leaf; XLA's ToBoundedDynamic): each current size must equal a static dimension
+ * of |shape| or be at most a bounded one, which it becomes the size of; an unbounded
+ * ('?') dimension takes the size and is static in the result. Layout: |shape|'s. */
+cxla_status cxla_literal_to_bounded(const cxla_literal *literal, const cxla_shape *shape,
+                                    cxla_literal **out_literal);
+
 /* Converts every element to |type| (arrays, and tuples leaf by leaf). The rules, written
  * in docs/semantics.md: integer -> float rounds to nearest even; float -> integer
  * truncates toward zero, saturates at the type's limits and maps NaN to 0; float ->
@@ -81,7 +108,8 @@ cxla_status cxla_literal_convert(const cxla_literal *literal, cxla_type type,
 cxla_status cxla_literal_relayout(const cxla_literal *literal, const cxla_layout *layout,
                                   cxla_literal **out_literal);
 
-/* Comparison. Shapes must agree in type and dims (layouts may differ). Exact: every
+/* Comparison. Shapes must agree in type and dims (layouts may differ), and dynamic
+ * sizes must be equal (only the elements below them are compared). Exact: every
  * element equal by value, NaN equals any NaN, -0 differs from +0. Approximate: an
  * element passes when |a - e| <= atol + rtol * |e|, or when a and e are at most |ulps|
  * units in the last place apart (in the literal's type); NaN equals NaN and infinities
@@ -103,7 +131,9 @@ cxla_status cxla_literal_compare(const cxla_literal *actual, const cxla_literal 
  * inf/-inf/nan/-nan/nan(0x..) for the specials; scalar pred prints true/false, pred
  * arrays 0/1. With CXLA_LITERAL_PRINT_SHAPE each array's shape comes first:
  * "f32[2] {1, 2}" (with CXLA_LITERAL_PRINT_LAYOUT too: "f32[2]{0} {1, 2}"); a tuple
- * prints its elements' shapes: "( f32[2] {1, 2}, s32[] 3 )". Returns a malloc'd string
+ * prints its elements' shapes: "( f32[2] {1, 2}, s32[] 3 )". A shape with dynamic
+ * dimensions is followed by the current size of every dimension, and only the elements
+ * below the sizes print: "f32[<=4](2) {1, 2}" (as XLA prints). Returns a malloc'd string
  * (free()). */
 typedef enum cxla_literal_print_flags {
     CXLA_LITERAL_PRINT_DEFAULT = 0,
@@ -114,7 +144,9 @@ char *cxla_literal_to_string(const cxla_literal *literal, int flags);
 /* Parses a literal (|len| bytes; (size_t)-1 for NUL-terminated text). With |shape| NULL
  * the text must start with its shape ("f32[2] {1, 2}", or for tuples either
  * "(f32[2], s32[]) ({1, 2}, 3)" or "( f32[2] {1, 2}, s32[] 3 )"); otherwise the text is
- * just the value, read as |shape|. */
+ * just the value, read as |shape|. A dynamic shape may be followed by the sizes of its
+ * dimensions, "f32[<=4](2) {1, 2}": the value then holds that many elements (padding is
+ * zero); without them (XLA's parser reads only this form) the value fills the bounds. */
 cxla_status cxla_literal_parse(const char *text, size_t len, const cxla_shape *shape,
                                cxla_literal **out_literal);
 

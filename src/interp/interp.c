@@ -311,7 +311,8 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
         ctx->take_exclusive_gte = plan->exclusive_gte[i];
         ctx->take_operand_count = in->operand_count;
         cxla_literal *result = NULL;
-        s = fn(ctx, in, ops, &result);
+        s = interp_dynamic_maybe(in, ops) ? interp_dynamic_eval(ctx, in, ops, fn, &result)
+                                          : fn(ctx, in, ops, &result);
         ctx->take_values = saved_values;
         ctx->take_slots = saved_slots;
         ctx->take_remaining = saved_remaining;
@@ -430,6 +431,11 @@ cxla_status interp_run_module(const cxla_module *module, const interp_options *o
     for (int64_t i = 0; i < arg_count && !s; i++) {
         const cxla_shape *want = &entry->params[i]->shape;
         const cxla_shape *got = cxla_literal_shape(args[i]);
+        if (!cxla_shape_is_static(want)) { /* any size up to the bounds */
+            s = interp_dynamic_bind_argument(want, args[i], i, &owned[i]);
+            use[i] = owned[i];
+            continue;
+        }
         if (!cxla_shape_compatible(want, got)) {
             char *w = cxla_shape_to_string(want, CXLA_SHAPE_PRINT_NO_LAYOUT);
             char *g = cxla_shape_to_string(got, CXLA_SHAPE_PRINT_NO_LAYOUT);

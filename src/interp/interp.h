@@ -147,6 +147,35 @@ typedef enum interp_reducer {
 } interp_reducer;
 interp_reducer interp_match_reducer(const cxla_computation *comp);
 
+/* ---- dynamic shapes (interp_dynamic.c) ------------------------------------------- */
+
+/* A value of a shape with bounded dynamic dimensions is a literal of the bounds holding
+ * its current sizes (cxla_literal_dynamic_size); one with unbounded ('?') dimensions
+ * holds its actual dimensions. Handlers see static values: the driver sends every
+ * instruction that meets a value below its bounds, or that declares an unbounded result,
+ * through interp_dynamic_eval, which runs |fn| on the values cut to their sizes and
+ * gives the result its sizes (docs/semantics.md, "Dynamic shapes"). */
+cxla_status interp_dynamic_eval(interp_ctx *ctx, const cxla_instr *instr,
+                                const cxla_literal *const *operands, interp_op_fn fn,
+                                cxla_literal **out);
+/* The driver's cheap test (no per-element work): false guarantees that |instr| needs no
+ * dynamic handling; true sends it to interp_dynamic_eval, which decides. */
+static inline bool interp_dynamic_maybe(const cxla_instr *instr,
+                                        const cxla_literal *const *operands) {
+    if (instr->shape.dynamic || instr->shape.type == CXLA_TUPLE) return true;
+    for (int64_t k = 0; k < instr->operand_count; k++)
+        if (operands[k]->dyn_sizes || operands[k]->tuple_count > 0) return true;
+    return false;
+}
+/* Binds entry argument |arg| to parameter shape |want|, which has dynamic dimensions: a
+ * bounded dimension takes any size up to its bound, an unbounded one any size. |*out| is
+ * a new value in the interpreter's form. */
+cxla_status interp_dynamic_bind_argument(const cxla_shape *want, const cxla_literal *arg,
+                                         int64_t index, cxla_literal **out);
+/* set-dimension-size (registered in the shape family's table). */
+cxla_status interp_op_set_dimension_size(interp_ctx *ctx, const cxla_instr *instr,
+                                         const cxla_literal *const *operands, cxla_literal **out);
+
 /* ---- shared helpers for handlers (interp_util.c) ----------------------------------- */
 
 /* Row-major strides (in elements) of |rank| dims. */

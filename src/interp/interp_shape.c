@@ -1,6 +1,7 @@
 /* Interpreter handlers: the shape family (see interp.h). broadcast, reshape,
  * dynamic-reshape, transpose, slice, dynamic-slice, dynamic-update-slice, concatenate,
- * pad, reverse, bitcast, get-dimension-size; gather and scatter live in interp_gather.c.
+ * pad, reverse, bitcast, get-dimension-size; gather and scatter live in interp_gather.c,
+ * set-dimension-size in interp_dynamic.c (with the rest of dynamic shapes).
  *
  * These operations move elements without looking at them, so they copy bytes by the
  * element type's storage size and work for every element type. Each is written as one
@@ -304,9 +305,11 @@ static cxla_status op_reshape(interp_ctx *ctx, const cxla_instr *instr,
     return reshape_to(instr, operands[0], out);
 }
 
-/* dynamic-reshape(x, size0, size1, ...): the result's dims are bounds; the runtime sizes
- * say how much of each is real. The elements of x fill the region [0, size) in
- * row-major order of the runtime sizes; the rest of the bounded buffer is zero. */
+/* dynamic-reshape(x, size0, size1, ...): the elements of x (its value, below its dynamic
+ * sizes) in row-major order, laid out in row-major order of the runtime sizes. A bounded
+ * result dimension ('<=N') keeps its bound as storage and the size as its dynamic size
+ * (the rest is zero padding); an unbounded one ('?') is the size; a static one must
+ * equal its size. */
 static cxla_status op_dynamic_reshape(interp_ctx *ctx, const cxla_instr *instr,
                                       const cxla_literal *const *operands, cxla_literal **out) {
     const cxla_literal *x = operands[0];
@@ -315,37 +318,67 @@ static cxla_status op_dynamic_reshape(interp_ctx *ctx, const cxla_instr *instr,
     if (instr->operand_count != ys->rank + 1)
         return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
                             "expects one size operand per result dimension");
-    int64_t sizes[CXLA_MAX_RANK], count = 1;
-    bool same = true;
+    int64_t sizes[CXLA_MAX_RANK], dims[CXLA_MAX_RANK], count = 1, real = 1;
+    uint8_t dyn[CXLA_MAX_RANK];
     for (int64_t i = 0; i < ys->rank; i++) {
         const cxla_literal *v = operands[i + 1];
         if (!cxla_type_is_integer(v->shape->type) || v->count != 1)
             return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
                                 "size operand %" PRId64 " must be an integer scalar", i);
         interp_load_indices(v->shape->type, v->data, 1, &sizes[i]);
-        if (sizes[i] < 0 || sizes[i] > ys->dims[i])
+        bool dynamic = ys->dynamic && ys->dynamic[i];
+        bool unbounded = dynamic && ys->dims[i] == CXLA_DIM_UNBOUNDED;
+        if (sizes[i] < 0 || (!unbounded && sizes[i] > ys->dims[i]))
             return interp_error(instr, CXLA_STATUS_OUT_OF_RANGE,
                                 "size %" PRId64 " of dimension %" PRId64
                                 " is outside its bound 0..%" PRId64,
                                 sizes[i], i, ys->dims[i]);
-        count *= sizes[i]; /* <= the bounded count, which fits */
-        same = same && sizes[i] == ys->dims[i];
+        if (!dynamic && sizes[i] != ys->dims[i])
+            return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                "size %" PRId64 " of the static dimension %" PRId64
+                                " differs from its size %" PRId64,
+                                sizes[i], i, ys->dims[i]);
+        dims[i] = unbounded ? sizes[i] : ys->dims[i];
+        dyn[i] = dynamic && !unbounded;
+        if (!cxla_mul_i64(count, sizes[i], &count))
+            return interp_error(instr, CXLA_STATUS_OUT_OF_RANGE, "the runtime sizes overflow");
     }
-    if (count != x->count)
+    int64_t xsizes[CXLA_MAX_RANK];
+    cxla_literal_sizes(x, xsizes);
+    for (int64_t i = 0; i < x->shape->rank; i++) real *= xsizes[i];
+    if (count != real)
         return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
                             "the runtime sizes hold %" PRId64
                             " elements but the operand has %" PRId64,
-                            count, x->count);
-    if (same) return reshape_to(instr, x, out);
+                            count, real);
+    cxla_shape rs = {.type = ys->type, .rank = ys->rank, .dims = dims, .dynamic = dyn};
     cxla_literal *y;
-    CXLA_RETURN_IF_ERROR(interp_new_array(ys, &y));
+    CXLA_RETURN_IF_ERROR(interp_new_array(&rs, &y));
+    cxla_literal *compact = NULL;
+    const cxla_literal *src = x;
+    if (x->dyn_sizes) {
+        cxla_status s = cxla_literal_to_static(x, &compact);
+        if (s) {
+            cxla_literal_free(y);
+            return s;
+        }
+        src = compact;
+    }
     if (count > 0) {
         int64_t ystr[CXLA_MAX_RANK], sstr[CXLA_MAX_RANK];
-        interp_row_major_strides(ys->rank, ys->dims, ystr);
+        interp_row_major_strides(ys->rank, dims, ystr);
         interp_row_major_strides(ys->rank, sizes, sstr);
         interp_box box;
         interp_box_init(&box, ys->rank, sizes, ystr, sstr, esize_of(x));
-        interp_box_copy(&box, bytes(y), cbytes(x));
+        interp_box_copy(&box, bytes(y), cbytes(src));
+    }
+    cxla_literal_free(compact);
+    cxla_status s = NULL;
+    for (int64_t i = 0; i < ys->rank && !s; i++)
+        if (sizes[i] < dims[i]) s = cxla_literal_set_dynamic_size(y, i, sizes[i]);
+    if (s) {
+        cxla_literal_free(y);
+        return s;
     }
     *out = y;
     return NULL;
@@ -769,7 +802,7 @@ static cxla_status op_get_dimension_size(interp_ctx *ctx, const cxla_instr *inst
     CXLA_RETURN_IF_ERROR(check_array(instr, x, "the operand"));
     int64_t dim = 0;
     CXLA_RETURN_IF_ERROR(one_dim(instr, x->shape->rank, &dim));
-    int64_t size = x->shape->dims[dim];
+    int64_t size = cxla_literal_dynamic_size(x, dim); /* the current size when dynamic */
     if (size > INT32_MAX)
         return interp_error(instr, CXLA_STATUS_OUT_OF_RANGE,
                             "dimension size %" PRId64 " does not fit in s32", size);
@@ -795,6 +828,7 @@ const interp_op_fn interp_shape_ops[CXLA_OP_COUNT] = {
     [CXLA_OP_REVERSE] = op_reverse,
     [CXLA_OP_BITCAST] = op_bitcast,
     [CXLA_OP_GET_DIMENSION_SIZE] = op_get_dimension_size,
+    [CXLA_OP_SET_DIMENSION_SIZE] = interp_op_set_dimension_size,
     [CXLA_OP_GATHER] = interp_op_gather,
     [CXLA_OP_SCATTER] = interp_op_scatter,
 };

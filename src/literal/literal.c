@@ -61,6 +61,16 @@ static cxla_status create_array(const cxla_shape *shape, cxla_literal **out) {
     return NULL;
 }
 
+/* Gives |dst| (same dims as |src|) the dynamic sizes of |src|. */
+static cxla_status copy_sizes(cxla_literal *dst, const cxla_literal *src) {
+    if (!src->dyn_sizes) return NULL;
+    size_t n = (size_t)src->shape->rank * sizeof(int64_t);
+    dst->dyn_sizes = malloc(n);
+    if (!dst->dyn_sizes) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    memcpy(dst->dyn_sizes, src->dyn_sizes, n);
+    return NULL;
+}
+
 /* Builds the tuple shape of |elements| and wraps them (taking ownership on success). */
 static cxla_status wrap_tuple(cxla_literal **elements, int64_t count, cxla_literal **out) {
     const cxla_shape **shapes = NULL;
@@ -163,7 +173,12 @@ cxla_status cxla_literal_clone(const cxla_literal *literal, cxla_literal **out_l
     }
     CXLA_RETURN_IF_ERROR(create_any(literal->shape, out_literal));
     if (literal->size) memcpy((*out_literal)->data, literal->data, literal->size);
-    return NULL;
+    cxla_status s = copy_sizes(*out_literal, literal);
+    if (s) {
+        cxla_literal_free(*out_literal);
+        *out_literal = NULL;
+    }
+    return s;
 }
 
 void cxla_literal_free(cxla_literal *literal) {
@@ -171,6 +186,7 @@ void cxla_literal_free(cxla_literal *literal) {
     for (int64_t i = 0; i < literal->tuple_count; i++) cxla_literal_free(literal->elements[i]);
     free(literal->elements);
     free(literal->data);
+    free(literal->dyn_sizes);
     cxla_shape_free(literal->shape);
     free(literal);
 }
@@ -343,7 +359,12 @@ cxla_status cxla_literal_convert(const cxla_literal *literal, cxla_type type,
     char *dst = (*out_literal)->data;
     for (size_t i = 0; i < slots; i++)
         cxla_convert_element(shape->type, src + i * from_size, type, dst + i * to_size);
-    return NULL;
+    cxla_status s = copy_sizes(*out_literal, literal);
+    if (s) {
+        cxla_literal_free(*out_literal);
+        *out_literal = NULL;
+    }
+    return s;
 }
 
 cxla_status cxla_literal_relayout(const cxla_literal *literal, const cxla_layout *layout,
@@ -362,6 +383,12 @@ cxla_status cxla_literal_relayout(const cxla_literal *literal, const cxla_layout
     int64_t from_strides[CXLA_MAX_RANK], to_strides[CXLA_MAX_RANK], index[CXLA_MAX_RANK] = {0};
     cxla_shape_strides(shape, from_strides);
     cxla_shape_strides(to, to_strides);
+    cxla_status s = copy_sizes(*out_literal, literal);
+    if (s) {
+        cxla_literal_free(*out_literal);
+        *out_literal = NULL;
+        return s;
+    }
     if (literal->count == 0) return NULL;
     do {
         int64_t a = 0, b = 0;
@@ -484,7 +511,19 @@ static cxla_status compare_rec(const cxla_literal *a, const cxla_literal *e,
         }
         return NULL;
     }
-    if (!cxla_type_is_array(sa->type) || a->count == 0) return NULL;
+    if (!cxla_type_is_array(sa->type)) return NULL;
+    int64_t region[CXLA_MAX_RANK], expected_sizes[CXLA_MAX_RANK], count = 1;
+    cxla_literal_sizes(a, region);
+    cxla_literal_sizes(e, expected_sizes);
+    for (int64_t d = 0; d < sa->rank; d++) {
+        if (region[d] != expected_sizes[d])
+            return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                              "%sdynamic size %" PRId64 " of dimension %" PRId64
+                              " differs from expected %" PRId64,
+                              path->data ? path->data : "", region[d], d, expected_sizes[d]);
+        count *= region[d];
+    }
+    if (count == 0) return NULL;
     compare_ctx ctx = {.tol = tol};
     int64_t index[CXLA_MAX_RANK] = {0};
     size_t esize = cxla_type_storage(sa->type);
@@ -501,13 +540,13 @@ static cxla_status compare_rec(const cxla_literal *a, const cxla_literal *e,
             }
             ctx.mismatches++;
         }
-    } while (cxla_index_next(sa->rank, sa->dims, index));
+    } while (cxla_index_next(sa->rank, region, index));
     if (!ctx.mismatches) return NULL;
     cxla_strbuf b;
     cxla_strbuf_init(&b);
     if (path->data) cxla_strbuf_puts(&b, path->data);
     cxla_strbuf_printf(&b, "%" PRId64 " of %" PRId64 " elements differ; first at ", ctx.mismatches,
-                       a->count);
+                       count);
     print_index(&b, sa->rank, ctx.first_index);
     cxla_strbuf_puts(&b, ": actual ");
     print_value(&b, sa->type, ctx.first_actual);
@@ -535,4 +574,179 @@ bool cxla_literal_equal(const cxla_literal *a, const cxla_literal *b) {
     bool equal = s == NULL;
     cxla_status_free(s);
     return equal;
+}
+
+/* ---- dynamic sizes --------------------------------------------------------------- */
+
+void cxla_literal_sizes(const cxla_literal *literal, int64_t *sizes) {
+    const cxla_shape *shape = literal->shape;
+    for (int64_t i = 0; i < shape->rank; i++)
+        sizes[i] = literal->dyn_sizes ? literal->dyn_sizes[i] : shape->dims[i];
+}
+
+int64_t cxla_literal_dynamic_size(const cxla_literal *literal, int64_t dim) {
+    if (!literal || !cxla_type_is_array(literal->shape->type) || dim < 0 ||
+        dim >= literal->shape->rank)
+        return -1;
+    return literal->dyn_sizes ? literal->dyn_sizes[dim] : literal->shape->dims[dim];
+}
+
+cxla_status cxla_literal_set_dynamic_size(cxla_literal *literal, int64_t dim, int64_t size) {
+    const cxla_shape *shape = literal->shape;
+    if (!cxla_type_is_array(shape->type))
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "set_dynamic_size: the literal is a %s, not an array",
+                          cxla_type_name(shape->type));
+    if (dim < 0 || dim >= shape->rank)
+        return cxla_error(CXLA_STATUS_OUT_OF_RANGE,
+                          "set_dynamic_size: dimension %" PRId64
+                          " is out of range for rank %" PRId64,
+                          dim, shape->rank);
+    int64_t bound = shape->dims[dim];
+    bool dynamic = shape->dynamic && shape->dynamic[dim];
+    if (!dynamic && size != bound)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "set_dynamic_size: dimension %" PRId64 " of size %" PRId64
+                          " is static; it cannot have size %" PRId64,
+                          dim, bound, size);
+    if (size < 0 || size > bound)
+        return cxla_error(CXLA_STATUS_OUT_OF_RANGE,
+                          "set_dynamic_size: size %" PRId64 " of dimension %" PRId64
+                          " is outside its bound 0..%" PRId64,
+                          size, dim, bound);
+    if (!literal->dyn_sizes) {
+        if (size == bound) return NULL;
+        literal->dyn_sizes = malloc((size_t)shape->rank * sizeof(int64_t));
+        if (!literal->dyn_sizes) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        memcpy(literal->dyn_sizes, shape->dims, (size_t)shape->rank * sizeof(int64_t));
+    }
+    literal->dyn_sizes[dim] = size;
+    bool padded = false;
+    for (int64_t i = 0; i < shape->rank; i++)
+        padded = padded || literal->dyn_sizes[i] < shape->dims[i];
+    if (!padded) {
+        free(literal->dyn_sizes);
+        literal->dyn_sizes = NULL;
+    }
+    return NULL;
+}
+
+bool cxla_literal_is_padded(const cxla_literal *literal) {
+    if (literal->shape->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < literal->tuple_count; i++)
+            if (cxla_literal_is_padded(literal->elements[i])) return true;
+        return false;
+    }
+    return literal->dyn_sizes != NULL;
+}
+
+void cxla_literal_copy_region(const cxla_literal *src, cxla_literal *dst, const int64_t *region) {
+    const cxla_shape *ss = src->shape, *ds = dst->shape;
+    int64_t rank = ss->rank, count = 1;
+    for (int64_t d = 0; d < rank; d++) count *= region[d];
+    if (count == 0) return;
+    size_t esize = cxla_type_storage(ss->type);
+    int64_t sstr[CXLA_MAX_RANK], dstr[CXLA_MAX_RANK], index[CXLA_MAX_RANK] = {0};
+    cxla_shape_strides(ss, sstr);
+    cxla_shape_strides(ds, dstr);
+    /* Rows along the last dimension are copied whole when both sides store it densely. */
+    int64_t row = rank > 0 && sstr[rank - 1] == 1 && dstr[rank - 1] == 1 ? region[rank - 1] : 1;
+    int64_t outer = rank > 0 && row > 1 ? rank - 1 : rank;
+    const char *sp = src->data;
+    char *dp = dst->data;
+    do {
+        int64_t a = 0, b = 0;
+        for (int64_t d = 0; d < outer; d++) {
+            a += index[d] * sstr[d];
+            b += index[d] * dstr[d];
+        }
+        memcpy(dp + (size_t)b * esize, sp + (size_t)a * esize, (size_t)row * esize);
+    } while (cxla_index_next(outer, region, index));
+}
+
+cxla_status cxla_literal_to_static(const cxla_literal *literal, cxla_literal **out_literal) {
+    const cxla_shape *shape = literal->shape;
+    if (shape->type == CXLA_TUPLE) {
+        int64_t n = literal->tuple_count;
+        cxla_literal **elements = n > 0 ? calloc((size_t)n, sizeof(*elements)) : NULL;
+        if (n > 0 && !elements) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        cxla_status s = NULL;
+        for (int64_t i = 0; i < n && !s; i++)
+            s = cxla_literal_to_static(literal->elements[i], &elements[i]);
+        if (!s) s = wrap_tuple(elements, n, out_literal);
+        if (s)
+            for (int64_t i = 0; i < n; i++) cxla_literal_free(elements[i]);
+        free(elements);
+        return s;
+    }
+    if (!cxla_type_is_array(shape->type)) return cxla_literal_clone(literal, out_literal);
+    int64_t sizes[CXLA_MAX_RANK];
+    cxla_literal_sizes(literal, sizes);
+    cxla_shape target = {.type = shape->type, .rank = shape->rank, .dims = sizes};
+    CXLA_RETURN_IF_ERROR(create_array(&target, out_literal));
+    cxla_literal_copy_region(literal, *out_literal, sizes);
+    return NULL;
+}
+
+cxla_status cxla_literal_to_bounded(const cxla_literal *literal, const cxla_shape *shape,
+                                    cxla_literal **out_literal) {
+    const cxla_shape *from = literal->shape;
+    if (from->type == CXLA_TUPLE || shape->type == CXLA_TUPLE) {
+        if (from->type != shape->type || literal->tuple_count != shape->tuple_count)
+            return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                              "to_bounded: a %s literal does not fit a %s shape",
+                              from->type == CXLA_TUPLE ? "tuple" : "non-tuple",
+                              shape->type == CXLA_TUPLE ? "tuple" : "non-tuple");
+        int64_t n = literal->tuple_count;
+        cxla_literal **elements = n > 0 ? calloc((size_t)n, sizeof(*elements)) : NULL;
+        if (n > 0 && !elements) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        cxla_status s = NULL;
+        for (int64_t i = 0; i < n && !s; i++) {
+            s = cxla_literal_to_bounded(literal->elements[i], &shape->elements[i], &elements[i]);
+            if (s) s = cxla_status_annotate(s, "tuple element %" PRId64, i);
+        }
+        if (!s) s = wrap_tuple(elements, n, out_literal);
+        if (s)
+            for (int64_t i = 0; i < n; i++) cxla_literal_free(elements[i]);
+        free(elements);
+        return s;
+    }
+    if (!cxla_type_is_array(from->type) || from->type != shape->type || from->rank != shape->rank)
+        return cxla_error(
+            CXLA_STATUS_INVALID_ARGUMENT,
+            "to_bounded: a %s literal of rank %" PRId64 " does not fit shape %s of rank %" PRId64,
+            cxla_type_name(from->type), from->rank, cxla_type_name(shape->type), shape->rank);
+    int64_t sizes[CXLA_MAX_RANK], dims[CXLA_MAX_RANK];
+    uint8_t dyn[CXLA_MAX_RANK];
+    cxla_literal_sizes(literal, sizes);
+    for (int64_t d = 0; d < shape->rank; d++) {
+        bool dynamic = shape->dynamic && shape->dynamic[d];
+        dims[d] = shape->dims[d];
+        dyn[d] = dynamic;
+        if (dynamic && dims[d] == CXLA_DIM_UNBOUNDED) {
+            dims[d] = sizes[d];
+            dyn[d] = 0;
+        } else if (dynamic ? sizes[d] > dims[d] : sizes[d] != dims[d]) {
+            return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                              "to_bounded: size %" PRId64 " of dimension %" PRId64
+                              " does not fit %s%" PRId64,
+                              sizes[d], d, dynamic ? "the bound " : "the static size ", dims[d]);
+        }
+    }
+    cxla_shape target = *shape;
+    target.dims = dims;
+    target.dynamic = dyn;
+    CXLA_RETURN_IF_ERROR(cxla_shape_validate(&target));
+    CXLA_RETURN_IF_ERROR(create_array(&target, out_literal));
+    cxla_literal_copy_region(literal, *out_literal, sizes);
+    for (int64_t d = 0; d < shape->rank; d++) {
+        if (sizes[d] == dims[d]) continue;
+        cxla_status s = cxla_literal_set_dynamic_size(*out_literal, d, sizes[d]);
+        if (s) {
+            cxla_literal_free(*out_literal);
+            *out_literal = NULL;
+            return s;
+        }
+    }
+    return NULL;
 }

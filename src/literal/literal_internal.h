@@ -11,7 +11,11 @@ struct cxla_literal {
     /* Arrays: */
     void *data;    /* |size| bytes in the shape's layout (NULL when size is 0) */
     size_t size;   /* bytes, padding included */
-    int64_t count; /* logical element count */
+    int64_t count; /* logical element count (of the bounds) */
+    /* Current sizes of a shape with bounded dynamic dimensions: NULL while every dimension
+     * is at its bound (always for static shapes), else rank entries with at least one
+     * below its bound. */
+    int64_t *dyn_sizes;
     /* Tuples: */
     int64_t tuple_count;
     cxla_literal **elements;
@@ -20,6 +24,12 @@ struct cxla_literal {
 /* cxla_literal_create for a shape already known to be valid (one from a verified
  * module): skips the validation, which dominates the cost of small literals. */
 cxla_status cxla_literal_create_validated(const cxla_shape *shape, cxla_literal **out_literal);
+
+/* Copies the elements at indices below |region| (rank entries) from |src| to the same
+ * indices of |dst|: arrays of one element type and rank whose dims hold the region. */
+void cxla_literal_copy_region(const cxla_literal *src, cxla_literal *dst, const int64_t *region);
+/* The current sizes of an array literal into |sizes| (rank entries). */
+void cxla_literal_sizes(const cxla_literal *literal, int64_t *sizes);
 
 /* Loads and stores of one element at |p| (storage as types.h says). The value forms:
  *   f64: pred -> 0/1, integers -> nearest double, floats exact, complex -> error by caller

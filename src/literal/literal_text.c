@@ -18,7 +18,8 @@
  *            from rank 4 the inner opening braces carry "/ *iD=N* /" index comments
  *   tuple:   ( {1, 2}, 3 ), the empty tuple "(  )"; token: "token"
  *   with CXLA_LITERAL_PRINT_SHAPE each array is preceded by its shape and a space
- *   (plus "(d0,d1)" sizes for dynamic shapes, as XLA prints them). */
+ *   (plus "(d0,d1)" sizes for dynamic shapes, as XLA prints them); only the elements
+ *   below the dynamic sizes print. */
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
@@ -233,10 +234,11 @@ static void print_array(cxla_strbuf *b, const cxla_literal *lit, int flags) {
                          (flags & CXLA_LITERAL_PRINT_LAYOUT) ? CXLA_SHAPE_PRINT_DEFAULT
                                                              : CXLA_SHAPE_PRINT_NO_LAYOUT);
         if (shape_is_dynamic(shape)) {
-            /* XLA appends the dynamic sizes; a cxla literal is always at its bounds. */
+            /* XLA appends the size of every dimension. */
             cxla_strbuf_putc(b, '(');
             for (int64_t i = 0; i < shape->rank; i++)
-                cxla_strbuf_printf(b, "%s%" PRId64, i ? "," : "", shape->dims[i]);
+                cxla_strbuf_printf(b, "%s%" PRId64, i ? "," : "",
+                                   cxla_literal_dynamic_size(lit, i));
             cxla_strbuf_putc(b, ')');
         }
         cxla_strbuf_putc(b, ' ');
@@ -245,9 +247,11 @@ static void print_array(cxla_strbuf *b, const cxla_literal *lit, int flags) {
         print_value(b, shape->type, lit->data, false);
         return;
     }
+    int64_t sizes[CXLA_MAX_RANK];
+    cxla_literal_sizes(lit, sizes);
     array_printer ap = {.b = b,
                         .lit = lit,
-                        .dims = shape->dims,
+                        .dims = sizes,
                         .rank = shape->rank,
                         .elem_size = cxla_type_storage(shape->type)};
     cxla_shape_strides(shape, ap.strides);
@@ -734,7 +738,8 @@ static bool parse_element(parser *P, cxla_type type, void *p) {
 typedef struct array_parser {
     parser *P;
     cxla_literal *lit;
-    char *shape_text; /* for messages */
+    int64_t dims[CXLA_MAX_RANK]; /* the literal's current sizes */
+    char *shape_text;            /* for messages */
     int64_t strides[CXLA_MAX_RANK];
     int64_t index[CXLA_MAX_RANK];
     size_t elem_size;
@@ -756,7 +761,7 @@ static const char *index_text(const array_parser *ap, int64_t level, char *out) 
 static bool parse_level(array_parser *ap, int64_t level, int64_t offset) {
     parser *P = ap->P;
     const cxla_shape *shape = ap->lit->shape;
-    int64_t rank = shape->rank, dim = shape->dims[level];
+    int64_t rank = shape->rank, dim = ap->dims[level];
     char where[256], what[512];
     skip(P);
     if (peek(P) != '{') {
@@ -844,6 +849,7 @@ static bool parse_dense(parser *P, cxla_literal *lit) {
     if (!ap.shape_text)
         return fail_status(P, P->pos, cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory"));
     cxla_shape_strides(shape, ap.strides);
+    cxla_literal_sizes(lit, ap.dims);
     bool ok = parse_level(&ap, 0, 0);
     free(ap.shape_text);
     return ok;
@@ -960,8 +966,8 @@ static int64_t total_elements(const cxla_shape *shape) {
  * value at P->pos. Every element takes at least one character, so a large shape with
  * more elements than the rest of the text is rejected before its storage is allocated
  * (text cannot make cxla allocate much more than its own size). */
-static bool create_and_parse(parser *P, const cxla_shape *shape, size_t shape_pos,
-                             cxla_literal **out) {
+static bool create_and_parse(parser *P, const cxla_shape *shape, const int64_t *sizes,
+                             size_t shape_pos, cxla_literal **out) {
     int64_t elements = total_elements(shape);
     size_t rest = P->len - P->pos;
     if (elements > EARLY_SIZE_CHECK && (uint64_t)elements > (uint64_t)rest) {
@@ -975,9 +981,12 @@ static bool create_and_parse(parser *P, const cxla_shape *shape, size_t shape_po
     }
     cxla_literal *lit = NULL;
     cxla_status s = cxla_literal_create(shape, &lit);
+    for (int64_t i = 0; !s && sizes && i < shape->rank; i++)
+        s = cxla_literal_set_dynamic_size(lit, i, sizes[i]);
     if (s) {
         fail_code_at(P, shape_pos, cxla_status_code_of(s), "%s", cxla_status_message(s));
         cxla_status_free(s);
+        cxla_literal_free(lit);
         return false;
     }
     if (!parse_into(P, lit)) {
@@ -988,9 +997,11 @@ static bool create_and_parse(parser *P, const cxla_shape *shape, size_t shape_po
     return true;
 }
 
-/* After a dynamic shape XLA prints the dynamic sizes, "f32[<=4](4) {...}". cxla literals
- * are always at their bounds, so each size must equal its dimension. */
-static bool parse_dynamic_sizes(parser *P, const cxla_shape *shape) {
+/* After a dynamic shape XLA prints the size of every dimension, "f32[<=4](2) {1, 2}".
+ * When they are there, fills |sizes| (rank entries) and sets *have; a size must be at
+ * most the bound of a dynamic dimension and equal a static one. */
+static bool parse_dynamic_sizes(parser *P, const cxla_shape *shape, int64_t *sizes, bool *have) {
+    *have = false;
     if (shape->type == CXLA_TUPLE || !shape_is_dynamic(shape)) return true;
     skip(P);
     if (peek(P) != '(') return true;
@@ -1000,14 +1011,25 @@ static bool parse_dynamic_sizes(parser *P, const cxla_shape *shape) {
         number num;
         if (!parse_number(P, &num, "expects a dynamic size")) return false;
         uint64_t v;
+        bool dynamic = shape->dynamic[i] != 0;
+        int64_t bound = shape->dims[i];
         if (num.kind != NUM_FINITE || !num.is_integer || num.negative ||
-            !integer_magnitude(P, &num, &v) || v != (uint64_t)shape->dims[i])
+            !integer_magnitude(P, &num, &v) || (bound >= 0 && v > (uint64_t)bound) ||
+            (!dynamic && v != (uint64_t)bound))
             return fail_at(P, num.start,
-                           "dynamic size '%.*s' of dimension %" PRId64
-                           " differs from its bound %" PRId64
-                           ": cxla literals hold arrays at their full bounds",
-                           token_len(&num), P->text + num.start, i, shape->dims[i]);
+                           dynamic ? "dynamic size '%.*s' of dimension %" PRId64
+                                     " must be an integer in 0..%" PRId64 " (its bound)"
+                                   : "size '%.*s' of the static dimension %" PRId64
+                                     " differs from its size %" PRId64,
+                           token_len(&num), P->text + num.start, i, bound);
+        sizes[i] = (int64_t)v;
     }
+    skip(P);
+    if (peek(P) == ',')
+        return fail_at(P, P->pos,
+                       "expects %" PRId64 " dynamic sizes (one per dimension), but sees more",
+                       shape->rank);
+    *have = true;
     return expect_char(P, ')', "expects ')' after the dynamic sizes");
 }
 
@@ -1029,7 +1051,10 @@ static bool parse_shape_then_value(parser *P, size_t shape_len, bool *shape_ok, 
         *out_rank = shape.type == CXLA_TUPLE ? -1 : shape.rank;
         *value_pos = p;
         P->pos = p;
-        ok = parse_dynamic_sizes(P, &shape) && create_and_parse(P, &shape, start, out);
+        int64_t sizes[CXLA_MAX_RANK];
+        bool have_sizes = false;
+        ok = parse_dynamic_sizes(P, &shape, sizes, &have_sizes) &&
+             create_and_parse(P, &shape, have_sizes ? sizes : NULL, start, out);
     }
     cxla_arena_destroy(arena);
     return ok;
@@ -1132,7 +1157,7 @@ static bool parse_self_shaped(parser *P, cxla_literal **out) {
                 old_style = true;
                 P->pos = q;
                 P->depth++;
-                ok = create_and_parse(P, &shape, start, out);
+                ok = create_and_parse(P, &shape, NULL, start, out);
                 P->depth--;
             }
         }
@@ -1147,7 +1172,7 @@ static bool parse_self_shaped(parser *P, cxla_literal **out) {
     size_t end = word_end(P, start);
     if (text_is(P, start, end, "token") && (end >= P->len || P->text[end] != '[')) {
         cxla_shape token = {.type = CXLA_TOKEN};
-        return create_and_parse(P, &token, start, out);
+        return create_and_parse(P, &token, NULL, start, out);
     }
     /* An array shape. Its layout and its value can look alike ("f32[1] {0}"): read the
      * shape with whatever layout follows first, and when that fails, the shape alone. */
@@ -1194,7 +1219,7 @@ cxla_status cxla_literal_parse_at(const char *text, size_t len, size_t *pos,
     if (*pos > len) return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "position past the text");
     parser P = {.text = text ? text : "", .len = len, .pos = *pos};
     cxla_literal *lit = NULL;
-    bool ok = shape ? create_and_parse(&P, shape, P.pos, &lit) : parse_self_shaped(&P, &lit);
+    bool ok = shape ? create_and_parse(&P, shape, NULL, P.pos, &lit) : parse_self_shaped(&P, &lit);
     if (!ok) {
         if (!P.error) P.error = cxla_error(CXLA_STATUS_INTERNAL, "literal parse failed");
         return P.error;

@@ -618,6 +618,14 @@ cxla_status cxla_npy_write_buffer(const cxla_literal *literal, void **out_data, 
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "npy: NULL argument");
     *out_data = NULL;
     *out_size = 0;
+    if (cxla_type_is_array(cxla_literal_type(literal)) && cxla_literal_is_padded(literal)) {
+        /* A literal below its dynamic bounds is written as its value alone. */
+        cxla_literal *value = NULL;
+        CXLA_RETURN_IF_ERROR(cxla_literal_to_static(literal, &value));
+        cxla_status st = cxla_npy_write_buffer(value, out_data, out_size);
+        cxla_literal_free(value);
+        return st;
+    }
     const cxla_shape *shape = cxla_literal_shape(literal);
     cxla_type type = shape->type;
     char kind = write_kind(type);

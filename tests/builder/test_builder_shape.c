@@ -265,28 +265,36 @@ static void test_seed_iota(void) {
     expect_build_error(b, "iota_dimension");
 }
 
-/* Seed: GetDimensionSize and SetDimensionSize. The interpreter has no dynamic shapes
- * yet: set-dimension-size builds and prints, and running reports it unsupported. */
+/* Seed: GetDimensionSize and SetDimensionSize; the seed's sums: 1..10 with its size set
+ * to 5 sums to 15 and multiplies to 120, set to 6 it sums to 21. */
 static void test_seed_dimension_size(void) {
     cxla_builder *b = new_builder("get_size");
     cxla_get_dimension_size(cxla_parameter(b, 0, &SHAPE(CXLA_F32, 3, 7), "x"), 1);
     check_build_run(b, ARGS("f32[3,7] { {0,0,0,0,0,0,0}, {0,0,0,0,0,0,0}, {0,0,0,0,0,0,0} }"),
                     "s32[] 7");
-    b = new_builder("set_size");
-    cxla_op v = cxla_iota_1d(b, CXLA_F32, 10);
-    cxla_op five = cxla_constant_r0(b, CXLA_S32, 5);
-    cxla_op padded = cxla_set_dimension_size(v, five, 0);
-    const cxla_shape *ps = NULL;
-    CHECK_OK(cxla_op_get_shape(padded, &ps));
-    CHECK(ps && ps->dims[0] == 10 && ps->dynamic && ps->dynamic[0]); /* f32[<=10] */
-    cxla_xla_computation *c = finish(b);
-    char *text = hlo_text(c);
-    CHECK(text && strstr(text, "f32[<=10] set-dimension-size("));
-    free(text);
-    interp_options opts = {0};
-    cxla_literal *out = NULL;
-    CHECK_ERROR(interp_run_module(cxla_xla_computation_module(c), &opts, NULL, 0, &out));
-    cxla_xla_computation_free(c);
+    static const struct {
+        int size;
+        bool mul;
+        const char *expected;
+    } cases[] = {{5, false, "f32[] 15"}, {5, true, "f32[] 120"}, {6, false, "f32[] 21"}};
+    cxla_xla_computation *add = scalar_comp(CXLA_F32, cxla_add, "add");
+    cxla_xla_computation *mul = scalar_comp(CXLA_F32, cxla_mul, "mul");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        b = new_builder("set_size");
+        cxla_op v = cxla_parameter(b, 0, &SHAPE(CXLA_F32, 10), "v");
+        cxla_op padded =
+            cxla_set_dimension_size(v, cxla_constant_r0(b, CXLA_S32, cases[i].size), 0);
+        const cxla_shape *ps = NULL;
+        CHECK_OK(cxla_op_get_shape(padded, &ps));
+        CHECK(ps && ps->dims[0] == 10 && ps->dynamic && ps->dynamic[0]); /* f32[<=10] */
+        if (cases[i].mul)
+            cxla_reduce_all(padded, cxla_constant_r0(b, CXLA_F32, 1), mul);
+        else
+            cxla_reduce_all(padded, cxla_zero(b, CXLA_F32), add);
+        check_build_run(b, ARGS("f32[10] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}"), cases[i].expected);
+    }
+    cxla_xla_computation_free(add);
+    cxla_xla_computation_free(mul);
     b = new_builder("set_size_bad");
     cxla_set_dimension_size(cxla_iota_1d(b, CXLA_F32, 10), cxla_constant_r0(b, CXLA_F32, 5), 0);
     expect_build_error(b, "s32[]");

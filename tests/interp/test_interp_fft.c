@@ -9,10 +9,19 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 #include "hlo/hlo.h"
 #include "interp/interp.h"
+
+/* A complex number from its parts (C11's CMPLX is missing under clang 14). */
+static double complex make_c(double re, double im) {
+    double parts[2] = {re, im};
+    double complex z;
+    memcpy(&z, parts, sizeof(z));
+    return z;
+}
 
 static uint64_t rng = 0x2545F4914F6CDD1Du;
 
@@ -106,7 +115,7 @@ static void naive_dft(int64_t nd, const int64_t *n, const double complex *in, do
             double frac = 0;
             for (int64_t d = 0; d < nd; d++) frac += (double)((j[d] * k[d]) % n[d]) / (double)n[d];
             double a = sign * 6.283185307179586476925286766559 * frac;
-            s += in[ik] * CMPLX(cos(a), sin(a));
+            s += in[ik] * make_c(cos(a), sin(a));
         }
         out[oj] = s * scale;
     }
@@ -169,7 +178,7 @@ static void check_case(kind k, bool wide, int64_t nb, const int64_t *batch, int6
                 cxla_load_c128(ct, p, &re, &im);
             else
                 re = cxla_load_f64(rt, p);
-            full[f] = mirror ? CMPLX(re, -im) : CMPLX(re, im);
+            full[f] = mirror ? make_c(re, -im) : make_c(re, im);
         }
         bool inverse = k == K_IFFT || k == K_IRFFT;
         double scale = inverse ? 1.0 / (double)nfull : 1.0, l1 = 0;

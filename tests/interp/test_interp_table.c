@@ -6,7 +6,6 @@
 /* Operations the interpreter does not run yet, and parameter (run by the driver). */
 static const cxla_opcode not_yet[] = {
     CXLA_OP_PARAMETER, /* run by the driver */
-    CXLA_OP_SET_DIMENSION_SIZE,
     CXLA_OP_SHUFFLE,
     CXLA_OP_RAGGED_ALL_TO_ALL,
     CXLA_OP_COLLECTIVE_REDUCE,

@@ -60,6 +60,13 @@ ENTRY main {
   ROOT l = f32[2] log(x)
 }
 HLO
+cat >"$dir/dyn.hlo" <<'HLO'
+HloModule dyn
+ENTRY main {
+  x = f32[<=2000] parameter(0)
+  ROOT n = f32[<=2000] negate(x)
+}
+HLO
 
 expect "help" 0 "commands:" -- "$cxla" --help
 expect "help run" 0 "--repeat N" -- "$cxla" help run
@@ -76,6 +83,18 @@ expect "bad literal" 1 "input 0" -- "$cxla" run "$dir/add.hlo" 'f32[3] {1, 2' 'f
 expect "missing npy" 1 "nope.npy" -- "$cxla" run "$dir/add.hlo" "$dir/nope.npy" 'f32[3] {1, 2, 3}'
 expect "unknown backend" 1 "unknown backend 'gpu'" -- "$cxla" run "$dir/add.hlo" --backend gpu
 expect "missing module" 1 "cannot open" -- "$cxla" run "$dir/none.hlo"
+
+# Dynamic parameters take inputs of any size up to the bound; results print their sizes
+# (summarized ones too) and .npy files hold the value.
+printf 'HloModule r\nENTRY main {\n  ROOT i = f32[1500] iota(), iota_dimension=0\n}\n' >"$dir/ramp.hlo"
+printf 'HloModule b\nENTRY main {\n  ROOT i = f32[2001] iota(), iota_dimension=0\n}\n' >"$dir/big.hlo"
+"$cxla" run "$dir/ramp.hlo" -o "$dir/ramp" >/dev/null && mv "$dir/ramp/out0.npy" "$dir/ramp.npy"
+"$cxla" run "$dir/big.hlo" -o "$dir/big" >/dev/null && mv "$dir/big/out0.npy" "$dir/big.npy"
+expect "dynamic input" 0 "^f32\[<=2000\]\(2\) \{-1, -2\}$" -- "$cxla" run "$dir/dyn.hlo" 'f32[2] {1, 2}'
+expect "dynamic too large" 1 "argument 0 \(f32\[2001\]\) does not fit parameter shape f32\[<=2000\]" -- "$cxla" run "$dir/dyn.hlo" "$dir/big.npy"
+expect "dynamic summary" 0 "^f32\[<=2000\]\(1500\) \{-0, -1, -2, \.\.\., -1497, -1498, -1499\}$" -- "$cxla" run "$dir/dyn.hlo" "$dir/ramp.npy"
+expect "dynamic -o" 0 "f32" -- "$cxla" run "$dir/dyn.hlo" 'f32[3] {1, 2, 3}' -o "$dir/dout"
+expect "dynamic npy back" 0 "^f32\[<=2000\]\(3\) \{1, 2, 3\}$" -- "$cxla" run "$dir/dyn.hlo" "$dir/dout/out0.npy"
 
 # .npy out and back in.
 expect "run -o" 0 "f32\[3\]" -- "$cxla" run "$dir/add.hlo" 'f32[3] {1, 2, 3}' 'f32[3] {0.5, 0, -1}' -o "$dir/out"
