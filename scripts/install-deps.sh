@@ -11,6 +11,14 @@ packages=(
   libclang-rt-14-dev # clang's sanitizer and libFuzzer runtimes
   python3-numpy      # tests cross-check .npy files against NumPy's own reader
 )
+# Optional: replicas across processes (MPI) and their tests. CXLA_NO_MPI=1 leaves them
+# out; the build then says that MPI is missing and the MPI test is skipped.
+if [ "${CXLA_NO_MPI:-0}" != 1 ]; then
+  packages+=(
+    libopenmpi-dev   # MPI headers and library (Open MPI, BSD-licensed)
+    openmpi-bin      # mpirun, which the MPI test uses
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do
