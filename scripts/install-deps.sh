@@ -23,6 +23,14 @@ optional=(
 if [ "${BENCH:-0}" = 1 ]; then
   packages+=(python3-torch) # bench/: PyTorch's times next to NumPy's and cxla's
 fi
+# Optional: replicas across processes (MPI) and their tests. CXLA_NO_MPI=1 leaves them
+# out; the build then says that MPI is missing and the MPI test is skipped.
+if [ "${CXLA_NO_MPI:-0}" != 1 ]; then
+  packages+=(
+    libopenmpi-dev   # MPI headers and library (Open MPI, BSD-licensed)
+    openmpi-bin      # mpirun, which the MPI test uses
+  )
+fi
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()

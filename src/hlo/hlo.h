@@ -291,6 +291,10 @@ cxla_status cxla_instr_replace_all_uses(cxla_instr *old, cxla_instr *with);
  * root last; unreachable instructions included, in order). |out| gets instr_count
  * entries from the arena. Fails on a cycle, naming an instruction on it. */
 cxla_status cxla_computation_post_order(const cxla_computation *comp, cxla_instr ***out);
+/* The same with the result in |arena|: leaves the module untouched, so that several
+ * threads may order (and run) one module at a time. */
+cxla_status cxla_computation_post_order_in(const cxla_computation *comp, cxla_arena *arena,
+                                           cxla_instr ***out);
 /* Post-order of the computations reachable from |comp| through called computations
  * (callees first). */
 cxla_status cxla_module_computation_post_order(const cxla_module *module, cxla_computation ***out,

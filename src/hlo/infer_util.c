@@ -449,5 +449,8 @@ cxla_status cxla_infer_group_size(const cxla_instr *in, cxla_arena *arena, bool 
             in, "replica_groups name %" PRId64 " participants, the module has %" PRId64, total,
             expected);
     *out_size = g->group_sizes[0];
+    /* Each replica of a group takes part with all its partitions (XLA's GetSubgroupSize). */
+    if (mode == CROSS_REPLICA_AND_PARTITION && !cxla_mul_i64(*out_size, partitions, out_size))
+        return cxla_infer_fail(in, "the group size x num_partitions overflows");
     return NULL;
 }

@@ -273,7 +273,11 @@ cxla_status cxla_instr_replace_all_uses(cxla_instr *old, cxla_instr *with) {
 
 /* Iterative DFS post-order with a visiting state to detect cycles. */
 cxla_status cxla_computation_post_order(const cxla_computation *comp, cxla_instr ***out) {
-    cxla_arena *arena = comp->module->arena;
+    return cxla_computation_post_order_in(comp, comp->module->arena, out);
+}
+
+cxla_status cxla_computation_post_order_in(const cxla_computation *comp, cxla_arena *arena,
+                                           cxla_instr ***out) {
     int64_t n = comp->instr_count;
     cxla_instr **order = cxla_arena_alloc_array(arena, (size_t)(n ? n : 1), sizeof(*order));
     uint8_t *state = calloc((size_t)(n ? n : 1), 1); /* 0 new, 1 on stack, 2 done */

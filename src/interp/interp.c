@@ -23,7 +23,8 @@ static const interp_op_fn *const families[] = {
     interp_reduce_ops,
     interp_linalg_ops,
     interp_fft_ops,
-    interp_single_ops,
+    interp_collective_ops,
+    interp_async_ops,
     interp_linalg2_ops,
     interp_ragged_ops,
     interp_scan_ops,
@@ -103,7 +104,7 @@ static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, int
     interp_plan *plan = cxla_arena_alloc(a, sizeof(*plan));
     if (!plan) return OOM();
     cxla_instr **order;
-    CXLA_RETURN_IF_ERROR(cxla_computation_post_order(comp, &order));
+    CXLA_RETURN_IF_ERROR(cxla_computation_post_order_in(comp, a, &order));
     int64_t n = comp->instr_count;
     plan->count = n;
     plan->order = (const cxla_instr **)order;
@@ -188,6 +189,7 @@ cxla_status interp_ctx_init(interp_ctx *ctx, const cxla_module *module,
 
 void interp_ctx_deinit(interp_ctx *ctx) {
     cxla_arena_destroy(ctx->arena);
+    free(ctx->collective_counts);
     memset(ctx, 0, sizeof(*ctx));
 }
 

@@ -29,7 +29,8 @@ extern const interp_op_fn interp_shape_ops[CXLA_OP_COUNT];       /* interp_shape
 extern const interp_op_fn interp_reduce_ops[CXLA_OP_COUNT];      /* interp_reduce.c, ... */
 extern const interp_op_fn interp_linalg_ops[CXLA_OP_COUNT];      /* interp_linalg.c */
 extern const interp_op_fn interp_linalg2_ops[CXLA_OP_COUNT];     /* interp_linalg2.c */
-extern const interp_op_fn interp_single_ops[CXLA_OP_COUNT];      /* interp_single.c */
+extern const interp_op_fn interp_collective_ops[CXLA_OP_COUNT];  /* interp_collective.c */
+extern const interp_op_fn interp_async_ops[CXLA_OP_COUNT];       /* interp_async.c */
 extern const interp_op_fn interp_fft_ops[CXLA_OP_COUNT];         /* interp_fft.c */
 extern const interp_op_fn interp_ragged_ops[CXLA_OP_COUNT];      /* interp_ragged.c */
 extern const interp_op_fn interp_scan_ops[CXLA_OP_COUNT];        /* interp_scan.c */
@@ -58,6 +59,48 @@ typedef struct interp_host {
     cxla_status (*recv)(void *user, int64_t channel_id, bool is_host_transfer,
                         const cxla_shape *shape, cxla_literal **out);
 } interp_host;
+/* ---- devices and communicators ------------------------------------------------------
+ *
+ * A run of a module on several devices (replicas x partitions) runs the interpreter once
+ * per device, each with an interp_comm through which its collectives meet those of the
+ * others. Devices are numbered replica * partition_count + partition (XLA's flattened
+ * ids). The collectives themselves (interp_collective.c) are written once, on top of one
+ * point-to-point primitive, exchange; the communicators (src/runtime: threads in one
+ * process, MPI across processes) only carry messages. */
+
+/* One step of one collective on this device: it sends sends[k * parts ... + parts - 1]
+ * (borrowed arrays) to device to[k], for each of |send_count| devices, and receives
+ * |parts| arrays from each device from[j] into recvs[j * parts ...] (new row-major
+ * literals that the caller owns). (op_id, sequence) name the collective instance: the
+ * instruction's id and how many times this device executed it before. They are equal on
+ * all devices that run the same program, and a message goes only to the exchange of
+ * the same instance on its destination, whatever the order in which devices get there.
+ * A device never sends to itself. */
+typedef struct interp_exchange {
+    const cxla_instr *instr; /* the collective, for messages */
+    int64_t op_id, sequence;
+    int64_t parts;
+    int64_t send_count;
+    const int64_t *to;
+    const cxla_literal *const *sends;
+    int64_t recv_count;
+    const int64_t *from;
+    cxla_literal **recvs;
+} interp_exchange;
+
+typedef struct interp_comm interp_comm;
+struct interp_comm {
+    int64_t replica_count, partition_count; /* the devices of the run */
+    /* Performs |x|. Sends do not wait for the receivers. A receive waits for its messages
+     * and fails, naming the devices involved, when a device it waits for failed or ended
+     * its program without sending, or when the communicator's time limit passes first
+     * (the message then says which devices arrived and which did not). On failure no
+     * recvs are set. */
+    cxla_status (*exchange)(interp_comm *comm, const interp_exchange *x);
+};
+
+/* "replica 2", or "replica 2 partition 1" when there are several partitions. */
+void interp_device_name(int64_t partition_count, int64_t device, char *buf, size_t size);
 
 typedef struct interp_options {
     /* The module seed of rng (XLA's HloModuleConfig seed): it is xor'ed into each rng
@@ -65,6 +108,11 @@ typedef struct interp_options {
     uint64_t seed;
     int64_t replica_id; /* what replica-id returns */
     int64_t partition_id;
+    /* The other devices of a multi-device run, or NULL for a run on one device: then the
+     * groups come from the module's replica_count and num_partitions, a collective whose
+     * group has other members fails, and a collective-permute's sends to other devices
+     * are dropped. */
+    interp_comm *comm;
     /* Report (to stderr) the first instruction that produces a NaN or Inf from operands
      * that had none: a debugging aid for `cxla run --check-finite`. */
     bool check_finite;
@@ -85,6 +133,10 @@ struct interp_ctx {
     cxla_strmap plans; /* computation name -> evaluation plan (cached) */
     cxla_arena *arena; /* plans and other per-run data */
     bool reported_non_finite;
+    /* Executions of each collective so far, by instruction id (the sequence of
+     * interp_exchange); malloc'd, grown on demand. */
+    int64_t *collective_counts;
+    int64_t collective_counts_size;
     /* Operands the current instruction may take over instead of copying (see
      * interp_take_operand); set by the driver around each handler call. */
     cxla_literal **take_values;    /* the frame's values */
@@ -200,4 +252,29 @@ void interp_philox4x32(const uint32_t key[2], const uint32_t ctr[4], uint32_t ou
 void interp_mt19937_64(uint64_t seed, uint64_t *out, int64_t count);
 /* The initial rng state (low word), XLA CPU's per-executable rng_state initializer. */
 #define INTERP_RNG_INITIAL_STATE 0x7012395ull
+/* ---- values of the collectives and async wrappers (interp_async.c) ------------------ */
+
+/* Zeros of |shape| (tuples element by element, tokens as tokens). */
+cxla_status interp_zeros(const cxla_shape *shape, cxla_literal **out);
+/* Operand |k|, taken over when |may_take| and this is its last use, else copied. */
+cxla_status interp_operand_value(interp_ctx *ctx, const cxla_literal *const *operands, int64_t k,
+                                 bool may_take, cxla_literal **out);
+/* The operands as |shape| holds them: a tuple of all of them when it is a tuple, else
+ * operand 0 alone. */
+cxla_status interp_pack_operands(interp_ctx *ctx, const cxla_instr *instr,
+                                 const cxla_literal *const *operands, const cxla_shape *shape,
+                                 bool may_take, cxla_literal **out);
+/* Element |index| of the tuple operand 0 (the -done forms). */
+cxla_status interp_tuple_element_of(interp_ctx *ctx, const cxla_instr *instr,
+                                    const cxla_literal *const *operands, int64_t index,
+                                    cxla_literal **out);
+/* A tuple of |n| values (owned; freed on failure). */
+cxla_status interp_make_tuple(cxla_literal **elements, int64_t n, cxla_literal **out);
+/* Handlers: operand 0 itself; element {0} or {1} of the tuple operand 0. */
+cxla_status interp_op_pass(interp_ctx *ctx, const cxla_instr *instr,
+                           const cxla_literal *const *operands, cxla_literal **out);
+cxla_status interp_op_element0(interp_ctx *ctx, const cxla_instr *instr,
+                               const cxla_literal *const *operands, cxla_literal **out);
+cxla_status interp_op_element1(interp_ctx *ctx, const cxla_instr *instr,
+                               const cxla_literal *const *operands, cxla_literal **out);
 #endif /* CXLA_INTERP_INTERP_H_ */

@@ -1,0 +1,990 @@
+/* Interpreter handlers for replica-id, partition-id and the collectives: all-reduce,
+ * all-gather, reduce-scatter, all-to-all, collective-broadcast, collective-permute and
+ * their dedicated -start/-done forms.
+ *
+ * Every device of a run executes the same module; its collectives meet those of the
+ * other devices through interp_options.comm (see interp.h), one exchange of messages per
+ * execution of a collective. Each device computes its own result from the values it
+ * received, always in the order of the replica group, so that the results are the same
+ * on every device and from run to run. Without a communicator the run is one device:
+ * groups of one member are the identity and larger ones fail.
+ *
+ * Groups follow XLA's CollectiveOpGroupMode: without channel_id the ids in
+ * replica_groups are replicas (each partition has its own groups); with channel_id they
+ * are partitions for all-to-all, collective-broadcast and collective-permute, replicas
+ * of every partition for the others, and flattened device ids (replica *
+ * num_partitions + partition) with use_global_device_ids=true. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/interp.h"
+#include "interp/interp_reduce.h"
+
+#define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
+
+void interp_device_name(int64_t partition_count, int64_t device, char *buf, size_t size) {
+    if (partition_count > 1)
+        snprintf(buf, size, "replica %" PRId64 " partition %" PRId64, device / partition_count,
+                 device % partition_count);
+    else
+        snprintf(buf, size, "replica %" PRId64, device);
+}
+
+/* ---- devices and groups ----------------------------------------------------------- */
+
+typedef struct devices {
+    int64_t replicas, partitions; /* of the run */
+    int64_t replica, partition;   /* this device */
+    int64_t self;                 /* replica * partitions + partition */
+} devices;
+
+static cxla_status get_devices(interp_ctx *ctx, const cxla_instr *instr, devices *d) {
+    const interp_comm *c = ctx->options.comm;
+    const cxla_module *m = instr->parent ? instr->parent->module : ctx->module;
+    if (c) {
+        d->replicas = c->replica_count;
+        d->partitions = c->partition_count;
+    } else {
+        d->replicas = m && m->replica_count > 0 ? m->replica_count : 1;
+        d->partitions = m && m->num_partitions > 0 ? m->num_partitions : 1;
+    }
+    d->replica = ctx->options.replica_id;
+    d->partition = ctx->options.partition_id;
+    if (c && (d->replicas < 1 || d->partitions < 1 || d->replica < 0 || d->replica >= d->replicas ||
+              d->partition < 0 || d->partition >= d->partitions))
+        return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                            "this device (replica %" PRId64 ", partition %" PRId64
+                            ") is outside the run's %" PRId64 " replicas x %" PRId64 " partitions",
+                            d->replica, d->partition, d->replicas, d->partitions);
+    d->self = d->replica * d->partitions + d->partition;
+    return NULL;
+}
+
+typedef enum group_mode {
+    CROSS_REPLICA,               /* no channel_id: ids are replicas */
+    CROSS_PARTITION,             /* channel_id, no use_global_device_ids attribute */
+    CROSS_REPLICA_AND_PARTITION, /* channel_id, use_global_device_ids=false */
+    FLATTENED,                   /* use_global_device_ids=true: ids are devices */
+} group_mode;
+
+static const char *const id_words[] = {"replica", "partition", "replica", "device"};
+
+/* |global_ids_meaningful|: the opcode has use_global_device_ids (all-reduce, all-gather,
+ * reduce-scatter); the others read channel_id as "ids are partitions". */
+static group_mode mode_of(const cxla_instr *instr, bool global_ids_meaningful) {
+    int64_t channel;
+    if (!cxla_instr_int(instr, CXLA_ATTR_CHANNEL_ID, &channel)) return CROSS_REPLICA;
+    if (!global_ids_meaningful) return CROSS_PARTITION;
+    return cxla_instr_bool(instr, CXLA_ATTR_USE_GLOBAL_DEVICE_IDS) ? FLATTENED
+                                                                   : CROSS_REPLICA_AND_PARTITION;
+}
+
+/* The devices that take part in a collective with this one, in group order. */
+typedef struct group {
+    int64_t count;
+    int64_t *members; /* devices, malloc'd */
+    int64_t me;       /* position of this device */
+} group;
+
+static void group_free(group *g) {
+    free(g->members);
+    g->members = NULL;
+}
+
+static cxla_status one_device_error(const cxla_instr *instr, int64_t n) {
+    return interp_error(instr, CXLA_STATUS_UNIMPLEMENTED,
+                        "this collective needs %" PRId64
+                        " devices but this run is on one device (run the module on several "
+                        "replicas)",
+                        n);
+}
+
+static cxla_status resolve_group(interp_ctx *ctx, const cxla_instr *instr,
+                                 bool global_ids_meaningful, const devices *dv, group *g) {
+    memset(g, 0, sizeof(*g));
+    group_mode mode = mode_of(instr, global_ids_meaningful);
+    const char *word = id_words[mode];
+    int64_t space = mode == CROSS_PARTITION ? dv->partitions
+                    : mode == FLATTENED     ? dv->replicas * dv->partitions
+                                            : dv->replicas;
+    int64_t my_id = mode == CROSS_PARTITION ? dv->partition
+                    : mode == FLATTENED     ? dv->self
+                                            : dv->replica;
+    const cxla_attr *a = cxla_instr_attr(instr, CXLA_ATTR_REPLICA_GROUPS);
+    const cxla_replica_groups *rg =
+        a && a->kind == CXLA_ATTR_KIND_REPLICA_GROUPS ? &a->v.groups : NULL;
+    const int64_t *ids = NULL;
+    int64_t id_count = 0;
+    int64_t *all = NULL;
+    if (rg && rg->group_count == 0 && rg->text) {
+        if (dv->replicas * dv->partitions > 1)
+            return interp_error(instr, CXLA_STATUS_UNIMPLEMENTED,
+                                "replica groups in the mesh form (%s) are not supported yet",
+                                rg->text);
+        ids = &my_id;
+        id_count = 1;
+    } else if (!rg || rg->group_count == 0) {
+        if (mode == FLATTENED)
+            return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                "use_global_device_ids=true needs replica_groups");
+        all = malloc((size_t)space * sizeof(*all));
+        if (!all) return OOM();
+        for (int64_t i = 0; i < space; i++) all[i] = i;
+        ids = all;
+        id_count = space;
+    } else {
+        for (int64_t i = 0; i < rg->group_count; i++) {
+            for (int64_t j = 0; j < rg->group_sizes[i]; j++) {
+                int64_t id = rg->groups[i][j];
+                if (id < 0 || id >= space)
+                    return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                        "replica_groups name %s %" PRId64
+                                        " but the run has %" PRId64 " %ss",
+                                        word, id, space, word);
+                if (id != my_id) continue;
+                if (ids)
+                    return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                        "%s %" PRId64 " appears twice in replica_groups", word, id);
+                ids = rg->groups[i];
+                id_count = rg->group_sizes[i];
+            }
+        }
+        if (!ids)
+            return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                "%s %" PRId64 " is in none of the replica_groups", word, my_id);
+    }
+    int64_t per = mode == CROSS_REPLICA_AND_PARTITION ? dv->partitions : 1;
+    g->count = id_count * per;
+    g->members = malloc((size_t)(g->count ? g->count : 1) * sizeof(*g->members));
+    if (!g->members) {
+        free(all);
+        return OOM();
+    }
+    g->me = -1;
+    int64_t k = 0;
+    for (int64_t i = 0; i < id_count; i++) {
+        for (int64_t p = 0; p < per; p++) {
+            int64_t id = ids[i], dev;
+            switch (mode) {
+            case CROSS_REPLICA: dev = id * dv->partitions + dv->partition; break;
+            case CROSS_PARTITION: dev = dv->replica * dv->partitions + id; break;
+            case CROSS_REPLICA_AND_PARTITION: dev = id * dv->partitions + p; break;
+            default: dev = id; break;
+            }
+            for (int64_t j = 0; j < k; j++)
+                if (g->members[j] == dev) {
+                    free(all);
+                    group_free(g);
+                    return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                        "%s %" PRId64 " appears twice in its replica group", word,
+                                        id);
+                }
+            if (dev == dv->self) g->me = k;
+            g->members[k++] = dev;
+        }
+    }
+    free(all);
+    if (g->me < 0) { /* only the mesh form of one device gets here without this device */
+        group_free(g);
+        return interp_error(instr, CXLA_STATUS_INTERNAL, "this device is not in its group");
+    }
+    if (g->count > 1 && !ctx->options.comm) {
+        int64_t n = g->count;
+        group_free(g);
+        return one_device_error(instr, n);
+    }
+    return NULL;
+}
+
+/* ---- exchanges -------------------------------------------------------------------- */
+
+/* How many times this device executed |instr| before; counts this execution. */
+static cxla_status next_sequence(interp_ctx *ctx, const cxla_instr *instr, int64_t *out) {
+    int64_t id = instr->id;
+    if (id < 0) return interp_error(instr, CXLA_STATUS_INTERNAL, "the instruction has no id");
+    if (id >= ctx->collective_counts_size) {
+        int64_t size = ctx->collective_counts_size ? ctx->collective_counts_size : 64;
+        while (size <= id) size *= 2;
+        int64_t *p = realloc(ctx->collective_counts, (size_t)size * sizeof(*p));
+        if (!p) return OOM();
+        memset(p + ctx->collective_counts_size, 0,
+               (size_t)(size - ctx->collective_counts_size) * sizeof(*p));
+        ctx->collective_counts = p;
+        ctx->collective_counts_size = size;
+    }
+    *out = ctx->collective_counts[id]++;
+    return NULL;
+}
+
+static cxla_status annotate(cxla_status s, const cxla_instr *instr) {
+    if (!s) return NULL;
+    if (instr->line > 0)
+        return cxla_status_annotate(s, "%s (%s, line %" PRId64 ")", instr->name,
+                                    cxla_opcode_name(instr->opcode), instr->line);
+    return cxla_status_annotate(s, "%s (%s)", instr->name, cxla_opcode_name(instr->opcode));
+}
+
+static bool same_array(const cxla_shape *a, const cxla_shape *b) {
+    if (a->type != b->type || a->rank != b->rank) return false;
+    for (int64_t i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
+/* One exchange through the communicator; received arrays are checked against
+ * |expect[j * parts + i]| (the shape this device would send itself). */
+static cxla_status exchange(interp_ctx *ctx, const cxla_instr *instr, int64_t seq, int64_t parts,
+                            int64_t send_count, const int64_t *to, const cxla_literal *const *sends,
+                            int64_t recv_count, const int64_t *from,
+                            const cxla_literal *const *expect, cxla_literal **recvs) {
+    interp_comm *c = ctx->options.comm;
+    if (!c) {
+        if (recv_count > 0) return one_device_error(instr, recv_count + 1);
+        return NULL; /* one device: what goes elsewhere is dropped */
+    }
+    if (send_count == 0 && recv_count == 0) return NULL;
+    interp_exchange x = {
+        .instr = instr,
+        .op_id = instr->id,
+        .sequence = seq,
+        .parts = parts,
+        .send_count = send_count,
+        .to = to,
+        .sends = sends,
+        .recv_count = recv_count,
+        .from = from,
+        .recvs = recvs,
+    };
+    cxla_status s = annotate(c->exchange(c, &x), instr);
+    for (int64_t j = 0; j < recv_count && !s; j++) {
+        for (int64_t i = 0; i < parts && !s; i++) {
+            const cxla_literal *got = recvs[j * parts + i];
+            const cxla_shape *want = cxla_literal_shape(expect[j * parts + i]);
+            if (got && same_array(cxla_literal_shape(got), want)) continue;
+            char who[64];
+            interp_device_name(c->partition_count, from[j], who, sizeof(who));
+            char *g =
+                got ? cxla_shape_to_string(cxla_literal_shape(got), CXLA_SHAPE_PRINT_NO_LAYOUT)
+                    : NULL;
+            char *w = cxla_shape_to_string(want, CXLA_SHAPE_PRINT_NO_LAYOUT);
+            s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                             "%s sent %s where %s was expected (the devices must run the same "
+                             "module)",
+                             who, g ? g : "nothing", w ? w : "?");
+            free(g);
+            free(w);
+        }
+    }
+    if (s)
+        for (int64_t k = 0; k < recv_count * parts; k++) {
+            cxla_literal_free(recvs[k]);
+            recvs[k] = NULL;
+        }
+    return s;
+}
+
+/* Every member of |g| sends outgoing[k * parts ...] to member k and receives what each
+ * other member sends it. |table| gets count * parts values in group order: received ones
+ * (owned, listed in |owned| for freeing) and, at this device's place, its own
+ * outgoing[me * parts ...] (borrowed). */
+typedef struct gathered {
+    const cxla_literal **table;
+    cxla_literal **owned;
+    int64_t owned_count;
+} gathered;
+
+static void gathered_free(gathered *t) {
+    for (int64_t i = 0; i < t->owned_count; i++) cxla_literal_free(t->owned[i]);
+    free(t->owned);
+    free(t->table);
+    memset(t, 0, sizeof(*t));
+}
+
+static cxla_status exchange_in_group(interp_ctx *ctx, const cxla_instr *instr, int64_t seq,
+                                     const group *g, int64_t parts,
+                                     const cxla_literal *const *outgoing, gathered *out) {
+    memset(out, 0, sizeof(*out));
+    int64_t others = g->count - 1;
+    size_t n = (size_t)(others > 0 ? others : 1);
+    int64_t *peers = malloc(n * sizeof(*peers));
+    const cxla_literal **sends = malloc(n * (size_t)parts * sizeof(*sends) + 1);
+    const cxla_literal **expect = malloc(n * (size_t)parts * sizeof(*expect) + 1);
+    out->owned = calloc(n * (size_t)parts + 1, sizeof(*out->owned));
+    out->table = calloc((size_t)g->count * (size_t)parts + 1, sizeof(*out->table));
+    cxla_status s = NULL;
+    if (!peers || !sends || !expect || !out->owned || !out->table) s = OOM();
+    for (int64_t k = 0, j = 0; k < g->count && !s; k++) {
+        if (k == g->me) continue;
+        peers[j] = g->members[k];
+        for (int64_t i = 0; i < parts; i++) {
+            sends[j * parts + i] = outgoing[k * parts + i];
+            expect[j * parts + i] = outgoing[g->me * parts + i];
+        }
+        j++;
+    }
+    if (!s)
+        s = exchange(ctx, instr, seq, parts, others, peers, sends, others, peers, expect,
+                     out->owned);
+    if (!s) {
+        out->owned_count = others * parts;
+        for (int64_t k = 0; k < g->count; k++)
+            for (int64_t i = 0; i < parts; i++)
+                out->table[k * parts + i] = k == g->me
+                                                ? outgoing[k * parts + i]
+                                                : out->owned[(k < g->me ? k : k - 1) * parts + i];
+    }
+    free(peers);
+    free(sends);
+    free(expect);
+    if (s) gathered_free(out);
+    return s;
+}
+
+/* ---- array pieces ----------------------------------------------------------------- */
+
+/* Piece |k| of |count| equal pieces of the row-major array |x| along |dim|. */
+static cxla_status split_piece(const cxla_literal *x, int64_t dim, int64_t count, int64_t k,
+                               cxla_literal **out) {
+    const cxla_shape *s = cxla_literal_shape(x);
+    int64_t dims[CXLA_MAX_RANK];
+    for (int64_t j = 0; j < s->rank; j++) dims[j] = s->dims[j];
+    dims[dim] = s->dims[dim] / count;
+    cxla_shape ps = {.type = s->type, .rank = s->rank, .dims = dims};
+    CXLA_RETURN_IF_ERROR(interp_new_array(&ps, out));
+    size_t esize = cxla_type_storage(s->type);
+    int64_t outer = 1, inner = 1;
+    for (int64_t j = 0; j < dim; j++) outer *= s->dims[j];
+    for (int64_t j = dim + 1; j < s->rank; j++) inner *= s->dims[j];
+    size_t chunk = (size_t)(dims[dim] * inner) * esize;
+    size_t stride = (size_t)(s->dims[dim] * inner) * esize;
+    const uint8_t *src = cxla_literal_data_const(x);
+    uint8_t *dst = cxla_literal_data(*out);
+    for (int64_t o = 0; o < outer && chunk > 0; o++)
+        memcpy(dst + (size_t)o * chunk, src + (size_t)o * stride + (size_t)k * chunk, chunk);
+    return NULL;
+}
+
+/* The arrays |pieces| (row-major, equal shapes) concatenated along |dim|. */
+static cxla_status concat_pieces(const cxla_literal *const *pieces, int64_t count, int64_t dim,
+                                 cxla_literal **out) {
+    const cxla_shape *s = cxla_literal_shape(pieces[0]);
+    int64_t dims[CXLA_MAX_RANK];
+    for (int64_t j = 0; j < s->rank; j++) dims[j] = s->dims[j];
+    if (!cxla_mul_i64(dims[dim], count, &dims[dim]))
+        return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "the result is too large");
+    cxla_shape rs = {.type = s->type, .rank = s->rank, .dims = dims};
+    CXLA_RETURN_IF_ERROR(interp_new_array(&rs, out));
+    size_t esize = cxla_type_storage(s->type);
+    int64_t outer = 1, inner = 1;
+    for (int64_t j = 0; j < dim; j++) outer *= s->dims[j];
+    for (int64_t j = dim + 1; j < s->rank; j++) inner *= s->dims[j];
+    size_t chunk = (size_t)(s->dims[dim] * inner) * esize;
+    uint8_t *dst = cxla_literal_data(*out);
+    for (int64_t o = 0; o < outer && chunk > 0; o++)
+        for (int64_t k = 0; k < count; k++)
+            memcpy(dst + ((size_t)o * (size_t)count + (size_t)k) * chunk,
+                   (const uint8_t *)cxla_literal_data_const(pieces[k]) + (size_t)o * chunk, chunk);
+    return NULL;
+}
+
+/* ---- reduction -------------------------------------------------------------------- */
+
+/* f(...f(f(vals[0], vals[1]), vals[2])..., vals[count-1]) element by element, with the
+ * scalar computation |comp| (its recognized typed loop when it has one). */
+static cxla_status reduce_in_order(interp_ctx *ctx, const cxla_instr *instr,
+                                   const cxla_computation *comp, const cxla_literal *const *vals,
+                                   int64_t count, cxla_literal **out) {
+    CXLA_RETURN_IF_ERROR(cxla_literal_clone(vals[0], out));
+    if (count == 1) return NULL;
+    cxla_type t = cxla_literal_type(vals[0]);
+    int64_t n = cxla_literal_element_count(vals[0]);
+    size_t esize = cxla_type_storage(t);
+    uint8_t *acc = cxla_literal_data(*out);
+    interp_reducer kind = interp_match_reducer(comp);
+    cxla_status s = NULL;
+    if (kind != INTERP_REDUCER_NONE && interp_reducer_supports(kind, t) &&
+        comp->root->shape.type == t) {
+        static const int64_t zero = 0;
+        const int64_t *offsets[1] = {&zero};
+        const int64_t sizes[1] = {1};
+        interp_space one = {.rank = 1, .count = 1, .sizes = sizes, .offsets = offsets};
+        for (int64_t k = 1; k < count; k++) {
+            const void *x = cxla_literal_data_const(vals[k]);
+            for (int64_t j = 0; j < n; j++) {
+                uint8_t *a = acc + (size_t)j * esize;
+                interp_reduce_space(kind, t, x, j, &one, a, a);
+            }
+        }
+        return NULL;
+    }
+    interp_scalar_fn f;
+    s = interp_scalar_fn_init(&f, ctx, instr, comp);
+    if (!s && f.arg_count != 2)
+        s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                         "to_apply '%s' must take two scalars, it takes %" PRId64, comp->name,
+                         f.arg_count);
+    if (!s) s = interp_scalar_fn_expect(&f, 0, t);
+    if (!s) s = interp_scalar_fn_expect(&f, 1, t);
+    for (int64_t k = 1; k < count && !s; k++) {
+        const uint8_t *x = cxla_literal_data_const(vals[k]);
+        for (int64_t j = 0; j < n && !s; j++) {
+            interp_scalar_set_arg(&f, 0, acc + (size_t)j * esize);
+            interp_scalar_set_arg(&f, 1, x + (size_t)j * esize);
+            cxla_literal *r = NULL;
+            s = interp_scalar_call(&f, &r);
+            const void *p = s ? NULL : interp_scalar_result(&f, r, 0, 1, t, &s);
+            if (p) memcpy(acc + (size_t)j * esize, p, esize);
+            cxla_literal_free(r);
+        }
+    }
+    if (f.args) interp_scalar_fn_deinit(&f);
+    if (s) {
+        cxla_literal_free(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
+/* ---- results ---------------------------------------------------------------------- */
+
+/* |n| results (owned) as |shape| holds them: a tuple when it is one, else results[0]. */
+static cxla_status pack_results(const cxla_instr *instr, cxla_literal **results, int64_t n,
+                                const cxla_shape *shape, cxla_literal **out) {
+    if (shape->type == CXLA_TUPLE) {
+        if (shape->tuple_count != n) {
+            for (int64_t i = 0; i < n; i++) cxla_literal_free(results[i]);
+            return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                "the result tuple has %" PRId64 " elements for %" PRId64 " values",
+                                shape->tuple_count, n);
+        }
+        return interp_make_tuple(results, n, out);
+    }
+    for (int64_t i = 1; i < n; i++) cxla_literal_free(results[i]);
+    if (n != 1) {
+        cxla_literal_free(results[0]);
+        return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                            "%" PRId64 " operands need a tuple result", n);
+    }
+    *out = results[0];
+    return NULL;
+}
+
+/* Checks that result |i| of |shape| (a tuple of n, or one array) has |want|'s dims. */
+static cxla_status check_declared(const cxla_instr *instr, const cxla_shape *shape, int64_t i,
+                                  int64_t n, const cxla_literal *want, int64_t participants) {
+    const cxla_shape *d = shape->type == CXLA_TUPLE
+                              ? (i < shape->tuple_count ? &shape->elements[i] : NULL)
+                              : (n == 1 ? shape : NULL);
+    const cxla_shape *w = cxla_literal_shape(want);
+    if (d && d->rank == w->rank) {
+        bool same = true;
+        for (int64_t j = 0; j < w->rank; j++) same = same && d->dims[j] == w->dims[j];
+        if (same) return NULL;
+    }
+    char *ds = d ? cxla_shape_to_string(d, CXLA_SHAPE_PRINT_NO_LAYOUT) : NULL;
+    char *ws = cxla_shape_to_string(w, CXLA_SHAPE_PRINT_NO_LAYOUT);
+    cxla_status s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                 "the declared result %s does not match %s, the result of a "
+                                 "group of %" PRId64,
+                                 ds ? ds : "?", ws ? ws : "?", participants);
+    free(ds);
+    free(ws);
+    return s;
+}
+
+static cxla_status new_results(int64_t n, cxla_literal ***out) {
+    *out = calloc((size_t)(n ? n : 1), sizeof(**out));
+    return *out ? NULL : OOM();
+}
+
+static void free_results(cxla_literal **r, int64_t n) {
+    if (!r) return;
+    for (int64_t i = 0; i < n; i++) cxla_literal_free(r[i]);
+    free(r);
+}
+
+/* The single dimension of dimensions={d}. */
+static cxla_status the_dimension(const cxla_instr *instr, const cxla_literal *const *operands,
+                                 int64_t *out) {
+    int64_t nd = 0;
+    const int64_t *dl = cxla_instr_ints(instr, CXLA_ATTR_DIMENSIONS, &nd);
+    if (!dl || nd != 1)
+        return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT, "needs dimensions={d}");
+    for (int64_t i = 0; i < instr->operand_count; i++)
+        if (dl[0] < 0 || dl[0] >= cxla_literal_shape(operands[i])->rank)
+            return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                "dimension %" PRId64 " is out of range for operand %" PRId64, dl[0],
+                                i);
+    *out = dl[0];
+    return NULL;
+}
+
+static cxla_status check_arrays(const cxla_instr *instr, const cxla_literal *const *operands) {
+    if (instr->operand_count < 1)
+        return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT, "needs an operand");
+    for (int64_t i = 0; i < instr->operand_count; i++)
+        if (!cxla_type_is_array(cxla_literal_type(operands[i])))
+            return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                "operand %" PRId64 " must be an array", i);
+    return NULL;
+}
+
+/* ---- ids -------------------------------------------------------------------------- */
+
+static cxla_status make_id(const cxla_instr *instr, int64_t id, cxla_literal **out) {
+    CXLA_RETURN_IF_ERROR(interp_new_array(&instr->shape, out));
+    if (cxla_literal_element_count(*out) != 1) {
+        cxla_literal_free(*out);
+        *out = NULL;
+        return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT, "the result must be a scalar");
+    }
+    cxla_store_u64(instr->shape.type, cxla_literal_data(*out), (uint64_t)id);
+    return NULL;
+}
+
+static cxla_status op_replica_id(interp_ctx *ctx, const cxla_instr *instr,
+                                 const cxla_literal *const *operands, cxla_literal **out) {
+    (void)operands;
+    return make_id(instr, ctx->options.replica_id, out);
+}
+
+static cxla_status op_partition_id(interp_ctx *ctx, const cxla_instr *instr,
+                                   const cxla_literal *const *operands, cxla_literal **out) {
+    (void)operands;
+    return make_id(instr, ctx->options.partition_id, out);
+}
+
+/* ---- all-reduce ------------------------------------------------------------------- */
+
+/* The all-reduce of the operands over the group, into results shaped as |shape|. */
+static cxla_status all_reduce_into(interp_ctx *ctx, const cxla_instr *instr,
+                                   const cxla_literal *const *operands, const cxla_shape *shape,
+                                   bool may_take, cxla_literal **out) {
+    CXLA_RETURN_IF_ERROR(check_arrays(instr, operands));
+    devices dv;
+    group g;
+    int64_t seq;
+    CXLA_RETURN_IF_ERROR(next_sequence(ctx, instr, &seq));
+    CXLA_RETURN_IF_ERROR(get_devices(ctx, instr, &dv));
+    CXLA_RETURN_IF_ERROR(resolve_group(ctx, instr, true, &dv, &g));
+    if (g.count == 1) {
+        group_free(&g);
+        return interp_pack_operands(ctx, instr, operands, shape, may_take, out);
+    }
+    const cxla_computation *comp = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
+    int64_t n = instr->operand_count;
+    const cxla_literal **outgoing = malloc((size_t)(g.count * n) * sizeof(*outgoing));
+    cxla_literal **results = NULL;
+    const cxla_literal **column = malloc((size_t)g.count * sizeof(*column));
+    gathered t = {0};
+    cxla_status s = NULL;
+    if (!outgoing || !column) s = OOM();
+    if (!s && !comp) s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT, "missing to_apply=");
+    for (int64_t k = 0; k < g.count && !s; k++)
+        for (int64_t i = 0; i < n; i++) outgoing[k * n + i] = operands[i];
+    if (!s) s = exchange_in_group(ctx, instr, seq, &g, n, outgoing, &t);
+    if (!s) s = new_results(n, &results);
+    for (int64_t i = 0; i < n && !s; i++) {
+        for (int64_t k = 0; k < g.count; k++) column[k] = t.table[k * n + i];
+        s = reduce_in_order(ctx, instr, comp, column, g.count, &results[i]);
+    }
+    gathered_free(&t);
+    free(outgoing);
+    free(column);
+    group_free(&g);
+    if (s) {
+        free_results(results, n);
+        return s;
+    }
+    s = pack_results(instr, results, n, shape, out);
+    free(results);
+    return s;
+}
+
+static cxla_status op_all_reduce(interp_ctx *ctx, const cxla_instr *instr,
+                                 const cxla_literal *const *operands, cxla_literal **out) {
+    return all_reduce_into(ctx, instr, operands, &instr->shape, true, out);
+}
+
+/* ---- all-gather and reduce-scatter ------------------------------------------------ */
+
+static cxla_status all_gather_into(interp_ctx *ctx, const cxla_instr *instr,
+                                   const cxla_literal *const *operands, const cxla_shape *shape,
+                                   bool may_take, cxla_literal **out) {
+    CXLA_RETURN_IF_ERROR(check_arrays(instr, operands));
+    devices dv;
+    group g;
+    int64_t seq, d;
+    CXLA_RETURN_IF_ERROR(next_sequence(ctx, instr, &seq));
+    CXLA_RETURN_IF_ERROR(the_dimension(instr, operands, &d));
+    CXLA_RETURN_IF_ERROR(get_devices(ctx, instr, &dv));
+    CXLA_RETURN_IF_ERROR(resolve_group(ctx, instr, true, &dv, &g));
+    int64_t n = instr->operand_count;
+    for (int64_t i = 0; i < n && g.count == 1; i++) {
+        cxla_status s = check_declared(instr, shape, i, n, operands[i], 1);
+        if (s) {
+            group_free(&g);
+            return s;
+        }
+    }
+    if (g.count == 1) {
+        group_free(&g);
+        return interp_pack_operands(ctx, instr, operands, shape, may_take, out);
+    }
+    const cxla_literal **outgoing = malloc((size_t)(g.count * n) * sizeof(*outgoing));
+    const cxla_literal **column = malloc((size_t)g.count * sizeof(*column));
+    cxla_literal **results = NULL;
+    gathered t = {0};
+    cxla_status s = NULL;
+    if (!outgoing || !column) s = OOM();
+    for (int64_t k = 0; k < g.count && !s; k++)
+        for (int64_t i = 0; i < n; i++) outgoing[k * n + i] = operands[i];
+    if (!s) s = exchange_in_group(ctx, instr, seq, &g, n, outgoing, &t);
+    if (!s) s = new_results(n, &results);
+    for (int64_t i = 0; i < n && !s; i++) {
+        for (int64_t k = 0; k < g.count; k++) column[k] = t.table[k * n + i];
+        s = concat_pieces(column, g.count, d, &results[i]);
+        if (!s) s = check_declared(instr, shape, i, n, results[i], g.count);
+    }
+    gathered_free(&t);
+    free(outgoing);
+    free(column);
+    group_free(&g);
+    if (s) {
+        free_results(results, n);
+        return s;
+    }
+    s = pack_results(instr, results, n, shape, out);
+    free(results);
+    return s;
+}
+
+static cxla_status op_all_gather(interp_ctx *ctx, const cxla_instr *instr,
+                                 const cxla_literal *const *operands, cxla_literal **out) {
+    return all_gather_into(ctx, instr, operands, &instr->shape, true, out);
+}
+
+/* all-gather-start: (operand(s), result(s)). */
+static cxla_status op_all_gather_start(interp_ctx *ctx, const cxla_instr *instr,
+                                       const cxla_literal *const *operands, cxla_literal **out) {
+    const cxla_shape *d = &instr->shape;
+    if (d->type != CXLA_TUPLE || d->tuple_count != 2)
+        return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                            "the result must be an (input, output) tuple");
+    cxla_literal *parts[2] = {NULL, NULL};
+    cxla_status s = all_gather_into(ctx, instr, operands, &d->elements[1], false, &parts[1]);
+    if (!s) s = interp_pack_operands(ctx, instr, operands, &d->elements[0], true, &parts[0]);
+    if (s) {
+        cxla_literal_free(parts[1]);
+        return s;
+    }
+    return interp_make_tuple(parts, 2, out);
+}
+
+static cxla_status op_reduce_scatter(interp_ctx *ctx, const cxla_instr *instr,
+                                     const cxla_literal *const *operands, cxla_literal **out) {
+    CXLA_RETURN_IF_ERROR(check_arrays(instr, operands));
+    devices dv;
+    group g;
+    int64_t seq, d;
+    CXLA_RETURN_IF_ERROR(next_sequence(ctx, instr, &seq));
+    CXLA_RETURN_IF_ERROR(the_dimension(instr, operands, &d));
+    CXLA_RETURN_IF_ERROR(get_devices(ctx, instr, &dv));
+    CXLA_RETURN_IF_ERROR(resolve_group(ctx, instr, true, &dv, &g));
+    int64_t n = instr->operand_count;
+    const cxla_shape *shape = &instr->shape;
+    cxla_status s = NULL;
+    for (int64_t i = 0; i < n && !s; i++) {
+        int64_t size = cxla_literal_shape(operands[i])->dims[d];
+        if (size % g.count != 0)
+            s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                             "dimension %" PRId64 " of operand %" PRId64 " (%" PRId64
+                             ") is not divisible by the %" PRId64 " participants",
+                             d, i, size, g.count);
+        else if (g.count == 1)
+            s = check_declared(instr, shape, i, n, operands[i], 1);
+    }
+    if (s || g.count == 1) {
+        group_free(&g);
+        return s ? s : interp_pack_operands(ctx, instr, operands, shape, true, out);
+    }
+    const cxla_computation *comp = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
+    cxla_literal **shards = calloc((size_t)(g.count * n), sizeof(*shards));
+    const cxla_literal **column = malloc((size_t)g.count * sizeof(*column));
+    cxla_literal **results = NULL;
+    gathered t = {0};
+    if (!shards || !column) s = OOM();
+    if (!s && !comp) s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT, "missing to_apply=");
+    for (int64_t k = 0; k < g.count && !s; k++)
+        for (int64_t i = 0; i < n && !s; i++)
+            s = split_piece(operands[i], d, g.count, k, &shards[k * n + i]);
+    if (!s) s = exchange_in_group(ctx, instr, seq, &g, n, (const cxla_literal *const *)shards, &t);
+    if (!s) s = new_results(n, &results);
+    for (int64_t i = 0; i < n && !s; i++) {
+        for (int64_t k = 0; k < g.count; k++) column[k] = t.table[k * n + i];
+        s = reduce_in_order(ctx, instr, comp, column, g.count, &results[i]);
+        if (!s) s = check_declared(instr, shape, i, n, results[i], g.count);
+    }
+    gathered_free(&t);
+    free_results(shards, g.count * n);
+    free(column);
+    group_free(&g);
+    if (s) {
+        free_results(results, n);
+        return s;
+    }
+    s = pack_results(instr, results, n, shape, out);
+    free(results);
+    return s;
+}
+
+/* ---- all-to-all and collective-broadcast ------------------------------------------ */
+
+static cxla_status op_all_to_all(interp_ctx *ctx, const cxla_instr *instr,
+                                 const cxla_literal *const *operands, cxla_literal **out) {
+    CXLA_RETURN_IF_ERROR(check_arrays(instr, operands));
+    devices dv;
+    group g;
+    int64_t seq;
+    CXLA_RETURN_IF_ERROR(next_sequence(ctx, instr, &seq));
+    CXLA_RETURN_IF_ERROR(get_devices(ctx, instr, &dv));
+    CXLA_RETURN_IF_ERROR(resolve_group(ctx, instr, false, &dv, &g));
+    int64_t nd = 0;
+    bool array_form = cxla_instr_ints(instr, CXLA_ATTR_DIMENSIONS, &nd) != NULL;
+    int64_t n = instr->operand_count, d = 0;
+    cxla_status s = NULL;
+    if (array_form) {
+        s = the_dimension(instr, operands, &d);
+        if (!s && n != 1)
+            s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                             "the array form (dimensions=) takes one operand, got %" PRId64, n);
+        int64_t size = s ? 0 : cxla_literal_shape(operands[0])->dims[d];
+        if (!s && size % g.count != 0)
+            s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                             "dimension %" PRId64 " (%" PRId64 ") is not divisible by the %" PRId64
+                             " participants",
+                             d, size, g.count);
+    } else if (n != g.count) {
+        s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                         "the tuple form takes one operand per participant (%" PRId64
+                         "), got %" PRId64,
+                         g.count, n);
+    }
+    if (s || g.count == 1) {
+        group_free(&g);
+        return s ? s : interp_pack_operands(ctx, instr, operands, &instr->shape, true, out);
+    }
+    /* Piece k (of the split operand, or operand k) goes to member k. */
+    cxla_literal **pieces = calloc((size_t)g.count, sizeof(*pieces));
+    const cxla_literal **outgoing = malloc((size_t)g.count * sizeof(*outgoing));
+    cxla_literal **results = NULL;
+    gathered t = {0};
+    if (!pieces || !outgoing) s = OOM();
+    for (int64_t k = 0; k < g.count && !s; k++) {
+        if (array_form) {
+            s = split_piece(operands[0], d, g.count, k, &pieces[k]);
+            outgoing[k] = pieces[k];
+        } else {
+            outgoing[k] = operands[k];
+        }
+    }
+    if (!s) s = exchange_in_group(ctx, instr, seq, &g, 1, outgoing, &t);
+    /* The array form concatenates what it received in group order; the tuple form's
+     * element k is what member k sent. */
+    int64_t result_count = array_form ? 1 : g.count;
+    if (!s) s = new_results(result_count, &results);
+    if (!s && array_form) {
+        s = concat_pieces(t.table, g.count, d, &results[0]);
+        if (!s) s = check_declared(instr, &instr->shape, 0, 1, results[0], g.count);
+    }
+    for (int64_t k = 0; k < g.count && !s && !array_form; k++)
+        s = cxla_literal_clone(t.table[k], &results[k]);
+    gathered_free(&t);
+    free_results(pieces, g.count);
+    free(outgoing);
+    group_free(&g);
+    if (s) {
+        free_results(results, result_count);
+        return s;
+    }
+    s = pack_results(instr, results, result_count, &instr->shape, out);
+    free(results);
+    return s;
+}
+
+/* collective-broadcast: every member gets the value of the group's first member. */
+static cxla_status op_collective_broadcast(interp_ctx *ctx, const cxla_instr *instr,
+                                           const cxla_literal *const *operands,
+                                           cxla_literal **out) {
+    CXLA_RETURN_IF_ERROR(check_arrays(instr, operands));
+    devices dv;
+    group g;
+    int64_t seq;
+    CXLA_RETURN_IF_ERROR(next_sequence(ctx, instr, &seq));
+    CXLA_RETURN_IF_ERROR(get_devices(ctx, instr, &dv));
+    CXLA_RETURN_IF_ERROR(resolve_group(ctx, instr, false, &dv, &g));
+    int64_t n = instr->operand_count;
+    cxla_status s = NULL;
+    if (g.me == 0) {
+        /* The root sends to every other member and keeps its operands. */
+        int64_t others = g.count - 1;
+        const cxla_literal **sends = malloc((size_t)((others ? others : 1) * n) * sizeof(*sends));
+        if (!sends) s = OOM();
+        for (int64_t j = 0; j < others && !s; j++)
+            for (int64_t i = 0; i < n; i++) sends[j * n + i] = operands[i];
+        if (!s) s = exchange(ctx, instr, seq, n, others, g.members + 1, sends, 0, NULL, NULL, NULL);
+        free(sends);
+        group_free(&g);
+        return s ? s : interp_pack_operands(ctx, instr, operands, &instr->shape, true, out);
+    }
+    cxla_literal **results = NULL;
+    s = new_results(n, &results);
+    if (!s) s = exchange(ctx, instr, seq, n, 0, NULL, NULL, 1, g.members, operands, results);
+    group_free(&g);
+    if (s) {
+        free_results(results, n);
+        return s;
+    }
+    s = pack_results(instr, results, n, &instr->shape, out);
+    free(results);
+    return s;
+}
+
+/* ---- collective-permute ----------------------------------------------------------- */
+
+/* Replica r receives what the pair {s, r} sends; one that receives nothing gets zeros.
+ * The ids are replicas (each partition on its own), or partitions of this replica with a
+ * channel_id. */
+static cxla_status permute_output(interp_ctx *ctx, const cxla_instr *instr,
+                                  const cxla_literal *const *operands, const cxla_shape *shape,
+                                  bool may_take, cxla_literal **out) {
+    if (instr->operand_count == 4 && cxla_literal_type(operands[2]) == CXLA_TUPLE)
+        return interp_error(instr, CXLA_STATUS_UNIMPLEMENTED,
+                            "the combined in-place form of collective-permute is not "
+                            "supported by the interpreter yet");
+    CXLA_RETURN_IF_ERROR(check_arrays(instr, operands));
+    const cxla_attr *a = cxla_instr_attr(instr, CXLA_ATTR_SOURCE_TARGET_PAIRS);
+    if (!a || a->kind != CXLA_ATTR_KIND_INT_LISTS)
+        return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                            "missing source_target_pairs={{s,t},...}");
+    devices dv;
+    int64_t seq;
+    CXLA_RETURN_IF_ERROR(next_sequence(ctx, instr, &seq));
+    CXLA_RETURN_IF_ERROR(get_devices(ctx, instr, &dv));
+    int64_t channel;
+    bool by_partition = cxla_instr_int(instr, CXLA_ATTR_CHANNEL_ID, &channel);
+    const char *word = by_partition ? "partition" : "replica";
+    int64_t space = by_partition ? dv.partitions : dv.replicas;
+    int64_t me = by_partition ? dv.partition : dv.replica;
+    int64_t pairs = a->v.int_lists.count, source = -1, n = instr->operand_count;
+    int64_t *targets = malloc((size_t)(pairs ? pairs : 1) * sizeof(*targets));
+    if (!targets) return OOM();
+    int64_t target_count = 0;
+    bool to_self = false;
+    cxla_status s = NULL;
+    for (int64_t i = 0; i < pairs && !s; i++) {
+        const int64_t *p = a->v.int_lists.lists[i];
+        if (a->v.int_lists.lengths[i] != 2) {
+            s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                             "source_target_pairs entry %" PRId64 " must be {source,target}", i);
+            break;
+        }
+        for (int k = 0; k < 2 && !s; k++)
+            if (p[k] < 0 || (ctx->options.comm && p[k] >= space))
+                s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                 "source_target_pairs name %s %" PRId64 " but the run has %" PRId64
+                                 " %ss",
+                                 word, p[k], space, word);
+        if (s) break;
+        if (p[1] == me) {
+            if (source >= 0)
+                s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                 "%s %" PRId64 " is the target of two pairs", word, me);
+            source = p[0];
+        }
+        if (p[0] == me) {
+            if (p[1] == me)
+                to_self = true;
+            else
+                targets[target_count++] = by_partition ? dv.replica * dv.partitions + p[1]
+                                                       : p[1] * dv.partitions + dv.partition;
+        }
+    }
+    int64_t from = source < 0 || source == me ? -1
+                   : by_partition             ? dv.replica * dv.partitions + source
+                                              : source * dv.partitions + dv.partition;
+    const cxla_literal **sends = NULL;
+    if (!s) {
+        sends = malloc((size_t)((target_count ? target_count : 1) * n) * sizeof(*sends));
+        if (!sends) s = OOM();
+    }
+    for (int64_t j = 0; j < target_count && !s; j++)
+        for (int64_t i = 0; i < n; i++) sends[j * n + i] = operands[i];
+    cxla_literal **results = NULL;
+    if (!s) s = new_results(n, &results);
+    if (!s)
+        s = exchange(ctx, instr, seq, n, target_count, targets, sends, from >= 0 ? 1 : 0, &from,
+                     operands, results);
+    free(targets);
+    free(sends);
+    if (s) {
+        free_results(results, n);
+        return s;
+    }
+    if (from < 0) {
+        free_results(results, n);
+        if (to_self) return interp_pack_operands(ctx, instr, operands, shape, may_take, out);
+        return interp_zeros(shape, out);
+    }
+    s = pack_results(instr, results, n, shape, out);
+    free(results);
+    return s;
+}
+
+static cxla_status op_collective_permute(interp_ctx *ctx, const cxla_instr *instr,
+                                         const cxla_literal *const *operands, cxla_literal **out) {
+    return permute_output(ctx, instr, operands, &instr->shape, true, out);
+}
+
+/* collective-permute-start: (input, output, context...). */
+static cxla_status op_collective_permute_start(interp_ctx *ctx, const cxla_instr *instr,
+                                               const cxla_literal *const *operands,
+                                               cxla_literal **out) {
+    const cxla_shape *d = &instr->shape;
+    if (d->type != CXLA_TUPLE || d->tuple_count < 2)
+        return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                            "the result must be an (input, output, context...) tuple");
+    int64_t n = d->tuple_count;
+    cxla_literal **parts = calloc((size_t)n, sizeof(*parts));
+    if (!parts) return OOM();
+    cxla_status s = permute_output(ctx, instr, operands, &d->elements[1], false, &parts[1]);
+    if (!s) s = interp_pack_operands(ctx, instr, operands, &d->elements[0], true, &parts[0]);
+    for (int64_t i = 2; i < n && !s; i++) s = interp_zeros(&d->elements[i], &parts[i]);
+    if (s) {
+        for (int64_t i = 0; i < n; i++) cxla_literal_free(parts[i]);
+        free(parts);
+        return s;
+    }
+    s = interp_make_tuple(parts, n, out);
+    free(parts);
+    return s;
+}
+
+const interp_op_fn interp_collective_ops[CXLA_OP_COUNT] = {
+    [CXLA_OP_REPLICA_ID] = op_replica_id,
+    [CXLA_OP_PARTITION_ID] = op_partition_id,
+    [CXLA_OP_ALL_REDUCE] = op_all_reduce,
+    [CXLA_OP_ALL_REDUCE_START] = op_all_reduce,
+    [CXLA_OP_ALL_REDUCE_DONE] = interp_op_pass,
+    [CXLA_OP_ALL_GATHER] = op_all_gather,
+    [CXLA_OP_ALL_GATHER_START] = op_all_gather_start,
+    [CXLA_OP_ALL_GATHER_DONE] = interp_op_element1,
+    [CXLA_OP_REDUCE_SCATTER] = op_reduce_scatter,
+    [CXLA_OP_ALL_TO_ALL] = op_all_to_all,
+    [CXLA_OP_COLLECTIVE_BROADCAST] = op_collective_broadcast,
+    [CXLA_OP_COLLECTIVE_PERMUTE] = op_collective_permute,
+    [CXLA_OP_COLLECTIVE_PERMUTE_START] = op_collective_permute_start,
+    [CXLA_OP_COLLECTIVE_PERMUTE_DONE] = interp_op_element1,
+};
