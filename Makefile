@@ -64,6 +64,7 @@ fuzz: deps
 bench: build
 	/usr/bin/python3 bench/ops_bench.py --cxla $(BUILD)/cxla
 	/usr/bin/python3 bench/interp_bench.py --bin $(BUILD)/bench_linalg
+	/usr/bin/python3 bench/parse_bench.py --cxla $(BUILD)/cxla
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.def')
