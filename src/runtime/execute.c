@@ -76,31 +76,29 @@ static cxla_status check_args(const cxla_executable *e, int64_t partitions, int6
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "the arguments of %s are NULL", name);
     for (int64_t i = 0; i < arg_count; i++)
         if (!args[i])
-            return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "argument %" PRId64 " of %s is NULL",
-                              i, name);
+            return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "argument %" PRId64 " of %s is NULL", i,
+                              name);
     return NULL;
 }
 
 cxla_status cxla_executable_execute(cxla_executable *executable, const cxla_run_options *options,
                                     const cxla_literal *const *const *args_per_device,
                                     int64_t arg_count, cxla_literal **results_per_device) {
-    if (!executable || !results_per_device || arg_count < 0 ||
-        (arg_count > 0 && !args_per_device))
+    if (!executable || !results_per_device || arg_count < 0 || (arg_count > 0 && !args_per_device))
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                           "cxla_executable_execute needs an executable, the arguments of each "
                           "device and a place for the results");
     cxla_replicas_options ro;
     CXLA_RETURN_IF_ERROR(replicas_options(executable, options, 0, &ro));
     int64_t partitions, n;
-    CXLA_RETURN_IF_ERROR(
-        cxla_replicas_device_count(executable->module, &ro, &partitions, &n));
+    CXLA_RETURN_IF_ERROR(cxla_replicas_device_count(executable->module, &ro, &partitions, &n));
     for (int64_t d = 0; d < n; d++)
         CXLA_RETURN_IF_ERROR(check_args(executable, partitions, d,
                                         arg_count > 0 ? args_per_device[d] : NULL, arg_count));
     cxla_literal **results = calloc((size_t)n, sizeof(*results));
     if (!results) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-    cxla_status s = cxla_run_replicated(executable->module, &ro, args_per_device, arg_count,
-                                        results, NULL);
+    cxla_status s =
+        cxla_run_replicated(executable->module, &ro, args_per_device, arg_count, results, NULL);
     if (!s)
         for (int64_t d = 0; d < n; d++) results_per_device[d] = results[d];
     free(results);
