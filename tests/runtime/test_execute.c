@@ -168,17 +168,17 @@ static void test_execute_timeout(void) {
     CHECK_OK(cxla_client_create(NULL, &c));
     /* Replica 1 skips the all-reduce (its branch has none) and then waits in the
      * all-gather, which the others never reach; so every device waits in vain. */
-    cxla_executable *e = compile(
-        c, "HloModule m\n" ADD_S32 "ENTRY main {\n  p = s32[2] parameter(0)\n"
-           "  id = u32[] replica-id()\n  one = u32[] constant(1)\n"
-           "  skip = pred[] compare(id, one), direction=EQ\n"
-           "  ROOT x = s32[2] conditional(skip, p, p), true_computation=gathers, "
-           "false_computation=reduces\n}\n"
-           "reduces {\n  a = s32[2] parameter(0)\n"
-           "  ROOT r = s32[2] all-reduce(a), replica_groups={}, to_apply=add\n}\n"
-           "gathers {\n  a = s32[2] parameter(0)\n"
-           "  g = s32[4] all-gather(a), replica_groups={}, dimensions={0}\n"
-           "  ROOT s = s32[2] slice(g), slice={[0:2]}\n}\n");
+    cxla_executable *e =
+        compile(c, "HloModule m\n" ADD_S32 "ENTRY main {\n  p = s32[2] parameter(0)\n"
+                   "  id = u32[] replica-id()\n  one = u32[] constant(1)\n"
+                   "  skip = pred[] compare(id, one), direction=EQ\n"
+                   "  ROOT x = s32[2] conditional(skip, p, p), true_computation=gathers, "
+                   "false_computation=reduces\n}\n"
+                   "reduces {\n  a = s32[2] parameter(0)\n"
+                   "  ROOT r = s32[2] all-reduce(a), replica_groups={}, to_apply=add\n}\n"
+                   "gathers {\n  a = s32[2] parameter(0)\n"
+                   "  g = s32[4] all-gather(a), replica_groups={}, dimensions={0}\n"
+                   "  ROOT s = s32[2] slice(g), slice={[0:2]}\n}\n");
     if (e) {
         cxla_run_options o;
         cxla_run_options_init(&o);
@@ -256,10 +256,10 @@ static void test_execute_errors(void) {
 static void test_execute_host_queues(void) {
     cxla_client *c = NULL;
     CHECK_OK(cxla_client_create(NULL, &c));
-    cxla_executable *e =
-        compile(c, "HloModule m\nENTRY main {\n  id = u32[] replica-id()\n"
-                   "  tok = token[] after-all()\n"
-                   "  o = token[] outfeed(id, tok), outfeed_shape=u32[]\n  ROOT r = u32[] copy(id)\n}\n");
+    cxla_executable *e = compile(
+        c, "HloModule m\nENTRY main {\n  id = u32[] replica-id()\n"
+           "  tok = token[] after-all()\n"
+           "  o = token[] outfeed(id, tok), outfeed_shape=u32[]\n  ROOT r = u32[] copy(id)\n}\n");
     if (e) {
         cxla_run_options o;
         cxla_run_options_init(&o);
@@ -299,10 +299,10 @@ static void test_execute_mpi_single_process(void) {
     CHECK_EQ_I64(cxla_mpi_session_rank(session), 0);
     cxla_client *c = NULL;
     CHECK_OK(cxla_client_create(NULL, &c));
-    cxla_executable *e = compile(c, "HloModule m\n" ADD_S32
-                                    "ENTRY main {\n  p = s32[2] parameter(0)\n"
-                                    "  ROOT ar = s32[2] all-reduce(p), replica_groups={}, "
-                                    "to_apply=add\n}\n");
+    cxla_executable *e =
+        compile(c, "HloModule m\n" ADD_S32 "ENTRY main {\n  p = s32[2] parameter(0)\n"
+                   "  ROOT ar = s32[2] all-reduce(p), replica_groups={}, "
+                   "to_apply=add\n}\n");
     if (e) {
         int32_t v[2] = {5, 6};
         cxla_literal *a = s32_vector(v, 2);
