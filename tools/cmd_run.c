@@ -1,6 +1,7 @@
 /* cxla run: parse a module, take or generate inputs, run it through the runtime API
  * (cxla/runtime.h), print or save the result and what the module outfed. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -139,7 +140,7 @@ static void print_summary_dim(cxla_strbuf *b, const cxla_literal *lit, int64_t d
     cxla_strbuf_putc(b, '}');
 }
 
-static void print_result(const cxla_literal *lit) {
+static void print_result(FILE *out, const cxla_literal *lit) {
     const cxla_shape *s = cxla_literal_shape(lit);
     if (cxla_type_is_array(s->type) && s->rank > 0 &&
         cxla_literal_element_count(lit) > SUMMARY_THRESHOLD) {
@@ -157,17 +158,17 @@ static void print_result(const cxla_literal *lit) {
         cxla_strbuf_putc(&b, ' ');
         int64_t index[CXLA_MAX_RANK] = {0};
         print_summary_dim(&b, lit, 0, index);
-        printf("%s\n", b.data ? b.data : "");
+        fprintf(out, "%s\n", b.data ? b.data : "");
         cxla_strbuf_free(&b);
         return;
     }
     if (s->type == CXLA_TUPLE) {
         for (int64_t i = 0; i < cxla_literal_tuple_count(lit); i++)
-            print_result(cxla_literal_tuple_element_const(lit, i));
+            print_result(out, cxla_literal_tuple_element_const(lit, i));
         return;
     }
     char *text = cxla_literal_to_string(lit, CXLA_LITERAL_PRINT_SHAPE);
-    printf("%s\n", text ? text : "?");
+    fprintf(out, "%s\n", text ? text : "?");
     free(text);
 }
 
@@ -270,56 +271,419 @@ static cxla_status write_outfeed(cxla_literal **values, int64_t count, const cha
     return NULL;
 }
 
+/* ---- runs on several devices -------------------------------------------------------- */
+
+/* DIR/replica<r> for one partition, DIR/replica<r>/partition<p> for several: where device
+ * |d| reads its inputs (--input-dir) and writes its outputs (-o). */
+static void device_dir(const char *dir, int64_t partitions, int64_t d, char *buf, size_t size) {
+    if (partitions > 1)
+        snprintf(buf, size, "%s/replica%" PRId64 "/partition%" PRId64, dir, d / partitions,
+                 d % partitions);
+    else
+        snprintf(buf, size, "%s/replica%" PRId64, dir, d);
+}
+
+static bool is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Device |d|'s arguments from --input-dir: in<j>.npy (j counts parameter leaves) in its
+ * own directory, or in DIR itself when it has none (inputs shared by every device). */
+static cxla_status load_device_args(cxla_executable *exe, const char *dir, int64_t partitions,
+                                    int64_t d, cxla_literal **out) {
+    char base[4096];
+    device_dir(dir, partitions, d, base, sizeof(base));
+    const char *from = is_dir(base) ? base : dir;
+    int64_t leaves = cxla_executable_parameter_leaf_count(exe);
+    int64_t nparams = cxla_executable_parameter_count(exe);
+    char **paths = calloc((size_t)(leaves ? leaves : 1), sizeof(*paths));
+    cxla_status s = paths ? NULL : cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    for (int64_t j = 0; j < leaves && !s; j++) {
+        size_t len = strlen(from) + 32;
+        paths[j] = malloc(len);
+        if (!paths[j])
+            s = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        else
+            snprintf(paths[j], len, "%s/in%" PRId64 ".npy", from, j);
+    }
+    int64_t next = 0;
+    for (int64_t p = 0; p < nparams && !s; p++)
+        s = build_arg(cxla_executable_parameter_shape(exe, p), paths, &next, &out[p]);
+    for (int64_t j = 0; paths && j < leaves; j++) free(paths[j]);
+    free(paths);
+    return s;
+}
+
+/* Writes device |d|'s result leaves to its directory under |dir| (made as needed). */
+static cxla_status write_device_result(const cxla_literal *result, const char *dir,
+                                       int64_t partitions, int64_t d) {
+    char path[4096];
+    mkdir(dir, 0777);
+    snprintf(path, sizeof(path), "%s/replica%" PRId64, dir, d / partitions);
+    mkdir(path, 0777);
+    device_dir(dir, partitions, d, path, sizeof(path));
+    mkdir(path, 0777);
+    int64_t next = 0;
+    return write_leaves(result, path, "out", &next);
+}
+
+/* "replica 1", or "replica 1 partition 0" when there are several partitions. */
+static void device_label(int64_t partitions, int64_t d, char *buf, size_t size) {
+    if (partitions > 1)
+        snprintf(buf, size, "replica %" PRId64 " partition %" PRId64, d / partitions,
+                 d % partitions);
+    else
+        snprintf(buf, size, "replica %" PRId64, d);
+}
+
+/* Prints device |d|'s result under a label ("replica 1:"), in one write so that the
+ * blocks of MPI processes do not mix. */
+static void print_device_result(const cxla_literal *result, int64_t partitions, int64_t d) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return;
+    char name[64];
+    device_label(partitions, d, name, sizeof(name));
+    fprintf(f, "%s:\n", name);
+    print_result(f, result);
+    fclose(f);
+    fwrite(text, 1, len, stdout);
+    fflush(stdout);
+    free(text);
+}
+
+typedef struct run_flags {
+    const char *module_path, *out_dir, *outfeed_dir, *backend, *input_dir;
+    uint64_t seed;
+    long repeat;
+    int64_t replicas, partitions; /* 0: not given */
+    int64_t module_partitions;    /* the module's num_partitions (0: not stated) */
+    double collective_timeout;    /* 0: not given */
+    bool check_finite, mpi;
+    char **inputs, **infeeds;
+    int64_t ninputs, ninfeeds;
+} run_flags;
+
+/* The arguments of every device (args[d * nparams + p]): from --input-dir, or the same
+ * for all (INPUTs on the command line, or generated from the seed). Each literal is
+ * owned once, in |owned| (nparams entries per device when read per device, else
+ * nparams in all). */
+static cxla_status device_args(cxla_executable *exe, const run_flags *f, int64_t partitions,
+                               int64_t first, int64_t count, cxla_literal **owned,
+                               const cxla_literal **args) {
+    int64_t nparams = cxla_executable_parameter_count(exe);
+    cxla_status s = NULL;
+    if (f->input_dir) {
+        for (int64_t d = 0; d < count && !s; d++) {
+            s = load_device_args(exe, f->input_dir, partitions, first + d, owned + d * nparams);
+            if (s) {
+                char name[64];
+                device_label(partitions, first + d, name, sizeof(name));
+                s = cxla_status_annotate(s, "the inputs of %s", name);
+            }
+            for (int64_t p = 0; p < nparams && !s; p++)
+                args[d * nparams + p] = owned[d * nparams + p];
+        }
+        return s;
+    }
+    int64_t leaves = cxla_executable_parameter_leaf_count(exe);
+    uint64_t state = f->seed;
+    if (f->ninputs == 0) {
+        for (int64_t p = 0; p < nparams && !s; p++)
+            s = make_random(cxla_executable_parameter_shape(exe, p), &state, &owned[p]);
+    } else if (f->ninputs != leaves) {
+        s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                       "the module takes %" PRId64 " input arrays (parameter leaves), got %" PRId64,
+                       leaves, f->ninputs);
+    } else {
+        int64_t next = 0;
+        for (int64_t p = 0; p < nparams && !s; p++)
+            s = build_arg(cxla_executable_parameter_shape(exe, p), f->inputs, &next, &owned[p]);
+    }
+    for (int64_t d = 0; d < count && !s; d++)
+        for (int64_t p = 0; p < nparams; p++) args[d * nparams + p] = owned[p];
+    return s;
+}
+
+static void run_options_of(const run_flags *f, cxla_run_options *o) {
+    cxla_run_options_init(o);
+    o->check_finite = f->check_finite;
+    o->replica_count = f->replicas;
+    o->partition_count = f->partitions;
+    o->collective_timeout_seconds = f->collective_timeout;
+}
+
+/* The partition count of the run (as cxla_executable_execute decides it). */
+static int64_t partitions_of(const run_flags *f) {
+    return f->partitions > 0 ? f->partitions : f->module_partitions > 0 ? f->module_partitions : 1;
+}
+
+/* `cxla run --replicas N`: every device in a thread of this process. */
+static cxla_status run_threads(cxla_executable *exe, const run_flags *f, double t_parse,
+                               double t_compile) {
+    cxla_run_options o;
+    run_options_of(f, &o);
+    int64_t n = 0;
+    CXLA_RETURN_IF_ERROR(cxla_executable_device_count(exe, &o, &n));
+    int64_t partitions = partitions_of(f);
+    int64_t nparams = cxla_executable_parameter_count(exe);
+    size_t cells = (size_t)(n * nparams + 1);
+    cxla_literal **owned = calloc(cells, sizeof(*owned));
+    const cxla_literal **args = calloc(cells, sizeof(*args));
+    const cxla_literal *const **rows = calloc((size_t)n, sizeof(*rows));
+    cxla_literal **results = calloc((size_t)n, sizeof(*results));
+    int runs = f->repeat > 0 ? (int)f->repeat : 1;
+    double *times = calloc((size_t)runs, sizeof(double));
+    cxla_status s = owned && args && rows && results && times
+                        ? NULL
+                        : cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    if (!s) s = device_args(exe, f, partitions, 0, n, owned, args);
+    for (int64_t d = 0; d < n && !s; d++) rows[d] = args + d * nparams;
+    tool_progress progress = {0};
+    if (!s && f->repeat > 0) tool_progress_start(&progress, "run", f->repeat);
+    for (int r = 0; r < runs && !s; r++) {
+        for (int64_t d = 0; d < n; d++) {
+            cxla_literal_free(results[d]);
+            results[d] = NULL;
+        }
+        double t0 = tool_now();
+        s = cxla_executable_execute(exe, &o, rows, nparams, results);
+        times[r] = tool_now() - t0;
+        if (f->repeat > 0) tool_progress_update(&progress, r + 1, NULL);
+    }
+    if (f->repeat > 0) tool_progress_finish(&progress);
+    if (s) s = cxla_status_annotate(s, "%s", f->module_path);
+    if (!s && f->repeat > 0) {
+        double parse_times[1] = {t_parse}, compile_times[1] = {t_compile};
+        fprintf(stderr, "%ld runs of %s on %" PRId64 " devices\n", f->repeat, f->module_path, n);
+        print_phase("parse", parse_times, 1);
+        print_phase("compile", compile_times, 1);
+        print_phase("run", times, runs);
+    }
+    for (int64_t d = 0; d < n && !s; d++) {
+        print_device_result(results[d], partitions, d);
+        int64_t leaf = 0;
+        if (f->check_finite) report_non_finite(results[d], &leaf);
+        if (f->out_dir) s = write_device_result(results[d], f->out_dir, partitions, d);
+    }
+    for (int64_t i = 0; owned && i < n * nparams; i++) cxla_literal_free(owned[i]);
+    for (int64_t d = 0; results && d < n; d++) cxla_literal_free(results[d]);
+    free(owned);
+    free(args);
+    free(rows);
+    free(results);
+    free(times);
+    return s;
+}
+
+/* `cxla run --mpi`: this process is device `rank` of a run across the processes of
+ * mpirun. Returns the exit status. */
+static int run_mpi(cxla_executable *exe, cxla_status compile_failure, const run_flags *f) {
+    cxla_mpi_session *session = NULL;
+    cxla_status s = cxla_mpi_session_create(NULL, NULL, &session);
+    if (s) {
+        cxla_status_free(compile_failure);
+        return tool_fail(s);
+    }
+    int64_t rank = cxla_mpi_session_rank(session);
+    cxla_run_options o;
+    run_options_of(f, &o);
+    int64_t partitions = partitions_of(f);
+    int64_t nparams = exe ? cxla_executable_parameter_count(exe) : 0;
+    cxla_literal **owned = calloc((size_t)(nparams + 1), sizeof(*owned));
+    const cxla_literal **args = calloc((size_t)(nparams + 1), sizeof(*args));
+    cxla_literal *result = NULL;
+    if (compile_failure) {
+        /* Nothing to take part with: the others fail at their time limit. */
+        s = compile_failure;
+    } else {
+        cxla_status load = owned && args
+                               ? device_args(exe, f, partitions, rank, 1, owned, args)
+                               : cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        if (load)
+            s = cxla_executable_execute_mpi_failed(session, exe, &o, load);
+        else
+            s = cxla_executable_execute_mpi(session, exe, &o, args, nparams, &result);
+        if (s) s = cxla_status_annotate(s, "%s", f->module_path);
+    }
+    if (!s) {
+        print_device_result(result, partitions, rank);
+        int64_t leaf = 0;
+        if (f->check_finite) report_non_finite(result, &leaf);
+        if (f->out_dir) s = write_device_result(result, f->out_dir, partitions, rank);
+    }
+    cxla_literal_free(result);
+    for (int64_t p = 0; owned && p < nparams; p++) cxla_literal_free(owned[p]);
+    free(owned);
+    free(args);
+    int rc = 0;
+    if (s) {
+        fprintf(stderr, "cxla (rank %" PRId64 "): %s\n", rank, cxla_status_message(s));
+        cxla_status_free(s);
+        rc = 1;
+    }
+    cxla_mpi_session_destroy(session);
+    return rc;
+}
+
+/* ---- the command line ------------------------------------------------------------------ */
+
+static const char *const value_options[] = {
+    "-o",          "--backend",
+    "--seed",      "--repeat",
+    "--infeed",    "--outfeed-dir",
+    "--replicas",  "--partitions",
+    "--input-dir", "--collective-timeout",
+};
+
+static bool takes_value(const char *a) {
+    for (size_t i = 0; i < sizeof(value_options) / sizeof(value_options[0]); i++)
+        if (strcmp(a, value_options[i]) == 0) return true;
+    return false;
+}
+
+/* An argument that looks like an option: "--x", or "-" and a letter ("-1" may be a
+ * literal input). */
+static bool looks_like_option(const char *a) {
+    return a[0] == '-' &&
+           ((a[1] == '-' && a[2]) || (a[1] >= 'a' && a[1] <= 'z') || (a[1] >= 'A' && a[1] <= 'Z'));
+}
+
+/* Whole-string numbers: a count of at least |min|, or a positive number of seconds. */
+static bool parse_count(const char *option, const char *text, long long min, long long *out) {
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < min) {
+        fprintf(stderr, "cxla run: %s needs %s, got '%s'\n", option,
+                min > 0 ? "a positive count" : "a whole number", text);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+static bool parse_seed(const char *text, uint64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || end == text || *end || text[0] == '-') {
+        fprintf(stderr, "cxla run: --seed needs a whole number (0 to 2^64-1), got '%s'\n", text);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+static bool parse_seconds(const char *option, const char *text, double *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !(v > 0) || !isfinite(v)) {
+        fprintf(stderr, "cxla run: %s needs a positive number of seconds, got '%s'\n", option,
+                text);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* Parses the command line into |f|; false (after a message) on a usage error. */
+static bool parse_flags(int argc, char **argv, run_flags *f) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (takes_value(a) && i + 1 >= argc) {
+            fprintf(stderr, "cxla run: %s needs a value\n", a);
+            return false;
+        }
+        long long v = 0;
+        if (strcmp(a, "--check-finite") == 0) {
+            f->check_finite = true;
+        } else if (strcmp(a, "--mpi") == 0) {
+            f->mpi = true;
+        } else if (strcmp(a, "-o") == 0) {
+            f->out_dir = argv[++i];
+        } else if (strcmp(a, "--outfeed-dir") == 0) {
+            f->outfeed_dir = argv[++i];
+        } else if (strcmp(a, "--infeed") == 0) {
+            f->infeeds[f->ninfeeds++] = argv[++i];
+        } else if (strcmp(a, "--input-dir") == 0) {
+            f->input_dir = argv[++i];
+        } else if (strcmp(a, "--backend") == 0) {
+            f->backend = argv[++i];
+        } else if (strcmp(a, "--seed") == 0) {
+            if (!parse_seed(argv[++i], &f->seed)) return false;
+        } else if (strcmp(a, "--repeat") == 0) {
+            if (!parse_count(a, argv[++i], 1, &v)) return false;
+            f->repeat = (long)v;
+        } else if (strcmp(a, "--replicas") == 0) {
+            if (!parse_count(a, argv[++i], 1, &v)) return false;
+            f->replicas = v;
+        } else if (strcmp(a, "--partitions") == 0) {
+            if (!parse_count(a, argv[++i], 1, &v)) return false;
+            f->partitions = v;
+        } else if (strcmp(a, "--collective-timeout") == 0) {
+            if (!parse_seconds(a, argv[++i], &f->collective_timeout)) return false;
+        } else if (looks_like_option(a)) {
+            fprintf(stderr, "cxla run: unknown option '%s' (see 'cxla help run')\n", a);
+            return false;
+        } else if (!f->module_path) {
+            f->module_path = a;
+        } else {
+            f->inputs[f->ninputs++] = argv[i];
+        }
+    }
+    if (!f->module_path) {
+        fprintf(stderr, "usage: cxla run MODULE [INPUT...] [-o DIR] [--backend NAME] "
+                        "[--seed N] [--repeat N] [--infeed FILE]... [--outfeed-dir DIR]\n"
+                        "                [--replicas N] [--partitions P] [--input-dir DIR] "
+                        "[--collective-timeout S] [--mpi]\n");
+        return false;
+    }
+    bool multi = f->replicas > 0 || f->partitions > 0 || f->input_dir || f->mpi;
+    if (multi && (f->ninfeeds > 0 || f->outfeed_dir)) {
+        fprintf(stderr, "cxla run: --infeed and --outfeed-dir take runs on one device (without "
+                        "--replicas, --partitions, --input-dir or --mpi)\n");
+        return false;
+    }
+    if (f->input_dir && f->ninputs > 0) {
+        fprintf(stderr, "cxla run: give inputs either with --input-dir or on the command line, "
+                        "not both\n");
+        return false;
+    }
+    if (f->mpi && f->repeat > 0) {
+        fprintf(stderr, "cxla run: --repeat does not combine with --mpi\n");
+        return false;
+    }
+    return true;
+}
+
 int cmd_run(int argc, char **argv) {
-    const char *module_path = NULL, *out_dir = NULL, *outfeed_dir = NULL, *backend = "interp";
+    run_flags f = {.backend = "interp", .seed = 42};
+    f.inputs = calloc((size_t)argc, sizeof(char *));
+    f.infeeds = calloc((size_t)argc, sizeof(char *));
+    const char *module_path = NULL, *out_dir = NULL, *outfeed_dir = NULL;
     uint64_t seed = 42;
     long repeat = 0;
     bool check_finite = false;
-    char **inputs = calloc((size_t)argc, sizeof(char *));
-    char **infeeds = calloc((size_t)argc, sizeof(char *));
+    char **inputs = f.inputs, **infeeds = f.infeeds;
     int64_t ninputs = 0, ninfeeds = 0;
     int rc = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if ((strcmp(a, "-o") == 0 || strcmp(a, "--backend") == 0 || strcmp(a, "--seed") == 0 ||
-             strcmp(a, "--repeat") == 0 || strcmp(a, "--infeed") == 0 ||
-             strcmp(a, "--outfeed-dir") == 0) &&
-            i + 1 >= argc) {
-            fprintf(stderr, "cxla run: %s needs a value\n", a);
-            goto usage_done;
-        }
-        if (strcmp(a, "--check-finite") == 0) {
-            check_finite = true;
-        } else if (strcmp(a, "-o") == 0) {
-            out_dir = argv[++i];
-        } else if (strcmp(a, "--outfeed-dir") == 0) {
-            outfeed_dir = argv[++i];
-        } else if (strcmp(a, "--infeed") == 0) {
-            infeeds[ninfeeds++] = argv[++i];
-        } else if (strcmp(a, "--backend") == 0) {
-            backend = argv[++i];
-        } else if (strcmp(a, "--seed") == 0) {
-            seed = strtoull(argv[++i], NULL, 10);
-        } else if (strcmp(a, "--repeat") == 0) {
-            repeat = strtol(argv[++i], NULL, 10);
-            if (repeat < 1) {
-                fprintf(stderr, "cxla run: --repeat needs a positive count\n");
-                goto usage_done;
-            }
-        } else if (!module_path) {
-            module_path = a;
-        } else {
-            inputs[ninputs++] = argv[i];
-        }
-    }
-    if (!module_path) {
-        fprintf(stderr, "usage: cxla run MODULE [INPUT...] [-o DIR] [--backend NAME] "
-                        "[--seed N] [--repeat N] [--infeed FILE]... [--outfeed-dir DIR]\n");
-        goto usage_done;
-    }
+    if (!inputs || !infeeds || !parse_flags(argc, argv, &f)) goto usage_done;
+    module_path = f.module_path;
+    out_dir = f.out_dir;
+    outfeed_dir = f.outfeed_dir;
+    seed = f.seed;
+    repeat = f.repeat;
+    check_finite = f.check_finite;
+    ninputs = f.ninputs;
+    ninfeeds = f.ninfeeds;
+    bool multi = f.replicas > 0 || f.partitions > 0 || f.input_dir || f.mpi;
     cxla_client_options copts;
     cxla_client_options_init(&copts);
-    copts.backend = backend;
+    copts.backend = f.backend;
     copts.seed = seed;
     cxla_client *client = NULL;
     cxla_status s = cxla_client_create(&copts, &client);
@@ -338,6 +702,7 @@ int cmd_run(int argc, char **argv) {
     if (!s) s = cxla_hlo_parse(text, size, module_path, &m);
     double t_parse = tool_now() - t0;
     if (!s && m->warnings.len) fprintf(stderr, "%s", m->warnings.data);
+    if (!s) f.module_partitions = m->num_partitions;
     uint64_t state = seed;
     if (!s) s = fill_elided_constants(m, &state);
     cxla_type infeed_type = m ? first_infeed_type(m) : CXLA_TYPE_INVALID;
@@ -350,6 +715,21 @@ int cmd_run(int argc, char **argv) {
     }
     m = NULL;
     double t_compile = tool_now() - t0;
+    if (multi) {
+        if (f.mpi) {
+            rc = run_mpi(exe, s, &f);
+            s = NULL;
+        } else {
+            if (!s) s = run_threads(exe, &f, t_parse, t_compile);
+            rc = s ? tool_fail(s) : 0;
+        }
+        free(text);
+        cxla_executable_destroy(exe);
+        cxla_client_destroy(client);
+        free(inputs);
+        free(infeeds);
+        return rc;
+    }
     /* Arguments. */
     int64_t nparams = exe ? cxla_executable_parameter_count(exe) : 0;
     cxla_literal **args = calloc((size_t)(nparams ? nparams : 1), sizeof(*args));
@@ -420,7 +800,7 @@ int cmd_run(int argc, char **argv) {
         print_phase("compile", compile_times, 1);
         print_phase("run", times, runs);
     }
-    if (!s) print_result(result);
+    if (!s) print_result(stdout, result);
     if (!s && check_finite) {
         int64_t leaf = 0;
         report_non_finite(result, &leaf);

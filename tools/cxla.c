@@ -14,6 +14,8 @@ static const tool_command commands[] = {
     {"run", "run an HLO module on inputs and print or save the result",
      "usage: cxla run MODULE [INPUT...] [-o DIR] [--backend NAME] [--seed N] [--repeat N]\n"
      "                [--infeed FILE]... [--outfeed-dir DIR] [--check-finite]\n"
+     "                [--replicas N] [--partitions P] [--input-dir DIR]\n"
+     "                [--collective-timeout S] [--mpi]\n"
      "\n"
      "Runs the entry computation of MODULE (HLO text) on the reference interpreter,\n"
      "through the runtime API (cxla/runtime.h).\n"
@@ -34,10 +36,30 @@ static const tool_command commands[] = {
      "  --outfeed-dir DIR  write what the module outfeeds to DIR/outfeed0.npy,\n"
      "                outfeed1.npy, ... in order (one file per array leaf)\n"
      "\n"
+     "Several devices (replicas x partitions), with the collectives between them:\n"
+     "  --replicas N  run on N replicas, one thread each (default: the module's\n"
+     "                replica_count, else 1)\n"
+     "  --partitions P  P partitions per replica (default: the module's num_partitions,\n"
+     "                else 1); device d is replica d / P, partition d % P\n"
+     "  --input-dir DIR  device inputs from DIR/replica<r>/in<j>.npy (with P > 1:\n"
+     "                DIR/replica<r>/partition<p>/in<j>.npy), j counting the parameter\n"
+     "                leaves; a device without its folder reads DIR/in<j>.npy. Without\n"
+     "                it every device gets the same INPUTs (or generated inputs)\n"
+     "  --collective-timeout S  fail a device that waits more than S seconds in one\n"
+     "                collective (default 600), naming the devices that did not come\n"
+     "  --mpi         run as one device of a run across MPI processes:\n"
+     "                mpirun -np N cxla run --mpi MODULE ...; the replica count\n"
+     "                defaults to N / P (cxla version says whether MPI was built in)\n"
+     "With several devices each result is printed under its device's label\n"
+     "('replica 1:'), and -o DIR writes DIR/replica<r>/out<j>.npy (P > 1:\n"
+     "DIR/replica<r>/partition<p>/out<j>.npy). A device that fails makes the run fail\n"
+     "naming it ('replica 2 failed: ...'). --infeed and --outfeed-dir take one device.\n"
+     "\n"
      "Custom-call targets are looked up among the program's symbols: load a library of\n"
      "them with LD_PRELOAD=./lib.so.\n"
      "\n"
-     "Exit status 0 on success, 1 on any error (message on stderr).",
+     "Exit status 0 on success, 1 on any error (message on stderr), unknown options and\n"
+     "malformed numbers included.",
      cmd_run},
     {"check", "parse and verify a module",
      "usage: cxla check FILE\n"
@@ -78,7 +100,12 @@ static const tool_command commands[] = {
      "With no COMMAND, lists the commands; with one, prints its usage and options\n"
      "('cxla COMMAND --help' does the same). An unknown COMMAND is an error (exit status 2).",
      cmd_help},
-    {"version", "print the version", "usage: cxla version", cmd_version},
+    {"version", "print the version and whether MPI is built in",
+     "usage: cxla version\n"
+     "\n"
+     "Prints 'cxla VERSION' and 'mpi: yes' or 'mpi: no': whether this cxla can run\n"
+     "replicas across MPI processes (cxla run --mpi).",
+     cmd_version},
 };
 
 static void print_commands(FILE *f) {
@@ -124,6 +151,8 @@ static int cmd_help(int argc, char **argv) {
 
 static int cmd_version(int argc, char **argv) {
     printf("cxla %s\n", CXLA_VERSION_STRING);
+    /* Whether `cxla run --mpi` (and cxla_executable_execute_mpi) can work. */
+    printf("mpi: %s\n", cxla_mpi_available() ? "yes" : "no");
     return 0;
 }
 

@@ -3,6 +3,9 @@
  *   cxla_client_create(&options, &client)            a backend and its host state
  *   cxla_client_compile_hlo_file(client, path, &exe)  (or _hlo_text, or a module)
  *   cxla_executable_run(exe, args, n, &result)        literals in, a literal out
+ *   cxla_executable_execute(exe, &options, args_per_device, n, results)
+ *                                                     on several replicas/partitions
+ *   cxla_executable_execute_mpi(session, exe, ...)    one device per MPI process
  *   cxla_executable_destroy(exe); cxla_client_destroy(client);
  *
  * Ownership:
@@ -154,14 +157,25 @@ int64_t cxla_executable_result_leaf_count(const cxla_executable *executable);
 
 /* ---- runs --------------------------------------------------------------------------- */
 
-/* How to run. Fields are added over time (replicas: a replica count and per-replica
- * arguments); always start from cxla_run_options_init. */
+/* How to run. Fields are added over time; always start from cxla_run_options_init. */
 typedef struct cxla_run_options {
-    int64_t replica_id;   /* what replica-id returns (0) */
-    int64_t partition_id; /* what partition-id returns (0) */
+    /* cxla_executable_run*: what replica-id and partition-id return (0). The runs of
+     * several devices (cxla_executable_execute*) set them per device. */
+    int64_t replica_id;
+    int64_t partition_id;
     /* Report (to stderr) the first instruction that makes a NaN or Inf out of finite
      * operands. */
     bool check_finite;
+    /* cxla_executable_execute and _execute_mpi: the run's replicas and partitions (the
+     * devices are replica_count x partition_count). 0 means the module's own
+     * (replica_count=, num_partitions= in its header), else 1; under MPI a replica count
+     * of 0 means (processes / partitions). A module that states a count runs only on
+     * that many. */
+    int64_t replica_count;
+    int64_t partition_count;
+    /* How long one device waits in one collective for the others before the run fails
+     * (naming the devices that did not arrive), in seconds; 0: the default, 600. */
+    double collective_timeout_seconds;
 } cxla_run_options;
 void cxla_run_options_init(cxla_run_options *options);
 
@@ -199,6 +213,80 @@ cxla_status cxla_executable_run_buffers(cxla_executable *executable,
                                         const cxla_run_options *options, const cxla_buffer *args,
                                         int64_t arg_count, const cxla_buffer *results,
                                         int64_t result_count);
+
+/* ---- runs on several devices (replicas x partitions) ------------------------------- */
+
+/* The number of devices a run of |executable| with |options| (NULL: the defaults) has:
+ * replicas x partitions. Devices are numbered d = replica * partitions + partition
+ * (XLA's flattened ids); with one partition d is the replica. Errors
+ * (INVALID_ARGUMENT): a negative count, counts that contradict the module's
+ * replica_count or num_partitions, more than 4096 devices. */
+cxla_status cxla_executable_device_count(const cxla_executable *executable,
+                                         const cxla_run_options *options, int64_t *out_count);
+
+/* Runs the entry computation on every device of |options| (see
+ * cxla_executable_device_count), each in its own thread of this process (the calling
+ * thread when there is one device), with the collectives between them.
+ * |args_per_device[d]| holds device d's |arg_count| arguments (borrowed, as for
+ * cxla_executable_run; arg_count 0 allows args_per_device NULL). On success
+ * |results_per_device[d]| gets device d's result (the caller frees each); the array must
+ * have room for the device count. On failure no result is set (the array is left as it
+ * was) and the status names the device that failed first and why ("replica 2 failed:
+ * ..."; "replica 1 partition 0 failed: ..." with several partitions); devices waiting
+ * for a failed one fail at once instead of waiting. A device that waits in a collective
+ * longer than collective_timeout_seconds fails, listing which devices arrived.
+ * The devices share the client's host queues and channels, in the order they reach
+ * them. Errors: as cxla_executable_device_count, the arguments (INVALID_ARGUMENT,
+ * naming the device), then whatever a device reports. replica_id and partition_id of
+ * |options| are ignored. */
+cxla_status cxla_executable_execute(cxla_executable *executable, const cxla_run_options *options,
+                                    const cxla_literal *const *const *args_per_device,
+                                    int64_t arg_count, cxla_literal **results_per_device);
+
+/* ---- runs across processes (MPI) ----------------------------------------------------- */
+
+/* Whether this build of cxla has MPI (CMake found it when cxla was built). Without it
+ * the functions below fail with UNIMPLEMENTED ("this cxla was built without MPI"). */
+bool cxla_mpi_available(void);
+
+/* One process's part in runs where each MPI process (rank d of MPI_COMM_WORLD) is device
+ * d: start the program under `mpirun -np N`. */
+typedef struct cxla_mpi_session cxla_mpi_session;
+
+/* Initializes MPI unless the program already did (then it also leaves finalizing to the
+ * program), and makes a communicator of its own, so that cxla's messages never meet the
+ * program's. |argc| and |argv| are passed to MPI_Init and may be NULL. The caller owns
+ * the session (cxla_mpi_session_destroy). Errors: UNIMPLEMENTED without MPI, UNAVAILABLE
+ * when MPI fails to start. */
+cxla_status cxla_mpi_session_create(int *argc, char ***argv, cxla_mpi_session **out_session);
+/* This process's rank (its device) and the number of processes. */
+int64_t cxla_mpi_session_rank(const cxla_mpi_session *session);
+int64_t cxla_mpi_session_size(const cxla_mpi_session *session);
+/* Finalizes MPI if the session initialized it. NULL is fine. */
+void cxla_mpi_session_destroy(cxla_mpi_session *session);
+
+/* Runs the entry computation as this process's device (rank d: replica d / partitions,
+ * partition d % partitions) on |args| (|arg_count| literals, borrowed); every process
+ * must call it (or _execute_mpi_failed) with the same executable and options, and the
+ * device count must equal the number of processes. Returns the same verdict on every
+ * process: success (|out_result| gets this device's result, the caller's), or the
+ * failure of the first device that failed, naming it ("replica 2 failed: ..."). The
+ * processes wait for each other at the end, so that no message of this run is left in
+ * flight. Host queues and channels are this process's client's. Errors: as
+ * cxla_executable_execute, plus a device count that is not the number of processes
+ * (INVALID_ARGUMENT) and MPI's own failures (UNAVAILABLE); UNIMPLEMENTED without MPI. */
+cxla_status cxla_executable_execute_mpi(cxla_mpi_session *session, cxla_executable *executable,
+                                        const cxla_run_options *options,
+                                        const cxla_literal *const *args, int64_t arg_count,
+                                        cxla_literal **out_result);
+/* Takes part in a run as a device that failed before it could start (it could not read
+ * its inputs, ...): the other processes fail naming this device and |failure| (taken;
+ * NULL is read as an internal error) instead of waiting for it. Returns the verdict, as
+ * cxla_executable_execute_mpi (never success). */
+cxla_status cxla_executable_execute_mpi_failed(cxla_mpi_session *session,
+                                               cxla_executable *executable,
+                                               const cxla_run_options *options,
+                                               cxla_status failure);
 
 #ifdef __cplusplus
 }

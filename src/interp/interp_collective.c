@@ -1,6 +1,6 @@
 /* Interpreter handlers for replica-id, partition-id and the collectives: all-reduce,
- * all-gather, reduce-scatter, all-to-all, collective-broadcast, collective-permute and
- * their dedicated -start/-done forms.
+ * all-gather, reduce-scatter, all-to-all, ragged-all-to-all, collective-broadcast,
+ * collective-reduce, collective-permute and their dedicated -start/-done forms.
  *
  * Every device of a run executes the same module; its collectives meet those of the
  * other devices through interp_options.comm (see interp.h), one exchange of messages per
@@ -972,6 +972,185 @@ static cxla_status op_collective_permute_start(interp_ctx *ctx, const cxla_instr
     return s;
 }
 
+/* ---- collective-reduce ------------------------------------------------------------ */
+
+/* collective-reduce: a reduction to one device (NCCL's reduce). The group's first member
+ * (its root) gets the operands of all members reduced with to_apply in group order, as
+ * all-reduce computes them; XLA writes the result only on the root and leaves the other
+ * members' outputs unwritten, so cxla defines them as the member's own operands. */
+static cxla_status op_collective_reduce(interp_ctx *ctx, const cxla_instr *instr,
+                                        const cxla_literal *const *operands, cxla_literal **out) {
+    if (cxla_instr_bool(instr, CXLA_ATTR_HAS_DYNAMIC_ROOT))
+        return interp_error(instr, CXLA_STATUS_UNIMPLEMENTED,
+                            "collective-reduce with a root chosen at run time "
+                            "(has_dynamic_root=true) is not supported by the interpreter yet");
+    CXLA_RETURN_IF_ERROR(check_arrays(instr, operands));
+    devices dv;
+    group g;
+    int64_t seq;
+    CXLA_RETURN_IF_ERROR(next_sequence(ctx, instr, &seq));
+    CXLA_RETURN_IF_ERROR(get_devices(ctx, instr, &dv));
+    CXLA_RETURN_IF_ERROR(resolve_group(ctx, instr, true, &dv, &g));
+    const cxla_computation *comp = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
+    int64_t n = instr->operand_count;
+    cxla_status s = NULL;
+    if (!comp) s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT, "missing to_apply=");
+    if (s || g.count == 1) {
+        group_free(&g);
+        return s ? s : interp_pack_operands(ctx, instr, operands, &instr->shape, true, out);
+    }
+    if (g.me != 0) {
+        /* A member sends its operands to the root and keeps them. */
+        s = exchange(ctx, instr, seq, n, 1, g.members, operands, 0, NULL, NULL, NULL);
+        group_free(&g);
+        return s ? s : interp_pack_operands(ctx, instr, operands, &instr->shape, true, out);
+    }
+    int64_t others = g.count - 1;
+    const cxla_literal **expect = calloc((size_t)(others * n), sizeof(*expect));
+    cxla_literal **received = calloc((size_t)(others * n), sizeof(*received));
+    const cxla_literal **column = malloc((size_t)g.count * sizeof(*column));
+    cxla_literal **results = NULL;
+    if (!expect || !received || !column) s = OOM();
+    for (int64_t j = 0; j < others && !s; j++)
+        for (int64_t i = 0; i < n; i++) expect[j * n + i] = operands[i];
+    if (!s)
+        s = exchange(ctx, instr, seq, n, 0, NULL, NULL, others, g.members + 1, expect, received);
+    if (!s) s = new_results(n, &results);
+    for (int64_t i = 0; i < n && !s; i++) {
+        column[0] = operands[i];
+        for (int64_t j = 0; j < others; j++) column[j + 1] = received[j * n + i];
+        s = reduce_in_order(ctx, instr, comp, column, g.count, &results[i]);
+    }
+    free_results(received, others * n);
+    free(expect);
+    free(column);
+    group_free(&g);
+    if (s) {
+        free_results(results, n);
+        return s;
+    }
+    s = pack_results(instr, results, n, &instr->shape, out);
+    free(results);
+    return s;
+}
+
+/* ---- ragged-all-to-all ------------------------------------------------------------ */
+
+/* ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets,
+ * recv_sizes): each member sends pieces of its input (runs of rows along dimension 0) to
+ * every member, which writes them into its copy of output. The four metadata arrays hold
+ * G * u integers (G the group size, u the updates per peer), update i to member k at
+ * index k * u + i: rows [input_offsets, input_offsets + send_sizes) of the sender's
+ * input go to rows from output_offsets (an offset in the receiver's output) of member
+ * k's result; recv_sizes[k * u + i] is what this member receives from member k and must
+ * match that sender's size. Rows nobody writes keep output's values.
+ *
+ * Every member sends its whole input and its metadata to every other (fixed shapes, as
+ * the exchange checks them), and each computes its own result from what it received:
+ * the same outcome as sending only the pieces. */
+enum { RAGGED_PARTS = 4 }; /* input, input_offsets, send_sizes, output_offsets */
+
+/* Element |i| of the integer array |a|. */
+static int64_t int_at(const cxla_literal *a, int64_t i) {
+    cxla_type t = cxla_literal_type(a);
+    return cxla_load_s64(t, (const char *)cxla_literal_data_const(a) +
+                                (size_t)i * cxla_type_storage(t));
+}
+
+static cxla_status op_ragged_all_to_all(interp_ctx *ctx, const cxla_instr *instr,
+                                        const cxla_literal *const *operands, cxla_literal **out) {
+    if (instr->operand_count != 6)
+        return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                            "takes 6 operands (input, output, input_offsets, send_sizes, "
+                            "output_offsets, recv_sizes), got %" PRId64,
+                            instr->operand_count);
+    CXLA_RETURN_IF_ERROR(check_arrays(instr, operands));
+    const cxla_shape *in_s = cxla_literal_shape(operands[0]);
+    const cxla_shape *out_s = cxla_literal_shape(operands[1]);
+    if (in_s->rank < 1 || in_s->type != out_s->type || in_s->rank != out_s->rank)
+        return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                            "input and output must be arrays of one element type and rank >= 1");
+    int64_t row = 1;
+    for (int64_t j = 1; j < in_s->rank; j++) {
+        if (in_s->dims[j] != out_s->dims[j])
+            return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                "input and output differ in dimension %" PRId64 " (%" PRId64
+                                " vs %" PRId64 "); only dimension 0 may",
+                                j, in_s->dims[j], out_s->dims[j]);
+        row *= in_s->dims[j];
+    }
+    int64_t meta = cxla_literal_element_count(operands[2]);
+    for (int64_t i = 2; i < 6; i++)
+        if (!cxla_type_is_integer(cxla_literal_type(operands[i])) ||
+            cxla_literal_element_count(operands[i]) != meta)
+            return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                "the offsets and sizes must be integer arrays of one size");
+    devices dv;
+    group g;
+    int64_t seq;
+    CXLA_RETURN_IF_ERROR(next_sequence(ctx, instr, &seq));
+    CXLA_RETURN_IF_ERROR(get_devices(ctx, instr, &dv));
+    CXLA_RETURN_IF_ERROR(resolve_group(ctx, instr, false, &dv, &g));
+    cxla_status s = NULL;
+    if (meta == 0 || meta % g.count != 0)
+        s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                         "the offsets and sizes hold %" PRId64
+                         " values, not a positive multiple of the %" PRId64 " participants",
+                         meta, g.count);
+    int64_t u = s ? 0 : meta / g.count;
+    const cxla_literal **outgoing = malloc((size_t)(g.count * RAGGED_PARTS) * sizeof(*outgoing));
+    gathered t = {0};
+    if (!s && !outgoing) s = OOM();
+    for (int64_t k = 0; k < g.count && !s; k++) {
+        outgoing[k * RAGGED_PARTS + 0] = operands[0];
+        outgoing[k * RAGGED_PARTS + 1] = operands[2];
+        outgoing[k * RAGGED_PARTS + 2] = operands[3];
+        outgoing[k * RAGGED_PARTS + 3] = operands[4];
+    }
+    if (!s) s = exchange_in_group(ctx, instr, seq, &g, RAGGED_PARTS, outgoing, &t);
+    free(outgoing);
+    cxla_literal *result = NULL;
+    if (!s) s = cxla_literal_clone(operands[1], &result);
+    size_t esize = cxla_type_storage(in_s->type);
+    char name[64];
+    for (int64_t k = 0; k < g.count && !s; k++) {
+        const cxla_literal *const *from = t.table + k * RAGGED_PARTS;
+        const cxla_shape *src_s = cxla_literal_shape(from[0]);
+        const char *src = cxla_literal_data_const(from[0]);
+        char *dst = cxla_literal_data(result);
+        for (int64_t i = 0; i < u && !s; i++) {
+            int64_t idx = g.me * u + i;
+            int64_t in_off = int_at(from[1], idx), size = int_at(from[2], idx);
+            int64_t out_off = int_at(from[3], idx), want = int_at(operands[5], k * u + i);
+            interp_device_name(dv.partitions, g.members[k], name, sizeof(name));
+            if (size != want)
+                s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                 "%s sends %" PRId64 " rows in update %" PRId64
+                                 " but recv_sizes[%" PRId64 "] expects %" PRId64,
+                                 name, size, i, k * u + i, want);
+            else if (size < 0 || in_off < 0 || in_off > src_s->dims[0] - size || out_off < 0 ||
+                     out_off > out_s->dims[0] - size)
+                s = interp_error(instr, CXLA_STATUS_OUT_OF_RANGE,
+                                 "update %" PRId64 " from %s (rows %" PRId64 "..%" PRId64
+                                 " of its input, %" PRId64 " rows, to rows %" PRId64 "..%" PRId64
+                                 " of the output, %" PRId64 " rows) is out of range",
+                                 i, name, in_off, in_off + size, src_s->dims[0], out_off,
+                                 out_off + size, out_s->dims[0]);
+            else if (size > 0)
+                memcpy(dst + (size_t)(out_off * row) * esize, src + (size_t)(in_off * row) * esize,
+                       (size_t)(size * row) * esize);
+        }
+    }
+    gathered_free(&t);
+    group_free(&g);
+    if (s) {
+        cxla_literal_free(result);
+        return s;
+    }
+    *out = result;
+    return NULL;
+}
+
 const interp_op_fn interp_collective_ops[CXLA_OP_COUNT] = {
     [CXLA_OP_REPLICA_ID] = op_replica_id,
     [CXLA_OP_PARTITION_ID] = op_partition_id,
@@ -987,4 +1166,6 @@ const interp_op_fn interp_collective_ops[CXLA_OP_COUNT] = {
     [CXLA_OP_COLLECTIVE_PERMUTE] = op_collective_permute,
     [CXLA_OP_COLLECTIVE_PERMUTE_START] = op_collective_permute_start,
     [CXLA_OP_COLLECTIVE_PERMUTE_DONE] = interp_op_element1,
+    [CXLA_OP_COLLECTIVE_REDUCE] = op_collective_reduce,
+    [CXLA_OP_RAGGED_ALL_TO_ALL] = op_ragged_all_to_all,
 };

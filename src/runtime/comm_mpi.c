@@ -545,6 +545,7 @@ static cxla_status mpi_run(cxla_mpi_session *session, const cxla_module *module,
         .partition_id = c.device % partitions,
         .comm = &c.base,
         .check_finite = options->check_finite,
+        .host = options->host,
     };
     cxla_literal *result = NULL;
     if (!s) s = interp_run_module(module, &io, args, arg_count, &result);

@@ -95,6 +95,7 @@ cxla_status cxla_run_replicated(const cxla_module *module, const cxla_replicas_o
         r->module = module;
         r->options.seed = options->seed;
         r->options.check_finite = options->check_finite;
+        r->options.host = options->host;
         r->options.replica_id = d / partitions;
         r->options.partition_id = d % partitions;
         r->options.comm = cxla_comm_threads_endpoint(comm, d);

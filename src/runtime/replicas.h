@@ -1,7 +1,8 @@
 /* Runs of one module on several devices (replicas x partitions) with the collectives
  * between them: in one process, one thread per device (comm_threads.c), or across
  * processes under MPI, one device per rank (comm_mpi.c). Internal to cxla: the public
- * runtime API (cxla_execute, `cxla run --replicas`) is built on these.
+ * runtime API (cxla_executable_execute, cxla_executable_execute_mpi: execute.c) and
+ * `cxla run --replicas` are built on these.
  *
  * Devices are numbered d = replica * partition_count + partition (XLA's flattened ids);
  * per-device arguments and results are indexed by d. With one partition, d is the
@@ -13,6 +14,7 @@
 #include <stdint.h>
 
 #include "cxla/literal.h"
+#include "cxla/runtime.h"
 #include "cxla/status.h"
 #include "hlo/hlo.h"
 #include "interp/interp.h"
@@ -29,6 +31,9 @@ typedef struct cxla_replicas_options {
     double timeout_seconds;
     uint64_t seed;     /* interp_options.seed of every device */
     bool check_finite; /* interp_options.check_finite of every device */
+    /* interp_options.host of every device (infeed, outfeed, send, recv; shared by the
+     * devices of a run in this process, in the order they reach it); NULL: none. */
+    const interp_host *host;
 } cxla_replicas_options;
 
 /* The device count of |options| for |module|, after checking them against each other:
@@ -81,17 +86,9 @@ cxla_status cxla_comm_ended_error(int64_t partitions, int64_t device, int64_t se
 
 /* ---- MPI: one device per process (comm_mpi.c) ------------------------------------- */
 
-/* Whether this build of cxla has MPI (CMake found it). */
-bool cxla_mpi_available(void);
+/* The session (cxla_mpi_session_create, _rank, _size, _destroy) and
+ * cxla_mpi_available are public: cxla/runtime.h. */
 
-typedef struct cxla_mpi_session cxla_mpi_session;
-
-/* Initializes MPI (unless the program did) for a run of the devices over the ranks of
- * MPI_COMM_WORLD, rank d being device d. |argc| and |argv| may be NULL. Fails with
- * UNIMPLEMENTED in a build without MPI. */
-cxla_status cxla_mpi_session_create(int *argc, char ***argv, cxla_mpi_session **out_session);
-int64_t cxla_mpi_session_rank(const cxla_mpi_session *session);
-int64_t cxla_mpi_session_size(const cxla_mpi_session *session);
 /* Runs |module| as device `rank` of `size` (size must be replicas x partitions) with
  * this rank's arguments; every rank must call it. Returns the same verdict on every
  * rank: success, or the failure of the first device that failed, naming it. Ranks wait
@@ -104,7 +101,4 @@ cxla_status cxla_mpi_run(cxla_mpi_session *session, const cxla_module *module,
  * as cxla_mpi_run. */
 cxla_status cxla_mpi_run_failed(cxla_mpi_session *session, const cxla_module *module,
                                 const cxla_replicas_options *options, cxla_status failure);
-/* Finalizes MPI if the session initialized it. NULL is fine. */
-void cxla_mpi_session_destroy(cxla_mpi_session *session);
-
 #endif /* CXLA_RUNTIME_REPLICAS_H_ */

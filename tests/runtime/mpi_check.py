@@ -1,10 +1,10 @@
-"""The collectives across processes: cxla_mpi_driver under mpirun, one device per rank.
+"""The collectives across processes: `cxla run --mpi` under mpirun, one device per rank.
 
-Run by tests/runtime/test_mpi.sh as: python3 mpi_check.py DRIVER MPIRUN...
+Run by tests/runtime/test_mpi.sh as: python3 mpi_check.py CXLA MPIRUN...
 
 Each case writes a module and per-replica .npy inputs, runs it under mpirun, and checks
 the outputs against values computed here with NumPy, and against the same module run by
-the driver in threads (--threads), byte for byte. Failures: a rank that fails makes every
+`cxla run --replicas N` in threads, byte for byte. Failures: a rank that fails makes every
 rank fail naming it; replicas that disagree or deadlock fail with the reason, the latter
 listing which replicas arrived. Exit status 0 when every check holds.
 """
@@ -15,7 +15,7 @@ import tempfile
 
 import numpy as np
 
-DRIVER = sys.argv[1]
+CXLA = sys.argv[1]
 MPIRUN = sys.argv[2:]
 failures = []
 
@@ -46,6 +46,16 @@ def clear_outputs(work):
                 os.remove(os.path.join(root, f))
 
 
+def mpi_cmd(extra, path, work):
+    """One rank's command: its inputs from work/replica<r>/, its outputs there too."""
+    return [CXLA, "run", "--mpi"] + list(extra) + ["--input-dir", work, "-o", work, path]
+
+
+def threads_cmd(n, extra, path, work):
+    return [CXLA, "run", "--replicas", str(n)] + list(extra) + ["--input-dir", work, "-o", work,
+                                                               path]
+
+
 def run(name, module, per_replica, np_, extra=(), mpi=True):
     """Runs under mpirun (or in threads); returns (returncode, stderr, work dir)."""
     work = tempfile.mkdtemp(prefix="cxla_mpi_%s_" % name)
@@ -54,9 +64,9 @@ def run(name, module, per_replica, np_, extra=(), mpi=True):
         f.write(module)
     write_inputs(work, per_replica)
     if mpi:
-        cmd = MPIRUN + ["-np", str(np_), DRIVER] + list(extra) + [path, work]
+        cmd = MPIRUN + ["-np", str(np_)] + mpi_cmd(extra, path, work)
     else:
-        cmd = [DRIVER, "--threads", "--replicas", str(np_)] + list(extra) + [path, work]
+        cmd = threads_cmd(np_, extra, path, work)
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     return p.returncode, p.stderr.decode(errors="replace"), work
 
@@ -70,8 +80,8 @@ def run_ok(name, module, per_replica, np_, count, extra=()):
     got = outputs(work, np_, count)
     clear_outputs(work)
     path = os.path.join(work, "m.hlo")
-    p = subprocess.run([DRIVER, "--threads", "--replicas", str(np_)] + list(extra) + [path, work],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    p = subprocess.run(threads_cmd(np_, extra, path, work), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=300)
     if p.returncode != 0:
         fail("%s in threads: %s" % (name, p.stderr.decode(errors="replace").strip()))
         return got
@@ -249,7 +259,7 @@ def partitions():
         sub = os.path.join(work, "replica%d" % (d // 2), "partition%d" % (d % 2))
         os.makedirs(sub, exist_ok=True)
         np.save(os.path.join(sub, "in0.npy"), np.array([10 * d + 1], np.int32))
-    p = subprocess.run(MPIRUN + ["-np", "4", DRIVER, path, work], stdout=subprocess.PIPE,
+    p = subprocess.run(MPIRUN + ["-np", "4"] + mpi_cmd((), path, work), stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=300)
     if p.returncode != 0:
         fail("partitions: %s" % p.stderr.decode(errors="replace").strip())
@@ -277,8 +287,8 @@ def failures_and_timeouts():
               "  two = u32[] constant(2)\n  is2 = pred[] compare(r, two), direction=EQ\n"
               "  c = s32[2] conditional(is2, p, p), true_computation=bad, false_computation=ok\n"
               "  ROOT ar = s32[2] all-reduce(c), replica_groups={}, to_apply=add\n}\n")
-    rc, err, _ = run("fails", module, [[np.array([1, 2], np.int32)]] * 4, 4, ["--timeout", "60"])
-    lines = [l for l in err.splitlines() if l.startswith("cxla_mpi_driver")]
+    rc, err, _ = run("fails", module, [[np.array([1, 2], np.int32)]] * 4, 4, ["--collective-timeout", "60"])
+    lines = [l for l in err.splitlines() if l.startswith("cxla (rank ")]
     if rc == 0 or len(lines) != 4 or not all("replica 2 failed" in l and "custom-call" in l
                                               for l in lines):
         fail("a failing rank: exit %d, stderr:\n%s" % (rc, err))
@@ -304,7 +314,7 @@ def failures_and_timeouts():
               "  t = (u32[], s32[1]) tuple(z, p)\n"
               "  w = (u32[], s32[1]) while(t), condition=cond, body=body\n"
               "  ROOT v = s32[1] get-tuple-element(w), index=1\n}\n")
-    rc, err, _ = run("disagree", module, [[np.array([1], np.int32)]] * 2, 2, ["--timeout", "60"])
+    rc, err, _ = run("disagree", module, [[np.array([1], np.int32)]] * 2, 2, ["--collective-timeout", "60"])
     if rc == 0 or err.count("replica 0 ended its program without taking part in execution 2") != 2:
         fail("replicas that disagree: exit %d, stderr:\n%s" % (rc, err))
 
@@ -318,8 +328,8 @@ def failures_and_timeouts():
               "  two = u32[] constant(2)\n  is2 = pred[] compare(r, two), direction=EQ\n"
               "  ROOT c = s32[1] conditional(is2, p, p), true_computation=second, "
               "false_computation=first\n}\n")
-    rc, err, _ = run("deadlock", module, [[np.array([1], np.int32)]] * 3, 3, ["--timeout", "0.5"])
-    lines = [l for l in err.splitlines() if l.startswith("cxla_mpi_driver")]
+    rc, err, _ = run("deadlock", module, [[np.array([1], np.int32)]] * 3, 3, ["--collective-timeout", "0.5"])
+    lines = [l for l in err.splitlines() if l.startswith("cxla (rank ")]
     ok = rc != 0 and len(lines) == 3 and all("timed out after 0.5 s" in l for l in lines) and (
         all("arrived: replica 0, replica 1; missing: replica 2" in l for l in lines) or
         all("arrived: replica 2; missing: replica 0, replica 1" in l for l in lines))

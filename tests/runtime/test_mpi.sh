@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Collectives across processes: tests/runtime/mpi_check.py runs cxla_mpi_driver (built
-# next to the cxla tool when CMake found MPI) under mpirun on 1 to 4 ranks and checks the
-# results against NumPy and against the same runs in threads. Skipped, saying why, when
-# MPI, mpirun or NumPy is missing.
+# Collectives across processes: tests/runtime/mpi_check.py runs `cxla run --mpi` under
+# mpirun on 1 to 4 ranks and checks the results against NumPy and against the same runs
+# in threads (`cxla run --replicas N`). Skipped, saying why, when cxla was built without
+# MPI, or mpirun or NumPy is missing.
 # Usage: test_mpi.sh PATH/TO/cxla
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-driver="$(dirname "$1")/cxla_mpi_driver"
-if [ ! -x "$driver" ]; then
-  echo "SKIP: no cxla_mpi_driver next to $1: cxla was built without MPI (install libopenmpi-dev and openmpi-bin, then run cmake again)"
+cxla=${1:?path to the cxla tool}
+if ! "$cxla" version | grep -q '^mpi: yes$'; then
+  echo "SKIP: $cxla was built without MPI (install libopenmpi-dev and openmpi-bin, then run cmake again)"
   exit 77
 fi
 if ! command -v mpirun >/dev/null 2>&1; then
@@ -28,4 +28,4 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 # Single-host runs: shared memory and loopback only, no network probing.
 export OMPI_MCA_btl=self,vader
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
-exec "$python" "$here/mpi_check.py" "$driver" "${mpirun[@]}"
+exec "$python" "$here/mpi_check.py" "$cxla" "${mpirun[@]}"

@@ -1271,6 +1271,159 @@ static void test_data_parallel_training(void) {
     cxla_literal_free(single);
 }
 
+/* ---- ragged-all-to-all and collective-reduce ---------------------------------------- */
+
+#define RAGGED_2x3                                                                                 \
+    "HloModule ragged\nENTRY main {\n  x = s32[3] parameter(0)\n  o = s32[4] parameter(1)\n"       \
+    "  io = s32[2] parameter(2)\n  ss = s32[2] parameter(3)\n  oo = s32[2] parameter(4)\n"         \
+    "  rs = s32[2] parameter(5)\n"
+
+/* JAX's ragged_all_to_all examples (tests/ragged_collective_test.py): the values it
+ * states for 2 replicas, 2 groups of 2, and groups of one. */
+static void test_ragged_all_to_all_examples(void) {
+    cxla_module *m = load(RAGGED_2x3 "  ROOT r = s32[4] ragged-all-to-all(x, o, io, ss, oo, rs), "
+                                     "replica_groups={{0,1}}\n}\n");
+    const char *in[] = {"s32[3] {1, 2, 2}", "s32[4] {0, 0, 0, 0}", "s32[2] {0, 1}",
+                        "s32[2] {1, 2}",    "s32[2] {0, 0}",       "s32[2] {1, 1}",
+                        "s32[3] {3, 4, 0}", "s32[4] {0, 0, 0, 0}", "s32[2] {0, 1}",
+                        "s32[2] {1, 1}",    "s32[2] {1, 2}",       "s32[2] {2, 1}"};
+    run_out r = run_texts(m, 2, 6, in);
+    CHECK_RUN_OK(r);
+    if (!r.status) {
+        expect_lit(r.results[0], "s32[4] {1, 3, 0, 0}", "ragged-all-to-all replica 0");
+        expect_lit(r.results[1], "s32[4] {2, 2, 4, 0}", "ragged-all-to-all replica 1");
+    }
+    run_out_free(&r);
+    cxla_module_destroy(m);
+
+    m = load(RAGGED_2x3 "  ROOT r = s32[4] ragged-all-to-all(x, o, io, ss, oo, rs), "
+                        "replica_groups={{0,1},{2,3}}\n}\n");
+    const char *in4[] = {
+        "s32[3] {1, 2, 2}",    "s32[4] {0, 0, 0, 0}", "s32[2] {0, 1}",      "s32[2] {1, 2}",
+        "s32[2] {0, 0}",       "s32[2] {1, 1}",       "s32[3] {3, 4, 0}",   "s32[4] {0, 0, 0, 0}",
+        "s32[2] {0, 1}",       "s32[2] {1, 1}",       "s32[2] {1, 2}",      "s32[2] {2, 1}",
+        "s32[3] {10, 20, 20}", "s32[4] {0, 0, 0, 0}", "s32[2] {0, 1}",      "s32[2] {1, 2}",
+        "s32[2] {0, 0}",       "s32[2] {1, 1}",       "s32[3] {30, 40, 0}", "s32[4] {0, 0, 0, 0}",
+        "s32[2] {0, 1}",       "s32[2] {1, 1}",       "s32[2] {1, 2}",      "s32[2] {2, 1}"};
+    r = run_texts(m, 4, 6, in4);
+    CHECK_RUN_OK(r);
+    const char *want4[] = {"s32[4] {1, 3, 0, 0}", "s32[4] {2, 2, 4, 0}", "s32[4] {10, 30, 0, 0}",
+                           "s32[4] {20, 20, 40, 0}"};
+    for (int64_t d = 0; d < 4 && !r.status; d++)
+        expect_lit(r.results[d], want4[d], "ragged-all-to-all in groups");
+    run_out_free(&r);
+    cxla_module_destroy(m);
+
+    m = load("HloModule ragged\nENTRY main {\n  x = s32[4] parameter(0)\n"
+             "  o = s32[4] parameter(1)\n  io = s32[1] parameter(2)\n  ss = s32[1] parameter(3)\n"
+             "  oo = s32[1] parameter(4)\n  rs = s32[1] parameter(5)\n"
+             "  ROOT r = s32[4] ragged-all-to-all(x, o, io, ss, oo, rs), "
+             "replica_groups={{0},{1}}\n}\n");
+    const char *in1[] = {"s32[4] {1, 0, 0, 0}", "s32[4] {0, 0, 0, 0}", "s32[1] {0}",
+                         "s32[1] {1}",          "s32[1] {2}",          "s32[1] {1}",
+                         "s32[4] {2, 3, 4, 0}", "s32[4] {0, 0, 0, 0}", "s32[1] {0}",
+                         "s32[1] {3}",          "s32[1] {1}",          "s32[1] {3}"};
+    r = run_texts(m, 2, 6, in1);
+    CHECK_RUN_OK(r);
+    if (!r.status) {
+        expect_lit(r.results[0], "s32[4] {0, 0, 1, 0}", "ragged-all-to-all alone, replica 0");
+        expect_lit(r.results[1], "s32[4] {0, 2, 3, 4}", "ragged-all-to-all alone, replica 1");
+    }
+    run_out_free(&r);
+    cxla_module_destroy(m);
+}
+
+/* Rows of a rank-2 array, two updates per peer (metadata index peer * 2 + update), rows
+ * that nobody writes keeping the output's values; then the errors. */
+static void test_ragged_all_to_all_updates(void) {
+    const char *mod = "HloModule ragged\nENTRY main {\n  x = s32[4,2] parameter(0)\n"
+                      "  o = s32[5,2] parameter(1)\n  io = s32[4] parameter(2)\n"
+                      "  ss = s32[4] parameter(3)\n  oo = s32[4] parameter(4)\n"
+                      "  rs = s32[4] parameter(5)\n"
+                      "  ROOT r = s32[5,2] ragged-all-to-all(x, o, io, ss, oo, rs), "
+                      "replica_groups={}\n}\n";
+    cxla_module *m = load(mod);
+    const char *fill = "s32[5,2] {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}}";
+    const char *in[] = {"s32[4,2] {{0, 1}, {2, 3}, {4, 5}, {6, 7}}",
+                        fill,
+                        "s32[4] {0, 1, 2, 3}",
+                        "s32[4] {1, 1, 1, 1}",
+                        "s32[4] {0, 1, 0, 1}",
+                        "s32[4] {1, 1, 2, 1}",
+                        "s32[4,2] {{10, 11}, {12, 13}, {14, 15}, {16, 17}}",
+                        fill,
+                        "s32[4] {0, 3, 1, 2}",
+                        "s32[4] {2, 1, 1, 1}",
+                        "s32[4] {2, 4, 2, 3}",
+                        "s32[4] {1, 1, 1, 1}"};
+    run_out r = run_texts(m, 2, 6, in);
+    CHECK_RUN_OK(r);
+    if (!r.status) {
+        expect_lit(r.results[0], "s32[5,2] {{0, 1}, {2, 3}, {10, 11}, {12, 13}, {16, 17}}",
+                   "two updates, replica 0");
+        expect_lit(r.results[1], "s32[5,2] {{4, 5}, {6, 7}, {12, 13}, {14, 15}, {-1, -1}}",
+                   "two updates, replica 1");
+    }
+    run_out_free(&r);
+    /* Replica 0 expects 3 rows from replica 1 where it sends 2. */
+    const char *bad[12];
+    memcpy(bad, in, sizeof(bad));
+    bad[5] = "s32[4] {1, 1, 3, 1}";
+    r = run_texts(m, 2, 6, bad);
+    CHECK_MSG(r.status && strstr(cxla_status_message(r.status), "recv_sizes"),
+              "mismatched sizes: %s", r.status ? cxla_status_message(r.status) : "success");
+    run_out_free(&r);
+    /* An update past the end of the receiver's output. */
+    memcpy(bad, in, sizeof(bad));
+    bad[10] = "s32[4] {2, 4, 2, 5}";
+    r = run_texts(m, 2, 6, bad);
+    CHECK_MSG(r.status && strstr(cxla_status_message(r.status), "out of range"), "out of range: %s",
+              r.status ? cxla_status_message(r.status) : "success");
+    run_out_free(&r);
+    cxla_module_destroy(m);
+}
+
+/* collective-reduce: the group's first member gets the reduction in group order; the
+ * others keep their operands. */
+static void test_collective_reduce(void) {
+    cxla_module *m =
+        load("HloModule m\n" ADD_F32 "ENTRY main {\n  p = f32[2] parameter(0)\n"
+             "  q = f32[] parameter(1)\n"
+             "  ROOT r = (f32[2], f32[]) collective-reduce(p, q), replica_groups={{2,0},{1}}, "
+             "to_apply=add\n}\n");
+    const char *in[] = {"f32[2] {1, 2}", "f32[] 0.5",         "f32[2] {10, 20}",
+                        "f32[] 7",       "f32[2] {100, 200}", "f32[] 0.25"};
+    run_out r = run_texts(m, 3, 2, in);
+    CHECK_RUN_OK(r);
+    if (!r.status) {
+        expect_lit(r.results[2], "(f32[2], f32[]) ({101, 202}, 0.75)", "collective-reduce root");
+        expect_lit(r.results[0], "(f32[2], f32[]) ({1, 2}, 0.5)", "collective-reduce member");
+        expect_lit(r.results[1], "(f32[2], f32[]) ({10, 20}, 7)", "collective-reduce alone");
+    }
+    run_out_free(&r);
+    cxla_module_destroy(m);
+    /* On 1..4 replicas, all in one group: replica 0 gets the sum. */
+    for (int64_t n = 1; n <= 4; n++) {
+        run_out o = run_sweep("HloModule m\n" ADD_S32 "ENTRY main {\n  p = s32[3] parameter(0)\n"
+                              "  ROOT r = s32[3] collective-reduce(p), replica_groups={}, "
+                              "to_apply=add\n}\n",
+                              n, 3);
+        CHECK_RUN_OK(o);
+        for (int64_t d = 0; d < n && !o.status; d++) {
+            int64_t v[3];
+            for (int64_t i = 0; i < 3; i++) {
+                v[i] = 0;
+                if (d == 0)
+                    for (int64_t k = 0; k < n; k++) v[i] += xv(k, i);
+                else
+                    v[i] = xv(d, i);
+            }
+            expect_s32(&o, d, v, 3, "collective-reduce sweep");
+        }
+        run_out_free(&o);
+    }
+}
+
 TEST_MAIN(TEST(test_seed_all_reduce), TEST(test_seed_cross_replica_sum), TEST(test_seed_all_gather),
           TEST(test_seed_reduce_scatter), TEST(test_seed_all_to_all), TEST(test_seed_replica_id),
           TEST(test_all_reduce_sizes), TEST(test_all_gather_sizes), TEST(test_reduce_scatter_sizes),
@@ -1281,4 +1434,6 @@ TEST_MAIN(TEST(test_seed_all_reduce), TEST(test_seed_cross_replica_sum), TEST(te
           TEST(test_user_reduction_order), TEST(test_reproducible_order), TEST(test_start_done),
           TEST(test_collective_in_loop), TEST(test_partitions), TEST(test_one_replica_fails),
           TEST(test_replicas_disagree), TEST(test_timeout), TEST(test_comm_timeout_lists),
-          TEST(test_bad_runs), TEST(test_data_parallel_training))
+          TEST(test_bad_runs), TEST(test_data_parallel_training),
+          TEST(test_ragged_all_to_all_examples), TEST(test_ragged_all_to_all_updates),
+          TEST(test_collective_reduce))
