@@ -574,6 +574,15 @@ cxla_op cxla_sort_ascending(cxla_op operand);
 /* The |k| largest (or smallest) entries along the last dimension and their s32 indices:
  * a tuple (values, indices). */
 cxla_op cxla_top_k(cxla_op operand, int64_t k, bool largest);
+/* The seed's TopK(operand, k, comparator): the first |k| entries along the last
+ * dimension in the order |comparator| (T, T) -> pred defines (strict greater-than for
+ * the usual top k), with their s32 indices, as a tuple (values, indices); equal entries
+ * keep index order. Lowered as XLA's library does it: a stable sort of (operand, iota)
+ * whose comparator calls |comparator| on the values, then slices. Errors: a scalar
+ * operand, k outside 0..size of the last dimension, a comparator of the wrong
+ * signature. */
+cxla_op cxla_top_k_with_comparator(cxla_op operand, int64_t k,
+                                   const cxla_xla_computation *comparator);
 /* Slices of |slice_sizes| at the indices in |start_indices| (XLA's Gather). */
 cxla_op cxla_gather(cxla_op operand, cxla_op start_indices,
                     const cxla_gather_dimension_numbers *dimension_numbers,

@@ -53,8 +53,9 @@ static bool sharding_text(cxla_builder *b, const char *op, const cxla_op_shardin
         for (int64_t i = 0; i < s->tile_rank; i++) {
             int64_t d = s->tile_assignment_dimensions[i];
             if (d < 1 || n > INT32_MAX / d) {
-                bld_fail(b, op, "tiled sharding: tile assignment dimension %" PRId64
-                         " is %" PRId64 " (must be >= 1)",
+                bld_fail(b, op,
+                         "tiled sharding: tile assignment dimension %" PRId64 " is %" PRId64
+                         " (must be >= 1)",
                          i, d);
                 return false;
             }
@@ -116,8 +117,7 @@ static bool fits(cxla_builder *b, const char *op, cxla_sharding_type type, int64
                  rank, bld_shape_str(b, shape));
         return false;
     }
-    if (type == CXLA_SHARDING_TUPLE &&
-        (shape->type != CXLA_TUPLE || leaf_count(shape) != leaves)) {
+    if (type == CXLA_SHARDING_TUPLE && (shape->type != CXLA_TUPLE || leaf_count(shape) != leaves)) {
         bld_fail(b, op, "the tuple sharding has %" PRId64 " leaves, but the result is %s", leaves,
                  bld_shape_str(b, shape));
         return false;
@@ -285,7 +285,8 @@ static bool valid_key(cxla_builder *b, const char *op, const char *key, const ch
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                   c == '_' || c == '.' || c == '-';
         if (!ok) {
-            bld_fail(b, op, "frontend attribute key '%s' has a character other than letters, "
+            bld_fail(b, op,
+                     "frontend attribute key '%s' has a character other than letters, "
                      "digits, '_', '.' and '-'",
                      key);
             return false;
@@ -418,8 +419,7 @@ void cxla_op_set_frontend_attribute(cxla_op op, const char *key, const char *val
     bool ok = n >= 0 && mine;
     int64_t at = n;
     for (int64_t i = 0; ok && i < n; i++)
-        if (key_len(entries[i]) == strlen(key) && memcmp(entries[i], key, strlen(key)) == 0)
-            at = i;
+        if (key_len(entries[i]) == strlen(key) && memcmp(entries[i], key, strlen(key)) == 0) at = i;
     if (ok && at == n && n == MAX_OP_ATTRIBUTES) {
         bld_fail(b, what, "more than %d frontend attributes on one operation", MAX_OP_ATTRIBUTES);
         ok = false;

@@ -155,8 +155,8 @@ cxla_op cxla_infeed(cxla_builder *b, const cxla_shape *shape, const char *config
     return cxla_get_tuple_element(infeed, 0);
 }
 
-cxla_op cxla_outfeed_with_token(cxla_op operand, cxla_op token,
-                                const cxla_shape *shape_with_layout, const char *config) {
+cxla_op cxla_outfeed_with_token(cxla_op operand, cxla_op token, const cxla_shape *shape_with_layout,
+                                const char *config) {
     const char *op = "OutfeedWithToken";
     cxla_op ops[2] = {operand, token};
     cxla_builder *b = bld_of(ops, 2);
@@ -313,7 +313,8 @@ void cxla_custom_call_options_init(cxla_custom_call_options *options) {
 /* {1,2} of a shape index. */
 static void put_index(cxla_strbuf *sb, const int64_t *index, int64_t count) {
     cxla_strbuf_putc(sb, '{');
-    for (int64_t i = 0; i < count; i++) cxla_strbuf_printf(sb, "%s%" PRId64, i ? "," : "", index[i]);
+    for (int64_t i = 0; i < count; i++)
+        cxla_strbuf_printf(sb, "%s%" PRId64, i ? "," : "", index[i]);
     cxla_strbuf_putc(sb, '}');
 }
 
@@ -343,14 +344,15 @@ static bool aliasing_attr(cxla_builder *b, const char *op, const cxla_custom_cal
         bool ok = check_index(b, op, "output_operand_aliasing output index", result,
                               al->output_index, al->output_index_count);
         if (ok && (al->operand < 0 || al->operand >= count)) {
-            bld_fail(b, op, "output_operand_aliasing %" PRId64 ": operand %" PRId64
+            bld_fail(b, op,
+                     "output_operand_aliasing %" PRId64 ": operand %" PRId64
                      " out of range (%" PRId64 " operands)",
                      i, al->operand, count);
             ok = false;
         }
-        ok = ok && check_index(b, op, "output_operand_aliasing operand index",
-                               &ins[al->operand]->shape, al->operand_index,
-                               al->operand_index_count);
+        ok =
+            ok && check_index(b, op, "output_operand_aliasing operand index",
+                              &ins[al->operand]->shape, al->operand_index, al->operand_index_count);
         if (!ok) {
             cxla_strbuf_free(&sb);
             return false;
@@ -403,8 +405,8 @@ cxla_op cxla_custom_call_with_options(cxla_builder *b, const char *call_target_n
         /* XLA's CustomCallWithLayout: every operand gets a layout, and so must the result. */
         a[n] = bld_attr(CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS);
         a[n].v.shapes.count = count;
-        a[n].v.shapes.items =
-            cxla_arena_alloc_array(b->module->arena, (size_t)(count ? count : 1), sizeof(cxla_shape));
+        a[n].v.shapes.items = cxla_arena_alloc_array(b->module->arena, (size_t)(count ? count : 1),
+                                                     sizeof(cxla_shape));
         if (!a[n].v.shapes.items) {
             bld_fail_status(b, op, OOM());
             return bld_invalid(b);
