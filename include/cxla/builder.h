@@ -513,6 +513,9 @@ cxla_op cxla_dynamic_update_slice_vector(cxla_op operand, cxla_op update, cxla_o
 /* Joins |operands| along |dimension| (XLA's ConcatInDim). */
 cxla_op cxla_concat_in_dim(cxla_builder *builder, const cxla_op *operands, int64_t count,
                            int64_t dimension);
+/* The seeds' name, Concatenate(operands..., dimension): the same operation. */
+cxla_op cxla_concatenate(cxla_builder *builder, const cxla_op *operands, int64_t count,
+                         int64_t dimension);
 /* Edge (possibly negative) and interior padding with the scalar |padding_value|. */
 cxla_op cxla_pad(cxla_op operand, cxla_op padding_value, const cxla_padding_config_dim *config,
                  int64_t rank);

@@ -377,8 +377,8 @@ static void test_annotations(void) {
                               .tile_rank = 2,
                               .tile_assignment_devices = I64S(1, 0)};
     cxla_builder_set_sharding(b, &tiled);
-    cxla_op_metadata md = {.op_type = "Neg", .op_name = "jit(f)/neg \"q\"",
-                           .source_file = "f.py", .source_line = 7};
+    cxla_op_metadata md = {
+        .op_type = "Neg", .op_name = "jit(f)/neg \"q\"", .source_file = "f.py", .source_line = 7};
     cxla_builder_set_op_metadata(b, &md);
     cxla_frontend_attribute fa[] = {{"zz", "2"}, {"_xla_a", "x,y"}};
     cxla_builder_set_frontend_attributes(b, fa, 2);
@@ -395,8 +395,8 @@ static void test_annotations(void) {
                                    .tile_assignment_dimensions = I64S(2, 1, 2),
                                    .tile_rank = 3,
                                    .replicate_on_last_tile_dim = true}};
-    cxla_op_sharding tuple = {.type = CXLA_SHARDING_TUPLE, .tuple_shardings = leaves,
-                              .tuple_count = 2};
+    cxla_op_sharding tuple = {
+        .type = CXLA_SHARDING_TUPLE, .tuple_shardings = leaves, .tuple_count = 2};
     cxla_op t = cxla_tuple(b, (cxla_op[]){sum, n}, 2);
     cxla_op_set_sharding(t, &tuple);
     cxla_op_set_frontend_attribute(t, "b", "1");
@@ -433,9 +433,8 @@ static void test_annotations(void) {
 static void test_annotation_errors(void) {
     cxla_builder *b = new_builder("bad_sharding");
     cxla_op x = cxla_parameter(b, 0, &SHAPE(CXLA_F32, 4), "x");
-    cxla_op_sharding tiled = {.type = CXLA_SHARDING_TILED,
-                              .tile_assignment_dimensions = I64S(2, 2),
-                              .tile_rank = 2};
+    cxla_op_sharding tiled = {
+        .type = CXLA_SHARDING_TILED, .tile_assignment_dimensions = I64S(2, 2), .tile_rank = 2};
     cxla_builder_set_sharding(b, &tiled);
     cxla_neg(x);
     expect_build_error(b, "tiles 2 dimensions, but the result is f32[4]");
@@ -498,5 +497,5 @@ static void test_layouts_print_parse_run(void) {
 TEST_MAIN(TEST(test_infeed_outfeed_roundtrip), TEST(test_feeds_with_tokens_in_order),
           TEST(test_feed_errors), TEST(test_send_recv_through_mailbox),
           TEST(test_host_transfers_and_layouts), TEST(test_channel_errors),
-          TEST(test_custom_call_with_options), TEST(test_annotations),
-          TEST(test_annotation_errors), TEST(test_layouts_print_parse_run))
+          TEST(test_custom_call_with_options), TEST(test_annotations), TEST(test_annotation_errors),
+          TEST(test_layouts_print_parse_run))
