@@ -47,8 +47,9 @@ static void test_seed_all_gather(void) {
     cxla_builder *b = new_builder("all_gather");
     cxla_all_gather(cxla_parameter(b, 0, &SHAPE(CXLA_F32, 2), "x"), 0, 2, NULL, 0, 0, false);
     cxla_xla_computation *c = finish(b);
-    run_on_replicas(c, 2, (const char *[]){"f32[2] {1.0, 2.5}", "f32[2] {3.0, 5.25}"},
-                    (const char *[]){"f32[4] {1.0, 2.5, 3.0, 5.25}", "f32[4] {1.0, 2.5, 3.0, 5.25}"});
+    run_on_replicas(
+        c, 2, (const char *[]){"f32[2] {1.0, 2.5}", "f32[2] {3.0, 5.25}"},
+        (const char *[]){"f32[4] {1.0, 2.5, 3.0, 5.25}", "f32[4] {1.0, 2.5, 3.0, 5.25}"});
     cxla_xla_computation_free(c);
 }
 
