@@ -54,6 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cxla/custom_call.h"
 #include "cxla/literal.h"
 #include "cxla/shape.h"
 #include "cxla/status.h"
@@ -117,6 +118,78 @@ const cxla_shape *cxla_xla_computation_result_shape(const cxla_xla_computation *
  * (free()). Errors: out of memory. */
 cxla_status cxla_xla_computation_to_hlo_text(const cxla_xla_computation *computation,
                                              char **out_text);
+
+/* ---- annotations: sharding, metadata, frontend attributes ------------------------------ */
+/* As in XLA's builder, a sharding, op metadata or frontend attributes set on a builder
+ * are attached to every operation added afterwards (lowerings included) until they are
+ * cleared or replaced; the HLO text carries them (sharding=..., metadata={...},
+ * frontend_attributes={...}) and the parser reads them back. cxla runs on one device and
+ * keeps them as annotations only. Everything passed in is copied. Errors are recorded
+ * in the builder like an operation's (sticky). */
+
+typedef enum cxla_sharding_type {
+    CXLA_SHARDING_REPLICATED = 0, /* {replicated}: every device holds all of it */
+    CXLA_SHARDING_MAXIMAL,        /* {maximal device=N}: one device holds it */
+    CXLA_SHARDING_TILED,          /* {devices=[2,1]0,1}: tiles over a device mesh */
+    CXLA_SHARDING_MANUAL,         /* {manual}: partitioned by hand */
+    CXLA_SHARDING_TUPLE,          /* {{...}, {...}}: one sharding per tuple element */
+} cxla_sharding_type;
+
+/* XLA's OpSharding. MAXIMAL uses |device|. TILED uses |tile_assignment_dimensions|
+ * (|tile_rank| entries: tiles per array dimension, plus one trailing replication
+ * dimension when |replicate_on_last_tile_dim|) and |tile_assignment_devices| (the
+ * product of the dimensions, row-major over the mesh; NULL means 0, 1, 2, ...). TUPLE
+ * uses |tuple_shardings| (|tuple_count| entries, one per element of the tuple;
+ * they may be tuples themselves). */
+typedef struct cxla_op_sharding {
+    cxla_sharding_type type;
+    int64_t device;
+    const int64_t *tile_assignment_dimensions;
+    int64_t tile_rank;
+    const int64_t *tile_assignment_devices;
+    bool replicate_on_last_tile_dim;
+    const struct cxla_op_sharding *tuple_shardings;
+    int64_t tuple_count;
+} cxla_op_sharding;
+
+/* Sets the sharding of the operations added next (NULL clears it, as ClearSharding).
+ * Errors (recorded): a negative device, tile dimensions < 1 or whose product differs
+ * from the device count, a device listed twice; and, when an operation is added, a
+ * TILED sharding whose rank does not fit the operation's array shape or a TUPLE
+ * sharding whose count differs from its tuple's (naming the operation). */
+void cxla_builder_set_sharding(cxla_builder *builder, const cxla_op_sharding *sharding);
+void cxla_builder_clear_sharding(cxla_builder *builder);
+/* Sets (NULL: removes) the sharding of one existing operation (XLA's
+ * SetInstructionSharding). Errors: as above, checked against |op|'s shape. */
+void cxla_op_set_sharding(cxla_op op, const cxla_op_sharding *sharding);
+
+/* XLA's OpMetadata, the fields the HLO text keeps: any NULL or "" string and a
+ * source_line of 0 are left out. */
+typedef struct cxla_op_metadata {
+    const char *op_type;
+    const char *op_name;
+    const char *source_file;
+    int64_t source_line;
+} cxla_op_metadata;
+/* Sets (NULL: clears, as ClearOpMetadata) the metadata of the operations added next.
+ * Errors: a negative source_line. */
+void cxla_builder_set_op_metadata(cxla_builder *builder, const cxla_op_metadata *metadata);
+void cxla_builder_clear_op_metadata(cxla_builder *builder);
+
+/* One frontend attribute: a key and its string value (any text; escaped in HLO). */
+typedef struct cxla_frontend_attribute {
+    const char *key;
+    const char *value;
+} cxla_frontend_attribute;
+/* Replaces the frontend attributes of the operations added next with |count| key/value
+ * pairs (count 0 clears them, as ClearFrontendAttributes). Errors: a NULL or empty key,
+ * a NULL value, a key given twice. */
+void cxla_builder_set_frontend_attributes(cxla_builder *builder,
+                                          const cxla_frontend_attribute *attributes, int64_t count);
+void cxla_builder_clear_frontend_attributes(cxla_builder *builder);
+/* Sets one attribute of an existing operation, replacing that key's value (XLA's
+ * SetInstructionFrontendAttribute). Errors: as above. */
+void cxla_op_set_frontend_attribute(cxla_op op, const char *key, const char *value);
 
 /* ---- enums and small structs ------------------------------------------------------- */
 
@@ -440,6 +513,9 @@ cxla_op cxla_dynamic_update_slice_vector(cxla_op operand, cxla_op update, cxla_o
 /* Joins |operands| along |dimension| (XLA's ConcatInDim). */
 cxla_op cxla_concat_in_dim(cxla_builder *builder, const cxla_op *operands, int64_t count,
                            int64_t dimension);
+/* The seeds' name, Concatenate(operands..., dimension): the same operation. */
+cxla_op cxla_concatenate(cxla_builder *builder, const cxla_op *operands, int64_t count,
+                         int64_t dimension);
 /* Edge (possibly negative) and interior padding with the scalar |padding_value|. */
 cxla_op cxla_pad(cxla_op operand, cxla_op padding_value, const cxla_padding_config_dim *config,
                  int64_t rank);
@@ -501,6 +577,15 @@ cxla_op cxla_sort_ascending(cxla_op operand);
 /* The |k| largest (or smallest) entries along the last dimension and their s32 indices:
  * a tuple (values, indices). */
 cxla_op cxla_top_k(cxla_op operand, int64_t k, bool largest);
+/* The seed's TopK(operand, k, comparator): the first |k| entries along the last
+ * dimension in the order |comparator| (T, T) -> pred defines (strict greater-than for
+ * the usual top k), with their s32 indices, as a tuple (values, indices); equal entries
+ * keep index order. Lowered as XLA's library does it: a stable sort of (operand, iota)
+ * whose comparator calls |comparator| on the values, then slices. Errors: a scalar
+ * operand, k outside 0..size of the last dimension, a comparator of the wrong
+ * signature. */
+cxla_op cxla_top_k_with_comparator(cxla_op operand, int64_t k,
+                                   const cxla_xla_computation *comparator);
 /* Slices of |slice_sizes| at the indices in |start_indices| (XLA's Gather). */
 cxla_op cxla_gather(cxla_op operand, cxla_op start_indices,
                     const cxla_gather_dimension_numbers *dimension_numbers,
@@ -588,12 +673,112 @@ cxla_op cxla_conditional_branches(cxla_op branch_index,
 /* Calls |computation| with |operands| (one per parameter; none is fine). */
 cxla_op cxla_call(cxla_builder *builder, const cxla_xla_computation *computation,
                   const cxla_op *operands, int64_t count);
-/* A call of the foreign function |call_target_name| returning |shape|. |opaque| (may be
- * NULL) is passed to it as backend_config. The interpreter runs none (it reports them
- * as unsupported). */
+/* A call of the foreign function |call_target_name| returning |shape| (copied, layout
+ * kept). |opaque| (may be NULL) is passed to it as backend_config. The runtime runs it
+ * as cxla/custom_call.h describes (registered functions, built-in targets, the
+ * process's symbols). The same as cxla_custom_call_with_options with only these two
+ * options set. Errors: a NULL or empty target name, a NULL shape. */
 cxla_op cxla_custom_call(cxla_builder *builder, const char *call_target_name,
                          const cxla_op *operands, int64_t count, const cxla_shape *shape,
                          const char *opaque, bool has_side_effect);
+
+/* One output-to-operand alias of a custom call (XLA's output_operand_aliasing): the
+ * result at |output_index| (a shape index: a path of tuple element numbers; count 0 =
+ * the whole result) reuses the buffer of operand |operand| at |operand_index|. Printed
+ * as output_to_operand_aliasing={{0}: (1, {})}. */
+typedef struct cxla_output_operand_alias {
+    const int64_t *output_index;
+    int64_t output_index_count;
+    int64_t operand;
+    const int64_t *operand_index;
+    int64_t operand_index_count;
+} cxla_output_operand_alias;
+
+/* The options of XLA's CustomCall / CustomCallWithLayout, as far as the HLO IR keeps
+ * them. Start from cxla_custom_call_options_init (all zero: no options). */
+typedef struct cxla_custom_call_options {
+    const char *opaque;   /* backend_config string (NULL or "": none) */
+    bool has_side_effect; /* custom_call_has_side_effect=true: never skipped or merged */
+    /* The target's signature (api_version=); UNSPECIFIED and ORIGINAL print nothing. */
+    cxla_custom_call_api_version api_version;
+    /* NULL, or one shape per operand, each with a layout (operand_layout_constraints=:
+     * the layout each operand buffer is handed over in). With it the result |shape|
+     * must have a layout too (XLA's CustomCallWithLayout). */
+    const cxla_shape *operand_shapes_with_layout;
+    const cxla_output_operand_alias *output_operand_aliasing;
+    int64_t output_operand_aliasing_count;
+} cxla_custom_call_options;
+void cxla_custom_call_options_init(cxla_custom_call_options *options);
+/* A custom call with |options| (NULL = none; copied, nothing kept). Errors: those of
+ * cxla_custom_call; an unknown api_version; operand layouts that do not match the
+ * operands (type and dimensions) or lack a layout; an alias whose operand or index
+ * does not name a part of the result or operand. */
+cxla_op cxla_custom_call_with_options(cxla_builder *builder, const char *call_target_name,
+                                      const cxla_op *operands, int64_t count,
+                                      const cxla_shape *shape,
+                                      const cxla_custom_call_options *options);
+
+/* ---- host transfers: infeed, outfeed, send, recv --------------------------------------- */
+/* Side effects are ordered by tokens (cxla_create_token, cxla_after_all). The plain
+ * forms make their own token, as XLA's builder does, so they are ordered only by program
+ * order (the order of the calls); the _with_token forms take and return tokens. The
+ * runtime serves them (cxla/runtime.h): infeed reads the client's infeed queue, outfeed
+ * appends to its outfeed queue, and send / recv use the client's channel handlers and
+ * mailboxes, keyed by the channel handle's id. */
+
+/* Reads one value of |shape| (copied; its layout, if any, is the layout the value is read
+ * in) from the infeed; |config| (NULL or "": none) is kept as infeed_config. Infeed
+ * returns the data (a get-tuple-element of the infeed); _with_token returns the
+ * (data, token) tuple. Errors: a NULL or token shape, |token| not a token. */
+cxla_op cxla_infeed(cxla_builder *builder, const cxla_shape *shape, const char *config);
+cxla_op cxla_infeed_with_token(cxla_op token, const cxla_shape *shape, const char *config);
+/* Writes |operand| to the outfeed in the layout of |shape_with_layout| (NULL: the
+ * operand's shape; a shape without a layout: the default one), recorded as
+ * outfeed_shape; |config| as outfeed_config. Outfeed returns an empty tuple (XLA adds
+ * one so that an outfeed that ends a computation gives it a nil result); _with_token
+ * returns the outfeed's token. Errors: a shape not compatible with the operand. */
+cxla_op cxla_outfeed(cxla_op operand, const cxla_shape *shape_with_layout, const char *config);
+cxla_op cxla_outfeed_with_token(cxla_op operand, cxla_op token, const cxla_shape *shape_with_layout,
+                                const char *config);
+
+/* A channel: its id (channel_id= in HLO, >= 1) and direction (XLA's ChannelHandle). */
+typedef enum cxla_channel_type {
+    CXLA_CHANNEL_INVALID = 0,
+    CXLA_CHANNEL_DEVICE_TO_DEVICE,
+    CXLA_CHANNEL_DEVICE_TO_HOST,
+    CXLA_CHANNEL_HOST_TO_DEVICE,
+} cxla_channel_type;
+typedef struct cxla_channel_handle {
+    int64_t handle;
+    cxla_channel_type type;
+} cxla_channel_handle;
+/* New channel handles, with ids unique in the process (1, 2, ...), as XLA's service
+ * hands them out; a handle may also be filled in by hand. A send and its recv share one
+ * handle. |builder| is not used (kept for XLA's signature). */
+cxla_channel_handle cxla_create_channel_handle(cxla_builder *builder);
+cxla_channel_handle cxla_create_device_to_host_channel_handle(cxla_builder *builder);
+cxla_channel_handle cxla_create_host_to_device_channel_handle(cxla_builder *builder);
+
+/* Sends |operand| on a device-to-device |handle| (copied): a send and its send-done.
+ * Send makes its own token; both return the send-done's token (XLA's Send returns
+ * nothing). Errors: a NULL handle, an id < 1, a channel of another direction. */
+cxla_op cxla_send(cxla_op operand, const cxla_channel_handle *handle);
+cxla_op cxla_send_with_token(cxla_op operand, cxla_op token, const cxla_channel_handle *handle);
+/* Receives a value of |shape| (copied) on a device-to-device |handle|: a recv and its
+ * recv-done. Recv returns the data; _with_token returns the (data, token) tuple. */
+cxla_op cxla_recv(cxla_builder *builder, const cxla_shape *shape,
+                  const cxla_channel_handle *handle);
+cxla_op cxla_recv_with_token(cxla_op token, const cxla_shape *shape,
+                             const cxla_channel_handle *handle);
+/* Host transfers (is_host_transfer=true): the array |shape_with_layout| (it must have a
+ * layout, and match the operand's type and dimensions) is what the send declares, and
+ * the host receives the data in its layout; RecvFromHost reads an array |shape| (with
+ * a layout) and returns (data, token). Errors: as above, plus a tuple or layout-less
+ * shape, or a channel that is not device-to-host / host-to-device. */
+cxla_op cxla_send_to_host(cxla_op operand, cxla_op token, const cxla_shape *shape_with_layout,
+                          const cxla_channel_handle *handle);
+cxla_op cxla_recv_from_host(cxla_op token, const cxla_shape *shape,
+                            const cxla_channel_handle *handle);
 
 /* ---- random numbers ------------------------------------------------------------------ */
 

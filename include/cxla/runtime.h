@@ -98,7 +98,8 @@ int64_t cxla_client_outfeed_count(cxla_client *client);
 #define CXLA_CHANNEL_ANY (-1)
 
 /* Receives what a send on |channel_id| sends; |data| is borrowed for the call (clone it
- * to keep it), in the layout of the send's operand. An error stops the run. */
+ * to keep it), in the layout the send declares for its data (element 0 of the send's
+ * shape; the builder's cxla_send_to_host shape_with_layout). An error stops the run. */
 typedef cxla_status (*cxla_send_handler)(void *user, int64_t channel_id, bool is_host_transfer,
                                          const cxla_literal *data);
 /* Provides the data of a recv on |channel_id|: a new literal compatible with |shape|

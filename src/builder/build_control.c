@@ -94,39 +94,11 @@ cxla_op cxla_call(cxla_builder *b, const cxla_xla_computation *computation, cons
 cxla_op cxla_custom_call(cxla_builder *b, const char *call_target_name, const cxla_op *operands,
                          int64_t count, const cxla_shape *shape, const char *opaque,
                          bool has_side_effect) {
-    const char *op = "CustomCall";
-    if (!bld_ok(b)) return bld_invalid(b);
-    cxla_instr **ins;
-    if (!bld_operands(b, op, operands, count, &ins)) return bld_invalid(b);
-    if (!call_target_name || !shape) {
-        bld_fail(b, op, "the target name or the shape is NULL");
-        return bld_invalid(b);
-    }
-    cxla_attr a[3];
-    int n = 0;
-    if (!bld_attr_string(b, CXLA_ATTR_CUSTOM_CALL_TARGET, call_target_name, &a[n++]))
-        return bld_invalid(b);
-    if (has_side_effect) a[n++] = bld_attr_bool(CXLA_ATTR_CUSTOM_CALL_HAS_SIDE_EFFECT, true);
-    if (opaque && opaque[0]) {
-        /* backend_config is kept as raw text: quote and escape it. */
-        cxla_strbuf sb;
-        cxla_strbuf_init(&sb);
-        cxla_strbuf_putc(&sb, '"');
-        for (const char *p = opaque; *p; p++) {
-            if (*p == '"' || *p == '\\') cxla_strbuf_putc(&sb, '\\');
-            if (*p == '\n')
-                cxla_strbuf_puts(&sb, "\\n");
-            else
-                cxla_strbuf_putc(&sb, *p);
-        }
-        cxla_strbuf_putc(&sb, '"');
-        bool ok =
-            !sb.failed && sb.data && bld_attr_string(b, CXLA_ATTR_BACKEND_CONFIG, sb.data, &a[n++]);
-        if (sb.failed) bld_fail_status(b, op, OOM());
-        cxla_strbuf_free(&sb);
-        if (!ok) return bld_invalid(b);
-    }
-    return bld_emit_ops(b, op, CXLA_OP_CUSTOM_CALL, shape, count, ins, n, a);
+    cxla_custom_call_options o;
+    cxla_custom_call_options_init(&o);
+    o.opaque = opaque;
+    o.has_side_effect = has_side_effect;
+    return cxla_custom_call_with_options(b, call_target_name, operands, count, shape, &o);
 }
 
 /* ---- random numbers ----------------------------------------------------------------------------

@@ -295,6 +295,74 @@ cxla_op cxla_top_k(cxla_op operand, int64_t k, bool largest) {
     return bld_emit_ops(b, "TopK", CXLA_OP_TOPK, NULL, 1, &in, 2, a);
 }
 
+/* (a, b, index_a, index_b) -> comparator(a, b): the comparator of the sort that
+ * TopK-with-comparator lowers to, which carries the indices along. */
+static cxla_xla_computation *index_comparator(cxla_builder *b, const char *op, cxla_type type,
+                                              const cxla_xla_computation *comparator) {
+    cxla_builder *sub = NULL;
+    cxla_status s = cxla_builder_create_sub_builder(b, "top_k_comparator", &sub);
+    if (s) {
+        bld_fail_status(b, op, s);
+        return NULL;
+    }
+    cxla_shape t = {.type = type}, i32 = {.type = CXLA_S32};
+    cxla_op args[2] = {cxla_parameter(sub, 0, &t, "a"), cxla_parameter(sub, 1, &t, "b")};
+    cxla_parameter(sub, 2, &i32, "index_a");
+    cxla_parameter(sub, 3, &i32, "index_b");
+    cxla_op r = cxla_call(sub, comparator, args, 2);
+    cxla_xla_computation *c = NULL;
+    s = cxla_builder_build_with_root(sub, r, &c);
+    cxla_builder_destroy(sub);
+    if (s) {
+        bld_fail_status(b, op, cxla_status_annotate(s, "the comparator"));
+        return NULL;
+    }
+    return c;
+}
+
+cxla_op cxla_top_k_with_comparator(cxla_op operand, int64_t k,
+                                   const cxla_xla_computation *comparator) {
+    const char *op = "TopK";
+    cxla_builder *b = operand.builder;
+    if (!bld_ok(b)) return bld_invalid(b);
+    cxla_instr *in = bld_operand(b, op, operand, 0);
+    if (!in) return bld_invalid(b);
+    const cxla_shape *x = &in->shape;
+    if (!cxla_shape_is_array(x) || x->rank < 1) {
+        bld_fail(b, op, "expects an array of rank >= 1, got %s", bld_shape_str(b, x));
+        return bld_invalid(b);
+    }
+    int64_t last = x->rank - 1, n = x->dims[last];
+    if (k < 0 || k > n) {
+        bld_fail(b, op, "k = %" PRId64 " is out of range for %s (0..%" PRId64 ")", k,
+                 bld_shape_str(b, x), n);
+        return bld_invalid(b);
+    }
+    if (!comparator) {
+        bld_fail(b, op, "the comparator is NULL");
+        return bld_invalid(b);
+    }
+    cxla_xla_computation *cmp = index_comparator(b, op, x->type, comparator);
+    if (!cmp) return bld_invalid(b);
+    /* A stable sort of (values, indices) along the last dimension, then the first k of
+     * each: equal values keep their index order, the lowest index first. */
+    cxla_shape ishape = bld_array_shape(b, CXLA_S32, x->rank, x->dims);
+    cxla_op pair[2] = {operand, cxla_iota(b, &ishape, last)};
+    cxla_op sorted = cxla_sort(b, pair, 2, cmp, last, true);
+    cxla_xla_computation_free(cmp);
+    int64_t *start = bld_copy_ints(b, NULL, x->rank), *limit = bld_copy_ints(b, x->dims, x->rank);
+    if (!start || !limit) {
+        bld_fail_status(b, op, cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory"));
+        return bld_invalid(b);
+    }
+    memset(start, 0, (size_t)x->rank * sizeof(int64_t));
+    limit[last] = k;
+    cxla_op parts[2];
+    for (int i = 0; i < 2; i++)
+        parts[i] = cxla_slice(cxla_get_tuple_element(sorted, i), start, limit, NULL, x->rank);
+    return cxla_tuple(b, parts, 2);
+}
+
 /* ---- gather and scatter ------------------------------------------------------------------------
  */
 

@@ -545,6 +545,11 @@ cxla_op cxla_dynamic_update_slice_vector(cxla_op operand, cxla_op update, cxla_o
 /* ---- concatenate, pad, tuples, dynamic sizes ---------------------------------------------------
  */
 
+cxla_op cxla_concatenate(cxla_builder *b, const cxla_op *operands, int64_t count,
+                         int64_t dimension) {
+    return cxla_concat_in_dim(b, operands, count, dimension);
+}
+
 cxla_op cxla_concat_in_dim(cxla_builder *b, const cxla_op *operands, int64_t count,
                            int64_t dimension) {
     const char *op = "ConcatInDim";

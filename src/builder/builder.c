@@ -73,6 +73,7 @@ void cxla_builder_destroy(cxla_builder *b) {
     free(b->params);
     free(b->import_origins);
     free(b->import_comps);
+    bld_annotations_free(b);
     free(b->name);
     free(b);
 }
@@ -227,6 +228,7 @@ cxla_op bld_emit(cxla_builder *b, const char *op, const bld_spec *spec) {
         bld_fail_status(b, op, s);
         return bld_invalid(b);
     }
+    if (!bld_annotation_fits(b, op, &inferred)) return bld_invalid(b);
     char name[256];
     snprintf(name, sizeof(name), "%.200s.%" PRId64, tmp.name, ++b->counter);
     cxla_instr *in;
@@ -234,6 +236,7 @@ cxla_op bld_emit(cxla_builder *b, const char *op, const bld_spec *spec) {
                                    spec->operands, &in);
     for (int64_t i = 0; !s && i < spec->attr_count; i++)
         s = cxla_instr_set_attr(in, &spec->attrs[i]);
+    if (!s) s = bld_annotate(b, in);
     if (s) {
         bld_fail_status(b, op, s);
         return bld_invalid(b);
@@ -395,6 +398,8 @@ static cxla_status finish(cxla_builder *b, cxla_instr *root, cxla_xla_computatio
     for (int64_t i = 0; i < n; i++) c->params[i] = b->params[i];
     c->param_count = n;
     c->root = root;
+    cxla_status ls = bld_default_layouts(m);
+    if (ls) return ls;
     /* Callees first, the entry last. */
     int64_t at = 0;
     while (m->comps[at] != c) at++;

@@ -28,6 +28,15 @@ struct cxla_builder {
     int64_t import_count, import_capacity;
     uint64_t *import_origins;
     cxla_computation **import_comps;
+    /* Annotations for the ops added next (build_annotate.c): attribute texts as the HLO
+     * text writes them, malloc'd; NULL when none. */
+    char *sharding;
+    cxla_sharding_type sharding_type;
+    int64_t sharding_rank;   /* TILED: the array rank it fits */
+    int64_t sharding_leaves; /* TUPLE: leaf shardings */
+    char *metadata;
+    int64_t frontend_count;
+    char **frontend_keys, **frontend_values;
 };
 
 struct cxla_xla_computation {
@@ -92,6 +101,18 @@ cxla_computation *bld_import(cxla_builder *b, const char *op, const cxla_xla_com
  * |map| (src module comps -> dst comps, by index in |src|->comps). */
 cxla_status bld_copy_attr(cxla_module *dst, const cxla_module *src, cxla_computation **map,
                           const cxla_attr *from, cxla_attr *to);
+
+/* ---- annotations (build_annotate.c) --------------------------------------------- */
+
+/* False after recording an error when the builder's sharding does not fit |shape|. */
+bool bld_annotation_fits(cxla_builder *b, const char *op, const cxla_shape *shape);
+/* Attaches the builder's sharding, metadata and frontend attributes to |in|. */
+cxla_status bld_annotate(cxla_builder *b, cxla_instr *in);
+/* Frees the annotation state (cxla_builder_destroy). */
+void bld_annotations_free(cxla_builder *b);
+/* Gives every array shape without a layout in |m| (instructions and shape attributes)
+ * the default layout, as XLA's built modules have. */
+cxla_status bld_default_layouts(cxla_module *m);
 
 /* ---- attributes (values allocated in |b|'s arena) ------------------------------- */
 

@@ -223,12 +223,16 @@ static cxla_status op_outfeed(interp_ctx *ctx, const cxla_instr *instr,
 /* ---- send and recv ---------------------------------------------------------------- */
 
 /* send(data, token) -> (data, u32[] context, token): the data goes to the channel at
- * once (in the layout of the operand's shape); send-done only completes it. */
+ * once, in the layout the send declares for it (element 0 of its shape: XLA's
+ * SendToHost puts shape_with_layout there, and layout assignment makes the operand
+ * match it); send-done only completes it. */
 static cxla_status op_send(interp_ctx *ctx, const cxla_instr *instr,
                            const cxla_literal *const *operands, cxla_literal **out) {
     const interp_host *host = ctx->options.host;
     if (!host || !host->send) return no_handler(instr, "send");
-    const cxla_shape *shape = &instr->operands[0]->shape;
+    const cxla_shape *shape = instr->shape.type == CXLA_TUPLE && instr->shape.tuple_count == 3
+                                  ? &instr->shape.elements[0]
+                                  : &instr->operands[0]->shape;
     cxla_literal *data = NULL;
     CXLA_RETURN_IF_ERROR(interp_relayout_tree(operands[0], shape, &data));
     cxla_status s = host->send(host->user, channel_of(instr),

@@ -171,7 +171,7 @@ static void test_collective_shapes(void) {
     CHECK_EQ_I64(count_op(c, CXLA_OP_TRANSPOSE), 1);
     CHECK_EQ_I64(count_op(c, CXLA_OP_RESHAPE), 2);
     char *text = hlo_text(c);
-    CHECK(text && strstr(text, "f32[4,4,4] reshape(") && strstr(text, "dimensions={1,0,2}"));
+    CHECK(text && strstr(text, "f32[4,4,4]{2,1,0} reshape(") && strstr(text, "dimensions={1,0,2}"));
     free(text);
     cxla_xla_computation_free(c);
 
@@ -226,7 +226,7 @@ static void test_rng(void) {
     char *text = hlo_text(c);
     CHECK(text && strstr(text, "distribution=rng_uniform") &&
           strstr(text, "distribution=rng_normal") && strstr(text, "algorithm=rng_three_fry") &&
-          strstr(text, "u32[4] convert("));
+          strstr(text, "u32[4]{0} convert("));
     free(text);
     cxla_xla_computation_free(c);
     b = new_builder("rng_bad");
@@ -245,7 +245,7 @@ static void test_custom_call_and_tokens(void) {
     cxla_custom_call(b, "myfunc", (cxla_op[]){x, y}, 2, &SHAPE(CXLA_F32, 3, 3), "a\"b", false);
     cxla_xla_computation *c = finish(b);
     char *text = hlo_text(c);
-    CHECK(text && strstr(text, "f32[3,3] custom-call(") &&
+    CHECK(text && strstr(text, "f32[3,3]{1,0} custom-call(") &&
           strstr(text, "custom_call_target=\"myfunc\"") &&
           strstr(text, "backend_config=\"a\\\"b\""));
     free(text);

@@ -25,7 +25,7 @@ static void test_axpy_runs(void) {
     char *text = hlo_text(c);
     CHECK(text && strstr(text, "HloModule axpy"));
     CHECK(text && strstr(text, "ENTRY axpy"));
-    CHECK(text && strstr(text, "x.1 = f32[3] parameter(0)"));
+    CHECK(text && strstr(text, "x.1 = f32[3]{0} parameter(0)"));
     CHECK(text && strstr(text, "broadcast(") && strstr(text, "dimensions={}"));
     free(text);
     cxla_xla_computation_free(c);

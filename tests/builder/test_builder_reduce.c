@@ -209,6 +209,36 @@ static void test_seed_top_k(void) {
     expect_build_error(b, "TopK");
 }
 
+/* Seed 002/003 TopK(operand, k, comparator): with strict >, k = 1 and
+ * [[0.1, 0.3, 0.1], [0.7, 0.2, -0.1]] the result is ([[0.3], [0.7]], [[1], [0]]). */
+static void test_seed_top_k_with_comparator(void) {
+    cxla_xla_computation *gt = scalar_comp(CXLA_F32, cxla_gt, "gt");
+    cxla_builder *b = new_builder("topk_cmp");
+    cxla_op x =
+        cxla_constant_f32(b, 2, I64S(2, 3), (const float[]){0.1f, 0.3f, 0.1f, 0.7f, 0.2f, -0.1f});
+    cxla_top_k_with_comparator(x, 1, gt);
+    check_build_run(b, NOARGS, "(f32[2,1] { {0.3}, {0.7} }, s32[2,1] { {1}, {0} })");
+    /* Ties keep index order (the sort is stable); less-than gives the k smallest. */
+    cxla_xla_computation *lt = scalar_comp(CXLA_F32, cxla_lt, "lt");
+    b = new_builder("topk_ties");
+    cxla_top_k_with_comparator(cxla_constant_f32(b, 1, I64S(5), (const float[]){3, 1, 3, 1, 2}), 3,
+                               gt);
+    check_build_run(b, NOARGS, "(f32[3] {3, 3, 2}, s32[3] {0, 2, 4})");
+    b = new_builder("topk_lt");
+    cxla_top_k_with_comparator(cxla_constant_f32(b, 1, I64S(5), (const float[]){3, 1, 3, 1, 2}), 2,
+                               lt);
+    check_build_run(b, NOARGS, "(f32[2] {1, 1}, s32[2] {1, 3})");
+    /* Errors: k too large, a comparator of the wrong types. */
+    b = new_builder("topk_k");
+    cxla_top_k_with_comparator(cxla_constant_f32(b, 1, I64S(2), (const float[]){1, 2}), 3, gt);
+    expect_build_error(b, "out of range");
+    b = new_builder("topk_types");
+    cxla_top_k_with_comparator(cxla_constant_s32(b, 1, I64S(2), (const int32_t[]){1, 2}), 1, gt);
+    expect_build_error(b, "TopK");
+    cxla_xla_computation_free(gt);
+    cxla_xla_computation_free(lt);
+}
+
 /* Seed: gathering 5 slices of [8, 6] from a [16, 11] array with S64[5, 2] indices:
  * out[G, O0, O1] = in[X + O0, Y + O1]. And tf.gather_nd: slice sizes [1, 11] pick rows. */
 static void test_seed_gather(void) {
@@ -286,4 +316,5 @@ static void test_scatter(void) {
 
 TEST_MAIN(TEST(test_seed_reduce_1d), TEST(test_seed_reduce_3d), TEST(test_seed_variadic_argmax),
           TEST(test_seed_reduce_window), TEST(test_seed_select_and_scatter), TEST(test_seed_sort),
-          TEST(test_seed_top_k), TEST(test_seed_gather), TEST(test_scatter))
+          TEST(test_seed_top_k), TEST(test_seed_top_k_with_comparator), TEST(test_seed_gather),
+          TEST(test_scatter))

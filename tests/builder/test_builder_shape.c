@@ -137,7 +137,7 @@ static void test_seed_concatenate(void) {
     b = new_builder("concat2");
     cxla_op ab[2] = {cxla_constant_s32(b, 2, I64S(3, 2), (const int32_t[]){1, 2, 3, 4, 5, 6}),
                      cxla_constant_s32(b, 2, I64S(1, 2), (const int32_t[]){7, 8})};
-    cxla_concat_in_dim(b, ab, 2, 0);
+    cxla_concatenate(b, ab, 2, 0); /* the seeds' name */
     check_build_run(b, NOARGS, "s32[4,2] { {1, 2}, {3, 4}, {5, 6}, {7, 8} }");
     b = new_builder("concat_scalar");
     cxla_op s[2] = {cxla_constant_r0(b, CXLA_S32, 1), cxla_constant_r0(b, CXLA_S32, 2)};
