@@ -9,7 +9,7 @@
 #   3. install the build into a temporary prefix (as `make install PREFIX=...`);
 #   4. build the installed examples (PREFIX/share/doc/cxla/examples: run_hlo.c, mlp.c)
 #      with their CMakeLists.txt through find_package(cxla), and run_hlo.c again with
-#      pkg-config;
+#      pkg-config, with the commands of docs/getting-started.md (no LD_LIBRARY_PATH);
 #   5. run examples/predict.hlo (a softmax classifier in the form of a JAX dump) on .npy
 #      inputs written by NumPy, with the installed cxla tool (`-o DIR`) and with each
 #      run_hlo, and compare each result with NumPy's; and check that a wrong input is
@@ -69,7 +69,6 @@ fi
 # 3. Install.
 prefix="$tmp/prefix"
 install_into "$prefix"
-export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 docdir="$prefix/share/doc/cxla"
 [ -f "$docdir/examples/CMakeLists.txt" ] || fail "the examples' CMakeLists.txt is not installed"
 
@@ -88,8 +87,11 @@ else
   fail "the installed examples do not build with CMake: $(tail -n 20 cmake.log)"
 fi
 if command -v pkg-config >/dev/null 2>&1; then
-  if "$cc" "${cflags[@]}" -std=c11 "$docdir/examples/run_hlo.c" -o run_hlo_pc \
-    $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs cxla) 2>cc.err; then
+  # As docs/getting-started.md builds it: the rpath finds libcxla.so without
+  # LD_LIBRARY_PATH, as CMake's build tree rpath does for the CMake build above.
+  export PKG_CONFIG_PATH="$libdir/pkgconfig"
+  if "$cc" "${cflags[@]}" -std=c11 "$docdir/examples/run_hlo.c" $(pkg-config --cflags --libs cxla) \
+    -Wl,-rpath,"$(pkg-config --variable=libdir cxla)" -o run_hlo_pc 2>cc.err; then
     programs+=(./run_hlo_pc)
   else
     fail "run_hlo.c does not build with pkg-config: $(cat cc.err)"
