@@ -7,7 +7,7 @@
 #   2. draw it with `cxla graph`: DOT text checked by tests/tools/check_dot.py, and SVG
 #      when Graphviz's dot is installed;
 #   3. install the build into a temporary prefix (as `make install PREFIX=...`);
-#   4. build the installed examples (PREFIX/share/doc/cxla/examples: run_hlo.c, mlp.c)
+#   4. build the installed examples (PREFIX/share/doc/cxla/examples: run_hlo.c, embed.c, mlp.c)
 #      with their CMakeLists.txt through find_package(cxla), and run_hlo.c again with
 #      pkg-config, with the commands of docs/getting-started.md (no LD_LIBRARY_PATH);
 #   5. run examples/predict.hlo (a softmax classifier in the form of a JAX dump) on .npy
@@ -78,6 +78,10 @@ if "$cmake" -S "$docdir/examples" -B examples-build -DCMAKE_PREFIX_PATH="$prefix
   -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="${cflags[*]}" >cmake.log 2>&1 &&
   "$cmake" --build examples-build >>cmake.log 2>&1; then
   programs+=(examples-build/run_hlo)
+  # embed.c's output: 2 * {1, 2, 3} + {10, 20, 30}, then a refused call.
+  expected=$'parameters: f32[3] f32[3] -> f32[3]\nliterals: f32[3] {12, 24, 36}\nbuffers: 12 24 36\nerror: INVALID_ARGUMENT'
+  out=$(examples-build/embed 2>&1)
+  [ "$out" = "$expected" ] || fail "embed (CMake): output '$out', expected '$expected'"
   if out=$(examples-build/mlp 2>&1); then
     grep -q 'the loss fell by' <<<"$out" || fail "mlp (CMake): unexpected output: $out"
   else
