@@ -674,10 +674,13 @@ cxla_op cxla_conditional_branches(cxla_op branch_index,
 cxla_op cxla_call(cxla_builder *builder, const cxla_xla_computation *computation,
                   const cxla_op *operands, int64_t count);
 /* A call of the foreign function |call_target_name| returning |shape| (copied, layout
- * kept). |opaque| (may be NULL) is passed to it as backend_config. The runtime runs it
- * as cxla/custom_call.h describes (registered functions, built-in targets, the
- * process's symbols). The same as cxla_custom_call_with_options with only these two
- * options set. Errors: a NULL or empty target name, a NULL shape. */
+ * kept). The target is looked up when the module runs, as cxla/custom_call.h describes
+ * (registered functions, the built-in targets, the process's symbols), and is called
+ * with the original signature, void f(void *out, const void **in): no api_version is
+ * set. |opaque| (may be NULL) becomes the instruction's backend_config, which only the
+ * status-returning-unified signature receives (choose it with
+ * cxla_custom_call_with_options). The same as cxla_custom_call_with_options with only
+ * these options set. Errors: a NULL or empty target name, a NULL shape. */
 cxla_op cxla_custom_call(cxla_builder *builder, const char *call_target_name,
                          const cxla_op *operands, int64_t count, const cxla_shape *shape,
                          const char *opaque, bool has_side_effect);

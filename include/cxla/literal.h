@@ -33,9 +33,12 @@ cxla_status cxla_literal_create_tuple(cxla_literal **elements, int64_t count,
                                       cxla_literal **out_literal);
 /* A rank-0 literal holding |value| converted to |type| (as cxla_literal_set_f64 does). */
 cxla_status cxla_literal_create_scalar(cxla_type type, double value, cxla_literal **out_literal);
+/* A deep copy (tuples with their elements, dynamic sizes kept). */
 cxla_status cxla_literal_clone(const cxla_literal *literal, cxla_literal **out_literal);
 void cxla_literal_free(cxla_literal *literal); /* NULL is fine */
 
+/* The literal's shape, borrowed: valid while the literal lives (arrays always carry a
+ * layout here). */
 const cxla_shape *cxla_literal_shape(const cxla_literal *literal);
 cxla_type cxla_literal_type(const cxla_literal *literal);
 int64_t cxla_literal_element_count(const cxla_literal *literal); /* arrays; 0 for others */
@@ -43,10 +46,13 @@ int64_t cxla_literal_element_count(const cxla_literal *literal); /* arrays; 0 fo
 void *cxla_literal_data(cxla_literal *literal);
 const void *cxla_literal_data_const(const cxla_literal *literal);
 size_t cxla_literal_byte_size(const cxla_literal *literal);
-int64_t cxla_literal_tuple_count(const cxla_literal *literal);
+int64_t cxla_literal_tuple_count(const cxla_literal *literal); /* 0 for arrays */
+/* Element |i| of a tuple, borrowed (it belongs to the tuple); NULL when |i| is out of
+ * range. */
 cxla_literal *cxla_literal_tuple_element(cxla_literal *literal, int64_t i);
 const cxla_literal *cxla_literal_tuple_element_const(const cxla_literal *literal, int64_t i);
-/* Takes element |i| out of a tuple (its slot becomes an empty tuple) and returns it. */
+/* Takes element |i| out of a tuple (its slot becomes an empty tuple) and returns it; the
+ * caller owns it. NULL when |i| is out of range or memory is short. */
 cxla_literal *cxla_literal_tuple_take(cxla_literal *literal, int64_t i);
 
 /* Element access by logical multi-index (rank entries, ignored for rank 0). Errors: not

@@ -27,8 +27,10 @@ extern "C" {
  * f8e5m2. */
 cxla_status cxla_npy_read_buffer(const void *data, size_t size, cxla_type type_hint,
                                  cxla_literal **out_literal);
+/* The same from a file; errors also name |path| (a missing file is NOT_FOUND). */
 cxla_status cxla_npy_read_file(const char *path, cxla_type type_hint, cxla_literal **out_literal);
-/* Writes an array literal (any layout; the file is in C order). */
+/* Writes an array literal (any layout; the file is in C order). Errors: a tuple or token
+ * literal (INVALID_ARGUMENT); for files, one that cannot be written (UNAVAILABLE). */
 cxla_status cxla_npy_write_buffer(const cxla_literal *literal, void **out_data,
                                   size_t *out_size); /* free(*out_data) */
 cxla_status cxla_npy_write_file(const char *path, const cxla_literal *literal);

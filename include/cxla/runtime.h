@@ -120,6 +120,7 @@ cxla_status cxla_client_channel_push(cxla_client *client, int64_t channel_id,
  * Errors: an empty mailbox (OUT_OF_RANGE). */
 cxla_status cxla_client_channel_pop(cxla_client *client, int64_t channel_id,
                                     cxla_literal **out_literal);
+/* Literals waiting in channel |channel_id|'s mailbox (0 for a channel never used). */
 int64_t cxla_client_channel_count(cxla_client *client, int64_t channel_id);
 
 /* ---- executables -------------------------------------------------------------------- */
@@ -202,14 +203,14 @@ typedef struct cxla_buffer {
     size_t size;
 } cxla_buffer;
 
-/* Runs on caller-owned memory. |args| holds one buffer per parameter leaf (depth-first;
- * see cxla_executable_parameter_leaf_count), only read; |results| one buffer per result
- * leaf, written. Arguments are used in place, without a copy, when the backend can read
- * their layout directly (the interpreter: row-major ones); otherwise they are relaid
- * into a temporary. Results are copied into |results| in each buffer's layout. On error
- * the result buffers may be partly written. Errors: counts, shapes (type and dimensions
- * must match; tiled layouts are refused) or sizes too small (INVALID_ARGUMENT), then as
- * cxla_executable_run. */
+/* Runs on caller-owned memory, with |options| (NULL: the defaults). |args| holds one
+ * buffer per parameter leaf (depth-first; see cxla_executable_parameter_leaf_count),
+ * only read; |results| one buffer per result leaf, written. Arguments are used in place,
+ * without a copy, when the backend can read their layout directly (the interpreter:
+ * row-major ones); otherwise they are relaid into a temporary. Results are copied into
+ * |results| in each buffer's layout. On error the result buffers may be partly written.
+ * Errors: counts, shapes (type and dimensions must match; tiled layouts are refused) or
+ * sizes too small (INVALID_ARGUMENT), then as cxla_executable_run. */
 cxla_status cxla_executable_run_buffers(cxla_executable *executable,
                                         const cxla_run_options *options, const cxla_buffer *args,
                                         int64_t arg_count, const cxla_buffer *results,

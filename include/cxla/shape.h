@@ -80,8 +80,12 @@ typedef struct cxla_shape {
     struct cxla_shape *elements; /* tuple_count entries */
 } cxla_shape;
 
-/* Constructors; each returns a single block freed by cxla_shape_free. |dims| may be NULL
- * when |rank| is 0. An array shape gets no layout (the default applies). */
+/* Constructors; each returns a single block freed by cxla_shape_free (the tuple's
+ * |elements| are copied into it, and so is everything a cloned shape points to). |dims|
+ * may be NULL when |rank| is 0. An array shape gets no layout (the default applies).
+ * Errors (INVALID_ARGUMENT): a type arrays cannot have, a rank outside 0..CXLA_MAX_RANK,
+ * dimensions cxla_shape_validate refuses, a negative tuple count; RESOURCE_EXHAUSTED
+ * when memory is short. */
 cxla_status cxla_shape_create_array(cxla_type type, int64_t rank, const int64_t *dims,
                                     cxla_shape **out_shape);
 cxla_status cxla_shape_create_tuple(int64_t count, const cxla_shape *const *elements,

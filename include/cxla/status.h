@@ -40,6 +40,7 @@ cxla_status cxla_status_create(cxla_status_code code, const char *file, int line
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+/* The same with a va_list (for functions that take their own format arguments). */
 cxla_status cxla_status_createv(cxla_status_code code, const char *file, int line,
                                 const char *format, va_list args);
 
@@ -47,7 +48,7 @@ cxla_status cxla_status_createv(cxla_status_code code, const char *file, int lin
 #define cxla_error(code, ...) cxla_status_create((code), __FILE__, __LINE__, __VA_ARGS__)
 
 /* Prefixes |status|'s message with context ("while parsing x.hlo: <message>") and
- * returns it. A NULL status stays NULL. */
+ * returns it (the same object, which the caller still owns). A NULL status stays NULL. */
 cxla_status cxla_status_annotate(cxla_status status, const char *format, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -62,6 +63,8 @@ const char *cxla_status_file(cxla_status status);
 int cxla_status_line(cxla_status status);
 void cxla_status_free(cxla_status status); /* NULL is fine */
 
+/* Evaluates |expr| (a cxla_status) once and returns it from the calling function when it
+ * is an error; the caller of that function then owns it. */
 #define CXLA_RETURN_IF_ERROR(expr)                                                                 \
     do {                                                                                           \
         cxla_status cxla_status_tmp_ = (expr);                                                     \

@@ -105,7 +105,10 @@ const char *cxla_type_name(cxla_type type);               /* "f32"; "invalid" wh
  * (size_t)-1 for a NUL-terminated name. */
 cxla_type cxla_type_from_name(const char *name, size_t len);
 
-size_t cxla_type_storage(cxla_type type); /* bytes per element in host memory */
+/* Shortcuts into cxla_type_get_info: bytes per element in host memory (0 for token,
+ * tuple, opaque and invalid types), bit width, class (CXLA_CLASS_INVALID when out of
+ * range). */
+size_t cxla_type_storage(cxla_type type);
 int cxla_type_bits(cxla_type type);
 cxla_type_class cxla_type_class_of(cxla_type type);
 bool cxla_type_is_array(cxla_type type); /* an element type arrays can have (not tuple/token) */

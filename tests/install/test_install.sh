@@ -6,34 +6,12 @@
 # package with pkg-config and with a CMake project using find_package(cxla), shared and
 # static, run and its output checked. Needs no network.
 #
-# Environment (set by CTest): CXLA_BINARY_DIR (the build to install), CXLA_SOURCE_DIR,
-# CXLA_CMAKE, CXLA_CC (the build's compiler) and CXLA_TEST_CFLAGS (the sanitizer flags of
-# a sanitizer build, which programs using its libraries need too).
+# tests/install/common.sh reads the arguments and CTest's environment and installs.
 set -u
-cxla=${1:?path to the cxla tool}
-here=$(cd "$(dirname "$0")" && pwd)
-src=${CXLA_SOURCE_DIR:-$(cd "$here/../.." && pwd)}
-bin=${CXLA_BINARY_DIR:-$(cd "$(dirname "$cxla")" && pwd)}
-cmake=${CXLA_CMAKE:-cmake}
-cc=${CXLA_CC:-cc}
-read -r -a cflags <<<"${CXLA_TEST_CFLAGS:-}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failed=0
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+source "$(dirname "$0")/common.sh"
 
 prefix="$tmp/prefix"
-if ! "$cmake" --install "$bin" --prefix "$prefix" >"$tmp/install.log" 2>&1; then
-  cat "$tmp/install.log"
-  echo "FAIL: cmake --install $bin"
-  exit 1
-fi
-libdir=$(dirname "$(find "$prefix" -name libcxla.a | head -n 1)")
-[ -n "$libdir" ] && [ -d "$libdir" ] || { echo "FAIL: no libcxla.a installed"; exit 1; }
-# A build configured with -DCXLA_BUILD_SHARED=OFF has no libcxla.so; cxla::cxla and
-# -lcxla then mean the static library.
-shared=NO
-[ -e "$bin/libcxla.so" ] && shared=YES
+install_into "$prefix"
 
 # The layout.
 for f in bin/cxla include/cxla/cxla.h; do
