@@ -799,8 +799,9 @@ cxla_op cxla_rng_bit_generator(cxla_rng_algorithm algorithm, cxla_op initial_sta
 
 /* ---- collectives --------------------------------------------------------------------- */
 /* |replica_groups| (NULL/0: one group of all replicas) lists groups of replica ids;
- * |channel_id| <= 0 means none. On one replica (the interpreter) every collective sees
- * only itself. */
+ * |channel_id| <= 0 means none. The collectives meet when the module runs on several
+ * replicas (cxla_executable_execute in cxla/runtime.h, `cxla run --replicas N`); on one
+ * replica each sees only itself. */
 
 /* Sum across replicas: an all-reduce with an add computation (ComputationBuilder). */
 cxla_op cxla_cross_replica_sum(cxla_op operand, const cxla_replica_group *replica_groups,
