@@ -7,6 +7,7 @@
 #include "cxla/shape.h"
 #include "cxla/literal.h"
 #include "cxla/npy.h"
+#include "cxla/hlo.h"
 #include "cxla/builder.h"
 #include "cxla/custom_call.h"
 #include "cxla/runtime.h"

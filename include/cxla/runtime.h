@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cxla/hlo.h"
 #include "cxla/literal.h"
 #include "cxla/shape.h"
 #include "cxla/status.h"
@@ -45,8 +46,6 @@
 extern "C" {
 #endif
 
-/* An HLO module (the IR): what the HLO text parser and the builder produce. */
-typedef struct cxla_module cxla_module;
 typedef struct cxla_client cxla_client;
 typedef struct cxla_executable cxla_executable;
 /* A computation built with the builder API (cxla/builder.h). */
@@ -125,8 +124,9 @@ int64_t cxla_client_channel_count(cxla_client *client, int64_t channel_id);
 
 /* ---- executables -------------------------------------------------------------------- */
 
-/* Compiles |module| for the client's backend (the interpreter verifies it). The
- * executable takes the module, also on error (it is then destroyed). Errors: the
+/* Compiles |module| (from cxla_hlo_parse, cxla/hlo.h) for the client's backend (the
+ * interpreter verifies it). The executable takes the module, also on error (it is then
+ * destroyed). Errors: the
  * verifier's, naming the computation and instruction. */
 cxla_status cxla_client_compile(cxla_client *client, cxla_module *module,
                                 cxla_executable **out_executable);

@@ -10,6 +10,7 @@
 #define CXLA_HLO_HLO_H_
 
 #include "base/base.h"
+#include "cxla/hlo.h"
 #include "cxla/literal.h"
 #include "cxla/shape.h"
 
@@ -251,9 +252,8 @@ struct cxla_module {
     cxla_strbuf warnings;
 };
 
-/* Module life cycle. */
+/* Module life cycle (cxla_module_destroy is public: cxla/hlo.h). */
 cxla_status cxla_module_create(const char *name, cxla_module **out_module);
-void cxla_module_destroy(cxla_module *module);
 /* Adds a computation (appended: callees must be added before their callers). */
 cxla_status cxla_module_add_computation(cxla_module *module, const char *name,
                                         cxla_computation **out_computation);
@@ -306,19 +306,8 @@ cxla_status cxla_computation_clone(const cxla_computation *comp, const char *new
 
 /* ---- text ------------------------------------------------------------------------- */
 
-typedef enum cxla_hlo_style {
-    CXLA_HLO_STYLE_SHORT, /* XLA dumps: no '%', no program or operand shapes */
-    CXLA_HLO_STYLE_LONG,  /* HloModule::ToString: '%' names, program and operand shapes */
-    /* Newer XLA's long text (--xla_dump_hlo_as_long_text): as LONG without operand shapes. */
-    CXLA_HLO_STYLE_LONG_NO_OPERAND_SHAPES,
-} cxla_hlo_style;
+/* cxla_hlo_style, cxla_hlo_parse and cxla_hlo_print are public (cxla/hlo.h). */
 
-/* Parses HLO text (any of the styles found in the wild) into a new module. |filename|
- * names the text in error messages (may be NULL). Errors give line and column. */
-cxla_status cxla_hlo_parse(const char *text, size_t len, const char *filename,
-                           cxla_module **out_module);
-/* Prints a module; the result is malloc'd (free()). */
-char *cxla_hlo_print(const cxla_module *module, cxla_hlo_style style);
 void cxla_hlo_print_to(cxla_strbuf *b, const cxla_module *module, cxla_hlo_style style);
 /* Prints one instruction (without indentation or newline). */
 void cxla_hlo_print_instr(cxla_strbuf *b, const cxla_instr *instr, cxla_hlo_style style);

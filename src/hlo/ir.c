@@ -53,6 +53,14 @@ void cxla_module_destroy(cxla_module *module) {
     free(module);
 }
 
+const char *cxla_module_name(const cxla_module *module) {
+    return module ? module->name : "";
+}
+
+const char *cxla_module_warnings(const cxla_module *module) {
+    return module && module->warnings.len ? module->warnings.data : "";
+}
+
 cxla_status cxla_module_adopt_literal(cxla_module *module, cxla_literal *literal) {
     if (module->literal_count == module->literal_capacity) {
         int64_t cap = module->literal_capacity ? module->literal_capacity * 2 : 16;

@@ -1170,6 +1170,7 @@ cxla_status cxla_hlo_parse(const char *text, size_t len, const char *filename,
     *out_module = NULL;
     if (!text && len) return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "no HLO text (NULL)");
     if (!text) text = "";
+    if (len == (size_t)-1) len = strlen(text);
     cxla_module *m;
     CXLA_RETURN_IF_ERROR(cxla_module_create("module", &m));
     parser p;
@@ -1205,4 +1206,14 @@ cxla_status cxla_hlo_parse(const char *text, size_t len, const char *filename,
     }
     *out_module = m;
     return NULL;
+}
+
+cxla_status cxla_hlo_parse_file(const char *path, cxla_module **out_module) {
+    *out_module = NULL;
+    char *text = NULL;
+    size_t size = 0;
+    CXLA_RETURN_IF_ERROR(cxla_read_file(path, &text, &size));
+    cxla_status s = cxla_hlo_parse(text, size, path, out_module);
+    free(text);
+    return s;
 }

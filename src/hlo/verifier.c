@@ -368,3 +368,7 @@ cxla_status cxla_verify_module(const cxla_module *module) {
     cxla_arena_destroy(v.scratch);
     return s;
 }
+
+cxla_status cxla_hlo_verify(const cxla_module *module) {
+    return cxla_verify_module(module);
+}

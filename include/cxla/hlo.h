@@ -1,0 +1,66 @@
+/* cxla/hlo.h: HLO modules as text. Read the text XLA writes (dumps from JAX or
+ * TensorFlow, HloModule::ToString, the old style with operand shapes), check it as XLA's
+ * verifier does, print it back in XLA's styles, and hand the module to the runtime
+ * (cxla_client_compile in cxla/runtime.h).
+ *
+ *   cxla_module *m;
+ *   cxla_status s = cxla_hlo_parse(text, (size_t)-1, "model.hlo", &m);
+ *   if (!s) s = cxla_hlo_verify(m);
+ *   ...
+ *   cxla_module_destroy(m);
+ *
+ * A module owns everything in it (computations, instructions, constants); it is not
+ * thread-safe to change, but several threads may read (print, verify) one module. */
+#ifndef CXLA_HLO_H_
+#define CXLA_HLO_H_
+
+#include <stddef.h>
+
+#include "cxla/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An HLO module: the IR that the HLO text parser, the StableHLO front end and the builder
+ * produce and that every backend runs. */
+typedef struct cxla_module cxla_module;
+
+/* The text styles XLA prints (docs/hlo.md shows each). */
+typedef enum cxla_hlo_style {
+    CXLA_HLO_STYLE_SHORT, /* XLA dumps: no '%', no program or operand shapes */
+    CXLA_HLO_STYLE_LONG,  /* HloModule::ToString: '%' names, program and operand shapes */
+    /* Newer XLA's long text (--xla_dump_hlo_as_long_text): as LONG without operand shapes. */
+    CXLA_HLO_STYLE_LONG_NO_OPERAND_SHAPES,
+} cxla_hlo_style;
+
+/* Parses HLO text (|len| bytes; (size_t)-1 for NUL-terminated) in any of the styles
+ * found in the wild into a new module (*out_module, the caller's: cxla_module_destroy).
+ * |filename| names the text in error messages (NULL is fine). Attributes cxla does not
+ * know are kept as raw text and reported by cxla_module_warnings, not rejected. Errors:
+ * INVALID_ARGUMENT with the line, the column and the offending text. The module is
+ * parsed, not verified: call cxla_hlo_verify before trusting its shapes. */
+cxla_status cxla_hlo_parse(const char *text, size_t len, const char *filename,
+                           cxla_module **out_module);
+/* Reads |path| and parses it as cxla_hlo_parse does, naming the file in errors. Errors:
+ * an unreadable file (NOT_FOUND or UNAVAILABLE), then cxla_hlo_parse's. */
+cxla_status cxla_hlo_parse_file(const char *path, cxla_module **out_module);
+/* Checks |module| as XLA's verifier does: every declared shape equals the inferred one,
+ * called computations have the right signatures, parameter numbers are dense, names are
+ * unique, the entry layout matches. Errors: INVALID_ARGUMENT naming the computation, the
+ * instruction, the operation, the operand shapes and what was expected. */
+cxla_status cxla_hlo_verify(const cxla_module *module);
+/* Prints |module| in |style|: malloc'd text (free()), or NULL when memory is short.
+ * Parsing the printed text gives a module that prints the same. */
+char *cxla_hlo_print(const cxla_module *module, cxla_hlo_style style);
+/* The module's name (borrowed, lives as long as the module). */
+const char *cxla_module_name(const cxla_module *module);
+/* The warnings collected while parsing, one per line ("" when none; borrowed). */
+const char *cxla_module_warnings(const cxla_module *module);
+/* Frees |module| and everything in it. NULL is fine. */
+void cxla_module_destroy(cxla_module *module);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CXLA_HLO_H_ */
