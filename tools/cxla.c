@@ -38,7 +38,7 @@ static const tool_command commands[] = {
      "them with LD_PRELOAD=./lib.so.\n"
      "\n"
      "Exit status 0 on success, 1 on any error (message on stderr).",
-     cmd_run},
+     cmd_run_checked},
     {"check", "parse and verify a module",
      "usage: cxla check FILE\n"
      "\n"
@@ -72,6 +72,27 @@ static const tool_command commands[] = {
      "\n"
      "Exit status 0 on success, 1 on any error (message on stderr).",
      cmd_graph},
+    {"conformance", "run StableHLO conformance cases (.mlir files with checks)",
+     "usage: cxla conformance [-j N] [--timeout SECONDS] [-v] [--report FILE] PATH...\n"
+     "\n"
+     "Runs every .mlir file under each PATH (directories recursively) as a StableHLO\n"
+     "program: its public entry function runs on the interpreter and its check\n"
+     "operations (check.expect_*, custom_call @check.expect_*) decide the verdict. Each\n"
+     "case runs in a child process with a time limit, so a crash or a hang fails that\n"
+     "case only. Prints one line per failed case, then 'N passed, M failed, K skipped'\n"
+     "(a case is skipped when it needs several devices, checks nothing, or uses the\n"
+     "reference interpreter's probes). On a terminal a progress line shows the run.\n"
+     "\n"
+     "  -j N              run N cases at once (default 1)\n"
+     "  --timeout S       time limit per case in seconds (default 60)\n"
+     "  -v                also print skipped cases with the reason\n"
+     "  --report FILE     write 'PASS|FAIL|SKIP path' for every case to FILE\n"
+     "\n"
+     "'cxla run FILE.mlir' runs one case and prints its result and failed checks; MODULE\n"
+     "arguments of run, check, fmt and graph may be StableHLO (.mlir) too.\n"
+     "\n"
+     "Exit status 0 when no case failed, 1 otherwise, 2 for a bad command line.",
+     cmd_conformance},
     {"help", "show help for cxla or one command",
      "usage: cxla help [COMMAND]\n"
      "\n"
@@ -144,7 +165,7 @@ cxla_status tool_load_module(const char *path, bool quiet, cxla_module **out_mod
     size_t size;
     CXLA_RETURN_IF_ERROR(cxla_read_file(path, &text, &size));
     cxla_module *m = NULL;
-    cxla_status s = cxla_hlo_parse(text, size, path, &m);
+    cxla_status s = tool_parse_text(text, size, path, &m);
     free(text);
     if (!s) {
         /* The verifier names the instruction and its line:column; add the file. */
