@@ -641,6 +641,15 @@ static const mlir_func *pick_entry(cv *c) {
     }
     cxla_arena_destroy(tmp);
     if (nroots == 1) return pick;
+    if (nroots > 1) {
+        /* Several test functions in one file: run them all (each takes nothing). */
+        for (int64_t i = 0; i < c->mm->func_count; i++)
+            if (c->mm->funcs[i]->is_public && c->mm->funcs[i]->body->arg_count) nroots = -1;
+        if (nroots > 0) {
+            c->run_all = true;
+            return c->mm->funcs[0];
+        }
+    }
     cv_fail(c, NULL, "%" PRId64 " public functions and no @main: cannot tell which one to run",
             npub);
     return NULL;
@@ -670,6 +679,36 @@ static bool order_module(cv *c, cxla_computation *entry) {
         m->entry_param_shapes[i] = entry->params[i]->shape;
     m->entry_result_shape = entry->root->shape;
     return true;
+}
+
+/* An entry that calls every public function nobody calls, in order. */
+static cxla_computation *run_all(cv *c) {
+    cxla_arena *tmp = cxla_arena_create();
+    cxla_strmap called;
+    cxla_strmap_init(&called, tmp);
+    for (int64_t i = 0; i < c->mm->func_count; i++) {
+        const mlir_block *b = c->mm->funcs[i]->body;
+        for (int64_t k = 0; k < b->op_count; k++)
+            if (b->ops[k]->callee)
+                cxla_strmap_put(&called, b->ops[k]->callee, strlen(b->ops[k]->callee), (void *)1);
+    }
+    cv_scope *s = new_scope(c, NULL, "main", NULL);
+    cxla_instr **vals = calloc((size_t)c->mm->func_count + 1, sizeof(*vals));
+    int64_t n = 0;
+    for (int64_t i = 0; s && vals && i < c->mm->func_count && !c->err; i++) {
+        const mlir_func *f = c->mm->funcs[i];
+        if (!f->is_public || cxla_strmap_get(&called, f->name, strlen(f->name))) continue;
+        cxla_computation *comp = cv_func(c, NULL, f->name);
+        if (!comp) break;
+        cxla_instr *in = cv_emit(c, s, NULL, CXLA_OP_CALL, &comp->root->shape, 0, NULL);
+        if (!cv_attr_comps(c, NULL, in, CXLA_ATTR_TO_APPLY, &comp, 1)) break;
+        vals[n++] = in;
+    }
+    cxla_arena_destroy(tmp);
+    cxla_computation *r = NULL;
+    if (s && vals && !c->err && finish_comp(c, s, NULL, cv_tuple(c, s, vals, n))) r = s->comp;
+    free(vals);
+    return r;
 }
 
 bool cxla_stablehlo_is_mlir_path(const char *path) {
@@ -705,7 +744,12 @@ cxla_status cxla_stablehlo_parse(const char *text, size_t len, const char *filen
         cxla_strmap_put(&c.funcs, f->name, strlen(f->name), (void *)f);
     }
     const mlir_func *entry = c.err ? NULL : pick_entry(&c);
-    cxla_computation *comp = entry ? cv_func(&c, NULL, entry->name) : NULL;
+    cxla_computation *comp = NULL;
+    if (entry && c.run_all) {
+        comp = run_all(&c);
+    } else if (entry) {
+        comp = cv_func(&c, NULL, entry->name);
+    }
     if (comp && !c.err) order_module(&c, comp);
     if (!c.err) {
         c.m->replica_count = mm->num_replicas;
@@ -721,6 +765,7 @@ cxla_status cxla_stablehlo_parse(const char *text, size_t len, const char *filen
         }
     }
     if (c.err) {
+        if (info) info->skip_reason = c.skip_reason;
         cxla_module_destroy(c.m);
         mlir_module_free(mm);
         return c.err;

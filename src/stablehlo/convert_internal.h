@@ -20,6 +20,7 @@ typedef struct cv {
     int64_t check_count;
     const char *skip_reason;
     const mlir_func *current_func;
+    bool run_all; /* several public test functions and no @main: run each */
 } cv;
 
 /* Where values are looked up: one per computation being built. */

@@ -76,6 +76,9 @@ static const char *enum_word(const mlir_attr *a) {
     if (a->kind == MA_WORD || a->kind == MA_STRING) return a->s;
     if (a->kind == MA_DIALECT && a->count >= 1 && a->items[0]->kind == MA_WORD)
         return a->items[0]->s;
+    /* #stablehlo<transpose TRANSPOSE>: the value reads as a key without a value */
+    if (a->kind == MA_DIALECT && a->count >= 1 && a->keys[0] && a->items[0]->kind == MA_UNIT)
+        return a->keys[0];
     return NULL;
 }
 
@@ -91,6 +94,10 @@ static bool get_int(const mlir_op *op, const char *a, const char *b, int64_t *ou
 }
 
 static const cxla_shape *result_shape(cv *c, const mlir_op *op, int64_t i) {
+    /* `select %p, %a, %b : tensor<i1>, tensor<f32>`: one list of operand types whose
+     * last entry is the result's. */
+    if (!op->functional && op->result_count <= 1 && op->out_type_count > 1)
+        return &op->out_types[op->out_type_count - 1];
     if (op->out_type_count > i) return &op->out_types[i];
     cv_fail(c, op, "the result type is missing");
     return NULL;
@@ -106,6 +113,8 @@ static cxla_shape tuple_of(cv *c, const cxla_shape *items, int64_t n) {
 /* The result shape of an op: its one result, or a tuple of its results. */
 static cxla_shape results_shape(cv *c, const mlir_op *op) {
     if (op->out_type_count == 1) return op->out_types[0];
+    if (!op->functional && op->result_count <= 1 && op->out_type_count > 1)
+        return op->out_types[op->out_type_count - 1];
     return tuple_of(c, op->out_types, op->out_type_count);
 }
 
@@ -180,6 +189,62 @@ static bool simple(cv *c, cv_scope *s, const mlir_op *op, cxla_opcode opcode) {
     /* bitcast-convert between complex and real types of other widths, reshape of a
      * value to the same type ... all keep the written type. */
     cxla_instr *in = cv_emit(c, s, op, opcode, &sh, n, ops);
+    return in && cv_bind_results(c, s, op, in);
+}
+
+/* complex -> real converts the real part (StableHLO's rule; also for i1). */
+static bool convert_op(cv *c, cv_scope *s, const mlir_op *op) {
+    cxla_instr *x;
+    if (op->operand_count != 1 || !(x = cv_lookup(c, s, op, op->operands[0]))) return false;
+    const cxla_shape *rs = result_shape(c, op, 0);
+    if (!rs) return false;
+    if (cxla_type_is_complex(x->shape.type) && !cxla_type_is_complex(rs->type)) {
+        cxla_shape re = x->shape;
+        re.type = cxla_type_component(x->shape.type);
+        re.layout = NULL;
+        x = cv_emit(c, s, op, CXLA_OP_REAL, &re, 1, &x);
+        if (!x) return false;
+    }
+    cxla_instr *in = cv_emit(c, s, op, CXLA_OP_CONVERT, rs, 1, &x);
+    return in && cv_bind_results(c, s, op, in);
+}
+
+/* maximum / minimum; complex values compare lexicographically (real, then imaginary). */
+static bool max_min(cv *c, cv_scope *s, const mlir_op *op, bool is_max) {
+    cxla_instr *ops[2];
+    int64_t n;
+    if (!cv_operands(c, s, op, ops, 2, &n)) return false;
+    if (n != 2) return cv_fail(c, op, "expected 2 operands");
+    const cxla_shape *rs = result_shape(c, op, 0);
+    if (!rs) return false;
+    if (!cxla_type_is_complex(rs->type)) {
+        cxla_instr *in = cv_emit(c, s, op, is_max ? CXLA_OP_MAXIMUM : CXLA_OP_MINIMUM, rs, 2, ops);
+        return in && cv_bind_results(c, s, op, in);
+    }
+    cxla_shape part = *rs, pred = *rs;
+    part.type = cxla_type_component(rs->type);
+    part.layout = pred.layout = NULL;
+    pred.type = CXLA_PRED;
+    cxla_instr *ra = cv_emit(c, s, op, CXLA_OP_REAL, &part, 1, &ops[0]);
+    cxla_instr *rb = cv_emit(c, s, op, CXLA_OP_REAL, &part, 1, &ops[1]);
+    cxla_instr *ia = cv_emit(c, s, op, CXLA_OP_IMAG, &part, 1, &ops[0]);
+    cxla_instr *ib = cv_emit(c, s, op, CXLA_OP_IMAG, &part, 1, &ops[1]);
+    if (!ra || !rb || !ia || !ib) return false;
+    const char *dir = is_max ? "GT" : "LT";
+    cxla_instr *p1[2] = {ra, rb}, *p2[2] = {ra, rb}, *p3[2] = {ia, ib};
+    cxla_instr *rgt = cv_emit(c, s, op, CXLA_OP_COMPARE, &pred, 2, p1);
+    cxla_instr *req = cv_emit(c, s, op, CXLA_OP_COMPARE, &pred, 2, p2);
+    cxla_instr *igt = cv_emit(c, s, op, CXLA_OP_COMPARE, &pred, 2, p3);
+    if (!cv_attr_text(c, op, rgt, CXLA_ATTR_DIRECTION, dir) ||
+        !cv_attr_text(c, op, req, CXLA_ATTR_DIRECTION, "EQ") ||
+        !cv_attr_text(c, op, igt, CXLA_ATTR_DIRECTION, dir))
+        return false;
+    cxla_instr *p4[2] = {req, igt};
+    cxla_instr *both = cv_emit(c, s, op, CXLA_OP_AND, &pred, 2, p4);
+    cxla_instr *p5[2] = {rgt, both};
+    cxla_instr *pick = both ? cv_emit(c, s, op, CXLA_OP_OR, &pred, 2, p5) : NULL;
+    cxla_instr *p6[3] = {pick, ops[0], ops[1]};
+    cxla_instr *in = pick ? cv_emit(c, s, op, CXLA_OP_SELECT, rs, 3, p6) : NULL;
     return in && cv_bind_results(c, s, op, in);
 }
 
@@ -401,6 +466,15 @@ static bool reduce_op(cv *c, cv_scope *s, const mlir_op *op) {
     int64_t n;
     if (!cv_operands(c, s, op, ops, MAXN, &n)) return false;
     if (n % 2) return cv_fail(c, op, "expected inputs and as many init values");
+    if (!op->generic && n > 2) {
+        /* reduce(%in0 init: %init0), (%in1 init: %init1): pairs -> inputs, then inits */
+        cxla_instr *tmp[MAXN];
+        for (int64_t i = 0; i < n / 2; i++) {
+            tmp[i] = ops[2 * i];
+            tmp[n / 2 + i] = ops[2 * i + 1];
+        }
+        memcpy(ops, tmp, sizeof(cxla_instr *) * (size_t)n);
+    }
     int64_t dims[CXLA_MAX_RANK], nd;
     if (!cv_ints(c, op, attr2(op, "dimensions", NULL), dims, CXLA_MAX_RANK, &nd)) return false;
     cxla_computation *comp;
@@ -972,6 +1046,10 @@ bool cv_op(cv *c, cv_scope *s, const mlir_op *op) {
             return cv_fail(c, op, "expected one operand");
         return cv_define(c, s, op, op->results[0], cv_lookup(c, s, op, op->operands[0]));
     }
+    if (strcmp(name, "interpreter.run_parallel") == 0) {
+        c->skip_reason = "interpreter.run_parallel runs the program on several devices";
+        return cv_fail(c, op, "not supported: %s", c->skip_reason);
+    }
     if (strncmp(name, "chlo.", 5) == 0) {
         if (!cv_chlo(c, s, op, &handled)) return false;
         if (handled) return true;
@@ -1030,6 +1108,9 @@ bool cv_op(cv *c, cv_scope *s, const mlir_op *op) {
     if (strcmp(sh, "composite") == 0) return composite(c, s, op);
     if (strcmp(sh, "rng_bit_generator") == 0) return rng_bit_generator(c, s, op);
     if (strcmp(sh, "rng") == 0) return rng_op(c, s, op);
+    if (strcmp(sh, "convert") == 0) return convert_op(c, s, op);
+    if (strcmp(sh, "maximum") == 0 || strcmp(sh, "minimum") == 0)
+        return max_min(c, s, op, sh[1] == 'a');
     for (size_t i = 0; i < CXLA_ARRAY_SIZE(kElementwise); i++)
         if (strcmp(kElementwise[i].name, sh) == 0) return simple(c, s, op, kElementwise[i].opcode);
     if (strcmp(sh, "all_reduce") == 0 || strcmp(sh, "all_gather") == 0 ||

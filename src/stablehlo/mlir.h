@@ -95,6 +95,7 @@ struct mlir_op {
     int64_t in_type_count, out_type_count;
     cxla_shape *in_types, *out_types;
     bool has_types;
+    bool functional; /* written (ins) -> outs; otherwise one list for both */
     int64_t region_count;
     mlir_region **regions;
 };

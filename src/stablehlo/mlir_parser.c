@@ -910,6 +910,11 @@ static mlir_attr *parse_attr(parser *p, bool in_dict) {
         p->pos++;
         a = new_attr(p, MA_ARRAY, s);
         if (a && !parse_entries(p, a, ')', false)) a = NULL;
+    } else if (c == '<') {
+        /* <key = value, ...> (e.g. a dot algorithm) */
+        p->pos++;
+        a = new_attr(p, MA_DICT, s);
+        if (a && !parse_entries(p, a, '>', true)) a = NULL;
     } else if (c == '!') {
         a = new_attr(p, MA_TYPE, s);
         if (a && !parse_type(p, &a->type)) a = NULL;
@@ -1093,6 +1098,7 @@ static bool parse_signature(parser *p, mlir_op *op) {
     bool paren = peek(p) == '(';
     bool ok = parse_type_list(p, &ins);
     if (ok && accept_str(p, "->")) {
+        op->functional = true;
         ok = parse_type_list(p, &outs);
     } else if (ok && !paren) {
         while (ok && peek(p) == ',') {
@@ -1194,7 +1200,14 @@ static bool pretty_items(parser *p, mlir_op *op, op_builder *b, char close) {
             continue;
         }
         if (c == '{') {
-            p->pos++;
+            /* a region ({ ^bb0(...): ... }) or an attribute dictionary */
+            size_t save = p->pos++;
+            if (peek(p) == '^') {
+                p->pos = save;
+                mlir_region *r = parse_region(p);
+                if (!r || !vpush(p, &b->regions, r)) return false;
+                continue;
+            }
             if (!parse_dict_into(p, b)) return false;
             continue;
         }
