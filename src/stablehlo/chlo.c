@@ -57,6 +57,8 @@ static bool top_k(cv *c, cv_scope *s, const mlir_op *op) {
            cv_attr_text(c, op, in, CXLA_ATTR_LARGEST, "true") && cv_bind_results(c, s, op, in);
 }
 
+bool cv_scan(cv *c, cv_scope *s, const mlir_op *op);
+
 bool cv_chlo(cv *c, cv_scope *s, const mlir_op *op, bool *handled) {
     *handled = true;
     const char *nm = op->name + 5;
@@ -70,6 +72,7 @@ bool cv_chlo(cv *c, cv_scope *s, const mlir_op *op, bool *handled) {
         return in && cv_bind_results(c, s, op, in);
     }
     if (strcmp(nm, "top_k") == 0) return top_k(c, s, op);
+    if (strcmp(nm, "scan") == 0) return cv_scan(c, s, op);
     if (strcmp(nm, "erfc") == 0) {
         cxla_instr *x;
         if (op->operand_count != 1 || !(x = cv_lookup(c, s, op, op->operands[0]))) return false;

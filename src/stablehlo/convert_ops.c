@@ -1029,6 +1029,91 @@ static bool unsupported_here(cv *c, const mlir_op *op, const char *why) {
     return cv_fail(c, op, "not supported: %s", why);
 }
 
+/* The values of a constant integer operand. */
+static bool const_ints(cv *c, const mlir_op *op, cxla_instr *in, int64_t *out, int64_t max,
+                       int64_t *n) {
+    if (!in || in->opcode != CXLA_OP_CONSTANT || !in->literal)
+        return cv_fail(c, op,
+                       "the shape operands must be constants (dynamic shapes are not "
+                       "supported)");
+    cxla_literal *l = NULL;
+    cxla_status st = cxla_literal_convert(in->literal, CXLA_S64, &l);
+    if (st) return cv_status(c, op, st);
+    *n = cxla_literal_element_count(l);
+    if (*n > max) *n = max;
+    memcpy(out, cxla_literal_data_const(l), sizeof(int64_t) * (size_t)*n);
+    cxla_literal_free(l);
+    return true;
+}
+
+/* A copy of |op| with its first |keep| operands and extra integer-list attributes made
+ * from the constant operands |from[k]| (operand indices), named |names[k]|. */
+static mlir_op *static_form(cv *c, const mlir_op *op, int64_t keep, const char *const *names,
+                            const int64_t *from, int64_t count, cv_scope *s) {
+    mlir_op *o = cxla_arena_alloc(c->m->arena, sizeof *o);
+    if (!o) return cv_fail(c, op, "out of memory"), NULL;
+    *o = *op;
+    o->operand_count = keep;
+    o->attr_count = op->attr_count + count;
+    o->attr_names = cxla_arena_alloc_array(c->m->arena, (size_t)o->attr_count + 1, sizeof(char *));
+    o->attrs = cxla_arena_alloc_array(c->m->arena, (size_t)o->attr_count + 1, sizeof(mlir_attr *));
+    if (!o->attr_names || !o->attrs) return cv_fail(c, op, "out of memory"), NULL;
+    for (int64_t i = 0; i < count; i++) {
+        if (from[i] >= op->operand_count) return cv_fail(c, op, "missing operand"), NULL;
+        int64_t v[CXLA_MAX_RANK * 2], n = 0;
+        if (!const_ints(c, op, cv_lookup(c, s, op, op->operands[from[i]]), v, CXLA_MAX_RANK * 2,
+                        &n))
+            return NULL;
+        mlir_attr *a = cxla_arena_alloc(c->m->arena, sizeof *a);
+        mlir_attr **items = cxla_arena_alloc_array(c->m->arena, (size_t)n + 1, sizeof(*items));
+        if (!a || !items) return cv_fail(c, op, "out of memory"), NULL;
+        memset(a, 0, sizeof *a);
+        a->kind = MA_ARRAY;
+        a->count = n;
+        a->items = items;
+        for (int64_t k = 0; k < n; k++) {
+            items[k] = cxla_arena_alloc(c->m->arena, sizeof(mlir_attr));
+            if (!items[k]) return cv_fail(c, op, "out of memory"), NULL;
+            memset(items[k], 0, sizeof(mlir_attr));
+            items[k]->kind = MA_INT;
+            items[k]->i = v[k];
+        }
+        o->attr_names[i] = names[i];
+        o->attrs[i] = a;
+    }
+    for (int64_t i = 0; i < op->attr_count; i++) {
+        o->attr_names[count + i] = op->attr_names[i];
+        o->attrs[count + i] = op->attrs[i];
+    }
+    return o;
+}
+
+static bool scan_op(cv *c, cv_scope *s, const mlir_op *op) {
+    cxla_instr *ops[MAXN];
+    int64_t n;
+    if (!cv_operands(c, s, op, ops, MAXN, &n)) return false;
+    const mlir_attr *at = mlir_op_attr(op, "inits_at");
+    int64_t num_inputs = at ? at->i : n / 2;
+    int64_t dim = 0, rev = 0;
+    get_int(op, "dimension", NULL, &dim);
+    get_int(op, "is_reverse", "reverse", &rev);
+    if (op->region_count != 1) return cv_fail(c, op, "expected a body region");
+    cxla_computation *comp = cv_apply_region(c, s, op, op->regions[0], "scan_body");
+    if (!comp) return false;
+    cxla_shape rs = results_shape(c, op);
+    cxla_instr *in = cv_emit(c, s, op, CXLA_OP_SCAN, &rs, n, ops);
+    bool ok = cv_attr_ints(c, op, in, CXLA_ATTR_DIMENSIONS, &dim, 1) &&
+              cv_attr_int(c, op, in, CXLA_ATTR_NUM_CARRIES, n - num_inputs) &&
+              cv_attr_comps(c, op, in, CXLA_ATTR_TO_APPLY, &comp, 1);
+    if (ok && rev) ok = cv_attr_text(c, op, in, CXLA_ATTR_IS_REVERSE, "true");
+    return ok && cv_bind_results(c, s, op, in);
+}
+
+bool cv_scan(cv *c, cv_scope *s, const mlir_op *op);
+bool cv_scan(cv *c, cv_scope *s, const mlir_op *op) {
+    return scan_op(c, s, op);
+}
+
 bool cv_op(cv *c, cv_scope *s, const mlir_op *op) {
     const char *name = op->name;
     bool handled = false;
@@ -1065,6 +1150,37 @@ bool cv_op(cv *c, cv_scope *s, const mlir_op *op) {
     if (strncmp(name, "mhlo.", 5) == 0) sh = name + 5;
     if (!sh) return cv_fail(c, op, "unknown operation '%s' (line %" PRId64 ")", name, op->line);
     if (strcmp(sh, "constant") == 0) return constant_op(c, s, op);
+    if (strncmp(sh, "dynamic_", 8) == 0 && strcmp(sh, "dynamic_slice") != 0 &&
+        strcmp(sh, "dynamic_update_slice") != 0 && strcmp(sh, "dynamic_gather") != 0) {
+        /* Shapes given as operands: with a static result type they must be constants, and
+         * the op is its static form. */
+        static const char *const pad_names[] = {"edge_padding_low", "edge_padding_high",
+                                                "interior_padding"};
+        static const int64_t pad_from[] = {2, 3, 4};
+        static const char *const conv_names[] = {"padding"};
+        static const int64_t conv_from[] = {2};
+        mlir_op *o = NULL;
+        if (strcmp(sh, "dynamic_iota") == 0) {
+            o = static_form(c, op, 0, NULL, NULL, 0, s);
+            return o && iota_op(c, s, o);
+        }
+        if (strcmp(sh, "dynamic_reshape") == 0) {
+            o = static_form(c, op, 1, NULL, NULL, 0, s);
+            return o && simple(c, s, o, CXLA_OP_RESHAPE);
+        }
+        if (strcmp(sh, "dynamic_broadcast_in_dim") == 0) {
+            o = static_form(c, op, 1, NULL, NULL, 0, s);
+            return o && broadcast_in_dim(c, s, o);
+        }
+        if (strcmp(sh, "dynamic_pad") == 0) {
+            o = static_form(c, op, 2, pad_names, pad_from, 3, s);
+            return o && pad_op(c, s, o);
+        }
+        if (strcmp(sh, "dynamic_conv") == 0) {
+            o = static_form(c, op, 2, conv_names, conv_from, 1, s);
+            return o && convolution(c, s, o);
+        }
+    }
     if (strcmp(sh, "select") == 0) return select_op(c, s, op);
     if (strcmp(sh, "compare") == 0) return compare_op(c, s, op);
     if (strcmp(sh, "broadcast_in_dim") == 0) return broadcast_in_dim(c, s, op);

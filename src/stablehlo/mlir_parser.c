@@ -1250,6 +1250,13 @@ static bool pretty_items(parser *p, mlir_op *op, op_builder *b, char close) {
                 p->pos++;
                 continue;
             }
+            if (word_is(w, n, "inits")) { /* chlo.scan(%in) inits(%carry): where carries start */
+                mlir_attr *a = new_attr(p, MA_INT, s);
+                if (!a) return false;
+                a->i = b->operands.count;
+                if (!add_attr(p, b, "inits_at", 8, a)) return false;
+                continue;
+            }
             if (word_is(w, n, "dense")) {
                 p->pos = s;
             } else {
