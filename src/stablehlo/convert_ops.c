@@ -106,7 +106,7 @@ static const cxla_shape *result_shape(cv *c, const mlir_op *op, int64_t i) {
 static cxla_shape tuple_of(cv *c, const cxla_shape *items, int64_t n) {
     cxla_shape sh = {.type = CXLA_TUPLE, .tuple_count = n};
     sh.elements = cxla_arena_alloc_array(c->m->arena, (size_t)(n ? n : 1), sizeof(cxla_shape));
-    if (sh.elements) memcpy(sh.elements, items, sizeof(cxla_shape) * (size_t)n);
+    if (sh.elements && n) memcpy(sh.elements, items, sizeof(cxla_shape) * (size_t)n);
     return sh;
 }
 

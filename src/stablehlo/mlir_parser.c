@@ -1588,6 +1588,11 @@ static bool parse_top(parser *p, bool in_module) {
                 if (!parse_entries(p, &d, '}', true)) return false;
                 for (int64_t i = 0; i < d.count; i++) {
                     if (!d.keys[i] || d.items[i]->kind != MA_INT) continue;
+                    if ((strcmp(d.keys[i], "mhlo.num_replicas") == 0 ||
+                         strcmp(d.keys[i], "mhlo.num_partitions") == 0) &&
+                        (d.items[i]->i < 1 || d.items[i]->i > 1000000))
+                        return fail(p, d.items[i]->pos, "%s must be between 1 and 1000000",
+                                    d.keys[i]);
                     if (strcmp(d.keys[i], "mhlo.num_replicas") == 0)
                         p->m->num_replicas = d.items[i]->i;
                     if (strcmp(d.keys[i], "mhlo.num_partitions") == 0)
