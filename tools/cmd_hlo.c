@@ -46,7 +46,7 @@ int cmd_fmt(int argc, char **argv) {
     cxla_status s = cxla_read_file(path, &text, &size);
     if (s) return tool_fail(s);
     cxla_module *m = NULL;
-    s = cxla_hlo_parse(text, size, path, &m);
+    s = tool_parse_text(text, size, path, &m);
     free(text);
     if (s) return tool_fail(s);
     char *out = cxla_hlo_print(m, style);

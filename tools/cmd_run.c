@@ -699,7 +699,7 @@ int cmd_run(int argc, char **argv) {
     cxla_module *m = NULL;
     cxla_executable *exe = NULL;
     s = cxla_read_file(module_path, &text, &size);
-    if (!s) s = cxla_hlo_parse(text, size, module_path, &m);
+    if (!s) s = tool_parse_text(text, size, module_path, &m);
     double t_parse = tool_now() - t0;
     if (!s && m->warnings.len) fprintf(stderr, "%s", m->warnings.data);
     if (!s) f.module_partitions = m->num_partitions;

@@ -17,7 +17,8 @@ static const tool_command commands[] = {
      "                [--replicas N] [--partitions P] [--input-dir DIR]\n"
      "                [--collective-timeout S] [--mpi]\n"
      "\n"
-     "Runs the entry computation of MODULE (HLO text) on the reference interpreter,\n"
+     "Runs the entry computation of MODULE (HLO text; StableHLO text for .mlir, its public\n"
+     "@main or only public function, checks included) on the reference interpreter,\n"
      "through the runtime API (cxla/runtime.h).\n"
      "\n"
      "INPUT is a .npy file or a literal in text form ('f32[2] {1, 2}'), one per array\n"
@@ -59,18 +60,20 @@ static const tool_command commands[] = {
      "them with LD_PRELOAD=./lib.so.\n"
      "\n"
      "Exit status 0 on success, 1 on any error (message on stderr), unknown options and\n"
-     "malformed numbers included.",
-     cmd_run},
+     "malformed numbers included; for StableHLO files with checks, 1 when a check fails.",
+     cmd_run_checked},
     {"check", "parse and verify a module",
      "usage: cxla check FILE\n"
      "\n"
-     "Parses and verifies FILE (HLO text). Prints nothing and exits 0 when the module is\n"
+     "Parses and verifies FILE (HLO text, or StableHLO text when FILE ends in .mlir,\n"
+     "converted to HLO). Prints nothing and exits 0 when the module is\n"
      "valid; otherwise prints the error (with line and column) and exits 1.",
      cmd_check},
     {"fmt", "print a module in canonical form",
      "usage: cxla fmt [--style short|long] FILE\n"
      "\n"
-     "Parses FILE and prints it in XLA's canonical text: the short style of XLA's dumps\n"
+     "Parses FILE (HLO, or StableHLO converted to HLO for .mlir) and prints it in XLA's\n"
+     "canonical text: the short style of XLA's dumps\n"
      "(the default) or the long style of HloModule::ToString ('%' names, shapes).",
      cmd_fmt},
     {"graph", "draw a module as a graph (Graphviz DOT, SVG, PNG)",
@@ -94,6 +97,27 @@ static const tool_command commands[] = {
      "\n"
      "Exit status 0 on success, 1 on any error (message on stderr).",
      cmd_graph},
+    {"conformance", "run StableHLO conformance cases (.mlir files with checks)",
+     "usage: cxla conformance [-j N] [--timeout SECONDS] [-v] [--report FILE] PATH...\n"
+     "\n"
+     "Runs every .mlir file under each PATH (directories recursively) as a StableHLO\n"
+     "program: its public entry function runs on the interpreter and its check\n"
+     "operations (check.expect_*, custom_call @check.expect_*) decide the verdict. Each\n"
+     "case runs in a child process with a time limit, so a crash or a hang fails that\n"
+     "case only. Prints one line per failed case, then 'N passed, M failed, K skipped'\n"
+     "(a case is skipped when it needs several devices, checks nothing, or uses the\n"
+     "reference interpreter's probes). On a terminal a progress line shows the run.\n"
+     "\n"
+     "  -j N              run N cases at once (default 1)\n"
+     "  --timeout S       time limit per case in seconds (default 60)\n"
+     "  -v                also print skipped cases with the reason\n"
+     "  --report FILE     write 'PASS|FAIL|SKIP path' for every case to FILE\n"
+     "\n"
+     "'cxla run FILE.mlir' runs one case and prints its result and failed checks; MODULE\n"
+     "arguments of run, check, fmt and graph may be StableHLO (.mlir) too.\n"
+     "\n"
+     "Exit status 0 when no case failed, 1 otherwise, 2 for a bad command line.",
+     cmd_conformance},
     {"help", "show help for cxla or one command",
      "usage: cxla help [COMMAND]\n"
      "\n"
@@ -173,7 +197,7 @@ cxla_status tool_load_module(const char *path, bool quiet, cxla_module **out_mod
     size_t size;
     CXLA_RETURN_IF_ERROR(cxla_read_file(path, &text, &size));
     cxla_module *m = NULL;
-    cxla_status s = cxla_hlo_parse(text, size, path, &m);
+    cxla_status s = tool_parse_text(text, size, path, &m);
     free(text);
     if (!s) {
         /* The verifier names the instruction and its line:column; add the file. */

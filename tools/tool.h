@@ -19,11 +19,17 @@ int cmd_check(int argc, char **argv);
 int cmd_fmt(int argc, char **argv);
 int cmd_graph(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+/* cxla run, and for a StableHLO file the verdict of its checks (cmd_conformance.c). */
+int cmd_run_checked(int argc, char **argv);
+int cmd_conformance(int argc, char **argv);
 
 /* Prints "cxla: <message>" to stderr, frees |status|, returns 1. */
 int tool_fail(cxla_status status);
 /* Reads, parses and verifies a module file. Warnings go to stderr unless |quiet|. */
 cxla_status tool_load_module(const char *path, bool quiet, cxla_module **out_module);
+/* Parses module text: StableHLO MLIR when |path| ends with .mlir, else HLO text. */
+cxla_status tool_parse_text(const char *text, size_t size, const char *path,
+                            cxla_module **out_module);
 /* Monotonic time in seconds. */
 double tool_now(void);
 

@@ -42,8 +42,8 @@ static void test_parse_print_verify(void) {
 
 static void test_errors(void) {
     cxla_module *m = NULL;
-    const char *msg = CHECK_ERROR(cxla_hlo_parse("HloModule m\nENTRY e {\n  x = f32[ parameter(0)\n}",
-                                                 (size_t)-1, "bad.hlo", &m));
+    const char *msg = CHECK_ERROR(cxla_hlo_parse(
+        "HloModule m\nENTRY e {\n  x = f32[ parameter(0)\n}", (size_t)-1, "bad.hlo", &m));
     CHECK(m == NULL);
     CHECK_MSG(strstr(msg, "bad.hlo: line 3, column 12"), "no file, line and column in '%s'", msg);
     /* Parsed, but the declared shape is wrong: the verifier says so. */

@@ -1,0 +1,100 @@
+/* Internal to the StableHLO front end: the converter's state, shared by convert.c (the
+ * driver, values, scopes, regions), convert_ops.c (one function per op family), chlo.c
+ * (CHLO lowerings), checks.c (check operations) and dense.c (dense constants). */
+#ifndef CXLA_STABLEHLO_CONVERT_INTERNAL_H_
+#define CXLA_STABLEHLO_CONVERT_INTERNAL_H_
+
+#include "cxla/stablehlo.h"
+#include "hlo/hlo.h"
+#include "stablehlo/mlir.h"
+
+typedef struct cv_scope cv_scope;
+
+typedef struct cv {
+    const mlir_module *mm;
+    cxla_module *m;
+    cxla_status err;
+    cxla_strmap funcs;      /* name -> mlir_func */
+    cxla_strmap func_comps; /* name -> converted cxla_computation */
+    int64_t counter;        /* for unique names */
+    int64_t check_count;
+    const char *skip_reason;
+    const mlir_func *current_func;
+    bool run_all; /* several public test functions and no @main: run each */
+} cv;
+
+/* Where values are looked up: one per computation being built. */
+struct cv_scope {
+    cv_scope *parent;
+    cxla_computation *comp;
+    cxla_strmap values; /* name -> cxla_instr */
+    /* Values of outer scopes passed in explicitly (while/case/if): names in order and the
+     * instruction in this computation that stands for each. */
+    int64_t capture_count;
+    const char **capture_names;
+    cxla_instr **capture_instrs;
+};
+
+/* Errors: record the first, return false / NULL. */
+bool cv_fail(cv *c, const mlir_op *op, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+bool cv_status(cv *c, const mlir_op *op, cxla_status st);
+
+/* Instructions. Shapes get the default layout. */
+cxla_instr *cv_emit(cv *c, cv_scope *s, const mlir_op *op, cxla_opcode opcode,
+                    const cxla_shape *shape, int64_t n, cxla_instr *const *operands);
+/* Shape inference from the operands (for instructions the converter adds itself). */
+cxla_instr *cv_emit_infer(cv *c, cv_scope *s, const mlir_op *op, cxla_opcode opcode, int64_t n,
+                          cxla_instr *const *operands);
+bool cv_finish_infer(cv *c, const mlir_op *op, cxla_instr *in);
+/* Sets an attribute from its HLO text ("{1,2}", "LT", "size=2x2 stride=1x1"). */
+bool cv_attr_text(cv *c, const mlir_op *op, cxla_instr *in, cxla_attr_id id, const char *text);
+bool cv_attr_ints(cv *c, const mlir_op *op, cxla_instr *in, cxla_attr_id id, const int64_t *v,
+                  int64_t n);
+bool cv_attr_int(cv *c, const mlir_op *op, cxla_instr *in, cxla_attr_id id, int64_t v);
+bool cv_attr_comps(cv *c, const mlir_op *op, cxla_instr *in, cxla_attr_id id,
+                   cxla_computation **comps, int64_t n);
+cxla_instr *cv_constant_scalar(cv *c, cv_scope *s, cxla_type type, double value);
+cxla_instr *cv_gte(cv *c, cv_scope *s, cxla_instr *tuple, int64_t index);
+cxla_instr *cv_tuple(cv *c, cv_scope *s, cxla_instr *const *items, int64_t n);
+
+/* Values. */
+cxla_instr *cv_lookup(cv *c, cv_scope *s, const mlir_op *op, const char *name);
+bool cv_define(cv *c, cv_scope *s, const mlir_op *op, const char *name, cxla_instr *in);
+/* Binds an op's results: one result -> |in|; several -> get-tuple-element of |in|. */
+bool cv_bind_results(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *in);
+bool cv_operands(cv *c, cv_scope *s, const mlir_op *op, cxla_instr **out, int64_t max,
+                 int64_t *out_count);
+
+/* Regions. A region applied to elements (reducers, comparators): its block arguments
+ * become parameters (scalars as written); outer values must be constants (copied in).
+ * Returns the computation, with a tuple root when the region returns several values. */
+cxla_computation *cv_apply_region(cv *c, cv_scope *s, const mlir_op *op, const mlir_region *r,
+                                  const char *what);
+/* A computation of |n| scalar |type| parameter pairs applying the binary |opcode|. */
+cxla_computation *cv_binary_computation(cv *c, const mlir_op *op, cxla_opcode opcode,
+                                        cxla_type type, int64_t n);
+/* Converts the ops of |b| in scope |s|; the terminator's operands go to |*ret|. */
+bool cv_block(cv *c, cv_scope *s, const mlir_block *b, cxla_instr ***ret, int64_t *ret_count);
+/* The computation of function |name| (converted once). */
+cxla_computation *cv_func(cv *c, const mlir_op *op, const char *name);
+
+/* Ops. Each returns false after cv_fail. */
+bool cv_op(cv *c, cv_scope *s, const mlir_op *op);
+bool cv_chlo(cv *c, cv_scope *s, const mlir_op *op, bool *handled);
+bool cv_check(cv *c, cv_scope *s, const mlir_op *op, bool *handled);
+
+/* Dense constants: a literal of |shape| from the attribute. */
+cxla_status cv_dense_literal(const mlir_module *mm, const mlir_attr *a, const cxla_shape *shape,
+                             cxla_literal **out);
+
+/* Attribute helpers: integer lists (ARRAY of INT, or a dense of ints). */
+bool cv_ints(cv *c, const mlir_op *op, const mlir_attr *a, int64_t *out, int64_t max,
+             int64_t *count);
+void cv_print_ints(cxla_strbuf *b, const int64_t *v, int64_t n);
+
+/* The check target's registration (checks.c). */
+void cv_register_check_target(void);
+extern const char *const CV_CHECK_TARGET;
+
+#endif /* CXLA_STABLEHLO_CONVERT_INTERNAL_H_ */

@@ -1,0 +1,377 @@
+/* The StableHLO front end: the MLIR reader (errors with line:column, types, dense
+ * constants), the conversion of each op family on small programs whose results are
+ * known by hand (or are the documented values of the functions), and checks. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cxla/runtime.h"
+#include "cxla/stablehlo.h"
+#include "harness.h"
+#include "hlo/hlo.h"
+
+/* Parses, runs @main without arguments and compares the result with |expected| (HLO
+ * literal text with its shape), exactly or within |atol|. */
+static void expect_result(const char *text, const char *expected, double atol, int line) {
+    cxla_module *m = NULL;
+    cxla_stablehlo_info info;
+    cxla_status st = cxla_stablehlo_parse(text, strlen(text), "test.mlir", &m, &info);
+    if (st) {
+        test_fail(__FILE__, line, "parse: %s", cxla_status_message(st));
+        cxla_status_free(st);
+        return;
+    }
+    cxla_client *client = NULL;
+    cxla_executable *exe = NULL;
+    cxla_literal *result = NULL, *want = NULL;
+    CHECK_OK(cxla_client_create(NULL, &client));
+    st = cxla_client_compile(client, m, &exe);
+    if (!st) st = cxla_executable_run(exe, NULL, 0, &result);
+    if (!st) st = cxla_literal_parse(expected, (size_t)-1, NULL, &want);
+    if (!st) {
+        cxla_tolerance tol = {.atol = atol};
+        st = cxla_literal_compare(result, want, atol > 0 ? &tol : NULL);
+    }
+    if (st) test_fail(__FILE__, line, "%s", cxla_status_message(st));
+    cxla_status_free(st);
+    cxla_literal_free(result);
+    cxla_literal_free(want);
+    cxla_executable_destroy(exe);
+    cxla_client_destroy(client);
+}
+#define EXPECT(text, expected)            expect_result(text, expected, 0, __LINE__)
+#define EXPECT_NEAR(text, expected, atol) expect_result(text, expected, atol, __LINE__)
+
+static const char *parse_error(const char *text) {
+    cxla_module *m = NULL;
+    const char *msg = CHECK_ERROR(cxla_stablehlo_parse(text, strlen(text), "bad.mlir", &m, NULL));
+    CHECK(m == NULL);
+    return msg ? msg : "";
+}
+
+static void test_errors_have_line_and_column(void) {
+    const char *msg = parse_error("func.func @main() -> tensor<f32> {\n"
+                                  "  %0 = stablehlo.constant dense<1.0> : tensor<f32>\n"
+                                  "  %1 = stablehlo.add %0, %0 : tensor<f32\n"
+                                  "  return %1 : tensor<f32>\n"
+                                  "}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:4:") != NULL, "got: %s", msg);
+    msg = parse_error("func.func @main() -> tensor<f32> {\n"
+                      "  %0 = stablehlo.frobnicate : tensor<f32>\n"
+                      "  return %0 : tensor<f32>\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:2:8") && strstr(msg, "stablehlo.frobnicate"), "got: %s", msg);
+    msg = parse_error("func.func @main() -> tensor<f32> {\n  return %9 : tensor<f32>\n}\n");
+    CHECK_MSG(strstr(msg, "undefined value %9"), "got: %s", msg);
+    msg = parse_error("func.func @main() -> tensor<2xf6E2M3FN> {\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:1:") && strstr(msg, "f6E2M3FN"), "got: %s", msg);
+    msg = parse_error("func.func @main() -> tensor<2xf32> {\n"
+                      "  %0 = stablehlo.constant dense<[1.0, 2.0, 3.0]> : tensor<2xf32>\n"
+                      "  return %0 : tensor<2xf32>\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:2:") && strstr(msg, "3 elements"), "got: %s", msg);
+    parse_error("");
+    parse_error("module {");
+    parse_error("func.func @a() {\n  func.return\n}\nfunc.func @a() {\n  func.return\n}\n");
+}
+
+static void test_types(void) {
+    const char *text =
+        "module @m attributes {mhlo.num_partitions = 1 : i32} {\n"
+        "  func.func public @main(%a: tensor<2x3xbf16>, %b: tensor<complex<f64>>,\n"
+        "      %c: tensor<4xui8> {jax.arg_info = \"c\"}, %d: tensor<i1>, %e: tensor<3xf8E4M3FN>,\n"
+        "      %f: tuple<tensor<i64>, tensor<2xi4>>, %g: !stablehlo.token) -> tensor<2x3xbf16> {\n"
+        "    return %a : tensor<2x3xbf16>\n  }\n}\n";
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_stablehlo_parse(text, strlen(text), "t.mlir", &m, NULL));
+    if (!m) return;
+    const cxla_computation *e = m->entry;
+    CHECK_EQ_I64(e->param_count, 7);
+    CHECK(e->params[0]->shape.type == CXLA_BF16 && e->params[0]->shape.rank == 2 &&
+          e->params[0]->shape.dims[1] == 3);
+    CHECK(e->params[1]->shape.type == CXLA_C128 && e->params[1]->shape.rank == 0);
+    CHECK(e->params[2]->shape.type == CXLA_U8);
+    CHECK(e->params[3]->shape.type == CXLA_PRED);
+    CHECK(e->params[4]->shape.type == CXLA_F8E4M3FN);
+    CHECK(e->params[5]->shape.type == CXLA_TUPLE && e->params[5]->shape.tuple_count == 2 &&
+          e->params[5]->shape.elements[1].type == CXLA_S4);
+    CHECK(e->params[6]->shape.type == CXLA_TOKEN);
+    cxla_module_destroy(m);
+}
+
+static void test_dense(void) {
+    /* 1.0f = 0x3F800000, 2.0f = 0x40000000, little-endian bytes */
+    EXPECT("func.func @main() -> tensor<2xf32> {\n"
+           "  %0 = stablehlo.constant dense<\"0x0000803F00000040\"> : tensor<2xf32>\n"
+           "  return %0 : tensor<2xf32>\n}\n",
+           "f32[2] {1, 2}");
+    EXPECT("func.func @main() -> tensor<2x2xi16> {\n"
+           "  %0 = stablehlo.constant dense<\"0xFFFF\"> : tensor<2x2xi16>\n"
+           "  return %0 : tensor<2x2xi16>\n}\n",
+           "s16[2,2] {{-1, -1}, {-1, -1}}");
+    EXPECT("func.func @main() -> tensor<3xi1> {\n"
+           "  %0 = stablehlo.constant dense<[true, false, true]> : tensor<3xi1>\n"
+           "  return %0 : tensor<3xi1>\n}\n",
+           "pred[3] {1, 0, 1}");
+    EXPECT("func.func @main() -> tensor<2xcomplex<f32>> {\n"
+           "  %0 = stablehlo.constant dense<[(1.5, -2.0), (0.0, 3.0)]> : tensor<2xcomplex<f32>>\n"
+           "  return %0 : tensor<2xcomplex<f32>>\n}\n",
+           "c64[2] {(1.5, -2), (0, 3)}");
+    EXPECT("func.func @main() -> tensor<2xui64> {\n"
+           "  %0 = stablehlo.constant dense<[18446744073709551615, 0x10]> : tensor<2xui64>\n"
+           "  return %0 : tensor<2xui64>\n}\n",
+           "u64[2] {18446744073709551615, 16}");
+    /* a NaN written as its bit pattern; -inf by name */
+    EXPECT("func.func @main() -> tensor<2xf32> {\n"
+           "  %0 = stablehlo.constant dense<[0x7FC00000, -inf]> : tensor<2xf32>\n"
+           "  return %0 : tensor<2xf32>\n}\n",
+           "f32[2] {nan, -inf}");
+}
+
+static void test_elementwise(void) {
+    EXPECT("func.func @main() -> tensor<3xi32> {\n"
+           "  %a = stablehlo.constant dense<[1, -2, 7]> : tensor<3xi32>\n"
+           "  %b = stablehlo.constant dense<[3, 4, -9]> : tensor<3xi32>\n"
+           "  %0 = stablehlo.add %a, %b : tensor<3xi32>\n"
+           "  %1 = \"stablehlo.multiply\"(%0, %b) : (tensor<3xi32>, tensor<3xi32>) -> "
+           "tensor<3xi32>\n"
+           "  %2 = stablehlo.compare GT, %1, %a, SIGNED : (tensor<3xi32>, tensor<3xi32>) -> "
+           "tensor<3xi1>\n"
+           "  %3 = stablehlo.select %2, %1, %a : tensor<3xi1>, tensor<3xi32>\n"
+           "  return %3 : tensor<3xi32>\n}\n",
+           "s32[3] {12, 8, 18}");
+    /* complex maximum compares (real, imaginary) lexicographically; complex -> real
+     * conversion keeps the real part */
+    EXPECT("func.func @main() -> tensor<2xf64> {\n"
+           "  %a = stablehlo.constant dense<[(1.0, 5.0), (2.0, 1.0)]> : tensor<2xcomplex<f64>>\n"
+           "  %b = stablehlo.constant dense<[(1.0, 6.0), (1.0, 9.0)]> : tensor<2xcomplex<f64>>\n"
+           "  %0 = stablehlo.maximum %a, %b : tensor<2xcomplex<f64>>\n"
+           "  %1 = stablehlo.imag %0 : (tensor<2xcomplex<f64>>) -> tensor<2xf64>\n"
+           "  return %1 : tensor<2xf64>\n}\n",
+           "f64[2] {6, 1}");
+    EXPECT_NEAR("func.func @main() -> tensor<3xf32> {\n"
+                "  %a = stablehlo.constant dense<[3.0, 0.5, -0.5]> : tensor<3xf32>\n"
+                "  %0 = chlo.lgamma %a : tensor<3xf32> -> tensor<3xf32>\n"
+                "  return %0 : tensor<3xf32>\n}\n",
+                /* log 2, log sqrt(pi), log(2 sqrt(pi)) */
+                "f32[3] {0.6931472, 0.5723649, 1.2655121}", 1e-5);
+}
+
+static void test_shapes(void) {
+    /* size-1 dimensions expand in broadcast_in_dim */
+    EXPECT("func.func @main() -> tensor<2x3xi32> {\n"
+           "  %a = stablehlo.constant dense<[[1], [2]]> : tensor<2x1xi32>\n"
+           "  %0 = stablehlo.broadcast_in_dim %a, dims = [0, 1] : (tensor<2x1xi32>) -> "
+           "tensor<2x3xi32>\n"
+           "  return %0 : tensor<2x3xi32>\n}\n",
+           "s32[2,3] {{1, 1, 1}, {2, 2, 2}}");
+    EXPECT("func.func @main() -> tensor<2x2xi32> {\n"
+           "  %a = stablehlo.iota dim = 0 : tensor<3x4xi32>\n"
+           "  %b = stablehlo.iota dim = 1 : tensor<3x4xi32>\n"
+           "  %c = stablehlo.add %a, %b : tensor<3x4xi32>\n"
+           "  %d = stablehlo.slice %c [1:3, 0:4:2] : (tensor<3x4xi32>) -> tensor<2x2xi32>\n"
+           "  %e = stablehlo.transpose %d, dims = [1, 0] : (tensor<2x2xi32>) -> tensor<2x2xi32>\n"
+           "  return %e : tensor<2x2xi32>\n}\n",
+           "s32[2,2] {{1, 2}, {3, 4}}");
+    EXPECT("func.func @main() -> tensor<7xi32> {\n"
+           "  %a = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>\n"
+           "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
+           "  %0 = stablehlo.pad %a, %z, low = [1], high = [1], interior = [1] : "
+           "(tensor<3xi32>, tensor<i32>) -> tensor<7xi32>\n"
+           "  return %0 : tensor<7xi32>\n}\n",
+           "s32[7] {0, 1, 0, 2, 0, 3, 0}");
+}
+
+static void test_reduce_and_windows(void) {
+    EXPECT("func.func @main() -> tensor<2xf32> {\n"
+           "  %a = stablehlo.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>\n"
+           "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+           "  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1]"
+           " : (tensor<2x2xf32>, tensor<f32>) -> tensor<2xf32>\n"
+           "  return %0 : tensor<2xf32>\n}\n",
+           "f32[2] {3, 7}");
+    /* two inputs written pairwise, a reducer region (argmax) */
+    EXPECT("func.func @main() -> tensor<i32> {\n"
+           "  %v = stablehlo.constant dense<[3.0, 9.0, 4.0]> : tensor<3xf32>\n"
+           "  %i = stablehlo.iota dim = 0 : tensor<3xi32>\n"
+           "  %lo = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+           "  %zero = stablehlo.constant dense<0> : tensor<i32>\n"
+           "  %0:2 = stablehlo.reduce(%v init: %lo), (%i init: %zero) across dimensions = [0] :"
+           " (tensor<3xf32>, tensor<3xi32>, tensor<f32>, tensor<i32>) -> (tensor<f32>, "
+           "tensor<i32>)\n"
+           "   reducer(%a: tensor<f32>, %b: tensor<f32>) (%ai: tensor<i32>, %bi: tensor<i32>) {\n"
+           "    %gt = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+           "    %m = stablehlo.select %gt, %a, %b : tensor<i1>, tensor<f32>\n"
+           "    %mi = stablehlo.select %gt, %ai, %bi : tensor<i1>, tensor<i32>\n"
+           "    stablehlo.return %m, %mi : tensor<f32>, tensor<i32>\n  }\n"
+           "  return %0#1 : tensor<i32>\n}\n",
+           "s32[] 1");
+    EXPECT("func.func @main() -> tensor<3xi32> {\n"
+           "  %a = stablehlo.constant dense<[1, 2, 3, 4]> : tensor<4xi32>\n"
+           "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
+           "  %0 = \"stablehlo.reduce_window\"(%a, %z) ({\n"
+           "  ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n"
+           "    %s = stablehlo.add %x, %y : tensor<i32>\n"
+           "    stablehlo.return %s : tensor<i32>\n"
+           "  }) {window_dimensions = array<i64: 2>} : (tensor<4xi32>, tensor<i32>) -> "
+           "tensor<3xi32>\n"
+           "  return %0 : tensor<3xi32>\n}\n",
+           "s32[3] {3, 5, 7}");
+}
+
+static void test_gather_scatter(void) {
+    EXPECT("func.func @main() -> tensor<4xi32> {\n"
+           "  %a = stablehlo.constant dense<[10, 20, 30, 40]> : tensor<4xi32>\n"
+           "  %idx = stablehlo.constant dense<[[1], [3], [1]]> : tensor<3x1xi32>\n"
+           "  %u = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>\n"
+           "  %0 = \"stablehlo.scatter\"(%a, %idx, %u) ({\n"
+           "  ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n"
+           "    %s = stablehlo.add %x, %y : tensor<i32>\n"
+           "    stablehlo.return %s : tensor<i32>\n"
+           "  }) {scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0],"
+           " scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} :"
+           " (tensor<4xi32>, tensor<3x1xi32>, tensor<3xi32>) -> tensor<4xi32>\n"
+           "  return %0 : tensor<4xi32>\n}\n",
+           "s32[4] {10, 24, 30, 42}");
+    EXPECT("func.func @main() -> tensor<2xi32> {\n"
+           "  %a = stablehlo.constant dense<[10, 20, 30, 40]> : tensor<4xi32>\n"
+           "  %idx = stablehlo.constant dense<[[2], [0]]> : tensor<2x1xi32>\n"
+           "  %0 = \"stablehlo.gather\"(%a, %idx) {dimension_numbers = #stablehlo.gather<"
+           "collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>,"
+           " slice_sizes = array<i64: 1>} : (tensor<4xi32>, tensor<2x1xi32>) -> tensor<2xi32>\n"
+           "  return %0 : tensor<2xi32>\n}\n",
+           "s32[2] {30, 10}");
+}
+
+static void test_linalg(void) {
+    EXPECT("func.func @main() -> tensor<2x2xf32> {\n"
+           "  %a = stablehlo.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>\n"
+           "  %b = stablehlo.constant dense<[[5.0, 6.0], [7.0, 8.0]]> : tensor<2x2xf32>\n"
+           "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0],"
+           " precision = [DEFAULT, DEFAULT] : (tensor<2x2xf32>, tensor<2x2xf32>) -> "
+           "tensor<2x2xf32>\n"
+           "  return %0 : tensor<2x2xf32>\n}\n",
+           "f32[2,2] {{19, 22}, {43, 50}}");
+    EXPECT("func.func @main() -> tensor<1x3x1xf32> {\n"
+           "  %x = stablehlo.constant dense<[[[1.0], [2.0], [3.0], [4.0]]]> : tensor<1x4x1xf32>\n"
+           "  %k = stablehlo.constant dense<[[[1.0]], [[10.0]]]> : tensor<2x1x1xf32>\n"
+           "  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f],"
+           " window = {stride = [1], pad = [[0, 0]]} {batch_group_count = 1 : i64,"
+           " feature_group_count = 1 : i64} : (tensor<1x4x1xf32>, tensor<2x1x1xf32>) -> "
+           "tensor<1x3x1xf32>\n"
+           "  return %0 : tensor<1x3x1xf32>\n}\n",
+           "f32[1,3,1] {{{21}, {32}, {43}}}");
+}
+
+static void test_control_flow(void) {
+    /* the body uses %ten and %step from outside: passed in through the loop state */
+    EXPECT("func.func @main() -> tensor<i64> {\n"
+           "  %i0 = stablehlo.constant dense<0> : tensor<i64>\n"
+           "  %ten = stablehlo.constant dense<10> : tensor<i64>\n"
+           "  %s = stablehlo.constant dense<3> : tensor<i64>\n"
+           "  %step = stablehlo.add %s, %s : tensor<i64>\n"
+           "  %r0, %r1 = stablehlo.while(%i = %i0, %acc = %i0) : tensor<i64>, tensor<i64>\n"
+           "  cond {\n"
+           "    %c = stablehlo.compare LT, %i, %ten : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+           "    stablehlo.return %c : tensor<i1>\n"
+           "  } do {\n"
+           "    %one = stablehlo.constant dense<1> : tensor<i64>\n"
+           "    %n = stablehlo.add %i, %one : tensor<i64>\n"
+           "    %a = stablehlo.add %acc, %step : tensor<i64>\n"
+           "    stablehlo.return %n, %a : tensor<i64>, tensor<i64>\n"
+           "  }\n"
+           "  return %r1 : tensor<i64>\n}\n",
+           "s64[] 60");
+    EXPECT("func.func @main() -> tensor<2xi64> {\n"
+           "  %idx = stablehlo.constant dense<5> : tensor<i32>\n"
+           "  %x = stablehlo.constant dense<[1, 2]> : tensor<2xi64>\n"
+           "  %y = stablehlo.add %x, %x : tensor<2xi64>\n"
+           "  %r = \"stablehlo.case\"(%idx) ({\n"
+           "    stablehlo.return %x : tensor<2xi64>\n"
+           "  }, {\n"
+           "    stablehlo.return %y : tensor<2xi64>\n"
+           "  }) : (tensor<i32>) -> tensor<2xi64>\n"
+           "  return %r : tensor<2xi64>\n}\n",
+           "s64[2] {2, 4}"); /* out of range: the last branch */
+    EXPECT("func.func private @two(%a: tensor<i32>) -> (tensor<i32>, tensor<i32>) {\n"
+           "  %b = stablehlo.negate %a : tensor<i32>\n"
+           "  func.return %a, %b : tensor<i32>, tensor<i32>\n}\n"
+           "func.func @main() -> tensor<i32> {\n"
+           "  %x = stablehlo.constant dense<4> : tensor<i32>\n"
+           "  %0:2 = func.call @two(%x) : (tensor<i32>) -> (tensor<i32>, tensor<i32>)\n"
+           "  %1 = stablehlo.subtract %0#0, %0#1 : tensor<i32>\n"
+           "  return %1 : tensor<i32>\n}\n",
+           "s32[] 8");
+}
+
+/* Runs a program and returns the check tally. */
+static cxla_stablehlo_check_tally run_checks(const char *text) {
+    cxla_stablehlo_check_tally t = {0};
+    cxla_module *m = NULL;
+    cxla_stablehlo_info info;
+    CHECK_OK(cxla_stablehlo_parse(text, strlen(text), "c.mlir", &m, &info));
+    if (!m) return t;
+    cxla_client *client = NULL;
+    cxla_executable *exe = NULL;
+    cxla_literal *r = NULL;
+    CHECK_OK(cxla_client_create(NULL, &client));
+    CHECK_OK(cxla_client_compile(client, m, &exe));
+    cxla_stablehlo_checks_reset();
+    CHECK_OK(cxla_executable_run(exe, NULL, 0, &r));
+    cxla_stablehlo_checks_get(&t);
+    cxla_literal_free(r);
+    cxla_executable_destroy(exe);
+    cxla_client_destroy(client);
+    return t;
+}
+
+static void test_checks(void) {
+    cxla_stablehlo_check_tally t = run_checks(
+        "func.func @checks() {\n"
+        "  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>\n"
+        "  check.expect_eq_const %a, dense<[1.0, 2.0]> : tensor<2xf32>\n"
+        "  check.expect_almost_eq_const %a, dense<[1.00001, 2.0]> : tensor<2xf32>\n"
+        "  check.expect_eq_const %a, dense<[1.0, 2.5]> : tensor<2xf32>\n"
+        "  stablehlo.custom_call @check.expect_almost_eq(%a, %a) {has_side_effect = true} :"
+        " (tensor<2xf32>, tensor<2xf32>) -> ()\n"
+        "  func.return\n}\n");
+    CHECK_EQ_I64(t.passed, 3);
+    CHECK_EQ_I64(t.failed, 1);
+    CHECK_MSG(t.failures && strstr(t.failures, "@checks line 5") && strstr(t.failures, "2.5") &&
+                  strstr(t.failures, "{1}"),
+              "got: %s", t.failures ? t.failures : "(none)");
+    free(t.failures);
+    /* within 3 ULP: 1 + 2^-23 is 1 ULP above 1 */
+    t = run_checks("func.func @main() {\n"
+                   "  %a = stablehlo.constant dense<1.0> : tensor<f32>\n"
+                   "  %b = stablehlo.constant dense<0x3F800001> : tensor<f32>\n"
+                   "  %c = stablehlo.constant dense<0x3F800004> : tensor<f32>\n"
+                   "  stablehlo.custom_call @check.expect_close(%a, %b) {has_side_effect = true} :"
+                   " (tensor<f32>, tensor<f32>) -> ()\n"
+                   "  stablehlo.custom_call @check.expect_close(%a, %c) {has_side_effect = true} :"
+                   " (tensor<f32>, tensor<f32>) -> ()\n"
+                   "  func.return\n}\n");
+    CHECK_EQ_I64(t.passed, 1);
+    CHECK_EQ_I64(t.failed, 1);
+    free(t.failures);
+}
+
+static void test_fmt_prints_hlo(void) {
+    const char *text = "func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {\n"
+                       "  %0 = stablehlo.exponential %a : tensor<3xf32>\n"
+                       "  return %0 : tensor<3xf32>\n}\n";
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_stablehlo_parse(text, strlen(text), "f.mlir", &m, NULL));
+    if (!m) return;
+    char *hlo = cxla_hlo_print(m, CXLA_HLO_STYLE_SHORT);
+    CHECK(hlo && strstr(hlo, "exponential(") && strstr(hlo, "ENTRY"));
+    /* and it parses back as HLO */
+    cxla_module *again = NULL;
+    CHECK_OK(cxla_hlo_parse(hlo, strlen(hlo), "printed", &again));
+    cxla_module_destroy(again);
+    free(hlo);
+    cxla_module_destroy(m);
+}
+
+TEST_MAIN(TEST(test_errors_have_line_and_column), TEST(test_types), TEST(test_dense),
+          TEST(test_elementwise), TEST(test_shapes), TEST(test_reduce_and_windows),
+          TEST(test_gather_scatter), TEST(test_linalg), TEST(test_control_flow), TEST(test_checks),
+          TEST(test_fmt_prints_hlo))
