@@ -58,8 +58,8 @@ static int64_t channel_handle(const mlir_op *op) {
     const mlir_attr *a = mlir_op_attr(op, "channel_handle");
     if (!a) return 0;
     if (a->kind == MA_INT) return a->i;
-    const mlir_attr *h = (a->kind == MA_DIALECT || a->kind == MA_DICT) ? mlir_attr_get(a, "handle")
-                                                                       : NULL;
+    const mlir_attr *h =
+        (a->kind == MA_DIALECT || a->kind == MA_DICT) ? mlir_attr_get(a, "handle") : NULL;
     return h && h->kind == MA_INT ? h->i : 0;
 }
 
@@ -77,8 +77,10 @@ static bool read_id_lists(cv *c, const mlir_op *op, const char *name, id_lists *
     if (!a) return true;
     int64_t flat[MAXG], n = 0, cols = 0;
     if (a->kind == MA_DENSE) {
-        if (a->type.rank == 2) cols = a->type.dims[1];
-        else if (a->type.rank == 1) cols = a->type.dims[0];
+        if (a->type.rank == 2)
+            cols = a->type.dims[1];
+        else if (a->type.rank == 1)
+            cols = a->type.dims[0];
         if (!cv_ints(c, op, a, flat, MAXG, &n)) return false;
         if (a->type.rank == 1) cols = n;
     } else if (a->kind == MA_ARRAY) {
@@ -294,8 +296,9 @@ static bool all_to_all(cv *c, cv_scope *s, const mlir_op *op, const id_lists *g)
         const cxla_shape *x = &ops[i]->shape;
         if (!cxla_type_is_array(x->type) || split < 0 || split >= x->rank || concat < 0 ||
             concat >= x->rank || x->dims[split] % count != 0)
-            return cv_fail(c, op, "split_dimension %" PRId64 " of operand %" PRId64
-                                  " does not split into %" PRId64 " parts",
+            return cv_fail(c, op,
+                           "split_dimension %" PRId64 " of operand %" PRId64
+                           " does not split into %" PRId64 " parts",
                            split, i, count);
         int64_t dims[CXLA_MAX_RANK];
         memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
@@ -328,8 +331,7 @@ static bool all_to_all(cv *c, cv_scope *s, const mlir_op *op, const id_lists *g)
         for (int64_t k = 0; k < count; k++)
             if (!(parts[k] = cv_gte(c, s, x2, k))) return false;
         res[i] = cv_emit(c, s, op, CXLA_OP_CONCATENATE, &op->out_types[i], count, parts);
-        if (!res[i] || !cv_attr_ints(c, op, res[i], CXLA_ATTR_DIMENSIONS, &concat, 1))
-            return false;
+        if (!res[i] || !cv_attr_ints(c, op, res[i], CXLA_ATTR_DIMENSIONS, &concat, 1)) return false;
     }
     return cv_bind_results(c, s, op, n == 1 ? res[0] : cv_tuple(c, s, res, n));
 }
@@ -340,8 +342,8 @@ static cxla_instr *emit_broadcast_or_reduce(cv *c, cv_scope *s, const mlir_op *o
                                             cxla_instr *const *ops, int64_t n) {
     cxla_shape rs = results_of(c, op);
     cxla_instr *in =
-        cv_emit(c, s, op, is_reduce ? CXLA_OP_COLLECTIVE_REDUCE : CXLA_OP_COLLECTIVE_BROADCAST,
-                &rs, n, ops);
+        cv_emit(c, s, op, is_reduce ? CXLA_OP_COLLECTIVE_REDUCE : CXLA_OP_COLLECTIVE_BROADCAST, &rs,
+                n, ops);
     if (!collective_attrs(c, op, in, g, false)) return NULL;
     if (is_reduce) {
         if (op->region_count != 1) return cv_fail(c, op, "expected a reducer region"), NULL;
@@ -352,8 +354,8 @@ static cxla_instr *emit_broadcast_or_reduce(cv *c, cv_scope *s, const mlir_op *o
 }
 
 /* select(flag, a, b) with a pred[] |flag|. */
-static cxla_instr *select_on(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *flag,
-                             cxla_instr *a, cxla_instr *b) {
+static cxla_instr *select_on(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *flag, cxla_instr *a,
+                             cxla_instr *b) {
     cxla_shape ps = a->shape;
     ps.type = CXLA_PRED;
     ps.layout = NULL;
@@ -369,8 +371,8 @@ static cxla_instr *select_on(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *
  * targets stay unique), each member keeps what its permute brought, the root its own
  * operand, and the processes in no group zeros. */
 static bool broadcast_by_permutes(cv *c, cv_scope *s, const mlir_op *op, const id_lists *g,
-                                  int mode, int64_t ids, const bool *in_group,
-                                  const bool *is_root, cxla_instr *const *ops, int64_t n) {
+                                  int mode, int64_t ids, const bool *in_group, const bool *is_root,
+                                  cxla_instr *const *ops, int64_t n) {
     (void)in_group;
     int64_t maxlen = 0;
     for (int64_t r = 0; r < g->rows; r++)
@@ -463,8 +465,7 @@ static bool broadcast_dynamic_root(cv *c, cv_scope *s, const mlir_op *op, const 
         cxla_instr *ds = cv_emit(c, s, op, CXLA_OP_DYNAMIC_SLICE, &lead, lead.rank + 1, dso);
         if (!ds || !cv_attr_ints(c, op, ds, CXLA_ATTR_DYNAMIC_SLICE_SIZES, sizes, lead.rank))
             return false;
-        if (!(res[i] = cv_emit(c, s, op, CXLA_OP_RESHAPE, &op->out_types[i], 1, &ds)))
-            return false;
+        if (!(res[i] = cv_emit(c, s, op, CXLA_OP_RESHAPE, &op->out_types[i], 1, &ds))) return false;
     }
     return cv_bind_results(c, s, op, nd == 1 ? res[0] : cv_tuple(c, s, res, nd));
 }
@@ -477,8 +478,7 @@ static bool broadcast_or_reduce(cv *c, cv_scope *s, const mlir_op *op, const id_
     if (!cv_operands(c, s, op, ops, MAXV, &n)) return false;
     if (flag_attr(op, "has_dynamic_root")) {
         if (is_reduce || channel_handle(op) > 0)
-            return cv_fail(c, op,
-                           "not supported: has_dynamic_root with %s",
+            return cv_fail(c, op, "not supported: has_dynamic_root with %s",
                            is_reduce ? "collective_reduce" : "a channel (cross-partition)");
         return broadcast_dynamic_root(c, s, op, g, ops, n);
     }
@@ -526,7 +526,8 @@ static bool host_op(cv *c, cv_scope *s, const mlir_op *op, const char *sh) {
     int64_t h = channel_handle(op);
     bool host = flag_attr(op, "is_host_transfer");
     if (strcmp(sh, "infeed") == 0 || strcmp(sh, "recv") == 0) {
-        if (n != 1 || op->out_type_count < 1) return cv_fail(c, op, "expected (token) -> (..., token)");
+        if (n != 1 || op->out_type_count < 1)
+            return cv_fail(c, op, "expected (token) -> (..., token)");
         int64_t nd = op->out_type_count - 1;
         cxla_shape data = tuple_shape(c, op->out_types, nd);
         bool is_recv = sh[0] == 'r';
@@ -671,7 +672,8 @@ done:
 /* ---- interpreter.run_parallel: conversion ------------------------------------------- */
 
 static void put_shape(cxla_strbuf *b, const char *what, const cxla_shape *sh) {
-    cxla_strbuf_printf(b, "%s %s ", what, sh->type == CXLA_TOKEN ? "token" : cxla_type_name(sh->type));
+    cxla_strbuf_printf(b, "%s %s ", what,
+                       sh->type == CXLA_TOKEN ? "token" : cxla_type_name(sh->type));
     if (sh->rank == 0) cxla_strbuf_putc(b, '-');
     for (int64_t i = 0; i < sh->rank; i++)
         cxla_strbuf_printf(b, "%s%" PRId64, i ? "," : "", sh->dims[i]);
@@ -684,8 +686,8 @@ static cxla_computation *dispatch_entry(cv *sub, const mlir_op *op, cxla_computa
                                         cxla_instr *const *inputs, int64_t input_count) {
     cv_scope *e = cv_new_scope(sub, NULL, "run_parallel_entry", op);
     if (!e) return NULL;
-    cxla_instr **params = cxla_arena_alloc_array(sub->m->arena, (size_t)input_count + 1,
-                                                 sizeof(*params));
+    cxla_instr **params =
+        cxla_arena_alloc_array(sub->m->arena, (size_t)input_count + 1, sizeof(*params));
     if (!params) return cv_fail(sub, op, "out of memory"), NULL;
     for (int64_t k = 0; k < input_count; k++)
         if (!(params[k] = cv_add_param(sub, e, op, &inputs[k]->shape, k))) return NULL;
@@ -713,8 +715,7 @@ static cxla_computation *dispatch_entry(cv *sub, const mlir_op *op, cxla_computa
         if (!p || !args) return cv_fail(sub, op, "out of memory"), NULL;
         for (int64_t k = 0; k < na; k++)
             if (!(args[k] = cv_gte(sub, b, p, a_off + k))) return NULL;
-        cxla_instr *call =
-            cv_emit(sub, b, op, CXLA_OP_CALL, &comps[d]->root->shape, na, args);
+        cxla_instr *call = cv_emit(sub, b, op, CXLA_OP_CALL, &comps[d]->root->shape, na, args);
         if (!call || !cv_attr_comps(sub, op, call, CXLA_ATTR_TO_APPLY, &comps[d], 1)) return NULL;
         for (int64_t j = 0; j < nres; j++) {
             if (j >= r_off && j < r_off + nr)
@@ -742,8 +743,7 @@ bool cv_run_parallel(cv *c, cv_scope *s, const mlir_op *op) {
         pa->items[0]->count < 1)
         return cv_fail(c, op, "programs must be a non-empty list of lists of functions");
     int64_t R = pa->count, P = pa->items[0]->count, n_dev;
-    if (!cxla_mul_i64(R, P, &n_dev) || n_dev > MAXV)
-        return cv_fail(c, op, "too many devices");
+    if (!cxla_mul_i64(R, P, &n_dev) || n_dev > MAXV) return cv_fail(c, op, "too many devices");
     const mlir_func **funcs = cxla_arena_alloc_array(c->m->arena, (size_t)n_dev, sizeof(*funcs));
     if (!funcs) return cv_fail(c, op, "out of memory");
     bool same = true;
@@ -810,20 +810,24 @@ bool cv_run_parallel(cv *c, cv_scope *s, const mlir_op *op) {
     if (!comps) {
         cv_fail(&sub, op, "out of memory");
     } else {
-        for (int64_t d = 0; d < n_dev && !sub.err; d++) comps[d] = cv_func(&sub, op, funcs[d]->name);
+        for (int64_t d = 0; d < n_dev && !sub.err; d++)
+            comps[d] = cv_func(&sub, op, funcs[d]->name);
         if (!sub.err)
             entry = same ? comps[0] : dispatch_entry(&sub, op, comps, funcs, n_dev, ops, n);
     }
     if (entry && !sub.err) cv_order_module(&sub, entry);
     if (!sub.err) {
         cxla_status v = cxla_verify_module(sub.m);
-        if (v) sub.err = cxla_status_annotate(v, "the device module of run_parallel does not verify");
+        if (v)
+            sub.err = cxla_status_annotate(v, "the device module of run_parallel does not verify");
     }
     char *text = sub.err ? NULL : cxla_hlo_print(sub.m, CXLA_HLO_STYLE_LONG);
     cxla_module_destroy(sub.m);
     if (sub.err) {
-        if (!c->err) c->err = sub.err;
-        else cxla_status_free(sub.err);
+        if (!c->err)
+            c->err = sub.err;
+        else
+            cxla_status_free(sub.err);
         return false;
     }
     if (!text) return cv_fail(c, op, "out of memory");
@@ -871,11 +875,11 @@ bool cv_run_parallel(cv *c, cv_scope *s, const mlir_op *op) {
     cxla_instr *in = cv_emit(c, s, op, CXLA_OP_CUSTOM_CALL, &rs, n + n_feed, ops);
     char target[64];
     snprintf(target, sizeof target, "\"%s\"", CV_PARALLEL_TARGET);
-    bool ok = in && cv_attr_text(c, op, in, CXLA_ATTR_CUSTOM_CALL_TARGET, target) &&
-              cv_attr_text(c, op, in, CXLA_ATTR_CUSTOM_CALL_HAS_SIDE_EFFECT, "true") &&
-              cv_attr_text(c, op, in, CXLA_ATTR_API_VERSION,
-                           "API_VERSION_STATUS_RETURNING_UNIFIED") &&
-              cv_attr_text(c, op, in, CXLA_ATTR_BACKEND_CONFIG, quoted.data);
+    bool ok =
+        in && cv_attr_text(c, op, in, CXLA_ATTR_CUSTOM_CALL_TARGET, target) &&
+        cv_attr_text(c, op, in, CXLA_ATTR_CUSTOM_CALL_HAS_SIDE_EFFECT, "true") &&
+        cv_attr_text(c, op, in, CXLA_ATTR_API_VERSION, "API_VERSION_STATUS_RETURNING_UNIFIED") &&
+        cv_attr_text(c, op, in, CXLA_ATTR_BACKEND_CONFIG, quoted.data);
     cxla_strbuf_free(&quoted);
     return ok && (n_out == 0 || cv_bind_results(c, s, op, in));
 }
@@ -947,8 +951,10 @@ static cxla_status host_send(void *user, int64_t channel_id, bool is_host_transf
     }
     m->channel = channel_id;
     pthread_mutex_lock(&h->lock);
-    if (h->tail) h->tail->next = m;
-    else h->head = m;
+    if (h->tail)
+        h->tail->next = m;
+    else
+        h->head = m;
     h->tail = m;
     pthread_cond_broadcast(&h->changed);
     pthread_mutex_unlock(&h->lock);
@@ -968,8 +974,10 @@ static cxla_status host_recv(void *user, int64_t channel_id, bool is_host_transf
         mailbox_item *prev = NULL;
         for (mailbox_item *m = h->head; m; prev = m, m = m->next) {
             if (m->channel != channel_id) continue;
-            if (prev) prev->next = m->next;
-            else h->head = m->next;
+            if (prev)
+                prev->next = m->next;
+            else
+                h->head = m->next;
             if (h->tail == m) h->tail = prev;
             pthread_mutex_unlock(&h->lock);
             *out = m->value;
@@ -1007,8 +1015,10 @@ static bool read_shape(const char **p, const char *word, cxla_shape *sh, int64_t
     if (!sp) return false;
     memset(sh, 0, sizeof *sh);
     sh->dims = dims;
-    if ((size_t)(sp - t) == 5 && strncmp(t, "token", 5) == 0) sh->type = CXLA_TOKEN;
-    else sh->type = cxla_type_from_name(t, (size_t)(sp - t));
+    if ((size_t)(sp - t) == 5 && strncmp(t, "token", 5) == 0)
+        sh->type = CXLA_TOKEN;
+    else
+        sh->type = cxla_type_from_name(t, (size_t)(sp - t));
     if (sh->type == CXLA_TYPE_INVALID) return false;
     char *e = (char *)sp + 1;
     if (*e == '-') {
@@ -1016,8 +1026,10 @@ static bool read_shape(const char **p, const char *word, cxla_shape *sh, int64_t
     } else {
         while (*e != '\n' && sh->rank < CXLA_MAX_RANK) {
             dims[sh->rank++] = strtoll(e, &e, 10);
-            if (*e == ',') e++;
-            else if (*e != '\n') return false;
+            if (*e == ',')
+                e++;
+            else if (*e != '\n')
+                return false;
         }
     }
     if (*e != '\n') return false;
@@ -1076,8 +1088,10 @@ static cxla_status run_parallel(void *out, const void **in, const char *cfg) {
     if (!s) s = cxla_verify_module(m);
     for (int64_t d = 0; d < n_dev && !s; d++) {
         int64_t a_off = layout[4 * d], a_cnt = layout[4 * d + 1];
-        if (a_off < 0 || a_cnt < 0 || a_off + a_cnt > n_in) s = bad_config();
-        else args[d] = (const cxla_literal **)(dispatch ? lits : lits + a_off);
+        if (a_off < 0 || a_cnt < 0 || a_off + a_cnt > n_in)
+            s = bad_config();
+        else
+            args[d] = (const cxla_literal **)(dispatch ? lits : lits + a_off);
     }
     int64_t arg_count = dispatch ? n_in : (n_dev ? layout[1] : 0);
     if (!s) {
@@ -1092,8 +1106,8 @@ static cxla_status run_parallel(void *out, const void **in, const char *cfg) {
                                    .partition_count = P,
                                    .timeout_seconds = PARALLEL_TIMEOUT_SECONDS,
                                    .host = &ih};
-        s = cxla_run_replicated(m, &o, (const cxla_literal *const *const *)args, arg_count,
-                                results, NULL);
+        s = cxla_run_replicated(m, &o, (const cxla_literal *const *const *)args, arg_count, results,
+                                NULL);
     }
     /* Device d's results, into the custom call's result leaves. */
     for (int64_t d = 0; d < n_dev && !s; d++) {
@@ -1104,8 +1118,10 @@ static cxla_status run_parallel(void *out, const void **in, const char *cfg) {
                 break;
             }
             const cxla_literal *v = results[d];
-            if (dispatch) v = cxla_literal_tuple_element_const(v, j);
-            else if (r_cnt > 1) v = cxla_literal_tuple_element_const(v, j - r_off);
+            if (dispatch)
+                v = cxla_literal_tuple_element_const(v, j);
+            else if (r_cnt > 1)
+                v = cxla_literal_tuple_element_const(v, j - r_off);
             if (!v) {
                 s = cxla_error(CXLA_STATUS_INTERNAL, "run_parallel: a result is missing");
                 break;
@@ -1156,9 +1172,9 @@ static void parallel_target(void *out, const void **in, const char *opaque, size
 void cv_register_parallel_target(void) {
     static bool done;
     if (done) return;
-    cxla_status st = cxla_custom_call_register(
-        CV_PARALLEL_TARGET, (cxla_custom_call_fn)parallel_target,
-        CXLA_CUSTOM_CALL_API_STATUS_RETURNING_UNIFIED);
+    cxla_status st =
+        cxla_custom_call_register(CV_PARALLEL_TARGET, (cxla_custom_call_fn)parallel_target,
+                                  CXLA_CUSTOM_CALL_API_STATUS_RETURNING_UNIFIED);
     cxla_status_free(st);
     done = true;
 }
