@@ -11,6 +11,7 @@
 #include "cxla/builder.h"
 #include "cxla/custom_call.h"
 #include "cxla/runtime.h"
+#include "cxla/stablehlo.h"
 
 #define CXLA_VERSION_MAJOR  0
 #define CXLA_VERSION_MINOR  1

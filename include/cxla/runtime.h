@@ -2,6 +2,7 @@
  *
  *   cxla_client_create(&options, &client)            a backend and its host state
  *   cxla_client_compile_hlo_file(client, path, &exe)  (or _hlo_text, or a module)
+ *   cxla_client_compile_stablehlo_file(client, path, &exe)  StableHLO MLIR (or _text)
  *   cxla_executable_run(exe, args, n, &result)        literals in, a literal out
  *   cxla_executable_execute(exe, &options, args_per_device, n, results)
  *                                                     on several replicas/partitions
@@ -139,6 +140,20 @@ cxla_status cxla_client_compile_hlo_text(cxla_client *client, const char *text, 
  * UNAVAILABLE), then as _hlo_text. */
 cxla_status cxla_client_compile_hlo_file(cxla_client *client, const char *path,
                                          cxla_executable **out_executable);
+/* Parses StableHLO MLIR text (|len| bytes; (size_t)-1 for NUL-terminated), converts it
+ * to HLO as cxla_stablehlo_parse does (cxla/stablehlo.h: the entry is @main, or the only
+ * public function) and compiles it. |filename| names the text in error messages (NULL is
+ * fine). Check operations in the program (check.expect_*) run as custom-calls that add to
+ * the process-wide tally (cxla_stablehlo_checks_get). Errors: the converter's
+ * ("FILE:LINE:COL: message": syntax, unknown operations, unsupported types), then as
+ * cxla_client_compile. */
+cxla_status cxla_client_compile_stablehlo_text(cxla_client *client, const char *text, size_t len,
+                                               const char *filename,
+                                               cxla_executable **out_executable);
+/* Reads StableHLO text from |path| and compiles it. Errors: an unreadable file
+ * (NOT_FOUND or UNAVAILABLE), then as _stablehlo_text. */
+cxla_status cxla_client_compile_stablehlo_file(cxla_client *client, const char *path,
+                                               cxla_executable **out_executable);
 /* Compiles a computation built with the builder API (cxla/builder.h). The computation
  * stays the caller's (the executable has its own copy). Errors: as cxla_client_compile. */
 cxla_status cxla_client_compile_computation(cxla_client *client,

@@ -20,14 +20,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cxla/hlo.h"
 #include "cxla/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* An HLO module (the IR), as in cxla/runtime.h. */
-typedef struct cxla_module cxla_module;
 
 /* What the converted program checks. */
 typedef struct cxla_stablehlo_info {

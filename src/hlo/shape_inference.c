@@ -163,6 +163,12 @@ static cxla_status infer_convert(const cxla_instr *in, cxla_arena *arena, cxla_s
     if (!cxla_infer_is_array(x) || !cxla_type_is_array(in->shape.type))
         return cxla_infer_fail(in, "converts arrays only, cannot convert %s to %s", STR(x),
                                STR(&in->shape));
+    /* XLA's InferConvertShape: complex -> real is not defined (take `real` first). */
+    if (cxla_type_is_complex(x->type) && !cxla_type_is_complex(in->shape.type))
+        return cxla_infer_fail(in,
+                               "conversion from complex to real type %s => %s is not "
+                               "implemented (as in XLA); take the real part with real() first",
+                               STR(x), cxla_type_name(in->shape.type));
     return cxla_infer_with_type(arena, x, in->shape.type, out);
 }
 

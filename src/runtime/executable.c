@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cxla/builder.h"
+#include "cxla/stablehlo.h"
 #include "literal/literal_internal.h"
 #include "runtime/runtime_internal.h"
 
@@ -64,6 +65,26 @@ cxla_status cxla_client_compile_hlo_file(cxla_client *client, const char *path,
     size_t size = 0;
     CXLA_RETURN_IF_ERROR(cxla_read_file(path, &text, &size));
     cxla_status s = cxla_client_compile_hlo_text(client, text, size, path, out_executable);
+    free(text);
+    return s;
+}
+
+cxla_status cxla_client_compile_stablehlo_text(cxla_client *client, const char *text, size_t len,
+                                               const char *filename,
+                                               cxla_executable **out_executable) {
+    if (!text) return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "compile needs StableHLO text");
+    if (len == (size_t)-1) len = strlen(text);
+    cxla_module *m = NULL;
+    CXLA_RETURN_IF_ERROR(cxla_stablehlo_parse(text, len, filename, &m, NULL));
+    return cxla_client_compile(client, m, out_executable);
+}
+
+cxla_status cxla_client_compile_stablehlo_file(cxla_client *client, const char *path,
+                                               cxla_executable **out_executable) {
+    char *text = NULL;
+    size_t size = 0;
+    CXLA_RETURN_IF_ERROR(cxla_read_file(path, &text, &size));
+    cxla_status s = cxla_client_compile_stablehlo_text(client, text, size, path, out_executable);
     free(text);
     return s;
 }

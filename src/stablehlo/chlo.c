@@ -156,6 +156,46 @@ static bool ragged_dot(cv *c, cv_scope *s, const mlir_op *op) {
     return in && cv_bind_results(c, s, op, in);
 }
 
+/* erf^-1(x) in f32 (the small float types widened to it) by Giles' single-precision
+ * approximation ("Approximating the erfinv function", GPU Computing Gems), as XLA's
+ * ErfInv32: w = -log1p(-x^2); a degree-8 polynomial in w - 2.5 below 5, in sqrt(w) - 3
+ * above; times x; +-1 give +-inf. f64 (XLA's ErfInv64, another set of coefficients) is
+ * not lowered yet. */
+static bool erf_inv_op(cv *c, cv_scope *s, const mlir_op *op) {
+    static const double kLow[] = {2.81022636e-08,  3.43273939e-07, -3.5233877e-06,
+                                  -4.39150654e-06, 0.00021858087,  -0.00125372503,
+                                  -0.00417768164,  0.246640727,    1.50140941};
+    static const double kHigh[] = {-0.000200214257, 0.000100950558, 0.00134934322,
+                                   -0.00367342844,  0.00573950773,  -0.0076224613,
+                                   0.00943887047,   1.00167406,     2.83297682};
+    cxla_instr *x0;
+    if (op->operand_count != 1 || !(x0 = cv_lookup(c, s, op, op->operands[0]))) return false;
+    cxla_type out_t = x0->shape.type;
+    if (!cxla_type_is_float(out_t)) return cv_fail(c, op, "erf_inv needs a float operand");
+    if (out_t == CXLA_F64)
+        return cv_fail(c, op,
+                       "not supported: chlo.erf_inv of f64 (XLA's ErfInv64 is not lowered yet)");
+    cxla_instr *x = convert_to(c, s, op, x0, CXLA_F32);
+    if (!x) return false;
+#define K(v)       full(c, s, op, x, (v))
+#define B(o, a, b) binary(c, s, op, CXLA_OP_##o, (a), (b))
+#define U(o, a)    (a ? unary(c, s, op, CXLA_OP_##o, (a)) : NULL)
+    cxla_instr *w = U(NEGATE, U(LOG1P, U(NEGATE, B(MULTIPLY, x, x))));
+    cxla_instr *low = cmp(c, s, op, "LT", w, K(5.0));
+    cxla_instr *t = sel(c, s, op, low, B(SUBTRACT, w, K(2.5)), B(SUBTRACT, U(SQRT, w), K(3.0)));
+    cxla_instr *p = sel(c, s, op, low, K(kLow[0]), K(kHigh[0]));
+    for (int i = 1; i < 9 && p; i++)
+        p = B(ADD, sel(c, s, op, low, K(kLow[i]), K(kHigh[i])), B(MULTIPLY, p, t));
+    cxla_instr *r = B(MULTIPLY, p, x);
+    cxla_instr *one = cmp(c, s, op, "EQ", U(ABS, x), K(1.0));
+    r = sel(c, s, op, one, B(MULTIPLY, x, K(INFINITY)), r);
+#undef K
+#undef B
+#undef U
+    r = convert_to(c, s, op, r, out_t);
+    return r && cv_bind_results(c, s, op, r);
+}
+
 bool cv_chlo(cv *c, cv_scope *s, const mlir_op *op, bool *handled) {
     *handled = true;
     const char *nm = op->name + 5;
@@ -171,6 +211,7 @@ bool cv_chlo(cv *c, cv_scope *s, const mlir_op *op, bool *handled) {
     if (strcmp(nm, "top_k") == 0) return top_k(c, s, op);
     if (strcmp(nm, "scan") == 0) return cv_scan(c, s, op);
     if (strcmp(nm, "lgamma") == 0) return lgamma_op(c, s, op);
+    if (strcmp(nm, "erf_inv") == 0) return erf_inv_op(c, s, op);
     if (strcmp(nm, "ragged_dot") == 0) return ragged_dot(c, s, op);
     if (strcmp(nm, "erfc") == 0) {
         cxla_instr *x;

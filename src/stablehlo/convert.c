@@ -241,7 +241,7 @@ bool cv_operands(cv *c, cv_scope *s, const mlir_op *op, cxla_instr **out, int64_
 
 /* ---- scopes and regions ------------------------------------------------------------- */
 
-static cv_scope *new_scope(cv *c, cv_scope *parent, const char *comp_name, const mlir_op *op) {
+cv_scope *cv_new_scope(cv *c, cv_scope *parent, const char *comp_name, const mlir_op *op) {
     cv_scope *s = cxla_arena_alloc(c->m->arena, sizeof *s);
     if (!s) return cv_fail(c, op, "out of memory"), NULL;
     memset(s, 0, sizeof *s);
@@ -254,15 +254,15 @@ static cv_scope *new_scope(cv *c, cv_scope *parent, const char *comp_name, const
     return s;
 }
 
-static cxla_instr *add_param(cv *c, cv_scope *s, const mlir_op *op, const cxla_shape *shape,
-                             int64_t number) {
+cxla_instr *cv_add_param(cv *c, cv_scope *s, const mlir_op *op, const cxla_shape *shape,
+                         int64_t number) {
     cxla_instr *p = cv_emit(c, s, op, CXLA_OP_PARAMETER, shape, 0, NULL);
     if (p) p->parameter_number = number;
     return p;
 }
 
 /* Fills comp->params from the parameter instructions and sets the root. */
-static bool finish_comp(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *root) {
+bool cv_finish_comp(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *root) {
     if (!root) return false;
     cxla_computation *comp = s->comp;
     int64_t n = 0;
@@ -309,34 +309,35 @@ static cxla_instr *root_of(cv *c, cv_scope *s, const mlir_op *op, cxla_instr **v
 
 cxla_computation *cv_apply_region(cv *c, cv_scope *s, const mlir_op *op, const mlir_region *r,
                                   const char *what) {
-    cv_scope *inner = new_scope(c, s, what, op);
+    cv_scope *inner = cv_new_scope(c, s, what, op);
     if (!inner) return NULL;
     const mlir_block *b = r->block;
     for (int64_t i = 0; i < b->arg_count; i++)
-        if (!cv_define(c, inner, op, b->arg_names[i], add_param(c, inner, op, &b->arg_types[i], i)))
+        if (!cv_define(c, inner, op, b->arg_names[i],
+                       cv_add_param(c, inner, op, &b->arg_types[i], i)))
             return NULL;
     cxla_instr **vals;
     int64_t n;
     if (!cv_block(c, inner, b, &vals, &n)) return NULL;
     if (!vals) return cv_fail(c, op, "the %s region has no stablehlo.return", what), NULL;
-    if (!finish_comp(c, inner, op, root_of(c, inner, op, vals, n))) return NULL;
+    if (!cv_finish_comp(c, inner, op, root_of(c, inner, op, vals, n))) return NULL;
     return inner->comp;
 }
 
 cxla_computation *cv_binary_computation(cv *c, const mlir_op *op, cxla_opcode opcode,
                                         cxla_type type, int64_t n) {
-    cv_scope *inner = new_scope(c, NULL, cxla_opcode_name(opcode), op);
+    cv_scope *inner = cv_new_scope(c, NULL, cxla_opcode_name(opcode), op);
     if (!inner) return NULL;
     cxla_shape sh = {.type = type, .rank = 0};
     cxla_instr **ps = calloc((size_t)(2 * n + 1), sizeof(*ps));
     cxla_instr **rs = calloc((size_t)(n + 1), sizeof(*rs));
     bool ok = ps && rs;
-    for (int64_t i = 0; ok && i < 2 * n; i++) ok = (ps[i] = add_param(c, inner, op, &sh, i));
+    for (int64_t i = 0; ok && i < 2 * n; i++) ok = (ps[i] = cv_add_param(c, inner, op, &sh, i));
     for (int64_t i = 0; ok && i < n; i++) {
         cxla_instr *pair[2] = {ps[i], ps[n + i]};
         ok = (rs[i] = cv_emit(c, inner, op, opcode, &sh, 2, pair));
     }
-    if (ok) ok = finish_comp(c, inner, op, root_of(c, inner, op, rs, n));
+    if (ok) ok = cv_finish_comp(c, inner, op, root_of(c, inner, op, rs, n));
     free(ps);
     free(rs);
     if (!ok && !c->err) cv_fail(c, op, "out of memory");
@@ -425,9 +426,9 @@ static bool captures_of(cv *c, cv_scope *s, const mlir_op *op, const char *const
 static cv_scope *tuple_scope(cv *c, cv_scope *s, const mlir_op *op, const char *what,
                              const cxla_shape *tuple_shape, const char *const *names,
                              int64_t count) {
-    cv_scope *inner = new_scope(c, s, what, op);
+    cv_scope *inner = cv_new_scope(c, s, what, op);
     if (!inner) return NULL;
-    cxla_instr *p = add_param(c, inner, op, tuple_shape, 0);
+    cxla_instr *p = cv_add_param(c, inner, op, tuple_shape, 0);
     for (int64_t i = 0; i < count && p; i++)
         if (!cv_define(c, inner, op, names[i], cv_gte(c, inner, p, i))) return NULL;
     return p ? inner : NULL;
@@ -506,7 +507,7 @@ bool cv_while(cv *c, cv_scope *s, const mlir_op *op) {
             root = cv_tuple(c, inner, outv, total);
             free(outv);
         }
-        if (!finish_comp(c, inner, op, root)) break;
+        if (!cv_finish_comp(c, inner, op, root)) break;
         comps[r] = inner->comp;
     }
     free(init);
@@ -553,7 +554,7 @@ bool cv_branches(cv *c, cv_scope *s, const mlir_op *op, bool is_if) {
         int64_t nv;
         ok = inner && cv_block(c, inner, op->regions[r]->block, &vals, &nv);
         if (ok && !vals) ok = cv_fail(c, op, "a branch has no stablehlo.return");
-        if (ok) ok = finish_comp(c, inner, op, root_of(c, inner, op, vals, nv));
+        if (ok) ok = cv_finish_comp(c, inner, op, root_of(c, inner, op, vals, nv));
         if (ok) {
             comps[r] = inner->comp;
             result_shape = &inner->comp->root->shape;
@@ -584,11 +585,11 @@ cxla_computation *cv_func(cv *c, const mlir_op *op, const char *name) {
     cxla_strmap_put(&c->func_comps, name, strlen(name), (void *)1);
     const mlir_func *saved = c->current_func;
     c->current_func = f;
-    cv_scope *s = new_scope(c, NULL, f->name, op);
+    cv_scope *s = cv_new_scope(c, NULL, f->name, op);
     if (!s) return NULL;
     const mlir_block *b = f->body;
     for (int64_t i = 0; i < b->arg_count; i++)
-        if (!cv_define(c, s, op, b->arg_names[i], add_param(c, s, op, &b->arg_types[i], i)))
+        if (!cv_define(c, s, op, b->arg_names[i], cv_add_param(c, s, op, &b->arg_types[i], i)))
             return NULL;
     cxla_instr **vals;
     int64_t n;
@@ -597,7 +598,7 @@ cxla_computation *cv_func(cv *c, const mlir_op *op, const char *name) {
         mlir_op fake = {.name = "func.func", .pos = f->pos};
         return cv_fail(c, &fake, "@%s has no return", f->name), NULL;
     }
-    if (!finish_comp(c, s, op, root_of(c, s, op, vals, n))) return NULL;
+    if (!cv_finish_comp(c, s, op, root_of(c, s, op, vals, n))) return NULL;
     c->current_func = saved;
     cxla_strmap_put(&c->func_comps, name, strlen(name), s->comp);
     return s->comp;
@@ -655,7 +656,7 @@ static const mlir_func *pick_entry(cv *c) {
     return NULL;
 }
 
-static bool order_module(cv *c, cxla_computation *entry) {
+bool cv_order_module(cv *c, cxla_computation *entry) {
     cxla_computation **order;
     int64_t count;
     cxla_status st = cxla_module_computation_post_order(c->m, &order, &count);
@@ -692,7 +693,7 @@ static cxla_computation *run_all(cv *c) {
             if (b->ops[k]->callee)
                 cxla_strmap_put(&called, b->ops[k]->callee, strlen(b->ops[k]->callee), (void *)1);
     }
-    cv_scope *s = new_scope(c, NULL, "main", NULL);
+    cv_scope *s = cv_new_scope(c, NULL, "main", NULL);
     cxla_instr **vals = calloc((size_t)c->mm->func_count + 1, sizeof(*vals));
     int64_t n = 0;
     for (int64_t i = 0; s && vals && i < c->mm->func_count && !c->err; i++) {
@@ -706,7 +707,7 @@ static cxla_computation *run_all(cv *c) {
     }
     cxla_arena_destroy(tmp);
     cxla_computation *r = NULL;
-    if (s && vals && !c->err && finish_comp(c, s, NULL, cv_tuple(c, s, vals, n))) r = s->comp;
+    if (s && vals && !c->err && cv_finish_comp(c, s, NULL, cv_tuple(c, s, vals, n))) r = s->comp;
     free(vals);
     return r;
 }
@@ -750,7 +751,7 @@ cxla_status cxla_stablehlo_parse(const char *text, size_t len, const char *filen
     } else if (entry) {
         comp = cv_func(&c, NULL, entry->name);
     }
-    if (comp && !c.err) order_module(&c, comp);
+    if (comp && !c.err) cv_order_module(&c, comp);
     if (!c.err) {
         c.m->replica_count = mm->num_replicas;
         c.m->num_partitions = mm->num_partitions;

@@ -74,6 +74,14 @@ cxla_computation *cv_apply_region(cv *c, cv_scope *s, const mlir_op *op, const m
 /* A computation of |n| scalar |type| parameter pairs applying the binary |opcode|. */
 cxla_computation *cv_binary_computation(cv *c, const mlir_op *op, cxla_opcode opcode,
                                         cxla_type type, int64_t n);
+/* Computations built by hand: a new top-level (or nested) scope with its computation;
+ * a parameter; the params list and root filled in. */
+cv_scope *cv_new_scope(cv *c, cv_scope *parent, const char *comp_name, const mlir_op *op);
+cxla_instr *cv_add_param(cv *c, cv_scope *s, const mlir_op *op, const cxla_shape *shape,
+                         int64_t number);
+bool cv_finish_comp(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *root);
+/* Makes |entry| the entry of c->m, ordering the computations callees first. */
+bool cv_order_module(cv *c, cxla_computation *entry);
 /* Converts the ops of |b| in scope |s|; the terminator's operands go to |*ret|. */
 bool cv_block(cv *c, cv_scope *s, const mlir_block *b, cxla_instr ***ret, int64_t *ret_count);
 /* The computation of function |name| (converted once). */
@@ -83,6 +91,10 @@ cxla_computation *cv_func(cv *c, const mlir_op *op, const char *name);
 bool cv_op(cv *c, cv_scope *s, const mlir_op *op);
 bool cv_chlo(cv *c, cv_scope *s, const mlir_op *op, bool *handled);
 bool cv_check(cv *c, cv_scope *s, const mlir_op *op, bool *handled);
+/* Collectives, infeed/outfeed, send/recv (|sh|: the op name without "stablehlo."), and
+ * interpreter.run_parallel (parallel.c). */
+bool cv_collective(cv *c, cv_scope *s, const mlir_op *op, const char *sh, bool *handled);
+bool cv_run_parallel(cv *c, cv_scope *s, const mlir_op *op);
 
 /* Dense constants: a literal of |shape| from the attribute. */
 cxla_status cv_dense_literal(const mlir_module *mm, const mlir_attr *a, const cxla_shape *shape,
@@ -96,5 +108,8 @@ void cv_print_ints(cxla_strbuf *b, const int64_t *v, int64_t n);
 /* The check target's registration (checks.c). */
 void cv_register_check_target(void);
 extern const char *const CV_CHECK_TARGET;
+/* The run_parallel target's registration (parallel.c). */
+void cv_register_parallel_target(void);
+extern const char *const CV_PARALLEL_TARGET;
 
 #endif /* CXLA_STABLEHLO_CONVERT_INTERNAL_H_ */

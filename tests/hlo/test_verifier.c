@@ -230,6 +230,27 @@ static void test_shapes(void) {
     t_free(&t);
 }
 
+/* convert from complex to a real type is refused, as XLA's InferConvertShape refuses it
+ * ("Conversion from complex to real type ... is not implemented"); complex to complex and
+ * real to complex are fine. */
+static void test_convert_complex_to_real(void) {
+    tm t = t_new();
+    cxla_instr *p = P(&t, "c64[2]");
+    cxla_instr *k = I(&t, CXLA_OP_CONVERT, "c128[2]", 1, p);
+    VERIFY_OK(&t);
+    k->shape = t_shape(&t, "f32[2]");
+    VERIFY_ERR(&t, "convert: conversion from complex to real type c64[2] => f32 is not "
+                   "implemented");
+    k->shape = t_shape(&t, "pred[2]");
+    VERIFY_ERR(&t, "conversion from complex to real type c64[2] => pred");
+    t_free(&t);
+    tm u = t_new();
+    cxla_instr *q = P(&u, "f64[2]");
+    I(&u, CXLA_OP_CONVERT, "c64[2]", 1, q);
+    VERIFY_OK(&u);
+    t_free(&u);
+}
+
 static void test_entry_layout(void) {
     tm t = t_new();
     cxla_instr *p = P(&t, "f32[2,3]{1,0}");
@@ -396,4 +417,5 @@ static void test_text_modules(void) {
 TEST_MAIN(TEST(test_valid_module), TEST(test_text_modules), TEST(test_module_level),
           TEST(test_structure), TEST(test_called_computations), TEST(test_call_graph_cycle),
           TEST(test_instruction_cycle), TEST(test_roots_and_parameters), TEST(test_shapes),
-          TEST(test_entry_layout), TEST(test_async_pairs), TEST(test_send_recv_pairs))
+          TEST(test_convert_complex_to_real), TEST(test_entry_layout), TEST(test_async_pairs),
+          TEST(test_send_recv_pairs))

@@ -127,6 +127,52 @@ static void test_compile_from_file_and_module(void) {
     cxla_client_destroy(c);
 }
 
+/* StableHLO MLIR compiled directly: from text and from a file; errors name the line. */
+static void test_compile_stablehlo(void) {
+    static const char text[] =
+        "func.func @main(%x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<3xf32> {\n"
+        "  %0 = stablehlo.multiply %x, %y : tensor<3xf32>\n"
+        "  return %0 : tensor<3xf32>\n"
+        "}\n";
+    cxla_client *c = new_client();
+    cxla_executable *e = NULL;
+    CHECK_OK(cxla_client_compile_stablehlo_text(c, text, (size_t)-1, "m.mlir", &e));
+    cxla_literal *x = lit("f32[3] {1, 2, 3}"), *r = NULL;
+    const cxla_literal *args[] = {x, x};
+    if (e) CHECK(cxla_executable_parameter_count(e) == 2);
+    if (e) CHECK_OK(cxla_executable_run(e, args, 2, &r));
+    check_equal(r, "f32[3] {1, 4, 9}");
+    cxla_literal_free(r);
+    r = NULL;
+    cxla_executable_destroy(e);
+    e = NULL;
+    char path[] = "/tmp/cxla_runtime_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        FILE *f = fdopen(fd, "w");
+        fputs(text, f);
+        fclose(f);
+        CHECK_OK(cxla_client_compile_stablehlo_file(c, path, &e));
+        remove(path);
+        if (e) CHECK_OK(cxla_executable_run(e, args, 2, &r));
+        check_equal(r, "f32[3] {1, 4, 9}");
+        cxla_literal_free(r);
+        cxla_executable_destroy(e);
+        e = NULL;
+    }
+    cxla_literal_free(x);
+    const char *msg = CHECK_ERROR(cxla_client_compile_stablehlo_text(
+        c, "func.func @main() -> tensor<f32> {\n  %0 = stablehlo.nope : tensor<f32>\n}\n",
+        (size_t)-1, "bad.mlir", &e));
+    CHECK_MSG(strstr(msg, "bad.mlir:2:") != NULL, "got: %s", msg);
+    CHECK(e == NULL);
+    msg = CHECK_ERROR(cxla_client_compile_stablehlo_file(c, "/nonexistent/m.mlir", &e));
+    CHECK(strstr(msg, "/nonexistent/m.mlir") != NULL);
+    msg = CHECK_ERROR(cxla_client_compile_stablehlo_text(c, NULL, 0, NULL, &e));
+    cxla_client_destroy(c);
+}
+
 static void test_client_errors(void) {
     cxla_client_options o;
     cxla_client_options_init(&o);
@@ -512,7 +558,7 @@ static void test_concurrent_runs(void) {
 }
 
 TEST_MAIN(TEST(test_compile_run_free), TEST(test_compile_from_file_and_module),
-          TEST(test_client_errors), TEST(test_compile_and_run_errors),
+          TEST(test_compile_stablehlo), TEST(test_client_errors), TEST(test_compile_and_run_errors),
           TEST(test_executable_outlives_client), TEST(test_infeed_outfeed_order),
           TEST(test_send_feeds_recv), TEST(test_channel_handlers), TEST(test_run_buffers),
           TEST(test_concurrent_runs))

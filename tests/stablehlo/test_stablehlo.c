@@ -153,6 +153,12 @@ static void test_elementwise(void) {
                 "  return %0 : tensor<3xf32>\n}\n",
                 /* log 2, log sqrt(pi), log(2 sqrt(pi)) */
                 "f32[3] {0.6931472, 0.5723649, 1.2655121}", 1e-5);
+    /* erf^-1: values whose erf (Python math.erf) gives back the inputs; +-1 give +-inf. */
+    EXPECT_NEAR("func.func @main() -> tensor<5xf32> {\n"
+                "  %a = stablehlo.constant dense<[0.5, -0.9, 0.999, 1.0, -1.0]> : tensor<5xf32>\n"
+                "  %0 = chlo.erf_inv %a : tensor<5xf32> -> tensor<5xf32>\n"
+                "  return %0 : tensor<5xf32>\n}\n",
+                "f32[5] {0.4769362762, -1.1630871537, 2.3267537655, inf, -inf}", 1e-5);
 }
 
 static void test_shapes(void) {
@@ -371,7 +377,74 @@ static void test_fmt_prints_hlo(void) {
     cxla_module_destroy(m);
 }
 
+/* interpreter.run_parallel: collectives between the devices, per-device programs that
+ * differ (send on one, recv on the other), infeed, and the printed module parsing back
+ * as HLO that runs the same. Expected values by hand from the StableHLO spec. */
+static void test_run_parallel(void) {
+    /* all_reduce over 2 replicas; all_to_all splitting dim 1 and concatenating dim 0. */
+    EXPECT("func.func @f(%x: tensor<2x2xi32>) -> (tensor<2x2xi32>, tensor<4x1xi32>) {\n"
+           "  %r = \"stablehlo.all_reduce\"(%x) ({\n"
+           "    ^bb0(%a: tensor<i32>, %b: tensor<i32>):\n"
+           "      %s = stablehlo.add %a, %b : tensor<i32>\n"
+           "      stablehlo.return %s : tensor<i32>\n"
+           "  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} :\n"
+           "     (tensor<2x2xi32>) -> tensor<2x2xi32>\n"
+           "  %t = \"stablehlo.all_to_all\"(%x) {split_dimension = 1 : i64,\n"
+           "     concat_dimension = 0 : i64, split_count = 2 : i64,\n"
+           "     replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} :\n"
+           "     (tensor<2x2xi32>) -> tensor<4x1xi32>\n"
+           "  return %r, %t : tensor<2x2xi32>, tensor<4x1xi32>\n"
+           "}\n"
+           "func.func @main() -> (tensor<2x2xi32>, tensor<4x1xi32>, tensor<2x2xi32>, "
+           "tensor<4x1xi32>) {\n"
+           "  %a = stablehlo.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>\n"
+           "  %b = stablehlo.constant dense<[[10, 20], [30, 40]]> : tensor<2x2xi32>\n"
+           "  %r:4 = \"interpreter.run_parallel\"(%a, %b) {programs = [[@f], [@f]]} :\n"
+           "     (tensor<2x2xi32>, tensor<2x2xi32>) -> (tensor<2x2xi32>, tensor<4x1xi32>, "
+           "tensor<2x2xi32>, tensor<4x1xi32>)\n"
+           "  return %r#0, %r#1, %r#2, %r#3 : tensor<2x2xi32>, tensor<4x1xi32>, "
+           "tensor<2x2xi32>, tensor<4x1xi32>\n"
+           "}\n",
+           "(s32[2,2], s32[4,1], s32[2,2], s32[4,1]) ({ {11, 22}, {33, 44} }, "
+           "{ {1}, {3}, {10}, {30} }, { {11, 22}, {33, 44} }, { {2}, {4}, {20}, {40} })");
+    /* Different programs per device: replica 0 sends, replica 1 receives and adds the
+     * infeed's value and its replica id. */
+    EXPECT("func.func @snd(%x: tensor<2xi32>, %t: !stablehlo.token) -> !stablehlo.token {\n"
+           "  %d = \"stablehlo.send\"(%x, %t) {channel_handle = "
+           "#stablehlo.channel_handle<handle = 5, type = 2>, is_host_transfer = true} :\n"
+           "     (tensor<2xi32>, !stablehlo.token) -> !stablehlo.token\n"
+           "  return %d : !stablehlo.token\n"
+           "}\n"
+           "func.func @rcv(%t: !stablehlo.token) -> tensor<2xi32> {\n"
+           "  %v, %d = \"stablehlo.recv\"(%t) {channel_handle = "
+           "#stablehlo.channel_handle<handle = 5, type = 3>, is_host_transfer = true} :\n"
+           "     (!stablehlo.token) -> (tensor<2xi32>, !stablehlo.token)\n"
+           "  %f, %d2 = \"stablehlo.infeed\"(%d) : (!stablehlo.token) -> (tensor<2xi32>, "
+           "!stablehlo.token)\n"
+           "  %id = stablehlo.replica_id : tensor<ui32>\n"
+           "  %i = stablehlo.convert %id : (tensor<ui32>) -> tensor<i32>\n"
+           "  %ib = stablehlo.broadcast_in_dim %i, dims = [] : (tensor<i32>) -> tensor<2xi32>\n"
+           "  %s = stablehlo.add %v, %f : tensor<2xi32>\n"
+           "  %s2 = stablehlo.add %s, %ib : tensor<2xi32>\n"
+           "  return %s2 : tensor<2xi32>\n"
+           "}\n"
+           "func.func @q() -> tensor<2xi32> {\n"
+           "  %c = stablehlo.constant dense<[100, 200]> : tensor<2xi32>\n"
+           "  return %c : tensor<2xi32>\n"
+           "}\n"
+           "func.func @main() -> tensor<2xi32> {\n"
+           "  %x = stablehlo.constant dense<[7, 8]> : tensor<2xi32>\n"
+           "  %t = stablehlo.after_all : !stablehlo.token\n"
+           "  %r:2 = \"interpreter.run_parallel\"(%x, %t, %t) {infeed = [@q],\n"
+           "     programs = [[@snd], [@rcv]]} :\n"
+           "     (tensor<2xi32>, !stablehlo.token, !stablehlo.token) -> (!stablehlo.token, "
+           "tensor<2xi32>)\n"
+           "  return %r#1 : tensor<2xi32>\n"
+           "}\n",
+           "s32[2] {108, 209}");
+}
+
 TEST_MAIN(TEST(test_errors_have_line_and_column), TEST(test_types), TEST(test_dense),
           TEST(test_elementwise), TEST(test_shapes), TEST(test_reduce_and_windows),
           TEST(test_gather_scatter), TEST(test_linalg), TEST(test_control_flow), TEST(test_checks),
-          TEST(test_fmt_prints_hlo))
+          TEST(test_fmt_prints_hlo), TEST(test_run_parallel))
