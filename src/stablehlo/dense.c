@@ -68,23 +68,30 @@ static cxla_status store_token(const mlir_module *mm, const mlir_attr *a, int64_
         return mlir_error_at(mm, a->tok_pos[k], "a number for a %s element", cxla_type_name(type));
     char *end;
     errno = 0;
-    if (buf[0] == '-') {
-        long long v = strtoll(buf, &end, 0);
-        if (*end || errno) return mlir_error_at(mm, a->tok_pos[k], "bad integer '%s'", buf);
-        cxla_store_s64(type, p, v);
+    bool negative = buf[0] == '-';
+    long long sv = 0;
+    unsigned long long uv = 0;
+    if (negative)
+        sv = strtoll(buf, &end, 0);
+    else
+        uv = strtoull(buf, &end, 0);
+    if (errno == ERANGE)
+        return mlir_error_at(mm, a->tok_pos[k], "integer '%s' does not fit in 64 bits", buf);
+    if (*end) {
+        /* a float written for an integer tensor, e.g. 1.0e+00: a whole number that an s64
+         * holds (the cast of anything else is undefined) */
+        double d = strtod(buf, &end);
+        if (*end) return mlir_error_at(mm, a->tok_pos[k], "bad integer '%s'", buf);
+        if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || d != (double)(int64_t)d)
+            return mlir_error_at(mm, a->tok_pos[k], "'%s' is not an integer a %s holds", buf,
+                                 cxla_type_name(type));
+        cxla_store_s64(type, p, (int64_t)d);
+    } else if (negative) {
+        cxla_store_s64(type, p, sv);
+    } else if (cxla_type_is_signed(type) && cxla_type_bits(type) < 64) {
+        cxla_store_s64(type, p, (int64_t)uv);
     } else {
-        unsigned long long v = strtoull(buf, &end, 0);
-        if (*end || errno) {
-            /* a float written for an integer tensor, e.g. 1.0e+00 */
-            double d = strtod(buf, &end);
-            if (*end) return mlir_error_at(mm, a->tok_pos[k], "bad integer '%s'", buf);
-            cxla_store_s64(type, p, (int64_t)d);
-            return NULL;
-        }
-        if (cxla_type_is_signed(type) && cxla_type_bits(type) < 64)
-            cxla_store_s64(type, p, (int64_t)v);
-        else
-            cxla_store_u64(type, p, (uint64_t)v);
+        cxla_store_u64(type, p, (uint64_t)uv);
     }
     return NULL;
 }

@@ -68,6 +68,20 @@ static void test_errors_have_line_and_column(void) {
                       "  %0 = stablehlo.constant dense<[1.0, 2.0, 3.0]> : tensor<2xf32>\n"
                       "  return %0 : tensor<2xf32>\n}\n");
     CHECK_MSG(strstr(msg, "bad.mlir:2:") && strstr(msg, "3 elements"), "got: %s", msg);
+    /* integers beyond 64 bits, and floats that no integer holds (fuzzer finding: the
+     * cast of 5e88 to an integer was undefined behaviour) */
+    msg = parse_error("func.func @main() -> tensor<2xi64> {\n"
+                      "  %0 = stablehlo.constant dense<[1, 52222222222222222222222]> : "
+                      "tensor<2xi64>\n  return %0 : tensor<2xi64>\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:2:") && strstr(msg, "does not fit in 64 bits"), "got: %s", msg);
+    msg = parse_error("func.func @main() -> tensor<i32> {\n"
+                      "  %0 = stablehlo.constant dense<5.0e88> : tensor<i32>\n"
+                      "  return %0 : tensor<i32>\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:2:") && strstr(msg, "not an integer"), "got: %s", msg);
+    msg = parse_error("func.func @main() -> tensor<i32> {\n"
+                      "  %0 = stablehlo.constant dense<2.5> : tensor<i32>\n"
+                      "  return %0 : tensor<i32>\n}\n");
+    CHECK_MSG(strstr(msg, "not an integer"), "got: %s", msg);
     parse_error("");
     parse_error("module {");
     parse_error("func.func @a() {\n  func.return\n}\nfunc.func @a() {\n  func.return\n}\n");
@@ -124,6 +138,11 @@ static void test_dense(void) {
            "  %0 = stablehlo.constant dense<[0x7FC00000, -inf]> : tensor<2xf32>\n"
            "  return %0 : tensor<2xf32>\n}\n",
            "f32[2] {nan, -inf}");
+    /* a whole number written as a float for an integer tensor */
+    EXPECT("func.func @main() -> tensor<i32> {\n"
+           "  %0 = stablehlo.constant dense<-3.0e+00> : tensor<i32>\n"
+           "  return %0 : tensor<i32>\n}\n",
+           "s32[] -3");
 }
 
 static void test_elementwise(void) {
