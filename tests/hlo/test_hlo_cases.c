@@ -57,6 +57,21 @@ static void run_case(const hlo_case *c) {
     cxla_module *m = NULL;
     cxla_status s = cxla_hlo_parse(c->text, strlen(c->text), c->file, &m);
     if (!s) s = cxla_verify_module(m);
+    /* REJECT: the parser or the verifier must refuse the module with this text. */
+    char **reject;
+    int64_t nrej = directives(c->text, "REJECT", &reject);
+    if (nrej) {
+        if (nrej > 1 || strstr(c->text, "// EXPECT"))
+            case_fail(c, "bad case", "REJECT goes alone, once");
+        else if (!s)
+            case_fail(c, "expected the module to be rejected", reject[0]);
+        else if (!strstr(cxla_status_message(s), reject[0]))
+            case_fail(c, "rejected with the wrong error", cxla_status_message(s));
+        cxla_status_free(s);
+        free_strings(reject, nrej);
+        cxla_module_destroy(m);
+        return;
+    }
     if (s) {
         case_fail(c, "module rejected", cxla_status_message(s));
         cxla_status_free(s);
