@@ -496,8 +496,9 @@ static int run_mpi(cxla_executable *exe, cxla_status compile_failure, const run_
     const cxla_literal **args = calloc((size_t)(nparams + 1), sizeof(*args));
     cxla_literal *result = NULL;
     if (compile_failure) {
-        /* Nothing to take part with: the others fail at their time limit. */
-        s = compile_failure;
+        /* Take part as a failed device, so that the others stop at once naming this one
+         * instead of waiting for it until their time limit. */
+        s = cxla_executable_execute_mpi_failed(session, NULL, &o, compile_failure);
     } else {
         cxla_status load = owned && args
                                ? device_args(exe, f, partitions, rank, 1, owned, args)

@@ -298,7 +298,9 @@ cxla_status cxla_executable_execute_mpi(cxla_mpi_session *session, cxla_executab
                                         cxla_literal **out_result);
 /* Takes part in a run as a device that failed before it could start (it could not read
  * its inputs, ...): the other processes fail naming this device and |failure| (taken;
- * NULL is read as an internal error) instead of waiting for it. Returns the verdict, as
+ * NULL is read as an internal error) instead of waiting for it. |executable| may be NULL
+ * when compiling is what failed: the device count is then |options|' replica_count x
+ * partition_count, or the number of processes. Returns the verdict, as
  * cxla_executable_execute_mpi (never success). */
 cxla_status cxla_executable_execute_mpi_failed(cxla_mpi_session *session,
                                                cxla_executable *executable,

@@ -503,15 +503,21 @@ static cxla_status finish(mpi_comm *c, cxla_status local) {
 static cxla_status mpi_run(cxla_mpi_session *session, const cxla_module *module,
                            const cxla_replicas_options *options, const cxla_literal *const *args,
                            int64_t arg_count, cxla_status failure, cxla_literal **out_result) {
-    if (!session || !module || !options || !out_result) {
+    if (!session || (!module && !failure) || !options || !out_result) {
         cxla_status_free(failure);
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "cxla_mpi_run: missing argument");
     }
     int64_t partitions, n;
-    cxla_status bad = cxla_replicas_device_count(module, options, &partitions, &n);
-    if (bad) {
-        cxla_status_free(failure);
-        return bad;
+    if (module) {
+        cxla_status bad = cxla_replicas_device_count(module, options, &partitions, &n);
+        if (bad) {
+            cxla_status_free(failure);
+            return bad;
+        }
+    } else {
+        /* A device without a module (it failed to compile) counts as the options say. */
+        partitions = options->partition_count > 0 ? options->partition_count : 1;
+        n = options->replica_count * partitions;
     }
     if (n != session->size) {
         cxla_status_free(failure);

@@ -16,7 +16,7 @@ static cxla_status replicas_options(const cxla_executable *e, const cxla_run_opt
     cxla_run_options defaults;
     cxla_run_options_init(&defaults);
     if (!options) options = &defaults;
-    const cxla_module *m = e->module;
+    const cxla_module *m = e ? e->module : NULL; /* NULL: a device that could not compile */
     if (options->replica_count < 0 || options->partition_count < 0)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                           "replica_count (%" PRId64 ") and partition_count (%" PRId64
@@ -26,10 +26,10 @@ static cxla_status replicas_options(const cxla_executable *e, const cxla_run_opt
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                           "collective_timeout_seconds must be 0 (the default) or positive");
     int64_t partitions = options->partition_count > 0 ? options->partition_count
-                         : m->num_partitions > 0      ? m->num_partitions
+                         : m && m->num_partitions > 0 ? m->num_partitions
                                                       : 1;
     int64_t replicas = options->replica_count;
-    if (replicas == 0 && m->replica_count > 1) replicas = m->replica_count;
+    if (replicas == 0 && m && m->replica_count > 1) replicas = m->replica_count;
     if (replicas == 0 && mpi_size > 0) {
         if (mpi_size % partitions != 0)
             return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
@@ -43,9 +43,9 @@ static cxla_status replicas_options(const cxla_executable *e, const cxla_run_opt
         .replica_count = replicas,
         .partition_count = partitions,
         .timeout_seconds = options->collective_timeout_seconds,
-        .seed = e->client->seed,
+        .seed = e ? e->client->seed : 0,
         .check_finite = options->check_finite,
-        .host = &e->client->host,
+        .host = e ? &e->client->host : NULL,
     };
     return NULL;
 }
@@ -135,10 +135,10 @@ cxla_status cxla_executable_execute_mpi_failed(cxla_mpi_session *session,
         cxla_status_free(failure);
         return cxla_mpi_run(session, NULL, NULL, NULL, 0, NULL);
     }
-    if (!session || !executable) {
+    if (!session) {
         cxla_status_free(failure);
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
-                          "cxla_executable_execute_mpi_failed needs a session and an executable");
+                          "cxla_executable_execute_mpi_failed needs a session");
     }
     cxla_replicas_options ro;
     cxla_status s = replicas_options(executable, options, cxla_mpi_session_size(session), &ro);
@@ -146,5 +146,5 @@ cxla_status cxla_executable_execute_mpi_failed(cxla_mpi_session *session,
         cxla_status_free(failure);
         return s;
     }
-    return cxla_mpi_run_failed(session, executable->module, &ro, failure);
+    return cxla_mpi_run_failed(session, executable ? executable->module : NULL, &ro, failure);
 }

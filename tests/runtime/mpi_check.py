@@ -9,15 +9,18 @@ rank fail naming it; replicas that disagree or deadlock fail with the reason, th
 listing which replicas arrived. Exit status 0 when every check holds.
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
 CXLA = sys.argv[1]
 MPIRUN = sys.argv[2:]
 failures = []
+WORK_DIRS = []  # removed at the end
 
 
 def fail(what):
@@ -59,6 +62,7 @@ def threads_cmd(n, extra, path, work):
 def run(name, module, per_replica, np_, extra=(), mpi=True):
     """Runs under mpirun (or in threads); returns (returncode, stderr, work dir)."""
     work = tempfile.mkdtemp(prefix="cxla_mpi_%s_" % name)
+    WORK_DIRS.append(work)
     path = os.path.join(work, "m.hlo")
     with open(path, "w") as f:
         f.write(module)
@@ -252,6 +256,7 @@ def partitions():
               "  cp = s32[1] collective-permute(p), channel_id=2, source_target_pairs={{0,1},{1,0}}\n"
               "  ROOT t = (u32[], u32[], s32[1], s32[1], s32[1]) tuple(r, q, cr, crp, cp)\n}\n")
     work = tempfile.mkdtemp(prefix="cxla_mpi_parts_")
+    WORK_DIRS.append(work)
     path = os.path.join(work, "m.hlo")
     with open(path, "w") as f:
         f.write(module)
@@ -300,6 +305,28 @@ def failures_and_timeouts():
     if rc == 0 or err.count("replica 2 failed") != 3 or "in0.npy" not in err:
         fail("a rank without inputs: exit %d, stderr:\n%s" % (rc, err))
 
+    # A rank whose module does not even parse (mpirun's MPMD form gives it another file):
+    # it takes part as a failed device, so the others stop at once naming it.
+    work = tempfile.mkdtemp(prefix="cxla_mpi_bad_module_")
+    WORK_DIRS.append(work)
+    good, bad = os.path.join(work, "good.hlo"), os.path.join(work, "bad.hlo")
+    with open(good, "w") as f:
+        f.write("HloModule m\n" + ADD + "ENTRY main {\n  p = s32[1] constant({1})\n"
+                "  ROOT ar = s32[1] all-reduce(p), to_apply=add\n}\n")
+    with open(bad, "w") as f:
+        f.write("HloModule m\nENTRY main {\n  ROOT p = s32[1 constant({1})\n}\n")
+    opts = ["--collective-timeout", "120"]
+    cmd = (MPIRUN + ["-np", "2", CXLA, "run", "--mpi"] + opts + [good] + [":"] +
+           ["-np", "1", CXLA, "run", "--mpi"] + opts + [bad])
+    start = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    took = time.time() - start
+    err = p.stderr.decode(errors="replace")
+    if (p.returncode == 0 or err.count("replica 2 failed") != 3 or "bad.hlo" not in err
+            or took > 60):
+        fail("a rank whose module does not parse: exit %d after %.0f s, stderr:\n%s" %
+             (p.returncode, took, err))
+
     # A while loop that runs once on replica 0 and twice on replica 1.
     module = ("HloModule disagree\n" + ADD +
               "cond {\n  s = (u32[], s32[1]) parameter(0)\n  i = u32[] get-tuple-element(s), index=0\n"
@@ -344,6 +371,8 @@ float_order()
 training()
 partitions()
 failures_and_timeouts()
+for d in WORK_DIRS:
+    shutil.rmtree(d, ignore_errors=True)
 if failures:
     print("%d MPI check(s) failed" % len(failures))
     sys.exit(1)
