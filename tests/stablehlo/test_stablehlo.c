@@ -178,6 +178,50 @@ static void test_elementwise(void) {
                 "  %0 = chlo.erf_inv %a : tensor<5xf32> -> tensor<5xf32>\n"
                 "  return %0 : tensor<5xf32>\n}\n",
                 "f32[5] {0.4769362762, -1.1630871537, 2.3267537655, inf, -inf}", 1e-5);
+    /* f64 takes Giles' double-precision polynomials, one case in each of the three ranges
+     * of w = -log(1 - x^2) (below 6.25, below 16, above); expected values by Newton's
+     * method on Python's math.erfc. Near 1, rounding x^2 to f64 moves w (as in XLA's
+     * formula), hence the tolerance. */
+    EXPECT_NEAR("func.func @main() -> tensor<6xf64> {\n"
+                "  %a = stablehlo.constant dense<[0.5, -0.9, 0.9999, 0.99999999, -1.0, 0.0]> : "
+                "tensor<6xf64>\n"
+                "  %0 = chlo.erf_inv %a : tensor<6xf64> -> tensor<6xf64>\n"
+                "  return %0 : tensor<6xf64>\n}\n",
+                "f64[6] {0.4769362762044699, -1.1630871536766743, 2.75106390571208, "
+                "4.052237243268763, -inf, 0}",
+                1e-9);
+    /* digamma: -gamma at 1, -gamma - 2 log 2 at 1/2, the reflection at -1/2 (2 - gamma -
+     * 2 log 2), H_9 - gamma at 10; poles (zero, negative integers) are NaN; bf16 computes
+     * in f32. */
+    EXPECT_NEAR("func.func @main() -> tensor<7xf32> {\n"
+                "  %a = stablehlo.constant dense<[1.0, 0.5, -0.5, 10.0, 0.0, -2.0, -2.5]> : "
+                "tensor<7xf32>\n"
+                "  %0 = chlo.digamma %a : tensor<7xf32> -> tensor<7xf32>\n"
+                "  return %0 : tensor<7xf32>\n}\n",
+                "f32[7] {-0.5772156649, -1.9635100260, 0.0364899740, 2.2517525891, nan, nan, "
+                "1.1031566406}",
+                1e-5);
+    EXPECT_NEAR("func.func @main() -> tensor<2xbf16> {\n"
+                "  %a = stablehlo.constant dense<[1.0, 0.5]> : tensor<2xbf16>\n"
+                "  %0 = chlo.digamma %a : tensor<2xbf16> -> tensor<2xbf16>\n"
+                "  return %0 : tensor<2xbf16>\n}\n",
+                "bf16[2] {-0.5772, -1.9635}", 1e-2);
+    /* exp(-|x|) I1(x), odd in x; both expansions (|x| <= 8 and beyond); expected values
+     * from the power series of I1 summed in double precision (i1e(1) = 0.20791042 as in
+     * SciPy's documentation). */
+    EXPECT_NEAR("func.func @main() -> tensor<7xf64> {\n"
+                "  %a = stablehlo.constant dense<[0.5, 1.0, -3.0, 5.0, 10.0, 20.0, 0.0]> : "
+                "tensor<7xf64>\n"
+                "  %0 = chlo.bessel_i1e %a : tensor<7xf64> -> tensor<7xf64>\n"
+                "  return %0 : tensor<7xf64>\n}\n",
+                "f64[7] {0.15642080318487167, 0.20791041534970847, -0.19682671329730084, "
+                "0.1639722669445424, 0.12126268138445555, 0.08750622218328873, 0}",
+                1e-14);
+    EXPECT_NEAR("func.func @main() -> tensor<4xf32> {\n"
+                "  %a = stablehlo.constant dense<[1.0, -3.0, 10.0, 20.0]> : tensor<4xf32>\n"
+                "  %0 = chlo.bessel_i1e %a : tensor<4xf32> -> tensor<4xf32>\n"
+                "  return %0 : tensor<4xf32>\n}\n",
+                "f32[4] {0.20791042, -0.19682671, 0.12126268, 0.08750622}", 1e-6);
 }
 
 static void test_shapes(void) {
