@@ -507,7 +507,71 @@ static void test_run_parallel(void) {
            "s32[2] {108, 209}");
 }
 
+/* bitcast_convert with StableHLO's one-bit i1 (bit i of an element at index i of the new
+ * minor dimension) and between complex<f64> and two complex<f32> (the bytes of the
+ * (real, imaginary) pair; little-endian halves, as NumPy's .view gives). */
+static void test_bitcast_convert(void) {
+    static const char *kSplit = "func.func @main() -> tensor<2x8xi1> {\n"
+                                "  %a = stablehlo.constant dense<[5, -128]> : tensor<2xi8>\n"
+                                "  %0 = stablehlo.bitcast_convert %a : (tensor<2xi8>) -> "
+                                "tensor<2x8xi1>\n"
+                                "  return %0 : tensor<2x8xi1>\n}\n";
+    EXPECT(kSplit, "pred[2,8] {{1, 0, 1, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 1}}");
+    /* and back */
+    EXPECT("func.func @main() -> tensor<2xi8> {\n"
+           "  %a = stablehlo.constant dense<[5, -128]> : tensor<2xi8>\n"
+           "  %0 = stablehlo.bitcast_convert %a : (tensor<2xi8>) -> tensor<2x8xi1>\n"
+           "  %1 = stablehlo.bitcast_convert %0 : (tensor<2x8xi1>) -> tensor<2xi8>\n"
+           "  return %1 : tensor<2xi8>\n}\n",
+           "s8[2] {5, -128}");
+    /* bits 0 and 15: 0x8001 */
+    EXPECT("func.func @main() -> tensor<i16> {\n"
+           "  %b = stablehlo.constant dense<[true, false, false, false, false, false, false, "
+           "false, false, false, false, false, false, false, false, true]> : tensor<16xi1>\n"
+           "  %0 = stablehlo.bitcast_convert %b : (tensor<16xi1>) -> tensor<i16>\n"
+           "  return %0 : tensor<i16>\n}\n",
+           "s16[] -32767");
+    /* f32 1.0 is 0x3F800000: bits 23 to 29 */
+    EXPECT("func.func @main() -> tensor<32xi1> {\n"
+           "  %a = stablehlo.constant dense<1.0> : tensor<f32>\n"
+           "  %0 = stablehlo.bitcast_convert %a : (tensor<f32>) -> tensor<32xi1>\n"
+           "  return %0 : tensor<32xi1>\n}\n",
+           "pred[32] {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, "
+           "1, 1, 1, 1, 1, 0, 0}");
+    /* (0x0123456789ABCDEF, 0x11111111) -> [(0x89ABCDEF, 0x01234567), (0x11111111, 0)],
+     * read back as u32 */
+    EXPECT("func.func @main() -> tensor<2x2xui32> {\n"
+           "  %a = stablehlo.constant dense<(0x0123456789ABCDEF, 0x0000000011111111)> : "
+           "tensor<complex<f64>>\n"
+           "  %0 = stablehlo.bitcast_convert %a : (tensor<complex<f64>>) -> "
+           "tensor<2xcomplex<f32>>\n"
+           "  %r = stablehlo.real %0 : (tensor<2xcomplex<f32>>) -> tensor<2xf32>\n"
+           "  %i = stablehlo.imag %0 : (tensor<2xcomplex<f32>>) -> tensor<2xf32>\n"
+           "  %ru = stablehlo.bitcast_convert %r : (tensor<2xf32>) -> tensor<2xui32>\n"
+           "  %iu = stablehlo.bitcast_convert %i : (tensor<2xf32>) -> tensor<2xui32>\n"
+           "  %rr = stablehlo.reshape %ru : (tensor<2xui32>) -> tensor<2x1xui32>\n"
+           "  %ii = stablehlo.reshape %iu : (tensor<2xui32>) -> tensor<2x1xui32>\n"
+           "  %c = stablehlo.concatenate %rr, %ii, dim = 1 : (tensor<2x1xui32>, "
+           "tensor<2x1xui32>) -> tensor<2x2xui32>\n"
+           "  return %c : tensor<2x2xui32>\n}\n",
+           "u32[2,2] {{2309737967, 19088743}, {286331153, 0}}");
+    /* NumPy: np.array([1.5, -2, 0.25, 3], np.float32).view(np.complex64).view(np.complex128) */
+    EXPECT("func.func @main() -> tensor<complex<f64>> {\n"
+           "  %b = stablehlo.constant dense<[(1.5, -2.0), (0.25, 3.0)]> : "
+           "tensor<2xcomplex<f32>>\n"
+           "  %0 = stablehlo.bitcast_convert %b : (tensor<2xcomplex<f32>>) -> "
+           "tensor<complex<f64>>\n"
+           "  return %0 : tensor<complex<f64>>\n}\n",
+           "c128[] (-2.0000004749745131, 32.0000074505806)");
+    const char *msg = parse_error("func.func @main() -> tensor<i16> {\n"
+                                  "  %b = stablehlo.constant dense<true> : tensor<8xi1>\n"
+                                  "  %0 = stablehlo.bitcast_convert %b : (tensor<8xi1>) -> "
+                                  "tensor<i16>\n"
+                                  "  return %0 : tensor<i16>\n}\n");
+    CHECK_MSG(strstr(msg, "last i1 dimension of size 16"), "got: %s", msg);
+}
+
 TEST_MAIN(TEST(test_errors_have_line_and_column), TEST(test_types), TEST(test_dense),
           TEST(test_elementwise), TEST(test_shapes), TEST(test_reduce_and_windows),
           TEST(test_gather_scatter), TEST(test_linalg), TEST(test_control_flow), TEST(test_checks),
-          TEST(test_fmt_prints_hlo), TEST(test_run_parallel))
+          TEST(test_fmt_prints_hlo), TEST(test_run_parallel), TEST(test_bitcast_convert))
