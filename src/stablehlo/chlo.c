@@ -108,13 +108,27 @@ static bool lgamma_op(cv *c, cv_scope *s, const mlir_op *op) {
     cxla_instr *t = B(ADD, z, K(kG + 0.5));
     /* log(t) = log(g + 1/2) + log1p(z / (g + 1/2)), accurate for small z */
     cxla_instr *log_t = B(ADD, K(log(kG + 0.5)), U(LOG1P, B(DIVIDE, z, K(kG + 0.5))));
+    /* (z + 1/2) log t - t written as (z + 1/2 - t / log t) log t, which does not overflow
+     * to inf - inf for large z (as XLA) */
     cxla_instr *log_y =
         B(ADD,
-          B(SUBTRACT, B(ADD, K(0.91893853320467274178), B(MULTIPLY, B(ADD, z, K(0.5)), log_t)), t),
+          B(ADD, K(0.91893853320467274178),
+            B(MULTIPLY, B(SUBTRACT, B(ADD, z, K(0.5)), B(DIVIDE, t, log_t)), log_t)),
           U(LOG, a));
-    /* reflection: lgamma(x) = log(pi) - log|sin(pi x)| - lgamma(1 - x) */
-    cxla_instr *sinpx = U(ABS, U(SIN, B(MULTIPLY, K(3.14159265358979323846), x)));
-    cxla_instr *refl = B(SUBTRACT, B(SUBTRACT, K(1.1447298858494002), U(LOG, sinpx)), log_y);
+    /* reflection: lgamma(x) = log(pi) - log|sin(pi x)| - lgamma(1 - x). |sin(pi x)| is
+     * taken at the fractional part of |x| folded into [0, 1/2], so it is exactly 0 at the
+     * integers (lgamma = +inf there) and pi x does not lose precision for large x. */
+    cxla_instr *ax = U(ABS, x);
+    cxla_instr *frac = B(SUBTRACT, ax, U(FLOOR, ax));
+    frac = sel(c, s, op, cmp(c, s, op, "GT", frac, K(0.5)), B(SUBTRACT, K(1.0), frac), frac);
+    cxla_instr *log_sin = U(LOG, U(SIN, B(MULTIPLY, K(3.14159265358979323846), frac)));
+    cxla_shape ps = x->shape;
+    ps.type = CXLA_PRED;
+    ps.layout = NULL;
+    cxla_instr *finite = log_sin ? cv_emit(c, s, op, CXLA_OP_IS_FINITE, &ps, 1, &log_sin) : NULL;
+    cxla_instr *refl =
+        sel(c, s, op, finite, B(SUBTRACT, B(SUBTRACT, K(1.1447298858494002), log_sin), log_y),
+            U(NEGATE, log_sin));
     cxla_instr *r = sel(c, s, op, reflect, refl, log_y);
     /* lgamma(+-inf) = +inf */
     cxla_instr *inf = cmp(c, s, op, "EQ", U(ABS, x), K(INFINITY));

@@ -172,6 +172,13 @@ static void test_elementwise(void) {
                 "  return %0 : tensor<3xf32>\n}\n",
                 /* log 2, log sqrt(pi), log(2 sqrt(pi)) */
                 "f32[3] {0.6931472, 0.5723649, 1.2655121}", 1e-5);
+    /* the reflection at the negative integers (poles: +inf, as XLA), and at negative
+     * half-integers (Python's math.lgamma) */
+    EXPECT_NEAR("func.func @main() -> tensor<4xf32> {\n"
+                "  %a = stablehlo.constant dense<[-1.0, -3.0, -2.5, 0.0]> : tensor<4xf32>\n"
+                "  %0 = chlo.lgamma %a : tensor<4xf32> -> tensor<4xf32>\n"
+                "  return %0 : tensor<4xf32>\n}\n",
+                "f32[4] {inf, inf, -0.0562437165, inf}", 1e-5);
     /* erf^-1: values whose erf (Python math.erf) gives back the inputs; +-1 give +-inf. */
     EXPECT_NEAR("func.func @main() -> tensor<5xf32> {\n"
                 "  %a = stablehlo.constant dense<[0.5, -0.9, 0.999, 1.0, -1.0]> : tensor<5xf32>\n"
