@@ -108,13 +108,27 @@ static bool lgamma_op(cv *c, cv_scope *s, const mlir_op *op) {
     cxla_instr *t = B(ADD, z, K(kG + 0.5));
     /* log(t) = log(g + 1/2) + log1p(z / (g + 1/2)), accurate for small z */
     cxla_instr *log_t = B(ADD, K(log(kG + 0.5)), U(LOG1P, B(DIVIDE, z, K(kG + 0.5))));
+    /* (z + 1/2) log t - t written as (z + 1/2 - t / log t) log t, which does not overflow
+     * to inf - inf for large z (as XLA) */
     cxla_instr *log_y =
         B(ADD,
-          B(SUBTRACT, B(ADD, K(0.91893853320467274178), B(MULTIPLY, B(ADD, z, K(0.5)), log_t)), t),
+          B(ADD, K(0.91893853320467274178),
+            B(MULTIPLY, B(SUBTRACT, B(ADD, z, K(0.5)), B(DIVIDE, t, log_t)), log_t)),
           U(LOG, a));
-    /* reflection: lgamma(x) = log(pi) - log|sin(pi x)| - lgamma(1 - x) */
-    cxla_instr *sinpx = U(ABS, U(SIN, B(MULTIPLY, K(3.14159265358979323846), x)));
-    cxla_instr *refl = B(SUBTRACT, B(SUBTRACT, K(1.1447298858494002), U(LOG, sinpx)), log_y);
+    /* reflection: lgamma(x) = log(pi) - log|sin(pi x)| - lgamma(1 - x). |sin(pi x)| is
+     * taken at the fractional part of |x| folded into [0, 1/2], so it is exactly 0 at the
+     * integers (lgamma = +inf there) and pi x does not lose precision for large x. */
+    cxla_instr *ax = U(ABS, x);
+    cxla_instr *frac = B(SUBTRACT, ax, U(FLOOR, ax));
+    frac = sel(c, s, op, cmp(c, s, op, "GT", frac, K(0.5)), B(SUBTRACT, K(1.0), frac), frac);
+    cxla_instr *log_sin = U(LOG, U(SIN, B(MULTIPLY, K(3.14159265358979323846), frac)));
+    cxla_shape ps = x->shape;
+    ps.type = CXLA_PRED;
+    ps.layout = NULL;
+    cxla_instr *finite = log_sin ? cv_emit(c, s, op, CXLA_OP_IS_FINITE, &ps, 1, &log_sin) : NULL;
+    cxla_instr *refl =
+        sel(c, s, op, finite, B(SUBTRACT, B(SUBTRACT, K(1.1447298858494002), log_sin), log_y),
+            U(NEGATE, log_sin));
     cxla_instr *r = sel(c, s, op, reflect, refl, log_y);
     /* lgamma(+-inf) = +inf */
     cxla_instr *inf = cmp(c, s, op, "EQ", U(ABS, x), K(INFINITY));
@@ -156,45 +170,194 @@ static bool ragged_dot(cv *c, cv_scope *s, const mlir_op *op) {
     return in && cv_bind_results(c, s, op, in);
 }
 
-/* erf^-1(x) in f32 (the small float types widened to it) by Giles' single-precision
- * approximation ("Approximating the erfinv function", GPU Computing Gems), as XLA's
- * ErfInv32: w = -log1p(-x^2); a degree-8 polynomial in w - 2.5 below 5, in sqrt(w) - 3
- * above; times x; +-1 give +-inf. f64 (XLA's ErfInv64, another set of coefficients) is
- * not lowered yet. */
-static bool erf_inv_op(cv *c, cv_scope *s, const mlir_op *op) {
+/* The special functions below are built from element-wise HLO as XLA's client math
+ * library builds them (xla/hlo/builder/lib/math.cc, and the CHLO legalization that
+ * mirrors it): f64 computes in f64, every narrower float type in f32 and converts back. */
+typedef cxla_instr *(*math_fn)(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *x);
+
+static bool unary_math(cv *c, cv_scope *s, const mlir_op *op, const char *what, math_fn fn) {
+    cxla_instr *x0;
+    if (op->operand_count != 1 || !(x0 = cv_lookup(c, s, op, op->operands[0]))) return false;
+    cxla_type out_t = x0->shape.type;
+    if (!cxla_type_is_float(out_t)) return cv_fail(c, op, "%s needs a real float operand", what);
+    cxla_instr *x = convert_to(c, s, op, x0, out_t == CXLA_F64 ? CXLA_F64 : CXLA_F32);
+    cxla_instr *r = x ? fn(c, s, op, x) : NULL;
+    r = convert_to(c, s, op, r, out_t);
+    return r && cv_bind_results(c, s, op, r);
+}
+
+#define K(v)       full(c, s, op, x, (v))
+#define B(o, a, b) binary(c, s, op, CXLA_OP_##o, (a), (b))
+#define U(o, a)    ((a) ? unary(c, s, op, CXLA_OP_##o, (a)) : NULL)
+
+/* sum of coefficients[i] * T_i by Clenshaw's recurrence as Cephes' chbevl: b0 = t*b1 - b2
+ * + c for each coefficient (highest order first), then (b0 - b2) / 2. */
+static cxla_instr *chebyshev(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *x, cxla_instr *t,
+                             const double *coeff, int n) {
+    cxla_instr *b0 = K(0.0), *b1 = K(0.0), *b2 = NULL;
+    for (int i = 0; i < n && b0; i++) {
+        b2 = b1;
+        b1 = b0;
+        b0 = B(ADD, B(SUBTRACT, B(MULTIPLY, t, b1), b2), K(coeff[i]));
+    }
+    return B(MULTIPLY, B(SUBTRACT, b0, b2), K(0.5));
+}
+
+/* erf^-1(x) by Giles' approximations ("Approximating the erfinv function", GPU Computing
+ * Gems) in w = -log1p(-x^2), as XLA's ErfInv32 / ErfInv64; +-1 give +-inf.
+ * f32: a degree-8 polynomial in w - 2.5 below w = 5, in sqrt(w) - 3 above.
+ * f64: degree 22 in w - 3.125 below 6.25, degree 18 in sqrt(w) - 3.25 below 16, degree 16
+ * in sqrt(w) - 5 above. */
+static cxla_instr *erf_inv32(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *x) {
     static const double kLow[] = {2.81022636e-08,  3.43273939e-07, -3.5233877e-06,
                                   -4.39150654e-06, 0.00021858087,  -0.00125372503,
                                   -0.00417768164,  0.246640727,    1.50140941};
     static const double kHigh[] = {-0.000200214257, 0.000100950558, 0.00134934322,
                                    -0.00367342844,  0.00573950773,  -0.0076224613,
                                    0.00943887047,   1.00167406,     2.83297682};
-    cxla_instr *x0;
-    if (op->operand_count != 1 || !(x0 = cv_lookup(c, s, op, op->operands[0]))) return false;
-    cxla_type out_t = x0->shape.type;
-    if (!cxla_type_is_float(out_t)) return cv_fail(c, op, "erf_inv needs a float operand");
-    if (out_t == CXLA_F64)
-        return cv_fail(c, op,
-                       "not supported: chlo.erf_inv of f64 (XLA's ErfInv64 is not lowered yet)");
-    cxla_instr *x = convert_to(c, s, op, x0, CXLA_F32);
-    if (!x) return false;
-#define K(v)       full(c, s, op, x, (v))
-#define B(o, a, b) binary(c, s, op, CXLA_OP_##o, (a), (b))
-#define U(o, a)    (a ? unary(c, s, op, CXLA_OP_##o, (a)) : NULL)
     cxla_instr *w = U(NEGATE, U(LOG1P, U(NEGATE, B(MULTIPLY, x, x))));
     cxla_instr *low = cmp(c, s, op, "LT", w, K(5.0));
     cxla_instr *t = sel(c, s, op, low, B(SUBTRACT, w, K(2.5)), B(SUBTRACT, U(SQRT, w), K(3.0)));
     cxla_instr *p = sel(c, s, op, low, K(kLow[0]), K(kHigh[0]));
     for (int i = 1; i < 9 && p; i++)
         p = B(ADD, sel(c, s, op, low, K(kLow[i]), K(kHigh[i])), B(MULTIPLY, p, t));
-    cxla_instr *r = B(MULTIPLY, p, x);
     cxla_instr *one = cmp(c, s, op, "EQ", U(ABS, x), K(1.0));
-    r = sel(c, s, op, one, B(MULTIPLY, x, K(INFINITY)), r);
+    return sel(c, s, op, one, B(MULTIPLY, x, K(INFINITY)), B(MULTIPLY, p, x));
+}
+
+static cxla_instr *erf_inv64(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *x) {
+    static const double kLt625[23] = {
+        -3.6444120640178196996e-21, -1.685059138182016589e-19,  1.2858480715256400167e-18,
+        1.115787767802518096e-17,   -1.333171662854620906e-16,  2.0972767875968561637e-17,
+        6.6376381343583238325e-15,  -4.0545662729752068639e-14, -8.1519341976054721522e-14,
+        2.6335093153082322977e-12,  -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+        1.051212273321532285e-09,   -4.1126339803469836976e-09, -2.9070369957882005086e-08,
+        4.2347877827932403518e-07,  -1.3654692000834678645e-06, -1.3882523362786468719e-05,
+        0.0001867342080340571352,   -0.00074070253416626697512, -0.0060336708714301490533,
+        0.24015818242558961693,     1.6536545626831027356};
+    static const double kLt16[19] = {
+        2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07,
+        1.8239629214389227755e-08, 1.5027403968909827627e-06, -4.013867526981545969e-06,
+        2.9234449089955446044e-06, 1.2475304481671778723e-05, -4.7318229009055733981e-05,
+        6.8284851459573175448e-05, 2.4031110387097893999e-05, -0.0003550375203628474796,
+        0.00095328937973738049703, -0.0016882755560235047313, 0.0024914420961078508066,
+        -0.0037512085075692412107, 0.005370914553590063617,   1.0052589676941592334,
+        3.0838856104922207635};
+    static const double kGe16[17] = {
+        -2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,
+        -3.7894654401267369937e-09, 7.6157012080783393804e-09,  -1.4960026627149240478e-08,
+        2.9147953450901080826e-08,  -6.7711997758452339498e-08, 2.2900482228026654717e-07,
+        -9.9298272942317002539e-07, 4.5260625972231537039e-06,  -1.9681778105531670567e-05,
+        7.5995277030017761139e-05,  -0.00021503011930044477347, -0.00013871931833623122026,
+        1.0103004648645343977,      4.8499064014085844221};
+    cxla_instr *w = U(NEGATE, U(LOG1P, U(NEGATE, B(MULTIPLY, x, x))));
+    cxla_instr *lt625 = cmp(c, s, op, "LT", w, K(6.25));
+    cxla_instr *lt16 = cmp(c, s, op, "LT", w, K(16.0));
+    cxla_instr *t = sel(c, s, op, lt625, B(SUBTRACT, w, K(3.125)),
+                        B(SUBTRACT, U(SQRT, w), sel(c, s, op, lt16, K(3.25), K(5.0))));
+    /* The three polynomials run in step, aligned at their highest-order terms; the
+     * shorter ones stop (keep p) once their coefficients run out. */
+    cxla_instr *p = NULL;
+    for (int i = 0; i < 23; i++) {
+        cxla_instr *k = K(kLt625[i]);
+        if (i < 19) k = sel(c, s, op, lt625, k, K(kLt16[i]));
+        if (i < 17) k = sel(c, s, op, lt16, k, K(kGe16[i]));
+        if (i == 0) {
+            p = k;
+            continue;
+        }
+        cxla_instr *next = B(ADD, k, B(MULTIPLY, p, t));
+        if (i >= 19)
+            next = sel(c, s, op, lt625, next, p);
+        else if (i >= 17)
+            next = sel(c, s, op, lt16, next, p);
+        p = next;
+        if (!p) return NULL;
+    }
+    cxla_instr *one = cmp(c, s, op, "EQ", U(ABS, x), K(1.0));
+    return sel(c, s, op, one, B(MULTIPLY, x, K(INFINITY)), B(MULTIPLY, p, x));
+}
+
+static cxla_instr *erf_inv(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *x) {
+    return x->shape.type == CXLA_F64 ? erf_inv64(c, s, op, x) : erf_inv32(c, s, op, x);
+}
+
+/* The Lanczos series of lgamma_op (g = 7, 9 terms). */
+static const double kLanczosG = 7.0;
+static const double kLanczosBase = 0.99999999999980993227684700473478;
+static const double kLanczos[8] = {
+    676.520368121885098567009190444019, -1259.13921672240287047156078755283,
+    771.3234287776530788486528258894,   -176.61502916214059906584551354,
+    12.507343278686904814458936853,     -0.13857109526572011689554707,
+    9.984369578019570859563e-6,         1.50563273514931155834e-7};
+
+/* digamma(z + 1) = log(t) + A'(z) / A(z) - g / t with t = z + g + 1/2 and A the Lanczos
+ * sum (A' its derivative); z = x - 1, or z = -x below 1/2 with the reflection
+ * digamma(x) = digamma(1 - x) - pi cot(pi x), x first shifted into [-1/2, 1/2] so pi x
+ * keeps its precision. Zero and the negative integers are poles: NaN, as the CHLO
+ * legalization gives (XLA's client Digamma gives -inf at zero). */
+static cxla_instr *digamma(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *x) {
+    const double pi = 3.14159265358979323846;
+    cxla_instr *reflect = cmp(c, s, op, "LT", x, K(0.5));
+    cxla_instr *z = sel(c, s, op, reflect, U(NEGATE, x), B(SUBTRACT, x, K(1.0)));
+    cxla_instr *num = K(0.0), *den = K(kLanczosBase);
+    for (int i = 0; i < 8 && den; i++) {
+        cxla_instr *zk = B(ADD, z, K(i + 1.0));
+        num = B(SUBTRACT, num, B(DIVIDE, K(kLanczos[i]), B(MULTIPLY, zk, zk)));
+        den = B(ADD, den, B(DIVIDE, K(kLanczos[i]), zk));
+    }
+    cxla_instr *t = B(ADD, z, K(kLanczosG + 0.5));
+    cxla_instr *log_t = B(ADD, K(log(kLanczosG + 0.5)), U(LOG1P, B(DIVIDE, z, K(kLanczosG + 0.5))));
+    cxla_instr *y = B(SUBTRACT, B(ADD, log_t, B(DIVIDE, num, den)), B(DIVIDE, K(kLanczosG), t));
+    cxla_instr *reduced = B(ADD, x, U(ABS, U(FLOOR, B(ADD, x, K(0.5)))));
+    cxla_instr *pix = B(MULTIPLY, K(pi), reduced);
+    cxla_instr *refl = B(SUBTRACT, y, B(DIVIDE, B(MULTIPLY, K(pi), U(COS, pix)), U(SIN, pix)));
+    cxla_instr *r = sel(c, s, op, reflect, refl, y);
+    cxla_instr *pole = B(AND, cmp(c, s, op, "LE", x, K(0.0)), cmp(c, s, op, "EQ", x, U(FLOOR, x)));
+    return sel(c, s, op, pole, K(NAN), r);
+}
+
+/* exp(-|x|) I1(x) by Cephes' i1e: Chebyshev expansions in |x|/2 - 2 up to |x| = 8 (times
+ * |x|) and in 32/|x| - 2 beyond (over sqrt|x|), with x's sign. f32 uses the shorter
+ * single-precision tables (the double ones' last 17 and 7 terms, rounded to f32). */
+static cxla_instr *bessel_i1e(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *x) {
+    static const double kA[29] = {
+        2.77791411276104639959E-18,  -2.11142121435816608115E-17, 1.55363195773620046921E-16,
+        -1.10559694773538630805E-15, 7.60068429473540693410E-15,  -5.04218550472791168711E-14,
+        3.22379336594557470981E-13,  -1.98397439776494371520E-12, 1.17361862988909016308E-11,
+        -6.66348972350202774223E-11, 3.62559028155211703701E-10,  -1.88724975172282928790E-9,
+        9.38153738649577178388E-9,   -4.44505912879632808065E-8,  2.00329475355213526229E-7,
+        -8.56872026469545474066E-7,  3.47025130813767847674E-6,   -1.32731636560394358279E-5,
+        4.78156510755005422638E-5,   -1.61760815825896745588E-4,  5.12285956168575772895E-4,
+        -1.51357245063125314899E-3,  4.15642294431288815669E-3,   -1.05640848946261981558E-2,
+        2.47264490306265168283E-2,   -5.29459812080949914269E-2,  1.02643658689847095384E-1,
+        -1.76416518357834055153E-1,  2.52587186443633654823E-1};
+    static const double kB[25] = {
+        7.51729631084210481353E-18,  4.41434832307170791151E-18,  -4.65030536848935832153E-17,
+        -3.20952592199342395980E-17, 2.96262899764595013876E-16,  3.30820231092092828324E-16,
+        -1.88035477551078244854E-15, -3.81440307243700780478E-15, 1.04202769841288027642E-14,
+        4.27244001671195135429E-14,  -2.10154184277266431302E-14, -4.08355111109219731823E-13,
+        -7.19855177624590851209E-13, 2.03562854414708950722E-12,  1.41258074366137813316E-11,
+        3.25260358301548823856E-11,  -1.89749581235054123450E-11, -5.58974346219658380687E-10,
+        -3.83538038596423702205E-9,  -2.63146884688951950684E-8,  -2.51223623787020892529E-7,
+        -3.88256480887769039346E-6,  -1.10588938762623716291E-4,  -9.76109749136146840777E-3,
+        7.78576235018280120474E-1};
+    bool f64 = x->shape.type == CXLA_F64;
+    int na = f64 ? 29 : 17, nb = f64 ? 25 : 7;
+    cxla_instr *z = U(ABS, x);
+    cxla_instr *le8 =
+        B(MULTIPLY, z,
+          chebyshev(c, s, op, x, B(SUBTRACT, B(MULTIPLY, K(0.5), z), K(2.0)), kA + 29 - na, na));
+    cxla_instr *gt8 =
+        B(DIVIDE,
+          chebyshev(c, s, op, x, B(SUBTRACT, B(DIVIDE, K(32.0), z), K(2.0)), kB + 25 - nb, nb),
+          U(SQRT, z));
+    return B(MULTIPLY, U(SIGN, x), sel(c, s, op, cmp(c, s, op, "LE", z, K(8.0)), le8, gt8));
+}
+
 #undef K
 #undef B
 #undef U
-    r = convert_to(c, s, op, r, out_t);
-    return r && cv_bind_results(c, s, op, r);
-}
 
 bool cv_chlo(cv *c, cv_scope *s, const mlir_op *op, bool *handled) {
     *handled = true;
@@ -211,7 +374,9 @@ bool cv_chlo(cv *c, cv_scope *s, const mlir_op *op, bool *handled) {
     if (strcmp(nm, "top_k") == 0) return top_k(c, s, op);
     if (strcmp(nm, "scan") == 0) return cv_scan(c, s, op);
     if (strcmp(nm, "lgamma") == 0) return lgamma_op(c, s, op);
-    if (strcmp(nm, "erf_inv") == 0) return erf_inv_op(c, s, op);
+    if (strcmp(nm, "erf_inv") == 0) return unary_math(c, s, op, "erf_inv", erf_inv);
+    if (strcmp(nm, "digamma") == 0) return unary_math(c, s, op, "digamma", digamma);
+    if (strcmp(nm, "bessel_i1e") == 0) return unary_math(c, s, op, "bessel_i1e", bessel_i1e);
     if (strcmp(nm, "ragged_dot") == 0) return ragged_dot(c, s, op);
     if (strcmp(nm, "erfc") == 0) {
         cxla_instr *x;

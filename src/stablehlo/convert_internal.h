@@ -90,6 +90,9 @@ cxla_computation *cv_func(cv *c, const mlir_op *op, const char *name);
 /* Ops. Each returns false after cv_fail. */
 bool cv_op(cv *c, cv_scope *s, const mlir_op *op);
 bool cv_chlo(cv *c, cv_scope *s, const mlir_op *op, bool *handled);
+/* stablehlo.bitcast_convert, with StableHLO's one-bit i1 and complex width changes
+ * (bitcast.c). */
+bool cv_bitcast_convert(cv *c, cv_scope *s, const mlir_op *op);
 bool cv_check(cv *c, cv_scope *s, const mlir_op *op, bool *handled);
 /* Collectives, infeed/outfeed, send/recv (|sh|: the op name without "stablehlo."), and
  * interpreter.run_parallel (parallel.c). */

@@ -1221,6 +1221,7 @@ bool cv_op(cv *c, cv_scope *s, const mlir_op *op) {
     if (strcmp(sh, "rng_bit_generator") == 0) return rng_bit_generator(c, s, op);
     if (strcmp(sh, "rng") == 0) return rng_op(c, s, op);
     if (strcmp(sh, "convert") == 0) return convert_op(c, s, op);
+    if (strcmp(sh, "bitcast_convert") == 0) return cv_bitcast_convert(c, s, op);
     if (strcmp(sh, "maximum") == 0 || strcmp(sh, "minimum") == 0)
         return max_min(c, s, op, sh[1] == 'a');
     for (size_t i = 0; i < CXLA_ARRAY_SIZE(kElementwise); i++)

@@ -326,7 +326,9 @@ static bool element_type(parser *p, cxla_type *out) {
     *out = mlir_element_type(w, n);
     if (*out == CXLA_TYPE_INVALID) {
         if (n >= 2 && w[0] == 'f' && w[1] == '6')
-            return fail(p, s, "the element type '%.*s' (6-bit floats) is not supported by cxla",
+            return fail(p, s,
+                        "the element type '%.*s' (6-bit floats) is not supported: XLA has no "
+                        "such primitive type, so cxla has none",
                         (int)n, w);
         return fail(p, s, "unknown element type '%.*s'", (int)n, w);
     }

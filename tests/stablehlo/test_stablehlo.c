@@ -172,12 +172,63 @@ static void test_elementwise(void) {
                 "  return %0 : tensor<3xf32>\n}\n",
                 /* log 2, log sqrt(pi), log(2 sqrt(pi)) */
                 "f32[3] {0.6931472, 0.5723649, 1.2655121}", 1e-5);
+    /* the reflection at the negative integers (poles: +inf, as XLA), and at negative
+     * half-integers (Python's math.lgamma) */
+    EXPECT_NEAR("func.func @main() -> tensor<4xf32> {\n"
+                "  %a = stablehlo.constant dense<[-1.0, -3.0, -2.5, 0.0]> : tensor<4xf32>\n"
+                "  %0 = chlo.lgamma %a : tensor<4xf32> -> tensor<4xf32>\n"
+                "  return %0 : tensor<4xf32>\n}\n",
+                "f32[4] {inf, inf, -0.0562437165, inf}", 1e-5);
     /* erf^-1: values whose erf (Python math.erf) gives back the inputs; +-1 give +-inf. */
     EXPECT_NEAR("func.func @main() -> tensor<5xf32> {\n"
                 "  %a = stablehlo.constant dense<[0.5, -0.9, 0.999, 1.0, -1.0]> : tensor<5xf32>\n"
                 "  %0 = chlo.erf_inv %a : tensor<5xf32> -> tensor<5xf32>\n"
                 "  return %0 : tensor<5xf32>\n}\n",
                 "f32[5] {0.4769362762, -1.1630871537, 2.3267537655, inf, -inf}", 1e-5);
+    /* f64 takes Giles' double-precision polynomials, one case in each of the three ranges
+     * of w = -log(1 - x^2) (below 6.25, below 16, above); expected values by Newton's
+     * method on Python's math.erfc. Near 1, rounding x^2 to f64 moves w (as in XLA's
+     * formula), hence the tolerance. */
+    EXPECT_NEAR("func.func @main() -> tensor<6xf64> {\n"
+                "  %a = stablehlo.constant dense<[0.5, -0.9, 0.9999, 0.99999999, -1.0, 0.0]> : "
+                "tensor<6xf64>\n"
+                "  %0 = chlo.erf_inv %a : tensor<6xf64> -> tensor<6xf64>\n"
+                "  return %0 : tensor<6xf64>\n}\n",
+                "f64[6] {0.4769362762044699, -1.1630871536766743, 2.75106390571208, "
+                "4.052237243268763, -inf, 0}",
+                1e-9);
+    /* digamma: -gamma at 1, -gamma - 2 log 2 at 1/2, the reflection at -1/2 (2 - gamma -
+     * 2 log 2), H_9 - gamma at 10; poles (zero, negative integers) are NaN; bf16 computes
+     * in f32. */
+    EXPECT_NEAR("func.func @main() -> tensor<7xf32> {\n"
+                "  %a = stablehlo.constant dense<[1.0, 0.5, -0.5, 10.0, 0.0, -2.0, -2.5]> : "
+                "tensor<7xf32>\n"
+                "  %0 = chlo.digamma %a : tensor<7xf32> -> tensor<7xf32>\n"
+                "  return %0 : tensor<7xf32>\n}\n",
+                "f32[7] {-0.5772156649, -1.9635100260, 0.0364899740, 2.2517525891, nan, nan, "
+                "1.1031566406}",
+                1e-5);
+    EXPECT_NEAR("func.func @main() -> tensor<2xbf16> {\n"
+                "  %a = stablehlo.constant dense<[1.0, 0.5]> : tensor<2xbf16>\n"
+                "  %0 = chlo.digamma %a : tensor<2xbf16> -> tensor<2xbf16>\n"
+                "  return %0 : tensor<2xbf16>\n}\n",
+                "bf16[2] {-0.5772, -1.9635}", 1e-2);
+    /* exp(-|x|) I1(x), odd in x; both expansions (|x| <= 8 and beyond); expected values
+     * from the power series of I1 summed in double precision (i1e(1) = 0.20791042 as in
+     * SciPy's documentation). */
+    EXPECT_NEAR("func.func @main() -> tensor<7xf64> {\n"
+                "  %a = stablehlo.constant dense<[0.5, 1.0, -3.0, 5.0, 10.0, 20.0, 0.0]> : "
+                "tensor<7xf64>\n"
+                "  %0 = chlo.bessel_i1e %a : tensor<7xf64> -> tensor<7xf64>\n"
+                "  return %0 : tensor<7xf64>\n}\n",
+                "f64[7] {0.15642080318487167, 0.20791041534970847, -0.19682671329730084, "
+                "0.1639722669445424, 0.12126268138445555, 0.08750622218328873, 0}",
+                1e-14);
+    EXPECT_NEAR("func.func @main() -> tensor<4xf32> {\n"
+                "  %a = stablehlo.constant dense<[1.0, -3.0, 10.0, 20.0]> : tensor<4xf32>\n"
+                "  %0 = chlo.bessel_i1e %a : tensor<4xf32> -> tensor<4xf32>\n"
+                "  return %0 : tensor<4xf32>\n}\n",
+                "f32[4] {0.20791042, -0.19682671, 0.12126268, 0.08750622}", 1e-6);
 }
 
 static void test_shapes(void) {
@@ -463,7 +514,71 @@ static void test_run_parallel(void) {
            "s32[2] {108, 209}");
 }
 
+/* bitcast_convert with StableHLO's one-bit i1 (bit i of an element at index i of the new
+ * minor dimension) and between complex<f64> and two complex<f32> (the bytes of the
+ * (real, imaginary) pair; little-endian halves, as NumPy's .view gives). */
+static void test_bitcast_convert(void) {
+    static const char *kSplit = "func.func @main() -> tensor<2x8xi1> {\n"
+                                "  %a = stablehlo.constant dense<[5, -128]> : tensor<2xi8>\n"
+                                "  %0 = stablehlo.bitcast_convert %a : (tensor<2xi8>) -> "
+                                "tensor<2x8xi1>\n"
+                                "  return %0 : tensor<2x8xi1>\n}\n";
+    EXPECT(kSplit, "pred[2,8] {{1, 0, 1, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 1}}");
+    /* and back */
+    EXPECT("func.func @main() -> tensor<2xi8> {\n"
+           "  %a = stablehlo.constant dense<[5, -128]> : tensor<2xi8>\n"
+           "  %0 = stablehlo.bitcast_convert %a : (tensor<2xi8>) -> tensor<2x8xi1>\n"
+           "  %1 = stablehlo.bitcast_convert %0 : (tensor<2x8xi1>) -> tensor<2xi8>\n"
+           "  return %1 : tensor<2xi8>\n}\n",
+           "s8[2] {5, -128}");
+    /* bits 0 and 15: 0x8001 */
+    EXPECT("func.func @main() -> tensor<i16> {\n"
+           "  %b = stablehlo.constant dense<[true, false, false, false, false, false, false, "
+           "false, false, false, false, false, false, false, false, true]> : tensor<16xi1>\n"
+           "  %0 = stablehlo.bitcast_convert %b : (tensor<16xi1>) -> tensor<i16>\n"
+           "  return %0 : tensor<i16>\n}\n",
+           "s16[] -32767");
+    /* f32 1.0 is 0x3F800000: bits 23 to 29 */
+    EXPECT("func.func @main() -> tensor<32xi1> {\n"
+           "  %a = stablehlo.constant dense<1.0> : tensor<f32>\n"
+           "  %0 = stablehlo.bitcast_convert %a : (tensor<f32>) -> tensor<32xi1>\n"
+           "  return %0 : tensor<32xi1>\n}\n",
+           "pred[32] {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, "
+           "1, 1, 1, 1, 1, 0, 0}");
+    /* (0x0123456789ABCDEF, 0x11111111) -> [(0x89ABCDEF, 0x01234567), (0x11111111, 0)],
+     * read back as u32 */
+    EXPECT("func.func @main() -> tensor<2x2xui32> {\n"
+           "  %a = stablehlo.constant dense<(0x0123456789ABCDEF, 0x0000000011111111)> : "
+           "tensor<complex<f64>>\n"
+           "  %0 = stablehlo.bitcast_convert %a : (tensor<complex<f64>>) -> "
+           "tensor<2xcomplex<f32>>\n"
+           "  %r = stablehlo.real %0 : (tensor<2xcomplex<f32>>) -> tensor<2xf32>\n"
+           "  %i = stablehlo.imag %0 : (tensor<2xcomplex<f32>>) -> tensor<2xf32>\n"
+           "  %ru = stablehlo.bitcast_convert %r : (tensor<2xf32>) -> tensor<2xui32>\n"
+           "  %iu = stablehlo.bitcast_convert %i : (tensor<2xf32>) -> tensor<2xui32>\n"
+           "  %rr = stablehlo.reshape %ru : (tensor<2xui32>) -> tensor<2x1xui32>\n"
+           "  %ii = stablehlo.reshape %iu : (tensor<2xui32>) -> tensor<2x1xui32>\n"
+           "  %c = stablehlo.concatenate %rr, %ii, dim = 1 : (tensor<2x1xui32>, "
+           "tensor<2x1xui32>) -> tensor<2x2xui32>\n"
+           "  return %c : tensor<2x2xui32>\n}\n",
+           "u32[2,2] {{2309737967, 19088743}, {286331153, 0}}");
+    /* NumPy: np.array([1.5, -2, 0.25, 3], np.float32).view(np.complex64).view(np.complex128) */
+    EXPECT("func.func @main() -> tensor<complex<f64>> {\n"
+           "  %b = stablehlo.constant dense<[(1.5, -2.0), (0.25, 3.0)]> : "
+           "tensor<2xcomplex<f32>>\n"
+           "  %0 = stablehlo.bitcast_convert %b : (tensor<2xcomplex<f32>>) -> "
+           "tensor<complex<f64>>\n"
+           "  return %0 : tensor<complex<f64>>\n}\n",
+           "c128[] (-2.0000004749745131, 32.0000074505806)");
+    const char *msg = parse_error("func.func @main() -> tensor<i16> {\n"
+                                  "  %b = stablehlo.constant dense<true> : tensor<8xi1>\n"
+                                  "  %0 = stablehlo.bitcast_convert %b : (tensor<8xi1>) -> "
+                                  "tensor<i16>\n"
+                                  "  return %0 : tensor<i16>\n}\n");
+    CHECK_MSG(strstr(msg, "last i1 dimension of size 16"), "got: %s", msg);
+}
+
 TEST_MAIN(TEST(test_errors_have_line_and_column), TEST(test_types), TEST(test_dense),
           TEST(test_elementwise), TEST(test_shapes), TEST(test_reduce_and_windows),
           TEST(test_gather_scatter), TEST(test_linalg), TEST(test_control_flow), TEST(test_checks),
-          TEST(test_fmt_prints_hlo), TEST(test_run_parallel))
+          TEST(test_fmt_prints_hlo), TEST(test_run_parallel), TEST(test_bitcast_convert))
