@@ -503,6 +503,12 @@ cxla_status cxla_literal_relayout(const cxla_literal *literal, const cxla_layout
         return s;
     }
     if (literal->count == 0) return NULL;
+    bool same = literal->size == (*out_literal)->size;
+    for (int64_t d = 0; d < rank && same; d++) same = from_strides[d] == to_strides[d];
+    if (same) { /* the same order in memory (a constant already in the default layout) */
+        memcpy((*out_literal)->data, literal->data, literal->size);
+        return NULL;
+    }
     do {
         int64_t a = 0, b = 0;
         for (int64_t d = 0; d < rank; d++) {
