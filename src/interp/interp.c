@@ -75,7 +75,9 @@ cxla_status interp_new_array(const cxla_shape *shape, cxla_literal **out) {
  * of its operands and how many uses each value has (to free values early). */
 typedef struct interp_plan {
     int64_t count;
+    int64_t max_operands; /* the most operands an instruction has */
     const cxla_instr **order;
+    interp_op_fn *handlers; /* of each instruction; NULL: unsupported (an error if run) */
     int64_t **operand_slots;
     int64_t *uses;
     bool *exclusive_gte; /* get-tuple-element that alone reads its element */
@@ -111,7 +113,8 @@ static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, int
     plan->operand_slots = cxla_arena_alloc_array(a, (size_t)(n ? n : 1), sizeof(int64_t *));
     plan->uses = cxla_arena_alloc_array(a, (size_t)(n ? n : 1), sizeof(int64_t));
     plan->exclusive_gte = cxla_arena_alloc_array(a, (size_t)(n ? n : 1), sizeof(bool));
-    if (!plan->exclusive_gte) return OOM();
+    plan->handlers = cxla_arena_alloc_array(a, (size_t)(n ? n : 1), sizeof(interp_op_fn));
+    if (!plan->exclusive_gte || !plan->handlers) return OOM();
     cxla_strmap slot_of;
     cxla_strmap_init(&slot_of, a);
     if (!plan->operand_slots || !plan->uses) return OOM();
@@ -139,6 +142,8 @@ static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, int
         const cxla_instr *in = order[i];
         if (plan->dead[i]) continue;
         if (in == comp->root) plan->root_slot = i;
+        plan->handlers[i] = interp_handler(in->opcode);
+        if (in->operand_count > plan->max_operands) plan->max_operands = in->operand_count;
         if (in->opcode == CXLA_OP_GET_TUPLE_ELEMENT && in->operand_count == 1)
             plan->exclusive_gte[i] = gte_is_exclusive(comp, in);
         if (!in->operand_count) continue;
@@ -166,11 +171,21 @@ static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, int
 }
 
 static cxla_status get_plan(interp_ctx *ctx, const cxla_computation *comp, interp_plan **out) {
+    /* Small computations called in loops make this lookup frequent: a direct-mapped cache
+     * by address stands in front of the map by name. */
+    size_t k = (size_t)(((uintptr_t)comp * UINT64_C(0x9E3779B97F4A7C15)) >> 32) %
+               CXLA_ARRAY_SIZE(ctx->plan_cache);
+    if (ctx->plan_cache[k].comp == comp) {
+        *out = ctx->plan_cache[k].plan;
+        return NULL;
+    }
     interp_plan *plan = cxla_strmap_get(&ctx->plans, comp->name, strlen(comp->name));
     if (!plan) {
         CXLA_RETURN_IF_ERROR(build_plan(ctx, comp, &plan));
         if (!cxla_strmap_put(&ctx->plans, comp->name, strlen(comp->name), plan)) return OOM();
     }
+    ctx->plan_cache[k].comp = comp;
+    ctx->plan_cache[k].plan = plan;
     *out = plan;
     return NULL;
 }
@@ -195,6 +210,38 @@ void interp_ctx_deinit(interp_ctx *ctx) {
 
 /* ---- evaluation ------------------------------------------------------------------- */
 
+/* True when none of the |n| floats of |bits| bits at |p| has the exponent |mask| all
+ * ones (Inf or NaN). Whole words through memcpy, so that the loop vectorizes: --check-finite
+ * tests every result, and a loop that updates a big array in place would otherwise pay
+ * an element-by-element conversion of the whole array per iteration. */
+static bool words_finite(const char *p, size_t n, int bits, uint64_t mask) {
+    bool bad = false;
+    switch (bits) {
+    case 16:
+        for (size_t i = 0; i < n; i++) {
+            uint16_t w;
+            memcpy(&w, p + i * 2, 2);
+            bad |= (w & mask) == mask;
+        }
+        break;
+    case 32:
+        for (size_t i = 0; i < n; i++) {
+            uint32_t w;
+            memcpy(&w, p + i * 4, 4);
+            bad |= (w & mask) == mask;
+        }
+        break;
+    default:
+        for (size_t i = 0; i < n; i++) {
+            uint64_t w;
+            memcpy(&w, p + i * 8, 8);
+            bad |= (w & mask) == mask;
+        }
+        break;
+    }
+    return !bad;
+}
+
 /* True when no float or complex element of |lit| (or of its tuple leaves) is NaN or Inf. */
 static bool all_finite(const cxla_literal *lit) {
     cxla_type t = cxla_literal_type(lit);
@@ -204,15 +251,49 @@ static bool all_finite(const cxla_literal *lit) {
         return true;
     }
     if (!cxla_type_is_float(t) && !cxla_type_is_complex(t)) return true;
-    size_t esize = cxla_type_storage(t);
-    size_t n = cxla_literal_byte_size(lit) / esize;
     const char *p = cxla_literal_data_const(lit);
+    size_t bytes = cxla_literal_byte_size(lit);
+    switch (t) { /* IEEE layouts: Inf and NaN are the all-ones exponent */
+    case CXLA_F16: return words_finite(p, bytes / 2, 16, 0x7c00);
+    case CXLA_BF16: return words_finite(p, bytes / 2, 16, 0x7f80);
+    case CXLA_F32:
+    case CXLA_C64: return words_finite(p, bytes / 4, 32, 0x7f800000);
+    case CXLA_F64:
+    case CXLA_C128: return words_finite(p, bytes / 8, 64, 0x7ff0000000000000);
+    default: break;
+    }
+    size_t esize = cxla_type_storage(t);
+    size_t n = bytes / esize;
     for (size_t i = 0; i < n; i++) {
         double re, im;
         cxla_load_c128(t, p + i * esize, &re, &im);
         if (!isfinite(re) || !isfinite(im)) return false;
     }
     return true;
+}
+
+/* True for operations whose result elements are all elements of their operands (moved,
+ * not computed): a NaN or Inf in their result was in an operand already, so
+ * --check-finite never blames them and need not test their (possibly big) results. */
+static bool moves_elements(cxla_opcode op) {
+    switch (op) {
+    case CXLA_OP_TUPLE:
+    case CXLA_OP_GET_TUPLE_ELEMENT:
+    case CXLA_OP_COPY:
+    case CXLA_OP_OPTIMIZATION_BARRIER:
+    case CXLA_OP_RESHAPE:
+    case CXLA_OP_TRANSPOSE:
+    case CXLA_OP_BROADCAST:
+    case CXLA_OP_SLICE:
+    case CXLA_OP_DYNAMIC_SLICE:
+    case CXLA_OP_DYNAMIC_UPDATE_SLICE:
+    case CXLA_OP_CONCATENATE:
+    case CXLA_OP_PAD:
+    case CXLA_OP_REVERSE:
+    case CXLA_OP_SELECT:
+    case CXLA_OP_GATHER: return true;
+    default: return false;
+    }
 }
 
 cxla_literal *interp_take_operand(interp_ctx *ctx, int64_t k) {
@@ -250,20 +331,22 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
                           comp->name);
     interp_plan *plan = NULL;
     CXLA_RETURN_IF_ERROR(get_plan(ctx, comp, &plan));
-    int64_t n = plan->count;
-    cxla_literal **values = calloc((size_t)(n ? n : 1), sizeof(*values));
-    bool *borrowed = calloc((size_t)(n ? n : 1), sizeof(*borrowed));
-    int64_t *remaining = malloc((size_t)(n ? n : 1) * sizeof(*remaining));
-    const cxla_literal **ops = NULL;
-    int64_t ops_cap = 0;
+    /* The frame: values, remaining uses, operand lists and borrowed flags, one block. */
+    size_t n = (size_t)plan->count, m = (size_t)plan->max_operands;
+    size_t frame_size = (2 * n + m) * sizeof(void *) + n + 1;
+    char *frame = malloc(frame_size);
+    if (!frame) return OOM();
+    cxla_literal **values = (cxla_literal **)frame;
+    int64_t *remaining = (int64_t *)(frame + n * sizeof(void *));
+    const cxla_literal **ops = (const cxla_literal **)(frame + 2 * n * sizeof(void *));
+    bool *borrowed = (bool *)(frame + (2 * n + m) * sizeof(void *));
+    _Static_assert(sizeof(int64_t) == sizeof(void *), "the frame's slots share one size");
+    memset(values, 0, n * sizeof(*values));
+    memset(borrowed, 0, n * sizeof(*borrowed));
+    memcpy(remaining, plan->uses, n * sizeof(*remaining));
     cxla_status s = NULL;
-    if (!values || !borrowed || !remaining) {
-        s = OOM();
-        goto done;
-    }
-    memcpy(remaining, plan->uses, (size_t)n * sizeof(*remaining));
     ctx->depth++;
-    for (int64_t i = 0; i < n && !s; i++) {
+    for (size_t i = 0; i < n && !s; i++) {
         const cxla_instr *in = plan->order[i];
         if (plan->dead[i]) continue;
         if (in->opcode == CXLA_OP_PARAMETER) {
@@ -283,21 +366,12 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
             }
             continue;
         }
-        interp_op_fn fn = interp_handler(in->opcode);
+        interp_op_fn fn = plan->handlers[i];
         if (!fn) {
             s = interp_error(in, CXLA_STATUS_UNIMPLEMENTED,
                              "the interpreter does not support '%s' yet",
                              cxla_opcode_name(in->opcode));
             break;
-        }
-        if (in->operand_count > ops_cap) {
-            const cxla_literal **p = realloc(ops, (size_t)in->operand_count * sizeof(*p));
-            if (!p) {
-                s = OOM();
-                break;
-            }
-            ops = p;
-            ops_cap = in->operand_count;
         }
         for (int64_t k = 0; k < in->operand_count; k++) ops[k] = values[plan->operand_slots[i][k]];
         /* Let the handler take over operands it is the last user of. */
@@ -324,7 +398,7 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
         values[i] = result;
         if (s) break;
         if (ctx->options.check_finite && !ctx->reported_non_finite && in->operand_count > 0 &&
-            !all_finite(values[i])) {
+            !moves_elements(in->opcode) && !all_finite(values[i])) {
             bool inputs_finite = true;
             for (int64_t k = 0; k < in->operand_count; k++)
                 inputs_finite = inputs_finite && all_finite(ops[k]);
@@ -355,14 +429,9 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
             values[r] = NULL;
         }
     }
-done:
-    if (values)
-        for (int64_t i = 0; i < n; i++)
-            if (!borrowed[i]) cxla_literal_free(values[i]);
-    free(values);
-    free(borrowed);
-    free(remaining);
-    free(ops);
+    for (size_t i = 0; i < n; i++)
+        if (!borrowed[i]) cxla_literal_free(values[i]);
+    free(frame);
     return s;
 }
 

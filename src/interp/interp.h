@@ -131,6 +131,10 @@ struct interp_ctx {
     bool rng_ops_ready;
     int depth;         /* nesting of called computations, to stop runaway recursion */
     cxla_strmap plans; /* computation name -> evaluation plan (cached) */
+    struct {
+        const cxla_computation *comp;
+        struct interp_plan *plan;
+    } plan_cache[16];  /* the plans looked up last, by address (see get_plan) */
     cxla_arena *arena; /* plans and other per-run data */
     bool reported_non_finite;
     /* Executions of each collective so far, by instruction id (the sequence of

@@ -592,9 +592,11 @@ static cxla_status run(dyn_call *c, dyn_kind kind, interp_op_fn fn, cxla_literal
 static cxla_status conform(const cxla_shape *decl, cxla_literal *res) {
     const cxla_shape *rs = res->shape;
     if (decl->type == CXLA_TUPLE && rs->type == CXLA_TUPLE) {
-        for (int64_t i = 0; i < decl->tuple_count && i < res->tuple_count; i++)
-            CXLA_RETURN_IF_ERROR(conform(&decl->elements[i], res->elements[i]));
-        return NULL;
+        cxla_status s = NULL;
+        for (int64_t i = 0; i < decl->tuple_count && i < res->tuple_count && !s; i++)
+            s = conform(&decl->elements[i], res->elements[i]);
+        cxla_literal_tuple_refresh_shape(res);
+        return s;
     }
     if (!cxla_type_is_array(decl->type) || !decl->dynamic || rs->type != decl->type ||
         rs->rank != decl->rank)
@@ -607,11 +609,7 @@ static cxla_status conform(const cxla_shape *decl, cxla_literal *res) {
     if (!differ) return NULL;
     cxla_shape flagged = *rs;
     flagged.dynamic = decl->dynamic;
-    cxla_shape *copy;
-    CXLA_RETURN_IF_ERROR(cxla_shape_clone(&flagged, &copy));
-    cxla_shape_free(res->shape);
-    res->shape = copy;
-    return NULL;
+    return cxla_literal_replace_shape(res, &flagged);
 }
 
 cxla_status interp_dynamic_eval(interp_ctx *ctx, const cxla_instr *instr,

@@ -1,6 +1,7 @@
 /* Literals: creation, element access, conversion, relayout and comparison. */
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,19 +10,114 @@
 
 /* ---- creation ------------------------------------------------------------------ */
 
-static cxla_literal *literal_alloc(void) {
-    return calloc(1, sizeof(cxla_literal));
+/* A literal is one malloc block: the struct, then its data (arrays) or its element
+ * pointers (tuples), then its shape, so that making a small value costs one allocation
+ * (the interpreter makes one per instruction it runs). |packed| says which parts are in
+ * the block; a part replaced later (cxla_literal_replace_shape) has a block of its own. */
+enum { PACKED_DATA = 1, PACKED_ELEMENTS = 2, PACKED_SHAPE = 4 };
+
+static size_t round16(size_t n) {
+    return (n + 15) & ~(size_t)15;
 }
 
-/* Clones |shape| (an array) into a malloc block that always carries a layout. */
-static cxla_status clone_with_layout(const cxla_shape *shape, cxla_shape **out) {
-    if (shape->layout) return cxla_shape_clone(shape, out);
-    int64_t m2m[CXLA_MAX_RANK];
-    for (int64_t i = 0; i < shape->rank; i++) m2m[i] = shape->rank - 1 - i;
-    cxla_layout layout = {.minor_to_major = m2m};
-    cxla_shape tmp = *shape;
-    tmp.layout = &layout;
-    return cxla_shape_clone(&tmp, out);
+#define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
+
+/* ---- blocks ---- *
+ * The interpreter makes and frees a literal per instruction it runs, most of them small
+ * and of a few sizes, and often more of one size alive at once than glibc's per-thread
+ * cache keeps (7 per size), so that most would take malloc's slow paths. So each thread
+ * keeps up to CACHE_DEPTH freed blocks of each size up to CACHE_MAX bytes (in 16-byte
+ * steps) for its next literals of that size; a thread's blocks are freed when it exits
+ * (the main thread's at process exit, by the system). */
+enum { CACHE_MAX = 1024, CACHE_CLASSES = CACHE_MAX / 16, CACHE_DEPTH = 32 };
+
+typedef struct block_cache {
+    void *free[CACHE_CLASSES]; /* blocks of (class + 1) * 16 bytes, linked by first word */
+    int count[CACHE_CLASSES];
+    bool armed;  /* the thread-exit destructor is set for this thread */
+    bool closed; /* this thread is exiting: free blocks at once */
+} block_cache;
+
+static _Thread_local block_cache cache;
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static bool cache_key_ok;
+
+static void cache_flush(void *arg) {
+    block_cache *c = arg;
+    for (int k = 0; k < CACHE_CLASSES; k++)
+        while (c->free[k]) {
+            void *next = *(void **)c->free[k];
+            free(c->free[k]);
+            c->free[k] = next;
+        }
+    c->closed = true;
+}
+
+static void cache_key_create(void) {
+    cache_key_ok = pthread_key_create(&cache_key, cache_flush) == 0;
+}
+
+/* A zeroed block of |size| bytes (a multiple of 16). |*cls| is its cache class + 1, or 0
+ * when it is not cached. Big blocks go through calloc, which gets fresh zero pages from
+ * the system without writing them; small ones through malloc and memset, since glibc's
+ * calloc (2.36) does not use the per-thread cache. */
+static void *block_alloc(size_t size, uint8_t *cls) {
+    *cls = 0;
+    if (size > CACHE_MAX) return calloc(1, size);
+    int k = (int)(size / 16) - 1;
+    void *p = cache.free[k];
+    if (p) {
+        cache.free[k] = *(void **)p;
+        cache.count[k]--;
+    } else if (!(p = malloc(size))) {
+        return NULL;
+    }
+    memset(p, 0, size);
+    *cls = (uint8_t)(k + 1);
+    return p;
+}
+
+static void block_free(void *block, uint8_t cls) {
+    int k = cls - 1;
+    if (cls == 0 || cache.closed || cache.count[k] >= CACHE_DEPTH) {
+        free(block);
+        return;
+    }
+    if (!cache.armed) { /* the first block this thread keeps: free them at its exit */
+        pthread_once(&cache_once, cache_key_create);
+        if (!cache_key_ok || pthread_setspecific(cache_key, &cache) != 0) {
+            cache.closed = true;
+            free(block);
+            return;
+        }
+        cache.armed = true;
+    }
+    *(void **)block = cache.free[k];
+    cache.free[k] = block;
+    cache.count[k]++;
+}
+
+/* Allocates a zeroed literal with |lead| bytes after the struct (data or element
+ * pointers) and room for a copy of |shape|, which it makes; NULL when out of memory. */
+static cxla_literal *literal_alloc(size_t lead, const cxla_shape *shape) {
+    size_t head = round16(sizeof(cxla_literal)), shape_size, total;
+    if (lead > SIZE_MAX - 15 || !cxla_shape_block_size(shape, &shape_size) ||
+        !cxla_add_size(head, round16(lead), &total) || !cxla_add_size(total, shape_size, &total))
+        return NULL;
+    uint8_t cls;
+    char *block = block_alloc(total, &cls);
+    if (!block) return NULL;
+    cxla_literal *lit = (cxla_literal *)block;
+    lit->cache_class = cls;
+    lit->shape = cxla_shape_copy_into(block + total - shape_size, shape_size, shape);
+    lit->packed = PACKED_SHAPE;
+    return lit;
+}
+
+/* Where |lit|'s data or element pointers are when they are in its block. */
+static void *lead_of(cxla_literal *lit) {
+    return (char *)lit + round16(sizeof(cxla_literal));
 }
 
 static cxla_status create_array(const cxla_shape *shape, cxla_literal **out) {
@@ -40,22 +136,23 @@ static cxla_status create_array(const cxla_shape *shape, cxla_literal **out) {
     int64_t count;
     CXLA_RETURN_IF_ERROR(cxla_shape_byte_size(shape, &size));
     CXLA_RETURN_IF_ERROR(cxla_shape_element_count(shape, &count));
-    cxla_literal *lit = literal_alloc();
-    if (!lit) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-    cxla_status s = clone_with_layout(shape, &lit->shape);
-    if (s) {
-        free(lit);
-        return s;
+    /* Arrays always carry a layout: the default one when |shape| has none. */
+    int64_t m2m[CXLA_MAX_RANK];
+    cxla_layout layout = {.minor_to_major = m2m};
+    cxla_shape with = *shape;
+    if (!shape->layout) {
+        for (int64_t i = 0; i < shape->rank; i++) m2m[i] = shape->rank - 1 - i;
+        with.layout = &layout;
     }
+    cxla_literal *lit = literal_alloc(size, &with);
+    if (!lit)
+        return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED,
+                          "out of memory allocating a literal of %zu bytes", size);
     lit->size = size;
     lit->count = count;
     if (size) {
-        lit->data = calloc(1, size);
-        if (!lit->data) {
-            cxla_literal_free(lit);
-            return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED,
-                              "out of memory allocating a literal of %zu bytes", size);
-        }
+        lit->data = lead_of(lit);
+        lit->packed |= PACKED_DATA;
     }
     *out = lit;
     return NULL;
@@ -66,34 +163,39 @@ static cxla_status copy_sizes(cxla_literal *dst, const cxla_literal *src) {
     if (!src->dyn_sizes) return NULL;
     size_t n = (size_t)src->shape->rank * sizeof(int64_t);
     dst->dyn_sizes = malloc(n);
-    if (!dst->dyn_sizes) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    if (!dst->dyn_sizes) return OOM();
     memcpy(dst->dyn_sizes, src->dyn_sizes, n);
     return NULL;
 }
 
-/* Builds the tuple shape of |elements| and wraps them (taking ownership on success). */
+/* Wraps |elements| in a tuple (taking ownership on success). The tuple's shape holds
+ * shallow copies of its elements' shapes: their arrays stay in the elements' blocks,
+ * which the tuple owns, so that a tuple costs one allocation whatever its elements. */
 static cxla_status wrap_tuple(cxla_literal **elements, int64_t count, cxla_literal **out) {
-    const cxla_shape **shapes = NULL;
+    size_t lead, shapes;
+    if (!cxla_mul_size((size_t)count, sizeof(cxla_literal *), &lead) ||
+        !cxla_mul_size((size_t)count, sizeof(cxla_shape), &shapes) || shapes > SIZE_MAX - 16)
+        return OOM();
+    size_t head = round16(sizeof(cxla_literal)), total;
+    if (!cxla_add_size(head, round16(lead), &total) ||
+        !cxla_add_size(total, round16(sizeof(cxla_shape)) + round16(shapes), &total))
+        return OOM();
+    uint8_t cls;
+    char *block = block_alloc(total, &cls);
+    if (!block) return OOM();
+    cxla_literal *lit = (cxla_literal *)block;
+    lit->cache_class = cls;
+    cxla_shape *shape = (cxla_shape *)(block + head + round16(lead));
+    shape->type = CXLA_TUPLE;
+    shape->tuple_count = count;
     if (count > 0) {
-        shapes = malloc((size_t)count * sizeof(*shapes));
-        if (!shapes) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-        for (int64_t i = 0; i < count; i++) shapes[i] = elements[i]->shape;
+        shape->elements = (cxla_shape *)((char *)shape + round16(sizeof(cxla_shape)));
+        lit->elements = (cxla_literal **)(block + head);
+        memcpy(lit->elements, elements, lead);
+        for (int64_t i = 0; i < count; i++) shape->elements[i] = *elements[i]->shape;
     }
-    cxla_literal *lit = literal_alloc();
-    cxla_literal **owned = count > 0 ? malloc((size_t)count * sizeof(*owned)) : NULL;
-    cxla_status s = NULL;
-    if (!lit || (count > 0 && !owned))
-        s = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-    else
-        s = cxla_shape_create_tuple(count, shapes, &lit->shape);
-    free(shapes);
-    if (s) {
-        free(lit);
-        free(owned);
-        return s;
-    }
-    if (count > 0) memcpy(owned, elements, (size_t)count * sizeof(*owned));
-    lit->elements = owned;
+    lit->shape = shape;
+    lit->packed = PACKED_SHAPE | PACKED_ELEMENTS;
     lit->tuple_count = count;
     *out = lit;
     return NULL;
@@ -116,15 +218,9 @@ static cxla_status create_any(const cxla_shape *shape, cxla_literal **out) {
         return s;
     }
     if (shape->type == CXLA_TOKEN || shape->type == CXLA_OPAQUE) {
-        cxla_literal *lit = literal_alloc();
-        if (!lit) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-        cxla_status s = cxla_shape_clone(shape, &lit->shape);
-        if (s) {
-            free(lit);
-            return s;
-        }
-        *out = lit;
-        return NULL;
+        cxla_shape bare = {.type = shape->type};
+        *out = literal_alloc(0, &bare);
+        return *out ? NULL : OOM();
     }
     return create_array(shape, out);
 }
@@ -184,11 +280,26 @@ cxla_status cxla_literal_clone(const cxla_literal *literal, cxla_literal **out_l
 void cxla_literal_free(cxla_literal *literal) {
     if (!literal) return;
     for (int64_t i = 0; i < literal->tuple_count; i++) cxla_literal_free(literal->elements[i]);
-    free(literal->elements);
-    free(literal->data);
+    if (!(literal->packed & PACKED_ELEMENTS)) free(literal->elements);
+    if (!(literal->packed & PACKED_DATA)) free(literal->data);
+    if (!(literal->packed & PACKED_SHAPE)) cxla_shape_free(literal->shape);
     free(literal->dyn_sizes);
-    cxla_shape_free(literal->shape);
-    free(literal);
+    block_free(literal, literal->cache_class);
+}
+
+cxla_status cxla_literal_replace_shape(cxla_literal *literal, const cxla_shape *shape) {
+    cxla_shape *copy;
+    CXLA_RETURN_IF_ERROR(cxla_shape_clone(shape, &copy));
+    if (!(literal->packed & PACKED_SHAPE)) cxla_shape_free(literal->shape);
+    literal->shape = copy;
+    literal->packed &= ~PACKED_SHAPE;
+    return NULL;
+}
+
+void cxla_literal_tuple_refresh_shape(cxla_literal *tuple) {
+    if (!(tuple->packed & PACKED_SHAPE)) return; /* a deep copy, not made here */
+    for (int64_t i = 0; i < tuple->tuple_count; i++)
+        tuple->shape->elements[i] = *tuple->elements[i]->shape;
 }
 
 /* ---- accessors ----------------------------------------------------------------- */
@@ -230,6 +341,8 @@ cxla_literal *cxla_literal_tuple_take(cxla_literal *literal, int64_t i) {
     if (create_any(&empty, &replacement)) return NULL; /* out of memory */
     cxla_literal *taken = literal->elements[i];
     literal->elements[i] = replacement;
+    if (literal->packed & PACKED_SHAPE) /* the shape points into the taken element */
+        literal->shape->elements[i] = *replacement->shape;
     return taken;
 }
 
@@ -390,6 +503,12 @@ cxla_status cxla_literal_relayout(const cxla_literal *literal, const cxla_layout
         return s;
     }
     if (literal->count == 0) return NULL;
+    bool same = literal->size == (*out_literal)->size;
+    for (int64_t d = 0; d < rank && same; d++) same = from_strides[d] == to_strides[d];
+    if (same) { /* the same order in memory (a constant already in the default layout) */
+        memcpy((*out_literal)->data, literal->data, literal->size);
+        return NULL;
+    }
     do {
         int64_t a = 0, b = 0;
         for (int64_t d = 0; d < rank; d++) {

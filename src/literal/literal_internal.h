@@ -6,8 +6,11 @@
 #include "base/base.h"
 #include "cxla/literal.h"
 
+/* Literals made here are one malloc block (literal.c says how; |packed| says which parts
+ * are in it). A tuple's shape holds shallow copies of its elements' shapes, so whoever
+ * changes an element's shape refreshes the tuple's (cxla_literal_tuple_refresh_shape). */
 struct cxla_literal {
-    cxla_shape *shape; /* owned, one malloc block; arrays always carry a layout */
+    cxla_shape *shape; /* owned; arrays always carry a layout */
     /* Arrays: */
     void *data;    /* |size| bytes in the shape's layout (NULL when size is 0) */
     size_t size;   /* bytes, padding included */
@@ -19,11 +22,20 @@ struct cxla_literal {
     /* Tuples: */
     int64_t tuple_count;
     cxla_literal **elements;
+    uint8_t packed;      /* literal.c's PACKED_* bits; 0 (nothing packed) for hand-made structs */
+    uint8_t cache_class; /* literal.c's block cache class, 0: a plain malloc block */
 };
 
 /* cxla_literal_create for a shape already known to be valid (one from a verified
  * module): skips the validation, which dominates the cost of small literals. */
 cxla_status cxla_literal_create_validated(const cxla_shape *shape, cxla_literal **out_literal);
+
+/* Gives array |literal| a copy of |shape|, which describes the same storage (type, dims,
+ * layout) with other dynamic flags. */
+cxla_status cxla_literal_replace_shape(cxla_literal *literal, const cxla_shape *shape);
+/* Brings the shape of |tuple| (made by this module) in line with its elements' shapes
+ * after one of them was replaced. */
+void cxla_literal_tuple_refresh_shape(cxla_literal *tuple);
 
 /* Copies the elements at indices below |region| (rank entries) from |src| to the same
  * indices of |dst|: arrays of one element type and rank whose dims hold the region. */

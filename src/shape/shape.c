@@ -207,21 +207,32 @@ cxla_status cxla_shape_copy_to_arena(cxla_arena *arena, const cxla_shape *src, c
     return NULL;
 }
 
+bool cxla_shape_block_size(const cxla_shape *shape, size_t *out_size) {
+    size_t total = round16(sizeof(cxla_shape));
+    if (!measure_shape(shape, &total)) return false;
+    *out_size = total;
+    return true;
+}
+
+cxla_shape *cxla_shape_copy_into(void *block, size_t size, const cxla_shape *shape) {
+    shape_alloc a = {.block = block, .used = round16(sizeof(cxla_shape)), .cap = size};
+    cxla_shape *root = block;
+    bool ok = copy_shape(&a, shape, root);
+    CXLA_ASSERT(ok && a.used == size);
+    (void)ok;
+    return root;
+}
+
 /* Copies an already checked shape into one malloc'd block. */
 static cxla_status clone_checked(const cxla_shape *shape, cxla_shape **out_shape) {
-    size_t total = round16(sizeof(cxla_shape));
-    if (!measure_shape(shape, &total))
+    size_t total;
+    if (!cxla_shape_block_size(shape, &total))
         return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "shape is too large to copy");
-    char *block = calloc(1, total);
+    void *block = malloc(total);
     if (!block)
         return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED,
                           "out of memory copying a shape (%zu bytes)", total);
-    shape_alloc a = {.block = block, .used = round16(sizeof(cxla_shape)), .cap = total};
-    cxla_shape *root = (cxla_shape *)block;
-    bool ok = copy_shape(&a, shape, root);
-    CXLA_ASSERT(ok && a.used == total);
-    (void)ok;
-    *out_shape = root;
+    *out_shape = cxla_shape_copy_into(block, total, shape);
     return NULL;
 }
 

@@ -9,6 +9,15 @@
 /* Deep-copies |src| into |dst|, every array allocated in |arena|. */
 cxla_status cxla_shape_copy_to_arena(cxla_arena *arena, const cxla_shape *src, cxla_shape *dst);
 
+/* A copy of a shape in one block, without validation: for shapes already known to be
+ * well formed (from a verified module, or a literal's), where checking them again would
+ * cost more than the copy. cxla_shape_block_size gives the bytes the copy takes (root
+ * included; false when that overflows); cxla_shape_copy_into copies |shape| into |block|
+ * (16-byte aligned, exactly that size, need not be zeroed) and returns the root, at
+ * |block|. Nothing in the copy points outside |block|. */
+bool cxla_shape_block_size(const cxla_shape *shape, size_t *out_size);
+cxla_shape *cxla_shape_copy_into(void *block, size_t size, const cxla_shape *shape);
+
 /* Appends the text form of |shape| (cxla_shape_print_flags) to |b|. */
 void cxla_shape_print(cxla_strbuf *b, const cxla_shape *shape, int flags);
 /* Appends a layout "{1,0:T(8,128)}" for |shape| (which must have one). */

@@ -153,6 +153,47 @@ static void test_scalar_and_tuple(void) {
     cxla_literal_free(t);
 }
 
+/* Literals are single blocks, reused through a per-thread cache: a block handed out
+ * again must be zeroed, and a tuple's shape must follow its elements when one is taken
+ * out or given another shape. */
+static void test_blocks(void) {
+    for (int round = 0; round < 3; round++) {
+        cxla_literal *lits[100];
+        for (int i = 0; i < 100; i++) {
+            lits[i] = make(CXLA_S32, 1, (int64_t[]){1 + i % 5});
+            const int32_t *d = cxla_literal_data_const(lits[i]);
+            for (int j = 0; j < 1 + i % 5; j++) CHECK_EQ_I64(d[j], 0);
+            CHECK_EQ_I64(cxla_literal_shape(lits[i])->dims[0], 1 + i % 5);
+            memset(cxla_literal_data(lits[i]), 0xff, cxla_literal_byte_size(lits[i]));
+        }
+        for (int i = 0; i < 100; i++) cxla_literal_free(lits[i]);
+    }
+
+    cxla_literal *a = make(CXLA_F32, 2, (int64_t[]){2, 3}), *b = make(CXLA_U8, 0, NULL), *t;
+    cxla_literal *elems[] = {a, b};
+    CHECK_OK(cxla_literal_create_tuple(elems, 2, &t));
+    const cxla_shape *ts = cxla_literal_shape(t);
+    CHECK(cxla_shape_equal(&ts->elements[0], cxla_literal_shape(a)));
+    /* Another shape for element 0 (dimension 1 dynamic), then the tuple's refreshed. */
+    cxla_shape dyn = *cxla_literal_shape(a);
+    uint8_t flags[2] = {0, 1};
+    dyn.dynamic = flags;
+    CHECK_OK(cxla_literal_replace_shape(a, &dyn));
+    cxla_literal_tuple_refresh_shape(t);
+    CHECK(cxla_shape_equal(&ts->elements[0], &dyn));
+    CHECK(ts->elements[0].dynamic && ts->elements[0].dynamic[1] == 1);
+    /* Taking element 1 out leaves an empty tuple in the shape too. */
+    cxla_literal *taken = cxla_literal_tuple_take(t, 1);
+    CHECK(taken == b);
+    CHECK(ts->elements[1].type == CXLA_TUPLE && ts->elements[1].tuple_count == 0);
+    cxla_literal_free(taken);
+    cxla_literal *copy;
+    CHECK_OK(cxla_literal_clone(t, &copy));
+    CHECK(cxla_shape_equal(cxla_literal_shape(copy), ts));
+    cxla_literal_free(copy);
+    cxla_literal_free(t);
+}
+
 static void test_convert(void) {
     /* float -> int: truncate toward zero, saturate, NaN -> 0 */
     double in[] = {1.9, -1.9, 1e10, -1e10, NAN, INFINITY, -INFINITY, -0.0, 127.5, -128.9};
@@ -358,4 +399,5 @@ static void test_compare(void) {
 }
 
 TEST_MAIN(TEST(test_create_array), TEST(test_create_errors), TEST(test_get_set),
-          TEST(test_scalar_and_tuple), TEST(test_convert), TEST(test_relayout), TEST(test_compare))
+          TEST(test_scalar_and_tuple), TEST(test_blocks), TEST(test_convert), TEST(test_relayout),
+          TEST(test_compare))

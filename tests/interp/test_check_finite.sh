@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# `cxla run --check-finite`: the interpreter names the first instruction that makes a NaN
+# or Inf out of finite operands, for every float and complex type (each has its own
+# test of the exponent bits), and never an instruction that only moves elements.
+set -u
+cxla=${1:?path to the cxla tool}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); }
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+# expect NAME PATTERN INVERT -- command...: the command must succeed and its output match
+# PATTERN (grep -E), or not match it when INVERT is "not".
+expect() {
+  local name=$1 pattern=$2 invert=$3
+  shift 4
+  local out
+  out=$("$@" 2>&1)
+  local got=$?
+  if [ "$got" -ne 0 ]; then fail "$name: exit $got: $out"; return; fi
+  if [ "$invert" = not ]; then
+    if grep -qE -- "$pattern" <<<"$out"; then fail "$name: output has /$pattern/: $out"; return; fi
+  elif ! grep -qE -- "$pattern" <<<"$out"; then
+    fail "$name: output lacks /$pattern/: $out"
+    return
+  fi
+  ok
+}
+
+# x * big overflows to Inf in every type (the product of two finite numbers); the
+# elements moved around it (slice, reshape, tuple) are finite.
+for t in f16 bf16 f32 f64 f8e5m2 f8e4m3fn; do
+  case $t in
+    f16) big=60000 ;;
+    bf16 | f32) big=3e38 ;;
+    f64) big=1e308 ;;
+    f8e5m2) big=57344 ;;
+    f8e4m3fn) big=448 ;;
+  esac
+  cat >"$dir/$t.hlo" <<HLO
+HloModule overflow_$t
+ENTRY main {
+  x = $t[4] parameter(0)
+  c = $t[] constant($big)
+  b = $t[4] broadcast(c), dimensions={}
+  s = $t[2] slice(x), slice={[0:2]}
+  r = $t[2,1] reshape(s)
+  m = $t[4] multiply(x, b)
+  ROOT t = ($t[2,1], $t[4]) tuple(r, m)
+}
+HLO
+  expect "$t overflow" "m \(multiply.*first to produce a NaN or Inf" "" -- \
+    "$cxla" run --check-finite "$dir/$t.hlo" "$t[4] {1, 0.5, 4, 0}"
+  expect "$t finite" "first to produce" not -- \
+    "$cxla" run --check-finite "$dir/$t.hlo" "$t[4] {0, 0, 0, 0}"
+done
+
+# Complex types: the real and the imaginary part are both tested.
+for t in c64 c128; do
+  case $t in
+    c64) big=3e38 ;;
+    c128) big=1e308 ;;
+  esac
+  cat >"$dir/$t.hlo" <<HLO
+HloModule overflow_$t
+ENTRY main {
+  x = $t[2] parameter(0)
+  c = $t[] constant(($big, 0))
+  b = $t[2] broadcast(c), dimensions={}
+  ROOT m = $t[2] multiply(x, b)
+}
+HLO
+  expect "$t overflow (imaginary)" "m \(multiply.*first to produce" "" -- \
+    "$cxla" run --check-finite "$dir/$t.hlo" "$t[2] {(0, 0), (0, 4)}"
+  expect "$t overflow (real)" "m \(multiply.*first to produce" "" -- \
+    "$cxla" run --check-finite "$dir/$t.hlo" "$t[2] {(4, 0), (0, 0)}"
+  expect "$t finite" "first to produce" not -- \
+    "$cxla" run --check-finite "$dir/$t.hlo" "$t[2] {(0.5, 0), (0, 0.25)}"
+done
+
+# A NaN that comes in as an argument and is only moved (dynamic-update-slice, select,
+# tuple) is nobody's fault; the log of a negative number is.
+cat >"$dir/move.hlo" <<'HLO'
+HloModule move
+ENTRY main {
+  x = f32[4] parameter(0)
+  y = f32[1] parameter(1)
+  i = s32[] constant(2)
+  d = f32[4] dynamic-update-slice(x, y, i)
+  p = pred[4] constant({1, 0, 1, 0})
+  s = f32[4] select(p, d, x)
+  l = f32[1] log(y)
+  ROOT t = (f32[4], f32[1]) tuple(s, l)
+}
+HLO
+expect "moved NaN" "first to produce" not -- \
+  "$cxla" run --check-finite "$dir/move.hlo" "f32[4] {1, 2, 3, 4}" "f32[1] {nan}"
+expect "computed NaN" "l \(log.*first to produce" "" -- \
+  "$cxla" run --check-finite "$dir/move.hlo" "f32[4] {1, 2, 3, 4}" "f32[1] {-1}"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
