@@ -122,9 +122,19 @@ def every_collective(n):
               "  cp = s32[12] collective-permute(p), source_target_pairs={%s}\n"
               "  cb = s32[12] collective-broadcast(p), replica_groups={}\n"
               "  id = u32[] replica-id()\n"
-              "  ROOT t = (s32[12], s32[%d], s32[%d], s32[12], s32[12], s32[12], u32[]) "
-              "tuple(ar, ag, rs, a2a, cp, cb, id)\n}\n") % (12 * n, 12 // n, ring, 12 * n, 12 // n)
-    got = run_ok("every_collective", module, [[x_of(r)] for r in range(n)], n, 7)
+              "  cr = s32[12] collective-reduce(p), replica_groups={}, to_apply=add\n"
+              # ragged-all-to-all: element k of each replica goes to replica k, landing at
+              # the sender's replica id there
+              "  ids = s32[] convert(id)\n  oo = s32[%d] broadcast(ids), dimensions={}\n"
+              "  io = s32[%d] iota(), iota_dimension=0\n  one = s32[] constant(1)\n"
+              "  ones = s32[%d] broadcast(one), dimensions={}\n  zero = s32[] constant(0)\n"
+              "  out0 = s32[%d] broadcast(zero), dimensions={}\n"
+              "  pn = s32[%d] slice(p), slice={[0:%d]}\n"
+              "  ra = s32[%d] ragged-all-to-all(pn, out0, io, ones, oo, ones), replica_groups={}\n"
+              "  ROOT t = (s32[12], s32[%d], s32[%d], s32[12], s32[12], s32[12], u32[], s32[12], "
+              "s32[%d]) tuple(ar, ag, rs, a2a, cp, cb, id, cr, ra)\n}\n") % (
+                  12 * n, 12 // n, ring, n, n, n, n, n, n, n, 12 * n, 12 // n, n)
+    got = run_ok("every_collective", module, [[x_of(r)] for r in range(n)], n, 9)
     if got is None:
         return
     xs = [x_of(r) for r in range(n)]
@@ -139,6 +149,9 @@ def every_collective(n):
         expect(tag + "collective-permute", got[r][4], xs[(r - 1) % n])
         expect(tag + "collective-broadcast", got[r][5], xs[0])
         expect(tag + "replica-id", got[r][6], np.uint32(r))
+        # the group's first member gets the sum; cxla leaves the others their operands
+        expect(tag + "collective-reduce", got[r][7], sum(xs) if r == 0 else xs[r])
+        expect(tag + "ragged-all-to-all", got[r][8], np.array([xs[k][r] for k in range(n)]))
 
 
 def groups():
