@@ -797,6 +797,7 @@ static bool conv_labels(cv *c, const mlir_op *op, const mlir_attr *dn, cxla_strb
     if (!g || g->kind != MA_ARRAY || !g->cross || g->count != 3)
         return cv_fail(c, op, "expected dim_numbers [..]x[..]->[..]");
     *nspatial = 0;
+    unsigned seen[3] = {0, 0, 0}; /* the spatial numbers each group names */
     for (int k = 0; k < 3; k++) {
         const mlir_attr *grp = g->items[k];
         if (k) cxla_strbuf_puts(b, k == 1 ? "_" : "->");
@@ -804,6 +805,10 @@ static bool conv_labels(cv *c, const mlir_op *op, const mlir_attr *dn, cxla_strb
             const mlir_attr *e = grp->items[i];
             if (e->kind == MA_INT) {
                 if (e->i < 0 || e->i > 9) return cv_fail(c, op, "too many spatial dimensions");
+                if (seen[k] & (1u << e->i))
+                    return cv_fail(c, op, "spatial dimension %" PRId64 " named twice",
+                                   (int64_t)e->i);
+                seen[k] |= 1u << e->i;
                 cxla_strbuf_putc(b, (char)('0' + e->i));
                 if (k == 1) {
                     kernel_spatial[e->i] = i;
@@ -816,6 +821,13 @@ static bool conv_labels(cv *c, const mlir_op *op, const mlir_attr *dn, cxla_strb
             }
         }
     }
+    /* Each group names the spatial dimensions 0 .. n-1, each once. */
+    unsigned all = (1u << *nspatial) - 1;
+    if (seen[0] != all || seen[1] != all || seen[2] != all)
+        return cv_fail(c, op,
+                       "dim_numbers: input, kernel and output must each name the spatial "
+                       "dimensions 0..%" PRId64 " once",
+                       *nspatial - 1);
     return true;
 }
 
@@ -858,7 +870,13 @@ static bool convolution(cv *c, cv_scope *s, const mlir_op *op) {
         *lists[i].out = lists[i].buf;
     }
     int64_t size[16];
-    for (int64_t i = 0; i < ns; i++) size[i] = ops[1]->shape.dims[kspatial[i]];
+    for (int64_t i = 0; i < ns; i++) {
+        if (kspatial[i] >= ops[1]->shape.rank || ops[1]->shape.type == CXLA_TUPLE) {
+            cxla_strbuf_free(&labels);
+            return cv_fail(c, op, "dim_numbers name more kernel dimensions than its rank");
+        }
+        size[i] = ops[1]->shape.dims[kspatial[i]];
+    }
     cxla_strbuf win;
     cxla_strbuf_init(&win);
     window_text(c, op, &win, ns, size, st, pad, lhs, rhs, rev);

@@ -82,6 +82,24 @@ static void test_errors_have_line_and_column(void) {
                       "  %0 = stablehlo.constant dense<2.5> : tensor<i32>\n"
                       "  return %0 : tensor<i32>\n}\n");
     CHECK_MSG(strstr(msg, "not an integer"), "got: %s", msg);
+    /* a spatial dimension named twice, one never named (fuzzer finding: an unset kernel
+     * position was read) */
+    msg = parse_error("func.func @main(%a: tensor<1x4x4x1xf32>, %k: tensor<3x3x1x1xf32>) -> "
+                      "tensor<1x2x2x1xf32> {\n"
+                      "  %0 = stablehlo.convolution(%a, %k) dim_numbers = [b, 1, 1, f]x[0, 2, i, "
+                      "o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, "
+                      "feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, "
+                      "tensor<3x3x1x1xf32>) -> tensor<1x2x2x1xf32>\n"
+                      "  return %0 : tensor<1x2x2x1xf32>\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:2:") && strstr(msg, "named twice"), "got: %s", msg);
+    msg = parse_error("func.func @main(%a: tensor<1x4x4x1xf32>, %k: tensor<3x3x1x1xf32>) -> "
+                      "tensor<1x2x2x1xf32> {\n"
+                      "  %0 = stablehlo.convolution(%a, %k) dim_numbers = [b, 0, 1, f]x[0, 2, i, "
+                      "o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, "
+                      "feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, "
+                      "tensor<3x3x1x1xf32>) -> tensor<1x2x2x1xf32>\n"
+                      "  return %0 : tensor<1x2x2x1xf32>\n}\n");
+    CHECK_MSG(strstr(msg, "each name the spatial dimensions 0..2 once"), "got: %s", msg);
     parse_error("");
     parse_error("module {");
     parse_error("func.func @a() {\n  func.return\n}\nfunc.func @a() {\n  func.return\n}\n");
