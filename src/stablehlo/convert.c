@@ -231,6 +231,9 @@ bool cv_bind_results(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *in) {
 bool cv_operands(cv *c, cv_scope *s, const mlir_op *op, cxla_instr **out, int64_t max,
                  int64_t *out_count) {
     if (op->operand_count > max) return cv_fail(c, op, "too many operands");
+    /* The slots past the operands given are NULL, which cv_emit refuses ("missing operand")
+     * for a converter that uses more than it got. */
+    for (int64_t i = op->operand_count; i < max; i++) out[i] = NULL;
     for (int64_t i = 0; i < op->operand_count; i++) {
         out[i] = cv_lookup(c, s, op, op->operands[i]);
         if (!out[i]) return false;

@@ -100,6 +100,13 @@ static void test_errors_have_line_and_column(void) {
                       "tensor<3x3x1x1xf32>) -> tensor<1x2x2x1xf32>\n"
                       "  return %0 : tensor<1x2x2x1xf32>\n}\n");
     CHECK_MSG(strstr(msg, "each name the spatial dimensions 0..2 once"), "got: %s", msg);
+    /* fewer operands than the operation takes (fuzzer finding: unset operand slots were
+     * read) */
+    msg = parse_error("func.func @main() -> tensor<i64> {\n"
+                      "  %a = stablehlo.constant dense<1> : tensor<i64>\n"
+                      "  %0 = stablehlo.rng %a : tensor<i64>\n"
+                      "  return %0 : tensor<i64>\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:3:8") && strstr(msg, "missing operand"), "got: %s", msg);
     parse_error("");
     parse_error("module {");
     parse_error("func.func @a() {\n  func.return\n}\nfunc.func @a() {\n  func.return\n}\n");
