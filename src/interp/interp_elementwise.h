@@ -86,6 +86,10 @@ typedef enum interp_cmp_type {
 
 /* ---- integers and pred (interp_elementwise_int.c) ---------------------------------- */
 
+/* In the unary and binary kernels below (integer and float), |out| must not overlap the
+ * operands: their loops are compiled with restrict pointers (operands may overlap each
+ * other). */
+
 /* Unary: negate abs sign not popcnt count-leading-zeros. Results are wrapped to the
  * width of sub-byte types. */
 bool interp_ew_int_unary(cxla_opcode op, cxla_type type, const void *x, void *out, int64_t n);

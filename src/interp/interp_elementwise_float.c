@@ -13,9 +13,19 @@
 
 #include "interp/interp_elementwise.h"
 
+/* for (i = 0; i < n; i++) body, in blocks of a constant 64 iterations (which GCC 12
+ * vectorizes at -O2 where the body allows; it does not with an int64_t counter running
+ * from i0_ to i0_ + 64) and then the rest. */
 #define LOOP(...)                                                                                  \
     do {                                                                                           \
-        for (int64_t i = 0; i < n; i++) {                                                          \
+        int64_t i0_ = 0;                                                                           \
+        for (; i0_ + 64 <= n; i0_ += 64) {                                                         \
+            for (int k_ = 0; k_ < 64; k_++) {                                                      \
+                int64_t i = i0_ + k_;                                                              \
+                __VA_ARGS__;                                                                       \
+            }                                                                                      \
+        }                                                                                          \
+        for (int64_t i = i0_; i < n; i++) {                                                        \
             __VA_ARGS__;                                                                           \
         }                                                                                          \
     } while (0)
@@ -87,14 +97,14 @@ static float min_f32(float a, float b) {
 #define MATH_CASE_F64(OP, FN)                                                                      \
     case OP: LOOP(out[i] = FN(x[i])); return true;
 
-static bool unary_f32(cxla_opcode op, const float *x, float *out, int64_t n) {
+static bool unary_f32(cxla_opcode op, const float *restrict x, float *restrict out, int64_t n) {
     switch (op) {
         INTERP_EW_FLOAT_MATH(MATH_CASE_F32)
     default: return false;
     }
 }
 
-static bool unary_f64(cxla_opcode op, const double *x, double *out, int64_t n) {
+static bool unary_f64(cxla_opcode op, const double *restrict x, double *restrict out, int64_t n) {
     switch (op) {
         INTERP_EW_FLOAT_MATH(MATH_CASE_F64)
     default: return false;
@@ -118,7 +128,8 @@ void interp_ew_float_is_finite(cxla_type type, const void *x, uint8_t *out, int6
 }
 
 #define DEFINE_FLOAT_BINARY(NAME, T, MAX, MIN)                                                     \
-    static bool binary_##NAME(cxla_opcode op, const T *a, const T *b, T *out, int64_t n) {         \
+    static bool binary_##NAME(cxla_opcode op, const T *restrict a, const T *restrict b,            \
+                              T *restrict out, int64_t n) {                                        \
         switch (op) {                                                                              \
         case CXLA_OP_ADD: LOOP(out[i] = a[i] + b[i]); return true;                                 \
         case CXLA_OP_SUBTRACT: LOOP(out[i] = a[i] - b[i]); return true;                            \

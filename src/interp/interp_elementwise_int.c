@@ -15,9 +15,19 @@
 
 #include "interp/interp_elementwise.h"
 
+/* for (i = 0; i < n; i++) body, in blocks of a constant 64 iterations (which GCC 12
+ * vectorizes at -O2 where the body allows; it does not with an int64_t counter running
+ * from i0_ to i0_ + 64) and then the rest. */
 #define LOOP(...)                                                                                  \
     do {                                                                                           \
-        for (int64_t i = 0; i < n; i++) {                                                          \
+        int64_t i0_ = 0;                                                                           \
+        for (; i0_ + 64 <= n; i0_ += 64) {                                                         \
+            for (int k_ = 0; k_ < 64; k_++) {                                                      \
+                int64_t i = i0_ + k_;                                                              \
+                __VA_ARGS__;                                                                       \
+            }                                                                                      \
+        }                                                                                          \
+        for (int64_t i = i0_; i < n; i++) {                                                        \
             __VA_ARGS__;                                                                           \
         }                                                                                          \
     } while (0)
@@ -69,7 +79,8 @@ static uint64_t mulhi_s64(int64_t a, int64_t b) {
 /* T: the storage type; UT: its unsigned twin; WT: the wrapping arithmetic type (at
  * least unsigned int); SIGNED: 1 for the signed types. */
 #define DEFINE_INT_KERNELS(NAME, T, UT, WT, SIGNED)                                                \
-    static bool unary_##NAME(cxla_opcode op, const T *x, T *out, int64_t n, int bits, bool pred) { \
+    static bool unary_##NAME(cxla_opcode op, const T *restrict x, T *restrict out, int64_t n,      \
+                             int bits, bool pred) {                                                \
         const int top = (int)sizeof(T) * 8 - 1;                                                    \
         const uint64_t mask = width_mask(bits);                                                    \
         switch (op) {                                                                              \
@@ -99,8 +110,8 @@ static uint64_t mulhi_s64(int64_t a, int64_t b) {
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
-    static bool binary_##NAME(cxla_opcode op, const T *a, const T *b, T *out, int64_t n, int bits, \
-                              bool pred) {                                                         \
+    static bool binary_##NAME(cxla_opcode op, const T *restrict a, const T *restrict b,            \
+                              T *restrict out, int64_t n, int bits, bool pred) {                   \
         const uint64_t mask = width_mask(bits);                                                    \
         const T all_ones = (T) ~(UT)0;                                                             \
         switch (op) {                                                                              \

@@ -458,6 +458,294 @@ static cxla_status dim_space_init(dim_space *d, int64_t rank, const int64_t *dim
     return NULL;
 }
 
+/* ---- reduce over blocks of outputs ------------------------------------------------- */
+
+/* op_reduce's typed loops for pred, the integers, f32 and f64. Outputs are taken in blocks
+ * of up to REDUCE_LANES consecutive elements ("lanes"), and the reduced elements are
+ * visited in the same row-major order for every lane of a block, so each output element
+ * sees exactly the additions (maxima, ...) it would see alone, in the same order and the
+ * same pairwise tree (pairwise_f32/f64 above), while the inner loops run across lanes: a
+ * contiguous run of the input when the kept dimensions are the minor ones (a column sum),
+ * which the compiler vectorizes, and independent accumulators otherwise (a row sum). */
+enum { REDUCE_LANES = 64, REDUCE_ROW_LANES = 8, REDUCE_MAX_DEPTH = 64 };
+
+typedef struct lane_block {
+    const interp_space *sp;  /* the reduced elements, offsets from the block's base */
+    int64_t step;            /* >= 0: reduced element r is at offset r * step (no cursor) */
+    int64_t w;               /* lanes in the block, 1..REDUCE_LANES */
+    const int64_t *lane_off; /* offset of each lane from the base; NULL: lane k at k */
+} lane_block;
+
+/* The offset of reduced element |first|, and a cursor there for the next ones. */
+static inline int64_t lane_seek(const lane_block *b, int64_t first, interp_cursor *c) {
+    c->offset = 0; /* unused with a step; set for the compiler's flow analysis */
+    if (b->step >= 0) return first * b->step;
+    cursor_seek(b->sp, first, c);
+    return c->offset;
+}
+
+static inline int64_t lane_next(const lane_block *b, int64_t off, interp_cursor *c) {
+    if (b->step >= 0) return off + b->step;
+    cursor_next(b->sp, c);
+    return c->offset;
+}
+
+/* The lane loops: OP(acc, x) gives the new accumulator. A full block of contiguous lanes
+ * has a constant trip count, which GCC vectorizes at -O2. */
+#define LANE_LOOP(T, OP)                                                                           \
+    do {                                                                                           \
+        if (!lo && w == REDUCE_LANES) {                                                            \
+            for (int64_t k = 0; k < REDUCE_LANES; k++) acc[k] = OP(acc[k], p[k]);                  \
+        } else if (!lo) {                                                                          \
+            for (int64_t k = 0; k < w; k++) acc[k] = OP(acc[k], p[k]);                             \
+        } else {                                                                                   \
+            for (int64_t k = 0; k < w; k++) acc[k] = OP(acc[k], p[lo[k]]);                         \
+        }                                                                                          \
+    } while (0)
+
+#define LANE_FIRST(T)                                                                              \
+    do {                                                                                           \
+        for (int64_t k = 0; k < w; k++) acc[k] = p[lo ? lo[k] : k];                                \
+    } while (0)
+
+/* acc[k] = OP(acc[k], x) for the reduced elements in order (a sequential fold). */
+#define DEFINE_LANE_FOLD(T, NAME, OPNAME, OP)                                                      \
+    static void lanes_##OPNAME##_##NAME(const lane_block *b, const T *data, T *restrict acc) {     \
+        int64_t w = b->w, n = b->sp->count;                                                        \
+        const int64_t *lo = b->lane_off;                                                           \
+        interp_cursor c;                                                                           \
+        int64_t off = n > 0 ? lane_seek(b, 0, &c) : 0;                                             \
+        for (int64_t r = 0; r < n; r++) {                                                          \
+            const T *restrict p = data + off;                                                      \
+            LANE_LOOP(T, OP);                                                                      \
+            if (r + 1 < n) off = lane_next(b, off, &c);                                            \
+        }                                                                                          \
+    }
+
+#define DEFINE_INT_LANES(T, UT, NAME)                                                              \
+    static inline T NAME##_add_op(T a, T x) {                                                      \
+        return (T)((UT)a + (UT)x);                                                                 \
+    }                                                                                              \
+    static inline T NAME##_mul_op(T a, T x) {                                                      \
+        return (T)((UT)a * (UT)x);                                                                 \
+    }                                                                                              \
+    static inline T NAME##_max_op(T a, T x) {                                                      \
+        return x > a ? x : a;                                                                      \
+    }                                                                                              \
+    static inline T NAME##_min_op(T a, T x) {                                                      \
+        return x < a ? x : a;                                                                      \
+    }                                                                                              \
+    static inline T NAME##_and_op(T a, T x) {                                                      \
+        return (T)(a & x);                                                                         \
+    }                                                                                              \
+    static inline T NAME##_or_op(T a, T x) {                                                       \
+        return (T)(a | x);                                                                         \
+    }                                                                                              \
+    static inline T NAME##_xor_op(T a, T x) {                                                      \
+        return (T)(a ^ x);                                                                         \
+    }                                                                                              \
+    DEFINE_LANE_FOLD(T, NAME, add, NAME##_add_op)                                                  \
+    DEFINE_LANE_FOLD(T, NAME, mul, NAME##_mul_op)                                                  \
+    DEFINE_LANE_FOLD(T, NAME, max, NAME##_max_op)                                                  \
+    DEFINE_LANE_FOLD(T, NAME, min, NAME##_min_op)                                                  \
+    DEFINE_LANE_FOLD(T, NAME, and, NAME##_and_op)                                                  \
+    DEFINE_LANE_FOLD(T, NAME, or, NAME##_or_op)                                                    \
+    DEFINE_LANE_FOLD(T, NAME, xor, NAME##_xor_op)                                                  \
+    static void lanes_##NAME(interp_reducer kind, const lane_block *b, const T *data, T *acc) {    \
+        switch (kind) {                                                                            \
+        case INTERP_REDUCER_ADD: lanes_add_##NAME(b, data, acc); break;                            \
+        case INTERP_REDUCER_MUL: lanes_mul_##NAME(b, data, acc); break;                            \
+        case INTERP_REDUCER_MAX: lanes_max_##NAME(b, data, acc); break;                            \
+        case INTERP_REDUCER_MIN: lanes_min_##NAME(b, data, acc); break;                            \
+        case INTERP_REDUCER_AND: lanes_and_##NAME(b, data, acc); break;                            \
+        case INTERP_REDUCER_OR: lanes_or_##NAME(b, data, acc); break;                              \
+        case INTERP_REDUCER_XOR: lanes_xor_##NAME(b, data, acc); break;                            \
+        default: break;                                                                            \
+        }                                                                                          \
+    }
+DEFINE_INT_LANES(int8_t, uint8_t, s8)
+DEFINE_INT_LANES(int16_t, uint16_t, s16)
+DEFINE_INT_LANES(int32_t, uint32_t, s32)
+DEFINE_INT_LANES(int64_t, uint64_t, s64)
+DEFINE_INT_LANES(uint8_t, uint8_t, u8)
+DEFINE_INT_LANES(uint16_t, uint16_t, u16)
+DEFINE_INT_LANES(uint32_t, uint32_t, u32)
+DEFINE_INT_LANES(uint64_t, uint64_t, u64)
+
+/* pred: + and max are or, * and min are and (as fold_pred). */
+static inline uint8_t pred_or_op(uint8_t a, uint8_t x) {
+    return (uint8_t)((a | x) != 0);
+}
+static inline uint8_t pred_and_op(uint8_t a, uint8_t x) {
+    return (uint8_t)((a & x) != 0);
+}
+static inline uint8_t pred_xor_op(uint8_t a, uint8_t x) {
+    return (uint8_t)((a ^ x) != 0);
+}
+DEFINE_LANE_FOLD(uint8_t, pred, or, pred_or_op)
+DEFINE_LANE_FOLD(uint8_t, pred, and, pred_and_op)
+DEFINE_LANE_FOLD(uint8_t, pred, xor, pred_xor_op)
+static void lanes_pred(interp_reducer kind, const lane_block *b, const uint8_t *data,
+                       uint8_t *acc) {
+    switch (kind) {
+    case INTERP_REDUCER_ADD:
+    case INTERP_REDUCER_OR:
+    case INTERP_REDUCER_MAX: lanes_or_pred(b, data, acc); break;
+    case INTERP_REDUCER_MUL:
+    case INTERP_REDUCER_AND:
+    case INTERP_REDUCER_MIN: lanes_and_pred(b, data, acc); break;
+    case INTERP_REDUCER_XOR: lanes_xor_pred(b, data, acc); break;
+    default: break;
+    }
+}
+
+/* Floats: * max min fold in order; + sums pairwise with pairwise_f32/f64's tree: a range
+ * of up to PAIRWISE_LEAF elements summed in order from its first, a longer one split at
+ * half = n / 2 and its halves added, left + right. |stack| holds REDUCE_LANES elements per
+ * level below. */
+#define DEFINE_FLOAT_LANES(T, NAME)                                                                \
+    static inline T NAME##_add_op(T a, T x) {                                                      \
+        return a + x;                                                                              \
+    }                                                                                              \
+    static inline T NAME##_mul_op(T a, T x) {                                                      \
+        return a * x;                                                                              \
+    }                                                                                              \
+    DEFINE_LANE_FOLD(T, NAME, mul, NAME##_mul_op)                                                  \
+    DEFINE_LANE_FOLD(T, NAME, max, NAME##_max)                                                     \
+    DEFINE_LANE_FOLD(T, NAME, min, NAME##_min)                                                     \
+    static void lanes_pairwise_##NAME(const lane_block *b, const T *data, int64_t first,           \
+                                      int64_t n, T *restrict acc, T *stack) {                      \
+        int64_t w = b->w;                                                                          \
+        const int64_t *lo = b->lane_off;                                                           \
+        if (n <= PAIRWISE_LEAF) {                                                                  \
+            interp_cursor c;                                                                       \
+            int64_t off = lane_seek(b, first, &c);                                                 \
+            const T *restrict p = data + off;                                                      \
+            LANE_FIRST(T);                                                                         \
+            for (int64_t r = 1; r < n; r++) {                                                      \
+                off = lane_next(b, off, &c);                                                       \
+                p = data + off;                                                                    \
+                LANE_LOOP(T, NAME##_add_op);                                                       \
+            }                                                                                      \
+            return;                                                                                \
+        }                                                                                          \
+        int64_t half = n / 2;                                                                      \
+        lanes_pairwise_##NAME(b, data, first, half, acc, stack);                                   \
+        lanes_pairwise_##NAME(b, data, first + half, n - half, stack, stack + REDUCE_LANES);       \
+        const T *restrict p = stack;                                                               \
+        lo = NULL;                                                                                 \
+        LANE_LOOP(T, NAME##_add_op);                                                               \
+    }                                                                                              \
+    static void lanes_##NAME(interp_reducer kind, const lane_block *b, const T *data, T *acc) {    \
+        switch (kind) {                                                                            \
+        case INTERP_REDUCER_ADD: {                                                                 \
+            if (b->sp->count == 0) break;                                                          \
+            T sum[REDUCE_LANES], stack[REDUCE_LANES * REDUCE_MAX_DEPTH];                           \
+            lanes_pairwise_##NAME(b, data, 0, b->sp->count, sum, stack);                           \
+            for (int64_t k = 0; k < b->w; k++) acc[k] = acc[k] + sum[k];                           \
+            break;                                                                                 \
+        }                                                                                          \
+        case INTERP_REDUCER_MUL: lanes_mul_##NAME(b, data, acc); break;                            \
+        case INTERP_REDUCER_MAX: lanes_max_##NAME(b, data, acc); break;                            \
+        case INTERP_REDUCER_MIN: lanes_min_##NAME(b, data, acc); break;                            \
+        default: break;                                                                            \
+        }                                                                                          \
+    }
+DEFINE_FLOAT_LANES(float, f32)
+DEFINE_FLOAT_LANES(double, f64)
+
+/* Whether reduce_lanes handles |type|. */
+static bool lanes_support(interp_reducer kind, cxla_type type) {
+    switch (type) {
+    case CXLA_PRED:
+    case CXLA_S8:
+    case CXLA_S16:
+    case CXLA_S32:
+    case CXLA_S64:
+    case CXLA_U8:
+    case CXLA_U16:
+    case CXLA_U32:
+    case CXLA_U64: return kind != INTERP_REDUCER_NONE;
+    case CXLA_F32:
+    case CXLA_F64: return interp_reducer_supports(kind, type);
+    default: return false;
+    }
+}
+
+/* One block: acc (w elements, holding the init value) folded with the reduced elements
+ * of each lane, the elements of lane k at |data| + lane offset + reduced offsets. */
+static void lanes_run(interp_reducer kind, cxla_type type, const lane_block *b, const void *data,
+                      int64_t base, void *acc) {
+    switch (type) {
+    case CXLA_PRED: lanes_pred(kind, b, (const uint8_t *)data + base, acc); break;
+    case CXLA_S8: lanes_s8(kind, b, (const int8_t *)data + base, acc); break;
+    case CXLA_S16: lanes_s16(kind, b, (const int16_t *)data + base, acc); break;
+    case CXLA_S32: lanes_s32(kind, b, (const int32_t *)data + base, acc); break;
+    case CXLA_S64: lanes_s64(kind, b, (const int64_t *)data + base, acc); break;
+    case CXLA_U8: lanes_u8(kind, b, (const uint8_t *)data + base, acc); break;
+    case CXLA_U16: lanes_u16(kind, b, (const uint16_t *)data + base, acc); break;
+    case CXLA_U32: lanes_u32(kind, b, (const uint32_t *)data + base, acc); break;
+    case CXLA_U64: lanes_u64(kind, b, (const uint64_t *)data + base, acc); break;
+    case CXLA_F32: lanes_f32(kind, b, (const float *)data + base, acc); break;
+    case CXLA_F64: lanes_f64(kind, b, (const double *)data + base, acc); break;
+    default: break;
+    }
+}
+
+/* The reduce of |in| (dims |dims|, row-major, |reduced| marking the reduced dimensions)
+ * into |out| by blocks of lanes; every output element starts from |init|. */
+static void reduce_lanes(interp_reducer kind, cxla_type type, const void *in, const void *init,
+                         void *out, const dim_space *inner, const dim_space *outer, int64_t rank,
+                         const int64_t *dims, const bool *reduced) {
+    size_t size = cxla_type_storage(type);
+    /* Reduced element r at r * step when the reduced dimensions have strides that make
+     * one arithmetic progression (a trailing group, or dimensions of size 1 between). */
+    int64_t step = 0, span = 1;
+    for (int64_t j = inner->sp.rank - 1; j >= 0 && step >= 0; j--) {
+        int64_t n = inner->sp.sizes[j];
+        int64_t stride = n > 1 ? inner->sp.offsets[j][1] : 0;
+        if (n <= 1) continue;
+        if (span == 1 && step == 0)
+            step = stride;
+        else if (stride != step * span)
+            step = -1;
+        span *= n;
+    }
+    /* K: the elements of the kept dimensions after the last reduced one, contiguous in the
+     * input for each output, and consecutive outputs. */
+    int64_t last = -1, K = 1;
+    for (int64_t j = 0; j < rank; j++)
+        if (reduced[j]) last = j;
+    for (int64_t j = last + 1; j < rank; j++) K *= dims[j];
+    lane_block b = {.sp = &inner->sp, .step = step};
+    int64_t lane_off[REDUCE_LANES];
+    int64_t out_count = outer->sp.count;
+    interp_cursor oc;
+    for (int64_t e0 = 0; e0 < out_count; e0 += b.w) {
+        int64_t w = out_count - e0 < REDUCE_LANES ? out_count - e0 : REDUCE_LANES;
+        if (K > 1 && K - e0 % K < w) w = K - e0 % K;
+        /* Lanes apart in memory (a row sum): few enough that their rows stay in L1 (rows
+         * 4 KiB apart all fall in one set of a typical 8-way L1). */
+        if (K == 1 && w > REDUCE_ROW_LANES) w = REDUCE_ROW_LANES;
+        b.w = w;
+        cursor_seek(&outer->sp, e0, &oc);
+        int64_t base = oc.offset;
+        b.lane_off = NULL;
+        if (K == 1) {
+            bool contiguous = true;
+            for (int64_t k = 0; k < w; k++) {
+                if (k > 0) cursor_next(&outer->sp, &oc);
+                lane_off[k] = oc.offset - base;
+                contiguous = contiguous && lane_off[k] == k;
+            }
+            if (!contiguous) b.lane_off = lane_off;
+        }
+        uint8_t *acc = (uint8_t *)out + (size_t)e0 * size;
+        for (int64_t k = 0; k < w; k++) memcpy(acc + (size_t)k * size, init, size);
+        lanes_run(kind, type, &b, in, base, acc);
+    }
+}
+
 static bool is_scalar_array(const cxla_literal *lit) {
     const cxla_shape *s = cxla_literal_shape(lit);
     return cxla_type_is_array(s->type) && s->rank == 0;
@@ -580,7 +868,12 @@ static cxla_status op_reduce(interp_ctx *ctx, const cxla_instr *instr,
     interp_reducer kind = n == 1 ? interp_match_reducer(comp) : INTERP_REDUCER_NONE;
     cxla_type t0 = xs->type;
     if (kind != INTERP_REDUCER_NONE && t0 == cxla_literal_type(operands[1]) &&
-        interp_reducer_supports(kind, t0)) {
+        lanes_support(kind, t0)) {
+        reduce_lanes(kind, t0, cxla_literal_data_const(operands[0]),
+                     cxla_literal_data_const(operands[1]), cxla_literal_data(res[0]), &inner,
+                     &outer, xs->rank, xs->dims, reduced);
+    } else if (kind != INTERP_REDUCER_NONE && t0 == cxla_literal_type(operands[1]) &&
+               interp_reducer_supports(kind, t0)) {
         /* Fast path: a typed loop per output element. */
         size_t size = cxla_type_storage(t0);
         const void *init = cxla_literal_data_const(operands[1]);
