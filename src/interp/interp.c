@@ -82,6 +82,12 @@ typedef struct interp_plan {
     int64_t *uses;
     bool *exclusive_gte; /* get-tuple-element that alone reads its element */
     bool *dead;          /* no one reads the value: not evaluated */
+    /* Each constant's value in the interpreter's form, evaluated on first use and then
+     * lent to every run of the plan (borrowed: never taken over, updated or freed by the
+     * frame), so that a constant in a loop body costs nothing per iteration. */
+    bool *is_constant;
+    cxla_literal **constants;
+    struct interp_plan *next_with_constants; /* ctx->plans_with_constants list */
     int64_t root_slot;
 } interp_plan;
 
@@ -124,7 +130,9 @@ static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, int
             return OOM();
     plan->root_slot = -1;
     plan->dead = cxla_arena_alloc_array(a, (size_t)(n ? n : 1), sizeof(bool));
-    if (!plan->dead) return OOM();
+    plan->is_constant = cxla_arena_alloc_array(a, (size_t)(n ? n : 1), sizeof(bool));
+    plan->constants = cxla_arena_alloc_array(a, (size_t)(n ? n : 1), sizeof(cxla_literal *));
+    if (!plan->dead || !plan->is_constant || !plan->constants) return OOM();
     /* An instruction no one reads (not the root, no users, no side effect) is skipped. */
     for (int64_t i = n - 1; i >= 0; i--) {
         const cxla_instr *in = order[i];
@@ -143,6 +151,9 @@ static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, int
         if (plan->dead[i]) continue;
         if (in == comp->root) plan->root_slot = i;
         plan->handlers[i] = interp_handler(in->opcode);
+        /* Constants of the control family's handler: a value that depends on nothing. */
+        plan->is_constant[i] = in->opcode == CXLA_OP_CONSTANT && !in->shape.dynamic &&
+                               plan->handlers[i] == interp_control_ops[CXLA_OP_CONSTANT];
         if (in->operand_count > plan->max_operands) plan->max_operands = in->operand_count;
         if (in->opcode == CXLA_OP_GET_TUPLE_ELEMENT && in->operand_count == 1)
             plan->exclusive_gte[i] = gte_is_exclusive(comp, in);
@@ -166,6 +177,8 @@ static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, int
     if (plan->root_slot < 0)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "computation '%s' has no root", comp->name);
     plan->uses[plan->root_slot]++; /* the result is never freed by the loop */
+    plan->next_with_constants = ctx->plans_with_constants;
+    ctx->plans_with_constants = plan;
     *out = plan;
     return NULL;
 }
@@ -203,6 +216,8 @@ cxla_status interp_ctx_init(interp_ctx *ctx, const cxla_module *module,
 }
 
 void interp_ctx_deinit(interp_ctx *ctx) {
+    for (interp_plan *p = ctx->plans_with_constants; p; p = p->next_with_constants)
+        for (int64_t i = 0; i < p->count; i++) cxla_literal_free(p->constants[i]);
     cxla_arena_destroy(ctx->arena);
     free(ctx->collective_counts);
     memset(ctx, 0, sizeof(*ctx));
@@ -372,6 +387,15 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
                              "the interpreter does not support '%s' yet",
                              cxla_opcode_name(in->opcode));
             break;
+        }
+        if (plan->is_constant[i]) {
+            if (!plan->constants[i]) {
+                s = fn(ctx, in, ops, &plan->constants[i]);
+                if (s) break;
+            }
+            values[i] = plan->constants[i];
+            borrowed[i] = true;
+            continue;
         }
         for (int64_t k = 0; k < in->operand_count; k++) ops[k] = values[plan->operand_slots[i][k]];
         /* Let the handler take over operands it is the last user of. */

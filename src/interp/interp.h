@@ -136,6 +136,9 @@ struct interp_ctx {
         struct interp_plan *plan;
     } plan_cache[16];  /* the plans looked up last, by address (see get_plan) */
     cxla_arena *arena; /* plans and other per-run data */
+    /* Plans that hold evaluated constants (malloc'd literals, freed by interp_ctx_deinit),
+     * linked through the plans. */
+    struct interp_plan *plans_with_constants;
     bool reported_non_finite;
     /* Executions of each collective so far, by instruction id (the sequence of
      * interp_exchange); malloc'd, grown on demand. */

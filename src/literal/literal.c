@@ -120,7 +120,75 @@ static void *lead_of(cxla_literal *lit) {
     return (char *)lit + round16(sizeof(cxla_literal));
 }
 
+/* create_array for the common case, a static array with no layout or a plain one (no
+ * padding, tiles or extensions): the block's size and its shape are written directly
+ * instead of measuring and copying the shape generically, which was most of the cost of
+ * a scalar result. NULL when |shape| is not such a case or its size overflows (the
+ * general path then decides); |*oom| says that it was such a case but memory was short. */
+static cxla_literal *create_plain_array(const cxla_shape *shape, bool *oom) {
+    const cxla_layout *sl = shape->layout;
+    *oom = false;
+    if (shape->dynamic || shape->rank < 0 || shape->rank > CXLA_MAX_RANK ||
+        (sl && (sl->padded_dims || sl->tiles || sl->tile_count || sl->extra ||
+                (shape->rank > 0 && !sl->minor_to_major))) ||
+        (shape->rank > 0 && !shape->dims))
+        return NULL;
+    size_t rank = (size_t)shape->rank, count = 1, size;
+    for (size_t i = 0; i < rank; i++)
+        if (shape->dims[i] < 0 || !cxla_mul_size(count, (size_t)shape->dims[i], &count))
+            return NULL;
+    if (count > INT64_MAX || !cxla_mul_size(count, cxla_type_storage(shape->type), &size) ||
+        size > (size_t)INT64_MAX - 15)
+        return NULL;
+    /* The block: struct, data, shape, dims, layout, minor_to_major (as copy_shape). */
+    size_t head = round16(sizeof(cxla_literal)), arr = round16(rank * sizeof(int64_t));
+    size_t shape_at = head + round16(size), dims_at = shape_at + round16(sizeof(cxla_shape));
+    size_t layout_at = dims_at + arr, m2m_at = layout_at + round16(sizeof(cxla_layout));
+    size_t total = m2m_at + arr;
+    uint8_t cls;
+    char *block = block_alloc(total, &cls);
+    if (!block) {
+        *oom = true;
+        return NULL;
+    }
+    cxla_literal *lit = (cxla_literal *)block;
+    lit->cache_class = cls;
+    lit->packed = PACKED_SHAPE;
+    lit->size = size;
+    lit->count = (int64_t)count;
+    if (size) {
+        lit->data = block + head;
+        lit->packed |= PACKED_DATA;
+    }
+    cxla_shape *sh = (cxla_shape *)(block + shape_at);
+    cxla_layout *l = (cxla_layout *)(block + layout_at);
+    int64_t *dims = rank ? (int64_t *)(block + dims_at) : NULL;
+    int64_t *m2m = rank ? (int64_t *)(block + m2m_at) : NULL;
+    if (sl) *l = *sl;
+    l->minor_to_major = m2m;
+    if (rank) {
+        memcpy(dims, shape->dims, rank * sizeof(int64_t));
+        if (sl)
+            memcpy(m2m, sl->minor_to_major, rank * sizeof(int64_t));
+        else
+            for (size_t i = 0; i < rank; i++) m2m[i] = (int64_t)(rank - 1 - i);
+    }
+    sh->type = shape->type;
+    sh->rank = shape->rank;
+    sh->dims = dims;
+    sh->layout = l;
+    lit->shape = sh;
+    return lit;
+}
+
 static cxla_status create_array(const cxla_shape *shape, cxla_literal **out) {
+    bool oom;
+    cxla_literal *plain = create_plain_array(shape, &oom);
+    if (plain) {
+        *out = plain;
+        return NULL;
+    }
+    if (oom) return OOM();
     if (shape->layout && shape->layout->tile_count > 0)
         return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
                           "literals of tiled layouts are not supported (shape has %" PRId64
@@ -277,8 +345,13 @@ cxla_status cxla_literal_clone(const cxla_literal *literal, cxla_literal **out_l
     return s;
 }
 
+/* The empty tuple a taken tuple element leaves behind: one shared, read-only literal
+ * (nothing can change an empty tuple), so that taking costs no allocation; never freed. */
+static cxla_shape empty_tuple_shape = {.type = CXLA_TUPLE};
+static cxla_literal empty_tuple = {.shape = &empty_tuple_shape};
+
 void cxla_literal_free(cxla_literal *literal) {
-    if (!literal) return;
+    if (!literal || literal == &empty_tuple) return;
     for (int64_t i = 0; i < literal->tuple_count; i++) cxla_literal_free(literal->elements[i]);
     if (!(literal->packed & PACKED_ELEMENTS)) free(literal->elements);
     if (!(literal->packed & PACKED_DATA)) free(literal->data);
@@ -336,13 +409,10 @@ const cxla_literal *cxla_literal_tuple_element_const(const cxla_literal *literal
 
 cxla_literal *cxla_literal_tuple_take(cxla_literal *literal, int64_t i) {
     if (i < 0 || i >= literal->tuple_count) return NULL;
-    cxla_shape empty = {.type = CXLA_TUPLE};
-    cxla_literal *replacement = NULL;
-    if (create_any(&empty, &replacement)) return NULL; /* out of memory */
     cxla_literal *taken = literal->elements[i];
-    literal->elements[i] = replacement;
+    literal->elements[i] = &empty_tuple;
     if (literal->packed & PACKED_SHAPE) /* the shape points into the taken element */
-        literal->shape->elements[i] = *replacement->shape;
+        literal->shape->elements[i] = empty_tuple_shape;
     return taken;
 }
 
