@@ -62,7 +62,7 @@ static void cache_key_create(void) {
  * when it is not cached. Big blocks go through calloc, which gets fresh zero pages from
  * the system without writing them; small ones through malloc and memset, since glibc's
  * calloc (2.36) does not use the per-thread cache. */
-static void *block_alloc(size_t size, uint8_t *cls) {
+static void *block_alloc_zeroing(size_t size, size_t zero, uint8_t *cls) {
     *cls = 0;
     if (size > CACHE_MAX) return calloc(1, size);
     int k = (int)(size / 16) - 1;
@@ -73,9 +73,13 @@ static void *block_alloc(size_t size, uint8_t *cls) {
     } else if (!(p = malloc(size))) {
         return NULL;
     }
-    memset(p, 0, size);
+    memset(p, 0, zero);
     *cls = (uint8_t)(k + 1);
     return p;
+}
+
+static void *block_alloc(size_t size, uint8_t *cls) {
+    return block_alloc_zeroing(size, size, cls);
 }
 
 static void block_free(void *block, uint8_t cls) {
@@ -146,7 +150,8 @@ static cxla_literal *create_plain_array(const cxla_shape *shape, bool *oom) {
     size_t layout_at = dims_at + arr, m2m_at = layout_at + round16(sizeof(cxla_layout));
     size_t total = m2m_at + arr;
     uint8_t cls;
-    char *block = block_alloc(total, &cls);
+    /* Zeroed: the struct and the data; the shape's part is written below. */
+    char *block = block_alloc_zeroing(total, shape_at, &cls);
     if (!block) {
         *oom = true;
         return NULL;
@@ -164,7 +169,7 @@ static cxla_literal *create_plain_array(const cxla_shape *shape, bool *oom) {
     cxla_layout *l = (cxla_layout *)(block + layout_at);
     int64_t *dims = rank ? (int64_t *)(block + dims_at) : NULL;
     int64_t *m2m = rank ? (int64_t *)(block + m2m_at) : NULL;
-    if (sl) *l = *sl;
+    *l = sl ? *sl : (cxla_layout){0};
     l->minor_to_major = m2m;
     if (rank) {
         memcpy(dims, shape->dims, rank * sizeof(int64_t));
@@ -173,10 +178,7 @@ static cxla_literal *create_plain_array(const cxla_shape *shape, bool *oom) {
         else
             for (size_t i = 0; i < rank; i++) m2m[i] = (int64_t)(rank - 1 - i);
     }
-    sh->type = shape->type;
-    sh->rank = shape->rank;
-    sh->dims = dims;
-    sh->layout = l;
+    *sh = (cxla_shape){.type = shape->type, .rank = shape->rank, .dims = dims, .layout = l};
     lit->shape = sh;
     return lit;
 }
