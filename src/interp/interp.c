@@ -368,11 +368,12 @@ cxla_literal *interp_take_tuple_element(interp_ctx *ctx, int64_t index) {
     return cxla_literal_tuple_take(t, index);
 }
 
-/* With |donated|, the frame takes over each argument a parameter instruction reads
- * (setting args[p] to NULL) so that handlers may update it in place. */
+/* With |donated| (or |owned| and owned[p]), the frame takes over each argument a
+ * parameter instruction reads (setting args[p] to NULL) so that handlers may update it in
+ * place. */
 static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *comp,
-                                    cxla_literal **args, bool donated, int64_t arg_count,
-                                    cxla_literal **out) {
+                                    cxla_literal **args, bool donated, const bool *owned,
+                                    int64_t arg_count, cxla_literal **out) {
     if (arg_count != comp->param_count)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                           "computation '%s' takes %" PRId64 " arguments, got %" PRId64, comp->name,
@@ -417,7 +418,7 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
                                  "no argument for parameter %" PRId64, p);
                 break;
             }
-            if (donated && args[p]) {
+            if ((donated || (owned && owned[p])) && args[p]) {
                 values[i] = args[p];
                 args[p] = NULL;
                 borrowed[i] = false;
@@ -467,8 +468,14 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
         if (s) break;
         if (ctx->options.check_finite && st->check_finite && !ctx->reported_non_finite &&
             !all_finite(values[i])) {
+            /* An operand the handler took over (its slot is empty now) may have been
+             * updated or freed since (a while loop's state, a call's arguments): it is
+             * not known to have been finite, so the instruction is not blamed. */
             bool inputs_finite = true;
-            for (int64_t k = 0; k < nops; k++) inputs_finite = inputs_finite && all_finite(ops[k]);
+            for (int64_t k = 0; k < nops && inputs_finite; k++) {
+                const cxla_literal *v = values[slots[k]];
+                inputs_finite = v && all_finite(v);
+            }
             if (inputs_finite) {
                 fprintf(stderr,
                         "cxla: %s (%s, computation %s, line %" PRId64
@@ -511,13 +518,25 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
 cxla_status interp_eval_computation(interp_ctx *ctx, const cxla_computation *comp,
                                     const cxla_literal *const *args, int64_t arg_count,
                                     cxla_literal **out) {
-    return eval_computation(ctx, comp, (cxla_literal **)args, false, arg_count, out);
+    return eval_computation(ctx, comp, (cxla_literal **)args, false, NULL, arg_count, out);
+}
+
+cxla_status interp_eval_computation_some_donated(interp_ctx *ctx, const cxla_computation *comp,
+                                                 cxla_literal **args, const bool *owned,
+                                                 int64_t arg_count, cxla_literal **out) {
+    cxla_status s = eval_computation(ctx, comp, args, false, owned, arg_count, out);
+    for (int64_t p = 0; p < arg_count; p++) /* owned arguments no parameter took over */
+        if (owned[p]) {
+            cxla_literal_free(args[p]);
+            args[p] = NULL;
+        }
+    return s;
 }
 
 cxla_status interp_eval_computation_donated(interp_ctx *ctx, const cxla_computation *comp,
                                             cxla_literal **args, int64_t arg_count,
                                             cxla_literal **out) {
-    cxla_status s = eval_computation(ctx, comp, args, true, arg_count, out);
+    cxla_status s = eval_computation(ctx, comp, args, true, NULL, arg_count, out);
     for (int64_t p = 0; p < arg_count; p++) { /* arguments no parameter took over */
         cxla_literal_free(args[p]);
         args[p] = NULL;

@@ -180,6 +180,12 @@ cxla_literal *interp_take_tuple_element(interp_ctx *ctx, int64_t index);
 cxla_status interp_eval_computation_donated(interp_ctx *ctx, const cxla_computation *comp,
                                             cxla_literal **args, int64_t arg_count,
                                             cxla_literal **out);
+/* Evaluates |comp| on |args|, taking ownership of those with owned[p] true (each set to
+ * NULL, taken by its parameter or freed) and borrowing the others (calls that are the
+ * last users of some of their operands). */
+cxla_status interp_eval_computation_some_donated(interp_ctx *ctx, const cxla_computation *comp,
+                                                 cxla_literal **args, const bool *owned,
+                                                 int64_t arg_count, cxla_literal **out);
 
 /* Helpers for handlers. */
 /* A new zero-filled literal with |shape|'s type and dims in the default layout. */
