@@ -224,7 +224,9 @@ cxla_status interp_dynamic_eval(interp_ctx *ctx, const cxla_instr *instr,
                                 const cxla_literal *const *operands, interp_op_fn fn,
                                 cxla_literal **out);
 /* The driver's cheap test (no per-element work): false guarantees that |instr| needs no
- * dynamic handling; true sends it to interp_dynamic_eval, which decides. */
+ * dynamic handling; true sends it to interp_dynamic_eval, which decides. (The driver
+ * makes the same test inline, with the result's part taken from its plan: keep the two
+ * alike.) */
 static inline bool interp_dynamic_maybe(const cxla_instr *instr,
                                         const cxla_literal *const *operands) {
     if (instr->shape.dynamic || instr->shape.type == CXLA_TUPLE) return true;
