@@ -73,6 +73,22 @@ cxla_status interp_new_array(const cxla_shape *shape, cxla_literal **out) {
 
 /* How to evaluate a computation: its instructions in post-order, and for each the slots
  * of its operands and how many uses each value has (to free values early). */
+/* One instruction to run, in the order of the plan; dead instructions have none. Kept
+ * together in one array so that the driver's loop reads what it needs from one place
+ * (the instruction itself is only read by the handler). */
+enum { STEP_OP, STEP_PARAMETER, STEP_CONSTANT, STEP_UNSUPPORTED };
+typedef struct interp_step {
+    interp_op_fn fn;
+    const cxla_instr *in;
+    const int64_t *slots; /* of its operands */
+    int64_t slot;         /* of its value */
+    int64_t operand_count;
+    uint8_t kind;        /* STEP_* */
+    bool exclusive_gte;  /* as the plan's exclusive_gte */
+    bool dynamic_result; /* its shape is dynamic or a tuple (interp_dynamic_maybe) */
+    bool check_finite;   /* --check-finite tests its result (computes elements) */
+} interp_step;
+
 typedef struct interp_plan {
     int64_t count;
     int64_t max_operands; /* the most operands an instruction has */
@@ -82,6 +98,14 @@ typedef struct interp_plan {
     int64_t *uses;
     bool *exclusive_gte; /* get-tuple-element that alone reads its element */
     bool *dead;          /* no one reads the value: not evaluated */
+    /* Each constant's value in the interpreter's form, evaluated on first use and then
+     * lent to every run of the plan (borrowed: never taken over, updated or freed by the
+     * frame), so that a constant in a loop body costs nothing per iteration. */
+    bool *is_constant;
+    cxla_literal **constants;
+    struct interp_plan *next_with_constants; /* ctx->plans_with_constants list */
+    interp_step *steps;
+    int64_t step_count;
     int64_t root_slot;
 } interp_plan;
 
@@ -99,6 +123,30 @@ static bool gte_is_exclusive(const cxla_computation *comp, const cxla_instr *gte
             return false;
     }
     return true;
+}
+
+/* True for operations whose result elements are all elements of their operands (moved,
+ * not computed): a NaN or Inf in their result was in an operand already, so
+ * --check-finite never blames them and need not test their (possibly big) results. */
+static bool moves_elements(cxla_opcode op) {
+    switch (op) {
+    case CXLA_OP_TUPLE:
+    case CXLA_OP_GET_TUPLE_ELEMENT:
+    case CXLA_OP_COPY:
+    case CXLA_OP_OPTIMIZATION_BARRIER:
+    case CXLA_OP_RESHAPE:
+    case CXLA_OP_TRANSPOSE:
+    case CXLA_OP_BROADCAST:
+    case CXLA_OP_SLICE:
+    case CXLA_OP_DYNAMIC_SLICE:
+    case CXLA_OP_DYNAMIC_UPDATE_SLICE:
+    case CXLA_OP_CONCATENATE:
+    case CXLA_OP_PAD:
+    case CXLA_OP_REVERSE:
+    case CXLA_OP_SELECT:
+    case CXLA_OP_GATHER: return true;
+    default: return false;
+    }
 }
 
 static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, interp_plan **out) {
@@ -124,7 +172,9 @@ static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, int
             return OOM();
     plan->root_slot = -1;
     plan->dead = cxla_arena_alloc_array(a, (size_t)(n ? n : 1), sizeof(bool));
-    if (!plan->dead) return OOM();
+    plan->is_constant = cxla_arena_alloc_array(a, (size_t)(n ? n : 1), sizeof(bool));
+    plan->constants = cxla_arena_alloc_array(a, (size_t)(n ? n : 1), sizeof(cxla_literal *));
+    if (!plan->dead || !plan->is_constant || !plan->constants) return OOM();
     /* An instruction no one reads (not the root, no users, no side effect) is skipped. */
     for (int64_t i = n - 1; i >= 0; i--) {
         const cxla_instr *in = order[i];
@@ -143,6 +193,9 @@ static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, int
         if (plan->dead[i]) continue;
         if (in == comp->root) plan->root_slot = i;
         plan->handlers[i] = interp_handler(in->opcode);
+        /* Constants of the control family's handler: a value that depends on nothing. */
+        plan->is_constant[i] = in->opcode == CXLA_OP_CONSTANT && !in->shape.dynamic &&
+                               plan->handlers[i] == interp_control_ops[CXLA_OP_CONSTANT];
         if (in->operand_count > plan->max_operands) plan->max_operands = in->operand_count;
         if (in->opcode == CXLA_OP_GET_TUPLE_ELEMENT && in->operand_count == 1)
             plan->exclusive_gte[i] = gte_is_exclusive(comp, in);
@@ -166,6 +219,27 @@ static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, int
     if (plan->root_slot < 0)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "computation '%s' has no root", comp->name);
     plan->uses[plan->root_slot]++; /* the result is never freed by the loop */
+    plan->steps = cxla_arena_alloc_array(a, (size_t)(n ? n : 1), sizeof(interp_step));
+    if (!plan->steps) return OOM();
+    for (int64_t i = 0; i < n; i++) {
+        const cxla_instr *in = order[i];
+        if (plan->dead[i]) continue;
+        interp_step *st = &plan->steps[plan->step_count++];
+        st->fn = plan->handlers[i];
+        st->in = in;
+        st->slots = plan->operand_slots[i];
+        st->slot = i;
+        st->operand_count = in->operand_count;
+        st->kind = in->opcode == CXLA_OP_PARAMETER ? STEP_PARAMETER
+                   : !st->fn                       ? STEP_UNSUPPORTED
+                   : plan->is_constant[i]          ? STEP_CONSTANT
+                                                   : STEP_OP;
+        st->exclusive_gte = plan->exclusive_gte[i];
+        st->dynamic_result = in->shape.dynamic || in->shape.type == CXLA_TUPLE;
+        st->check_finite = in->operand_count > 0 && !moves_elements(in->opcode);
+    }
+    plan->next_with_constants = ctx->plans_with_constants;
+    ctx->plans_with_constants = plan;
     *out = plan;
     return NULL;
 }
@@ -203,6 +277,8 @@ cxla_status interp_ctx_init(interp_ctx *ctx, const cxla_module *module,
 }
 
 void interp_ctx_deinit(interp_ctx *ctx) {
+    for (interp_plan *p = ctx->plans_with_constants; p; p = p->next_with_constants)
+        for (int64_t i = 0; i < p->count; i++) cxla_literal_free(p->constants[i]);
     cxla_arena_destroy(ctx->arena);
     free(ctx->collective_counts);
     memset(ctx, 0, sizeof(*ctx));
@@ -272,30 +348,6 @@ static bool all_finite(const cxla_literal *lit) {
     return true;
 }
 
-/* True for operations whose result elements are all elements of their operands (moved,
- * not computed): a NaN or Inf in their result was in an operand already, so
- * --check-finite never blames them and need not test their (possibly big) results. */
-static bool moves_elements(cxla_opcode op) {
-    switch (op) {
-    case CXLA_OP_TUPLE:
-    case CXLA_OP_GET_TUPLE_ELEMENT:
-    case CXLA_OP_COPY:
-    case CXLA_OP_OPTIMIZATION_BARRIER:
-    case CXLA_OP_RESHAPE:
-    case CXLA_OP_TRANSPOSE:
-    case CXLA_OP_BROADCAST:
-    case CXLA_OP_SLICE:
-    case CXLA_OP_DYNAMIC_SLICE:
-    case CXLA_OP_DYNAMIC_UPDATE_SLICE:
-    case CXLA_OP_CONCATENATE:
-    case CXLA_OP_PAD:
-    case CXLA_OP_REVERSE:
-    case CXLA_OP_SELECT:
-    case CXLA_OP_GATHER: return true;
-    default: return false;
-    }
-}
-
 cxla_literal *interp_take_operand(interp_ctx *ctx, int64_t k) {
     if (!ctx->take_values || k < 0 || k >= ctx->take_operand_count) return NULL;
     int64_t slot = ctx->take_slots[k];
@@ -316,11 +368,12 @@ cxla_literal *interp_take_tuple_element(interp_ctx *ctx, int64_t index) {
     return cxla_literal_tuple_take(t, index);
 }
 
-/* With |donated|, the frame takes over each argument a parameter instruction reads
- * (setting args[p] to NULL) so that handlers may update it in place. */
+/* With |donated| (or |owned| and owned[p]), the frame takes over each argument a
+ * parameter instruction reads (setting args[p] to NULL) so that handlers may update it in
+ * place. */
 static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *comp,
-                                    cxla_literal **args, bool donated, int64_t arg_count,
-                                    cxla_literal **out) {
+                                    cxla_literal **args, bool donated, const bool *owned,
+                                    int64_t arg_count, cxla_literal **out) {
     if (arg_count != comp->param_count)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                           "computation '%s' takes %" PRId64 " arguments, got %" PRId64, comp->name,
@@ -346,17 +399,26 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
     memcpy(remaining, plan->uses, n * sizeof(*remaining));
     cxla_status s = NULL;
     ctx->depth++;
-    for (size_t i = 0; i < n && !s; i++) {
-        const cxla_instr *in = plan->order[i];
-        if (plan->dead[i]) continue;
-        if (in->opcode == CXLA_OP_PARAMETER) {
+    /* Operands the handlers may take over (interp_take_operand): this frame's, set per
+     * instruction; the caller's are restored on the way out, since a handler that
+     * called this computation may still take its own operands after it returns. */
+    cxla_literal **saved_values = ctx->take_values;
+    const int64_t *saved_slots = ctx->take_slots, *saved_remaining = ctx->take_remaining;
+    const bool *saved_borrowed = ctx->take_borrowed;
+    bool saved_exclusive = ctx->take_exclusive_gte;
+    int64_t saved_count = ctx->take_operand_count;
+    for (int64_t j = 0; j < plan->step_count; j++) {
+        const interp_step *st = &plan->steps[j];
+        const cxla_instr *in = st->in;
+        int64_t i = st->slot;
+        if (st->kind == STEP_PARAMETER) {
             int64_t p = in->parameter_number;
             if (p < 0 || p >= arg_count) {
                 s = interp_error(in, CXLA_STATUS_INVALID_ARGUMENT,
                                  "no argument for parameter %" PRId64, p);
                 break;
             }
-            if (donated && args[p]) {
+            if ((donated || (owned && owned[p])) && args[p]) {
                 values[i] = args[p];
                 args[p] = NULL;
                 borrowed[i] = false;
@@ -366,42 +428,54 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
             }
             continue;
         }
-        interp_op_fn fn = plan->handlers[i];
-        if (!fn) {
+        interp_op_fn fn = st->fn;
+        if (st->kind == STEP_UNSUPPORTED) {
             s = interp_error(in, CXLA_STATUS_UNIMPLEMENTED,
                              "the interpreter does not support '%s' yet",
                              cxla_opcode_name(in->opcode));
             break;
         }
-        for (int64_t k = 0; k < in->operand_count; k++) ops[k] = values[plan->operand_slots[i][k]];
+        if (st->kind == STEP_CONSTANT) {
+            if (!plan->constants[i]) {
+                s = fn(ctx, in, ops, &plan->constants[i]);
+                if (s) break;
+            }
+            values[i] = plan->constants[i];
+            borrowed[i] = true;
+            continue;
+        }
+        int64_t nops = st->operand_count;
+        const int64_t *slots = st->slots;
+        bool maybe_dynamic = st->dynamic_result;
+        for (int64_t k = 0; k < nops; k++) {
+            const cxla_literal *v = values[slots[k]];
+            ops[k] = v;
+            maybe_dynamic = maybe_dynamic || v->dyn_sizes || v->tuple_count > 0;
+        }
         /* Let the handler take over operands it is the last user of. */
-        cxla_literal **saved_values = ctx->take_values;
-        const int64_t *saved_slots = ctx->take_slots, *saved_remaining = ctx->take_remaining;
-        const bool *saved_borrowed = ctx->take_borrowed;
-        bool saved_exclusive = ctx->take_exclusive_gte;
-        int64_t saved_count = ctx->take_operand_count;
         ctx->take_values = values;
-        ctx->take_slots = plan->operand_slots[i];
+        ctx->take_slots = slots;
         ctx->take_remaining = remaining;
         ctx->take_borrowed = borrowed;
-        ctx->take_exclusive_gte = plan->exclusive_gte[i];
-        ctx->take_operand_count = in->operand_count;
+        ctx->take_exclusive_gte = st->exclusive_gte;
+        ctx->take_operand_count = nops;
         cxla_literal *result = NULL;
-        s = interp_dynamic_maybe(in, ops) ? interp_dynamic_eval(ctx, in, ops, fn, &result)
-                                          : fn(ctx, in, ops, &result);
-        ctx->take_values = saved_values;
-        ctx->take_slots = saved_slots;
-        ctx->take_remaining = saved_remaining;
-        ctx->take_borrowed = saved_borrowed;
-        ctx->take_exclusive_gte = saved_exclusive;
-        ctx->take_operand_count = saved_count;
+        /* As interp_dynamic_maybe: only values with dynamic sizes or tuples need the
+         * dynamic path to look at them. */
+        s = maybe_dynamic ? interp_dynamic_eval(ctx, in, ops, fn, &result)
+                          : fn(ctx, in, ops, &result);
         values[i] = result;
         if (s) break;
-        if (ctx->options.check_finite && !ctx->reported_non_finite && in->operand_count > 0 &&
-            !moves_elements(in->opcode) && !all_finite(values[i])) {
+        if (ctx->options.check_finite && st->check_finite && !ctx->reported_non_finite &&
+            !all_finite(values[i])) {
+            /* An operand the handler took over (its slot is empty now) may have been
+             * updated or freed since (a while loop's state, a call's arguments): it is
+             * not known to have been finite, so the instruction is not blamed. */
             bool inputs_finite = true;
-            for (int64_t k = 0; k < in->operand_count; k++)
-                inputs_finite = inputs_finite && all_finite(ops[k]);
+            for (int64_t k = 0; k < nops && inputs_finite; k++) {
+                const cxla_literal *v = values[slots[k]];
+                inputs_finite = v && all_finite(v);
+            }
             if (inputs_finite) {
                 fprintf(stderr,
                         "cxla: %s (%s, computation %s, line %" PRId64
@@ -411,14 +485,20 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
             }
         }
         /* Free operands whose last use this was. */
-        for (int64_t k = 0; k < in->operand_count; k++) {
-            int64_t slot = plan->operand_slots[i][k];
+        for (int64_t k = 0; k < nops; k++) {
+            int64_t slot = slots[k];
             if (--remaining[slot] == 0 && !borrowed[slot]) {
                 cxla_literal_free(values[slot]);
                 values[slot] = NULL;
             }
         }
     }
+    ctx->take_values = saved_values;
+    ctx->take_slots = saved_slots;
+    ctx->take_remaining = saved_remaining;
+    ctx->take_borrowed = saved_borrowed;
+    ctx->take_exclusive_gte = saved_exclusive;
+    ctx->take_operand_count = saved_count;
     ctx->depth--;
     if (!s) {
         int64_t r = plan->root_slot;
@@ -438,13 +518,25 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
 cxla_status interp_eval_computation(interp_ctx *ctx, const cxla_computation *comp,
                                     const cxla_literal *const *args, int64_t arg_count,
                                     cxla_literal **out) {
-    return eval_computation(ctx, comp, (cxla_literal **)args, false, arg_count, out);
+    return eval_computation(ctx, comp, (cxla_literal **)args, false, NULL, arg_count, out);
+}
+
+cxla_status interp_eval_computation_some_donated(interp_ctx *ctx, const cxla_computation *comp,
+                                                 cxla_literal **args, const bool *owned,
+                                                 int64_t arg_count, cxla_literal **out) {
+    cxla_status s = eval_computation(ctx, comp, args, false, owned, arg_count, out);
+    for (int64_t p = 0; p < arg_count; p++) /* owned arguments no parameter took over */
+        if (owned[p]) {
+            cxla_literal_free(args[p]);
+            args[p] = NULL;
+        }
+    return s;
 }
 
 cxla_status interp_eval_computation_donated(interp_ctx *ctx, const cxla_computation *comp,
                                             cxla_literal **args, int64_t arg_count,
                                             cxla_literal **out) {
-    cxla_status s = eval_computation(ctx, comp, args, true, arg_count, out);
+    cxla_status s = eval_computation(ctx, comp, args, true, NULL, arg_count, out);
     for (int64_t p = 0; p < arg_count; p++) { /* arguments no parameter took over */
         cxla_literal_free(args[p]);
         args[p] = NULL;

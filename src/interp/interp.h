@@ -136,6 +136,9 @@ struct interp_ctx {
         struct interp_plan *plan;
     } plan_cache[16];  /* the plans looked up last, by address (see get_plan) */
     cxla_arena *arena; /* plans and other per-run data */
+    /* Plans that hold evaluated constants (malloc'd literals, freed by interp_ctx_deinit),
+     * linked through the plans. */
+    struct interp_plan *plans_with_constants;
     bool reported_non_finite;
     /* Executions of each collective so far, by instruction id (the sequence of
      * interp_exchange); malloc'd, grown on demand. */
@@ -177,6 +180,12 @@ cxla_literal *interp_take_tuple_element(interp_ctx *ctx, int64_t index);
 cxla_status interp_eval_computation_donated(interp_ctx *ctx, const cxla_computation *comp,
                                             cxla_literal **args, int64_t arg_count,
                                             cxla_literal **out);
+/* Evaluates |comp| on |args|, taking ownership of those with owned[p] true (each set to
+ * NULL, taken by its parameter or freed) and borrowing the others (calls that are the
+ * last users of some of their operands). */
+cxla_status interp_eval_computation_some_donated(interp_ctx *ctx, const cxla_computation *comp,
+                                                 cxla_literal **args, const bool *owned,
+                                                 int64_t arg_count, cxla_literal **out);
 
 /* Helpers for handlers. */
 /* A new zero-filled literal with |shape|'s type and dims in the default layout. */
@@ -215,7 +224,9 @@ cxla_status interp_dynamic_eval(interp_ctx *ctx, const cxla_instr *instr,
                                 const cxla_literal *const *operands, interp_op_fn fn,
                                 cxla_literal **out);
 /* The driver's cheap test (no per-element work): false guarantees that |instr| needs no
- * dynamic handling; true sends it to interp_dynamic_eval, which decides. */
+ * dynamic handling; true sends it to interp_dynamic_eval, which decides. (The driver
+ * makes the same test inline, with the result's part taken from its plan: keep the two
+ * alike.) */
 static inline bool interp_dynamic_maybe(const cxla_instr *instr,
                                         const cxla_literal *const *operands) {
     if (instr->shape.dynamic || instr->shape.type == CXLA_TUPLE) return true;

@@ -72,7 +72,33 @@ static cxla_status op_call(interp_ctx *ctx, const cxla_instr *instr,
     cxla_computation *callee = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
     if (!callee) callee = cxla_instr_called(instr, CXLA_ATTR_CALLS);
     if (!callee) return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT, "no computation to call");
-    cxla_status s = interp_eval_computation(ctx, callee, operands, instr->operand_count, out);
+    /* Operands this call is the last user of are handed to the callee, which can then move
+     * them (into its result tuple, say) instead of copying them. */
+    enum { SMALL = 16 };
+    int64_t n = instr->operand_count;
+    cxla_literal *small_args[SMALL];
+    bool small_owned[SMALL];
+    cxla_literal **args = small_args;
+    bool *owned = small_owned;
+    if (n > SMALL) {
+        args = malloc((size_t)n * sizeof(*args));
+        owned = malloc((size_t)n * sizeof(*owned));
+        if (!args || !owned) {
+            free(args);
+            free(owned);
+            return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        }
+    }
+    for (int64_t k = 0; k < n; k++) {
+        cxla_literal *taken = interp_take_operand(ctx, k);
+        args[k] = taken ? taken : (cxla_literal *)operands[k];
+        owned[k] = taken != NULL;
+    }
+    cxla_status s = interp_eval_computation_some_donated(ctx, callee, args, owned, n, out);
+    if (n > SMALL) {
+        free(args);
+        free(owned);
+    }
     return s ? cxla_status_annotate(s, "in %s", instr->name) : NULL;
 }
 

@@ -62,7 +62,7 @@ static void cache_key_create(void) {
  * when it is not cached. Big blocks go through calloc, which gets fresh zero pages from
  * the system without writing them; small ones through malloc and memset, since glibc's
  * calloc (2.36) does not use the per-thread cache. */
-static void *block_alloc(size_t size, uint8_t *cls) {
+static void *block_alloc_zeroing(size_t size, size_t zero, uint8_t *cls) {
     *cls = 0;
     if (size > CACHE_MAX) return calloc(1, size);
     int k = (int)(size / 16) - 1;
@@ -73,9 +73,13 @@ static void *block_alloc(size_t size, uint8_t *cls) {
     } else if (!(p = malloc(size))) {
         return NULL;
     }
-    memset(p, 0, size);
+    memset(p, 0, zero);
     *cls = (uint8_t)(k + 1);
     return p;
+}
+
+static void *block_alloc(size_t size, uint8_t *cls) {
+    return block_alloc_zeroing(size, size, cls);
 }
 
 static void block_free(void *block, uint8_t cls) {
@@ -120,7 +124,92 @@ static void *lead_of(cxla_literal *lit) {
     return (char *)lit + round16(sizeof(cxla_literal));
 }
 
+/* The default (row-major, plain) layout of each rank, shared by the literals that have
+ * it instead of a copy in each block: descending[CXLA_MAX_RANK - r ..] is r-1, ..., 0.
+ * Read-only in practice (nothing writes through a literal's layout); not const only
+ * because cxla_layout's arrays are not. */
+_Static_assert(CXLA_MAX_RANK == 64, "the tables below are written out for rank 64");
+#define DESC1(i)  (CXLA_MAX_RANK - 1 - (i)),
+#define DESC4(i)  DESC1(i) DESC1(i + 1) DESC1(i + 2) DESC1(i + 3)
+#define DESC16(i) DESC4(i) DESC4(i + 4) DESC4(i + 8) DESC4(i + 12)
+static int64_t descending[CXLA_MAX_RANK] = {DESC16(0) DESC16(16) DESC16(32) DESC16(48)};
+#define DEFAULT1(r)  {.minor_to_major = (r) ? descending + CXLA_MAX_RANK - (r) : NULL},
+#define DEFAULT4(r)  DEFAULT1(r) DEFAULT1(r + 1) DEFAULT1(r + 2) DEFAULT1(r + 3)
+#define DEFAULT16(r) DEFAULT4(r) DEFAULT4(r + 4) DEFAULT4(r + 8) DEFAULT4(r + 12)
+static cxla_layout default_layouts[CXLA_MAX_RANK + 1] = {DEFAULT16(0) DEFAULT16(16) DEFAULT16(32)
+                                                             DEFAULT16(48) DEFAULT1(64)};
+
+static bool is_shared_default(const cxla_layout *l) {
+    return l >= default_layouts && l <= default_layouts + CXLA_MAX_RANK;
+}
+
+/* create_array for the common case, a static array with no layout or a plain one (no
+ * padding, tiles or extensions): the block's size and its shape are written directly
+ * instead of measuring and copying the shape generically, which was most of the cost of
+ * a scalar result. NULL when |shape| is not such a case or its size overflows (the
+ * general path then decides); |*oom| says that it was such a case but memory was short. */
+static cxla_literal *create_plain_array(const cxla_shape *shape, bool *oom) {
+    const cxla_layout *sl = shape->layout;
+    *oom = false;
+    if (shape->dynamic || shape->rank < 0 || shape->rank > CXLA_MAX_RANK ||
+        (sl && (sl->padded_dims || sl->tiles || sl->tile_count || sl->extra ||
+                (shape->rank > 0 && !sl->minor_to_major))) ||
+        (shape->rank > 0 && !shape->dims))
+        return NULL;
+    size_t rank = (size_t)shape->rank, count = 1, size;
+    for (size_t i = 0; i < rank; i++)
+        if (shape->dims[i] < 0 || !cxla_mul_size(count, (size_t)shape->dims[i], &count))
+            return NULL;
+    if (count > INT64_MAX || !cxla_mul_size(count, cxla_type_storage(shape->type), &size) ||
+        size > (size_t)INT64_MAX - 15)
+        return NULL;
+    /* The block: struct, data, shape, dims, then a layout and its minor_to_major unless
+     * the layout is the default one, which is shared. */
+    bool shared = !sl || is_shared_default(sl);
+    size_t head = round16(sizeof(cxla_literal)), arr = round16(rank * sizeof(int64_t));
+    size_t shape_at = head + round16(size), dims_at = shape_at + round16(sizeof(cxla_shape));
+    size_t layout_at = dims_at + arr, m2m_at = layout_at + round16(sizeof(cxla_layout));
+    size_t total = shared ? layout_at : m2m_at + arr;
+    uint8_t cls;
+    /* Zeroed: the struct and the data; the shape's part is written below. */
+    char *block = block_alloc_zeroing(total, shape_at, &cls);
+    if (!block) {
+        *oom = true;
+        return NULL;
+    }
+    cxla_literal *lit = (cxla_literal *)block;
+    lit->cache_class = cls;
+    lit->packed = PACKED_SHAPE;
+    lit->size = size;
+    lit->count = (int64_t)count;
+    if (size) {
+        lit->data = block + head;
+        lit->packed |= PACKED_DATA;
+    }
+    cxla_shape *sh = (cxla_shape *)(block + shape_at);
+    int64_t *dims = rank ? (int64_t *)(block + dims_at) : NULL;
+    if (rank) memcpy(dims, shape->dims, rank * sizeof(int64_t));
+    cxla_layout *l = &default_layouts[rank];
+    if (!shared) {
+        l = (cxla_layout *)(block + layout_at);
+        int64_t *m2m = rank ? (int64_t *)(block + m2m_at) : NULL;
+        *l = *sl;
+        l->minor_to_major = m2m;
+        if (rank) memcpy(m2m, sl->minor_to_major, rank * sizeof(int64_t));
+    }
+    *sh = (cxla_shape){.type = shape->type, .rank = shape->rank, .dims = dims, .layout = l};
+    lit->shape = sh;
+    return lit;
+}
+
 static cxla_status create_array(const cxla_shape *shape, cxla_literal **out) {
+    bool oom;
+    cxla_literal *plain = create_plain_array(shape, &oom);
+    if (plain) {
+        *out = plain;
+        return NULL;
+    }
+    if (oom) return OOM();
     if (shape->layout && shape->layout->tile_count > 0)
         return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
                           "literals of tiled layouts are not supported (shape has %" PRId64
@@ -277,13 +366,19 @@ cxla_status cxla_literal_clone(const cxla_literal *literal, cxla_literal **out_l
     return s;
 }
 
+/* The empty tuple a taken tuple element leaves behind: one shared, read-only literal
+ * (nothing can change an empty tuple), so that taking costs no allocation; never freed. */
+static cxla_shape empty_tuple_shape = {.type = CXLA_TUPLE};
+static cxla_literal empty_tuple = {.shape = &empty_tuple_shape};
+
 void cxla_literal_free(cxla_literal *literal) {
-    if (!literal) return;
+    if (!literal || literal == &empty_tuple) return;
     for (int64_t i = 0; i < literal->tuple_count; i++) cxla_literal_free(literal->elements[i]);
-    if (!(literal->packed & PACKED_ELEMENTS)) free(literal->elements);
-    if (!(literal->packed & PACKED_DATA)) free(literal->data);
+    /* (Tests before each free: most literals have nothing outside their block.) */
+    if (literal->elements && !(literal->packed & PACKED_ELEMENTS)) free(literal->elements);
+    if (literal->data && !(literal->packed & PACKED_DATA)) free(literal->data);
     if (!(literal->packed & PACKED_SHAPE)) cxla_shape_free(literal->shape);
-    free(literal->dyn_sizes);
+    if (literal->dyn_sizes) free(literal->dyn_sizes);
     block_free(literal, literal->cache_class);
 }
 
@@ -336,13 +431,10 @@ const cxla_literal *cxla_literal_tuple_element_const(const cxla_literal *literal
 
 cxla_literal *cxla_literal_tuple_take(cxla_literal *literal, int64_t i) {
     if (i < 0 || i >= literal->tuple_count) return NULL;
-    cxla_shape empty = {.type = CXLA_TUPLE};
-    cxla_literal *replacement = NULL;
-    if (create_any(&empty, &replacement)) return NULL; /* out of memory */
     cxla_literal *taken = literal->elements[i];
-    literal->elements[i] = replacement;
+    literal->elements[i] = &empty_tuple;
     if (literal->packed & PACKED_SHAPE) /* the shape points into the taken element */
-        literal->shape->elements[i] = *replacement->shape;
+        literal->shape->elements[i] = empty_tuple_shape;
     return taken;
 }
 

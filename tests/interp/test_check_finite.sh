@@ -99,5 +99,44 @@ expect "moved NaN" "first to produce" not -- \
 expect "computed NaN" "l \(log.*first to produce" "" -- \
   "$cxla" run --check-finite "$dir/move.hlo" "f32[4] {1, 2, 3, 4}" "f32[1] {-1}"
 
+# A NaN argument carried through a while loop and a call, which take over their operands
+# (the loop state, the call's last-use arguments) and may free them before the result is
+# tested: nobody is blamed, and the check does not read the freed operands.
+cat >"$dir/loop.hlo" <<'HLO'
+HloModule loop
+cond {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[4] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  y = f32[4] negate(x)
+  ROOT t = (s32[], f32[4]) tuple(j, y)
+}
+pass {
+  a = f32[4] parameter(0)
+  b = f32[4] abs(a)
+  ROOT t = (f32[4], f32[4]) tuple(a, b)
+}
+ENTRY main {
+  x = f32[4] parameter(0)
+  z = s32[] constant(0)
+  t0 = (s32[], f32[4]) tuple(z, x)
+  w = (s32[], f32[4]) while(t0), condition=cond, body=body
+  e = f32[4] get-tuple-element(w), index=1
+  ROOT c = (f32[4], f32[4]) call(e), to_apply=pass
+}
+HLO
+expect "NaN through a loop and a call" "first to produce" not -- \
+  "$cxla" run --check-finite "$dir/loop.hlo" "f32[4] {1, nan, 2, 3}"
+expect "loop and call values" "-1, -?nan, -2, -3" "" -- \
+  "$cxla" run --check-finite "$dir/loop.hlo" "f32[4] {1, nan, 2, 3}"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
