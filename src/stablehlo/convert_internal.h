@@ -100,6 +100,8 @@ bool cv_collective(cv *c, cv_scope *s, const mlir_op *op, const char *sh, bool *
 bool cv_run_parallel(cv *c, cv_scope *s, const mlir_op *op);
 
 /* Dense constants: a literal of |shape| from the attribute. */
+/* True when |a| gives one value for every element of |shape| (and there are several). */
+bool cv_dense_is_splat(const mlir_attr *a, const cxla_shape *shape);
 cxla_status cv_dense_literal(const mlir_module *mm, const mlir_attr *a, const cxla_shape *shape,
                              cxla_literal **out);
 

@@ -1025,13 +1025,26 @@ static bool constant_op(cv *c, cv_scope *s, const mlir_op *op) {
     for (int64_t i = 0; !v && i < op->word_count; i++)
         if (op->words[i]->kind == MA_DENSE) v = op->words[i];
     if (!v || v->kind != MA_DENSE) return cv_fail(c, op, "expected a dense value");
+    /* A big splat (dense<0.0> : tensor<4096x4096xf32>) is a scalar and a broadcast, as XLA
+     * would fold it, so that nothing of its size is built before it runs. */
+    int64_t count = 0;
+    bool broadcast = cv_dense_is_splat(v, &v->type) &&
+                     !cxla_shape_element_count(&v->type, &count) && count > 4096;
+    cxla_shape ks = v->type;
+    if (broadcast) ks.rank = 0, ks.layout = NULL;
     cxla_literal *lit = NULL;
-    cxla_status st = cv_dense_literal(c->mm, v, &v->type, &lit);
+    cxla_status st = cv_dense_literal(c->mm, v, &ks, &lit);
     if (!st) st = cxla_module_adopt_literal(c->m, lit);
     if (st) return cv_status(c, op, st);
-    cxla_instr *in = cv_emit(c, s, op, CXLA_OP_CONSTANT, &v->type, 0, NULL);
+    cxla_instr *in = cv_emit(c, s, op, CXLA_OP_CONSTANT, &ks, 0, NULL);
     if (!in) return false;
     in->literal = lit;
+    if (broadcast) {
+        cxla_shape bs = v->type;
+        bs.layout = NULL;
+        in = cv_emit(c, s, op, CXLA_OP_BROADCAST, &bs, 1, &in);
+        if (!cv_attr_ints(c, op, in, CXLA_ATTR_DIMENSIONS, NULL, 0)) return false;
+    }
     return cv_bind_results(c, s, op, in);
 }
 

@@ -96,12 +96,37 @@ static cxla_status store_token(const mlir_module *mm, const mlir_attr *a, int64_
     return NULL;
 }
 
+bool cv_dense_is_splat(const mlir_attr *a, const cxla_shape *shape) {
+    int64_t count;
+    if (!cxla_type_is_array(shape->type) || cxla_shape_element_count(shape, &count) || count < 2)
+        return false;
+    cxla_type t = shape->type;
+    if (a->hex) {
+        size_t nbytes = a->hex_len / 2;
+        bool sub = cxla_type_bits(t) < 8 && t != CXLA_PRED;
+        return nbytes == (sub ? 1 : cxla_type_storage(t));
+    }
+    int per = cxla_type_is_complex(t) ? 2 : 1;
+    return a->splat || a->tok_count == per;
+}
+
+/* The most bytes a dense value may take when it is built as a literal: only a splat can
+ * be bigger than its text, and a constant splat is built as a scalar and a broadcast
+ * (constant_op), so this bounds the others (checks' expected values, attributes). */
+#define DENSE_MAX_BYTES ((int64_t)256 << 20)
+
 cxla_status cv_dense_literal(const mlir_module *mm, const mlir_attr *a, const cxla_shape *shape,
                              cxla_literal **out) {
     *out = NULL;
     if (!cxla_type_is_array(shape->type))
         return mlir_error_at(mm, a->pos, "a dense value of a non-array type");
     if (shape->dynamic) return mlir_error_at(mm, a->pos, "a dense value of a dynamic shape");
+    size_t total;
+    if (cxla_shape_byte_size(shape, &total) || total > (size_t)DENSE_MAX_BYTES)
+        return mlir_error_at(mm, a->pos,
+                             "a dense value of more than %" PRId64
+                             " MiB; write a large splat as a constant and a broadcast_in_dim",
+                             DENSE_MAX_BYTES >> 20);
     cxla_shape s = *shape;
     s.layout = NULL;
     cxla_literal *lit = NULL;

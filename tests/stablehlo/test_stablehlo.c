@@ -107,6 +107,12 @@ static void test_errors_have_line_and_column(void) {
                       "  %0 = stablehlo.rng %a : tensor<i64>\n"
                       "  return %0 : tensor<i64>\n}\n");
     CHECK_MSG(strstr(msg, "bad.mlir:3:8") && strstr(msg, "missing operand"), "got: %s", msg);
+    /* a splat too big to build as a literal where it cannot be a broadcast */
+    msg = parse_error("func.func @main() {\n"
+                      "  %0 = stablehlo.constant dense<1.0> : tensor<f32>\n"
+                      "  check.expect_eq_const %0, dense<1.0> : tensor<100000x1000xf32>\n"
+                      "  func.return\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:3:") && strstr(msg, "more than 256 MiB"), "got: %s", msg);
     parse_error("");
     parse_error("module {");
     parse_error("func.func @a() {\n  func.return\n}\nfunc.func @a() {\n  func.return\n}\n");
@@ -163,6 +169,20 @@ static void test_dense(void) {
            "  %0 = stablehlo.constant dense<[0x7FC00000, -inf]> : tensor<2xf32>\n"
            "  return %0 : tensor<2xf32>\n}\n",
            "f32[2] {nan, -inf}");
+    /* a big splat is a scalar and a broadcast (fuzzer finding: dense<1> of a huge type was
+     * built element by element while parsing) */
+    EXPECT("func.func @main() -> tensor<f32> {\n"
+           "  %0 = stablehlo.constant dense<2.5> : tensor<100x100xf32>\n"
+           "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+           "  %1 = stablehlo.reduce(%0 init: %z) applies stablehlo.add across dimensions = [0, 1]"
+           " : (tensor<100x100xf32>, tensor<f32>) -> tensor<f32>\n"
+           "  return %1 : tensor<f32>\n}\n",
+           "f32[] 25000");
+    EXPECT("func.func @main() -> tensor<3xi32> {\n"
+           "  %0 = stablehlo.constant dense<\"0x07000000\"> : tensor<5000xi32>\n"
+           "  %1 = stablehlo.slice %0 [4997:5000] : (tensor<5000xi32>) -> tensor<3xi32>\n"
+           "  return %1 : tensor<3xi32>\n}\n",
+           "s32[3] {7, 7, 7}");
     /* a whole number written as a float for an integer tensor */
     EXPECT("func.func @main() -> tensor<i32> {\n"
            "  %0 = stablehlo.constant dense<-3.0e+00> : tensor<i32>\n"
