@@ -4,12 +4,8 @@
 # test of the exponent bits), and never an instruction that only moves elements.
 set -u
 cxla=${1:?path to the cxla tool}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+# shellcheck source=../tools/testlib.sh
+. "$(dirname "$0")/../tools/testlib.sh"
 # expect NAME PATTERN INVERT -- command...: the command must succeed and its output match
 # PATTERN (grep -E), or not match it when INVERT is "not".
 expect() {
@@ -138,5 +134,4 @@ expect "NaN through a loop and a call" "first to produce" not -- \
 expect "loop and call values" "-1, -?nan, -2, -3" "" -- \
   "$cxla" run --check-finite "$dir/loop.hlo" "f32[4] {1, nan, 2, 3}"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -2,24 +2,8 @@
 # The cxla command line: run, check, fmt, help, and their errors.
 set -u
 cxla=${1:?path to the cxla tool}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
-# expect NAME EXPECTED_RC PATTERN -- command...: runs the command, checks its exit status
-# and that its output (stdout + stderr) matches PATTERN (grep -E).
-expect() {
-  local name=$1 rc=$2 pattern=$3
-  shift 4
-  local out
-  out=$("$@" 2>&1)
-  local got=$?
-  if [ "$got" -ne "$rc" ]; then fail "$name: exit $got, expected $rc: $out"; return; fi
-  if ! grep -qE -- "$pattern" <<<"$out"; then fail "$name: output lacks /$pattern/: $out"; return; fi
-  ok
-}
+# shellcheck source=testlib.sh
+. "$(dirname "$0")/testlib.sh"
 
 cat >"$dir/add.hlo" <<'HLO'
 HloModule add
@@ -144,5 +128,4 @@ expect "fmt bad style" 1 "unknown style" -- "$cxla" fmt --style wide "$dir/add.h
 "$cxla" fmt --style long "$dir/long.hlo" >"$dir/long2.hlo"
 if cmp -s "$dir/long.hlo" "$dir/long2.hlo"; then ok; else fail "fmt is not idempotent"; fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -5,23 +5,8 @@
 set -u
 cxla=${1:?path to the cxla tool}
 run_hlo=$(dirname "$cxla")/examples/run_hlo
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
-# expect NAME EXPECTED_RC PATTERN -- command...: exit status and output (grep -E).
-expect() {
-  local name=$1 rc=$2 pattern=$3
-  shift 4
-  local out
-  out=$("$@" 2>&1)
-  local got=$?
-  if [ "$got" -ne "$rc" ]; then fail "$name: exit $got, expected $rc: $out"; return; fi
-  if ! grep -qE -- "$pattern" <<<"$out"; then fail "$name: output lacks /$pattern/: $out"; return; fi
-  ok
-}
+# shellcheck source=testlib.sh
+. "$(dirname "$0")/testlib.sh"
 
 # Reads two infeed values (f32[3], then s32[2]), outfeeds -first and then the second.
 cat >"$dir/feed.hlo" <<'HLO'
@@ -132,5 +117,4 @@ else
   fail "the example program $run_hlo was not built"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -9,24 +9,8 @@ if ! "$python" -c 'import numpy' 2>/dev/null; then
   echo "SKIP: $python has no NumPy (Debian: python3-numpy)"
   exit 77
 fi
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
-# expect NAME EXPECTED_RC PATTERN -- command...: checks the exit status and that the
-# output (stdout + stderr) matches PATTERN (grep -E).
-expect() {
-  local name=$1 rc=$2 pattern=$3
-  shift 4
-  local out
-  out=$("$@" 2>&1)
-  local got=$?
-  if [ "$got" -ne "$rc" ]; then fail "$name: exit $got, expected $rc: $out"; return; fi
-  if ! grep -qE -- "$pattern" <<<"$out"; then fail "$name: output lacks /$pattern/: $out"; return; fi
-  ok
-}
+# shellcheck source=testlib.sh
+. "$(dirname "$0")/testlib.sh"
 # check NAME PYTHON...: runs a NumPy check in $dir; it prints what is wrong and exits 1.
 check() {
   local name=$1
@@ -222,5 +206,4 @@ if "$cxla" version | grep -q "^mpi: no$"; then
   expect "no mpi" 1 "built without MPI" -- "$cxla" run --mpi "$dir/c2.hlo"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -5,24 +5,8 @@ set -u
 cxla=${1:?path to the cxla tool}
 here=$(cd "$(dirname "$0")" && pwd)
 shared=${CXLA_SHARED_DIR:-$here/../../../shared}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
-# expect NAME EXPECTED_RC PATTERN -- command...: runs the command, checks its exit status
-# and that its output (stdout + stderr) matches PATTERN (grep -E).
-expect() {
-  local name=$1 rc=$2 pattern=$3
-  shift 4
-  local out
-  out=$("$@" 2>&1)
-  local got=$?
-  if [ "$got" -ne "$rc" ]; then fail "$name: exit $got, expected $rc: $out"; return; fi
-  if ! grep -qE -- "$pattern" <<<"$out"; then fail "$name: output lacks /$pattern/: $out"; return; fi
-  ok
-}
+# shellcheck source=testlib.sh
+. "$(dirname "$0")/testlib.sh"
 # has NAME FILE LINE: FILE holds LINE exactly (a line of check_dot.py's facts).
 has() {
   if grep -qxF -- "$3" "$2"; then ok; else fail "$1: no line '$3' in $(cat "$2")"; fi
@@ -306,5 +290,4 @@ for cmd in check graph run; do
   expect "$cmd verifier error" 1 "verify\.hlo: .*instruction 's' \(line 4:5\).*f32\[4\]" -- "$cxla" $cmd "$dir/verify.hlo"
 done
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish
