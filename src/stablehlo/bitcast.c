@@ -183,7 +183,7 @@ static bool adds_last_dim(const cxla_shape *small, const cxla_shape *big, int64_
 
 bool cv_bitcast_convert(cv *c, cv_scope *s, const mlir_op *op) {
     cxla_instr *x;
-    if (op->operand_count != 1 || !(x = cv_lookup(c, s, op, op->operands[0]))) return false;
+    if (!(x = cv_one_operand(c, s, op))) return false;
     if (op->out_type_count < 1) return cv_fail(c, op, "the result type is missing");
     const cxla_shape *rs = &op->out_types[op->out_type_count - 1];
     cxla_type from = x->shape.type, to = rs->type;

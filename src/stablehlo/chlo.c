@@ -47,7 +47,7 @@ static cxla_instr *full(cv *c, cv_scope *s, const mlir_op *op, const cxla_instr 
 
 static bool top_k(cv *c, cv_scope *s, const mlir_op *op) {
     cxla_instr *x;
-    if (op->operand_count != 1 || !(x = cv_lookup(c, s, op, op->operands[0]))) return false;
+    if (!(x = cv_one_operand(c, s, op))) return false;
     const mlir_attr *k = mlir_op_attr(op, "k");
     if (!k || k->kind != MA_INT) return cv_fail(c, op, "no k");
     if (op->out_type_count != 2) return cv_fail(c, op, "expected two results");
@@ -93,7 +93,7 @@ static bool lgamma_op(cv *c, cv_scope *s, const mlir_op *op) {
         12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7};
     const double kG = 7.0;
     cxla_instr *x0;
-    if (op->operand_count != 1 || !(x0 = cv_lookup(c, s, op, op->operands[0]))) return false;
+    if (!(x0 = cv_one_operand(c, s, op))) return false;
     cxla_type out_t = x0->shape.type;
     if (!cxla_type_is_float(out_t)) return cv_fail(c, op, "lgamma needs a float operand");
     cxla_instr *x = convert_to(c, s, op, x0, out_t == CXLA_F64 ? CXLA_F64 : CXLA_F32);
@@ -177,7 +177,7 @@ typedef cxla_instr *(*math_fn)(cv *c, cv_scope *s, const mlir_op *op, cxla_instr
 
 static bool unary_math(cv *c, cv_scope *s, const mlir_op *op, const char *what, math_fn fn) {
     cxla_instr *x0;
-    if (op->operand_count != 1 || !(x0 = cv_lookup(c, s, op, op->operands[0]))) return false;
+    if (!(x0 = cv_one_operand(c, s, op))) return false;
     cxla_type out_t = x0->shape.type;
     if (!cxla_type_is_float(out_t)) return cv_fail(c, op, "%s needs a real float operand", what);
     cxla_instr *x = convert_to(c, s, op, x0, out_t == CXLA_F64 ? CXLA_F64 : CXLA_F32);
@@ -380,7 +380,7 @@ bool cv_chlo(cv *c, cv_scope *s, const mlir_op *op, bool *handled) {
     if (strcmp(nm, "ragged_dot") == 0) return ragged_dot(c, s, op);
     if (strcmp(nm, "erfc") == 0) {
         cxla_instr *x;
-        if (op->operand_count != 1 || !(x = cv_lookup(c, s, op, op->operands[0]))) return false;
+        if (!(x = cv_one_operand(c, s, op))) return false;
         cxla_instr *r = binary(c, s, op, CXLA_OP_SUBTRACT, full(c, s, op, x, 1.0),
                                unary(c, s, op, CXLA_OP_ERF, x));
         return r && cv_bind_results(c, s, op, r);

@@ -205,6 +205,8 @@ cxla_instr *cv_lookup(cv *c, cv_scope *s, const mlir_op *op, const char *name) {
 
 bool cv_define(cv *c, cv_scope *s, const mlir_op *op, const char *name, cxla_instr *in) {
     if (!in) return false;
+    /* An op written without results (or with fewer than it makes) has no name to bind. */
+    if (!name) return cv_fail(c, op, "the operation has fewer results than it produces");
     if (!cxla_strmap_put(&s->values, name, strlen(name), in))
         return cv_fail(c, op, "out of memory");
     return true;
@@ -240,6 +242,12 @@ bool cv_operands(cv *c, cv_scope *s, const mlir_op *op, cxla_instr **out, int64_
     }
     if (out_count) *out_count = op->operand_count;
     return true;
+}
+
+cxla_instr *cv_one_operand(cv *c, cv_scope *s, const mlir_op *op) {
+    if (op->operand_count != 1)
+        return cv_fail(c, op, "expected 1 operand, got %" PRId64, op->operand_count), NULL;
+    return cv_lookup(c, s, op, op->operands[0]);
 }
 
 /* ---- scopes and regions ------------------------------------------------------------- */
@@ -300,7 +308,9 @@ bool cv_block(cv *c, cv_scope *s, const mlir_block *b, cxla_instr ***ret, int64_
             *ret_count = op->operand_count;
             return true;
         }
-        if (!cv_op(c, s, op)) return false;
+        /* Every failure should have said why; one that did not still names the op. */
+        if (!cv_op(c, s, op))
+            return c->err ? false : cv_fail(c, op, "the operation could not be converted");
     }
     return true;
 }

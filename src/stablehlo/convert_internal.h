@@ -65,6 +65,8 @@ bool cv_define(cv *c, cv_scope *s, const mlir_op *op, const char *name, cxla_ins
 bool cv_bind_results(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *in);
 bool cv_operands(cv *c, cv_scope *s, const mlir_op *op, cxla_instr **out, int64_t max,
                  int64_t *out_count);
+/* The value of an op that takes exactly one operand (an error naming the count otherwise). */
+cxla_instr *cv_one_operand(cv *c, cv_scope *s, const mlir_op *op);
 
 /* Regions. A region applied to elements (reducers, comparators): its block arguments
  * become parameters (scalars as written); outer values must be constants (copied in).

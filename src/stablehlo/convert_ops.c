@@ -195,7 +195,7 @@ static bool simple(cv *c, cv_scope *s, const mlir_op *op, cxla_opcode opcode) {
 /* complex -> real converts the real part (StableHLO's rule; also for i1). */
 static bool convert_op(cv *c, cv_scope *s, const mlir_op *op) {
     cxla_instr *x;
-    if (op->operand_count != 1 || !(x = cv_lookup(c, s, op, op->operands[0]))) return false;
+    if (!(x = cv_one_operand(c, s, op))) return false;
     const cxla_shape *rs = result_shape(c, op, 0);
     if (!rs) return false;
     if (cxla_type_is_complex(x->shape.type) && !cxla_type_is_complex(rs->type)) {
@@ -299,7 +299,7 @@ static bool compare_op(cv *c, cv_scope *s, const mlir_op *op) {
 
 static bool broadcast_in_dim(cv *c, cv_scope *s, const mlir_op *op) {
     cxla_instr *x;
-    if (op->operand_count < 1 || !(x = cv_lookup(c, s, op, op->operands[0]))) return false;
+    if (!(x = cv_one_operand(c, s, op))) return false;
     const cxla_shape *rs = result_shape(c, op, 0);
     if (!rs) return false;
     int64_t dims[CXLA_MAX_RANK], n;
@@ -339,7 +339,7 @@ static bool with_dims(cv *c, cv_scope *s, const mlir_op *op, cxla_opcode opcode,
 
 static bool slice_op(cv *c, cv_scope *s, const mlir_op *op) {
     cxla_instr *x;
-    if (op->operand_count != 1 || !(x = cv_lookup(c, s, op, op->operands[0]))) return false;
+    if (!(x = cv_one_operand(c, s, op))) return false;
     int64_t rank = x->shape.rank;
     int64_t st[CXLA_MAX_RANK], li[CXLA_MAX_RANK], sd[CXLA_MAX_RANK], n1, n2, n3;
     if (op->slice) {
@@ -422,7 +422,7 @@ static bool dynamic_slice(cv *c, cv_scope *s, const mlir_op *op) {
 
 static bool gte_op(cv *c, cv_scope *s, const mlir_op *op) {
     cxla_instr *x;
-    if (op->operand_count != 1 || !(x = cv_lookup(c, s, op, op->operands[0]))) return false;
+    if (!(x = cv_one_operand(c, s, op))) return false;
     int64_t k = op->index;
     if (!op->has_index && !get_int(op, "index", NULL, &k)) return cv_fail(c, op, "no index");
     if (x->shape.type != CXLA_TUPLE || k < 0 || k >= x->shape.tuple_count)
@@ -440,7 +440,7 @@ static bool reduce_precision(cv *c, cv_scope *s, const mlir_op *op) {
         return cv_fail(c, op, "no exponent_bits / mantissa_bits");
     }
     cxla_instr *x;
-    if (op->operand_count != 1 || !(x = cv_lookup(c, s, op, op->operands[0]))) return false;
+    if (!(x = cv_one_operand(c, s, op))) return false;
     const cxla_shape *rs = result_shape(c, op, 0);
     cxla_instr *in = rs ? cv_emit(c, s, op, CXLA_OP_REDUCE_PRECISION, rs, 1, &x) : NULL;
     return cv_attr_int(c, op, in, CXLA_ATTR_EXPONENT_BITS, e) &&
@@ -465,7 +465,7 @@ static bool reduce_op(cv *c, cv_scope *s, const mlir_op *op) {
     cxla_instr *ops[MAXN];
     int64_t n;
     if (!cv_operands(c, s, op, ops, MAXN, &n)) return false;
-    if (n % 2) return cv_fail(c, op, "expected inputs and as many init values");
+    if (n % 2 || n == 0) return cv_fail(c, op, "expected inputs and as many init values");
     if (!op->generic && n > 2) {
         /* reduce(%in0 init: %init0), (%in1 init: %init1): pairs -> inputs, then inits */
         cxla_instr *tmp[MAXN];
@@ -480,6 +480,8 @@ static bool reduce_op(cv *c, cv_scope *s, const mlir_op *op) {
     cxla_computation *comp;
     const mlir_attr *applies = mlir_op_attr(op, "applies");
     if (applies) {
+        if ((applies->kind != MA_WORD && applies->kind != MA_STRING) || !applies->s)
+            return cv_fail(c, op, "applies must name an operation");
         const char *w = applies->s;
         cxla_opcode opc = CXLA_OP_COUNT;
         const char *nm = strchr(w, '.') ? strchr(w, '.') + 1 : w;
@@ -608,6 +610,7 @@ static bool sort_op(cv *c, cv_scope *s, const mlir_op *op) {
     cxla_instr *ops[MAXN];
     int64_t n;
     if (!cv_operands(c, s, op, ops, MAXN, &n)) return false;
+    if (n == 0) return cv_fail(c, op, "expected at least one operand");
     int64_t dim = -1;
     get_int(op, "dimension", NULL, &dim);
     if (dim < 0) dim += ops[0]->shape.rank;
@@ -896,7 +899,7 @@ static bool convolution(cv *c, cv_scope *s, const mlir_op *op) {
 
 static bool fft_op(cv *c, cv_scope *s, const mlir_op *op) {
     cxla_instr *x;
-    if (op->operand_count != 1 || !(x = cv_lookup(c, s, op, op->operands[0]))) return false;
+    if (!(x = cv_one_operand(c, s, op))) return false;
     const char *type = enum_word(attr2(op, "type", "fft_type"));
     int64_t len[8], nl;
     if (!type) return cv_fail(c, op, "no fft type");
@@ -928,7 +931,7 @@ static bool triangular_solve(cv *c, cv_scope *s, const mlir_op *op) {
 
 static bool cholesky(cv *c, cv_scope *s, const mlir_op *op) {
     cxla_instr *x;
-    if (op->operand_count != 1 || !(x = cv_lookup(c, s, op, op->operands[0]))) return false;
+    if (!(x = cv_one_operand(c, s, op))) return false;
     const cxla_shape *rs = result_shape(c, op, 0);
     cxla_instr *in = rs ? cv_emit(c, s, op, CXLA_OP_CHOLESKY, rs, 1, &x) : NULL;
     bool ok = in;
@@ -971,7 +974,7 @@ static bool call_op(cv *c, cv_scope *s, const mlir_op *op, const char *callee) {
 
 static bool rng_bit_generator(cv *c, cv_scope *s, const mlir_op *op) {
     cxla_instr *x;
-    if (op->operand_count != 1 || !(x = cv_lookup(c, s, op, op->operands[0]))) return false;
+    if (!(x = cv_one_operand(c, s, op))) return false;
     const char *alg = enum_word(mlir_op_attr(op, "rng_algorithm"));
     const char *hlo = "rng_default";
     if (alg && strcmp(alg, "THREE_FRY") == 0) hlo = "rng_three_fry";

@@ -616,7 +616,7 @@ bool cv_collective(cv *c, cv_scope *s, const mlir_op *op, const char *sh, bool *
     bool ok = false;
     if (strcmp(sh, "collective_permute") == 0) {
         cxla_instr *x;
-        if (op->operand_count != 1 || !(x = cv_lookup(c, s, op, op->operands[0]))) goto done;
+        if (!(x = cv_one_operand(c, s, op))) goto done;
         if (!read_id_lists(c, op, "source_target_pairs", g)) goto done;
         cxla_instr *in = cv_emit(c, s, op, CXLA_OP_COLLECTIVE_PERMUTE, &op->out_types[0], 1, &x);
         cxla_strbuf b;

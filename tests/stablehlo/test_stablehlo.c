@@ -623,7 +623,65 @@ static void test_bitcast_convert(void) {
     CHECK_MSG(strstr(msg, "last i1 dimension of size 16"), "got: %s", msg);
 }
 
+/* Malformed programs found by auditing the converter: each is a clear error at the op. */
+static void test_malformed_input(void) {
+    /* reduce with `applies` and no operands: the init value's type was read from an unset
+     * operand slot */
+    const char *msg = parse_error("func.func @main() -> tensor<f32> {\n"
+                                  "  %0 = stablehlo.reduce() applies stablehlo.add across "
+                                  "dimensions = [0] : () -> tensor<f32>\n"
+                                  "  return %0 : tensor<f32>\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:2:8: stablehlo.reduce") && strstr(msg, "init values"),
+              "got: %s", msg);
+    /* `applies` that is not an op name: its (absent) text was read */
+    msg = parse_error("func.func @main() -> tensor<f32> {\n"
+                      "  %a = stablehlo.constant dense<1.0> : tensor<2xf32>\n"
+                      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+                      "  %0 = \"stablehlo.reduce\"(%a, %z) {applies = 1, dimensions = "
+                      "array<i64: 0>} : (tensor<2xf32>, tensor<f32>) -> tensor<f32>\n"
+                      "  return %0 : tensor<f32>\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:4:8: stablehlo.reduce") && strstr(msg, "applies"), "got: %s",
+              msg);
+    /* sort without operands or dimension: the rank of an unset operand slot was read */
+    msg = parse_error("func.func @main() -> tensor<f32> {\n"
+                      "  %0 = \"stablehlo.sort\"() ({\n"
+                      "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+                      "    %p = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> "
+                      "tensor<i1>\n"
+                      "    stablehlo.return %p : tensor<i1>\n"
+                      "  }) : () -> tensor<f32>\n"
+                      "  return %0 : tensor<f32>\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:2:8: stablehlo.sort") && strstr(msg, "at least one operand"),
+              "got: %s", msg);
+    /* get_tuple_element written without a result: the result name (NULL) was bound */
+    msg = parse_error("func.func @main() -> tensor<f32> {\n"
+                      "  %a = stablehlo.constant dense<1.0> : tensor<f32>\n"
+                      "  %t = stablehlo.tuple %a : tuple<tensor<f32>>\n"
+                      "  \"stablehlo.get_tuple_element\"(%t) {index = 0 : i32} : "
+                      "(tuple<tensor<f32>>) -> ()\n"
+                      "  return %a : tensor<f32>\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:4:3: stablehlo.get_tuple_element") &&
+                  strstr(msg, "fewer results"),
+              "got: %s", msg);
+    /* a one-operand op given two: it failed without a message (the module then had no
+     * entry and the error named no op) */
+    msg = parse_error("func.func @main() -> tensor<f32> {\n"
+                      "  %a = stablehlo.constant dense<1.0> : tensor<f32>\n"
+                      "  %0 = \"stablehlo.convert\"(%a, %a) : (tensor<f32>, tensor<f32>) -> "
+                      "tensor<f32>\n"
+                      "  return %0 : tensor<f32>\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:3:8: stablehlo.convert") && strstr(msg, "expected 1 operand"),
+              "got: %s", msg);
+    msg = parse_error("func.func @main() -> tensor<f32> {\n"
+                      "  %a = stablehlo.constant dense<1.0> : tensor<f32>\n"
+                      "  %0 = \"chlo.erfc\"(%a, %a) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
+                      "  return %0 : tensor<f32>\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:3:8: chlo.erfc") && strstr(msg, "expected 1 operand"),
+              "got: %s", msg);
+}
+
 TEST_MAIN(TEST(test_errors_have_line_and_column), TEST(test_types), TEST(test_dense),
           TEST(test_elementwise), TEST(test_shapes), TEST(test_reduce_and_windows),
           TEST(test_gather_scatter), TEST(test_linalg), TEST(test_control_flow), TEST(test_checks),
-          TEST(test_fmt_prints_hlo), TEST(test_run_parallel), TEST(test_bitcast_convert))
+          TEST(test_fmt_prints_hlo), TEST(test_run_parallel), TEST(test_bitcast_convert),
+          TEST(test_malformed_input))
