@@ -41,9 +41,11 @@ bool cv_ints(cv *c, const mlir_op *op, const mlir_attr *a, int64_t *out, int64_t
         return true;
     }
     if (a->kind == MA_DENSE) {
-        int64_t n = 1;
-        for (int64_t i = 0; i < a->type.rank; i++) n *= a->type.dims[i];
-        if (n > max) return cv_fail(c, op, "list too long");
+        /* The count can overflow (dense<1> : tensor<4294967296x4294967296xi64>). */
+        int64_t n = 0;
+        cxla_status cs = cxla_shape_element_count(&a->type, &n);
+        if (cs) return cv_status(c, op, cs);
+        if (n < 0 || n > max) return cv_fail(c, op, "list too long");
         cxla_literal *lit = NULL;
         cxla_status st = cv_dense_literal(c->mm, a, &a->type, &lit);
         if (st) return cv_status(c, op, st);

@@ -617,6 +617,10 @@ bool cv_collective(cv *c, cv_scope *s, const mlir_op *op, const char *sh, bool *
     if (strcmp(sh, "collective_permute") == 0) {
         cxla_instr *x;
         if (!(x = cv_one_operand(c, s, op))) goto done;
+        if (op->out_type_count != 1) {
+            cv_fail(c, op, "expected one result type");
+            goto done;
+        }
         if (!read_id_lists(c, op, "source_target_pairs", g)) goto done;
         cxla_instr *in = cv_emit(c, s, op, CXLA_OP_COLLECTIVE_PERMUTE, &op->out_types[0], 1, &x);
         cxla_strbuf b;

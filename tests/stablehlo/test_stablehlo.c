@@ -678,6 +678,25 @@ static void test_malformed_input(void) {
                       "  return %0 : tensor<f32>\n}\n");
     CHECK_MSG(strstr(msg, "bad.mlir:3:8: chlo.erfc") && strstr(msg, "expected 1 operand"),
               "got: %s", msg);
+    /* collective_permute without a result type: the (absent) first result type was read */
+    msg = parse_error("func.func @main() -> tensor<f32> {\n"
+                      "  %a = stablehlo.constant dense<1.0> : tensor<f32>\n"
+                      "  \"stablehlo.collective_permute\"(%a) {source_target_pairs = "
+                      "dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<f32>) -> ()\n"
+                      "  return %a : tensor<f32>\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:3:3: stablehlo.collective_permute") &&
+                  strstr(msg, "expected one result type"),
+              "got: %s", msg);
+    /* an integer list given as a dense value whose element count overflows (the count
+     * wrapped to a small number) */
+    msg = parse_error("func.func @main() -> tensor<2x3xf32> {\n"
+                      "  %a = stablehlo.constant dense<1.0> : tensor<3x2xf32>\n"
+                      "  %0 = \"stablehlo.transpose\"(%a) {permutation = dense<1> : "
+                      "tensor<4294967296x4294967296xi64>} : (tensor<3x2xf32>) -> "
+                      "tensor<2x3xf32>\n"
+                      "  return %0 : tensor<2x3xf32>\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:3:8: stablehlo.transpose") && strstr(msg, "overflows"),
+              "got: %s", msg);
 }
 
 TEST_MAIN(TEST(test_errors_have_line_and_column), TEST(test_types), TEST(test_dense),
