@@ -293,9 +293,28 @@ bool cv_finish_comp(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *root) {
     return true;
 }
 
+static bool block_ops(cv *c, cv_scope *s, const mlir_block *b, cxla_instr ***ret,
+                      int64_t *ret_count);
+
+/* Regions in regions and calls in calls, each level a few converter frames of tens of KiB
+ * (the operand arrays): the parser allows regions 200 deep, a 64 KiB text a call chain of
+ * hundreds of functions. */
+enum { CV_MAX_BLOCK_DEPTH = 48 };
+
 bool cv_block(cv *c, cv_scope *s, const mlir_block *b, cxla_instr ***ret, int64_t *ret_count) {
     *ret = NULL;
     *ret_count = 0;
+    if (c->block_depth >= CV_MAX_BLOCK_DEPTH)
+        return cv_fail(c, b->op_count ? b->ops[0] : NULL,
+                       "regions and calls nested more than %d deep", CV_MAX_BLOCK_DEPTH);
+    c->block_depth++;
+    bool ok = block_ops(c, s, b, ret, ret_count);
+    c->block_depth--;
+    return ok;
+}
+
+static bool block_ops(cv *c, cv_scope *s, const mlir_block *b, cxla_instr ***ret,
+                      int64_t *ret_count) {
     for (int64_t i = 0; i < b->op_count; i++) {
         const mlir_op *op = b->ops[i];
         if (strcmp(op->name, "func.return") == 0 || strcmp(op->name, "stablehlo.return") == 0 ||

@@ -21,6 +21,12 @@ typedef struct cv {
     const char *skip_reason;
     const mlir_func *current_func;
     bool run_all; /* several public test functions and no @main: run each */
+    /* run_parallel device modules this converter is nested in (each has its own cv, so a
+     * program that runs itself would recurse without end). */
+    int parallel_depth;
+    /* Blocks being converted, one inside the other (regions, called functions): bounded so
+     * that deep nesting is an error, not a stack overflow. */
+    int block_depth;
 } cv;
 
 /* Where values are looked up: one per computation being built. */

@@ -742,6 +742,8 @@ static cxla_computation *dispatch_entry(cv *sub, const mlir_op *op, cxla_computa
 }
 
 bool cv_run_parallel(cv *c, cv_scope *s, const mlir_op *op) {
+    if (c->parallel_depth >= 4)
+        return cv_fail(c, op, "run_parallel nested more than 4 deep (a program that runs itself?)");
     const mlir_attr *pa = mlir_op_attr(op, "programs");
     if (!pa || pa->kind != MA_ARRAY || pa->count < 1 || pa->items[0]->kind != MA_ARRAY ||
         pa->items[0]->count < 1)
@@ -804,6 +806,8 @@ bool cv_run_parallel(cv *c, cv_scope *s, const mlir_op *op) {
     memset(&sub, 0, sizeof sub);
     sub.mm = c->mm;
     sub.funcs = c->funcs;
+    sub.parallel_depth = c->parallel_depth + 1;
+    sub.block_depth = c->block_depth;
     cxla_status st = cxla_module_create("run_parallel", &sub.m);
     if (st) return cv_status(c, op, st);
     cxla_strmap_init(&sub.func_comps, sub.m->arena);

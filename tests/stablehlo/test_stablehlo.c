@@ -697,6 +697,40 @@ static void test_malformed_input(void) {
                       "  return %0 : tensor<2x3xf32>\n}\n");
     CHECK_MSG(strstr(msg, "bad.mlir:3:8: stablehlo.transpose") && strstr(msg, "overflows"),
               "got: %s", msg);
+    /* a run_parallel program that runs itself: each level converted in a new converter,
+     * without end (stack overflow) */
+    msg = parse_error("func.func @f() -> tensor<f32> {\n"
+                      "  %0 = \"interpreter.run_parallel\"() {programs = [[@f]]} : () -> "
+                      "tensor<f32>\n"
+                      "  return %0 : tensor<f32>\n}\n"
+                      "func.func @main() -> tensor<f32> {\n"
+                      "  %0 = \"interpreter.run_parallel\"() {programs = [[@f]]} : () -> "
+                      "tensor<f32>\n"
+                      "  return %0 : tensor<f32>\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:2:8: interpreter.run_parallel") && strstr(msg, "nested"),
+              "got: %s", msg);
+    /* a chain of 100 calls (a 64 KiB text holds hundreds; each level takes tens of KiB of
+     * stack) */
+    size_t cap = 200 * 128, len = 0;
+    char *chain = malloc(cap);
+    CHECK(chain != NULL);
+    if (!chain) return;
+    for (int i = 0; i < 100; i++)
+        len += (size_t)snprintf(chain + len, cap - len,
+                                "func.func @f%d() -> tensor<f32> {\n"
+                                "  %%0 = func.call @f%d() : () -> tensor<f32>\n"
+                                "  return %%0 : tensor<f32>\n}\n",
+                                i, i + 1);
+    snprintf(chain + len, cap - len,
+             "func.func @f100() -> tensor<f32> {\n"
+             "  %%0 = stablehlo.constant dense<1.0> : tensor<f32>\n"
+             "  return %%0 : tensor<f32>\n}\n"
+             "func.func @main() -> tensor<f32> {\n"
+             "  %%0 = func.call @f0() : () -> tensor<f32>\n"
+             "  return %%0 : tensor<f32>\n}\n");
+    msg = parse_error(chain);
+    free(chain);
+    CHECK_MSG(strstr(msg, "func.call: regions and calls nested more than"), "got: %s", msg);
 }
 
 TEST_MAIN(TEST(test_errors_have_line_and_column), TEST(test_types), TEST(test_dense),
