@@ -1033,8 +1033,12 @@ static bool constant_op(cv *c, cv_scope *s, const mlir_op *op) {
     /* A big splat (dense<0.0> : tensor<4096x4096xf32>) is a scalar and a broadcast, as XLA
      * would fold it, so that nothing of its size is built before it runs. */
     int64_t count = 0;
-    bool broadcast = cv_dense_is_splat(v, &v->type) &&
-                     !cxla_shape_element_count(&v->type, &count) && count > 4096;
+    bool broadcast = false;
+    if (cv_dense_is_splat(v, &v->type)) {
+        cxla_status cs = cxla_shape_element_count(&v->type, &count);
+        broadcast = !cs && count > 4096;
+        cxla_status_free(cs);
+    }
     cxla_shape ks = v->type;
     if (broadcast) ks.rank = 0, ks.layout = NULL;
     cxla_literal *lit = NULL;

@@ -97,9 +97,14 @@ static cxla_status store_token(const mlir_module *mm, const mlir_attr *a, int64_
 }
 
 bool cv_dense_is_splat(const mlir_attr *a, const cxla_shape *shape) {
+    if (!cxla_type_is_array(shape->type)) return false;
     int64_t count;
-    if (!cxla_type_is_array(shape->type) || cxla_shape_element_count(shape, &count) || count < 2)
+    cxla_status st = cxla_shape_element_count(shape, &count);
+    if (st) {
+        cxla_status_free(st); /* too many elements: cv_dense_literal says so */
         return false;
+    }
+    if (count < 2) return false;
     cxla_type t = shape->type;
     if (a->hex) {
         size_t nbytes = a->hex_len / 2;

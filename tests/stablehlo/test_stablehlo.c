@@ -107,6 +107,11 @@ static void test_errors_have_line_and_column(void) {
                       "  %0 = stablehlo.rng %a : tensor<i64>\n"
                       "  return %0 : tensor<i64>\n}\n");
     CHECK_MSG(strstr(msg, "bad.mlir:3:8") && strstr(msg, "missing operand"), "got: %s", msg);
+    /* a splat of a dynamic type (fuzzer finding: the element-count error leaked) */
+    msg = parse_error("func.func @main() -> tensor<?xi64> {\n"
+                      "  %0 = stablehlo.constant dense<1> : tensor<?xi64>\n"
+                      "  return %0 : tensor<?xi64>\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:2:"), "got: %s", msg);
     /* a splat too big to build as a literal where it cannot be a broadcast */
     msg = parse_error("func.func @main() {\n"
                       "  %0 = stablehlo.constant dense<1.0> : tensor<f32>\n"
