@@ -1032,17 +1032,24 @@ static bool constant_op(cv *c, cv_scope *s, const mlir_op *op) {
     if (!v || v->kind != MA_DENSE) return cv_fail(c, op, "expected a dense value");
     /* A big splat (dense<0.0> : tensor<4096x4096xf32>) is a scalar and a broadcast, as XLA
      * would fold it, so that nothing of its size is built before it runs. */
+    /* So is an empty array (tensor<1000000x0xf32> would print a million "{}"), from a
+     * zero scalar since it has no value. */
     int64_t count = 0;
-    bool broadcast = false;
-    if (cv_dense_is_splat(v, &v->type)) {
-        cxla_status cs = cxla_shape_element_count(&v->type, &count);
-        broadcast = !cs && count > 4096;
-        cxla_status_free(cs);
-    }
+    cxla_status cs = cxla_type_is_array(v->type.type)
+                         ? cxla_shape_element_count(&v->type, &count)
+                         : cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "not an array");
+    bool empty = !cs && count == 0 && v->type.rank > 0;
+    bool broadcast = !cs && (empty || (count > 4096 && cv_dense_is_splat(v, &v->type)));
+    cxla_status_free(cs);
     cxla_shape ks = v->type;
     if (broadcast) ks.rank = 0, ks.layout = NULL;
     cxla_literal *lit = NULL;
-    cxla_status st = cv_dense_literal(c->mm, v, &ks, &lit);
+    cxla_status st = cv_dense_literal(c->mm, v, empty ? &v->type : &ks, &lit);
+    if (!st && empty) { /* the value was checked; the constant is a zero scalar */
+        cxla_literal_free(lit);
+        lit = NULL;
+        st = cxla_literal_create(&ks, &lit);
+    }
     if (!st) st = cxla_module_adopt_literal(c->m, lit);
     if (st) return cv_status(c, op, st);
     cxla_instr *in = cv_emit(c, s, op, CXLA_OP_CONSTANT, &ks, 0, NULL);

@@ -188,6 +188,12 @@ static void test_dense(void) {
            "  %1 = stablehlo.slice %0 [4997:5000] : (tensor<5000xi32>) -> tensor<3xi32>\n"
            "  return %1 : tensor<3xi32>\n}\n",
            "s32[3] {7, 7, 7}");
+    /* an empty array is a broadcast of a zero scalar (fuzzer finding: tensor<78850402x0>
+     * printed 78 million "{}") */
+    EXPECT("func.func @main() -> tensor<3x0xf32> {\n"
+           "  %0 = stablehlo.constant dense<> : tensor<3x0xf32>\n"
+           "  return %0 : tensor<3x0xf32>\n}\n",
+           "f32[3,0] { {}, {}, {} }");
     /* a whole number written as a float for an integer tensor */
     EXPECT("func.func @main() -> tensor<i32> {\n"
            "  %0 = stablehlo.constant dense<-3.0e+00> : tensor<i32>\n"
