@@ -265,7 +265,7 @@ static cxla_status get_plan(interp_ctx *ctx, const cxla_computation *comp, inter
 }
 
 cxla_status interp_ctx_init(interp_ctx *ctx, const cxla_module *module,
-                            const interp_options *options) {
+                            const exec_run_options *options) {
     memset(ctx, 0, sizeof(*ctx));
     ctx->module = module;
     if (options) ctx->options = *options;
@@ -576,7 +576,7 @@ cxla_status interp_default_layout(const cxla_literal *literal, cxla_literal **ou
     return relayout_to(literal, NULL, out);
 }
 
-cxla_status interp_run_module(const cxla_module *module, const interp_options *options,
+cxla_status interp_run_module(const cxla_module *module, const exec_run_options *options,
                               const cxla_literal *const *args, int64_t arg_count,
                               cxla_literal **out) {
     const cxla_computation *entry = module->entry;

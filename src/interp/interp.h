@@ -12,9 +12,13 @@
 #define CXLA_INTERP_INTERP_H_
 
 #include "hlo/hlo.h"
+#include "exec/exec.h"
 #include "literal/literal_internal.h"
 
 typedef struct interp_ctx interp_ctx;
+
+/* The interpreter as a backend (interp_backend.c): its compiled form is the module. */
+extern const exec_backend interp_backend;
 
 /* A handler computes |instr| from its operands' values (borrowed) into a new literal. */
 typedef cxla_status (*interp_op_fn)(interp_ctx *ctx, const cxla_instr *instr,
@@ -41,87 +45,9 @@ interp_op_fn interp_handler(cxla_opcode op);
 /* How many family tables handle |op| (a test checks that it is at most one). */
 int interp_handler_count(cxla_opcode op);
 
-/* The host side of infeed, outfeed, send and recv (interp_host.c): callbacks that the
- * layer running the interpreter (src/runtime) installs, called in program order with
- * |user|. A NULL callback makes the operation fail with an error saying so. Literals
- * handed to a callback are borrowed; literals it returns become the interpreter's. */
-typedef struct interp_host {
-    void *user;
-    /* A new literal compatible with |shape| (the infeed's data shape, with its layout). */
-    cxla_status (*infeed)(void *user, const cxla_shape *shape, const char *config,
-                          cxla_literal **out);
-    /* |data| is in the layout of |shape| (outfeed_shape, or the operand's shape). */
-    cxla_status (*outfeed)(void *user, const cxla_literal *data, const cxla_shape *shape,
-                           const char *config);
-    cxla_status (*send)(void *user, int64_t channel_id, bool is_host_transfer,
-                        const cxla_literal *data);
-    /* A new literal compatible with |shape| (the data that recv-done returns). */
-    cxla_status (*recv)(void *user, int64_t channel_id, bool is_host_transfer,
-                        const cxla_shape *shape, cxla_literal **out);
-} interp_host;
-/* ---- devices and communicators ------------------------------------------------------
- *
- * A run of a module on several devices (replicas x partitions) runs the interpreter once
- * per device, each with an interp_comm through which its collectives meet those of the
- * others. Devices are numbered replica * partition_count + partition (XLA's flattened
- * ids). The collectives themselves (interp_collective.c) are written once, on top of one
- * point-to-point primitive, exchange; the communicators (src/runtime: threads in one
- * process, MPI across processes) only carry messages. */
-
-/* One step of one collective on this device: it sends sends[k * parts ... + parts - 1]
- * (borrowed arrays) to device to[k], for each of |send_count| devices, and receives
- * |parts| arrays from each device from[j] into recvs[j * parts ...] (new row-major
- * literals that the caller owns). (op_id, sequence) name the collective instance: the
- * instruction's id and how many times this device executed it before. They are equal on
- * all devices that run the same program, and a message goes only to the exchange of
- * the same instance on its destination, whatever the order in which devices get there.
- * A device never sends to itself. */
-typedef struct interp_exchange {
-    const cxla_instr *instr; /* the collective, for messages */
-    int64_t op_id, sequence;
-    int64_t parts;
-    int64_t send_count;
-    const int64_t *to;
-    const cxla_literal *const *sends;
-    int64_t recv_count;
-    const int64_t *from;
-    cxla_literal **recvs;
-} interp_exchange;
-
-typedef struct interp_comm interp_comm;
-struct interp_comm {
-    int64_t replica_count, partition_count; /* the devices of the run */
-    /* Performs |x|. Sends do not wait for the receivers. A receive waits for its messages
-     * and fails, naming the devices involved, when a device it waits for failed or ended
-     * its program without sending, or when the communicator's time limit passes first
-     * (the message then says which devices arrived and which did not). On failure no
-     * recvs are set. */
-    cxla_status (*exchange)(interp_comm *comm, const interp_exchange *x);
-};
-
-/* "replica 2", or "replica 2 partition 1" when there are several partitions. */
-void interp_device_name(int64_t partition_count, int64_t device, char *buf, size_t size);
-
-typedef struct interp_options {
-    /* The module seed of rng (XLA's HloModuleConfig seed): it is xor'ed into each rng
-     * instruction's key. rng-get-and-update-state does not use it (docs/semantics.md). */
-    uint64_t seed;
-    int64_t replica_id; /* what replica-id returns */
-    int64_t partition_id;
-    /* The other devices of a multi-device run, or NULL for a run on one device: then the
-     * groups come from the module's replica_count and num_partitions, a collective whose
-     * group has other members fails, and a collective-permute's sends to other devices
-     * are dropped. */
-    interp_comm *comm;
-    /* Report (to stderr) the first instruction that produces a NaN or Inf from operands
-     * that had none: a debugging aid for `cxla run --check-finite`. */
-    bool check_finite;
-    const interp_host *host; /* infeed, outfeed, send, recv; NULL: none */
-} interp_options;
-
 struct interp_ctx {
     const cxla_module *module;
-    interp_options options;
+    exec_run_options options;
     uint64_t rng_state[2]; /* 128-bit rng state, low word first (interp_rng.c) */
     /* The rng instructions of the module in XLA's expansion order and their keys,
      * collected on first use (interp_rng.c). */
@@ -141,7 +67,7 @@ struct interp_ctx {
     struct interp_plan *plans_with_constants;
     bool reported_non_finite;
     /* Executions of each collective so far, by instruction id (the sequence of
-     * interp_exchange); malloc'd, grown on demand. */
+     * exec_exchange); malloc'd, grown on demand. */
     int64_t *collective_counts;
     int64_t collective_counts_size;
     /* Operands the current instruction may take over instead of copying (see
@@ -155,7 +81,7 @@ struct interp_ctx {
 };
 
 cxla_status interp_ctx_init(interp_ctx *ctx, const cxla_module *module,
-                            const interp_options *options);
+                            const exec_run_options *options);
 void interp_ctx_deinit(interp_ctx *ctx);
 
 /* Evaluates |comp| on |args| (borrowed, one per parameter) into a new literal. */
@@ -164,7 +90,7 @@ cxla_status interp_eval_computation(interp_ctx *ctx, const cxla_computation *com
                                     cxla_literal **out);
 /* Runs the entry computation of the module: arguments in the entry layout, the result
  * in the entry result layout. */
-cxla_status interp_run_module(const cxla_module *module, const interp_options *options,
+cxla_status interp_run_module(const cxla_module *module, const exec_run_options *options,
                               const cxla_literal *const *args, int64_t arg_count,
                               cxla_literal **out);
 

@@ -3,7 +3,7 @@
  * collective-reduce, collective-permute and their dedicated -start/-done forms.
  *
  * Every device of a run executes the same module; its collectives meet those of the
- * other devices through interp_options.comm (see interp.h), one exchange of messages per
+ * other devices through exec_run_options.comm (see interp.h), one exchange of messages per
  * execution of a collective. Each device computes its own result from the values it
  * received, always in the order of the replica group, so that the results are the same
  * on every device and from run to run. Without a communicator the run is one device:
@@ -24,14 +24,6 @@
 
 #define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
 
-void interp_device_name(int64_t partition_count, int64_t device, char *buf, size_t size) {
-    if (partition_count > 1)
-        snprintf(buf, size, "replica %" PRId64 " partition %" PRId64, device / partition_count,
-                 device % partition_count);
-    else
-        snprintf(buf, size, "replica %" PRId64, device);
-}
-
 /* ---- devices and groups ----------------------------------------------------------- */
 
 typedef struct devices {
@@ -41,7 +33,7 @@ typedef struct devices {
 } devices;
 
 static cxla_status get_devices(interp_ctx *ctx, const cxla_instr *instr, devices *d) {
-    const interp_comm *c = ctx->options.comm;
+    const exec_comm *c = ctx->options.comm;
     const cxla_module *m = instr->parent ? instr->parent->module : ctx->module;
     if (c) {
         d->replicas = c->replica_count;
@@ -239,13 +231,13 @@ static cxla_status exchange(interp_ctx *ctx, const cxla_instr *instr, int64_t se
                             int64_t send_count, const int64_t *to, const cxla_literal *const *sends,
                             int64_t recv_count, const int64_t *from,
                             const cxla_literal *const *expect, cxla_literal **recvs) {
-    interp_comm *c = ctx->options.comm;
+    exec_comm *c = ctx->options.comm;
     if (!c) {
         if (recv_count > 0) return one_device_error(instr, recv_count + 1);
         return NULL; /* one device: what goes elsewhere is dropped */
     }
     if (send_count == 0 && recv_count == 0) return NULL;
-    interp_exchange x = {
+    exec_exchange x = {
         .instr = instr,
         .op_id = instr->id,
         .sequence = seq,
@@ -264,7 +256,7 @@ static cxla_status exchange(interp_ctx *ctx, const cxla_instr *instr, int64_t se
             const cxla_shape *want = cxla_literal_shape(expect[j * parts + i]);
             if (got && same_array(cxla_literal_shape(got), want)) continue;
             char who[64];
-            interp_device_name(c->partition_count, from[j], who, sizeof(who));
+            exec_device_name(c->partition_count, from[j], who, sizeof(who));
             char *g =
                 got ? cxla_shape_to_string(cxla_literal_shape(got), CXLA_SHAPE_PRINT_NO_LAYOUT)
                     : NULL;
@@ -1122,7 +1114,7 @@ static cxla_status op_ragged_all_to_all(interp_ctx *ctx, const cxla_instr *instr
             int64_t idx = g.me * u + i;
             int64_t in_off = int_at(from[1], idx), size = int_at(from[2], idx);
             int64_t out_off = int_at(from[3], idx), want = int_at(operands[5], k * u + i);
-            interp_device_name(dv.partitions, g.members[k], name, sizeof(name));
+            exec_device_name(dv.partitions, g.members[k], name, sizeof(name));
             if (size != want)
                 s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
                                  "%s sends %" PRId64 " rows in update %" PRId64

@@ -1,5 +1,5 @@
 /* Interpreter handlers for the operations that talk to the host: infeed, outfeed, send,
- * send-done, recv and recv-done. Data moves through the callbacks in interp_options.host,
+ * send-done, recv and recv-done. Data moves through the callbacks in exec_run_options.host,
  * which the runtime installs (host queues and channels); tokens order the operations, and
  * the driver evaluates them in that order. docs/semantics.md ("Host transfers") says
  * what each returns. */
@@ -175,7 +175,7 @@ static cxla_status op_infeed(interp_ctx *ctx, const cxla_instr *instr,
     if (is_empty_tuple(want)) {
         s = zeros(want, &parts[0]);
     } else {
-        const interp_host *host = ctx->options.host;
+        const exec_host *host = ctx->options.host;
         if (!host || !host->infeed) return no_handler(instr, "infeed");
         cxla_literal *got = NULL;
         s = interp_annotate(
@@ -208,7 +208,7 @@ static cxla_status op_outfeed(interp_ctx *ctx, const cxla_instr *instr,
         return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
                             "outfeed_shape does not match the data");
     if (!is_empty_tuple(shape)) {
-        const interp_host *host = ctx->options.host;
+        const exec_host *host = ctx->options.host;
         if (!host || !host->outfeed) return no_handler(instr, "outfeed");
         cxla_literal *data = NULL;
         CXLA_RETURN_IF_ERROR(interp_relayout_tree(operands[0], shape, &data));
@@ -228,7 +228,7 @@ static cxla_status op_outfeed(interp_ctx *ctx, const cxla_instr *instr,
  * match it); send-done only completes it. */
 static cxla_status op_send(interp_ctx *ctx, const cxla_instr *instr,
                            const cxla_literal *const *operands, cxla_literal **out) {
-    const interp_host *host = ctx->options.host;
+    const exec_host *host = ctx->options.host;
     if (!host || !host->send) return no_handler(instr, "send");
     const cxla_shape *shape = instr->shape.type == CXLA_TUPLE && instr->shape.tuple_count == 3
                                   ? &instr->shape.elements[0]
@@ -282,7 +282,7 @@ static cxla_status op_recv_done(interp_ctx *ctx, const cxla_instr *instr,
     if (r->type != CXLA_TUPLE || r->tuple_count != 2)
         return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
                             "the result must be (data, token[])");
-    const interp_host *host = ctx->options.host;
+    const exec_host *host = ctx->options.host;
     if (!host || !host->recv) return no_handler(instr, "recv");
     const cxla_shape *want = &r->elements[0];
     cxla_literal *got = NULL;

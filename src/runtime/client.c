@@ -1,6 +1,6 @@
 /* Clients: the backend choice, and the host state that runs share: the infeed and
  * outfeed queues and the channels (handlers and mailboxes). The interpreter reaches that
- * state through the interp_host callbacks defined here. */
+ * state through the exec_host callbacks defined here. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,10 +189,11 @@ cxla_status cxla_client_create(const cxla_client_options *options, cxla_client *
     cxla_client_options defaults;
     cxla_client_options_init(&defaults);
     if (!options) options = &defaults;
-    const char *backend = options->backend ? options->backend : "interpreter";
-    if (strcmp(backend, "interpreter") != 0 && strcmp(backend, "interp") != 0)
-        return cxla_error(CXLA_STATUS_NOT_FOUND, "unknown backend '%s' (available: interpreter)",
-                          backend);
+    const char *name = options->backend ? options->backend : runtime_backends[0]->name;
+    const exec_backend *backend = runtime_backend_find(name);
+    if (!backend)
+        return cxla_error(CXLA_STATUS_NOT_FOUND, "unknown backend '%s' (available: %s)", name,
+                          runtime_backend_names());
     if (options->thread_count < 0)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "thread_count must be >= 0, got %d",
                           options->thread_count);
@@ -202,10 +203,10 @@ cxla_status cxla_client_create(const cxla_client_options *options, cxla_client *
         free(c);
         return cxla_error(CXLA_STATUS_UNAVAILABLE, "cannot create a mutex");
     }
-    c->backend = "interpreter";
+    c->backend = backend;
     c->thread_count = options->thread_count;
     c->seed = options->seed;
-    c->host = (interp_host){
+    c->host = (exec_host){
         .user = c,
         .infeed = host_infeed,
         .outfeed = host_outfeed,
@@ -248,7 +249,7 @@ void runtime_client_release(cxla_client *client) {
 }
 
 const char *cxla_client_backend(const cxla_client *client) {
-    return client ? client->backend : "";
+    return client ? client->backend->name : "";
 }
 
 /* ---- the public queue and channel calls -------------------------------------------------- */

@@ -151,7 +151,7 @@ typedef struct pending_send {
 } pending_send;
 
 typedef struct mpi_comm {
-    interp_comm base; /* first: the interpreter's handle */
+    exec_comm base; /* first: the interpreter's handle */
     cxla_mpi_session *session;
     int64_t run, device, count, partitions;
     double timeout;
@@ -176,7 +176,7 @@ static void stashed_free(stashed *m) {
 }
 
 static void name_of(const mpi_comm *c, int64_t device, char *buf, size_t size) {
-    interp_device_name(c->partitions, device, buf, size);
+    exec_device_name(c->partitions, device, buf, size);
 }
 
 /* Frees the buffers of the sends that completed. */
@@ -367,8 +367,7 @@ static void back_off(long *ns) {
     if (*ns < 1000000L) *ns *= 2;
 }
 
-static stashed *find_stashed(mpi_comm *c, const interp_exchange *x, int64_t source,
-                             stashed **prev) {
+static stashed *find_stashed(mpi_comm *c, const exec_exchange *x, int64_t source, stashed **prev) {
     stashed *p = NULL;
     for (stashed *m = c->stash; m; p = m, m = m->next)
         if (m->source == source && m->op_id == x->op_id && m->sequence == x->sequence) {
@@ -385,7 +384,7 @@ static cxla_status poisoned_error(mpi_comm *c) {
     return cxla_error(CXLA_STATUS_UNAVAILABLE, "%s failed: %s", name, c->poison);
 }
 
-static cxla_status exchange(interp_comm *comm, const interp_exchange *x) {
+static cxla_status exchange(exec_comm *comm, const exec_exchange *x) {
     mpi_comm *c = (mpi_comm *)comm;
     c->failed_by_peer = false;
     cxla_status s = poll_messages(c);
@@ -545,7 +544,7 @@ static cxla_status mpi_run(cxla_mpi_session *session, const cxla_module *module,
     c.fin_message = calloc((size_t)n, sizeof(*c.fin_message));
     cxla_status s = failure;
     if (!s && (!c.finished || !c.fin_code || !c.fin_root || !c.fin_message)) s = OOM();
-    interp_options io = {
+    exec_run_options io = {
         .seed = options->seed,
         .replica_id = c.device / partitions,
         .partition_id = c.device % partitions,
@@ -554,7 +553,7 @@ static cxla_status mpi_run(cxla_mpi_session *session, const cxla_module *module,
         .host = options->host,
     };
     cxla_literal *result = NULL;
-    if (!s) s = interp_run_module(module, &io, args, arg_count, &result);
+    if (!s) s = cxla_replicas_execute(module, options, &io, args, arg_count, &result);
     cxla_status fs = c.finished ? finish(&c, s) : NULL;
     /* The verdict, the same on every rank: the lowest device that failed of its own. */
     int64_t first = -1;

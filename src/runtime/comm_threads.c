@@ -26,7 +26,7 @@ typedef struct message {
 typedef enum device_state { DEVICE_RUNNING, DEVICE_DONE, DEVICE_FAILED } device_state;
 
 typedef struct endpoint {
-    interp_comm base; /* first: the interpreter's handle is the endpoint */
+    exec_comm base; /* first: the interpreter's handle is the endpoint */
     cxla_comm_threads *owner;
     int64_t device;
     message *inbox; /* messages sent to this device, oldest first */
@@ -52,7 +52,7 @@ static void message_free(message *m) {
 }
 
 static void name_of(const cxla_comm_threads *c, int64_t device, char *buf, size_t size) {
-    interp_device_name(c->partitions, device, buf, size);
+    exec_device_name(c->partitions, device, buf, size);
 }
 
 static cxla_status copy_status(cxla_status s) {
@@ -74,8 +74,7 @@ static struct timespec deadline_after(double seconds) {
 
 /* The message of (op_id, sequence) from |source| in |ep|'s inbox; |prev| gets its
  * predecessor (NULL for the head). */
-static message *find_message(endpoint *ep, const interp_exchange *x, int64_t source,
-                             message **prev) {
+static message *find_message(endpoint *ep, const exec_exchange *x, int64_t source, message **prev) {
     message *p = NULL;
     for (message *m = ep->inbox; m; p = m, m = m->next)
         if (m->op_id == x->op_id && m->sequence == x->sequence && m->source == source) {
@@ -97,7 +96,7 @@ static void put_devices(cxla_strbuf *b, int64_t partitions, int64_t *list, int64
     qsort(list, (size_t)n, sizeof(*list), cmp_i64);
     char name[64];
     for (int64_t i = 0; i < n; i++) {
-        interp_device_name(partitions, list[i], name, sizeof(name));
+        exec_device_name(partitions, list[i], name, sizeof(name));
         cxla_strbuf_printf(b, "%s%s", i ? ", " : "", name);
     }
     if (!n) cxla_strbuf_puts(b, "none");
@@ -139,7 +138,7 @@ cxla_status cxla_comm_timeout_error(int64_t partitions, double timeout, int64_t 
 
 cxla_status cxla_comm_ended_error(int64_t partitions, int64_t device, int64_t sequence) {
     char name[64];
-    interp_device_name(partitions, device, name, sizeof(name));
+    exec_device_name(partitions, device, name, sizeof(name));
     return cxla_error(CXLA_STATUS_FAILED_PRECONDITION,
                       "%s ended its program without taking part in execution %" PRId64
                       " of this collective (the devices ran different collectives, e.g. a "
@@ -147,7 +146,7 @@ cxla_status cxla_comm_ended_error(int64_t partitions, int64_t device, int64_t se
                       name, sequence + 1);
 }
 
-static cxla_status exchange(interp_comm *comm, const interp_exchange *x) {
+static cxla_status exchange(exec_comm *comm, const exec_exchange *x) {
     endpoint *ep = (endpoint *)comm;
     cxla_comm_threads *c = ep->owner;
     ep->failed_by_peer = false;
@@ -296,7 +295,7 @@ cxla_status cxla_comm_threads_create(int64_t replicas, int64_t partitions, doubl
     return NULL;
 }
 
-interp_comm *cxla_comm_threads_endpoint(cxla_comm_threads *comm, int64_t device) {
+exec_comm *cxla_comm_threads_endpoint(cxla_comm_threads *comm, int64_t device) {
     if (!comm || device < 0 || device >= comm->count) return NULL;
     return &comm->eps[device].base;
 }

@@ -30,6 +30,14 @@ cxla_status cxla_client_compile(cxla_client *client, cxla_module *module,
     }
     e->client = client;
     e->module = module;
+    e->backend = client->backend;
+    exec_compile_options co = {.thread_count = client->thread_count};
+    s = e->backend->compile(module, &co, &e->compiled);
+    if (s) {
+        cxla_module_destroy(module);
+        free(e);
+        return s;
+    }
     runtime_client_retain(client);
     *out_executable = e;
     return NULL;
@@ -91,6 +99,7 @@ cxla_status cxla_client_compile_stablehlo_file(cxla_client *client, const char *
 
 void cxla_executable_destroy(cxla_executable *executable) {
     if (!executable) return;
+    executable->backend->destroy(executable->compiled);
     cxla_module_destroy(executable->module);
     runtime_client_release(executable->client);
     free(executable);
@@ -153,14 +162,14 @@ cxla_status cxla_executable_run_with_options(cxla_executable *executable,
     cxla_run_options_init(&defaults);
     if (!options) options = &defaults;
     cxla_client *c = executable->client;
-    interp_options io = {
+    exec_run_options ro = {
         .seed = c->seed,
         .replica_id = options->replica_id,
         .partition_id = options->partition_id,
         .check_finite = options->check_finite,
         .host = &c->host,
     };
-    return interp_run_module(executable->module, &io, args, arg_count, out_result);
+    return executable->backend->execute(executable->compiled, &ro, args, arg_count, out_result);
 }
 
 cxla_status cxla_executable_run(cxla_executable *executable, const cxla_literal *const *args,

@@ -46,6 +46,8 @@ static cxla_status replicas_options(const cxla_executable *e, const cxla_run_opt
         .seed = e ? e->client->seed : 0,
         .check_finite = options->check_finite,
         .host = e ? &e->client->host : NULL,
+        .backend = e ? e->backend : NULL,
+        .compiled = e ? e->compiled : NULL,
     };
     return NULL;
 }
@@ -66,7 +68,7 @@ cxla_status cxla_executable_device_count(const cxla_executable *executable,
 static cxla_status check_args(const cxla_executable *e, int64_t partitions, int64_t device,
                               const cxla_literal *const *args, int64_t arg_count) {
     char name[64];
-    interp_device_name(partitions, device, name, sizeof(name));
+    exec_device_name(partitions, device, name, sizeof(name));
     int64_t want = cxla_executable_parameter_count(e);
     if (arg_count != want)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,

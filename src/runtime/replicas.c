@@ -51,7 +51,8 @@ cxla_status cxla_replicas_device_count(const cxla_module *module,
 
 typedef struct device_run {
     const cxla_module *module;
-    interp_options options;
+    const cxla_replicas_options *ro;
+    exec_run_options options;
     const cxla_literal *const *args;
     int64_t arg_count;
     cxla_comm_threads *comm;
@@ -62,8 +63,8 @@ typedef struct device_run {
 
 static void *device_main(void *arg) {
     device_run *run = arg;
-    run->status =
-        interp_run_module(run->module, &run->options, run->args, run->arg_count, &run->result);
+    run->status = cxla_replicas_execute(run->module, run->ro, &run->options, run->args,
+                                        run->arg_count, &run->result);
     cxla_comm_threads_finish(run->comm, run->device, run->status);
     return NULL;
 }
@@ -93,6 +94,7 @@ cxla_status cxla_run_replicated(const cxla_module *module, const cxla_replicas_o
     for (int64_t d = 0; d < n; d++) {
         device_run *r = &runs[d];
         r->module = module;
+        r->ro = options;
         r->options.seed = options->seed;
         r->options.check_finite = options->check_finite;
         r->options.host = options->host;
@@ -129,7 +131,7 @@ cxla_status cxla_run_replicated(const cxla_module *module, const cxla_replicas_o
     cxla_status s = NULL;
     if (first >= 0) {
         char name[64];
-        interp_device_name(partitions, first, name, sizeof(name));
+        exec_device_name(partitions, first, name, sizeof(name));
         s = cxla_error(cxla_status_code_of(root), "%s failed: %s", name, cxla_status_message(root));
         cxla_status_free(root);
     }

@@ -29,12 +29,27 @@ typedef struct cxla_replicas_options {
     /* How long one device waits in one collective for the others before failing, in
      * seconds; 0: CXLA_COLLECTIVE_TIMEOUT_DEFAULT. */
     double timeout_seconds;
-    uint64_t seed;     /* interp_options.seed of every device */
-    bool check_finite; /* interp_options.check_finite of every device */
-    /* interp_options.host of every device (infeed, outfeed, send, recv; shared by the
+    uint64_t seed;     /* exec_run_options.seed of every device */
+    bool check_finite; /* exec_run_options.check_finite of every device */
+    /* exec_run_options.host of every device (infeed, outfeed, send, recv; shared by the
      * devices of a run in this process, in the order they reach it); NULL: none. */
-    const interp_host *host;
+    const exec_host *host;
+    /* The backend that runs each device and its compiled form of the module; NULL: the
+     * interpreter, on the module itself. */
+    const exec_backend *backend;
+    void *compiled;
 } cxla_replicas_options;
+
+/* Runs one device of a run of |module| with |options|' backend. */
+static inline cxla_status cxla_replicas_execute(const cxla_module *module,
+                                                const cxla_replicas_options *options,
+                                                const exec_run_options *run,
+                                                const cxla_literal *const *args, int64_t arg_count,
+                                                cxla_literal **out) {
+    if (options->backend)
+        return options->backend->execute(options->compiled, run, args, arg_count, out);
+    return interp_run_module(module, run, args, arg_count, out);
+}
 
 /* The device count of |options| for |module|, after checking them against each other:
  * a module that states replica_count or num_partitions (> 1) runs only on that many.
@@ -62,8 +77,8 @@ typedef struct cxla_comm_threads cxla_comm_threads;
  * at most |timeout_seconds|. */
 cxla_status cxla_comm_threads_create(int64_t replicas, int64_t partitions, double timeout_seconds,
                                      cxla_comm_threads **out_comm);
-/* Device |device|'s end, for interp_options.comm (owned by |comm|). */
-interp_comm *cxla_comm_threads_endpoint(cxla_comm_threads *comm, int64_t device);
+/* Device |device|'s end, for exec_run_options.comm (owned by |comm|). */
+exec_comm *cxla_comm_threads_endpoint(cxla_comm_threads *comm, int64_t device);
 /* Device |device| ended its program with |status| (borrowed; NULL for success). A
  * failure of its own (not one caused by another device) poisons the communicator: every
  * exchange waiting or to come fails naming this device. A success tells those waiting

@@ -25,7 +25,7 @@ typedef struct runtime_channel {
 } runtime_channel;
 
 struct cxla_client {
-    const char *backend; /* canonical name, static */
+    const exec_backend *backend;
     int thread_count;
     uint64_t seed;
     pthread_mutex_t lock; /* guards everything below */
@@ -34,13 +34,23 @@ struct cxla_client {
     size_t channel_count, channel_capacity;
     int64_t executables; /* live executables */
     bool destroyed;      /* cxla_client_destroy was called */
-    interp_host host;    /* callbacks into the above, user = the client */
+    exec_host host;      /* callbacks into the above, user = the client */
 };
 
 struct cxla_executable {
     cxla_client *client;
     cxla_module *module; /* owned */
+    const exec_backend *backend;
+    void *compiled; /* the backend's form of |module| */
 };
+
+/* The backends built in (backends.c): the interpreter first (the default). */
+extern const exec_backend *const runtime_backends[];
+extern const int runtime_backend_count;
+/* The backend called |name| (canonical or alias), or NULL. */
+const exec_backend *runtime_backend_find(const char *name);
+/* "interpreter, cpu": the canonical names, for messages. */
+const char *runtime_backend_names(void);
 
 /* Executables keep their client alive (client.c). */
 void runtime_client_retain(cxla_client *client);

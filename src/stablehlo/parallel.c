@@ -1105,11 +1105,11 @@ static cxla_status run_parallel(void *out, const void **in, const char *cfg) {
     if (!s) {
         host.feed = lits + n_in;
         host.feed_count = n_feed;
-        interp_host ih = {.user = &host,
-                          .infeed = host_infeed,
-                          .outfeed = host_outfeed,
-                          .send = host_send,
-                          .recv = host_recv};
+        exec_host ih = {.user = &host,
+                        .infeed = host_infeed,
+                        .outfeed = host_outfeed,
+                        .send = host_send,
+                        .recv = host_recv};
         cxla_replicas_options o = {.replica_count = R,
                                    .partition_count = P,
                                    .timeout_seconds = PARALLEL_TIMEOUT_SECONDS,

@@ -52,7 +52,7 @@ static inline cxla_literal *run_args(const cxla_xla_computation *c, const char *
         in[n] = lit(args[n]);
         n++;
     }
-    interp_options opts = {0};
+    exec_run_options opts = {0};
     cxla_literal *out = NULL, *out2 = NULL;
     CHECK_OK(interp_run_module(cxla_xla_computation_module(c), &opts,
                                (const cxla_literal *const *)in, n, &out));

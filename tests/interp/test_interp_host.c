@@ -94,8 +94,8 @@ static cxla_status run(const char *text, fake_host *h, const char *const *args, 
     cxla_status s = cxla_hlo_parse(text, strlen(text), "t.hlo", &m);
     if (!s) s = cxla_verify_module(m);
     for (int i = 0; i < n && !s; i++) s = cxla_literal_parse(args[i], (size_t)-1, NULL, &lits[i]);
-    interp_host host = {h, fake_infeed, fake_outfeed, fake_send, fake_recv};
-    interp_options options = {.host = h ? &host : NULL};
+    exec_host host = {h, fake_infeed, fake_outfeed, fake_send, fake_recv};
+    exec_run_options options = {.host = h ? &host : NULL};
     if (!s) s = interp_run_module(m, &options, (const cxla_literal *const *)lits, n, out);
     for (int i = 0; i < n; i++) cxla_literal_free(lits[i]);
     cxla_module_destroy(m);

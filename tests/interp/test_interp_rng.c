@@ -25,7 +25,7 @@ static cxla_status run_text(const char *text, uint64_t seed, const cxla_literal 
     cxla_module *m = NULL;
     CXLA_RETURN_IF_ERROR(cxla_hlo_parse(text, strlen(text), "t.hlo", &m));
     cxla_status s = cxla_verify_module(m);
-    interp_options o = {.seed = seed};
+    exec_run_options o = {.seed = seed};
     if (!s) s = interp_run_module(m, &o, args, n, out);
     cxla_module_destroy(m);
     return s;

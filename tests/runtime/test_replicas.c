@@ -1072,15 +1072,15 @@ static void test_comm_timeout_lists(void) {
     cxla_literal *v = lit("s32[1] {7}");
     const cxla_literal *sends[1] = {v};
     int64_t to0 = 0;
-    interp_exchange x1 = {
+    exec_exchange x1 = {
         .op_id = 9, .sequence = 0, .parts = 1, .send_count = 1, .to = &to0, .sends = sends};
-    interp_comm *e1 = cxla_comm_threads_endpoint(c, 1);
+    exec_comm *e1 = cxla_comm_threads_endpoint(c, 1);
     CHECK_OK(e1->exchange(e1, &x1));
     int64_t from[2] = {2, 1};
     cxla_literal *recvs[2] = {NULL, NULL};
-    interp_exchange x0 = {
+    exec_exchange x0 = {
         .op_id = 9, .sequence = 0, .parts = 1, .recv_count = 2, .from = from, .recvs = recvs};
-    interp_comm *e0 = cxla_comm_threads_endpoint(c, 0);
+    exec_comm *e0 = cxla_comm_threads_endpoint(c, 0);
     cxla_status s = e0->exchange(e0, &x0);
     const char *msg = cxla_status_message(s);
     CHECK_EQ_I64(cxla_status_code_of(s), CXLA_STATUS_DEADLINE_EXCEEDED);
@@ -1098,7 +1098,7 @@ static void test_comm_timeout_lists(void) {
     cxla_status_free(s);
     /* With the message there and one from replica 2 only, the receive completes. */
     int64_t from1 = 1;
-    interp_exchange x0b = {
+    exec_exchange x0b = {
         .op_id = 9, .sequence = 0, .parts = 1, .recv_count = 1, .from = &from1, .recvs = recvs};
     CHECK_OK(e0->exchange(e0, &x0b));
     CHECK(recvs[0] && cxla_literal_equal(recvs[0], v));

@@ -1,0 +1,124 @@
+/* What every backend needs at run time, below the runtime and above the backends: the
+ * host callbacks (infeed, outfeed, send, recv), the communicator through which the
+ * collectives of a multi-device run meet, the options of one device's run, and the
+ * backend interface itself. The runtime (src/runtime) provides the callbacks and
+ * communicators and calls backends through exec_backend; the backends (src/interp,
+ * src/cpu) implement it. */
+#ifndef CXLA_EXEC_EXEC_H_
+#define CXLA_EXEC_EXEC_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cxla/literal.h"
+#include "cxla/status.h"
+#include "hlo/hlo.h"
+
+/* The host side of infeed, outfeed, send and recv (interp_host.c runs them on the
+ * interpreter): callbacks that the layer running a backend (src/runtime) installs, called in program order with
+ * |user|. A NULL callback makes the operation fail with an error saying so. Literals
+ * handed to a callback are borrowed; literals it returns become the interpreter's. */
+typedef struct exec_host {
+    void *user;
+    /* A new literal compatible with |shape| (the infeed's data shape, with its layout). */
+    cxla_status (*infeed)(void *user, const cxla_shape *shape, const char *config,
+                          cxla_literal **out);
+    /* |data| is in the layout of |shape| (outfeed_shape, or the operand's shape). */
+    cxla_status (*outfeed)(void *user, const cxla_literal *data, const cxla_shape *shape,
+                           const char *config);
+    cxla_status (*send)(void *user, int64_t channel_id, bool is_host_transfer,
+                        const cxla_literal *data);
+    /* A new literal compatible with |shape| (the data that recv-done returns). */
+    cxla_status (*recv)(void *user, int64_t channel_id, bool is_host_transfer,
+                        const cxla_shape *shape, cxla_literal **out);
+} exec_host;
+/* ---- devices and communicators ------------------------------------------------------
+ *
+ * A run of a module on several devices (replicas x partitions) runs the interpreter once
+ * per device, each with an exec_comm through which its collectives meet those of the
+ * others. Devices are numbered replica * partition_count + partition (XLA's flattened
+ * ids). The collectives themselves (interp_collective.c) are written once, on top of one
+ * point-to-point primitive, exchange; the communicators (src/runtime: threads in one
+ * process, MPI across processes) only carry messages. */
+
+/* One step of one collective on this device: it sends sends[k * parts ... + parts - 1]
+ * (borrowed arrays) to device to[k], for each of |send_count| devices, and receives
+ * |parts| arrays from each device from[j] into recvs[j * parts ...] (new row-major
+ * literals that the caller owns). (op_id, sequence) name the collective instance: the
+ * instruction's id and how many times this device executed it before. They are equal on
+ * all devices that run the same program, and a message goes only to the exchange of
+ * the same instance on its destination, whatever the order in which devices get there.
+ * A device never sends to itself. */
+typedef struct exec_exchange {
+    const cxla_instr *instr; /* the collective, for messages */
+    int64_t op_id, sequence;
+    int64_t parts;
+    int64_t send_count;
+    const int64_t *to;
+    const cxla_literal *const *sends;
+    int64_t recv_count;
+    const int64_t *from;
+    cxla_literal **recvs;
+} exec_exchange;
+
+typedef struct exec_comm exec_comm;
+struct exec_comm {
+    int64_t replica_count, partition_count; /* the devices of the run */
+    /* Performs |x|. Sends do not wait for the receivers. A receive waits for its messages
+     * and fails, naming the devices involved, when a device it waits for failed or ended
+     * its program without sending, or when the communicator's time limit passes first
+     * (the message then says which devices arrived and which did not). On failure no
+     * recvs are set. */
+    cxla_status (*exchange)(exec_comm *comm, const exec_exchange *x);
+};
+
+/* "replica 2", or "replica 2 partition 1" when there are several partitions. */
+void exec_device_name(int64_t partition_count, int64_t device, char *buf, size_t size);
+
+typedef struct exec_run_options {
+    /* The module seed of rng (XLA's HloModuleConfig seed): it is xor'ed into each rng
+     * instruction's key. rng-get-and-update-state does not use it (docs/semantics.md). */
+    uint64_t seed;
+    int64_t replica_id; /* what replica-id returns */
+    int64_t partition_id;
+    /* The other devices of a multi-device run, or NULL for a run on one device: then the
+     * groups come from the module's replica_count and num_partitions, a collective whose
+     * group has other members fails, and a collective-permute's sends to other devices
+     * are dropped. */
+    exec_comm *comm;
+    /* Report (to stderr) the first instruction that produces a NaN or Inf from operands
+     * that had none: a debugging aid for `cxla run --check-finite`. */
+    bool check_finite;
+    const exec_host *host; /* infeed, outfeed, send, recv; NULL: none */
+} exec_run_options;
+
+/* ---- the backend interface ------------------------------------------------------------
+ *
+ * A backend turns a verified module into its compiled form once and then runs it any
+ * number of times, from several threads at once (one run per device of a replicated
+ * run). The interpreter (src/interp) and the compiled cpu backend (src/cpu) implement it;
+ * the runtime keeps the list and calls through it. */
+
+typedef struct exec_compile_options {
+    /* Worker threads the backend may use; 0 picks one per core. */
+    int thread_count;
+} exec_compile_options;
+
+typedef struct exec_backend {
+    const char *name; /* canonical: "interpreter", "cpu" */
+    const char *alias; /* another accepted name ("interp"), or NULL */
+    /* Compiles |module| (verified; it stays the caller's and outlives the compiled form,
+     * which may point into it) into |*out_compiled|. */
+    cxla_status (*compile)(const cxla_module *module, const exec_compile_options *options,
+                           void **out_compiled);
+    /* Runs the entry computation on |args| (borrowed, in the entry layout) into a new
+     * literal in the entry result layout, as interp_run_module does. Safe to call from
+     * several threads at once on one compiled form. */
+    cxla_status (*execute)(void *compiled, const exec_run_options *options,
+                           const cxla_literal *const *args, int64_t arg_count,
+                           cxla_literal **out_result);
+    void (*destroy)(void *compiled);
+} exec_backend;
+
+#endif /* CXLA_EXEC_EXEC_H_ */
