@@ -981,6 +981,7 @@ cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strb
     } else {
         outs[0] = root;
     }
+    line(e, "(void)in;");
     for (int64_t i = 0; i < nout; i++) {
         const char *st = cpu_emit_stype(outs[i]->shape.type);
         line(e, "%s *restrict o%" PRId64 " = (%s *)out[%" PRId64 "];", st, i, st, i);

@@ -147,7 +147,7 @@ static const char *math_call(cxla_arena *arena, cxla_opcode op, cxla_type t, con
     case CXLA_OP_LOGISTIC: e = F("1.0 / (1.0 + exp(-%s))", d); break;
     case CXLA_OP_RSQRT: e = F("1.0 / sqrt(%s)", d); break;
     case CXLA_OP_REAL: e = d; break;
-    case CXLA_OP_IMAG: e = "0.0"; break;
+    case CXLA_OP_IMAG: e = F("((void)%s, 0.0)", d); break; /* reads x: no unused variable */
     default: e = F("%s(%s)", fn, d); break;
     }
     return f64 ? e : F("(float)(%s)", e);

@@ -462,7 +462,19 @@ static void test_against_interpreter(void) {
     const char *sources[2] = {tu, second.data};
     size_t lengths[2] = {half, second.len};
     cpu_library *lib = NULL;
+    /* Warnings are errors: generated code must compile cleanly. */
+    setenv("CXLA_CFLAGS", "-O2 -march=native -Wall -Wextra -Werror", 1);
     CHECK_OK(cpu_library_compile(sources, lengths, 2, "test_emit", &lib));
+    /* And under clang too, where it is installed (compiled, not run: -O0 keeps it quick). */
+    if (system("clang --version > /dev/null 2>&1") == 0) {
+        setenv("CXLA_CC", "clang", 1);
+        setenv("CXLA_CFLAGS", "-O0 -Wall -Wextra -Werror", 1);
+        cpu_library *clang_lib = NULL;
+        CHECK_OK(cpu_library_compile(sources, lengths, 2, "test_emit (clang)", &clang_lib));
+        cpu_library_close(clang_lib);
+        unsetenv("CXLA_CC");
+    }
+    unsetenv("CXLA_CFLAGS");
     if (lib)
         for (int i = 0; i < ncases; i++)
             for (int rep = 0; rep < 3; rep++) run_case(lib, i);
