@@ -62,8 +62,9 @@ static void test_errors_have_line_and_column(void) {
     CHECK_MSG(strstr(msg, "bad.mlir:2:8") && strstr(msg, "stablehlo.frobnicate"), "got: %s", msg);
     msg = parse_error("func.func @main() -> tensor<f32> {\n  return %9 : tensor<f32>\n}\n");
     CHECK_MSG(strstr(msg, "undefined value %9"), "got: %s", msg);
-    msg = parse_error("func.func @main() -> tensor<2xf6E2M3FN> {\n}\n");
-    CHECK_MSG(strstr(msg, "bad.mlir:1:") && strstr(msg, "f6E2M3FN"), "got: %s", msg);
+    msg = parse_error("func.func @main() -> tensor<2xf7E2M3FN> {\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:1:") && strstr(msg, "unknown element type 'f7E2M3FN'"),
+              "got: %s", msg);
     msg = parse_error("func.func @main() -> tensor<2xf32> {\n"
                       "  %0 = stablehlo.constant dense<[1.0, 2.0, 3.0]> : tensor<2xf32>\n"
                       "  return %0 : tensor<2xf32>\n}\n");
