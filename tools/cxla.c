@@ -13,7 +13,7 @@ static int cmd_version(int argc, char **argv);
 static const tool_command commands[] = {
     {"run", "run an HLO module on inputs and print or save the result",
      "usage: cxla run MODULE [INPUT...] [-o DIR] [--backend NAME] [--seed N] [--repeat N]\n"
-     "                [--infeed FILE]... [--outfeed-dir DIR] [--check-finite]\n"
+     "                [--infeed FILE]... [--outfeed-dir DIR] [--check-finite] [--quiet]\n"
      "                [--replicas N] [--partitions P] [--input-dir DIR]\n"
      "                [--collective-timeout S] [--mpi]\n"
      "\n"
@@ -23,7 +23,8 @@ static const tool_command commands[] = {
      "\n"
      "INPUT is a .npy file or a literal in text form ('f32[2] {1, 2}'), one per array\n"
      "leaf of the entry parameters, in order (a tuple parameter takes its leaves depth\n"
-     "first). With no INPUT, inputs are generated from the seed, deterministically; so\n"
+     "first). With no INPUT, inputs are generated from the seed, deterministically, as\n"
+     "XLA's MakeFakeArguments does (indices in range, floats in [-0.1, 0.2]); so\n"
      "are constants whose values were elided from the text ({...}), with a warning.\n"
      "\n"
      "  -o DIR        write each leaf of the result to DIR/out0.npy, out1.npy, ...\n"
@@ -32,6 +33,7 @@ static const tool_command commands[] = {
      "  --repeat N    run N times and print the time of each phase (median, min, max);\n"
      "                on a terminal a progress line shows the runs as they go\n"
      "  --check-finite  report the first instruction that turns finite values into NaN/Inf\n"
+     "  --quiet, -q   print nothing but errors (with -o DIR: only the files)\n"
      "  --infeed FILE queue a value (.npy, or literal text) for the module's infeed\n"
      "                instructions; repeat it to queue several, read in order\n"
      "  --outfeed-dir DIR  write what the module outfeeds to DIR/outfeed0.npy,\n"
