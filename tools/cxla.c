@@ -153,8 +153,39 @@ static const tool_command *find_command(const char *name) {
     return NULL;
 }
 
-/* Exit status 2 for a command line cxla cannot make sense of (no or unknown command). */
+/* Levenshtein distance of two short words (longer ones count as far apart). */
+static size_t edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b), row[33];
+    if (la > 32 || lb > 32) return 99;
+    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
+/* Exit status 2 for a command line cxla cannot make sense of (no or unknown command);
+ * a near miss ("chek") gets a "did you mean". */
 static int unknown_command(const char *name) {
+    const char *closest = NULL;
+    size_t best = 3; /* at most two edits away */
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        size_t d = edit_distance(name, commands[i].name);
+        if (d < best) best = d, closest = commands[i].name;
+    }
+    if (closest && best < strlen(closest)) {
+        fprintf(stderr, "cxla: unknown command '%s'; did you mean '%s'? (cxla help lists them)\n",
+                name, closest);
+        return 2;
+    }
     fprintf(stderr, "cxla: unknown command '%s'; the commands are:\n", name);
     print_commands(stderr);
     return 2;
