@@ -81,12 +81,14 @@ def tt(a):
 
 
 class Work:
-    """One case, made: the HLO text, the NumPy function, a function making the PyTorch
-    function, and what bounds it from below: the bytes it must read and write and its
-    flops. |ops| > 0 reports times per source operation (in microseconds)."""
+    """One case, made: the HLO text, its inputs in parameter order (NumPy arrays, for
+    --check), the NumPy function, a function making the PyTorch function, and what bounds
+    it from below: the bytes it must read and write and its flops. |ops| > 0 reports times
+    per source operation (in microseconds)."""
 
-    def __init__(self, hlo, numpy_fn, make_torch, bytes_moved=0, flops=0, ops=0):
-        self.hlo, self.numpy_fn, self.make_torch = hlo, numpy_fn, make_torch
+    def __init__(self, hlo, inputs, numpy_fn, make_torch, bytes_moved=0, flops=0, ops=0):
+        self.hlo, self.inputs, self.numpy_fn = hlo, inputs, numpy_fn
+        self.make_torch = make_torch
         self.bytes, self.flops, self.ops = bytes_moved, flops, ops
 
 
@@ -106,7 +108,7 @@ ENTRY main {{
         tx, ty = tt(x), tt(y)
         return lambda: torch.tanh(torch.exp(tx * ty + tx))
 
-    return Work(hlo, lambda: np.tanh(np.exp(x * y + x)), make_torch, 3 * F32 * n)
+    return Work(hlo, [x, y], lambda: np.tanh(np.exp(x * y + x)), make_torch, 3 * F32 * n)
 
 
 def gelu_tanh(n):
@@ -137,7 +139,7 @@ def gelu_tanh(n):
         tx = tt(x)
         return lambda: torch.nn.functional.gelu(tx, approximate="tanh")
 
-    return Work(hlo, lambda: half * x * (one + np.tanh(c * (x + k * x * x * x))), make_torch,
+    return Work(hlo, [x], lambda: half * x * (one + np.tanh(c * (x + k * x * x * x))), make_torch,
                 2 * F32 * n)
 
 
@@ -167,7 +169,7 @@ ENTRY main {{
         tx = tt(x)
         return lambda: torch.softmax(tx, dim=1)
 
-    return Work(hlo, run, make_torch, 2 * F32 * rows * cols)
+    return Work(hlo, [x], run, make_torch, 2 * F32 * rows * cols)
 
 
 def layer_norm(rows, cols):
@@ -209,7 +211,7 @@ ENTRY main {{
         tx, tg, tb = tt(x), tt(g), tt(b)
         return lambda: torch.nn.functional.layer_norm(tx, (cols,), tg, tb, 1e-5)
 
-    return Work(hlo, run, make_torch, F32 * (2 * rows * cols + 2 * cols))
+    return Work(hlo, [x, g, b], run, make_torch, F32 * (2 * rows * cols + 2 * cols))
 
 
 def reduce_sum(rows, cols, axis):
@@ -227,7 +229,7 @@ ENTRY main {{
         tx = tt(x)
         return lambda: tx.sum(dim=axis)
 
-    return Work(hlo, lambda: x.sum(axis=axis), make_torch, F32 * (rows * cols + out))
+    return Work(hlo, [x], lambda: x.sum(axis=axis), make_torch, F32 * (rows * cols + out))
 
 
 def sum_all(n):
@@ -244,7 +246,7 @@ ENTRY main {{
         tx = tt(x)
         return lambda: tx.sum()
 
-    return Work(hlo, lambda: x.sum(), make_torch, F32 * n)
+    return Work(hlo, [x], lambda: x.sum(), make_torch, F32 * n)
 
 
 def dot(n):
@@ -260,7 +262,7 @@ ENTRY main {{
         ta, tb = tt(a), tt(b)
         return lambda: ta @ tb
 
-    return Work(hlo, lambda: a @ b, make_torch, 3 * F32 * n * n, 2 * n**3)
+    return Work(hlo, [a, b], lambda: a @ b, make_torch, 3 * F32 * n * n, 2 * n**3)
 
 
 def conv(h, c, batch=1):
@@ -278,7 +280,7 @@ ENTRY main {{
         xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
         cols = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(1, 2))
         cols = cols.transpose(0, 1, 2, 4, 5, 3).reshape(batch * h * h, 9 * c)
-        return cols @ w.reshape(9 * c, c)
+        return (cols @ w.reshape(9 * c, c)).reshape(batch, h, h, c)
 
     def make_torch():
         # PyTorch convolves NCHW with OIHW kernels; the layout change is not timed.
@@ -286,7 +288,7 @@ ENTRY main {{
         tw = tt(np.ascontiguousarray(w.transpose(3, 2, 0, 1)))
         return lambda: torch.nn.functional.conv2d(tx, tw, padding=1)
 
-    return Work(hlo, run, make_torch, F32 * (2 * batch * h * h * c + 9 * c * c),
+    return Work(hlo, [x, w], run, make_torch, F32 * (2 * batch * h * h * c + 9 * c * c),
                 2 * batch * h * h * c * c * 9)
 
 
@@ -302,7 +304,7 @@ ENTRY main {{
         tx = tt(x)
         return lambda: tx.t().contiguous()
 
-    return Work(hlo, lambda: np.ascontiguousarray(x.T), make_torch, 2 * F32 * n * n)
+    return Work(hlo, [x], lambda: np.ascontiguousarray(x.T), make_torch, 2 * F32 * n * n)
 
 
 def max_pool(batch, c, h):
@@ -330,7 +332,7 @@ ENTRY main {{
         tx = tt(x)
         return lambda: torch.nn.functional.max_pool2d(tx, 3, 2, padding=1)
 
-    return Work(hlo, run, make_torch, F32 * batch * c * (h * h + o * o))
+    return Work(hlo, [x], run, make_torch, F32 * batch * c * (h * h + o * o))
 
 
 def tiny_adds(count, n=16):
@@ -359,7 +361,7 @@ def tiny_adds(count, n=16):
 
         return step
 
-    return Work(hlo, run, make_torch, ops=count)
+    return Work(hlo, [x], run, make_torch, ops=count)
 
 
 def mlp_step(batch, *widths):
@@ -479,7 +481,8 @@ def mlp_step(batch, *widths):
     # Backward: the weight gradients cost a forward; the activation gradients another,
     # less the first layer's (its input needs no gradient).
     flops = 2 * forward + forward - 2 * B * D * widths[1]
-    return Work(hlo, run, make_torch, F32 * (B * D + B * C + 2 * weights), flops)
+    inputs = [x, t] + [v for pair in zip(ws, bs) for v in pair]
+    return Work(hlo, inputs, run, make_torch, F32 * (B * D + B * C + 2 * weights), flops)
 
 
 # name: (group, the case at full size, the case at --small size). The names keep the full
@@ -816,6 +819,9 @@ def main():
                    "OpenBLAS choose); either way OPENBLAS_L2_SIZE is unset")
     p.add_argument("--markdown", action="store_true", help="print Markdown for "
                    "docs/performance.md, headed by the commit and the CPU model")
+    p.add_argument("--check", action="store_true", help="instead of timing, run every case on "
+                   "every backend with NumPy's inputs and compare the results with NumPy's "
+                   "(exit status 1 when one differs)")
     p.add_argument("--small", action="store_true", help="every case at a small size, and "
                    "short floors: checks that the script works, measures nothing")
     p.add_argument("--shared", default=os.environ.get("CXLA_SHARED_DIR")
@@ -882,7 +888,7 @@ def main():
                         " ".join(model_names) or "none found"))
 
     md = args.markdown
-    floors = measure_floors(floors_path, threads, args.small)
+    floors = {} if args.check else measure_floors(floors_path, threads, args.small)
     print(("## " if md else "") + "cxla benchmarks at commit %s on %s (%d cores)%s"
           % (commit(root), cpu_model(), os.cpu_count() or 0,
              ", --small sizes: not measurements" if args.small else ""))
@@ -902,6 +908,9 @@ def main():
         print()
 
     cases = [n for n in wanted if n in CASES]
+    if args.check:
+        failures = check_cases(args, cases, backends)
+        sys.exit("%d case(s) differ from NumPy" % failures if failures else 0)
     if cases:
         run_cases(args, cases, backends, threads, floors, blas, md)
     if args.no_models or (args.cases and not any(n in model_names for n in wanted)):
@@ -975,6 +984,63 @@ def run_cases(args, cases, backends, threads, floors, blas, md):
         del work
     if md:
         print()
+
+
+def flatten(value):
+    """The arrays of a NumPy function's result, in the order of the HLO's tuple leaves."""
+    if isinstance(value, (tuple, list)):
+        return [a for v in value for a in flatten(v)]
+    return [np.asarray(value, dtype=np.float32)]
+
+
+def check_cases(args, cases, backends):
+    """Runs every case on every backend with the NumPy inputs (`cxla run ... in.npy -o
+    DIR`) and compares the results with NumPy's: the HLO and the peer must compute the
+    same thing for the times beside each other to mean anything. Returns the failures."""
+    failures = 0
+    for case in cases:
+        _, full, small = CASES[case]
+        work = (small if args.small else full)()
+        expected = flatten(work.numpy_fn())
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "case.hlo")
+            with open(path, "w") as f:
+                f.write(work.hlo)
+            inputs = []
+            for i, a in enumerate(work.inputs):
+                inputs.append(os.path.join(d, "in%d.npy" % i))
+                np.save(inputs[-1], a)
+            for b in backends:
+                out = os.path.join(d, "out_" + b)
+                r = subprocess.run([args.cxla, "run", "--backend", b, path] + inputs
+                                   + ["-o", out], capture_output=True, text=True,
+                                   timeout=args.case_timeout)
+                problem = None
+                if r.returncode != 0:
+                    problem = r.stderr.strip().splitlines()[-1:] or ["failed"]
+                    problem = problem[0]
+                else:
+                    got = [np.load(os.path.join(out, "out%d.npy" % i))
+                           for i in range(len(expected))]
+                    worst = 0.0
+                    for i, (g, e) in enumerate(zip(got, expected)):
+                        if g.size != e.size:
+                            problem = "result %d has %d elements, NumPy's %d" % (i, g.size,
+                                                                                e.size)
+                            break
+                        # Relative to the result's magnitude: sums and products reorder.
+                        scale = max(float(np.abs(e).max(initial=0)), 1e-30)
+                        err = float(np.abs(g.ravel() - e.ravel()).max(initial=0)) / scale
+                        worst = max(worst, err)
+                    if not problem and not worst <= 1e-4:
+                        problem = "differs from NumPy by %.3g of the result's magnitude" % worst
+                if problem:
+                    failures += 1
+                    print("FAIL %s on %s: %s" % (case, b, problem), flush=True)
+                else:
+                    print("ok   %s on %s (largest difference %.2g of the magnitude)"
+                          % (case, b, worst), flush=True)
+    return failures
 
 
 def run_models(args, models, backends, threads, md):
