@@ -921,6 +921,7 @@ def main():
     run_models(args, [(p_, n) for p_, n in zip(models, model_names) if n in wanted], backends,
                main_threads, md)
     latency(args, backends, main_threads, md)
+    conformance(args, backends, main_threads, md)
 
 
 def run_cases(args, cases, backends, threads, floors, blas, md):
@@ -1120,6 +1121,33 @@ def latency(args, backends, threads, md):
         os.unlink(path)
     note(md, "first-run latency of `cxla run` on 100 chained adds (process start to result): "
          + "; ".join(parts))
+
+
+def conformance(args, backends, threads, md):
+    """The StableHLO conformance suite's total time on each backend (`cxla conformance`,
+    the whole process; its summary line beside it)."""
+    suite = os.path.join(args.shared, "conformance", "stablehlo")
+    if not os.path.isdir(suite):
+        note(md, "conformance: skipped, %s not found" % suite)
+        return
+    parts = []
+    for b in backends:
+        cmd = [args.cxla, "conformance"] + (["--backend", b] if b != "interpreter" else [])
+        t0 = time.perf_counter()
+        try:
+            r = subprocess.run(cmd + [suite], capture_output=True, text=True,
+                               env=cxla_env(threads), timeout=args.model_timeout * 10)
+        except subprocess.TimeoutExpired:
+            parts.append("%s > %gs" % (b, args.model_timeout * 10))
+            continue
+        wall = time.perf_counter() - t0
+        summary = re.search(r"\d+ passed, \d+ failed(, \d+ skipped)?", r.stdout + r.stderr)
+        if summary:
+            parts.append("%s %.1f s (%s)" % (b, wall, summary.group(0)))
+        else:
+            lines = (r.stderr or r.stdout).strip().splitlines()
+            parts.append("%s: error (%s)" % (b, lines[-1] if lines else "no output"))
+    note(md, "StableHLO conformance suite (%s), one job: %s" % (suite, "; ".join(parts)))
 
 
 if __name__ == "__main__":
