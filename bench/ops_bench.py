@@ -604,13 +604,21 @@ class Blas:
 
     def __init__(self):
         self.libs = loaded_libraries(r"blas|lapack|mkl|dnnl|gomp|iomp|sleef")
-        self.openblas = []
+        # OpenBLAS is whichever loaded library exports its calls: Debian installs it as
+        # .../openblas-pthread/libblas.so.3 behind the libblas.so.3 alternative. Several
+        # (its libblas and liblapack) may answer for the same core: keep one per config.
+        self.openblas, configs = [], set()
         for path in self.libs:
-            if "openblas" in os.path.basename(path):
-                try:
-                    self.openblas.append(ctypes.CDLL(path))
-                except OSError:
-                    pass
+            try:
+                lib = ctypes.CDLL(path)
+            except OSError:
+                continue
+            if hasattr(lib, "openblas_get_config"):
+                lib.openblas_get_config.restype = ctypes.c_char_p
+                config = lib.openblas_get_config()
+                if config not in configs:
+                    configs.add(config)
+                    self.openblas.append(lib)
         try:
             import threadpoolctl
 
@@ -655,14 +663,15 @@ class Blas:
         if cores:
             lines.append("OpenBLAS kernel in use: %s (%s)" % (", ".join(cores),
                                                               env or "chosen by OpenBLAS"))
-            if cpu_has("avx512f") and not any(re.match(r"(?i)skylakex|cooperlake|sapphire|zen",
+            if cpu_has("avx512f") and not any(re.match(r"(?i)skylakex|cooperlake|sapphire",
                                                        c) for c in cores):
                 lines.append("warning: this CPU has AVX-512 but OpenBLAS runs its %s kernels; "
                              "--openblas-coretype SkylakeX selects the AVX-512 ones"
                              % ", ".join(cores))
-        elif not any("openblas" in os.path.basename(p) for p in self.libs):
-            lines.append("no OpenBLAS loaded: NumPy's BLAS is %s (a reference BLAS runs one "
-                         "thread, unblocked)" % (", ".join(p for p in self.libs if "blas" in p)
+        elif not self.openblas:
+            lines.append("no OpenBLAS loaded: the BLAS of NumPy (and of PyTorch when its "
+                         "BLAS_INFO is generic) is %s (a reference BLAS runs one thread, "
+                         "unblocked)" % (", ".join(p for p in self.libs if "blas" in p)
                                                  or "unknown"))
         return lines
 
