@@ -580,6 +580,11 @@ cxla_status interp_default_layout(const cxla_literal *literal, cxla_literal **ou
     return relayout_to(literal, NULL, out);
 }
 
+cxla_status interp_relayout(const cxla_literal *literal, const cxla_shape *shape,
+                            cxla_literal **out) {
+    return relayout_to(literal, shape, out);
+}
+
 void *interp_overrides_user(const interp_ctx *ctx) {
     return ctx->overrides ? ctx->overrides->user : NULL;
 }

@@ -136,7 +136,11 @@ cxla_status interp_eval_computation_some_donated(interp_ctx *ctx, const cxla_com
 cxla_status interp_new_array(const cxla_shape *shape, cxla_literal **out);
 /* A copy of |literal| (an array, or a tuple of them at any depth) in the default layout. */
 cxla_status interp_default_layout(const cxla_literal *literal, cxla_literal **out);
-/* The same, with the element type replaced. */
+/* A copy of |literal| with the layouts of |shape| (the entry's result layout: tiles and
+ * memory spaces do not change host order; NULL: the default layout). */
+cxla_status interp_relayout(const cxla_literal *literal, const cxla_shape *shape,
+                            cxla_literal **out);
+/* interp_new_array with the element type replaced. */
 cxla_status interp_new_array_of(const cxla_shape *shape, cxla_type type, cxla_literal **out);
 /* An error for |instr| that names it and its opcode: "add.3 (add): <message>". */
 cxla_status interp_error(const cxla_instr *instr, cxla_status_code code, const char *format, ...)
