@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/rng.h"
 #include "interp/interp.h"
 #include "shape/shape_internal.h"
 
@@ -269,7 +270,7 @@ cxla_status interp_ctx_init(interp_ctx *ctx, const cxla_module *module,
     memset(ctx, 0, sizeof(*ctx));
     ctx->module = module;
     if (options) ctx->options = *options;
-    ctx->rng_state[0] = INTERP_RNG_INITIAL_STATE;
+    ctx->rng_state[0] = EXEC_RNG_INITIAL_STATE;
     ctx->arena = cxla_arena_create();
     if (!ctx->arena) return OOM();
     cxla_strmap_init(&ctx->plans, ctx->arena);
