@@ -304,6 +304,20 @@ cxla_status cxla_module_computation_post_order(const cxla_module *module, cxla_c
 cxla_status cxla_computation_clone(const cxla_computation *comp, const char *new_name,
                                    const char *suffix, cxla_computation **out_clone);
 
+/* A deep copy of |module| with its own arena (clone.c): computations, instructions (same
+ * names and ids), attributes, constants (copied literals), header, entry layout and
+ * warnings; it prints as |module| does. The module must define each operand before its
+ * use (as a verified one does). Errors: out of memory, an operand used before it is
+ * defined. */
+cxla_status cxla_module_clone(const cxla_module *module, cxla_module **out);
+/* Deep-copies attribute |from| of module |src| into |to| in |dst|'s arena: called
+ * computations map through |comp_map| (by index in src->comps), instruction references
+ * (control predecessors) by name through |instr_map| (NULL: they are an error); literals
+ * are copied and adopted by |dst|. */
+cxla_status cxla_attr_copy(cxla_module *dst, const cxla_module *src,
+                           cxla_computation *const *comp_map, const cxla_strmap *instr_map,
+                           const cxla_attr *from, cxla_attr *to);
+
 /* ---- text ------------------------------------------------------------------------- */
 
 /* cxla_hlo_style, cxla_hlo_parse and cxla_hlo_print are public (cxla/hlo.h). */
