@@ -28,6 +28,64 @@ static void test_kinds(void) {
     CHECK_EQ_I64(exec_dynamic_kind(CXLA_OP_RNG_BIT_GENERATOR), EXEC_DYN_NONE);
 }
 
+/* The operations with no dynamic rule (EXEC_DYN_NONE): leaves that take no operand, and
+ * those that fail with an error naming the instruction when an operand is below its
+ * bounds. Every other opcode must have a kind: adding an opcode means deciding. */
+static const cxla_opcode no_rule[] = {
+    CXLA_OP_PARAMETER,
+    CXLA_OP_CONSTANT,
+    CXLA_OP_IOTA,
+    CXLA_OP_REPLICA_ID,
+    CXLA_OP_PARTITION_ID,
+    CXLA_OP_RNG_GET_AND_UPDATE_STATE,
+    CXLA_OP_BITCAST,
+    CXLA_OP_SHUFFLE,
+    CXLA_OP_SCAN,
+    CXLA_OP_RAGGED_DOT,
+    CXLA_OP_SCALED_DOT,
+    CXLA_OP_CUSTOM_CALL,
+    CXLA_OP_RNG,
+    CXLA_OP_RNG_BIT_GENERATOR,
+    CXLA_OP_INFEED,
+    CXLA_OP_OUTFEED,
+    CXLA_OP_SEND,
+    CXLA_OP_SEND_DONE,
+    CXLA_OP_RECV,
+    CXLA_OP_RECV_DONE,
+    CXLA_OP_ALL_REDUCE,
+    CXLA_OP_ALL_REDUCE_START,
+    CXLA_OP_ALL_REDUCE_DONE,
+    CXLA_OP_ALL_GATHER,
+    CXLA_OP_ALL_GATHER_START,
+    CXLA_OP_ALL_GATHER_DONE,
+    CXLA_OP_ALL_TO_ALL,
+    CXLA_OP_RAGGED_ALL_TO_ALL,
+    CXLA_OP_REDUCE_SCATTER,
+    CXLA_OP_COLLECTIVE_PERMUTE,
+    CXLA_OP_COLLECTIVE_PERMUTE_START,
+    CXLA_OP_COLLECTIVE_PERMUTE_DONE,
+    CXLA_OP_COLLECTIVE_BROADCAST,
+    CXLA_OP_COLLECTIVE_REDUCE,
+    CXLA_OP_ASYNC_START,
+    CXLA_OP_ASYNC_UPDATE,
+    CXLA_OP_ASYNC_DONE,
+};
+
+static void test_every_opcode_decided(void) {
+    for (int i = 0; i < CXLA_OP_COUNT; i++) {
+        bool listed = false;
+        for (size_t k = 0; k < sizeof(no_rule) / sizeof(no_rule[0]); k++)
+            listed = listed || no_rule[k] == (cxla_opcode)i;
+        exec_dyn_kind kind = exec_dynamic_kind((cxla_opcode)i);
+        if (listed)
+            CHECK_MSG(kind == EXEC_DYN_NONE, "%s has a dynamic rule now: take it off the list",
+                      cxla_opcode_name((cxla_opcode)i));
+        else
+            CHECK_MSG(kind != EXEC_DYN_NONE, "%s has no dynamic rule and is not on the list",
+                      cxla_opcode_name((cxla_opcode)i));
+    }
+}
+
 static void test_shape_predicates(void) {
     cxla_module *m = NULL;
     const cxla_instr *r = root_of("f32[<=4,?]", "(f32[<=4,?], (f32[2])) tuple(p, t)", &m);
@@ -90,5 +148,5 @@ static void test_broadcast_sizes(void) {
     cxla_module_destroy(m);
 }
 
-TEST_MAIN(TEST(test_kinds), TEST(test_shape_predicates), TEST(test_reshape_sizes),
-          TEST(test_broadcast_sizes))
+TEST_MAIN(TEST(test_kinds), TEST(test_every_opcode_decided), TEST(test_shape_predicates),
+          TEST(test_reshape_sizes), TEST(test_broadcast_sizes))
