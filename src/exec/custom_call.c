@@ -30,6 +30,8 @@ static const char *const api_names[] = {
     "API_VERSION_STATUS_RETURNING", "API_VERSION_STATUS_RETURNING_UNIFIED",
     "API_VERSION_TYPED_FFI",
 };
+_Static_assert(CXLA_ARRAY_SIZE(api_names) == CXLA_CUSTOM_CALL_API_TYPED_FFI + 1,
+               "one name per cxla_custom_call_api_version");
 
 cxla_status cxla_custom_call_register(const char *name, cxla_custom_call_fn fn,
                                       cxla_custom_call_api_version api_version) {
