@@ -410,7 +410,10 @@ static bool parse_attr(parser *p, const char *name, size_t len, size_t pos, cxla
         if (!a->name) return cxla_hlo_oom(lx);
         if (!cxla_strmap_get(&p->warned, a->name, len)) {
             if (!cxla_strmap_put(&p->warned, a->name, len, (void *)1)) return cxla_hlo_oom(lx);
-            cxla_hlo_warn(lx, pos, "unknown attribute '%s' (on %s) kept as text", a->name, owner);
+            const char *hint = cxla_attr_suggest(name, len);
+            cxla_hlo_warn(lx, pos, "unknown attribute '%s' (on %s) kept as text%s%s%s", a->name,
+                          owner, hint ? "; did you mean '" : "", hint ? hint : "",
+                          hint ? "'?" : "");
         }
     } else {
         const cxla_attr_info *info = cxla_attr_get_info(a->id);
@@ -510,6 +513,22 @@ static bool parse_instruction(parser *p, cxla_computation *comp, cxla_instr **ro
     return true;
 }
 
+/* A word followed by '[' where a shape or an opcode goes is a misspelled element type
+ * ("flt32[5,3]"), not an unknown opcode: say so (false, with the error). */
+static bool unknown_type_at(parser *p, size_t q) {
+    cxla_hlo_lexer *lx = &p->lx;
+    size_t e = q;
+    while (e < lx->len &&
+           (cxla_hlo_is_name_start(lx->text[e]) || (lx->text[e] >= '0' && lx->text[e] <= '9')))
+        e++;
+    size_t b = cxla_text_skip_space(lx->text, lx->len, e);
+    if (e == q || b >= lx->len || lx->text[b] != '[') return true;
+    const char *hint = cxla_type_suggest(lx->text + q, e - q);
+    return cxla_hlo_error(lx, q, "unknown element type '%.*s'%s%s%s",
+                          (int)(e - q > 64 ? 64 : e - q), lx->text + q,
+                          hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+}
+
 /* Does |s| (or an element of it) have a tiled layout? */
 static bool has_tiles(const cxla_shape *s) {
     if (s->type == CXLA_TUPLE) {
@@ -558,6 +577,7 @@ static bool parse_instruction_rhs(parser *p, cxla_computation *comp, const char 
         skip_empty_layout(p, &shape);
     }
     size_t op_pos = cxla_hlo_skip(lx);
+    if (!has_shape && !unknown_type_at(p, op_pos)) return false;
     cxla_opcode op, wrapped;
     if (!parse_opcode(p, &op, &wrapped)) return false;
     if (!cxla_hlo_expect(lx, '(', "after the opcode")) return false;

@@ -197,7 +197,7 @@ static void test_compile_and_run_errors(void) {
     const char *msg = CHECK_ERROR(cxla_client_compile_hlo_text(
         c, "HloModule m\nENTRY main {\n  ROOT x = f32[] frob()\n}\n", (size_t)-1, "bad.hlo", &e));
     CHECK(strstr(msg, "bad.hlo") != NULL);
-    CHECK(strstr(msg, "line 3") != NULL);
+    CHECK(strstr(msg, "bad.hlo:3:") != NULL);
     msg = CHECK_ERROR(cxla_client_compile_hlo_text(c,
                                                    "HloModule m\nENTRY main {\n"
                                                    "  x = f32[3] parameter(0)\n"
