@@ -771,7 +771,7 @@ static bool parse_program_shape(parser *p, cxla_computation *comp, size_t index)
                                             "expected a parameter name in the program "
                                             "shape of '%s'",
                                             comp->name);
-            if (!cxla_hlo_expect(lx, ':', "after the parameter name")) return false;
+            cxla_hlo_accept(lx, ':'); /* "p0: f32[]" as printed, "p0 f32[]" in old texts */
             if (count == cap) {
                 size_t ncap = cap ? cap * 2 : 8;
                 cxla_shape *np = cxla_arena_alloc_array(ar, ncap, sizeof(*np));
@@ -1233,20 +1233,9 @@ static bool check_program_shapes(parser *p) {
     for (int64_t c = 0; c < p->m->comp_count; c++) {
         const comp_info *ci = &p->comp_info[c];
         const cxla_computation *comp = ci->comp;
+        /* XLA's ParseComputation reads the parameter list and checks only the result
+         * against the root: the parameters written there are ignored. */
         if (ci->param_count < 0) continue;
-        if (ci->param_count != comp->param_count)
-            return cxla_hlo_error(&p->lx, ci->pos,
-                                  "computation '%s' declares %" PRId64
-                                  " parameters but has %" PRId64,
-                                  comp->name, ci->param_count, comp->param_count);
-        for (int64_t i = 0; i < comp->param_count; i++)
-            if (comp->params[i]->shape.type != CXLA_TYPE_INVALID &&
-                !cxla_shape_compatible(&ci->params[i], &comp->params[i]->shape))
-                return shapes_disagree(p, ci->pos,
-                                       "Shape of parameter %s, %s, in the program shape is not "
-                                       "compatible with that of the parameter instruction %s, %s",
-                                       &ci->params[i], &comp->params[i]->shape, comp->name,
-                                       comp->params[i]->name);
         if (comp->root->shape.type != CXLA_TYPE_INVALID &&
             !cxla_shape_compatible(ci->result, &comp->root->shape))
             return shapes_disagree(p, ci->pos,
