@@ -97,6 +97,21 @@ static const tool_command commands[] = {
      "\n"
      "Exit status 0 on success, 1 on any error (message on stderr).",
      cmd_graph},
+    {"compile", "run the cpu backend's passes on a module and print the result",
+     "usage: cxla compile MODULE [--dump-after PASS|all] [--emit-hlo]\n"
+     "\n"
+     "Runs the cpu backend's pass pipeline on MODULE (HLO text, or StableHLO .mlir) with\n"
+     "the verifier between passes, and prints the optimized module as HLO text:\n"
+     "inline, simplify, constant-fold, cse, dce, layout, dot-canon, fusion, dce\n"
+     "(docs/passes.md says what each does).\n"
+     "\n"
+     "  --dump-after PASS  also print the module after each run of pass PASS (or after\n"
+     "                     every pass: 'all') on standard error, headed by\n"
+     "                     '// after PASS (pipeline cpu, changed|unchanged)'\n"
+     "  --emit-hlo         print the optimized HLO (the default, and so far the only output)\n"
+     "\n"
+     "Exit status 0 on success, 1 on any error (message on stderr).",
+     cmd_compile},
     {"conformance", "run StableHLO conformance cases (.mlir files with checks)",
      "usage: cxla conformance [-j N] [--timeout SECONDS] [-v] [--report FILE] PATH...\n"
      "\n"

@@ -304,6 +304,21 @@ cxla_status cxla_module_computation_post_order(const cxla_module *module, cxla_c
 cxla_status cxla_computation_clone(const cxla_computation *comp, const char *new_name,
                                    const char *suffix, cxla_computation **out_clone);
 
+/* Removes |instr| from |comp|: it must have no users, not be the root or a parameter,
+ * and not be named as a control predecessor (FAILED_PRECONDITION otherwise, naming it).
+ * It stops being a user of its operands; its memory stays in the arena and its name
+ * becomes free again. */
+cxla_status cxla_computation_remove_instr(cxla_computation *comp, cxla_instr *instr);
+/* Removes the computations the entry cannot reach through called computations (they stay
+ * in the arena; their names become free). |out_removed| (may be NULL) gets the count. */
+cxla_status cxla_module_remove_unreachable(cxla_module *module, int64_t *out_removed);
+/* Puts |comp|'s instruction list in post-order (definitions before uses), as the printer
+ * and the parser expect after a pass appended instructions. */
+cxla_status cxla_computation_sort(cxla_computation *comp);
+/* A name unused by any computation or instruction of |module|: |base| (without a trailing
+ * ".N") followed by ".<a fresh id>". In the module's arena; NULL when memory is short. */
+const char *cxla_module_unique_name(cxla_module *module, const char *base);
+
 /* ---- text ------------------------------------------------------------------------- */
 
 /* cxla_hlo_style, cxla_hlo_parse and cxla_hlo_print are public (cxla/hlo.h). */
