@@ -510,6 +510,10 @@ cxla_status cxla_computation_remove_instr(cxla_computation *comp, cxla_instr *in
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                           "cannot remove %s from computation '%s': it belongs to '%s'", instr->name,
                           comp->name, instr->parent ? instr->parent->name : "?");
+    if (instr->opcode == CXLA_OP_PARAMETER)
+        return cxla_error(CXLA_STATUS_FAILED_PRECONDITION,
+                          "cannot remove %s: it is a parameter of computation '%s'", instr->name,
+                          comp->name);
     if (instr->user_count > 0)
         return cxla_error(CXLA_STATUS_FAILED_PRECONDITION,
                           "cannot remove %s from computation '%s': %s still uses it", instr->name,
@@ -517,10 +521,6 @@ cxla_status cxla_computation_remove_instr(cxla_computation *comp, cxla_instr *in
     if (comp->root == instr)
         return cxla_error(CXLA_STATUS_FAILED_PRECONDITION,
                           "cannot remove %s: it is the root of computation '%s'", instr->name,
-                          comp->name);
-    if (instr->opcode == CXLA_OP_PARAMETER)
-        return cxla_error(CXLA_STATUS_FAILED_PRECONDITION,
-                          "cannot remove %s: it is a parameter of computation '%s'", instr->name,
                           comp->name);
     for (int64_t i = 0; i < comp->instr_count; i++) {
         const cxla_attr *preds = cxla_instr_attr(comp->instrs[i], CXLA_ATTR_CONTROL_PREDECESSORS);
