@@ -192,7 +192,7 @@ static void test_models(void) {
         return;
     }
     const char *all = getenv("CXLA_PASSES_ALL_MODELS");
-    int64_t limit = all ? INT64_MAX : (int64_t)1 << 24;
+    int64_t limit = all ? INT64_MAX : (int64_t)1 << 25;
     char dir[4096], path[4200];
     snprintf(dir, sizeof(dir), "%s/models", shared);
     char **names;
