@@ -16,9 +16,9 @@
 #include "hlo/hlo.h"
 
 /* The host side of infeed, outfeed, send and recv (interp_host.c runs them on the
- * interpreter): callbacks that the layer running a backend (src/runtime) installs, called in program order with
- * |user|. A NULL callback makes the operation fail with an error saying so. Literals
- * handed to a callback are borrowed; literals it returns become the interpreter's. */
+ * interpreter): callbacks that the layer running a backend (src/runtime) installs, called in
+ * program order with |user|. A NULL callback makes the operation fail with an error saying so.
+ * Literals handed to a callback are borrowed; literals it returns become the interpreter's. */
 typedef struct exec_host {
     void *user;
     /* A new literal compatible with |shape| (the infeed's data shape, with its layout). */
@@ -106,7 +106,7 @@ typedef struct exec_compile_options {
 } exec_compile_options;
 
 typedef struct exec_backend {
-    const char *name; /* canonical: "interpreter", "cpu" */
+    const char *name;  /* canonical: "interpreter", "cpu" */
     const char *alias; /* another accepted name ("interp"), or NULL */
     /* Compiles |module| (verified; it stays the caller's and outlives the compiled form,
      * which may point into it) into |*out_compiled|. */
