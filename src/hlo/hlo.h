@@ -245,6 +245,9 @@ struct cxla_module {
     int64_t replica_count, num_partitions; /* 1 unless the header says otherwise */
     const char *stack_frames;              /* FileNames ... tables, verbatim, or NULL */
     int64_t next_id;
+    /* How many control-predecessors attributes cxla_instr_set_attr has set in this module
+     * (never decremented): 0 lets passes skip looking for control dependencies. */
+    int64_t control_predecessor_attrs;
     /* Literals to free with the module. */
     int64_t literal_count, literal_capacity;
     cxla_literal **literals;

@@ -176,6 +176,8 @@ cxla_instr *cxla_computation_find_instr(const cxla_computation *comp, const char
 /* ---- attributes ------------------------------------------------------------------ */
 
 cxla_status cxla_instr_set_attr(cxla_instr *instr, const cxla_attr *attr) {
+    if (attr->id == CXLA_ATTR_CONTROL_PREDECESSORS)
+        instr->parent->module->control_predecessor_attrs++;
     int64_t pos = 0;
     while (pos < instr->attr_count && instr->attrs[pos].id < attr->id) pos++;
     if (pos < instr->attr_count && instr->attrs[pos].id == attr->id &&
@@ -522,7 +524,7 @@ cxla_status cxla_computation_remove_instr(cxla_computation *comp, cxla_instr *in
         return cxla_error(CXLA_STATUS_FAILED_PRECONDITION,
                           "cannot remove %s: it is the root of computation '%s'", instr->name,
                           comp->name);
-    for (int64_t i = 0; i < comp->instr_count; i++) {
+    for (int64_t i = 0; comp->module->control_predecessor_attrs && i < comp->instr_count; i++) {
         const cxla_attr *preds = cxla_instr_attr(comp->instrs[i], CXLA_ATTR_CONTROL_PREDECESSORS);
         for (int64_t k = 0; preds && k < preds->v.instrs.count; k++)
             if (preds->v.instrs.items[k] == instr)

@@ -51,6 +51,7 @@ bool passes_has_side_effect(const cxla_instr *in) {
 }
 
 bool passes_has_control_deps(const cxla_instr *in) {
+    if (in->parent->module->control_predecessor_attrs == 0) return false;
     if (cxla_instr_attr(in, CXLA_ATTR_CONTROL_PREDECESSORS)) return true;
     const cxla_computation *c = in->parent;
     for (int64_t i = 0; i < c->instr_count; i++) {
