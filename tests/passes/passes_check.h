@@ -87,8 +87,9 @@ static bool pc_bits_equal(const cxla_literal *a, const cxla_literal *b) {
     cxla_status s = cxla_literal_relayout(a, NULL, &ra);
     if (!s) s = cxla_literal_relayout(b, NULL, &rb);
     bool eq = !s && cxla_literal_byte_size(ra) == cxla_literal_byte_size(rb) &&
-              memcmp(cxla_literal_data_const(ra), cxla_literal_data_const(rb),
-                     cxla_literal_byte_size(ra)) == 0;
+              (cxla_literal_byte_size(ra) == 0 ||
+               memcmp(cxla_literal_data_const(ra), cxla_literal_data_const(rb),
+                      cxla_literal_byte_size(ra)) == 0);
     cxla_status_free(s);
     cxla_literal_free(ra);
     cxla_literal_free(rb);

@@ -442,7 +442,11 @@ static void test_pipeline_dump_and_verify(void) {
     cxla_strbuf_free(&dumps);
     const cxla_pass bad = {"breaker", break_module};
     const cxla_pass *list[2] = {&cxla_pass_dce, &bad};
+    cxla_strbuf_init(&dumps);
     CHECK_ERROR_HAS(cxla_pipeline_run(m, "p", list, 2, &o), "pass breaker left the module invalid");
+    CHECK(dumps.data && strstr(dumps.data, "// after dce (pipeline p, "));
+    CHECK(dumps.data && !strstr(dumps.data, "// after breaker"));
+    cxla_strbuf_free(&dumps);
     CHECK(cxla_pass_find("fusion") == &cxla_pass_fusion);
     CHECK(cxla_pass_find("nope") == NULL);
     cxla_module_destroy(m);
