@@ -51,6 +51,6 @@ expect "no module" 1 "usage: cxla compile" -- "$cxla" compile
 expect "unknown option" 1 "unknown option '--bogus'" -- "$cxla" compile --bogus "$dir/m.hlo"
 expect "help" 0 "--dump-after PASS" -- "$cxla" help compile
 printf 'HloModule m\nENTRY e {\n  ROOT a = f32[] bogus()\n}\n' >"$dir/bad.hlo"
-expect "parse error" 1 "bad\.hlo: line 3" -- "$cxla" compile "$dir/bad.hlo"
+expect "parse error" 1 "bad\.hlo:3:18: Unknown opcode" -- "$cxla" compile "$dir/bad.hlo"
 
 finish
