@@ -106,10 +106,12 @@ static const tool_command commands[] = {
      "Exit status 0 on success, 1 on any error (message on stderr).",
      cmd_graph},
     {"conformance", "run StableHLO conformance cases (.mlir files with checks)",
-     "usage: cxla conformance [-j N] [--timeout SECONDS] [-v] [--report FILE] PATH...\n"
+     "usage: cxla conformance [-j N] [--timeout SECONDS] [-v] [--backend NAME] [--report FILE]\n"
+     "       PATH...\n"
      "\n"
      "Runs every .mlir file under each PATH (directories recursively) as a StableHLO\n"
-     "program: its public entry function runs on the interpreter and its check\n"
+     "program: its public entry function runs on the interpreter (or the backend\n"
+     "--backend names) and its check\n"
      "operations (check.expect_*, custom_call @check.expect_*) decide the verdict. Each\n"
      "case runs in a child process with a time limit, so a crash or a hang fails that\n"
      "case only. Prints one line per failed case, then 'N passed, M failed, K skipped'\n"
@@ -117,6 +119,7 @@ static const tool_command commands[] = {
      "reference interpreter's probes). On a terminal a progress line shows the run.\n"
      "\n"
      "  -j N              run N cases at once (default 1)\n"
+     "  --backend NAME    interpreter (the default) or cpu\n"
      "  --timeout S       time limit per case in seconds (default 60)\n"
      "  -v                also print skipped cases with the reason\n"
      "  --report FILE     write 'PASS|FAIL|SKIP path' for every case to FILE\n"
