@@ -58,6 +58,23 @@ cxla_status interp_error(const cxla_instr *instr, cxla_status_code code, const c
     return cxla_status_annotate(s, "%s (%s)", instr->name, cxla_opcode_name(instr->opcode));
 }
 
+/* exec_cancel_poll every this many instructions: often enough to notice within
+ * milliseconds, rarely enough that the hook's cost (an MPI probe) does not show. */
+enum { POLL_EVERY = 1024 };
+
+static bool poll_cancel(interp_ctx *ctx) {
+    ctx->poll_countdown = POLL_EVERY;
+    return exec_cancel_poll(ctx->options.cancel);
+}
+
+static cxla_status cancelled_at(const interp_ctx *ctx, const cxla_computation *comp,
+                                const cxla_instr *in) {
+    char where[512];
+    snprintf(where, sizeof(where), "at %s (%s, computation %s, line %" PRId64 ")", in->name,
+             cxla_opcode_name(in->opcode), comp->name, in->line);
+    return exec_cancel_error(ctx->options.cancel, where);
+}
+
 cxla_status interp_new_array_of(const cxla_shape *shape, cxla_type type, cxla_literal **out) {
     cxla_shape s = *shape;
     s.type = type;
@@ -411,6 +428,14 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
         const interp_step *st = &plan->steps[j];
         const cxla_instr *in = st->in;
         int64_t i = st->slot;
+        /* Between instructions (a while loop's back-edge is its body's and condition's
+         * instructions): the run may have been cancelled. The hook that reads other
+         * processes' messages runs every POLL_EVERY instructions. */
+        if (exec_cancelled(ctx->options.cancel) ||
+            (ctx->options.cancel && --ctx->poll_countdown <= 0 && poll_cancel(ctx))) {
+            s = cancelled_at(ctx, comp, in);
+            break;
+        }
         if (st->kind == STEP_PARAMETER) {
             int64_t p = in->parameter_number;
             if (p < 0 || p >= arg_count) {

@@ -410,7 +410,8 @@ static cxla_status exchange(exec_comm *comm, const exec_exchange *x) {
     if (s) return s;
     bool *arrived = calloc((size_t)(x->recv_count ? x->recv_count : 1), sizeof(*arrived));
     if (!arrived) return OOM();
-    double deadline = now_seconds() + c->timeout;
+    double limit = c->timeout * (double)(x->wait_rounds > 1 ? x->wait_rounds : 1);
+    double deadline = now_seconds() + limit;
     long pause = 10000; /* ns */
     for (;;) {
         s = poll_messages(c);
@@ -444,7 +445,7 @@ static cxla_status exchange(exec_comm *comm, const exec_exchange *x) {
                 s = cxla_comm_ended_error(c->partitions, x->from[j], x->sequence);
         if (s) break;
         if (now_seconds() > deadline) {
-            s = cxla_comm_timeout_error(c->partitions, c->timeout, x->sequence, c->device, x->from,
+            s = cxla_comm_timeout_error(c->partitions, limit, x->sequence, c->device, x->from,
                                         arrived, x->recv_count);
             break;
         }
