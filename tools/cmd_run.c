@@ -476,8 +476,10 @@ static cxla_status device_args(cxla_executable *exe, const run_flags *f, int64_t
     int64_t leaves = cxla_executable_parameter_leaf_count(exe);
     uint64_t state = f->seed;
     if (f->ninputs == 0) {
-        for (int64_t p = 0; p < nparams && !s; p++)
+        for (int64_t p = 0; p < nparams && !s; p++) {
             s = make_random(cxla_executable_parameter_shape(exe, p), &state, &owned[p]);
+            if (s) s = cxla_status_annotate(s, "generating the input of parameter %" PRId64, p);
+        }
     } else if (f->ninputs != leaves) {
         s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                        "the module takes %" PRId64 " input arrays (parameter leaves), got %" PRId64,
@@ -850,8 +852,10 @@ int cmd_run(int argc, char **argv) {
     if (!s) {
         int64_t leaves = cxla_executable_parameter_leaf_count(exe);
         if (ninputs == 0) {
-            for (int64_t p = 0; p < nparams && !s; p++)
+            for (int64_t p = 0; p < nparams && !s; p++) {
                 s = make_random(cxla_executable_parameter_shape(exe, p), &state, &args[p]);
+                if (s) s = cxla_status_annotate(s, "generating the input of parameter %" PRId64, p);
+            }
         } else if (ninputs != leaves) {
             s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                            "the module takes %" PRId64

@@ -75,6 +75,17 @@ static cxla_status cancelled_at(const interp_ctx *ctx, const cxla_computation *c
     return exec_cancel_error(ctx->options.cancel, where);
 }
 
+/* Out of memory names the instruction that needed it, when its handler did not. */
+static cxla_status name_oom(cxla_status s, const cxla_computation *comp, const cxla_instr *in) {
+    if (cxla_status_code_of(s) != CXLA_STATUS_RESOURCE_EXHAUSTED) return s;
+    const char *msg = cxla_status_message(s);
+    size_t n = strlen(in->name);
+    if (strncmp(msg, in->name, n) == 0 && msg[n] == ' ') return s; /* interp_error's */
+    if (strstr(msg, " (") && strstr(msg, ", line ")) return s;     /* a callee's instruction */
+    return cxla_status_annotate(s, "%s (%s, computation %s, line %" PRId64 ")", in->name,
+                                cxla_opcode_name(in->opcode), comp->name, in->line);
+}
+
 cxla_status interp_new_array_of(const cxla_shape *shape, cxla_type type, cxla_literal **out) {
     cxla_shape s = *shape;
     s.type = type;
@@ -490,7 +501,10 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
         s = maybe_dynamic ? interp_dynamic_eval(ctx, in, ops, fn, &result)
                           : fn(ctx, in, ops, &result);
         values[i] = result;
-        if (s) break;
+        if (s) {
+            s = name_oom(s, comp, in);
+            break;
+        }
         if (ctx->options.check_finite && st->check_finite && !ctx->reported_non_finite &&
             !all_finite(values[i])) {
             /* An operand the handler took over (its slot is empty now) may have been

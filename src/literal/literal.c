@@ -202,6 +202,19 @@ static cxla_literal *create_plain_array(const cxla_shape *shape, bool *oom) {
     return lit;
 }
 
+/* Out of memory for an array of |shape|: the message says what did not fit. */
+static cxla_status array_oom(const cxla_shape *shape) {
+    size_t size = 0;
+    cxla_status bad = cxla_shape_byte_size(shape, &size);
+    cxla_status_free(bad);
+    char *text = cxla_shape_to_string(shape, CXLA_SHAPE_PRINT_NO_LAYOUT);
+    cxla_status s = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED,
+                               "out of memory allocating an array of %s (%zu bytes)",
+                               text ? text : "its shape", size);
+    free(text);
+    return s;
+}
+
 static cxla_status create_array(const cxla_shape *shape, cxla_literal **out) {
     bool oom;
     cxla_literal *plain = create_plain_array(shape, &oom);
@@ -209,7 +222,7 @@ static cxla_status create_array(const cxla_shape *shape, cxla_literal **out) {
         *out = plain;
         return NULL;
     }
-    if (oom) return OOM();
+    if (oom) return array_oom(shape);
     if (shape->layout && shape->layout->tile_count > 0)
         return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
                           "literals of tiled layouts are not supported (shape has %" PRId64
@@ -234,9 +247,7 @@ static cxla_status create_array(const cxla_shape *shape, cxla_literal **out) {
         with.layout = &layout;
     }
     cxla_literal *lit = literal_alloc(size, &with);
-    if (!lit)
-        return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED,
-                          "out of memory allocating a literal of %zu bytes", size);
+    if (!lit) return array_oom(shape);
     lit->size = size;
     lit->count = count;
     if (size) {

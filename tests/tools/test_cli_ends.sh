@@ -106,6 +106,25 @@ PY
 expect "npy header larger than the file" 1 "truncated data" -- \
   "$cxla" run "$dir/id.hlo" "$dir/big.npy"
 
+# ---- out of memory names what and where ------------------------------------------------
+# (400 GB: more than any test machine gives; ASan must return NULL instead of aborting.)
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1"
+cat >"$dir/big.hlo" <<'HLO'
+HloModule big
+ENTRY main {
+  p = f32[] parameter(0)
+  b = f32[100000000000] broadcast(p), dimensions={}
+  ROOT n = f32[100000000000] negate(b)
+}
+HLO
+expect "out of memory in an instruction" 1 \
+  "b \(broadcast, computation main, line 4\): out of memory allocating an array of f32\[100000000000\] \(400000000000 bytes\)" -- \
+  "$cxla" run "$dir/big.hlo" "f32[] 1"
+sed -i 's/p = f32\[\] parameter(0)/p = f32[100000000000] parameter(0)/; s/b = .*/b = f32[100000000000] copy(p)/' "$dir/big.hlo"
+expect "out of memory for a generated input" 1 \
+  "generating the input of parameter 0: out of memory allocating an array of f32\[100000000000\]" -- \
+  "$cxla" run "$dir/big.hlo"
+
 # ---- checked writes ---------------------------------------------------------------------
 if [ -w /dev/full ]; then
   expect "run > /dev/full" 1 "writing to standard output failed" -- \
