@@ -224,6 +224,10 @@ static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, int
         /* Constants of the control family's handler: a value that depends on nothing. */
         plan->is_constant[i] = in->opcode == CXLA_OP_CONSTANT && !in->shape.dynamic &&
                                plan->handlers[i] == interp_control_ops[CXLA_OP_CONSTANT];
+        if (ctx->overrides && !plan->is_constant[i] && in->opcode != CXLA_OP_PARAMETER) {
+            interp_op_fn fn = ctx->overrides->lookup(ctx->overrides->user, in);
+            if (fn) plan->handlers[i] = fn;
+        }
         if (in->operand_count > plan->max_operands) plan->max_operands = in->operand_count;
         if (in->opcode == CXLA_OP_GET_TUPLE_ELEMENT && in->operand_count == 1)
             plan->exclusive_gte[i] = gte_is_exclusive(comp, in);
@@ -615,9 +619,25 @@ cxla_status interp_default_layout(const cxla_literal *literal, cxla_literal **ou
     return relayout_to(literal, NULL, out);
 }
 
+cxla_status interp_relayout(const cxla_literal *literal, const cxla_shape *shape,
+                            cxla_literal **out) {
+    return relayout_to(literal, shape, out);
+}
+
+void *interp_overrides_user(const interp_ctx *ctx) {
+    return ctx->overrides ? ctx->overrides->user : NULL;
+}
+
 cxla_status interp_run_module(const cxla_module *module, const exec_run_options *options,
                               const cxla_literal *const *args, int64_t arg_count,
                               cxla_literal **out) {
+    return interp_run_module_overridden(module, options, NULL, args, arg_count, out);
+}
+
+cxla_status interp_run_module_overridden(const cxla_module *module, const exec_run_options *options,
+                                         const interp_overrides *overrides,
+                                         const cxla_literal *const *args, int64_t arg_count,
+                                         cxla_literal **out) {
     const cxla_computation *entry = module->entry;
     if (!entry)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "the module has no entry computation");
@@ -664,6 +684,7 @@ cxla_status interp_run_module(const cxla_module *module, const exec_run_options 
     if (!s) {
         s = interp_ctx_init(&ctx, module, options);
         ctx_ready = !s;
+        if (ctx_ready) ctx.overrides = overrides;
     }
     cxla_literal *result = NULL;
     if (!s) s = interp_eval_computation(&ctx, entry, use, arg_count, &result);

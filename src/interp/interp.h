@@ -16,6 +16,7 @@
 #include "literal/literal_internal.h"
 
 typedef struct interp_ctx interp_ctx;
+typedef struct interp_overrides interp_overrides;
 
 /* The interpreter as a backend (interp_backend.c): its compiled form is the module. */
 extern const exec_backend interp_backend;
@@ -79,6 +80,7 @@ struct interp_ctx {
     const bool *take_borrowed;     /* slot borrowed from the caller */
     bool take_exclusive_gte;       /* this get-tuple-element may take its element */
     int64_t take_operand_count;
+    const interp_overrides *overrides; /* NULL: the interpreter's handlers only */
 };
 
 cxla_status interp_ctx_init(interp_ctx *ctx, const cxla_module *module,
@@ -94,6 +96,22 @@ cxla_status interp_eval_computation(interp_ctx *ctx, const cxla_computation *com
 cxla_status interp_run_module(const cxla_module *module, const exec_run_options *options,
                               const cxla_literal *const *args, int64_t arg_count,
                               cxla_literal **out);
+
+/* Another backend may run a module on this driver with some instructions computed its
+ * own way (src/cpu: compiled kernels for fusions and elementwise operations). |lookup|
+ * is asked once per instruction when a computation's plan is built and returns a
+ * handler to use instead of the interpreter's, or NULL to keep it; such a handler finds
+ * |user| through interp_overrides_user. Constants and parameters are never overridden. */
+struct interp_overrides {
+    void *user;
+    interp_op_fn (*lookup)(void *user, const cxla_instr *instr);
+};
+/* interp_run_module with |overrides| (NULL: none). */
+cxla_status interp_run_module_overridden(const cxla_module *module, const exec_run_options *options,
+                                         const interp_overrides *overrides,
+                                         const cxla_literal *const *args, int64_t arg_count,
+                                         cxla_literal **out);
+void *interp_overrides_user(const interp_ctx *ctx);
 
 /* Moves instead of copies. A handler may take over operand |k| when this instruction is
  * its last use and the frame owns it: the literal is returned (the caller now owns it)
@@ -119,7 +137,11 @@ cxla_status interp_eval_computation_some_donated(interp_ctx *ctx, const cxla_com
 cxla_status interp_new_array(const cxla_shape *shape, cxla_literal **out);
 /* A copy of |literal| (an array, or a tuple of them at any depth) in the default layout. */
 cxla_status interp_default_layout(const cxla_literal *literal, cxla_literal **out);
-/* The same, with the element type replaced. */
+/* A copy of |literal| with the layouts of |shape| (the entry's result layout: tiles and
+ * memory spaces do not change host order; NULL: the default layout). */
+cxla_status interp_relayout(const cxla_literal *literal, const cxla_shape *shape,
+                            cxla_literal **out);
+/* interp_new_array with the element type replaced. */
 cxla_status interp_new_array_of(const cxla_shape *shape, cxla_type type, cxla_literal **out);
 /* An error for |instr| that names it and its opcode: "add.3 (add): <message>". */
 cxla_status interp_error(const cxla_instr *instr, cxla_status_code code, const char *format, ...)
