@@ -14,7 +14,7 @@ static int cmd_version(int argc, char **argv);
 static const tool_command commands[] = {
     {"run", "run an HLO module on inputs and print or save the result",
      "usage: cxla run MODULE [INPUT...] [-o DIR] [--backend NAME] [--seed N] [--repeat N]\n"
-     "                [--infeed FILE]... [--outfeed-dir DIR] [--check-finite]\n"
+     "                [--infeed FILE]... [--outfeed-dir DIR] [--check-finite] [--quiet]\n"
      "                [--replicas N] [--partitions P] [--input-dir DIR]\n"
      "                [--collective-timeout S] [--timeout S] [--mpi]\n"
      "\n"
@@ -24,7 +24,8 @@ static const tool_command commands[] = {
      "\n"
      "INPUT is a .npy file or a literal in text form ('f32[2] {1, 2}'), one per array\n"
      "leaf of the entry parameters, in order (a tuple parameter takes its leaves depth\n"
-     "first). With no INPUT, inputs are generated from the seed, deterministically; so\n"
+     "first). With no INPUT, inputs are generated from the seed, deterministically, as\n"
+     "XLA's MakeFakeArguments does (indices in range, floats in [-0.1, 0.2]); so\n"
      "are constants whose values were elided from the text ({...}), with a warning.\n"
      "\n"
      "  -o DIR        write each leaf of the result to DIR/out0.npy, out1.npy, ...\n"
@@ -33,6 +34,7 @@ static const tool_command commands[] = {
      "  --repeat N    run N times and print the time of each phase (median, min, max);\n"
      "                on a terminal a progress line shows the runs as they go\n"
      "  --check-finite  report the first instruction that turns finite values into NaN/Inf\n"
+     "  --quiet, -q   print nothing but errors (with -o DIR: only the files)\n"
      "  --infeed FILE queue a value (.npy, or literal text) for the module's infeed\n"
      "                instructions; repeat it to queue several, read in order\n"
      "  --outfeed-dir DIR  write what the module outfeeds to DIR/outfeed0.npy,\n"
@@ -156,8 +158,39 @@ static const tool_command *find_command(const char *name) {
     return NULL;
 }
 
-/* Exit status 2 for a command line cxla cannot make sense of (no or unknown command). */
+/* Levenshtein distance of two short words (longer ones count as far apart). */
+static size_t edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b), row[33];
+    if (la > 32 || lb > 32) return 99;
+    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
+/* Exit status 2 for a command line cxla cannot make sense of (no or unknown command);
+ * a near miss ("chek") gets a "did you mean". */
 static int unknown_command(const char *name) {
+    const char *closest = NULL;
+    size_t best = 3; /* at most two edits away */
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        size_t d = edit_distance(name, commands[i].name);
+        if (d < best) best = d, closest = commands[i].name;
+    }
+    if (closest && best < strlen(closest)) {
+        fprintf(stderr, "cxla: unknown command '%s'; did you mean '%s'? (cxla help lists them)\n",
+                name, closest);
+        return 2;
+    }
     fprintf(stderr, "cxla: unknown command '%s'; the commands are:\n", name);
     print_commands(stderr);
     return 2;

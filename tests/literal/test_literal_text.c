@@ -601,8 +601,8 @@ static void random_element(cxla_type type, uint8_t *p) {
     int bits = cxla_type_bits(type);
     if (type == CXLA_PRED) {
         p[0] &= 1;
-    } else if (type == CXLA_F4E2M1FN) {
-        p[0] &= 0xf;
+    } else if (cxla_type_is_float(type) && bits < 8) { /* f4, f6: the low bits */
+        p[0] &= (uint8_t)((1u << bits) - 1);
     } else if (cxla_type_is_integer(type) && bits < 8) {
         uint8_t v = p[0] & (uint8_t)((1u << bits) - 1);
         if (cxla_type_is_signed(type) && (v >> (bits - 1))) v |= (uint8_t)(0xffu << bits);
@@ -650,7 +650,7 @@ static void test_random_round_trips(void) {
     for (int t = 1; t < CXLA_TYPE_COUNT; t++) {
         cxla_type type = (cxla_type)t;
         if (!cxla_type_is_float(type) || cxla_type_storage(type) != 1) continue;
-        int count = type == CXLA_F4E2M1FN ? 16 : 256;
+        int count = 1 << cxla_type_bits(type); /* 16 for f4e2m1fn, 64 for the f6 types */
         cxla_shape shape = {.type = type, .rank = 1, .dims = (int64_t[]){count}};
         cxla_literal *lit = NULL;
         CHECK_OK(cxla_literal_create(&shape, &lit));
