@@ -304,7 +304,7 @@ static const char *compute(em *e, const cxla_instr *instr, ix *x) {
     case CXLA_OP_RESHAPE:
     case CXLA_OP_BITCAST: {
         ix y = ix_new(ops[0]->shape.rank, ops[0]->shape.dims);
-        y.lin = ix_lin(e, x);
+        if (ops[0]->shape.rank > 0) y.lin = ix_lin(e, x); /* a scalar is read at "0" */
         return value(e, ops[0], &y);
     }
     case CXLA_OP_BROADCAST: {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cpu/emit_internal.h"
+#include "exec/math.h"
 
 bool cpu_emit_type_ok(cxla_type t) {
     switch (cxla_type_class_of(t)) {
@@ -98,46 +99,19 @@ char *cpu_emit_fmt(cxla_arena *arena, const char *format, ...) {
 /* ---- the switch point for math functions ------------------------------------------- */
 
 /* The C expression of unary math operation |op| on |x| of real float type |t| (f32 and
- * the small floats as float, f64 as double): the interpreter's INTERP_EW_FLOAT_MATH list,
- * f32 computed in double and rounded once. This is the one place that says how a
+ * the small floats as float, f64 as double): the list of exec/math.h that the interpreter
+ * reads, f32 computed in double and rounded once. This is the one place that says how a
  * transcendental is computed: swap in cxla_f32_<fn> (src/cpu/cxla_math.h) here. NULL when
  * |op| is not a math function. */
 static const char *math_call(cxla_arena *arena, cxla_opcode op, cxla_type t, const char *x) {
-    const char *fn = NULL;
-    switch (op) {
-    case CXLA_OP_ABS: fn = "fabs"; break;
-    case CXLA_OP_FLOOR: fn = "floor"; break;
-    case CXLA_OP_CEIL: fn = "ceil"; break;
-    case CXLA_OP_ROUND_NEAREST_AFZ: fn = "round"; break;
-    case CXLA_OP_ROUND_NEAREST_EVEN: fn = "rint"; break;
-    case CXLA_OP_EXP: fn = "exp"; break;
-    case CXLA_OP_EXPM1: fn = "expm1"; break;
-    case CXLA_OP_LOG: fn = "log"; break;
-    case CXLA_OP_LOG1P: fn = "log1p"; break;
-    case CXLA_OP_SQRT: fn = "sqrt"; break;
-    case CXLA_OP_CBRT: fn = "cbrt"; break;
-    case CXLA_OP_SIN: fn = "sin"; break;
-    case CXLA_OP_COS: fn = "cos"; break;
-    case CXLA_OP_TAN: fn = "tan"; break;
-    case CXLA_OP_TANH: fn = "tanh"; break;
-    case CXLA_OP_ACOS: fn = "acos"; break;
-    case CXLA_OP_ACOSH: fn = "acosh"; break;
-    case CXLA_OP_ASIN: fn = "asin"; break;
-    case CXLA_OP_ASINH: fn = "asinh"; break;
-    case CXLA_OP_ATAN: fn = "atan"; break;
-    case CXLA_OP_ATANH: fn = "atanh"; break;
-    case CXLA_OP_COSH: fn = "cosh"; break;
-    case CXLA_OP_SINH: fn = "sinh"; break;
-    case CXLA_OP_ERF: fn = "erf"; break;
-    case CXLA_OP_NEGATE:
-    case CXLA_OP_SIGN:
-    case CXLA_OP_LOGISTIC:
-    case CXLA_OP_RSQRT:
-    case CXLA_OP_REAL:
-    case CXLA_OP_IMAG: break;
-    default: return NULL;
-    }
-    if (!arena) return ""; /* asked only whether |op| is a math function */
+    /* exec/math.h's list: the libm function, or (NULL) a helper written out below. */
+    const exec_math_info *mi = exec_math_unary(op);
+    if (!mi) return NULL;
+    const char *fn = mi->libm_f64;
+    bool written = op == CXLA_OP_NEGATE || op == CXLA_OP_SIGN || op == CXLA_OP_LOGISTIC ||
+                   op == CXLA_OP_RSQRT || op == CXLA_OP_REAL || op == CXLA_OP_IMAG;
+    if (!fn && !written) return NULL; /* a helper of exec/math.h not written below yet */
+    if (!arena) return "";            /* asked only whether |op| is a math function */
     bool f64 = t == CXLA_F64;
     const char *d = f64 ? x : F("(double)%s", x); /* the argument in double */
     const char *e;

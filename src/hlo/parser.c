@@ -993,57 +993,6 @@ static bool order_computations(parser *p) {
     return ok;
 }
 
-/* The opcodes whose result shape XLA's parser infers when it is not written. */
-static bool can_infer_shape(cxla_opcode op) {
-    switch (op) {
-    case CXLA_OP_PARAMETER:
-    case CXLA_OP_CONSTANT:
-    case CXLA_OP_IOTA:
-    case CXLA_OP_RNG_GET_AND_UPDATE_STATE:
-    case CXLA_OP_CONVERT:
-    case CXLA_OP_BITCAST_CONVERT:
-    case CXLA_OP_REDUCE_PRECISION:
-    case CXLA_OP_STOCHASTIC_CONVERT:
-    case CXLA_OP_BITCAST:
-    case CXLA_OP_RESHAPE:
-    case CXLA_OP_DYNAMIC_RESHAPE:
-    case CXLA_OP_SLICE:
-    case CXLA_OP_DYNAMIC_SLICE:
-    case CXLA_OP_DYNAMIC_UPDATE_SLICE:
-    case CXLA_OP_CUSTOM_CALL:
-    case CXLA_OP_FUSION:
-    case CXLA_OP_RNG:
-    case CXLA_OP_RNG_BIT_GENERATOR:
-    case CXLA_OP_INFEED:
-    case CXLA_OP_OUTFEED:
-    case CXLA_OP_SEND:
-    case CXLA_OP_SEND_DONE:
-    case CXLA_OP_RECV:
-    case CXLA_OP_RECV_DONE:
-    case CXLA_OP_ALL_REDUCE:
-    case CXLA_OP_ALL_REDUCE_START:
-    case CXLA_OP_ALL_REDUCE_DONE:
-    case CXLA_OP_ALL_GATHER:
-    case CXLA_OP_ALL_GATHER_START:
-    case CXLA_OP_ALL_GATHER_DONE:
-    case CXLA_OP_ALL_TO_ALL:
-    case CXLA_OP_RAGGED_ALL_TO_ALL:
-    case CXLA_OP_REDUCE_SCATTER:
-    case CXLA_OP_COLLECTIVE_PERMUTE:
-    case CXLA_OP_COLLECTIVE_PERMUTE_START:
-    case CXLA_OP_COLLECTIVE_PERMUTE_DONE:
-    case CXLA_OP_COLLECTIVE_BROADCAST:
-    case CXLA_OP_COLLECTIVE_REDUCE:
-    case CXLA_OP_ASYNC_START:
-    case CXLA_OP_ASYNC_UPDATE:
-    case CXLA_OP_ASYNC_DONE:
-    case CXLA_OP_COPY_START:
-    case CXLA_OP_COPY_DONE:
-    case CXLA_OP_SHUFFLE: return false;
-    default: return true;
-    }
-}
-
 /* Fills in the result shapes the text left out, callees first, operands first. */
 static bool infer_shapes(parser *p) {
     cxla_hlo_lexer *lx = &p->lx;
@@ -1053,7 +1002,7 @@ static bool infer_shapes(parser *p) {
             cxla_instr *in = comp->instrs[i];
             if (!(p->instr_info[in->id].flags & CXLA_HLO_SHAPE_OMITTED)) continue;
             size_t pos = p->instr_info[in->id].pos;
-            if (!can_infer_shape(in->opcode))
+            if (cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_NEEDS_SHAPE)
                 return cxla_hlo_error(lx, pos,
                                       "the shape of a %s instruction must be written "
                                       "('%s')",

@@ -4,7 +4,9 @@
 #include "hlo/hlo.h"
 
 static const cxla_opcode_info opcode_table[CXLA_OP_COUNT] = {
-#define X(e, nm, ar, fl) [CXLA_OP_##e] = {.name = nm, .arity = ar, .flags = fl},
+#define X(e, nm, ar, fl, rule, sh)                                                                 \
+    [CXLA_OP_##                                                                                    \
+        e] = {.name = nm, .arity = ar, .flags = fl, .type_rule = CXLA_TR_##rule, .stablehlo = sh},
 #include "hlo/opcodes.def"
 #undef X
 };
@@ -37,6 +39,13 @@ cxla_opcode cxla_opcode_from_name(const char *name, size_t len) {
     for (size_t i = 0; i < CXLA_ARRAY_SIZE(legacy_names); i++)
         if (strlen(legacy_names[i].name) == len && memcmp(legacy_names[i].name, name, len) == 0)
             return legacy_names[i].op;
+    return CXLA_OP_COUNT;
+}
+
+cxla_opcode cxla_opcode_from_stablehlo_name(const char *name) {
+    for (int i = 0; i < CXLA_OP_COUNT; i++)
+        if (opcode_table[i].stablehlo && strcmp(opcode_table[i].stablehlo, name) == 0)
+            return (cxla_opcode)i;
     return CXLA_OP_COUNT;
 }
 

@@ -58,28 +58,7 @@ static const char *shape_str(verifier *v, const cxla_shape *s) {
 
 /* Opcodes that may call computations (XLA's MightHaveCalledComputations). */
 static bool may_call(cxla_opcode op) {
-    switch (op) {
-    case CXLA_OP_MAP:
-    case CXLA_OP_REDUCE:
-    case CXLA_OP_REDUCE_WINDOW:
-    case CXLA_OP_SELECT_AND_SCATTER:
-    case CXLA_OP_SORT:
-    case CXLA_OP_SCATTER:
-    case CXLA_OP_SCAN:
-    case CXLA_OP_WHILE:
-    case CXLA_OP_CONDITIONAL:
-    case CXLA_OP_CALL:
-    case CXLA_OP_FUSION:
-    case CXLA_OP_CUSTOM_CALL:
-    case CXLA_OP_ALL_REDUCE:
-    case CXLA_OP_ALL_REDUCE_START:
-    case CXLA_OP_REDUCE_SCATTER:
-    case CXLA_OP_COLLECTIVE_REDUCE:
-    case CXLA_OP_ASYNC_START:
-    case CXLA_OP_ASYNC_UPDATE:
-    case CXLA_OP_ASYNC_DONE: return true;
-    default: return false;
-    }
+    return (cxla_opcode_get_info(op)->flags & CXLA_OPF_MAY_CALL) != 0;
 }
 
 static bool in_computation(const cxla_computation *c, const cxla_instr *in) {

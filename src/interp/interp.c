@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/rng.h"
 #include "interp/interp.h"
 #include "shape/shape_internal.h"
 
@@ -154,27 +155,11 @@ static bool gte_is_exclusive(const cxla_computation *comp, const cxla_instr *gte
 }
 
 /* True for operations whose result elements are all elements of their operands (moved,
- * not computed): a NaN or Inf in their result was in an operand already, so
+ * not computed; opcodes.def's MOVES_ELEMENTS): a NaN or Inf in their result was in an operand
+ * already, so
  * --check-finite never blames them and need not test their (possibly big) results. */
 static bool moves_elements(cxla_opcode op) {
-    switch (op) {
-    case CXLA_OP_TUPLE:
-    case CXLA_OP_GET_TUPLE_ELEMENT:
-    case CXLA_OP_COPY:
-    case CXLA_OP_OPTIMIZATION_BARRIER:
-    case CXLA_OP_RESHAPE:
-    case CXLA_OP_TRANSPOSE:
-    case CXLA_OP_BROADCAST:
-    case CXLA_OP_SLICE:
-    case CXLA_OP_DYNAMIC_SLICE:
-    case CXLA_OP_DYNAMIC_UPDATE_SLICE:
-    case CXLA_OP_CONCATENATE:
-    case CXLA_OP_PAD:
-    case CXLA_OP_REVERSE:
-    case CXLA_OP_SELECT:
-    case CXLA_OP_GATHER: return true;
-    default: return false;
-    }
+    return (cxla_opcode_get_info(op)->flags & CXLA_OPF_MOVES_ELEMENTS) != 0;
 }
 
 static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, interp_plan **out) {
@@ -301,7 +286,7 @@ cxla_status interp_ctx_init(interp_ctx *ctx, const cxla_module *module,
     memset(ctx, 0, sizeof(*ctx));
     ctx->module = module;
     if (options) ctx->options = *options;
-    ctx->rng_state[0] = INTERP_RNG_INITIAL_STATE;
+    ctx->rng_state[0] = EXEC_RNG_INITIAL_STATE;
     ctx->arena = cxla_arena_create();
     if (!ctx->arena) return OOM();
     cxla_strmap_init(&ctx->plans, ctx->arena);

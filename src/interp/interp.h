@@ -206,16 +206,6 @@ cxla_status interp_call_scalar(interp_ctx *ctx, const cxla_computation *comp,
                                const cxla_literal *const *args, int64_t arg_count,
                                cxla_literal **out);
 
-/* ---- random-number internals (interp_rng.c), exposed for tests ---------------------- */
-
-/* The Random123 block functions: Threefry-2x32 with 20 rounds and Philox-4x32 with 10
- * rounds, as XLA's prng library computes them (word 0 is the low word). */
-void interp_threefry2x32(const uint32_t key[2], const uint32_t ctr[2], uint32_t out[2]);
-void interp_philox4x32(const uint32_t key[2], const uint32_t ctr[4], uint32_t out[4]);
-/* The first |count| outputs of C++'s std::mt19937_64 seeded with |seed|. */
-void interp_mt19937_64(uint64_t seed, uint64_t *out, int64_t count);
-/* The initial rng state (low word), XLA CPU's per-executable rng_state initializer. */
-#define INTERP_RNG_INITIAL_STATE 0x7012395ull
 /* ---- values of the collectives and async wrappers (interp_async.c) ------------------ */
 
 /* Zeros of |shape| (tuples element by element, tokens as tokens). */

@@ -35,7 +35,8 @@ static cxla_status run_module(const cxla_module *m, const cxla_literal *const *a
     cxla_status so = interp_run_module(m, NULL, args, n, &oracle);
     if (!s && !so) {
         so = cxla_literal_compare(*out, oracle, NULL);
-        if (so) so = cxla_status_annotate(so, "%s differs from the interpreter", CASES_BACKEND.name);
+        if (so)
+            so = cxla_status_annotate(so, "%s differs from the interpreter", CASES_BACKEND.name);
         if (so) {
             cxla_literal_free(*out);
             *out = NULL;
