@@ -70,11 +70,17 @@ static const tool_command commands[] = {
      "malformed numbers included; for StableHLO files with checks, 1 when a check fails.",
      cmd_run_checked},
     {"check", "parse and verify a module",
-     "usage: cxla check FILE\n"
+     "usage: cxla check [--strict] [--layout-sensitive] FILE\n"
      "\n"
      "Parses and verifies FILE (HLO text, or StableHLO text when FILE ends in .mlir,\n"
      "converted to HLO). Prints nothing and exits 0 when the module is\n"
-     "valid; otherwise prints the error (with line and column) and exits 1.",
+     "valid; otherwise prints the error as FILE:LINE:COL: message, with the line and\n"
+     "a caret, and exits 1.\n"
+     "\n"
+     "The verifier checks what XLA's tests check: layouts are not compared and\n"
+     "floating-point types may mix precisions (f32 + bf16).\n"
+     "  --strict            XLA's HloVerifier defaults: no mixed precision\n"
+     "  --layout-sensitive  layouts count (bitcast keeps the byte size)",
      cmd_check},
     {"fmt", "print a module in canonical form",
      "usage: cxla fmt [--style short|long] FILE\n"
@@ -230,18 +236,46 @@ double tool_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-cxla_status tool_load_module(const char *path, bool quiet, cxla_module **out_module) {
+/* A verifier message starting "LINE:COL: " becomes "PATH:LINE:COL: message" with the
+ * source line and a caret under the column, as parse errors read. */
+static cxla_status with_position(cxla_status s, const char *path, const char *text, size_t size) {
+    const char *msg = cxla_status_message(s);
+    long long line = 0, col = 0;
+    int n = 0;
+    if (sscanf(msg, "%lld:%lld: %n", &line, &col, &n) < 2 || n == 0 || line < 1 || col < 1)
+        return cxla_status_annotate(s, "%s", path);
+    size_t q = 0;
+    for (long long l = 1; l < line && q < size; q++)
+        if (text[q] == '\n') l++;
+    size_t e = q;
+    while (e < size && text[e] != '\n' && text[e] != '\r') e++;
+    char *caret = malloc((size_t)col + 1);
+    if (!caret) return cxla_status_annotate(s, "%s", path);
+    for (long long i = 0; i < col - 1; i++)
+        caret[i] = q + (size_t)i < e && text[q + (size_t)i] == '\t' ? '\t' : ' ';
+    caret[col - 1] = '^';
+    caret[col] = 0;
+    cxla_status r = cxla_error(cxla_status_code_of(s), "%s:%s\n    %.*s\n    %s", path, msg,
+                               (int)(e - q), text + q, caret);
+    free(caret);
+    cxla_status_free(s);
+    return r;
+}
+
+cxla_status tool_load_module_with(const char *path, bool quiet,
+                                  const cxla_hlo_verify_options *options,
+                                  cxla_module **out_module) {
     char *text;
     size_t size;
     CXLA_RETURN_IF_ERROR(cxla_read_file(path, &text, &size));
     cxla_module *m = NULL;
     cxla_status s = tool_parse_text(text, size, path, &m);
-    free(text);
     if (!s) {
         /* The verifier names the instruction and its line:column; add the file. */
-        s = cxla_verify_module(m);
-        if (s) s = cxla_status_annotate(s, "%s", path);
+        s = cxla_hlo_verify_with_options(m, options);
+        if (s) s = with_position(s, path, text, size);
     }
+    free(text);
     if (s) {
         cxla_module_destroy(m);
         return s;
@@ -249,6 +283,10 @@ cxla_status tool_load_module(const char *path, bool quiet, cxla_module **out_mod
     if (!quiet && m->warnings.len) fprintf(stderr, "%s", m->warnings.data);
     *out_module = m;
     return NULL;
+}
+
+cxla_status tool_load_module(const char *path, bool quiet, cxla_module **out_module) {
+    return tool_load_module_with(path, quiet, NULL, out_module);
 }
 
 int main(int argc, char **argv) {

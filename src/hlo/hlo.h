@@ -115,6 +115,12 @@ typedef struct cxla_attr_info {
 const cxla_attr_info *cxla_attr_get_info(cxla_attr_id id);
 /* CXLA_ATTR_UNKNOWN when |name| is not in the table. */
 cxla_attr_id cxla_attr_from_name(const char *name, size_t len);
+/* Levenshtein distance of two names of at most 64 bytes ((size_t)-1 for longer ones). */
+size_t cxla_edit_distance(const char *a, size_t na, const char *b, size_t nb);
+/* The attribute name / array element type name |name| is most likely a misspelling of
+ * (for "did you mean"), or NULL when none is close. */
+const char *cxla_attr_suggest(const char *name, size_t len);
+const char *cxla_type_suggest(const char *name, size_t len);
 
 typedef struct cxla_instr cxla_instr;
 typedef struct cxla_computation cxla_computation;
@@ -387,8 +393,7 @@ cxla_status cxla_hlo_graph(const cxla_module *module, const cxla_hlo_graph_optio
  * allocated in |arena|. Errors name the operation, the operand shapes and what was
  * expected. */
 cxla_status cxla_infer_shape(const cxla_instr *instr, cxla_arena *arena, cxla_shape *out_shape);
-/* Checks a whole module; the message names the computation, the instruction, the
- * operation, the operand shapes and what was expected. */
-cxla_status cxla_verify_module(const cxla_module *module);
+/* The internal name of cxla_hlo_verify (include/cxla/hlo.h): one verifier. */
+#define cxla_verify_module cxla_hlo_verify
 
 #endif /* CXLA_HLO_HLO_H_ */
