@@ -308,7 +308,7 @@ static cxla_status cpu_execute(void *compiled, const exec_run_options *options,
     cpu_compiled *c = compiled;
     /* --check-finite and collectives need the driver. */
     if (c->plan && (!options || (!options->check_finite && !options->comm)))
-        return cpu_plan_run(c->plan, args, arg_count, out_result);
+        return cpu_plan_run(c->plan, options, args, arg_count, out_result);
     interp_overrides o = {.user = c, .lookup = lookup};
     return interp_run_module_overridden(c->module, options, &o, args, arg_count, out_result);
 }
