@@ -14,6 +14,7 @@
 #include "cpu/emit.h"
 #include "interp/interp.h"
 #include "literal/literal_internal.h"
+#include "passes/passes.h"
 
 #define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
 
@@ -116,6 +117,13 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
                             generated *g) {
     memset(g, 0, sizeof(*g));
     cxla_status s = cxla_module_clone(module, &g->module);
+    if (!s && !(options && options->no_passes)) {
+        cxla_pipeline_options po = {
+            .dump_after = options ? options->dump_after : NULL,
+            .dump_to = options ? options->dump_to : NULL,
+        };
+        s = cxla_passes_cpu(g->module, &po);
+    }
     if (!s) s = cxla_verify_module(g->module);
     if (s) return s;
     cxla_module *m = g->module;

@@ -53,4 +53,22 @@ expect "help" 0 "--dump-after PASS" -- "$cxla" help compile
 printf 'HloModule m\nENTRY e {\n  ROOT a = f32[] bogus()\n}\n' >"$dir/bad.hlo"
 expect "parse error" 1 "bad\.hlo:3:18: Unknown opcode" -- "$cxla" compile "$dir/bad.hlo"
 
+# --emit-c: the kernels the cpu backend compiles, readable, and valid C.
+expect "emit-c" 0 "void k[0-9]+_fusion" -- "$cxla" compile --emit-c "$dir/m.hlo"
+"$cxla" compile --emit-c "$dir/m.hlo" >"$dir/m.c"
+if grep -qE '^/\* ---- k[0-9]+_fusion' "$dir/m.c" && grep -qE '/\* .* reduce\(' "$dir/m.c"; then ok; else fail "no HLO comments in the C"; fi
+if ${CXLA_CC:-cc} -std=c11 -Wall -Wextra -Werror -O2 -c "$dir/m.c" -o "$dir/m.o" 2>"$dir/cc.err"; then ok; else fail "the emitted C does not compile: $(head -5 "$dir/cc.err")"; fi
+expect "emit-hlo and emit-c" 1 "not both" -- "$cxla" compile --emit-hlo --emit-c "$dir/m.hlo"
+
+# The compile cache: a module compiles once; `cxla cache clear` empties the cache.
+export CXLA_CACHE_DIR="$dir/cache"
+expect "cache dir" 0 "$dir/cache" -- "$cxla" cache dir
+"$cxla" run --backend cpu "$dir/m.hlo" "$input" >/dev/null 2>&1
+n=$(ls "$dir/cache"/*.so 2>/dev/null | wc -l)
+if [ "$n" -ge 1 ]; then ok; else fail "no compiled object in the cache after a cpu run"; fi
+expect "cache clear" 0 "removed [0-9]+ compiled objects" -- "$cxla" cache clear
+n=$(ls "$dir/cache"/*.so 2>/dev/null | wc -l)
+if [ "$n" -eq 0 ]; then ok; else fail "cache clear left $n objects"; fi
+expect "cache usage" 1 "usage: cxla cache" -- "$cxla" cache bogus
+
 finish
