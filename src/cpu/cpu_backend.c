@@ -191,8 +191,7 @@ cxla_status cpu_generate(const cxla_module *module, const cpu_compile_options *o
 
 static bool same_dims(const cxla_literal *lit, const cxla_shape *want) {
     const cxla_shape *got = lit->shape;
-    if (got->type != want->type || got->rank != want->rank || lit->dyn_sizes || lit->packed)
-        return false;
+    if (got->type != want->type || got->rank != want->rank || lit->dyn_sizes) return false;
     for (int64_t d = 0; d < want->rank; d++)
         if (got->dims[d] != want->dims[d]) return false;
     return cxla_layout_is_default(got);

@@ -410,11 +410,10 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
             free(g);
             break;
         }
-        bool relay =
-            cxla_type_is_array(got->type) ? !cxla_layout_is_default(got) || args[i]->packed : false;
+        bool relay = cxla_type_is_array(got->type) ? !cxla_layout_is_default(got) : false;
         for (int64_t e = 0; got->type == CXLA_TUPLE && e < args[i]->tuple_count; e++)
             relay = relay || !cxla_layout_is_default(args[i]->elements[e]->shape) ||
-                    args[i]->elements[e]->packed || args[i]->elements[e]->dyn_sizes;
+                    args[i]->elements[e]->dyn_sizes;
         if (relay) {
             s = interp_default_layout(args[i], &owned[i]);
             use[i] = owned[i];
