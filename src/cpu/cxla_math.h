@@ -22,10 +22,11 @@
  * +-Inf, +-0, negative arguments of log and sqrt) are fixed by selects at the end,
  * following C99 Annex F as libm does.
  *
- * Requires IEEE binary32/binary64 with FLT_EVAL_METHOD 0 (SSE, not x87) and round to
- * nearest; the rounding tricks (x + 0x1.8p52) - 0x1.8p52 rely on it. Contracting a*b+c
+ * Requires IEEE binary32/binary64 with FLT_EVAL_METHOD 0 (SSE, not x87), round to
+ * nearest and no value-changing optimization (-ffast-math, -fassociative-math); the
+ * rounding tricks (x + 0x1.8p52) - 0x1.8p52 rely on it. Contracting a*b+c
  * into an fma (gcc's default outside ISO mode) keeps every bound: the exact steps use
- * products that are exact, the others only get more accurate.
+ * products that are exact, the others stay within their error figures.
  */
 #ifndef CXLA_MATH_H_
 #define CXLA_MATH_H_
@@ -37,6 +38,10 @@
 
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
 #error "cxla_math.h needs FLT_EVAL_METHOD == 0 (SSE arithmetic, not x87)"
+#endif
+/* -ffast-math would fold (t + C) - C to t and drop the NaN checks. */
+#if defined(__FAST_MATH__)
+#error "cxla_math.h must not be compiled with -ffast-math"
 #endif
 
 /* Every function here is inlined into its loop, however many call sites a source has (gcc
@@ -465,6 +470,18 @@ CXLA_M_INLINE float cxla_f32_pow(float x, float y) {
 
 /* ---- rsqrt, sqrt, cbrt -------------------------------------------------------------- */
 
+#if defined(__NO_MATH_ERRNO__)
+/* Compiled with -fno-math-errno (as generated code should be), sqrt is an instruction that
+ * gcc and clang vectorize: the interpreter's own expressions, bit-exact. (With errno,
+ * each call keeps a path to libm for negative arguments and the loop stays scalar.) */
+CXLA_M_INLINE float cxla_f32_rsqrt(float x) {
+    return (float)(1.0 / sqrt((double)x));
+}
+
+CXLA_M_INLINE float cxla_f32_sqrt(float x) {
+    return sqrtf(x); /* correctly rounded, as (float)sqrt((double)x) */
+}
+#else
 /* 1/sqrt(x) for a positive normal double: the classic bit estimate (relative error
  * below 0.035) and three Newton steps (0.035 -> 2e-3 -> 5e-6 -> 4e-11, below 2^-34). */
 CXLA_M_INLINE double cxla_m_rsqrt(double x) {
@@ -496,13 +513,15 @@ CXLA_M_INLINE float cxla_f32_sqrt(float x) {
     float up = cxla_m_u2f(b + 1u), down = cxla_m_u2f(b - 1u);
     double hi = 0.5 * (fd + (double)up);
     double lo = 0.5 * (fd + (double)down);
-    int too_low = hi * hi<xd, too_high = lo * lo> xd;
+    int too_low = hi * hi < xd;
+    int too_high = lo * lo > xd;
     f = cxla_m_self(too_high, down, f);
     f = cxla_m_self(too_low, up, f);
     int keep = (x == 0.0f) | (x == INFINITY), nan = (x < 0.0f) | (x != x);
     f = cxla_m_self(keep, x, f); /* +-0 -> +-0 */
     return cxla_m_self(nan, NAN, f);
 }
+#endif
 
 /* cbrt |x| from an estimate that divides the exponent by 3 in the high word (fdlibm's
  * constant, 5 bits) and two Halley steps y (y^3 + 2a) / (2y^3 + a) (cubic convergence:

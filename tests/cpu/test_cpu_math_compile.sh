@@ -2,8 +2,9 @@
 # src/cpu/cxla_math.h as generated code uses it: a source with one loop per function (in
 # the shape the C emitter writes: blocks of 64 over restrict pointers) must compile without
 # a warning under -Wall -Wextra -Wpedantic -Werror with the C compiler (CXLA_CC) and, when
-# installed, with gcc and clang; and gcc (12 or later, on a machine with AVX2) must
-# vectorize every loop at -O2 -march=native, the flags of generated code.
+# installed, with gcc and clang (also with -fno-math-errno, which changes sqrt); and gcc
+# (12 or later, on a machine with AVX2) must vectorize every loop at -O2 -march=native,
+# the flags of generated code, with and without -fno-math-errno.
 set -euo pipefail
 src_dir="${CXLA_SOURCE_DIR:?}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/cxla_math_XXXXXX")"
@@ -33,6 +34,7 @@ for cc in "${CXLA_CC:-cc}" gcc clang; do
     case "$seen" in *" $cc "*) continue ;; esac
     seen="$seen$cc "
     "$cc" $warn -I"$src_dir/src" -c "$c" -o "$work/loops.o"
+    "$cc" $warn -fno-math-errno -I"$src_dir/src" -c "$c" -o "$work/loops.o"
     echo "compiles cleanly with $cc"
 done
 if ! command -v gcc > /dev/null || ! grep -qw avx2 /proc/cpuinfo 2> /dev/null; then
@@ -44,17 +46,21 @@ if [ "$major" -lt 12 ]; then
     echo "vectorization not checked (gcc $major: -O2 vectorizes from gcc 12)"
     exit 0
 fi
-report="$(gcc -std=c11 -O2 -march=native -I"$src_dir/src" -fopt-info-vec-optimized -c "$c" \
-    -o "$work/loops.o" 2>&1)"
-missing=""
-for f in exp expm1 log log1p tanh logistic erf sin cos tan rsqrt sqrt cbrt atan2 pow; do
-    line="$(grep -n "^void loop_$f(.*{$" "$c" | cut -d: -f1)"
-    # the inner loop is two lines below the function's opening line
-    grep -q "loops.c:$((line + 2)):.*loop vectorized" <<<"$report" || missing="$missing $f"
+# Both ways sqrt and rsqrt are written: Newton steps, and the instruction that
+# -fno-math-errno (the flag generated code should have) allows.
+for errno_flag in "" -fno-math-errno; do
+    report="$(gcc -std=c11 -O2 -march=native $errno_flag -I"$src_dir/src" -fopt-info-vec-optimized \
+        -c "$c" -o "$work/loops.o" 2>&1)"
+    missing=""
+    for f in exp expm1 log log1p tanh logistic erf sin cos tan rsqrt sqrt cbrt atan2 pow; do
+        line="$(grep -n "^void loop_$f(.*{$" "$c" | cut -d: -f1)"
+        # the inner loop is two lines below the function's opening line
+        grep -q "loops.c:$((line + 2)):.*loop vectorized" <<<"$report" || missing="$missing $f"
+    done
+    if [ -n "$missing" ]; then
+        echo "gcc -O2 -march=native $errno_flag did not vectorize the loops of:$missing"
+        echo "$report"
+        exit 1
+    fi
+    echo "gcc $major vectorizes all 15 loops at -O2 -march=native $errno_flag"
 done
-if [ -n "$missing" ]; then
-    echo "gcc -O2 -march=native did not vectorize the loops of:$missing"
-    echo "$report"
-    exit 1
-fi
-echo "gcc $major vectorizes all 15 loops at -O2 -march=native"
