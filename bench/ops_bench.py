@@ -1,34 +1,61 @@
 #!/usr/bin/env python3
-"""Times operations and small programs on cxla next to NumPy and PyTorch, in the same run,
-and prints one table with the times and the ratios cxla / NumPy and cxla / PyTorch.
+"""Times operations, the anchor workloads and the shared programs on every cxla backend next
+to NumPy and PyTorch, in the same run, against this machine's floors, and prints tables.
 
-    /usr/bin/python3 bench/ops_bench.py [--cxla PATH] [--threads N] [--repeat N]
-                                        [--shared DIR] [--no-models] [case ...]
+    /usr/bin/python3 bench/ops_bench.py [--cxla PATH] [--backends LIST] [--threads LIST]
+                                        [--repeat N] [--case-timeout S] [--markdown]
+                                        [--openblas-coretype NAME] [--small]
+                                        [--shared DIR] [--no-models] [case|group|model ...]
 
 Each case is an HLO module (written to a temporary file) and the same computation in
-NumPy and in PyTorch, on arrays of the same shapes. cxla runs it with
-`cxla run --repeat N` (generated inputs; the median run time, parse and compile
-excluded); NumPy and PyTorch run it N times, best time kept. Cases: elementwise chains,
-softmax, layer norm, reductions, dot, convolution and one training step of a two-layer
-MLP (forward, backward by hand in HLO and NumPy, autograd in PyTorch, SGD update).
-Then every program of ../shared/models/ (--shared, or $CXLA_SHARED_DIR) runs on cxla alone (`cxla run
---repeat`, generated inputs); they are skipped with a message when the folder is absent.
+NumPy and in PyTorch, on arrays of the same shapes. cxla runs it with `cxla run --backend B
+--repeat N` (generated inputs; the median run time, parse and compile excluded) for every
+backend B of --backends (default: every backend the binary has, as `cxla run --backend`
+lists them); a run still going after --case-timeout seconds is shown as such. NumPy and
+PyTorch run it N times after a warm-up run, best time kept.
 
-PyTorch is optional (Debian's python3-torch: `make bench-deps`); without it its columns
-say "not installed". NumPy's BLAS and PyTorch are limited to --threads threads (default
-1), as the interpreter uses one core. Ratios above 1 mean cxla is slower. The machines
-are shared and noisy: compare ratios from one run, not times across runs.
+Cases come in two groups (name a group to run it alone): "ops", elementwise chains,
+softmax, layer norm, reductions, dot, convolution and one training step of a two-layer
+MLP; "anchors", the anchor workloads of the cpu backend's issue (GELU-tanh over 16M f32,
+softmax over 4096x4096 rows, layer norm 8192x1024, a 64M-element sum, row and column
+sums, matmul 2048^3, convolution N8 C64 56x56 3x3, transpose copy 8192x8192, an MLP
+training step 784-1024-1024-10, max pool 3x3 stride 2, 100 chained tiny adds).
+
+Floors: bench_floors (built next to cxla) measures this machine's memory bandwidth (triad)
+and f32 FMA peak in the same run; a case's floor is the bytes it must read and write over
+the triad bandwidth or its flops over the FMA peak, whichever is larger, at the first
+thread count of --threads. Ratios: backend / floor, backend / PyTorch, backend / NumPy
+(above 1: cxla is slower). The tiny-adds case is reported in microseconds per source
+operation and has no floor.
+
+Threads: --threads LIST (default 2,1). The first count is what NumPy's BLAS, PyTorch and
+cxla (CXLA_NUM_THREADS) use for the main columns and the ratios; each further count adds
+NumPy and PyTorch columns beside them (single-thread figures by default). NumPy's own
+elementwise loops always use one thread.
+
+Then every program of ../shared/models/ (--shared, or $CXLA_SHARED_DIR) runs on every
+backend: run time (median of --models-repeat), and compile time (interpreter: the one
+process; other backends: cold, with CXLA_CACHE_DIR an empty temporary folder, and cached,
+a second process on the same folder); the first-run latency of `cxla run` on a small
+module closes the report.
+
+--markdown prints everything as Markdown for docs/performance.md, headed by the commit and
+the CPU model. PyTorch is optional (Debian's python3-torch: `make bench-deps`); without it
+its columns say "not installed". The machines are shared and noisy: compare ratios from
+one run, not times across runs.
 """
 import argparse
+import ctypes
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
-np = None  # imported in main(), after the BLAS thread limits are set
+np = None  # imported in main(), after the BLAS thread and core-type settings
 torch = None  # likewise; stays None when PyTorch is not installed
 
 ADD = """add {
@@ -41,6 +68,7 @@ MAX = """max {
   b = f32[] parameter(1)
   ROOT m = f32[] maximum(a, b)
 }"""
+F32 = 4  # bytes per element
 
 
 def rand(*shape):
@@ -52,7 +80,16 @@ def tt(a):
     return torch.from_numpy(a)
 
 
-# Each case returns (hlo, numpy function, function making the PyTorch function).
+class Work:
+    """One case, made: the HLO text, its inputs in parameter order (NumPy arrays, for
+    --check), the NumPy function, a function making the PyTorch function, and what bounds
+    it from below: the bytes it must read and write and its flops. |ops| > 0 reports times
+    per source operation (in microseconds)."""
+
+    def __init__(self, hlo, inputs, numpy_fn, make_torch, bytes_moved=0, flops=0, ops=0):
+        self.hlo, self.inputs, self.numpy_fn = hlo, inputs, numpy_fn
+        self.make_torch = make_torch
+        self.bytes, self.flops, self.ops = bytes_moved, flops, ops
 
 
 def elementwise(n):
@@ -71,7 +108,39 @@ ENTRY main {{
         tx, ty = tt(x), tt(y)
         return lambda: torch.tanh(torch.exp(tx * ty + tx))
 
-    return hlo, lambda: np.tanh(np.exp(x * y + x)), make_torch
+    return Work(hlo, [x, y], lambda: np.tanh(np.exp(x * y + x)), make_torch, 3 * F32 * n)
+
+
+def gelu_tanh(n):
+    """GELU with the tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+
+    def const(name, value):
+        return (f"  {name}s = f32[] constant({value!r})\n"
+                f"  {name} = f32[{n}] broadcast({name}s), dimensions={{}}\n")
+
+    hlo = (f"HloModule gelu_tanh_{n}\nENTRY main {{\n  x = f32[{n}] parameter(0)\n"
+           + const("half", 0.5) + const("one", 1.0) + const("k", 0.044715)
+           + const("c", 0.7978845608028654)
+           + f"""  x2 = f32[{n}] multiply(x, x)
+  x3 = f32[{n}] multiply(x2, x)
+  kx3 = f32[{n}] multiply(k, x3)
+  inner = f32[{n}] add(x, kx3)
+  s = f32[{n}] multiply(c, inner)
+  th = f32[{n}] tanh(s)
+  p = f32[{n}] add(one, th)
+  hx = f32[{n}] multiply(half, x)
+  ROOT y = f32[{n}] multiply(hx, p)
+}}""")
+    x = rand(n)
+    half, one = np.float32(0.5), np.float32(1)
+    k, c = np.float32(0.044715), np.float32(0.7978845608028654)
+
+    def make_torch():
+        tx = tt(x)
+        return lambda: torch.nn.functional.gelu(tx, approximate="tanh")
+
+    return Work(hlo, [x], lambda: half * x * (one + np.tanh(c * (x + k * x * x * x))), make_torch,
+                2 * F32 * n)
 
 
 def softmax(rows, cols):
@@ -100,7 +169,7 @@ ENTRY main {{
         tx = tt(x)
         return lambda: torch.softmax(tx, dim=1)
 
-    return hlo, run, make_torch
+    return Work(hlo, [x], run, make_torch, 2 * F32 * rows * cols)
 
 
 def layer_norm(rows, cols):
@@ -142,16 +211,17 @@ ENTRY main {{
         tx, tg, tb = tt(x), tt(g), tt(b)
         return lambda: torch.nn.functional.layer_norm(tx, (cols,), tg, tb, 1e-5)
 
-    return hlo, run, make_torch
+    return Work(hlo, [x, g, b], run, make_torch, F32 * (2 * rows * cols + 2 * cols))
 
 
 def reduce_sum(rows, cols, axis):
+    out = cols if axis == 0 else rows
     hlo = f"""HloModule reduce_{rows}x{cols}_axis{axis}
 {ADD}
 ENTRY main {{
   x = f32[{rows},{cols}] parameter(0)
   zero = f32[] constant(0)
-  ROOT s = f32[{cols if axis == 0 else rows}] reduce(x, zero), dimensions={{{axis}}}, to_apply=add
+  ROOT s = f32[{out}] reduce(x, zero), dimensions={{{axis}}}, to_apply=add
 }}"""
     x = rand(rows, cols)
 
@@ -159,7 +229,24 @@ ENTRY main {{
         tx = tt(x)
         return lambda: tx.sum(dim=axis)
 
-    return hlo, lambda: x.sum(axis=axis), make_torch
+    return Work(hlo, [x], lambda: x.sum(axis=axis), make_torch, F32 * (rows * cols + out))
+
+
+def sum_all(n):
+    hlo = f"""HloModule sum_{n}
+{ADD}
+ENTRY main {{
+  x = f32[{n}] parameter(0)
+  zero = f32[] constant(0)
+  ROOT s = f32[] reduce(x, zero), dimensions={{0}}, to_apply=add
+}}"""
+    x = rand(n)
+
+    def make_torch():
+        tx = tt(x)
+        return lambda: tx.sum()
+
+    return Work(hlo, [x], lambda: x.sum(), make_torch, F32 * n)
 
 
 def dot(n):
@@ -175,23 +262,25 @@ ENTRY main {{
         ta, tb = tt(a), tt(b)
         return lambda: ta @ tb
 
-    return hlo, lambda: a @ b, make_torch
+    return Work(hlo, [a, b], lambda: a @ b, make_torch, 3 * F32 * n * n, 2 * n**3)
 
 
-def conv(h, c):
-    hlo = f"""HloModule conv_{h}x{c}
+def conv(h, c, batch=1):
+    """A 3x3 convolution, stride 1, padding 1, |c| features in and out, NHWC for cxla and
+    NumPy (im2col and one matrix product), NCHW for PyTorch."""
+    hlo = f"""HloModule conv_{batch}x{h}x{c}
 ENTRY main {{
-  x = f32[1,{h},{h},{c}] parameter(0)
+  x = f32[{batch},{h},{h},{c}] parameter(0)
   w = f32[3,3,{c},{c}] parameter(1)
-  ROOT y = f32[1,{h},{h},{c}] convolution(x, w), window={{size=3x3 pad=1_1x1_1}}, dim_labels=b01f_01io->b01f
+  ROOT y = f32[{batch},{h},{h},{c}] convolution(x, w), window={{size=3x3 pad=1_1x1_1}}, dim_labels=b01f_01io->b01f
 }}"""
-    x, w = rand(1, h, h, c), rand(3, 3, c, c)
+    x, w = rand(batch, h, h, c), rand(3, 3, c, c)
 
     def run():
         xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
         cols = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(1, 2))
-        cols = cols.transpose(0, 1, 2, 4, 5, 3).reshape(h * h, 9 * c)
-        return cols @ w.reshape(9 * c, c)
+        cols = cols.transpose(0, 1, 2, 4, 5, 3).reshape(batch * h * h, 9 * c)
+        return (cols @ w.reshape(9 * c, c)).reshape(batch, h, h, c)
 
     def make_torch():
         # PyTorch convolves NCHW with OIHW kernels; the layout change is not timed.
@@ -199,35 +288,109 @@ ENTRY main {{
         tw = tt(np.ascontiguousarray(w.transpose(3, 2, 0, 1)))
         return lambda: torch.nn.functional.conv2d(tx, tw, padding=1)
 
-    return hlo, run, make_torch
+    return Work(hlo, [x, w], run, make_torch, F32 * (2 * batch * h * h * c + 9 * c * c),
+                2 * batch * h * h * c * c * 9)
 
 
-def mlp_step(batch, din, hidden, classes):
-    """One SGD step of a two-layer MLP (tanh, softmax cross-entropy on one-hot labels)."""
-    B, D, H, C = batch, din, hidden, classes
-    lr = 0.1
-    hlo = f"""HloModule mlp_train_step_{B}x{D}x{H}x{C}
-{ADD}
+def transpose(n):
+    hlo = f"""HloModule transpose_{n}
+ENTRY main {{
+  x = f32[{n},{n}] parameter(0)
+  ROOT t = f32[{n},{n}] transpose(x), dimensions={{1,0}}
+}}"""
+    x = rand(n, n)
+
+    def make_torch():
+        tx = tt(x)
+        return lambda: tx.t().contiguous()
+
+    return Work(hlo, [x], lambda: np.ascontiguousarray(x.T), make_torch, 2 * F32 * n * n)
+
+
+def max_pool(batch, c, h):
+    """Max pool 3x3, stride 2, padding 1 (as ResNet's stem), NCHW."""
+    o = (h - 1) // 2 + 1
+    hlo = f"""HloModule max_pool_{batch}x{c}x{h}x{h}
 {MAX}
 ENTRY main {{
-  x = f32[{B},{D}] parameter(0)
-  t = f32[{B},{C}] parameter(1)
-  w1 = f32[{D},{H}] parameter(2)
-  b1 = f32[{H}] parameter(3)
-  w2 = f32[{H},{C}] parameter(4)
-  b2 = f32[{C}] parameter(5)
-  zero = f32[] constant(0)
-  xw = f32[{B},{H}] dot(x, w1), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
-  b1b = f32[{B},{H}] broadcast(b1), dimensions={{1}}
-  z = f32[{B},{H}] add(xw, b1b)
-  h = f32[{B},{H}] tanh(z)
-  hw = f32[{B},{C}] dot(h, w2), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
-  b2b = f32[{B},{C}] broadcast(b2), dimensions={{1}}
-  logits = f32[{B},{C}] add(hw, b2b)
+  x = f32[{batch},{c},{h},{h}] parameter(0)
   ninf = f32[] constant(-inf)
-  m = f32[{B}] reduce(logits, ninf), dimensions={{1}}, to_apply=max
+  ROOT y = f32[{batch},{c},{o},{o}] reduce-window(x, ninf), window={{size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x1_1x1_1}}, to_apply=max
+}}"""
+    x = rand(batch, c, h, h)
+
+    def run():
+        xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+        y = xp[:, :, 0:2 * o:2, 0:2 * o:2].copy()
+        for i in range(3):
+            for j in range(3):
+                if i or j:
+                    np.maximum(y, xp[:, :, i:i + 2 * o:2, j:j + 2 * o:2], out=y)
+        return y
+
+    def make_torch():
+        tx = tt(x)
+        return lambda: torch.nn.functional.max_pool2d(tx, 3, 2, padding=1)
+
+    return Work(hlo, [x], run, make_torch, F32 * batch * c * (h * h + o * o))
+
+
+def tiny_adds(count, n=16):
+    """|count| chained adds on f32[n]: what one operation costs beyond its arithmetic."""
+    lines = [f"HloModule tiny_adds_{count}", "ENTRY main {", f"  x = f32[{n}] parameter(0)",
+             f"  a0 = f32[{n}] add(x, x)"]
+    for i in range(1, count):
+        lines.append(f"  {'ROOT ' if i == count - 1 else ''}a{i} = f32[{n}] add(a{i - 1}, x)")
+    hlo = "\n".join(lines) + "\n}"
+    x = rand(n)
+
+    def run():
+        a = x + x
+        for _ in range(count - 1):
+            a = a + x
+        return a
+
+    def make_torch():
+        tx = tt(x)
+
+        def step():
+            a = tx + tx
+            for _ in range(count - 1):
+                a = a + tx
+            return a
+
+        return step
+
+    return Work(hlo, [x], run, make_torch, ops=count)
+
+
+def mlp_step(batch, *widths):
+    """One SGD step of an MLP with tanh hidden layers, softmax cross-entropy on one-hot
+    labels: forward, backward (by hand in HLO and NumPy, autograd in PyTorch), update.
+    |widths| = input, hidden..., classes."""
+    B, L, lr = batch, len(widths) - 1, 0.1
+    D, C = widths[0], widths[-1]
+    shapes = [(widths[i], widths[i + 1]) for i in range(L)]
+    name = "x".join(str(v) for v in (B,) + widths)
+    out = [f"HloModule mlp_train_step_{name}", ADD, MAX, "ENTRY main {",
+           f"  x = f32[{B},{D}] parameter(0)", f"  t = f32[{B},{C}] parameter(1)"]
+    for i, (din, dout) in enumerate(shapes):
+        out += [f"  w{i} = f32[{din},{dout}] parameter({2 + 2 * i})",
+                f"  b{i} = f32[{dout}] parameter({3 + 2 * i})"]
+    out += ["  zero = f32[] constant(0)", "  one = f32[] constant(1)"]
+    h = ["x"]  # h[i]: the input of layer i
+    for i, (din, dout) in enumerate(shapes):
+        out += [f"  xw{i} = f32[{B},{dout}] dot({h[i]}, w{i}), lhs_contracting_dims={{1}}, "
+                "rhs_contracting_dims={0}",
+                f"  bb{i} = f32[{B},{dout}] broadcast(b{i}), dimensions={{1}}",
+                f"  z{i} = f32[{B},{dout}] add(xw{i}, bb{i})"]
+        if i < L - 1:
+            out.append(f"  h{i + 1} = f32[{B},{dout}] tanh(z{i})")
+            h.append(f"h{i + 1}")
+    out.append(f"""  ninf = f32[] constant(-inf)
+  m = f32[{B}] reduce(z{L - 1}, ninf), dimensions={{1}}, to_apply=max
   mb = f32[{B},{C}] broadcast(m), dimensions={{0}}
-  sh = f32[{B},{C}] subtract(logits, mb)
+  sh = f32[{B},{C}] subtract(z{L - 1}, mb)
   e = f32[{B},{C}] exponential(sh)
   se = f32[{B}] reduce(e, zero), dimensions={{1}}, to_apply=add
   lse = f32[{B}] log(se)
@@ -241,146 +404,496 @@ ENTRY main {{
   pt = f32[{B},{C}] subtract(p, t)
   invb = f32[] constant({1.0 / B!r})
   invbb = f32[{B},{C}] broadcast(invb), dimensions={{}}
-  dl = f32[{B},{C}] multiply(pt, invbb)
-  dw2 = f32[{H},{C}] dot(h, dl), lhs_contracting_dims={{0}}, rhs_contracting_dims={{0}}
-  db2 = f32[{C}] reduce(dl, zero), dimensions={{0}}, to_apply=add
-  dh = f32[{B},{H}] dot(dl, w2), lhs_contracting_dims={{1}}, rhs_contracting_dims={{1}}
-  hh = f32[{B},{H}] multiply(h, h)
-  one = f32[] constant(1)
-  oneb = f32[{B},{H}] broadcast(one), dimensions={{}}
-  dt = f32[{B},{H}] subtract(oneb, hh)
-  dz = f32[{B},{H}] multiply(dh, dt)
-  dw1 = f32[{D},{H}] dot(x, dz), lhs_contracting_dims={{0}}, rhs_contracting_dims={{0}}
-  db1 = f32[{H}] reduce(dz, zero), dimensions={{0}}, to_apply=add
-  lr = f32[] constant({lr})
-  lr1 = f32[{D},{H}] broadcast(lr), dimensions={{}}
-  lr2 = f32[{H}] broadcast(lr), dimensions={{}}
-  lr3 = f32[{H},{C}] broadcast(lr), dimensions={{}}
-  lr4 = f32[{C}] broadcast(lr), dimensions={{}}
-  u1 = f32[{D},{H}] multiply(lr1, dw1)
-  w1n = f32[{D},{H}] subtract(w1, u1)
-  u2 = f32[{H}] multiply(lr2, db1)
-  b1n = f32[{H}] subtract(b1, u2)
-  u3 = f32[{H},{C}] multiply(lr3, dw2)
-  w2n = f32[{H},{C}] subtract(w2, u3)
-  u4 = f32[{C}] multiply(lr4, db2)
-  b2n = f32[{C}] subtract(b2, u4)
-  ROOT r = (f32[], f32[{D},{H}], f32[{H}], f32[{H},{C}], f32[{C}]) tuple(loss, w1n, b1n, w2n, b2n)
-}}"""
+  d{L - 1} = f32[{B},{C}] multiply(pt, invbb)""")
+    for i in reversed(range(L)):
+        din, dout = shapes[i]
+        out += [f"  dw{i} = f32[{din},{dout}] dot({h[i]}, d{i}), lhs_contracting_dims={{0}}, "
+                "rhs_contracting_dims={0}",
+                f"  db{i} = f32[{dout}] reduce(d{i}, zero), dimensions={{0}}, to_apply=add"]
+        if i > 0:
+            out += [f"  dh{i} = f32[{B},{din}] dot(d{i}, w{i}), lhs_contracting_dims={{1}}, "
+                    "rhs_contracting_dims={1}",
+                    f"  hh{i} = f32[{B},{din}] multiply({h[i]}, {h[i]})",
+                    f"  oneb{i} = f32[{B},{din}] broadcast(one), dimensions={{}}",
+                    f"  dt{i} = f32[{B},{din}] subtract(oneb{i}, hh{i})",
+                    f"  d{i - 1} = f32[{B},{din}] multiply(dh{i}, dt{i})"]
+    out.append(f"  lr = f32[] constant({lr})")
+    results, types = ["loss"], ["f32[]"]
+    for i, (din, dout) in enumerate(shapes):
+        out += [f"  lrw{i} = f32[{din},{dout}] broadcast(lr), dimensions={{}}",
+                f"  uw{i} = f32[{din},{dout}] multiply(lrw{i}, dw{i})",
+                f"  w{i}n = f32[{din},{dout}] subtract(w{i}, uw{i})",
+                f"  lrb{i} = f32[{dout}] broadcast(lr), dimensions={{}}",
+                f"  ub{i} = f32[{dout}] multiply(lrb{i}, db{i})",
+                f"  b{i}n = f32[{dout}] subtract(b{i}, ub{i})"]
+        results += [f"w{i}n", f"b{i}n"]
+        types += [f"f32[{din},{dout}]", f"f32[{dout}]"]
+    out += [f"  ROOT r = ({', '.join(types)}) tuple({', '.join(results)})", "}"]
+    hlo = "\n".join(out)
+
     x = rand(B, D)
     t = np.eye(C, dtype=np.float32)[np.random.randint(0, C, B)]
-    w1, b1 = (rand(D, H) - 0.5) * np.float32(0.1), np.zeros(H, np.float32)
-    w2, b2 = (rand(H, C) - 0.5) * np.float32(0.1), np.zeros(C, np.float32)
+    ws = [(rand(din, dout) - 0.5) * np.float32(0.1) for din, dout in shapes]
+    bs = [np.zeros(dout, np.float32) for _, dout in shapes]
     lr32 = np.float32(lr)
 
     def run():
-        h = np.tanh(x @ w1 + b1)
-        logits = h @ w2 + b2
-        sh = logits - logits.max(axis=1, keepdims=True)
+        hs = [x]
+        for i in range(L):
+            z = hs[i] @ ws[i] + bs[i]
+            if i < L - 1:
+                hs.append(np.tanh(z))
+        sh = z - z.max(axis=1, keepdims=True)
         logp = sh - np.log(np.exp(sh).sum(axis=1, keepdims=True))
         loss = -(t * logp).sum() / B
-        dl = (np.exp(logp) - t) / np.float32(B)
-        dw2, db2 = h.T @ dl, dl.sum(axis=0)
-        dz = (dl @ w2.T) * (1 - h * h)
-        dw1, db1 = x.T @ dz, dz.sum(axis=0)
-        return loss, w1 - lr32 * dw1, b1 - lr32 * db1, w2 - lr32 * dw2, b2 - lr32 * db2
+        d = (np.exp(logp) - t) / np.float32(B)
+        new = [None] * (2 * L)
+        for i in reversed(range(L)):
+            new[2 * i] = ws[i] - lr32 * (hs[i].T @ d)
+            new[2 * i + 1] = bs[i] - lr32 * d.sum(axis=0)
+            if i > 0:
+                d = (d @ ws[i].T) * (1 - hs[i] * hs[i])
+        return loss, new
 
     def make_torch():
         tx, tt_ = tt(x), tt(t)
-        params = [tt(v.copy()).requires_grad_() for v in (w1, b1, w2, b2)]
+        params = []
+        for w, b in zip(ws, bs):
+            params += [tt(w.copy()).requires_grad_(), tt(b.copy()).requires_grad_()]
 
         def step():
             for p_ in params:
                 p_.grad = None
-            a1, c1, a2, c2 = params
-            logits = torch.tanh(tx @ a1 + c1) @ a2 + c2
-            loss = -(tt_ * torch.log_softmax(logits, dim=1)).sum() / B
+            a = tx
+            for i in range(L):
+                a = a @ params[2 * i] + params[2 * i + 1]
+                if i < L - 1:
+                    a = torch.tanh(a)
+            loss = -(tt_ * torch.log_softmax(a, dim=1)).sum() / B
             loss.backward()
             with torch.no_grad():
                 return loss, [p_ - lr * p_.grad for p_ in params]
 
         return step
 
-    return hlo, run, make_torch
+    weights = sum(din * dout + dout for din, dout in shapes)
+    forward = sum(2 * B * din * dout for din, dout in shapes)
+    # Backward: the weight gradients cost a forward; the activation gradients another,
+    # less the first layer's (its input needs no gradient).
+    flops = 2 * forward + forward - 2 * B * D * widths[1]
+    inputs = [x, t] + [v for pair in zip(ws, bs) for v in pair]
+    return Work(hlo, inputs, run, make_torch, F32 * (B * D + B * C + 2 * weights), flops)
 
 
+def generated_module(count):
+    """A module of |count| instructions in its entry (elementwise chains with row
+    reductions and broadcasts between them, the mix fusion sees in models), for the
+    compile-time goal: 1,000 instructions compile cold in under 2 s, load cached in 20 ms."""
+    head = [f"HloModule generated_{count}_instructions", ADD, "ENTRY main {",
+            "  x = f32[64,64] parameter(0)", "  y = f32[64,64] parameter(1)",
+            "  zero = f32[] constant(0)"]
+    body, prev = [], "x"
+    while len(body) < count - 3:  # x, y and zero are three
+        i = len(body)
+        body += [f"a{i} = f32[64,64] add({prev}, x)",
+                 f"m{i} = f32[64,64] multiply(a{i}, y)",
+                 f"t{i} = f32[64,64] tanh(m{i})",
+                 f"s{i} = f32[64] reduce(t{i}, zero), dimensions={{1}}, to_apply=add",
+                 f"b{i} = f32[64,64] broadcast(s{i}), dimensions={{0}}",
+                 f"d{i} = f32[64,64] subtract(t{i}, b{i})"]
+        prev = f"d{i}"
+    body = body[:count - 3]
+    lines = ["  " + line for line in body[:-1]] + ["  ROOT " + body[-1], "}"]
+    return "\n".join(head + lines)
+
+
+# name: (group, the case at full size, the case at --small size). The names keep the full
+# sizes so that --small tables line up with full ones; --small is for checking the script.
 CASES = {
-    "elementwise_1M": lambda: elementwise(1 << 20),
-    "elementwise_16M": lambda: elementwise(1 << 24),
-    "softmax_1024x1024": lambda: softmax(1024, 1024),
-    "layer_norm_4096x768": lambda: layer_norm(4096, 768),
-    "reduce_rows_4096x1024": lambda: reduce_sum(4096, 1024, 1),
-    "reduce_cols_4096x1024": lambda: reduce_sum(4096, 1024, 0),
-    "dot_256": lambda: dot(256),
-    "dot_1024": lambda: dot(1024),
-    "conv_56x64": lambda: conv(56, 64),
-    "mlp_step_256x784x256x10": lambda: mlp_step(256, 784, 256, 10),
+    "elementwise_1M": ("ops", lambda: elementwise(1 << 20), lambda: elementwise(1 << 12)),
+    "elementwise_16M": ("ops", lambda: elementwise(1 << 24), lambda: elementwise(1 << 14)),
+    "softmax_1024x1024": ("ops", lambda: softmax(1024, 1024), lambda: softmax(64, 64)),
+    "layer_norm_4096x768": ("ops", lambda: layer_norm(4096, 768), lambda: layer_norm(64, 48)),
+    "reduce_rows_4096x1024": ("ops", lambda: reduce_sum(4096, 1024, 1),
+                              lambda: reduce_sum(64, 32, 1)),
+    "reduce_cols_4096x1024": ("ops", lambda: reduce_sum(4096, 1024, 0),
+                              lambda: reduce_sum(64, 32, 0)),
+    "dot_256": ("ops", lambda: dot(256), lambda: dot(32)),
+    "dot_1024": ("ops", lambda: dot(1024), lambda: dot(64)),
+    "conv_56x64": ("ops", lambda: conv(56, 64), lambda: conv(8, 8)),
+    "mlp_step_256x784x256x10": ("ops", lambda: mlp_step(256, 784, 256, 10),
+                                lambda: mlp_step(16, 32, 16, 10)),
+    "gelu_tanh_16M": ("anchors", lambda: gelu_tanh(1 << 24), lambda: gelu_tanh(1 << 14)),
+    "softmax_4096x4096": ("anchors", lambda: softmax(4096, 4096), lambda: softmax(128, 128)),
+    "layer_norm_8192x1024": ("anchors", lambda: layer_norm(8192, 1024),
+                             lambda: layer_norm(128, 64)),
+    "sum_64M": ("anchors", lambda: sum_all(1 << 26), lambda: sum_all(1 << 14)),
+    "reduce_rows_8192x4096": ("anchors", lambda: reduce_sum(8192, 4096, 1),
+                              lambda: reduce_sum(128, 64, 1)),
+    "reduce_cols_8192x4096": ("anchors", lambda: reduce_sum(8192, 4096, 0),
+                              lambda: reduce_sum(128, 64, 0)),
+    "matmul_2048": ("anchors", lambda: dot(2048), lambda: dot(96)),
+    "conv_8x56x56x64_3x3": ("anchors", lambda: conv(56, 64, 8), lambda: conv(8, 8, 2)),
+    "transpose_8192x8192": ("anchors", lambda: transpose(8192), lambda: transpose(128)),
+    "mlp_step_256x784x1024x1024x10": ("anchors", lambda: mlp_step(256, 784, 1024, 1024, 10),
+                                      lambda: mlp_step(16, 32, 24, 24, 10)),
+    "max_pool_8x64x112x112": ("anchors", lambda: max_pool(8, 64, 112),
+                              lambda: max_pool(2, 4, 16)),
+    "tiny_adds_100": ("anchors", lambda: tiny_adds(100), lambda: tiny_adds(100)),
 }
+GROUPS = sorted({group for group, _, _ in CASES.values()})
+
+# ---- running cxla ------------------------------------------------------------------------
 
 
-def cxla_run_time(cxla, path, repeat, timeout=None):
-    """The median run time of `cxla run --repeat N path`, in seconds."""
-    r = subprocess.run([cxla, "run", "--repeat", str(repeat), path], capture_output=True,
-                       text=True, timeout=timeout)
+class CxlaFailed(Exception):
+    pass
+
+
+def cxla_env(threads, cache_dir=None):
+    env = dict(os.environ)
+    env["CXLA_NUM_THREADS"] = str(threads)
+    if cache_dir:
+        env["CXLA_CACHE_DIR"] = cache_dir
+    return env
+
+
+def cxla_run(cxla, backend, path, repeat, timeout, env):
+    """Runs `cxla run --backend B --repeat N path` and returns its phase medians in
+    seconds ({"compile": s, "run": s}) and the process's wall time. Raises
+    subprocess.TimeoutExpired or CxlaFailed."""
+    t0 = time.perf_counter()
+    r = subprocess.run([cxla, "run", "--backend", backend, "--repeat", str(repeat), path],
+                       capture_output=True, text=True, timeout=timeout, env=env)
+    wall = time.perf_counter() - t0
     if r.returncode != 0:
-        raise RuntimeError(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "failed")
-    m = re.search(r"^run\s+median\s+([0-9.]+) ms", r.stderr, re.M)
+        lines = r.stderr.strip().splitlines()
+        raise CxlaFailed(lines[-1] if lines else "exit status %d" % r.returncode)
+    phases = {}
+    for name, value in re.findall(r"^(\w+)\s+median\s+([0-9.]+) ms", r.stderr, re.M):
+        phases[name] = float(value) / 1e3
+    if "run" not in phases:
+        raise CxlaFailed("no run time in cxla's output: %r" % r.stderr[-200:])
+    return phases, wall
+
+
+def cxla_backends(cxla):
+    """The backends the binary has, as `cxla run --backend` lists them for a bad name."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "m.hlo")
+        with open(path, "w") as f:
+            f.write("HloModule m\nENTRY e {\n  ROOT x = f32[] parameter(0)\n}\n")
+        r = subprocess.run([cxla, "run", "--backend", "?", path], capture_output=True,
+                           text=True)
+    m = re.search(r"available: ([^)]*)\)", r.stderr)
     if not m:
-        raise RuntimeError("no run time in cxla's output: %r" % r.stderr[-200:])
-    return float(m.group(1)) / 1e3
+        sys.exit("cannot read the backend list from %s: %r" % (cxla, r.stderr.strip()))
+    return [b.strip() for b in m.group(1).split(",") if b.strip()]
 
 
-def time_cxla(cxla, hlo, repeat):
+def write_temp(hlo):
     with tempfile.NamedTemporaryFile("w", suffix=".hlo", delete=False) as f:
         f.write(hlo)
-        path = f.name
-    try:
-        return cxla_run_time(cxla, path, repeat)
-    finally:
-        os.unlink(path)
+        return f.name
 
 
-def best_time(fn, repeat):
-    fn()  # warm-up (first-call allocations, PyTorch's lazy initialization)
-    best = float("inf")
+# ---- the peers: NumPy and PyTorch ---------------------------------------------------------
+
+
+def best_time(fn, repeat, budget):
+    """The best of |repeat| timed runs after a warm-up (first-call allocations, PyTorch's
+    lazy initialization). A warm-up over a second counts as a run (warm-up effects are then
+    noise), and runs stop once |budget| seconds are spent, so that a slow peer (a reference
+    BLAS on a 2048 matrix product) does not take minutes."""
+    t = time.perf_counter()
+    fn()
+    first = time.perf_counter() - t
+    best = first if first > 1.0 else float("inf")
+    spent = first
     for _ in range(repeat):
+        if best < float("inf") and spent > budget:
+            break
         t = time.perf_counter()
         fn()
-        best = min(best, time.perf_counter() - t)
+        d = time.perf_counter() - t
+        best, spent = min(best, d), spent + d
     return best
 
 
-ROW = "%-38s %12s %12s %14s %9s %11s"
+class Blas:
+    """NumPy's BLAS: which library is loaded, which OpenBLAS kernel it runs, and how to
+    set its thread count (threadpoolctl when installed, else OpenBLAS's own call)."""
+
+    def __init__(self):
+        self.libs = loaded_libraries(r"blas|lapack|mkl|dnnl|gomp|iomp|sleef")
+        # OpenBLAS is whichever loaded library exports its calls: Debian installs it as
+        # .../openblas-pthread/libblas.so.3 behind the libblas.so.3 alternative. Several
+        # (its libblas and liblapack) may answer for the same core: keep one per config.
+        self.openblas, configs = [], set()
+        for path in self.libs:
+            try:
+                lib = ctypes.CDLL(path)
+            except OSError:
+                continue
+            if hasattr(lib, "openblas_get_config"):
+                lib.openblas_get_config.restype = ctypes.c_char_p
+                config = lib.openblas_get_config()
+                if config not in configs:
+                    configs.add(config)
+                    self.openblas.append(lib)
+        try:
+            import threadpoolctl
+
+            self.threadpoolctl = threadpoolctl
+        except ImportError:
+            self.threadpoolctl = None
+        self.limit = None
+
+    def set_threads(self, n):
+        if self.threadpoolctl:
+            self.limit = self.threadpoolctl.threadpool_limits(limits=n, user_api="blas")
+        for lib in self.openblas:
+            fn = getattr(lib, "openblas_set_num_threads", None)
+            if fn:
+                fn(ctypes.c_int(n))
+
+    def coretypes(self):
+        """The OpenBLAS core types in use (e.g. SkylakeX, Haswell, Prescott)."""
+        names = []
+        for lib in self.openblas:
+            fn = getattr(lib, "openblas_get_corename", None)
+            if fn:
+                fn.restype = ctypes.c_char_p
+                names.append(fn().decode())
+        return names
+
+    def describe(self):
+        lines = []
+        if self.threadpoolctl:
+            for info in self.threadpoolctl.threadpool_info():
+                lines.append("threadpoolctl: %s %s %s, architecture %s, %s threads" % (
+                    info.get("internal_api"), info.get("version"), info.get("filepath"),
+                    info.get("architecture"), info.get("num_threads")))
+        for lib in self.openblas:
+            fn = getattr(lib, "openblas_get_config", None)
+            if fn:
+                fn.restype = ctypes.c_char_p
+                lines.append("OpenBLAS config: %s" % fn().decode())
+        cores = self.coretypes()
+        env = ", ".join("%s=%s" % (v, os.environ[v]) for v in
+                        ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if v in os.environ)
+        if cores:
+            lines.append("OpenBLAS kernel in use: %s (%s)" % (", ".join(cores),
+                                                              env or "chosen by OpenBLAS"))
+            if cpu_has("avx512f") and not any(re.match(r"(?i)skylakex|cooperlake|sapphire",
+                                                       c) for c in cores):
+                lines.append("warning: this CPU has AVX-512 but OpenBLAS runs its %s kernels; "
+                             "--openblas-coretype SkylakeX selects the AVX-512 ones"
+                             % ", ".join(cores))
+        elif not self.openblas:
+            lines.append("no OpenBLAS loaded: the BLAS of NumPy (and of PyTorch when its "
+                         "BLAS_INFO is generic) is %s (a reference BLAS runs one thread, "
+                         "unblocked)" % (", ".join(p for p in self.libs if "blas" in p)
+                                                 or "unknown"))
+        return lines
 
 
-def fmt_time(t):
-    return "%.6f" % t if isinstance(t, float) else t
+def loaded_libraries(pattern):
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if "/" in line}
+    except OSError:
+        return []
+    return sorted(p for p in paths if re.search(pattern, os.path.basename(p)))
+
+
+def torch_describe():
+    if not torch:
+        return []
+    config = torch.__config__.show()
+    keep = [line.strip().lstrip("- ") for line in config.splitlines()
+            if re.search(r"CPU capability|MKL-DNN|oneDNN|OpenMP", line)]
+    blas = re.search(r"BLAS_INFO=(\w+)", config)
+    lines = ["torch %s: %s; BLAS_INFO=%s; mkldnn %s" % (
+        torch.__version__, "; ".join(keep), blas.group(1) if blas else "?",
+        "enabled" if torch.backends.mkldnn.is_available() else "not available")]
+    return lines
+
+
+# ---- the machine ------------------------------------------------------------------------
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def cpu_has(flag):
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return flag in line.split()
+    except OSError:
+        pass
+    return False
+
+
+def commit(root):
+    def git(*a):
+        r = subprocess.run(["git", "-C", root] + list(a), capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else None
+
+    head = git("rev-parse", "--short=12", "HEAD")
+    if not head:
+        return "unknown commit"
+    dirty = subprocess.run(["git", "-C", root, "diff", "--quiet", "HEAD"]).returncode != 0
+    return head + (" (with uncommitted changes)" if dirty else "")
+
+
+def measure_floors(path, threads, small):
+    """bench_floors' figures ({"triad_GBps_2t": x, ...}), or {} with a note on stderr."""
+    if not os.path.exists(path):
+        print("note: %s not found (make builds it): no floors" % path, file=sys.stderr)
+        return {}
+    cmd = [path, "--threads", ",".join(str(t) for t in sorted(set(threads)))]
+    if small:
+        cmd += ["--mb", "32", "--reps", "2"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        print("note: %s failed: %s" % (path, r.stderr.strip()), file=sys.stderr)
+        return {}
+    floors = {}
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and not line.startswith("#"):
+            floors[parts[0]] = float(parts[1])
+    return floors
+
+
+def floor_of(work, floors, threads):
+    """(seconds, "mem" or "fma") for |work| at |threads|, or (None, reason)."""
+    if work.ops:
+        return None, "-"
+    bw, peak = floors.get("triad_GBps_%dt" % threads), floors.get("fma_GFLOPs_%dt" % threads)
+    if not bw or not peak:
+        return None, "no floors"
+    mem, fma = work.bytes / (bw * 1e9), work.flops / (peak * 1e9)
+    return (mem, "mem") if mem >= fma else (fma, "fma")
+
+
+# ---- the tables -------------------------------------------------------------------------
+
+
+class Table:
+    """Prints rows as they come: fixed-width text, or Markdown."""
+
+    def __init__(self, columns, markdown, first_width=32, width=11):
+        self.columns, self.markdown = columns, markdown
+        self.first_width, self.width = first_width, width
+
+    def line(self, cells):
+        if self.markdown:
+            print("| " + " | ".join(str(c) for c in cells) + " |", flush=True)
+        else:
+            widths = [max(self.width, len(c)) for c in self.columns[1:]]
+            print(("%-*s" % (self.first_width, cells[0]))
+                  + "".join(" %*s" % (w, c) for w, c in zip(widths, cells[1:])), flush=True)
+
+    def header(self):
+        self.line(self.columns)
+        if self.markdown:
+            self.line(["---"] * len(self.columns))
+
+
+def fmt_time(t, scale=1e3):
+    """A time in ms (or, with scale 1e6, in us), or the text that stands for it."""
+    if not isinstance(t, float):
+        return t
+    v = t * scale
+    return "%.0f" % v if v >= 100 else "%.1f" % v if v >= 10 else "%.2f" % v if v >= 1 \
+        else "%.3f" % v
 
 
 def fmt_ratio(a, b):
-    return "%.2f" % (a / b) if isinstance(a, float) and isinstance(b, float) else "-"
+    if not isinstance(a, float) or not isinstance(b, float) or b <= 0:
+        return "-"
+    r = a / b
+    return "%.0f" % r if r >= 100 else "%.1f" % r if r >= 10 else "%.2f" % r
+
+
+def note(markdown, text):
+    print(("- " if markdown else "") + text)
 
 
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--cxla", default=os.path.join(root, "build", "cxla"))
-    p.add_argument("--threads", type=int, default=1, help="threads for NumPy's BLAS and PyTorch")
+    p.add_argument("--backends", help="cxla backends, comma-separated (default: every one "
+                   "the binary has)")
+    p.add_argument("--threads", default="2,1", help="thread counts, comma-separated: the first "
+                   "for the main columns, NumPy's BLAS, PyTorch and cxla (CXLA_NUM_THREADS); "
+                   "the others add NumPy and PyTorch columns (default 2,1)")
     p.add_argument("--repeat", type=int, default=5, help="runs per case (best or median)")
+    p.add_argument("--case-timeout", type=float, default=60,
+                   help="seconds before a case's cxla runs are given up (default 60)")
+    p.add_argument("--floors", help="the bench_floors program (default: next to cxla)")
+    p.add_argument("--openblas-coretype", metavar="NAME",
+                   help="OPENBLAS_CORETYPE for NumPy's OpenBLAS (e.g. SkylakeX; 'auto' lets "
+                   "OpenBLAS choose); either way OPENBLAS_L2_SIZE is unset")
+    p.add_argument("--markdown", action="store_true", help="print Markdown for "
+                   "docs/performance.md, headed by the commit and the CPU model")
+    p.add_argument("--check", action="store_true", help="instead of timing, run every case on "
+                   "every backend with NumPy's inputs and compare the results with NumPy's "
+                   "(exit status 1 when one differs)")
+    p.add_argument("--small", action="store_true", help="every case at a small size, and "
+                   "short floors: checks that the script works, measures nothing")
     p.add_argument("--shared", default=os.environ.get("CXLA_SHARED_DIR")
                    or os.path.join(os.path.dirname(root), "shared"),
                    help="the shared material, whose models/ are timed on cxla")
     p.add_argument("--models-repeat", type=int, default=1, help="cxla runs per model")
     p.add_argument("--model-timeout", type=float, default=120,
-                   help="seconds before a model's runs are given up")
-    p.add_argument("--no-models", action="store_true", help="skip ../shared/models/")
-    p.add_argument("cases", nargs="*", help="cases or model names (default: all); cases: "
-                   + " ".join(CASES))
+                   help="seconds before a model's runs on one backend are given up")
+    p.add_argument("--no-models", action="store_true", help="skip ../shared/models/ (and "
+                   "what follows them)")
+    p.add_argument("--no-conformance", action="store_true", help="skip timing the StableHLO "
+                   "conformance suite after the models")
+    p.add_argument("cases", nargs="*", help="cases, groups (%s) or model names (default: all); "
+                   "cases: %s" % (", ".join(GROUPS), " ".join(CASES)))
     args = p.parse_args()
     if not os.path.exists(args.cxla):
         sys.exit("cxla not found at %s: run make first, or pass --cxla" % args.cxla)
+    try:
+        threads = [int(t) for t in args.threads.split(",")]
+        if not threads or min(threads) < 1:
+            raise ValueError
+    except ValueError:
+        sys.exit("--threads needs positive counts, comma-separated, e.g. 2,1")
+    main_threads = threads[0]
+    available = cxla_backends(args.cxla)
+    backends = args.backends.split(",") if args.backends else available
+    for b in backends:
+        if b not in available:
+            sys.exit("backend %r is not in %s (it has: %s)" % (b, args.cxla, ", ".join(available)))
+    floors_path = args.floors or os.path.join(os.path.dirname(os.path.abspath(args.cxla)),
+                                              "bench_floors")
+
+    # OpenBLAS reads these when it is loaded: set them before NumPy is imported.
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = str(args.threads)
+        os.environ[var] = str(max(threads))
+    if args.openblas_coretype:
+        os.environ.pop("OPENBLAS_L2_SIZE", None)
+        if args.openblas_coretype.lower() == "auto":
+            os.environ.pop("OPENBLAS_CORETYPE", None)
+        else:
+            os.environ["OPENBLAS_CORETYPE"] = args.openblas_coretype
     global np, torch
     import numpy
 
@@ -390,50 +903,294 @@ def main():
         import torch as torch_module
 
         torch = torch_module
-        torch.set_num_threads(args.threads)
-        torch_note = "torch %s, %d thread(s)" % (torch.__version__, torch.get_num_threads())
     except ImportError:
-        torch_note = "torch: not installed (make bench-deps installs Debian's python3-torch)"
+        pass
+    blas = Blas()
 
     models_dir = os.path.join(args.shared, "models")
     models = sorted(glob.glob(os.path.join(models_dir, "*.hlo")))
     model_names = [os.path.basename(m)[:-4] for m in models]
-    wanted = args.cases or list(CASES) + (model_names if not args.no_models else [])
-    for name in wanted:
-        if name not in CASES and name not in model_names:
-            sys.exit("unknown case %r (cases: %s; models: %s)"
-                     % (name, " ".join(CASES), " ".join(model_names) or "none found"))
+    # The generated 1,000-instruction module leads the programs (written when they run).
+    generated = "generated_1000_instructions"
+    if models:
+        model_names.insert(0, generated)
+    wanted = []
+    for name in args.cases or list(CASES) + (model_names if not args.no_models else []):
+        if name in GROUPS:
+            wanted += [c for c, (g, _, _) in CASES.items() if g == name]
+        elif name in CASES or name in model_names:
+            wanted.append(name)
+        else:
+            sys.exit("unknown case %r (groups: %s; cases: %s; models: %s)"
+                     % (name, " ".join(GROUPS), " ".join(CASES),
+                        " ".join(model_names) or "none found"))
 
-    print("numpy %s, %s; cxla %s, run median of %d" % (np.__version__, torch_note, args.cxla,
-                                                       args.repeat))
-    print(ROW % ("case", "cxla (s)", "numpy (s)", "torch (s)", "cxla/np", "cxla/torch"))
-    for name in wanted:
-        if name not in CASES:
-            continue
-        hlo, np_fn, make_torch = CASES[name]()
-        t_np = best_time(np_fn, args.repeat)
-        t_torch = best_time(make_torch(), args.repeat) if torch else "not installed"
-        t_cx = time_cxla(args.cxla, hlo, args.repeat)
-        print(ROW % (name, fmt_time(t_cx), fmt_time(t_np), fmt_time(t_torch),
-                     fmt_ratio(t_cx, t_np), fmt_ratio(t_cx, t_torch)), flush=True)
+    md = args.markdown
+    floors = {} if args.check else measure_floors(floors_path, threads, args.small)
+    print(("## " if md else "") + "cxla benchmarks at commit %s on %s (%d cores)%s"
+          % (commit(root), cpu_model(), os.cpu_count() or 0,
+             ", --small sizes: not measurements" if args.small else ""))
+    if md:
+        print()
+    note(md, "backends: %s; cxla run median of %d, CXLA_NUM_THREADS=%d; NumPy %s and PyTorch "
+         "best of %d, threads %s (the first in the ratios)"
+         % (", ".join(backends), args.repeat, main_threads, np.__version__, args.repeat,
+            ", ".join(str(t) for t in threads)))
+    if floors:
+        note(md, "floors (bench_floors): " + ", ".join("%s %g" % kv for kv in floors.items()))
+    for line in blas.describe() + torch_describe():
+        note(md, line)
+    if not torch:
+        note(md, "torch: not installed (make bench-deps installs Debian's python3-torch)")
+    if md:
+        print()
 
-    if args.no_models or (args.cases and not any(n in model_names for n in args.cases)):
+    cases = [n for n in wanted if n in CASES]
+    if args.check:
+        failures = check_cases(args, cases, backends)
+        sys.exit("%d case(s) differ from NumPy" % failures if failures else 0)
+    if cases:
+        run_cases(args, cases, backends, threads, floors, blas, md)
+    if args.no_models or (args.cases and not any(n in model_names for n in wanted)):
         return
     if not models:
         print("models: skipped, %s not found" % models_dir)
         return
-    print("programs of %s, on cxla alone (run median of %d):" % (models_dir, args.models_repeat))
-    for path, name in zip(models, model_names):
-        if name not in wanted:
-            continue
+    path = write_temp(generated_module(1000))
+    try:
+        run_models(args, [(p_, n) for p_, n in zip([path] + models, model_names) if n in wanted],
+                   backends, main_threads, md)
+    finally:
+        os.unlink(path)
+    latency(args, backends, main_threads, md)
+    if not args.no_conformance:
+        conformance(args, backends, main_threads, md)
+
+
+def run_cases(args, cases, backends, threads, floors, blas, md):
+    """One row per case: the floor, every backend and peer at the first thread count, the
+    peers and the threaded backends (not the interpreter, which runs on one thread
+    whatever it is told) at the other counts, then the ratios at the first count."""
+    main_threads = threads[0]
+    runs = [(b, main_threads) for b in backends]
+    runs += [(b, t) for t in threads[1:] for b in backends if b != "interpreter"]
+    peers = [("numpy", t) for t in threads] + [("torch", t) for t in threads]
+
+    def name(who, t):
+        return who if t == main_threads else "%s %dt" % (who, t)
+
+    columns = ["case (ms; tiny adds: us/op)", "floor"]
+    columns += [name(*k) for k in runs] + [name(*k) for k in peers]
+    for b in backends:
+        columns += ["%s/floor" % b, "%s/torch" % b, "%s/np" % b]
+    table = Table(columns, md)
+    if md:
+        print("### Operations and anchor workloads\n")
+    table.header()
+    for case in cases:
+        _, full, small = CASES[case]
+        work = (small if args.small else full)()
+        per_op = max(work.ops, 1)
+        times = {}
+        for lib, t in peers:
+            if lib == "torch" and not torch:
+                times[(lib, t)] = "not installed"
+                continue
+            blas.set_threads(t)
+            if torch:
+                torch.set_num_threads(t)
+            fn = work.numpy_fn if lib == "numpy" else work.make_torch()
+            times[(lib, t)] = best_time(fn, args.repeat, args.case_timeout / 4) / per_op
+        path = write_temp(work.hlo)
         try:
-            t = fmt_time(cxla_run_time(args.cxla, path, args.models_repeat, args.model_timeout))
+            for b, t in runs:
+                try:
+                    phases, _ = cxla_run(args.cxla, b, path, args.repeat, args.case_timeout,
+                                         cxla_env(t))
+                    times[(b, t)] = phases["run"] / per_op
+                except subprocess.TimeoutExpired:
+                    times[(b, t)] = "> %gs" % args.case_timeout
+                except CxlaFailed as e:
+                    times[(b, t)] = "error"
+                    print("  %s on %s: %s" % (case, b, e), file=sys.stderr)
+        finally:
+            os.unlink(path)
+        floor, kind = floor_of(work, floors, main_threads)
+        scale = 1e6 if work.ops else 1e3
+        cells = [case + (" (us/op)" if work.ops else ""),
+                 "%s %s" % (fmt_time(floor), kind) if floor else kind]
+        cells += [fmt_time(times[k], scale) for k in runs + peers]
+        for b in backends:
+            mine = times[(b, main_threads)]
+            cells += [fmt_ratio(mine, floor), fmt_ratio(mine, times[("torch", main_threads)]),
+                      fmt_ratio(mine, times[("numpy", main_threads)])]
+        table.line(cells)
+        del work
+    if md:
+        print()
+
+
+def flatten(value):
+    """The arrays of a NumPy function's result, in the order of the HLO's tuple leaves."""
+    if isinstance(value, (tuple, list)):
+        return [a for v in value for a in flatten(v)]
+    return [np.asarray(value, dtype=np.float32)]
+
+
+def check_cases(args, cases, backends):
+    """Runs every case on every backend with the NumPy inputs (`cxla run ... in.npy -o
+    DIR`) and compares the results with NumPy's: the HLO and the peer must compute the
+    same thing for the times beside each other to mean anything. Returns the failures."""
+    failures = 0
+    for case in cases:
+        _, full, small = CASES[case]
+        work = (small if args.small else full)()
+        expected = flatten(work.numpy_fn())
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "case.hlo")
+            with open(path, "w") as f:
+                f.write(work.hlo)
+            inputs = []
+            for i, a in enumerate(work.inputs):
+                inputs.append(os.path.join(d, "in%d.npy" % i))
+                np.save(inputs[-1], a)
+            for b in backends:
+                out = os.path.join(d, "out_" + b)
+                r = subprocess.run([args.cxla, "run", "--backend", b, path] + inputs
+                                   + ["-o", out], capture_output=True, text=True,
+                                   timeout=args.case_timeout)
+                problem = None
+                if r.returncode != 0:
+                    problem = r.stderr.strip().splitlines()[-1:] or ["failed"]
+                    problem = problem[0]
+                else:
+                    got = [np.load(os.path.join(out, "out%d.npy" % i))
+                           for i in range(len(expected))]
+                    worst = 0.0
+                    for i, (g, e) in enumerate(zip(got, expected)):
+                        if g.size != e.size:
+                            problem = "result %d has %d elements, NumPy's %d" % (i, g.size,
+                                                                                e.size)
+                            break
+                        # Relative to the result's magnitude: sums and products reorder.
+                        scale = max(float(np.abs(e).max(initial=0)), 1e-30)
+                        err = float(np.abs(g.ravel() - e.ravel()).max(initial=0)) / scale
+                        worst = max(worst, err)
+                    if not problem and not worst <= 1e-4:
+                        problem = "differs from NumPy by %.3g of the result's magnitude" % worst
+                if problem:
+                    failures += 1
+                    print("FAIL %s on %s: %s" % (case, b, problem), flush=True)
+                else:
+                    print("ok   %s on %s (largest difference %.2g of the magnitude)"
+                          % (case, b, worst), flush=True)
+    return failures
+
+
+def run_models(args, models, backends, threads, md):
+    columns = ["model (ms)"]
+    for b in backends:
+        columns += ["%s run" % b] + (["%s compile" % b] if b == "interpreter" else
+                                          ["%s compile cold" % b, "%s compile cached" % b])
+    others = [b for b in backends if b != "interpreter"]
+    if "interpreter" in backends:
+        columns += ["%s/interp" % b for b in others]
+    if md:
+        print("### Programs of ../shared/models\n")
+        print("Run time: median of %d; compile: the interpreter's one process; other backends "
+              "cold (empty CXLA_CACHE_DIR) and cached (a second process).\n" % args.models_repeat)
+    else:
+        print("programs of %s (run median of %d; compile: cold, then cached in a second "
+              "process):" % (os.path.join(args.shared, "models"), args.models_repeat))
+    table = Table(columns, md, first_width=40, width=10)
+    table.header()
+    timeout = "> %gs" % args.model_timeout
+    for path, name in models:
+        cells, runs = [name], {}
+        for b in backends:
+            cache = tempfile.mkdtemp(prefix="cxla-bench-cache-")
+            try:
+                got = []
+                for _ in range(1 if b == "interpreter" else 2):
+                    got.append(cxla_run(args.cxla, b, path, args.models_repeat,
+                                        args.model_timeout, cxla_env(threads, cache))[0])
+                runs[b] = min(g["run"] for g in got)
+                cells += [fmt_time(runs[b]), fmt_time(got[0].get("compile", "-"))]
+                if b != "interpreter":
+                    cells.append(fmt_time(got[1].get("compile", "-")))
+            except subprocess.TimeoutExpired:
+                runs[b] = timeout
+                cells += [timeout, "-"] + (["-"] if b != "interpreter" else [])
+            except CxlaFailed as e:
+                runs[b] = "error"
+                cells += ["error", "-"] + (["-"] if b != "interpreter" else [])
+                print("  %s on %s: %s" % (name, b, e), file=sys.stderr)
+            finally:
+                shutil.rmtree(cache, ignore_errors=True)
+        if "interpreter" in backends:
+            cells += [fmt_ratio(runs[b], runs["interpreter"]) for b in others]
+        table.line(cells)
+    if md:
+        print()
+
+
+def latency(args, backends, threads, md):
+    """The first-run latency of `cxla run` on a small module: process start to result."""
+    path = write_temp(tiny_adds(100).hlo)
+    parts = []
+    try:
+        for b in backends:
+            cache = tempfile.mkdtemp(prefix="cxla-bench-cache-")
+            try:
+                walls = []
+                for _ in range(3):
+                    t0 = time.perf_counter()
+                    r = subprocess.run([args.cxla, "run", "--backend", b, path],
+                                       capture_output=True, env=cxla_env(threads, cache),
+                                       timeout=args.case_timeout)
+                    walls.append(time.perf_counter() - t0 if r.returncode == 0 else None)
+                if None in walls:
+                    parts.append("%s: error" % b)
+                elif b == "interpreter":
+                    parts.append("%s %s ms" % (b, fmt_time(min(walls))))
+                else:
+                    parts.append("%s %s ms cold, %s ms cached" % (b, fmt_time(walls[0]),
+                                                                  fmt_time(min(walls[1:]))))
+            except subprocess.TimeoutExpired:
+                parts.append("%s: > %gs" % (b, args.case_timeout))
+            finally:
+                shutil.rmtree(cache, ignore_errors=True)
+    finally:
+        os.unlink(path)
+    note(md, "first-run latency of `cxla run` on 100 chained adds (process start to result): "
+         + "; ".join(parts))
+
+
+def conformance(args, backends, threads, md):
+    """The StableHLO conformance suite's total time on each backend (`cxla conformance`,
+    the whole process; its summary line beside it)."""
+    suite = os.path.join(args.shared, "conformance", "stablehlo")
+    if not os.path.isdir(suite):
+        note(md, "conformance: skipped, %s not found" % suite)
+        return
+    parts = []
+    for b in backends:
+        cmd = [args.cxla, "conformance"] + (["--backend", b] if b != "interpreter" else [])
+        t0 = time.perf_counter()
+        try:
+            r = subprocess.run(cmd + [suite], capture_output=True, text=True,
+                               env=cxla_env(threads), timeout=args.model_timeout * 10)
         except subprocess.TimeoutExpired:
-            t = "> %ds" % args.model_timeout
-        except RuntimeError as e:
-            t = "error"
-            print("  %s: %s" % (name, e), file=sys.stderr)
-        print(ROW % (name, t, "-", "-", "-", "-"), flush=True)
+            parts.append("%s > %gs" % (b, args.model_timeout * 10))
+            continue
+        wall = time.perf_counter() - t0
+        summary = re.search(r"\d+ passed, \d+ failed(, \d+ skipped)?", r.stdout + r.stderr)
+        if summary:
+            parts.append("%s %.1f s (%s)" % (b, wall, summary.group(0)))
+        else:
+            lines = (r.stderr or r.stdout).strip().splitlines()
+            parts.append("%s: error (%s)" % (b, lines[-1] if lines else "no output"))
+    note(md, "StableHLO conformance suite (%s), one job: %s" % (suite, "; ".join(parts)))
 
 
 if __name__ == "__main__":

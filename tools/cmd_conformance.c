@@ -20,7 +20,8 @@
 
 cxla_status tool_parse_text(const char *text, size_t size, const char *path,
                             cxla_module **out_module) {
-    if (cxla_stablehlo_is_mlir_path(path)) {
+    /* A StableHLO file under another name (.hlo, .txt) is known by its content. */
+    if (cxla_stablehlo_is_mlir_path(path) || cxla_stablehlo_looks_like_mlir(text, size)) {
         cxla_stablehlo_info info;
         return cxla_stablehlo_parse(text, size, path, out_module, &info);
     }

@@ -147,6 +147,14 @@ int cmd_graph(int argc, char **argv) {
     s = cxla_hlo_graph(m, &options, &dot, &nodes);
     cxla_module_destroy(m);
     const char *format = out_path ? rendered_format(out_path) : NULL;
+    const char *ext = out_path ? strrchr(out_path, '.') : NULL;
+    if (!s && !format && ext && !strchr(ext, '/') && strcmp(ext, ".dot") != 0 &&
+        strcmp(ext, ".gv") != 0)
+        /* Not DOT text in a file whose name promises an image. */
+        s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                       "cannot write '%s': unknown extension '%s'; use .dot or .gv for DOT "
+                       "text, or .svg, .png or .pdf for a picture drawn by Graphviz",
+                       out_path, ext);
     if (!s && format) {
         if (nodes > MANY_NODES)
             fprintf(stderr,

@@ -5,12 +5,27 @@
 #include "tool.h"
 
 int cmd_check(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: cxla check FILE\n");
+    /* What XLA's tests verify with (HloTestBase): layout-insensitive, mixed precision. */
+    cxla_hlo_verify_options options = {.layout_sensitive = false, .allow_mixed_precision = true};
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--strict") == 0) {
+            options.allow_mixed_precision = false;
+        } else if (strcmp(argv[i], "--layout-sensitive") == 0) {
+            options.layout_sensitive = true;
+        } else if (!path && argv[i][0] != '-') {
+            path = argv[i];
+        } else {
+            fprintf(stderr, "usage: cxla check [--strict] [--layout-sensitive] FILE\n");
+            return 1;
+        }
+    }
+    if (!path) {
+        fprintf(stderr, "usage: cxla check [--strict] [--layout-sensitive] FILE\n");
         return 1;
     }
     cxla_module *m;
-    cxla_status s = tool_load_module(argv[1], true, &m);
+    cxla_status s = tool_load_module_with(path, true, &options, &m);
     if (s) return tool_fail(s);
     cxla_module_destroy(m);
     return 0;

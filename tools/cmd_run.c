@@ -9,58 +9,19 @@
 #include <sys/stat.h>
 
 #include "literal/literal_internal.h"
+#include "fake_args.h"
 #include "progress.h"
 #include "tool.h"
 
-/* ---- generated inputs --------------------------------------------------------------- */
+/* ---- generated inputs: fake_args.c ---------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-/* Fills an array literal the way XLA's fake arguments do: floats uniform in
- * [-0.1, 0.2), integers in [0, 8), pred random. */
-static void fill_random(cxla_literal *lit, uint64_t *state) {
-    cxla_type t = cxla_literal_type(lit);
-    size_t esize = cxla_type_storage(t);
-    char *data = cxla_literal_data(lit);
-    int64_t n = (int64_t)(cxla_literal_byte_size(lit) / (esize ? esize : 1));
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t r = splitmix64(state);
-        void *p = data + (size_t)i * esize;
-        if (t == CXLA_PRED) {
-            *(uint8_t *)p = r & 1;
-        } else if (cxla_type_is_integer(t)) {
-            cxla_store_u64(t, p, r % 8);
-        } else {
-            double u = (double)(r >> 11) / 9007199254740992.0;
-            double re = -0.1 + 0.3 * u;
-            double im = -0.1 + 0.3 * ((double)(splitmix64(state) >> 11) / 9007199254740992.0);
-            cxla_store_c128(t, p, re, cxla_type_is_complex(t) ? im : 0);
-        }
-    }
-}
-
-/* Fills every array leaf of a (possibly tuple) literal. */
-static void fill_leaves(cxla_literal *lit, uint64_t *state) {
-    if (cxla_literal_type(lit) == CXLA_TUPLE) {
-        for (int64_t i = 0; i < cxla_literal_tuple_count(lit); i++)
-            fill_leaves(cxla_literal_tuple_element(lit, i), state);
-    } else if (cxla_type_is_array(cxla_literal_type(lit))) {
-        fill_random(lit, state);
-    }
-}
-
-/* A literal of |shape| (row-major) with generated values in every array leaf. */
 static cxla_status make_random(const cxla_shape *shape, uint64_t *state, cxla_literal **out) {
-    cxla_shape s = *shape;
-    if (cxla_type_is_array(s.type)) s.layout = NULL;
-    CXLA_RETURN_IF_ERROR(cxla_literal_create(&s, out));
-    fill_leaves(*out, state);
-    return NULL;
+    return fake_args_make(shape, NULL, state, out);
+}
+
+/* The constraint of entry parameter |p|, or NULL. */
+static const fake_constraint *constraint_of(const fake_constraint *all, int64_t count, int64_t p) {
+    return all && p < count ? &all[p] : NULL;
 }
 
 /* ---- inputs from the command line ----------------------------------------------------- */
@@ -109,6 +70,28 @@ static cxla_status build_arg(const cxla_shape *s, char **inputs, int64_t *next,
     }
     *out = lit;
     return NULL;
+}
+
+/* "the module takes 2 inputs, got 1", then one line per parameter with its shape. */
+static cxla_status input_count_error(cxla_executable *exe, int64_t given) {
+    int64_t leaves = cxla_executable_parameter_leaf_count(exe);
+    int64_t nparams = cxla_executable_parameter_count(exe);
+    cxla_strbuf b;
+    cxla_strbuf_init(&b);
+    cxla_strbuf_printf(&b,
+                       "the module takes %" PRId64 " input array%s (parameter leaves), got %" PRId64
+                       "; its parameters:",
+                       leaves, leaves == 1 ? "" : "s", given);
+    for (int64_t p = 0; p < nparams; p++) {
+        char *shape = cxla_shape_to_string(cxla_executable_parameter_shape(exe, p),
+                                           CXLA_SHAPE_PRINT_NO_LAYOUT);
+        cxla_strbuf_printf(&b, "\n  parameter %" PRId64 ": %s", p, shape ? shape : "?");
+        free(shape);
+    }
+    if (given == 0 && nparams == 0) cxla_strbuf_puts(&b, " none");
+    cxla_status s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "%s", b.data ? b.data : "");
+    cxla_strbuf_free(&b);
+    return s;
 }
 
 /* ---- printing results ------------------------------------------------------------- */
@@ -187,12 +170,13 @@ static cxla_status write_leaves(const cxla_literal *lit, const char *dir, const 
     return cxla_npy_write_file(path, lit);
 }
 
-/* Reports (to stderr) each result leaf holding NaN or Inf; returns how many do. */
-static int64_t report_non_finite(const cxla_literal *lit, int64_t *leaf) {
+/* Reports (to stderr, when |report|) each result leaf holding NaN or Inf; returns how
+ * many do. */
+static int64_t count_non_finite(const cxla_literal *lit, int64_t *leaf, bool report) {
     if (cxla_literal_type(lit) == CXLA_TUPLE) {
         int64_t n = 0;
         for (int64_t i = 0; i < cxla_literal_tuple_count(lit); i++)
-            n += report_non_finite(cxla_literal_tuple_element_const(lit, i), leaf);
+            n += count_non_finite(cxla_literal_tuple_element_const(lit, i), leaf, report);
         return n;
     }
     int64_t index = (*leaf)++;
@@ -206,11 +190,26 @@ static int64_t report_non_finite(const cxla_literal *lit, int64_t *leaf) {
         cxla_load_c128(t, p + (size_t)i * esize, &re, &im);
         bad += !isfinite(re) || !isfinite(im);
     }
-    if (bad)
+    if (bad && report)
         fprintf(stderr,
                 "cxla: result %" PRId64 " has %" PRId64 " non-finite elements of %" PRId64 "\n",
                 index, bad, n);
     return bad ? 1 : 0;
+}
+
+static int64_t report_non_finite(const cxla_literal *lit, int64_t *leaf) {
+    return count_non_finite(lit, leaf, true);
+}
+
+/* Without --check-finite, one line saying that the result is not finite and how to find
+ * where it stopped being so. */
+static void hint_non_finite(const cxla_literal *lit) {
+    int64_t leaf = 0, n = count_non_finite(lit, &leaf, false);
+    if (n)
+        fprintf(stderr,
+                "cxla: note: %" PRId64 " of the %" PRId64 " result arrays hold NaN or inf; "
+                "--check-finite names the first instruction that produced one\n",
+                n, leaf);
 }
 
 /* ---- the command ---------------------------------------------------------------------- */
@@ -361,9 +360,11 @@ typedef struct run_flags {
     int64_t replicas, partitions; /* 0: not given */
     int64_t module_partitions;    /* the module's num_partitions (0: not stated) */
     double collective_timeout;    /* 0: not given */
-    bool check_finite, mpi;
+    bool check_finite, mpi, quiet;
     char **inputs, **infeeds;
     int64_t ninputs, ninfeeds;
+    const fake_constraint *fake; /* per entry parameter, for generated inputs (or NULL) */
+    int64_t nfake;
 } run_flags;
 
 /* The arguments of every device (args[d * nparams + p]): from --input-dir, or the same
@@ -392,11 +393,10 @@ static cxla_status device_args(cxla_executable *exe, const run_flags *f, int64_t
     uint64_t state = f->seed;
     if (f->ninputs == 0) {
         for (int64_t p = 0; p < nparams && !s; p++)
-            s = make_random(cxla_executable_parameter_shape(exe, p), &state, &owned[p]);
+            s = fake_args_make(cxla_executable_parameter_shape(exe, p),
+                               constraint_of(f->fake, f->nfake, p), &state, &owned[p]);
     } else if (f->ninputs != leaves) {
-        s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
-                       "the module takes %" PRId64 " input arrays (parameter leaves), got %" PRId64,
-                       leaves, f->ninputs);
+        s = input_count_error(exe, f->ninputs);
     } else {
         int64_t next = 0;
         for (int64_t p = 0; p < nparams && !s; p++)
@@ -463,9 +463,12 @@ static cxla_status run_threads(cxla_executable *exe, const run_flags *f, double 
         print_phase("run", times, runs);
     }
     for (int64_t d = 0; d < n && !s; d++) {
-        print_device_result(results[d], partitions, d);
+        if (!f->quiet) print_device_result(results[d], partitions, d);
         int64_t leaf = 0;
-        if (f->check_finite) report_non_finite(results[d], &leaf);
+        if (f->check_finite)
+            report_non_finite(results[d], &leaf);
+        else if (!f->quiet)
+            hint_non_finite(results[d]);
         if (f->out_dir) s = write_device_result(results[d], f->out_dir, partitions, d);
     }
     for (int64_t i = 0; owned && i < n * nparams; i++) cxla_literal_free(owned[i]);
@@ -510,9 +513,12 @@ static int run_mpi(cxla_executable *exe, cxla_status compile_failure, const run_
         if (s) s = cxla_status_annotate(s, "%s", f->module_path);
     }
     if (!s) {
-        print_device_result(result, partitions, rank);
+        if (!f->quiet) print_device_result(result, partitions, rank);
         int64_t leaf = 0;
-        if (f->check_finite) report_non_finite(result, &leaf);
+        if (f->check_finite)
+            report_non_finite(result, &leaf);
+        else if (!f->quiet)
+            hint_non_finite(result);
         if (f->out_dir) s = write_device_result(result, f->out_dir, partitions, rank);
     }
     cxla_literal_free(result);
@@ -600,7 +606,9 @@ static bool parse_flags(int argc, char **argv, run_flags *f) {
             return false;
         }
         long long v = 0;
-        if (strcmp(a, "--check-finite") == 0) {
+        if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+            f->quiet = true;
+        } else if (strcmp(a, "--check-finite") == 0) {
             f->check_finite = true;
         } else if (strcmp(a, "--mpi") == 0) {
             f->mpi = true;
@@ -707,6 +715,11 @@ int cmd_run(int argc, char **argv) {
     uint64_t state = seed;
     if (!s) s = fill_elided_constants(m, &state);
     cxla_type infeed_type = m ? first_infeed_type(m) : CXLA_TYPE_INVALID;
+    /* What generated inputs must satisfy, found before compiling takes the module. */
+    fake_constraint *fake = !s && ninputs == 0 && !f.input_dir ? fake_args_constraints(m) : NULL;
+    int64_t nfake = fake && m->entry ? m->entry->param_count : 0;
+    f.fake = fake;
+    f.nfake = nfake;
     t0 = tool_now();
     if (!s) {
         s = cxla_client_compile(client, m, &exe); /* takes the module */
@@ -725,6 +738,7 @@ int cmd_run(int argc, char **argv) {
             rc = s ? tool_fail(s) : 0;
         }
         free(text);
+        free(fake);
         cxla_executable_destroy(exe);
         cxla_client_destroy(client);
         free(inputs);
@@ -738,12 +752,10 @@ int cmd_run(int argc, char **argv) {
         int64_t leaves = cxla_executable_parameter_leaf_count(exe);
         if (ninputs == 0) {
             for (int64_t p = 0; p < nparams && !s; p++)
-                s = make_random(cxla_executable_parameter_shape(exe, p), &state, &args[p]);
+                s = fake_args_make(cxla_executable_parameter_shape(exe, p),
+                                   constraint_of(fake, nfake, p), &state, &args[p]);
         } else if (ninputs != leaves) {
-            s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
-                           "the module takes %" PRId64
-                           " input arrays (parameter leaves), got %" PRId64,
-                           leaves, ninputs);
+            s = input_count_error(exe, ninputs);
         } else {
             int64_t next = 0;
             for (int64_t p = 0; p < nparams && !s; p++)
@@ -801,10 +813,12 @@ int cmd_run(int argc, char **argv) {
         print_phase("compile", compile_times, 1);
         print_phase("run", times, runs);
     }
-    if (!s) print_result(stdout, result);
+    if (!s && !f.quiet) print_result(stdout, result);
     if (!s && check_finite) {
         int64_t leaf = 0;
         report_non_finite(result, &leaf);
+    } else if (!s && !f.quiet) {
+        hint_non_finite(result);
     }
     if (!s && out_dir) {
         mkdir(out_dir, 0777);
@@ -814,12 +828,12 @@ int cmd_run(int argc, char **argv) {
     if (!s && outfeed_dir) {
         mkdir(outfeed_dir, 0777);
         s = write_outfeed(outfed, noutfed, outfeed_dir);
-    } else if (!s && noutfed > 0) {
+    } else if (!s && noutfed > 0 && !f.quiet) {
         fprintf(stderr,
                 "cxla: the module outfed %" PRId64 " value(s); --outfeed-dir DIR saves them\n",
                 noutfed);
     }
-    if (!s && cxla_client_infeed_count(client) > 0)
+    if (!s && !f.quiet && cxla_client_infeed_count(client) > 0)
         fprintf(stderr, "cxla: warning: %" PRId64 " infeed value(s) were not read\n",
                 cxla_client_infeed_count(client));
     for (int64_t p = 0; p < nparams; p++) cxla_literal_free(args[p]);
@@ -830,6 +844,7 @@ int cmd_run(int argc, char **argv) {
     free(args);
     free(times);
     free(text);
+    free(fake);
     cxla_literal_free(result);
     cxla_executable_destroy(exe);
     cxla_client_destroy(client);

@@ -13,7 +13,7 @@ static int cmd_version(int argc, char **argv);
 static const tool_command commands[] = {
     {"run", "run an HLO module on inputs and print or save the result",
      "usage: cxla run MODULE [INPUT...] [-o DIR] [--backend NAME] [--seed N] [--repeat N]\n"
-     "                [--infeed FILE]... [--outfeed-dir DIR] [--check-finite]\n"
+     "                [--infeed FILE]... [--outfeed-dir DIR] [--check-finite] [--quiet]\n"
      "                [--replicas N] [--partitions P] [--input-dir DIR]\n"
      "                [--collective-timeout S] [--mpi]\n"
      "\n"
@@ -23,7 +23,8 @@ static const tool_command commands[] = {
      "\n"
      "INPUT is a .npy file or a literal in text form ('f32[2] {1, 2}'), one per array\n"
      "leaf of the entry parameters, in order (a tuple parameter takes its leaves depth\n"
-     "first). With no INPUT, inputs are generated from the seed, deterministically; so\n"
+     "first). With no INPUT, inputs are generated from the seed, deterministically, as\n"
+     "XLA's MakeFakeArguments does (indices in range, floats in [-0.1, 0.2]); so\n"
      "are constants whose values were elided from the text ({...}), with a warning.\n"
      "\n"
      "  -o DIR        write each leaf of the result to DIR/out0.npy, out1.npy, ...\n"
@@ -32,6 +33,7 @@ static const tool_command commands[] = {
      "  --repeat N    run N times and print the time of each phase (median, min, max);\n"
      "                on a terminal a progress line shows the runs as they go\n"
      "  --check-finite  report the first instruction that turns finite values into NaN/Inf\n"
+     "  --quiet, -q   print nothing but errors (with -o DIR: only the files)\n"
      "  --infeed FILE queue a value (.npy, or literal text) for the module's infeed\n"
      "                instructions; repeat it to queue several, read in order\n"
      "  --outfeed-dir DIR  write what the module outfeeds to DIR/outfeed0.npy,\n"
@@ -63,11 +65,17 @@ static const tool_command commands[] = {
      "malformed numbers included; for StableHLO files with checks, 1 when a check fails.",
      cmd_run_checked},
     {"check", "parse and verify a module",
-     "usage: cxla check FILE\n"
+     "usage: cxla check [--strict] [--layout-sensitive] FILE\n"
      "\n"
      "Parses and verifies FILE (HLO text, or StableHLO text when FILE ends in .mlir,\n"
      "converted to HLO). Prints nothing and exits 0 when the module is\n"
-     "valid; otherwise prints the error (with line and column) and exits 1.",
+     "valid; otherwise prints the error as FILE:LINE:COL: message, with the line and\n"
+     "a caret, and exits 1.\n"
+     "\n"
+     "The verifier checks what XLA's tests check: layouts are not compared and\n"
+     "floating-point types may mix precisions (f32 + bf16).\n"
+     "  --strict            XLA's HloVerifier defaults: no mixed precision\n"
+     "  --layout-sensitive  layouts count (bitcast keeps the byte size)",
      cmd_check},
     {"fmt", "print a module in canonical form",
      "usage: cxla fmt [--style short|long] FILE\n"
@@ -151,8 +159,39 @@ static const tool_command *find_command(const char *name) {
     return NULL;
 }
 
-/* Exit status 2 for a command line cxla cannot make sense of (no or unknown command). */
+/* Levenshtein distance of two short words (longer ones count as far apart). */
+static size_t edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b), row[33];
+    if (la > 32 || lb > 32) return 99;
+    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
+/* Exit status 2 for a command line cxla cannot make sense of (no or unknown command);
+ * a near miss ("chek") gets a "did you mean". */
 static int unknown_command(const char *name) {
+    const char *closest = NULL;
+    size_t best = 3; /* at most two edits away */
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        size_t d = edit_distance(name, commands[i].name);
+        if (d < best) best = d, closest = commands[i].name;
+    }
+    if (closest && best < strlen(closest)) {
+        fprintf(stderr, "cxla: unknown command '%s'; did you mean '%s'? (cxla help lists them)\n",
+                name, closest);
+        return 2;
+    }
     fprintf(stderr, "cxla: unknown command '%s'; the commands are:\n", name);
     print_commands(stderr);
     return 2;
@@ -192,18 +231,46 @@ double tool_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-cxla_status tool_load_module(const char *path, bool quiet, cxla_module **out_module) {
+/* A verifier message starting "LINE:COL: " becomes "PATH:LINE:COL: message" with the
+ * source line and a caret under the column, as parse errors read. */
+static cxla_status with_position(cxla_status s, const char *path, const char *text, size_t size) {
+    const char *msg = cxla_status_message(s);
+    long long line = 0, col = 0;
+    int n = 0;
+    if (sscanf(msg, "%lld:%lld: %n", &line, &col, &n) < 2 || n == 0 || line < 1 || col < 1)
+        return cxla_status_annotate(s, "%s", path);
+    size_t q = 0;
+    for (long long l = 1; l < line && q < size; q++)
+        if (text[q] == '\n') l++;
+    size_t e = q;
+    while (e < size && text[e] != '\n' && text[e] != '\r') e++;
+    char *caret = malloc((size_t)col + 1);
+    if (!caret) return cxla_status_annotate(s, "%s", path);
+    for (long long i = 0; i < col - 1; i++)
+        caret[i] = q + (size_t)i < e && text[q + (size_t)i] == '\t' ? '\t' : ' ';
+    caret[col - 1] = '^';
+    caret[col] = 0;
+    cxla_status r = cxla_error(cxla_status_code_of(s), "%s:%s\n    %.*s\n    %s", path, msg,
+                               (int)(e - q), text + q, caret);
+    free(caret);
+    cxla_status_free(s);
+    return r;
+}
+
+cxla_status tool_load_module_with(const char *path, bool quiet,
+                                  const cxla_hlo_verify_options *options,
+                                  cxla_module **out_module) {
     char *text;
     size_t size;
     CXLA_RETURN_IF_ERROR(cxla_read_file(path, &text, &size));
     cxla_module *m = NULL;
     cxla_status s = tool_parse_text(text, size, path, &m);
-    free(text);
     if (!s) {
         /* The verifier names the instruction and its line:column; add the file. */
-        s = cxla_verify_module(m);
-        if (s) s = cxla_status_annotate(s, "%s", path);
+        s = cxla_hlo_verify_with_options(m, options);
+        if (s) s = with_position(s, path, text, size);
     }
+    free(text);
     if (s) {
         cxla_module_destroy(m);
         return s;
@@ -211,6 +278,10 @@ cxla_status tool_load_module(const char *path, bool quiet, cxla_module **out_mod
     if (!quiet && m->warnings.len) fprintf(stderr, "%s", m->warnings.data);
     *out_module = m;
     return NULL;
+}
+
+cxla_status tool_load_module(const char *path, bool quiet, cxla_module **out_module) {
+    return tool_load_module_with(path, quiet, NULL, out_module);
 }
 
 int main(int argc, char **argv) {

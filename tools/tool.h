@@ -27,6 +27,9 @@ int cmd_conformance(int argc, char **argv);
 int tool_fail(cxla_status status);
 /* Reads, parses and verifies a module file. Warnings go to stderr unless |quiet|. */
 cxla_status tool_load_module(const char *path, bool quiet, cxla_module **out_module);
+/* The same with the verifier's options (NULL: those of cxla_hlo_verify). */
+cxla_status tool_load_module_with(const char *path, bool quiet,
+                                  const cxla_hlo_verify_options *options, cxla_module **out_module);
 /* Parses module text: StableHLO MLIR when |path| ends with .mlir, else HLO text. */
 cxla_status tool_parse_text(const char *text, size_t size, const char *path,
                             cxla_module **out_module);

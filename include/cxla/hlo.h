@@ -14,6 +14,7 @@
 #ifndef CXLA_HLO_H_
 #define CXLA_HLO_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "cxla/status.h"
@@ -45,10 +46,25 @@ cxla_status cxla_hlo_parse(const char *text, size_t len, const char *filename,
 /* Reads |path| and parses it as cxla_hlo_parse does, naming the file in errors. Errors:
  * an unreadable file (NOT_FOUND or UNAVAILABLE), then cxla_hlo_parse's. */
 cxla_status cxla_hlo_parse_file(const char *path, cxla_module **out_module);
+/* The options of XLA's HloVerifier. A zeroed struct is HloVerifier's own defaults (the
+ * strict check, `cxla check --strict`); cxla_hlo_verify uses what XLA's tests use. */
+typedef struct cxla_hlo_verify_options {
+    /* Layouts count: bitcast must keep the byte size (XLA checks it only then). */
+    bool layout_sensitive;
+    /* Floating-point types may differ in precision where a result is derived from
+     * operands (f32 + bf16, a bf16 broadcast to f32, a reducer in f32 over bf16). */
+    bool allow_mixed_precision;
+} cxla_hlo_verify_options;
+
 /* Checks |module| as XLA's verifier does: every declared shape equals the inferred one,
  * called computations have the right signatures, parameter numbers are dense, names are
- * unique, the entry layout matches. Errors: INVALID_ARGUMENT naming the computation, the
- * instruction, the operation, the operand shapes and what was expected. */
+ * unique, the entry layout matches. |options| NULL means layout-insensitive with mixed
+ * precision allowed, as XLA's tests (and `cxla check`) verify. Errors: INVALID_ARGUMENT
+ * naming the computation, the instruction (with its line and column when parsed), the
+ * operation, the operand shapes and what was expected. */
+cxla_status cxla_hlo_verify_with_options(const cxla_module *module,
+                                         const cxla_hlo_verify_options *options);
+/* cxla_hlo_verify_with_options(module, NULL). */
 cxla_status cxla_hlo_verify(const cxla_module *module);
 /* Prints |module| in |style|: malloc'd text (free()), or NULL when memory is short.
  * Parsing the printed text gives a module that prints the same. */

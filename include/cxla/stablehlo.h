@@ -49,6 +49,10 @@ cxla_status cxla_stablehlo_parse(const char *text, size_t len, const char *filen
 
 /* True when |path| names StableHLO text (ends with ".mlir"). */
 bool cxla_stablehlo_is_mlir_path(const char *path);
+/* True when |text| reads as MLIR rather than HLO text: after blank lines and '//'
+ * comments it starts with "module", "func.func", "#" (an attribute alias or location)
+ * or "stablehlo."; HLO text starts with "HloModule" or a computation. */
+bool cxla_stablehlo_looks_like_mlir(const char *text, size_t len);
 
 /* The process-wide tally of checks run since the last reset. */
 typedef struct cxla_stablehlo_check_tally {

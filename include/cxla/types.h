@@ -6,8 +6,8 @@
  *
  * Storage in host memory (literals, buffers): one element per storage unit, in the
  * machine's byte order. pred is one byte (0 or 1). The sub-byte integer types (s1, s2,
- * s4, u1, u2, u4) and f4e2m1fn are stored one element per byte (signed ones
- * sign-extended, f4e2m1fn in the low nibble), as XLA's literals do. f16, bf16 and the
+ * s4, u1, u2, u4), f4e2m1fn and the f6 types are stored one element per byte (signed ones
+ * sign-extended, the small floats in the low bits), as XLA's literals do. f16, bf16 and the
  * f8 types are stored as their bit patterns. c64 and c128 are (real, imaginary) pairs.
  */
 #ifndef CXLA_TYPES_H_
@@ -55,6 +55,8 @@ typedef enum cxla_type {
     CXLA_F8E4M3FNUZ,
     CXLA_F8E8M0FNU,
     CXLA_F4E2M1FN,
+    CXLA_F6E2M3FN, /* StableHLO's f6E2M3FN and f6E3M2FN; XLA's PrimitiveType has neither */
+    CXLA_F6E3M2FN,
     CXLA_TOKEN,
     CXLA_OPAQUE,
     CXLA_TUPLE,
@@ -78,7 +80,8 @@ typedef enum cxla_type_class {
  * IEEE: inf and NaN with an all-ones exponent; FN: finite, no inf, NaN is the all-ones
  * exponent and mantissa (S.1111.111 for e4m3fn); FNUZ: finite, no negative zero, the
  * single NaN is the sign bit alone (0x80); FNU: unsigned, exponent only (e8m0fnu), NaN
- * is 0xff, no zero; FN_NO_NAN: finite with no NaN at all (f4e2m1fn). */
+ * is 0xff, no zero; FN_NO_NAN: finite with no NaN at all (f4e2m1fn,
+ * f6e2m3fn, f6e3m2fn). */
 typedef enum cxla_float_kind {
     CXLA_FLOAT_IEEE = 0,
     CXLA_FLOAT_FN,

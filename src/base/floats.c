@@ -78,48 +78,78 @@ static uint32_t apply_sign(const cxla_type_info *info, uint32_t bits, bool negat
     return bits ^ sign;
 }
 
-/* e8m0fnu, a positive finite |a|: ml_dtypes rounds the significand linearly between 2^k
- * and 2^(k+1), a tie going up; below 2^-126 it rounds as if 0x00 were a subnormal zero,
- * so (2^-127, 2^-126) becomes 0x01 and everything up to 2^-127 becomes 0x00. */
-static uint32_t encode_e8m0(double a) {
-    int exponent;
-    double frac = frexp(a, &exponent) * 2.0 - 1.0; /* a = (1 + frac) * 2^(exponent - 1) */
-    int unbiased = exponent - 1;
+/* The fields of a double: the biased exponent (0 for zero and subnormals, 0x7ff for inf
+ * and NaN) and the 52 stored mantissa bits. Everything below works on these integers, so
+ * no conversion calls libm (frexp, ldexp, floor): that is what makes them run at memory
+ * speed, and the results are those of the exact arithmetic they replace. */
+static uint64_t f64_bits(double value) {
+    uint64_t u;
+    memcpy(&u, &value, sizeof u);
+    return u;
+}
+
+static double f64_from_bits(uint64_t u) {
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+/* 2^k for k in the normal range of a double. */
+static double pow2(int k) {
+    return f64_from_bits((uint64_t)(k + 1023) << 52);
+}
+
+/* e8m0fnu, a positive finite value with biased double exponent |dexp| and mantissa |mant|:
+ * ml_dtypes rounds the significand linearly between 2^k and 2^(k+1), a tie going up;
+ * below 2^-126 it rounds as if 0x00 were a subnormal zero, so (2^-127, 2^-126) becomes
+ * 0x01 and everything up to 2^-127 becomes 0x00. A subnormal double is far below. */
+static uint32_t encode_e8m0(int dexp, uint64_t mant) {
+    if (dexp == 0) return 0x00;
+    int unbiased = dexp - 1023; /* value = (1 + mant / 2^52) * 2^unbiased */
     if (unbiased < -127) return 0x00;
-    if (unbiased == -127) return frac > 0.0 ? 0x01 : 0x00;
-    int64_t bits = (int64_t)unbiased + 127 + (frac >= 0.5 ? 1 : 0);
+    if (unbiased == -127) return mant != 0 ? 0x01 : 0x00;
+    int64_t bits = (int64_t)unbiased + 127 + ((mant >> 51) & 1); /* frac >= 0.5 rounds up */
     return bits > 0xfe ? 0xff : (uint32_t)bits;
 }
 
 static uint32_t encode(const cxla_type_info *info, double value) {
-    bool negative = signbit(value) != 0;
+    uint64_t u = f64_bits(value);
+    bool negative = (u >> 63) != 0;
+    int dexp = (int)((u >> 52) & 0x7ff);
+    uint64_t mant = u & 0xfffffffffffffull;
+    bool is_nan = dexp == 0x7ff && mant != 0, is_inf = dexp == 0x7ff && mant == 0;
+    bool is_zero = dexp == 0 && mant == 0;
     if (info->float_kind == CXLA_FLOAT_FNU) {
         /* Unsigned with no zero: NaN, zero, negatives and infinities are all NaN. */
-        if (isnan(value) || negative || value == 0.0 || isinf(value)) return 0xff;
-        return encode_e8m0(value);
+        if (is_nan || negative || is_zero || is_inf) return 0xff;
+        return encode_e8m0(dexp, mant);
     }
-    if (isnan(value)) return apply_sign(info, nan_magnitude(info), negative);
-    if (isinf(value)) return apply_sign(info, overflow_magnitude(info), negative);
-    if (value == 0.0) return apply_sign(info, 0, negative);
+    if (is_nan) return apply_sign(info, nan_magnitude(info), negative);
+    if (is_inf) return apply_sign(info, overflow_magnitude(info), negative);
+    /* A subnormal double (below 2^-1022) is below half the smallest subnormal of every
+     * format here: it rounds to zero like zero itself. */
+    if (dexp == 0) return apply_sign(info, 0, negative);
 
     int e = info->exponent_bits, m = info->mantissa_bits, bias = info->exponent_bias;
-    double a = fabs(value);
-    int exponent;
-    (void)frexp(a, &exponent);
-    int unbiased = exponent - 1; /* a in [2^unbiased, 2^(unbiased+1)) */
+    int unbiased = dexp - 1023; /* |value| in [2^unbiased, 2^(unbiased+1)) */
     uint32_t magnitude;
     if (unbiased + bias > (1 << e)) {
         magnitude = overflow_magnitude(info); /* far beyond the largest exponent */
     } else {
         int min_normal = 1 - bias;
         bool subnormal = unbiased < min_normal;
-        /* The significand in units of the result's last place: exact (a power-of-two
-         * scaling into [0, 2^(m+1))), then rounded to an integer, ties to even. */
-        double q = ldexp(a, m - (subnormal ? min_normal : unbiased));
-        double whole = floor(q);
-        uint32_t n = (uint32_t)whole;
-        double rest = q - whole;
-        if (rest > 0.5 || (rest == 0.5 && (n & 1))) n++;
+        /* The significand (53 bits with the hidden one) in units of the result's last
+         * place: shifted right by |shift| bits, then rounded to nearest, ties to even. */
+        uint64_t sig = mant | ((uint64_t)1 << 52);
+        int shift = 52 - m + (subnormal ? min_normal - unbiased : 0);
+        uint32_t n;
+        if (shift >= 64) {
+            n = 0; /* below a quarter of the smallest subnormal */
+        } else {
+            uint64_t rest = sig & (((uint64_t)1 << shift) - 1), half = (uint64_t)1 << (shift - 1);
+            n = (uint32_t)(sig >> shift);
+            if (rest > half || (rest == half && (n & 1))) n++;
+        }
         if (subnormal) {
             magnitude = n; /* n == 2^m is the smallest normal, as it should be */
         } else {
@@ -141,7 +171,7 @@ static float decode(const cxla_type_info *info, uint32_t bits) {
     if (info->float_kind == CXLA_FLOAT_FNU) {
         bits &= 0xff;
         if (bits == 0xff) return NAN;
-        return (float)ldexp(1.0, (int)bits - bias);
+        return (float)pow2((int)bits - bias); /* 2^-127 is a float subnormal, exactly */
     }
     uint32_t sign = 1u << (e + m);
     bits &= (sign << 1) - 1;
@@ -163,8 +193,9 @@ static float decode(const cxla_type_info *info, uint32_t bits) {
     case CXLA_FLOAT_FNU: break;
     }
     if (is_nan) return copysignf(NAN, negative ? -1.0f : 1.0f);
-    double value = exp_field == 0 ? ldexp((double)frac, 1 - bias - m)
-                                  : ldexp((double)(frac | (1u << m)), (int)exp_field - bias - m);
+    /* An integer of at most 24 bits times a power of two: exact in a double. */
+    double value = exp_field == 0 ? (double)frac * pow2(1 - bias - m)
+                                  : (double)(frac | (1u << m)) * pow2((int)exp_field - bias - m);
     return (float)(negative ? -value : value); /* exact: every small value fits a float */
 }
 

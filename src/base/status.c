@@ -75,11 +75,22 @@ cxla_status cxla_status_annotate(cxla_status status, const char *format, ...) {
     va_end(args);
     if (!prefix) return status;
     size_t a = strlen(prefix), b = strlen(status->message);
+    /* A message that starts with a position "LINE:COL: " continues a file name as
+     * "FILE:LINE:COL: ", the one error format of the project. */
+    const char *m = status->message;
+    size_t i = 0;
+    while (m[i] >= '0' && m[i] <= '9') i++;
+    bool position = i > 0 && m[i] == ':';
+    if (position) {
+        size_t j = ++i;
+        while (m[i] >= '0' && m[i] <= '9') i++;
+        position = i > j && m[i] == ':';
+    }
     char *joined = malloc(a + 2 + b + 1);
     if (joined) {
         memcpy(joined, prefix, a);
-        memcpy(joined + a, ": ", 2);
-        memcpy(joined + a + 2, status->message, b + 1);
+        memcpy(joined + a, position ? ":" : ": ", position ? 1 : 2);
+        memcpy(joined + a + (position ? 1 : 2), status->message, b + 1);
         free(status->message);
         status->message = joined;
     }

@@ -97,10 +97,6 @@ cxla_op bld_emit_ops(cxla_builder *b, const char *op, cxla_opcode opcode, const 
 
 /* Copies |comp| (and what it calls) into |b|'s module; NULL after recording an error. */
 cxla_computation *bld_import(cxla_builder *b, const char *op, const cxla_xla_computation *comp);
-/* Deep-copies an attribute value into |dst|'s arena, mapping called computations through
- * |map| (src module comps -> dst comps, by index in |src|->comps). */
-cxla_status bld_copy_attr(cxla_module *dst, const cxla_module *src, cxla_computation **map,
-                          const cxla_attr *from, cxla_attr *to);
 
 /* ---- annotations (build_annotate.c) --------------------------------------------- */
 

@@ -16,9 +16,9 @@
 #include "hlo/hlo.h"
 
 /* The host side of infeed, outfeed, send and recv (interp_host.c runs them on the
- * interpreter): callbacks that the layer running a backend (src/runtime) installs, called in program order with
- * |user|. A NULL callback makes the operation fail with an error saying so. Literals
- * handed to a callback are borrowed; literals it returns become the interpreter's. */
+ * interpreter): callbacks that the layer running a backend (src/runtime) installs, called in
+ * program order with |user|. A NULL callback makes the operation fail with an error saying so.
+ * Literals handed to a callback are borrowed; literals it returns become the interpreter's. */
 typedef struct exec_host {
     void *user;
     /* A new literal compatible with |shape| (the infeed's data shape, with its layout). */
@@ -73,6 +73,10 @@ struct exec_comm {
     cxla_status (*exchange)(exec_comm *comm, const exec_exchange *x);
 };
 
+/* An error for |instr| that names it and its opcode: "add.3 (add, line 4): <message>". */
+cxla_status exec_error(const cxla_instr *instr, cxla_status_code code, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* "replica 2", or "replica 2 partition 1" when there are several partitions. */
 void exec_device_name(int64_t partition_count, int64_t device, char *buf, size_t size);
 
@@ -106,7 +110,7 @@ typedef struct exec_compile_options {
 } exec_compile_options;
 
 typedef struct exec_backend {
-    const char *name; /* canonical: "interpreter", "cpu" */
+    const char *name;  /* canonical: "interpreter", "cpu" */
     const char *alias; /* another accepted name ("interp"), or NULL */
     /* Compiles |module| (verified; it stays the caller's and outlives the compiled form,
      * which may point into it) into |*out_compiled|. */
@@ -120,5 +124,35 @@ typedef struct exec_backend {
                            cxla_literal **out_result);
     void (*destroy)(void *compiled);
 } exec_backend;
+
+/* ---- runs on several devices, for layers below the runtime ---------------------------
+ *
+ * A target below the runtime (StableHLO's interpreter.run_parallel, src/stablehlo) may
+ * need to run a module on several devices with collectives between them, which only the
+ * runtime can do (threads and their communicator). The runtime installs its runner here
+ * when a client is created (cxla_client_create); until then exec_run_devices fails. */
+
+typedef struct exec_devices_options {
+    int64_t replica_count, partition_count; /* >= 1 each */
+    /* How long one device waits in a collective for the others; 0: the runtime's default. */
+    double timeout_seconds;
+    const exec_host *host; /* shared by the devices; NULL: none */
+} exec_devices_options;
+
+/* Runs the entry of |module| (verified) on every device d = replica * partition_count +
+ * partition with args[d] (|arg_count| borrowed literals); out_results[d] gets device d's
+ * result (caller frees each); on failure none are set. */
+typedef cxla_status (*exec_run_devices_fn)(const cxla_module *module,
+                                           const exec_devices_options *options,
+                                           const cxla_literal *const *const *args,
+                                           int64_t arg_count, cxla_literal **out_results);
+
+/* Installs the runner (thread-safe; the last one wins). */
+void exec_set_run_devices(exec_run_devices_fn fn);
+/* Calls the installed runner. Errors: FAILED_PRECONDITION when none is installed (no
+ * client was created in this process), and whatever the runner returns. */
+cxla_status exec_run_devices(const cxla_module *module, const exec_devices_options *options,
+                             const cxla_literal *const *const *args, int64_t arg_count,
+                             cxla_literal **out_results);
 
 #endif /* CXLA_EXEC_EXEC_H_ */

@@ -23,10 +23,34 @@ enum {
     CXLA_OPF_ASYNC_DONE = 1 << 3,
     CXLA_OPF_COLLECTIVE = 1 << 4,
     CXLA_OPF_NO_SHAPE = 1 << 5,
+    CXLA_OPF_MAY_CALL = 1 << 6,
+    CXLA_OPF_TO_APPLY = 1 << 7,
+    CXLA_OPF_TO_APPLY_OPTIONAL = 1 << 8,
+    CXLA_OPF_NEEDS_SHAPE = 1 << 9,
+    CXLA_OPF_MOVES_ELEMENTS = 1 << 10,
+    CXLA_OPF_RESULT_ACCURACY = 1 << 11,
 };
 
+/* The element types an elementwise operation accepts (all operands of one type) and the
+ * type of its result: opcodes.def's type_rule column, checked by shape inference. */
+typedef enum cxla_type_rule {
+    CXLA_TR_NONE = 0,      /* not an operation shape inference checks by rule */
+    CXLA_TR_ANY,           /* every array type; result the same */
+    CXLA_TR_ARITH,         /* every array type but pred */
+    CXLA_TR_FLOAT,         /* floating point */
+    CXLA_TR_FLOAT_COMPLEX, /* floating point or complex */
+    CXLA_TR_REAL_IMAG,     /* floating point or complex; complex -> its component type */
+    CXLA_TR_ABS,           /* signed integers, floating point, complex -> component */
+    CXLA_TR_INT,           /* integers */
+    CXLA_TR_NEGATE,        /* integers, floating point, complex */
+    CXLA_TR_SIGN,          /* signed integers, floating point, complex */
+    CXLA_TR_PRED_INT,      /* pred or integers */
+    CXLA_TR_IS_FINITE,     /* floating point -> pred */
+    CXLA_TR_COMPLEX,       /* f32 -> c64, f64 -> c128 */
+} cxla_type_rule;
+
 typedef enum cxla_opcode {
-#define X(e, name, arity, flags) CXLA_OP_##e,
+#define X(e, name, arity, flags, rule, stablehlo) CXLA_OP_##e,
 #include "hlo/opcodes.def"
 #undef X
     CXLA_OP_COUNT
@@ -36,6 +60,8 @@ typedef struct cxla_opcode_info {
     const char *name; /* text name: "add", "get-tuple-element" */
     int arity;        /* operand count, -1 when it varies */
     unsigned flags;   /* CXLA_OPF_* */
+    cxla_type_rule type_rule;
+    const char *stablehlo; /* the one-to-one StableHLO operation ("round_nearest_afz"), or NULL */
 } cxla_opcode_info;
 
 const cxla_opcode_info *cxla_opcode_get_info(cxla_opcode op);
@@ -43,6 +69,9 @@ const char *cxla_opcode_name(cxla_opcode op);
 /* Looks up a text name, including the legacy names old dumps carry ("cross-replica-sum"
  * is all-reduce). CXLA_OP_COUNT when unknown. */
 cxla_opcode cxla_opcode_from_name(const char *name, size_t len);
+/* The opcode whose stablehlo column is |name| (without "stablehlo."); CXLA_OP_COUNT when
+ * none. */
+cxla_opcode cxla_opcode_from_stablehlo_name(const char *name);
 
 /* ---- attributes (src/hlo/attrs.def) ----------------------------------------------- */
 
@@ -86,6 +115,12 @@ typedef struct cxla_attr_info {
 const cxla_attr_info *cxla_attr_get_info(cxla_attr_id id);
 /* CXLA_ATTR_UNKNOWN when |name| is not in the table. */
 cxla_attr_id cxla_attr_from_name(const char *name, size_t len);
+/* Levenshtein distance of two names of at most 64 bytes ((size_t)-1 for longer ones). */
+size_t cxla_edit_distance(const char *a, size_t na, const char *b, size_t nb);
+/* The attribute name / array element type name |name| is most likely a misspelling of
+ * (for "did you mean"), or NULL when none is close. */
+const char *cxla_attr_suggest(const char *name, size_t len);
+const char *cxla_type_suggest(const char *name, size_t len);
 
 typedef struct cxla_instr cxla_instr;
 typedef struct cxla_computation cxla_computation;
@@ -304,6 +339,20 @@ cxla_status cxla_module_computation_post_order(const cxla_module *module, cxla_c
 cxla_status cxla_computation_clone(const cxla_computation *comp, const char *new_name,
                                    const char *suffix, cxla_computation **out_clone);
 
+/* A deep copy of |module| with its own arena (clone.c): computations, instructions (same
+ * names and ids), attributes, constants (copied literals), header, entry layout and
+ * warnings; it prints as |module| does. The module must define each operand before its
+ * use (as a verified one does). Errors: out of memory, an operand used before it is
+ * defined. */
+cxla_status cxla_module_clone(const cxla_module *module, cxla_module **out);
+/* Deep-copies attribute |from| of module |src| into |to| in |dst|'s arena: called
+ * computations map through |comp_map| (by index in src->comps), instruction references
+ * (control predecessors) by name through |instr_map| (NULL: they are an error); literals
+ * are copied and adopted by |dst|. */
+cxla_status cxla_attr_copy(cxla_module *dst, const cxla_module *src,
+                           cxla_computation *const *comp_map, const cxla_strmap *instr_map,
+                           const cxla_attr *from, cxla_attr *to);
+
 /* ---- text ------------------------------------------------------------------------- */
 
 /* cxla_hlo_style, cxla_hlo_parse and cxla_hlo_print are public (cxla/hlo.h). */
@@ -344,8 +393,7 @@ cxla_status cxla_hlo_graph(const cxla_module *module, const cxla_hlo_graph_optio
  * allocated in |arena|. Errors name the operation, the operand shapes and what was
  * expected. */
 cxla_status cxla_infer_shape(const cxla_instr *instr, cxla_arena *arena, cxla_shape *out_shape);
-/* Checks a whole module; the message names the computation, the instruction, the
- * operation, the operand shapes and what was expected. */
-cxla_status cxla_verify_module(const cxla_module *module);
+/* The internal name of cxla_hlo_verify (include/cxla/hlo.h): one verifier. */
+#define cxla_verify_module cxla_hlo_verify
 
 #endif /* CXLA_HLO_HLO_H_ */

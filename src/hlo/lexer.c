@@ -336,8 +336,9 @@ static bool record(cxla_hlo_lexer *lx, size_t pos, const char *message) {
     cxla_strbuf_init(&b);
     int64_t line, col;
     cxla_hlo_line_col(lx, pos, &line, &col);
-    if (lx->filename) cxla_strbuf_printf(&b, "%s: ", lx->filename);
-    cxla_strbuf_printf(&b, "line %" PRId64 ", column %" PRId64 ": %s", line, col, message);
+    /* FILE:LINE:COL: message, as compilers write it (and the verifier, with the tool). */
+    if (lx->filename) cxla_strbuf_printf(&b, "%s:", lx->filename);
+    cxla_strbuf_printf(&b, "%" PRId64 ":%" PRId64 ": %s", line, col, message);
     /* The offending line with a caret, as cxla_describe_position shows it. */
     cxla_strbuf where;
     cxla_strbuf_init(&where);
@@ -445,8 +446,8 @@ void cxla_hlo_warn(cxla_hlo_lexer *lx, size_t pos, const char *format, ...) {
     va_start(args, format);
     cxla_strbuf_vprintf(&b, format, args);
     va_end(args);
-    cxla_module_warn(lx->module, "%s%sline %" PRId64 ", column %" PRId64 ": %s",
-                     lx->filename ? lx->filename : "", lx->filename ? ": " : "", line, col,
+    cxla_module_warn(lx->module, "%s%s%" PRId64 ":%" PRId64 ": warning: %s",
+                     lx->filename ? lx->filename : "", lx->filename ? ":" : "", line, col,
                      b.data ? b.data : "");
     cxla_strbuf_free(&b);
 }

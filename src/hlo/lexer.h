@@ -111,7 +111,8 @@ cxla_attr_id cxla_hlo_lookup_attr(const cxla_hlo_names *names, const char *name,
 /* ---- checks after parsing (parser_checks.c) ---------------------------------------- */
 
 /* What the parser remembers of each instruction (indexed by id) for the checks. */
-enum { CXLA_HLO_SHAPE_OMITTED = 1 };
+/* SHAPE_OMITTED: the text wrote no result shape; NESTED: written as another's operand. */
+enum { CXLA_HLO_SHAPE_OMITTED = 1, CXLA_HLO_NESTED = 2 };
 typedef struct cxla_hlo_instr_info {
     size_t pos; /* where its name was written */
     unsigned flags;

@@ -70,11 +70,16 @@ typedef struct parser {
     /* Scratch for operands and names. */
     cxla_instr **operand_buf;
     size_t operand_cap;
+    size_t operand_top; /* slots of operand_buf in use by the instructions being parsed */
     char *name_buf;
     size_t name_cap;
     size_t entry_layout_pos;
     bool saw_entry_keyword;
+    int nesting; /* depth of nested instructions being parsed as operands */
 } parser;
+
+/* Nested instructions as operands recurse; the fuzzer must not exhaust the stack. */
+#define MAX_NESTING 64
 
 #define GROW(arr, count, cap) grow_array((void **)&(arr), &(cap), (count) + 1, sizeof(*(arr)))
 
@@ -228,10 +233,44 @@ static cxla_instr *tuple_element(parser *p, cxla_computation *comp, cxla_instr *
     return in;
 }
 
-/* One operand: [shape] name [#index]. Resolved now when defined, else left pending. */
+static bool parse_instruction_rhs(parser *p, cxla_computation *comp, const char *name,
+                                  size_t name_len, size_t name_pos, size_t start,
+                                  bool allow_attributes, cxla_instr **out);
+
+/* Is the word at |q| followed by '(' (an opcode: a nested instruction, not a name)? */
+static bool nested_at(parser *p, size_t q) {
+    cxla_hlo_lexer *lx = &p->lx;
+    if (q >= lx->len || !cxla_hlo_is_name_start(lx->text[q])) return false;
+    while (q < lx->len && cxla_hlo_is_name_char(lx->text[q])) q++;
+    q = cxla_text_skip_space(lx->text, lx->len, q);
+    return q < lx->len && lx->text[q] == '(';
+}
+
+/* One operand: [shape] name [#index], resolved now when defined, else left pending; or a
+ * nested instruction [shape] opcode(operands) without attributes (XLA's ParseOperands:
+ * the comma after it separates operands, so attributes would be ambiguous). */
 static bool parse_operand(parser *p, cxla_computation *comp, size_t slot, cxla_instr **out) {
     cxla_hlo_lexer *lx = &p->lx;
     size_t pos = cxla_hlo_skip(lx);
+    if (looks_like_shape(p) || nested_at(p, pos)) {
+        size_t save = lx->pos;
+        bool nested = true;
+        if (looks_like_shape(p)) {
+            cxla_shape tmp;
+            if (!cxla_hlo_shape(lx, &tmp)) return false;
+            nested = nested_at(p, cxla_hlo_skip(lx));
+        }
+        lx->pos = save;
+        if (nested) {
+            if (p->nesting >= MAX_NESTING)
+                return cxla_hlo_error(lx, pos, "instructions nested more than %d deep",
+                                      MAX_NESTING);
+            p->nesting++;
+            bool ok = parse_instruction_rhs(p, comp, NULL, 0, pos, pos, false, out);
+            p->nesting--;
+            return ok;
+        }
+    }
     cxla_shape *declared = NULL;
     if (looks_like_shape(p)) {
         declared = cxla_arena_alloc(p->m->arena, sizeof(*declared));
@@ -268,16 +307,21 @@ static bool parse_operand(parser *p, cxla_computation *comp, size_t slot, cxla_i
     return true;
 }
 
-static bool parse_operands(parser *p, cxla_computation *comp, size_t *out_count) {
+/* Operands go to p->operand_buf[base...]; a nested instruction uses the slots after
+ * its outer instruction's (the buffer may move meanwhile: indexes, not pointers). */
+static bool parse_operands(parser *p, cxla_computation *comp, size_t base, size_t *out_count) {
     cxla_hlo_lexer *lx = &p->lx;
     size_t n = 0;
     if (!cxla_hlo_accept(lx, ')')) {
         do {
-            if (!grow_array((void **)&p->operand_buf, &p->operand_cap, n + 1,
+            cxla_instr *operand = NULL;
+            if (!parse_operand(p, comp, n, &operand)) return false;
+            if (!grow_array((void **)&p->operand_buf, &p->operand_cap, base + n + 1,
                             sizeof(*p->operand_buf)))
                 return cxla_hlo_oom(lx);
-            if (!parse_operand(p, comp, n, &p->operand_buf[n])) return false;
+            p->operand_buf[base + n] = operand;
             n++;
+            p->operand_top = base + n;
         } while (cxla_hlo_accept(lx, ','));
         if (!cxla_hlo_expect(lx, ')', "to close the operand list")) return false;
     }
@@ -366,7 +410,10 @@ static bool parse_attr(parser *p, const char *name, size_t len, size_t pos, cxla
         if (!a->name) return cxla_hlo_oom(lx);
         if (!cxla_strmap_get(&p->warned, a->name, len)) {
             if (!cxla_strmap_put(&p->warned, a->name, len, (void *)1)) return cxla_hlo_oom(lx);
-            cxla_hlo_warn(lx, pos, "unknown attribute '%s' (on %s) kept as text", a->name, owner);
+            const char *hint = cxla_attr_suggest(name, len);
+            cxla_hlo_warn(lx, pos, "unknown attribute '%s' (on %s) kept as text%s%s%s", a->name,
+                          owner, hint ? "; did you mean '" : "", hint ? hint : "",
+                          hint ? "'?" : "");
         }
     } else {
         const cxla_attr_info *info = cxla_attr_get_info(a->id);
@@ -416,6 +463,24 @@ static bool parse_instr_attrs(parser *p, cxla_instr *in) {
     return true;
 }
 
+/* A nested instruction was named "<opcode>.N" before the text named one of its own so:
+ * the nested one (which the text cannot name) takes another name. */
+static bool make_room(parser *p, cxla_computation *comp, const char *name, size_t len) {
+    cxla_instr *old = cxla_strmap_get(&p->names_used, name, len);
+    if (!old || old->parent != comp || !(p->instr_info[old->id].flags & CXLA_HLO_NESTED))
+        return true;
+    const char *opn = cxla_opcode_name(old->opcode);
+    const char *z = unique_name(p, opn, strlen(opn));
+    char *fresh = z ? cxla_arena_strndup(p->m->arena, z, strlen(z)) : NULL;
+    if (!fresh || !cxla_strmap_put(&comp->instr_by_name, fresh, strlen(fresh), old) ||
+        !cxla_strmap_put(&p->names_used, fresh, strlen(fresh), old) ||
+        !cxla_strmap_put(&comp->instr_by_name, old->name, strlen(old->name), NULL) ||
+        !cxla_strmap_put(&p->names_used, old->name, strlen(old->name), NULL))
+        return cxla_hlo_oom(&p->lx);
+    old->name = fresh;
+    return true;
+}
+
 static bool parse_instruction(parser *p, cxla_computation *comp, cxla_instr **root) {
     cxla_hlo_lexer *lx = &p->lx;
     size_t start = cxla_hlo_skip(lx);
@@ -428,12 +493,82 @@ static bool parse_instruction(parser *p, cxla_computation *comp, cxla_instr **ro
                                     "expected an instruction name (or '}' to end computation "
                                     "'%s')",
                                     comp->name);
+    if (!make_room(p, comp, name, name_len)) return false;
     if (cxla_strmap_get(&comp->instr_by_name, name, name_len))
         return cxla_hlo_error(lx, name_pos,
                               "an instruction named '%.*s' already exists in "
                               "computation '%s'",
                               (int)name_len, name, comp->name);
     if (!cxla_hlo_expect(lx, '=', "after the instruction name")) return false;
+    cxla_instr *in;
+    if (!parse_instruction_rhs(p, comp, name, name_len, name_pos, start, true, &in)) return false;
+    if (is_root) {
+        if (*root)
+            return cxla_hlo_error(lx, start,
+                                  "one computation should have only one ROOT: '%s' "
+                                  "is already the root of '%s'",
+                                  (*root)->name, comp->name);
+        *root = in;
+    }
+    return true;
+}
+
+/* A word followed by '[' where a shape or an opcode goes is a misspelled element type
+ * ("flt32[5,3]"), not an unknown opcode: say so (false, with the error). */
+static bool unknown_type_at(parser *p, size_t q) {
+    cxla_hlo_lexer *lx = &p->lx;
+    size_t e = q;
+    while (e < lx->len &&
+           (cxla_hlo_is_name_start(lx->text[e]) || (lx->text[e] >= '0' && lx->text[e] <= '9')))
+        e++;
+    size_t b = cxla_text_skip_space(lx->text, lx->len, e);
+    if (e == q || b >= lx->len || lx->text[b] != '[') return true;
+    const char *hint = cxla_type_suggest(lx->text + q, e - q);
+    return cxla_hlo_error(lx, q, "unknown element type '%.*s'%s%s%s",
+                          (int)(e - q > 64 ? 64 : e - q), lx->text + q,
+                          hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+}
+
+/* Does |s| (or an element of it) have a tiled layout? */
+static bool has_tiles(const cxla_shape *s) {
+    if (s->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < s->tuple_count; i++)
+            if (has_tiles(&s->elements[i])) return true;
+        return false;
+    }
+    return s->layout && s->layout->tile_count > 0;
+}
+
+/* |s| with its tiles dropped (in the arena): a constant's literal is parsed in it, as XLA
+ * parses the literal in an untiled layout and relayouts it; the instruction keeps the
+ * tiles, which describe memory the interpreter does not model. */
+static bool untiled(cxla_arena *ar, const cxla_shape *s, cxla_shape *out) {
+    *out = *s;
+    if (s->type == CXLA_TUPLE) {
+        out->elements = cxla_arena_alloc_array(ar, (size_t)(s->tuple_count ? s->tuple_count : 1),
+                                               sizeof(*out->elements));
+        if (!out->elements) return false;
+        for (int64_t i = 0; i < s->tuple_count; i++)
+            if (!untiled(ar, &s->elements[i], &out->elements[i])) return false;
+        return true;
+    }
+    if (!s->layout || !s->layout->tile_count) return true;
+    cxla_layout *l = cxla_arena_alloc(ar, sizeof(*l));
+    if (!l) return false;
+    *l = *s->layout;
+    l->tile_count = 0;
+    l->tiles = NULL;
+    out->layout = l;
+    return true;
+}
+
+/* [shape] opcode(operands) [, attributes]: the instruction named [name, name+len), or a
+ * nested one (|name| NULL) named after its opcode, "<opcode>.N" unique in the module. */
+static bool parse_instruction_rhs(parser *p, cxla_computation *comp, const char *name,
+                                  size_t name_len, size_t name_pos, size_t start,
+                                  bool allow_attributes, cxla_instr **out) {
+    cxla_hlo_lexer *lx = &p->lx;
+    *out = NULL;
     cxla_shape shape;
     memset(&shape, 0, sizeof(shape));
     bool has_shape = looks_like_shape(p);
@@ -442,10 +577,11 @@ static bool parse_instruction(parser *p, cxla_computation *comp, cxla_instr **ro
         skip_empty_layout(p, &shape);
     }
     size_t op_pos = cxla_hlo_skip(lx);
+    if (!has_shape && !unknown_type_at(p, op_pos)) return false;
     cxla_opcode op, wrapped;
     if (!parse_opcode(p, &op, &wrapped)) return false;
     if (!cxla_hlo_expect(lx, '(', "after the opcode")) return false;
-    size_t nops = 0, first_pending = p->op_count;
+    size_t nops = 0, first_pending = p->op_count, base = p->operand_top;
     int64_t param_number = -1;
     cxla_literal *literal = NULL;
     bool elided = false;
@@ -461,30 +597,40 @@ static bool parse_instruction(parser *p, cxla_computation *comp, cxla_instr **ro
             return cxla_hlo_error(lx, op_pos,
                                   "a constant needs its shape written before "
                                   "'constant'");
+        cxla_shape lshape = shape;
+        if (has_tiles(&shape) && !untiled(p->m->arena, &shape, &lshape)) return cxla_hlo_oom(lx);
         if (accept_elided(p)) {
             elided = true;
         } else {
-            cxla_status st = cxla_literal_parse_at(lx->text, lx->len, &q, &shape, &literal);
+            cxla_status st = cxla_literal_parse_at(lx->text, lx->len, &q, &lshape, &literal);
             if (st) return cxla_hlo_fail_status(lx, st, lx->pos);
             st = cxla_module_adopt_literal(p->m, literal);
             if (st) return cxla_hlo_fail_status(lx, st, lx->pos);
             lx->pos = q;
         }
         if (!cxla_hlo_expect(lx, ')', "after the constant's value")) return false;
-    } else if (!parse_operands(p, comp, &nops)) {
+    } else if (!parse_operands(p, comp, base, &nops)) {
         return false;
     }
     /* Names are unique in a module: one already used by another computation gets a
-     * ".N" suffix, as XLA's parser does; this computation still finds it by the old one. */
-    bool renamed = cxla_strmap_get(&p->names_used, name, name_len) != NULL;
+     * ".N" suffix, as XLA's parser does; this computation still finds it by the old one.
+     * A nested instruction has no name in the text: it gets its opcode's. */
+    bool renamed = true;
+    if (!name) {
+        name = cxla_opcode_name(op);
+        name_len = strlen(name);
+    } else {
+        renamed = cxla_strmap_get(&p->names_used, name, name_len) != NULL;
+    }
     const char *z = renamed ? unique_name(p, name, name_len) : name_z(p, name, name_len);
     if (!z) return cxla_hlo_oom(lx);
     cxla_instr *in;
     cxla_status st = cxla_computation_add_instr(comp, op, z, has_shape ? &shape : NULL,
-                                                (int64_t)nops, p->operand_buf, &in);
+                                                (int64_t)nops, p->operand_buf + base, &in);
+    p->operand_top = base;
     if (st) return cxla_hlo_fail_status(lx, st, name_pos);
     if (!cxla_strmap_put(&p->names_used, in->name, strlen(in->name), in)) return cxla_hlo_oom(lx);
-    if (renamed) {
+    if (renamed && allow_attributes) {
         char *alias = cxla_arena_strndup(p->m->arena, name, name_len);
         if (!alias || !cxla_strmap_put(&comp->instr_by_name, alias, name_len, in))
             return cxla_hlo_oom(lx);
@@ -494,7 +640,9 @@ static bool parse_instruction(parser *p, cxla_computation *comp, cxla_instr **ro
     in->literal_elided = elided;
     in->async_wrapped = wrapped;
     cxla_hlo_line_col(lx, start, &in->line, &in->column);
-    if (!note_instr(p, in, name_pos, has_shape ? 0 : 1)) return cxla_hlo_oom(lx);
+    unsigned flags =
+        (has_shape ? 0u : CXLA_HLO_SHAPE_OMITTED) | (allow_attributes ? 0u : CXLA_HLO_NESTED);
+    if (!note_instr(p, in, name_pos, flags)) return cxla_hlo_oom(lx);
     if (op == CXLA_OP_PARAMETER) {
         cxla_instr *twin =
             cxla_strmap_get(&p->params, (const char *)&param_number, sizeof(param_number));
@@ -509,16 +657,11 @@ static bool parse_instruction(parser *p, cxla_computation *comp, cxla_instr **ro
         if (!cxla_strmap_put(&p->params, (const char *)key, sizeof(*key), in))
             return cxla_hlo_oom(lx);
     }
-    for (size_t i = first_pending; i < p->op_count; i++) p->ops[i].instr = in;
-    if (is_root) {
-        if (*root)
-            return cxla_hlo_error(lx, start,
-                                  "one computation should have only one ROOT: '%s' "
-                                  "is already the root of '%s'",
-                                  (*root)->name, comp->name);
-        *root = in;
-    }
-    return parse_instr_attrs(p, in);
+    /* The pending operands of nested instructions already name theirs. */
+    for (size_t i = first_pending; i < p->op_count; i++)
+        if (!p->ops[i].instr) p->ops[i].instr = in;
+    *out = in;
+    return !allow_attributes || parse_instr_attrs(p, in);
 }
 
 /* ---- computations -------------------------------------------------------------------- */
@@ -628,7 +771,7 @@ static bool parse_program_shape(parser *p, cxla_computation *comp, size_t index)
                                             "expected a parameter name in the program "
                                             "shape of '%s'",
                                             comp->name);
-            if (!cxla_hlo_expect(lx, ':', "after the parameter name")) return false;
+            cxla_hlo_accept(lx, ':'); /* "p0: f32[]" as printed, "p0 f32[]" in old texts */
             if (count == cap) {
                 size_t ncap = cap ? cap * 2 : 8;
                 cxla_shape *np = cxla_arena_alloc_array(ar, ncap, sizeof(*np));
@@ -983,57 +1126,6 @@ static bool order_computations(parser *p) {
     return ok;
 }
 
-/* The opcodes whose result shape XLA's parser infers when it is not written. */
-static bool can_infer_shape(cxla_opcode op) {
-    switch (op) {
-    case CXLA_OP_PARAMETER:
-    case CXLA_OP_CONSTANT:
-    case CXLA_OP_IOTA:
-    case CXLA_OP_RNG_GET_AND_UPDATE_STATE:
-    case CXLA_OP_CONVERT:
-    case CXLA_OP_BITCAST_CONVERT:
-    case CXLA_OP_REDUCE_PRECISION:
-    case CXLA_OP_STOCHASTIC_CONVERT:
-    case CXLA_OP_BITCAST:
-    case CXLA_OP_RESHAPE:
-    case CXLA_OP_DYNAMIC_RESHAPE:
-    case CXLA_OP_SLICE:
-    case CXLA_OP_DYNAMIC_SLICE:
-    case CXLA_OP_DYNAMIC_UPDATE_SLICE:
-    case CXLA_OP_CUSTOM_CALL:
-    case CXLA_OP_FUSION:
-    case CXLA_OP_RNG:
-    case CXLA_OP_RNG_BIT_GENERATOR:
-    case CXLA_OP_INFEED:
-    case CXLA_OP_OUTFEED:
-    case CXLA_OP_SEND:
-    case CXLA_OP_SEND_DONE:
-    case CXLA_OP_RECV:
-    case CXLA_OP_RECV_DONE:
-    case CXLA_OP_ALL_REDUCE:
-    case CXLA_OP_ALL_REDUCE_START:
-    case CXLA_OP_ALL_REDUCE_DONE:
-    case CXLA_OP_ALL_GATHER:
-    case CXLA_OP_ALL_GATHER_START:
-    case CXLA_OP_ALL_GATHER_DONE:
-    case CXLA_OP_ALL_TO_ALL:
-    case CXLA_OP_RAGGED_ALL_TO_ALL:
-    case CXLA_OP_REDUCE_SCATTER:
-    case CXLA_OP_COLLECTIVE_PERMUTE:
-    case CXLA_OP_COLLECTIVE_PERMUTE_START:
-    case CXLA_OP_COLLECTIVE_PERMUTE_DONE:
-    case CXLA_OP_COLLECTIVE_BROADCAST:
-    case CXLA_OP_COLLECTIVE_REDUCE:
-    case CXLA_OP_ASYNC_START:
-    case CXLA_OP_ASYNC_UPDATE:
-    case CXLA_OP_ASYNC_DONE:
-    case CXLA_OP_COPY_START:
-    case CXLA_OP_COPY_DONE:
-    case CXLA_OP_SHUFFLE: return false;
-    default: return true;
-    }
-}
-
 /* Fills in the result shapes the text left out, callees first, operands first. */
 static bool infer_shapes(parser *p) {
     cxla_hlo_lexer *lx = &p->lx;
@@ -1043,7 +1135,7 @@ static bool infer_shapes(parser *p) {
             cxla_instr *in = comp->instrs[i];
             if (!(p->instr_info[in->id].flags & CXLA_HLO_SHAPE_OMITTED)) continue;
             size_t pos = p->instr_info[in->id].pos;
-            if (!can_infer_shape(in->opcode))
+            if (cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_NEEDS_SHAPE)
                 return cxla_hlo_error(lx, pos,
                                       "the shape of a %s instruction must be written "
                                       "('%s')",
@@ -1090,20 +1182,9 @@ static bool check_program_shapes(parser *p) {
     for (int64_t c = 0; c < p->m->comp_count; c++) {
         const comp_info *ci = &p->comp_info[c];
         const cxla_computation *comp = ci->comp;
+        /* XLA's ParseComputation reads the parameter list and checks only the result
+         * against the root: the parameters written there are ignored. */
         if (ci->param_count < 0) continue;
-        if (ci->param_count != comp->param_count)
-            return cxla_hlo_error(&p->lx, ci->pos,
-                                  "computation '%s' declares %" PRId64
-                                  " parameters but has %" PRId64,
-                                  comp->name, ci->param_count, comp->param_count);
-        for (int64_t i = 0; i < comp->param_count; i++)
-            if (comp->params[i]->shape.type != CXLA_TYPE_INVALID &&
-                !cxla_shape_compatible(&ci->params[i], &comp->params[i]->shape))
-                return shapes_disagree(p, ci->pos,
-                                       "Shape of parameter %s, %s, in the program shape is not "
-                                       "compatible with that of the parameter instruction %s, %s",
-                                       &ci->params[i], &comp->params[i]->shape, comp->name,
-                                       comp->params[i]->name);
         if (comp->root->shape.type != CXLA_TYPE_INVALID &&
             !cxla_shape_compatible(ci->result, &comp->root->shape))
             return shapes_disagree(p, ci->pos,

@@ -22,49 +22,8 @@ static bool is_async(cxla_opcode op) {
     return op == CXLA_OP_ASYNC_START || op == CXLA_OP_ASYNC_UPDATE || op == CXLA_OP_ASYNC_DONE;
 }
 
-static bool takes_to_apply(cxla_opcode op) {
-    switch (op) {
-    case CXLA_OP_CALL:
-    case CXLA_OP_MAP:
-    case CXLA_OP_REDUCE:
-    case CXLA_OP_REDUCE_WINDOW:
-    case CXLA_OP_ALL_REDUCE:
-    case CXLA_OP_ALL_REDUCE_START:
-    case CXLA_OP_REDUCE_SCATTER:
-    case CXLA_OP_SCATTER:
-    case CXLA_OP_SORT:
-    case CXLA_OP_SCAN:
-    case CXLA_OP_CUSTOM_CALL:
-    case CXLA_OP_COLLECTIVE_REDUCE: return true;
-    default: return false;
-    }
-}
-
-static bool has_result_accuracy(cxla_opcode op) {
-    switch (op) {
-    case CXLA_OP_EXP:
-    case CXLA_OP_EXPM1:
-    case CXLA_OP_LOG:
-    case CXLA_OP_LOG1P:
-    case CXLA_OP_LOGISTIC:
-    case CXLA_OP_SQRT:
-    case CXLA_OP_RSQRT:
-    case CXLA_OP_CBRT:
-    case CXLA_OP_TANH:
-    case CXLA_OP_ERF:
-    case CXLA_OP_SIN:
-    case CXLA_OP_COS:
-    case CXLA_OP_TAN:
-    case CXLA_OP_ACOS:
-    case CXLA_OP_ACOSH:
-    case CXLA_OP_ASIN:
-    case CXLA_OP_ASINH:
-    case CXLA_OP_ATAN:
-    case CXLA_OP_ATANH:
-    case CXLA_OP_COSH:
-    case CXLA_OP_SINH: return true;
-    default: return false;
-    }
+static unsigned flags_of(cxla_opcode op) {
+    return cxla_opcode_get_info(op)->flags;
 }
 
 /* Whether |op| (the instruction's own opcode |own|) may carry attribute |id|. */
@@ -77,11 +36,12 @@ static bool attr_allowed(cxla_attr_id id, cxla_opcode op, cxla_opcode own) {
     case CXLA_ATTR_TRUE_COMPUTATION:
     case CXLA_ATTR_FALSE_COMPUTATION:
     case CXLA_ATTR_BRANCH_COMPUTATIONS: return op == CXLA_OP_CONDITIONAL;
-    case CXLA_ATTR_TO_APPLY: return takes_to_apply(op);
+    case CXLA_ATTR_TO_APPLY:
+        return (flags_of(op) & (CXLA_OPF_TO_APPLY | CXLA_OPF_TO_APPLY_OPTIONAL)) != 0;
     case CXLA_ATTR_IS_COMPOSITE: return op == CXLA_OP_CALL;
     case CXLA_ATTR_CALLED_COMPUTATIONS: return op == CXLA_OP_CUSTOM_CALL;
     case CXLA_ATTR_CALLS: return own == CXLA_OP_FUSION || is_async(own);
-    case CXLA_ATTR_RESULT_ACCURACY: return has_result_accuracy(op);
+    case CXLA_ATTR_RESULT_ACCURACY: return (flags_of(op) & CXLA_OPF_RESULT_ACCURACY) != 0;
     default: return true;
     }
 }
@@ -163,21 +123,12 @@ static bool check_attrs(const checker *k, const cxla_instr *in) {
                                           a->v.ints.values[d], in->name);
     }
     /* Required called computations. */
+    if (flags_of(in->opcode) & CXLA_OPF_TO_APPLY) return require(k, in, CXLA_ATTR_TO_APPLY);
     switch (in->opcode) {
     case CXLA_OP_WHILE:
         return require(k, in, CXLA_ATTR_CONDITION) && require(k, in, CXLA_ATTR_BODY);
     case CXLA_OP_SELECT_AND_SCATTER:
         return require(k, in, CXLA_ATTR_SELECT) && require(k, in, CXLA_ATTR_SCATTER);
-    case CXLA_OP_CALL:
-    case CXLA_OP_MAP:
-    case CXLA_OP_REDUCE:
-    case CXLA_OP_REDUCE_WINDOW:
-    case CXLA_OP_SORT:
-    case CXLA_OP_SCATTER:
-    case CXLA_OP_ALL_REDUCE:
-    case CXLA_OP_ALL_REDUCE_START:
-    case CXLA_OP_REDUCE_SCATTER:
-    case CXLA_OP_SCAN: return require(k, in, CXLA_ATTR_TO_APPLY);
     case CXLA_OP_FUSION: return require(k, in, CXLA_ATTR_CALLS);
     case CXLA_OP_ASYNC_START:
         return in->async_wrapped != CXLA_OP_COUNT || require(k, in, CXLA_ATTR_CALLS);

@@ -76,38 +76,6 @@ CXLA_INFER_DECLARE(cxla_infer_replica_id) {
 
 /* ---- elementwise unary ----------------------------------------------------------- */
 
-typedef enum unary_rule {
-    U_FLOAT,         /* floating point */
-    U_FLOAT_COMPLEX, /* floating point or complex */
-    U_REAL_IMAG,     /* complex -> component type; float -> itself */
-    U_ABS,           /* complex -> component type; signed ints and floats */
-    U_INT,           /* integers */
-    U_NEGATE,        /* integers, floats, complex */
-    U_SIGN,          /* signed ints, floats, complex */
-    U_NOT,           /* pred or integers */
-    U_IS_FINITE,     /* floats -> pred */
-} unary_rule;
-
-static unary_rule unary_rule_of(cxla_opcode op) {
-    switch (op) {
-    case CXLA_OP_FLOOR:
-    case CXLA_OP_CEIL:
-    case CXLA_OP_ROUND_NEAREST_AFZ:
-    case CXLA_OP_ROUND_NEAREST_EVEN:
-    case CXLA_OP_ERF: return U_FLOAT;
-    case CXLA_OP_REAL:
-    case CXLA_OP_IMAG: return U_REAL_IMAG;
-    case CXLA_OP_ABS: return U_ABS;
-    case CXLA_OP_POPCNT:
-    case CXLA_OP_CLZ: return U_INT;
-    case CXLA_OP_NEGATE: return U_NEGATE;
-    case CXLA_OP_SIGN: return U_SIGN;
-    case CXLA_OP_NOT: return U_NOT;
-    case CXLA_OP_IS_FINITE: return U_IS_FINITE;
-    default: return U_FLOAT_COMPLEX;
-    }
-}
-
 static cxla_status infer_unary(const cxla_instr *in, cxla_arena *arena, cxla_shape *out) {
     const cxla_shape *x = OPS(0);
     if (!cxla_infer_is_array(x))
@@ -116,38 +84,41 @@ static cxla_status infer_unary(const cxla_instr *in, cxla_arena *arena, cxla_sha
     bool flt = cxla_type_is_float(t), cpx = cxla_type_is_complex(t);
     bool sint = cxla_type_is_signed(t), integer = cxla_type_is_integer(t);
     const char *want = NULL;
-    switch (unary_rule_of(in->opcode)) {
-    case U_FLOAT:
+    cxla_type_rule rule = cxla_opcode_get_info(in->opcode)->type_rule;
+    switch (rule) {
+    case CXLA_TR_FLOAT:
         if (!flt) want = "a floating-point";
         break;
-    case U_FLOAT_COMPLEX:
+    case CXLA_TR_FLOAT_COMPLEX:
         if (!flt && !cpx) want = "a floating-point or complex";
         break;
-    case U_REAL_IMAG:
-    case U_ABS:
+    case CXLA_TR_REAL_IMAG:
+    case CXLA_TR_ABS:
         if (cpx)
             result = cxla_type_component(t);
-        else if (!flt && !(unary_rule_of(in->opcode) == U_ABS && sint))
-            want = unary_rule_of(in->opcode) == U_ABS
-                       ? "a signed integer, floating-point or complex"
-                       : "a floating-point or complex";
+        else if (!flt && !(rule == CXLA_TR_ABS && sint))
+            want = rule == CXLA_TR_ABS ? "a signed integer, floating-point or complex"
+                                       : "a floating-point or complex";
         break;
-    case U_INT:
+    case CXLA_TR_INT:
         if (!integer) want = "an integer";
         break;
-    case U_NEGATE:
+    case CXLA_TR_NEGATE:
         if (!integer && !flt && !cpx) want = "an integer, floating-point or complex";
         break;
-    case U_SIGN:
+    case CXLA_TR_SIGN:
         if (!sint && !flt && !cpx) want = "a signed integer, floating-point or complex";
         break;
-    case U_NOT:
+    case CXLA_TR_PRED_INT:
         if (!integer && t != CXLA_PRED) want = "a pred or integer";
         break;
-    case U_IS_FINITE:
+    case CXLA_TR_IS_FINITE:
         if (!flt) want = "a floating-point";
         result = CXLA_PRED;
         break;
+    default:
+        return cxla_infer_fail(in, "opcodes.def gives %s no unary type rule",
+                               cxla_opcode_name(in->opcode));
     }
     if (want) return cxla_infer_fail(in, "expected %s operand, got %s", want, STR(x));
     return cxla_infer_with_type(arena, x, result, out);
@@ -304,28 +275,20 @@ static cxla_status infer_binary(const cxla_instr *in, cxla_arena *arena, cxla_sh
     bool integer = cxla_type_is_integer(t), flt = cxla_type_is_float(t);
     bool cpx = cxla_type_is_complex(t);
     const char *want = NULL;
-    switch (in->opcode) {
-    case CXLA_OP_SUBTRACT:
-    case CXLA_OP_DIVIDE:
-    case CXLA_OP_REMAINDER:
-    case CXLA_OP_POWER:
+    switch (cxla_opcode_get_info(in->opcode)->type_rule) {
+    case CXLA_TR_ARITH:
         if (t == CXLA_PRED) want = "arithmetic (not pred)";
         break;
-    case CXLA_OP_ATAN2:
+    case CXLA_TR_FLOAT_COMPLEX:
         if (!flt && !cpx) want = "floating-point or complex";
         break;
-    case CXLA_OP_AND:
-    case CXLA_OP_OR:
-    case CXLA_OP_XOR:
+    case CXLA_TR_PRED_INT:
         if (!integer && t != CXLA_PRED) want = "pred or integer";
         break;
-    case CXLA_OP_SHIFT_LEFT:
-    case CXLA_OP_SHIFT_RIGHT_ARITHMETIC:
-    case CXLA_OP_SHIFT_RIGHT_LOGICAL:
-    case CXLA_OP_MULHI:
+    case CXLA_TR_INT:
         if (!integer) want = "integer";
         break;
-    case CXLA_OP_COMPLEX:
+    case CXLA_TR_COMPLEX:
         if (t == CXLA_F32)
             result = CXLA_C64;
         else if (t == CXLA_F64)
@@ -333,7 +296,10 @@ static cxla_status infer_binary(const cxla_instr *in, cxla_arena *arena, cxla_sh
         else
             want = "f32 or f64";
         break;
-    default: /* add, multiply, maximum, minimum: every array type */ break;
+    case CXLA_TR_ANY: /* add, multiply, maximum, minimum: every array type */ break;
+    default:
+        return cxla_infer_fail(in, "opcodes.def gives %s no binary type rule",
+                               cxla_opcode_name(in->opcode));
     }
     if (want)
         return cxla_infer_fail(in, "expected %s operands, got %s and %s", want, STR(a), STR(b));

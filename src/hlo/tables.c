@@ -4,7 +4,9 @@
 #include "hlo/hlo.h"
 
 static const cxla_opcode_info opcode_table[CXLA_OP_COUNT] = {
-#define X(e, nm, ar, fl) [CXLA_OP_##e] = {.name = nm, .arity = ar, .flags = fl},
+#define X(e, nm, ar, fl, rule, sh)                                                                 \
+    [CXLA_OP_##                                                                                    \
+        e] = {.name = nm, .arity = ar, .flags = fl, .type_rule = CXLA_TR_##rule, .stablehlo = sh},
 #include "hlo/opcodes.def"
 #undef X
 };
@@ -40,6 +42,13 @@ cxla_opcode cxla_opcode_from_name(const char *name, size_t len) {
     return CXLA_OP_COUNT;
 }
 
+cxla_opcode cxla_opcode_from_stablehlo_name(const char *name) {
+    for (int i = 0; i < CXLA_OP_COUNT; i++)
+        if (opcode_table[i].stablehlo && strcmp(opcode_table[i].stablehlo, name) == 0)
+            return (cxla_opcode)i;
+    return CXLA_OP_COUNT;
+}
+
 static const cxla_attr_info attr_table[CXLA_ATTR_COUNT] = {
 #define X(e, nm, kd) [CXLA_ATTR_##e] = {.name = nm, .kind = CXLA_ATTR_KIND_##kd},
 #include "hlo/attrs.def"
@@ -58,4 +67,61 @@ cxla_attr_id cxla_attr_from_name(const char *name, size_t len) {
         if (strlen(n) == len && memcmp(n, name, len) == 0) return (cxla_attr_id)i;
     }
     return CXLA_ATTR_UNKNOWN;
+}
+
+/* ---- suggestions for misspelled names ------------------------------------------------ */
+
+size_t cxla_edit_distance(const char *a, size_t na, const char *b, size_t nb) {
+    enum { MAX = 64 };
+    if (na > MAX || nb > MAX) return (size_t)-1;
+    size_t row[MAX + 1];
+    for (size_t j = 0; j <= nb; j++) row[j] = j;
+    for (size_t i = 1; i <= na; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= nb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[nb];
+}
+
+/* Close enough to be a misspelling: a third of the name's letters, at least two. */
+static size_t suggestion_limit(size_t len) {
+    return len / 3 > 2 ? len / 3 : 2;
+}
+
+const char *cxla_attr_suggest(const char *name, size_t len) {
+    const char *best = NULL;
+    size_t best_d = suggestion_limit(len) + 1;
+    for (int i = 0; i < CXLA_ATTR_COUNT; i++) {
+        const char *n = attr_table[i].name;
+        if (!n || i == CXLA_ATTR_UNKNOWN) continue;
+        size_t d = cxla_edit_distance(name, len, n, strlen(n));
+        if (d < best_d) {
+            best_d = d;
+            best = n;
+        }
+    }
+    return best;
+}
+
+const char *cxla_type_suggest(const char *name, size_t len) {
+    const char *best = NULL;
+    size_t best_d = suggestion_limit(len) + 1;
+    for (int t = 0; t < CXLA_TYPE_COUNT; t++) {
+        if (!cxla_type_is_array((cxla_type)t)) continue;
+        const char *n = cxla_type_name((cxla_type)t);
+        size_t d = cxla_edit_distance(name, len, n, strlen(n));
+        if (d < best_d) {
+            best_d = d;
+            best = n;
+        }
+    }
+    return best;
 }

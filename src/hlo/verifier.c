@@ -11,19 +11,33 @@
 
 typedef struct verifier {
     const cxla_module *module;
+    cxla_hlo_verify_options options;
     cxla_arena *scratch; /* inferred shapes and strings; freed at the end */
     cxla_strmap names;   /* instruction name -> instruction, module-wide */
 } verifier;
 
-/* "computation 'c', instruction 'x' (line L:C): <message>" */
+/* "L:C: computation 'c', instruction 'x': <message>", the position first (when the
+ * instruction was parsed) so that a caller holding the file prefixes its name and shows
+ * the line, as parse errors read: FILE:LINE:COL: message. */
 static void describe(cxla_strbuf *b, const cxla_computation *c, const cxla_instr *in) {
+    if (in && in->line > 0)
+        cxla_strbuf_printf(b, "%" PRId64 ":%" PRId64 ": ", in->line, in->column);
     cxla_strbuf_printf(b, "computation '%s'", c ? c->name : "?");
-    if (in) {
-        cxla_strbuf_printf(b, ", instruction '%s'", in->name ? in->name : "?");
-        if (in->line > 0)
-            cxla_strbuf_printf(b, " (line %" PRId64 ":%" PRId64 ")", in->line, in->column);
-    }
+    if (in) cxla_strbuf_printf(b, ", instruction '%s'", in->name ? in->name : "?");
     cxla_strbuf_puts(b, ": ");
+}
+
+/* An attribute cxla does not know is ignored; when the instruction is wrong, that is
+ * often why (lhs_contract_dims for lhs_contracting_dims): say so beside the error. */
+static void note_unknown_attrs(cxla_strbuf *b, const cxla_instr *in) {
+    for (int64_t i = 0; in && i < in->attr_count; i++) {
+        const cxla_attr *a = &in->attrs[i];
+        if (a->id != CXLA_ATTR_UNKNOWN || !a->name) continue;
+        const char *hint = cxla_attr_suggest(a->name, strlen(a->name));
+        cxla_strbuf_printf(b, "; note: its attribute '%s' is unknown and was ignored%s%s%s",
+                           a->name, hint ? " (did you mean '" : "", hint ? hint : "",
+                           hint ? "'?)" : "");
+    }
 }
 
 static cxla_status vfail(const cxla_computation *c, const cxla_instr *in, const char *format, ...)
@@ -37,6 +51,7 @@ static cxla_status vfail(const cxla_computation *c, const cxla_instr *in, const 
     va_start(args, format);
     cxla_strbuf_vprintf(&b, format, args);
     va_end(args);
+    note_unknown_attrs(&b, in);
     cxla_status s =
         b.failed || !b.data ? OOM() : cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "%s", b.data);
     cxla_strbuf_free(&b);
@@ -58,28 +73,7 @@ static const char *shape_str(verifier *v, const cxla_shape *s) {
 
 /* Opcodes that may call computations (XLA's MightHaveCalledComputations). */
 static bool may_call(cxla_opcode op) {
-    switch (op) {
-    case CXLA_OP_MAP:
-    case CXLA_OP_REDUCE:
-    case CXLA_OP_REDUCE_WINDOW:
-    case CXLA_OP_SELECT_AND_SCATTER:
-    case CXLA_OP_SORT:
-    case CXLA_OP_SCATTER:
-    case CXLA_OP_SCAN:
-    case CXLA_OP_WHILE:
-    case CXLA_OP_CONDITIONAL:
-    case CXLA_OP_CALL:
-    case CXLA_OP_FUSION:
-    case CXLA_OP_CUSTOM_CALL:
-    case CXLA_OP_ALL_REDUCE:
-    case CXLA_OP_ALL_REDUCE_START:
-    case CXLA_OP_REDUCE_SCATTER:
-    case CXLA_OP_COLLECTIVE_REDUCE:
-    case CXLA_OP_ASYNC_START:
-    case CXLA_OP_ASYNC_UPDATE:
-    case CXLA_OP_ASYNC_DONE: return true;
-    default: return false;
-    }
+    return (cxla_opcode_get_info(op)->flags & CXLA_OPF_MAY_CALL) != 0;
 }
 
 static bool in_computation(const cxla_computation *c, const cxla_instr *in) {
@@ -181,6 +175,56 @@ static cxla_status check_computation_structure(verifier *v, const cxla_computati
 
 /* ---- shapes ---------------------------------------------------------------------- */
 
+/* |s| with every real floating-point type replaced by |to| (in the scratch arena). */
+static bool fp_as(verifier *v, const cxla_shape *s, cxla_type to, cxla_shape *out, int depth) {
+    *out = *s;
+    if (depth > 64) return false;
+    if (s->type == CXLA_TUPLE) {
+        out->elements = cxla_arena_alloc_array(
+            v->scratch, (size_t)(s->tuple_count ? s->tuple_count : 1), sizeof(*out->elements));
+        if (!out->elements) return false;
+        for (int64_t i = 0; i < s->tuple_count; i++)
+            if (!fp_as(v, &s->elements[i], to, &out->elements[i], depth + 1)) return false;
+        return true;
+    }
+    if (cxla_type_is_float(s->type)) out->type = to;
+    return true;
+}
+
+/* Declared and inferred shapes agree: exactly, or up to floating-point precision when
+ * mixed precision is allowed (XLA's ShapeUtil::CompatibleIgnoringFpPrecision). */
+static bool compatible(verifier *v, const cxla_shape *declared, const cxla_shape *inferred) {
+    if (cxla_infer_compatible(declared, inferred)) return true;
+    if (!v->options.allow_mixed_precision) return false;
+    cxla_shape a, b;
+    return fp_as(v, declared, CXLA_F32, &a, 0) && fp_as(v, inferred, CXLA_F32, &b, 0) &&
+           cxla_infer_compatible(&a, &b);
+}
+
+/* Shape inference again with the floating-point operands taken in one precision (the
+ * result's, else the first floating operand's): what XLA's inference ignores when mixed
+ * precision is allowed (elementwise operations, broadcast, pad, select, clamp ...). */
+static cxla_status infer_mixed(verifier *v, const cxla_instr *in, cxla_shape *out) {
+    cxla_type to = CXLA_TYPE_INVALID;
+    if (in->shape.type != CXLA_TUPLE && cxla_type_is_float(in->shape.type)) to = in->shape.type;
+    for (int64_t k = 0; to == CXLA_TYPE_INVALID && k < in->operand_count; k++)
+        if (cxla_type_is_float(in->operands[k]->shape.type)) to = in->operands[k]->shape.type;
+    if (to == CXLA_TYPE_INVALID || in->operand_count == 0)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "no floating-point operands");
+    cxla_instr *shadow = cxla_arena_alloc(v->scratch, sizeof(*shadow));
+    cxla_instr *ops = cxla_arena_alloc_array(v->scratch, (size_t)in->operand_count, sizeof(*ops));
+    cxla_instr **opp = cxla_arena_alloc_array(v->scratch, (size_t)in->operand_count, sizeof(*opp));
+    if (!shadow || !ops || !opp) return OOM();
+    *shadow = *in;
+    for (int64_t k = 0; k < in->operand_count; k++) {
+        ops[k] = *in->operands[k];
+        if (!fp_as(v, &in->operands[k]->shape, to, &ops[k].shape, 0)) return OOM();
+        opp[k] = &ops[k];
+    }
+    shadow->operands = opp;
+    return cxla_infer_shape(shadow, v->scratch, out);
+}
+
 static cxla_status check_instr_shape(verifier *v, const cxla_computation *c, const cxla_instr *in) {
     const char *op = cxla_opcode_name(in->opcode);
     cxla_status s = cxla_shape_validate(&in->shape);
@@ -189,9 +233,22 @@ static cxla_status check_instr_shape(verifier *v, const cxla_computation *c, con
         cxla_status_free(s);
         return e;
     }
+    /* Bitcast's byte-size rule holds only where layouts are decided (XLA's
+     * ShapeVerifier::HandleBitcast checks it when layout-sensitive). */
+    if (in->opcode == CXLA_OP_BITCAST && !v->options.layout_sensitive) return NULL;
     cxla_shape inferred;
-    CXLA_RETURN_IF_ERROR(wrap(c, in, cxla_infer_shape(in, v->scratch, &inferred)));
-    if (!cxla_infer_compatible(&in->shape, &inferred)) {
+    cxla_status st = cxla_infer_shape(in, v->scratch, &inferred);
+    if (st && v->options.allow_mixed_precision) {
+        cxla_status again = infer_mixed(v, in, &inferred);
+        if (!again) {
+            cxla_status_free(st);
+            st = NULL;
+        } else {
+            cxla_status_free(again);
+        }
+    }
+    CXLA_RETURN_IF_ERROR(wrap(c, in, st));
+    if (!compatible(v, &in->shape, &inferred)) {
         const char *ops = cxla_infer_operands_str(v->scratch, in);
         return vfail(c, in, "%s: declared shape %s differs from the inferred %s (operands: %s)", op,
                      shape_str(v, &in->shape), shape_str(v, &inferred), ops[0] ? ops : "none");
@@ -359,9 +416,13 @@ static cxla_status verify(verifier *v) {
     return check_entry_layout(v);
 }
 
-cxla_status cxla_verify_module(const cxla_module *module) {
-    if (!module) return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "cxla_verify_module: no module");
+cxla_status cxla_hlo_verify_with_options(const cxla_module *module,
+                                         const cxla_hlo_verify_options *options) {
+    if (!module) return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "cxla_hlo_verify: no module");
     verifier v = {.module = module, .scratch = cxla_arena_create()};
+    v.options = options ? *options
+                        : (cxla_hlo_verify_options){.layout_sensitive = false,
+                                                    .allow_mixed_precision = true};
     if (!v.scratch) return OOM();
     cxla_strmap_init(&v.names, v.scratch);
     cxla_status s = verify(&v);
@@ -370,5 +431,5 @@ cxla_status cxla_verify_module(const cxla_module *module) {
 }
 
 cxla_status cxla_hlo_verify(const cxla_module *module) {
-    return cxla_verify_module(module);
+    return cxla_hlo_verify_with_options(module, NULL);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/rng.h"
 #include "interp/interp.h"
 #include "shape/shape_internal.h"
 
@@ -126,27 +127,11 @@ static bool gte_is_exclusive(const cxla_computation *comp, const cxla_instr *gte
 }
 
 /* True for operations whose result elements are all elements of their operands (moved,
- * not computed): a NaN or Inf in their result was in an operand already, so
+ * not computed; opcodes.def's MOVES_ELEMENTS): a NaN or Inf in their result was in an operand
+ * already, so
  * --check-finite never blames them and need not test their (possibly big) results. */
 static bool moves_elements(cxla_opcode op) {
-    switch (op) {
-    case CXLA_OP_TUPLE:
-    case CXLA_OP_GET_TUPLE_ELEMENT:
-    case CXLA_OP_COPY:
-    case CXLA_OP_OPTIMIZATION_BARRIER:
-    case CXLA_OP_RESHAPE:
-    case CXLA_OP_TRANSPOSE:
-    case CXLA_OP_BROADCAST:
-    case CXLA_OP_SLICE:
-    case CXLA_OP_DYNAMIC_SLICE:
-    case CXLA_OP_DYNAMIC_UPDATE_SLICE:
-    case CXLA_OP_CONCATENATE:
-    case CXLA_OP_PAD:
-    case CXLA_OP_REVERSE:
-    case CXLA_OP_SELECT:
-    case CXLA_OP_GATHER: return true;
-    default: return false;
-    }
+    return (cxla_opcode_get_info(op)->flags & CXLA_OPF_MOVES_ELEMENTS) != 0;
 }
 
 static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, interp_plan **out) {
@@ -196,6 +181,10 @@ static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, int
         /* Constants of the control family's handler: a value that depends on nothing. */
         plan->is_constant[i] = in->opcode == CXLA_OP_CONSTANT && !in->shape.dynamic &&
                                plan->handlers[i] == interp_control_ops[CXLA_OP_CONSTANT];
+        if (ctx->overrides && !plan->is_constant[i] && in->opcode != CXLA_OP_PARAMETER) {
+            interp_op_fn fn = ctx->overrides->lookup(ctx->overrides->user, in);
+            if (fn) plan->handlers[i] = fn;
+        }
         if (in->operand_count > plan->max_operands) plan->max_operands = in->operand_count;
         if (in->opcode == CXLA_OP_GET_TUPLE_ELEMENT && in->operand_count == 1)
             plan->exclusive_gte[i] = gte_is_exclusive(comp, in);
@@ -269,7 +258,7 @@ cxla_status interp_ctx_init(interp_ctx *ctx, const cxla_module *module,
     memset(ctx, 0, sizeof(*ctx));
     ctx->module = module;
     if (options) ctx->options = *options;
-    ctx->rng_state[0] = INTERP_RNG_INITIAL_STATE;
+    ctx->rng_state[0] = EXEC_RNG_INITIAL_STATE;
     ctx->arena = cxla_arena_create();
     if (!ctx->arena) return OOM();
     cxla_strmap_init(&ctx->plans, ctx->arena);
@@ -576,9 +565,25 @@ cxla_status interp_default_layout(const cxla_literal *literal, cxla_literal **ou
     return relayout_to(literal, NULL, out);
 }
 
+cxla_status interp_relayout(const cxla_literal *literal, const cxla_shape *shape,
+                            cxla_literal **out) {
+    return relayout_to(literal, shape, out);
+}
+
+void *interp_overrides_user(const interp_ctx *ctx) {
+    return ctx->overrides ? ctx->overrides->user : NULL;
+}
+
 cxla_status interp_run_module(const cxla_module *module, const exec_run_options *options,
                               const cxla_literal *const *args, int64_t arg_count,
                               cxla_literal **out) {
+    return interp_run_module_overridden(module, options, NULL, args, arg_count, out);
+}
+
+cxla_status interp_run_module_overridden(const cxla_module *module, const exec_run_options *options,
+                                         const interp_overrides *overrides,
+                                         const cxla_literal *const *args, int64_t arg_count,
+                                         cxla_literal **out) {
     const cxla_computation *entry = module->entry;
     if (!entry)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "the module has no entry computation");
@@ -625,6 +630,7 @@ cxla_status interp_run_module(const cxla_module *module, const exec_run_options 
     if (!s) {
         s = interp_ctx_init(&ctx, module, options);
         ctx_ready = !s;
+        if (ctx_ready) ctx.overrides = overrides;
     }
     cxla_literal *result = NULL;
     if (!s) s = interp_eval_computation(&ctx, entry, use, arg_count, &result);

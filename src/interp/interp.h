@@ -16,6 +16,7 @@
 #include "literal/literal_internal.h"
 
 typedef struct interp_ctx interp_ctx;
+typedef struct interp_overrides interp_overrides;
 
 /* The interpreter as a backend (interp_backend.c): its compiled form is the module. */
 extern const exec_backend interp_backend;
@@ -78,6 +79,7 @@ struct interp_ctx {
     const bool *take_borrowed;     /* slot borrowed from the caller */
     bool take_exclusive_gte;       /* this get-tuple-element may take its element */
     int64_t take_operand_count;
+    const interp_overrides *overrides; /* NULL: the interpreter's handlers only */
 };
 
 cxla_status interp_ctx_init(interp_ctx *ctx, const cxla_module *module,
@@ -93,6 +95,22 @@ cxla_status interp_eval_computation(interp_ctx *ctx, const cxla_computation *com
 cxla_status interp_run_module(const cxla_module *module, const exec_run_options *options,
                               const cxla_literal *const *args, int64_t arg_count,
                               cxla_literal **out);
+
+/* Another backend may run a module on this driver with some instructions computed its
+ * own way (src/cpu: compiled kernels for fusions and elementwise operations). |lookup|
+ * is asked once per instruction when a computation's plan is built and returns a
+ * handler to use instead of the interpreter's, or NULL to keep it; such a handler finds
+ * |user| through interp_overrides_user. Constants and parameters are never overridden. */
+struct interp_overrides {
+    void *user;
+    interp_op_fn (*lookup)(void *user, const cxla_instr *instr);
+};
+/* interp_run_module with |overrides| (NULL: none). */
+cxla_status interp_run_module_overridden(const cxla_module *module, const exec_run_options *options,
+                                         const interp_overrides *overrides,
+                                         const cxla_literal *const *args, int64_t arg_count,
+                                         cxla_literal **out);
+void *interp_overrides_user(const interp_ctx *ctx);
 
 /* Moves instead of copies. A handler may take over operand |k| when this instruction is
  * its last use and the frame owns it: the literal is returned (the caller now owns it)
@@ -118,7 +136,11 @@ cxla_status interp_eval_computation_some_donated(interp_ctx *ctx, const cxla_com
 cxla_status interp_new_array(const cxla_shape *shape, cxla_literal **out);
 /* A copy of |literal| (an array, or a tuple of them at any depth) in the default layout. */
 cxla_status interp_default_layout(const cxla_literal *literal, cxla_literal **out);
-/* The same, with the element type replaced. */
+/* A copy of |literal| with the layouts of |shape| (the entry's result layout: tiles and
+ * memory spaces do not change host order; NULL: the default layout). */
+cxla_status interp_relayout(const cxla_literal *literal, const cxla_shape *shape,
+                            cxla_literal **out);
+/* interp_new_array with the element type replaced. */
 cxla_status interp_new_array_of(const cxla_shape *shape, cxla_type type, cxla_literal **out);
 /* An error for |instr| that names it and its opcode: "add.3 (add): <message>". */
 cxla_status interp_error(const cxla_instr *instr, cxla_status_code code, const char *format, ...)
@@ -183,16 +205,6 @@ cxla_status interp_call_scalar(interp_ctx *ctx, const cxla_computation *comp,
                                const cxla_literal *const *args, int64_t arg_count,
                                cxla_literal **out);
 
-/* ---- random-number internals (interp_rng.c), exposed for tests ---------------------- */
-
-/* The Random123 block functions: Threefry-2x32 with 20 rounds and Philox-4x32 with 10
- * rounds, as XLA's prng library computes them (word 0 is the low word). */
-void interp_threefry2x32(const uint32_t key[2], const uint32_t ctr[2], uint32_t out[2]);
-void interp_philox4x32(const uint32_t key[2], const uint32_t ctr[4], uint32_t out[4]);
-/* The first |count| outputs of C++'s std::mt19937_64 seeded with |seed|. */
-void interp_mt19937_64(uint64_t seed, uint64_t *out, int64_t count);
-/* The initial rng state (low word), XLA CPU's per-executable rng_state initializer. */
-#define INTERP_RNG_INITIAL_STATE 0x7012395ull
 /* ---- values of the collectives and async wrappers (interp_async.c) ------------------ */
 
 /* Zeros of |shape| (tuples element by element, tokens as tokens). */

@@ -13,7 +13,8 @@
  *      dimensions) the static one is cut to the dynamic size, as XLA's padder ignores
  *      its extra elements; two dynamic sizes that line up must be equal;
  *   2. the result shape for the cut operands comes from shape inference, or for
- *      reshape, broadcast, slice and dynamic-slice from the rules below;
+ *      reshape and broadcast from the rules of exec/dynamic.c, slice and
+ *      dynamic-slice from the rules below;
  *   3. the handler runs on the cut operands, as on static values;
  *   4. the result goes back into the declared shape: a bounded dimension keeps its bound
  *      as storage and gets the computed size; an unbounded one is the computed size; a
@@ -27,88 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/dynamic.h"
 #include "interp/interp.h"
 #include "interp/interp_gather.h"
 
 #define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
-
-typedef enum dyn_kind {
-    DYN_NONE = 0,      /* cannot leave the padding out: an error */
-    DYN_PASS,          /* passes values along whole, or handles sizes itself */
-    DYN_INFER,         /* result shape by shape inference on the cut operands */
-    DYN_SAME,          /* DYN_INFER; operands of the largest rank line up dim by dim */
-    DYN_CONCAT,        /* DYN_SAME except the concatenated dimension */
-    DYN_DOT,           /* DYN_INFER; batch and contracting dimensions line up */
-    DYN_RESHAPE,       /* the sizes move through the reshape (reshape_sizes) */
-    DYN_BROADCAST,     /* mapped dims take the operand's sizes */
-    DYN_SLICE,         /* limits clamped to the sizes */
-    DYN_DYNAMIC_SLICE, /* full-bound slices follow the size; others must fit it */
-} dyn_kind;
-
-static const uint8_t kinds[CXLA_OP_COUNT] = {
-    [CXLA_OP_TUPLE] = DYN_PASS,
-    [CXLA_OP_GET_TUPLE_ELEMENT] = DYN_PASS,
-    [CXLA_OP_WHILE] = DYN_PASS,
-    [CXLA_OP_CONDITIONAL] = DYN_PASS,
-    [CXLA_OP_CALL] = DYN_PASS,
-    [CXLA_OP_FUSION] = DYN_PASS,
-    [CXLA_OP_OPTIMIZATION_BARRIER] = DYN_PASS,
-    [CXLA_OP_ADD_DEPENDENCY] = DYN_PASS,
-    [CXLA_OP_DOMAIN] = DYN_PASS,
-    [CXLA_OP_COPY_START] = DYN_PASS,
-    [CXLA_OP_COPY_DONE] = DYN_PASS,
-    [CXLA_OP_AFTER_ALL] = DYN_PASS,
-    [CXLA_OP_GET_DIMENSION_SIZE] = DYN_PASS,
-    [CXLA_OP_SET_DIMENSION_SIZE] = DYN_PASS,
-    [CXLA_OP_DYNAMIC_RESHAPE] = DYN_PASS,
-    [CXLA_OP_MAP] = DYN_SAME,
-    [CXLA_OP_SORT] = DYN_SAME,
-    [CXLA_OP_REDUCE] = DYN_SAME,
-    [CXLA_OP_REDUCE_WINDOW] = DYN_SAME,
-    [CXLA_OP_CONCATENATE] = DYN_CONCAT,
-    [CXLA_OP_DOT] = DYN_DOT,
-    [CXLA_OP_BITCAST_CONVERT] = DYN_INFER,
-    [CXLA_OP_TRANSPOSE] = DYN_INFER,
-    [CXLA_OP_PAD] = DYN_INFER,
-    [CXLA_OP_REVERSE] = DYN_INFER,
-    [CXLA_OP_DYNAMIC_UPDATE_SLICE] = DYN_INFER,
-    [CXLA_OP_SELECT_AND_SCATTER] = DYN_INFER,
-    [CXLA_OP_TOPK] = DYN_INFER,
-    [CXLA_OP_GATHER] = DYN_INFER,
-    [CXLA_OP_SCATTER] = DYN_INFER,
-    [CXLA_OP_CONVOLUTION] = DYN_INFER,
-    [CXLA_OP_FFT] = DYN_INFER,
-    [CXLA_OP_CHOLESKY] = DYN_INFER,
-    [CXLA_OP_TRIANGULAR_SOLVE] = DYN_INFER,
-    [CXLA_OP_BATCH_NORM_TRAINING] = DYN_INFER,
-    [CXLA_OP_BATCH_NORM_INFERENCE] = DYN_INFER,
-    [CXLA_OP_BATCH_NORM_GRAD] = DYN_INFER,
-    [CXLA_OP_RESHAPE] = DYN_RESHAPE,
-    [CXLA_OP_BROADCAST] = DYN_BROADCAST,
-    [CXLA_OP_SLICE] = DYN_SLICE,
-    [CXLA_OP_DYNAMIC_SLICE] = DYN_DYNAMIC_SLICE,
-};
-
-static dyn_kind kind_of(cxla_opcode op) {
-    if (cxla_opcode_get_info(op)->flags & CXLA_OPF_ELEMENTWISE) return DYN_SAME;
-    return (dyn_kind)kinds[op];
-}
-
-static bool has_unbounded(const cxla_shape *s) {
-    if (s->type == CXLA_TUPLE) {
-        for (int64_t i = 0; i < s->tuple_count; i++)
-            if (has_unbounded(&s->elements[i])) return true;
-        return false;
-    }
-    if (!s->dynamic) return false;
-    for (int64_t i = 0; i < s->rank; i++)
-        if (s->dynamic[i] && s->dims[i] == CXLA_DIM_UNBOUNDED) return true;
-    return false;
-}
-
-static bool decl_dynamic(const cxla_shape *s, int64_t d) {
-    return s->dynamic && d >= 0 && d < s->rank && s->dynamic[d];
-}
 
 /* "f32[<=10](5)": a value's shape with its sizes, for messages (malloc'd). */
 static char *describe(const cxla_literal *lit) {
@@ -147,7 +71,7 @@ static cxla_status align(dyn_call *c, const int64_t *ks, const int64_t *ds, int6
     int64_t size = -1, from = -1, from_dim = -1;
     for (int64_t i = 0; i < count; i++) {
         int64_t k = ks[i], d = ds[i];
-        if (!decl_dynamic(&c->in->operands[k]->shape, d)) continue;
+        if (!exec_shape_dim_dynamic(&c->in->operands[k]->shape, d)) continue;
         int64_t v = c->region[k][d];
         if (size < 0) {
             size = v;
@@ -167,7 +91,7 @@ static cxla_status align(dyn_call *c, const int64_t *ks, const int64_t *ds, int6
     return NULL;
 }
 
-/* DYN_SAME / DYN_CONCAT: operands of the largest rank, dimension by dimension (all but
+/* EXEC_DYN_SAME / EXEC_DYN_CONCAT: operands of the largest rank, dimension by dimension (all but
  * |skip|). */
 static cxla_status align_same(dyn_call *c, int64_t skip) {
     int64_t rank = 0;
@@ -232,105 +156,8 @@ static cxla_attr *find_attr(cxla_attr *attrs, int64_t count, cxla_attr_id id) {
  * size; a single dynamic one takes what is left; several are solved group by group,
  * where a group is a run of operand and output dimensions whose bounds multiply to the
  * same product (one dynamic output dimension per group). */
-static cxla_status reshape_sizes(dyn_call *c, const int64_t *r, int64_t *o) {
-    const cxla_instr *in = c->in;
-    const cxla_shape *xs = c->ops[0]->shape, *ys = &in->shape;
-    int64_t n = xs->rank, m = ys->rank, real = 1, unknown = 0, u = -1;
-    bool zero = false, unbounded = false;
-    for (int64_t i = 0; i < n; i++) {
-        real *= r[i];
-        zero = zero || xs->dims[i] == 0;
-    }
-    for (int64_t j = 0; j < m; j++) {
-        o[j] = ys->dims[j];
-        zero = zero || ys->dims[j] == 0;
-        if (decl_dynamic(ys, j)) {
-            unknown++;
-            u = j;
-            unbounded = unbounded || ys->dims[j] == CXLA_DIM_UNBOUNDED;
-        }
-    }
-    if (unknown <= 1) {
-        int64_t p = 1;
-        for (int64_t j = 0; j < m; j++)
-            if (j != u) p *= o[j];
-        if (unknown == 1 && p == 0) {
-            o[u] = ys->dims[u] < 0 ? 0 : ys->dims[u]; /* no elements whatever the size */
-            return NULL;
-        }
-        if (unknown == 1 && real % p == 0) {
-            o[u] = real / p;
-            return NULL;
-        }
-        if (unknown == 0 && real == p) return NULL;
-        if (unknown == 0)
-            return interp_error(in, CXLA_STATUS_INVALID_ARGUMENT,
-                                "the operand holds %" PRId64
-                                " elements at its dynamic sizes but the static result holds "
-                                "%" PRId64,
-                                real, p);
-        return interp_error(in, CXLA_STATUS_INVALID_ARGUMENT,
-                            "the operand holds %" PRId64
-                            " elements at its dynamic sizes, not a multiple of the %" PRId64
-                            " of the result's static dimensions",
-                            real, p);
-    }
-    if (unbounded)
-        return interp_error(in, CXLA_STATUS_UNIMPLEMENTED,
-                            "cannot tell how %" PRId64
-                            " elements split between several dynamic result dimensions, one "
-                            "of them unbounded; use dynamic-reshape",
-                            real);
-    if (zero) { /* an empty array at any size: keep the bounds */
-        for (int64_t j = 0; j < m; j++) o[j] = ys->dims[j];
-        return NULL;
-    }
-    int64_t i = 0, j = 0;
-    while (i < n || j < m) {
-        int64_t gi = i, gj = j, pin = 1, pout = 1;
-        if (i < n) pin = xs->dims[i++];
-        if (j < m) pout = ys->dims[j++];
-        while (pin != pout) {
-            if (pin < pout && i < n)
-                pin *= xs->dims[i++];
-            else if (pout < pin && j < m)
-                pout *= ys->dims[j++];
-            else
-                return interp_error(in, CXLA_STATUS_INVALID_ARGUMENT,
-                                    "the bounds of the operand and the result hold different "
-                                    "element counts");
-        }
-        int64_t greal = 1, gu = -1, gcount = 0, p = 1;
-        for (int64_t a = gi; a < i; a++) greal *= r[a];
-        for (int64_t b = gj; b < j; b++) {
-            if (decl_dynamic(ys, b)) {
-                gu = b;
-                gcount++;
-            } else {
-                p *= ys->dims[b];
-            }
-        }
-        if (gcount > 1)
-            return interp_error(in, CXLA_STATUS_UNIMPLEMENTED,
-                                "cannot tell how %" PRId64
-                                " elements split between result dimensions %" PRId64 "..%" PRId64
-                                ", several of them dynamic; use dynamic-reshape",
-                                greal, gj, j - 1);
-        if (gcount == 1 && greal % p == 0) {
-            o[gu] = greal / p;
-        } else if (gcount == 1 || greal != p) {
-            return interp_error(in, CXLA_STATUS_INVALID_ARGUMENT,
-                                "operand dimensions %" PRId64 "..%" PRId64 " hold %" PRId64
-                                " elements at their dynamic sizes, which do not fill result "
-                                "dimensions %" PRId64 "..%" PRId64,
-                                gi, i - 1, greal, gj, j - 1);
-        }
-    }
-    return NULL;
-}
-
 /* The result shape of the cut operation, for the kinds not left to shape inference. */
-static cxla_status rule_shape(dyn_call *c, dyn_kind kind, int64_t *o) {
+static cxla_status rule_shape(dyn_call *c, exec_dyn_kind kind, int64_t *o) {
     const cxla_instr *in = c->in;
     const cxla_shape *ys = &in->shape;
     const cxla_literal *x = c->ops[0];
@@ -339,28 +166,9 @@ static cxla_status rule_shape(dyn_call *c, dyn_kind kind, int64_t *o) {
         return interp_error(in, CXLA_STATUS_INVALID_ARGUMENT,
                             "expects an array operand and result");
     switch (kind) {
-    case DYN_RESHAPE: return reshape_sizes(c, r, o);
-    case DYN_BROADCAST: {
-        int64_t nd = 0;
-        const int64_t *bd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
-        bool mapped[CXLA_MAX_RANK] = {false};
-        for (int64_t j = 0; j < ys->rank; j++) o[j] = ys->dims[j];
-        for (int64_t i = 0; i < nd && i < x->shape->rank; i++) {
-            if (bd[i] < 0 || bd[i] >= ys->rank)
-                return interp_error(in, CXLA_STATUS_INVALID_ARGUMENT,
-                                    "dimensions= does not map the operand onto the result");
-            o[bd[i]] = r[i];
-            mapped[bd[i]] = true;
-        }
-        for (int64_t j = 0; j < ys->rank; j++)
-            if (!mapped[j] && o[j] < 0)
-                return interp_error(in, CXLA_STATUS_UNIMPLEMENTED,
-                                    "no operand dimension gives unbounded result dimension "
-                                    "%" PRId64 " a size",
-                                    j);
-        return NULL;
-    }
-    case DYN_SLICE: {
+    case EXEC_DYN_RESHAPE: return exec_dynamic_reshape_sizes(in, x->shape, r, o);
+    case EXEC_DYN_BROADCAST: return exec_dynamic_broadcast_sizes(in, x->shape->rank, r, o);
+    case EXEC_DYN_SLICE: {
         cxla_attr *attrs = copy_attrs(c);
         cxla_attr *a = attrs ? find_attr(attrs, in->attr_count, CXLA_ATTR_SLICE) : NULL;
         if (!attrs) return OOM();
@@ -379,7 +187,7 @@ static cxla_status rule_shape(dyn_call *c, dyn_kind kind, int64_t *o) {
                 return interp_error(in, CXLA_STATUS_INVALID_ARGUMENT, "malformed slice= range");
             sd[i] = (cxla_slice_dim){start, limit, s.stride};
             o[i] = (limit - start + s.stride - 1) / s.stride;
-            if (!decl_dynamic(ys, i) && o[i] != ys->dims[i])
+            if (!exec_shape_dim_dynamic(ys, i) && o[i] != ys->dims[i])
                 return interp_error(in, CXLA_STATUS_OUT_OF_RANGE,
                                     "slice [%" PRId64 ":%" PRId64 ":%" PRId64
                                     "] of dimension %" PRId64
@@ -390,7 +198,7 @@ static cxla_status rule_shape(dyn_call *c, dyn_kind kind, int64_t *o) {
         c->tmp.attrs = attrs;
         return NULL;
     }
-    case DYN_DYNAMIC_SLICE: {
+    case EXEC_DYN_DYNAMIC_SLICE: {
         cxla_attr *attrs = copy_attrs(c);
         cxla_attr *a =
             attrs ? find_attr(attrs, in->attr_count, CXLA_ATTR_DYNAMIC_SLICE_SIZES) : NULL;
@@ -403,7 +211,7 @@ static cxla_status rule_shape(dyn_call *c, dyn_kind kind, int64_t *o) {
         if (!k) return OOM();
         for (int64_t i = 0; i < rank; i++) {
             int64_t want = a->v.ints.values[i], bound = x->shape->dims[i];
-            if (decl_dynamic(ys, i) && want == bound && r[i] < bound) {
+            if (exec_shape_dim_dynamic(ys, i) && want == bound && r[i] < bound) {
                 k[i] = r[i]; /* the whole dimension: it keeps the operand's size */
             } else if (want > r[i]) {
                 return interp_error(in, CXLA_STATUS_OUT_OF_RANGE,
@@ -456,12 +264,12 @@ static cxla_status expand(const cxla_instr *in, const cxla_shape *decl, cxla_lit
                          "the result's type or rank is not the declared one");
     for (int64_t d = 0; d < decl->rank && !s; d++) {
         int64_t got = rs->dims[d], want = decl->dims[d];
-        if (!decl_dynamic(decl, d) && got != want)
+        if (!exec_shape_dim_dynamic(decl, d) && got != want)
             s = interp_error(in, CXLA_STATUS_INVALID_ARGUMENT,
                              "dimension %" PRId64 " of the result is static (%" PRId64
                              ") but has %" PRId64 " elements at the operands' dynamic sizes",
                              d, want, got);
-        else if (decl_dynamic(decl, d) && want != CXLA_DIM_UNBOUNDED && got > want)
+        else if (exec_shape_dim_dynamic(decl, d) && want != CXLA_DIM_UNBOUNDED && got > want)
             s = interp_error(in, CXLA_STATUS_INVALID_ARGUMENT,
                              "dimension %" PRId64 " of the result has %" PRId64
                              " elements, beyond its bound %" PRId64,
@@ -496,7 +304,7 @@ static cxla_status unsupported(const cxla_instr *in, const cxla_literal *const *
     return s;
 }
 
-static cxla_status run(dyn_call *c, dyn_kind kind, interp_op_fn fn, cxla_literal **out) {
+static cxla_status run(dyn_call *c, exec_dyn_kind kind, interp_op_fn fn, cxla_literal **out) {
     const cxla_instr *in = c->in;
     int64_t n = c->n;
     /* 1. The part of each operand to keep. */
@@ -511,13 +319,13 @@ static cxla_status run(dyn_call *c, dyn_kind kind, interp_op_fn fn, cxla_literal
             return unsupported(in, c->ops, k);
         }
     }
-    if (kind == DYN_SAME) CXLA_RETURN_IF_ERROR(align_same(c, -1));
-    if (kind == DYN_CONCAT) {
+    if (kind == EXEC_DYN_SAME) CXLA_RETURN_IF_ERROR(align_same(c, -1));
+    if (kind == EXEC_DYN_CONCAT) {
         int64_t nd = 0;
         const int64_t *d = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
         CXLA_RETURN_IF_ERROR(align_same(c, nd == 1 ? d[0] : -1));
     }
-    if (kind == DYN_DOT && n == 2) CXLA_RETURN_IF_ERROR(align_dot(c));
+    if (kind == EXEC_DYN_DOT && n == 2) CXLA_RETURN_IF_ERROR(align_dot(c));
     /* 2. Cut operands: views of the whole storage or copies of a part, static shapes. */
     for (int64_t k = 0; k < n; k++) {
         const cxla_literal *x = c->ops[k];
@@ -556,8 +364,8 @@ static cxla_status run(dyn_call *c, dyn_kind kind, interp_op_fn fn, cxla_literal
     c->tmp = *in;
     c->tmp.operands = c->tmp_ops;
     /* 3. The result shape at these sizes. */
-    if (kind == DYN_RESHAPE || kind == DYN_BROADCAST || kind == DYN_SLICE ||
-        kind == DYN_DYNAMIC_SLICE) {
+    if (kind == EXEC_DYN_RESHAPE || kind == EXEC_DYN_BROADCAST || kind == EXEC_DYN_SLICE ||
+        kind == EXEC_DYN_DYNAMIC_SLICE) {
         int64_t rank = in->shape.rank;
         int64_t *o = cxla_arena_alloc_array(c->arena, (size_t)(rank ? rank : 1), sizeof(int64_t));
         if (!o) return OOM();
@@ -604,7 +412,7 @@ static cxla_status conform(const cxla_shape *decl, cxla_literal *res) {
     bool differ = false;
     for (int64_t d = 0; d < rs->rank; d++) {
         if (rs->dims[d] != decl->dims[d]) return NULL; /* not the declared storage */
-        differ = differ || decl_dynamic(decl, d) != decl_dynamic(rs, d);
+        differ = differ || exec_shape_dim_dynamic(decl, d) != exec_shape_dim_dynamic(rs, d);
     }
     if (!differ) return NULL;
     cxla_shape flagged = *rs;
@@ -615,12 +423,12 @@ static cxla_status conform(const cxla_shape *decl, cxla_literal *res) {
 cxla_status interp_dynamic_eval(interp_ctx *ctx, const cxla_instr *instr,
                                 const cxla_literal *const *operands, interp_op_fn fn,
                                 cxla_literal **out) {
-    dyn_kind kind = kind_of(instr->opcode);
-    if (kind == DYN_PASS) return fn(ctx, instr, operands, out);
+    exec_dyn_kind kind = exec_dynamic_kind(instr->opcode);
+    if (kind == EXEC_DYN_PASS) return fn(ctx, instr, operands, out);
     int64_t n = instr->operand_count, padded = -1;
     for (int64_t k = 0; k < n && padded < 0; k++)
         if (cxla_literal_is_padded(operands[k])) padded = k;
-    if (padded < 0 && !has_unbounded(&instr->shape)) {
+    if (padded < 0 && !exec_shape_has_unbounded(&instr->shape)) {
         CXLA_RETURN_IF_ERROR(fn(ctx, instr, operands, out));
         cxla_status s = conform(&instr->shape, *out);
         if (s) {
@@ -629,7 +437,7 @@ cxla_status interp_dynamic_eval(interp_ctx *ctx, const cxla_instr *instr,
         }
         return s;
     }
-    if (kind == DYN_NONE) return unsupported(instr, operands, padded);
+    if (kind == EXEC_DYN_NONE) return unsupported(instr, operands, padded);
     dyn_call c = {.ctx = ctx, .in = instr, .ops = operands, .n = n};
     c.arena = cxla_arena_create();
     if (!c.arena) return OOM();
@@ -715,14 +523,14 @@ cxla_status interp_op_set_dimension_size(interp_ctx *ctx, const cxla_instr *inst
                             "size %" PRId64 " of dimension %" PRId64
                             " is outside its bound 0..%" PRId64,
                             size, dim, bound);
-    bool unbounded = instr->shape.rank == rank && decl_dynamic(&instr->shape, dim) &&
+    bool unbounded = instr->shape.rank == rank && exec_shape_dim_dynamic(&instr->shape, dim) &&
                      instr->shape.dims[dim] == CXLA_DIM_UNBOUNDED;
     int64_t dims[CXLA_MAX_RANK], region[CXLA_MAX_RANK], sizes[CXLA_MAX_RANK];
     uint8_t dyn[CXLA_MAX_RANK];
     cxla_literal_sizes(x, sizes);
     for (int64_t i = 0; i < rank; i++) {
         dims[i] = region[i] = x->shape->dims[i];
-        dyn[i] = decl_dynamic(x->shape, i) || i == dim;
+        dyn[i] = exec_shape_dim_dynamic(x->shape, i) || i == dim;
     }
     if (unbounded) { /* '?' values hold their actual size: cut */
         dims[dim] = region[dim] = size;

@@ -18,53 +18,11 @@
 #ifndef CXLA_INTERP_INTERP_ELEMENTWISE_H_
 #define CXLA_INTERP_INTERP_ELEMENTWISE_H_
 
+#include "exec/math.h"
 #include "interp/interp.h"
 
 /* Small floats are widened to f32 this many elements at a time (stack buffers). */
 enum { INTERP_EW_CHUNK = 256 };
-
-/* The unary math functions on reals, with the C function (on double) that computes each
- * one: the interpreter and the C emitter read this one list. f32 is computed in double
- * and rounded once; f64 uses the function directly. The interp_ew_* functions are
- * defined in interp_elementwise_float.c. */
-#define INTERP_EW_FLOAT_MATH(X)                                                                    \
-    X(CXLA_OP_ABS, fabs)                                                                           \
-    X(CXLA_OP_NEGATE, interp_ew_negate)                                                            \
-    X(CXLA_OP_SIGN, interp_ew_sign)                                                                \
-    X(CXLA_OP_FLOOR, floor)                                                                        \
-    X(CXLA_OP_CEIL, ceil)                                                                          \
-    X(CXLA_OP_ROUND_NEAREST_AFZ, round)                                                            \
-    X(CXLA_OP_ROUND_NEAREST_EVEN, rint)                                                            \
-    X(CXLA_OP_EXP, exp)                                                                            \
-    X(CXLA_OP_EXPM1, expm1)                                                                        \
-    X(CXLA_OP_LOG, log)                                                                            \
-    X(CXLA_OP_LOG1P, log1p)                                                                        \
-    X(CXLA_OP_LOGISTIC, interp_ew_logistic)                                                        \
-    X(CXLA_OP_SQRT, sqrt)                                                                          \
-    X(CXLA_OP_RSQRT, interp_ew_rsqrt)                                                              \
-    X(CXLA_OP_CBRT, cbrt)                                                                          \
-    X(CXLA_OP_SIN, sin)                                                                            \
-    X(CXLA_OP_COS, cos)                                                                            \
-    X(CXLA_OP_TAN, tan)                                                                            \
-    X(CXLA_OP_TANH, tanh)                                                                          \
-    X(CXLA_OP_ACOS, acos)                                                                          \
-    X(CXLA_OP_ACOSH, acosh)                                                                        \
-    X(CXLA_OP_ASIN, asin)                                                                          \
-    X(CXLA_OP_ASINH, asinh)                                                                        \
-    X(CXLA_OP_ATAN, atan)                                                                          \
-    X(CXLA_OP_ATANH, atanh)                                                                        \
-    X(CXLA_OP_COSH, cosh)                                                                          \
-    X(CXLA_OP_SINH, sinh)                                                                          \
-    X(CXLA_OP_ERF, erf)                                                                            \
-    X(CXLA_OP_REAL, interp_ew_real)                                                                \
-    X(CXLA_OP_IMAG, interp_ew_imag)
-
-double interp_ew_negate(double x);
-double interp_ew_sign(double x);     /* NaN stays NaN, +-0 stays +-0, else +-1 */
-double interp_ew_logistic(double x); /* 1 / (1 + e^-x) */
-double interp_ew_rsqrt(double x);    /* 1 / sqrt(x) */
-double interp_ew_real(double x);     /* x */
-double interp_ew_imag(double x);     /* +0 */
 
 /* Comparisons. */
 typedef enum interp_cmp_dir {
@@ -111,7 +69,8 @@ void interp_ew_int_wrap(cxla_type type, void *data, int64_t n);
 
 /* ---- floats and complex (interp_elementwise_float.c) ------------------------------- */
 
-/* Unary math on f32 or f64 (INTERP_EW_FLOAT_MATH); the output has the input's type. */
+/* Unary math on f32 or f64 (EXEC_MATH_UNARY, exec/math.h); the output has the input's
+ * type. */
 bool interp_ew_float_unary(cxla_opcode op, cxla_type type, const void *x, void *out, int64_t n);
 /* is-finite of f32 or f64 into pred. */
 void interp_ew_float_is_finite(cxla_type type, const void *x, uint8_t *out, int64_t n);

@@ -32,32 +32,6 @@
 
 /* ---- scalar functions ------------------------------------------------------------- */
 
-double interp_ew_negate(double x) {
-    return -x;
-}
-
-double interp_ew_sign(double x) {
-    if (isnan(x) || x == 0) return x;
-    return x < 0 ? -1.0 : 1.0;
-}
-
-double interp_ew_logistic(double x) {
-    return 1.0 / (1.0 + exp(-x));
-}
-
-double interp_ew_rsqrt(double x) {
-    return 1.0 / sqrt(x);
-}
-
-double interp_ew_real(double x) {
-    return x;
-}
-
-double interp_ew_imag(double x) {
-    (void)x;
-    return 0.0;
-}
-
 /* maximum and minimum as XLA's CPU backend emits them (llvm.maximum / llvm.minimum):
  * a NaN operand gives NaN (the first one), and -0 < +0. */
 static double max_f64(double a, double b) {
@@ -90,23 +64,24 @@ static float min_f32(float a, float b) {
 
 /* ---- real kernels ----------------------------------------------------------------- */
 
-#define MATH_CASE_F32(OP, FN)                                                                      \
-    case OP:                                                                                       \
+/* The list of exec/math.h: f32 in double, rounded once; f64 directly. */
+#define MATH_CASE_F32(OP, FN, L64, L32)                                                            \
+    case CXLA_OP_##OP:                                                                             \
         LOOP(out[i] = (float)FN((double)x[i]));                                                    \
         return true;
-#define MATH_CASE_F64(OP, FN)                                                                      \
-    case OP: LOOP(out[i] = FN(x[i])); return true;
+#define MATH_CASE_F64(OP, FN, L64, L32)                                                            \
+    case CXLA_OP_##OP: LOOP(out[i] = FN(x[i])); return true;
 
 static bool unary_f32(cxla_opcode op, const float *restrict x, float *restrict out, int64_t n) {
     switch (op) {
-        INTERP_EW_FLOAT_MATH(MATH_CASE_F32)
+        EXEC_MATH_UNARY(MATH_CASE_F32)
     default: return false;
     }
 }
 
 static bool unary_f64(cxla_opcode op, const double *restrict x, double *restrict out, int64_t n) {
     switch (op) {
-        INTERP_EW_FLOAT_MATH(MATH_CASE_F64)
+        EXEC_MATH_UNARY(MATH_CASE_F64)
     default: return false;
     }
 }

@@ -220,7 +220,7 @@ static float small_load(cxla_type type, const void *p) {
         bits = v;
     } else {
         bits = *(const uint8_t *)p;
-        if (type == CXLA_F4E2M1FN) bits &= 0xF;
+        bits &= (1u << cxla_type_bits(type)) - 1; /* f4/f6: the low bits */
     }
     return cxla_float_to_float(type, bits);
 }

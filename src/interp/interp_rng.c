@@ -46,186 +46,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/rng.h"
 #include "interp/interp.h"
 
 #define OOM()           cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
 #define BAD(instr, ...) interp_error((instr), CXLA_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
-
-/* ---- the block functions ---------------------------------------------------------- */
-
-static uint32_t rotl32(uint32_t v, int r) {
-    return (v << r) | (v >> (32 - r));
-}
-
-void interp_threefry2x32(const uint32_t key[2], const uint32_t ctr[2], uint32_t out[2]) {
-    static const int rot[8] = {13, 15, 26, 6, 17, 29, 16, 24};
-    const uint32_t ks[3] = {key[0], key[1], 0x1BD11BDAu ^ key[0] ^ key[1]};
-    uint32_t x0 = ctr[0] + ks[0], x1 = ctr[1] + ks[1];
-    for (uint32_t block = 0; block < 5; block++) {
-        for (int r = 0; r < 4; r++) {
-            x0 += x1;
-            x1 = rotl32(x1, rot[(block % 2) * 4 + (uint32_t)r]);
-            x1 ^= x0;
-        }
-        uint32_t s = block + 1; /* key injection s */
-        x0 += ks[s % 3];
-        x1 += ks[(s + 1) % 3] + s;
-    }
-    out[0] = x0;
-    out[1] = x1;
-}
-
-void interp_philox4x32(const uint32_t key[2], const uint32_t ctr[4], uint32_t out[4]) {
-    uint32_t k0 = key[0], k1 = key[1];
-    uint32_t x0 = ctr[0], x1 = ctr[1], x2 = ctr[2], x3 = ctr[3];
-    for (int round = 0; round < 10; round++) {
-        uint64_t p0 = (uint64_t)0xD2511F53u * x0, p1 = (uint64_t)0xCD9E8D57u * x2;
-        uint32_t y0 = (uint32_t)(p1 >> 32) ^ x1 ^ k0, y1 = (uint32_t)p1;
-        uint32_t y2 = (uint32_t)(p0 >> 32) ^ x3 ^ k1, y3 = (uint32_t)p0;
-        x0 = y0, x1 = y1, x2 = y2, x3 = y3;
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
-    }
-    out[0] = x0, out[1] = x1, out[2] = x2, out[3] = x3;
-}
-
-void interp_mt19937_64(uint64_t seed, uint64_t *out, int64_t count) {
-    enum { N = 312, M = 156 };
-    uint64_t mt[N];
-    mt[0] = seed;
-    for (int i = 1; i < N; i++)
-        mt[i] = 6364136223846793005ull * (mt[i - 1] ^ (mt[i - 1] >> 62)) + (uint64_t)i;
-    int next = N;
-    for (int64_t k = 0; k < count; k++) {
-        if (next == N) {
-            for (int i = 0; i < N; i++) {
-                uint64_t x = (mt[i] & 0xFFFFFFFF80000000ull) | (mt[(i + 1) % N] & 0x7FFFFFFFull);
-                uint64_t xa = (x >> 1) ^ ((x & 1) ? 0xB5026F5AA96619E9ull : 0);
-                mt[i] = mt[(i + M) % N] ^ xa;
-            }
-            next = 0;
-        }
-        uint64_t y = mt[next++];
-        y ^= (y >> 29) & 0x5555555555555555ull;
-        y ^= (y << 17) & 0x71D67FFFEDA60000ull;
-        y ^= (y << 37) & 0xFFF7EEE000000000ull;
-        y ^= y >> 43;
-        out[k] = y;
-    }
-}
-
-/* ---- bit generators over shapes ----------------------------------------------------- */
-
-typedef struct u128 {
-    uint64_t lo, hi;
-} u128;
-
-static u128 u128_add(u128 a, uint64_t b) {
-    u128 r = {a.lo + b, a.hi};
-    if (r.lo < a.lo) r.hi++;
-    return r;
-}
-
-/* XLA's SplitShapeIntoHalves: the shape seen as [pre, d, post] around the split dimension
- * (a scalar is [1, 1, 1]); h = ceil(d / 2) pairs along it. */
-typedef struct halves {
-    int64_t pre, d, h, post;
-} halves;
-
-static halves split_halves(const cxla_shape *s) {
-    halves hv = {1, 1, 1, 1};
-    if (s->rank == 0) return hv;
-    int64_t split = -1;
-    for (int64_t i = 0; i < s->rank && split < 0; i++)
-        if (s->dims[i] % 2 == 0) split = i;
-    if (split < 0) {
-        split = 0;
-        for (int64_t i = 1; i < s->rank; i++)
-            if (s->dims[i] > s->dims[split]) split = i;
-    }
-    for (int64_t i = 0; i < split; i++) hv.pre *= s->dims[i];
-    for (int64_t i = split + 1; i < s->rank; i++) hv.post *= s->dims[i];
-    hv.d = s->dims[split];
-    hv.h = (hv.d + 1) / 2;
-    return hv;
-}
-
-static int64_t halves_pairs(halves hv) {
-    return hv.pre * hv.h * hv.post;
-}
-
-static void key_words(uint64_t key, uint32_t out[2]) {
-    out[0] = (uint32_t)key;
-    out[1] = (uint32_t)(key >> 32);
-}
-
-/* Threefry words for an output of 32 bits or fewer: pair p of the half shape takes
- * counter ctr + p and writes element (i, 2j + b, k) of the output. Returns the new
- * counter. */
-static uint64_t threefry_narrow(uint64_t key, uint64_t ctr, halves hv, cxla_type t, void *out) {
-    uint32_t k[2];
-    key_words(key, k);
-    size_t es = cxla_type_storage(t);
-    char *o = out;
-    int64_t pairs = halves_pairs(hv);
-    for (int64_t p = 0; p < pairs; p++) {
-        int64_t i = p / (hv.h * hv.post), j = (p / hv.post) % hv.h, kk = p % hv.post;
-        uint64_t c = ctr + (uint64_t)p;
-        uint32_t cw[2] = {(uint32_t)c, (uint32_t)(c >> 32)}, x[2];
-        interp_threefry2x32(k, cw, x);
-        for (int b = 0; b < 2; b++) {
-            int64_t jj = 2 * j + b;
-            if (jj >= hv.d) break;
-            cxla_store_u64(t, o + (size_t)((i * hv.d + jj) * hv.post + kk) * es, x[b]);
-        }
-    }
-    return ctr + (uint64_t)pairs;
-}
-
-static uint64_t threefry_wide(uint64_t key, uint64_t ctr, int64_t n, uint64_t *out) {
-    uint32_t k[2];
-    key_words(key, k);
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t c = ctr + (uint64_t)i;
-        uint32_t cw[2] = {(uint32_t)c, (uint32_t)(c >> 32)}, x[2];
-        interp_threefry2x32(k, cw, x);
-        out[i] = (uint64_t)x[0] | (uint64_t)x[1] << 32;
-    }
-    return ctr + (uint64_t)n;
-}
-
-static void philox_block(const uint32_t k[2], u128 c, uint32_t x[4]) {
-    uint32_t cw[4] = {(uint32_t)c.lo, (uint32_t)(c.lo >> 32), (uint32_t)c.hi,
-                      (uint32_t)(c.hi >> 32)};
-    interp_philox4x32(k, cw, x);
-}
-
-/* |n| philox words (blocks of four in order); returns the advanced counter. */
-static u128 philox_words(uint64_t key, u128 ctr, int64_t n, uint32_t *out) {
-    uint32_t k[2];
-    key_words(key, k);
-    int64_t blocks = (n + 3) / 4;
-    for (int64_t v = 0; v < blocks; v++) {
-        uint32_t x[4];
-        philox_block(k, u128_add(ctr, (uint64_t)v), x);
-        for (int w = 0; w < 4 && 4 * v + w < n; w++) out[4 * v + w] = x[w];
-    }
-    return u128_add(ctr, (uint64_t)blocks);
-}
-
-/* |n| 64-bit philox values, two per block; returns the advanced counter. */
-static u128 philox_wide(uint64_t key, u128 ctr, int64_t n, uint64_t *out) {
-    uint32_t k[2];
-    key_words(key, k);
-    int64_t blocks = (n + 1) / 2;
-    for (int64_t v = 0; v < blocks; v++) {
-        uint32_t x[4];
-        philox_block(k, u128_add(ctr, (uint64_t)v), x);
-        out[2 * v] = (uint64_t)x[0] | (uint64_t)x[1] << 32;
-        if (2 * v + 1 < n) out[2 * v + 1] = (uint64_t)x[2] | (uint64_t)x[3] << 32;
-    }
-    return u128_add(ctr, (uint64_t)blocks);
-}
 
 /* ---- rng-bit-generator ------------------------------------------------------------- */
 
@@ -262,19 +87,20 @@ static cxla_status op_rng_bit_generator(interp_ctx *ctx, const cxla_instr *instr
     if (!st) memcpy(ns, s, (size_t)m * sizeof(uint64_t));
     if (!st && three_fry) {
         if (width == 64)
-            ns[1] = threefry_wide(s[0], s[1], n, bits->data);
+            ns[1] = exec_threefry_wide(s[0], s[1], n, bits->data);
         else
-            ns[1] = threefry_narrow(s[0], s[1], split_halves(bs), bs->type, bits->data);
+            ns[1] =
+                exec_threefry_narrow(s[0], s[1], exec_rng_split_halves(bs), bs->type, bits->data);
     } else if (!st) {
-        u128 c = m == 3 ? (u128){s[1], s[2]} : (u128){s[1], s[0]};
+        exec_u128 c = m == 3 ? (exec_u128){s[1], s[2]} : (exec_u128){s[1], s[0]};
         if (width == 64) {
-            c = philox_wide(s[0], c, n, bits->data);
+            c = exec_philox_wide(s[0], c, n, bits->data);
         } else {
             uint32_t *w = malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
             if (!w) {
                 st = OOM();
             } else {
-                c = philox_words(s[0], c, n, w);
+                c = exec_philox_words(s[0], c, n, w);
                 size_t es = cxla_type_storage(bs->type);
                 for (int64_t i = 0; i < n; i++)
                     cxla_store_u64(bs->type, (char *)bits->data + (size_t)i * es, w[i]);
@@ -298,7 +124,7 @@ static cxla_status op_rng_bit_generator(interp_ctx *ctx, const cxla_instr *instr
 /* ---- rng-get-and-update-state ------------------------------------------------------- */
 
 static void advance_state(interp_ctx *ctx, uint64_t delta) {
-    u128 s = u128_add((u128){ctx->rng_state[0], ctx->rng_state[1]}, delta);
+    exec_u128 s = exec_u128_add((exec_u128){ctx->rng_state[0], ctx->rng_state[1]}, delta);
     ctx->rng_state[0] = s.lo;
     ctx->rng_state[1] = s.hi;
 }
@@ -352,7 +178,7 @@ static cxla_status rng_key(interp_ctx *ctx, const cxla_instr *instr, uint64_t *o
             for (int64_t i = 0; i < m->comps[c]->instr_count && k < count; i++)
                 if (order[i]->opcode == CXLA_OP_RNG) ops[k++] = order[i];
         }
-        interp_mt19937_64(42, keys, k);
+        exec_mt19937_64(42, keys, k);
         ctx->rng_ops = ops;
         ctx->rng_keys = keys;
         ctx->rng_op_count = k;
@@ -369,57 +195,7 @@ static double load_value(cxla_type t, const cxla_literal *lit) {
     return cxla_load_f64(t, cxla_literal_data_const(lit));
 }
 
-/* The largest value of small float type |t| below |b| (NaN when there is none). */
-static double small_float_below(cxla_type t, double b) {
-    double best = NAN;
-    uint32_t patterns = 1u << cxla_type_bits(t);
-    for (uint32_t p = 0; p < patterns; p++) {
-        double v = cxla_float_to_double(t, p);
-        if (v < b && !(v <= best)) best = v;
-    }
-    return best;
-}
-
-static void uniform_f64(const uint64_t *bits, int64_t n, double a, double b, double *out) {
-    double range = b - a;
-    bool wide = isinf(range) && isfinite(a) && isfinite(b);
-    double below = nextafter(b, -INFINITY);
-    for (int64_t i = 0; i < n; i++) {
-        double v = (double)(bits[i] >> 12) * 0x1p-52;
-        double r;
-        if (wide) {
-            double ta = a - a * v, tb = b * v; /* a (1 - v) + b v: no overflow */
-            r = ta + tb;
-        } else {
-            double p = v * range;
-            r = p + a;
-        }
-        if (a < b && r >= b) r = below;
-        out[i] = r;
-    }
-}
-
-/* f32 results (before rounding to a small type). */
-static void uniform_f32(const uint32_t *bits, int64_t n, float a, float b, bool clamp, float *out) {
-    float range = b - a;
-    bool wide = isinf(range) && isfinite(a) && isfinite(b);
-    float below = nextafterf(b, -INFINITY);
-    for (int64_t i = 0; i < n; i++) {
-        float v = (float)(bits[i] >> 9) * 0x1p-23f;
-        float r;
-        if (wide) {
-            double p = (double)v * ((double)b - (double)a);
-            r = (float)(p + (double)a);
-        } else {
-            float p = v * range;
-            r = p + a;
-        }
-        if (clamp && a < b && r >= b) r = below;
-        out[i] = r;
-    }
-}
-
-static cxla_status rng_uniform_float(uint64_t key, u128 c, const cxla_instr *instr, double a,
+static cxla_status rng_uniform_float(uint64_t key, exec_u128 c, const cxla_instr *instr, double a,
                                      double b, cxla_literal *res) {
     cxla_type t = instr->shape.type;
     int64_t n = cxla_literal_element_count(res);
@@ -427,8 +203,8 @@ static cxla_status rng_uniform_float(uint64_t key, u128 c, const cxla_instr *ins
     if (t == CXLA_F64) {
         uint64_t *bits = malloc(count * sizeof(uint64_t));
         if (!bits) return OOM();
-        philox_wide(key, c, n, bits);
-        uniform_f64(bits, n, a, b, res->data);
+        exec_philox_wide(key, c, n, bits);
+        exec_rng_uniform_f64(bits, n, a, b, res->data);
         free(bits);
         return NULL;
     }
@@ -439,8 +215,9 @@ static cxla_status rng_uniform_float(uint64_t key, u128 c, const cxla_instr *ins
         free(vals);
         return OOM();
     }
-    philox_words(key, c, n, bits);
-    uniform_f32(bits, n, (float)a, (float)b, t == CXLA_F32, t == CXLA_F32 ? res->data : vals);
+    exec_philox_words(key, c, n, bits);
+    exec_rng_uniform_f32(bits, n, (float)a, (float)b, t == CXLA_F32,
+                         t == CXLA_F32 ? res->data : vals);
     if (t != CXLA_F32) {
         size_t es = cxla_type_storage(t);
         char *o = res->data;
@@ -450,7 +227,7 @@ static cxla_status rng_uniform_float(uint64_t key, u128 c, const cxla_instr *ins
             char *p = o + (size_t)i * es;
             cxla_store_f64(t, p, vals[i]);
             if (a < b && cxla_load_f64(t, p) >= b) { /* rounded up to b */
-                if (!have_below) below = small_float_below(t, b), have_below = true;
+                if (!have_below) below = exec_rng_small_float_below(t, b), have_below = true;
                 cxla_store_f64(t, p, below);
             }
         }
@@ -460,7 +237,7 @@ static cxla_status rng_uniform_float(uint64_t key, u128 c, const cxla_instr *ins
     return NULL;
 }
 
-static cxla_status rng_uniform_int(uint64_t key, u128 c, const cxla_instr *instr,
+static cxla_status rng_uniform_int(uint64_t key, exec_u128 c, const cxla_instr *instr,
                                    const cxla_literal *la, const cxla_literal *lb,
                                    cxla_literal *res) {
     cxla_type t = instr->shape.type;
@@ -478,14 +255,14 @@ static cxla_status rng_uniform_int(uint64_t key, u128 c, const cxla_instr *instr
     uint64_t *bits = malloc(count * sizeof(uint64_t));
     if (!bits) return OOM();
     if (width == 64) {
-        philox_wide(key, c, n, bits);
+        exec_philox_wide(key, c, n, bits);
     } else {
         uint32_t *w = malloc(count * sizeof(uint32_t));
         if (!w) {
             free(bits);
             return OOM();
         }
-        philox_words(key, c, n, w);
+        exec_philox_words(key, c, n, w);
         for (int64_t i = 0; i < n; i++) bits[i] = w[i];
         free(w);
     }
@@ -499,17 +276,17 @@ static cxla_status rng_uniform_int(uint64_t key, u128 c, const cxla_instr *instr
     return NULL;
 }
 
-static cxla_status rng_normal(uint64_t key, u128 c, const cxla_instr *instr, double mu,
+static cxla_status rng_normal(uint64_t key, exec_u128 c, const cxla_instr *instr, double mu,
                               double sigma, cxla_literal *res) {
     cxla_type t = instr->shape.type;
-    halves hv = split_halves(&instr->shape);
-    int64_t pairs = halves_pairs(hv), n = 2 * pairs;
+    exec_halves hv = exec_rng_split_halves(&instr->shape);
+    int64_t pairs = exec_rng_halves_pairs(hv), n = 2 * pairs;
     size_t es = cxla_type_storage(t);
     char *o = res->data;
     if (t == CXLA_F64) {
         uint64_t *bits = malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
         if (!bits) return OOM();
-        philox_wide(key, c, n, bits);
+        exec_philox_wide(key, c, n, bits);
         for (int64_t p = 0; p < pairs; p++) {
             int64_t i = p / (hv.h * hv.post), j = (p / hv.post) % hv.h, k = p % hv.post;
             int64_t base = ((i * hv.h + j) * 2) * hv.post + k;
@@ -530,7 +307,7 @@ static cxla_status rng_normal(uint64_t key, u128 c, const cxla_instr *instr, dou
     }
     uint32_t *bits = malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
     if (!bits) return OOM();
-    philox_words(key, c, n, bits);
+    exec_philox_words(key, c, n, bits);
     float fmu = (float)mu, fsigma = (float)sigma;
     for (int64_t p = 0; p < pairs; p++) {
         int64_t i = p / (hv.h * hv.post), j = (p / hv.post) % hv.h, k = p % hv.post;
@@ -578,7 +355,7 @@ static cxla_status op_rng(interp_ctx *ctx, const cxla_instr *instr,
     CXLA_RETURN_IF_ERROR(interp_new_array(&instr->shape, &res));
     int64_t n = cxla_literal_element_count(res);
     /* Read and advance the state by the count of 32-bit units, as the expander does. */
-    u128 c = {ctx->rng_state[0], ctx->rng_state[1]};
+    exec_u128 c = {ctx->rng_state[0], ctx->rng_state[1]};
     advance_state(ctx, (uint64_t)n * (cxla_type_bits(t) == 64 ? 2u : 1u));
     cxla_status st;
     if (normal)

@@ -23,7 +23,7 @@ void interp_small_to_f32(cxla_type type, const void *src, float *dst, int64_t co
         }
     } else {
         const uint8_t *s = src;
-        uint32_t mask = type == CXLA_F4E2M1FN ? 0xF : 0xFF;
+        uint32_t mask = (1u << cxla_type_bits(type)) - 1; /* f4/f6: the low bits */
         for (int64_t i = 0; i < count; i++) dst[i] = cxla_float_to_float(type, s[i] & mask);
     }
 }

@@ -73,7 +73,7 @@ static uint32_t load_small_float_bits(cxla_type type, const void *p) {
         return v;
     }
     uint8_t b = *(const uint8_t *)p;
-    return type == CXLA_F4E2M1FN ? (uint32_t)(b & 0xF) : b;
+    return b & ((1u << cxla_type_bits(type)) - 1); /* f4/f6: the low bits */
 }
 
 static void store_small_float_bits(cxla_type type, void *p, uint32_t bits) {

@@ -632,7 +632,7 @@ static int64_t ordered_bits(cxla_type type, const void *p) {
         memcpy(&b, p, 2);
         bits = b;
     } else {
-        bits = *(const uint8_t *)p & (width == 4 ? 0xF : 0xFF);
+        bits = *(const uint8_t *)p & ((1u << width) - 1);
     }
     if (type == CXLA_F8E8M0FNU) return (int64_t)bits; /* unsigned: no sign bit */
     sign = (uint64_t)1 << (width - 1);

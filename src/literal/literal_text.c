@@ -92,7 +92,7 @@ static uint32_t load_small_bits(cxla_type type, const void *p) {
         return v;
     }
     uint8_t v = *(const uint8_t *)p;
-    return type == CXLA_F4E2M1FN ? (uint32_t)(v & 0xf) : v;
+    return v & ((1u << cxla_type_bits(type)) - 1); /* f4/f6: the low bits */
 }
 
 static void store_small_bits(cxla_type type, void *p, uint32_t bits) {
@@ -652,6 +652,18 @@ static bool store_integer(parser *P, cxla_type type, void *p, const number *num)
                        cxla_type_name(type), token_len(num), P->text + num->start);
     uint64_t mag;
     bool fits = integer_magnitude(P, num, &mag);
+    /* XLA reads the integer as an int64 and then: pred takes static_cast<bool> (any
+     * nonzero value is true); u64 takes its two's complement bits, so -1 is 2^64-1
+     * (the narrower unsigned types reject negatives, as the bits exceed their range). */
+    if (fits && num->negative && mag <= (uint64_t)1 << 63 &&
+        (type == CXLA_PRED || type == CXLA_U64)) {
+        cxla_store_u64(type, p, type == CXLA_PRED ? 1 : 0 - mag);
+        return true;
+    }
+    if (fits && type == CXLA_PRED) {
+        cxla_store_u64(type, p, mag != 0);
+        return true;
+    }
     int bits = type == CXLA_PRED ? 1 : cxla_type_bits(type);
     bool is_signed = cxla_type_is_signed(type);
     uint64_t max_pos = is_signed ? ((uint64_t)1 << (bits - 1)) - 1
@@ -778,6 +790,10 @@ static bool parse_level(array_parser *ap, int64_t level, int64_t offset) {
     P->pos++;
     int64_t count = 0;
     skip(P);
+    while (peek(P) == ',') { /* leading commas, skipped as XLA does */
+        P->pos++;
+        skip(P);
+    }
     size_t close_pos = P->pos;
     if (peek(P) == '}') {
         P->pos++;
@@ -807,22 +823,25 @@ static bool parse_level(array_parser *ap, int64_t level, int64_t offset) {
             count++;
             skip(P);
             int c = peek(P);
-            if (c == ',') {
+            /* XLA's ParseDenseLiteral skips commas wherever they are: "{1 2}" and
+             * "{1,,2,}" read as {1, 2}. */
+            while (c == ',') {
                 P->pos++;
                 skip(P);
-                if (peek(P) == '}')
-                    return fail_at(P, P->pos, "expects a value after ',' (no trailing commas)");
-                continue;
+                c = peek(P);
             }
             if (c == '}') {
                 close_pos = P->pos;
                 P->pos++;
                 break;
             }
-            snprintf(what, sizeof what,
-                     "expects ',' or '}' after element %" PRId64 " of dimension %" PRId64 "%s",
-                     count - 1, level, index_text(ap, level, where));
-            return fail_expected(P, P->pos, what);
+            if (c < 0 ||
+                !(is_word_char(c) || c == '-' || c == '+' || c == '.' || c == '{' || c == '(')) {
+                snprintf(what, sizeof what,
+                         "expects ',' or '}' after element %" PRId64 " of dimension %" PRId64 "%s",
+                         count - 1, level, index_text(ap, level, where));
+                return fail_expected(P, P->pos, what);
+            }
         }
     }
     if (count != dim)
@@ -841,6 +860,22 @@ static bool parse_dense(parser *P, cxla_literal *lit) {
             return fail_at(P, P->pos,
                            "too many nested braces: a scalar (shape %s[]) is written without "
                            "braces",
+                           cxla_type_name(shape->type));
+        return parse_element(P, shape->type, lit->data);
+    }
+    skip(P);
+    int c0 = peek(P);
+    if (c0 >= 0 && (is_word_start(c0) || isdigit(c0) || c0 == '-' || c0 == '.')) {
+        /* A single value without braces for an array shape: XLA's ParseDenseLiteral stores
+         * it at linear index 0 and leaves the other elements zero ("f32[3] constant(7)" is
+         * {7, 0, 0}). The literal's bytes are zero already; index 0 is offset 0 in every
+         * layout. An array of no elements has no index 0. */
+        int64_t n = 1;
+        for (int64_t i = 0; i < shape->rank; i++) n *= shape->dims[i];
+        if (n == 0)
+            return fail_at(P, P->pos,
+                           "tries to set a value to a literal in shape %s[...] of no elements "
+                           "at linear index 0, but the index is out of range",
                            cxla_type_name(shape->type));
         return parse_element(P, shape->type, lit->data);
     }

@@ -416,7 +416,7 @@ static void swap_bytes(uint8_t *p, size_t n) {
 
 /* Brings a one-byte element read from a file to cxla's storage form (types.h): pred 0/1,
  * sub-byte integers sign- or zero-extended from their low bits (ml_dtypes ignores the
- * upper bits), f4e2m1fn in the low nibble. */
+ * upper bits), f4e2m1fn and the f6 types in the low bits. */
 static uint8_t normalize_byte(cxla_type type, uint8_t b) {
     switch (type) {
     case CXLA_PRED: return b != 0;
@@ -431,7 +431,9 @@ static uint8_t normalize_byte(cxla_type type, uint8_t b) {
     case CXLA_U1:
     case CXLA_U2:
     case CXLA_U4:
-    case CXLA_F4E2M1FN: return (uint8_t)(b & ((1u << cxla_type_bits(type)) - 1));
+    case CXLA_F4E2M1FN:
+    case CXLA_F6E2M3FN:
+    case CXLA_F6E3M2FN: return (uint8_t)(b & ((1u << cxla_type_bits(type)) - 1));
     default: return b;
     }
 }
@@ -445,7 +447,9 @@ static bool needs_normalize(cxla_type type) {
     case CXLA_U1:
     case CXLA_U2:
     case CXLA_U4:
-    case CXLA_F4E2M1FN: return true;
+    case CXLA_F4E2M1FN:
+    case CXLA_F6E2M3FN:
+    case CXLA_F6E3M2FN: return true;
     default: return false;
     }
 }
@@ -461,7 +465,9 @@ static uint8_t file_byte(cxla_type type, uint8_t b) {
     case CXLA_U1:
     case CXLA_U2:
     case CXLA_U4:
-    case CXLA_F4E2M1FN: return (uint8_t)(b & ((1u << cxla_type_bits(type)) - 1));
+    case CXLA_F4E2M1FN:
+    case CXLA_F6E2M3FN:
+    case CXLA_F6E3M2FN: return (uint8_t)(b & ((1u << cxla_type_bits(type)) - 1));
     default: return b;
     }
 }

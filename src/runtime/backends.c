@@ -2,11 +2,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cpu/cpu.h"
 #include "interp/interp.h"
 #include "runtime/runtime_internal.h"
 
 const exec_backend *const runtime_backends[] = {
     &interp_backend,
+    &cpu_backend,
 };
 const int runtime_backend_count = (int)(sizeof(runtime_backends) / sizeof(runtime_backends[0]));
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/replicas.h"
 #include "runtime/runtime_internal.h"
 
 static cxla_status oom(void) {
@@ -197,6 +198,8 @@ cxla_status cxla_client_create(const cxla_client_options *options, cxla_client *
     if (options->thread_count < 0)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "thread_count must be >= 0, got %d",
                           options->thread_count);
+    /* StableHLO's run_parallel target runs device modules through the runtime. */
+    cxla_replicas_install_runner();
     cxla_client *c = calloc(1, sizeof(*c));
     if (!c) return oom();
     if (pthread_mutex_init(&c->lock, NULL) != 0) {

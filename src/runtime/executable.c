@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cxla/builder.h"
+#include "builder/builder_internal.h"
 #include "cxla/stablehlo.h"
 #include "literal/literal_internal.h"
 #include "runtime/runtime_internal.h"
@@ -57,14 +57,11 @@ cxla_status cxla_client_compile_computation(cxla_client *client,
                                             cxla_executable **out_executable) {
     if (!computation)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "compile needs a computation");
-    /* Through the text form: the executable's module is its own, and the builder's
-     * printer and the parser are tested to round-trip (tests/builder). */
-    char *text = NULL;
-    CXLA_RETURN_IF_ERROR(cxla_xla_computation_to_hlo_text(computation, &text));
-    cxla_status s =
-        cxla_client_compile_hlo_text(client, text, strlen(text), "<built>", out_executable);
-    free(text);
-    return s;
+    /* A deep copy: the executable's module is its own, and the computation may be freed
+     * or compiled again. */
+    cxla_module *m = NULL;
+    CXLA_RETURN_IF_ERROR(cxla_module_clone(cxla_xla_computation_module(computation), &m));
+    return cxla_client_compile(client, m, out_executable);
 }
 
 cxla_status cxla_client_compile_hlo_file(cxla_client *client, const char *path,

@@ -207,3 +207,17 @@ void cxla_mpi_session_destroy(cxla_mpi_session *session) {
     (void)session;
 }
 #endif
+
+static cxla_status run_devices(const cxla_module *module, const exec_devices_options *options,
+                               const cxla_literal *const *const *args, int64_t arg_count,
+                               cxla_literal **out_results) {
+    cxla_replicas_options o = {.replica_count = options->replica_count,
+                               .partition_count = options->partition_count,
+                               .timeout_seconds = options->timeout_seconds,
+                               .host = options->host};
+    return cxla_run_replicated(module, &o, args, arg_count, out_results, NULL);
+}
+
+void cxla_replicas_install_runner(void) {
+    exec_set_run_devices(run_devices);
+}

@@ -69,6 +69,11 @@ cxla_status cxla_run_replicated(const cxla_module *module, const cxla_replicas_o
                                 const cxla_literal *const *const *args, int64_t arg_count,
                                 cxla_literal **out_results, cxla_status *out_device_status);
 
+/* Installs cxla_run_replicated (on the interpreter) as exec's runner of modules on several
+ * devices (exec_set_run_devices), for targets below the runtime; cxla_client_create calls
+ * it. */
+void cxla_replicas_install_runner(void);
+
 /* ---- threads in one process (comm_threads.c) -------------------------------------- */
 
 typedef struct cxla_comm_threads cxla_comm_threads;

@@ -56,6 +56,9 @@ static const cxla_type_info type_table[CXLA_TYPE_COUNT] = {
     [CXLA_F8E4M3FNUZ] = FLT("f8e4m3fnuz", 8, 1, 4, 3, 8, CXLA_FLOAT_FNUZ),
     [CXLA_F8E8M0FNU] = FLT("f8e8m0fnu", 8, 1, 8, 0, 127, CXLA_FLOAT_FNU),
     [CXLA_F4E2M1FN] = FLT("f4e2m1fn", 4, 1, 2, 1, 1, CXLA_FLOAT_FN_NO_NAN),
+    /* Not in XLA (StableHLO and ml_dtypes only): named as primitive_util would spell them. */
+    [CXLA_F6E2M3FN] = FLT("f6e2m3fn", 6, 1, 2, 3, 1, CXLA_FLOAT_FN_NO_NAN),
+    [CXLA_F6E3M2FN] = FLT("f6e3m2fn", 6, 1, 3, 2, 3, CXLA_FLOAT_FN_NO_NAN),
     [CXLA_TOKEN] = {.name = "token", .klass = CXLA_CLASS_TOKEN},
     [CXLA_OPAQUE] = {.name = "opaque", .klass = CXLA_CLASS_OPAQUE},
     [CXLA_TUPLE] = {.name = "tuple", .klass = CXLA_CLASS_TUPLE},

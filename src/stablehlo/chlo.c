@@ -355,6 +355,79 @@ static cxla_instr *bessel_i1e(cv *c, cv_scope *s, const mlir_op *op, cxla_instr 
     return B(MULTIPLY, U(SIGN, x), sel(c, s, op, cmp(c, s, op, "LE", z, K(8.0)), le8, gt8));
 }
 
+/* erfc in f32 as CHLO's lowering computes it (materializeErfcApproximationF32, from
+ * Cephes' erfcf): 1 - erf(x) below |x| = 1, where nothing cancels; beyond, exp(-x^2) / |x|
+ * times a polynomial in 1/x^2 (one for |x| < 2, one above), and 2 minus that for
+ * negative x. So tiny results stay tiny instead of flushing to zero as 1 - erf(x) does. */
+static cxla_instr *erfc_f32(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *x) {
+    static const double kP[9] = {
+        2.326819970068386E-2,  -1.387039388740657E-1, 3.687424674597105E-1,
+        -5.824733027278666E-1, 6.210004621745983E-1,  -4.944515323274145E-1,
+        3.404879937665872E-1,  -2.741127028184656E-1, 5.638259427386472E-1};
+    static const double kR[8] = {-1.047766399936249E1,  1.297719955372516E1,  -7.495518717768503E0,
+                                 2.921019019210786E0,   -1.015265279202700E0, 4.218463358204948E-1,
+                                 -2.820767439740514E-1, 5.641895067754075E-1};
+    cxla_instr *ax = U(ABS, x);
+    cxla_instr *q = B(DIVIDE, K(1.0), ax);
+    cxla_instr *y = B(MULTIPLY, q, q);
+    cxla_instr *p = K(0.0), *r = K(0.0);
+    for (int i = 0; i < 9; i++) p = B(ADD, B(MULTIPLY, p, y), K(kP[i]));
+    for (int i = 0; i < 8; i++) r = B(ADD, B(MULTIPLY, r, y), K(kR[i]));
+    cxla_instr *poly = sel(c, s, op, cmp(c, s, op, "LT", ax, K(2.0)), p, r);
+    cxla_instr *big = B(MULTIPLY, B(MULTIPLY, U(EXP, U(NEGATE, B(MULTIPLY, x, x))), q), poly);
+    big = sel(c, s, op, cmp(c, s, op, "LT", x, K(0.0)), B(SUBTRACT, K(2.0), big), big);
+    cxla_instr *small = B(SUBTRACT, K(1.0), U(ERF, x));
+    return sel(c, s, op, cmp(c, s, op, "LT", ax, K(1.0)), small, big);
+}
+
+/* chlo.next_after(x, y): the representable value next to x in the direction of y, as
+ * C's nextafter and CHLO's lowering: NaN if either is NaN; y when x == y; the smallest
+ * subnormal with y's sign when x is zero; otherwise x's bit pattern plus one (away from
+ * zero: x and y of one sign with |x| < |y|) or minus one (toward zero). IEEE-style
+ * types only: the bit steps of the fn/fnuz/fnu encodings are not the value's. */
+static bool next_after(cv *c, cv_scope *s, const mlir_op *op) {
+    cxla_instr *ops[2];
+    int64_t n;
+    if (!cv_operands(c, s, op, ops, 2, &n)) return false;
+    if (n != 2) return cv_fail(c, op, "next_after takes two operands");
+    cxla_instr *x = ops[0], *y = ops[1];
+    cxla_type t = x->shape.type;
+    int bits = cxla_type_bits(t);
+    if (!cxla_type_is_float(t) || cxla_type_get_info(t)->float_kind != CXLA_FLOAT_IEEE ||
+        (bits != 8 && bits != 16 && bits != 32 && bits != 64))
+        return cv_fail(c, op,
+                       "next_after needs an IEEE float type (f16, bf16, f32, f64, f8e5m2, "
+                       "f8e4m3, f8e3m4), not %s",
+                       cxla_type_name(t));
+    cxla_type it = bits == 64 ? CXLA_S64 : bits == 32 ? CXLA_S32 : bits == 16 ? CXLA_S16 : CXLA_S8;
+    cxla_shape ish = x->shape;
+    ish.type = it;
+    ish.layout = NULL;
+    cxla_instr *xi = cv_emit(c, s, op, CXLA_OP_BITCAST_CONVERT, &ish, 1, &x);
+    cxla_instr *one = xi ? full(c, s, op, xi, 1.0) : NULL;
+    cxla_instr *zero = full(c, s, op, x, 0.0);
+#define B2(o, a, b) binary(c, s, op, CXLA_OP_##o, (a), (b))
+    cxla_instr *x_neg = cmp(c, s, op, "LT", xi, full(c, s, op, xi, 0.0));
+    cxla_instr *yi = cv_emit(c, s, op, CXLA_OP_BITCAST_CONVERT, &ish, 1, &y);
+    cxla_instr *y_neg = cmp(c, s, op, "LT", yi, full(c, s, op, xi, 0.0));
+    cxla_instr *ax = x ? unary(c, s, op, CXLA_OP_ABS, x) : NULL;
+    cxla_instr *ay = y ? unary(c, s, op, CXLA_OP_ABS, y) : NULL;
+    cxla_instr *away = B2(AND, cmp(c, s, op, "EQ", x_neg, y_neg), cmp(c, s, op, "LT", ax, ay));
+    cxla_instr *stepped = sel(c, s, op, away, B2(ADD, xi, one), B2(SUBTRACT, xi, one));
+    cxla_instr *r =
+        stepped ? cv_emit(c, s, op, CXLA_OP_BITCAST_CONVERT, &x->shape, 1, &stepped) : NULL;
+    /* The smallest subnormal: the bit pattern 1, with y's sign. */
+    cxla_instr *tiny = one ? cv_emit(c, s, op, CXLA_OP_BITCAST_CONVERT, &x->shape, 1, &one) : NULL;
+    cxla_instr *signed_tiny =
+        sel(c, s, op, y_neg, tiny ? unary(c, s, op, CXLA_OP_NEGATE, tiny) : NULL, tiny);
+    r = sel(c, s, op, cmp(c, s, op, "EQ", x, zero), signed_tiny, r);
+    r = sel(c, s, op, cmp(c, s, op, "EQ", x, y), y, r);
+    cxla_instr *nan = B2(OR, cmp(c, s, op, "NE", x, x), cmp(c, s, op, "NE", y, y));
+    r = sel(c, s, op, nan, full(c, s, op, x, NAN), r);
+#undef B2
+    return r && cv_bind_results(c, s, op, r);
+}
+
 #undef K
 #undef B
 #undef U
@@ -378,9 +451,19 @@ bool cv_chlo(cv *c, cv_scope *s, const mlir_op *op, bool *handled) {
     if (strcmp(nm, "digamma") == 0) return unary_math(c, s, op, "digamma", digamma);
     if (strcmp(nm, "bessel_i1e") == 0) return unary_math(c, s, op, "bessel_i1e", bessel_i1e);
     if (strcmp(nm, "ragged_dot") == 0) return ragged_dot(c, s, op);
+    if (strcmp(nm, "next_after") == 0) return next_after(c, s, op);
     if (strcmp(nm, "erfc") == 0) {
         cxla_instr *x;
         if (!(x = cv_one_operand(c, s, op))) return false;
+        if (x->shape.type != CXLA_F64) {
+            /* f32 and narrower: CHLO's f32 approximation, in f32 (so bf16 and f16 keep
+             * results that 1 - erf(x) would flush to zero). */
+            if (!cxla_type_is_float(x->shape.type))
+                return cv_fail(c, op, "erfc needs a real float operand");
+            cxla_instr *r = convert_to(
+                c, s, op, erfc_f32(c, s, op, convert_to(c, s, op, x, CXLA_F32)), x->shape.type);
+            return r && cv_bind_results(c, s, op, r);
+        }
         cxla_instr *r = binary(c, s, op, CXLA_OP_SUBTRACT, full(c, s, op, x, 1.0),
                                unary(c, s, op, CXLA_OP_ERF, x));
         return r && cv_bind_results(c, s, op, r);

@@ -749,6 +749,40 @@ bool cxla_stablehlo_is_mlir_path(const char *path) {
     return n >= 5 && strcmp(path + n - 5, ".mlir") == 0;
 }
 
+bool cxla_stablehlo_looks_like_mlir(const char *text, size_t len) {
+    size_t q = 0;
+    for (;;) {
+        while (q < len && (text[q] == ' ' || text[q] == '\t' || text[q] == '\n' || text[q] == '\r'))
+            q++;
+        if (q + 1 < len && text[q] == '/' && text[q + 1] == '/') {
+            while (q < len && text[q] != '\n') q++;
+            continue;
+        }
+        break;
+    }
+    static const char *const starts[] = {"module", "func.func", "#", "stablehlo."};
+    for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+        size_t n = strlen(starts[i]);
+        if (len - q < n || memcmp(text + q, starts[i], n) != 0) continue;
+        /* "module" must be the keyword, not a computation named "module_x". */
+        if (i == 0 && q + n < len && text[q + n] != ' ' && text[q + n] != '@' &&
+            text[q + n] != '{' && text[q + n] != '\n' && text[q + n] != '\t')
+            continue;
+        /* "module {" is also how a computation named "module" starts in HLO text; MLIR's
+         * has no instruction "name = shape opcode(" on its next line: look for MLIR words. */
+        if (i == 0) {
+            size_t end = q + 4096 < len ? q + 4096 : len;
+            bool mlir = false;
+            for (size_t k = q; k + 4 < end && !mlir; k++)
+                mlir = memcmp(text + k, "func", 4) == 0 || memcmp(text + k, "%arg", 4) == 0 ||
+                       memcmp(text + k, "stab", 4) == 0;
+            if (!mlir) continue;
+        }
+        return true;
+    }
+    return false;
+}
+
 cxla_status cxla_stablehlo_parse(const char *text, size_t len, const char *filename,
                                  cxla_module **out_module, cxla_stablehlo_info *info) {
     *out_module = NULL;

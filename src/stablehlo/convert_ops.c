@@ -122,65 +122,6 @@ static cxla_shape results_shape(cv *c, const mlir_op *op) {
 
 /* ---- element-wise ---------------------------------------------------------------------- */
 
-typedef struct op_map {
-    const char *name;
-    cxla_opcode opcode;
-} op_map;
-
-static const op_map kElementwise[] = {
-    {"abs", CXLA_OP_ABS},
-    {"negate", CXLA_OP_NEGATE},
-    {"sign", CXLA_OP_SIGN},
-    {"not", CXLA_OP_NOT},
-    {"floor", CXLA_OP_FLOOR},
-    {"ceil", CXLA_OP_CEIL},
-    {"round_nearest_afz", CXLA_OP_ROUND_NEAREST_AFZ},
-    {"round_nearest_even", CXLA_OP_ROUND_NEAREST_EVEN},
-    {"exponential", CXLA_OP_EXP},
-    {"exponential_minus_one", CXLA_OP_EXPM1},
-    {"log", CXLA_OP_LOG},
-    {"log_plus_one", CXLA_OP_LOG1P},
-    {"logistic", CXLA_OP_LOGISTIC},
-    {"sqrt", CXLA_OP_SQRT},
-    {"rsqrt", CXLA_OP_RSQRT},
-    {"cbrt", CXLA_OP_CBRT},
-    {"sine", CXLA_OP_SIN},
-    {"cosine", CXLA_OP_COS},
-    {"tan", CXLA_OP_TAN},
-    {"tanh", CXLA_OP_TANH},
-    {"is_finite", CXLA_OP_IS_FINITE},
-    {"popcnt", CXLA_OP_POPCNT},
-    {"count_leading_zeros", CXLA_OP_CLZ},
-    {"real", CXLA_OP_REAL},
-    {"imag", CXLA_OP_IMAG},
-    {"convert", CXLA_OP_CONVERT},
-    {"bitcast_convert", CXLA_OP_BITCAST_CONVERT},
-    {"add", CXLA_OP_ADD},
-    {"subtract", CXLA_OP_SUBTRACT},
-    {"multiply", CXLA_OP_MULTIPLY},
-    {"divide", CXLA_OP_DIVIDE},
-    {"remainder", CXLA_OP_REMAINDER},
-    {"power", CXLA_OP_POWER},
-    {"atan2", CXLA_OP_ATAN2},
-    {"maximum", CXLA_OP_MAXIMUM},
-    {"minimum", CXLA_OP_MINIMUM},
-    {"and", CXLA_OP_AND},
-    {"or", CXLA_OP_OR},
-    {"xor", CXLA_OP_XOR},
-    {"shift_left", CXLA_OP_SHIFT_LEFT},
-    {"shift_right_arithmetic", CXLA_OP_SHIFT_RIGHT_ARITHMETIC},
-    {"shift_right_logical", CXLA_OP_SHIFT_RIGHT_LOGICAL},
-    {"complex", CXLA_OP_COMPLEX},
-    {"clamp", CXLA_OP_CLAMP},
-    {"dynamic_update_slice", CXLA_OP_DYNAMIC_UPDATE_SLICE},
-    {"reshape", CXLA_OP_RESHAPE},
-    {"tuple", CXLA_OP_TUPLE},
-    {"after_all", CXLA_OP_AFTER_ALL},
-    {"create_token", CXLA_OP_AFTER_ALL},
-    {"replica_id", CXLA_OP_REPLICA_ID},
-    {"partition_id", CXLA_OP_PARTITION_ID},
-};
-
 /* Operations emitted with their operands and the written result type as they are. */
 static bool simple(cv *c, cv_scope *s, const mlir_op *op, cxla_opcode opcode) {
     cxla_instr *ops[MAXN];
@@ -485,10 +426,8 @@ static bool reduce_op(cv *c, cv_scope *s, const mlir_op *op) {
         if ((applies->kind != MA_WORD && applies->kind != MA_STRING) || !applies->s)
             return cv_fail(c, op, "applies must name an operation");
         const char *w = applies->s;
-        cxla_opcode opc = CXLA_OP_COUNT;
         const char *nm = strchr(w, '.') ? strchr(w, '.') + 1 : w;
-        for (size_t i = 0; i < CXLA_ARRAY_SIZE(kElementwise); i++)
-            if (strcmp(kElementwise[i].name, nm) == 0) opc = kElementwise[i].opcode;
+        cxla_opcode opc = cxla_opcode_from_stablehlo_name(nm);
         if (opc == CXLA_OP_COUNT) return cv_fail(c, op, "unknown reducer %s", w);
         comp = cv_binary_computation(c, op, opc, ops[n / 2]->shape.type, n / 2);
     } else {
@@ -1271,8 +1210,10 @@ bool cv_op(cv *c, cv_scope *s, const mlir_op *op) {
     if (strcmp(sh, "bitcast_convert") == 0) return cv_bitcast_convert(c, s, op);
     if (strcmp(sh, "maximum") == 0 || strcmp(sh, "minimum") == 0)
         return max_min(c, s, op, sh[1] == 'a');
-    for (size_t i = 0; i < CXLA_ARRAY_SIZE(kElementwise); i++)
-        if (strcmp(kElementwise[i].name, sh) == 0) return simple(c, s, op, kElementwise[i].opcode);
+    /* The operations that convert one to one: opcodes.def's stablehlo column. */
+    cxla_opcode simple_op =
+        strcmp(sh, "create_token") == 0 ? CXLA_OP_AFTER_ALL : cxla_opcode_from_stablehlo_name(sh);
+    if (simple_op != CXLA_OP_COUNT) return simple(c, s, op, simple_op);
     if (!cv_collective(c, s, op, sh, &handled)) return false;
     if (handled) return true;
     return cv_fail(c, op, "unknown operation '%s' (line %" PRId64 ")", name, op->line);

@@ -294,6 +294,8 @@ cxla_type mlir_element_type(const char *s, size_t n) {
         {"f8E4M3FNUZ", CXLA_F8E4M3FNUZ},
         {"f8E8M0FNU", CXLA_F8E8M0FNU},
         {"f4E2M1FN", CXLA_F4E2M1FN},
+        {"f6E2M3FN", CXLA_F6E2M3FN},
+        {"f6E3M2FN", CXLA_F6E3M2FN},
     };
     for (size_t i = 0; i < CXLA_ARRAY_SIZE(table); i++)
         if (word_is(s, n, table[i].name)) return table[i].type;
@@ -324,14 +326,7 @@ static bool element_type(parser *p, cxla_type *out) {
     }
     if (!n) return fail(p, s, "expected an element type");
     *out = mlir_element_type(w, n);
-    if (*out == CXLA_TYPE_INVALID) {
-        if (n >= 2 && w[0] == 'f' && w[1] == '6')
-            return fail(p, s,
-                        "the element type '%.*s' (6-bit floats) is not supported: XLA has no "
-                        "such primitive type, so cxla has none",
-                        (int)n, w);
-        return fail(p, s, "unknown element type '%.*s'", (int)n, w);
-    }
+    if (*out == CXLA_TYPE_INVALID) return fail(p, s, "unknown element type '%.*s'", (int)n, w);
     return true;
 }
 

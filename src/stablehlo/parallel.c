@@ -21,8 +21,9 @@
  * otherwise its entry takes the inputs of all devices and dispatches on the device's
  * flattened id (replica-id * partitions + partition-id) with a conditional whose branch
  * d calls program d and fills the other devices' results with zeros. At run time the
- * target parses the device module and runs it through cxla_run_replicated (one thread
- * per device, collectives through the threads communicator), with a host of its own:
+ * target parses the device module and runs it through exec_run_devices (the runtime's
+ * runner: one thread per device, collectives through the threads communicator; the
+ * runtime installs it when a client is created), with a host of its own:
  * one infeed queue (the values of the infeed functions, in order), a mailbox per
  * channel whose recv waits for the matching send (the reference interpreter's send and
  * recv meet), and an outfeed that drops what it gets. */
@@ -36,7 +37,7 @@
 
 #include "cxla/custom_call.h"
 #include "cxla/hlo.h"
-#include "runtime/replicas.h"
+#include "exec/exec.h"
 #include "stablehlo/convert_internal.h"
 
 const char *const CV_PARALLEL_TARGET = "cxla.stablehlo.run_parallel";
@@ -1110,12 +1111,11 @@ static cxla_status run_parallel(void *out, const void **in, const char *cfg) {
                         .outfeed = host_outfeed,
                         .send = host_send,
                         .recv = host_recv};
-        cxla_replicas_options o = {.replica_count = R,
-                                   .partition_count = P,
-                                   .timeout_seconds = PARALLEL_TIMEOUT_SECONDS,
-                                   .host = &ih};
-        s = cxla_run_replicated(m, &o, (const cxla_literal *const *const *)args, arg_count, results,
-                                NULL);
+        exec_devices_options o = {.replica_count = R,
+                                  .partition_count = P,
+                                  .timeout_seconds = PARALLEL_TIMEOUT_SECONDS,
+                                  .host = &ih};
+        s = exec_run_devices(m, &o, (const cxla_literal *const *const *)args, arg_count, results);
     }
     /* Device d's results, into the custom call's result leaves. */
     for (int64_t d = 0; d < n_dev && !s; d++) {

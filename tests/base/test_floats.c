@@ -5,6 +5,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The formats, written down from their definitions (not read from the type table, which
  * test_type_table checks against this). */
@@ -28,6 +29,8 @@ static const fmt kFormats[] = {
     {CXLA_F8E4M3FNUZ, "f8e4m3fnuz", 4, 3, 8, K_FNUZ},
     {CXLA_F8E8M0FNU, "f8e8m0fnu", 8, 0, 127, K_FNU},
     {CXLA_F4E2M1FN, "f4e2m1fn", 2, 1, 1, K_F4},
+    {CXLA_F6E2M3FN, "f6e2m3fn", 2, 3, 1, K_F4}, /* like f4e2m1fn: finite, no NaN (mxfloat.h) */
+    {CXLA_F6E3M2FN, "f6e3m2fn", 3, 2, 3, K_F4},
 };
 #define NFORMATS ((int)(sizeof(kFormats) / sizeof(kFormats[0])))
 
@@ -472,6 +475,90 @@ static void test_fast_paths_agree(void) {
     CHECK(isnan(cxla_float_to_double(CXLA_F64, 0)));
 }
 
+/* The generic encoder as it was written before it lost its libm calls (frexp, ldexp,
+ * floor on the double): the new bit-manipulating one must give the same bits for every
+ * input, which is what this compares. */
+static uint32_t nan_pattern(const fmt *f, bool negative) {
+    uint32_t p;
+    switch (f->k) {
+    case K_IEEE: p = (((1u << f->e) - 1) << f->m) | (1u << (f->m - 1)); break;
+    case K_FN: p = (1u << (f->e + f->m)) - 1; break;
+    case K_FNU: return 0xff;
+    default: p = sign_bit(f); break; /* fnuz's NaN; f4/f6 quiet_NaN(), which is -0 */
+    }
+    return negative ? neg_of(f, p) : p;
+}
+
+static uint32_t old_encode(const fmt *f, double value) {
+    bool negative = signbit(value) != 0;
+    if (f->k == K_FNU) {
+        if (isnan(value) || negative || value == 0.0 || isinf(value)) return 0xff;
+        int exponent;
+        double frac = frexp(value, &exponent) * 2.0 - 1.0;
+        int unbiased = exponent - 1;
+        if (unbiased < -127) return 0x00;
+        if (unbiased == -127) return frac > 0.0 ? 0x01 : 0x00;
+        int64_t bits = (int64_t)unbiased + 127 + (frac >= 0.5 ? 1 : 0);
+        return bits > 0xfe ? 0xff : (uint32_t)bits;
+    }
+    if (isnan(value)) return nan_pattern(f, negative);
+    if (isinf(value)) return overflow_pattern(f, negative);
+    if (value == 0.0) return negative ? neg_of(f, 0) : 0;
+    double a = fabs(value);
+    int exponent;
+    (void)frexp(a, &exponent);
+    int unbiased = exponent - 1;
+    uint32_t magnitude;
+    if (unbiased + f->bias > (1 << f->e)) return overflow_pattern(f, negative);
+    int min_normal = 1 - f->bias;
+    bool subnormal = unbiased < min_normal;
+    double q = ldexp(a, f->m - (subnormal ? min_normal : unbiased));
+    double whole = floor(q);
+    uint32_t n = (uint32_t)whole;
+    double rest = q - whole;
+    if (rest > 0.5 || (rest == 0.5 && (n & 1))) n++;
+    magnitude = subnormal ? n : ((uint32_t)(unbiased + f->bias - 1) << f->m) + n;
+    if (magnitude > max_pattern(f)) return overflow_pattern(f, negative);
+    return negative ? neg_of(f, magnitude) : magnitude;
+}
+
+static double f64_of(uint64_t u) {
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+/* Every f16 and bf16 value (all 2^16 patterns of each, as doubles), the doubles and
+ * floats just beside each, and millions of random f32 and f64 bit patterns: the encoder
+ * gives the same bits as before, for every format. */
+static void test_encoder_bit_exact_with_libm_version(void) {
+    int failures = 0;
+    for (int i = 0; i < NFORMATS; i++) {
+        const fmt *f = &kFormats[i];
+        for (uint32_t n = 0; n < 3 * 65536 * 2 + 2000000 && failures < 10; n++) {
+            double x;
+            uint32_t k = n % (3 * 65536 * 2);
+            if (n < 3 * 65536 * 2) {
+                uint32_t p = k / 6;
+                float base =
+                    (k / 3) % 2 ? cxla_bf16_to_f32((uint16_t)p) : cxla_f16_to_f32((uint16_t)p);
+                x = base;
+                if (k % 3 == 1) x = nextafter(x, INFINITY);
+                if (k % 3 == 2) x = (double)nextafterf(base, -INFINITY);
+            } else if (n % 2) {
+                x = (double)float_of((uint32_t)(rng_next() >> 32));
+            } else {
+                x = f64_of(rng_next());
+            }
+            uint32_t got = cxla_float_from_double(f->type, x), want = old_encode(f, x);
+            if (got != want) {
+                failures++;
+                test_fail(__FILE__, __LINE__, "%s %a: 0x%x vs 0x%x", f->name, x, got, want);
+            }
+        }
+    }
+}
+
 /* Spot values from ml_dtypes' tests. */
 static void test_ml_dtypes_spot_values(void) {
     /* ml_dtypes/tests/float8_test.cc, *Test.NumericLimits (max, min, denorm_min). */
@@ -547,4 +634,5 @@ static void test_ml_dtypes_spot_values(void) {
 TEST_MAIN(TEST(test_type_table), TEST(test_decode_and_round_trip_all), TEST(test_ties_to_even),
           TEST(test_overflow), TEST(test_subnormals), TEST(test_special_inputs), TEST(test_e8m0),
           TEST(test_random_against_brute_force), TEST(test_f16_bf16_known),
-          TEST(test_fast_paths_agree), TEST(test_ml_dtypes_spot_values))
+          TEST(test_fast_paths_agree), TEST(test_ml_dtypes_spot_values),
+          TEST(test_encoder_bit_exact_with_libm_version))

@@ -1,5 +1,10 @@
-/* Runs the data-driven cases in tests/hlo/cases/ (see its README) on the interpreter. */
+/* Runs the data-driven cases in tests/hlo/cases/ (see its README) on the interpreter, or,
+ * when CASES_BACKEND names another backend (tests/cpu/test_cpu_cases.c includes this file
+ * so), on that backend: each result must match the case's EXPECT and, bit for bit (any
+ * NaN matching any NaN), the interpreter's result. */
+#ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
+#endif
 #include <dirent.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -15,6 +20,49 @@ typedef struct hlo_case {
 } hlo_case;
 
 static int cases_run, cases_failed;
+
+#ifdef CASES_BACKEND
+/* Runs |m| on the backend under test, then on the interpreter, which must agree. */
+static cxla_status run_module(const cxla_module *m, const cxla_literal *const *args, int64_t n,
+                              cxla_literal **out) {
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    exec_run_options ro = {0};
+    CXLA_RETURN_IF_ERROR(CASES_BACKEND.compile(m, &co, &compiled));
+    cxla_status s = CASES_BACKEND.execute(compiled, &ro, args, n, out);
+    CASES_BACKEND.destroy(compiled);
+    cxla_literal *oracle = NULL;
+    cxla_status so = interp_run_module(m, NULL, args, n, &oracle);
+    if (!s && !so) {
+        so = cxla_literal_compare(*out, oracle, NULL);
+        if (so)
+            so = cxla_status_annotate(so, "%s differs from the interpreter", CASES_BACKEND.name);
+        if (so) {
+            cxla_literal_free(*out);
+            *out = NULL;
+            s = so;
+            so = NULL;
+        }
+    } else if (!s != !so) {
+        /* One failed, the other did not: an error case must fail on both. */
+        cxla_status e = cxla_error(CXLA_STATUS_INTERNAL, "%s %s where the interpreter %s: %s",
+                                   CASES_BACKEND.name, s ? "failed" : "succeeded",
+                                   s ? "succeeded" : "failed", cxla_status_message(s ? s : so));
+        cxla_status_free(s);
+        s = e;
+        cxla_literal_free(*out);
+        *out = NULL;
+    }
+    cxla_status_free(so);
+    cxla_literal_free(oracle);
+    return s;
+}
+#else
+static cxla_status run_module(const cxla_module *m, const cxla_literal *const *args, int64_t n,
+                              cxla_literal **out) {
+    return interp_run_module(m, NULL, args, n, out);
+}
+#endif
 
 /* Reads "// KEY: value" directives; returns a malloc'd array of values for |key|. */
 static int64_t directives(const char *text, const char *key, char ***out) {
@@ -93,7 +141,7 @@ static void run_case(const hlo_case *c) {
         if (ne + nerr != 1) {
             case_fail(c, "bad case", "needs exactly one EXPECT or EXPECT_ERROR");
         } else {
-            s = interp_run_module(m, NULL, (const cxla_literal *const *)args, ni, &result);
+            s = run_module(m, (const cxla_literal *const *)args, ni, &result);
             if (nerr) {
                 if (!s) {
                     case_fail(c, "expected an error", expect_error[0]);

@@ -45,7 +45,7 @@ static void test_errors(void) {
     const char *msg = CHECK_ERROR(cxla_hlo_parse(
         "HloModule m\nENTRY e {\n  x = f32[ parameter(0)\n}", (size_t)-1, "bad.hlo", &m));
     CHECK(m == NULL);
-    CHECK_MSG(strstr(msg, "bad.hlo: line 3, column 12"), "no file, line and column in '%s'", msg);
+    CHECK_MSG(strstr(msg, "bad.hlo:3:12: "), "no file, line and column in '%s'", msg);
     /* Parsed, but the declared shape is wrong: the verifier says so. */
     CHECK_OK(cxla_hlo_parse("HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n"
                             "  ROOT y = f32[3] negate(x)\n}",

@@ -83,7 +83,8 @@ static void test_structure(void) {
     s->column = 3;
     s->opcode = CXLA_OP_COUNT;
     VERIFY_ERR(&t, "computation 'main', instruction 'add.");
-    VERIFY_ERR(&t, "(line 7:3): unknown opcode");
+    VERIFY_ERR(&t, "7:3: computation 'main', instruction 'add.");
+    VERIFY_ERR(&t, "unknown opcode");
     s->opcode = CXLA_OP_ADD;
 
     s->operand_count = 1;
@@ -216,14 +217,14 @@ static void test_shapes(void) {
     VERIFY_OK(&t);
     a->shape = t_shape(&t, "f32[3]");
     VERIFY_ERR(&t, "computation 'main', instruction 'add.");
-    VERIFY_ERR(&t, "(line 12:5): add: declared shape f32[3] differs from the inferred f32[2] "
+    VERIFY_ERR(&t, "add: declared shape f32[3] differs from the inferred f32[2] "
                    "(operands: f32[2], f32[2])");
     a->shape = t_shape(&t, "s32[2]");
     VERIFY_ERR(&t, "declared shape s32[2] differs from the inferred f32[2]");
     a->shape = t_shape(&t, "f32[2]{0}");
     CHECK_OK(cxla_instr_replace_operand(a, 1, p1));
-    VERIFY_ERR(&t,
-               "(line 12:5): add: operands must have the same dimensions, got f32[2] and f32[3]");
+    VERIFY_ERR(&t, "add: operands must have the same dimensions, got f32[2] and f32[3]");
+    VERIFY_ERR(&t, "12:5: computation 'main', instruction 'add.");
     CHECK_OK(cxla_instr_replace_operand(a, 1, p0));
     a->shape.type = CXLA_TYPE_INVALID;
     VERIFY_ERR(&t, "add: invalid shape");
@@ -409,13 +410,44 @@ static void test_text_modules(void) {
     if (!r) return;
     r[9] = '4'; /* %r = f32[4]{0} reduce(...) */
     const char *m = CHECK_ERROR(parse_and_verify(buf));
-    CHECK_MSG(strstr(m, "instruction 'r' (line 14:") != NULL, "message: %s", m);
+    CHECK_MSG(strstr(m, "14:3: computation 'main', instruction 'r'") != NULL, "message: %s", m);
     CHECK_MSG(strstr(m, "reduce: declared shape f32[4] differs from the inferred f32[3]"),
               "message: %s", m);
 }
 
-TEST_MAIN(TEST(test_valid_module), TEST(test_text_modules), TEST(test_module_level),
-          TEST(test_structure), TEST(test_called_computations), TEST(test_call_graph_cycle),
-          TEST(test_instruction_cycle), TEST(test_roots_and_parameters), TEST(test_shapes),
-          TEST(test_convert_complex_to_real), TEST(test_entry_layout), TEST(test_async_pairs),
-          TEST(test_send_recv_pairs))
+static cxla_status verify_with(const char *text, bool layout_sensitive, bool mixed) {
+    cxla_module *m = NULL;
+    cxla_status s = cxla_hlo_parse(text, strlen(text), "test.hlo", &m);
+    cxla_hlo_verify_options o = {.layout_sensitive = layout_sensitive,
+                                 .allow_mixed_precision = mixed};
+    if (!s) s = cxla_hlo_verify_with_options(m, &o);
+    cxla_module_destroy(m);
+    return s;
+}
+
+/* XLA's verifier options: mixed precision (allowed by cxla_hlo_verify and XLA's tests,
+ * refused by HloVerifier's defaults), bitcast's byte size (only when layout-sensitive). */
+static void test_options(void) {
+    const char *mixed = "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n"
+                        "  b = bf16[2] parameter(1)\n  s = bf16[] parameter(2)\n"
+                        "  x = f32[2] add(a, b)\n  y = f32[2] broadcast(s), dimensions={}\n"
+                        "  ROOT r = bf16[2] multiply(x, y)\n}\n";
+    CHECK_OK(parse_and_verify(mixed));
+    CHECK_OK(verify_with(mixed, true, true));
+    const char *m = CHECK_ERROR(verify_with(mixed, false, false));
+    CHECK_MSG(strstr(m, "6:3: computation 'e', instruction 'x'") != NULL, "message: %s", m);
+    /* Mixed precision is about floating point: s32 + f32 stays wrong. */
+    CHECK_ERROR(parse_and_verify("HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n"
+                                 "  b = s32[2] parameter(1)\n  ROOT x = f32[2] add(a, b)\n}\n"));
+    const char *bitcast = "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n"
+                          "  ROOT b = f32[2] bitcast(a)\n}\n";
+    CHECK_OK(parse_and_verify(bitcast));
+    CHECK_OK(verify_with(bitcast, false, false));
+    CHECK_ERROR(verify_with(bitcast, true, true));
+}
+
+TEST_MAIN(TEST(test_valid_module), TEST(test_text_modules), TEST(test_options),
+          TEST(test_module_level), TEST(test_structure), TEST(test_called_computations),
+          TEST(test_call_graph_cycle), TEST(test_instruction_cycle),
+          TEST(test_roots_and_parameters), TEST(test_shapes), TEST(test_convert_complex_to_real),
+          TEST(test_entry_layout), TEST(test_async_pairs), TEST(test_send_recv_pairs))

@@ -1,10 +1,10 @@
-/* Random numbers in the interpreter (src/interp/interp_rng.c).
+/* Random numbers in the interpreter (src/interp/interp_rng.c; the block functions
+ * themselves are tested in tests/exec/test_exec_rng.c).
  *
  * Independent checks: the Random123 known-answer vectors of threefry2x32_20 and
- * philox4x32_10 (the same vectors JAX's and TensorFlow's XLA tests hold; TensorFlow's
- * stateful_random_ops_test feeds them through XLA's bit generators with the state laid out
- * as rng-bit-generator reads it), JAX's published threefry outputs (random.split and
- * random.bits of keys 0 and 42), the C++ standard's check value of mt19937_64, and an
+ * philox4x32_10 through rng-bit-generator (TensorFlow's stateful_random_ops_test feeds
+ * them through XLA's bit generators with the state laid out as rng-bit-generator reads
+ * it), and an
  * rng-bit-generator output printed by a program that ran XLA (the R package anvil's
  * documentation, five significant digits). The rest checks the layout rules against a
  * direct transcription of XLA's construction, and rng's distributions statistically. */
@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "exec/rng.h"
 #include "hlo/hlo.h"
 #include "interp/interp.h"
 
@@ -61,73 +62,6 @@ static const void *bits_of(const cxla_literal *r) {
 
 static uint64_t join(uint32_t lo, uint32_t hi) {
     return (uint64_t)lo | (uint64_t)hi << 32;
-}
-
-/* ---- block functions ------------------------------------------------------------------ */
-
-static void test_threefry_known_answers(void) {
-    /* Random123 kat_vectors, threefry2x32_20: counter, key, result. */
-    static const uint32_t kat[3][6] = {
-        {0, 0, 0, 0, 0x6b200159, 0x99ba4efe},
-        {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0x1cb996fc, 0xbb002be7},
-        {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xc4923a9c, 0x483df7a0},
-    };
-    for (int i = 0; i < 3; i++) {
-        uint32_t out[2];
-        interp_threefry2x32(&kat[i][2], &kat[i][0], out);
-        CHECK_EQ_U64(out[0], kat[i][4]);
-        CHECK_EQ_U64(out[1], kat[i][5]);
-    }
-}
-
-static void test_philox_known_answers(void) {
-    /* Random123 kat_vectors, philox4x32_10: counter, key, result. */
-    static const uint32_t kat[3][10] = {
-        {0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
-        {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0x408f276d,
-         0x41c83b0e, 0xa20bc7c6, 0x6d5451fd},
-        {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0xd16cfe09,
-         0x94fdcceb, 0x5001e420, 0x24126ea1},
-    };
-    for (int i = 0; i < 3; i++) {
-        uint32_t out[4];
-        interp_philox4x32(&kat[i][4], &kat[i][0], out);
-        for (int w = 0; w < 4; w++) CHECK_EQ_U64(out[w], kat[i][6 + w]);
-    }
-}
-
-/* JAX's threefry_2x32(key, iota(4)) hashes counters (0, 2) and (1, 3): random.split(key)
- * and random.bits(key, (4,)) (jax_threefry_partitionable off) read the outputs back as
- * [[x0[0], x0[1]], [x1[0], x1[1]]]. */
-static void test_jax_threefry_values(void) {
-    static const struct {
-        uint32_t key[2];
-        uint32_t want[4];
-    } cases[] = {
-        {{0, 0}, {4146024105u, 967050713u, 2718843009u, 1272950319u}},
-        {{0, 42}, {2465931498u, 3679230171u, 255383827u, 267815257u}},
-    };
-    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-        uint32_t a[2], b[2];
-        interp_threefry2x32(cases[c].key, (const uint32_t[2]){0, 2}, a);
-        interp_threefry2x32(cases[c].key, (const uint32_t[2]){1, 3}, b);
-        CHECK_EQ_U64(a[0], cases[c].want[0]);
-        CHECK_EQ_U64(b[0], cases[c].want[1]);
-        CHECK_EQ_U64(a[1], cases[c].want[2]);
-        CHECK_EQ_U64(b[1], cases[c].want[3]);
-    }
-}
-
-static void test_mt19937_64(void) {
-    /* C++ [rand.predef]: the 10000th output of a default-constructed mt19937_64. */
-    uint64_t *v = malloc(10000 * sizeof(uint64_t));
-    interp_mt19937_64(5489, v, 10000);
-    CHECK_EQ_U64(v[9999], 9981545732273789042ull);
-    uint64_t w[3];
-    interp_mt19937_64(5489, w, 3);
-    CHECK_EQ_U64(w[0], v[0]);
-    CHECK_EQ_U64(w[2], v[2]);
-    free(v);
 }
 
 /* ---- rng-bit-generator --------------------------------------------------------------- */
@@ -221,7 +155,7 @@ static void expect_threefry32(uint64_t key, uint64_t ctr, int64_t rank, const in
             for (int64_t q = 0; q < post; q++) {
                 uint64_t c = ctr + (uint64_t)((i * h + j / 2) * post + q);
                 uint32_t x[2];
-                interp_threefry2x32(k, (const uint32_t[2]){(uint32_t)c, (uint32_t)(c >> 32)}, x);
+                exec_threefry2x32(k, (const uint32_t[2]){(uint32_t)c, (uint32_t)(c >> 32)}, x);
                 uint32_t want = x[j % 2];
                 if (bits < 32) want &= (1u << bits) - 1;
                 uint32_t g = got[(i * d + j) * post + q];
@@ -280,7 +214,7 @@ static void test_rbg_threefry_shapes(void) {
         const uint64_t *b = bits_of(r);
         for (uint32_t i = 0; i < 6; i++) {
             uint32_t x[2];
-            interp_threefry2x32((const uint32_t[2]){7, 0}, (const uint32_t[2]){9 + i, 0}, x);
+            exec_threefry2x32((const uint32_t[2]){7, 0}, (const uint32_t[2]){9 + i, 0}, x);
             CHECK_EQ_U64(b[i], join(x[0], x[1]));
         }
         CHECK_EQ_U64(state_of(r)[1], 15);
@@ -292,8 +226,8 @@ static void test_rbg_philox_layouts(void) {
     /* u32[7]: two blocks, words in order, the eighth dropped; u64[3]: two blocks. */
     uint32_t k[2] = {5, 0};
     uint32_t x0[4], x1[4];
-    interp_philox4x32(k, (const uint32_t[4]){11, 0, 13, 0}, x0);
-    interp_philox4x32(k, (const uint32_t[4]){12, 0, 13, 0}, x1);
+    exec_philox4x32(k, (const uint32_t[4]){11, 0, 13, 0}, x0);
+    exec_philox4x32(k, (const uint32_t[4]){12, 0, 13, 0}, x1);
     cxla_literal *r = run_ok(rbg_module("rng_philox", "u64[3]", "{5, 11, 13}", "u32[7]"), 0);
     if (r) {
         const uint32_t *b = bits_of(r);
@@ -323,8 +257,8 @@ static void test_rbg_philox_layouts(void) {
     r = run_ok(rbg_module("rng_default", "u64[2]", "{5, 11}", "u32[5]"), 0);
     if (r) {
         uint32_t y0[4], y1[4];
-        interp_philox4x32(k, (const uint32_t[4]){11, 0, 5, 0}, y0);
-        interp_philox4x32(k, (const uint32_t[4]){12, 0, 5, 0}, y1);
+        exec_philox4x32(k, (const uint32_t[4]){11, 0, 5, 0}, y0);
+        exec_philox4x32(k, (const uint32_t[4]){12, 0, 5, 0}, y1);
         const uint32_t *b = bits_of(r);
         for (int i = 0; i < 5; i++) CHECK_EQ_U64(b[i], i < 4 ? y0[i] : y1[0]);
         CHECK_EQ_U64(state_of(r)[0], 5);
@@ -381,7 +315,7 @@ static void test_get_and_update_state(void) {
     if (r) {
         for (int i = 0; i < 3; i++) {
             const uint64_t *v = cxla_literal_data_const(cxla_literal_tuple_element_const(r, i));
-            CHECK_EQ_U64(v[0], INTERP_RNG_INITIAL_STATE + (i >= 1 ? 5 : 0) + (i >= 2 ? 7 : 0));
+            CHECK_EQ_U64(v[0], EXEC_RNG_INITIAL_STATE + (i >= 1 ? 5 : 0) + (i >= 2 ? 7 : 0));
             CHECK_EQ_U64(v[1], 0);
         }
     }
@@ -444,7 +378,7 @@ static void test_rng_key_and_state(void) {
     const uint64_t seeds[] = {1234, 0};
     for (int si = 0; si < 2; si++) {
         uint64_t seed = seeds[si], mt[2];
-        interp_mt19937_64(42, mt, 2);
+        exec_mt19937_64(42, mt, 2);
         uint64_t keys[2] = {seed ? mt[0] ^ seed : 0, seed ? mt[1] ^ seed : 0};
         cxla_literal *r = run_ok(text, seed);
         if (!r) continue;
@@ -453,11 +387,11 @@ static void test_rng_key_and_state(void) {
         const uint64_t *s = cxla_literal_data_const(cxla_literal_tuple_element_const(r, 2));
         uint32_t w[8];
         uint32_t k0[2] = {(uint32_t)keys[0], (uint32_t)(keys[0] >> 32)};
-        interp_philox4x32(k0, (const uint32_t[4]){0x7012395, 0, 0, 0}, w);
-        interp_philox4x32(k0, (const uint32_t[4]){0x7012396, 0, 0, 0}, w + 4);
+        exec_philox4x32(k0, (const uint32_t[4]){0x7012395, 0, 0, 0}, w);
+        exec_philox4x32(k0, (const uint32_t[4]){0x7012396, 0, 0, 0}, w + 4);
         for (int i = 0; i < 5; i++) CHECK_EQ_U64(x[i], w[i]);
         uint32_t k1[2] = {(uint32_t)keys[1], (uint32_t)(keys[1] >> 32)};
-        interp_philox4x32(k1, (const uint32_t[4]){0x7012395 + 5, 0, 0, 0}, w);
+        exec_philox4x32(k1, (const uint32_t[4]){0x7012395 + 5, 0, 0, 0}, w);
         for (int i = 0; i < 3; i++) CHECK_EQ_U64(y[i], w[i]);
         CHECK_EQ_U64(s[0], 0x7012395 + 8);
         cxla_literal_free(r);
@@ -655,7 +589,7 @@ static void test_rng_zero_size(void) {
     if (r) {
         CHECK_EQ_I64(cxla_literal_element_count(cxla_literal_tuple_element_const(r, 0)), 0);
         const uint64_t *s = cxla_literal_data_const(cxla_literal_tuple_element_const(r, 1));
-        CHECK_EQ_U64(s[0], INTERP_RNG_INITIAL_STATE);
+        CHECK_EQ_U64(s[0], EXEC_RNG_INITIAL_STATE);
     }
     cxla_literal_free(r);
 }
@@ -683,11 +617,9 @@ static void test_rng_errors(void) {
     cxla_module_destroy(m);
 }
 
-TEST_MAIN(TEST(test_threefry_known_answers), TEST(test_philox_known_answers),
-          TEST(test_jax_threefry_values), TEST(test_mt19937_64), TEST(test_rbg_known_answers),
-          TEST(test_rbg_xla_printed_example), TEST(test_rbg_threefry_shapes),
-          TEST(test_rbg_philox_layouts), TEST(test_rbg_deterministic), TEST(test_rbg_errors),
-          TEST(test_get_and_update_state), TEST(test_rng_key_and_state),
-          TEST(test_rng_deterministic_and_seeded), TEST(test_rng_uniform_float),
-          TEST(test_rng_uniform_never_b), TEST(test_rng_uniform_int), TEST(test_rng_normal),
-          TEST(test_rng_zero_size), TEST(test_rng_errors))
+TEST_MAIN(TEST(test_rbg_known_answers), TEST(test_rbg_xla_printed_example),
+          TEST(test_rbg_threefry_shapes), TEST(test_rbg_philox_layouts),
+          TEST(test_rbg_deterministic), TEST(test_rbg_errors), TEST(test_get_and_update_state),
+          TEST(test_rng_key_and_state), TEST(test_rng_deterministic_and_seeded),
+          TEST(test_rng_uniform_float), TEST(test_rng_uniform_never_b), TEST(test_rng_uniform_int),
+          TEST(test_rng_normal), TEST(test_rng_zero_size), TEST(test_rng_errors))

@@ -488,14 +488,16 @@ static void test_errors_structure(void) {
     CHECK_PARSE_ERROR(NULL, "f32[] {1}", "too many nested braces", "column 7");
     CHECK_PARSE_ERROR(NULL, "f32[2,2] {1, 2}", "expects '{' to start dimension 1 at index [0]",
                       "column 11");
-    CHECK_PARSE_ERROR("f32[2]", "1", "expects '{' to start an array literal of shape f32[2]",
+    /* A bare value for an array shape is XLA's element 0 (test_xla_dense_forms). */
+    CHECK_PARSE_ERROR("f32[2]", "}", "expects '{' to start an array literal of shape f32[2]",
                       "column 1");
-    /* Unterminated, missing commas, trailing commas. */
+    CHECK_PARSE_ERROR(NULL, "f32[0] 1", "out of range", "column 8");
+    /* Unterminated; commas are optional (XLA skips them), so "{1 2}" and "{1, 2,}" parse. */
     CHECK_PARSE_ERROR(NULL, "f32[2] {1, 2", "but sees the end of the text", "column 13");
     CHECK_PARSE_ERROR(NULL, "f32[2,1] {{1}, {2}", "expects ',' or '}'", "column 19");
-    CHECK_PARSE_ERROR(NULL, "f32[2] {1, ", "expects a value of type f32", "column 12");
-    CHECK_PARSE_ERROR(NULL, "f32[2] {1 2}", "expects ',' or '}' after element 0", "column 11");
-    CHECK_PARSE_ERROR(NULL, "f32[2] {1, 2,}", "no trailing commas", "column 14");
+    CHECK_PARSE_ERROR(NULL, "f32[2] {1, ", "but sees the end of the text", "column 12");
+    CHECK_PARSE_ERROR(NULL, "f32[2] {1 2 3}", "expects 2 elements in dimension 0", "column 13");
+    CHECK_PARSE_ERROR(NULL, "f32[2] {1 ; 2}", "expects ',' or '}' after element 0", "column 11");
     CHECK_PARSE_ERROR(NULL, "f32[2] {1, 2 /* open", "an unterminated comment", "column 14");
     CHECK_PARSE_ERROR(NULL, "c64[] (1, 2", "expects ')'", "column 12");
     CHECK_PARSE_ERROR(NULL, "c64[] (1 2)", "expects ','", "column 10");
@@ -556,8 +558,8 @@ static void test_errors_values(void) {
     CHECK_PARSE_ERROR(NULL, "s64[] 9223372036854775808", "s64", "column 7");
     CHECK_PARSE_ERROR(NULL, "s64[] -9223372036854775809", "s64", "column 7");
     CHECK_PARSE_ERROR(NULL, "u64[] 18446744073709551616", "value 18446744073709551616", "u64");
-    CHECK_PARSE_ERROR(NULL, "u64[] -1", "u64 namely [0, 18446744073709551615]", "column 7");
-    CHECK_PARSE_ERROR(NULL, "pred[] 2", "pred namely [0, 1]", "column 8");
+    /* u64 takes -1 as 2^64-1 and pred any integer (test_xla_dense_forms); u32 does not. */
+    CHECK_PARSE_ERROR(NULL, "u32[] -1", "u32 namely [0, 4294967295]", "column 7");
     /* Out-of-range floats: those that round to a non-finite value. */
     CHECK_PARSE_ERROR(NULL, "f16[] 70000",
                       "value 70000 is out of range for literal's primitive "
@@ -601,8 +603,8 @@ static void random_element(cxla_type type, uint8_t *p) {
     int bits = cxla_type_bits(type);
     if (type == CXLA_PRED) {
         p[0] &= 1;
-    } else if (type == CXLA_F4E2M1FN) {
-        p[0] &= 0xf;
+    } else if (cxla_type_is_float(type) && bits < 8) { /* f4, f6: the low bits */
+        p[0] &= (uint8_t)((1u << bits) - 1);
     } else if (cxla_type_is_integer(type) && bits < 8) {
         uint8_t v = p[0] & (uint8_t)((1u << bits) - 1);
         if (cxla_type_is_signed(type) && (v >> (bits - 1))) v |= (uint8_t)(0xffu << bits);
@@ -650,7 +652,7 @@ static void test_random_round_trips(void) {
     for (int t = 1; t < CXLA_TYPE_COUNT; t++) {
         cxla_type type = (cxla_type)t;
         if (!cxla_type_is_float(type) || cxla_type_storage(type) != 1) continue;
-        int count = type == CXLA_F4E2M1FN ? 16 : 256;
+        int count = 1 << cxla_type_bits(type); /* 16 for f4e2m1fn, 64 for the f6 types */
         cxla_shape shape = {.type = type, .rank = 1, .dims = (int64_t[]){count}};
         cxla_literal *lit = NULL;
         CHECK_OK(cxla_literal_create(&shape, &lit));
@@ -700,8 +702,25 @@ static void test_random_round_trips(void) {
     }
 }
 
+/* The forms XLA's ParseDenseLiteral accepts beyond the printed one (hlo_parser.cc): a
+ * bare value for an array shape sets element 0 and leaves the rest zero, commas are
+ * skipped wherever they are, u64 takes negatives as their two's complement and pred any
+ * integer (static_cast<bool>). */
+static void test_xla_dense_forms(void) {
+    CHECK_REPRINT("f32[3] 7", "{7, 0, 0}");
+    CHECK_REPRINT("s32[2,2] -4", "{ { -4, 0 }, { 0, 0 } }");
+    CHECK_REPRINT("f32[2,3]{0,1} 5", "{ { 5, 0, 0 }, { 0, 0, 0 } }");
+    CHECK_REPRINT("f32[3] {1 2 3}", "{1, 2, 3}");
+    CHECK_REPRINT("f32[3] {,1,,2,3,}", "{1, 2, 3}");
+    CHECK_REPRINT("s8[2,2] {{1 2} {3 4}}", "{ { 1, 2 }, { 3, 4 } }");
+    CHECK_REPRINT("u64[2] {-1, -9223372036854775808}",
+                  "{18446744073709551615, 9223372036854775808}");
+    CHECK_REPRINT("pred[3] {2, 0, -1}", "{1, 0, 1}");
+}
+
 TEST_MAIN(TEST(test_print_integers), TEST(test_print_f32_f64), TEST(test_print_f16_bf16),
           TEST(test_print_small_floats), TEST(test_print_complex), TEST(test_print_ranks),
           TEST(test_print_empty), TEST(test_print_with_shape), TEST(test_layout_order),
           TEST(test_tuples_and_tokens), TEST(test_parse_forms), TEST(test_parse_at_and_element),
-          TEST(test_errors_structure), TEST(test_errors_values), TEST(test_random_round_trips))
+          TEST(test_errors_structure), TEST(test_errors_values), TEST(test_xla_dense_forms),
+          TEST(test_random_round_trips))

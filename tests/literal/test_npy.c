@@ -92,6 +92,8 @@ static void fill_valid(cxla_type type, uint8_t *data, int64_t count) {
         case CXLA_U2: p[0] = (uint8_t)(k % 4); break;
         case CXLA_U4:
         case CXLA_F4E2M1FN: p[0] = (uint8_t)(k % 16); break;
+        case CXLA_F6E2M3FN:
+        case CXLA_F6E3M2FN: p[0] = (uint8_t)(k % 64); break;
         default:
             for (size_t b = 0; b < st; b++) p[b] = (uint8_t)(k * 31 + (int64_t)b * 7 + 1);
             break;

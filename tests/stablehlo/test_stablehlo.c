@@ -12,7 +12,8 @@
 
 /* Parses, runs @main without arguments and compares the result with |expected| (HLO
  * literal text with its shape), exactly or within |atol|. */
-static void expect_result(const char *text, const char *expected, double atol, int line) {
+static void expect_result(const char *text, const char *expected, const cxla_tolerance *tol,
+                          int line) {
     cxla_module *m = NULL;
     cxla_stablehlo_info info;
     cxla_status st = cxla_stablehlo_parse(text, strlen(text), "test.mlir", &m, &info);
@@ -28,10 +29,7 @@ static void expect_result(const char *text, const char *expected, double atol, i
     st = cxla_client_compile(client, m, &exe);
     if (!st) st = cxla_executable_run(exe, NULL, 0, &result);
     if (!st) st = cxla_literal_parse(expected, (size_t)-1, NULL, &want);
-    if (!st) {
-        cxla_tolerance tol = {.atol = atol};
-        st = cxla_literal_compare(result, want, atol > 0 ? &tol : NULL);
-    }
+    if (!st) st = cxla_literal_compare(result, want, tol);
     if (st) test_fail(__FILE__, line, "%s", cxla_status_message(st));
     cxla_status_free(st);
     cxla_literal_free(result);
@@ -39,8 +37,11 @@ static void expect_result(const char *text, const char *expected, double atol, i
     cxla_executable_destroy(exe);
     cxla_client_destroy(client);
 }
-#define EXPECT(text, expected)            expect_result(text, expected, 0, __LINE__)
-#define EXPECT_NEAR(text, expected, atol) expect_result(text, expected, atol, __LINE__)
+#define EXPECT(text, expected) expect_result(text, expected, NULL, __LINE__)
+#define EXPECT_NEAR(text, expected, tolerance)                                                     \
+    expect_result(text, expected, &(cxla_tolerance){.atol = (tolerance)}, __LINE__)
+#define EXPECT_ULPS(text, expected, n)                                                             \
+    expect_result(text, expected, &(cxla_tolerance){.ulps = (n)}, __LINE__)
 
 static const char *parse_error(const char *text) {
     cxla_module *m = NULL;
@@ -62,8 +63,9 @@ static void test_errors_have_line_and_column(void) {
     CHECK_MSG(strstr(msg, "bad.mlir:2:8") && strstr(msg, "stablehlo.frobnicate"), "got: %s", msg);
     msg = parse_error("func.func @main() -> tensor<f32> {\n  return %9 : tensor<f32>\n}\n");
     CHECK_MSG(strstr(msg, "undefined value %9"), "got: %s", msg);
-    msg = parse_error("func.func @main() -> tensor<2xf6E2M3FN> {\n}\n");
-    CHECK_MSG(strstr(msg, "bad.mlir:1:") && strstr(msg, "f6E2M3FN"), "got: %s", msg);
+    msg = parse_error("func.func @main() -> tensor<2xf7E2M3FN> {\n}\n");
+    CHECK_MSG(strstr(msg, "bad.mlir:1:") && strstr(msg, "unknown element type 'f7E2M3FN'"),
+              "got: %s", msg);
     msg = parse_error("func.func @main() -> tensor<2xf32> {\n"
                       "  %0 = stablehlo.constant dense<[1.0, 2.0, 3.0]> : tensor<2xf32>\n"
                       "  return %0 : tensor<2xf32>\n}\n");
@@ -285,6 +287,38 @@ static void test_elementwise(void) {
                 "  %0 = chlo.bessel_i1e %a : tensor<4xf32> -> tensor<4xf32>\n"
                 "  return %0 : tensor<4xf32>\n}\n",
                 "f32[4] {0.20791042, -0.19682671, 0.12126268, 0.08750622}", 1e-6);
+}
+
+/* chlo.next_after, bit for bit; chlo.erfc of bf16 in f32 as CHLO computes it: results far
+ * below bf16's epsilon stay (1 - erf(x) in bf16 gives 0 from x = 3 on). */
+static void test_chlo_next_after_erfc(void) {
+    EXPECT("func.func @main() -> tensor<8xi32> {\n"
+           "  %x = stablehlo.constant dense<[1.0, 1.0, 0.0, 0.0, -1.0, 0x7FC00000, 2.0, -0.0]> "
+           ": tensor<8xf32>\n"
+           "  %y = stablehlo.constant dense<[2.0, 0.0, 1.0, -1.0, -2.0, 1.0, 2.0, 1.0]> "
+           ": tensor<8xf32>\n"
+           "  %r = \"chlo.next_after\"(%x, %y) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>\n"
+           "  %b = stablehlo.bitcast_convert %r : (tensor<8xf32>) -> tensor<8xi32>\n"
+           "  return %b : tensor<8xi32>\n}\n",
+           "s32[8] {1065353217, 1065353215, 1, -2147483647, -1082130431, 2143289344, 1073741824, "
+           "1}");
+    EXPECT(
+        "func.func @main() -> tensor<3xbf16> {\n"
+        "  %x = stablehlo.constant dense<[1.0, -0.0, 3.0]> : tensor<3xbf16>\n"
+        "  %y = stablehlo.constant dense<[0.0, -1.0, 3.0]> : tensor<3xbf16>\n"
+        "  %r = \"chlo.next_after\"(%x, %y) : (tensor<3xbf16>, tensor<3xbf16>) -> tensor<3xbf16>\n"
+        "  return %r : tensor<3xbf16>\n}\n",
+        "bf16[3] {0.99609375, -9.18355e-41, 3}");
+    EXPECT_ULPS("func.func @main() -> tensor<5xbf16> {\n"
+                "  %x = stablehlo.constant dense<[0.5, 3.0, 5.0, 9.0, -2.0]> : tensor<5xbf16>\n"
+                "  %r = chlo.erfc %x : tensor<5xbf16> -> tensor<5xbf16>\n"
+                "  return %r : tensor<5xbf16>\n}\n",
+                "bf16[5] {0.47950011, 2.2090497e-05, 1.5374598e-12, 4.1370317e-37, 1.9953222}", 1);
+    EXPECT_ULPS("func.func @main() -> tensor<4xf32> {\n"
+                "  %x = stablehlo.constant dense<[0.5, 3.0, 5.0, 9.0]> : tensor<4xf32>\n"
+                "  %r = chlo.erfc %x : tensor<4xf32> -> tensor<4xf32>\n"
+                "  return %r : tensor<4xf32>\n}\n",
+                "f32[4] {0.47950011, 2.2090497e-05, 1.5374598e-12, 4.1370317e-37}", 8);
 }
 
 static void test_shapes(void) {
@@ -748,4 +782,4 @@ TEST_MAIN(TEST(test_errors_have_line_and_column), TEST(test_types), TEST(test_de
           TEST(test_elementwise), TEST(test_shapes), TEST(test_reduce_and_windows),
           TEST(test_gather_scatter), TEST(test_linalg), TEST(test_control_flow), TEST(test_checks),
           TEST(test_fmt_prints_hlo), TEST(test_run_parallel), TEST(test_bitcast_convert),
-          TEST(test_malformed_input))
+          TEST(test_malformed_input), TEST(test_chlo_next_after_erfc))

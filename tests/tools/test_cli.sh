@@ -119,8 +119,42 @@ expect "check-finite result" 0 "result 0 has 1 non-finite elements of 2" -- "$cx
 
 # check and fmt.
 expect "check ok" 0 "^$" -- "$cxla" check "$dir/add.hlo"
-expect "check unknown opcode" 1 "line 4, column .*frobnicate" -- "$cxla" check "$dir/bad.hlo"
+expect "check unknown opcode" 1 "bad\.hlo:4:[0-9]*: .*frobnicate" -- "$cxla" check "$dir/bad.hlo"
 expect "check bad shape" 1 "negate" -- "$cxla" check "$dir/badshape.hlo"
+# Verifier errors read as parse errors: FILE:LINE:COL: message, the line, a caret.
+expect "check verifier position" 1 "badshape\.hlo:4:3: computation 'main', instruction 's'" -- "$cxla" check "$dir/badshape.hlo"
+expect "check verifier caret" 1 "^      \^$" -- "$cxla" check "$dir/badshape.hlo"
+cat >"$dir/mixed.hlo" <<'HLO'
+HloModule mixed
+ENTRY main {
+  a = f32[2] parameter(0)
+  b = bf16[2] parameter(1)
+  ROOT s = f32[2] add(a, b)
+}
+HLO
+expect "check mixed precision" 0 "^$" -- "$cxla" check "$dir/mixed.hlo"
+expect "check --strict mixed precision" 1 "mixed\.hlo:5:3: .*add" -- "$cxla" check --strict "$dir/mixed.hlo"
+expect "check bad option" 1 "usage: cxla check" -- "$cxla" check --loose "$dir/mixed.hlo"
+cat >"$dir/typo.hlo" <<'HLO'
+HloModule typo
+ENTRY main {
+  a = f32[2,3] parameter(0)
+  b = f32[3,4] parameter(1)
+  ROOT d = f32[2,4] dot(a, b), lhs_contract_dims={1}, rhs_contracting_dims={0}
+}
+HLO
+expect "check did you mean" 1 "'lhs_contract_dims' is unknown and was ignored \(did you mean 'lhs_contracting_dims'\?\)" -- "$cxla" check "$dir/typo.hlo"
+printf 'HloModule t\nENTRY main {\n  ROOT a = flt32[5,3] parameter(0)\n}\n' >"$dir/flt.hlo"
+expect "check unknown element type" 1 "flt\.hlo:3:12: unknown element type 'flt32' \(did you mean 'f32'\?\)" -- "$cxla" check "$dir/flt.hlo"
+cat >"$dir/stablehlo.hlo" <<'MLIR'
+module @m {
+  func.func public @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
+MLIR
+expect "StableHLO in a .hlo file" 0 "f32\[2\] \{2, 4\}" -- "$cxla" run "$dir/stablehlo.hlo" 'f32[2] {1, 2}'
 expect "fmt short" 0 "^  ROOT s = f32\[3\]\{0\} add\(x, y\)$" -- "$cxla" fmt "$dir/add.hlo"
 expect "fmt long" 0 "ROOT %s = f32\[3\]\{0\} add\(f32\[3\]\{0\} %x, f32\[3\]\{0\} %y\)" -- "$cxla" fmt --style long "$dir/add.hlo"
 expect "fmt bad style" 1 "unknown style" -- "$cxla" fmt --style wide "$dir/add.hlo"

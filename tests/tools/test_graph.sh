@@ -261,7 +261,7 @@ expect "help lists commands" 0 "graph +draw a module" -- "$cxla" help
 expect "help lists run" 0 "run +run an HLO module" -- "$cxla" help
 expect "help run" 0 "--repeat N" -- "$cxla" help run
 expect "help graph" 0 "--computation NAME" -- "$cxla" help graph
-expect "help check" 0 "usage: cxla check FILE" -- "$cxla" help check
+expect "help check" 0 "usage: cxla check .*FILE" -- "$cxla" help check
 expect "help fmt" 0 "--style short" -- "$cxla" help fmt
 expect "help help" 0 "usage: cxla help \[COMMAND\]" -- "$cxla" help help
 expect "graph --help" 0 "usage: cxla graph" -- "$cxla" graph --help
@@ -286,8 +286,8 @@ ENTRY main {
 }
 HLO
 for cmd in check graph run; do
-  expect "$cmd parse error" 1 "parse\.hlo: line 4, column 19: Unknown opcode" -- "$cxla" $cmd "$dir/parse.hlo"
-  expect "$cmd verifier error" 1 "verify\.hlo: .*instruction 's' \(line 4:5\).*f32\[4\]" -- "$cxla" $cmd "$dir/verify.hlo"
+  expect "$cmd parse error" 1 "parse\.hlo:4:19: Unknown opcode" -- "$cxla" $cmd "$dir/parse.hlo"
+  expect "$cmd verifier error" 1 "verify\.hlo:4:5: .*instruction 's'.*f32\[4\]" -- "$cxla" $cmd "$dir/verify.hlo"
 done
 
 finish

@@ -1,0 +1,314 @@
+/* bench_floors: the floors of this machine that the cpu backend is measured against.
+ *
+ *   bench_floors [--mb N] [--threads LIST] [--reps N]
+ *
+ * Memory: a STREAM-like copy (c = a) and triad (a = b + s * c) over double arrays of
+ * --mb MiB each (default 256, far bigger than any cache these machines have), each thread
+ * on its own contiguous share, first touched by that thread. Bytes are counted as STREAM
+ * counts them: what the loop reads plus what it writes (16 bytes per element for copy, 24
+ * for triad; the write-allocate reads are not counted), so a workload's floor is the
+ * bytes it must read and write divided by the triad figure. Best of --reps runs.
+ *
+ * Compute: the f32 FMA peak, a loop of fused multiply-adds on enough independent
+ * accumulators to cover the FMA latency on every port (16 vectors of the widest width the
+ * compiler was told about: AVX-512, else AVX2 with FMA, else scalar), in registers, no
+ * memory traffic. Built with -O2 -march=native (CMakeLists.txt) so that it uses what this
+ * CPU has.
+ *
+ * Every figure is measured once per thread count of --threads (default 1,2) and printed
+ * as one machine-readable line, `NAME VALUE`: triad_GBps_<n>t, copy_GBps_<n>t,
+ * fma_GFLOPs_<n>t. Lines starting with '#' are notes for people (sizes, vector width).
+ * Exit status 2 on bad arguments or when memory cannot be had. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* One vector of f32 lanes of the widest kind the compiler targets, and the three
+ * operations the FMA loop needs on it. */
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define FMA_LANES 16
+#define FMA_ISA   "avx512"
+typedef __m512 vec;
+static inline vec vec_set(float x) {
+    return _mm512_set1_ps(x);
+}
+static inline vec vec_fma(vec x, vec m, vec c) {
+    return _mm512_fmadd_ps(x, m, c);
+}
+static inline double vec_sum(vec x) {
+    return (double)_mm512_reduce_add_ps(x);
+}
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define FMA_LANES 8
+#define FMA_ISA   "avx2+fma"
+typedef __m256 vec;
+static inline vec vec_set(float x) {
+    return _mm256_set1_ps(x);
+}
+static inline vec vec_fma(vec x, vec m, vec c) {
+    return _mm256_fmadd_ps(x, m, c);
+}
+static inline double vec_sum(vec x) {
+    float lanes[8];
+    _mm256_storeu_ps(lanes, x);
+    double s = 0;
+    for (int l = 0; l < 8; l++) s += lanes[l];
+    return s;
+}
+#else
+#include <math.h>
+#define FMA_LANES 1
+#define FMA_ISA   "scalar"
+typedef float vec;
+static inline vec vec_set(float x) {
+    return x;
+}
+static inline vec vec_fma(vec x, vec m, vec c) {
+    return fmaf(x, m, c);
+}
+static inline double vec_sum(vec x) {
+    return (double)x;
+}
+#endif
+
+enum { MAX_THREADS = 256, FMA_ACCUMULATORS = 16 };
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- memory ------------------------------------------------------------------------- */
+
+typedef enum { KERNEL_INIT, KERNEL_COPY, KERNEL_TRIAD, KERNEL_FMA } kernel;
+
+typedef struct {
+    kernel k;
+    double *a, *b, *c;  /* this thread's share of the arrays */
+    size_t n;           /* elements in the share */
+    int64_t iterations; /* FMA loop trips */
+    double checksum;    /* keeps the compiler from dropping the work */
+} job;
+
+static void run_init(job *j) {
+    for (size_t i = 0; i < j->n; i++) {
+        j->a[i] = 1.0;
+        j->b[i] = 2.0;
+        j->c[i] = 0.5;
+    }
+}
+
+static void run_copy(job *j) {
+    double *restrict c = j->c;
+    const double *restrict a = j->a;
+    for (size_t i = 0; i < j->n; i++) c[i] = a[i];
+    j->checksum += c[j->n / 2];
+}
+
+static void run_triad(job *j) {
+    double *restrict a = j->a;
+    const double *restrict b = j->b, *restrict c = j->c;
+    const double s = 3.0;
+    for (size_t i = 0; i < j->n; i++) a[i] = b[i] + s * c[i];
+    j->checksum += a[j->n / 2];
+}
+
+/* ---- compute ------------------------------------------------------------------------ */
+
+/* Each trip does FMA_ACCUMULATORS independent vector FMAs (x = x * m + c), so the only
+ * dependency is on the same accumulator one trip later: 16 chains hide a 4-cycle
+ * latency on two FMA ports. m < 1 and c small keep the values finite forever. */
+static void run_fma(job *j) {
+    /* Sixteen named accumulators rather than an array: an array is kept in memory unless
+     * the compiler unrolls the inner loop, and then store-to-load latency is measured. */
+    const vec m = vec_set(0.999999f), c = vec_set(1e-7f);
+    vec x0 = vec_set(0), x1 = vec_set(1), x2 = vec_set(2), x3 = vec_set(3);
+    vec x4 = vec_set(4), x5 = vec_set(5), x6 = vec_set(6), x7 = vec_set(7);
+    vec x8 = vec_set(8), x9 = vec_set(9), x10 = vec_set(10), x11 = vec_set(11);
+    vec x12 = vec_set(12), x13 = vec_set(13), x14 = vec_set(14), x15 = vec_set(15);
+    for (int64_t it = 0; it < j->iterations; it++) {
+        x0 = vec_fma(x0, m, c), x1 = vec_fma(x1, m, c), x2 = vec_fma(x2, m, c);
+        x3 = vec_fma(x3, m, c), x4 = vec_fma(x4, m, c), x5 = vec_fma(x5, m, c);
+        x6 = vec_fma(x6, m, c), x7 = vec_fma(x7, m, c), x8 = vec_fma(x8, m, c);
+        x9 = vec_fma(x9, m, c), x10 = vec_fma(x10, m, c), x11 = vec_fma(x11, m, c);
+        x12 = vec_fma(x12, m, c), x13 = vec_fma(x13, m, c), x14 = vec_fma(x14, m, c);
+        x15 = vec_fma(x15, m, c);
+    }
+    j->checksum = vec_sum(x0) + vec_sum(x1) + vec_sum(x2) + vec_sum(x3) + vec_sum(x4) +
+                  vec_sum(x5) + vec_sum(x6) + vec_sum(x7) + vec_sum(x8) + vec_sum(x9) +
+                  vec_sum(x10) + vec_sum(x11) + vec_sum(x12) + vec_sum(x13) + vec_sum(x14) +
+                  vec_sum(x15);
+}
+
+static void *thread_main(void *arg) {
+    job *j = arg;
+    switch (j->k) {
+    case KERNEL_INIT: run_init(j); break;
+    case KERNEL_COPY: run_copy(j); break;
+    case KERNEL_TRIAD: run_triad(j); break;
+    case KERNEL_FMA: run_fma(j); break;
+    }
+    return NULL;
+}
+
+/* Runs |jobs[0..n)| on n threads (the first on the calling thread) and returns the wall
+ * time from the start of the first to the end of the last; -1 when a thread cannot start. */
+static double run_jobs(job *jobs, int n) {
+    pthread_t threads[MAX_THREADS];
+    double t0 = now();
+    int started = 1;
+    for (; started < n; started++)
+        if (pthread_create(&threads[started], NULL, thread_main, &jobs[started]) != 0) break;
+    thread_main(&jobs[0]);
+    for (int i = 1; i < started; i++) pthread_join(threads[i], NULL);
+    double t = now() - t0;
+    return started == n ? t : -1;
+}
+
+/* Splits |total| elements of a, b, c over |n| jobs of kernel |k|. */
+static void split(job *jobs, int n, kernel k, double *a, double *b, double *c, size_t total) {
+    size_t per = total / (size_t)n;
+    for (int i = 0; i < n; i++) {
+        size_t lo = per * (size_t)i, hi = i == n - 1 ? total : lo + per;
+        jobs[i] = (job){.k = k, .a = a + lo, .b = b + lo, .c = c + lo, .n = hi - lo};
+    }
+}
+
+static double checksum_all(const job *jobs, int n) {
+    double s = 0;
+    for (int i = 0; i < n; i++) s += jobs[i].checksum;
+    return s;
+}
+
+/* ---- main --------------------------------------------------------------------------- */
+
+static int usage(const char *why) {
+    fprintf(stderr,
+            "bench_floors: %s\nusage: bench_floors [--mb N] [--threads LIST] [--reps N]\n"
+            "  --mb N          MiB per array (3 arrays; default 256)\n"
+            "  --threads LIST  thread counts, comma-separated (default 1,2)\n"
+            "  --reps N        runs per figure, best kept (default 8)\n",
+            why);
+    return 2;
+}
+
+static int parse_positive(const char *text, long max, long *out) {
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < 1 || v > max) return 0;
+    *out = v;
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    long mb = 256, reps = 8;
+    int counts[16], ncounts = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (i + 1 >= argc) return usage("an option needs a value");
+        const char *v = argv[++i];
+        if (strcmp(a, "--mb") == 0) {
+            if (!parse_positive(v, 1 << 20, &mb)) return usage("--mb needs a positive number");
+        } else if (strcmp(a, "--reps") == 0) {
+            if (!parse_positive(v, 1000, &reps)) return usage("--reps needs 1 to 1000");
+        } else if (strcmp(a, "--threads") == 0) {
+            char *list = strdup(v), *save = NULL;
+            if (!list) return usage("out of memory");
+            for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                long n;
+                if (ncounts == 16 || !parse_positive(t, MAX_THREADS, &n)) {
+                    free(list);
+                    return usage("--threads needs up to 16 counts of 1 to 256, e.g. 1,2");
+                }
+                counts[ncounts++] = (int)n;
+            }
+            free(list);
+        } else {
+            return usage("unknown option");
+        }
+    }
+    if (ncounts == 0) {
+        counts[0] = 1;
+        counts[1] = 2;
+        ncounts = 2;
+    }
+
+    size_t n = (size_t)mb * 1024 * 1024 / sizeof(double);
+    double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));
+    double *c = malloc(n * sizeof(double));
+    if (!a || !b || !c) {
+        fprintf(stderr, "bench_floors: cannot allocate 3 arrays of %ld MiB (try --mb)\n", mb);
+        return 2;
+    }
+    job jobs[MAX_THREADS];
+    int most = 1;
+    for (int i = 0; i < ncounts; i++) most = counts[i] > most ? counts[i] : most;
+    /* First touch by as many threads as will run later, so pages spread the same way. */
+    split(jobs, most, KERNEL_INIT, a, b, c, n);
+    if (run_jobs(jobs, most) < 0) {
+        fprintf(stderr, "bench_floors: cannot start %d threads\n", most);
+        return 2;
+    }
+    printf("# memory: 3 arrays of %ld MiB (double), best of %ld; STREAM byte counting\n", mb, reps);
+    printf("# compute: f32 FMA, %s, %d lanes x %d accumulators\n", FMA_ISA, FMA_LANES,
+           FMA_ACCUMULATORS);
+    double sink = 0;
+    for (int ci = 0; ci < ncounts; ci++) {
+        int t = counts[ci];
+        double best_copy = 1e30, best_triad = 1e30;
+        for (long r = 0; r < reps; r++) {
+            split(jobs, t, KERNEL_COPY, a, b, c, n);
+            double tc = run_jobs(jobs, t);
+            sink += checksum_all(jobs, t);
+            split(jobs, t, KERNEL_TRIAD, a, b, c, n);
+            double tt = run_jobs(jobs, t);
+            sink += checksum_all(jobs, t);
+            if (tc < 0 || tt < 0) {
+                fprintf(stderr, "bench_floors: cannot start %d threads\n", t);
+                return 2;
+            }
+            best_copy = tc < best_copy ? tc : best_copy;
+            best_triad = tt < best_triad ? tt : best_triad;
+        }
+        printf("copy_GBps_%dt %.2f\n", t, 16.0 * (double)n / best_copy / 1e9);
+        printf("triad_GBps_%dt %.2f\n", t, 24.0 * (double)n / best_triad / 1e9);
+        fflush(stdout);
+    }
+    free(a);
+    free(b);
+    free(c);
+
+    /* Iterations sized from a short calibration run so that each figure takes ~0.1 s. */
+    job probe = {.k = KERNEL_FMA, .iterations = 1 << 16};
+    double tp = run_jobs(&probe, 1);
+    int64_t iterations = (int64_t)((double)probe.iterations * 0.1 / (tp > 1e-6 ? tp : 1e-6));
+    if (iterations < 1000) iterations = 1000;
+    double flops_per_thread = 2.0 * FMA_LANES * FMA_ACCUMULATORS * (double)iterations;
+    for (int ci = 0; ci < ncounts; ci++) {
+        int t = counts[ci];
+        double best = 1e30;
+        for (long r = 0; r < (reps < 5 ? reps : 5); r++) {
+            for (int i = 0; i < t; i++) jobs[i] = (job){.k = KERNEL_FMA, .iterations = iterations};
+            double tf = run_jobs(jobs, t);
+            if (tf < 0) {
+                fprintf(stderr, "bench_floors: cannot start %d threads\n", t);
+                return 2;
+            }
+            sink += checksum_all(jobs, t);
+            best = tf < best ? tf : best;
+        }
+        printf("fma_GFLOPs_%dt %.1f\n", t, flops_per_thread * t / best / 1e9);
+        fflush(stdout);
+    }
+    printf("# checksum %g\n", sink);
+    return 0;
+}

@@ -1,0 +1,38 @@
+/* The compiled CPU backend: a module is optimized by the passes (src/passes), its
+ * fusions and elementwise and data-movement instructions become C functions (emit.h),
+ * compiled by the system C compiler into a shared object that is cached on disk
+ * (compiler.h), and run.
+ *
+ * How a compiled module runs (for now): the interpreter's driver walks the module and
+ * calls a compiled kernel for every instruction that has one (interp_run_module_overridden);
+ * the others (dot, convolution, sort, fft, control flow, collectives, custom calls, ...)
+ * run the interpreter's own code for that operation. docs/semantics.md says what the
+ * backend guarantees against the interpreter. */
+#ifndef CXLA_CPU_CPU_H_
+#define CXLA_CPU_CPU_H_
+
+#include "exec/exec.h"
+#include "hlo/hlo.h"
+
+/* A kernel: out[i] are the array results, in[k] the operands' data (dense, row-major). */
+typedef void (*cpu_kernel_fn)(void *const *out, const void *const *in);
+
+/* The cpu backend behind the backend interface (cpu_backend.c). */
+extern const exec_backend cpu_backend;
+
+typedef struct cpu_compile_options {
+    /* NULL, a pass name or "all": print the module after that pass (to |dump_to|). */
+    const char *dump_after;
+    cxla_strbuf *dump_to;
+    bool no_passes; /* compile the module as it is, without the pass pipeline */
+} cpu_compile_options;
+
+/* The optimized module and the C source the cpu backend compiles |module| into, without
+ * compiling it (`cxla compile --emit-c`). |out_optimized| (may be NULL) gets the module
+ * after the passes (the caller's: cxla_module_destroy). |out_kernel_count| (may be NULL)
+ * gets the number of kernels. */
+cxla_status cpu_generate(const cxla_module *module, const cpu_compile_options *options,
+                         cxla_module **out_optimized, cxla_strbuf *out_source,
+                         int64_t *out_kernel_count);
+
+#endif /* CXLA_CPU_CPU_H_ */

@@ -1,0 +1,351 @@
+/* The cpu backend: compile = clone the module, run the pass pipeline, emit one C kernel
+ * per fusion and per elementwise or data-movement instruction of the computations that
+ * run in sequence (the entry, while bodies and conditions, conditional branches, called
+ * computations), compile them (cached) and look them up; execute = the interpreter's
+ * driver with those instructions overridden by their kernels (cpu.h). */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/compiler.h"
+#include "cpu/cpu_internal.h"
+#include "cpu/emit.h"
+#include "interp/interp.h"
+#include "literal/literal_internal.h"
+
+#define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
+
+/* Kernels per translation unit: big modules are split so that the compiler runs on
+ * several units in parallel, and a unit stays small enough to compile quickly. */
+enum { KERNELS_PER_UNIT = 64 };
+
+typedef struct cpu_compiled {
+    cxla_module *module; /* owned: the optimized clone */
+    cpu_library *library;
+    cpu_kernel_fn *kernels; /* by instruction id; NULL: the interpreter's handler */
+    int64_t id_count;
+    int64_t kernel_count;
+    cpu_plan *plan; /* when the entry is kernels only: runs without the driver */
+} cpu_compiled;
+
+/* ---- choosing the instructions that get kernels --------------------------------------- */
+
+/* Computations whose instructions run one by one in the driver: the entry and what
+ * control flow calls. Fused computations run inside their fusion's kernel, and scalar
+ * computations (reducers, comparators, map functions) inside their operation. */
+static bool is_sequential_caller(cxla_opcode op) {
+    return op == CXLA_OP_WHILE || op == CXLA_OP_CONDITIONAL || op == CXLA_OP_CALL;
+}
+
+static cxla_status mark_sequential(const cxla_module *m, const cxla_computation *comp,
+                                   bool *marked) {
+    for (int64_t i = 0; i < m->comp_count; i++) {
+        if (m->comps[i] != comp) continue;
+        if (marked[i]) return NULL;
+        marked[i] = true;
+        break;
+    }
+    for (int64_t i = 0; i < comp->instr_count; i++) {
+        const cxla_instr *in = comp->instrs[i];
+        if (!is_sequential_caller(in->opcode)) continue;
+        cxla_computation *called[64];
+        int64_t n = cxla_instr_called_computations(in, called, 64);
+        for (int64_t k = 0; k < n && k < 64; k++)
+            CXLA_RETURN_IF_ERROR(mark_sequential(m, called[k], marked));
+    }
+    return NULL;
+}
+
+static bool shape_is_static_arrays(const cxla_shape *s) {
+    if (s->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < s->tuple_count; i++)
+            if (s->elements[i].type == CXLA_TUPLE || !shape_is_static_arrays(&s->elements[i]))
+                return false;
+        return true;
+    }
+    return cxla_type_is_array(s->type) && cxla_shape_is_static(s);
+}
+
+/* Whether |in| gets a kernel: the emitter can do it and every value it touches is a
+ * static array (a tuple of arrays for a multi-output fusion). */
+static bool wants_kernel(const cxla_instr *in) {
+    if (in->opcode == CXLA_OP_PARAMETER || in->opcode == CXLA_OP_CONSTANT ||
+        in->opcode == CXLA_OP_TUPLE || in->opcode == CXLA_OP_GET_TUPLE_ELEMENT)
+        return false;
+    if (!shape_is_static_arrays(&in->shape)) return false;
+    for (int64_t k = 0; k < in->operand_count; k++) {
+        const cxla_shape *s = &in->operands[k]->shape;
+        if (!cxla_type_is_array(s->type) || !cxla_shape_is_static(s)) return false;
+    }
+    return cpu_can_emit(in);
+}
+
+static void kernel_name(const cxla_instr *in, char *buf, size_t size) {
+    size_t n = (size_t)snprintf(buf, size, "k%" PRId64 "_", in->id);
+    for (const char *p = in->name; *p && n + 1 < size && n < 48; p++)
+        buf[n++] = isalnum((unsigned char)*p) ? *p : '_';
+    buf[n < size ? n : size - 1] = '\0';
+}
+
+/* ---- generating ---------------------------------------------------------------------------- */
+
+typedef struct generated {
+    cxla_module *module;
+    const cxla_instr **instrs; /* those with kernels */
+    int64_t count;
+    cxla_strbuf *units; /* the translation units */
+    int64_t unit_count;
+} generated;
+
+static void generated_free(generated *g) {
+    cxla_module_destroy(g->module);
+    free(g->instrs);
+    for (int64_t u = 0; u < g->unit_count; u++) cxla_strbuf_free(&g->units[u]);
+    free(g->units);
+    memset(g, 0, sizeof(*g));
+}
+
+static cxla_status clone_module(const cxla_module *module, cxla_module **out) {
+    cxla_strbuf text;
+    cxla_strbuf_init(&text);
+    cxla_hlo_print_to(&text, module, CXLA_HLO_STYLE_LONG);
+    if (text.failed) {
+        cxla_strbuf_free(&text);
+        return OOM();
+    }
+    cxla_status s = cxla_hlo_parse(text.data, text.len, module->name, out);
+    cxla_strbuf_free(&text);
+    if (s) return s;
+    /* Messages name the positions of the module as the user wrote it. */
+    for (int64_t c = 0; c < (*out)->comp_count; c++) {
+        cxla_computation *copy = (*out)->comps[c];
+        const cxla_computation *orig = cxla_module_find_computation(module, copy->name);
+        if (!orig) continue;
+        copy->line = orig->line;
+        copy->column = orig->column;
+        for (int64_t i = 0; i < copy->instr_count; i++) {
+            cxla_instr *in = copy->instrs[i];
+            const cxla_instr *o = cxla_computation_find_instr(orig, in->name);
+            if (!o) continue;
+            in->line = o->line;
+            in->column = o->column;
+        }
+    }
+    return NULL;
+}
+
+static cxla_status generate(const cxla_module *module, const cpu_compile_options *options,
+                            generated *g) {
+    memset(g, 0, sizeof(*g));
+    cxla_status s = clone_module(module, &g->module);
+    if (!s) s = cxla_verify_module(g->module);
+    if (s) return s;
+    cxla_module *m = g->module;
+    bool *sequential = calloc((size_t)(m->comp_count ? m->comp_count : 1), sizeof(bool));
+    int64_t total = 0;
+    for (int64_t c = 0; c < m->comp_count; c++) total += m->comps[c]->instr_count;
+    g->instrs = calloc((size_t)(total ? total : 1), sizeof(*g->instrs));
+    if (!sequential || !g->instrs) s = OOM();
+    if (!s && m->entry) s = mark_sequential(m, m->entry, sequential);
+    for (int64_t c = 0; c < m->comp_count && !s; c++) {
+        if (!sequential[c]) continue;
+        const cxla_computation *comp = m->comps[c];
+        for (int64_t i = 0; i < comp->instr_count; i++)
+            if (wants_kernel(comp->instrs[i])) g->instrs[g->count++] = comp->instrs[i];
+    }
+    free(sequential);
+    if (s) return s;
+    g->unit_count = (g->count + KERNELS_PER_UNIT - 1) / KERNELS_PER_UNIT;
+    g->units = calloc((size_t)(g->unit_count ? g->unit_count : 1), sizeof(*g->units));
+    if (!g->units) return OOM();
+    for (int64_t u = 0; u < g->unit_count; u++) {
+        cxla_strbuf_init(&g->units[u]);
+        cxla_strbuf_printf(&g->units[u],
+                           "/* Generated by cxla's cpu backend from module %s, unit %" PRId64
+                           " of %" PRId64 ". */\n",
+                           m->name, u + 1, g->unit_count);
+        cpu_emit_prelude(&g->units[u]);
+    }
+    for (int64_t i = 0; i < g->count; i++) {
+        char name[64];
+        kernel_name(g->instrs[i], name, sizeof(name));
+        cxla_strbuf *unit = &g->units[i / KERNELS_PER_UNIT];
+        cxla_strbuf_putc(unit, '\n');
+        CXLA_RETURN_IF_ERROR(cpu_emit_kernel(g->instrs[i], name, unit));
+    }
+    for (int64_t u = 0; u < g->unit_count; u++)
+        if (g->units[u].failed) return OOM();
+    return NULL;
+}
+
+cxla_status cpu_generate(const cxla_module *module, const cpu_compile_options *options,
+                         cxla_module **out_optimized, cxla_strbuf *out_source,
+                         int64_t *out_kernel_count) {
+    generated g;
+    cxla_status s = generate(module, options, &g);
+    if (!s) {
+        for (int64_t u = 0; u < g.unit_count; u++) {
+            if (u) cxla_strbuf_putc(out_source, '\n');
+            cxla_strbuf_append(out_source, g.units[u].data, g.units[u].len);
+        }
+        if (out_kernel_count) *out_kernel_count = g.count;
+        if (out_optimized) {
+            *out_optimized = g.module;
+            g.module = NULL;
+        }
+    }
+    generated_free(&g);
+    return s;
+}
+
+/* ---- running ----------------------------------------------------------------------------- */
+
+static bool same_dims(const cxla_literal *lit, const cxla_shape *want) {
+    const cxla_shape *got = lit->shape;
+    if (got->type != want->type || got->rank != want->rank || lit->dyn_sizes || lit->packed)
+        return false;
+    for (int64_t d = 0; d < want->rank; d++)
+        if (got->dims[d] != want->dims[d]) return false;
+    return cxla_layout_is_default(got);
+}
+
+/* The handler of an instruction with a kernel: new results in the default layout, then
+ * the kernel. A value that does not have the shape the kernel was compiled for (one
+ * below its dynamic bounds, handed over by the driver's dynamic path) goes to the
+ * interpreter's handler. */
+static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
+                              const cxla_literal *const *operands, cxla_literal **out) {
+    const cpu_compiled *c = interp_overrides_user(ctx);
+    cpu_kernel_fn fn = in->id >= 0 && in->id < c->id_count ? c->kernels[in->id] : NULL;
+    bool fits = fn != NULL;
+    for (int64_t k = 0; k < in->operand_count && fits; k++)
+        fits = same_dims(operands[k], &in->operands[k]->shape);
+    if (!fits) return interp_handler(in->opcode)(ctx, in, operands, out);
+    enum { SMALL = 16 };
+    const void *ins_small[SMALL];
+    const void **ins =
+        in->operand_count <= SMALL ? ins_small : malloc((size_t)in->operand_count * sizeof(*ins));
+    if (!ins) return OOM();
+    for (int64_t k = 0; k < in->operand_count; k++) ins[k] = operands[k]->data;
+    cxla_literal *result = NULL;
+    cxla_status s = NULL;
+    if (in->shape.type == CXLA_TUPLE) {
+        int64_t n = in->shape.tuple_count;
+        cxla_literal *elements_small[SMALL];
+        void *outs_small[SMALL];
+        cxla_literal **elements =
+            n <= SMALL ? elements_small : calloc((size_t)n, sizeof(*elements));
+        void **outs = n <= SMALL ? outs_small : calloc((size_t)n, sizeof(*outs));
+        if (!elements || !outs) s = OOM();
+        for (int64_t i = 0; i < n && !s; i++) {
+            s = interp_new_array(&in->shape.elements[i], &elements[i]);
+            if (!s) outs[i] = elements[i]->data;
+        }
+        if (!s) {
+            fn(outs, ins);
+            s = interp_make_tuple(elements, n, &result);
+        } else if (elements) {
+            for (int64_t i = 0; i < n; i++) cxla_literal_free(elements[i]);
+        }
+        if (elements != elements_small) free(elements);
+        if (outs != outs_small) free(outs);
+    } else {
+        s = interp_new_array(&in->shape, &result);
+        if (!s) {
+            void *outs[1] = {result->data};
+            fn(outs, ins);
+        }
+    }
+    if (ins != ins_small) free(ins);
+    if (s) return s;
+    *out = result;
+    return NULL;
+}
+
+static interp_op_fn lookup(void *user, const cxla_instr *in) {
+    const cpu_compiled *c = user;
+    return in->id >= 0 && in->id < c->id_count && c->kernels[in->id] ? run_kernel : NULL;
+}
+
+/* ---- the backend interface ----------------------------------------------------------------- */
+
+static void cpu_destroy(void *compiled) {
+    cpu_compiled *c = compiled;
+    if (!c) return;
+    cpu_plan_destroy(c->plan);
+    cpu_library_close(c->library);
+    free(c->kernels);
+    cxla_module_destroy(c->module);
+    free(c);
+}
+
+static cxla_status cpu_compile(const cxla_module *module, const exec_compile_options *options,
+                               void **out_compiled) {
+    (void)options;
+    generated g;
+    cxla_status s = generate(module, NULL, &g);
+    cpu_compiled *c = s ? NULL : calloc(1, sizeof(*c));
+    if (!s && !c) s = OOM();
+    if (!s) {
+        c->module = g.module;
+        g.module = NULL;
+        c->id_count = c->module->next_id;
+        c->kernels = calloc((size_t)(c->id_count ? c->id_count : 1), sizeof(*c->kernels));
+        if (!c->kernels) s = OOM();
+    }
+    if (!s && g.count > 0) {
+        const char **sources = calloc((size_t)g.unit_count, sizeof(*sources));
+        size_t *lengths = calloc((size_t)g.unit_count, sizeof(*lengths));
+        if (!sources || !lengths) s = OOM();
+        for (int64_t u = 0; u < g.unit_count && !s; u++) {
+            sources[u] = g.units[u].data;
+            lengths[u] = g.units[u].len;
+        }
+        if (!s) s = cpu_library_compile(sources, lengths, g.unit_count, module->name, &c->library);
+        free(sources);
+        free(lengths);
+        for (int64_t i = 0; i < g.count && !s; i++) {
+            char name[64];
+            kernel_name(g.instrs[i], name, sizeof(name));
+            void *sym = cpu_library_symbol(c->library, name);
+            if (!sym) {
+                s = cxla_error(CXLA_STATUS_INTERNAL,
+                               "the compiled code of module '%s' lacks kernel %s (%s)",
+                               module->name, name, g.instrs[i]->name);
+                break;
+            }
+            /* dlsym returns data pointers; POSIX guarantees the conversion. */
+            memcpy(&c->kernels[g.instrs[i]->id], &sym, sizeof(sym));
+        }
+        c->kernel_count = g.count;
+    }
+    if (!s) s = cpu_plan_build(c->module, c->kernels, c->id_count, &c->plan);
+    generated_free(&g);
+    if (s) {
+        cpu_destroy(c);
+        return s;
+    }
+    *out_compiled = c;
+    return NULL;
+}
+
+static cxla_status cpu_execute(void *compiled, const exec_run_options *options,
+                               const cxla_literal *const *args, int64_t arg_count,
+                               cxla_literal **out_result) {
+    cpu_compiled *c = compiled;
+    /* --check-finite and collectives need the driver. */
+    if (c->plan && (!options || (!options->check_finite && !options->comm)))
+        return cpu_plan_run(c->plan, args, arg_count, out_result);
+    interp_overrides o = {.user = c, .lookup = lookup};
+    return interp_run_module_overridden(c->module, options, &o, args, arg_count, out_result);
+}
+
+const exec_backend cpu_backend = {
+    .name = "cpu",
+    .alias = NULL,
+    .compile = cpu_compile,
+    .execute = cpu_execute,
+    .destroy = cpu_destroy,
+};

@@ -1,0 +1,48 @@
+/* The C emitter of the cpu backend: one C function ("kernel") per instruction.
+ *
+ * A kernel computes one elementwise, data-movement or reduce instruction, or a `fusion`
+ * of them, as a loop nest over its output that evaluates the (fused) expression per
+ * element: the innermost loop runs along the minor dimension, restrict pointers, index
+ * arithmetic in the loop headers. Its results are bit for bit the interpreter's
+ * (src/interp/), including the rounding of f16/bf16/f8 after every operation and the
+ * order of reductions (docs/semantics.md, "cpu backend"). Transcendental functions are
+ * evaluated as the interpreter evaluates them (f32 through double libm); the one place
+ * that maps an operation and a type to C is math_call in emit_expr.c.
+ *
+ * The text is readable: names from the HLO, each instruction's HLO text as a comment,
+ * no macros. It compiles without warnings under gcc and clang -Wall -Wextra. A
+ * translation unit is the prelude (cpu_emit_prelude) followed by any number of kernels
+ * with distinct names. Nothing here owns memory beyond the call: the text is appended
+ * to the caller's buffer. */
+#ifndef CXLA_CPU_EMIT_H_
+#define CXLA_CPU_EMIT_H_
+
+#include <stdbool.h>
+
+#include "base/base.h"
+#include "hlo/hlo.h"
+
+/* True when cpu_emit_kernel can emit |instr|. */
+bool cpu_can_emit(const cxla_instr *instr);
+
+/* Appends to |out| the C definition of one kernel computing |instr|:
+ *   void NAME(void *const *out, const void *const *in)
+ * in[k] points to operand k's data, out[i] to the i-th array result (out[0] when the
+ * result is an array; one per tuple element for a tuple-shaped multi-output fusion).
+ * All arrays are dense, in the default row-major layout, with static shapes; out never
+ * aliases in. |name| must be a C identifier (cpu_emit_sanitize makes one); the kernel's
+ * own static helpers and constants carry it as a prefix. Errors: UNIMPLEMENTED naming
+ * the instruction (and the fused instruction) for what cannot be emitted;
+ * RESOURCE_EXHAUSTED when memory is short. */
+cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strbuf *out);
+
+/* The code every translation unit starts with: includes (stdint.h, string.h, math.h),
+ * helpers (bf16/f16/f8 <-> f32 rounding to nearest even as the interpreter does), math
+ * functions. */
+void cpu_emit_prelude(cxla_strbuf *out);
+
+/* Appends to |out| a C identifier made from |text| (letters, digits and '_' kept, other
+ * characters as '_', a leading digit prefixed with '_'). */
+void cpu_emit_sanitize(const char *text, cxla_strbuf *out);
+
+#endif /* CXLA_CPU_EMIT_H_ */

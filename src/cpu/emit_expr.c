@@ -1,0 +1,362 @@
+/* Scalar expressions of the emitter: what one element of an elementwise operation is in
+ * C, per operation and element type, mirroring the interpreter's kernels
+ * (src/interp/interp_elementwise_*.c) rule for rule. Values live in C as their "compute
+ * type" (cpu_emit_ctype): the integers and pred as themselves, f32/f64 as float/double,
+ * f16/bf16/f8/f4 as their bits (so that moving them keeps NaN payloads, as the
+ * interpreter's copies do); arithmetic on them decodes to f32, computes and encodes
+ * (rounds) the result (emit.c). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu/emit_internal.h"
+#include "exec/math.h"
+
+bool cpu_emit_type_ok(cxla_type t) {
+    switch (cxla_type_class_of(t)) {
+    case CXLA_CLASS_PRED: return true;
+    case CXLA_CLASS_SIGNED:
+    case CXLA_CLASS_UNSIGNED: return cxla_type_bits(t) >= 8;
+    case CXLA_CLASS_FLOAT: return true;
+    default: return false; /* complex, tokens, tuples */
+    }
+}
+
+bool cpu_emit_is_small(cxla_type t) {
+    return cxla_type_is_small_float(t);
+}
+
+static bool is_int_like(cxla_type t) {
+    return t == CXLA_PRED || cxla_type_is_integer(t);
+}
+
+const char *cpu_emit_ctype(cxla_type t) {
+    switch (t) {
+    case CXLA_PRED: return "uint8_t";
+    case CXLA_S8: return "int8_t";
+    case CXLA_S16: return "int16_t";
+    case CXLA_S32: return "int32_t";
+    case CXLA_S64: return "int64_t";
+    case CXLA_U8: return "uint8_t";
+    case CXLA_U16: return "uint16_t";
+    case CXLA_U32: return "uint32_t";
+    case CXLA_U64: return "uint64_t";
+    case CXLA_F64: return "double";
+    case CXLA_F32: return "float";
+    default: return cxla_type_storage(t) == 2 ? "uint16_t" : "uint8_t"; /* small floats: bits */
+    }
+}
+
+const char *cpu_emit_stype(cxla_type t) {
+    if (t == CXLA_F32) return "float";
+    if (cpu_emit_is_small(t)) return cxla_type_storage(t) == 2 ? "uint16_t" : "uint8_t";
+    return cpu_emit_ctype(t);
+}
+
+/* The unsigned twin and the signed twin of an integer type (pred: uint8_t). */
+static const char *utype(cxla_type t) {
+    switch (cxla_type_storage(t)) {
+    case 1: return "uint8_t";
+    case 2: return "uint16_t";
+    case 4: return "uint32_t";
+    default: return "uint64_t";
+    }
+}
+
+static const char *stype_signed(cxla_type t) {
+    switch (cxla_type_storage(t)) {
+    case 1: return "int8_t";
+    case 2: return "int16_t";
+    case 4: return "int32_t";
+    default: return "int64_t";
+    }
+}
+
+/* The wrapping arithmetic type: at least unsigned int (no undefined overflow). */
+static const char *wtype(cxla_type t) {
+    switch (cxla_type_storage(t)) {
+    case 1:
+    case 2: return "unsigned";
+    case 4: return "uint32_t";
+    default: return "uint64_t";
+    }
+}
+
+char *cpu_emit_fmt(cxla_arena *arena, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    cxla_strbuf b;
+    cxla_strbuf_init(&b);
+    cxla_strbuf_vprintf(&b, format, args);
+    va_end(args);
+    char *s = b.failed || !b.data ? NULL : cxla_arena_strndup(arena, b.data, b.len);
+    cxla_strbuf_free(&b);
+    return s ? s : (char *)"0 /* out of memory */";
+}
+
+#define F(...) cpu_emit_fmt(arena, __VA_ARGS__)
+
+/* ---- the switch point for math functions ------------------------------------------- */
+
+/* The C expression of unary math operation |op| on |x| of real float type |t| (f32 and
+ * the small floats as float, f64 as double): the list of exec/math.h that the interpreter
+ * reads, f32 computed in double and rounded once. This is the one place that says how a
+ * transcendental is computed: swap in cxla_f32_<fn> (src/cpu/cxla_math.h) here. NULL when
+ * |op| is not a math function. */
+static const char *math_call(cxla_arena *arena, cxla_opcode op, cxla_type t, const char *x) {
+    /* exec/math.h's list: the libm function, or (NULL) a helper written out below. */
+    const exec_math_info *mi = exec_math_unary(op);
+    if (!mi) return NULL;
+    const char *fn = mi->libm_f64;
+    bool written = op == CXLA_OP_NEGATE || op == CXLA_OP_SIGN || op == CXLA_OP_LOGISTIC ||
+                   op == CXLA_OP_RSQRT || op == CXLA_OP_REAL || op == CXLA_OP_IMAG;
+    if (!fn && !written) return NULL; /* a helper of exec/math.h not written below yet */
+    if (!arena) return "";            /* asked only whether |op| is a math function */
+    bool f64 = t == CXLA_F64;
+    const char *d = f64 ? x : F("(double)%s", x); /* the argument in double */
+    const char *e;
+    switch (op) {
+    case CXLA_OP_NEGATE: e = F("-%s", d); break;
+    case CXLA_OP_SIGN: e = F("cxla_sign_f64(%s)", d); break;
+    case CXLA_OP_LOGISTIC: e = F("1.0 / (1.0 + exp(-%s))", d); break;
+    case CXLA_OP_RSQRT: e = F("1.0 / sqrt(%s)", d); break;
+    case CXLA_OP_REAL: e = d; break;
+    case CXLA_OP_IMAG: e = F("((void)%s, 0.0)", d); break; /* reads x: no unused variable */
+    default: e = F("%s(%s)", fn, d); break;
+    }
+    return f64 ? e : F("(float)(%s)", e);
+}
+
+/* ---- which operations apply to which types (as the interpreter's handlers) ---------- */
+
+bool cpu_emit_unary_ok(cxla_opcode op, cxla_type t) {
+    if (!cpu_emit_type_ok(t)) return false;
+    bool integer = cxla_type_is_integer(t), flt = cxla_type_is_float(t);
+    switch (op) {
+    case CXLA_OP_COPY: return true;
+    case CXLA_OP_NOT: return is_int_like(t);
+    case CXLA_OP_POPCNT:
+    case CXLA_OP_CLZ: return integer;
+    case CXLA_OP_NEGATE:
+    case CXLA_OP_ABS:
+    case CXLA_OP_SIGN: return integer || flt;
+    case CXLA_OP_IS_FINITE: return flt;
+    default: return flt && math_call(NULL, op, CXLA_F64, "x") != NULL;
+    }
+}
+
+bool cpu_emit_binary_ok(cxla_opcode op, cxla_type t) {
+    if (!cpu_emit_type_ok(t)) return false;
+    bool integer = cxla_type_is_integer(t), pred = t == CXLA_PRED, flt = cxla_type_is_float(t);
+    switch (op) {
+    case CXLA_OP_ADD:
+    case CXLA_OP_MULTIPLY: return true;
+    case CXLA_OP_SUBTRACT:
+    case CXLA_OP_DIVIDE:
+    case CXLA_OP_POWER: return integer || flt;
+    case CXLA_OP_REMAINDER: return integer || flt;
+    case CXLA_OP_MAXIMUM:
+    case CXLA_OP_MINIMUM: return integer || flt || pred;
+    case CXLA_OP_ATAN2: return flt;
+    case CXLA_OP_AND:
+    case CXLA_OP_OR:
+    case CXLA_OP_XOR: return integer || pred;
+    case CXLA_OP_SHIFT_LEFT:
+    case CXLA_OP_SHIFT_RIGHT_ARITHMETIC:
+    case CXLA_OP_SHIFT_RIGHT_LOGICAL:
+    case CXLA_OP_MULHI: return integer;
+    default: return false;
+    }
+}
+
+/* ---- expressions --------------------------------------------------------------------- */
+
+const char *cpu_emit_unary(cxla_arena *arena, cxla_opcode op, cxla_type t, const char *x) {
+    if (op == CXLA_OP_COPY) return x;
+    if (cxla_type_is_float(t)) {
+        if (op == CXLA_OP_IS_FINITE) return F("(uint8_t)(isfinite(%s) != 0)", x);
+        return math_call(arena, op, t, x);
+    }
+    const char *T = cpu_emit_ctype(t), *UT = utype(t), *WT = wtype(t);
+    int bits = cxla_type_bits(t);
+    bool sgn = cxla_type_is_signed(t);
+    switch (op) {
+    case CXLA_OP_NEGATE: return F("(%s)(0u - (%s)%s)", T, WT, x);
+    case CXLA_OP_ABS: return sgn ? F("(%s < 0 ? (%s)(0u - (%s)%s) : %s)", x, T, WT, x, x) : x;
+    case CXLA_OP_SIGN:
+        return sgn ? F("(%s)(%s < 0 ? -1 : %s != 0)", T, x, x) : F("(%s)(%s != 0)", T, x);
+    case CXLA_OP_NOT:
+        return t == CXLA_PRED ? F("(uint8_t)(%s == 0)", x) : F("(%s)~(%s)%s", T, WT, x);
+    case CXLA_OP_POPCNT: return F("(%s)__builtin_popcountll((uint64_t)(%s)%s)", T, UT, x);
+    case CXLA_OP_CLZ:
+        return F("(%s)(%s ? __builtin_clzll((uint64_t)(%s)%s) - %d : %d)", T, x, UT, x, 64 - bits,
+                 bits);
+    default: return NULL;
+    }
+}
+
+const char *cpu_emit_binary(cxla_arena *arena, cxla_opcode op, cxla_type t, const char *a,
+                            const char *b) {
+    if (cxla_type_is_float(t)) {
+        bool f64 = t == CXLA_F64;
+        const char *sfx = f64 ? "f64" : "f32";
+        const char *da = f64 ? a : F("(double)%s", a), *db = f64 ? b : F("(double)%s", b);
+        const char *cast = f64 ? "" : "(float)";
+        switch (op) {
+        case CXLA_OP_ADD: return F("%s + %s", a, b);
+        case CXLA_OP_SUBTRACT: return F("%s - %s", a, b);
+        case CXLA_OP_MULTIPLY: return F("%s * %s", a, b);
+        case CXLA_OP_DIVIDE: return F("%s / %s", a, b);
+        case CXLA_OP_REMAINDER: return F("%sfmod(%s, %s)", cast, da, db);
+        case CXLA_OP_POWER: return F("%spow(%s, %s)", cast, da, db);
+        case CXLA_OP_ATAN2: return F("%satan2(%s, %s)", cast, da, db);
+        case CXLA_OP_MAXIMUM: return F("cxla_max_%s(%s, %s)", sfx, a, b);
+        case CXLA_OP_MINIMUM: return F("cxla_min_%s(%s, %s)", sfx, a, b);
+        default: return NULL;
+        }
+    }
+    const char *T = cpu_emit_ctype(t), *UT = utype(t), *WT = wtype(t), *ST = stype_signed(t);
+    int bits = cxla_type_bits(t);
+    bool sgn = cxla_type_is_signed(t), pred = t == CXLA_PRED;
+    switch (op) {
+    case CXLA_OP_ADD:
+        return pred ? F("(uint8_t)(%s | %s)", a, b) : F("(%s)((%s)%s + (%s)%s)", T, WT, a, WT, b);
+    case CXLA_OP_SUBTRACT: return F("(%s)((%s)%s - (%s)%s)", T, WT, a, WT, b);
+    case CXLA_OP_MULTIPLY:
+        return pred ? F("(uint8_t)(%s & %s)", a, b) : F("(%s)((%s)%s * (%s)%s)", T, WT, a, WT, b);
+    case CXLA_OP_DIVIDE:
+        /* x / 0 = -1 (all ones); INT_MIN / -1 = INT_MIN (negation wraps). */
+        if (sgn)
+            return F("(%s == 0 ? (%s)-1 : %s == -1 ? (%s)(0u - (%s)%s) : (%s)(%s / %s))", b, T, b,
+                     T, WT, a, T, a, b);
+        return F("(%s == 0 ? (%s)~(%s)0 : (%s)(%s / %s))", b, T, UT, T, a, b);
+    case CXLA_OP_REMAINDER:
+        /* x % 0 = x; INT_MIN % -1 = 0. */
+        if (sgn)
+            return F("(%s == 0 ? %s : %s == -1 ? (%s)0 : (%s)(%s %% %s))", b, a, b, T, T, a, b);
+        return F("(%s == 0 ? %s : (%s)(%s %% %s))", b, a, T, a, b);
+    case CXLA_OP_POWER:
+        /* A negative exponent gives 1 for a base of 1, else 0. */
+        if (sgn)
+            return F("(%s < 0 ? (%s)(%s == 1) : (%s)cxla_ipow((uint64_t)%s, (uint64_t)(%s)%s))", b,
+                     T, a, T, a, UT, b);
+        return F("(%s)cxla_ipow((uint64_t)%s, (uint64_t)%s)", T, a, b);
+    case CXLA_OP_MAXIMUM: return F("(%s >= %s ? %s : %s)", a, b, a, b);
+    case CXLA_OP_MINIMUM: return F("(%s <= %s ? %s : %s)", a, b, a, b);
+    case CXLA_OP_AND: return F("(%s)(%s & %s)", T, a, b);
+    case CXLA_OP_OR: return F("(%s)(%s | %s)", T, a, b);
+    case CXLA_OP_XOR: return F("(%s)(%s ^ %s)", T, a, b);
+    case CXLA_OP_SHIFT_LEFT:
+        /* Shifts by the width or more (or negative) give 0, or the sign fill. */
+        return F("((%s)%s >= %d ? (%s)0 : (%s)((%s)(%s)%s << (%s)%s))", UT, b, bits, T, T, WT, UT,
+                 a, UT, b);
+    case CXLA_OP_SHIFT_RIGHT_ARITHMETIC:
+        return F("((%s)%s >= %d ? ((%s)%s < 0 ? (%s)~(%s)0 : (%s)0) : (%s)((%s)%s >> (%s)%s))", UT,
+                 b, bits, ST, a, T, UT, T, T, ST, a, UT, b);
+    case CXLA_OP_SHIFT_RIGHT_LOGICAL:
+        return F("((%s)%s >= %d ? (%s)0 : (%s)((%s)%s >> (%s)%s))", UT, b, bits, T, T, UT, a, UT,
+                 b);
+    case CXLA_OP_MULHI:
+        if (bits == 64)
+            return sgn ? F("(%s)cxla_mulhi_s64(%s, %s)", T, a, b)
+                       : F("(%s)cxla_mulhi_u64(%s, %s)", T, a, b);
+        return sgn ? F("(%s)(((int64_t)%s * (int64_t)%s) >> %d)", T, a, b, bits)
+                   : F("(%s)(((uint64_t)%s * (uint64_t)%s) >> %d)", T, a, b, bits);
+    default: return NULL;
+    }
+}
+
+const char *cpu_emit_compare(cxla_arena *arena, const char *dir, const char *ctype, cxla_type t,
+                             const char *a, const char *b) {
+    const char *op = strcmp(dir, "EQ") == 0   ? "=="
+                     : strcmp(dir, "NE") == 0 ? "!="
+                     : strcmp(dir, "LT") == 0 ? "<"
+                     : strcmp(dir, "LE") == 0 ? "<="
+                     : strcmp(dir, "GT") == 0 ? ">"
+                     : strcmp(dir, "GE") == 0 ? ">="
+                                              : NULL;
+    if (!op) return NULL;
+    if (!arena) return ""; /* asked only whether |dir| is known */
+    if (cxla_type_is_float(t)) {
+        if (ctype && strcmp(ctype, "TOTALORDER") == 0) {
+            const char *k = t == CXLA_F64 ? "cxla_total_f64" : "cxla_total_f32";
+            return F("(uint8_t)(%s(%s) %s %s(%s))", k, a, op, k, b);
+        }
+        if (strcmp(op, "!=") == 0) return F("(uint8_t)!(%s == %s)", a, b);
+        return F("(uint8_t)(%s %s %s)", a, op, b);
+    }
+    bool signed_order = (ctype && strcmp(ctype, "SIGNED") == 0) ||
+                        (!(ctype && strcmp(ctype, "UNSIGNED") == 0) && cxla_type_is_signed(t));
+    const char *K = signed_order ? stype_signed(t) : utype(t);
+    if (t == CXLA_PRED) K = "uint8_t";
+    return F("(uint8_t)((%s)%s %s (%s)%s)", K, a, op, K, b);
+}
+
+const char *cpu_emit_decode(cxla_arena *arena, cxla_type t, const char *x) {
+    if (!cpu_emit_is_small(t)) return x;
+    return F("cxla_ld_%s(%s)", cxla_type_name(t), x);
+}
+
+const char *cpu_emit_encode(cxla_arena *arena, cxla_type t, const char *x) {
+    if (!cpu_emit_is_small(t)) return x;
+    return F("cxla_st_%s(%s)", cxla_type_name(t), x);
+}
+
+const char *cpu_emit_convert(cxla_arena *arena, cxla_type from, cxla_type to, const char *x) {
+    if (from == to) return x; /* the bits, as the interpreter copies them */
+    if (cpu_emit_is_small(from)) {
+        x = cpu_emit_decode(arena, from, x); /* exact */
+        from = CXLA_F32;
+    }
+    const char *T = cpu_emit_ctype(to);
+    if (to == CXLA_PRED) return F("(uint8_t)(%s != 0)", x);
+    if (cxla_type_is_integer(to)) {
+        if (is_int_like(from)) return F("(%s)(%s)%s", T, utype(to), x);
+        int bits = cxla_type_bits(to);
+        return cxla_type_is_signed(to) ? F("(%s)cxla_f2s((double)%s, %d)", T, x, bits)
+                                       : F("(%s)cxla_f2u((double)%s, %d)", T, x, bits);
+    }
+    if (to == CXLA_F32 || to == CXLA_F64) return from == to ? x : F("(%s)%s", T, x);
+    /* To a small float: rounded once, from the exact value. */
+    const char *n = cxla_type_name(to);
+    if (is_int_like(from)) {
+        if (cxla_type_is_signed(from))
+            return F("cxla_st_%s_d(cxla_s64_to_double_odd((int64_t)%s))", n, x);
+        return F("cxla_st_%s_d(cxla_u64_to_double_odd((uint64_t)%s))", n, x);
+    }
+    if (from == CXLA_F32) return cpu_emit_encode(arena, to, x);
+    return F("cxla_st_%s_d((double)%s)", n, x);
+}
+
+/* ---- the per-type part of the prelude ------------------------------------------------ */
+
+void cpu_emit_small_float_helpers(cxla_strbuf *out) {
+    for (int t = 0; t < CXLA_TYPE_COUNT; t++) {
+        if (!cpu_emit_is_small((cxla_type)t)) continue;
+        const cxla_type_info *info = cxla_type_get_info((cxla_type)t);
+        const char *n = info->name;
+        const char *st = cpu_emit_stype((cxla_type)t);
+        cxla_strbuf_printf(out,
+                           "static inline %s cxla_st_%s_d(double x) {\n"
+                           "    return (%s)cxla_small_encode(x, %d, %d, %d, %d);\n}\n",
+                           st, n, st, info->exponent_bits, info->mantissa_bits, info->exponent_bias,
+                           (int)info->float_kind);
+        if (t == CXLA_F16 || t == CXLA_BF16) continue; /* the fast paths are in the text */
+        cxla_strbuf_printf(out,
+                           "static inline uint8_t cxla_st_%s(float x) {\n"
+                           "    return cxla_st_%s_d((double)x);\n}\n",
+                           n, n);
+        /* Decoding by table, made from the interpreter's own decoder. */
+        cxla_strbuf_printf(out, "static inline float cxla_ld_%s(uint8_t b) {\n", n);
+        cxla_strbuf_puts(out, "    static const uint32_t bits[256] = {");
+        uint32_t mask = t == CXLA_F4E2M1FN ? 0xF : 0xFF;
+        for (uint32_t b = 0; b < 256; b++) {
+            float f = cxla_float_to_float((cxla_type)t, b & mask);
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            cxla_strbuf_printf(out, "%s0x%08xu", b % 8 == 0 ? "\n        " : " ", u);
+            if (b != 255) cxla_strbuf_putc(out, ',');
+        }
+        cxla_strbuf_puts(out, "};\n    return cxla_f32_from_bits(bits[b]);\n}\n");
+    }
+}

@@ -1,0 +1,46 @@
+/* Dynamic dimensions: the rules that are functions of shapes, which every backend
+ * applies the same way (docs/semantics.md, "Dynamic shapes"; the interpreter's use of
+ * them is src/interp/interp_dynamic.c): how each operation treats values below their
+ * bounds, and the result sizes of reshape and broadcast for given operand sizes. */
+#ifndef CXLA_EXEC_DYNAMIC_H_
+#define CXLA_EXEC_DYNAMIC_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hlo/hlo.h"
+
+/* How an operation meets operands below their bounds. */
+typedef enum exec_dyn_kind {
+    EXEC_DYN_NONE = 0,      /* cannot leave the padding out: an error */
+    EXEC_DYN_PASS,          /* passes values along whole, or handles sizes itself */
+    EXEC_DYN_INFER,         /* result shape by shape inference on the cut operands */
+    EXEC_DYN_SAME,          /* EXEC_DYN_INFER; operands of the largest rank line up dim by dim */
+    EXEC_DYN_CONCAT,        /* EXEC_DYN_SAME except the concatenated dimension */
+    EXEC_DYN_DOT,           /* EXEC_DYN_INFER; batch and contracting dimensions line up */
+    EXEC_DYN_RESHAPE,       /* the sizes move through the reshape (reshape_sizes) */
+    EXEC_DYN_BROADCAST,     /* mapped dims take the operand's sizes */
+    EXEC_DYN_SLICE,         /* limits clamped to the sizes */
+    EXEC_DYN_DYNAMIC_SLICE, /* full-bound slices follow the size; others must fit it */
+} exec_dyn_kind;
+
+/* The kind of |op| (elementwise operations are EXEC_DYN_SAME). */
+exec_dyn_kind exec_dynamic_kind(cxla_opcode op);
+/* Whether |s| (or a tuple element at any depth) has an unbounded ('?') dimension. */
+bool exec_shape_has_unbounded(const cxla_shape *s);
+/* Whether dimension |d| of |s| is dynamic (false when out of range). */
+bool exec_shape_dim_dynamic(const cxla_shape *s, int64_t d);
+
+/* reshape |in| of an operand of shape |xs| whose dimensions have sizes |r|: |o| gets the
+ * result's sizes (static result dimensions keep theirs; the dynamic ones take what the
+ * element count leaves them). Errors (naming |in|): sizes that do not fill the result,
+ * several dynamic result dimensions the count cannot tell apart. */
+cxla_status exec_dynamic_reshape_sizes(const cxla_instr *in, const cxla_shape *xs, const int64_t *r,
+                                       int64_t *o);
+/* broadcast |in| of an operand of |operand_rank| dimensions with sizes |r|: mapped result
+ * dimensions take the operand's sizes, the others keep theirs. Errors: dimensions= out of
+ * range, an unbounded result dimension no operand dimension gives a size. */
+cxla_status exec_dynamic_broadcast_sizes(const cxla_instr *in, int64_t operand_rank,
+                                         const int64_t *r, int64_t *o);
+
+#endif /* CXLA_EXEC_DYNAMIC_H_ */

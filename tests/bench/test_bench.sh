@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The benchmarks still work: bench_floors prints its figures, ops_bench.py's cases compute
+# what their NumPy peers compute (--check, small sizes, every backend of this build) and
+# its tables print. Nothing here is timed: numbers are only checked to be numbers.
+set -u
+cxla=${1:?path to the cxla tool}
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../tools/testlib.sh
+. "$here/../tools/testlib.sh"
+bench=$here/../../bench
+floors=${CXLA_BINARY_DIR:-$(dirname "$cxla")}/bench_floors
+python=/usr/bin/python3
+if [ ! -x "$python" ] || ! "$python" -c "import numpy" 2>/dev/null; then
+  echo "skipped: no /usr/bin/python3 with NumPy"
+  exit 77
+fi
+
+if [ -x "$floors" ]; then
+  "$floors" --mb 8 --reps 1 --threads 1,2 >"$dir/floors.txt" 2>&1
+  rc=$?
+  if [ "$rc" -ne 0 ]; then fail "bench_floors: exit $rc: $(cat "$dir/floors.txt")"; else ok; fi
+  for name in triad_GBps_1t triad_GBps_2t copy_GBps_1t fma_GFLOPs_1t fma_GFLOPs_2t; do
+    if grep -qE "^$name [0-9]+(\.[0-9]+)?$" "$dir/floors.txt"; then ok; else
+      fail "bench_floors: no line '$name NUMBER' in $(cat "$dir/floors.txt")"
+    fi
+  done
+  expect "bench_floors bad option" 2 "usage" -- "$floors" --mb 0
+else
+  fail "bench_floors not built at $floors"
+fi
+
+# Every case, on every backend, against NumPy on the same inputs.
+expect "ops_bench --check" 0 "ok +tiny_adds_100" -- \
+  "$python" "$bench/ops_bench.py" --cxla "$cxla" --small --check --no-models
+# The tables, text and Markdown, including the models section (two small models).
+expect "ops_bench table" 0 "^softmax_4096x4096 +[0-9.]+ mem" -- \
+  "$python" "$bench/ops_bench.py" --cxla "$cxla" --small --repeat 1 --threads 1 --no-models \
+  softmax_4096x4096 tiny_adds_100
+models=${CXLA_SHARED_DIR:-$here/../../../shared}/models
+if [ -f "$models/mha_block_1x12x128x64_bf16.hlo" ]; then
+  expect "ops_bench markdown" 0 "^\| mha_block_1x12x128x64_bf16 \| [0-9.]+ \|" -- \
+    "$python" "$bench/ops_bench.py" --cxla "$cxla" --small --repeat 1 --threads 1 --markdown \
+    --no-conformance --shared "$models/.." matmul_2048 mha_block_1x12x128x64_bf16
+fi
+expect "ops_bench unknown backend" 1 "backend 'nonsense' is not in" -- \
+  "$python" "$bench/ops_bench.py" --cxla "$cxla" --backends nonsense --no-models
+finish

@@ -1,0 +1,490 @@
+/* The C emitter against the interpreter: every elementwise opcode on every element type
+ * it is defined for, compare, convert, select, clamp, iota, the data-movement operations,
+ * reduces and fusions. Each case is a small module whose entry root is emitted as a
+ * kernel; all kernels go into one translation unit (one compiler run), then each runs on
+ * random inputs with edge values (NaN, +-Inf, -0, denormals, INT_MIN, -1, shifts past
+ * the width) and must match interp_run_module bit for bit. */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpu/compiler.h"
+#include "cpu/emit.h"
+#include "harness.h"
+#include "hlo/hlo.h"
+#include "interp/interp.h"
+
+enum { N = 37, MAX_CASES = 2048 };
+
+typedef struct tcase {
+    char *text;
+    cxla_module *module;
+    char name[32];
+} tcase;
+
+static tcase tcases[MAX_CASES];
+static int ncases;
+
+static void add_case(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void add_case(const char *fmt, ...) {
+    if (ncases == MAX_CASES) return;
+    va_list ap;
+    va_start(ap, fmt);
+    cxla_strbuf b;
+    cxla_strbuf_init(&b);
+    cxla_strbuf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    tcases[ncases].text = cxla_strbuf_take(&b);
+    snprintf(tcases[ncases].name, sizeof tcases[ncases].name, "k%d", ncases);
+    ncases++;
+}
+
+static const cxla_type all_types[] = {
+    CXLA_PRED,          CXLA_S8,      CXLA_S16,        CXLA_S32,
+    CXLA_S64,           CXLA_U8,      CXLA_U16,        CXLA_U32,
+    CXLA_U64,           CXLA_F16,     CXLA_BF16,       CXLA_F32,
+    CXLA_F64,           CXLA_F8E5M2,  CXLA_F8E4M3,     CXLA_F8E4M3FN,
+    CXLA_F8E4M3B11FNUZ, CXLA_F8E3M4,  CXLA_F8E5M2FNUZ, CXLA_F8E4M3FNUZ,
+    CXLA_F8E8M0FNU,     CXLA_F4E2M1FN};
+
+/* ---- random inputs with edge values -------------------------------------------------- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static void fill(cxla_literal *lit) {
+    cxla_type t = cxla_literal_shape(lit)->type;
+    int64_t n = cxla_literal_element_count(lit);
+    size_t es = cxla_type_storage(t);
+    unsigned char *p = cxla_literal_data(lit);
+    int bits = cxla_type_bits(t);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t v = rnd();
+        int pick = (int)(rnd() % 24);
+        if (t == CXLA_PRED) {
+            v &= 1;
+        } else if (cxla_type_is_integer(t)) {
+            static const int64_t edge[] = {0, 1, -1, 2, 3, 7, 8, 15, 16, 31, 32, 33, 63, 64, -8};
+            if (pick < 15) v = (uint64_t)edge[pick];
+            if (pick == 15) v = (uint64_t)1 << (bits - 1); /* INT_MIN */
+            if (pick == 16) v = ((uint64_t)1 << (bits - 1)) - 1;
+            if (pick == 17) v %= 5;
+        } else if (t == CXLA_F32) {
+            static const float edge[] = {0.0f,    -0.0f,   1.0f,   -1.0f,    0.5f,      2.5f,
+                                         -2.5f,   3.0f,    NAN,    INFINITY, -INFINITY, 1e-40f,
+                                         -3e-39f, 3.4e38f, 100.0f, 1e-3f};
+            float f;
+            if (pick < 16)
+                f = edge[pick];
+            else
+                f = (float)((double)(int64_t)(rnd() % 2000001 - 1000000) / 1000.0);
+            memcpy(&v, &f, 4);
+        } else if (t == CXLA_F64) {
+            static const double edge[] = {0.0,     -0.0,    1.0,   -1.0,     0.5,       2.5,
+                                          -2.5,    3.0,     NAN,   INFINITY, -INFINITY, 1e-310,
+                                          -4e-320, 1.7e308, 100.0, 1e-3};
+            double d;
+            if (pick < 16)
+                d = edge[pick];
+            else
+                d = (double)(int64_t)(rnd() % 2000001 - 1000000) / 1000.0;
+            memcpy(&v, &d, 8);
+        } else if (t == CXLA_F4E2M1FN) {
+            v &= 0xF;
+        }
+        memcpy(p + (size_t)i * es, &v, es);
+    }
+}
+
+/* ---- the cases ----------------------------------------------------------------------- */
+
+static bool unary_defined(cxla_opcode op, cxla_type t) {
+    bool integer = cxla_type_is_integer(t), flt = cxla_type_is_float(t);
+    switch (op) {
+    case CXLA_OP_NOT: return integer || t == CXLA_PRED;
+    case CXLA_OP_POPCNT:
+    case CXLA_OP_CLZ: return integer;
+    case CXLA_OP_NEGATE: return integer || flt;
+    case CXLA_OP_ABS:
+    case CXLA_OP_SIGN: return cxla_type_is_signed(t) || flt;
+    case CXLA_OP_COPY: return true;
+    default: return flt;
+    }
+}
+
+static void elementwise_cases(void) {
+    for (size_t ti = 0; ti < CXLA_ARRAY_SIZE(all_types); ti++) {
+        cxla_type t = all_types[ti];
+        const char *tn = cxla_type_name(t);
+        for (int op = 0; op < CXLA_OP_COUNT; op++) {
+            const cxla_opcode_info *info = cxla_opcode_get_info((cxla_opcode)op);
+            if (!(info->flags & CXLA_OPF_ELEMENTWISE)) continue;
+            if (op == CXLA_OP_CONVERT || op == CXLA_OP_COMPARE || op == CXLA_OP_SELECT ||
+                op == CXLA_OP_CLAMP || op == CXLA_OP_COMPLEX || op == CXLA_OP_REDUCE_PRECISION ||
+                op == CXLA_OP_STOCHASTIC_CONVERT)
+                continue;
+            if (info->arity == 1) {
+                if (!unary_defined((cxla_opcode)op, t)) continue;
+                const char *rt = op == CXLA_OP_IS_FINITE ? "pred" : tn;
+                add_case("HloModule m\nENTRY e {\n  p0 = %s[%d] parameter(0)\n"
+                         "  ROOT r = %s[%d] %s(p0)\n}\n",
+                         tn, N, rt, N, info->name);
+            } else if (info->arity == 2) {
+                /* The interpreter's definedness (binary_defined). */
+                bool integer = cxla_type_is_integer(t), flt = cxla_type_is_float(t);
+                bool pred = t == CXLA_PRED, ok;
+                switch (op) {
+                case CXLA_OP_ADD:
+                case CXLA_OP_MULTIPLY: ok = true; break;
+                case CXLA_OP_SUBTRACT:
+                case CXLA_OP_DIVIDE:
+                case CXLA_OP_POWER:
+                case CXLA_OP_REMAINDER: ok = integer || flt; break;
+                case CXLA_OP_MAXIMUM:
+                case CXLA_OP_MINIMUM: ok = integer || flt || pred; break;
+                case CXLA_OP_ATAN2: ok = flt; break;
+                case CXLA_OP_AND:
+                case CXLA_OP_OR:
+                case CXLA_OP_XOR: ok = integer || pred; break;
+                default: ok = integer; break;
+                }
+                if (!ok) continue;
+                add_case("HloModule m\nENTRY e {\n  p0 = %s[%d] parameter(0)\n"
+                         "  p1 = %s[%d] parameter(1)\n  ROOT r = %s[%d] %s(p0, p1)\n}\n",
+                         tn, N, tn, N, tn, N, info->name);
+            }
+        }
+        static const char *dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+        for (int d = 0; d < 6; d++) {
+            const char *types[] = {"", ", type=TOTALORDER", ", type=UNSIGNED", ", type=SIGNED"};
+            for (int k = 0; k < 4; k++) {
+                bool flt = cxla_type_is_float(t);
+                bool sgn = cxla_type_is_signed(t);
+                if ((k == 1 && !flt) || (k >= 2 && flt) || (k == 2 && sgn) || (k == 3 && !sgn))
+                    continue;
+                add_case("HloModule m\nENTRY e {\n  p0 = %s[%d] parameter(0)\n"
+                         "  p1 = %s[%d] parameter(1)\n"
+                         "  ROOT r = pred[%d] compare(p0, p1), direction=%s%s\n}\n",
+                         tn, N, tn, N, N, dirs[d], types[k]);
+            }
+        }
+        for (size_t ui = 0; ui < CXLA_ARRAY_SIZE(all_types); ui++)
+            add_case("HloModule m\nENTRY e {\n  p0 = %s[%d] parameter(0)\n"
+                     "  ROOT r = %s[%d] convert(p0)\n}\n",
+                     tn, N, cxla_type_name(all_types[ui]), N);
+        add_case("HloModule m\nENTRY e {\n  p = pred[%d] parameter(0)\n  a = %s[%d] parameter(1)\n"
+                 "  b = %s[%d] parameter(2)\n  ROOT r = %s[%d] select(p, a, b)\n}\n",
+                 N, tn, N, tn, N, tn, N);
+        if (t != CXLA_PRED) {
+            add_case(
+                "HloModule m\nENTRY e {\n  lo = %s[%d] parameter(0)\n  x = %s[%d] parameter(1)\n"
+                "  hi = %s[%d] parameter(2)\n  ROOT r = %s[%d] clamp(lo, x, hi)\n}\n",
+                tn, N, tn, N, tn, N, tn, N);
+            add_case("HloModule m\nENTRY e {\n  ROOT r = %s[5,7] iota(), iota_dimension=1\n}\n",
+                     tn);
+        }
+    }
+}
+
+static void movement_cases(void) {
+    const char *const texts[] = {
+        "HloModule m\nENTRY e {\n  p = f32[3,4,5] parameter(0)\n"
+        "  ROOT r = f32[5,3,4] transpose(p), dimensions={2,0,1}\n}\n",
+        "HloModule m\nENTRY e {\n  p = s16[4,5] parameter(0)\n"
+        "  ROOT r = s16[3,4,5] broadcast(p), dimensions={1,2}\n}\n",
+        "HloModule m\nENTRY e {\n  p = bf16[5] parameter(0)\n"
+        "  ROOT r = bf16[5,6] broadcast(p), dimensions={0}\n}\n",
+        "HloModule m\nENTRY e {\n  p = u8[6,10] parameter(0)\n  ROOT r = u8[3,4,5] reshape(p)\n}\n",
+        "HloModule m\nENTRY e {\n  p = f64[9,8] parameter(0)\n"
+        "  ROOT r = f64[3,3] slice(p), slice={[1:8:3], [2:5]}\n}\n",
+        "HloModule m\nENTRY e {\n  p = f32[4,5] parameter(0)\n  v = f32[] parameter(1)\n"
+        "  ROOT r = f32[10,6] pad(p, v), padding=1_2_1x-1_2\n}\n",
+        "HloModule m\nENTRY e {\n  a = s32[2,3] parameter(0)\n  b = s32[4,3] parameter(1)\n"
+        "  c = s32[1,3] parameter(2)\n  ROOT r = s32[7,3] concatenate(a, b, c), "
+        "dimensions={0}\n}\n",
+        "HloModule m\nENTRY e {\n  p = f16[4,6] parameter(0)\n"
+        "  ROOT r = f16[4,6] reverse(p), dimensions={0,1}\n}\n",
+        "HloModule m\nENTRY e {\n  p = f32[3,4] parameter(0)\n  ROOT r = f32[3,4] copy(p)\n}\n",
+        "HloModule m\nENTRY e {\n  ROOT r = f32[2,3] constant({{1, -0, nan}, {inf, 1e-40, "
+        "3.5}})\n}\n",
+        "HloModule m\nENTRY e {\n  ROOT r = s8[4] constant({-128, 127, 0, -1})\n}\n",
+        "HloModule m\nENTRY e {\n  p = f32[8,9] parameter(0)\n  i = s32[] parameter(1)\n"
+        "  j = s32[] parameter(2)\n  ROOT r = f32[3,4] dynamic-slice(p, i, j), "
+        "dynamic_slice_sizes={3,4}\n}\n",
+        "HloModule m\nENTRY e {\n  p = f32[8,9] parameter(0)\n  u = f32[3,4] parameter(1)\n"
+        "  i = u32[] parameter(2)\n  j = u32[] parameter(3)\n"
+        "  ROOT r = f32[8,9] dynamic-update-slice(p, u, i, j)\n}\n",
+        /* reduces */
+        "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[5,100] parameter(0)\n"
+        "  z = f32[] parameter(1)\n  ROOT r = f32[5] reduce(p, z), dimensions={1}, "
+        "to_apply=add\n}\n",
+        "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[70,3,9] parameter(0)\n"
+        "  z = f32[] parameter(1)\n  ROOT r = f32[3] reduce(p, z), dimensions={0,2}, "
+        "to_apply=add\n}\n",
+        "HloModule m\nadd {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n"
+        "  ROOT s = f64[] add(a, b)\n}\nENTRY e {\n  p = f64[300] parameter(0)\n"
+        "  z = f64[] parameter(1)\n  ROOT r = f64[] reduce(p, z), dimensions={0}, "
+        "to_apply=add\n}\n",
+        "HloModule m\nmx {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT s = f32[] maximum(a, b)\n}\nENTRY e {\n  p = f32[6,7] parameter(0)\n"
+        "  z = f32[] parameter(1)\n  ROOT r = f32[7] reduce(p, z), dimensions={0}, "
+        "to_apply=mx\n}\n",
+        "HloModule m\nadd {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n"
+        "  ROOT s = bf16[] add(a, b)\n}\nENTRY e {\n  p = bf16[4,50] parameter(0)\n"
+        "  z = bf16[] parameter(1)\n  ROOT r = bf16[4] reduce(p, z), dimensions={1}, "
+        "to_apply=add\n}\n",
+        "HloModule m\nmul {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
+        "  ROOT s = s32[] multiply(a, b)\n}\nENTRY e {\n  p = s32[4,5] parameter(0)\n"
+        "  z = s32[] parameter(1)\n  ROOT r = s32[4] reduce(p, z), dimensions={1}, "
+        "to_apply=mul\n}\n",
+        "HloModule m\nor {\n  a = pred[] parameter(0)\n  b = pred[] parameter(1)\n"
+        "  ROOT s = pred[] or(a, b)\n}\nENTRY e {\n  p = pred[4,5] parameter(0)\n"
+        "  z = pred[] parameter(1)\n  ROOT r = pred[5] reduce(p, z), dimensions={0}, "
+        "to_apply=or\n}\n",
+        "HloModule m\nmn {\n  a = u16[] parameter(0)\n  b = u16[] parameter(1)\n"
+        "  ROOT s = u16[] minimum(a, b)\n}\nENTRY e {\n  p = u16[3,4,5] parameter(0)\n"
+        "  z = u16[] parameter(1)\n  ROOT r = u16[4] reduce(p, z), dimensions={0,2}, "
+        "to_apply=mn\n}\n",
+        /* fusions: loop, input (softmax-like row sums), multi-output */
+        "HloModule m\nf {\n  x = f32[4,8] parameter(0)\n  b = f32[8] parameter(1)\n"
+        "  bb = f32[4,8] broadcast(b), dimensions={1}\n  s = f32[4,8] add(x, bb)\n"
+        "  h = f32[] constant(0.5)\n  hb = f32[4,8] broadcast(h), dimensions={}\n"
+        "  m = f32[4,8] multiply(s, hb)\n  t = f32[4,8] tanh(m)\n"
+        "  ROOT c = f16[4,8] convert(t)\n}\nENTRY e {\n  p0 = f32[4,8] parameter(0)\n"
+        "  p1 = f32[8] parameter(1)\n  ROOT r = f16[4,8] fusion(p0, p1), kind=kLoop, calls=f\n}\n",
+        "HloModule m\nf {\n  x = bf16[6] parameter(0)\n  y = bf16[6] parameter(1)\n"
+        "  a = bf16[6] add(x, y)\n  m = bf16[6] multiply(a, a)\n  ROOT s = bf16[6] subtract(m, x)\n"
+        "}\nENTRY e {\n  p0 = bf16[6] parameter(0)\n  p1 = bf16[6] parameter(1)\n"
+        "  ROOT r = bf16[6] fusion(p0, p1), kind=kLoop, calls=f\n}\n",
+        "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT s = f32[] add(a, b)\n}\nf {\n  x = f32[3,40] parameter(0)\n  e = f32[3,40] "
+        "exponential(x)\n  z = f32[] constant(0)\n  ROOT r = f32[3] reduce(e, z), dimensions={1}, "
+        "to_apply=add\n}\nENTRY e {\n  p0 = f32[3,40] parameter(0)\n"
+        "  ROOT r = f32[3] fusion(p0), kind=kInput, calls=f\n}\n",
+        "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT s = f32[] add(a, b)\n}\nf {\n  x = f32[4,20] parameter(0)\n"
+        "  sq = f32[4,20] multiply(x, x)\n  z = f32[] constant(0)\n"
+        "  s1 = f32[4] reduce(x, z), dimensions={1}, to_apply=add\n"
+        "  s2 = f32[4] reduce(sq, z), dimensions={1}, to_apply=add\n"
+        "  ROOT t = (f32[4], f32[4]) tuple(s1, s2)\n}\nENTRY e {\n  p0 = f32[4,20] parameter(0)\n"
+        "  ROOT r = (f32[4], f32[4]) fusion(p0), kind=kInput, calls=f\n}\n",
+        "HloModule m\nf {\n  x = f32[3,5] parameter(0)\n  y = f32[5,3] parameter(1)\n"
+        "  yt = f32[3,5] transpose(y), dimensions={1,0}\n  a = f32[3,5] add(x, yt)\n"
+        "  n = f32[3,5] negate(a)\n  sl = f32[3,2] slice(a), slice={[0:3], [1:3]}\n"
+        "  z = f32[] constant(-7)\n  pd = f32[3,5] pad(sl, z), padding=0_0x2_1\n"
+        "  m = f32[3,5] maximum(pd, n)\n  ROOT t = (f32[3,5], f32[3,5]) tuple(a, m)\n}\n"
+        "ENTRY e {\n  p0 = f32[3,5] parameter(0)\n  p1 = f32[5,3] parameter(1)\n"
+        "  ROOT r = (f32[3,5], f32[3,5]) fusion(p0, p1), kind=kLoop, calls=f\n}\n",
+        "HloModule m\nf {\n  x = s32[12] parameter(0)\n  r = s32[3,4] reshape(x)\n"
+        "  i = s32[3,4] iota(), iota_dimension=0\n  a = s32[3,4] multiply(r, i)\n"
+        "  k = s32[] constant(3)\n  kb = s32[3,4] broadcast(k), dimensions={}\n"
+        "  d = s32[3,4] divide(a, kb)\n  c = pred[3,4] compare(d, r), direction=GT\n"
+        "  ROOT s = s32[3,4] select(c, d, r)\n}\nENTRY e {\n  p0 = s32[12] parameter(0)\n"
+        "  ROOT r = s32[3,4] fusion(p0), kind=kLoop, calls=f\n}\n",
+    };
+    for (size_t i = 0; i < CXLA_ARRAY_SIZE(texts); i++) add_case("%s", texts[i]);
+}
+
+/* Whether element bits |x| of float type |t| are a NaN. Two NaNs that differ only in sign
+ * or payload count as equal: when both operands of an addition are NaN, which one the
+ * hardware returns depends on the operand order the C compiler picked (it commutes
+ * additions freely), in the interpreter as in a kernel (docs/semantics.md). */
+static bool is_nan_bits(cxla_type t, uint64_t x) {
+    if (t == CXLA_F64) {
+        double d;
+        memcpy(&d, &x, 8);
+        return isnan(d);
+    }
+    if (!cxla_type_is_float(t)) return false;
+    return isnan(cxla_float_to_double(t, (uint32_t)x));
+}
+
+/* ---- running ------------------------------------------------------------------------- */
+
+static char cache_dir[256];
+
+static void setup_cache(void) {
+    snprintf(cache_dir, sizeof cache_dir, "/tmp/cxla-test-emit-XXXXXX");
+    if (!mkdtemp(cache_dir)) snprintf(cache_dir, sizeof cache_dir, "/tmp/cxla-test-emit");
+    setenv("CXLA_CACHE_DIR", cache_dir, 1);
+}
+
+/* Emits every case (that parses and verifies) into one translation unit. */
+static char *emit_all(size_t *len, int *emitted) {
+    cxla_strbuf tu;
+    cxla_strbuf_init(&tu);
+    cpu_emit_prelude(&tu);
+    *emitted = 0;
+    for (int i = 0; i < ncases; i++) {
+        cxla_status s =
+            cxla_hlo_parse(tcases[i].text, (size_t)-1, tcases[i].name, &tcases[i].module);
+        if (!s) s = cxla_hlo_verify(tcases[i].module);
+        if (s) {
+            test_fail(__FILE__, __LINE__, "case %d does not parse: %s\n%s", i,
+                      cxla_status_message(s), tcases[i].text);
+            cxla_status_free(s);
+            cxla_module_destroy(tcases[i].module);
+            tcases[i].module = NULL;
+            continue;
+        }
+        const cxla_instr *root = tcases[i].module->entry->root;
+        CHECK_MSG(cpu_can_emit(root), "cannot emit case %d:\n%s", i, tcases[i].text);
+        s = cpu_emit_kernel(root, tcases[i].name, &tu);
+        if (s) {
+            test_fail(__FILE__, __LINE__, "case %d: %s", i, cxla_status_message(s));
+            cxla_status_free(s);
+            cxla_module_destroy(tcases[i].module);
+            tcases[i].module = NULL;
+            continue;
+        }
+        (*emitted)++;
+    }
+    *len = tu.len;
+    return cxla_strbuf_take(&tu);
+}
+
+typedef void (*kernel_fn)(void *const *out, const void *const *in);
+
+/* Runs case |i| on random inputs on the interpreter and the kernel; compares. */
+static void run_case(cpu_library *lib, int i) {
+    cxla_module *m = tcases[i].module;
+    if (!m) return;
+    kernel_fn fn = (kernel_fn)(uintptr_t)cpu_library_symbol(lib, tcases[i].name);
+    CHECK_MSG(fn != NULL, "no symbol %s", tcases[i].name);
+    if (!fn) return;
+    const cxla_computation *entry = m->entry;
+    cxla_literal *args[8] = {NULL};
+    for (int64_t k = 0; k < entry->param_count && k < 8; k++) {
+        CHECK_OK(cxla_literal_create(&entry->params[k]->shape, &args[k]));
+        fill(args[k]);
+    }
+    const cxla_instr *root = entry->root;
+    /* Start indices in range more often than not. */
+    if (root->opcode == CXLA_OP_DYNAMIC_SLICE || root->opcode == CXLA_OP_DYNAMIC_UPDATE_SLICE)
+        for (int64_t k = root->opcode == CXLA_OP_DYNAMIC_SLICE ? 1 : 2; k < entry->param_count;
+             k++) {
+            int64_t v = (int64_t)(rnd() % 12) - 3;
+            size_t es = cxla_type_storage(cxla_literal_shape(args[k])->type);
+            memcpy(cxla_literal_data(args[k]), &v, es);
+        }
+    cxla_literal *expected = NULL;
+    cxla_status s = interp_run_module(m, NULL, (const cxla_literal *const *)args,
+                                      entry->param_count, &expected);
+    if (s) {
+        test_fail(__FILE__, __LINE__, "case %d: the interpreter failed: %s\n%s", i,
+                  cxla_status_message(s), tcases[i].text);
+        cxla_status_free(s);
+    } else {
+        const void *in[8] = {NULL};
+        for (int64_t k = 0; k < root->operand_count && k < 8; k++) {
+            const cxla_instr *o = root->operands[k];
+            in[k] = o->opcode == CXLA_OP_PARAMETER
+                        ? cxla_literal_data_const(args[o->parameter_number])
+                        : cxla_literal_data_const(o->literal);
+        }
+        int64_t nout = root->shape.type == CXLA_TUPLE ? root->shape.tuple_count : 1;
+        const cxla_literal *want[8];
+        if (root->shape.type == CXLA_TUPLE)
+            for (int64_t j = 0; j < nout; j++)
+                want[j] = cxla_literal_tuple_element_const(expected, j);
+        else
+            want[0] = expected;
+        void *out[8];
+        size_t sizes[8];
+        for (int64_t j = 0; j < nout; j++) {
+            const cxla_shape *sh = cxla_literal_shape(want[j]);
+            sizes[j] = (size_t)cxla_literal_element_count(want[j]) * cxla_type_storage(sh->type);
+            out[j] = calloc(1, sizes[j] + 1);
+        }
+        fn(out, in);
+        for (int64_t j = 0; j < nout; j++) {
+            const unsigned char *a = cxla_literal_data_const(want[j]), *b = out[j];
+            size_t es = cxla_type_storage(cxla_literal_shape(want[j])->type);
+            for (size_t off = 0; off < sizes[j]; off += es) {
+                if (memcmp(a + off, b + off, es) != 0) {
+                    uint64_t x = 0, y = 0, in0 = 0;
+                    memcpy(&x, a + off, es);
+                    memcpy(&y, b + off, es);
+                    cxla_type ot = cxla_literal_shape(want[j])->type;
+                    if (is_nan_bits(ot, x) && is_nan_bits(ot, y)) continue;
+                    if (entry->param_count > 0) {
+                        const cxla_shape *ps = cxla_literal_shape(args[0]);
+                        size_t pes = cxla_type_storage(ps->type);
+                        if (off / es < (size_t)cxla_literal_element_count(args[0]))
+                            memcpy(&in0,
+                                   (const unsigned char *)cxla_literal_data_const(args[0]) +
+                                       off / es * pes,
+                                   pes);
+                    }
+                    test_fail(__FILE__, __LINE__,
+                              "case %d (%s) output %" PRId64 " element %zu: interpreter 0x%" PRIx64
+                              ", kernel 0x%" PRIx64 " (input 0 there: 0x%" PRIx64 ")\n%s",
+                              i, tcases[i].name, j, off / es, x, y, in0, tcases[i].text);
+                    break;
+                }
+            }
+            free(out[j]);
+        }
+        cxla_literal_free(expected);
+    }
+    for (int k = 0; k < 8; k++) cxla_literal_free(args[k]);
+}
+
+static void test_against_interpreter(void) {
+    setup_cache();
+    elementwise_cases();
+    movement_cases();
+    size_t len = 0;
+    int emitted = 0;
+    char *tu = emit_all(&len, &emitted);
+    CHECK(tu != NULL);
+    CHECK(emitted > 500);
+    if (getenv("CXLA_TEST_DUMP_C")) cxla_write_file(getenv("CXLA_TEST_DUMP_C"), tu, len);
+    /* Two translation units, compiled in parallel into one object. */
+    size_t half = 0;
+    const char *cut = strstr(tu + len / 2, "/* ---- k");
+    half = cut ? (size_t)(cut - tu) : len;
+    cxla_strbuf second;
+    cxla_strbuf_init(&second);
+    cpu_emit_prelude(&second);
+    cxla_strbuf_append(&second, tu + half, len - half);
+    const char *sources[2] = {tu, second.data};
+    size_t lengths[2] = {half, second.len};
+    cpu_library *lib = NULL;
+    /* Warnings are errors: generated code must compile cleanly. */
+    setenv("CXLA_CFLAGS", "-O2 -march=native -Wall -Wextra -Werror", 1);
+    CHECK_OK(cpu_library_compile(sources, lengths, 2, "test_emit", &lib));
+    /* And under clang too, where it is installed (compiled, not run: -O0 keeps it quick). */
+    if (system("clang --version > /dev/null 2>&1") == 0) {
+        setenv("CXLA_CC", "clang", 1);
+        setenv("CXLA_CFLAGS", "-O0 -Wall -Wextra -Werror", 1);
+        cpu_library *clang_lib = NULL;
+        CHECK_OK(cpu_library_compile(sources, lengths, 2, "test_emit (clang)", &clang_lib));
+        cpu_library_close(clang_lib);
+        unsetenv("CXLA_CC");
+    }
+    unsetenv("CXLA_CFLAGS");
+    if (lib)
+        for (int i = 0; i < ncases; i++)
+            for (int rep = 0; rep < 3; rep++) run_case(lib, i);
+    cpu_library_close(lib);
+    cxla_strbuf_free(&second);
+    free(tu);
+    for (int i = 0; i < ncases; i++) {
+        cxla_module_destroy(tcases[i].module);
+        free(tcases[i].text);
+    }
+}
+
+TEST_MAIN(TEST(test_against_interpreter))
