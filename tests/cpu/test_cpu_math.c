@@ -17,7 +17,7 @@
 #include "cpu/cpu_math.h"
 #include "cpu/cxla_math.h"
 #include "harness.h"
-#include "interp/interp_elementwise.h"
+#include "exec/math.h"
 
 #define SPECIAL_MISMATCH (INT64_C(1) << 40)
 
@@ -66,6 +66,9 @@ static void stats_merge(stats *into, const stats *from) {
 
 /* ---- the functions and their references -------------------------------------------- */
 
+/* The interpreter's f32 result: (float)fn((double)x) with fn from exec/math.h's list
+ * (test_references checks that each ref_ below uses the function that list names). */
+
 static float ref_exp(float x) {
     return (float)exp((double)x);
 }
@@ -82,7 +85,7 @@ static float ref_tanh(float x) {
     return (float)tanh((double)x);
 }
 static float ref_logistic(float x) {
-    return (float)interp_ew_logistic((double)x);
+    return (float)exec_math_logistic((double)x);
 }
 static float ref_erf(float x) {
     return (float)erf((double)x);
@@ -97,7 +100,7 @@ static float ref_tan(float x) {
     return (float)tan((double)x);
 }
 static float ref_rsqrt(float x) {
-    return (float)interp_ew_rsqrt((double)x);
+    return (float)exec_math_rsqrt((double)x);
 }
 static float ref_sqrt(float x) {
     return (float)sqrt((double)x);
@@ -139,25 +142,35 @@ typedef float (*unary_fn)(float x);
 
 typedef struct unary_case {
     const char *name;
+    cxla_opcode op;
+    const char *ref_name; /* the function exec/math.h names for op */
     sweep_fn sweep;
     float (*fast)(float);
     unary_fn ref;
-    int64_t bound;     /* ulp, as docs/semantics.md states */
     float dense_start; /* the DENSE_COUNT floats from here up (and their negatives) too */
 } unary_case;
 
 #define SAMPLE_STEP 257
 #define DENSE_COUNT (UINT64_C(1) << 21)
-#define UNARY(NAME, BOUND, START)                                                                  \
-    { #NAME, sweep_##NAME, cxla_f32_##NAME, ref_##NAME, BOUND, START }
+#define UNARY(NAME, OP, REF, START)                                                                \
+    { #NAME, CXLA_OP_##OP, REF, sweep_##NAME, cxla_f32_##NAME, ref_##NAME, START }
 
 /* The dense windows: where a reduction step or a piece boundary is, where cancellation
  * would show (log near 1), and the overflow and underflow thresholds of exp. */
 static const unary_case unary_cases[] = {
-    UNARY(exp, 1, 88.0f),  UNARY(expm1, 1, 0.34f),    UNARY(log, 1, 0.99f),  UNARY(log1p, 1, 0.40f),
-    UNARY(tanh, 1, 0.17f), UNARY(logistic, 1, 16.0f), UNARY(erf, 1, 1.2f),   UNARY(sin, 1, 1.5f),
-    UNARY(cos, 1, 1.5f),   UNARY(tan, 1, 1.5f),       UNARY(rsqrt, 1, 1.0f), UNARY(sqrt, 0, 1.0f),
-    UNARY(cbrt, 1, 1.0f),
+    UNARY(exp, EXP, "exp", 88.0f),
+    UNARY(expm1, EXPM1, "expm1", 0.34f),
+    UNARY(log, LOG, "log", 0.99f),
+    UNARY(log1p, LOG1P, "log1p", 0.40f),
+    UNARY(tanh, TANH, "tanh", 0.17f),
+    UNARY(logistic, LOGISTIC, "exec_math_logistic", 16.0f),
+    UNARY(erf, ERF, "erf", 1.2f),
+    UNARY(sin, SIN, "sin", 1.5f),
+    UNARY(cos, COS, "cos", 1.5f),
+    UNARY(tan, TAN, "tan", 1.5f),
+    UNARY(rsqrt, RSQRT, "exec_math_rsqrt", 1.0f),
+    UNARY(sqrt, SQRT, "sqrt", 1.0f),
+    UNARY(cbrt, CBRT, "cbrt", 1.0f),
 };
 
 /* clang-format off */
@@ -219,6 +232,7 @@ static bool exhaustive(void) {
 }
 
 static void check_unary(const unary_case *uc) {
+    int64_t bound = cpu_math_f32_bound_ulp(uc->op);
     stats total = {0};
     job jobs[MAX_THREADS];
     int n = thread_count();
@@ -250,15 +264,15 @@ static void check_unary(const unary_case *uc) {
     for (size_t i = 0; i < sizeof special_values / sizeof special_values[0]; i++) {
         float x = special_values[i];
         int64_t d = ulp_distance(uc->fast(x), uc->ref(x));
-        CHECK_MSG(d <= uc->bound, "%s(%a): %a, reference %a", uc->name, (double)x,
-                  (double)uc->fast(x), (double)uc->ref(x));
+        CHECK_MSG(d <= bound, "%s(%a): %a, reference %a", uc->name, (double)x, (double)uc->fast(x),
+                  (double)uc->ref(x));
         stats_add(&total, d, x, 0.0f);
     }
     printf("  %-9s max %lld ulp (bound %lld) at %a; %llu inputs%s, %llu differ, %llu over 1 ulp\n",
-           uc->name, (long long)total.max_ulp, (long long)uc->bound, (double)total.worst_x,
+           uc->name, (long long)total.max_ulp, (long long)bound, (double)total.worst_x,
            (unsigned long long)total.count, all ? " (all floats)" : "",
            (unsigned long long)total.differ, (unsigned long long)total.over_one);
-    CHECK_MSG(total.max_ulp <= uc->bound, "%s: %lld ulp at %a (%a, reference %a)", uc->name,
+    CHECK_MSG(total.max_ulp <= bound, "%s: %lld ulp at %a (%a, reference %a)", uc->name,
               (long long)total.max_ulp, (double)total.worst_x, (double)uc->fast(total.worst_x),
               (double)uc->ref(total.worst_x));
 }
@@ -356,9 +370,10 @@ static void binary_job_grid(job *j) {
     binary_random(j);
 }
 
-static void check_binary(const char *name, int64_t bound, uint64_t random_pairs) {
+static void check_binary(const char *name, cxla_opcode op, uint64_t random_pairs) {
+    int64_t bound = cpu_math_f32_bound_ulp(op);
     g_grid_n = grid_values(g_grid);
-    unary_case uc = {.name = name, .bound = bound};
+    unary_case uc = {.name = name, .op = op};
     job jobs[MAX_THREADS];
     int n = thread_count();
     for (int p = 0; p < n; p++)
@@ -380,11 +395,47 @@ static void check_binary(const char *name, int64_t bound, uint64_t random_pairs)
 }
 
 static void test_atan2(void) {
-    check_binary("atan2", 1, exhaustive() ? UINT64_C(1) << 31 : UINT64_C(1) << 24);
+    check_binary("atan2", CXLA_OP_ATAN2, exhaustive() ? UINT64_C(1) << 31 : UINT64_C(1) << 24);
 }
 
 static void test_pow(void) {
-    check_binary("pow", 1, exhaustive() ? UINT64_C(1) << 31 : UINT64_C(1) << 24);
+    check_binary("pow", CXLA_OP_POWER, exhaustive() ? UINT64_C(1) << 31 : UINT64_C(1) << 24);
+}
+
+/* The references are the interpreter's functions, and the emitter's mapping names the
+ * functions tested here, with the documented bounds. */
+static void test_references(void) {
+    for (size_t i = 0; i < sizeof unary_cases / sizeof unary_cases[0]; i++) {
+        const unary_case *uc = &unary_cases[i];
+        const exec_math_info *mi = exec_math_unary(uc->op);
+        CHECK_MSG(mi && strcmp(mi->fn_name, uc->ref_name) == 0, "%s: exec/math.h says %s", uc->name,
+                  mi ? mi->fn_name : "(none)");
+        char name[64];
+        snprintf(name, sizeof name, "cxla_f32_%s", uc->name);
+        const char *fn = cpu_math_f32_function(uc->op);
+        CHECK_MSG(fn && strcmp(fn, name) == 0, "%s: cpu_math_f32_function gives %s", uc->name,
+                  fn ? fn : "(none)");
+        CHECK_EQ_I64(cpu_math_f32_bound_ulp(uc->op), uc->op == CXLA_OP_SQRT ? 0 : 1);
+    }
+    CHECK_EQ_STR(cpu_math_f32_function(CXLA_OP_POWER), "cxla_f32_pow");
+    CHECK_EQ_STR(cpu_math_f32_function(CXLA_OP_ATAN2), "cxla_f32_atan2");
+    /* Every opcode with a fast function is one of the fifteen tested here, and its name is
+     * defined in the embedded text. */
+    int count = 0;
+    for (int op = 0; op < CXLA_OP_COUNT; op++) {
+        const char *fn = cpu_math_f32_function((cxla_opcode)op);
+        if (!fn) {
+            CHECK_EQ_I64(cpu_math_f32_bound_ulp((cxla_opcode)op), -1);
+            continue;
+        }
+        count++;
+        char def[80];
+        snprintf(def, sizeof def, "float %s(float", fn);
+        CHECK_MSG(strstr(cpu_math_source(), def) != NULL, "%s is not defined", fn);
+    }
+    CHECK_EQ_I64(count, 15);
+    CHECK(cpu_math_f32_function(CXLA_OP_ATAN) == NULL &&
+          cpu_math_f32_function(CXLA_OP_ADD) == NULL);
 }
 
 /* Results the bound does not cover: the exact cases. */
@@ -417,7 +468,7 @@ static void test_embedded_source(void) {
     CHECK(strstr(cpu_math_source(), "float cxla_f32_pow(float x, float y)") != NULL);
 }
 
-TEST_MAIN(TEST(test_embedded_source), TEST(test_exact_values), TEST(test_exp), TEST(test_expm1),
-          TEST(test_log), TEST(test_log1p), TEST(test_tanh), TEST(test_logistic), TEST(test_erf),
-          TEST(test_sin), TEST(test_cos), TEST(test_tan), TEST(test_rsqrt), TEST(test_sqrt),
-          TEST(test_cbrt), TEST(test_atan2), TEST(test_pow))
+TEST_MAIN(TEST(test_embedded_source), TEST(test_references), TEST(test_exact_values),
+          TEST(test_exp), TEST(test_expm1), TEST(test_log), TEST(test_log1p), TEST(test_tanh),
+          TEST(test_logistic), TEST(test_erf), TEST(test_sin), TEST(test_cos), TEST(test_tan),
+          TEST(test_rsqrt), TEST(test_sqrt), TEST(test_cbrt), TEST(test_atan2), TEST(test_pow))
