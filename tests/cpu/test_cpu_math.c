@@ -163,22 +163,17 @@ typedef struct unary_case {
 #define UNARY(NAME, OP, REF, START)                                                                \
     { #NAME, CXLA_OP_##OP, REF, sweep_##NAME, cxla_f32_##NAME, ref_##NAME, START }
 
-/* The dense windows: where a reduction step or a piece boundary is, where cancellation
- * would show (log near 1), and the overflow and underflow thresholds of exp. */
+/* The dense windows: where a reduction step or a piece boundary is (for cos the switch of
+ * reductions), where cancellation would show (log near 1), and the overflow and underflow
+ * thresholds of exp. */
 static const unary_case unary_cases[] = {
-    UNARY(exp, EXP, "exp", 88.0f),
-    UNARY(expm1, EXPM1, "expm1", 0.34f),
-    UNARY(log, LOG, "log", 0.99f),
-    UNARY(log1p, LOG1P, "log1p", 0.40f),
-    UNARY(tanh, TANH, "tanh", 0.17f),
-    UNARY(logistic, LOGISTIC, "exec_math_logistic", 16.0f),
-    UNARY(erf, ERF, "erf", 1.2f),
-    UNARY(sin, SIN, "sin", 1.5f),
-    UNARY(cos, COS, "cos", 1.5f),
-    UNARY(tan, TAN, "tan", 1.5f),
-    UNARY(rsqrt, RSQRT, "exec_math_rsqrt", 1.0f),
-    UNARY(sqrt, SQRT, "sqrt", 1.0f),
-    UNARY(cbrt, CBRT, "cbrt", 1.0f),
+    UNARY(exp, EXP, "exp", 88.0f),      UNARY(expm1, EXPM1, "expm1", 0.34f),
+    UNARY(log, LOG, "log", 0.99f),      UNARY(log1p, LOG1P, "log1p", 0.40f),
+    UNARY(tanh, TANH, "tanh", 0.17f),   UNARY(logistic, LOGISTIC, "exec_math_logistic", 16.0f),
+    UNARY(erf, ERF, "erf", 1.2f),       UNARY(sin, SIN, "sin", 1.5f),
+    UNARY(cos, COS, "cos", 0x1.ffp22f), /* across the switch to Payne-Hanek at 2^23 */
+    UNARY(tan, TAN, "tan", 1.5f),       UNARY(rsqrt, RSQRT, "exec_math_rsqrt", 1.0f),
+    UNARY(sqrt, SQRT, "sqrt", 1.0f),    UNARY(cbrt, CBRT, "cbrt", 1.0f),
 };
 
 /* clang-format off */
