@@ -16,9 +16,10 @@
  * denormal inputs need no special path, and a double result rounded once to float gets
  * overflow, underflow and denormal outputs exactly as libm's. The double computation
  * (argument reduction, polynomial, reconstruction) has a relative error below 2^-32
- * (each function says its figure); then the rounded float is one of the two floats
- * around the exact value, as the interpreter's is, so the two differ by at most 1 ulp
- * (sqrt: 0, it is corrected to the correctly rounded result). Special values (NaN,
+ * (each function says its figure; scripts/fit_math.py fits the polynomials and measures
+ * them); then the rounded float is one of the two floats around the exact value, as the
+ * interpreter's is, so the two differ by at most 1 ulp (sqrt: 0, it is corrected to the
+ * correctly rounded result). Special values (NaN,
  * +-Inf, +-0, negative arguments of log and sqrt) are fixed by selects at the end,
  * following C99 Annex F as libm does.
  *
