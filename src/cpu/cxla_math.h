@@ -296,8 +296,9 @@ CXLA_M_INLINE void cxla_m_pio2_step(double x, double c, double *s, double *e) {
  * k P3 are exact and the subtractions round only where the remainder is large).
  * |x| >= 2^23: Payne-Hanek: x 2/pi mod 4 as the sum of x c_i mod 4 over 24-bit pieces c_i
  * of 2/pi (216 bits: the rest is below 2^-88 for any float), in double-double.
- * Both are computed and one selected (no branch); the nearest a float comes to a
- * multiple of pi/2 is about 2^-30 of it away, inside these precisions. */
+ * Both are computed and one selected (no branch). Cody-Waite's error is relative by
+ * construction; Payne-Hanek's is below 2^-85 absolute (in units of pi/2), and no float
+ * comes nearer a multiple of pi/2 than 1.6e-9 (16367173 * 2^72, about 2^-29). */
 CXLA_M_INLINE double cxla_m_trig_reduce(float x, uint32_t *out_q) {
     double xd = (double)x;
     double t = xd * 0x1.45f306dc9c883p-1 + CXLA_M_SHIFT;
