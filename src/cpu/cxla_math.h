@@ -215,11 +215,14 @@ CXLA_M_INLINE float cxla_f32_log(float x) {
 }
 
 /* ln(1 + x) = ln u + c with u = 1 + x rounded to double and c = x - (u - 1) its rounding
- * error (nonzero only for |x| < 2^-29, where c / u = c to 2^-29). */
+ * error. For a float x, 1 + x is exact unless |x| < 2^-29 (then c / u = c to 2^-29) or
+ * x >= 2^53; there u - 1 is not exact either (x = 2^53 gives c = 1), and c / u is below
+ * 2^-53, so c is dropped from 2^52 up. */
 CXLA_M_INLINE float cxla_f32_log1p(float x) {
     double xd = (double)x;
     double u = 1.0 + xd;
-    double c = xd - (u - 1.0);
+    int huge = xd >= 0x1p52;
+    double c = cxla_m_seld(huge, 0.0, xd - (u - 1.0));
     int inf = x == INFINITY, minus1 = x == -1.0f, zero = x == 0.0f;
     int nan = (x < -1.0f) | (x != x);
     float r = (float)(cxla_m_log(u) + c);

@@ -184,7 +184,9 @@ static const float special_values[] = {
     3.1415927f, -3.1415927f, 1.5707964f, 0x1p23f, 0x1p24f, 0x1p64f, 0x1p127f,
     16367173.0f * 0x1p72f, /* close to a multiple of pi/2 */
     9.0f, 10.0f, 3.95f, 3.92f, 1.25f, 17.0f, 40.0f, -17.0f, -40.0f, -110.0f, /* clamps, pieces */
-    0x1p-30f, -0x1p-30f, 0x1.8p-23f};
+    0x1p-30f, -0x1p-30f, 0x1.8p-23f,
+    0x1p53f, 0x1p52f, 0x1p54f, 0x1.000002p53f, /* log1p: 1 + x inexact (an exhaustive find) */
+};
 /* clang-format on */
 
 /* ---- threads ------------------------------------------------------------------------ */
