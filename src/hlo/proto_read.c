@@ -1,0 +1,1789 @@
+/* Reading XLA's binary HloModuleProto (.pb) into a module.
+ *
+ * Decision: the wire format is decoded by cxla's own small reader (proto_wire.c: why
+ * there), not protobuf-c; the field numbers of XLA's messages are the named constants
+ * below, facts of xla/xla_data.proto and xla/service/hlo.proto.
+ *
+ * How: the proto is turned into HLO text, which cxla_hlo_parse then reads. The text
+ * parser is the one place that makes IR from attribute values (names resolved, replica
+ * groups expanded, entry layout decoded, XLA's structural checks made), so a proto gives
+ * exactly the module its text would: printing it gives XLA's text. The generated text is
+ * an internal step; errors in it are reported against the proto (the instruction and the
+ * computation by name), and a proto that decodes but makes text the parser rejects is
+ * reported with the parser's message under "in the HLO made from the proto".
+ *
+ * Accepted: HloModuleProto, HloProto (field 1 holds the module; the buffer assignment is
+ * ignored), HloModuleProtoWithConfig (field 1 the module, field 2 the config:
+ * replica_count, num_partitions) and HloSnapshot (field 1 an HloProto). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hlo/hlo.h"
+#include "hlo/lexer.h"
+#include "hlo/proto.h"
+#include "hlo/proto_wire.h"
+#include "literal/literal_internal.h"
+#include "shape/shape_internal.h"
+
+/* ---- one decoded message: the last value of each field number below MAXF ------------ */
+
+#define MAXF 96
+
+typedef struct msg {
+    pw_reader r; /* over the whole message, for re-walking repeated fields */
+    bool has[MAXF];
+    pw_field f[MAXF];
+} msg;
+
+typedef struct rd {
+    const uint8_t *base;
+    cxla_arena *arena; /* scratch: names, shapes, id maps */
+    cxla_strbuf out;   /* the HLO text */
+    int depth;
+    /* computations: id -> name */
+    int64_t comp_count;
+    int64_t *comp_ids;
+    const char **comp_names;
+    /* instructions of the current computation: id -> name, element type */
+    int64_t instr_count;
+    int64_t *instr_ids;
+    const char **instr_names;
+    cxla_type *instr_types;
+} rd;
+
+static cxla_status oom(void) {
+    return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory reading an HLO proto");
+}
+
+static cxla_status load(rd *d, msg *m, const uint8_t *p, size_t len, const char *what) {
+    memset(m->has, 0, sizeof m->has);
+    pw_init(&m->r, d->base, p, len);
+    pw_reader r = m->r;
+    for (;;) {
+        pw_field f;
+        bool done;
+        CXLA_RETURN_IF_ERROR(pw_next(&r, &f, &done, what));
+        if (done) return NULL;
+        if (f.number < MAXF) {
+            m->has[f.number] = true;
+            m->f[f.number] = f;
+        }
+    }
+}
+
+static cxla_status load_field(rd *d, msg *m, const msg *parent, uint32_t n, const char *what) {
+    if (!parent->has[n] || parent->f[n].wire != PW_LEN) return load(d, m, NULL, 0, what);
+    return load(d, m, parent->f[n].data, parent->f[n].len, what);
+}
+
+static int64_t m_int(const msg *m, uint32_t n) {
+    return m->has[n] && m->f[n].wire != PW_LEN ? (int64_t)m->f[n].u : 0;
+}
+
+static const char *m_str(rd *d, const msg *m, uint32_t n) {
+    if (!m->has[n] || m->f[n].wire != PW_LEN) return "";
+    return cxla_arena_strndup(d->arena, (const char *)m->f[n].data, m->f[n].len);
+}
+
+static bool m_has_bytes(const msg *m, uint32_t n) {
+    return m->has[n] && m->f[n].wire == PW_LEN && m->f[n].len > 0;
+}
+
+/* Every value of repeated scalar field |n| (packed or not). */
+static cxla_status m_ints(const msg *m, uint32_t n, int wire, pw_ints *out, const char *what) {
+    pw_reader r = m->r;
+    for (;;) {
+        pw_field f;
+        bool done;
+        CXLA_RETURN_IF_ERROR(pw_next(&r, &f, &done, what));
+        if (done) return NULL;
+        if (f.number == n) CXLA_RETURN_IF_ERROR(pw_ints_add(out, &r, &f, wire, what));
+    }
+}
+
+/* Every occurrence of repeated message field |n|, as fields (data, len). */
+static cxla_status m_list(rd *d, const msg *m, uint32_t n, pw_field **out, int64_t *count,
+                          const char *what) {
+    pw_reader r = m->r;
+    int64_t k = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        r = m->r;
+        k = 0;
+        for (;;) {
+            pw_field f;
+            bool done;
+            CXLA_RETURN_IF_ERROR(pw_next(&r, &f, &done, what));
+            if (done) break;
+            if (f.number != n) continue;
+            if (f.wire != PW_LEN)
+                return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                                  "%s: field %u at byte %zu should be a message", what, n,
+                                  f.offset);
+            if (pass) (*out)[k] = f;
+            k++;
+        }
+        if (!pass) {
+            *out = cxla_arena_alloc_array(d->arena, (size_t)(k ? k : 1), sizeof(pw_field));
+            if (!*out) return oom();
+        }
+    }
+    *count = k;
+    return NULL;
+}
+
+static void put_ints(cxla_strbuf *b, const int64_t *v, int64_t n) {
+    cxla_strbuf_putc(b, '{');
+    for (int64_t i = 0; i < n; i++) cxla_strbuf_printf(b, i ? ",%" PRId64 : "%" PRId64, v[i]);
+    cxla_strbuf_putc(b, '}');
+}
+
+/* ", name={1,2}" from repeated field |n| of |m|; |always| prints an empty list too. */
+static cxla_status attr_ints(rd *d, const msg *m, uint32_t n, const char *name, bool always,
+                             const char *what) {
+    pw_ints v = {0};
+    cxla_status s = m_ints(m, n, PW_VARINT, &v, what);
+    if (!s && (v.n || always)) {
+        cxla_strbuf_printf(&d->out, ", %s=", name);
+        put_ints(&d->out, v.v, v.n);
+    }
+    pw_ints_free(&v);
+    return s;
+}
+
+/* ---- element types and shapes ---------------------------------------------------- */
+
+/* XLA's PrimitiveType numbers (xla_data.proto) and cxla's types. */
+static const struct {
+    int number;
+    cxla_type type;
+} k_types[] = {
+    {1, CXLA_PRED},
+    {30, CXLA_S1},
+    {26, CXLA_S2},
+    {21, CXLA_S4},
+    {2, CXLA_S8},
+    {3, CXLA_S16},
+    {4, CXLA_S32},
+    {5, CXLA_S64},
+    {31, CXLA_U1},
+    {27, CXLA_U2},
+    {22, CXLA_U4},
+    {6, CXLA_U8},
+    {7, CXLA_U16},
+    {8, CXLA_U32},
+    {9, CXLA_U64},
+    {10, CXLA_F16},
+    {11, CXLA_F32},
+    {16, CXLA_BF16},
+    {12, CXLA_F64},
+    {19, CXLA_F8E5M2},
+    {28, CXLA_F8E4M3},
+    {20, CXLA_F8E4M3FN},
+    {23, CXLA_F8E4M3B11FNUZ},
+    {29, CXLA_F8E3M4},
+    {24, CXLA_F8E5M2FNUZ},
+    {25, CXLA_F8E4M3FNUZ},
+    {32, CXLA_F4E2M1FN},
+    {33, CXLA_F8E8M0FNU},
+    {15, CXLA_C64},
+    {18, CXLA_C128},
+    {13, CXLA_TUPLE},
+    {14, CXLA_OPAQUE},
+    {17, CXLA_TOKEN},
+};
+
+cxla_type cxla_proto_type_from_number(int64_t number) {
+    for (size_t i = 0; i < sizeof k_types / sizeof k_types[0]; i++)
+        if (k_types[i].number == number) return k_types[i].type;
+    return CXLA_TYPE_INVALID;
+}
+
+int cxla_proto_type_number(cxla_type type) {
+    for (size_t i = 0; i < sizeof k_types / sizeof k_types[0]; i++)
+        if (k_types[i].type == type) return k_types[i].number;
+    return 0;
+}
+
+/* ShapeProto: element_type 2, dimensions 3, tuple_shapes 4, layout 5, is_dynamic 6.
+ * LayoutProto: minor_to_major 1, tiles 6 (TileProto: dimensions 1), element_size_in_bits
+ * 7, memory_space 8, index_primitive_type 11, pointer_primitive_type 12,
+ * dynamic_shape_metadata_prefix_bytes 15, tail_padding_alignment_in_elements 16. */
+enum { SH_TYPE = 2, SH_DIMS = 3, SH_TUPLE = 4, SH_LAYOUT = 5, SH_DYNAMIC = 6 };
+
+static cxla_status decode_layout(rd *d, const msg *shape_msg, cxla_shape *s) {
+    msg *m = malloc(sizeof *m);
+    if (!m) return oom();
+    cxla_status st = load_field(d, m, shape_msg, SH_LAYOUT, "LayoutProto");
+    pw_ints mtm = {0};
+    if (!st) st = m_ints(m, 1, PW_VARINT, &mtm, "LayoutProto.minor_to_major");
+    if (!st && mtm.n != s->rank)
+        st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                        "LayoutProto: minor_to_major has %" PRId64
+                        " entries for a shape of rank %" PRId64,
+                        mtm.n, s->rank);
+    cxla_layout *l = NULL;
+    if (!st) {
+        l = cxla_arena_alloc(d->arena, sizeof *l);
+        if (!l) st = oom();
+    }
+    if (!st) {
+        memset(l, 0, sizeof *l);
+        l->minor_to_major = cxla_arena_alloc_array(d->arena, (size_t)(mtm.n ? mtm.n : 1), 8);
+        if (!l->minor_to_major) st = oom();
+    }
+    if (!st) {
+        for (int64_t i = 0; i < mtm.n; i++) l->minor_to_major[i] = mtm.v[i];
+        l->element_size_bits = m_int(m, 7);
+        l->memory_space = m_int(m, 8);
+        l->dynamic_metadata_prefix = m_int(m, 15);
+        l->tail_padding_alignment = m_int(m, 16);
+        l->index_type = m->has[11] ? cxla_proto_type_from_number(m_int(m, 11)) : 0;
+        l->pointer_type = m->has[12] ? cxla_proto_type_from_number(m_int(m, 12)) : 0;
+        pw_field *tiles;
+        int64_t nt;
+        st = m_list(d, m, 6, &tiles, &nt, "LayoutProto.tiles");
+        if (!st && nt) {
+            l->tiles = cxla_arena_alloc_array(d->arena, (size_t)nt, sizeof(cxla_tile));
+            if (!l->tiles) st = oom();
+            for (int64_t i = 0; !st && i < nt; i++) {
+                msg *t = malloc(sizeof *t);
+                pw_ints td = {0};
+                st = t ? load(d, t, tiles[i].data, tiles[i].len, "TileProto") : oom();
+                if (!st) st = m_ints(t, 1, PW_VARINT, &td, "TileProto.dimensions");
+                if (!st) {
+                    l->tiles[i].rank = td.n;
+                    l->tiles[i].dims = cxla_arena_alloc_array(d->arena, (size_t)td.n + 1, 8);
+                    if (!l->tiles[i].dims) st = oom();
+                    /* XLA's kCombineDimension is INT64_MIN. */
+                    for (int64_t j = 0; !st && j < td.n; j++)
+                        l->tiles[i].dims[j] = td.v[j] == INT64_MIN ? CXLA_TILE_COMBINE : td.v[j];
+                }
+                pw_ints_free(&td);
+                free(t);
+            }
+            l->tile_count = nt;
+        }
+    }
+    if (!st) s->layout = l;
+    pw_ints_free(&mtm);
+    free(m);
+    return st;
+}
+
+static cxla_status decode_shape(rd *d, const uint8_t *p, size_t len, cxla_shape *s) {
+    if (d->depth > 64)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "ShapeProto nested too deeply");
+    memset(s, 0, sizeof *s);
+    msg *m = malloc(sizeof *m);
+    if (!m) return oom();
+    d->depth++;
+    pw_ints dims = {0}, dyn = {0};
+    cxla_status st = load(d, m, p, len, "ShapeProto");
+    if (!st) {
+        int64_t t = m_int(m, SH_TYPE);
+        s->type = cxla_proto_type_from_number(t);
+        if (s->type == CXLA_TYPE_INVALID)
+            st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                            "ShapeProto: unknown or invalid element type %" PRId64, t);
+    }
+    if (!st && s->type == CXLA_TUPLE) {
+        pw_field *el;
+        int64_t n;
+        st = m_list(d, m, SH_TUPLE, &el, &n, "ShapeProto.tuple_shapes");
+        if (!st) {
+            s->tuple_count = n;
+            s->elements = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), sizeof *s);
+            if (!s->elements) st = oom();
+        }
+        for (int64_t i = 0; !st && i < n; i++)
+            st = decode_shape(d, el[i].data, el[i].len, &s->elements[i]);
+    } else if (!st && s->type != CXLA_TOKEN && s->type != CXLA_OPAQUE) {
+        st = m_ints(m, SH_DIMS, PW_VARINT, &dims, "ShapeProto.dimensions");
+        if (!st) st = m_ints(m, SH_DYNAMIC, PW_VARINT, &dyn, "ShapeProto.is_dynamic_dimension");
+        if (!st && dims.n > 64)
+            st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                            "ShapeProto: rank %" PRId64 " is more than cxla takes (64)", dims.n);
+        if (!st && dyn.n && dyn.n != dims.n)
+            st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                            "ShapeProto: %" PRId64 " is_dynamic_dimension flags for rank %" PRId64,
+                            dyn.n, dims.n);
+        if (!st) {
+            s->rank = dims.n;
+            s->dims = cxla_arena_alloc_array(d->arena, (size_t)dims.n + 1, 8);
+            if (!s->dims) st = oom();
+        }
+        bool any_dyn = false;
+        for (int64_t i = 0; !st && i < dims.n; i++) {
+            /* XLA's kUnboundedSize is INT64_MIN. */
+            s->dims[i] = dims.v[i] == INT64_MIN ? CXLA_DIM_UNBOUNDED : dims.v[i];
+            if (s->dims[i] < 0 && s->dims[i] != CXLA_DIM_UNBOUNDED)
+                st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                                "ShapeProto: negative dimension %" PRId64, dims.v[i]);
+            if (i < dyn.n && dyn.v[i]) any_dyn = true;
+        }
+        if (!st && any_dyn) {
+            s->dynamic = cxla_arena_alloc(d->arena, (size_t)dims.n + 1);
+            if (!s->dynamic) st = oom();
+            for (int64_t i = 0; !st && i < dims.n; i++) s->dynamic[i] = dyn.v[i] != 0;
+        }
+        if (!st && m->has[SH_LAYOUT]) st = decode_layout(d, m, s);
+    }
+    pw_ints_free(&dims);
+    pw_ints_free(&dyn);
+    free(m);
+    d->depth--;
+    return st;
+}
+
+static cxla_status put_shape_field(rd *d, const msg *m, uint32_t n, const char *what) {
+    if (!m->has[n] || m->f[n].wire != PW_LEN)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "%s has no shape", what);
+    cxla_shape s;
+    CXLA_RETURN_IF_ERROR(decode_shape(d, m->f[n].data, m->f[n].len, &s));
+    cxla_shape_print(&d->out, &s, 0);
+    return NULL;
+}
+
+/* ---- literals ---------------------------------------------------------------------- */
+
+/* LiteralProto: shape 1, tuple_literals 10, and one field of values per element type. */
+static uint32_t literal_field(cxla_type t, int *wire) {
+    *wire = PW_LEN; /* bytes */
+    switch (t) {
+    case CXLA_PRED: *wire = PW_VARINT; return 2;
+    case CXLA_S1: return 30;
+    case CXLA_S2: return 26;
+    case CXLA_S4: return 21;
+    case CXLA_S8: return 15;
+    case CXLA_U1: return 31;
+    case CXLA_U2: return 27;
+    case CXLA_U4: return 22;
+    case CXLA_U8: return 3;
+    case CXLA_S32: *wire = PW_VARINT; return 4;
+    case CXLA_S64: *wire = PW_VARINT; return 5;
+    case CXLA_U32: *wire = PW_VARINT; return 6;
+    case CXLA_U64: *wire = PW_VARINT; return 7;
+    case CXLA_F32: *wire = PW_I32; return 8;
+    case CXLA_F64: *wire = PW_I64; return 9;
+    case CXLA_C64: *wire = PW_I32; return 12;
+    case CXLA_C128: *wire = PW_I64; return 18;
+    case CXLA_F16: return 11;
+    case CXLA_BF16: return 13;
+    case CXLA_U16: return 16;
+    case CXLA_S16: return 17;
+    case CXLA_F4E2M1FN: return 32;
+    case CXLA_F8E3M4: return 29;
+    case CXLA_F8E4M3B11FNUZ: return 23;
+    case CXLA_F8E4M3FN: return 20;
+    case CXLA_F8E4M3FNUZ: return 25;
+    case CXLA_F8E4M3: return 28;
+    case CXLA_F8E5M2FNUZ: return 24;
+    case CXLA_F8E5M2: return 19;
+    case CXLA_F8E8M0FNU: return 33;
+    default: return 0;
+    }
+}
+
+uint32_t cxla_proto_literal_field(cxla_type type, int *out_wire) {
+    return literal_field(type, out_wire);
+}
+
+static cxla_status decode_literal(rd *d, const uint8_t *p, size_t len, cxla_literal **out);
+
+static cxla_status fill_array(rd *d, const msg *m, cxla_literal *lit) {
+    const cxla_shape *sh = cxla_literal_shape(lit);
+    cxla_type t = sh->type;
+    int64_t n = cxla_literal_element_count(lit);
+    int wire;
+    uint32_t fn = literal_field(t, &wire);
+    if (!fn)
+        return cxla_error(CXLA_STATUS_UNIMPLEMENTED, "LiteralProto of type %s", cxla_type_name(t));
+    uint8_t *data = cxla_literal_data(lit);
+    size_t storage = cxla_type_storage(t);
+    if (wire == PW_LEN) {
+        size_t have = m->has[fn] && m->f[fn].wire == PW_LEN ? m->f[fn].len : 0;
+        const uint8_t *src = have ? m->f[fn].data : NULL;
+        int bits = cxla_type_bits(t);
+        if (n == 0) return NULL;
+        if (have == (size_t)n * storage) {
+            /* Little endian on the wire and in memory (cxla's hosts are little endian). */
+            memcpy(data, src, have);
+        } else if (bits < 8 && have == ((size_t)n * (size_t)bits + 7) / 8) {
+            /* packed sub-byte values, low bits first */
+            for (int64_t i = 0; i < n; i++) {
+                size_t bit = (size_t)i * (size_t)bits;
+                unsigned v = (src[bit / 8] >> (bit % 8)) & ((1u << bits) - 1);
+                if (cxla_type_get_info(t)->klass == CXLA_CLASS_SIGNED && (v >> (bits - 1)))
+                    v |= ~0u << bits; /* sign-extend, as cxla stores signed sub-byte ints */
+                data[i] = (uint8_t)v;
+            }
+        } else {
+            return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                              "LiteralProto of %s: %zu bytes of values for %" PRId64 " elements",
+                              cxla_type_name(t), have, n);
+        }
+        return NULL;
+    }
+    pw_ints v = {0};
+    CXLA_RETURN_IF_ERROR(m_ints(m, fn, wire, &v, "LiteralProto values"));
+    int64_t want = (t == CXLA_C64 || t == CXLA_C128) ? 2 * n : n;
+    cxla_status st = NULL;
+    if (v.n != want) {
+        st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                        "LiteralProto of %s: %" PRId64 " values for %" PRId64 " elements",
+                        cxla_type_name(t), v.n, n);
+    } else {
+        for (int64_t i = 0; i < want; i++) {
+            uint64_t u = (uint64_t)v.v[i];
+            switch (t) {
+            case CXLA_PRED: data[i] = u != 0; break;
+            case CXLA_S32: {
+                int32_t x = (int32_t)(uint32_t)u;
+                memcpy(data + 4 * i, &x, 4);
+                break;
+            }
+            case CXLA_U32:
+            case CXLA_F32:
+            case CXLA_C64: {
+                uint32_t x = (uint32_t)u;
+                memcpy(data + 4 * i, &x, 4);
+                break;
+            }
+            default: memcpy(data + 8 * i, &u, 8); break;
+            }
+        }
+    }
+    pw_ints_free(&v);
+    return st;
+}
+
+static cxla_status decode_literal(rd *d, const uint8_t *p, size_t len, cxla_literal **out) {
+    if (d->depth > 64)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "LiteralProto nested too deeply");
+    msg *m = malloc(sizeof *m);
+    if (!m) return oom();
+    d->depth++;
+    cxla_status st = load(d, m, p, len, "LiteralProto");
+    cxla_shape sh;
+    if (!st && !m->has[1])
+        st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "LiteralProto without a shape");
+    if (!st) st = decode_shape(d, m->f[1].data, m->f[1].len, &sh);
+    if (!st && sh.type == CXLA_TUPLE) {
+        pw_field *el;
+        int64_t n;
+        st = m_list(d, m, 10, &el, &n, "LiteralProto.tuple_literals");
+        if (!st && n != sh.tuple_count)
+            st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                            "LiteralProto: %" PRId64 " tuple elements for a tuple of %" PRId64, n,
+                            sh.tuple_count);
+        cxla_literal **els = NULL;
+        if (!st) {
+            els = calloc((size_t)(n ? n : 1), sizeof *els);
+            if (!els) st = oom();
+        }
+        int64_t made = 0;
+        for (; !st && made < n; made++)
+            st = decode_literal(d, el[made].data, el[made].len, &els[made]);
+        if (!st) st = cxla_literal_create_tuple(els, n, out);
+        if (st) /* on success the tuple owns its elements */
+            for (int64_t i = 0; i < made; i++) cxla_literal_free(els ? els[i] : NULL);
+        free(els);
+    } else if (!st) {
+        if (sh.type == CXLA_TOKEN || sh.type == CXLA_OPAQUE) {
+            st = cxla_literal_create(&sh, out);
+        } else {
+            cxla_literal *lit = NULL;
+            st = cxla_literal_create(&sh, &lit);
+            if (!st) st = fill_array(d, m, lit);
+            if (st)
+                cxla_literal_free(lit);
+            else
+                *out = lit;
+        }
+    }
+    free(m);
+    d->depth--;
+    return st;
+}
+
+/* ---- attribute values made of sub-messages ---------------------------------------- */
+
+/* A string as the text writes it (quoted, escaped). */
+static void put_string(rd *d, const char *s) {
+    cxla_hlo_print_string(&d->out, s);
+}
+
+/* OpMetadata: op_type 1, op_name 2, source_file 3, source_line 4, deduplicated_name 12,
+ * stack_frame_id 15, scheduling_name 16, source_end_line 17, source_column 18,
+ * source_end_column 19. Printed in XLA's OpMetadataToString order. */
+static cxla_status put_metadata(rd *d, const uint8_t *p, size_t len) {
+    msg *m = malloc(sizeof *m);
+    if (!m) return oom();
+    cxla_status st = load(d, m, p, len, "OpMetadata");
+    if (!st) {
+        cxla_strbuf *b = &d->out;
+        cxla_strbuf_putc(b, '{');
+        bool first = true;
+        static const struct {
+            uint32_t n;
+            const char *name;
+            bool is_str;
+        } keys[] = {{1, "op_type", true},
+                    {2, "op_name", true},
+                    {3, "source_file", true},
+                    {4, "source_line", false},
+                    {17, "source_end_line", false},
+                    {18, "source_column", false},
+                    {19, "source_end_column", false},
+                    {12, "deduplicated_name", true},
+                    {16, "scheduling_name", true},
+                    {15, "stack_frame_id", false}};
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+            uint32_t n = keys[i].n;
+            if (keys[i].is_str ? !m_has_bytes(m, n) : !m_int(m, n)) continue;
+            if (!first) cxla_strbuf_putc(b, ' ');
+            first = false;
+            cxla_strbuf_printf(b, "%s=", keys[i].name);
+            if (keys[i].is_str)
+                put_string(d, m_str(d, m, n));
+            else
+                cxla_strbuf_printf(b, "%" PRId64, (int64_t)(int32_t)m_int(m, n));
+        }
+        cxla_strbuf_putc(b, '}');
+    }
+    free(m);
+    return st;
+}
+
+/* FrontendAttributes: map<string,string> map = 1 (entries: key 1, value 2); XLA prints
+ * the keys sorted, values quoted unless they are {...} groups. */
+typedef struct kv {
+    const char *k, *v;
+} kv;
+static int kv_cmp(const void *a, const void *b) {
+    return strcmp(((const kv *)a)->k, ((const kv *)b)->k);
+}
+
+static cxla_status put_frontend_attributes(rd *d, const uint8_t *p, size_t len) {
+    msg *m = malloc(sizeof *m);
+    if (!m) return oom();
+    pw_field *e = NULL;
+    int64_t n = 0;
+    cxla_status st = load(d, m, p, len, "FrontendAttributes");
+    if (!st) st = m_list(d, m, 1, &e, &n, "FrontendAttributes.map");
+    kv *items = NULL;
+    if (!st) {
+        items = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), sizeof *items);
+        if (!items) st = oom();
+    }
+    for (int64_t i = 0; !st && i < n; i++) {
+        st = load(d, m, e[i].data, e[i].len, "FrontendAttributes entry");
+        if (!st) {
+            items[i].k = m_str(d, m, 1);
+            items[i].v = m_str(d, m, 2);
+            if (!items[i].k || !items[i].v) st = oom();
+        }
+    }
+    if (!st) {
+        qsort(items, (size_t)n, sizeof *items, kv_cmp);
+        cxla_strbuf_putc(&d->out, '{');
+        for (int64_t i = 0; i < n; i++) {
+            if (i) cxla_strbuf_putc(&d->out, ',');
+            cxla_strbuf_printf(&d->out, "%s=", items[i].k);
+            size_t vl = strlen(items[i].v);
+            if (vl >= 2 && items[i].v[0] == '{' && items[i].v[vl - 1] == '}')
+                cxla_strbuf_puts(&d->out, items[i].v);
+            else
+                put_string(d, items[i].v);
+        }
+        cxla_strbuf_putc(&d->out, '}');
+    }
+    free(m);
+    return st;
+}
+
+/* OpSharding: type 1 (REPLICATED 0, MAXIMAL 1, TUPLE 2, OTHER 3, MANUAL 4, UNKNOWN 5,
+ * UNREDUCED 6), tile_assignment_dimensions 3, tile_assignment_devices 4, tuple_shardings
+ * 5, replicate_on_last_tile_dim 6, metadata 7, last_tile_dims 8, iota_reshape_dims 9,
+ * iota_transpose_perm 10. */
+static const char *const k_sharding_types[] = {"replicated", "maximal", "tuple",    "other",
+                                               "manual",     "unknown", "unreduced"};
+
+static cxla_status put_sharding(rd *d, const uint8_t *p, size_t len) {
+    if (d->depth > 64)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "OpSharding nested too deeply");
+    msg *m = malloc(sizeof *m);
+    if (!m) return oom();
+    d->depth++;
+    cxla_strbuf *b = &d->out;
+    pw_ints dims = {0}, devs = {0}, last = {0}, reshape = {0}, perm = {0};
+    cxla_status st = load(d, m, p, len, "OpSharding");
+    int64_t type = st ? 0 : m_int(m, 1);
+    if (!st) st = m_ints(m, 3, PW_VARINT, &dims, "OpSharding");
+    if (!st) st = m_ints(m, 4, PW_VARINT, &devs, "OpSharding");
+    if (!st) st = m_ints(m, 8, PW_VARINT, &last, "OpSharding");
+    if (!st) st = m_ints(m, 9, PW_VARINT, &reshape, "OpSharding");
+    if (!st) st = m_ints(m, 10, PW_VARINT, &perm, "OpSharding");
+    if (!st && (type < 0 || type > 6))
+        st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "OpSharding: unknown type %" PRId64, type);
+    if (!st && type == 2) {
+        pw_field *el;
+        int64_t n;
+        st = m_list(d, m, 5, &el, &n, "OpSharding.tuple_shardings");
+        cxla_strbuf_putc(b, '{');
+        for (int64_t i = 0; !st && i < n; i++) {
+            if (i) cxla_strbuf_puts(b, ", ");
+            st = put_sharding(d, el[i].data, el[i].len);
+        }
+        cxla_strbuf_putc(b, '}');
+    } else if (!st && type == 1) {
+        cxla_strbuf_printf(b, "{maximal device=%" PRId64 "}", devs.n ? devs.v[0] : 0);
+    } else if (!st && type == 3) {
+        cxla_strbuf_puts(b, "{devices=[");
+        for (int64_t i = 0; i < dims.n; i++)
+            cxla_strbuf_printf(b, i ? ",%" PRId64 : "%" PRId64, dims.v[i]);
+        cxla_strbuf_putc(b, ']');
+        if (reshape.n) {
+            cxla_strbuf_puts(b, "<=[");
+            for (int64_t i = 0; i < reshape.n; i++)
+                cxla_strbuf_printf(b, i ? ",%" PRId64 : "%" PRId64, reshape.v[i]);
+            cxla_strbuf_putc(b, ']');
+            bool identity = true;
+            for (int64_t i = 0; i < perm.n; i++) identity = identity && perm.v[i] == i;
+            if (!identity) {
+                cxla_strbuf_puts(b, "T(");
+                for (int64_t i = 0; i < perm.n; i++)
+                    cxla_strbuf_printf(b, i ? ",%" PRId64 : "%" PRId64, perm.v[i]);
+                cxla_strbuf_putc(b, ')');
+            }
+        } else {
+            for (int64_t i = 0; i < devs.n; i++)
+                cxla_strbuf_printf(b, i ? ",%" PRId64 : "%" PRId64, devs.v[i]);
+        }
+        if (m_int(m, 6)) cxla_strbuf_puts(b, " last_tile_dim_replicate");
+        if (last.n) {
+            cxla_strbuf_puts(b, " last_tile_dims={");
+            for (int64_t i = 0; i < last.n; i++) {
+                int64_t t = last.v[i];
+                cxla_strbuf_printf(b, "%s%s", i ? ", " : "",
+                                   t >= 0 && t <= 6 ? k_sharding_types[t] : "unknown");
+            }
+            cxla_strbuf_putc(b, '}');
+        }
+        cxla_strbuf_putc(b, '}');
+    } else if (!st) {
+        cxla_strbuf_printf(b, "{%s}", k_sharding_types[type]);
+    }
+    pw_ints_free(&dims);
+    pw_ints_free(&devs);
+    pw_ints_free(&last);
+    pw_ints_free(&reshape);
+    pw_ints_free(&perm);
+    free(m);
+    d->depth--;
+    return st;
+}
+
+/* ReplicaGroup: replica_ids 1. CollectiveDeviceListProto: replica_groups 1,
+ * iota_replica_group_list 2 (num_replica_groups 1, num_devices_per_group 2,
+ * iota_reshape_dims 3, iota_transpose_perm 4). */
+static cxla_status put_group_list(rd *d, const msg *m, uint32_t n) {
+    pw_field *g;
+    int64_t count;
+    CXLA_RETURN_IF_ERROR(m_list(d, m, n, &g, &count, "ReplicaGroup"));
+    msg *gm = malloc(sizeof *gm);
+    if (!gm) return oom();
+    cxla_status st = NULL;
+    cxla_strbuf_putc(&d->out, '{');
+    for (int64_t i = 0; !st && i < count; i++) {
+        pw_ints ids = {0};
+        st = load(d, gm, g[i].data, g[i].len, "ReplicaGroup");
+        if (!st) st = m_ints(gm, 1, PW_VARINT, &ids, "ReplicaGroup.replica_ids");
+        if (!st) {
+            if (i) cxla_strbuf_putc(&d->out, ',');
+            put_ints(&d->out, ids.v, ids.n);
+        }
+        pw_ints_free(&ids);
+    }
+    cxla_strbuf_putc(&d->out, '}');
+    free(gm);
+    return st;
+}
+
+static cxla_status put_replica_groups(rd *d, const msg *in, bool always) {
+    enum { F_REPLICA_GROUPS = 49, F_DEVICE_LIST = 87 };
+    if (in->has[F_DEVICE_LIST]) {
+        msg *m = malloc(sizeof *m);
+        if (!m) return oom();
+        cxla_status st = load_field(d, m, in, F_DEVICE_LIST, "CollectiveDeviceListProto");
+        if (!st && m->has[2]) {
+            msg *io = malloc(sizeof *io);
+            pw_ints rs = {0}, pm = {0};
+            st = io ? load_field(d, io, m, 2, "IotaReplicaGroupListProto") : oom();
+            if (!st) st = m_ints(io, 3, PW_VARINT, &rs, "IotaReplicaGroupListProto");
+            if (!st) st = m_ints(io, 4, PW_VARINT, &pm, "IotaReplicaGroupListProto");
+            if (!st) {
+                cxla_strbuf *b = &d->out;
+                cxla_strbuf_printf(b, ", replica_groups=[%" PRId64 ",%" PRId64 "]<=[", m_int(io, 1),
+                                   m_int(io, 2));
+                for (int64_t i = 0; i < rs.n; i++)
+                    cxla_strbuf_printf(b, i ? ",%" PRId64 : "%" PRId64, rs.v[i]);
+                cxla_strbuf_putc(b, ']');
+                bool identity = true;
+                for (int64_t i = 0; i < pm.n; i++) identity = identity && pm.v[i] == i;
+                if (!identity) {
+                    cxla_strbuf_puts(b, "T(");
+                    for (int64_t i = 0; i < pm.n; i++)
+                        cxla_strbuf_printf(b, i ? ",%" PRId64 : "%" PRId64, pm.v[i]);
+                    cxla_strbuf_putc(b, ')');
+                }
+            }
+            pw_ints_free(&rs);
+            pw_ints_free(&pm);
+            free(io);
+        } else if (!st) {
+            cxla_strbuf_puts(&d->out, ", replica_groups=");
+            st = put_group_list(d, m, 1);
+        }
+        free(m);
+        return st;
+    }
+    bool any = false;
+    for (uint32_t n = F_REPLICA_GROUPS; n == F_REPLICA_GROUPS; n++) any = in->has[n];
+    if (!any && !always) return NULL;
+    cxla_strbuf_puts(&d->out, ", replica_groups=");
+    return put_group_list(d, in, F_REPLICA_GROUPS);
+}
+
+/* Window: dimensions 1 (WindowDimension: size 1, stride 2, padding_low 3, padding_high 4,
+ * window_dilation 5, base_dilation 6, window_reversal 7), printed by the attribute
+ * printer so that the text is the parser's own. */
+static cxla_status put_window(rd *d, const msg *in, uint32_t n) {
+    msg *m = malloc(sizeof *m);
+    if (!m) return oom();
+    pw_field *dims;
+    int64_t count = 0;
+    cxla_status st = load_field(d, m, in, n, "Window");
+    if (!st) st = m_list(d, m, 1, &dims, &count, "Window.dimensions");
+    cxla_attr a = {.id = CXLA_ATTR_WINDOW, .name = "window", .kind = CXLA_ATTR_KIND_WINDOW};
+    if (!st) {
+        a.v.window.rank = count;
+        a.v.window.dims =
+            cxla_arena_alloc_array(d->arena, (size_t)(count ? count : 1), sizeof(cxla_window_dim));
+        if (!a.v.window.dims) st = oom();
+    }
+    for (int64_t i = 0; !st && i < count; i++) {
+        st = load(d, m, dims[i].data, dims[i].len, "WindowDimension");
+        if (st) break;
+        cxla_window_dim *w = &a.v.window.dims[i];
+        w->size = m_int(m, 1);
+        w->stride = m->has[2] ? m_int(m, 2) : 1;
+        w->pad_low = m_int(m, 3);
+        w->pad_high = m_int(m, 4);
+        w->rhs_dilation = m->has[5] ? m_int(m, 5) : 1;
+        w->lhs_dilation = m->has[6] ? m_int(m, 6) : 1;
+        w->reversal = m_int(m, 7) != 0;
+    }
+    if (!st && count) {
+        cxla_strbuf_puts(&d->out, ", window=");
+        cxla_hlo_print_attr_value(&d->out, &a, CXLA_HLO_STYLE_SHORT);
+    }
+    free(m);
+    return st;
+}
+
+/* ConvolutionDimensionNumbers: input_batch 7, input_feature 8, input_spatial 11,
+ * kernel_input_feature 3, kernel_output_feature 4, kernel_spatial 6, output_batch 9,
+ * output_feature 10, output_spatial 12. */
+static cxla_status put_dim_labels(rd *d, const msg *in) {
+    msg *m = malloc(sizeof *m);
+    if (!m) return oom();
+    pw_ints is = {0}, ks = {0}, os = {0};
+    cxla_status st = load_field(d, m, in, 16, "ConvolutionDimensionNumbers");
+    if (!st) st = m_ints(m, 11, PW_VARINT, &is, "ConvolutionDimensionNumbers");
+    if (!st) st = m_ints(m, 6, PW_VARINT, &ks, "ConvolutionDimensionNumbers");
+    if (!st) st = m_ints(m, 12, PW_VARINT, &os, "ConvolutionDimensionNumbers");
+    if (!st && (ks.n != is.n || os.n != is.n))
+        st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                        "ConvolutionDimensionNumbers: %" PRId64 " input, %" PRId64
+                        " kernel and %" PRId64 " output spatial dimensions",
+                        is.n, ks.n, os.n);
+    if (!st) {
+        cxla_attr a = {
+            .id = CXLA_ATTR_DIM_LABELS, .name = "dim_labels", .kind = CXLA_ATTR_KIND_DIM_LABELS};
+        cxla_conv_dims *c = &a.v.conv;
+        c->spatial_count = is.n;
+        c->input_batch = m_int(m, 7);
+        c->input_feature = m_int(m, 8);
+        c->kernel_input_feature = m_int(m, 3);
+        c->kernel_output_feature = m_int(m, 4);
+        c->output_batch = m_int(m, 9);
+        c->output_feature = m_int(m, 10);
+        c->input_spatial = is.v;
+        c->kernel_spatial = ks.v;
+        c->output_spatial = os.v;
+        int64_t rank = is.n + 2;
+        bool ok = true; /* the label printer indexes by dimension: keep them in range */
+        int64_t all[] = {c->input_batch,           c->input_feature, c->kernel_input_feature,
+                         c->kernel_output_feature, c->output_batch,  c->output_feature};
+        for (size_t i = 0; i < 6; i++) ok = ok && all[i] >= 0 && all[i] < rank;
+        for (int64_t i = 0; i < is.n; i++)
+            ok = ok && is.v[i] >= 0 && is.v[i] < rank && ks.v[i] >= 0 && ks.v[i] < rank &&
+                 os.v[i] >= 0 && os.v[i] < rank;
+        if (!ok)
+            st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                            "ConvolutionDimensionNumbers: a dimension number is out of range "
+                            "for rank %" PRId64,
+                            rank);
+        if (!st) {
+            cxla_strbuf_puts(&d->out, ", dim_labels=");
+            cxla_hlo_print_attr_value(&d->out, &a, CXLA_HLO_STYLE_SHORT);
+        }
+    }
+    pw_ints_free(&is);
+    pw_ints_free(&ks);
+    pw_ints_free(&os);
+    free(m);
+    return st;
+}
+
+/* A sub-message's repeated int fields as attributes: {field, name, always}. */
+typedef struct int_attr {
+    uint32_t field;
+    const char *name;
+    bool always;
+} int_attr;
+
+static cxla_status put_sub_ints(rd *d, const msg *in, uint32_t n, const char *what,
+                                const int_attr *attrs, size_t count, uint32_t index_vector) {
+    msg *m = malloc(sizeof *m);
+    if (!m) return oom();
+    cxla_status st = load_field(d, m, in, n, what);
+    for (size_t i = 0; !st && i < count; i++)
+        st = attr_ints(d, m, attrs[i].field, attrs[i].name, attrs[i].always, what);
+    if (!st && index_vector)
+        cxla_strbuf_printf(&d->out, ", index_vector_dim=%" PRId64, m_int(m, index_vector));
+    free(m);
+    return st;
+}
+
+/* ---- instructions ------------------------------------------------------------------ */
+
+/* PrecisionConfig.Algorithm by number, as the text writes them. */
+const char *const cxla_proto_dot_algorithms[CXLA_PROTO_DOT_ALGORITHM_COUNT] = {
+    "unset",
+    "dot_any_f8_any_f8_f32",
+    "dot_any_f8_any_f8_f32_fast_accum",
+    "dot_f16_f16_f16",
+    "dot_f16_f16_f32",
+    "dot_bf16_bf16_bf16",
+    "dot_bf16_bf16_f32",
+    "dot_bf16_bf16_f32_x3",
+    "dot_bf16_bf16_f32_x6",
+    "dot_tf32_tf32_f32",
+    "dot_tf32_tf32_f32_x3",
+    "dot_f32_f32_f32",
+    "dot_f64_f64_f64",
+    "dot_bf16_bf16_f32_x9",
+};
+
+/* HloInstructionProto field numbers (xla/service/hlo.proto). */
+enum {
+    I_NAME = 1,
+    I_OPCODE = 2,
+    I_SHAPE = 3,
+    I_METADATA = 7,
+    I_LITERAL = 8,
+    I_PARAMETER = 9,
+    I_FUSION_KIND = 11,
+    I_TUPLE_INDEX = 13,
+    I_DIMENSIONS = 14,
+    I_WINDOW = 15,
+    I_CONV_DIMS = 16,
+    I_SLICE = 17,
+    I_EXPONENT_BITS = 18,
+    I_MANTISSA_BITS = 19,
+    I_DYNAMIC_SLICE_SIZES = 20,
+    I_PADDING = 21,
+    I_OUTFEED_CONFIG = 22,
+    I_DISTRIBUTION = 23,
+    I_EPSILON = 24,
+    I_FEATURE_INDEX = 25,
+    I_CHANNEL_ID = 26,
+    I_INFEED_CONFIG = 27,
+    I_TARGET = 28,
+    I_OUTFEED_SHAPE = 29,
+    I_DOT_DIMS = 30,
+    I_FFT_TYPE = 31,
+    I_FFT_LENGTH = 32,
+    I_GATHER_DIMS = 33,
+    I_GATHER_SLICE_SIZES = 34,
+    I_ID = 35,
+    I_OPERANDS = 36,
+    I_CONTROL = 37,
+    I_CALLED = 38,
+    I_SHARDING = 40,
+    I_BACKEND_CONFIG = 43,
+    I_IS_HOST_TRANSFER = 47,
+    I_SCATTER_DIMS = 48,
+    I_FEATURE_GROUPS = 50,
+    I_PRECISION = 51,
+    I_SOURCE_TARGET = 52,
+    I_CONSTRAIN_LAYOUT = 56,
+    I_OPERAND_SHAPES = 57,
+    I_BATCH_GROUPS = 58,
+    I_TRIANGULAR = 59,
+    I_IS_STABLE = 60,
+    I_PARAM_REPLICATION = 61,
+    I_CHOLESKY = 62,
+    I_DIRECTION = 63,
+    I_SIDE_EFFECT = 65,
+    I_DELTA = 66,
+    I_SORTED = 67,
+    I_FRONTEND = 68,
+    I_UNIQUE = 69,
+    I_RNG_ALGORITHM = 70,
+    I_GLOBAL_IDS = 71,
+    I_COMPARISON_TYPE = 72,
+    I_OUTPUT_ALIASING = 74,
+    I_PADDING_TYPE = 75,
+    I_SCHEDULE = 76,
+    I_API_VERSION = 77,
+    I_ASYNC_THREAD = 79,
+    I_PREFETCH = 80,
+    I_K = 81,
+    I_LARGEST = 85,
+    I_IS_COMPOSITE = 89,
+    I_RAGGED_DOT_DIMS = 90,
+};
+
+static const char *instr_name(rd *d, int64_t id) {
+    for (int64_t i = 0; i < d->instr_count; i++)
+        if (d->instr_ids[i] == id) return d->instr_names[i];
+    return NULL;
+}
+
+static const char *comp_name(rd *d, int64_t id) {
+    for (int64_t i = 0; i < d->comp_count; i++)
+        if (d->comp_ids[i] == id) return d->comp_names[i];
+    return NULL;
+}
+
+static cxla_status put_names(rd *d, const pw_ints *ids, bool comps, int64_t from, int64_t to,
+                             bool braces) {
+    if (braces) cxla_strbuf_putc(&d->out, '{');
+    for (int64_t i = from; i < to; i++) {
+        const char *nm = comps ? comp_name(d, ids->v[i]) : instr_name(d, ids->v[i]);
+        if (!nm)
+            return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "unknown %s id %" PRId64,
+                              comps ? "computation" : "instruction", ids->v[i]);
+        cxla_strbuf_puts(&d->out, i > from ? ", %" : "%");
+        cxla_strbuf_puts(&d->out, nm);
+    }
+    if (braces) cxla_strbuf_putc(&d->out, '}');
+    return NULL;
+}
+
+static void put_bool(rd *d, const msg *m, uint32_t n, const char *name) {
+    if (m_int(m, n)) cxla_strbuf_printf(&d->out, ", %s=true", name);
+}
+
+static const char *enum_name(int64_t v, const char *const *names, size_t count) {
+    return v >= 0 && (size_t)v < count ? names[v] : NULL;
+}
+
+/* The called computations, under the attribute names the text uses for |op|. */
+static cxla_status put_called(rd *d, cxla_opcode op, const pw_ints *c, bool pred_branch) {
+    cxla_strbuf *b = &d->out;
+    if (!c->n) return NULL;
+    switch (op) {
+    case CXLA_OP_WHILE: /* XLA keeps {body, condition} */
+        if (c->n != 2)
+            return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                              "a while calls 2 computations, not %" PRId64, c->n);
+        cxla_strbuf_puts(b, ", condition=");
+        CXLA_RETURN_IF_ERROR(put_names(d, c, true, 1, 2, false));
+        cxla_strbuf_puts(b, ", body=");
+        return put_names(d, c, true, 0, 1, false);
+    case CXLA_OP_CONDITIONAL:
+        if (pred_branch && c->n == 2) {
+            cxla_strbuf_puts(b, ", true_computation=");
+            CXLA_RETURN_IF_ERROR(put_names(d, c, true, 0, 1, false));
+            cxla_strbuf_puts(b, ", false_computation=");
+            return put_names(d, c, true, 1, 2, false);
+        }
+        cxla_strbuf_puts(b, ", branch_computations=");
+        return put_names(d, c, true, 0, c->n, true);
+    case CXLA_OP_SELECT_AND_SCATTER:
+        if (c->n != 2)
+            return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                              "a select-and-scatter calls 2 computations, not %" PRId64, c->n);
+        cxla_strbuf_puts(b, ", select=");
+        CXLA_RETURN_IF_ERROR(put_names(d, c, true, 0, 1, false));
+        cxla_strbuf_puts(b, ", scatter=");
+        return put_names(d, c, true, 1, 2, false);
+    case CXLA_OP_FUSION:
+    case CXLA_OP_ASYNC_START:
+    case CXLA_OP_ASYNC_UPDATE:
+    case CXLA_OP_ASYNC_DONE:
+        cxla_strbuf_puts(b, ", calls=");
+        return put_names(d, c, true, 0, c->n, false);
+    case CXLA_OP_CUSTOM_CALL:
+        cxla_strbuf_puts(b, ", called_computations=");
+        return put_names(d, c, true, 0, c->n, true);
+    default:
+        if (c->n == 1) {
+            cxla_strbuf_puts(b, ", to_apply=");
+            return put_names(d, c, true, 0, 1, false);
+        }
+        cxla_strbuf_puts(b, ", called_computations=");
+        return put_names(d, c, true, 0, c->n, true);
+    }
+}
+
+/* Prints a float as the shortest decimal that reads back as the same float. */
+static void put_float(rd *d, float f) {
+    char buf[48];
+    for (int p = 1; p <= 9; p++) {
+        snprintf(buf, sizeof buf, "%.*g", p, (double)f);
+        if (strtof(buf, NULL) == f) break;
+    }
+    cxla_strbuf_puts(&d->out, buf);
+}
+
+static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const char *opname) {
+    cxla_strbuf *b = &d->out;
+    cxla_status st = NULL;
+    pw_ints operands = {0}, called = {0}, control = {0};
+    CXLA_RETURN_IF_ERROR(put_shape_field(d, m, I_SHAPE, "the instruction"));
+    cxla_strbuf_printf(b, " %s(", opname);
+    if (op == CXLA_OP_PARAMETER) {
+        cxla_strbuf_printf(b, "%" PRId64, m_int(m, I_PARAMETER));
+    } else if (op == CXLA_OP_CONSTANT) {
+        if (!m->has[I_LITERAL])
+            return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "a constant without a literal");
+        cxla_literal *lit = NULL;
+        CXLA_RETURN_IF_ERROR(decode_literal(d, m->f[I_LITERAL].data, m->f[I_LITERAL].len, &lit));
+        cxla_literal_print(b, lit, 0);
+        cxla_literal_free(lit);
+    }
+    st = m_ints(m, I_OPERANDS, PW_VARINT, &operands, "operand_ids");
+    if (!st) st = put_names(d, &operands, false, 0, operands.n, false);
+    cxla_strbuf_putc(b, ')');
+    if (!st) st = m_ints(m, I_CALLED, PW_VARINT, &called, "called_computation_ids");
+    if (!st) st = m_ints(m, I_CONTROL, PW_VARINT, &control, "control_predecessor_ids");
+    if (st) goto done;
+
+    /* Operation attributes; the parser sorts them into XLA's printing order. */
+    if (m_has_bytes(m, I_FUSION_KIND))
+        cxla_strbuf_printf(b, ", kind=%s", m_str(d, m, I_FUSION_KIND));
+    if (op == CXLA_OP_GET_TUPLE_ELEMENT)
+        cxla_strbuf_printf(b, ", index=%" PRId64, m_int(m, I_TUPLE_INDEX));
+    {
+        bool always = op == CXLA_OP_BROADCAST || op == CXLA_OP_CONCATENATE ||
+                      op == CXLA_OP_REDUCE || op == CXLA_OP_REVERSE || op == CXLA_OP_TRANSPOSE ||
+                      op == CXLA_OP_SORT || op == CXLA_OP_MAP;
+        if (op == CXLA_OP_IOTA) {
+            pw_ints v = {0};
+            st = m_ints(m, I_DIMENSIONS, PW_VARINT, &v, "dimensions");
+            cxla_strbuf_printf(b, ", iota_dimension=%" PRId64, v.n ? v.v[0] : 0);
+            pw_ints_free(&v);
+        } else {
+            st = attr_ints(d, m, I_DIMENSIONS, "dimensions", always, "dimensions");
+        }
+        if (st) goto done;
+    }
+    if (m->has[I_WINDOW] && (st = put_window(d, m, I_WINDOW))) goto done;
+    if (m->has[I_CONV_DIMS] && (st = put_dim_labels(d, m))) goto done;
+    if (op == CXLA_OP_CONVOLUTION) {
+        if (m_int(m, I_FEATURE_GROUPS) > 1)
+            cxla_strbuf_printf(b, ", feature_group_count=%" PRId64, m_int(m, I_FEATURE_GROUPS));
+        if (m_int(m, I_BATCH_GROUPS) > 1)
+            cxla_strbuf_printf(b, ", batch_group_count=%" PRId64, m_int(m, I_BATCH_GROUPS));
+    }
+    if (m->has[I_SLICE]) {
+        pw_field *sl;
+        int64_t n;
+        if ((st = m_list(d, m, I_SLICE, &sl, &n, "slice_dimensions"))) goto done;
+        msg *sm = malloc(sizeof *sm);
+        if (!sm) {
+            st = oom();
+            goto done;
+        }
+        cxla_strbuf_puts(b, ", slice={");
+        for (int64_t i = 0; !st && i < n; i++) {
+            st = load(d, sm, sl[i].data, sl[i].len, "SliceDimensions");
+            if (st) break;
+            int64_t stride = sm->has[3] ? m_int(sm, 3) : 1;
+            cxla_strbuf_printf(b, "%s[%" PRId64 ":%" PRId64, i ? ", " : "", m_int(sm, 1),
+                               m_int(sm, 2));
+            if (stride != 1) cxla_strbuf_printf(b, ":%" PRId64, stride);
+            cxla_strbuf_putc(b, ']');
+        }
+        cxla_strbuf_putc(b, '}');
+        free(sm);
+        if (st) goto done;
+    }
+    if (op == CXLA_OP_REDUCE_PRECISION)
+        cxla_strbuf_printf(b, ", exponent_bits=%" PRId64 ", mantissa_bits=%" PRId64,
+                           m_int(m, I_EXPONENT_BITS), m_int(m, I_MANTISSA_BITS));
+    if ((st = attr_ints(d, m, I_DYNAMIC_SLICE_SIZES, "dynamic_slice_sizes",
+                        op == CXLA_OP_DYNAMIC_SLICE, "dynamic_slice_sizes")))
+        goto done;
+    if (m->has[I_PADDING]) {
+        pw_field *pd;
+        int64_t n;
+        msg *pm = malloc(sizeof *pm);
+        st = pm ? load_field(d, pm, m, I_PADDING, "PaddingConfig") : oom();
+        if (!st) st = m_list(d, pm, 1, &pd, &n, "PaddingConfig.dimensions");
+        if (!st) cxla_strbuf_puts(b, ", padding=");
+        for (int64_t i = 0; !st && i < n; i++) {
+            st = load(d, pm, pd[i].data, pd[i].len, "PaddingConfigDimension");
+            if (st) break;
+            cxla_strbuf_printf(b, "%s%" PRId64 "_%" PRId64, i ? "x" : "", m_int(pm, 1),
+                               m_int(pm, 2));
+            if (m_int(pm, 3)) cxla_strbuf_printf(b, "_%" PRId64, m_int(pm, 3));
+        }
+        if (!st && n == 0) cxla_strbuf_puts(b, "{}");
+        free(pm);
+        if (st) goto done;
+    }
+    if (m_has_bytes(m, I_OUTFEED_CONFIG)) {
+        cxla_strbuf_puts(b, ", outfeed_config=");
+        put_string(d, m_str(d, m, I_OUTFEED_CONFIG));
+    }
+    if (op == CXLA_OP_RNG) {
+        static const char *const dist[] = {"rng_invalid", "rng_uniform", "rng_normal"};
+        const char *w = enum_name(m_int(m, I_DISTRIBUTION), dist, 3);
+        if (w) cxla_strbuf_printf(b, ", distribution=%s", w);
+    }
+    if (op == CXLA_OP_BATCH_NORM_TRAINING || op == CXLA_OP_BATCH_NORM_INFERENCE ||
+        op == CXLA_OP_BATCH_NORM_GRAD) {
+        float eps = 0;
+        uint32_t bits = (uint32_t)m_int(m, I_EPSILON);
+        memcpy(&eps, &bits, 4);
+        cxla_strbuf_puts(b, ", epsilon=");
+        put_float(d, eps);
+        cxla_strbuf_printf(b, ", feature_index=%" PRId64, m_int(m, I_FEATURE_INDEX));
+    }
+    if (m_int(m, I_CHANNEL_ID) > 0)
+        cxla_strbuf_printf(b, ", channel_id=%" PRId64, m_int(m, I_CHANNEL_ID));
+    if (m_has_bytes(m, I_INFEED_CONFIG)) {
+        cxla_strbuf_puts(b, ", infeed_config=");
+        put_string(d, m_str(d, m, I_INFEED_CONFIG));
+    }
+    if (op == CXLA_OP_CUSTOM_CALL) {
+        cxla_strbuf_puts(b, ", custom_call_target=");
+        put_string(d, m_str(d, m, I_TARGET));
+    }
+    if (m->has[I_OUTFEED_SHAPE]) {
+        cxla_strbuf_puts(b, ", outfeed_shape=");
+        if ((st = put_shape_field(d, m, I_OUTFEED_SHAPE, "outfeed_shape"))) goto done;
+    }
+    if (m->has[I_DOT_DIMS] || m->has[I_RAGGED_DOT_DIMS]) {
+        static const int_attr dot[] = {{3, "lhs_batch_dims", false},
+                                       {1, "lhs_contracting_dims", true},
+                                       {4, "rhs_batch_dims", false},
+                                       {2, "rhs_contracting_dims", true}};
+        if (m->has[I_RAGGED_DOT_DIMS]) {
+            static const int_attr rag[] = {{2, "lhs_ragged_dims", false},
+                                           {3, "rhs_group_dims", false}};
+            msg *rm = malloc(sizeof *rm);
+            st = rm ? load_field(d, rm, m, I_RAGGED_DOT_DIMS, "RaggedDotDimensionNumbers") : oom();
+            if (!st) st = put_sub_ints(d, rm, 1, "DotDimensionNumbers", dot, 4, 0);
+            if (!st)
+                st = put_sub_ints(d, m, I_RAGGED_DOT_DIMS, "RaggedDotDimensionNumbers", rag, 2, 0);
+            free(rm);
+        } else {
+            st = put_sub_ints(d, m, I_DOT_DIMS, "DotDimensionNumbers", dot, 4, 0);
+        }
+        if (st) goto done;
+    }
+    if (op == CXLA_OP_FFT) {
+        static const char *const fft[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+        const char *w = enum_name(m_int(m, I_FFT_TYPE), fft, 4);
+        if (!w) {
+            st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "unknown fft_type %" PRId64,
+                            m_int(m, I_FFT_TYPE));
+            goto done;
+        }
+        cxla_strbuf_printf(b, ", fft_type=%s", w);
+        if ((st = attr_ints(d, m, I_FFT_LENGTH, "fft_length", true, "fft_length"))) goto done;
+    }
+    if (m_has_bytes(m, I_DIRECTION))
+        cxla_strbuf_printf(b, ", direction=%s", m_str(d, m, I_DIRECTION));
+    if (m_has_bytes(m, I_COMPARISON_TYPE))
+        cxla_strbuf_printf(b, ", type=%s", m_str(d, m, I_COMPARISON_TYPE));
+    if (m->has[I_GATHER_DIMS]) {
+        static const int_attr g[] = {{1, "offset_dims", true},
+                                     {2, "collapsed_slice_dims", true},
+                                     {3, "start_index_map", true},
+                                     {5, "operand_batching_dims", false},
+                                     {6, "start_indices_batching_dims", false}};
+        if ((st = put_sub_ints(d, m, I_GATHER_DIMS, "GatherDimensionNumbers", g, 5, 4))) goto done;
+    }
+    if ((st = attr_ints(d, m, I_GATHER_SLICE_SIZES, "slice_sizes", op == CXLA_OP_GATHER,
+                        "gather_slice_sizes")))
+        goto done;
+    if (m->has[I_SCATTER_DIMS]) {
+        static const int_attr s[] = {{1, "update_window_dims", true},
+                                     {2, "inserted_window_dims", true},
+                                     {3, "scatter_dims_to_operand_dims", true},
+                                     {5, "input_batching_dims", false},
+                                     {6, "scatter_indices_batching_dims", false}};
+        if ((st = put_sub_ints(d, m, I_SCATTER_DIMS, "ScatterDimensionNumbers", s, 5, 4)))
+            goto done;
+    }
+    if (op == CXLA_OP_GATHER || op == CXLA_OP_SCATTER) {
+        put_bool(d, m, I_SORTED, "indices_are_sorted");
+        put_bool(d, m, I_UNIQUE, "unique_indices");
+    }
+    {
+        const cxla_opcode_info *info = cxla_opcode_get_info(op);
+        bool groups = (info->flags & CXLA_OPF_COLLECTIVE) && op != CXLA_OP_COLLECTIVE_PERMUTE &&
+                      op != CXLA_OP_COLLECTIVE_PERMUTE_START &&
+                      op != CXLA_OP_COLLECTIVE_PERMUTE_DONE && !(info->flags & CXLA_OPF_ASYNC_DONE);
+        if ((st = put_replica_groups(d, m, groups))) goto done;
+    }
+    put_bool(d, m, I_GLOBAL_IDS, "use_global_device_ids");
+    put_bool(d, m, I_IS_HOST_TRANSFER, "is_host_transfer");
+    put_bool(d, m, I_IS_STABLE, "is_stable");
+    put_bool(d, m, I_CONSTRAIN_LAYOUT, "constrain_layout");
+    if (m->has[I_PRECISION]) {
+        msg *pm = malloc(sizeof *pm);
+        pw_ints pv = {0};
+        st = pm ? load_field(d, pm, m, I_PRECISION, "PrecisionConfig") : oom();
+        if (!st) st = m_ints(pm, 1, PW_VARINT, &pv, "PrecisionConfig.operand_precision");
+        bool any = false;
+        for (int64_t i = 0; !st && i < pv.n; i++) any = any || pv.v[i] != 0;
+        if (!st && any) {
+            static const char *const pr[] = {"default", "high", "highest", "packed_nibble"};
+            cxla_strbuf_puts(b, ", operand_precision={");
+            for (int64_t i = 0; i < pv.n; i++) {
+                const char *w = enum_name(pv.v[i], pr, 4);
+                cxla_strbuf_printf(b, "%s%s", i ? "," : "", w ? w : "default");
+            }
+            cxla_strbuf_putc(b, '}');
+        }
+        if (!st && m_int(pm, 2)) {
+            const char *w =
+                enum_name(m_int(pm, 2), cxla_proto_dot_algorithms, CXLA_PROTO_DOT_ALGORITHM_COUNT);
+            if (w) cxla_strbuf_printf(b, ", algorithm=%s", w);
+        }
+        pw_ints_free(&pv);
+        free(pm);
+        if (st) goto done;
+    }
+    if (m->has[I_SOURCE_TARGET]) {
+        pw_field *pairs;
+        int64_t n;
+        msg *pm = malloc(sizeof *pm);
+        st = pm ? m_list(d, m, I_SOURCE_TARGET, &pairs, &n, "source_target_pairs") : oom();
+        if (!st) cxla_strbuf_puts(b, ", source_target_pairs={");
+        for (int64_t i = 0; !st && i < n; i++) {
+            st = load(d, pm, pairs[i].data, pairs[i].len, "SourceTarget");
+            if (!st)
+                cxla_strbuf_printf(b, "%s{%" PRId64 ",%" PRId64 "}", i ? "," : "", m_int(pm, 1),
+                                   m_int(pm, 2));
+        }
+        if (!st) cxla_strbuf_putc(b, '}');
+        free(pm);
+        if (st) goto done;
+    }
+    if (m->has[I_OPERAND_SHAPES]) {
+        pw_field *sh;
+        int64_t n;
+        if ((st = m_list(d, m, I_OPERAND_SHAPES, &sh, &n, "operand_shapes_with_layout"))) goto done;
+        cxla_strbuf_puts(b, ", operand_layout_constraints={");
+        for (int64_t i = 0; !st && i < n; i++) {
+            cxla_shape s;
+            st = decode_shape(d, sh[i].data, sh[i].len, &s);
+            if (!st) {
+                if (i) cxla_strbuf_puts(b, ", ");
+                cxla_shape_print(b, &s, 0);
+            }
+        }
+        cxla_strbuf_putc(b, '}');
+        if (st) goto done;
+    }
+    if (m->has[I_TRIANGULAR]) {
+        msg *tm = malloc(sizeof *tm);
+        st = tm ? load_field(d, tm, m, I_TRIANGULAR, "TriangularSolveOptions") : oom();
+        if (!st) {
+            static const char *const tr[] = {"TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE",
+                                             "ADJOINT"};
+            put_bool(d, tm, 1, "left_side");
+            put_bool(d, tm, 2, "lower");
+            put_bool(d, tm, 3, "unit_diagonal");
+            const char *w = enum_name(m_int(tm, 4), tr, 4);
+            cxla_strbuf_printf(b, ", transpose_a=%s", w ? w : "NO_TRANSPOSE");
+        }
+        free(tm);
+        if (st) goto done;
+    }
+    if (m->has[I_CHOLESKY]) {
+        msg *cm = malloc(sizeof *cm);
+        st = cm ? load_field(d, cm, m, I_CHOLESKY, "CholeskyOptions") : oom();
+        if (!st) put_bool(d, cm, 1, "lower");
+        free(cm);
+        if (st) goto done;
+    }
+    if (m->has[I_PARAM_REPLICATION]) {
+        msg *pm = malloc(sizeof *pm);
+        pw_ints v = {0};
+        st = pm ? load_field(d, pm, m, I_PARAM_REPLICATION, "ParameterReplication") : oom();
+        if (!st) st = m_ints(pm, 1, PW_VARINT, &v, "ParameterReplication");
+        if (!st && v.n) {
+            cxla_strbuf_puts(b, ", parameter_replication={");
+            for (int64_t i = 0; i < v.n; i++)
+                cxla_strbuf_printf(b, "%s%s", i ? "," : "", v.v[i] ? "true" : "false");
+            cxla_strbuf_putc(b, '}');
+        }
+        pw_ints_free(&v);
+        free(pm);
+        if (st) goto done;
+    }
+    put_bool(d, m, I_SIDE_EFFECT, "custom_call_has_side_effect");
+    if (m->has[I_OUTPUT_ALIASING]) {
+        pw_field *al;
+        int64_t n;
+        msg *am = malloc(sizeof *am);
+        st = am ? m_list(d, m, I_OUTPUT_ALIASING, &al, &n, "output_operand_aliasing") : oom();
+        if (!st) cxla_strbuf_puts(b, ", output_to_operand_aliasing={");
+        for (int64_t i = 0; !st && i < n; i++) {
+            pw_ints out = {0}, in = {0};
+            st = load(d, am, al[i].data, al[i].len, "OutputOperandAliasing");
+            if (!st) st = m_ints(am, 1, PW_VARINT, &out, "OutputOperandAliasing");
+            if (!st) st = m_ints(am, 3, PW_VARINT, &in, "OutputOperandAliasing");
+            if (!st) {
+                if (i) cxla_strbuf_puts(b, ", ");
+                put_ints(b, out.v, out.n);
+                cxla_strbuf_printf(b, ": (%" PRId64 ", ", m_int(am, 2));
+                put_ints(b, in.v, in.n);
+                cxla_strbuf_putc(b, ')');
+            }
+            pw_ints_free(&out);
+            pw_ints_free(&in);
+        }
+        if (!st) cxla_strbuf_putc(b, '}');
+        free(am);
+        if (st) goto done;
+    }
+    if (op == CXLA_OP_CUSTOM_CALL) {
+        static const char *const sched[] = {"SCHEDULE_NONE", "SCHEDULE_LATEST",
+                                            "SCHEDULE_EARLIEST"};
+        static const char *const api[] = {
+            "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+            "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
+        const char *w = enum_name(m_int(m, I_SCHEDULE), sched, 3);
+        if (m_int(m, I_SCHEDULE) && w) cxla_strbuf_printf(b, ", schedule=%s", w);
+        w = enum_name(m_int(m, I_API_VERSION), api, 5);
+        if (m_int(m, I_API_VERSION) > 1 && w) cxla_strbuf_printf(b, ", api_version=%s", w);
+    }
+    if (op == CXLA_OP_RNG_GET_AND_UPDATE_STATE)
+        cxla_strbuf_printf(b, ", delta=%" PRId64, m_int(m, I_DELTA));
+    if (op == CXLA_OP_RNG_BIT_GENERATOR) {
+        static const char *const alg[] = {"rng_default", "rng_three_fry", "rng_philox"};
+        const char *w = enum_name(m_int(m, I_RNG_ALGORITHM), alg, 3);
+        cxla_strbuf_printf(b, ", algorithm=%s", w ? w : "rng_default");
+    }
+    if (m->has[I_PREFETCH])
+        cxla_strbuf_printf(b, ", cross_program_prefetch_index=%" PRId64, m_int(m, I_PREFETCH));
+    if (m_int(m, I_PADDING_TYPE)) {
+        static const char *const pt[] = {"PADDING_INVALID", "PADDING_VALID", "PADDING_SAME"};
+        const char *w = enum_name(m_int(m, I_PADDING_TYPE), pt, 3);
+        if (w) cxla_strbuf_printf(b, ", padding_type=%s", w);
+    }
+    if (m_has_bytes(m, I_ASYNC_THREAD)) {
+        cxla_strbuf_puts(b, ", async_execution_thread=");
+        put_string(d, m_str(d, m, I_ASYNC_THREAD));
+    }
+    if (op == CXLA_OP_TOPK) {
+        cxla_strbuf_printf(b, ", k=%" PRId64, m_int(m, I_K));
+        put_bool(d, m, I_LARGEST, "largest");
+    }
+    {
+        bool pred_branch = false;
+        if (op == CXLA_OP_CONDITIONAL && operands.n) {
+            /* true/false computations when the selector is a pred: look at its shape */
+            pred_branch = called.n == 2 && d->instr_count > 0;
+            for (int64_t i = 0; i < d->instr_count; i++)
+                if (d->instr_ids[i] == operands.v[0])
+                    pred_branch =
+                        d->instr_names[i] && d->instr_types && d->instr_types[i] == CXLA_PRED;
+        }
+        if ((st = put_called(d, op, &called, pred_branch))) goto done;
+    }
+    put_bool(d, m, I_IS_COMPOSITE, "is_composite");
+    if (m->has[I_SHARDING]) {
+        cxla_strbuf_puts(b, ", sharding=");
+        if ((st = put_sharding(d, m->f[I_SHARDING].data, m->f[I_SHARDING].len))) goto done;
+    }
+    if (m->has[I_FRONTEND]) {
+        size_t mark = b->len;
+        cxla_strbuf_puts(b, ", frontend_attributes=");
+        size_t at = b->len;
+        if ((st = put_frontend_attributes(d, m->f[I_FRONTEND].data, m->f[I_FRONTEND].len)))
+            goto done;
+        if (b->len == at + 2 && !b->failed) { /* "{}": XLA prints nothing */
+            b->len = mark;
+            b->data[mark] = 0;
+        }
+    }
+    if (control.n) {
+        cxla_strbuf_puts(b, ", control-predecessors=");
+        if ((st = put_names(d, &control, false, 0, control.n, true))) goto done;
+    }
+    if (m->has[I_METADATA] && m->f[I_METADATA].len) {
+        size_t mark = b->len;
+        cxla_strbuf_puts(b, ", metadata=");
+        size_t at = b->len;
+        if ((st = put_metadata(d, m->f[I_METADATA].data, m->f[I_METADATA].len))) goto done;
+        if (b->len == at + 2 && !b->failed) {
+            b->len = mark;
+            b->data[mark] = 0;
+        }
+    }
+    if (m_has_bytes(m, I_BACKEND_CONFIG)) {
+        const char *cfg = m_str(d, m, I_BACKEND_CONFIG);
+        size_t n = strlen(cfg);
+        cxla_strbuf_puts(b, ", backend_config=");
+        if (n >= 2 && cfg[0] == '{' && cfg[n - 1] == '}')
+            cxla_strbuf_puts(b, cfg);
+        else
+            put_string(d, cfg);
+    }
+done:
+    pw_ints_free(&operands);
+    pw_ints_free(&called);
+    pw_ints_free(&control);
+    return st;
+}
+
+/* ---- computations and the module ---------------------------------------------------- */
+
+enum { C_NAME = 1, C_INSTRUCTIONS = 2, C_ID = 5, C_ROOT_ID = 6, C_THREAD = 8 };
+enum {
+    M_NAME = 1,
+    M_ENTRY_NAME = 2,
+    M_COMPUTATIONS = 3,
+    M_HOST_SHAPE = 4,
+    M_ENTRY_ID = 6,
+    M_SCHEDULE = 7,
+    M_ALIAS = 8,
+    M_STACK_FRAMES = 17,
+    M_BUFFER_DONOR = 18,
+    M_FRONTEND = 19,
+};
+
+/* The first element type of a ShapeProto (for a conditional's selector). */
+static cxla_type shape_type(rd *d, const msg *m) {
+    if (!m->has[I_SHAPE] || m->f[I_SHAPE].wire != PW_LEN) return CXLA_TYPE_INVALID;
+    msg *sm = malloc(sizeof *sm);
+    cxla_type t = CXLA_TYPE_INVALID;
+    cxla_status st = sm ? load_field(d, sm, m, I_SHAPE, "ShapeProto") : oom();
+    if (!st) t = cxla_proto_type_from_number(m_int(sm, SH_TYPE));
+    cxla_status_free(st);
+    free(sm);
+    return t;
+}
+
+static cxla_status put_computation(rd *d, const pw_field *cf, bool is_entry) {
+    msg *c = malloc(sizeof *c), *m = malloc(sizeof *m);
+    cxla_status st = c && m ? load(d, c, cf->data, cf->len, "HloComputationProto") : oom();
+    pw_field *ins = NULL;
+    int64_t n = 0;
+    const char *name = st ? "" : m_str(d, c, C_NAME);
+    if (!st) st = m_list(d, c, C_INSTRUCTIONS, &ins, &n, "HloComputationProto.instructions");
+    if (!st) {
+        d->instr_count = 0;
+        d->instr_ids = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), 8);
+        d->instr_names = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), sizeof(char *));
+        d->instr_types = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), sizeof(cxla_type));
+        if (!d->instr_ids || !d->instr_names || !d->instr_types) st = oom();
+    }
+    /* First the names of every instruction, so that operands may be looked up. */
+    for (int64_t i = 0; !st && i < n; i++) {
+        st = load(d, m, ins[i].data, ins[i].len, "HloInstructionProto");
+        if (st) break;
+        const char *nm = m_str(d, m, I_NAME);
+        if (!nm || !*nm)
+            st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "instruction %" PRId64 " has no name", i);
+        d->instr_ids[i] = m_int(m, I_ID);
+        d->instr_names[i] = nm;
+        d->instr_types[i] = shape_type(d, m);
+        d->instr_count = i + 1;
+    }
+    int64_t root_id = st ? 0 : m_int(c, C_ROOT_ID);
+    bool root_known = !st && c->has[C_ROOT_ID];
+    if (!st) {
+        cxla_strbuf_printf(&d->out, "%s%%%s {\n", is_entry ? "ENTRY " : "", name);
+        for (int64_t i = 0; !st && i < n; i++) {
+            st = load(d, m, ins[i].data, ins[i].len, "HloInstructionProto");
+            if (st) break;
+            const char *opname = m_str(d, m, I_OPCODE);
+            cxla_opcode op = cxla_opcode_from_name(opname, strlen(opname));
+            if (op == CXLA_OP_COUNT) {
+                st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "unknown opcode '%s'", opname);
+            } else {
+                bool root = root_known ? d->instr_ids[i] == root_id : i == n - 1;
+                cxla_strbuf_printf(&d->out, "  %s%%%s = ", root ? "ROOT " : "", d->instr_names[i]);
+                st = put_instr_body(d, m, op, opname);
+                cxla_strbuf_putc(&d->out, '\n');
+            }
+            if (st)
+                st = cxla_status_annotate(st, "instruction '%s' (%s)", d->instr_names[i], opname);
+        }
+        cxla_strbuf_putc(&d->out, '}');
+        if (!st && m_has_bytes(c, C_THREAD)) {
+            cxla_strbuf_puts(&d->out, ", execution_thread=");
+            put_string(d, m_str(d, c, C_THREAD));
+        }
+        cxla_strbuf_puts(&d->out, "\n\n");
+    }
+    if (st) st = cxla_status_annotate(st, "computation '%s'", name ? name : "");
+    free(c);
+    free(m);
+    return st;
+}
+
+/* HloInputOutputAliasProto: entries 1 (output_shape_index 1, parameter_number 2,
+ * parameter_shape_index 3, kind 4: MAY 1, MUST 2). HloBufferDonorProto: entries 1
+ * (parameter_number 1, parameter_shape_index 2). */
+static cxla_status put_aliasing(rd *d, const msg *mod, uint32_t field, bool donor) {
+    msg *a = malloc(sizeof *a), *e = malloc(sizeof *e);
+    pw_field *en = NULL;
+    int64_t n = 0;
+    cxla_status st = a && e ? load_field(d, a, mod, field, "aliasing") : oom();
+    if (!st) st = m_list(d, a, 1, &en, &n, "aliasing entries");
+    if (!st && n)
+        cxla_strbuf_printf(&d->out, ", %s={ ", donor ? "buffer_donor" : "input_output_alias");
+    for (int64_t i = 0; !st && i < n; i++) {
+        pw_ints out = {0}, in = {0};
+        st = load(d, e, en[i].data, en[i].len, "alias entry");
+        if (!st && !donor) st = m_ints(e, 1, PW_VARINT, &out, "output_shape_index");
+        if (!st) st = m_ints(e, donor ? 2 : 3, PW_VARINT, &in, "parameter_shape_index");
+        if (!st) {
+            if (i) cxla_strbuf_puts(&d->out, ", ");
+            if (!donor) {
+                put_ints(&d->out, out.v, out.n);
+                cxla_strbuf_puts(&d->out, ": ");
+            }
+            cxla_strbuf_printf(&d->out, "(%" PRId64 ", ", m_int(e, donor ? 1 : 2));
+            put_ints(&d->out, in.v, in.n);
+            if (!donor)
+                cxla_strbuf_puts(&d->out, m_int(e, 4) == 2 ? ", must-alias" : ", may-alias");
+            cxla_strbuf_putc(&d->out, ')');
+        }
+        pw_ints_free(&out);
+        pw_ints_free(&in);
+    }
+    if (!st && n) cxla_strbuf_puts(&d->out, " }");
+    free(a);
+    free(e);
+    return st;
+}
+
+/* ProgramShapeProto: parameters 1, result 2. */
+static cxla_status put_entry_layout(rd *d, const msg *mod) {
+    msg *p = malloc(sizeof *p);
+    pw_field *params = NULL;
+    int64_t n = 0;
+    cxla_status st = p ? load_field(d, p, mod, M_HOST_SHAPE, "ProgramShapeProto") : oom();
+    if (!st) st = m_list(d, p, 1, &params, &n, "ProgramShapeProto.parameters");
+    if (!st) cxla_strbuf_puts(&d->out, ", entry_computation_layout={(");
+    for (int64_t i = 0; !st && i < n; i++) {
+        cxla_shape s;
+        st = decode_shape(d, params[i].data, params[i].len, &s);
+        if (!st) {
+            if (i) cxla_strbuf_puts(&d->out, ", ");
+            cxla_shape_print(&d->out, &s, 0);
+        }
+    }
+    if (!st) {
+        cxla_strbuf_puts(&d->out, ")->");
+        st = put_shape_field(d, p, 2, "ProgramShapeProto");
+        cxla_strbuf_putc(&d->out, '}');
+    }
+    free(p);
+    return st;
+}
+
+/* StackFrameIndexProto: file_names 1, function_names 2, file_locations 3 (file_name_id 1,
+ * function_name_id 2, line 3, column 4, end_line 5, end_column 6), stack_frames 4
+ * (file_location_id 1, parent_frame_id 2); printed as XLA's text tables. */
+static cxla_status put_stack_frames(rd *d, const msg *mod) {
+    msg *s = malloc(sizeof *s), *e = malloc(sizeof *e);
+    cxla_status st = s && e ? load_field(d, s, mod, M_STACK_FRAMES, "StackFrameIndexProto") : oom();
+    static const char *const titles[] = {"FileNames", "FunctionNames", "FileLocations",
+                                         "StackFrames"};
+    bool any = false;
+    for (uint32_t t = 1; !st && t <= 4; t++) {
+        pw_field *items;
+        int64_t n;
+        st = m_list(d, s, t, &items, &n, titles[t - 1]);
+        if (st || !n) continue;
+        cxla_strbuf_printf(&d->out, "%s%s\n", any ? "\n" : "", titles[t - 1]);
+        any = true;
+        for (int64_t i = 0; !st && i < n; i++) {
+            cxla_strbuf_printf(&d->out, "%" PRId64 " ", i + 1);
+            if (t <= 2) {
+                char *str = cxla_arena_strndup(d->arena, (const char *)items[i].data, items[i].len);
+                if (!str) {
+                    st = oom();
+                    break;
+                }
+                put_string(d, str);
+            } else if ((st = load(d, e, items[i].data, items[i].len, titles[t - 1]))) {
+                break;
+            } else if (t == 3) {
+                cxla_strbuf_printf(&d->out,
+                                   "{file_name_id=%d function_name_id=%d line=%d end_line=%d "
+                                   "column=%d end_column=%d}",
+                                   (int)m_int(e, 1), (int)m_int(e, 2), (int)m_int(e, 3),
+                                   (int)m_int(e, 5), (int)m_int(e, 4), (int)m_int(e, 6));
+            } else {
+                cxla_strbuf_printf(&d->out, "{file_location_id=%d parent_frame_id=%d}",
+                                   (int)m_int(e, 1), (int)m_int(e, 2));
+            }
+            cxla_strbuf_putc(&d->out, '\n');
+        }
+    }
+    free(s);
+    free(e);
+    return st;
+}
+
+/* Finds the HloModuleProto in |bytes|: itself, or field 1 of an HloProto / HloSnapshot. */
+static void find_module(const uint8_t **p, size_t *len) {
+    for (int depth = 0; depth < 2; depth++) {
+        pw_reader r;
+        pw_init(&r, *p, *p, *len);
+        pw_field f, one = {0};
+        bool done, has_one = false, other = false, has_computations = false;
+        for (;;) {
+            cxla_status s = pw_next(&r, &f, &done, "");
+            if (s) {
+                cxla_status_free(s);
+                return;
+            }
+            if (done) break;
+            if (f.number == 1 && f.wire == PW_LEN) {
+                one = f;
+                has_one = true;
+            } else if (f.number == M_COMPUTATIONS) {
+                has_computations = true;
+            } else if (f.number > 4) {
+                other = true;
+            }
+        }
+        /* A module names computations (field 3) or has fields above 4; a wrapper holds a
+         * message in field 1 that is itself a message. */
+        if (!has_one || has_computations || other || !pw_is_message(one.data, one.len) ||
+            one.len == 0)
+            return;
+        *p = one.data;
+        *len = one.len;
+    }
+}
+
+bool cxla_hlo_looks_like_proto(const void *bytes, size_t size) {
+    const uint8_t *p = bytes;
+    if (!p || size < 2) return false;
+    /* HLO text starts with a letter, '%', '/', '#' or whitespace after which a letter
+     * follows; a proto starts with a field tag: HloModuleProto's name (0x0a) or an id. */
+    uint8_t c = p[0];
+    if (c != 0x0a && c != 0x12 && c != 0x1a && c != 0x22 && c != 0x28 && c != 0x30) return false;
+    if (c == 0x0a) { /* '\n': text may start with a blank line */
+        size_t i = 0;
+        while (i < size && (p[i] == '\n' || p[i] == ' ' || p[i] == '\r' || p[i] == '\t')) i++;
+        if (i < size && (p[i] == 'H' || p[i] == '%' || p[i] == '/' || p[i] == 'm' || p[i] == '#' ||
+                         p[i] == 'f'))
+            if (!pw_is_message(p, size)) return false;
+    }
+    return pw_is_message(p, size);
+}
+
+cxla_status cxla_hlo_proto_to_text(const void *bytes, size_t size, char **out_text) {
+    *out_text = NULL;
+    if (!bytes && size) return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "no proto bytes (NULL)");
+    const uint8_t *p = bytes ? bytes : (const uint8_t *)"";
+    size_t len = size;
+    find_module(&p, &len);
+    rd d;
+    memset(&d, 0, sizeof d);
+    d.base = bytes ? bytes : p;
+    d.arena = cxla_arena_create();
+    cxla_strbuf_init(&d.out);
+    msg *mod = malloc(sizeof *mod);
+    cxla_status st = d.arena && mod ? NULL : oom();
+    pw_field *comps = NULL;
+    int64_t n = 0;
+    if (!st) st = load(&d, mod, p, len, "HloModuleProto");
+    if (!st) st = m_list(&d, mod, M_COMPUTATIONS, &comps, &n, "HloModuleProto.computations");
+    if (!st && n == 0)
+        st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                        "the proto holds no computations: not an HloModuleProto or HloProto");
+    if (!st) {
+        d.comp_ids = cxla_arena_alloc_array(d.arena, (size_t)n, 8);
+        d.comp_names = cxla_arena_alloc_array(d.arena, (size_t)n, sizeof(char *));
+        if (!d.comp_ids || !d.comp_names) st = oom();
+    }
+    msg *c = malloc(sizeof *c);
+    if (!c && !st) st = oom();
+    for (int64_t i = 0; !st && i < n; i++) {
+        st = load(&d, c, comps[i].data, comps[i].len, "HloComputationProto");
+        if (st) break;
+        d.comp_ids[i] = m_int(c, C_ID);
+        d.comp_names[i] = m_str(&d, c, C_NAME);
+        if (!d.comp_names[i] || !*d.comp_names[i])
+            st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "computation %" PRId64 " has no name", i);
+        d.comp_count = i + 1;
+    }
+    free(c);
+    int64_t entry = n - 1;
+    if (!st) {
+        const char *en = m_str(&d, mod, M_ENTRY_NAME);
+        for (int64_t i = 0; i < n; i++) {
+            if (mod->has[M_ENTRY_ID] ? d.comp_ids[i] == m_int(mod, M_ENTRY_ID)
+                                     : (en && *en && strcmp(en, d.comp_names[i]) == 0))
+                entry = i;
+        }
+        const char *name = m_str(&d, mod, M_NAME);
+        cxla_strbuf_printf(&d.out, "HloModule %s", name && *name ? name : "module");
+        if (mod->has[M_SCHEDULE]) cxla_strbuf_puts(&d.out, ", is_scheduled=true");
+        if (mod->has[M_ALIAS]) st = put_aliasing(&d, mod, M_ALIAS, false);
+        if (!st && mod->has[M_BUFFER_DONOR]) st = put_aliasing(&d, mod, M_BUFFER_DONOR, true);
+        if (!st && mod->has[M_HOST_SHAPE]) st = put_entry_layout(&d, mod);
+        if (!st && mod->has[M_FRONTEND] && mod->f[M_FRONTEND].len) {
+            cxla_strbuf_puts(&d.out, ", frontend_attributes=");
+            st = put_frontend_attributes(&d, mod->f[M_FRONTEND].data, mod->f[M_FRONTEND].len);
+        }
+        cxla_strbuf_puts(&d.out, "\n\n");
+        if (!st && mod->has[M_STACK_FRAMES]) {
+            st = put_stack_frames(&d, mod);
+            cxla_strbuf_putc(&d.out, '\n');
+        }
+    }
+    for (int64_t i = 0; !st && i < n; i++) st = put_computation(&d, &comps[i], i == entry);
+    if (!st && d.out.failed) st = oom();
+    if (!st) *out_text = cxla_strbuf_take(&d.out);
+    cxla_strbuf_free(&d.out);
+    free(mod);
+    cxla_arena_destroy(d.arena);
+    return st;
+}
+
+cxla_status cxla_hlo_parse_proto(const void *bytes, size_t size, const char *filename,
+                                 cxla_module **out_module) {
+    *out_module = NULL;
+    char *text = NULL;
+    cxla_status st = cxla_hlo_proto_to_text(bytes, size, &text);
+    if (st) return cxla_status_annotate(st, "%s", filename ? filename : "HLO proto");
+    st = cxla_hlo_parse(text, strlen(text), filename ? filename : "HLO proto", out_module);
+    free(text);
+    if (st) st = cxla_status_annotate(st, "in the HLO made from the proto");
+    return st;
+}
