@@ -51,6 +51,7 @@ typedef struct rd {
     int64_t *instr_ids;
     const char **instr_names;
     cxla_type *instr_types;
+    int64_t *instr_ranks; /* of the shape, or of a tuple's first element */
 } rd;
 
 static cxla_status oom(void) {
@@ -537,18 +538,25 @@ static cxla_status put_metadata(rd *d, const uint8_t *p, size_t len) {
                     {17, "source_end_line", false},
                     {18, "source_column", false},
                     {19, "source_end_column", false},
+                    {5, "profile_type", false},
                     {12, "deduplicated_name", true},
                     {16, "scheduling_name", true},
                     {15, "stack_frame_id", false}};
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
             uint32_t n = keys[i].n;
-            if (keys[i].is_str ? !m_has_bytes(m, n) : !m_int(m, n)) continue;
+            if (keys[i].is_str ? !m_has_bytes(m, n) : !m->has[n]) continue;
             if (!first) cxla_strbuf_putc(b, ' ');
             first = false;
             cxla_strbuf_printf(b, "%s=", keys[i].name);
-            if (keys[i].is_str)
+            if (keys[i].is_str) {
                 put_string(d, m_str(d, m, n));
-            else
+            } else if (n == 5) { /* repeated ProfileType */
+                pw_ints v = {0};
+                st = m_ints(m, 5, PW_VARINT, &v, "OpMetadata.profile_type");
+                put_ints(b, v.v, v.n);
+                pw_ints_free(&v);
+                if (st) break;
+            } else
                 cxla_strbuf_printf(b, "%" PRId64, (int64_t)(int32_t)m_int(m, n));
         }
         cxla_strbuf_putc(b, '}');
@@ -1062,12 +1070,15 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
     if (op == CXLA_OP_PARAMETER) {
         cxla_strbuf_printf(b, "%" PRId64, m_int(m, I_PARAMETER));
     } else if (op == CXLA_OP_CONSTANT) {
-        if (!m->has[I_LITERAL])
-            return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "a constant without a literal");
-        cxla_literal *lit = NULL;
-        CXLA_RETURN_IF_ERROR(decode_literal(d, m->f[I_LITERAL].data, m->f[I_LITERAL].len, &lit));
-        cxla_literal_print(b, lit, 0);
-        cxla_literal_free(lit);
+        if (!m->has[I_LITERAL]) { /* an elided constant, as cxla writes "{...}" */
+            cxla_strbuf_puts(b, "{...}");
+        } else {
+            cxla_literal *lit = NULL;
+            CXLA_RETURN_IF_ERROR(
+                decode_literal(d, m->f[I_LITERAL].data, m->f[I_LITERAL].len, &lit));
+            cxla_literal_print(b, lit, 0);
+            cxla_literal_free(lit);
+        }
     }
     st = m_ints(m, I_OPERANDS, PW_VARINT, &operands, "operand_ids");
     if (!st) st = put_names(d, &operands, false, 0, operands.n, false);
@@ -1097,13 +1108,11 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
     }
     if (m->has[I_WINDOW] && (st = put_window(d, m, I_WINDOW))) goto done;
     if (m->has[I_CONV_DIMS] && (st = put_dim_labels(d, m))) goto done;
-    if (op == CXLA_OP_CONVOLUTION) {
-        if (m_int(m, I_FEATURE_GROUPS) > 1)
-            cxla_strbuf_printf(b, ", feature_group_count=%" PRId64, m_int(m, I_FEATURE_GROUPS));
-        if (m_int(m, I_BATCH_GROUPS) > 1)
-            cxla_strbuf_printf(b, ", batch_group_count=%" PRId64, m_int(m, I_BATCH_GROUPS));
-    }
-    if (m->has[I_SLICE]) {
+    if (m_int(m, I_FEATURE_GROUPS) > 1)
+        cxla_strbuf_printf(b, ", feature_group_count=%" PRId64, m_int(m, I_FEATURE_GROUPS));
+    if (m_int(m, I_BATCH_GROUPS) > 1)
+        cxla_strbuf_printf(b, ", batch_group_count=%" PRId64, m_int(m, I_BATCH_GROUPS));
+    if (m->has[I_SLICE] || op == CXLA_OP_SLICE) {
         pw_field *sl;
         int64_t n;
         if ((st = m_list(d, m, I_SLICE, &sl, &n, "slice_dimensions"))) goto done;
@@ -1129,9 +1138,32 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
     if (op == CXLA_OP_REDUCE_PRECISION)
         cxla_strbuf_printf(b, ", exponent_bits=%" PRId64 ", mantissa_bits=%" PRId64,
                            m_int(m, I_EXPONENT_BITS), m_int(m, I_MANTISSA_BITS));
-    if ((st = attr_ints(d, m, I_DYNAMIC_SLICE_SIZES, "dynamic_slice_sizes",
-                        op == CXLA_OP_DYNAMIC_SLICE, "dynamic_slice_sizes")))
-        goto done;
+    if (op == CXLA_OP_COLLECTIVE_PERMUTE || op == CXLA_OP_COLLECTIVE_PERMUTE_START) {
+        /* XLA flattens the per-buffer slice sizes into dynamic_slice_sizes: split them by
+         * the rank of the first operand's (first) buffer. */
+        pw_ints v = {0};
+        st = m_ints(m, I_DYNAMIC_SLICE_SIZES, PW_VARINT, &v, "dynamic_slice_sizes");
+        int64_t rank = 0;
+        for (int64_t i = 0; i < d->instr_count && operands.n; i++)
+            if (d->instr_ids[i] == operands.v[0]) rank = d->instr_ranks[i];
+        if (!st && v.n && (rank <= 0 || v.n % rank))
+            st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                            "%" PRId64 " slice sizes do not split into lists of rank %" PRId64, v.n,
+                            rank);
+        if (!st && v.n) {
+            cxla_strbuf_puts(b, ", slice_sizes={");
+            for (int64_t i = 0; i < v.n; i += rank) {
+                if (i) cxla_strbuf_putc(b, ',');
+                put_ints(b, v.v + i, rank);
+            }
+            cxla_strbuf_putc(b, '}');
+        }
+        pw_ints_free(&v);
+    } else {
+        st = attr_ints(d, m, I_DYNAMIC_SLICE_SIZES, "dynamic_slice_sizes",
+                       op == CXLA_OP_DYNAMIC_SLICE, "dynamic_slice_sizes");
+    }
+    if (st) goto done;
     if (m->has[I_PADDING]) {
         pw_field *pd;
         int64_t n;
@@ -1250,7 +1282,7 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
     put_bool(d, m, I_GLOBAL_IDS, "use_global_device_ids");
     put_bool(d, m, I_IS_HOST_TRANSFER, "is_host_transfer");
     put_bool(d, m, I_IS_STABLE, "is_stable");
-    put_bool(d, m, I_CONSTRAIN_LAYOUT, "constrain_layout");
+    if (op != CXLA_OP_CUSTOM_CALL) put_bool(d, m, I_CONSTRAIN_LAYOUT, "constrain_layout");
     if (m->has[I_PRECISION]) {
         msg *pm = malloc(sizeof *pm);
         pw_ints pv = {0};
@@ -1292,7 +1324,17 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
         free(pm);
         if (st) goto done;
     }
-    if (m->has[I_OPERAND_SHAPES]) {
+    if (op == CXLA_OP_CUSTOM_CALL && m->has[I_LITERAL]) {
+        cxla_literal *lit = NULL;
+        if ((st = decode_literal(d, m->f[I_LITERAL].data, m->f[I_LITERAL].len, &lit))) goto done;
+        cxla_strbuf_puts(b, ", literal=");
+        cxla_shape_print(b, cxla_literal_shape(lit), 0);
+        cxla_strbuf_putc(b, ' ');
+        cxla_literal_print(b, lit, 0);
+        cxla_literal_free(lit);
+    }
+    /* A custom call's constrain_layout is written as its (maybe empty) constraints. */
+    if (m->has[I_OPERAND_SHAPES] || (op == CXLA_OP_CUSTOM_CALL && m_int(m, I_CONSTRAIN_LAYOUT))) {
         pw_field *sh;
         int64_t n;
         if ((st = m_list(d, m, I_OPERAND_SHAPES, &sh, &n, "operand_shapes_with_layout"))) goto done;
@@ -1479,12 +1521,20 @@ enum {
 };
 
 /* The first element type of a ShapeProto (for a conditional's selector). */
-static cxla_type shape_type(rd *d, const msg *m) {
+static cxla_type shape_type(rd *d, const msg *m, int64_t *out_rank) {
+    *out_rank = 0;
     if (!m->has[I_SHAPE] || m->f[I_SHAPE].wire != PW_LEN) return CXLA_TYPE_INVALID;
     msg *sm = malloc(sizeof *sm);
     cxla_type t = CXLA_TYPE_INVALID;
     cxla_status st = sm ? load_field(d, sm, m, I_SHAPE, "ShapeProto") : oom();
     if (!st) t = cxla_proto_type_from_number(m_int(sm, SH_TYPE));
+    if (!st && t == CXLA_TUPLE &&
+        sm->has[SH_TUPLE]) /* an element (the last: they share a rank in practice) */
+        st = load(d, sm, sm->f[SH_TUPLE].data, sm->f[SH_TUPLE].len, "ShapeProto");
+    pw_ints dims = {0};
+    if (!st) st = m_ints(sm, SH_DIMS, PW_VARINT, &dims, "ShapeProto.dimensions");
+    *out_rank = dims.n;
+    pw_ints_free(&dims);
     cxla_status_free(st);
     free(sm);
     return t;
@@ -1502,7 +1552,8 @@ static cxla_status put_computation(rd *d, const pw_field *cf, bool is_entry) {
         d->instr_ids = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), 8);
         d->instr_names = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), sizeof(char *));
         d->instr_types = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), sizeof(cxla_type));
-        if (!d->instr_ids || !d->instr_names || !d->instr_types) st = oom();
+        d->instr_ranks = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), 8);
+        if (!d->instr_ids || !d->instr_names || !d->instr_types || !d->instr_ranks) st = oom();
     }
     /* First the names of every instruction, so that operands may be looked up. */
     for (int64_t i = 0; !st && i < n; i++) {
@@ -1513,7 +1564,7 @@ static cxla_status put_computation(rd *d, const pw_field *cf, bool is_entry) {
             st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "instruction %" PRId64 " has no name", i);
         d->instr_ids[i] = m_int(m, I_ID);
         d->instr_names[i] = nm;
-        d->instr_types[i] = shape_type(d, m);
+        d->instr_types[i] = shape_type(d, m, &d->instr_ranks[i]);
         d->instr_count = i + 1;
     }
     int64_t root_id = st ? 0 : m_int(c, C_ROOT_ID);

@@ -146,6 +146,9 @@ static bool lex_error(wr *w, cxla_hlo_lexer *lx) {
     return false;
 }
 
+static bool ints_in_brackets(cxla_hlo_lexer *lx, char open, char close, int64_t *v, int64_t *n,
+                             int64_t max);
+
 /* {op_name="..." source_file="..." source_line=N ...} -> OpMetadata */
 static bool metadata_msg(wr *w, const char *text, cxla_strbuf *t) {
     static const struct {
@@ -161,7 +164,8 @@ static bool metadata_msg(wr *w, const char *text, cxla_strbuf *t) {
                 {"source_end_column", 19, false},
                 {"deduplicated_name", 12, true},
                 {"scheduling_name", 16, true},
-                {"stack_frame_id", 15, false}};
+                {"stack_frame_id", 15, false},
+                {"profile_type", 5, false}};
     cxla_hlo_lexer lx;
     cxla_hlo_lexer_init(&lx, text, strlen(text), "metadata", w->scratch);
     if (!cxla_hlo_expect(&lx, '{', "to open the metadata")) return lex_error(w, &lx);
@@ -180,7 +184,11 @@ static bool metadata_msg(wr *w, const char *text, cxla_strbuf *t) {
             if (!cxla_hlo_raw(&lx, &a, &e, "metadata value")) return lex_error(w, &lx);
             continue;
         }
-        if (keys[i].is_str) {
+        if (keys[i].field == 5) { /* {1,2}: repeated ProfileType */
+            int64_t v[64], n;
+            if (!ints_in_brackets(&lx, '{', '}', v, &n, 64)) return lex_error(w, &lx);
+            pw_put_packed(t, 5, v, n);
+        } else if (keys[i].is_str) {
             const char *s;
             if (!cxla_hlo_string(&lx, &s)) return lex_error(w, &lx);
             pw_put_str_opt(t, keys[i].field, s);
@@ -717,8 +725,21 @@ static bool instr_msg(wr *w, const cxla_instr *in, cxla_strbuf *t) {
             }
             break;
         case CXLA_ATTR_SLICE_SIZES:
-            if (a->kind == CXLA_ATTR_KIND_INTS) put_ints_attr(t, 34, a);
+            if (a->kind == CXLA_ATTR_KIND_INTS) {
+                put_ints_attr(t, 34, a);
+            } else { /* collective-permute: flattened into dynamic_slice_sizes, as XLA does */
+                for (int64_t k = 0; k < a->v.int_lists.count; k++)
+                    pw_put_packed(t, 20, a->v.int_lists.lists[k], a->v.int_lists.lengths[k]);
+            }
             break;
+        case CXLA_ATTR_LITERAL: {
+            cxla_strbuf l;
+            cxla_strbuf_init(&l);
+            literal_msg(&l, a->v.literal);
+            pw_put_msg(t, 8, &l);
+            cxla_strbuf_free(&l);
+            break;
+        }
         case CXLA_ATTR_INDICES_ARE_SORTED: pw_put_int_opt(t, 67, a->v.b); break;
         case CXLA_ATTR_UNIQUE_INDICES: pw_put_int_opt(t, 69, a->v.b); break;
         case CXLA_ATTR_REPLICA_GROUPS: {
@@ -783,6 +804,7 @@ static bool instr_msg(wr *w, const cxla_instr *in, cxla_strbuf *t) {
             }
             break;
         case CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS:
+            pw_put_int(t, 56, 1); /* constrain_layout */
             for (int64_t k = 0; k < a->v.shapes.count; k++) put_shape(t, 57, &a->v.shapes.items[k]);
             break;
         case CXLA_ATTR_LEFT_SIDE:
