@@ -1743,18 +1743,18 @@ static void find_module(const uint8_t **p, size_t *len) {
 bool cxla_hlo_looks_like_proto(const void *bytes, size_t size) {
     const uint8_t *p = bytes;
     if (!p || size < 2) return false;
-    /* HLO text starts with a letter, '%', '/', '#' or whitespace after which a letter
-     * follows; a proto starts with a field tag: HloModuleProto's name (0x0a) or an id. */
+    /* A proto starts with a field tag: HloModuleProto's name (0x0a), HloProto's module
+     * (0x0a) or another length-delimited or integer field of the first few. */
     uint8_t c = p[0];
     if (c != 0x0a && c != 0x12 && c != 0x1a && c != 0x22 && c != 0x28 && c != 0x30) return false;
-    if (c == 0x0a) { /* '\n': text may start with a blank line */
-        size_t i = 0;
-        while (i < size && (p[i] == '\n' || p[i] == ' ' || p[i] == '\r' || p[i] == '\t')) i++;
-        if (i < size && (p[i] == 'H' || p[i] == '%' || p[i] == '/' || p[i] == 'm' || p[i] == '#' ||
-                         p[i] == 'f'))
-            if (!pw_is_message(p, size)) return false;
-    }
-    return pw_is_message(p, size);
+    if (pw_is_message(p, size)) return true;
+    /* A truncated or damaged proto: HLO text never holds control bytes other than
+     * whitespace, so one of those near the start says binary (and the proto reader then
+     * says what is wrong with it). */
+    size_t n = size < 4096 ? size : 4096;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] < 0x20 && p[i] != '\n' && p[i] != '\r' && p[i] != '\t') return true;
+    return false;
 }
 
 cxla_status cxla_hlo_proto_to_text(const void *bytes, size_t size, char **out_text) {
