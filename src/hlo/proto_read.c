@@ -52,6 +52,7 @@ typedef struct rd {
     const char **instr_names;
     cxla_type *instr_types;
     int64_t *instr_ranks; /* of the shape, or of a tuple's first element */
+    bool nul_in_string;
 } rd;
 
 static cxla_status oom(void) {
@@ -68,6 +69,11 @@ static cxla_status load(rd *d, msg *m, const uint8_t *p, size_t len, const char 
         CXLA_RETURN_IF_ERROR(pw_next(&r, &f, &done, what));
         if (done) return NULL;
         if (f.number < MAXF) {
+            /* A scalar where a message or bytes belong reads as an empty one. */
+            if (f.wire != PW_LEN) {
+                f.data = NULL;
+                f.len = 0;
+            }
             m->has[f.number] = true;
             m->f[f.number] = f;
         }
@@ -85,6 +91,10 @@ static int64_t m_int(const msg *m, uint32_t n) {
 
 static const char *m_str(rd *d, const msg *m, uint32_t n) {
     if (!m->has[n] || m->f[n].wire != PW_LEN) return "";
+    if (m->f[n].len && memchr(m->f[n].data, 0, m->f[n].len)) {
+        d->nul_in_string = true; /* reported at the end: C strings cannot hold it */
+        return "";
+    }
     return cxla_arena_strndup(d->arena, (const char *)m->f[n].data, m->f[n].len);
 }
 
@@ -92,15 +102,19 @@ static bool m_has_bytes(const msg *m, uint32_t n) {
     return m->has[n] && m->f[n].wire == PW_LEN && m->f[n].len > 0;
 }
 
-/* Every value of repeated scalar field |n| (packed or not). */
+/* Every value of repeated scalar field |n| (packed or not). On error |out| is freed. */
 static cxla_status m_ints(const msg *m, uint32_t n, int wire, pw_ints *out, const char *what) {
     pw_reader r = m->r;
     for (;;) {
         pw_field f;
         bool done;
-        CXLA_RETURN_IF_ERROR(pw_next(&r, &f, &done, what));
-        if (done) return NULL;
-        if (f.number == n) CXLA_RETURN_IF_ERROR(pw_ints_add(out, &r, &f, wire, what));
+        cxla_status st = pw_next(&r, &f, &done, what);
+        if (!st && done) return NULL;
+        if (!st && f.number == n) st = pw_ints_add(out, &r, &f, wire, what);
+        if (st) {
+            pw_ints_free(out);
+            return st;
+        }
     }
 }
 
@@ -544,7 +558,7 @@ static cxla_status put_metadata(rd *d, const uint8_t *p, size_t len) {
                     {15, "stack_frame_id", false}};
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
             uint32_t n = keys[i].n;
-            if (keys[i].is_str ? !m_has_bytes(m, n) : !m->has[n]) continue;
+            if (!m->has[n]) continue;
             if (!first) cxla_strbuf_putc(b, ' ');
             first = false;
             cxla_strbuf_printf(b, "%s=", keys[i].name);
@@ -574,6 +588,18 @@ static int kv_cmp(const void *a, const void *b) {
     return strcmp(((const kv *)a)->k, ((const kv *)b)->k);
 }
 
+/* Whether |v| is one balanced {...} group without quotes (printed as it is). */
+static bool is_group(const char *v) {
+    if (v[0] != '{') return false;
+    int depth = 0;
+    for (const char *c = v; *c; c++) {
+        if (*c == '"' || *c == '\'') return false;
+        if (*c == '{') depth++;
+        if (*c == '}' && --depth == 0) return c[1] == 0;
+    }
+    return false;
+}
+
 static cxla_status put_frontend_attributes(rd *d, const uint8_t *p, size_t len) {
     msg *m = malloc(sizeof *m);
     if (!m) return oom();
@@ -599,9 +625,15 @@ static cxla_status put_frontend_attributes(rd *d, const uint8_t *p, size_t len) 
         cxla_strbuf_putc(&d->out, '{');
         for (int64_t i = 0; i < n; i++) {
             if (i) cxla_strbuf_putc(&d->out, ',');
-            cxla_strbuf_printf(&d->out, "%s=", items[i].k);
-            size_t vl = strlen(items[i].v);
-            if (vl >= 2 && items[i].v[0] == '{' && items[i].v[vl - 1] == '}')
+            /* A key that is not a plain name is quoted (the writer reads both). */
+            bool plain = cxla_hlo_is_name_start(items[i].k[0]);
+            for (const char *c = items[i].k; plain && *c; c++) plain = cxla_hlo_is_name_char(*c);
+            if (plain)
+                cxla_strbuf_puts(&d->out, items[i].k);
+            else
+                put_string(d, items[i].k);
+            cxla_strbuf_putc(&d->out, '=');
+            if (is_group(items[i].v))
                 cxla_strbuf_puts(&d->out, items[i].v);
             else
                 put_string(d, items[i].v);
@@ -994,6 +1026,17 @@ static cxla_status put_names(rd *d, const pw_ints *ids, bool comps, int64_t from
     return NULL;
 }
 
+/* Names and enum words are written into the text as they are: refuse what the text could
+ * not hold (a comma or a space would change what the parser reads). */
+static cxla_status check_name(const char *s, const char *what) {
+    bool ok = s && cxla_hlo_is_name_start(s[0]);
+    for (const char *c = s; ok && *c; c++) ok = cxla_hlo_is_name_char(*c);
+    if (!ok)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "%s '%.64s' is not a valid HLO name", what,
+                          s ? s : "");
+    return NULL;
+}
+
 static void put_bool(rd *d, const msg *m, uint32_t n, const char *name) {
     if (m_int(m, n)) cxla_strbuf_printf(&d->out, ", %s=true", name);
 }
@@ -1088,8 +1131,10 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
     if (st) goto done;
 
     /* Operation attributes; the parser sorts them into XLA's printing order. */
-    if (m_has_bytes(m, I_FUSION_KIND))
+    if (m_has_bytes(m, I_FUSION_KIND)) {
+        if ((st = check_name(m_str(d, m, I_FUSION_KIND), "fusion_kind"))) goto done;
         cxla_strbuf_printf(b, ", kind=%s", m_str(d, m, I_FUSION_KIND));
+    }
     if (op == CXLA_OP_GET_TUPLE_ELEMENT)
         cxla_strbuf_printf(b, ", index=%" PRId64, m_int(m, I_TUPLE_INDEX));
     {
@@ -1244,17 +1289,23 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
         cxla_strbuf_printf(b, ", fft_type=%s", w);
         if ((st = attr_ints(d, m, I_FFT_LENGTH, "fft_length", true, "fft_length"))) goto done;
     }
-    if (m_has_bytes(m, I_DIRECTION))
+    if (m_has_bytes(m, I_DIRECTION)) {
+        if ((st = check_name(m_str(d, m, I_DIRECTION), "comparison_direction"))) goto done;
         cxla_strbuf_printf(b, ", direction=%s", m_str(d, m, I_DIRECTION));
-    if (m_has_bytes(m, I_COMPARISON_TYPE))
+    }
+    if (m_has_bytes(m, I_COMPARISON_TYPE)) {
+        if ((st = check_name(m_str(d, m, I_COMPARISON_TYPE), "comparison_type"))) goto done;
         cxla_strbuf_printf(b, ", type=%s", m_str(d, m, I_COMPARISON_TYPE));
+    }
     if (m->has[I_GATHER_DIMS]) {
         static const int_attr g[] = {{1, "offset_dims", true},
                                      {2, "collapsed_slice_dims", true},
                                      {3, "start_index_map", true},
                                      {5, "operand_batching_dims", false},
                                      {6, "start_indices_batching_dims", false}};
-        if ((st = put_sub_ints(d, m, I_GATHER_DIMS, "GatherDimensionNumbers", g, 5, 4))) goto done;
+        if ((st = put_sub_ints(d, m, I_GATHER_DIMS, "GatherDimensionNumbers", g, 5,
+                               op == CXLA_OP_GATHER ? 4 : 0)))
+            goto done;
     }
     if ((st = attr_ints(d, m, I_GATHER_SLICE_SIZES, "slice_sizes", op == CXLA_OP_GATHER,
                         "gather_slice_sizes")))
@@ -1265,7 +1316,8 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
                                      {3, "scatter_dims_to_operand_dims", true},
                                      {5, "input_batching_dims", false},
                                      {6, "scatter_indices_batching_dims", false}};
-        if ((st = put_sub_ints(d, m, I_SCATTER_DIMS, "ScatterDimensionNumbers", s, 5, 4)))
+        if ((st = put_sub_ints(d, m, I_SCATTER_DIMS, "ScatterDimensionNumbers", s, 5,
+                               op == CXLA_OP_GATHER ? 0 : 4)))
             goto done;
     }
     if (op == CXLA_OP_GATHER || op == CXLA_OP_SCATTER) {
@@ -1560,8 +1612,7 @@ static cxla_status put_computation(rd *d, const pw_field *cf, bool is_entry) {
         st = load(d, m, ins[i].data, ins[i].len, "HloInstructionProto");
         if (st) break;
         const char *nm = m_str(d, m, I_NAME);
-        if (!nm || !*nm)
-            st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "instruction %" PRId64 " has no name", i);
+        st = check_name(nm, "instruction name");
         d->instr_ids[i] = m_int(m, I_ID);
         d->instr_names[i] = nm;
         d->instr_types[i] = shape_type(d, m, &d->instr_ranks[i]);
@@ -1789,8 +1840,7 @@ cxla_status cxla_hlo_proto_to_text(const void *bytes, size_t size, char **out_te
         if (st) break;
         d.comp_ids[i] = m_int(c, C_ID);
         d.comp_names[i] = m_str(&d, c, C_NAME);
-        if (!d.comp_names[i] || !*d.comp_names[i])
-            st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "computation %" PRId64 " has no name", i);
+        st = check_name(d.comp_names[i], "computation name");
         d.comp_count = i + 1;
     }
     free(c);
@@ -1803,9 +1853,10 @@ cxla_status cxla_hlo_proto_to_text(const void *bytes, size_t size, char **out_te
                 entry = i;
         }
         const char *name = m_str(&d, mod, M_NAME);
+        if (name && *name) st = check_name(name, "module name");
         cxla_strbuf_printf(&d.out, "HloModule %s", name && *name ? name : "module");
         if (mod->has[M_SCHEDULE]) cxla_strbuf_puts(&d.out, ", is_scheduled=true");
-        if (mod->has[M_ALIAS]) st = put_aliasing(&d, mod, M_ALIAS, false);
+        if (!st && mod->has[M_ALIAS]) st = put_aliasing(&d, mod, M_ALIAS, false);
         if (!st && mod->has[M_BUFFER_DONOR]) st = put_aliasing(&d, mod, M_BUFFER_DONOR, true);
         if (!st && mod->has[M_HOST_SHAPE]) st = put_entry_layout(&d, mod);
         if (!st && mod->has[M_FRONTEND] && mod->f[M_FRONTEND].len) {
@@ -1819,6 +1870,10 @@ cxla_status cxla_hlo_proto_to_text(const void *bytes, size_t size, char **out_te
         }
     }
     for (int64_t i = 0; !st && i < n; i++) st = put_computation(&d, &comps[i], i == entry);
+    if (!st && d.nul_in_string)
+        st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                        "a string field of the proto holds a NUL byte, which HLO names and "
+                        "strings cannot");
     if (!st && d.out.failed) st = oom();
     if (!st) *out_text = cxla_strbuf_take(&d.out);
     cxla_strbuf_free(&d.out);

@@ -7,7 +7,7 @@
 void pw_init(pw_reader *r, const uint8_t *base, const uint8_t *p, size_t len) {
     r->base = base;
     r->p = p;
-    r->end = p + len;
+    r->end = p ? p + len : p; /* an empty message may have no bytes at all */
 }
 
 void pw_sub(const pw_reader *parent, const pw_field *f, pw_reader *out) {

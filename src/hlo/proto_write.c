@@ -191,11 +191,11 @@ static bool metadata_msg(wr *w, const char *text, cxla_strbuf *t) {
         } else if (keys[i].is_str) {
             const char *s;
             if (!cxla_hlo_string(&lx, &s)) return lex_error(w, &lx);
-            pw_put_str_opt(t, keys[i].field, s);
+            pw_put_bytes(t, keys[i].field, s, strlen(s)); /* even "": the text said it */
         } else {
             int64_t v;
             if (!cxla_hlo_int(&lx, &v, "metadata value")) return lex_error(w, &lx);
-            pw_put_int_opt(t, keys[i].field, v);
+            pw_put_int(t, keys[i].field, v); /* even 0: the text said it */
         }
     }
     return true;
@@ -563,11 +563,11 @@ static bool instr_msg(wr *w, const cxla_instr *in, cxla_strbuf *t) {
                 cxla_strbuf e;
                 cxla_strbuf_init(&e);
                 pw_put_int_opt(&e, 1, d->size);
-                pw_put_int_opt(&e, 2, d->stride);
+                pw_put_int(&e, 2, d->stride); /* always: absent reads as 1 */
                 pw_put_int_opt(&e, 3, d->pad_low);
                 pw_put_int_opt(&e, 4, d->pad_high);
-                pw_put_int_opt(&e, 5, d->rhs_dilation);
-                pw_put_int_opt(&e, 6, d->lhs_dilation);
+                pw_put_int(&e, 5, d->rhs_dilation);
+                pw_put_int(&e, 6, d->lhs_dilation);
                 pw_put_int_opt(&e, 7, d->reversal);
                 pw_put_msg(&win, 1, &e);
                 cxla_strbuf_free(&e);
@@ -601,7 +601,7 @@ static bool instr_msg(wr *w, const cxla_instr *in, cxla_strbuf *t) {
                 cxla_strbuf_init(&e);
                 pw_put_int_opt(&e, 1, a->v.slice.dims[k].start);
                 pw_put_int_opt(&e, 2, a->v.slice.dims[k].limit);
-                pw_put_int_opt(&e, 3, a->v.slice.dims[k].stride);
+                pw_put_int(&e, 3, a->v.slice.dims[k].stride); /* absent reads as 1 */
                 pw_put_msg(t, 17, &e);
                 cxla_strbuf_free(&e);
             }
