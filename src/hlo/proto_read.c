@@ -23,43 +23,18 @@
 #include "hlo/hlo.h"
 #include "hlo/lexer.h"
 #include "hlo/proto.h"
+#include "hlo/proto_read.h"
 #include "hlo/proto_wire.h"
 #include "literal/literal_internal.h"
 #include "shape/shape_internal.h"
 
-/* ---- one decoded message: the last value of each field number below MAXF ------------ */
+/* ---- helpers on decoded messages (declared in proto_read.h) ---- */
 
-#define MAXF 96
-
-typedef struct msg {
-    pw_reader r; /* over the whole message, for re-walking repeated fields */
-    bool has[MAXF];
-    pw_field f[MAXF];
-} msg;
-
-typedef struct rd {
-    const uint8_t *base;
-    cxla_arena *arena; /* scratch: names, shapes, id maps */
-    cxla_strbuf out;   /* the HLO text */
-    int depth;
-    /* computations: id -> name */
-    int64_t comp_count;
-    int64_t *comp_ids;
-    const char **comp_names;
-    /* instructions of the current computation: id -> name, element type */
-    int64_t instr_count;
-    int64_t *instr_ids;
-    const char **instr_names;
-    cxla_type *instr_types;
-    int64_t *instr_ranks; /* of the shape, or of a tuple's first element */
-    bool nul_in_string;
-} rd;
-
-static cxla_status oom(void) {
+cxla_status pr_oom(void) {
     return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory reading an HLO proto");
 }
 
-static cxla_status load(rd *d, msg *m, const uint8_t *p, size_t len, const char *what) {
+cxla_status pr_load(rd *d, msg *m, const uint8_t *p, size_t len, const char *what) {
     memset(m->has, 0, sizeof m->has);
     pw_init(&m->r, d->base, p, len);
     pw_reader r = m->r;
@@ -80,16 +55,16 @@ static cxla_status load(rd *d, msg *m, const uint8_t *p, size_t len, const char 
     }
 }
 
-static cxla_status load_field(rd *d, msg *m, const msg *parent, uint32_t n, const char *what) {
-    if (!parent->has[n] || parent->f[n].wire != PW_LEN) return load(d, m, NULL, 0, what);
-    return load(d, m, parent->f[n].data, parent->f[n].len, what);
+cxla_status pr_load_field(rd *d, msg *m, const msg *parent, uint32_t n, const char *what) {
+    if (!parent->has[n] || parent->f[n].wire != PW_LEN) return pr_load(d, m, NULL, 0, what);
+    return pr_load(d, m, parent->f[n].data, parent->f[n].len, what);
 }
 
-static int64_t m_int(const msg *m, uint32_t n) {
+int64_t pr_int(const msg *m, uint32_t n) {
     return m->has[n] && m->f[n].wire != PW_LEN ? (int64_t)m->f[n].u : 0;
 }
 
-static const char *m_str(rd *d, const msg *m, uint32_t n) {
+const char *pr_str(rd *d, const msg *m, uint32_t n) {
     if (!m->has[n] || m->f[n].wire != PW_LEN) return "";
     if (m->f[n].len && memchr(m->f[n].data, 0, m->f[n].len)) {
         d->nul_in_string = true; /* reported at the end: C strings cannot hold it */
@@ -98,12 +73,12 @@ static const char *m_str(rd *d, const msg *m, uint32_t n) {
     return cxla_arena_strndup(d->arena, (const char *)m->f[n].data, m->f[n].len);
 }
 
-static bool m_has_bytes(const msg *m, uint32_t n) {
+bool pr_has_bytes(const msg *m, uint32_t n) {
     return m->has[n] && m->f[n].wire == PW_LEN && m->f[n].len > 0;
 }
 
 /* Every value of repeated scalar field |n| (packed or not). On error |out| is freed. */
-static cxla_status m_ints(const msg *m, uint32_t n, int wire, pw_ints *out, const char *what) {
+cxla_status pr_ints(const msg *m, uint32_t n, int wire, pw_ints *out, const char *what) {
     pw_reader r = m->r;
     for (;;) {
         pw_field f;
@@ -119,8 +94,8 @@ static cxla_status m_ints(const msg *m, uint32_t n, int wire, pw_ints *out, cons
 }
 
 /* Every occurrence of repeated message field |n|, as fields (data, len). */
-static cxla_status m_list(rd *d, const msg *m, uint32_t n, pw_field **out, int64_t *count,
-                          const char *what) {
+cxla_status pr_list(rd *d, const msg *m, uint32_t n, pw_field **out, int64_t *count,
+                    const char *what) {
     pw_reader r = m->r;
     int64_t k = 0;
     for (int pass = 0; pass < 2; pass++) {
@@ -141,27 +116,27 @@ static cxla_status m_list(rd *d, const msg *m, uint32_t n, pw_field **out, int64
         }
         if (!pass) {
             *out = cxla_arena_alloc_array(d->arena, (size_t)(k ? k : 1), sizeof(pw_field));
-            if (!*out) return oom();
+            if (!*out) return pr_oom();
         }
     }
     *count = k;
     return NULL;
 }
 
-static void put_ints(cxla_strbuf *b, const int64_t *v, int64_t n) {
+void pr_put_ints(cxla_strbuf *b, const int64_t *v, int64_t n) {
     cxla_strbuf_putc(b, '{');
     for (int64_t i = 0; i < n; i++) cxla_strbuf_printf(b, i ? ",%" PRId64 : "%" PRId64, v[i]);
     cxla_strbuf_putc(b, '}');
 }
 
 /* ", name={1,2}" from repeated field |n| of |m|; |always| prints an empty list too. */
-static cxla_status attr_ints(rd *d, const msg *m, uint32_t n, const char *name, bool always,
-                             const char *what) {
+cxla_status pr_attr_ints(rd *d, const msg *m, uint32_t n, const char *name, bool always,
+                         const char *what) {
     pw_ints v = {0};
-    cxla_status s = m_ints(m, n, PW_VARINT, &v, what);
+    cxla_status s = pr_ints(m, n, PW_VARINT, &v, what);
     if (!s && (v.n || always)) {
         cxla_strbuf_printf(&d->out, ", %s=", name);
-        put_ints(&d->out, v.v, v.n);
+        pr_put_ints(&d->out, v.v, v.n);
     }
     pw_ints_free(&v);
     return s;
@@ -229,10 +204,10 @@ enum { SH_TYPE = 2, SH_DIMS = 3, SH_TUPLE = 4, SH_LAYOUT = 5, SH_DYNAMIC = 6 };
 
 static cxla_status decode_layout(rd *d, const msg *shape_msg, cxla_shape *s) {
     msg *m = malloc(sizeof *m);
-    if (!m) return oom();
-    cxla_status st = load_field(d, m, shape_msg, SH_LAYOUT, "LayoutProto");
+    if (!m) return pr_oom();
+    cxla_status st = pr_load_field(d, m, shape_msg, SH_LAYOUT, "LayoutProto");
     pw_ints mtm = {0};
-    if (!st) st = m_ints(m, 1, PW_VARINT, &mtm, "LayoutProto.minor_to_major");
+    if (!st) st = pr_ints(m, 1, PW_VARINT, &mtm, "LayoutProto.minor_to_major");
     if (!st && mtm.n != s->rank)
         st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                         "LayoutProto: minor_to_major has %" PRId64
@@ -241,36 +216,36 @@ static cxla_status decode_layout(rd *d, const msg *shape_msg, cxla_shape *s) {
     cxla_layout *l = NULL;
     if (!st) {
         l = cxla_arena_alloc(d->arena, sizeof *l);
-        if (!l) st = oom();
+        if (!l) st = pr_oom();
     }
     if (!st) {
         memset(l, 0, sizeof *l);
         l->minor_to_major = cxla_arena_alloc_array(d->arena, (size_t)(mtm.n ? mtm.n : 1), 8);
-        if (!l->minor_to_major) st = oom();
+        if (!l->minor_to_major) st = pr_oom();
     }
     if (!st) {
         for (int64_t i = 0; i < mtm.n; i++) l->minor_to_major[i] = mtm.v[i];
-        l->element_size_bits = m_int(m, 7);
-        l->memory_space = m_int(m, 8);
-        l->dynamic_metadata_prefix = m_int(m, 15);
-        l->tail_padding_alignment = m_int(m, 16);
-        l->index_type = m->has[11] ? cxla_proto_type_from_number(m_int(m, 11)) : 0;
-        l->pointer_type = m->has[12] ? cxla_proto_type_from_number(m_int(m, 12)) : 0;
+        l->element_size_bits = pr_int(m, 7);
+        l->memory_space = pr_int(m, 8);
+        l->dynamic_metadata_prefix = pr_int(m, 15);
+        l->tail_padding_alignment = pr_int(m, 16);
+        l->index_type = m->has[11] ? cxla_proto_type_from_number(pr_int(m, 11)) : 0;
+        l->pointer_type = m->has[12] ? cxla_proto_type_from_number(pr_int(m, 12)) : 0;
         pw_field *tiles;
         int64_t nt;
-        st = m_list(d, m, 6, &tiles, &nt, "LayoutProto.tiles");
+        st = pr_list(d, m, 6, &tiles, &nt, "LayoutProto.tiles");
         if (!st && nt) {
             l->tiles = cxla_arena_alloc_array(d->arena, (size_t)nt, sizeof(cxla_tile));
-            if (!l->tiles) st = oom();
+            if (!l->tiles) st = pr_oom();
             for (int64_t i = 0; !st && i < nt; i++) {
                 msg *t = malloc(sizeof *t);
                 pw_ints td = {0};
-                st = t ? load(d, t, tiles[i].data, tiles[i].len, "TileProto") : oom();
-                if (!st) st = m_ints(t, 1, PW_VARINT, &td, "TileProto.dimensions");
+                st = t ? pr_load(d, t, tiles[i].data, tiles[i].len, "TileProto") : pr_oom();
+                if (!st) st = pr_ints(t, 1, PW_VARINT, &td, "TileProto.dimensions");
                 if (!st) {
                     l->tiles[i].rank = td.n;
                     l->tiles[i].dims = cxla_arena_alloc_array(d->arena, (size_t)td.n + 1, 8);
-                    if (!l->tiles[i].dims) st = oom();
+                    if (!l->tiles[i].dims) st = pr_oom();
                     /* XLA's kCombineDimension is INT64_MIN. */
                     for (int64_t j = 0; !st && j < td.n; j++)
                         l->tiles[i].dims[j] = td.v[j] == INT64_MIN ? CXLA_TILE_COMBINE : td.v[j];
@@ -292,12 +267,12 @@ static cxla_status decode_shape(rd *d, const uint8_t *p, size_t len, cxla_shape 
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "ShapeProto nested too deeply");
     memset(s, 0, sizeof *s);
     msg *m = malloc(sizeof *m);
-    if (!m) return oom();
+    if (!m) return pr_oom();
     d->depth++;
     pw_ints dims = {0}, dyn = {0};
-    cxla_status st = load(d, m, p, len, "ShapeProto");
+    cxla_status st = pr_load(d, m, p, len, "ShapeProto");
     if (!st) {
-        int64_t t = m_int(m, SH_TYPE);
+        int64_t t = pr_int(m, SH_TYPE);
         s->type = cxla_proto_type_from_number(t);
         if (s->type == CXLA_TYPE_INVALID)
             st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
@@ -306,17 +281,17 @@ static cxla_status decode_shape(rd *d, const uint8_t *p, size_t len, cxla_shape 
     if (!st && s->type == CXLA_TUPLE) {
         pw_field *el;
         int64_t n;
-        st = m_list(d, m, SH_TUPLE, &el, &n, "ShapeProto.tuple_shapes");
+        st = pr_list(d, m, SH_TUPLE, &el, &n, "ShapeProto.tuple_shapes");
         if (!st) {
             s->tuple_count = n;
             s->elements = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), sizeof *s);
-            if (!s->elements) st = oom();
+            if (!s->elements) st = pr_oom();
         }
         for (int64_t i = 0; !st && i < n; i++)
             st = decode_shape(d, el[i].data, el[i].len, &s->elements[i]);
     } else if (!st && s->type != CXLA_TOKEN && s->type != CXLA_OPAQUE) {
-        st = m_ints(m, SH_DIMS, PW_VARINT, &dims, "ShapeProto.dimensions");
-        if (!st) st = m_ints(m, SH_DYNAMIC, PW_VARINT, &dyn, "ShapeProto.is_dynamic_dimension");
+        st = pr_ints(m, SH_DIMS, PW_VARINT, &dims, "ShapeProto.dimensions");
+        if (!st) st = pr_ints(m, SH_DYNAMIC, PW_VARINT, &dyn, "ShapeProto.is_dynamic_dimension");
         if (!st && dims.n > 64)
             st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                             "ShapeProto: rank %" PRId64 " is more than cxla takes (64)", dims.n);
@@ -327,7 +302,7 @@ static cxla_status decode_shape(rd *d, const uint8_t *p, size_t len, cxla_shape 
         if (!st) {
             s->rank = dims.n;
             s->dims = cxla_arena_alloc_array(d->arena, (size_t)dims.n + 1, 8);
-            if (!s->dims) st = oom();
+            if (!s->dims) st = pr_oom();
         }
         bool any_dyn = false;
         for (int64_t i = 0; !st && i < dims.n; i++) {
@@ -340,7 +315,7 @@ static cxla_status decode_shape(rd *d, const uint8_t *p, size_t len, cxla_shape 
         }
         if (!st && any_dyn) {
             s->dynamic = cxla_arena_alloc(d->arena, (size_t)dims.n + 1);
-            if (!s->dynamic) st = oom();
+            if (!s->dynamic) st = pr_oom();
             for (int64_t i = 0; !st && i < dims.n; i++) s->dynamic[i] = dyn.v[i] != 0;
         }
         if (!st && m->has[SH_LAYOUT]) st = decode_layout(d, m, s);
@@ -442,7 +417,7 @@ static cxla_status fill_array(rd *d, const msg *m, cxla_literal *lit) {
         return NULL;
     }
     pw_ints v = {0};
-    CXLA_RETURN_IF_ERROR(m_ints(m, fn, wire, &v, "LiteralProto values"));
+    CXLA_RETURN_IF_ERROR(pr_ints(m, fn, wire, &v, "LiteralProto values"));
     int64_t want = (t == CXLA_C64 || t == CXLA_C128) ? 2 * n : n;
     cxla_status st = NULL;
     if (v.n != want) {
@@ -478,9 +453,9 @@ static cxla_status decode_literal(rd *d, const uint8_t *p, size_t len, cxla_lite
     if (d->depth > 64)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "LiteralProto nested too deeply");
     msg *m = malloc(sizeof *m);
-    if (!m) return oom();
+    if (!m) return pr_oom();
     d->depth++;
-    cxla_status st = load(d, m, p, len, "LiteralProto");
+    cxla_status st = pr_load(d, m, p, len, "LiteralProto");
     cxla_shape sh;
     if (!st && !m->has[1])
         st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "LiteralProto without a shape");
@@ -488,7 +463,7 @@ static cxla_status decode_literal(rd *d, const uint8_t *p, size_t len, cxla_lite
     if (!st && sh.type == CXLA_TUPLE) {
         pw_field *el;
         int64_t n;
-        st = m_list(d, m, 10, &el, &n, "LiteralProto.tuple_literals");
+        st = pr_list(d, m, 10, &el, &n, "LiteralProto.tuple_literals");
         if (!st && n != sh.tuple_count)
             st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                             "LiteralProto: %" PRId64 " tuple elements for a tuple of %" PRId64, n,
@@ -496,7 +471,7 @@ static cxla_status decode_literal(rd *d, const uint8_t *p, size_t len, cxla_lite
         cxla_literal **els = NULL;
         if (!st) {
             els = calloc((size_t)(n ? n : 1), sizeof *els);
-            if (!els) st = oom();
+            if (!els) st = pr_oom();
         }
         int64_t made = 0;
         for (; !st && made < n; made++)
@@ -520,392 +495,6 @@ static cxla_status decode_literal(rd *d, const uint8_t *p, size_t len, cxla_lite
     }
     free(m);
     d->depth--;
-    return st;
-}
-
-/* ---- attribute values made of sub-messages ---------------------------------------- */
-
-/* A string as the text writes it (quoted, escaped). */
-static void put_string(rd *d, const char *s) {
-    cxla_hlo_print_string(&d->out, s);
-}
-
-/* OpMetadata: op_type 1, op_name 2, source_file 3, source_line 4, deduplicated_name 12,
- * stack_frame_id 15, scheduling_name 16, source_end_line 17, source_column 18,
- * source_end_column 19. Printed in XLA's OpMetadataToString order. */
-static cxla_status put_metadata(rd *d, const uint8_t *p, size_t len) {
-    msg *m = malloc(sizeof *m);
-    if (!m) return oom();
-    cxla_status st = load(d, m, p, len, "OpMetadata");
-    if (!st) {
-        cxla_strbuf *b = &d->out;
-        cxla_strbuf_putc(b, '{');
-        bool first = true;
-        static const struct {
-            uint32_t n;
-            const char *name;
-            bool is_str;
-        } keys[] = {{1, "op_type", true},
-                    {2, "op_name", true},
-                    {3, "source_file", true},
-                    {4, "source_line", false},
-                    {17, "source_end_line", false},
-                    {18, "source_column", false},
-                    {19, "source_end_column", false},
-                    {5, "profile_type", false},
-                    {12, "deduplicated_name", true},
-                    {16, "scheduling_name", true},
-                    {15, "stack_frame_id", false}};
-        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-            uint32_t n = keys[i].n;
-            if (!m->has[n]) continue;
-            if (!first) cxla_strbuf_putc(b, ' ');
-            first = false;
-            cxla_strbuf_printf(b, "%s=", keys[i].name);
-            if (keys[i].is_str) {
-                put_string(d, m_str(d, m, n));
-            } else if (n == 5) { /* repeated ProfileType */
-                pw_ints v = {0};
-                st = m_ints(m, 5, PW_VARINT, &v, "OpMetadata.profile_type");
-                put_ints(b, v.v, v.n);
-                pw_ints_free(&v);
-                if (st) break;
-            } else
-                cxla_strbuf_printf(b, "%" PRId64, (int64_t)(int32_t)m_int(m, n));
-        }
-        cxla_strbuf_putc(b, '}');
-    }
-    free(m);
-    return st;
-}
-
-/* FrontendAttributes: map<string,string> map = 1 (entries: key 1, value 2); XLA prints
- * the keys sorted, values quoted unless they are {...} groups. */
-typedef struct kv {
-    const char *k, *v;
-} kv;
-static int kv_cmp(const void *a, const void *b) {
-    return strcmp(((const kv *)a)->k, ((const kv *)b)->k);
-}
-
-/* Whether |v| is one balanced {...} group without quotes (printed as it is). */
-static bool is_group(const char *v) {
-    if (v[0] != '{') return false;
-    int depth = 0;
-    for (const char *c = v; *c; c++) {
-        if (*c == '"' || *c == '\'') return false;
-        if (*c == '{') depth++;
-        if (*c == '}' && --depth == 0) return c[1] == 0;
-    }
-    return false;
-}
-
-static cxla_status put_frontend_attributes(rd *d, const uint8_t *p, size_t len) {
-    msg *m = malloc(sizeof *m);
-    if (!m) return oom();
-    pw_field *e = NULL;
-    int64_t n = 0;
-    cxla_status st = load(d, m, p, len, "FrontendAttributes");
-    if (!st) st = m_list(d, m, 1, &e, &n, "FrontendAttributes.map");
-    kv *items = NULL;
-    if (!st) {
-        items = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), sizeof *items);
-        if (!items) st = oom();
-    }
-    for (int64_t i = 0; !st && i < n; i++) {
-        st = load(d, m, e[i].data, e[i].len, "FrontendAttributes entry");
-        if (!st) {
-            items[i].k = m_str(d, m, 1);
-            items[i].v = m_str(d, m, 2);
-            if (!items[i].k || !items[i].v) st = oom();
-        }
-    }
-    if (!st) {
-        qsort(items, (size_t)n, sizeof *items, kv_cmp);
-        cxla_strbuf_putc(&d->out, '{');
-        for (int64_t i = 0; i < n; i++) {
-            if (i) cxla_strbuf_putc(&d->out, ',');
-            /* A key that is not a plain name is quoted (the writer reads both). */
-            bool plain = cxla_hlo_is_name_start(items[i].k[0]);
-            for (const char *c = items[i].k; plain && *c; c++) plain = cxla_hlo_is_name_char(*c);
-            if (plain)
-                cxla_strbuf_puts(&d->out, items[i].k);
-            else
-                put_string(d, items[i].k);
-            cxla_strbuf_putc(&d->out, '=');
-            if (is_group(items[i].v))
-                cxla_strbuf_puts(&d->out, items[i].v);
-            else
-                put_string(d, items[i].v);
-        }
-        cxla_strbuf_putc(&d->out, '}');
-    }
-    free(m);
-    return st;
-}
-
-/* OpSharding: type 1 (REPLICATED 0, MAXIMAL 1, TUPLE 2, OTHER 3, MANUAL 4, UNKNOWN 5,
- * UNREDUCED 6), tile_assignment_dimensions 3, tile_assignment_devices 4, tuple_shardings
- * 5, replicate_on_last_tile_dim 6, metadata 7, last_tile_dims 8, iota_reshape_dims 9,
- * iota_transpose_perm 10. */
-static const char *const k_sharding_types[] = {"replicated", "maximal", "tuple",    "other",
-                                               "manual",     "unknown", "unreduced"};
-
-static cxla_status put_sharding(rd *d, const uint8_t *p, size_t len) {
-    if (d->depth > 64)
-        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "OpSharding nested too deeply");
-    msg *m = malloc(sizeof *m);
-    if (!m) return oom();
-    d->depth++;
-    cxla_strbuf *b = &d->out;
-    pw_ints dims = {0}, devs = {0}, last = {0}, reshape = {0}, perm = {0};
-    cxla_status st = load(d, m, p, len, "OpSharding");
-    int64_t type = st ? 0 : m_int(m, 1);
-    if (!st) st = m_ints(m, 3, PW_VARINT, &dims, "OpSharding");
-    if (!st) st = m_ints(m, 4, PW_VARINT, &devs, "OpSharding");
-    if (!st) st = m_ints(m, 8, PW_VARINT, &last, "OpSharding");
-    if (!st) st = m_ints(m, 9, PW_VARINT, &reshape, "OpSharding");
-    if (!st) st = m_ints(m, 10, PW_VARINT, &perm, "OpSharding");
-    if (!st && (type < 0 || type > 6))
-        st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "OpSharding: unknown type %" PRId64, type);
-    if (!st && type == 2) {
-        pw_field *el;
-        int64_t n;
-        st = m_list(d, m, 5, &el, &n, "OpSharding.tuple_shardings");
-        cxla_strbuf_putc(b, '{');
-        for (int64_t i = 0; !st && i < n; i++) {
-            if (i) cxla_strbuf_puts(b, ", ");
-            st = put_sharding(d, el[i].data, el[i].len);
-        }
-        cxla_strbuf_putc(b, '}');
-    } else if (!st && type == 1) {
-        cxla_strbuf_printf(b, "{maximal device=%" PRId64 "}", devs.n ? devs.v[0] : 0);
-    } else if (!st && type == 3) {
-        cxla_strbuf_puts(b, "{devices=[");
-        for (int64_t i = 0; i < dims.n; i++)
-            cxla_strbuf_printf(b, i ? ",%" PRId64 : "%" PRId64, dims.v[i]);
-        cxla_strbuf_putc(b, ']');
-        if (reshape.n) {
-            cxla_strbuf_puts(b, "<=[");
-            for (int64_t i = 0; i < reshape.n; i++)
-                cxla_strbuf_printf(b, i ? ",%" PRId64 : "%" PRId64, reshape.v[i]);
-            cxla_strbuf_putc(b, ']');
-            bool identity = true;
-            for (int64_t i = 0; i < perm.n; i++) identity = identity && perm.v[i] == i;
-            if (!identity) {
-                cxla_strbuf_puts(b, "T(");
-                for (int64_t i = 0; i < perm.n; i++)
-                    cxla_strbuf_printf(b, i ? ",%" PRId64 : "%" PRId64, perm.v[i]);
-                cxla_strbuf_putc(b, ')');
-            }
-        } else {
-            for (int64_t i = 0; i < devs.n; i++)
-                cxla_strbuf_printf(b, i ? ",%" PRId64 : "%" PRId64, devs.v[i]);
-        }
-        if (m_int(m, 6)) cxla_strbuf_puts(b, " last_tile_dim_replicate");
-        if (last.n) {
-            cxla_strbuf_puts(b, " last_tile_dims={");
-            for (int64_t i = 0; i < last.n; i++) {
-                int64_t t = last.v[i];
-                cxla_strbuf_printf(b, "%s%s", i ? ", " : "",
-                                   t >= 0 && t <= 6 ? k_sharding_types[t] : "unknown");
-            }
-            cxla_strbuf_putc(b, '}');
-        }
-        cxla_strbuf_putc(b, '}');
-    } else if (!st) {
-        cxla_strbuf_printf(b, "{%s}", k_sharding_types[type]);
-    }
-    pw_ints_free(&dims);
-    pw_ints_free(&devs);
-    pw_ints_free(&last);
-    pw_ints_free(&reshape);
-    pw_ints_free(&perm);
-    free(m);
-    d->depth--;
-    return st;
-}
-
-/* ReplicaGroup: replica_ids 1. CollectiveDeviceListProto: replica_groups 1,
- * iota_replica_group_list 2 (num_replica_groups 1, num_devices_per_group 2,
- * iota_reshape_dims 3, iota_transpose_perm 4). */
-static cxla_status put_group_list(rd *d, const msg *m, uint32_t n) {
-    pw_field *g;
-    int64_t count;
-    CXLA_RETURN_IF_ERROR(m_list(d, m, n, &g, &count, "ReplicaGroup"));
-    msg *gm = malloc(sizeof *gm);
-    if (!gm) return oom();
-    cxla_status st = NULL;
-    cxla_strbuf_putc(&d->out, '{');
-    for (int64_t i = 0; !st && i < count; i++) {
-        pw_ints ids = {0};
-        st = load(d, gm, g[i].data, g[i].len, "ReplicaGroup");
-        if (!st) st = m_ints(gm, 1, PW_VARINT, &ids, "ReplicaGroup.replica_ids");
-        if (!st) {
-            if (i) cxla_strbuf_putc(&d->out, ',');
-            put_ints(&d->out, ids.v, ids.n);
-        }
-        pw_ints_free(&ids);
-    }
-    cxla_strbuf_putc(&d->out, '}');
-    free(gm);
-    return st;
-}
-
-static cxla_status put_replica_groups(rd *d, const msg *in, bool always) {
-    enum { F_REPLICA_GROUPS = 49, F_DEVICE_LIST = 87 };
-    if (in->has[F_DEVICE_LIST]) {
-        msg *m = malloc(sizeof *m);
-        if (!m) return oom();
-        cxla_status st = load_field(d, m, in, F_DEVICE_LIST, "CollectiveDeviceListProto");
-        if (!st && m->has[2]) {
-            msg *io = malloc(sizeof *io);
-            pw_ints rs = {0}, pm = {0};
-            st = io ? load_field(d, io, m, 2, "IotaReplicaGroupListProto") : oom();
-            if (!st) st = m_ints(io, 3, PW_VARINT, &rs, "IotaReplicaGroupListProto");
-            if (!st) st = m_ints(io, 4, PW_VARINT, &pm, "IotaReplicaGroupListProto");
-            if (!st) {
-                cxla_strbuf *b = &d->out;
-                cxla_strbuf_printf(b, ", replica_groups=[%" PRId64 ",%" PRId64 "]<=[", m_int(io, 1),
-                                   m_int(io, 2));
-                for (int64_t i = 0; i < rs.n; i++)
-                    cxla_strbuf_printf(b, i ? ",%" PRId64 : "%" PRId64, rs.v[i]);
-                cxla_strbuf_putc(b, ']');
-                bool identity = true;
-                for (int64_t i = 0; i < pm.n; i++) identity = identity && pm.v[i] == i;
-                if (!identity) {
-                    cxla_strbuf_puts(b, "T(");
-                    for (int64_t i = 0; i < pm.n; i++)
-                        cxla_strbuf_printf(b, i ? ",%" PRId64 : "%" PRId64, pm.v[i]);
-                    cxla_strbuf_putc(b, ')');
-                }
-            }
-            pw_ints_free(&rs);
-            pw_ints_free(&pm);
-            free(io);
-        } else if (!st) {
-            cxla_strbuf_puts(&d->out, ", replica_groups=");
-            st = put_group_list(d, m, 1);
-        }
-        free(m);
-        return st;
-    }
-    bool any = false;
-    for (uint32_t n = F_REPLICA_GROUPS; n == F_REPLICA_GROUPS; n++) any = in->has[n];
-    if (!any && !always) return NULL;
-    cxla_strbuf_puts(&d->out, ", replica_groups=");
-    return put_group_list(d, in, F_REPLICA_GROUPS);
-}
-
-/* Window: dimensions 1 (WindowDimension: size 1, stride 2, padding_low 3, padding_high 4,
- * window_dilation 5, base_dilation 6, window_reversal 7), printed by the attribute
- * printer so that the text is the parser's own. */
-static cxla_status put_window(rd *d, const msg *in, uint32_t n) {
-    msg *m = malloc(sizeof *m);
-    if (!m) return oom();
-    pw_field *dims;
-    int64_t count = 0;
-    cxla_status st = load_field(d, m, in, n, "Window");
-    if (!st) st = m_list(d, m, 1, &dims, &count, "Window.dimensions");
-    cxla_attr a = {.id = CXLA_ATTR_WINDOW, .name = "window", .kind = CXLA_ATTR_KIND_WINDOW};
-    if (!st) {
-        a.v.window.rank = count;
-        a.v.window.dims =
-            cxla_arena_alloc_array(d->arena, (size_t)(count ? count : 1), sizeof(cxla_window_dim));
-        if (!a.v.window.dims) st = oom();
-    }
-    for (int64_t i = 0; !st && i < count; i++) {
-        st = load(d, m, dims[i].data, dims[i].len, "WindowDimension");
-        if (st) break;
-        cxla_window_dim *w = &a.v.window.dims[i];
-        w->size = m_int(m, 1);
-        w->stride = m->has[2] ? m_int(m, 2) : 1;
-        w->pad_low = m_int(m, 3);
-        w->pad_high = m_int(m, 4);
-        w->rhs_dilation = m->has[5] ? m_int(m, 5) : 1;
-        w->lhs_dilation = m->has[6] ? m_int(m, 6) : 1;
-        w->reversal = m_int(m, 7) != 0;
-    }
-    if (!st && count) {
-        cxla_strbuf_puts(&d->out, ", window=");
-        cxla_hlo_print_attr_value(&d->out, &a, CXLA_HLO_STYLE_SHORT);
-    }
-    free(m);
-    return st;
-}
-
-/* ConvolutionDimensionNumbers: input_batch 7, input_feature 8, input_spatial 11,
- * kernel_input_feature 3, kernel_output_feature 4, kernel_spatial 6, output_batch 9,
- * output_feature 10, output_spatial 12. */
-static cxla_status put_dim_labels(rd *d, const msg *in) {
-    msg *m = malloc(sizeof *m);
-    if (!m) return oom();
-    pw_ints is = {0}, ks = {0}, os = {0};
-    cxla_status st = load_field(d, m, in, 16, "ConvolutionDimensionNumbers");
-    if (!st) st = m_ints(m, 11, PW_VARINT, &is, "ConvolutionDimensionNumbers");
-    if (!st) st = m_ints(m, 6, PW_VARINT, &ks, "ConvolutionDimensionNumbers");
-    if (!st) st = m_ints(m, 12, PW_VARINT, &os, "ConvolutionDimensionNumbers");
-    if (!st && (ks.n != is.n || os.n != is.n))
-        st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
-                        "ConvolutionDimensionNumbers: %" PRId64 " input, %" PRId64
-                        " kernel and %" PRId64 " output spatial dimensions",
-                        is.n, ks.n, os.n);
-    if (!st) {
-        cxla_attr a = {
-            .id = CXLA_ATTR_DIM_LABELS, .name = "dim_labels", .kind = CXLA_ATTR_KIND_DIM_LABELS};
-        cxla_conv_dims *c = &a.v.conv;
-        c->spatial_count = is.n;
-        c->input_batch = m_int(m, 7);
-        c->input_feature = m_int(m, 8);
-        c->kernel_input_feature = m_int(m, 3);
-        c->kernel_output_feature = m_int(m, 4);
-        c->output_batch = m_int(m, 9);
-        c->output_feature = m_int(m, 10);
-        c->input_spatial = is.v;
-        c->kernel_spatial = ks.v;
-        c->output_spatial = os.v;
-        int64_t rank = is.n + 2;
-        bool ok = true; /* the label printer indexes by dimension: keep them in range */
-        int64_t all[] = {c->input_batch,           c->input_feature, c->kernel_input_feature,
-                         c->kernel_output_feature, c->output_batch,  c->output_feature};
-        for (size_t i = 0; i < 6; i++) ok = ok && all[i] >= 0 && all[i] < rank;
-        for (int64_t i = 0; i < is.n; i++)
-            ok = ok && is.v[i] >= 0 && is.v[i] < rank && ks.v[i] >= 0 && ks.v[i] < rank &&
-                 os.v[i] >= 0 && os.v[i] < rank;
-        if (!ok)
-            st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
-                            "ConvolutionDimensionNumbers: a dimension number is out of range "
-                            "for rank %" PRId64,
-                            rank);
-        if (!st) {
-            cxla_strbuf_puts(&d->out, ", dim_labels=");
-            cxla_hlo_print_attr_value(&d->out, &a, CXLA_HLO_STYLE_SHORT);
-        }
-    }
-    pw_ints_free(&is);
-    pw_ints_free(&ks);
-    pw_ints_free(&os);
-    free(m);
-    return st;
-}
-
-/* A sub-message's repeated int fields as attributes: {field, name, always}. */
-typedef struct int_attr {
-    uint32_t field;
-    const char *name;
-    bool always;
-} int_attr;
-
-static cxla_status put_sub_ints(rd *d, const msg *in, uint32_t n, const char *what,
-                                const int_attr *attrs, size_t count, uint32_t index_vector) {
-    msg *m = malloc(sizeof *m);
-    if (!m) return oom();
-    cxla_status st = load_field(d, m, in, n, what);
-    for (size_t i = 0; !st && i < count; i++)
-        st = attr_ints(d, m, attrs[i].field, attrs[i].name, attrs[i].always, what);
-    if (!st && index_vector)
-        cxla_strbuf_printf(&d->out, ", index_vector_dim=%" PRId64, m_int(m, index_vector));
-    free(m);
     return st;
 }
 
@@ -1038,7 +627,7 @@ static cxla_status check_name(const char *s, const char *what) {
 }
 
 static void put_bool(rd *d, const msg *m, uint32_t n, const char *name) {
-    if (m_int(m, n)) cxla_strbuf_printf(&d->out, ", %s=true", name);
+    if (pr_int(m, n)) cxla_strbuf_printf(&d->out, ", %s=true", name);
 }
 
 static const char *enum_name(int64_t v, const char *const *names, size_t count) {
@@ -1111,7 +700,7 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
     CXLA_RETURN_IF_ERROR(put_shape_field(d, m, I_SHAPE, "the instruction"));
     cxla_strbuf_printf(b, " %s(", opname);
     if (op == CXLA_OP_PARAMETER) {
-        cxla_strbuf_printf(b, "%" PRId64, m_int(m, I_PARAMETER));
+        cxla_strbuf_printf(b, "%" PRId64, pr_int(m, I_PARAMETER));
     } else if (op == CXLA_OP_CONSTANT) {
         if (!m->has[I_LITERAL]) { /* an elided constant, as cxla writes "{...}" */
             cxla_strbuf_puts(b, "{...}");
@@ -1123,56 +712,56 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
             cxla_literal_free(lit);
         }
     }
-    st = m_ints(m, I_OPERANDS, PW_VARINT, &operands, "operand_ids");
+    st = pr_ints(m, I_OPERANDS, PW_VARINT, &operands, "operand_ids");
     if (!st) st = put_names(d, &operands, false, 0, operands.n, false);
     cxla_strbuf_putc(b, ')');
-    if (!st) st = m_ints(m, I_CALLED, PW_VARINT, &called, "called_computation_ids");
-    if (!st) st = m_ints(m, I_CONTROL, PW_VARINT, &control, "control_predecessor_ids");
+    if (!st) st = pr_ints(m, I_CALLED, PW_VARINT, &called, "called_computation_ids");
+    if (!st) st = pr_ints(m, I_CONTROL, PW_VARINT, &control, "control_predecessor_ids");
     if (st) goto done;
 
     /* Operation attributes; the parser sorts them into XLA's printing order. */
-    if (m_has_bytes(m, I_FUSION_KIND)) {
-        if ((st = check_name(m_str(d, m, I_FUSION_KIND), "fusion_kind"))) goto done;
-        cxla_strbuf_printf(b, ", kind=%s", m_str(d, m, I_FUSION_KIND));
+    if (pr_has_bytes(m, I_FUSION_KIND)) {
+        if ((st = check_name(pr_str(d, m, I_FUSION_KIND), "fusion_kind"))) goto done;
+        cxla_strbuf_printf(b, ", kind=%s", pr_str(d, m, I_FUSION_KIND));
     }
     if (op == CXLA_OP_GET_TUPLE_ELEMENT)
-        cxla_strbuf_printf(b, ", index=%" PRId64, m_int(m, I_TUPLE_INDEX));
+        cxla_strbuf_printf(b, ", index=%" PRId64, pr_int(m, I_TUPLE_INDEX));
     {
         bool always = op == CXLA_OP_BROADCAST || op == CXLA_OP_CONCATENATE ||
                       op == CXLA_OP_REDUCE || op == CXLA_OP_REVERSE || op == CXLA_OP_TRANSPOSE ||
                       op == CXLA_OP_SORT || op == CXLA_OP_MAP;
         if (op == CXLA_OP_IOTA) {
             pw_ints v = {0};
-            st = m_ints(m, I_DIMENSIONS, PW_VARINT, &v, "dimensions");
+            st = pr_ints(m, I_DIMENSIONS, PW_VARINT, &v, "dimensions");
             cxla_strbuf_printf(b, ", iota_dimension=%" PRId64, v.n ? v.v[0] : 0);
             pw_ints_free(&v);
         } else {
-            st = attr_ints(d, m, I_DIMENSIONS, "dimensions", always, "dimensions");
+            st = pr_attr_ints(d, m, I_DIMENSIONS, "dimensions", always, "dimensions");
         }
         if (st) goto done;
     }
-    if (m->has[I_WINDOW] && (st = put_window(d, m, I_WINDOW))) goto done;
-    if (m->has[I_CONV_DIMS] && (st = put_dim_labels(d, m))) goto done;
-    if (m_int(m, I_FEATURE_GROUPS) > 1)
-        cxla_strbuf_printf(b, ", feature_group_count=%" PRId64, m_int(m, I_FEATURE_GROUPS));
-    if (m_int(m, I_BATCH_GROUPS) > 1)
-        cxla_strbuf_printf(b, ", batch_group_count=%" PRId64, m_int(m, I_BATCH_GROUPS));
+    if (m->has[I_WINDOW] && (st = pr_put_window(d, m, I_WINDOW))) goto done;
+    if (m->has[I_CONV_DIMS] && (st = pr_put_dim_labels(d, m))) goto done;
+    if (pr_int(m, I_FEATURE_GROUPS) > 1)
+        cxla_strbuf_printf(b, ", feature_group_count=%" PRId64, pr_int(m, I_FEATURE_GROUPS));
+    if (pr_int(m, I_BATCH_GROUPS) > 1)
+        cxla_strbuf_printf(b, ", batch_group_count=%" PRId64, pr_int(m, I_BATCH_GROUPS));
     if (m->has[I_SLICE] || op == CXLA_OP_SLICE) {
         pw_field *sl;
         int64_t n;
-        if ((st = m_list(d, m, I_SLICE, &sl, &n, "slice_dimensions"))) goto done;
+        if ((st = pr_list(d, m, I_SLICE, &sl, &n, "slice_dimensions"))) goto done;
         msg *sm = malloc(sizeof *sm);
         if (!sm) {
-            st = oom();
+            st = pr_oom();
             goto done;
         }
         cxla_strbuf_puts(b, ", slice={");
         for (int64_t i = 0; !st && i < n; i++) {
-            st = load(d, sm, sl[i].data, sl[i].len, "SliceDimensions");
+            st = pr_load(d, sm, sl[i].data, sl[i].len, "SliceDimensions");
             if (st) break;
-            int64_t stride = sm->has[3] ? m_int(sm, 3) : 1;
-            cxla_strbuf_printf(b, "%s[%" PRId64 ":%" PRId64, i ? ", " : "", m_int(sm, 1),
-                               m_int(sm, 2));
+            int64_t stride = sm->has[3] ? pr_int(sm, 3) : 1;
+            cxla_strbuf_printf(b, "%s[%" PRId64 ":%" PRId64, i ? ", " : "", pr_int(sm, 1),
+                               pr_int(sm, 2));
             if (stride != 1) cxla_strbuf_printf(b, ":%" PRId64, stride);
             cxla_strbuf_putc(b, ']');
         }
@@ -1182,12 +771,12 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
     }
     if (op == CXLA_OP_REDUCE_PRECISION)
         cxla_strbuf_printf(b, ", exponent_bits=%" PRId64 ", mantissa_bits=%" PRId64,
-                           m_int(m, I_EXPONENT_BITS), m_int(m, I_MANTISSA_BITS));
+                           pr_int(m, I_EXPONENT_BITS), pr_int(m, I_MANTISSA_BITS));
     if (op == CXLA_OP_COLLECTIVE_PERMUTE || op == CXLA_OP_COLLECTIVE_PERMUTE_START) {
         /* XLA flattens the per-buffer slice sizes into dynamic_slice_sizes: split them by
          * the rank of the first operand's (first) buffer. */
         pw_ints v = {0};
-        st = m_ints(m, I_DYNAMIC_SLICE_SIZES, PW_VARINT, &v, "dynamic_slice_sizes");
+        st = pr_ints(m, I_DYNAMIC_SLICE_SIZES, PW_VARINT, &v, "dynamic_slice_sizes");
         int64_t rank = 0;
         for (int64_t i = 0; i < d->instr_count && operands.n; i++)
             if (d->instr_ids[i] == operands.v[0]) rank = d->instr_ranks[i];
@@ -1199,125 +788,127 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
             cxla_strbuf_puts(b, ", slice_sizes={");
             for (int64_t i = 0; i < v.n; i += rank) {
                 if (i) cxla_strbuf_putc(b, ',');
-                put_ints(b, v.v + i, rank);
+                pr_put_ints(b, v.v + i, rank);
             }
             cxla_strbuf_putc(b, '}');
         }
         pw_ints_free(&v);
     } else {
-        st = attr_ints(d, m, I_DYNAMIC_SLICE_SIZES, "dynamic_slice_sizes",
-                       op == CXLA_OP_DYNAMIC_SLICE, "dynamic_slice_sizes");
+        st = pr_attr_ints(d, m, I_DYNAMIC_SLICE_SIZES, "dynamic_slice_sizes",
+                          op == CXLA_OP_DYNAMIC_SLICE, "dynamic_slice_sizes");
     }
     if (st) goto done;
     if (m->has[I_PADDING]) {
         pw_field *pd;
         int64_t n;
         msg *pm = malloc(sizeof *pm);
-        st = pm ? load_field(d, pm, m, I_PADDING, "PaddingConfig") : oom();
-        if (!st) st = m_list(d, pm, 1, &pd, &n, "PaddingConfig.dimensions");
+        st = pm ? pr_load_field(d, pm, m, I_PADDING, "PaddingConfig") : pr_oom();
+        if (!st) st = pr_list(d, pm, 1, &pd, &n, "PaddingConfig.dimensions");
         if (!st) cxla_strbuf_puts(b, ", padding=");
         for (int64_t i = 0; !st && i < n; i++) {
-            st = load(d, pm, pd[i].data, pd[i].len, "PaddingConfigDimension");
+            st = pr_load(d, pm, pd[i].data, pd[i].len, "PaddingConfigDimension");
             if (st) break;
-            cxla_strbuf_printf(b, "%s%" PRId64 "_%" PRId64, i ? "x" : "", m_int(pm, 1),
-                               m_int(pm, 2));
-            if (m_int(pm, 3)) cxla_strbuf_printf(b, "_%" PRId64, m_int(pm, 3));
+            cxla_strbuf_printf(b, "%s%" PRId64 "_%" PRId64, i ? "x" : "", pr_int(pm, 1),
+                               pr_int(pm, 2));
+            if (pr_int(pm, 3)) cxla_strbuf_printf(b, "_%" PRId64, pr_int(pm, 3));
         }
         if (!st && n == 0) cxla_strbuf_puts(b, "{}");
         free(pm);
         if (st) goto done;
     }
-    if (m_has_bytes(m, I_OUTFEED_CONFIG)) {
+    if (pr_has_bytes(m, I_OUTFEED_CONFIG)) {
         cxla_strbuf_puts(b, ", outfeed_config=");
-        put_string(d, m_str(d, m, I_OUTFEED_CONFIG));
+        pr_put_string(d, pr_str(d, m, I_OUTFEED_CONFIG));
     }
     if (op == CXLA_OP_RNG) {
         static const char *const dist[] = {"rng_invalid", "rng_uniform", "rng_normal"};
-        const char *w = enum_name(m_int(m, I_DISTRIBUTION), dist, 3);
+        const char *w = enum_name(pr_int(m, I_DISTRIBUTION), dist, 3);
         if (w) cxla_strbuf_printf(b, ", distribution=%s", w);
     }
     if (op == CXLA_OP_BATCH_NORM_TRAINING || op == CXLA_OP_BATCH_NORM_INFERENCE ||
         op == CXLA_OP_BATCH_NORM_GRAD) {
         float eps = 0;
-        uint32_t bits = (uint32_t)m_int(m, I_EPSILON);
+        uint32_t bits = (uint32_t)pr_int(m, I_EPSILON);
         memcpy(&eps, &bits, 4);
         cxla_strbuf_puts(b, ", epsilon=");
         put_float(d, eps);
-        cxla_strbuf_printf(b, ", feature_index=%" PRId64, m_int(m, I_FEATURE_INDEX));
+        cxla_strbuf_printf(b, ", feature_index=%" PRId64, pr_int(m, I_FEATURE_INDEX));
     }
-    if (m_int(m, I_CHANNEL_ID) > 0)
-        cxla_strbuf_printf(b, ", channel_id=%" PRId64, m_int(m, I_CHANNEL_ID));
-    if (m_has_bytes(m, I_INFEED_CONFIG)) {
+    if (pr_int(m, I_CHANNEL_ID) > 0)
+        cxla_strbuf_printf(b, ", channel_id=%" PRId64, pr_int(m, I_CHANNEL_ID));
+    if (pr_has_bytes(m, I_INFEED_CONFIG)) {
         cxla_strbuf_puts(b, ", infeed_config=");
-        put_string(d, m_str(d, m, I_INFEED_CONFIG));
+        pr_put_string(d, pr_str(d, m, I_INFEED_CONFIG));
     }
     if (op == CXLA_OP_CUSTOM_CALL) {
         cxla_strbuf_puts(b, ", custom_call_target=");
-        put_string(d, m_str(d, m, I_TARGET));
+        pr_put_string(d, pr_str(d, m, I_TARGET));
     }
     if (m->has[I_OUTFEED_SHAPE]) {
         cxla_strbuf_puts(b, ", outfeed_shape=");
         if ((st = put_shape_field(d, m, I_OUTFEED_SHAPE, "outfeed_shape"))) goto done;
     }
     if (m->has[I_DOT_DIMS] || m->has[I_RAGGED_DOT_DIMS]) {
-        static const int_attr dot[] = {{3, "lhs_batch_dims", false},
-                                       {1, "lhs_contracting_dims", true},
-                                       {4, "rhs_batch_dims", false},
-                                       {2, "rhs_contracting_dims", true}};
+        static const pr_int_attr dot[] = {{3, "lhs_batch_dims", false},
+                                          {1, "lhs_contracting_dims", true},
+                                          {4, "rhs_batch_dims", false},
+                                          {2, "rhs_contracting_dims", true}};
         if (m->has[I_RAGGED_DOT_DIMS]) {
-            static const int_attr rag[] = {{2, "lhs_ragged_dims", false},
-                                           {3, "rhs_group_dims", false}};
+            static const pr_int_attr rag[] = {{2, "lhs_ragged_dims", false},
+                                              {3, "rhs_group_dims", false}};
             msg *rm = malloc(sizeof *rm);
-            st = rm ? load_field(d, rm, m, I_RAGGED_DOT_DIMS, "RaggedDotDimensionNumbers") : oom();
-            if (!st) st = put_sub_ints(d, rm, 1, "DotDimensionNumbers", dot, 4, 0);
+            st = rm ? pr_load_field(d, rm, m, I_RAGGED_DOT_DIMS, "RaggedDotDimensionNumbers")
+                    : pr_oom();
+            if (!st) st = pr_put_sub_ints(d, rm, 1, "DotDimensionNumbers", dot, 4, 0);
             if (!st)
-                st = put_sub_ints(d, m, I_RAGGED_DOT_DIMS, "RaggedDotDimensionNumbers", rag, 2, 0);
+                st = pr_put_sub_ints(d, m, I_RAGGED_DOT_DIMS, "RaggedDotDimensionNumbers", rag, 2,
+                                     0);
             free(rm);
         } else {
-            st = put_sub_ints(d, m, I_DOT_DIMS, "DotDimensionNumbers", dot, 4, 0);
+            st = pr_put_sub_ints(d, m, I_DOT_DIMS, "DotDimensionNumbers", dot, 4, 0);
         }
         if (st) goto done;
     }
     if (op == CXLA_OP_FFT) {
         static const char *const fft[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
-        const char *w = enum_name(m_int(m, I_FFT_TYPE), fft, 4);
+        const char *w = enum_name(pr_int(m, I_FFT_TYPE), fft, 4);
         if (!w) {
             st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "unknown fft_type %" PRId64,
-                            m_int(m, I_FFT_TYPE));
+                            pr_int(m, I_FFT_TYPE));
             goto done;
         }
         cxla_strbuf_printf(b, ", fft_type=%s", w);
-        if ((st = attr_ints(d, m, I_FFT_LENGTH, "fft_length", true, "fft_length"))) goto done;
+        if ((st = pr_attr_ints(d, m, I_FFT_LENGTH, "fft_length", true, "fft_length"))) goto done;
     }
-    if (m_has_bytes(m, I_DIRECTION)) {
-        if ((st = check_name(m_str(d, m, I_DIRECTION), "comparison_direction"))) goto done;
-        cxla_strbuf_printf(b, ", direction=%s", m_str(d, m, I_DIRECTION));
+    if (pr_has_bytes(m, I_DIRECTION)) {
+        if ((st = check_name(pr_str(d, m, I_DIRECTION), "comparison_direction"))) goto done;
+        cxla_strbuf_printf(b, ", direction=%s", pr_str(d, m, I_DIRECTION));
     }
-    if (m_has_bytes(m, I_COMPARISON_TYPE)) {
-        if ((st = check_name(m_str(d, m, I_COMPARISON_TYPE), "comparison_type"))) goto done;
-        cxla_strbuf_printf(b, ", type=%s", m_str(d, m, I_COMPARISON_TYPE));
+    if (pr_has_bytes(m, I_COMPARISON_TYPE)) {
+        if ((st = check_name(pr_str(d, m, I_COMPARISON_TYPE), "comparison_type"))) goto done;
+        cxla_strbuf_printf(b, ", type=%s", pr_str(d, m, I_COMPARISON_TYPE));
     }
     if (m->has[I_GATHER_DIMS]) {
-        static const int_attr g[] = {{1, "offset_dims", true},
-                                     {2, "collapsed_slice_dims", true},
-                                     {3, "start_index_map", true},
-                                     {5, "operand_batching_dims", false},
-                                     {6, "start_indices_batching_dims", false}};
-        if ((st = put_sub_ints(d, m, I_GATHER_DIMS, "GatherDimensionNumbers", g, 5,
-                               op == CXLA_OP_GATHER ? 4 : 0)))
+        static const pr_int_attr g[] = {{1, "offset_dims", true},
+                                        {2, "collapsed_slice_dims", true},
+                                        {3, "start_index_map", true},
+                                        {5, "operand_batching_dims", false},
+                                        {6, "start_indices_batching_dims", false}};
+        if ((st = pr_put_sub_ints(d, m, I_GATHER_DIMS, "GatherDimensionNumbers", g, 5,
+                                  op == CXLA_OP_GATHER ? 4 : 0)))
             goto done;
     }
-    if ((st = attr_ints(d, m, I_GATHER_SLICE_SIZES, "slice_sizes", op == CXLA_OP_GATHER,
-                        "gather_slice_sizes")))
+    if ((st = pr_attr_ints(d, m, I_GATHER_SLICE_SIZES, "slice_sizes", op == CXLA_OP_GATHER,
+                           "gather_slice_sizes")))
         goto done;
     if (m->has[I_SCATTER_DIMS]) {
-        static const int_attr s[] = {{1, "update_window_dims", true},
-                                     {2, "inserted_window_dims", true},
-                                     {3, "scatter_dims_to_operand_dims", true},
-                                     {5, "input_batching_dims", false},
-                                     {6, "scatter_indices_batching_dims", false}};
-        if ((st = put_sub_ints(d, m, I_SCATTER_DIMS, "ScatterDimensionNumbers", s, 5,
-                               op == CXLA_OP_GATHER ? 0 : 4)))
+        static const pr_int_attr s[] = {{1, "update_window_dims", true},
+                                        {2, "inserted_window_dims", true},
+                                        {3, "scatter_dims_to_operand_dims", true},
+                                        {5, "input_batching_dims", false},
+                                        {6, "scatter_indices_batching_dims", false}};
+        if ((st = pr_put_sub_ints(d, m, I_SCATTER_DIMS, "ScatterDimensionNumbers", s, 5,
+                                  op == CXLA_OP_GATHER ? 0 : 4)))
             goto done;
     }
     if (op == CXLA_OP_GATHER || op == CXLA_OP_SCATTER) {
@@ -1329,7 +920,7 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
         bool groups = (info->flags & CXLA_OPF_COLLECTIVE) && op != CXLA_OP_COLLECTIVE_PERMUTE &&
                       op != CXLA_OP_COLLECTIVE_PERMUTE_START &&
                       op != CXLA_OP_COLLECTIVE_PERMUTE_DONE && !(info->flags & CXLA_OPF_ASYNC_DONE);
-        if ((st = put_replica_groups(d, m, groups))) goto done;
+        if ((st = pr_put_replica_groups(d, m, groups))) goto done;
     }
     put_bool(d, m, I_GLOBAL_IDS, "use_global_device_ids");
     put_bool(d, m, I_IS_HOST_TRANSFER, "is_host_transfer");
@@ -1338,8 +929,8 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
     if (m->has[I_PRECISION]) {
         msg *pm = malloc(sizeof *pm);
         pw_ints pv = {0};
-        st = pm ? load_field(d, pm, m, I_PRECISION, "PrecisionConfig") : oom();
-        if (!st) st = m_ints(pm, 1, PW_VARINT, &pv, "PrecisionConfig.operand_precision");
+        st = pm ? pr_load_field(d, pm, m, I_PRECISION, "PrecisionConfig") : pr_oom();
+        if (!st) st = pr_ints(pm, 1, PW_VARINT, &pv, "PrecisionConfig.operand_precision");
         bool any = false;
         for (int64_t i = 0; !st && i < pv.n; i++) any = any || pv.v[i] != 0;
         if (!st && any) {
@@ -1351,9 +942,9 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
             }
             cxla_strbuf_putc(b, '}');
         }
-        if (!st && m_int(pm, 2)) {
+        if (!st && pr_int(pm, 2)) {
             const char *w =
-                enum_name(m_int(pm, 2), cxla_proto_dot_algorithms, CXLA_PROTO_DOT_ALGORITHM_COUNT);
+                enum_name(pr_int(pm, 2), cxla_proto_dot_algorithms, CXLA_PROTO_DOT_ALGORITHM_COUNT);
             if (w) cxla_strbuf_printf(b, ", algorithm=%s", w);
         }
         pw_ints_free(&pv);
@@ -1364,13 +955,13 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
         pw_field *pairs;
         int64_t n;
         msg *pm = malloc(sizeof *pm);
-        st = pm ? m_list(d, m, I_SOURCE_TARGET, &pairs, &n, "source_target_pairs") : oom();
+        st = pm ? pr_list(d, m, I_SOURCE_TARGET, &pairs, &n, "source_target_pairs") : pr_oom();
         if (!st) cxla_strbuf_puts(b, ", source_target_pairs={");
         for (int64_t i = 0; !st && i < n; i++) {
-            st = load(d, pm, pairs[i].data, pairs[i].len, "SourceTarget");
+            st = pr_load(d, pm, pairs[i].data, pairs[i].len, "SourceTarget");
             if (!st)
-                cxla_strbuf_printf(b, "%s{%" PRId64 ",%" PRId64 "}", i ? "," : "", m_int(pm, 1),
-                                   m_int(pm, 2));
+                cxla_strbuf_printf(b, "%s{%" PRId64 ",%" PRId64 "}", i ? "," : "", pr_int(pm, 1),
+                                   pr_int(pm, 2));
         }
         if (!st) cxla_strbuf_putc(b, '}');
         free(pm);
@@ -1386,10 +977,11 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
         cxla_literal_free(lit);
     }
     /* A custom call's constrain_layout is written as its (maybe empty) constraints. */
-    if (m->has[I_OPERAND_SHAPES] || (op == CXLA_OP_CUSTOM_CALL && m_int(m, I_CONSTRAIN_LAYOUT))) {
+    if (m->has[I_OPERAND_SHAPES] || (op == CXLA_OP_CUSTOM_CALL && pr_int(m, I_CONSTRAIN_LAYOUT))) {
         pw_field *sh;
         int64_t n;
-        if ((st = m_list(d, m, I_OPERAND_SHAPES, &sh, &n, "operand_shapes_with_layout"))) goto done;
+        if ((st = pr_list(d, m, I_OPERAND_SHAPES, &sh, &n, "operand_shapes_with_layout")))
+            goto done;
         cxla_strbuf_puts(b, ", operand_layout_constraints={");
         for (int64_t i = 0; !st && i < n; i++) {
             cxla_shape s;
@@ -1404,14 +996,14 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
     }
     if (m->has[I_TRIANGULAR]) {
         msg *tm = malloc(sizeof *tm);
-        st = tm ? load_field(d, tm, m, I_TRIANGULAR, "TriangularSolveOptions") : oom();
+        st = tm ? pr_load_field(d, tm, m, I_TRIANGULAR, "TriangularSolveOptions") : pr_oom();
         if (!st) {
             static const char *const tr[] = {"TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE",
                                              "ADJOINT"};
             put_bool(d, tm, 1, "left_side");
             put_bool(d, tm, 2, "lower");
             put_bool(d, tm, 3, "unit_diagonal");
-            const char *w = enum_name(m_int(tm, 4), tr, 4);
+            const char *w = enum_name(pr_int(tm, 4), tr, 4);
             cxla_strbuf_printf(b, ", transpose_a=%s", w ? w : "NO_TRANSPOSE");
         }
         free(tm);
@@ -1419,7 +1011,7 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
     }
     if (m->has[I_CHOLESKY]) {
         msg *cm = malloc(sizeof *cm);
-        st = cm ? load_field(d, cm, m, I_CHOLESKY, "CholeskyOptions") : oom();
+        st = cm ? pr_load_field(d, cm, m, I_CHOLESKY, "CholeskyOptions") : pr_oom();
         if (!st) put_bool(d, cm, 1, "lower");
         free(cm);
         if (st) goto done;
@@ -1427,8 +1019,8 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
     if (m->has[I_PARAM_REPLICATION]) {
         msg *pm = malloc(sizeof *pm);
         pw_ints v = {0};
-        st = pm ? load_field(d, pm, m, I_PARAM_REPLICATION, "ParameterReplication") : oom();
-        if (!st) st = m_ints(pm, 1, PW_VARINT, &v, "ParameterReplication");
+        st = pm ? pr_load_field(d, pm, m, I_PARAM_REPLICATION, "ParameterReplication") : pr_oom();
+        if (!st) st = pr_ints(pm, 1, PW_VARINT, &v, "ParameterReplication");
         if (!st && v.n) {
             cxla_strbuf_puts(b, ", parameter_replication={");
             for (int64_t i = 0; i < v.n; i++)
@@ -1444,18 +1036,18 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
         pw_field *al;
         int64_t n;
         msg *am = malloc(sizeof *am);
-        st = am ? m_list(d, m, I_OUTPUT_ALIASING, &al, &n, "output_operand_aliasing") : oom();
+        st = am ? pr_list(d, m, I_OUTPUT_ALIASING, &al, &n, "output_operand_aliasing") : pr_oom();
         if (!st) cxla_strbuf_puts(b, ", output_to_operand_aliasing={");
         for (int64_t i = 0; !st && i < n; i++) {
             pw_ints out = {0}, in = {0};
-            st = load(d, am, al[i].data, al[i].len, "OutputOperandAliasing");
-            if (!st) st = m_ints(am, 1, PW_VARINT, &out, "OutputOperandAliasing");
-            if (!st) st = m_ints(am, 3, PW_VARINT, &in, "OutputOperandAliasing");
+            st = pr_load(d, am, al[i].data, al[i].len, "OutputOperandAliasing");
+            if (!st) st = pr_ints(am, 1, PW_VARINT, &out, "OutputOperandAliasing");
+            if (!st) st = pr_ints(am, 3, PW_VARINT, &in, "OutputOperandAliasing");
             if (!st) {
                 if (i) cxla_strbuf_puts(b, ", ");
-                put_ints(b, out.v, out.n);
-                cxla_strbuf_printf(b, ": (%" PRId64 ", ", m_int(am, 2));
-                put_ints(b, in.v, in.n);
+                pr_put_ints(b, out.v, out.n);
+                cxla_strbuf_printf(b, ": (%" PRId64 ", ", pr_int(am, 2));
+                pr_put_ints(b, in.v, in.n);
                 cxla_strbuf_putc(b, ')');
             }
             pw_ints_free(&out);
@@ -1471,31 +1063,31 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
         static const char *const api[] = {
             "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
             "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
-        const char *w = enum_name(m_int(m, I_SCHEDULE), sched, 3);
-        if (m_int(m, I_SCHEDULE) && w) cxla_strbuf_printf(b, ", schedule=%s", w);
-        w = enum_name(m_int(m, I_API_VERSION), api, 5);
-        if (m_int(m, I_API_VERSION) > 1 && w) cxla_strbuf_printf(b, ", api_version=%s", w);
+        const char *w = enum_name(pr_int(m, I_SCHEDULE), sched, 3);
+        if (pr_int(m, I_SCHEDULE) && w) cxla_strbuf_printf(b, ", schedule=%s", w);
+        w = enum_name(pr_int(m, I_API_VERSION), api, 5);
+        if (pr_int(m, I_API_VERSION) > 1 && w) cxla_strbuf_printf(b, ", api_version=%s", w);
     }
     if (op == CXLA_OP_RNG_GET_AND_UPDATE_STATE)
-        cxla_strbuf_printf(b, ", delta=%" PRId64, m_int(m, I_DELTA));
+        cxla_strbuf_printf(b, ", delta=%" PRId64, pr_int(m, I_DELTA));
     if (op == CXLA_OP_RNG_BIT_GENERATOR) {
         static const char *const alg[] = {"rng_default", "rng_three_fry", "rng_philox"};
-        const char *w = enum_name(m_int(m, I_RNG_ALGORITHM), alg, 3);
+        const char *w = enum_name(pr_int(m, I_RNG_ALGORITHM), alg, 3);
         cxla_strbuf_printf(b, ", algorithm=%s", w ? w : "rng_default");
     }
     if (m->has[I_PREFETCH])
-        cxla_strbuf_printf(b, ", cross_program_prefetch_index=%" PRId64, m_int(m, I_PREFETCH));
-    if (m_int(m, I_PADDING_TYPE)) {
+        cxla_strbuf_printf(b, ", cross_program_prefetch_index=%" PRId64, pr_int(m, I_PREFETCH));
+    if (pr_int(m, I_PADDING_TYPE)) {
         static const char *const pt[] = {"PADDING_INVALID", "PADDING_VALID", "PADDING_SAME"};
-        const char *w = enum_name(m_int(m, I_PADDING_TYPE), pt, 3);
+        const char *w = enum_name(pr_int(m, I_PADDING_TYPE), pt, 3);
         if (w) cxla_strbuf_printf(b, ", padding_type=%s", w);
     }
-    if (m_has_bytes(m, I_ASYNC_THREAD)) {
+    if (pr_has_bytes(m, I_ASYNC_THREAD)) {
         cxla_strbuf_puts(b, ", async_execution_thread=");
-        put_string(d, m_str(d, m, I_ASYNC_THREAD));
+        pr_put_string(d, pr_str(d, m, I_ASYNC_THREAD));
     }
     if (op == CXLA_OP_TOPK) {
-        cxla_strbuf_printf(b, ", k=%" PRId64, m_int(m, I_K));
+        cxla_strbuf_printf(b, ", k=%" PRId64, pr_int(m, I_K));
         put_bool(d, m, I_LARGEST, "largest");
     }
     {
@@ -1513,13 +1105,13 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
     put_bool(d, m, I_IS_COMPOSITE, "is_composite");
     if (m->has[I_SHARDING]) {
         cxla_strbuf_puts(b, ", sharding=");
-        if ((st = put_sharding(d, m->f[I_SHARDING].data, m->f[I_SHARDING].len))) goto done;
+        if ((st = pr_put_sharding(d, m->f[I_SHARDING].data, m->f[I_SHARDING].len))) goto done;
     }
     if (m->has[I_FRONTEND]) {
         size_t mark = b->len;
         cxla_strbuf_puts(b, ", frontend_attributes=");
         size_t at = b->len;
-        if ((st = put_frontend_attributes(d, m->f[I_FRONTEND].data, m->f[I_FRONTEND].len)))
+        if ((st = pr_put_frontend_attributes(d, m->f[I_FRONTEND].data, m->f[I_FRONTEND].len)))
             goto done;
         if (b->len == at + 2 && !b->failed) { /* "{}": XLA prints nothing */
             b->len = mark;
@@ -1534,20 +1126,20 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
         size_t mark = b->len;
         cxla_strbuf_puts(b, ", metadata=");
         size_t at = b->len;
-        if ((st = put_metadata(d, m->f[I_METADATA].data, m->f[I_METADATA].len))) goto done;
+        if ((st = pr_put_metadata(d, m->f[I_METADATA].data, m->f[I_METADATA].len))) goto done;
         if (b->len == at + 2 && !b->failed) {
             b->len = mark;
             b->data[mark] = 0;
         }
     }
-    if (m_has_bytes(m, I_BACKEND_CONFIG)) {
-        const char *cfg = m_str(d, m, I_BACKEND_CONFIG);
+    if (pr_has_bytes(m, I_BACKEND_CONFIG)) {
+        const char *cfg = pr_str(d, m, I_BACKEND_CONFIG);
         size_t n = strlen(cfg);
         cxla_strbuf_puts(b, ", backend_config=");
         if (n >= 2 && cfg[0] == '{' && cfg[n - 1] == '}')
             cxla_strbuf_puts(b, cfg);
         else
-            put_string(d, cfg);
+            pr_put_string(d, cfg);
     }
 done:
     pw_ints_free(&operands);
@@ -1578,13 +1170,13 @@ static cxla_type shape_type(rd *d, const msg *m, int64_t *out_rank) {
     if (!m->has[I_SHAPE] || m->f[I_SHAPE].wire != PW_LEN) return CXLA_TYPE_INVALID;
     msg *sm = malloc(sizeof *sm);
     cxla_type t = CXLA_TYPE_INVALID;
-    cxla_status st = sm ? load_field(d, sm, m, I_SHAPE, "ShapeProto") : oom();
-    if (!st) t = cxla_proto_type_from_number(m_int(sm, SH_TYPE));
+    cxla_status st = sm ? pr_load_field(d, sm, m, I_SHAPE, "ShapeProto") : pr_oom();
+    if (!st) t = cxla_proto_type_from_number(pr_int(sm, SH_TYPE));
     if (!st && t == CXLA_TUPLE &&
         sm->has[SH_TUPLE]) /* an element (the last: they share a rank in practice) */
-        st = load(d, sm, sm->f[SH_TUPLE].data, sm->f[SH_TUPLE].len, "ShapeProto");
+        st = pr_load(d, sm, sm->f[SH_TUPLE].data, sm->f[SH_TUPLE].len, "ShapeProto");
     pw_ints dims = {0};
-    if (!st) st = m_ints(sm, SH_DIMS, PW_VARINT, &dims, "ShapeProto.dimensions");
+    if (!st) st = pr_ints(sm, SH_DIMS, PW_VARINT, &dims, "ShapeProto.dimensions");
     *out_rank = dims.n;
     pw_ints_free(&dims);
     cxla_status_free(st);
@@ -1594,38 +1186,38 @@ static cxla_type shape_type(rd *d, const msg *m, int64_t *out_rank) {
 
 static cxla_status put_computation(rd *d, const pw_field *cf, bool is_entry) {
     msg *c = malloc(sizeof *c), *m = malloc(sizeof *m);
-    cxla_status st = c && m ? load(d, c, cf->data, cf->len, "HloComputationProto") : oom();
+    cxla_status st = c && m ? pr_load(d, c, cf->data, cf->len, "HloComputationProto") : pr_oom();
     pw_field *ins = NULL;
     int64_t n = 0;
-    const char *name = st ? "" : m_str(d, c, C_NAME);
-    if (!st) st = m_list(d, c, C_INSTRUCTIONS, &ins, &n, "HloComputationProto.instructions");
+    const char *name = st ? "" : pr_str(d, c, C_NAME);
+    if (!st) st = pr_list(d, c, C_INSTRUCTIONS, &ins, &n, "HloComputationProto.instructions");
     if (!st) {
         d->instr_count = 0;
         d->instr_ids = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), 8);
         d->instr_names = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), sizeof(char *));
         d->instr_types = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), sizeof(cxla_type));
         d->instr_ranks = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), 8);
-        if (!d->instr_ids || !d->instr_names || !d->instr_types || !d->instr_ranks) st = oom();
+        if (!d->instr_ids || !d->instr_names || !d->instr_types || !d->instr_ranks) st = pr_oom();
     }
     /* First the names of every instruction, so that operands may be looked up. */
     for (int64_t i = 0; !st && i < n; i++) {
-        st = load(d, m, ins[i].data, ins[i].len, "HloInstructionProto");
+        st = pr_load(d, m, ins[i].data, ins[i].len, "HloInstructionProto");
         if (st) break;
-        const char *nm = m_str(d, m, I_NAME);
+        const char *nm = pr_str(d, m, I_NAME);
         st = check_name(nm, "instruction name");
-        d->instr_ids[i] = m_int(m, I_ID);
+        d->instr_ids[i] = pr_int(m, I_ID);
         d->instr_names[i] = nm;
         d->instr_types[i] = shape_type(d, m, &d->instr_ranks[i]);
         d->instr_count = i + 1;
     }
-    int64_t root_id = st ? 0 : m_int(c, C_ROOT_ID);
+    int64_t root_id = st ? 0 : pr_int(c, C_ROOT_ID);
     bool root_known = !st && c->has[C_ROOT_ID];
     if (!st) {
         cxla_strbuf_printf(&d->out, "%s%%%s {\n", is_entry ? "ENTRY " : "", name);
         for (int64_t i = 0; !st && i < n; i++) {
-            st = load(d, m, ins[i].data, ins[i].len, "HloInstructionProto");
+            st = pr_load(d, m, ins[i].data, ins[i].len, "HloInstructionProto");
             if (st) break;
-            const char *opname = m_str(d, m, I_OPCODE);
+            const char *opname = pr_str(d, m, I_OPCODE);
             cxla_opcode op = cxla_opcode_from_name(opname, strlen(opname));
             if (op == CXLA_OP_COUNT) {
                 st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "unknown opcode '%s'", opname);
@@ -1639,9 +1231,9 @@ static cxla_status put_computation(rd *d, const pw_field *cf, bool is_entry) {
                 st = cxla_status_annotate(st, "instruction '%s' (%s)", d->instr_names[i], opname);
         }
         cxla_strbuf_putc(&d->out, '}');
-        if (!st && m_has_bytes(c, C_THREAD)) {
+        if (!st && pr_has_bytes(c, C_THREAD)) {
             cxla_strbuf_puts(&d->out, ", execution_thread=");
-            put_string(d, m_str(d, c, C_THREAD));
+            pr_put_string(d, pr_str(d, c, C_THREAD));
         }
         cxla_strbuf_puts(&d->out, "\n\n");
     }
@@ -1658,25 +1250,25 @@ static cxla_status put_aliasing(rd *d, const msg *mod, uint32_t field, bool dono
     msg *a = malloc(sizeof *a), *e = malloc(sizeof *e);
     pw_field *en = NULL;
     int64_t n = 0;
-    cxla_status st = a && e ? load_field(d, a, mod, field, "aliasing") : oom();
-    if (!st) st = m_list(d, a, 1, &en, &n, "aliasing entries");
+    cxla_status st = a && e ? pr_load_field(d, a, mod, field, "aliasing") : pr_oom();
+    if (!st) st = pr_list(d, a, 1, &en, &n, "aliasing entries");
     if (!st && n)
         cxla_strbuf_printf(&d->out, ", %s={ ", donor ? "buffer_donor" : "input_output_alias");
     for (int64_t i = 0; !st && i < n; i++) {
         pw_ints out = {0}, in = {0};
-        st = load(d, e, en[i].data, en[i].len, "alias entry");
-        if (!st && !donor) st = m_ints(e, 1, PW_VARINT, &out, "output_shape_index");
-        if (!st) st = m_ints(e, donor ? 2 : 3, PW_VARINT, &in, "parameter_shape_index");
+        st = pr_load(d, e, en[i].data, en[i].len, "alias entry");
+        if (!st && !donor) st = pr_ints(e, 1, PW_VARINT, &out, "output_shape_index");
+        if (!st) st = pr_ints(e, donor ? 2 : 3, PW_VARINT, &in, "parameter_shape_index");
         if (!st) {
             if (i) cxla_strbuf_puts(&d->out, ", ");
             if (!donor) {
-                put_ints(&d->out, out.v, out.n);
+                pr_put_ints(&d->out, out.v, out.n);
                 cxla_strbuf_puts(&d->out, ": ");
             }
-            cxla_strbuf_printf(&d->out, "(%" PRId64 ", ", m_int(e, donor ? 1 : 2));
-            put_ints(&d->out, in.v, in.n);
+            cxla_strbuf_printf(&d->out, "(%" PRId64 ", ", pr_int(e, donor ? 1 : 2));
+            pr_put_ints(&d->out, in.v, in.n);
             if (!donor)
-                cxla_strbuf_puts(&d->out, m_int(e, 4) == 2 ? ", must-alias" : ", may-alias");
+                cxla_strbuf_puts(&d->out, pr_int(e, 4) == 2 ? ", must-alias" : ", may-alias");
             cxla_strbuf_putc(&d->out, ')');
         }
         pw_ints_free(&out);
@@ -1693,8 +1285,8 @@ static cxla_status put_entry_layout(rd *d, const msg *mod) {
     msg *p = malloc(sizeof *p);
     pw_field *params = NULL;
     int64_t n = 0;
-    cxla_status st = p ? load_field(d, p, mod, M_HOST_SHAPE, "ProgramShapeProto") : oom();
-    if (!st) st = m_list(d, p, 1, &params, &n, "ProgramShapeProto.parameters");
+    cxla_status st = p ? pr_load_field(d, p, mod, M_HOST_SHAPE, "ProgramShapeProto") : pr_oom();
+    if (!st) st = pr_list(d, p, 1, &params, &n, "ProgramShapeProto.parameters");
     if (!st) cxla_strbuf_puts(&d->out, ", entry_computation_layout={(");
     for (int64_t i = 0; !st && i < n; i++) {
         cxla_shape s;
@@ -1718,14 +1310,15 @@ static cxla_status put_entry_layout(rd *d, const msg *mod) {
  * (file_location_id 1, parent_frame_id 2); printed as XLA's text tables. */
 static cxla_status put_stack_frames(rd *d, const msg *mod) {
     msg *s = malloc(sizeof *s), *e = malloc(sizeof *e);
-    cxla_status st = s && e ? load_field(d, s, mod, M_STACK_FRAMES, "StackFrameIndexProto") : oom();
+    cxla_status st =
+        s && e ? pr_load_field(d, s, mod, M_STACK_FRAMES, "StackFrameIndexProto") : pr_oom();
     static const char *const titles[] = {"FileNames", "FunctionNames", "FileLocations",
                                          "StackFrames"};
     bool any = false;
     for (uint32_t t = 1; !st && t <= 4; t++) {
         pw_field *items;
         int64_t n;
-        st = m_list(d, s, t, &items, &n, titles[t - 1]);
+        st = pr_list(d, s, t, &items, &n, titles[t - 1]);
         if (st || !n) continue;
         cxla_strbuf_printf(&d->out, "%s%s\n", any ? "\n" : "", titles[t - 1]);
         any = true;
@@ -1734,21 +1327,21 @@ static cxla_status put_stack_frames(rd *d, const msg *mod) {
             if (t <= 2) {
                 char *str = cxla_arena_strndup(d->arena, (const char *)items[i].data, items[i].len);
                 if (!str) {
-                    st = oom();
+                    st = pr_oom();
                     break;
                 }
-                put_string(d, str);
-            } else if ((st = load(d, e, items[i].data, items[i].len, titles[t - 1]))) {
+                pr_put_string(d, str);
+            } else if ((st = pr_load(d, e, items[i].data, items[i].len, titles[t - 1]))) {
                 break;
             } else if (t == 3) {
                 cxla_strbuf_printf(&d->out,
                                    "{file_name_id=%d function_name_id=%d line=%d end_line=%d "
                                    "column=%d end_column=%d}",
-                                   (int)m_int(e, 1), (int)m_int(e, 2), (int)m_int(e, 3),
-                                   (int)m_int(e, 5), (int)m_int(e, 4), (int)m_int(e, 6));
+                                   (int)pr_int(e, 1), (int)pr_int(e, 2), (int)pr_int(e, 3),
+                                   (int)pr_int(e, 5), (int)pr_int(e, 4), (int)pr_int(e, 6));
             } else {
                 cxla_strbuf_printf(&d->out, "{file_location_id=%d parent_frame_id=%d}",
-                                   (int)m_int(e, 1), (int)m_int(e, 2));
+                                   (int)pr_int(e, 1), (int)pr_int(e, 2));
             }
             cxla_strbuf_putc(&d->out, '\n');
         }
@@ -1820,39 +1413,39 @@ cxla_status cxla_hlo_proto_to_text(const void *bytes, size_t size, char **out_te
     d.arena = cxla_arena_create();
     cxla_strbuf_init(&d.out);
     msg *mod = malloc(sizeof *mod);
-    cxla_status st = d.arena && mod ? NULL : oom();
+    cxla_status st = d.arena && mod ? NULL : pr_oom();
     pw_field *comps = NULL;
     int64_t n = 0;
-    if (!st) st = load(&d, mod, p, len, "HloModuleProto");
-    if (!st) st = m_list(&d, mod, M_COMPUTATIONS, &comps, &n, "HloModuleProto.computations");
+    if (!st) st = pr_load(&d, mod, p, len, "HloModuleProto");
+    if (!st) st = pr_list(&d, mod, M_COMPUTATIONS, &comps, &n, "HloModuleProto.computations");
     if (!st && n == 0)
         st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                         "the proto holds no computations: not an HloModuleProto or HloProto");
     if (!st) {
         d.comp_ids = cxla_arena_alloc_array(d.arena, (size_t)n, 8);
         d.comp_names = cxla_arena_alloc_array(d.arena, (size_t)n, sizeof(char *));
-        if (!d.comp_ids || !d.comp_names) st = oom();
+        if (!d.comp_ids || !d.comp_names) st = pr_oom();
     }
     msg *c = malloc(sizeof *c);
-    if (!c && !st) st = oom();
+    if (!c && !st) st = pr_oom();
     for (int64_t i = 0; !st && i < n; i++) {
-        st = load(&d, c, comps[i].data, comps[i].len, "HloComputationProto");
+        st = pr_load(&d, c, comps[i].data, comps[i].len, "HloComputationProto");
         if (st) break;
-        d.comp_ids[i] = m_int(c, C_ID);
-        d.comp_names[i] = m_str(&d, c, C_NAME);
+        d.comp_ids[i] = pr_int(c, C_ID);
+        d.comp_names[i] = pr_str(&d, c, C_NAME);
         st = check_name(d.comp_names[i], "computation name");
         d.comp_count = i + 1;
     }
     free(c);
     int64_t entry = n - 1;
     if (!st) {
-        const char *en = m_str(&d, mod, M_ENTRY_NAME);
+        const char *en = pr_str(&d, mod, M_ENTRY_NAME);
         for (int64_t i = 0; i < n; i++) {
-            if (mod->has[M_ENTRY_ID] ? d.comp_ids[i] == m_int(mod, M_ENTRY_ID)
+            if (mod->has[M_ENTRY_ID] ? d.comp_ids[i] == pr_int(mod, M_ENTRY_ID)
                                      : (en && *en && strcmp(en, d.comp_names[i]) == 0))
                 entry = i;
         }
-        const char *name = m_str(&d, mod, M_NAME);
+        const char *name = pr_str(&d, mod, M_NAME);
         if (name && *name) st = check_name(name, "module name");
         cxla_strbuf_printf(&d.out, "HloModule %s", name && *name ? name : "module");
         if (mod->has[M_SCHEDULE]) cxla_strbuf_puts(&d.out, ", is_scheduled=true");
@@ -1861,7 +1454,7 @@ cxla_status cxla_hlo_proto_to_text(const void *bytes, size_t size, char **out_te
         if (!st && mod->has[M_HOST_SHAPE]) st = put_entry_layout(&d, mod);
         if (!st && mod->has[M_FRONTEND] && mod->f[M_FRONTEND].len) {
             cxla_strbuf_puts(&d.out, ", frontend_attributes=");
-            st = put_frontend_attributes(&d, mod->f[M_FRONTEND].data, mod->f[M_FRONTEND].len);
+            st = pr_put_frontend_attributes(&d, mod->f[M_FRONTEND].data, mod->f[M_FRONTEND].len);
         }
         cxla_strbuf_puts(&d.out, "\n\n");
         if (!st && mod->has[M_STACK_FRAMES]) {
@@ -1874,7 +1467,7 @@ cxla_status cxla_hlo_proto_to_text(const void *bytes, size_t size, char **out_te
         st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                         "a string field of the proto holds a NUL byte, which HLO names and "
                         "strings cannot");
-    if (!st && d.out.failed) st = oom();
+    if (!st && d.out.failed) st = pr_oom();
     if (!st) *out_text = cxla_strbuf_take(&d.out);
     cxla_strbuf_free(&d.out);
     free(mod);
