@@ -19,6 +19,9 @@
 #include "literal/literal_internal.h"
 #include "shape/shape_internal.h"
 
+/* The most '#' indexes an operand name may carry (name#1#0 reaches into nested tuples). */
+#define MAX_TUPLE_PATH 8
+
 /* An operand named before its definition (or with a name#index tuple index). */
 typedef struct pending_operand {
     cxla_instr *instr;
@@ -26,8 +29,9 @@ typedef struct pending_operand {
     const char *name; /* into the text */
     size_t len;
     size_t pos;
-    int64_t tuple_index;        /* name#N, else -1 */
-    const cxla_shape *declared; /* operand shape written before the name, or NULL */
+    int64_t tuple_path[MAX_TUPLE_PATH]; /* name#N#M...: the indexes, outermost first */
+    int tuple_depth;                    /* how many; 0 for a plain name */
+    const cxla_shape *declared;         /* operand shape written before the name, or NULL */
 } pending_operand;
 
 /* An attribute naming computations (module-wide) or instructions (per computation). */
@@ -147,9 +151,12 @@ static bool looks_like_shape(parser *p) {
     while (e < lx->len &&
            (cxla_hlo_is_name_start(lx->text[e]) || (lx->text[e] >= '0' && lx->text[e] <= '9')))
         e++;
+    size_t word = e - q;
     e = cxla_text_skip_space(lx->text, lx->len, e);
+    if (word == 1 && lx->text[q] == 'b' && e < lx->len && lx->text[e] == '(')
+        return true; /* a buffer shape b(f32[4]); no opcode is named "b" */
     return e < lx->len && lx->text[e] == '[' &&
-           cxla_type_from_name(lx->text + q, e - q) != CXLA_TYPE_INVALID;
+           cxla_type_from_name(lx->text + q, word) != CXLA_TYPE_INVALID;
 }
 
 /* Old texts write a scalar's layout as "{}": accept it after a rank-0 shape. */
@@ -236,6 +243,9 @@ static cxla_instr *tuple_element(parser *p, cxla_computation *comp, cxla_instr *
 static bool parse_instruction_rhs(parser *p, cxla_computation *comp, const char *name,
                                   size_t name_len, size_t name_pos, size_t start,
                                   bool allow_attributes, cxla_instr **out);
+static bool inline_body_at(parser *p);
+static bool parse_inline_computation(parser *p, const cxla_instr *owner, const char *attr,
+                                     size_t attr_len, cxla_attr *a);
 
 /* Is the word at |q| followed by '(' (an opcode: a nested instruction, not a name)? */
 static bool nested_at(parser *p, size_t q) {
@@ -282,26 +292,31 @@ static bool parse_operand(parser *p, cxla_computation *comp, size_t slot, cxla_i
     const char *name;
     size_t len = cxla_hlo_name(lx, &name);
     if (!len) return cxla_hlo_error_found(lx, name_pos, "expected an operand name");
-    int64_t tuple_index = -1;
-    if (lx->pos < lx->len && lx->text[lx->pos] == '#') {
+    int64_t path[MAX_TUPLE_PATH];
+    int depth = 0;
+    while (lx->pos < lx->len && lx->text[lx->pos] == '#') {
         lx->pos++;
         size_t q = cxla_hlo_skip(lx);
         if (q >= lx->len || !((lx->text[q] >= '0' && lx->text[q] <= '9') || lx->text[q] == '-'))
             return cxla_hlo_error_found(lx, q, "expects integer for the tuple index after '#'");
-        if (!cxla_hlo_int(lx, &tuple_index, "tuple index")) return false;
-        if (tuple_index < 0)
-            return cxla_hlo_error(lx, q, "GTE index %" PRId64 " out of bounds", tuple_index);
+        if (depth == MAX_TUPLE_PATH)
+            return cxla_hlo_error(lx, q, "more than %d tuple indexes after '%.*s'", MAX_TUPLE_PATH,
+                                  (int)len, name);
+        if (!cxla_hlo_int(lx, &path[depth], "tuple index")) return false;
+        if (path[depth] < 0)
+            return cxla_hlo_error(lx, q, "GTE index %" PRId64 " out of bounds", path[depth]);
+        depth++;
     }
     cxla_instr *target = cxla_strmap_get(&comp->instr_by_name, name, len);
     if (!target) {
-        pending_operand po = {NULL, (int64_t)slot, name, len, name_pos, tuple_index, declared};
+        pending_operand po = {NULL, (int64_t)slot, name, len, name_pos, {0}, depth, declared};
+        memcpy(po.tuple_path, path, (size_t)depth * sizeof(path[0]));
         *out = NULL;
         return push_pending_operand(p, &po);
     }
-    if (tuple_index >= 0) {
-        target = tuple_element(p, comp, target, tuple_index, name_pos);
-        if (!target) return false;
-    }
+    for (int i = 0; i < depth && target; i++)
+        target = tuple_element(p, comp, target, path[i], name_pos);
+    if (!target) return false;
     if (!check_declared(p, declared, target, pos)) return false;
     *out = target;
     return true;
@@ -447,7 +462,18 @@ static bool parse_instr_attrs(parser *p, cxla_instr *in) {
                                   cxla_attr_get_info(id)->name, cxla_opcode_name(op), in->name);
         }
         cxla_attr a;
-        if (!parse_attr(p, name, len, pos, &a, in->name)) return false;
+        const cxla_attr_info *ai = id == CXLA_ATTR_UNKNOWN ? NULL : cxla_attr_get_info(id);
+        if (ai &&
+            (ai->kind == CXLA_ATTR_KIND_COMPUTATION || ai->kind == CXLA_ATTR_KIND_COMPUTATIONS) &&
+            inline_body_at(p)) {
+            memset(&a, 0, sizeof(a));
+            a.id = id;
+            a.kind = ai->kind;
+            a.name = ai->name;
+            if (!parse_inline_computation(p, in, name, len, &a)) return false;
+        } else if (!parse_attr(p, name, len, pos, &a, in->name)) {
+            return false;
+        }
         for (int64_t i = 0; i < in->attr_count; i++)
             if (same_attr(&in->attrs[i], &a))
                 return cxla_hlo_error(lx, pos, "attribute '%s' is given twice", a.name);
@@ -676,10 +702,9 @@ static bool resolve_operands(parser *p, cxla_computation *comp) {
                                   "instruction does not exist: '%.*s' is not "
                                   "defined in computation '%s'",
                                   (int)po->len, po->name, comp->name);
-        if (po->tuple_index >= 0) {
-            target = tuple_element(p, comp, target, po->tuple_index, po->pos);
-            if (!target) return false;
-        }
+        for (int k = 0; k < po->tuple_depth && target; k++)
+            target = tuple_element(p, comp, target, po->tuple_path[k], po->pos);
+        if (!target) return false;
         if (!check_declared(p, po->declared, target, po->pos)) return false;
         cxla_status st = cxla_instr_replace_operand(po->instr, po->slot, target);
         if (st) return cxla_hlo_fail_status(lx, st, po->pos);
@@ -796,6 +821,48 @@ static bool parse_program_shape(parser *p, cxla_computation *comp, size_t index)
     return true;
 }
 
+/* Adds computation [name, name+len) to the module with its comp_info entry. */
+static bool new_computation(parser *p, const char *name, size_t len, size_t name_pos, size_t start,
+                            cxla_computation **out) {
+    cxla_hlo_lexer *lx = &p->lx;
+    const char *z = name_z(p, name, len);
+    if (!z) return cxla_hlo_oom(lx);
+    cxla_computation *comp;
+    cxla_status st = cxla_module_add_computation(p->m, z, &comp);
+    if (st) return cxla_hlo_fail_status(lx, st, name_pos);
+    size_t index = (size_t)p->m->comp_count - 1;
+    if (!GROW(p->comp_info, index, p->comp_cap)) return cxla_hlo_oom(lx);
+    p->comp_info[index] = (comp_info){comp, name_pos, NULL, -1, NULL};
+    cxla_hlo_line_col(lx, start, &comp->line, &comp->column);
+    *out = comp;
+    return true;
+}
+
+/* '{' instructions '}': the body of |comp|, its operands and control predecessors
+ * resolved, its root and parameters set. */
+static bool parse_body(parser *p, cxla_computation *comp, size_t name_pos) {
+    cxla_hlo_lexer *lx = &p->lx;
+    cxla_strmap_init(&p->params, p->scratch);
+    if (!cxla_hlo_expect(lx, '{', "to open the computation body")) return false;
+    cxla_instr *root = NULL;
+    for (;;) {
+        size_t q = cxla_hlo_skip(lx);
+        if (q >= lx->len)
+            return cxla_hlo_error(lx, q,
+                                  "expected '}' to close computation '%s' (started at "
+                                  "line %" PRId64 ")",
+                                  comp->name, comp->line);
+        if (cxla_hlo_accept(lx, '}')) break;
+        if (!parse_instruction(p, comp, &root)) return false;
+    }
+    if (comp->instr_count == 0)
+        return cxla_hlo_error(lx, name_pos, "computation '%s' has no instructions", comp->name);
+    if (!resolve_operands(p, comp) || !resolve_control(p, comp)) return false;
+    comp->root = root ? root : comp->instrs[comp->instr_count - 1];
+    comp->is_entry = false;
+    return number_params(p, comp, name_pos);
+}
+
 static bool parse_computation(parser *p, cxla_computation **entry) {
     cxla_hlo_lexer *lx = &p->lx;
     size_t start = cxla_hlo_skip(lx);
@@ -812,35 +879,17 @@ static bool parse_computation(parser *p, cxla_computation **entry) {
                               "expects only one ENTRY computation: '%s' is already "
                               "the entry",
                               (*entry)->name);
-    const char *z = name_z(p, name, len);
-    if (!z) return cxla_hlo_oom(lx);
     cxla_computation *comp;
-    cxla_status st = cxla_module_add_computation(p->m, z, &comp);
-    if (st) return cxla_hlo_fail_status(lx, st, name_pos);
-    size_t index = (size_t)p->m->comp_count - 1;
-    if (!GROW(p->comp_info, index, p->comp_cap)) return cxla_hlo_oom(lx);
-    p->comp_info[index] = (comp_info){comp, name_pos, NULL, -1, NULL};
-    cxla_hlo_line_col(lx, start, &comp->line, &comp->column);
-    cxla_strmap_init(&p->params, p->scratch);
+    if (!new_computation(p, name, len, name_pos, start, &comp)) return false;
     if (is_entry) {
         *entry = comp;
         p->saw_entry_keyword = true;
     }
-    if (cxla_hlo_at(lx, '(') && !parse_program_shape(p, comp, index)) return false;
-    if (!cxla_hlo_expect(lx, '{', "to open the computation body")) return false;
-    cxla_instr *root = NULL;
-    for (;;) {
-        size_t q = cxla_hlo_skip(lx);
-        if (q >= lx->len)
-            return cxla_hlo_error(lx, q,
-                                  "expected '}' to close computation '%s' (started at "
-                                  "line %" PRId64 ")",
-                                  comp->name, comp->line);
-        if (cxla_hlo_accept(lx, '}')) break;
-        if (!parse_instruction(p, comp, &root)) return false;
-    }
-    if (comp->instr_count == 0)
-        return cxla_hlo_error(lx, name_pos, "computation '%s' has no instructions", comp->name);
+    if (cxla_hlo_at(lx, '(') && !parse_program_shape(p, comp, (size_t)p->m->comp_count - 1))
+        return false;
+    /* The body's '}' is followed by the computation's attributes; they are parsed after
+     * the body, whose operands are resolved at its end (an inline body's too). */
+    if (!parse_body(p, comp, name_pos)) return false;
     if (cxla_hlo_accept(lx, ',')) {
         size_t q = cxla_hlo_skip(lx);
         const char *thread;
@@ -853,10 +902,85 @@ static bool parse_computation(parser *p, cxla_computation **entry) {
         if (!cxla_hlo_string(lx, &thread)) return false;
         comp->execution_thread = thread;
     }
-    if (!resolve_operands(p, comp) || !resolve_control(p, comp)) return false;
-    comp->root = root ? root : comp->instrs[comp->instr_count - 1];
-    comp->is_entry = false;
-    return number_params(p, comp, name_pos);
+    return true;
+}
+
+/* Is an inline computation body next ('{' then ROOT or "name =")? A list of names
+ * ("calls={%c}") is not one. */
+static bool inline_body_at(parser *p) {
+    cxla_hlo_lexer *lx = &p->lx;
+    size_t q = cxla_hlo_skip(lx);
+    if (q >= lx->len || lx->text[q] != '{') return false;
+    q = cxla_text_skip_space(lx->text, lx->len, q + 1);
+    if (q + 4 <= lx->len && memcmp(lx->text + q, "ROOT", 4) == 0 &&
+        (q + 4 == lx->len || !cxla_hlo_is_name_char(lx->text[q + 4])))
+        return true;
+    if (q < lx->len && lx->text[q] == '%') q++;
+    if (q >= lx->len || !cxla_hlo_is_name_start(lx->text[q])) return false;
+    while (q < lx->len && cxla_hlo_is_name_char(lx->text[q])) q++;
+    q = cxla_text_skip_space(lx->text, lx->len, q);
+    return q < lx->len && lx->text[q] == '=';
+}
+
+/* A computation written inline as an attribute's value (XLA's ParseHloComputation takes
+ * '{' instructions '}' in place of a name): it becomes a computation of the module named
+ * "<instruction>.<attribute>" (made unique), and |a| names it as if the text had. The
+ * enclosing computation's pending names are set aside while the body is parsed. */
+static bool parse_inline_computation(parser *p, const cxla_instr *owner, const char *attr,
+                                     size_t attr_len, cxla_attr *a) {
+    cxla_hlo_lexer *lx = &p->lx;
+    size_t start = cxla_hlo_skip(lx);
+    if (p->nesting >= MAX_NESTING)
+        return cxla_hlo_error(lx, start, "computations nested more than %d deep", MAX_NESTING);
+    size_t olen = strlen(owner->name);
+    char *want = malloc(olen + attr_len + 2);
+    if (!want) return cxla_hlo_oom(lx);
+    memcpy(want, owner->name, olen);
+    want[olen] = '.';
+    memcpy(want + olen + 1, attr, attr_len);
+    want[olen + 1 + attr_len] = '\0';
+    char *name = malloc(olen + attr_len + 24);
+    if (!name) {
+        free(want);
+        return cxla_hlo_oom(lx);
+    }
+    strcpy(name, want);
+    for (int k = 1; cxla_strmap_get(&p->m->comp_by_name, name, strlen(name)); k++)
+        snprintf(name, olen + attr_len + 24, "%s.%d", want, k);
+    free(want);
+    cxla_computation *comp;
+    bool ok = new_computation(p, name, strlen(name), start, start, &comp);
+    free(name);
+    if (!ok) return false;
+    pending_operand *ops = p->ops;
+    size_t op_count = p->op_count, op_cap = p->op_cap;
+    pending_ref *ctrl = p->ctrl;
+    size_t ctrl_count = p->ctrl_count, ctrl_cap = p->ctrl_cap;
+    cxla_strmap params = p->params;
+    p->ops = NULL;
+    p->op_count = p->op_cap = 0;
+    p->ctrl = NULL;
+    p->ctrl_count = p->ctrl_cap = 0;
+    p->nesting++;
+    ok = parse_body(p, comp, start);
+    p->nesting--;
+    free(p->ops);
+    free(p->ctrl);
+    p->ops = ops;
+    p->op_count = op_count;
+    p->op_cap = op_cap;
+    p->ctrl = ctrl;
+    p->ctrl_count = ctrl_count;
+    p->ctrl_cap = ctrl_cap;
+    p->params = params;
+    if (!ok) return false;
+    cxla_arena *ar = p->m->arena;
+    a->pending_names = cxla_arena_alloc_array(ar, 1, sizeof(char *));
+    a->v.comps.items = cxla_arena_alloc_array(ar, 1, sizeof(cxla_computation *));
+    if (!a->pending_names || !a->v.comps.items) return cxla_hlo_oom(lx);
+    a->pending_names[0] = comp->name;
+    a->v.comps.count = 1;
+    return true;
 }
 
 /* ---- the module ---------------------------------------------------------------------- */
