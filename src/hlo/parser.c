@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo/infer_internal.h"
 #include "hlo/lexer.h"
 #include "literal/literal_internal.h"
 #include "shape/shape_internal.h"
@@ -1292,6 +1293,57 @@ static bool infer_shapes(parser *p) {
     return true;
 }
 
+/* XLA's parser does not keep the shapes written on send, recv, send-done, recv-done and
+ * outfeed: it builds each instruction from its operands (and recv from the data part of
+ * its written shape), so that the rest of what is written there is never compared. The
+ * same here: (data, u32[], token[]) for send and recv, token[] for send-done and outfeed,
+ * (data, token[]) for recv-done. Operands that do not fit are left for the verifier. */
+static bool rebuild_channel_shapes(parser *p) {
+    cxla_arena *ar = p->m->arena;
+    for (int64_t c = 0; c < p->m->comp_count; c++) {
+        cxla_computation *comp = p->m->comps[c];
+        for (int64_t i = 0; i < comp->instr_count; i++) {
+            cxla_instr *in = comp->instrs[i];
+            const cxla_shape *data = NULL;
+            cxla_shape ctx, tok, shape;
+            cxla_infer_make_token(&tok);
+            memset(&ctx, 0, sizeof(ctx));
+            ctx.type = CXLA_U32;
+            switch (in->opcode) {
+            case CXLA_OP_SEND:
+                if (in->operand_count == 2 && in->operands[0]) data = &in->operands[0]->shape;
+                break;
+            case CXLA_OP_RECV:
+                if (in->shape.type == CXLA_TUPLE && in->shape.tuple_count >= 1)
+                    data = &in->shape.elements[0];
+                break;
+            case CXLA_OP_RECV_DONE: {
+                const cxla_instr *op = in->operand_count == 1 ? in->operands[0] : NULL;
+                if (op && op->shape.type == CXLA_TUPLE && op->shape.tuple_count >= 1)
+                    data = &op->shape.elements[0];
+                break;
+            }
+            case CXLA_OP_SEND_DONE:
+            case CXLA_OP_OUTFEED: in->shape = tok; continue;
+            default: continue;
+            }
+            if (!data || data->type == CXLA_TYPE_INVALID) continue;
+            const cxla_shape *send_parts[3] = {data, &ctx, &tok};
+            const cxla_shape *done_parts[2] = {data, &tok};
+            cxla_status st = in->opcode == CXLA_OP_RECV_DONE
+                                 ? cxla_infer_make_tuple(ar, 2, done_parts, &shape)
+                                 : cxla_infer_make_tuple(ar, 3, send_parts, &shape);
+            if (st) {
+                cxla_status_free(st);
+                return cxla_hlo_oom(&p->lx);
+            }
+            if (!cxla_hlo_fill_layouts(ar, &shape)) return cxla_hlo_oom(&p->lx);
+            in->shape = shape;
+        }
+    }
+    return true;
+}
+
 static bool shapes_disagree(parser *p, size_t pos, const char *format, const cxla_shape *a,
                             const cxla_shape *b, const char *a_name, const char *b_name) {
     char *sa = cxla_shape_to_string(a, 0), *sb = cxla_shape_to_string(b, 0);
@@ -1367,7 +1419,7 @@ static bool parse_module(parser *p) {
     p->m->entry->is_entry = true;
     return resolve_computation_refs(p) && order_computations(p) &&
            cxla_hlo_check_module(lx, p->m, p->instr_info) && infer_shapes(p) &&
-           check_program_shapes(p) && entry_layout(p);
+           rebuild_channel_shapes(p) && check_program_shapes(p) && entry_layout(p);
 }
 
 cxla_status cxla_hlo_parse(const char *text, size_t len, const char *filename,
