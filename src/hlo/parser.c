@@ -178,7 +178,9 @@ static bool push_pending_operand(parser *p, const pending_operand *po) {
 static bool check_declared(parser *p, const cxla_shape *declared, const cxla_instr *operand,
                            size_t pos) {
     if (!declared || operand->shape.type == CXLA_TYPE_INVALID) return true;
-    if (cxla_shape_compatible(declared, &operand->shape)) return true;
+    /* As XLA's ShapeUtil::Compatible: layouts and the dynamic-dimension flags are
+     * ignored, so f32[4] may annotate an f32[<=4] operand (its bound). */
+    if (cxla_infer_compatible(declared, &operand->shape)) return true;
     char *d = cxla_shape_to_string(declared, 0), *o = cxla_shape_to_string(&operand->shape, 0);
     cxla_hlo_error(&p->lx, pos,
                    "The declared operand shape %s is not compatible with the shape of the "
