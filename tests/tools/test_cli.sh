@@ -111,6 +111,16 @@ if command -v script >/dev/null 2>&1 && script -qec true /dev/null >/dev/null 2>
     fail "no progress line on a terminal: $(od -c "$dir/tty.out" | head -5)"
   fi
   if grep -q $'\r *\r3 runs of' "$dir/tty.out"; then ok; else fail "progress line not erased: $(od -c "$dir/tty.out" | head -8)"; fi
+  # A single run draws "running N.N s" once it has taken CXLA_PROGRESS_AFTER seconds (1
+  # by default, so a quick run draws nothing), and erases it before the result prints.
+  script -qec "'$cxla' run '$dir/add.hlo'" /dev/null >"$dir/tty1.out" 2>&1
+  if grep -q running "$dir/tty1.out"; then fail "a quick run drew a progress line"; else ok; fi
+  CXLA_PROGRESS_AFTER=0 script -qec "'$cxla' run '$dir/add.hlo'" /dev/null >"$dir/tty2.out" 2>&1 || true
+  if grep -q $'\rrunning  0.0 s' "$dir/tty2.out" && grep -q $'\r *\rf32' "$dir/tty2.out"; then
+    ok
+  else
+    fail "no running line with CXLA_PROGRESS_AFTER=0: $(od -c "$dir/tty2.out" | head -5)"
+  fi
 else
   echo "note: script(1) cannot open a terminal here; skipped the progress-line check"
 fi
