@@ -194,11 +194,22 @@ static cxla_status input_count_error(cxla_executable *exe, int64_t given) {
 
 enum { SUMMARY_THRESHOLD = 1000, EDGE_ITEMS = 3 };
 
+/* The braces as the literal text prints full arrays (literal_text.c, XLA's one-line
+ * form), so that summarized and full results read alike: a rank-1 array hugs its braces,
+ * higher ranks pad them with spaces, and from rank 4 an inner brace names the index above
+ * it. */
 static void print_summary_dim(cxla_strbuf *b, const cxla_literal *lit, int64_t dim,
                               int64_t *index) {
     const cxla_shape *s = cxla_literal_shape(lit);
     int64_t n = cxla_literal_dynamic_size(lit, dim);
-    cxla_strbuf_putc(b, '{');
+    bool hug = s->rank == 1 || (dim == s->rank - 1 && n <= 1);
+    if (hug)
+        cxla_strbuf_putc(b, '{');
+    else if (s->rank > 3 && dim > 0 && dim < s->rank - 1)
+        cxla_strbuf_printf(b, "{ /*i%" PRId64 "=%" PRId64 "*/%s", dim - 1, index[dim - 1],
+                           n > 0 ? " " : "");
+    else
+        cxla_strbuf_puts(b, "{ ");
     for (int64_t i = 0; i < n; i++) {
         if (n > 2 * EDGE_ITEMS && i == EDGE_ITEMS) {
             cxla_strbuf_puts(b, ", ...");
@@ -216,7 +227,7 @@ static void print_summary_dim(cxla_strbuf *b, const cxla_literal *lit, int64_t d
                                            (size_t)linear * cxla_type_storage(s->type));
         }
     }
-    cxla_strbuf_putc(b, '}');
+    cxla_strbuf_puts(b, hug ? "}" : " }");
 }
 
 static void print_result(FILE *out, const cxla_literal *lit) {
