@@ -92,6 +92,17 @@ a=$("$cxla" run "$dir/add.hlo" --seed 1)
 b=$("$cxla" run "$dir/add.hlo" --seed 1)
 c=$("$cxla" run "$dir/add.hlo" --seed 2)
 if [ "$a" = "$b" ] && [ "$a" != "$c" ]; then ok; else fail "generated inputs: '$a' '$b' '$c'"; fi
+# Summarized arrays (more than 1000 elements) use the braces of full ones.
+cat >"$dir/big.hlo" <<'HLO'
+HloModule big
+ENTRY main {
+  a = f32[40,40] iota(), iota_dimension=1
+  b = f32[2000] iota(), iota_dimension=0
+  ROOT t = (f32[40,40], f32[2000]) tuple(a, b)
+}
+HLO
+expect "summary rank 2" 0 '^f32\[40,40\] \{ \{ 0, 1, 2, \.\.\., 37, 38, 39 \}, \{ 0, 1, 2, \.\.\., 37, 38, 39 \}, \{ 0, 1, 2, \.\.\., 37, 38, 39 \}, \.\.\., \{' -- "$cxla" run "$dir/big.hlo"
+expect "summary rank 1" 0 '^f32\[2000\] \{0, 1, 2, \.\.\., 1997, 1998, 1999\}$' -- "$cxla" run "$dir/big.hlo"
 expect "repeat" 0 "run +median" -- "$cxla" run "$dir/add.hlo" --repeat 3
 expect "repeat bad" 1 "positive count" -- "$cxla" run "$dir/add.hlo" --repeat 0
 # --repeat shows a progress line only when stderr is a terminal: none in a file ...
