@@ -81,7 +81,8 @@ typedef struct parser {
     size_t name_cap;
     size_t entry_layout_pos;
     bool saw_entry_keyword;
-    int nesting; /* depth of nested instructions being parsed as operands */
+    cxla_computation *last_top; /* the last computation written at the top level */
+    int nesting;                /* depth of nested instructions being parsed as operands */
 } parser;
 
 /* Nested instructions as operands recurse; the fuzzer must not exhaust the stack. */
@@ -894,6 +895,7 @@ static bool parse_computation(parser *p, cxla_computation **entry) {
                               (*entry)->name);
     cxla_computation *comp;
     if (!new_computation(p, name, len, name_pos, start, &comp)) return false;
+    p->last_top = comp; /* not an inline body added after it */
     if (is_entry) {
         *entry = comp;
         p->saw_entry_keyword = true;
@@ -1427,7 +1429,7 @@ static bool parse_module(parser *p) {
         if (!parse_computation(p, &entry)) return false;
     if (p->m->comp_count == 0)
         return cxla_hlo_error(lx, lx->pos, "expected a computation (the text has none)");
-    p->m->entry = entry ? entry : p->m->comps[p->m->comp_count - 1];
+    p->m->entry = entry ? entry : p->last_top;
     p->m->entry->is_entry = true;
     return resolve_computation_refs(p) && order_computations(p) &&
            cxla_hlo_check_module(lx, p->m, p->instr_info) && infer_shapes(p) &&
