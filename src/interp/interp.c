@@ -537,19 +537,15 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
         ctx->take_exclusive_gte = st->exclusive_gte;
         ctx->take_operand_count = nops;
         cxla_literal *result = NULL;
-        cxla_literal *converted[8] = {NULL};
+        cxla_literal **converted = NULL; /* operands converted for mixed precision */
         if (st->mixed_to != CXLA_TYPE_INVALID) {
             /* The handler sees the converted operands and may not take the originals. */
             ctx->take_operand_count = 0;
+            converted = calloc((size_t)nops, sizeof(*converted));
+            if (!converted) s = OOM();
             for (int64_t k = 0; k < nops && !s; k++) {
                 cxla_type t = cxla_literal_type(ops[k]);
                 if (!cxla_type_is_float(t) || t == st->mixed_to) continue;
-                if (k >= (int64_t)CXLA_ARRAY_SIZE(converted)) {
-                    s = interp_error(in, CXLA_STATUS_UNIMPLEMENTED,
-                                     "mixed precision with more than %d operands",
-                                     (int)CXLA_ARRAY_SIZE(converted));
-                    break;
-                }
                 s = cxla_literal_convert(ops[k], st->mixed_to, &converted[k]);
                 if (!s) ops[k] = converted[k];
             }
@@ -559,7 +555,10 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
         if (!s)
             s = maybe_dynamic ? interp_dynamic_eval(ctx, in, ops, fn, &result)
                               : fn(ctx, in, ops, &result);
-        for (size_t k = 0; k < CXLA_ARRAY_SIZE(converted); k++) cxla_literal_free(converted[k]);
+        if (converted) {
+            for (int64_t k = 0; k < nops; k++) cxla_literal_free(converted[k]);
+            free(converted);
+        }
         values[i] = result;
         if (s) {
             s = name_oom(s, comp, in);

@@ -76,4 +76,18 @@ static void test_result_precision_and_compare(void) {
     run_expect(text, args, 2, "(bf16[2], pred[2]) ({1, 2}, {1, 1})");
 }
 
-TEST_MAIN(TEST(test_elementwise_and_data_movement), TEST(test_result_precision_and_compare))
+/* Many operands: a concatenate of ten, nine of them bf16, into f32. */
+static void test_many_operands(void) {
+    const char *text = "HloModule m\n"
+                       "ENTRY main {\n"
+                       "  a = f32[1] parameter(0)\n"
+                       "  b = bf16[1] parameter(1)\n"
+                       "  ROOT c = f32[10] concatenate(b, b, b, b, b, b, b, b, b, a), "
+                       "dimensions={0}\n"
+                       "}\n";
+    const char *args[] = {"f32[1] {1.001}", "bf16[1] {0.5}"};
+    run_expect(text, args, 2, "f32[10] {0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 1.001}");
+}
+
+TEST_MAIN(TEST(test_elementwise_and_data_movement), TEST(test_result_precision_and_compare),
+          TEST(test_many_operands))
