@@ -142,10 +142,11 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
     }
     free(sequential);
     if (s) return s;
-    g->unit_count = (g->count + KERNELS_PER_UNIT - 1) / KERNELS_PER_UNIT;
-    if (g->unit_count > MAX_UNITS) g->unit_count = MAX_UNITS;
-    int64_t per_unit = g->unit_count ? (g->count + g->unit_count - 1) / g->unit_count : 1;
-    g->units = calloc((size_t)(g->unit_count ? g->unit_count : 1), sizeof(*g->units));
+    int64_t units = (g->count + KERNELS_PER_UNIT - 1) / KERNELS_PER_UNIT;
+    if (units > MAX_UNITS) units = MAX_UNITS;
+    int64_t per_unit = units ? (g->count + units - 1) / units : 1;
+    g->units = calloc((size_t)(units ? units : 1), sizeof(*g->units));
+    if (g->units) g->unit_count = units; /* generated_free frees what is counted */
     if (!g->units) return OOM();
     for (int64_t u = 0; u < g->unit_count; u++) {
         cxla_strbuf_init(&g->units[u]);

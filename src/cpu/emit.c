@@ -1426,6 +1426,7 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
     em *e = &ctx;
     e->arena = cxla_arena_create();
     if (!e->arena) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    cpu_emit_fmt_reset();
     e->name = name;
     e->top = instr;
     e->fused = fused;
@@ -1557,7 +1558,8 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
         cxla_strbuf_puts(out, "    if (begin < 0) begin = 0;\n    if (begin >= end) return;\n");
         cxla_strbuf_printf(out, "    %s_body(%s%s%s, begin, end);\n}\n\n", name, e->out_args, sep,
                            e->in_args);
-        if (out->failed || body.failed || e->consts.failed || e->helpers.failed)
+        if (out->failed || body.failed || e->consts.failed || e->helpers.failed ||
+            cpu_emit_fmt_failed())
             st = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s",
                             instr->name);
         if (!st && out_info) {

@@ -84,6 +84,18 @@ static const char *wtype(cxla_type t) {
     }
 }
 
+/* Set when a piece of text could not be made (memory was short): the kernel being emitted
+ * holds a placeholder there and must not be compiled (cpu_emit_kernel_info fails). */
+static _Thread_local bool fmt_failed;
+
+void cpu_emit_fmt_reset(void) {
+    fmt_failed = false;
+}
+
+bool cpu_emit_fmt_failed(void) {
+    return fmt_failed;
+}
+
 char *cpu_emit_fmt(cxla_arena *arena, const char *format, ...) {
     va_list args;
     va_start(args, format);
@@ -93,6 +105,7 @@ char *cpu_emit_fmt(cxla_arena *arena, const char *format, ...) {
     va_end(args);
     char *s = b.failed || !b.data ? NULL : cxla_arena_strndup(arena, b.data, b.len);
     cxla_strbuf_free(&b);
+    if (!s) fmt_failed = true;
     return s ? s : (char *)"0 /* out of memory */";
 }
 

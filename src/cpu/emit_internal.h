@@ -44,4 +44,8 @@ const char *cpu_emit_convert(cxla_arena *arena, cxla_type from, cxla_type to, co
  * the interpreter's libm expressions for small floats whose NaN sign matters). */
 void cpu_emit_math_type(cxla_type t);
 
+/* cpu_emit_fmt's failure flag (per thread): reset before a kernel, tested after it. */
+void cpu_emit_fmt_reset(void);
+bool cpu_emit_fmt_failed(void);
+
 #endif /* CXLA_CPU_EMIT_INTERNAL_H_ */
