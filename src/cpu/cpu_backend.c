@@ -1,8 +1,10 @@
 /* The cpu backend: compile = clone the module, run the pass pipeline, emit one C kernel
  * per fusion and per elementwise or data-movement instruction of the computations that
  * run in sequence (the entry, while bodies and conditions, conditional branches, called
- * computations), compile them (cached) and look them up; execute = the interpreter's
- * driver with those instructions overridden by their kernels (cpu.h). */
+ * computations), compile them (cached) and look them up, and prepare a library call
+ * (onednn.h) for each dot and convolution there; execute = the arena plan when the entry
+ * is made of those, else the interpreter's driver with those instructions overridden by
+ * their kernels and calls (cpu.h). */
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include "cpu/compiler.h"
 #include "cpu/cpu_internal.h"
 #include "cpu/emit.h"
+#include "cpu/onednn.h"
 #include "interp/interp.h"
 #include "literal/literal_internal.h"
 
@@ -25,6 +28,7 @@ typedef struct cpu_compiled {
     cxla_module *module; /* owned: the optimized clone */
     cpu_library *library;
     cpu_kernel_fn *kernels; /* by instruction id; NULL: the interpreter's handler */
+    cpu_call *calls;        /* by instruction id; fn NULL: none */
     int64_t id_count;
     int64_t kernel_count;
     cpu_plan *plan; /* when the entry is kernels only: runs without the driver */
@@ -82,6 +86,17 @@ static bool wants_kernel(const cxla_instr *in) {
     return cpu_can_emit(in);
 }
 
+/* Whether |in| gets a library call: a dot or convolution of static arrays. */
+static bool wants_call(const cxla_instr *in) {
+    if (in->opcode != CXLA_OP_DOT && in->opcode != CXLA_OP_CONVOLUTION) return false;
+    if (!cxla_type_is_array(in->shape.type) || !cxla_shape_is_static(&in->shape)) return false;
+    for (int64_t k = 0; k < in->operand_count; k++) {
+        const cxla_shape *s = &in->operands[k]->shape;
+        if (!cxla_type_is_array(s->type) || !cxla_shape_is_static(s)) return false;
+    }
+    return true;
+}
+
 static void kernel_name(const cxla_instr *in, char *buf, size_t size) {
     size_t n = (size_t)snprintf(buf, size, "k%" PRId64 "_", in->id);
     for (const char *p = in->name; *p && n + 1 < size && n < 48; p++)
@@ -95,6 +110,8 @@ typedef struct generated {
     cxla_module *module;
     const cxla_instr **instrs; /* those with kernels */
     int64_t count;
+    const cxla_instr **call_instrs; /* those with library calls */
+    int64_t call_count;
     cxla_strbuf *units; /* the translation units */
     int64_t unit_count;
 } generated;
@@ -102,6 +119,7 @@ typedef struct generated {
 static void generated_free(generated *g) {
     cxla_module_destroy(g->module);
     free(g->instrs);
+    free(g->call_instrs);
     for (int64_t u = 0; u < g->unit_count; u++) cxla_strbuf_free(&g->units[u]);
     free(g->units);
     memset(g, 0, sizeof(*g));
@@ -147,13 +165,17 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
     int64_t total = 0;
     for (int64_t c = 0; c < m->comp_count; c++) total += m->comps[c]->instr_count;
     g->instrs = calloc((size_t)(total ? total : 1), sizeof(*g->instrs));
-    if (!sequential || !g->instrs) s = OOM();
+    g->call_instrs = calloc((size_t)(total ? total : 1), sizeof(*g->call_instrs));
+    if (!sequential || !g->instrs || !g->call_instrs) s = OOM();
     if (!s && m->entry) s = mark_sequential(m, m->entry, sequential);
     for (int64_t c = 0; c < m->comp_count && !s; c++) {
         if (!sequential[c]) continue;
         const cxla_computation *comp = m->comps[c];
         for (int64_t i = 0; i < comp->instr_count; i++)
-            if (wants_kernel(comp->instrs[i])) g->instrs[g->count++] = comp->instrs[i];
+            if (wants_kernel(comp->instrs[i]))
+                g->instrs[g->count++] = comp->instrs[i];
+            else if (wants_call(comp->instrs[i]))
+                g->call_instrs[g->call_count++] = comp->instrs[i];
     }
     free(sequential);
     if (s) return s;
@@ -219,7 +241,10 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
                               const cxla_literal *const *operands, cxla_literal **out) {
     const cpu_compiled *c = interp_overrides_user(ctx);
     cpu_kernel_fn fn = in->id >= 0 && in->id < c->id_count ? c->kernels[in->id] : NULL;
-    bool fits = fn != NULL;
+    const cpu_call *call = !fn && in->id >= 0 && in->id < c->id_count && c->calls[in->id].fn
+                               ? &c->calls[in->id]
+                               : NULL;
+    bool fits = fn != NULL || call != NULL;
     for (int64_t k = 0; k < in->operand_count && fits; k++)
         fits = same_dims(operands[k], &in->operands[k]->shape);
     if (!fits) return interp_handler(in->opcode)(ctx, in, operands, out);
@@ -244,7 +269,12 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
             if (!s) outs[i] = elements[i]->data;
         }
         if (!s) {
-            fn(outs, ins);
+            if (call)
+                s = call->fn(call->state, outs, ins);
+            else
+                fn(outs, ins);
+        }
+        if (!s) {
             s = interp_make_tuple(elements, n, &result);
         } else if (elements) {
             for (int64_t i = 0; i < n; i++) cxla_literal_free(elements[i]);
@@ -255,7 +285,14 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
         s = interp_new_array(&in->shape, &result);
         if (!s) {
             void *outs[1] = {result->data};
-            fn(outs, ins);
+            if (call)
+                s = call->fn(call->state, outs, ins);
+            else
+                fn(outs, ins);
+            if (s) {
+                cxla_literal_free(result);
+                result = NULL;
+            }
         }
     }
     if (ins != ins_small) free(ins);
@@ -266,7 +303,8 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
 
 static interp_op_fn lookup(void *user, const cxla_instr *in) {
     const cpu_compiled *c = user;
-    return in->id >= 0 && in->id < c->id_count && c->kernels[in->id] ? run_kernel : NULL;
+    if (in->id < 0 || in->id >= c->id_count) return NULL;
+    return c->kernels[in->id] || c->calls[in->id].fn ? run_kernel : NULL;
 }
 
 /* ---- the backend interface ----------------------------------------------------------------- */
@@ -276,6 +314,8 @@ static void cpu_destroy(void *compiled) {
     if (!c) return;
     cpu_plan_destroy(c->plan);
     cpu_library_close(c->library);
+    for (int64_t i = 0; c->calls && i < c->id_count; i++) cpu_call_release(&c->calls[i]);
+    free(c->calls);
     free(c->kernels);
     cxla_module_destroy(c->module);
     free(c);
@@ -293,7 +333,8 @@ static cxla_status cpu_compile(const cxla_module *module, const exec_compile_opt
         g.module = NULL;
         c->id_count = c->module->next_id;
         c->kernels = calloc((size_t)(c->id_count ? c->id_count : 1), sizeof(*c->kernels));
-        if (!c->kernels) s = OOM();
+        c->calls = calloc((size_t)(c->id_count ? c->id_count : 1), sizeof(*c->calls));
+        if (!c->kernels || !c->calls) s = OOM();
     }
     if (!s && g.count > 0) {
         const char **sources = calloc((size_t)g.unit_count, sizeof(*sources));
@@ -321,7 +362,10 @@ static cxla_status cpu_compile(const cxla_module *module, const exec_compile_opt
         }
         c->kernel_count = g.count;
     }
-    if (!s) s = cpu_plan_build(c->module, c->kernels, c->id_count, &c->plan);
+    /* Library calls are prepared now (oneDNN primitives are created once, not per run). */
+    for (int64_t i = 0; i < g.call_count && !s; i++)
+        s = cpu_linalg_prepare(g.call_instrs[i], &c->calls[g.call_instrs[i]->id]);
+    if (!s) s = cpu_plan_build(c->module, c->kernels, c->calls, c->id_count, &c->plan);
     generated_free(&g);
     if (s) {
         cpu_destroy(c);

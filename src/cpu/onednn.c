@@ -1,0 +1,618 @@
+/* Dot and convolution on the cpu backend: oneDNN primitives where they express the
+ * instruction, the interpreter's blocked matrix product otherwise (onednn.h says which).
+ *
+ * oneDNN's primitives are created here once per instruction and run many times. A call
+ * keeps, per tensor, the memory descriptor of the caller's buffer (the operand's shape
+ * in row-major order, its dims permuted and merged by strides) and the one the primitive
+ * chose; when they differ (a convolution that runs faster on blocked weights), a reorder
+ * primitive converts on every run. Each run makes its own stream, memory objects and
+ * scratchpad (the user-managed scratchpad mode), so one call serves several threads. */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/onednn.h"
+#include "interp/interp.h"
+#include "literal/literal_internal.h"
+
+#define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
+
+void cpu_call_release(cpu_call *call) {
+    if (call->free_state) call->free_state(call->state);
+    memset(call, 0, sizeof(*call));
+}
+
+static int64_t elements_of(const cxla_shape *s) {
+    int64_t n = 1;
+    for (int64_t d = 0; d < s->rank; d++) n *= s->dims[d];
+    return n;
+}
+
+static void row_major_strides(const cxla_shape *s, int64_t *strides) {
+    int64_t st = 1;
+    for (int64_t d = s->rank - 1; d >= 0; d--) {
+        strides[d] = st;
+        st *= s->dims[d];
+    }
+}
+
+/* ---- the loops: the interpreter's handler over the buffers ----------------------------- */
+
+/* The interpreter's dot and convolution pack their operands and multiply them with a
+ * cache-blocked matrix product (KC x NC panels, 4 x NR register blocks); they read
+ * nothing but the instruction and the operands, so they run here on literal views of the
+ * buffers. */
+typedef struct loops_state {
+    const cxla_instr *instr;
+    cxla_shape shapes[2]; /* the operands' shapes without their layouts: data is row-major */
+} loops_state;
+
+static cxla_status loops_run(void *state, void *const *out, const void *const *in) {
+    const loops_state *st = state;
+    cxla_literal views[2];
+    const cxla_literal *ops[2];
+    for (int k = 0; k < 2; k++) {
+        memset(&views[k], 0, sizeof(views[k]));
+        views[k].shape = (cxla_shape *)&st->shapes[k];
+        views[k].data = (void *)in[k];
+        views[k].count = elements_of(&st->shapes[k]);
+        CXLA_RETURN_IF_ERROR(cxla_shape_byte_size(&st->shapes[k], &views[k].size));
+        ops[k] = &views[k];
+    }
+    cxla_literal *result = NULL;
+    CXLA_RETURN_IF_ERROR(interp_handler(st->instr->opcode)(NULL, st->instr, ops, &result));
+    if (result->size) memcpy(out[0], result->data, result->size);
+    cxla_literal_free(result);
+    return NULL;
+}
+
+static cxla_status loops_prepare(const cxla_instr *instr, cpu_call *out) {
+    loops_state *st = calloc(1, sizeof(*st));
+    if (!st) return OOM();
+    st->instr = instr;
+    for (int k = 0; k < 2; k++) {
+        st->shapes[k] = instr->operands[k]->shape;
+        st->shapes[k].layout = NULL;
+        st->shapes[k].dynamic = NULL;
+    }
+    *out = (cpu_call){.fn = loops_run, .state = st, .free_state = free, .what = "loops"};
+    return NULL;
+}
+
+/* ---- oneDNN ----------------------------------------------------------------------------- */
+
+#ifdef CXLA_HAVE_ONEDNN
+#include <dnnl.h>
+#include <dnnl_debug.h>
+#include <pthread.h>
+
+bool cpu_onednn_available(void) {
+    return true;
+}
+
+/* One engine per process: oneDNN's CPU engine has no state worth more than one. */
+static dnnl_engine_t engine;
+static dnnl_status_t engine_status = dnnl_runtime_error;
+static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
+
+static void engine_init(void) {
+    engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0);
+}
+
+enum { TENSORS = 3, ALIGN = 64 };
+
+typedef struct tensor {
+    int arg; /* DNNL_ARG_* of the primitive */
+    int io;  /* >= 0: in[io]; -1: out[0] */
+    dnnl_memory_desc_t user, prim;
+    dnnl_primitive_t reorder; /* user -> prim (inputs) or prim -> user (the output); or NULL */
+    size_t prim_size;
+    /* A kernel whose spatial dims are read reversed: copied flipped before the run. */
+    bool flip;
+    int64_t rank, dims[CXLA_MAX_RANK];
+    bool flip_dim[CXLA_MAX_RANK];
+    size_t es, bytes;
+} tensor;
+
+typedef struct dnn_state {
+    const cxla_instr *instr;
+    dnnl_primitive_t prim;
+    tensor t[TENSORS];
+    size_t scratch_size;
+    dnnl_memory_desc_t scratch_md;
+} dnn_state;
+
+static void dnn_free(void *state) {
+    dnn_state *st = state;
+    if (!st) return;
+    if (st->prim) dnnl_primitive_destroy(st->prim);
+    for (int i = 0; i < TENSORS; i++)
+        if (st->t[i].reorder) dnnl_primitive_destroy(st->t[i].reorder);
+    free(st);
+}
+
+static cxla_status dnn_error(const cxla_instr *instr, const char *what, dnnl_status_t s) {
+    return cxla_error(CXLA_STATUS_INTERNAL, "%s: oneDNN %s failed: %s", instr->name, what,
+                      dnnl_status2str(s));
+}
+
+static void *aligned(size_t size) {
+    return aligned_alloc(ALIGN, (size + ALIGN - 1) / ALIGN * ALIGN + (size ? 0 : ALIGN));
+}
+
+/* Copies a row-major array of |t|'s dims with the flagged dims reversed. */
+static void flip_copy(const tensor *t, const void *src, void *dst) {
+    int64_t strides[CXLA_MAX_RANK], idx[CXLA_MAX_RANK] = {0}, count = 1;
+    for (int64_t d = t->rank - 1; d >= 0; d--) {
+        strides[d] = count;
+        count *= t->dims[d];
+    }
+    const unsigned char *s = src;
+    unsigned char *o = dst;
+    for (int64_t e = 0; e < count; e++) {
+        int64_t off = 0;
+        for (int64_t d = 0; d < t->rank; d++)
+            off += (t->flip_dim[d] ? t->dims[d] - 1 - idx[d] : idx[d]) * strides[d];
+        memcpy(o + (size_t)off * t->es, s + (size_t)e * t->es, t->es);
+        for (int64_t d = t->rank - 1; d >= 0; d--) {
+            if (++idx[d] < t->dims[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+static cxla_status dnn_run(void *state, void *const *out, const void *const *in) {
+    const dnn_state *st = state;
+    dnnl_stream_t stream = NULL;
+    dnnl_memory_t user_mem[TENSORS] = {0}, prim_mem[TENSORS] = {0}, scratch_mem = NULL;
+    void *bufs[TENSORS] = {0}, *flipped[TENSORS] = {0}, *scratch = NULL;
+    const char *what = "stream creation";
+    dnnl_status_t ds = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
+    cxla_status s = NULL;
+    for (int i = 0; i < TENSORS && ds == dnnl_success && !s; i++) {
+        const tensor *t = &st->t[i];
+        void *ptr = t->io >= 0 ? (void *)in[t->io] : out[0];
+        if (t->flip) {
+            flipped[i] = malloc(t->bytes ? t->bytes : 1);
+            if (!flipped[i]) {
+                s = OOM();
+                break;
+            }
+            flip_copy(t, ptr, flipped[i]);
+            ptr = flipped[i];
+        }
+        what = "memory creation";
+        ds = dnnl_memory_create(&user_mem[i], &t->user, engine, ptr);
+        if (ds != dnnl_success || !t->reorder) continue;
+        bufs[i] = aligned(t->prim_size);
+        if (!bufs[i]) {
+            s = OOM();
+            break;
+        }
+        ds = dnnl_memory_create(&prim_mem[i], &t->prim, engine, bufs[i]);
+        if (ds != dnnl_success || t->io < 0) continue;
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user_mem[i]}, {DNNL_ARG_TO, prim_mem[i]}};
+        what = "reorder";
+        ds = dnnl_primitive_execute(t->reorder, stream, 2, args);
+    }
+    if (ds == dnnl_success && !s && st->scratch_size) {
+        scratch = aligned(st->scratch_size);
+        if (!scratch) s = OOM();
+        what = "memory creation";
+        if (!s) ds = dnnl_memory_create(&scratch_mem, &st->scratch_md, engine, scratch);
+    }
+    if (ds == dnnl_success && !s) {
+        dnnl_exec_arg_t args[TENSORS + 1];
+        int n = 0;
+        for (int i = 0; i < TENSORS; i++)
+            args[n++] = (dnnl_exec_arg_t){st->t[i].arg, prim_mem[i] ? prim_mem[i] : user_mem[i]};
+        if (scratch_mem) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, scratch_mem};
+        what = "execution";
+        ds = dnnl_primitive_execute(st->prim, stream, n, args);
+    }
+    for (int i = 0; i < TENSORS && ds == dnnl_success && !s; i++) {
+        const tensor *t = &st->t[i];
+        if (t->io >= 0 || !t->reorder) continue;
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, prim_mem[i]}, {DNNL_ARG_TO, user_mem[i]}};
+        what = "reorder";
+        ds = dnnl_primitive_execute(t->reorder, stream, 2, args);
+    }
+    if (ds == dnnl_success && !s) {
+        what = "execution";
+        ds = dnnl_stream_wait(stream);
+    }
+    if (ds != dnnl_success && !s) s = dnn_error(st->instr, what, ds);
+    for (int i = 0; i < TENSORS; i++) {
+        if (user_mem[i]) dnnl_memory_destroy(user_mem[i]);
+        if (prim_mem[i]) dnnl_memory_destroy(prim_mem[i]);
+        free(bufs[i]);
+        free(flipped[i]);
+    }
+    if (scratch_mem) dnnl_memory_destroy(scratch_mem);
+    free(scratch);
+    if (stream) dnnl_stream_destroy(stream);
+    return s;
+}
+
+static dnnl_data_type_t dt_of(cxla_type t) {
+    switch (t) {
+    case CXLA_F32: return dnnl_f32;
+    case CXLA_BF16: return dnnl_bf16;
+    case CXLA_F16: return dnnl_f16;
+    default: return dnnl_data_type_undef;
+    }
+}
+
+static bool is_ref(const_dnnl_primitive_desc_t pd) {
+    const char *impl = NULL;
+    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, (void *)&impl) != dnnl_success)
+        return false;
+    return impl && strncmp(impl, "ref", 3) == 0;
+}
+
+/* The attributes of every primitive: f32 stays f32 (XLA's CPU backend never computes an
+ * f32 dot in bf16 or tf32, whatever ONEDNN_DEFAULT_FPMATH_MODE says), and the scratchpad
+ * is the caller's, so that runs on several threads do not share one. */
+static dnnl_status_t make_attr(dnnl_primitive_attr_t *attr) {
+    dnnl_status_t ds = dnnl_primitive_attr_create(attr);
+    if (ds == dnnl_success)
+        ds = dnnl_primitive_attr_set_fpmath_mode(*attr, dnnl_fpmath_mode_strict);
+    if (ds == dnnl_success)
+        ds = dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user);
+    return ds;
+}
+
+/* Fills |st| from the primitive descriptor |pd| (owned: destroyed here): the tensors'
+ * chosen layouts with their reorders, the scratchpad, the primitive. |queries| gives the
+ * memory-descriptor query of each tensor. */
+static dnnl_status_t finish(dnn_state *st, dnnl_primitive_desc_t pd, const dnnl_query_t *queries,
+                            const char **what) {
+    dnnl_status_t ds = dnnl_success;
+    for (int i = 0; i < TENSORS && ds == dnnl_success; i++) {
+        tensor *t = &st->t[i];
+        t->prim = *dnnl_primitive_desc_query_md(pd, queries[i], 0);
+        if (dnnl_memory_desc_equal(&t->user, &t->prim)) continue;
+        t->prim_size = dnnl_memory_desc_get_size(&t->prim);
+        dnnl_primitive_desc_t rpd = NULL;
+        *what = "reorder creation";
+        ds = t->io >= 0 ? dnnl_reorder_primitive_desc_create(&rpd, &t->user, engine, &t->prim,
+                                                             engine, NULL)
+                        : dnnl_reorder_primitive_desc_create(&rpd, &t->prim, engine, &t->user,
+                                                             engine, NULL);
+        if (ds == dnnl_success) ds = dnnl_primitive_create(&t->reorder, rpd);
+        if (rpd) dnnl_primitive_desc_destroy(rpd);
+    }
+    if (ds == dnnl_success) {
+        st->scratch_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+        st->scratch_size = dnnl_memory_desc_get_size(&st->scratch_md);
+        *what = "primitive creation";
+        ds = dnnl_primitive_create(&st->prim, pd);
+    }
+    dnnl_primitive_desc_destroy(pd);
+    return ds;
+}
+
+/* A group of dims that the primitive sees as one (M, N or K of a matrix product): their
+ * sizes multiplied, with one stride, when each stride is the next one's times its size
+ * (dims of size 1 do not matter). False when they cannot be merged without a copy. */
+typedef struct group {
+    int64_t size, stride;
+} group;
+
+static bool merge(int64_t n, const int64_t *which, const cxla_shape *s, const int64_t *strides,
+                  group *g) {
+    g->size = 1;
+    g->stride = 0; /* none yet */
+    for (int64_t i = n - 1; i >= 0; i--) {
+        int64_t d = which[i];
+        if (s->dims[d] == 1) continue;
+        if (g->stride == 0)
+            g->stride = strides[d];
+        else if (strides[d] != g->stride * g->size)
+            return false;
+        g->size *= s->dims[d];
+    }
+    return true;
+}
+
+/* The strides of a [rows, cols] matrix when one of them is 1: the one of size 1 takes the
+ * stride that keeps the matrix plainly row- or column-major. */
+static void fix_unit(group *rows, group *cols) {
+    if (rows->stride == 0) rows->stride = cols->stride == 1 ? (cols->size ? cols->size : 1) : 1;
+    if (cols->stride == 0) cols->stride = rows->stride == 1 ? (rows->size ? rows->size : 1) : 1;
+    if (rows->size == 1 && cols->stride == 1) rows->stride = cols->size;
+    if (cols->size == 1 && rows->stride == 1) cols->stride = rows->size;
+}
+
+/* dot: the matmul primitive over [batch..., M, K] x [batch..., K, N] -> [batch..., M, N]. */
+static cxla_status dot_prepare(const cxla_instr *instr, dnn_state *st, bool *handled) {
+    const cxla_shape *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
+    const cxla_shape *os = &instr->shape;
+    int64_t nlb, nrb, nlc, nrc;
+    const int64_t *lb = cxla_instr_ints(instr, CXLA_ATTR_LHS_BATCH_DIMS, &nlb);
+    const int64_t *rb = cxla_instr_ints(instr, CXLA_ATTR_RHS_BATCH_DIMS, &nrb);
+    const int64_t *lc = cxla_instr_ints(instr, CXLA_ATTR_LHS_CONTRACTING_DIMS, &nlc);
+    const int64_t *rc = cxla_instr_ints(instr, CXLA_ATTR_RHS_CONTRACTING_DIMS, &nrc);
+    if (!lb) nlb = 0;
+    if (!rb) nrb = 0;
+    if (!lc) nlc = 0;
+    if (!rc) nrc = 0;
+    if (nlb != nrb || nlc != nrc || nlb + 2 > DNNL_MAX_NDIMS) return NULL;
+    int64_t lstr[CXLA_MAX_RANK], rstr[CXLA_MAX_RANK], ostr[CXLA_MAX_RANK];
+    row_major_strides(ls, lstr);
+    row_major_strides(rs, rstr);
+    row_major_strides(os, ostr);
+    bool lused[CXLA_MAX_RANK] = {false}, rused[CXLA_MAX_RANK] = {false};
+    for (int64_t i = 0; i < nlb; i++) lused[lb[i]] = rused[rb[i]] = true;
+    for (int64_t i = 0; i < nlc; i++) lused[lc[i]] = rused[rc[i]] = true;
+    int64_t lf[CXLA_MAX_RANK], rf[CXLA_MAX_RANK], nlf = 0, nrf = 0;
+    for (int64_t d = 0; d < ls->rank; d++)
+        if (!lused[d]) lf[nlf++] = d;
+    for (int64_t d = 0; d < rs->rank; d++)
+        if (!rused[d]) rf[nrf++] = d;
+    int64_t om[CXLA_MAX_RANK], on[CXLA_MAX_RANK];
+    for (int64_t i = 0; i < nlf; i++) om[i] = nlb + i;
+    for (int64_t i = 0; i < nrf; i++) on[i] = nlb + nlf + i;
+    group lm, lk, rk, rn, dm, dn;
+    if (!merge(nlf, lf, ls, lstr, &lm) || !merge(nlc, lc, ls, lstr, &lk) ||
+        !merge(nlc, rc, rs, rstr, &rk) || !merge(nrf, rf, rs, rstr, &rn) ||
+        !merge(nlf, om, os, ostr, &dm) || !merge(nrf, on, os, ostr, &dn))
+        return NULL;
+    fix_unit(&lm, &lk);
+    fix_unit(&rk, &rn);
+    fix_unit(&dm, &dn);
+    int nd = (int)nlb + 2;
+    dnnl_dims_t sd, wd, dd, ss, ws, dst_s;
+    for (int64_t i = 0; i < nlb; i++) {
+        sd[i] = wd[i] = dd[i] = ls->dims[lb[i]];
+        ss[i] = lstr[lb[i]];
+        ws[i] = rstr[rb[i]];
+        dst_s[i] = ostr[i];
+    }
+    sd[nd - 2] = lm.size, sd[nd - 1] = lk.size, ss[nd - 2] = lm.stride, ss[nd - 1] = lk.stride;
+    wd[nd - 2] = rk.size, wd[nd - 1] = rn.size, ws[nd - 2] = rk.stride, ws[nd - 1] = rn.stride;
+    dd[nd - 2] = dm.size, dd[nd - 1] = dn.size, dst_s[nd - 2] = dm.stride,
+            dst_s[nd - 1] = dn.stride;
+    st->t[0] = (tensor){.arg = DNNL_ARG_SRC, .io = 0};
+    st->t[1] = (tensor){.arg = DNNL_ARG_WEIGHTS, .io = 1};
+    st->t[2] = (tensor){.arg = DNNL_ARG_DST, .io = -1};
+    dnnl_status_t ds =
+        dnnl_memory_desc_init_by_strides(&st->t[0].user, nd, sd, dt_of(ls->type), ss);
+    if (ds == dnnl_success)
+        ds = dnnl_memory_desc_init_by_strides(&st->t[1].user, nd, wd, dt_of(rs->type), ws);
+    if (ds == dnnl_success)
+        ds = dnnl_memory_desc_init_by_strides(&st->t[2].user, nd, dd, dt_of(os->type), dst_s);
+    if (ds != dnnl_success) return NULL; /* a form oneDNN does not take: the loops */
+    dnnl_matmul_desc_t desc;
+    ds = dnnl_matmul_desc_init(&desc, &st->t[0].user, &st->t[1].user, NULL, &st->t[2].user);
+    if (ds != dnnl_success) return NULL;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    const char *what = "attribute creation";
+    ds = make_attr(&attr);
+    if (ds == dnnl_success) {
+        ds = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
+        if (ds == dnnl_unimplemented) {
+            dnnl_primitive_attr_destroy(attr);
+            return NULL;
+        }
+        what = "matmul creation";
+    }
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    static const dnnl_query_t queries[TENSORS] = {dnnl_query_src_md, dnnl_query_weights_md,
+                                                  dnnl_query_dst_md};
+    if (ds == dnnl_success) ds = finish(st, pd, queries, &what);
+    if (ds != dnnl_success) return dnn_error(instr, what, ds);
+    *handled = true;
+    return NULL;
+}
+
+/* convolution: forward, or backward-data for lhs dilation (see conv_prepare). */
+static cxla_status conv_prepare(const cxla_instr *instr, dnn_state *st, bool *handled) {
+    const cxla_shape *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
+    const cxla_shape *os = &instr->shape;
+    const cxla_attr *dl = cxla_instr_attr(instr, CXLA_ATTR_DIM_LABELS);
+    const cxla_attr *w = cxla_instr_attr(instr, CXLA_ATTR_WINDOW);
+    if (!dl || dl->kind != CXLA_ATTR_KIND_DIM_LABELS) return NULL;
+    const cxla_conv_dims *d = &dl->v.conv;
+    int64_t n = d->spatial_count;
+    if (n > 3 || (n > 0 && (!w || w->kind != CXLA_ATTR_KIND_WINDOW || w->v.window.rank != n)))
+        return NULL;
+    int64_t g = 1, bg = 1;
+    cxla_instr_int(instr, CXLA_ATTR_FEATURE_GROUP_COUNT, &g);
+    cxla_instr_int(instr, CXLA_ATTR_BATCH_GROUP_COUNT, &bg);
+    if (bg != 1 || g < 1) return NULL;
+    bool lhs_dilated = false;
+    for (int64_t i = 0; i < n; i++) {
+        const cxla_window_dim *wd = &w->v.window.dims[i];
+        if (wd->pad_low < 0 || wd->pad_high < 0) return NULL;
+        if (wd->lhs_dilation > 1) lhs_dilated = true;
+    }
+    int64_t lstr[CXLA_MAX_RANK], rstr[CXLA_MAX_RANK], ostr[CXLA_MAX_RANK];
+    row_major_strides(ls, lstr);
+    row_major_strides(rs, rstr);
+    row_major_strides(os, ostr);
+    int64_t IZ = ls->dims[d->input_feature], KZ = rs->dims[d->kernel_input_feature];
+    int64_t OZ = rs->dims[d->kernel_output_feature];
+    int64_t ns = n > 0 ? n : 1; /* no spatial dims: one of size 1 */
+    int nd = (int)ns + 2;
+    dnnl_dims_t in_d, in_s, out_d, out_s, k_d, k_s, strides, dilates, pad_l, pad_r;
+    in_d[0] = ls->dims[d->input_batch], in_s[0] = lstr[d->input_batch];
+    in_d[1] = IZ, in_s[1] = lstr[d->input_feature];
+    out_d[0] = os->dims[d->output_batch], out_s[0] = ostr[d->output_batch];
+    out_d[1] = OZ, out_s[1] = ostr[d->output_feature];
+    /* Weights: [G,] out channels (per group), in channels, spatial. For the backward-data
+     * form the roles turn around: its "output" channels are the HLO input's (KZ per group)
+     * and its "input" channels the HLO output's (OZ / G per group). */
+    int kw = 0;
+    if (g > 1) {
+        k_d[kw] = g, k_s[kw++] = (OZ / g) * rstr[d->kernel_output_feature];
+    }
+    if (!lhs_dilated) {
+        k_d[kw] = OZ / g, k_s[kw++] = rstr[d->kernel_output_feature];
+        k_d[kw] = KZ, k_s[kw++] = rstr[d->kernel_input_feature];
+    } else {
+        k_d[kw] = KZ, k_s[kw++] = rstr[d->kernel_input_feature];
+        k_d[kw] = OZ / g, k_s[kw++] = rstr[d->kernel_output_feature];
+    }
+    tensor *kt = &st->t[1];
+    *kt = (tensor){.arg = DNNL_ARG_WEIGHTS, .io = 1, .rank = rs->rank};
+    for (int64_t i = 0; i < rs->rank; i++) kt->dims[i] = rs->dims[i];
+    for (int64_t i = 0; i < ns; i++) {
+        if (n == 0) {
+            in_d[2] = out_d[2] = k_d[kw] = 1;
+            in_s[2] = out_s[2] = k_s[kw] = 1;
+            strides[0] = 1, dilates[0] = 0, pad_l[0] = pad_r[0] = 0;
+            break;
+        }
+        const cxla_window_dim *wd = &w->v.window.dims[i];
+        in_d[2 + i] = ls->dims[d->input_spatial[i]], in_s[2 + i] = lstr[d->input_spatial[i]];
+        out_d[2 + i] = os->dims[d->output_spatial[i]], out_s[2 + i] = ostr[d->output_spatial[i]];
+        k_d[kw + i] = rs->dims[d->kernel_spatial[i]], k_s[kw + i] = rstr[d->kernel_spatial[i]];
+        dilates[i] = wd->rhs_dilation - 1;
+        if (!lhs_dilated) {
+            strides[i] = wd->stride;
+            pad_l[i] = wd->pad_low;
+            pad_r[i] = wd->pad_high;
+            kt->flip_dim[d->kernel_spatial[i]] = wd->reversal;
+        } else {
+            /* A transposed convolution: the HLO input is the gradient of a strided
+             * convolution's output (its stride the lhs dilation), read with the kernel
+             * reversed and the padding (K-1)*D - pad on each side. */
+            if (wd->stride != 1) return NULL;
+            int64_t ext = (wd->size - 1) * wd->rhs_dilation;
+            strides[i] = wd->lhs_dilation;
+            pad_l[i] = ext - wd->pad_low;
+            pad_r[i] = ext - wd->pad_high;
+            if (pad_l[i] < 0 || pad_r[i] < 0) return NULL;
+            kt->flip_dim[d->kernel_spatial[i]] = !wd->reversal;
+        }
+        if (kt->flip_dim[d->kernel_spatial[i]]) kt->flip = true;
+    }
+    if (kt->flip) {
+        kt->es = cxla_type_storage(rs->type);
+        kt->bytes = (size_t)elements_of(rs) * kt->es;
+    }
+    int kd = kw + (int)ns;
+    dnnl_data_type_t it = dt_of(ls->type), wt = dt_of(rs->type), ot = dt_of(os->type);
+    tensor *src = &st->t[0], *dst = &st->t[2];
+    *src = (tensor){.arg = lhs_dilated ? DNNL_ARG_DIFF_DST : DNNL_ARG_SRC, .io = 0};
+    *dst = (tensor){.arg = lhs_dilated ? DNNL_ARG_DIFF_SRC : DNNL_ARG_DST, .io = -1};
+    dnnl_status_t ds = dnnl_memory_desc_init_by_strides(&src->user, nd, in_d, it, in_s);
+    if (ds == dnnl_success) ds = dnnl_memory_desc_init_by_strides(&kt->user, kd, k_d, wt, k_s);
+    if (ds == dnnl_success) ds = dnnl_memory_desc_init_by_strides(&dst->user, nd, out_d, ot, out_s);
+    if (ds != dnnl_success) return NULL;
+    /* First the caller's layouts for the activations and any for the weights (a reorder of
+     * the small kernel per run); when only the reference implementation takes that, any
+     * layout for all three (reorders of the activations too). */
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_attr_t attr = NULL;
+    if (make_attr(&attr) != dnnl_success && attr) {
+        dnnl_primitive_attr_destroy(attr);
+        attr = NULL;
+    }
+    for (int attempt = 0; attempt < 2 && attr; attempt++) {
+        dnnl_memory_desc_t s_md = src->user, k_md, d_md = dst->user;
+        dnnl_memory_desc_init_by_tag(&k_md, kd, k_d, wt, dnnl_format_tag_any);
+        if (attempt == 1) {
+            dnnl_memory_desc_init_by_tag(&s_md, nd, in_d, it, dnnl_format_tag_any);
+            dnnl_memory_desc_init_by_tag(&d_md, nd, out_d, ot, dnnl_format_tag_any);
+        }
+        dnnl_convolution_desc_t desc;
+        ds = lhs_dilated
+                 ? dnnl_dilated_convolution_backward_data_desc_init(&desc, dnnl_convolution_direct,
+                                                                    &d_md, &k_md, &s_md, strides,
+                                                                    dilates, pad_l, pad_r)
+                 : dnnl_dilated_convolution_forward_desc_init(
+                       &desc, dnnl_forward_inference, dnnl_convolution_direct, &s_md, &k_md, NULL,
+                       &d_md, strides, dilates, pad_l, pad_r);
+        dnnl_primitive_desc_t next = NULL;
+        if (ds == dnnl_success) {
+            /* Backward data needs the forward primitive's descriptor as a hint. */
+            dnnl_primitive_desc_t hint = NULL;
+            if (lhs_dilated) {
+                dnnl_convolution_desc_t fwd;
+                ds = dnnl_dilated_convolution_forward_desc_init(
+                    &fwd, dnnl_forward_training, dnnl_convolution_direct, &d_md, &k_md, NULL, &s_md,
+                    strides, dilates, pad_l, pad_r);
+                if (ds == dnnl_success)
+                    ds = dnnl_primitive_desc_create(&hint, &fwd, attr, engine, NULL);
+            }
+            if (ds == dnnl_success)
+                ds = dnnl_primitive_desc_create(&next, &desc, attr, engine, hint);
+            if (hint) dnnl_primitive_desc_destroy(hint);
+        }
+        if (ds != dnnl_success) continue; /* not in this form; perhaps in the next */
+        if (!pd || !is_ref(next)) {
+            if (pd) dnnl_primitive_desc_destroy(pd);
+            pd = next;
+        } else {
+            dnnl_primitive_desc_destroy(next);
+        }
+        if (!is_ref(pd)) break;
+    }
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    if (!pd) return NULL; /* unimplemented or not expressible: the loops */
+    static const dnnl_query_t fwd_q[TENSORS] = {dnnl_query_src_md, dnnl_query_weights_md,
+                                                dnnl_query_dst_md};
+    static const dnnl_query_t bwd_q[TENSORS] = {dnnl_query_diff_dst_md, dnnl_query_weights_md,
+                                                dnnl_query_diff_src_md};
+    const char *what = "convolution creation";
+    ds = finish(st, pd, lhs_dilated ? bwd_q : fwd_q, &what);
+    if (ds != dnnl_success) return dnn_error(instr, what, ds);
+    *handled = true;
+    return NULL;
+}
+
+static cxla_status onednn_prepare(const cxla_instr *instr, cpu_call *out, bool *handled) {
+    *handled = false;
+    if (instr->operand_count != 2) return NULL;
+    const cxla_shape *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
+    if (dt_of(ls->type) == dnnl_data_type_undef || dt_of(rs->type) == dnnl_data_type_undef ||
+        dt_of(instr->shape.type) == dnnl_data_type_undef)
+        return NULL;
+    /* oneDNN refuses arrays with no elements; the loops give their zeros. */
+    if (elements_of(ls) == 0 || elements_of(rs) == 0 || elements_of(&instr->shape) == 0)
+        return NULL;
+    pthread_once(&engine_once, engine_init);
+    if (engine_status != dnnl_success) return NULL;
+    dnn_state *st = calloc(1, sizeof(*st));
+    if (!st) return OOM();
+    st->instr = instr;
+    cxla_status s = instr->opcode == CXLA_OP_DOT ? dot_prepare(instr, st, handled)
+                                                 : conv_prepare(instr, st, handled);
+    if (s || !*handled) {
+        dnn_free(st);
+        return s;
+    }
+    *out =
+        (cpu_call){.fn = dnn_run,
+                   .state = st,
+                   .free_state = dnn_free,
+                   .what = instr->opcode == CXLA_OP_DOT ? "onednn matmul" : "onednn convolution"};
+    return NULL;
+}
+
+#else /* no oneDNN */
+
+bool cpu_onednn_available(void) {
+    return false;
+}
+
+static cxla_status onednn_prepare(const cxla_instr *instr, cpu_call *out, bool *handled) {
+    (void)instr;
+    (void)out;
+    *handled = false;
+    return NULL;
+}
+
+#endif
+
+cxla_status cpu_linalg_prepare(const cxla_instr *instr, cpu_call *out) {
+    memset(out, 0, sizeof(*out));
+    bool handled = false;
+    CXLA_RETURN_IF_ERROR(onednn_prepare(instr, out, &handled));
+    return handled ? NULL : loops_prepare(instr, out);
+}

@@ -1,0 +1,35 @@
+/* Dot and convolution on the cpu backend (onednn.c): a library call (cpu_call) per
+ * instruction, prepared when the module is compiled.
+ *
+ * With oneDNN (built when CMake finds it: CXLA_HAVE_ONEDNN), a dot of f32, bf16 or f16
+ * operands becomes a matmul primitive over [batch..., M, K] x [batch..., K, N] whose
+ * memory descriptors carry the operands' strides (a transposed operand is a stride, not
+ * a copy), and a convolution of those types becomes a convolution primitive (forward,
+ * any dim_labels by strides, padding, strides, rhs dilation, feature groups with
+ * depthwise among them) or, for lhs dilation (a transposed convolution), a
+ * backward-data convolution. Accumulation is in f32, the results are rounded once to the
+ * result type; precision_config is accepted as XLA's CPU backend accepts it (f32 is
+ * always computed in f32, never in bf16 or tf32). docs/semantics.md ("cpu backend")
+ * gives the bound on the difference to the interpreter (the order of the sums differs).
+ *
+ * Everything else (integer, f64 and complex types, batch_group_count > 1, negative
+ * padding, window reversal, dimensions that cannot be merged by strides, more than 3
+ * spatial dims, zero-size arrays, no oneDNN) runs the interpreter's cache-blocked matrix
+ * product (src/interp/interp_linalg.c) on the buffers, exact against the interpreter. */
+#ifndef CXLA_CPU_ONEDNN_H_
+#define CXLA_CPU_ONEDNN_H_
+
+#include <stdbool.h>
+
+#include "cpu/cpu_internal.h"
+
+/* Whether this build uses oneDNN (`cxla version` prints it). */
+bool cpu_onednn_available(void);
+
+/* Prepares the call computing |instr| (a dot or convolution of static arrays from a
+ * verified module, which must outlive the call) into |out|. out->what says which way it
+ * runs. Errors: RESOURCE_EXHAUSTED; a oneDNN failure other than "unimplemented" is
+ * INTERNAL naming the instruction. */
+cxla_status cpu_linalg_prepare(const cxla_instr *instr, cpu_call *out);
+
+#endif /* CXLA_CPU_ONEDNN_H_ */
