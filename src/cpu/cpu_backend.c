@@ -307,6 +307,16 @@ static interp_op_fn lookup(void *user, const cxla_instr *in) {
     return c->kernels[in->id] || c->calls[in->id].fn ? run_kernel : NULL;
 }
 
+const char *cpu_compiled_call_what(const void *compiled, const char *instr_name) {
+    const cpu_compiled *c = compiled;
+    for (int64_t i = 0; c && i < c->module->comp_count; i++) {
+        const cxla_instr *in = cxla_computation_find_instr(c->module->comps[i], instr_name);
+        if (in && in->id >= 0 && in->id < c->id_count && c->calls[in->id].fn)
+            return c->calls[in->id].what;
+    }
+    return NULL;
+}
+
 /* ---- the backend interface ----------------------------------------------------------------- */
 
 static void cpu_destroy(void *compiled) {

@@ -25,6 +25,11 @@ typedef struct cpu_call {
 /* Releases the state of |call| and clears it. */
 void cpu_call_release(cpu_call *call);
 
+/* How the instruction named |instr_name| of a module compiled by cpu_backend (|compiled|:
+ * what its compile returned) runs when it is a library call: its cpu_call's |what|; NULL
+ * when it has none (tests, and `cxla compile` later). */
+const char *cpu_compiled_call_what(const void *compiled, const char *instr_name);
+
 /* A plan for the entry computation of |m| when every instruction of it is a parameter, a
  * constant, a tuple or get-tuple-element of arrays, or has a kernel in |kernels| or a call
  * in |calls| (both indexed by instruction id, |id_count| entries; |calls| may be NULL);

@@ -30,14 +30,6 @@ static int64_t elements_of(const cxla_shape *s) {
     return n;
 }
 
-static void row_major_strides(const cxla_shape *s, int64_t *strides) {
-    int64_t st = 1;
-    for (int64_t d = s->rank - 1; d >= 0; d--) {
-        strides[d] = st;
-        st *= s->dims[d];
-    }
-}
-
 /* ---- the loops: the interpreter's handler over the buffers ----------------------------- */
 
 /* The interpreter's dot and convolution pack their operands and multiply them with a
@@ -90,6 +82,14 @@ static cxla_status loops_prepare(const cxla_instr *instr, cpu_call *out) {
 
 bool cpu_onednn_available(void) {
     return true;
+}
+
+static void row_major_strides(const cxla_shape *s, int64_t *strides) {
+    int64_t st = 1;
+    for (int64_t d = s->rank - 1; d >= 0; d--) {
+        strides[d] = st;
+        st *= s->dims[d];
+    }
 }
 
 /* One engine per process: oneDNN's CPU engine has no state worth more than one. */
