@@ -125,39 +125,10 @@ static void generated_free(generated *g) {
     memset(g, 0, sizeof(*g));
 }
 
-static cxla_status clone_module(const cxla_module *module, cxla_module **out) {
-    cxla_strbuf text;
-    cxla_strbuf_init(&text);
-    cxla_hlo_print_to(&text, module, CXLA_HLO_STYLE_LONG);
-    if (text.failed) {
-        cxla_strbuf_free(&text);
-        return OOM();
-    }
-    cxla_status s = cxla_hlo_parse(text.data, text.len, module->name, out);
-    cxla_strbuf_free(&text);
-    if (s) return s;
-    /* Messages name the positions of the module as the user wrote it. */
-    for (int64_t c = 0; c < (*out)->comp_count; c++) {
-        cxla_computation *copy = (*out)->comps[c];
-        const cxla_computation *orig = cxla_module_find_computation(module, copy->name);
-        if (!orig) continue;
-        copy->line = orig->line;
-        copy->column = orig->column;
-        for (int64_t i = 0; i < copy->instr_count; i++) {
-            cxla_instr *in = copy->instrs[i];
-            const cxla_instr *o = cxla_computation_find_instr(orig, in->name);
-            if (!o) continue;
-            in->line = o->line;
-            in->column = o->column;
-        }
-    }
-    return NULL;
-}
-
 static cxla_status generate(const cxla_module *module, const cpu_compile_options *options,
                             generated *g) {
     memset(g, 0, sizeof(*g));
-    cxla_status s = clone_module(module, &g->module);
+    cxla_status s = cxla_module_clone(module, &g->module);
     if (!s) s = cxla_verify_module(g->module);
     if (s) return s;
     cxla_module *m = g->module;
@@ -391,7 +362,7 @@ static cxla_status cpu_execute(void *compiled, const exec_run_options *options,
     cpu_compiled *c = compiled;
     /* --check-finite and collectives need the driver. */
     if (c->plan && (!options || (!options->check_finite && !options->comm)))
-        return cpu_plan_run(c->plan, args, arg_count, out_result);
+        return cpu_plan_run(c->plan, options, args, arg_count, out_result);
     interp_overrides o = {.user = c, .lookup = lookup};
     return interp_run_module_overridden(c->module, options, &o, args, arg_count, out_result);
 }
