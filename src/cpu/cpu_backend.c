@@ -86,9 +86,10 @@ static bool wants_kernel(const cxla_instr *in) {
     return cpu_can_emit(in);
 }
 
-/* Whether |in| gets a library call: a dot or convolution of static arrays. */
+/* Whether |in| gets a library call: a dot or convolution of static arrays, or a fusion of
+ * one with elementwise work after it (onednn.h). */
 static bool wants_call(const cxla_instr *in) {
-    if (in->opcode != CXLA_OP_DOT && in->opcode != CXLA_OP_CONVOLUTION) return false;
+    if (!cpu_linalg_wants(in)) return false;
     if (!cxla_type_is_array(in->shape.type) || !cxla_shape_is_static(&in->shape)) return false;
     for (int64_t k = 0; k < in->operand_count; k++) {
         const cxla_shape *s = &in->operands[k]->shape;
@@ -143,10 +144,10 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         if (!sequential[c]) continue;
         const cxla_computation *comp = m->comps[c];
         for (int64_t i = 0; i < comp->instr_count; i++)
-            if (wants_kernel(comp->instrs[i]))
-                g->instrs[g->count++] = comp->instrs[i];
-            else if (wants_call(comp->instrs[i]))
+            if (wants_call(comp->instrs[i]))
                 g->call_instrs[g->call_count++] = comp->instrs[i];
+            else if (wants_kernel(comp->instrs[i]))
+                g->instrs[g->count++] = comp->instrs[i];
     }
     free(sequential);
     if (s) return s;

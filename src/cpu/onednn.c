@@ -9,6 +9,7 @@
  * scratchpad (the user-managed scratchpad mode), so one call serves several threads. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,103 @@ static cxla_status loops_prepare(const cxla_instr *instr, cpu_call *out) {
     return NULL;
 }
 
+/* ---- fusions of a dot or convolution with elementwise work after it --------------------- */
+
+/* A fusion whose fused computation is a dot or convolution of two of its parameters
+ * followed by a chain of elementwise operations that oneDNN applies to the accumulator
+ * before it stores it (post-ops): first, optionally, the add of a bias vector broadcast
+ * along the output features (N of a dot, the feature dim of a convolution), then any of
+ * maximum with 0 (relu) and multiply by a constant (scale), all in f32. */
+enum { MAX_POST_OPS = 8 };
+typedef enum post_kind { POST_RELU, POST_SCALE } post_kind;
+
+typedef struct post_ops {
+    const cxla_instr *core;       /* the dot or convolution */
+    int64_t core_in[2];           /* the fusion operands of its lhs and rhs */
+    const cxla_instr *bias_bcast; /* the bias's broadcast, or NULL */
+    int64_t bias_in;              /* the fusion operand of the bias */
+    int count;                    /* the elementwise post-ops, in order */
+    post_kind kind[MAX_POST_OPS];
+    float alpha[MAX_POST_OPS];
+} post_ops;
+
+/* |b| is broadcast(constant) of an f32 scalar: its value in |v|. */
+static bool scalar_constant(const cxla_instr *b, float *v) {
+    if (b->opcode != CXLA_OP_BROADCAST || b->operand_count != 1) return false;
+    const cxla_instr *c = b->operands[0];
+    if (c->opcode != CXLA_OP_CONSTANT || c->shape.type != CXLA_F32 || c->shape.rank != 0 ||
+        !c->literal || c->literal_elided)
+        return false;
+    memcpy(v, cxla_literal_data(c->literal), sizeof(float));
+    return true;
+}
+
+static bool is_product(const cxla_instr *x) {
+    return x->opcode == CXLA_OP_DOT || x->opcode == CXLA_OP_CONVOLUTION;
+}
+
+static bool match_fusion(const cxla_instr *f, post_ops *po) {
+    memset(po, 0, sizeof(*po));
+    po->bias_in = -1;
+    if (f->opcode != CXLA_OP_FUSION || f->shape.type != CXLA_F32) return false;
+    const cxla_computation *comp = cxla_instr_called(f, CXLA_ATTR_CALLS);
+    if (!comp || !comp->root) return false;
+    post_kind kinds[MAX_POST_OPS];
+    float alphas[MAX_POST_OPS];
+    int count = 0;
+    const cxla_instr *x = comp->root;
+    /* From the root down to the dot or convolution; the post-ops come out reversed. */
+    while (!is_product(x)) {
+        if (x->shape.type != CXLA_F32 || x->operand_count != 2) return false;
+        if (x != comp->root && x->user_count != 1) return false;
+        const cxla_instr *a = x->operands[0], *b = x->operands[1];
+        if (x->opcode == CXLA_OP_ADD) {
+            const cxla_instr *chain = b->opcode == CXLA_OP_BROADCAST ? a : b;
+            const cxla_instr *bc = chain == a ? b : a;
+            /* A bias only right after the product: oneDNN adds it before the post-ops. */
+            if (bc->opcode != CXLA_OP_BROADCAST || !is_product(chain)) return false;
+            const cxla_instr *bias = bc->operands[0];
+            if (bias->opcode != CXLA_OP_PARAMETER || bias->shape.type != CXLA_F32) return false;
+            po->bias_bcast = bc;
+            po->bias_in = bias->parameter_number;
+            x = chain;
+            continue;
+        }
+        if (count == MAX_POST_OPS) return false;
+        float c;
+        const cxla_instr *chain;
+        if (scalar_constant(b, &c))
+            chain = a;
+        else if (scalar_constant(a, &c))
+            chain = b;
+        else
+            return false;
+        if (x->opcode == CXLA_OP_MAXIMUM && c == 0.0f && !signbit(c)) {
+            kinds[count] = POST_RELU;
+            alphas[count++] = 0.0f;
+        } else if (x->opcode == CXLA_OP_MULTIPLY) {
+            kinds[count] = POST_SCALE;
+            alphas[count++] = c;
+        } else {
+            return false;
+        }
+        x = chain;
+    }
+    if (x->shape.type != CXLA_F32 || (x != comp->root && x->user_count != 1)) return false;
+    if (x->operand_count != 2) return false;
+    for (int k = 0; k < 2; k++) {
+        if (x->operands[k]->opcode != CXLA_OP_PARAMETER) return false;
+        po->core_in[k] = x->operands[k]->parameter_number;
+    }
+    po->core = x;
+    po->count = count;
+    for (int i = 0; i < count; i++) {
+        po->kind[i] = kinds[count - 1 - i];
+        po->alpha[i] = alphas[count - 1 - i];
+    }
+    return true;
+}
+
 /* ---- oneDNN ----------------------------------------------------------------------------- */
 
 #ifdef CXLA_HAVE_ONEDNN
@@ -101,9 +199,11 @@ static void engine_init(void) {
     engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0);
 }
 
-enum { TENSORS = 3, ALIGN = 64 };
+/* Tensors: source, weights, destination, bias (only in a fusion with a bias add). */
+enum { TENSORS = 4, BIAS = 3, ALIGN = 64 };
 
 typedef struct tensor {
+    bool used;
     int arg; /* DNNL_ARG_* of the primitive */
     int io;  /* >= 0: in[io]; -1: out[0] */
     dnnl_memory_desc_t user, prim;
@@ -173,6 +273,7 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
     cxla_status s = NULL;
     for (int i = 0; i < TENSORS && ds == dnnl_success && !s; i++) {
         const tensor *t = &st->t[i];
+        if (!t->used) continue;
         void *ptr = t->io >= 0 ? (void *)in[t->io] : out[0];
         if (t->flip) {
             flipped[i] = malloc(t->bytes ? t->bytes : 1);
@@ -207,14 +308,16 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
         dnnl_exec_arg_t args[TENSORS + 1];
         int n = 0;
         for (int i = 0; i < TENSORS; i++)
-            args[n++] = (dnnl_exec_arg_t){st->t[i].arg, prim_mem[i] ? prim_mem[i] : user_mem[i]};
+            if (st->t[i].used)
+                args[n++] =
+                    (dnnl_exec_arg_t){st->t[i].arg, prim_mem[i] ? prim_mem[i] : user_mem[i]};
         if (scratch_mem) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, scratch_mem};
         what = "execution";
         ds = dnnl_primitive_execute(st->prim, stream, n, args);
     }
     for (int i = 0; i < TENSORS && ds == dnnl_success && !s; i++) {
         const tensor *t = &st->t[i];
-        if (t->io >= 0 || !t->reorder) continue;
+        if (!t->used || t->io >= 0 || !t->reorder) continue;
         dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, prim_mem[i]}, {DNNL_ARG_TO, user_mem[i]}};
         what = "reorder";
         ds = dnnl_primitive_execute(t->reorder, stream, 2, args);
@@ -255,13 +358,48 @@ static bool is_ref(const_dnnl_primitive_desc_t pd) {
 /* The attributes of every primitive: f32 stays f32 (XLA's CPU backend never computes an
  * f32 dot in bf16 or tf32, whatever ONEDNN_DEFAULT_FPMATH_MODE says), and the scratchpad
  * is the caller's, so that runs on several threads do not share one. */
-static dnnl_status_t make_attr(dnnl_primitive_attr_t *attr) {
+static dnnl_status_t make_attr(const post_ops *po, dnnl_primitive_attr_t *attr) {
     dnnl_status_t ds = dnnl_primitive_attr_create(attr);
     if (ds == dnnl_success)
         ds = dnnl_primitive_attr_set_fpmath_mode(*attr, dnnl_fpmath_mode_strict);
     if (ds == dnnl_success)
         ds = dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user);
+    if (ds == dnnl_success && po && po->count > 0) {
+        dnnl_post_ops_t ops = NULL;
+        ds = dnnl_post_ops_create(&ops);
+        for (int i = 0; i < po->count && ds == dnnl_success; i++)
+            ds = po->kind[i] == POST_RELU
+                     ? dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f)
+                     : dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_linear, po->alpha[i],
+                                                    0.0f);
+        if (ds == dnnl_success) ds = dnnl_primitive_attr_set_post_ops(*attr, ops);
+        if (ops) dnnl_post_ops_destroy(ops);
+    }
     return ds;
+}
+
+/* The bias tensor of |po| when its broadcast puts the vector along the |count| output
+ * dims |dims| (in order, the bias's own dims of those sizes): |nd| dims, 1 everywhere
+ * but the last (which has them all). No bias: an unused tensor. False when the bias lies
+ * otherwise. */
+static bool bias_tensor(const post_ops *po, const cxla_shape *os, int64_t count,
+                        const int64_t *dims, int nd, tensor *t) {
+    *t = (tensor){0};
+    if (!po || !po->bias_bcast) return true;
+    int64_t nbd;
+    const int64_t *bd = cxla_instr_ints(po->bias_bcast, CXLA_ATTR_DIMENSIONS, &nbd);
+    const cxla_shape *bs = &po->bias_bcast->operands[0]->shape;
+    if (!bd || nbd != count || bs->rank != count) return false;
+    int64_t n = 1;
+    for (int64_t i = 0; i < count; i++) {
+        if (bd[i] != dims[i] || bs->dims[i] != os->dims[dims[i]]) return false;
+        n *= bs->dims[i];
+    }
+    dnnl_dims_t d, strides;
+    for (int i = 0; i < nd; i++) d[i] = 1, strides[i] = n;
+    d[nd - 1] = n, strides[nd - 1] = 1;
+    *t = (tensor){.used = true, .arg = DNNL_ARG_BIAS, .io = (int)po->bias_in};
+    return dnnl_memory_desc_init_by_strides(&t->user, nd, d, dnnl_f32, strides) == dnnl_success;
 }
 
 /* Fills |st| from the primitive descriptor |pd| (owned: destroyed here): the tensors'
@@ -272,7 +410,10 @@ static dnnl_status_t finish(dnn_state *st, dnnl_primitive_desc_t pd, const dnnl_
     dnnl_status_t ds = dnnl_success;
     for (int i = 0; i < TENSORS && ds == dnnl_success; i++) {
         tensor *t = &st->t[i];
-        t->prim = *dnnl_primitive_desc_query_md(pd, queries[i], 0);
+        if (!t->used) continue;
+        /* The bias is the weights' second descriptor. */
+        t->prim = i == BIAS ? *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1)
+                            : *dnnl_primitive_desc_query_md(pd, queries[i], 0);
         if (dnnl_memory_desc_equal(&t->user, &t->prim)) continue;
         t->prim_size = dnnl_memory_desc_get_size(&t->prim);
         dnnl_primitive_desc_t rpd = NULL;
@@ -327,7 +468,8 @@ static void fix_unit(group *rows, group *cols) {
 }
 
 /* dot: the matmul primitive over [batch..., M, K] x [batch..., K, N] -> [batch..., M, N]. */
-static cxla_status dot_prepare(const cxla_instr *instr, dnn_state *st, bool *handled) {
+static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_state *st,
+                               bool *handled) {
     const cxla_shape *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
     const cxla_shape *os = &instr->shape;
     int64_t nlb, nrb, nlc, nrc;
@@ -375,9 +517,10 @@ static cxla_status dot_prepare(const cxla_instr *instr, dnn_state *st, bool *han
     wd[nd - 2] = rk.size, wd[nd - 1] = rn.size, ws[nd - 2] = rk.stride, ws[nd - 1] = rn.stride;
     dd[nd - 2] = dm.size, dd[nd - 1] = dn.size, dst_s[nd - 2] = dm.stride,
             dst_s[nd - 1] = dn.stride;
-    st->t[0] = (tensor){.arg = DNNL_ARG_SRC, .io = 0};
-    st->t[1] = (tensor){.arg = DNNL_ARG_WEIGHTS, .io = 1};
-    st->t[2] = (tensor){.arg = DNNL_ARG_DST, .io = -1};
+    st->t[0] = (tensor){.used = true, .arg = DNNL_ARG_SRC, .io = po ? (int)po->core_in[0] : 0};
+    st->t[1] = (tensor){.used = true, .arg = DNNL_ARG_WEIGHTS, .io = po ? (int)po->core_in[1] : 1};
+    st->t[2] = (tensor){.used = true, .arg = DNNL_ARG_DST, .io = -1};
+    if (!bias_tensor(po, os, nrf, on, nd, &st->t[BIAS])) return NULL;
     dnnl_status_t ds =
         dnnl_memory_desc_init_by_strides(&st->t[0].user, nd, sd, dt_of(ls->type), ss);
     if (ds == dnnl_success)
@@ -386,12 +529,13 @@ static cxla_status dot_prepare(const cxla_instr *instr, dnn_state *st, bool *han
         ds = dnnl_memory_desc_init_by_strides(&st->t[2].user, nd, dd, dt_of(os->type), dst_s);
     if (ds != dnnl_success) return NULL; /* a form oneDNN does not take: the loops */
     dnnl_matmul_desc_t desc;
-    ds = dnnl_matmul_desc_init(&desc, &st->t[0].user, &st->t[1].user, NULL, &st->t[2].user);
+    ds = dnnl_matmul_desc_init(&desc, &st->t[0].user, &st->t[1].user,
+                               st->t[BIAS].used ? &st->t[BIAS].user : NULL, &st->t[2].user);
     if (ds != dnnl_success) return NULL;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_primitive_desc_t pd = NULL;
     const char *what = "attribute creation";
-    ds = make_attr(&attr);
+    ds = make_attr(po, &attr);
     if (ds == dnnl_success) {
         ds = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
         if (ds == dnnl_unimplemented) {
@@ -410,7 +554,8 @@ static cxla_status dot_prepare(const cxla_instr *instr, dnn_state *st, bool *han
 }
 
 /* convolution: forward, or backward-data for lhs dilation (see conv_prepare). */
-static cxla_status conv_prepare(const cxla_instr *instr, dnn_state *st, bool *handled) {
+static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn_state *st,
+                                bool *handled) {
     const cxla_shape *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
     const cxla_shape *os = &instr->shape;
     const cxla_attr *dl = cxla_instr_attr(instr, CXLA_ATTR_DIM_LABELS);
@@ -458,7 +603,10 @@ static cxla_status conv_prepare(const cxla_instr *instr, dnn_state *st, bool *ha
         k_d[kw] = OZ / g, k_s[kw++] = rstr[d->kernel_output_feature];
     }
     tensor *kt = &st->t[1];
-    *kt = (tensor){.arg = DNNL_ARG_WEIGHTS, .io = 1, .rank = rs->rank};
+    *kt = (tensor){.used = true,
+                   .arg = DNNL_ARG_WEIGHTS,
+                   .io = po ? (int)po->core_in[1] : 1,
+                   .rank = rs->rank};
     for (int64_t i = 0; i < rs->rank; i++) kt->dims[i] = rs->dims[i];
     for (int64_t i = 0; i < ns; i++) {
         if (n == 0) {
@@ -498,8 +646,14 @@ static cxla_status conv_prepare(const cxla_instr *instr, dnn_state *st, bool *ha
     int kd = kw + (int)ns;
     dnnl_data_type_t it = dt_of(ls->type), wt = dt_of(rs->type), ot = dt_of(os->type);
     tensor *src = &st->t[0], *dst = &st->t[2];
-    *src = (tensor){.arg = lhs_dilated ? DNNL_ARG_DIFF_DST : DNNL_ARG_SRC, .io = 0};
-    *dst = (tensor){.arg = lhs_dilated ? DNNL_ARG_DIFF_SRC : DNNL_ARG_DST, .io = -1};
+    *src = (tensor){.used = true,
+                    .arg = lhs_dilated ? DNNL_ARG_DIFF_DST : DNNL_ARG_SRC,
+                    .io = po ? (int)po->core_in[0] : 0};
+    *dst = (tensor){.used = true, .arg = lhs_dilated ? DNNL_ARG_DIFF_SRC : DNNL_ARG_DST, .io = -1};
+    /* Post-ops only on the forward primitive (backward data has neither bias nor them). */
+    if (po && lhs_dilated) return NULL;
+    int64_t feature_dim = d->output_feature;
+    if (!bias_tensor(po, os, 1, &feature_dim, 1, &st->t[BIAS])) return NULL;
     dnnl_status_t ds = dnnl_memory_desc_init_by_strides(&src->user, nd, in_d, it, in_s);
     if (ds == dnnl_success) ds = dnnl_memory_desc_init_by_strides(&kt->user, kd, k_d, wt, k_s);
     if (ds == dnnl_success) ds = dnnl_memory_desc_init_by_strides(&dst->user, nd, out_d, ot, out_s);
@@ -509,7 +663,7 @@ static cxla_status conv_prepare(const cxla_instr *instr, dnn_state *st, bool *ha
      * layout for all three (reorders of the activations too). */
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_attr_t attr = NULL;
-    if (make_attr(&attr) != dnnl_success && attr) {
+    if (make_attr(po, &attr) != dnnl_success && attr) {
         dnnl_primitive_attr_destroy(attr);
         attr = NULL;
     }
@@ -526,8 +680,9 @@ static cxla_status conv_prepare(const cxla_instr *instr, dnn_state *st, bool *ha
                                                                     &d_md, &k_md, &s_md, strides,
                                                                     dilates, pad_l, pad_r)
                  : dnnl_dilated_convolution_forward_desc_init(
-                       &desc, dnnl_forward_inference, dnnl_convolution_direct, &s_md, &k_md, NULL,
-                       &d_md, strides, dilates, pad_l, pad_r);
+                       &desc, dnnl_forward_inference, dnnl_convolution_direct, &s_md, &k_md,
+                       st->t[BIAS].used ? &st->t[BIAS].user : NULL, &d_md, strides, dilates, pad_l,
+                       pad_r);
         dnnl_primitive_desc_t next = NULL;
         if (ds == dnnl_success) {
             /* Backward data needs the forward primitive's descriptor as a hint. */
@@ -568,21 +723,28 @@ static cxla_status conv_prepare(const cxla_instr *instr, dnn_state *st, bool *ha
 
 static cxla_status onednn_prepare(const cxla_instr *instr, cpu_call *out, bool *handled) {
     *handled = false;
-    if (instr->operand_count != 2) return NULL;
-    const cxla_shape *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
+    post_ops fused;
+    const post_ops *po = NULL;
+    const cxla_instr *core = instr;
+    if (instr->opcode == CXLA_OP_FUSION) {
+        if (!match_fusion(instr, &fused)) return NULL;
+        po = &fused;
+        core = fused.core;
+    }
+    if (core->operand_count != 2) return NULL;
+    const cxla_shape *ls = &core->operands[0]->shape, *rs = &core->operands[1]->shape;
     if (dt_of(ls->type) == dnnl_data_type_undef || dt_of(rs->type) == dnnl_data_type_undef ||
-        dt_of(instr->shape.type) == dnnl_data_type_undef)
+        dt_of(core->shape.type) == dnnl_data_type_undef)
         return NULL;
     /* oneDNN refuses arrays with no elements; the loops give their zeros. */
-    if (elements_of(ls) == 0 || elements_of(rs) == 0 || elements_of(&instr->shape) == 0)
-        return NULL;
+    if (elements_of(ls) == 0 || elements_of(rs) == 0 || elements_of(&core->shape) == 0) return NULL;
     pthread_once(&engine_once, engine_init);
     if (engine_status != dnnl_success) return NULL;
     dnn_state *st = calloc(1, sizeof(*st));
     if (!st) return OOM();
     st->instr = instr;
-    cxla_status s = instr->opcode == CXLA_OP_DOT ? dot_prepare(instr, st, handled)
-                                                 : conv_prepare(instr, st, handled);
+    cxla_status s = core->opcode == CXLA_OP_DOT ? dot_prepare(core, po, st, handled)
+                                                : conv_prepare(core, po, st, handled);
     if (s || !*handled) {
         dnn_free(st);
         return s;
@@ -591,7 +753,9 @@ static cxla_status onednn_prepare(const cxla_instr *instr, cpu_call *out, bool *
         (cpu_call){.fn = dnn_run,
                    .state = st,
                    .free_state = dnn_free,
-                   .what = instr->opcode == CXLA_OP_DOT ? "onednn matmul" : "onednn convolution"};
+                   .what = core->opcode == CXLA_OP_DOT
+                               ? (po ? "onednn matmul with post-ops" : "onednn matmul")
+                               : (po ? "onednn convolution with post-ops" : "onednn convolution")};
     return NULL;
 }
 
@@ -610,9 +774,17 @@ static cxla_status onednn_prepare(const cxla_instr *instr, cpu_call *out, bool *
 
 #endif
 
+bool cpu_linalg_wants(const cxla_instr *instr) {
+    post_ops po;
+    if (instr->opcode == CXLA_OP_DOT || instr->opcode == CXLA_OP_CONVOLUTION) return true;
+    return cpu_onednn_available() && match_fusion(instr, &po);
+}
+
 cxla_status cpu_linalg_prepare(const cxla_instr *instr, cpu_call *out) {
     memset(out, 0, sizeof(*out));
     bool handled = false;
     CXLA_RETURN_IF_ERROR(onednn_prepare(instr, out, &handled));
-    return handled ? NULL : loops_prepare(instr, out);
+    /* A fusion oneDNN does not take stays with the interpreter's handler (no call). */
+    if (handled || instr->opcode == CXLA_OP_FUSION) return NULL;
+    return loops_prepare(instr, out);
 }

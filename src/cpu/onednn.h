@@ -15,7 +15,12 @@
  * Everything else (integer, f64 and complex types, batch_group_count > 1, negative
  * padding, window reversal, dimensions that cannot be merged by strides, more than 3
  * spatial dims, zero-size arrays, no oneDNN) runs the interpreter's cache-blocked matrix
- * product (src/interp/interp_linalg.c) on the buffers, exact against the interpreter. */
+ * product (src/interp/interp_linalg.c) on the buffers, exact against the interpreter.
+ *
+ * A fusion of a dot or convolution (f32) with the elementwise work after it (a bias
+ * vector added along the output features, then any chain of maximum with 0 and multiply
+ * by a constant) runs as one oneDNN primitive with a bias and post-ops, so the product is
+ * not written and read back; without oneDNN, or in another form, it has no call. */
 #ifndef CXLA_CPU_ONEDNN_H_
 #define CXLA_CPU_ONEDNN_H_
 
@@ -26,9 +31,14 @@
 /* Whether this build uses oneDNN (`cxla version` prints it). */
 bool cpu_onednn_available(void);
 
+/* Whether |instr| may get a call: a dot, a convolution, or (with oneDNN) a fusion of the
+ * form above. */
+bool cpu_linalg_wants(const cxla_instr *instr);
+
 /* Prepares the call computing |instr| (a dot or convolution of static arrays from a
- * verified module, which must outlive the call) into |out|. out->what says which way it
- * runs. Errors: RESOURCE_EXHAUSTED; a oneDNN failure other than "unimplemented" is
+ * verified module, which must outlive the call; or a fusion of the form above) into
+ * |out|. out->what says which way it runs; out->fn stays NULL for a fusion that oneDNN
+ * does not take. Errors: RESOURCE_EXHAUSTED; a oneDNN failure other than "unimplemented" is
  * INTERNAL naming the instruction. */
 cxla_status cpu_linalg_prepare(const cxla_instr *instr, cpu_call *out);
 

@@ -23,9 +23,14 @@
 #include "interp/interp.h"
 #include "literal/literal_internal.h"
 
-enum { MAX_PARAMS = 2 };
+enum { MAX_PARAMS = 3 };
 
 static uint64_t rng_state;
+
+/* Elementwise operations fused after the product (bias add, relu, scale): each may round
+ * once more on either side, so the bound grows by one f32 ulp of the result per operation
+ * (the magnitudes then come from the fused module itself, which scales them alike). */
+static int fused_ops;
 
 static double uniform(void) { /* splitmix64 -> [0, 1) */
     uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
@@ -182,8 +187,9 @@ static void check(const char *text, const char *rtype, int64_t n, const char *wa
             double w = cxla_load_f64(rt, pw + (size_t)i * es);
             double v = cxla_load_f64(rt, pg + (size_t)i * es);
             /* The magnitude's own f32 rounding is covered by the extra (1 + 2 gamma). */
-            double tol = 2 * gamma * (double)pm[i] * (1 + 2 * gamma);
+            double tol = 2 * gamma * fabs((double)pm[i]) * (1 + 2 * gamma);
             if (bits < 24) tol += ulp(fmax(fabs(w), fabs(v)), bits, min_exp);
+            tol += fused_ops * ulp(fmax(fabs(w), fabs(v)), 24, -125);
             double err = fabs(w - v);
             if (!(err <= tol)) bad++;
             if (tol > 0 && err / tol > worst) worst = err / tol;
@@ -428,6 +434,97 @@ static void test_dot_in_programs(void) {
           "f32", 64, NULL);
 }
 
+/* Fusions of a product and its elementwise consumers: one oneDNN primitive with a bias
+ * and post-ops (scales are positive so that the fused module on |a|, |b| gives the
+ * magnitudes). Forms oneDNN does not take keep the interpreter's handler (no call). */
+static void test_fused_post_ops(void) {
+    rng_state = 7;
+    fused_ops = 3;
+    /* dot + bias + relu + scale */
+    check("HloModule f\n"
+          "fused {\n"
+          "  p0 = f32[48,64] parameter(0)\n"
+          "  p1 = f32[64,40] parameter(1)\n"
+          "  p2 = f32[40] parameter(2)\n"
+          "  d = f32[48,40] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+          "  bb = f32[48,40] broadcast(p2), dimensions={1}\n"
+          "  s = f32[48,40] add(d, bb)\n"
+          "  z = f32[] constant(0)\n"
+          "  zb = f32[48,40] broadcast(z), dimensions={}\n"
+          "  m = f32[48,40] maximum(s, zb)\n"
+          "  c = f32[] constant(0.5)\n"
+          "  cb = f32[48,40] broadcast(c), dimensions={}\n"
+          "  ROOT y = f32[48,40] multiply(cb, m)\n"
+          "}\n"
+          "ENTRY e {\n"
+          "  a = f32[48,64] parameter(0)\n"
+          "  b = f32[64,40] parameter(1)\n"
+          "  bias = f32[40] parameter(2)\n"
+          "  ROOT r = $R[48,40] fusion(a, b, bias), kind=kOutput, calls=fused\n"
+          "}\n",
+          "f32", 64, "onednn matmul with post-ops");
+    /* batched dot, rhs transposed, bias over two N dims, relu */
+    check("HloModule f\n"
+          "fused {\n"
+          "  p0 = f32[3,10,16] parameter(0)\n"
+          "  p1 = f32[3,4,5,16] parameter(1)\n"
+          "  p2 = f32[4,5] parameter(2)\n"
+          "  d = f32[3,10,4,5] dot(p0, p1), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
+          "rhs_batch_dims={0}, rhs_contracting_dims={3}\n"
+          "  bb = f32[3,10,4,5] broadcast(p2), dimensions={2,3}\n"
+          "  s = f32[3,10,4,5] add(bb, d)\n"
+          "  z = f32[] constant(0)\n"
+          "  zb = f32[3,10,4,5] broadcast(z), dimensions={}\n"
+          "  ROOT m = f32[3,10,4,5] maximum(zb, s)\n"
+          "}\n"
+          "ENTRY e {\n"
+          "  a = f32[3,10,16] parameter(0)\n"
+          "  b = f32[3,4,5,16] parameter(1)\n"
+          "  bias = f32[4,5] parameter(2)\n"
+          "  ROOT r = $R[3,10,4,5] fusion(a, b, bias), kind=kOutput, calls=fused\n"
+          "}\n",
+          "f32", 16, "onednn matmul with post-ops");
+    /* convolution (NCHW) + bias + relu, operands in another order */
+    check("HloModule f\n"
+          "fused {\n"
+          "  p0 = f32[8] parameter(0)\n"
+          "  p1 = f32[2,4,9,9] parameter(1)\n"
+          "  p2 = f32[8,4,3,3] parameter(2)\n"
+          "  c = f32[2,8,9,9] convolution(p1, p2), window={size=3x3 pad=1_1x1_1}, "
+          "dim_labels=bf01_oi01->bf01\n"
+          "  bb = f32[2,8,9,9] broadcast(p0), dimensions={1}\n"
+          "  s = f32[2,8,9,9] add(c, bb)\n"
+          "  z = f32[] constant(0)\n"
+          "  zb = f32[2,8,9,9] broadcast(z), dimensions={}\n"
+          "  ROOT m = f32[2,8,9,9] maximum(s, zb)\n"
+          "}\n"
+          "ENTRY e {\n"
+          "  bias = f32[8] parameter(0)\n"
+          "  a = f32[2,4,9,9] parameter(1)\n"
+          "  b = f32[8,4,3,3] parameter(2)\n"
+          "  ROOT r = $R[2,8,9,9] fusion(bias, a, b), kind=kOutput, calls=fused\n"
+          "}\n",
+          "f32", 36, "onednn convolution with post-ops");
+    /* a bias along M is not oneDNN's bias: the interpreter's handler */
+    check("HloModule f\n"
+          "fused {\n"
+          "  p0 = f32[6,8] parameter(0)\n"
+          "  p1 = f32[8,5] parameter(1)\n"
+          "  p2 = f32[6] parameter(2)\n"
+          "  d = f32[6,5] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+          "  bb = f32[6,5] broadcast(p2), dimensions={0}\n"
+          "  ROOT s = f32[6,5] add(d, bb)\n"
+          "}\n"
+          "ENTRY e {\n"
+          "  a = f32[6,8] parameter(0)\n"
+          "  b = f32[8,5] parameter(1)\n"
+          "  bias = f32[6] parameter(2)\n"
+          "  ROOT r = $R[6,5] fusion(a, b, bias), kind=kOutput, calls=fused\n"
+          "}\n",
+          "f32", 8, NULL);
+    fused_ops = 0;
+}
+
 TEST_MAIN(TEST(test_dot_forms_f32), TEST(test_dot_small_floats), TEST(test_dot_loops_exact),
           TEST(test_conv_forms_f32), TEST(test_conv_small_floats_and_loops),
-          TEST(test_dot_in_programs))
+          TEST(test_dot_in_programs), TEST(test_fused_post_ops))
