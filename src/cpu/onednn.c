@@ -80,18 +80,21 @@ static cxla_status loops_prepare(const cxla_instr *instr, cpu_call *out) {
  * followed by a chain of elementwise operations that oneDNN applies to the accumulator
  * before it stores it (post-ops): first, optionally, the add of a bias vector broadcast
  * along the output features (N of a dot, the feature dim of a convolution), then any of
- * maximum with 0 (relu) and multiply by a constant (scale), all in f32. */
+ * maximum with 0 (relu) and multiply by a constant (scale), all in f32.
+ *
+ * oneDNN's relu (and clip) turn NaN into 0 where maximum keeps it, so relu is not a
+ * post-op: a relu followed only by positive scales commutes with them, and runs last, as
+ * a loop over the result that keeps NaN (`y < 0 ? 0 : y`). */
 enum { MAX_POST_OPS = 8 };
-typedef enum post_kind { POST_RELU, POST_SCALE } post_kind;
 
 typedef struct post_ops {
     const cxla_instr *core;       /* the dot or convolution */
     int64_t core_in[2];           /* the fusion operands of its lhs and rhs */
     const cxla_instr *bias_bcast; /* the bias's broadcast, or NULL */
     int64_t bias_in;              /* the fusion operand of the bias */
-    int count;                    /* the elementwise post-ops, in order */
-    post_kind kind[MAX_POST_OPS];
+    int count;                    /* the scales, in order */
     float alpha[MAX_POST_OPS];
+    bool relu; /* a relu after them */
 } post_ops;
 
 /* |b| is broadcast(constant) of an f32 scalar: its value in |v|. */
@@ -115,7 +118,6 @@ static bool match_fusion(const cxla_instr *f, post_ops *po) {
     if (f->opcode != CXLA_OP_FUSION || f->shape.type != CXLA_F32) return false;
     const cxla_computation *comp = cxla_instr_called(f, CXLA_ATTR_CALLS);
     if (!comp || !comp->root) return false;
-    post_kind kinds[MAX_POST_OPS];
     float alphas[MAX_POST_OPS];
     int count = 0;
     const cxla_instr *x = comp->root;
@@ -146,10 +148,12 @@ static bool match_fusion(const cxla_instr *f, post_ops *po) {
         else
             return false;
         if (x->opcode == CXLA_OP_MAXIMUM && c == 0.0f && !signbit(c)) {
-            kinds[count] = POST_RELU;
-            alphas[count++] = 0.0f;
+            /* The scales seen so far come after this relu: it moves past them when they
+             * are positive (c * max(x, 0) == max(c * x, 0), rounding included). */
+            for (int i = 0; i < count; i++)
+                if (!(alphas[i] > 0.0f)) return false;
+            po->relu = true;
         } else if (x->opcode == CXLA_OP_MULTIPLY) {
-            kinds[count] = POST_SCALE;
             alphas[count++] = c;
         } else {
             return false;
@@ -164,10 +168,7 @@ static bool match_fusion(const cxla_instr *f, post_ops *po) {
     }
     po->core = x;
     po->count = count;
-    for (int i = 0; i < count; i++) {
-        po->kind[i] = kinds[count - 1 - i];
-        po->alpha[i] = alphas[count - 1 - i];
-    }
+    for (int i = 0; i < count; i++) po->alpha[i] = alphas[count - 1 - i];
     return true;
 }
 
@@ -218,6 +219,7 @@ typedef struct tensor {
 
 typedef struct dnn_state {
     const cxla_instr *instr;
+    int64_t relu_count; /* > 0: a relu over that many f32 results after the primitive */
     dnnl_primitive_t prim;
     tensor t[TENSORS];
     size_t scratch_size;
@@ -327,6 +329,10 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
         ds = dnnl_stream_wait(stream);
     }
     if (ds != dnnl_success && !s) s = dnn_error(st->instr, what, ds);
+    if (!s && st->relu_count > 0) {
+        float *y = out[0];
+        for (int64_t i = 0; i < st->relu_count; i++) y[i] = y[i] < 0.0f ? 0.0f : y[i];
+    }
     for (int i = 0; i < TENSORS; i++) {
         if (user_mem[i]) dnnl_memory_destroy(user_mem[i]);
         if (prim_mem[i]) dnnl_memory_destroy(prim_mem[i]);
@@ -368,10 +374,7 @@ static dnnl_status_t make_attr(const post_ops *po, dnnl_primitive_attr_t *attr) 
         dnnl_post_ops_t ops = NULL;
         ds = dnnl_post_ops_create(&ops);
         for (int i = 0; i < po->count && ds == dnnl_success; i++)
-            ds = po->kind[i] == POST_RELU
-                     ? dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f)
-                     : dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_linear, po->alpha[i],
-                                                    0.0f);
+            ds = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_linear, po->alpha[i], 0.0f);
         if (ds == dnnl_success) ds = dnnl_primitive_attr_set_post_ops(*attr, ops);
         if (ops) dnnl_post_ops_destroy(ops);
     }
@@ -743,6 +746,7 @@ static cxla_status onednn_prepare(const cxla_instr *instr, cpu_call *out, bool *
     dnn_state *st = calloc(1, sizeof(*st));
     if (!st) return OOM();
     st->instr = instr;
+    if (po && po->relu) st->relu_count = elements_of(&instr->shape);
     cxla_status s = core->opcode == CXLA_OP_DOT ? dot_prepare(core, po, st, handled)
                                                 : conv_prepare(core, po, st, handled);
     if (s || !*handled) {

@@ -525,6 +525,75 @@ static void test_fused_post_ops(void) {
     fused_ops = 0;
 }
 
+/* A NaN product through a fused relu stays NaN (maximum keeps NaN; oneDNN's relu would
+ * give 0, so the relu runs after the primitive); a relu followed by a negative scale does
+ * not commute with it: no call. */
+static void test_fused_relu_nan(void) {
+    static const char *text = "HloModule f\n"
+                              "fused {\n"
+                              "  p0 = f32[2,2] parameter(0)\n"
+                              "  p1 = f32[2,2] parameter(1)\n"
+                              "  d = f32[2,2] dot(p0, p1), lhs_contracting_dims={1}, "
+                              "rhs_contracting_dims={0}\n"
+                              "  z = f32[] constant(0)\n"
+                              "  zb = f32[2,2] broadcast(z), dimensions={}\n"
+                              "  m = f32[2,2] maximum(d, zb)\n"
+                              "  c = f32[] constant(SCALE)\n"
+                              "  cb = f32[2,2] broadcast(c), dimensions={}\n"
+                              "  ROOT y = f32[2,2] multiply(m, cb)\n"
+                              "}\n"
+                              "ENTRY e {\n"
+                              "  a = f32[2,2] parameter(0)\n"
+                              "  b = f32[2,2] parameter(1)\n"
+                              "  ROOT r = f32[2,2] fusion(a, b), kind=kOutput, calls=fused\n"
+                              "}\n";
+    static const char *const scales[] = {"2", "-2"};
+    for (int k = 0; k < 2; k++) {
+        cxla_strbuf t;
+        cxla_strbuf_init(&t);
+        const char *at = strstr(text, "SCALE");
+        cxla_strbuf_append(&t, text, (size_t)(at - text));
+        cxla_strbuf_printf(&t, "%s%s", scales[k], at + 5);
+        cxla_module *m = parse(t.data);
+        if (!m) {
+            cxla_strbuf_free(&t);
+            continue;
+        }
+        cxla_literal *args[2] = {0}, *want = NULL, *got = NULL;
+        static const char *const inputs[2] = {"{{nan, 1}, {-1, 2}}", "{{1, 1}, {1, -3}}"};
+        for (int p = 0; p < 2; p++)
+            CHECK_OK(cxla_literal_parse(inputs[p], strlen(inputs[p]), &m->entry->params[p]->shape,
+                                        &args[p]));
+        void *compiled = NULL;
+        exec_compile_options co = {0};
+        exec_run_options ro = {0};
+        CHECK_OK(cpu_backend.compile(m, &co, &compiled));
+        if (compiled && args[0] && args[1]) {
+            const char *what = cpu_compiled_call_what(compiled, "r");
+            if (k == 1 || !cpu_onednn_available())
+                CHECK(what == NULL);
+            else
+                CHECK(what && strcmp(what, "onednn matmul with post-ops") == 0);
+            CHECK_OK(
+                cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)args, 2, &got));
+            CHECK_OK(interp_run_module(m, NULL, (const cxla_literal *const *)args, 2, &want));
+            if (got && want) {
+                const float *g = cxla_literal_data(got), *w = cxla_literal_data(want);
+                CHECK(isnan(g[0]) && isnan(g[1]) && isnan(w[0]) && isnan(w[1]));
+                cxla_status d = cxla_literal_compare(got, want, NULL);
+                CHECK_MSG(!d, "scale %s: %s", scales[k], d ? cxla_status_message(d) : "");
+                cxla_status_free(d);
+            }
+        }
+        if (compiled) cpu_backend.destroy(compiled);
+        for (int p = 0; p < 2; p++) cxla_literal_free(args[p]);
+        cxla_literal_free(want);
+        cxla_literal_free(got);
+        cxla_module_destroy(m);
+        cxla_strbuf_free(&t);
+    }
+}
+
 TEST_MAIN(TEST(test_dot_forms_f32), TEST(test_dot_small_floats), TEST(test_dot_loops_exact),
           TEST(test_conv_forms_f32), TEST(test_conv_small_floats_and_loops),
-          TEST(test_dot_in_programs), TEST(test_fused_post_ops))
+          TEST(test_dot_in_programs), TEST(test_fused_post_ops), TEST(test_fused_relu_nan))
