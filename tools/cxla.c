@@ -111,6 +111,36 @@ static const tool_command commands[] = {
      "\n"
      "Exit status 0 on success, 1 on any error (message on stderr).",
      cmd_graph},
+    {"compile", "run the cpu backend's passes on a module and print the result",
+     "usage: cxla compile MODULE [--dump-after PASS|all] [--emit-hlo] [--emit-c]\n"
+     "\n"
+     "Runs the cpu backend's pass pipeline on MODULE (HLO text, or StableHLO .mlir) with\n"
+     "the verifier between passes, and prints the optimized module as HLO text:\n"
+     "inline, simplify, constant-fold, cse, dce, layout, dot-canon, fusion, dce\n"
+     "(docs/passes.md says what each does).\n"
+     "\n"
+     "  --dump-after PASS  also print the module after each run of pass PASS (or after\n"
+     "                     every pass: 'all') on standard error, headed by\n"
+     "                     '// after PASS (pipeline cpu, changed|unchanged)'\n"
+     "  --emit-hlo         print the optimized HLO (the default)\n"
+     "  --emit-c           print the C the cpu backend compiles instead: one function per\n"
+     "                     fusion or other instruction with a kernel, each fused\n"
+     "                     instruction as a comment\n"
+     "\n"
+     "Exit status 0 on success, 1 on any error (message on stderr).",
+     cmd_compile},
+    {"cache", "show or clear the cpu backend's cache of compiled code",
+     "usage: cxla cache dir|clear\n"
+     "\n"
+     "The cpu backend keeps each module's compiled code in a cache keyed by a hash of the\n"
+     "generated C, the compiler's identity and the flags, so a module compiles once per\n"
+     "machine: $CXLA_CACHE_DIR, else $XDG_CACHE_HOME/cxla, else ~/.cache/cxla.\n"
+     "\n"
+     "  dir    print the cache's folder\n"
+     "  clear  remove every compiled object from it\n"
+     "\n"
+     "Exit status 0 on success, 1 on any error (message on stderr).",
+     cmd_cache},
     {"conformance", "run StableHLO conformance cases (.mlir files with checks)",
      "usage: cxla conformance [-j N] [--timeout SECONDS] [-v] [--backend NAME] [--report FILE]\n"
      "       PATH...\n"
