@@ -137,14 +137,15 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
             .dump_after = options ? options->dump_after : NULL,
             .dump_to = options ? options->dump_to : NULL,
         };
-        /* With oneDNN, a dot keeps its dimension numbers: the matmul primitive takes
-         * transposed operands as strides, where dot canonicalization would copy them. */
+        /* A dot keeps its dimension numbers: its library call takes any (oneDNN's matmul
+         * takes transposed operands as strides, the loops gather them once), where dot
+         * canonicalization would add transposes that copy them first. */
         int64_t n;
         const cxla_pass *const *all = cxla_passes_cpu_list(&n);
         const cxla_pass *list[32];
         int64_t count = 0;
         for (int64_t i = 0; i < n && count < 32; i++)
-            if (!(cpu_onednn_available() && all[i] == &cxla_pass_dot_canon)) list[count++] = all[i];
+            if (all[i] != &cxla_pass_dot_canon) list[count++] = all[i];
         s = cxla_pipeline_run(g->module, "cpu", list, count, &po);
     }
     if (!s) s = cxla_verify_module(g->module);
