@@ -599,6 +599,160 @@ static void test_fused_relu_nan(void) {
     }
 }
 
+/* Random dot dimension numbers: batch, contracting and free dims of random sizes in
+ * random positions of both operands. */
+static int pick(int n) {
+    return (int)(uniform() * n) % n;
+}
+
+static void shuffle(int64_t *v, int64_t n) {
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = pick((int)i + 1), t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+    }
+}
+
+static void ints_text(cxla_strbuf *b, const int64_t *v, int64_t n) {
+    cxla_strbuf_putc(b, '{');
+    for (int64_t i = 0; i < n; i++) cxla_strbuf_printf(b, "%s%" PRId64, i ? "," : "", v[i]);
+    cxla_strbuf_putc(b, '}');
+}
+
+static void dims_text(cxla_strbuf *b, const char *type, const int64_t *d, int64_t n) {
+    cxla_strbuf_printf(b, "%s[", type);
+    for (int64_t i = 0; i < n; i++) cxla_strbuf_printf(b, "%s%" PRId64, i ? "," : "", d[i]);
+    cxla_strbuf_putc(b, ']');
+}
+
+static void test_dot_random(void) {
+    rng_state = 8;
+    for (int iter = 0; iter < 60; iter++) {
+        int64_t nb = pick(3), nc = pick(3), nlf = pick(3), nrf = pick(3);
+        int64_t bs[3], cs[3], lfs[3], rfs[3], n = 1;
+        for (int64_t i = 0; i < nb; i++) bs[i] = 1 + pick(4);
+        for (int64_t i = 0; i < nc; i++) n *= cs[i] = 1 + pick(9);
+        for (int64_t i = 0; i < nlf; i++) lfs[i] = 1 + pick(7);
+        for (int64_t i = 0; i < nrf; i++) rfs[i] = 1 + pick(7);
+        /* Positions: a random permutation of each operand's dims. */
+        int64_t lr = nb + nc + nlf, rr = nb + nc + nrf, lp[9], rp[9];
+        for (int64_t i = 0; i < lr; i++) lp[i] = i;
+        for (int64_t i = 0; i < rr; i++) rp[i] = i;
+        shuffle(lp, lr);
+        shuffle(rp, rr);
+        int64_t ld[9], rd[9], lb[3], rb[3], lc[3], rc[3], od[9], on = 0;
+        for (int64_t i = 0; i < nb; i++) {
+            ld[lp[i]] = rd[rp[i]] = od[on++] = bs[i];
+            lb[i] = lp[i];
+            rb[i] = rp[i];
+        }
+        for (int64_t i = 0; i < nc; i++) {
+            ld[lp[nb + i]] = rd[rp[nb + i]] = cs[i];
+            lc[i] = lp[nb + i];
+            rc[i] = rp[nb + i];
+        }
+        /* Free dims appear in the result in the order of their positions. */
+        int64_t k = 0;
+        for (int64_t d = 0; d < lr; d++) {
+            bool free_dim = true;
+            for (int64_t i = 0; i < nb + nc; i++) free_dim = free_dim && lp[i] != d;
+            if (free_dim) ld[d] = od[on++] = lfs[k++];
+        }
+        k = 0;
+        for (int64_t d = 0; d < rr; d++) {
+            bool free_dim = true;
+            for (int64_t i = 0; i < nb + nc; i++) free_dim = free_dim && rp[i] != d;
+            if (free_dim) rd[d] = od[on++] = rfs[k++];
+        }
+        static const char *const types[] = {"f32", "f32", "f32", "bf16"};
+        const char *t = types[pick(4)];
+        cxla_strbuf a, b, r, dn;
+        cxla_strbuf_init(&a);
+        cxla_strbuf_init(&b);
+        cxla_strbuf_init(&r);
+        cxla_strbuf_init(&dn);
+        dims_text(&a, t, ld, lr);
+        dims_text(&b, t, rd, rr);
+        dims_text(&r, "$R", od, on);
+        cxla_strbuf_printf(&dn, "lhs_batch_dims=");
+        ints_text(&dn, lb, nb);
+        cxla_strbuf_printf(&dn, ", lhs_contracting_dims=");
+        ints_text(&dn, lc, nc);
+        cxla_strbuf_printf(&dn, ", rhs_batch_dims=");
+        ints_text(&dn, rb, nb);
+        cxla_strbuf_printf(&dn, ", rhs_contracting_dims=");
+        ints_text(&dn, rc, nc);
+        dot_case(a.data, b.data, r.data, dn.data, n, strcmp(t, "f32") == 0 ? "f32" : "bf16", NULL);
+        cxla_strbuf_free(&a);
+        cxla_strbuf_free(&b);
+        cxla_strbuf_free(&r);
+        cxla_strbuf_free(&dn);
+    }
+}
+
+/* Random 2D convolutions: dim_labels as random permutations, strides, paddings, both
+ * dilations, window reversal, feature groups. */
+static void test_conv_random(void) {
+    rng_state = 9;
+    static const char letters_in[] = "bf01", letters_k[] = "io01", letters_out[] = "bf01";
+    for (int iter = 0; iter < 40; iter++) {
+        int64_t g = 1 + pick(3), B = 1 + pick(3), KZ = 1 + pick(3), OZ = g * (1 + pick(3));
+        int64_t in_sz[2], k_sz[2], st[2], pl[2], ph[2], ld[2], rdl[2], rev[2], out_sz[2];
+        bool ok = true;
+        for (int d = 0; d < 2; d++) {
+            in_sz[d] = 1 + pick(8);
+            k_sz[d] = 1 + pick(3);
+            st[d] = 1 + pick(2);
+            pl[d] = pick(3);
+            ph[d] = pick(3);
+            ld[d] = pick(4) == 0 ? 2 : 1;
+            rdl[d] = pick(3) == 0 ? 2 : 1;
+            rev[d] = pick(4) == 0;
+            int64_t span = (in_sz[d] - 1) * ld[d] + 1 + pl[d] + ph[d];
+            int64_t ext = (k_sz[d] - 1) * rdl[d] + 1;
+            out_sz[d] = span < ext ? 0 : (span - ext) / st[d] + 1;
+            ok = ok && out_sz[d] > 0;
+        }
+        if (!ok) continue;
+        int64_t pi[4] = {0, 1, 2, 3}, pk[4] = {0, 1, 2, 3}, po[4] = {0, 1, 2, 3};
+        shuffle(pi, 4);
+        shuffle(pk, 4);
+        shuffle(po, 4);
+        /* p*[i]: the position of label i. */
+        int64_t idims[4], kdims[4], odims[4];
+        int64_t ival[4] = {B, KZ * g, in_sz[0], in_sz[1]}, kval[4] = {KZ, OZ, k_sz[0], k_sz[1]};
+        int64_t oval[4] = {B, OZ, out_sz[0], out_sz[1]};
+        char il[5] = {0}, kl[5] = {0}, ol[5] = {0};
+        for (int i = 0; i < 4; i++) {
+            idims[pi[i]] = ival[i], il[pi[i]] = letters_in[i];
+            kdims[pk[i]] = kval[i], kl[pk[i]] = letters_k[i];
+            odims[po[i]] = oval[i], ol[po[i]] = letters_out[i];
+        }
+        cxla_strbuf a, k, r, at;
+        cxla_strbuf_init(&a);
+        cxla_strbuf_init(&k);
+        cxla_strbuf_init(&r);
+        cxla_strbuf_init(&at);
+        dims_text(&a, "f32", idims, 4);
+        dims_text(&k, "f32", kdims, 4);
+        dims_text(&r, "$R", odims, 4);
+        cxla_strbuf_printf(&at,
+                           "window={size=%" PRId64 "x%" PRId64 " stride=%" PRId64 "x%" PRId64
+                           " pad=%" PRId64 "_%" PRId64 "x%" PRId64 "_%" PRId64
+                           " lhs_dilate=%" PRId64 "x%" PRId64 " rhs_dilate=%" PRId64 "x%" PRId64
+                           " rhs_reversal=%" PRId64 "x%" PRId64
+                           "}, dim_labels=%s_%s->%s, feature_group_count=%" PRId64,
+                           k_sz[0], k_sz[1], st[0], st[1], pl[0], ph[0], pl[1], ph[1], ld[0], ld[1],
+                           rdl[0], rdl[1], rev[0], rev[1], il, kl, ol, g);
+        conv_case(a.data, k.data, r.data, at.data, KZ * k_sz[0] * k_sz[1], "f32", NULL);
+        cxla_strbuf_free(&a);
+        cxla_strbuf_free(&k);
+        cxla_strbuf_free(&r);
+        cxla_strbuf_free(&at);
+    }
+}
+
 TEST_MAIN(TEST(test_dot_forms_f32), TEST(test_dot_small_floats), TEST(test_dot_loops_exact),
           TEST(test_conv_forms_f32), TEST(test_conv_small_floats_and_loops),
-          TEST(test_dot_in_programs), TEST(test_fused_post_ops), TEST(test_fused_relu_nan))
+          TEST(test_dot_in_programs), TEST(test_fused_post_ops), TEST(test_fused_relu_nan),
+          TEST(test_dot_random), TEST(test_conv_random))
