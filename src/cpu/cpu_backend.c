@@ -303,8 +303,9 @@ const char *cpu_compiled_call_what(const void *compiled, const char *instr_name)
     const cpu_compiled *c = compiled;
     for (int64_t i = 0; c && i < c->module->comp_count; i++) {
         const cxla_instr *in = cxla_computation_find_instr(c->module->comps[i], instr_name);
-        if (in && in->id >= 0 && in->id < c->id_count && c->calls[in->id].fn)
-            return c->calls[in->id].what;
+        if (!in || in->id < 0 || in->id >= c->id_count) continue;
+        if (c->calls[in->id].fn) return c->calls[in->id].what;
+        if (c->kernels[in->id]) return "kernel";
     }
     return NULL;
 }

@@ -26,8 +26,8 @@ typedef struct cpu_call {
 void cpu_call_release(cpu_call *call);
 
 /* How the instruction named |instr_name| of a module compiled by cpu_backend (|compiled|:
- * what its compile returned) runs when it is a library call: its cpu_call's |what|; NULL
- * when it has none (tests, and `cxla compile` later). */
+ * what its compile returned) runs: its library call's |what|, "kernel" for a generated
+ * kernel, NULL for the interpreter's handler (tests, and `cxla compile` later). */
 const char *cpu_compiled_call_what(const void *compiled, const char *instr_name);
 
 /* A plan for the entry computation of |m| when every instruction of it is a parameter, a

@@ -40,4 +40,10 @@ const char *cpu_emit_encode(cxla_arena *arena, cxla_type t, const char *x);
 /* convert of |x| from |from| to |to| (both as held: small floats as bits). */
 const char *cpu_emit_convert(cxla_arena *arena, cxla_type from, cxla_type to, const char *x);
 
+/* The dot kernel (emit_dot.c): whether |instr| is a dot it emits (integer types, or f32
+ * or f64 operands of the result type, with dimension numbers that merge into strides), and
+ * the kernel. */
+bool cpu_emit_dot_ok(const cxla_instr *instr);
+cxla_status cpu_emit_dot(const cxla_instr *instr, const char *name, cxla_strbuf *out);
+
 #endif /* CXLA_CPU_EMIT_INTERNAL_H_ */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/emit.h"
 #include "cpu/onednn.h"
 #include "interp/interp.h"
 #include "literal/literal_internal.h"
@@ -778,9 +779,22 @@ static cxla_status onednn_prepare(const cxla_instr *instr, cpu_call *out, bool *
 
 #endif
 
+/* The types oneDNN's primitives take (where the CPU's oneDNN implements them). */
+static bool onednn_type(cxla_type t) {
+    return t == CXLA_F32 || t == CXLA_BF16 || t == CXLA_F16;
+}
+
 bool cpu_linalg_wants(const cxla_instr *instr) {
     post_ops po;
-    if (instr->opcode == CXLA_OP_DOT || instr->opcode == CXLA_OP_CONVOLUTION) return true;
+    if (instr->opcode == CXLA_OP_DOT) {
+        /* oneDNN first; else the emitter's blocked kernel where it applies; else the
+         * loops of the library call. */
+        bool onednn = cpu_onednn_available() && onednn_type(instr->shape.type) &&
+                      onednn_type(instr->operands[0]->shape.type) &&
+                      onednn_type(instr->operands[1]->shape.type);
+        return onednn || !cpu_can_emit(instr);
+    }
+    if (instr->opcode == CXLA_OP_CONVOLUTION) return true;
     return cpu_onednn_available() && match_fusion(instr, &po);
 }
 

@@ -12,9 +12,12 @@
  * always computed in f32, never in bf16 or tf32). docs/semantics.md ("cpu backend")
  * gives the bound on the difference to the interpreter (the order of the sums differs).
  *
- * Everything else (integer, f64 and complex types, batch_group_count > 1, negative
- * padding, window reversal, dimensions that cannot be merged by strides, more than 3
- * spatial dims, zero-size arrays, no oneDNN) runs the interpreter's cache-blocked matrix
+ * A dot that oneDNN does not run (integer and f64 types; f32 without oneDNN) is a
+ * generated kernel when its dimension numbers merge into strides (emit_dot.c: cache
+ * panels, a 4-row register block; bit for bit the interpreter's). Everything else
+ * (complex types, batch_group_count > 1, negative padding, lhs dilation with a stride,
+ * dimensions that cannot be merged by strides, more than 3 spatial dims, zero-size
+ * arrays, convolutions without oneDNN) runs the interpreter's cache-blocked matrix
  * product (src/interp/interp_linalg.c) on the buffers, exact against the interpreter.
  *
  * A fusion of a dot or convolution (f32) with the elementwise work after it (a bias
