@@ -30,7 +30,9 @@ typedef struct cpu_compiled {
     cxla_module *module; /* owned: the optimized clone */
     cpu_library *library;
     cpu_kernel_fn *kernels; /* by instruction id; NULL: the interpreter's handler */
+    cpu_kernel_info *infos; /* by instruction id, beside kernels */
     cpu_call *calls;        /* by instruction id; fn NULL: none */
+    cpu_pool *pool;         /* shared (threadpool.h); NULL with one thread */
     int64_t id_count;
     int64_t kernel_count;
     cpu_plan *plan; /* when the entry is kernels only: runs without the driver */
@@ -88,6 +90,13 @@ static bool wants_kernel(const cxla_instr *in) {
     return cpu_can_emit(in);
 }
 
+static void kernel_name(const cxla_instr *in, char *buf, size_t size) {
+    size_t n = (size_t)snprintf(buf, size, "k%" PRId64 "_", in->id);
+    for (const char *p = in->name; *p && n + 1 < size && n < 48; p++)
+        buf[n++] = isalnum((unsigned char)*p) ? *p : '_';
+    buf[n < size ? n : size - 1] = '\0';
+}
+
 /* Whether |in| gets a library call: a dot or convolution of static arrays, or a fusion of
  * one with elementwise work after it (onednn.h). */
 static bool wants_call(const cxla_instr *in) {
@@ -100,18 +109,12 @@ static bool wants_call(const cxla_instr *in) {
     return true;
 }
 
-static void kernel_name(const cxla_instr *in, char *buf, size_t size) {
-    size_t n = (size_t)snprintf(buf, size, "k%" PRId64 "_", in->id);
-    for (const char *p = in->name; *p && n + 1 < size && n < 48; p++)
-        buf[n++] = isalnum((unsigned char)*p) ? *p : '_';
-    buf[n < size ? n : size - 1] = '\0';
-}
-
 /* ---- generating ---------------------------------------------------------------------------- */
 
 typedef struct generated {
     cxla_module *module;
     const cxla_instr **instrs; /* those with kernels */
+    cpu_kernel_info *infos;    /* beside instrs */
     int64_t count;
     const cxla_instr **call_instrs; /* those with library calls */
     int64_t call_count;
@@ -122,6 +125,7 @@ typedef struct generated {
 static void generated_free(generated *g) {
     cxla_module_destroy(g->module);
     free(g->instrs);
+    free(g->infos);
     free(g->call_instrs);
     for (int64_t u = 0; u < g->unit_count; u++) cxla_strbuf_free(&g->units[u]);
     free(g->units);
@@ -137,9 +141,9 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
             .dump_after = options ? options->dump_after : NULL,
             .dump_to = options ? options->dump_to : NULL,
         };
-        /* A dot keeps its dimension numbers: its library call takes any (oneDNN's matmul
-         * takes transposed operands as strides, the loops gather them once), where dot
-         * canonicalization would add transposes that copy them first. */
+        /* A dot keeps its dimension numbers: its library call or kernel takes any
+         * (oneDNN's matmul takes transposed operands as strides, the loops gather them
+         * once), where dot canonicalization would add transposes that copy them first. */
         int64_t n;
         const cxla_pass *const *all = cxla_passes_cpu_list(&n);
         const cxla_pass *list[32];
@@ -155,8 +159,9 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
     int64_t total = 0;
     for (int64_t c = 0; c < m->comp_count; c++) total += m->comps[c]->instr_count;
     g->instrs = calloc((size_t)(total ? total : 1), sizeof(*g->instrs));
+    g->infos = calloc((size_t)(total ? total : 1), sizeof(*g->infos));
     g->call_instrs = calloc((size_t)(total ? total : 1), sizeof(*g->call_instrs));
-    if (!sequential || !g->instrs || !g->call_instrs) s = OOM();
+    if (!sequential || !g->instrs || !g->infos || !g->call_instrs) s = OOM();
     if (!s && m->entry) s = mark_sequential(m, m->entry, sequential);
     for (int64_t c = 0; c < m->comp_count && !s; c++) {
         if (!sequential[c]) continue;
@@ -187,7 +192,7 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         kernel_name(g->instrs[i], name, sizeof(name));
         cxla_strbuf *unit = &g->units[i / per_unit];
         cxla_strbuf_putc(unit, '\n');
-        CXLA_RETURN_IF_ERROR(cpu_emit_kernel(g->instrs[i], name, unit));
+        CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(g->instrs[i], name, unit, &g->infos[i]));
     }
     for (int64_t u = 0; u < g->unit_count; u++)
         if (g->units[u].failed) return OOM();
@@ -218,8 +223,7 @@ cxla_status cpu_generate(const cxla_module *module, const cpu_compile_options *o
 
 static bool same_dims(const cxla_literal *lit, const cxla_shape *want) {
     const cxla_shape *got = lit->shape;
-    if (got->type != want->type || got->rank != want->rank || lit->dyn_sizes || lit->packed)
-        return false;
+    if (got->type != want->type || got->rank != want->rank || lit->dyn_sizes) return false;
     for (int64_t d = 0; d < want->rank; d++)
         if (got->dims[d] != want->dims[d]) return false;
     return cxla_layout_is_default(got);
@@ -233,6 +237,7 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
                               const cxla_literal *const *operands, cxla_literal **out) {
     const cpu_compiled *c = interp_overrides_user(ctx);
     cpu_kernel_fn fn = in->id >= 0 && in->id < c->id_count ? c->kernels[in->id] : NULL;
+    const cpu_kernel_info *info = fn ? &c->infos[in->id] : NULL;
     const cpu_call *call = !fn && in->id >= 0 && in->id < c->id_count && c->calls[in->id].fn
                                ? &c->calls[in->id]
                                : NULL;
@@ -264,7 +269,7 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
             if (call)
                 s = call->fn(call->state, outs, ins);
             else
-                fn(outs, ins);
+                cpu_pool_run_kernel(c->pool, fn, info, outs, (const void *const *)ins);
         }
         if (!s) {
             s = interp_make_tuple(elements, n, &result);
@@ -280,7 +285,7 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
             if (call)
                 s = call->fn(call->state, outs, ins);
             else
-                fn(outs, ins);
+                cpu_pool_run_kernel(c->pool, fn, info, outs, (const void *const *)ins);
             if (s) {
                 cxla_literal_free(result);
                 result = NULL;
@@ -317,16 +322,17 @@ static void cpu_destroy(void *compiled) {
     if (!c) return;
     cpu_plan_destroy(c->plan);
     cpu_library_close(c->library);
+    cpu_pool_release(c->pool);
     for (int64_t i = 0; c->calls && i < c->id_count; i++) cpu_call_release(&c->calls[i]);
     free(c->calls);
     free(c->kernels);
+    free(c->infos);
     cxla_module_destroy(c->module);
     free(c);
 }
 
 static cxla_status cpu_compile(const cxla_module *module, const exec_compile_options *options,
                                void **out_compiled) {
-    (void)options;
     generated g;
     cxla_status s = generate(module, NULL, &g);
     cpu_compiled *c = s ? NULL : calloc(1, sizeof(*c));
@@ -336,8 +342,13 @@ static cxla_status cpu_compile(const cxla_module *module, const exec_compile_opt
         g.module = NULL;
         c->id_count = c->module->next_id;
         c->kernels = calloc((size_t)(c->id_count ? c->id_count : 1), sizeof(*c->kernels));
+        c->infos = calloc((size_t)(c->id_count ? c->id_count : 1), sizeof(*c->infos));
         c->calls = calloc((size_t)(c->id_count ? c->id_count : 1), sizeof(*c->calls));
-        if (!c->kernels || !c->calls) s = OOM();
+        if (!c->kernels || !c->infos || !c->calls) s = OOM();
+    }
+    if (!s) {
+        int threads = cpu_pool_threads(options ? options->thread_count : 0);
+        if (threads > 1) s = cpu_pool_acquire(threads, &c->pool);
     }
     if (!s && g.count > 0) {
         const char **sources = calloc((size_t)g.unit_count, sizeof(*sources));
@@ -362,13 +373,16 @@ static cxla_status cpu_compile(const cxla_module *module, const exec_compile_opt
             }
             /* dlsym returns data pointers; POSIX guarantees the conversion. */
             memcpy(&c->kernels[g.instrs[i]->id], &sym, sizeof(sym));
+            c->infos[g.instrs[i]->id] = g.infos[i];
         }
         c->kernel_count = g.count;
     }
     /* Library calls are prepared now (oneDNN primitives are created once, not per run). */
     for (int64_t i = 0; i < g.call_count && !s; i++)
         s = cpu_linalg_prepare(g.call_instrs[i], &c->calls[g.call_instrs[i]->id]);
-    if (!s) s = cpu_plan_build(c->module, c->kernels, c->calls, c->id_count, &c->plan);
+    if (!s)
+        s = cpu_plan_build(c->module, c->kernels, c->infos, c->calls, c->id_count, c->pool,
+                           &c->plan);
     generated_free(&g);
     if (s) {
         cpu_destroy(c);
@@ -383,10 +397,16 @@ static cxla_status cpu_execute(void *compiled, const exec_run_options *options,
                                cxla_literal **out_result) {
     cpu_compiled *c = compiled;
     /* --check-finite and collectives need the driver. */
-    if (c->plan && (!options || (!options->check_finite && !options->comm)))
-        return cpu_plan_run(c->plan, options, args, arg_count, out_result);
-    interp_overrides o = {.user = c, .lookup = lookup};
-    return interp_run_module_overridden(c->module, options, &o, args, arg_count, out_result);
+    cxla_status s;
+    cpu_pool_enter(c->pool);
+    if (c->plan && (!options || (!options->check_finite && !options->comm))) {
+        s = cpu_plan_run(c->plan, options, args, arg_count, out_result);
+    } else {
+        interp_overrides o = {.user = c, .lookup = lookup};
+        s = interp_run_module_overridden(c->module, options, &o, args, arg_count, out_result);
+    }
+    cpu_pool_leave(c->pool);
+    return s;
 }
 
 const exec_backend cpu_backend = {

@@ -5,6 +5,7 @@
 #define CXLA_CPU_CPU_INTERNAL_H_
 
 #include "cpu/cpu.h"
+#include "cpu/threadpool.h"
 #include "interp/interp.h"
 
 typedef struct cpu_plan cpu_plan;
@@ -31,12 +32,14 @@ void cpu_call_release(cpu_call *call);
 const char *cpu_compiled_call_what(const void *compiled, const char *instr_name);
 
 /* A plan for the entry computation of |m| when every instruction of it is a parameter, a
- * constant, a tuple or get-tuple-element of arrays, or has a kernel in |kernels| or a call
- * in |calls| (both indexed by instruction id, |id_count| entries; |calls| may be NULL);
- * *out stays NULL (and no error) otherwise. The plan points into |m| and |calls|, which
- * must outlive it. */
+ * constant, a tuple or get-tuple-element of arrays, or has a kernel in |kernels| (indexed
+ * by instruction id, |id_count| entries, with |infos| beside them) or a library call in
+ * |calls| (likewise; may be NULL); *out stays NULL (and no error) otherwise. The plan
+ * points into |m| and |calls|, which must outlive it, and runs its kernels on |pool|
+ * (borrowed; NULL: the calling thread). */
 cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
-                           const cpu_call *calls, int64_t id_count, cpu_plan **out);
+                           const cpu_kernel_info *infos, const cpu_call *calls, int64_t id_count,
+                           cpu_pool *pool, cpu_plan **out);
 /* Runs the plan on |args| (as interp_run_module takes them) into a new literal in the
  * entry's result layout, checking |options|' cancellation between kernels. Safe from
  * several threads at once. */

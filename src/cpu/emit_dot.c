@@ -147,7 +147,8 @@ bool cpu_emit_dot_ok(const cxla_instr *instr) {
     return dot_form_of(instr, &f);
 }
 
-cxla_status cpu_emit_dot(const cxla_instr *instr, const char *name, cxla_strbuf *out) {
+cxla_status cpu_emit_dot(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                         cpu_kernel_info *out_info) {
     dot_form f;
     if (!dot_form_of(instr, &f))
         return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
@@ -174,7 +175,25 @@ cxla_status cpu_emit_dot(const cxla_instr *instr, const char *name, cxla_strbuf 
                        ", blocked (N panels of %d, K panels of %d). */\n",
                        text.data ? text.data : instr->name, M, K, N, NB, KB);
     cxla_strbuf_free(&text);
-    cxla_strbuf_printf(out, "void %s(void *const *out, const void *const *in) {\n", name);
+    /* The outer loop the thread pool splits: the rows of M (each part does them in every
+     * batch; the elements of a row do not depend on the split). */
+    if (out_info) {
+        int64_t batch = 1;
+        for (int64_t i = 0; i < f.nb; i++) batch *= f.bsize[i];
+        size_t es = cxla_type_storage(t);
+        out_info->range = M > 0 ? M : 1;
+        out_info->cost = (double)batch * ((double)(M * K + K * N + M * N) * (double)es +
+                                          (double)M * (double)N * (double)K);
+    }
+    cxla_strbuf_printf(out,
+                       "void %s(void *const *out, const void *const *in, int64_t begin, "
+                       "int64_t end) {\n",
+                       name);
+    cxla_strbuf_printf(out,
+                       "    int64_t ib = begin < 0 ? 0 : begin, ie = end > %" PRId64 " ? %" PRId64
+                       " : end;\n"
+                       "    if (ib >= ie) return;\n",
+                       M, M);
     cxla_strbuf_printf(out, "    const %s *restrict lhs = in[0];\n", lt);
     cxla_strbuf_printf(out, "    const %s *restrict rhs = in[1];\n", rt);
     cxla_strbuf_printf(out, "    %s *restrict res = out[0];\n", ct);
@@ -203,8 +222,9 @@ cxla_status cpu_emit_dot(const cxla_instr *instr, const char *name, cxla_strbuf 
                        "%*sconst %s *restrict b = rhs + ro;\n"
                        "%*s%s *restrict c = res + oo;\n",
                        depth, "", lt, depth, "", rt, depth, "", ct);
-    cxla_strbuf_printf(out, "%*sfor (int64_t e = 0; e < %" PRId64 "; e++) c[e] = 0;\n", depth, "",
-                       M * N);
+    cxla_strbuf_printf(
+        out, "%*sfor (int64_t e = ib * %" PRId64 "; e < ie * %" PRId64 "; e++) c[e] = 0;\n", depth,
+        "", N, N);
     /* The panels; inside them, the axpy form (a row of the rhs times one lhs element
      * added to a row of the result) when the rhs's columns are contiguous, else, when
      * its k is, the dot form (one result element's products over the panel's k). */
@@ -219,13 +239,13 @@ cxla_status cpu_emit_dot(const cxla_instr *instr, const char *name, cxla_strbuf 
     cxla_strbuf_printf(out,
                        "%*s        int64_t k1 = k0 + %d < %" PRId64 " ? k0 + %d : %" PRId64 ";\n",
                        d, "", KB, K, KB, K);
-    cxla_strbuf_printf(out, "%*s        int64_t i = 0;\n", d, "");
+    cxla_strbuf_printf(out, "%*s        int64_t i = ib;\n", d, "");
     if (!by_element) {
         /* Four rows at a time, JR columns held in accumulators over the panel's k (the
          * register block); each element still adds its products in ascending k. */
         int jr = strcmp(pt, "double") == 0 || strcmp(pt, "uint64_t") == 0 ? 8 : 16;
         const char *in8 = "                ";
-        cxla_strbuf_printf(out, "%*s        for (; i + 4 <= %" PRId64 "; i += 4) {\n", d, "", M);
+        cxla_strbuf_printf(out, "%*s        for (; i + 4 <= ie; i += 4) {\n", d, "");
         for (int r = 0; r < 4; r++)
             cxla_strbuf_printf(out,
                                "%*s            const %s *restrict a%d = a + (i + %d) * %" PRId64
@@ -286,7 +306,7 @@ cxla_status cpu_emit_dot(const cxla_instr *instr, const char *name, cxla_strbuf 
         cxla_strbuf_printf(out, "%*s            }\n", d, "");
         cxla_strbuf_printf(out, "%*s        }\n", d, "");
     }
-    cxla_strbuf_printf(out, "%*s        for (; i < %" PRId64 "; i++) {\n", d, "", M);
+    cxla_strbuf_printf(out, "%*s        for (; i < ie; i++) {\n", d, "");
     cxla_strbuf_printf(out, "%*s            %s *restrict crow = c + i * %" PRId64 ";\n", d, "", ct,
                        N);
     cxla_strbuf_printf(out, "%*s            const %s *restrict arow = a + i * %" PRId64 ";\n", d,

@@ -44,6 +44,7 @@ const char *cpu_emit_convert(cxla_arena *arena, cxla_type from, cxla_type to, co
  * or f64 operands of the result type, with dimension numbers that merge into strides), and
  * the kernel. */
 bool cpu_emit_dot_ok(const cxla_instr *instr);
-cxla_status cpu_emit_dot(const cxla_instr *instr, const char *name, cxla_strbuf *out);
+cxla_status cpu_emit_dot(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                         cpu_kernel_info *out_info);
 
 #endif /* CXLA_CPU_EMIT_INTERNAL_H_ */
