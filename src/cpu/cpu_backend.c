@@ -346,10 +346,8 @@ static cxla_status cpu_compile(const cxla_module *module, const exec_compile_opt
         c->calls = calloc((size_t)(c->id_count ? c->id_count : 1), sizeof(*c->calls));
         if (!c->kernels || !c->infos || !c->calls) s = OOM();
     }
-    if (!s) {
-        int threads = cpu_pool_threads(options ? options->thread_count : 0);
-        if (threads > 1) s = cpu_pool_acquire(threads, &c->pool);
-    }
+    int threads = cpu_pool_threads(options ? options->thread_count : 0);
+    if (!s && threads > 1) s = cpu_pool_acquire(threads, &c->pool);
     if (!s && g.count > 0) {
         const char **sources = calloc((size_t)g.unit_count, sizeof(*sources));
         size_t *lengths = calloc((size_t)g.unit_count, sizeof(*lengths));
@@ -379,7 +377,7 @@ static cxla_status cpu_compile(const cxla_module *module, const exec_compile_opt
     }
     /* Library calls are prepared now (oneDNN primitives are created once, not per run). */
     for (int64_t i = 0; i < g.call_count && !s; i++)
-        s = cpu_linalg_prepare(g.call_instrs[i], &c->calls[g.call_instrs[i]->id]);
+        s = cpu_linalg_prepare(g.call_instrs[i], threads, &c->calls[g.call_instrs[i]->id]);
     if (!s)
         s = cpu_plan_build(c->module, c->kernels, c->infos, c->calls, c->id_count, c->pool,
                            &c->plan);

@@ -7,7 +7,7 @@
  * chose; when they differ (a convolution that runs faster on blocked weights), a reorder
  * primitive converts on every run. Each run makes its own stream, memory objects and
  * scratchpad (the user-managed scratchpad mode), so one call serves several threads. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -176,6 +176,7 @@ static bool match_fusion(const cxla_instr *f, post_ops *po) {
 /* ---- oneDNN ----------------------------------------------------------------------------- */
 
 #ifdef CXLA_HAVE_ONEDNN
+#include <dlfcn.h>
 #include <dnnl.h>
 #include <dnnl_debug.h>
 #include <pthread.h>
@@ -197,8 +198,17 @@ static dnnl_engine_t engine;
 static dnnl_status_t engine_status = dnnl_runtime_error;
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
 
+/* Debian's oneDNN runs its parallel regions on OpenMP, with OpenMP's thread count; a
+ * call sets the executable's count for the calling thread (an OpenMP setting per thread)
+ * through omp_set_num_threads, looked up in the OpenMP runtime that libdnnl loaded, so
+ * that cxla does not link that runtime itself. NULL: not found (the default stays). */
+static void (*set_omp_threads)(int);
+
 static void engine_init(void) {
     engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0);
+    void *sym = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+    /* dlsym returns data pointers; POSIX guarantees the conversion. */
+    if (sym) memcpy(&set_omp_threads, &sym, sizeof(sym));
 }
 
 /* Tensors: source, weights, destination, bias (only in a fusion with a bias add). */
@@ -221,6 +231,7 @@ typedef struct tensor {
 typedef struct dnn_state {
     const cxla_instr *instr;
     int64_t relu_count; /* > 0: a relu over that many f32 results after the primitive */
+    int threads;        /* > 0: OpenMP threads for the primitive */
     dnnl_primitive_t prim;
     tensor t[TENSORS];
     size_t scratch_size;
@@ -272,6 +283,7 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
     dnnl_memory_t user_mem[TENSORS] = {0}, prim_mem[TENSORS] = {0}, scratch_mem = NULL;
     void *bufs[TENSORS] = {0}, *flipped[TENSORS] = {0}, *scratch = NULL;
     const char *what = "stream creation";
+    if (st->threads > 0 && set_omp_threads) set_omp_threads(st->threads);
     dnnl_status_t ds = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
     cxla_status s = NULL;
     for (int i = 0; i < TENSORS && ds == dnnl_success && !s; i++) {
@@ -725,7 +737,8 @@ static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn
     return NULL;
 }
 
-static cxla_status onednn_prepare(const cxla_instr *instr, cpu_call *out, bool *handled) {
+static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_call *out,
+                                  bool *handled) {
     *handled = false;
     post_ops fused;
     const post_ops *po = NULL;
@@ -748,6 +761,7 @@ static cxla_status onednn_prepare(const cxla_instr *instr, cpu_call *out, bool *
     if (!st) return OOM();
     st->instr = instr;
     if (po && po->relu) st->relu_count = elements_of(&instr->shape);
+    st->threads = threads;
     cxla_status s = core->opcode == CXLA_OP_DOT ? dot_prepare(core, po, st, handled)
                                                 : conv_prepare(core, po, st, handled);
     if (s || !*handled) {
@@ -770,8 +784,10 @@ bool cpu_onednn_available(void) {
     return false;
 }
 
-static cxla_status onednn_prepare(const cxla_instr *instr, cpu_call *out, bool *handled) {
+static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_call *out,
+                                  bool *handled) {
     (void)instr;
+    (void)threads;
     (void)out;
     *handled = false;
     return NULL;
@@ -798,10 +814,10 @@ bool cpu_linalg_wants(const cxla_instr *instr) {
     return cpu_onednn_available() && match_fusion(instr, &po);
 }
 
-cxla_status cpu_linalg_prepare(const cxla_instr *instr, cpu_call *out) {
+cxla_status cpu_linalg_prepare(const cxla_instr *instr, int threads, cpu_call *out) {
     memset(out, 0, sizeof(*out));
     bool handled = false;
-    CXLA_RETURN_IF_ERROR(onednn_prepare(instr, out, &handled));
+    CXLA_RETURN_IF_ERROR(onednn_prepare(instr, threads, out, &handled));
     /* A fusion oneDNN does not take stays with the interpreter's handler (no call). */
     if (handled || instr->opcode == CXLA_OP_FUSION) return NULL;
     return loops_prepare(instr, out);

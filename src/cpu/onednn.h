@@ -40,9 +40,10 @@ bool cpu_linalg_wants(const cxla_instr *instr);
 
 /* Prepares the call computing |instr| (a dot or convolution of static arrays from a
  * verified module, which must outlive the call; or a fusion of the form above) into
- * |out|. out->what says which way it runs; out->fn stays NULL for a fusion that oneDNN
- * does not take. Errors: RESOURCE_EXHAUSTED; a oneDNN failure other than "unimplemented" is
- * INTERNAL naming the instruction. */
-cxla_status cpu_linalg_prepare(const cxla_instr *instr, cpu_call *out);
+ * |out|, running oneDNN's parallel regions on |threads| threads (the executable's thread
+ * count; 0: OpenMP's default). out->what says which way it runs; out->fn stays NULL for a fusion
+ * that oneDNN does not take. Errors: RESOURCE_EXHAUSTED; a oneDNN failure other than
+ * "unimplemented" is INTERNAL naming the instruction. */
+cxla_status cpu_linalg_prepare(const cxla_instr *instr, int threads, cpu_call *out);
 
 #endif /* CXLA_CPU_ONEDNN_H_ */
