@@ -47,4 +47,8 @@ bool cpu_emit_dot_ok(const cxla_instr *instr);
 cxla_status cpu_emit_dot(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                          cpu_kernel_info *out_info);
 
+/* The element type of the operation about to be emitted (emit_expr.c's math_call keeps
+ * the interpreter's libm expressions for small floats whose NaN sign matters). */
+void cpu_emit_math_type(cxla_type t);
+
 #endif /* CXLA_CPU_EMIT_INTERNAL_H_ */

@@ -1263,6 +1263,9 @@ cxla_status cxla_hlo_parse(const char *text, size_t len, const char *filename,
     if (!text && len) return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "no HLO text (NULL)");
     if (!text) text = "";
     if (len == (size_t)-1) len = strlen(text);
+    /* A binary HloModuleProto (.pb) is known by its content (proto_read.c). */
+    if (cxla_hlo_looks_like_proto(text, len))
+        return cxla_hlo_parse_proto(text, len, filename, out_module);
     cxla_module *m;
     CXLA_RETURN_IF_ERROR(cxla_module_create("module", &m));
     parser p;
