@@ -127,7 +127,7 @@ static void generated_free(generated *g) {
     free(g->instrs);
     free(g->infos);
     free(g->call_instrs);
-    for (int64_t u = 0; u < g->unit_count; u++) cxla_strbuf_free(&g->units[u]);
+    for (int64_t u = 0; g->units && u < g->unit_count; u++) cxla_strbuf_free(&g->units[u]);
     free(g->units);
     memset(g, 0, sizeof(*g));
 }
