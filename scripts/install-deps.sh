@@ -20,6 +20,7 @@ packages=(
 )
 optional=(
   graphviz           # `cxla graph -o x.svg` runs its dot program; tests validate DOT with it
+  libdnnl-dev        # oneDNN: the cpu backend's dot and convolution (else its own loops)
 )
 if [ "${BENCH:-0}" = 1 ]; then
   packages+=(python3-torch) # bench/: PyTorch's times next to NumPy's and cxla's
@@ -69,7 +70,7 @@ else
   echo "cxla: run this as root, then try again:"
   echo "  apt-get update && apt-get install -y ${missing[*]}"
   if [ ${#missing_optional[@]} -gt 0 ]; then
-    echo "cxla: optional, for drawing graphs: ${missing_optional[*]}"
+    echo "cxla: optional (graphs; oneDNN for dot and convolution): ${missing_optional[*]}"
   fi
   exit 1
 fi

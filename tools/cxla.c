@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu/onednn.h"
 #include "tool.h"
 
 static int cmd_help(int argc, char **argv);
@@ -173,11 +174,13 @@ static const tool_command commands[] = {
      "With no COMMAND, lists the commands; with one, prints its usage and options\n"
      "('cxla COMMAND --help' does the same). An unknown COMMAND is an error (exit status 2).",
      cmd_help},
-    {"version", "print the version and whether MPI is built in",
+    {"version", "print the version and whether MPI and oneDNN are built in",
      "usage: cxla version\n"
      "\n"
-     "Prints 'cxla VERSION' and 'mpi: yes' or 'mpi: no': whether this cxla can run\n"
-     "replicas across MPI processes (cxla run --mpi).",
+     "Prints 'cxla VERSION', 'mpi: yes' or 'mpi: no': whether this cxla can run\n"
+     "replicas across MPI processes (cxla run --mpi), and 'onednn: yes' or 'onednn: no':\n"
+     "whether the cpu backend runs dot and convolution with oneDNN (otherwise with its\n"
+     "own loops).",
      cmd_version},
 };
 
@@ -257,6 +260,8 @@ static int cmd_version(int argc, char **argv) {
     printf("cxla %s\n", CXLA_VERSION_STRING);
     /* Whether `cxla run --mpi` (and cxla_executable_execute_mpi) can work. */
     printf("mpi: %s\n", cxla_mpi_available() ? "yes" : "no");
+    /* Whether the cpu backend's dot and convolution use oneDNN. */
+    printf("onednn: %s\n", cpu_onednn_available() ? "yes" : "no");
     return 0;
 }
 

@@ -3,11 +3,14 @@
  * compiled by the system C compiler into a shared object that is cached on disk
  * (compiler.h), and run.
  *
- * How a compiled module runs (for now): the interpreter's driver walks the module and
- * calls a compiled kernel for every instruction that has one (interp_run_module_overridden);
- * the others (dot, convolution, sort, fft, control flow, collectives, custom calls, ...)
- * run the interpreter's own code for that operation. docs/semantics.md says what the
- * backend guarantees against the interpreter. */
+ * How a compiled module runs (for now): dot and convolution are library calls (onednn.h:
+ * oneDNN primitives, or the interpreter's blocked product), prepared at compile time. An
+ * entry made of kernels and library calls runs as the arena plan (cpu_internal.h);
+ * otherwise the interpreter's driver walks the module and calls a compiled kernel or
+ * library call for every instruction that has one (interp_run_module_overridden), and
+ * the others (sort, fft, control flow, collectives, custom calls, ...) run the
+ * interpreter's own code for that operation. docs/semantics.md says what the backend
+ * guarantees against the interpreter. */
 #ifndef CXLA_CPU_CPU_H_
 #define CXLA_CPU_CPU_H_
 

@@ -1,8 +1,10 @@
 /* The cpu backend: compile = clone the module, run the pass pipeline, emit one C kernel
  * per fusion and per elementwise or data-movement instruction of the computations that
  * run in sequence (the entry, while bodies and conditions, conditional branches, called
- * computations), compile them (cached) and look them up; execute = the interpreter's
- * driver with those instructions overridden by their kernels (cpu.h). */
+ * computations), compile them (cached) and look them up, and prepare a library call
+ * (onednn.h) for each dot and convolution there; execute = the arena plan when the entry
+ * is made of those, else the interpreter's driver with those instructions overridden by
+ * their kernels and calls (cpu.h). */
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include "cpu/compiler.h"
 #include "cpu/cpu_internal.h"
 #include "cpu/emit.h"
+#include "cpu/onednn.h"
 #include "interp/interp.h"
 #include "literal/literal_internal.h"
 #include "passes/passes.h"
@@ -28,6 +31,7 @@ typedef struct cpu_compiled {
     cpu_library *library;
     cpu_kernel_fn *kernels; /* by instruction id; NULL: the interpreter's handler */
     cpu_kernel_info *infos; /* by instruction id, beside kernels */
+    cpu_call *calls;        /* by instruction id; fn NULL: none */
     cpu_pool *pool;         /* shared (threadpool.h); NULL with one thread */
     int64_t id_count;
     int64_t kernel_count;
@@ -93,6 +97,18 @@ static void kernel_name(const cxla_instr *in, char *buf, size_t size) {
     buf[n < size ? n : size - 1] = '\0';
 }
 
+/* Whether |in| gets a library call: a dot or convolution of static arrays, or a fusion of
+ * one with elementwise work after it (onednn.h). */
+static bool wants_call(const cxla_instr *in) {
+    if (!cpu_linalg_wants(in)) return false;
+    if (!cxla_type_is_array(in->shape.type) || !cxla_shape_is_static(&in->shape)) return false;
+    for (int64_t k = 0; k < in->operand_count; k++) {
+        const cxla_shape *s = &in->operands[k]->shape;
+        if (!cxla_type_is_array(s->type) || !cxla_shape_is_static(s)) return false;
+    }
+    return true;
+}
+
 /* ---- generating ---------------------------------------------------------------------------- */
 
 typedef struct generated {
@@ -100,6 +116,8 @@ typedef struct generated {
     const cxla_instr **instrs; /* those with kernels */
     cpu_kernel_info *infos;    /* beside instrs */
     int64_t count;
+    const cxla_instr **call_instrs; /* those with library calls */
+    int64_t call_count;
     cxla_strbuf *units; /* the translation units */
     int64_t unit_count;
 } generated;
@@ -108,7 +126,8 @@ static void generated_free(generated *g) {
     cxla_module_destroy(g->module);
     free(g->instrs);
     free(g->infos);
-    for (int64_t u = 0; u < g->unit_count; u++) cxla_strbuf_free(&g->units[u]);
+    free(g->call_instrs);
+    for (int64_t u = 0; g->units && u < g->unit_count; u++) cxla_strbuf_free(&g->units[u]);
     free(g->units);
     memset(g, 0, sizeof(*g));
 }
@@ -122,7 +141,16 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
             .dump_after = options ? options->dump_after : NULL,
             .dump_to = options ? options->dump_to : NULL,
         };
-        s = cxla_passes_cpu(g->module, &po);
+        /* A dot keeps its dimension numbers: its library call or kernel takes any
+         * (oneDNN's matmul takes transposed operands as strides, the loops gather them
+         * once), where dot canonicalization would add transposes that copy them first. */
+        int64_t n;
+        const cxla_pass *const *all = cxla_passes_cpu_list(&n);
+        const cxla_pass *list[32];
+        int64_t count = 0;
+        for (int64_t i = 0; i < n && count < 32; i++)
+            if (all[i] != &cxla_pass_dot_canon) list[count++] = all[i];
+        s = cxla_pipeline_run(g->module, "cpu", list, count, &po);
     }
     if (!s) s = cxla_verify_module(g->module);
     if (s) return s;
@@ -132,13 +160,17 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
     for (int64_t c = 0; c < m->comp_count; c++) total += m->comps[c]->instr_count;
     g->instrs = calloc((size_t)(total ? total : 1), sizeof(*g->instrs));
     g->infos = calloc((size_t)(total ? total : 1), sizeof(*g->infos));
-    if (!sequential || !g->instrs || !g->infos) s = OOM();
+    g->call_instrs = calloc((size_t)(total ? total : 1), sizeof(*g->call_instrs));
+    if (!sequential || !g->instrs || !g->infos || !g->call_instrs) s = OOM();
     if (!s && m->entry) s = mark_sequential(m, m->entry, sequential);
     for (int64_t c = 0; c < m->comp_count && !s; c++) {
         if (!sequential[c]) continue;
         const cxla_computation *comp = m->comps[c];
         for (int64_t i = 0; i < comp->instr_count; i++)
-            if (wants_kernel(comp->instrs[i])) g->instrs[g->count++] = comp->instrs[i];
+            if (wants_call(comp->instrs[i]))
+                g->call_instrs[g->call_count++] = comp->instrs[i];
+            else if (wants_kernel(comp->instrs[i]))
+                g->instrs[g->count++] = comp->instrs[i];
     }
     free(sequential);
     if (s) return s;
@@ -207,7 +239,10 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
     const cpu_compiled *c = interp_overrides_user(ctx);
     cpu_kernel_fn fn = in->id >= 0 && in->id < c->id_count ? c->kernels[in->id] : NULL;
     const cpu_kernel_info *info = fn ? &c->infos[in->id] : NULL;
-    bool fits = fn != NULL;
+    const cpu_call *call = !fn && in->id >= 0 && in->id < c->id_count && c->calls[in->id].fn
+                               ? &c->calls[in->id]
+                               : NULL;
+    bool fits = fn != NULL || call != NULL;
     for (int64_t k = 0; k < in->operand_count && fits; k++)
         fits = same_dims(operands[k], &in->operands[k]->shape);
     if (!fits) return interp_handler(in->opcode)(ctx, in, operands, out);
@@ -232,7 +267,12 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
             if (!s) outs[i] = elements[i]->data;
         }
         if (!s) {
-            cpu_pool_run_kernel(c->pool, fn, info, outs, (const void *const *)ins);
+            if (call)
+                s = call->fn(call->state, outs, ins);
+            else
+                cpu_pool_run_kernel(c->pool, fn, info, outs, (const void *const *)ins);
+        }
+        if (!s) {
             s = interp_make_tuple(elements, n, &result);
         } else if (elements) {
             for (int64_t i = 0; i < n; i++) cxla_literal_free(elements[i]);
@@ -243,7 +283,14 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
         s = interp_new_array(&in->shape, &result);
         if (!s) {
             void *outs[1] = {result->data};
-            cpu_pool_run_kernel(c->pool, fn, info, outs, (const void *const *)ins);
+            if (call)
+                s = call->fn(call->state, outs, ins);
+            else
+                cpu_pool_run_kernel(c->pool, fn, info, outs, (const void *const *)ins);
+            if (s) {
+                cxla_literal_free(result);
+                result = NULL;
+            }
         }
     }
     if (ins != ins_small) free(ins);
@@ -254,7 +301,19 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
 
 static interp_op_fn lookup(void *user, const cxla_instr *in) {
     const cpu_compiled *c = user;
-    return in->id >= 0 && in->id < c->id_count && c->kernels[in->id] ? run_kernel : NULL;
+    if (in->id < 0 || in->id >= c->id_count) return NULL;
+    return c->kernels[in->id] || c->calls[in->id].fn ? run_kernel : NULL;
+}
+
+const char *cpu_compiled_call_what(const void *compiled, const char *instr_name) {
+    const cpu_compiled *c = compiled;
+    for (int64_t i = 0; c && i < c->module->comp_count; i++) {
+        const cxla_instr *in = cxla_computation_find_instr(c->module->comps[i], instr_name);
+        if (!in || in->id < 0 || in->id >= c->id_count) continue;
+        if (c->calls[in->id].fn) return c->calls[in->id].what;
+        if (c->kernels[in->id]) return "kernel";
+    }
+    return NULL;
 }
 
 /* ---- the backend interface ----------------------------------------------------------------- */
@@ -265,6 +324,8 @@ static void cpu_destroy(void *compiled) {
     cpu_plan_destroy(c->plan);
     cpu_library_close(c->library);
     cpu_pool_release(c->pool);
+    for (int64_t i = 0; c->calls && i < c->id_count; i++) cpu_call_release(&c->calls[i]);
+    free(c->calls);
     free(c->kernels);
     free(c->infos);
     cxla_module_destroy(c->module);
@@ -283,12 +344,11 @@ static cxla_status cpu_compile(const cxla_module *module, const exec_compile_opt
         c->id_count = c->module->next_id;
         c->kernels = calloc((size_t)(c->id_count ? c->id_count : 1), sizeof(*c->kernels));
         c->infos = calloc((size_t)(c->id_count ? c->id_count : 1), sizeof(*c->infos));
-        if (!c->kernels || !c->infos) s = OOM();
+        c->calls = calloc((size_t)(c->id_count ? c->id_count : 1), sizeof(*c->calls));
+        if (!c->kernels || !c->infos || !c->calls) s = OOM();
     }
-    if (!s) {
-        int threads = cpu_pool_threads(options ? options->thread_count : 0);
-        if (threads > 1) s = cpu_pool_acquire(threads, &c->pool);
-    }
+    int threads = cpu_pool_threads(options ? options->thread_count : 0);
+    if (!s && threads > 1) s = cpu_pool_acquire(threads, &c->pool);
     if (!s && g.count > 0) {
         const char **sources = calloc((size_t)g.unit_count, sizeof(*sources));
         size_t *lengths = calloc((size_t)g.unit_count, sizeof(*lengths));
@@ -316,7 +376,12 @@ static cxla_status cpu_compile(const cxla_module *module, const exec_compile_opt
         }
         c->kernel_count = g.count;
     }
-    if (!s) s = cpu_plan_build(c->module, c->kernels, c->infos, c->id_count, c->pool, &c->plan);
+    /* Library calls are prepared now (oneDNN primitives are created once, not per run). */
+    for (int64_t i = 0; i < g.call_count && !s; i++)
+        s = cpu_linalg_prepare(g.call_instrs[i], threads, &c->calls[g.call_instrs[i]->id]);
+    if (!s)
+        s = cpu_plan_build(c->module, c->kernels, c->infos, c->calls, c->id_count, c->pool,
+                           &c->plan);
     generated_free(&g);
     if (s) {
         cpu_destroy(c);

@@ -1,6 +1,8 @@
-/* The cpu backend's arena plan: an entry computation made only of kernels (and the
- * parameters, constants, tuples and get-tuple-elements that feed them) runs as a fixed
- * sequence of kernel calls over one preallocated arena, without the interpreter's driver.
+/* The cpu backend's arena plan: an entry computation made only of kernels and library
+ * calls (and the parameters, constants, tuples and get-tuple-elements that feed them) runs
+ * as a fixed sequence of steps over one preallocated arena, without the interpreter's
+ * driver. A step is a kernel or a library call (cpu_call: a function with state, which
+ * may fail); both read and write the same dense row-major buffers.
  *
  * Buffer assignment: every array an instruction produces is a "leaf"; a tuple is a list
  * of leaves and get-tuple-element picks one, so neither copies. Parameters are read where
@@ -36,8 +38,9 @@ typedef struct leaf {
 } leaf;
 
 typedef struct step {
-    cpu_kernel_fn fn;
+    cpu_kernel_fn fn;     /* a kernel, or */
     cpu_kernel_info info; /* how the thread pool may split it */
+    const cpu_call *call; /* a library call */
     const cxla_instr *instr;
     int64_t in_count, out_count;
     int64_t *in, *out; /* leaf indices */
@@ -204,8 +207,8 @@ static cxla_status assign_offsets(cpu_plan *p) {
 }
 
 cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
-                           const cpu_kernel_info *infos, int64_t id_count, cpu_pool *pool,
-                           cpu_plan **out) {
+                           const cpu_kernel_info *infos, const cpu_call *calls, int64_t id_count,
+                           cpu_pool *pool, cpu_plan **out) {
     *out = NULL;
     const cxla_computation *entry = m->entry;
     if (!entry || !cxla_shape_is_static(&entry->root->shape)) return NULL;
@@ -234,7 +237,8 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
             if (!is_plain_array(&in->shape)) return NULL;
             break;
         default:
-            if (in->id < 0 || in->id >= id_count || !kernels[in->id]) return NULL;
+            if (in->id < 0 || in->id >= id_count) return NULL;
+            if (!kernels[in->id] && !(calls && calls[in->id].fn)) return NULL;
             if (cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_SIDE_EFFECT) return NULL;
         }
     }
@@ -313,6 +317,7 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
             step *sp = &p->steps[p->step_count++];
             sp->fn = kernels[in->id];
             sp->info = infos[in->id];
+            sp->call = sp->fn ? NULL : &calls[in->id];
             sp->instr = in;
             sp->in_count = in->operand_count;
             sp->out_count = count;
@@ -449,7 +454,10 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
         }
         for (int64_t k = 0; k < sp->out_count; k++)
             outs[k] = (void *)leaf_data(p, &p->leaves[sp->out[k]], use, arena, results);
-        cpu_pool_run_kernel(p->pool, sp->fn, &sp->info, outs, ins);
+        if (sp->call)
+            s = sp->call->fn(sp->call->state, outs, ins);
+        else
+            cpu_pool_run_kernel(p->pool, sp->fn, &sp->info, outs, ins);
         if (outs != outs_small) free(outs);
     }
     /* Root leaves no kernel wrote into the results: parameters, constants, repeats. */

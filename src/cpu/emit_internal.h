@@ -40,6 +40,13 @@ const char *cpu_emit_encode(cxla_arena *arena, cxla_type t, const char *x);
 /* convert of |x| from |from| to |to| (both as held: small floats as bits). */
 const char *cpu_emit_convert(cxla_arena *arena, cxla_type from, cxla_type to, const char *x);
 
+/* The dot kernel (emit_dot.c): whether |instr| is a dot it emits (integer types, or f32
+ * or f64 operands of the result type, with dimension numbers that merge into strides), and
+ * the kernel. */
+bool cpu_emit_dot_ok(const cxla_instr *instr);
+cxla_status cpu_emit_dot(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                         cpu_kernel_info *out_info);
+
 /* The element type of the operation about to be emitted (emit_expr.c's math_call keeps
  * the interpreter's libm expressions for small floats whose NaN sign matters). */
 void cpu_emit_math_type(cxla_type t);

@@ -38,7 +38,8 @@ cxla_status cxla_pipeline_run(cxla_module *m, const char *pipeline_name,
 
 /* The cpu backend's pipeline, in order: inline calls, simplify, constant folding, CSE,
  * DCE, layout normalization, dot/conv canonicalization, fusion (loop, input,
- * multi-output), DCE. */
+ * multi-output), DCE. (The cpu backend itself runs it without dot canonicalization: its
+ * library calls for dot take any dimension numbers, as strides.) */
 cxla_status cxla_passes_cpu(cxla_module *m, const cxla_pipeline_options *options);
 /* The passes of cxla_passes_cpu, in order (for tools and tests); *out_count gets the
  * count. The array is static. */

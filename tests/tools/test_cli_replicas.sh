@@ -199,6 +199,7 @@ expect "input-dir and inputs" 1 "not both" -- \
 expect "repeat with replicas" 0 "runs of .* on 2 devices" -- \
   "$cxla" run --replicas 2 --repeat 2 --input-dir "$dir/in2" "$dir/c2.hlo"
 expect "version says mpi" 0 "^mpi: (yes|no)$" -- "$cxla" version
+expect "version says onednn" 0 "^onednn: (yes|no)$" -- "$cxla" version
 expect "help run" 0 "--replicas N" -- "$cxla" help run
 expect "help run mpi" 0 "mpirun -np N cxla run --mpi" -- "$cxla" help run
 # Without MPI built in, --mpi says so.

@@ -1,0 +1,49 @@
+/* Dot and convolution on the cpu backend (onednn.c): a library call (cpu_call) per
+ * instruction, prepared when the module is compiled.
+ *
+ * With oneDNN (built when CMake finds it: CXLA_HAVE_ONEDNN), a dot of f32, bf16 or f16
+ * operands becomes a matmul primitive over [batch..., M, K] x [batch..., K, N] whose
+ * memory descriptors carry the operands' strides (a transposed operand is a stride, not
+ * a copy), and a convolution of those types becomes a convolution primitive (forward,
+ * any dim_labels by strides, padding, strides, rhs dilation, feature groups with
+ * depthwise among them) or, for lhs dilation (a transposed convolution), a
+ * backward-data convolution. Accumulation is in f32, the results are rounded once to the
+ * result type; precision_config is accepted as XLA's CPU backend accepts it (f32 is
+ * always computed in f32, never in bf16 or tf32). docs/semantics.md ("cpu backend")
+ * gives the bound on the difference to the interpreter (the order of the sums differs).
+ *
+ * A dot that oneDNN does not run (integer and f64 types; f32 without oneDNN) is a
+ * generated kernel when its dimension numbers merge into strides (emit_dot.c: cache
+ * panels, a 4-row register block; bit for bit the interpreter's). Everything else
+ * (complex types, batch_group_count > 1, negative padding, lhs dilation with a stride,
+ * dimensions that cannot be merged by strides, more than 3 spatial dims, zero-size
+ * arrays, convolutions without oneDNN) runs the interpreter's cache-blocked matrix
+ * product (src/interp/interp_linalg.c) on the buffers, exact against the interpreter.
+ *
+ * A fusion of a dot or convolution (f32) with the elementwise work after it (a bias
+ * vector added along the output features, then any chain of maximum with 0 and multiply
+ * by a constant) runs as one oneDNN primitive with a bias and post-ops, so the product is
+ * not written and read back; without oneDNN, or in another form, it has no call. */
+#ifndef CXLA_CPU_ONEDNN_H_
+#define CXLA_CPU_ONEDNN_H_
+
+#include <stdbool.h>
+
+#include "cpu/cpu_internal.h"
+
+/* Whether this build uses oneDNN (`cxla version` prints it). */
+bool cpu_onednn_available(void);
+
+/* Whether |instr| may get a call: a dot, a convolution, or (with oneDNN) a fusion of the
+ * form above. */
+bool cpu_linalg_wants(const cxla_instr *instr);
+
+/* Prepares the call computing |instr| (a dot or convolution of static arrays from a
+ * verified module, which must outlive the call; or a fusion of the form above) into
+ * |out|, running oneDNN's parallel regions on |threads| threads (the executable's thread
+ * count; 0: OpenMP's default). out->what says which way it runs; out->fn stays NULL for a fusion
+ * that oneDNN does not take. Errors: RESOURCE_EXHAUSTED; a oneDNN failure other than
+ * "unimplemented" is INTERNAL naming the instruction. */
+cxla_status cpu_linalg_prepare(const cxla_instr *instr, int threads, cpu_call *out);
+
+#endif /* CXLA_CPU_ONEDNN_H_ */

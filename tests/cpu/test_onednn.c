@@ -1,0 +1,782 @@
+/* Dot and convolution on the cpu backend (src/cpu/onednn.c) against the interpreter:
+ * many dimension-number forms, layouts (dim_labels), paddings, strides, dilations and
+ * groups, in f32, bf16 and f16 (oneDNN when the build has it, within the bound of
+ * docs/semantics.md, "cpu backend") and in integer, f64 and complex types (the loops,
+ * exact). Each module runs through the arena plan and through the interpreter's driver
+ * with the instruction overridden (--check-finite forces the driver), and the test
+ * checks which way the instruction ran (oneDNN or the loops).
+ *
+ * The bound: |cpu - interpreter| <= 2 * gamma(n) * sum |a_i * b_i| per element, plus one
+ * unit in the last place of the result type when it is narrower than f32, where n is the
+ * number of products summed into the element and gamma(n) = n*u / (1 - n*u), u = 2^-24.
+ * The sum of magnitudes is the interpreter's result for |a| and |b| with an f32 result. */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "cpu/cpu.h"
+#include "cpu/cpu_internal.h"
+#include "cpu/onednn.h"
+#include "harness.h"
+#include "hlo/hlo.h"
+#include "interp/interp.h"
+#include "literal/literal_internal.h"
+
+enum { MAX_PARAMS = 3 };
+
+static uint64_t rng_state;
+
+/* Elementwise operations fused after the product (bias add, relu, scale): each may round
+ * once more on either side, so the bound grows by one f32 ulp of the result per operation
+ * (the magnitudes then come from the fused module itself, which scales them alike). */
+static int fused_ops;
+
+static double uniform(void) { /* splitmix64 -> [0, 1) */
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)(z >> 11) / 9007199254740992.0;
+}
+
+/* Random values: floats in [-2, 2), integers in [-20, 20], complex parts in [-2, 2). */
+static void fill(cxla_literal *lit) {
+    const cxla_shape *s = cxla_literal_shape(lit);
+    size_t es = cxla_type_storage(s->type);
+    char *p = cxla_literal_data(lit);
+    for (int64_t i = 0; i < lit->count; i++, p += es) {
+        if (cxla_type_is_complex(s->type))
+            cxla_store_c128(s->type, p, uniform() * 4 - 2, uniform() * 4 - 2);
+        else if (cxla_type_is_float(s->type))
+            cxla_store_f64(s->type, p, uniform() * 4 - 2);
+        else
+            cxla_store_s64(s->type, p, (int64_t)(uniform() * 41) - 20);
+    }
+}
+
+/* |x| element by element (floats only). */
+static void make_abs(cxla_literal *lit) {
+    const cxla_shape *s = cxla_literal_shape(lit);
+    size_t es = cxla_type_storage(s->type);
+    char *p = cxla_literal_data(lit);
+    for (int64_t i = 0; i < lit->count; i++, p += es)
+        cxla_store_f64(s->type, p, fabs(cxla_load_f64(s->type, p)));
+}
+
+/* |text| with every "$R" replaced by |rtype|. */
+static char *with_type(const char *text, const char *rtype) {
+    cxla_strbuf b;
+    cxla_strbuf_init(&b);
+    for (const char *p = text; *p; p++) {
+        if (p[0] == '$' && p[1] == 'R') {
+            cxla_strbuf_append(&b, rtype, strlen(rtype));
+            p++;
+        } else {
+            cxla_strbuf_putc(&b, *p);
+        }
+    }
+    return b.data;
+}
+
+static cxla_module *parse(const char *text) {
+    cxla_module *m = NULL;
+    cxla_status s = cxla_hlo_parse(text, strlen(text), "onednn_test", &m);
+    if (!s) s = cxla_verify_module(m);
+    if (s) {
+        test_fail(__FILE__, __LINE__, "module rejected: %s\n%s", cxla_status_message(s), text);
+        cxla_status_free(s);
+        cxla_module_destroy(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* Unit in the last place of |v| in a type of |bits| significand bits (subnormals of f16
+ * and bf16 included through their smallest exponent). */
+static double ulp(double v, int bits, int min_exp) {
+    int e;
+    frexp(fabs(v), &e);
+    if (e < min_exp) e = min_exp;
+    return ldexp(1.0, e - bits);
+}
+
+static int significand_bits(cxla_type t, int *min_exp) {
+    switch (t) {
+    case CXLA_BF16: *min_exp = -125; return 8;
+    case CXLA_F16: *min_exp = -13; return 11;
+    default: *min_exp = -125; return 24;
+    }
+}
+
+/* Runs module |text| (the root named "r"; "$R" is the result element type |rtype|) on the
+ * interpreter and the cpu backend and compares. |n|: the products per result element
+ * (0: exact comparison). |want_what|: how the root must run: "onednn" (when the build has
+ * oneDNN; "loops" without), "loops", or NULL (either: oneDNN may lack a type on a CPU). */
+static void check(const char *text, const char *rtype, int64_t n, const char *want_what) {
+    char *full = with_type(text, rtype);
+    cxla_module *m = parse(full);
+    if (!m) {
+        free(full);
+        return;
+    }
+    int64_t params = m->entry->param_count;
+    cxla_literal *args[MAX_PARAMS] = {0}, *abs_args[MAX_PARAMS] = {0};
+    for (int64_t p = 0; p < params && p < MAX_PARAMS; p++) {
+        CHECK_OK(cxla_literal_create(&m->entry->params[p]->shape, &args[p]));
+        fill(args[p]);
+    }
+    cxla_literal *want = NULL, *got_plan = NULL, *got_driver = NULL;
+    CHECK_OK(interp_run_module(m, NULL, (const cxla_literal *const *)args, params, &want));
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    CHECK_OK(cpu_backend.compile(m, &co, &compiled));
+    if (compiled) {
+        const char *what = cpu_compiled_call_what(compiled, "r");
+        const char *expect = want_what;
+        if (getenv("CXLA_TEST_VERBOSE")) fprintf(stderr, "%s -> %s\n", full, what ? what : "-");
+        /* Without oneDNN, what it would run is the emitter's kernel or the loops. */
+        if (expect && strncmp(expect, "onednn", 6) == 0 && !cpu_onednn_available()) expect = "any";
+        if (expect && strcmp(expect, "any") == 0) expect = NULL;
+        if (want_what) CHECK_MSG(what != NULL, "%s: the root has no kernel or library call", full);
+        if (what && expect)
+            CHECK_MSG(strncmp(what, expect, strlen(expect)) == 0, "%s: runs as '%s', not '%s'",
+                      full, what, expect);
+        exec_run_options plan = {0}, driver = {.check_finite = true};
+        CHECK_OK(cpu_backend.execute(compiled, &plan, (const cxla_literal *const *)args, params,
+                                     &got_plan));
+        if (n == 0 || !cxla_type_is_complex(m->entry->root->shape.type))
+            CHECK_OK(cpu_backend.execute(compiled, &driver, (const cxla_literal *const *)args,
+                                         params, &got_driver));
+        cpu_backend.destroy(compiled);
+    }
+    cxla_literal *mag = NULL;
+    if (n > 0 && want) {
+        /* The sum of magnitudes: |a| and |b| through the same instruction, f32 result. */
+        char *f32_text = with_type(text, "f32");
+        cxla_module *mm = parse(f32_text);
+        for (int64_t p = 0; p < params && mm; p++) {
+            CHECK_OK(cxla_literal_clone(args[p], &abs_args[p]));
+            make_abs(abs_args[p]);
+        }
+        if (mm)
+            CHECK_OK(
+                interp_run_module(mm, NULL, (const cxla_literal *const *)abs_args, params, &mag));
+        cxla_module_destroy(mm);
+        free(f32_text);
+    }
+    cxla_literal *gots[2] = {got_plan, got_driver};
+    for (int g = 0; g < 2; g++) {
+        cxla_literal *got = gots[g];
+        if (!got || !want) continue;
+        if (n == 0) {
+            cxla_status d = cxla_literal_compare(got, want, NULL);
+            CHECK_MSG(!d, "%s\n(%s) differs from the interpreter: %s", full, g ? "driver" : "plan",
+                      d ? cxla_status_message(d) : "");
+            cxla_status_free(d);
+            continue;
+        }
+        if (!mag) continue;
+        cxla_type rt = cxla_literal_shape(want)->type;
+        int min_exp, bits = significand_bits(rt, &min_exp);
+        double u = ldexp(1.0, -24), gamma = (double)n * u / (1 - (double)n * u);
+        size_t es = cxla_type_storage(rt);
+        const char *pw = cxla_literal_data(want), *pg = cxla_literal_data(got);
+        const float *pm = cxla_literal_data(mag);
+        int64_t bad = 0;
+        double worst = 0;
+        for (int64_t i = 0; i < want->count; i++) {
+            double w = cxla_load_f64(rt, pw + (size_t)i * es);
+            double v = cxla_load_f64(rt, pg + (size_t)i * es);
+            /* The magnitude's own f32 rounding is covered by the extra (1 + 2 gamma). */
+            double tol = 2 * gamma * fabs((double)pm[i]) * (1 + 2 * gamma);
+            if (bits < 24) tol += ulp(fmax(fabs(w), fabs(v)), bits, min_exp);
+            tol += fused_ops * ulp(fmax(fabs(w), fabs(v)), 24, -125);
+            double err = fabs(w - v);
+            if (!(err <= tol)) bad++;
+            if (tol > 0 && err / tol > worst) worst = err / tol;
+        }
+        if (getenv("CXLA_TEST_VERBOSE")) fprintf(stderr, "  worst error / bound: %.3g\n", worst);
+        CHECK_MSG(bad == 0,
+                  "%s\n(%s) %" PRId64 " of %" PRId64 " elements outside the bound (worst %.3g x)",
+                  full, g ? "driver" : "plan", bad, want->count, worst);
+    }
+    for (int64_t p = 0; p < params && p < MAX_PARAMS; p++) {
+        cxla_literal_free(args[p]);
+        cxla_literal_free(abs_args[p]);
+    }
+    cxla_literal_free(want);
+    cxla_literal_free(got_plan);
+    cxla_literal_free(got_driver);
+    cxla_literal_free(mag);
+    cxla_module_destroy(m);
+    free(full);
+}
+
+/* A module of one dot: "a" and "b" of the given shapes, root "r". */
+static char *dot_module(const char *a, const char *b, const char *r, const char *dims) {
+    cxla_strbuf t;
+    cxla_strbuf_init(&t);
+    cxla_strbuf_printf(&t,
+                       "HloModule d\nENTRY e {\n  a = %s parameter(0)\n  b = %s parameter(1)\n"
+                       "  ROOT r = %s dot(a, b), %s\n}\n",
+                       a, b, r, dims);
+    return t.data;
+}
+
+static void dot_case(const char *a, const char *b, const char *r, const char *dims, int64_t n,
+                     const char *rtype, const char *want_what) {
+    char *text = dot_module(a, b, r, dims);
+    check(text, rtype, n, want_what);
+    free(text);
+}
+
+static void test_dot_forms_f32(void) {
+    rng_state = 1;
+    /* plain, lhs transposed, rhs transposed, both */
+    dot_case("f32[64,128]", "f32[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 128, "f32", "onednn");
+    dot_case("f32[128,64]", "f32[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={0}, rhs_contracting_dims={0}", 128, "f32", "onednn");
+    dot_case("f32[64,128]", "f32[96,128]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={1}", 128, "f32", "onednn");
+    dot_case("f32[128,64]", "f32[96,128]", "$R[64,96]",
+             "lhs_contracting_dims={0}, rhs_contracting_dims={1}", 128, "f32", "onednn");
+    /* vector . vector, matrix . vector, vector . matrix, outer product (no contraction) */
+    dot_case("f32[300]", "f32[300]", "$R[]", "lhs_contracting_dims={0}, rhs_contracting_dims={0}",
+             300, "f32", "onednn");
+    dot_case("f32[33,70]", "f32[70]", "$R[33]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 70, "f32", "onednn");
+    dot_case("f32[70]", "f32[70,19]", "$R[19]",
+             "lhs_contracting_dims={0}, rhs_contracting_dims={0}", 70, "f32", "onednn");
+    dot_case("f32[7,1]", "f32[1,9]", "$R[7,9]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 1, "f32", "onednn");
+    dot_case("f32[7]", "f32[9]", "$R[7,9]", "lhs_contracting_dims={}, rhs_contracting_dims={}", 1,
+             "f32", "onednn");
+    /* batch dims first, in the middle, last; several of them */
+    dot_case("f32[4,32,16]", "f32[4,16,8]", "$R[4,32,8]",
+             "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+             "rhs_contracting_dims={1}",
+             16, "f32", "onednn");
+    dot_case("f32[8,3,5]", "f32[5,3,7]", "$R[3,8,7]",
+             "lhs_batch_dims={1}, lhs_contracting_dims={2}, rhs_batch_dims={1}, "
+             "rhs_contracting_dims={0}",
+             5, "f32", "onednn");
+    dot_case("f32[6,10,3]", "f32[3,10,4]", "$R[3,6,4]",
+             "lhs_batch_dims={2}, lhs_contracting_dims={1}, rhs_batch_dims={0}, "
+             "rhs_contracting_dims={1}",
+             10, "f32", "onednn");
+    dot_case("f32[2,3,5,6]", "f32[3,2,6,4]", "$R[2,3,5,4]",
+             "lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={1,0}, "
+             "rhs_contracting_dims={2}",
+             6, "f32", "onednn");
+    /* several contracting dims (merged by strides); several free dims */
+    dot_case("f32[6,4,5]", "f32[4,5,7]", "$R[6,7]",
+             "lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}", 20, "f32", "onednn");
+    dot_case("f32[2,3,16]", "f32[16,4,5]", "$R[2,3,4,5]",
+             "lhs_contracting_dims={2}, rhs_contracting_dims={0}", 16, "f32", "onednn");
+    dot_case("f32[4,2,3]", "f32[5,4]", "$R[2,3,5]",
+             "lhs_contracting_dims={0}, rhs_contracting_dims={1}", 4, "f32", "onednn");
+    /* contracting dims in an order no stride can express: the loops */
+    dot_case("f32[6,4,5]", "f32[4,5,7]", "$R[6,7]",
+             "lhs_contracting_dims={2,1}, rhs_contracting_dims={1,0}", 20, "f32", "loops");
+    /* large enough for oneDNN's blocked kernels */
+    dot_case("f32[256,512]", "f32[512,200]", "$R[256,200]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 512, "f32", "onednn");
+}
+
+static void test_dot_small_floats(void) {
+    rng_state = 2;
+    dot_case("bf16[64,128]", "bf16[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 128, "bf16", NULL);
+    dot_case("bf16[64,128]", "bf16[96,128]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={1}", 128, "f32", NULL);
+    dot_case("bf16[4,32,16]", "bf16[4,16,8]", "$R[4,32,8]",
+             "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+             "rhs_contracting_dims={1}",
+             16, "bf16", NULL);
+    dot_case("f16[64,128]", "f16[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 128, "f16", NULL);
+    dot_case("f16[30,40]", "f16[40,20]", "$R[30,20]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 40, "f32", NULL);
+    /* operand_precision: accepted, f32 stays f32 */
+    dot_case("f32[64,128]", "f32[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+             "operand_precision={default,default}",
+             128, "f32", "onednn");
+    /* mixed operand types and f32 x f32 -> bf16: whichever way runs them */
+    dot_case("f32[16,32]", "f32[32,8]", "$R[16,8]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 32, "bf16", NULL);
+}
+
+/* Integer and f64 dots: the emitter's blocked kernel ("kernel"), exact; complex ones and
+ * dimension numbers that do not merge into strides: the library call's loops, exact. */
+static void test_dot_exact(void) {
+    rng_state = 3;
+    /* Without oneDNN, f32 dots run the kernel too: exact as well. */
+    static const char *const types[] = {"s32", "s8", "u8", "s64", "u16", "f64", "c64", "f32"};
+    size_t count = sizeof(types) / sizeof(types[0]) - (cpu_onednn_available() ? 1 : 0);
+    for (size_t i = 0; i < count; i++) {
+        char a[32], b[32], r[32], ab[32], bb[32], rb[32];
+        snprintf(a, sizeof(a), "%s[37,70]", types[i]);
+        snprintf(b, sizeof(b), "%s[70,45]", types[i]);
+        snprintf(r, sizeof(r), "%s[37,45]", types[i]);
+        const char *how = strcmp(types[i], "c64") == 0 ? "loops" : "kernel";
+        dot_case(a, b, r, "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 0, "f32", how);
+        snprintf(ab, sizeof(ab), "%s[3,9,20]", types[i]);
+        snprintf(bb, sizeof(bb), "%s[20,3,6]", types[i]);
+        snprintf(rb, sizeof(rb), "%s[3,9,6]", types[i]);
+        dot_case(ab, bb, rb,
+                 "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={1}, "
+                 "rhs_contracting_dims={0}",
+                 0, "f32", how);
+        /* transposed operands (strides in the kernel), and unmergeable contracting dims */
+        snprintf(a, sizeof(a), "%s[70,37]", types[i]);
+        snprintf(b, sizeof(b), "%s[45,70]", types[i]);
+        dot_case(a, b, r, "lhs_contracting_dims={0}, rhs_contracting_dims={1}", 0, "f32", how);
+        snprintf(ab, sizeof(ab), "%s[6,4,5]", types[i]);
+        snprintf(bb, sizeof(bb), "%s[4,5,7]", types[i]);
+        snprintf(rb, sizeof(rb), "%s[6,7]", types[i]);
+        dot_case(ab, bb, rb, "lhs_contracting_dims={2,1}, rhs_contracting_dims={1,0}", 0, "f32",
+                 "loops");
+    }
+    /* wrapping: u8 and s16 products and sums that overflow their types */
+    dot_case("u8[9,300]", "u8[300,5]", "u8[9,5]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 0, "f32", "kernel");
+    dot_case("s16[9,300]", "s16[300,5]", "s16[9,5]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 0, "f32", "kernel");
+    /* large enough for several panels of N and K */
+    dot_case("s32[70,700]", "s32[700,600]", "s32[70,600]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 0, "f32", "kernel");
+    /* s8 x s8 -> s32 and arrays with no elements */
+    dot_case("s8[20,30]", "s8[30,10]", "s32[20,10]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 0, "f32", "kernel");
+    dot_case("f32[0,4]", "f32[4,3]", "$R[0,3]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 0, "f32", "any");
+    dot_case("f32[5,0]", "f32[0,3]", "$R[5,3]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 0, "f32", "any");
+}
+
+/* A module of one convolution. */
+static void conv_case(const char *a, const char *k, const char *r, const char *attrs, int64_t n,
+                      const char *rtype, const char *want_what) {
+    cxla_strbuf t;
+    cxla_strbuf_init(&t);
+    cxla_strbuf_printf(&t,
+                       "HloModule c\nENTRY e {\n  a = %s parameter(0)\n  b = %s parameter(1)\n"
+                       "  ROOT r = %s convolution(a, b), %s\n}\n",
+                       a, k, r, attrs);
+    check(t.data, rtype, n, want_what);
+    cxla_strbuf_free(&t);
+}
+
+static void test_conv_forms_f32(void) {
+    rng_state = 4;
+    /* NHWC / HWIO, pad 1 (the anchor's form, smaller) */
+    conv_case("f32[2,12,12,16]", "f32[3,3,16,24]", "$R[2,12,12,24]",
+              "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 144, "f32", "onednn");
+    /* NCHW / OIHW, stride 2, no padding */
+    conv_case("f32[2,8,13,11]", "f32[16,8,3,3]", "$R[2,16,6,5]",
+              "window={size=3x3 stride=2x2}, dim_labels=bf01_oi01->bf01", 72, "f32", "onednn");
+    /* rhs dilation, asymmetric padding */
+    conv_case("f32[1,15,14,4]", "f32[3,2,4,6]", "$R[1,14,13,6]",
+              "window={size=3x2 pad=2_1x1_0 rhs_dilate=2x2}, dim_labels=b01f_01io->b01f", 24, "f32",
+              "onednn");
+    /* unusual dim_labels on all three */
+    conv_case("f32[9,3,10,2]", "f32[5,3,2,3]", "$R[8,1,5,10]",
+              "window={size=3x2 pad=0_1x0_0}, dim_labels=0fb1_o01i->01fb", 12, "f32", "onednn");
+    /* 1D and 3D; no spatial dims at all */
+    conv_case("f32[3,40,6]", "f32[5,6,7]", "$R[3,38,7]",
+              "window={size=5 pad=1_1}, dim_labels=b0f_0io->b0f", 30, "f32", "onednn");
+    conv_case("f32[1,6,7,5,3]", "f32[2,3,2,3,4]", "$R[1,5,5,4,4]",
+              "window={size=2x3x2}, dim_labels=b012f_012io->b012f", 36, "f32", "onednn");
+    conv_case("f32[5,12]", "f32[12,7]", "$R[5,7]", "dim_labels=bf_io->bf", 12, "f32", "onednn");
+    /* feature groups: 4 groups; depthwise (groups = channels, multiplier 2) */
+    conv_case("f32[2,9,9,16]", "f32[3,3,4,12]", "$R[2,9,9,12]",
+              "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=4",
+              36, "f32", "onednn");
+    conv_case("f32[2,10,10,8]", "f32[3,3,1,16]", "$R[2,10,10,16]",
+              "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=8", 9,
+              "f32", "onednn");
+    /* window reversal (a copy of the kernel, flipped) */
+    conv_case("f32[2,7,7,3]", "f32[3,2,3,5]", "$R[2,7,6,5]",
+              "window={size=3x2 pad=1_1x0_0 rhs_reversal=1x0}, dim_labels=b01f_01io->b01f", 18,
+              "f32", "onednn");
+    /* lhs dilation: a transposed convolution (backward data), with rhs dilation and groups */
+    conv_case("f32[2,5,6,4]", "f32[3,3,4,6]", "$R[2,11,12,6]",
+              "window={size=3x3 pad=2_2x1_2 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f", 36, "f32",
+              "onednn");
+    conv_case("f32[1,4,6,5]", "f32[6,2,3,3]", "$R[1,6,16,7]",
+              "window={size=3x3 pad=1_1x2_0 lhs_dilate=3x2 rhs_dilate=1x2}, "
+              "dim_labels=bf01_oi01->bf01, feature_group_count=2",
+              18, "f32", "onednn");
+    conv_case("f32[2,5,5,3]", "f32[2,2,3,4]", "$R[2,10,10,4]",
+              "window={size=2x2 pad=1_1x1_1 lhs_dilate=2x2 rhs_reversal=1x1}, "
+              "dim_labels=b01f_01io->b01f",
+              12, "f32", "onednn");
+    /* what oneDNN does not take: batch groups, negative padding, lhs dilation with stride */
+    conv_case("f32[4,6,6,3]", "f32[3,3,3,8]", "$R[2,4,4,8]",
+              "window={size=3x3}, dim_labels=b01f_01io->b01f, batch_group_count=2", 27, "f32",
+              "loops");
+    conv_case("f32[1,8,8,2]", "f32[3,3,2,3]", "$R[1,4,6,3]",
+              "window={size=3x3 pad=-1_-1x0_0}, dim_labels=b01f_01io->b01f", 18, "f32", "loops");
+    conv_case("f32[1,5,5,2]", "f32[3,3,2,3]", "$R[1,5,5,3]",
+              "window={size=3x3 stride=2x2 pad=1_1x1_1 lhs_dilate=2x2}, "
+              "dim_labels=b01f_01io->b01f",
+              18, "f32", "loops");
+}
+
+static void test_conv_small_floats_and_loops(void) {
+    rng_state = 5;
+    conv_case("bf16[2,12,12,16]", "bf16[3,3,16,24]", "$R[2,12,12,24]",
+              "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 144, "bf16", NULL);
+    conv_case("bf16[2,8,9,9]", "bf16[8,8,3,3]", "$R[2,8,9,9]",
+              "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01", 72, "f32", NULL);
+    conv_case("f16[2,8,9,9]", "f16[8,8,3,3]", "$R[2,8,9,9]",
+              "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01", 72, "f16", NULL);
+    /* integer and f64 convolutions: the loops, exact */
+    conv_case("s32[2,9,9,4]", "s32[3,3,4,5]", "s32[2,9,9,5]",
+              "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 0, "f32", "loops");
+    conv_case("f64[2,9,9,4]", "f64[3,3,4,5]", "f64[2,5,5,5]",
+              "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 0, "f32",
+              "loops");
+}
+
+/* A dot inside a while body runs its call through the driver; one feeding a fusion-free
+ * elementwise chain runs on the arena plan with its kernels. */
+static void test_dot_in_programs(void) {
+    rng_state = 6;
+    check("HloModule p\n"
+          "ENTRY e {\n"
+          "  a = f32[32,64] parameter(0)\n"
+          "  b = f32[64,16] parameter(1)\n"
+          "  d = f32[32,16] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+          "  z = f32[] constant(0)\n"
+          "  zb = f32[32,16] broadcast(z), dimensions={}\n"
+          "  ROOT r = $R[32,16] maximum(d, zb)\n"
+          "}\n",
+          "f32", 64, NULL);
+}
+
+/* Fusions of a product and its elementwise consumers: one oneDNN primitive with a bias
+ * and post-ops (scales are positive so that the fused module on |a|, |b| gives the
+ * magnitudes). Forms oneDNN does not take keep the interpreter's handler (no call). */
+/* Without oneDNN a fusion has no call: the interpreter's handler runs it. */
+static const char *fused_want(const char *what) {
+    return cpu_onednn_available() ? what : NULL;
+}
+
+static void test_fused_post_ops(void) {
+    rng_state = 7;
+    fused_ops = 3;
+    /* dot + bias + relu + scale */
+    check("HloModule f\n"
+          "fused {\n"
+          "  p0 = f32[48,64] parameter(0)\n"
+          "  p1 = f32[64,40] parameter(1)\n"
+          "  p2 = f32[40] parameter(2)\n"
+          "  d = f32[48,40] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+          "  bb = f32[48,40] broadcast(p2), dimensions={1}\n"
+          "  s = f32[48,40] add(d, bb)\n"
+          "  z = f32[] constant(0)\n"
+          "  zb = f32[48,40] broadcast(z), dimensions={}\n"
+          "  m = f32[48,40] maximum(s, zb)\n"
+          "  c = f32[] constant(0.5)\n"
+          "  cb = f32[48,40] broadcast(c), dimensions={}\n"
+          "  ROOT y = f32[48,40] multiply(cb, m)\n"
+          "}\n"
+          "ENTRY e {\n"
+          "  a = f32[48,64] parameter(0)\n"
+          "  b = f32[64,40] parameter(1)\n"
+          "  bias = f32[40] parameter(2)\n"
+          "  ROOT r = $R[48,40] fusion(a, b, bias), kind=kOutput, calls=fused\n"
+          "}\n",
+          "f32", 64, fused_want("onednn matmul with post-ops"));
+    /* batched dot, rhs transposed, bias over two N dims, relu */
+    check("HloModule f\n"
+          "fused {\n"
+          "  p0 = f32[3,10,16] parameter(0)\n"
+          "  p1 = f32[3,4,5,16] parameter(1)\n"
+          "  p2 = f32[4,5] parameter(2)\n"
+          "  d = f32[3,10,4,5] dot(p0, p1), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
+          "rhs_batch_dims={0}, rhs_contracting_dims={3}\n"
+          "  bb = f32[3,10,4,5] broadcast(p2), dimensions={2,3}\n"
+          "  s = f32[3,10,4,5] add(bb, d)\n"
+          "  z = f32[] constant(0)\n"
+          "  zb = f32[3,10,4,5] broadcast(z), dimensions={}\n"
+          "  ROOT m = f32[3,10,4,5] maximum(zb, s)\n"
+          "}\n"
+          "ENTRY e {\n"
+          "  a = f32[3,10,16] parameter(0)\n"
+          "  b = f32[3,4,5,16] parameter(1)\n"
+          "  bias = f32[4,5] parameter(2)\n"
+          "  ROOT r = $R[3,10,4,5] fusion(a, b, bias), kind=kOutput, calls=fused\n"
+          "}\n",
+          "f32", 16, fused_want("onednn matmul with post-ops"));
+    /* convolution (NCHW) + bias + relu, operands in another order */
+    check("HloModule f\n"
+          "fused {\n"
+          "  p0 = f32[8] parameter(0)\n"
+          "  p1 = f32[2,4,9,9] parameter(1)\n"
+          "  p2 = f32[8,4,3,3] parameter(2)\n"
+          "  c = f32[2,8,9,9] convolution(p1, p2), window={size=3x3 pad=1_1x1_1}, "
+          "dim_labels=bf01_oi01->bf01\n"
+          "  bb = f32[2,8,9,9] broadcast(p0), dimensions={1}\n"
+          "  s = f32[2,8,9,9] add(c, bb)\n"
+          "  z = f32[] constant(0)\n"
+          "  zb = f32[2,8,9,9] broadcast(z), dimensions={}\n"
+          "  ROOT m = f32[2,8,9,9] maximum(s, zb)\n"
+          "}\n"
+          "ENTRY e {\n"
+          "  bias = f32[8] parameter(0)\n"
+          "  a = f32[2,4,9,9] parameter(1)\n"
+          "  b = f32[8,4,3,3] parameter(2)\n"
+          "  ROOT r = $R[2,8,9,9] fusion(bias, a, b), kind=kOutput, calls=fused\n"
+          "}\n",
+          "f32", 36, fused_want("onednn convolution with post-ops"));
+    /* a bias along M is not oneDNN's bias: the interpreter's handler */
+    check("HloModule f\n"
+          "fused {\n"
+          "  p0 = f32[6,8] parameter(0)\n"
+          "  p1 = f32[8,5] parameter(1)\n"
+          "  p2 = f32[6] parameter(2)\n"
+          "  d = f32[6,5] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+          "  bb = f32[6,5] broadcast(p2), dimensions={0}\n"
+          "  ROOT s = f32[6,5] add(d, bb)\n"
+          "}\n"
+          "ENTRY e {\n"
+          "  a = f32[6,8] parameter(0)\n"
+          "  b = f32[8,5] parameter(1)\n"
+          "  bias = f32[6] parameter(2)\n"
+          "  ROOT r = $R[6,5] fusion(a, b, bias), kind=kOutput, calls=fused\n"
+          "}\n",
+          "f32", 8, NULL);
+    fused_ops = 0;
+}
+
+/* A NaN product through a fused relu stays NaN (maximum keeps NaN; oneDNN's relu would
+ * give 0, so the relu runs after the primitive); a relu followed by a negative scale does
+ * not commute with it: no call. */
+static void test_fused_relu_nan(void) {
+    static const char *text = "HloModule f\n"
+                              "fused {\n"
+                              "  p0 = f32[2,2] parameter(0)\n"
+                              "  p1 = f32[2,2] parameter(1)\n"
+                              "  d = f32[2,2] dot(p0, p1), lhs_contracting_dims={1}, "
+                              "rhs_contracting_dims={0}\n"
+                              "  z = f32[] constant(0)\n"
+                              "  zb = f32[2,2] broadcast(z), dimensions={}\n"
+                              "  m = f32[2,2] maximum(d, zb)\n"
+                              "  c = f32[] constant(SCALE)\n"
+                              "  cb = f32[2,2] broadcast(c), dimensions={}\n"
+                              "  ROOT y = f32[2,2] multiply(m, cb)\n"
+                              "}\n"
+                              "ENTRY e {\n"
+                              "  a = f32[2,2] parameter(0)\n"
+                              "  b = f32[2,2] parameter(1)\n"
+                              "  ROOT r = f32[2,2] fusion(a, b), kind=kOutput, calls=fused\n"
+                              "}\n";
+    static const char *const scales[] = {"2", "-2"};
+    for (int k = 0; k < 2; k++) {
+        cxla_strbuf t;
+        cxla_strbuf_init(&t);
+        const char *at = strstr(text, "SCALE");
+        cxla_strbuf_append(&t, text, (size_t)(at - text));
+        cxla_strbuf_printf(&t, "%s%s", scales[k], at + 5);
+        cxla_module *m = parse(t.data);
+        if (!m) {
+            cxla_strbuf_free(&t);
+            continue;
+        }
+        cxla_literal *args[2] = {0}, *want = NULL, *got = NULL;
+        static const char *const inputs[2] = {"{{nan, 1}, {-1, 2}}", "{{1, 1}, {1, -3}}"};
+        for (int p = 0; p < 2; p++)
+            CHECK_OK(cxla_literal_parse(inputs[p], strlen(inputs[p]), &m->entry->params[p]->shape,
+                                        &args[p]));
+        void *compiled = NULL;
+        exec_compile_options co = {0};
+        exec_run_options ro = {0};
+        CHECK_OK(cpu_backend.compile(m, &co, &compiled));
+        if (compiled && args[0] && args[1]) {
+            const char *what = cpu_compiled_call_what(compiled, "r");
+            if (k == 1 || !cpu_onednn_available())
+                CHECK(what == NULL);
+            else
+                CHECK(what && strcmp(what, "onednn matmul with post-ops") == 0);
+            CHECK_OK(
+                cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)args, 2, &got));
+            CHECK_OK(interp_run_module(m, NULL, (const cxla_literal *const *)args, 2, &want));
+            if (got && want) {
+                const float *g = cxla_literal_data(got), *w = cxla_literal_data(want);
+                CHECK(isnan(g[0]) && isnan(g[1]) && isnan(w[0]) && isnan(w[1]));
+                cxla_status d = cxla_literal_compare(got, want, NULL);
+                CHECK_MSG(!d, "scale %s: %s", scales[k], d ? cxla_status_message(d) : "");
+                cxla_status_free(d);
+            }
+        }
+        if (compiled) cpu_backend.destroy(compiled);
+        for (int p = 0; p < 2; p++) cxla_literal_free(args[p]);
+        cxla_literal_free(want);
+        cxla_literal_free(got);
+        cxla_module_destroy(m);
+        cxla_strbuf_free(&t);
+    }
+}
+
+/* Random dot dimension numbers: batch, contracting and free dims of random sizes in
+ * random positions of both operands. */
+static int pick(int n) {
+    return (int)(uniform() * n) % n;
+}
+
+static void shuffle(int64_t *v, int64_t n) {
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = pick((int)i + 1), t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+    }
+}
+
+static void ints_text(cxla_strbuf *b, const int64_t *v, int64_t n) {
+    cxla_strbuf_putc(b, '{');
+    for (int64_t i = 0; i < n; i++) cxla_strbuf_printf(b, "%s%" PRId64, i ? "," : "", v[i]);
+    cxla_strbuf_putc(b, '}');
+}
+
+static void dims_text(cxla_strbuf *b, const char *type, const int64_t *d, int64_t n) {
+    cxla_strbuf_printf(b, "%s[", type);
+    for (int64_t i = 0; i < n; i++) cxla_strbuf_printf(b, "%s%" PRId64, i ? "," : "", d[i]);
+    cxla_strbuf_putc(b, ']');
+}
+
+static void test_dot_random(void) {
+    rng_state = 8;
+    for (int iter = 0; iter < 60; iter++) {
+        int64_t nb = pick(3), nc = pick(3), nlf = pick(3), nrf = pick(3);
+        int64_t bs[3], cs[3], lfs[3], rfs[3], n = 1;
+        for (int64_t i = 0; i < nb; i++) bs[i] = 1 + pick(4);
+        for (int64_t i = 0; i < nc; i++) n *= cs[i] = 1 + pick(9);
+        for (int64_t i = 0; i < nlf; i++) lfs[i] = 1 + pick(7);
+        for (int64_t i = 0; i < nrf; i++) rfs[i] = 1 + pick(7);
+        /* Positions: a random permutation of each operand's dims. */
+        int64_t lr = nb + nc + nlf, rr = nb + nc + nrf, lp[9], rp[9];
+        for (int64_t i = 0; i < lr; i++) lp[i] = i;
+        for (int64_t i = 0; i < rr; i++) rp[i] = i;
+        shuffle(lp, lr);
+        shuffle(rp, rr);
+        int64_t ld[9], rd[9], lb[3], rb[3], lc[3], rc[3], od[9], on = 0;
+        for (int64_t i = 0; i < nb; i++) {
+            ld[lp[i]] = rd[rp[i]] = od[on++] = bs[i];
+            lb[i] = lp[i];
+            rb[i] = rp[i];
+        }
+        for (int64_t i = 0; i < nc; i++) {
+            ld[lp[nb + i]] = rd[rp[nb + i]] = cs[i];
+            lc[i] = lp[nb + i];
+            rc[i] = rp[nb + i];
+        }
+        /* Free dims appear in the result in the order of their positions. */
+        int64_t k = 0;
+        for (int64_t d = 0; d < lr; d++) {
+            bool free_dim = true;
+            for (int64_t i = 0; i < nb + nc; i++) free_dim = free_dim && lp[i] != d;
+            if (free_dim) ld[d] = od[on++] = lfs[k++];
+        }
+        k = 0;
+        for (int64_t d = 0; d < rr; d++) {
+            bool free_dim = true;
+            for (int64_t i = 0; i < nb + nc; i++) free_dim = free_dim && rp[i] != d;
+            if (free_dim) rd[d] = od[on++] = rfs[k++];
+        }
+        static const char *const types[] = {"f32", "f32", "f32", "bf16"};
+        const char *t = types[pick(4)];
+        cxla_strbuf a, b, r, dn;
+        cxla_strbuf_init(&a);
+        cxla_strbuf_init(&b);
+        cxla_strbuf_init(&r);
+        cxla_strbuf_init(&dn);
+        dims_text(&a, t, ld, lr);
+        dims_text(&b, t, rd, rr);
+        dims_text(&r, "$R", od, on);
+        cxla_strbuf_printf(&dn, "lhs_batch_dims=");
+        ints_text(&dn, lb, nb);
+        cxla_strbuf_printf(&dn, ", lhs_contracting_dims=");
+        ints_text(&dn, lc, nc);
+        cxla_strbuf_printf(&dn, ", rhs_batch_dims=");
+        ints_text(&dn, rb, nb);
+        cxla_strbuf_printf(&dn, ", rhs_contracting_dims=");
+        ints_text(&dn, rc, nc);
+        dot_case(a.data, b.data, r.data, dn.data, n, strcmp(t, "f32") == 0 ? "f32" : "bf16", NULL);
+        cxla_strbuf_free(&a);
+        cxla_strbuf_free(&b);
+        cxla_strbuf_free(&r);
+        cxla_strbuf_free(&dn);
+    }
+}
+
+/* Random 2D convolutions: dim_labels as random permutations, strides, paddings, both
+ * dilations, window reversal, feature groups. */
+static void test_conv_random(void) {
+    rng_state = 9;
+    static const char letters_in[] = "bf01", letters_k[] = "io01", letters_out[] = "bf01";
+    for (int iter = 0; iter < 40; iter++) {
+        int64_t g = 1 + pick(3), B = 1 + pick(3), KZ = 1 + pick(3), OZ = g * (1 + pick(3));
+        int64_t in_sz[2], k_sz[2], st[2], pl[2], ph[2], ld[2], rdl[2], rev[2], out_sz[2];
+        bool ok = true;
+        for (int d = 0; d < 2; d++) {
+            in_sz[d] = 1 + pick(8);
+            k_sz[d] = 1 + pick(3);
+            st[d] = 1 + pick(2);
+            pl[d] = pick(3);
+            ph[d] = pick(3);
+            ld[d] = pick(4) == 0 ? 2 : 1;
+            rdl[d] = pick(3) == 0 ? 2 : 1;
+            rev[d] = pick(4) == 0;
+            int64_t span = (in_sz[d] - 1) * ld[d] + 1 + pl[d] + ph[d];
+            int64_t ext = (k_sz[d] - 1) * rdl[d] + 1;
+            out_sz[d] = span < ext ? 0 : (span - ext) / st[d] + 1;
+            ok = ok && out_sz[d] > 0;
+        }
+        if (!ok) continue;
+        int64_t pi[4] = {0, 1, 2, 3}, pk[4] = {0, 1, 2, 3}, po[4] = {0, 1, 2, 3};
+        shuffle(pi, 4);
+        shuffle(pk, 4);
+        shuffle(po, 4);
+        /* p*[i]: the position of label i. */
+        int64_t idims[4], kdims[4], odims[4];
+        int64_t ival[4] = {B, KZ * g, in_sz[0], in_sz[1]}, kval[4] = {KZ, OZ, k_sz[0], k_sz[1]};
+        int64_t oval[4] = {B, OZ, out_sz[0], out_sz[1]};
+        char il[5] = {0}, kl[5] = {0}, ol[5] = {0};
+        for (int i = 0; i < 4; i++) {
+            idims[pi[i]] = ival[i], il[pi[i]] = letters_in[i];
+            kdims[pk[i]] = kval[i], kl[pk[i]] = letters_k[i];
+            odims[po[i]] = oval[i], ol[po[i]] = letters_out[i];
+        }
+        cxla_strbuf a, k, r, at;
+        cxla_strbuf_init(&a);
+        cxla_strbuf_init(&k);
+        cxla_strbuf_init(&r);
+        cxla_strbuf_init(&at);
+        dims_text(&a, "f32", idims, 4);
+        dims_text(&k, "f32", kdims, 4);
+        dims_text(&r, "$R", odims, 4);
+        cxla_strbuf_printf(&at,
+                           "window={size=%" PRId64 "x%" PRId64 " stride=%" PRId64 "x%" PRId64
+                           " pad=%" PRId64 "_%" PRId64 "x%" PRId64 "_%" PRId64
+                           " lhs_dilate=%" PRId64 "x%" PRId64 " rhs_dilate=%" PRId64 "x%" PRId64
+                           " rhs_reversal=%" PRId64 "x%" PRId64
+                           "}, dim_labels=%s_%s->%s, feature_group_count=%" PRId64,
+                           k_sz[0], k_sz[1], st[0], st[1], pl[0], ph[0], pl[1], ph[1], ld[0], ld[1],
+                           rdl[0], rdl[1], rev[0], rev[1], il, kl, ol, g);
+        conv_case(a.data, k.data, r.data, at.data, KZ * k_sz[0] * k_sz[1], "f32", NULL);
+        cxla_strbuf_free(&a);
+        cxla_strbuf_free(&k);
+        cxla_strbuf_free(&r);
+        cxla_strbuf_free(&at);
+    }
+}
+
+TEST_MAIN(TEST(test_dot_forms_f32), TEST(test_dot_small_floats), TEST(test_dot_exact),
+          TEST(test_conv_forms_f32), TEST(test_conv_small_floats_and_loops),
+          TEST(test_dot_in_programs), TEST(test_fused_post_ops), TEST(test_fused_relu_nan),
+          TEST(test_dot_random), TEST(test_conv_random))
