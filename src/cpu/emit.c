@@ -241,7 +241,9 @@ static void comment(em *e, const cxla_instr *instr) {
     cxla_strbuf_init(&t);
     cxla_hlo_print_instr(&t, instr, CXLA_HLO_STYLE_SHORT);
     if (t.data) {
+        /* Neither the end nor the start of a comment (-Wcomment) inside the comment. */
         for (char *p = strstr(t.data, "*/"); p; p = strstr(p, "*/")) p[1] = ' ';
+        for (char *p = strstr(t.data, "/*"); p; p = strstr(p, "/*")) p[1] = ' ';
         for (char *p = t.data; *p; p++)
             if (*p == '\n') *p = ' ';
         if (t.len > 200) memcpy(t.data + 196, " ...", 5);
@@ -1043,8 +1045,10 @@ cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strb
         cxla_strbuf head;
         cxla_strbuf_init(&head);
         cxla_hlo_print_instr(&head, instr, CXLA_HLO_STYLE_SHORT);
-        if (head.data)
+        if (head.data) {
             for (char *p = strstr(head.data, "*/"); p; p = strstr(p, "*/")) p[1] = ' ';
+            for (char *p = strstr(head.data, "/*"); p; p = strstr(p, "/*")) p[1] = ' ';
+        }
         cxla_strbuf_printf(out, "/* ---- %s: %s */\n", name, head.data ? head.data : instr->name);
         cxla_strbuf_free(&head);
         cxla_strbuf_append(out, e->consts.data ? e->consts.data : "", e->consts.len);

@@ -187,10 +187,9 @@ const char *cpu_emit_unary(cxla_arena *arena, cxla_opcode op, cxla_type t, const
         return sgn ? F("(%s)(%s < 0 ? -1 : %s != 0)", T, x, x) : F("(%s)(%s != 0)", T, x);
     case CXLA_OP_NOT:
         return t == CXLA_PRED ? F("(uint8_t)(%s == 0)", x) : F("(%s)~(%s)%s", T, WT, x);
-    case CXLA_OP_POPCNT: return F("(%s)__builtin_popcountll((uint64_t)(%s)%s)", T, UT, x);
+    case CXLA_OP_POPCNT: return F("(%s)cxla_popcount64((uint64_t)(%s)%s)", T, UT, x);
     case CXLA_OP_CLZ:
-        return F("(%s)(%s ? __builtin_clzll((uint64_t)(%s)%s) - %d : %d)", T, x, UT, x, 64 - bits,
-                 bits);
+        return F("(%s)(%s ? cxla_clz64((uint64_t)(%s)%s) - %d : %d)", T, x, UT, x, 64 - bits, bits);
     default: return NULL;
     }
 }
