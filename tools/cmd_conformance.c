@@ -60,6 +60,9 @@ int cmd_run_checked(int argc, char **argv) {
 enum { CASE_PASS = 0, CASE_FAIL = 1, CASE_SKIP = 77 };
 
 /* Runs one case in this (child) process; writes a one-line reason to |fd|. */
+/* The backend that runs the cases (--backend); NULL: the client's default. */
+static const char *case_backend;
+
 static int run_case(const char *path, int fd) {
     char msg[2048];
     msg[0] = 0;
@@ -84,7 +87,10 @@ static int run_case(const char *path, int fd) {
         verdict = CASE_SKIP;
         goto done;
     }
-    if (!s) s = cxla_client_create(NULL, &client);
+    cxla_client_options copts;
+    cxla_client_options_init(&copts);
+    copts.backend = case_backend;
+    if (!s) s = cxla_client_create(&copts, &client);
     if (!s) {
         s = cxla_client_compile(client, m, &exe);
         m = NULL;
@@ -219,9 +225,11 @@ int cmd_conformance(int argc, char **argv) {
             report = argv[++i];
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             verbose = true;
+        } else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
+            case_backend = argv[++i];
         } else if (a[0] == '-') {
             fprintf(stderr, "usage: cxla conformance [-j N] [--timeout SECONDS] [-v] "
-                            "[--report FILE] PATH...\n");
+                            "[--backend NAME] [--report FILE] PATH...\n");
             return 2;
         } else {
             collect(&cases, a, 0);
@@ -229,6 +237,20 @@ int cmd_conformance(int argc, char **argv) {
     }
     if (jobs < 1) jobs = 1;
     if (limit <= 0) limit = 60;
+    if (case_backend) { /* an unknown name fails here, once, not in every case */
+        cxla_client_options copts;
+        cxla_client_options_init(&copts);
+        copts.backend = case_backend;
+        cxla_client *client = NULL;
+        cxla_status s = cxla_client_create(&copts, &client);
+        if (s) {
+            fprintf(stderr, "cxla conformance: %s\n", cxla_status_message(s));
+            cxla_status_free(s);
+            free(cases.paths);
+            return 2;
+        }
+        cxla_client_destroy(client);
+    }
     if (cases.count == 0) {
         fprintf(stderr, "cxla conformance: no .mlir cases found\n");
         free(cases.paths);

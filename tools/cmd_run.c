@@ -4,14 +4,92 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "literal/literal_internal.h"
 #include "fake_args.h"
 #include "progress.h"
 #include "tool.h"
+
+/* ---- ending a run: SIGINT and --timeout ------------------------------------------- */
+
+/* The cancellation of this command's runs (cxla/runtime.h): requested by the first
+ * SIGINT (the handler then goes back to the default, so a second one ends cxla at once)
+ * and by the --timeout watchdog. The run stops at its next instruction and fails naming
+ * it. */
+static cxla_cancel *run_cancel;
+
+static void on_sigint(int sig) {
+    (void)sig;
+    cxla_cancel_request(run_cancel, CXLA_STATUS_CANCELLED,
+                        "interrupted (SIGINT; a second one ends cxla at once)");
+}
+
+static void catch_sigint(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_sigint;
+    sa.sa_flags = (int)SA_RESETHAND; /* the second SIGINT kills */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+}
+
+typedef struct watchdog {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done, started;
+    double seconds;
+    pthread_t thread;
+} watchdog;
+
+static char timeout_reason[128];
+
+static void *watch(void *arg) {
+    watchdog *w = arg;
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    double whole = (double)(int64_t)w->seconds;
+    t.tv_sec += (time_t)whole;
+    t.tv_nsec += (long)((w->seconds - whole) * 1e9);
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&w->mu);
+    int rc = 0;
+    while (!w->done && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&w->cv, &w->mu, &t);
+    bool fire = !w->done;
+    pthread_mutex_unlock(&w->mu);
+    if (fire) cxla_cancel_request(run_cancel, CXLA_STATUS_DEADLINE_EXCEEDED, timeout_reason);
+    return NULL;
+}
+
+/* Starts the watchdog of --timeout |seconds| (0: none). */
+static void watchdog_start(watchdog *w, double seconds) {
+    memset(w, 0, sizeof(*w));
+    if (!(seconds > 0) || !run_cancel) return;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    w->seconds = seconds;
+    snprintf(timeout_reason, sizeof(timeout_reason), "it ran longer than --timeout %g s", seconds);
+    w->started = pthread_create(&w->thread, NULL, watch, w) == 0;
+}
+
+static void watchdog_stop(watchdog *w) {
+    if (!w->started) return;
+    pthread_mutex_lock(&w->mu);
+    w->done = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+}
 
 /* ---- generated inputs: fake_args.c ---------------------------------------------------- */
 
@@ -29,6 +107,18 @@ static const fake_constraint *constraint_of(const fake_constraint *all, int64_t 
 static bool ends_with(const char *s, const char *suffix) {
     size_t a = strlen(s), b = strlen(suffix);
     return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* An INPUT: a .npy file, or literal text; a directory is neither, and says so (not as
+ * a literal that fails to parse). */
+static cxla_status read_value(const char *in, cxla_type type, cxla_literal **out) {
+    struct stat st;
+    if (stat(in, &st) == 0 && S_ISDIR(st.st_mode))
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "'%s' is a directory, where a file was expected (%s)", in,
+                          strerror(EISDIR));
+    if (ends_with(in, ".npy")) return cxla_npy_read_file(in, type, out);
+    return cxla_literal_parse(in, (size_t)-1, NULL, out);
 }
 
 /* Builds the argument for parameter shape |s| from inputs[*next ...]. */
@@ -51,10 +141,7 @@ static cxla_status build_arg(const cxla_shape *s, char **inputs, int64_t *next,
     int64_t index = *next - 1;
     cxla_literal *lit = NULL;
     cxla_status st;
-    if (ends_with(in, ".npy"))
-        st = cxla_npy_read_file(in, s->type, &lit);
-    else
-        st = cxla_literal_parse(in, (size_t)-1, NULL, &lit);
+    st = read_value(in, s->type, &lit);
     if (st) return cxla_status_annotate(st, "input %" PRId64, index);
     /* A dynamic parameter takes any size up to its bounds (the interpreter checks). */
     if (cxla_shape_is_static(s) && !cxla_shape_compatible(cxla_literal_shape(lit), s)) {
@@ -227,10 +314,6 @@ static void print_phase(const char *name, double *t, int n) {
 
 /* Reads an input or infeed value: a .npy file (|type| resolves dtypes NumPy lacks) or a
  * literal in text form. */
-static cxla_status read_value(const char *in, cxla_type type, cxla_literal **out) {
-    if (ends_with(in, ".npy")) return cxla_npy_read_file(in, type, out);
-    return cxla_literal_parse(in, (size_t)-1, NULL, out);
-}
 
 /* The element type of the module's first infeed with array data: the hint for .npy
  * files of types NumPy lacks. */
@@ -359,7 +442,9 @@ typedef struct run_flags {
     long repeat;
     int64_t replicas, partitions; /* 0: not given */
     int64_t module_partitions;    /* the module's num_partitions (0: not stated) */
+    int64_t module_replicas;      /* the module's replica_count (0: not stated) */
     double collective_timeout;    /* 0: not given */
+    double timeout;               /* --timeout: 0: none */
     bool check_finite, mpi, quiet;
     char **inputs, **infeeds;
     int64_t ninputs, ninfeeds;
@@ -392,9 +477,11 @@ static cxla_status device_args(cxla_executable *exe, const run_flags *f, int64_t
     int64_t leaves = cxla_executable_parameter_leaf_count(exe);
     uint64_t state = f->seed;
     if (f->ninputs == 0) {
-        for (int64_t p = 0; p < nparams && !s; p++)
+        for (int64_t p = 0; p < nparams && !s; p++) {
             s = fake_args_make(cxla_executable_parameter_shape(exe, p),
                                constraint_of(f->fake, f->nfake, p), &state, &owned[p]);
+            if (s) s = cxla_status_annotate(s, "generating the input of parameter %" PRId64, p);
+        }
     } else if (f->ninputs != leaves) {
         s = input_count_error(exe, f->ninputs);
     } else {
@@ -413,6 +500,7 @@ static void run_options_of(const run_flags *f, cxla_run_options *o) {
     o->replica_count = f->replicas;
     o->partition_count = f->partitions;
     o->collective_timeout_seconds = f->collective_timeout;
+    o->cancel = run_cancel;
 }
 
 /* The partition count of the run (as cxla_executable_execute decides it). */
@@ -543,6 +631,7 @@ static const char *const value_options[] = {
     "--infeed",    "--outfeed-dir",
     "--replicas",  "--partitions",
     "--input-dir", "--collective-timeout",
+    "--timeout",
 };
 
 static bool takes_value(const char *a) {
@@ -635,6 +724,8 @@ static bool parse_flags(int argc, char **argv, run_flags *f) {
             f->partitions = v;
         } else if (strcmp(a, "--collective-timeout") == 0) {
             if (!parse_seconds(a, argv[++i], &f->collective_timeout)) return false;
+        } else if (strcmp(a, "--timeout") == 0) {
+            if (!parse_seconds(a, argv[++i], &f->timeout)) return false;
         } else if (looks_like_option(a)) {
             fprintf(stderr, "cxla run: unknown option '%s' (see 'cxla help run')\n", a);
             return false;
@@ -648,7 +739,7 @@ static bool parse_flags(int argc, char **argv, run_flags *f) {
         fprintf(stderr, "usage: cxla run MODULE [INPUT...] [-o DIR] [--backend NAME] "
                         "[--seed N] [--repeat N] [--infeed FILE]... [--outfeed-dir DIR]\n"
                         "                [--replicas N] [--partitions P] [--input-dir DIR] "
-                        "[--collective-timeout S] [--mpi]\n");
+                        "[--collective-timeout S] [--timeout S] [--mpi]\n");
         return false;
     }
     bool multi = f->replicas > 0 || f->partitions > 0 || f->input_dir || f->mpi;
@@ -701,6 +792,13 @@ int cmd_run(int argc, char **argv) {
         cxla_status_free(s);
         goto usage_done;
     }
+    watchdog dog = {0};
+    s = cxla_cancel_create(&run_cancel);
+    cxla_status_free(s); /* out of memory: runs that cannot be cancelled */
+    if (run_cancel) {
+        catch_sigint();
+        watchdog_start(&dog, f.timeout);
+    }
 
     double t0 = tool_now();
     char *text = NULL;
@@ -711,7 +809,21 @@ int cmd_run(int argc, char **argv) {
     if (!s) s = tool_parse_text(text, size, module_path, &m);
     double t_parse = tool_now() - t0;
     if (!s && m->warnings.len) fprintf(stderr, "%s", m->warnings.data);
-    if (!s) f.module_partitions = m->num_partitions;
+    if (!s) {
+        f.module_partitions = m->num_partitions;
+        f.module_replicas = m->replica_count;
+        /* A module written for several devices runs on them (docs/cli.md). */
+        if (!multi && (m->replica_count > 1 || m->num_partitions > 1)) {
+            if (ninfeeds > 0 || outfeed_dir)
+                s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                               "%s is written for %" PRId64 " replicas x %" PRId64
+                               " partitions, and --infeed and --outfeed-dir take runs on one "
+                               "device",
+                               module_path, m->replica_count > 0 ? m->replica_count : 1,
+                               m->num_partitions > 0 ? m->num_partitions : 1);
+            multi = true;
+        }
+    }
     uint64_t state = seed;
     if (!s) s = fill_elided_constants(m, &state);
     cxla_type infeed_type = m ? first_infeed_type(m) : CXLA_TYPE_INVALID;
@@ -737,6 +849,9 @@ int cmd_run(int argc, char **argv) {
             if (!s) s = run_threads(exe, &f, t_parse, t_compile);
             rc = s ? tool_fail(s) : 0;
         }
+        watchdog_stop(&dog);
+        cxla_cancel_destroy(run_cancel);
+        run_cancel = NULL;
         free(text);
         free(fake);
         cxla_executable_destroy(exe);
@@ -751,9 +866,11 @@ int cmd_run(int argc, char **argv) {
     if (!s) {
         int64_t leaves = cxla_executable_parameter_leaf_count(exe);
         if (ninputs == 0) {
-            for (int64_t p = 0; p < nparams && !s; p++)
+            for (int64_t p = 0; p < nparams && !s; p++) {
                 s = fake_args_make(cxla_executable_parameter_shape(exe, p),
                                    constraint_of(fake, nfake, p), &state, &args[p]);
+                if (s) s = cxla_status_annotate(s, "generating the input of parameter %" PRId64, p);
+            }
         } else if (ninputs != leaves) {
             s = input_count_error(exe, ninputs);
         } else {
@@ -780,6 +897,7 @@ int cmd_run(int argc, char **argv) {
     cxla_run_options ropts;
     cxla_run_options_init(&ropts);
     ropts.check_finite = check_finite;
+    ropts.cancel = run_cancel;
     for (int r = 0; r < runs && !s; r++) {
         cxla_literal_free(result);
         result = NULL;
@@ -850,6 +968,9 @@ int cmd_run(int argc, char **argv) {
     cxla_client_destroy(client);
     free(inputs);
     free(infeeds);
+    watchdog_stop(&dog);
+    cxla_cancel_destroy(run_cancel);
+    run_cancel = NULL;
     if (s) return tool_fail(s);
     return 0;
 usage_done:

@@ -1,6 +1,7 @@
 /* The cxla command-line tool. Each command is a row in the table below; its code lives
  * in cmd_*.c. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,7 +16,7 @@ static const tool_command commands[] = {
      "usage: cxla run MODULE [INPUT...] [-o DIR] [--backend NAME] [--seed N] [--repeat N]\n"
      "                [--infeed FILE]... [--outfeed-dir DIR] [--check-finite] [--quiet]\n"
      "                [--replicas N] [--partitions P] [--input-dir DIR]\n"
-     "                [--collective-timeout S] [--mpi]\n"
+     "                [--collective-timeout S] [--timeout S] [--mpi]\n"
      "\n"
      "Runs the entry computation of MODULE (HLO text; StableHLO text for .mlir, its public\n"
      "@main or only public function, checks included) on the reference interpreter,\n"
@@ -49,7 +50,11 @@ static const tool_command commands[] = {
      "                leaves; a device without its folder reads DIR/in<j>.npy. Without\n"
      "                it every device gets the same INPUTs (or generated inputs)\n"
      "  --collective-timeout S  fail a device that waits more than S seconds in one\n"
-     "                collective (default 600), naming the devices that did not come\n"
+     "                collective (default 600), naming the devices that did not come;\n"
+     "                the run is then cancelled on the others, so it ends with that error\n"
+     "  --timeout S   cancel the run when it takes longer than S seconds (exit 1,\n"
+     "                naming the instruction it was at); the first Ctrl-C (SIGINT) does\n"
+     "                the same, a second one ends cxla at once\n"
      "  --mpi         run as one device of a run across MPI processes:\n"
      "                mpirun -np N cxla run --mpi MODULE ...; the replica count\n"
      "                defaults to N / P (cxla version says whether MPI was built in)\n"
@@ -105,11 +110,43 @@ static const tool_command commands[] = {
      "\n"
      "Exit status 0 on success, 1 on any error (message on stderr).",
      cmd_graph},
+    {"compile", "run the cpu backend's passes on a module and print the result",
+     "usage: cxla compile MODULE [--dump-after PASS|all] [--emit-hlo] [--emit-c]\n"
+     "\n"
+     "Runs the cpu backend's pass pipeline on MODULE (HLO text, or StableHLO .mlir) with\n"
+     "the verifier between passes, and prints the optimized module as HLO text:\n"
+     "inline, simplify, constant-fold, cse, dce, layout, dot-canon, fusion, dce\n"
+     "(docs/passes.md says what each does).\n"
+     "\n"
+     "  --dump-after PASS  also print the module after each run of pass PASS (or after\n"
+     "                     every pass: 'all') on standard error, headed by\n"
+     "                     '// after PASS (pipeline cpu, changed|unchanged)'\n"
+     "  --emit-hlo         print the optimized HLO (the default)\n"
+     "  --emit-c           print the C the cpu backend compiles instead: one function per\n"
+     "                     fusion or other instruction with a kernel, each fused\n"
+     "                     instruction as a comment\n"
+     "\n"
+     "Exit status 0 on success, 1 on any error (message on stderr).",
+     cmd_compile},
+    {"cache", "show or clear the cpu backend's cache of compiled code",
+     "usage: cxla cache dir|clear\n"
+     "\n"
+     "The cpu backend keeps each module's compiled code in a cache keyed by a hash of the\n"
+     "generated C, the compiler's identity and the flags, so a module compiles once per\n"
+     "machine: $CXLA_CACHE_DIR, else $XDG_CACHE_HOME/cxla, else ~/.cache/cxla.\n"
+     "\n"
+     "  dir    print the cache's folder\n"
+     "  clear  remove every compiled object from it\n"
+     "\n"
+     "Exit status 0 on success, 1 on any error (message on stderr).",
+     cmd_cache},
     {"conformance", "run StableHLO conformance cases (.mlir files with checks)",
-     "usage: cxla conformance [-j N] [--timeout SECONDS] [-v] [--report FILE] PATH...\n"
+     "usage: cxla conformance [-j N] [--timeout SECONDS] [-v] [--backend NAME] [--report FILE]\n"
+     "       PATH...\n"
      "\n"
      "Runs every .mlir file under each PATH (directories recursively) as a StableHLO\n"
-     "program: its public entry function runs on the interpreter and its check\n"
+     "program: its public entry function runs on the interpreter (or the backend\n"
+     "--backend names) and its check\n"
      "operations (check.expect_*, custom_call @check.expect_*) decide the verdict. Each\n"
      "case runs in a child process with a time limit, so a crash or a hang fails that\n"
      "case only. Prints one line per failed case, then 'N passed, M failed, K skipped'\n"
@@ -117,6 +154,7 @@ static const tool_command commands[] = {
      "reference interpreter's probes). On a terminal a progress line shows the run.\n"
      "\n"
      "  -j N              run N cases at once (default 1)\n"
+     "  --backend NAME    interpreter (the default) or cpu\n"
      "  --timeout S       time limit per case in seconds (default 60)\n"
      "  -v                also print skipped cases with the reason\n"
      "  --report FILE     write 'PASS|FAIL|SKIP path' for every case to FILE\n"
@@ -300,5 +338,14 @@ int main(int argc, char **argv) {
         printf("%s\n", c->usage);
         return 0;
     }
-    return c->run(argc - 1, argv + 1);
+    int rc = c->run(argc - 1, argv + 1);
+    /* Every write is checked: output lost to a full disk or a closed standard output
+     * (`cxla run m.hlo > /dev/full`) is a failure, not a success. */
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "cxla %s: writing to standard output failed%s%s\n", argv[1],
+                errno ? ": " : "", errno ? strerror(errno) : "");
+        return 1;
+    }
+    return rc;
 }

@@ -18,6 +18,8 @@ typedef struct tool_command {
 int cmd_check(int argc, char **argv);
 int cmd_fmt(int argc, char **argv);
 int cmd_graph(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 /* cxla run, and for a StableHLO file the verdict of its checks (cmd_conformance.c). */
 int cmd_run_checked(int argc, char **argv);

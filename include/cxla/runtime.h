@@ -174,6 +174,29 @@ int64_t cxla_executable_result_leaf_count(const cxla_executable *executable);
 
 /* ---- runs --------------------------------------------------------------------------- */
 
+/* ---- cancellation -------------------------------------------------------------------- */
+
+/* A run's cancellation: give it to one or more runs (cxla_run_options.cancel) and request
+ * it from any thread, or from a signal handler, to make them end. A run that sees the
+ * request stops between two instructions (the interpreter checks before each one, so a
+ * while loop that never ends stops too) and fails with |code| and a message that names
+ * the instruction it was at: "at x (while, computation main, line 7): the run was
+ * cancelled: <reason>". Runs on several devices stop on every device; the verdict names
+ * the first device that stopped. A request stays: runs given a requested cancellation
+ * fail at their first instruction. The caller owns it (cxla_cancel_destroy, after the
+ * runs that use it have returned). */
+typedef struct cxla_cancel cxla_cancel;
+/* Errors: RESOURCE_EXHAUSTED. */
+cxla_status cxla_cancel_create(cxla_cancel **out_cancel);
+/* Requests |cancel|: the runs fail with |code| (CXLA_STATUS_OK means
+ * CXLA_STATUS_CANCELLED; CXLA_STATUS_DEADLINE_EXCEEDED suits a time limit) and |reason|,
+ * which is kept by pointer and must outlive the runs (a string literal). Only the first
+ * request counts. Async-signal-safe. NULL is ignored. */
+void cxla_cancel_request(cxla_cancel *cancel, cxla_status_code code, const char *reason);
+/* Whether |cancel| was requested (false for NULL). */
+bool cxla_cancel_requested(const cxla_cancel *cancel);
+void cxla_cancel_destroy(cxla_cancel *cancel);
+
 /* How to run. Fields are added over time; always start from cxla_run_options_init. */
 typedef struct cxla_run_options {
     /* cxla_executable_run*: what replica-id and partition-id return (0). The runs of
@@ -193,6 +216,8 @@ typedef struct cxla_run_options {
     /* How long one device waits in one collective for the others before the run fails
      * (naming the devices that did not arrive), in seconds; 0: the default, 600. */
     double collective_timeout_seconds;
+    /* Ends the run when requested (see cxla_cancel); NULL: none. Borrowed. */
+    cxla_cancel *cancel;
 } cxla_run_options;
 void cxla_run_options_init(cxla_run_options *options);
 
@@ -251,7 +276,10 @@ cxla_status cxla_executable_device_count(const cxla_executable *executable,
  * was) and the status names the device that failed first and why ("replica 2 failed:
  * ..."; "replica 1 partition 0 failed: ..." with several partitions); devices waiting
  * for a failed one fail at once instead of waiting. A device that waits in a collective
- * longer than collective_timeout_seconds fails, listing which devices arrived.
+ * longer than collective_timeout_seconds fails, listing which devices arrived, and the
+ * run is then cancelled on the others (so that a device that never reaches the
+ * collective, e.g. in a loop that does not end, stops too: it fails with CANCELLED,
+ * and the verdict is the timeout).
  * The devices share the client's host queues and channels, in the order they reach
  * them. Errors: as cxla_executable_device_count, the arguments (INVALID_ARGUMENT,
  * naming the device), then whatever a device reports. replica_id and partition_id of

@@ -27,6 +27,7 @@ typedef enum cxla_status_code {
     CXLA_STATUS_DEADLINE_EXCEEDED,   /* a time limit was reached */
     CXLA_STATUS_UNAVAILABLE,         /* an I/O or system failure */
     CXLA_STATUS_INTERNAL,            /* a bug in cxla */
+    CXLA_STATUS_CANCELLED,           /* the run was cancelled (cxla_cancel_request, SIGINT) */
     CXLA_STATUS_CODE_COUNT
 } cxla_status_code;
 

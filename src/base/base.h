@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cxla/status.h"
 
@@ -64,8 +65,20 @@ void cxla_strbuf_vprintf(cxla_strbuf *b, const char *format, va_list args);
 /* Hands the string to the caller (malloc'd; free()) and resets |b|; NULL if failed. */
 char *cxla_strbuf_take(cxla_strbuf *b);
 
-/* Reads a whole file into a malloc'd buffer (NUL-terminated, |out_size| without it). */
+/* Reads a whole file into a malloc'd buffer (NUL-terminated, |out_size| without it).
+ * A regular file is read by its size (one allocation); a source without a size (a pipe,
+ * a device such as /dev/zero) is read up to cxla_read_limit() bytes and fails beyond.
+ * Errors: a file that cannot be opened (NOT_FOUND, UNAVAILABLE), a directory
+ * (INVALID_ARGUMENT, saying so), a read error (UNAVAILABLE), out of memory or over the
+ * limit (RESOURCE_EXHAUSTED); every message names |path|. */
 cxla_status cxla_read_file(const char *path, char **out_data, size_t *out_size);
+/* Opens |path| for reading, refusing directories as cxla_read_file does; |out_regular|
+ * says whether it is a regular file, whose size |out_size| gets (0 otherwise). */
+cxla_status cxla_open_file(const char *path, FILE **out_file, bool *out_regular, size_t *out_size);
+/* The most bytes read from a source that is not a regular file: 1 GiB, or the
+ * environment variable CXLA_READ_LIMIT (a positive number of bytes). */
+#define CXLA_READ_LIMIT_DEFAULT ((size_t)1 << 30)
+size_t cxla_read_limit(void);
 cxla_status cxla_write_file(const char *path, const void *data, size_t size);
 
 /* Describes a position in a text for error messages: "line L, column C" plus the line

@@ -29,6 +29,7 @@ static const char *const code_names[CXLA_STATUS_CODE_COUNT] = {
     [CXLA_STATUS_DEADLINE_EXCEEDED] = "DEADLINE_EXCEEDED",
     [CXLA_STATUS_UNAVAILABLE] = "UNAVAILABLE",
     [CXLA_STATUS_INTERNAL] = "INTERNAL",
+    [CXLA_STATUS_CANCELLED] = "CANCELLED",
 };
 
 static char *vformat(const char *format, va_list args) {

@@ -1,8 +1,11 @@
 /* Growable strings, file reading, and text positions for error messages. */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/base.h"
 
@@ -85,19 +88,103 @@ char *cxla_strbuf_take(cxla_strbuf *b) {
     return s;
 }
 
-cxla_status cxla_read_file(const char *path, char **out_data, size_t *out_size) {
+size_t cxla_read_limit(void) {
+    const char *env = getenv("CXLA_READ_LIMIT");
+    if (env && *env) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (errno == 0 && end && *end == '\0' && v > 0 && v <= SIZE_MAX - 1) return (size_t)v;
+    }
+    return CXLA_READ_LIMIT_DEFAULT;
+}
+
+cxla_status cxla_open_file(const char *path, FILE **out_file, bool *out_regular, size_t *out_size) {
     FILE *f = fopen(path, "rb");
-    if (!f) return cxla_error(CXLA_STATUS_NOT_FOUND, "cannot open '%s': %s", path, strerror(errno));
+    if (!f)
+        return cxla_error(errno == ENOENT ? CXLA_STATUS_NOT_FOUND : CXLA_STATUS_UNAVAILABLE,
+                          "cannot open '%s': %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0) {
+        int e = errno;
+        fclose(f);
+        return cxla_error(CXLA_STATUS_UNAVAILABLE, "cannot read '%s': %s", path, strerror(e));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "'%s' is a directory, where a file was expected (%s)", path,
+                          strerror(EISDIR));
+    }
+    *out_regular = S_ISREG(st.st_mode);
+    *out_size = 0;
+    if (*out_regular) {
+        if ((uintmax_t)st.st_size > (uintmax_t)(SIZE_MAX - 1)) {
+            fclose(f);
+            return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "'%s' is too large to read", path);
+        }
+        *out_size = (size_t)st.st_size;
+    }
+    *out_file = f;
+    return NULL;
+}
+
+/* Reads |f| to its end into |b|: a regular file up to the |size| it had when opened, any
+ * other source up to cxla_read_limit(). Stops at the first failure. */
+static cxla_status read_all(FILE *f, const char *path, bool regular, size_t size, cxla_strbuf *b) {
+    size_t limit = regular ? size : cxla_read_limit();
+    if (regular) {
+        /* One allocation of the file's size (plus the NUL). */
+        char *data = malloc(size + 1);
+        if (!data)
+            return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED,
+                              "out of memory reading '%s' (%zu bytes)", path, size);
+        size_t n = size ? fread(data, 1, size, f) : 0;
+        if (n != size && ferror(f)) {
+            int e = errno;
+            free(data);
+            return cxla_error(CXLA_STATUS_UNAVAILABLE, "error reading '%s': %s", path, strerror(e));
+        }
+        data[n] = '\0'; /* a file that shrank meanwhile: what was there */
+        b->data = data;
+        b->len = n;
+        b->cap = size + 1;
+        return NULL;
+    }
+    char chunk[65536];
+    for (;;) {
+        size_t want = sizeof(chunk);
+        if (limit - b->len < want) want = limit - b->len + 1; /* one byte past: over the limit */
+        size_t n = fread(chunk, 1, want, f);
+        if (n == 0) break;
+        if (b->len + n > limit)
+            return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED,
+                              "'%s' is not a regular file and gives more than %zu bytes, the "
+                              "limit for such sources (the environment variable "
+                              "CXLA_READ_LIMIT sets another, in bytes)",
+                              path, limit);
+        cxla_strbuf_append(b, chunk, n);
+        if (b->failed)
+            return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED,
+                              "out of memory reading '%s' (after %zu bytes)", path, b->len);
+    }
+    if (ferror(f))
+        return cxla_error(CXLA_STATUS_UNAVAILABLE, "error reading '%s': %s", path, strerror(errno));
+    return NULL;
+}
+
+cxla_status cxla_read_file(const char *path, char **out_data, size_t *out_size) {
+    FILE *f = NULL;
+    bool regular = false;
+    size_t size = 0;
+    CXLA_RETURN_IF_ERROR(cxla_open_file(path, &f, &regular, &size));
     cxla_strbuf b;
     cxla_strbuf_init(&b);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) cxla_strbuf_append(&b, chunk, n);
-    bool bad = ferror(f);
+    cxla_status s = read_all(f, path, regular, size, &b);
     fclose(f);
-    if (bad) {
+    if (s) {
         cxla_strbuf_free(&b);
-        return cxla_error(CXLA_STATUS_UNAVAILABLE, "error reading '%s'", path);
+        return s;
     }
     size_t len = b.len;
     char *data = cxla_strbuf_take(&b);

@@ -377,8 +377,13 @@ static cxla_status compile_in(const char work[2200], const char *const *sources,
      * interpreter's log gives the hardware's -NaN). */
     tail[t++] = "-lm";
     tail[t] = NULL;
+    if (nobj != count)
+        return cxla_error(CXLA_STATUS_INTERNAL,
+                          "cpu backend: %s has %" PRId64 " translation units, more than the %d "
+                          "one link takes (a bug in cxla)",
+                          what, count, MAX_ARGS - 11);
     char *argv[MAX_ARGS], *copies[3] = {NULL, NULL, NULL};
-    int n = nobj == count ? build_argv(argv, copies, tail) : -1;
+    int n = build_argv(argv, copies, tail);
     int rc = n < 0 ? -1 : wait_for(spawn(argv, log));
     for (int k = 0; k < 3; k++) free(copies[k]);
     for (int64_t i = 0; i < nobj; i++) free(objs[i]);

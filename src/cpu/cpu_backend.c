@@ -14,12 +14,14 @@
 #include "cpu/emit.h"
 #include "interp/interp.h"
 #include "literal/literal_internal.h"
+#include "passes/passes.h"
 
 #define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
 
-/* Kernels per translation unit: big modules are split so that the compiler runs on
- * several units in parallel, and a unit stays small enough to compile quickly. */
-enum { KERNELS_PER_UNIT = 64 };
+/* Big modules are split into translation units of about KERNELS_PER_UNIT kernels so that
+ * the compiler runs on several at once; at most MAX_UNITS, since each repeats the prelude
+ * and the link takes them all (the compiler driver accepts up to 32). */
+enum { KERNELS_PER_UNIT = 64, MAX_UNITS = 16 };
 
 typedef struct cpu_compiled {
     cxla_module *module; /* owned: the optimized clone */
@@ -107,39 +109,17 @@ static void generated_free(generated *g) {
     memset(g, 0, sizeof(*g));
 }
 
-static cxla_status clone_module(const cxla_module *module, cxla_module **out) {
-    cxla_strbuf text;
-    cxla_strbuf_init(&text);
-    cxla_hlo_print_to(&text, module, CXLA_HLO_STYLE_LONG);
-    if (text.failed) {
-        cxla_strbuf_free(&text);
-        return OOM();
-    }
-    cxla_status s = cxla_hlo_parse(text.data, text.len, module->name, out);
-    cxla_strbuf_free(&text);
-    if (s) return s;
-    /* Messages name the positions of the module as the user wrote it. */
-    for (int64_t c = 0; c < (*out)->comp_count; c++) {
-        cxla_computation *copy = (*out)->comps[c];
-        const cxla_computation *orig = cxla_module_find_computation(module, copy->name);
-        if (!orig) continue;
-        copy->line = orig->line;
-        copy->column = orig->column;
-        for (int64_t i = 0; i < copy->instr_count; i++) {
-            cxla_instr *in = copy->instrs[i];
-            const cxla_instr *o = cxla_computation_find_instr(orig, in->name);
-            if (!o) continue;
-            in->line = o->line;
-            in->column = o->column;
-        }
-    }
-    return NULL;
-}
-
 static cxla_status generate(const cxla_module *module, const cpu_compile_options *options,
                             generated *g) {
     memset(g, 0, sizeof(*g));
-    cxla_status s = clone_module(module, &g->module);
+    cxla_status s = cxla_module_clone(module, &g->module);
+    if (!s && !(options && options->no_passes)) {
+        cxla_pipeline_options po = {
+            .dump_after = options ? options->dump_after : NULL,
+            .dump_to = options ? options->dump_to : NULL,
+        };
+        s = cxla_passes_cpu(g->module, &po);
+    }
     if (!s) s = cxla_verify_module(g->module);
     if (s) return s;
     cxla_module *m = g->module;
@@ -158,6 +138,8 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
     free(sequential);
     if (s) return s;
     g->unit_count = (g->count + KERNELS_PER_UNIT - 1) / KERNELS_PER_UNIT;
+    if (g->unit_count > MAX_UNITS) g->unit_count = MAX_UNITS;
+    int64_t per_unit = g->unit_count ? (g->count + g->unit_count - 1) / g->unit_count : 1;
     g->units = calloc((size_t)(g->unit_count ? g->unit_count : 1), sizeof(*g->units));
     if (!g->units) return OOM();
     for (int64_t u = 0; u < g->unit_count; u++) {
@@ -171,7 +153,7 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
     for (int64_t i = 0; i < g->count; i++) {
         char name[64];
         kernel_name(g->instrs[i], name, sizeof(name));
-        cxla_strbuf *unit = &g->units[i / KERNELS_PER_UNIT];
+        cxla_strbuf *unit = &g->units[i / per_unit];
         cxla_strbuf_putc(unit, '\n');
         CXLA_RETURN_IF_ERROR(cpu_emit_kernel(g->instrs[i], name, unit));
     }
@@ -337,7 +319,7 @@ static cxla_status cpu_execute(void *compiled, const exec_run_options *options,
     cpu_compiled *c = compiled;
     /* --check-finite and collectives need the driver. */
     if (c->plan && (!options || (!options->check_finite && !options->comm)))
-        return cpu_plan_run(c->plan, args, arg_count, out_result);
+        return cpu_plan_run(c->plan, options, args, arg_count, out_result);
     interp_overrides o = {.user = c, .lookup = lookup};
     return interp_run_module_overridden(c->module, options, &o, args, arg_count, out_result);
 }

@@ -15,8 +15,10 @@ typedef struct cpu_plan cpu_plan;
 cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels, int64_t id_count,
                            cpu_plan **out);
 /* Runs the plan on |args| (as interp_run_module takes them) into a new literal in the
- * entry's result layout. Safe from several threads at once. */
-cxla_status cpu_plan_run(cpu_plan *plan, const cxla_literal *const *args, int64_t arg_count,
+ * entry's result layout, checking |options|' cancellation between kernels. Safe from
+ * several threads at once. */
+cxla_status cpu_plan_run(cpu_plan *plan, const exec_run_options *options,
+                         const cxla_literal *const *args, int64_t arg_count,
                          cxla_literal **out_result);
 void cpu_plan_destroy(cpu_plan *plan);
 

@@ -13,6 +13,7 @@
  * placed before its operands' ranges are freed. */
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -417,8 +418,10 @@ static const void *leaf_data(const cpu_plan *p, const leaf *l, const cxla_litera
     return NULL;
 }
 
-cxla_status cpu_plan_run(cpu_plan *p, const cxla_literal *const *args, int64_t arg_count,
+cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
+                         const cxla_literal *const *args, int64_t arg_count,
                          cxla_literal **out_result) {
+    exec_cancel *cancel = options ? options->cancel : NULL;
     const cxla_computation *entry = p->module->entry;
     cxla_status s = NULL;
     /* Arguments: checked as the interpreter checks them, relaid when not row-major. */
@@ -468,6 +471,14 @@ cxla_status cpu_plan_run(cpu_plan *p, const cxla_literal *const *args, int64_t a
     }
     for (int64_t i = 0; i < p->step_count && !s; i++) {
         const step *sp = &p->steps[i];
+        if (cancel && exec_cancel_poll(cancel)) { /* between kernels (exec.h's contract) */
+            char where[256];
+            snprintf(where, sizeof(where), "at %s (%s, computation %s, line %" PRId64 ")",
+                     sp->instr->name, cxla_opcode_name(sp->instr->opcode), entry->name,
+                     sp->instr->line);
+            s = exec_cancel_error(cancel, where);
+            break;
+        }
         for (int64_t k = 0; k < sp->in_count; k++)
             ins[k] = leaf_data(p, &p->leaves[sp->in[k]], use, arena, results);
         void **outs =

@@ -7,6 +7,7 @@
 #ifndef CXLA_EXEC_EXEC_H_
 #define CXLA_EXEC_EXEC_H_
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,6 +61,11 @@ typedef struct exec_exchange {
     int64_t recv_count;
     const int64_t *from;
     cxla_literal **recvs;
+    /* How many of the communicator's time limits the receive may wait (0 counts as 1):
+     * 2 for a receive from a device that first waits for the rest of the group (the
+     * leader of an all-reduce), so that the leader, which knows who is missing, times
+     * out first. */
+    int64_t wait_rounds;
 } exec_exchange;
 
 typedef struct exec_comm exec_comm;
@@ -80,6 +86,62 @@ cxla_status exec_error(const cxla_instr *instr, cxla_status_code code, const cha
 /* "replica 2", or "replica 2 partition 1" when there are several partitions. */
 void exec_device_name(int64_t partition_count, int64_t device, char *buf, size_t size);
 
+/* ---- cancellation ---------------------------------------------------------------------
+ *
+ * A run ends even when its program does not: whoever holds an exec_cancel (the caller
+ * through the public cxla_cancel, which is this struct; `cxla run` on SIGINT or
+ * --timeout; a multi-device run when one device fails or a collective times out) may
+ * request it at any time from any thread, or from a signal handler, and the run then
+ * fails with a status that names the instruction it was at.
+ *
+ * The contract for every backend (the interpreter's driver, src/interp/interp.c; the
+ * cpu backend):
+ * - exec_cancelled(options->cancel) is checked between steps (instructions, or a
+ *   compiled backend's sequence of kernels), at every while-loop back-edge, and inside a
+ *   long kernel at a coarse grain (say every few milliseconds of work). It is an atomic
+ *   relaxed load (plus one of the parent): cheap enough to call per instruction.
+ * - exec_cancel_poll(options->cancel) is called at a coarse grain (every thousand or
+ *   so steps) by the thread that called execute, and only by it: it runs the
+ *   communicator's hook that reads messages from other processes (an MPI rank learns
+ *   that another failed while it runs no collective).
+ * - When cancelled, the backend stops, frees what it holds and returns
+ *   exec_cancel_error(cancel, where) (code CANCELLED-like: the requester's code, or
+ *   DEADLINE_EXCEEDED for time limits), where names the instruction.
+ * A NULL exec_cancel is never cancelled. */
+typedef struct cxla_cancel exec_cancel; /* the public cxla_cancel of cxla/runtime.h */
+struct cxla_cancel {
+    atomic_int requested; /* 0, or 1 once the fields below are set */
+    atomic_int claimed;   /* the first requester wins (compare-exchange 0 -> 1) */
+    int code;             /* cxla_status_code of the failure */
+    const char *reason;   /* kept by pointer: a string that outlives the run */
+    /* Checked too: the caller's cancellation of a run that has its own (a
+     * multi-device run's). NULL: none. */
+    const exec_cancel *parent;
+    /* Called by exec_cancel_poll; may request |self|. NULL: none. */
+    void (*poll)(exec_cancel *self, void *poll_user);
+    void *poll_user;
+};
+
+/* A fresh, not requested cancellation with |parent| (may be NULL). */
+void exec_cancel_init(exec_cancel *c, const exec_cancel *parent);
+/* Requests |c| with status |code| and |reason| (kept by pointer, not copied). Only the
+ * first request counts. Async-signal-safe (lock-free atomics, no allocation). */
+void exec_cancel_request(exec_cancel *c, int code, const char *reason);
+
+static inline bool exec_cancelled(const exec_cancel *c) {
+    if (!c) return false;
+    if (atomic_load_explicit(&c->requested, memory_order_relaxed)) return true;
+    return c->parent && atomic_load_explicit(&c->parent->requested, memory_order_relaxed);
+}
+
+/* Runs |c|'s poll hook (if any), then returns exec_cancelled(c). */
+bool exec_cancel_poll(exec_cancel *c);
+
+/* The failure of a run that |c| (cancelled) stopped at |where| ("instruction x
+ * (add, computation main, line 4)"; NULL: nowhere in particular): "<where>: the run was
+ * cancelled: <reason>", with the requester's code. */
+cxla_status exec_cancel_error(const exec_cancel *c, const char *where);
+
 typedef struct exec_run_options {
     /* The module seed of rng (XLA's HloModuleConfig seed): it is xor'ed into each rng
      * instruction's key. rng-get-and-update-state does not use it (docs/semantics.md). */
@@ -95,6 +157,8 @@ typedef struct exec_run_options {
      * that had none: a debugging aid for `cxla run --check-finite`. */
     bool check_finite;
     const exec_host *host; /* infeed, outfeed, send, recv; NULL: none */
+    /* The run's cancellation (see "cancellation" above); NULL: none. */
+    exec_cancel *cancel;
 } exec_run_options;
 
 /* ---- the backend interface ------------------------------------------------------------

@@ -280,6 +280,9 @@ struct cxla_module {
     int64_t replica_count, num_partitions; /* 1 unless the header says otherwise */
     const char *stack_frames;              /* FileNames ... tables, verbatim, or NULL */
     int64_t next_id;
+    /* How many control-predecessors attributes cxla_instr_set_attr has set in this module
+     * (never decremented): 0 lets passes skip looking for control dependencies. */
+    int64_t control_predecessor_attrs;
     /* Literals to free with the module. */
     int64_t literal_count, literal_capacity;
     cxla_literal **literals;
@@ -339,6 +342,20 @@ cxla_status cxla_module_computation_post_order(const cxla_module *module, cxla_c
 cxla_status cxla_computation_clone(const cxla_computation *comp, const char *new_name,
                                    const char *suffix, cxla_computation **out_clone);
 
+/* Removes |instr| from |comp|: it must have no users, not be the root or a parameter,
+ * and not be named as a control predecessor (FAILED_PRECONDITION otherwise, naming it).
+ * It stops being a user of its operands; its memory stays in the arena and its name
+ * becomes free again. */
+cxla_status cxla_computation_remove_instr(cxla_computation *comp, cxla_instr *instr);
+/* Removes the computations the entry cannot reach through called computations (they stay
+ * in the arena; their names become free). |out_removed| (may be NULL) gets the count. */
+cxla_status cxla_module_remove_unreachable(cxla_module *module, int64_t *out_removed);
+/* Puts |comp|'s instruction list in post-order (definitions before uses), as the printer
+ * and the parser expect after a pass appended instructions. */
+cxla_status cxla_computation_sort(cxla_computation *comp);
+/* A name unused by any computation or instruction of |module|: |base| (without a trailing
+ * ".N") followed by ".<a fresh id>". In the module's arena; NULL when memory is short. */
+const char *cxla_module_unique_name(cxla_module *module, const char *base);
 /* A deep copy of |module| with its own arena (clone.c): computations, instructions (same
  * names and ids), attributes, constants (copied literals), header, entry layout and
  * warnings; it prints as |module| does. The module must define each operand before its

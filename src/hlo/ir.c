@@ -176,6 +176,8 @@ cxla_instr *cxla_computation_find_instr(const cxla_computation *comp, const char
 /* ---- attributes ------------------------------------------------------------------ */
 
 cxla_status cxla_instr_set_attr(cxla_instr *instr, const cxla_attr *attr) {
+    if (attr->id == CXLA_ATTR_CONTROL_PREDECESSORS)
+        instr->parent->module->control_predecessor_attrs++;
     int64_t pos = 0;
     while (pos < instr->attr_count && instr->attrs[pos].id < attr->id) pos++;
     if (pos < instr->attr_count && instr->attrs[pos].id == attr->id &&
@@ -501,4 +503,130 @@ cxla_status cxla_computation_clone(const cxla_computation *comp, const char *new
     }
     *out_clone = c;
     return NULL;
+}
+
+/* ---- removal and bookkeeping for passes ------------------------------------------ */
+
+cxla_status cxla_computation_remove_instr(cxla_computation *comp, cxla_instr *instr) {
+    if (instr->parent != comp)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "cannot remove %s from computation '%s': it belongs to '%s'", instr->name,
+                          comp->name, instr->parent ? instr->parent->name : "?");
+    if (instr->opcode == CXLA_OP_PARAMETER)
+        return cxla_error(CXLA_STATUS_FAILED_PRECONDITION,
+                          "cannot remove %s: it is a parameter of computation '%s'", instr->name,
+                          comp->name);
+    if (instr->user_count > 0)
+        return cxla_error(CXLA_STATUS_FAILED_PRECONDITION,
+                          "cannot remove %s from computation '%s': %s still uses it", instr->name,
+                          comp->name, instr->users[0]->name);
+    if (comp->root == instr)
+        return cxla_error(CXLA_STATUS_FAILED_PRECONDITION,
+                          "cannot remove %s: it is the root of computation '%s'", instr->name,
+                          comp->name);
+    for (int64_t i = 0; comp->module->control_predecessor_attrs && i < comp->instr_count; i++) {
+        const cxla_attr *preds = cxla_instr_attr(comp->instrs[i], CXLA_ATTR_CONTROL_PREDECESSORS);
+        for (int64_t k = 0; preds && k < preds->v.instrs.count; k++)
+            if (preds->v.instrs.items[k] == instr)
+                return cxla_error(CXLA_STATUS_FAILED_PRECONDITION,
+                                  "cannot remove %s: %s names it as a control predecessor",
+                                  instr->name, comp->instrs[i]->name);
+    }
+    int64_t at = -1;
+    for (int64_t i = 0; i < comp->instr_count; i++)
+        if (comp->instrs[i] == instr) at = i;
+    if (at < 0)
+        return cxla_error(CXLA_STATUS_NOT_FOUND, "%s is not in computation '%s'", instr->name,
+                          comp->name);
+    /* Drop it as a user of its operands: clear the slots first so that remove_user does
+     * not see a second slot that still names the operand. */
+    for (int64_t i = 0; i < instr->operand_count; i++) {
+        cxla_instr *o = instr->operands[i];
+        instr->operands[i] = NULL;
+        if (o) remove_user(o, instr);
+    }
+    memmove(&comp->instrs[at], &comp->instrs[at + 1],
+            (size_t)(comp->instr_count - at - 1) * sizeof(cxla_instr *));
+    comp->instr_count--;
+    /* The name map never shrinks: a NULL value frees the name. */
+    if (!cxla_strmap_put(&comp->instr_by_name, instr->name, strlen(instr->name), NULL))
+        return OOM();
+    instr->parent = NULL;
+    return NULL;
+}
+
+cxla_status cxla_module_remove_unreachable(cxla_module *module, int64_t *out_removed) {
+    int64_t removed = 0;
+    if (out_removed) *out_removed = 0;
+    if (!module->entry) return NULL;
+    int64_t n = module->comp_count;
+    bool *live = calloc((size_t)(n ? n : 1), sizeof(bool));
+    cxla_computation **work = malloc((size_t)(n ? n : 1) * sizeof(*work));
+    if (!live || !work) {
+        free(live);
+        free(work);
+        return OOM();
+    }
+    int64_t top = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (module->comps[i] == module->entry) {
+            live[i] = true;
+            work[top++] = module->entry;
+        }
+    while (top > 0) {
+        cxla_computation *c = work[--top];
+        for (int64_t i = 0; i < c->instr_count; i++)
+            for (int64_t k = 0;; k++) {
+                cxla_computation *callee = called_at(c->instrs[i], k);
+                if (!callee) break;
+                for (int64_t j = 0; j < n; j++)
+                    if (module->comps[j] == callee && !live[j]) {
+                        live[j] = true;
+                        work[top++] = callee;
+                    }
+            }
+    }
+    int64_t kept = 0;
+    cxla_status s = NULL;
+    for (int64_t i = 0; i < n; i++) {
+        cxla_computation *c = module->comps[i];
+        if (live[i]) {
+            module->comps[kept++] = c;
+            continue;
+        }
+        if (!s && !cxla_strmap_put(&module->comp_by_name, c->name, strlen(c->name), NULL))
+            s = OOM();
+        removed++;
+    }
+    module->comp_count = kept;
+    free(live);
+    free(work);
+    if (out_removed) *out_removed = removed;
+    return s;
+}
+
+cxla_status cxla_computation_sort(cxla_computation *comp) {
+    cxla_instr **order;
+    CXLA_RETURN_IF_ERROR(cxla_computation_post_order(comp, &order));
+    memcpy(comp->instrs, order, (size_t)comp->instr_count * sizeof(cxla_instr *));
+    return NULL;
+}
+
+const char *cxla_module_unique_name(cxla_module *module, const char *base) {
+    size_t blen = strlen(base);
+    /* Strip a trailing ".<digits>" so that names do not grow with each pass. */
+    size_t cut = blen;
+    while (cut > 0 && base[cut - 1] >= '0' && base[cut - 1] <= '9') cut--;
+    if (cut > 0 && cut < blen && base[cut - 1] == '.') blen = cut - 1;
+    for (;;) {
+        size_t size = blen + 24;
+        char *name = cxla_arena_alloc(module->arena, size);
+        if (!name) return NULL;
+        snprintf(name, size, "%.*s.%" PRId64, (int)blen, base, module->next_id++);
+        size_t len = strlen(name);
+        bool taken = cxla_strmap_get(&module->comp_by_name, name, len) != NULL;
+        for (int64_t i = 0; i < module->comp_count && !taken; i++)
+            taken = cxla_strmap_get(&module->comps[i]->instr_by_name, name, len) != NULL;
+        if (!taken) return name;
+    }
 }

@@ -52,9 +52,10 @@ typedef struct parser {
     cxla_module *m;
     cxla_arena *scratch;
     cxla_hlo_names names;
-    cxla_strmap warned;     /* unknown attribute names already warned about */
-    cxla_strmap params;     /* parameter numbers of the current computation -> instruction */
-    cxla_strmap names_used; /* every instruction name in the module (XLA's are unique) */
+    cxla_strmap warned;      /* unknown attribute names already warned about */
+    cxla_strmap params;      /* parameter numbers of the current computation -> instruction */
+    cxla_strmap names_used;  /* every instruction name in the module (XLA's are unique) */
+    cxla_strmap name_suffix; /* base name -> the N to try first for "base.N" (unique_name) */
     /* Per computation. */
     pending_operand *ops;
     size_t op_count, op_cap;
@@ -124,15 +125,24 @@ static bool note_instr(parser *p, cxla_instr *in, size_t pos, unsigned flags) {
 
 /* ---- instructions ------------------------------------------------------------------ */
 
-/* "name.N" with the smallest N >= 1 not used in the module (in the scratch buffer). */
+/* "name.N" with the smallest N >= 1 not used in the module (in the scratch buffer).
+ * The search for a name starts where the last one for the same base ended
+ * (name_suffix), so that thousands of computations that each call their parameter "p"
+ * cost constant time per name, not a scan over p.1 ... p.N each. */
 static const char *unique_name(parser *p, const char *name, size_t len) {
-    for (int64_t k = 1;; k++) {
+    uintptr_t start = (uintptr_t)cxla_strmap_get(&p->name_suffix, name, len);
+    for (int64_t k = start ? (int64_t)start : 1;; k++) {
         char suffix[24];
         int n = snprintf(suffix, sizeof(suffix), ".%" PRId64, k);
         if (!reserve_name(p, len + (size_t)n + 1)) return NULL;
         memcpy(p->name_buf, name, len);
         memcpy(p->name_buf + len, suffix, (size_t)n + 1);
-        if (!cxla_strmap_get(&p->names_used, p->name_buf, len + (size_t)n)) return p->name_buf;
+        if (!cxla_strmap_get(&p->names_used, p->name_buf, len + (size_t)n)) {
+            const char *key = start ? name : cxla_arena_strndup(p->scratch, name, len);
+            if (!key || !cxla_strmap_put(&p->name_suffix, key, len, (void *)(uintptr_t)(k + 1)))
+                return NULL;
+            return p->name_buf;
+        }
     }
 }
 
@@ -1265,6 +1275,7 @@ cxla_status cxla_hlo_parse(const char *text, size_t len, const char *filename,
     } else {
         cxla_strmap_init(&p.warned, p.scratch);
         cxla_strmap_init(&p.names_used, p.scratch);
+        cxla_strmap_init(&p.name_suffix, p.scratch);
         /* HLO text has no NUL bytes; one would silently cut the names, strings and
          * tables that the module keeps as C strings (found by the fuzzer). */
         const char *nul = len ? memchr(text, '\0', len) : NULL;

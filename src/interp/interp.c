@@ -59,6 +59,34 @@ cxla_status interp_error(const cxla_instr *instr, cxla_status_code code, const c
     return cxla_status_annotate(s, "%s (%s)", instr->name, cxla_opcode_name(instr->opcode));
 }
 
+/* exec_cancel_poll every this many instructions: often enough to notice within
+ * milliseconds, rarely enough that the hook's cost (an MPI probe) does not show. */
+enum { POLL_EVERY = 1024 };
+
+static bool poll_cancel(interp_ctx *ctx) {
+    ctx->poll_countdown = POLL_EVERY;
+    return exec_cancel_poll(ctx->options.cancel);
+}
+
+static cxla_status cancelled_at(const interp_ctx *ctx, const cxla_computation *comp,
+                                const cxla_instr *in) {
+    char where[512];
+    snprintf(where, sizeof(where), "at %s (%s, computation %s, line %" PRId64 ")", in->name,
+             cxla_opcode_name(in->opcode), comp->name, in->line);
+    return exec_cancel_error(ctx->options.cancel, where);
+}
+
+/* Out of memory names the instruction that needed it, when its handler did not. */
+static cxla_status name_oom(cxla_status s, const cxla_computation *comp, const cxla_instr *in) {
+    if (cxla_status_code_of(s) != CXLA_STATUS_RESOURCE_EXHAUSTED) return s;
+    const char *msg = cxla_status_message(s);
+    size_t n = strlen(in->name);
+    if (strncmp(msg, in->name, n) == 0 && msg[n] == ' ') return s; /* interp_error's */
+    if (strstr(msg, " (") && strstr(msg, ", line ")) return s;     /* a callee's instruction */
+    return cxla_status_annotate(s, "%s (%s, computation %s, line %" PRId64 ")", in->name,
+                                cxla_opcode_name(in->opcode), comp->name, in->line);
+}
+
 cxla_status interp_new_array_of(const cxla_shape *shape, cxla_type type, cxla_literal **out) {
     cxla_shape s = *shape;
     s.type = type;
@@ -400,6 +428,14 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
         const interp_step *st = &plan->steps[j];
         const cxla_instr *in = st->in;
         int64_t i = st->slot;
+        /* Between instructions (a while loop's back-edge is its body's and condition's
+         * instructions): the run may have been cancelled. The hook that reads other
+         * processes' messages runs every POLL_EVERY instructions. */
+        if (exec_cancelled(ctx->options.cancel) ||
+            (ctx->options.cancel && --ctx->poll_countdown <= 0 && poll_cancel(ctx))) {
+            s = cancelled_at(ctx, comp, in);
+            break;
+        }
         if (st->kind == STEP_PARAMETER) {
             int64_t p = in->parameter_number;
             if (p < 0 || p >= arg_count) {
@@ -454,7 +490,10 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
         s = maybe_dynamic ? interp_dynamic_eval(ctx, in, ops, fn, &result)
                           : fn(ctx, in, ops, &result);
         values[i] = result;
-        if (s) break;
+        if (s) {
+            s = name_oom(s, comp, in);
+            break;
+        }
         if (ctx->options.check_finite && st->check_finite && !ctx->reported_non_finite &&
             !all_finite(values[i])) {
             /* An operand the handler took over (its slot is empty now) may have been

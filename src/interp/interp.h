@@ -67,6 +67,7 @@ struct interp_ctx {
      * linked through the plans. */
     struct interp_plan *plans_with_constants;
     bool reported_non_finite;
+    int64_t poll_countdown; /* instructions until the next exec_cancel_poll */
     /* Executions of each collective so far, by instruction id (the sequence of
      * exec_exchange); malloc'd, grown on demand. */
     int64_t *collective_counts;

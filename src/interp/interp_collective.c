@@ -154,6 +154,15 @@ static cxla_status resolve_group(interp_ctx *ctx, const cxla_instr *instr,
         free(all);
         return OOM();
     }
+    /* Which devices are in the group already: a bitmap, so that groups of thousands
+     * are checked in linear time. */
+    int64_t total = dv->replicas * dv->partitions;
+    uint8_t *seen = calloc((size_t)total, 1);
+    if (!seen) {
+        free(all);
+        group_free(g);
+        return OOM();
+    }
     g->me = -1;
     int64_t k = 0;
     for (int64_t i = 0; i < id_count; i++) {
@@ -165,19 +174,20 @@ static cxla_status resolve_group(interp_ctx *ctx, const cxla_instr *instr,
             case CROSS_REPLICA_AND_PARTITION: dev = id * dv->partitions + p; break;
             default: dev = id; break;
             }
-            for (int64_t j = 0; j < k; j++)
-                if (g->members[j] == dev) {
-                    free(all);
-                    group_free(g);
-                    return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
-                                        "%s %" PRId64 " appears twice in its replica group", word,
-                                        id);
-                }
+            if (dev < 0 || dev >= total || seen[dev]) {
+                free(all);
+                free(seen);
+                group_free(g);
+                return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                    "%s %" PRId64 " appears twice in its replica group", word, id);
+            }
+            seen[dev] = 1;
             if (dev == dv->self) g->me = k;
             g->members[k++] = dev;
         }
     }
     free(all);
+    free(seen);
     if (g->me < 0) { /* only the mesh form of one device gets here without this device */
         group_free(g);
         return interp_error(instr, CXLA_STATUS_INTERNAL, "this device is not in its group");
@@ -230,7 +240,8 @@ static bool same_array(const cxla_shape *a, const cxla_shape *b) {
 static cxla_status exchange(interp_ctx *ctx, const cxla_instr *instr, int64_t seq, int64_t parts,
                             int64_t send_count, const int64_t *to, const cxla_literal *const *sends,
                             int64_t recv_count, const int64_t *from,
-                            const cxla_literal *const *expect, cxla_literal **recvs) {
+                            const cxla_literal *const *expect, cxla_literal **recvs,
+                            int64_t wait_rounds) {
     exec_comm *c = ctx->options.comm;
     if (!c) {
         if (recv_count > 0) return one_device_error(instr, recv_count + 1);
@@ -248,6 +259,7 @@ static cxla_status exchange(interp_ctx *ctx, const cxla_instr *instr, int64_t se
         .recv_count = recv_count,
         .from = from,
         .recvs = recvs,
+        .wait_rounds = wait_rounds,
     };
     cxla_status s = annotate(c->exchange(c, &x), instr);
     for (int64_t j = 0; j < recv_count && !s; j++) {
@@ -318,7 +330,7 @@ static cxla_status exchange_in_group(interp_ctx *ctx, const cxla_instr *instr, i
     }
     if (!s)
         s = exchange(ctx, instr, seq, parts, others, peers, sends, others, peers, expect,
-                     out->owned);
+                     out->owned, 1);
     if (!s) {
         out->owned_count = others * parts;
         for (int64_t k = 0; k < g->count; k++)
@@ -551,6 +563,11 @@ static cxla_status op_partition_id(interp_ctx *ctx, const cxla_instr *instr,
 /* ---- all-reduce ------------------------------------------------------------------- */
 
 /* The all-reduce of the operands over the group, into results shaped as |shape|. */
+/* The all-reduce of a group goes through its first member, the leader: the others send
+ * it their operands, it reduces them in group order (the order every member would use)
+ * and sends each the results. 2 (n - 1) messages instead of n (n - 1), and one
+ * reduction instead of n: a collective costs what its data costs, with thousands of
+ * replicas too. The results are the same on every member, as XLA's all-reduce is. */
 static cxla_status all_reduce_into(interp_ctx *ctx, const cxla_instr *instr,
                                    const cxla_literal *const *operands, const cxla_shape *shape,
                                    bool may_take, cxla_literal **out) {
@@ -566,24 +583,47 @@ static cxla_status all_reduce_into(interp_ctx *ctx, const cxla_instr *instr,
         return interp_pack_operands(ctx, instr, operands, shape, may_take, out);
     }
     const cxla_computation *comp = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
-    int64_t n = instr->operand_count;
-    const cxla_literal **outgoing = malloc((size_t)(g.count * n) * sizeof(*outgoing));
-    cxla_literal **results = NULL;
+    int64_t n = instr->operand_count, others = g.count - 1;
+    bool leader = g.me == 0;
+    /* Per other member (leader) or for the leader alone: n arrays each way. */
+    int64_t peers = leader ? others : 1;
+    const cxla_literal **expect = malloc((size_t)(peers * n + 1) * sizeof(*expect));
+    const cxla_literal **sends = malloc((size_t)(peers * n + 1) * sizeof(*sends));
+    cxla_literal **received = calloc((size_t)(peers * n + 1), sizeof(*received));
     const cxla_literal **column = malloc((size_t)g.count * sizeof(*column));
-    gathered t = {0};
+    cxla_literal **results = NULL;
     cxla_status s = NULL;
-    if (!outgoing || !column) s = OOM();
+    if (!expect || !sends || !received || !column) s = OOM();
     if (!s && !comp) s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT, "missing to_apply=");
-    for (int64_t k = 0; k < g.count && !s; k++)
-        for (int64_t i = 0; i < n; i++) outgoing[k * n + i] = operands[i];
-    if (!s) s = exchange_in_group(ctx, instr, seq, &g, n, outgoing, &t);
-    if (!s) s = new_results(n, &results);
-    for (int64_t i = 0; i < n && !s; i++) {
-        for (int64_t k = 0; k < g.count; k++) column[k] = t.table[k * n + i];
-        s = reduce_in_order(ctx, instr, comp, column, g.count, &results[i]);
+    for (int64_t k = 0; k < peers && !s; k++)
+        for (int64_t i = 0; i < n; i++) expect[k * n + i] = operands[i];
+    if (!s && leader) {
+        s = exchange(ctx, instr, seq, n, 0, NULL, NULL, others, g.members + 1, expect, received, 1);
+        if (!s) s = new_results(n, &results);
+        for (int64_t i = 0; i < n && !s; i++) {
+            column[0] = operands[i];
+            for (int64_t k = 1; k < g.count; k++) column[k] = received[(k - 1) * n + i];
+            s = reduce_in_order(ctx, instr, comp, column, g.count, &results[i]);
+        }
+        for (int64_t k = 0; k < others && !s; k++)
+            for (int64_t i = 0; i < n; i++) sends[k * n + i] = results[i];
+        if (!s)
+            s = exchange(ctx, instr, seq, n, others, g.members + 1, sends, 0, NULL, NULL, NULL, 1);
+    } else if (!s) {
+        s = exchange(ctx, instr, seq, n, 1, g.members, operands, 0, NULL, NULL, NULL, 1);
+        /* The leader waits for the whole group first: give it the time to say who is
+         * missing before this device gives up on the leader. */
+        if (!s) s = exchange(ctx, instr, seq, n, 0, NULL, NULL, 1, g.members, expect, received, 2);
+        if (!s) s = new_results(n, &results);
+        for (int64_t i = 0; i < n && !s; i++) {
+            results[i] = received[i];
+            received[i] = NULL;
+        }
     }
-    gathered_free(&t);
-    free(outgoing);
+    for (int64_t k = 0; received && k < peers * n; k++) cxla_literal_free(received[k]);
+    free(received);
+    free(expect);
+    free(sends);
     free(column);
     group_free(&g);
     if (s) {
@@ -826,14 +866,15 @@ static cxla_status op_collective_broadcast(interp_ctx *ctx, const cxla_instr *in
         if (!sends) s = OOM();
         for (int64_t j = 0; j < others && !s; j++)
             for (int64_t i = 0; i < n; i++) sends[j * n + i] = operands[i];
-        if (!s) s = exchange(ctx, instr, seq, n, others, g.members + 1, sends, 0, NULL, NULL, NULL);
+        if (!s)
+            s = exchange(ctx, instr, seq, n, others, g.members + 1, sends, 0, NULL, NULL, NULL, 1);
         free(sends);
         group_free(&g);
         return s ? s : interp_pack_operands(ctx, instr, operands, &instr->shape, true, out);
     }
     cxla_literal **results = NULL;
     s = new_results(n, &results);
-    if (!s) s = exchange(ctx, instr, seq, n, 0, NULL, NULL, 1, g.members, operands, results);
+    if (!s) s = exchange(ctx, instr, seq, n, 0, NULL, NULL, 1, g.members, operands, results, 1);
     group_free(&g);
     if (s) {
         free_results(results, n);
@@ -918,7 +959,7 @@ static cxla_status permute_output(interp_ctx *ctx, const cxla_instr *instr,
     if (!s) s = new_results(n, &results);
     if (!s)
         s = exchange(ctx, instr, seq, n, target_count, targets, sends, from >= 0 ? 1 : 0, &from,
-                     operands, results);
+                     operands, results, 1);
     free(targets);
     free(sends);
     if (s) {
@@ -993,7 +1034,7 @@ static cxla_status op_collective_reduce(interp_ctx *ctx, const cxla_instr *instr
     }
     if (g.me != 0) {
         /* A member sends its operands to the root and keeps them. */
-        s = exchange(ctx, instr, seq, n, 1, g.members, operands, 0, NULL, NULL, NULL);
+        s = exchange(ctx, instr, seq, n, 1, g.members, operands, 0, NULL, NULL, NULL, 1);
         group_free(&g);
         return s ? s : interp_pack_operands(ctx, instr, operands, &instr->shape, true, out);
     }
@@ -1006,7 +1047,7 @@ static cxla_status op_collective_reduce(interp_ctx *ctx, const cxla_instr *instr
     for (int64_t j = 0; j < others && !s; j++)
         for (int64_t i = 0; i < n; i++) expect[j * n + i] = operands[i];
     if (!s)
-        s = exchange(ctx, instr, seq, n, 0, NULL, NULL, others, g.members + 1, expect, received);
+        s = exchange(ctx, instr, seq, n, 0, NULL, NULL, others, g.members + 1, expect, received, 1);
     if (!s) s = new_results(n, &results);
     for (int64_t i = 0; i < n && !s; i++) {
         column[0] = operands[i];

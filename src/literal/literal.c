@@ -64,6 +64,10 @@ static void cache_key_create(void) {
  * calloc (2.36) does not use the per-thread cache. */
 static void *block_alloc_zeroing(size_t size, size_t zero, uint8_t *cls) {
     *cls = 0;
+#if defined(CXLA_FAULT_INJECTION)
+    /* Every literal allocates, so that each one can be made to fail (base/fault.h). */
+    if (size > 0) return calloc(1, size);
+#endif
     if (size > CACHE_MAX) return calloc(1, size);
     int k = (int)(size / 16) - 1;
     void *p = cache.free[k];
@@ -202,6 +206,19 @@ static cxla_literal *create_plain_array(const cxla_shape *shape, bool *oom) {
     return lit;
 }
 
+/* Out of memory for an array of |shape|: the message says what did not fit. */
+static cxla_status array_oom(const cxla_shape *shape) {
+    size_t size = 0;
+    cxla_status bad = cxla_shape_byte_size(shape, &size);
+    cxla_status_free(bad);
+    char *text = cxla_shape_to_string(shape, CXLA_SHAPE_PRINT_NO_LAYOUT);
+    cxla_status s = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED,
+                               "out of memory allocating an array of %s (%zu bytes)",
+                               text ? text : "its shape", size);
+    free(text);
+    return s;
+}
+
 static cxla_status create_array(const cxla_shape *shape, cxla_literal **out) {
     bool oom;
     cxla_literal *plain = create_plain_array(shape, &oom);
@@ -209,7 +226,7 @@ static cxla_status create_array(const cxla_shape *shape, cxla_literal **out) {
         *out = plain;
         return NULL;
     }
-    if (oom) return OOM();
+    if (oom) return array_oom(shape);
     if (shape->layout && shape->layout->tile_count > 0)
         return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
                           "literals of tiled layouts are not supported (shape has %" PRId64
@@ -234,9 +251,7 @@ static cxla_status create_array(const cxla_shape *shape, cxla_literal **out) {
         with.layout = &layout;
     }
     cxla_literal *lit = literal_alloc(size, &with);
-    if (!lit)
-        return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED,
-                          "out of memory allocating a literal of %zu bytes", size);
+    if (!lit) return array_oom(shape);
     lit->size = size;
     lit->count = count;
     if (size) {

@@ -5,6 +5,7 @@
  * literal: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }) padded with spaces
  * and a newline, then the elements in C or Fortran order. Which descr stands for which
  * cxla type, ml_dtypes' raw 'V' types included, is written in docs/npy.md. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -604,14 +605,90 @@ cxla_status cxla_npy_read_buffer(const void *data, size_t size, cxla_type type_h
     return NULL;
 }
 
+/* The size of the file a .npy header describes (header and data), from its first bytes
+ * |bytes| (|size| of them: the magic, version, length and the whole header); 0 when it
+ * cannot tell (cxla_npy_read_buffer then says why). */
+static size_t npy_file_size(const uint8_t *bytes, size_t size, cxla_type type_hint) {
+    if (size < 12 || memcmp(bytes, NPY_MAGIC, NPY_MAGIC_LEN) != 0) return 0;
+    unsigned major = bytes[6];
+    if (major < 1 || major > 3 || bytes[7] != 0) return 0;
+    size_t prefix = major == 1 ? 10 : 12;
+    size_t header_len = (size_t)bytes[8] | (size_t)bytes[9] << 8;
+    if (major > 1) header_len |= (size_t)bytes[10] << 16 | (size_t)bytes[11] << 24;
+    if (header_len > size - prefix) return 0;
+    header_parser p = {.s = (const char *)bytes + prefix, .len = header_len, .python2 = major < 3};
+    npy_header h = {0};
+    npy_dtype dt = {0};
+    cxla_status s = parse_header(&p, &h);
+    if (!s) s = resolve_descr(h.descr, h.descr_len, type_hint, &dt);
+    if (s) {
+        cxla_status_free(s);
+        return 0;
+    }
+    size_t count = 1, nbytes, total;
+    for (int64_t i = 0; i < h.rank; i++)
+        if (h.dims[i] < 0 || !cxla_mul_size(count, (size_t)h.dims[i], &count)) return 0;
+    if (!cxla_mul_size(count, dt.item_size, &nbytes)) return 0;
+    if (!cxla_add_size(prefix + header_len, nbytes, &total)) return 0;
+    return total;
+}
+
+/* The .npy header's bytes are read first and checked, and then only the data it
+ * describes: a file without an end (a pipe, /dev/zero) or a header that claims more
+ * than the file holds fails before the data is allocated. */
 cxla_status cxla_npy_read_file(const char *path, cxla_type type_hint, cxla_literal **out_literal) {
     if (!path || !out_literal)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "npy: NULL argument");
     *out_literal = NULL;
-    char *data = NULL;
-    size_t size = 0;
-    CXLA_RETURN_IF_ERROR(cxla_read_file(path, &data, &size)); /* names |path| itself */
-    cxla_status st = cxla_npy_read_buffer(data, size, type_hint, out_literal);
+    FILE *f = NULL;
+    bool regular = false;
+    size_t file_size = 0;
+    CXLA_RETURN_IF_ERROR(cxla_open_file(path, &f, &regular, &file_size)); /* names |path| */
+    /* The magic, version and header length; then the header (at most 4 GiB by format,
+     * bounded here like any read from a source without a size). */
+    uint8_t start[12];
+    size_t have = fread(start, 1, sizeof(start), f);
+    size_t header_len = 0;
+    if (have >= 10) header_len = (size_t)start[8] | (size_t)start[9] << 8;
+    if (have == 12 && start[6] > 1) header_len |= (size_t)start[10] << 16 | (size_t)start[11] << 24;
+    size_t prefix_len = have >= 8 && start[6] == 1 ? 10 : 12;
+    size_t want = have < prefix_len ? have : prefix_len + header_len;
+    cxla_status st = NULL;
+    if (want > cxla_read_limit() || (regular && want > file_size)) want = have; /* truncated */
+    if (want < have) want = have;
+    uint8_t *data = malloc(want + 1);
+    if (!data) st = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    size_t got = 0;
+    if (!st) {
+        memcpy(data, start, have);
+        got = have + (want > have ? fread(data + have, 1, want - have, f) : 0);
+    }
+    size_t total = st ? 0 : npy_file_size(data, got, type_hint);
+    if (!st && total > got) {
+        if (regular && total > file_size) {
+            /* cxla_npy_read_buffer words the truncation; no need to read the data. */
+            total = got;
+        } else if (!regular && total > cxla_read_limit()) {
+            st = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED,
+                            "npy: the header describes %zu bytes, more than the %zu read from a "
+                            "source that is not a regular file (CXLA_READ_LIMIT sets another "
+                            "limit, in bytes)",
+                            total, cxla_read_limit());
+        } else {
+            uint8_t *bigger = realloc(data, total);
+            if (!bigger) {
+                st = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED,
+                                "out of memory for the %zu bytes of the array", total);
+            } else {
+                data = bigger;
+                got += fread(data + got, 1, total - got, f);
+            }
+        }
+    }
+    if (!st && ferror(f))
+        st = cxla_error(CXLA_STATUS_UNAVAILABLE, "error reading: %s", strerror(errno));
+    fclose(f);
+    if (!st) st = cxla_npy_read_buffer(data, got, type_hint, out_literal);
     free(data);
     return cxla_status_annotate(st, "reading '%s'", path);
 }

@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -167,6 +168,11 @@ typedef struct mpi_comm {
     bool failed_by_peer;   /* the last exchange failed because another device failed */
     pending_send *pending; /* sends not known to be complete */
     int64_t pending_count, pending_cap;
+    /* The run's cancellation: its poll hook reads messages while the device computes, so
+     * that a failure elsewhere (a FIN) stops it even outside a collective. */
+    exec_cancel cancel;
+    char cancel_reason[512];
+    cxla_status poll_failure; /* what the hook could not read, reported at the end */
 } mpi_comm;
 
 static void stashed_free(stashed *m) {
@@ -384,6 +390,18 @@ static cxla_status poisoned_error(mpi_comm *c) {
     return cxla_error(CXLA_STATUS_UNAVAILABLE, "%s failed: %s", name, c->poison);
 }
 
+/* exec_cancel's poll hook: reads what arrived; a failure heard of cancels the run. */
+static void poll_hook(exec_cancel *self, void *user) {
+    mpi_comm *c = user;
+    if (!c->poll_failure) c->poll_failure = poll_messages(c);
+    if (c->poisoned_by < 0) return;
+    char name[64];
+    name_of(c, c->poisoned_by, name, sizeof(name));
+    snprintf(c->cancel_reason, sizeof(c->cancel_reason), "%s failed: %s", name, c->poison);
+    c->failed_by_peer = true;
+    exec_cancel_request(self, CXLA_STATUS_CANCELLED, c->cancel_reason);
+}
+
 static cxla_status exchange(exec_comm *comm, const exec_exchange *x) {
     mpi_comm *c = (mpi_comm *)comm;
     c->failed_by_peer = false;
@@ -410,7 +428,8 @@ static cxla_status exchange(exec_comm *comm, const exec_exchange *x) {
     if (s) return s;
     bool *arrived = calloc((size_t)(x->recv_count ? x->recv_count : 1), sizeof(*arrived));
     if (!arrived) return OOM();
-    double deadline = now_seconds() + c->timeout;
+    double limit = c->timeout * (double)(x->wait_rounds > 1 ? x->wait_rounds : 1);
+    double deadline = now_seconds() + limit;
     long pause = 10000; /* ns */
     for (;;) {
         s = poll_messages(c);
@@ -439,12 +458,16 @@ static cxla_status exchange(exec_comm *comm, const exec_exchange *x) {
             s = poisoned_error(c);
             break;
         }
+        if (exec_cancelled(&c->cancel)) {
+            s = exec_cancel_error(&c->cancel, NULL);
+            break;
+        }
         for (int64_t j = 0; j < x->recv_count && !s; j++)
             if (!arrived[j] && c->finished[x->from[j]])
                 s = cxla_comm_ended_error(c->partitions, x->from[j], x->sequence);
         if (s) break;
         if (now_seconds() > deadline) {
-            s = cxla_comm_timeout_error(c->partitions, c->timeout, x->sequence, c->device, x->from,
+            s = cxla_comm_timeout_error(c->partitions, limit, x->sequence, c->device, x->from,
                                         arrived, x->recv_count);
             break;
         }
@@ -538,6 +561,9 @@ static cxla_status mpi_run(cxla_mpi_session *session, const cxla_module *module,
                                                 : CXLA_COLLECTIVE_TIMEOUT_DEFAULT,
         .poisoned_by = -1,
     };
+    exec_cancel_init(&c.cancel, options->cancel);
+    c.cancel.poll = poll_hook;
+    c.cancel.poll_user = &c;
     c.finished = calloc((size_t)n, sizeof(*c.finished));
     c.fin_code = calloc((size_t)n, sizeof(*c.fin_code));
     c.fin_root = calloc((size_t)n, sizeof(*c.fin_root));
@@ -551,9 +577,15 @@ static cxla_status mpi_run(cxla_mpi_session *session, const cxla_module *module,
         .comm = &c.base,
         .check_finite = options->check_finite,
         .host = options->host,
+        .cancel = &c.cancel,
     };
     cxla_literal *result = NULL;
     if (!s) s = cxla_replicas_execute(module, options, &io, args, arg_count, &result);
+    if (!s && c.poll_failure) {
+        s = c.poll_failure;
+        c.poll_failure = NULL;
+    }
+    cxla_status_free(c.poll_failure);
     cxla_status fs = c.finished ? finish(&c, s) : NULL;
     /* The verdict, the same on every rank: the lowest device that failed of its own. */
     int64_t first = -1;

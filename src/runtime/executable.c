@@ -141,6 +141,27 @@ int64_t cxla_executable_result_leaf_count(const cxla_executable *executable) {
 
 /* ---- runs on literals ----------------------------------------------------------------- */
 
+cxla_status cxla_cancel_create(cxla_cancel **out_cancel) {
+    if (!out_cancel) return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "cxla_cancel_create: NULL");
+    cxla_cancel *c = malloc(sizeof(*c));
+    if (!c) return oom();
+    exec_cancel_init(c, NULL);
+    *out_cancel = c;
+    return NULL;
+}
+
+void cxla_cancel_request(cxla_cancel *cancel, cxla_status_code code, const char *reason) {
+    exec_cancel_request(cancel, code == CXLA_STATUS_OK ? CXLA_STATUS_CANCELLED : code, reason);
+}
+
+bool cxla_cancel_requested(const cxla_cancel *cancel) {
+    return exec_cancelled(cancel);
+}
+
+void cxla_cancel_destroy(cxla_cancel *cancel) {
+    free(cancel);
+}
+
 void cxla_run_options_init(cxla_run_options *options) {
     if (options) memset(options, 0, sizeof(*options));
 }
@@ -165,6 +186,7 @@ cxla_status cxla_executable_run_with_options(cxla_executable *executable,
         .partition_id = options->partition_id,
         .check_finite = options->check_finite,
         .host = &c->host,
+        .cancel = options->cancel,
     };
     return executable->backend->execute(executable->compiled, &ro, args, arg_count, out_result);
 }

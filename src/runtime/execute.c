@@ -45,6 +45,7 @@ static cxla_status replicas_options(const cxla_executable *e, const cxla_run_opt
         .timeout_seconds = options->collective_timeout_seconds,
         .seed = e ? e->client->seed : 0,
         .check_finite = options->check_finite,
+        .cancel = options->cancel,
         .host = e ? &e->client->host : NULL,
         .backend = e ? e->backend : NULL,
         .compiled = e ? e->compiled : NULL,

@@ -79,8 +79,8 @@ cxla_status cxla_run_replicated(const cxla_module *module, const cxla_replicas_o
     double timeout =
         options->timeout_seconds > 0 ? options->timeout_seconds : CXLA_COLLECTIVE_TIMEOUT_DEFAULT;
     cxla_comm_threads *comm = NULL;
-    CXLA_RETURN_IF_ERROR(
-        cxla_comm_threads_create(options->replica_count, partitions, timeout, &comm));
+    CXLA_RETURN_IF_ERROR(cxla_comm_threads_create(options->replica_count, partitions, timeout,
+                                                  options->cancel, &comm));
     device_run *runs = calloc((size_t)n, sizeof(*runs));
     pthread_t *threads = calloc((size_t)n, sizeof(*threads));
     bool *started = calloc((size_t)n, sizeof(*started));
@@ -98,6 +98,7 @@ cxla_status cxla_run_replicated(const cxla_module *module, const cxla_replicas_o
         r->options.seed = options->seed;
         r->options.check_finite = options->check_finite;
         r->options.host = options->host;
+        r->options.cancel = cxla_comm_threads_cancel(comm);
         r->options.replica_id = d / partitions;
         r->options.partition_id = d % partitions;
         r->options.comm = cxla_comm_threads_endpoint(comm, d);

@@ -31,6 +31,8 @@ typedef struct cxla_replicas_options {
     double timeout_seconds;
     uint64_t seed;     /* exec_run_options.seed of every device */
     bool check_finite; /* exec_run_options.check_finite of every device */
+    /* The caller's cancellation (the parent of the run's own); NULL: none. */
+    const exec_cancel *cancel;
     /* exec_run_options.host of every device (infeed, outfeed, send, recv; shared by the
      * devices of a run in this process, in the order they reach it); NULL: none. */
     const exec_host *host;
@@ -79,15 +81,21 @@ void cxla_replicas_install_runner(void);
 typedef struct cxla_comm_threads cxla_comm_threads;
 
 /* A communicator for |replicas| x |partitions| devices in this process; a receive waits
- * at most |timeout_seconds|. */
+ * at most |timeout_seconds|. The run's cancellation (cxla_comm_threads_cancel) has
+ * |parent| (the caller's; may be NULL) as its parent. */
 cxla_status cxla_comm_threads_create(int64_t replicas, int64_t partitions, double timeout_seconds,
-                                     cxla_comm_threads **out_comm);
+                                     const exec_cancel *parent, cxla_comm_threads **out_comm);
+/* The run's cancellation, for exec_run_options.cancel of every device (owned by |comm|):
+ * requested when a device fails of its own, so that the others stop, waiting in a
+ * collective or running outside one. */
+exec_cancel *cxla_comm_threads_cancel(cxla_comm_threads *comm);
 /* Device |device|'s end, for exec_run_options.comm (owned by |comm|). */
 exec_comm *cxla_comm_threads_endpoint(cxla_comm_threads *comm, int64_t device);
 /* Device |device| ended its program with |status| (borrowed; NULL for success). A
- * failure of its own (not one caused by another device) poisons the communicator: every
- * exchange waiting or to come fails naming this device. A success tells those waiting
- * for its messages that none will come. */
+ * failure of its own (not one caused by another device, nor the cancellation that
+ * another's failure requested) poisons the communicator: every exchange waiting or to
+ * come fails naming this device, and the run's cancellation is requested. A success
+ * tells those waiting for its messages that none will come. */
 void cxla_comm_threads_finish(cxla_comm_threads *comm, int64_t device, cxla_status status);
 /* The first failure of its own that poisoned the communicator: the device (-1 when
  * none) and a copy of its status (caller frees) when |out_status| is not NULL. */

@@ -220,6 +220,29 @@ static void test_duplicate_names_across_computations(void) {
     cxla_module_destroy(m);
 }
 
+/* Many computations that reuse a name get p, p.1, p.2, ... in order, skipping a name
+ * written out in the text (p.2 here), as with a scan for the smallest free suffix (the
+ * parser remembers where the last scan ended: constant time per name, issue 17). */
+static void test_reused_names_numbered(void) {
+    cxla_strbuf b;
+    cxla_strbuf_init(&b);
+    cxla_strbuf_puts(&b, "HloModule m\n");
+    for (int i = 0; i < 6; i++) {
+        cxla_strbuf_printf(&b, "c%d {\n  p = f32[] parameter(0)\n", i);
+        if (i == 1) cxla_strbuf_puts(&b, "  p.2 = f32[] negate(p)\n");
+        cxla_strbuf_printf(&b, "  ROOT n%d = f32[] negate(p)\n}\n", i);
+    }
+    cxla_strbuf_puts(&b, "ENTRY e {\n  x = f32[] parameter(0)\n  ROOT r = f32[] call(x), "
+                         "to_apply=c0\n}\n");
+    cxla_module *m = parse_ok(b.data);
+    cxla_strbuf_free(&b);
+    if (!m) return;
+    const char *want[6] = {"p", "p.1", "p.3", "p.4", "p.5", "p.6"};
+    for (int i = 0; i < 6; i++) CHECK_EQ_STR(m->comps[i]->instrs[0]->name, want[i]);
+    CHECK_EQ_STR(m->comps[1]->instrs[1]->name, "p.2");
+    cxla_module_destroy(m);
+}
+
 static void test_forward_references(void) {
     /* The entry comes first and calls computations defined later: printed callees first. */
     const char *text = "HloModule f\n"
@@ -851,8 +874,8 @@ static void test_reduce_scatter_order(void) {
 
 TEST_MAIN(TEST(test_styles), TEST(test_minimal_text), TEST(test_entry_called_elsewhere_prints_last),
           TEST(test_forward_references), TEST(test_duplicate_names_across_computations),
-          TEST(test_attr_scalars), TEST(test_attr_words), TEST(test_attr_lists),
-          TEST(test_attr_window_padding_slice), TEST(test_attr_conv),
+          TEST(test_reused_names_numbered), TEST(test_attr_scalars), TEST(test_attr_words),
+          TEST(test_attr_lists), TEST(test_attr_window_padding_slice), TEST(test_attr_conv),
           TEST(test_attr_replica_groups), TEST(test_attr_shapes_and_literal), TEST(test_attr_raw),
           TEST(test_control_predecessors_and_unknown), TEST(test_header_and_entry_layout),
           TEST(test_stack_frames_and_threads), TEST(test_stack_frame_keywords_as_names),

@@ -1,0 +1,170 @@
+/* Layout normalization: inside a compiled module every array has the default
+ * (major-to-minor) layout. The entry's parameters and result keep their layouts in
+ * entry_computation_layout, and the backend relayouts at that boundary (as the
+ * interpreter does).
+ *
+ * Layouts only change results through bitcast, which reinterprets its operand's buffer in
+ * its own layout. Each bitcast between arrays without padding or tiling becomes the same
+ * data movement on default-layout arrays: a transpose of the operand into its physical
+ * order, a reshape (or, when the element type changes, a bitcast between default
+ * layouts) to the result's physical dimensions, and a transpose back to the result's
+ * logical order. Copies that only changed the layout become no-ops and are removed.
+ * Left alone: layouts inside attributes (outfeed_shape, operand_layout_constraints),
+ * bitcasts from or to padded or tiled layouts (the pass then fails rather than change
+ * their meaning). Constants get their literal relaid to the default layout. */
+#include <string.h>
+
+#include "passes/passes_internal.h"
+#include "shape/shape_internal.h"
+
+static bool layout_plain(const cxla_shape *s) {
+    const cxla_layout *l = s->layout;
+    return !l || (!l->padded_dims && l->tile_count == 0 && l->element_size_bits == 0);
+}
+
+/* The permutation that lists |s|'s dimensions from major to minor. */
+static void major_to_minor(const cxla_shape *s, int64_t *perm) {
+    int64_t m2m[CXLA_MAX_RANK];
+    cxla_shape_minor_to_major(s, m2m);
+    for (int64_t i = 0; i < s->rank; i++) perm[i] = m2m[s->rank - 1 - i];
+}
+
+static bool identity(const int64_t *p, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if (p[i] != i) return false;
+    return true;
+}
+
+static cxla_status add_transpose(cxla_instr *x, const int64_t *perm, const char *base,
+                                 cxla_instr **out) {
+    if (identity(perm, x->shape.rank)) {
+        *out = x;
+        return NULL;
+    }
+    cxla_module *m = x->parent->module;
+    int64_t dims[CXLA_MAX_RANK];
+    for (int64_t i = 0; i < x->shape.rank; i++) dims[i] = x->shape.dims[perm[i]];
+    cxla_shape s;
+    CXLA_RETURN_IF_ERROR(passes_array_shape(m, x->shape.type, x->shape.rank, dims, &s));
+    CXLA_RETURN_IF_ERROR(passes_add(x->parent, CXLA_OP_TRANSPOSE, base, &s, 1, &x, out));
+    return passes_set_ints(*out, CXLA_ATTR_DIMENSIONS, perm, x->shape.rank);
+}
+
+static cxla_status rewrite_bitcast(cxla_instr *bc) {
+    cxla_instr *x = bc->operands[0];
+    const cxla_shape *a = &x->shape, *b = &bc->shape;
+    if (!passes_is_static_array(a) || !passes_is_static_array(b)) return NULL;
+    if (cxla_layout_is_default(a) && cxla_layout_is_default(b) && a->type != b->type)
+        return NULL; /* already between default layouts */
+    if (!layout_plain(a) || !layout_plain(b))
+        return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
+                          "layout normalization: %s is a bitcast from or to a padded or tiled "
+                          "layout",
+                          bc->name);
+    cxla_module *m = bc->parent->module;
+    int64_t pa[CXLA_MAX_RANK], pb[CXLA_MAX_RANK], inv_b[CXLA_MAX_RANK], phys_b[CXLA_MAX_RANK];
+    major_to_minor(a, pa);
+    major_to_minor(b, pb);
+    for (int64_t i = 0; i < b->rank; i++) {
+        inv_b[pb[i]] = i;
+        phys_b[i] = b->dims[pb[i]];
+    }
+    cxla_instr *t1, *mid, *y;
+    CXLA_RETURN_IF_ERROR(add_transpose(x, pa, "transpose", &t1));
+    cxla_shape ms;
+    CXLA_RETURN_IF_ERROR(passes_array_shape(m, b->type, b->rank, phys_b, &ms));
+    bool same_count = passes_elements(a) == passes_elements(b);
+    cxla_opcode op = a->type == b->type && same_count ? CXLA_OP_RESHAPE : CXLA_OP_BITCAST;
+    CXLA_RETURN_IF_ERROR(passes_add(bc->parent, op, op == CXLA_OP_RESHAPE ? "reshape" : "bitcast",
+                                    &ms, 1, &t1, &mid));
+    CXLA_RETURN_IF_ERROR(add_transpose(mid, inv_b, "transpose", &y));
+    return passes_replace(bc, y);
+}
+
+/* Gives every array in |s| (a copy in the arena) the default layout; true when one
+ * changed. */
+static cxla_status default_layouts(cxla_arena *arena, cxla_shape *s, bool *changed) {
+    if (s->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < s->tuple_count; i++)
+            CXLA_RETURN_IF_ERROR(default_layouts(arena, &s->elements[i], changed));
+        return NULL;
+    }
+    if (!cxla_type_is_array(s->type) || s->rank == 0) return NULL;
+    if (s->layout && cxla_layout_is_default(s) && layout_plain(s) && !s->layout->memory_space)
+        return NULL;
+    if (!s->layout && cxla_layout_is_default(s)) return NULL;
+    *changed = true;
+    return cxla_layout_make_default(arena, s->rank, &s->layout);
+}
+
+static bool shape_needs_work(const cxla_shape *s) {
+    if (s->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < s->tuple_count; i++)
+            if (shape_needs_work(&s->elements[i])) return true;
+        return false;
+    }
+    if (!cxla_type_is_array(s->type) || s->rank == 0 || !s->layout) return false;
+    return !cxla_layout_is_default(s) || !layout_plain(s) || s->layout->memory_space;
+}
+
+static cxla_status run_layout(cxla_module *m, bool *changed) {
+    *changed = false;
+    /* Bitcasts first, while their operands still carry the layouts that give them meaning. */
+    for (int64_t c = 0; c < m->comp_count; c++) {
+        cxla_computation *comp = m->comps[c];
+        int64_t n = comp->instr_count;
+        cxla_instr **snap = cxla_arena_alloc_array(m->arena, (size_t)(n ? n : 1), sizeof(*snap));
+        if (!snap) return PASSES_OOM();
+        memcpy(snap, comp->instrs, (size_t)n * sizeof(*snap));
+        for (int64_t i = 0; i < n; i++)
+            if (snap[i]->opcode == CXLA_OP_BITCAST && snap[i]->parent &&
+                (shape_needs_work(&snap[i]->shape) ||
+                 shape_needs_work(&snap[i]->operands[0]->shape) ||
+                 snap[i]->shape.type == snap[i]->operands[0]->shape.type)) {
+                int64_t before = comp->instr_count;
+                CXLA_RETURN_IF_ERROR(rewrite_bitcast(snap[i]));
+                if (comp->instr_count != before) *changed = true;
+            }
+    }
+    for (int64_t c = 0; c < m->comp_count; c++) {
+        cxla_computation *comp = m->comps[c];
+        for (int64_t i = 0; i < comp->instr_count; i++) {
+            cxla_instr *in = comp->instrs[i];
+            if (!shape_needs_work(&in->shape)) continue;
+            cxla_shape s;
+            CXLA_RETURN_IF_ERROR(cxla_shape_copy_to_arena(m->arena, &in->shape, &s));
+            bool ch = false;
+            CXLA_RETURN_IF_ERROR(default_layouts(m->arena, &s, &ch));
+            in->shape = s;
+            *changed = true;
+            if (in->opcode == CXLA_OP_CONSTANT && in->literal && !in->literal_elided &&
+                cxla_type_is_array(cxla_literal_shape(in->literal)->type) &&
+                !cxla_layout_is_default(cxla_literal_shape(in->literal))) {
+                cxla_literal *relaid;
+                CXLA_RETURN_IF_ERROR(cxla_literal_relayout(in->literal, NULL, &relaid));
+                CXLA_RETURN_IF_ERROR(cxla_module_adopt_literal(m, relaid));
+                in->literal = relaid;
+            }
+        }
+    }
+    /* Copies that only changed a layout now copy nothing. */
+    for (int64_t c = 0; c < m->comp_count; c++) {
+        cxla_computation *comp = m->comps[c];
+        int64_t n = comp->instr_count;
+        cxla_instr **snap = cxla_arena_alloc_array(m->arena, (size_t)(n ? n : 1), sizeof(*snap));
+        if (!snap) return PASSES_OOM();
+        memcpy(snap, comp->instrs, (size_t)n * sizeof(*snap));
+        for (int64_t i = 0; i < n; i++) {
+            cxla_instr *in = snap[i];
+            if (in->opcode == CXLA_OP_COPY && in->parent && !passes_has_control_deps(in) &&
+                passes_is_static_array(&in->shape) &&
+                cxla_shape_equal(&in->shape, &in->operands[0]->shape)) {
+                CXLA_RETURN_IF_ERROR(passes_replace(in, in->operands[0]));
+                *changed = true;
+            }
+        }
+    }
+    return NULL;
+}
+
+const cxla_pass cxla_pass_layout = {"layout", run_layout};

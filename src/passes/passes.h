@@ -1,0 +1,58 @@
+/* HLO-to-HLO passes over the one IR (src/hlo/hlo.h), run in named pipelines.
+ *
+ * A pass rewrites a module in place and keeps it valid: a module after any pass is still
+ * a module the interpreter runs with bit-identical results (the tests check each pass
+ * that way). A pass never removes or duplicates a side effect (infeed, outfeed, send,
+ * recv, rng, custom-call, collectives ...). What each pass does and leaves alone is in
+ * docs/passes.md. New instructions and computations live in the module's arena; removed
+ * ones stay there until the module is destroyed.
+ *
+ * Errors: a pass fails only on a broken module (a cycle, a missing computation) or when
+ * memory is short; cxla_pipeline_run annotates the error with the pipeline and the pass,
+ * and with the verifier's message when a pass left the module invalid.
+ */
+#ifndef CXLA_PASSES_PASSES_H_
+#define CXLA_PASSES_PASSES_H_
+
+#include "hlo/hlo.h"
+
+typedef struct cxla_pass {
+    const char *name; /* as --dump-after names it: "dce", "cse", "fusion" ... */
+    /* Rewrites |m|; *changed tells whether anything changed. */
+    cxla_status (*run)(cxla_module *m, bool *changed);
+} cxla_pass;
+
+typedef struct cxla_pipeline_options {
+    const char *dump_after; /* NULL, a pass name, or "all": print the module after it */
+    cxla_strbuf *dump_to;   /* where dumps go (NULL: stderr) */
+    bool verify; /* run cxla_verify_module between passes (default on in debug builds, and in
+                    tests) */
+} cxla_pipeline_options;
+
+/* Runs |count| passes in order on |m|. |options| may be NULL: no dumps, and the verifier
+ * runs between passes only in builds without NDEBUG. A dump is "// after <pass> (pipeline
+ * <name>, changed|unchanged)" followed by the module in the short text style. */
+cxla_status cxla_pipeline_run(cxla_module *m, const char *pipeline_name,
+                              const cxla_pass *const *passes, int64_t count,
+                              const cxla_pipeline_options *options);
+
+/* The cpu backend's pipeline, in order: inline calls, simplify, constant folding, CSE,
+ * DCE, layout normalization, dot/conv canonicalization, fusion (loop, input,
+ * multi-output), DCE. */
+cxla_status cxla_passes_cpu(cxla_module *m, const cxla_pipeline_options *options);
+/* The passes of cxla_passes_cpu, in order (for tools and tests); *out_count gets the
+ * count. The array is static. */
+const cxla_pass *const *cxla_passes_cpu_list(int64_t *out_count);
+/* Looks a pass up by name among the cpu pipeline's passes; NULL when unknown. */
+const cxla_pass *cxla_pass_find(const char *name);
+
+extern const cxla_pass cxla_pass_inline;        /* inline.c: call inlining */
+extern const cxla_pass cxla_pass_simplify;      /* simplify.c: algebraic simplifier */
+extern const cxla_pass cxla_pass_constant_fold; /* constant_fold.c */
+extern const cxla_pass cxla_pass_cse;           /* cse.c */
+extern const cxla_pass cxla_pass_dce;           /* dce.c */
+extern const cxla_pass cxla_pass_layout;        /* layout.c: layout normalization */
+extern const cxla_pass cxla_pass_dot_canon;     /* dot_canon.c: dot canonicalization */
+extern const cxla_pass cxla_pass_fusion;        /* fusion.c: loop, input, multi-output */
+
+#endif /* CXLA_PASSES_PASSES_H_ */

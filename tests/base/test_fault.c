@@ -1,0 +1,135 @@
+/* Allocation-failure injection (src/base/fault.h), SQLite's way: a representative module
+ * goes through the parser, the verifier, the runtime (client, compile, one run, a run
+ * on two replicas with an all-reduce) and the interpreter, once without faults to count
+ * its allocations, and then once for every n up to that count with the n-th allocation
+ * failing (and once more with every allocation from the n-th on failing). Each time the
+ * scenario must either succeed with the right result or fail with a status; it must
+ * never crash, and in the sanitizer build (where the option is on by default) it must
+ * leak nothing. Skipped (77) in builds without -DCXLA_FAULT_INJECTION=ON. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "base/fault.h"
+#include "cxla/cxla.h"
+#include "harness.h"
+#include "hlo/hlo.h"
+
+/* Small, but with what the parts allocate for: computations called by a while loop, a
+ * reduce and a call, a tuple, a dot, a broadcast, constants, and an all-reduce. */
+static const char *const module_text =
+    "HloModule fault, replica_count=2\n"
+    "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n"
+    "cond {\n  t = (s32[], f32[2,2]) parameter(0)\n  i = s32[] get-tuple-element(t), index=0\n"
+    "  n = s32[] constant(3)\n  ROOT lt = pred[] compare(i, n), direction=LT\n}\n"
+    "body {\n  t = (s32[], f32[2,2]) parameter(0)\n  i = s32[] get-tuple-element(t), index=0\n"
+    "  m = f32[2,2] get-tuple-element(t), index=1\n  one = s32[] constant(1)\n"
+    "  j = s32[] add(i, one)\n  d = f32[2,2] dot(m, m), lhs_contracting_dims={1}, "
+    "rhs_contracting_dims={0}\n  ROOT r = (s32[], f32[2,2]) tuple(j, d)\n}\n"
+    "half {\n  h = f32[2,2] parameter(0)\n  c = f32[] constant(0.5)\n"
+    "  b = f32[2,2] broadcast(c), dimensions={}\n  ROOT m = f32[2,2] multiply(h, b)\n}\n"
+    "ENTRY main {\n  p = f32[2,2] parameter(0)\n  z = s32[] constant(0)\n"
+    "  t = (s32[], f32[2,2]) tuple(z, p)\n"
+    "  w = (s32[], f32[2,2]) while(t), condition=cond, body=body\n"
+    "  m = f32[2,2] get-tuple-element(w), index=1\n  k = f32[2,2] call(m), to_apply=half\n"
+    "  zero = f32[] constant(0)\n  s = f32[2] reduce(k, zero), dimensions={1}, to_apply=add\n"
+    "  ROOT ar = f32[2] all-reduce(s), replica_groups={}, to_apply=add\n}\n";
+
+/* p = [[1,1],[0,1]]: p^8 = [[1,8],[0,1]], halved [[.5,4],[0,.5]], row sums [4.5, .5],
+ * all-reduced over 2 replicas: [9, 1]. */
+static const float want[2] = {9.0f, 1.0f};
+
+static bool is_want(const cxla_literal *r) {
+    const float *v = r ? cxla_literal_data_const(r) : NULL;
+    return v && cxla_literal_element_count(r) == 2 && v[0] == want[0] && v[1] == want[1];
+}
+
+/* The whole scenario; NULL when everything worked and gave |want| on both paths. */
+static cxla_status scenario(void) {
+    cxla_module *m = NULL;
+    cxla_status s = cxla_hlo_parse(module_text, (size_t)-1, "fault.hlo", &m);
+    if (!s) s = cxla_verify_module(m);
+    cxla_module_destroy(m);
+    if (s) return s;
+    cxla_client *client = NULL;
+    cxla_executable *e = NULL;
+    cxla_literal *arg = NULL, *one = NULL, *results[2] = {NULL, NULL};
+    s = cxla_client_create(NULL, &client);
+    if (!s) s = cxla_client_compile_hlo_text(client, module_text, (size_t)-1, "fault.hlo", &e);
+    if (!s) s = cxla_literal_parse("f32[2,2] {{1, 1}, {0, 1}}", (size_t)-1, NULL, &arg);
+    /* One device: the all-reduce of a group of one is the identity (4.5, 0.5). */
+    if (!s) {
+        cxla_run_options o;
+        cxla_run_options_init(&o);
+        o.replica_id = 0;
+        const cxla_literal *args[1] = {arg};
+        cxla_status one_s = cxla_executable_run_with_options(e, &o, args, 1, &one);
+        /* A module of 2 replicas refuses one device, or runs it: either is a status. */
+        cxla_status_free(one_s);
+    }
+    if (!s) {
+        cxla_run_options o;
+        cxla_run_options_init(&o);
+        o.replica_count = 2;
+        const cxla_literal *rows[2][1] = {{arg}, {arg}};
+        const cxla_literal *const *per[2] = {rows[0], rows[1]};
+        s = cxla_executable_execute(e, &o, per, 1, results);
+        if (!s && (!is_want(results[0]) || !is_want(results[1])))
+            s = cxla_error(CXLA_STATUS_INTERNAL, "a wrong result after a fault");
+    }
+    cxla_literal_free(results[0]);
+    cxla_literal_free(results[1]);
+    cxla_literal_free(one);
+    cxla_literal_free(arg);
+    cxla_executable_destroy(e);
+    cxla_client_destroy(client);
+    return s;
+}
+
+static void test_every_allocation_fails_once(void) {
+    cxla_fault_arm(0, 0);
+    cxla_status s = scenario();
+    CHECK_MSG(!s, "the scenario fails without faults: %s", cxla_status_message(s));
+    cxla_status_free(s);
+    /* Count with an armed counter that never fires. */
+    cxla_fault_arm((long long)1 << 62, 0);
+    s = scenario();
+    long long total = cxla_fault_count();
+    cxla_fault_arm(0, 0);
+    cxla_status_free(s);
+    CHECK_MSG(total > 100, "only %lld allocations counted", total);
+    int64_t failed = 0, succeeded = 0;
+    for (int persistent = 0; persistent <= 1; persistent++) {
+        for (long long n = 1; n <= total + 1; n++) {
+            cxla_fault_arm(n, persistent);
+            s = scenario();
+            int fired = cxla_fault_fired();
+            cxla_fault_arm(0, 0);
+            if (!fired) {
+                CHECK_MSG(!s, "n=%lld: no fault, yet: %s", n, cxla_status_message(s));
+                cxla_status_free(s);
+                break;
+            }
+            /* The right result despite the fault (an allocation with a fallback), or a
+             * status; never a wrong result. */
+            CHECK_MSG(!s || cxla_status_code_of(s) != CXLA_STATUS_INTERNAL ||
+                          !strstr(cxla_status_message(s), "a wrong result"),
+                      "n=%lld%s: %s", n, persistent ? " (persistent)" : "", cxla_status_message(s));
+            if (s)
+                failed++;
+            else
+                succeeded++;
+            cxla_status_free(s);
+        }
+    }
+    CHECK_MSG(failed > 0, "no fault made the scenario fail (%" PRId64 " succeeded)", succeeded);
+    printf("%lld allocations; with one failing: %" PRId64 " runs failed with a status, %" PRId64
+           " succeeded\n",
+           total, failed, succeeded);
+}
+
+static void test_skip_without_faults(void) {
+    if (!cxla_fault_available())
+        test_skip_all("built without -DCXLA_FAULT_INJECTION=ON (the sanitizer build has it)");
+}
+
+TEST_MAIN(TEST(test_skip_without_faults), TEST(test_every_allocation_fails_once))

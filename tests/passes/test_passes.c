@@ -1,0 +1,482 @@
+/* Unit tests of each pass on small modules: what it changes, what it must leave alone,
+ * and (through pc_check_passes) that the interpreter's results stay bit-for-bit equal. */
+#include <inttypes.h>
+
+#include "passes_check.h"
+
+/* Parses |text|, runs |pass| with the before/after comparison; the module is the
+ * caller's (NULL when something failed). */
+static cxla_module *run_pass(const char *text, const cxla_pass *pass) {
+    cxla_module *m = NULL;
+    cxla_status s = cxla_hlo_parse(text, strlen(text), "test", &m);
+    if (!s) s = cxla_verify_module(m);
+    if (s) {
+        CHECK_MSG(false, "module rejected: %s", cxla_status_message(s));
+        cxla_status_free(s);
+        cxla_module_destroy(m);
+        return NULL;
+    }
+    const cxla_pass *one[1] = {pass};
+    if (!pc_check_passes(m, NULL, pass ? one : NULL, 1, pass ? pass->name : "cpu")) {
+        cxla_module_destroy(m);
+        return NULL;
+    }
+    return m;
+}
+
+static int64_t count_op(const cxla_computation *c, cxla_opcode op) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < c->instr_count; i++) n += c->instrs[i]->opcode == op;
+    return n;
+}
+
+static int64_t count_op_module(const cxla_module *m, cxla_opcode op) {
+    int64_t n = 0;
+    for (int64_t c = 0; c < m->comp_count; c++) n += count_op(m->comps[c], op);
+    return n;
+}
+
+/* ---- IR support ------------------------------------------------------------------ */
+
+static void test_ir_remove(void) {
+    const char *text = "HloModule m\n"
+                       "unused { p = f32[] parameter(0)\n ROOT n = f32[] negate(p) }\n"
+                       "ENTRY e { a = f32[2] parameter(0)\n b = f32[2] negate(a)\n"
+                       " c = f32[2] abs(a)\n ROOT d = f32[2] add(b, b) }\n";
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_hlo_parse(text, strlen(text), "t", &m));
+    if (!m) return;
+    cxla_computation *e = m->entry;
+    CHECK_ERROR_HAS(cxla_computation_remove_instr(e, cxla_computation_find_instr(e, "b")),
+                    "d still uses it");
+    CHECK_ERROR_HAS(cxla_computation_remove_instr(e, cxla_computation_find_instr(e, "d")), "root");
+    CHECK_ERROR_HAS(cxla_computation_remove_instr(e, cxla_computation_find_instr(e, "a")),
+                    "parameter");
+    cxla_instr *a = cxla_computation_find_instr(e, "a");
+    CHECK_EQ_I64(a->user_count, 2);
+    CHECK_OK(cxla_computation_remove_instr(e, cxla_computation_find_instr(e, "c")));
+    CHECK_EQ_I64(a->user_count, 1);
+    CHECK_EQ_I64(e->instr_count, 3);
+    CHECK(cxla_computation_find_instr(e, "c") == NULL);
+    int64_t removed = 0;
+    CHECK_OK(cxla_module_remove_unreachable(m, &removed));
+    CHECK_EQ_I64(removed, 1);
+    CHECK(cxla_module_find_computation(m, "unused") == NULL);
+    CHECK_OK(cxla_verify_module(m));
+    cxla_module_destroy(m);
+}
+
+/* ---- DCE ------------------------------------------------------------------------- */
+
+static void test_dce(void) {
+    cxla_module *m = run_pass("HloModule m\n"
+                              "dead { p = f32[] parameter(0)\n ROOT n = f32[] negate(p) }\n"
+                              "ENTRY e { a = f32[4] parameter(0)\n"
+                              " u1 = f32[4] exponential(a)\n u2 = f32[4] negate(u1)\n"
+                              " lo = f32[] constant(0)\n hi = f32[] constant(1)\n"
+                              " r = f32[4] rng(lo, hi), distribution=rng_uniform\n"
+                              " ROOT s = f32[4] sqrt(a) }\n",
+                              &cxla_pass_dce);
+    if (!m) return;
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_EXP), 0);    /* dead chain removed */
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_NEGATE), 0); /* dead chain removed */
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_RNG), 1);    /* a side effect stays */
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_CONSTANT), 2);
+    CHECK(cxla_module_find_computation(m, "dead") == NULL);
+    CHECK_EQ_I64(m->entry->param_count, 1);
+    cxla_module_destroy(m);
+}
+
+static void test_control_dependencies_stay(void) {
+    const char *text = "HloModule m\n"
+                       "ENTRY e { a = f32[4] parameter(0)\n"
+                       " x1 = f32[4] exponential(a)\n"
+                       " x2 = f32[4] exponential(a), control-predecessors={x1}\n"
+                       " u = f32[4] negate(a)\n"
+                       " v = f32[4] abs(a), control-predecessors={u}\n"
+                       " ROOT r = f32[4] add(x1, x2) }\n";
+    const cxla_pass *passes[] = {&cxla_pass_cse, &cxla_pass_dce, &cxla_pass_fusion};
+    for (int k = 0; k < 3; k++) {
+        cxla_module *m = run_pass(text, passes[k]);
+        if (!m) continue;
+        /* x2 is ordered after x1, v after u: none is merged, removed or fused away. */
+        CHECK_EQ_I64(count_op(m->entry, CXLA_OP_EXP), 2);
+        CHECK_EQ_I64(count_op(m->entry, CXLA_OP_NEGATE), 1);
+        CHECK_EQ_I64(count_op(m->entry, CXLA_OP_ABS), 1);
+        cxla_module_destroy(m);
+    }
+}
+
+/* ---- inlining -------------------------------------------------------------------- */
+
+static void test_inline(void) {
+    cxla_module *m = run_pass(
+        "HloModule m\n"
+        "inner { p = f32[3] parameter(0)\n lo = f32[] constant(0)\n hi = f32[] constant(1)\n"
+        " r = f32[3] rng(lo, hi), distribution=rng_uniform\n ROOT s = f32[3] add(p, r) }\n"
+        "outer { p = f32[3] parameter(0)\n q = f32[3] parameter(1)\n"
+        " c = f32[3] call(p), to_apply=inner\n ROOT m = f32[3] multiply(c, q) }\n"
+        "ENTRY e { a = f32[3] parameter(0)\n b = f32[3] parameter(1)\n"
+        " ROOT c = f32[3] call(a, b), to_apply=outer }\n",
+        &cxla_pass_inline);
+    if (!m) return;
+    CHECK_EQ_I64(count_op_module(m, CXLA_OP_CALL), 0);
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_RNG), 1); /* once per call, as before */
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_MULTIPLY), 1);
+    CHECK_EQ_I64(m->comp_count, 1); /* inner and outer are gone */
+    CHECK(m->entry->root->opcode == CXLA_OP_MULTIPLY);
+    cxla_module_destroy(m);
+}
+
+/* ---- CSE ------------------------------------------------------------------------- */
+
+static void test_cse(void) {
+    cxla_module *m = run_pass(
+        "HloModule m\n"
+        "ENTRY e { a = f32[4] parameter(0)\n"
+        " x1 = f32[4] exponential(a), metadata={op_name=\"one\"}\n"
+        " x2 = f32[4] exponential(a), metadata={op_name=\"two\"}\n"
+        " z1 = f32[] constant(0)\n z2 = f32[] constant(-0)\n z3 = f32[] constant(0)\n"
+        " hi = f32[] constant(1)\n"
+        " r1 = f32[4] rng(z1, hi), distribution=rng_uniform\n"
+        " r2 = f32[4] rng(z1, hi), distribution=rng_uniform\n"
+        " b1 = f32[4] broadcast(z1), dimensions={}\n b2 = f32[4] broadcast(z2), dimensions={}\n"
+        " b3 = f32[4] broadcast(z3), dimensions={}\n"
+        " t1 = f32[4] add(x1, x2)\n t2 = f32[4] add(r1, r2)\n t3 = f32[4] add(b1, b2)\n"
+        " t4 = f32[4] add(t1, t2)\n t5 = f32[4] add(t3, b3)\n ROOT t = f32[4] add(t4, t5) }\n",
+        &cxla_pass_cse);
+    if (!m) return;
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_EXP), 1); /* merged despite metadata */
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_RNG), 2); /* never merged */
+    /* 0, -0 and 1 stay; the second +0 merges, and so does its broadcast. */
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_CONSTANT), 3);
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_BROADCAST), 2);
+    cxla_module_destroy(m);
+}
+
+/* ---- simplifier ------------------------------------------------------------------ */
+
+static void test_simplify_identities(void) {
+    cxla_module *m =
+        run_pass("HloModule m\n"
+                 "ENTRY e { a = f32[16,16] parameter(0)\n i = s32[16,16] parameter(1)\n"
+                 " nz = f32[] constant(-0)\n pz = f32[] constant(0)\n one = f32[] constant(1)\n"
+                 " bnz = f32[16,16] broadcast(nz), dimensions={}\n"
+                 " bpz = f32[16,16] broadcast(pz), dimensions={}\n"
+                 " bone = f32[16,16] broadcast(one), dimensions={}\n"
+                 " x1 = f32[16,16] add(a, bnz)\n"        /* -> a */
+                 " x2 = f32[16,16] add(bpz, x1)\n"       /* kept: -0.0 + 0.0 is +0.0 */
+                 " x3 = f32[16,16] multiply(bone, x2)\n" /* -> x2 */
+                 " x4 = f32[16,16] divide(x3, bone)\n"   /* -> x3 */
+                 " x5 = f32[16,16] subtract(x4, bpz)\n"  /* -> x4 */
+                 " x6 = f32[16,16] subtract(x5, bnz)\n"  /* kept: -0.0 - -0.0 is +0.0 */
+                 " iz = s32[] constant(0)\n bi = s32[16,16] broadcast(iz), dimensions={}\n"
+                 " j1 = s32[16,16] add(i, bi)\n"                              /* -> i */
+                 " j2 = s32[16,16] negate(j1)\n j3 = s32[16,16] negate(j2)\n" /* -> i */
+                 " c = f32[16,16] convert(j3)\n"
+                 " ROOT r = (f32[16,16], f32[16,16], f32[16,16]) tuple(x5, x6, c) }\n",
+                 &cxla_pass_simplify);
+    if (!m) return;
+    /* 256 generated elements: -0.0 among them, so a wrong rewrite shows in the results. */
+    const cxla_instr *r = m->entry->root;
+    CHECK(r->opcode == CXLA_OP_TUPLE);
+    const cxla_instr *x6 = r->operands[1], *c = r->operands[2];
+    CHECK(r->operands[0] == x6->operands[0]); /* x5 is x2 now */
+    CHECK(x6->opcode == CXLA_OP_SUBTRACT);
+    CHECK(x6->operands[0]->opcode == CXLA_OP_ADD); /* x2, reached through x5..x3 */
+    CHECK(x6->operands[0]->operands[1] == cxla_computation_find_instr(m->entry, "a"));
+    CHECK(c->operands[0] == cxla_computation_find_instr(m->entry, "i"));
+    cxla_module_destroy(m);
+}
+
+static void test_simplify_shapes(void) {
+    cxla_module *m =
+        run_pass("HloModule m\n"
+                 "ENTRY e { a = f32[2,3,4] parameter(0)\n"
+                 " t1 = f32[3,4,2] transpose(a), dimensions={1,2,0}\n"
+                 " t2 = f32[2,3,4] transpose(t1), dimensions={2,0,1}\n"    /* identity: -> a */
+                 " r1 = f32[6,4] reshape(t2)\n r2 = f32[24] reshape(r1)\n" /* one reshape of a */
+                 " s = f32[24] slice(r2), slice={[0:24]}\n"                /* whole: -> r2 */
+                 " k = f32[24] concatenate(s), dimensions={0}\n"           /* one operand: -> s */
+                 " v = f32[24] convert(k)\n"                               /* same type: -> k */
+                 " b1 = f32[5,24] broadcast(v), dimensions={1}\n"
+                 " b2 = f32[7,5,24] broadcast(b1), dimensions={1,2}\n" /* -> broadcast(v) {2} */
+                 " ROOT c = f32[7,5,24] copy(b2) }\n",                 /* same layout: -> b2 */
+                 &cxla_pass_simplify);
+    if (!m) return;
+    const cxla_instr *r = m->entry->root;
+    CHECK(r->opcode == CXLA_OP_BROADCAST);
+    int64_t n;
+    const int64_t *d = cxla_instr_ints(r, CXLA_ATTR_DIMENSIONS, &n);
+    CHECK(n == 1 && d && d[0] == 2);
+    const cxla_instr *rs = r->operands[0];
+    CHECK(rs->opcode == CXLA_OP_RESHAPE);
+    CHECK(rs->operands[0] == cxla_computation_find_instr(m->entry, "a"));
+    cxla_module *m2 = run_pass("HloModule m\n"
+                               "ENTRY e { a = f32[2,3] parameter(0)\n"
+                               " t = f32[3,2] transpose(a), dimensions={1,0}\n"
+                               " ROOT u = f32[3,2] transpose(t), dimensions={0,1} }\n",
+                               &cxla_pass_simplify);
+    if (m2) {
+        CHECK(m2->entry->root->opcode == CXLA_OP_TRANSPOSE);
+        CHECK(m2->entry->root->operands[0]->opcode == CXLA_OP_PARAMETER);
+    }
+    cxla_module_destroy(m2);
+    cxla_module_destroy(m);
+}
+
+/* ---- constant folding ------------------------------------------------------------ */
+
+static void test_constant_fold(void) {
+    cxla_module *m = run_pass(
+        "HloModule m\n"
+        "add { x = f32[] parameter(0)\n y = f32[] parameter(1)\n ROOT s = f32[] add(x, y) }\n"
+        "ENTRY e { a = f32[3] parameter(0)\n"
+        " c1 = f32[3] constant({1, 2, 3})\n c2 = f32[3] constant({0.5, -0, 4})\n"
+        " m = f32[3] multiply(c1, c2)\n z = f32[] constant(0)\n"
+        " s = f32[] reduce(m, z), dimensions={0}, to_apply=add\n"
+        " big = f32[4096] broadcast(z), dimensions={}\n"
+        " io = s32[3] iota(), iota_dimension=0\n"
+        " hi = f32[] constant(1)\n r = f32[3] rng(z, hi), distribution=rng_uniform\n"
+        " rn = f32[3] negate(r)\n"
+        " bs = f32[3] broadcast(s), dimensions={}\n io2 = f32[3] convert(io)\n"
+        " t = f32[3] add(bs, io2)\n u = f32[3] add(t, rn)\n"
+        " sb = f32[1] slice(big), slice={[0:1]}\n"
+        " ROOT out = f32[3] add(u, a) }\n",
+        &cxla_pass_constant_fold);
+    if (!m) return;
+    const cxla_computation *e = m->entry;
+    CHECK_EQ_I64(count_op(e, CXLA_OP_REDUCE), 0); /* folded, with the multiply */
+    CHECK_EQ_I64(count_op(e, CXLA_OP_MULTIPLY), 0);
+    CHECK_EQ_I64(count_op(e, CXLA_OP_RNG), 1);     /* never folded */
+    CHECK_EQ_I64(count_op(e, CXLA_OP_NEGATE), 1);  /* reads rng */
+    CHECK_EQ_I64(count_op(e, CXLA_OP_IOTA), 1);    /* kept: cheaper than a constant */
+    CHECK_EQ_I64(count_op(e, CXLA_OP_CONVERT), 1); /* reads iota */
+    CHECK_EQ_I64(count_op(e, CXLA_OP_BROADCAST), 2);
+    cxla_module_destroy(m);
+}
+
+/* ---- layout ---------------------------------------------------------------------- */
+
+static bool all_default(const cxla_module *m) {
+    for (int64_t c = 0; c < m->comp_count; c++)
+        for (int64_t i = 0; i < m->comps[c]->instr_count; i++) {
+            const cxla_shape *s = &m->comps[c]->instrs[i]->shape;
+            if (cxla_type_is_array(s->type) && !cxla_layout_is_default(s)) return false;
+        }
+    return true;
+}
+
+static void test_layout(void) {
+    cxla_module *m =
+        run_pass("HloModule m, entry_computation_layout={(f32[2,3]{0,1})->f32[3,2]{0,1}}\n"
+                 "ENTRY e { a = f32[2,3]{0,1} parameter(0)\n"
+                 " c = f32[2,3]{1,0} copy(a)\n"
+                 " b = f32[3,2]{1,0} bitcast(a)\n"
+                 " k = f32[2,3]{0,1} constant({{1, 2, 3}, {4, 5, 6}})\n"
+                 " x = f32[2,3]{0,1} add(c, k)\n"
+                 " t = f32[3,2]{0,1} transpose(x), dimensions={1,0}\n"
+                 " ROOT r = f32[3,2]{0,1} add(t, b) }\n",
+                 &cxla_pass_layout);
+    if (!m) return;
+    CHECK(all_default(m));
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_BITCAST), 0);
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_COPY), 0);
+    /* The boundary keeps its layouts. */
+    CHECK(m->has_entry_layout);
+    CHECK(!cxla_layout_is_default(&m->entry_param_shapes[0]));
+    CHECK(!cxla_layout_is_default(&m->entry_result_shape));
+    cxla_module_destroy(m);
+}
+
+/* ---- dot canonicalization -------------------------------------------------------- */
+
+static void test_dot_canon(void) {
+    cxla_module *m =
+        run_pass("HloModule m\n"
+                 "ENTRY e { a = f32[3,2,4,5] parameter(0)\n b = f32[5,2,6,4] parameter(1)\n"
+                 " ROOT d = f32[2,3,6] dot(a, b), lhs_batch_dims={1}, rhs_batch_dims={1},"
+                 " lhs_contracting_dims={3,2}, rhs_contracting_dims={0,3} }\n",
+                 &cxla_pass_dot_canon);
+    if (!m) return;
+    const cxla_instr *r = m->entry->root;
+    CHECK(r->opcode == CXLA_OP_RESHAPE);
+    const cxla_instr *d = r->operands[0];
+    CHECK(d->opcode == CXLA_OP_DOT);
+    CHECK_EQ_I64(d->shape.rank, 3);
+    CHECK_EQ_I64(d->shape.dims[0], 2);
+    CHECK_EQ_I64(d->shape.dims[1], 3);
+    CHECK_EQ_I64(d->shape.dims[2], 6);
+    CHECK_EQ_I64(d->operands[0]->shape.dims[2], 20);
+    int64_t n;
+    const int64_t *c = cxla_instr_ints(d, CXLA_ATTR_RHS_CONTRACTING_DIMS, &n);
+    CHECK(n == 1 && c[0] == 1);
+    cxla_module_destroy(m);
+    /* Already canonical: untouched. */
+    m = run_pass("HloModule m\n"
+                 "ENTRY e { a = f32[3,4] parameter(0)\n b = f32[4,5] parameter(1)\n"
+                 " ROOT d = f32[3,5] dot(a, b), lhs_contracting_dims={1},"
+                 " rhs_contracting_dims={0} }\n",
+                 &cxla_pass_dot_canon);
+    if (m) CHECK_EQ_I64(m->entry->instr_count, 3);
+    cxla_module_destroy(m);
+}
+
+/* ---- fusion ---------------------------------------------------------------------- */
+
+static const cxla_computation *fused(const cxla_instr *f) {
+    return cxla_instr_called(f, CXLA_ATTR_CALLS);
+}
+
+static void test_fusion_loop(void) {
+    cxla_module *m =
+        run_pass("HloModule m\n"
+                 "ENTRY e { a = f32[8,16] parameter(0)\n w = f32[16,4] parameter(1)\n"
+                 " h = f32[] constant(0.5)\n bh = f32[8,16] broadcast(h), dimensions={}\n"
+                 " x = f32[8,16] multiply(a, bh)\n t = f32[8,16] tanh(x)\n"
+                 " e1 = f32[8,16] exponential(a)\n" /* used twice, not cheap: not duplicated */
+                 " y = f32[8,16] add(t, e1)\n z = f32[8,16] subtract(e1, bh)\n"
+                 " d = f32[8,4] dot(y, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                 " dz = f32[8,4] dot(z, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                 " ROOT r = f32[8,4] add(d, dz) }\n",
+                 &cxla_pass_fusion);
+    if (!m) return;
+    const cxla_computation *e = m->entry;
+    CHECK_EQ_I64(count_op(e, CXLA_OP_DOT), 2); /* never fused */
+    CHECK_EQ_I64(count_op(e, CXLA_OP_EXP), 1); /* shared and expensive: stays outside */
+    CHECK_EQ_I64(count_op(e, CXLA_OP_FUSION), 2);
+    const cxla_instr *d = cxla_computation_find_instr(e, "d");
+    const cxla_instr *f = d ? d->operands[0] : NULL;
+    CHECK(f && f->opcode == CXLA_OP_FUSION);
+    if (f && f->opcode == CXLA_OP_FUSION) {
+        CHECK_EQ_STR(cxla_instr_word(f, CXLA_ATTR_KIND), "kLoop");
+        const cxla_computation *fc = fused(f);
+        CHECK_EQ_I64(count_op(fc, CXLA_OP_TANH), 1);
+        CHECK_EQ_I64(count_op(fc, CXLA_OP_MULTIPLY), 1);
+        CHECK_EQ_I64(count_op(fc, CXLA_OP_BROADCAST), 1); /* duplicated into both fusions */
+        CHECK_EQ_I64(fc->param_count, 2);                 /* a and e1 */
+    }
+    CHECK_EQ_I64(count_op(e, CXLA_OP_TANH), 0);
+    cxla_module_destroy(m);
+}
+
+static void test_fusion_input_and_side_effects(void) {
+    cxla_module *m = run_pass(
+        "HloModule m\n"
+        "add { x = f32[] parameter(0)\n y = f32[] parameter(1)\n ROOT s = f32[] add(x, y) }\n"
+        "ENTRY e { a = f32[8,16] parameter(0)\n z = f32[] constant(0)\n"
+        " hi = f32[] constant(1)\n r = f32[8,16] rng(z, hi), distribution=rng_uniform\n"
+        " m = f32[8,16] multiply(a, r)\n q = f32[8,16] exponential(m)\n"
+        " ROOT s = f32[8] reduce(q, z), dimensions={1}, to_apply=add }\n",
+        &cxla_pass_fusion);
+    if (!m) return;
+    const cxla_instr *root = m->entry->root;
+    CHECK(root->opcode == CXLA_OP_FUSION);
+    CHECK_EQ_STR(cxla_instr_word(root, CXLA_ATTR_KIND), "kInput");
+    CHECK(fused(root)->root->opcode == CXLA_OP_REDUCE);
+    CHECK_EQ_I64(count_op(fused(root), CXLA_OP_EXP), 1);
+    CHECK_EQ_I64(count_op(fused(root), CXLA_OP_RNG), 0); /* a side effect stays outside */
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_RNG), 1);
+    cxla_module_destroy(m);
+}
+
+static void test_fusion_multi_output(void) {
+    /* Layer norm's statistics (fast variance): mean and mean of squares read x. */
+    cxla_module *m = run_pass(
+        "HloModule m\n"
+        "add { x = f32[] parameter(0)\n y = f32[] parameter(1)\n ROOT s = f32[] add(x, y) }\n"
+        "ENTRY e { x = f32[8,256] parameter(0)\n z = f32[] constant(0)\n"
+        " c = f32[8,256] convert(x)\n"
+        " s1 = f32[8] reduce(c, z), dimensions={1}, to_apply=add\n"
+        " sq = f32[8,256] multiply(x, x)\n"
+        " s2 = f32[8] reduce(sq, z), dimensions={1}, to_apply=add\n"
+        " m1 = f32[8] multiply(s1, s1)\n ROOT v = f32[8] subtract(s2, m1) }\n",
+        &cxla_pass_fusion);
+    if (!m) return;
+    int64_t tuples = 0;
+    for (int64_t i = 0; i < m->entry->instr_count; i++) {
+        const cxla_instr *in = m->entry->instrs[i];
+        if (in->opcode == CXLA_OP_FUSION && in->shape.type == CXLA_TUPLE) {
+            tuples++;
+            CHECK_EQ_I64(in->operand_count, 1); /* x, read once */
+            CHECK_EQ_I64(count_op(fused(in), CXLA_OP_REDUCE), 2);
+        }
+    }
+    CHECK_EQ_I64(tuples, 1);
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_GET_TUPLE_ELEMENT), 2);
+    cxla_module_destroy(m);
+}
+
+/* ---- the pipeline ---------------------------------------------------------------- */
+
+static cxla_status break_module(cxla_module *m, bool *changed) {
+    m->entry->root->shape.dims[0] += 1; /* a shape shape inference disagrees with */
+    *changed = true;
+    return NULL;
+}
+
+static void test_pipeline_dump_and_verify(void) {
+    const char *text = "HloModule m\n"
+                       "ENTRY e { a = f32[4] parameter(0)\n u = f32[4] negate(a)\n"
+                       " ROOT s = f32[4] sqrt(a) }\n";
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_hlo_parse(text, strlen(text), "t", &m));
+    if (!m) return;
+    cxla_strbuf dumps;
+    cxla_strbuf_init(&dumps);
+    cxla_pipeline_options o = {.dump_after = "dce", .dump_to = &dumps, .verify = true};
+    CHECK_OK(cxla_passes_cpu(m, &o));
+    CHECK(dumps.data && strstr(dumps.data, "// after dce (pipeline cpu, changed)"));
+    CHECK(dumps.data && strstr(dumps.data, "// after dce (pipeline cpu, unchanged)"));
+    CHECK(dumps.data && !strstr(dumps.data, "// after cse"));
+    CHECK(dumps.data && !strstr(strstr(dumps.data, "changed)"), "negate"));
+    cxla_strbuf_free(&dumps);
+    cxla_strbuf_init(&dumps);
+    o.dump_after = "all";
+    CHECK_OK(cxla_passes_cpu(m, &o));
+    int64_t n = 0;
+    for (const char *p = dumps.data; p && (p = strstr(p, "// after ")); p++) n++;
+    int64_t passes;
+    cxla_passes_cpu_list(&passes);
+    CHECK_EQ_I64(n, passes);
+    cxla_strbuf_free(&dumps);
+    const cxla_pass bad = {"breaker", break_module};
+    const cxla_pass *list[2] = {&cxla_pass_dce, &bad};
+    cxla_strbuf_init(&dumps);
+    CHECK_ERROR_HAS(cxla_pipeline_run(m, "p", list, 2, &o), "pass breaker left the module invalid");
+    CHECK(dumps.data && strstr(dumps.data, "// after dce (pipeline p, "));
+    CHECK(dumps.data && !strstr(dumps.data, "// after breaker"));
+    cxla_strbuf_free(&dumps);
+    CHECK(cxla_pass_find("fusion") == &cxla_pass_fusion);
+    CHECK(cxla_pass_find("nope") == NULL);
+    cxla_module_destroy(m);
+}
+
+static void test_pipeline_whole(void) {
+    cxla_module *m = run_pass(
+        "HloModule m\n"
+        "add { x = f32[] parameter(0)\n y = f32[] parameter(1)\n ROOT s = f32[] add(x, y) }\n"
+        "sm { p = f32[4,8] parameter(0)\n z = f32[] constant(0)\n"
+        " e = f32[4,8] exponential(p)\n s = f32[4] reduce(e, z), dimensions={1}, to_apply=add\n"
+        " b = f32[4,8] broadcast(s), dimensions={0}\n ROOT d = f32[4,8] divide(e, b) }\n"
+        "ENTRY e { a = f32[4,8] parameter(0)\n one = f32[] constant(1)\n"
+        " bo = f32[4,8] broadcast(one), dimensions={}\n x = f32[4,8] multiply(a, bo)\n"
+        " ROOT c = f32[4,8] call(x), to_apply=sm }\n",
+        NULL);
+    if (!m) return;
+    CHECK_EQ_I64(count_op_module(m, CXLA_OP_CALL), 0);
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_MULTIPLY), 0);
+    /* exp feeds both the reduce and the divide: too expensive to compute twice, so it
+     * stays outside; the broadcast and divide fuse. */
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_FUSION), 1);
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_EXP), 1);
+    CHECK(m->entry->root->opcode == CXLA_OP_FUSION);
+    cxla_module_destroy(m);
+}
+
+TEST_MAIN(TEST(test_ir_remove), TEST(test_dce), TEST(test_control_dependencies_stay),
+          TEST(test_inline), TEST(test_cse), TEST(test_simplify_identities),
+          TEST(test_simplify_shapes), TEST(test_constant_fold), TEST(test_layout),
+          TEST(test_dot_canon), TEST(test_fusion_loop), TEST(test_fusion_input_and_side_effects),
+          TEST(test_fusion_multi_output), TEST(test_pipeline_dump_and_verify),
+          TEST(test_pipeline_whole))
