@@ -28,11 +28,18 @@
 
 enum { DEFAULT_DATA_THRESHOLD = 4096 };
 
+/* A kernel's parameters and the arguments of a call that runs all of it (the emitter's
+ * signature, emit.h): the one place to change when that signature changes. */
+#define KERNEL_PARAMS    "void *const *out, const void *const *in"
+#define KERNEL_CALL_ARGS "r, a"
+
 typedef enum leaf_kind { L_PARAM, L_CONST, L_ARENA, L_OUT } leaf_kind;
 
 typedef struct aleaf {
     leaf_kind kind;
     int64_t index; /* L_PARAM: in[index]; L_OUT: out[index]; L_CONST: the constant's id */
+    int64_t sub;   /* L_CONST: the leaf of the constant */
+    const cxla_instr *constant; /* L_CONST */
     const cxla_shape *shape;
     size_t size, offset;
     int64_t first, last; /* steps; first -1: not yet computed */
@@ -67,6 +74,8 @@ typedef struct aot {
     int64_t fn_count;
     bool *emitted; /* by instruction id: kernel or constant written */
     cxla_strbuf consts, data, kernels, funcs;
+    cxla_strmap consts_done; /* "id_leaf" of the constant arrays written */
+    cxla_status err;         /* the first error of put_leaf */
 } aot;
 
 /* ---- helpers ---------------------------------------------------------------------------- */
@@ -109,13 +118,11 @@ static cxla_status check_shape(const cxla_instr *in, const cxla_shape *s) {
     }
     if (leaf_shape_ok(s)) return NULL;
     char *t = cxla_shape_to_string(s, CXLA_SHAPE_PRINT_DEFAULT);
-    cxla_status st = no_aot(in, "");
-    cxla_status_free(st);
-    st = cxla_error(CXLA_STATUS_UNIMPLEMENTED,
-                    "cxla compile: %s (%s) in computation %s has no ahead-of-time form: its "
-                    "value %s is not a static row-major array of a real or integer type",
-                    in->name, cxla_opcode_name(in->opcode), in->parent ? in->parent->name : "?",
-                    t ? t : "?");
+    cxla_status st = cxla_error(
+        CXLA_STATUS_UNIMPLEMENTED,
+        "cxla compile: %s (%s) in computation %s has no ahead-of-time form: its "
+        "value %s is not a static row-major array of a real or integer type",
+        in->name, cxla_opcode_name(in->opcode), in->parent ? in->parent->name : "?", t ? t : "?");
     free(t);
     return st;
 }
@@ -139,20 +146,48 @@ static int64_t arena_leaf(acomp *c, const cxla_shape *s) {
     return add_leaf(c, (aleaf){.kind = L_ARENA, .shape = s, .size = size});
 }
 
-/* The C text of leaf |l| of |c| as a pointer. */
-static void put_leaf(const aot *a, const acomp *c, int64_t l, cxla_strbuf *b) {
+static cxla_status emit_const_array(aot *a, const cxla_instr *in, const cxla_literal *lit,
+                                    int64_t k);
+
+/* Leaf |*k| of literal |lit| (tuples flattened depth first), or NULL. */
+static const cxla_literal *literal_leaf(const cxla_literal *lit, int64_t *k) {
+    if (cxla_literal_shape(lit)->type != CXLA_TUPLE) return (*k)-- == 0 ? lit : NULL;
+    for (int64_t e = 0; e < lit->tuple_count; e++) {
+        const cxla_literal *l = literal_leaf(lit->elements[e], k);
+        if (l) return l;
+    }
+    return NULL;
+}
+
+/* The C text of leaf |l| of |c| as a pointer. A constant's array is written when it is
+ * first named, so that no unused static array is left for -Wunused to find. */
+static void put_leaf(aot *a, const acomp *c, int64_t l, cxla_strbuf *b) {
     const aleaf *x = &c->leaves[l];
+    if (x->kind == L_CONST && !a->err) {
+        char key[64];
+        snprintf(key, sizeof key, "%" PRId64 "_%" PRId64, x->index, x->sub);
+        if (!cxla_strmap_get(&a->consts_done, key, strlen(key))) {
+            int64_t k = x->sub;
+            const cxla_literal *lit = literal_leaf(x->constant->literal, &k);
+            if (!lit)
+                a->err = cxla_error(CXLA_STATUS_INTERNAL, "%s: no leaf %" PRId64, x->constant->name,
+                                    x->sub);
+            else if (!cxla_strmap_put(&a->consts_done, key, strlen(key), (void *)1))
+                a->err = OOM();
+            else
+                a->err = emit_const_array(a, x->constant, lit, x->sub);
+        }
+    }
     switch (x->kind) {
     case L_PARAM: cxla_strbuf_printf(b, "in[%" PRId64 "]", x->index); return;
     case L_OUT: cxla_strbuf_printf(b, "out[%" PRId64 "]", x->index); return;
-    case L_CONST: cxla_strbuf_printf(b, "%s_c%" PRId64, a->P, x->index); return;
+    case L_CONST: cxla_strbuf_printf(b, "%s_c%" PRId64 "_%" PRId64, a->P, x->index, x->sub); return;
     case L_ARENA: cxla_strbuf_printf(b, "(scratch + %zu)", x->offset); return;
     }
 }
 
 /* "{e0, e1}" of leaves, or "{0}" for none. */
-static void put_leaf_list(const aot *a, const acomp *c, const int64_t *ls, int64_t n,
-                          cxla_strbuf *b) {
+static void put_leaf_list(aot *a, const acomp *c, const int64_t *ls, int64_t n, cxla_strbuf *b) {
     cxla_strbuf_puts(b, "{");
     for (int64_t i = 0; i < n; i++) {
         if (i) cxla_strbuf_puts(b, ", ");
@@ -167,31 +202,31 @@ static const char *uint_of_size(size_t n) {
 
 /* ---- constants ---------------------------------------------------------------------------- */
 
-static cxla_status emit_constant(aot *a, const cxla_instr *in) {
-    if (a->emitted[in->id]) return NULL;
-    a->emitted[in->id] = true;
-    if (!in->literal || in->literal_elided)
-        return no_aot(in, "the constant's value is elided in the module text");
-    const cxla_literal *lit = in->literal;
+/* One array of constant |in| (its leaf |k|: tuple constants have several) as a static
+ * array P_c<id>_<k>, or an extern one defined in NAME_data.c when it is big. */
+static cxla_status emit_const_array(aot *a, const cxla_instr *in, const cxla_literal *lit,
+                                    int64_t k) {
     cxla_literal *relaid = NULL;
     if (!cxla_layout_is_default(lit->shape) || lit->packed) {
         CXLA_RETURN_IF_ERROR(cxla_literal_relayout(lit, NULL, &relaid));
         lit = relaid;
     }
-    size_t es = cxla_type_storage(in->shape.type);
+    const cxla_shape *shape = cxla_literal_shape(lit);
+    size_t es = cxla_type_storage(shape->type);
     int64_t n = cxla_literal_element_count(lit);
     const unsigned char *p = cxla_literal_data_const(lit);
     bool big = (size_t)n * es > a->threshold;
     cxla_strbuf *b = big ? &a->data : &a->consts;
     const char *ut = uint_of_size(es);
-    char *t = cxla_shape_to_string(&in->shape, CXLA_SHAPE_PRINT_NO_LAYOUT);
-    cxla_strbuf_printf(b,
-                       "/* %s: %s (element bits) */\n%sconst %s %s_c%" PRId64 "[%" PRId64 "] = {",
-                       in->name, t ? t : "?", big ? "" : "static ", ut, a->P, in->id, n ? n : 1);
+    char *t = cxla_shape_to_string(shape, CXLA_SHAPE_PRINT_NO_LAYOUT);
+    cxla_strbuf_printf(
+        b, "/* %s: %s (element bits) */\n%sconst %s %s_c%" PRId64 "_%" PRId64 "[%" PRId64 "] = {",
+        in->name, t ? t : "?", big ? "" : "static ", ut, a->P, in->id, k, n ? n : 1);
     free(t);
     if (big)
-        cxla_strbuf_printf(&a->consts, "extern const %s %s_c%" PRId64 "[%" PRId64 "]; /* %s */\n",
-                           ut, a->P, in->id, n ? n : 1, in->name);
+        cxla_strbuf_printf(&a->consts,
+                           "extern const %s %s_c%" PRId64 "_%" PRId64 "[%" PRId64 "]; /* %s */\n",
+                           ut, a->P, in->id, k, n ? n : 1, in->name);
     for (int64_t i = 0; i < n; i++) {
         uint64_t v = 0;
         uint8_t u8;
@@ -310,7 +345,7 @@ static void emit_dot(aot *a, const cxla_instr *in, const char *name) {
                        "contraction index, from 0 (as the interpreter). */\n",
                        name, t.data ? t.data : in->name);
     cxla_strbuf_free(&t);
-    cxla_strbuf_printf(b, "static void %s(void *const *out, const void *const *in) {\n", name);
+    cxla_strbuf_printf(b, "static void %s(" KERNEL_PARAMS ") {\n", name);
     cxla_strbuf_printf(b, "    const %s *restrict lhs = (const %s *)in[0];\n",
                        cpu_emit_stype(ls->type), cpu_emit_stype(ls->type));
     cxla_strbuf_printf(b, "    const %s *restrict rhs = (const %s *)in[1];\n",
@@ -479,9 +514,16 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
             }
             continue;
         case CXLA_OP_CONSTANT:
-            s = emit_constant(a, in);
-            lv[i][0] = add_leaf(c, (aleaf){.kind = L_CONST, .index = in->id, .shape = shapes[0]});
-            if (!s && lv[i][0] < 0) s = OOM();
+            if (!in->literal || in->literal_elided)
+                s = no_aot(in, "the constant's value is elided in the module text");
+            for (int64_t j = 0; j < count && !s; j++) {
+                lv[i][j] = add_leaf(c, (aleaf){.kind = L_CONST,
+                                               .index = in->id,
+                                               .sub = j,
+                                               .shape = shapes[j],
+                                               .constant = in});
+                if (lv[i][j] < 0) s = OOM();
+            }
             continue;
         case CXLA_OP_TUPLE:
         case CXLA_OP_OPTIMIZATION_BARRIER:
@@ -553,17 +595,20 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
                     s = no_aot(in, why);
                     break;
                 }
-                /* The emitter's own reason, when it has one for this instruction. */
+                /* The emitter's own reason (for a fusion, the fused instruction it stops
+                 * at), and what compiles ahead of time. */
                 cxla_strbuf scratch;
                 cxla_strbuf_init(&scratch);
                 cxla_status e = cpu_emit_kernel(in, name, &scratch);
                 cxla_strbuf_free(&scratch);
-                s = no_aot(in,
-                           e && !strstr(cxla_status_message(e), "not supported by the C emitter")
-                               ? cxla_status_message(e)
-                               : "no C kernel for this operation yet (cxla compile takes "
-                                 "elementwise, data-movement, reduce, dot, fusion, while, "
-                                 "conditional and call)");
+                cxla_strbuf why_text;
+                cxla_strbuf_init(&why_text);
+                cxla_strbuf_printf(&why_text,
+                                   "%s%s(cxla compile takes elementwise, data-movement, reduce, "
+                                   "dot, fusions of those, while, conditional and call)",
+                                   e ? cxla_status_message(e) : "", e ? "; " : "");
+                s = no_aot(in, why_text.data ? why_text.data : "no C kernel");
+                cxla_strbuf_free(&why_text);
                 cxla_status_free(e);
                 break;
             }
@@ -732,7 +777,8 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
             cxla_strbuf_printf(
                 b, ";\n        void *r[%" PRId64 "] = ", st->out_count ? st->out_count : 1);
             put_leaf_list(a, c, st->out, st->out_count, b);
-            cxla_strbuf_printf(b, ";\n        %s_k%" PRId64 "(r, a);\n", a->P, in->id);
+            cxla_strbuf_printf(b, ";\n        %s_k%" PRId64 "(" KERNEL_CALL_ARGS ");\n", a->P,
+                               in->id);
             break;
         case S_CALL:
             cxla_strbuf_printf(
@@ -798,7 +844,6 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
             put_leaf_list(a, c, st->tmp, n, b);
             cxla_strbuf_printf(b, ";\n        const void *now[%" PRId64 "];\n", n1);
             for (int64_t k = 0; k < n; k++) {
-                if (c->leaves[st->out[k]].size == 0) continue;
                 cxla_strbuf_printf(b, "        memcpy(cur[%" PRId64 "], ", k);
                 put_leaf(a, c, st->in[k], b);
                 cxla_strbuf_printf(b, ", %zu);\n", c->leaves[st->out[k]].size);
@@ -842,13 +887,13 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
         const aleaf *l = &c->leaves[c->root[k]];
         if (l->kind == L_OUT && l->index == k) continue;
         size_t size = 0;
-        if (cxla_shape_byte_size(l->shape, &size) || size == 0) continue;
+        if (cxla_shape_byte_size(l->shape, &size)) continue;
         cxla_strbuf_printf(b, "    memcpy(out[%" PRId64 "], ", k);
         put_leaf(a, c, c->root[k], b);
         cxla_strbuf_printf(b, ", %zu);\n", size);
     }
     cxla_strbuf_puts(b, "    return 0;\n}\n\n");
-    return NULL;
+    return a->err;
 }
 /* ---- the files --------------------------------------------------------------------------------
  */
@@ -935,6 +980,7 @@ cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *o
     cxla_strbuf_init(&a.data);
     cxla_strbuf_init(&a.kernels);
     cxla_strbuf_init(&a.funcs);
+    if (m) cxla_strmap_init(&a.consts_done, m->arena);
     if (!s && (!m->entry || !a.P))
         s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "cxla compile: module %s has no entry",
                        module->name);

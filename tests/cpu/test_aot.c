@@ -64,6 +64,335 @@ static void remove_tmpdir(void) {
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
 }
 
+/* ---- batches: modules compiled into one program per compiler ------------------------------ */
+
+typedef struct one_case {
+    char name[32];
+    char where[600];   /* for messages: file:line or the model */
+    leaves args, want; /* want: the interpreter's result leaves */
+} one_case;
+
+typedef struct batch {
+    int index;
+    one_case *cases;
+    int64_t count;
+    cxla_strbuf includes, body, sources;
+} batch;
+
+static int total_compiled, total_skipped, total_cases;
+
+/* Bit for bit, except that any NaN matches any NaN (cxla_literal_compare, as the cpu
+ * backend's case test). */
+static bool same_bits(const cxla_literal *w, const unsigned char *got, size_t bytes) {
+    if (bytes != w->size) return false;
+    if (bytes == 0 || memcmp(got, w->data, bytes) == 0) return true;
+    cxla_literal *g = NULL;
+    cxla_status s = interp_new_array(cxla_literal_shape(w), &g);
+    if (!s) {
+        memcpy(g->data, got, bytes);
+        s = cxla_literal_compare(g, w, NULL);
+    }
+    bool same = s == NULL;
+    cxla_status_free(s);
+    cxla_literal_free(g);
+    return same;
+}
+
+/* Adds module |m| run on |args| to |b|: the interpreter's result, the generated files,
+ * the argument files and the driver's code. Modules without an ahead-of-time form, and
+ * modules the interpreter refuses (test_hlo_cases reports those), are skipped. */
+static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const *args,
+                             int64_t nargs, const char *where) {
+    one_case c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "f%dc%d", b->index, (int)b->count);
+    snprintf(c.where, sizeof c.where, "%.500s", where);
+    total_cases++;
+    cxla_literal *oracle = NULL;
+    cxla_status s = interp_run_module(m, NULL, (const cxla_literal *const *)args, nargs, &oracle);
+    if (s) {
+        cxla_status_free(s);
+        return NULL;
+    }
+    cxla_strbuf h, src, dat;
+    cxla_strbuf_init(&h);
+    cxla_strbuf_init(&src);
+    cxla_strbuf_init(&dat);
+    cpu_aot_options o = {.data_threshold = 64}; /* exercise NAME_data.c */
+    s = cpu_aot_generate(m, &o, c.name, &h, &src, &dat);
+    bool skip = false;
+    if (s && cxla_status_code_of(s) == CXLA_STATUS_UNIMPLEMENTED) {
+        if (getenv("CXLA_TEST_VERBOSE"))
+            fprintf(stderr, "%s: not ahead of time: %s\n", where, cxla_status_message(s));
+        total_skipped++;
+        cxla_status_free(s);
+        s = NULL;
+        skip = true;
+    }
+    for (int64_t i = 0; !skip && !s && i < nargs; i++) s = flatten(args[i], &c.args);
+    if (!skip && !s) s = flatten(oracle, &c.want);
+    char file[512];
+    if (!skip && !s) {
+        snprintf(file, sizeof file, "%s/%s.h", tmpdir, c.name);
+        s = cxla_write_file(file, h.data, h.len);
+        snprintf(file, sizeof file, "%s/%s.c", tmpdir, c.name);
+        if (!s) s = cxla_write_file(file, src.data, src.len);
+        cxla_strbuf_printf(&b->sources, " '%s'", file);
+        if (!s && dat.len) {
+            snprintf(file, sizeof file, "%s/%s_data.c", tmpdir, c.name);
+            s = cxla_write_file(file, dat.data, dat.len);
+            cxla_strbuf_printf(&b->sources, " '%s'", file);
+        }
+    }
+    for (int64_t i = 0; !skip && !s && i < c.args.count; i++) {
+        snprintf(file, sizeof file, "%s/%s_in%d.bin", tmpdir, c.name, (int)i);
+        s = cxla_write_file(file, c.args.items[i]->data, c.args.items[i]->size);
+    }
+    if (!skip && !s) {
+        const char *N = c.name;
+        cxla_strbuf_printf(&b->includes, "#include \"%s.h\"\n", N);
+        cxla_strbuf_printf(
+            &b->body,
+            "    {\n"
+            "        const void *args[%s_arg_count + 1] = {0};\n"
+            "        void *res[%s_result_count + 1] = {0};\n"
+            "        if (%s_arg_count != %" PRId64 ") return 10;\n"
+            "        for (int i = 0; i < %s_arg_count; i++) {\n"
+            "            char path[600];\n"
+            "            snprintf(path, sizeof path, \"%%s/%s_in%%d.bin\", dir, i);\n"
+            "            args[i] = load(path, %s_arg_bytes[i]);\n"
+            "            if (!args[i]) return 11;\n"
+            "        }\n"
+            "        for (int i = 0; i < %s_result_count; i++) res[i] = "
+            "calloc(1, %s_result_bytes[i] + 1);\n"
+            "        void *scratch = aligned_alloc(64, %s_scratch_size() / 64 * 64 + 64);\n"
+            "        int rc = %s_run(args, res, scratch);\n"
+            "        fprintf(f, \"%s %%d %%d\\n\", rc, %s_result_count);\n"
+            "        for (int i = 0; i < %s_result_count; i++) {\n"
+            "            fprintf(f, \"%%zu\\n\", %s_result_bytes[i]);\n"
+            "            fwrite(res[i], 1, %s_result_bytes[i], f);\n"
+            "            free(res[i]);\n"
+            "        }\n"
+            "        for (int i = 0; i < %s_arg_count; i++) free((void *)args[i]);\n"
+            "        free(scratch);\n"
+            "    }\n",
+            N, N, N, c.args.count, N, N, N, N, N, N, N, N, N, N, N, N, N);
+        b->cases = realloc(b->cases, (size_t)(b->count + 1) * sizeof(*b->cases));
+        b->cases[b->count++] = c;
+        memset(&c, 0, sizeof c);
+    }
+    leaves_free(&c.args);
+    leaves_free(&c.want);
+    cxla_strbuf_free(&h);
+    cxla_strbuf_free(&src);
+    cxla_strbuf_free(&dat);
+    cxla_literal_free(oracle);
+    return s;
+}
+
+/* Writes the driver of |b|, builds it with each compiler, runs it and compares; frees. */
+static void batch_run(batch *b, const char *what, const char *const *compilers, int ncc) {
+    cxla_status s = NULL;
+    if (b->count > 0) {
+        cxla_strbuf driver;
+        cxla_strbuf_init(&driver);
+        cxla_strbuf_puts(&driver, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
+        cxla_strbuf_append(&driver, b->includes.data, b->includes.len);
+        cxla_strbuf_puts(&driver, "\nstatic void *load(const char *path, size_t n) {\n"
+                                  "    FILE *f = fopen(path, \"rb\");\n"
+                                  "    void *q = malloc(n + 1);\n"
+                                  "    size_t got = f && q ? fread(q, 1, n, f) : 0;\n"
+                                  "    if (f) fclose(f);\n"
+                                  "    if (got != n) {\n"
+                                  "        free(q);\n"
+                                  "        return NULL;\n"
+                                  "    }\n"
+                                  "    return q;\n"
+                                  "}\n\n"
+                                  "int main(int argc, char **argv) {\n"
+                                  "    if (argc != 3) return 2;\n"
+                                  "    const char *dir = argv[2];\n"
+                                  "    FILE *f = fopen(argv[1], \"wb\");\n"
+                                  "    if (!f) return 3;\n");
+        cxla_strbuf_append(&driver, b->body.data, b->body.len);
+        cxla_strbuf_puts(&driver, "    return fclose(f) != 0;\n}\n");
+        char file[512];
+        snprintf(file, sizeof file, "%s/driver%d.c", tmpdir, b->index);
+        s = cxla_write_file(file, driver.data, driver.len);
+        CHECK(s == NULL);
+        cxla_status_free(s);
+        cxla_strbuf_free(&driver);
+        for (int k = 0; k < ncc; k++) {
+            char out[512], res[512];
+            size_t cap = b->sources.len + 4096;
+            char *cmd = malloc(cap);
+            snprintf(out, sizeof out, "%s/prog%d_%d", tmpdir, b->index, k);
+            snprintf(res, sizeof res, "%s/res%d_%d", tmpdir, b->index, k);
+            int n = snprintf(cmd, cap,
+                             "%s -std=c11 -Wall -Wextra -Wpedantic -Werror -O1 -I'%s' -o '%s' "
+                             "'%s'%s -lm 2>&1 | head -30",
+                             compilers[k], tmpdir, out, file, b->sources.data);
+            if (n <= 0 || (size_t)n >= cap) {
+                test_fail(__FILE__, __LINE__, "%s: command too long", what);
+                free(cmd);
+                continue;
+            }
+            /* A failing compile prints its errors; the missing program fails below. */
+            if (system(cmd) != 0) fprintf(stderr, "%s: the compile command failed\n", what);
+            snprintf(cmd, cap, "'%s' '%s' '%s'", out, res, tmpdir);
+            int rc = access(out, X_OK) == 0 ? system(cmd) : -1;
+            free(cmd);
+            CHECK_MSG(rc == 0, "%s with %s: the generated program failed (%d)", what, compilers[k],
+                      rc);
+            if (rc != 0) continue;
+            FILE *f = fopen(res, "rb");
+            CHECK(f != NULL);
+            for (int64_t ci = 0; f && ci < b->count; ci++) {
+                one_case *c = &b->cases[ci];
+                char nm[64];
+                int code = -1, nres = -1;
+                if (fscanf(f, "%63s %d %d\n", nm, &code, &nres) != 3 || strcmp(nm, c->name)) {
+                    test_fail(__FILE__, __LINE__, "%s: bad results file", what);
+                    break;
+                }
+                CHECK_MSG(code == 0 && nres == c->want.count,
+                          "%s (%s): run returned %d with %d results, want %" PRId64, c->where,
+                          compilers[k], code, nres, c->want.count);
+                for (int64_t r = 0; r < nres; r++) {
+                    size_t bytes = 0;
+                    if (fscanf(f, "%zu", &bytes) != 1 || fgetc(f) != '\n') break;
+                    unsigned char *got = malloc(bytes + 1);
+                    size_t read = fread(got, 1, bytes, f);
+                    const cxla_literal *w = r < c->want.count ? c->want.items[r] : NULL;
+                    bool same = w && read == bytes && same_bits(w, got, bytes);
+                    CHECK_MSG(same, "%s (%s): result %" PRId64 " differs from the interpreter",
+                              c->where, compilers[k], r);
+                    free(got);
+                }
+                if (k == 0) total_compiled++;
+            }
+            if (f) fclose(f);
+        }
+    }
+    for (int64_t i = 0; i < b->count; i++) {
+        leaves_free(&b->cases[i].args);
+        leaves_free(&b->cases[i].want);
+    }
+    free(b->cases);
+    cxla_strbuf_free(&b->includes);
+    cxla_strbuf_free(&b->body);
+    cxla_strbuf_free(&b->sources);
+    memset(b, 0, sizeof(*b));
+}
+
+static int compare_names(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int64_t compilers_found(const char **out) {
+    const char *candidates[] = {"gcc", "clang", "tcc"};
+    int ncc = 0;
+    for (int i = 0; i < 3; i++)
+        if (have(candidates[i])) out[ncc++] = candidates[i];
+    return ncc;
+}
+
+#ifdef AOT_MODELS
+/* ---- the shared models (tests/models/test_aot_models.c runs this) ------------------------------
+ */
+
+/* Deterministic inputs of moderate size: floats in [-1, 1), integers in [0, 8). */
+static cxla_status model_input(const cxla_shape *shape, cxla_literal **out) {
+    if (shape->type == CXLA_TUPLE) {
+        cxla_literal **e = calloc((size_t)(shape->tuple_count + 1), sizeof(*e));
+        cxla_status s = e ? NULL : cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        for (int64_t i = 0; i < shape->tuple_count && !s; i++)
+            s = model_input(&shape->elements[i], &e[i]);
+        if (!s) s = cxla_literal_create_tuple(e, shape->tuple_count, out);
+        if (s)
+            for (int64_t i = 0; i < shape->tuple_count; i++) cxla_literal_free(e[i]);
+        free(e);
+        return s;
+    }
+    CXLA_RETURN_IF_ERROR(interp_new_array(shape, out));
+    cxla_literal *l = *out;
+    int64_t n = cxla_literal_element_count(l);
+    size_t es = cxla_type_storage(shape->type);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t h = (uint64_t)i * 0x9e3779b97f4a7c15u;
+        h ^= h >> 29;
+        unsigned char *p = (unsigned char *)l->data + (size_t)i * es;
+        if (cxla_type_is_float(shape->type))
+            cxla_store_f64(shape->type, p, (double)(int64_t)(h % 2048) / 1024.0 - 1.0);
+        else
+            cxla_store_u64(shape->type, p, shape->type == CXLA_PRED ? h % 2 : h % 8);
+    }
+    return NULL;
+}
+
+static void test_aot_models(void) {
+    const char *shared = test_shared_dir();
+    if (!shared) test_skip_all("no ../shared folder");
+    const char *compilers[3];
+    int ncc = (int)compilers_found(compilers);
+    if (ncc == 0) test_skip_all("no C compiler (gcc, clang, tcc) found");
+    ncc = 1; /* the models are big: one compiler (the cases test runs all of them) */
+    make_tmpdir();
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/models", shared);
+    DIR *d = opendir(dir);
+    if (!d) test_skip_all("no ../shared/models");
+    char **names = NULL;
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".hlo")) continue;
+        names = realloc(names, sizeof(char *) * (n + 1));
+        names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    if (n) qsort(names, n, sizeof(char *), compare_names);
+    for (size_t i = 0; i < n; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        cxla_module *m = NULL;
+        cxla_status s = cxla_hlo_parse_file(path, &m);
+        if (!s) s = cxla_verify_module(m);
+        cxla_literal **args = NULL;
+        int64_t na = m ? m->entry->param_count : 0;
+        if (!s) {
+            args = calloc((size_t)(na + 1), sizeof(*args));
+            for (int64_t p = 0; p < na && !s; p++)
+                s = model_input(&m->entry->params[p]->shape, &args[p]);
+        }
+        batch b;
+        memset(&b, 0, sizeof b);
+        b.index = (int)i;
+        cxla_strbuf_init(&b.includes);
+        cxla_strbuf_init(&b.body);
+        cxla_strbuf_init(&b.sources);
+        if (!s) s = batch_add(&b, m, args, na, path);
+        CHECK_MSG(s == NULL, "%s: %s", path, cxla_status_message(s));
+        cxla_status_free(s);
+        if (b.count) fprintf(stderr, "aot: %s compiles ahead of time\n", names[i]);
+        batch_run(&b, path, compilers, ncc);
+        for (int64_t p = 0; args && p < na; p++) cxla_literal_free(args[p]);
+        free(args);
+        cxla_module_destroy(m);
+        free(names[i]);
+    }
+    free(names);
+    fprintf(stderr, "aot: %d of %d models compile ahead of time and match the interpreter\n",
+            total_compiled, total_cases);
+    CHECK(total_compiled >= 1);
+    if (!test_failures) remove_tmpdir();
+}
+
+#else
+
+/* ---- the tests/hlo cases ----------------------------------------------------------------------
+ */
+
 static char *directive(const char *text, const char *key, int64_t nth) {
     size_t klen = strlen(key);
     int64_t seen = 0;
@@ -83,43 +412,7 @@ static char *directive(const char *text, const char *key, int64_t nth) {
     return NULL;
 }
 
-/* ---- one file of cases ----------------------------------------------------------------------- */
-
-typedef struct one_case {
-    char name[32];
-    int64_t line;
-    leaves args, want; /* want: the interpreter's result leaves */
-} one_case;
-
-static int total_compiled, total_skipped, total_cases;
-
-static void put_bytes(cxla_strbuf *b, const char *name, const void *data, size_t n) {
-    const unsigned char *p = data;
-    cxla_strbuf_printf(b, "static const unsigned char %s[%zu] = {", name, n + 1);
-    for (size_t i = 0; i < n; i++) cxla_strbuf_printf(b, "%s%u,", i % 24 ? "" : "\n", p[i]);
-    cxla_strbuf_puts(b, "0};\n");
-}
-
-/* Bit for bit, except that any NaN matches any NaN (cxla_literal_compare, as the cpu
- * backend's case test). */
-static bool same_bits(const cxla_literal *w, const unsigned char *got, size_t bytes) {
-    if (bytes != w->size) return false;
-    if (bytes == 0 || memcmp(got, w->data, bytes) == 0) return true;
-    cxla_literal *g = NULL;
-    cxla_status s = interp_new_array(cxla_literal_shape(w), &g);
-    if (!s) {
-        memcpy(g->data, got, bytes);
-        s = cxla_literal_compare(g, w, NULL);
-    }
-    bool same = s == NULL;
-    cxla_status_free(s);
-    cxla_literal_free(g);
-    return same;
-}
-
-/* Generates the cases of |path| that compile ahead of time, and a driver that runs each
- * and writes its return code and results to a file; builds and runs it with each
- * compiler; compares. */
+/* Adds the cases of |path| that have an EXPECT to one batch and runs it. */
 static void run_file(const char *path, int file_index, const char *const *compilers, int ncc) {
     char *data;
     size_t size;
@@ -129,14 +422,12 @@ static void run_file(const char *path, int file_index, const char *const *compil
         cxla_status_free(s);
         return;
     }
-    one_case *cases = NULL;
-    int64_t ncases = 0;
-    cxla_strbuf driver, sources;
-    cxla_strbuf_init(&driver);
-    cxla_strbuf_init(&sources);
-    cxla_strbuf main_body;
-    cxla_strbuf_init(&main_body);
-    cxla_strbuf_puts(&driver, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
+    batch b;
+    memset(&b, 0, sizeof b);
+    b.index = file_index;
+    cxla_strbuf_init(&b.includes);
+    cxla_strbuf_init(&b.body);
+    cxla_strbuf_init(&b.sources);
     char *start = data;
     int64_t line = 1, start_line = 1;
     for (char *p = data;; p++) {
@@ -151,116 +442,34 @@ static void run_file(const char *path, int file_index, const char *const *compil
                           !strstr(start, "// EXPECT_ERROR") && !strstr(start, "// REJECT");
             free(expect);
             cxla_module *m = NULL;
-            if (usable) {
-                total_cases++;
-                s = cxla_hlo_parse(start, strlen(start), path, &m);
-                if (!s) s = cxla_verify_module(m);
-            }
-            one_case c;
-            memset(&c, 0, sizeof c);
-            snprintf(c.name, sizeof c.name, "f%dc%d", file_index, (int)ncases);
-            c.line = start_line;
             cxla_literal **args = NULL;
             int64_t nargs = 0;
-            for (char *in; usable && !s && (in = directive(start, "INPUT", nargs)); nargs++) {
-                args = realloc(args, (size_t)(nargs + 1) * sizeof(*args));
-                s = cxla_literal_parse(in, (size_t)-1, NULL, &args[nargs]);
-                free(in);
-                if (s) break;
+            if (usable) {
+                s = cxla_hlo_parse(start, strlen(start), path, &m);
+                if (!s) s = cxla_verify_module(m);
+                for (char *in; !s && (in = directive(start, "INPUT", nargs)); nargs++) {
+                    args = realloc(args, (size_t)(nargs + 1) * sizeof(*args));
+                    s = cxla_literal_parse(in, (size_t)-1, NULL, &args[nargs]);
+                    free(in);
+                    if (s) break;
+                }
+                /* A case that does not parse is test_hlo_cases's to report. */
+                cxla_status_free(s);
+                if (s) usable = false;
+                s = NULL;
             }
-            cxla_literal *oracle = NULL;
-            if (usable && !s)
-                s = interp_run_module(m, NULL, (const cxla_literal *const *)args, nargs, &oracle);
-            cxla_strbuf h, src, dat;
-            cxla_strbuf_init(&h);
-            cxla_strbuf_init(&src);
-            cxla_strbuf_init(&dat);
-            if (usable && !s) {
-                cpu_aot_options o = {.data_threshold = 64}; /* exercise NAME_data.c */
-                s = cpu_aot_generate(m, &o, c.name, &h, &src, &dat);
-                if (s && cxla_status_code_of(s) == CXLA_STATUS_UNIMPLEMENTED) {
-                    if (getenv("CXLA_TEST_VERBOSE"))
-                        fprintf(stderr, "%s:%" PRId64 ": not ahead of time: %s\n", path, start_line,
-                                cxla_status_message(s));
-                    total_skipped++;
+            if (usable) {
+                char where[600];
+                snprintf(where, sizeof where, "%s:%" PRId64, path, start_line);
+                s = batch_add(&b, m, args, nargs, where);
+                if (s) {
+                    test_fail(__FILE__, __LINE__, "%s: %s", where, cxla_status_message(s));
                     cxla_status_free(s);
                     s = NULL;
-                    usable = false;
-                }
-            } else if (usable && s) {
-                /* The interpreter or the parser failed where EXPECT says it should not:
-                 * test_hlo_cases reports that; skip here. */
-                cxla_status_free(s);
-                s = NULL;
-                usable = false;
-            }
-            for (int64_t i = 0; usable && !s && i < nargs; i++) s = flatten(args[i], &c.args);
-            if (usable && !s) s = flatten(oracle, &c.want);
-            if (usable && !s) {
-                char file[512];
-                snprintf(file, sizeof file, "%s/%s.h", tmpdir, c.name);
-                s = cxla_write_file(file, h.data, h.len);
-                snprintf(file, sizeof file, "%s/%s.c", tmpdir, c.name);
-                if (!s) s = cxla_write_file(file, src.data, src.len);
-                cxla_strbuf_printf(&sources, " '%s'", file);
-                if (!s && dat.len) {
-                    snprintf(file, sizeof file, "%s/%s_data.c", tmpdir, c.name);
-                    s = cxla_write_file(file, dat.data, dat.len);
-                    cxla_strbuf_printf(&sources, " '%s'", file);
                 }
             }
-            if (usable && !s) {
-                const char *N = c.name;
-                cxla_strbuf_printf(&driver, "#include \"%s.h\"\n", N);
-                for (int64_t i = 0; i < c.args.count; i++) {
-                    char an[64];
-                    snprintf(an, sizeof an, "%s_in%d", N, (int)i);
-                    put_bytes(&driver, an, c.args.items[i]->data, c.args.items[i]->size);
-                }
-                cxla_strbuf_printf(&main_body,
-                                   "    {\n"
-                                   "        const void *args[%s_arg_count + 1] = {0};\n"
-                                   "        void *res[%s_result_count + 1] = {0};\n"
-                                   "        if (%s_arg_count != %" PRId64 ") return 10;\n",
-                                   N, N, N, c.args.count);
-                for (int64_t i = 0; i < c.args.count; i++)
-                    cxla_strbuf_printf(&main_body,
-                                       "        args[%d] = copy(%s_in%d, sizeof %s_in%d);\n",
-                                       (int)i, N, (int)i, N, (int)i);
-                cxla_strbuf_printf(
-                    &main_body,
-                    "        for (int i = 0; i < %s_result_count; i++) res[i] = "
-                    "calloc(1, %s_result_bytes[i] + 1);\n"
-                    "        void *scratch = aligned_alloc(64, %s_scratch_size() / 64 * 64 + 64);\n"
-                    "        int rc = %s_run(args, res, scratch);\n"
-                    "        fprintf(f, \"%s %%d %%d\\n\", rc, %s_result_count);\n"
-                    "        for (int i = 0; i < %s_result_count; i++) {\n"
-                    "            fprintf(f, \"%%zu\\n\", %s_result_bytes[i]);\n"
-                    "            fwrite(res[i], 1, %s_result_bytes[i], f);\n"
-                    "            free(res[i]);\n"
-                    "        }\n"
-                    "        for (int i = 0; i < %s_arg_count; i++) free((void *)args[i]);\n"
-                    "        free(scratch);\n"
-                    "    }\n",
-                    N, N, N, N, N, N, N, N, N, N);
-                cases = realloc(cases, (size_t)(ncases + 1) * sizeof(*cases));
-                cases[ncases++] = c;
-                memset(&c, 0, sizeof c);
-            }
-            if (s) {
-                test_fail(__FILE__, __LINE__, "%s:%" PRId64 ": %s", path, start_line,
-                          cxla_status_message(s));
-                cxla_status_free(s);
-                s = NULL;
-            }
-            leaves_free(&c.args);
-            leaves_free(&c.want);
-            cxla_strbuf_free(&h);
-            cxla_strbuf_free(&src);
-            cxla_strbuf_free(&dat);
             for (int64_t i = 0; i < nargs; i++) cxla_literal_free(args[i]);
             free(args);
-            cxla_literal_free(oracle);
             cxla_module_destroy(m);
             *p = saved;
             if (end) break;
@@ -272,98 +481,12 @@ static void run_file(const char *path, int file_index, const char *const *compil
         if (*p == '\n') line++;
     }
     free(data);
-    if (ncases > 0) {
-        cxla_strbuf_puts(&driver, "static void *copy(const unsigned char *p, size_t n) {\n"
-                                  "    void *q = malloc(n);\n"
-                                  "    if (q) memcpy(q, p, n);\n"
-                                  "    return q;\n"
-                                  "}\n\n"
-                                  "int main(int argc, char **argv) {\n"
-                                  "    if (argc != 2) return 2;\n"
-                                  "    FILE *f = fopen(argv[1], \"wb\");\n"
-                                  "    if (!f) return 3;\n"
-                                  "    (void)copy;\n");
-        cxla_strbuf_append(&driver, main_body.data, main_body.len);
-        cxla_strbuf_puts(&driver, "    return fclose(f) != 0;\n}\n");
-        char file[512];
-        snprintf(file, sizeof file, "%s/driver%d.c", tmpdir, file_index);
-        s = cxla_write_file(file, driver.data, driver.len);
-        CHECK(s == NULL);
-        cxla_status_free(s);
-        for (int k = 0; k < ncc; k++) {
-            char out[512], res[512];
-            size_t cap = sources.len + 4096;
-            char *cmd = malloc(cap);
-            snprintf(out, sizeof out, "%s/prog%d_%d", tmpdir, file_index, k);
-            snprintf(res, sizeof res, "%s/res%d_%d", tmpdir, file_index, k);
-            int n = snprintf(cmd, cap,
-                             "%s -std=c11 -Wall -Wextra -Wpedantic -Werror -O1 -I'%s' -o '%s' "
-                             "'%s'%s -lm 2>&1 | head -30",
-                             compilers[k], tmpdir, out, file, sources.data);
-            if (n <= 0 || (size_t)n >= cap) {
-                test_fail(__FILE__, __LINE__, "%s: command too long", path);
-                free(cmd);
-                continue;
-            }
-            /* A failing compile prints its errors; the missing program fails below. */
-            if (system(cmd) != 0) fprintf(stderr, "%s: the compile command failed\n", path);
-            snprintf(cmd, cap, "'%s' '%s'", out, res);
-            int rc = access(out, X_OK) == 0 ? system(cmd) : -1;
-            free(cmd);
-            CHECK_MSG(rc == 0, "%s with %s: the generated program failed (%d)", path, compilers[k],
-                      rc);
-            if (rc != 0) continue;
-            FILE *f = fopen(res, "rb");
-            CHECK(f != NULL);
-            for (int64_t ci = 0; f && ci < ncases; ci++) {
-                one_case *c = &cases[ci];
-                char nm[64];
-                int code = -1, nres = -1;
-                if (fscanf(f, "%63s %d %d\n", nm, &code, &nres) != 3 || strcmp(nm, c->name)) {
-                    test_fail(__FILE__, __LINE__, "%s: bad results file", path);
-                    break;
-                }
-                CHECK_MSG(code == 0 && nres == c->want.count,
-                          "%s:%" PRId64 " (%s): run returned %d with %d results, want %" PRId64,
-                          path, c->line, compilers[k], code, nres, c->want.count);
-                for (int64_t r = 0; r < nres; r++) {
-                    size_t bytes = 0;
-                    if (fscanf(f, "%zu", &bytes) != 1 || fgetc(f) != '\n') break;
-                    unsigned char *got = malloc(bytes + 1);
-                    size_t read = fread(got, 1, bytes, f);
-                    const cxla_literal *w = r < c->want.count ? c->want.items[r] : NULL;
-                    bool same = w && read == bytes && same_bits(w, got, bytes);
-                    CHECK_MSG(same,
-                              "%s:%" PRId64 " (%s): result %" PRId64
-                              " differs from the interpreter",
-                              path, c->line, compilers[k], r);
-                    free(got);
-                }
-                if (k == 0) total_compiled++;
-            }
-            if (f) fclose(f);
-        }
-    }
-    for (int64_t i = 0; i < ncases; i++) {
-        leaves_free(&cases[i].args);
-        leaves_free(&cases[i].want);
-    }
-    free(cases);
-    cxla_strbuf_free(&driver);
-    cxla_strbuf_free(&sources);
-    cxla_strbuf_free(&main_body);
-}
-
-static int compare_names(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    batch_run(&b, path, compilers, ncc);
 }
 
 static void test_aot_cases(void) {
-    const char *candidates[] = {"gcc", "clang", "tcc"};
     const char *compilers[3];
-    int ncc = 0;
-    for (int i = 0; i < 3; i++)
-        if (have(candidates[i])) compilers[ncc++] = candidates[i];
+    int ncc = (int)compilers_found(compilers);
     if (ncc == 0) test_skip_all("no C compiler (gcc, clang, tcc) found");
     make_tmpdir();
     const char *dir = CXLA_SOURCE_DIR "/tests/hlo/cases";
@@ -473,4 +596,10 @@ static void test_aot_write_and_cplusplus(void) {
     if (!test_failures) remove_tmpdir();
 }
 
+#endif
+
+#ifdef AOT_MODELS
+TEST_MAIN(TEST(test_aot_models))
+#else
 TEST_MAIN(TEST(test_aot_errors), TEST(test_aot_write_and_cplusplus), TEST(test_aot_cases))
+#endif
