@@ -14,8 +14,9 @@
 #include "exec/exec.h"
 #include "hlo/hlo.h"
 
-/* A kernel: out[i] are the array results, in[k] the operands' data (dense, row-major). */
-typedef void (*cpu_kernel_fn)(void *const *out, const void *const *in);
+/* A kernel: out[i] are the array results, in[k] the operands' data (dense, row-major);
+ * it computes iterations [begin, end) of its outer loop (emit.h, cpu_kernel_info). */
+typedef void (*cpu_kernel_fn)(void *const *out, const void *const *in, int64_t begin, int64_t end);
 
 /* The cpu backend behind the backend interface (cpu_backend.c). */
 extern const exec_backend cpu_backend;

@@ -27,6 +27,8 @@ typedef struct cpu_compiled {
     cxla_module *module; /* owned: the optimized clone */
     cpu_library *library;
     cpu_kernel_fn *kernels; /* by instruction id; NULL: the interpreter's handler */
+    cpu_kernel_info *infos; /* by instruction id, beside kernels */
+    cpu_pool *pool;         /* shared (threadpool.h); NULL with one thread */
     int64_t id_count;
     int64_t kernel_count;
     cpu_plan *plan; /* when the entry is kernels only: runs without the driver */
@@ -96,6 +98,7 @@ static void kernel_name(const cxla_instr *in, char *buf, size_t size) {
 typedef struct generated {
     cxla_module *module;
     const cxla_instr **instrs; /* those with kernels */
+    cpu_kernel_info *infos;    /* beside instrs */
     int64_t count;
     cxla_strbuf *units; /* the translation units */
     int64_t unit_count;
@@ -104,6 +107,7 @@ typedef struct generated {
 static void generated_free(generated *g) {
     cxla_module_destroy(g->module);
     free(g->instrs);
+    free(g->infos);
     for (int64_t u = 0; u < g->unit_count; u++) cxla_strbuf_free(&g->units[u]);
     free(g->units);
     memset(g, 0, sizeof(*g));
@@ -127,7 +131,8 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
     int64_t total = 0;
     for (int64_t c = 0; c < m->comp_count; c++) total += m->comps[c]->instr_count;
     g->instrs = calloc((size_t)(total ? total : 1), sizeof(*g->instrs));
-    if (!sequential || !g->instrs) s = OOM();
+    g->infos = calloc((size_t)(total ? total : 1), sizeof(*g->infos));
+    if (!sequential || !g->instrs || !g->infos) s = OOM();
     if (!s && m->entry) s = mark_sequential(m, m->entry, sequential);
     for (int64_t c = 0; c < m->comp_count && !s; c++) {
         if (!sequential[c]) continue;
@@ -155,7 +160,7 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         kernel_name(g->instrs[i], name, sizeof(name));
         cxla_strbuf *unit = &g->units[i / per_unit];
         cxla_strbuf_putc(unit, '\n');
-        CXLA_RETURN_IF_ERROR(cpu_emit_kernel(g->instrs[i], name, unit));
+        CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(g->instrs[i], name, unit, &g->infos[i]));
     }
     for (int64_t u = 0; u < g->unit_count; u++)
         if (g->units[u].failed) return OOM();
@@ -186,8 +191,7 @@ cxla_status cpu_generate(const cxla_module *module, const cpu_compile_options *o
 
 static bool same_dims(const cxla_literal *lit, const cxla_shape *want) {
     const cxla_shape *got = lit->shape;
-    if (got->type != want->type || got->rank != want->rank || lit->dyn_sizes || lit->packed)
-        return false;
+    if (got->type != want->type || got->rank != want->rank || lit->dyn_sizes) return false;
     for (int64_t d = 0; d < want->rank; d++)
         if (got->dims[d] != want->dims[d]) return false;
     return cxla_layout_is_default(got);
@@ -201,6 +205,7 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
                               const cxla_literal *const *operands, cxla_literal **out) {
     const cpu_compiled *c = interp_overrides_user(ctx);
     cpu_kernel_fn fn = in->id >= 0 && in->id < c->id_count ? c->kernels[in->id] : NULL;
+    const cpu_kernel_info *info = fn ? &c->infos[in->id] : NULL;
     bool fits = fn != NULL;
     for (int64_t k = 0; k < in->operand_count && fits; k++)
         fits = same_dims(operands[k], &in->operands[k]->shape);
@@ -226,7 +231,7 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
             if (!s) outs[i] = elements[i]->data;
         }
         if (!s) {
-            fn(outs, ins);
+            cpu_pool_run_kernel(c->pool, fn, info, outs, (const void *const *)ins);
             s = interp_make_tuple(elements, n, &result);
         } else if (elements) {
             for (int64_t i = 0; i < n; i++) cxla_literal_free(elements[i]);
@@ -237,7 +242,7 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
         s = interp_new_array(&in->shape, &result);
         if (!s) {
             void *outs[1] = {result->data};
-            fn(outs, ins);
+            cpu_pool_run_kernel(c->pool, fn, info, outs, (const void *const *)ins);
         }
     }
     if (ins != ins_small) free(ins);
@@ -258,14 +263,15 @@ static void cpu_destroy(void *compiled) {
     if (!c) return;
     cpu_plan_destroy(c->plan);
     cpu_library_close(c->library);
+    cpu_pool_release(c->pool);
     free(c->kernels);
+    free(c->infos);
     cxla_module_destroy(c->module);
     free(c);
 }
 
 static cxla_status cpu_compile(const cxla_module *module, const exec_compile_options *options,
                                void **out_compiled) {
-    (void)options;
     generated g;
     cxla_status s = generate(module, NULL, &g);
     cpu_compiled *c = s ? NULL : calloc(1, sizeof(*c));
@@ -275,7 +281,12 @@ static cxla_status cpu_compile(const cxla_module *module, const exec_compile_opt
         g.module = NULL;
         c->id_count = c->module->next_id;
         c->kernels = calloc((size_t)(c->id_count ? c->id_count : 1), sizeof(*c->kernels));
-        if (!c->kernels) s = OOM();
+        c->infos = calloc((size_t)(c->id_count ? c->id_count : 1), sizeof(*c->infos));
+        if (!c->kernels || !c->infos) s = OOM();
+    }
+    if (!s) {
+        int threads = cpu_pool_threads(options ? options->thread_count : 0);
+        if (threads > 1) s = cpu_pool_acquire(threads, &c->pool);
     }
     if (!s && g.count > 0) {
         const char **sources = calloc((size_t)g.unit_count, sizeof(*sources));
@@ -300,10 +311,11 @@ static cxla_status cpu_compile(const cxla_module *module, const exec_compile_opt
             }
             /* dlsym returns data pointers; POSIX guarantees the conversion. */
             memcpy(&c->kernels[g.instrs[i]->id], &sym, sizeof(sym));
+            c->infos[g.instrs[i]->id] = g.infos[i];
         }
         c->kernel_count = g.count;
     }
-    if (!s) s = cpu_plan_build(c->module, c->kernels, c->id_count, &c->plan);
+    if (!s) s = cpu_plan_build(c->module, c->kernels, c->infos, c->id_count, c->pool, &c->plan);
     generated_free(&g);
     if (s) {
         cpu_destroy(c);
@@ -318,10 +330,16 @@ static cxla_status cpu_execute(void *compiled, const exec_run_options *options,
                                cxla_literal **out_result) {
     cpu_compiled *c = compiled;
     /* --check-finite and collectives need the driver. */
-    if (c->plan && (!options || (!options->check_finite && !options->comm)))
-        return cpu_plan_run(c->plan, options, args, arg_count, out_result);
-    interp_overrides o = {.user = c, .lookup = lookup};
-    return interp_run_module_overridden(c->module, options, &o, args, arg_count, out_result);
+    cxla_status s;
+    cpu_pool_enter(c->pool);
+    if (c->plan && (!options || (!options->check_finite && !options->comm))) {
+        s = cpu_plan_run(c->plan, options, args, arg_count, out_result);
+    } else {
+        interp_overrides o = {.user = c, .lookup = lookup};
+        s = interp_run_module_overridden(c->module, options, &o, args, arg_count, out_result);
+    }
+    cpu_pool_leave(c->pool);
+    return s;
 }
 
 const exec_backend cpu_backend = {

@@ -37,6 +37,7 @@ typedef struct leaf {
 
 typedef struct step {
     cpu_kernel_fn fn;
+    cpu_kernel_info info; /* how the thread pool may split it */
     const cxla_instr *instr;
     int64_t in_count, out_count;
     int64_t *in, *out; /* leaf indices */
@@ -44,6 +45,7 @@ typedef struct step {
 
 struct cpu_plan {
     const cxla_module *module;
+    cpu_pool *pool; /* the executable's (not owned); NULL: the calling thread only */
     leaf *leaves;
     int64_t leaf_count;
     step *steps;
@@ -245,7 +247,8 @@ static cxla_status assign_offsets(cpu_plan *p) {
     return st;
 }
 
-cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels, int64_t id_count,
+cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
+                           const cpu_kernel_info *infos, int64_t id_count, cpu_pool *pool,
                            cpu_plan **out) {
     *out = NULL;
     const cxla_computation *entry = m->entry;
@@ -284,6 +287,7 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels, i
     int64_t n = entry->instr_count;
     if (p) {
         p->module = m;
+        p->pool = pool;
         b.leaves_of = calloc((size_t)(n ? n : 1), sizeof(*b.leaves_of));
         b.leaf_counts = calloc((size_t)(n ? n : 1), sizeof(*b.leaf_counts));
         p->steps = calloc((size_t)(n ? n : 1), sizeof(*p->steps));
@@ -352,6 +356,7 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels, i
         default: {
             step *sp = &p->steps[p->step_count++];
             sp->fn = kernels[in->id];
+            sp->info = infos[in->id];
             sp->instr = in;
             sp->in_count = in->operand_count;
             sp->out_count = count;
@@ -449,11 +454,10 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
             free(g);
             break;
         }
-        bool relay =
-            cxla_type_is_array(got->type) ? !cxla_layout_is_default(got) || args[i]->packed : false;
+        bool relay = cxla_type_is_array(got->type) ? !cxla_layout_is_default(got) : false;
         for (int64_t e = 0; got->type == CXLA_TUPLE && e < args[i]->tuple_count; e++)
             relay = relay || !cxla_layout_is_default(args[i]->elements[e]->shape) ||
-                    args[i]->elements[e]->packed || args[i]->elements[e]->dyn_sizes;
+                    args[i]->elements[e]->dyn_sizes;
         if (relay) {
             s = interp_default_layout(args[i], &owned[i]);
             use[i] = owned[i];
@@ -489,7 +493,7 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
         }
         for (int64_t k = 0; k < sp->out_count; k++)
             outs[k] = (void *)leaf_data(p, &p->leaves[sp->out[k]], use, arena, results);
-        sp->fn(outs, ins);
+        cpu_pool_run_kernel(p->pool, sp->fn, &sp->info, outs, ins);
         if (outs != outs_small) free(outs);
     }
     /* Root leaves no kernel wrote into the results: parameters, constants, repeats. */

@@ -14,8 +14,9 @@
 #include <string.h>
 
 #include "cpu/emit_internal.h"
+#include "exec/math.h"
 
-enum { MAX_CONSTANT_ELEMENTS = 1 << 16, PAIRWISE_LEAF = 16 };
+enum { MAX_CONSTANT_ELEMENTS = 1 << 16 };
 
 typedef struct ix {
     int64_t rank;
@@ -30,6 +31,12 @@ typedef struct cse_entry {
     const char *var;
 } cse_entry;
 
+/* A pairwise-sum helper already written: reduce output |idx|, |m| elements. */
+typedef struct sum_helper {
+    int64_t idx, m;
+    const char *name;
+} sum_helper;
+
 typedef struct em {
     cxla_arena *arena;
     cxla_strbuf *b;     /* where statements go now */
@@ -43,6 +50,12 @@ typedef struct em {
     const cxla_computation *fused; /* its fused computation, or NULL */
     cse_entry *cse;
     int64_t ncse, capcse;
+    /* The body's array parameters ("float *restrict o0", "const float *restrict p0"), the
+     * casts of out[] and in[] that the entry point passes, the inputs' names. */
+    const char *out_params, *in_params, *out_args, *in_args, *in_names;
+    bool ranged; /* the outer loops run [begin, end) (else the whole range) */
+    sum_helper sums[128];
+    int64_t nsums;
     cxla_status err;
 } em;
 
@@ -692,7 +705,20 @@ bool cpu_can_emit(const cxla_instr *instr) {
     return op_ok(instr, false, &why);
 }
 
-/* ---- loops --------------------------------------------------------------------------- */
+/* ---- loops --------------------------------------------------------------------------- *
+ *
+ * What gcc -O2 vectorizes (its "very cheap" cost model, checked with -fopt-info-vec): an
+ * innermost loop with a constant trip count, contiguous accesses through restrict pointers
+ * that are function parameters (restrict locals loaded from in[] are not trusted, and
+ * without them the loop would need a run-time alias check, which that model refuses), and
+ * no calls. So a kernel is a static body function taking its arrays as restrict
+ * parameters; flat loops run in blocks of BLOCK elements (a constant inner loop) plus a
+ * constant tail; a nest's innermost loop has a constant count, split into a part that is
+ * a multiple of 16 and a remainder when it is not; reductions run across blocks of output
+ * lanes when the lanes are contiguous (a column sum) and as interleaved pairwise leaves
+ * otherwise (a row sum). */
+
+enum { BLOCK = 64, MAX_LANES = 64 };
 
 /* Whether the values of |instr| (and what it reads, inside the kernel) need the
  * per-dimension index; if not, one flat loop over the linear offset does. */
@@ -713,28 +739,6 @@ static bool needs_dims(const em *e, const cxla_instr *instr) {
     return false;
 }
 
-/* Opens the loops over |s| with counters named |var|0, |var|1, ... (or one flat counter
- * |var| when !|dims|); fills |x|. Returns the number of loops opened. */
-static int open_loops(em *e, const cxla_shape *s, bool dims, const char *var, ix *x) {
-    *x = ix_new(s->rank, s->dims);
-    if (s->rank == 0) return 0;
-    if (!dims) {
-        int64_t n = 1;
-        for (int64_t k = 0; k < s->rank; k++) n *= s->dims[k];
-        line(e, "for (int64_t %s = 0; %s < %" PRId64 "; %s++) {", var, var, n, var);
-        e->indent++;
-        x->lin = var;
-        return 1;
-    }
-    for (int64_t k = 0; k < s->rank; k++) {
-        const char *i = F("%s%" PRId64, var, k);
-        line(e, "for (int64_t %s = 0; %s < %" PRId64 "; %s++) {", i, i, s->dims[k], i);
-        e->indent++;
-        x->d[k] = i;
-    }
-    return (int)s->rank;
-}
-
 static void close_loops(em *e, int n) {
     for (int i = 0; i < n; i++) {
         e->indent--;
@@ -742,21 +746,188 @@ static void close_loops(em *e, int n) {
     }
 }
 
-static const char *store(em *e, cxla_type t, const char *v) {
-    (void)e;
-    (void)t;
-    return v; /* values are held as they are stored */
+/* Drops the reusable values recorded since |mark|, except those at a rank-0 index (they
+ * were hoisted before the loops and stay in scope). */
+static void cse_reset(em *e, int64_t mark) {
+    int64_t n = mark;
+    for (int64_t i = mark; i < e->ncse; i++)
+        if (e->cse[i].key[0] == '\0') e->cse[n++] = e->cse[i];
+    e->ncse = n;
 }
 
-/* Declares the input pointers p0, p1, ... (in |e->b|). */
-static void declare_inputs(em *e) {
+/* The outputs a nest computes: outs[idx[0..count)]. */
+typedef struct group {
+    const cxla_instr *const *outs;
+    const int64_t *idx;
+    int64_t count;
+} group;
+
+/* Stores every output of |g| at |x|. */
+static void store_group(em *e, const group *g, ix *x) {
+    for (int64_t j = 0; j < g->count; j++) {
+        const cxla_instr *o = g->outs[g->idx[j]];
+        ix y = *x;
+        y.dims = o->shape.dims;
+        const char *v = value(e, o, &y);
+        line(e, "o%" PRId64 "[%s] = %s;", g->idx[j], ix_lin(e, x), v);
+    }
+}
+
+/* The element count of |s|. */
+static int64_t elements_of(const cxla_shape *s) {
+    int64_t n = 1;
+    for (int64_t k = 0; k < s->rank; k++) n *= s->dims[k];
+    return n;
+}
+
+/* The dimensions of |s| larger than 1 (a nest skips the others: their index is 0). */
+static int64_t big_dims(const cxla_shape *s, int64_t *which) {
+    int64_t n = 0;
+    for (int64_t k = 0; k < s->rank; k++)
+        if (s->dims[k] > 1) which[n++] = k;
+    return n;
+}
+
+/* The iterations of the outer loop of an elementwise nest over |s|. */
+static int64_t elementwise_range(const cxla_shape *s, bool dims) {
+    int64_t which[CXLA_MAX_RANK];
+    int64_t nb = big_dims(s, which);
+    if (dims && nb >= 2) return s->dims[which[0]];
+    int64_t n = elements_of(s);
+    return n / BLOCK + (n % BLOCK ? 1 : 0);
+}
+
+/* The upper bound of a ranged outer loop of |range| iterations. */
+static const char *hi_of(em *e, int64_t range) {
+    return e->ranged ? "end" : F("%" PRId64, range);
+}
+static const char *lo_of(em *e) {
+    return e->ranged ? "begin" : "0";
+}
+
+/* A flat loop over the |n| elements of |x|'s shape: blocks of BLOCK (one iteration of the
+ * outer loop each) and a constant tail. |single| names the one dimension the index runs
+ * along when the others are 1 (-1: use the linear index). */
+static void flat_nest(em *e, const group *g, ix *x, int64_t n, int64_t single) {
+    int64_t full = n / BLOCK, tail = n % BLOCK;
+    int64_t mark = e->ncse;
+    for (int part = 0; part < 2; part++) {
+        int64_t count = part == 0 ? BLOCK : tail;
+        if (count == 0 || (part == 0 && full == 0)) continue;
+        if (part == 0) {
+            const char *hi = e->ranged ? F("(end < %" PRId64 " ? end : %" PRId64 ")", full, full)
+                                       : F("%" PRId64, full);
+            line(e, "for (int64_t b = %s; b < %s; b++) {", lo_of(e), hi);
+            e->indent++;
+            line(e, "const int64_t base = b * %d;", BLOCK);
+        } else {
+            line(e, "if (%s > %" PRId64 ") {", hi_of(e, full + 1), full);
+            e->indent++;
+            line(e, "const int64_t base = %" PRId64 ";", full * BLOCK);
+        }
+        line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) {", count);
+        e->indent++;
+        line(e, "const int64_t i = base + k;");
+        ix y = ix_new(x->rank, x->dims);
+        if (y.rank > 0) y.lin = "i"; /* a scalar stays at "0", its values hoisted */
+        if (single >= 0)
+            for (int64_t k = 0; k < y.rank; k++) y.d[k] = k == single ? "i" : "0";
+        store_group(e, g, &y);
+        cse_reset(e, mark);
+        close_loops(e, 2);
+    }
+}
+
+/* A nest over the dimensions of |s| larger than 1: the first ranged, the innermost with a
+ * constant count (a multiple of 16 and a remainder, each its own loop). */
+static void dims_nest(em *e, const group *g, const cxla_shape *s) {
+    int64_t which[CXLA_MAX_RANK];
+    int64_t nb = big_dims(s, which);
+    if (elements_of(s) == 0) return; /* nothing to write */
+    ix x = ix_new(s->rank, s->dims);
+    for (int64_t k = 0; k < s->rank; k++) x.d[k] = "0";
+    if (nb <= 1) {
+        flat_nest(e, g, &x, elements_of(s), nb == 1 ? which[0] : -1);
+        return;
+    }
+    int opened = 0;
+    for (int64_t j = 0; j + 1 < nb; j++) {
+        int64_t k = which[j];
+        const char *i = F("i%" PRId64, k);
+        if (j == 0)
+            line(e, "for (int64_t %s = %s; %s < %s; %s++) {", i, lo_of(e), i, hi_of(e, s->dims[k]),
+                 i);
+        else
+            line(e, "for (int64_t %s = 0; %s < %" PRId64 "; %s++) {", i, i, s->dims[k], i);
+        e->indent++;
+        opened++;
+        x.d[k] = i;
+    }
+    int64_t last = which[nb - 1], d = s->dims[last];
+    int64_t main_count = d >= 32 && d % 16 ? d - d % 16 : d;
+    int64_t mark = e->ncse;
+    const char *i = F("i%" PRId64, last);
+    for (int part = 0; part < 2; part++) {
+        int64_t from = part == 0 ? 0 : main_count, to = part == 0 ? main_count : d;
+        if (from == to) continue;
+        line(e, "for (int64_t %s = %" PRId64 "; %s < %" PRId64 "; %s++) {", i, from, i, to, i);
+        e->indent++;
+        ix y = x;
+        y.d[last] = i;
+        store_group(e, g, &y);
+        cse_reset(e, mark);
+        close_loops(e, 1);
+    }
+    close_loops(e, opened);
+}
+
+/* The parameter declarations and arguments of the kernel's arrays. */
+static void build_params(em *e, const cxla_instr *const *outs, int64_t nout) {
+    cxla_strbuf op, ip, oa, ia, names;
+    cxla_strbuf_init(&op);
+    cxla_strbuf_init(&ip);
+    cxla_strbuf_init(&oa);
+    cxla_strbuf_init(&ia);
+    cxla_strbuf_init(&names);
+    for (int64_t i = 0; i < nout; i++) {
+        const char *st = cpu_emit_stype(outs[i]->shape.type);
+        cxla_strbuf_printf(&op, "%s%s *restrict o%" PRId64, i ? ", " : "", st, i);
+        cxla_strbuf_printf(&oa, "%s(%s *)out[%" PRId64 "]", i ? ", " : "", st, i);
+    }
     int64_t n = e->fused ? e->fused->param_count : e->top->operand_count;
     for (int64_t k = 0; k < n; k++) {
         const cxla_shape *s = e->fused ? &e->fused->params[k]->shape : &e->top->operands[k]->shape;
         const char *st = cpu_emit_stype(s->type);
-        line(e, "const %s *restrict p%" PRId64 " = (const %s *)in[%" PRId64 "];", st, k, st, k);
-        line(e, "(void)p%" PRId64 ";", k);
+        cxla_strbuf_printf(&ip, "%sconst %s *restrict p%" PRId64, k ? ", " : "", st, k);
+        cxla_strbuf_printf(&ia, "%s(const %s *)in[%" PRId64 "]", k ? ", " : "", st, k);
+        cxla_strbuf_printf(&names, "%sp%" PRId64, k ? ", " : "", k);
     }
+    e->out_params = F("%s", op.data ? op.data : "");
+    e->in_params = F("%s", ip.data ? ip.data : "");
+    e->out_args = F("%s", oa.data ? oa.data : "");
+    e->in_args = F("%s", ia.data ? ia.data : "");
+    e->in_names = F("%s", names.data ? names.data : "");
+    cxla_strbuf_free(&op);
+    cxla_strbuf_free(&ip);
+    cxla_strbuf_free(&oa);
+    cxla_strbuf_free(&ia);
+    cxla_strbuf_free(&names);
+}
+
+/* "(void)p0;" ... for inputs a function may leave unread. */
+static void void_inputs(em *e) {
+    int64_t n = e->fused ? e->fused->param_count : e->top->operand_count;
+    for (int64_t k = 0; k < n; k++) line(e, "(void)p%" PRId64 ";", k);
+}
+
+/* Declarations for a helper: its inputs, then |rest|. */
+static const char *helper_params(em *e, const char *rest) {
+    if (!e->in_params[0]) return rest;
+    return F("%s, %s", e->in_params, rest);
+}
+static const char *helper_args(em *e, const char *rest) {
+    if (!e->in_names[0]) return rest;
+    return F("%s, %s", e->in_names, rest);
 }
 
 /* ---- reductions ---------------------------------------------------------------------- */
@@ -783,132 +954,368 @@ static const char *fold(em *e, reducer r, cxla_type t, const char *acc, const ch
                                            cpu_emit_decode(e->arena, t, x)));
 }
 
-/* The operand index of a reduce from its kept dimensions' counters |kept| (in output
- * order) and the reduced dimensions' counters |red| (in dimension order). */
-static ix reduce_operand_ix(const cxla_instr *reduce, const bool *reduced, const char *const *kept,
-                            const char *const *red) {
-    const cxla_shape *s = &reduce->operands[0]->shape;
+/* How a reduce is emitted (see reduce_plan). */
+typedef struct rplan {
+    const cxla_instr *reduce, *src;
+    reducer r;
+    cxla_type t;
+    bool reduced[CXLA_MAX_RANK];
+    int64_t count; /* reduced elements per output element */
+    bool pairwise; /* f32/f64 add: the interpreter's pairwise tree */
+    int64_t lanes; /* > 1: blocks of this many contiguous outputs (a column reduce) */
+    bool trailing; /* the reduced dimensions are the operand's last ones */
+    int64_t range; /* iterations of the outer loop */
+} rplan;
+
+static rplan reduce_plan(const cxla_instr *reduce) {
+    rplan p;
+    memset(&p, 0, sizeof p);
+    p.reduce = reduce;
+    p.src = reduce->operands[0];
+    p.r = match_reducer(reduce);
+    p.t = reduce->shape.type;
+    int64_t nd = 0;
+    const int64_t *dims = cxla_instr_ints(reduce, CXLA_ATTR_DIMENSIONS, &nd);
+    for (int64_t k = 0; k < nd; k++) p.reduced[dims[k]] = true;
+    p.count = 1;
+    for (int64_t k = 0; k < nd; k++) p.count *= p.src->shape.dims[dims[k]];
+    p.pairwise = p.r == RED_ADD && (p.t == CXLA_F32 || p.t == CXLA_F64) && p.count > 0;
+    int64_t rank = p.src->shape.rank, orank = reduce->shape.rank;
+    p.trailing = true;
+    for (int64_t k = 0; k < rank; k++)
+        if (p.reduced[k] && k < rank - nd) p.trailing = false;
+    p.lanes = 1;
+    if (orank > 0 && !p.reduced[rank - 1] && p.count > 0) {
+        int64_t d = p.src->shape.dims[rank - 1];
+        int64_t w = MAX_LANES;
+        while (w > 1 && d % w) w /= 2;
+        if (w >= 8) p.lanes = w;
+    }
+    if (p.lanes > 1)
+        p.range = orank >= 2 ? reduce->shape.dims[0] : reduce->shape.dims[0] / p.lanes;
+    else
+        p.range = elements_of(&reduce->shape);
+    return p;
+}
+
+/* The operand index of a reduce from its kept dimensions' indices |kept| (in output
+ * order) and the reduced ones |red| (in dimension order). */
+static ix reduce_operand_ix(const rplan *p, const char *const *kept, const char *const *red) {
+    const cxla_shape *s = &p->src->shape;
     ix y = ix_new(s->rank, s->dims);
     int64_t ko = 0, ro = 0;
-    for (int64_t j = 0; j < s->rank; j++) y.d[j] = reduced[j] ? red[ro++] : kept[ko++];
+    for (int64_t j = 0; j < s->rank; j++) y.d[j] = p->reduced[j] ? red[ro++] : kept[ko++];
     return y;
 }
 
-/* The pairwise sum of the interpreter (pairwise_f32/f64 in src/interp/interp_reduce.c)
- * as a recursive helper over the reduced elements [first, first + n) of the output
- * element at o[]: leaves of up to 16 summed in order, longer ranges split at n / 2. */
-static const char *pairwise_helper(em *e, const cxla_instr *reduce, const bool *reduced,
-                                   int64_t index) {
-    const cxla_instr *src = reduce->operands[0];
-    cxla_type t = src->shape.type;
-    const char *CT = cpu_emit_ctype(t);
-    const char *fn = F("%s_sum%" PRId64, e->name, index);
-    cxla_strbuf body;
-    cxla_strbuf_init(&body);
-    cxla_strbuf *saved_b = e->b, *saved_hoist = e->hoist;
-    int saved_indent = e->indent;
-    int64_t saved_ncse = e->ncse;
-    e->b = &body;
+/* The reduced dimensions' indices from the linear reduced index |r| (row-major over the
+ * reduced dimensions; one reduced dimension is |r| itself). */
+static void reduced_indices(em *e, const rplan *p, const char *r, const char **red, ix *rx,
+                            int64_t *rdims) {
+    int64_t nr = 0;
+    for (int64_t j = 0; j < p->src->shape.rank; j++)
+        if (p->reduced[j]) rdims[nr++] = p->src->shape.dims[j];
+    *rx = ix_new(nr, rdims);
+    rx->lin = r;
+    for (int64_t j = 0; j < nr; j++) red[j] = ix_dim(e, rx, j);
+}
+
+/* The value of the reduce's operand at output element |o| (linear, a C expression) and
+ * linear reduced index |r|. */
+static const char *row_element(em *e, const rplan *p, const char *o, const char *r) {
+    const cxla_shape *os = &p->reduce->shape;
+    ix ox = ix_new(os->rank, os->dims);
+    ox.lin = o;
+    const char *kept[CXLA_MAX_RANK], *red[CXLA_MAX_RANK];
+    for (int64_t k = 0; k < os->rank; k++) kept[k] = ix_dim(e, &ox, k);
+    ix rx;
+    int64_t rdims[CXLA_MAX_RANK];
+    reduced_indices(e, p, r, red, &rx, rdims);
+    ix y = reduce_operand_ix(p, kept, red);
+    if (p->trailing) y.lin = F("(%s * %" PRId64 " + %s)", o, p->count, r);
+    return value(e, p->src, &y);
+}
+
+/* Saves and clears the emitter's scope for a helper function written into |body|. */
+typedef struct scope {
+    cxla_strbuf *b, *hoist;
+    int indent;
+    cse_entry *cse;
+    int64_t ncse, capcse;
+} scope;
+
+static scope scope_enter(em *e, cxla_strbuf *body) {
+    scope s = {e->b, e->hoist, e->indent, e->cse, e->ncse, e->capcse};
+    e->b = body;
     e->hoist = NULL;
     e->indent = 0;
-    line(e, "/* The pairwise sum of %s at output o[] over reduced elements [first, first + n). */",
-         reduce->name);
-    line(e, "static %s %s(const void *const *in, const int64_t *o, int64_t first, int64_t n) {", CT,
-         fn);
-    e->indent++;
-    line(e, "if (n > %d) {", PAIRWISE_LEAF);
-    line(e, "    int64_t half = n / 2;");
-    line(e, "    return %s(in, o, first, half) + %s(in, o, first + half, n - half);", fn, fn);
-    line(e, "}");
-    declare_inputs(e);
-    line(e, "(void)o;");
-    line(e, "%s s = 0;", CT);
-    line(e, "for (int64_t r = first; r < first + n; r++) {");
-    e->indent++;
-    /* The reduced counters from r, row-major over the reduced dimensions. */
-    const char *kept[CXLA_MAX_RANK], *red[CXLA_MAX_RANK];
-    int64_t nk = 0, nr = 0, rdims[CXLA_MAX_RANK];
-    for (int64_t j = 0; j < src->shape.rank; j++) {
-        if (reduced[j])
-            rdims[nr++] = src->shape.dims[j];
-        else
-            kept[nk] = F("o[%" PRId64 "]", nk), nk++;
+    e->cse = NULL;
+    e->ncse = e->capcse = 0;
+    return s;
+}
+
+static void scope_leave(em *e, scope s, cxla_strbuf *body) {
+    cxla_strbuf_append(&e->helpers, body->data ? body->data : "", body->len);
+    cxla_strbuf_free(body);
+    e->b = s.b;
+    e->hoist = s.hoist;
+    e->indent = s.indent;
+    e->cse = s.cse;
+    e->ncse = s.ncse;
+    e->capcse = s.capcse;
+}
+
+/* The helper that sums reduced elements [first, first + m) of output element o in the
+ * interpreter's pairwise tree (pairwise_f32/f64 in src/interp/interp_reduce.c: a range of
+ * up to 16 summed in order from its first element, a longer one split at m / 2 and its
+ * halves added, left + right). The tree's shape is known here, so each size gets its own
+ * helper and no division happens at run time; a subtree of 2, 4 or 8 equal leaves (m =
+ * L * 2^g, 8 < L <= 16) sums its leaves interleaved, so that their additions overlap. */
+static const char *row_sum_helper(em *e, const rplan *p, int64_t idx, int64_t m) {
+    for (int64_t i = 0; i < e->nsums; i++)
+        if (e->sums[i].idx == idx && e->sums[i].m == m) return e->sums[i].name;
+    const char *left = NULL, *right = NULL;
+    int64_t g = 0, L = m;
+    while (L > 16 && L % 2 == 0 && g < 3) L /= 2, g++;
+    bool grouped = m > 16 && L <= 16 && L > 8;
+    int64_t half = m / 2;
+    if (m > 16 && !grouped) {
+        left = row_sum_helper(e, p, idx, half);
+        right = row_sum_helper(e, p, idx, m - half);
     }
-    ix rx = ix_new(nr, rdims);
-    rx.lin = "r";
-    for (int64_t j = 0; j < nr; j++) red[j] = ix_dim(e, &rx, j);
-    ix y = reduce_operand_ix(reduce, reduced, kept, red);
-    const char *x = value(e, src, &y);
-    line(e, "s = r == first ? %s : s + %s;", x, x);
+    const char *fn = F("%s_sum%" PRId64 "_%" PRId64, e->name, idx, m);
+    if (e->nsums < (int64_t)CXLA_ARRAY_SIZE(e->sums))
+        e->sums[e->nsums++] = (sum_helper){idx, m, fn};
+    const char *CT = cpu_emit_ctype(p->t);
+    cxla_strbuf body;
+    cxla_strbuf_init(&body);
+    scope sc = scope_enter(e, &body);
+    line(e, "static %s %s(%s) {", CT, fn, helper_params(e, "int64_t o, int64_t first"));
+    e->indent++;
+    void_inputs(e);
+    line(e, "(void)o;");
+    if (left) {
+        line(e, "return %s(%s) + %s(%s);", left, helper_args(e, "o, first"), right,
+             helper_args(e, F("o, first + %" PRId64, half)));
+    } else {
+        int64_t chains = grouped ? (int64_t)1 << g : 1, len = grouped ? L : m;
+        for (int64_t c = 0; c < chains; c++) {
+            const char *v = row_element(e, p, "o", F("(first + %" PRId64 ")", c * len));
+            line(e, "%s s%" PRId64 " = %s;", CT, c, v);
+        }
+        if (len > 1) {
+            line(e, "for (int64_t r = 1; r < %" PRId64 "; r++) {", len);
+            e->indent++;
+            for (int64_t c = 0; c < chains; c++) {
+                const char *v = row_element(e, p, "o", F("(first + %" PRId64 " + r)", c * len));
+                line(e, "s%" PRId64 " += %s;", c, v);
+            }
+            e->indent--;
+            line(e, "}");
+        }
+        /* The leaves combined as the tree does: neighbours first. */
+        for (int64_t w = 1; w < chains; w *= 2)
+            for (int64_t c = 0; c + w < chains; c += 2 * w)
+                line(e, "s%" PRId64 " = s%" PRId64 " + s%" PRId64 ";", c, c, c + w);
+        line(e, "return s0;");
+    }
     e->indent--;
     line(e, "}");
-    line(e, "return s;");
-    e->indent--;
-    line(e, "}");
-    cxla_strbuf_append(&e->helpers, body.data ? body.data : "", body.len);
-    cxla_strbuf_free(&body);
-    e->b = saved_b;
-    e->hoist = saved_hoist;
-    e->indent = saved_indent;
-    e->ncse = saved_ncse;
+    scope_leave(e, sc, &body);
     return fn;
 }
 
-/* The loops of one reduce writing output pointer |out|. */
-static void emit_reduce(em *e, const cxla_instr *reduce, const char *out, int64_t index) {
-    reducer r = match_reducer(reduce);
-    const cxla_instr *src = reduce->operands[0];
-    cxla_type t = reduce->shape.type;
+/* The column helper: acc[k] for the LANES outputs of a block gets the pairwise sum of
+ * reduced elements [first, first + n) of each, the same tree per lane (the interpreter's
+ * lanes_pairwise). The block's kept indices are o[] and the lane base cb. */
+static const char *col_sum_helper(em *e, const rplan *p, int64_t idx) {
+    const char *fn = F("%s_csum%" PRId64, e->name, idx);
+    const char *CT = cpu_emit_ctype(p->t);
+    int64_t W = p->lanes, orank = p->reduce->shape.rank;
+    cxla_strbuf body;
+    cxla_strbuf_init(&body);
+    scope sc = scope_enter(e, &body);
+    line(e, "static void %s(%s) {", fn,
+         helper_params(e, F("const int64_t *o, int64_t cb, %s *restrict acc, int64_t first, "
+                            "int64_t n",
+                            CT)));
+    e->indent++;
+    void_inputs(e);
+    line(e, "(void)o;");
+    line(e, "if (n > 16) {");
+    e->indent++;
+    line(e, "const int64_t half = n / 2;");
+    line(e, "%s right[%" PRId64 "];", CT, W);
+    line(e, "%s(%s);", fn, helper_args(e, "o, cb, acc, first, half"));
+    line(e, "%s(%s);", fn, helper_args(e, "o, cb, right, first + half, n - half"));
+    line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) acc[k] = acc[k] + right[k];", W);
+    line(e, "return;");
+    e->indent--;
+    line(e, "}");
+    const char *kept[CXLA_MAX_RANK];
+    for (int64_t k = 0; k + 1 < orank; k++) kept[k] = F("o[%" PRId64 "]", k);
+    kept[orank - 1] = "(cb + k)";
+    for (int part = 0; part < 2; part++) {
+        if (part == 0) {
+            line(e, "{");
+            e->indent++;
+            line(e, "const int64_t r = first;");
+        } else {
+            line(e, "for (int64_t r = first + 1; r < first + n; r++) {");
+            e->indent++;
+        }
+        const char *red[CXLA_MAX_RANK];
+        ix rx;
+        int64_t rdims[CXLA_MAX_RANK];
+        reduced_indices(e, p, "r", red, &rx, rdims);
+        /* The reduced indices do not change across lanes: computed before the lane loop. */
+        for (int64_t j = 0; j < rx.rank; j++) {
+            if (strcmp(red[j], "r") == 0 || strcmp(red[j], "0") == 0) continue;
+            const char *rv = F("r%" PRId64, j);
+            line(e, "const int64_t %s = %s;", rv, red[j]);
+            red[j] = rv;
+        }
+        line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) {", W);
+        e->indent++;
+        ix y = reduce_operand_ix(p, kept, red);
+        const char *v = value(e, p->src, &y);
+        if (part == 0)
+            line(e, "acc[k] = %s;", v);
+        else
+            line(e, "acc[k] += %s;", v);
+        e->ncse = 0;
+        close_loops(e, 2);
+    }
+    e->indent--;
+    line(e, "}");
+    scope_leave(e, sc, &body);
+    return fn;
+}
+
+/* The loops of one reduce writing output o|idx|. */
+static void emit_reduce(em *e, const rplan *p, int64_t idx) {
+    const cxla_instr *reduce = p->reduce;
+    cxla_type t = p->t;
     const char *CT = cpu_emit_ctype(t);
-    bool reduced[CXLA_MAX_RANK] = {false};
-    int64_t nd = 0;
-    const int64_t *dims = cxla_instr_ints(reduce, CXLA_ATTR_DIMENSIONS, &nd);
-    for (int64_t k = 0; k < nd; k++) reduced[dims[k]] = true;
-    int64_t count = 1;
-    for (int64_t k = 0; k < nd; k++) count *= src->shape.dims[dims[k]];
-    bool pairwise = r == RED_ADD && (t == CXLA_F32 || t == CXLA_F64) && count > 0;
-    const char *fn = pairwise ? pairwise_helper(e, reduce, reduced, index) : NULL;
+    const cxla_shape *os = &reduce->shape;
+    int64_t orank = os->rank, W = p->lanes;
+    const char *helper = NULL;
+    if (p->pairwise)
+        helper = W > 1 ? col_sum_helper(e, p, idx) : row_sum_helper(e, p, idx, p->count);
     if (e->fused) comment(e, reduce);
     ix s = ix_new(0, NULL);
-    const char *init = value(e, reduce->operands[1], &s);
-    ix ox;
-    int loops = open_loops(e, &reduce->shape, true, F("i%" PRId64 "_", index), &ox);
+    const char *init = F("init%" PRId64, idx);
+    line(e, "const %s %s = %s;", CT, init, value(e, reduce->operands[1], &s));
     int64_t mark = e->ncse;
-    const char *acc = F("acc%" PRId64, index);
-    if (pairwise) {
-        if (ox.rank) {
-            cxla_strbuf list;
-            cxla_strbuf_init(&list);
-            for (int64_t k = 0; k < ox.rank; k++)
-                cxla_strbuf_printf(&list, "%s%s", k ? ", " : "", ox.d[k]);
-            line(e, "const int64_t o[%" PRId64 "] = {%s};", ox.rank, list.data);
-            cxla_strbuf_free(&list);
-        } else {
-            line(e, "const int64_t *o = NULL;");
-        }
-        line(e, "const %s %s = %s + %s(in, o, 0, %" PRId64 ");", CT, acc, init, fn, count);
-    } else {
-        line(e, "%s %s = %s;", CT, acc, init);
-        const char *red[CXLA_MAX_RANK];
-        int64_t nr = 0;
+    if (W > 1) {
+        /* Blocks of W contiguous outputs along the last dimension. */
+        const char *kept[CXLA_MAX_RANK];
         int opened = 0;
-        for (int64_t j = 0; j < src->shape.rank; j++) {
-            if (!reduced[j]) continue;
-            const char *rv = F("r%" PRId64 "_%" PRId64, index, nr);
-            red[nr++] = rv;
-            line(e, "for (int64_t %s = 0; %s < %" PRId64 "; %s++) {", rv, rv, src->shape.dims[j],
-                 rv);
+        for (int64_t k = 0; k + 1 < orank; k++) {
+            const char *i = F("i%" PRId64 "_%" PRId64, idx, k);
+            if (k == 0)
+                line(e, "for (int64_t %s = %s; %s < %s; %s++) {", i, lo_of(e), i,
+                     hi_of(e, os->dims[0]), i);
+            else
+                line(e, "for (int64_t %s = 0; %s < %" PRId64 "; %s++) {", i, i, os->dims[k], i);
             e->indent++;
             opened++;
+            kept[k] = i;
         }
-        ix y = reduce_operand_ix(reduce, reduced, ox.d, red);
-        const char *x = value(e, src, &y);
-        line(e, "%s = %s;", acc, fold(e, r, t, acc, x));
+        int64_t blocks = os->dims[orank - 1] / W;
+        if (orank == 1)
+            line(e, "for (int64_t c = %s; c < %s; c++) {", lo_of(e), hi_of(e, blocks));
+        else
+            line(e, "for (int64_t c = 0; c < %" PRId64 "; c++) {", blocks);
+        e->indent++;
+        opened++;
+        line(e, "const int64_t cb = c * %" PRId64 ";", W);
+        line(e, "%s acc[%" PRId64 "];", CT, W);
+        ix ox = ix_new(orank, os->dims);
+        for (int64_t k = 0; k + 1 < orank; k++) ox.d[k] = kept[k];
+        ox.d[orank - 1] = "cb";
+        const char *obase = ix_lin(e, &ox);
+        if (p->pairwise) {
+            cxla_strbuf list;
+            cxla_strbuf_init(&list);
+            for (int64_t k = 0; k + 1 < orank; k++)
+                cxla_strbuf_printf(&list, "%s%s", k ? ", " : "", kept[k]);
+            if (orank > 1)
+                line(e, "const int64_t o[%" PRId64 "] = {%s};", orank - 1, list.data);
+            else
+                line(e, "const int64_t *o = 0;");
+            cxla_strbuf_free(&list);
+            line(e, "%s(%s);", helper, helper_args(e, F("o, cb, acc, 0, %" PRId64, p->count)));
+            line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) o%" PRId64 "[%s + k] = %s + acc[k];",
+                 W, idx, obase, init);
+        } else {
+            line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) acc[k] = %s;", W, init);
+            const char *red[CXLA_MAX_RANK];
+            int64_t nr = 0;
+            int ropen = 0;
+            for (int64_t j = 0; j < p->src->shape.rank; j++) {
+                if (!p->reduced[j]) continue;
+                const char *rv = F("r%" PRId64 "_%" PRId64, idx, nr);
+                red[nr++] = rv;
+                line(e, "for (int64_t %s = 0; %s < %" PRId64 "; %s++) {", rv, rv,
+                     p->src->shape.dims[j], rv);
+                e->indent++;
+                ropen++;
+            }
+            line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) {", W);
+            e->indent++;
+            const char *kk[CXLA_MAX_RANK];
+            for (int64_t k = 0; k + 1 < orank; k++) kk[k] = kept[k];
+            kk[orank - 1] = "(cb + k)";
+            ix y = reduce_operand_ix(p, kk, red);
+            const char *x = value(e, p->src, &y);
+            line(e, "acc[k] = %s;", fold(e, p->r, t, "acc[k]", x));
+            close_loops(e, 1 + ropen);
+            line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) o%" PRId64 "[%s + k] = acc[k];", W,
+                 idx, obase);
+        }
         close_loops(e, opened);
+    } else {
+        /* One output element at a time. */
+        int64_t n = elements_of(os);
+        line(e, "for (int64_t o = %s; o < %s; o++) {", lo_of(e), hi_of(e, n));
+        e->indent++;
+        if (p->pairwise) {
+            line(e, "o%" PRId64 "[o] = %s + %s(%s);", idx, init, helper, helper_args(e, "o, 0"));
+        } else {
+            line(e, "%s acc = %s;", CT, init);
+            /* The reduced dimensions as nested loops, in order. */
+            const cxla_shape *ss = &p->src->shape;
+            ix ox = ix_new(orank, os->dims);
+            ox.lin = "o";
+            const char *kept[CXLA_MAX_RANK], *red[CXLA_MAX_RANK];
+            for (int64_t k = 0; k < orank; k++) {
+                kept[k] = ix_dim(e, &ox, k);
+                if (strcmp(kept[k], "o") && strcmp(kept[k], "0")) {
+                    const char *kv = F("o%" PRId64 "_%" PRId64, idx, k);
+                    line(e, "const int64_t %s = %s;", kv, kept[k]);
+                    kept[k] = kv;
+                }
+            }
+            int64_t nr = 0;
+            int ropen = 0;
+            for (int64_t j = 0; j < ss->rank; j++) {
+                if (!p->reduced[j]) continue;
+                const char *rv = F("r%" PRId64 "_%" PRId64, idx, nr);
+                red[nr++] = rv;
+                line(e, "for (int64_t %s = 0; %s < %" PRId64 "; %s++) {", rv, rv, ss->dims[j], rv);
+                e->indent++;
+                ropen++;
+            }
+            ix y = reduce_operand_ix(p, kept, red);
+            const char *x = value(e, p->src, &y);
+            line(e, "acc = %s;", fold(e, p->r, t, "acc", x));
+            close_loops(e, ropen);
+            line(e, "o%" PRId64 "[o] = acc;", idx);
+        }
+        close_loops(e, 1);
     }
     e->ncse = mark;
-    line(e, "%s[%s] = %s;", out, ix_lin(e, &ox), store(e, t, acc));
-    close_loops(e, loops);
 }
 
 /* ---- kernels ------------------------------------------------------------------------- */
@@ -933,7 +1340,41 @@ void cpu_emit_prelude(cxla_strbuf *out) {
     cxla_strbuf_putc(out, '\n');
 }
 
+/* Bytes of an array shape. */
+static double bytes_of(const cxla_shape *s) {
+    return (double)elements_of(s) * (double)cxla_type_storage(s->type);
+}
+
+/* The kernel's work in byte-equivalents (cpu_kernel_info.cost): the bytes it reads and
+ * writes, and TRANSCENDENTAL_BYTES per element of each math function (a libm call in
+ * double costs about what streaming that many bytes does). */
+enum { TRANSCENDENTAL_BYTES = 32 };
+static double kernel_cost(const em *e, const cxla_instr *const *outs, int64_t nout) {
+    double c = 0;
+    for (int64_t i = 0; i < nout; i++) c += bytes_of(&outs[i]->shape);
+    for (int64_t k = 0; k < e->top->operand_count; k++) c += bytes_of(&e->top->operands[k]->shape);
+    const cxla_instr *const *list =
+        e->fused ? (const cxla_instr *const *)e->fused->instrs : &e->top;
+    int64_t n = e->fused ? e->fused->instr_count : 1;
+    for (int64_t i = 0; i < n; i++)
+        if (exec_math_unary(list[i]->opcode) && cxla_type_is_float(list[i]->shape.type))
+            c += (double)TRANSCENDENTAL_BYTES * (double)elements_of(&list[i]->shape);
+    return c;
+}
+
+static bool same_dims(const cxla_shape *a, const cxla_shape *b) {
+    if (a->rank != b->rank) return false;
+    for (int64_t k = 0; k < a->rank; k++)
+        if (a->dims[k] != b->dims[k]) return false;
+    return true;
+}
+
 cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strbuf *out) {
+    return cpu_emit_kernel_info(instr, name, out, NULL);
+}
+
+cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                 cpu_kernel_info *out_info) {
     const char *why = NULL;
     const cxla_computation *fused = NULL;
     if (instr->opcode == CXLA_OP_FUSION) {
@@ -972,43 +1413,72 @@ cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strb
     cxla_strbuf_init(&hoist);
     e->b = &body;
     e->indent = 1;
+    void_inputs(e);
 
     /* The outputs: the root, or the root tuple's elements. */
     const cxla_instr *root = fused ? fused->root : instr;
-    const cxla_instr *outs[256];
+    enum { MAX_OUTS = 256 };
+    const cxla_instr *outs[MAX_OUTS];
     int64_t nout = 1;
     if (fused && root->opcode == CXLA_OP_TUPLE) {
-        nout = root->operand_count < 256 ? root->operand_count : 256;
+        nout = root->operand_count < MAX_OUTS ? root->operand_count : MAX_OUTS;
         for (int64_t i = 0; i < nout; i++) outs[i] = root->operands[i];
     } else {
         outs[0] = root;
     }
-    line(e, "(void)in;");
+    build_params(e, outs, nout);
+
+    /* The nests: one per reduce, one per shape of the other outputs (they share their
+     * operands' values). All nests split by one range when their outer loops agree;
+     * otherwise the kernel is one unit of work. */
+    int64_t group_of[MAX_OUTS], range = 0;
+    bool agree = true;
     for (int64_t i = 0; i < nout; i++) {
-        const char *st = cpu_emit_stype(outs[i]->shape.type);
-        line(e, "%s *restrict o%" PRId64 " = (%s *)out[%" PRId64 "];", st, i, st, i);
-    }
-    declare_inputs(e);
-    /* Reduces, each its own loop nest. */
-    for (int64_t i = 0; i < nout; i++) {
-        if (outs[i]->opcode != CXLA_OP_REDUCE) continue;
-        e->hoist = NULL;
-        emit_reduce(e, outs[i], F("o%" PRId64, i), i);
-        e->ncse = 0;
-    }
-    /* The other outputs: one loop nest for all of one shape (they share their operands'
-     * values), in output order. */
-    bool done[256] = {false};
-    for (int64_t i = 0; i < nout && !e->err; i++) {
-        if (outs[i]->opcode == CXLA_OP_REDUCE || done[i]) continue;
-        const cxla_shape *s = &outs[i]->shape;
-        bool dims = false;
-        for (int64_t j = i; j < nout; j++) {
-            const cxla_shape *sj = &outs[j]->shape;
-            bool same = outs[j]->opcode != CXLA_OP_REDUCE && sj->rank == s->rank;
-            for (int64_t k = 0; same && k < s->rank; k++) same = sj->dims[k] == s->dims[k];
-            if (same) dims = dims || needs_dims(e, outs[j]);
+        group_of[i] = i;
+        if (outs[i]->opcode != CXLA_OP_REDUCE)
+            for (int64_t j = 0; j < i; j++)
+                if (outs[j]->opcode != CXLA_OP_REDUCE &&
+                    same_dims(&outs[j]->shape, &outs[i]->shape)) {
+                    group_of[i] = group_of[j];
+                    break;
+                }
+        if (group_of[i] != i) continue;
+        int64_t r;
+        if (outs[i]->opcode == CXLA_OP_REDUCE) {
+            r = reduce_plan(outs[i]).range;
+        } else {
+            bool dims = false;
+            for (int64_t j = i; j < nout; j++)
+                if (same_dims(&outs[j]->shape, &outs[i]->shape) &&
+                    outs[j]->opcode != CXLA_OP_REDUCE)
+                    dims = dims || needs_dims(e, outs[j]);
+            r = elementwise_range(&outs[i]->shape, dims);
         }
+        if (i == 0)
+            range = r;
+        else if (r != range)
+            agree = false;
+    }
+    e->ranged = agree && range > 1;
+    if (!e->ranged) range = 1;
+
+    for (int64_t i = 0; i < nout && !e->err; i++) {
+        if (group_of[i] != i) continue;
+        if (outs[i]->opcode == CXLA_OP_REDUCE) {
+            e->hoist = NULL;
+            rplan p = reduce_plan(outs[i]);
+            emit_reduce(e, &p, i);
+            e->ncse = 0;
+            continue;
+        }
+        int64_t idx[MAX_OUTS], count = 0;
+        bool dims = false;
+        for (int64_t j = i; j < nout; j++)
+            if (group_of[j] == i) {
+                idx[count++] = j;
+                dims = dims || needs_dims(e, outs[j]);
+            }
+        group g = {outs, idx, count};
         cxla_strbuf_free(&hoist);
         cxla_strbuf_init(&hoist);
         cxla_strbuf *main_b = e->b;
@@ -1017,20 +1487,13 @@ cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strb
         cxla_strbuf loop;
         cxla_strbuf_init(&loop);
         e->b = &loop;
-        ix x;
-        int loops = open_loops(e, s, dims, "i", &x);
-        for (int64_t j = i; j < nout; j++) {
-            const cxla_shape *sj = &outs[j]->shape;
-            bool same = outs[j]->opcode != CXLA_OP_REDUCE && sj->rank == s->rank;
-            for (int64_t k = 0; same && k < s->rank; k++) same = sj->dims[k] == s->dims[k];
-            if (!same) continue;
-            done[j] = true;
-            ix y = x;
-            y.dims = sj->dims;
-            const char *v = value(e, outs[j], &y);
-            line(e, "o%" PRId64 "[%s] = %s;", j, ix_lin(e, &x), store(e, sj->type, v));
+        const cxla_shape *s = &outs[i]->shape;
+        if (dims) {
+            dims_nest(e, &g, s);
+        } else {
+            ix x = ix_new(s->rank, s->dims);
+            flat_nest(e, &g, &x, elements_of(s), -1);
         }
-        close_loops(e, loops);
         e->b = main_b;
         cxla_strbuf_append(e->b, hoist.data ? hoist.data : "", hoist.len);
         cxla_strbuf_append(e->b, loop.data ? loop.data : "", loop.len);
@@ -1041,7 +1504,7 @@ cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strb
 
     cxla_status st = e->err;
     if (!st) {
-        /* The kernel: its HLO, constants, helpers, then the function. */
+        /* The kernel: its HLO, constants, helpers, the body, then the entry point. */
         cxla_strbuf head;
         cxla_strbuf_init(&head);
         cxla_hlo_print_instr(&head, instr, CXLA_HLO_STYLE_SHORT);
@@ -1053,13 +1516,33 @@ cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strb
         cxla_strbuf_free(&head);
         cxla_strbuf_append(out, e->consts.data ? e->consts.data : "", e->consts.len);
         cxla_strbuf_append(out, e->helpers.data ? e->helpers.data : "", e->helpers.len);
-        cxla_strbuf_printf(out, "void %s(void *const *out, const void *const *in);\n", name);
-        cxla_strbuf_printf(out, "void %s(void *const *out, const void *const *in) {\n", name);
+        const char *sep = e->in_params[0] ? ", " : "";
+        cxla_strbuf_printf(out, "static void %s_body(%s%s%s, int64_t begin, int64_t end) {\n", name,
+                           e->out_params, sep, e->in_params);
+        cxla_strbuf_puts(out, "    (void)begin;\n    (void)end;\n");
         cxla_strbuf_append(out, body.data ? body.data : "", body.len);
-        cxla_strbuf_puts(out, "}\n\n");
+        cxla_strbuf_puts(out, "}\n");
+        cxla_strbuf_printf(out,
+                           "/* Iterations [begin, end) of the outer loop, of %" PRId64 ". */\n"
+                           "void %s(void *const *out, const void *const *in, int64_t begin, "
+                           "int64_t end);\n",
+                           range, name);
+        cxla_strbuf_printf(out,
+                           "void %s(void *const *out, const void *const *in, int64_t begin, "
+                           "int64_t end) {\n",
+                           name);
+        cxla_strbuf_printf(out, "    (void)in;\n    if (end > %" PRId64 ") end = %" PRId64 ";\n",
+                           range, range);
+        cxla_strbuf_puts(out, "    if (begin < 0) begin = 0;\n    if (begin >= end) return;\n");
+        cxla_strbuf_printf(out, "    %s_body(%s%s%s, begin, end);\n}\n\n", name, e->out_args, sep,
+                           e->in_args);
         if (out->failed || body.failed || e->consts.failed || e->helpers.failed)
             st = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s",
                             instr->name);
+        if (!st && out_info) {
+            out_info->range = range;
+            out_info->cost = kernel_cost(e, outs, nout);
+        }
     }
     cxla_strbuf_free(&body);
     cxla_strbuf_free(&hoist);

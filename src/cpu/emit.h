@@ -25,8 +25,22 @@
 /* True when cpu_emit_kernel can emit |instr|. */
 bool cpu_can_emit(const cxla_instr *instr);
 
+/* What the caller of a kernel needs to split it over threads. */
+typedef struct cpu_kernel_info {
+    /* Iterations of the kernel's outer loop: NAME(out, in, begin, end) computes those in
+     * [begin, end) (clamped to [0, range)); any split of [0, range) into parts gives the
+     * same results as one call, bit for bit. 1 when the kernel cannot be split. */
+    int64_t range;
+    /* The work of the whole kernel in byte-equivalents: the bytes it reads and writes, plus
+     * a weight per element of each transcendental function (the thread pool's cost model,
+     * threadpool.h). */
+    double cost;
+} cpu_kernel_info;
+
 /* Appends to |out| the C definition of one kernel computing |instr|:
- *   void NAME(void *const *out, const void *const *in)
+ *   void NAME(void *const *out, const void *const *in, int64_t begin, int64_t end)
+ * which computes iterations [begin, end) of its outer loop (see cpu_kernel_info; (0,
+ * INT64_MAX) runs all of it).
  * in[k] points to operand k's data, out[i] to the i-th array result (out[0] when the
  * result is an array; one per tuple element for a tuple-shaped multi-output fusion).
  * All arrays are dense, in the default row-major layout, with static shapes; out never
@@ -35,6 +49,9 @@ bool cpu_can_emit(const cxla_instr *instr);
  * the instruction (and the fused instruction) for what cannot be emitted;
  * RESOURCE_EXHAUSTED when memory is short. */
 cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strbuf *out);
+/* cpu_emit_kernel that also fills |out_info| (may be NULL). */
+cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                 cpu_kernel_info *out_info);
 
 /* The code every translation unit starts with: includes (stdint.h, string.h, math.h),
  * helpers (bf16/f16/f8 <-> f32 rounding to nearest even as the interpreter does), math

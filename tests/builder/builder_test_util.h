@@ -10,6 +10,7 @@
 #include "cxla/builder.h"
 #include "harness.h"
 #include "hlo/hlo.h"
+#include "cpu/cpu.h"
 #include "interp/interp.h"
 
 static inline cxla_builder *new_builder(const char *name) {
@@ -56,6 +57,22 @@ static inline cxla_literal *run_args(const cxla_xla_computation *c, const char *
     cxla_literal *out = NULL, *out2 = NULL;
     CHECK_OK(interp_run_module(cxla_xla_computation_module(c), &opts,
                                (const cxla_literal *const *)in, n, &out));
+    /* CXLA_TEST_BACKEND=cpu also runs the built module on the cpu backend, which must give
+     * the interpreter's result bit for bit (tests/cpu/test_cpu_suites.sh). */
+    const char *backend = getenv("CXLA_TEST_BACKEND");
+    if (out && backend && strcmp(backend, "cpu") == 0) {
+        void *compiled = NULL;
+        exec_compile_options co = {0};
+        cxla_literal *cpu_out = NULL;
+        CHECK_OK(cpu_backend.compile(cxla_xla_computation_module(c), &co, &compiled));
+        if (compiled) {
+            CHECK_OK(
+                cpu_backend.execute(compiled, &opts, (const cxla_literal *const *)in, n, &cpu_out));
+            cpu_backend.destroy(compiled);
+        }
+        if (cpu_out) CHECK_OK(cxla_literal_compare(cpu_out, out, NULL));
+        cxla_literal_free(cpu_out);
+    }
     char *text = NULL;
     CHECK_OK(cxla_xla_computation_to_hlo_text(c, &text));
     cxla_module *m = NULL;

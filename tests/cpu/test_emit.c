@@ -354,7 +354,7 @@ static char *emit_all(size_t *len, int *emitted) {
     return cxla_strbuf_take(&tu);
 }
 
-typedef void (*kernel_fn)(void *const *out, const void *const *in);
+typedef void (*kernel_fn)(void *const *out, const void *const *in, int64_t begin, int64_t end);
 
 /* Runs case |i| on random inputs on the interpreter and the kernel; compares. */
 static void run_case(cpu_library *lib, int i) {
@@ -407,7 +407,7 @@ static void run_case(cpu_library *lib, int i) {
             sizes[j] = (size_t)cxla_literal_element_count(want[j]) * cxla_type_storage(sh->type);
             out[j] = calloc(1, sizes[j] + 1);
         }
-        fn(out, in);
+        fn(out, in, 0, INT64_MAX);
         for (int64_t j = 0; j < nout; j++) {
             const unsigned char *a = cxla_literal_data_const(want[j]), *b = out[j];
             size_t es = cxla_type_storage(cxla_literal_shape(want[j])->type);

@@ -1,0 +1,216 @@
+/* The cpu backend's thread pool (threadpool.h): a shared pool per thread count, workers
+ * waiting on one queue of parts, the caller running part 0 and any part still queued. */
+#include "cpu/threadpool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+enum { PART_MIN_COST = 256 * 1024, MAX_PARTS = 256 };
+
+typedef struct job {
+    cpu_kernel_fn fn;
+    void *const *out;
+    const void *const *in;
+    int64_t pending; /* parts not finished (under the pool's mutex) */
+} job;
+
+typedef struct task {
+    job *job;
+    int64_t begin, end;
+    struct task *next;
+} task;
+
+struct cpu_pool {
+    int threads;
+    int refs; /* under registry_mutex */
+    pthread_mutex_t mu;
+    pthread_cond_t work; /* a task was queued, or stop */
+    pthread_cond_t done; /* a job's last part finished */
+    task *head, *tail;
+    pthread_t *workers;
+    int started;
+    bool stop;
+    atomic_int running; /* runs of executables in progress */
+    cpu_pool *next;     /* in the registry */
+};
+
+static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
+static cpu_pool *registry;
+
+int cpu_pool_threads(int requested) {
+    if (requested > 0) return requested;
+    const char *env = getenv("CXLA_NUM_THREADS");
+    if (env && *env) {
+        char *end = NULL;
+        long v = strtol(env, &end, 10);
+        if (end && *end == '\0' && v > 0 && v <= 4096) return (int)v;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 && n <= 4096 ? (int)n : 1;
+}
+
+int64_t cpu_pool_parts(double cost, int64_t range, int threads) {
+    if (threads <= 1 || range <= 1 || cost < 2.0 * PART_MIN_COST) return 1;
+    double by_cost = cost / PART_MIN_COST;
+    int64_t parts = threads;
+    if (by_cost < (double)parts) parts = (int64_t)by_cost;
+    if (parts > range) parts = range;
+    if (parts > MAX_PARTS) parts = MAX_PARTS;
+    return parts < 1 ? 1 : parts;
+}
+
+static void finish(cpu_pool *p, job *j) {
+    pthread_mutex_lock(&p->mu);
+    if (--j->pending == 0) pthread_cond_broadcast(&p->done);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void *worker_main(void *arg) {
+    cpu_pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->head && !p->stop) pthread_cond_wait(&p->work, &p->mu);
+        if (p->stop) break;
+        task *t = p->head;
+        p->head = t->next;
+        if (!p->head) p->tail = NULL;
+        pthread_mutex_unlock(&p->mu);
+        t->job->fn(t->job->out, t->job->in, t->begin, t->end);
+        finish(p, t->job);
+        pthread_mutex_lock(&p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+cxla_status cpu_pool_acquire(int threads, cpu_pool **out) {
+    *out = NULL;
+    if (threads < 1) threads = 1;
+    pthread_mutex_lock(&registry_mutex);
+    for (cpu_pool *p = registry; p; p = p->next)
+        if (p->threads == threads) {
+            p->refs++;
+            *out = p;
+            pthread_mutex_unlock(&registry_mutex);
+            return NULL;
+        }
+    cpu_pool *p = calloc(1, sizeof(*p));
+    if (p) p->workers = calloc((size_t)threads, sizeof(*p->workers));
+    if (!p || !p->workers) {
+        pthread_mutex_unlock(&registry_mutex);
+        if (p) free(p);
+        return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory creating a thread pool");
+    }
+    p->threads = threads;
+    p->refs = 1;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->done, NULL);
+    atomic_init(&p->running, 0);
+    p->next = registry;
+    registry = p;
+    pthread_mutex_unlock(&registry_mutex);
+    *out = p;
+    return NULL;
+}
+
+void cpu_pool_release(cpu_pool *pool) {
+    if (!pool) return;
+    pthread_mutex_lock(&registry_mutex);
+    bool last = --pool->refs == 0;
+    if (last)
+        for (cpu_pool **q = &registry; *q; q = &(*q)->next)
+            if (*q == pool) {
+                *q = pool->next;
+                break;
+            }
+    pthread_mutex_unlock(&registry_mutex);
+    if (!last) return;
+    pthread_mutex_lock(&pool->mu);
+    pool->stop = true;
+    pthread_cond_broadcast(&pool->work);
+    pthread_mutex_unlock(&pool->mu);
+    for (int i = 0; i < pool->started; i++) pthread_join(pool->workers[i], NULL);
+    pthread_cond_destroy(&pool->done);
+    pthread_cond_destroy(&pool->work);
+    pthread_mutex_destroy(&pool->mu);
+    free(pool->workers);
+    free(pool);
+}
+
+void cpu_pool_enter(cpu_pool *pool) {
+    if (pool) atomic_fetch_add(&pool->running, 1);
+}
+
+void cpu_pool_leave(cpu_pool *pool) {
+    if (pool) atomic_fetch_sub(&pool->running, 1);
+}
+
+/* Starts the workers once (under p->mu); false when none could start. */
+static bool start_workers(cpu_pool *p) {
+    while (p->started < p->threads - 1) {
+        if (pthread_create(&p->workers[p->started], NULL, worker_main, p) != 0) break;
+        p->started++;
+    }
+    return p->started > 0;
+}
+
+void cpu_pool_run_kernel(cpu_pool *pool, cpu_kernel_fn fn, const cpu_kernel_info *info,
+                         void *const *out, const void *const *in) {
+    int64_t range = info ? info->range : 1;
+    int threads = 1;
+    if (pool) {
+        int running = atomic_load(&pool->running);
+        threads = pool->threads / (running > 1 ? running : 1);
+    }
+    int64_t parts = info ? cpu_pool_parts(info->cost, range, threads) : 1;
+    if (parts <= 1) {
+        fn(out, in, 0, range);
+        return;
+    }
+    task tasks[MAX_PARTS];
+    job j = {fn, out, in, parts - 1};
+    pthread_mutex_lock(&pool->mu);
+    if (!start_workers(pool)) {
+        pthread_mutex_unlock(&pool->mu);
+        fn(out, in, 0, range);
+        return;
+    }
+    /* Part i is [range * i / parts, range * (i + 1) / parts); the caller takes part 0. */
+    for (int64_t i = 1; i < parts; i++) {
+        tasks[i] = (task){&j, range * i / parts, range * (i + 1) / parts, NULL};
+        if (pool->tail)
+            pool->tail->next = &tasks[i];
+        else
+            pool->head = &tasks[i];
+        pool->tail = &tasks[i];
+    }
+    pthread_cond_broadcast(&pool->work);
+    pthread_mutex_unlock(&pool->mu);
+    fn(out, in, 0, range / parts);
+    /* Parts of this job that no worker took yet: run them here. */
+    pthread_mutex_lock(&pool->mu);
+    for (;;) {
+        task *mine = NULL, *prev = NULL;
+        for (task *t = pool->head; t; prev = t, t = t->next)
+            if (t->job == &j) {
+                mine = t;
+                break;
+            }
+        if (!mine) break;
+        if (prev)
+            prev->next = mine->next;
+        else
+            pool->head = mine->next;
+        if (pool->tail == mine) pool->tail = prev;
+        pthread_mutex_unlock(&pool->mu);
+        fn(out, in, mine->begin, mine->end);
+        pthread_mutex_lock(&pool->mu);
+        j.pending--;
+    }
+    while (j.pending > 0) pthread_cond_wait(&pool->done, &pool->mu);
+    pthread_mutex_unlock(&pool->mu);
+}
