@@ -30,8 +30,8 @@ enum { DEFAULT_DATA_THRESHOLD = 4096 };
 
 /* A kernel's parameters and the arguments of a call that runs all of it (the emitter's
  * signature, emit.h): the one place to change when that signature changes. */
-#define KERNEL_PARAMS    "void *const *out, const void *const *in"
-#define KERNEL_CALL_ARGS "r, a"
+#define KERNEL_PARAMS    "void *const *out, const void *const *in, int64_t begin, int64_t end"
+#define KERNEL_CALL_ARGS "r, a, 0, INT64_MAX"
 
 typedef enum leaf_kind { L_PARAM, L_CONST, L_ARENA, L_OUT } leaf_kind;
 
@@ -404,7 +404,8 @@ static void emit_dot(aot *a, const cxla_instr *in, const char *name) {
         cxla_strbuf_puts(b, "}\n");
     }
 #undef IND
-    cxla_strbuf_puts(b, "    (void)lhs;\n    (void)rhs;\n}\n\n");
+    cxla_strbuf_puts(b, "    (void)lhs;\n    (void)rhs;\n    (void)begin; /* one call runs all of "
+                        "it */\n    (void)end;\n}\n\n");
 }
 
 /* ---- building a computation's schedule --------------------------------------------------------

@@ -828,6 +828,7 @@ static void flat_nest(em *e, const group *g, ix *x, int64_t n, int64_t single) {
         line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) {", count);
         e->indent++;
         line(e, "const int64_t i = base + k;");
+        line(e, "(void)i; /* unused when the output is a scalar (-Wunused-variable) */");
         ix y = ix_new(x->rank, x->dims);
         if (y.rank > 0) y.lin = "i"; /* a scalar stays at "0", its values hoisted */
         if (single >= 0)
