@@ -250,17 +250,20 @@ static cxla_status emit_const_array(aot *a, const cxla_instr *in, const cxla_lit
 
 /* ---- dot: a loop nest summing in the interpreter's order ------------------------------------ */
 
-/* Whether dot |in| has a plain-C form here: f32 x f32 -> f32, f64 x f64 -> f64, or integer
- * operands and result (64-bit wrapping sums, as the interpreter's CK_INT); no
- * PACKED_NIBBLE. Each output element is the sum of its products in the order of the
- * flattened contraction index, starting from 0, in the compute type: the interpreter's
- * blocked gemm sums in exactly that order (src/interp/interp_linalg.c). */
+/* Whether dot |in| has a plain-C form here: real float operands (f64, f32, f16, bf16, f8)
+ * and result, summed in f64 when the result or an operand is f64, else in f32, and
+ * rounded once to the result type (the interpreter's CK_F32 / CK_F64); or integer operands
+ * and result (64-bit wrapping sums, as its CK_INT); no PACKED_NIBBLE. Each output element is the
+ * sum of its products in the order of the flattened contraction index, starting from 0, in the
+ * compute type: the interpreter's blocked gemm sums in exactly that order
+ * (src/interp/interp_linalg.c). */
 static bool dot_ok(const cxla_instr *in, const char **why) {
-    *why = "dot of these element types has no plain-C form yet (f32, f64 and integers do)";
+    *why = "dot of these element types has no plain-C form yet (real floats with a real float "
+           "result, integers with an integer result do)";
     if (in->opcode != CXLA_OP_DOT || in->operand_count != 2) return false;
     cxla_type r = in->shape.type, l = in->operands[0]->shape.type, rr = in->operands[1]->shape.type;
-    bool flt = (r == CXLA_F32 && l == CXLA_F32 && rr == CXLA_F32) ||
-               (r == CXLA_F64 && l == CXLA_F64 && rr == CXLA_F64);
+    bool flt = cxla_type_is_float(r) && cxla_type_is_float(l) && cxla_type_is_float(rr) &&
+               cpu_emit_type_ok(r) && cpu_emit_type_ok(l) && cpu_emit_type_ok(rr);
     bool ints = cxla_type_is_integer(r) && cxla_type_is_integer(l) && cxla_type_is_integer(rr) &&
                 cxla_type_bits(r) >= 8 && cxla_type_bits(l) >= 8 && cxla_type_bits(rr) >= 8;
     if (!flt && !ints) return false;
@@ -300,7 +303,7 @@ static void put_offset(cxla_strbuf *b, const cxla_shape *s, const char *const *i
     if (!any) cxla_strbuf_puts(b, "0");
 }
 
-static void emit_dot(aot *a, const cxla_instr *in, const char *name) {
+static cxla_status emit_dot(aot *a, const cxla_instr *in, const char *name) {
     cxla_strbuf *b = &a->kernels;
     const cxla_shape *ls = &in->operands[0]->shape, *rs = &in->operands[1]->shape;
     const cxla_shape *os = &in->shape;
@@ -332,7 +335,10 @@ static void emit_dot(aot *a, const cxla_instr *in, const char *name) {
         if (!rused[d]) ridx[d] = onames[o++];
     cxla_type rt = os->type;
     bool flt = cxla_type_is_float(rt);
-    const char *acc_t = flt ? cpu_emit_ctype(rt) : "uint64_t";
+    bool wide = rt == CXLA_F64 || ls->type == CXLA_F64 || rs->type == CXLA_F64;
+    const char *acc_t = !flt ? "uint64_t" : wide ? "double" : "float";
+    cxla_arena *arena = cxla_arena_create(); /* for the emitter's expression helpers */
+    if (!arena) return OOM();
     cxla_strbuf t;
     cxla_strbuf_init(&t);
     cxla_hlo_print_instr(&t, in, CXLA_HLO_STYLE_SHORT);
@@ -376,7 +382,10 @@ static void emit_dot(aot *a, const cxla_instr *in, const char *name) {
     put_offset(&ro, rs, ridx);
     IND();
     if (flt) {
-        cxla_strbuf_printf(b, "acc += lhs[%s] * rhs[%s];\n", lo.data, ro.data);
+        /* Small floats decoded exactly; everything in the compute type. */
+        const char *x = cpu_emit_decode(arena, ls->type, cpu_emit_fmt(arena, "lhs[%s]", lo.data));
+        const char *y = cpu_emit_decode(arena, rs->type, cpu_emit_fmt(arena, "rhs[%s]", ro.data));
+        cxla_strbuf_printf(b, "acc += (%s)%s * (%s)%s;\n", acc_t, x, acc_t, y);
     } else {
         /* Operands sign- or zero-extended to 64 bits, products and sums wrapping. */
         const char *lcast = cxla_type_is_signed(ls->type) ? "(uint64_t)(int64_t)" : "(uint64_t)";
@@ -396,7 +405,12 @@ static void emit_dot(aot *a, const cxla_instr *in, const char *name) {
     cxla_strbuf_init(&oo);
     put_offset(&oo, os, oidx);
     IND();
-    cxla_strbuf_printf(b, "o[%s] = (%s)acc;\n", oo.data, cpu_emit_stype(rt));
+    if (flt)
+        cxla_strbuf_printf(b, "o[%s] = %s;\n", oo.data,
+                           cpu_emit_convert(arena, wide ? CXLA_F64 : CXLA_F32, rt, "acc"));
+    else
+        cxla_strbuf_printf(b, "o[%s] = (%s)acc;\n", oo.data, cpu_emit_stype(rt));
+    cxla_arena_destroy(arena);
     cxla_strbuf_free(&oo);
     for (int64_t d = 0; d < os->rank; d++) {
         indent--;
@@ -406,6 +420,7 @@ static void emit_dot(aot *a, const cxla_instr *in, const char *name) {
 #undef IND
     cxla_strbuf_puts(b, "    (void)lhs;\n    (void)rhs;\n    (void)begin; /* one call runs all of "
                         "it */\n    (void)end;\n}\n\n");
+    return NULL;
 }
 
 /* ---- building a computation's schedule --------------------------------------------------------
@@ -622,7 +637,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
                 if (kernel) {
                     s = cpu_emit_kernel(in, name, &a->kernels);
                 } else {
-                    emit_dot(a, in, name);
+                    s = emit_dot(a, in, name);
                 }
             }
             if (!s) s = add_step(c, S_KERNEL, in, ins, nin, shapes, count, &outs);

@@ -1521,6 +1521,8 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
         cxla_strbuf_printf(out, "static void %s_body(%s%s%s, int64_t begin, int64_t end) {\n", name,
                            e->out_params, sep, e->in_params);
         cxla_strbuf_puts(out, "    (void)begin;\n    (void)end;\n");
+        /* An empty output writes nothing (-Wunused-parameter). */
+        for (int64_t i = 0; i < nout; i++) cxla_strbuf_printf(out, "    (void)o%" PRId64 ";\n", i);
         cxla_strbuf_append(out, body.data ? body.data : "", body.len);
         cxla_strbuf_puts(out, "}\n");
         cxla_strbuf_printf(out,
