@@ -240,8 +240,9 @@ const char *cpu_emit_binary(cxla_arena *arena, cxla_opcode op, cxla_type t, cons
             return F("(%s < 0 ? (%s)(%s == 1) : (%s)cxla_ipow((uint64_t)%s, (uint64_t)(%s)%s))", b,
                      T, a, T, a, UT, b);
         return F("(%s)cxla_ipow((uint64_t)%s, (uint64_t)%s)", T, a, b);
-    case CXLA_OP_MAXIMUM: return F("(%s >= %s ? %s : %s)", a, b, a, b);
-    case CXLA_OP_MINIMUM: return F("(%s <= %s ? %s : %s)", a, b, a, b);
+    /* max(x, x) is x (and clang's -Wtautological-compare refuses "x >= x"). */
+    case CXLA_OP_MAXIMUM: return strcmp(a, b) == 0 ? a : F("(%s >= %s ? %s : %s)", a, b, a, b);
+    case CXLA_OP_MINIMUM: return strcmp(a, b) == 0 ? a : F("(%s <= %s ? %s : %s)", a, b, a, b);
     case CXLA_OP_AND: return F("(%s)(%s & %s)", T, a, b);
     case CXLA_OP_OR: return F("(%s)(%s | %s)", T, a, b);
     case CXLA_OP_XOR: return F("(%s)(%s ^ %s)", T, a, b);

@@ -229,7 +229,7 @@ static void batch_run(batch *b, const char *what, const char *const *compilers, 
             snprintf(out, sizeof out, "%s/prog%d_%d", tmpdir, b->index, k);
             snprintf(res, sizeof res, "%s/res%d_%d", tmpdir, b->index, k);
             int n = snprintf(cmd, cap,
-                             "%s -std=c11 -Wall -Wextra -Wpedantic -Werror -O1 -I'%s' -o '%s' "
+                             "%s -std=c11 -Wall -Wextra -Wpedantic -Werror -O2 -I'%s' -o '%s' "
                              "'%s'%s -lm 2>&1 | head -30",
                              compilers[k], tmpdir, out, file, b->sources.data);
             if (n <= 0 || (size_t)n >= cap) {
@@ -285,9 +285,11 @@ static void batch_run(batch *b, const char *what, const char *const *compilers, 
     memset(b, 0, sizeof(*b));
 }
 
+#ifndef AOT_RANDOM
 static int compare_names(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
+#endif
 
 static int64_t compilers_found(const char **out) {
     const char *candidates[] = {"gcc", "clang", "tcc"};
@@ -297,7 +299,9 @@ static int64_t compilers_found(const char **out) {
     return ncc;
 }
 
-#ifdef AOT_MODELS
+#if defined(AOT_RANDOM)
+/* tests/cpu/test_aot_random.c: only the machinery above. */
+#elif defined(AOT_MODELS)
 /* ---- the shared models (tests/models/test_aot_models.c runs this) ------------------------------
  */
 
@@ -598,7 +602,8 @@ static void test_aot_write_and_cplusplus(void) {
 
 #endif
 
-#ifdef AOT_MODELS
+#if defined(AOT_RANDOM)
+#elif defined(AOT_MODELS)
 TEST_MAIN(TEST(test_aot_models))
 #else
 TEST_MAIN(TEST(test_aot_errors), TEST(test_aot_write_and_cplusplus), TEST(test_aot_cases))
