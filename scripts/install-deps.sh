@@ -15,6 +15,7 @@ packages=(
   clang              # libFuzzer targets (clang's -fsanitize=fuzzer)
   libclang-rt-14-dev # clang's sanitizer and libFuzzer runtimes
   python3-numpy      # tests cross-check .npy files against NumPy's own reader
+  python3-pytest     # the Python package's tests (tests/python)
   pkgconf            # tests/install builds a program against the installed cxla.pc
 )
 optional=(

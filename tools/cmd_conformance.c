@@ -20,6 +20,10 @@
 
 cxla_status tool_parse_text(const char *text, size_t size, const char *path,
                             cxla_module **out_module) {
+    /* A binary HloModuleProto is known by its content whatever its name (a module
+     * named "#..." would otherwise look like MLIR). */
+    if (cxla_hlo_looks_like_proto(text, size))
+        return cxla_hlo_parse_proto(text, size, path, out_module);
     /* A StableHLO file under another name (.hlo, .txt) is known by its content. */
     if (cxla_stablehlo_is_mlir_path(path) || cxla_stablehlo_looks_like_mlir(text, size)) {
         cxla_stablehlo_info info;

@@ -83,11 +83,12 @@ static const tool_command commands[] = {
      "  --layout-sensitive  layouts count (bitcast keeps the byte size)",
      cmd_check},
     {"fmt", "print a module in canonical form",
-     "usage: cxla fmt [--style short|long] FILE\n"
+     "usage: cxla fmt [--style short|long] [--to-proto [-o OUT.pb]] FILE\n"
      "\n"
-     "Parses FILE (HLO, or StableHLO converted to HLO for .mlir) and prints it in XLA's\n"
-     "canonical text: the short style of XLA's dumps\n"
-     "(the default) or the long style of HloModule::ToString ('%' names, shapes).",
+     "Parses FILE (HLO text, XLA's binary HloModuleProto .pb, or StableHLO converted to\n"
+     "HLO for .mlir) and prints it in XLA's canonical text: the short style of XLA's dumps\n"
+     "(the default) or the long style of HloModule::ToString ('%' names, shapes).\n"
+     "  --to-proto   write a binary HloModuleProto instead (to OUT.pb, or stdout)",
      cmd_fmt},
     {"graph", "draw a module as a graph (Graphviz DOT, SVG, PNG)",
      "usage: cxla graph MODULE [-o FILE] [--computation NAME]\n"
@@ -167,7 +168,8 @@ static const tool_command commands[] = {
      "  --report FILE     write 'PASS|FAIL|SKIP path' for every case to FILE\n"
      "\n"
      "'cxla run FILE.mlir' runs one case and prints its result and failed checks; MODULE\n"
-     "arguments of run, check, fmt and graph may be StableHLO (.mlir) too.\n"
+     "arguments of run, check, fmt and graph may be StableHLO (.mlir) or binary\n"
+     "HloModuleProto (.pb, known by content) too.\n"
      "\n"
      "Exit status 0 when no case failed, 1 otherwise, 2 for a bad command line.",
      cmd_conformance},

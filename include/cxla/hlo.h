@@ -46,6 +46,28 @@ cxla_status cxla_hlo_parse(const char *text, size_t len, const char *filename,
 /* Reads |path| and parses it as cxla_hlo_parse does, naming the file in errors. Errors:
  * an unreadable file (NOT_FOUND or UNAVAILABLE), then cxla_hlo_parse's. */
 cxla_status cxla_hlo_parse_file(const char *path, cxla_module **out_module);
+/* XLA's binary HloModuleProto (`*.hlo_module.pb`, JAX's
+ * as_serialized_hlo_module_proto()), or an HloProto / HloSnapshot wrapping one, read into a
+ * new module: the same module its HLO text gives (printing it gives XLA's text).
+ * |filename| names the input in errors (NULL is fine). Errors: INVALID_ARGUMENT for a
+ * truncated or malformed proto (naming the message, field and byte offset, and the
+ * computation and instruction), an unknown opcode or element type, or values the text
+ * parser rejects; RESOURCE_EXHAUSTED when memory is short. cxla_hlo_parse and
+ * cxla_hlo_parse_file call it when the bytes look like a proto. */
+cxla_status cxla_hlo_parse_proto(const void *bytes, size_t size, const char *filename,
+                                 cxla_module **out_module);
+/* Whether |bytes| look like a binary proto rather than text (the start is a field tag and
+ * the whole buffer walks as protobuf fields). */
+bool cxla_hlo_looks_like_proto(const void *bytes, size_t size);
+/* The HLO text cxla_hlo_parse_proto parses (malloc'd, the caller's: free()). */
+cxla_status cxla_hlo_proto_to_text(const void *bytes, size_t size, char **out_text);
+/* Writes |module| as a binary HloModuleProto (*out_bytes malloc'd, the caller's: free();
+ * *out_size bytes). Instruction and computation ids are cxla's. What HloModuleProto has no
+ * field for (the module config: replica_count, num_partitions, the spmd flags) is left
+ * out. Errors: INVALID_ARGUMENT for an attribute whose text cannot be encoded (naming the
+ * instruction), RESOURCE_EXHAUSTED. */
+cxla_status cxla_hlo_write_proto(const cxla_module *module, char **out_bytes, size_t *out_size);
+
 /* The options of XLA's HloVerifier. A zeroed struct is HloVerifier's own defaults (the
  * strict check, `cxla check --strict`); cxla_hlo_verify uses what XLA's tests use. */
 typedef struct cxla_hlo_verify_options {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cpu/cpu_math.h"
 #include "cpu/emit_internal.h"
 #include "exec/math.h"
 
@@ -418,6 +419,7 @@ static const char *compute(em *e, const cxla_instr *instr, ix *x) {
     default: {
         /* Small floats: decoded, computed in f32, the result encoded (rounded). */
         cxla_type ot = ops[0]->shape.type, ct = cpu_emit_is_small(ot) ? CXLA_F32 : ot;
+        cpu_emit_math_type(ot);
         if (op == CXLA_OP_COPY) {
             ix y = same_ix(e, ops[0], x);
             return value(e, ops[0], &y);
@@ -1346,6 +1348,10 @@ void cpu_emit_prelude(cxla_strbuf *out) {
     for (int i = 0; cpu_emit_prelude_lines[i]; i++)
         cxla_strbuf_puts(out, cpu_emit_prelude_lines[i]);
     cpu_emit_small_float_helpers(out);
+    if (cpu_emit_fast_math()) {
+        cxla_strbuf_puts(out, "\n/* ---- fast f32 functions (src/cpu/cxla_math.h) */\n");
+        cxla_strbuf_puts(out, cpu_math_source());
+    }
     cxla_strbuf_putc(out, '\n');
 }
 

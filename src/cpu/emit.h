@@ -58,6 +58,11 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
  * functions. */
 void cpu_emit_prelude(cxla_strbuf *out);
 
+/* Whether f32 transcendental functions use the fast approximations of cxla_math.h (the
+ * default, within docs/semantics.md's bound of the interpreter) or the interpreter's own
+ * libm expressions, bit for bit (CXLA_CPU_EXACT_MATH=1 in the environment). */
+bool cpu_emit_fast_math(void);
+
 /* Appends to |out| a C identifier made from |text| (letters, digits and '_' kept, other
  * characters as '_', a leading digit prefixed with '_'). */
 void cpu_emit_sanitize(const char *text, cxla_strbuf *out);

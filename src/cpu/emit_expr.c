@@ -7,8 +7,10 @@
  * (rounds) the result (emit.c). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "cpu/cpu_math.h"
 #include "cpu/emit_internal.h"
 #include "exec/math.h"
 
@@ -103,10 +105,30 @@ char *cpu_emit_fmt(cxla_arena *arena, const char *format, ...) {
  * reads, f32 computed in double and rounded once. This is the one place that says how a
  * transcendental is computed: swap in cxla_f32_<fn> (src/cpu/cxla_math.h) here. NULL when
  * |op| is not a math function. */
+bool cpu_emit_fast_math(void) {
+    const char *v = getenv("CXLA_CPU_EXACT_MATH");
+    return !(v && *v && strcmp(v, "0") != 0);
+}
+
+/* Set while emitting an operation on a small float type whose encoding keeps a NaN's
+ * sign or has no NaN (f8e4m3fnuz, f4e2m1fn, ...): there the NaN of an invalid argument
+ * becomes a number whose sign depends on the NaN's, and the fast functions' NaNs need not
+ * carry libm's sign, so those types keep the interpreter's libm expressions. */
+static _Thread_local bool exact_for_type;
+
+void cpu_emit_math_type(cxla_type t) {
+    exact_for_type = t != CXLA_F32 && t != CXLA_BF16 && t != CXLA_F16;
+}
+
 static const char *math_call(cxla_arena *arena, cxla_opcode op, cxla_type t, const char *x) {
     /* exec/math.h's list: the libm function, or (NULL) a helper written out below. */
     const exec_math_info *mi = exec_math_unary(op);
     if (!mi) return NULL;
+    /* f32 (and the small floats, computed in f32): the fast functions of cxla_math.h,
+     * within their documented bound of the interpreter (docs/semantics.md). */
+    const char *fast =
+        t == CXLA_F32 && !exact_for_type && cpu_emit_fast_math() ? cpu_math_f32_function(op) : NULL;
+    if (fast && arena) return F("%s(%s)", fast, x);
     const char *fn = mi->libm_f64;
     bool written = op == CXLA_OP_NEGATE || op == CXLA_OP_SIGN || op == CXLA_OP_LOGISTIC ||
                    op == CXLA_OP_RSQRT || op == CXLA_OP_REAL || op == CXLA_OP_IMAG;
@@ -207,8 +229,13 @@ const char *cpu_emit_binary(cxla_arena *arena, cxla_opcode op, cxla_type t, cons
         case CXLA_OP_MULTIPLY: return F("%s * %s", a, b);
         case CXLA_OP_DIVIDE: return F("%s / %s", a, b);
         case CXLA_OP_REMAINDER: return F("%sfmod(%s, %s)", cast, da, db);
-        case CXLA_OP_POWER: return F("%spow(%s, %s)", cast, da, db);
-        case CXLA_OP_ATAN2: return F("%satan2(%s, %s)", cast, da, db);
+        case CXLA_OP_POWER:
+        case CXLA_OP_ATAN2: {
+            const char *fast =
+                !f64 && !exact_for_type && cpu_emit_fast_math() ? cpu_math_f32_function(op) : NULL;
+            if (fast) return F("%s(%s, %s)", fast, a, b);
+            return F("%s%s(%s, %s)", cast, op == CXLA_OP_POWER ? "pow" : "atan2", da, db);
+        }
         case CXLA_OP_MAXIMUM: return F("cxla_max_%s(%s, %s)", sfx, a, b);
         case CXLA_OP_MINIMUM: return F("cxla_min_%s(%s, %s)", sfx, a, b);
         default: return NULL;

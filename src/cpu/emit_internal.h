@@ -40,4 +40,8 @@ const char *cpu_emit_encode(cxla_arena *arena, cxla_type t, const char *x);
 /* convert of |x| from |from| to |to| (both as held: small floats as bits). */
 const char *cpu_emit_convert(cxla_arena *arena, cxla_type from, cxla_type to, const char *x);
 
+/* The element type of the operation about to be emitted (emit_expr.c's math_call keeps
+ * the interpreter's libm expressions for small floats whose NaN sign matters). */
+void cpu_emit_math_type(cxla_type t);
+
 #endif /* CXLA_CPU_EMIT_INTERNAL_H_ */

@@ -635,8 +635,9 @@ static bool parse_instruction_rhs(parser *p, cxla_computation *comp, const char 
     const char *z = renamed ? unique_name(p, name, name_len) : name_z(p, name, name_len);
     if (!z) return cxla_hlo_oom(lx);
     cxla_instr *in;
-    cxla_status st = cxla_computation_add_instr(comp, op, z, has_shape ? &shape : NULL,
-                                                (int64_t)nops, p->operand_buf + base, &in);
+    cxla_status st =
+        cxla_computation_add_instr(comp, op, z, has_shape ? &shape : NULL, (int64_t)nops,
+                                   nops ? p->operand_buf + base : NULL, &in);
     p->operand_top = base;
     if (st) return cxla_hlo_fail_status(lx, st, name_pos);
     if (!cxla_strmap_put(&p->names_used, in->name, strlen(in->name), in)) return cxla_hlo_oom(lx);
@@ -1262,6 +1263,9 @@ cxla_status cxla_hlo_parse(const char *text, size_t len, const char *filename,
     if (!text && len) return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "no HLO text (NULL)");
     if (!text) text = "";
     if (len == (size_t)-1) len = strlen(text);
+    /* A binary HloModuleProto (.pb) is known by its content (proto_read.c). */
+    if (cxla_hlo_looks_like_proto(text, len))
+        return cxla_hlo_parse_proto(text, len, filename, out_module);
     cxla_module *m;
     CXLA_RETURN_IF_ERROR(cxla_module_create("module", &m));
     parser p;

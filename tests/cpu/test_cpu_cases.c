@@ -2,5 +2,7 @@
  * EXPECT and with the interpreter (test_hlo_cases.c, included with CASES_BACKEND). */
 #define _POSIX_C_SOURCE 200809L
 #include "cpu/cpu.h"
-#define CASES_BACKEND cpu_backend
+#include "cpu/cpu_math.h"
+#define CASES_BACKEND          cpu_backend
+#define CASES_FAST_MATH_OP(op) (cpu_math_f32_bound_ulp(op) >= 0)
 #include "hlo/test_hlo_cases.c"
