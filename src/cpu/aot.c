@@ -1053,7 +1053,8 @@ cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *o
             " * Results are bit for bit those of cxla's interpreter when the C compiler does not\n"
             " * fuse multiply-adds (gcc -std=c11 and clang do not by default; with gcc -std=gnu*\n"
             " * add -ffp-contract=off) and evaluates float in float (FLT_EVAL_METHOD 0, as on\n"
-            " * x86-64 and AArch64). Math functions come from the C library (libm).\n"
+            " * x86-64 and AArch64). Math functions come from the C library (libm). For speed,\n"
+            " * compile with -O2 -fno-math-errno (gcc, clang): errno is never read.\n"
             " *\n"
             " * Arguments, args[i]: dense row-major arrays, tuples flattened depth first:\n",
             name, module->name, name, name);

@@ -14,6 +14,8 @@
 
 static void test_aot_random(void) {
     (void)test_random_modules; /* the cpu backend's own test, in test_cpu_random */
+    /* Bit for bit, as test_cpu_random: the interpreter's math, not the fast f32 functions. */
+    setenv("CXLA_CPU_EXACT_MATH", "1", 1);
     const char *compilers[3];
     int ncc = (int)compilers_found(compilers);
     if (ncc == 0) test_skip_all("no C compiler (gcc, clang, tcc) found");
