@@ -1050,11 +1050,13 @@ cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *o
             " * globals but constants, allocates nothing and starts no threads: any number of\n"
             " * calls may run at once, each with its own scratch area and results.\n"
             " *\n"
-            " * Results are bit for bit those of cxla's interpreter when the C compiler does not\n"
-            " * fuse multiply-adds (gcc -std=c11 and clang do not by default; with gcc -std=gnu*\n"
-            " * add -ffp-contract=off) and evaluates float in float (FLT_EVAL_METHOD 0, as on\n"
-            " * x86-64 and AArch64). Math functions come from the C library (libm). For speed,\n"
-            " * compile with -O2 -fno-math-errno (gcc, clang): errno is never read.\n"
+            " * Results are those of cxla's interpreter, bit for bit, except f32, f16 and bf16\n"
+            " * transcendental functions (exp, log, tanh, ...), which are within the bounds of\n"
+            " * docs/semantics.md (generate with CXLA_CPU_EXACT_MATH=1 for the interpreter's own\n"
+            " * expressions), when the C compiler does not fuse multiply-adds (gcc -std=c11 and\n"
+            " * clang do not by default; with gcc -std=gnu* add -ffp-contract=off) and evaluates\n"
+            " * float in float (FLT_EVAL_METHOD 0, as on x86-64 and AArch64). For speed, compile\n"
+            " * with -O2 -fno-math-errno (gcc, clang): errno is never read.\n"
             " *\n"
             " * Arguments, args[i]: dense row-major arrays, tuples flattened depth first:\n",
             name, module->name, name, name);
