@@ -8,6 +8,9 @@ FUZZ_SECONDS ?= 30
 CMAKE_FLAGS ?=
 PREFIX    ?= /usr/local
 
+# Sub-makes (cmake --build drives make) would say "Entering directory" around every step.
+MAKEFLAGS += --no-print-directory
+
 .PHONY: all deps bench-deps configure build run install test asan-test fuzz bench format \
 	format-check clean
 

@@ -24,7 +24,7 @@ static const char *kModule = "HloModule axpy\n"
 /* Reports |s| (a non-NULL status) and frees it. */
 static int report(cxla_status s) {
     fprintf(stderr, "embed: %s\n", cxla_status_message(s));
-    cxla_status_free(s);
+    cxla_status_destroy(s);
     return 1;
 }
 
@@ -81,13 +81,13 @@ int main(void) {
         cxla_literal *unused = NULL;
         cxla_status e = cxla_executable_run(exe, bad, 1, &unused);
         printf("error: %s\n", cxla_status_code_name(cxla_status_code_of(e)));
-        cxla_status_free(e); /* NULL is fine too */
+        cxla_status_destroy(e); /* NULL is fine too */
     }
 
     int rc = s ? report(s) : 0;
-    cxla_literal_free(result); /* every free accepts NULL */
-    cxla_literal_free(y);
-    cxla_literal_free(x);
+    cxla_literal_destroy(result); /* every free accepts NULL */
+    cxla_literal_destroy(y);
+    cxla_literal_destroy(x);
     cxla_executable_destroy(exe);
     cxla_client_destroy(client);
     return rc;

@@ -26,7 +26,7 @@ static const float learning_rate = 0.2f;
 static void check(cxla_status s, const char *what) {
     if (!s) return;
     fprintf(stderr, "mlp: %s: %s\n", what, cxla_status_message(s));
-    cxla_status_free(s);
+    cxla_status_destroy(s);
     exit(1);
 }
 
@@ -122,7 +122,7 @@ static cxla_xla_computation *make_body(void) {
         cxla_dynamic_update_slice(s[S_LOSSES], cxla_reshape(loss, &one, 1), &s[S_STEP], 1);
     cxla_tuple(b, next, S_COUNT);
     cxla_xla_computation *body = build(b, "body");
-    cxla_xla_computation_free(add);
+    cxla_xla_computation_destroy(add);
     return body;
 }
 
@@ -140,8 +140,8 @@ static cxla_xla_computation *make_training(void) {
     init[S_LOSSES] = cxla_broadcast(cxla_zero(b, CXLA_F32), &steps, 1);
     cxla_while(cond, body, cxla_tuple(b, init, S_COUNT));
     cxla_xla_computation *c = build(b, "training");
-    cxla_xla_computation_free(cond);
-    cxla_xla_computation_free(body);
+    cxla_xla_computation_destroy(cond);
+    cxla_xla_computation_destroy(body);
     return c;
 }
 
@@ -200,10 +200,10 @@ int main(int argc, char **argv) {
     printf(ok ? "the loss fell by %.1fx\n" : "the loss did not fall enough (%.1fx)\n",
            (double)(loss[0] / loss[STEPS - 1]));
 
-    cxla_literal_free(result);
-    for (int i = 0; i < 6; i++) cxla_literal_free(args[i]);
+    cxla_literal_destroy(result);
+    for (int i = 0; i < 6; i++) cxla_literal_destroy(args[i]);
     cxla_executable_destroy(exe);
     cxla_client_destroy(client);
-    cxla_xla_computation_free(train);
+    cxla_xla_computation_destroy(train);
     return ok ? 0 : 1;
 }

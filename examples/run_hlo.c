@@ -32,12 +32,12 @@ int main(int argc, char **argv) {
     int rc = 0;
     if (s) {
         fprintf(stderr, "run_hlo: %s\n", cxla_status_message(s));
-        cxla_status_free(s);
+        cxla_status_destroy(s);
         rc = 1;
     }
-    for (int i = 0; i < n; i++) cxla_literal_free(args[i]);
+    for (int i = 0; i < n; i++) cxla_literal_destroy(args[i]);
     free(args);
-    cxla_literal_free(result);
+    cxla_literal_destroy(result);
     cxla_executable_destroy(exe);
     cxla_client_destroy(client);
     return rc;

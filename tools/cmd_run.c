@@ -91,6 +91,15 @@ static void watchdog_stop(watchdog *w) {
     pthread_mutex_destroy(&w->mu);
 }
 
+/* Seconds before a single run shows its progress line: 1, or CXLA_PROGRESS_AFTER (the
+ * tests set 0 to see the line without a slow module). */
+static double ticker_delay(void) {
+    const char *e = getenv("CXLA_PROGRESS_AFTER");
+    char *end = NULL;
+    double v = e ? strtod(e, &end) : 1.0;
+    return e && end != e && v >= 0 ? v : 1.0;
+}
+
 /* ---- generated inputs: fake_args.c ---------------------------------------------------- */
 
 static cxla_status make_random(const cxla_shape *shape, uint64_t *state, cxla_literal **out) {
@@ -185,11 +194,22 @@ static cxla_status input_count_error(cxla_executable *exe, int64_t given) {
 
 enum { SUMMARY_THRESHOLD = 1000, EDGE_ITEMS = 3 };
 
+/* The braces as the literal text prints full arrays (literal_text.c, XLA's one-line
+ * form), so that summarized and full results read alike: a rank-1 array hugs its braces,
+ * higher ranks pad them with spaces, and from rank 4 an inner brace names the index above
+ * it. */
 static void print_summary_dim(cxla_strbuf *b, const cxla_literal *lit, int64_t dim,
                               int64_t *index) {
     const cxla_shape *s = cxla_literal_shape(lit);
     int64_t n = cxla_literal_dynamic_size(lit, dim);
-    cxla_strbuf_putc(b, '{');
+    bool hug = s->rank == 1 || (dim == s->rank - 1 && n <= 1);
+    if (hug)
+        cxla_strbuf_putc(b, '{');
+    else if (s->rank > 3 && dim > 0 && dim < s->rank - 1)
+        cxla_strbuf_printf(b, "{ /*i%" PRId64 "=%" PRId64 "*/%s", dim - 1, index[dim - 1],
+                           n > 0 ? " " : "");
+    else
+        cxla_strbuf_puts(b, "{ ");
     for (int64_t i = 0; i < n; i++) {
         if (n > 2 * EDGE_ITEMS && i == EDGE_ITEMS) {
             cxla_strbuf_puts(b, ", ...");
@@ -207,7 +227,7 @@ static void print_summary_dim(cxla_strbuf *b, const cxla_literal *lit, int64_t d
                                            (size_t)linear * cxla_type_storage(s->type));
         }
     }
-    cxla_strbuf_putc(b, '}');
+    cxla_strbuf_puts(b, hug ? "}" : " }");
 }
 
 static void print_result(FILE *out, const cxla_literal *lit) {
@@ -531,6 +551,8 @@ static cxla_status run_threads(cxla_executable *exe, const run_flags *f, double 
     for (int64_t d = 0; d < n && !s; d++) rows[d] = args + d * nparams;
     tool_progress progress = {0};
     if (!s && f->repeat > 0) tool_progress_start(&progress, "run", f->repeat);
+    tool_ticker ticker = {0};
+    if (!s && f->repeat <= 0 && !f->quiet) tool_ticker_start(&ticker, "running", ticker_delay());
     for (int r = 0; r < runs && !s; r++) {
         for (int64_t d = 0; d < n; d++) {
             cxla_literal_free(results[d]);
@@ -542,6 +564,7 @@ static cxla_status run_threads(cxla_executable *exe, const run_flags *f, double 
         if (f->repeat > 0) tool_progress_update(&progress, r + 1, NULL);
     }
     if (f->repeat > 0) tool_progress_finish(&progress);
+    tool_ticker_stop(&ticker);
     if (s) s = cxla_status_annotate(s, "%s", f->module_path);
     if (!s && f->repeat > 0) {
         double parse_times[1] = {t_parse}, compile_times[1] = {t_compile};
@@ -894,6 +917,9 @@ int cmd_run(int argc, char **argv) {
     /* A progress line on a terminal while the runs go (nothing when not a terminal). */
     tool_progress progress = {0};
     if (!s && repeat > 0) tool_progress_start(&progress, "run", repeat);
+    /* A single run says it is running once it has taken a second (on a terminal). */
+    tool_ticker ticker = {0};
+    if (!s && repeat <= 0 && !f.quiet) tool_ticker_start(&ticker, "running", ticker_delay());
     cxla_run_options ropts;
     cxla_run_options_init(&ropts);
     ropts.check_finite = check_finite;
@@ -924,6 +950,7 @@ int cmd_run(int argc, char **argv) {
         if (repeat > 0) tool_progress_update(&progress, r + 1, NULL);
     }
     if (repeat > 0) tool_progress_finish(&progress);
+    tool_ticker_stop(&ticker);
     if (!s && repeat > 0) {
         double parse_times[1] = {t_parse}, compile_times[1] = {t_compile};
         fprintf(stderr, "%ld runs of %s\n", repeat, module_path);

@@ -4,6 +4,7 @@
 
 #include <inttypes.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tool.h"
@@ -23,6 +24,8 @@ static void draw(tool_progress *p, int64_t done, const char *detail) {
             if (n > 0 && n < (int)sizeof(line))
                 n += snprintf(line + n, sizeof(line) - (size_t)n, ", %.1f s left", left);
         }
+    } else if (done < 0) { /* the ticker: time only */
+        n = snprintf(line, sizeof(line), "%s  %.1f s", p->label, elapsed);
     } else {
         n = snprintf(line, sizeof(line), "%s %" PRId64 "  %.1f s", p->label, done, elapsed);
     }
@@ -60,4 +63,69 @@ void tool_progress_finish(tool_progress *p) {
     fflush(p->stream);
     p->stream = NULL;
     p->width = 0;
+}
+
+/* ---- the ticker ---------------------------------------------------------------------- */
+
+/* Waits on the ticker's condition until |seconds| from now or until stopped; true when
+ * stopped. Called with the mutex held. */
+static bool wait_or_stop(tool_ticker *t, double seconds) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    double whole = (double)(int64_t)seconds;
+    ts.tv_sec += (time_t)whole;
+    ts.tv_nsec += (long)((seconds - whole) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    int rc = 0;
+    while (!t->done && rc == 0) rc = pthread_cond_timedwait(&t->cv, &t->mu, &ts);
+    return t->done;
+}
+
+static void *tick(void *arg) {
+    tool_ticker *t = arg;
+    pthread_mutex_lock(&t->mu);
+    if (t->line.stream || !wait_or_stop(t, t->delay)) {
+        t->line.stream = stderr;
+        do {
+            draw(&t->line, -1, NULL);
+        } while (!wait_or_stop(t, 0.2));
+        tool_progress_finish(&t->line);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+void tool_ticker_start(tool_ticker *t, const char *label, double delay) {
+    memset(t, 0, sizeof(*t));
+    if (!isatty(fileno(stderr))) return;
+    t->line.label = label;
+    t->line.start = tool_now();
+    t->delay = delay;
+    if (!(delay > 0)) { /* drawn at once, before the step starts */
+        t->line.stream = stderr;
+        draw(&t->line, -1, NULL);
+    }
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->cv, NULL);
+    t->started = pthread_create(&t->thread, NULL, tick, t) == 0;
+    if (!t->started) {
+        tool_progress_finish(&t->line);
+        pthread_cond_destroy(&t->cv);
+        pthread_mutex_destroy(&t->mu);
+    }
+}
+
+void tool_ticker_stop(tool_ticker *t) {
+    if (!t->started) return;
+    pthread_mutex_lock(&t->mu);
+    t->done = true;
+    pthread_cond_signal(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    pthread_join(t->thread, NULL);
+    pthread_cond_destroy(&t->cv);
+    pthread_mutex_destroy(&t->mu);
+    t->started = false;
 }

@@ -105,7 +105,10 @@ cxla_status cxla_builder_build(cxla_builder *builder, cxla_xla_computation **out
 cxla_status cxla_builder_build_with_root(cxla_builder *builder, cxla_op root,
                                          cxla_xla_computation **out_computation);
 
-void cxla_xla_computation_free(cxla_xla_computation *computation); /* NULL is fine */
+void cxla_xla_computation_destroy(cxla_xla_computation *computation); /* NULL is fine */
+/* Deprecated alias of cxla_xla_computation_destroy, kept for one release (see
+ * docs/c-api.md). */
+void cxla_xla_computation_free(cxla_xla_computation *computation);
 const char *cxla_xla_computation_name(const cxla_xla_computation *computation);
 /* The program shape: parameters by number and the result; shapes borrowed from the
  * computation. parameter_shape returns NULL for a number out of range. */

@@ -35,7 +35,9 @@ cxla_status cxla_literal_create_tuple(cxla_literal **elements, int64_t count,
 cxla_status cxla_literal_create_scalar(cxla_type type, double value, cxla_literal **out_literal);
 /* A deep copy (tuples with their elements, dynamic sizes kept). */
 cxla_status cxla_literal_clone(const cxla_literal *literal, cxla_literal **out_literal);
-void cxla_literal_free(cxla_literal *literal); /* NULL is fine */
+void cxla_literal_destroy(cxla_literal *literal); /* NULL is fine */
+/* Deprecated alias of cxla_literal_destroy, kept for one release (see docs/c-api.md). */
+void cxla_literal_free(cxla_literal *literal);
 
 /* The literal's shape, borrowed: valid while the literal lives (arrays always carry a
  * layout here). */

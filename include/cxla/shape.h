@@ -91,6 +91,8 @@ cxla_status cxla_shape_create_array(cxla_type type, int64_t rank, const int64_t 
 cxla_status cxla_shape_create_tuple(int64_t count, const cxla_shape *const *elements,
                                     cxla_shape **out_shape);
 cxla_status cxla_shape_clone(const cxla_shape *shape, cxla_shape **out_shape);
+void cxla_shape_destroy(cxla_shape *shape); /* NULL is fine */
+/* Deprecated alias of cxla_shape_destroy, kept for one release (see docs/c-api.md). */
 void cxla_shape_free(cxla_shape *shape);
 
 /* Checks a shape for consistency: a valid element type, dimensions >= 0 (bounded dynamic

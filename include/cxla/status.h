@@ -62,7 +62,9 @@ const char *cxla_status_code_name(cxla_status_code code); /* "INVALID_ARGUMENT" 
 /* The cxla source location that raised the error (for bug reports). */
 const char *cxla_status_file(cxla_status status);
 int cxla_status_line(cxla_status status);
-void cxla_status_free(cxla_status status); /* NULL is fine */
+void cxla_status_destroy(cxla_status status); /* NULL is fine */
+/* Deprecated alias of cxla_status_destroy, kept for one release (see docs/c-api.md). */
+void cxla_status_free(cxla_status status);
 
 /* Evaluates |expr| (a cxla_status) once and returns it from the calling function when it
  * is an error; the caller of that function then owns it. */

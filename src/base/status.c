@@ -119,6 +119,10 @@ int cxla_status_line(cxla_status status) {
     return status ? status->line : 0;
 }
 
+void cxla_status_destroy(cxla_status status) {
+    cxla_status_free(status);
+}
+
 void cxla_status_free(cxla_status status) {
     if (!status || status == &out_of_memory_status) return;
     free(status->message);

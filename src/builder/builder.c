@@ -466,6 +466,10 @@ cxla_status cxla_builder_build_with_root(cxla_builder *builder, cxla_op root,
 
 /* ---- built computations --------------------------------------------------------------- */
 
+void cxla_xla_computation_destroy(cxla_xla_computation *c) {
+    cxla_xla_computation_free(c);
+}
+
 void cxla_xla_computation_free(cxla_xla_computation *c) {
     if (!c) return;
     cxla_module_destroy(c->module);

@@ -614,11 +614,30 @@ static reducer match_reducer(const cxla_instr *instr) {
 
 /* Whether |instr| (inside a fusion, or unfused with its operands as inputs) has a C form;
  * |why| says why not. */
+/* Whether floats of two precisions meet in |instr| (f32 + bf16, a bf16 value broadcast
+ * into f32), which the verifier allows as XLA's does: the interpreter runs those, with
+ * its conversions; the kernels here assume one element type. Conversions are not mixed. */
+static bool mixed_precision(const cxla_instr *instr) {
+    cxla_opcode op = instr->opcode;
+    if (op == CXLA_OP_CONVERT || op == CXLA_OP_BITCAST_CONVERT || op == CXLA_OP_PARAMETER)
+        return false;
+    cxla_type seen = cxla_type_is_float(instr->shape.type) ? instr->shape.type : CXLA_TYPE_INVALID;
+    for (int64_t k = 0; k < instr->operand_count; k++) {
+        cxla_type t = instr->operands[k]->shape.type;
+        if (!cxla_type_is_float(t)) continue;
+        if (seen != CXLA_TYPE_INVALID && t != seen) return true;
+        seen = t;
+    }
+    return false;
+}
+
 static bool op_ok(const cxla_instr *instr, bool in_fusion, const char **why) {
     *why = "unsupported shape or element type";
     if (!static_array(&instr->shape)) return false;
     for (int64_t k = 0; k < instr->operand_count; k++)
         if (!static_array(&instr->operands[k]->shape)) return false;
+    *why = "mixed floating-point precision (left to the interpreter)";
+    if (mixed_precision(instr)) return false;
     cxla_opcode op = instr->opcode;
     cxla_type t = instr->shape.type;
     *why = "operation not supported by the C emitter";

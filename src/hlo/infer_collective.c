@@ -47,10 +47,15 @@ static cxla_status check_collective_reducer(const cxla_instr *in, cxla_arena *ar
                                "to_apply '%s' must be (T, T) -> T on scalars, its signature is "
                                "%s",
                                f->name, sig);
-    for (int64_t i = 0; i < in->operand_count; i++)
-        if (OPS(i)->type != f->root->shape.type)
+    /* XLA's verifier does not compare the reducer's type with the operands' (a bf16
+     * all-reduce may add in f32); cxla lets float precisions differ, which the interpreter
+     * converts between (to the reducer's type and back), and keeps integers exact. */
+    for (int64_t i = 0; i < in->operand_count; i++) {
+        cxla_type t = OPS(i)->type, r = f->root->shape.type;
+        if (t != r && !(cxla_type_is_float(t) && cxla_type_is_float(r)))
             return cxla_infer_fail(in, "operand %" PRId64 " %s does not match to_apply '%s' %s", i,
                                    STR(OPS(i)), f->name, sig);
+    }
     return NULL;
 }
 

@@ -110,8 +110,12 @@ CXLA_INFER_DECLARE(cxla_infer_fusion) {
         return cxla_infer_fail(in, "needs exactly one fused computation in calls=");
     const cxla_computation *f = a->v.comps.items[0];
     CXLA_RETURN_IF_ERROR(cxla_infer_check_callable(in, f));
-    CXLA_RETURN_IF_ERROR(check_param_count(in, arena, f, in->operand_count));
-    for (int64_t i = 0; i < in->operand_count; i++)
+    /* XLA's verifier lets a fusion have more operands than its computation has parameters
+     * (HandleFusion checks only "greater than"): parameter i takes operand i, the extra
+     * operands are unused. */
+    if (f->param_count > in->operand_count)
+        CXLA_RETURN_IF_ERROR(check_param_count(in, arena, f, in->operand_count));
+    for (int64_t i = 0; i < f->param_count; i++)
         CXLA_RETURN_IF_ERROR(check_argument(in, arena, f, i, OPS(i), "argument"));
     return cxla_infer_copy(arena, &f->root->shape, out);
 }
@@ -180,11 +184,15 @@ CXLA_INFER_DECLARE(cxla_infer_rng_bit_generator) {
     if (alg && strcmp(alg, "rng_default") != 0 && strcmp(alg, "rng_three_fry") != 0 &&
         strcmp(alg, "rng_philox") != 0)
         return cxla_infer_fail(in, "unknown algorithm=%s", alg);
+    /* XLA's verifier returns early on a non-tuple result: the random bits alone, the new
+     * state dropped. cxla asks that they be unsigned integers, as in the tuple form. */
+    if (cxla_infer_is_array(r) && cxla_type_is_unsigned(r->type))
+        return cxla_infer_copy(arena, r, out);
     if (r->type != CXLA_TUPLE || r->tuple_count != 2 || !cxla_infer_is_array(&r->elements[1]) ||
         !cxla_type_is_unsigned(r->elements[1].type))
         return cxla_infer_fail(in,
-                               "the result must be (new state, unsigned random bits), "
-                               "declared %s",
+                               "the result must be (new state, unsigned random bits) or "
+                               "the unsigned random bits alone, declared %s",
                                STR(r));
     const cxla_shape *parts[2] = {state, &r->elements[1]};
     return cxla_infer_make_tuple(arena, 2, parts, out);

@@ -46,17 +46,28 @@ static cxla_status check_precision(const cxla_instr *in, cxla_arena *arena, cons
 }
 
 /* The result element type: the declared one (XLA's preferred_element_type), which may
- * widen but not narrow integer operands. Operands share a type, or are both floats. */
+ * widen but not narrow integer operands. Operands share a type, or are both floats, or
+ * (as XLA's dots and convolutions take them: s8 x bf16) are an integer and a float with a
+ * floating-point result, in which the products are computed. */
 static cxla_status result_type(const cxla_instr *in, cxla_arena *arena, const cxla_shape *lhs,
                                const cxla_shape *rhs, cxla_type *out) {
     cxla_type a = lhs->type, b = rhs->type;
-    if (a != b && !(is_floaty(a) && is_floaty(b)))
+    bool declared = cxla_type_is_array(in->shape.type) && in->shape.type != CXLA_TOKEN &&
+                    in->shape.type != CXLA_OPAQUE;
+    bool mixed_ok = declared && is_floaty(in->shape.type) &&
+                    (is_floaty(a) || cxla_type_is_integer(a)) &&
+                    (is_floaty(b) || cxla_type_is_integer(b)) &&
+                    (cxla_type_is_complex(in->shape.type) ||
+                     (!cxla_type_is_complex(a) && !cxla_type_is_complex(b)));
+    if (a != b && !(is_floaty(a) && is_floaty(b)) && !mixed_ok)
         return cxla_infer_fail(in,
                                "operands must have the same element type (or both be "
-                               "floating point), got %s and %s",
+                               "floating point, or an integer and a float with a floating-point "
+                               "result), got %s and %s",
                                STR(lhs), STR(rhs));
     cxla_type from = cxla_type_bits(a) >= cxla_type_bits(b) ? a : b;
-    cxla_type want = cxla_type_is_array(in->shape.type) ? in->shape.type : from;
+    if (is_floaty(a) != is_floaty(b)) from = is_floaty(a) ? a : b;
+    cxla_type want = declared ? in->shape.type : from;
     if (!is_floaty(from) && cxla_type_bits(want) < cxla_type_bits(from))
         return cxla_infer_fail(in,
                                "the result type %s must not be narrower than the operand type %s",
@@ -88,9 +99,10 @@ static cxla_status dot_dims(const cxla_instr *in, cxla_arena *arena, const cxla_
         return cxla_infer_fail(in, "operands must be arrays, got %s and %s", STR(lhs), STR(rhs));
     dims_list lb = opt_list(in, CXLA_ATTR_LHS_BATCH_DIMS),
               rb = opt_list(in, CXLA_ATTR_RHS_BATCH_DIMS);
-    dims_list lc, rc;
-    CXLA_RETURN_IF_ERROR(cxla_infer_req_ints(in, CXLA_ATTR_LHS_CONTRACTING_DIMS, &lc.v, &lc.n));
-    CXLA_RETURN_IF_ERROR(cxla_infer_req_ints(in, CXLA_ATTR_RHS_CONTRACTING_DIMS, &rc.v, &rc.n));
+    /* No contracting dimensions is an outer product: XLA's parser takes both lists as
+     * optional (empty DotDimensionNumbers). */
+    dims_list lc = opt_list(in, CXLA_ATTR_LHS_CONTRACTING_DIMS),
+              rc = opt_list(in, CXLA_ATTR_RHS_CONTRACTING_DIMS);
     uint8_t lseen[CXLA_MAX_RANK] = {0}, rseen[CXLA_MAX_RANK] = {0};
     CXLA_RETURN_IF_ERROR(check_dot_list(in, arena, "lhs_contracting_dims", lc, lhs, lseen));
     CXLA_RETURN_IF_ERROR(check_dot_list(in, arena, "lhs_batch_dims", lb, lhs, lseen));

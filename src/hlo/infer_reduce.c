@@ -507,16 +507,9 @@ CXLA_INFER_DECLARE(cxla_infer_map) {
     CXLA_RETURN_IF_ERROR(expect_arrays(in, arena, 0, n, "operand"));
     CXLA_RETURN_IF_ERROR(same_dims_as_first(in, arena, 0, n, "operands"));
     const cxla_shape *x = OPS(0);
-    const int64_t *d;
-    int64_t nd;
-    d = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
-    if (d) {
-        bool ok = nd == x->rank;
-        for (int64_t i = 0; ok && i < nd; i++) ok = d[i] == i;
-        if (!ok)
-            return cxla_infer_fail(in, "dimensions=%s must be every dimension of %s in order",
-                                   INTS_STR(d, nd), STR(x));
-    }
+    /* map applies to every element whatever its dimensions={...} say: XLA's HandleMap
+     * checks the shape over all the operands' dimensions (its map_dims is an iota) and
+     * ignores the attribute, which is kept and printed as written. */
     cxla_computation *f;
     CXLA_RETURN_IF_ERROR(cxla_infer_req_called(in, CXLA_ATTR_TO_APPLY, &f));
     const char *sig = cxla_infer_signature_str(arena, f);

@@ -15,9 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo/infer_internal.h"
 #include "hlo/lexer.h"
 #include "literal/literal_internal.h"
 #include "shape/shape_internal.h"
+
+/* The most '#' indexes an operand name may carry (name#1#0 reaches into nested tuples). */
+#define MAX_TUPLE_PATH 8
 
 /* An operand named before its definition (or with a name#index tuple index). */
 typedef struct pending_operand {
@@ -26,8 +30,9 @@ typedef struct pending_operand {
     const char *name; /* into the text */
     size_t len;
     size_t pos;
-    int64_t tuple_index;        /* name#N, else -1 */
-    const cxla_shape *declared; /* operand shape written before the name, or NULL */
+    int64_t tuple_path[MAX_TUPLE_PATH]; /* name#N#M...: the indexes, outermost first */
+    int tuple_depth;                    /* how many; 0 for a plain name */
+    const cxla_shape *declared;         /* operand shape written before the name, or NULL */
 } pending_operand;
 
 /* An attribute naming computations (module-wide) or instructions (per computation). */
@@ -76,7 +81,8 @@ typedef struct parser {
     size_t name_cap;
     size_t entry_layout_pos;
     bool saw_entry_keyword;
-    int nesting; /* depth of nested instructions being parsed as operands */
+    cxla_computation *last_top; /* the last computation written at the top level */
+    int nesting;                /* depth of nested instructions being parsed as operands */
 } parser;
 
 /* Nested instructions as operands recurse; the fuzzer must not exhaust the stack. */
@@ -157,9 +163,12 @@ static bool looks_like_shape(parser *p) {
     while (e < lx->len &&
            (cxla_hlo_is_name_start(lx->text[e]) || (lx->text[e] >= '0' && lx->text[e] <= '9')))
         e++;
+    size_t word = e - q;
     e = cxla_text_skip_space(lx->text, lx->len, e);
+    if (word == 1 && lx->text[q] == 'b' && e < lx->len && lx->text[e] == '(')
+        return true; /* a buffer shape b(f32[4]); no opcode is named "b" */
     return e < lx->len && lx->text[e] == '[' &&
-           cxla_type_from_name(lx->text + q, e - q) != CXLA_TYPE_INVALID;
+           cxla_type_from_name(lx->text + q, word) != CXLA_TYPE_INVALID;
 }
 
 /* Old texts write a scalar's layout as "{}": accept it after a rank-0 shape. */
@@ -180,7 +189,9 @@ static bool push_pending_operand(parser *p, const pending_operand *po) {
 static bool check_declared(parser *p, const cxla_shape *declared, const cxla_instr *operand,
                            size_t pos) {
     if (!declared || operand->shape.type == CXLA_TYPE_INVALID) return true;
-    if (cxla_shape_compatible(declared, &operand->shape)) return true;
+    /* As XLA's ShapeUtil::Compatible: layouts and the dynamic-dimension flags are
+     * ignored, so f32[4] may annotate an f32[<=4] operand (its bound). */
+    if (cxla_infer_compatible(declared, &operand->shape)) return true;
     char *d = cxla_shape_to_string(declared, 0), *o = cxla_shape_to_string(&operand->shape, 0);
     cxla_hlo_error(&p->lx, pos,
                    "The declared operand shape %s is not compatible with the shape of the "
@@ -246,6 +257,9 @@ static cxla_instr *tuple_element(parser *p, cxla_computation *comp, cxla_instr *
 static bool parse_instruction_rhs(parser *p, cxla_computation *comp, const char *name,
                                   size_t name_len, size_t name_pos, size_t start,
                                   bool allow_attributes, cxla_instr **out);
+static bool inline_body_at(parser *p);
+static bool parse_inline_computation(parser *p, const cxla_instr *owner, const char *attr,
+                                     size_t attr_len, cxla_attr *a);
 
 /* Is the word at |q| followed by '(' (an opcode: a nested instruction, not a name)? */
 static bool nested_at(parser *p, size_t q) {
@@ -292,26 +306,31 @@ static bool parse_operand(parser *p, cxla_computation *comp, size_t slot, cxla_i
     const char *name;
     size_t len = cxla_hlo_name(lx, &name);
     if (!len) return cxla_hlo_error_found(lx, name_pos, "expected an operand name");
-    int64_t tuple_index = -1;
-    if (lx->pos < lx->len && lx->text[lx->pos] == '#') {
+    int64_t path[MAX_TUPLE_PATH];
+    int depth = 0;
+    while (lx->pos < lx->len && lx->text[lx->pos] == '#') {
         lx->pos++;
         size_t q = cxla_hlo_skip(lx);
         if (q >= lx->len || !((lx->text[q] >= '0' && lx->text[q] <= '9') || lx->text[q] == '-'))
             return cxla_hlo_error_found(lx, q, "expects integer for the tuple index after '#'");
-        if (!cxla_hlo_int(lx, &tuple_index, "tuple index")) return false;
-        if (tuple_index < 0)
-            return cxla_hlo_error(lx, q, "GTE index %" PRId64 " out of bounds", tuple_index);
+        if (depth == MAX_TUPLE_PATH)
+            return cxla_hlo_error(lx, q, "more than %d tuple indexes after '%.*s'", MAX_TUPLE_PATH,
+                                  (int)len, name);
+        if (!cxla_hlo_int(lx, &path[depth], "tuple index")) return false;
+        if (path[depth] < 0)
+            return cxla_hlo_error(lx, q, "GTE index %" PRId64 " out of bounds", path[depth]);
+        depth++;
     }
     cxla_instr *target = cxla_strmap_get(&comp->instr_by_name, name, len);
     if (!target) {
-        pending_operand po = {NULL, (int64_t)slot, name, len, name_pos, tuple_index, declared};
+        pending_operand po = {NULL, (int64_t)slot, name, len, name_pos, {0}, depth, declared};
+        memcpy(po.tuple_path, path, (size_t)depth * sizeof(path[0]));
         *out = NULL;
         return push_pending_operand(p, &po);
     }
-    if (tuple_index >= 0) {
-        target = tuple_element(p, comp, target, tuple_index, name_pos);
-        if (!target) return false;
-    }
+    for (int i = 0; i < depth && target; i++)
+        target = tuple_element(p, comp, target, path[i], name_pos);
+    if (!target) return false;
     if (!check_declared(p, declared, target, pos)) return false;
     *out = target;
     return true;
@@ -457,7 +476,18 @@ static bool parse_instr_attrs(parser *p, cxla_instr *in) {
                                   cxla_attr_get_info(id)->name, cxla_opcode_name(op), in->name);
         }
         cxla_attr a;
-        if (!parse_attr(p, name, len, pos, &a, in->name)) return false;
+        const cxla_attr_info *ai = id == CXLA_ATTR_UNKNOWN ? NULL : cxla_attr_get_info(id);
+        if (ai &&
+            (ai->kind == CXLA_ATTR_KIND_COMPUTATION || ai->kind == CXLA_ATTR_KIND_COMPUTATIONS) &&
+            inline_body_at(p)) {
+            memset(&a, 0, sizeof(a));
+            a.id = id;
+            a.kind = ai->kind;
+            a.name = ai->name;
+            if (!parse_inline_computation(p, in, name, len, &a)) return false;
+        } else if (!parse_attr(p, name, len, pos, &a, in->name)) {
+            return false;
+        }
         for (int64_t i = 0; i < in->attr_count; i++)
             if (same_attr(&in->attrs[i], &a))
                 return cxla_hlo_error(lx, pos, "attribute '%s' is given twice", a.name);
@@ -687,10 +717,9 @@ static bool resolve_operands(parser *p, cxla_computation *comp) {
                                   "instruction does not exist: '%.*s' is not "
                                   "defined in computation '%s'",
                                   (int)po->len, po->name, comp->name);
-        if (po->tuple_index >= 0) {
-            target = tuple_element(p, comp, target, po->tuple_index, po->pos);
-            if (!target) return false;
-        }
+        for (int k = 0; k < po->tuple_depth && target; k++)
+            target = tuple_element(p, comp, target, po->tuple_path[k], po->pos);
+        if (!target) return false;
         if (!check_declared(p, po->declared, target, po->pos)) return false;
         cxla_status st = cxla_instr_replace_operand(po->instr, po->slot, target);
         if (st) return cxla_hlo_fail_status(lx, st, po->pos);
@@ -807,6 +836,48 @@ static bool parse_program_shape(parser *p, cxla_computation *comp, size_t index)
     return true;
 }
 
+/* Adds computation [name, name+len) to the module with its comp_info entry. */
+static bool new_computation(parser *p, const char *name, size_t len, size_t name_pos, size_t start,
+                            cxla_computation **out) {
+    cxla_hlo_lexer *lx = &p->lx;
+    const char *z = name_z(p, name, len);
+    if (!z) return cxla_hlo_oom(lx);
+    cxla_computation *comp;
+    cxla_status st = cxla_module_add_computation(p->m, z, &comp);
+    if (st) return cxla_hlo_fail_status(lx, st, name_pos);
+    size_t index = (size_t)p->m->comp_count - 1;
+    if (!GROW(p->comp_info, index, p->comp_cap)) return cxla_hlo_oom(lx);
+    p->comp_info[index] = (comp_info){comp, name_pos, NULL, -1, NULL};
+    cxla_hlo_line_col(lx, start, &comp->line, &comp->column);
+    *out = comp;
+    return true;
+}
+
+/* '{' instructions '}': the body of |comp|, its operands and control predecessors
+ * resolved, its root and parameters set. */
+static bool parse_body(parser *p, cxla_computation *comp, size_t name_pos) {
+    cxla_hlo_lexer *lx = &p->lx;
+    cxla_strmap_init(&p->params, p->scratch);
+    if (!cxla_hlo_expect(lx, '{', "to open the computation body")) return false;
+    cxla_instr *root = NULL;
+    for (;;) {
+        size_t q = cxla_hlo_skip(lx);
+        if (q >= lx->len)
+            return cxla_hlo_error(lx, q,
+                                  "expected '}' to close computation '%s' (started at "
+                                  "line %" PRId64 ")",
+                                  comp->name, comp->line);
+        if (cxla_hlo_accept(lx, '}')) break;
+        if (!parse_instruction(p, comp, &root)) return false;
+    }
+    if (comp->instr_count == 0)
+        return cxla_hlo_error(lx, name_pos, "computation '%s' has no instructions", comp->name);
+    if (!resolve_operands(p, comp) || !resolve_control(p, comp)) return false;
+    comp->root = root ? root : comp->instrs[comp->instr_count - 1];
+    comp->is_entry = false;
+    return number_params(p, comp, name_pos);
+}
+
 static bool parse_computation(parser *p, cxla_computation **entry) {
     cxla_hlo_lexer *lx = &p->lx;
     size_t start = cxla_hlo_skip(lx);
@@ -823,35 +894,18 @@ static bool parse_computation(parser *p, cxla_computation **entry) {
                               "expects only one ENTRY computation: '%s' is already "
                               "the entry",
                               (*entry)->name);
-    const char *z = name_z(p, name, len);
-    if (!z) return cxla_hlo_oom(lx);
     cxla_computation *comp;
-    cxla_status st = cxla_module_add_computation(p->m, z, &comp);
-    if (st) return cxla_hlo_fail_status(lx, st, name_pos);
-    size_t index = (size_t)p->m->comp_count - 1;
-    if (!GROW(p->comp_info, index, p->comp_cap)) return cxla_hlo_oom(lx);
-    p->comp_info[index] = (comp_info){comp, name_pos, NULL, -1, NULL};
-    cxla_hlo_line_col(lx, start, &comp->line, &comp->column);
-    cxla_strmap_init(&p->params, p->scratch);
+    if (!new_computation(p, name, len, name_pos, start, &comp)) return false;
+    p->last_top = comp; /* not an inline body added after it */
     if (is_entry) {
         *entry = comp;
         p->saw_entry_keyword = true;
     }
-    if (cxla_hlo_at(lx, '(') && !parse_program_shape(p, comp, index)) return false;
-    if (!cxla_hlo_expect(lx, '{', "to open the computation body")) return false;
-    cxla_instr *root = NULL;
-    for (;;) {
-        size_t q = cxla_hlo_skip(lx);
-        if (q >= lx->len)
-            return cxla_hlo_error(lx, q,
-                                  "expected '}' to close computation '%s' (started at "
-                                  "line %" PRId64 ")",
-                                  comp->name, comp->line);
-        if (cxla_hlo_accept(lx, '}')) break;
-        if (!parse_instruction(p, comp, &root)) return false;
-    }
-    if (comp->instr_count == 0)
-        return cxla_hlo_error(lx, name_pos, "computation '%s' has no instructions", comp->name);
+    if (cxla_hlo_at(lx, '(') && !parse_program_shape(p, comp, (size_t)p->m->comp_count - 1))
+        return false;
+    /* The body's '}' is followed by the computation's attributes; they are parsed after
+     * the body, whose operands are resolved at its end (an inline body's too). */
+    if (!parse_body(p, comp, name_pos)) return false;
     if (cxla_hlo_accept(lx, ',')) {
         size_t q = cxla_hlo_skip(lx);
         const char *thread;
@@ -864,10 +918,85 @@ static bool parse_computation(parser *p, cxla_computation **entry) {
         if (!cxla_hlo_string(lx, &thread)) return false;
         comp->execution_thread = thread;
     }
-    if (!resolve_operands(p, comp) || !resolve_control(p, comp)) return false;
-    comp->root = root ? root : comp->instrs[comp->instr_count - 1];
-    comp->is_entry = false;
-    return number_params(p, comp, name_pos);
+    return true;
+}
+
+/* Is an inline computation body next ('{' then ROOT or "name =")? A list of names
+ * ("calls={%c}") is not one. */
+static bool inline_body_at(parser *p) {
+    cxla_hlo_lexer *lx = &p->lx;
+    size_t q = cxla_hlo_skip(lx);
+    if (q >= lx->len || lx->text[q] != '{') return false;
+    q = cxla_text_skip_space(lx->text, lx->len, q + 1);
+    if (q + 4 <= lx->len && memcmp(lx->text + q, "ROOT", 4) == 0 &&
+        (q + 4 == lx->len || !cxla_hlo_is_name_char(lx->text[q + 4])))
+        return true;
+    if (q < lx->len && lx->text[q] == '%') q++;
+    if (q >= lx->len || !cxla_hlo_is_name_start(lx->text[q])) return false;
+    while (q < lx->len && cxla_hlo_is_name_char(lx->text[q])) q++;
+    q = cxla_text_skip_space(lx->text, lx->len, q);
+    return q < lx->len && lx->text[q] == '=';
+}
+
+/* A computation written inline as an attribute's value (XLA's ParseHloComputation takes
+ * '{' instructions '}' in place of a name): it becomes a computation of the module named
+ * "<instruction>.<attribute>" (made unique), and |a| names it as if the text had. The
+ * enclosing computation's pending names are set aside while the body is parsed. */
+static bool parse_inline_computation(parser *p, const cxla_instr *owner, const char *attr,
+                                     size_t attr_len, cxla_attr *a) {
+    cxla_hlo_lexer *lx = &p->lx;
+    size_t start = cxla_hlo_skip(lx);
+    if (p->nesting >= MAX_NESTING)
+        return cxla_hlo_error(lx, start, "computations nested more than %d deep", MAX_NESTING);
+    size_t olen = strlen(owner->name);
+    char *want = malloc(olen + attr_len + 2);
+    if (!want) return cxla_hlo_oom(lx);
+    memcpy(want, owner->name, olen);
+    want[olen] = '.';
+    memcpy(want + olen + 1, attr, attr_len);
+    want[olen + 1 + attr_len] = '\0';
+    char *name = malloc(olen + attr_len + 24);
+    if (!name) {
+        free(want);
+        return cxla_hlo_oom(lx);
+    }
+    strcpy(name, want);
+    for (int k = 1; cxla_strmap_get(&p->m->comp_by_name, name, strlen(name)); k++)
+        snprintf(name, olen + attr_len + 24, "%s.%d", want, k);
+    free(want);
+    cxla_computation *comp;
+    bool ok = new_computation(p, name, strlen(name), start, start, &comp);
+    free(name);
+    if (!ok) return false;
+    pending_operand *ops = p->ops;
+    size_t op_count = p->op_count, op_cap = p->op_cap;
+    pending_ref *ctrl = p->ctrl;
+    size_t ctrl_count = p->ctrl_count, ctrl_cap = p->ctrl_cap;
+    cxla_strmap params = p->params;
+    p->ops = NULL;
+    p->op_count = p->op_cap = 0;
+    p->ctrl = NULL;
+    p->ctrl_count = p->ctrl_cap = 0;
+    p->nesting++;
+    ok = parse_body(p, comp, start);
+    p->nesting--;
+    free(p->ops);
+    free(p->ctrl);
+    p->ops = ops;
+    p->op_count = op_count;
+    p->op_cap = op_cap;
+    p->ctrl = ctrl;
+    p->ctrl_count = ctrl_count;
+    p->ctrl_cap = ctrl_cap;
+    p->params = params;
+    if (!ok) return false;
+    cxla_arena *ar = p->m->arena;
+    a->pending_names = cxla_arena_alloc_array(ar, 1, sizeof(char *));
+    a->v.comps.items = cxla_arena_alloc_array(ar, 1, sizeof(cxla_computation *));
+    if (!a->pending_names || !a->v.comps.items) return cxla_hlo_oom(lx);
+    a->pending_names[0] = comp->name;
+    a->v.comps.count = 1;
+    return true;
 }
 
 /* ---- the module ---------------------------------------------------------------------- */
@@ -1179,6 +1308,57 @@ static bool infer_shapes(parser *p) {
     return true;
 }
 
+/* XLA's parser does not keep the shapes written on send, recv, send-done, recv-done and
+ * outfeed: it builds each instruction from its operands (and recv from the data part of
+ * its written shape), so that the rest of what is written there is never compared. The
+ * same here: (data, u32[], token[]) for send and recv, token[] for send-done and outfeed,
+ * (data, token[]) for recv-done. Operands that do not fit are left for the verifier. */
+static bool rebuild_channel_shapes(parser *p) {
+    cxla_arena *ar = p->m->arena;
+    for (int64_t c = 0; c < p->m->comp_count; c++) {
+        cxla_computation *comp = p->m->comps[c];
+        for (int64_t i = 0; i < comp->instr_count; i++) {
+            cxla_instr *in = comp->instrs[i];
+            const cxla_shape *data = NULL;
+            cxla_shape ctx, tok, shape;
+            cxla_infer_make_token(&tok);
+            memset(&ctx, 0, sizeof(ctx));
+            ctx.type = CXLA_U32;
+            switch (in->opcode) {
+            case CXLA_OP_SEND:
+                if (in->operand_count == 2 && in->operands[0]) data = &in->operands[0]->shape;
+                break;
+            case CXLA_OP_RECV:
+                if (in->shape.type == CXLA_TUPLE && in->shape.tuple_count >= 1)
+                    data = &in->shape.elements[0];
+                break;
+            case CXLA_OP_RECV_DONE: {
+                const cxla_instr *op = in->operand_count == 1 ? in->operands[0] : NULL;
+                if (op && op->shape.type == CXLA_TUPLE && op->shape.tuple_count >= 1)
+                    data = &op->shape.elements[0];
+                break;
+            }
+            case CXLA_OP_SEND_DONE:
+            case CXLA_OP_OUTFEED: in->shape = tok; continue;
+            default: continue;
+            }
+            if (!data || data->type == CXLA_TYPE_INVALID) continue;
+            const cxla_shape *send_parts[3] = {data, &ctx, &tok};
+            const cxla_shape *done_parts[2] = {data, &tok};
+            cxla_status st = in->opcode == CXLA_OP_RECV_DONE
+                                 ? cxla_infer_make_tuple(ar, 2, done_parts, &shape)
+                                 : cxla_infer_make_tuple(ar, 3, send_parts, &shape);
+            if (st) {
+                cxla_status_free(st);
+                return cxla_hlo_oom(&p->lx);
+            }
+            if (!cxla_hlo_fill_layouts(ar, &shape)) return cxla_hlo_oom(&p->lx);
+            in->shape = shape;
+        }
+    }
+    return true;
+}
+
 static bool shapes_disagree(parser *p, size_t pos, const char *format, const cxla_shape *a,
                             const cxla_shape *b, const char *a_name, const char *b_name) {
     char *sa = cxla_shape_to_string(a, 0), *sb = cxla_shape_to_string(b, 0);
@@ -1250,11 +1430,11 @@ static bool parse_module(parser *p) {
         if (!parse_computation(p, &entry)) return false;
     if (p->m->comp_count == 0)
         return cxla_hlo_error(lx, lx->pos, "expected a computation (the text has none)");
-    p->m->entry = entry ? entry : p->m->comps[p->m->comp_count - 1];
+    p->m->entry = entry ? entry : p->last_top;
     p->m->entry->is_entry = true;
     return resolve_computation_refs(p) && order_computations(p) &&
            cxla_hlo_check_module(lx, p->m, p->instr_info) && infer_shapes(p) &&
-           check_program_shapes(p) && entry_layout(p);
+           rebuild_channel_shapes(p) && check_program_shapes(p) && entry_layout(p);
 }
 
 cxla_status cxla_hlo_parse(const char *text, size_t len, const char *filename,

@@ -138,6 +138,11 @@ static bool check_attrs(const checker *k, const cxla_instr *in) {
 
 /* Attributes that hold exactly one dimension, and the ones that must be there. */
 static bool check_dimensions(const checker *k, const cxla_instr *in) {
+    /* The sugared X-update / X-done inherit the wrapped operation from their X-start and
+     * need none of its attributes (XLA parses them on the start only). */
+    if ((in->opcode == CXLA_OP_ASYNC_UPDATE || in->opcode == CXLA_OP_ASYNC_DONE) &&
+        in->async_wrapped != CXLA_OP_COUNT)
+        return true;
     cxla_opcode op = effective_opcode(in);
     bool one = false, needed = false;
     switch (op) {

@@ -116,6 +116,7 @@ typedef struct interp_step {
     bool exclusive_gte;  /* as the plan's exclusive_gte */
     bool dynamic_result; /* its shape is dynamic or a tuple (interp_dynamic_maybe) */
     bool check_finite;   /* --check-finite tests its result (computes elements) */
+    cxla_type mixed_to;  /* float operands of other precisions convert to it; else INVALID */
 } interp_step;
 
 typedef struct interp_plan {
@@ -140,6 +141,56 @@ typedef struct interp_plan {
 
 /* A get-tuple-element may take its element out of the tuple when every user of the
  * tuple is a get-tuple-element with a different index and the tuple is not the root. */
+/* Mixed floating-point precision, which the verifier allows where XLA's does (f32 +
+ * bf16, a bf16 scalar broadcast or padded into f32): the interpreter converts each float
+ * operand of another precision to one type before the handler runs, as XLA's float
+ * normalization inserts converts so that an instruction's operands match its output. The
+ * type is the result's element type when it is a float, else (compare) the widest float
+ * operand's. Operations that only pass values through or call computations, and those
+ * XLA's verifier exempts (dot, convolution, reductions, ...), are left as they are. */
+static cxla_type mixed_precision_target(const cxla_instr *in) {
+    switch (in->opcode) {
+    case CXLA_OP_CALL:
+    case CXLA_OP_CONDITIONAL:
+    case CXLA_OP_CONSTANT:
+    case CXLA_OP_CONVOLUTION:
+    case CXLA_OP_DOT:
+    case CXLA_OP_CUSTOM_CALL:
+    case CXLA_OP_FUSION:
+    case CXLA_OP_TUPLE:
+    case CXLA_OP_GET_TUPLE_ELEMENT:
+    case CXLA_OP_WHILE:
+    case CXLA_OP_PARAMETER:
+    case CXLA_OP_SORT:
+    case CXLA_OP_REDUCE:
+    case CXLA_OP_REDUCE_WINDOW:
+    case CXLA_OP_MAP:
+    case CXLA_OP_CONVERT:
+    case CXLA_OP_BITCAST_CONVERT:
+    case CXLA_OP_REDUCE_PRECISION:
+    case CXLA_OP_STOCHASTIC_CONVERT: return CXLA_TYPE_INVALID;
+    default: break;
+    }
+    bool elementwise = (cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE) != 0;
+    bool moves = in->opcode == CXLA_OP_BROADCAST || in->opcode == CXLA_OP_PAD ||
+                 in->opcode == CXLA_OP_CONCATENATE || in->opcode == CXLA_OP_DYNAMIC_UPDATE_SLICE ||
+                 in->opcode == CXLA_OP_SELECT || in->opcode == CXLA_OP_CLAMP;
+    if (in->shape.type == CXLA_TUPLE || (!elementwise && !moves)) return CXLA_TYPE_INVALID;
+    cxla_type to = cxla_type_is_float(in->shape.type) ? in->shape.type : CXLA_TYPE_INVALID;
+    bool differ = false;
+    cxla_type first = CXLA_TYPE_INVALID;
+    for (int64_t k = 0; k < in->operand_count; k++) {
+        cxla_type t = in->operands[k] ? in->operands[k]->shape.type : CXLA_TYPE_INVALID;
+        if (!cxla_type_is_float(t)) continue;
+        if (first == CXLA_TYPE_INVALID) first = t;
+        differ = differ || t != first || (to != CXLA_TYPE_INVALID && t != to);
+        if (!cxla_type_is_float(in->shape.type) &&
+            (to == CXLA_TYPE_INVALID || cxla_type_bits(t) > cxla_type_bits(to)))
+            to = t;
+    }
+    return differ ? to : CXLA_TYPE_INVALID;
+}
+
 static bool gte_is_exclusive(const cxla_computation *comp, const cxla_instr *gte) {
     const cxla_instr *t = gte->operands[0];
     int64_t index;
@@ -254,6 +305,7 @@ static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, int
         st->exclusive_gte = plan->exclusive_gte[i];
         st->dynamic_result = in->shape.dynamic || in->shape.type == CXLA_TUPLE;
         st->check_finite = in->operand_count > 0 && !moves_elements(in->opcode);
+        st->mixed_to = mixed_precision_target(in);
     }
     plan->next_with_constants = ctx->plans_with_constants;
     ctx->plans_with_constants = plan;
@@ -485,10 +537,28 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
         ctx->take_exclusive_gte = st->exclusive_gte;
         ctx->take_operand_count = nops;
         cxla_literal *result = NULL;
+        cxla_literal **converted = NULL; /* operands converted for mixed precision */
+        if (st->mixed_to != CXLA_TYPE_INVALID) {
+            /* The handler sees the converted operands and may not take the originals. */
+            ctx->take_operand_count = 0;
+            converted = calloc((size_t)nops, sizeof(*converted));
+            if (!converted) s = OOM();
+            for (int64_t k = 0; k < nops && !s; k++) {
+                cxla_type t = cxla_literal_type(ops[k]);
+                if (!cxla_type_is_float(t) || t == st->mixed_to) continue;
+                s = cxla_literal_convert(ops[k], st->mixed_to, &converted[k]);
+                if (!s) ops[k] = converted[k];
+            }
+        }
         /* As interp_dynamic_maybe: only values with dynamic sizes or tuples need the
          * dynamic path to look at them. */
-        s = maybe_dynamic ? interp_dynamic_eval(ctx, in, ops, fn, &result)
-                          : fn(ctx, in, ops, &result);
+        if (!s)
+            s = maybe_dynamic ? interp_dynamic_eval(ctx, in, ops, fn, &result)
+                              : fn(ctx, in, ops, &result);
+        if (converted) {
+            for (int64_t k = 0; k < nops; k++) cxla_literal_free(converted[k]);
+            free(converted);
+        }
         values[i] = result;
         if (s) {
             s = name_oom(s, comp, in);

@@ -399,7 +399,34 @@ static cxla_status concat_pieces(const cxla_literal *const *pieces, int64_t coun
  * scalar computation |comp| (its recognized typed loop when it has one). */
 static cxla_status reduce_in_order(interp_ctx *ctx, const cxla_instr *instr,
                                    const cxla_computation *comp, const cxla_literal *const *vals,
+                                   int64_t count, cxla_literal **out);
+
+/* A reducer whose scalar type differs from the operands' (XLA's verifier does not compare
+ * them: a bf16 all-reduce with an f32 add): the values are converted to the reducer's
+ * type, reduced in it, and the result converted back to the operands' type. */
+static cxla_status reduce_converted(interp_ctx *ctx, const cxla_instr *instr,
+                                    const cxla_computation *comp, const cxla_literal *const *vals,
+                                    int64_t count, cxla_literal **out) {
+    cxla_type from = cxla_literal_type(vals[0]), to = comp->root->shape.type;
+    cxla_literal **conv = calloc((size_t)count, sizeof(*conv));
+    if (!conv) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    cxla_status s = NULL;
+    for (int64_t k = 0; k < count && !s; k++) s = cxla_literal_convert(vals[k], to, &conv[k]);
+    cxla_literal *r = NULL;
+    if (!s) s = reduce_in_order(ctx, instr, comp, (const cxla_literal *const *)conv, count, &r);
+    if (!s) s = cxla_literal_convert(r, from, out);
+    cxla_literal_free(r);
+    for (int64_t k = 0; k < count; k++) cxla_literal_free(conv[k]);
+    free(conv);
+    return s;
+}
+
+static cxla_status reduce_in_order(interp_ctx *ctx, const cxla_instr *instr,
+                                   const cxla_computation *comp, const cxla_literal *const *vals,
                                    int64_t count, cxla_literal **out) {
+    if (count > 1 && cxla_type_is_array(comp->root->shape.type) &&
+        comp->root->shape.type != cxla_literal_type(vals[0]))
+        return reduce_converted(ctx, instr, comp, vals, count, out);
     CXLA_RETURN_IF_ERROR(cxla_literal_clone(vals[0], out));
     if (count == 1) return NULL;
     cxla_type t = cxla_literal_type(vals[0]);

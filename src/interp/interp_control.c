@@ -76,6 +76,9 @@ static cxla_status op_call(interp_ctx *ctx, const cxla_instr *instr,
      * them (into its result tuple, say) instead of copying them. */
     enum { SMALL = 16 };
     int64_t n = instr->operand_count;
+    /* A fusion may have more operands than its computation has parameters (XLA's verifier
+     * allows it): parameter i takes operand i, the rest are not passed. */
+    if (instr->opcode == CXLA_OP_FUSION && callee->param_count < n) n = callee->param_count;
     cxla_literal *small_args[SMALL];
     bool small_owned[SMALL];
     cxla_literal **args = small_args;

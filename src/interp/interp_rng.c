@@ -61,10 +61,13 @@ static cxla_status op_rng_bit_generator(interp_ctx *ctx, const cxla_instr *instr
     if (ss->type != CXLA_U64 || ss->rank != 1)
         return BAD(instr, "the state must be a u64 vector, got %s", cxla_type_name(ss->type));
     const cxla_shape *rs = &instr->shape;
-    if (rs->type != CXLA_TUPLE || rs->tuple_count != 2 || rs->elements[1].type == CXLA_TUPLE ||
-        !cxla_type_is_unsigned(rs->elements[1].type))
-        return BAD(instr, "the result must be (new state, unsigned random bits)");
-    const cxla_shape *bs = &rs->elements[1];
+    /* A non-tuple result is the random bits alone (XLA's verifier allows it). */
+    bool bits_only = rs->type != CXLA_TUPLE && cxla_type_is_unsigned(rs->type);
+    if (!bits_only &&
+        (rs->type != CXLA_TUPLE || rs->tuple_count != 2 || rs->elements[1].type == CXLA_TUPLE ||
+         !cxla_type_is_unsigned(rs->elements[1].type)))
+        return BAD(instr, "the result must be (new state, unsigned random bits) or the bits");
+    const cxla_shape *bs = bits_only ? rs : &rs->elements[1];
     const char *alg = cxla_instr_word(instr, CXLA_ATTR_ALGORITHM);
     if (!alg) alg = "rng_default";
     bool three_fry = strcmp(alg, "rng_three_fry") == 0;
@@ -109,6 +112,11 @@ static cxla_status op_rng_bit_generator(interp_ctx *ctx, const cxla_instr *instr
         }
         ns[1] = c.lo;
         if (m == 3) ns[2] = c.hi;
+    }
+    if (!st && bits_only) {
+        cxla_literal_free(state);
+        *out = bits;
+        return NULL;
     }
     if (!st) {
         cxla_literal *elements[2] = {state, bits};

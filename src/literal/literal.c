@@ -386,6 +386,10 @@ cxla_status cxla_literal_clone(const cxla_literal *literal, cxla_literal **out_l
 static cxla_shape empty_tuple_shape = {.type = CXLA_TUPLE};
 static cxla_literal empty_tuple = {.shape = &empty_tuple_shape};
 
+void cxla_literal_destroy(cxla_literal *literal) {
+    cxla_literal_free(literal);
+}
+
 void cxla_literal_free(cxla_literal *literal) {
     if (!literal || literal == &empty_tuple) return;
     for (int64_t i = 0; i < literal->tuple_count; i++) cxla_literal_free(literal->elements[i]);

@@ -243,6 +243,10 @@ cxla_status cxla_shape_clone(const cxla_shape *shape, cxla_shape **out_shape) {
     return clone_checked(shape, out_shape);
 }
 
+void cxla_shape_destroy(cxla_shape *shape) {
+    cxla_shape_free(shape);
+}
+
 void cxla_shape_free(cxla_shape *shape) {
     free(shape);
 }

@@ -715,8 +715,21 @@ static cxla_status parse_shape(const parser *p, size_t *pos, cxla_shape *out, in
     int nn = (int)(name_len > 64 ? 64 : name_len);
     cxla_type type = cxla_type_from_name(p->text + start, name_len);
     if (type == CXLA_TYPE_INVALID) {
-        if (name_len == 1 && p->text[start] == 'b' && at_char(p, skip(p, q), '('))
-            return parse_error_at(p, start, "buffer shapes b(...) are not supported");
+        if (name_len == 1 && p->text[start] == 'b' && at_char(p, skip(p, q), '(')) {
+            /* A buffer shape b(f32[32]) (XLA's Shape::IsBuffer: an array handed around
+             * by reference, as custom calls such as Pin/Unpin take it) holds the same
+             * elements as its array: cxla reads it as that array and prints the array. */
+            size_t open = skip(p, q);
+            q = open + 1;
+            CXLA_RETURN_IF_ERROR(parse_shape(p, &q, out, depth + 1));
+            if (out->type == CXLA_TUPLE || out->type == CXLA_TOKEN)
+                return parse_error_at(p, open + 1, "a buffer shape b(...) holds an array");
+            q = skip(p, q);
+            if (!at_char(p, q, ')'))
+                return parse_error(p, q, "expected ')' to close the buffer shape b(...)");
+            *pos = q + 1;
+            return NULL;
+        }
         return parse_error_at(p, start, "unknown element type '%.*s%s'", nn, p->text + start,
                               name_len > 64 ? "..." : "");
     }

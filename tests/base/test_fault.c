@@ -1,6 +1,7 @@
 /* Allocation-failure injection (src/base/fault.h), SQLite's way: a representative module
  * goes through the parser, the verifier, the runtime (client, compile, one run, a run
- * on two replicas with an all-reduce) and the interpreter, once without faults to count
+ * on two replicas with an all-reduce) and the interpreter, then the same on the cpu
+ * backend (its passes, emitter, compile cache and runs), once without faults to count
  * its allocations, and then once for every n up to that count with the n-th allocation
  * failing (and once more with every allocation from the n-th on failing). Each time the
  * scenario must either succeed with the right result or fail with a status; it must
@@ -43,6 +44,10 @@ static bool is_want(const cxla_literal *r) {
     return v && cxla_literal_element_count(r) == 2 && v[0] == want[0] && v[1] == want[1];
 }
 
+/* The backend the runtime part of the scenario compiles for: the interpreter, then the
+ * cpu backend (passes, emitter, compiler driver and its cache, the arena plan). */
+static const char *backend = "interpreter";
+
 /* The whole scenario; NULL when everything worked and gave |want| on both paths. */
 static cxla_status scenario(void) {
     cxla_module *m = NULL;
@@ -53,7 +58,10 @@ static cxla_status scenario(void) {
     cxla_client *client = NULL;
     cxla_executable *e = NULL;
     cxla_literal *arg = NULL, *one = NULL, *results[2] = {NULL, NULL};
-    s = cxla_client_create(NULL, &client);
+    cxla_client_options co;
+    cxla_client_options_init(&co);
+    co.backend = backend;
+    s = cxla_client_create(&co, &client);
     if (!s) s = cxla_client_compile_hlo_text(client, module_text, (size_t)-1, "fault.hlo", &e);
     if (!s) s = cxla_literal_parse("f32[2,2] {{1, 1}, {0, 1}}", (size_t)-1, NULL, &arg);
     /* One device: the all-reduce of a group of one is the identity (4.5, 0.5). */
@@ -85,7 +93,7 @@ static cxla_status scenario(void) {
     return s;
 }
 
-static void test_every_allocation_fails_once(void) {
+static void every_allocation_fails_once(void) {
     cxla_fault_arm(0, 0);
     cxla_status s = scenario();
     CHECK_MSG(!s, "the scenario fails without faults: %s", cxla_status_message(s));
@@ -122,9 +130,22 @@ static void test_every_allocation_fails_once(void) {
         }
     }
     CHECK_MSG(failed > 0, "no fault made the scenario fail (%" PRId64 " succeeded)", succeeded);
-    printf("%lld allocations; with one failing: %" PRId64 " runs failed with a status, %" PRId64
+    printf("%s: %lld allocations; with one failing: %" PRId64 " runs failed with a status, %" PRId64
            " succeeded\n",
-           total, failed, succeeded);
+           backend, total, failed, succeeded);
+}
+
+static void test_every_allocation_fails_once(void) {
+    backend = "interpreter";
+    every_allocation_fails_once();
+}
+
+/* The cpu backend's compile: its first run without faults fills the compile cache, so the
+ * runs with faults load the compiled code from it (the compiler itself is another
+ * process, whose failures tests/cpu/test_compiler.c covers). */
+static void test_every_allocation_fails_once_cpu(void) {
+    backend = "cpu";
+    every_allocation_fails_once();
 }
 
 static void test_skip_without_faults(void) {
@@ -132,4 +153,5 @@ static void test_skip_without_faults(void) {
         test_skip_all("built without -DCXLA_FAULT_INJECTION=ON (the sanitizer build has it)");
 }
 
-TEST_MAIN(TEST(test_skip_without_faults), TEST(test_every_allocation_fails_once))
+TEST_MAIN(TEST(test_skip_without_faults), TEST(test_every_allocation_fails_once),
+          TEST(test_every_allocation_fails_once_cpu))

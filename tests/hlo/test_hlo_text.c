@@ -726,6 +726,37 @@ static void test_parameters_and_gte_sugar(void) {
               "GTE index 2 out of bounds");
 }
 
+/* Send, recv, their -done and outfeed: the written shape is rebuilt from the operands
+ * (recv keeps its data part), as XLA's parser builds these instructions. */
+static void test_channel_shapes_rebuilt(void) {
+    const char *text = "HloModule c\nENTRY e {\n  t = token[] after-all()\n"
+                       "  r = (f32[4], s32[], token[]) recv(t), channel_id=1\n"
+                       "  rd = (f32[4], s32[]) recv-done(r), channel_id=1\n"
+                       "  d = f32[4] get-tuple-element(rd), index=0\n"
+                       "  s = (f32[9], s8[], token[]) send(d, t), channel_id=2\n"
+                       "  sd = f32[] send-done(s), channel_id=2\n"
+                       "  o = s32[] outfeed(d, t)\n"
+                       "  ROOT x = f32[4] negate(d)\n}\n";
+    cxla_module *m = parse_ok(text);
+    if (m) {
+        static const char *const names[] = {"r", "rd", "s", "sd", "o"};
+        static const char *const want[] = {"(f32[4], u32[], token[])", "(f32[4], token[])",
+                                           "(f32[4], u32[], token[])", "token[]", "token[]"};
+        for (int i = 0; i < 5; i++) {
+            const cxla_instr *in = cxla_computation_find_instr(m->entry, names[i]);
+            char *got = in ? cxla_shape_to_string(&in->shape, 0) : NULL;
+            /* Layouts are not the point: drop the "{0}" some of them print. */
+            for (char *q = got ? strstr(got, "{0}") : NULL; q; q = strstr(q, "{0}"))
+                memmove(q, q + 3, strlen(q + 3) + 1);
+            CHECK_MSG(got && strcmp(got, want[i]) == 0, "%s: %s, want %s", names[i],
+                      got ? got : "?", want[i]);
+            free(got);
+        }
+        CHECK(cxla_hlo_verify(m) == NULL);
+    }
+    cxla_module_destroy(m);
+}
+
 static void test_elided_constant_and_literals(void) {
     const char *text =
         "HloModule c, entry_computation_layout={()->(f32[20]{0}, f32[2]{0})}\n\n"
@@ -882,4 +913,4 @@ TEST_MAIN(TEST(test_styles), TEST(test_minimal_text), TEST(test_entry_called_els
           TEST(test_nul_byte_rejected), TEST(test_async_sugar), TEST(test_parameters_and_gte_sugar),
           TEST(test_elided_constant_and_literals), TEST(test_shape_inference_when_omitted),
           TEST(test_errors), TEST(test_not_nul_terminated), TEST(test_print_instr),
-          TEST(test_reduce_scatter_order))
+          TEST(test_reduce_scatter_order), TEST(test_channel_shapes_rebuilt))

@@ -16,10 +16,12 @@ static void test_dot(void) {
     INFER_OK(dot(&t, CXLA_OP_DOT, "bf16[2048,16]", a, b, 1, 1, 1, 0), "bf16[2048,16]");
     INFER_OK(dot(&t, CXLA_OP_DOT, "f32[2048,16]", a, b, 1, 1, 1, 0), "f32[2048,16]");
     INFER_OK(dot(&t, CXLA_OP_DOT, "bf16[2048,16]", a, b, 1, 1, 1, 1), "bf16[2048,16]");
+    /* The contracting lists are optional, as in XLA's parser: absent means empty. */
     INFER_ERR(dot(&t, CXLA_OP_DOT, "", a, b, -1, 0, 1, 0),
-              "missing attribute lhs_contracting_dims");
+              "lhs_contracting_dims={} and rhs_contracting_dims={0} must have the same length");
     INFER_ERR(dot(&t, CXLA_OP_DOT, "", a, b, 1, 1, -1, 0),
-              "missing attribute rhs_contracting_dims");
+              "lhs_contracting_dims={1} and rhs_contracting_dims={} must have the same length");
+    INFER_OK(dot(&t, CXLA_OP_DOT, "", a, b, -1, 0, -1, 0), "bf16[2048,16,16,16]");
     INFER_ERR(dot(&t, CXLA_OP_DOT, "", a, c, 1, 1, 1, 0),
               "contracting dimension sizes differ: dimension 1 of bf16[2048,16] and 0 of "
               "bf16[17,16]");
@@ -54,6 +56,12 @@ static void test_dot(void) {
     INFER_ERR(dot(&t, CXLA_OP_DOT, "s8[4,2]", i32a, i32b, 1, 1, 1, 0),
               "the result type s8 must not be narrower than the operand type s32");
     INFER_ERR(dot(&t, CXLA_OP_DOT, "s32[4,2]", i8a, i32b, 1, 1, 1, 0),
+              "operands must have the same element type");
+    /* an integer and a float operand (s8 x bf16, as XLA takes them) need a float result */
+    cxla_instr *bfb = P(&t, "bf16[8,2]");
+    INFER_OK(dot(&t, CXLA_OP_DOT, "bf16[4,2]", i8a, bfb, 1, 1, 1, 0), "bf16[4,2]");
+    INFER_OK(dot(&t, CXLA_OP_DOT, "f32[4,2]", i8a, bfb, 1, 1, 1, 0), "f32[4,2]");
+    INFER_ERR(dot(&t, CXLA_OP_DOT, "s32[4,2]", i8a, bfb, 1, 1, 1, 0),
               "operands must have the same element type");
     cxla_instr *fa = P(&t, "f8e4m3fn[4,8]"), *fb = P(&t, "f8e5m2[8,2]");
     INFER_OK(dot(&t, CXLA_OP_DOT, "f32[4,2]", fa, fb, 1, 1, 1, 0), "f32[4,2]");

@@ -20,8 +20,17 @@ passed=0
 failed=0
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+# ctest keeps a test's output until it ends, and this one takes minutes: on the terminal
+# that runs `make test` (or ctest) each program is announced as it starts. Nothing
+# without a controlling terminal (CI logs get the summary below).
+tty=
+if { : >/dev/tty; } 2>/dev/null; then tty=/dev/tty; fi
+total=$(ls "$shared"/models/*.hlo | wc -l)
+index=0
 for f in "$shared"/models/*.hlo; do
   name=$(basename "$f" .hlo)
+  index=$((index + 1))
+  [ -n "$tty" ] && echo "    models $index/$total: $name" >"$tty" 2>/dev/null
   start=$(date +%s)
   if ! "$cxla" run --check-finite "$f" -o "$out/$name" >"$out/$name.txt" 2>"$out/$name.err"; then
     echo "FAIL $name: cxla run failed"

@@ -111,6 +111,9 @@ static void test_normalized_printing(void) {
     PARSES_AS("  f32 [ 2 , 3 ] { 1 , 0 }  ", "f32[2,3]{1,0}");
     PARSES_AS("/* a */ f32[2] /* b */ {0} // end", "f32[2]{0}");
     PARSES_AS("f32[\n2,\n3\n]", "f32[2,3]");
+    /* A buffer shape (XLA's b(...)) reads as the array it holds. */
+    PARSES_AS("b(f32[32]{0})", "f32[32]{0}");
+    PARSES_AS("(b( s32[2] ), f32[])", "(s32[2], f32[])");
     PARSES_AS("(f32[],s32[])", "(f32[], s32[])");
     PARSES_AS("( f32[] , ( ) )", "(f32[], ())");
     PARSES_AS("f32[ <= 4 , ? ]", "f32[<=4,?]");
@@ -357,7 +360,8 @@ static void test_parse_errors(void) {
     PARSE_ERROR("tuple[]", "unknown element type 'tuple'");
     PARSE_ERROR("invalid[]", "unknown element type 'invalid'");
     PARSE_ERROR("F32[2]", "unknown element type 'F32'");
-    PARSE_ERROR("b(s32[2])", "buffer shapes");
+    PARSE_ERROR("b((s32[2]))", "a buffer shape b(...) holds an array");
+    PARSE_ERROR("b(s32[2]", "expected ')' to close the buffer shape");
     /* Missing brackets. */
     PARSE_ERROR("f32", "expected '[' after the element type 'f32'", "found end of input");
     PARSE_ERROR("f32 2]", "expected '['", "found '2'");

@@ -321,6 +321,28 @@ static void test_chlo_next_after_erfc(void) {
                 "f32[4] {0.47950011, 2.2090497e-05, 1.5374598e-12, 4.1370317e-37}", 8);
 }
 
+/* chlo.sinh and chlo.cosh as CHLO lowers them: e^(x + log(1/2)) -+ e^(log(1/2) - x),
+ * which overflows at f32 89.4159851 (libm's sinh gives 3.4028196e38 there, the reference
+ * inf), and the expm1 form below |x| < 1, not odd-symmetric in its last bit (0.5 and -0.5
+ * differ). The expected values are that arithmetic in NumPy float32; bf16 computes in f32. */
+static void test_chlo_sinh_cosh(void) {
+    EXPECT_ULPS("func.func @main() -> (tensor<6xf32>, tensor<6xf32>) {\n"
+                "  %x = stablehlo.constant dense<[0.5, -0.5, 3.0, 89.4159851, -89.0, 88.0]> "
+                ": tensor<6xf32>\n"
+                "  %s = chlo.sinh %x : tensor<6xf32> -> tensor<6xf32>\n"
+                "  %c = chlo.cosh %x : tensor<6xf32> -> tensor<6xf32>\n"
+                "  return %s, %c : tensor<6xf32>, tensor<6xf32>\n}\n",
+                "(f32[6], f32[6]) ({0.521095335, -0.521095276, 10.0178747, inf, -2.24480943e+38, "
+                "8.25819299e+37}, {1.12762594, 1.12762594, 10.0676622, inf, 2.24480943e+38, "
+                "8.25819299e+37})",
+                2);
+    EXPECT_ULPS("func.func @main() -> tensor<2xbf16> {\n"
+                "  %x = stablehlo.constant dense<[88.0, -0.5]> : tensor<2xbf16>\n"
+                "  %c = chlo.cosh %x : tensor<2xbf16> -> tensor<2xbf16>\n"
+                "  return %c : tensor<2xbf16>\n}\n",
+                "bf16[2] {8.25819299e+37, 1.12762594}", 1);
+}
+
 static void test_shapes(void) {
     /* size-1 dimensions expand in broadcast_in_dim */
     EXPECT("func.func @main() -> tensor<2x3xi32> {\n"
@@ -782,4 +804,4 @@ TEST_MAIN(TEST(test_errors_have_line_and_column), TEST(test_types), TEST(test_de
           TEST(test_elementwise), TEST(test_shapes), TEST(test_reduce_and_windows),
           TEST(test_gather_scatter), TEST(test_linalg), TEST(test_control_flow), TEST(test_checks),
           TEST(test_fmt_prints_hlo), TEST(test_run_parallel), TEST(test_bitcast_convert),
-          TEST(test_malformed_input), TEST(test_chlo_next_after_erfc))
+          TEST(test_malformed_input), TEST(test_chlo_next_after_erfc), TEST(test_chlo_sinh_cosh))

@@ -92,6 +92,17 @@ a=$("$cxla" run "$dir/add.hlo" --seed 1)
 b=$("$cxla" run "$dir/add.hlo" --seed 1)
 c=$("$cxla" run "$dir/add.hlo" --seed 2)
 if [ "$a" = "$b" ] && [ "$a" != "$c" ]; then ok; else fail "generated inputs: '$a' '$b' '$c'"; fi
+# Summarized arrays (more than 1000 elements) use the braces of full ones.
+cat >"$dir/big.hlo" <<'HLO'
+HloModule big
+ENTRY main {
+  a = f32[40,40] iota(), iota_dimension=1
+  b = f32[2000] iota(), iota_dimension=0
+  ROOT t = (f32[40,40], f32[2000]) tuple(a, b)
+}
+HLO
+expect "summary rank 2" 0 '^f32\[40,40\] \{ \{ 0, 1, 2, \.\.\., 37, 38, 39 \}, \{ 0, 1, 2, \.\.\., 37, 38, 39 \}, \{ 0, 1, 2, \.\.\., 37, 38, 39 \}, \.\.\., \{' -- "$cxla" run "$dir/big.hlo"
+expect "summary rank 1" 0 '^f32\[2000\] \{0, 1, 2, \.\.\., 1997, 1998, 1999\}$' -- "$cxla" run "$dir/big.hlo"
 expect "repeat" 0 "run +median" -- "$cxla" run "$dir/add.hlo" --repeat 3
 expect "repeat bad" 1 "positive count" -- "$cxla" run "$dir/add.hlo" --repeat 0
 # --repeat shows a progress line only when stderr is a terminal: none in a file ...
@@ -111,6 +122,16 @@ if command -v script >/dev/null 2>&1 && script -qec true /dev/null >/dev/null 2>
     fail "no progress line on a terminal: $(od -c "$dir/tty.out" | head -5)"
   fi
   if grep -q $'\r *\r3 runs of' "$dir/tty.out"; then ok; else fail "progress line not erased: $(od -c "$dir/tty.out" | head -8)"; fi
+  # A single run draws "running N.N s" once it has taken CXLA_PROGRESS_AFTER seconds (1
+  # by default, so a quick run draws nothing), and erases it before the result prints.
+  script -qec "'$cxla' run '$dir/add.hlo'" /dev/null >"$dir/tty1.out" 2>&1
+  if grep -q running "$dir/tty1.out"; then fail "a quick run drew a progress line"; else ok; fi
+  CXLA_PROGRESS_AFTER=0 script -qec "'$cxla' run '$dir/add.hlo'" /dev/null >"$dir/tty2.out" 2>&1 || true
+  if grep -q $'\rrunning  0.0 s' "$dir/tty2.out" && grep -q $'\r *\rf32' "$dir/tty2.out"; then
+    ok
+  else
+    fail "no running line with CXLA_PROGRESS_AFTER=0: $(od -c "$dir/tty2.out" | head -5)"
+  fi
 else
   echo "note: script(1) cannot open a terminal here; skipped the progress-line check"
 fi
