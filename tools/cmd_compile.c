@@ -1,10 +1,12 @@
 /* cxla compile: run the cpu backend's pass pipeline on a module and print the result (the
- * optimized HLO, or with --emit-c the C the cpu backend compiles); cxla cache: the cpu
+ * optimized HLO, or with --emit-c the C the cpu backend compiles), or with -o DIR/NAME
+ * write it ahead of time as a standalone C library (src/cpu/aot.h); cxla cache: the cpu
  * backend's compile cache. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/aot.h"
 #include "cpu/compiler.h"
 #include "cpu/cpu.h"
 #include "passes/passes.h"
@@ -14,6 +16,8 @@ int cmd_compile(int argc, char **argv) {
     const char *module_path = NULL;
     cxla_pipeline_options options = {.verify = true};
     bool emit_hlo = false, emit_c = false;
+    const char *out_path = NULL; /* -o DIR/NAME: ahead-of-time output */
+    cpu_aot_options aot = {.target = CPU_AOT_PORTABLE};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--dump-after") == 0) {
@@ -37,6 +41,25 @@ int cmd_compile(int argc, char **argv) {
             emit_hlo = true;
         } else if (strcmp(a, "--emit-c") == 0) {
             emit_c = true;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--prefix") == 0 ||
+                   strcmp(a, "--target") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "cxla compile: %s needs a value\n", a);
+                return 1;
+            }
+            const char *v = argv[++i];
+            if (a[1] == 'o') {
+                out_path = v;
+            } else if (strcmp(a, "--prefix") == 0) {
+                aot.prefix = v;
+            } else if (strcmp(v, "portable") == 0) {
+                aot.target = CPU_AOT_PORTABLE;
+            } else if (strcmp(v, "native") == 0) {
+                aot.target = CPU_AOT_NATIVE;
+            } else {
+                fprintf(stderr, "cxla compile: --target is portable or native, not '%s'\n", v);
+                return 1;
+            }
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "cxla compile: unknown option '%s' (see 'cxla help compile')\n", a);
             return 1;
@@ -49,7 +72,18 @@ int cmd_compile(int argc, char **argv) {
     }
     if (!module_path) {
         fprintf(stderr,
-                "usage: cxla compile MODULE [--dump-after PASS|all] [--emit-hlo] [--emit-c]\n");
+                "usage: cxla compile MODULE [--dump-after PASS|all] [--emit-hlo] [--emit-c]\n"
+                "       cxla compile MODULE -o DIR/NAME [--prefix NAME] "
+                "[--target portable|native]\n");
+        return 1;
+    }
+    if (!out_path && (aot.prefix || aot.target != CPU_AOT_PORTABLE)) {
+        fprintf(stderr, "cxla compile: --prefix and --target go with -o DIR/NAME\n");
+        return 1;
+    }
+    if (out_path && (emit_hlo || emit_c || options.dump_after)) {
+        fprintf(stderr, "cxla compile: -o writes C files; it does not go with --emit-hlo, "
+                        "--emit-c or --dump-after\n");
         return 1;
     }
     if (emit_hlo && emit_c) {
@@ -59,6 +93,30 @@ int cmd_compile(int argc, char **argv) {
     cxla_module *m;
     cxla_status s = tool_load_module(module_path, true, &m);
     if (s) return tool_fail(s);
+    if (out_path) {
+        /* DIR/NAME: NAME.h, NAME.c (and NAME_data.c) in DIR; NAME alone: here. */
+        size_t len = strlen(out_path);
+        char *dir = malloc(len + 1);
+        if (dir) memcpy(dir, out_path, len + 1);
+        if (!dir) {
+            cxla_module_destroy(m);
+            return tool_fail(cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory"));
+        }
+        char *slash = strrchr(dir, '/');
+        const char *name = slash ? slash + 1 : dir;
+        if (slash) *slash = '\0';
+        if (!*name) {
+            fprintf(stderr, "cxla compile: -o wants DIR/NAME, a file name without extension\n");
+            free(dir);
+            cxla_module_destroy(m);
+            return 1;
+        }
+        s = cpu_aot_write(m, &aot, slash ? (*dir ? dir : "/") : NULL, name);
+        free(dir);
+        cxla_module_destroy(m);
+        if (s) return tool_fail(cxla_status_annotate(s, "%s", module_path));
+        return 0;
+    }
     cxla_strbuf dumps;
     cxla_strbuf_init(&dumps);
     options.dump_to = &dumps;

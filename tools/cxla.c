@@ -113,8 +113,9 @@ static const tool_command commands[] = {
      "\n"
      "Exit status 0 on success, 1 on any error (message on stderr).",
      cmd_graph},
-    {"compile", "run the cpu backend's passes on a module and print the result",
+    {"compile", "run the cpu backend's passes on a module, or compile it ahead of time to C",
      "usage: cxla compile MODULE [--dump-after PASS|all] [--emit-hlo] [--emit-c]\n"
+     "       cxla compile MODULE -o DIR/NAME [--prefix NAME] [--target portable|native]\n"
      "\n"
      "Runs the cpu backend's pass pipeline on MODULE (HLO text, or StableHLO .mlir) with\n"
      "the verifier between passes, and prints the optimized module as HLO text:\n"
@@ -128,6 +129,12 @@ static const tool_command commands[] = {
      "  --emit-c           print the C the cpu backend compiles instead: one function per\n"
      "                     fusion or other instruction with a kernel, each fused\n"
      "                     instruction as a comment\n"
+     "  -o DIR/NAME        compile ahead of time: write DIR/NAME.h and DIR/NAME.c (and\n"
+     "                     DIR/NAME_data.c for big constants), C11 that builds with any C\n"
+     "                     compiler and runs without cxla: NAME_run(args, results, scratch)\n"
+     "                     (docs/aot.md)\n"
+     "  --prefix NAME      the prefix of the generated symbols (default: NAME of -o)\n"
+     "  --target T         portable (default): no compiler extensions; native: builtins\n"
      "\n"
      "Exit status 0 on success, 1 on any error (message on stderr).",
      cmd_compile},

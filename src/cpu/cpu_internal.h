@@ -1,6 +1,6 @@
-/* The cpu backend from the inside: library calls (dot and convolution: onednn.h) and the
+/* The cpu backend from the inside: library calls (dot and convolution: onednn.h), the
  * arena plan (cpu_plan.c) that runs an entry made of kernels and library calls without the
- * interpreter's driver. */
+ * interpreter's driver, and its buffer assignment (shared with ahead-of-time output). */
 #ifndef CXLA_CPU_CPU_INTERNAL_H_
 #define CXLA_CPU_CPU_INTERNAL_H_
 
@@ -47,5 +47,20 @@ cxla_status cpu_plan_run(cpu_plan *plan, const exec_run_options *options,
                          const cxla_literal *const *args, int64_t arg_count,
                          cxla_literal **out_result);
 void cpu_plan_destroy(cpu_plan *plan);
+
+/* Buffer assignment over a schedule of |step_count| steps (cpu_plan.c; the arena plan and
+ * the ahead-of-time output (aot.c) both use it). Buffer b lives from step |first| to step
+ * |last| (0 <= first <= last < step_count). At each step, in index order, the buffers that
+ * start there take the first free range that fits (64-byte aligned), then those that end
+ * there give theirs back: buffers live at the same step never overlap, and a step's results
+ * never share memory with the operands it reads last. Sets each |offset| and *out_size (the
+ * arena's size). Errors: INTERNAL for bad steps, RESOURCE_EXHAUSTED. */
+typedef struct cpu_arena_buffer {
+    size_t size;
+    int64_t first, last;
+    size_t offset; /* out */
+} cpu_arena_buffer;
+cxla_status cpu_arena_assign(cpu_arena_buffer *buffers, int64_t count, int64_t step_count,
+                             size_t *out_size);
 
 #endif /* CXLA_CPU_CPU_INTERNAL_H_ */

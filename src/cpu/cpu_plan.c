@@ -170,39 +170,83 @@ static bool give_range(free_list *f, size_t offset, size_t size) {
     return true;
 }
 
-/* Places the arena leaves over the schedule (see the top of the file). */
-static cxla_status assign_offsets(cpu_plan *p) {
-    int64_t *last_use = malloc((size_t)(p->leaf_count ? p->leaf_count : 1) * sizeof(int64_t));
-    if (!last_use) return OOM();
-    for (int64_t l = 0; l < p->leaf_count; l++) last_use[l] = -1;
-    for (int64_t s = 0; s < p->step_count; s++)
-        for (int64_t k = 0; k < p->steps[s].in_count; k++) last_use[p->steps[s].in[k]] = s;
-    free_list f = {0};
-    cxla_status st = NULL;
-    for (int64_t s = 0; s < p->step_count && !st; s++) {
-        const step *sp = &p->steps[s];
-        for (int64_t k = 0; k < sp->out_count; k++) {
-            leaf *l = &p->leaves[sp->out[k]];
-            if (l->kind == LEAF_ARENA && l->result < 0) take_range(&f, l->size, &l->offset);
+cxla_status cpu_arena_assign(cpu_arena_buffer *buffers, int64_t count, int64_t step_count,
+                             size_t *out_size) {
+    *out_size = 0;
+    /* The buffers by first step and by last step (counting sorts, stable). */
+    int64_t *by_first = malloc((size_t)(count ? count : 1) * sizeof(int64_t));
+    int64_t *by_last = malloc((size_t)(count ? count : 1) * sizeof(int64_t));
+    int64_t *start = calloc((size_t)step_count + 2, sizeof(int64_t));
+    int64_t *start2 = calloc((size_t)step_count + 2, sizeof(int64_t));
+    cxla_status st = (!by_first || !by_last || !start || !start2) ? OOM() : NULL;
+    for (int64_t b = 0; b < count && !st; b++)
+        if (buffers[b].first < 0 || buffers[b].first >= step_count ||
+            buffers[b].last < buffers[b].first || buffers[b].last >= step_count)
+            st = cxla_error(CXLA_STATUS_INTERNAL, "buffer %" PRId64 " lives over bad steps", b);
+    if (!st) {
+        for (int64_t b = 0; b < count; b++) {
+            start[buffers[b].first + 1]++;
+            start2[buffers[b].last + 1]++;
         }
-        for (int64_t k = 0; k < sp->in_count; k++) {
-            int64_t li = sp->in[k];
-            leaf *l = &p->leaves[li];
-            if (last_use[li] != s || l->kind != LEAF_ARENA || l->result >= 0) continue;
-            last_use[li] = -2; /* freed once even when read twice by this step */
-            if (!give_range(&f, l->offset, l->size)) st = OOM();
+        for (int64_t s = 0; s < step_count; s++) {
+            start[s + 1] += start[s];
+            start2[s + 1] += start2[s];
         }
-        /* A result no one reads is dead at once. */
-        for (int64_t k = 0; k < sp->out_count && !st; k++) {
-            int64_t li = sp->out[k];
-            leaf *l = &p->leaves[li];
-            if (last_use[li] == -1 && l->kind == LEAF_ARENA && l->result < 0)
-                if (!give_range(&f, l->offset, l->size)) st = OOM();
+        for (int64_t b = 0; b < count; b++) {
+            by_first[start[buffers[b].first]++] = b;
+            by_last[start2[buffers[b].last]++] = b;
         }
     }
-    p->arena_size = f.end;
+    free_list f = {0};
+    int64_t fi = 0, li = 0;
+    for (int64_t s = 0; s < step_count && !st; s++) {
+        for (; fi < count && buffers[by_first[fi]].first == s; fi++) {
+            cpu_arena_buffer *b = &buffers[by_first[fi]];
+            take_range(&f, b->size, &b->offset);
+        }
+        for (; li < count && buffers[by_last[li]].last == s && !st; li++) {
+            cpu_arena_buffer *b = &buffers[by_last[li]];
+            if (!give_range(&f, b->offset, b->size)) st = OOM();
+        }
+    }
+    if (!st) *out_size = f.end;
     free(f.r);
+    free(by_first);
+    free(by_last);
+    free(start);
+    free(start2);
+    return st;
+}
+
+/* Places the arena leaves over the schedule (see the top of the file): a leaf lives from
+ * the step that computes it to its last reader (or just that step when no one reads it). */
+static cxla_status assign_offsets(cpu_plan *p) {
+    int64_t n = p->leaf_count;
+    int64_t *last_use = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *first = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    cpu_arena_buffer *bufs = calloc((size_t)(n ? n : 1), sizeof(*bufs));
+    int64_t *which = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    cxla_status st = (!last_use || !first || !bufs || !which) ? OOM() : NULL;
+    for (int64_t l = 0; l < n && !st; l++) last_use[l] = first[l] = -1;
+    for (int64_t s = 0; s < p->step_count && !st; s++) {
+        for (int64_t k = 0; k < p->steps[s].in_count; k++) last_use[p->steps[s].in[k]] = s;
+        for (int64_t k = 0; k < p->steps[s].out_count; k++) first[p->steps[s].out[k]] = s;
+    }
+    int64_t count = 0;
+    for (int64_t l = 0; l < n && !st; l++) {
+        const leaf *lf = &p->leaves[l];
+        if (lf->kind != LEAF_ARENA || lf->result >= 0 || first[l] < 0) continue;
+        which[count] = l;
+        bufs[count++] = (cpu_arena_buffer){.size = lf->size,
+                                           .first = first[l],
+                                           .last = last_use[l] > first[l] ? last_use[l] : first[l]};
+    }
+    if (!st) st = cpu_arena_assign(bufs, count, p->step_count, &p->arena_size);
+    for (int64_t b = 0; b < count && !st; b++) p->leaves[which[b]].offset = bufs[b].offset;
     free(last_use);
+    free(first);
+    free(bufs);
+    free(which);
     return st;
 }
 

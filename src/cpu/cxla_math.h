@@ -48,7 +48,7 @@
 /* Every function here is inlined into its loop, however many call sites a source has (gcc
  * at -O2 inlines a large function at a single call site only); other compilers get plain
  * static inline. */
-#if defined(__GNUC__)
+#if defined(__GNUC__) && !defined(CXLA_PORTABLE) /* cxla compile --target portable */
 #define CXLA_M_INLINE static inline __attribute__((always_inline))
 #else
 #define CXLA_M_INLINE static inline

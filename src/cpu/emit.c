@@ -255,7 +255,9 @@ static void comment(em *e, const cxla_instr *instr) {
     cxla_strbuf_init(&t);
     cxla_hlo_print_instr(&t, instr, CXLA_HLO_STYLE_SHORT);
     if (t.data) {
+        /* Neither the end nor the start of a comment (-Wcomment) inside the comment. */
         for (char *p = strstr(t.data, "*/"); p; p = strstr(p, "*/")) p[1] = ' ';
+        for (char *p = strstr(t.data, "/*"); p; p = strstr(p, "/*")) p[1] = ' ';
         for (char *p = t.data; *p; p++)
             if (*p == '\n') *p = ' ';
         if (t.len > 200) memcpy(t.data + 196, " ...", 5);
@@ -403,8 +405,14 @@ static const char *compute(em *e, const cxla_instr *instr, ix *x) {
                                      cpu_emit_decode(arena, t, lo), cpu_emit_decode(arena, t, a)));
         } else {
             const char *m = F("v%" PRId64, e->tmp++);
-            line(e, "const %s %s = %s >= %s ? %s : %s;", CT, m, lo, a, lo, a);
-            expr = F("%s <= %s ? %s : %s", hi, m, hi, m);
+            /* Same operands need no test (clang's -Wtautological-compare refuses "x >= x"). */
+            if (strcmp(lo, a) == 0)
+                line(e, "const %s %s = %s;", CT, m, a);
+            else
+                line(e, "const %s %s = %s >= %s ? %s : %s;", CT, m, lo, a, lo, a);
+            expr = strcmp(hi, lo) == 0 && strcmp(lo, a) == 0
+                       ? m
+                       : F("%s <= %s ? %s : %s", hi, m, hi, m);
         }
         break;
     }
@@ -848,6 +856,7 @@ static void flat_nest(em *e, const group *g, ix *x, int64_t n, int64_t single) {
         line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) {", count);
         e->indent++;
         line(e, "const int64_t i = base + k;");
+        line(e, "(void)i; /* unused when the output is a scalar (-Wunused-variable) */");
         ix y = ix_new(x->rank, x->dims);
         if (y.rank > 0) y.lin = "i"; /* a scalar stays at "0", its values hoisted */
         if (single >= 0)
@@ -1114,6 +1123,7 @@ static const char *row_sum_helper(em *e, const rplan *p, int64_t idx, int64_t m)
     e->indent++;
     void_inputs(e);
     line(e, "(void)o;");
+    line(e, "(void)first; /* unread when the values do not depend on it */");
     if (left) {
         line(e, "return %s(%s) + %s(%s);", left, helper_args(e, "o, first"), right,
              helper_args(e, F("o, first + %" PRId64, half)));
@@ -1180,6 +1190,7 @@ static const char *col_sum_helper(em *e, const rplan *p, int64_t idx) {
             line(e, "{");
             e->indent++;
             line(e, "const int64_t r = first;");
+            line(e, "(void)r; /* unread when the value does not depend on the row */");
         } else {
             line(e, "for (int64_t r = first + 1; r < first + n; r++) {");
             e->indent++;
@@ -1534,8 +1545,10 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
         cxla_strbuf head;
         cxla_strbuf_init(&head);
         cxla_hlo_print_instr(&head, instr, CXLA_HLO_STYLE_SHORT);
-        if (head.data)
+        if (head.data) {
             for (char *p = strstr(head.data, "*/"); p; p = strstr(p, "*/")) p[1] = ' ';
+            for (char *p = strstr(head.data, "/*"); p; p = strstr(p, "/*")) p[1] = ' ';
+        }
         cxla_strbuf_printf(out, "/* ---- %s: %s */\n", name, head.data ? head.data : instr->name);
         cxla_strbuf_free(&head);
         cxla_strbuf_append(out, e->consts.data ? e->consts.data : "", e->consts.len);
@@ -1544,6 +1557,8 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
         cxla_strbuf_printf(out, "static void %s_body(%s%s%s, int64_t begin, int64_t end) {\n", name,
                            e->out_params, sep, e->in_params);
         cxla_strbuf_puts(out, "    (void)begin;\n    (void)end;\n");
+        /* An empty output writes nothing (-Wunused-parameter). */
+        for (int64_t i = 0; i < nout; i++) cxla_strbuf_printf(out, "    (void)o%" PRId64 ";\n", i);
         cxla_strbuf_append(out, body.data ? body.data : "", body.len);
         cxla_strbuf_puts(out, "}\n");
         cxla_strbuf_printf(out,

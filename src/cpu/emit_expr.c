@@ -222,10 +222,9 @@ const char *cpu_emit_unary(cxla_arena *arena, cxla_opcode op, cxla_type t, const
         return sgn ? F("(%s)(%s < 0 ? -1 : %s != 0)", T, x, x) : F("(%s)(%s != 0)", T, x);
     case CXLA_OP_NOT:
         return t == CXLA_PRED ? F("(uint8_t)(%s == 0)", x) : F("(%s)~(%s)%s", T, WT, x);
-    case CXLA_OP_POPCNT: return F("(%s)__builtin_popcountll((uint64_t)(%s)%s)", T, UT, x);
+    case CXLA_OP_POPCNT: return F("(%s)cxla_popcount64((uint64_t)(%s)%s)", T, UT, x);
     case CXLA_OP_CLZ:
-        return F("(%s)(%s ? __builtin_clzll((uint64_t)(%s)%s) - %d : %d)", T, x, UT, x, 64 - bits,
-                 bits);
+        return F("(%s)(%s ? cxla_clz64((uint64_t)(%s)%s) - %d : %d)", T, x, UT, x, 64 - bits, bits);
     default: return NULL;
     }
 }
@@ -281,8 +280,9 @@ const char *cpu_emit_binary(cxla_arena *arena, cxla_opcode op, cxla_type t, cons
             return F("(%s < 0 ? (%s)(%s == 1) : (%s)cxla_ipow((uint64_t)%s, (uint64_t)(%s)%s))", b,
                      T, a, T, a, UT, b);
         return F("(%s)cxla_ipow((uint64_t)%s, (uint64_t)%s)", T, a, b);
-    case CXLA_OP_MAXIMUM: return F("(%s >= %s ? %s : %s)", a, b, a, b);
-    case CXLA_OP_MINIMUM: return F("(%s <= %s ? %s : %s)", a, b, a, b);
+    /* max(x, x) is x (and clang's -Wtautological-compare refuses "x >= x"). */
+    case CXLA_OP_MAXIMUM: return strcmp(a, b) == 0 ? a : F("(%s >= %s ? %s : %s)", a, b, a, b);
+    case CXLA_OP_MINIMUM: return strcmp(a, b) == 0 ? a : F("(%s <= %s ? %s : %s)", a, b, a, b);
     case CXLA_OP_AND: return F("(%s)(%s & %s)", T, a, b);
     case CXLA_OP_OR: return F("(%s)(%s | %s)", T, a, b);
     case CXLA_OP_XOR: return F("(%s)(%s ^ %s)", T, a, b);

@@ -1,0 +1,1199 @@
+/* Ahead-of-time output (aot.h): the optimized module's sequential computations as C
+ * functions over a scratch arena, with the emitter's kernels and constants.
+ *
+ * Each computation is scheduled in post order. Its values are "leaves" (arrays; a tuple is
+ * a list of leaves, flattened depth first, so tuple and get-tuple-element copy nothing):
+ * a parameter leaf is in[i], a constant leaf a static array, a root leaf that a step
+ * computes is written straight into out[k], and every other leaf lives in the
+ * computation's part of the scratch arena at an offset chosen by cpu_arena_assign over the
+ * steps (kernel calls, while loops, conditionals, calls). A computation's callees get the
+ * arena after its own part: scratch(c) = own(c) + max over callees of scratch(callee),
+ * which is enough since a callee runs only while its caller's step runs (HLO has no
+ * recursion). A while loop keeps its state in two sets of buffers (the loop's result
+ * leaves and temporaries of the same sizes), the body reading one set and writing the
+ * other, swapped each iteration; the state ends in the result leaves. */
+#include "cpu/aot.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu.h"
+#include "cpu/cpu_internal.h"
+#include "cpu/emit_internal.h"
+#include "literal/literal_internal.h"
+
+#define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
+
+enum { DEFAULT_DATA_THRESHOLD = 4096 };
+
+/* A kernel's parameters and the arguments of a call that runs all of it (the emitter's
+ * signature, emit.h): the one place to change when that signature changes. */
+#define KERNEL_PARAMS    "void *const *out, const void *const *in, int64_t begin, int64_t end"
+#define KERNEL_CALL_ARGS "r, a, 0, INT64_MAX"
+
+typedef enum leaf_kind { L_PARAM, L_CONST, L_ARENA, L_OUT } leaf_kind;
+
+typedef struct aleaf {
+    leaf_kind kind;
+    int64_t index; /* L_PARAM: in[index]; L_OUT: out[index]; L_CONST: the constant's id */
+    int64_t sub;   /* L_CONST: the leaf of the constant */
+    const cxla_instr *constant; /* L_CONST */
+    const cxla_shape *shape;
+    size_t size, offset;
+    int64_t first, last; /* steps; first -1: not yet computed */
+} aleaf;
+
+typedef enum step_kind { S_KERNEL, S_WHILE, S_COND, S_CALL } step_kind;
+
+typedef struct astep {
+    step_kind kind;
+    const cxla_instr *instr;
+    int64_t *in, *out, *tmp; /* leaf indices */
+    int64_t in_count, out_count, tmp_count;
+} astep;
+
+typedef struct acomp {
+    bool built, building;
+    int64_t fn; /* the C function's number */
+    aleaf *leaves;
+    int64_t leaf_count, leaf_cap;
+    astep *steps;
+    int64_t step_count;
+    int64_t *root;
+    int64_t root_count, param_leaves;
+    size_t own, total; /* own arena; with the callees' */
+} acomp;
+
+typedef struct aot {
+    const cxla_module *m; /* the optimized module */
+    const char *P;        /* the symbol prefix */
+    size_t threshold;
+    acomp *comps; /* by position in m->comps */
+    int64_t fn_count;
+    bool *emitted; /* by instruction id: kernel or constant written */
+    cxla_strbuf consts, data, kernels, funcs;
+    cxla_strmap consts_done; /* "id_leaf" of the constant arrays written */
+    cxla_status err;         /* the first error of put_leaf */
+} aot;
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+static cxla_status no_aot(const cxla_instr *in, const char *why) {
+    return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
+                      "cxla compile: %s (%s) in computation %s%s has no ahead-of-time form: %s",
+                      in->name, cxla_opcode_name(in->opcode), in->parent ? in->parent->name : "?",
+                      in->parent && in->parent->is_entry ? " (the entry)" : "", why);
+}
+
+static int64_t leaf_count_of(const cxla_shape *s) {
+    if (s->type != CXLA_TUPLE) return 1;
+    int64_t n = 0;
+    for (int64_t e = 0; e < s->tuple_count; e++) n += leaf_count_of(&s->elements[e]);
+    return n;
+}
+
+/* The leaf shapes of |s| in flattened order, from out[*n]. */
+static void leaf_shapes(const cxla_shape *s, const cxla_shape **out, int64_t *n) {
+    if (s->type != CXLA_TUPLE) {
+        out[(*n)++] = s;
+        return;
+    }
+    for (int64_t e = 0; e < s->tuple_count; e++) leaf_shapes(&s->elements[e], out, n);
+}
+
+static bool leaf_shape_ok(const cxla_shape *s) {
+    return cxla_type_is_array(s->type) && s->type != CXLA_TOKEN && cxla_shape_is_static(s) &&
+           cxla_layout_is_default(s) && !cxla_type_is_complex(s->type) &&
+           (cxla_type_storage(s->type) == 1 || cxla_type_storage(s->type) == 2 ||
+            cxla_type_storage(s->type) == 4 || cxla_type_storage(s->type) == 8);
+}
+
+static cxla_status check_shape(const cxla_instr *in, const cxla_shape *s) {
+    if (s->type == CXLA_TUPLE) {
+        for (int64_t e = 0; e < s->tuple_count; e++)
+            CXLA_RETURN_IF_ERROR(check_shape(in, &s->elements[e]));
+        return NULL;
+    }
+    if (leaf_shape_ok(s)) return NULL;
+    char *t = cxla_shape_to_string(s, CXLA_SHAPE_PRINT_DEFAULT);
+    cxla_status st = cxla_error(
+        CXLA_STATUS_UNIMPLEMENTED,
+        "cxla compile: %s (%s) in computation %s has no ahead-of-time form: its "
+        "value %s is not a static row-major array of a real or integer type",
+        in->name, cxla_opcode_name(in->opcode), in->parent ? in->parent->name : "?", t ? t : "?");
+    free(t);
+    return st;
+}
+
+static int64_t add_leaf(acomp *c, aleaf l) {
+    if (c->leaf_count == c->leaf_cap) {
+        int64_t cap = c->leaf_cap ? 2 * c->leaf_cap : 64;
+        aleaf *n = realloc(c->leaves, (size_t)cap * sizeof(*n));
+        if (!n) return -1;
+        c->leaves = n;
+        c->leaf_cap = cap;
+    }
+    l.first = l.last = -1;
+    c->leaves[c->leaf_count] = l;
+    return c->leaf_count++;
+}
+
+static int64_t arena_leaf(acomp *c, const cxla_shape *s) {
+    size_t size = 0;
+    if (cxla_shape_byte_size(s, &size)) size = 0; /* checked shapes: cannot fail */
+    return add_leaf(c, (aleaf){.kind = L_ARENA, .shape = s, .size = size});
+}
+
+static cxla_status emit_const_array(aot *a, const cxla_instr *in, const cxla_literal *lit,
+                                    int64_t k);
+
+/* Leaf |*k| of literal |lit| (tuples flattened depth first), or NULL. */
+static const cxla_literal *literal_leaf(const cxla_literal *lit, int64_t *k) {
+    if (cxla_literal_shape(lit)->type != CXLA_TUPLE) return (*k)-- == 0 ? lit : NULL;
+    for (int64_t e = 0; e < lit->tuple_count; e++) {
+        const cxla_literal *l = literal_leaf(lit->elements[e], k);
+        if (l) return l;
+    }
+    return NULL;
+}
+
+/* The C text of leaf |l| of |c| as a pointer. A constant's array is written when it is
+ * first named, so that no unused static array is left for -Wunused to find. */
+static void put_leaf(aot *a, const acomp *c, int64_t l, cxla_strbuf *b) {
+    const aleaf *x = &c->leaves[l];
+    if (x->kind == L_CONST && !a->err) {
+        char key[64];
+        snprintf(key, sizeof key, "%" PRId64 "_%" PRId64, x->index, x->sub);
+        if (!cxla_strmap_get(&a->consts_done, key, strlen(key))) {
+            int64_t k = x->sub;
+            const cxla_literal *lit = literal_leaf(x->constant->literal, &k);
+            if (!lit)
+                a->err = cxla_error(CXLA_STATUS_INTERNAL, "%s: no leaf %" PRId64, x->constant->name,
+                                    x->sub);
+            else if (!cxla_strmap_put(&a->consts_done, key, strlen(key), (void *)1))
+                a->err = OOM();
+            else
+                a->err = emit_const_array(a, x->constant, lit, x->sub);
+        }
+    }
+    switch (x->kind) {
+    case L_PARAM: cxla_strbuf_printf(b, "in[%" PRId64 "]", x->index); return;
+    case L_OUT: cxla_strbuf_printf(b, "out[%" PRId64 "]", x->index); return;
+    case L_CONST: cxla_strbuf_printf(b, "%s_c%" PRId64 "_%" PRId64, a->P, x->index, x->sub); return;
+    case L_ARENA: cxla_strbuf_printf(b, "(scratch + %zu)", x->offset); return;
+    }
+}
+
+/* "{e0, e1}" of leaves, or "{0}" for none. */
+static void put_leaf_list(aot *a, const acomp *c, const int64_t *ls, int64_t n, cxla_strbuf *b) {
+    cxla_strbuf_puts(b, "{");
+    for (int64_t i = 0; i < n; i++) {
+        if (i) cxla_strbuf_puts(b, ", ");
+        put_leaf(a, c, ls[i], b);
+    }
+    cxla_strbuf_puts(b, n ? "}" : "0}");
+}
+
+static const char *uint_of_size(size_t n) {
+    return n == 1 ? "uint8_t" : n == 2 ? "uint16_t" : n == 4 ? "uint32_t" : "uint64_t";
+}
+
+/* ---- constants ---------------------------------------------------------------------------- */
+
+/* One array of constant |in| (its leaf |k|: tuple constants have several) as a static
+ * array P_c<id>_<k>, or an extern one defined in NAME_data.c when it is big. */
+static cxla_status emit_const_array(aot *a, const cxla_instr *in, const cxla_literal *lit,
+                                    int64_t k) {
+    cxla_literal *relaid = NULL;
+    if (!cxla_layout_is_default(lit->shape) || lit->packed) {
+        CXLA_RETURN_IF_ERROR(cxla_literal_relayout(lit, NULL, &relaid));
+        lit = relaid;
+    }
+    const cxla_shape *shape = cxla_literal_shape(lit);
+    size_t es = cxla_type_storage(shape->type);
+    int64_t n = cxla_literal_element_count(lit);
+    const unsigned char *p = cxla_literal_data_const(lit);
+    bool big = (size_t)n * es > a->threshold;
+    cxla_strbuf *b = big ? &a->data : &a->consts;
+    const char *ut = uint_of_size(es);
+    char *t = cxla_shape_to_string(shape, CXLA_SHAPE_PRINT_NO_LAYOUT);
+    cxla_strbuf_printf(
+        b, "/* %s: %s (element bits) */\n%sconst %s %s_c%" PRId64 "_%" PRId64 "[%" PRId64 "] = {",
+        in->name, t ? t : "?", big ? "" : "static ", ut, a->P, in->id, k, n ? n : 1);
+    free(t);
+    if (big)
+        cxla_strbuf_printf(&a->consts,
+                           "extern const %s %s_c%" PRId64 "_%" PRId64 "[%" PRId64 "]; /* %s */\n",
+                           ut, a->P, in->id, k, n ? n : 1, in->name);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t v = 0;
+        uint8_t u8;
+        uint16_t u16;
+        uint32_t u32;
+        const unsigned char *q = p + (size_t)i * es;
+        switch (es) {
+        case 1: memcpy(&u8, q, 1), v = u8; break;
+        case 2: memcpy(&u16, q, 2), v = u16; break;
+        case 4: memcpy(&u32, q, 4), v = u32; break;
+        default: memcpy(&v, q, 8); break;
+        }
+        int per_line = es == 8 ? 6 : es == 4 ? 8 : 12;
+        cxla_strbuf_puts(b, i % per_line == 0 ? "\n    " : " ");
+        cxla_strbuf_printf(b, "0x%" PRIx64 "%s%s", v, es == 8 ? "u" : "", i + 1 < n ? "," : "");
+    }
+    cxla_strbuf_puts(b, n ? "\n};\n" : "0};\n");
+    cxla_literal_free(relaid);
+    return NULL;
+}
+
+/* ---- dot: a loop nest summing in the interpreter's order ------------------------------------ */
+
+/* Whether dot |in| has a plain-C form here: real float operands (f64, f32, f16, bf16, f8)
+ * and result, summed in f64 when the result or an operand is f64, else in f32, and
+ * rounded once to the result type (the interpreter's CK_F32 / CK_F64); or integer operands
+ * and result (64-bit wrapping sums, as its CK_INT); no PACKED_NIBBLE. Each output element is the
+ * sum of its products in the order of the flattened contraction index, starting from 0, in the
+ * compute type: the interpreter's blocked gemm sums in exactly that order
+ * (src/interp/interp_linalg.c). */
+static bool dot_ok(const cxla_instr *in, const char **why) {
+    *why = "dot of these element types has no plain-C form yet (real floats with a real float "
+           "result, integers with an integer result do)";
+    if (in->opcode != CXLA_OP_DOT || in->operand_count != 2) return false;
+    cxla_type r = in->shape.type, l = in->operands[0]->shape.type, rr = in->operands[1]->shape.type;
+    bool flt = cxla_type_is_float(r) && cxla_type_is_float(l) && cxla_type_is_float(rr) &&
+               cpu_emit_type_ok(r) && cpu_emit_type_ok(l) && cpu_emit_type_ok(rr);
+    bool ints = cxla_type_is_integer(r) && cxla_type_is_integer(l) && cxla_type_is_integer(rr) &&
+                cxla_type_bits(r) >= 8 && cxla_type_bits(l) >= 8 && cxla_type_bits(rr) >= 8;
+    if (!flt && !ints) return false;
+    const cxla_attr *p = cxla_instr_attr(in, CXLA_ATTR_OPERAND_PRECISION);
+    if (p && p->kind == CXLA_ATTR_KIND_PRECISIONS)
+        for (int64_t i = 0; i < p->v.precisions.count; i++)
+            if (p->v.precisions.items[i] == CXLA_PRECISION_PACKED_NIBBLE) {
+                *why = "PACKED_NIBBLE dots have no plain-C form yet";
+                return false;
+            }
+    *why = "bad dimension numbers";
+    const cxla_shape *ls = &in->operands[0]->shape, *rs = &in->operands[1]->shape;
+    int64_t nlb = 0, nrb = 0, nlc = 0, nrc = 0;
+    const int64_t *lb = cxla_instr_ints(in, CXLA_ATTR_LHS_BATCH_DIMS, &nlb);
+    const int64_t *rb = cxla_instr_ints(in, CXLA_ATTR_RHS_BATCH_DIMS, &nrb);
+    const int64_t *lc = cxla_instr_ints(in, CXLA_ATTR_LHS_CONTRACTING_DIMS, &nlc);
+    const int64_t *rc = cxla_instr_ints(in, CXLA_ATTR_RHS_CONTRACTING_DIMS, &nrc);
+    if (!lb) nlb = 0;
+    if (!rb) nrb = 0;
+    if (!lc) nlc = 0;
+    if (!rc) nrc = 0;
+    if (nlb != nrb || nlc != nrc) return false;
+    int64_t nlf = ls->rank - nlb - nlc, nrf = rs->rank - nrb - nrc;
+    return nlf >= 0 && nrf >= 0 && in->shape.rank == nlb + nlf + nrf;
+}
+
+/* The row-major offset of operand |s| whose dim d is indexed by |idx|[d]. */
+static void put_offset(cxla_strbuf *b, const cxla_shape *s, const char *const *idx) {
+    bool any = false;
+    for (int64_t d = 0; d < s->rank; d++) {
+        int64_t stride = 1;
+        for (int64_t j = d + 1; j < s->rank; j++) stride *= s->dims[j];
+        if (s->dims[d] == 1) continue;
+        cxla_strbuf_printf(b, "%s%s * %" PRId64, any ? " + " : "", idx[d], stride);
+        any = true;
+    }
+    if (!any) cxla_strbuf_puts(b, "0");
+}
+
+static cxla_status emit_dot(aot *a, const cxla_instr *in, const char *name) {
+    cxla_strbuf *b = &a->kernels;
+    const cxla_shape *ls = &in->operands[0]->shape, *rs = &in->operands[1]->shape;
+    const cxla_shape *os = &in->shape;
+    int64_t nlb = 0, nlc = 0, nrb = 0, nrc = 0;
+    const int64_t *lb = cxla_instr_ints(in, CXLA_ATTR_LHS_BATCH_DIMS, &nlb);
+    const int64_t *rb = cxla_instr_ints(in, CXLA_ATTR_RHS_BATCH_DIMS, &nrb);
+    const int64_t *lc = cxla_instr_ints(in, CXLA_ATTR_LHS_CONTRACTING_DIMS, &nlc);
+    const int64_t *rc = cxla_instr_ints(in, CXLA_ATTR_RHS_CONTRACTING_DIMS, &nrc);
+    if (!lb) nlb = 0;
+    if (!lc) nlc = 0;
+    char onames[CXLA_MAX_RANK][16], knames[CXLA_MAX_RANK][16];
+    const char *lidx[CXLA_MAX_RANK], *ridx[CXLA_MAX_RANK];
+    for (int64_t d = 0; d < os->rank; d++) snprintf(onames[d], 16, "i%d", (int)d);
+    for (int64_t k = 0; k < nlc; k++) snprintf(knames[k], 16, "k%d", (int)k);
+    /* Batch dims are the first output dims; then lhs free dims, then rhs free dims. */
+    bool lused[CXLA_MAX_RANK] = {false}, rused[CXLA_MAX_RANK] = {false};
+    for (int64_t i = 0; i < nlb; i++) {
+        lidx[lb[i]] = onames[i], lused[lb[i]] = true;
+        ridx[rb[i]] = onames[i], rused[rb[i]] = true;
+    }
+    for (int64_t k = 0; k < nlc; k++) {
+        lidx[lc[k]] = knames[k], lused[lc[k]] = true;
+        ridx[rc[k]] = knames[k], rused[rc[k]] = true;
+    }
+    int64_t o = nlb;
+    for (int64_t d = 0; d < ls->rank; d++)
+        if (!lused[d]) lidx[d] = onames[o++];
+    for (int64_t d = 0; d < rs->rank; d++)
+        if (!rused[d]) ridx[d] = onames[o++];
+    cxla_type rt = os->type;
+    bool flt = cxla_type_is_float(rt);
+    bool wide = rt == CXLA_F64 || ls->type == CXLA_F64 || rs->type == CXLA_F64;
+    const char *acc_t = !flt ? "uint64_t" : wide ? "double" : "float";
+    cxla_arena *arena = cxla_arena_create(); /* for the emitter's expression helpers */
+    if (!arena) return OOM();
+    cxla_strbuf t;
+    cxla_strbuf_init(&t);
+    cxla_hlo_print_instr(&t, in, CXLA_HLO_STYLE_SHORT);
+    if (t.data) {
+        for (char *p = strstr(t.data, "*/"); p; p = strstr(p, "*/")) p[1] = ' ';
+        for (char *p = strstr(t.data, "/*"); p; p = strstr(p, "/*")) p[1] = ' ';
+    }
+    cxla_strbuf_printf(b,
+                       "/* ---- %s: %s\n * Each element sums its products in the order of the "
+                       "contraction index, from 0 (as the interpreter). */\n",
+                       name, t.data ? t.data : in->name);
+    cxla_strbuf_free(&t);
+    cxla_strbuf_printf(b, "static void %s(" KERNEL_PARAMS ") {\n", name);
+    cxla_strbuf_printf(b, "    const %s *restrict lhs = (const %s *)in[0];\n",
+                       cpu_emit_stype(ls->type), cpu_emit_stype(ls->type));
+    cxla_strbuf_printf(b, "    const %s *restrict rhs = (const %s *)in[1];\n",
+                       cpu_emit_stype(rs->type), cpu_emit_stype(rs->type));
+    cxla_strbuf_printf(b, "    %s *restrict o = (%s *)out[0];\n", cpu_emit_stype(rt),
+                       cpu_emit_stype(rt));
+    int indent = 1;
+#define IND()                                                                                      \
+    for (int i_ = 0; i_ < indent; i_++) cxla_strbuf_puts(b, "    ")
+    for (int64_t d = 0; d < os->rank; d++) {
+        IND();
+        cxla_strbuf_printf(b, "for (int64_t %s = 0; %s < %" PRId64 "; %s++) {\n", onames[d],
+                           onames[d], os->dims[d], onames[d]);
+        indent++;
+    }
+    IND();
+    cxla_strbuf_printf(b, "%s acc = 0;\n", acc_t);
+    for (int64_t k = 0; k < nlc; k++) {
+        IND();
+        cxla_strbuf_printf(b, "for (int64_t %s = 0; %s < %" PRId64 "; %s++) {\n", knames[k],
+                           knames[k], ls->dims[lc[k]], knames[k]);
+        indent++;
+    }
+    cxla_strbuf lo, ro;
+    cxla_strbuf_init(&lo);
+    cxla_strbuf_init(&ro);
+    put_offset(&lo, ls, lidx);
+    put_offset(&ro, rs, ridx);
+    IND();
+    if (flt) {
+        /* Small floats decoded exactly; everything in the compute type. */
+        const char *x = cpu_emit_decode(arena, ls->type, cpu_emit_fmt(arena, "lhs[%s]", lo.data));
+        const char *y = cpu_emit_decode(arena, rs->type, cpu_emit_fmt(arena, "rhs[%s]", ro.data));
+        cxla_strbuf_printf(b, "acc += (%s)%s * (%s)%s;\n", acc_t, x, acc_t, y);
+    } else {
+        /* Operands sign- or zero-extended to 64 bits, products and sums wrapping. */
+        const char *lcast = cxla_type_is_signed(ls->type) ? "(uint64_t)(int64_t)" : "(uint64_t)";
+        const char *rcast = cxla_type_is_signed(rs->type) ? "(uint64_t)(int64_t)" : "(uint64_t)";
+        cxla_strbuf_printf(b, "acc += %slhs[%s] * %srhs[%s];\n", lcast, lo.data, rcast, ro.data);
+    }
+    cxla_strbuf_free(&lo);
+    cxla_strbuf_free(&ro);
+    for (int64_t k = 0; k < nlc; k++) {
+        indent--;
+        IND();
+        cxla_strbuf_puts(b, "}\n");
+    }
+    const char *oidx[CXLA_MAX_RANK];
+    for (int64_t d = 0; d < os->rank; d++) oidx[d] = onames[d];
+    cxla_strbuf oo;
+    cxla_strbuf_init(&oo);
+    put_offset(&oo, os, oidx);
+    IND();
+    if (flt)
+        cxla_strbuf_printf(b, "o[%s] = %s;\n", oo.data,
+                           cpu_emit_convert(arena, wide ? CXLA_F64 : CXLA_F32, rt, "acc"));
+    else
+        cxla_strbuf_printf(b, "o[%s] = (%s)acc;\n", oo.data, cpu_emit_stype(rt));
+    cxla_arena_destroy(arena);
+    cxla_strbuf_free(&oo);
+    for (int64_t d = 0; d < os->rank; d++) {
+        indent--;
+        IND();
+        cxla_strbuf_puts(b, "}\n");
+    }
+#undef IND
+    cxla_strbuf_puts(b, "    (void)lhs;\n    (void)rhs;\n    (void)begin; /* one call runs all of "
+                        "it */\n    (void)end;\n}\n\n");
+    return NULL;
+}
+
+/* ---- building a computation's schedule --------------------------------------------------------
+ */
+
+static cxla_status build(aot *a, const cxla_computation *comp, acomp **out);
+
+static int64_t comp_pos(const cxla_module *m, const cxla_computation *c) {
+    for (int64_t i = 0; i < m->comp_count; i++)
+        if (m->comps[i] == c) return i;
+    return -1;
+}
+
+/* A new step of |c| reading the leaves |in| (|nin|), with |nout| new arena leaves for the
+ * result shapes in |shapes| (written to *out_ls). */
+static cxla_status add_step(acomp *c, step_kind kind, const cxla_instr *instr, const int64_t *in,
+                            int64_t nin, const cxla_shape *const *shapes, int64_t nout,
+                            int64_t **out_ls) {
+    astep *s = &c->steps[c->step_count++];
+    s->kind = kind;
+    s->instr = instr;
+    s->in_count = nin;
+    s->out_count = nout;
+    s->in = malloc((size_t)(nin ? nin : 1) * sizeof(int64_t));
+    s->out = malloc((size_t)(nout ? nout : 1) * sizeof(int64_t));
+    if (!s->in || !s->out) return OOM();
+    if (nin) memcpy(s->in, in, (size_t)nin * sizeof(int64_t));
+    for (int64_t i = 0; i < nout; i++) {
+        s->out[i] = arena_leaf(c, shapes[i]);
+        if (s->out[i] < 0) return OOM();
+    }
+    *out_ls = s->out;
+    return NULL;
+}
+
+/* The callee |callee| must take |nin| leaves and give |nout|. */
+static cxla_status check_callee(const cxla_instr *in, const acomp *callee, int64_t nin,
+                                int64_t nout) {
+    if (callee->param_leaves != nin || callee->root_count != nout)
+        return no_aot(in, "the called computation's parameters or result do not match");
+    return NULL;
+}
+
+static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, cxla_instr **order,
+                                int64_t **lv, int64_t *lc) {
+    const cxla_module *m = a->m;
+    int64_t n = comp->instr_count;
+    /* Parameter leaves: in[] holds every parameter's leaves, by parameter number. */
+    int64_t *param_base = calloc((size_t)(comp->param_count + 1), sizeof(int64_t));
+    if (!param_base) return OOM();
+    for (int64_t p = 0; p < comp->param_count; p++)
+        param_base[p + 1] = param_base[p] + leaf_count_of(&comp->params[p]->shape);
+    c->param_leaves = param_base[comp->param_count];
+    cxla_strmap pos;
+    cxla_strmap_init(&pos, m->arena);
+    cxla_status s = NULL;
+    for (int64_t i = 0; i < n && !s; i++)
+        if (!cxla_strmap_put(&pos, order[i]->name, strlen(order[i]->name),
+                             (void *)(intptr_t)(i + 1)))
+            s = OOM();
+#define POS(instr)                                                                                 \
+    ((int64_t)(intptr_t)cxla_strmap_get(&pos, (instr)->name, strlen((instr)->name)) - 1)
+    const cxla_shape **shapes = NULL;
+    int64_t *ins = NULL;
+    int64_t ins_cap = 0;
+    for (int64_t i = 0; i < n && !s; i++) {
+        const cxla_instr *in = order[i];
+        s = check_shape(in, &in->shape);
+        if (s) break;
+        int64_t count = leaf_count_of(&in->shape);
+        lc[i] = count;
+        lv[i] = calloc((size_t)(count ? count : 1), sizeof(int64_t));
+        free(shapes);
+        shapes = calloc((size_t)(count ? count : 1), sizeof(*shapes));
+        if (!lv[i] || !shapes) {
+            s = OOM();
+            break;
+        }
+        int64_t ns = 0;
+        leaf_shapes(&in->shape, shapes, &ns);
+        /* The operands' leaves, concatenated. */
+        int64_t nin = 0;
+        for (int64_t k = 0; k < in->operand_count; k++) nin += lc[POS(in->operands[k])];
+        if (nin + 1 > ins_cap) {
+            free(ins);
+            ins_cap = nin + 1;
+            ins = malloc((size_t)ins_cap * sizeof(int64_t));
+            if (!ins) {
+                s = OOM();
+                break;
+            }
+        }
+        nin = 0;
+        for (int64_t k = 0; k < in->operand_count; k++) {
+            int64_t p = POS(in->operands[k]);
+            for (int64_t j = 0; j < lc[p]; j++) ins[nin++] = lv[p][j];
+        }
+        int64_t *outs = NULL;
+        const char *why = NULL;
+        switch (in->opcode) {
+        case CXLA_OP_PARAMETER:
+            for (int64_t j = 0; j < count && !s; j++) {
+                lv[i][j] = add_leaf(c, (aleaf){.kind = L_PARAM,
+                                               .index = param_base[in->parameter_number] + j,
+                                               .shape = shapes[j]});
+                if (lv[i][j] < 0) s = OOM();
+            }
+            continue;
+        case CXLA_OP_CONSTANT:
+            if (!in->literal || in->literal_elided)
+                s = no_aot(in, "the constant's value is elided in the module text");
+            for (int64_t j = 0; j < count && !s; j++) {
+                lv[i][j] = add_leaf(c, (aleaf){.kind = L_CONST,
+                                               .index = in->id,
+                                               .sub = j,
+                                               .shape = shapes[j],
+                                               .constant = in});
+                if (lv[i][j] < 0) s = OOM();
+            }
+            continue;
+        case CXLA_OP_TUPLE:
+        case CXLA_OP_OPTIMIZATION_BARRIER:
+            memcpy(lv[i], ins, (size_t)count * sizeof(int64_t));
+            continue;
+        case CXLA_OP_GET_TUPLE_ELEMENT: {
+            int64_t index = 0, skip = 0;
+            cxla_instr_int(in, CXLA_ATTR_INDEX, &index);
+            const cxla_shape *ts = &in->operands[0]->shape;
+            for (int64_t e = 0; e < index && e < ts->tuple_count; e++)
+                skip += leaf_count_of(&ts->elements[e]);
+            memcpy(lv[i], lv[POS(in->operands[0])] + skip, (size_t)count * sizeof(int64_t));
+            continue;
+        }
+        case CXLA_OP_WHILE: {
+            acomp *cond = NULL, *body = NULL;
+            s = build(a, cxla_instr_called(in, CXLA_ATTR_CONDITION), &cond);
+            if (!s) s = build(a, cxla_instr_called(in, CXLA_ATTR_BODY), &body);
+            if (!s) s = check_callee(in, cond, count, 1);
+            if (!s) s = check_callee(in, body, count, count);
+            if (!s) s = add_step(c, S_WHILE, in, ins, nin, shapes, count, &outs);
+            if (s) break;
+            /* The other set of state buffers, then the condition's pred. */
+            astep *st = &c->steps[c->step_count - 1];
+            st->tmp = malloc((size_t)(count + 1) * sizeof(int64_t));
+            if (!st->tmp) {
+                s = OOM();
+                break;
+            }
+            for (int64_t j = 0; j < count; j++) st->tmp[j] = arena_leaf(c, shapes[j]);
+            st->tmp[count] = add_leaf(c, (aleaf){.kind = L_ARENA, .size = 1});
+            st->tmp_count = count + 1;
+            for (int64_t j = 0; j <= count; j++)
+                if (st->tmp[j] < 0) s = OOM();
+            break;
+        }
+        case CXLA_OP_CONDITIONAL: {
+            cxla_computation *called[64];
+            int64_t nb = cxla_instr_called_computations(in, called, 64);
+            if (nb < 1 || nb > 64 || nb != in->operand_count - 1) {
+                s = no_aot(in, "the branches do not match the operands");
+                break;
+            }
+            for (int64_t k = 0; k < nb && !s; k++) {
+                acomp *br = NULL;
+                s = build(a, called[k], &br);
+                if (!s) s = check_callee(in, br, lc[POS(in->operands[k + 1])], count);
+            }
+            const cxla_shape *sel = &in->operands[0]->shape;
+            if (!s &&
+                (sel->rank != 0 || (sel->type != CXLA_PRED && !cxla_type_is_integer(sel->type))))
+                s = no_aot(in, "the branch selector must be a pred or integer scalar");
+            if (!s) s = add_step(c, S_COND, in, ins, nin, shapes, count, &outs);
+            break;
+        }
+        case CXLA_OP_CALL: {
+            acomp *callee = NULL;
+            s = build(a, cxla_instr_called(in, CXLA_ATTR_TO_APPLY), &callee);
+            if (!s) s = check_callee(in, callee, nin, count);
+            if (!s) s = add_step(c, S_CALL, in, ins, nin, shapes, count, &outs);
+            break;
+        }
+        default: {
+            char name[64];
+            snprintf(name, sizeof name, "%s_k%" PRId64, a->P, in->id);
+            bool kernel = cpu_can_emit(in);
+            if (!kernel && !dot_ok(in, &why)) {
+                if (in->opcode == CXLA_OP_DOT) {
+                    s = no_aot(in, why);
+                    break;
+                }
+                /* The emitter's own reason (for a fusion, the fused instruction it stops
+                 * at), and what compiles ahead of time. */
+                cxla_strbuf scratch;
+                cxla_strbuf_init(&scratch);
+                cxla_status e = cpu_emit_kernel(in, name, &scratch);
+                cxla_strbuf_free(&scratch);
+                cxla_strbuf why_text;
+                cxla_strbuf_init(&why_text);
+                cxla_strbuf_printf(&why_text,
+                                   "%s%s(cxla compile takes elementwise, data-movement, reduce, "
+                                   "dot, fusions of those, while, conditional and call)",
+                                   e ? cxla_status_message(e) : "", e ? "; " : "");
+                s = no_aot(in, why_text.data ? why_text.data : "no C kernel");
+                cxla_strbuf_free(&why_text);
+                cxla_status_free(e);
+                break;
+            }
+            if (count != (in->shape.type == CXLA_TUPLE ? in->shape.tuple_count : 1)) {
+                s = no_aot(in, "a kernel's result must be an array or a flat tuple");
+                break;
+            }
+            if (!a->emitted[in->id]) {
+                a->emitted[in->id] = true;
+                if (kernel) {
+                    s = cpu_emit_kernel(in, name, &a->kernels);
+                } else {
+                    s = emit_dot(a, in, name);
+                }
+            }
+            if (!s) s = add_step(c, S_KERNEL, in, ins, nin, shapes, count, &outs);
+            break;
+        }
+        }
+        if (!s && outs) memcpy(lv[i], outs, (size_t)count * sizeof(int64_t));
+    }
+    if (!s) {
+        int64_t r = POS(comp->root);
+        c->root_count = lc[r];
+        c->root = malloc((size_t)(lc[r] ? lc[r] : 1) * sizeof(int64_t));
+        if (!c->root) s = OOM();
+        if (!s && lc[r]) memcpy(c->root, lv[r], (size_t)lc[r] * sizeof(int64_t));
+    }
+#undef POS
+    free(param_base);
+    free(shapes);
+    free(ins);
+    return s;
+}
+
+/* Liveness and offsets of the arena leaves; the callees' part after them. */
+static cxla_status place(aot *a, acomp *c) {
+    /* A root leaf that a step computes goes straight to out[k] (its first mention). */
+    for (int64_t k = 0; k < c->root_count; k++) {
+        aleaf *l = &c->leaves[c->root[k]];
+        if (l->kind == L_ARENA) {
+            l->kind = L_OUT;
+            l->index = k;
+        }
+    }
+    for (int64_t s = 0; s < c->step_count; s++) {
+        const astep *st = &c->steps[s];
+        for (int64_t k = 0; k < st->out_count; k++) c->leaves[st->out[k]].first = s;
+        for (int64_t k = 0; k < st->tmp_count; k++)
+            c->leaves[st->tmp[k]].first = c->leaves[st->tmp[k]].last = s;
+        for (int64_t k = 0; k < st->in_count; k++) c->leaves[st->in[k]].last = s;
+    }
+    int64_t n = 0;
+    cpu_arena_buffer *bufs = calloc((size_t)(c->leaf_count ? c->leaf_count : 1), sizeof(*bufs));
+    int64_t *which = calloc((size_t)(c->leaf_count ? c->leaf_count : 1), sizeof(int64_t));
+    cxla_status s = (!bufs || !which) ? OOM() : NULL;
+    for (int64_t l = 0; l < c->leaf_count && !s; l++) {
+        aleaf *x = &c->leaves[l];
+        if (x->kind != L_ARENA || x->first < 0) continue;
+        which[n] = l;
+        bufs[n++] = (cpu_arena_buffer){
+            .size = x->size, .first = x->first, .last = x->last > x->first ? x->last : x->first};
+    }
+    if (!s) s = cpu_arena_assign(bufs, n, c->step_count, &c->own);
+    for (int64_t b = 0; b < n && !s; b++) c->leaves[which[b]].offset = bufs[b].offset;
+    free(bufs);
+    free(which);
+    /* The callees' part. */
+    size_t callee = 0;
+    for (int64_t st = 0; st < c->step_count && !s; st++) {
+        cxla_computation *called[64];
+        int64_t nc = c->steps[st].kind == S_KERNEL
+                         ? 0
+                         : cxla_instr_called_computations(c->steps[st].instr, called, 64);
+        for (int64_t k = 0; k < nc && k < 64; k++) {
+            const acomp *x = &a->comps[comp_pos(a->m, called[k])];
+            if (x->total > callee) callee = x->total;
+        }
+    }
+    c->total = c->own + callee;
+    return s;
+}
+
+static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c);
+
+static cxla_status build(aot *a, const cxla_computation *comp, acomp **out) {
+    int64_t cp = comp ? comp_pos(a->m, comp) : -1;
+    if (cp < 0)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "cxla compile: a missing computation");
+    acomp *c = &a->comps[cp];
+    *out = c;
+    if (c->built) return NULL;
+    if (c->building)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "cxla compile: computation %s calls itself",
+                          comp->name);
+    c->building = true;
+    cxla_instr **order = NULL;
+    CXLA_RETURN_IF_ERROR(cxla_computation_post_order_in(comp, a->m->arena, &order));
+    int64_t n = comp->instr_count;
+    int64_t **lv = calloc((size_t)(n ? n : 1), sizeof(*lv));
+    int64_t *lc = calloc((size_t)(n ? n : 1), sizeof(*lc));
+    c->steps = calloc((size_t)(n ? n : 1), sizeof(*c->steps));
+    cxla_status s = (!lv || !lc || !c->steps) ? OOM() : NULL;
+    if (!s) s = build_instrs(a, c, comp, order, lv, lc);
+    for (int64_t i = 0; lv && i < n; i++) free(lv[i]);
+    free(lv);
+    free(lc);
+    if (!s) s = place(a, c);
+    if (!s) {
+        c->fn = a->fn_count++;
+        s = emit_function(a, comp, c);
+    }
+    c->built = !s;
+    c->building = false;
+    return s;
+}
+
+/* ---- emitting a computation ----------------------------------------------------------------- */
+
+static void comment_instr(cxla_strbuf *b, const cxla_instr *in) {
+    cxla_strbuf t;
+    cxla_strbuf_init(&t);
+    cxla_hlo_print_instr(&t, in, CXLA_HLO_STYLE_SHORT);
+    if (t.data) {
+        for (char *p = strstr(t.data, "*/"); p; p = strstr(p, "*/")) p[1] = ' ';
+        for (char *p = strstr(t.data, "/*"); p; p = strstr(p, "/*")) p[1] = ' ';
+        for (char *p = t.data; *p; p++)
+            if (*p == '\n') *p = ' ';
+        if (t.len > 160) memcpy(t.data + 156, " ...", 5);
+    }
+    cxla_strbuf_printf(b, "    /* %s */\n", t.data ? t.data : in->name);
+    cxla_strbuf_free(&t);
+}
+
+static void put_call(aot *a, cxla_strbuf *b, const cxla_computation *callee, const char *in,
+                     const char *out, const char *indent) {
+    const acomp *x = &a->comps[comp_pos(a->m, callee)];
+    cxla_strbuf_printf(b, "%src = %s_f%" PRId64 "(%s, %s, sub); /* %s */\n", indent, a->P, x->fn,
+                       in, out, callee->name);
+    cxla_strbuf_printf(b, "%sif (rc) return rc;\n", indent);
+}
+
+static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c) {
+    cxla_strbuf *b = &a->funcs;
+    cxla_strbuf_printf(b,
+                       "/* computation %s: %" PRId64 " parameter leaves, %" PRId64
+                       " result leaves, %zu bytes of its own scratch (%zu with its callees) */\n",
+                       comp->name, c->param_leaves, c->root_count, c->own, c->total);
+    cxla_strbuf_printf(
+        b, "static int %s_f%" PRId64 "(const void *const *in, void *const *out, char *scratch) {\n",
+        a->P, c->fn);
+    cxla_strbuf_printf(b, "    char *const sub = scratch + %zu; /* the callees' scratch */\n",
+                       c->own);
+    cxla_strbuf_puts(b, "    int rc = 0;\n    (void)in;\n    (void)out;\n    (void)sub;\n    "
+                        "(void)rc;\n");
+    for (int64_t si = 0; si < c->step_count; si++) {
+        const astep *st = &c->steps[si];
+        const cxla_instr *in = st->instr;
+        comment_instr(b, in);
+        cxla_strbuf_puts(b, "    {\n");
+        switch (st->kind) {
+        case S_KERNEL:
+            cxla_strbuf_printf(
+                b, "        const void *a[%" PRId64 "] = ", st->in_count ? st->in_count : 1);
+            put_leaf_list(a, c, st->in, st->in_count, b);
+            cxla_strbuf_printf(
+                b, ";\n        void *r[%" PRId64 "] = ", st->out_count ? st->out_count : 1);
+            put_leaf_list(a, c, st->out, st->out_count, b);
+            cxla_strbuf_printf(b, ";\n        %s_k%" PRId64 "(" KERNEL_CALL_ARGS ");\n", a->P,
+                               in->id);
+            break;
+        case S_CALL:
+            cxla_strbuf_printf(
+                b, "        const void *a[%" PRId64 "] = ", st->in_count ? st->in_count : 1);
+            put_leaf_list(a, c, st->in, st->in_count, b);
+            cxla_strbuf_printf(
+                b, ";\n        void *r[%" PRId64 "] = ", st->out_count ? st->out_count : 1);
+            put_leaf_list(a, c, st->out, st->out_count, b);
+            cxla_strbuf_puts(b, ";\n");
+            put_call(a, b, cxla_instr_called(in, CXLA_ATTR_TO_APPLY), "a", "r", "        ");
+            break;
+        case S_COND: {
+            cxla_computation *called[64];
+            int64_t nb = cxla_instr_called_computations(in, called, 64);
+            const cxla_shape *sel = &in->operands[0]->shape;
+            cxla_strbuf_printf(
+                b, "        void *r[%" PRId64 "] = ", st->out_count ? st->out_count : 1);
+            put_leaf_list(a, c, st->out, st->out_count, b);
+            cxla_strbuf_puts(b, ";\n        int64_t branch;\n");
+            if (sel->type == CXLA_PRED) {
+                /* true_computation is branch 0. */
+                cxla_strbuf_puts(b, "        branch = *(const uint8_t *)");
+                put_leaf(a, c, st->in[0], b);
+                cxla_strbuf_puts(b, " ? 0 : 1;\n");
+            } else {
+                cxla_strbuf_printf(b, "        branch = (int64_t) * (const %s *)",
+                                   cpu_emit_stype(sel->type));
+                put_leaf(a, c, st->in[0], b);
+                cxla_strbuf_printf(b,
+                                   ";\n        /* An index out of range runs the last branch. */\n"
+                                   "        if (branch < 0 || branch >= %" PRId64
+                                   ") branch = %" PRId64 ";\n",
+                                   nb, nb - 1);
+            }
+            cxla_strbuf_puts(b, "        switch (branch) {\n");
+            int64_t at = 1; /* leaves of the branch operands start after the selector */
+            for (int64_t k = 0; k < nb; k++) {
+                const acomp *br = &a->comps[comp_pos(a->m, called[k])];
+                int64_t nl = br->param_leaves;
+                if (k + 1 < nb)
+                    cxla_strbuf_printf(b, "        case %" PRId64 ": {\n", k);
+                else
+                    cxla_strbuf_puts(b, "        default: {\n");
+                cxla_strbuf_printf(b, "            const void *a[%" PRId64 "] = ", nl ? nl : 1);
+                put_leaf_list(a, c, st->in + at, nl, b);
+                cxla_strbuf_puts(b, ";\n");
+                put_call(a, b, called[k], "a", "r", "            ");
+                cxla_strbuf_puts(b, "            break;\n        }\n");
+                at += nl;
+            }
+            cxla_strbuf_puts(b, "        }\n");
+            break;
+        }
+        case S_WHILE: {
+            int64_t n = st->out_count, n1 = n ? n : 1;
+            cxla_strbuf_printf(b,
+                               "        /* The state: in the result buffers (cur) and a second "
+                               "set (nxt), swapped after each step of the body. */\n"
+                               "        void *cur[%" PRId64 "] = ",
+                               n1);
+            put_leaf_list(a, c, st->out, n, b);
+            cxla_strbuf_printf(b, ";\n        void *nxt[%" PRId64 "] = ", n1);
+            put_leaf_list(a, c, st->tmp, n, b);
+            cxla_strbuf_printf(b, ";\n        const void *now[%" PRId64 "];\n", n1);
+            for (int64_t k = 0; k < n; k++) {
+                cxla_strbuf_printf(b, "        memcpy(cur[%" PRId64 "], ", k);
+                put_leaf(a, c, st->in[k], b);
+                cxla_strbuf_printf(b, ", %zu);\n", c->leaves[st->out[k]].size);
+            }
+            cxla_strbuf_puts(b, "        uint8_t *const pred = (uint8_t *)");
+            put_leaf(a, c, st->tmp[n], b);
+            cxla_strbuf_puts(b, ";\n        void *pr[1] = {pred};\n        for (;;) {\n");
+            cxla_strbuf_printf(
+                b, "            for (int k = 0; k < %" PRId64 "; k++) now[k] = cur[k];\n", n);
+            put_call(a, b, cxla_instr_called(in, CXLA_ATTR_CONDITION), "now", "pr", "            ");
+            cxla_strbuf_puts(b, "            if (!*pred) break;\n");
+            put_call(a, b, cxla_instr_called(in, CXLA_ATTR_BODY), "now", "nxt", "            ");
+            cxla_strbuf_printf(b,
+                               "            for (int k = 0; k < %" PRId64 "; k++) {\n"
+                               "                void *t = cur[k];\n"
+                               "                cur[k] = nxt[k];\n"
+                               "                nxt[k] = t;\n"
+                               "            }\n"
+                               "        }\n",
+                               n);
+            /* After an odd number of steps the state is in the second set. */
+            if (n) {
+                cxla_strbuf_puts(b, "        if (cur[0] != ");
+                put_leaf(a, c, st->out[0], b);
+                cxla_strbuf_puts(b, ") {\n");
+                for (int64_t k = 0; k < n; k++) {
+                    if (c->leaves[st->out[k]].size == 0) continue;
+                    cxla_strbuf_printf(
+                        b, "            memcpy(nxt[%" PRId64 "], cur[%" PRId64 "], %zu);\n", k, k,
+                        c->leaves[st->out[k]].size);
+                }
+                cxla_strbuf_puts(b, "        }\n");
+            }
+            break;
+        }
+        }
+        cxla_strbuf_puts(b, "    }\n");
+    }
+    /* Root leaves that no step wrote into out[]: parameters, constants, repeats. */
+    for (int64_t k = 0; k < c->root_count; k++) {
+        const aleaf *l = &c->leaves[c->root[k]];
+        if (l->kind == L_OUT && l->index == k) continue;
+        size_t size = 0;
+        if (cxla_shape_byte_size(l->shape, &size)) continue;
+        cxla_strbuf_printf(b, "    memcpy(out[%" PRId64 "], ", k);
+        put_leaf(a, c, c->root[k], b);
+        cxla_strbuf_printf(b, ", %zu);\n", size);
+    }
+    cxla_strbuf_puts(b, "    return 0;\n}\n\n");
+    return a->err;
+}
+/* ---- the files --------------------------------------------------------------------------------
+ */
+
+static void shape_comment(cxla_strbuf *b, const cxla_shape *s) {
+    char *t = cxla_shape_to_string(s, CXLA_SHAPE_PRINT_NO_LAYOUT);
+    size_t size = 0;
+    if (cxla_shape_byte_size(s, &size)) size = 0;
+    cxla_strbuf_printf(b, "%s, row-major, %zu bytes", t ? t : "?", size);
+    free(t);
+}
+
+/* The shapes of the entry's parameter (|params|) or result leaves as constant tables. */
+static void leaf_tables(aot *a, cxla_strbuf *src, const char *what, const cxla_shape *const *ls,
+                        int64_t n) {
+    int64_t n1 = n ? n : 1;
+    cxla_strbuf_printf(src, "const size_t %s_%s_bytes[%" PRId64 "] = {", a->P, what, n1);
+    for (int64_t i = 0; i < n; i++) {
+        size_t size = 0;
+        if (cxla_shape_byte_size(ls[i], &size)) size = 0;
+        cxla_strbuf_printf(src, "%s%zu", i ? ", " : "", size);
+    }
+    cxla_strbuf_printf(src, "%s};\n", n ? "" : "0");
+    cxla_strbuf_printf(src, "const int %s_%s_ranks[%" PRId64 "] = {", a->P, what, n1);
+    for (int64_t i = 0; i < n; i++)
+        cxla_strbuf_printf(src, "%s%d", i ? ", " : "", (int)ls[i]->rank);
+    cxla_strbuf_printf(src, "%s};\n", n ? "" : "0");
+    for (int64_t i = 0; i < n; i++) {
+        cxla_strbuf_printf(src, "static const int64_t %s_%s%" PRId64 "_dims[%" PRId64 "] = {", a->P,
+                           what, i, ls[i]->rank ? ls[i]->rank : 1);
+        for (int64_t d = 0; d < ls[i]->rank; d++)
+            cxla_strbuf_printf(src, "%s%" PRId64, d ? ", " : "", ls[i]->dims[d]);
+        cxla_strbuf_printf(src, "%s};\n", ls[i]->rank ? "" : "0");
+    }
+    cxla_strbuf_printf(src, "const int64_t *const %s_%s_dims[%" PRId64 "] = {", a->P, what, n1);
+    for (int64_t i = 0; i < n; i++)
+        cxla_strbuf_printf(src, "%s%s_%s%" PRId64 "_dims", i ? ", " : "", a->P, what, i);
+    cxla_strbuf_printf(src, "%s};\n", n ? "" : "0");
+    cxla_strbuf_printf(src, "const char *const %s_%s_types[%" PRId64 "] = {", a->P, what, n1);
+    for (int64_t i = 0; i < n; i++)
+        cxla_strbuf_printf(src, "%s\"%s\"", i ? ", " : "", cxla_type_name(ls[i]->type));
+    cxla_strbuf_printf(src, "%s};\n", n ? "" : "0");
+}
+
+static void aot_free(aot *a) {
+    for (int64_t i = 0; a->comps && i < a->m->comp_count; i++) {
+        acomp *c = &a->comps[i];
+        for (int64_t s = 0; c->steps && s < c->step_count; s++) {
+            free(c->steps[s].in);
+            free(c->steps[s].out);
+            free(c->steps[s].tmp);
+        }
+        free(c->steps);
+        free(c->leaves);
+        free(c->root);
+    }
+    free(a->comps);
+    free(a->emitted);
+    cxla_strbuf_free(&a->consts);
+    cxla_strbuf_free(&a->data);
+    cxla_strbuf_free(&a->kernels);
+    cxla_strbuf_free(&a->funcs);
+}
+
+cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *options,
+                             const char *name, cxla_strbuf *out_header, cxla_strbuf *out_source,
+                             cxla_strbuf *out_data) {
+    cpu_aot_options defaults = {0};
+    const cpu_aot_options *o = options ? options : &defaults;
+    cxla_strbuf prefix, ignored;
+    cxla_strbuf_init(&prefix);
+    cxla_strbuf_init(&ignored);
+    cpu_emit_sanitize(o->prefix && *o->prefix ? o->prefix : name, &prefix);
+    cxla_module *m = NULL;
+    cpu_compile_options co = {.no_passes = o->no_passes};
+    cxla_status s = cpu_generate(module, &co, &m, &ignored, NULL);
+    cxla_strbuf_free(&ignored);
+    aot a;
+    memset(&a, 0, sizeof a);
+    a.m = m;
+    a.P = prefix.data;
+    a.threshold = o->data_threshold ? o->data_threshold : DEFAULT_DATA_THRESHOLD;
+    cxla_strbuf_init(&a.consts);
+    cxla_strbuf_init(&a.data);
+    cxla_strbuf_init(&a.kernels);
+    cxla_strbuf_init(&a.funcs);
+    if (m) cxla_strmap_init(&a.consts_done, m->arena);
+    if (!s && (!m->entry || !a.P))
+        s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "cxla compile: module %s has no entry",
+                       module->name);
+    if (!s) {
+        a.comps = calloc((size_t)m->comp_count, sizeof(*a.comps));
+        a.emitted = calloc((size_t)(m->next_id > 0 ? m->next_id : 1), sizeof(bool));
+        if (!a.comps || !a.emitted) s = OOM();
+    }
+    /* The entry's layouts: the generated code reads and writes row-major arrays only. */
+    if (!s && m->has_entry_layout) {
+        int64_t nr = leaf_count_of(&m->entry_result_shape);
+        const cxla_shape **rs = calloc((size_t)(nr ? nr : 1), sizeof(*rs));
+        int64_t k = 0;
+        if (!rs) s = OOM();
+        if (rs) leaf_shapes(&m->entry_result_shape, rs, &k);
+        for (int64_t i = 0; i < k && !s; i++)
+            if (cxla_type_is_array(rs[i]->type) && !cxla_layout_is_default(rs[i]))
+                s = cxla_error(CXLA_STATUS_UNIMPLEMENTED,
+                               "cxla compile: the entry's result layout is not row-major "
+                               "(leaf %" PRId64 "); ahead-of-time code returns row-major arrays",
+                               i);
+        free(rs);
+    }
+    acomp *entry = NULL;
+    if (!s) s = build(&a, m->entry, &entry);
+    if (!s) {
+        const char *P = a.P;
+        const cxla_computation *e = m->entry;
+        int64_t na = entry->param_leaves, nr = entry->root_count;
+        const cxla_shape **as = calloc((size_t)(na ? na : 1), sizeof(*as));
+        const cxla_shape **rs = calloc((size_t)(nr ? nr : 1), sizeof(*rs));
+        if (!as || !rs) s = OOM();
+        int64_t k = 0;
+        for (int64_t p = 0; p < e->param_count && !s; p++)
+            leaf_shapes(&e->params[p]->shape, as, &k);
+        k = 0;
+        if (!s) leaf_shapes(&e->root->shape, rs, &k);
+        /* The header. */
+        cxla_strbuf guard;
+        cxla_strbuf_init(&guard);
+        for (const char *q = P; *q; q++)
+            cxla_strbuf_putc(&guard, (*q >= 'a' && *q <= 'z') ? (char)(*q - 'a' + 'A') : *q);
+        cxla_strbuf *h = out_header;
+        cxla_strbuf_printf(
+            h,
+            "/* %s.h: module %s compiled ahead of time by cxla (`cxla compile`). Generated code;\n"
+            " * do not edit.\n"
+            " *\n"
+            " * Plain C11: compile %s.c (and %s_data.c when there is one) with any C11 compiler\n"
+            " * and link with the math library (-lm); no cxla library is needed. The code has no\n"
+            " * globals but constants, allocates nothing and starts no threads: any number of\n"
+            " * calls may run at once, each with its own scratch area and results.\n"
+            " *\n"
+            " * Results are those of cxla's interpreter, bit for bit, except f32, f16 and bf16\n"
+            " * transcendental functions (exp, log, tanh, ...), which are within the bounds of\n"
+            " * docs/semantics.md (generate with CXLA_CPU_EXACT_MATH=1 for the interpreter's own\n"
+            " * expressions), when the C compiler does not fuse multiply-adds (gcc -std=c11 and\n"
+            " * clang do not by default; with gcc -std=gnu* add -ffp-contract=off) and evaluates\n"
+            " * float in float (FLT_EVAL_METHOD 0, as on x86-64 and AArch64). For speed, compile\n"
+            " * with -O2 -fno-math-errno (gcc, clang): errno is never read.\n"
+            " *\n"
+            " * Arguments, args[i]: dense row-major arrays, tuples flattened depth first:\n",
+            name, module->name, name, name);
+        for (int64_t i = 0; i < na; i++) {
+            cxla_strbuf_printf(h, " *   args[%" PRId64 "]: ", i);
+            shape_comment(h, as[i]);
+            cxla_strbuf_puts(h, "\n");
+        }
+        if (na == 0) cxla_strbuf_puts(h, " *   (none)\n");
+        cxla_strbuf_printf(h,
+                           " * Results, results[i]: buffers the caller provides, written by "
+                           "%s_run;\n * they must not overlap the arguments or each other:\n",
+                           P);
+        for (int64_t i = 0; i < nr; i++) {
+            cxla_strbuf_printf(h, " *   results[%" PRId64 "]: ", i);
+            shape_comment(h, rs[i]);
+            cxla_strbuf_puts(h, "\n");
+        }
+        if (nr == 0) cxla_strbuf_puts(h, " *   (none)\n");
+        cxla_strbuf_printf(
+            h,
+            " */\n#ifndef %s_H_\n#define %s_H_\n\n#include <stddef.h>\n#include <stdint.h>\n\n"
+            "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+            "/* The numbers of argument and result arrays. */\n"
+            "enum { %s_arg_count = %" PRId64 ", %s_result_count = %" PRId64 " };\n\n"
+            "/* The size in bytes of the scratch area %s_run needs (aligned to 64 bytes). */\n"
+            "#define %s_SCRATCH_SIZE ((size_t)%zu)\n"
+            "size_t %s_scratch_size(void);\n\n"
+            "/* Each argument's and result's size in bytes, rank, dimensions and element type\n"
+            " * (\"f32\", \"s32\", \"pred\" (one byte, 0 or 1), ...), by index. */\n"
+            "extern const size_t %s_arg_bytes[];\n"
+            "extern const int %s_arg_ranks[];\n"
+            "extern const int64_t *const %s_arg_dims[];\n"
+            "extern const char *const %s_arg_types[];\n"
+            "extern const size_t %s_result_bytes[];\n"
+            "extern const int %s_result_ranks[];\n"
+            "extern const int64_t *const %s_result_dims[];\n"
+            "extern const char *const %s_result_types[];\n\n"
+            "/* Runs the module: reads args[0 .. %s_arg_count), writes results[0 ..\n"
+            " * %s_result_count), uses |scratch| (%s_scratch_size() bytes, 64-byte aligned;\n"
+            " * may be NULL when that is 0). Returns 0, or a nonzero code (%s_error_string)\n"
+            " * when a pointer is NULL; no results are written then. */\n"
+            "int %s_run(const void *const *args, void *const *results, void *scratch);\n\n"
+            "/* A message for a code %s_run returned (never NULL). */\n"
+            "const char *%s_error_string(int code);\n\n"
+            "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s_H_ */\n",
+            guard.data, guard.data, P, na, P, nr, P, P, entry->total, P, P, P, P, P, P, P, P, P, P,
+            P, P, P, P, P, P, guard.data);
+        cxla_strbuf_free(&guard);
+        /* The source. */
+        cxla_strbuf *c = out_source;
+        cxla_strbuf_printf(c,
+                           "/* %s.c: module %s compiled ahead of time by cxla (see %s.h). "
+                           "Generated code. */\n",
+                           name, module->name, name);
+        if (o->target == CPU_AOT_PORTABLE)
+            cxla_strbuf_puts(c, "#define CXLA_PORTABLE 1 /* --target portable: no builtins */\n");
+        cxla_strbuf_printf(c, "#include \"%s.h\"\n\n", name);
+        cpu_emit_prelude(c);
+        cxla_strbuf_puts(c, "/* ---- constants ---- */\n");
+        cxla_strbuf_append(c, a.consts.data ? a.consts.data : "", a.consts.len);
+        cxla_strbuf_puts(c, "\n/* ---- kernels ---- */\n");
+        cxla_strbuf_append(c, a.kernels.data ? a.kernels.data : "", a.kernels.len);
+        cxla_strbuf_puts(c, "/* ---- computations (callees first) ---- */\n");
+        cxla_strbuf_append(c, a.funcs.data ? a.funcs.data : "", a.funcs.len);
+        cxla_strbuf_puts(c, "/* ---- the interface (see the header) ---- */\n");
+        leaf_tables(&a, c, "arg", as, na);
+        leaf_tables(&a, c, "result", rs, nr);
+        cxla_strbuf_printf(
+            c,
+            "\nsize_t %s_scratch_size(void) {\n    return %s_SCRATCH_SIZE;\n}\n\n"
+            "const char *%s_error_string(int code) {\n"
+            "    switch (code) {\n"
+            "    case 0: return \"ok\";\n"
+            "    case 1: return \"%s_run: an argument pointer is NULL\";\n"
+            "    case 2: return \"%s_run: a result pointer is NULL\";\n"
+            "    case 3: return \"%s_run: the scratch area is NULL\";\n"
+            "    default: return \"%s_run: unknown error code\";\n"
+            "    }\n}\n\n"
+            "int %s_run(const void *const *args, void *const *results, void *scratch) {\n"
+            "    char none[1];\n"
+            "    if (%s_arg_count > 0 && !args) return 1;\n"
+            "    for (int i = 0; i < %s_arg_count; i++)\n"
+            "        if (!args[i]) return 1;\n"
+            "    if (%s_result_count > 0 && !results) return 2;\n"
+            "    for (int i = 0; i < %s_result_count; i++)\n"
+            "        if (!results[i]) return 2;\n"
+            "    if (!scratch && %s_SCRATCH_SIZE > 0) return 3;\n"
+            "    return %s_f%" PRId64 "(args, results, scratch ? (char *)scratch : none);\n"
+            "}\n",
+            P, P, P, P, P, P, P, P, P, P, P, P, P, P, entry->fn);
+        if (a.data.len) {
+            cxla_strbuf_printf(out_data,
+                               "/* %s_data.c: the big constants of module %s (see %s.h). "
+                               "Generated code. */\n#include <stdint.h>\n\n",
+                               name, module->name, name);
+            cxla_strbuf_append(out_data, a.data.data, a.data.len);
+        }
+        if (!s && (out_header->failed || out_source->failed || out_data->failed || a.funcs.failed ||
+                   a.kernels.failed || a.consts.failed || a.data.failed))
+            s = OOM();
+        free(as);
+        free(rs);
+    }
+    aot_free(&a);
+    cxla_module_destroy(m);
+    cxla_strbuf_free(&prefix);
+    return s;
+}
+
+cxla_status cpu_aot_write(const cxla_module *module, const cpu_aot_options *options,
+                          const char *dir, const char *name) {
+    cxla_strbuf h, c, d, path;
+    cxla_strbuf_init(&h);
+    cxla_strbuf_init(&c);
+    cxla_strbuf_init(&d);
+    cxla_strbuf_init(&path);
+    cxla_status s = cpu_aot_generate(module, options, name, &h, &c, &d);
+    const char *sep = dir && *dir ? "/" : "";
+    const char *base = dir ? dir : "";
+    struct {
+        const char *suffix;
+        cxla_strbuf *text;
+    } files[] = {{".h", &h}, {".c", &c}, {"_data.c", &d}};
+    for (int f = 0; f < 3 && !s; f++) {
+        if (files[f].text->len == 0) continue;
+        path.len = 0;
+        cxla_strbuf_printf(&path, "%s%s%s%s", base, sep, name, files[f].suffix);
+        if (path.failed) {
+            s = OOM();
+            break;
+        }
+        s = cxla_write_file(path.data, files[f].text->data, files[f].text->len);
+    }
+    cxla_strbuf_free(&h);
+    cxla_strbuf_free(&c);
+    cxla_strbuf_free(&d);
+    cxla_strbuf_free(&path);
+    return s;
+}

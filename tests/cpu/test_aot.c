@@ -1,0 +1,623 @@
+/* Ahead-of-time output (src/cpu/aot.h): the tests/hlo/cases modules that compile ahead of
+ * time are written out, compiled with `-std=c11 -Wall -Wextra -Wpedantic -Werror` by gcc and
+ * clang (and tcc when installed) together with a generated driver, linked without libcxla,
+ * run, and their results compared bit for bit with the interpreter's. Plus the errors for
+ * what has no ahead-of-time form, and the header from C++. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cpu/aot.h"
+#include "cpu/cpu_math.h"
+#include "cpu/emit.h"
+#include "harness.h"
+#include "hlo/hlo.h"
+#include "interp/interp.h"
+#include "literal/literal_internal.h"
+
+/* ---- leaves of literals ---------------------------------------------------------------------- */
+
+typedef struct leaves {
+    cxla_literal **items; /* owned, row-major */
+    int64_t count, cap;
+} leaves;
+
+static cxla_status flatten(const cxla_literal *lit, leaves *out) {
+    if (cxla_literal_shape(lit)->type == CXLA_TUPLE) {
+        for (int64_t e = 0; e < lit->tuple_count; e++)
+            CXLA_RETURN_IF_ERROR(flatten(lit->elements[e], out));
+        return NULL;
+    }
+    if (out->count == out->cap) {
+        out->cap = out->cap ? 2 * out->cap : 8;
+        out->items = realloc(out->items, (size_t)out->cap * sizeof(*out->items));
+    }
+    return interp_default_layout(lit, &out->items[out->count++]);
+}
+
+static void leaves_free(leaves *l) {
+    for (int64_t i = 0; i < l->count; i++) cxla_literal_free(l->items[i]);
+    free(l->items);
+    memset(l, 0, sizeof(*l));
+}
+
+/* ---- tools ------------------------------------------------------------------------------------
+ */
+
+static bool have(const char *tool) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", tool);
+    return system(cmd) == 0;
+}
+
+static char tmpdir[256];
+
+static void make_tmpdir(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/cxla_test_aot_XXXXXX");
+    if (!mkdtemp(tmpdir)) test_skip_all("cannot make a temporary directory");
+}
+
+static void remove_tmpdir(void) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+}
+
+/* ---- batches: modules compiled into one program per compiler ------------------------------ */
+
+typedef struct one_case {
+    char name[32];
+    bool fast_math;    /* the module computes f32 functions the backend approximates */
+    char where[600];   /* for messages: file:line or the model */
+    leaves args, want; /* want: the interpreter's result leaves */
+} one_case;
+
+typedef struct batch {
+    int index;
+    one_case *cases;
+    int64_t count;
+    cxla_strbuf includes, body, sources;
+} batch;
+
+static int total_compiled, total_skipped, total_cases;
+
+/* Bit for bit, except that any NaN matches any NaN (cxla_literal_compare, as the cpu
+ * backend's case test). */
+static bool same_bits(const cxla_literal *w, const unsigned char *got, size_t bytes,
+                      bool fast_math) {
+    if (bytes != w->size) return false;
+    if (bytes == 0 || memcmp(got, w->data, bytes) == 0) return true;
+    cxla_literal *g = NULL;
+    cxla_status s = interp_new_array(cxla_literal_shape(w), &g);
+    if (!s) {
+        memcpy(g->data, got, bytes);
+        /* Approximated functions: test_cpu_cases's tolerance (docs/semantics.md bounds). */
+        cxla_tolerance tol = {.atol = 1e-6, .rtol = 1e-5, .ulps = 2};
+        s = cxla_literal_compare(g, w, fast_math ? &tol : NULL);
+    }
+    bool same = s == NULL;
+    cxla_status_free(s);
+    cxla_literal_free(g);
+    return same;
+}
+
+/* Adds module |m| run on |args| to |b|: the interpreter's result, the generated files,
+ * the argument files and the driver's code. Modules without an ahead-of-time form, and
+ * modules the interpreter refuses (test_hlo_cases reports those), are skipped. */
+static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const *args,
+                             int64_t nargs, const char *where) {
+    one_case c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "f%dc%d", b->index, (int)b->count);
+    snprintf(c.where, sizeof c.where, "%.500s", where);
+    for (int64_t ci = 0; ci < m->comp_count && cpu_emit_fast_math(); ci++)
+        for (int64_t i = 0; i < m->comps[ci]->instr_count; i++) {
+            const cxla_instr *x = m->comps[ci]->instrs[i];
+            if (cxla_type_is_float(x->shape.type) && x->shape.type != CXLA_F64 &&
+                cpu_math_f32_bound_ulp(x->opcode) >= 0)
+                c.fast_math = true;
+        }
+    total_cases++;
+    cxla_literal *oracle = NULL;
+    cxla_status s = interp_run_module(m, NULL, (const cxla_literal *const *)args, nargs, &oracle);
+    if (s) {
+        cxla_status_free(s);
+        return NULL;
+    }
+    cxla_strbuf h, src, dat;
+    cxla_strbuf_init(&h);
+    cxla_strbuf_init(&src);
+    cxla_strbuf_init(&dat);
+    cpu_aot_options o = {.data_threshold = 64}; /* exercise NAME_data.c */
+    s = cpu_aot_generate(m, &o, c.name, &h, &src, &dat);
+    bool skip = false;
+    if (s && cxla_status_code_of(s) == CXLA_STATUS_UNIMPLEMENTED) {
+        if (getenv("CXLA_TEST_VERBOSE"))
+            fprintf(stderr, "%s: not ahead of time: %s\n", where, cxla_status_message(s));
+        total_skipped++;
+        cxla_status_free(s);
+        s = NULL;
+        skip = true;
+    }
+    for (int64_t i = 0; !skip && !s && i < nargs; i++) s = flatten(args[i], &c.args);
+    if (!skip && !s) s = flatten(oracle, &c.want);
+    char file[512];
+    if (!skip && !s) {
+        snprintf(file, sizeof file, "%s/%s.h", tmpdir, c.name);
+        s = cxla_write_file(file, h.data, h.len);
+        snprintf(file, sizeof file, "%s/%s.c", tmpdir, c.name);
+        if (!s) s = cxla_write_file(file, src.data, src.len);
+        cxla_strbuf_printf(&b->sources, " '%s'", file);
+        if (!s && dat.len) {
+            snprintf(file, sizeof file, "%s/%s_data.c", tmpdir, c.name);
+            s = cxla_write_file(file, dat.data, dat.len);
+            cxla_strbuf_printf(&b->sources, " '%s'", file);
+        }
+    }
+    for (int64_t i = 0; !skip && !s && i < c.args.count; i++) {
+        snprintf(file, sizeof file, "%s/%s_in%d.bin", tmpdir, c.name, (int)i);
+        s = cxla_write_file(file, c.args.items[i]->data, c.args.items[i]->size);
+    }
+    if (!skip && !s) {
+        const char *N = c.name;
+        cxla_strbuf_printf(&b->includes, "#include \"%s.h\"\n", N);
+        cxla_strbuf_printf(
+            &b->body,
+            "    {\n"
+            "        const void *args[%s_arg_count + 1] = {0};\n"
+            "        void *res[%s_result_count + 1] = {0};\n"
+            "        if (%s_arg_count != %" PRId64 ") return 10;\n"
+            "        for (int i = 0; i < %s_arg_count; i++) {\n"
+            "            char path[600];\n"
+            "            snprintf(path, sizeof path, \"%%s/%s_in%%d.bin\", dir, i);\n"
+            "            args[i] = load(path, %s_arg_bytes[i]);\n"
+            "            if (!args[i]) return 11;\n"
+            "        }\n"
+            "        for (int i = 0; i < %s_result_count; i++) res[i] = "
+            "calloc(1, %s_result_bytes[i] + 1);\n"
+            "        void *scratch = aligned_alloc(64, %s_scratch_size() / 64 * 64 + 64);\n"
+            "        int rc = %s_run(args, res, scratch);\n"
+            "        fprintf(f, \"%s %%d %%d\\n\", rc, %s_result_count);\n"
+            "        for (int i = 0; i < %s_result_count; i++) {\n"
+            "            fprintf(f, \"%%zu\\n\", %s_result_bytes[i]);\n"
+            "            fwrite(res[i], 1, %s_result_bytes[i], f);\n"
+            "            free(res[i]);\n"
+            "        }\n"
+            "        for (int i = 0; i < %s_arg_count; i++) free((void *)args[i]);\n"
+            "        free(scratch);\n"
+            "    }\n",
+            N, N, N, c.args.count, N, N, N, N, N, N, N, N, N, N, N, N, N);
+        b->cases = realloc(b->cases, (size_t)(b->count + 1) * sizeof(*b->cases));
+        b->cases[b->count++] = c;
+        memset(&c, 0, sizeof c);
+    }
+    leaves_free(&c.args);
+    leaves_free(&c.want);
+    cxla_strbuf_free(&h);
+    cxla_strbuf_free(&src);
+    cxla_strbuf_free(&dat);
+    cxla_literal_free(oracle);
+    return s;
+}
+
+/* Writes the driver of |b|, builds it with each compiler, runs it and compares; frees. */
+static void batch_run(batch *b, const char *what, const char *const *compilers, int ncc) {
+    cxla_status s = NULL;
+    if (b->count > 0) {
+        cxla_strbuf driver;
+        cxla_strbuf_init(&driver);
+        cxla_strbuf_puts(&driver, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
+        cxla_strbuf_append(&driver, b->includes.data, b->includes.len);
+        cxla_strbuf_puts(&driver, "\nstatic void *load(const char *path, size_t n) {\n"
+                                  "    FILE *f = fopen(path, \"rb\");\n"
+                                  "    void *q = malloc(n + 1);\n"
+                                  "    size_t got = f && q ? fread(q, 1, n, f) : 0;\n"
+                                  "    if (f) fclose(f);\n"
+                                  "    if (got != n) {\n"
+                                  "        free(q);\n"
+                                  "        return NULL;\n"
+                                  "    }\n"
+                                  "    return q;\n"
+                                  "}\n\n"
+                                  "int main(int argc, char **argv) {\n"
+                                  "    if (argc != 3) return 2;\n"
+                                  "    const char *dir = argv[2];\n"
+                                  "    FILE *f = fopen(argv[1], \"wb\");\n"
+                                  "    if (!f) return 3;\n");
+        cxla_strbuf_append(&driver, b->body.data, b->body.len);
+        cxla_strbuf_puts(&driver, "    return fclose(f) != 0;\n}\n");
+        char file[512];
+        snprintf(file, sizeof file, "%s/driver%d.c", tmpdir, b->index);
+        s = cxla_write_file(file, driver.data, driver.len);
+        CHECK(s == NULL);
+        cxla_status_free(s);
+        cxla_strbuf_free(&driver);
+        for (int k = 0; k < ncc; k++) {
+            char out[512], res[512];
+            size_t cap = b->sources.len + 4096;
+            char *cmd = malloc(cap);
+            snprintf(out, sizeof out, "%s/prog%d_%d", tmpdir, b->index, k);
+            snprintf(res, sizeof res, "%s/res%d_%d", tmpdir, b->index, k);
+            int n = snprintf(cmd, cap,
+                             "%s -std=c11 -Wall -Wextra -Wpedantic -Werror -O2 -I'%s' -o '%s' "
+                             "'%s'%s -lm 2>&1 | head -30",
+                             compilers[k], tmpdir, out, file, b->sources.data);
+            if (n <= 0 || (size_t)n >= cap) {
+                test_fail(__FILE__, __LINE__, "%s: command too long", what);
+                free(cmd);
+                continue;
+            }
+            /* A failing compile prints its errors; the missing program fails below. */
+            if (system(cmd) != 0) fprintf(stderr, "%s: the compile command failed\n", what);
+            snprintf(cmd, cap, "'%s' '%s' '%s'", out, res, tmpdir);
+            int rc = access(out, X_OK) == 0 ? system(cmd) : -1;
+            free(cmd);
+            CHECK_MSG(rc == 0, "%s with %s: the generated program failed (%d)", what, compilers[k],
+                      rc);
+            if (rc != 0) continue;
+            FILE *f = fopen(res, "rb");
+            CHECK(f != NULL);
+            for (int64_t ci = 0; f && ci < b->count; ci++) {
+                one_case *c = &b->cases[ci];
+                char nm[64];
+                int code = -1, nres = -1;
+                if (fscanf(f, "%63s %d %d\n", nm, &code, &nres) != 3 || strcmp(nm, c->name)) {
+                    test_fail(__FILE__, __LINE__, "%s: bad results file", what);
+                    break;
+                }
+                CHECK_MSG(code == 0 && nres == c->want.count,
+                          "%s (%s): run returned %d with %d results, want %" PRId64, c->where,
+                          compilers[k], code, nres, c->want.count);
+                for (int64_t r = 0; r < nres; r++) {
+                    size_t bytes = 0;
+                    if (fscanf(f, "%zu", &bytes) != 1 || fgetc(f) != '\n') break;
+                    unsigned char *got = malloc(bytes + 1);
+                    size_t read = fread(got, 1, bytes, f);
+                    const cxla_literal *w = r < c->want.count ? c->want.items[r] : NULL;
+                    bool same = w && read == bytes && same_bits(w, got, bytes, c->fast_math);
+                    CHECK_MSG(same, "%s (%s): result %" PRId64 " differs from the interpreter",
+                              c->where, compilers[k], r);
+                    free(got);
+                }
+                if (k == 0) total_compiled++;
+            }
+            if (f) fclose(f);
+        }
+    }
+    for (int64_t i = 0; i < b->count; i++) {
+        leaves_free(&b->cases[i].args);
+        leaves_free(&b->cases[i].want);
+    }
+    free(b->cases);
+    cxla_strbuf_free(&b->includes);
+    cxla_strbuf_free(&b->body);
+    cxla_strbuf_free(&b->sources);
+    memset(b, 0, sizeof(*b));
+}
+
+#ifndef AOT_RANDOM
+static int compare_names(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+#endif
+
+static int64_t compilers_found(const char **out) {
+    const char *candidates[] = {"gcc", "clang", "tcc"};
+    int ncc = 0;
+    for (int i = 0; i < 3; i++)
+        if (have(candidates[i])) out[ncc++] = candidates[i];
+    return ncc;
+}
+
+#if defined(AOT_RANDOM)
+/* tests/cpu/test_aot_random.c: only the machinery above. */
+#elif defined(AOT_MODELS)
+/* ---- the shared models (tests/models/test_aot_models.c runs this) ------------------------------
+ */
+
+/* Deterministic inputs of moderate size: floats in [-1, 1), integers in [0, 8). */
+static cxla_status model_input(const cxla_shape *shape, cxla_literal **out) {
+    if (shape->type == CXLA_TUPLE) {
+        cxla_literal **e = calloc((size_t)(shape->tuple_count + 1), sizeof(*e));
+        cxla_status s = e ? NULL : cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        for (int64_t i = 0; i < shape->tuple_count && !s; i++)
+            s = model_input(&shape->elements[i], &e[i]);
+        if (!s) s = cxla_literal_create_tuple(e, shape->tuple_count, out);
+        if (s)
+            for (int64_t i = 0; i < shape->tuple_count; i++) cxla_literal_free(e[i]);
+        free(e);
+        return s;
+    }
+    CXLA_RETURN_IF_ERROR(interp_new_array(shape, out));
+    cxla_literal *l = *out;
+    int64_t n = cxla_literal_element_count(l);
+    size_t es = cxla_type_storage(shape->type);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t h = (uint64_t)i * 0x9e3779b97f4a7c15u;
+        h ^= h >> 29;
+        unsigned char *p = (unsigned char *)l->data + (size_t)i * es;
+        if (cxla_type_is_float(shape->type))
+            cxla_store_f64(shape->type, p, (double)(int64_t)(h % 2048) / 1024.0 - 1.0);
+        else
+            cxla_store_u64(shape->type, p, shape->type == CXLA_PRED ? h % 2 : h % 8);
+    }
+    return NULL;
+}
+
+static void test_aot_models(void) {
+    const char *shared = test_shared_dir();
+    if (!shared) test_skip_all("no ../shared folder");
+    const char *compilers[3];
+    int ncc = (int)compilers_found(compilers);
+    if (ncc == 0) test_skip_all("no C compiler (gcc, clang, tcc) found");
+    ncc = 1; /* the models are big: one compiler (the cases test runs all of them) */
+    make_tmpdir();
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/models", shared);
+    DIR *d = opendir(dir);
+    if (!d) test_skip_all("no ../shared/models");
+    char **names = NULL;
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".hlo")) continue;
+        names = realloc(names, sizeof(char *) * (n + 1));
+        names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    if (n) qsort(names, n, sizeof(char *), compare_names);
+    for (size_t i = 0; i < n; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        cxla_module *m = NULL;
+        cxla_status s = cxla_hlo_parse_file(path, &m);
+        if (!s) s = cxla_verify_module(m);
+        cxla_literal **args = NULL;
+        int64_t na = m ? m->entry->param_count : 0;
+        if (!s) {
+            args = calloc((size_t)(na + 1), sizeof(*args));
+            for (int64_t p = 0; p < na && !s; p++)
+                s = model_input(&m->entry->params[p]->shape, &args[p]);
+        }
+        batch b;
+        memset(&b, 0, sizeof b);
+        b.index = (int)i;
+        cxla_strbuf_init(&b.includes);
+        cxla_strbuf_init(&b.body);
+        cxla_strbuf_init(&b.sources);
+        if (!s) s = batch_add(&b, m, args, na, path);
+        CHECK_MSG(s == NULL, "%s: %s", path, cxla_status_message(s));
+        cxla_status_free(s);
+        if (b.count) fprintf(stderr, "aot: %s compiles ahead of time\n", names[i]);
+        batch_run(&b, path, compilers, ncc);
+        for (int64_t p = 0; args && p < na; p++) cxla_literal_free(args[p]);
+        free(args);
+        cxla_module_destroy(m);
+        free(names[i]);
+    }
+    free(names);
+    fprintf(stderr, "aot: %d of %d models compile ahead of time and match the interpreter\n",
+            total_compiled, total_cases);
+    CHECK(total_compiled >= 1);
+    if (!test_failures) remove_tmpdir();
+}
+
+#else
+
+/* ---- the tests/hlo cases ----------------------------------------------------------------------
+ */
+
+static char *directive(const char *text, const char *key, int64_t nth) {
+    size_t klen = strlen(key);
+    int64_t seen = 0;
+    for (const char *p = text; p && *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        const char *q = p;
+        while (q < p + len && (*q == ' ' || *q == '\t')) q++;
+        if ((size_t)(p + len - q) > klen + 3 && strncmp(q, "// ", 3) == 0 &&
+            strncmp(q + 3, key, klen) == 0 && q[3 + klen] == ':' && seen++ == nth) {
+            const char *v = q + 4 + klen;
+            while (*v == ' ') v++;
+            return strndup(v, (size_t)(p + len - v));
+        }
+        p = eol ? eol + 1 : NULL;
+    }
+    return NULL;
+}
+
+/* Adds the cases of |path| that have an EXPECT to one batch and runs it. */
+static void run_file(const char *path, int file_index, const char *const *compilers, int ncc) {
+    char *data;
+    size_t size;
+    cxla_status s = cxla_read_file(path, &data, &size);
+    if (s) {
+        test_fail(__FILE__, __LINE__, "%s", cxla_status_message(s));
+        cxla_status_free(s);
+        return;
+    }
+    batch b;
+    memset(&b, 0, sizeof b);
+    b.index = file_index;
+    cxla_strbuf_init(&b.includes);
+    cxla_strbuf_init(&b.body);
+    cxla_strbuf_init(&b.sources);
+    char *start = data;
+    int64_t line = 1, start_line = 1;
+    for (char *p = data;; p++) {
+        bool end = *p == 0;
+        bool sep = !end && (p == data || p[-1] == '\n') && strncmp(p, "// -----", 8) == 0 &&
+                   (p[8] == '\n' || p[8] == 0);
+        if (end || sep) {
+            char saved = *p;
+            *p = 0;
+            char *expect = directive(start, "EXPECT", 0);
+            bool usable = (strstr(start, "ENTRY") || strstr(start, "HloModule")) && expect &&
+                          !strstr(start, "// EXPECT_ERROR") && !strstr(start, "// REJECT");
+            free(expect);
+            cxla_module *m = NULL;
+            cxla_literal **args = NULL;
+            int64_t nargs = 0;
+            if (usable) {
+                s = cxla_hlo_parse(start, strlen(start), path, &m);
+                if (!s) s = cxla_verify_module(m);
+                for (char *in; !s && (in = directive(start, "INPUT", nargs)); nargs++) {
+                    args = realloc(args, (size_t)(nargs + 1) * sizeof(*args));
+                    s = cxla_literal_parse(in, (size_t)-1, NULL, &args[nargs]);
+                    free(in);
+                    if (s) break;
+                }
+                /* A case that does not parse is test_hlo_cases's to report. */
+                cxla_status_free(s);
+                if (s) usable = false;
+                s = NULL;
+            }
+            if (usable) {
+                char where[600];
+                snprintf(where, sizeof where, "%s:%" PRId64, path, start_line);
+                s = batch_add(&b, m, args, nargs, where);
+                if (s) {
+                    test_fail(__FILE__, __LINE__, "%s: %s", where, cxla_status_message(s));
+                    cxla_status_free(s);
+                    s = NULL;
+                }
+            }
+            for (int64_t i = 0; i < nargs; i++) cxla_literal_free(args[i]);
+            free(args);
+            cxla_module_destroy(m);
+            *p = saved;
+            if (end) break;
+            while (*p && *p != '\n') p++;
+            if (!*p) break;
+            start = p + 1;
+            start_line = line + 1;
+        }
+        if (*p == '\n') line++;
+    }
+    free(data);
+    batch_run(&b, path, compilers, ncc);
+}
+
+static void test_aot_cases(void) {
+    const char *compilers[3];
+    int ncc = (int)compilers_found(compilers);
+    if (ncc == 0) test_skip_all("no C compiler (gcc, clang, tcc) found");
+    make_tmpdir();
+    const char *dir = CXLA_SOURCE_DIR "/tests/hlo/cases";
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    char **names = NULL;
+    size_t n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".hlo")) continue;
+        names = realloc(names, sizeof(char *) * (n + 1));
+        names[n++] = strdup(e->d_name);
+    }
+    if (d) closedir(d);
+    if (n) qsort(names, n, sizeof(char *), compare_names);
+    for (size_t i = 0; i < n; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        run_file(path, (int)i, compilers, ncc);
+        free(names[i]);
+    }
+    free(names);
+    fprintf(stderr,
+            "aot: %d of %d cases compile ahead of time (run with %d compilers), %d do not\n",
+            total_compiled, total_cases, ncc, total_skipped);
+    /* A floor, so that a regression that makes everything UNIMPLEMENTED fails. */
+    CHECK(total_compiled >= 100);
+    if (!test_failures) remove_tmpdir();
+}
+
+/* ---- errors -----------------------------------------------------------------------------------
+ */
+
+static cxla_module *parse(const char *text) {
+    cxla_module *m = NULL;
+    cxla_status s = cxla_hlo_parse(text, strlen(text), "test", &m);
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    return m;
+}
+
+static void test_aot_errors(void) {
+    cxla_module *m = parse("HloModule s\n"
+                           "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                           "  ROOT c = pred[] compare(a, b), direction=LT\n}\n"
+                           "ENTRY e {\n  p = f32[4] parameter(0)\n"
+                           "  ROOT my_sort = f32[4] sort(p), dimensions={0}, to_apply=lt\n}\n");
+    cxla_strbuf h, c, d;
+    cxla_strbuf_init(&h);
+    cxla_strbuf_init(&c);
+    cxla_strbuf_init(&d);
+    const char *msg =
+        test_expect_error(cpu_aot_generate(m, NULL, "s", &h, &c, &d), __FILE__, __LINE__);
+    CHECK(strstr(msg, "my_sort") != NULL);
+    CHECK(strstr(msg, "sort") != NULL);
+    CHECK(strstr(msg, "ahead-of-time") != NULL);
+    cxla_module_destroy(m);
+    /* A non-row-major entry result. */
+    m = parse("HloModule t, entry_computation_layout={(f32[2,3]{1,0})->f32[2,3]{0,1}}\n"
+              "ENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n"
+              "  ROOT n = f32[2,3]{0,1} negate(p)\n}\n");
+    msg = test_expect_error(cpu_aot_generate(m, NULL, "t", &h, &c, &d), __FILE__, __LINE__);
+    CHECK(strstr(msg, "row-major") != NULL);
+    cxla_module_destroy(m);
+    cxla_strbuf_free(&h);
+    cxla_strbuf_free(&c);
+    cxla_strbuf_free(&d);
+}
+
+/* The header compiles as C++ too (extern "C"), and the files land where cpu_aot_write says. */
+static void test_aot_write_and_cplusplus(void) {
+    make_tmpdir();
+    cxla_module *m = parse("HloModule w\n"
+                           "ENTRY e {\n  x = f32[3] parameter(0)\n  y = f32[3] parameter(1)\n"
+                           "  ROOT s = f32[3] add(x, y)\n}\n");
+    cpu_aot_options o = {.prefix = "my_model", .target = CPU_AOT_NATIVE};
+    cxla_status s = cpu_aot_write(m, &o, tmpdir, "w");
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    char path[512];
+    snprintf(path, sizeof path, "%s/w.h", tmpdir);
+    CHECK(access(path, R_OK) == 0);
+    snprintf(path, sizeof path, "%s/w.c", tmpdir);
+    CHECK(access(path, R_OK) == 0);
+    snprintf(path, sizeof path, "%s/w_data.c", tmpdir);
+    CHECK(access(path, R_OK) != 0); /* no big constants */
+    char *text = NULL;
+    size_t size = 0;
+    snprintf(path, sizeof path, "%s/w.h", tmpdir);
+    s = cxla_read_file(path, &text, &size);
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    CHECK(text && strstr(text, "int my_model_run(const void *const *args"));
+    CHECK(text && strstr(text, "extern \"C\""));
+    CHECK(text && strstr(text, "f32[3], row-major, 12 bytes"));
+    free(text);
+    if (have("g++")) {
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd,
+                 "printf '#include \"w.h\"\\nint main() { return my_model_arg_count - 2; }\\n' > "
+                 "'%s/main.cc' && g++ -std=c++11 -Wall -Wextra -Werror -I'%s' -c -o '%s/main.o' "
+                 "'%s/main.cc'",
+                 tmpdir, tmpdir, tmpdir, tmpdir);
+        CHECK(system(cmd) == 0);
+    }
+    cxla_module_destroy(m);
+    if (!test_failures) remove_tmpdir();
+}
+
+#endif
+
+#if defined(AOT_RANDOM)
+#elif defined(AOT_MODELS)
+TEST_MAIN(TEST(test_aot_models))
+#else
+TEST_MAIN(TEST(test_aot_errors), TEST(test_aot_write_and_cplusplus), TEST(test_aot_cases))
+#endif

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# cxla compile -o (ahead-of-time output): the options' errors, the files it writes, the
+# error for an operation without an ahead-of-time form, and examples/aot built by CMake
+# with no cxla library, its results compared with the interpreter's (cxla run) to the
+# last printed digit (9 significant digits: every f32 bit).
+set -u
+cxla=${1:?path to the cxla tool}
+src=${CXLA_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$src/tests/tools/testlib.sh"
+
+expect "-o needs a value" 1 "-o needs a value" -- "$cxla" compile "$src/examples/predict.hlo" -o
+expect "bad target" 1 "portable or native" -- \
+  "$cxla" compile "$src/examples/predict.hlo" -o "$dir/p" --target fancy
+expect "--prefix alone" 1 "go with -o" -- "$cxla" compile "$src/examples/predict.hlo" --prefix x
+expect "-o and --emit-c" 1 "does not go with" -- \
+  "$cxla" compile "$src/examples/predict.hlo" -o "$dir/p" --emit-c
+expect "writes the files" 0 "" -- "$cxla" compile "$src/examples/predict.hlo" -o "$dir/p" \
+  --prefix my_pred
+[ -f "$dir/p.h" ] && [ -f "$dir/p.c" ] && ok || fail "p.h and p.c were not written"
+grep -q "int my_pred_run(const void \*const \*args" "$dir/p.h" && ok || fail "no my_pred_run"
+cat >"$dir/sort.hlo" <<'HLO'
+HloModule s
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT the_sort = f32[4] sort(p), dimensions={0}, to_apply=lt
+}
+HLO
+expect "no ahead-of-time form" 1 "the_sort \(sort\).*ahead-of-time" -- \
+  "$cxla" compile "$dir/sort.hlo" -o "$dir/s"
+
+# The example's softmax calls exp: the interpreter's own expression, so that the comparison
+# with the interpreter below can be exact (docs/aot.md).
+export CXLA_CPU_EXACT_MATH=1
+if command -v cmake >/dev/null && command -v cc >/dev/null; then
+  if cmake -S "$src/examples/aot" -B "$dir/build" -DCXLA="$cxla" >"$dir/cmake.txt" 2>&1 &&
+    cmake --build "$dir/build" >>"$dir/cmake.txt" 2>&1; then
+    ok
+    # The prelude's static helpers are named cxla_*; the library's entry points must be absent.
+    if nm "$dir/build/predict_aot" | grep -qE "cxla_(status|hlo|literal|client)"; then
+      fail "the example links cxla's library"
+    fi
+    "$dir/build/predict_aot" >"$dir/aot.txt" || fail "predict_aot failed"
+    if /usr/bin/python3 -c "import numpy" 2>/dev/null; then
+      (cd "$dir" && /usr/bin/python3 -c "
+import numpy as np
+w = np.array([[(i - j) * 0.25 for j in range(3)] for i in range(4)], np.float32)
+b = np.array([0.1, -0.2, 0.3], np.float32)
+x = np.array([[(r * 4 + i) / 16.0 - 1.0 for i in range(4)] for r in range(8)], np.float32)
+np.save('w.npy', w); np.save('b.npy', b); np.save('x.npy', x)")
+      "$cxla" run "$src/examples/predict.hlo" "$dir/w.npy" "$dir/b.npy" "$dir/x.npy" \
+        -o "$dir/out" --backend interpreter >/dev/null || fail "cxla run failed"
+      /usr/bin/python3 -c "
+import numpy as np
+p = np.load('$dir/out/out0.npy')
+for r in range(8): print('row %d: %.9g %.9g %.9g' % (r, p[r][0], p[r][1], p[r][2]))" >"$dir/want.txt"
+      if diff "$dir/want.txt" "$dir/aot.txt"; then ok; else fail "the example differs"; fi
+    fi
+  else
+    fail "examples/aot does not build:"
+    cat "$dir/cmake.txt"
+  fi
+fi
+finish
