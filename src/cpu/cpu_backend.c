@@ -312,9 +312,10 @@ const char *cpu_compiled_call_what(const void *compiled, const char *instr_name)
     for (int64_t i = 0; c && i < c->module->comp_count; i++) {
         const cxla_instr *in = cxla_computation_find_instr(c->module->comps[i], instr_name);
         if (!in || in->id < 0 || in->id >= c->id_count) continue;
+        const char *what = cpu_plan_what(c->plan, in);
+        if (what && strcmp(what, "step") == 0) return what; /* an in-place update, say */
         if (c->calls[in->id].fn) return c->calls[in->id].what;
         if (c->kernels[in->id]) return "kernel";
-        const char *what = cpu_plan_what(c->plan, in);
         if (what) return what;
         if (!c->plan && in->opcode != CXLA_OP_PARAMETER && in->opcode != CXLA_OP_CONSTANT)
             return "interpreter handler"; /* the driver's fallback */

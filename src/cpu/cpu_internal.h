@@ -61,6 +61,7 @@ void cpu_plan_destroy(cpu_plan *plan);
 typedef struct cpu_plan_stats {
     size_t arena_size;     /* bytes of the arena one run takes */
     int64_t copy_steps;    /* steps that copy buffers (while state, branch results) */
+    size_t copy_bytes;     /* what those steps copy each time they run, together */
     int64_t in_place;      /* values that took over their operand's or state's buffer */
     int64_t handler_steps; /* steps that call the interpreter's handler of an instruction */
 } cpu_plan_stats;

@@ -279,6 +279,7 @@ static cxla_status add_copies(bld *b, seq *q, const cxla_instr *in, const cxla_c
         sp->in[i] = src[i];
         sp->out[i] = dst[i];
         if (!note(b, src[i], false) || !note(b, dst[i], true)) return OOM();
+        b->p->stats.copy_bytes += b->p->values[dst[i]].size;
     }
     b->p->stats.copy_steps++;
     b->pos++;
