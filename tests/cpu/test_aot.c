@@ -772,6 +772,108 @@ static void test_aot_options(void) {
     if (!test_failures) remove_tmpdir();
 }
 
+/* send / recv through the options' callbacks, and the async forms of one-device
+ * collectives and of a wrapped computation. p = {1, 2} goes to channel 5; the recv on
+ * channel 6 brings {10, 20}; the async-start adds them (11, 22); the all-gather and the
+ * collective-permute of a group of one pass that on. */
+static const char *const hostio_module =
+    "HloModule hostio\n"
+    "wrapped {\n  x = f32[2] parameter(0)\n  y = f32[2] parameter(1)\n"
+    "  ROOT s = f32[2] add(x, y)\n}\n"
+    "ENTRY e {\n"
+    "  p = f32[2] parameter(0)\n"
+    "  t0 = token[] after-all()\n"
+    "  snd = (f32[2], u32[], token[]) send(p, t0), channel_id=5, is_host_transfer=true\n"
+    "  sd = token[] send-done(snd), channel_id=5, is_host_transfer=true\n"
+    "  rcv = (f32[2], u32[], token[]) recv(sd), channel_id=6\n"
+    "  rd = (f32[2], token[]) recv-done(rcv), channel_id=6\n"
+    "  r = f32[2] get-tuple-element(rd), index=0\n"
+    "  as = ((f32[2], f32[2]), f32[2], s32[]) async-start(p, r), calls=wrapped\n"
+    "  au = ((f32[2], f32[2]), f32[2], s32[]) async-update(as), calls=wrapped\n"
+    "  ad = f32[2] async-done(au), calls=wrapped\n"
+    "  ags = (f32[2], f32[2]) all-gather-start(ad), replica_groups={{0}}, dimensions={0}\n"
+    "  agd = f32[2] all-gather-done(ags)\n"
+    "  cps = (f32[2], f32[2], u32[], u32[]) collective-permute-start(agd), "
+    "source_target_pairs={{0,0}}\n"
+    "  ROOT cpd = f32[2] collective-permute-done(cps)\n"
+    "}\n";
+
+static const char *const hostio_driver =
+    "#include <stdio.h>\n#include <string.h>\n#include \"hostio.h\"\n"
+    "static float sent[2];\n"
+    "static int snd(void *user, const char *instr, int64_t ch, int host, const void *const *l,\n"
+    "               const size_t *bytes, int count) {\n"
+    "    (void)user;\n"
+    "    printf(\"send %s ch %d host %d count %d bytes %d\\n\", instr, (int)ch, host, count,\n"
+    "           (int)bytes[0]);\n"
+    "    memcpy(sent, l[0], 8);\n"
+    "    return 0;\n"
+    "}\n"
+    "static int rcv(void *user, const char *instr, int64_t ch, int host, void *const *l,\n"
+    "               const size_t *bytes, int count) {\n"
+    "    float v[2] = {10, 20};\n"
+    "    printf(\"recv %s ch %d host %d count %d bytes %d\\n\", instr, (int)ch, host, count,\n"
+    "           (int)bytes[0]);\n"
+    "    memcpy(l[0], v, 8);\n"
+    "    return user != 0;\n"
+    "}\n"
+    "int main(void) {\n"
+    "    float p[2] = {1, 2}, out[2] = {0, 0};\n"
+    "    static char scratch[hostio_SCRATCH_SIZE + 64];\n"
+    "    char *sc = scratch + (64 - (size_t)scratch % 64) % 64;\n"
+    "    const void *args[1] = {p};\n"
+    "    void *res[1] = {out};\n"
+    "    char err[200] = \"\";\n"
+    "    hostio_options o;\n"
+    "    memset(&o, 0, sizeof o);\n"
+    "    o.error = err;\n"
+    "    o.error_size = sizeof err;\n"
+    "    o.send = snd;\n"
+    "    o.recv = rcv;\n"
+    "    int rc = hostio_run_with(&o, args, res, sc);\n"
+    "    printf(\"rc %d out %g %g sent %g %g\\n\", rc, out[0], out[1], sent[0], sent[1]);\n"
+    "    o.user = &o;\n"
+    "    rc = hostio_run_with(&o, args, res, sc);\n"
+    "    printf(\"failed %d %s\\n\", rc == hostio_ERROR_RECV, err);\n"
+    "    o.recv = 0;\n"
+    "    rc = hostio_run_with(&o, args, res, sc);\n"
+    "    printf(\"none %d %s\\n\", rc == hostio_ERROR_NO_HOST_CALLBACK, err);\n"
+    "    return 0;\n"
+    "}\n";
+
+static void test_aot_send_recv_async(void) {
+    if (!have("gcc")) test_skip_all("no gcc");
+    make_tmpdir();
+    cxla_module *m = parse(hostio_module);
+    cxla_status s = cpu_aot_write(m, NULL, tmpdir, "hostio");
+    CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+    cxla_status_free(s);
+    char path[512], cmd[2048];
+    snprintf(path, sizeof path, "%s/main.c", tmpdir);
+    CHECK_OK(cxla_write_file(path, hostio_driver, strlen(hostio_driver)));
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2 -o prog main.c "
+             "hostio.c -lm 2>&1 | head -20 && ./prog > out.txt",
+             tmpdir);
+    CHECK(system(cmd) == 0);
+    char *text = NULL;
+    size_t size = 0;
+    snprintf(path, sizeof path, "%s/out.txt", tmpdir);
+    CHECK_OK(cxla_read_file(path, &text, &size));
+    const char *want = "send snd ch 5 host 1 count 1 bytes 8\n"
+                       "recv rd ch 6 host 0 count 1 bytes 8\n"
+                       "rc 0 out 11 22 sent 1 2\n"
+                       "send snd ch 5 host 1 count 1 bytes 8\n"
+                       "recv rd ch 6 host 0 count 1 bytes 8\n"
+                       "failed 1 rd (recv-done): the recv callback failed\n"
+                       "send snd ch 5 host 1 count 1 bytes 8\n"
+                       "none 1 rcv (recv): no recv callback in the options\n";
+    CHECK_MSG(text && strcmp(text, want) == 0, "got:\n%s\nwant:\n%s", text ? text : "(none)", want);
+    free(text);
+    cxla_module_destroy(m);
+    if (!test_failures) remove_tmpdir();
+}
+
 /* The header compiles as C++ too (extern "C"), and the files land where cpu_aot_write says. */
 static void test_aot_write_and_cplusplus(void) {
     make_tmpdir();
@@ -818,6 +920,6 @@ static void test_aot_write_and_cplusplus(void) {
 #elif defined(AOT_MODELS)
 TEST_MAIN(TEST(test_aot_models))
 #else
-TEST_MAIN(TEST(test_aot_errors), TEST(test_aot_options), TEST(test_aot_write_and_cplusplus),
-          TEST(test_aot_cases))
+TEST_MAIN(TEST(test_aot_errors), TEST(test_aot_options), TEST(test_aot_send_recv_async),
+          TEST(test_aot_write_and_cplusplus), TEST(test_aot_cases))
 #endif
