@@ -359,7 +359,7 @@ static cxla_status step_send(cpu_svc_run *r, const cxla_instr *instr, void *cons
 static cxla_status step_token(cpu_svc_run *r, const cxla_instr *instr, void *const *out,
                               const void *const *in) {
     (void)r, (void)instr, (void)out, (void)in;
-    return NULL; /* send-done: its token */
+    return NULL; /* send-done, after-all: a token */
 }
 
 /* recv(token) -> (buffer, u32[] context, token): zeros; the data comes at recv-done. */
@@ -505,7 +505,8 @@ cpu_svc_fn cpu_svc_lookup(const cxla_instr *instr) {
     case CXLA_OP_INFEED: return step_infeed;
     case CXLA_OP_OUTFEED: return step_outfeed;
     case CXLA_OP_SEND: return step_send;
-    case CXLA_OP_SEND_DONE: return step_token;
+    case CXLA_OP_SEND_DONE:
+    case CXLA_OP_AFTER_ALL: return step_token;
     case CXLA_OP_RECV: return step_recv;
     case CXLA_OP_RECV_DONE: return step_recv_done;
     case CXLA_OP_RNG:
@@ -529,6 +530,7 @@ const char *cpu_svc_what(const cxla_instr *instr) {
     case CXLA_OP_RECV_DONE: return "host transfer";
     case CXLA_OP_RNG:
     case CXLA_OP_RNG_GET_AND_UPDATE_STATE: return "rng";
+    case CXLA_OP_AFTER_ALL: return "step";
     default: return "collective";
     }
 }
