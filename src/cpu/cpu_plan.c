@@ -500,8 +500,8 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
             outs[k] = (void *)leaf_data(p, &p->leaves[sp->out[k]], use, arena, results);
         if (sp->call)
             s = sp->call->fn(sp->call->state, outs, ins);
-        else
-            cpu_pool_run_kernel(p->pool, sp->fn, &sp->info, outs, ins);
+        else if (!cpu_pool_run_kernel(p->pool, sp->fn, &sp->info, outs, ins, cancel))
+            s = exec_cancel_error_at(cancel, sp->instr); /* stopped between chunks */
         if (outs != outs_small) free(outs);
     }
     /* Root leaves no kernel wrote into the results: parameters, constants, repeats. */
