@@ -94,7 +94,10 @@ static void run_part(job *j, int64_t begin, int64_t end, bool caller) {
     int64_t step = n / chunks, extra = n % chunks;
     for (int64_t c = 0; c < chunks; c++) {
         if (atomic_load_explicit(&j->stopped, memory_order_relaxed)) return;
-        if (c > 0 && (caller ? exec_cancel_poll(j->cancel) : exec_cancelled(j->cancel))) {
+        /* The caller checked (and polled) just before the kernel; a worker may start
+         * its part later. */
+        bool stop = caller ? c > 0 && exec_cancel_poll(j->cancel) : exec_cancelled(j->cancel);
+        if (stop) {
             atomic_store_explicit(&j->stopped, 1, memory_order_relaxed);
             return;
         }
