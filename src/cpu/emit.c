@@ -746,7 +746,7 @@ bool cpu_can_emit(const cxla_instr *instr) {
  * lanes when the lanes are contiguous (a column sum) and as interleaved pairwise leaves
  * otherwise (a row sum). */
 
-enum { BLOCK = 64, MAX_LANES = 64 };
+enum { BLOCK = 64, MAX_LANES = 64, ROW_LANES = 64 };
 
 /* Whether the values of |instr| (and what it reads, inside the kernel) need the
  * per-dimension index; if not, one flat loop over the linear offset does. */
@@ -867,6 +867,101 @@ static void flat_nest(em *e, const group *g, ix *x, int64_t n, int64_t single) {
     }
 }
 
+static bool same_dims(const cxla_shape *a, const cxla_shape *b) {
+    if (a->rank != b->rank) return false;
+    for (int64_t k = 0; k < a->rank; k++)
+        if (a->dims[k] != b->dims[k]) return false;
+    return true;
+}
+
+/* The output dimension of |s| to tile with the innermost one, or -1: a transpose in the
+ * kernel with the nest's dimensions reads the innermost output dimension with a stride,
+ * and its operand's innermost dimension is output dimension |k| (both larger than 1).
+ * Walking tiles of both keeps the reads and the writes of a tile in cache, where the
+ * untiled nest reads a new cache line for every element. */
+static int64_t transpose_tile_dim(const em *e, const cxla_shape *s) {
+    const cxla_instr *const *list =
+        e->fused ? (const cxla_instr *const *)e->fused->instrs : &e->top;
+    int64_t n = e->fused ? e->fused->instr_count : 1;
+    int64_t which[CXLA_MAX_RANK];
+    int64_t nb = big_dims(s, which);
+    if (nb < 2) return -1;
+    int64_t last = which[nb - 1];
+    for (int64_t i = 0; i < n; i++) {
+        const cxla_instr *t = list[i];
+        if (t->opcode != CXLA_OP_TRANSPOSE || !same_dims(&t->shape, s)) continue;
+        int64_t np = 0;
+        const int64_t *perm = cxla_instr_ints(t, CXLA_ATTR_DIMENSIONS, &np);
+        const cxla_shape *os = &t->operands[0]->shape;
+        if (np != s->rank) continue;
+        /* The operand's innermost dimension larger than 1, and the output dimension it
+         * becomes. */
+        int64_t inner = -1;
+        for (int64_t k = os->rank - 1; k >= 0 && inner < 0; k--)
+            if (os->dims[k] > 1) inner = k;
+        for (int64_t k = 0; k < np; k++)
+            if (perm[k] == inner && k != last && s->dims[k] > 1) return k;
+    }
+    return -1;
+}
+
+enum { TILE = 32 };
+
+/* A tiled nest (see transpose_tile_dim): the dimensions larger than 1 in order, the tiled
+ * dimension |tk| as tiles of TILE, then tiles of the innermost dimension, then the
+ * elements of a tile. The first dimension is ranged, whether tiled or not. */
+static void tiled_nest(em *e, const group *g, const cxla_shape *s, int64_t tk) {
+    int64_t which[CXLA_MAX_RANK];
+    int64_t nb = big_dims(s, which);
+    int64_t last = which[nb - 1];
+    ix x = ix_new(s->rank, s->dims);
+    for (int64_t k = 0; k < s->rank; k++) x.d[k] = "0";
+    int opened = 0;
+    for (int64_t j = 0; j + 1 < nb; j++) {
+        int64_t k = which[j];
+        const char *lo = j == 0 ? lo_of(e) : "0";
+        const char *hi = j == 0 ? hi_of(e, s->dims[k]) : F("%" PRId64, s->dims[k]);
+        if (k == tk) {
+            line(e, "for (int64_t t%" PRId64 " = %s; t%" PRId64 " < %s; t%" PRId64 " += %d) {", k,
+                 lo, k, hi, k, TILE);
+            e->indent++;
+            line(e, "const int64_t e%" PRId64 " = t%" PRId64 " + %d < %s ? t%" PRId64 " + %d : %s;",
+                 k, k, TILE, hi, k, TILE, hi);
+        } else {
+            const char *i = F("i%" PRId64, k);
+            line(e, "for (int64_t %s = %s; %s < %s; %s++) {", i, lo, i, hi, i);
+            e->indent++;
+            x.d[k] = i;
+        }
+        opened++;
+    }
+    int64_t d = s->dims[last];
+    line(e, "for (int64_t t%" PRId64 " = 0; t%" PRId64 " < %" PRId64 "; t%" PRId64 " += %d) {",
+         last, last, d, last, TILE);
+    e->indent++;
+    opened++;
+    const char *ki = F("i%" PRId64, tk), *li = F("i%" PRId64, last);
+    line(e, "for (int64_t %s = t%" PRId64 "; %s < e%" PRId64 "; %s++) {", ki, tk, ki, tk, ki);
+    e->indent++;
+    opened++;
+    x.d[tk] = ki;
+    if (d % TILE == 0)
+        line(e, "for (int64_t %s = t%" PRId64 "; %s < t%" PRId64 " + %d; %s++) {", li, last, li,
+             last, TILE, li);
+    else
+        line(e,
+             "for (int64_t %s = t%" PRId64 "; %s < (t%" PRId64 " + %d < %" PRId64 " ? t%" PRId64
+             " + %d : %" PRId64 "); %s++) {",
+             li, last, li, last, TILE, d, last, TILE, d, li);
+    e->indent++;
+    opened++;
+    x.d[last] = li;
+    int64_t mark = e->ncse;
+    store_group(e, g, &x);
+    cse_reset(e, mark);
+    close_loops(e, opened);
+}
+
 /* A nest over the dimensions of |s| larger than 1: the first ranged, the innermost with a
  * constant count (a multiple of 16 and a remainder, each its own loop). */
 static void dims_nest(em *e, const group *g, const cxla_shape *s) {
@@ -877,6 +972,11 @@ static void dims_nest(em *e, const group *g, const cxla_shape *s) {
     for (int64_t k = 0; k < s->rank; k++) x.d[k] = "0";
     if (nb <= 1) {
         flat_nest(e, g, &x, elements_of(s), nb == 1 ? which[0] : -1);
+        return;
+    }
+    int64_t tk = transpose_tile_dim(e, s);
+    if (tk >= 0) {
+        tiled_nest(e, g, s, tk);
         return;
     }
     int opened = 0;
@@ -989,11 +1089,12 @@ typedef struct rplan {
     reducer r;
     cxla_type t;
     bool reduced[CXLA_MAX_RANK];
-    int64_t count; /* reduced elements per output element */
-    bool pairwise; /* f32/f64 add: the interpreter's pairwise tree */
-    int64_t lanes; /* > 1: blocks of this many contiguous outputs (a column reduce) */
-    bool trailing; /* the reduced dimensions are the operand's last ones */
-    int64_t range; /* iterations of the outer loop */
+    int64_t count;  /* reduced elements per output element */
+    bool pairwise;  /* f32/f64 add: the interpreter's pairwise tree */
+    bool row_lanes; /* fast order: ROW_LANES lanes over each row, then a fixed tree */
+    int64_t lanes;  /* > 1: blocks of this many contiguous outputs (a column reduce) */
+    bool trailing;  /* the reduced dimensions are the operand's last ones */
+    int64_t range;  /* iterations of the outer loop */
 } rplan;
 
 static rplan reduce_plan(const cxla_instr *reduce) {
@@ -1020,6 +1121,14 @@ static rplan reduce_plan(const cxla_instr *reduce) {
         while (w > 1 && d % w) w /= 2;
         if (w >= 8) p.lanes = w;
     }
+    /* The fast order (docs/semantics.md, "Reductions"): rows of at least 2 * ROW_LANES
+     * elements of an f32/f64 add, maximum or minimum, unless CXLA_CPU_EXACT_MATH asks for
+     * the interpreter's order. Maximum and minimum give the same value in any order (only
+     * which NaN, when several, may differ); sums differ within the documented bound. */
+    p.row_lanes = p.lanes == 1 && p.trailing && p.count >= 2 * ROW_LANES &&
+                  (p.t == CXLA_F32 || p.t == CXLA_F64) &&
+                  (p.r == RED_ADD || p.r == RED_MAX || p.r == RED_MIN) && cpu_emit_fast_math();
+    if (p.row_lanes) p.pairwise = false;
     if (p.lanes > 1)
         p.range = orank >= 2 ? reduce->shape.dims[0] : reduce->shape.dims[0] / p.lanes;
     else
@@ -1155,6 +1264,58 @@ static const char *row_sum_helper(em *e, const rplan *p, int64_t idx, int64_t m)
     return fn;
 }
 
+/* The fast-order row helper (docs/semantics.md, "Reductions"): the row of output element
+ * o, n = q * ROW_LANES + r elements, folded into ROW_LANES lanes: lane k starts with
+ * element k and folds elements k + ROW_LANES, k + 2 * ROW_LANES, ... in order (the q full
+ * blocks), then element q * ROW_LANES + k for k < r (the tail); the lanes are then
+ * combined by a fixed tree, acc[k] = acc[k] op acc[k + w] for w = ROW_LANES / 2, ..., 1.
+ * The order depends on n alone, never on the thread count; the lane loop vectorizes. */
+static const char *row_lanes_helper(em *e, const rplan *p, int64_t idx) {
+    const char *fn = F("%s_rlanes%" PRId64, e->name, idx);
+    const char *CT = cpu_emit_ctype(p->t);
+    int64_t q = p->count / ROW_LANES, rem = p->count % ROW_LANES;
+    cxla_strbuf body;
+    cxla_strbuf_init(&body);
+    scope sc = scope_enter(e, &body);
+    line(e, "static %s %s(%s) {", CT, fn, helper_params(e, "int64_t o"));
+    e->indent++;
+    void_inputs(e);
+    line(e, "(void)o;");
+    line(e, "%s acc[%d];", CT, ROW_LANES);
+    line(e, "for (int64_t k = 0; k < %d; k++) {", ROW_LANES);
+    e->indent++;
+    line(e, "acc[k] = %s;", row_element(e, p, "o", "k"));
+    e->ncse = 0;
+    close_loops(e, 1);
+    if (q > 1) {
+        line(e, "for (int64_t b = 1; b < %" PRId64 "; b++) {", q);
+        e->indent++;
+        line(e, "const int64_t base = b * %d;", ROW_LANES);
+        line(e, "for (int64_t k = 0; k < %d; k++) {", ROW_LANES);
+        e->indent++;
+        const char *v = row_element(e, p, "o", "(base + k)");
+        line(e, "acc[k] = %s;", fold(e, p->r, p->t, "acc[k]", v));
+        e->ncse = 0;
+        close_loops(e, 2);
+    }
+    if (rem) {
+        line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) {", rem);
+        e->indent++;
+        const char *v = row_element(e, p, "o", F("(%" PRId64 " + k)", q * ROW_LANES));
+        line(e, "acc[k] = %s;", fold(e, p->r, p->t, "acc[k]", v));
+        e->ncse = 0;
+        close_loops(e, 1);
+    }
+    for (int64_t w = ROW_LANES / 2; w >= 1; w /= 2)
+        line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) acc[k] = %s;", w,
+             fold(e, p->r, p->t, "acc[k]", F("acc[k + %" PRId64 "]", w)));
+    line(e, "return acc[0];");
+    e->indent--;
+    line(e, "}");
+    scope_leave(e, sc, &body);
+    return fn;
+}
+
 /* The column helper: acc[k] for the LANES outputs of a block gets the pairwise sum of
  * reduced elements [first, first + n) of each, the same tree per lane (the interpreter's
  * lanes_pairwise). The block's kept indices are o[] and the lane base cb. */
@@ -1233,6 +1394,8 @@ static void emit_reduce(em *e, const rplan *p, int64_t idx) {
     const char *helper = NULL;
     if (p->pairwise)
         helper = W > 1 ? col_sum_helper(e, p, idx) : row_sum_helper(e, p, idx, p->count);
+    else if (p->row_lanes)
+        helper = row_lanes_helper(e, p, idx);
     if (e->fused) comment(e, reduce);
     ix s = ix_new(0, NULL);
     const char *init = F("init%" PRId64, idx);
@@ -1313,6 +1476,9 @@ static void emit_reduce(em *e, const rplan *p, int64_t idx) {
         e->indent++;
         if (p->pairwise) {
             line(e, "o%" PRId64 "[o] = %s + %s(%s);", idx, init, helper, helper_args(e, "o, 0"));
+        } else if (p->row_lanes) {
+            line(e, "o%" PRId64 "[o] = %s;", idx,
+                 fold(e, p->r, t, init, F("%s(%s)", helper, helper_args(e, "o"))));
         } else {
             line(e, "%s acc = %s;", CT, init);
             /* The reduced dimensions as nested loops, in order. */
@@ -1395,13 +1561,6 @@ static double kernel_cost(const em *e, const cxla_instr *const *outs, int64_t no
         if (exec_math_unary(list[i]->opcode) && cxla_type_is_float(list[i]->shape.type))
             c += (double)TRANSCENDENTAL_BYTES * (double)elements_of(&list[i]->shape);
     return c;
-}
-
-static bool same_dims(const cxla_shape *a, const cxla_shape *b) {
-    if (a->rank != b->rank) return false;
-    for (int64_t k = 0; k < a->rank; k++)
-        if (a->dims[k] != b->dims[k]) return false;
-    return true;
 }
 
 cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strbuf *out) {

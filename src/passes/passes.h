@@ -55,5 +55,9 @@ extern const cxla_pass cxla_pass_dce;           /* dce.c */
 extern const cxla_pass cxla_pass_layout;        /* layout.c: layout normalization */
 extern const cxla_pass cxla_pass_dot_canon;     /* dot_canon.c: dot canonicalization */
 extern const cxla_pass cxla_pass_fusion;        /* fusion.c: loop, input, multi-output */
+/* reduce_split.c: a large reduce to a scalar as rows, then the rows' partials. Not in the
+ * default pipeline: it reorders sums; the cpu backend runs it before fusion in its fast
+ * reduction order. */
+extern const cxla_pass cxla_pass_reduce_split;
 
 #endif /* CXLA_PASSES_PASSES_H_ */
