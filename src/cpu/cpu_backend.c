@@ -150,8 +150,14 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         const cxla_pass *const *all = cxla_passes_cpu_list(&n);
         const cxla_pass *list[32];
         int64_t count = 0;
-        for (int64_t i = 0; i < n && count < 32; i++)
-            if (all[i] != &cxla_pass_dot_canon) list[count++] = all[i];
+        for (int64_t i = 0; i < n && count < 31; i++) {
+            /* The fast reduction order (docs/semantics.md) splits large reductions to a
+             * scalar so that they run on every thread. */
+            bool fast = all[i] == &cxla_pass_fusion && cpu_emit_fast_math();
+            if (fast) list[count++] = &cxla_pass_reduce_split;
+            if (all[i] != &cxla_pass_dot_canon)
+                list[count++] = fast ? &cxla_pass_fusion_rows : all[i];
+        }
         s = cxla_pipeline_run(g->module, "cpu", list, count, &po);
     }
     if (!s) s = cxla_verify_module(g->module);
