@@ -72,7 +72,8 @@ typedef struct aot {
     size_t threshold;
     acomp *comps; /* by position in m->comps */
     int64_t fn_count;
-    bool *emitted; /* by instruction id: kernel or constant written */
+    bool *emitted;   /* by instruction id: kernel or constant written */
+    size_t *scratch; /* by instruction id: the kernel's work memory (cpu_kernel_info) */
     cxla_strbuf consts, data, kernels, funcs;
     cxla_strmap consts_done; /* "id_leaf" of the constant arrays written */
     cxla_status err;         /* the first error of put_leaf */
@@ -635,12 +636,26 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
             if (!a->emitted[in->id]) {
                 a->emitted[in->id] = true;
                 if (kernel) {
-                    s = cpu_emit_kernel(in, name, &a->kernels);
+                    cpu_kernel_info info;
+                    s = cpu_emit_kernel_info(in, name, &a->kernels, &info);
+                    if (!s) a->scratch[in->id] = info.scratch;
                 } else {
                     s = emit_dot(a, in, name);
                 }
             }
             if (!s) s = add_step(c, S_KERNEL, in, ins, nin, shapes, count, &outs);
+            /* Work memory: an arena leaf live during the step, passed after the results. */
+            if (!s && a->scratch[in->id]) {
+                astep *st = &c->steps[c->step_count - 1];
+                st->tmp = malloc(sizeof(int64_t));
+                if (!st->tmp) {
+                    s = OOM();
+                    break;
+                }
+                st->tmp[0] = add_leaf(c, (aleaf){.kind = L_ARENA, .size = a->scratch[in->id]});
+                st->tmp_count = 1;
+                if (st->tmp[0] < 0) s = OOM();
+            }
             break;
         }
         }
@@ -790,9 +805,19 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
             cxla_strbuf_printf(
                 b, "        const void *a[%" PRId64 "] = ", st->in_count ? st->in_count : 1);
             put_leaf_list(a, c, st->in, st->in_count, b);
-            cxla_strbuf_printf(
-                b, ";\n        void *r[%" PRId64 "] = ", st->out_count ? st->out_count : 1);
-            put_leaf_list(a, c, st->out, st->out_count, b);
+            cxla_strbuf_printf(b, ";\n        void *r[%" PRId64 "] = ",
+                               st->out_count + st->tmp_count ? st->out_count + st->tmp_count : 1);
+            if (st->tmp_count) { /* the kernel's work memory, after its results */
+                cxla_strbuf_puts(b, "{");
+                for (int64_t k = 0; k < st->out_count; k++) {
+                    put_leaf(a, c, st->out[k], b);
+                    cxla_strbuf_puts(b, ", ");
+                }
+                put_leaf(a, c, st->tmp[0], b);
+                cxla_strbuf_puts(b, "}");
+            } else {
+                put_leaf_list(a, c, st->out, st->out_count, b);
+            }
             cxla_strbuf_printf(b, ";\n        %s_k%" PRId64 "(" KERNEL_CALL_ARGS ");\n", a->P,
                                in->id);
             break;
@@ -968,6 +993,7 @@ static void aot_free(aot *a) {
     }
     free(a->comps);
     free(a->emitted);
+    free(a->scratch);
     cxla_strbuf_free(&a->consts);
     cxla_strbuf_free(&a->data);
     cxla_strbuf_free(&a->kernels);
@@ -1003,7 +1029,8 @@ cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *o
     if (!s) {
         a.comps = calloc((size_t)m->comp_count, sizeof(*a.comps));
         a.emitted = calloc((size_t)(m->next_id > 0 ? m->next_id : 1), sizeof(bool));
-        if (!a.comps || !a.emitted) s = OOM();
+        a.scratch = calloc((size_t)(m->next_id > 0 ? m->next_id : 1), sizeof(size_t));
+        if (!a.comps || !a.emitted || !a.scratch) s = OOM();
     }
     /* The entry's layouts: the generated code reads and writes row-major arrays only. */
     if (!s && m->has_entry_layout) {

@@ -364,9 +364,12 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
             sp->call = sp->fn ? NULL : &calls[in->id];
             sp->instr = in;
             sp->in_count = in->operand_count;
-            sp->out_count = count;
+            /* A kernel's work memory (cpu_kernel_info.scratch): one more arena leaf after its
+             * results, live only during the step. */
+            size_t scratch = sp->fn ? sp->info.scratch : 0;
+            sp->out_count = count + (scratch ? 1 : 0);
             sp->in = calloc((size_t)(sp->in_count ? sp->in_count : 1), sizeof(int64_t));
-            sp->out = calloc((size_t)count, sizeof(int64_t));
+            sp->out = calloc((size_t)sp->out_count, sizeof(int64_t));
             if (!sp->in || !sp->out) {
                 s = OOM();
                 break;
@@ -381,6 +384,10 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
                 s = cxla_shape_byte_size(es, &size);
                 ls[e] = sp->out[e] =
                     add_leaf(&b, (leaf){.kind = LEAF_ARENA, .size = size, .shape = es});
+            }
+            if (scratch && !s) {
+                sp->out[count] = add_leaf(&b, (leaf){.kind = LEAF_ARENA, .size = scratch});
+                if (sp->out[count] < 0) s = OOM();
             }
         }
         }
