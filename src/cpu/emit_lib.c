@@ -129,11 +129,21 @@ static bool scalar_instr_ok(const cxla_instr *x) {
     return false;
 }
 
-/* Whether |c| (|nparams| scalar parameters) can be a C function, returning |rt|. */
-static bool scalar_comp_ok(const cxla_computation *c, int64_t nparams, cxla_type rt) {
-    if (!c || !c->root || c->param_count != nparams || c->root->shape.type != rt) return false;
+/* Whether |c| (|nparams| scalar parameters) can be a C function giving |nr| scalars of
+ * types |rts| (a root tuple of them when |nr| > 1). */
+static bool scalar_comp_ok(const cxla_computation *c, int64_t nparams, const cxla_type *rts,
+                           int64_t nr) {
+    if (!c || !c->root || c->param_count != nparams) return false;
+    const cxla_instr *root = c->root;
+    if (nr == 1 && root->shape.type != rts[0]) return false;
+    if (nr > 1) {
+        if (root->opcode != CXLA_OP_TUPLE || root->operand_count != nr) return false;
+        for (int64_t k = 0; k < nr; k++)
+            if (root->operands[k]->shape.type != rts[k] || root->operands[k]->shape.rank != 0)
+                return false;
+    }
     for (int64_t i = 0; i < c->instr_count; i++)
-        if (!scalar_instr_ok(c->instrs[i])) return false;
+        if (!(nr > 1 && c->instrs[i] == root) && !scalar_instr_ok(c->instrs[i])) return false;
     return true;
 }
 
@@ -158,7 +168,8 @@ static const char *const_of(cxla_arena *arena, cxla_type t, const cxla_literal *
 }
 
 /* Writes `static inline RT fname(CT0 p0, CT1 p1, ...)` computing |c| on values held as
- * the emitter holds them (cpu_emit_ctype). Checked by scalar_comp_ok. */
+ * the emitter holds them (cpu_emit_ctype); for a root tuple, `static inline void
+ * fname(CT0 p0, ..., RT0 *o0, RT1 *o1, ...)`. Checked by scalar_comp_ok. */
 static cxla_status emit_scalar_fn(cxla_arena *arena, const cxla_computation *c, const char *fname,
                                   cxla_strbuf *out) {
     cxla_instr **order = NULL;
@@ -167,13 +178,18 @@ static cxla_status emit_scalar_fn(cxla_arena *arena, const cxla_computation *c, 
     const char **pname =
         cxla_arena_alloc_array(arena, (size_t)(c->param_count + 1), sizeof(char *));
     if (!var || !pname) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    const cxla_instr *root = c->root;
+    bool tuple = root->opcode == CXLA_OP_TUPLE;
     cxla_strbuf_printf(out, "/* The computation %s. */\nstatic inline %s %s(", c->name,
-                       cpu_emit_ctype(c->root->shape.type), fname);
+                       tuple ? "void" : cpu_emit_ctype(root->shape.type), fname);
     for (int64_t k = 0; k < c->param_count; k++) {
         cxla_strbuf_printf(out, "%s%s p%" PRId64, k ? ", " : "",
                            cpu_emit_ctype(c->params[k]->shape.type), k);
         pname[k] = F("p%" PRId64, k);
     }
+    for (int64_t k = 0; tuple && k < root->operand_count; k++)
+        cxla_strbuf_printf(out, ", %s *o%" PRId64, cpu_emit_ctype(root->operands[k]->shape.type),
+                           k);
     cxla_strbuf_puts(out, ") {\n");
     for (int64_t k = 0; k < c->param_count; k++)
         cxla_strbuf_printf(out, "    (void)p%" PRId64 ";\n", k);
@@ -182,6 +198,7 @@ static cxla_status emit_scalar_fn(cxla_arena *arena, const cxla_computation *c, 
         const cxla_instr *x = order[i];
         const char *v = F("v%" PRId64, i);
         var[i] = v;
+        if (x == root && tuple) continue; /* its elements are the results */
         cxla_type t = x->shape.type, ot = x->operand_count ? x->operands[0]->shape.type : t;
         const char *CT = cpu_emit_ctype(t);
         const char *a[3] = {NULL, NULL, NULL};
@@ -231,10 +248,17 @@ static cxla_status emit_scalar_fn(cxla_arena *arena, const cxla_computation *c, 
         cxla_strbuf_printf(out, "    const %s %s = %s; /* %s */\n    (void)%s;\n", CT, v, e,
                            x->name, v);
     }
-    const char *root = NULL;
-    for (int64_t i = 0; i < n; i++)
-        if (order[i] == c->root) root = var[i];
-    cxla_strbuf_printf(out, "    return %s;\n}\n", root ? root : "0");
+    for (int64_t k = 0; k < (tuple ? root->operand_count : 1); k++) {
+        const cxla_instr *r = tuple ? root->operands[k] : root;
+        const char *v = "0";
+        for (int64_t i = 0; i < n; i++)
+            if (order[i] == r) v = var[i];
+        if (tuple)
+            cxla_strbuf_printf(out, "    *o%" PRId64 " = %s;\n", k, v);
+        else
+            cxla_strbuf_printf(out, "    return %s;\n", v);
+    }
+    cxla_strbuf_puts(out, "}\n");
     return NULL;
 }
 
@@ -328,7 +352,8 @@ static bool sort_form_of(const cxla_instr *instr, sort_form *f) {
     if (f->cmp.direction != INTERP_DIR_NONE && f->cmp.type != xs->type)
         f->cmp.direction = INTERP_DIR_NONE;
     if (f->cmp.direction == INTERP_DIR_NONE) {
-        if (!scalar_comp_ok(comp, 2 * n, CXLA_PRED)) return false;
+        static const cxla_type pred = CXLA_PRED;
+        if (!scalar_comp_ok(comp, 2 * n, &pred, 1)) return false;
         for (int64_t k = 0; k < 2 * n; k++)
             if (comp->params[k]->shape.type != instr->operands[k / 2]->shape.type) return false;
     }
@@ -534,7 +559,7 @@ static bool map_ok(const cxla_instr *instr) {
         !cpu_emit_type_ok(instr->shape.type))
         return false;
     const cxla_computation *c = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
-    if (!scalar_comp_ok(c, n, instr->shape.type)) return false;
+    if (!scalar_comp_ok(c, n, &instr->shape.type, 1)) return false;
     for (int64_t k = 0; k < n; k++) {
         const cxla_shape *s = &instr->operands[k]->shape;
         if (c->params[k]->shape.type != s->type || s->rank != instr->shape.rank) return false;
@@ -691,6 +716,136 @@ static cxla_status emit_bitcast_convert(const cxla_instr *instr, const char *nam
     return NULL;
 }
 
+/* ---- reduce with any reducer ---------------------------------------------------------------
+ *
+ * What emit.c's reduce does not take (several inputs, as an argmax; a reducer it does not
+ * recognize): the interpreter's general path, acc = f(acc..., x...) over the reduced
+ * elements of each output element in row-major order, the reducer emitted as a C function.
+ * The outer range runs over the output elements. */
+
+static bool general_reduce_ok(const cxla_instr *instr) {
+    int64_t count = instr->operand_count, n = count / 2;
+    if (count < 2 || count % 2 || n > 32 || !cpu_lib_plain(instr)) return false;
+    const cxla_shape *xs = &instr->operands[0]->shape;
+    cxla_type acc[32], all[64];
+    for (int64_t i = 0; i < n; i++) {
+        const cxla_shape *s = &instr->operands[i]->shape, *init = &instr->operands[n + i]->shape;
+        if (!cpu_emit_type_ok(s->type) || !cpu_emit_type_ok(init->type) || s->rank != xs->rank ||
+            init->rank != 0)
+            return false;
+        for (int64_t d = 0; d < s->rank; d++)
+            if (s->dims[d] != xs->dims[d]) return false;
+        acc[i] = init->type;
+        all[i] = init->type;
+        all[n + i] = s->type;
+        bool tuple = instr->shape.type == CXLA_TUPLE;
+        if ((n > 1 && !tuple) || (tuple && instr->shape.tuple_count != n)) return false;
+        if ((tuple ? instr->shape.elements[i].type : instr->shape.type) != acc[i]) return false;
+    }
+    int64_t nd = 0;
+    const int64_t *d = cxla_instr_ints(instr, CXLA_ATTR_DIMENSIONS, &nd);
+    bool seen[CXLA_MAX_RANK] = {false};
+    for (int64_t i = 0; i < nd; i++) {
+        if (d[i] < 0 || d[i] >= xs->rank || seen[d[i]]) return false;
+        seen[d[i]] = true;
+    }
+    const cxla_computation *c = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
+    /* Only where the interpreter calls the computation too: its typed loops (pairwise sums)
+     * take a recognized reducer of one input. */
+    interp_reducer kind = n == 1 ? interp_match_reducer(c) : INTERP_REDUCER_NONE;
+    if (kind != INTERP_REDUCER_NONE && xs->type == acc[0] &&
+        interp_reducer_supports(kind, xs->type))
+        return false;
+    if (!scalar_comp_ok(c, 2 * n, acc, n)) return false;
+    for (int64_t k = 0; k < 2 * n; k++)
+        if (c->params[k]->shape.type != all[k] || c->params[k]->shape.rank != 0) return false;
+    return true;
+}
+
+static cxla_status emit_general_reduce(cxla_arena *arena, const cxla_instr *instr, const char *name,
+                                       cxla_strbuf *out, cpu_kernel_info *info) {
+    int64_t n = instr->operand_count / 2;
+    const cxla_shape *xs = &instr->operands[0]->shape;
+    int64_t nd = 0;
+    const int64_t *d = cxla_instr_ints(instr, CXLA_ATTR_DIMENSIONS, &nd);
+    bool reduced[CXLA_MAX_RANK] = {false};
+    for (int64_t i = 0; i < nd; i++) reduced[d[i]] = true;
+    int64_t stride[CXLA_MAX_RANK], outs = 1, inner = 1;
+    for (int64_t k = xs->rank - 1, st = 1; k >= 0; k--) {
+        stride[k] = st;
+        st *= xs->dims[k];
+        if (reduced[k])
+            inner *= xs->dims[k];
+        else
+            outs *= xs->dims[k];
+    }
+    cpu_lib_head(instr, name, out);
+    CXLA_RETURN_IF_ERROR(
+        emit_scalar_fn(arena, cxla_instr_called(instr, CXLA_ATTR_TO_APPLY), F("%s_fn", name), out));
+    cpu_lib_open(name, outs > 0 ? outs : 1, out);
+    for (int64_t i = 0; i < n; i++) {
+        const char *xt = cpu_emit_ctype(instr->operands[i]->shape.type);
+        const char *at = cpu_emit_ctype(instr->operands[n + i]->shape.type);
+        cxla_strbuf_printf(out,
+                           "    const %s *restrict x%" PRId64 " = in[%" PRId64 "];\n"
+                           "    const %s *restrict init%" PRId64 " = in[%" PRId64 "];\n"
+                           "    %s *restrict y%" PRId64 " = out[%" PRId64 "];\n"
+                           "    (void)x%" PRId64 ";\n",
+                           xt, i, i, at, i, n + i, at, i, i, i);
+    }
+    cxla_strbuf_printf(out,
+                       "    for (int64_t e = begin; e < end && e < %" PRId64 "; e++) {\n"
+                       "        int64_t rest = e, base = 0;\n",
+                       outs);
+    /* The kept indices of output element e, last first, as an offset into the inputs. */
+    for (int64_t k = xs->rank - 1; k >= 0; k--)
+        if (!reduced[k])
+            cxla_strbuf_printf(out,
+                               "        base += rest %% %" PRId64 " * %" PRId64 ";\n"
+                               "        rest /= %" PRId64 ";\n",
+                               xs->dims[k], stride[k], xs->dims[k]);
+    cxla_strbuf_puts(out, "        (void)rest;\n");
+    for (int64_t i = 0; i < n; i++)
+        cxla_strbuf_printf(out, "        %s a%" PRId64 " = init%" PRId64 "[0];\n",
+                           cpu_emit_ctype(instr->operands[n + i]->shape.type), i, i);
+    /* The reduced elements in row-major order. */
+    int depth = 2;
+    cxla_strbuf body;
+    cxla_strbuf_init(&body);
+    cxla_strbuf_puts(&body, "base");
+    for (int64_t k = 0; k < xs->rank && inner > 0; k++) {
+        if (!reduced[k]) continue;
+        cxla_strbuf_printf(out,
+                           "%*sfor (int64_t r%" PRId64 " = 0; r%" PRId64 " < %" PRId64 "; r%" PRId64
+                           "++) {\n",
+                           4 * depth, "", k, k, xs->dims[k], k);
+        cxla_strbuf_printf(&body, " + r%" PRId64 " * %" PRId64, k, stride[k]);
+        depth++;
+    }
+    if (inner > 0) {
+        cxla_strbuf_printf(out, "%*sconst int64_t at = %s;\n%*s", 4 * depth, "",
+                           body.data ? body.data : "base", 4 * depth, "");
+        /* A scalar reducer returns the new accumulator, a variadic one writes them all. */
+        if (n == 1) cxla_strbuf_puts(out, "a0 = ");
+        cxla_strbuf_printf(out, "%s_fn(", name);
+        for (int64_t i = 0; i < n; i++) cxla_strbuf_printf(out, "a%" PRId64 ", ", i);
+        for (int64_t i = 0; i < n; i++)
+            cxla_strbuf_printf(out, "%sx%" PRId64 "[at]", i ? ", " : "", i);
+        for (int64_t i = 0; n > 1 && i < n; i++) cxla_strbuf_printf(out, ", &a%" PRId64, i);
+        cxla_strbuf_puts(out, ");\n");
+    }
+    cxla_strbuf_free(&body);
+    for (depth--; depth >= 2; depth--) cxla_strbuf_printf(out, "%*s}\n", 4 * depth, "");
+    for (int64_t i = 0; i < n; i++)
+        cxla_strbuf_printf(out, "        y%" PRId64 "[e] = a%" PRId64 ";\n", i, i);
+    cxla_strbuf_puts(out, "    }\n}\n\n");
+    if (info) {
+        info->range = outs > 0 ? outs : 1;
+        info->cost = (double)outs * (double)inner * (double)n * 16.0;
+    }
+    return NULL;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 bool cpu_emit_lib_ok(const cxla_instr *instr) {
@@ -705,6 +860,7 @@ bool cpu_emit_lib_ok(const cxla_instr *instr) {
     case CXLA_OP_TRIANGULAR_SOLVE: return cpu_emit_linalg_ok(instr);
     case CXLA_OP_RNG_BIT_GENERATOR: return cpu_emit_rng_ok(instr);
     case CXLA_OP_FFT: return cpu_emit_fft_ok(instr);
+    case CXLA_OP_REDUCE: return general_reduce_ok(instr);
     default: return false;
     }
 }
@@ -731,6 +887,7 @@ cxla_status cpu_emit_lib(const cxla_instr *instr, const char *name, cxla_strbuf 
     case CXLA_OP_TRIANGULAR_SOLVE: s = cpu_emit_linalg(instr, name, out, info); break;
     case CXLA_OP_RNG_BIT_GENERATOR: s = cpu_emit_rng(instr, name, out, info); break;
     case CXLA_OP_FFT: s = cpu_emit_fft(instr, name, out, info); break;
+    case CXLA_OP_REDUCE: s = emit_general_reduce(arena, instr, name, out, info); break;
     default: break;
     }
     if (!s && (out->failed || cpu_emit_fmt_failed()))

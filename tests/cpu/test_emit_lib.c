@@ -409,7 +409,44 @@ static void fft_cases(void) {
           false);
 }
 
+static void reduce_cases(void) {
+    /* JAX's argmax: a variadic reduce of values and indices, NaN first, lower index on ties. */
+    static const char *const dims[] = {"{1}", "{0}", "{0,1}"};
+    static const char *const outs[] = {"[4]", "[9]", "[]"};
+    for (int d = 0; d < 3; d++)
+        check(fmt("HloModule a\nargmax {\n  a = f32[] parameter(0)\n  ai = s32[] parameter(1)\n"
+                  "  b = f32[] parameter(2)\n  bi = s32[] parameter(3)\n"
+                  "  gt = pred[] compare(a, b), direction=GT\n"
+                  "  ne = pred[] compare(a, a), direction=NE\n"
+                  "  pick = pred[] or(gt, ne)\n"
+                  "  eq = pred[] compare(a, b), direction=EQ\n"
+                  "  lt = pred[] compare(ai, bi), direction=LT\n"
+                  "  tie = pred[] and(eq, lt)\n  pa = pred[] or(pick, tie)\n"
+                  "  v = f32[] select(pa, a, b)\n  i = s32[] select(pa, ai, bi)\n"
+                  "  ROOT t = (f32[], s32[]) tuple(v, i)\n}\n"
+                  "ENTRY e {\n  x = f32[4,9] parameter(0)\n"
+                  "  i = s32[4,9] iota(), iota_dimension=%d\n"
+                  "  ninf = f32[] constant(-inf)\n  zero = s32[] constant(0)\n"
+                  "  ROOT r = (f32%s, s32%s) reduce(x, i, ninf, zero), dimensions=%s, "
+                  "to_apply=argmax\n}\n",
+                  d == 1 ? 0 : 1, outs[d], outs[d], dims[d]),
+              true);
+    /* A reducer emit.c does not recognize: acc * 0.5 + x, in row-major order. */
+    check("HloModule h\nf {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+          "  h = f32[] constant(0.5)\n  m = f32[] multiply(a, h)\n"
+          "  ROOT s = f32[] add(m, b)\n}\n"
+          "ENTRY e {\n  x = f32[3,5,7] parameter(0)\n  z = f32[] constant(1)\n"
+          "  ROOT r = f32[5] reduce(x, z), dimensions={0,2}, to_apply=f\n}\n",
+          true);
+    check("HloModule h\nf {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n"
+          "  ROOT s = bf16[] subtract(a, b)\n}\n"
+          "ENTRY e {\n  x = bf16[6,0] parameter(0)\n  z = bf16[] constant(2)\n"
+          "  ROOT r = bf16[6] reduce(x, z), dimensions={1}, to_apply=f\n}\n",
+          true);
+}
+
 static void run_all(void) {
+    reduce_cases();
     sort_cases();
     topk_cases();
     map_cases();
