@@ -106,9 +106,10 @@ static void leaf_shapes(const cxla_shape *s, const cxla_shape **out, int64_t *n)
 
 static bool leaf_shape_ok(const cxla_shape *s) {
     return cxla_type_is_array(s->type) && s->type != CXLA_TOKEN && cxla_shape_is_static(s) &&
-           cxla_layout_is_default(s) && !cxla_type_is_complex(s->type) &&
+           cxla_layout_is_default(s) &&
            (cxla_type_storage(s->type) == 1 || cxla_type_storage(s->type) == 2 ||
-            cxla_type_storage(s->type) == 4 || cxla_type_storage(s->type) == 8);
+            cxla_type_storage(s->type) == 4 || cxla_type_storage(s->type) == 8 ||
+            s->type == CXLA_C128);
 }
 
 static cxla_status check_shape(const cxla_instr *in, const cxla_shape *s) {
@@ -122,7 +123,7 @@ static cxla_status check_shape(const cxla_instr *in, const cxla_shape *s) {
     cxla_status st = cxla_error(
         CXLA_STATUS_UNIMPLEMENTED,
         "cxla compile: %s (%s) in computation %s has no ahead-of-time form: its "
-        "value %s is not a static row-major array of a real or integer type",
+        "value %s is not a static row-major array of a supported type",
         in->name, cxla_opcode_name(in->opcode), in->parent ? in->parent->name : "?", t ? t : "?");
     free(t);
     return st;
@@ -215,6 +216,10 @@ static cxla_status emit_const_array(aot *a, const cxla_instr *in, const cxla_lit
     const cxla_shape *shape = cxla_literal_shape(lit);
     size_t es = cxla_type_storage(shape->type);
     int64_t n = cxla_literal_element_count(lit);
+    if (es == 16) { /* c128: two 64-bit words per element */
+        es = 8;
+        n *= 2;
+    }
     const unsigned char *p = cxla_literal_data_const(lit);
     bool big = (size_t)n * es > a->threshold;
     cxla_strbuf *b = big ? &a->data : &a->consts;
