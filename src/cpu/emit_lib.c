@@ -857,7 +857,10 @@ bool cpu_emit_lib_ok(const cxla_instr *instr) {
     case CXLA_OP_REDUCE_PRECISION: return reduce_precision_ok(instr);
     case CXLA_OP_BITCAST_CONVERT: return bitcast_convert_ok(instr);
     case CXLA_OP_CHOLESKY:
-    case CXLA_OP_TRIANGULAR_SOLVE: return cpu_emit_linalg_ok(instr);
+    case CXLA_OP_TRIANGULAR_SOLVE:
+    case CXLA_OP_BATCH_NORM_TRAINING:
+    case CXLA_OP_BATCH_NORM_INFERENCE:
+    case CXLA_OP_BATCH_NORM_GRAD: return cpu_emit_linalg_ok(instr);
     case CXLA_OP_RNG_BIT_GENERATOR: return cpu_emit_rng_ok(instr);
     case CXLA_OP_FFT: return cpu_emit_fft_ok(instr);
     case CXLA_OP_REDUCE: return general_reduce_ok(instr);
@@ -884,7 +887,10 @@ cxla_status cpu_emit_lib(const cxla_instr *instr, const char *name, cxla_strbuf 
     case CXLA_OP_REDUCE_PRECISION: s = emit_reduce_precision(arena, instr, name, out, info); break;
     case CXLA_OP_BITCAST_CONVERT: s = emit_bitcast_convert(instr, name, out, info); break;
     case CXLA_OP_CHOLESKY:
-    case CXLA_OP_TRIANGULAR_SOLVE: s = cpu_emit_linalg(instr, name, out, info); break;
+    case CXLA_OP_TRIANGULAR_SOLVE:
+    case CXLA_OP_BATCH_NORM_TRAINING:
+    case CXLA_OP_BATCH_NORM_INFERENCE:
+    case CXLA_OP_BATCH_NORM_GRAD: s = cpu_emit_linalg(instr, name, out, info); break;
     case CXLA_OP_RNG_BIT_GENERATOR: s = cpu_emit_rng(instr, name, out, info); break;
     case CXLA_OP_FFT: s = cpu_emit_fft(instr, name, out, info); break;
     case CXLA_OP_REDUCE: s = emit_general_reduce(arena, instr, name, out, info); break;

@@ -1,6 +1,6 @@
-/* The emitter's cholesky and triangular-solve kernels (emit_lib.h), for f16, bf16, f32 and
- * f64: the interpreter's algorithms (src/interp/interp_linalg2.c) in the same order of
- * operations, in double, each result rounded once to its type, so the results are the
+/* The emitter's cholesky, triangular-solve and batch-norm kernels (emit_lib.h), for f16,
+ * bf16, f32 and f64: the interpreter's algorithms (src/interp/interp_linalg2.c) in the same order
+ * of operations, in double, each result rounded once to its type, so the results are the
  * interpreter's bit for bit. The outer range runs over the batch of matrices; each matrix
  * works in its own part of the scratch memory (doubles). Complex types stay with the
  * interpreter. */
@@ -245,8 +245,160 @@ static cxla_status emit_trsm(const cxla_instr *instr, const char *name, cxla_str
     return NULL;
 }
 
+/* ---- batch-norm-training, -inference, -grad ------------------------------------------------
+ *
+ * Per feature, as the interpreter: the mean and biased variance in two passes in double,
+ * then y = (x - mean) * (1 / sqrt(var + eps)) * scale + offset; the gradients from the sums
+ * of dy and dy (x - mean). Features are independent: the outer range runs over them. */
+
+typedef struct bn_form {
+    int64_t outer, features, inner;
+    double eps;
+} bn_form;
+
+static bool bn_form_of(const cxla_instr *instr, bn_form *f) {
+    cxla_opcode op = instr->opcode;
+    int64_t want = op == CXLA_OP_BATCH_NORM_TRAINING ? 3 : 5;
+    if (instr->operand_count != want || !cpu_lib_plain(instr)) return false;
+    const cxla_shape *x = &instr->operands[0]->shape;
+    const cxla_attr *eps = cxla_instr_attr(instr, CXLA_ATTR_EPSILON);
+    int64_t fi = -1;
+    if (!real_type(x->type) || x->rank < 1 || !eps ||
+        !cxla_instr_int(instr, CXLA_ATTR_FEATURE_INDEX, &fi) || fi < 0 || fi >= x->rank)
+        return false;
+    f->eps = (double)(float)eps->v.f; /* XLA keeps epsilon as an f32 */
+    f->features = x->dims[fi];
+    f->outer = f->inner = 1;
+    for (int64_t i = 0; i < fi; i++) f->outer *= x->dims[i];
+    for (int64_t i = fi + 1; i < x->rank; i++) f->inner *= x->dims[i];
+    /* The per-feature operands; grad's fifth operand (dy) has the operand's shape. */
+    for (int64_t k = 1; k < want; k++) {
+        const cxla_shape *s = &instr->operands[k]->shape;
+        bool like_x = op == CXLA_OP_BATCH_NORM_GRAD && k == 4;
+        if (s->type != x->type ||
+            (like_x ? s->rank != x->rank : s->rank != 1 || s->dims[0] != f->features))
+            return false;
+        for (int64_t d = 0; like_x && d < x->rank; d++)
+            if (s->dims[d] != x->dims[d]) return false;
+    }
+    const cxla_shape *r = &instr->shape;
+    if (op == CXLA_OP_BATCH_NORM_INFERENCE) return r->type == x->type;
+    if (r->type != CXLA_TUPLE || r->tuple_count != 3) return false;
+    for (int k = 0; k < 3; k++)
+        if (r->elements[k].type != x->type) return false;
+    return true;
+}
+
+static cxla_status emit_bn(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                           cpu_kernel_info *info) {
+    bn_form f;
+    bn_form_of(instr, &f);
+    cxla_opcode op = instr->opcode;
+    cxla_type t = instr->operands[0]->shape.type;
+    const char *T = held(t);
+    int64_t count = f.outer * f.inner;
+    cpu_lib_head(instr, name, out);
+    cpu_lib_open(name, f.features > 0 ? f.features : 1, out);
+    for (int64_t k = 0; k < instr->operand_count; k++)
+        cxla_strbuf_printf(out, "    const %s *restrict a%" PRId64 " = in[%" PRId64 "];\n", T, k,
+                           k);
+    int nout = op == CXLA_OP_BATCH_NORM_INFERENCE ? 1 : 3;
+    for (int k = 0; k < nout; k++)
+        cxla_strbuf_printf(out, "    %s *restrict o%d = out[%d];\n", T, k, k);
+    cxla_strbuf_printf(out,
+                       "    const double eps = %a, count = %a;\n"
+                       "    (void)count;\n"
+                       "    for (int64_t c = begin; c < end && c < %" PRId64 "; c++) {\n",
+                       f.eps, (double)count, f.features);
+    /* The element (o, c, i) and the loop over a feature's elements. */
+    char at[128], loops[256];
+    snprintf(at, sizeof at, "(o * %" PRId64 " + c) * %" PRId64 " + i", f.features, f.inner);
+    snprintf(loops, sizeof loops,
+             "        for (int64_t o = 0; o < %" PRId64 "; o++)\n"
+             "            for (int64_t i = 0; i < %" PRId64 "; i++) {\n"
+             "                const int64_t k = %s;\n",
+             f.outer, f.inner, at);
+    cxla_strbuf xk, fc[5];
+    cxla_strbuf_init(&xk);
+    load_expr(&xk, t, "a0", "k");
+    for (int k = 1; k < 5; k++) {
+        cxla_strbuf_init(&fc[k]);
+        if (k < instr->operand_count)
+            load_expr(&fc[k], t, (const char *[]){"", "a1", "a2", "a3", "a4"}[k], "c");
+    }
+    const char *X = xk.data ? xk.data : "0";
+    if (op == CXLA_OP_BATCH_NORM_GRAD) {
+        cxla_strbuf dyk;
+        cxla_strbuf_init(&dyk);
+        load_expr(&dyk, t, "a4", "k");
+        cxla_strbuf_printf(out,
+                           "        const double mean = %s, var = %s, scale = %s;\n"
+                           "        double sum_dy = 0, sum_dyx = 0;\n%s"
+                           "                sum_dy += %s;\n"
+                           "                sum_dyx += %s * (%s - mean);\n"
+                           "            }\n"
+                           "        const double ve = var + eps, r = 1.0 / sqrt(ve);\n"
+                           "        o2[c] = ",
+                           fc[2].data, fc[3].data, fc[1].data, loops, dyk.data, dyk.data, X);
+        store_expr(out, t, "sum_dy");
+        cxla_strbuf_puts(out, ";\n        o1[c] = ");
+        store_expr(out, t, "sum_dyx * r");
+        cxla_strbuf_printf(out,
+                           ";\n        const double mdy = sum_dy / count, mdyx = sum_dyx / count;\n"
+                           "%s                o0[k] = ",
+                           loops);
+        char v[512];
+        snprintf(v, sizeof v, "scale * r * (%s - mdy - (%s - mean) * mdyx / ve)", dyk.data, X);
+        store_expr(out, t, v);
+        cxla_strbuf_puts(out, ";\n            }\n");
+        cxla_strbuf_free(&dyk);
+    } else {
+        if (op == CXLA_OP_BATCH_NORM_TRAINING) {
+            cxla_strbuf_printf(out,
+                               "        double s = 0, q = 0;\n%s"
+                               "                s += %s;\n"
+                               "            }\n"
+                               "        const double mean = s / count;\n%s"
+                               "                const double d = %s - mean;\n"
+                               "                q += d * d;\n"
+                               "            }\n"
+                               "        const double var = q / count;\n"
+                               "        o1[c] = ",
+                               loops, X, loops, X);
+            store_expr(out, t, "mean");
+            cxla_strbuf_puts(out, ";\n        o2[c] = ");
+            store_expr(out, t, "var");
+            cxla_strbuf_puts(out, ";\n");
+        } else {
+            cxla_strbuf_printf(out, "        const double mean = %s, var = %s;\n", fc[3].data,
+                               fc[4].data);
+        }
+        cxla_strbuf_printf(out,
+                           "        const double r = 1.0 / sqrt(var + eps);\n"
+                           "        const double scale = %s, offset = %s;\n%s"
+                           "                o0[k] = ",
+                           fc[1].data, fc[2].data, loops);
+        char v[512];
+        snprintf(v, sizeof v, "(%s - mean) * r * scale + offset", X);
+        store_expr(out, t, v);
+        cxla_strbuf_puts(out, ";\n            }\n");
+    }
+    cxla_strbuf_puts(out, "    }\n}\n\n");
+    cxla_strbuf_free(&xk);
+    for (int k = 1; k < 5; k++) cxla_strbuf_free(&fc[k]);
+    if (info) {
+        info->range = f.features > 0 ? f.features : 1;
+        info->cost = (double)f.features * (double)count * 3.0 * (double)cxla_type_storage(t);
+    }
+    return NULL;
+}
+
 bool cpu_emit_linalg_ok(const cxla_instr *instr) {
     trsm_form f;
+    bn_form b;
+    if (instr->opcode == CXLA_OP_BATCH_NORM_TRAINING ||
+        instr->opcode == CXLA_OP_BATCH_NORM_INFERENCE || instr->opcode == CXLA_OP_BATCH_NORM_GRAD)
+        return bn_form_of(instr, &b);
     if (instr->opcode == CXLA_OP_CHOLESKY) return cholesky_ok(instr);
     return instr->opcode == CXLA_OP_TRIANGULAR_SOLVE && trsm_form_of(instr, &f);
 }
@@ -256,6 +408,7 @@ cxla_status cpu_emit_linalg(const cxla_instr *instr, const char *name, cxla_strb
     if (!cpu_emit_linalg_ok(instr))
         return cxla_error(CXLA_STATUS_UNIMPLEMENTED, "cpu backend: cannot emit %s (%s)",
                           instr->name, cxla_opcode_name(instr->opcode));
-    return instr->opcode == CXLA_OP_CHOLESKY ? emit_cholesky(instr, name, out, out_info)
-                                             : emit_trsm(instr, name, out, out_info);
+    if (instr->opcode == CXLA_OP_CHOLESKY) return emit_cholesky(instr, name, out, out_info);
+    if (instr->opcode == CXLA_OP_TRIANGULAR_SOLVE) return emit_trsm(instr, name, out, out_info);
+    return emit_bn(instr, name, out, out_info);
 }

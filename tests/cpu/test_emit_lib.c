@@ -22,7 +22,7 @@
 #include "interp/interp.h"
 #include "literal/literal_internal.h"
 
-enum { MAX_PARAMS = 4 };
+enum { MAX_PARAMS = 5 };
 
 static uint64_t rng_state = 0x5EED;
 
@@ -343,6 +343,37 @@ static void linalg_cases(void) {
                     }
 }
 
+static void batch_norm_cases(void) {
+    static const char *const types[] = {"f32", "bf16", "f64", "f16"};
+    for (size_t t = 0; t < 4; t++)
+        for (int fi = 0; fi < 3; fi++) {
+            const char *T = types[t];
+            int64_t dims[3] = {4, 3, 5}, f = dims[fi];
+            check(fmt("HloModule b\nENTRY e {\n  x = %s[4,3,5] parameter(0)\n"
+                      "  s = %s[%" PRId64 "] parameter(1)\n  o = %s[%" PRId64 "] parameter(2)\n"
+                      "  ROOT r = (%s[4,3,5], %s[%" PRId64 "], %s[%" PRId64 "]) "
+                      "batch-norm-training(x, s, o), epsilon=0.001, feature_index=%d\n}\n",
+                      T, T, f, T, f, T, T, f, T, f, fi),
+                  t == 0);
+            check(fmt("HloModule b\nENTRY e {\n  x = %s[4,3,5] parameter(0)\n"
+                      "  s = %s[%" PRId64 "] parameter(1)\n  o = %s[%" PRId64 "] parameter(2)\n"
+                      "  m = %s[%" PRId64 "] parameter(3)\n  v0 = %s[%" PRId64 "] parameter(4)\n"
+                      "  v = %s[%" PRId64 "] abs(v0)\n"
+                      "  ROOT r = %s[4,3,5] batch-norm-inference(x, s, o, m, v), epsilon=0.01, "
+                      "feature_index=%d\n}\n",
+                      T, T, f, T, f, T, f, T, f, T, f, T, fi),
+                  false);
+            check(fmt("HloModule b\nENTRY e {\n  x = %s[4,3,5] parameter(0)\n"
+                      "  s = %s[%" PRId64 "] parameter(1)\n  m = %s[%" PRId64 "] parameter(2)\n"
+                      "  v0 = %s[%" PRId64 "] parameter(3)\n  v = %s[%" PRId64 "] abs(v0)\n"
+                      "  dy = %s[4,3,5] parameter(4)\n"
+                      "  ROOT r = (%s[4,3,5], %s[%" PRId64 "], %s[%" PRId64 "]) "
+                      "batch-norm-grad(x, s, m, v, dy), epsilon=0.01, feature_index=%d\n}\n",
+                      T, T, f, T, f, T, f, T, f, T, T, T, f, T, f, fi),
+                  t == 1);
+        }
+}
+
 static void rng_cases(void) {
     static const char *const shapes[] = {"u32[3,5]", "u64[7]", "u8[5,3]", "u16[3,3]",
                                          "u32[]",    "u32[0]", "u64[2,3]"};
@@ -452,6 +483,7 @@ static void run_all(void) {
     map_cases();
     elementwise_cases();
     linalg_cases();
+    batch_norm_cases();
     rng_cases();
     fft_cases();
 }
