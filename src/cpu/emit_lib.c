@@ -804,7 +804,7 @@ static cxla_status emit_general_reduce(cxla_arena *arena, const cxla_instr *inst
                                "        base += rest %% %" PRId64 " * %" PRId64 ";\n"
                                "        rest /= %" PRId64 ";\n",
                                xs->dims[k], stride[k], xs->dims[k]);
-    cxla_strbuf_puts(out, "        (void)rest;\n");
+    cxla_strbuf_puts(out, "        (void)rest;\n        (void)base;\n");
     for (int64_t i = 0; i < n; i++)
         cxla_strbuf_printf(out, "        %s a%" PRId64 " = init%" PRId64 "[0];\n",
                            cpu_emit_ctype(instr->operands[n + i]->shape.type), i, i);
