@@ -2,8 +2,8 @@
  * emit_fft.c) against the interpreter: sort (typed and called comparators, several
  * operands, stability, NaNs, rows and columns, empty dims), topk, map, reduce-precision,
  * bitcast-convert, cholesky, triangular-solve, rng-bit-generator and fft. Each module's
- * root "r" must run as a generated kernel (cpu_compiled_call_what), through the arena
- * plan and through the interpreter's driver (check_finite forces it), on random inputs
+ * root "r" must run as a generated kernel (cpu_compiled_call_what), through the step
+ * sequence with and without check_finite, on random inputs
  * with edge values (NaN, +-Inf, -0, repeats), and match the interpreter bit for bit
  * (any NaN matching any NaN). The kernels are compiled with -Wall -Wextra -Werror by the
  * default compiler, and by clang too where it is installed. */
