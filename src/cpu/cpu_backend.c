@@ -232,6 +232,14 @@ static bool same_dims(const cxla_literal *lit, const cxla_shape *want) {
     return cxla_layout_is_default(got);
 }
 
+/* A kernel over the thread pool, stopped between chunks when the run is cancelled. */
+static cxla_status run_chunks(interp_ctx *ctx, const cpu_compiled *c, const cxla_instr *in,
+                              cpu_kernel_fn fn, const cpu_kernel_info *info, void *const *outs,
+                              const void *const *ins) {
+    if (cpu_pool_run_kernel(c->pool, fn, info, outs, ins, ctx->options.cancel)) return NULL;
+    return exec_cancel_error_at(ctx->options.cancel, in);
+}
+
 /* The handler of an instruction with a kernel: new results in the default layout, then
  * the kernel. A value that does not have the shape the kernel was compiled for (one
  * below its dynamic bounds, handed over by the driver's dynamic path) goes to the
@@ -279,7 +287,7 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
             if (call)
                 s = call->fn(call->state, outs, ins);
             else
-                cpu_pool_run_kernel(c->pool, fn, info, outs, (const void *const *)ins);
+                s = run_chunks(ctx, c, in, fn, info, outs, (const void *const *)ins);
         }
         if (!s) {
             s = interp_make_tuple(elements, n, &result);
@@ -295,7 +303,7 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
             if (call)
                 s = call->fn(call->state, outs, ins);
             else
-                cpu_pool_run_kernel(c->pool, fn, info, outs, (const void *const *)ins);
+                s = run_chunks(ctx, c, in, fn, info, outs, (const void *const *)ins);
             if (s) {
                 cxla_literal_free(result);
                 result = NULL;

@@ -31,7 +31,7 @@ void cpu_lib_head(const cxla_instr *instr, const char *name, cxla_strbuf *out) {
         if (*p == '\n') *p = ' ';
     if (text.data && text.len > 300) memcpy(text.data + 296, " ...", 5);
     cxla_strbuf_printf(out, "/* ---- %s: %s */\n", name, text.data ? text.data : instr->name);
-    cxla_strbuf_free(&text);
+    cpu_emit_buf_free(&text);
 }
 
 void cpu_lib_open(const char *name, int64_t range, cxla_strbuf *out) {
@@ -440,7 +440,7 @@ static cxla_status emit_sort(cxla_arena *arena, const cxla_instr *instr, const c
                *pi = element_at(arena, "src[i]", f.inner);
     const char *less_jm = F("%s(%s%s, %s)", less_fn, xs.data ? xs.data : "", pm, pm1);
     const char *less_ji = F("%s(%s%s, %s)", less_fn, xs.data ? xs.data : "", pj, pi);
-    cxla_strbuf_free(&xs);
+    cpu_emit_buf_free(&xs);
 
     cpu_lib_open(name, rows > 0 ? rows : 1, out);
     for (int64_t k = 0; k < f.n; k++) {
@@ -834,7 +834,7 @@ static cxla_status emit_general_reduce(cxla_arena *arena, const cxla_instr *inst
         for (int64_t i = 0; n > 1 && i < n; i++) cxla_strbuf_printf(out, ", &a%" PRId64, i);
         cxla_strbuf_puts(out, ");\n");
     }
-    cxla_strbuf_free(&body);
+    cpu_emit_buf_free(&body);
     for (depth--; depth >= 2; depth--) cxla_strbuf_printf(out, "%*s}\n", 4 * depth, "");
     for (int64_t i = 0; i < n; i++)
         cxla_strbuf_printf(out, "        y%" PRId64 "[e] = a%" PRId64 ";\n", i, i);

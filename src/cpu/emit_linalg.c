@@ -236,7 +236,7 @@ static cxla_status emit_trsm(const cxla_instr *instr, const char *name, cxla_str
         }
     }
     if (text.failed) whole->failed = true;
-    cxla_strbuf_free(&text);
+    cpu_emit_buf_free(&text);
     if (info) {
         info->range = f.batch > 0 ? f.batch : 1;
         info->scratch = (size_t)(f.batch > 0 ? f.batch : 1) * (size_t)(amat + bmat + 1) * 8;
@@ -351,7 +351,7 @@ static cxla_status emit_bn(const cxla_instr *instr, const char *name, cxla_strbu
         snprintf(v, sizeof v, "scale * r * (%s - mdy - (%s - mean) * mdyx / ve)", dyk.data, X);
         store_expr(out, t, v);
         cxla_strbuf_puts(out, ";\n            }\n");
-        cxla_strbuf_free(&dyk);
+        cpu_emit_buf_free(&dyk);
     } else {
         if (op == CXLA_OP_BATCH_NORM_TRAINING) {
             cxla_strbuf_printf(out,
@@ -384,8 +384,8 @@ static cxla_status emit_bn(const cxla_instr *instr, const char *name, cxla_strbu
         cxla_strbuf_puts(out, ";\n            }\n");
     }
     cxla_strbuf_puts(out, "    }\n}\n\n");
-    cxla_strbuf_free(&xk);
-    for (int k = 1; k < 5; k++) cxla_strbuf_free(&fc[k]);
+    cpu_emit_buf_free(&xk);
+    for (int k = 1; k < 5; k++) cpu_emit_buf_free(&fc[k]);
     if (info) {
         info->range = f.features > 0 ? f.features : 1;
         info->cost = (double)f.features * (double)count * 3.0 * (double)cxla_type_storage(t);
