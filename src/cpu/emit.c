@@ -744,7 +744,7 @@ bool cpu_can_emit(const cxla_instr *instr) {
             if (!static_array(&instr->operands[k]->shape)) return false;
         return fusion_blocker(c, &why) == NULL;
     }
-    return op_ok(instr, false, &why);
+    return op_ok(instr, false, &why) || cpu_emit_lib_ok(instr);
 }
 
 /* ---- loops --------------------------------------------------------------------------- *
@@ -1710,8 +1710,11 @@ cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strb
 cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                  cpu_kernel_info *out_info) {
     const char *why = NULL;
+    if (out_info) memset(out_info, 0, sizeof(*out_info));
     if (instr->opcode == CXLA_OP_DOT) return cpu_emit_dot(instr, name, out, out_info);
     if (instr->opcode == CXLA_OP_CONVOLUTION) return cpu_emit_conv(instr, name, out, out_info);
+    if (instr->opcode != CXLA_OP_FUSION && !op_ok(instr, false, &why) && cpu_emit_lib_ok(instr))
+        return cpu_emit_lib(instr, name, out, out_info); /* emit_lib.c */
     const cxla_computation *fused = NULL;
     if (instr->opcode == CXLA_OP_FUSION) {
         fused = cxla_instr_called(instr, CXLA_ATTR_CALLS);
