@@ -62,9 +62,9 @@ void aot_leaf_shapes(const cxla_shape *s, const cxla_shape **out, int64_t *n) {
 static bool leaf_shape_ok(const cxla_shape *s) {
     if (s->type == CXLA_TOKEN) return true; /* 0 bytes, never read */
     return cxla_type_is_array(s->type) && cxla_shape_is_static(s) && cxla_layout_is_default(s) &&
-           !cxla_type_is_complex(s->type) &&
            (cxla_type_storage(s->type) == 1 || cxla_type_storage(s->type) == 2 ||
-            cxla_type_storage(s->type) == 4 || cxla_type_storage(s->type) == 8);
+            cxla_type_storage(s->type) == 4 || cxla_type_storage(s->type) == 8 ||
+            s->type == CXLA_C128);
 }
 
 static cxla_status check_shape(const cxla_instr *in, const cxla_shape *s) {
@@ -80,7 +80,7 @@ static cxla_status check_shape(const cxla_instr *in, const cxla_shape *s) {
                           ? "it has dynamic dimensions; ahead-of-time code takes static shapes "
                             "only (export the model with concrete sizes, or pad to the bounds "
                             "and pass the sizes as arguments)"
-                          : "it is not a static row-major array of a real or integer type";
+                          : "it is not a static row-major array of a supported type";
     cxla_status st =
         cxla_error(CXLA_STATUS_UNIMPLEMENTED,
                    "cxla compile: %s (%s) in computation %s has no ahead-of-time form: its "
@@ -178,6 +178,10 @@ static cxla_status emit_const_array(aot *a, const cxla_instr *in, const cxla_lit
     const cxla_shape *shape = cxla_literal_shape(lit);
     size_t es = cxla_type_storage(shape->type);
     int64_t n = cxla_literal_element_count(lit);
+    if (es == 16) { /* c128: two 64-bit words per element */
+        es = 8;
+        n *= 2;
+    }
     const unsigned char *p = cxla_literal_data_const(lit);
     bool big = (size_t)n * es > a->threshold;
     cxla_strbuf *b = big ? &a->data : &a->consts;
@@ -303,6 +307,7 @@ static cxla_status emit_dot(aot *a, const cxla_instr *in, const char *name) {
     const char *acc_t = !flt ? "uint64_t" : wide ? "double" : "float";
     cxla_arena *arena = cxla_arena_create(); /* for the emitter's expression helpers */
     if (!arena) return OOM();
+    cpu_emit_fmt_reset(); /* its placeholders for text it could not make are looked for below */
     cxla_strbuf t;
     cxla_strbuf_init(&t);
     cxla_hlo_print_instr(&t, in, CXLA_HLO_STYLE_SHORT);
@@ -344,20 +349,21 @@ static cxla_status emit_dot(aot *a, const cxla_instr *in, const char *name) {
     cxla_strbuf_init(&ro);
     put_offset(&lo, ls, lidx);
     put_offset(&ro, rs, ridx);
+    const char *lofs = lo.data ? lo.data : "0", *rofs = ro.data ? ro.data : "0"; /* failed */
     IND();
     if (flt) {
         /* Small floats decoded exactly; everything in the compute type. */
-        const char *x = cpu_emit_decode(arena, ls->type, cpu_emit_fmt(arena, "lhs[%s]", lo.data));
-        const char *y = cpu_emit_decode(arena, rs->type, cpu_emit_fmt(arena, "rhs[%s]", ro.data));
+        const char *x = cpu_emit_decode(arena, ls->type, cpu_emit_fmt(arena, "lhs[%s]", lofs));
+        const char *y = cpu_emit_decode(arena, rs->type, cpu_emit_fmt(arena, "rhs[%s]", rofs));
         cxla_strbuf_printf(b, "acc += (%s)%s * (%s)%s;\n", acc_t, x, acc_t, y);
     } else {
         /* Operands sign- or zero-extended to 64 bits, products and sums wrapping. */
         const char *lcast = cxla_type_is_signed(ls->type) ? "(uint64_t)(int64_t)" : "(uint64_t)";
         const char *rcast = cxla_type_is_signed(rs->type) ? "(uint64_t)(int64_t)" : "(uint64_t)";
-        cxla_strbuf_printf(b, "acc += %slhs[%s] * %srhs[%s];\n", lcast, lo.data, rcast, ro.data);
+        cxla_strbuf_printf(b, "acc += %slhs[%s] * %srhs[%s];\n", lcast, lofs, rcast, rofs);
     }
-    cxla_strbuf_free(&lo);
-    cxla_strbuf_free(&ro);
+    cpu_emit_buf_free(&lo);
+    cpu_emit_buf_free(&ro);
     for (int64_t k = 0; k < nlc; k++) {
         indent--;
         IND();
@@ -370,12 +376,12 @@ static cxla_status emit_dot(aot *a, const cxla_instr *in, const char *name) {
     put_offset(&oo, os, oidx);
     IND();
     if (flt)
-        cxla_strbuf_printf(b, "o[%s] = %s;\n", oo.data,
+        cxla_strbuf_printf(b, "o[%s] = %s;\n", oo.data ? oo.data : "0",
                            cpu_emit_convert(arena, wide ? CXLA_F64 : CXLA_F32, rt, "acc"));
     else
-        cxla_strbuf_printf(b, "o[%s] = (%s)acc;\n", oo.data, cpu_emit_stype(rt));
+        cxla_strbuf_printf(b, "o[%s] = (%s)acc;\n", oo.data ? oo.data : "0", cpu_emit_stype(rt));
     cxla_arena_destroy(arena);
-    cxla_strbuf_free(&oo);
+    cpu_emit_buf_free(&oo);
     for (int64_t d = 0; d < os->rank; d++) {
         indent--;
         IND();
@@ -384,6 +390,9 @@ static cxla_status emit_dot(aot *a, const cxla_instr *in, const char *name) {
 #undef IND
     cxla_strbuf_puts(b, "    (void)lhs;\n    (void)rhs;\n    (void)begin; /* one call runs all of "
                         "it */\n    (void)end;\n}\n\n");
+    /* An index or an expression that could not be made is a placeholder that compiles. */
+    if (cpu_emit_fmt_failed())
+        return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s", in->name);
     return NULL;
 }
 
@@ -638,15 +647,31 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
             if (!a->emitted[in->id]) {
                 a->emitted[in->id] = true;
                 if (kernel) {
-                    s = cpu_emit_kernel(in, name, &a->kernels);
+                    cpu_kernel_info info;
+                    s = cpu_emit_kernel_info(in, name, &a->kernels, &info);
+                    if (!s) a->scratch[in->id] = info.scratch;
                 } else {
                     s = emit_dot(a, in, name);
                 }
             }
-            bool blas = !s && a->blas && aot_blas_takes(in);
+            /* --blas onednn: a oneDNN call, the exact kernel (without work memory) its
+             * fallback. */
+            bool blas = !s && a->blas && !a->scratch[in->id] && aot_blas_takes(in);
             if (blas) s = aot_blas_emit_desc(a, in);
             if (!s)
                 s = aot_add_step(c, blas ? S_BLAS : S_KERNEL, in, ins, nin, shapes, count, &outs);
+            /* Work memory: an arena leaf live during the step, passed after the results. */
+            if (!s && a->scratch[in->id]) {
+                astep *st = &c->steps[c->step_count - 1];
+                st->tmp = malloc(sizeof(int64_t));
+                if (!st->tmp) {
+                    s = OOM();
+                    break;
+                }
+                st->tmp[0] = aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = a->scratch[in->id]});
+                st->tmp_count = 1;
+                if (st->tmp[0] < 0) s = OOM();
+            }
             break;
         }
         }
@@ -813,9 +838,19 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
             cxla_strbuf_printf(
                 b, "        const void *a[%" PRId64 "] = ", st->in_count ? st->in_count : 1);
             aot_put_leaf_list(a, c, st->in, st->in_count, b);
-            cxla_strbuf_printf(
-                b, ";\n        void *r[%" PRId64 "] = ", st->out_count ? st->out_count : 1);
-            aot_put_leaf_list(a, c, st->out, st->out_count, b);
+            cxla_strbuf_printf(b, ";\n        void *r[%" PRId64 "] = ",
+                               st->out_count + st->tmp_count ? st->out_count + st->tmp_count : 1);
+            if (st->tmp_count) { /* the kernel's work memory, after its results */
+                cxla_strbuf_puts(b, "{");
+                for (int64_t k = 0; k < st->out_count; k++) {
+                    aot_put_leaf(a, c, st->out[k], b);
+                    cxla_strbuf_puts(b, ", ");
+                }
+                aot_put_leaf(a, c, st->tmp[0], b);
+                cxla_strbuf_puts(b, "}");
+            } else {
+                aot_put_leaf_list(a, c, st->out, st->out_count, b);
+            }
             cxla_strbuf_printf(b, ";\n        %s_k%" PRId64 "(" KERNEL_CALL_ARGS ");\n", a->P,
                                in->id);
             break;
@@ -952,6 +987,7 @@ static void aot_free(aot *a) {
     }
     free(a->comps);
     free(a->emitted);
+    free(a->scratch);
     cxla_strbuf_free(&a->consts);
     cxla_strbuf_free(&a->data);
     cxla_strbuf_free(&a->kernels);
@@ -990,7 +1026,8 @@ cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *o
     if (!s) {
         a.comps = calloc((size_t)m->comp_count, sizeof(*a.comps));
         a.emitted = calloc((size_t)(m->next_id > 0 ? m->next_id : 1), sizeof(bool));
-        if (!a.comps || !a.emitted) s = OOM();
+        a.scratch = calloc((size_t)(m->next_id > 0 ? m->next_id : 1), sizeof(size_t));
+        if (!a.comps || !a.emitted || !a.scratch) s = OOM();
     }
     acomp *entry = NULL;
     if (!s) s = build(&a, m->entry, &entry);

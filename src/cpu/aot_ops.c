@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "cpu/aot_internal.h"
-#include "cpu/emit_internal.h"
+#include "cpu/emit.h"
 #include "exec/custom_call.h"
 #include "interp/interp_reduce.h"
 
@@ -181,23 +181,18 @@ static cxla_status start_op(aot *a, acomp *c, const cxla_instr *in, const int64_
 /* ---- TopK ------------------------------------------------------------------------------ */
 
 /* XLA's "TopK" custom call: (values, s32 indices) of the k = last-dim-of-values first
- * elements of each row of the operand's last dim, largest first (or smallest first with a
- * less-than comparator), in XLA's total order (-NaN < -Inf < -0 < +0 < +Inf < +NaN: the
- * bits of the value as a double, negatives' magnitude flipped), ties in index order: the
- * interpreter's stable merge sort (interp_sort.c). The kernel keeps each row's best k in
- * a sorted list, inserting each element after those that come before it or tie with it:
- * O(rows * n * k), small code for the small k of TopK. */
+ * elements of each row, largest first (or smallest first with a less-than comparator), in
+ * XLA's total order, ties in index order. As the interpreter does (interp_custom_call.c),
+ * it is the topk operation with k and largest set: the emitter's topk kernel
+ * (emit_lib.c: the interpreter's stable merge sort), with its work memory as an arena
+ * leaf after the results. */
 static cxla_status topk(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins, int64_t nin,
                         const cxla_shape *const *shapes, int64_t count, int64_t *lv) {
     const cxla_shape *r = &in->shape;
     if (in->operand_count != 1 || nin != 1 || count != 2 || r->type != CXLA_TUPLE ||
-        r->tuple_count != 2 || r->elements[0].rank < 1 || r->elements[1].type != CXLA_S32)
-        return aot_no(in, "custom-call target 'TopK' takes one array and returns (values, s32 "
+        r->tuple_count != 2 || r->elements[0].rank < 1)
+        return aot_no(in, "custom-call target 'TopK' takes one array and returns (values, "
                           "indices)");
-    const cxla_shape *xs = &in->operands[0]->shape, *vs = &r->elements[0];
-    cxla_type t = xs->type;
-    if (!cpu_emit_type_ok(t) || cxla_type_is_complex(t) || vs->type != t || vs->rank != xs->rank)
-        return aot_no(in, "TopK of this element type has no ahead-of-time form");
     bool largest = true;
     cxla_computation *comp = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
     if (!comp) {
@@ -210,63 +205,33 @@ static cxla_status topk(aot *a, acomp *c, const cxla_instr *in, const int64_t *i
             return aot_no(in, "the TopK comparator is not a plain greater-than or less-than");
         largest = cmp.direction == INTERP_DIR_GT;
     }
-    int64_t last = xs->rank - 1, len = xs->dims[last], k = vs->dims[last], rows = 1;
-    for (int64_t d = 0; d < last; d++) rows *= xs->dims[d];
-    if (k > len || len > INT32_MAX) return aot_no(in, "TopK's k exceeds the operand's last dim");
-    cxla_arena *arena = cxla_arena_create();
-    if (!arena) return OOM();
-    bool uns = cxla_type_class_of(t) == CXLA_CLASS_UNSIGNED || t == CXLA_PRED;
-    bool flt = cxla_type_is_float(t);
-    const char *key_t = uns ? "uint64_t" : "int64_t";
-    const char *st = cpu_emit_stype(t);
-    cxla_strbuf *b = &a->kernels;
-    cxla_strbuf_printf(b, "/* ---- %s: custom-call TopK, k=%" PRId64 ", %s first */\n", in->name, k,
-                       largest ? "largest" : "smallest");
-    cxla_strbuf_printf(b, "static %s %s_k%" PRId64 "_key(%s v) {\n", key_t, a->P, in->id, st);
-    if (flt) {
-        /* As the interpreter: the value as a double, its bits, negatives' magnitude flipped. */
-        cxla_strbuf_printf(b,
-                           "    double d = (double)%s;\n"
-                           "    int64_t bits;\n"
-                           "    memcpy(&bits, &d, sizeof bits);\n"
-                           "    return bits < 0 ? bits ^ INT64_MAX : bits;\n}\n",
-                           cpu_emit_decode(arena, t, "v"));
-    } else {
-        cxla_strbuf_printf(b, "    return (%s)v;\n}\n", key_t);
-    }
-    cxla_strbuf_printf(
-        b,
-        "static void %s_k%" PRId64 "(void *const *out, const void *const *in, int64_t begin, "
-        "int64_t end) {\n"
-        "    const %s *x = (const %s *)in[0];\n"
-        "    %s *val = (%s *)out[0];\n"
-        "    int32_t *idx = (int32_t *)out[1];\n"
-        "    (void)begin;\n    (void)end;\n"
-        "    for (int64_t r = 0; r < %" PRId64 "; r++) {\n"
-        "        const %s *row = x + r * %" PRId64 ";\n"
-        "        int32_t *top = idx + r * %" PRId64 ";\n"
-        "        int64_t n = 0;\n"
-        "        for (int64_t j = 0; j < %" PRId64 "; j++) {\n"
-        "            %s kj = %s_k%" PRId64 "_key(row[j]);\n"
-        "            int64_t pos = n;\n"
-        "            while (pos > 0 && kj %s %s_k%" PRId64 "_key(row[top[pos - 1]])) pos--;\n"
-        "            if (pos >= %" PRId64 ") continue;\n"
-        "            for (int64_t q = n < %" PRId64 " ? n : %" PRId64 " - 1; q > pos; q--) "
-        "top[q] = top[q - 1];\n"
-        "            top[pos] = (int32_t)j;\n"
-        "            if (n < %" PRId64 ") n++;\n"
-        "        }\n"
-        "        for (int64_t i = 0; i < %" PRId64 "; i++) val[r * %" PRId64
-        " + i] = row[top[i]];\n"
-        "    }\n"
-        "}\n\n",
-        a->P, in->id, st, st, st, st, rows, st, len, k, len, key_t, a->P, in->id,
-        largest ? ">" : "<", a->P, in->id, k, k, k, k, k, k);
-    cxla_arena_destroy(arena);
+    const cxla_shape *v = &r->elements[0];
+    cxla_attr attrs[2] = {
+        {.id = CXLA_ATTR_K, .name = "k", .kind = CXLA_ATTR_KIND_INT, .v.i = v->dims[v->rank - 1]},
+        {.id = CXLA_ATTR_LARGEST, .name = "largest", .kind = CXLA_ATTR_KIND_BOOL, .v.b = largest},
+    };
+    cxla_instr t = *in;
+    t.opcode = CXLA_OP_TOPK;
+    t.attrs = attrs;
+    t.attr_count = 2;
+    if (!cpu_can_emit(&t))
+        return aot_no(in, "the emitter's topk kernel does not take this TopK (its element type "
+                          "or shapes)");
+    char name[64];
+    snprintf(name, sizeof name, "%s_k%" PRId64, a->P, in->id);
+    cpu_kernel_info info;
+    memset(&info, 0, sizeof info);
+    CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(&t, name, &a->kernels, &info));
     int64_t *outs = NULL;
     CXLA_RETURN_IF_ERROR(aot_add_step(c, S_KERNEL, in, ins, nin, shapes, count, &outs));
     memcpy(lv, outs, (size_t)count * sizeof(int64_t));
-    return b->failed ? OOM() : NULL;
+    if (!info.scratch) return NULL;
+    astep *st = &c->steps[c->step_count - 1];
+    st->tmp = malloc(sizeof(int64_t));
+    if (!st->tmp) return OOM();
+    st->tmp[0] = aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = info.scratch});
+    st->tmp_count = 1;
+    return st->tmp[0] < 0 ? OOM() : NULL;
 }
 
 /* ---- custom calls -------------------------------------------------------------------------- */

@@ -187,7 +187,8 @@ static cxla_status run_step(run *r, const step *sp) {
         for (int64_t k = 0; k < sp->in_count; k++) r->ins[k] = r->ptr[sp->in[k]];
         for (int64_t k = 0; k < sp->out_count; k++) r->outs[k] = r->ptr[sp->out[k]];
         if (sp->kind == S_CALL) return sp->call->fn(sp->call->state, r->outs, r->ins);
-        cpu_pool_run_kernel(p->pool, sp->fn, &sp->info, r->outs, r->ins);
+        if (!cpu_pool_run_kernel(p->pool, sp->fn, &sp->info, r->outs, r->ins, r->cancel))
+            return cancelled_at(r, sp); /* stopped between two chunks of the kernel */
         return NULL;
     case S_COPY:
         for (int64_t k = 0; k < sp->in_count; k++) {
