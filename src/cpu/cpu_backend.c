@@ -149,7 +149,9 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         const cxla_pass *list[32];
         int64_t count = 0;
         for (int64_t i = 0; i < n && count < 32; i++)
-            if (all[i] != &cxla_pass_dot_canon) list[count++] = all[i];
+            if (all[i] != &cxla_pass_dot_canon &&
+                !(all[i] == &cxla_pass_output_fusion && options && options->no_output_fusion))
+                list[count++] = all[i];
         s = cxla_pipeline_run(g->module, "cpu", list, count, &po);
     }
     if (!s) s = cxla_verify_module(g->module);
@@ -378,7 +380,7 @@ static cxla_status cpu_compile(const cxla_module *module, const exec_compile_opt
     }
     /* Library calls are prepared now (oneDNN primitives are created once, not per run). */
     for (int64_t i = 0; i < g.call_count && !s; i++)
-        s = cpu_linalg_prepare(g.call_instrs[i], threads, &c->calls[g.call_instrs[i]->id]);
+        s = cpu_linalg_prepare(g.call_instrs[i], threads, c->pool, &c->calls[g.call_instrs[i]->id]);
     if (!s)
         s = cpu_plan_build(c->module, c->kernels, c->infos, c->calls, c->id_count, c->pool,
                            &c->plan);

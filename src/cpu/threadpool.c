@@ -149,6 +149,13 @@ void cpu_pool_leave(cpu_pool *pool) {
     if (pool) atomic_fetch_sub(&pool->running, 1);
 }
 
+int cpu_pool_share(cpu_pool *pool) {
+    if (!pool) return 1;
+    int running = atomic_load(&pool->running);
+    int share = pool->threads / (running > 1 ? running : 1);
+    return share > 0 ? share : 1;
+}
+
 /* Starts the workers once (under p->mu); false when none could start. */
 static bool start_workers(cpu_pool *p) {
     while (p->started < p->threads - 1) {
@@ -161,11 +168,7 @@ static bool start_workers(cpu_pool *p) {
 void cpu_pool_run_kernel(cpu_pool *pool, cpu_kernel_fn fn, const cpu_kernel_info *info,
                          void *const *out, const void *const *in) {
     int64_t range = info ? info->range : 1;
-    int threads = 1;
-    if (pool) {
-        int running = atomic_load(&pool->running);
-        threads = pool->threads / (running > 1 ? running : 1);
-    }
+    int threads = pool ? cpu_pool_share(pool) : 1;
     int64_t parts = info ? cpu_pool_parts(info->cost, range, threads) : 1;
     if (parts <= 1) {
         fn(out, in, 0, range);
