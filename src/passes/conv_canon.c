@@ -46,7 +46,7 @@ static cxla_status transposed(cxla_computation *comp, cxla_instr *x, const int64
     return passes_set_ints(*out, CXLA_ATTR_DIMENSIONS, perm, x->shape.rank);
 }
 
-static cxla_status canonicalize(cxla_instr *conv, bool *changed) {
+static cxla_status canonicalize(cxla_instr *conv, bool all, bool *changed) {
     cxla_computation *comp = conv->parent;
     cxla_module *m = comp->module;
     if (conv->operand_count != 2 || passes_has_control_deps(conv)) return NULL;
@@ -59,9 +59,16 @@ static cxla_status canonicalize(cxla_instr *conv, bool *changed) {
     const cxla_conv_dims *d = &dl->v.conv;
     int64_t n = d->spatial_count;
     if (n < 0 || n + 2 > CXLA_MAX_RANK) return NULL;
-    if (native(d->input_batch, d->input_feature, d->input_spatial, n) &&
+    if (!all && native(d->input_batch, d->input_feature, d->input_spatial, n) &&
         native(d->output_batch, d->output_feature, d->output_spatial, n))
         return NULL;
+    bool canonical = d->input_batch == 0 && d->input_feature == n + 1 && d->output_batch == 0 &&
+                     d->output_feature == n + 1 && d->kernel_input_feature == n &&
+                     d->kernel_output_feature == n + 1;
+    for (int64_t i = 0; i < n; i++)
+        canonical = canonical && d->input_spatial[i] == 1 + i && d->output_spatial[i] == 1 + i &&
+                    d->kernel_spatial[i] == i;
+    if (canonical) return NULL;
     int64_t pin[CXLA_MAX_RANK], pk[CXLA_MAX_RANK], pout[CXLA_MAX_RANK], odims[CXLA_MAX_RANK];
     pin[0] = d->input_batch, pin[n + 1] = d->input_feature;
     pk[n] = d->kernel_input_feature, pk[n + 1] = d->kernel_output_feature;
@@ -100,7 +107,7 @@ static cxla_status canonicalize(cxla_instr *conv, bool *changed) {
     return NULL;
 }
 
-static cxla_status run_conv_canon(cxla_module *m, bool *changed) {
+static cxla_status run(cxla_module *m, bool all, bool *changed) {
     *changed = false;
     for (int64_t c = 0; c < m->comp_count; c++) {
         cxla_computation *comp = m->comps[c];
@@ -110,9 +117,18 @@ static cxla_status run_conv_canon(cxla_module *m, bool *changed) {
         memcpy(snap, comp->instrs, (size_t)n * sizeof(*snap));
         for (int64_t i = 0; i < n; i++)
             if (snap[i]->opcode == CXLA_OP_CONVOLUTION)
-                CXLA_RETURN_IF_ERROR(canonicalize(snap[i], changed));
+                CXLA_RETURN_IF_ERROR(canonicalize(snap[i], all, changed));
     }
     return NULL;
 }
 
+static cxla_status run_conv_canon(cxla_module *m, bool *changed) {
+    return run(m, false, changed);
+}
+
+static cxla_status run_conv_canon_all(cxla_module *m, bool *changed) {
+    return run(m, true, changed);
+}
+
 const cxla_pass cxla_pass_conv_canon = {"conv-canon", run_conv_canon};
+const cxla_pass cxla_pass_conv_canon_all = {"conv-canon-all", run_conv_canon_all};

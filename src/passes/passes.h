@@ -57,6 +57,9 @@ extern const cxla_pass cxla_pass_dce;           /* dce.c */
 extern const cxla_pass cxla_pass_layout;        /* layout.c: layout normalization */
 extern const cxla_pass cxla_pass_dot_canon;     /* dot_canon.c: dot canonicalization */
 extern const cxla_pass cxla_pass_conv_canon;    /* conv_canon.c: convolution layouts */
+/* conv-canon on every convolution not already b01f_01io->b01f, NHWC and NCHW included:
+ * not in the pipeline; the tests run it on every case to show the rewrite is exact. */
+extern const cxla_pass cxla_pass_conv_canon_all;
 extern const cxla_pass cxla_pass_output_fusion; /* output_fusion.c: dot/conv + epilogue */
 extern const cxla_pass cxla_pass_fusion;        /* fusion.c: loop, input, multi-output */
 

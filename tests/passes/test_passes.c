@@ -383,6 +383,16 @@ static void test_conv_canon(void) {
         CHECK_EQ_I64(count_op(m->entry, CXLA_OP_TRANSPOSE), 0);
         cxla_module_destroy(m);
     }
+    /* conv-canon-all (for tests) rewrites those too: NCHW input and output, OIHW kernel. */
+    m = run_pass("HloModule m\n"
+                 "ENTRY e { x = f32[2,4,6,6] parameter(0)\n k = f32[5,4,3,3] parameter(1)\n"
+                 " ROOT c = f32[2,5,4,4] convolution(x, k), window={size=3x3}, "
+                 "dim_labels=bf01_oi01->bf01 }\n",
+                 &cxla_pass_conv_canon_all);
+    if (m) {
+        CHECK_EQ_I64(count_op(m->entry, CXLA_OP_TRANSPOSE), 3);
+        cxla_module_destroy(m);
+    }
 }
 
 /* ---- output fusion ------------------------------------------------------------------- */
