@@ -723,6 +723,7 @@ static const cxla_instr *fusion_blocker(const cxla_computation *c, const char **
 bool cpu_can_emit(const cxla_instr *instr) {
     const char *why;
     if (instr->opcode == CXLA_OP_DOT) return cpu_emit_dot_ok(instr);
+    if (instr->opcode == CXLA_OP_CONVOLUTION) return cpu_emit_conv_ok(instr);
     if (instr->opcode == CXLA_OP_FUSION) {
         const cxla_computation *c = cxla_instr_called(instr, CXLA_ATTR_CALLS);
         if (!c || !c->root) return false;
@@ -1412,6 +1413,7 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
                                  cpu_kernel_info *out_info) {
     const char *why = NULL;
     if (instr->opcode == CXLA_OP_DOT) return cpu_emit_dot(instr, name, out, out_info);
+    if (instr->opcode == CXLA_OP_CONVOLUTION) return cpu_emit_conv(instr, name, out, out_info);
     const cxla_computation *fused = NULL;
     if (instr->opcode == CXLA_OP_FUSION) {
         fused = cxla_instr_called(instr, CXLA_ATTR_CALLS);
