@@ -80,8 +80,9 @@ static cxla_status loops_prepare(const cxla_instr *instr, cpu_call *out) {
 
 /* A kOutput fusion (src/passes/epilogue.h): with oneDNN, one primitive whose bias and
  * post-ops compute the epilogue before the product is stored: the first vector add
- * right after the product is oneDNN's bias, the other vector adds and multiplies are
- * binary post-ops over a per-feature vector, scales are linear post-ops, all in f32.
+ * right after the product is oneDNN's bias, the other vector adds, subtracts and
+ * multiplies are binary post-ops over a per-feature vector, scales are linear post-ops,
+ * all in f32.
  * oneDNN's relu (and clip) turn NaN into 0 where maximum keeps it, so relu is not a
  * post-op: the matcher lets only positive scales follow it (they commute with it), and it
  * runs last, as a loop over the result that keeps NaN.
@@ -144,13 +145,14 @@ static cxla_status epi_run(void *state, void *const *out, const void *const *in)
             continue;
         }
         const float *v = in[st->po.vec_in[i]];
-        bool add = op->kind == CXLA_EPI_ADD_VEC;
         for (int64_t b = 0; b < blocks; b++)
             for (int64_t f = 0; f < st->features; f++) {
                 float *p = y + (b * st->features + f) * st->inner;
                 float vf = v[f];
-                if (add)
+                if (op->kind == CXLA_EPI_ADD_VEC)
                     for (int64_t k = 0; k < st->inner; k++) p[k] = p[k] + vf;
+                else if (op->kind == CXLA_EPI_SUB_VEC)
+                    for (int64_t k = 0; k < st->inner; k++) p[k] = p[k] - vf;
                 else
                     for (int64_t k = 0; k < st->inner; k++) p[k] = p[k] * vf;
             }
@@ -445,8 +447,11 @@ static dnnl_status_t make_attr(const post_ops *po, dnn_state *st, int nd, int ax
                       .io = (int)po->vec_in[i]};
         ds = dnnl_memory_desc_init_by_strides(&t->user, nd, d, dnnl_f32, strides);
         if (ds == dnnl_success)
-            ds = dnnl_post_ops_append_binary(
-                ops, op->kind == CXLA_EPI_ADD_VEC ? dnnl_binary_add : dnnl_binary_mul, &t->user);
+            ds = dnnl_post_ops_append_binary(ops,
+                                             op->kind == CXLA_EPI_ADD_VEC   ? dnnl_binary_add
+                                             : op->kind == CXLA_EPI_SUB_VEC ? dnnl_binary_sub
+                                                                            : dnnl_binary_mul,
+                                             &t->user);
         k++;
     }
     if (ds == dnnl_success) ds = dnnl_primitive_attr_set_post_ops(*attr, ops);

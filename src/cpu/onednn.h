@@ -23,7 +23,7 @@
  * nest (emit_conv.c) when it applies.
  *
  * A kOutput fusion of a dot or convolution (f32) with the elementwise work after it (the
- * epilogues of src/passes/epilogue.h: vectors added or multiplied along the output
+ * epilogues of src/passes/epilogue.h: vectors added, subtracted or multiplied along the output
  * features, scales, a relu) runs as one oneDNN primitive with a bias and post-ops, so the
  * product is not written and read back; where oneDNN does not take it whole (or without
  * oneDNN), as the product's own call followed by loops over the result. Operands that are

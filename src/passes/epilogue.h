@@ -7,8 +7,8 @@
  * taking the previous value as one operand:
  *   - add or multiply with a broadcast of a vector along the product's output features
  *     (a dot's rhs free dims, a convolution's output feature dim; the vector has exactly
- *     those dims, in order, and the broadcast's dimensions name them): EPI_ADD_VEC,
- *     EPI_MUL_VEC;
+ *     those dims, in order, and the broadcast's dimensions name them), or subtract such a
+ *     vector from the chain: EPI_ADD_VEC, EPI_MUL_VEC, EPI_SUB_VEC;
  *   - multiply with a broadcast of an f32 scalar constant: EPI_SCALE;
  *   - maximum with a broadcast of the f32 constant +0: EPI_RELU, at most once, followed
  *     only by EPI_SCALE with constants > 0 (so that it commutes with them and can run
@@ -27,6 +27,7 @@
 typedef enum cxla_epi_kind {
     CXLA_EPI_ADD_VEC, /* y = x + v[feature] */
     CXLA_EPI_MUL_VEC, /* y = x * v[feature] */
+    CXLA_EPI_SUB_VEC, /* y = x - v[feature] */
     CXLA_EPI_SCALE,   /* y = x * c */
     CXLA_EPI_RELU,    /* y = maximum(x, 0) */
 } cxla_epi_kind;

@@ -114,6 +114,9 @@ bool cxla_epilogue_step(const cxla_epilogue *e, const cxla_instr *prev, const cx
     op->instr = x;
     op->bcast = other;
     switch (x->opcode) {
+    case CXLA_OP_SUBTRACT:
+        if (x->operands[0] != prev) return false; /* v - x is not a post-op */
+        /* fall through */
     case CXLA_OP_ADD:
     case CXLA_OP_MULTIPLY:
         if (x->opcode == CXLA_OP_MULTIPLY && scalar_constant(other, &c)) {
@@ -127,7 +130,9 @@ bool cxla_epilogue_step(const cxla_epilogue *e, const cxla_instr *prev, const cx
         if (!feature_vector(other, fd, nf, !vector_any_form) &&
             !(vector_any_form && reshape_vector(other, fd, nf)))
             return false;
-        op->kind = x->opcode == CXLA_OP_ADD ? CXLA_EPI_ADD_VEC : CXLA_EPI_MUL_VEC;
+        op->kind = x->opcode == CXLA_OP_ADD        ? CXLA_EPI_ADD_VEC
+                   : x->opcode == CXLA_OP_SUBTRACT ? CXLA_EPI_SUB_VEC
+                                                   : CXLA_EPI_MUL_VEC;
         op->vec = other->operands[0];
         return true;
     case CXLA_OP_MAXIMUM:

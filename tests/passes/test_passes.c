@@ -469,7 +469,7 @@ static void test_output_fusion_conv_batch_norm(void) {
         "dim_labels=b01f_01io->b01f\n"
         " bb = f32[1,6,6,4] broadcast(b), dimensions={0,3}\n s = f32[1,6,6,4] add(c, bb)\n"
         " gb = f32[1,6,6,4] broadcast(g), dimensions={0,3}\n t = f32[1,6,6,4] multiply(s, gb)\n"
-        " hb = f32[1,6,6,4] broadcast(h), dimensions={3}\n u = f32[1,6,6,4] add(t, hb)\n"
+        " hb = f32[1,6,6,4] broadcast(h), dimensions={3}\n u = f32[1,6,6,4] subtract(t, hb)\n"
         " z = f32[] constant(0)\n zb = f32[1,6,6,4] broadcast(z), dimensions={}\n"
         " ROOT r = f32[1,6,6,4] maximum(u, zb) }\n",
         &cxla_pass_output_fusion);
@@ -479,6 +479,7 @@ static void test_output_fusion_conv_batch_norm(void) {
         cxla_epilogue e;
         CHECK(cxla_epilogue_match(f, &e));
         CHECK_EQ_I64(e.count, 4);
+        if (e.count == 4) CHECK(e.ops[2].kind == CXLA_EPI_SUB_VEC);
         CHECK_EQ_I64(f->operand_count, 5);
         CHECK_EQ_I64(count_op(m->entry, CXLA_OP_RESHAPE), 2); /* b and g */
     }
@@ -502,11 +503,15 @@ static void test_output_fusion_limits(void) {
                  " r3 = f32[8,4] maximum(d3, zb)\n"
                  " c = f32[] constant(-2)\n cb = f32[8,4] broadcast(c), dimensions={}\n"
                  " m3 = f32[8,4] multiply(r3, cb)\n"
-                 " ROOT t = (f32[8,4], f32[8,4], f32[8,4], f32[8,4]) tuple(n, s, s2, m3) }\n",
+                 " b4 = f32[4] parameter(3)\n bb4 = f32[8,4] broadcast(b4), dimensions={1}\n"
+                 " d4 = f32[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                 " s4 = f32[8,4] subtract(bb4, d4)\n" /* v - x: not a post-op */
+                 " ROOT t = (f32[8,4], f32[8,4], f32[8,4], f32[8,4], f32[8,4]) "
+                 "tuple(n, s, s2, m3, s4) }\n",
                  &cxla_pass_output_fusion);
     if (!m) return;
     const cxla_instr *f = only_output_fusion(m->entry);
-    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_DOT), 2);
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_DOT), 3);
     if (f) {
         CHECK_EQ_I64(count_op(fused(f), CXLA_OP_MAXIMUM), 1);
         CHECK_EQ_I64(count_op(fused(f), CXLA_OP_MULTIPLY), 0);
