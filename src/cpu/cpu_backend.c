@@ -150,12 +150,13 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         const cxla_pass *const *all = cxla_passes_cpu_list(&n);
         const cxla_pass *list[32];
         int64_t count = 0;
-        /* Output fusion only with oneDNN: without it the product of a kOutput fusion
-         * would run the interpreter's loops instead of the emitter's blocked dot kernel. */
-        bool output_fusion = cpu_onednn_available() && !(options && options->no_output_fusion);
+        /* Output fusion and conv-canon only for oneDNN: without it the product of a kOutput
+         * fusion would run the interpreter's loops instead of the emitter's blocked dot
+         * kernel, and the emitter's convolution loop nests take any layout. */
+        bool onednn = cpu_onednn_available() && !(options && options->no_onednn_passes);
         for (int64_t i = 0; i < n && count < 32; i++)
             if (all[i] != &cxla_pass_dot_canon &&
-                (all[i] != &cxla_pass_output_fusion || output_fusion))
+                ((all[i] != &cxla_pass_output_fusion && all[i] != &cxla_pass_conv_canon) || onednn))
                 list[count++] = all[i];
         s = cxla_pipeline_run(g->module, "cpu", list, count, &po);
     }
