@@ -35,6 +35,11 @@ typedef struct cpu_kernel_info {
      * a weight per element of each transcendental function (the thread pool's cost model,
      * threadpool.h). */
     double cost;
+    /* Bytes of work memory the kernel needs (sort's permutations, fft's rows; emit_lib.c):
+     * when > 0 the caller passes out[R], one past the R array results, pointing to that many
+     * bytes aligned to 64 that nothing else uses during the call (contents undefined). Each
+     * iteration of the outer loop uses its own part of it, so any split stays safe. */
+    size_t scratch;
 } cpu_kernel_info;
 
 /* Appends to |out| the C definition of one kernel computing |instr|:
