@@ -367,6 +367,31 @@ static const char *compute(em *e, const cxla_instr *instr, ix *x) {
         }
         return value(e, ops[0], &y);
     }
+    case CXLA_OP_GATHER: {
+        /* emit_gather.c's map: each operand index a (clamped) start plus an offset. */
+        cpu_gather_map m;
+        cpu_emit_gather_map(instr, &m);
+        ix y = ix_new(ops[0]->shape.rank, ops[0]->shape.dims);
+        for (int64_t d = 0; d < y.rank; d++) {
+            const char *start = "0";
+            if (m.batch_out[d] >= 0) {
+                start = ix_dim(e, x, m.batch_out[d]);
+            } else if (m.start_k[d] >= 0) {
+                ix iy = ix_new(ops[1]->shape.rank, ops[1]->shape.dims);
+                for (int64_t j = 0; j < iy.rank; j++)
+                    iy.d[j] = j == m.ivd ? F("%" PRId64, m.start_k[d]) : ix_dim(e, x, m.idx_out[j]);
+                const char *iv = value(e, ops[1], &iy);
+                const char *as64 =
+                    ops[1]->shape.type == CXLA_U64
+                        ? F("(%s > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)%s)", iv, iv)
+                        : F("(int64_t)%s", iv);
+                start = F("cxla_clamp_index(%s, %" PRId64 ")", as64, m.max_start[d]);
+            }
+            y.d[d] =
+                m.offset_out[d] >= 0 ? F("(%s + %s)", start, ix_dim(e, x, m.offset_out[d])) : start;
+        }
+        return value(e, ops[0], &y);
+    }
     case CXLA_OP_PAD:
     case CXLA_OP_CONCATENATE:
     case CXLA_OP_DYNAMIC_UPDATE_SLICE: break; /* branches: below */
@@ -669,6 +694,9 @@ static bool op_ok(const cxla_instr *instr, bool in_fusion, const char **why) {
         return true;
     }
     case CXLA_OP_CONVERT: return true;
+    case CXLA_OP_GATHER:
+        *why = "gather dimension numbers or index type not supported";
+        return cpu_emit_gather_map(instr, NULL);
     case CXLA_OP_COMPARE: {
         const char *d = cxla_instr_word(instr, CXLA_ATTR_DIRECTION);
         return d && cpu_emit_compare(NULL, d, NULL, CXLA_PRED, "a", "b") != NULL;
@@ -723,6 +751,9 @@ static const cxla_instr *fusion_blocker(const cxla_computation *c, const char **
 bool cpu_can_emit(const cxla_instr *instr) {
     const char *why;
     if (instr->opcode == CXLA_OP_DOT) return cpu_emit_dot_ok(instr);
+    if (instr->opcode == CXLA_OP_REDUCE_WINDOW) return cpu_emit_reduce_window_ok(instr);
+    if (instr->opcode == CXLA_OP_SELECT_AND_SCATTER) return cpu_emit_select_and_scatter_ok(instr);
+    if (instr->opcode == CXLA_OP_SCATTER) return cpu_emit_scatter_ok(instr);
     if (instr->opcode == CXLA_OP_FUSION) {
         const cxla_computation *c = cxla_instr_called(instr, CXLA_ATTR_CALLS);
         if (!c || !c->root) return false;
@@ -1411,7 +1442,13 @@ cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strb
 cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                  cpu_kernel_info *out_info) {
     const char *why = NULL;
+    if (out_info) memset(out_info, 0, sizeof *out_info);
     if (instr->opcode == CXLA_OP_DOT) return cpu_emit_dot(instr, name, out, out_info);
+    if (instr->opcode == CXLA_OP_REDUCE_WINDOW)
+        return cpu_emit_reduce_window(instr, name, out, out_info);
+    if (instr->opcode == CXLA_OP_SELECT_AND_SCATTER)
+        return cpu_emit_select_and_scatter(instr, name, out, out_info);
+    if (instr->opcode == CXLA_OP_SCATTER) return cpu_emit_scatter(instr, name, out, out_info);
     const cxla_computation *fused = NULL;
     if (instr->opcode == CXLA_OP_FUSION) {
         fused = cxla_instr_called(instr, CXLA_ATTR_CALLS);

@@ -35,6 +35,10 @@ typedef struct cpu_kernel_info {
      * a weight per element of each transcendental function (the thread pool's cost model,
      * threadpool.h). */
     double cost;
+    /* Results that may share their buffer with an operand: out[i] may be in[i] for i <
+     * in_place (a scatter's results and operands; the kernel then skips its copy of the
+     * operand). 0 for every other kernel: out never aliases in. */
+    int64_t in_place;
 } cpu_kernel_info;
 
 /* Appends to |out| the C definition of one kernel computing |instr|:
