@@ -346,12 +346,12 @@ static bool geometry_of(const cxla_instr *instr, int64_t rank, const int64_t *in
  * outputs' indices (C variables "ix<j>", j < rank - 1), the variables ok (the position
  * is inside the operand in every dimension but the last), base (its element offset
  * there) and wl (the last dimension's window index). */
-static void window_position(writer *w, const geometry *g, const char *r) {
+static void window_position(writer *w, const geometry *g, const char *r, bool last) {
     int64_t L = g->rank - 1;
     ln(w, "int ok = 1;");
     ln(w, "int64_t base = 0;");
     int64_t inner = 1;
-    for (int64_t j = L; j >= 0; j--) {
+    for (int64_t j = last ? L : L - 1; j >= 0; j--) {
         const char *wj = g->size[j] == 1 ? "0"
                          : inner == 1
                              ? F("(%s %% %" PRId64 ")", r, g->size[j])
@@ -376,7 +376,7 @@ static void window_position(writer *w, const geometry *g, const char *r) {
         ln(w, "base += (ps%" PRId64 " / %" PRId64 ") * %" PRId64 ";", j, g->base_dil[j],
            g->in_stride[j]);
     }
-    ln(w, "(void)wl;");
+    if (last) ln(w, "(void)wl;");
 }
 
 /* A lane step: statements that fold element |x| (a C expression per operand) into the
@@ -443,7 +443,9 @@ typedef struct rw_plan {
     int64_t n; /* inputs (and init values, and results) */
     geometry g;
     cxla_type in_t[32], res_t[32];
-    bool pairwise; /* the interpreter's pairwise f32/f64 sum */
+    bool pairwise;         /* the interpreter's pairwise f32/f64 sum */
+    interp_reducer minmax; /* MAX or MIN of one f32/f64 input: a branchless helper */
+    const char *minmax_fn;
 } rw_plan;
 
 static bool rw_plan_of(const cxla_instr *instr, rw_plan *p) {
@@ -474,8 +476,9 @@ static bool rw_plan_of(const cxla_instr *instr, rw_plan *p) {
             p->comp->params[n + i]->shape.type != p->in_t[i])
             return false;
     interp_reducer kind = n == 1 ? interp_match_reducer(p->comp) : INTERP_REDUCER_NONE;
-    p->pairwise = kind == INTERP_REDUCER_ADD && p->in_t[0] == p->res_t[0] &&
-                  (p->in_t[0] == CXLA_F32 || p->in_t[0] == CXLA_F64);
+    bool flt = p->in_t[0] == p->res_t[0] && (p->in_t[0] == CXLA_F32 || p->in_t[0] == CXLA_F64);
+    p->pairwise = kind == INTERP_REDUCER_ADD && flt;
+    if ((kind == INTERP_REDUCER_MAX || kind == INTERP_REDUCER_MIN) && flt) p->minmax = kind;
     return true;
 }
 
@@ -487,6 +490,10 @@ bool cpu_emit_reduce_window_ok(const cxla_instr *instr) {
 /* acc_i[k] = comp(acc_0[k] ..., x_0 ...). */
 static void fold_step(writer *w, const void *ctx, const char *const *x) {
     const rw_plan *p = ctx;
+    if (p->minmax_fn) {
+        ln(w, "a0[k] = %s(a0[k], %s);", p->minmax_fn, x[0]);
+        return;
+    }
     const char *args[64] = {0}, *dst[32] = {0};
     for (int64_t i = 0; i < p->n; i++) {
         args[i] = dst[i] = F("a%" PRId64 "[k]", i);
@@ -516,6 +523,135 @@ static void block_indices(writer *w, const geometry *g, int64_t blocks, int64_t 
         ln(w, "const int64_t ix%" PRId64 " = q / %" PRId64 " %% %" PRId64 ";", j, s, g->out[j]);
         s *= g->out[j];
     }
+}
+
+/* The fold of the non-pairwise reduce-window, row by row of the window (every window
+ * dimension but the last), in one of three forms:
+ *  - direct: every lane's input position is inside the operand for every window element
+ *    of the last dimension (no padding there, full blocks): the lanes read the operand;
+ *  - padded: the block's span of the operand row (with stride and window dilation) is
+ *    copied once per window row into a buffer holding the init values where the span
+ *    leaves the operand, and the lanes (rounded up to 16; the extra ones are dropped)
+ *    read the buffer;
+ *  - lane_loops (a span too wide to copy): each window element splits the lanes into
+ *    those inside and those outside.
+ * The lane loops of the first two have constant counts, which gcc -O2 vectorizes. The
+ * order of the fold per output element is the window's row-major order in all three. */
+enum { MAX_SPAN = 4096 };
+typedef enum rows_form { FORM_DIRECT, FORM_PADDED, FORM_LANES } rows_form;
+
+static rows_form rows_form_of(const rw_plan *p, int64_t lanes, int64_t *acc_lanes, int64_t *span) {
+    const geometry *g = &p->g;
+    int64_t L = g->rank - 1, S = g->size[L], T = g->stride[L], D = g->win_dil[L];
+    *acc_lanes = lanes;
+    *span = 0;
+    if (g->base_dil[L] == 1 && g->pad[L] <= 0 && g->out[L] % lanes == 0 &&
+        (g->out[L] - 1) * T + (S - 1) * D - g->pad[L] <= g->in[L] - 1)
+        return FORM_DIRECT;
+    int64_t lc = (lanes + 15) / 16 * 16;
+    int64_t w = (lc - 1) * T + (S - 1) * D + 1;
+    if (w > MAX_SPAN) return FORM_LANES;
+    *acc_lanes = lc;
+    *span = w;
+    return FORM_PADDED;
+}
+
+static int64_t rows_lanes(const rw_plan *p, int64_t lanes) {
+    int64_t acc, span;
+    if (p->pairwise) return lanes;
+    rows_form_of(p, lanes, &acc, &span);
+    return acc;
+}
+
+/* for (k = 0; k < count; k++) step(x), as a part of a multiple of 16 and a remainder. */
+static void const_lanes(writer *w, int64_t count, lane_step step, const void *ctx,
+                        const char *const *x) {
+    int64_t main_count = count >= 16 ? count - count % 16 : count;
+    for (int part = 0; part < 2; part++) {
+        int64_t from = part ? main_count : 0, to = part ? count : main_count;
+        if (from == to) continue;
+        open_(w, "for (int64_t k = %" PRId64 "; k < %" PRId64 "; k++)", from, to);
+        step(w, ctx, x);
+        close_(w);
+    }
+}
+
+static void rows_body(writer *w, const rw_plan *p, int64_t lanes, int64_t acc_lanes,
+                      const char *const *init) {
+    const geometry *g = &p->g;
+    int64_t n = p->n, L = g->rank - 1, S = g->size[L], T = g->stride[L], D = g->win_dil[L];
+    int64_t acc, span;
+    rows_form form = rows_form_of(p, lanes, &acc, &span);
+    for (int64_t i = 0; i < n; i++)
+        ln(w, "for (int64_t k = 0; k < %" PRId64 "; k++) a%" PRId64 "[k] = %s;", acc_lanes, i,
+           init[i]);
+    if (form == FORM_LANES) {
+        open_(w, "for (int64_t r = 0; r < %" PRId64 "; r++)", g->volume);
+        window_position(w, g, "r", true);
+        lane_loops(w, g, n, fold_step, p, init);
+        close_(w);
+        return;
+    }
+    open_(w, "for (int64_t r = 0; r < %" PRId64 "; r++)", g->volume / S);
+    window_position(w, g, "r", false);
+    open_(w, "if (!ok)");
+    /* Outside in another dimension: the whole window row folds the init values. */
+    open_(w, "for (int64_t wl = 0; wl < %" PRId64 "; wl++)", S);
+    const_lanes(w, acc_lanes, fold_step, p, init);
+    close_(w);
+    ln(w, "continue;");
+    close_(w);
+    const char *x[64];
+    if (form == FORM_DIRECT) {
+        open_(w, "for (int64_t wl = 0; wl < %" PRId64 "; wl++)", S);
+        ln(w, "const int64_t at = base + kb * %" PRId64 " + wl * %" PRId64 " - %" PRId64 ";", T, D,
+           g->pad[L]);
+        for (int64_t i = 0; i < n; i++)
+            x[i] = T == 1 ? F("p%" PRId64 "[at + k]", i)
+                          : F("p%" PRId64 "[at + k * %" PRId64 "]", i, T);
+        const_lanes(w, acc_lanes, fold_step, p, x);
+        close_(w);
+        close_(w);
+        return;
+    }
+    /* The span of the row: dilated positions pos0 .. pos0 + span - 1. */
+    ln(w, "const int64_t pos0 = kb * %" PRId64 " - %" PRId64 ";", T, g->pad[L]);
+    for (int64_t i = 0; i < n; i++)
+        ln(w, "%s x%" PRId64 "[%" PRId64 "];", cpu_emit_ctype(p->in_t[i]), i, span);
+    if (g->base_dil[L] == 1) {
+        ln(w, "int64_t jlo = -pos0, jhi = %" PRId64 " - pos0;", g->in[L]);
+        ln(w, "if (jlo < 0) jlo = 0;");
+        ln(w, "if (jlo > %" PRId64 ") jlo = %" PRId64 ";", span, span);
+        ln(w, "if (jhi > %" PRId64 ") jhi = %" PRId64 ";", span, span);
+        ln(w, "if (jhi < jlo) jhi = jlo;");
+        for (int64_t i = 0; i < n; i++) {
+            ln(w, "for (int64_t j = 0; j < jlo; j++) x%" PRId64 "[j] = %s;", i, init[i]);
+            ln(w,
+               "for (int64_t j = jlo; j < jhi; j++) x%" PRId64 "[j] = p%" PRId64
+               "[base + pos0 + j];",
+               i, i);
+            ln(w, "for (int64_t j = jhi; j < %" PRId64 "; j++) x%" PRId64 "[j] = %s;", span, i,
+               init[i]);
+        }
+    } else {
+        int64_t B = g->base_dil[L];
+        open_(w, "for (int64_t j = 0; j < %" PRId64 "; j++)", span);
+        ln(w, "const int64_t pl = pos0 + j;");
+        ln(w, "const int in = pl >= 0 && pl %% %" PRId64 " == 0 && pl / %" PRId64 " < %" PRId64 ";",
+           B, B, g->in[L]);
+        for (int64_t i = 0; i < n; i++)
+            ln(w, "x%" PRId64 "[j] = in ? p%" PRId64 "[base + pl / %" PRId64 "] : %s;", i, i, B,
+               init[i]);
+        close_(w);
+    }
+    open_(w, "for (int64_t wl = 0; wl < %" PRId64 "; wl++)", S);
+    ln(w, "const int64_t off = wl * %" PRId64 ";", D);
+    for (int64_t i = 0; i < n; i++)
+        x[i] =
+            T == 1 ? F("x%" PRId64 "[k + off]", i) : F("x%" PRId64 "[k * %" PRId64 " + off]", i, T);
+    const_lanes(w, acc_lanes, fold_step, p, x);
+    close_(w);
+    close_(w);
 }
 
 cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cxla_strbuf *out,
@@ -559,6 +695,21 @@ cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cx
         init[i] = F("i%" PRId64, i);
         ln(w, "const %s %s = p%" PRId64 "[0];", cpu_emit_ctype(p.res_t[i]), init[i], n + i);
     }
+    int64_t acc_lanes = rows_lanes(&p, lanes);
+    if (p.minmax) {
+        /* The reducer's maximum or minimum without branches (the prelude's cxla_max_f32 and
+         * cxla_min_f32, rule for rule), so that the lane loops vectorize. */
+        const char *CT = cpu_emit_ctype(p.res_t[0]);
+        bool mx = p.minmax == INTERP_REDUCER_MAX;
+        p.minmax_fn = F("%s_%s", name, mx ? "max" : "min");
+        writer wh = {arena, &helpers, 0, 0}, *h = &wh;
+        open_(h, "static inline %s %s(%s a, %s b)", CT, p.minmax_fn, CT, CT);
+        ln(h, "%s r = a %s b ? a : b;", CT, mx ? ">" : "<");
+        ln(h, "r = a == b ? (signbit(a) ? %s) : r;", mx ? "b : a" : "a : b");
+        ln(h, "r = b != b ? b : r;");
+        ln(h, "return a != a ? a : r;");
+        close_(h);
+    }
     const char *psum = NULL;
     if (rows == 0) {
         /* An empty result: nothing to compute. */
@@ -599,7 +750,7 @@ cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cx
                 open_(h, "%s", "");
             else
                 open_(h, "for (int64_t r = first + 1; r < first + n; r++)");
-            window_position(h, g, part == 0 ? "first" : "r");
+            window_position(h, g, part == 0 ? "first" : "r", true);
             lane_loops(h, g, 1, part == 0 ? sum_first : sum_next, &p, &i0);
             close_(h);
         }
@@ -611,7 +762,7 @@ cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cx
         open_(w, "for (int64_t q = begin; q < end; q++)");
         block_indices(w, g, blocks, lanes);
         for (int64_t i = 0; i < n; i++)
-            ln(w, "%s a%" PRId64 "[%" PRId64 "];", cpu_emit_ctype(p.res_t[i]), i, lanes);
+            ln(w, "%s a%" PRId64 "[%" PRId64 "];", cpu_emit_ctype(p.res_t[i]), i, acc_lanes);
         if (p.pairwise) {
             cxla_strbuf call_o;
             cxla_strbuf_init(&call_o);
@@ -621,12 +772,7 @@ cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cx
             cxla_strbuf_free(&call_o);
             ln(w, "for (int64_t k = 0; k < cnt; k++) a0[k] = i0 + a0[k];");
         } else {
-            for (int64_t i = 0; i < n; i++)
-                ln(w, "for (int64_t k = 0; k < cnt; k++) a%" PRId64 "[k] = %s;", i, init[i]);
-            open_(w, "for (int64_t r = 0; r < %" PRId64 "; r++)", g->volume);
-            window_position(w, g, "r");
-            lane_loops(w, g, n, fold_step, &p, init);
-            close_(w);
+            rows_body(w, &p, lanes, acc_lanes, init);
         }
         /* The block's outputs are contiguous: the last dimension's kb.. of row q / blocks. */
         for (int64_t i = 0; i < n; i++)
@@ -738,7 +884,7 @@ cxla_status cpu_emit_select_and_scatter(const cxla_instr *instr, const char *nam
     ln(w, "%s best = 0;", XT);
     open_(w, "for (int64_t r = 0; r < %" PRId64 "; r++)", g->volume);
     /* window_position covers the dimensions but the last; the last is ix<L> here. */
-    window_position(w, g, "r");
+    window_position(w, g, "r", true);
     ln(w, "const int64_t pl = ix%" PRId64 " * %" PRId64 " + wl * %" PRId64 " - %" PRId64 ";", L,
        g->stride[L], g->win_dil[L], g->pad[L]);
     ln(w,
