@@ -52,6 +52,21 @@ cxla_status cpu_emit_dot(const cxla_instr *instr, const char *name, cxla_strbuf 
 bool cpu_emit_reduce_window_ok(const cxla_instr *instr);
 cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                    cpu_kernel_info *out_info);
+/* A reduce-window at the root of a fusion (an input fusion: elementwise producers of its
+ * inputs inside it): emit.c's |reader| writes the statements computing input |operand| of
+ * the reduce-window (init value operand - n for operand >= n) at element offset |at| into
+ * |b| at |indent| and returns its C value; the kernel's inputs are the fusion's parameters
+ * (in_params: "const float *restrict p0, ...", in_args: the casts of in[], in_names: "p0,
+ * ...", in_count of them). */
+typedef struct cpu_emit_reader {
+    const char *(*read)(void *ctx, cxla_strbuf *b, int indent, int64_t operand, const char *at);
+    void *ctx;
+    const char *in_params, *in_args, *in_names;
+    int64_t in_count;
+} cpu_emit_reader;
+cxla_status cpu_emit_reduce_window_fused(const cxla_instr *fusion, const char *name,
+                                         cxla_strbuf *out, cpu_kernel_info *out_info,
+                                         const cpu_emit_reader *reader);
 bool cpu_emit_select_and_scatter_ok(const cxla_instr *instr);
 cxla_status cpu_emit_select_and_scatter(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                         cpu_kernel_info *out_info);

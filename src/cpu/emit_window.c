@@ -381,12 +381,51 @@ static void window_position(writer *w, const geometry *g, const char *r, bool la
 
 /* A lane step: statements that fold element |x| (a C expression per operand) into the
  * accumulators at lane k. */
+/* ---- reduce-window ------------------------------------------------------------------- */
+
+typedef struct rw_plan {
+    const cxla_instr *instr;
+    const cxla_computation *comp;
+    int64_t n; /* inputs (and init values, and results) */
+    geometry g;
+    cxla_type in_t[32], res_t[32];
+    bool pairwise;         /* the interpreter's pairwise f32/f64 sum */
+    interp_reducer minmax; /* MAX or MIN of one f32/f64 input: a branchless helper */
+    const char *minmax_fn;
+    const cpu_emit_reader *reader; /* NULL: the inputs are the kernel's p0.. */
+} rw_plan;
+
+/* Input |i| of the reduce-window (i >= n: init value i - n) at element offset |at|: a load,
+ * or what the reader writes (statements at the writer's place) for a fused input. */
+static const char *rd(writer *w, const rw_plan *p, int64_t i, const char *at) {
+    if (!p->reader) return F("p%" PRId64 "[%s]", i, at);
+    return p->reader->read(p->reader->ctx, w->b, w->indent, i, at);
+}
+
+/* Statements giving the inputs at |at| in x[] (x[i] = |cond| ? input i : init[i] when
+ * |cond| is not NULL). */
+static void rd_all(writer *w, const rw_plan *p, const char *at, const char *cond,
+                   const char *const *init, const char **x) {
+    for (int64_t i = 0; i < p->n; i++) {
+        if (!cond) {
+            x[i] = rd(w, p, i, at);
+            continue;
+        }
+        const char *v = F("xv%" PRId64 "_%" PRId64, i, w->tmp++);
+        ln(w, "%s %s = %s;", cpu_emit_ctype(p->in_t[i]), v, init[i]);
+        open_(w, "if (%s)", cond);
+        ln(w, "%s = %s;", v, rd(w, p, i, at));
+        close_(w);
+        x[i] = v;
+    }
+}
+
 typedef void (*lane_step)(writer *w, const void *ctx, const char *const *x);
 
 /* The lane loops of one window element (after window_position): lanes [0, cnt) of the
  * block at kb, each folding its input or, outside the operand, the init values |init|. */
-static void lane_loops(writer *w, const geometry *g, int64_t nin, lane_step step, const void *ctx,
-                       const char *const *init) {
+static void lane_loops(writer *w, const geometry *g, const rw_plan *p, lane_step step,
+                       const void *ctx, const char *const *init) {
     int64_t L = g->rank - 1;
     const char *x[64];
     /* Outside in another dimension: every lane folds the init values. */
@@ -414,9 +453,8 @@ static void lane_loops(writer *w, const geometry *g, int64_t nin, lane_step step
         close_(w);
         ln(w, "const int64_t at = base + kb * %" PRId64 " - num;", g->stride[L]);
         open_(w, "for (int64_t k = lo; k < hi; k++)");
-        for (int64_t i = 0; i < nin; i++)
-            x[i] = g->stride[L] == 1 ? F("p%" PRId64 "[at + k]", i)
-                                     : F("p%" PRId64 "[at + k * %" PRId64 "]", i, g->stride[L]);
+        rd_all(w, p, g->stride[L] == 1 ? "at + k" : F("at + k * %" PRId64, g->stride[L]), NULL,
+               init, x);
         step(w, ctx, x);
         close_(w);
         open_(w, "for (int64_t k = hi; k < cnt; k++)");
@@ -428,25 +466,12 @@ static void lane_loops(writer *w, const geometry *g, int64_t nin, lane_step step
         ln(w, "const int in = pl >= 0 && pl %% %" PRId64 " == 0 && pl / %" PRId64 " < %" PRId64 ";",
            g->base_dil[L], g->base_dil[L], g->in[L]);
         ln(w, "const int64_t at = in ? base + pl / %" PRId64 " : 0;", g->base_dil[L]);
-        for (int64_t i = 0; i < nin; i++) x[i] = F("(in ? p%" PRId64 "[at] : %s)", i, init[i]);
+        rd_all(w, p, "at", "in", init, x);
         step(w, ctx, x);
         close_(w);
     }
     close_(w);
 }
-
-/* ---- reduce-window ------------------------------------------------------------------- */
-
-typedef struct rw_plan {
-    const cxla_instr *instr;
-    const cxla_computation *comp;
-    int64_t n; /* inputs (and init values, and results) */
-    geometry g;
-    cxla_type in_t[32], res_t[32];
-    bool pairwise;         /* the interpreter's pairwise f32/f64 sum */
-    interp_reducer minmax; /* MAX or MIN of one f32/f64 input: a branchless helper */
-    const char *minmax_fn;
-} rw_plan;
 
 static bool rw_plan_of(const cxla_instr *instr, rw_plan *p) {
     memset(p, 0, sizeof *p);
@@ -564,14 +589,16 @@ static int64_t rows_lanes(const rw_plan *p, int64_t lanes) {
 }
 
 /* for (k = 0; k < count; k++) step(x), as a part of a multiple of 16 and a remainder. */
-static void const_lanes(writer *w, int64_t count, lane_step step, const void *ctx,
-                        const char *const *x) {
+static void const_lanes(writer *w, const rw_plan *p, int64_t count, const char *at,
+                        const char *const *x0) {
     int64_t main_count = count >= 16 ? count - count % 16 : count;
     for (int part = 0; part < 2; part++) {
         int64_t from = part ? main_count : 0, to = part ? count : main_count;
         if (from == to) continue;
         open_(w, "for (int64_t k = %" PRId64 "; k < %" PRId64 "; k++)", from, to);
-        step(w, ctx, x);
+        const char *x[64];
+        if (at) rd_all(w, p, at, NULL, x0, x);
+        fold_step(w, p, at ? x : x0);
         close_(w);
     }
 }
@@ -588,7 +615,7 @@ static void rows_body(writer *w, const rw_plan *p, int64_t lanes, int64_t acc_la
     if (form == FORM_LANES) {
         open_(w, "for (int64_t r = 0; r < %" PRId64 "; r++)", g->volume);
         window_position(w, g, "r", true);
-        lane_loops(w, g, n, fold_step, p, init);
+        lane_loops(w, g, p, fold_step, p, init);
         close_(w);
         return;
     }
@@ -597,19 +624,15 @@ static void rows_body(writer *w, const rw_plan *p, int64_t lanes, int64_t acc_la
     open_(w, "if (!ok)");
     /* Outside in another dimension: the whole window row folds the init values. */
     open_(w, "for (int64_t wl = 0; wl < %" PRId64 "; wl++)", S);
-    const_lanes(w, acc_lanes, fold_step, p, init);
+    const_lanes(w, p, acc_lanes, NULL, init);
     close_(w);
     ln(w, "continue;");
     close_(w);
-    const char *x[64];
     if (form == FORM_DIRECT) {
         open_(w, "for (int64_t wl = 0; wl < %" PRId64 "; wl++)", S);
         ln(w, "const int64_t at = base + kb * %" PRId64 " + wl * %" PRId64 " - %" PRId64 ";", T, D,
            g->pad[L]);
-        for (int64_t i = 0; i < n; i++)
-            x[i] = T == 1 ? F("p%" PRId64 "[at + k]", i)
-                          : F("p%" PRId64 "[at + k * %" PRId64 "]", i, T);
-        const_lanes(w, acc_lanes, fold_step, p, x);
+        const_lanes(w, p, acc_lanes, T == 1 ? "at + k" : F("at + k * %" PRId64, T), init);
         close_(w);
         close_(w);
         return;
@@ -624,38 +647,43 @@ static void rows_body(writer *w, const rw_plan *p, int64_t lanes, int64_t acc_la
         ln(w, "if (jlo > %" PRId64 ") jlo = %" PRId64 ";", span, span);
         ln(w, "if (jhi > %" PRId64 ") jhi = %" PRId64 ";", span, span);
         ln(w, "if (jhi < jlo) jhi = jlo;");
-        for (int64_t i = 0; i < n; i++) {
+        for (int64_t i = 0; i < n; i++)
             ln(w, "for (int64_t j = 0; j < jlo; j++) x%" PRId64 "[j] = %s;", i, init[i]);
-            ln(w,
-               "for (int64_t j = jlo; j < jhi; j++) x%" PRId64 "[j] = p%" PRId64
-               "[base + pos0 + j];",
-               i, i);
+        open_(w, "for (int64_t j = jlo; j < jhi; j++)");
+        const char *v[64];
+        rd_all(w, p, "base + pos0 + j", NULL, init, v);
+        for (int64_t i = 0; i < n; i++) ln(w, "x%" PRId64 "[j] = %s;", i, v[i]);
+        close_(w);
+        for (int64_t i = 0; i < n; i++)
             ln(w, "for (int64_t j = jhi; j < %" PRId64 "; j++) x%" PRId64 "[j] = %s;", span, i,
                init[i]);
-        }
     } else {
         int64_t B = g->base_dil[L];
         open_(w, "for (int64_t j = 0; j < %" PRId64 "; j++)", span);
         ln(w, "const int64_t pl = pos0 + j;");
         ln(w, "const int in = pl >= 0 && pl %% %" PRId64 " == 0 && pl / %" PRId64 " < %" PRId64 ";",
            B, B, g->in[L]);
-        for (int64_t i = 0; i < n; i++)
-            ln(w, "x%" PRId64 "[j] = in ? p%" PRId64 "[base + pl / %" PRId64 "] : %s;", i, i, B,
-               init[i]);
+        const char *v[64];
+        rd_all(w, p, F("base + pl / %" PRId64, B), "in", init, v);
+        for (int64_t i = 0; i < n; i++) ln(w, "x%" PRId64 "[j] = %s;", i, v[i]);
         close_(w);
     }
     open_(w, "for (int64_t wl = 0; wl < %" PRId64 "; wl++)", S);
     ln(w, "const int64_t off = wl * %" PRId64 ";", D);
+    const char *x[64];
     for (int64_t i = 0; i < n; i++)
         x[i] =
             T == 1 ? F("x%" PRId64 "[k + off]", i) : F("x%" PRId64 "[k * %" PRId64 " + off]", i, T);
-    const_lanes(w, acc_lanes, fold_step, p, x);
+    const_lanes(w, p, acc_lanes, NULL, x);
     close_(w);
     close_(w);
 }
 
-cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cxla_strbuf *out,
-                                   cpu_kernel_info *out_info) {
+/* The kernel of reduce-window |instr|, or of fusion |top| whose root it is (|reader| then
+ * reads its fused inputs; NULL: its inputs are the kernel's). */
+static cxla_status emit_rw(const cxla_instr *top, const cxla_instr *instr, const char *name,
+                           cxla_strbuf *out, cpu_kernel_info *out_info,
+                           const cpu_emit_reader *reader) {
     rw_plan p;
     if (!rw_plan_of(instr, &p))
         return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
@@ -685,7 +713,12 @@ cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cx
         cxla_strbuf_printf(&params, "%s%s *restrict o%" PRId64, i ? ", " : "", st, i);
         cxla_strbuf_printf(&args, "%s(%s *)out[%" PRId64 "]", i ? ", " : "", st, i);
     }
-    for (int64_t k = 0; k < 2 * n; k++) {
+    p.reader = reader;
+    if (reader) {
+        if (reader->in_params[0]) cxla_strbuf_printf(&params, ", %s", reader->in_params);
+        if (reader->in_args[0]) cxla_strbuf_printf(&args, ", %s", reader->in_args);
+    }
+    for (int64_t k = 0; k < 2 * n && !reader; k++) {
         const char *st = cpu_emit_stype(instr->operands[k]->shape.type);
         cxla_strbuf_printf(&params, ", const %s *restrict p%" PRId64, st, k);
         cxla_strbuf_printf(&args, ", (const %s *)in[%" PRId64 "]", st, k);
@@ -693,7 +726,8 @@ cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cx
     const char *init[32];
     for (int64_t i = 0; i < n; i++) {
         init[i] = F("i%" PRId64, i);
-        ln(w, "const %s %s = p%" PRId64 "[0];", cpu_emit_ctype(p.res_t[i]), init[i], n + i);
+        const char *v = rd(w, &p, n + i, "0");
+        ln(w, "const %s %s = %s;", cpu_emit_ctype(p.res_t[i]), init[i], v);
     }
     int64_t acc_lanes = rows_lanes(&p, lanes);
     if (p.minmax) {
@@ -710,7 +744,8 @@ cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cx
         ln(h, "return a != a ? a : r;");
         close_(h);
     }
-    const char *psum = NULL;
+    const char *psum = NULL, *names = reader ? reader->in_names : "p0";
+    for (int64_t k = 0; reader && k < reader->in_count; k++) ln(w, "(void)p%" PRId64 ";", k);
     if (rows == 0) {
         /* An empty result: nothing to compute. */
         for (int64_t i = 0; i < n; i++) ln(w, "(void)o%" PRId64 ";\n    (void)i%" PRId64 ";", i, i);
@@ -724,13 +759,15 @@ cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cx
         cxla_strbuf op;
         cxla_strbuf_init(&op);
         for (int64_t j = 0; j < L; j++) cxla_strbuf_printf(&op, "int64_t ix%" PRId64 ", ", j);
-        const char *sig =
-            F("static void %s(const %s *restrict p0, %s i0, %sint64_t kb, int64_t cnt, "
-              "%s *restrict a0, int64_t first, int64_t n)",
-              psum, cpu_emit_stype(p.in_t[0]), CT, op.data ? op.data : "", CT);
+        const char *ins =
+            reader ? reader->in_params : F("const %s *restrict p0", cpu_emit_stype(p.in_t[0]));
+        const char *sig = F("static void %s(%s%s%s i0, %sint64_t kb, int64_t cnt, "
+                            "%s *restrict a0, int64_t first, int64_t n)",
+                            psum, ins, ins[0] ? ", " : "", CT, op.data ? op.data : "", CT);
         cxla_strbuf_free(&op);
         ln(h, "%s;", sig);
         open_(h, "%s", sig);
+        for (int64_t k = 0; reader && k < reader->in_count; k++) ln(h, "(void)p%" PRId64 ";", k);
         open_(h, "if (n > %d)", PAIRWISE_LEAF);
         cxla_strbuf call_o;
         cxla_strbuf_init(&call_o);
@@ -739,8 +776,9 @@ cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cx
         cxla_strbuf_free(&call_o);
         ln(h, "const int64_t half = n / 2;");
         ln(h, "%s right[%" PRId64 "];", CT, lanes);
-        ln(h, "%s(p0, i0, %skb, cnt, a0, first, half);", psum, co);
-        ln(h, "%s(p0, i0, %skb, cnt, right, first + half, n - half);", psum, co);
+        ln(h, "%s(%s%si0, %skb, cnt, a0, first, half);", psum, names, names[0] ? ", " : "", co);
+        ln(h, "%s(%s%si0, %skb, cnt, right, first + half, n - half);", psum, names,
+           names[0] ? ", " : "", co);
         ln(h, "for (int64_t k = 0; k < cnt; k++) a0[k] = a0[k] + right[k];");
         ln(h, "return;");
         close_(h);
@@ -751,7 +789,7 @@ cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cx
             else
                 open_(h, "for (int64_t r = first + 1; r < first + n; r++)");
             window_position(h, g, part == 0 ? "first" : "r", true);
-            lane_loops(h, g, 1, part == 0 ? sum_first : sum_next, &p, &i0);
+            lane_loops(h, g, &p, part == 0 ? sum_first : sum_next, &p, &i0);
             close_(h);
         }
         close_(h);
@@ -767,7 +805,7 @@ cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cx
             cxla_strbuf call_o;
             cxla_strbuf_init(&call_o);
             for (int64_t j = 0; j < L; j++) cxla_strbuf_printf(&call_o, "ix%" PRId64 ", ", j);
-            ln(w, "%s(p0, i0, %skb, cnt, a0, 0, %" PRId64 ");", psum,
+            ln(w, "%s(%s%si0, %skb, cnt, a0, 0, %" PRId64 ");", psum, names, names[0] ? ", " : "",
                call_o.data ? call_o.data : "", g->volume);
             cxla_strbuf_free(&call_o);
             ln(w, "for (int64_t k = 0; k < cnt; k++) a0[k] = i0 + a0[k];");
@@ -783,7 +821,7 @@ cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cx
         close_(w);
     }
 
-    cpu_emit_kernel_head(out, instr, name);
+    cpu_emit_kernel_head(out, top, name);
     cxla_strbuf_append(out, helpers.data ? helpers.data : "", helpers.len);
     cxla_strbuf_printf(out, "static void %s_body(%s, int64_t begin, int64_t end) {\n", name,
                        params.data);
@@ -814,6 +852,18 @@ cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cx
     cxla_strbuf_free(&args);
     cxla_arena_destroy(arena);
     return st;
+}
+
+cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                   cpu_kernel_info *out_info) {
+    return emit_rw(instr, instr, name, out, out_info, NULL);
+}
+
+cxla_status cpu_emit_reduce_window_fused(const cxla_instr *fusion, const char *name,
+                                         cxla_strbuf *out, cpu_kernel_info *out_info,
+                                         const cpu_emit_reader *reader) {
+    const cxla_computation *c = cxla_instr_called(fusion, CXLA_ATTR_CALLS);
+    return emit_rw(fusion, c->root, name, out, out_info, reader);
 }
 
 /* ---- select-and-scatter ------------------------------------------------------------- */

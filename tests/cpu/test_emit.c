@@ -452,6 +452,27 @@ static void window_cases(void) {
         "  v = s32[2,2] parameter(3)\n  ROOT r = (f32[3,4], s32[3,4]) scatter(p, q, i, u, v), "
         "update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0,1}, "
         "index_vector_dim=1, to_apply=f\n}\n",
+        /* reduce-window at the root of an input fusion: relu then max pool (NHWC); a
+         * convert then a pairwise sum whose init is a fusion parameter */
+        "HloModule m\n" RED(
+            "mx", "f32",
+            "maximum") "fc {\n  p = f32[2,9,9,3] parameter(0)\n"
+                       "  z = f32[] constant(0)\n  zb = f32[2,9,9,3] broadcast(z), dimensions={}\n"
+                       "  r = f32[2,9,9,3] maximum(p, zb)\n  n = f32[] constant(-inf)\n"
+                       "  ROOT w = f32[2,5,5,3] reduce-window(r, n), window={size=1x3x3x1 "
+                       "stride=1x2x2x1 "
+                       "pad=0_0x1_1x1_1x0_0}, to_apply=mx\n}\nENTRY e {\n  p = f32[2,9,9,3] "
+                       "parameter(0)\n"
+                       "  ROOT r = f32[2,5,5,3] fusion(p), kind=kInput, calls=fc\n}\n",
+        "HloModule m\n" RED(
+            "add", "f32",
+            "add") "fc {\n  p = bf16[3,12,11] parameter(0)\n"
+                   "  z = f32[] parameter(1)\n  c = f32[3,12,11] convert(p)\n"
+                   "  ROOT w = f32[3,6,5] reduce-window(c, z), window={size=1x5x5 stride=1x2x2 "
+                   "pad=0_0x2_2x2_1}, to_apply=add\n}\nENTRY e {\n  p = bf16[3,12,11] "
+                   "parameter(0)\n"
+                   "  z = f32[] parameter(1)\n  ROOT r = f32[3,6,5] fusion(p, z), kind=kInput, "
+                   "calls=fc\n}\n",
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) add_case("%s", texts[i]);
 }
