@@ -389,7 +389,8 @@ typedef struct rw_plan {
     int64_t n; /* inputs (and init values, and results) */
     geometry g;
     cxla_type in_t[32], res_t[32];
-    bool pairwise;         /* the interpreter's pairwise f32/f64 sum */
+    bool pairwise; /* the interpreter's pairwise f32/f64 sum (windows of more than 16) */
+    bool leaf_sum; /* the same for windows of up to 16: a sum from -0, the init added last */
     interp_reducer minmax; /* MAX or MIN of one f32/f64 input: a branchless helper */
     const char *minmax_fn;
     const cpu_emit_reader *reader; /* NULL: the inputs are the kernel's p0.. */
@@ -503,6 +504,12 @@ static bool rw_plan_of(const cxla_instr *instr, rw_plan *p) {
     interp_reducer kind = n == 1 ? interp_match_reducer(p->comp) : INTERP_REDUCER_NONE;
     bool flt = p->in_t[0] == p->res_t[0] && (p->in_t[0] == CXLA_F32 || p->in_t[0] == CXLA_F64);
     p->pairwise = kind == INTERP_REDUCER_ADD && flt;
+    /* A window of up to 16 elements is one leaf of the pairwise tree: summed in order from
+     * its first element, which is the fold of a sum started at -0 (-0 + x is x). */
+    if (p->pairwise && p->g.volume <= PAIRWISE_LEAF) {
+        p->pairwise = false;
+        p->leaf_sum = true;
+    }
     if ((kind == INTERP_REDUCER_MAX || kind == INTERP_REDUCER_MIN) && flt) p->minmax = kind;
     return true;
 }
@@ -517,6 +524,10 @@ static void fold_step(writer *w, const void *ctx, const char *const *x) {
     const rw_plan *p = ctx;
     if (p->minmax_fn) {
         ln(w, "a0[k] = %s(a0[k], %s);", p->minmax_fn, x[0]);
+        return;
+    }
+    if (p->leaf_sum) {
+        ln(w, "a0[k] = a0[k] + %s;", x[0]);
         return;
     }
     const char *args[64] = {0}, *dst[32] = {0};
@@ -609,9 +620,11 @@ static void rows_body(writer *w, const rw_plan *p, int64_t lanes, int64_t acc_la
     int64_t n = p->n, L = g->rank - 1, S = g->size[L], T = g->stride[L], D = g->win_dil[L];
     int64_t acc, span;
     rows_form form = rows_form_of(p, lanes, &acc, &span);
+    const char *neg0 = p->in_t[0] == CXLA_F64 ? "cxla_f64_from_bits(0x8000000000000000ull)"
+                                              : "cxla_f32_from_bits(0x80000000u)";
     for (int64_t i = 0; i < n; i++)
         ln(w, "for (int64_t k = 0; k < %" PRId64 "; k++) a%" PRId64 "[k] = %s;", acc_lanes, i,
-           init[i]);
+           p->leaf_sum ? neg0 : init[i]);
     if (form == FORM_LANES) {
         open_(w, "for (int64_t r = 0; r < %" PRId64 "; r++)", g->volume);
         window_position(w, g, "r", true);
@@ -811,6 +824,7 @@ static cxla_status emit_rw(const cxla_instr *top, const cxla_instr *instr, const
             ln(w, "for (int64_t k = 0; k < cnt; k++) a0[k] = i0 + a0[k];");
         } else {
             rows_body(w, &p, lanes, acc_lanes, init);
+            if (p.leaf_sum) ln(w, "for (int64_t k = 0; k < cnt; k++) a0[k] = i0 + a0[k];");
         }
         /* The block's outputs are contiguous: the last dimension's kb.. of row q / blocks. */
         for (int64_t i = 0; i < n; i++)

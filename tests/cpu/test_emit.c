@@ -355,6 +355,12 @@ static void window_cases(void) {
             "add") "ENTRY e {\n  p = f64[7,300] parameter(0)\n"
                    "  z = f64[] parameter(1)\n  ROOT r = f64[7,296] reduce-window(p, z), "
                    "window={size=1x5}, to_apply=add\n}\n",
+        /* avg pool 3x3 stride 2 pad 1 (a window of 9: one pairwise leaf), NHWC */
+        "HloModule m\n" RED(
+            "add", "f32",
+            "add") "ENTRY e {\n  p = f32[2,7,7,3] parameter(0)\n"
+                   "  z = f32[] parameter(1)\n  ROOT r = f32[2,4,4,3] reduce-window(p, z), "
+                   "window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=add\n}\n",
         /* base and window dilation, padding, strides; bf16 rounded per step; s32 wrapping */
         "HloModule m\n" RED(
             "add", "bf16",
