@@ -364,6 +364,9 @@ cxla_status cpu_emit_scatter(const cxla_instr *instr, const char *name, cxla_str
     int ind = 1;
     put(&b, ind, "(void)begin;");
     put(&b, ind, "(void)end;");
+    /* Unread when the index vector is empty, or the update computation ignores them. */
+    put(&b, ind, "(void)pi;");
+    for (int64_t i = 0; i < n; i++) put(&b, ind, "(void)u%" PRId64 ";", i);
     if (ucount > 0) {
         /* The update scatter index g_j, row-major. */
         int64_t groups = 1;
@@ -443,6 +446,7 @@ cxla_status cpu_emit_scatter(const cxla_instr *instr, const char *name, cxla_str
         }
         put(&b, ind, "const int64_t de = %s;", de.data);
         put(&b, ind, "const int64_t se = %s;", se.data);
+        put(&b, ind, "(void)se;");
         cxla_strbuf_free(&de);
         cxla_strbuf_free(&se);
         cxla_type t0 = instr->operands[0]->shape.type;
@@ -469,8 +473,6 @@ cxla_status cpu_emit_scatter(const cxla_instr *instr, const char *name, cxla_str
         put(&b, --ind, "}");
     } else {
         for (int64_t i = 0; i < n; i++) put(&b, ind, "(void)o%" PRId64 ";", i);
-        put(&b, ind, "(void)pi;");
-        for (int64_t i = 0; i < n; i++) put(&b, ind, "(void)u%" PRId64 ";", i);
     }
 
     cpu_emit_kernel_head(out, instr, name);

@@ -403,6 +403,12 @@ static const char *rd(writer *w, const rw_plan *p, int64_t i, const char *at) {
     return p->reader->read(p->reader->ctx, w->b, w->indent, i, at);
 }
 
+/* Whether the reducer never reads input |i| (its generated variables then need a use). */
+static bool ignored(const rw_plan *p, int64_t i) {
+    const cxla_instr *param = p->comp->params[p->n + i];
+    return param->user_count == 0 && p->comp->root != param;
+}
+
 /* Statements giving the inputs at |at| in x[] (x[i] = |cond| ? input i : init[i] when
  * |cond| is not NULL). */
 static void rd_all(writer *w, const rw_plan *p, const char *at, const char *cond,
@@ -410,6 +416,7 @@ static void rd_all(writer *w, const rw_plan *p, const char *at, const char *cond
     for (int64_t i = 0; i < p->n; i++) {
         if (!cond) {
             x[i] = rd(w, p, i, at);
+            if (p->reader && ignored(p, i)) ln(w, "(void)%s; /* the reducer ignores it */", x[i]);
             continue;
         }
         const char *v = F("xv%" PRId64 "_%" PRId64, i, w->tmp++);
@@ -417,6 +424,7 @@ static void rd_all(writer *w, const rw_plan *p, const char *at, const char *cond
         open_(w, "if (%s)", cond);
         ln(w, "%s = %s;", v, rd(w, p, i, at));
         close_(w);
+        if (ignored(p, i)) ln(w, "(void)%s; /* the reducer ignores it */", v);
         x[i] = v;
     }
 }
@@ -453,6 +461,7 @@ static void lane_loops(writer *w, const geometry *g, const rw_plan *p, lane_step
         step(w, ctx, init);
         close_(w);
         ln(w, "const int64_t at = base + kb * %" PRId64 " - num;", g->stride[L]);
+        ln(w, "(void)at; /* unread when the reducer ignores its input */");
         open_(w, "for (int64_t k = lo; k < hi; k++)");
         rd_all(w, p, g->stride[L] == 1 ? "at + k" : F("at + k * %" PRId64, g->stride[L]), NULL,
                init, x);
@@ -467,6 +476,7 @@ static void lane_loops(writer *w, const geometry *g, const rw_plan *p, lane_step
         ln(w, "const int in = pl >= 0 && pl %% %" PRId64 " == 0 && pl / %" PRId64 " < %" PRId64 ";",
            g->base_dil[L], g->base_dil[L], g->in[L]);
         ln(w, "const int64_t at = in ? base + pl / %" PRId64 " : 0;", g->base_dil[L]);
+        ln(w, "(void)at; /* unread when the reducer ignores its input */");
         rd_all(w, p, "at", "in", init, x);
         step(w, ctx, x);
         close_(w);
@@ -645,6 +655,7 @@ static void rows_body(writer *w, const rw_plan *p, int64_t lanes, int64_t acc_la
         open_(w, "for (int64_t wl = 0; wl < %" PRId64 "; wl++)", S);
         ln(w, "const int64_t at = base + kb * %" PRId64 " + wl * %" PRId64 " - %" PRId64 ";", T, D,
            g->pad[L]);
+        ln(w, "(void)at; /* unread when the reducer ignores its input */");
         const_lanes(w, p, acc_lanes, T == 1 ? "at + k" : F("at + k * %" PRId64, T), init);
         close_(w);
         close_(w);
@@ -654,6 +665,8 @@ static void rows_body(writer *w, const rw_plan *p, int64_t lanes, int64_t acc_la
     ln(w, "const int64_t pos0 = kb * %" PRId64 " - %" PRId64 ";", T, g->pad[L]);
     for (int64_t i = 0; i < n; i++)
         ln(w, "%s x%" PRId64 "[%" PRId64 "];", cpu_emit_ctype(p->in_t[i]), i, span);
+    for (int64_t i = 0; i < n; i++)
+        ln(w, "(void)x%" PRId64 "; /* unread when the reducer ignores its input */", i);
     if (g->base_dil[L] == 1) {
         ln(w, "int64_t jlo = -pos0, jhi = %" PRId64 " - pos0;", g->in[L]);
         ln(w, "if (jlo < 0) jlo = 0;");
@@ -683,6 +696,7 @@ static void rows_body(writer *w, const rw_plan *p, int64_t lanes, int64_t acc_la
     }
     open_(w, "for (int64_t wl = 0; wl < %" PRId64 "; wl++)", S);
     ln(w, "const int64_t off = wl * %" PRId64 ";", D);
+    ln(w, "(void)off;");
     const char *x[64];
     for (int64_t i = 0; i < n; i++)
         x[i] =

@@ -387,6 +387,28 @@ static void window_cases(void) {
         "  m = f32[] multiply(b, b)\n  ROOT s = f32[] add(a, m)\n}\nENTRY e {\n"
         "  p = f32[6,6] parameter(0)\n  z = f32[] parameter(1)\n  ROOT r = f32[3,3] "
         "reduce-window(p, z), window={size=2x2 stride=2x2}, to_apply=f\n}\n",
+        /* computations that ignore an argument (generated C must still compile cleanly) */
+        "HloModule m\nfirst {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT r = f32[] copy(a)\n}\nENTRY e {\n  p = f32[4,9] parameter(0)\n"
+        "  z = f32[] parameter(1)\n  ROOT r = f32[4,5] reduce-window(p, z), "
+        "window={size=1x3 stride=1x2 pad=0_0x1_1}, to_apply=first\n}\n",
+        "HloModule m\nfirst {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT r = f32[] copy(a)\n}\nfc {\n  p = f32[4,9] parameter(0)\n  z = f32[] "
+        "parameter(1)\n  n = f32[4,9] negate(p)\n  ROOT r = f32[4,5] reduce-window(n, z), "
+        "window={size=1x3 stride=1x2 pad=0_0x1_1}, to_apply=first\n}\nENTRY e {\n"
+        "  p = f32[4,9] parameter(0)\n  z = f32[] parameter(1)\n  ROOT r = f32[4,5] "
+        "fusion(p, z), kind=kInput, calls=fc\n}\n",
+        "HloModule m\nfirst {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT r = f32[] copy(a)\n}\nfc {\n  p = f32[4,9] parameter(0)\n  z = f32[] "
+        "parameter(1)\n  n = f32[4,9] negate(p)\n  ROOT r = f32[4,9] reduce-window(n, z), "
+        "window={size=1x2 pad=0_0x1_0 lhs_dilate=1x2 stride=1x2}, to_apply=first\n}\n"
+        "ENTRY e {\n  p = f32[4,9] parameter(0)\n  z = f32[] parameter(1)\n"
+        "  ROOT r = f32[4,9] fusion(p, z), kind=kInput, calls=fc\n}\n",
+        "HloModule m\nkeep {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
+        "  ROOT r = s32[] copy(a)\n}\nENTRY e {\n  p = s32[6] parameter(0)\n"
+        "  i = s32[2,1] constant({{1}, {3}})\n  u = s32[2] parameter(1)\n"
+        "  ROOT r = s32[6] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0}, "
+        "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=keep\n}\n",
         /* variadic: max and its index (argmax) */
         "HloModule m\nam {\n  a = f32[] parameter(0)\n  i = s32[] parameter(1)\n"
         "  b = f32[] parameter(2)\n  j = s32[] parameter(3)\n  g = pred[] compare(a, b), "
