@@ -90,7 +90,9 @@ static const tool_command commands[] = {
      "Parses FILE (HLO text, XLA's binary HloModuleProto .pb, or StableHLO converted to\n"
      "HLO for .mlir) and prints it in XLA's canonical text: the short style of XLA's dumps\n"
      "(the default) or the long style of HloModule::ToString ('%' names, shapes).\n"
-     "  --to-proto   write a binary HloModuleProto instead (to OUT.pb, or stdout)",
+     "  --to-proto   write a binary HloModuleProto instead (to OUT.pb, or stdout); with\n"
+     "               replica_count, num_partitions or another module-config field in the\n"
+     "               header, an HloModuleProtoWithConfig",
      cmd_fmt},
     {"graph", "draw a module as a graph (Graphviz DOT, SVG, PNG)",
      "usage: cxla graph MODULE [-o FILE] [--computation NAME]\n"

@@ -243,36 +243,51 @@ static void small_float_table(cxla_type type, uint16_t *table) {
  * |lo| is a multiple of 4. |table| is small_float_table's for 16-bit and narrower types. */
 static void fill_float_range(cxla_type type, void *data, uint64_t key, int64_t lo, int64_t hi,
                              const uint16_t *table) {
+    /* Whole words first, in loops without branches (the word index is the loop counter,
+     * so the compiler can unroll and keep the mixing in registers), then the tail: the
+     * values are those of element i drawn from word i / (values per word). */
     switch (type) {
     case CXLA_F32:
-    case CXLA_C64: { /* two per word */
-        float *d = data;
-        for (int64_t i = lo; i < hi; i += 2) {
-            uint64_t r = word_at(key, (uint64_t)i / 2);
-            d[i] = uniform_f32((uint32_t)r);
-            if (i + 1 < hi) d[i + 1] = uniform_f32((uint32_t)(r >> 32));
+    case CXLA_C64: { /* two per word: the low half, then the high half */
+        float *restrict d = data;
+        for (int64_t w = lo / 2; w < hi / 2; w++) {
+            uint64_t r = word_at(key, (uint64_t)w);
+            d[2 * w] = uniform_f32((uint32_t)r);
+            d[2 * w + 1] = uniform_f32((uint32_t)(r >> 32));
         }
+        if (hi & 1) d[hi - 1] = uniform_f32((uint32_t)word_at(key, (uint64_t)(hi - 1) / 2));
         break;
     }
     case CXLA_F64:
     case CXLA_C128: {
-        double *d = data;
+        double *restrict d = data;
         for (int64_t i = lo; i < hi; i++) d[i] = uniform_f64(word_at(key, (uint64_t)i));
         break;
     }
     default: { /* f16, bf16 (two bytes), the f8, f6 and f4 types (one): four per word */
-        bool wide = cxla_type_storage(type) == 2;
-        uint16_t *d16 = data;
-        uint8_t *d8 = data;
-        for (int64_t i = lo; i < hi; i += 4) {
-            uint64_t r = word_at(key, (uint64_t)i / 4);
-            for (int64_t k = 0; k < 4 && i + k < hi; k++) {
-                uint16_t bits = table[(r >> (16 * k)) & 0xffff];
-                if (wide)
-                    d16[i + k] = bits;
-                else
-                    d8[i + k] = (uint8_t)bits;
+        int64_t w1 = hi / 4;
+        if (cxla_type_storage(type) == 2) {
+            uint16_t *restrict d = data;
+            for (int64_t w = lo / 4; w < w1; w++) {
+                uint64_t r = word_at(key, (uint64_t)w);
+                d[4 * w] = table[r & 0xffff];
+                d[4 * w + 1] = table[(r >> 16) & 0xffff];
+                d[4 * w + 2] = table[(r >> 32) & 0xffff];
+                d[4 * w + 3] = table[r >> 48];
             }
+            for (int64_t i = w1 * 4 > lo ? w1 * 4 : lo; i < hi; i++)
+                d[i] = table[(word_at(key, (uint64_t)i / 4) >> (16 * (i % 4))) & 0xffff];
+        } else {
+            uint8_t *restrict d = data;
+            for (int64_t w = lo / 4; w < w1; w++) {
+                uint64_t r = word_at(key, (uint64_t)w);
+                d[4 * w] = (uint8_t)table[r & 0xffff];
+                d[4 * w + 1] = (uint8_t)table[(r >> 16) & 0xffff];
+                d[4 * w + 2] = (uint8_t)table[(r >> 32) & 0xffff];
+                d[4 * w + 3] = (uint8_t)table[r >> 48];
+            }
+            for (int64_t i = w1 * 4 > lo ? w1 * 4 : lo; i < hi; i++)
+                d[i] = (uint8_t)table[(word_at(key, (uint64_t)i / 4) >> (16 * (i % 4))) & 0xffff];
         }
         break;
     }

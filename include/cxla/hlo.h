@@ -47,8 +47,11 @@ cxla_status cxla_hlo_parse(const char *text, size_t len, const char *filename,
  * an unreadable file (NOT_FOUND or UNAVAILABLE), then cxla_hlo_parse's. */
 cxla_status cxla_hlo_parse_file(const char *path, cxla_module **out_module);
 /* XLA's binary HloModuleProto (`*.hlo_module.pb`, JAX's
- * as_serialized_hlo_module_proto()), or an HloProto / HloSnapshot wrapping one, read into a
- * new module: the same module its HLO text gives (printing it gives XLA's text).
+ * as_serialized_hlo_module_proto()), or an HloProto, HloModuleProtoWithConfig or
+ * HloSnapshot wrapping one (told apart by content), read into a new module: the same
+ * module its HLO text gives (printing it gives XLA's text). Of a config, what the text
+ * header carries is read (replica_count, num_partitions, entry_computation_layout,
+ * alias_passthrough_params, allow_spmd_sharding_propagation_*); the rest is ignored.
  * |filename| names the input in errors (NULL is fine). Errors: INVALID_ARGUMENT for a
  * truncated or malformed proto (naming the message, field and byte offset, and the
  * computation and instruction), an unknown opcode or element type, or values the text
@@ -61,11 +64,12 @@ cxla_status cxla_hlo_parse_proto(const void *bytes, size_t size, const char *fil
 bool cxla_hlo_looks_like_proto(const void *bytes, size_t size);
 /* The HLO text cxla_hlo_parse_proto parses (malloc'd, the caller's: free()). */
 cxla_status cxla_hlo_proto_to_text(const void *bytes, size_t size, char **out_text);
-/* Writes |module| as a binary HloModuleProto (*out_bytes malloc'd, the caller's: free();
- * *out_size bytes). Instruction and computation ids are cxla's. What HloModuleProto has no
- * field for (the module config: replica_count, num_partitions, the spmd flags) is left
- * out. Errors: INVALID_ARGUMENT for an attribute whose text cannot be encoded (naming the
- * instruction), RESOURCE_EXHAUSTED. */
+/* Writes |module| as binary proto (*out_bytes malloc'd, the caller's: free(); *out_size
+ * bytes): an HloModuleProto, or, when the header holds what XLA keeps in the module's
+ * config (replica_count or num_partitions other than 1, alias_passthrough_params=true,
+ * allow_spmd_sharding_propagation_*), an HloModuleProtoWithConfig holding the module and
+ * that config. Instruction and computation ids are cxla's. Errors: INVALID_ARGUMENT for
+ * an attribute whose text cannot be encoded (naming the instruction), RESOURCE_EXHAUSTED. */
 cxla_status cxla_hlo_write_proto(const cxla_module *module, char **out_bytes, size_t *out_size);
 
 /* The options of XLA's HloVerifier. A zeroed struct is HloVerifier's own defaults (the

@@ -46,7 +46,7 @@ def _check(status):
     if status:
         msg = _lib.status_message(status).decode("utf-8", "replace")
         code = _lib.status_code(status)
-        _lib.status_free(status)
+        _lib.status_destroy(status)
         raise Error(msg, code)
 
 
@@ -136,7 +136,7 @@ class _Shape:
 
     def __del__(self):
         if getattr(self, "p", None):
-            _lib.shape_free(self.p)
+            _lib.shape_destroy(self.p)
             self.p = None
 
 
@@ -239,11 +239,11 @@ class Executable:
                 try:
                     out.append(_from_literal(results[r]))
                 finally:
-                    _lib.literal_free(results[r])
+                    _lib.literal_destroy(results[r])
             return out
         finally:
             for lit in lits:
-                _lib.literal_free(lit)
+                _lib.literal_destroy(lit)
 
 
 def _to_literal(a, owned, name=None):
@@ -284,7 +284,7 @@ def _from_literal(lit):
             _c.memmove(out.ctypes.data, _lib.literal_data(static), out.nbytes)
         return out
     finally:
-        _lib.literal_free(static)
+        _lib.literal_destroy(static)
 
 
 class Client:
@@ -355,7 +355,7 @@ def literal_from_text(text):
     try:
         return _from_literal(lit.value)
     finally:
-        _lib.literal_free(lit)
+        _lib.literal_destroy(lit)
 
 
 def _parse(module, name=None):

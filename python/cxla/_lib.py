@@ -91,7 +91,7 @@ def _fn(name, restype, *argtypes):
 
 status_message = _fn("cxla_status_message", _c.c_char_p, _P)
 status_code = _fn("cxla_status_code_of", _c.c_int, _P)
-status_free = _fn("cxla_status_free", None, _P)
+status_destroy = _fn("cxla_status_destroy", None, _P)
 type_name = _fn("cxla_type_name", _c.c_char_p, _c.c_int)
 client_options_init = _fn("cxla_client_options_init", None, _c.POINTER(ClientOptions))
 client_create = _fn("cxla_client_create", _P, _c.POINTER(ClientOptions), _c.POINTER(_P))
@@ -116,9 +116,9 @@ execute = _fn("cxla_executable_execute", _P, _P, _c.POINTER(RunOptions),
               _c.POINTER(_c.POINTER(_P)), _c.c_int64, _c.POINTER(_P))
 shape_create_array = _fn("cxla_shape_create_array", _P, _c.c_int, _c.c_int64,
                          _c.POINTER(_c.c_int64), _c.POINTER(_c.POINTER(Shape)))
-shape_free = _fn("cxla_shape_free", None, _c.POINTER(Shape))
+shape_destroy = _fn("cxla_shape_destroy", None, _c.POINTER(Shape))
 literal_create = _fn("cxla_literal_create", _P, _c.POINTER(Shape), _c.POINTER(_P))
-literal_free = _fn("cxla_literal_free", None, _P)
+literal_destroy = _fn("cxla_literal_destroy", None, _P)
 literal_shape = _fn("cxla_literal_shape", _c.POINTER(Shape), _P)
 literal_data = _fn("cxla_literal_data", _P, _P)
 literal_byte_size = _fn("cxla_literal_byte_size", _c.c_size_t, _P)

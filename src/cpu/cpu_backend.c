@@ -2,9 +2,11 @@
  * per fusion and per elementwise or data-movement instruction of the computations that
  * run in sequence (the entry, while bodies and conditions, conditional branches, called
  * computations), compile them (cached) and look them up, and prepare a library call
- * (onednn.h) for each dot and convolution there; execute = the arena plan when the entry
- * is made of those, else the interpreter's driver with those instructions overridden by
- * their kernels and calls (cpu.h). */
+ * (onednn.h) for each dot and convolution there, and build the step sequence over one
+ * arena that runs the module (cpu_steps.c); execute = that sequence. Only modules with
+ * dynamic shapes, and runs with --check-finite (a debugging aid that tests every
+ * instruction's result), run on the interpreter's driver with those instructions
+ * overridden by their kernels and calls (cpu.h). */
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,7 +37,7 @@ typedef struct cpu_compiled {
     cpu_pool *pool;         /* shared (threadpool.h); NULL with one thread */
     int64_t id_count;
     int64_t kernel_count;
-    cpu_plan *plan; /* when the entry is kernels only: runs without the driver */
+    cpu_plan *plan; /* the step sequence; NULL: dynamic shapes, the driver runs it */
 } cpu_compiled;
 
 /* ---- choosing the instructions that get kernels --------------------------------------- */
@@ -310,10 +312,19 @@ const char *cpu_compiled_call_what(const void *compiled, const char *instr_name)
     for (int64_t i = 0; c && i < c->module->comp_count; i++) {
         const cxla_instr *in = cxla_computation_find_instr(c->module->comps[i], instr_name);
         if (!in || in->id < 0 || in->id >= c->id_count) continue;
+        const char *what = cpu_plan_what(c->plan, in);
+        if (what && strcmp(what, "step") == 0) return what; /* an in-place update, say */
         if (c->calls[in->id].fn) return c->calls[in->id].what;
         if (c->kernels[in->id]) return "kernel";
+        if (what) return what;
+        if (!c->plan && in->opcode != CXLA_OP_PARAMETER && in->opcode != CXLA_OP_CONSTANT)
+            return "interpreter handler"; /* the driver's fallback */
     }
     return NULL;
+}
+
+const cpu_plan *cpu_compiled_plan(const void *compiled) {
+    return compiled ? ((const cpu_compiled *)compiled)->plan : NULL;
 }
 
 /* ---- the backend interface ----------------------------------------------------------------- */
@@ -395,10 +406,10 @@ static cxla_status cpu_execute(void *compiled, const exec_run_options *options,
                                const cxla_literal *const *args, int64_t arg_count,
                                cxla_literal **out_result) {
     cpu_compiled *c = compiled;
-    /* --check-finite and collectives need the driver. */
+    /* --check-finite tests every instruction's result on the driver. */
     cxla_status s;
     cpu_pool_enter(c->pool);
-    if (c->plan && (!options || (!options->check_finite && !options->comm))) {
+    if (c->plan && (!options || !options->check_finite)) {
         s = cpu_plan_run(c->plan, options, args, arg_count, out_result);
     } else {
         interp_overrides o = {.user = c, .lookup = lookup};

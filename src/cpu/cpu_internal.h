@@ -1,6 +1,6 @@
 /* The cpu backend from the inside: library calls (dot and convolution: onednn.h), the
- * arena plan (cpu_plan.c) that runs an entry made of kernels and library calls without the
- * interpreter's driver, and its buffer assignment (shared with ahead-of-time output). */
+ * step sequence over one arena that runs a compiled module (cpu_steps.c), and the buffer
+ * assignment it uses (cpu_plan.c, shared with ahead-of-time output). */
 #ifndef CXLA_CPU_CPU_INTERNAL_H_
 #define CXLA_CPU_CPU_INTERNAL_H_
 
@@ -28,25 +28,46 @@ void cpu_call_release(cpu_call *call);
 
 /* How the instruction named |instr_name| of a module compiled by cpu_backend (|compiled|:
  * what its compile returned) runs: its library call's |what|, "kernel" for a generated
- * kernel, NULL for the interpreter's handler (tests, and `cxla compile` later). */
+ * kernel, "step" for one the step sequence runs itself (while, conditional, call, an
+ * in-place dynamic-update-slice), "interpreter handler" for one whose step calls the
+ * interpreter's handler of that instruction (cpu_steps.c), NULL for what is no step
+ * (parameters, constants, tuples, get-tuple-element) or not found. */
 const char *cpu_compiled_call_what(const void *compiled, const char *instr_name);
+/* The step sequence of a compiled module (NULL when it runs on the driver's fallback:
+ * dynamic shapes), for tests and `cxla compile`. */
+const cpu_plan *cpu_compiled_plan(const void *compiled);
 
-/* A plan for the entry computation of |m| when every instruction of it is a parameter, a
- * constant, a tuple or get-tuple-element of arrays, or has a kernel in |kernels| (indexed
- * by instruction id, |id_count| entries, with |infos| beside them) or a library call in
- * |calls| (likewise; may be NULL); *out stays NULL (and no error) otherwise. The plan
- * points into |m| and |calls|, which must outlive it, and runs its kernels on |pool|
- * (borrowed; NULL: the calling thread). */
+/* The executable's step sequence (cpu_steps.c): the entry computation of |m| and every
+ * computation it runs in sequence (while, conditional, call, recursively) as steps over
+ * one arena: kernels in |kernels| (indexed by instruction id, |id_count| entries, with
+ * |infos| beside them), library calls in |calls| (likewise; may be NULL), copies,
+ * in-place dynamic-update-slices, control flow, and the interpreter's handler for each
+ * remaining instruction. *out stays NULL (and no error) when the module has dynamic
+ * shapes (they run on the interpreter's driver). The plan points into |m| and |calls|,
+ * which must outlive it, and runs its kernels on |pool| (borrowed; NULL: the calling
+ * thread). Errors: RESOURCE_EXHAUSTED, INVALID_ARGUMENT for malformed control flow. */
 cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
                            const cpu_kernel_info *infos, const cpu_call *calls, int64_t id_count,
                            cpu_pool *pool, cpu_plan **out);
 /* Runs the plan on |args| (as interp_run_module takes them) into a new literal in the
- * entry's result layout, checking |options|' cancellation between kernels. Safe from
- * several threads at once. */
+ * entry's result layout, checking |options|' cancellation between steps and at every
+ * while-loop back-edge. Safe from several threads at once. */
 cxla_status cpu_plan_run(cpu_plan *plan, const exec_run_options *options,
                          const cxla_literal *const *args, int64_t arg_count,
                          cxla_literal **out_result);
 void cpu_plan_destroy(cpu_plan *plan);
+
+/* What a plan is made of, for tests (the in-place updates must not copy) and reports. */
+typedef struct cpu_plan_stats {
+    size_t arena_size;     /* bytes of the arena one run takes */
+    int64_t copy_steps;    /* steps that copy buffers (while state, branch results) */
+    size_t copy_bytes;     /* what those steps copy each time they run, together */
+    int64_t in_place;      /* values that took over their operand's or state's buffer */
+    int64_t handler_steps; /* steps that call the interpreter's handler of an instruction */
+} cpu_plan_stats;
+void cpu_plan_get_stats(const cpu_plan *plan, cpu_plan_stats *out);
+/* "step", "interpreter handler" or NULL for |instr| (see cpu_compiled_call_what). */
+const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr);
 
 /* Buffer assignment over a schedule of |step_count| steps (cpu_plan.c; the arena plan and
  * the ahead-of-time output (aot.c) both use it). Buffer b lives from step |first| to step

@@ -215,10 +215,12 @@ CXLA_INFER_DECLARE(cxla_infer_ragged_dot) {
     return cxla_infer_make_array(arena, t, rank, dims + 1, dyn + 1, out);
 }
 
-/* scaled-dot(lhs, lhs_scale, rhs, rhs_scale): dot of lhs and rhs; each scale has its
- * operand's rank and each of its dimensions divides the operand's (block scaling). */
+/* scaled-dot(lhs, rhs, lhs_scale, rhs_scale), the order of XLA's CreateScaledDot and of
+ * its tests: dot of lhs and rhs; each scale has its operand's rank and each of its
+ * dimensions divides the operand's (block scaling). operand_precision has one entry per
+ * dot operand (lhs, rhs), as dot's. */
 CXLA_INFER_DECLARE(cxla_infer_scaled_dot) {
-    const cxla_shape *lhs = OPS(0), *ls = OPS(1), *rhs = OPS(2), *rs = OPS(3);
+    const cxla_shape *lhs = OPS(0), *rhs = OPS(1), *ls = OPS(2), *rs = OPS(3);
     const cxla_shape *pairs[2][2] = {{lhs, ls}, {rhs, rs}};
     for (int i = 0; i < 2; i++) {
         const cxla_shape *x = pairs[i][0], *s = pairs[i][1];
@@ -234,6 +236,7 @@ CXLA_INFER_DECLARE(cxla_infer_scaled_dot) {
     int64_t dims[CXLA_MAX_RANK], rank;
     uint8_t dyn[CXLA_MAX_RANK];
     CXLA_RETURN_IF_ERROR(dot_dims(in, arena, lhs, rhs, -1, dims, dyn, &rank));
+    CXLA_RETURN_IF_ERROR(check_precision(in, arena, lhs, rhs));
     cxla_type t;
     CXLA_RETURN_IF_ERROR(result_type(in, arena, lhs, rhs, &t));
     return cxla_infer_make_array(arena, t, rank, dims, dyn, out);

@@ -335,8 +335,10 @@ CXLA_INFER_DECLARE(cxla_infer_gather) {
                                         CXLA_ATTR_START_INDICES_BATCHING_DIMS, ib));
     CXLA_RETURN_IF_ERROR(check_disjoint(in, arena, CXLA_ATTR_COLLAPSED_SLICE_DIMS, collapsed,
                                         CXLA_ATTR_OPERAND_BATCHING_DIMS, ob));
-    CXLA_RETURN_IF_ERROR(check_disjoint(in, arena, CXLA_ATTR_START_INDEX_MAP, sim,
-                                        CXLA_ATTR_OPERAND_BATCHING_DIMS, ob));
+    /* start_index_map may name a batching dimension: XLA's shape inference
+     * (ValidateGatherDimensionNumbers) checks each list alone, not that they are disjoint
+     * as StableHLO's spec asks. The interpreter takes such a dimension's start from the
+     * batch position (docs/semantics.md). */
     if (ss.n != x->rank)
         return cxla_infer_fail(in, "slice_sizes=%s needs one size per dimension of %s",
                                INTS_STR(ss.v, ss.n), xs);

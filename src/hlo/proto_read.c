@@ -12,9 +12,10 @@
  * computation by name), and a proto that decodes but makes text the parser rejects is
  * reported with the parser's message under "in the HLO made from the proto".
  *
- * Accepted: HloModuleProto, HloProto (field 1 holds the module; the buffer assignment is
- * ignored), HloModuleProtoWithConfig (field 1 the module, field 2 the config:
- * replica_count, num_partitions) and HloSnapshot (field 1 an HloProto). */
+ * Accepted, told apart by content (pr_find_module, proto_read_attrs.c): HloModuleProto, HloProto
+ * (field 1 holds the module; the buffer assignment is ignored), HloModuleProtoWithConfig (field 1
+ * the module, field 2 the HloModuleConfigProto: what the text header carries of it is read, see
+ * pr_put_config) and HloSnapshot (field 1 an HloProto; the arguments are ignored). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -1281,11 +1282,13 @@ static cxla_status put_aliasing(rd *d, const msg *mod, uint32_t field, bool dono
 }
 
 /* ProgramShapeProto: parameters 1, result 2. */
-static cxla_status put_entry_layout(rd *d, const msg *mod) {
+/* The ProgramShapeProto in field |field| of |holder| (the module's host_program_shape or
+ * the config's entry_computation_layout) as the header's entry_computation_layout. */
+static cxla_status put_entry_layout(rd *d, const msg *holder, uint32_t field) {
     msg *p = malloc(sizeof *p);
     pw_field *params = NULL;
     int64_t n = 0;
-    cxla_status st = p ? pr_load_field(d, p, mod, M_HOST_SHAPE, "ProgramShapeProto") : pr_oom();
+    cxla_status st = p ? pr_load_field(d, p, holder, field, "ProgramShapeProto") : pr_oom();
     if (!st) st = pr_list(d, p, 1, &params, &n, "ProgramShapeProto.parameters");
     if (!st) cxla_strbuf_puts(&d->out, ", entry_computation_layout={(");
     for (int64_t i = 0; !st && i < n; i++) {
@@ -1351,39 +1354,6 @@ static cxla_status put_stack_frames(rd *d, const msg *mod) {
     return st;
 }
 
-/* Finds the HloModuleProto in |bytes|: itself, or field 1 of an HloProto / HloSnapshot. */
-static void find_module(const uint8_t **p, size_t *len) {
-    for (int depth = 0; depth < 2; depth++) {
-        pw_reader r;
-        pw_init(&r, *p, *p, *len);
-        pw_field f, one = {0};
-        bool done, has_one = false, other = false, has_computations = false;
-        for (;;) {
-            cxla_status s = pw_next(&r, &f, &done, "");
-            if (s) {
-                cxla_status_free(s);
-                return;
-            }
-            if (done) break;
-            if (f.number == 1 && f.wire == PW_LEN) {
-                one = f;
-                has_one = true;
-            } else if (f.number == M_COMPUTATIONS) {
-                has_computations = true;
-            } else if (f.number > 4) {
-                other = true;
-            }
-        }
-        /* A module names computations (field 3) or has fields above 4; a wrapper holds a
-         * message in field 1 that is itself a message. */
-        if (!has_one || has_computations || other || !pw_is_message(one.data, one.len) ||
-            one.len == 0)
-            return;
-        *p = one.data;
-        *len = one.len;
-    }
-}
-
 bool cxla_hlo_looks_like_proto(const void *bytes, size_t size) {
     const uint8_t *p = bytes;
     if (!p || size < 2) return false;
@@ -1406,7 +1376,9 @@ cxla_status cxla_hlo_proto_to_text(const void *bytes, size_t size, char **out_te
     if (!bytes && size) return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "no proto bytes (NULL)");
     const uint8_t *p = bytes ? bytes : (const uint8_t *)"";
     size_t len = size;
-    find_module(&p, &len);
+    const uint8_t *config;
+    size_t config_len;
+    pr_find_module(&p, &len, &config, &config_len);
     rd d;
     memset(&d, 0, sizeof d);
     d.base = bytes ? bytes : p;
@@ -1416,6 +1388,11 @@ cxla_status cxla_hlo_proto_to_text(const void *bytes, size_t size, char **out_te
     cxla_status st = d.arena && mod ? NULL : pr_oom();
     pw_field *comps = NULL;
     int64_t n = 0;
+    msg *cfg = NULL;
+    if (!st && config) {
+        cfg = malloc(sizeof *cfg);
+        st = cfg ? pr_load(&d, cfg, config, config_len, "HloModuleConfigProto") : pr_oom();
+    }
     if (!st) st = pr_load(&d, mod, p, len, "HloModuleProto");
     if (!st) st = pr_list(&d, mod, M_COMPUTATIONS, &comps, &n, "HloModuleProto.computations");
     if (!st && n == 0)
@@ -1451,7 +1428,11 @@ cxla_status cxla_hlo_proto_to_text(const void *bytes, size_t size, char **out_te
         if (mod->has[M_SCHEDULE]) cxla_strbuf_puts(&d.out, ", is_scheduled=true");
         if (!st && mod->has[M_ALIAS]) st = put_aliasing(&d, mod, M_ALIAS, false);
         if (!st && mod->has[M_BUFFER_DONOR]) st = put_aliasing(&d, mod, M_BUFFER_DONOR, true);
-        if (!st && mod->has[M_HOST_SHAPE]) st = put_entry_layout(&d, mod);
+        if (!st && cfg && pr_has_bytes(cfg, PR_CFG_ENTRY_LAYOUT))
+            st = put_entry_layout(&d, cfg, PR_CFG_ENTRY_LAYOUT);
+        else if (!st && mod->has[M_HOST_SHAPE])
+            st = put_entry_layout(&d, mod, M_HOST_SHAPE);
+        if (!st && cfg) st = pr_put_config(&d, cfg);
         if (!st && mod->has[M_FRONTEND] && mod->f[M_FRONTEND].len) {
             cxla_strbuf_puts(&d.out, ", frontend_attributes=");
             st = pr_put_frontend_attributes(&d, mod->f[M_FRONTEND].data, mod->f[M_FRONTEND].len);
@@ -1471,6 +1452,7 @@ cxla_status cxla_hlo_proto_to_text(const void *bytes, size_t size, char **out_te
     if (!st) *out_text = cxla_strbuf_take(&d.out);
     cxla_strbuf_free(&d.out);
     free(mod);
+    free(cfg);
     cxla_arena_destroy(d.arena);
     return st;
 }

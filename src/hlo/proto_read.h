@@ -67,4 +67,24 @@ cxla_status pr_put_dim_labels(rd *d, const msg *in);
 cxla_status pr_put_sub_ints(rd *d, const msg *in, uint32_t n, const char *what,
                             const pr_int_attr *attrs, size_t count, uint32_t index_vector);
 
+/* HloModuleConfigProto (xla/xla.proto): the fields the text header carries. The rest
+ * (seed, launch_id, debug options, device assignment, ...) has no text form and is
+ * ignored. */
+enum {
+    PR_CFG_ENTRY_LAYOUT = 1,
+    PR_CFG_REPLICA_COUNT = 4,
+    PR_CFG_NUM_PARTITIONS = 5,
+    PR_CFG_ALIAS_PASSTHROUGH = 17,
+    PR_CFG_SPMD_TO_OUTPUT = 27,
+    PR_CFG_SPMD_TO_PARAMETERS = 33,
+};
+
+/* The config's fields the header carries (all but the entry layout), appended to d->out
+ * (proto_read_attrs.c). */
+cxla_status pr_put_config(rd *d, const msg *cfg);
+/* Finds the HloModuleProto in |*p|, |*len| by content and narrows them to it; the config
+ * of an HloModuleProtoWithConfig in |out_config| (NULL when none). See proto_read_attrs.c. */
+void pr_find_module(const uint8_t **p, size_t *len, const uint8_t **out_config,
+                    size_t *out_config_len);
+
 #endif /* CXLA_HLO_PROTO_READ_H_ */

@@ -1,7 +1,8 @@
 /* Attribute values of the HLO proto reader that are messages of their own (metadata,
  * frontend attributes, sharding, replica groups, windows, convolution dimension numbers):
  * each appended to the text as XLA's text writes it. Field numbers from XLA's
- * xla_data.proto. See proto_read.c. */
+ * xla_data.proto. Also the wrappers around a module (HloProto, HloModuleProtoWithConfig,
+ * HloSnapshot), told apart by content, and the module config. See proto_read.c. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,4 +387,120 @@ cxla_status pr_put_sub_ints(rd *d, const msg *in, uint32_t n, const char *what,
         cxla_strbuf_printf(&d->out, ", index_vector_dim=%" PRId64, pr_int(m, index_vector));
     free(m);
     return st;
+}
+
+/* ---- the wrappers and the module config ---------------------------------------- */
+
+/* HloModuleProto's name (1) and computations (3), as the wrapper detection reads them. */
+enum { MOD_NAME = 1, MOD_COMPUTATIONS = 3 };
+
+/* A repeated bool of the config as the header writes it: {true,false}. */
+static cxla_status put_bools(rd *d, const msg *cfg, uint32_t field, const char *name) {
+    pw_ints v = {0};
+    cxla_status st = pr_ints(cfg, field, PW_VARINT, &v, name);
+    if (!st && v.n) {
+        cxla_strbuf_printf(&d->out, ", %s={", name);
+        for (int64_t i = 0; i < v.n; i++)
+            cxla_strbuf_printf(&d->out, "%s%s", i ? "," : "", v.v[i] ? "true" : "false");
+        cxla_strbuf_putc(&d->out, '}');
+    }
+    pw_ints_free(&v);
+    return st;
+}
+
+/* The config's fields that the text header carries (the entry layout is written by
+ * put_entry_layout). A count of 0 is proto3's "unset": the default, 1. */
+cxla_status pr_put_config(rd *d, const msg *cfg) {
+    int64_t replicas = pr_int(cfg, PR_CFG_REPLICA_COUNT);
+    int64_t partitions = pr_int(cfg, PR_CFG_NUM_PARTITIONS);
+    if (replicas != 0 && replicas != 1)
+        cxla_strbuf_printf(&d->out, ", replica_count=%" PRId64, replicas);
+    if (partitions != 0 && partitions != 1)
+        cxla_strbuf_printf(&d->out, ", num_partitions=%" PRId64, partitions);
+    if (pr_int(cfg, PR_CFG_ALIAS_PASSTHROUGH))
+        cxla_strbuf_puts(&d->out, ", alias_passthrough_params=true");
+    cxla_status st = put_bools(d, cfg, PR_CFG_SPMD_TO_PARAMETERS,
+                               "allow_spmd_sharding_propagation_to_parameters");
+    if (!st)
+        st = put_bools(d, cfg, PR_CFG_SPMD_TO_OUTPUT, "allow_spmd_sharding_propagation_to_output");
+    return st;
+}
+
+/* Whether |p| holds an HloModuleProto: computations (field 3) that are messages, at least
+ * one, and a name (field 1) that is printable text. The name is what tells a module from
+ * an HloProto, whose field 1 is a binary HloModuleProto and whose field 3 (the buffer
+ * assignment) is a message too. */
+static bool is_module(const uint8_t *p, size_t len) {
+    pw_reader r;
+    pw_init(&r, p, p, len);
+    int64_t computations = 0;
+    for (;;) {
+        pw_field f;
+        bool done;
+        cxla_status s = pw_next(&r, &f, &done, "");
+        if (s) {
+            cxla_status_free(s);
+            return false;
+        }
+        if (done) return computations > 0;
+        if (f.number == MOD_NAME) {
+            if (f.wire != PW_LEN) return false;
+            for (size_t i = 0; i < f.len; i++)
+                if (f.data[i] < 0x20 || f.data[i] == 0x7f) return false;
+        } else if (f.number == MOD_COMPUTATIONS) {
+            if (f.wire != PW_LEN || !pw_is_message(f.data, f.len)) return false;
+            computations++;
+        }
+    }
+}
+
+/* Finds the HloModuleProto in |bytes| by content: itself; field 1 of an HloProto
+ * (hlo_module 1, buffer_assignment 3) or of an HloModuleProtoWithConfig (hlo_module 1,
+ * config 2: returned in |out_config|, NULL when there is none); or field 1 of the HloProto
+ * in field 1 of an HloSnapshot (hlo 1, arguments 2, result 3). When nothing fits, the
+ * bytes are left as they are and the module reader says what is wrong with them. */
+void pr_find_module(const uint8_t **p, size_t *len, const uint8_t **out_config,
+                    size_t *out_config_len) {
+    *out_config = NULL;
+    *out_config_len = 0;
+    const uint8_t *q = *p;
+    size_t n = *len;
+    for (int depth = 0; depth < 2; depth++) {
+        if (is_module(q, n)) break;
+        pw_reader r;
+        pw_init(&r, q, q, n);
+        pw_field f, one = {0}, two = {0};
+        bool done, has_one = false, has_two = false;
+        for (;;) {
+            cxla_status s = pw_next(&r, &f, &done, "");
+            if (s) {
+                cxla_status_free(s);
+                return;
+            }
+            if (done) break;
+            if (f.number == 1 && f.wire == PW_LEN) {
+                one = f;
+                has_one = true;
+            } else if (f.number == 2 && f.wire == PW_LEN && !has_two) {
+                two = f;
+                has_two = true;
+            }
+        }
+        if (!has_one || !pw_is_message(one.data, one.len)) return;
+        if (depth == 0 && has_two && is_module(one.data, one.len)) {
+            /* HloModuleProtoWithConfig; an HloSnapshot's field 2 holds literals and its
+             * field 1 an HloProto, which is not a module. */
+            *out_config = two.data;
+            *out_config_len = two.len;
+        }
+        q = one.data;
+        n = one.len;
+    }
+    if (!is_module(q, n)) {
+        *out_config = NULL;
+        *out_config_len = 0;
+        return;
+    }
+    *p = q;
+    *len = n;
 }

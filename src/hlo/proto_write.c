@@ -3,8 +3,11 @@
  * The field numbers are those proto_read.c names (XLA's hlo.proto and xla_data.proto).
  * Typed attributes map to their fields directly; the attributes the IR keeps as raw text
  * (metadata, sharding, frontend attributes, aliasing, parameter replication, the stack
- * frame tables) are read back from that text with the HLO lexer. What HloModuleProto has
- * no field for (the module config) is left out. */
+ * frame tables) are read back from that text with the HLO lexer. A module whose header
+ * holds what HloModuleProto has no field for (replica_count, num_partitions,
+ * alias_passthrough_params, allow_spmd_sharding_propagation_*: XLA keeps them in the
+ * HloModuleConfig) is written as an HloModuleProtoWithConfig, any other as a bare
+ * HloModuleProto. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -987,6 +990,85 @@ static bool computation_msg(wr *w, const cxla_computation *c, cxla_strbuf *t) {
     return true;
 }
 
+/* ---- the module config ------------------------------------------------------------- */
+
+static const cxla_attr *find_module_attr(const cxla_module *m, cxla_attr_id id) {
+    for (int64_t i = 0; i < m->attr_count; i++)
+        if (m->attrs[i].id == id) return &m->attrs[i];
+    return NULL;
+}
+
+static bool has_entry_layout(const cxla_module *m) {
+    return m->has_entry_layout && module_has_attr(m, CXLA_ATTR_ENTRY_COMPUTATION_LAYOUT);
+}
+
+/* ProgramShapeProto: parameters 1, result 2. */
+static void put_program_shape(cxla_strbuf *b, uint32_t field, const cxla_module *m) {
+    cxla_strbuf ps;
+    cxla_strbuf_init(&ps);
+    for (int64_t i = 0; i < m->entry_param_count; i++) put_shape(&ps, 1, &m->entry_param_shapes[i]);
+    put_shape(&ps, 2, &m->entry_result_shape);
+    pw_put_msg(b, field, &ps);
+    cxla_strbuf_free(&ps);
+}
+
+/* Whether |m| has a config that HloModuleProto cannot carry: a header attribute that
+ * lives in XLA's HloModuleConfig. */
+static bool has_config(const cxla_module *m) {
+    const cxla_attr *alias = find_module_attr(m, CXLA_ATTR_ALIAS_PASSTHROUGH_PARAMS);
+    return m->replica_count != 1 || m->num_partitions != 1 || (alias && alias->v.b) ||
+           find_module_attr(m, CXLA_ATTR_ALLOW_SPMD_SHARDING_PROPAGATION_TO_PARAMETERS) ||
+           find_module_attr(m, CXLA_ATTR_ALLOW_SPMD_SHARDING_PROPAGATION_TO_OUTPUT);
+}
+
+/* A header's `{true,false}` (kept as raw text) as a packed repeated bool. */
+static cxla_status put_bool_list(cxla_strbuf *b, uint32_t field, const cxla_attr *a) {
+    const char *s = a->v.s;
+    int64_t *v = malloc((strlen(s) / 4 + 1) * sizeof *v); /* each value takes 4+ chars */
+    if (!v) return oom();
+    int64_t n = 0;
+    while (*s == ' ' || *s == '{') s++;
+    while (*s && *s != '}') {
+        size_t len = strcspn(s, ",} ");
+        if (len == 4 && strncmp(s, "true", 4) == 0) {
+            v[n++] = 1;
+        } else if (len == 5 && strncmp(s, "false", 5) == 0) {
+            v[n++] = 0;
+        } else {
+            cxla_status st =
+                cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                           "module attribute %s: '%.*s' is not true or false (in '%.60s')", a->name,
+                           (int)len, s, a->v.s);
+            free(v);
+            return st;
+        }
+        s += len;
+        while (*s == ' ' || *s == ',') s++;
+    }
+    pw_put_packed(b, field, v, n);
+    free(v);
+    return NULL;
+}
+
+/* HloModuleConfigProto (xla/xla.proto): entry_computation_layout 1, replica_count 4,
+ * num_partitions 5, use_spmd_partitioning 7 (set with num_partitions != 1, as XLA's text
+ * parser does), alias_passthrough_params 17, allow_spmd_sharding_propagation_to_output 27,
+ * allow_spmd_sharding_propagation_to_parameters 33. */
+static cxla_status config_msg(const cxla_module *m, cxla_strbuf *b) {
+    if (has_entry_layout(m)) put_program_shape(b, 1, m);
+    pw_put_int(b, 4, m->replica_count);
+    pw_put_int(b, 5, m->num_partitions);
+    if (m->num_partitions != 1) pw_put_int(b, 7, 1);
+    const cxla_attr *a = find_module_attr(m, CXLA_ATTR_ALIAS_PASSTHROUGH_PARAMS);
+    if (a && a->v.b) pw_put_int(b, 17, 1);
+    cxla_status st = NULL;
+    a = find_module_attr(m, CXLA_ATTR_ALLOW_SPMD_SHARDING_PROPAGATION_TO_OUTPUT);
+    if (a) st = put_bool_list(b, 27, a);
+    a = find_module_attr(m, CXLA_ATTR_ALLOW_SPMD_SHARDING_PROPAGATION_TO_PARAMETERS);
+    if (a && !st) st = put_bool_list(b, 33, a);
+    return st;
+}
+
 cxla_status cxla_hlo_write_proto(const cxla_module *module, char **out_bytes, size_t *out_size) {
     *out_bytes = NULL;
     *out_size = 0;
@@ -1008,16 +1090,7 @@ cxla_status cxla_hlo_write_proto(const cxla_module *module, char **out_bytes, si
         pw_put_msg(&b, 3, &e);
         cxla_strbuf_free(&e);
     }
-    if (ok && module->has_entry_layout &&
-        module_has_attr(module, CXLA_ATTR_ENTRY_COMPUTATION_LAYOUT)) {
-        cxla_strbuf ps;
-        cxla_strbuf_init(&ps);
-        for (int64_t i = 0; i < module->entry_param_count; i++)
-            put_shape(&ps, 1, &module->entry_param_shapes[i]);
-        put_shape(&ps, 2, &module->entry_result_shape);
-        pw_put_msg(&b, 4, &ps);
-        cxla_strbuf_free(&ps);
-    }
+    if (ok && has_entry_layout(module)) put_program_shape(&b, 4, module);
     for (int64_t i = 0; ok && i < module->attr_count; i++) {
         const cxla_attr *a = &module->attrs[i];
         cxla_strbuf e;
@@ -1083,6 +1156,23 @@ cxla_status cxla_hlo_write_proto(const cxla_module *module, char **out_bytes, si
     if (st) {
         cxla_strbuf_free(&b);
         return st;
+    }
+    if (has_config(module)) {
+        /* HloModuleProtoWithConfig: hlo_module 1, config 2. */
+        cxla_strbuf wc, cfg;
+        cxla_strbuf_init(&wc);
+        cxla_strbuf_init(&cfg);
+        st = config_msg(module, &cfg);
+        pw_put_msg(&wc, 1, &b);
+        pw_put_msg(&wc, 2, &cfg);
+        cxla_strbuf_free(&cfg);
+        cxla_strbuf_free(&b);
+        if (!st && wc.failed) st = oom();
+        if (st) {
+            cxla_strbuf_free(&wc);
+            return st;
+        }
+        b = wc;
     }
     *out_size = b.len;
     *out_bytes = b.data ? b.data : calloc(1, 1);

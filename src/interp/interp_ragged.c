@@ -16,7 +16,7 @@
  * In each mode, indices of the ragged dimension past the last group (the group sizes
  * may add up to less than its size) give zeros. A negative group size is an error.
  *
- * scaled-dot(lhs, lhs_scale, rhs, rhs_scale) is the dot of the block-scaled operands:
+ * scaled-dot(lhs, rhs, lhs_scale, rhs_scale) is the dot of the block-scaled operands:
  * each scale has its operand's rank and divides each dimension into equal blocks, and
  * element x[i] stands for x[i] * scale[i / block] (the MX formats' representation).
  *
@@ -360,14 +360,14 @@ static cxla_status op_ragged_dot(interp_ctx *ctx, const cxla_instr *instr,
 static cxla_status op_scaled_dot(interp_ctx *ctx, const cxla_instr *instr,
                                  const cxla_literal *const *operands, cxla_literal **out) {
     CXLA_RETURN_IF_ERROR(check_arrays(instr, operands, 4));
-    const cxla_shape *ls = cxla_literal_shape(operands[0]), *rs = cxla_literal_shape(operands[2]);
-    for (int i = 0; i < 4; i += 2) {
+    const cxla_shape *ls = cxla_literal_shape(operands[0]), *rs = cxla_literal_shape(operands[1]);
+    for (int i = 0; i < 2; i++) {
         const cxla_shape *x = cxla_literal_shape(operands[i]);
-        const cxla_shape *sc = cxla_literal_shape(operands[i + 1]);
+        const cxla_shape *sc = cxla_literal_shape(operands[i + 2]);
         bool ok = sc->rank == x->rank;
         for (int64_t d = 0; ok && d < x->rank; d++)
             ok = sc->dims[d] > 0 ? x->dims[d] % sc->dims[d] == 0 : x->dims[d] == 0;
-        if (!ok) return BAD(instr, "scale %d does not divide its operand into blocks", i + 1);
+        if (!ok) return BAD(instr, "scale %d does not divide its operand into blocks", i + 2);
     }
     plan p;
     CXLA_RETURN_IF_ERROR(make_plan(instr, ls, rs, -1, &p));
@@ -375,8 +375,8 @@ static cxla_status op_scaled_dot(interp_ctx *ctx, const cxla_instr *instr,
     kind k = pick_kind(rt, ls->type, rs->type);
     val *L = NULL, *R = NULL;
     cxla_literal *result = NULL;
-    cxla_status s = load_all(instr, k, rt, operands[0], operands[1], &L);
-    if (!s) s = load_all(instr, k, rt, operands[2], operands[3], &R);
+    cxla_status s = load_all(instr, k, rt, operands[0], operands[2], &L);
+    if (!s) s = load_all(instr, k, rt, operands[1], operands[3], &R);
     if (!s) s = interp_new_array(&instr->shape, &result);
     if (!s)
         run(&p, k, rt, L, R, cxla_literal_data(result), cxla_literal_element_count(result), 0, NULL,

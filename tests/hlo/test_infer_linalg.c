@@ -130,17 +130,23 @@ static void test_scaled_dot(void) {
     cxla_instr *l = P(&t, "f8e4m3fn[16,64]"), *ls = P(&t, "f8e8m0fnu[16,2]");
     cxla_instr *r = P(&t, "f8e4m3fn[64,32]"), *rs = P(&t, "f8e8m0fnu[2,32]");
     cxla_instr *bad = P(&t, "f8e8m0fnu[3,32]"), *r1 = P(&t, "f8e8m0fnu[2]");
-    cxla_instr *d = I(&t, CXLA_OP_SCALED_DOT, "f32[16,32]", 4, l, ls, r, rs);
+    cxla_instr *d = I(&t, CXLA_OP_SCALED_DOT, "f32[16,32]", 4, l, r, ls, rs);
     a_ints(&t, d, CXLA_ATTR_LHS_CONTRACTING_DIMS, 1, 1);
     a_ints(&t, d, CXLA_ATTR_RHS_CONTRACTING_DIMS, 1, 0);
     INFER_OK(d, "f32[16,32]");
-    cxla_instr *d2 = I(&t, CXLA_OP_SCALED_DOT, "f32[16,32]", 4, l, ls, r, bad);
+    cxla_instr *d2 = I(&t, CXLA_OP_SCALED_DOT, "f32[16,32]", 4, l, r, ls, bad);
     a_ints(&t, d2, CXLA_ATTR_LHS_CONTRACTING_DIMS, 1, 1);
     a_ints(&t, d2, CXLA_ATTR_RHS_CONTRACTING_DIMS, 1, 0);
     INFER_ERR(d2,
               "scale f8e8m0fnu[3,32] does not divide its operand f8e4m3fn[64,32] in dimension 0");
-    cxla_instr *d3 = I(&t, CXLA_OP_SCALED_DOT, "f32[16,32]", 4, l, ls, r, r1);
+    cxla_instr *d3 = I(&t, CXLA_OP_SCALED_DOT, "f32[16,32]", 4, l, r, ls, r1);
     INFER_ERR(d3, "must be an array of the rank of its operand");
+    /* operand_precision: one entry per dot operand (lhs, rhs), not per operand. */
+    a_precisions(&t, d, 2, CXLA_PRECISION_HIGHEST, CXLA_PRECISION_DEFAULT);
+    INFER_OK(d, "f32[16,32]");
+    a_precisions(&t, d, 4, CXLA_PRECISION_DEFAULT, CXLA_PRECISION_DEFAULT, CXLA_PRECISION_DEFAULT,
+                 CXLA_PRECISION_DEFAULT);
+    INFER_ERR(d, "operand_precision must have 2 entries");
     t_free(&t);
 }
 

@@ -250,3 +250,17 @@ def test_module_command_line(tmp_path):
                           np.arange(6, dtype=np.float32).reshape(2, 3))
     r = run("check", str(tmp_path / "missing.hlo"))
     assert r.returncode == 1 and "no such file" in r.stderr
+
+
+def test_binds_no_deprecated_names():
+    """_lib binds the current names, never the aliases the headers mark deprecated."""
+    deprecated = set()
+    for h in glob.glob(os.path.join(SRC, "include", "cxla", "*.h")):
+        with open(h) as f:
+            text = f.read()
+        for m in re.finditer(r"Deprecated alias of \w+[^;]*?\b(cxla_\w+)\(", text, flags=re.S):
+            deprecated.add(m.group(1))
+    assert "cxla_status_free" in deprecated  # the scan finds the aliases
+    with open(os.path.join(SRC, "python", "cxla", "_lib.py")) as f:
+        bound = set(re.findall(r'"(cxla_\w+)"', f.read()))
+    assert bound and not (bound & deprecated), sorted(bound & deprecated)

@@ -1,0 +1,1467 @@
+/* The cpu backend's executable: a sequence of steps over one preallocated arena (issue 13,
+ * section 3). Every computation that runs in sequence (the entry, while conditions and
+ * bodies, conditional branches, called computations, recursively) becomes a sequence of
+ * steps; nothing of the module runs on the interpreter's driver. A step is
+ * - a generated kernel or a library call (cpu_call),
+ * - a copy of buffers (while state that cannot be updated in place, branch results),
+ * - an in-place dynamic-update-slice (writes the update into its operand's buffer),
+ * - a while loop, a conditional or a call, with the step sequences of what they call,
+ * - or, for what has no kernel yet, the interpreter's handler of that one instruction
+ *   (interp_handler) run on literals that view the arena's buffers; collectives, host
+ *   transfers, custom calls and rng reach exec_comm, exec_host, the custom-call registry
+ *   and exec's rng through those handlers.
+ *
+ * Buffers. Every array (or token) leaf that an instruction produces is a value; tuples and
+ * get-tuple-element only regroup values, so they copy nothing. Values are merged into
+ * classes that share one buffer: the result of an in-place dynamic-update-slice with its
+ * operand, the state of a while loop with its initial value (when that dies at the loop)
+ * and with the body's results (when the body's parameter is dead before they are
+ * computed), a branch's result with the conditional's result buffer. A value may be merged
+ * into another's buffer only when the other is dead by then and is owned by the sequence
+ * that writes it: never an entry parameter (the caller's, only read), a constant, or a
+ * value a called computation receives from its caller.
+ *
+ * Liveness. Steps are numbered in one global order in which a control step's children
+ * come between its start and its end. A buffer lives from its first write to its last
+ * read; a read inside a loop of a buffer written before the loop keeps it alive until the
+ * loop ends (the next iteration reads it again). The arena offsets then come from
+ * cpu_arena_assign (cpu_plan.c). Entry parameters are read where they lie; the entry's
+ * result leaves are written straight into the result literals when they are arena
+ * buffers of their own.
+ *
+ * Modules with dynamic shapes keep the interpreter's driver (cpu_plan_build returns no
+ * plan; docs/semantics.md). */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu_internal.h"
+#include "literal/literal_internal.h"
+
+#define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
+
+enum { ALIGN = 64, MAX_DEPTH = 64, POLL_EVERY = 256 };
+#define NEVER_READ  INT64_MIN
+#define READ_AT_END INT64_MAX
+
+typedef enum vkind { V_ARENA, V_ARG, V_CONST, V_TOKEN } vkind;
+
+typedef struct value {
+    int64_t parent; /* union-find: the class's representative */
+    int64_t members;
+    vkind kind;
+    size_t size;
+    const cxla_shape *shape;
+    int64_t arg;      /* V_ARG: index into the run's flat list of argument leaves */
+    const void *data; /* V_CONST */
+    /* Who may overwrite it once dead: the sequence that produced it (-1: nobody). */
+    int64_t owner;
+    /* Where it comes from in its sequence: instruction position and leaf (for liveness
+     * within the sequence); -1 when it is not an instruction's own value. */
+    int64_t def_seq, def_pos, def_leaf;
+    bool from_step; /* a step of def_seq computed it (not a parameter) */
+    /* Final, on representatives: */
+    int64_t result; /* >= 0: written straight into the result leaf |result| */
+    size_t offset;  /* V_ARENA */
+} value;
+
+typedef enum step_kind {
+    S_KERNEL,
+    S_CALL,
+    S_HANDLER,
+    S_COPY,
+    S_DUS,
+    S_WHILE,
+    S_COND,
+    S_SEQ,
+} step_kind;
+
+typedef struct seq seq;
+
+typedef struct step {
+    step_kind kind;
+    const cxla_instr *instr;
+    const cxla_computation *comp; /* the computation it belongs to (messages) */
+    cpu_kernel_fn fn;
+    cpu_kernel_info info;
+    const cpu_call *call;
+    int64_t in_count, out_count;
+    int64_t *in, *out; /* value ids (classes once built); S_COPY: in[i] -> out[i] */
+    seq *sub;          /* S_WHILE: cond, body; S_COND: branches; S_SEQ: the callee */
+    int64_t sub_count;
+    int64_t pred; /* S_WHILE: the condition's result */
+    size_t elem;  /* S_DUS: element size */
+} step;
+
+struct seq {
+    step *steps;
+    int64_t count, cap;
+};
+
+struct cpu_plan {
+    const cxla_module *module;
+    cpu_pool *pool;
+    value *values;
+    int64_t value_count;
+    seq entry;
+    int64_t *root; /* the entry root's leaves (classes) */
+    int64_t root_count;
+    int64_t arg_leaf_count;
+    int64_t *arg_base; /* by parameter: its first flat leaf */
+    size_t arena_size;
+    _Atomic(void *) spare;
+    int64_t max_operands;
+    bool has_handlers;
+    cxla_literal **constants; /* relaid constants (owned) */
+    int64_t constant_count, constant_cap;
+    uint8_t *what; /* by instruction id: 0 none, 1 step, 2 interpreter handler */
+    int64_t id_count;
+    cpu_plan_stats stats;
+};
+
+/* ---- values -------------------------------------------------------------------------- */
+
+typedef struct event {
+    int64_t v, pos;
+    bool def;
+} event;
+
+typedef struct range {
+    int64_t a, b;
+} range;
+
+typedef struct bld {
+    cpu_plan *p;
+    const cxla_module *m;
+    cpu_kernel_fn const *kernels;
+    const cpu_kernel_info *infos;
+    const cpu_call *calls;
+    int64_t id_count;
+    int64_t vcap;
+    event *ev;
+    int64_t en, ecap;
+    range *loops;
+    int64_t ln, lcap;
+    int64_t pos;
+    int64_t next_seq;
+    int depth;
+} bld;
+
+static int64_t find(value *v, int64_t x) {
+    while (v[x].parent != x) {
+        v[x].parent = v[v[x].parent].parent;
+        x = v[x].parent;
+    }
+    return x;
+}
+
+/* Merges the class of |a| into that of |b| (both arena buffers of one size). */
+static void merge(value *v, int64_t a, int64_t b) {
+    a = find(v, a);
+    b = find(v, b);
+    if (a == b) return;
+    v[a].parent = b;
+    v[b].members += v[a].members;
+}
+
+static int64_t new_value(bld *b, const cxla_shape *shape, vkind kind, int64_t owner) {
+    cpu_plan *p = b->p;
+    if (p->value_count == b->vcap) {
+        int64_t cap = b->vcap ? 2 * b->vcap : 256;
+        value *n = realloc(p->values, (size_t)cap * sizeof(*n));
+        if (!n) return -1;
+        p->values = n;
+        b->vcap = cap;
+    }
+    int64_t id = p->value_count++;
+    value *v = &p->values[id];
+    memset(v, 0, sizeof(*v));
+    v->parent = id;
+    v->members = 1;
+    v->kind = shape->type == CXLA_TOKEN ? V_TOKEN : kind;
+    v->shape = shape;
+    v->owner = owner;
+    v->def_seq = v->def_pos = v->def_leaf = -1;
+    v->result = -1;
+    if (cxla_type_is_array(shape->type) && cxla_shape_byte_size(shape, &v->size)) v->size = 0;
+    return id;
+}
+
+static bool note(bld *b, int64_t v, bool def) {
+    if (b->en == b->ecap) {
+        int64_t cap = b->ecap ? 2 * b->ecap : 1024;
+        event *n = realloc(b->ev, (size_t)cap * sizeof(*n));
+        if (!n) return false;
+        b->ev = n;
+        b->ecap = cap;
+    }
+    b->ev[b->en++] = (event){v, b->pos, def};
+    return true;
+}
+
+static int64_t leaf_count(const cxla_shape *s) {
+    if (s->type != CXLA_TUPLE) return 1;
+    int64_t n = 0;
+    for (int64_t i = 0; i < s->tuple_count; i++) n += leaf_count(&s->elements[i]);
+    return n;
+}
+
+/* The leaves of |s| depth-first, into |out| (leaf_count(s) entries). */
+static void leaf_shapes(const cxla_shape *s, const cxla_shape **out, int64_t *n) {
+    if (s->type != CXLA_TUPLE) {
+        out[(*n)++] = s;
+        return;
+    }
+    for (int64_t i = 0; i < s->tuple_count; i++) leaf_shapes(&s->elements[i], out, n);
+}
+
+static bool static_shape(const cxla_shape *s) {
+    if (s->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < s->tuple_count; i++)
+            if (!static_shape(&s->elements[i])) return false;
+        return true;
+    }
+    return !cxla_type_is_array(s->type) || cxla_shape_is_static(s);
+}
+
+/* ---- steps ----------------------------------------------------------------------------- */
+
+static step *add_step(bld *b, seq *q, step_kind kind, const cxla_instr *in,
+                      const cxla_computation *comp, int64_t in_count, int64_t out_count) {
+    if (q->count == q->cap) {
+        int64_t cap = q->cap ? 2 * q->cap : 16;
+        step *n = realloc(q->steps, (size_t)cap * sizeof(*n));
+        if (!n) return NULL;
+        q->steps = n;
+        q->cap = cap;
+    }
+    step *sp = &q->steps[q->count];
+    memset(sp, 0, sizeof(*sp));
+    sp->kind = kind;
+    sp->instr = in;
+    sp->comp = comp;
+    sp->in_count = in_count;
+    sp->out_count = out_count;
+    sp->in = calloc((size_t)(in_count ? in_count : 1), sizeof(int64_t));
+    sp->out = calloc((size_t)(out_count ? out_count : 1), sizeof(int64_t));
+    if (!sp->in || !sp->out) {
+        free(sp->in);
+        free(sp->out);
+        return NULL;
+    }
+    q->count++;
+    if (in_count > b->p->max_operands) b->p->max_operands = in_count;
+    if (out_count > b->p->max_operands) b->p->max_operands = out_count;
+    return sp;
+}
+
+static void seq_free(seq *q) {
+    for (int64_t i = 0; i < q->count; i++) {
+        step *sp = &q->steps[i];
+        free(sp->in);
+        free(sp->out);
+        for (int64_t k = 0; k < sp->sub_count; k++) seq_free(&sp->sub[k]);
+        free(sp->sub);
+    }
+    free(q->steps);
+    memset(q, 0, sizeof(*q));
+}
+
+/* A copy step of |n| pairs src[i] -> dst[i] at the current position. */
+static cxla_status add_copies(bld *b, seq *q, const cxla_instr *in, const cxla_computation *comp,
+                              const int64_t *src, const int64_t *dst, int64_t n) {
+    if (n == 0) return NULL;
+    step *sp = add_step(b, q, S_COPY, in, comp, n, n);
+    if (!sp) return OOM();
+    for (int64_t i = 0; i < n; i++) {
+        sp->in[i] = src[i];
+        sp->out[i] = dst[i];
+        if (!note(b, src[i], false) || !note(b, dst[i], true)) return OOM();
+        b->p->stats.copy_bytes += b->p->values[dst[i]].size;
+    }
+    b->p->stats.copy_steps++;
+    b->pos++;
+    return NULL;
+}
+
+/* ---- building one sequence ---------------------------------------------------------------- */
+
+/* What a sequence knows of its instructions while it is built. */
+typedef struct frame {
+    const cxla_computation *comp;
+    int64_t id; /* the sequence's number (value owners) */
+    cxla_instr **order;
+    int64_t n;
+    int64_t *pos_of;  /* by instruction id: position in order, -1 */
+    int64_t **leaves; /* by position: value ids */
+    int64_t *nleaves; /* by position */
+    int64_t **last;   /* by position and leaf: the last position that reads it */
+} frame;
+
+static void frame_free(frame *f) {
+    for (int64_t i = 0; i < f->n; i++) {
+        if (f->leaves) free(f->leaves[i]);
+        if (f->last) free(f->last[i]);
+    }
+    free(f->leaves);
+    free(f->last);
+    free(f->nleaves);
+    free(f->pos_of);
+}
+
+/* Offset of element |index| of tuple shape |s| among its leaves. */
+static int64_t element_offset(const cxla_shape *s, int64_t index) {
+    int64_t off = 0;
+    for (int64_t i = 0; i < index && i < s->tuple_count; i++) off += leaf_count(&s->elements[i]);
+    return off;
+}
+
+/* Last reads of every leaf, from the users back to the producers: a tuple or a
+ * get-tuple-element reads nothing itself but hands its leaves' reads to its operand's. */
+static cxla_status compute_last_reads(frame *f) {
+    for (int64_t i = 0; i < f->n; i++) {
+        f->nleaves[i] = leaf_count(&f->order[i]->shape);
+        f->last[i] = malloc((size_t)(f->nleaves[i] ? f->nleaves[i] : 1) * sizeof(int64_t));
+        if (!f->last[i]) return OOM();
+        for (int64_t e = 0; e < f->nleaves[i]; e++) f->last[i][e] = NEVER_READ;
+    }
+    int64_t r = f->pos_of[f->comp->root->id];
+    for (int64_t e = 0; e < f->nleaves[r]; e++) f->last[r][e] = READ_AT_END;
+    for (int64_t i = f->n - 1; i >= 0; i--) {
+        const cxla_instr *u = f->order[i];
+        int64_t off = 0;
+        for (int64_t k = 0; k < u->operand_count; k++) {
+            int64_t j = f->pos_of[u->operands[k]->id];
+            if (j < 0) return cxla_error(CXLA_STATUS_INTERNAL, "%s: operand outside", u->name);
+            for (int64_t e = 0; e < f->nleaves[j]; e++) {
+                int64_t at = i;
+                if (u->opcode == CXLA_OP_TUPLE) {
+                    at = f->last[i][off + e];
+                } else if (u->opcode == CXLA_OP_GET_TUPLE_ELEMENT) {
+                    int64_t index = 0;
+                    cxla_instr_int(u, CXLA_ATTR_INDEX, &index);
+                    int64_t start = element_offset(&u->operands[0]->shape, index);
+                    if (e < start || e >= start + f->nleaves[i]) continue;
+                    at = f->last[i][e - start];
+                }
+                if (at > f->last[j][e]) f->last[j][e] = at;
+            }
+            off += f->nleaves[j];
+        }
+    }
+    return NULL;
+}
+
+/* Whether value |v| of frame |f| is dead after position |i| and |f|'s to overwrite. */
+static bool dies_at(const bld *b, const frame *f, int64_t v, int64_t i) {
+    const value *x = &b->p->values[v];
+    if (x->owner != f->id || x->def_seq != f->id || x->def_pos < 0) return false;
+    if (b->p->values[find(b->p->values, v)].kind != V_ARENA) return false;
+    return f->last[x->def_pos][x->def_leaf] <= i;
+}
+
+static cxla_status build_seq(bld *b, const cxla_computation *comp, int64_t *const *param_leaves,
+                             const bool *param_owned, seq *q, int64_t seq_id, int64_t **out_root,
+                             int64_t *out_root_count, frame *out_frame);
+
+static void set_what(bld *b, const cxla_instr *in, uint8_t what) {
+    if (in->id >= 0 && in->id < b->p->id_count && !b->p->what[in->id]) b->p->what[in->id] = what;
+}
+
+/* Fresh values for the leaves of instruction |i| of |f|, produced by a step there. */
+static cxla_status fresh_leaves(bld *b, frame *f, int64_t i) {
+    const cxla_instr *in = f->order[i];
+    int64_t n = f->nleaves[i];
+    const cxla_shape *small[16];
+    const cxla_shape **shapes = n <= 16 ? small : malloc((size_t)n * sizeof(*shapes));
+    if (!shapes) return OOM();
+    int64_t c = 0;
+    leaf_shapes(&in->shape, shapes, &c);
+    cxla_status s = NULL;
+    for (int64_t e = 0; e < n && !s; e++) {
+        int64_t v = new_value(b, shapes[e], V_ARENA, f->id);
+        if (v < 0) {
+            s = OOM();
+            break;
+        }
+        value *x = &b->p->values[v];
+        x->def_seq = f->id;
+        x->def_pos = i;
+        x->def_leaf = e;
+        x->from_step = true;
+        f->leaves[i][e] = v;
+    }
+    if (shapes != small) free(shapes);
+    return s;
+}
+
+/* The operands' leaves of |in| in order, into a new array (*out_n of them). */
+static cxla_status operand_leaves(frame *f, const cxla_instr *in, int64_t **out, int64_t *out_n) {
+    int64_t n = 0;
+    for (int64_t k = 0; k < in->operand_count; k++) n += f->nleaves[f->pos_of[in->operands[k]->id]];
+    int64_t *ls = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!ls) return OOM();
+    int64_t c = 0;
+    for (int64_t k = 0; k < in->operand_count; k++) {
+        int64_t j = f->pos_of[in->operands[k]->id];
+        for (int64_t e = 0; e < f->nleaves[j]; e++) ls[c++] = f->leaves[j][e];
+    }
+    *out = ls;
+    *out_n = n;
+    return NULL;
+}
+
+/* Whether |in| can update operand 0 in place as a dynamic-update-slice step. */
+static bool dus_in_place(const bld *b, const frame *f, const cxla_instr *in, int64_t i,
+                         size_t *out_elem) {
+    if (in->opcode != CXLA_OP_DYNAMIC_UPDATE_SLICE || in->operand_count < 2) return false;
+    if (!cxla_type_is_array(in->shape.type) || in->shape.type == CXLA_TUPLE) return false;
+    int64_t count = 0;
+    size_t size = 0;
+    if (cxla_shape_element_count(&in->shape, &count) || cxla_shape_byte_size(&in->shape, &size) ||
+        count <= 0)
+        return false;
+    size_t elem = size / (size_t)count;
+    if (elem == 0 || elem * (size_t)count != size) return false; /* packed sub-byte types */
+    int64_t v0 = f->leaves[f->pos_of[in->operands[0]->id]][0];
+    int64_t v1 = f->leaves[f->pos_of[in->operands[1]->id]][0];
+    if (find(b->p->values, v0) == find(b->p->values, v1)) return false;
+    if (!dies_at(b, f, v0, i)) return false;
+    *out_elem = elem;
+    return true;
+}
+
+static cxla_status build_while(bld *b, frame *f, seq *q, int64_t i);
+static cxla_status build_conditional(bld *b, frame *f, seq *q, int64_t i);
+static cxla_status build_call(bld *b, frame *f, seq *q, int64_t i);
+
+static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
+    const cxla_instr *in = f->order[i];
+    int64_t n = f->nleaves[i];
+    switch (in->opcode) {
+    case CXLA_OP_PARAMETER: return NULL; /* set by the caller */
+    case CXLA_OP_CONSTANT: {
+        if (!in->literal) break; /* elided ({...}): the handler's error, when it runs */
+        const cxla_literal *lit = in->literal;
+        bool relay = in->shape.type == CXLA_TUPLE || !cxla_layout_is_default(lit->shape);
+        if (relay) {
+            cxla_literal *r = NULL;
+            CXLA_RETURN_IF_ERROR(interp_default_layout(lit, &r));
+            cpu_plan *p = b->p;
+            if (p->constant_count == p->constant_cap) {
+                int64_t cap = p->constant_cap ? 2 * p->constant_cap : 16;
+                cxla_literal **nc = realloc(p->constants, (size_t)cap * sizeof(*nc));
+                if (!nc) {
+                    cxla_literal_free(r);
+                    return OOM();
+                }
+                p->constants = nc;
+                p->constant_cap = cap;
+            }
+            p->constants[p->constant_count++] = r;
+            lit = r;
+        }
+        /* The leaves of the literal, depth-first. */
+        const cxla_literal *stack_small[16];
+        const cxla_literal **leaves = n <= 16 ? stack_small : malloc((size_t)n * sizeof(*leaves));
+        if (!leaves) return OOM();
+        int64_t c = 0;
+        const cxla_literal *todo[64];
+        int64_t top = 0;
+        todo[top++] = lit;
+        while (top > 0 && c < n) {
+            const cxla_literal *x = todo[--top];
+            if (x->shape->type == CXLA_TUPLE) {
+                for (int64_t k = x->tuple_count - 1; k >= 0 && top < 64; k--)
+                    todo[top++] = x->elements[k];
+            } else {
+                leaves[c++] = x;
+            }
+        }
+        const cxla_shape *shapes_small[16];
+        const cxla_shape **shapes = n <= 16 ? shapes_small : malloc((size_t)n * sizeof(*shapes));
+        cxla_status s = shapes && c == n ? NULL : OOM();
+        int64_t sc = 0;
+        if (shapes) leaf_shapes(&in->shape, shapes, &sc);
+        for (int64_t e = 0; e < n && !s; e++) {
+            int64_t v = new_value(b, shapes[e], V_CONST, -1);
+            if (v < 0)
+                s = OOM();
+            else
+                b->p->values[v].data = leaves[e]->data;
+            f->leaves[i][e] = v;
+        }
+        if (leaves != stack_small) free(leaves);
+        if (shapes != shapes_small) free(shapes);
+        return s;
+    }
+    case CXLA_OP_TUPLE: {
+        int64_t c = 0;
+        for (int64_t k = 0; k < in->operand_count; k++) {
+            int64_t j = f->pos_of[in->operands[k]->id];
+            for (int64_t e = 0; e < f->nleaves[j] && c < n; e++)
+                f->leaves[i][c++] = f->leaves[j][e];
+        }
+        return NULL;
+    }
+    case CXLA_OP_GET_TUPLE_ELEMENT: {
+        int64_t index = 0, j = f->pos_of[in->operands[0]->id];
+        cxla_instr_int(in, CXLA_ATTR_INDEX, &index);
+        int64_t start = element_offset(&in->operands[0]->shape, index);
+        if (index < 0 || start + n > f->nleaves[j])
+            return exec_error(in, CXLA_STATUS_INTERNAL, "bad tuple index %" PRId64, index);
+        for (int64_t e = 0; e < n; e++) f->leaves[i][e] = f->leaves[j][start + e];
+        return NULL;
+    }
+    case CXLA_OP_WHILE: set_what(b, in, 1); return build_while(b, f, q, i);
+    case CXLA_OP_CONDITIONAL: set_what(b, in, 1); return build_conditional(b, f, q, i);
+    case CXLA_OP_CALL:
+        if (cxla_instr_called(in, CXLA_ATTR_TO_APPLY) || cxla_instr_called(in, CXLA_ATTR_CALLS)) {
+            set_what(b, in, 1);
+            return build_call(b, f, q, i);
+        }
+        break;
+    default: break;
+    }
+    /* A step computing this instruction's own values. */
+    CXLA_RETURN_IF_ERROR(fresh_leaves(b, f, i));
+    int64_t *ins = NULL, nin = 0;
+    CXLA_RETURN_IF_ERROR(operand_leaves(f, in, &ins, &nin));
+    step_kind kind = S_HANDLER;
+    bool has_id = in->id >= 0 && in->id < b->id_count;
+    size_t elem = 0;
+    if (dus_in_place(b, f, in, i, &elem))
+        kind = S_DUS;
+    else if (has_id && b->kernels[in->id])
+        kind = S_KERNEL;
+    else if (has_id && b->calls && b->calls[in->id].fn)
+        kind = S_CALL;
+    step *sp = add_step(b, q, kind, in, f->comp, nin, n);
+    if (!sp) {
+        free(ins);
+        return OOM();
+    }
+    memcpy(sp->in, ins, (size_t)nin * sizeof(int64_t));
+    free(ins);
+    for (int64_t e = 0; e < n; e++) sp->out[e] = f->leaves[i][e];
+    if (kind == S_KERNEL) {
+        sp->fn = b->kernels[in->id];
+        sp->info = b->infos[in->id];
+    } else if (kind == S_CALL) {
+        sp->call = &b->calls[in->id];
+    } else if (kind == S_DUS) {
+        sp->elem = elem;
+        merge(b->p->values, sp->out[0], sp->in[0]);
+        b->p->stats.in_place++;
+        set_what(b, in, 1);
+    } else {
+        b->p->has_handlers = true;
+        b->p->stats.handler_steps++;
+        set_what(b, in, 2);
+    }
+    for (int64_t k = 0; k < sp->in_count; k++)
+        if (!note(b, sp->in[k], false)) return OOM();
+    for (int64_t e = 0; e < n; e++)
+        if (!note(b, sp->out[e], true)) return OOM();
+    b->pos++;
+    return NULL;
+}
+
+/* Builds the sequence of |comp| into |q| with its parameters' leaves given; returns the
+ * root's leaves (*out_root, malloc'd) and, when |out_frame| is not NULL, the frame (whose
+ * last reads the caller needs; frame_free it). */
+static cxla_status build_seq(bld *b, const cxla_computation *comp, int64_t *const *param_leaves,
+                             const bool *param_owned, seq *q, int64_t seq_id, int64_t **out_root,
+                             int64_t *out_root_count, frame *out_frame) {
+    if (++b->depth > MAX_DEPTH) {
+        b->depth--;
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "computation %s: calls nest deeper than %d",
+                          comp->name, MAX_DEPTH);
+    }
+    frame f = {.comp = comp, .id = seq_id, .n = comp->instr_count};
+    cxla_status s = cxla_computation_post_order_in(comp, b->m->arena, &f.order);
+    if (!s) {
+        f.pos_of = malloc((size_t)(b->id_count ? b->id_count : 1) * sizeof(int64_t));
+        f.leaves = calloc((size_t)(f.n ? f.n : 1), sizeof(int64_t *));
+        f.last = calloc((size_t)(f.n ? f.n : 1), sizeof(int64_t *));
+        f.nleaves = calloc((size_t)(f.n ? f.n : 1), sizeof(int64_t));
+        if (!f.pos_of || !f.leaves || !f.last || !f.nleaves) s = OOM();
+    }
+    for (int64_t k = 0; k < b->id_count && !s; k++) f.pos_of[k] = -1;
+    for (int64_t i = 0; i < f.n && !s; i++) {
+        if (f.order[i]->id < 0 || f.order[i]->id >= b->id_count)
+            s = cxla_error(CXLA_STATUS_INTERNAL, "%s: bad instruction id", f.order[i]->name);
+        else
+            f.pos_of[f.order[i]->id] = i;
+    }
+    if (!s) s = compute_last_reads(&f);
+    for (int64_t i = 0; i < f.n && !s; i++) {
+        f.leaves[i] = calloc((size_t)(f.nleaves[i] ? f.nleaves[i] : 1), sizeof(int64_t));
+        if (!f.leaves[i]) s = OOM();
+    }
+    /* Parameters: the caller's values; those it hands over become this sequence's. */
+    for (int64_t i = 0; i < f.n && !s; i++) {
+        const cxla_instr *in = f.order[i];
+        if (in->opcode != CXLA_OP_PARAMETER) continue;
+        int64_t pn = in->parameter_number;
+        if (pn < 0 || pn >= comp->param_count) {
+            s = exec_error(in, CXLA_STATUS_INTERNAL, "bad parameter number");
+            break;
+        }
+        for (int64_t e = 0; e < f.nleaves[i]; e++) {
+            int64_t v = param_leaves[pn][e];
+            f.leaves[i][e] = v;
+            if (param_owned && param_owned[pn]) {
+                value *x = &b->p->values[v];
+                x->owner = seq_id;
+                x->def_seq = seq_id;
+                x->def_pos = i;
+                x->def_leaf = e;
+            }
+        }
+    }
+    for (int64_t i = 0; i < f.n && !s; i++) s = build_instr(b, &f, q, i);
+    if (!s) {
+        int64_t r = f.pos_of[comp->root->id];
+        *out_root_count = f.nleaves[r];
+        *out_root = malloc((size_t)(f.nleaves[r] ? f.nleaves[r] : 1) * sizeof(int64_t));
+        if (!*out_root)
+            s = OOM();
+        else
+            memcpy(*out_root, f.leaves[r], (size_t)f.nleaves[r] * sizeof(int64_t));
+    }
+    b->depth--;
+    if (!s && out_frame) {
+        *out_frame = f;
+        return NULL;
+    }
+    frame_free(&f);
+    return s;
+}
+
+/* Results of a called sequence (|root|, |n| leaves) that |f| may read as its own: the
+ * callee's values get the caller as owner; those it passes through from elsewhere (its
+ * parameters, constants) are copied, so that no value is reachable two ways. */
+static cxla_status adopt_results(bld *b, frame *f, seq *q, int64_t i, int64_t callee_id,
+                                 const int64_t *root, int64_t n) {
+    CXLA_RETURN_IF_ERROR(fresh_leaves(b, f, i));
+    int64_t *src = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *dst = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!src || !dst) {
+        free(src);
+        free(dst);
+        return OOM();
+    }
+    int64_t c = 0;
+    for (int64_t e = 0; e < n; e++) {
+        int64_t v = f->leaves[i][e];
+        const value *r = &b->p->values[root[e]];
+        bool unique = true;
+        for (int64_t k = 0; k < e; k++)
+            if (find(b->p->values, root[k]) == find(b->p->values, root[e])) unique = false;
+        if (unique && r->owner == callee_id && r->from_step &&
+            b->p->values[find(b->p->values, root[e])].kind == V_ARENA) {
+            merge(b->p->values, v, root[e]);
+        } else if (b->p->values[v].kind != V_TOKEN) {
+            src[c] = root[e];
+            dst[c++] = v;
+        }
+    }
+    cxla_status s = add_copies(b, q, f->order[i], f->comp, src, dst, c);
+    free(src);
+    free(dst);
+    return s;
+}
+
+static cxla_status build_call(bld *b, frame *f, seq *q, int64_t i) {
+    const cxla_instr *in = f->order[i];
+    cxla_computation *callee = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
+    if (!callee) callee = cxla_instr_called(in, CXLA_ATTR_CALLS);
+    if (callee->param_count > in->operand_count)
+        return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "%s takes %" PRId64 " arguments",
+                          callee->name, callee->param_count);
+    int64_t **params =
+        calloc((size_t)(callee->param_count ? callee->param_count : 1), sizeof(int64_t *));
+    if (!params) return OOM();
+    for (int64_t k = 0; k < callee->param_count; k++)
+        params[k] = f->leaves[f->pos_of[in->operands[k]->id]];
+    step *sp = add_step(b, q, S_SEQ, in, f->comp, 0, 0);
+    seq *sub = sp ? calloc(1, sizeof(seq)) : NULL;
+    if (!sub) {
+        free(params);
+        return OOM();
+    }
+    sp->sub = sub;
+    sp->sub_count = 1;
+    b->pos++;
+    int64_t id = b->next_seq++, *root = NULL, rn = 0;
+    cxla_status s = build_seq(b, callee, params, NULL, sub, id, &root, &rn, NULL);
+    free(params);
+    b->pos++;
+    if (!s) s = adopt_results(b, f, q, i, id, root, rn);
+    free(root);
+    return s;
+}
+
+static cxla_status build_conditional(bld *b, frame *f, seq *q, int64_t i) {
+    const cxla_instr *in = f->order[i];
+    int64_t nb = 0;
+    cxla_computation *two[2];
+    cxla_computation *const *branches = NULL;
+    const cxla_attr *a = cxla_instr_attr(in, CXLA_ATTR_BRANCH_COMPUTATIONS);
+    if (a) {
+        nb = a->v.comps.count;
+        branches = a->v.comps.items;
+    } else {
+        two[0] = cxla_instr_called(in, CXLA_ATTR_TRUE_COMPUTATION);
+        two[1] = cxla_instr_called(in, CXLA_ATTR_FALSE_COMPUTATION);
+        if (!two[0] || !two[1])
+            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "missing branch");
+        nb = 2;
+        branches = two;
+    }
+    if (nb < 1 || in->operand_count < nb + 1)
+        return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "needs a branch and its operand");
+    /* The result buffers, which every branch writes. */
+    CXLA_RETURN_IF_ERROR(fresh_leaves(b, f, i));
+    int64_t n = f->nleaves[i];
+    int64_t index = f->leaves[f->pos_of[in->operands[0]->id]][0];
+    step *sp = add_step(b, q, S_COND, in, f->comp, 1, n);
+    if (!sp) return OOM();
+    sp->in[0] = index;
+    memcpy(sp->out, f->leaves[i], (size_t)n * sizeof(int64_t));
+    sp->sub = calloc((size_t)nb, sizeof(seq));
+    if (!sp->sub) return OOM();
+    sp->sub_count = nb;
+    if (!note(b, index, false)) return OOM();
+    b->pos++;
+    int64_t *src = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *dst = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    cxla_status s = src && dst ? NULL : OOM();
+    for (int64_t k = 0; k < nb && !s; k++) {
+        int64_t *params[1] = {f->leaves[f->pos_of[in->operands[k + 1]->id]]};
+        int64_t id = b->next_seq++, *root = NULL, rn = 0;
+        /* sp may move when the branch adds steps to other sequences: never to q, though. */
+        seq *bq = &q->steps[q->count - 1].sub[k];
+        if (branches[k]->param_count != 1) {
+            s = exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "branch %s takes one parameter",
+                           branches[k]->name);
+            break;
+        }
+        s = build_seq(b, branches[k], params, NULL, bq, id, &root, &rn, NULL);
+        if (!s && rn != n) s = exec_error(in, CXLA_STATUS_INTERNAL, "branch result leaves");
+        int64_t c = 0;
+        for (int64_t e = 0; e < n && !s; e++) {
+            int64_t out = f->leaves[i][e];
+            const value *r = &b->p->values[root[e]];
+            bool unique = true;
+            for (int64_t j = 0; j < e; j++)
+                if (find(b->p->values, root[j]) == find(b->p->values, root[e])) unique = false;
+            int64_t rc = find(b->p->values, root[e]);
+            if (unique && r->owner == id && r->from_step && b->p->values[rc].members == 1 &&
+                b->p->values[rc].kind == V_ARENA) {
+                merge(b->p->values, root[e], out); /* the branch writes the result itself */
+            } else if (b->p->values[out].kind != V_TOKEN) {
+                src[c] = root[e];
+                dst[c++] = out;
+            }
+        }
+        if (!s) s = add_copies(b, bq, in, branches[k], src, dst, c);
+        free(root);
+    }
+    free(src);
+    free(dst);
+    b->pos++;
+    return s;
+}
+
+static cxla_status build_while(bld *b, frame *f, seq *q, int64_t i) {
+    const cxla_instr *in = f->order[i];
+    cxla_computation *cond = cxla_instr_called(in, CXLA_ATTR_CONDITION);
+    cxla_computation *body = cxla_instr_called(in, CXLA_ATTR_BODY);
+    if (!cond || !body || in->operand_count != 1 || cond->param_count != 1 ||
+        body->param_count != 1)
+        return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "needs condition and body");
+    int64_t n = f->nleaves[i];
+    const int64_t *init = f->leaves[f->pos_of[in->operands[0]->id]];
+    int64_t body_id = b->next_seq++, cond_id = b->next_seq++;
+    /* The state: the initial values where they die here, else new buffers and a copy. */
+    int64_t *w = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *src = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *dst = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *tmp = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *wm = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    cxla_status s = w && src && dst && tmp && wm ? NULL : OOM();
+    const cxla_shape *small[16];
+    const cxla_shape **shapes = n <= 16 ? small : malloc((size_t)n * sizeof(*shapes));
+    if (!shapes) s = OOM();
+    int64_t c = 0, sc = 0;
+    if (!s) leaf_shapes(&in->shape, shapes, &sc);
+    for (int64_t e = 0; e < n && !s; e++) {
+        w[e] = new_value(b, shapes[e], V_ARENA, body_id);
+        if (w[e] < 0) {
+            s = OOM();
+            break;
+        }
+        if (b->p->values[w[e]].kind == V_TOKEN) continue;
+        bool unique = true;
+        for (int64_t k = 0; k < e; k++)
+            if (find(b->p->values, init[k]) == find(b->p->values, init[e])) unique = false;
+        if (unique && dies_at(b, f, init[e], i)) {
+            merge(b->p->values, w[e], init[e]);
+            b->p->stats.in_place++;
+        } else {
+            src[c] = init[e];
+            dst[c++] = w[e];
+        }
+    }
+    if (shapes != small) free(shapes);
+    if (!s) s = add_copies(b, q, in, f->comp, src, dst, c);
+    step *sp = s ? NULL : add_step(b, q, S_WHILE, in, f->comp, 0, 0);
+    if (!s && !sp) s = OOM();
+    if (!s) {
+        sp->sub = calloc(2, sizeof(seq));
+        if (!sp->sub)
+            s = OOM();
+        else
+            sp->sub_count = 2;
+    }
+    int64_t a = b->pos++;
+    int64_t *root = NULL, rn = 0, *croot = NULL, cn = 0;
+    frame bf = {0};
+    bool have_frame = false;
+    if (!s) {
+        int64_t *params[1] = {w};
+        s = build_seq(b, cond, params, NULL, &q->steps[q->count - 1].sub[0], cond_id, &croot, &cn,
+                      NULL);
+        if (!s && (cn != 1 || b->p->values[croot[0]].shape->type != CXLA_PRED))
+            s = exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
+                           "the condition must give a pred[] scalar");
+        if (!s) {
+            q->steps[q->count - 1].pred = croot[0];
+            if (!note(b, croot[0], false)) s = OOM();
+            b->pos++;
+        }
+    }
+    /* How many values share each state buffer before the body: the body may write a
+     * result into it only when no in-place update there made another value of it. */
+    for (int64_t e = 0; e < n && !s; e++) wm[e] = b->p->values[find(b->p->values, w[e])].members;
+    if (!s) {
+        int64_t *params[1] = {w};
+        bool owned[1] = {true};
+        s = build_seq(b, body, params, owned, &q->steps[q->count - 1].sub[1], body_id, &root, &rn,
+                      &bf);
+        have_frame = !s;
+        if (!s && rn != n) s = exec_error(in, CXLA_STATUS_INTERNAL, "body result leaves");
+    }
+    /* The next state: results the body computed after its parameter's leaf was last read
+     * are written in the state's buffer itself; the others are copied there, through
+     * temporaries when they are other leaves of the state (a swap). */
+    int64_t t = 0;
+    c = 0;
+    int64_t param_pos = -1;
+    for (int64_t k = 0; have_frame && k < bf.n; k++)
+        if (bf.order[k]->opcode == CXLA_OP_PARAMETER) param_pos = k;
+    for (int64_t e = 0; e < n && !s; e++) {
+        int64_t rc = find(b->p->values, root[e]), wc = find(b->p->values, w[e]);
+        if (rc == wc || b->p->values[wc].kind == V_TOKEN) continue;
+        const value *r = &b->p->values[root[e]];
+        bool unique = true;
+        for (int64_t k = 0; k < n; k++)
+            if (k != e && find(b->p->values, root[k]) == rc) unique = false;
+        bool is_state = false;
+        for (int64_t k = 0; k < n; k++)
+            if (find(b->p->values, w[k]) == rc) is_state = true;
+        int64_t param_last = param_pos >= 0 ? bf.last[param_pos][e] : NEVER_READ;
+        if (unique && r->owner == body_id && r->from_step && r->def_seq == body_id &&
+            b->p->values[rc].members == 1 && b->p->values[rc].kind == V_ARENA &&
+            b->p->values[wc].members == wm[e] && param_last < r->def_pos) {
+            merge(b->p->values, root[e], w[e]);
+            b->p->stats.in_place++;
+        } else if (is_state) {
+            int64_t tv = new_value(b, b->p->values[w[e]].shape, V_ARENA, body_id);
+            if (tv < 0) {
+                s = OOM();
+                break;
+            }
+            tmp[t] = tv;
+            src[t] = root[e];
+            t++;
+        }
+    }
+    seq *body_q = s ? NULL : &q->steps[q->count - 1].sub[1];
+    if (!s && t > 0) s = add_copies(b, body_q, in, body, src, tmp, t);
+    /* src was the temporaries' sources; now the final copies. */
+    int64_t ti = 0;
+    for (int64_t e = 0; e < n && !s; e++) {
+        int64_t rc = find(b->p->values, root[e]), wc = find(b->p->values, w[e]);
+        if (rc == wc || b->p->values[wc].kind == V_TOKEN) continue;
+        bool is_state = false;
+        for (int64_t k = 0; k < n; k++)
+            if (find(b->p->values, w[k]) == rc) is_state = true;
+        src[c] = is_state ? tmp[ti++] : root[e];
+        dst[c++] = w[e];
+    }
+    if (!s) s = add_copies(b, body_q, in, body, src, dst, c);
+    if (have_frame) frame_free(&bf);
+    free(root);
+    free(croot);
+    /* The loop's end: the state is read again by the next iteration. */
+    for (int64_t e = 0; e < n && !s; e++)
+        if (!note(b, w[e], false)) s = OOM();
+    int64_t end = b->pos++;
+    if (!s) {
+        if (b->ln == b->lcap) {
+            int64_t cap = b->lcap ? 2 * b->lcap : 16;
+            range *nl = realloc(b->loops, (size_t)cap * sizeof(*nl));
+            if (!nl)
+                s = OOM();
+            else {
+                b->loops = nl;
+                b->lcap = cap;
+            }
+        }
+        if (!s) b->loops[b->ln++] = (range){a, end};
+    }
+    /* The loop's results: the state, now the caller's. */
+    for (int64_t e = 0; e < n && !s; e++) {
+        int64_t v = new_value(b, b->p->values[w[e]].shape, V_ARENA, f->id);
+        if (v < 0) {
+            s = OOM();
+            break;
+        }
+        value *x = &b->p->values[v];
+        x->def_seq = f->id;
+        x->def_pos = i;
+        x->def_leaf = e;
+        x->from_step = true;
+        merge(b->p->values, v, w[e]);
+        f->leaves[i][e] = v;
+    }
+    free(w);
+    free(src);
+    free(dst);
+    free(tmp);
+    free(wm);
+    return s;
+}
+
+/* ---- finishing the plan --------------------------------------------------------------------- */
+
+static void resolve_seq(value *v, seq *q) {
+    for (int64_t i = 0; i < q->count; i++) {
+        step *sp = &q->steps[i];
+        for (int64_t k = 0; k < sp->in_count; k++) sp->in[k] = find(v, sp->in[k]);
+        for (int64_t k = 0; k < sp->out_count; k++) sp->out[k] = find(v, sp->out[k]);
+        if (sp->kind == S_WHILE) sp->pred = find(v, sp->pred);
+        for (int64_t k = 0; k < sp->sub_count; k++) resolve_seq(v, &sp->sub[k]);
+    }
+}
+
+/* Lifetimes of the arena classes over the global order, then their offsets. */
+static cxla_status place(bld *b) {
+    cpu_plan *p = b->p;
+    int64_t n = p->value_count;
+    int64_t *first = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *last = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *which = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    cpu_arena_buffer *bufs = calloc((size_t)(n ? n : 1), sizeof(*bufs));
+    cxla_status s = first && last && which && bufs ? NULL : OOM();
+    for (int64_t c = 0; c < n && !s; c++) first[c] = last[c] = -1;
+    for (int64_t e = 0; e < b->en && !s; e++) {
+        int64_t c = find(p->values, b->ev[e].v);
+        if (first[c] < 0 || b->ev[e].pos < first[c]) first[c] = b->ev[e].pos;
+    }
+    for (int64_t e = 0; e < b->en && !s; e++) {
+        int64_t c = find(p->values, b->ev[e].v), u = b->ev[e].pos;
+        /* A read inside a loop that the buffer was written before: until the loop ends. */
+        for (int64_t l = 0; l < b->ln; l++) {
+            const range *r = &b->loops[l];
+            if (r->a <= u && u <= r->b && !(r->a <= first[c] && first[c] <= r->b) && r->b > u)
+                u = r->b;
+        }
+        if (u > last[c]) last[c] = u;
+    }
+    int64_t count = 0;
+    for (int64_t c = 0; c < n && !s; c++) {
+        const value *x = &p->values[c];
+        if (x->parent != c || x->kind != V_ARENA || x->result >= 0 || first[c] < 0) continue;
+        which[count] = c;
+        bufs[count++] = (cpu_arena_buffer){
+            .size = x->size, .first = first[c], .last = last[c] > first[c] ? last[c] : first[c]};
+    }
+    int64_t steps = b->pos > 0 ? b->pos : 1;
+    if (!s) s = cpu_arena_assign(bufs, count, steps, &p->arena_size);
+    for (int64_t k = 0; k < count && !s; k++) p->values[which[k]].offset = bufs[k].offset;
+    free(first);
+    free(last);
+    free(which);
+    free(bufs);
+    return s;
+}
+
+/* Whether the plan can run |comp| and what it calls in sequence: static shapes only. */
+static bool plannable(const cxla_computation *comp, int depth) {
+    if (depth > MAX_DEPTH) return false;
+    for (int64_t i = 0; i < comp->instr_count; i++) {
+        const cxla_instr *in = comp->instrs[i];
+        if (!static_shape(&in->shape)) return false;
+        if (in->opcode != CXLA_OP_WHILE && in->opcode != CXLA_OP_CONDITIONAL &&
+            in->opcode != CXLA_OP_CALL)
+            continue;
+        cxla_computation *called[64];
+        int64_t k = cxla_instr_called_computations(in, called, 64);
+        if (k > 64) return false;
+        for (int64_t j = 0; j < k; j++)
+            if (!plannable(called[j], depth + 1)) return false;
+    }
+    return true;
+}
+
+void cpu_plan_destroy(cpu_plan *p) {
+    if (!p) return;
+    seq_free(&p->entry);
+    free(p->values);
+    free(p->root);
+    free(p->arg_base);
+    for (int64_t c = 0; c < p->constant_count; c++) cxla_literal_free(p->constants[c]);
+    free(p->constants);
+    free(p->what);
+    free(atomic_load(&p->spare));
+    free(p);
+}
+
+cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
+                           const cpu_kernel_info *infos, const cpu_call *calls, int64_t id_count,
+                           cpu_pool *pool, cpu_plan **out) {
+    *out = NULL;
+    const cxla_computation *entry = m->entry;
+    if (!entry || !plannable(entry, 0)) return NULL; /* dynamic shapes: the driver */
+    for (int64_t i = 0; i < entry->param_count; i++)
+        if (!static_shape(&entry->params[i]->shape)) return NULL;
+    cpu_plan *p = calloc(1, sizeof(*p));
+    if (!p) return OOM();
+    p->module = m;
+    p->pool = pool;
+    p->id_count = id_count;
+    p->what = calloc((size_t)(id_count ? id_count : 1), 1);
+    p->arg_base = calloc((size_t)(entry->param_count ? entry->param_count : 1), sizeof(int64_t));
+    bld b = {.p = p,
+             .m = m,
+             .kernels = kernels,
+             .infos = infos,
+             .calls = calls,
+             .id_count = id_count,
+             .next_seq = 1};
+    cxla_status s = p->what && p->arg_base ? NULL : OOM();
+    int64_t **params =
+        calloc((size_t)(entry->param_count ? entry->param_count : 1), sizeof(int64_t *));
+    if (!params) s = OOM();
+    /* Entry parameters: read where the caller's arguments lie. */
+    for (int64_t i = 0; i < entry->param_count && !s; i++) {
+        const cxla_shape *ps = &entry->params[i]->shape;
+        int64_t n = leaf_count(ps), c = 0;
+        const cxla_shape **shapes = malloc((size_t)(n ? n : 1) * sizeof(*shapes));
+        params[i] = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+        if (!shapes || !params[i]) {
+            free(shapes);
+            s = OOM();
+            break;
+        }
+        leaf_shapes(ps, shapes, &c);
+        p->arg_base[i] = p->arg_leaf_count;
+        for (int64_t e = 0; e < n && !s; e++) {
+            int64_t v = new_value(&b, shapes[e], V_ARG, -1);
+            if (v < 0)
+                s = OOM();
+            else
+                p->values[v].arg = p->arg_leaf_count + e;
+            params[i][e] = v;
+        }
+        p->arg_leaf_count += n;
+        free(shapes);
+    }
+    int64_t *root = NULL, rn = 0;
+    if (!s) s = build_seq(&b, entry, params, NULL, &p->entry, 0, &root, &rn, NULL);
+    for (int64_t i = 0; params && i < entry->param_count; i++) free(params[i]);
+    free(params);
+    if (!s) {
+        p->root = root;
+        p->root_count = rn;
+        root = NULL;
+        for (int64_t k = 0; k < rn; k++) {
+            int64_t c = find(p->values, p->root[k]);
+            p->root[k] = c;
+            /* The first time the root names an arena buffer, it is the result itself. */
+            if (p->values[c].kind == V_ARENA && p->values[c].result < 0) p->values[c].result = k;
+        }
+        resolve_seq(p->values, &p->entry);
+        s = place(&b);
+    }
+    free(root);
+    free(b.ev);
+    free(b.loops);
+    if (s) {
+        cpu_plan_destroy(p);
+        return s;
+    }
+    p->stats.arena_size = p->arena_size;
+    *out = p;
+    return NULL;
+}
+
+void cpu_plan_get_stats(const cpu_plan *plan, cpu_plan_stats *out) {
+    *out = plan->stats;
+}
+
+const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr) {
+    if (!plan || instr->id < 0 || instr->id >= plan->id_count) return NULL;
+    switch (plan->what[instr->id]) {
+    case 1: return "step";
+    case 2: return "interpreter handler";
+    default: return NULL;
+    }
+}
+
+/* ---- running ----------------------------------------------------------------------------- */
+
+typedef struct run {
+    cpu_plan *p;
+    const exec_run_options *options;
+    exec_cancel *cancel;
+    void **ptr; /* by class: where its buffer lies in this run */
+    const void **ins;
+    void **outs;
+    interp_ctx ictx;
+    bool ictx_ready;
+    int64_t countdown; /* steps until the next exec_cancel_poll */
+} run;
+
+static cxla_status cancelled_at(run *r, const step *sp) {
+    char where[256];
+    snprintf(where, sizeof(where), "at %s (%s, computation %s, line %" PRId64 ")", sp->instr->name,
+             cxla_opcode_name(sp->instr->opcode), sp->comp ? sp->comp->name : "?", sp->instr->line);
+    return exec_cancel_error(r->cancel, where);
+}
+
+/* exec.h's contract: exec_cancelled between steps and at back-edges, the poll hook every
+ * POLL_EVERY of them. */
+static bool check_cancel(run *r) {
+    if (!r->cancel) return false;
+    if (--r->countdown <= 0) {
+        r->countdown = POLL_EVERY;
+        return exec_cancel_poll(r->cancel);
+    }
+    return exec_cancelled(r->cancel);
+}
+
+/* A literal over |shape| whose arrays borrow the run's buffers of leaves ids[*next ...]
+ * (never freed by it: free_view). */
+static cxla_status make_view(const cxla_shape *shape, void *const *ptr, const int64_t *ids,
+                             int64_t *next, cxla_literal **out) {
+    cxla_literal *v = calloc(1, sizeof(*v));
+    if (!v) return OOM();
+    cxla_status s = NULL;
+    if (shape->type == CXLA_TUPLE) {
+        int64_t n = shape->tuple_count;
+        cxla_literal **el = calloc((size_t)(n ? n : 1), sizeof(*el));
+        const cxla_shape **shapes = calloc((size_t)(n ? n : 1), sizeof(*shapes));
+        s = el && shapes ? NULL : OOM();
+        v->elements = el;
+        for (int64_t i = 0; i < n && !s; i++) {
+            s = make_view(&shape->elements[i], ptr, ids, next, &el[i]);
+            if (!s) {
+                v->tuple_count = i + 1;
+                shapes[i] = el[i]->shape;
+            }
+        }
+        if (!s) s = cxla_shape_create_tuple(n, shapes, &v->shape);
+        free(shapes);
+    } else {
+        int64_t m2m[CXLA_MAX_RANK];
+        cxla_layout layout = {.minor_to_major = m2m};
+        cxla_shape with = *shape;
+        if (cxla_type_is_array(shape->type)) {
+            for (int64_t i = 0; i < shape->rank; i++) m2m[i] = shape->rank - 1 - i;
+            with.layout = &layout;
+        }
+        s = cxla_shape_clone(&with, &v->shape);
+        if (!s && cxla_type_is_array(shape->type)) {
+            s = cxla_shape_byte_size(shape, &v->size);
+            if (!s) s = cxla_shape_element_count(shape, &v->count);
+            v->data = v->size ? ptr[ids[*next]] : NULL;
+        }
+        (*next)++;
+    }
+    *out = v;
+    return s;
+}
+
+static void free_view(cxla_literal *v) {
+    if (!v) return;
+    for (int64_t i = 0; i < v->tuple_count; i++) free_view(v->elements[i]);
+    free(v->elements);
+    cxla_shape_free(v->shape);
+    free(v);
+}
+
+/* Copies the arrays of |lit| (depth-first) into the buffers of leaves ids[*next ...]. */
+static cxla_status copy_out(run *r, const step *sp, const cxla_literal *lit, int64_t *next) {
+    if (lit->shape->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < lit->tuple_count; i++)
+            CXLA_RETURN_IF_ERROR(copy_out(r, sp, lit->elements[i], next));
+        return NULL;
+    }
+    if (*next >= sp->out_count)
+        return exec_error(sp->instr, CXLA_STATUS_INTERNAL, "the handler gave too many leaves");
+    const value *x = &r->p->values[sp->out[*next]];
+    void *dst = r->ptr[sp->out[(*next)++]];
+    if (!cxla_type_is_array(lit->shape->type)) return NULL;
+    if (lit->size != x->size || lit->dyn_sizes || !cxla_layout_is_default(lit->shape))
+        return exec_error(sp->instr, CXLA_STATUS_INTERNAL,
+                          "the handler's result does not have the compiled shape");
+    if (x->size) memcpy(dst, lit->data, x->size);
+    return NULL;
+}
+
+static cxla_status run_handler(run *r, const step *sp) {
+    const cxla_instr *in = sp->instr;
+    interp_op_fn fn = interp_handler(in->opcode);
+    if (!fn)
+        return exec_error(in, CXLA_STATUS_UNIMPLEMENTED, "operation %s is not supported",
+                          cxla_opcode_name(in->opcode));
+    if (!r->ictx_ready) {
+        CXLA_RETURN_IF_ERROR(interp_ctx_init(&r->ictx, r->p->module, r->options));
+        r->ictx_ready = true;
+    }
+    int64_t n = in->operand_count, next = 0;
+    cxla_literal **ops = calloc((size_t)(n ? n : 1), sizeof(*ops));
+    cxla_status s = ops ? NULL : OOM();
+    for (int64_t k = 0; k < n && !s; k++)
+        s = make_view(&in->operands[k]->shape, r->ptr, sp->in, &next, &ops[k]);
+    cxla_literal *result = NULL;
+    if (!s) s = fn(&r->ictx, in, (const cxla_literal *const *)ops, &result);
+    int64_t at = 0;
+    if (!s) s = copy_out(r, sp, result, &at);
+    cxla_literal_free(result);
+    for (int64_t k = 0; ops && k < n; k++) free_view(ops[k]);
+    free(ops);
+    return s;
+}
+
+/* dynamic-update-slice into operand 0's own buffer: only the update's elements move. */
+static void run_dus(run *r, const step *sp) {
+    const cxla_instr *in = sp->instr;
+    const cxla_shape *os = &in->shape, *us = &in->operands[1]->shape;
+    int64_t rank = os->rank;
+    char *dst = r->ptr[sp->out[0]];
+    const char *src = r->ptr[sp->in[1]];
+    int64_t start[CXLA_MAX_RANK], idx[CXLA_MAX_RANK], ostride[CXLA_MAX_RANK];
+    int64_t total = 1;
+    for (int64_t d = 0; d < rank; d++) {
+        const cxla_shape *is = &in->operands[2 + d]->shape;
+        int64_t v = cxla_load_s64(is->type, r->ptr[sp->in[2 + d]]);
+        if (is->type == CXLA_U64 && v < 0) v = INT64_MAX; /* huge: clamped below */
+        int64_t hi = os->dims[d] - us->dims[d];
+        start[d] = v < 0 ? 0 : v > hi ? hi : v;
+        idx[d] = 0;
+        total *= us->dims[d];
+    }
+    if (total == 0) return;
+    int64_t st = 1;
+    for (int64_t d = rank - 1; d >= 0; d--) {
+        ostride[d] = st;
+        st *= os->dims[d];
+    }
+    size_t row = (size_t)(rank ? us->dims[rank - 1] : 1) * sp->elem;
+    int64_t rows = rank ? total / us->dims[rank - 1] : 1;
+    for (int64_t k = 0; k < rows; k++) {
+        int64_t off = 0;
+        for (int64_t d = 0; d < rank; d++) off += (start[d] + idx[d]) * ostride[d];
+        memmove(dst + (size_t)off * sp->elem, src + (size_t)k * row, row);
+        for (int64_t d = rank - 2; d >= 0; d--) { /* the next row of the update */
+            if (++idx[d] < us->dims[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+static cxla_status run_seq(run *r, const seq *q);
+
+static cxla_status run_step(run *r, const step *sp) {
+    cpu_plan *p = r->p;
+    switch (sp->kind) {
+    case S_KERNEL:
+    case S_CALL:
+        for (int64_t k = 0; k < sp->in_count; k++) r->ins[k] = r->ptr[sp->in[k]];
+        for (int64_t k = 0; k < sp->out_count; k++) r->outs[k] = r->ptr[sp->out[k]];
+        if (sp->kind == S_CALL) return sp->call->fn(sp->call->state, r->outs, r->ins);
+        cpu_pool_run_kernel(p->pool, sp->fn, &sp->info, r->outs, r->ins);
+        return NULL;
+    case S_COPY:
+        for (int64_t k = 0; k < sp->in_count; k++) {
+            size_t size = p->values[sp->out[k]].size;
+            void *dst = r->ptr[sp->out[k]];
+            const void *src = r->ptr[sp->in[k]];
+            if (size && dst != src) memcpy(dst, src, size);
+        }
+        return NULL;
+    case S_DUS: run_dus(r, sp); return NULL;
+    case S_HANDLER: return run_handler(r, sp);
+    case S_SEQ: {
+        cxla_status s = run_seq(r, &sp->sub[0]);
+        return s ? cxla_status_annotate(s, "in %s", sp->instr->name) : NULL;
+    }
+    case S_COND: {
+        const cxla_shape *is = &p->values[sp->in[0]].shape[0];
+        const void *at = r->ptr[sp->in[0]];
+        int64_t n = sp->sub_count, index;
+        if (is->type == CXLA_PRED) {
+            index = *(const uint8_t *)at ? 0 : 1;
+        } else {
+            index = cxla_load_s64(is->type, at);
+            if (index < 0 || index >= n) index = n - 1; /* out of range: the last branch */
+        }
+        cxla_status s = run_seq(r, &sp->sub[index]);
+        return s ? cxla_status_annotate(s, "in branch %" PRId64 " of %s", index, sp->instr->name)
+                 : NULL;
+    }
+    case S_WHILE:
+        for (;;) {
+            cxla_status s = run_seq(r, &sp->sub[0]);
+            if (s) return cxla_status_annotate(s, "in the condition of %s", sp->instr->name);
+            if (!*(const uint8_t *)r->ptr[sp->pred]) return NULL;
+            s = run_seq(r, &sp->sub[1]);
+            if (s) return cxla_status_annotate(s, "in the body of %s", sp->instr->name);
+            if (check_cancel(r)) return cancelled_at(r, sp); /* the back-edge */
+        }
+    }
+    return NULL;
+}
+
+static cxla_status run_seq(run *r, const seq *q) {
+    for (int64_t i = 0; i < q->count; i++) {
+        const step *sp = &q->steps[i];
+        if (check_cancel(r)) return cancelled_at(r, sp);
+        CXLA_RETURN_IF_ERROR(run_step(r, sp));
+    }
+    return NULL;
+}
+
+/* The array leaves of |lit| depth-first into ptrs[*n ...] (tokens take a slot). */
+static void flatten(const cxla_literal *lit, void **ptrs, int64_t *n, int64_t cap) {
+    if (lit->shape->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < lit->tuple_count; i++) flatten(lit->elements[i], ptrs, n, cap);
+        return;
+    }
+    if (*n < cap) ptrs[*n] = lit->data;
+    (*n)++;
+}
+
+static bool needs_relayout(const cxla_literal *lit) {
+    if (lit->shape->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < lit->tuple_count; i++)
+            if (needs_relayout(lit->elements[i])) return true;
+        return false;
+    }
+    return cxla_type_is_array(lit->shape->type) &&
+           (!cxla_layout_is_default(lit->shape) || lit->dyn_sizes);
+}
+
+cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
+                         const cxla_literal *const *args, int64_t arg_count,
+                         cxla_literal **out_result) {
+    const cxla_computation *entry = p->module->entry;
+    run r = {.p = p, .options = options, .cancel = options ? options->cancel : NULL};
+    r.countdown = 1; /* the first check polls */
+    cxla_status s = NULL;
+    cxla_literal **owned = calloc((size_t)(arg_count ? arg_count : 1), sizeof(*owned));
+    void **argp = calloc((size_t)(p->arg_leaf_count ? p->arg_leaf_count : 1), sizeof(void *));
+    void **resp = calloc((size_t)(p->root_count ? p->root_count : 1), sizeof(void *));
+    r.ptr = calloc((size_t)(p->value_count ? p->value_count : 1), sizeof(void *));
+    r.ins = calloc((size_t)(p->max_operands ? p->max_operands : 1), sizeof(void *));
+    r.outs = calloc((size_t)(p->max_operands ? p->max_operands : 1), sizeof(void *));
+    if (!owned || !argp || !resp || !r.ptr || !r.ins || !r.outs) s = OOM();
+    if (!s && arg_count != entry->param_count)
+        s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                       "the entry computation '%s' takes %" PRId64 " arguments, got %" PRId64,
+                       entry->name, entry->param_count, arg_count);
+    /* Arguments: checked as the interpreter checks them, relaid when not row-major. */
+    for (int64_t i = 0; i < arg_count && !s; i++) {
+        const cxla_shape *want = &entry->params[i]->shape;
+        const cxla_shape *got = cxla_literal_shape(args[i]);
+        if (!cxla_shape_compatible(want, got)) {
+            char *w = cxla_shape_to_string(want, CXLA_SHAPE_PRINT_NO_LAYOUT);
+            char *g = cxla_shape_to_string(got, CXLA_SHAPE_PRINT_NO_LAYOUT);
+            s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                           "argument %" PRId64 " has shape %s but parameter %" PRId64
+                           " of '%s' is %s",
+                           i, g ? g : "?", i, entry->name, w ? w : "?");
+            free(w);
+            free(g);
+            break;
+        }
+        const cxla_literal *use = args[i];
+        if (needs_relayout(args[i])) {
+            s = interp_default_layout(args[i], &owned[i]);
+            use = owned[i];
+        }
+        int64_t n = p->arg_base[i];
+        if (!s) flatten(use, argp, &n, p->arg_leaf_count);
+    }
+    cxla_literal *result = NULL;
+    if (!s) s = interp_zeros(&entry->root->shape, &result);
+    int64_t rn = 0;
+    if (!s) flatten(result, resp, &rn, p->root_count);
+    char *arena = NULL;
+    if (!s && p->arena_size > 0) {
+        arena = atomic_exchange(&p->spare, NULL);
+        if (!arena) arena = aligned_alloc(ALIGN, (p->arena_size + ALIGN - 1) / ALIGN * ALIGN);
+        if (!arena) s = OOM();
+    }
+    for (int64_t c = 0; c < p->value_count && !s; c++) {
+        const value *x = &p->values[c];
+        if (x->parent != c) continue;
+        switch (x->kind) {
+        case V_ARG: r.ptr[c] = argp[x->arg]; break;
+        case V_CONST: r.ptr[c] = (void *)x->data; break;
+        case V_ARENA: r.ptr[c] = x->result >= 0 ? resp[x->result] : arena + x->offset; break;
+        case V_TOKEN: r.ptr[c] = NULL; break;
+        }
+    }
+    if (!s) s = run_seq(&r, &p->entry);
+    /* Result leaves no step wrote in place: parameters, constants, repeats. */
+    for (int64_t k = 0; k < p->root_count && !s; k++) {
+        const value *x = &p->values[p->root[k]];
+        if ((x->kind == V_ARENA && x->result == k) || x->kind == V_TOKEN) continue;
+        if (x->size) memcpy(resp[k], r.ptr[p->root[k]], x->size);
+    }
+    if (r.ictx_ready) interp_ctx_deinit(&r.ictx);
+    if (arena) {
+        void *expected = NULL;
+        if (!atomic_compare_exchange_strong(&p->spare, &expected, arena)) free(arena);
+    }
+    /* The entry's result layout, when it is not row-major. */
+    const cxla_shape *rs = p->module->has_entry_layout ? &p->module->entry_result_shape : NULL;
+    if (!s && rs && (rs->type == CXLA_TUPLE || !cxla_layout_is_default(rs))) {
+        cxla_literal *relaid = NULL;
+        s = interp_relayout(result, rs, &relaid);
+        cxla_literal_free(result);
+        result = relaid;
+    }
+    if (!s) {
+        *out_result = result;
+        result = NULL;
+    }
+    cxla_literal_free(result);
+    for (int64_t i = 0; owned && i < arg_count; i++) cxla_literal_free(owned[i]);
+    free(owned);
+    free(argp);
+    free(resp);
+    free(r.ptr);
+    free(r.ins);
+    free(r.outs);
+    return s;
+}

@@ -1,0 +1,332 @@
+/* The cpu backend's step sequences (src/cpu/cpu_steps.c): control flow runs as nested
+ * steps over one arena, bit-exact against the interpreter; a dynamic-update-slice in a
+ * while loop updates the state in place (no copy step, an arena smaller than the state);
+ * swapped loop state is copied through temporaries; a value read after an update is not
+ * clobbered; input_output_alias without donation leaves the caller's argument alone; a
+ * while loop that never ends is cancelled at its back-edge; and each instruction reports
+ * how it runs. */
+#include <stdlib.h>
+
+#include "cpu/cpu.h"
+#include "cpu/cpu_internal.h"
+#include "harness.h"
+#include "hlo/hlo.h"
+#include "interp/interp.h"
+#include "literal/literal_internal.h"
+
+static cxla_module *parse(const char *text) {
+    cxla_module *m = NULL;
+    cxla_status s = cxla_hlo_parse(text, strlen(text), "steps_test", &m);
+    if (!s) s = cxla_verify_module(m);
+    if (s) {
+        test_fail(__FILE__, __LINE__, "module rejected: %s", cxla_status_message(s));
+        cxla_status_free(s);
+        cxla_module_destroy(m);
+        return NULL;
+    }
+    return m;
+}
+
+static cxla_literal *lit(const char *text, const cxla_shape *shape) {
+    cxla_literal *l = NULL;
+    cxla_status s = cxla_literal_parse(text, strlen(text), shape, &l);
+    if (s) {
+        test_fail(__FILE__, __LINE__, "literal: %s", cxla_status_message(s));
+        cxla_status_free(s);
+    }
+    return l;
+}
+
+/* Compiles |text|, runs it on the cpu backend and the interpreter with |inputs| (literal
+ * texts, one per parameter) and checks that the results are equal bit for bit. Returns
+ * the compiled form (cpu_backend.destroy it) and its module in *out_m. */
+static void *run_both(const char *text, const char *const *inputs, cxla_module **out_m) {
+    cxla_module *m = parse(text);
+    *out_m = m;
+    if (!m) return NULL;
+    cxla_literal *args[4] = {0};
+    int64_t n = m->entry->param_count;
+    for (int64_t p = 0; p < n && p < 4; p++) args[p] = lit(inputs[p], &m->entry->params[p]->shape);
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    cxla_status s = cpu_backend.compile(m, &co, &compiled);
+    CHECK_MSG(!s, "compile: %s", s ? cxla_status_message(s) : "");
+    cxla_status_free(s);
+    cxla_literal *want = NULL, *got = NULL;
+    s = interp_run_module(m, NULL, (const cxla_literal *const *)args, n, &want);
+    CHECK_MSG(!s, "interpreter: %s", s ? cxla_status_message(s) : "");
+    cxla_status_free(s);
+    if (compiled) {
+        exec_run_options ro = {0};
+        s = cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)args, n, &got);
+        CHECK_MSG(!s, "cpu: %s", s ? cxla_status_message(s) : "");
+        cxla_status_free(s);
+    }
+    if (want && got) CHECK_MSG(cxla_literal_equal(want, got), "cpu and interpreter differ");
+    cxla_literal_free(want);
+    cxla_literal_free(got);
+    for (int64_t p = 0; p < n && p < 4; p++) cxla_literal_free(args[p]);
+    return compiled;
+}
+
+/* A loop writes row i of a 512x256 f32 state (512 KiB) with a dynamic-update-slice. The
+ * state is updated in place: no copy step, and the arena does not hold a second state
+ * (the state itself is the result literal's storage). */
+static void test_while_dus_in_place(void) {
+    static const char *text = "HloModule dus_loop\n"
+                              "cond {\n"
+                              "  p = (s32[], f32[512,256]) parameter(0)\n"
+                              "  i = s32[] get-tuple-element(p), index=0\n"
+                              "  n = s32[] constant(512)\n"
+                              "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+                              "}\n"
+                              "body {\n"
+                              "  p = (s32[], f32[512,256]) parameter(0)\n"
+                              "  i = s32[] get-tuple-element(p), index=0\n"
+                              "  buf = f32[512,256] get-tuple-element(p), index=1\n"
+                              "  x = f32[] convert(i)\n"
+                              "  row = f32[1,256] broadcast(x), dimensions={}\n"
+                              "  z = s32[] constant(0)\n"
+                              "  upd = f32[512,256] dynamic-update-slice(buf, row, i, z)\n"
+                              "  one = s32[] constant(1)\n"
+                              "  next = s32[] add(i, one)\n"
+                              "  ROOT t = (s32[], f32[512,256]) tuple(next, upd)\n"
+                              "}\n"
+                              "ENTRY main {\n"
+                              "  s = f32[] parameter(0)\n"
+                              "  init = f32[512,256] broadcast(s), dimensions={}\n"
+                              "  zero = s32[] constant(0)\n"
+                              "  t0 = (s32[], f32[512,256]) tuple(zero, init)\n"
+                              "  w = (s32[], f32[512,256]) while(t0), condition=cond, body=body\n"
+                              "  ROOT r = f32[512,256] get-tuple-element(w), index=1\n"
+                              "}\n";
+    static const char *const inputs[] = {"-1.5"};
+    cxla_module *m = NULL;
+    void *compiled = run_both(text, inputs, &m);
+    const cpu_plan *plan = compiled ? cpu_compiled_plan(compiled) : NULL;
+    CHECK(plan != NULL);
+    if (plan) {
+        cpu_plan_stats st;
+        cpu_plan_get_stats(plan, &st);
+        /* Only the counter is copied (its initial value is a constant, and its next value
+         * is computed while the old one is still read): 4 bytes each way. */
+        CHECK_MSG(st.copy_bytes <= 8, "copy steps move %zu bytes", st.copy_bytes);
+        CHECK_EQ_I64(st.handler_steps, 0);
+        CHECK(st.in_place >= 2); /* the state takes the init's buffer; the update the state's */
+        CHECK_MSG(st.arena_size < 512 * 256 * 4, "arena of %zu bytes", st.arena_size);
+        const char *what = cpu_compiled_call_what(compiled, "upd");
+        CHECK(what && strcmp(what, "step") == 0);
+        what = cpu_compiled_call_what(compiled, "w");
+        CHECK(what && strcmp(what, "step") == 0);
+        what = cpu_compiled_call_what(compiled, "lt");
+        CHECK(what && strcmp(what, "kernel") == 0);
+    }
+    if (compiled) cpu_backend.destroy(compiled);
+    cxla_module_destroy(m);
+}
+
+/* The body swaps two state leaves and reads the old state after updating it: the swap
+ * goes through temporaries and the read sees the value before the update. */
+static void test_while_swap_and_read_after_update(void) {
+    static const char *text =
+        "HloModule swap_loop\n"
+        "cond {\n"
+        "  p = (s32[], f32[4], f32[4], f32[4]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  n = s32[] constant(5)\n"
+        "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+        "}\n"
+        "body {\n"
+        "  p = (s32[], f32[4], f32[4], f32[4]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  a = f32[4] get-tuple-element(p), index=1\n"
+        "  b = f32[4] get-tuple-element(p), index=2\n"
+        "  c = f32[4] get-tuple-element(p), index=3\n"
+        "  xf = f32[] convert(i)\n"
+        "  x = f32[1] reshape(xf)\n"
+        "  u = f32[4] dynamic-update-slice(c, x, i)\n"
+        "  s = f32[4] add(c, u)\n"
+        "  one = s32[] constant(1)\n"
+        "  next = s32[] add(i, one)\n"
+        "  ROOT t = (s32[], f32[4], f32[4], f32[4]) tuple(next, b, a, s)\n"
+        "}\n"
+        "ENTRY main {\n"
+        "  a = f32[4] parameter(0)\n"
+        "  b = f32[4] parameter(1)\n"
+        "  zero = s32[] constant(0)\n"
+        "  c = f32[4] constant({10, 20, 30, 40})\n"
+        "  t0 = (s32[], f32[4], f32[4], f32[4]) tuple(zero, a, b, c)\n"
+        "  w = (s32[], f32[4], f32[4], f32[4]) while(t0), condition=cond, body=body\n"
+        "  w1 = f32[4] get-tuple-element(w), index=1\n"
+        "  w2 = f32[4] get-tuple-element(w), index=2\n"
+        "  w3 = f32[4] get-tuple-element(w), index=3\n"
+        "  ab = (f32[4], f32[4]) tuple(w1, w2)\n"
+        "  ROOT r = ((f32[4], f32[4]), f32[4], f32[4]) tuple(ab, w3, w1)\n"
+        "}\n";
+    static const char *const inputs[] = {"{1, 2, 3, 4}", "{5, 6, 7, 8}"};
+    cxla_module *m = NULL;
+    void *compiled = run_both(text, inputs, &m);
+    CHECK(compiled && cpu_compiled_plan(compiled) != NULL);
+    if (compiled) cpu_backend.destroy(compiled);
+    cxla_module_destroy(m);
+}
+
+/* A conditional inside a called computation inside a loop, with nested tuples: steps
+ * all the way down, no handler. */
+static void test_nested_control_flow(void) {
+    static const char *text =
+        "HloModule nested\n"
+        "neg {\n"
+        "  p = (f32[3], s32[]) parameter(0)\n"
+        "  x = f32[3] get-tuple-element(p), index=0\n"
+        "  ROOT n = f32[3] negate(x)\n"
+        "}\n"
+        "dbl {\n"
+        "  p = (f32[3], s32[]) parameter(0)\n"
+        "  x = f32[3] get-tuple-element(p), index=0\n"
+        "  ROOT d = f32[3] add(x, x)\n"
+        "}\n"
+        "step {\n"
+        "  x = f32[3] parameter(0)\n"
+        "  i = s32[] parameter(1)\n"
+        "  two = s32[] constant(2)\n"
+        "  r = s32[] remainder(i, two)\n"
+        "  arg = (f32[3], s32[]) tuple(x, i)\n"
+        "  ROOT c = f32[3] conditional(r, arg, arg), branch_computations={neg, dbl}\n"
+        "}\n"
+        "cond {\n"
+        "  p = (s32[], (f32[3], f32[3])) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  n = s32[] constant(6)\n"
+        "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+        "}\n"
+        "body {\n"
+        "  p = (s32[], (f32[3], f32[3])) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  xy = (f32[3], f32[3]) get-tuple-element(p), index=1\n"
+        "  x = f32[3] get-tuple-element(xy), index=0\n"
+        "  y = f32[3] get-tuple-element(xy), index=1\n"
+        "  s = f32[3] call(x, i), to_apply=step\n"
+        "  one = s32[] constant(1)\n"
+        "  next = s32[] add(i, one)\n"
+        "  yx = (f32[3], f32[3]) tuple(s, x)\n"
+        "  ROOT t = (s32[], (f32[3], f32[3])) tuple(next, yx)\n"
+        "}\n"
+        "ENTRY main {\n"
+        "  x = f32[3] parameter(0)\n"
+        "  zero = s32[] constant(0)\n"
+        "  xx = (f32[3], f32[3]) tuple(x, x)\n"
+        "  t0 = (s32[], (f32[3], f32[3])) tuple(zero, xx)\n"
+        "  ROOT w = (s32[], (f32[3], f32[3])) while(t0), condition=cond, body=body\n"
+        "}\n";
+    static const char *const inputs[] = {"{1, -2.5, 3}"};
+    cxla_module *m = NULL;
+    void *compiled = run_both(text, inputs, &m);
+    const cpu_plan *plan = compiled ? cpu_compiled_plan(compiled) : NULL;
+    CHECK(plan != NULL);
+    if (plan) {
+        cpu_plan_stats st;
+        cpu_plan_get_stats(plan, &st);
+        CHECK_EQ_I64(st.handler_steps, 0);
+    }
+    if (compiled) cpu_backend.destroy(compiled);
+    cxla_module_destroy(m);
+}
+
+/* input_output_alias: the runtime lends arguments (it never donates them), so the result
+ * is a copy and the argument is left as it was, while the update is still exact. */
+static void test_input_output_alias_without_donation(void) {
+    static const char *text = "HloModule aliased, input_output_alias={ {}: (0, {}, may-alias) }\n"
+                              "ENTRY main {\n"
+                              "  p = f32[6] parameter(0)\n"
+                              "  u = f32[2] parameter(1)\n"
+                              "  i = s32[] constant(3)\n"
+                              "  ROOT r = f32[6] dynamic-update-slice(p, u, i)\n"
+                              "}\n";
+    cxla_module *m = parse(text);
+    if (!m) return;
+    cxla_literal *a = lit("{1, 2, 3, 4, 5, 6}", &m->entry->params[0]->shape);
+    cxla_literal *u = lit("{-1, -2}", &m->entry->params[1]->shape);
+    cxla_literal *a_before = NULL, *got = NULL, *want = NULL;
+    if (a) CHECK_OK(cxla_literal_clone(a, &a_before));
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    CHECK_OK(cpu_backend.compile(m, &co, &compiled));
+    const cxla_literal *args[2] = {a, u};
+    if (compiled && a && u) {
+        exec_run_options ro = {0};
+        CHECK_OK(cpu_backend.execute(compiled, &ro, args, 2, &got));
+        want = lit("{1, 2, 3, -1, -2, 6}", &m->entry->root->shape);
+        CHECK(got && want && cxla_literal_equal(got, want));
+        CHECK(a_before && cxla_literal_equal(a, a_before)); /* the argument is untouched */
+        const char *what = cpu_compiled_call_what(compiled, "r");
+        CHECK(what && strcmp(what, "kernel") == 0); /* not in place: p is the caller's */
+        cpu_backend.destroy(compiled);
+    }
+    cxla_literal_free(a);
+    cxla_literal_free(u);
+    cxla_literal_free(a_before);
+    cxla_literal_free(got);
+    cxla_literal_free(want);
+    cxla_module_destroy(m);
+}
+
+/* The poll hook requests the cancellation after a few polls: the loop that never ends
+ * stops with the requester's code and a message that names where it was. */
+static int polls;
+static void poll_hook(exec_cancel *self, void *user) {
+    (void)user;
+    if (++polls == 5) exec_cancel_request(self, CXLA_STATUS_CANCELLED, "test: enough");
+}
+
+static void test_while_is_cancellable(void) {
+    static const char *text = "HloModule forever\n"
+                              "cond {\n"
+                              "  p = s32[] parameter(0)\n"
+                              "  ROOT t = pred[] constant(true)\n"
+                              "}\n"
+                              "body {\n"
+                              "  p = s32[] parameter(0)\n"
+                              "  one = s32[] constant(1)\n"
+                              "  ROOT n = s32[] add(p, one)\n"
+                              "}\n"
+                              "ENTRY main {\n"
+                              "  x = s32[] parameter(0)\n"
+                              "  ROOT w = s32[] while(x), condition=cond, body=body\n"
+                              "}\n";
+    cxla_module *m = parse(text);
+    if (!m) return;
+    cxla_literal *x = lit("0", &m->entry->params[0]->shape);
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    CHECK_OK(cpu_backend.compile(m, &co, &compiled));
+    if (compiled && x) {
+        CHECK(cpu_compiled_plan(compiled) != NULL);
+        exec_cancel cancel;
+        exec_cancel_init(&cancel, NULL);
+        cancel.poll = poll_hook;
+        polls = 0;
+        exec_run_options ro = {.cancel = &cancel};
+        cxla_literal *got = NULL;
+        const cxla_literal *args[1] = {x};
+        cxla_status s = cpu_backend.execute(compiled, &ro, args, 1, &got);
+        CHECK(s != NULL && got == NULL);
+        if (s) {
+            CHECK_EQ_I64(cxla_status_code_of(s), CXLA_STATUS_CANCELLED);
+            CHECK_MSG(strstr(cxla_status_message(s), "test: enough") != NULL, "%s",
+                      cxla_status_message(s));
+            CHECK_MSG(strstr(cxla_status_message(s), "while") != NULL, "%s",
+                      cxla_status_message(s));
+        }
+        cxla_status_free(s);
+        cxla_literal_free(got);
+        CHECK(polls >= 5);
+        cpu_backend.destroy(compiled);
+    }
+    cxla_literal_free(x);
+    cxla_module_destroy(m);
+}
+
+TEST_MAIN(TEST(test_while_dus_in_place), TEST(test_while_swap_and_read_after_update),
+          TEST(test_nested_control_flow), TEST(test_input_output_alias_without_donation),
+          TEST(test_while_is_cancellable))
