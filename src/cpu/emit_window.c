@@ -675,11 +675,20 @@ static void rows_body(writer *w, const rw_plan *p, int64_t lanes, int64_t acc_la
         ln(w, "if (jhi < jlo) jhi = jlo;");
         for (int64_t i = 0; i < n; i++)
             ln(w, "for (int64_t j = 0; j < jlo; j++) x%" PRId64 "[j] = %s;", i, init[i]);
-        open_(w, "for (int64_t j = jlo; j < jhi; j++)");
-        const char *v[64];
-        rd_all(w, p, "base + pos0 + j", NULL, init, v);
-        for (int64_t i = 0; i < n; i++) ln(w, "x%" PRId64 "[j] = %s;", i, v[i]);
-        close_(w);
+        if (!p->reader) {
+            /* The operand's part of the span: one copy (the type stored as it is held). */
+            for (int64_t i = 0; i < n; i++)
+                ln(w,
+                   "memcpy(x%" PRId64 " + jlo, p%" PRId64 " + base + pos0 + jlo, (size_t)(jhi - "
+                   "jlo) * sizeof x%" PRId64 "[0]);",
+                   i, i, i);
+        } else {
+            open_(w, "for (int64_t j = jlo; j < jhi; j++)");
+            const char *v[64];
+            rd_all(w, p, "base + pos0 + j", NULL, init, v);
+            for (int64_t i = 0; i < n; i++) ln(w, "x%" PRId64 "[j] = %s;", i, v[i]);
+            close_(w);
+        }
         for (int64_t i = 0; i < n; i++)
             ln(w, "for (int64_t j = jhi; j < %" PRId64 "; j++) x%" PRId64 "[j] = %s;", span, i,
                init[i]);
