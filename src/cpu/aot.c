@@ -13,6 +13,7 @@
  * leaves and temporaries of the same sizes), the body reading one set and writing the
  * other, swapped each iteration; the state ends in the result leaves. */
 #include "cpu/aot.h"
+#include "cpu/aot_internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,79 +34,35 @@ enum { DEFAULT_DATA_THRESHOLD = 4096 };
 #define KERNEL_PARAMS    "void *const *out, const void *const *in, int64_t begin, int64_t end"
 #define KERNEL_CALL_ARGS "r, a, 0, INT64_MAX"
 
-typedef enum leaf_kind { L_PARAM, L_CONST, L_ARENA, L_OUT } leaf_kind;
-
-typedef struct aleaf {
-    leaf_kind kind;
-    int64_t index; /* L_PARAM: in[index]; L_OUT: out[index]; L_CONST: the constant's id */
-    int64_t sub;   /* L_CONST: the leaf of the constant */
-    const cxla_instr *constant; /* L_CONST */
-    const cxla_shape *shape;
-    size_t size, offset;
-    int64_t first, last; /* steps; first -1: not yet computed */
-} aleaf;
-
-typedef enum step_kind { S_KERNEL, S_WHILE, S_COND, S_CALL } step_kind;
-
-typedef struct astep {
-    step_kind kind;
-    const cxla_instr *instr;
-    int64_t *in, *out, *tmp; /* leaf indices */
-    int64_t in_count, out_count, tmp_count;
-} astep;
-
-typedef struct acomp {
-    bool built, building;
-    int64_t fn; /* the C function's number */
-    aleaf *leaves;
-    int64_t leaf_count, leaf_cap;
-    astep *steps;
-    int64_t step_count;
-    int64_t *root;
-    int64_t root_count, param_leaves;
-    size_t own, total; /* own arena; with the callees' */
-} acomp;
-
-typedef struct aot {
-    const cxla_module *m; /* the optimized module */
-    const char *P;        /* the symbol prefix */
-    size_t threshold;
-    acomp *comps; /* by position in m->comps */
-    int64_t fn_count;
-    bool *emitted; /* by instruction id: kernel or constant written */
-    cxla_strbuf consts, data, kernels, funcs;
-    cxla_strmap consts_done; /* "id_leaf" of the constant arrays written */
-    cxla_status err;         /* the first error of put_leaf */
-} aot;
-
 /* ---- helpers ---------------------------------------------------------------------------- */
 
-static cxla_status no_aot(const cxla_instr *in, const char *why) {
+cxla_status aot_no(const cxla_instr *in, const char *why) {
     return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
                       "cxla compile: %s (%s) in computation %s%s has no ahead-of-time form: %s",
                       in->name, cxla_opcode_name(in->opcode), in->parent ? in->parent->name : "?",
                       in->parent && in->parent->is_entry ? " (the entry)" : "", why);
 }
 
-static int64_t leaf_count_of(const cxla_shape *s) {
+int64_t aot_leaf_count(const cxla_shape *s) {
     if (s->type != CXLA_TUPLE) return 1;
     int64_t n = 0;
-    for (int64_t e = 0; e < s->tuple_count; e++) n += leaf_count_of(&s->elements[e]);
+    for (int64_t e = 0; e < s->tuple_count; e++) n += aot_leaf_count(&s->elements[e]);
     return n;
 }
 
 /* The leaf shapes of |s| in flattened order, from out[*n]. */
-static void leaf_shapes(const cxla_shape *s, const cxla_shape **out, int64_t *n) {
+void aot_leaf_shapes(const cxla_shape *s, const cxla_shape **out, int64_t *n) {
     if (s->type != CXLA_TUPLE) {
         out[(*n)++] = s;
         return;
     }
-    for (int64_t e = 0; e < s->tuple_count; e++) leaf_shapes(&s->elements[e], out, n);
+    for (int64_t e = 0; e < s->tuple_count; e++) aot_leaf_shapes(&s->elements[e], out, n);
 }
 
 static bool leaf_shape_ok(const cxla_shape *s) {
-    return cxla_type_is_array(s->type) && s->type != CXLA_TOKEN && cxla_shape_is_static(s) &&
-           cxla_layout_is_default(s) && !cxla_type_is_complex(s->type) &&
+    if (s->type == CXLA_TOKEN) return true; /* 0 bytes, never read */
+    return cxla_type_is_array(s->type) && cxla_shape_is_static(s) && cxla_layout_is_default(s) &&
+           !cxla_type_is_complex(s->type) &&
            (cxla_type_storage(s->type) == 1 || cxla_type_storage(s->type) == 2 ||
             cxla_type_storage(s->type) == 4 || cxla_type_storage(s->type) == 8);
 }
@@ -118,16 +75,23 @@ static cxla_status check_shape(const cxla_instr *in, const cxla_shape *s) {
     }
     if (leaf_shape_ok(s)) return NULL;
     char *t = cxla_shape_to_string(s, CXLA_SHAPE_PRINT_DEFAULT);
-    cxla_status st = cxla_error(
-        CXLA_STATUS_UNIMPLEMENTED,
-        "cxla compile: %s (%s) in computation %s has no ahead-of-time form: its "
-        "value %s is not a static row-major array of a real or integer type",
-        in->name, cxla_opcode_name(in->opcode), in->parent ? in->parent->name : "?", t ? t : "?");
+    /* Dynamic dimensions get their own message: they are a decision, not a gap. */
+    const char *why = cxla_type_is_array(s->type) && !cxla_shape_is_static(s)
+                          ? "it has dynamic dimensions; ahead-of-time code takes static shapes "
+                            "only (export the model with concrete sizes, or pad to the bounds "
+                            "and pass the sizes as arguments)"
+                          : "it is not a static row-major array of a real or integer type";
+    cxla_status st =
+        cxla_error(CXLA_STATUS_UNIMPLEMENTED,
+                   "cxla compile: %s (%s) in computation %s has no ahead-of-time form: its "
+                   "value %s: %s",
+                   in->name, cxla_opcode_name(in->opcode), in->parent ? in->parent->name : "?",
+                   t ? t : "?", why);
     free(t);
     return st;
 }
 
-static int64_t add_leaf(acomp *c, aleaf l) {
+int64_t aot_add_leaf(acomp *c, aleaf l) {
     if (c->leaf_count == c->leaf_cap) {
         int64_t cap = c->leaf_cap ? 2 * c->leaf_cap : 64;
         aleaf *n = realloc(c->leaves, (size_t)cap * sizeof(*n));
@@ -140,10 +104,10 @@ static int64_t add_leaf(acomp *c, aleaf l) {
     return c->leaf_count++;
 }
 
-static int64_t arena_leaf(acomp *c, const cxla_shape *s) {
+int64_t aot_arena_leaf(acomp *c, const cxla_shape *s) {
     size_t size = 0;
     if (cxla_shape_byte_size(s, &size)) size = 0; /* checked shapes: cannot fail */
-    return add_leaf(c, (aleaf){.kind = L_ARENA, .shape = s, .size = size});
+    return aot_add_leaf(c, (aleaf){.kind = L_ARENA, .shape = s, .size = size});
 }
 
 static cxla_status emit_const_array(aot *a, const cxla_instr *in, const cxla_literal *lit,
@@ -161,7 +125,7 @@ static const cxla_literal *literal_leaf(const cxla_literal *lit, int64_t *k) {
 
 /* The C text of leaf |l| of |c| as a pointer. A constant's array is written when it is
  * first named, so that no unused static array is left for -Wunused to find. */
-static void put_leaf(aot *a, const acomp *c, int64_t l, cxla_strbuf *b) {
+void aot_put_leaf(aot *a, const acomp *c, int64_t l, cxla_strbuf *b) {
     const aleaf *x = &c->leaves[l];
     if (x->kind == L_CONST && !a->err) {
         char key[64];
@@ -187,11 +151,11 @@ static void put_leaf(aot *a, const acomp *c, int64_t l, cxla_strbuf *b) {
 }
 
 /* "{e0, e1}" of leaves, or "{0}" for none. */
-static void put_leaf_list(aot *a, const acomp *c, const int64_t *ls, int64_t n, cxla_strbuf *b) {
+void aot_put_leaf_list(aot *a, const acomp *c, const int64_t *ls, int64_t n, cxla_strbuf *b) {
     cxla_strbuf_puts(b, "{");
     for (int64_t i = 0; i < n; i++) {
         if (i) cxla_strbuf_puts(b, ", ");
-        put_leaf(a, c, ls[i], b);
+        aot_put_leaf(a, c, ls[i], b);
     }
     cxla_strbuf_puts(b, n ? "}" : "0}");
 }
@@ -436,9 +400,9 @@ static int64_t comp_pos(const cxla_module *m, const cxla_computation *c) {
 
 /* A new step of |c| reading the leaves |in| (|nin|), with |nout| new arena leaves for the
  * result shapes in |shapes| (written to *out_ls). */
-static cxla_status add_step(acomp *c, step_kind kind, const cxla_instr *instr, const int64_t *in,
-                            int64_t nin, const cxla_shape *const *shapes, int64_t nout,
-                            int64_t **out_ls) {
+cxla_status aot_add_step(acomp *c, step_kind kind, const cxla_instr *instr, const int64_t *in,
+                         int64_t nin, const cxla_shape *const *shapes, int64_t nout,
+                         int64_t **out_ls) {
     astep *s = &c->steps[c->step_count++];
     s->kind = kind;
     s->instr = instr;
@@ -449,7 +413,7 @@ static cxla_status add_step(acomp *c, step_kind kind, const cxla_instr *instr, c
     if (!s->in || !s->out) return OOM();
     if (nin) memcpy(s->in, in, (size_t)nin * sizeof(int64_t));
     for (int64_t i = 0; i < nout; i++) {
-        s->out[i] = arena_leaf(c, shapes[i]);
+        s->out[i] = aot_arena_leaf(c, shapes[i]);
         if (s->out[i] < 0) return OOM();
     }
     *out_ls = s->out;
@@ -460,7 +424,7 @@ static cxla_status add_step(acomp *c, step_kind kind, const cxla_instr *instr, c
 static cxla_status check_callee(const cxla_instr *in, const acomp *callee, int64_t nin,
                                 int64_t nout) {
     if (callee->param_leaves != nin || callee->root_count != nout)
-        return no_aot(in, "the called computation's parameters or result do not match");
+        return aot_no(in, "the called computation's parameters or result do not match");
     return NULL;
 }
 
@@ -472,7 +436,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
     int64_t *param_base = calloc((size_t)(comp->param_count + 1), sizeof(int64_t));
     if (!param_base) return OOM();
     for (int64_t p = 0; p < comp->param_count; p++)
-        param_base[p + 1] = param_base[p] + leaf_count_of(&comp->params[p]->shape);
+        param_base[p + 1] = param_base[p] + aot_leaf_count(&comp->params[p]->shape);
     c->param_leaves = param_base[comp->param_count];
     cxla_strmap pos;
     cxla_strmap_init(&pos, m->arena);
@@ -490,7 +454,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
         const cxla_instr *in = order[i];
         s = check_shape(in, &in->shape);
         if (s) break;
-        int64_t count = leaf_count_of(&in->shape);
+        int64_t count = aot_leaf_count(&in->shape);
         lc[i] = count;
         lv[i] = calloc((size_t)(count ? count : 1), sizeof(int64_t));
         free(shapes);
@@ -500,7 +464,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
             break;
         }
         int64_t ns = 0;
-        leaf_shapes(&in->shape, shapes, &ns);
+        aot_leaf_shapes(&in->shape, shapes, &ns);
         /* The operands' leaves, concatenated. */
         int64_t nin = 0;
         for (int64_t k = 0; k < in->operand_count; k++) nin += lc[POS(in->operands[k])];
@@ -520,24 +484,28 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
         }
         int64_t *outs = NULL;
         const char *why = NULL;
+        if (aot_ops_takes(in)) { /* custom calls, host transfers, collectives (aot_ops.c) */
+            s = aot_ops_build(a, c, in, ins, nin, shapes, count, lv[i]);
+            continue;
+        }
         switch (in->opcode) {
         case CXLA_OP_PARAMETER:
             for (int64_t j = 0; j < count && !s; j++) {
-                lv[i][j] = add_leaf(c, (aleaf){.kind = L_PARAM,
-                                               .index = param_base[in->parameter_number] + j,
-                                               .shape = shapes[j]});
+                lv[i][j] = aot_add_leaf(c, (aleaf){.kind = L_PARAM,
+                                                   .index = param_base[in->parameter_number] + j,
+                                                   .shape = shapes[j]});
                 if (lv[i][j] < 0) s = OOM();
             }
             continue;
         case CXLA_OP_CONSTANT:
             if (!in->literal || in->literal_elided)
-                s = no_aot(in, "the constant's value is elided in the module text");
+                s = aot_no(in, "the constant's value is elided in the module text");
             for (int64_t j = 0; j < count && !s; j++) {
-                lv[i][j] = add_leaf(c, (aleaf){.kind = L_CONST,
-                                               .index = in->id,
-                                               .sub = j,
-                                               .shape = shapes[j],
-                                               .constant = in});
+                lv[i][j] = aot_add_leaf(c, (aleaf){.kind = L_CONST,
+                                                   .index = in->id,
+                                                   .sub = j,
+                                                   .shape = shapes[j],
+                                                   .constant = in});
                 if (lv[i][j] < 0) s = OOM();
             }
             continue;
@@ -550,7 +518,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
             cxla_instr_int(in, CXLA_ATTR_INDEX, &index);
             const cxla_shape *ts = &in->operands[0]->shape;
             for (int64_t e = 0; e < index && e < ts->tuple_count; e++)
-                skip += leaf_count_of(&ts->elements[e]);
+                skip += aot_leaf_count(&ts->elements[e]);
             memcpy(lv[i], lv[POS(in->operands[0])] + skip, (size_t)count * sizeof(int64_t));
             continue;
         }
@@ -560,7 +528,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
             if (!s) s = build(a, cxla_instr_called(in, CXLA_ATTR_BODY), &body);
             if (!s) s = check_callee(in, cond, count, 1);
             if (!s) s = check_callee(in, body, count, count);
-            if (!s) s = add_step(c, S_WHILE, in, ins, nin, shapes, count, &outs);
+            if (!s) s = aot_add_step(c, S_WHILE, in, ins, nin, shapes, count, &outs);
             if (s) break;
             /* The other set of state buffers, then the condition's pred. */
             astep *st = &c->steps[c->step_count - 1];
@@ -569,8 +537,8 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
                 s = OOM();
                 break;
             }
-            for (int64_t j = 0; j < count; j++) st->tmp[j] = arena_leaf(c, shapes[j]);
-            st->tmp[count] = add_leaf(c, (aleaf){.kind = L_ARENA, .size = 1});
+            for (int64_t j = 0; j < count; j++) st->tmp[j] = aot_arena_leaf(c, shapes[j]);
+            st->tmp[count] = aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = 1});
             st->tmp_count = count + 1;
             for (int64_t j = 0; j <= count; j++)
                 if (st->tmp[j] < 0) s = OOM();
@@ -580,7 +548,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
             cxla_computation *called[64];
             int64_t nb = cxla_instr_called_computations(in, called, 64);
             if (nb < 1 || nb > 64 || nb != in->operand_count - 1) {
-                s = no_aot(in, "the branches do not match the operands");
+                s = aot_no(in, "the branches do not match the operands");
                 break;
             }
             for (int64_t k = 0; k < nb && !s; k++) {
@@ -591,15 +559,15 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
             const cxla_shape *sel = &in->operands[0]->shape;
             if (!s &&
                 (sel->rank != 0 || (sel->type != CXLA_PRED && !cxla_type_is_integer(sel->type))))
-                s = no_aot(in, "the branch selector must be a pred or integer scalar");
-            if (!s) s = add_step(c, S_COND, in, ins, nin, shapes, count, &outs);
+                s = aot_no(in, "the branch selector must be a pred or integer scalar");
+            if (!s) s = aot_add_step(c, S_COND, in, ins, nin, shapes, count, &outs);
             break;
         }
         case CXLA_OP_CALL: {
             acomp *callee = NULL;
             s = build(a, cxla_instr_called(in, CXLA_ATTR_TO_APPLY), &callee);
             if (!s) s = check_callee(in, callee, nin, count);
-            if (!s) s = add_step(c, S_CALL, in, ins, nin, shapes, count, &outs);
+            if (!s) s = aot_add_step(c, S_CALL, in, ins, nin, shapes, count, &outs);
             break;
         }
         default: {
@@ -608,7 +576,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
             bool kernel = cpu_can_emit(in);
             if (!kernel && !dot_ok(in, &why)) {
                 if (in->opcode == CXLA_OP_DOT) {
-                    s = no_aot(in, why);
+                    s = aot_no(in, why);
                     break;
                 }
                 /* The emitter's own reason (for a fusion, the fused instruction it stops
@@ -623,13 +591,13 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
                                    "%s%s(cxla compile takes elementwise, data-movement, reduce, "
                                    "dot, fusions of those, while, conditional and call)",
                                    e ? cxla_status_message(e) : "", e ? "; " : "");
-                s = no_aot(in, why_text.data ? why_text.data : "no C kernel");
+                s = aot_no(in, why_text.data ? why_text.data : "no C kernel");
                 cxla_strbuf_free(&why_text);
                 cxla_status_free(e);
                 break;
             }
             if (count != (in->shape.type == CXLA_TUPLE ? in->shape.tuple_count : 1)) {
-                s = no_aot(in, "a kernel's result must be an array or a flat tuple");
+                s = aot_no(in, "a kernel's result must be an array or a flat tuple");
                 break;
             }
             if (!a->emitted[in->id]) {
@@ -640,7 +608,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
                     s = emit_dot(a, in, name);
                 }
             }
-            if (!s) s = add_step(c, S_KERNEL, in, ins, nin, shapes, count, &outs);
+            if (!s) s = aot_add_step(c, S_KERNEL, in, ins, nin, shapes, count, &outs);
             break;
         }
         }
@@ -696,7 +664,8 @@ static cxla_status place(aot *a, acomp *c) {
     size_t callee = 0;
     for (int64_t st = 0; st < c->step_count && !s; st++) {
         cxla_computation *called[64];
-        int64_t nc = c->steps[st].kind == S_KERNEL
+        step_kind sk = c->steps[st].kind;
+        int64_t nc = sk != S_WHILE && sk != S_COND && sk != S_CALL
                          ? 0
                          : cxla_instr_called_computations(c->steps[st].instr, called, 64);
         for (int64_t k = 0; k < nc && k < 64; k++) {
@@ -762,8 +731,8 @@ static void comment_instr(cxla_strbuf *b, const cxla_instr *in) {
 static void put_call(aot *a, cxla_strbuf *b, const cxla_computation *callee, const char *in,
                      const char *out, const char *indent) {
     const acomp *x = &a->comps[comp_pos(a->m, callee)];
-    cxla_strbuf_printf(b, "%src = %s_f%" PRId64 "(%s, %s, sub); /* %s */\n", indent, a->P, x->fn,
-                       in, out, callee->name);
+    cxla_strbuf_printf(b, "%src = %s_f%" PRId64 "(opt, %s, %s, sub); /* %s */\n", indent, a->P,
+                       x->fn, in, out, callee->name);
     cxla_strbuf_printf(b, "%sif (rc) return rc;\n", indent);
 }
 
@@ -774,35 +743,46 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
                        " result leaves, %zu bytes of its own scratch (%zu with its callees) */\n",
                        comp->name, c->param_leaves, c->root_count, c->own, c->total);
     cxla_strbuf_printf(
-        b, "static int %s_f%" PRId64 "(const void *const *in, void *const *out, char *scratch) {\n",
-        a->P, c->fn);
+        b,
+        "static int %s_f%" PRId64
+        "(const %s_options *opt, const void *const *in, void *const *out, char *scratch) {\n",
+        a->P, c->fn, a->P);
     cxla_strbuf_printf(b, "    char *const sub = scratch + %zu; /* the callees' scratch */\n",
                        c->own);
-    cxla_strbuf_puts(b, "    int rc = 0;\n    (void)in;\n    (void)out;\n    (void)sub;\n    "
-                        "(void)rc;\n");
+    cxla_strbuf_puts(b, "    int rc = 0;\n    (void)opt;\n    (void)in;\n    (void)out;\n    "
+                        "(void)sub;\n    (void)rc;\n");
     for (int64_t si = 0; si < c->step_count; si++) {
         const astep *st = &c->steps[si];
         const cxla_instr *in = st->instr;
         comment_instr(b, in);
         cxla_strbuf_puts(b, "    {\n");
         switch (st->kind) {
+        case S_COPY:
+        case S_ZERO:
+        case S_CUSTOM:
+        case S_INFEED:
+        case S_OUTFEED: {
+            cxla_status e = aot_ops_emit(a, c, st, b);
+            if (e) return e;
+            break;
+        }
         case S_KERNEL:
             cxla_strbuf_printf(
                 b, "        const void *a[%" PRId64 "] = ", st->in_count ? st->in_count : 1);
-            put_leaf_list(a, c, st->in, st->in_count, b);
+            aot_put_leaf_list(a, c, st->in, st->in_count, b);
             cxla_strbuf_printf(
                 b, ";\n        void *r[%" PRId64 "] = ", st->out_count ? st->out_count : 1);
-            put_leaf_list(a, c, st->out, st->out_count, b);
+            aot_put_leaf_list(a, c, st->out, st->out_count, b);
             cxla_strbuf_printf(b, ";\n        %s_k%" PRId64 "(" KERNEL_CALL_ARGS ");\n", a->P,
                                in->id);
             break;
         case S_CALL:
             cxla_strbuf_printf(
                 b, "        const void *a[%" PRId64 "] = ", st->in_count ? st->in_count : 1);
-            put_leaf_list(a, c, st->in, st->in_count, b);
+            aot_put_leaf_list(a, c, st->in, st->in_count, b);
             cxla_strbuf_printf(
                 b, ";\n        void *r[%" PRId64 "] = ", st->out_count ? st->out_count : 1);
-            put_leaf_list(a, c, st->out, st->out_count, b);
+            aot_put_leaf_list(a, c, st->out, st->out_count, b);
             cxla_strbuf_puts(b, ";\n");
             put_call(a, b, cxla_instr_called(in, CXLA_ATTR_TO_APPLY), "a", "r", "        ");
             break;
@@ -812,17 +792,17 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
             const cxla_shape *sel = &in->operands[0]->shape;
             cxla_strbuf_printf(
                 b, "        void *r[%" PRId64 "] = ", st->out_count ? st->out_count : 1);
-            put_leaf_list(a, c, st->out, st->out_count, b);
+            aot_put_leaf_list(a, c, st->out, st->out_count, b);
             cxla_strbuf_puts(b, ";\n        int64_t branch;\n");
             if (sel->type == CXLA_PRED) {
                 /* true_computation is branch 0. */
                 cxla_strbuf_puts(b, "        branch = *(const uint8_t *)");
-                put_leaf(a, c, st->in[0], b);
+                aot_put_leaf(a, c, st->in[0], b);
                 cxla_strbuf_puts(b, " ? 0 : 1;\n");
             } else {
                 cxla_strbuf_printf(b, "        branch = (int64_t) * (const %s *)",
                                    cpu_emit_stype(sel->type));
-                put_leaf(a, c, st->in[0], b);
+                aot_put_leaf(a, c, st->in[0], b);
                 cxla_strbuf_printf(b,
                                    ";\n        /* An index out of range runs the last branch. */\n"
                                    "        if (branch < 0 || branch >= %" PRId64
@@ -839,7 +819,7 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
                 else
                     cxla_strbuf_puts(b, "        default: {\n");
                 cxla_strbuf_printf(b, "            const void *a[%" PRId64 "] = ", nl ? nl : 1);
-                put_leaf_list(a, c, st->in + at, nl, b);
+                aot_put_leaf_list(a, c, st->in + at, nl, b);
                 cxla_strbuf_puts(b, ";\n");
                 put_call(a, b, called[k], "a", "r", "            ");
                 cxla_strbuf_puts(b, "            break;\n        }\n");
@@ -855,17 +835,17 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
                                "set (nxt), swapped after each step of the body. */\n"
                                "        void *cur[%" PRId64 "] = ",
                                n1);
-            put_leaf_list(a, c, st->out, n, b);
+            aot_put_leaf_list(a, c, st->out, n, b);
             cxla_strbuf_printf(b, ";\n        void *nxt[%" PRId64 "] = ", n1);
-            put_leaf_list(a, c, st->tmp, n, b);
+            aot_put_leaf_list(a, c, st->tmp, n, b);
             cxla_strbuf_printf(b, ";\n        const void *now[%" PRId64 "];\n", n1);
             for (int64_t k = 0; k < n; k++) {
                 cxla_strbuf_printf(b, "        memcpy(cur[%" PRId64 "], ", k);
-                put_leaf(a, c, st->in[k], b);
+                aot_put_leaf(a, c, st->in[k], b);
                 cxla_strbuf_printf(b, ", %zu);\n", c->leaves[st->out[k]].size);
             }
             cxla_strbuf_puts(b, "        uint8_t *const pred = (uint8_t *)");
-            put_leaf(a, c, st->tmp[n], b);
+            aot_put_leaf(a, c, st->tmp[n], b);
             cxla_strbuf_puts(b, ";\n        void *pr[1] = {pred};\n        for (;;) {\n");
             cxla_strbuf_printf(
                 b, "            for (int k = 0; k < %" PRId64 "; k++) now[k] = cur[k];\n", n);
@@ -883,7 +863,7 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
             /* After an odd number of steps the state is in the second set. */
             if (n) {
                 cxla_strbuf_puts(b, "        if (cur[0] != ");
-                put_leaf(a, c, st->out[0], b);
+                aot_put_leaf(a, c, st->out[0], b);
                 cxla_strbuf_puts(b, ") {\n");
                 for (int64_t k = 0; k < n; k++) {
                     if (c->leaves[st->out[k]].size == 0) continue;
@@ -905,55 +885,12 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
         size_t size = 0;
         if (cxla_shape_byte_size(l->shape, &size)) continue;
         cxla_strbuf_printf(b, "    memcpy(out[%" PRId64 "], ", k);
-        put_leaf(a, c, c->root[k], b);
+        aot_put_leaf(a, c, c->root[k], b);
         cxla_strbuf_printf(b, ", %zu);\n", size);
     }
     cxla_strbuf_puts(b, "    return 0;\n}\n\n");
     return a->err;
 }
-/* ---- the files --------------------------------------------------------------------------------
- */
-
-static void shape_comment(cxla_strbuf *b, const cxla_shape *s) {
-    char *t = cxla_shape_to_string(s, CXLA_SHAPE_PRINT_NO_LAYOUT);
-    size_t size = 0;
-    if (cxla_shape_byte_size(s, &size)) size = 0;
-    cxla_strbuf_printf(b, "%s, row-major, %zu bytes", t ? t : "?", size);
-    free(t);
-}
-
-/* The shapes of the entry's parameter (|params|) or result leaves as constant tables. */
-static void leaf_tables(aot *a, cxla_strbuf *src, const char *what, const cxla_shape *const *ls,
-                        int64_t n) {
-    int64_t n1 = n ? n : 1;
-    cxla_strbuf_printf(src, "const size_t %s_%s_bytes[%" PRId64 "] = {", a->P, what, n1);
-    for (int64_t i = 0; i < n; i++) {
-        size_t size = 0;
-        if (cxla_shape_byte_size(ls[i], &size)) size = 0;
-        cxla_strbuf_printf(src, "%s%zu", i ? ", " : "", size);
-    }
-    cxla_strbuf_printf(src, "%s};\n", n ? "" : "0");
-    cxla_strbuf_printf(src, "const int %s_%s_ranks[%" PRId64 "] = {", a->P, what, n1);
-    for (int64_t i = 0; i < n; i++)
-        cxla_strbuf_printf(src, "%s%d", i ? ", " : "", (int)ls[i]->rank);
-    cxla_strbuf_printf(src, "%s};\n", n ? "" : "0");
-    for (int64_t i = 0; i < n; i++) {
-        cxla_strbuf_printf(src, "static const int64_t %s_%s%" PRId64 "_dims[%" PRId64 "] = {", a->P,
-                           what, i, ls[i]->rank ? ls[i]->rank : 1);
-        for (int64_t d = 0; d < ls[i]->rank; d++)
-            cxla_strbuf_printf(src, "%s%" PRId64, d ? ", " : "", ls[i]->dims[d]);
-        cxla_strbuf_printf(src, "%s};\n", ls[i]->rank ? "" : "0");
-    }
-    cxla_strbuf_printf(src, "const int64_t *const %s_%s_dims[%" PRId64 "] = {", a->P, what, n1);
-    for (int64_t i = 0; i < n; i++)
-        cxla_strbuf_printf(src, "%s%s_%s%" PRId64 "_dims", i ? ", " : "", a->P, what, i);
-    cxla_strbuf_printf(src, "%s};\n", n ? "" : "0");
-    cxla_strbuf_printf(src, "const char *const %s_%s_types[%" PRId64 "] = {", a->P, what, n1);
-    for (int64_t i = 0; i < n; i++)
-        cxla_strbuf_printf(src, "%s\"%s\"", i ? ", " : "", cxla_type_name(ls[i]->type));
-    cxla_strbuf_printf(src, "%s};\n", n ? "" : "0");
-}
-
 static void aot_free(aot *a) {
     for (int64_t i = 0; a->comps && i < a->m->comp_count; i++) {
         acomp *c = &a->comps[i];
@@ -972,6 +909,7 @@ static void aot_free(aot *a) {
     cxla_strbuf_free(&a->data);
     cxla_strbuf_free(&a->kernels);
     cxla_strbuf_free(&a->funcs);
+    cxla_strbuf_free(&a->targets);
 }
 
 cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *options,
@@ -996,6 +934,7 @@ cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *o
     cxla_strbuf_init(&a.data);
     cxla_strbuf_init(&a.kernels);
     cxla_strbuf_init(&a.funcs);
+    cxla_strbuf_init(&a.targets);
     if (m) cxla_strmap_init(&a.consts_done, m->arena);
     if (!s && (!m->entry || !a.P))
         s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "cxla compile: module %s has no entry",
@@ -1005,162 +944,9 @@ cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *o
         a.emitted = calloc((size_t)(m->next_id > 0 ? m->next_id : 1), sizeof(bool));
         if (!a.comps || !a.emitted) s = OOM();
     }
-    /* The entry's layouts: the generated code reads and writes row-major arrays only. */
-    if (!s && m->has_entry_layout) {
-        int64_t nr = leaf_count_of(&m->entry_result_shape);
-        const cxla_shape **rs = calloc((size_t)(nr ? nr : 1), sizeof(*rs));
-        int64_t k = 0;
-        if (!rs) s = OOM();
-        if (rs) leaf_shapes(&m->entry_result_shape, rs, &k);
-        for (int64_t i = 0; i < k && !s; i++)
-            if (cxla_type_is_array(rs[i]->type) && !cxla_layout_is_default(rs[i]))
-                s = cxla_error(CXLA_STATUS_UNIMPLEMENTED,
-                               "cxla compile: the entry's result layout is not row-major "
-                               "(leaf %" PRId64 "); ahead-of-time code returns row-major arrays",
-                               i);
-        free(rs);
-    }
     acomp *entry = NULL;
     if (!s) s = build(&a, m->entry, &entry);
-    if (!s) {
-        const char *P = a.P;
-        const cxla_computation *e = m->entry;
-        int64_t na = entry->param_leaves, nr = entry->root_count;
-        const cxla_shape **as = calloc((size_t)(na ? na : 1), sizeof(*as));
-        const cxla_shape **rs = calloc((size_t)(nr ? nr : 1), sizeof(*rs));
-        if (!as || !rs) s = OOM();
-        int64_t k = 0;
-        for (int64_t p = 0; p < e->param_count && !s; p++)
-            leaf_shapes(&e->params[p]->shape, as, &k);
-        k = 0;
-        if (!s) leaf_shapes(&e->root->shape, rs, &k);
-        /* The header. */
-        cxla_strbuf guard;
-        cxla_strbuf_init(&guard);
-        for (const char *q = P; *q; q++)
-            cxla_strbuf_putc(&guard, (*q >= 'a' && *q <= 'z') ? (char)(*q - 'a' + 'A') : *q);
-        cxla_strbuf *h = out_header;
-        cxla_strbuf_printf(
-            h,
-            "/* %s.h: module %s compiled ahead of time by cxla (`cxla compile`). Generated code;\n"
-            " * do not edit.\n"
-            " *\n"
-            " * Plain C11: compile %s.c (and %s_data.c when there is one) with any C11 compiler\n"
-            " * and link with the math library (-lm); no cxla library is needed. The code has no\n"
-            " * globals but constants, allocates nothing and starts no threads: any number of\n"
-            " * calls may run at once, each with its own scratch area and results.\n"
-            " *\n"
-            " * Results are those of cxla's interpreter, bit for bit, except f32, f16 and bf16\n"
-            " * transcendental functions (exp, log, tanh, ...), which are within the bounds of\n"
-            " * docs/semantics.md (generate with CXLA_CPU_EXACT_MATH=1 for the interpreter's own\n"
-            " * expressions), when the C compiler does not fuse multiply-adds (gcc -std=c11 and\n"
-            " * clang do not by default; with gcc -std=gnu* add -ffp-contract=off) and evaluates\n"
-            " * float in float (FLT_EVAL_METHOD 0, as on x86-64 and AArch64). For speed, compile\n"
-            " * with -O2 -fno-math-errno (gcc, clang): errno is never read.\n"
-            " *\n"
-            " * Arguments, args[i]: dense row-major arrays, tuples flattened depth first:\n",
-            name, module->name, name, name);
-        for (int64_t i = 0; i < na; i++) {
-            cxla_strbuf_printf(h, " *   args[%" PRId64 "]: ", i);
-            shape_comment(h, as[i]);
-            cxla_strbuf_puts(h, "\n");
-        }
-        if (na == 0) cxla_strbuf_puts(h, " *   (none)\n");
-        cxla_strbuf_printf(h,
-                           " * Results, results[i]: buffers the caller provides, written by "
-                           "%s_run;\n * they must not overlap the arguments or each other:\n",
-                           P);
-        for (int64_t i = 0; i < nr; i++) {
-            cxla_strbuf_printf(h, " *   results[%" PRId64 "]: ", i);
-            shape_comment(h, rs[i]);
-            cxla_strbuf_puts(h, "\n");
-        }
-        if (nr == 0) cxla_strbuf_puts(h, " *   (none)\n");
-        cxla_strbuf_printf(
-            h,
-            " */\n#ifndef %s_H_\n#define %s_H_\n\n#include <stddef.h>\n#include <stdint.h>\n\n"
-            "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
-            "/* The numbers of argument and result arrays. */\n"
-            "enum { %s_arg_count = %" PRId64 ", %s_result_count = %" PRId64 " };\n\n"
-            "/* The size in bytes of the scratch area %s_run needs (aligned to 64 bytes). */\n"
-            "#define %s_SCRATCH_SIZE ((size_t)%zu)\n"
-            "size_t %s_scratch_size(void);\n\n"
-            "/* Each argument's and result's size in bytes, rank, dimensions and element type\n"
-            " * (\"f32\", \"s32\", \"pred\" (one byte, 0 or 1), ...), by index. */\n"
-            "extern const size_t %s_arg_bytes[];\n"
-            "extern const int %s_arg_ranks[];\n"
-            "extern const int64_t *const %s_arg_dims[];\n"
-            "extern const char *const %s_arg_types[];\n"
-            "extern const size_t %s_result_bytes[];\n"
-            "extern const int %s_result_ranks[];\n"
-            "extern const int64_t *const %s_result_dims[];\n"
-            "extern const char *const %s_result_types[];\n\n"
-            "/* Runs the module: reads args[0 .. %s_arg_count), writes results[0 ..\n"
-            " * %s_result_count), uses |scratch| (%s_scratch_size() bytes, 64-byte aligned;\n"
-            " * may be NULL when that is 0). Returns 0, or a nonzero code (%s_error_string)\n"
-            " * when a pointer is NULL; no results are written then. */\n"
-            "int %s_run(const void *const *args, void *const *results, void *scratch);\n\n"
-            "/* A message for a code %s_run returned (never NULL). */\n"
-            "const char *%s_error_string(int code);\n\n"
-            "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s_H_ */\n",
-            guard.data, guard.data, P, na, P, nr, P, P, entry->total, P, P, P, P, P, P, P, P, P, P,
-            P, P, P, P, P, P, guard.data);
-        cxla_strbuf_free(&guard);
-        /* The source. */
-        cxla_strbuf *c = out_source;
-        cxla_strbuf_printf(c,
-                           "/* %s.c: module %s compiled ahead of time by cxla (see %s.h). "
-                           "Generated code. */\n",
-                           name, module->name, name);
-        if (o->target == CPU_AOT_PORTABLE)
-            cxla_strbuf_puts(c, "#define CXLA_PORTABLE 1 /* --target portable: no builtins */\n");
-        cxla_strbuf_printf(c, "#include \"%s.h\"\n\n", name);
-        cpu_emit_prelude(c);
-        cxla_strbuf_puts(c, "/* ---- constants ---- */\n");
-        cxla_strbuf_append(c, a.consts.data ? a.consts.data : "", a.consts.len);
-        cxla_strbuf_puts(c, "\n/* ---- kernels ---- */\n");
-        cxla_strbuf_append(c, a.kernels.data ? a.kernels.data : "", a.kernels.len);
-        cxla_strbuf_puts(c, "/* ---- computations (callees first) ---- */\n");
-        cxla_strbuf_append(c, a.funcs.data ? a.funcs.data : "", a.funcs.len);
-        cxla_strbuf_puts(c, "/* ---- the interface (see the header) ---- */\n");
-        leaf_tables(&a, c, "arg", as, na);
-        leaf_tables(&a, c, "result", rs, nr);
-        cxla_strbuf_printf(
-            c,
-            "\nsize_t %s_scratch_size(void) {\n    return %s_SCRATCH_SIZE;\n}\n\n"
-            "const char *%s_error_string(int code) {\n"
-            "    switch (code) {\n"
-            "    case 0: return \"ok\";\n"
-            "    case 1: return \"%s_run: an argument pointer is NULL\";\n"
-            "    case 2: return \"%s_run: a result pointer is NULL\";\n"
-            "    case 3: return \"%s_run: the scratch area is NULL\";\n"
-            "    default: return \"%s_run: unknown error code\";\n"
-            "    }\n}\n\n"
-            "int %s_run(const void *const *args, void *const *results, void *scratch) {\n"
-            "    char none[1];\n"
-            "    if (%s_arg_count > 0 && !args) return 1;\n"
-            "    for (int i = 0; i < %s_arg_count; i++)\n"
-            "        if (!args[i]) return 1;\n"
-            "    if (%s_result_count > 0 && !results) return 2;\n"
-            "    for (int i = 0; i < %s_result_count; i++)\n"
-            "        if (!results[i]) return 2;\n"
-            "    if (!scratch && %s_SCRATCH_SIZE > 0) return 3;\n"
-            "    return %s_f%" PRId64 "(args, results, scratch ? (char *)scratch : none);\n"
-            "}\n",
-            P, P, P, P, P, P, P, P, P, P, P, P, P, P, entry->fn);
-        if (a.data.len) {
-            cxla_strbuf_printf(out_data,
-                               "/* %s_data.c: the big constants of module %s (see %s.h). "
-                               "Generated code. */\n#include <stdint.h>\n\n",
-                               name, module->name, name);
-            cxla_strbuf_append(out_data, a.data.data, a.data.len);
-        }
-        if (!s && (out_header->failed || out_source->failed || out_data->failed || a.funcs.failed ||
-                   a.kernels.failed || a.consts.failed || a.data.failed))
-            s = OOM();
-        free(as);
-        free(rs);
-    }
+    if (!s) s = aot_write_interface(&a, module, o, name, entry, out_header, out_source, out_data);
     aot_free(&a);
     cxla_module_destroy(m);
     cxla_strbuf_free(&prefix);

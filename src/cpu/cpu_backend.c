@@ -3,10 +3,10 @@
  * run in sequence (the entry, while bodies and conditions, conditional branches, called
  * computations), compile them (cached) and look them up, and prepare a library call
  * (onednn.h) for each dot and convolution there, and build the step sequence over one
- * arena that runs the module (cpu_steps.c); execute = that sequence. Only modules with
- * dynamic shapes, and runs with --check-finite (a debugging aid that tests every
- * instruction's result), run on the interpreter's driver with those instructions
- * overridden by their kernels and calls (cpu.h). */
+ * arena that runs the module (cpu_steps.c); execute = that sequence (--check-finite
+ * included: the steps test their results). Only modules with dynamic shapes run on the
+ * interpreter's driver with those instructions overridden by their kernels and calls
+ * (cpu.h). */
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -406,10 +406,9 @@ static cxla_status cpu_execute(void *compiled, const exec_run_options *options,
                                const cxla_literal *const *args, int64_t arg_count,
                                cxla_literal **out_result) {
     cpu_compiled *c = compiled;
-    /* --check-finite tests every instruction's result on the driver. */
     cxla_status s;
     cpu_pool_enter(c->pool);
-    if (c->plan && (!options || !options->check_finite)) {
+    if (c->plan) {
         s = cpu_plan_run(c->plan, options, args, arg_count, out_result);
     } else {
         interp_overrides o = {.user = c, .lookup = lookup};

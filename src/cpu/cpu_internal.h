@@ -64,9 +64,11 @@ typedef struct cpu_plan_stats {
     size_t copy_bytes;     /* what those steps copy each time they run, together */
     int64_t in_place;      /* values that took over their operand's or state's buffer */
     int64_t handler_steps; /* steps that call the interpreter's handler of an instruction */
+    int64_t service_steps; /* collectives, custom calls, host transfers, rng (cpu_service.h) */
 } cpu_plan_stats;
 void cpu_plan_get_stats(const cpu_plan *plan, cpu_plan_stats *out);
-/* "step", "interpreter handler" or NULL for |instr| (see cpu_compiled_call_what). */
+/* "step", "interpreter handler", a service step's word ("collective", "custom call", "host
+ * transfer", "rng") or NULL for |instr| (see cpu_compiled_call_what). */
 const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr);
 
 /* Buffer assignment over a schedule of |step_count| steps (cpu_plan.c; the arena plan and

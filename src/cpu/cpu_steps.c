@@ -6,10 +6,11 @@
  * - a copy of buffers (while state that cannot be updated in place, branch results),
  * - an in-place dynamic-update-slice (writes the update into its operand's buffer),
  * - a while loop, a conditional or a call, with the step sequences of what they call,
- * - or, for what has no kernel yet, the interpreter's handler of that one instruction
- *   (interp_handler) run on literals that view the arena's buffers; collectives, host
- *   transfers, custom calls and rng reach exec_comm, exec_host, the custom-call registry
- *   and exec's rng through those handlers.
+ * - a service step (cpu_service.h): collectives through exec_comm, custom calls through
+ *   the custom-call registry, host transfers through exec_host, rng over exec's
+ *   generators, on the arena's buffers,
+ * - or, for what has none of these yet, the interpreter's handler of that one instruction
+ *   (interp_handler) run on literals that view the arena's buffers.
  *
  * Buffers. Every array (or token) leaf that an instruction produces is a value; tuples and
  * get-tuple-element only regroup values, so they copy nothing. Values are merged into
@@ -37,7 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_internal.h"
+#include "cpu/cpu_service.h"
+#include "exec/rng.h"
 #include "literal/literal_internal.h"
 
 #define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
@@ -71,6 +73,7 @@ typedef enum step_kind {
     S_KERNEL,
     S_CALL,
     S_HANDLER,
+    S_SVC,
     S_COPY,
     S_DUS,
     S_WHILE,
@@ -87,6 +90,7 @@ typedef struct step {
     cpu_kernel_fn fn;
     cpu_kernel_info info;
     const cpu_call *call;
+    cpu_svc_fn svc;
     int64_t in_count, out_count;
     int64_t *in, *out; /* value ids (classes once built); S_COPY: in[i] -> out[i] */
     seq *sub;          /* S_WHILE: cond, body; S_COND: branches; S_SEQ: the callee */
@@ -116,7 +120,8 @@ struct cpu_plan {
     bool has_handlers;
     cxla_literal **constants; /* relaid constants (owned) */
     int64_t constant_count, constant_cap;
-    uint8_t *what; /* by instruction id: 0 none, 1 step, 2 interpreter handler */
+    uint8_t *what;      /* by instruction id: 0 none, 1 step, 2 interpreter handler, 3 service */
+    uint64_t *rng_keys; /* by instruction id (cpu_svc_rng_keys) */
     int64_t id_count;
     cpu_plan_stats stats;
 };
@@ -318,6 +323,26 @@ static int64_t element_offset(const cxla_shape *s, int64_t index) {
     return off;
 }
 
+/* The instructions that only name a part of their operand 0, as get-tuple-element does:
+ * the element index (-1: all of it). */
+static bool alias_of(const cxla_instr *in, int64_t *index) {
+    switch (in->opcode) {
+    case CXLA_OP_GET_TUPLE_ELEMENT:
+        *index = 0;
+        cxla_instr_int(in, CXLA_ATTR_INDEX, index);
+        return true;
+    case CXLA_OP_ALL_REDUCE_DONE:
+    case CXLA_OP_ASYNC_UPDATE: *index = -1; return in->operand_count == 1;
+    case CXLA_OP_ALL_GATHER_DONE:
+    case CXLA_OP_COLLECTIVE_PERMUTE_DONE:
+    case CXLA_OP_ASYNC_DONE:
+        *index = 1;
+        return in->operand_count == 1 && in->operands[0]->shape.type == CXLA_TUPLE &&
+               in->operands[0]->shape.tuple_count >= 2;
+    default: return false;
+    }
+}
+
 /* Last reads of every leaf, from the users back to the producers: a tuple or a
  * get-tuple-element reads nothing itself but hands its leaves' reads to its operand's. */
 static cxla_status compute_last_reads(frame *f) {
@@ -331,7 +356,8 @@ static cxla_status compute_last_reads(frame *f) {
     for (int64_t e = 0; e < f->nleaves[r]; e++) f->last[r][e] = READ_AT_END;
     for (int64_t i = f->n - 1; i >= 0; i--) {
         const cxla_instr *u = f->order[i];
-        int64_t off = 0;
+        int64_t off = 0, index = 0;
+        bool alias = alias_of(u, &index);
         for (int64_t k = 0; k < u->operand_count; k++) {
             int64_t j = f->pos_of[u->operands[k]->id];
             if (j < 0) return cxla_error(CXLA_STATUS_INTERNAL, "%s: operand outside", u->name);
@@ -339,10 +365,8 @@ static cxla_status compute_last_reads(frame *f) {
                 int64_t at = i;
                 if (u->opcode == CXLA_OP_TUPLE) {
                     at = f->last[i][off + e];
-                } else if (u->opcode == CXLA_OP_GET_TUPLE_ELEMENT) {
-                    int64_t index = 0;
-                    cxla_instr_int(u, CXLA_ATTR_INDEX, &index);
-                    int64_t start = element_offset(&u->operands[0]->shape, index);
+                } else if (alias) {
+                    int64_t start = index < 0 ? 0 : element_offset(&u->operands[0]->shape, index);
                     if (e < start || e >= start + f->nleaves[i]) continue;
                     at = f->last[i][e - start];
                 }
@@ -506,13 +530,19 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         }
         return NULL;
     }
-    case CXLA_OP_GET_TUPLE_ELEMENT: {
+    case CXLA_OP_GET_TUPLE_ELEMENT:
+    case CXLA_OP_ALL_REDUCE_DONE:
+    case CXLA_OP_ASYNC_UPDATE:
+    case CXLA_OP_ALL_GATHER_DONE:
+    case CXLA_OP_COLLECTIVE_PERMUTE_DONE:
+    case CXLA_OP_ASYNC_DONE: {
         int64_t index = 0, j = f->pos_of[in->operands[0]->id];
-        cxla_instr_int(in, CXLA_ATTR_INDEX, &index);
-        int64_t start = element_offset(&in->operands[0]->shape, index);
-        if (index < 0 || start + n > f->nleaves[j])
+        if (!alias_of(in, &index)) break;
+        int64_t start = index < 0 ? 0 : element_offset(&in->operands[0]->shape, index);
+        if ((index < 0 && n != f->nleaves[j]) || start + n > f->nleaves[j])
             return exec_error(in, CXLA_STATUS_INTERNAL, "bad tuple index %" PRId64, index);
         for (int64_t e = 0; e < n; e++) f->leaves[i][e] = f->leaves[j][start + e];
+        if (in->opcode != CXLA_OP_GET_TUPLE_ELEMENT) set_what(b, in, 1);
         return NULL;
     }
     case CXLA_OP_WHILE: set_what(b, in, 1); return build_while(b, f, q, i);
@@ -532,12 +562,15 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     step_kind kind = S_HANDLER;
     bool has_id = in->id >= 0 && in->id < b->id_count;
     size_t elem = 0;
+    cpu_svc_fn svc = NULL;
     if (dus_in_place(b, f, in, i, &elem))
         kind = S_DUS;
     else if (has_id && b->kernels[in->id])
         kind = S_KERNEL;
     else if (has_id && b->calls && b->calls[in->id].fn)
         kind = S_CALL;
+    else if (has_id && (svc = cpu_svc_lookup(in)))
+        kind = S_SVC;
     step *sp = add_step(b, q, kind, in, f->comp, nin, n);
     if (!sp) {
         free(ins);
@@ -551,6 +584,10 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         sp->info = b->infos[in->id];
     } else if (kind == S_CALL) {
         sp->call = &b->calls[in->id];
+    } else if (kind == S_SVC) {
+        sp->svc = svc;
+        b->p->stats.service_steps++;
+        set_what(b, in, 3);
     } else if (kind == S_DUS) {
         sp->elem = elem;
         merge(b->p->values, sp->out[0], sp->in[0]);
@@ -1029,6 +1066,7 @@ void cpu_plan_destroy(cpu_plan *p) {
     for (int64_t c = 0; c < p->constant_count; c++) cxla_literal_free(p->constants[c]);
     free(p->constants);
     free(p->what);
+    free(p->rng_keys);
     free(atomic_load(&p->spare));
     free(p);
 }
@@ -1056,6 +1094,7 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
              .id_count = id_count,
              .next_seq = 1};
     cxla_status s = p->what && p->arg_base ? NULL : OOM();
+    if (!s) s = cpu_svc_rng_keys(m, id_count, &p->rng_keys);
     int64_t **params =
         calloc((size_t)(entry->param_count ? entry->param_count : 1), sizeof(int64_t *));
     if (!params) s = OOM();
@@ -1121,6 +1160,7 @@ const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr) {
     switch (plan->what[instr->id]) {
     case 1: return "step";
     case 2: return "interpreter handler";
+    case 3: return cpu_svc_what(instr);
     default: return NULL;
     }
 }
@@ -1136,7 +1176,9 @@ typedef struct run {
     void **outs;
     interp_ctx ictx;
     bool ictx_ready;
-    int64_t countdown; /* steps until the next exec_cancel_poll */
+    cpu_svc_run svc;
+    bool check_finite, reported; /* --check-finite, and whether it reported already */
+    int64_t countdown;           /* steps until the next exec_cancel_poll */
 } run;
 
 static cxla_status cancelled_at(run *r, const step *sp) {
@@ -1310,6 +1352,10 @@ static cxla_status run_step(run *r, const step *sp) {
         return NULL;
     case S_DUS: run_dus(r, sp); return NULL;
     case S_HANDLER: return run_handler(r, sp);
+    case S_SVC:
+        for (int64_t k = 0; k < sp->in_count; k++) r->ins[k] = r->ptr[sp->in[k]];
+        for (int64_t k = 0; k < sp->out_count; k++) r->outs[k] = r->ptr[sp->out[k]];
+        return sp->svc(&r->svc, sp->instr, r->outs, r->ins);
     case S_SEQ: {
         cxla_status s = run_seq(r, &sp->sub[0]);
         return s ? cxla_status_annotate(s, "in %s", sp->instr->name) : NULL;
@@ -1341,11 +1387,41 @@ static cxla_status run_step(run *r, const step *sp) {
     return NULL;
 }
 
+/* Whether every array of |ids| is finite (--check-finite). */
+static bool leaves_finite(run *r, const int64_t *ids, int64_t n) {
+    for (int64_t k = 0; k < n; k++)
+        if (!cpu_svc_all_finite(r->p->values[ids[k]].shape, r->ptr[ids[k]])) return false;
+    return true;
+}
+
+/* --check-finite, as the interpreter's driver: a step of an instruction that computes
+ * elements and produces a NaN or Inf from finite operands is reported once (operands are
+ * tested before the step, since an in-place step overwrites them). */
+static bool finite_checked(const step *sp) {
+    if (sp->kind != S_KERNEL && sp->kind != S_CALL && sp->kind != S_HANDLER && sp->kind != S_SVC &&
+        sp->kind != S_DUS)
+        return false;
+    const cxla_instr *in = sp->instr;
+    return in->operand_count > 0 &&
+           !(cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_MOVES_ELEMENTS);
+}
+
 static cxla_status run_seq(run *r, const seq *q) {
     for (int64_t i = 0; i < q->count; i++) {
         const step *sp = &q->steps[i];
         if (check_cancel(r)) return cancelled_at(r, sp);
+        bool check = r->check_finite && !r->reported && finite_checked(sp) &&
+                     leaves_finite(r, sp->in, sp->in_count);
         CXLA_RETURN_IF_ERROR(run_step(r, sp));
+        if (check && !leaves_finite(r, sp->out, sp->out_count)) {
+            const cxla_instr *in = sp->instr;
+            fprintf(stderr,
+                    "cxla: %s (%s, computation %s, line %" PRId64
+                    ") is the first to produce a NaN or Inf from finite operands\n",
+                    in->name, cxla_opcode_name(in->opcode), sp->comp ? sp->comp->name : "?",
+                    in->line);
+            r->reported = true;
+        }
     }
     return NULL;
 }
@@ -1374,8 +1450,16 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
                          const cxla_literal *const *args, int64_t arg_count,
                          cxla_literal **out_result) {
     const cxla_computation *entry = p->module->entry;
+    static const exec_run_options no_options;
     run r = {.p = p, .options = options, .cancel = options ? options->cancel : NULL};
     r.countdown = 1; /* the first check polls */
+    r.check_finite = options && options->check_finite;
+    r.svc = (cpu_svc_run){.options = options ? options : &no_options,
+                          .module = p->module,
+                          .rng_state = {EXEC_RNG_INITIAL_STATE, 0},
+                          .rng_keys = p->rng_keys,
+                          .id_count = p->id_count};
+    r.svc.collective_counts = calloc((size_t)(p->id_count ? p->id_count : 1), sizeof(int64_t));
     cxla_status s = NULL;
     cxla_literal **owned = calloc((size_t)(arg_count ? arg_count : 1), sizeof(*owned));
     void **argp = calloc((size_t)(p->arg_leaf_count ? p->arg_leaf_count : 1), sizeof(void *));
@@ -1383,7 +1467,8 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     r.ptr = calloc((size_t)(p->value_count ? p->value_count : 1), sizeof(void *));
     r.ins = calloc((size_t)(p->max_operands ? p->max_operands : 1), sizeof(void *));
     r.outs = calloc((size_t)(p->max_operands ? p->max_operands : 1), sizeof(void *));
-    if (!owned || !argp || !resp || !r.ptr || !r.ins || !r.outs) s = OOM();
+    if (!owned || !argp || !resp || !r.ptr || !r.ins || !r.outs || !r.svc.collective_counts)
+        s = OOM();
     if (!s && arg_count != entry->param_count)
         s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                        "the entry computation '%s' takes %" PRId64 " arguments, got %" PRId64,
@@ -1463,5 +1548,6 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     free(r.ptr);
     free(r.ins);
     free(r.outs);
+    free(r.svc.collective_counts);
     return s;
 }

@@ -767,6 +767,7 @@ bool cpu_can_emit(const cxla_instr *instr) {
     if (instr->opcode == CXLA_OP_REDUCE_WINDOW) return cpu_emit_reduce_window_ok(instr);
     if (instr->opcode == CXLA_OP_SELECT_AND_SCATTER) return cpu_emit_select_and_scatter_ok(instr);
     if (instr->opcode == CXLA_OP_SCATTER) return cpu_emit_scatter_ok(instr);
+    if (instr->opcode == CXLA_OP_CONVOLUTION) return cpu_emit_conv_ok(instr);
     if (instr->opcode == CXLA_OP_FUSION) {
         const cxla_computation *c = cxla_instr_called(instr, CXLA_ATTR_CALLS);
         if (!c || !c->root) return false;
@@ -1528,6 +1529,7 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
     if (instr->opcode == CXLA_OP_SELECT_AND_SCATTER)
         return cpu_emit_select_and_scatter(instr, name, out, out_info);
     if (instr->opcode == CXLA_OP_SCATTER) return cpu_emit_scatter(instr, name, out, out_info);
+    if (instr->opcode == CXLA_OP_CONVOLUTION) return cpu_emit_conv(instr, name, out, out_info);
     const cxla_computation *fused = NULL;
     if (instr->opcode == CXLA_OP_FUSION) {
         fused = cxla_instr_called(instr, CXLA_ATTR_CALLS);

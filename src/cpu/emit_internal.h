@@ -109,6 +109,14 @@ void cpu_emit_kernel_head(cxla_strbuf *out, const cxla_instr *instr, const char 
 void cpu_emit_kernel_entry(cxla_strbuf *out, const char *name, int64_t range, const char *args,
                            const char *pre);
 
+/* The convolution kernel (emit_conv.c): whether |instr| is a convolution it emits (real
+ * floats with a real float result, or integers with an integer result; static row-major
+ * arrays; no PACKED_NIBBLE), and the kernel (an exact loop nest, bit for bit the
+ * interpreter's). */
+bool cpu_emit_conv_ok(const cxla_instr *instr);
+cxla_status cpu_emit_conv(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                          cpu_kernel_info *out_info);
+
 /* The element type of the operation about to be emitted (emit_expr.c's math_call keeps
  * the interpreter's libm expressions for small floats whose NaN sign matters). */
 void cpu_emit_math_type(cxla_type t);

@@ -810,7 +810,14 @@ bool cpu_linalg_wants(const cxla_instr *instr) {
                       onednn_type(instr->operands[1]->shape.type);
         return onednn || !cpu_can_emit(instr);
     }
-    if (instr->opcode == CXLA_OP_CONVOLUTION) return true;
+    if (instr->opcode == CXLA_OP_CONVOLUTION) {
+        /* oneDNN first; else the emitter's exact loop nest (emit_conv.c) where it applies;
+         * else the loops of the library call. */
+        bool onednn = cpu_onednn_available() && onednn_type(instr->shape.type) &&
+                      onednn_type(instr->operands[0]->shape.type) &&
+                      onednn_type(instr->operands[1]->shape.type);
+        return onednn || !cpu_can_emit(instr);
+    }
     return cpu_onednn_available() && match_fusion(instr, &po);
 }
 

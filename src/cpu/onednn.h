@@ -17,8 +17,10 @@
  * panels, a 4-row register block; bit for bit the interpreter's). Everything else
  * (complex types, batch_group_count > 1, negative padding, lhs dilation with a stride,
  * dimensions that cannot be merged by strides, more than 3 spatial dims, zero-size
- * arrays, convolutions without oneDNN) runs the interpreter's cache-blocked matrix
- * product (src/interp/interp_linalg.c) on the buffers, exact against the interpreter.
+ * arrays) runs the interpreter's cache-blocked matrix product (src/interp/interp_linalg.c)
+ * on the buffers, exact against the interpreter, except convolutions of types oneDNN does
+ * not take (f64, integers; every type without oneDNN), which are the emitter's exact loop
+ * nest (emit_conv.c) when it applies.
  *
  * A fusion of a dot or convolution (f32) with the elementwise work after it (a bias
  * vector added along the output features, then any chain of maximum with 0 and multiply

@@ -1,5 +1,7 @@
 /* Random-number algorithms shared by the backends (exec/rng.h). */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "exec/rng.h"
 #include "literal/literal_internal.h"
@@ -219,4 +221,147 @@ void exec_rng_uniform_f32(const uint32_t *bits, int64_t n, float a, float b, boo
         if (clamp && a < b && r >= b) r = below;
         out[i] = r;
     }
+}
+
+/* ---- rng's distributions ------------------------------------------------------------ */
+
+static int64_t element_count(const cxla_shape *s) {
+    int64_t n = 1;
+    for (int64_t i = 0; i < s->rank; i++) n *= s->dims[i];
+    return n;
+}
+
+bool exec_rng_fill_uniform_float(uint64_t key, exec_u128 c, const cxla_shape *shape, double a,
+                                 double b, void *res) {
+    cxla_type t = shape->type;
+    int64_t n = element_count(shape);
+    size_t count = (size_t)(n ? n : 1);
+    if (t == CXLA_F64) {
+        uint64_t *bits = malloc(count * sizeof(uint64_t));
+        if (!bits) return false;
+        exec_philox_wide(key, c, n, bits);
+        exec_rng_uniform_f64(bits, n, a, b, res);
+        free(bits);
+        return true;
+    }
+    uint32_t *bits = malloc(count * sizeof(uint32_t));
+    float *vals = malloc(count * sizeof(float));
+    if (!bits || !vals) {
+        free(bits);
+        free(vals);
+        return false;
+    }
+    exec_philox_words(key, c, n, bits);
+    exec_rng_uniform_f32(bits, n, (float)a, (float)b, t == CXLA_F32, t == CXLA_F32 ? res : vals);
+    if (t != CXLA_F32) {
+        size_t es = cxla_type_storage(t);
+        char *o = res;
+        double below = NAN;
+        bool have_below = false;
+        for (int64_t i = 0; i < n; i++) {
+            char *p = o + (size_t)i * es;
+            cxla_store_f64(t, p, vals[i]);
+            if (a < b && cxla_load_f64(t, p) >= b) { /* rounded up to b */
+                if (!have_below) below = exec_rng_small_float_below(t, b), have_below = true;
+                cxla_store_f64(t, p, below);
+            }
+        }
+    }
+    free(bits);
+    free(vals);
+    return true;
+}
+
+bool exec_rng_fill_uniform_int(uint64_t key, exec_u128 c, const cxla_shape *shape, const void *la,
+                               const void *lb, void *res) {
+    cxla_type t = shape->type;
+    int width = t == CXLA_PRED ? 1 : cxla_type_bits(t);
+    uint64_t mask = width == 64 ? ~0ull : (1ull << width) - 1;
+    uint64_t ua = cxla_load_u64(t, la);
+    uint64_t ub = cxla_load_u64(t, lb);
+    if (cxla_type_is_signed(t)) {
+        ua = (uint64_t)cxla_load_s64(t, la);
+        ub = (uint64_t)cxla_load_s64(t, lb);
+    }
+    uint64_t range = (ub - ua) & mask;
+    int64_t n = element_count(shape);
+    size_t count = (size_t)(n ? n : 1);
+    uint64_t *bits = malloc(count * sizeof(uint64_t));
+    if (!bits) return false;
+    if (width == 64) {
+        exec_philox_wide(key, c, n, bits);
+    } else {
+        uint32_t *w = malloc(count * sizeof(uint32_t));
+        if (!w) {
+            free(bits);
+            return false;
+        }
+        exec_philox_words(key, c, n, w);
+        for (int64_t i = 0; i < n; i++) bits[i] = w[i];
+        free(w);
+    }
+    size_t es = cxla_type_storage(t);
+    char *o = res;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t dist = range ? bits[i] % range : bits[i];
+        cxla_store_u64(t, o + (size_t)i * es, (ua + dist) & mask);
+    }
+    free(bits);
+    return true;
+}
+
+bool exec_rng_fill_normal(uint64_t key, exec_u128 c, const cxla_shape *shape, double mu,
+                          double sigma, void *res) {
+    cxla_type t = shape->type;
+    exec_halves hv = exec_rng_split_halves(shape);
+    int64_t pairs = exec_rng_halves_pairs(hv), n = 2 * pairs;
+    size_t es = cxla_type_storage(t);
+    char *o = res;
+    if (t == CXLA_F64) {
+        uint64_t *bits = malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
+        if (!bits) return false;
+        exec_philox_wide(key, c, n, bits);
+        for (int64_t p = 0; p < pairs; p++) {
+            int64_t i = p / (hv.h * hv.post), j = (p / hv.post) % hv.h, k = p % hv.post;
+            int64_t base = ((i * hv.h + j) * 2) * hv.post + k;
+            double x0 = (double)(bits[base] >> 12) * 0x1p-52;
+            double x1 = (double)(bits[base + hv.post] >> 12) * 0x1p-52;
+            double u1 = fmax(x0, (double)1.0e-7f);
+            double v1 = 6.283185307179586 * x1;
+            double u2 = sqrt(-2.0 * log(u1));
+            double z[2] = {sin(v1) * u2, cos(v1) * u2};
+            for (int b = 0; b < 2 && 2 * j + b < hv.d; b++) {
+                double sz = sigma * z[b];
+                double r = mu + sz;
+                memcpy(o + (size_t)((i * hv.d + 2 * j + b) * hv.post + k) * es, &r, sizeof(r));
+            }
+        }
+        free(bits);
+        return true;
+    }
+    uint32_t *bits = malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+    if (!bits) return false;
+    exec_philox_words(key, c, n, bits);
+    float fmu = (float)mu, fsigma = (float)sigma;
+    for (int64_t p = 0; p < pairs; p++) {
+        int64_t i = p / (hv.h * hv.post), j = (p / hv.post) % hv.h, k = p % hv.post;
+        int64_t base = ((i * hv.h + j) * 2) * hv.post + k;
+        float x0 = (float)(bits[base] >> 9) * 0x1p-23f;
+        float x1 = (float)(bits[base + hv.post] >> 9) * 0x1p-23f;
+        float u1 = fmaxf(x0, 1.0e-7f);
+        float v1 = (float)6.283185307179586 * x1;
+        float u2 = sqrtf(-2.0f * logf(u1));
+        float z[2] = {sinf(v1) * u2, cosf(v1) * u2};
+        for (int b = 0; b < 2 && 2 * j + b < hv.d; b++) {
+            float sz = fsigma * z[b];
+            float r = fmu + sz;
+            char *dst = o + (size_t)((i * hv.d + 2 * j + b) * hv.post + k) * es;
+            if (t == CXLA_F32)
+                memcpy(dst, &r, sizeof(r));
+            else
+                cxla_store_f64(t, dst, r);
+        }
+    }
+    free(bits);
+    return true;
 }

@@ -60,4 +60,16 @@ void exec_rng_uniform_f32(const uint32_t *bits, int64_t n, float a, float b, boo
  * there is none. */
 double exec_rng_small_float_below(cxla_type t, double b);
 
+/* rng's distributions (src/interp/interp_rng.c says how, docs/semantics.md "Random
+ * numbers") into |out|, the row-major elements of |shape| (a static array of its type),
+ * from philox with |key| and counter |c|: uniform floats in [a, b), uniform integers
+ * a + bits % (b - a) (|a| and |b| point to scalars of the type), normal floats
+ * mu + sigma z by Box-Muller. False when out of memory (nothing else fails). */
+bool exec_rng_fill_uniform_float(uint64_t key, exec_u128 c, const cxla_shape *shape, double a,
+                                 double b, void *out);
+bool exec_rng_fill_uniform_int(uint64_t key, exec_u128 c, const cxla_shape *shape, const void *a,
+                               const void *b, void *out);
+bool exec_rng_fill_normal(uint64_t key, exec_u128 c, const cxla_shape *shape, double mu,
+                          double sigma, void *out);
+
 #endif /* CXLA_EXEC_RNG_H_ */

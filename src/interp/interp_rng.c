@@ -205,139 +205,21 @@ static double load_value(cxla_type t, const cxla_literal *lit) {
 
 static cxla_status rng_uniform_float(uint64_t key, exec_u128 c, const cxla_instr *instr, double a,
                                      double b, cxla_literal *res) {
-    cxla_type t = instr->shape.type;
-    int64_t n = cxla_literal_element_count(res);
-    size_t count = (size_t)(n ? n : 1);
-    if (t == CXLA_F64) {
-        uint64_t *bits = malloc(count * sizeof(uint64_t));
-        if (!bits) return OOM();
-        exec_philox_wide(key, c, n, bits);
-        exec_rng_uniform_f64(bits, n, a, b, res->data);
-        free(bits);
-        return NULL;
-    }
-    uint32_t *bits = malloc(count * sizeof(uint32_t));
-    float *vals = malloc(count * sizeof(float));
-    if (!bits || !vals) {
-        free(bits);
-        free(vals);
-        return OOM();
-    }
-    exec_philox_words(key, c, n, bits);
-    exec_rng_uniform_f32(bits, n, (float)a, (float)b, t == CXLA_F32,
-                         t == CXLA_F32 ? res->data : vals);
-    if (t != CXLA_F32) {
-        size_t es = cxla_type_storage(t);
-        char *o = res->data;
-        double below = NAN;
-        bool have_below = false;
-        for (int64_t i = 0; i < n; i++) {
-            char *p = o + (size_t)i * es;
-            cxla_store_f64(t, p, vals[i]);
-            if (a < b && cxla_load_f64(t, p) >= b) { /* rounded up to b */
-                if (!have_below) below = exec_rng_small_float_below(t, b), have_below = true;
-                cxla_store_f64(t, p, below);
-            }
-        }
-    }
-    free(bits);
-    free(vals);
-    return NULL;
+    return exec_rng_fill_uniform_float(key, c, &instr->shape, a, b, res->data) ? NULL : OOM();
 }
 
 static cxla_status rng_uniform_int(uint64_t key, exec_u128 c, const cxla_instr *instr,
                                    const cxla_literal *la, const cxla_literal *lb,
                                    cxla_literal *res) {
-    cxla_type t = instr->shape.type;
-    int width = t == CXLA_PRED ? 1 : cxla_type_bits(t);
-    uint64_t mask = width == 64 ? ~0ull : (1ull << width) - 1;
-    uint64_t ua = cxla_load_u64(t, cxla_literal_data_const(la));
-    uint64_t ub = cxla_load_u64(t, cxla_literal_data_const(lb));
-    if (cxla_type_is_signed(t)) {
-        ua = (uint64_t)cxla_load_s64(t, cxla_literal_data_const(la));
-        ub = (uint64_t)cxla_load_s64(t, cxla_literal_data_const(lb));
-    }
-    uint64_t range = (ub - ua) & mask;
-    int64_t n = cxla_literal_element_count(res);
-    size_t count = (size_t)(n ? n : 1);
-    uint64_t *bits = malloc(count * sizeof(uint64_t));
-    if (!bits) return OOM();
-    if (width == 64) {
-        exec_philox_wide(key, c, n, bits);
-    } else {
-        uint32_t *w = malloc(count * sizeof(uint32_t));
-        if (!w) {
-            free(bits);
-            return OOM();
-        }
-        exec_philox_words(key, c, n, w);
-        for (int64_t i = 0; i < n; i++) bits[i] = w[i];
-        free(w);
-    }
-    size_t es = cxla_type_storage(t);
-    char *o = res->data;
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t dist = range ? bits[i] % range : bits[i];
-        cxla_store_u64(t, o + (size_t)i * es, (ua + dist) & mask);
-    }
-    free(bits);
-    return NULL;
+    return exec_rng_fill_uniform_int(key, c, &instr->shape, cxla_literal_data_const(la),
+                                     cxla_literal_data_const(lb), res->data)
+               ? NULL
+               : OOM();
 }
 
 static cxla_status rng_normal(uint64_t key, exec_u128 c, const cxla_instr *instr, double mu,
                               double sigma, cxla_literal *res) {
-    cxla_type t = instr->shape.type;
-    exec_halves hv = exec_rng_split_halves(&instr->shape);
-    int64_t pairs = exec_rng_halves_pairs(hv), n = 2 * pairs;
-    size_t es = cxla_type_storage(t);
-    char *o = res->data;
-    if (t == CXLA_F64) {
-        uint64_t *bits = malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
-        if (!bits) return OOM();
-        exec_philox_wide(key, c, n, bits);
-        for (int64_t p = 0; p < pairs; p++) {
-            int64_t i = p / (hv.h * hv.post), j = (p / hv.post) % hv.h, k = p % hv.post;
-            int64_t base = ((i * hv.h + j) * 2) * hv.post + k;
-            double x0 = (double)(bits[base] >> 12) * 0x1p-52;
-            double x1 = (double)(bits[base + hv.post] >> 12) * 0x1p-52;
-            double u1 = fmax(x0, (double)1.0e-7f);
-            double v1 = 6.283185307179586 * x1;
-            double u2 = sqrt(-2.0 * log(u1));
-            double z[2] = {sin(v1) * u2, cos(v1) * u2};
-            for (int b = 0; b < 2 && 2 * j + b < hv.d; b++) {
-                double sz = sigma * z[b];
-                double r = mu + sz;
-                memcpy(o + (size_t)((i * hv.d + 2 * j + b) * hv.post + k) * es, &r, sizeof(r));
-            }
-        }
-        free(bits);
-        return NULL;
-    }
-    uint32_t *bits = malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
-    if (!bits) return OOM();
-    exec_philox_words(key, c, n, bits);
-    float fmu = (float)mu, fsigma = (float)sigma;
-    for (int64_t p = 0; p < pairs; p++) {
-        int64_t i = p / (hv.h * hv.post), j = (p / hv.post) % hv.h, k = p % hv.post;
-        int64_t base = ((i * hv.h + j) * 2) * hv.post + k;
-        float x0 = (float)(bits[base] >> 9) * 0x1p-23f;
-        float x1 = (float)(bits[base + hv.post] >> 9) * 0x1p-23f;
-        float u1 = fmaxf(x0, 1.0e-7f);
-        float v1 = (float)6.283185307179586 * x1;
-        float u2 = sqrtf(-2.0f * logf(u1));
-        float z[2] = {sinf(v1) * u2, cosf(v1) * u2};
-        for (int b = 0; b < 2 && 2 * j + b < hv.d; b++) {
-            float sz = fsigma * z[b];
-            float r = fmu + sz;
-            char *dst = o + (size_t)((i * hv.d + 2 * j + b) * hv.post + k) * es;
-            if (t == CXLA_F32)
-                memcpy(dst, &r, sizeof(r));
-            else
-                cxla_store_f64(t, dst, r);
-        }
-    }
-    free(bits);
-    return NULL;
+    return exec_rng_fill_normal(key, c, &instr->shape, mu, sigma, res->data) ? NULL : OOM();
 }
 
 static cxla_status op_rng(interp_ctx *ctx, const cxla_instr *instr,

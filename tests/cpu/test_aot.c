@@ -25,16 +25,24 @@ typedef struct leaves {
     int64_t count, cap;
 } leaves;
 
-static cxla_status flatten(const cxla_literal *lit, leaves *out) {
+/* The leaves of |lit| in the layouts of |shape| (the entry's declared layout: the generated
+ * code's interface), or row-major when |shape| is NULL. */
+static cxla_status flatten(const cxla_literal *lit, const cxla_shape *shape, leaves *out) {
     if (cxla_literal_shape(lit)->type == CXLA_TUPLE) {
         for (int64_t e = 0; e < lit->tuple_count; e++)
-            CXLA_RETURN_IF_ERROR(flatten(lit->elements[e], out));
+            CXLA_RETURN_IF_ERROR(flatten(
+                lit->elements[e],
+                shape && shape->type == CXLA_TUPLE && e < shape->tuple_count ? &shape->elements[e]
+                                                                             : NULL,
+                out));
         return NULL;
     }
     if (out->count == out->cap) {
         out->cap = out->cap ? 2 * out->cap : 8;
         out->items = realloc(out->items, (size_t)out->cap * sizeof(*out->items));
     }
+    if (shape && cxla_type_is_array(shape->type) && !cxla_layout_is_default(shape))
+        return interp_relayout(lit, shape, &out->items[out->count++]);
     return interp_default_layout(lit, &out->items[out->count++]);
 }
 
@@ -142,8 +150,14 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
         s = NULL;
         skip = true;
     }
-    for (int64_t i = 0; !skip && !s && i < nargs; i++) s = flatten(args[i], &c.args);
-    if (!skip && !s) s = flatten(oracle, &c.want);
+    for (int64_t i = 0; !skip && !s && i < nargs; i++)
+        s = flatten(args[i],
+                    m->has_entry_layout && m->entry_param_shapes && i < m->entry_param_count
+                        ? &m->entry_param_shapes[i]
+                        : NULL,
+                    &c.args);
+    if (!skip && !s)
+        s = flatten(oracle, m->has_entry_layout ? &m->entry_result_shape : NULL, &c.want);
     char file[512];
     if (!skip && !s) {
         snprintf(file, sizeof file, "%s/%s.h", tmpdir, c.name);
@@ -561,16 +575,201 @@ static void test_aot_errors(void) {
     CHECK(strstr(msg, "sort") != NULL);
     CHECK(strstr(msg, "ahead-of-time") != NULL);
     cxla_module_destroy(m);
-    /* A non-row-major entry result. */
-    m = parse("HloModule t, entry_computation_layout={(f32[2,3]{1,0})->f32[2,3]{0,1}}\n"
-              "ENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n"
-              "  ROOT n = f32[2,3]{0,1} negate(p)\n}\n");
-    msg = test_expect_error(cpu_aot_generate(m, NULL, "t", &h, &c, &d), __FILE__, __LINE__);
-    CHECK(strstr(msg, "row-major") != NULL);
-    cxla_module_destroy(m);
+    /* Collectives that need another device, dynamic shapes, the typed FFI. */
+    const char *bad[][2] = {
+        {"HloModule t, replica_count=2\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
+         "  ROOT s = f32[] add(x, y)\n}\nENTRY e {\n  p = f32[2] parameter(0)\n"
+         "  ROOT my_ar = f32[2] all-reduce(p), replica_groups={{0,1}}, to_apply=add\n}\n",
+         "my_ar (all-reduce) in computation e (the entry) has no ahead-of-time form: its group "
+         "holds 2 devices"},
+        {"HloModule t\nENTRY e {\n  p = f32[<=4] parameter(0)\n  ROOT n = f32[<=4] negate(p)\n}\n",
+         "dynamic dimensions"},
+        {"HloModule t\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT my_cc = f32[2] custom-call(p), "
+         "custom_call_target=\"f\", api_version=API_VERSION_TYPED_FFI\n}\n",
+         "my_cc (custom-call)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        m = parse(bad[i][0]);
+        msg = test_expect_error(cpu_aot_generate(m, NULL, "t", &h, &c, &d), __FILE__, __LINE__);
+        CHECK_MSG(strstr(msg, bad[i][1]) != NULL, "case %zu: %s", i, msg);
+        cxla_module_destroy(m);
+    }
     cxla_strbuf_free(&h);
     cxla_strbuf_free(&c);
     cxla_strbuf_free(&d);
+}
+
+/* The options of NAME_run_with: custom calls through the table (api_version 3 with the
+ * opaque bytes; a failing one; a missing one; one entered with the wrong api_version),
+ * infeed and outfeed through callbacks, entry layouts that are not row-major (an argument
+ * and results in column-major order), a collective on one device, and the error codes and
+ * messages. The expected numbers are worked out by hand in the comments. */
+static const char *const options_module =
+    "HloModule opts, entry_computation_layout={(f32[2,3]{0,1})->(f32[3,2]{0,1}, "
+    "f32[2,3]{0,1}, s32[2], u32[])}\n"
+    "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n"
+    "ENTRY e {\n"
+    "  p = f32[2,3]{0,1} parameter(0)\n"
+    "  t0 = token[] after-all()\n"
+    "  in = (s32[2], token[]) infeed(t0), infeed_config=\"cfg\"\n"
+    "  d = s32[2] get-tuple-element(in), index=0\n"
+    "  t1 = token[] get-tuple-element(in), index=1\n"
+    "  o = token[] outfeed(p, t1), outfeed_config=\"ocfg\"\n"
+    "  ar = f32[2,3] all-reduce(p), replica_groups={{0}}, to_apply=add\n"
+    "  c = f32[2,3] custom-call(ar), custom_call_target=\"my_double\", "
+    "api_version=API_VERSION_STATUS_RETURNING_UNIFIED, backend_config=\"x2\"\n"
+    "  tr = f32[3,2] transpose(p), dimensions={1,0}\n"
+    "  id = u32[] replica-id()\n"
+    "  ROOT r = (f32[3,2]{0,1}, f32[2,3]{0,1}, s32[2], u32[]) tuple(tr, c, d, id)\n"
+    "}\n";
+
+static const char *const options_driver =
+    "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"opts.h\"\n"
+    "static float outbuf[6];\n"
+    "static int feed(void *user, const char *instr, const char *config, void *const *leaves,\n"
+    "                const size_t *bytes, int count) {\n"
+    "    int32_t v[2] = {7, -9};\n"
+    "    (void)user;\n"
+    "    if (count != 1 || bytes[0] != 8 || strcmp(config, \"cfg\") || strcmp(instr, \"in\")) "
+    "return 1;\n"
+    "    memcpy(leaves[0], v, 8);\n"
+    "    return 0;\n"
+    "}\n"
+    "static int outf(void *user, const char *instr, const char *config, const void *const "
+    "*leaves,\n"
+    "                const size_t *bytes, int count) {\n"
+    "    (void)user;\n"
+    "    (void)instr;\n"
+    "    if (count != 1 || bytes[0] != 24 || strcmp(config, \"ocfg\")) return 1;\n"
+    "    memcpy(outbuf, leaves[0], 24);\n"
+    "    return 0;\n"
+    "}\n"
+    "static void dbl(void *out, const void **in, const char *opaque, size_t len,\n"
+    "                opts_custom_call_status *st) {\n"
+    "    const float *x = in[0];\n"
+    "    float *y = out;\n"
+    "    if (len != 2 || memcmp(opaque, \"x2\", 2)) {\n"
+    "        st->failed = 1;\n"
+    "        return;\n"
+    "    }\n"
+    "    for (int i = 0; i < 6; i++) {\n"
+    "        if (x[i] < 0) {\n"
+    "            st->failed = 1;\n"
+    "            strcpy(st->message, \"negative input\");\n"
+    "            return;\n"
+    "        }\n"
+    "        y[i] = 2 * x[i];\n"
+    "    }\n"
+    "}\n"
+    "int main(void) {\n"
+    "    float p[6], tr[6], c[6];\n"
+    "    int32_t d[2];\n"
+    "    uint32_t id = 5;\n"
+    "    /* p[i][j] = 3i + j + 1, column-major: at j * 2 + i */\n"
+    "    for (int i = 0; i < 2; i++)\n"
+    "        for (int j = 0; j < 3; j++) p[j * 2 + i] = (float)(3 * i + j + 1);\n"
+    "    const void *args[1] = {p};\n"
+    "    void *res[4] = {tr, c, d, &id};\n"
+    "    void *scratch = malloc(opts_scratch_size() + 64);\n"
+    "    char *sc = (char *)scratch + (64 - (size_t)scratch % 64) % 64;\n"
+    "    char err[200] = \"\";\n"
+    "    opts_custom_call table[1] = {{\"my_double\", (opts_custom_call_fn)dbl, 3}};\n"
+    "    opts_options o = {table, 1, feed, outf, NULL, err, sizeof err};\n"
+    "    int rc = opts_run_with(&o, args, res, sc);\n"
+    "    printf(\"rc %d\\n\", rc);\n"
+    "    for (int i = 0; i < 6; i++) printf(\"%g %g %g\\n\", tr[i], c[i], outbuf[i]);\n"
+    "    printf(\"d %d %d id %u\\n\", (int)d[0], (int)d[1], (unsigned)id);\n"
+    "    opts_options none;\n"
+    "    memset(&none, 0, sizeof none);\n"
+    "    none.error = err;\n"
+    "    none.error_size = sizeof err;\n"
+    "    none.infeed = feed;\n"
+    "    none.outfeed = outf;\n"
+    "    rc = opts_run_with(&none, args, res, sc);\n"
+    "    printf(\"missing %d %s\\n\", rc == opts_ERROR_NO_CUSTOM_CALL, err);\n"
+    "    table[0].api_version = 1;\n"
+    "    rc = opts_run_with(&o, args, res, sc);\n"
+    "    printf(\"api %d\\n\", rc == opts_ERROR_CUSTOM_CALL_API);\n"
+    "    table[0].api_version = 3;\n"
+    "    p[3] = -1;\n"
+    "    rc = opts_run_with(&o, args, res, sc);\n"
+    "    printf(\"failed %d %s | %s\\n\", rc == opts_ERROR_CUSTOM_CALL_FAILED, err,\n"
+    "           opts_error_string(rc));\n"
+    "    p[3] = 5;\n"
+    "    o.infeed = 0;\n"
+    "    rc = opts_run_with(&o, args, res, sc);\n"
+    "    printf(\"no infeed %d\\n\", rc == opts_ERROR_NO_HOST_CALLBACK);\n"
+    "    rc = opts_run_with(&o, 0, res, sc);\n"
+    "    printf(\"null %d %s\\n\", rc == opts_ERROR_NULL_ARGUMENT, opts_error_string(rc));\n"
+    "    free(scratch);\n"
+    "    return 0;\n"
+    "}\n";
+
+static void test_aot_options(void) {
+    if (!have("gcc")) test_skip_all("no gcc");
+    make_tmpdir();
+    cxla_module *m = parse(options_module);
+    cxla_status s = cpu_aot_write(m, NULL, tmpdir, "opts");
+    CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+    cxla_status_free(s);
+    char path[512], cmd[2048];
+    snprintf(path, sizeof path, "%s/main.c", tmpdir);
+    s = cxla_write_file(path, options_driver, strlen(options_driver));
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2 -o prog main.c opts.c "
+             "-lm 2>&1 | head -20 && ./prog > out.txt",
+             tmpdir);
+    CHECK(system(cmd) == 0);
+    char *text = NULL;
+    size_t size = 0;
+    snprintf(path, sizeof path, "%s/out.txt", tmpdir);
+    s = cxla_read_file(path, &text, &size);
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    /* tr = p^T in column-major order: tr[a][b] = p[b][a] at a + 3b, i.e. 3b + a + 1 = 1..6;
+     * c = 2p in p's column-major order; the outfeed sees p row-major (1..6). */
+    const char *want = "rc 0\n"
+                       "1 2 1\n2 8 2\n3 4 3\n4 10 4\n5 6 5\n6 12 6\n"
+                       "d 7 -9 id 0\n"
+                       "missing 1 c (custom-call): no function for custom-call target my_double\n"
+                       "api 1\n"
+                       "failed 1 c (custom-call): the custom call failed: negative input | "
+                       "opts_run: a custom call failed\n"
+                       "no infeed 1\n"
+                       "null 1 opts_run: an argument pointer is NULL\n";
+    CHECK_MSG(text && strcmp(text, want) == 0, "got:\n%s\nwant:\n%s", text ? text : "(none)", want);
+    free(text);
+    /* 32-bit and big-endian: no such libc or emulator here, so the generated C is only
+     * checked to compile (-fsyntax-only) for i386 with SSE (FLT_EVAL_METHOD 0) and for
+     * 32-bit big-endian PowerPC, against the x86-64 C headers (an empty gnu/stubs-32.h
+     * stands in for the missing 32-bit one). Skipped where even that does not work. */
+    const char *targets[] = {"gcc -m32 -msse2 -mfpmath=sse", "clang --target=powerpc-linux-gnu"};
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/shim/gnu' && : > '%s/shim/gnu/stubs-32.h'", tmpdir,
+             tmpdir);
+    CHECK(system(cmd) == 0);
+    for (int t = 0; t < 2; t++) {
+        char flags[600];
+        snprintf(flags, sizeof flags,
+                 "%s -std=c11 -Wall -Wextra -Wpedantic -Werror -fsyntax-only -I'%s/shim' "
+                 "-idirafter /usr/include/x86_64-linux-gnu",
+                 targets[t], tmpdir);
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && printf '#include <stdint.h>\n#include <math.h>\n#include "
+                 "<string.h>\nint x;\n' > probe.c && %s probe.c >/dev/null 2>&1",
+                 tmpdir, flags);
+        if (system(cmd) != 0) {
+            fprintf(stderr, "aot: no %s with headers here: not checked\n", targets[t]);
+            continue;
+        }
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && %s opts.c > err.txt 2>&1; rc=$?; head -10 err.txt; exit $rc", tmpdir,
+                 flags);
+        CHECK_MSG(system(cmd) == 0, "the generated code does not compile with %s", targets[t]);
+    }
+    cxla_module_destroy(m);
+    if (!test_failures) remove_tmpdir();
 }
 
 /* The header compiles as C++ too (extern "C"), and the files land where cpu_aot_write says. */
@@ -619,5 +818,6 @@ static void test_aot_write_and_cplusplus(void) {
 #elif defined(AOT_MODELS)
 TEST_MAIN(TEST(test_aot_models))
 #else
-TEST_MAIN(TEST(test_aot_errors), TEST(test_aot_write_and_cplusplus), TEST(test_aot_cases))
+TEST_MAIN(TEST(test_aot_errors), TEST(test_aot_options), TEST(test_aot_write_and_cplusplus),
+          TEST(test_aot_cases))
 #endif

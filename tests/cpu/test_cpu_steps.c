@@ -9,6 +9,7 @@
 
 #include "cpu/cpu.h"
 #include "cpu/cpu_internal.h"
+#include "cxla/custom_call.h"
 #include "harness.h"
 #include "hlo/hlo.h"
 #include "interp/interp.h"
@@ -327,6 +328,194 @@ static void test_while_is_cancellable(void) {
     cxla_module_destroy(m);
 }
 
+/* ---- service steps: collectives, custom calls, host transfers, rng ---------------------- */
+
+static void twice_f32(void *out, const void **in) {
+    const float *x = in[0];
+    float *y = out;
+    for (int i = 0; i < 4; i++) y[i] = 2 * x[i];
+}
+
+static void always_fails(void *out, const void **in, cxla_custom_call_status *status) {
+    (void)out, (void)in;
+    cxla_custom_call_status_set_failure(status, "steps2 says no");
+}
+
+typedef struct host_log {
+    int infeeds, outfeeds;
+    float last_out[4];
+} host_log;
+
+static cxla_status infeed_cb(void *user, const cxla_shape *shape, const char *config,
+                             cxla_literal **out) {
+    (void)config;
+    ((host_log *)user)->infeeds++;
+    return cxla_literal_parse("{0.5, 1.5, -2, 4}", 17, shape, out);
+}
+
+static cxla_status outfeed_cb(void *user, const cxla_literal *data, const cxla_shape *shape,
+                              const char *config) {
+    (void)shape, (void)config;
+    host_log *h = user;
+    h->outfeeds++;
+    memcpy(h->last_out, cxla_literal_data_const(data), sizeof(h->last_out));
+    return NULL;
+}
+
+/* Collectives (on one device), rng, custom calls and host transfers run as steps of their
+ * own: no interpreter handler, results bit-exact with the interpreter given the same seed
+ * and host queue, the rng state carried between rng instructions and a while loop's
+ * iterations, and a failing custom call named in the error. */
+static void test_service_steps(void) {
+    static const char *text = "HloModule services, replica_count=1\n"
+                              "add {\n"
+                              "  a = f32[] parameter(0)\n"
+                              "  b = f32[] parameter(1)\n"
+                              "  ROOT s = f32[] add(a, b)\n"
+                              "}\n"
+                              "ENTRY main {\n"
+                              "  x = f32[4] parameter(0)\n"
+                              "  tok = token[] after-all()\n"
+                              "  inf = (f32[4], token[]) infeed(tok)\n"
+                              "  d = f32[4] get-tuple-element(inf), index=0\n"
+                              "  t1 = token[] get-tuple-element(inf), index=1\n"
+                              "  ar = f32[4] all-reduce(d), replica_groups={}, to_apply=add\n"
+                              "  ag = f32[4] all-gather(ar), replica_groups={}, dimensions={0}\n"
+                              "  cp = f32[4] collective-permute(ag), source_target_pairs={{0,0}}\n"
+                              "  id = u32[] replica-id()\n"
+                              "  idf = f32[] convert(id)\n"
+                              "  lo = f32[] constant(-1)\n"
+                              "  hi = f32[] constant(3)\n"
+                              "  u = f32[4] rng(lo, hi), distribution=rng_uniform\n"
+                              "  nrm = f32[4] rng(lo, hi), distribution=rng_normal\n"
+                              "  ilo = s32[] constant(-5)\n"
+                              "  ihi = s32[] constant(1000)\n"
+                              "  iu = s32[4] rng(ilo, ihi), distribution=rng_uniform\n"
+                              "  iuf = f32[4] convert(iu)\n"
+                              "  tw = f32[4] custom-call(x), custom_call_target=\"steps2_twice\"\n"
+                              "  al = f32[4] custom-call(), custom_call_target=\"AllocateBuffer\"\n"
+                              "  b = f32[4] broadcast(idf), dimensions={}\n"
+                              "  s1 = f32[4] add(cp, u)\n"
+                              "  s2 = f32[4] add(s1, nrm)\n"
+                              "  s3 = f32[4] add(s2, iuf)\n"
+                              "  s4 = f32[4] add(s3, tw)\n"
+                              "  s5 = f32[4] add(s4, al)\n"
+                              "  s6 = f32[4] add(s5, b)\n"
+                              "  t2 = token[] outfeed(s6, t1)\n"
+                              "  ROOT r = (f32[4], f32[4]) tuple(s6, u)\n"
+                              "}\n";
+    cxla_status s = cxla_custom_call_register("steps2_twice", (cxla_custom_call_fn)twice_f32,
+                                              CXLA_CUSTOM_CALL_API_ORIGINAL);
+    CHECK(!s);
+    cxla_status_free(s);
+    cxla_module *m = parse(text);
+    if (!m) return;
+    cxla_literal *arg = lit("{1, 2, 3, 4}", &m->entry->params[0]->shape);
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    s = cpu_backend.compile(m, &co, &compiled);
+    CHECK_MSG(!s, "compile: %s", s ? cxla_status_message(s) : "");
+    cxla_status_free(s);
+    const cpu_plan *plan = compiled ? cpu_compiled_plan(compiled) : NULL;
+    CHECK(plan != NULL);
+    if (plan) {
+        cpu_plan_stats st;
+        cpu_plan_get_stats(plan, &st);
+        CHECK_EQ_I64(st.handler_steps, 0);
+        CHECK(st.service_steps >= 10);
+    }
+    if (compiled) {
+        const char *w = cpu_compiled_call_what(compiled, "ar");
+        CHECK_MSG(w && strcmp(w, "collective") == 0, "ar runs as %s", w ? w : "(null)");
+        w = cpu_compiled_call_what(compiled, "tw");
+        CHECK_MSG(w && strcmp(w, "custom call") == 0, "tw runs as %s", w ? w : "(null)");
+        w = cpu_compiled_call_what(compiled, "nrm");
+        CHECK_MSG(w && strcmp(w, "rng") == 0, "nrm runs as %s", w ? w : "(null)");
+        w = cpu_compiled_call_what(compiled, "inf");
+        CHECK_MSG(w && strcmp(w, "host transfer") == 0, "inf runs as %s", w ? w : "(null)");
+    }
+    /* Two seeds (0 keeps XLA's key 0), two runs each: every run starts a fresh state. */
+    for (uint64_t seed = 0; seed < 2 && compiled; seed++) {
+        host_log hi = {0}, hc = {0};
+        exec_host host_i = {.user = &hi, .infeed = infeed_cb, .outfeed = outfeed_cb};
+        exec_host host_c = {.user = &hc, .infeed = infeed_cb, .outfeed = outfeed_cb};
+        exec_run_options oi = {.seed = seed * 12345, .host = &host_i, .check_finite = true};
+        exec_run_options oc = {.seed = seed * 12345, .host = &host_c, .check_finite = true};
+        cxla_literal *want = NULL, *got = NULL;
+        s = interp_run_module(m, &oi, (const cxla_literal *const *)&arg, 1, &want);
+        CHECK_MSG(!s, "interpreter: %s", s ? cxla_status_message(s) : "");
+        cxla_status_free(s);
+        s = cpu_backend.execute(compiled, &oc, (const cxla_literal *const *)&arg, 1, &got);
+        CHECK_MSG(!s, "cpu: %s", s ? cxla_status_message(s) : "");
+        cxla_status_free(s);
+        if (want && got) CHECK_MSG(cxla_literal_equal(want, got), "cpu and interpreter differ");
+        CHECK_EQ_I64(hc.infeeds, 1);
+        CHECK_EQ_I64(hc.outfeeds, 1);
+        CHECK(memcmp(hi.last_out, hc.last_out, sizeof(hc.last_out)) == 0);
+        cxla_literal_free(want);
+        cxla_literal_free(got);
+    }
+    /* Without host callbacks the infeed fails, naming the instruction. */
+    if (compiled) {
+        exec_run_options none = {0};
+        cxla_literal *got = NULL;
+        s = cpu_backend.execute(compiled, &none, (const cxla_literal *const *)&arg, 1, &got);
+        CHECK(s != NULL);
+        CHECK_MSG(s && strstr(cxla_status_message(s), "inf (infeed") &&
+                      strstr(cxla_status_message(s), "no host infeed handler"),
+                  "%s", s ? cxla_status_message(s) : "");
+        cxla_status_free(s);
+        cxla_literal_free(got);
+        cpu_backend.destroy(compiled);
+    }
+    cxla_literal_free(arg);
+    cxla_module_destroy(m);
+    s = cxla_custom_call_register("steps2_twice", NULL, CXLA_CUSTOM_CALL_API_ORIGINAL);
+    cxla_status_free(s);
+}
+
+static void test_failing_custom_call_names_it(void) {
+    static const char *text =
+        "HloModule failing\n"
+        "ENTRY main {\n"
+        "  x = f32[4] parameter(0)\n"
+        "  ROOT bad = f32[4] custom-call(x), custom_call_target=\"steps2_no\", "
+        "api_version=API_VERSION_STATUS_RETURNING\n"
+        "}\n";
+    cxla_status s = cxla_custom_call_register("steps2_no", (cxla_custom_call_fn)always_fails,
+                                              CXLA_CUSTOM_CALL_API_STATUS_RETURNING);
+    cxla_status_free(s);
+    cxla_module *m = parse(text);
+    if (!m) return;
+    cxla_literal *arg = lit("{1, 2, 3, 4}", &m->entry->params[0]->shape);
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    s = cpu_backend.compile(m, &co, &compiled);
+    CHECK(!s);
+    cxla_status_free(s);
+    if (compiled) {
+        const cpu_plan *plan = cpu_compiled_plan(compiled);
+        cpu_plan_stats st = {0};
+        if (plan) cpu_plan_get_stats(plan, &st);
+        CHECK_EQ_I64(st.handler_steps, 0);
+        exec_run_options ro = {0};
+        cxla_literal *got = NULL;
+        s = cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)&arg, 1, &got);
+        CHECK(s != NULL);
+        CHECK_MSG(s && strstr(cxla_status_message(s), "bad (custom-call") &&
+                      strstr(cxla_status_message(s), "steps2 says no"),
+                  "%s", s ? cxla_status_message(s) : "");
+        cxla_status_free(s);
+        cxla_literal_free(got);
+        cpu_backend.destroy(compiled);
+    }
+    cxla_literal_free(arg);
+    cxla_module_destroy(m);
+    s = cxla_custom_call_register("steps2_no", NULL, CXLA_CUSTOM_CALL_API_STATUS_RETURNING);
+    cxla_status_free(s);
+}
+
 TEST_MAIN(TEST(test_while_dus_in_place), TEST(test_while_swap_and_read_after_update),
           TEST(test_nested_control_flow), TEST(test_input_output_alias_without_donation),
-          TEST(test_while_is_cancellable))
+          TEST(test_while_is_cancellable), TEST(test_service_steps),
+          TEST(test_failing_custom_call_names_it))

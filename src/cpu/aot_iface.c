@@ -1,0 +1,426 @@
+/* The interface of ahead-of-time output (aot_internal.h): NAME.h (the calling convention,
+ * each argument's and result's shape, element type and layout, the options and error
+ * codes) and the end of NAME.c (the tables, NAME_run_with, NAME_run), around the
+ * computations aot.c built.
+ *
+ * The entry's arguments and results are in the layouts the module declares
+ * (entry_computation_layout, else its parameters' and root's layouts): the computations
+ * work on row-major arrays, so an argument in another layout is copied into row-major
+ * order in the scratch area first, and a result in another layout is computed into the
+ * scratch area and copied out into the caller's buffer in its layout. Layouts with
+ * padding, tiles or sub-byte elements have no ahead-of-time form. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/aot.h"
+#include "cpu/aot_internal.h"
+#include "cpu/emit.h"
+
+#define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
+
+static size_t align64(size_t n) {
+    return (n + 63) / 64 * 64;
+}
+
+static bool row_major(const cxla_shape *s) {
+    return !cxla_type_is_array(s->type) || s->type == CXLA_TOKEN || cxla_layout_is_default(s);
+}
+
+/* A declared leaf's layout must be a plain permutation of the dims. */
+static cxla_status check_layout(const cxla_shape *s, const char *what, int64_t i) {
+    if (row_major(s)) return NULL;
+    const cxla_layout *l = s->layout;
+    if (!l->padded_dims && !l->tile_count && !l->element_size_bits && l->minor_to_major)
+        return NULL;
+    char *t = cxla_shape_to_string(s, CXLA_SHAPE_PRINT_DEFAULT);
+    cxla_status st = cxla_error(CXLA_STATUS_UNIMPLEMENTED,
+                                "cxla compile: entry %s %" PRId64
+                                " has the layout %s: ahead-of-time code takes layouts that "
+                                "permute the dims (no padding, tiles or element sizes)",
+                                what, i, t ? t : "?");
+    free(t);
+    return st;
+}
+
+/* Element strides of |s| in its layout, indexed by logical dim. */
+static void layout_strides(const cxla_shape *s, int64_t *st) {
+    int64_t m2m[CXLA_MAX_RANK];
+    cxla_shape_minor_to_major(s, m2m);
+    int64_t v = 1;
+    for (int64_t j = 0; j < s->rank; j++) {
+        st[m2m[j]] = v;
+        v *= s->dims[m2m[j]];
+    }
+}
+
+static void shape_comment(cxla_strbuf *b, const cxla_shape *s) {
+    char *t = cxla_shape_to_string(s, CXLA_SHAPE_PRINT_NO_LAYOUT);
+    size_t size = 0;
+    if (cxla_shape_byte_size(s, &size)) size = 0;
+    if (s->type == CXLA_TOKEN) {
+        cxla_strbuf_puts(b, "token (0 bytes; any pointer, may be NULL)");
+    } else if (row_major(s)) {
+        cxla_strbuf_printf(b, "%s, row-major, %zu bytes", t ? t : "?", size);
+    } else {
+        int64_t m2m[CXLA_MAX_RANK];
+        cxla_shape_minor_to_major(s, m2m);
+        cxla_strbuf_printf(b, "%s, layout minor_to_major {", t ? t : "?");
+        for (int64_t d = 0; d < s->rank; d++)
+            cxla_strbuf_printf(b, "%s%" PRId64, d ? "," : "", m2m[d]);
+        cxla_strbuf_printf(b, "} (not row-major), %zu bytes", size);
+    }
+    free(t);
+}
+
+/* The shapes of the entry's argument or result leaves as constant tables. */
+static void leaf_tables(const aot *a, cxla_strbuf *src, const char *what,
+                        const cxla_shape *const *ls, int64_t n) {
+    int64_t n1 = n ? n : 1;
+    cxla_strbuf_printf(src, "const size_t %s_%s_bytes[%" PRId64 "] = {", a->P, what, n1);
+    for (int64_t i = 0; i < n; i++) {
+        size_t size = 0;
+        if (cxla_shape_byte_size(ls[i], &size)) size = 0;
+        cxla_strbuf_printf(src, "%s%zu", i ? ", " : "", size);
+    }
+    cxla_strbuf_printf(src, "%s};\n", n ? "" : "0");
+    cxla_strbuf_printf(src, "const int %s_%s_ranks[%" PRId64 "] = {", a->P, what, n1);
+    for (int64_t i = 0; i < n; i++)
+        cxla_strbuf_printf(src, "%s%d", i ? ", " : "", (int)ls[i]->rank);
+    cxla_strbuf_printf(src, "%s};\n", n ? "" : "0");
+    for (int64_t i = 0; i < n; i++) {
+        cxla_strbuf_printf(src, "static const int64_t %s_%s%" PRId64 "_dims[%" PRId64 "] = {", a->P,
+                           what, i, ls[i]->rank ? ls[i]->rank : 1);
+        for (int64_t d = 0; d < ls[i]->rank; d++)
+            cxla_strbuf_printf(src, "%s%" PRId64, d ? ", " : "", ls[i]->dims[d]);
+        cxla_strbuf_printf(src, "%s};\n", ls[i]->rank ? "" : "0");
+        if (!row_major(ls[i])) {
+            int64_t st[CXLA_MAX_RANK];
+            layout_strides(ls[i], st);
+            cxla_strbuf_printf(src,
+                               "static const int64_t %s_%s%" PRId64 "_strides[%" PRId64 "] = {",
+                               a->P, what, i, ls[i]->rank);
+            for (int64_t d = 0; d < ls[i]->rank; d++)
+                cxla_strbuf_printf(src, "%s%" PRId64, d ? ", " : "", st[d]);
+            cxla_strbuf_puts(src, "};\n");
+        }
+    }
+    cxla_strbuf_printf(src, "const int64_t *const %s_%s_dims[%" PRId64 "] = {", a->P, what, n1);
+    for (int64_t i = 0; i < n; i++)
+        cxla_strbuf_printf(src, "%s%s_%s%" PRId64 "_dims", i ? ", " : "", a->P, what, i);
+    cxla_strbuf_printf(src, "%s};\n", n ? "" : "0");
+    cxla_strbuf_printf(src, "const char *const %s_%s_types[%" PRId64 "] = {", a->P, what, n1);
+    for (int64_t i = 0; i < n; i++)
+        cxla_strbuf_printf(src, "%s\"%s\"", i ? ", " : "", cxla_type_name(ls[i]->type));
+    cxla_strbuf_printf(src, "%s};\n", n ? "" : "0");
+}
+
+/* The declared leaves of the entry: arguments and results, in the layouts the caller
+ * uses. */
+/* The entry's leaves as the caller passes them: in the layouts of entry_computation_layout
+ * when the module has one, else row-major (as the interpreter returns results). */
+static const cxla_shape *declared_param(const cxla_module *module, int64_t p) {
+    if (module->has_entry_layout && module->entry_param_shapes && p < module->entry_param_count)
+        return &module->entry_param_shapes[p];
+    return &module->entry->params[p]->shape;
+}
+
+static cxla_status declared_leaves(const cxla_module *module, const cxla_shape ***out_as,
+                                   int64_t *out_na, const cxla_shape ***out_rs, int64_t *out_nr,
+                                   cxla_shape **out_copies) {
+    const cxla_computation *e = module->entry;
+    int64_t na = 0;
+    for (int64_t p = 0; p < e->param_count; p++) na += aot_leaf_count(declared_param(module, p));
+    const cxla_shape *res =
+        module->has_entry_layout ? &module->entry_result_shape : &e->root->shape;
+    int64_t nr = aot_leaf_count(res);
+    *out_as = calloc((size_t)(na ? na : 1), sizeof(**out_as));
+    *out_rs = calloc((size_t)(nr ? nr : 1), sizeof(**out_rs));
+    if (!*out_as || !*out_rs) return OOM();
+    int64_t k = 0;
+    for (int64_t p = 0; p < e->param_count; p++)
+        aot_leaf_shapes(declared_param(module, p), *out_as, &k);
+    k = 0;
+    aot_leaf_shapes(res, *out_rs, &k);
+    *out_na = na;
+    *out_nr = nr;
+    if (!module->has_entry_layout) { /* row-major throughout: shallow copies without layouts */
+        *out_copies = calloc((size_t)(na + nr + 1), sizeof(cxla_shape));
+        if (!*out_copies) return OOM();
+        for (int64_t i = 0; i < na + nr; i++) {
+            const cxla_shape **x = i < na ? &(*out_as)[i] : &(*out_rs)[i - na];
+            (*out_copies)[i] = **x;
+            (*out_copies)[i].layout = NULL;
+            *x = &(*out_copies)[i];
+        }
+        return NULL;
+    }
+    for (int64_t i = 0; i < na; i++)
+        CXLA_RETURN_IF_ERROR(check_layout((*out_as)[i], "argument", i));
+    for (int64_t i = 0; i < nr; i++) CXLA_RETURN_IF_ERROR(check_layout((*out_rs)[i], "result", i));
+    return NULL;
+}
+
+static void write_header(const aot *a, const cxla_module *module, const char *name,
+                         const cxla_shape *const *as, int64_t na, const cxla_shape *const *rs,
+                         int64_t nr, size_t scratch, cxla_strbuf *h) {
+    const char *P = a->P;
+    cxla_strbuf guard;
+    cxla_strbuf_init(&guard);
+    for (const char *q = P; *q; q++)
+        cxla_strbuf_putc(&guard, (*q >= 'a' && *q <= 'z') ? (char)(*q - 'a' + 'A') : *q);
+    cxla_strbuf_printf(
+        h,
+        "/* %s.h: module %s compiled ahead of time by cxla (`cxla compile`). Generated code;\n"
+        " * do not edit.\n"
+        " *\n"
+        " * Plain C11: compile %s.c (and %s_data.c when there is one) with any C11 compiler\n"
+        " * and link with the math library (-lm); no cxla library is needed. The code has no\n"
+        " * globals but constants, allocates nothing and starts no threads: any number of\n"
+        " * calls may run at once, each with its own scratch area and results. It runs the\n"
+        " * module as one device (replica 0, partition 0).\n"
+        " *\n"
+        " * Results are those of cxla's interpreter, bit for bit, except f32, f16 and bf16\n"
+        " * transcendental functions (exp, log, tanh, ...), which are within the bounds of\n"
+        " * docs/semantics.md (generate with CXLA_CPU_EXACT_MATH=1 for the interpreter's own\n"
+        " * expressions), when the C compiler does not fuse multiply-adds (gcc -std=c11 and\n"
+        " * clang do not by default; with gcc -std=gnu* add -ffp-contract=off) and evaluates\n"
+        " * float in float (FLT_EVAL_METHOD 0, as on x86-64 and AArch64). For speed, compile\n"
+        " * with -O2 -fno-math-errno (gcc, clang): errno is never read.\n"
+        " *\n"
+        " * Arguments, args[i]: dense arrays in the layout each line gives (the module's\n"
+        " * entry_computation_layout), tuples flattened depth first:\n",
+        name, module->name, name, name);
+    for (int64_t i = 0; i < na; i++) {
+        cxla_strbuf_printf(h, " *   args[%" PRId64 "]: ", i);
+        shape_comment(h, as[i]);
+        cxla_strbuf_puts(h, "\n");
+    }
+    if (na == 0) cxla_strbuf_puts(h, " *   (none)\n");
+    cxla_strbuf_printf(h,
+                       " * Results, results[i]: buffers the caller provides, written by "
+                       "%s_run;\n * they must not overlap the arguments or each other:\n",
+                       P);
+    for (int64_t i = 0; i < nr; i++) {
+        cxla_strbuf_printf(h, " *   results[%" PRId64 "]: ", i);
+        shape_comment(h, rs[i]);
+        cxla_strbuf_puts(h, "\n");
+    }
+    if (nr == 0) cxla_strbuf_puts(h, " *   (none)\n");
+    cxla_strbuf_printf(
+        h,
+        " */\n#ifndef %s_H_\n#define %s_H_\n\n#include <stddef.h>\n#include <stdint.h>\n\n"
+        "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+        "/* The numbers of argument and result arrays. */\n"
+        "enum { %s_arg_count = %" PRId64 ", %s_result_count = %" PRId64 " };\n\n"
+        "/* The size in bytes of the scratch area %s_run needs (aligned to 64 bytes). */\n"
+        "#define %s_SCRATCH_SIZE ((size_t)%zu)\n"
+        "size_t %s_scratch_size(void);\n\n"
+        "/* Each argument's and result's size in bytes, rank, dimensions and element type\n"
+        " * (\"f32\", \"s32\", \"pred\" (one byte, 0 or 1), ...), by index. */\n"
+        "extern const size_t %s_arg_bytes[];\n"
+        "extern const int %s_arg_ranks[];\n"
+        "extern const int64_t *const %s_arg_dims[];\n"
+        "extern const char *const %s_arg_types[];\n"
+        "extern const size_t %s_result_bytes[];\n"
+        "extern const int %s_result_ranks[];\n"
+        "extern const int64_t *const %s_result_dims[];\n"
+        "extern const char *const %s_result_types[];\n\n",
+        guard.data, guard.data, P, na, P, nr, P, P, scratch, P, P, P, P, P, P, P, P, P);
+    aot_ops_header(a, h);
+    cxla_strbuf_printf(
+        h,
+        "/* Runs the module: reads args[0 .. %s_arg_count), writes results[0 ..\n"
+        " * %s_result_count), uses |scratch| (%s_scratch_size() bytes, 64-byte aligned;\n"
+        " * may be NULL when that is 0). |options| may be NULL when the module needs none.\n"
+        " * Returns 0, or one of the codes above (results are then unspecified; for the\n"
+        " * NULL-pointer codes, untouched). */\n"
+        "int %s_run_with(const %s_options *options, const void *const *args,\n"
+        "               void *const *results, void *scratch);\n"
+        "/* %s_run_with without options. */\n"
+        "int %s_run(const void *const *args, void *const *results, void *scratch);\n\n"
+        "/* A message for a code %s_run returned (never NULL). */\n"
+        "const char *%s_error_string(int code);\n\n"
+        "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s_H_ */\n",
+        P, P, P, P, P, P, P, P, P, guard.data);
+    cxla_strbuf_free(&guard);
+}
+
+cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot_options *o,
+                                const char *name, const acomp *entry, cxla_strbuf *out_header,
+                                cxla_strbuf *out_source, cxla_strbuf *out_data) {
+    const char *P = a->P;
+    const cxla_shape **as = NULL, **rs = NULL;
+    int64_t na = 0, nr = 0;
+    cxla_shape *copies = NULL;
+    cxla_status s = declared_leaves(module, &as, &na, &rs, &nr, &copies);
+    if (!s && (na != entry->param_leaves || nr != entry->root_count))
+        s = cxla_error(CXLA_STATUS_INTERNAL,
+                       "cxla compile: the entry's declared signature does not match its code");
+    /* Scratch: the computations', then a row-major copy of each leaf in another layout. */
+    size_t scratch = align64(entry->total);
+    size_t *at_a = calloc((size_t)(na ? na : 1), sizeof(size_t));
+    size_t *at_r = calloc((size_t)(nr ? nr : 1), sizeof(size_t));
+    if (!s && (!at_a || !at_r)) s = OOM();
+    bool relayout = false;
+    for (int64_t i = 0; !s && i < na + nr; i++) {
+        const cxla_shape *x = i < na ? as[i] : rs[i - na];
+        if (row_major(x)) continue;
+        size_t size = 0;
+        if (cxla_shape_byte_size(x, &size)) size = 0;
+        (i < na ? at_a : at_r)[i < na ? i : i - na] = scratch;
+        scratch += align64(size);
+        relayout = true;
+    }
+    if (!s) write_header(a, module, name, as, na, rs, nr, scratch, out_header);
+    cxla_strbuf *c = out_source;
+    if (!s) {
+        cxla_strbuf_printf(c,
+                           "/* %s.c: module %s compiled ahead of time by cxla (see %s.h). "
+                           "Generated code. */\n",
+                           name, module->name, name);
+        if (o->target == CPU_AOT_PORTABLE)
+            cxla_strbuf_puts(c, "#define CXLA_PORTABLE 1 /* --target portable: no builtins */\n");
+        cxla_strbuf_printf(c, "#include \"%s.h\"\n\n", name);
+        cpu_emit_prelude(c);
+        aot_ops_source(a, c);
+        cxla_strbuf_puts(c, "/* ---- constants ---- */\n");
+        cxla_strbuf_append(c, a->consts.data ? a->consts.data : "", a->consts.len);
+        cxla_strbuf_puts(c, "\n/* ---- kernels ---- */\n");
+        cxla_strbuf_append(c, a->kernels.data ? a->kernels.data : "", a->kernels.len);
+        cxla_strbuf_puts(c, "/* ---- computations (callees first) ---- */\n");
+        cxla_strbuf_append(c, a->funcs.data ? a->funcs.data : "", a->funcs.len);
+        cxla_strbuf_puts(c, "/* ---- the interface (see the header) ---- */\n");
+        leaf_tables(a, c, "arg", as, na);
+        leaf_tables(a, c, "result", rs, nr);
+        if (relayout)
+            cxla_strbuf_printf(
+                c,
+                "\n/* Copies an array of |rank| dims between row-major order and the layout\n"
+                " * whose element strides are |strides| (to_layout: row-major -> layout). */\n"
+                "static void %s_relayout(void *dst, const void *src, size_t es, int rank,\n"
+                "                        const int64_t *dims, const int64_t *strides, int "
+                "to_layout) {\n"
+                "    int64_t idx[%d], n = 1, off = 0;\n"
+                "    for (int d = 0; d < rank; d++) {\n"
+                "        n *= dims[d];\n"
+                "        idx[d] = 0;\n"
+                "    }\n"
+                "    for (int64_t i = 0; i < n; i++) {\n"
+                "        if (to_layout)\n"
+                "            memcpy((char *)dst + (size_t)off * es, (const char *)src + "
+                "(size_t)i * es, es);\n"
+                "        else\n"
+                "            memcpy((char *)dst + (size_t)i * es, (const char *)src + "
+                "(size_t)off * es, es);\n"
+                "        for (int d = rank - 1; d >= 0; d--) {\n"
+                "            off += strides[d];\n"
+                "            if (++idx[d] < dims[d]) break;\n"
+                "            off -= strides[d] * dims[d];\n"
+                "            idx[d] = 0;\n"
+                "        }\n"
+                "    }\n"
+                "}\n",
+                P, CXLA_MAX_RANK);
+        cxla_strbuf_printf(
+            c,
+            "\nsize_t %s_scratch_size(void) {\n    return %s_SCRATCH_SIZE;\n}\n\n"
+            "const char *%s_error_string(int code) {\n"
+            "    switch (code) {\n"
+            "    case %s_OK: return \"ok\";\n"
+            "    case %s_ERROR_NULL_ARGUMENT: return \"%s_run: an argument pointer is NULL\";\n"
+            "    case %s_ERROR_NULL_RESULT: return \"%s_run: a result pointer is NULL\";\n"
+            "    case %s_ERROR_NULL_SCRATCH: return \"%s_run: the scratch area is NULL\";\n"
+            "    case %s_ERROR_NO_CUSTOM_CALL: return \"%s_run: a custom-call target is not in "
+            "the options' table\";\n"
+            "    case %s_ERROR_CUSTOM_CALL_API: return \"%s_run: a custom-call function was "
+            "entered with another api_version than the instruction's\";\n"
+            "    case %s_ERROR_CUSTOM_CALL_FAILED: return \"%s_run: a custom call failed\";\n"
+            "    case %s_ERROR_NO_HOST_CALLBACK: return \"%s_run: the module needs an infeed "
+            "or outfeed callback that the options lack\";\n"
+            "    case %s_ERROR_INFEED: return \"%s_run: the infeed callback failed\";\n"
+            "    case %s_ERROR_OUTFEED: return \"%s_run: the outfeed callback failed\";\n"
+            "    default: return \"%s_run: unknown error code\";\n"
+            "    }\n}\n\n",
+            P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
+        int64_t na1 = na ? na : 1, nr1 = nr ? nr : 1;
+        cxla_strbuf_printf(
+            c,
+            "int %s_run_with(const %s_options *opt, const void *const *args, void *const "
+            "*results,\n               void *scratch) {\n"
+            "    char none[1];\n"
+            "    const void *in[%" PRId64 "];\n"
+            "    void *out[%" PRId64 "];\n"
+            "    if (%s_arg_count > 0 && !args)\n"
+            "        return %s_fail(opt, %s_ERROR_NULL_ARGUMENT, \"%s_run: args is NULL\", 0);\n"
+            "    for (int i = 0; i < %s_arg_count; i++)\n"
+            "        if (!args[i] && %s_arg_bytes[i] > 0)\n"
+            "            return %s_fail(opt, %s_ERROR_NULL_ARGUMENT, \"%s_run: an argument "
+            "pointer is NULL\", 0);\n"
+            "    if (%s_result_count > 0 && !results)\n"
+            "        return %s_fail(opt, %s_ERROR_NULL_RESULT, \"%s_run: results is NULL\", 0);\n"
+            "    for (int i = 0; i < %s_result_count; i++)\n"
+            "        if (!results[i] && %s_result_bytes[i] > 0)\n"
+            "            return %s_fail(opt, %s_ERROR_NULL_RESULT, \"%s_run: a result pointer "
+            "is NULL\", 0);\n"
+            "    if (!scratch && %s_SCRATCH_SIZE > 0)\n"
+            "        return %s_fail(opt, %s_ERROR_NULL_SCRATCH, \"%s_run: the scratch area is "
+            "NULL\", 0);\n"
+            "    char *sc = scratch ? (char *)scratch : none;\n"
+            "    for (int i = 0; i < %s_arg_count; i++) in[i] = args[i] ? args[i] : (const void "
+            "*)none;\n"
+            "    for (int i = 0; i < %s_result_count; i++) out[i] = results[i] ? results[i] : "
+            "(void *)none;\n",
+            P, P, na1, nr1, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
+        for (int64_t i = 0; i < na; i++) {
+            if (row_major(as[i])) continue;
+            cxla_strbuf_printf(c,
+                               "    /* args[%" PRId64 "] into row-major order */\n"
+                               "    %s_relayout(sc + %zu, args[%" PRId64
+                               "], %zu, %d, %s_arg%" PRId64 "_dims, %s_arg%" PRId64
+                               "_strides, 0);\n"
+                               "    in[%" PRId64 "] = sc + %zu;\n",
+                               i, P, at_a[i], i, cxla_type_storage(as[i]->type), (int)as[i]->rank,
+                               P, i, P, i, i, at_a[i]);
+        }
+        for (int64_t i = 0; i < nr; i++)
+            if (!row_major(rs[i]))
+                cxla_strbuf_printf(c, "    out[%" PRId64 "] = sc + %zu;\n", i, at_r[i]);
+        cxla_strbuf_printf(c,
+                           "    int rc = %s_f%" PRId64 "(opt, in, out, sc);\n"
+                           "    if (rc) return rc;\n",
+                           P, entry->fn);
+        for (int64_t i = 0; i < nr; i++) {
+            if (row_major(rs[i])) continue;
+            cxla_strbuf_printf(c,
+                               "    /* results[%" PRId64 "] from row-major order */\n"
+                               "    %s_relayout(results[%" PRId64 "], sc + %zu, %zu, %d, "
+                               "%s_result%" PRId64 "_dims, %s_result%" PRId64 "_strides, 1);\n",
+                               i, P, i, at_r[i], cxla_type_storage(rs[i]->type), (int)rs[i]->rank,
+                               P, i, P, i);
+        }
+        cxla_strbuf_printf(c,
+                           "    return 0;\n}\n\n"
+                           "int %s_run(const void *const *args, void *const *results, void "
+                           "*scratch) {\n"
+                           "    return %s_run_with(0, args, results, scratch);\n}\n",
+                           P, P);
+        if (a->data.len) {
+            cxla_strbuf_printf(out_data,
+                               "/* %s_data.c: the big constants of module %s (see %s.h). "
+                               "Generated code. */\n#include <stdint.h>\n\n",
+                               name, module->name, name);
+            cxla_strbuf_append(out_data, a->data.data, a->data.len);
+        }
+    }
+    if (!s && (out_header->failed || out_source->failed || out_data->failed || a->funcs.failed ||
+               a->kernels.failed || a->consts.failed || a->data.failed || a->targets.failed))
+        s = OOM();
+    free(as);
+    free(rs);
+    free(at_a);
+    free(at_r);
+    free(copies);
+    return s;
+}

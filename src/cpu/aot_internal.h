@@ -1,0 +1,115 @@
+/* Internal to the ahead-of-time output (aot.c, aot_ops.c): the plan of each computation
+ * that aot.c builds (its leaves and steps) and the helpers that write C text about it.
+ * aot_ops.c adds the steps that are not kernels or control flow: custom calls, infeed and
+ * outfeed through the caller's callbacks, collectives on one device, replica-id and
+ * partition-id. Nothing here outlives one cpu_aot_generate call. */
+#ifndef CXLA_CPU_AOT_INTERNAL_H_
+#define CXLA_CPU_AOT_INTERNAL_H_
+
+#include "base/base.h"
+#include "cpu/aot.h"
+#include "hlo/hlo.h"
+
+typedef enum leaf_kind { L_PARAM, L_CONST, L_ARENA, L_OUT } leaf_kind;
+
+/* One array (or token, 0 bytes) that a computation reads or writes. */
+typedef struct aleaf {
+    leaf_kind kind;
+    int64_t index; /* L_PARAM: in[index]; L_OUT: out[index]; L_CONST: the constant's id */
+    int64_t sub;   /* L_CONST: the leaf of the constant */
+    const cxla_instr *constant; /* L_CONST */
+    const cxla_shape *shape;
+    size_t size, offset;
+    int64_t first, last; /* steps; first -1: not yet computed */
+} aleaf;
+
+typedef enum step_kind {
+    S_KERNEL, /* a kernel of the emitter (or aot.c's dot) */
+    S_WHILE,  /* control flow over the computations it calls */
+    S_COND,
+    S_CALL,
+    S_COPY,   /* out[k] = in[k]: a collective on one device, a built-in identity target */
+    S_ZERO,   /* out[k] = 0: replica-id, partition-id, a permute that receives nothing */
+    S_CUSTOM, /* a custom call through the caller's table */
+    S_INFEED, /* host transfers through the caller's callbacks */
+    S_OUTFEED,
+} step_kind;
+
+typedef struct astep {
+    step_kind kind;
+    const cxla_instr *instr;
+    int64_t *in, *out, *tmp; /* leaf indices */
+    int64_t in_count, out_count, tmp_count;
+} astep;
+
+typedef struct acomp {
+    bool built, building;
+    int64_t fn; /* the C function's number */
+    aleaf *leaves;
+    int64_t leaf_count, leaf_cap;
+    astep *steps;
+    int64_t step_count;
+    int64_t *root;
+    int64_t root_count, param_leaves;
+    size_t own, total; /* own arena; with the callees' */
+} acomp;
+
+typedef struct aot {
+    const cxla_module *m; /* the optimized module */
+    const char *P;        /* the symbol prefix */
+    size_t threshold;
+    acomp *comps; /* by position in m->comps */
+    int64_t fn_count;
+    bool *emitted; /* by instruction id: kernel or constant written */
+    cxla_strbuf consts, data, kernels, funcs;
+    cxla_strmap consts_done; /* "id_leaf" of the constant arrays written */
+    cxla_status err;         /* the first error of put_leaf */
+    /* What the module asks of the caller (for the header's comments). */
+    cxla_strbuf targets; /* " * custom call target "x" (api_version N) ..." lines */
+    bool infeed, outfeed;
+} aot;
+
+/* UNIMPLEMENTED naming |in|, its opcode and computation, and |why|. */
+cxla_status aot_no(const cxla_instr *in, const char *why);
+/* The array (and token) leaves of |s|, tuples flattened depth first; their shapes from
+ * out[*n] on. */
+int64_t aot_leaf_count(const cxla_shape *s);
+void aot_leaf_shapes(const cxla_shape *s, const cxla_shape **out, int64_t *n);
+/* A new leaf of |c| (its index, or -1 when memory is short); an arena leaf of shape |s|. */
+int64_t aot_add_leaf(acomp *c, aleaf l);
+int64_t aot_arena_leaf(acomp *c, const cxla_shape *s);
+/* A new step of |c| reading |in| (|nin| leaves) with |nout| new arena leaves of |shapes|,
+ * whose indices land in *out_ls. */
+cxla_status aot_add_step(acomp *c, step_kind kind, const cxla_instr *instr, const int64_t *in,
+                         int64_t nin, const cxla_shape *const *shapes, int64_t nout,
+                         int64_t **out_ls);
+/* The C text of leaf |l| of |c| as a pointer expression, and "{e0, e1}" of a list. */
+void aot_put_leaf(aot *a, const acomp *c, int64_t l, cxla_strbuf *b);
+void aot_put_leaf_list(aot *a, const acomp *c, const int64_t *ls, int64_t n, cxla_strbuf *b);
+/* Appends |text| as a C string literal (escaped). */
+void aot_put_string(cxla_strbuf *b, const char *text, size_t len);
+
+/* aot_ops.c. Whether |op| is one that aot_ops_build takes. */
+bool aot_ops_takes(const cxla_instr *in);
+/* Adds the step for |in| (one of aot_ops_takes) to |c|: |ins| are the operands' leaves
+ * (|nin|), |shapes| the result's |count| leaf shapes; the result's leaves go to |lv|.
+ * Errors: UNIMPLEMENTED naming the instruction (a collective that needs several devices,
+ * a TYPED_FFI or built-in target without a C form, ...). */
+cxla_status aot_ops_build(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins, int64_t nin,
+                          const cxla_shape *const *shapes, int64_t count, int64_t *lv);
+/* The C statements of step |st| (one of the kinds above S_CALL) inside a computation's
+ * function, whose options pointer is `opt`. */
+cxla_status aot_ops_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b);
+/* The header's part about NAME_options (types, error codes) and the source's helpers. */
+void aot_ops_header(const aot *a, cxla_strbuf *h);
+void aot_ops_source(const aot *a, cxla_strbuf *c);
+
+/* aot_iface.c: writes NAME.h, the rest of NAME.c around the built computations (the
+ * prelude, constants, kernels, functions; the tables, NAME_run_with, NAME_run) and NAME_data.c,
+ * for |module| (the caller's, whose entry layout is the interface) whose entry is |entry|.
+ * Errors: UNIMPLEMENTED for entry layouts with padding or tiles; RESOURCE_EXHAUSTED. */
+cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot_options *o,
+                                const char *name, const acomp *entry, cxla_strbuf *out_header,
+                                cxla_strbuf *out_source, cxla_strbuf *out_data);
+
+#endif /* CXLA_CPU_AOT_INTERNAL_H_ */

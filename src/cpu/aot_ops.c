@@ -1,0 +1,565 @@
+/* Ahead-of-time steps that are neither kernels nor control flow (aot_internal.h): custom
+ * calls through the caller's table, infeed and outfeed through the caller's callbacks,
+ * collectives on one device, replica-id and partition-id, tokens.
+ *
+ * The generated library runs as one device: replica 0 of partition 0, with the module's
+ * replica_count and num_partitions. A collective whose group holds only this device is
+ * a copy of its operands (all-reduce, all-gather, reduce-scatter, all-to-all,
+ * collective-broadcast: the interpreter's identity for a group of one); a
+ * collective-permute is a copy when device 0 sends to itself and zeros when nobody sends
+ * to it; anything that needs another device is a compile-time error naming the
+ * instruction, as the interpreter's run on one device is a run-time error. replica-id and
+ * partition-id are 0.
+ *
+ * Custom calls follow the runtime's convention (include/cxla/custom_call.h): one pointer
+ * per operand leaf (tokens: NULL), the result buffer (or, for a tuple result, an array of
+ * leaf pointers) zero-filled first (or holding the operand it aliases per
+ * output_to_operand_aliasing), the opaque backend_config bytes, and a status the target
+ * may mark failed. The function comes from NAME_options.custom_calls by target name and
+ * must have been entered there with the instruction's api_version. The built-in targets
+ * that mean nothing on one device (Sharding, ...) are copies; AllocateBuffer is zeros. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/aot_internal.h"
+#include "exec/custom_call.h"
+
+#define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
+
+bool aot_ops_takes(const cxla_instr *in) {
+    switch (in->opcode) {
+    case CXLA_OP_REPLICA_ID:
+    case CXLA_OP_PARTITION_ID:
+    case CXLA_OP_AFTER_ALL:
+    case CXLA_OP_ADD_DEPENDENCY:
+    case CXLA_OP_INFEED:
+    case CXLA_OP_OUTFEED:
+    case CXLA_OP_CUSTOM_CALL:
+    case CXLA_OP_ALL_REDUCE:
+    case CXLA_OP_ALL_REDUCE_START:
+    case CXLA_OP_ALL_REDUCE_DONE:
+    case CXLA_OP_ALL_GATHER:
+    case CXLA_OP_REDUCE_SCATTER:
+    case CXLA_OP_ALL_TO_ALL:
+    case CXLA_OP_COLLECTIVE_BROADCAST:
+    case CXLA_OP_COLLECTIVE_PERMUTE: return true;
+    default: return false;
+    }
+}
+
+/* ---- one device ------------------------------------------------------------------------- */
+
+/* How many devices the group of device 0 holds, as the interpreter's resolve_group counts
+ * them (XLA's CollectiveOpGroupMode; every id of device 0 is 0). */
+static cxla_status group_size(const cxla_module *m, const cxla_instr *in, int64_t *out) {
+    int64_t replicas = m->replica_count > 0 ? m->replica_count : 1;
+    int64_t partitions = m->num_partitions > 0 ? m->num_partitions : 1;
+    int64_t channel;
+    bool has_channel = cxla_instr_int(in, CXLA_ATTR_CHANNEL_ID, &channel);
+    bool global_ids = in->opcode == CXLA_OP_ALL_REDUCE || in->opcode == CXLA_OP_ALL_REDUCE_START ||
+                      in->opcode == CXLA_OP_ALL_GATHER || in->opcode == CXLA_OP_REDUCE_SCATTER;
+    bool flattened =
+        has_channel && global_ids && cxla_instr_bool(in, CXLA_ATTR_USE_GLOBAL_DEVICE_IDS);
+    bool cross_partition = has_channel && !global_ids;
+    bool both = has_channel && global_ids && !flattened;
+    int64_t space = cross_partition ? partitions : flattened ? replicas * partitions : replicas;
+    int64_t per = both ? partitions : 1;
+    const cxla_attr *a = cxla_instr_attr(in, CXLA_ATTR_REPLICA_GROUPS);
+    const cxla_replica_groups *rg =
+        a && a->kind == CXLA_ATTR_KIND_REPLICA_GROUPS ? &a->v.groups : NULL;
+    if (rg && rg->group_count == 0 && rg->text) {
+        *out = replicas * partitions;
+        return NULL;
+    }
+    if (!rg || rg->group_count == 0) {
+        if (flattened) return aot_no(in, "use_global_device_ids=true needs replica_groups");
+        *out = space * per;
+        return NULL;
+    }
+    for (int64_t i = 0; i < rg->group_count; i++)
+        for (int64_t j = 0; j < rg->group_sizes[i]; j++)
+            if (rg->groups[i][j] == 0) {
+                *out = rg->group_sizes[i] * per;
+                return NULL;
+            }
+    return aot_no(in, "device 0 is in none of the replica_groups");
+}
+
+static bool same_leaves(const cxla_shape *const *shapes, int64_t count, aot *a, const acomp *c,
+                        const int64_t *ins, int64_t nin) {
+    (void)a;
+    if (count != nin) return false;
+    for (int64_t k = 0; k < count; k++) {
+        const cxla_shape *x = shapes[k], *y = c->leaves[ins[k]].shape;
+        if (!y || x->type != y->type || x->rank != y->rank) return false;
+        for (int64_t d = 0; d < x->rank; d++)
+            if (x->dims[d] != y->dims[d]) return false;
+    }
+    return true;
+}
+
+static cxla_status collective(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins,
+                              int64_t nin, const cxla_shape *const *shapes, int64_t count,
+                              int64_t *lv) {
+    int64_t n = 0;
+    int64_t *outs = NULL;
+    if (in->opcode == CXLA_OP_COLLECTIVE_PERMUTE) {
+        const cxla_attr *p = cxla_instr_attr(in, CXLA_ATTR_SOURCE_TARGET_PAIRS);
+        if (!p || p->kind != CXLA_ATTR_KIND_INT_LISTS) return aot_no(in, "no source_target_pairs");
+        int64_t source = -1;
+        for (int64_t i = 0; i < p->v.int_lists.count; i++)
+            if (p->v.int_lists.lengths[i] == 2 && p->v.int_lists.lists[i][1] == 0)
+                source = p->v.int_lists.lists[i][0];
+        if (source > 0) {
+            char why[160];
+            snprintf(why, sizeof why,
+                     "device 0 receives from device %" PRId64
+                     ": collectives across devices need the runtime (cxla run --replicas)",
+                     source);
+            return aot_no(in, why);
+        }
+        if (!same_leaves(shapes, count, a, c, ins, nin))
+            return aot_no(in, "the result's shapes differ from the operands'");
+        CXLA_RETURN_IF_ERROR(
+            aot_add_step(c, source == 0 ? S_COPY : S_ZERO, in, ins, nin, shapes, count, &outs));
+        memcpy(lv, outs, (size_t)count * sizeof(int64_t));
+        return NULL;
+    }
+    CXLA_RETURN_IF_ERROR(group_size(a->m, in, &n));
+    if (n != 1) {
+        char why[200];
+        snprintf(why, sizeof why,
+                 "its group holds %" PRId64
+                 " devices; ahead-of-time code runs on one device, and collectives across "
+                 "devices need the runtime (cxla run --replicas)",
+                 n);
+        return aot_no(in, why);
+    }
+    if (!same_leaves(shapes, count, a, c, ins, nin))
+        return aot_no(in, "the result's shapes differ from the operands' (a group of one is the "
+                          "identity)");
+    CXLA_RETURN_IF_ERROR(aot_add_step(c, S_COPY, in, ins, nin, shapes, count, &outs));
+    memcpy(lv, outs, (size_t)count * sizeof(int64_t));
+    return NULL;
+}
+
+/* ---- custom calls -------------------------------------------------------------------------- */
+
+static const char *target_of(const cxla_instr *in) {
+    const cxla_attr *t = cxla_instr_attr(in, CXLA_ATTR_CUSTOM_CALL_TARGET);
+    return t && t->kind == CXLA_ATTR_KIND_STRING ? t->v.s : NULL;
+}
+
+/* The api_version number (1, 2 or 3) of a custom call, or an error. */
+static cxla_status api_of(const cxla_instr *in, int *out) {
+    const char *w = cxla_instr_word(in, CXLA_ATTR_API_VERSION);
+    *out = 1;
+    if (!w || strcmp(w, "API_VERSION_UNSPECIFIED") == 0 || strcmp(w, "API_VERSION_ORIGINAL") == 0)
+        return NULL;
+    if (strcmp(w, "API_VERSION_STATUS_RETURNING") == 0) {
+        *out = 2;
+        return NULL;
+    }
+    if (strcmp(w, "API_VERSION_STATUS_RETURNING_UNIFIED") == 0) {
+        *out = 3;
+        return NULL;
+    }
+    return aot_no(in, "the typed FFI (API_VERSION_TYPED_FFI) or an unknown api_version has no "
+                      "ahead-of-time form (cxla supports api_version 1 to 3)");
+}
+
+static cxla_status custom_call(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins,
+                               int64_t nin, const cxla_shape *const *shapes, int64_t count,
+                               int64_t *lv) {
+    const char *target = target_of(in);
+    if (!target) return aot_no(in, "no custom_call_target");
+    int64_t *outs = NULL;
+    switch (exec_custom_call_builtin(target)) {
+    case EXEC_BUILTIN_IDENTITY:
+        if (!same_leaves(shapes, count, a, c, ins, nin))
+            return aot_no(in, "a built-in annotation target whose result differs from its "
+                              "operands (a sharded program)");
+        CXLA_RETURN_IF_ERROR(aot_add_step(c, S_COPY, in, ins, nin, shapes, count, &outs));
+        memcpy(lv, outs, (size_t)count * sizeof(int64_t));
+        return NULL;
+    case EXEC_BUILTIN_ALLOCATE:
+        CXLA_RETURN_IF_ERROR(aot_add_step(c, S_ZERO, in, ins, nin, shapes, count, &outs));
+        memcpy(lv, outs, (size_t)count * sizeof(int64_t));
+        return NULL;
+    case EXEC_BUILTIN_TOPK:
+        return aot_no(in, "the built-in TopK target has no ahead-of-time form yet");
+    default: break;
+    }
+    int api = 1;
+    CXLA_RETURN_IF_ERROR(api_of(in, &api));
+    int64_t *alias = calloc((size_t)(count ? count : 1), sizeof(int64_t));
+    if (!alias) return OOM();
+    cxla_status s = exec_custom_call_aliasing(in, alias, count);
+    for (int64_t k = 0; k < count && !s; k++)
+        if (alias[k] >= nin) s = aot_no(in, "output_to_operand_aliasing names a missing operand");
+    if (!s) s = aot_add_step(c, S_CUSTOM, in, ins, nin, shapes, count, &outs);
+    free(alias);
+    if (s) return s;
+    memcpy(lv, outs, (size_t)count * sizeof(int64_t));
+    /* For the header: each target once. */
+    char line[64];
+    snprintf(line, sizeof line, "(api_version %d)", api);
+    cxla_strbuf key;
+    cxla_strbuf_init(&key);
+    cxla_strbuf_puts(&key, " *   \"");
+    cxla_strbuf_puts(&key, target);
+    cxla_strbuf_printf(&key, "\" %s\n", line);
+    if (key.data && !strstr(a->targets.data ? a->targets.data : "", key.data))
+        cxla_strbuf_append(&a->targets, key.data, key.len);
+    bool failed = key.failed;
+    cxla_strbuf_free(&key);
+    return failed ? OOM() : NULL;
+}
+
+cxla_status aot_ops_build(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins, int64_t nin,
+                          const cxla_shape *const *shapes, int64_t count, int64_t *lv) {
+    int64_t *outs = NULL;
+    switch (in->opcode) {
+    case CXLA_OP_AFTER_ALL:
+        /* A token: 0 bytes that nothing reads. */
+        lv[0] = aot_add_leaf(c, (aleaf){.kind = L_ARENA, .shape = shapes[0], .size = 0});
+        return lv[0] < 0 ? OOM() : NULL;
+    case CXLA_OP_ADD_DEPENDENCY:
+    case CXLA_OP_ALL_REDUCE_DONE:
+        if (nin < count) return aot_no(in, "the operand does not match the result");
+        memcpy(lv, ins, (size_t)count * sizeof(int64_t));
+        return NULL;
+    case CXLA_OP_REPLICA_ID:
+    case CXLA_OP_PARTITION_ID:
+        CXLA_RETURN_IF_ERROR(aot_add_step(c, S_ZERO, in, ins, nin, shapes, count, &outs));
+        memcpy(lv, outs, (size_t)count * sizeof(int64_t));
+        return NULL;
+    case CXLA_OP_INFEED:
+    case CXLA_OP_OUTFEED:
+        if (in->opcode == CXLA_OP_INFEED)
+            a->infeed = true;
+        else
+            a->outfeed = true;
+        CXLA_RETURN_IF_ERROR(aot_add_step(c, in->opcode == CXLA_OP_INFEED ? S_INFEED : S_OUTFEED,
+                                          in, ins, nin, shapes, count, &outs));
+        memcpy(lv, outs, (size_t)count * sizeof(int64_t));
+        return NULL;
+    case CXLA_OP_CUSTOM_CALL: return custom_call(a, c, in, ins, nin, shapes, count, lv);
+    default: return collective(a, c, in, ins, nin, shapes, count, lv);
+    }
+}
+
+/* ---- the generated statements ---------------------------------------------------------------- */
+
+/* Parameter and constant leaves carry no size of their own: their shape's. */
+static size_t leaf_bytes(const acomp *c, int64_t l) {
+    const aleaf *x = &c->leaves[l];
+    size_t size = x->size;
+    if (x->kind != L_ARENA && x->shape && cxla_shape_byte_size(x->shape, &size)) size = 0;
+    return size;
+}
+
+static bool is_token(const acomp *c, int64_t l) {
+    return c->leaves[l].shape && c->leaves[l].shape->type == CXLA_TOKEN;
+}
+
+void aot_put_string(cxla_strbuf *b, const char *text, size_t len) {
+    cxla_strbuf_putc(b, '"');
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        if (ch == '"' || ch == '\\')
+            cxla_strbuf_printf(b, "\\%c", ch);
+        else if (ch >= 32 && ch < 127 && ch != '?') /* '?': no trigraphs */
+            cxla_strbuf_putc(b, (char)ch);
+        else
+            cxla_strbuf_printf(b, "\\%03o", ch);
+    }
+    cxla_strbuf_putc(b, '"');
+}
+
+/* A failure: the code, and the message (pieces, any NULL) in opt->error. */
+static void put_fail(cxla_strbuf *b, const char *P, const char *indent, const char *code,
+                     const cxla_instr *in, const char *what, const char *detail) {
+    cxla_strbuf_printf(b, "%sreturn %s_fail(opt, %s_%s, ", indent, P, P, code);
+    cxla_strbuf t;
+    cxla_strbuf_init(&t);
+    cxla_strbuf_printf(&t, "%s (%s): %s", in->name, cxla_opcode_name(in->opcode), what);
+    aot_put_string(b, t.data ? t.data : "", t.len);
+    cxla_strbuf_free(&t);
+    cxla_strbuf_printf(b, ", %s);\n", detail ? detail : "0");
+}
+
+static cxla_status emit_custom(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    const char *P = a->P, *target = target_of(in);
+    int api = 1;
+    CXLA_RETURN_IF_ERROR(api_of(in, &api));
+    char *opaque = NULL;
+    size_t opaque_len = 0;
+    CXLA_RETURN_IF_ERROR(exec_custom_call_opaque(in, &opaque, &opaque_len));
+    int64_t *alias = calloc((size_t)(st->out_count ? st->out_count : 1), sizeof(int64_t));
+    cxla_status s = alias ? exec_custom_call_aliasing(in, alias, st->out_count) : OOM();
+    if (s) {
+        free(opaque);
+        free(alias);
+        return s;
+    }
+    cxla_strbuf_puts(b, "        static const char cc_target[] = ");
+    aot_put_string(b, target, strlen(target));
+    cxla_strbuf_puts(b, ";\n");
+    cxla_strbuf_printf(b, "        const void *a[%" PRId64 "] = {",
+                       st->in_count ? st->in_count : 1);
+    for (int64_t k = 0; k < st->in_count; k++) {
+        if (k) cxla_strbuf_puts(b, ", ");
+        if (is_token(c, st->in[k]))
+            cxla_strbuf_puts(b, "0");
+        else
+            aot_put_leaf(a, c, st->in[k], b);
+    }
+    cxla_strbuf_puts(b, st->in_count ? "};\n" : "0};\n");
+    cxla_strbuf_printf(b, "        void *r[%" PRId64 "] = ", st->out_count ? st->out_count : 1);
+    aot_put_leaf_list(a, c, st->out, st->out_count, b);
+    cxla_strbuf_puts(b, ";\n");
+    /* Result buffers start zero-filled, or holding the operand they alias. */
+    for (int64_t k = 0; k < st->out_count; k++) {
+        size_t n = leaf_bytes(c, st->out[k]);
+        if (n == 0) continue;
+        if (alias[k] >= 0)
+            cxla_strbuf_printf(b, "        memcpy(r[%" PRId64 "], a[%" PRId64 "], %zu);\n", k,
+                               alias[k], n);
+        else
+            cxla_strbuf_printf(b, "        memset(r[%" PRId64 "], 0, %zu);\n", k, n);
+    }
+    cxla_strbuf_printf(b, "        const %s_custom_call *cc = %s_find(opt, cc_target);\n", P, P);
+    cxla_strbuf_puts(b, "        if (!cc) {\n");
+    put_fail(b, P, "            ", "ERROR_NO_CUSTOM_CALL", in,
+             "no function for custom-call target ", "cc_target");
+    cxla_strbuf_puts(b, "        }\n");
+    cxla_strbuf_printf(
+        b, "        if (cc->api_version != %d && !(%d == 1 && cc->api_version == 0)) {\n", api,
+        api);
+    put_fail(b, P, "            ", "ERROR_CUSTOM_CALL_API", in,
+             api == 1   ? "the function's api_version is not the instruction's (1: "
+                          "API_VERSION_ORIGINAL), target "
+             : api == 2 ? "the function's api_version is not the instruction's (2: "
+                          "API_VERSION_STATUS_RETURNING), target "
+                        : "the function's api_version is not the instruction's (3: "
+                          "API_VERSION_STATUS_RETURNING_UNIFIED), target ",
+             "cc_target");
+    cxla_strbuf_puts(b, "        }\n");
+    const char *outp = st->out_count == 1 && !(in->shape.type == CXLA_TUPLE) ? "r[0]" : "(void *)r";
+    cxla_strbuf_printf(b, "        %s_custom_call_status status;\n", P);
+    cxla_strbuf_puts(b, "        status.failed = 0;\n        status.message[0] = 0;\n");
+    switch (api) {
+    case 1:
+        cxla_strbuf_printf(b, "        ((%s_custom_call_original_fn)cc->fn)(%s, a);\n", P, outp);
+        break;
+    case 2:
+        cxla_strbuf_printf(
+            b, "        ((%s_custom_call_status_returning_fn)cc->fn)(%s, a, &status);\n", P, outp);
+        break;
+    default:
+        cxla_strbuf_printf(b, "        ((%s_custom_call_unified_fn)cc->fn)(%s, a, ", P, outp);
+        aot_put_string(b, opaque ? opaque : "", opaque_len);
+        cxla_strbuf_printf(b, ", %zu, &status);\n", opaque_len);
+        break;
+    }
+    cxla_strbuf_puts(b, "        if (status.failed) {\n");
+    put_fail(b, P, "            ", "ERROR_CUSTOM_CALL_FAILED", in,
+             "the custom call failed: ", "status.message");
+    cxla_strbuf_puts(b, "        }\n");
+    free(opaque);
+    free(alias);
+    return NULL;
+}
+
+/* infeed: data leaves then a token out; outfeed: data leaves then a token in. */
+static void emit_feed(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    const char *P = a->P;
+    bool infeed = st->kind == S_INFEED;
+    const int64_t *ls = infeed ? st->out : st->in;
+    int64_t n = (infeed ? st->out_count : st->in_count) - 1; /* the token is last */
+    if (n < 0) n = 0;
+    const char *cb = infeed ? "infeed" : "outfeed";
+    if (n == 0) { /* an empty tuple: nothing moves, no callback (as the interpreter) */
+        cxla_strbuf_puts(b, "        /* no data: nothing to transfer */\n");
+        return;
+    }
+    cxla_strbuf_printf(b, "        %s *d[%" PRId64 "] = ", infeed ? "void" : "const void",
+                       n ? n : 1);
+    aot_put_leaf_list(a, c, ls, n, b);
+    cxla_strbuf_printf(b, ";\n        static const size_t bytes[%" PRId64 "] = {", n ? n : 1);
+    for (int64_t k = 0; k < n; k++)
+        cxla_strbuf_printf(b, "%s%zu", k ? ", " : "", leaf_bytes(c, ls[k]));
+    cxla_strbuf_puts(b, n ? "};\n" : "0};\n");
+    cxla_strbuf_printf(b, "        if (!opt || !opt->%s) {\n", cb);
+    put_fail(b, P, "            ", "ERROR_NO_HOST_CALLBACK", in,
+             infeed ? "no infeed callback in the options" : "no outfeed callback in the options",
+             NULL);
+    cxla_strbuf_puts(b, "        }\n");
+    const char *cfg =
+        cxla_instr_word(in, infeed ? CXLA_ATTR_INFEED_CONFIG : CXLA_ATTR_OUTFEED_CONFIG);
+    const cxla_attr *ca =
+        cxla_instr_attr(in, infeed ? CXLA_ATTR_INFEED_CONFIG : CXLA_ATTR_OUTFEED_CONFIG);
+    if (!cfg && ca && ca->kind == CXLA_ATTR_KIND_STRING) cfg = ca->v.s;
+    cxla_strbuf_printf(b, "        if (opt->%s(opt->user, ", cb);
+    aot_put_string(b, in->name, strlen(in->name));
+    cxla_strbuf_puts(b, ", ");
+    aot_put_string(b, cfg ? cfg : "", cfg ? strlen(cfg) : 0);
+    cxla_strbuf_printf(b, ", d, bytes, %" PRId64 ") != 0) {\n", n);
+    put_fail(b, P, "            ", infeed ? "ERROR_INFEED" : "ERROR_OUTFEED", in,
+             infeed ? "the infeed callback failed" : "the outfeed callback failed", NULL);
+    cxla_strbuf_puts(b, "        }\n");
+}
+
+cxla_status aot_ops_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    switch (st->kind) {
+    case S_COPY:
+        for (int64_t k = 0; k < st->out_count; k++) {
+            size_t n = leaf_bytes(c, st->out[k]);
+            if (n == 0) continue;
+            cxla_strbuf_puts(b, "        memcpy(");
+            aot_put_leaf(a, c, st->out[k], b);
+            cxla_strbuf_puts(b, ", ");
+            aot_put_leaf(a, c, st->in[k], b);
+            cxla_strbuf_printf(b, ", %zu);\n", n);
+        }
+        return NULL;
+    case S_ZERO:
+        for (int64_t k = 0; k < st->out_count; k++) {
+            size_t n = leaf_bytes(c, st->out[k]);
+            if (n == 0) continue;
+            cxla_strbuf_puts(b, "        memset(");
+            aot_put_leaf(a, c, st->out[k], b);
+            cxla_strbuf_printf(b, ", 0, %zu);\n", n);
+        }
+        return NULL;
+    case S_CUSTOM: return emit_custom(a, c, st, b);
+    case S_INFEED:
+    case S_OUTFEED: emit_feed(a, c, st, b); return NULL;
+    default:
+        return cxla_error(CXLA_STATUS_INTERNAL, "cxla compile: step of %s is not an op step",
+                          st->instr->name);
+    }
+}
+
+/* ---- the interface ------------------------------------------------------------------------ */
+
+void aot_ops_header(const aot *a, cxla_strbuf *h) {
+    const char *P = a->P;
+    cxla_strbuf_printf(
+        h,
+        "/* The codes %s_run returns (%s_error_string says them in words; with options, the\n"
+        " * message of the failure, naming the instruction, lands in options->error). */\n"
+        "enum {\n"
+        "    %s_OK = 0,\n"
+        "    %s_ERROR_NULL_ARGUMENT = 1,    /* an argument pointer is NULL (not 0-byte ones) */\n"
+        "    %s_ERROR_NULL_RESULT = 2,      /* a result pointer is NULL */\n"
+        "    %s_ERROR_NULL_SCRATCH = 3,     /* no scratch area but one is needed */\n"
+        "    %s_ERROR_NO_CUSTOM_CALL = 4,   /* a custom-call target not in options->custom_calls "
+        "*/\n"
+        "    %s_ERROR_CUSTOM_CALL_API = 5,  /* entered with another api_version than the call's "
+        "*/\n"
+        "    %s_ERROR_CUSTOM_CALL_FAILED = 6, /* the target set status->failed */\n"
+        "    %s_ERROR_NO_HOST_CALLBACK = 7, /* infeed or outfeed without its callback */\n"
+        "    %s_ERROR_INFEED = 8,           /* the infeed callback returned nonzero */\n"
+        "    %s_ERROR_OUTFEED = 9           /* the outfeed callback returned nonzero */\n"
+        "};\n\n",
+        P, P, P, P, P, P, P, P, P, P, P, P);
+    cxla_strbuf_printf(
+        h,
+        "/* Custom calls, as cxla's runtime calls them (cxla/custom_call.h; XLA's CPU "
+        "convention):\n"
+        " * |in| has one pointer per operand array (tuples flattened depth first; tokens NULL),\n"
+        " * row-major; |out| is the result array, or for a tuple result an array of pointers to\n"
+        " * its leaves, zero-filled before the call (or holding the operand it aliases). The\n"
+        " * signature is the instruction's api_version: */\n"
+        "typedef struct %s_custom_call_status {\n"
+        "    int failed;        /* set to nonzero to fail the run (%s_ERROR_CUSTOM_CALL_FAILED) "
+        "*/\n"
+        "    char message[256]; /* and why, NUL-terminated */\n"
+        "} %s_custom_call_status;\n"
+        "typedef void (*%s_custom_call_original_fn)(void *out, const void **in); /* 1 */\n"
+        "typedef void (*%s_custom_call_status_returning_fn)(void *out, const void **in,\n"
+        "                                                 %s_custom_call_status *status); /* 2 */\n"
+        "typedef void (*%s_custom_call_unified_fn)(void *out, const void **in, const char "
+        "*opaque,\n"
+        "                                        size_t opaque_len,\n"
+        "                                        %s_custom_call_status *status); /* 3 */\n"
+        "typedef void (*%s_custom_call_fn)(void); /* any of them, cast */\n"
+        "typedef struct %s_custom_call {\n"
+        "    const char *target;   /* custom_call_target */\n"
+        "    %s_custom_call_fn fn; /* cast to the type its api_version names */\n"
+        "    int api_version;      /* 1 (or 0), 2 or 3, as in the module */\n"
+        "} %s_custom_call;\n\n",
+        P, P, P, P, P, P, P, P, P, P, P, P);
+    cxla_strbuf_printf(
+        h,
+        "/* What %s_run_with takes beyond the arrays; zero-initialize it and set what the\n"
+        " * module needs. Host transfers: |leaves| are the infeed's or outfeed's data arrays\n"
+        " * (tuples flattened, row-major), |bytes| their sizes; return 0, or nonzero to fail\n"
+        " * the run. |instr| names the instruction, |config| is its infeed_config or\n"
+        " * outfeed_config. */\n"
+        "typedef struct %s_options {\n"
+        "    const %s_custom_call *custom_calls; /* the table, searched by target */\n"
+        "    int custom_call_count;\n"
+        "    int (*infeed)(void *user, const char *instr, const char *config, void *const "
+        "*leaves,\n"
+        "                  const size_t *bytes, int count);\n"
+        "    int (*outfeed)(void *user, const char *instr, const char *config,\n"
+        "                   const void *const *leaves, const size_t *bytes, int count);\n"
+        "    void *user;        /* passed to the callbacks */\n"
+        "    char *error;       /* where a failure's message goes (may be NULL) */\n"
+        "    size_t error_size; /* bytes at |error| */\n"
+        "} %s_options;\n\n",
+        P, P, P, P);
+    if (a->targets.len || a->infeed || a->outfeed) {
+        cxla_strbuf_puts(h, "/* This module needs from the options:\n");
+        if (a->targets.len) {
+            cxla_strbuf_puts(h, " * custom-call targets:\n");
+            cxla_strbuf_append(h, a->targets.data, a->targets.len);
+        }
+        if (a->infeed) cxla_strbuf_puts(h, " * an infeed callback\n");
+        if (a->outfeed) cxla_strbuf_puts(h, " * an outfeed callback\n");
+        cxla_strbuf_puts(h, " */\n\n");
+    } else {
+        cxla_strbuf_printf(h,
+                           "/* This module has no custom calls or host transfers: %s_run needs "
+                           "no options. */\n\n",
+                           P);
+    }
+}
+
+void aot_ops_source(const aot *a, cxla_strbuf *c) {
+    const char *P = a->P;
+    cxla_strbuf_printf(
+        c,
+        "/* ---- failures and the custom-call table ---- */\n"
+        "static int %s_fail(const %s_options *opt, int code, const char *what, const char *detail) "
+        "{\n"
+        "    if (opt && opt->error && opt->error_size > 0) {\n"
+        "        size_t n = 0;\n"
+        "        for (const char *p = what; p && *p && n + 1 < opt->error_size; p++) "
+        "opt->error[n++] = *p;\n"
+        "        for (const char *p = detail; p && *p && n + 1 < opt->error_size; p++) "
+        "opt->error[n++] = *p;\n"
+        "        opt->error[n] = 0;\n"
+        "    }\n"
+        "    return code;\n"
+        "}\n\n",
+        P, P);
+    if (a->targets.len)
+        cxla_strbuf_printf(c,
+                           "static const %s_custom_call *%s_find(const %s_options *opt, const char "
+                           "*target) {\n"
+                           "    for (int i = 0; opt && i < opt->custom_call_count; i++)\n"
+                           "        if (opt->custom_calls[i].target && opt->custom_calls[i].fn &&\n"
+                           "            strcmp(opt->custom_calls[i].target, target) == 0)\n"
+                           "            return &opt->custom_calls[i];\n"
+                           "    return 0;\n"
+                           "}\n\n",
+                           P, P, P);
+}

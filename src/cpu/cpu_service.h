@@ -1,0 +1,50 @@
+/* Steps of the cpu backend's step sequence (cpu_steps.c) that run through exec's services
+ * on the arena's buffers instead of a generated kernel: the collectives and replica-id /
+ * partition-id through the run's communicator (cpu_collective.c), custom calls through
+ * the custom-call registry, infeed / outfeed / send / recv through the host callbacks,
+ * and rng / rng-get-and-update-state over exec's generators (cpu_service.c). Each is
+ * bit-exact with the interpreter's handler of the same instruction.
+ *
+ * A service step gets its instruction's operand leaves (depth-first over the operands:
+ * arrays row-major, tokens NULL) and its result leaves (depth-first over its shape),
+ * distinct buffers, and writes every result leaf. Errors name the instruction. */
+#ifndef CXLA_CPU_CPU_SERVICE_H_
+#define CXLA_CPU_CPU_SERVICE_H_
+
+#include "cpu/cpu_internal.h"
+
+/* The per-run state of service steps; one per run of a plan (cpu_plan_run). */
+typedef struct cpu_svc_run {
+    const exec_run_options *options; /* never NULL */
+    const cxla_module *module;
+    uint64_t rng_state[2];      /* rng's 128-bit state, low word first, as the interpreter's */
+    const uint64_t *rng_keys;   /* by instruction id: rng's key before the seed (the plan's) */
+    int64_t *collective_counts; /* by instruction id: executions so far (exec_exchange) */
+    int64_t id_count;
+} cpu_svc_run;
+
+/* A service step; |out| and |in| as described above. */
+typedef cxla_status (*cpu_svc_fn)(cpu_svc_run *r, const cxla_instr *instr, void *const *out,
+                                  const void *const *in);
+
+/* The service step of |instr|, or NULL when it has none (the plan then calls the
+ * interpreter's handler): NULL for shapes or attributes it does not take (documented
+ * at each step: layouts other than row-major where a custom call or host transfer would
+ * see them, reducers that are not a plain add/mul/max/min/and/or/xor of the operands'
+ * type, the -start forms of async wrappers, collective-reduce, ragged-all-to-all). */
+cpu_svc_fn cpu_svc_lookup(const cxla_instr *instr);
+cpu_svc_fn cpu_collective_lookup(const cxla_instr *instr); /* cpu_collective.c */
+
+/* The keys of the module's rng instructions by instruction id (|id_count| entries,
+ * malloc'd), as the interpreter derives them (interp_rng.c). */
+cxla_status cpu_svc_rng_keys(const cxla_module *m, int64_t id_count, uint64_t **out);
+
+/* "kernel" words for `cxla compile --explain`: "collective", "custom call", "host
+ * transfer", "rng". */
+const char *cpu_svc_what(const cxla_instr *instr);
+
+/* True when no element of the array |data| of shape |s| (row-major) is NaN or Inf (non-float
+ * types: always), as the interpreter's --check-finite tests values. */
+bool cpu_svc_all_finite(const cxla_shape *s, const void *data);
+
+#endif /* CXLA_CPU_CPU_SERVICE_H_ */
