@@ -1,5 +1,6 @@
 /* cxla compile: run the cpu backend's pass pipeline on a module and print the result (the
- * optimized HLO, or with --emit-c the C the cpu backend compiles), or with -o DIR/NAME
+ * optimized HLO, or with --emit-c the C the cpu backend compiles, or with --explain how
+ * the cpu backend runs each instruction: cpu_explain), or with -o DIR/NAME
  * write it ahead of time as a standalone C library (src/cpu/aot.h); cxla cache: the cpu
  * backend's compile cache. */
 #include <stdio.h>
@@ -15,7 +16,7 @@
 int cmd_compile(int argc, char **argv) {
     const char *module_path = NULL;
     cxla_pipeline_options options = {.verify = true};
-    bool emit_hlo = false, emit_c = false;
+    bool emit_hlo = false, emit_c = false, explain = false;
     const char *out_path = NULL; /* -o DIR/NAME: ahead-of-time output */
     cpu_aot_options aot = {.target = CPU_AOT_PORTABLE};
     for (int i = 1; i < argc; i++) {
@@ -41,6 +42,8 @@ int cmd_compile(int argc, char **argv) {
             emit_hlo = true;
         } else if (strcmp(a, "--emit-c") == 0) {
             emit_c = true;
+        } else if (strcmp(a, "--explain") == 0) {
+            explain = true;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--prefix") == 0 ||
                    strcmp(a, "--target") == 0) {
             if (i + 1 >= argc) {
@@ -72,7 +75,8 @@ int cmd_compile(int argc, char **argv) {
     }
     if (!module_path) {
         fprintf(stderr,
-                "usage: cxla compile MODULE [--dump-after PASS|all] [--emit-hlo] [--emit-c]\n"
+                "usage: cxla compile MODULE [--dump-after PASS|all] [--emit-hlo] [--emit-c] "
+                "[--explain]\n"
                 "       cxla compile MODULE -o DIR/NAME [--prefix NAME] "
                 "[--target portable|native]\n");
         return 1;
@@ -81,13 +85,17 @@ int cmd_compile(int argc, char **argv) {
         fprintf(stderr, "cxla compile: --prefix and --target go with -o DIR/NAME\n");
         return 1;
     }
-    if (out_path && (emit_hlo || emit_c || options.dump_after)) {
+    if (out_path && (emit_hlo || emit_c || explain || options.dump_after)) {
         fprintf(stderr, "cxla compile: -o writes C files; it does not go with --emit-hlo, "
-                        "--emit-c or --dump-after\n");
+                        "--emit-c, --explain or --dump-after\n");
         return 1;
     }
-    if (emit_hlo && emit_c) {
-        fprintf(stderr, "cxla compile: --emit-hlo or --emit-c, not both\n");
+    if ((int)emit_hlo + (int)emit_c + (int)explain > 1) {
+        fprintf(stderr, "cxla compile: one of --emit-hlo, --emit-c and --explain\n");
+        return 1;
+    }
+    if (explain && options.dump_after) {
+        fprintf(stderr, "cxla compile: --dump-after goes with --emit-hlo or --emit-c\n");
         return 1;
     }
     cxla_module *m;
@@ -116,6 +124,16 @@ int cmd_compile(int argc, char **argv) {
         cxla_module_destroy(m);
         if (s) return tool_fail(cxla_status_annotate(s, "%s", module_path));
         return 0;
+    }
+    if (explain) {
+        cxla_strbuf report;
+        cxla_strbuf_init(&report);
+        s = cpu_explain(m, &report);
+        cxla_module_destroy(m);
+        if (!s && report.len) fwrite(report.data, 1, report.len, stdout);
+        cxla_strbuf_free(&report);
+        if (s) return tool_fail(cxla_status_annotate(s, "%s", module_path));
+        return fflush(stdout) == 0 ? 0 : 1;
     }
     cxla_strbuf dumps;
     cxla_strbuf_init(&dumps);

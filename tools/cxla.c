@@ -116,7 +116,7 @@ static const tool_command commands[] = {
      "Exit status 0 on success, 1 on any error (message on stderr).",
      cmd_graph},
     {"compile", "run the cpu backend's passes on a module, or compile it ahead of time to C",
-     "usage: cxla compile MODULE [--dump-after PASS|all] [--emit-hlo] [--emit-c]\n"
+     "usage: cxla compile MODULE [--dump-after PASS|all] [--emit-hlo] [--emit-c] [--explain]\n"
      "       cxla compile MODULE -o DIR/NAME [--prefix NAME] [--target portable|native]\n"
      "\n"
      "Runs the cpu backend's pass pipeline on MODULE (HLO text, or StableHLO .mlir) with\n"
@@ -131,6 +131,11 @@ static const tool_command commands[] = {
      "  --emit-c           print the C the cpu backend compiles instead: one function per\n"
      "                     fusion or other instruction with a kernel, each fused\n"
      "                     instruction as a comment\n"
+     "  --explain          compile the module with the cpu backend and print how it runs\n"
+     "                     each instruction of the computations that run in sequence\n"
+     "                     (kernel kNN_name, onednn matmul, step, in place, alias,\n"
+     "                     collective, interpreter handler, ...), then a summary line:\n"
+     "                     the count of each, the arena's bytes and the copy steps\n"
      "  -o DIR/NAME        compile ahead of time: write DIR/NAME.h and DIR/NAME.c (and\n"
      "                     DIR/NAME_data.c for big constants), C11 that builds with any C\n"
      "                     compiler and runs without cxla: NAME_run(args, results, scratch)\n"

@@ -307,7 +307,8 @@ cxla_status cxla_mpi_session_create(int *argc, char ***argv, cxla_mpi_session **
 /* This process's rank (its device) and the number of processes. */
 int64_t cxla_mpi_session_rank(const cxla_mpi_session *session);
 int64_t cxla_mpi_session_size(const cxla_mpi_session *session);
-/* Finalizes MPI if the session initialized it. NULL is fine. */
+/* Finalizes MPI if the session initialized it (not after a run that other processes did
+ * not end in time: see cxla_executable_execute_mpi). NULL is fine. */
 void cxla_mpi_session_destroy(cxla_mpi_session *session);
 
 /* Runs the entry computation as this process's device (rank d: replica d / partitions,
@@ -317,9 +318,14 @@ void cxla_mpi_session_destroy(cxla_mpi_session *session);
  * process: success (|out_result| gets this device's result, the caller's), or the
  * failure of the first device that failed, naming it ("replica 2 failed: ..."). The
  * processes wait for each other at the end, so that no message of this run is left in
- * flight. Host queues and channels are this process's client's. Errors: as
- * cxla_executable_execute, plus a device count that is not the number of processes
- * (INVALID_ARGUMENT) and MPI's own failures (UNAVAILABLE); UNIMPLEMENTED without MPI. */
+ * flight, each for at most the collective time limit: a process that did not end by
+ * then (stuck where it reads no messages, or computing with no collective for longer)
+ * fails the others with DEADLINE_EXCEEDED naming it, and their session is abandoned:
+ * cxla_mpi_session_destroy then leaves MPI unfinalized (MPI_Finalize would wait for the
+ * silent process), so that the process can exit and mpirun end the job. Host queues and
+ * channels are this process's client's. Errors: as cxla_executable_execute, plus a
+ * device count that is not the number of processes (INVALID_ARGUMENT) and MPI's own
+ * failures (UNAVAILABLE); UNIMPLEMENTED without MPI. */
 cxla_status cxla_executable_execute_mpi(cxla_mpi_session *session, cxla_executable *executable,
                                         const cxla_run_options *options,
                                         const cxla_literal *const *args, int64_t arg_count,

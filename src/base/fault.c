@@ -11,6 +11,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GLIBC__) || defined(__linux__)
+#include <execinfo.h>
+#define HAVE_BACKTRACE 1
+#endif
 
 static atomic_llong count;    /* allocations since armed */
 static atomic_llong fail_at;  /* the allocation that fails (1-based); 0: none */
@@ -23,6 +27,13 @@ static int fail_now(void) {
     if (!at) return 0;
     long long k = atomic_fetch_add(&count, 1) + 1;
     if (k == at || (k > at && atomic_load(&persistent))) {
+#if defined(HAVE_BACKTRACE)
+        /* A debugging aid: where the failing allocation is (CXLA_FAULT_BACKTRACE=1). */
+        if (k == at && getenv("CXLA_FAULT_BACKTRACE")) {
+            void *frames[32];
+            backtrace_symbols_fd(frames, backtrace(frames, 32), 2);
+        }
+#endif
         atomic_store(&fired, 1);
         return 1;
     }

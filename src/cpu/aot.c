@@ -303,6 +303,7 @@ static cxla_status emit_dot(aot *a, const cxla_instr *in, const char *name) {
     const char *acc_t = !flt ? "uint64_t" : wide ? "double" : "float";
     cxla_arena *arena = cxla_arena_create(); /* for the emitter's expression helpers */
     if (!arena) return OOM();
+    cpu_emit_fmt_reset(); /* its placeholders for text it could not make are looked for below */
     cxla_strbuf t;
     cxla_strbuf_init(&t);
     cxla_hlo_print_instr(&t, in, CXLA_HLO_STYLE_SHORT);
@@ -344,20 +345,21 @@ static cxla_status emit_dot(aot *a, const cxla_instr *in, const char *name) {
     cxla_strbuf_init(&ro);
     put_offset(&lo, ls, lidx);
     put_offset(&ro, rs, ridx);
+    const char *lofs = lo.data ? lo.data : "0", *rofs = ro.data ? ro.data : "0"; /* failed */
     IND();
     if (flt) {
         /* Small floats decoded exactly; everything in the compute type. */
-        const char *x = cpu_emit_decode(arena, ls->type, cpu_emit_fmt(arena, "lhs[%s]", lo.data));
-        const char *y = cpu_emit_decode(arena, rs->type, cpu_emit_fmt(arena, "rhs[%s]", ro.data));
+        const char *x = cpu_emit_decode(arena, ls->type, cpu_emit_fmt(arena, "lhs[%s]", lofs));
+        const char *y = cpu_emit_decode(arena, rs->type, cpu_emit_fmt(arena, "rhs[%s]", rofs));
         cxla_strbuf_printf(b, "acc += (%s)%s * (%s)%s;\n", acc_t, x, acc_t, y);
     } else {
         /* Operands sign- or zero-extended to 64 bits, products and sums wrapping. */
         const char *lcast = cxla_type_is_signed(ls->type) ? "(uint64_t)(int64_t)" : "(uint64_t)";
         const char *rcast = cxla_type_is_signed(rs->type) ? "(uint64_t)(int64_t)" : "(uint64_t)";
-        cxla_strbuf_printf(b, "acc += %slhs[%s] * %srhs[%s];\n", lcast, lo.data, rcast, ro.data);
+        cxla_strbuf_printf(b, "acc += %slhs[%s] * %srhs[%s];\n", lcast, lofs, rcast, rofs);
     }
-    cxla_strbuf_free(&lo);
-    cxla_strbuf_free(&ro);
+    cpu_emit_buf_free(&lo);
+    cpu_emit_buf_free(&ro);
     for (int64_t k = 0; k < nlc; k++) {
         indent--;
         IND();
@@ -370,12 +372,12 @@ static cxla_status emit_dot(aot *a, const cxla_instr *in, const char *name) {
     put_offset(&oo, os, oidx);
     IND();
     if (flt)
-        cxla_strbuf_printf(b, "o[%s] = %s;\n", oo.data,
+        cxla_strbuf_printf(b, "o[%s] = %s;\n", oo.data ? oo.data : "0",
                            cpu_emit_convert(arena, wide ? CXLA_F64 : CXLA_F32, rt, "acc"));
     else
-        cxla_strbuf_printf(b, "o[%s] = (%s)acc;\n", oo.data, cpu_emit_stype(rt));
+        cxla_strbuf_printf(b, "o[%s] = (%s)acc;\n", oo.data ? oo.data : "0", cpu_emit_stype(rt));
     cxla_arena_destroy(arena);
-    cxla_strbuf_free(&oo);
+    cpu_emit_buf_free(&oo);
     for (int64_t d = 0; d < os->rank; d++) {
         indent--;
         IND();
@@ -384,6 +386,9 @@ static cxla_status emit_dot(aot *a, const cxla_instr *in, const char *name) {
 #undef IND
     cxla_strbuf_puts(b, "    (void)lhs;\n    (void)rhs;\n    (void)begin; /* one call runs all of "
                         "it */\n    (void)end;\n}\n\n");
+    /* An index or an expression that could not be made is a placeholder that compiles. */
+    if (cpu_emit_fmt_failed())
+        return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s", in->name);
     return NULL;
 }
 

@@ -188,12 +188,19 @@ static cxla_status compiler_identity(char **out) {
                           "(the Debian package build-essential)",
                           cc, cc);
     }
+    /* Remembered only whole: a name without its text would be read as NULL next time. */
+    char *name_copy = strdup(cc), *text_copy = strdup(text);
     pthread_mutex_lock(&identity_lock);
-    free(identity_cc);
-    free(identity_text);
-    identity_cc = strdup(cc);
-    identity_text = strdup(text);
+    if (name_copy && text_copy) {
+        free(identity_cc);
+        free(identity_text);
+        identity_cc = name_copy;
+        identity_text = text_copy;
+        name_copy = text_copy = NULL;
+    }
     pthread_mutex_unlock(&identity_lock);
+    free(name_copy);
+    free(text_copy);
     *out = text;
     return NULL;
 }

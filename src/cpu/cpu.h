@@ -39,4 +39,12 @@ cxla_status cpu_generate(const cxla_module *module, const cpu_compile_options *o
                          cxla_module **out_optimized, cxla_strbuf *out_source,
                          int64_t *out_kernel_count);
 
+/* `cxla compile --explain`: compiles |module| as cpu_backend does and appends to |out|,
+ * for every instruction of the computations that run in sequence (the entry first, then
+ * what while, conditional and call run), how the backend runs it ("kernel kNN_name", a
+ * library call's word such as "onednn matmul", "collective", "custom call", "step", "in
+ * place", "alias", "interpreter handler", ...), then a summary line: the count of each
+ * word, the arena's bytes and the copy steps. Errors: those of compiling the module. */
+cxla_status cpu_explain(const cxla_module *module, cxla_strbuf *out);
+
 #endif /* CXLA_CPU_CPU_H_ */

@@ -232,6 +232,14 @@ static bool same_dims(const cxla_literal *lit, const cxla_shape *want) {
     return cxla_layout_is_default(got);
 }
 
+/* A kernel over the thread pool, stopped between chunks when the run is cancelled. */
+static cxla_status run_chunks(interp_ctx *ctx, const cpu_compiled *c, const cxla_instr *in,
+                              cpu_kernel_fn fn, const cpu_kernel_info *info, void *const *outs,
+                              const void *const *ins) {
+    if (cpu_pool_run_kernel(c->pool, fn, info, outs, ins, ctx->options.cancel)) return NULL;
+    return exec_cancel_error_at(ctx->options.cancel, in);
+}
+
 /* The handler of an instruction with a kernel: new results in the default layout, then
  * the kernel. A value that does not have the shape the kernel was compiled for (one
  * below its dynamic bounds, handed over by the driver's dynamic path) goes to the
@@ -272,7 +280,7 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
             if (call)
                 s = call->fn(call->state, outs, ins);
             else
-                cpu_pool_run_kernel(c->pool, fn, info, outs, (const void *const *)ins);
+                s = run_chunks(ctx, c, in, fn, info, outs, (const void *const *)ins);
         }
         if (!s) {
             s = interp_make_tuple(elements, n, &result);
@@ -288,7 +296,7 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
             if (call)
                 s = call->fn(call->state, outs, ins);
             else
-                cpu_pool_run_kernel(c->pool, fn, info, outs, (const void *const *)ins);
+                s = run_chunks(ctx, c, in, fn, info, outs, (const void *const *)ins);
             if (s) {
                 cxla_literal_free(result);
                 result = NULL;
@@ -307,24 +315,145 @@ static interp_op_fn lookup(void *user, const cxla_instr *in) {
     return c->kernels[in->id] || c->calls[in->id].fn ? run_kernel : NULL;
 }
 
+/* How |in| of |c|'s module runs (cpu_compiled_call_what). */
+static const char *instr_what(const cpu_compiled *c, const cxla_instr *in) {
+    if (in->id < 0 || in->id >= c->id_count) return NULL;
+    const char *what = cpu_plan_what(c->plan, in);
+    /* The step sequence's own steps come before a kernel the instruction also has. */
+    if (what && (strcmp(what, "step") == 0 || strcmp(what, "in place") == 0)) return what;
+    if (c->calls[in->id].fn) return c->calls[in->id].what;
+    if (c->kernels[in->id]) return "kernel";
+    if (what) return what;
+    if (!c->plan && in->opcode != CXLA_OP_PARAMETER && in->opcode != CXLA_OP_CONSTANT)
+        return "interpreter handler"; /* the driver's fallback */
+    return NULL;
+}
+
 const char *cpu_compiled_call_what(const void *compiled, const char *instr_name) {
     const cpu_compiled *c = compiled;
     for (int64_t i = 0; c && i < c->module->comp_count; i++) {
         const cxla_instr *in = cxla_computation_find_instr(c->module->comps[i], instr_name);
-        if (!in || in->id < 0 || in->id >= c->id_count) continue;
-        const char *what = cpu_plan_what(c->plan, in);
-        if (what && strcmp(what, "step") == 0) return what; /* an in-place update, say */
-        if (c->calls[in->id].fn) return c->calls[in->id].what;
-        if (c->kernels[in->id]) return "kernel";
+        const char *what = in ? instr_what(c, in) : NULL;
         if (what) return what;
-        if (!c->plan && in->opcode != CXLA_OP_PARAMETER && in->opcode != CXLA_OP_CONSTANT)
-            return "interpreter handler"; /* the driver's fallback */
     }
     return NULL;
 }
 
 const cpu_plan *cpu_compiled_plan(const void *compiled) {
     return compiled ? ((const cpu_compiled *)compiled)->plan : NULL;
+}
+
+/* ---- cxla compile --explain ------------------------------------------------------------- */
+
+/* The computations that run in sequence, from |comp| down, each once, into |out|. */
+static cxla_status sequential_order(const cxla_module *m, const cxla_computation *comp, bool *seen,
+                                    const cxla_computation **out, int64_t *n) {
+    for (int64_t i = 0; i < m->comp_count; i++) {
+        if (m->comps[i] != comp) continue;
+        if (seen[i]) return NULL;
+        seen[i] = true;
+        break;
+    }
+    out[(*n)++] = comp;
+    for (int64_t i = 0; i < comp->instr_count; i++) {
+        const cxla_instr *in = comp->instrs[i];
+        if (!is_sequential_caller(in->opcode)) continue;
+        cxla_computation *called[64];
+        int64_t k = cxla_instr_called_computations(in, called, 64);
+        for (int64_t j = 0; j < k && j < 64; j++)
+            CXLA_RETURN_IF_ERROR(sequential_order(m, called[j], seen, out, n));
+    }
+    return NULL;
+}
+
+/* The words of a report, counted for its summary line. */
+typedef struct tally {
+    const char *word[32];
+    int64_t count[32];
+    int64_t n;
+} tally;
+
+static void tally_add(tally *t, const char *word) {
+    for (int64_t i = 0; i < t->n; i++)
+        if (strcmp(t->word[i], word) == 0) {
+            t->count[i]++;
+            return;
+        }
+    if (t->n < 32) {
+        t->word[t->n] = word;
+        t->count[t->n++] = 1;
+    }
+}
+
+cxla_status cpu_explain(const cxla_module *module, cxla_strbuf *out) {
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    CXLA_RETURN_IF_ERROR(cpu_backend.compile(module, &co, &compiled));
+    const cpu_compiled *c = compiled;
+    const cxla_module *m = c->module;
+    bool *seen = calloc((size_t)(m->comp_count ? m->comp_count : 1), sizeof(bool));
+    const cxla_computation **order =
+        calloc((size_t)(m->comp_count ? m->comp_count : 1), sizeof(*order));
+    int64_t n = 0;
+    cxla_status s = seen && order ? NULL : OOM();
+    if (!s && m->entry) s = sequential_order(m, m->entry, seen, order, &n);
+    tally t = {.n = 0};
+    int64_t width = 8;
+    for (int64_t k = 0; k < n && !s; k++)
+        for (int64_t i = 0; i < order[k]->instr_count; i++) {
+            int64_t len = (int64_t)strlen(order[k]->instrs[i]->name);
+            if (len > width && len <= 40) width = len;
+        }
+    for (int64_t k = 0; k < n && !s; k++) {
+        const cxla_computation *comp = order[k];
+        cxla_strbuf_printf(out, "%s%s:\n", comp->name, comp == m->entry ? " (entry)" : "");
+        for (int64_t i = 0; i < comp->instr_count; i++) {
+            const cxla_instr *in = comp->instrs[i];
+            const char *what = instr_what(c, in);
+            char name[64];
+            if (!what && in->opcode == CXLA_OP_PARAMETER)
+                what = comp == m->entry ? "argument, read where it lies" : "parameter";
+            else if (!what && in->opcode == CXLA_OP_CONSTANT)
+                what = "constant";
+            else if (!what &&
+                     (in->opcode == CXLA_OP_TUPLE || in->opcode == CXLA_OP_GET_TUPLE_ELEMENT))
+                what = "alias";
+            else if (!what)
+                what = "?";
+            else
+                tally_add(&t, what);
+            const char *shown = what;
+            if (strcmp(what, "kernel") == 0 && in->id >= 0 && in->id < c->id_count &&
+                c->kernels[in->id]) {
+                char kn[56];
+                kernel_name(in, kn, sizeof(kn));
+                snprintf(name, sizeof(name), "kernel %s", kn);
+                shown = name;
+            }
+            cxla_strbuf_printf(out, "  %-*s %-22s %s\n", (int)width, in->name,
+                               cxla_opcode_name(in->opcode), shown);
+        }
+    }
+    if (!s) {
+        cxla_strbuf_printf(out, "summary:");
+        for (int64_t i = 0; i < t.n; i++)
+            cxla_strbuf_printf(out, "%s %s %" PRId64, i ? "," : "", t.word[i], t.count[i]);
+        if (t.n == 0) cxla_strbuf_printf(out, " no steps");
+        if (c->plan) {
+            cpu_plan_stats st;
+            cpu_plan_get_stats(c->plan, &st);
+            cxla_strbuf_printf(out, "; arena %zu bytes; copy steps %" PRId64 " (%zu bytes a run)\n",
+                               st.arena_size, st.copy_steps, st.copy_bytes);
+        } else {
+            cxla_strbuf_printf(out, "; no step sequence: dynamic shapes run on the "
+                                    "interpreter's driver (docs/semantics.md)\n");
+        }
+        if (out->failed) s = OOM();
+    }
+    free(seen);
+    free(order);
+    cpu_backend.destroy(compiled);
+    return s;
 }
 
 /* ---- the backend interface ----------------------------------------------------------------- */

@@ -1,5 +1,6 @@
 /* The cpu backend from the inside: library calls (dot and convolution: onednn.h), the
- * step sequence over one arena that runs a compiled module (cpu_steps.c), and the buffer
+ * step sequence over one arena that runs a compiled module (cpu_steps.c builds it,
+ * cpu_steps_run.c runs it), and the buffer
  * assignment it uses (cpu_plan.c, shared with ahead-of-time output). */
 #ifndef CXLA_CPU_CPU_INTERNAL_H_
 #define CXLA_CPU_CPU_INTERNAL_H_
@@ -28,10 +29,12 @@ void cpu_call_release(cpu_call *call);
 
 /* How the instruction named |instr_name| of a module compiled by cpu_backend (|compiled|:
  * what its compile returned) runs: its library call's |what|, "kernel" for a generated
- * kernel, "step" for one the step sequence runs itself (while, conditional, call, an
- * in-place dynamic-update-slice), "interpreter handler" for one whose step calls the
- * interpreter's handler of that instruction (cpu_steps.c), NULL for what is no step
- * (parameters, constants, tuples, get-tuple-element) or not found. */
+ * kernel, "step" for control flow the step sequence runs itself (while, conditional,
+ * call), "in place" for a dynamic-update-slice that writes into its operand's buffer,
+ * "alias" for what only names buffers (tuple, get-tuple-element, the -done forms), a
+ * service step's word (cpu_plan_what), "interpreter handler" for one whose step calls the
+ * interpreter's handler of that instruction (cpu_steps.c), NULL for parameters,
+ * constants, or a name not found. */
 const char *cpu_compiled_call_what(const void *compiled, const char *instr_name);
 /* The step sequence of a compiled module (NULL when it runs on the driver's fallback:
  * dynamic shapes), for tests and `cxla compile`. */
@@ -49,9 +52,9 @@ const cpu_plan *cpu_compiled_plan(const void *compiled);
 cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
                            const cpu_kernel_info *infos, const cpu_call *calls, int64_t id_count,
                            cpu_pool *pool, cpu_plan **out);
-/* Runs the plan on |args| (as interp_run_module takes them) into a new literal in the
- * entry's result layout, checking |options|' cancellation between steps and at every
- * while-loop back-edge. Safe from several threads at once. */
+/* Runs the plan (cpu_steps_run.c) on |args| (as interp_run_module takes them) into a new literal in
+ * the entry's result layout, checking |options|' cancellation between steps and at every while-loop
+ * back-edge. Safe from several threads at once. */
 cxla_status cpu_plan_run(cpu_plan *plan, const exec_run_options *options,
                          const cxla_literal *const *args, int64_t arg_count,
                          cxla_literal **out_result);
@@ -67,8 +70,8 @@ typedef struct cpu_plan_stats {
     int64_t service_steps; /* collectives, custom calls, host transfers, rng (cpu_service.h) */
 } cpu_plan_stats;
 void cpu_plan_get_stats(const cpu_plan *plan, cpu_plan_stats *out);
-/* "step", "interpreter handler", a service step's word ("collective", "custom call", "host
- * transfer", "rng") or NULL for |instr| (see cpu_compiled_call_what). */
+/* "step", "in place", "alias", "interpreter handler", a service step's word ("collective",
+ * "custom call", "host transfer", "rng") or NULL for |instr| (see cpu_compiled_call_what). */
 const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr);
 
 /* Buffer assignment over a schedule of |step_count| steps (cpu_plan.c; the arena plan and

@@ -104,9 +104,9 @@ static bool row_major_leaves(const cxla_shape *s) {
 /* XLA's CPU calling convention on the arena: operand leaves and result leaves in place
  * (row-major: the lookup sent other layouts to the handler); an aliased result leaf
  * (output_to_operand_aliasing) starts as its operand and is passed for both. */
-static cxla_status call_foreign(const cxla_instr *instr, const char *target, cxla_custom_call_fn fn,
-                                cxla_custom_call_api_version api, void *const *out,
-                                const void *const *in) {
+static cxla_status call_foreign(cpu_svc_run *r, const cxla_instr *instr, const char *target,
+                                cxla_custom_call_fn fn, cxla_custom_call_api_version api,
+                                void *const *out, const void *const *in) {
     int64_t in_total = 0, nout = exec_leaf_count(&instr->shape);
     for (int64_t k = 0; k < instr->operand_count; k++)
         in_total += exec_leaf_count(&instr->operands[k]->shape);
@@ -151,8 +151,13 @@ static cxla_status call_foreign(const cxla_instr *instr, const char *target, cxl
     if (!s) s = exec_custom_call_opaque(instr, &opaque, &opaque_len);
     if (!s) {
         void *out_arg = instr->shape.type == CXLA_TUPLE ? (void *)out : out[0];
-        exec_custom_call_invoke(fn, api, out_arg, ins, opaque, opaque_len, &st);
-        if (st.failed)
+        exec_cancel *cancel = r->options->cancel;
+        exec_custom_call_invoke(fn, api, out_arg, ins, opaque, opaque_len, &st, cancel);
+        /* A target that failed because the run was cancelled (a run it started, stopped
+         * by this run's cancellation): the cancellation is the reason. */
+        if (st.failed && exec_cancelled(cancel))
+            s = exec_cancel_error_at(cancel, instr);
+        else if (st.failed)
             s = exec_error(instr, CXLA_STATUS_FAILED_PRECONDITION,
                            "custom-call target '%s' failed: %s", target,
                            st.message ? st.message : "(no message)");
@@ -167,7 +172,6 @@ static cxla_status call_foreign(const cxla_instr *instr, const char *target, cxl
 
 static cxla_status step_custom_call(cpu_svc_run *r, const cxla_instr *instr, void *const *out,
                                     const void *const *in) {
-    (void)r;
     const char *target = NULL;
     cxla_custom_call_fn fn = NULL;
     cxla_custom_call_api_version api;
@@ -190,7 +194,7 @@ static cxla_status step_custom_call(cpu_svc_run *r, const cxla_instr *instr, voi
     case EXEC_BUILTIN_NONE:
     case EXEC_BUILTIN_COUNT: break;
     }
-    return call_foreign(instr, target, fn, api, out, in);
+    return call_foreign(r, instr, target, fn, api, out, in);
 }
 
 static cpu_svc_fn custom_call_lookup(const cxla_instr *instr) {

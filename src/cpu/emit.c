@@ -127,7 +127,7 @@ static const char *ix_lin(em *e, ix *x) {
             cxla_strbuf_printf(&b, "%s * %" PRId64, x->d[k], s);
     }
     x->lin = b.len ? F("(%s)", b.data) : "0";
-    cxla_strbuf_free(&b);
+    cpu_emit_buf_free(&b);
     return x->lin;
 }
 
@@ -263,7 +263,7 @@ static void comment(em *e, const cxla_instr *instr) {
         if (t.len > 200) memcpy(t.data + 196, " ...", 5);
         line(e, "/* %s */", t.data);
     }
-    cxla_strbuf_free(&t);
+    cpu_emit_buf_free(&t);
 }
 
 /* An operand's index when it has the same dimensions as |x| (elementwise), or is a
@@ -496,7 +496,7 @@ static const char *compute(em *e, const cxla_instr *instr, ix *x) {
             }
         }
         line(e, "if (%s) {", cond.len ? cond.data : "1");
-        cxla_strbuf_free(&cond);
+        cpu_emit_buf_free(&cond);
         e->indent++;
         const char *in_v = value(e, ops[0], &y);
         line(e, "%s = %s;", v, in_v);
@@ -545,7 +545,7 @@ static const char *compute(em *e, const cxla_instr *instr, ix *x) {
             y.d[k] = rel;
         }
         line(e, "if (%s) {", cond.len ? cond.data : "1");
-        cxla_strbuf_free(&cond);
+        cpu_emit_buf_free(&cond);
         e->indent++;
         const char *u = value(e, upd, &y);
         line(e, "%s = %s;", v, u);
@@ -982,11 +982,11 @@ static void build_params(em *e, const cxla_instr *const *outs, int64_t nout) {
     e->out_args = F("%s", oa.data ? oa.data : "");
     e->in_args = F("%s", ia.data ? ia.data : "");
     e->in_names = F("%s", names.data ? names.data : "");
-    cxla_strbuf_free(&op);
-    cxla_strbuf_free(&ip);
-    cxla_strbuf_free(&oa);
-    cxla_strbuf_free(&ia);
-    cxla_strbuf_free(&names);
+    cpu_emit_buf_free(&op);
+    cpu_emit_buf_free(&ip);
+    cpu_emit_buf_free(&oa);
+    cpu_emit_buf_free(&ia);
+    cpu_emit_buf_free(&names);
 }
 
 /* "(void)p0;" ... for inputs a function may leave unread. */
@@ -1131,7 +1131,7 @@ static scope scope_enter(em *e, cxla_strbuf *body) {
 
 static void scope_leave(em *e, scope s, cxla_strbuf *body) {
     cxla_strbuf_append(&e->helpers, body->data ? body->data : "", body->len);
-    cxla_strbuf_free(body);
+    cpu_emit_buf_free(body);
     e->b = s.b;
     e->hoist = s.hoist;
     e->indent = s.indent;
@@ -1321,7 +1321,7 @@ static void emit_reduce(em *e, const rplan *p, int64_t idx) {
                 line(e, "const int64_t o[%" PRId64 "] = {%s};", orank - 1, list.data);
             else
                 line(e, "const int64_t *o = 0;");
-            cxla_strbuf_free(&list);
+            cpu_emit_buf_free(&list);
             line(e, "%s(%s);", helper, helper_args(e, F("o, cb, acc, 0, %" PRId64, p->count)));
             line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) o%" PRId64 "[%s + k] = %s + acc[k];",
                  W, idx, obase, init);
@@ -1636,7 +1636,7 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
                 dims = dims || needs_dims(e, outs[j]);
             }
         group g = {outs, idx, count};
-        cxla_strbuf_free(&hoist);
+        cpu_emit_buf_free(&hoist);
         cxla_strbuf_init(&hoist);
         cxla_strbuf *main_b = e->b;
         e->hoist = &hoist;
@@ -1654,7 +1654,7 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
         e->b = main_b;
         cxla_strbuf_append(e->b, hoist.data ? hoist.data : "", hoist.len);
         cxla_strbuf_append(e->b, loop.data ? loop.data : "", loop.len);
-        cxla_strbuf_free(&loop);
+        cpu_emit_buf_free(&loop);
         e->ncse = 0;
         e->hoist = NULL;
     }
@@ -1670,7 +1670,7 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
             for (char *p = strstr(head.data, "/*"); p; p = strstr(p, "/*")) p[1] = ' ';
         }
         cxla_strbuf_printf(out, "/* ---- %s: %s */\n", name, head.data ? head.data : instr->name);
-        cxla_strbuf_free(&head);
+        cpu_emit_buf_free(&head);
         cxla_strbuf_append(out, e->consts.data ? e->consts.data : "", e->consts.len);
         cxla_strbuf_append(out, e->helpers.data ? e->helpers.data : "", e->helpers.len);
         const char *sep = e->in_params[0] ? ", " : "";
@@ -1695,7 +1695,7 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
         cxla_strbuf_puts(out, "    if (begin < 0) begin = 0;\n    if (begin >= end) return;\n");
         cxla_strbuf_printf(out, "    %s_body(%s%s%s, begin, end);\n}\n\n", name, e->out_args, sep,
                            e->in_args);
-        if (out->failed || body.failed || e->consts.failed || e->helpers.failed ||
+        if (out->failed || body.failed || hoist.failed || e->consts.failed || e->helpers.failed ||
             cpu_emit_fmt_failed())
             st = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s",
                             instr->name);

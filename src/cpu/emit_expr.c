@@ -96,6 +96,11 @@ bool cpu_emit_fmt_failed(void) {
     return fmt_failed;
 }
 
+void cpu_emit_buf_free(cxla_strbuf *b) {
+    if (b->failed) fmt_failed = true;
+    cxla_strbuf_free(b);
+}
+
 char *cpu_emit_fmt(cxla_arena *arena, const char *format, ...) {
     va_list args;
     va_start(args, format);

@@ -124,5 +124,10 @@ void cpu_emit_math_type(cxla_type t);
 /* cpu_emit_fmt's failure flag (per thread): reset before a kernel, tested after it. */
 void cpu_emit_fmt_reset(void);
 bool cpu_emit_fmt_failed(void);
+/* Frees a piece of text the emitter made on the side (a loop nest, a condition, a
+ * helper's body) after its use, setting the failure flag when it could not be made
+ * whole: what was pasted from it is then missing or cut short, and the kernel must not
+ * be compiled (such a kernel may compile and compute something else). */
+void cpu_emit_buf_free(cxla_strbuf *b);
 
 #endif /* CXLA_CPU_EMIT_INTERNAL_H_ */

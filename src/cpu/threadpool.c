@@ -1,5 +1,6 @@
 /* The cpu backend's thread pool (threadpool.h): a shared pool per thread count, workers
- * waiting on one queue of parts, the caller running part 0 and any part still queued. */
+ * waiting on one queue of parts, the caller running part 0 and any part still queued;
+ * a cancellable run's parts go in chunks with a look at the cancellation between them. */
 #include "cpu/threadpool.h"
 
 #include <pthread.h>
@@ -10,11 +11,21 @@
 
 enum { PART_MIN_COST = 256 * 1024, MAX_PARTS = 256 };
 
+/* A chunk of a cancellable kernel: 32 Mi byte-equivalents, a few milliseconds on one
+ * core, so a cancelled kernel stops within about that; calling the kernel once more per
+ * chunk costs well under a microsecond, nothing beside it. */
+#define CHUNK_COST (32.0 * 1024 * 1024)
+
 typedef struct job {
     cpu_kernel_fn fn;
     void *const *out;
     const void *const *in;
     int64_t pending; /* parts not finished (under the pool's mutex) */
+    /* Cancellation (NULL: none): the kernel's cost per iteration sizes the chunks, and
+     * |stopped| tells the other parts that one saw the cancellation. */
+    exec_cancel *cancel;
+    double cost_per_iteration;
+    atomic_int stopped;
 } job;
 
 typedef struct task {
@@ -62,6 +73,40 @@ int64_t cpu_pool_parts(double cost, int64_t range, int threads) {
     return parts < 1 ? 1 : parts;
 }
 
+int64_t cpu_pool_chunks(double cost, int64_t range) {
+    if (range <= 1 || !(cost > CHUNK_COST)) return 1;
+    double by_cost = cost / CHUNK_COST;
+    if (by_cost >= (double)range) return range;
+    return (int64_t)by_cost + 1;
+}
+
+/* Runs iterations [begin, end) of |j|: at once without a cancellation, else in chunks,
+ * stopping at the first chunk boundary where the run is cancelled. Only the calling
+ * thread (|caller|) runs the poll hook (exec.h: the thread that called execute). */
+static void run_part(job *j, int64_t begin, int64_t end, bool caller) {
+    if (!j->cancel) {
+        j->fn(j->out, j->in, begin, end);
+        return;
+    }
+    int64_t n = end - begin;
+    int64_t chunks = cpu_pool_chunks(j->cost_per_iteration * (double)n, n);
+    /* Chunk c is [begin + c * step + min(c, extra), ...): no product that can overflow. */
+    int64_t step = n / chunks, extra = n % chunks;
+    for (int64_t c = 0; c < chunks; c++) {
+        if (atomic_load_explicit(&j->stopped, memory_order_relaxed)) return;
+        /* The caller checked (and polled) just before the kernel; a worker may start
+         * its part later. */
+        bool stop = caller ? c > 0 && exec_cancel_poll(j->cancel) : exec_cancelled(j->cancel);
+        if (stop) {
+            atomic_store_explicit(&j->stopped, 1, memory_order_relaxed);
+            return;
+        }
+        int64_t lo = begin + c * step + (c < extra ? c : extra);
+        int64_t hi = lo + step + (c < extra ? 1 : 0);
+        j->fn(j->out, j->in, lo, hi);
+    }
+}
+
 static void finish(cpu_pool *p, job *j) {
     pthread_mutex_lock(&p->mu);
     if (--j->pending == 0) pthread_cond_broadcast(&p->done);
@@ -78,7 +123,7 @@ static void *worker_main(void *arg) {
         p->head = t->next;
         if (!p->head) p->tail = NULL;
         pthread_mutex_unlock(&p->mu);
-        t->job->fn(t->job->out, t->job->in, t->begin, t->end);
+        run_part(t->job, t->begin, t->end, false);
         finish(p, t->job);
         pthread_mutex_lock(&p->mu);
     }
@@ -158,8 +203,8 @@ static bool start_workers(cpu_pool *p) {
     return p->started > 0;
 }
 
-void cpu_pool_run_kernel(cpu_pool *pool, cpu_kernel_fn fn, const cpu_kernel_info *info,
-                         void *const *out, const void *const *in) {
+bool cpu_pool_run_kernel(cpu_pool *pool, cpu_kernel_fn fn, const cpu_kernel_info *info,
+                         void *const *out, const void *const *in, exec_cancel *cancel) {
     int64_t range = info ? info->range : 1;
     int threads = 1;
     if (pool) {
@@ -167,17 +212,18 @@ void cpu_pool_run_kernel(cpu_pool *pool, cpu_kernel_fn fn, const cpu_kernel_info
         threads = pool->threads / (running > 1 ? running : 1);
     }
     int64_t parts = info ? cpu_pool_parts(info->cost, range, threads) : 1;
+    job j = {fn, out, in, parts - 1, cancel, info && range > 0 ? info->cost / (double)range : 0.0,
+             0};
     if (parts <= 1) {
-        fn(out, in, 0, range);
-        return;
+        run_part(&j, 0, range, true);
+        return !atomic_load(&j.stopped);
     }
     task tasks[MAX_PARTS];
-    job j = {fn, out, in, parts - 1};
     pthread_mutex_lock(&pool->mu);
     if (!start_workers(pool)) {
         pthread_mutex_unlock(&pool->mu);
-        fn(out, in, 0, range);
-        return;
+        run_part(&j, 0, range, true);
+        return !atomic_load(&j.stopped);
     }
     /* Part i is [range * i / parts, range * (i + 1) / parts); the caller takes part 0. */
     for (int64_t i = 1; i < parts; i++) {
@@ -190,7 +236,7 @@ void cpu_pool_run_kernel(cpu_pool *pool, cpu_kernel_fn fn, const cpu_kernel_info
     }
     pthread_cond_broadcast(&pool->work);
     pthread_mutex_unlock(&pool->mu);
-    fn(out, in, 0, range / parts);
+    run_part(&j, 0, range / parts, true);
     /* Parts of this job that no worker took yet: run them here. */
     pthread_mutex_lock(&pool->mu);
     for (;;) {
@@ -207,10 +253,11 @@ void cpu_pool_run_kernel(cpu_pool *pool, cpu_kernel_fn fn, const cpu_kernel_info
             pool->head = mine->next;
         if (pool->tail == mine) pool->tail = prev;
         pthread_mutex_unlock(&pool->mu);
-        fn(out, in, mine->begin, mine->end);
+        run_part(&j, mine->begin, mine->end, true);
         pthread_mutex_lock(&pool->mu);
         j.pending--;
     }
     while (j.pending > 0) pthread_cond_wait(&pool->done, &pool->mu);
     pthread_mutex_unlock(&pool->mu);
+    return !atomic_load(&j.stopped);
 }

@@ -27,6 +27,7 @@
 #include "base/base.h"
 #include "cpu/cpu.h"
 #include "cpu/emit.h"
+#include "exec/exec.h"
 
 typedef struct cpu_pool cpu_pool;
 
@@ -45,9 +46,20 @@ void cpu_pool_enter(cpu_pool *pool);
 void cpu_pool_leave(cpu_pool *pool);
 
 /* Runs |fn| on |out|, |in| over [0, info->range), split by the cost model; returns when
- * every part is done. |pool| NULL runs it on the calling thread. */
-void cpu_pool_run_kernel(cpu_pool *pool, cpu_kernel_fn fn, const cpu_kernel_info *info,
-                         void *const *out, const void *const *in);
+ * every part is done. |pool| NULL runs it on the calling thread.
+ *
+ * Cancellation (exec.h's contract for long kernels): with a |cancel|, each part runs as
+ * chunks of about CHUNK_COST byte-equivalents (a few milliseconds of work) and checks
+ * exec_cancelled between them; the calling thread, which alone may run the poll hook,
+ * calls exec_cancel_poll there. A kernel whose range cannot be split (range 1) is one
+ * chunk. Returns false when it stopped early for a cancellation: its outputs are then
+ * partly written, and the caller reports exec_cancel_error. NULL |cancel|: never. */
+bool cpu_pool_run_kernel(cpu_pool *pool, cpu_kernel_fn fn, const cpu_kernel_info *info,
+                         void *const *out, const void *const *in, exec_cancel *cancel);
+
+/* How many chunks a part of |cost| byte-equivalents over |range| iterations is run as
+ * when the run can be cancelled (for tests and docs). */
+int64_t cpu_pool_chunks(double cost, int64_t range);
 
 /* How many parts the cost model gives a kernel of |cost| byte-equivalents over |range|
  * iterations on |threads| threads (for tests and docs). */

@@ -358,7 +358,9 @@ cxla_status exec_custom_call_aliasing(const cxla_instr *instr, int64_t *alias, i
 
 void exec_custom_call_invoke(cxla_custom_call_fn fn, cxla_custom_call_api_version api, void *out,
                              const void **in, const char *opaque, size_t opaque_len,
-                             cxla_custom_call_status *status) {
+                             cxla_custom_call_status *status, exec_cancel *cancel) {
+    /* Saved and restored: a call inside a run that a call started (nested runs). */
+    exec_cancel *outer = exec_cancel_swap_current(cancel);
     switch (api) {
     case CXLA_CUSTOM_CALL_API_STATUS_RETURNING:
         ((cxla_custom_call_status_returning_fn)fn)(out, in, status);
@@ -368,4 +370,5 @@ void exec_custom_call_invoke(cxla_custom_call_fn fn, cxla_custom_call_api_versio
         break;
     default: ((cxla_custom_call_original_fn)fn)(out, in); break;
     }
+    exec_cancel_swap_current(outer);
 }

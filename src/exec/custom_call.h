@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "cxla/custom_call.h"
+#include "exec/exec.h"
 #include "hlo/hlo.h"
 
 /* Where a status-returning target reports failure; the caller owns it (zero-initialized
@@ -66,9 +67,10 @@ int64_t exec_leaf_count(const cxla_shape *s);
  * operands, depth-first) that shares its buffer, or -1. Errors: malformed text. */
 cxla_status exec_custom_call_aliasing(const cxla_instr *instr, int64_t *alias, int64_t out_leaves);
 
-/* Calls |fn| with the signature |api| names; a failure it reports lands in |status|. */
+/* Calls |fn| with the signature |api| names; a failure it reports lands in |status|.
+ * |cancel| (the calling run's, may be NULL) is exec_cancel_current() during the call. */
 void exec_custom_call_invoke(cxla_custom_call_fn fn, cxla_custom_call_api_version api, void *out,
                              const void **in, const char *opaque, size_t opaque_len,
-                             cxla_custom_call_status *status);
+                             cxla_custom_call_status *status, exec_cancel *cancel);
 
 #endif /* CXLA_EXEC_CUSTOM_CALL_H_ */

@@ -39,14 +39,34 @@ bool exec_cancel_poll(exec_cancel *c) {
 }
 
 cxla_status exec_cancel_error(const exec_cancel *c, const char *where) {
-    /* The run's own request wins over the parent's: it says why this device stopped. */
+    /* The run's own request wins over its parents': it says why this device stopped. */
     const exec_cancel *r = c;
-    if (r && !atomic_load_explicit(&r->requested, memory_order_acquire) && r->parent) r = r->parent;
-    if (!r || !atomic_load_explicit(&r->requested, memory_order_acquire))
-        return cxla_error(CXLA_STATUS_INTERNAL, "exec_cancel_error on a run not cancelled");
+    while (r && !atomic_load_explicit(&r->requested, memory_order_acquire)) r = r->parent;
+    if (!r) return cxla_error(CXLA_STATUS_INTERNAL, "exec_cancel_error on a run not cancelled");
     return cxla_status_create((cxla_status_code)r->code, __FILE__, __LINE__,
                               "%s%sthe run was cancelled%s%s", where ? where : "",
                               where ? ": " : "", r->reason[0] ? ": " : "", r->reason);
+}
+
+/* Set by exec_custom_call_invoke (custom_call.c) around a foreign call. */
+static _Thread_local exec_cancel *current_run;
+
+exec_cancel *exec_cancel_current(void) {
+    return current_run;
+}
+
+exec_cancel *exec_cancel_swap_current(exec_cancel *c) {
+    exec_cancel *old = current_run;
+    current_run = c;
+    return old;
+}
+
+cxla_status exec_cancel_error_at(const exec_cancel *c, const cxla_instr *instr) {
+    char where[512];
+    snprintf(where, sizeof(where), "at %s (%s, computation %s, line %" PRId64 ")", instr->name,
+             cxla_opcode_name(instr->opcode), instr->parent ? instr->parent->name : "?",
+             instr->line);
+    return exec_cancel_error(c, where);
 }
 
 cxla_status exec_error(const cxla_instr *instr, cxla_status_code code, const char *format, ...) {

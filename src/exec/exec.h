@@ -114,8 +114,9 @@ struct cxla_cancel {
     atomic_int claimed;   /* the first requester wins (compare-exchange 0 -> 1) */
     int code;             /* cxla_status_code of the failure */
     const char *reason;   /* kept by pointer: a string that outlives the run */
-    /* Checked too: the caller's cancellation of a run that has its own (a
-     * multi-device run's). NULL: none. */
+    /* Checked too, with its own parents: the caller's cancellation of a run that has
+     * its own (a multi-device run's; a run started inside a run, such as StableHLO's
+     * interpreter.run_parallel, has the outer run's). NULL: none. */
     const exec_cancel *parent;
     /* Called by exec_cancel_poll; may request |self|. NULL: none. */
     void (*poll)(exec_cancel *self, void *poll_user);
@@ -128,10 +129,11 @@ void exec_cancel_init(exec_cancel *c, const exec_cancel *parent);
  * first request counts. Async-signal-safe (lock-free atomics, no allocation). */
 void exec_cancel_request(exec_cancel *c, int code, const char *reason);
 
+/* Whether |c| or one of its parents (a run nested in a run: a chain) was requested. */
 static inline bool exec_cancelled(const exec_cancel *c) {
-    if (!c) return false;
-    if (atomic_load_explicit(&c->requested, memory_order_relaxed)) return true;
-    return c->parent && atomic_load_explicit(&c->parent->requested, memory_order_relaxed);
+    for (; c; c = c->parent)
+        if (atomic_load_explicit(&c->requested, memory_order_relaxed)) return true;
+    return false;
 }
 
 /* Runs |c|'s poll hook (if any), then returns exec_cancelled(c). */
@@ -141,6 +143,16 @@ bool exec_cancel_poll(exec_cancel *c);
  * (add, computation main, line 4)"; NULL: nowhere in particular): "<where>: the run was
  * cancelled: <reason>", with the requester's code. */
 cxla_status exec_cancel_error(const exec_cancel *c, const char *where);
+/* The cancellation of the run for which this thread is calling a foreign custom call
+ * (exec_custom_call_invoke sets it around the call), or NULL: a target that starts runs
+ * of its own (exec_run_devices) makes it their parent, so cancelling the outer run
+ * cancels them too. */
+exec_cancel *exec_cancel_current(void);
+/* Makes |c| this thread's current cancellation; returns the one it replaces. */
+exec_cancel *exec_cancel_swap_current(exec_cancel *c);
+
+/* exec_cancel_error where |instr| was running: "at x (add, computation main, line 4)". */
+cxla_status exec_cancel_error_at(const exec_cancel *c, const cxla_instr *instr);
 
 typedef struct exec_run_options {
     /* The module seed of rng (XLA's HloModuleConfig seed): it is xor'ed into each rng
@@ -201,6 +213,9 @@ typedef struct exec_devices_options {
     /* How long one device waits in a collective for the others; 0: the runtime's default. */
     double timeout_seconds;
     const exec_host *host; /* shared by the devices; NULL: none */
+    /* The parent of the devices' cancellation (the run that started this one:
+     * exec_cancel_current()); NULL: none. */
+    exec_cancel *cancel;
 } exec_devices_options;
 
 /* Runs the entry of |module| (verified) on every device d = replica * partition_count +

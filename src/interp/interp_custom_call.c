@@ -122,8 +122,8 @@ static cxla_status prefill(const cxla_instr *instr, cxla_literal *out, const cxl
 
 /* ---- calling a foreign function ----------------------------------------------------- */
 
-static cxla_status call_foreign(const cxla_instr *instr, const char *target, cxla_custom_call_fn fn,
-                                cxla_custom_call_api_version api,
+static cxla_status call_foreign(interp_ctx *ctx, const cxla_instr *instr, const char *target,
+                                cxla_custom_call_fn fn, cxla_custom_call_api_version api,
                                 const cxla_literal *const *operands, cxla_literal **out) {
     const cxla_attr *constraints = cxla_instr_attr(instr, CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS);
     if (constraints && (constraints->kind != CXLA_ATTR_KIND_SHAPES ||
@@ -166,8 +166,13 @@ static cxla_status call_foreign(const cxla_instr *instr, const char *target, cxl
     if (!s) s = exec_custom_call_opaque(instr, &opaque, &opaque_len);
     if (!s) {
         void *out_arg = instr->shape.type == CXLA_TUPLE ? (void *)outs : outs[0];
-        exec_custom_call_invoke(fn, api, out_arg, in.ptrs, opaque, opaque_len, &st);
-        if (st.failed)
+        exec_custom_call_invoke(fn, api, out_arg, in.ptrs, opaque, opaque_len, &st,
+                                ctx->options.cancel);
+        /* A target that failed because the run was cancelled (a run it started, stopped
+         * by the outer run's cancellation): the cancellation is the reason. */
+        if (st.failed && exec_cancelled(ctx->options.cancel))
+            s = exec_cancel_error_at(ctx->options.cancel, instr);
+        else if (st.failed)
             s = interp_error(instr, CXLA_STATUS_FAILED_PRECONDITION,
                              "custom-call target '%s' failed: %s", target,
                              st.message ? st.message : "(no message)");
@@ -301,7 +306,7 @@ static cxla_status op_custom_call(interp_ctx *ctx, const cxla_instr *instr,
     case EXEC_BUILTIN_NONE:
     case EXEC_BUILTIN_COUNT: break;
     }
-    return call_foreign(instr, target, fn, api, operands, out);
+    return call_foreign(ctx, instr, target, fn, api, operands, out);
 }
 
 const interp_op_fn interp_custom_call_ops[CXLA_OP_COUNT] = {

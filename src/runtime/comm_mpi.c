@@ -31,6 +31,10 @@ struct cxla_mpi_session {
     int rank, size;
     bool initialized_here;
     int64_t runs;
+    /* A run ended without the end-of-run message of every other rank (one that is stuck,
+     * or gone): messages may still be in flight, and MPI_Finalize would wait for the
+     * silent ranks without end. */
+    bool abandoned;
 };
 
 bool cxla_mpi_available(void) {
@@ -81,6 +85,14 @@ int64_t cxla_mpi_session_size(const cxla_mpi_session *session) {
 
 void cxla_mpi_session_destroy(cxla_mpi_session *session) {
     if (!session) return;
+    if (session->abandoned) {
+        /* MPI_Comm_free and MPI_Finalize synchronize with the ranks that did not answer,
+         * which may never come: leave both out, so that this process ends (its failure
+         * already said which rank did not answer; mpirun then ends the job, since a
+         * rank exited with a failure). A program that initialized MPI itself decides. */
+        free(session);
+        return;
+    }
     MPI_Comm_free(&session->comm);
     if (session->initialized_here) MPI_Finalize();
     free(session);
@@ -478,8 +490,34 @@ static cxla_status exchange(exec_comm *comm, const exec_exchange *x) {
     return s;
 }
 
-/* Tells every other rank how this one ended and waits until all have told theirs; then
- * every send of the run is complete and every message read. Fails only when MPI does. */
+/* The failure of a run whose end some ranks did not tell within the time limit; |local|
+ * is how this device's own run ended (NULL: it succeeded). */
+static cxla_status silent_error(const mpi_comm *c, cxla_status local) {
+    cxla_strbuf names;
+    cxla_strbuf_init(&names);
+    int64_t silent = 0;
+    for (int64_t d = 0; d < c->count; d++) {
+        if (d == c->device || c->finished[d]) continue;
+        char name[64];
+        name_of(c, d, name, sizeof(name));
+        cxla_strbuf_printf(&names, "%s%s", silent++ ? ", " : "", name);
+    }
+    cxla_status s = cxla_error(
+        local ? cxla_status_code_of(local) : CXLA_STATUS_DEADLINE_EXCEEDED,
+        "%s did not tell the end of %s run within the collective time limit of %g s (stuck "
+        "where it does not read messages, or still computing)%s%s",
+        names.data ? names.data : "another device", silent == 1 ? "its" : "their", c->timeout,
+        local ? "; this device failed: " : "", local ? cxla_status_message(local) : "");
+    cxla_strbuf_free(&names);
+    return s;
+}
+
+/* Tells every other rank how this one ended and waits until all have told theirs, for
+ * at most the collective time limit; then every send of the run is complete and every
+ * message read. Fails when MPI does, or (DEADLINE_EXCEEDED, naming the ranks) when a rank
+ * did not tell its end in time: a rank stuck where it does not look at messages (a
+ * long kernel, a foreign call), or busy for longer than the limit with no collective.
+ * The session is then abandoned (cxla_mpi_session_destroy). */
 static cxla_status finish(mpi_comm *c, cxla_status local) {
     int64_t code = local ? cxla_status_code_of(local) : 0;
     int64_t root = -1;
@@ -510,12 +548,25 @@ static cxla_status finish(mpi_comm *c, cxla_status local) {
         s = send_bytes(c, d, &w);
     }
     long pause = 10000;
+    double deadline = now_seconds() + c->timeout;
     while (!s && c->fin_count < c->count - 1) {
         s = poll_messages(c);
         if (!s && c->fin_count < c->count - 1) {
+            if (now_seconds() > deadline) {
+                s = silent_error(c, local);
+                break;
+            }
             reap_sends(c, false);
             back_off(&pause);
         }
+    }
+    if (c->fin_count < c->count - 1) {
+        /* Sends to a rank that does not read may never complete: let them go (their
+         * buffers too: MPI may still read them; the process is about to end). */
+        for (int64_t i = 0; i < c->pending_count; i++) MPI_Request_free(&c->pending[i].request);
+        c->pending_count = 0;
+        c->session->abandoned = true;
+        return s;
     }
     reap_sends(c, true);
     return s;

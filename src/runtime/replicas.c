@@ -215,7 +215,8 @@ static cxla_status run_devices(const cxla_module *module, const exec_devices_opt
     cxla_replicas_options o = {.replica_count = options->replica_count,
                                .partition_count = options->partition_count,
                                .timeout_seconds = options->timeout_seconds,
-                               .host = options->host};
+                               .host = options->host,
+                               .cancel = options->cancel};
     return cxla_run_replicated(module, &o, args, arg_count, out_results, NULL);
 }
 

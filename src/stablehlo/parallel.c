@@ -1114,7 +1114,8 @@ static cxla_status run_parallel(void *out, const void **in, const char *cfg) {
         exec_devices_options o = {.replica_count = R,
                                   .partition_count = P,
                                   .timeout_seconds = PARALLEL_TIMEOUT_SECONDS,
-                                  .host = &ih};
+                                  .host = &ih,
+                                  .cancel = exec_cancel_current()};
         s = exec_run_devices(m, &o, (const cxla_literal *const *const *)args, arg_count, results);
     }
     /* Device d's results, into the custom call's result leaves. */

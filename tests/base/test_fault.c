@@ -5,11 +5,23 @@
  * failing (and once more with every allocation from the n-th on failing). Each time the
  * scenario must either succeed with the right result or fail with a status; it must
  * never crash, and in the sanitizer build (where the option is on by default) it must
- * leak nothing. Skipped (77) in builds without -DCXLA_FAULT_INJECTION=ON. */
+ * leak nothing. Skipped (77) in builds without -DCXLA_FAULT_INJECTION=ON.
+ *
+ * The same on the cpu backend (its passes, emitter, compiler driver and cache, the arena
+ * plan), in two forms that fit a test run: with the compile cache warm (the C compiler,
+ * another process, never runs: of the ~600 allocations in this process, the first 300
+ * and every third after them fail in turn), and with the cache cold (the compiler runs
+ * each time, so every 29th allocation only), where a failed compile must leave no entry
+ * but the right one in the cache. Under ASan the whole test takes 20 to 40 s. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "base/fault.h"
+#include "cpu/compiler.h"
 #include "cxla/cxla.h"
 #include "harness.h"
 #include "hlo/hlo.h"
@@ -43,6 +55,9 @@ static bool is_want(const cxla_literal *r) {
     return v && cxla_literal_element_count(r) == 2 && v[0] == want[0] && v[1] == want[1];
 }
 
+/* The backend the runtime part of the scenario compiles for. */
+static const char *backend = "interpreter";
+
 /* The whole scenario; NULL when everything worked and gave |want| on both paths. */
 static cxla_status scenario(void) {
     cxla_module *m = NULL;
@@ -53,7 +68,10 @@ static cxla_status scenario(void) {
     cxla_client *client = NULL;
     cxla_executable *e = NULL;
     cxla_literal *arg = NULL, *one = NULL, *results[2] = {NULL, NULL};
-    s = cxla_client_create(NULL, &client);
+    cxla_client_options co;
+    cxla_client_options_init(&co);
+    co.backend = backend;
+    s = cxla_client_create(&co, &client);
     if (!s) s = cxla_client_compile_hlo_text(client, module_text, (size_t)-1, "fault.hlo", &e);
     if (!s) s = cxla_literal_parse("f32[2,2] {{1, 1}, {0, 1}}", (size_t)-1, NULL, &arg);
     /* One device: the all-reduce of a group of one is the identity (4.5, 0.5). */
@@ -85,27 +103,42 @@ static cxla_status scenario(void) {
     return s;
 }
 
-static void test_every_allocation_fails_once(void) {
+/* Called before each run of the scenario (the cold cache empties the cache), and after
+ * each run with a fault (the cold cache checks its entries). */
+static void (*before_each)(void);
+static void (*after_each_check)(long long n);
+
+/* Runs the scenario without faults to count its allocations, then with the n-th failing
+ * (once, then persistently) for n = 1 .. |first| and then every |stride|-th n up to the
+ * count. */
+static void every_allocation_fails(long long first, long long stride) {
+    /* CXLA_TEST_FAULT_FULL=1: every n, for a thorough run by hand (minutes when cold). */
+    const char *full = getenv("CXLA_TEST_FAULT_FULL");
+    if (full && strcmp(full, "1") == 0) first = (long long)1 << 62;
+    if (before_each) before_each();
     cxla_fault_arm(0, 0);
     cxla_status s = scenario();
-    CHECK_MSG(!s, "the scenario fails without faults: %s", cxla_status_message(s));
+    CHECK_MSG(!s, "%s: the scenario fails without faults: %s", backend, cxla_status_message(s));
     cxla_status_free(s);
     /* Count with an armed counter that never fires. */
+    if (before_each) before_each();
     cxla_fault_arm((long long)1 << 62, 0);
     s = scenario();
     long long total = cxla_fault_count();
     cxla_fault_arm(0, 0);
     cxla_status_free(s);
     CHECK_MSG(total > 100, "only %lld allocations counted", total);
-    int64_t failed = 0, succeeded = 0;
+    int64_t failed = 0, succeeded = 0, runs = 0;
     for (int persistent = 0; persistent <= 1; persistent++) {
-        for (long long n = 1; n <= total + 1; n++) {
+        for (long long n = 1; n <= total + 1; n = n < first ? n + 1 : n + stride) {
+            if (before_each) before_each();
             cxla_fault_arm(n, persistent);
             s = scenario();
             int fired = cxla_fault_fired();
             cxla_fault_arm(0, 0);
+            runs++;
             if (!fired) {
-                CHECK_MSG(!s, "n=%lld: no fault, yet: %s", n, cxla_status_message(s));
+                CHECK_MSG(!s, "%s n=%lld: no fault, yet: %s", backend, n, cxla_status_message(s));
                 cxla_status_free(s);
                 break;
             }
@@ -113,18 +146,107 @@ static void test_every_allocation_fails_once(void) {
              * status; never a wrong result. */
             CHECK_MSG(!s || cxla_status_code_of(s) != CXLA_STATUS_INTERNAL ||
                           !strstr(cxla_status_message(s), "a wrong result"),
-                      "n=%lld%s: %s", n, persistent ? " (persistent)" : "", cxla_status_message(s));
+                      "%s n=%lld%s: %s", backend, n, persistent ? " (persistent)" : "",
+                      cxla_status_message(s));
             if (s)
                 failed++;
             else
                 succeeded++;
             cxla_status_free(s);
+            if (after_each_check) after_each_check(n);
         }
     }
     CHECK_MSG(failed > 0, "no fault made the scenario fail (%" PRId64 " succeeded)", succeeded);
-    printf("%lld allocations; with one failing: %" PRId64 " runs failed with a status, %" PRId64
-           " succeeded\n",
-           total, failed, succeeded);
+    printf("%s: %lld allocations, %" PRId64 " runs with faults: %" PRId64
+           " failed with a status, %" PRId64 " succeeded\n",
+           backend, total, runs, failed, succeeded);
+}
+
+static void test_every_allocation_fails_once(void) {
+    backend = "interpreter";
+    every_allocation_fails((long long)1 << 62, 1);
+}
+
+/* ---- the cpu backend --------------------------------------------------------------- */
+
+static char cache_dir[256];
+
+/* The cache's entries (KEY.so), at most |cap| names of up to 63 characters; the count. */
+static int cache_entries(char names[][64], int cap) {
+    int n = 0;
+    DIR *d = opendir(cache_dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len > 3 && len < 64 && strcmp(e->d_name + len - 3, ".so") == 0 && n < cap)
+            strcpy(names[n++], e->d_name);
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+static void clear_cache(void) {
+    cxla_status s = cpu_cache_clear(NULL);
+    cxla_status_free(s);
+}
+
+/* The entry the fault-free compile writes; a failed compile may leave only it. */
+static char good_entry[64];
+
+static void check_cache_entries(long long n) {
+    char names[8][64];
+    int count = cache_entries(names, 8);
+    for (int i = 0; i < count; i++)
+        CHECK_MSG(strcmp(names[i], good_entry) == 0,
+                  "n=%lld: a cache entry %s besides the right one (%s)", n, names[i], good_entry);
+}
+
+static void use_private_cache(void) {
+    snprintf(cache_dir, sizeof(cache_dir), "/tmp/cxla-test-fault-XXXXXX");
+    CHECK(mkdtemp(cache_dir) != NULL);
+    setenv("CXLA_CACHE_DIR", cache_dir, 1);
+    /* One worker thread: every run allocates the same things in the same order. */
+    setenv("CXLA_NUM_THREADS", "1", 1);
+}
+
+/* Warm: the first run compiles and fills the cache; the runs with faults load from it,
+ * and add no entry (one would come from a source that a fault made different). */
+static void test_cpu_warm_cache(void) {
+    use_private_cache();
+    backend = "cpu";
+    cxla_status s = scenario();
+    CHECK_MSG(!s, "cpu: the scenario fails without faults: %s", cxla_status_message(s));
+    cxla_status_free(s);
+    char names[8][64];
+    CHECK_EQ_I64(cache_entries(names, 8), 1);
+    snprintf(good_entry, sizeof(good_entry), "%s", names[0]);
+    before_each = NULL;
+    after_each_check = check_cache_entries;
+    every_allocation_fails(300, 3); /* the first 300, then every third */
+    after_each_check = NULL;
+    clear_cache();
+    rmdir(cache_dir);
+}
+
+/* Cold: every run compiles (the C compiler runs); a failure may leave no entry in the
+ * cache but the one of the right source. */
+static void test_cpu_cold_cache(void) {
+    use_private_cache();
+    backend = "cpu";
+    clear_cache();
+    cxla_status s = scenario();
+    CHECK_MSG(!s, "cpu: the scenario fails without faults: %s", cxla_status_message(s));
+    cxla_status_free(s);
+    char names[8][64];
+    CHECK_EQ_I64(cache_entries(names, 8), 1);
+    snprintf(good_entry, sizeof(good_entry), "%s", names[0]);
+    before_each = clear_cache;
+    after_each_check = check_cache_entries;
+    every_allocation_fails(1, 29); /* each run compiles: ~40 runs */
+    before_each = NULL;
+    after_each_check = NULL;
+    clear_cache();
+    rmdir(cache_dir);
 }
 
 static void test_skip_without_faults(void) {
@@ -132,4 +254,5 @@ static void test_skip_without_faults(void) {
         test_skip_all("built without -DCXLA_FAULT_INJECTION=ON (the sanitizer build has it)");
 }
 
-TEST_MAIN(TEST(test_skip_without_faults), TEST(test_every_allocation_fails_once))
+TEST_MAIN(TEST(test_skip_without_faults), TEST(test_every_allocation_fails_once),
+          TEST(test_cpu_warm_cache), TEST(test_cpu_cold_cache))

@@ -116,7 +116,9 @@ static void test_while_dus_in_place(void) {
         CHECK(st.in_place >= 2); /* the state takes the init's buffer; the update the state's */
         CHECK_MSG(st.arena_size < 512 * 256 * 4, "arena of %zu bytes", st.arena_size);
         const char *what = cpu_compiled_call_what(compiled, "upd");
-        CHECK(what && strcmp(what, "step") == 0);
+        CHECK(what && strcmp(what, "in place") == 0);
+        what = cpu_compiled_call_what(compiled, "buf"); /* a get-tuple-element: no copy */
+        CHECK(what && strcmp(what, "alias") == 0);
         what = cpu_compiled_call_what(compiled, "w");
         CHECK(what && strcmp(what, "step") == 0);
         what = cpu_compiled_call_what(compiled, "lt");

@@ -1,12 +1,17 @@
 /* The cpu backend's thread pool: the cost model's split, every iteration of a range run
- * exactly once whatever the split, shared pools, and large kernels (elementwise over
- * broadcasts, row and column sums in fusions, multi-output fusions) giving the same bits
- * on 1, 2 and 3 threads as on the interpreter. */
+ * exactly once whatever the split (and the chunks of a cancellable run), shared pools,
+ * a long kernel stopped between chunks by a cancellation from another thread and, in a
+ * plan, at the first chunk boundary after the request (naming the instruction), and
+ * large kernels (elementwise over broadcasts, row and column sums in fusions,
+ * multi-output fusions) giving the same bits on 1, 2 and 3 threads as on the
+ * interpreter. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cpu/cpu.h"
 #include "cpu/threadpool.h"
@@ -22,6 +27,10 @@ static void test_parts(void) {
     CHECK(cpu_pool_parts(1e9, 1, 8) == 1);                /* a kernel that cannot be split */
     CHECK(cpu_pool_parts(1e9, 100, 1) == 1);              /* one thread */
     CHECK(cpu_pool_parts(3.0 * 256 * 1024, 100, 8) == 3); /* parts of at least the minimum */
+    CHECK(cpu_pool_chunks(1000, 100) == 1);               /* small: one chunk */
+    CHECK(cpu_pool_chunks(1e12, 100) == 100);             /* huge: one per iteration at most */
+    CHECK(cpu_pool_chunks(1e12, 1) == 1);                 /* a kernel that cannot be split */
+    CHECK(cpu_pool_chunks(2.5 * 32 * 1048576, 64) == 3);  /* about 32 Mi byte-equivalents */
     CHECK(cpu_pool_threads(5) == 5);
     CHECK(cpu_pool_threads(0) >= 1);
 }
@@ -43,13 +52,139 @@ static void test_pool_runs_every_iteration_once(void) {
     for (int round = 0; round < 50; round++) {
         for (int i = 0; i < N; i++) atomic_store(&hits[i], 0);
         cpu_kernel_info info = {.range = N - round, .cost = 1e9};
-        cpu_pool_run_kernel(a, count_kernel, &info, NULL, NULL);
+        CHECK(cpu_pool_run_kernel(a, count_kernel, &info, NULL, NULL, NULL));
         int bad = 0;
         for (int i = 0; i < N; i++) bad += atomic_load(&hits[i]) != (i < N - round ? 1 : 0);
         CHECK_MSG(bad == 0, "round %d: %d iterations not run exactly once", round, bad);
     }
     cpu_pool_release(b);
     cpu_pool_release(a);
+}
+
+/* Chunks (a cancellation that is never requested) split the parts differently, yet every
+ * iteration still runs exactly once. */
+static void test_chunks_run_every_iteration_once(void) {
+    cpu_pool *a = NULL;
+    CHECK_OK(cpu_pool_acquire(3, &a));
+    exec_cancel never;
+    exec_cancel_init(&never, NULL);
+    for (int round = 0; round < 20; round++) {
+        for (int i = 0; i < N; i++) atomic_store(&hits[i], 0);
+        /* 1e9 / 32 Mi: about 30 chunks in all, fewer than the iterations. */
+        cpu_kernel_info info = {.range = N - 37 * round, .cost = 1e9};
+        CHECK(cpu_pool_run_kernel(round % 2 ? a : NULL, count_kernel, &info, NULL, NULL, &never));
+        int bad = 0;
+        for (int i = 0; i < N; i++) bad += atomic_load(&hits[i]) != (i < info.range ? 1 : 0);
+        CHECK_MSG(bad == 0, "round %d: %d iterations not run exactly once", round, bad);
+    }
+    cpu_pool_release(a);
+}
+
+/* A slow kernel: a millisecond per iteration. */
+static atomic_int slow_done;
+static void slow_kernel(void *const *out, const void *const *in, int64_t begin, int64_t end) {
+    (void)out;
+    (void)in;
+    for (int64_t i = begin; i < end; i++) {
+        struct timespec t = {0, 1000000};
+        nanosleep(&t, NULL);
+        atomic_fetch_add(&slow_done, 1);
+    }
+}
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void *cancel_after_50ms(void *arg) {
+    struct timespec t = {0, 50000000};
+    nanosleep(&t, NULL);
+    exec_cancel_request(arg, CXLA_STATUS_CANCELLED, "asked by the test");
+    return NULL;
+}
+
+/* 3,000 iterations of a millisecond on 3 threads (a second of work, or three) stop soon
+ * after another thread cancels them at 50 ms; without the cancellation, false is never
+ * returned (the rounds above). */
+static void test_cancel_stops_a_long_kernel(void) {
+    cpu_pool *a = NULL;
+    CHECK_OK(cpu_pool_acquire(3, &a));
+    for (int with_pool = 0; with_pool <= 1; with_pool++) {
+        exec_cancel cancel;
+        exec_cancel_init(&cancel, NULL);
+        atomic_store(&slow_done, 0);
+        /* Cost as for one chunk per iteration: the check comes every millisecond. */
+        cpu_kernel_info info = {.range = 3000, .cost = 1e15};
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, cancel_after_50ms, &cancel) == 0);
+        double t0 = now();
+        bool done =
+            cpu_pool_run_kernel(with_pool ? a : NULL, slow_kernel, &info, NULL, NULL, &cancel);
+        double took = now() - t0;
+        pthread_join(t, NULL);
+        CHECK_MSG(!done, "the kernel ran to its end (%d iterations)", atomic_load(&slow_done));
+        CHECK_MSG(atomic_load(&slow_done) < 1500, "%d iterations ran", atomic_load(&slow_done));
+        CHECK_MSG(took < 0.6, "took %g s", took);
+    }
+    cpu_pool_release(a);
+}
+
+/* A poll hook that requests the cancellation the |n|-th time it runs. */
+typedef struct poll_counter {
+    int calls, cancel_at;
+} poll_counter;
+
+static void count_polls(exec_cancel *self, void *user) {
+    poll_counter *pc = user;
+    if (++pc->calls == pc->cancel_at)
+        exec_cancel_request(self, CXLA_STATUS_CANCELLED, "asked by the poll hook");
+}
+
+/* One kernel of 8 Mi elements (about 100 Mi byte-equivalents: several chunks) on one
+ * thread: the plan polls once before it, the kernel between its chunks. A request made
+ * at the kernel's first chunk boundary stops the run there, naming the fusion. */
+static void test_plan_stops_inside_a_kernel(void) {
+    static const char *const text =
+        "HloModule long\n"
+        "f {\n  x = f32[2048,4096] parameter(0)\n  e = f32[2048,4096] tanh(x)\n"
+        "  ROOT m = f32[2048,4096] multiply(e, x)\n}\n"
+        "ENTRY main {\n  x = f32[2048,4096] parameter(0)\n"
+        "  ROOT big = f32[2048,4096] fusion(x), kind=kLoop, calls=f\n}\n";
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_hlo_parse(text, (size_t)-1, "long", &m));
+    if (!m) return;
+    CHECK_OK(cxla_hlo_verify(m));
+    cxla_literal *x = NULL;
+    CHECK_OK(cxla_literal_create(&m->entry->params[0]->shape, &x));
+    exec_compile_options co = {.thread_count = 1};
+    void *compiled = NULL;
+    CHECK_OK(cpu_backend.compile(m, &co, &compiled));
+    /* at 1: the plan's poll before the kernel; at 2: the kernel's first chunk boundary
+     * (before chunks, the kernel ran to its end and the run succeeded). */
+    for (int at = 1; at <= 2 && compiled && x; at++) {
+        exec_cancel cancel;
+        exec_cancel_init(&cancel, NULL);
+        poll_counter pc = {0, at};
+        cancel.poll = count_polls;
+        cancel.poll_user = &pc;
+        exec_run_options ro = {.cancel = &cancel};
+        cxla_literal *got = NULL;
+        const cxla_literal *args[1] = {x};
+        cxla_status s = cpu_backend.execute(compiled, &ro, args, 1, &got);
+        CHECK_EQ_I64(cxla_status_code_of(s), CXLA_STATUS_CANCELLED);
+        CHECK_MSG(s && strstr(cxla_status_message(s), "at big (fusion, computation main") &&
+                      strstr(cxla_status_message(s), "asked by the poll hook"),
+                  "at %d: %s", at, cxla_status_message(s));
+        CHECK_EQ_I64(pc.calls, at);
+        CHECK(got == NULL);
+        cxla_status_free(s);
+        cxla_literal_free(got);
+    }
+    if (compiled) cpu_backend.destroy(compiled);
+    cxla_literal_free(x);
+    cxla_module_destroy(m);
 }
 
 /* Kernels big enough to be split: every output kind the emitter has. */
@@ -129,4 +264,5 @@ static void test_threads_match_interpreter(void) {
 }
 
 TEST_MAIN(TEST(test_parts), TEST(test_pool_runs_every_iteration_once),
-          TEST(test_threads_match_interpreter))
+          TEST(test_chunks_run_every_iteration_once), TEST(test_cancel_stops_a_long_kernel),
+          TEST(test_plan_stops_inside_a_kernel), TEST(test_threads_match_interpreter))

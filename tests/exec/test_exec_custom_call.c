@@ -110,14 +110,15 @@ static void test_opaque_and_aliasing(void) {
     const void *ins[1] = {&x};
     calls = 0;
     exec_custom_call_invoke((cxla_custom_call_fn)original, CXLA_CUSTOM_CALL_API_ORIGINAL, &y, ins,
-                            NULL, 0, &st);
+                            NULL, 0, &st, NULL);
     CHECK(y == 3 && !st.failed);
     exec_custom_call_invoke((cxla_custom_call_fn)unified,
                             CXLA_CUSTOM_CALL_API_STATUS_RETURNING_UNIFIED, &y, ins, opaque, len,
-                            &st);
+                            &st, NULL);
     CHECK(!st.failed);
     exec_custom_call_invoke((cxla_custom_call_fn)unified,
-                            CXLA_CUSTOM_CALL_API_STATUS_RETURNING_UNIFIED, &y, ins, "zz", 2, &st);
+                            CXLA_CUSTOM_CALL_API_STATUS_RETURNING_UNIFIED, &y, ins, "zz", 2, &st,
+                            NULL);
     CHECK(st.failed && st.message && strcmp(st.message, "unexpected opaque bytes") == 0);
     CHECK_EQ_I64(calls, 3);
     exec_custom_call_status_clear(&st);

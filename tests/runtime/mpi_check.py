@@ -376,6 +376,30 @@ def failures_and_timeouts():
     if not ok:
         fail("a deadlock: exit %d, stderr:\n%s" % (rc, err))
 
+    # Replica 1 computes without end and without a collective while replica 0 is done:
+    # replica 0 waits for its end-of-run message at most the collective time limit, then
+    # fails naming it, and the job ends (mpirun stops the rank that is still running).
+    module = ("HloModule silent\n"
+              "cond {\n  c = s64[] parameter(0)\n  z = s64[] constant(0)\n"
+              "  ROOT ge = pred[] compare(c, z), direction=GE\n}\n"
+              "body {\n  b = s64[] parameter(0)\n  one = s64[] constant(1)\n"
+              "  ROOT n = s64[] add(b, one)\n}\n"
+              "spin {\n  a = s32[1] parameter(0)\n  s = s64[] constant(0)\n"
+              "  w = s64[] while(s), condition=cond, body=body\n  wc = s32[] convert(w)\n"
+              "  b = s32[1] broadcast(wc), dimensions={}\n  ROOT c = s32[1] add(a, b)\n}\n"
+              "pass {\n  a = s32[1] parameter(0)\n  ROOT c = s32[1] copy(a)\n}\n"
+              "ENTRY main {\n  p = s32[1] parameter(0)\n  r = u32[] replica-id()\n"
+              "  one = u32[] constant(1)\n  is1 = pred[] compare(r, one), direction=EQ\n"
+              "  ROOT c = s32[1] conditional(is1, p, p), true_computation=spin, "
+              "false_computation=pass\n}\n")
+    start = time.time()
+    rc, err, _ = run("silent", module, [[np.array([1], np.int32)]] * 2, 2,
+                     ["--collective-timeout", "1"])
+    took = time.time() - start
+    if (rc == 0 or "cxla (rank 0): " not in err or "replica 1 did not tell the end of its run "
+            "within the collective time limit of 1 s" not in err or took > 60):
+        fail("a rank that does not end: exit %d after %.0f s, stderr:\n%s" % (rc, took, err))
+
 
 for n in (1, 2, 3, 4):
     every_collective(n)

@@ -248,5 +248,70 @@ static void test_many_replicas(void) {
     cxla_client_destroy(client);
 }
 
+/* A run started inside a run (StableHLO's interpreter.run_parallel, whose two devices
+ * loop without end) stops when the outer run is cancelled from another thread: the
+ * outer run's cancellation is the parent of the inner run's. On the interpreter and on
+ * the cpu backend (whose driver runs the custom call). */
+static void test_cancel_nested_run(void) {
+    static const char *const text =
+        "func.func @f(%x: tensor<i64>) -> tensor<i64> {\n"
+        "  %r = stablehlo.while(%i = %x) : tensor<i64>\n"
+        "  cond {\n"
+        "    %z = stablehlo.constant dense<0> : tensor<i64>\n"
+        "    %c = stablehlo.compare GE, %i, %z : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+        "    stablehlo.return %c : tensor<i1>\n"
+        "  } do {\n"
+        "    %one = stablehlo.constant dense<1> : tensor<i64>\n"
+        "    %n = stablehlo.add %i, %one : tensor<i64>\n"
+        "    stablehlo.return %n : tensor<i64>\n"
+        "  }\n"
+        "  return %r : tensor<i64>\n"
+        "}\n"
+        "func.func @main() -> tensor<i64> {\n"
+        "  %a = stablehlo.constant dense<0> : tensor<i64>\n"
+        "  %r:2 = \"interpreter.run_parallel\"(%a, %a) {programs = [[@f], [@f]]} :\n"
+        "     (tensor<i64>, tensor<i64>) -> (tensor<i64>, tensor<i64>)\n"
+        "  return %r#1 : tensor<i64>\n"
+        "}\n";
+    static const char *const backends[2] = {"interpreter", "cpu"};
+    for (int b = 0; b < 2; b++) {
+        cxla_client_options co;
+        cxla_client_options_init(&co);
+        co.backend = backends[b];
+        cxla_client *client = NULL;
+        CHECK_OK(cxla_client_create(&co, &client));
+        cxla_executable *e = NULL;
+        if (client)
+            CHECK_OK(cxla_client_compile_stablehlo_text(client, text, (size_t)-1, "nested", &e));
+        cxla_cancel *cancel = NULL;
+        CHECK_OK(cxla_cancel_create(&cancel));
+        if (e && cancel) {
+            canceller c = {cancel, 0.2};
+            pthread_t t;
+            CHECK(pthread_create(&t, NULL, cancel_later, &c) == 0);
+            cxla_run_options o;
+            cxla_run_options_init(&o);
+            o.cancel = cancel;
+            cxla_literal *out = NULL;
+            double t0 = now();
+            cxla_status s = cxla_executable_run_with_options(e, &o, NULL, 0, &out);
+            double took = now() - t0;
+            pthread_join(t, NULL);
+            const char *msg = cxla_status_message(s);
+            CHECK_EQ_I64(cxla_status_code_of(s), CXLA_STATUS_CANCELLED);
+            CHECK_MSG(strstr(msg, "custom-call") && strstr(msg, "cancelled: asked by the test"),
+                      "%s: %s", backends[b], msg);
+            /* The inner run's time limit is a minute: stopping before it is the point. */
+            CHECK_MSG(took < 10, "%s: took %g s", backends[b], took);
+            CHECK(out == NULL);
+            cxla_status_free(s);
+            cxla_literal_free(out);
+        }
+        cxla_cancel_destroy(cancel);
+        cxla_executable_destroy(e);
+        cxla_client_destroy(client);
+    }
+}
+
 TEST_MAIN(TEST(test_cancel_endless_loop), TEST(test_stuck_replica_ends),
-          TEST(test_cancel_replicated), TEST(test_many_replicas))
+          TEST(test_cancel_replicated), TEST(test_many_replicas), TEST(test_cancel_nested_run))

@@ -58,7 +58,70 @@ expect "emit-c" 0 "void k[0-9]+_fusion" -- "$cxla" compile --emit-c "$dir/m.hlo"
 "$cxla" compile --emit-c "$dir/m.hlo" >"$dir/m.c"
 if grep -qE '^/\* ---- k[0-9]+_fusion' "$dir/m.c" && grep -qE '/\* .* reduce\(' "$dir/m.c"; then ok; else fail "no HLO comments in the C"; fi
 if ${CXLA_CC:-cc} -std=c11 -Wall -Wextra -Werror -O2 -c "$dir/m.c" -o "$dir/m.o" 2>"$dir/cc.err"; then ok; else fail "the emitted C does not compile: $(head -5 "$dir/cc.err")"; fi
-expect "emit-hlo and emit-c" 1 "not both" -- "$cxla" compile --emit-hlo --emit-c "$dir/m.hlo"
+expect "emit-hlo and emit-c" 1 "one of --emit-hlo, --emit-c and --explain" -- "$cxla" compile --emit-hlo --emit-c "$dir/m.hlo"
+
+# --explain: how the cpu backend runs each instruction of the computations that run in
+# sequence. The loop's dynamic-update-slice writes into the state's buffer ("in place"),
+# get-tuple-element only names a buffer ("alias"); the sort is whatever runs it on main.
+cat >"$dir/loop.hlo" <<'HLO'
+HloModule loop
+
+cond {
+  p = (s32[], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(8)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  buf = f32[8,4] get-tuple-element(p), index=1
+  x = f32[] convert(i)
+  row = f32[1,4] broadcast(x), dimensions={}
+  z = s32[] constant(0)
+  upd = f32[8,4] dynamic-update-slice(buf, row, i, z)
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT t = (s32[], f32[8,4]) tuple(next, upd)
+}
+
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+
+ENTRY e {
+  s = f32[] parameter(0)
+  init = f32[8,4] broadcast(s), dimensions={}
+  zero = s32[] constant(0)
+  t0 = (s32[], f32[8,4]) tuple(zero, init)
+  w = (s32[], f32[8,4]) while(t0), condition=cond, body=body
+  r = f32[8,4] get-tuple-element(w), index=1
+  ROOT srt = f32[8,4] sort(r), dimensions={1}, to_apply=less
+}
+HLO
+CXLA_CACHE_DIR="$dir/cache-explain" "$cxla" compile --explain "$dir/loop.hlo" >"$dir/explain" 2>&1
+rc=$?
+line() { grep -E "^  $1 " "$dir/explain"; }
+if [ $rc -eq 0 ]; then ok; else fail "--explain: exit $rc: $(cat "$dir/explain")"; fi
+if line upd | grep -qE 'dynamic-update-slice +in place$'; then ok; else fail "--explain upd: $(line upd)"; fi
+if line w | grep -qE 'while +step$'; then ok; else fail "--explain w: $(line w)"; fi
+if line r | grep -qE 'get-tuple-element +alias$'; then ok; else fail "--explain r: $(line r)"; fi
+if line s | grep -qE 'parameter +argument, read where it lies$'; then ok; else fail "--explain s: $(line s)"; fi
+if line srt | grep -qE 'sort +interpreter handler$'; then ok; else fail "--explain srt: $(line srt)"; fi
+if line lt | grep -qE 'compare +kernel k[0-9]+_lt$'; then ok; else fail "--explain lt: $(line lt)"; fi
+if grep -qE '^(body|cond):$' "$dir/explain" && grep -qE '^e \(entry\):$' "$dir/explain"; then ok; else fail "--explain headings: $(cat "$dir/explain")"; fi
+sum=$(grep -E '^summary: ' "$dir/explain")
+if grep -qE '[:,] in place 1[,;]' <<<"$sum" && grep -qE '[:,] interpreter handler 1[,;]' <<<"$sum" &&
+  grep -qE '[:,] kernel 4[,;]' <<<"$sum" && grep -qE '; arena [1-9][0-9]* bytes; copy steps [0-9]+ ' <<<"$sum"; then ok; else fail "--explain summary: $sum"; fi
+if grep -qE '^  less ' "$dir/explain" || grep -qE '^less:' "$dir/explain"; then fail "--explain lists the comparator"; else ok; fi
+expect "explain and -o" 1 "does not go with" -- "$cxla" compile --explain "$dir/loop.hlo" -o "$dir/x"
+expect "explain and dump-after" 1 "--dump-after goes with" -- "$cxla" compile --explain --dump-after dce "$dir/loop.hlo"
+# Dynamic shapes run on the interpreter's driver (docs/semantics.md): no step sequence.
+printf 'HloModule d\nENTRY e {\n  v = f32[4] parameter(0)\n  n = s32[] constant(2)\n  ROOT d = f32[<=4] set-dimension-size(v, n), dimensions={0}\n}\n' >"$dir/dyn.hlo"
+expect "explain dynamic" 0 "summary: interpreter handler 1; no step sequence: dynamic shapes" -- env CXLA_CACHE_DIR="$dir/cache-explain" "$cxla" compile --explain "$dir/dyn.hlo"
 
 # The compile cache: a module compiles once; `cxla cache clear` empties the cache.
 export CXLA_CACHE_DIR="$dir/cache"

@@ -1,0 +1,96 @@
+/* The step sequence's data (cpu_steps.c builds it, cpu_steps_run.c runs it): values and
+ * their buffer classes, steps, sequences and the plan. Private to those two files; the rest
+ * of the backend sees cpu_plan through cpu_internal.h. */
+#ifndef CXLA_CPU_CPU_STEPS_H_
+#define CXLA_CPU_CPU_STEPS_H_
+
+#include <stdatomic.h>
+
+#include "cpu/cpu_internal.h"
+#include "cpu/cpu_service.h"
+
+#define CPU_STEPS_OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
+
+enum { ALIGN = 64, MAX_DEPTH = 64, POLL_EVERY = 256 };
+#define NEVER_READ  INT64_MIN
+#define READ_AT_END INT64_MAX
+
+typedef enum vkind { V_ARENA, V_ARG, V_CONST, V_TOKEN } vkind;
+
+typedef struct value {
+    int64_t parent; /* union-find: the class's representative */
+    int64_t members;
+    vkind kind;
+    size_t size;
+    const cxla_shape *shape;
+    int64_t arg;      /* V_ARG: index into the run's flat list of argument leaves */
+    const void *data; /* V_CONST */
+    /* Who may overwrite it once dead: the sequence that produced it (-1: nobody). */
+    int64_t owner;
+    /* Where it comes from in its sequence: instruction position and leaf (for liveness
+     * within the sequence); -1 when it is not an instruction's own value. */
+    int64_t def_seq, def_pos, def_leaf;
+    bool from_step; /* a step of def_seq computed it (not a parameter) */
+    /* Final, on representatives: */
+    int64_t result; /* >= 0: written straight into the result leaf |result| */
+    size_t offset;  /* V_ARENA */
+} value;
+
+typedef enum step_kind {
+    S_KERNEL,
+    S_CALL,
+    S_HANDLER,
+    S_SVC,
+    S_COPY,
+    S_DUS,
+    S_WHILE,
+    S_COND,
+    S_SEQ,
+} step_kind;
+
+typedef struct seq seq;
+
+typedef struct step {
+    step_kind kind;
+    const cxla_instr *instr;
+    const cxla_computation *comp; /* the computation it belongs to (messages) */
+    cpu_kernel_fn fn;
+    cpu_kernel_info info;
+    const cpu_call *call;
+    cpu_svc_fn svc;
+    int64_t in_count, out_count;
+    int64_t *in, *out; /* value ids (classes once built); S_COPY: in[i] -> out[i] */
+    seq *sub;          /* S_WHILE: cond, body; S_COND: branches; S_SEQ: the callee */
+    int64_t sub_count;
+    int64_t pred; /* S_WHILE: the condition's result */
+    size_t elem;  /* S_DUS: element size */
+} step;
+
+struct seq {
+    step *steps;
+    int64_t count, cap;
+};
+
+struct cpu_plan {
+    const cxla_module *module;
+    cpu_pool *pool;
+    value *values;
+    int64_t value_count;
+    seq entry;
+    int64_t *root; /* the entry root's leaves (classes) */
+    int64_t root_count;
+    int64_t arg_leaf_count;
+    int64_t *arg_base; /* by parameter: its first flat leaf */
+    size_t arena_size;
+    _Atomic(void *) spare;
+    int64_t max_operands;
+    bool has_handlers;
+    cxla_literal **constants; /* relaid constants (owned) */
+    int64_t constant_count, constant_cap;
+    uint8_t *what;      /* by instruction id: W_* of cpu_steps.c */
+    uint64_t *rng_keys; /* by instruction id (cpu_svc_rng_keys) */
+    int64_t id_count;
+    cpu_plan_stats stats;
+};
+
+#endif /* CXLA_CPU_CPU_STEPS_H_ */

@@ -1,0 +1,401 @@
+/* Running the step sequence that cpu_steps.c builds: one arena per run (a spare one is
+ * kept for the next), the entry's arguments read where they lie (relaid first when they
+ * are not row-major), each step over the buffers of its classes, while loops and
+ * conditionals over their sub-sequences, cancellation between steps and at back-edges,
+ * --check-finite after the steps that compute elements. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu_steps.h"
+#include "exec/rng.h"
+#include "literal/literal_internal.h"
+
+#define OOM() CPU_STEPS_OOM()
+
+typedef struct run {
+    cpu_plan *p;
+    const exec_run_options *options;
+    exec_cancel *cancel;
+    void **ptr; /* by class: where its buffer lies in this run */
+    const void **ins;
+    void **outs;
+    interp_ctx ictx;
+    bool ictx_ready;
+    cpu_svc_run svc;
+    bool check_finite, reported; /* --check-finite, and whether it reported already */
+    int64_t countdown;           /* steps until the next exec_cancel_poll */
+} run;
+
+static cxla_status cancelled_at(run *r, const step *sp) {
+    char where[256];
+    snprintf(where, sizeof(where), "at %s (%s, computation %s, line %" PRId64 ")", sp->instr->name,
+             cxla_opcode_name(sp->instr->opcode), sp->comp ? sp->comp->name : "?", sp->instr->line);
+    return exec_cancel_error(r->cancel, where);
+}
+
+/* exec.h's contract: exec_cancelled between steps and at back-edges, the poll hook every
+ * POLL_EVERY of them. */
+static bool check_cancel(run *r) {
+    if (!r->cancel) return false;
+    if (--r->countdown <= 0) {
+        r->countdown = POLL_EVERY;
+        return exec_cancel_poll(r->cancel);
+    }
+    return exec_cancelled(r->cancel);
+}
+
+/* A literal over |shape| whose arrays borrow the run's buffers of leaves ids[*next ...]
+ * (never freed by it: free_view). */
+static cxla_status make_view(const cxla_shape *shape, void *const *ptr, const int64_t *ids,
+                             int64_t *next, cxla_literal **out) {
+    cxla_literal *v = calloc(1, sizeof(*v));
+    if (!v) return OOM();
+    cxla_status s = NULL;
+    if (shape->type == CXLA_TUPLE) {
+        int64_t n = shape->tuple_count;
+        cxla_literal **el = calloc((size_t)(n ? n : 1), sizeof(*el));
+        const cxla_shape **shapes = calloc((size_t)(n ? n : 1), sizeof(*shapes));
+        s = el && shapes ? NULL : OOM();
+        v->elements = el;
+        for (int64_t i = 0; i < n && !s; i++) {
+            s = make_view(&shape->elements[i], ptr, ids, next, &el[i]);
+            if (!s) {
+                v->tuple_count = i + 1;
+                shapes[i] = el[i]->shape;
+            }
+        }
+        if (!s) s = cxla_shape_create_tuple(n, shapes, &v->shape);
+        free(shapes);
+    } else {
+        int64_t m2m[CXLA_MAX_RANK];
+        cxla_layout layout = {.minor_to_major = m2m};
+        cxla_shape with = *shape;
+        if (cxla_type_is_array(shape->type)) {
+            for (int64_t i = 0; i < shape->rank; i++) m2m[i] = shape->rank - 1 - i;
+            with.layout = &layout;
+        }
+        s = cxla_shape_clone(&with, &v->shape);
+        if (!s && cxla_type_is_array(shape->type)) {
+            s = cxla_shape_byte_size(shape, &v->size);
+            if (!s) s = cxla_shape_element_count(shape, &v->count);
+            v->data = v->size ? ptr[ids[*next]] : NULL;
+        }
+        (*next)++;
+    }
+    *out = v;
+    return s;
+}
+
+static void free_view(cxla_literal *v) {
+    if (!v) return;
+    for (int64_t i = 0; i < v->tuple_count; i++) free_view(v->elements[i]);
+    free(v->elements);
+    cxla_shape_free(v->shape);
+    free(v);
+}
+
+/* Copies the arrays of |lit| (depth-first) into the buffers of leaves ids[*next ...]. */
+static cxla_status copy_out(run *r, const step *sp, const cxla_literal *lit, int64_t *next) {
+    if (lit->shape->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < lit->tuple_count; i++)
+            CXLA_RETURN_IF_ERROR(copy_out(r, sp, lit->elements[i], next));
+        return NULL;
+    }
+    if (*next >= sp->out_count)
+        return exec_error(sp->instr, CXLA_STATUS_INTERNAL, "the handler gave too many leaves");
+    const value *x = &r->p->values[sp->out[*next]];
+    void *dst = r->ptr[sp->out[(*next)++]];
+    if (!cxla_type_is_array(lit->shape->type)) return NULL;
+    if (lit->size != x->size || lit->dyn_sizes || !cxla_layout_is_default(lit->shape))
+        return exec_error(sp->instr, CXLA_STATUS_INTERNAL,
+                          "the handler's result does not have the compiled shape");
+    if (x->size) memcpy(dst, lit->data, x->size);
+    return NULL;
+}
+
+static cxla_status run_handler(run *r, const step *sp) {
+    const cxla_instr *in = sp->instr;
+    interp_op_fn fn = interp_handler(in->opcode);
+    if (!fn)
+        return exec_error(in, CXLA_STATUS_UNIMPLEMENTED, "operation %s is not supported",
+                          cxla_opcode_name(in->opcode));
+    if (!r->ictx_ready) {
+        CXLA_RETURN_IF_ERROR(interp_ctx_init(&r->ictx, r->p->module, r->options));
+        r->ictx_ready = true;
+    }
+    int64_t n = in->operand_count, next = 0;
+    cxla_literal **ops = calloc((size_t)(n ? n : 1), sizeof(*ops));
+    cxla_status s = ops ? NULL : OOM();
+    for (int64_t k = 0; k < n && !s; k++)
+        s = make_view(&in->operands[k]->shape, r->ptr, sp->in, &next, &ops[k]);
+    cxla_literal *result = NULL;
+    if (!s) s = fn(&r->ictx, in, (const cxla_literal *const *)ops, &result);
+    int64_t at = 0;
+    if (!s) s = copy_out(r, sp, result, &at);
+    cxla_literal_free(result);
+    for (int64_t k = 0; ops && k < n; k++) free_view(ops[k]);
+    free(ops);
+    return s;
+}
+
+/* dynamic-update-slice into operand 0's own buffer: only the update's elements move. */
+static void run_dus(run *r, const step *sp) {
+    const cxla_instr *in = sp->instr;
+    const cxla_shape *os = &in->shape, *us = &in->operands[1]->shape;
+    int64_t rank = os->rank;
+    char *dst = r->ptr[sp->out[0]];
+    const char *src = r->ptr[sp->in[1]];
+    int64_t start[CXLA_MAX_RANK], idx[CXLA_MAX_RANK], ostride[CXLA_MAX_RANK];
+    int64_t total = 1;
+    for (int64_t d = 0; d < rank; d++) {
+        const cxla_shape *is = &in->operands[2 + d]->shape;
+        int64_t v = cxla_load_s64(is->type, r->ptr[sp->in[2 + d]]);
+        if (is->type == CXLA_U64 && v < 0) v = INT64_MAX; /* huge: clamped below */
+        int64_t hi = os->dims[d] - us->dims[d];
+        start[d] = v < 0 ? 0 : v > hi ? hi : v;
+        idx[d] = 0;
+        total *= us->dims[d];
+    }
+    if (total == 0) return;
+    int64_t st = 1;
+    for (int64_t d = rank - 1; d >= 0; d--) {
+        ostride[d] = st;
+        st *= os->dims[d];
+    }
+    size_t row = (size_t)(rank ? us->dims[rank - 1] : 1) * sp->elem;
+    int64_t rows = rank ? total / us->dims[rank - 1] : 1;
+    for (int64_t k = 0; k < rows; k++) {
+        int64_t off = 0;
+        for (int64_t d = 0; d < rank; d++) off += (start[d] + idx[d]) * ostride[d];
+        memmove(dst + (size_t)off * sp->elem, src + (size_t)k * row, row);
+        for (int64_t d = rank - 2; d >= 0; d--) { /* the next row of the update */
+            if (++idx[d] < us->dims[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+static cxla_status run_seq(run *r, const seq *q);
+
+static cxla_status run_step(run *r, const step *sp) {
+    cpu_plan *p = r->p;
+    switch (sp->kind) {
+    case S_KERNEL:
+    case S_CALL:
+        for (int64_t k = 0; k < sp->in_count; k++) r->ins[k] = r->ptr[sp->in[k]];
+        for (int64_t k = 0; k < sp->out_count; k++) r->outs[k] = r->ptr[sp->out[k]];
+        if (sp->kind == S_CALL) return sp->call->fn(sp->call->state, r->outs, r->ins);
+        if (!cpu_pool_run_kernel(p->pool, sp->fn, &sp->info, r->outs, r->ins, r->cancel))
+            return cancelled_at(r, sp); /* stopped between two chunks of the kernel */
+        return NULL;
+    case S_COPY:
+        for (int64_t k = 0; k < sp->in_count; k++) {
+            size_t size = p->values[sp->out[k]].size;
+            void *dst = r->ptr[sp->out[k]];
+            const void *src = r->ptr[sp->in[k]];
+            if (size && dst != src) memcpy(dst, src, size);
+        }
+        return NULL;
+    case S_DUS: run_dus(r, sp); return NULL;
+    case S_HANDLER: return run_handler(r, sp);
+    case S_SVC:
+        for (int64_t k = 0; k < sp->in_count; k++) r->ins[k] = r->ptr[sp->in[k]];
+        for (int64_t k = 0; k < sp->out_count; k++) r->outs[k] = r->ptr[sp->out[k]];
+        return sp->svc(&r->svc, sp->instr, r->outs, r->ins);
+    case S_SEQ: {
+        cxla_status s = run_seq(r, &sp->sub[0]);
+        return s ? cxla_status_annotate(s, "in %s", sp->instr->name) : NULL;
+    }
+    case S_COND: {
+        const cxla_shape *is = &p->values[sp->in[0]].shape[0];
+        const void *at = r->ptr[sp->in[0]];
+        int64_t n = sp->sub_count, index;
+        if (is->type == CXLA_PRED) {
+            index = *(const uint8_t *)at ? 0 : 1;
+        } else {
+            index = cxla_load_s64(is->type, at);
+            if (index < 0 || index >= n) index = n - 1; /* out of range: the last branch */
+        }
+        cxla_status s = run_seq(r, &sp->sub[index]);
+        return s ? cxla_status_annotate(s, "in branch %" PRId64 " of %s", index, sp->instr->name)
+                 : NULL;
+    }
+    case S_WHILE:
+        for (;;) {
+            cxla_status s = run_seq(r, &sp->sub[0]);
+            if (s) return cxla_status_annotate(s, "in the condition of %s", sp->instr->name);
+            if (!*(const uint8_t *)r->ptr[sp->pred]) return NULL;
+            s = run_seq(r, &sp->sub[1]);
+            if (s) return cxla_status_annotate(s, "in the body of %s", sp->instr->name);
+            if (check_cancel(r)) return cancelled_at(r, sp); /* the back-edge */
+        }
+    }
+    return NULL;
+}
+
+/* Whether every array of |ids| is finite (--check-finite). */
+static bool leaves_finite(run *r, const int64_t *ids, int64_t n) {
+    for (int64_t k = 0; k < n; k++)
+        if (!cpu_svc_all_finite(r->p->values[ids[k]].shape, r->ptr[ids[k]])) return false;
+    return true;
+}
+
+/* --check-finite, as the interpreter's driver: a step of an instruction that computes
+ * elements and produces a NaN or Inf from finite operands is reported once (operands are
+ * tested before the step, since an in-place step overwrites them). */
+static bool finite_checked(const step *sp) {
+    if (sp->kind != S_KERNEL && sp->kind != S_CALL && sp->kind != S_HANDLER && sp->kind != S_SVC &&
+        sp->kind != S_DUS)
+        return false;
+    const cxla_instr *in = sp->instr;
+    return in->operand_count > 0 &&
+           !(cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_MOVES_ELEMENTS);
+}
+
+static cxla_status run_seq(run *r, const seq *q) {
+    for (int64_t i = 0; i < q->count; i++) {
+        const step *sp = &q->steps[i];
+        if (check_cancel(r)) return cancelled_at(r, sp);
+        bool check = r->check_finite && !r->reported && finite_checked(sp) &&
+                     leaves_finite(r, sp->in, sp->in_count);
+        CXLA_RETURN_IF_ERROR(run_step(r, sp));
+        if (check && !leaves_finite(r, sp->out, sp->out_count)) {
+            const cxla_instr *in = sp->instr;
+            fprintf(stderr,
+                    "cxla: %s (%s, computation %s, line %" PRId64
+                    ") is the first to produce a NaN or Inf from finite operands\n",
+                    in->name, cxla_opcode_name(in->opcode), sp->comp ? sp->comp->name : "?",
+                    in->line);
+            r->reported = true;
+        }
+    }
+    return NULL;
+}
+
+/* The array leaves of |lit| depth-first into ptrs[*n ...] (tokens take a slot). */
+static void flatten(const cxla_literal *lit, void **ptrs, int64_t *n, int64_t cap) {
+    if (lit->shape->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < lit->tuple_count; i++) flatten(lit->elements[i], ptrs, n, cap);
+        return;
+    }
+    if (*n < cap) ptrs[*n] = lit->data;
+    (*n)++;
+}
+
+static bool needs_relayout(const cxla_literal *lit) {
+    if (lit->shape->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < lit->tuple_count; i++)
+            if (needs_relayout(lit->elements[i])) return true;
+        return false;
+    }
+    return cxla_type_is_array(lit->shape->type) &&
+           (!cxla_layout_is_default(lit->shape) || lit->dyn_sizes);
+}
+
+cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
+                         const cxla_literal *const *args, int64_t arg_count,
+                         cxla_literal **out_result) {
+    const cxla_computation *entry = p->module->entry;
+    static const exec_run_options no_options;
+    run r = {.p = p, .options = options, .cancel = options ? options->cancel : NULL};
+    r.countdown = 1; /* the first check polls */
+    r.check_finite = options && options->check_finite;
+    r.svc = (cpu_svc_run){.options = options ? options : &no_options,
+                          .module = p->module,
+                          .rng_state = {EXEC_RNG_INITIAL_STATE, 0},
+                          .rng_keys = p->rng_keys,
+                          .id_count = p->id_count};
+    r.svc.collective_counts = calloc((size_t)(p->id_count ? p->id_count : 1), sizeof(int64_t));
+    cxla_status s = NULL;
+    cxla_literal **owned = calloc((size_t)(arg_count ? arg_count : 1), sizeof(*owned));
+    void **argp = calloc((size_t)(p->arg_leaf_count ? p->arg_leaf_count : 1), sizeof(void *));
+    void **resp = calloc((size_t)(p->root_count ? p->root_count : 1), sizeof(void *));
+    r.ptr = calloc((size_t)(p->value_count ? p->value_count : 1), sizeof(void *));
+    r.ins = calloc((size_t)(p->max_operands ? p->max_operands : 1), sizeof(void *));
+    r.outs = calloc((size_t)(p->max_operands ? p->max_operands : 1), sizeof(void *));
+    if (!owned || !argp || !resp || !r.ptr || !r.ins || !r.outs || !r.svc.collective_counts)
+        s = OOM();
+    if (!s && arg_count != entry->param_count)
+        s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                       "the entry computation '%s' takes %" PRId64 " arguments, got %" PRId64,
+                       entry->name, entry->param_count, arg_count);
+    /* Arguments: checked as the interpreter checks them, relaid when not row-major. */
+    for (int64_t i = 0; i < arg_count && !s; i++) {
+        const cxla_shape *want = &entry->params[i]->shape;
+        const cxla_shape *got = cxla_literal_shape(args[i]);
+        if (!cxla_shape_compatible(want, got)) {
+            char *w = cxla_shape_to_string(want, CXLA_SHAPE_PRINT_NO_LAYOUT);
+            char *g = cxla_shape_to_string(got, CXLA_SHAPE_PRINT_NO_LAYOUT);
+            s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                           "argument %" PRId64 " has shape %s but parameter %" PRId64
+                           " of '%s' is %s",
+                           i, g ? g : "?", i, entry->name, w ? w : "?");
+            free(w);
+            free(g);
+            break;
+        }
+        const cxla_literal *use = args[i];
+        if (needs_relayout(args[i])) {
+            s = interp_default_layout(args[i], &owned[i]);
+            use = owned[i];
+        }
+        int64_t n = p->arg_base[i];
+        if (!s) flatten(use, argp, &n, p->arg_leaf_count);
+    }
+    cxla_literal *result = NULL;
+    if (!s) s = interp_zeros(&entry->root->shape, &result);
+    int64_t rn = 0;
+    if (!s) flatten(result, resp, &rn, p->root_count);
+    char *arena = NULL;
+    if (!s && p->arena_size > 0) {
+        arena = atomic_exchange(&p->spare, NULL);
+        if (!arena) arena = aligned_alloc(ALIGN, (p->arena_size + ALIGN - 1) / ALIGN * ALIGN);
+        if (!arena) s = OOM();
+    }
+    for (int64_t c = 0; c < p->value_count && !s; c++) {
+        const value *x = &p->values[c];
+        if (x->parent != c) continue;
+        switch (x->kind) {
+        case V_ARG: r.ptr[c] = argp[x->arg]; break;
+        case V_CONST: r.ptr[c] = (void *)x->data; break;
+        case V_ARENA: r.ptr[c] = x->result >= 0 ? resp[x->result] : arena + x->offset; break;
+        case V_TOKEN: r.ptr[c] = NULL; break;
+        }
+    }
+    if (!s) s = run_seq(&r, &p->entry);
+    /* Result leaves no step wrote in place: parameters, constants, repeats. */
+    for (int64_t k = 0; k < p->root_count && !s; k++) {
+        const value *x = &p->values[p->root[k]];
+        if ((x->kind == V_ARENA && x->result == k) || x->kind == V_TOKEN) continue;
+        if (x->size) memcpy(resp[k], r.ptr[p->root[k]], x->size);
+    }
+    if (r.ictx_ready) interp_ctx_deinit(&r.ictx);
+    if (arena) {
+        void *expected = NULL;
+        if (!atomic_compare_exchange_strong(&p->spare, &expected, arena)) free(arena);
+    }
+    /* The entry's result layout, when it is not row-major. */
+    const cxla_shape *rs = p->module->has_entry_layout ? &p->module->entry_result_shape : NULL;
+    if (!s && rs && (rs->type == CXLA_TUPLE || !cxla_layout_is_default(rs))) {
+        cxla_literal *relaid = NULL;
+        s = interp_relayout(result, rs, &relaid);
+        cxla_literal_free(result);
+        result = relaid;
+    }
+    if (!s) {
+        *out_result = result;
+        result = NULL;
+    }
+    cxla_literal_free(result);
+    for (int64_t i = 0; owned && i < arg_count; i++) cxla_literal_free(owned[i]);
+    free(owned);
+    free(argp);
+    free(resp);
+    free(r.ptr);
+    free(r.ins);
+    free(r.outs);
+    free(r.svc.collective_counts);
+    return s;
+}
