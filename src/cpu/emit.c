@@ -1507,9 +1507,9 @@ static cxla_status emit_fused_window(const cxla_instr *instr, const cxla_computa
     } else if (st == e->err) {
         e->err = NULL;
     }
-    cxla_strbuf_free(&text);
-    cxla_strbuf_free(&e->consts);
-    cxla_strbuf_free(&e->helpers);
+    cpu_emit_buf_free(&text);
+    cpu_emit_buf_free(&e->consts);
+    cpu_emit_buf_free(&e->helpers);
     cxla_status_free(e->err);
     cxla_arena_destroy(e->arena);
     return st;

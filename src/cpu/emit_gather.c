@@ -391,8 +391,8 @@ cxla_status cpu_emit_scatter(const cxla_instr *instr, const char *name, cxla_str
         put(&b, ind, "const int64_t ioff = %s;", ioff.data);
         put(&b, ind, "const int64_t soff = %s;", soff.data);
         put(&b, ind, "(void)ioff;");
-        cxla_strbuf_free(&ioff);
-        cxla_strbuf_free(&soff);
+        cpu_emit_buf_free(&ioff);
+        cpu_emit_buf_free(&soff);
         for (int64_t d = 0; d < p.xr; d++) {
             const char *v = "0";
             int64_t k = -1;
@@ -419,14 +419,14 @@ cxla_status cpu_emit_scatter(const cxla_instr *instr, const char *name, cxla_str
             cxla_strbuf_printf(&cond, " && s%" PRId64 " >= 0 && s%" PRId64 " <= %" PRId64, d, d,
                                p.xdims[d] - p.wext[d]);
         put(&b, ind, "if (!(%s)) continue;", cond.data);
-        cxla_strbuf_free(&cond);
+        cpu_emit_buf_free(&cond);
         cxla_strbuf doff;
         cxla_strbuf_init(&doff);
         cxla_strbuf_puts(&doff, "0");
         for (int64_t d = 0; d < p.xr; d++)
             cxla_strbuf_printf(&doff, " + s%" PRId64 " * %" PRId64, d, xstr[d]);
         put(&b, ind, "const int64_t doff = %s;", doff.data);
-        cxla_strbuf_free(&doff);
+        cpu_emit_buf_free(&doff);
         /* The window, row-major. */
         int opened = 0;
         cxla_strbuf de, se;
@@ -447,8 +447,8 @@ cxla_status cpu_emit_scatter(const cxla_instr *instr, const char *name, cxla_str
         put(&b, ind, "const int64_t de = %s;", de.data);
         put(&b, ind, "const int64_t se = %s;", se.data);
         put(&b, ind, "(void)se;");
-        cxla_strbuf_free(&de);
-        cxla_strbuf_free(&se);
+        cpu_emit_buf_free(&de);
+        cpu_emit_buf_free(&se);
         cxla_type t0 = instr->operands[0]->shape.type;
         if (p.mode == MODE_ASSIGN) {
             for (int64_t i = 0; i < n; i++)
@@ -495,10 +495,10 @@ cxla_status cpu_emit_scatter(const cxla_instr *instr, const char *name, cxla_str
         out_info->cost = bytes;
         out_info->in_place = n;
     }
-    cxla_strbuf_free(&b);
-    cxla_strbuf_free(&params);
-    cxla_strbuf_free(&args);
-    cxla_strbuf_free(&pre);
+    cpu_emit_buf_free(&b);
+    cpu_emit_buf_free(&params);
+    cpu_emit_buf_free(&args);
+    cpu_emit_buf_free(&pre);
     cxla_arena_destroy(arena);
     return st;
 }

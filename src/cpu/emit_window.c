@@ -251,7 +251,7 @@ void cpu_emit_kernel_head(cxla_strbuf *out, const cxla_instr *instr, const char 
             if (*p == '\n') *p = ' ';
     }
     cxla_strbuf_printf(out, "/* ---- %s: %s */\n", name, head.data ? head.data : instr->name);
-    cxla_strbuf_free(&head);
+    cpu_emit_buf_free(&head);
 }
 
 void cpu_emit_kernel_entry(cxla_strbuf *out, const char *name, int64_t range, const char *args,
@@ -800,7 +800,7 @@ static cxla_status emit_rw(const cxla_instr *top, const cxla_instr *instr, const
         const char *sig = F("static void %s(%s%s%s i0, %sint64_t kb, int64_t cnt, "
                             "%s *restrict a0, int64_t first, int64_t n)",
                             psum, ins, ins[0] ? ", " : "", CT, op.data ? op.data : "", CT);
-        cxla_strbuf_free(&op);
+        cpu_emit_buf_free(&op);
         ln(h, "%s;", sig);
         open_(h, "%s", sig);
         for (int64_t k = 0; reader && k < reader->in_count; k++) ln(h, "(void)p%" PRId64 ";", k);
@@ -809,7 +809,7 @@ static cxla_status emit_rw(const cxla_instr *top, const cxla_instr *instr, const
         cxla_strbuf_init(&call_o);
         for (int64_t j = 0; j < L; j++) cxla_strbuf_printf(&call_o, "ix%" PRId64 ", ", j);
         const char *co = call_o.data ? F("%s", call_o.data) : "";
-        cxla_strbuf_free(&call_o);
+        cpu_emit_buf_free(&call_o);
         ln(h, "const int64_t half = n / 2;");
         ln(h, "%s right[%" PRId64 "];", CT, lanes);
         ln(h, "%s(%s%si0, %skb, cnt, a0, first, half);", psum, names, names[0] ? ", " : "", co);
@@ -843,7 +843,7 @@ static cxla_status emit_rw(const cxla_instr *top, const cxla_instr *instr, const
             for (int64_t j = 0; j < L; j++) cxla_strbuf_printf(&call_o, "ix%" PRId64 ", ", j);
             ln(w, "%s(%s%si0, %skb, cnt, a0, 0, %" PRId64 ");", psum, names, names[0] ? ", " : "",
                call_o.data ? call_o.data : "", g->volume);
-            cxla_strbuf_free(&call_o);
+            cpu_emit_buf_free(&call_o);
             ln(w, "for (int64_t k = 0; k < cnt; k++) a0[k] = i0 + a0[k];");
         } else {
             rows_body(w, &p, lanes, acc_lanes, init);
@@ -883,10 +883,10 @@ static cxla_status emit_rw(const cxla_instr *top, const cxla_instr *instr, const
         out_info->range = rows > 0 ? rows : 1;
         out_info->cost = bytes;
     }
-    cxla_strbuf_free(&helpers);
-    cxla_strbuf_free(&body);
-    cxla_strbuf_free(&params);
-    cxla_strbuf_free(&args);
+    cpu_emit_buf_free(&helpers);
+    cpu_emit_buf_free(&body);
+    cpu_emit_buf_free(&params);
+    cpu_emit_buf_free(&args);
     cxla_arena_destroy(arena);
     return st;
 }
@@ -1015,7 +1015,7 @@ cxla_status cpu_emit_select_and_scatter(const cxla_instr *instr, const char *nam
         out_info->range = 1;
         out_info->cost = (double)total * (double)(cxla_type_storage(p.xt) + cxla_type_storage(p.t));
     }
-    cxla_strbuf_free(&body);
+    cpu_emit_buf_free(&body);
     cxla_arena_destroy(arena);
     return st;
 }
