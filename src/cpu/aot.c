@@ -62,9 +62,9 @@ void aot_leaf_shapes(const cxla_shape *s, const cxla_shape **out, int64_t *n) {
 static bool leaf_shape_ok(const cxla_shape *s) {
     if (s->type == CXLA_TOKEN) return true; /* 0 bytes, never read */
     return cxla_type_is_array(s->type) && cxla_shape_is_static(s) && cxla_layout_is_default(s) &&
-           !cxla_type_is_complex(s->type) &&
            (cxla_type_storage(s->type) == 1 || cxla_type_storage(s->type) == 2 ||
-            cxla_type_storage(s->type) == 4 || cxla_type_storage(s->type) == 8);
+            cxla_type_storage(s->type) == 4 || cxla_type_storage(s->type) == 8 ||
+            s->type == CXLA_C128);
 }
 
 static cxla_status check_shape(const cxla_instr *in, const cxla_shape *s) {
@@ -80,7 +80,7 @@ static cxla_status check_shape(const cxla_instr *in, const cxla_shape *s) {
                           ? "it has dynamic dimensions; ahead-of-time code takes static shapes "
                             "only (export the model with concrete sizes, or pad to the bounds "
                             "and pass the sizes as arguments)"
-                          : "it is not a static row-major array of a real or integer type";
+                          : "it is not a static row-major array of a supported type";
     cxla_status st =
         cxla_error(CXLA_STATUS_UNIMPLEMENTED,
                    "cxla compile: %s (%s) in computation %s has no ahead-of-time form: its "
@@ -178,6 +178,10 @@ static cxla_status emit_const_array(aot *a, const cxla_instr *in, const cxla_lit
     const cxla_shape *shape = cxla_literal_shape(lit);
     size_t es = cxla_type_storage(shape->type);
     int64_t n = cxla_literal_element_count(lit);
+    if (es == 16) { /* c128: two 64-bit words per element */
+        es = 8;
+        n *= 2;
+    }
     const unsigned char *p = cxla_literal_data_const(lit);
     bool big = (size_t)n * es > a->threshold;
     cxla_strbuf *b = big ? &a->data : &a->consts;
@@ -608,12 +612,26 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
             if (!a->emitted[in->id]) {
                 a->emitted[in->id] = true;
                 if (kernel) {
-                    s = cpu_emit_kernel(in, name, &a->kernels);
+                    cpu_kernel_info info;
+                    s = cpu_emit_kernel_info(in, name, &a->kernels, &info);
+                    if (!s) a->scratch[in->id] = info.scratch;
                 } else {
                     s = emit_dot(a, in, name);
                 }
             }
             if (!s) s = aot_add_step(c, S_KERNEL, in, ins, nin, shapes, count, &outs);
+            /* Work memory: an arena leaf live during the step, passed after the results. */
+            if (!s && a->scratch[in->id]) {
+                astep *st = &c->steps[c->step_count - 1];
+                st->tmp = malloc(sizeof(int64_t));
+                if (!st->tmp) {
+                    s = OOM();
+                    break;
+                }
+                st->tmp[0] = aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = a->scratch[in->id]});
+                st->tmp_count = 1;
+                if (st->tmp[0] < 0) s = OOM();
+            }
             break;
         }
         }
@@ -775,9 +793,19 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
             cxla_strbuf_printf(
                 b, "        const void *a[%" PRId64 "] = ", st->in_count ? st->in_count : 1);
             aot_put_leaf_list(a, c, st->in, st->in_count, b);
-            cxla_strbuf_printf(
-                b, ";\n        void *r[%" PRId64 "] = ", st->out_count ? st->out_count : 1);
-            aot_put_leaf_list(a, c, st->out, st->out_count, b);
+            cxla_strbuf_printf(b, ";\n        void *r[%" PRId64 "] = ",
+                               st->out_count + st->tmp_count ? st->out_count + st->tmp_count : 1);
+            if (st->tmp_count) { /* the kernel's work memory, after its results */
+                cxla_strbuf_puts(b, "{");
+                for (int64_t k = 0; k < st->out_count; k++) {
+                    aot_put_leaf(a, c, st->out[k], b);
+                    cxla_strbuf_puts(b, ", ");
+                }
+                aot_put_leaf(a, c, st->tmp[0], b);
+                cxla_strbuf_puts(b, "}");
+            } else {
+                aot_put_leaf_list(a, c, st->out, st->out_count, b);
+            }
             cxla_strbuf_printf(b, ";\n        %s_k%" PRId64 "(" KERNEL_CALL_ARGS ");\n", a->P,
                                in->id);
             break;
@@ -910,6 +938,7 @@ static void aot_free(aot *a) {
     }
     free(a->comps);
     free(a->emitted);
+    free(a->scratch);
     cxla_strbuf_free(&a->consts);
     cxla_strbuf_free(&a->data);
     cxla_strbuf_free(&a->kernels);
@@ -947,7 +976,8 @@ cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *o
     if (!s) {
         a.comps = calloc((size_t)m->comp_count, sizeof(*a.comps));
         a.emitted = calloc((size_t)(m->next_id > 0 ? m->next_id : 1), sizeof(bool));
-        if (!a.comps || !a.emitted) s = OOM();
+        a.scratch = calloc((size_t)(m->next_id > 0 ? m->next_id : 1), sizeof(size_t));
+        if (!a.comps || !a.emitted || !a.scratch) s = OOM();
     }
     acomp *entry = NULL;
     if (!s) s = build(&a, m->entry, &entry);

@@ -60,7 +60,8 @@ typedef struct aot {
     size_t threshold;
     acomp *comps; /* by position in m->comps */
     int64_t fn_count;
-    bool *emitted; /* by instruction id: kernel or constant written */
+    bool *emitted;   /* by instruction id: kernel or constant written */
+    size_t *scratch; /* by instruction id: the kernel's work memory (cpu_kernel_info) */
     cxla_strbuf consts, data, kernels, funcs;
     cxla_strmap consts_done; /* "id_leaf" of the constant arrays written */
     cxla_status err;         /* the first error of put_leaf */

@@ -150,8 +150,14 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         const cxla_pass *const *all = cxla_passes_cpu_list(&n);
         const cxla_pass *list[32];
         int64_t count = 0;
-        for (int64_t i = 0; i < n && count < 32; i++)
-            if (all[i] != &cxla_pass_dot_canon) list[count++] = all[i];
+        for (int64_t i = 0; i < n && count < 31; i++) {
+            /* The fast reduction order (docs/semantics.md) splits large reductions to a
+             * scalar so that they run on every thread. */
+            bool fast = all[i] == &cxla_pass_fusion && cpu_emit_fast_math();
+            if (fast) list[count++] = &cxla_pass_reduce_split;
+            if (all[i] != &cxla_pass_dot_canon)
+                list[count++] = fast ? &cxla_pass_fusion_rows : all[i];
+        }
         s = cxla_pipeline_run(g->module, "cpu", list, count, &po);
     }
     if (!s) s = cxla_verify_module(g->module);
@@ -264,14 +270,21 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
     for (int64_t k = 0; k < in->operand_count; k++) ins[k] = operands[k]->data;
     cxla_literal *result = NULL;
     cxla_status s = NULL;
+    /* The kernel's work memory (cpu_kernel_info.scratch), passed after its results. */
+    void *scratch = NULL;
+    if (info && info->scratch) {
+        scratch = aligned_alloc(64, (info->scratch + 63) / 64 * 64);
+        if (!scratch) s = OOM();
+    }
     if (in->shape.type == CXLA_TUPLE) {
         int64_t n = in->shape.tuple_count;
         cxla_literal *elements_small[SMALL];
-        void *outs_small[SMALL];
+        void *outs_small[SMALL + 1];
         cxla_literal **elements =
             n <= SMALL ? elements_small : calloc((size_t)n, sizeof(*elements));
-        void **outs = n <= SMALL ? outs_small : calloc((size_t)n, sizeof(*outs));
+        void **outs = n <= SMALL ? outs_small : calloc((size_t)n + 1, sizeof(*outs));
         if (!elements || !outs) s = OOM();
+        if (outs) outs[n] = scratch;
         for (int64_t i = 0; i < n && !s; i++) {
             s = interp_new_array(&in->shape.elements[i], &elements[i]);
             if (!s) outs[i] = elements[i]->data;
@@ -290,9 +303,9 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
         if (elements != elements_small) free(elements);
         if (outs != outs_small) free(outs);
     } else {
-        s = interp_new_array(&in->shape, &result);
+        if (!s) s = interp_new_array(&in->shape, &result);
         if (!s) {
-            void *outs[1] = {result->data};
+            void *outs[2] = {result->data, scratch};
             if (call)
                 s = call->fn(call->state, outs, ins);
             else
@@ -304,6 +317,7 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
         }
     }
     if (ins != ins_small) free(ins);
+    free(scratch);
     if (s) return s;
     *out = result;
     return NULL;

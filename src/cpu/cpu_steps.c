@@ -505,6 +505,20 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     if (kind == S_KERNEL) {
         sp->fn = b->kernels[in->id];
         sp->info = b->infos[in->id];
+        /* The kernel's work memory (cpu_kernel_info.scratch): a value of its own after the
+         * results, written by this step and read by none, so it lives only here. */
+        if (sp->info.scratch) {
+            int64_t *outs = realloc(sp->out, (size_t)(n + 1) * sizeof(int64_t));
+            if (!outs) return OOM();
+            sp->out = outs;
+            int64_t v = n > 0 ? new_value(b, b->p->values[outs[0]].shape, V_ARENA, -1) : -1;
+            if (v < 0) return OOM();
+            b->p->values[v].kind = V_ARENA;
+            b->p->values[v].size = sp->info.scratch;
+            sp->out[n] = v;
+            sp->out_count = n + 1;
+            if (n + 1 > b->p->max_operands) b->p->max_operands = n + 1;
+        }
     } else if (kind == S_CALL) {
         sp->call = &b->calls[in->id];
     } else if (kind == S_SVC) {
@@ -523,7 +537,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     }
     for (int64_t k = 0; k < sp->in_count; k++)
         if (!note(b, sp->in[k], false)) return OOM();
-    for (int64_t e = 0; e < n; e++)
+    for (int64_t e = 0; e < sp->out_count; e++)
         if (!note(b, sp->out[e], true)) return OOM();
     b->pos++;
     return NULL;

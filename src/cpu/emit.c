@@ -57,6 +57,13 @@ typedef struct em {
     bool ranged; /* the outer loops run [begin, end) (else the whole range) */
     sum_helper sums[128];
     int64_t nsums;
+    /* Row fusion: the output an in-loop reduce may store its operand's values in (the
+     * row's elements, read back by the row's loop instead of recomputed), and the
+     * operands stored so. */
+    const char *row_out;
+    cxla_type row_out_type;
+    const cxla_instr *row_stored[8];
+    int64_t nrow_stored;
     cxla_status err;
 } em;
 
@@ -248,6 +255,8 @@ static const char *load(em *e, cxla_type t, const char *arr, const char *at, boo
 /* ---- values -------------------------------------------------------------------------- */
 
 static const char *value(em *e, const cxla_instr *instr, ix *x);
+static const char *inline_reduce(em *e, const cxla_instr *instr, ix *x);
+static bool reduce_in_loop(const cxla_instr *reduce);
 
 /* The HLO text of |instr| as a comment. */
 static void comment(em *e, const cxla_instr *instr) {
@@ -392,6 +401,7 @@ static const char *compute(em *e, const cxla_instr *instr, ix *x) {
         }
         return value(e, ops[0], &y);
     }
+    case CXLA_OP_REDUCE: return inline_reduce(e, instr, x);
     case CXLA_OP_PAD:
     case CXLA_OP_CONCATENATE:
     case CXLA_OP_DYNAMIC_UPDATE_SLICE: break; /* branches: below */
@@ -739,6 +749,9 @@ static const cxla_instr *fusion_blocker(const cxla_computation *c, const char **
             bool at_root = x == root;
             for (int64_t u = 0; u < x->user_count; u++)
                 at_root = at_root || (x->users[u] == root && root->opcode == CXLA_OP_TUPLE);
+            /* A reduce in the fast order is computed where its value is needed (a row's
+             * maximum or sum before the row's elements; see inline_reduce). */
+            if (!at_root && reduce_in_loop(x)) continue;
             if (!at_root || x->user_count > (x == root ? 0 : 1)) {
                 *why = "a reduce must be an output of the fusion";
                 return x;
@@ -776,7 +789,7 @@ bool cpu_can_emit(const cxla_instr *instr) {
         if (c->root->opcode == CXLA_OP_REDUCE_WINDOW) return fused_window_ok(c);
         return fusion_blocker(c, &why) == NULL;
     }
-    return op_ok(instr, false, &why);
+    return op_ok(instr, false, &why) || cpu_emit_lib_ok(instr);
 }
 
 /* ---- loops --------------------------------------------------------------------------- *
@@ -792,7 +805,7 @@ bool cpu_can_emit(const cxla_instr *instr) {
  * lanes when the lanes are contiguous (a column sum) and as interleaved pairwise leaves
  * otherwise (a row sum). */
 
-enum { BLOCK = 64, MAX_LANES = 64 };
+enum { BLOCK = 64, MAX_LANES = 64, ROW_LANES = 64 };
 
 /* Whether the values of |instr| (and what it reads, inside the kernel) need the
  * per-dimension index; if not, one flat loop over the linear offset does. */
@@ -913,6 +926,136 @@ static void flat_nest(em *e, const group *g, ix *x, int64_t n, int64_t single) {
     }
 }
 
+static bool same_dims(const cxla_shape *a, const cxla_shape *b) {
+    if (a->rank != b->rank) return false;
+    for (int64_t k = 0; k < a->rank; k++)
+        if (a->dims[k] != b->dims[k]) return false;
+    return true;
+}
+
+/* Whether the kernel's fused computation computes a reduce inside its loop (row fusion). */
+static bool has_inline_reduce(const em *e) {
+    if (!e->fused) return false;
+    const cxla_instr *root = e->fused->root;
+    for (int64_t i = 0; i < e->fused->instr_count; i++) {
+        const cxla_instr *r = e->fused->instrs[i];
+        if (r->opcode != CXLA_OP_REDUCE || r == root) continue;
+        bool out = false;
+        for (int64_t u = 0; u < r->user_count; u++)
+            out = out || (r->users[u] == root && root->opcode == CXLA_OP_TUPLE);
+        if (!out) return true;
+    }
+    return false;
+}
+
+/* Computes, before the innermost loop of a nest over |s| at |x| (its outer indices set),
+ * the in-loop reduces of the last dimension of an array shaped as |s|: one value per row,
+ * kept in scope for the row's elements (their index is the one a broadcast along the last
+ * dimension asks for). In post order, so that a reduce that reads another finds it. */
+static void row_reduces(em *e, const cxla_shape *s, ix *x) {
+    if (!has_inline_reduce(e)) return;
+    for (int64_t i = 0; i < e->fused->instr_count && !e->err; i++) {
+        const cxla_instr *r = e->fused->instrs[i];
+        if (r->opcode != CXLA_OP_REDUCE || r == e->fused->root ||
+            !same_dims(&r->operands[0]->shape, s) || r->shape.rank != s->rank - 1)
+            continue;
+        int64_t nd = 0;
+        const int64_t *dims = cxla_instr_ints(r, CXLA_ATTR_DIMENSIONS, &nd);
+        if (nd != 1 || dims[0] != s->rank - 1) continue;
+        ix y = ix_new(r->shape.rank, r->shape.dims);
+        for (int64_t k = 0; k < r->shape.rank; k++) y.d[k] = x->d[k];
+        value(e, r, &y);
+    }
+}
+
+/* The output dimension of |s| to tile with the innermost one, or -1: a transpose in the
+ * kernel with the nest's dimensions reads the innermost output dimension with a stride,
+ * and its operand's innermost dimension is output dimension |k| (both larger than 1).
+ * Walking tiles of both keeps the reads and the writes of a tile in cache, where the
+ * untiled nest reads a new cache line for every element. */
+static int64_t transpose_tile_dim(const em *e, const cxla_shape *s) {
+    const cxla_instr *const *list =
+        e->fused ? (const cxla_instr *const *)e->fused->instrs : &e->top;
+    int64_t n = e->fused ? e->fused->instr_count : 1;
+    int64_t which[CXLA_MAX_RANK];
+    int64_t nb = big_dims(s, which);
+    if (nb < 2 || has_inline_reduce(e)) return -1;
+    int64_t last = which[nb - 1];
+    for (int64_t i = 0; i < n; i++) {
+        const cxla_instr *t = list[i];
+        if (t->opcode != CXLA_OP_TRANSPOSE || !same_dims(&t->shape, s)) continue;
+        int64_t np = 0;
+        const int64_t *perm = cxla_instr_ints(t, CXLA_ATTR_DIMENSIONS, &np);
+        const cxla_shape *os = &t->operands[0]->shape;
+        if (np != s->rank) continue;
+        /* The operand's innermost dimension larger than 1, and the output dimension it
+         * becomes. */
+        int64_t inner = -1;
+        for (int64_t k = os->rank - 1; k >= 0 && inner < 0; k--)
+            if (os->dims[k] > 1) inner = k;
+        for (int64_t k = 0; k < np; k++)
+            if (perm[k] == inner && k != last && s->dims[k] > 1) return k;
+    }
+    return -1;
+}
+
+enum { TILE = 32 };
+
+/* A tiled nest (see transpose_tile_dim): the dimensions larger than 1 in order, the tiled
+ * dimension |tk| as tiles of TILE, then tiles of the innermost dimension, then the
+ * elements of a tile. The first dimension is ranged, whether tiled or not. */
+static void tiled_nest(em *e, const group *g, const cxla_shape *s, int64_t tk) {
+    int64_t which[CXLA_MAX_RANK];
+    int64_t nb = big_dims(s, which);
+    int64_t last = which[nb - 1];
+    ix x = ix_new(s->rank, s->dims);
+    for (int64_t k = 0; k < s->rank; k++) x.d[k] = "0";
+    int opened = 0;
+    for (int64_t j = 0; j + 1 < nb; j++) {
+        int64_t k = which[j];
+        const char *lo = j == 0 ? lo_of(e) : "0";
+        const char *hi = j == 0 ? hi_of(e, s->dims[k]) : F("%" PRId64, s->dims[k]);
+        if (k == tk) {
+            line(e, "for (int64_t t%" PRId64 " = %s; t%" PRId64 " < %s; t%" PRId64 " += %d) {", k,
+                 lo, k, hi, k, TILE);
+            e->indent++;
+            line(e, "const int64_t e%" PRId64 " = t%" PRId64 " + %d < %s ? t%" PRId64 " + %d : %s;",
+                 k, k, TILE, hi, k, TILE, hi);
+        } else {
+            const char *i = F("i%" PRId64, k);
+            line(e, "for (int64_t %s = %s; %s < %s; %s++) {", i, lo, i, hi, i);
+            e->indent++;
+            x.d[k] = i;
+        }
+        opened++;
+    }
+    int64_t d = s->dims[last];
+    line(e, "for (int64_t t%" PRId64 " = 0; t%" PRId64 " < %" PRId64 "; t%" PRId64 " += %d) {",
+         last, last, d, last, TILE);
+    e->indent++;
+    opened++;
+    const char *ki = F("i%" PRId64, tk), *li = F("i%" PRId64, last);
+    line(e, "for (int64_t %s = t%" PRId64 "; %s < e%" PRId64 "; %s++) {", ki, tk, ki, tk, ki);
+    e->indent++;
+    opened++;
+    x.d[tk] = ki;
+    if (d % TILE == 0)
+        line(e, "for (int64_t %s = t%" PRId64 "; %s < t%" PRId64 " + %d; %s++) {", li, last, li,
+             last, TILE, li);
+    else
+        line(e,
+             "for (int64_t %s = t%" PRId64 "; %s < (t%" PRId64 " + %d < %" PRId64 " ? t%" PRId64
+             " + %d : %" PRId64 "); %s++) {",
+             li, last, li, last, TILE, d, last, TILE, d, li);
+    e->indent++;
+    opened++;
+    x.d[last] = li;
+    int64_t mark = e->ncse;
+    store_group(e, g, &x);
+    cse_reset(e, mark);
+    close_loops(e, opened);
+}
+
 /* A nest over the dimensions of |s| larger than 1: the first ranged, the innermost with a
  * constant count (a multiple of 16 and a remainder, each its own loop). */
 static void dims_nest(em *e, const group *g, const cxla_shape *s) {
@@ -923,6 +1066,11 @@ static void dims_nest(em *e, const group *g, const cxla_shape *s) {
     for (int64_t k = 0; k < s->rank; k++) x.d[k] = "0";
     if (nb <= 1) {
         flat_nest(e, g, &x, elements_of(s), nb == 1 ? which[0] : -1);
+        return;
+    }
+    int64_t tk = transpose_tile_dim(e, s);
+    if (tk >= 0) {
+        tiled_nest(e, g, s, tk);
         return;
     }
     int opened = 0;
@@ -940,8 +1088,26 @@ static void dims_nest(em *e, const group *g, const cxla_shape *s) {
     }
     int64_t last = which[nb - 1], d = s->dims[last];
     int64_t main_count = d >= 32 && d % 16 ? d - d % 16 : d;
-    int64_t mark = e->ncse;
     const char *i = F("i%" PRId64, last);
+    e->nrow_stored = 0;
+    e->row_out = NULL;
+    if (g->count == 1) {
+        e->row_out = F("o%" PRId64, g->idx[0]);
+        e->row_out_type = g->outs[g->idx[0]]->shape.type;
+    }
+    row_reduces(e, s, &x);
+    e->row_out = NULL;
+    for (int64_t j = 0; j < e->nrow_stored; j++) {
+        /* Stored in the output row by its reduce: read there by the row's loop. */
+        const cxla_instr *st = e->row_stored[j];
+        ix y = x;
+        y.d[last] = i;
+        y.dims = st->shape.dims;
+        y.lin = NULL;
+        const char *at = ix_lin(e, &y);
+        cse_add(e, st, at, F("o%" PRId64 "[%s]", g->idx[0], at));
+    }
+    int64_t mark = e->ncse;
     for (int part = 0; part < 2; part++) {
         int64_t from = part == 0 ? 0 : main_count, to = part == 0 ? main_count : d;
         if (from == to) continue;
@@ -1035,11 +1201,12 @@ typedef struct rplan {
     reducer r;
     cxla_type t;
     bool reduced[CXLA_MAX_RANK];
-    int64_t count; /* reduced elements per output element */
-    bool pairwise; /* f32/f64 add: the interpreter's pairwise tree */
-    int64_t lanes; /* > 1: blocks of this many contiguous outputs (a column reduce) */
-    bool trailing; /* the reduced dimensions are the operand's last ones */
-    int64_t range; /* iterations of the outer loop */
+    int64_t count;  /* reduced elements per output element */
+    bool pairwise;  /* f32/f64 add: the interpreter's pairwise tree */
+    bool row_lanes; /* fast order: ROW_LANES lanes over each row, then a fixed tree */
+    int64_t lanes;  /* > 1: blocks of this many contiguous outputs (a column reduce) */
+    bool trailing;  /* the reduced dimensions are the operand's last ones */
+    int64_t range;  /* iterations of the outer loop */
 } rplan;
 
 static rplan reduce_plan(const cxla_instr *reduce) {
@@ -1066,11 +1233,24 @@ static rplan reduce_plan(const cxla_instr *reduce) {
         while (w > 1 && d % w) w /= 2;
         if (w >= 8) p.lanes = w;
     }
+    /* The fast order (docs/semantics.md, "Reductions"): rows of at least 2 * ROW_LANES
+     * elements of an f32/f64 add, maximum or minimum, unless CXLA_CPU_EXACT_MATH asks for
+     * the interpreter's order. Maximum and minimum give the same value in any order (only
+     * which NaN, when several, may differ); sums differ within the documented bound. */
+    p.row_lanes = p.lanes == 1 && p.trailing && p.count >= 2 * ROW_LANES &&
+                  (p.t == CXLA_F32 || p.t == CXLA_F64) &&
+                  (p.r == RED_ADD || p.r == RED_MAX || p.r == RED_MIN) && cpu_emit_fast_math();
+    if (p.row_lanes) p.pairwise = false;
     if (p.lanes > 1)
         p.range = orank >= 2 ? reduce->shape.dims[0] : reduce->shape.dims[0] / p.lanes;
     else
         p.range = elements_of(&reduce->shape);
     return p;
+}
+
+/* Whether |reduce| may be computed inside a fusion's loop (inline_reduce). */
+static bool reduce_in_loop(const cxla_instr *reduce) {
+    return reduce_plan(reduce).row_lanes;
 }
 
 /* The operand index of a reduce from its kept dimensions' indices |kept| (in output
@@ -1201,6 +1381,126 @@ static const char *row_sum_helper(em *e, const rplan *p, int64_t idx, int64_t m)
     return fn;
 }
 
+/* The fast-order row helper (docs/semantics.md, "Reductions"): the row of output element
+ * o, n = q * ROW_LANES + r elements, folded into ROW_LANES lanes: lane k starts with
+ * element k and folds elements k + ROW_LANES, k + 2 * ROW_LANES, ... in order (the q full
+ * blocks), then element q * ROW_LANES + k for k < r (the tail); the lanes are then
+ * combined by a fixed tree, acc[k] = acc[k] op acc[k + w] for w = ROW_LANES / 2, ..., 1.
+ * The order depends on n alone, never on the thread count; the lane loop vectorizes. */
+static const char *row_lanes_helper(em *e, const rplan *p, int64_t idx) {
+    const char *fn = F("%s_rlanes%" PRId64, e->name, idx);
+    const char *CT = cpu_emit_ctype(p->t);
+    int64_t q = p->count / ROW_LANES, rem = p->count % ROW_LANES;
+    cxla_strbuf body;
+    cxla_strbuf_init(&body);
+    scope sc = scope_enter(e, &body);
+    line(e, "static %s %s(%s) {", CT, fn, helper_params(e, "int64_t o"));
+    e->indent++;
+    void_inputs(e);
+    line(e, "(void)o;");
+    line(e, "%s acc[%d];", CT, ROW_LANES);
+    line(e, "for (int64_t k = 0; k < %d; k++) {", ROW_LANES);
+    e->indent++;
+    line(e, "acc[k] = %s;", row_element(e, p, "o", "k"));
+    e->ncse = 0;
+    close_loops(e, 1);
+    if (q > 1) {
+        line(e, "for (int64_t b = 1; b < %" PRId64 "; b++) {", q);
+        e->indent++;
+        line(e, "const int64_t base = b * %d;", ROW_LANES);
+        line(e, "for (int64_t k = 0; k < %d; k++) {", ROW_LANES);
+        e->indent++;
+        const char *v = row_element(e, p, "o", "(base + k)");
+        line(e, "acc[k] = %s;", fold(e, p->r, p->t, "acc[k]", v));
+        e->ncse = 0;
+        close_loops(e, 2);
+    }
+    if (rem) {
+        line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) {", rem);
+        e->indent++;
+        const char *v = row_element(e, p, "o", F("(%" PRId64 " + k)", q * ROW_LANES));
+        line(e, "acc[k] = %s;", fold(e, p->r, p->t, "acc[k]", v));
+        e->ncse = 0;
+        close_loops(e, 1);
+    }
+    for (int64_t w = ROW_LANES / 2; w >= 1; w /= 2)
+        line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) acc[k] = %s;", w,
+             fold(e, p->r, p->t, "acc[k]", F("acc[k + %" PRId64 "]", w)));
+    line(e, "return acc[0];");
+    e->indent--;
+    line(e, "}");
+    scope_leave(e, sc, &body);
+    return fn;
+}
+
+/* Whether |instr| computes a transcendental function within |depth| fused operands. */
+static bool costly(const cxla_instr *instr, int depth) {
+    if (exec_math_unary(instr->opcode) && cxla_type_is_float(instr->shape.type)) return true;
+    if (depth == 0 || instr->opcode == CXLA_OP_PARAMETER || instr->opcode == CXLA_OP_REDUCE)
+        return false;
+    for (int64_t k = 0; k < instr->operand_count; k++)
+        if (costly(instr->operands[k], depth - 1)) return true;
+    return false;
+}
+
+/* A reduce inside a fusion's loop (row fusion, src/passes/fusion.c), in the fast order of
+ * row_lanes_helper, at output index |x|: the lanes and the tree written where the value
+ * is needed. dims_nest asks for these values before a row's elements, so each is computed
+ * once per row, with the row still in cache for the loop that follows. */
+static const char *inline_reduce(em *e, const cxla_instr *instr, ix *x) {
+    rplan p = reduce_plan(instr);
+    if (!p.row_lanes) {
+        fail(e, instr, "a reduce inside a fusion must be its output (or in the fast order)");
+        return "0";
+    }
+    const char *CT = cpu_emit_ctype(p.t);
+    int64_t q = p.count / ROW_LANES, rem = p.count % ROW_LANES, id = e->tmp++;
+    ix s0 = ix_new(0, NULL);
+    const char *init = value(e, instr->operands[1], &s0);
+    const char *kept[CXLA_MAX_RANK];
+    for (int64_t k = 0; k < instr->shape.rank; k++) kept[k] = ix_dim(e, x, k);
+    const char *acc = F("acc%" PRId64, id), *k = F("k%" PRId64, id), *b = F("b%" PRId64, id);
+    /* The operand's values are also the row's elements of another value of the loop, and
+     * costly (a transcendental function; softmax's exponentials): store them in the output
+     * row, which the row's loop then reads instead (dims_nest). */
+    bool store = e->row_out && p.src->user_count > 1 && p.src->shape.type == e->row_out_type &&
+                 (p.t == CXLA_F32 || p.t == CXLA_F64) && costly(p.src, 8) &&
+                 e->nrow_stored < (int64_t)CXLA_ARRAY_SIZE(e->row_stored);
+    if (store) e->row_stored[e->nrow_stored++] = p.src;
+    line(e, "%s %s[%d];", CT, acc, ROW_LANES);
+    for (int part = 0; part < 3; part++) {
+        int64_t count = part == 2 ? rem : ROW_LANES;
+        if ((part == 1 && q < 2) || count == 0) continue;
+        const char *r = part == 0   ? k
+                        : part == 1 ? F("(%s * %d + %s)", b, ROW_LANES, k)
+                                    : F("(%" PRId64 " + %s)", q * ROW_LANES, k);
+        if (part == 1) {
+            line(e, "for (int64_t %s = 1; %s < %" PRId64 "; %s++) {", b, b, q, b);
+            e->indent++;
+        }
+        line(e, "for (int64_t %s = 0; %s < %" PRId64 "; %s++) {", k, k, count, k);
+        e->indent++;
+        int64_t mark = e->ncse;
+        const char *red[CXLA_MAX_RANK];
+        ix rx;
+        int64_t rdims[CXLA_MAX_RANK];
+        reduced_indices(e, &p, r, red, &rx, rdims);
+        ix y = reduce_operand_ix(&p, kept, red);
+        const char *v = value(e, p.src, &y);
+        if (store) line(e, "%s[%s] = %s;", e->row_out, ix_lin(e, &y), v);
+        const char *a = F("%s[%s]", acc, k);
+        line(e, "%s = %s;", a, part == 0 ? v : fold(e, p.r, p.t, a, v));
+        cse_reset(e, mark);
+        close_loops(e, part == 1 ? 2 : 1);
+    }
+    for (int64_t w = ROW_LANES / 2; w >= 1; w /= 2)
+        line(e, "for (int64_t %s = 0; %s < %" PRId64 "; %s++) %s[%s] = %s;", k, k, w, k, acc, k,
+             fold(e, p.r, p.t, F("%s[%s]", acc, k), F("%s[%s + %" PRId64 "]", acc, k, w)));
+    const char *v = F("v%" PRId64, e->tmp++);
+    line(e, "const %s %s = %s;", CT, v, fold(e, p.r, p.t, init, F("%s[0]", acc)));
+    return v;
+}
+
 /* The column helper: acc[k] for the LANES outputs of a block gets the pairwise sum of
  * reduced elements [first, first + n) of each, the same tree per lane (the interpreter's
  * lanes_pairwise). The block's kept indices are o[] and the lane base cb. */
@@ -1279,6 +1579,8 @@ static void emit_reduce(em *e, const rplan *p, int64_t idx) {
     const char *helper = NULL;
     if (p->pairwise)
         helper = W > 1 ? col_sum_helper(e, p, idx) : row_sum_helper(e, p, idx, p->count);
+    else if (p->row_lanes)
+        helper = row_lanes_helper(e, p, idx);
     if (e->fused) comment(e, reduce);
     ix s = ix_new(0, NULL);
     const char *init = F("init%" PRId64, idx);
@@ -1359,6 +1661,9 @@ static void emit_reduce(em *e, const rplan *p, int64_t idx) {
         e->indent++;
         if (p->pairwise) {
             line(e, "o%" PRId64 "[o] = %s + %s(%s);", idx, init, helper, helper_args(e, "o, 0"));
+        } else if (p->row_lanes) {
+            line(e, "o%" PRId64 "[o] = %s;", idx,
+                 fold(e, p->r, t, init, F("%s(%s)", helper, helper_args(e, "o"))));
         } else {
             line(e, "%s acc = %s;", CT, init);
             /* The reduced dimensions as nested loops, in order. */
@@ -1443,13 +1748,6 @@ static double kernel_cost(const em *e, const cxla_instr *const *outs, int64_t no
     return c;
 }
 
-static bool same_dims(const cxla_shape *a, const cxla_shape *b) {
-    if (a->rank != b->rank) return false;
-    for (int64_t k = 0; k < a->rank; k++)
-        if (a->dims[k] != b->dims[k]) return false;
-    return true;
-}
-
 /* The reader of a fused reduce-window's inputs (cpu_emit_reader): the value of the root's
  * operand |k| at linear offset |at|, its statements written where the window kernel is. */
 static const char *fused_window_read(void *ctx, cxla_strbuf *b, int indent, int64_t k,
@@ -1522,7 +1820,7 @@ cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strb
 cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                  cpu_kernel_info *out_info) {
     const char *why = NULL;
-    if (out_info) memset(out_info, 0, sizeof *out_info);
+    if (out_info) memset(out_info, 0, sizeof(*out_info));
     if (instr->opcode == CXLA_OP_DOT) return cpu_emit_dot(instr, name, out, out_info);
     if (instr->opcode == CXLA_OP_REDUCE_WINDOW)
         return cpu_emit_reduce_window(instr, name, out, out_info);
@@ -1530,6 +1828,8 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
         return cpu_emit_select_and_scatter(instr, name, out, out_info);
     if (instr->opcode == CXLA_OP_SCATTER) return cpu_emit_scatter(instr, name, out, out_info);
     if (instr->opcode == CXLA_OP_CONVOLUTION) return cpu_emit_conv(instr, name, out, out_info);
+    if (instr->opcode != CXLA_OP_FUSION && !op_ok(instr, false, &why) && cpu_emit_lib_ok(instr))
+        return cpu_emit_lib(instr, name, out, out_info); /* emit_lib.c */
     const cxla_computation *fused = NULL;
     if (instr->opcode == CXLA_OP_FUSION) {
         fused = cxla_instr_called(instr, CXLA_ATTR_CALLS);

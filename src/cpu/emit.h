@@ -40,6 +40,11 @@ typedef struct cpu_kernel_info {
      * in_place (a scatter's results and operands; the kernel then skips its copy of the
      * operand). 0 for every other kernel: out never aliases in. */
     int64_t in_place;
+    /* Bytes of work memory the kernel needs (sort's permutations, fft's rows; emit_lib.c):
+     * when > 0 the caller passes out[R], one past the R array results, pointing to that many
+     * bytes aligned to 64 that nothing else uses during the call (contents undefined). Each
+     * iteration of the outer loop uses its own part of it, so any split stays safe. */
+    size_t scratch;
 } cpu_kernel_info;
 
 /* Appends to |out| the C definition of one kernel computing |instr|:

@@ -117,6 +117,14 @@ bool cpu_emit_conv_ok(const cxla_instr *instr);
 cxla_status cpu_emit_conv(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                           cpu_kernel_info *out_info);
 
+/* The library-like kernels (emit_lib.c and the files it dispatches to: emit_sort.c,
+ * emit_linalg.c, emit_rng.c, emit_fft.c): sort, top-k, cholesky, triangular-solve,
+ * rng-bit-generator, fft, map, reduce-precision, bitcast-convert. Whether |instr| is one it
+ * emits, and the kernel (which may need scratch: cpu_kernel_info.scratch). */
+bool cpu_emit_lib_ok(const cxla_instr *instr);
+cxla_status cpu_emit_lib(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                         cpu_kernel_info *out_info);
+
 /* The element type of the operation about to be emitted (emit_expr.c's math_call keeps
  * the interpreter's libm expressions for small floats whose NaN sign matters). */
 void cpu_emit_math_type(cxla_type t);

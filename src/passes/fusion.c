@@ -96,8 +96,39 @@ static bool users_all_moved(const group *g, const cxla_instr *p) {
     return true;
 }
 
+/* Row fusion (cxla_pass_fusion_rows only): a reduce of the last dimension of an array with
+ * the loop's own dimensions (add, maximum or minimum of f32 or f64, rows of ROW_MIN to
+ * ROW_MAX elements, at least two rows), whose users are all in the loop group already,
+ * joins the loop: the backend then computes it for each row before the row's elements,
+ * while the row is in cache (softmax's maximum and sum, layer norm's mean and variance),
+ * instead of reading the whole array once per reduction. */
+enum { ROW_MIN = 128, ROW_MAX = 16384 };
+
+static bool row_reduce_joins(const group *g, const cxla_instr *p) {
+    const cxla_instr *root = g->items[0];
+    if (p->opcode != CXLA_OP_REDUCE || input_root(root) || !input_root(p) || !users_all_moved(g, p))
+        return false;
+    const cxla_shape *s = &p->operands[0]->shape;
+    cxla_type t = s->type;
+    if ((t != CXLA_F32 && t != CXLA_F64) || p->shape.type != t || s->rank < 2 ||
+        !cxla_shape_same_dims(s, &root->shape) || s->dims[s->rank - 1] < ROW_MIN ||
+        s->dims[s->rank - 1] > ROW_MAX || passes_elements(s) / s->dims[s->rank - 1] < 2)
+        return false;
+    int64_t nd = 0;
+    const int64_t *dims = cxla_instr_ints(p, CXLA_ATTR_DIMENSIONS, &nd);
+    if (nd != 1 || dims[0] != s->rank - 1) return false;
+    const cxla_computation *c = cxla_instr_called(p, CXLA_ATTR_TO_APPLY);
+    if (!c || c->param_count != 2 || !c->root || c->root->operand_count != 2) return false;
+    const cxla_instr *r = c->root;
+    if (r->operands[0]->opcode != CXLA_OP_PARAMETER ||
+        r->operands[1]->opcode != CXLA_OP_PARAMETER || r->operands[0] == r->operands[1] ||
+        r->shape.type != t || r->shape.rank != 0)
+        return false;
+    return r->opcode == CXLA_OP_ADD || r->opcode == CXLA_OP_MAXIMUM || r->opcode == CXLA_OP_MINIMUM;
+}
+
 /* Grows the group from its root until no operand can join. */
-static void grow(group *g) {
+static void grow(group *g, bool rows) {
     bool again = true;
     while (again) {
         again = false;
@@ -105,7 +136,8 @@ static void grow(group *g) {
             cxla_instr *m = g->items[i];
             for (int64_t k = 0; k < m->operand_count && g->count < MAX_GROUP; k++) {
                 cxla_instr *p = m->operands[k];
-                if (find(g, p) >= 0 || !loop_fusible(p)) continue;
+                if (find(g, p) >= 0) continue;
+                if (!loop_fusible(p) && !(rows && g->moved[i] && row_reduce_joins(g, p))) continue;
                 /* A duplicated member's operands stay used outside: only cheap ones join. */
                 bool moved = g->moved[i] && users_all_moved(g, p);
                 if (!moved && !cheap(p)) continue;
@@ -198,7 +230,7 @@ static cxla_status remove_dead(group *g) {
     return NULL;
 }
 
-static cxla_status fuse_at(cxla_instr *root, bool *changed) {
+static cxla_status fuse_at(cxla_instr *root, bool rows, bool *changed) {
     bool input = input_root(root);
     if (!input && !loop_fusible(root)) return NULL;
     if (root->opcode == CXLA_OP_CONSTANT || root->opcode == CXLA_OP_IOTA) return NULL;
@@ -207,7 +239,7 @@ static cxla_status fuse_at(cxla_instr *root, bool *changed) {
     g->items[0] = root;
     g->moved[0] = true;
     g->count = 1;
-    grow(g);
+    grow(g, rows);
     int64_t useful = 0;
     for (int64_t i = 1; i < g->count; i++)
         if (g->items[i]->opcode != CXLA_OP_CONSTANT) useful++;
@@ -402,7 +434,7 @@ static void mark_control(cxla_module *m, cxla_computation *c, bool *marks, int d
     }
 }
 
-static cxla_status run_fusion(cxla_module *m, bool *changed) {
+static cxla_status fusion(cxla_module *m, bool rows, bool *changed) {
     *changed = false;
     if (!m->entry) return NULL;
     int64_t count = m->comp_count;
@@ -422,7 +454,7 @@ static cxla_status run_fusion(cxla_module *m, bool *changed) {
         cxla_instr **order;
         s = cxla_computation_post_order(comp, &order);
         for (int64_t i = comp->instr_count - 1; i >= 0 && !s; i--)
-            if (order[i]->parent == comp) s = fuse_at(order[i], changed);
+            if (order[i]->parent == comp) s = fuse_at(order[i], rows, changed);
         if (!s) s = multi_output(comp, changed);
     }
     free(marks);
@@ -436,4 +468,13 @@ static cxla_status run_fusion(cxla_module *m, bool *changed) {
     return NULL;
 }
 
+static cxla_status run_fusion(cxla_module *m, bool *changed) {
+    return fusion(m, false, changed);
+}
+
+static cxla_status run_fusion_rows(cxla_module *m, bool *changed) {
+    return fusion(m, true, changed);
+}
+
 const cxla_pass cxla_pass_fusion = {"fusion", run_fusion};
+const cxla_pass cxla_pass_fusion_rows = {"fusion", run_fusion_rows};

@@ -55,5 +55,14 @@ extern const cxla_pass cxla_pass_dce;           /* dce.c */
 extern const cxla_pass cxla_pass_layout;        /* layout.c: layout normalization */
 extern const cxla_pass cxla_pass_dot_canon;     /* dot_canon.c: dot canonicalization */
 extern const cxla_pass cxla_pass_fusion;        /* fusion.c: loop, input, multi-output */
+/* fusion.c: the same, and row fusion: reduces of the rows of a loop's array computed
+ * inside the loop (softmax, layer norm in one pass). Not in the default pipeline: the
+ * cpu backend runs it instead of cxla_pass_fusion in its fast reduction order, whose
+ * order these in-loop reduces follow. Named "fusion" too, for --dump-after. */
+extern const cxla_pass cxla_pass_fusion_rows;
+/* reduce_split.c: a large reduce to a scalar as rows, then the rows' partials. Not in the
+ * default pipeline: it reorders sums; the cpu backend runs it before fusion in its fast
+ * reduction order. */
+extern const cxla_pass cxla_pass_reduce_split;
 
 #endif /* CXLA_PASSES_PASSES_H_ */

@@ -75,6 +75,8 @@ const cxla_pass *const *cxla_passes_cpu_list(int64_t *out_count) {
 const cxla_pass *cxla_pass_find(const char *name) {
     for (size_t i = 0; i < sizeof(cpu_passes) / sizeof(cpu_passes[0]); i++)
         if (strcmp(cpu_passes[i]->name, name) == 0) return cpu_passes[i];
+    /* Run by the cpu backend in its fast reduction order only. */
+    if (strcmp(cxla_pass_reduce_split.name, name) == 0) return &cxla_pass_reduce_split;
     return NULL;
 }
 

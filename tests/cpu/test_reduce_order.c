@@ -1,0 +1,282 @@
+/* The cpu backend's fast reduction order (docs/semantics.md, "Reductions on the cpu
+ * backend"): row reductions in 64 lanes and a fixed tree, large reductions to a scalar
+ * split into rows (src/passes/reduce_split.c), reductions inside a row fusion (softmax,
+ * layer norm), and tiled transposes. In the fast order each result must equal, bit for
+ * bit, a plain C implementation of the documented order, and be within the documented
+ * bound of the interpreter's; with CXLA_CPU_EXACT_MATH=1 it must equal the interpreter's
+ * bit for bit. */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu.h"
+#include "harness.h"
+#include "hlo/hlo.h"
+#include "interp/interp.h"
+
+enum { LANES = 64 };
+
+typedef enum op { OP_ADD, OP_MAX, OP_MIN } op;
+
+static float apply(op o, float a, float b) {
+    if (o == OP_ADD) return a + b;
+    if (o == OP_MAX) return a > b ? a : b;
+    return a < b ? a : b;
+}
+
+/* The documented lane order over x[0..n), n >= 2 * LANES. */
+static float lanes_order(op o, const float *x, int64_t n) {
+    float acc[LANES];
+    int64_t q = n / LANES, r = n % LANES;
+    for (int64_t k = 0; k < LANES; k++) acc[k] = x[k];
+    for (int64_t b = 1; b < q; b++)
+        for (int64_t k = 0; k < LANES; k++) acc[k] = apply(o, acc[k], x[b * LANES + k]);
+    for (int64_t k = 0; k < r; k++) acc[k] = apply(o, acc[k], x[q * LANES + k]);
+    for (int64_t w = LANES / 2; w >= 1; w /= 2)
+        for (int64_t k = 0; k < w; k++) acc[k] = apply(o, acc[k], acc[k + w]);
+    return acc[0];
+}
+
+/* The interpreter's pairwise sum (runs of up to 16 in order, longer ones halved). */
+static float pairwise(const float *x, int64_t n) {
+    if (n <= 16) {
+        float s = x[0];
+        for (int64_t i = 1; i < n; i++) s += x[i];
+        return s;
+    }
+    int64_t h = n / 2;
+    return pairwise(x, h) + pairwise(x + h, n - h);
+}
+
+/* Any reduce of n elements in the fast order: lanes from 2 * LANES up, else (sums) the
+ * interpreter's pairwise order, (maximum, minimum) an in-order fold. */
+static float fast_order(op o, const float *x, int64_t n) {
+    if (n >= 2 * LANES) return lanes_order(o, x, n);
+    if (o == OP_ADD) return pairwise(x, n);
+    float a = x[0];
+    for (int64_t i = 1; i < n; i++) a = apply(o, a, x[i]);
+    return a;
+}
+
+static const char *const reducer_text[] = {"add", "maximum", "minimum"};
+
+/* The module: f32[rows, n] -> x * x + x (so that the input fusion computes something)
+ * -> reduce of the last dimension (rows > 0) or of both (rows < 0: a scalar). */
+static char *module_text(op o, int64_t rows, int64_t n, float init) {
+    static char buf[2048];
+    int64_t r = rows < 0 ? -rows : rows;
+    char result[32] = "";
+    if (rows >= 0) snprintf(result, sizeof result, "%" PRId64, r);
+    snprintf(buf, sizeof buf,
+             "HloModule order\n"
+             "red { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+             " ROOT c = f32[] %s(a, b) }\n"
+             "ENTRY main {\n x = f32[%" PRId64 ",%" PRId64 "] parameter(0)\n"
+             " sq = f32[%" PRId64 ",%" PRId64 "] multiply(x, x)\n"
+             " y = f32[%" PRId64 ",%" PRId64 "] add(sq, x)\n"
+             " i = f32[] constant(%.9g)\n"
+             " ROOT r = f32[%s] reduce(y, i), dimensions={%s}, to_apply=red\n}\n",
+             reducer_text[o], r, n, r, n, r, n, (double)init, result, rows < 0 ? "0,1" : "1");
+    return buf;
+}
+
+static cxla_literal *run_cpu(cxla_module *m, cxla_literal *arg) {
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    exec_run_options ro = {0};
+    cxla_literal *got = NULL;
+    cxla_status s = cpu_backend.compile(m, &co, &compiled);
+    if (!s) s = cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)&arg, 1, &got);
+    if (compiled) cpu_backend.destroy(compiled);
+    CHECK_OK(s);
+    return got;
+}
+
+static uint64_t seed = 12345;
+/* Sums whose fast result differs from the interpreter's: the fast order is in effect. */
+static int fast_differs;
+static float rnd(void) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((double)(seed >> 40) / (double)(1ull << 24) - 0.4) * 3.0f;
+}
+
+/* One reduce: fast order (documented order bit for bit, the interpreter within the
+ * bound) and exact mode (the interpreter bit for bit). */
+static void check_reduce(op o, int64_t rows, int64_t n) {
+    int64_t r = rows < 0 ? -rows : rows, total = r * n;
+    float init = o == OP_ADD ? 0.25f : o == OP_MAX ? -1e30f : 1e30f;
+    cxla_module *m = NULL;
+    const char *text = module_text(o, rows, n, init);
+    CHECK_OK(cxla_hlo_parse(text, strlen(text), "order", &m));
+    if (!m) return;
+    cxla_literal *arg = NULL;
+    CHECK_OK(cxla_literal_create(&m->entry->params[0]->shape, &arg));
+    float *x = cxla_literal_data(arg);
+    float *y = malloc(sizeof(float) * (size_t)total);
+    double *mag = calloc((size_t)r, sizeof(double));
+    for (int64_t i = 0; i < total; i++) {
+        x[i] = rnd();
+        y[i] = x[i] * x[i] + x[i];
+        mag[rows < 0 ? 0 : i / n] += fabs((double)y[i]);
+    }
+    cxla_literal *want = NULL;
+    CHECK_OK(interp_run_module(m, NULL, (const cxla_literal *const *)&arg, 1, &want));
+
+    /* Fast order. */
+    unsetenv("CXLA_CPU_EXACT_MATH");
+    cxla_literal *got = run_cpu(m, arg);
+    int64_t outs = rows < 0 ? 1 : r;
+    for (int64_t j = 0; got && want && j < outs; j++) {
+        float doc;
+        if (rows >= 0) {
+            doc = apply(o, init, fast_order(o, y + j * n, n));
+        } else {
+            /* Split into rows of C (reduce_split.c), the partials reduced in turn. */
+            int64_t c = 0;
+            for (int64_t d = 4096; d <= 65536 && d <= total / 2; d++)
+                if (total % d == 0 && (c == 0 || llabs(d - 32768) < llabs(c - 32768))) c = d;
+            if (total < (1 << 20) || c == 0) {
+                doc = apply(o, init, fast_order(o, y, total));
+            } else {
+                int64_t p = total / c;
+                float *part = malloc(sizeof(float) * (size_t)p);
+                float id = o == OP_ADD ? -0.0f : o == OP_MAX ? -INFINITY : INFINITY;
+                for (int64_t i = 0; i < p; i++) part[i] = apply(o, id, fast_order(o, y + i * c, c));
+                doc = apply(o, init, fast_order(o, part, p));
+                free(part);
+            }
+        }
+        float g = ((const float *)cxla_literal_data_const(got))[j];
+        float w = ((const float *)cxla_literal_data_const(want))[j];
+        CHECK_MSG(memcmp(&g, &doc, sizeof g) == 0,
+                  "%s rows %" PRId64 " n %" PRId64 " output %" PRId64
+                  ": cpu %.9g, the documented order %.9g",
+                  reducer_text[o], rows, n, j, (double)g, (double)doc);
+        /* The bound against the interpreter: both orders' first-order bounds. */
+        int64_t cnt = rows < 0 ? total : n;
+        double depth_fast = (double)(cnt / LANES + 1 + 7) * 2, depth_interp = 16 + 64 + 1;
+        double bound = (depth_fast + depth_interp) * ldexp(1.0, -24) * (mag[j] + fabs(init));
+        if (o == OP_ADD && memcmp(&g, &w, sizeof g) != 0) fast_differs++;
+        if (o == OP_ADD)
+            CHECK_MSG(fabs((double)g - (double)w) <= bound,
+                      "add rows %" PRId64 " n %" PRId64 ": cpu %.9g, interpreter %.9g, bound %.3g",
+                      rows, n, (double)g, (double)w, bound);
+        else
+            CHECK_MSG(g == w, "%s: cpu %.9g, interpreter %.9g", reducer_text[o], (double)g,
+                      (double)w);
+    }
+    cxla_literal_free(got);
+
+    /* Exact mode: the interpreter's order. */
+    setenv("CXLA_CPU_EXACT_MATH", "1", 1);
+    got = run_cpu(m, arg);
+    if (got && want) CHECK_OK(cxla_literal_compare(got, want, NULL));
+    unsetenv("CXLA_CPU_EXACT_MATH");
+    cxla_literal_free(got);
+    cxla_literal_free(want);
+    cxla_literal_free(arg);
+    free(y);
+    free(mag);
+    cxla_module_destroy(m);
+}
+
+static void test_row_reductions(void) {
+    const int64_t sizes[] = {5, 127, 128, 129, 200, 1000, 4096 + 13};
+    for (int o = 0; o < 3; o++)
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+            check_reduce((op)o, 3, sizes[i]);
+    CHECK(fast_differs > 0);
+}
+
+static void test_scalar_reductions(void) {
+    fast_differs = 0;
+    check_reduce(OP_ADD, -3, 1000);        /* below the split: lanes over 3000 */
+    check_reduce(OP_ADD, -1024, 1024);     /* 2^20: split into 32 rows of 32768 */
+    check_reduce(OP_ADD, -1000, 1000);     /* 10^6: rows of 31250 */
+    check_reduce(OP_MAX, -1024, 1025);     /* rows of 32800 */
+    check_reduce(OP_ADD, -1031, 1031 * 2); /* 1031 is prime: rows of 2062 are too short */
+    CHECK(fast_differs > 0);
+}
+
+/* softmax and layer norm over rows: one fusion in the fast order (row fusion), within
+ * the bounds of the interpreter; bit for bit in exact mode. */
+static void check_module(const char *text, double rtol) {
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_hlo_parse(text, strlen(text), "rows", &m));
+    if (!m) return;
+    cxla_literal *arg = NULL;
+    CHECK_OK(cxla_literal_create(&m->entry->params[0]->shape, &arg));
+    float *x = cxla_literal_data(arg);
+    int64_t n = cxla_literal_element_count(arg);
+    for (int64_t i = 0; i < n; i++) x[i] = rnd();
+    cxla_literal *want = NULL;
+    CHECK_OK(interp_run_module(m, NULL, (const cxla_literal *const *)&arg, 1, &want));
+    unsetenv("CXLA_CPU_EXACT_MATH");
+    cxla_literal *got = run_cpu(m, arg);
+    cxla_tolerance tol = {.atol = rtol, .rtol = rtol, .ulps = 0};
+    if (got && want) CHECK_OK(cxla_literal_compare(got, want, &tol));
+    cxla_literal_free(got);
+    setenv("CXLA_CPU_EXACT_MATH", "1", 1);
+    got = run_cpu(m, arg);
+    if (got && want) CHECK_OK(cxla_literal_compare(got, want, NULL));
+    unsetenv("CXLA_CPU_EXACT_MATH");
+    cxla_literal_free(got);
+    cxla_literal_free(want);
+    cxla_literal_free(arg);
+    cxla_module_destroy(m);
+}
+
+static const char softmax[] =
+    "HloModule softmax\n"
+    "max { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] maximum(a, b) }\n"
+    "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] add(a, b) }\n"
+    "ENTRY main {\n x = f32[6,300] parameter(0)\n ninf = f32[] constant(-inf)\n"
+    " m = f32[6] reduce(x, ninf), dimensions={1}, to_apply=max\n"
+    " mb = f32[6,300] broadcast(m), dimensions={0}\n d = f32[6,300] subtract(x, mb)\n"
+    " e = f32[6,300] exponential(d)\n zero = f32[] constant(0)\n"
+    " s = f32[6] reduce(e, zero), dimensions={1}, to_apply=add\n"
+    " sb = f32[6,300] broadcast(s), dimensions={0}\n ROOT r = f32[6,300] divide(e, sb)\n}\n";
+
+static const char layer_norm[] =
+    "HloModule layer_norm\n"
+    "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] add(a, b) }\n"
+    "ENTRY main {\n x = f32[2,3,260] parameter(0)\n zero = f32[] constant(0)\n"
+    " inv = f32[] constant(0.00384615385)\n invr = f32[2,3] broadcast(inv), dimensions={}\n"
+    " s = f32[2,3] reduce(x, zero), dimensions={2}, to_apply=add\n"
+    " mean = f32[2,3] multiply(s, invr)\n"
+    " meanb = f32[2,3,260] broadcast(mean), dimensions={0,1}\n"
+    " d = f32[2,3,260] subtract(x, meanb)\n d2 = f32[2,3,260] multiply(d, d)\n"
+    " s2 = f32[2,3] reduce(d2, zero), dimensions={2}, to_apply=add\n"
+    " var = f32[2,3] multiply(s2, invr)\n eps = f32[] constant(1e-05)\n"
+    " epsr = f32[2,3] broadcast(eps), dimensions={}\n ve = f32[2,3] add(var, epsr)\n"
+    " r = f32[2,3] rsqrt(ve)\n rb = f32[2,3,260] broadcast(r), dimensions={0,1}\n"
+    " ROOT n = f32[2,3,260] multiply(d, rb)\n}\n";
+
+static void test_row_fusion(void) {
+    check_module(softmax, 1e-5);
+    check_module(layer_norm, 1e-5);
+}
+
+/* Transposes (tiled in the loop nest) move elements: bit for bit in both modes. */
+static void test_transposes(void) {
+    static const char *const cases[] = {
+        "HloModule t\nENTRY main {\n x = f32[100,70] parameter(0)\n"
+        " ROOT t = f32[70,100] transpose(x), dimensions={1,0}\n}\n",
+        "HloModule t\nENTRY main {\n x = f32[5,40,33] parameter(0)\n"
+        " ROOT t = f32[33,40,5] transpose(x), dimensions={2,1,0}\n}\n",
+        "HloModule t\nENTRY main {\n x = f32[3,37,65] parameter(0)\n"
+        " ROOT t = f32[3,65,37] transpose(x), dimensions={0,2,1}\n}\n",
+        "HloModule t\nENTRY main {\n x = f32[2,33,4,45] parameter(0)\n"
+        " t = f32[2,4,45,33] transpose(x), dimensions={0,2,3,1}\n"
+        " ROOT n = f32[2,4,45,33] negate(t)\n}\n",
+        "HloModule t\nENTRY main {\n x = f32[64,96] parameter(0)\n"
+        " ROOT t = f32[96,64] transpose(x), dimensions={1,0}\n}\n",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_module(cases[i], 0);
+}
+
+TEST_MAIN(TEST(test_row_reductions), TEST(test_scalar_reductions), TEST(test_row_fusion),
+          TEST(test_transposes))
