@@ -956,7 +956,7 @@ cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *o
     cxla_strbuf_init(&ignored);
     cpu_emit_sanitize(o->prefix && *o->prefix ? o->prefix : name, &prefix);
     cxla_module *m = NULL;
-    cpu_compile_options co = {.no_passes = o->no_passes};
+    cpu_compile_options co = {.no_passes = o->no_passes, .no_onednn_passes = true};
     cxla_status s = cpu_generate(module, &co, &m, &ignored, NULL);
     cxla_strbuf_free(&ignored);
     aot a;

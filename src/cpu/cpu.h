@@ -29,6 +29,9 @@ typedef struct cpu_compile_options {
     const char *dump_after;
     cxla_strbuf *dump_to;
     bool no_passes; /* compile the module as it is, without the pass pipeline */
+    /* without the passes that prepare for oneDNN's calls, conv-canon and output-fusion
+     * (ahead-of-time output has no library calls; its convolutions are loop nests) */
+    bool no_onednn_passes;
 } cpu_compile_options;
 
 /* The optimized module and the C source the cpu backend compiles |module| into, without

@@ -150,7 +150,13 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         const cxla_pass *const *all = cxla_passes_cpu_list(&n);
         const cxla_pass *list[32];
         int64_t count = 0;
+        /* Output fusion and conv-canon only for oneDNN: without it the product of a kOutput
+         * fusion would run the interpreter's loops instead of the emitter's blocked dot
+         * kernel, and the emitter's convolution loop nests take any layout. */
+        bool onednn = cpu_onednn_available() && !(options && options->no_onednn_passes);
         for (int64_t i = 0; i < n && count < 31; i++) {
+            if ((all[i] == &cxla_pass_output_fusion || all[i] == &cxla_pass_conv_canon) && !onednn)
+                continue;
             /* The fast reduction order (docs/semantics.md) splits large reductions to a
              * scalar so that they run on every thread. */
             bool fast = all[i] == &cxla_pass_fusion && cpu_emit_fast_math();
@@ -532,7 +538,7 @@ static cxla_status cpu_compile(const cxla_module *module, const exec_compile_opt
     }
     /* Library calls are prepared now (oneDNN primitives are created once, not per run). */
     for (int64_t i = 0; i < g.call_count && !s; i++)
-        s = cpu_linalg_prepare(g.call_instrs[i], threads, &c->calls[g.call_instrs[i]->id]);
+        s = cpu_linalg_prepare(g.call_instrs[i], threads, c->pool, &c->calls[g.call_instrs[i]->id]);
     if (!s)
         s = cpu_plan_build(c->module, c->kernels, c->infos, c->calls, c->id_count, c->pool,
                            &c->plan);

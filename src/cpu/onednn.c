@@ -18,6 +18,7 @@
 #include "cpu/onednn.h"
 #include "interp/interp.h"
 #include "literal/literal_internal.h"
+#include "passes/epilogue.h"
 
 #define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
 
@@ -77,100 +78,87 @@ static cxla_status loops_prepare(const cxla_instr *instr, cpu_call *out) {
 
 /* ---- fusions of a dot or convolution with elementwise work after it --------------------- */
 
-/* A fusion whose fused computation is a dot or convolution of two of its parameters
- * followed by a chain of elementwise operations that oneDNN applies to the accumulator
- * before it stores it (post-ops): first, optionally, the add of a bias vector broadcast
- * along the output features (N of a dot, the feature dim of a convolution), then any of
- * maximum with 0 (relu) and multiply by a constant (scale), all in f32.
- *
+/* A kOutput fusion (src/passes/epilogue.h): with oneDNN, one primitive whose bias and
+ * post-ops compute the epilogue before the product is stored: the first vector add
+ * right after the product is oneDNN's bias, the other vector adds, subtracts and
+ * multiplies are binary post-ops over a per-feature vector, scales are linear post-ops,
+ * all in f32.
  * oneDNN's relu (and clip) turn NaN into 0 where maximum keeps it, so relu is not a
- * post-op: a relu followed only by positive scales commutes with them, and runs last, as
- * a loop over the result that keeps NaN (`y < 0 ? 0 : y`). */
-enum { MAX_POST_OPS = 8 };
-
+ * post-op: the matcher lets only positive scales follow it (they commute with it), and it
+ * runs last, as a loop over the result that keeps NaN.
+ *
+ * When oneDNN does not take the fusion (or the build has no oneDNN), the product runs as
+ * a call of its own into the result and the epilogue as loops over it, each operation
+ * rounded to f32 as the interpreter rounds it. */
 typedef struct post_ops {
-    const cxla_instr *core;       /* the dot or convolution */
-    int64_t core_in[2];           /* the fusion operands of its lhs and rhs */
-    const cxla_instr *bias_bcast; /* the bias's broadcast, or NULL */
-    int64_t bias_in;              /* the fusion operand of the bias */
-    int count;                    /* the scales, in order */
-    float alpha[MAX_POST_OPS];
-    bool relu; /* a relu after them */
+    cxla_epilogue e;
+    int64_t core_in[2];           /* the fusion operands of the product's lhs and rhs */
+    int64_t vec_in[CXLA_EPI_MAX]; /* the fusion operand of each op's vector, or -1 */
+    bool relu;                    /* a relu, run after the others */
 } post_ops;
-
-/* |b| is broadcast(constant) of an f32 scalar: its value in |v|. */
-static bool scalar_constant(const cxla_instr *b, float *v) {
-    if (b->opcode != CXLA_OP_BROADCAST || b->operand_count != 1) return false;
-    const cxla_instr *c = b->operands[0];
-    if (c->opcode != CXLA_OP_CONSTANT || c->shape.type != CXLA_F32 || c->shape.rank != 0 ||
-        !c->literal || c->literal_elided)
-        return false;
-    memcpy(v, cxla_literal_data(c->literal), sizeof(float));
-    return true;
-}
-
-static bool is_product(const cxla_instr *x) {
-    return x->opcode == CXLA_OP_DOT || x->opcode == CXLA_OP_CONVOLUTION;
-}
 
 static bool match_fusion(const cxla_instr *f, post_ops *po) {
     memset(po, 0, sizeof(*po));
-    po->bias_in = -1;
-    if (f->opcode != CXLA_OP_FUSION || f->shape.type != CXLA_F32) return false;
-    const cxla_computation *comp = cxla_instr_called(f, CXLA_ATTR_CALLS);
-    if (!comp || !comp->root) return false;
-    float alphas[MAX_POST_OPS];
-    int count = 0;
-    const cxla_instr *x = comp->root;
-    /* From the root down to the dot or convolution; the post-ops come out reversed. */
-    while (!is_product(x)) {
-        if (x->shape.type != CXLA_F32 || x->operand_count != 2) return false;
-        if (x != comp->root && x->user_count != 1) return false;
-        const cxla_instr *a = x->operands[0], *b = x->operands[1];
-        if (x->opcode == CXLA_OP_ADD) {
-            const cxla_instr *chain = b->opcode == CXLA_OP_BROADCAST ? a : b;
-            const cxla_instr *bc = chain == a ? b : a;
-            /* A bias only right after the product: oneDNN adds it before the post-ops. */
-            if (bc->opcode != CXLA_OP_BROADCAST || !is_product(chain)) return false;
-            const cxla_instr *bias = bc->operands[0];
-            if (bias->opcode != CXLA_OP_PARAMETER || bias->shape.type != CXLA_F32) return false;
-            po->bias_bcast = bc;
-            po->bias_in = bias->parameter_number;
-            x = chain;
+    if (!cxla_epilogue_match(f, &po->e)) return false;
+    for (int k = 0; k < 2; k++) po->core_in[k] = po->e.core->operands[k]->parameter_number;
+    for (int64_t i = 0; i < po->e.count; i++) {
+        const cxla_epi_op *op = &po->e.ops[i];
+        po->vec_in[i] = op->vec ? op->vec->parameter_number : -1;
+        if (op->kind == CXLA_EPI_RELU) po->relu = true;
+    }
+    return true;
+}
+
+/* maximum(y, +0) as the interpreter computes it: NaN stays, -0 becomes +0. */
+static void relu_loop(float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0.0f || y[i] != y[i] ? y[i] : 0.0f;
+}
+
+/* The epilogue as loops after a call that computed the product. */
+typedef struct epi_state {
+    cpu_call core;
+    post_ops po;
+    int64_t count;    /* result elements */
+    int64_t inner;    /* elements after the feature dims (row-major) */
+    int64_t features; /* elements of the feature dims */
+} epi_state;
+
+static void epi_free(void *state) {
+    epi_state *st = state;
+    if (!st) return;
+    cpu_call_release(&st->core);
+    free(st);
+}
+
+static cxla_status epi_run(void *state, void *const *out, const void *const *in) {
+    const epi_state *st = state;
+    const void *core_in[2] = {in[st->po.core_in[0]], in[st->po.core_in[1]]};
+    CXLA_RETURN_IF_ERROR(st->core.fn(st->core.state, out, core_in));
+    float *y = out[0];
+    int64_t blocks = st->count / (st->inner * st->features);
+    for (int64_t i = 0; i < st->po.e.count; i++) {
+        const cxla_epi_op *op = &st->po.e.ops[i];
+        if (op->kind == CXLA_EPI_RELU) continue; /* last, below */
+        if (op->kind == CXLA_EPI_SCALE) {
+            float c = op->c;
+            for (int64_t k = 0; k < st->count; k++) y[k] = y[k] * c;
             continue;
         }
-        if (count == MAX_POST_OPS) return false;
-        float c;
-        const cxla_instr *chain;
-        if (scalar_constant(b, &c))
-            chain = a;
-        else if (scalar_constant(a, &c))
-            chain = b;
-        else
-            return false;
-        if (x->opcode == CXLA_OP_MAXIMUM && c == 0.0f && !signbit(c)) {
-            /* The scales seen so far come after this relu: it moves past them when they
-             * are positive (c * max(x, 0) == max(c * x, 0), rounding included). */
-            for (int i = 0; i < count; i++)
-                if (!(alphas[i] > 0.0f)) return false;
-            po->relu = true;
-        } else if (x->opcode == CXLA_OP_MULTIPLY) {
-            alphas[count++] = c;
-        } else {
-            return false;
-        }
-        x = chain;
+        const float *v = in[st->po.vec_in[i]];
+        for (int64_t b = 0; b < blocks; b++)
+            for (int64_t f = 0; f < st->features; f++) {
+                float *p = y + (b * st->features + f) * st->inner;
+                float vf = v[f];
+                if (op->kind == CXLA_EPI_ADD_VEC)
+                    for (int64_t k = 0; k < st->inner; k++) p[k] = p[k] + vf;
+                else if (op->kind == CXLA_EPI_SUB_VEC)
+                    for (int64_t k = 0; k < st->inner; k++) p[k] = p[k] - vf;
+                else
+                    for (int64_t k = 0; k < st->inner; k++) p[k] = p[k] * vf;
+            }
     }
-    if (x->shape.type != CXLA_F32 || (x != comp->root && x->user_count != 1)) return false;
-    if (x->operand_count != 2) return false;
-    for (int k = 0; k < 2; k++) {
-        if (x->operands[k]->opcode != CXLA_OP_PARAMETER) return false;
-        po->core_in[k] = x->operands[k]->parameter_number;
-    }
-    po->core = x;
-    po->count = count;
-    for (int i = 0; i < count; i++) po->alpha[i] = alphas[count - 1 - i];
-    return true;
+    if (st->po.relu) relu_loop(y, st->count);
+    return NULL;
 }
 
 /* ---- oneDNN ----------------------------------------------------------------------------- */
@@ -203,16 +191,20 @@ static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
  * through omp_set_num_threads, looked up in the OpenMP runtime that libdnnl loaded, so
  * that cxla does not link that runtime itself. NULL: not found (the default stays). */
 static void (*set_omp_threads)(int);
+static int (*get_omp_threads)(void);
 
 static void engine_init(void) {
     engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0);
     void *sym = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
     /* dlsym returns data pointers; POSIX guarantees the conversion. */
     if (sym) memcpy(&set_omp_threads, &sym, sizeof(sym));
+    sym = dlsym(RTLD_DEFAULT, "omp_get_max_threads");
+    if (sym) memcpy(&get_omp_threads, &sym, sizeof(sym));
 }
 
-/* Tensors: source, weights, destination, bias (only in a fusion with a bias add). */
-enum { TENSORS = 4, BIAS = 3, ALIGN = 64 };
+/* Tensors: source, weights, destination, bias (only in a fusion with a bias add), then the
+ * vectors of binary post-ops (BIN0 + the epilogue op's index). */
+enum { BIAS = 3, BIN0 = 4, TENSORS = BIN0 + CXLA_EPI_MAX, ALIGN = 64 };
 
 typedef struct tensor {
     bool used;
@@ -226,24 +218,41 @@ typedef struct tensor {
     int64_t rank, dims[CXLA_MAX_RANK];
     bool flip_dim[CXLA_MAX_RANK];
     size_t es, bytes;
+    /* An operand that is a constant of the module: reordered (and flipped) once, when
+     * the call is prepared, into this buffer (owned) in the primitive's layout. */
+    void *cached;
 } tensor;
 
-typedef struct dnn_state {
+/* Some primitives fix their thread count when they are created (oneDNN's jit
+ * convolutions ask OpenMP then, and run that many whatever the count at run time), so a
+ * run with fewer threads than the call was made for (replicas sharing the pool) uses a
+ * copy of the call made for that count, created on first use. */
+enum { MAX_VARIANTS = 16 };
+
+typedef struct dnn_state dnn_state;
+struct dnn_state {
     const cxla_instr *instr;
     int64_t relu_count; /* > 0: a relu over that many f32 results after the primitive */
     int threads;        /* > 0: OpenMP threads for the primitive */
+    cpu_pool *pool;     /* borrowed, or NULL: its share of threads among the runs at once */
     dnnl_primitive_t prim;
     tensor t[TENSORS];
     size_t scratch_size;
     dnnl_memory_desc_t scratch_md;
-} dnn_state;
+    pthread_mutex_t mu;             /* guards |fewer| */
+    dnn_state *fewer[MAX_VARIANTS]; /* the call made for that many threads, or NULL */
+};
 
 static void dnn_free(void *state) {
     dnn_state *st = state;
     if (!st) return;
     if (st->prim) dnnl_primitive_destroy(st->prim);
-    for (int i = 0; i < TENSORS; i++)
+    for (int i = 0; i < TENSORS; i++) {
         if (st->t[i].reorder) dnnl_primitive_destroy(st->t[i].reorder);
+        free(st->t[i].cached);
+    }
+    for (int i = 0; i < MAX_VARIANTS; i++) dnn_free(st->fewer[i]);
+    pthread_mutex_destroy(&st->mu);
     free(st);
 }
 
@@ -277,18 +286,46 @@ static void flip_copy(const tensor *t, const void *src, void *dst) {
     }
 }
 
+static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool, dnn_state **out);
+
+/* The call of |st|'s instruction made for |threads| threads (see MAX_VARIANTS), or NULL
+ * when it cannot be made (then |st| itself runs). */
+static cxla_status variant(dnn_state *st, int threads, const dnn_state **out) {
+    *out = NULL;
+    pthread_mutex_lock(&st->mu);
+    cxla_status s = NULL;
+    if (!st->fewer[threads]) s = dnn_make(st->instr, threads, NULL, &st->fewer[threads]);
+    *out = st->fewer[threads];
+    pthread_mutex_unlock(&st->mu);
+    return s;
+}
+
 static cxla_status dnn_run(void *state, void *const *out, const void *const *in) {
     const dnn_state *st = state;
+    /* Replicas running at once on the pool share its threads (threadpool.h); OpenMP's
+     * count is per calling thread, so each replica's thread sets its own. */
+    int threads = st->pool ? cpu_pool_share(st->pool) : st->threads;
+    if (threads > 0 && threads < st->threads && threads < MAX_VARIANTS) {
+        const dnn_state *v = NULL;
+        CXLA_RETURN_IF_ERROR(variant((dnn_state *)st, threads, &v));
+        if (v) st = v;
+    }
     dnnl_stream_t stream = NULL;
     dnnl_memory_t user_mem[TENSORS] = {0}, prim_mem[TENSORS] = {0}, scratch_mem = NULL;
     void *bufs[TENSORS] = {0}, *flipped[TENSORS] = {0}, *scratch = NULL;
     const char *what = "stream creation";
-    if (st->threads > 0 && set_omp_threads) set_omp_threads(st->threads);
+    if (threads > 0 && set_omp_threads) set_omp_threads(threads);
     dnnl_status_t ds = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
     cxla_status s = NULL;
     for (int i = 0; i < TENSORS && ds == dnnl_success && !s; i++) {
         const tensor *t = &st->t[i];
         if (!t->used) continue;
+        if (t->cached) {
+            what = "memory creation";
+            ds = dnnl_memory_create(&prim_mem[i], t->reorder ? &t->prim : &t->user, engine,
+                                    t->cached);
+            continue;
+        }
         void *ptr = t->io >= 0 ? (void *)in[t->io] : out[0];
         if (t->flip) {
             flipped[i] = malloc(t->bytes ? t->bytes : 1);
@@ -342,10 +379,7 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
         ds = dnnl_stream_wait(stream);
     }
     if (ds != dnnl_success && !s) s = dnn_error(st->instr, what, ds);
-    if (!s && st->relu_count > 0) {
-        float *y = out[0];
-        for (int64_t i = 0; i < st->relu_count; i++) y[i] = y[i] < 0.0f ? 0.0f : y[i];
-    }
+    if (!s && st->relu_count > 0) relu_loop(out[0], st->relu_count);
     for (int i = 0; i < TENSORS; i++) {
         if (user_mem[i]) dnnl_memory_destroy(user_mem[i]);
         if (prim_mem[i]) dnnl_memory_destroy(prim_mem[i]);
@@ -374,47 +408,66 @@ static bool is_ref(const_dnnl_primitive_desc_t pd) {
     return impl && strncmp(impl, "ref", 3) == 0;
 }
 
+/* The epilogue op that oneDNN takes as the bias: the first, when it adds a vector. */
+static bool has_bias(const post_ops *po) {
+    return po && po->e.count > 0 && po->e.ops[0].kind == CXLA_EPI_ADD_VEC;
+}
+
 /* The attributes of every primitive: f32 stays f32 (XLA's CPU backend never computes an
  * f32 dot in bf16 or tf32, whatever ONEDNN_DEFAULT_FPMATH_MODE says), and the scratchpad
- * is the caller's, so that runs on several threads do not share one. */
-static dnnl_status_t make_attr(const post_ops *po, dnnl_primitive_attr_t *attr) {
+ * is the caller's, so that runs on several threads do not share one. With an epilogue
+ * |po|, its post-ops (all but the bias and the relu) in order: a binary post-op per
+ * vector, read as |nd| dims of 1 but dim |axis|, of |n| elements (its tensor is set up in
+ * |st|), a linear one per scale. */
+static dnnl_status_t make_attr(const post_ops *po, dnn_state *st, int nd, int axis, int64_t n,
+                               dnnl_primitive_attr_t *attr) {
     dnnl_status_t ds = dnnl_primitive_attr_create(attr);
     if (ds == dnnl_success)
         ds = dnnl_primitive_attr_set_fpmath_mode(*attr, dnnl_fpmath_mode_strict);
     if (ds == dnnl_success)
         ds = dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user);
-    if (ds == dnnl_success && po && po->count > 0) {
-        dnnl_post_ops_t ops = NULL;
-        ds = dnnl_post_ops_create(&ops);
-        for (int i = 0; i < po->count && ds == dnnl_success; i++)
-            ds = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_linear, po->alpha[i], 0.0f);
-        if (ds == dnnl_success) ds = dnnl_primitive_attr_set_post_ops(*attr, ops);
-        if (ops) dnnl_post_ops_destroy(ops);
+    if (ds != dnnl_success || !po) return ds;
+    dnnl_post_ops_t ops = NULL;
+    ds = dnnl_post_ops_create(&ops);
+    int k = 0; /* oneDNN's index of the next post-op */
+    for (int64_t i = has_bias(po) ? 1 : 0; i < po->e.count && ds == dnnl_success; i++) {
+        const cxla_epi_op *op = &po->e.ops[i];
+        if (op->kind == CXLA_EPI_RELU) continue;
+        if (op->kind == CXLA_EPI_SCALE) {
+            ds = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_linear, op->c, 0.0f);
+            k++;
+            continue;
+        }
+        tensor *t = &st->t[BIN0 + i];
+        dnnl_dims_t d, strides;
+        for (int j = 0; j < nd; j++) d[j] = 1, strides[j] = n;
+        d[axis] = n, strides[axis] = 1;
+        *t = (tensor){.used = true,
+                      .arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(k) | DNNL_ARG_SRC_1,
+                      .io = (int)po->vec_in[i]};
+        ds = dnnl_memory_desc_init_by_strides(&t->user, nd, d, dnnl_f32, strides);
+        if (ds == dnnl_success)
+            ds = dnnl_post_ops_append_binary(ops,
+                                             op->kind == CXLA_EPI_ADD_VEC   ? dnnl_binary_add
+                                             : op->kind == CXLA_EPI_SUB_VEC ? dnnl_binary_sub
+                                                                            : dnnl_binary_mul,
+                                             &t->user);
+        k++;
     }
+    if (ds == dnnl_success) ds = dnnl_primitive_attr_set_post_ops(*attr, ops);
+    if (ops) dnnl_post_ops_destroy(ops);
     return ds;
 }
 
-/* The bias tensor of |po| when its broadcast puts the vector along the |count| output
- * dims |dims| (in order, the bias's own dims of those sizes): |nd| dims, 1 everywhere
- * but the last (which has them all). No bias: an unused tensor. False when the bias lies
- * otherwise. */
-static bool bias_tensor(const post_ops *po, const cxla_shape *os, int64_t count,
-                        const int64_t *dims, int nd, tensor *t) {
+/* The bias tensor of |po|: |nd| dims, 1 everywhere but the last, which has the |n|
+ * elements of the vector (the output features). No bias: an unused tensor. */
+static bool bias_tensor(const post_ops *po, int64_t n, int nd, tensor *t) {
     *t = (tensor){0};
-    if (!po || !po->bias_bcast) return true;
-    int64_t nbd;
-    const int64_t *bd = cxla_instr_ints(po->bias_bcast, CXLA_ATTR_DIMENSIONS, &nbd);
-    const cxla_shape *bs = &po->bias_bcast->operands[0]->shape;
-    if (!bd || nbd != count || bs->rank != count) return false;
-    int64_t n = 1;
-    for (int64_t i = 0; i < count; i++) {
-        if (bd[i] != dims[i] || bs->dims[i] != os->dims[dims[i]]) return false;
-        n *= bs->dims[i];
-    }
+    if (!has_bias(po)) return true;
     dnnl_dims_t d, strides;
     for (int i = 0; i < nd; i++) d[i] = 1, strides[i] = n;
     d[nd - 1] = n, strides[nd - 1] = 1;
-    *t = (tensor){.used = true, .arg = DNNL_ARG_BIAS, .io = (int)po->bias_in};
+    *t = (tensor){.used = true, .arg = DNNL_ARG_BIAS, .io = (int)po->vec_in[0]};
     return dnnl_memory_desc_init_by_strides(&t->user, nd, d, dnnl_f32, strides) == dnnl_success;
 }
 
@@ -427,6 +480,10 @@ static dnnl_status_t finish(dnn_state *st, dnnl_primitive_desc_t pd, const dnnl_
     for (int i = 0; i < TENSORS && ds == dnnl_success; i++) {
         tensor *t = &st->t[i];
         if (!t->used) continue;
+        if (i >= BIN0) { /* post-op vectors are read as they are */
+            t->prim = t->user;
+            continue;
+        }
         /* The bias is the weights' second descriptor. */
         t->prim = i == BIAS ? *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1)
                             : *dnnl_primitive_desc_query_md(pd, queries[i], 0);
@@ -536,7 +593,7 @@ static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_
     st->t[0] = (tensor){.used = true, .arg = DNNL_ARG_SRC, .io = po ? (int)po->core_in[0] : 0};
     st->t[1] = (tensor){.used = true, .arg = DNNL_ARG_WEIGHTS, .io = po ? (int)po->core_in[1] : 1};
     st->t[2] = (tensor){.used = true, .arg = DNNL_ARG_DST, .io = -1};
-    if (!bias_tensor(po, os, nrf, on, nd, &st->t[BIAS])) return NULL;
+    if (!bias_tensor(po, dn.size, nd, &st->t[BIAS])) return NULL;
     dnnl_status_t ds =
         dnnl_memory_desc_init_by_strides(&st->t[0].user, nd, sd, dt_of(ls->type), ss);
     if (ds == dnnl_success)
@@ -551,7 +608,7 @@ static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_
     dnnl_primitive_attr_t attr = NULL;
     dnnl_primitive_desc_t pd = NULL;
     const char *what = "attribute creation";
-    ds = make_attr(po, &attr);
+    ds = make_attr(po, st, nd, nd - 1, dn.size, &attr);
     if (ds == dnnl_success) {
         ds = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
         if (ds == dnnl_unimplemented) {
@@ -668,8 +725,7 @@ static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn
     *dst = (tensor){.used = true, .arg = lhs_dilated ? DNNL_ARG_DIFF_SRC : DNNL_ARG_DST, .io = -1};
     /* Post-ops only on the forward primitive (backward data has neither bias nor them). */
     if (po && lhs_dilated) return NULL;
-    int64_t feature_dim = d->output_feature;
-    if (!bias_tensor(po, os, 1, &feature_dim, 1, &st->t[BIAS])) return NULL;
+    if (!bias_tensor(po, OZ, 1, &st->t[BIAS])) return NULL;
     dnnl_status_t ds = dnnl_memory_desc_init_by_strides(&src->user, nd, in_d, it, in_s);
     if (ds == dnnl_success) ds = dnnl_memory_desc_init_by_strides(&kt->user, kd, k_d, wt, k_s);
     if (ds == dnnl_success) ds = dnnl_memory_desc_init_by_strides(&dst->user, nd, out_d, ot, out_s);
@@ -679,7 +735,7 @@ static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn
      * layout for all three (reorders of the activations too). */
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_attr_t attr = NULL;
-    if (make_attr(po, &attr) != dnnl_success && attr) {
+    if (make_attr(po, st, nd, 1, OZ, &attr) != dnnl_success && attr) {
         dnnl_primitive_attr_destroy(attr);
         attr = NULL;
     }
@@ -737,8 +793,94 @@ static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn
     return NULL;
 }
 
-static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_call *out,
-                                  bool *handled) {
+/* Operands of |st->instr| that are constants of the module and that the primitive reads
+ * through a reorder or a flip: done once now, into a buffer of their own (tensor.cached),
+ * instead of on every run. (Parameters are reordered on every run: see
+ * docs/performance.md, "oneDNN".) */
+static cxla_status cache_constants(dnn_state *st) {
+    for (int i = 0; i < BIAS; i++) {
+        tensor *t = &st->t[i];
+        if (!t->used || t->io < 0 || (!t->reorder && !t->flip)) continue;
+        const cxla_instr *c = st->instr->operands[t->io];
+        if (c->opcode != CXLA_OP_CONSTANT || !c->literal || c->literal_elided ||
+            !cxla_layout_is_default(cxla_literal_shape(c->literal)))
+            continue;
+        const void *src = cxla_literal_data(c->literal);
+        void *flipped = NULL;
+        if (t->flip) {
+            flipped = aligned(t->bytes);
+            if (!flipped) return OOM();
+            flip_copy(t, src, flipped);
+            src = flipped;
+        }
+        if (!t->reorder) {
+            t->cached = flipped;
+            continue;
+        }
+        void *buf = aligned(t->prim_size);
+        dnnl_stream_t stream = NULL;
+        dnnl_memory_t from = NULL, to = NULL;
+        dnnl_status_t ds = buf ? dnnl_stream_create(&stream, engine, dnnl_stream_default_flags)
+                               : dnnl_out_of_memory;
+        if (ds == dnnl_success) ds = dnnl_memory_create(&from, &t->user, engine, (void *)src);
+        if (ds == dnnl_success) ds = dnnl_memory_create(&to, &t->prim, engine, buf);
+        if (ds == dnnl_success) {
+            dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+            ds = dnnl_primitive_execute(t->reorder, stream, 2, args);
+        }
+        if (ds == dnnl_success) ds = dnnl_stream_wait(stream);
+        if (from) dnnl_memory_destroy(from);
+        if (to) dnnl_memory_destroy(to);
+        if (stream) dnnl_stream_destroy(stream);
+        free(flipped);
+        if (ds != dnnl_success) {
+            free(buf);
+            return dnn_error(st->instr, "reorder of a constant", ds);
+        }
+        t->cached = buf;
+    }
+    return NULL;
+}
+
+/* The state of |instr|'s primitive made for |threads| threads (the count OpenMP reports
+ * while it is created), or *out NULL when oneDNN does not take it. */
+static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool, dnn_state **out) {
+    *out = NULL;
+    post_ops fused;
+    const post_ops *po = NULL;
+    const cxla_instr *core = instr;
+    if (instr->opcode == CXLA_OP_FUSION) {
+        if (!match_fusion(instr, &fused)) return NULL;
+        po = &fused;
+        core = fused.e.core;
+    }
+    dnn_state *st = calloc(1, sizeof(*st));
+    if (!st) return OOM();
+    if (pthread_mutex_init(&st->mu, NULL) != 0) {
+        free(st);
+        return OOM();
+    }
+    st->instr = instr;
+    if (po && po->relu) st->relu_count = elements_of(&instr->shape);
+    st->threads = threads;
+    st->pool = pool;
+    int before = get_omp_threads ? get_omp_threads() : 0;
+    if (threads > 0 && set_omp_threads) set_omp_threads(threads);
+    bool handled = false;
+    cxla_status s = core->opcode == CXLA_OP_DOT ? dot_prepare(core, po, st, &handled)
+                                                : conv_prepare(core, po, st, &handled);
+    if (!s && handled) s = cache_constants(st);
+    if (before > 0 && set_omp_threads) set_omp_threads(before);
+    if (s || !handled) {
+        dnn_free(st);
+        return s;
+    }
+    *out = st;
+    return NULL;
+}
+
+static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
+                                  cpu_call *out, bool *handled) {
     *handled = false;
     post_ops fused;
     const post_ops *po = NULL;
@@ -746,7 +888,7 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_call
     if (instr->opcode == CXLA_OP_FUSION) {
         if (!match_fusion(instr, &fused)) return NULL;
         po = &fused;
-        core = fused.core;
+        core = fused.e.core;
     }
     if (core->operand_count != 2) return NULL;
     const cxla_shape *ls = &core->operands[0]->shape, *rs = &core->operands[1]->shape;
@@ -757,24 +899,22 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_call
     if (elements_of(ls) == 0 || elements_of(rs) == 0 || elements_of(&core->shape) == 0) return NULL;
     pthread_once(&engine_once, engine_init);
     if (engine_status != dnnl_success) return NULL;
-    dnn_state *st = calloc(1, sizeof(*st));
-    if (!st) return OOM();
-    st->instr = instr;
-    if (po && po->relu) st->relu_count = elements_of(&instr->shape);
-    st->threads = threads;
-    cxla_status s = core->opcode == CXLA_OP_DOT ? dot_prepare(core, po, st, handled)
-                                                : conv_prepare(core, po, st, handled);
-    if (s || !*handled) {
-        dnn_free(st);
-        return s;
-    }
-    *out =
-        (cpu_call){.fn = dnn_run,
-                   .state = st,
-                   .free_state = dnn_free,
-                   .what = core->opcode == CXLA_OP_DOT
-                               ? (po ? "onednn matmul with post-ops" : "onednn matmul")
-                               : (po ? "onednn convolution with post-ops" : "onednn convolution")};
+    dnn_state *st = NULL;
+    CXLA_RETURN_IF_ERROR(dnn_make(instr, threads, pool, &st));
+    if (!st) return NULL;
+    *handled = true;
+    bool cached = false;
+    for (int i = 0; i < TENSORS; i++) cached = cached || st->t[i].cached;
+    static const char *const whats[2][2][2] = {
+        {{"onednn matmul", "onednn matmul, constant reordered once"},
+         {"onednn matmul with post-ops", "onednn matmul with post-ops, constant reordered once"}},
+        {{"onednn convolution", "onednn convolution, constant reordered once"},
+         {"onednn convolution with post-ops",
+          "onednn convolution with post-ops, constant reordered once"}}};
+    *out = (cpu_call){.fn = dnn_run,
+                      .state = st,
+                      .free_state = dnn_free,
+                      .what = whats[core->opcode != CXLA_OP_DOT][po != NULL][cached]};
     return NULL;
 }
 
@@ -784,10 +924,11 @@ bool cpu_onednn_available(void) {
     return false;
 }
 
-static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_call *out,
-                                  bool *handled) {
+static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
+                                  cpu_call *out, bool *handled) {
     (void)instr;
     (void)threads;
+    (void)pool;
     (void)out;
     *handled = false;
     return NULL;
@@ -818,14 +959,57 @@ bool cpu_linalg_wants(const cxla_instr *instr) {
                       onednn_type(instr->operands[1]->shape.type);
         return onednn || !cpu_can_emit(instr);
     }
-    return cpu_onednn_available() && match_fusion(instr, &po);
+    return match_fusion(instr, &po);
 }
 
-cxla_status cpu_linalg_prepare(const cxla_instr *instr, int threads, cpu_call *out) {
-    memset(out, 0, sizeof(*out));
+/* The call of the product alone: oneDNN, else the loops. */
+static cxla_status product_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
+                                   cpu_call *out) {
     bool handled = false;
-    CXLA_RETURN_IF_ERROR(onednn_prepare(instr, threads, out, &handled));
-    /* A fusion oneDNN does not take stays with the interpreter's handler (no call). */
-    if (handled || instr->opcode == CXLA_OP_FUSION) return NULL;
-    return loops_prepare(instr, out);
+    CXLA_RETURN_IF_ERROR(onednn_prepare(instr, threads, pool, out, &handled));
+    return handled ? NULL : loops_prepare(instr, out);
+}
+
+/* A fusion oneDNN does not take whole: its product as a call, then the epilogue's loops. */
+static cxla_status epilogue_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
+                                    cpu_call *out) {
+    epi_state *st = calloc(1, sizeof(*st));
+    if (!st) return OOM();
+    if (!match_fusion(instr, &st->po)) {
+        free(st);
+        return cxla_error(CXLA_STATUS_INTERNAL, "%s: not an output fusion", instr->name);
+    }
+    const cxla_instr *core = st->po.e.core;
+    int64_t fd[CXLA_MAX_RANK];
+    int64_t nf = cxla_epilogue_feature_dims(core, fd);
+    st->count = elements_of(&core->shape);
+    st->features = 1;
+    st->inner = 1;
+    for (int64_t i = 0; i < nf; i++) st->features *= core->shape.dims[fd[i]];
+    for (int64_t d = nf ? fd[nf - 1] + 1 : core->shape.rank; d < core->shape.rank; d++)
+        st->inner *= core->shape.dims[d];
+    cxla_status s = product_prepare(core, threads, pool, &st->core);
+    if (s) {
+        epi_free(st);
+        return s;
+    }
+    bool onednn = strncmp(st->core.what, "onednn", 6) == 0;
+    *out = (cpu_call){
+        .fn = epi_run,
+        .state = st,
+        .free_state = epi_free,
+        .what = core->opcode == CXLA_OP_DOT
+                    ? (onednn ? "onednn matmul, then epilogue loops" : "loops, then epilogue loops")
+                    : (onednn ? "onednn convolution, then epilogue loops"
+                              : "loops, then epilogue loops")};
+    return NULL;
+}
+
+cxla_status cpu_linalg_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
+                               cpu_call *out) {
+    memset(out, 0, sizeof(*out));
+    if (instr->opcode != CXLA_OP_FUSION) return product_prepare(instr, threads, pool, out);
+    bool handled = false;
+    CXLA_RETURN_IF_ERROR(onednn_prepare(instr, threads, pool, out, &handled));
+    return handled ? NULL : epilogue_prepare(instr, threads, pool, out);
 }

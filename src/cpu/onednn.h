@@ -22,10 +22,13 @@
  * not take (f64, integers; every type without oneDNN), which are the emitter's exact loop
  * nest (emit_conv.c) when it applies.
  *
- * A fusion of a dot or convolution (f32) with the elementwise work after it (a bias
- * vector added along the output features, then any chain of maximum with 0 and multiply
- * by a constant) runs as one oneDNN primitive with a bias and post-ops, so the product is
- * not written and read back; without oneDNN, or in another form, it has no call. */
+ * A kOutput fusion of a dot or convolution (f32) with the elementwise work after it (the
+ * epilogues of src/passes/epilogue.h: vectors added, subtracted or multiplied along the output
+ * features, scales, a relu) runs as one oneDNN primitive with a bias and post-ops, so the
+ * product is not written and read back; where oneDNN does not take it whole (or without
+ * oneDNN), as the product's own call followed by loops over the result. Operands that are
+ * constants of the module and that oneDNN reads in another layout (a convolution's
+ * blocked weights) are reordered once, when the call is prepared. */
 #ifndef CXLA_CPU_ONEDNN_H_
 #define CXLA_CPU_ONEDNN_H_
 
@@ -43,9 +46,11 @@ bool cpu_linalg_wants(const cxla_instr *instr);
 /* Prepares the call computing |instr| (a dot or convolution of static arrays from a
  * verified module, which must outlive the call; or a fusion of the form above) into
  * |out|, running oneDNN's parallel regions on |threads| threads (the executable's thread
- * count; 0: OpenMP's default). out->what says which way it runs; out->fn stays NULL for a fusion
- * that oneDNN does not take. Errors: RESOURCE_EXHAUSTED; a oneDNN failure other than
- * "unimplemented" is INTERNAL naming the instruction. */
-cxla_status cpu_linalg_prepare(const cxla_instr *instr, int threads, cpu_call *out);
+ * count; 0: OpenMP's default), or, with |pool| (borrowed, must outlive the call), on the
+ * pool's share for the runs in progress (cpu_pool_share), so that replicas running at once
+ * do not oversubscribe the cores. out->what says which way it runs. Errors:
+ * RESOURCE_EXHAUSTED; a oneDNN failure other than "unimplemented" is INTERNAL naming the
+ * instruction. */
+cxla_status cpu_linalg_prepare(const cxla_instr *instr, int threads, cpu_pool *pool, cpu_call *out);
 
 #endif /* CXLA_CPU_ONEDNN_H_ */

@@ -194,6 +194,13 @@ void cpu_pool_leave(cpu_pool *pool) {
     if (pool) atomic_fetch_sub(&pool->running, 1);
 }
 
+int cpu_pool_share(cpu_pool *pool) {
+    if (!pool) return 1;
+    int running = atomic_load(&pool->running);
+    int share = pool->threads / (running > 1 ? running : 1);
+    return share > 0 ? share : 1;
+}
+
 /* Starts the workers once (under p->mu); false when none could start. */
 static bool start_workers(cpu_pool *p) {
     while (p->started < p->threads - 1) {
@@ -206,11 +213,7 @@ static bool start_workers(cpu_pool *p) {
 bool cpu_pool_run_kernel(cpu_pool *pool, cpu_kernel_fn fn, const cpu_kernel_info *info,
                          void *const *out, const void *const *in, exec_cancel *cancel) {
     int64_t range = info ? info->range : 1;
-    int threads = 1;
-    if (pool) {
-        int running = atomic_load(&pool->running);
-        threads = pool->threads / (running > 1 ? running : 1);
-    }
+    int threads = pool ? cpu_pool_share(pool) : 1;
     int64_t parts = info ? cpu_pool_parts(info->cost, range, threads) : 1;
     job j = {fn, out, in, parts - 1, cancel, info && range > 0 ? info->cost / (double)range : 0.0,
              0};

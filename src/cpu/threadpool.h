@@ -45,6 +45,10 @@ void cpu_pool_release(cpu_pool *pool);
 void cpu_pool_enter(cpu_pool *pool);
 void cpu_pool_leave(cpu_pool *pool);
 
+/* The threads a kernel or library call may use now: the pool's count divided among the
+ * runs in progress (at least 1). */
+int cpu_pool_share(cpu_pool *pool);
+
 /* Runs |fn| on |out|, |in| over [0, info->range), split by the cost model; returns when
  * every part is done. |pool| NULL runs it on the calling thread.
  *

@@ -182,7 +182,7 @@ static cxla_status clone_into(cxla_computation *fc, group *g, cxla_instr *in, cx
     return cxla_strmap_put(map, in->name, strlen(in->name), *out) ? NULL : PASSES_OOM();
 }
 
-static cxla_status set_params(cxla_computation *fc, int64_t count) {
+cxla_status passes_set_fusion_params(cxla_computation *fc, int64_t count) {
     fc->param_count = count;
     fc->params = cxla_arena_alloc_array(fc->module->arena, (size_t)(count ? count : 1),
                                         sizeof(cxla_instr *));
@@ -193,7 +193,7 @@ static cxla_status set_params(cxla_computation *fc, int64_t count) {
     return NULL;
 }
 
-static cxla_status make_fusion(cxla_computation *comp, cxla_computation *fc, const char *kind,
+cxla_status passes_make_fusion(cxla_computation *comp, cxla_computation *fc, const char *kind,
                                const cxla_shape *shape, cxla_instr *const *operands, int64_t n,
                                cxla_instr **out) {
     cxla_module *m = comp->module;
@@ -209,7 +209,7 @@ static cxla_status make_fusion(cxla_computation *comp, cxla_computation *fc, con
     return cxla_instr_set_attr(*out, &c);
 }
 
-static cxla_status new_fused_computation(cxla_module *m, cxla_computation **out) {
+cxla_status passes_new_fused_computation(cxla_module *m, cxla_computation **out) {
     const char *name = cxla_module_unique_name(m, "fused_computation");
     if (!name) return PASSES_OOM();
     return cxla_module_add_computation(m, name, out);
@@ -250,15 +250,15 @@ static cxla_status fuse_at(cxla_instr *root, bool rows, bool *changed) {
         cxla_strmap map;
         cxla_strmap_init(&map, m->arena);
         cxla_instr *froot = NULL, *f = NULL;
-        s = new_fused_computation(m, &fc);
+        s = passes_new_fused_computation(m, &fc);
         if (!s) s = clone_into(fc, g, root, &map, &froot);
         if (!s) {
             fc->root = froot;
-            s = set_params(fc, g->param_count);
+            s = passes_set_fusion_params(fc, g->param_count);
         }
         if (!s)
-            s = make_fusion(comp, fc, input ? "kInput" : "kLoop", &root->shape, g->params,
-                            g->param_count, &f);
+            s = passes_make_fusion(comp, fc, input ? "kInput" : "kLoop", &root->shape, g->params,
+                                   g->param_count, &f);
         if (!s) s = cxla_instr_replace_all_uses(root, f);
         if (!s) s = remove_dead(g);
         if (!s) *changed = true;
@@ -362,7 +362,7 @@ static cxla_status merge(cxla_instr *a, cxla_instr *b) {
     cxla_computation *comp = a->parent;
     cxla_module *m = comp->module;
     cxla_computation *fc;
-    CXLA_RETURN_IF_ERROR(new_fused_computation(m, &fc));
+    CXLA_RETURN_IF_ERROR(passes_new_fused_computation(m, &fc));
     cxla_instr *operands[MAX_PARAMS * 2], *fparams[MAX_PARAMS * 2], *ra, *rb, *t, *f;
     int64_t n = 0;
     CXLA_RETURN_IF_ERROR(copy_body(fc, a, operands, fparams, &n, &ra));
@@ -373,9 +373,9 @@ static cxla_status merge(cxla_instr *a, cxla_instr *b) {
     cxla_instr *roots[2] = {ra, rb};
     CXLA_RETURN_IF_ERROR(passes_add(fc, CXLA_OP_TUPLE, "tuple", &ts, 2, roots, &t));
     fc->root = t;
-    CXLA_RETURN_IF_ERROR(set_params(fc, n));
+    CXLA_RETURN_IF_ERROR(passes_set_fusion_params(fc, n));
     CXLA_RETURN_IF_ERROR(
-        make_fusion(comp, fc, cxla_instr_word(a, CXLA_ATTR_KIND), &ts, operands, n, &f));
+        passes_make_fusion(comp, fc, cxla_instr_word(a, CXLA_ATTR_KIND), &ts, operands, n, &f));
     cxla_instr *parts[2] = {a, b};
     for (int64_t i = 0; i < 2; i++) {
         cxla_instr *gte;
@@ -417,7 +417,7 @@ static cxla_status multi_output(cxla_computation *comp, bool *changed) {
 
 /* Marks the computations that run as control flow: the entry, while bodies and
  * conditions, conditional branches, call bodies. */
-static void mark_control(cxla_module *m, cxla_computation *c, bool *marks, int depth) {
+void passes_mark_control(cxla_module *m, cxla_computation *c, bool *marks, int depth) {
     int64_t idx = -1;
     for (int64_t i = 0; i < m->comp_count; i++)
         if (m->comps[i] == c) idx = i;
@@ -430,7 +430,8 @@ static void mark_control(cxla_module *m, cxla_computation *c, bool *marks, int d
             continue;
         cxla_computation *called[64];
         int64_t k = cxla_instr_called_computations(in, called, 64);
-        for (int64_t j = 0; j < k && j < 64; j++) mark_control(m, called[j], marks, depth + 1);
+        for (int64_t j = 0; j < k && j < 64; j++)
+            passes_mark_control(m, called[j], marks, depth + 1);
     }
 }
 
@@ -446,7 +447,7 @@ static cxla_status fusion(cxla_module *m, bool rows, bool *changed) {
         return PASSES_OOM();
     }
     memcpy(comps, m->comps, (size_t)count * sizeof(*comps));
-    mark_control(m, m->entry, marks, 0);
+    passes_mark_control(m, m->entry, marks, 0);
     cxla_status s = NULL;
     for (int64_t c = 0; c < count && !s; c++) {
         if (!marks[c]) continue;

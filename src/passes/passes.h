@@ -37,7 +37,9 @@ cxla_status cxla_pipeline_run(cxla_module *m, const char *pipeline_name,
                               const cxla_pipeline_options *options);
 
 /* The cpu backend's pipeline, in order: inline calls, simplify, constant folding, CSE,
- * DCE, layout normalization, dot/conv canonicalization, fusion (loop, input,
+ * DCE, layout normalization, dot canonicalization, convolution canonicalization (to
+ * b01f_01io->b01f where the activations are neither b01f nor bf01), output fusion (a dot or
+ * convolution with its elementwise epilogue: epilogue.h), fusion (loop, input,
  * multi-output), DCE. (The cpu backend itself runs it without dot canonicalization: its
  * library calls for dot take any dimension numbers, as strides.) */
 cxla_status cxla_passes_cpu(cxla_module *m, const cxla_pipeline_options *options);
@@ -54,6 +56,11 @@ extern const cxla_pass cxla_pass_cse;           /* cse.c */
 extern const cxla_pass cxla_pass_dce;           /* dce.c */
 extern const cxla_pass cxla_pass_layout;        /* layout.c: layout normalization */
 extern const cxla_pass cxla_pass_dot_canon;     /* dot_canon.c: dot canonicalization */
+extern const cxla_pass cxla_pass_conv_canon;    /* conv_canon.c: convolution layouts */
+/* conv-canon on every convolution not already b01f_01io->b01f, NHWC and NCHW included:
+ * not in the pipeline; the tests run it on every case to show the rewrite is exact. */
+extern const cxla_pass cxla_pass_conv_canon_all;
+extern const cxla_pass cxla_pass_output_fusion; /* output_fusion.c: dot/conv + epilogue */
 extern const cxla_pass cxla_pass_fusion;        /* fusion.c: loop, input, multi-output */
 /* fusion.c: the same, and row fusion: reduces of the rows of a loop's array computed
  * inside the loop (softmax, layer norm in one pass). Not in the default pipeline: the

@@ -32,4 +32,17 @@ bool passes_is_static_array(const cxla_shape *s);
 /* Element count of an array shape (INT64_MAX when it overflows). */
 int64_t passes_elements(const cxla_shape *s);
 
+/* Fusions (fusion.c, used by output_fusion.c too). A new fused computation named
+ * fused_computation.N in |m|: */
+cxla_status passes_new_fused_computation(cxla_module *m, cxla_computation **out);
+/* Sets |fc|'s parameter list from its |count| parameter instructions (numbered 0..count-1). */
+cxla_status passes_set_fusion_params(cxla_computation *fc, int64_t count);
+/* Adds to |comp| a fusion of |kind| ("kLoop", "kInput", "kOutput") calling |fc|. */
+cxla_status passes_make_fusion(cxla_computation *comp, cxla_computation *fc, const char *kind,
+                               const cxla_shape *shape, cxla_instr *const *operands, int64_t n,
+                               cxla_instr **out);
+/* Marks (in |marks|, indexed like m->comps) the computations that run as control flow from
+ * |c|: itself, while bodies and conditions, conditional branches, call bodies. */
+void passes_mark_control(cxla_module *m, cxla_computation *c, bool *marks, int depth);
+
 #endif /* CXLA_PASSES_PASSES_INTERNAL_H_ */

@@ -23,7 +23,7 @@
 #include "interp/interp.h"
 #include "literal/literal_internal.h"
 
-enum { MAX_PARAMS = 3 };
+enum { MAX_PARAMS = 6 };
 
 static uint64_t rng_state;
 
@@ -132,7 +132,20 @@ static void check(const char *text, const char *rtype, int64_t n, const char *wa
     exec_compile_options co = {0};
     CHECK_OK(cpu_backend.compile(m, &co, &compiled));
     if (compiled) {
-        const char *what = cpu_compiled_call_what(compiled, "r");
+        /* The root's product after the passes: output fusion renames it, and conv-canon
+         * puts a transpose after a convolution in an unusual layout. */
+        cxla_module *opt = NULL;
+        cxla_strbuf src;
+        cxla_strbuf_init(&src);
+        CHECK_OK(cpu_generate(m, NULL, &opt, &src, NULL));
+        cxla_strbuf_free(&src);
+        const cxla_instr *root = opt && opt->entry ? opt->entry->root : NULL;
+        while (root && root->opcode == CXLA_OP_TRANSPOSE &&
+               (root->operands[0]->opcode == CXLA_OP_CONVOLUTION ||
+                root->operands[0]->opcode == CXLA_OP_FUSION))
+            root = root->operands[0];
+        const char *what = cpu_compiled_call_what(compiled, root ? root->name : "r");
+        cxla_module_destroy(opt);
         const char *expect = want_what;
         if (getenv("CXLA_TEST_VERBOSE")) fprintf(stderr, "%s -> %s\n", full, what ? what : "-");
         /* Without oneDNN, what it would run is the emitter's kernel or the loops. */
@@ -395,7 +408,7 @@ static void test_conv_forms_f32(void) {
     conv_case("f32[2,9,9,16]", "f32[3,3,4,12]", "$R[2,9,9,12]",
               "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=4",
               36, "f32", "onednn");
-    conv_case("f32[2,10,10,8]", "f32[3,3,1,16]", "$R[2,10,10,16]",
+    conv_case("f32[1,10,10,8]", "f32[3,3,1,16]", "$R[1,10,10,16]",
               "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=8", 9,
               "f32", "onednn");
     /* window reversal (a copy of the kernel, flipped) */
@@ -463,9 +476,9 @@ static void test_dot_in_programs(void) {
 /* Fusions of a product and its elementwise consumers: one oneDNN primitive with a bias
  * and post-ops (scales are positive so that the fused module on |a|, |b| gives the
  * magnitudes). Forms oneDNN does not take keep the interpreter's handler (no call). */
-/* Without oneDNN a fusion has no call: the interpreter's handler runs it. */
+/* Without oneDNN a fusion runs the loops, then the epilogue's loops. */
 static const char *fused_want(const char *what) {
-    return cpu_onednn_available() ? what : NULL;
+    return cpu_onednn_available() ? what : "loops, then epilogue loops";
 }
 
 static void test_fused_post_ops(void) {
@@ -556,6 +569,136 @@ static void test_fused_post_ops(void) {
     fused_ops = 0;
 }
 
+/* Output fusions formed by the pass (src/passes/output_fusion.c) from unfused modules: a
+ * dense layer, ResNet's convolution with bias, batch-norm scale and shift and relu (binary
+ * post-ops), and a dot oneDNN does not take (contracting dims that do not merge): the
+ * loops, then the epilogue's loops, bit for bit the interpreter's. (Without oneDNN the
+ * backend does not run the pass: the emitter's dot kernel is faster than the loops.) */
+static void test_output_fusion_programs(void) {
+    rng_state = 9;
+    fused_ops = 2;
+    check("HloModule dense\n"
+          "ENTRY e {\n"
+          "  x = f32[64,96] parameter(0)\n"
+          "  w = f32[96,48] parameter(1)\n"
+          "  b = f32[48] parameter(2)\n"
+          "  d = f32[64,48] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+          "  bb = f32[64,48] broadcast(b), dimensions={1}\n"
+          "  s = f32[64,48] add(d, bb)\n"
+          "  z = f32[] constant(0)\n"
+          "  zb = f32[64,48] broadcast(z), dimensions={}\n"
+          "  ROOT r = $R[64,48] maximum(s, zb)\n"
+          "}\n",
+          "f32", 96, cpu_onednn_available() ? "onednn matmul with post-ops" : NULL);
+    fused_ops = 4;
+    check("HloModule resnet_block\n"
+          "ENTRY e {\n"
+          "  x = f32[1,10,10,8] parameter(0)\n"
+          "  k = f32[3,3,8,16] parameter(1)\n"
+          "  b = f32[1,16] parameter(2)\n"
+          "  g = f32[1,16] parameter(3)\n"
+          "  h = f32[16] parameter(4)\n"
+          "  c = f32[1,10,10,16] convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
+          "dim_labels=b01f_01io->b01f\n"
+          "  bb = f32[1,10,10,16] broadcast(b), dimensions={0,3}\n"
+          "  s = f32[1,10,10,16] add(c, bb)\n"
+          "  gb = f32[1,10,10,16] broadcast(g), dimensions={0,3}\n"
+          "  t = f32[1,10,10,16] multiply(gb, s)\n"
+          "  hb = f32[1,10,10,16] broadcast(h), dimensions={3}\n"
+          "  u = f32[1,10,10,16] add(t, hb)\n"
+          "  z = f32[] constant(0)\n"
+          "  zb = f32[1,10,10,16] broadcast(z), dimensions={}\n"
+          "  ROOT r = $R[1,10,10,16] maximum(u, zb)\n"
+          "}\n",
+          "f32", 72, cpu_onednn_available() ? "onednn convolution with post-ops" : NULL);
+    fused_ops = 0;
+    check("HloModule unmerged\n"
+          "ENTRY e {\n"
+          "  x = f32[4,3,5] parameter(0)\n"
+          "  w = f32[3,5,6] parameter(1)\n"
+          "  b = f32[6] parameter(2)\n"
+          "  v = f32[6] parameter(3)\n"
+          "  d = f32[4,6] dot(x, w), lhs_contracting_dims={2,1}, rhs_contracting_dims={1,0}\n"
+          "  bb = f32[4,6] broadcast(b), dimensions={1}\n"
+          "  s0 = f32[4,6] multiply(d, bb)\n"
+          "  vb = f32[4,6] broadcast(v), dimensions={1}\n"
+          "  s = f32[4,6] subtract(s0, vb)\n"
+          "  c = f32[] constant(3)\n"
+          "  cb = f32[4,6] broadcast(c), dimensions={}\n"
+          "  m = f32[4,6] multiply(s, cb)\n"
+          "  z = f32[] constant(0)\n"
+          "  zb = f32[4,6] broadcast(z), dimensions={}\n"
+          "  ROOT r = $R[4,6] maximum(zb, m)\n"
+          "}\n",
+          "f32", 0, cpu_onednn_available() ? "loops, then epilogue loops" : NULL);
+}
+
+/* A constant kernel is reordered once, when the call is prepared: the results are those of
+ * the same kernel as a parameter. */
+static void test_constant_weights(void) {
+    rng_state = 10;
+    check("HloModule constw\n"
+          "ENTRY e {\n"
+          "  x = f32[2,6,6,3] parameter(0)\n"
+          "  k = f32[3,3,3,2] constant({{{{1,-2},{0.5,3},{-1,1}},{{2,2},{-0.25,1},{1,0}},"
+          "{{0,1},{1,1},{-3,2}}},{{{1,1},{2,-2},{0,0}},{{1.5,1},{-1,-1},{2,0.5}},"
+          "{{0,-1},{1,2},{3,1}}},{{{-1,1},{0.5,0.5},{1,-1}},{{2,0},{1,1},{0,2}},"
+          "{{1,1},{-2,1},{1,3}}}})\n"
+          "  ROOT r = $R[2,6,6,2] convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
+          "dim_labels=b01f_01io->b01f\n"
+          "}\n",
+          "f32", 27, "onednn convolution");
+}
+
+/* Replicas share the pool's threads: with another run in progress on the pool, a
+ * convolution made for 2 threads runs a copy made for 1 (created on first use), and its
+ * results agree with the 2-thread run's (within the bound: the split may change the
+ * order of the sums). */
+static void test_replica_threads(void) {
+    if (!cpu_onednn_available()) return;
+    static const char *text = "HloModule r\n"
+                              "ENTRY e {\n"
+                              "  x = f32[2,12,12,16] parameter(0)\n"
+                              "  k = f32[3,3,16,32] parameter(1)\n"
+                              "  ROOT r = f32[2,12,12,32] convolution(x, k), "
+                              "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n"
+                              "}\n";
+    cxla_module *m = parse(text);
+    if (!m) return;
+    rng_state = 11;
+    cxla_literal *args[2] = {0}, *full = NULL, *shared = NULL;
+    for (int p = 0; p < 2; p++) {
+        CHECK_OK(cxla_literal_create(&m->entry->params[p]->shape, &args[p]));
+        fill(args[p]);
+    }
+    void *compiled = NULL;
+    exec_compile_options co = {.thread_count = 2};
+    exec_run_options ro = {0};
+    CHECK_OK(cpu_backend.compile(m, &co, &compiled));
+    cpu_pool *pool = NULL;
+    CHECK_OK(cpu_pool_acquire(2, &pool)); /* the executable's pool: shared by count */
+    if (compiled && pool && args[0] && args[1]) {
+        CHECK_OK(cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)args, 2, &full));
+        cpu_pool_enter(pool); /* another replica runs */
+        CHECK_EQ_I64(cpu_pool_share(pool), 2);
+        CHECK_OK(cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)args, 2, &shared));
+        cpu_pool_leave(pool);
+        if (full && shared) {
+            const float *a = cxla_literal_data(full), *b = cxla_literal_data(shared);
+            int64_t bad = 0;
+            for (int64_t i = 0; i < full->count; i++)
+                if (!(fabsf(a[i] - b[i]) <= 1e-4f * (1 + fabsf(a[i])))) bad++;
+            CHECK_EQ_I64(bad, 0);
+        }
+    }
+    cpu_pool_release(pool);
+    if (compiled) cpu_backend.destroy(compiled);
+    for (int p = 0; p < 2; p++) cxla_literal_free(args[p]);
+    cxla_literal_free(full);
+    cxla_literal_free(shared);
+    cxla_module_destroy(m);
+}
+
 /* A NaN product through a fused relu stays NaN (maximum keeps NaN; oneDNN's relu would
  * give 0, so the relu runs after the primitive); a relu followed by a negative scale does
  * not commute with it: no call. */
@@ -601,8 +744,10 @@ static void test_fused_relu_nan(void) {
         CHECK_OK(cpu_backend.compile(m, &co, &compiled));
         if (compiled && args[0] && args[1]) {
             const char *what = cpu_compiled_call_what(compiled, "r");
-            if (k == 1 || !cpu_onednn_available())
+            if (k == 1)
                 CHECK(what && strcmp(what, "interpreter handler") == 0);
+            else if (!cpu_onednn_available())
+                CHECK(what && strcmp(what, "loops, then epilogue loops") == 0);
             else
                 CHECK(what && strcmp(what, "onednn matmul with post-ops") == 0);
             CHECK_OK(
@@ -781,4 +926,5 @@ static void test_conv_random(void) {
 TEST_MAIN(TEST(test_dot_forms_f32), TEST(test_dot_small_floats), TEST(test_dot_exact),
           TEST(test_conv_forms_f32), TEST(test_conv_small_floats_and_loops),
           TEST(test_dot_in_programs), TEST(test_fused_post_ops), TEST(test_fused_relu_nan),
-          TEST(test_dot_random), TEST(test_conv_random))
+          TEST(test_output_fusion_programs), TEST(test_constant_weights),
+          TEST(test_replica_threads), TEST(test_dot_random), TEST(test_conv_random))

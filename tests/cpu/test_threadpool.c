@@ -263,6 +263,25 @@ static void test_threads_match_interpreter(void) {
     cxla_module_destroy(m);
 }
 
-TEST_MAIN(TEST(test_parts), TEST(test_pool_runs_every_iteration_once),
+/* oneDNN's calls and the kernels take the pool's threads divided among the runs in
+ * progress (replicas on threads), at least one. */
+static void test_share(void) {
+    cpu_pool *pool = NULL;
+    CHECK_OK(cpu_pool_acquire(4, &pool));
+    if (!pool) return;
+    CHECK_EQ_I64(cpu_pool_share(pool), 4);
+    cpu_pool_enter(pool);
+    CHECK_EQ_I64(cpu_pool_share(pool), 4);
+    cpu_pool_enter(pool);
+    CHECK_EQ_I64(cpu_pool_share(pool), 2);
+    for (int i = 0; i < 3; i++) cpu_pool_enter(pool);
+    CHECK_EQ_I64(cpu_pool_share(pool), 1); /* 5 runs on 4 threads */
+    for (int i = 0; i < 5; i++) cpu_pool_leave(pool);
+    CHECK_EQ_I64(cpu_pool_share(pool), 4);
+    CHECK_EQ_I64(cpu_pool_share(NULL), 1);
+    cpu_pool_release(pool);
+}
+
+TEST_MAIN(TEST(test_parts), TEST(test_share), TEST(test_pool_runs_every_iteration_once),
           TEST(test_chunks_run_every_iteration_once), TEST(test_cancel_stops_a_long_kernel),
           TEST(test_plan_stops_inside_a_kernel), TEST(test_threads_match_interpreter))

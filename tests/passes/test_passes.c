@@ -2,6 +2,7 @@
  * and (through pc_check_passes) that the interpreter's results stay bit-for-bit equal. */
 #include <inttypes.h>
 
+#include "passes/epilogue.h"
 #include "passes_check.h"
 
 /* Parses |text|, runs |pass| with the before/after comparison; the module is the
@@ -328,6 +329,197 @@ static const cxla_computation *fused(const cxla_instr *f) {
     return cxla_instr_called(f, CXLA_ATTR_CALLS);
 }
 
+/* ---- convolution canonicalization ----------------------------------------------------- */
+
+static const cxla_instr *the_conv(const cxla_computation *c) {
+    for (int64_t i = 0; i < c->instr_count; i++)
+        if (c->instrs[i]->opcode == CXLA_OP_CONVOLUTION) return c->instrs[i];
+    return NULL;
+}
+
+static void test_conv_canon(void) {
+    /* A weight-gradient layout: every tensor transposed to b01f_01io->b01f and back. */
+    cxla_module *m = run_pass(
+        "HloModule m\n"
+        "ENTRY e { x = f32[3,5,2,4] parameter(0)\n k = f32[6,2,3,3] parameter(1)\n"
+        " ROOT c = f32[6,5,2,4] convolution(x, k), window={size=3x2 pad=1_1x0_1 rhs_dilate=1x1}, "
+        "dim_labels=f01b_o10i->f01b }\n",
+        &cxla_pass_conv_canon);
+    if (m) {
+        const cxla_instr *c = the_conv(m->entry);
+        CHECK(c != NULL);
+        if (c) {
+            const cxla_attr *dl = cxla_instr_attr(c, CXLA_ATTR_DIM_LABELS);
+            const cxla_conv_dims *d = &dl->v.conv;
+            CHECK_EQ_I64(d->input_batch, 0);
+            CHECK_EQ_I64(d->input_feature, 3);
+            CHECK_EQ_I64(d->kernel_input_feature, 2);
+            CHECK_EQ_I64(d->kernel_output_feature, 3);
+            CHECK_EQ_I64(d->output_feature, 3);
+            CHECK_EQ_I64(d->input_spatial[0], 1);
+            CHECK_EQ_I64(d->kernel_spatial[1], 1);
+        }
+        CHECK_EQ_I64(count_op(m->entry, CXLA_OP_TRANSPOSE), 3);
+        CHECK(m->entry->root->opcode == CXLA_OP_TRANSPOSE);
+        cxla_module_destroy(m);
+    }
+    /* Grouped, with the activations b01f already but the result f01b: only what moves. */
+    m = run_pass("HloModule m\n"
+                 "ENTRY e { x = f32[2,7,4] parameter(0)\n k = f32[3,2,6] parameter(1)\n"
+                 " ROOT c = f32[6,5,2] convolution(x, k), window={size=3}, "
+                 "dim_labels=b0f_0io->f0b, feature_group_count=2 }\n",
+                 &cxla_pass_conv_canon);
+    if (m) {
+        CHECK_EQ_I64(count_op(m->entry, CXLA_OP_TRANSPOSE), 1); /* the result only */
+        cxla_module_destroy(m);
+    }
+    /* NHWC and NCHW activations stay as they are, whatever the kernel's layout. */
+    m = run_pass("HloModule m\n"
+                 "ENTRY e { x = f32[2,4,6,6] parameter(0)\n k = f32[3,3,4,5] parameter(1)\n"
+                 " ROOT c = f32[2,5,4,4] convolution(x, k), window={size=3x3}, "
+                 "dim_labels=bf01_01io->bf01 }\n",
+                 &cxla_pass_conv_canon);
+    if (m) {
+        CHECK_EQ_I64(count_op(m->entry, CXLA_OP_TRANSPOSE), 0);
+        cxla_module_destroy(m);
+    }
+    /* conv-canon-all (for tests) rewrites those too: NCHW input and output, OIHW kernel. */
+    m = run_pass("HloModule m\n"
+                 "ENTRY e { x = f32[2,4,6,6] parameter(0)\n k = f32[5,4,3,3] parameter(1)\n"
+                 " ROOT c = f32[2,5,4,4] convolution(x, k), window={size=3x3}, "
+                 "dim_labels=bf01_oi01->bf01 }\n",
+                 &cxla_pass_conv_canon_all);
+    if (m) {
+        CHECK_EQ_I64(count_op(m->entry, CXLA_OP_TRANSPOSE), 3);
+        cxla_module_destroy(m);
+    }
+}
+
+/* ---- output fusion ------------------------------------------------------------------- */
+
+static const cxla_instr *only_output_fusion(const cxla_computation *c) {
+    const cxla_instr *found = NULL;
+    int64_t n = 0;
+    for (int64_t i = 0; i < c->instr_count; i++) {
+        const cxla_instr *in = c->instrs[i];
+        if (in->opcode != CXLA_OP_FUSION) continue;
+        const char *kind = cxla_instr_word(in, CXLA_ATTR_KIND);
+        if (kind && strcmp(kind, "kOutput") == 0) found = in, n++;
+    }
+    CHECK_EQ_I64(n, 1);
+    return n == 1 ? found : NULL;
+}
+
+static void test_output_fusion_dense(void) {
+    /* A dense layer: dot, bias broadcast along N, relu; the fusion's shape is the root's. */
+    cxla_module *m =
+        run_pass("HloModule m\n"
+                 "ENTRY e { x = f32[8,16] parameter(0)\n w = f32[16,4] parameter(1)\n"
+                 " b = f32[4] parameter(2)\n"
+                 " d = f32[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                 " bb = f32[8,4] broadcast(b), dimensions={1}\n s = f32[8,4] add(bb, d)\n"
+                 " z = f32[] constant(0)\n zb = f32[8,4] broadcast(z), dimensions={}\n"
+                 " ROOT r = f32[8,4] maximum(s, zb) }\n",
+                 &cxla_pass_output_fusion);
+    if (!m) return;
+    const cxla_instr *f = only_output_fusion(m->entry);
+    CHECK(f == m->entry->root);
+    if (f) {
+        CHECK_EQ_I64(f->operand_count, 3); /* x, w, b */
+        const cxla_computation *fc = fused(f);
+        CHECK_EQ_I64(count_op(fc, CXLA_OP_DOT), 1);
+        CHECK_EQ_I64(count_op(fc, CXLA_OP_ADD), 1);
+        CHECK_EQ_I64(count_op(fc, CXLA_OP_MAXIMUM), 1);
+        cxla_epilogue e;
+        CHECK(cxla_epilogue_match(f, &e));
+        CHECK_EQ_I64(e.count, 2);
+        if (e.count == 2) {
+            CHECK(e.ops[0].kind == CXLA_EPI_ADD_VEC && e.ops[1].kind == CXLA_EPI_RELU);
+        }
+    }
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_DOT), 0);
+    cxla_module_destroy(m);
+    /* JAX's bias of a [1, N] product: a reshape [N] -> [1, N] in place of the broadcast. */
+    m = run_pass("HloModule m\n"
+                 "ENTRY e { x = f32[1,16] parameter(0)\n w = f32[16,4] parameter(1)\n"
+                 " b = f32[4] parameter(2)\n"
+                 " d = f32[1,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                 " br = f32[1,4] reshape(b)\n ROOT s = f32[1,4] add(d, br) }\n",
+                 &cxla_pass_output_fusion);
+    if (!m) return;
+    f = only_output_fusion(m->entry);
+    if (f) {
+        cxla_epilogue e;
+        CHECK(cxla_epilogue_match(f, &e));
+        CHECK_EQ_I64(e.count, 1);
+        CHECK(f->operands[2] == cxla_computation_find_instr(m->entry, "b"));
+    }
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_RESHAPE), 0);
+    cxla_module_destroy(m);
+}
+
+static void test_output_fusion_conv_batch_norm(void) {
+    /* ResNet's block: convolution, bias, batch-norm scale and shift per channel (vectors
+     * of shape [1,C] broadcast along {0,3}: reshaped to [C] outside), relu. */
+    cxla_module *m = run_pass(
+        "HloModule m\n"
+        "ENTRY e { x = f32[1,6,6,3] parameter(0)\n k = f32[3,3,3,4] parameter(1)\n"
+        " b = f32[1,4] parameter(2)\n g = f32[1,4] parameter(3)\n h = f32[4] parameter(4)\n"
+        " c = f32[1,6,6,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
+        "dim_labels=b01f_01io->b01f\n"
+        " bb = f32[1,6,6,4] broadcast(b), dimensions={0,3}\n s = f32[1,6,6,4] add(c, bb)\n"
+        " gb = f32[1,6,6,4] broadcast(g), dimensions={0,3}\n t = f32[1,6,6,4] multiply(s, gb)\n"
+        " hb = f32[1,6,6,4] broadcast(h), dimensions={3}\n u = f32[1,6,6,4] subtract(t, hb)\n"
+        " z = f32[] constant(0)\n zb = f32[1,6,6,4] broadcast(z), dimensions={}\n"
+        " ROOT r = f32[1,6,6,4] maximum(u, zb) }\n",
+        &cxla_pass_output_fusion);
+    if (!m) return;
+    const cxla_instr *f = only_output_fusion(m->entry);
+    if (f) {
+        cxla_epilogue e;
+        CHECK(cxla_epilogue_match(f, &e));
+        CHECK_EQ_I64(e.count, 4);
+        if (e.count == 4) CHECK(e.ops[2].kind == CXLA_EPI_SUB_VEC);
+        CHECK_EQ_I64(f->operand_count, 5);
+        CHECK_EQ_I64(count_op(m->entry, CXLA_OP_RESHAPE), 2); /* b and g */
+    }
+    cxla_module_destroy(m);
+}
+
+static void test_output_fusion_limits(void) {
+    /* The product used twice: nothing fused. A bias along M: nothing. A relu then a
+     * negative scale: the relu joins, the scale stays outside. */
+    cxla_module *m =
+        run_pass("HloModule m\n"
+                 "ENTRY e { x = f32[8,16] parameter(0)\n w = f32[16,4] parameter(1)\n"
+                 " bm = f32[8] parameter(2)\n"
+                 " d = f32[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                 " n = f32[8,4] negate(d)\n"
+                 " bb = f32[8,4] broadcast(bm), dimensions={0}\n s = f32[8,4] add(d, bb)\n"
+                 " d2 = f32[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                 " s2 = f32[8,4] add(d2, bb)\n"
+                 " d3 = f32[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                 " z = f32[] constant(0)\n zb = f32[8,4] broadcast(z), dimensions={}\n"
+                 " r3 = f32[8,4] maximum(d3, zb)\n"
+                 " c = f32[] constant(-2)\n cb = f32[8,4] broadcast(c), dimensions={}\n"
+                 " m3 = f32[8,4] multiply(r3, cb)\n"
+                 " b4 = f32[4] parameter(3)\n bb4 = f32[8,4] broadcast(b4), dimensions={1}\n"
+                 " d4 = f32[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                 " s4 = f32[8,4] subtract(bb4, d4)\n" /* v - x: not a post-op */
+                 " ROOT t = (f32[8,4], f32[8,4], f32[8,4], f32[8,4], f32[8,4]) "
+                 "tuple(n, s, s2, m3, s4) }\n",
+                 &cxla_pass_output_fusion);
+    if (!m) return;
+    const cxla_instr *f = only_output_fusion(m->entry);
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_DOT), 3);
+    if (f) {
+        CHECK_EQ_I64(count_op(fused(f), CXLA_OP_MAXIMUM), 1);
+        CHECK_EQ_I64(count_op(fused(f), CXLA_OP_MULTIPLY), 0);
+    }
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_MULTIPLY), 1);
+    cxla_module_destroy(m);
+}
+
 static void test_fusion_loop(void) {
     cxla_module *m =
         run_pass("HloModule m\n"
@@ -478,5 +670,6 @@ TEST_MAIN(TEST(test_ir_remove), TEST(test_dce), TEST(test_control_dependencies_s
           TEST(test_inline), TEST(test_cse), TEST(test_simplify_identities),
           TEST(test_simplify_shapes), TEST(test_constant_fold), TEST(test_layout),
           TEST(test_dot_canon), TEST(test_fusion_loop), TEST(test_fusion_input_and_side_effects),
-          TEST(test_fusion_multi_output), TEST(test_pipeline_dump_and_verify),
-          TEST(test_pipeline_whole))
+          TEST(test_fusion_multi_output), TEST(test_output_fusion_dense),
+          TEST(test_output_fusion_conv_batch_norm), TEST(test_output_fusion_limits),
+          TEST(test_conv_canon), TEST(test_pipeline_dump_and_verify), TEST(test_pipeline_whole))

@@ -78,6 +78,9 @@ static void check_all_passes(const char *text, const char *label, char **inputs,
         for (int64_t j = 0; j < k; j++) seen = seen || p[j] == p[k];
         if (!seen) check_text(text, label, inputs, ni, p[k]);
     }
+    /* Every convolution to b01f_01io->b01f, not only those conv-canon picks. */
+    if (strstr(text, "convolution("))
+        check_text(text, label, inputs, ni, &cxla_pass_conv_canon_all);
 }
 
 static void run_case(const char *file, int64_t line, const char *text) {

@@ -1,0 +1,67 @@
+/* Output fusions: a dot or convolution with the elementwise work after it (an epilogue),
+ * as the `output-fusion` pass forms them (kind=kOutput) and the cpu backend runs them
+ * (src/cpu/onednn.c: oneDNN's bias and post-ops, or the product then a loop over it).
+ *
+ * One matcher serves both, so the pass forms only what the backend takes. An epilogue is
+ * a chain of f32 operations from the product (f32 result) to the fusion's root, each
+ * taking the previous value as one operand:
+ *   - add or multiply with a broadcast of a vector along the product's output features
+ *     (a dot's rhs free dims, a convolution's output feature dim; the vector has exactly
+ *     those dims, in order, and the broadcast's dimensions name them), or subtract such a
+ *     vector from the chain: EPI_ADD_VEC, EPI_MUL_VEC, EPI_SUB_VEC;
+ *   - multiply with a broadcast of an f32 scalar constant: EPI_SCALE;
+ *   - maximum with a broadcast of the f32 constant +0: EPI_RELU, at most once, followed
+ *     only by EPI_SCALE with constants > 0 (so that it commutes with them and can run
+ *     last, as a loop that keeps NaN).
+ *   (before fusion, a reshape that only adds dims of size 1 to such a vector counts as
+ *   its broadcast);
+ * Every value of the chain but the root has one user. In the fused computation the
+ * product's operands and the vectors are parameters.
+ *
+ * Matching never fails with an error; the structures point into the module. */
+#ifndef CXLA_PASSES_EPILOGUE_H_
+#define CXLA_PASSES_EPILOGUE_H_
+
+#include "hlo/hlo.h"
+
+typedef enum cxla_epi_kind {
+    CXLA_EPI_ADD_VEC, /* y = x + v[feature] */
+    CXLA_EPI_MUL_VEC, /* y = x * v[feature] */
+    CXLA_EPI_SUB_VEC, /* y = x - v[feature] */
+    CXLA_EPI_SCALE,   /* y = x * c */
+    CXLA_EPI_RELU,    /* y = maximum(x, 0) */
+} cxla_epi_kind;
+
+typedef struct cxla_epi_op {
+    cxla_epi_kind kind;
+    const cxla_instr *instr; /* the elementwise instruction */
+    const cxla_instr *bcast; /* its broadcast operand */
+    const cxla_instr *vec;   /* ADD_VEC, MUL_VEC: the broadcast's operand */
+    float c;                 /* SCALE: the constant */
+} cxla_epi_op;
+
+enum { CXLA_EPI_MAX = 8 };
+
+typedef struct cxla_epilogue {
+    const cxla_instr *core; /* the dot or convolution */
+    int64_t count;
+    cxla_epi_op ops[CXLA_EPI_MAX]; /* in the order they apply */
+} cxla_epilogue;
+
+/* The output feature dims of |core| (a dot: the rhs free dims, the last of its result;
+ * a convolution: dim_labels' output feature): their count, the dims in |dims|
+ * (CXLA_MAX_RANK entries). 0 when |core| is neither or its attributes are missing. */
+int64_t cxla_epilogue_feature_dims(const cxla_instr *core, int64_t *dims);
+
+/* Whether |x| can follow |prev| (a member of the chain of |e|, e->count ops so far, or
+ * e->core) in the epilogue |e|: fills |op| when it can. |vector_any_form|: a vector may
+ * carry extra dims of size 1 and a broadcast naming them (the pass reshapes it); false:
+ * exactly the form above (the backend). */
+bool cxla_epilogue_step(const cxla_epilogue *e, const cxla_instr *prev, const cxla_instr *x,
+                        bool vector_any_form, cxla_epi_op *op);
+
+/* Whether the fusion |f| computes a product of two of its parameters followed by an
+ * epilogue whose vectors are parameters too; fills |out|. */
+bool cxla_epilogue_match(const cxla_instr *f, cxla_epilogue *out);
+
+#endif /* CXLA_PASSES_EPILOGUE_H_ */
