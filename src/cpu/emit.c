@@ -376,6 +376,31 @@ static const char *compute(em *e, const cxla_instr *instr, ix *x) {
         }
         return value(e, ops[0], &y);
     }
+    case CXLA_OP_GATHER: {
+        /* emit_gather.c's map: each operand index a (clamped) start plus an offset. */
+        cpu_gather_map m;
+        cpu_emit_gather_map(instr, &m);
+        ix y = ix_new(ops[0]->shape.rank, ops[0]->shape.dims);
+        for (int64_t d = 0; d < y.rank; d++) {
+            const char *start = "0";
+            if (m.batch_out[d] >= 0) {
+                start = ix_dim(e, x, m.batch_out[d]);
+            } else if (m.start_k[d] >= 0) {
+                ix iy = ix_new(ops[1]->shape.rank, ops[1]->shape.dims);
+                for (int64_t j = 0; j < iy.rank; j++)
+                    iy.d[j] = j == m.ivd ? F("%" PRId64, m.start_k[d]) : ix_dim(e, x, m.idx_out[j]);
+                const char *iv = value(e, ops[1], &iy);
+                const char *as64 =
+                    ops[1]->shape.type == CXLA_U64
+                        ? F("(%s > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)%s)", iv, iv)
+                        : F("(int64_t)%s", iv);
+                start = F("cxla_clamp_index(%s, %" PRId64 ")", as64, m.max_start[d]);
+            }
+            y.d[d] =
+                m.offset_out[d] >= 0 ? F("(%s + %s)", start, ix_dim(e, x, m.offset_out[d])) : start;
+        }
+        return value(e, ops[0], &y);
+    }
     case CXLA_OP_REDUCE: return inline_reduce(e, instr, x);
     case CXLA_OP_PAD:
     case CXLA_OP_CONCATENATE:
@@ -679,6 +704,9 @@ static bool op_ok(const cxla_instr *instr, bool in_fusion, const char **why) {
         return true;
     }
     case CXLA_OP_CONVERT: return true;
+    case CXLA_OP_GATHER:
+        *why = "gather dimension numbers or index type not supported";
+        return cpu_emit_gather_map(instr, NULL);
     case CXLA_OP_COMPARE: {
         const char *d = cxla_instr_word(instr, CXLA_ATTR_DIRECTION);
         return d && cpu_emit_compare(NULL, d, NULL, CXLA_PRED, "a", "b") != NULL;
@@ -733,15 +761,32 @@ static const cxla_instr *fusion_blocker(const cxla_computation *c, const char **
     return NULL;
 }
 
+/* A fusion whose root is a reduce-window (emit_window.c writes it, reading its inputs
+ * through fused_window_read): every other instruction has a C form and is no reduce. */
+static bool fused_window_ok(const cxla_computation *c) {
+    const char *why;
+    for (int64_t i = 0; i < c->instr_count; i++) {
+        const cxla_instr *x = c->instrs[i];
+        if (x == c->root) continue;
+        if (x->opcode == CXLA_OP_REDUCE || x->opcode == CXLA_OP_TUPLE || !op_ok(x, true, &why))
+            return false;
+    }
+    return cpu_emit_reduce_window_ok(c->root);
+}
+
 bool cpu_can_emit(const cxla_instr *instr) {
     const char *why;
     if (instr->opcode == CXLA_OP_DOT) return cpu_emit_dot_ok(instr);
+    if (instr->opcode == CXLA_OP_REDUCE_WINDOW) return cpu_emit_reduce_window_ok(instr);
+    if (instr->opcode == CXLA_OP_SELECT_AND_SCATTER) return cpu_emit_select_and_scatter_ok(instr);
+    if (instr->opcode == CXLA_OP_SCATTER) return cpu_emit_scatter_ok(instr);
     if (instr->opcode == CXLA_OP_CONVOLUTION) return cpu_emit_conv_ok(instr);
     if (instr->opcode == CXLA_OP_FUSION) {
         const cxla_computation *c = cxla_instr_called(instr, CXLA_ATTR_CALLS);
         if (!c || !c->root) return false;
         for (int64_t k = 0; k < instr->operand_count; k++)
             if (!static_array(&instr->operands[k]->shape)) return false;
+        if (c->root->opcode == CXLA_OP_REDUCE_WINDOW) return fused_window_ok(c);
         return fusion_blocker(c, &why) == NULL;
     }
     return op_ok(instr, false, &why) || cpu_emit_lib_ok(instr);
@@ -1703,6 +1748,71 @@ static double kernel_cost(const em *e, const cxla_instr *const *outs, int64_t no
     return c;
 }
 
+/* The reader of a fused reduce-window's inputs (cpu_emit_reader): the value of the root's
+ * operand |k| at linear offset |at|, its statements written where the window kernel is. */
+static const char *fused_window_read(void *ctx, cxla_strbuf *b, int indent, int64_t k,
+                                     const char *at) {
+    em *e = ctx;
+    const cxla_instr *src = e->fused->root->operands[k];
+    cxla_strbuf *saved = e->b;
+    int saved_indent = e->indent;
+    int64_t mark = e->ncse;
+    e->b = b;
+    e->indent = indent;
+    ix y = ix_new(src->shape.rank, src->shape.dims);
+    if (src->shape.rank > 0) y.lin = at;
+    const char *v = value(e, src, &y);
+    /* The statements live in the caller's block: nothing is reused after it. */
+    e->ncse = mark;
+    e->b = saved;
+    e->indent = saved_indent;
+    return v;
+}
+
+static cxla_status emit_fused_window(const cxla_instr *instr, const cxla_computation *fused,
+                                     const char *name, cxla_strbuf *out,
+                                     cpu_kernel_info *out_info) {
+    if (!fused_window_ok(fused))
+        return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
+                          "cpu backend: cannot emit fusion %s: its reduce-window or an "
+                          "instruction feeding it has no C form",
+                          instr->name);
+    em ctx;
+    memset(&ctx, 0, sizeof ctx);
+    em *e = &ctx;
+    e->arena = cxla_arena_create();
+    if (!e->arena) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    cpu_emit_fmt_reset();
+    e->name = name;
+    e->top = instr;
+    e->fused = fused;
+    cxla_strbuf_init(&e->consts);
+    cxla_strbuf_init(&e->helpers);
+    const cxla_instr *outs[1] = {fused->root};
+    build_params(e, outs, 1);
+    cpu_emit_reader reader = {fused_window_read, e,           e->in_params,
+                              e->in_args,        e->in_names, fused->param_count};
+    cxla_strbuf text;
+    cxla_strbuf_init(&text);
+    cxla_status st = cpu_emit_reduce_window_fused(instr, name, &text, out_info, &reader);
+    if (!st) st = e->err;
+    if (!st) {
+        cxla_strbuf_append(out, e->consts.data ? e->consts.data : "", e->consts.len);
+        cxla_strbuf_append(out, text.data ? text.data : "", text.len);
+        if (out->failed || e->consts.failed)
+            st = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s",
+                            instr->name);
+    } else if (st == e->err) {
+        e->err = NULL;
+    }
+    cpu_emit_buf_free(&text);
+    cpu_emit_buf_free(&e->consts);
+    cpu_emit_buf_free(&e->helpers);
+    cxla_status_free(e->err);
+    cxla_arena_destroy(e->arena);
+    return st;
+}
+
 cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strbuf *out) {
     return cpu_emit_kernel_info(instr, name, out, NULL);
 }
@@ -1712,6 +1822,11 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
     const char *why = NULL;
     if (out_info) memset(out_info, 0, sizeof(*out_info));
     if (instr->opcode == CXLA_OP_DOT) return cpu_emit_dot(instr, name, out, out_info);
+    if (instr->opcode == CXLA_OP_REDUCE_WINDOW)
+        return cpu_emit_reduce_window(instr, name, out, out_info);
+    if (instr->opcode == CXLA_OP_SELECT_AND_SCATTER)
+        return cpu_emit_select_and_scatter(instr, name, out, out_info);
+    if (instr->opcode == CXLA_OP_SCATTER) return cpu_emit_scatter(instr, name, out, out_info);
     if (instr->opcode == CXLA_OP_CONVOLUTION) return cpu_emit_conv(instr, name, out, out_info);
     if (instr->opcode != CXLA_OP_FUSION && !op_ok(instr, false, &why) && cpu_emit_lib_ok(instr))
         return cpu_emit_lib(instr, name, out, out_info); /* emit_lib.c */
@@ -1722,6 +1837,8 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
             return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
                               "cpu backend: cannot emit fusion %s: no called computation",
                               instr->name);
+        if (fused->root->opcode == CXLA_OP_REDUCE_WINDOW)
+            return emit_fused_window(instr, fused, name, out, out_info);
         const cxla_instr *b = fusion_blocker(fused, &why);
         if (b)
             return cxla_error(CXLA_STATUS_UNIMPLEMENTED,

@@ -1,7 +1,8 @@
 /* The C emitter of the cpu backend: one C function ("kernel") per instruction.
  *
  * A kernel computes one elementwise, data-movement or reduce instruction, or a `fusion`
- * of them, as a loop nest over its output that evaluates the (fused) expression per
+ * of them (a reduce-window, select-and-scatter, gather and scatter too: emit_window.c,
+ * emit_gather.c), as a loop nest over its output that evaluates the (fused) expression per
  * element: the innermost loop runs along the minor dimension, restrict pointers, index
  * arithmetic in the loop headers. Its results are bit for bit the interpreter's
  * (src/interp/), including the rounding of f16/bf16/f8 after every operation and the
@@ -35,6 +36,10 @@ typedef struct cpu_kernel_info {
      * a weight per element of each transcendental function (the thread pool's cost model,
      * threadpool.h). */
     double cost;
+    /* Results that may share their buffer with an operand: out[i] may be in[i] for i <
+     * in_place (a scatter's results and operands; the kernel then skips its copy of the
+     * operand). 0 for every other kernel: out never aliases in. */
+    int64_t in_place;
     /* Bytes of work memory the kernel needs (sort's permutations, fft's rows; emit_lib.c):
      * when > 0 the caller passes out[R], one past the R array results, pointing to that many
      * bytes aligned to 64 that nothing else uses during the call (contents undefined). Each
@@ -49,10 +54,10 @@ typedef struct cpu_kernel_info {
  * in[k] points to operand k's data, out[i] to the i-th array result (out[0] when the
  * result is an array; one per tuple element for a tuple-shaped multi-output fusion).
  * All arrays are dense, in the default row-major layout, with static shapes; out never
- * aliases in. |name| must be a C identifier (cpu_emit_sanitize makes one); the kernel's
- * own static helpers and constants carry it as a prefix. Errors: UNIMPLEMENTED naming
- * the instruction (and the fused instruction) for what cannot be emitted;
- * RESOURCE_EXHAUSTED when memory is short. */
+ * aliases in, except as cpu_kernel_info.in_place allows (scatter). |name| must be a C identifier
+ * (cpu_emit_sanitize makes one); the kernel's own static helpers and constants carry it as a
+ * prefix. Errors: UNIMPLEMENTED naming the instruction (and the fused instruction) for what cannot
+ * be emitted; RESOURCE_EXHAUSTED when memory is short. */
 cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strbuf *out);
 /* cpu_emit_kernel that also fills |out_info| (may be NULL). */
 cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,

@@ -47,6 +47,68 @@ bool cpu_emit_dot_ok(const cxla_instr *instr);
 cxla_status cpu_emit_dot(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                          cpu_kernel_info *out_info);
 
+/* Window, gather and scatter kernels (emit_window.c, emit_gather.c): whether |instr| is
+ * one they emit, and the kernel (as cpu_emit_kernel_info). */
+bool cpu_emit_reduce_window_ok(const cxla_instr *instr);
+cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                   cpu_kernel_info *out_info);
+/* A reduce-window at the root of a fusion (an input fusion: elementwise producers of its
+ * inputs inside it): emit.c's |reader| writes the statements computing input |operand| of
+ * the reduce-window (init value operand - n for operand >= n) at element offset |at| into
+ * |b| at |indent| and returns its C value; the kernel's inputs are the fusion's parameters
+ * (in_params: "const float *restrict p0, ...", in_args: the casts of in[], in_names: "p0,
+ * ...", in_count of them). */
+typedef struct cpu_emit_reader {
+    const char *(*read)(void *ctx, cxla_strbuf *b, int indent, int64_t operand, const char *at);
+    void *ctx;
+    const char *in_params, *in_args, *in_names;
+    int64_t in_count;
+} cpu_emit_reader;
+cxla_status cpu_emit_reduce_window_fused(const cxla_instr *fusion, const char *name,
+                                         cxla_strbuf *out, cpu_kernel_info *out_info,
+                                         const cpu_emit_reader *reader);
+bool cpu_emit_select_and_scatter_ok(const cxla_instr *instr);
+cxla_status cpu_emit_select_and_scatter(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                        cpu_kernel_info *out_info);
+bool cpu_emit_scatter_ok(const cxla_instr *instr);
+cxla_status cpu_emit_scatter(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                             cpu_kernel_info *out_info);
+
+/* How a gather's operand index is made (emit_gather.c; emit.c computes gather per output
+ * element, unfused or fused). For operand dimension d: start + offset, where offset is
+ * output dimension offset_out[d] (-1: 0) and start is output dimension batch_out[d] (an
+ * operand batching dimension), else index-vector component start_k[d] (-1: 0) converted to
+ * int64_t and clamped to [0, max_start[d]]. Indices dimension j is indexed by output
+ * dimension idx_out[j] (-1 for index_vector_dim, |ivd|). */
+typedef struct cpu_gather_map {
+    int64_t offset_out[CXLA_MAX_RANK], start_k[CXLA_MAX_RANK], batch_out[CXLA_MAX_RANK];
+    int64_t max_start[CXLA_MAX_RANK];
+    int64_t idx_out[CXLA_MAX_RANK];
+    int64_t ivd;
+} cpu_gather_map;
+/* Whether |instr| is a gather of static arrays with valid dimension numbers; fills |m| (may
+ * be NULL). */
+bool cpu_emit_gather_map(const cxla_instr *instr, cpu_gather_map *m);
+
+/* Scalar computations written inline (emit_window.c): whether every instruction of |c| has
+ * a C form (parameters, scalar constants, elementwise operations, compare, select,
+ * convert; a tuple root of |nres| scalars when nres > 1), with |nargs| parameters. */
+bool cpu_emit_scalar_ok(const cxla_computation *c, int64_t nargs, int64_t nres);
+/* Appends to |b| (at |indent|) the statements computing |c| on |args| (C values of its
+ * parameters' compute types); out[i] gets the C value of result i. Temporaries are named
+ * f<*tmp>, counting up. */
+void cpu_emit_scalar(cxla_arena *arena, cxla_strbuf *b, int indent, int64_t *tmp,
+                     const cxla_computation *c, const char *const *args, const char **out);
+
+/* Pieces every kernel writer shares (emit_window.c): a static array of a type kernels handle
+ * in the default layout; the kernel's head comment (its HLO); the entry point that clamps
+ * [begin, end) to [0, |range|), runs |pre| (statements, may be NULL) and calls
+ * NAME_body(|args|, begin, end). */
+bool cpu_emit_static_array(const cxla_shape *s);
+void cpu_emit_kernel_head(cxla_strbuf *out, const cxla_instr *instr, const char *name);
+void cpu_emit_kernel_entry(cxla_strbuf *out, const char *name, int64_t range, const char *args,
+                           const char *pre);
+
 /* The convolution kernel (emit_conv.c): whether |instr| is a convolution it emits (real
  * floats with a real float result, or integers with an integer result; static row-major
  * arrays; no PACKED_NIBBLE), and the kernel (an exact loop nest, bit for bit the

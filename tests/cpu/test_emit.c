@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "cpu/compiler.h"
+#include "cpu/cpu.h"
+#include "cpu/cpu_internal.h"
 #include "cpu/cpu_math.h"
 #include "cpu/emit.h"
 #include "harness.h"
@@ -322,6 +324,188 @@ static void setup_cache(void) {
 }
 
 /* Emits every case (that parses and verifies) into one translation unit. */
+/* Window, gather and scatter kernels (emit_window.c, emit_gather.c): the window options,
+ * variadic reducers, the pairwise sum of windows of more than 16, reducers written inline;
+ * gather with clamped starts and batching dims; scatter with repeated indices, each mode
+ * (assign, a recognized reducer, a computation inline) and several operands. */
+#define RED(NAME, T, OP)                                                                           \
+    NAME " {\n  a = " T "[] parameter(0)\n  b = " T "[] parameter(1)\n  ROOT s = " T "[] " OP      \
+         "(a, b)\n}\n"
+static void window_cases(void) {
+    const char *const texts[] = {
+        /* max pool 3x3 stride 2 pad 1, NCHW and NHWC */
+        "HloModule m\n" RED(
+            "mx", "f32",
+            "maximum") "ENTRY e {\n  p = f32[2,3,9,9] parameter(0)\n"
+                       "  z = f32[] parameter(1)\n  ROOT r = f32[2,3,5,5] reduce-window(p, z), "
+                       "window={size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x1_1x1_1}, to_apply=mx\n}\n",
+        "HloModule m\n" RED(
+            "mx", "f32",
+            "maximum") "ENTRY e {\n  p = f32[2,8,8,5] parameter(0)\n"
+                       "  z = f32[] parameter(1)\n  ROOT r = f32[2,4,4,5] reduce-window(p, z), "
+                       "window={size=1x2x2x1 stride=1x2x2x1}, to_apply=mx\n}\n",
+        /* avg pool sums (pairwise: a 5x5 window is 25 > 16 elements), f32 and f64 */
+        "HloModule m\n" RED(
+            "add", "f32",
+            "add") "ENTRY e {\n  p = f32[3,11,12] parameter(0)\n"
+                   "  z = f32[] parameter(1)\n  ROOT r = f32[3,6,6] reduce-window(p, z), "
+                   "window={size=1x5x5 stride=1x2x2 pad=0_0x2_2x2_1}, to_apply=add\n}\n",
+        "HloModule m\n" RED(
+            "add", "f64",
+            "add") "ENTRY e {\n  p = f64[7,300] parameter(0)\n"
+                   "  z = f64[] parameter(1)\n  ROOT r = f64[7,296] reduce-window(p, z), "
+                   "window={size=1x5}, to_apply=add\n}\n",
+        /* avg pool 3x3 stride 2 pad 1 (a window of 9: one pairwise leaf), NHWC */
+        "HloModule m\n" RED(
+            "add", "f32",
+            "add") "ENTRY e {\n  p = f32[2,7,7,3] parameter(0)\n"
+                   "  z = f32[] parameter(1)\n  ROOT r = f32[2,4,4,3] reduce-window(p, z), "
+                   "window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=add\n}\n",
+        /* base and window dilation, padding, strides; bf16 rounded per step; s32 wrapping */
+        "HloModule m\n" RED(
+            "add", "bf16",
+            "add") "ENTRY e {\n  p = bf16[5,6] parameter(0)\n"
+                   "  z = bf16[] parameter(1)\n  ROOT r = bf16[5,5] reduce-window(p, z), "
+                   "window={size=2x3 stride=2x1 pad=1_1x2_1 lhs_dilate=2x1 rhs_dilate=1x2}, "
+                   "to_apply=add\n}\n",
+        "HloModule m\n" RED(
+            "mul", "s32",
+            "multiply") "ENTRY e {\n  p = s32[9,4] parameter(0)\n"
+                        "  z = s32[] parameter(1)\n  ROOT r = s32[7,8] reduce-window(p, z), "
+                        "window={size=3x2 stride=1x1 pad=0_0x1_1 lhs_dilate=1x2 rhs_dilate=1x1}, "
+                        "to_apply=mul\n}\n",
+        /* a long 1-D window over more than one block of lanes */
+        "HloModule m\n" RED("mn", "u8", "minimum") "ENTRY e {\n  p = u8[700] parameter(0)\n"
+                                                   "  z = u8[] parameter(1)\n  ROOT r = u8[698] "
+                                                   "reduce-window(p, z), window={size=3}, "
+                                                   "to_apply=mn\n}\n",
+        /* rank 0, and a reducer that is not a plain operation */
+        "HloModule m\n" RED("add", "f32", "add") "ENTRY e {\n  p = f32[] parameter(0)\n"
+                                                 "  z = f32[] parameter(1)\n  ROOT r = f32[] "
+                                                 "reduce-window(p, z), to_apply=add\n}\n",
+        "HloModule m\nf {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  m = f32[] multiply(b, b)\n  ROOT s = f32[] add(a, m)\n}\nENTRY e {\n"
+        "  p = f32[6,6] parameter(0)\n  z = f32[] parameter(1)\n  ROOT r = f32[3,3] "
+        "reduce-window(p, z), window={size=2x2 stride=2x2}, to_apply=f\n}\n",
+        /* computations that ignore an argument (generated C must still compile cleanly) */
+        "HloModule m\nfirst {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT r = f32[] copy(a)\n}\nENTRY e {\n  p = f32[4,9] parameter(0)\n"
+        "  z = f32[] parameter(1)\n  ROOT r = f32[4,5] reduce-window(p, z), "
+        "window={size=1x3 stride=1x2 pad=0_0x1_1}, to_apply=first\n}\n",
+        "HloModule m\nfirst {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT r = f32[] copy(a)\n}\nfc {\n  p = f32[4,9] parameter(0)\n  z = f32[] "
+        "parameter(1)\n  n = f32[4,9] negate(p)\n  ROOT r = f32[4,5] reduce-window(n, z), "
+        "window={size=1x3 stride=1x2 pad=0_0x1_1}, to_apply=first\n}\nENTRY e {\n"
+        "  p = f32[4,9] parameter(0)\n  z = f32[] parameter(1)\n  ROOT r = f32[4,5] "
+        "fusion(p, z), kind=kInput, calls=fc\n}\n",
+        "HloModule m\nfirst {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT r = f32[] copy(a)\n}\nfc {\n  p = f32[4,9] parameter(0)\n  z = f32[] "
+        "parameter(1)\n  n = f32[4,9] negate(p)\n  ROOT r = f32[4,9] reduce-window(n, z), "
+        "window={size=1x2 pad=0_0x1_0 lhs_dilate=1x2 stride=1x2}, to_apply=first\n}\n"
+        "ENTRY e {\n  p = f32[4,9] parameter(0)\n  z = f32[] parameter(1)\n"
+        "  ROOT r = f32[4,9] fusion(p, z), kind=kInput, calls=fc\n}\n",
+        "HloModule m\nkeep {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
+        "  ROOT r = s32[] copy(a)\n}\nENTRY e {\n  p = s32[6] parameter(0)\n"
+        "  i = s32[2,1] constant({{1}, {3}})\n  u = s32[2] parameter(1)\n"
+        "  ROOT r = s32[6] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0}, "
+        "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=keep\n}\n",
+        /* variadic: max and its index (argmax) */
+        "HloModule m\nam {\n  a = f32[] parameter(0)\n  i = s32[] parameter(1)\n"
+        "  b = f32[] parameter(2)\n  j = s32[] parameter(3)\n  g = pred[] compare(a, b), "
+        "direction=GE\n  v = f32[] select(g, a, b)\n  k = s32[] select(g, i, j)\n"
+        "  ROOT t = (f32[], s32[]) tuple(v, k)\n}\nENTRY e {\n  p = f32[4,10] parameter(0)\n"
+        "  q = s32[4,10] parameter(1)\n  z = f32[] parameter(2)\n  y = s32[] parameter(3)\n"
+        "  ROOT r = (f32[4,5], s32[4,5]) reduce-window(p, q, z, y), "
+        "window={size=1x3 stride=1x2 pad=0_0x0_1}, to_apply=am\n}\n",
+        /* select-and-scatter: the max pool gradient, overlapping windows with padding */
+        "HloModule m\nge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT c = pred[] compare(a, b), direction=GE\n}\n" RED(
+            "add", "f32",
+            "add") "ENTRY e {\n  p = f32[2,9,9] parameter(0)\n  s = f32[2,5,5] parameter(1)\n"
+                   "  z = f32[] parameter(2)\n  ROOT r = f32[2,9,9] select-and-scatter(p, s, z), "
+                   "window={size=1x3x3 stride=1x2x2 pad=0_0x1_1x1_1}, select=ge, scatter=add\n}\n",
+        "HloModule m\nle {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n"
+        "  ROOT c = pred[] compare(a, b), direction=LE\n}\n" RED(
+            "mx", "bf16",
+            "maximum") "ENTRY e {\n  p = bf16[8] parameter(0)\n  s = bf16[4] parameter(1)\n"
+                       "  z = bf16[] parameter(2)\n  ROOT r = bf16[8] select-and-scatter(p, s, z), "
+                       "window={size=3 stride=2 pad=1_0}, select=le, scatter=mx\n}\n",
+        /* gather: rows of a table (clamped starts), and with batching dims */
+        "HloModule m\nENTRY e {\n  p = f32[10,6] parameter(0)\n  i = s32[5] parameter(1)\n"
+        "  ROOT r = f32[5,6] gather(p, i), offset_dims={1}, collapsed_slice_dims={0}, "
+        "start_index_map={0}, index_vector_dim=1, slice_sizes={1,6}\n}\n",
+        "HloModule m\nENTRY e {\n  p = s8[7,8] parameter(0)\n  i = u64[3,2] parameter(1)\n"
+        "  ROOT r = s8[3,2,3] gather(p, i), offset_dims={1,2}, collapsed_slice_dims={}, "
+        "start_index_map={1,0}, index_vector_dim=1, slice_sizes={2,3}\n}\n",
+        "HloModule m\nENTRY e {\n  p = f16[3,5,4] parameter(0)\n  i = s64[3,2,1] parameter(1)\n"
+        "  ROOT r = f16[3,2,4] gather(p, i), offset_dims={2}, collapsed_slice_dims={1}, "
+        "start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0}, "
+        "index_vector_dim=2, slice_sizes={1,1,4}\n}\n",
+        /* scatter with repeated indices: add (pairs in order), assign (the last wins) */
+        "HloModule m\n" RED(
+            "add", "f32",
+            "add") "ENTRY e {\n  p = f32[6,3] parameter(0)\n"
+                   "  i = s32[5,1] constant({{1}, {4}, {1}, {-1}, {1}})\n  u = f32[5,3] "
+                   "parameter(1)\n"
+                   "  ROOT r = f32[6,3] scatter(p, i, u), update_window_dims={1}, "
+                   "inserted_window_dims={0}, "
+                   "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n",
+        "HloModule m\nset {\n  a = s32[] parameter(0)\n  ROOT b = s32[] parameter(1)\n}\n"
+        "ENTRY e {\n  p = s32[8] parameter(0)\n  i = u8[4] constant({3, 3, 7, 200})\n"
+        "  u = s32[4,2] parameter(1)\n  ROOT r = s32[8] scatter(p, i, u), "
+        "update_window_dims={1}, inserted_window_dims={}, scatter_dims_to_operand_dims={0}, "
+        "index_vector_dim=1, to_apply=set\n}\n",
+        /* the interpreter's typed max keeps the first on -0/+0 ties: not maximum's rule */
+        "HloModule m\n" RED(
+            "mx", "f32",
+            "maximum") "ENTRY e {\n  p = f32[4,4] parameter(0)\n"
+                       "  i = s32[3,2] constant({{0, 0}, {1, 2}, {0, 0}})\n  u = f32[3,2,2] "
+                       "parameter(1)\n"
+                       "  ROOT r = f32[4,4] scatter(p, i, u), update_window_dims={1,2}, "
+                       "inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, "
+                       "index_vector_dim=1, "
+                       "to_apply=mx\n}\n",
+        /* an update computation inline, and two operands */
+        "HloModule m\nf {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n"
+        "  m = bf16[] multiply(a, b)\n  ROOT s = bf16[] subtract(m, b)\n}\n"
+        "ENTRY e {\n  p = bf16[5] parameter(0)\n  i = s32[4,1] constant({{2}, {0}, {2}, {4}})\n"
+        "  u = bf16[4] parameter(1)\n  ROOT r = bf16[5] scatter(p, i, u), "
+        "update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+        "index_vector_dim=1, to_apply=f\n}\n",
+        "HloModule m\nf {\n  a = f32[] parameter(0)\n  b = s32[] parameter(1)\n"
+        "  c = f32[] parameter(2)\n  d = s32[] parameter(3)\n  s = f32[] add(a, c)\n"
+        "  t = s32[] add(b, d)\n  ROOT r = (f32[], s32[]) tuple(s, t)\n}\n"
+        "ENTRY e {\n  p = f32[3,4] parameter(0)\n  q = s32[3,4] parameter(1)\n"
+        "  i = s32[2,2] constant({{1, 1}, {1, 1}})\n  u = f32[2,2] parameter(2)\n"
+        "  v = s32[2,2] parameter(3)\n  ROOT r = (f32[3,4], s32[3,4]) scatter(p, q, i, u, v), "
+        "update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0,1}, "
+        "index_vector_dim=1, to_apply=f\n}\n",
+        /* reduce-window at the root of an input fusion: relu then max pool (NHWC); a
+         * convert then a pairwise sum whose init is a fusion parameter */
+        "HloModule m\n" RED(
+            "mx", "f32",
+            "maximum") "fc {\n  p = f32[2,9,9,3] parameter(0)\n"
+                       "  z = f32[] constant(0)\n  zb = f32[2,9,9,3] broadcast(z), dimensions={}\n"
+                       "  r = f32[2,9,9,3] maximum(p, zb)\n  n = f32[] constant(-inf)\n"
+                       "  ROOT w = f32[2,5,5,3] reduce-window(r, n), window={size=1x3x3x1 "
+                       "stride=1x2x2x1 "
+                       "pad=0_0x1_1x1_1x0_0}, to_apply=mx\n}\nENTRY e {\n  p = f32[2,9,9,3] "
+                       "parameter(0)\n"
+                       "  ROOT r = f32[2,5,5,3] fusion(p), kind=kInput, calls=fc\n}\n",
+        "HloModule m\n" RED(
+            "add", "f32",
+            "add") "fc {\n  p = bf16[3,12,11] parameter(0)\n"
+                   "  z = f32[] parameter(1)\n  c = f32[3,12,11] convert(p)\n"
+                   "  ROOT w = f32[3,6,5] reduce-window(c, z), window={size=1x5x5 stride=1x2x2 "
+                   "pad=0_0x2_2x2_1}, to_apply=add\n}\nENTRY e {\n  p = bf16[3,12,11] "
+                   "parameter(0)\n"
+                   "  z = f32[] parameter(1)\n  ROOT r = f32[3,6,5] fusion(p, z), kind=kInput, "
+                   "calls=fc\n}\n",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) add_case("%s", texts[i]);
+}
+#undef RED
+
 static char *emit_all(size_t *len, int *emitted) {
     cxla_strbuf tu;
     cxla_strbuf_init(&tu);
@@ -461,10 +645,106 @@ static void run_case(cpu_library *lib, int i) {
     for (int k = 0; k < 8; k++) cxla_literal_free(args[k]);
 }
 
+/* The cpu backend runs reduce-window, select-and-scatter, gather and scatter as generated
+ * kernels (not the interpreter's handlers), a gather inside a loop fusion too, and a
+ * scatter's kernel says its results may be its operands' buffers. */
+static void test_window_gather_scatter_are_kernels(void) {
+    setup_cache();
+    const char *text =
+        "HloModule m\nmx {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT s = f32[] maximum(a, b)\n}\nge {\n  a = f32[] parameter(0)\n"
+        "  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=GE\n}\n"
+        "ENTRY e {\n  x = f32[4,9,9] parameter(0)\n  i = s32[3] parameter(1)\n"
+        "  z = f32[] constant(-inf)\n  zero = f32[] constant(0)\n"
+        "  pool = f32[4,5,5] reduce-window(x, z), window={size=1x3x3 stride=1x2x2 "
+        "pad=0_0x1_1x1_1}, to_apply=mx\n"
+        "  grad = f32[4,9,9] select-and-scatter(x, pool, zero), window={size=1x3x3 "
+        "stride=1x2x2 pad=0_0x1_1x1_1}, select=ge, scatter=mx\n"
+        "  rows = f32[3,9,9] gather(grad, i), offset_dims={1,2}, collapsed_slice_dims={0}, "
+        "start_index_map={0}, index_vector_dim=1, slice_sizes={1,9,9}\n"
+        "  neg = f32[3,9,9] negate(rows)\n"
+        "  ii = s32[3,1] reshape(i)\n"
+        "  sc = f32[4,9,9] scatter(grad, ii, neg), update_window_dims={1,2}, "
+        "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
+        "to_apply=mx\n"
+        "  ROOT t = (f32[4,5,5], f32[4,9,9], f32[3,9,9], f32[4,9,9]) tuple(pool, grad, neg, "
+        "sc)\n}\n";
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_hlo_parse(text, (size_t)-1, "kernels", &m));
+    if (!m) return;
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    CHECK_OK(cpu_backend.compile(m, &co, &compiled));
+    if (compiled) {
+        const char *names[] = {"pool", "grad", "sc"};
+        for (int k = 0; k < 3; k++) {
+            const char *what = cpu_compiled_call_what(compiled, names[k]);
+            CHECK_MSG(what && strcmp(what, "kernel") == 0, "%s runs as '%s', not 'kernel'",
+                      names[k], what ? what : "the interpreter");
+        }
+        /* The gather and the negate are one loop fusion, and that fusion is a kernel. */
+        cxla_module *opt = NULL;
+        cxla_strbuf src;
+        cxla_strbuf_init(&src);
+        CHECK_OK(cpu_generate(m, NULL, &opt, &src, NULL));
+        bool fused_gather = false;
+        for (int64_t j = 0; opt && j < opt->entry->instr_count; j++) {
+            const cxla_instr *in = opt->entry->instrs[j];
+            const cxla_computation *c = cxla_instr_called(in, CXLA_ATTR_CALLS);
+            if (in->opcode != CXLA_OP_FUSION || !c) continue;
+            for (int64_t k = 0; k < c->instr_count; k++)
+                if (c->instrs[k]->opcode == CXLA_OP_GATHER) {
+                    fused_gather = true;
+                    const char *what = cpu_compiled_call_what(compiled, in->name);
+                    CHECK_MSG(what && strcmp(what, "kernel") == 0, "fusion %s runs as '%s'",
+                              in->name, what ? what : "the interpreter");
+                }
+        }
+        CHECK(fused_gather);
+        cxla_module_destroy(opt);
+        cxla_strbuf_free(&src);
+        cxla_literal *args[2] = {NULL, NULL}, *got = NULL, *want = NULL;
+        CHECK_OK(cxla_literal_create(&m->entry->params[0]->shape, &args[0]));
+        CHECK_OK(cxla_literal_create(&m->entry->params[1]->shape, &args[1]));
+        float *x = cxla_literal_data(args[0]);
+        for (int64_t j = 0; j < 4 * 81; j++) x[j] = (float)((j * 37) % 101) - 50.0f;
+        int32_t *iv = cxla_literal_data(args[1]);
+        iv[0] = 2;
+        iv[1] = -7; /* clamped by gather, skipped by scatter */
+        iv[2] = 2;
+        exec_run_options ro = {0};
+        CHECK_OK(cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)args, 2, &got));
+        CHECK_OK(interp_run_module(m, NULL, (const cxla_literal *const *)args, 2, &want));
+        if (got && want) CHECK_OK(cxla_literal_compare(got, want, NULL));
+        cxla_literal_free(got);
+        cxla_literal_free(want);
+        cxla_literal_free(args[0]);
+        cxla_literal_free(args[1]);
+        cpu_backend.destroy(compiled);
+    }
+    /* The scatter kernel's in-place flag, and its copy skipped when out is in. */
+    const cxla_instr *sc = NULL;
+    for (int64_t j = 0; j < m->entry->instr_count; j++)
+        if (m->entry->instrs[j]->opcode == CXLA_OP_SCATTER) sc = m->entry->instrs[j];
+    CHECK(sc != NULL);
+    if (sc) {
+        cxla_strbuf b;
+        cxla_strbuf_init(&b);
+        cpu_kernel_info info;
+        CHECK_OK(cpu_emit_kernel_info(sc, "sc", &b, &info));
+        CHECK(info.in_place == 1);
+        CHECK(info.range == 1);
+        CHECK(b.data && strstr(b.data, "if (out[0] != in[0]) memcpy") != NULL);
+        cxla_strbuf_free(&b);
+    }
+    cxla_module_destroy(m);
+}
+
 static void test_against_interpreter(void) {
     setup_cache();
     elementwise_cases();
     movement_cases();
+    window_cases();
     size_t len = 0;
     int emitted = 0;
     char *tu = emit_all(&len, &emitted);
@@ -507,4 +787,4 @@ static void test_against_interpreter(void) {
     }
 }
 
-TEST_MAIN(TEST(test_against_interpreter))
+TEST_MAIN(TEST(test_against_interpreter), TEST(test_window_gather_scatter_are_kernels))

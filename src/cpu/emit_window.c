@@ -1,0 +1,1021 @@
+/* The emitter's window kernels: reduce-window and select-and-scatter as generated C, and
+ * the inline form of small scalar computations (reducers, selectors, update computations)
+ * that they and scatter (emit_gather.c) call.
+ *
+ * Both kernels follow the interpreter (src/interp/interp_window.c) step for step, so their
+ * results are its results bit for bit: a window dimension places window element w of
+ * output position o at o * stride + w * window_dilation - pad_low of the base dilated by
+ * base_dilation; positions in the padding or in a hole take the init value.
+ *
+ * reduce-window: each output element folds its window in row-major order into the init
+ * value, acc = f(acc, x), with f the reducer computation written inline; when the
+ * interpreter sums pairwise (one f32/f64 input and a reducer it recognizes as add), the
+ * kernel sums the same tree (leaves of up to 16 window elements summed in order, halves
+ * added) and adds the init value last, as interp_reduce_space does. The loops: the outer
+ * loop runs over "rows" (every output dimension but the last, and blocks of up to LANES
+ * outputs along the last), one accumulator per output of the block; then the window
+ * elements; then the block's outputs innermost, contiguous in the result, where the lanes
+ * whose input position is inside the operand run without a test (a strided, vectorizable
+ * load) and those in the padding fold the init value.
+ *
+ * select-and-scatter: the result starts as the init value; for each source element, in
+ * row-major order, the window's positions inside the operand are scanned in row-major
+ * order, the first selected and each later one replacing the selection when
+ * select(selected, current) is false; the source element is then combined into the
+ * result at the selection with the scatter computation. Windows overlap, so the kernel is
+ * one unit of work (range 1). */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "cpu/emit_internal.h"
+#include "interp/interp.h"
+
+enum { LANES = 256, PAIRWISE_LEAF = 16 };
+
+#define F(...) cpu_emit_fmt(w->arena, __VA_ARGS__)
+
+/* ---- the writer ---------------------------------------------------------------------- */
+
+typedef struct writer {
+    cxla_arena *arena;
+    cxla_strbuf *b;
+    int indent;
+    int64_t tmp;
+} writer;
+
+static void ln(writer *w, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void ln(writer *w, const char *format, ...) {
+    for (int i = 0; i < w->indent; i++) cxla_strbuf_puts(w->b, "    ");
+    va_list args;
+    va_start(args, format);
+    cxla_strbuf_vprintf(w->b, format, args);
+    va_end(args);
+    cxla_strbuf_putc(w->b, '\n');
+}
+
+static void open_(writer *w, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void open_(writer *w, const char *format, ...) {
+    for (int i = 0; i < w->indent; i++) cxla_strbuf_puts(w->b, "    ");
+    va_list args;
+    va_start(args, format);
+    cxla_strbuf_vprintf(w->b, format, args);
+    va_end(args);
+    cxla_strbuf_puts(w->b, " {\n");
+    w->indent++;
+}
+
+static void close_(writer *w) {
+    w->indent--;
+    ln(w, "}");
+}
+
+/* ---- scalar computations inline ------------------------------------------------------ */
+
+static bool scalar_shape_ok(const cxla_shape *s) {
+    return cxla_type_is_array(s->type) && s->rank == 0 && !s->dynamic && cpu_emit_type_ok(s->type);
+}
+
+static bool scalar_instr_ok(const cxla_instr *in) {
+    if (!scalar_shape_ok(&in->shape)) return false;
+    for (int64_t k = 0; k < in->operand_count; k++)
+        if (!scalar_shape_ok(&in->operands[k]->shape)) return false;
+    cxla_type t = in->shape.type;
+    const cxla_instr *const *ops = (const cxla_instr *const *)in->operands;
+    switch (in->opcode) {
+    case CXLA_OP_PARAMETER: return true;
+    case CXLA_OP_CONSTANT:
+        return in->literal && !in->literal_elided && cxla_literal_element_count(in->literal) == 1;
+    case CXLA_OP_CONVERT: return true;
+    case CXLA_OP_COPY: return ops[0]->shape.type == t;
+    case CXLA_OP_COMPARE: {
+        const char *d = cxla_instr_word(in, CXLA_ATTR_DIRECTION);
+        return d && ops[0]->shape.type == ops[1]->shape.type &&
+               cpu_emit_compare(NULL, d, NULL, CXLA_PRED, "a", "b") != NULL;
+    }
+    case CXLA_OP_SELECT:
+        return ops[0]->shape.type == CXLA_PRED && ops[1]->shape.type == t &&
+               ops[2]->shape.type == t;
+    default: break;
+    }
+    if (!(cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE)) return false;
+    if (in->operand_count == 1) return cpu_emit_unary_ok(in->opcode, ops[0]->shape.type);
+    if (in->operand_count == 2)
+        return ops[0]->shape.type == t && ops[1]->shape.type == t &&
+               cpu_emit_binary_ok(in->opcode, t);
+    return false;
+}
+
+bool cpu_emit_scalar_ok(const cxla_computation *c, int64_t nargs, int64_t nres) {
+    if (!c || !c->root || c->param_count != nargs) return false;
+    for (int64_t i = 0; i < c->instr_count; i++) {
+        const cxla_instr *in = c->instrs[i];
+        if (in == c->root && in->opcode == CXLA_OP_TUPLE) {
+            if (nres == 1 || in->operand_count != nres) return false;
+            for (int64_t k = 0; k < nres; k++)
+                if (!scalar_shape_ok(&in->operands[k]->shape)) return false;
+            continue;
+        }
+        if (in->opcode == CXLA_OP_TUPLE || !scalar_instr_ok(in)) return false;
+    }
+    return nres == 1 ? c->root->opcode != CXLA_OP_TUPLE : c->root->opcode == CXLA_OP_TUPLE;
+}
+
+/* The C text of the one element of a scalar constant, as its compute type. */
+static const char *scalar_const(writer *w, const cxla_instr *in) {
+    cxla_type t = in->shape.type;
+    uint64_t v = 0;
+    size_t es = cxla_type_storage(t);
+    memcpy(&v, cxla_literal_data_const(in->literal), es < 8 ? es : 8); /* little endian */
+    if (t == CXLA_F32) return F("cxla_f32_from_bits(0x%08" PRIx64 "u)", v);
+    if (t == CXLA_F64) return F("cxla_f64_from_bits(0x%016" PRIx64 "ull)", v);
+    if (cpu_emit_is_small(t)) return F("(%s)0x%" PRIx64 "u", cpu_emit_ctype(t), v);
+    if (cxla_type_is_signed(t)) {
+        int bits = cxla_type_bits(t);
+        int64_t s = bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits);
+        if (s == INT64_MIN) return "INT64_MIN";
+        return F("(%s)%" PRId64 "ll", cpu_emit_ctype(t), s);
+    }
+    return F("(%s)%" PRIu64 "ull", cpu_emit_ctype(t), v);
+}
+
+typedef struct scalar_ctx {
+    writer *w;
+    const cxla_computation *c;
+    const char *const *args;
+    const char **vals; /* per instruction of c, NULL until computed */
+} scalar_ctx;
+
+static const char *scalar_value(scalar_ctx *s, const cxla_instr *in) {
+    int64_t at = 0;
+    while (at < s->c->instr_count && s->c->instrs[at] != in) at++;
+    if (at == s->c->instr_count) return "0"; /* not of this computation: checked before */
+    if (s->vals[at]) return s->vals[at];
+    writer *w = s->w;
+    cxla_arena *arena = w->arena;
+    cxla_type t = in->shape.type;
+    const cxla_instr *const *ops = (const cxla_instr *const *)in->operands;
+    const char *expr = NULL;
+    switch (in->opcode) {
+    case CXLA_OP_PARAMETER: return s->vals[at] = s->args[in->parameter_number];
+    case CXLA_OP_CONSTANT: return s->vals[at] = scalar_const(w, in);
+    case CXLA_OP_COPY: return s->vals[at] = scalar_value(s, ops[0]);
+    case CXLA_OP_CONVERT:
+        expr = cpu_emit_convert(arena, ops[0]->shape.type, t, scalar_value(s, ops[0]));
+        break;
+    case CXLA_OP_COMPARE: {
+        cxla_type ot = ops[0]->shape.type;
+        const char *a = cpu_emit_decode(arena, ot, scalar_value(s, ops[0]));
+        const char *b = cpu_emit_decode(arena, ot, scalar_value(s, ops[1]));
+        expr = cpu_emit_compare(arena, cxla_instr_word(in, CXLA_ATTR_DIRECTION),
+                                cxla_instr_word(in, CXLA_ATTR_COMPARISON_TYPE),
+                                cpu_emit_is_small(ot) ? CXLA_F32 : ot, a, b);
+        break;
+    }
+    case CXLA_OP_SELECT:
+        expr = F("%s ? %s : %s", scalar_value(s, ops[0]), scalar_value(s, ops[1]),
+                 scalar_value(s, ops[2]));
+        break;
+    default: {
+        /* Small floats: decoded, computed in f32, the result encoded (as emit.c). */
+        cxla_type ot = ops[0]->shape.type, ct = cpu_emit_is_small(ot) ? CXLA_F32 : ot;
+        cpu_emit_math_type(ot);
+        if (in->operand_count == 1)
+            expr = cpu_emit_unary(arena, in->opcode, ct,
+                                  cpu_emit_decode(arena, ot, scalar_value(s, ops[0])));
+        else
+            expr = cpu_emit_binary(arena, in->opcode, ct,
+                                   cpu_emit_decode(arena, ot, scalar_value(s, ops[0])),
+                                   cpu_emit_decode(arena, ot, scalar_value(s, ops[1])));
+        if (expr) expr = cpu_emit_encode(arena, t, expr);
+        break;
+    }
+    }
+    const char *v = F("f%" PRId64, w->tmp++);
+    ln(w, "const %s %s = %s;", cpu_emit_ctype(t), v, expr ? expr : "0");
+    return s->vals[at] = v;
+}
+
+void cpu_emit_scalar(cxla_arena *arena, cxla_strbuf *b, int indent, int64_t *tmp,
+                     const cxla_computation *c, const char *const *args, const char **out) {
+    writer wr = {arena, b, indent, *tmp};
+    const char **vals = cxla_arena_alloc_array(arena, (size_t)c->instr_count + 1, sizeof *vals);
+    if (!vals) {
+        out[0] = "0";
+        return;
+    }
+    memset(vals, 0, ((size_t)c->instr_count + 1) * sizeof *vals);
+    scalar_ctx s = {&wr, c, args, vals};
+    if (c->root->opcode == CXLA_OP_TUPLE) {
+        for (int64_t k = 0; k < c->root->operand_count; k++)
+            out[k] = scalar_value(&s, c->root->operands[k]);
+    } else {
+        out[0] = scalar_value(&s, c->root);
+    }
+    *tmp = wr.tmp;
+}
+
+/* Writes |count| scalar results into |dst| after computing all of them (a result may read
+ * what another overwrites). */
+static void call_into(writer *w, const cxla_computation *c, const char *const *args,
+                      const char *const *dst, int64_t count) {
+    const char *res[64];
+    cpu_emit_scalar(w->arena, w->b, w->indent, &w->tmp, c, args, res);
+    for (int64_t i = 0; i < count; i++) ln(w, "%s = %s;", dst[i], res[i]);
+}
+
+/* ---- shared kernel pieces ------------------------------------------------------------ */
+
+static bool default_layout(const cxla_shape *s) {
+    if (!s->layout || s->rank == 0) return true;
+    int64_t m2m[CXLA_MAX_RANK];
+    cxla_shape_minor_to_major(s, m2m);
+    for (int64_t k = 0; k < s->rank; k++)
+        if (m2m[k] != s->rank - 1 - k) return false;
+    return true;
+}
+
+bool cpu_emit_static_array(const cxla_shape *s) {
+    return cxla_type_is_array(s->type) && !s->dynamic && default_layout(s) &&
+           cpu_emit_type_ok(s->type);
+}
+
+void cpu_emit_kernel_head(cxla_strbuf *out, const cxla_instr *instr, const char *name) {
+    cxla_strbuf head;
+    cxla_strbuf_init(&head);
+    cxla_hlo_print_instr(&head, instr, CXLA_HLO_STYLE_SHORT);
+    if (head.data) {
+        for (char *p = strstr(head.data, "*/"); p; p = strstr(p, "*/")) p[1] = ' ';
+        for (char *p = strstr(head.data, "/*"); p; p = strstr(p, "/*")) p[1] = ' ';
+        for (char *p = head.data; *p; p++)
+            if (*p == '\n') *p = ' ';
+    }
+    cxla_strbuf_printf(out, "/* ---- %s: %s */\n", name, head.data ? head.data : instr->name);
+    cpu_emit_buf_free(&head);
+}
+
+void cpu_emit_kernel_entry(cxla_strbuf *out, const char *name, int64_t range, const char *args,
+                           const char *pre) {
+    cxla_strbuf_printf(out,
+                       "/* Iterations [begin, end) of the outer loop, of %" PRId64 ". */\n"
+                       "void %s(void *const *out, const void *const *in, int64_t begin, "
+                       "int64_t end);\n"
+                       "void %s(void *const *out, const void *const *in, int64_t begin, "
+                       "int64_t end) {\n",
+                       range, name, name);
+    cxla_strbuf_printf(out, "    (void)in;\n    if (end > %" PRId64 ") end = %" PRId64 ";\n", range,
+                       range);
+    cxla_strbuf_puts(out, "    if (begin < 0) begin = 0;\n    if (begin >= end) return;\n");
+    if (pre) cxla_strbuf_puts(out, pre);
+    cxla_strbuf_printf(out, "    %s_body(%s, begin, end);\n}\n\n", name, args);
+}
+
+/* The result shapes of |instr|: its shape, or the elements of its flat tuple. */
+static int64_t result_shapes(const cxla_instr *instr, const cxla_shape **out, int64_t max) {
+    if (instr->shape.type != CXLA_TUPLE) {
+        out[0] = &instr->shape;
+        return 1;
+    }
+    int64_t n = instr->shape.tuple_count;
+    if (n > max) return -1;
+    for (int64_t i = 0; i < n; i++) out[i] = &instr->shape.elements[i];
+    return n;
+}
+
+/* ---- window geometry ------------------------------------------------------------------ */
+
+typedef struct geometry {
+    int64_t rank; /* at least 1: rank 0 is one element of a window of one */
+    int64_t in[CXLA_MAX_RANK], out[CXLA_MAX_RANK];
+    int64_t size[CXLA_MAX_RANK], stride[CXLA_MAX_RANK], pad[CXLA_MAX_RANK];
+    int64_t base_dil[CXLA_MAX_RANK], win_dil[CXLA_MAX_RANK];
+    int64_t in_stride[CXLA_MAX_RANK]; /* row-major element strides of the operand */
+    int64_t volume;
+} geometry;
+
+/* Reads the window of |instr| over an operand of |in_dims| with outputs |out_dims| (as the
+ * interpreter's window_tables_init checks them); false when it does not fit. */
+static bool geometry_of(const cxla_instr *instr, int64_t rank, const int64_t *in_dims,
+                        const int64_t *out_dims, geometry *g) {
+    memset(g, 0, sizeof *g);
+    const cxla_attr *a = cxla_instr_attr(instr, CXLA_ATTR_WINDOW);
+    if (rank == 0) {
+        if (a && (a->kind != CXLA_ATTR_KIND_WINDOW || a->v.window.rank != 0)) return false;
+        g->rank = 1;
+        g->in[0] = g->out[0] = g->size[0] = g->stride[0] = 1;
+        g->base_dil[0] = g->win_dil[0] = g->in_stride[0] = 1;
+        g->volume = 1;
+        return true;
+    }
+    if (!a || a->kind != CXLA_ATTR_KIND_WINDOW || a->v.window.rank != rank) return false;
+    g->rank = rank;
+    g->volume = 1;
+    for (int64_t j = 0; j < rank; j++) {
+        const cxla_window_dim *d = &a->v.window.dims[j];
+        if (d->size < 1 || d->stride < 1 || d->lhs_dilation < 1 || d->rhs_dilation < 1)
+            return false;
+        /* Keep every position arithmetic well inside int64_t. */
+        const int64_t big = (int64_t)1 << 40;
+        if (d->size > big || d->stride > big || d->lhs_dilation > big || d->rhs_dilation > big ||
+            d->pad_low > big || d->pad_low < -big || d->pad_high > big || d->pad_high < -big)
+            return false;
+        int64_t base = in_dims[j] == 0 ? 0 : (in_dims[j] - 1) * d->lhs_dilation + 1;
+        int64_t padded = base + d->pad_low + d->pad_high;
+        int64_t span = (d->size - 1) * d->rhs_dilation + 1;
+        int64_t out = padded >= span ? (padded - span) / d->stride + 1 : 0;
+        if (out != out_dims[j]) return false;
+        g->in[j] = in_dims[j];
+        g->out[j] = out;
+        g->size[j] = d->size;
+        g->stride[j] = d->stride;
+        g->pad[j] = d->pad_low;
+        g->base_dil[j] = d->lhs_dilation;
+        g->win_dil[j] = d->rhs_dilation;
+        g->volume *= d->size;
+        if (g->volume > big) return false;
+    }
+    int64_t s = 1;
+    for (int64_t j = rank - 1; j >= 0; j--) {
+        g->in_stride[j] = s;
+        s *= in_dims[j];
+    }
+    return true;
+}
+
+/* Emits, for window element index |r| (a C expression, row-major over the window) and the
+ * outputs' indices (C variables "ix<j>", j < rank - 1), the variables ok (the position
+ * is inside the operand in every dimension but the last), base (its element offset
+ * there) and wl (the last dimension's window index). */
+static void window_position(writer *w, const geometry *g, const char *r, bool last) {
+    int64_t L = g->rank - 1;
+    ln(w, "int ok = 1;");
+    ln(w, "int64_t base = 0;");
+    int64_t inner = 1;
+    for (int64_t j = last ? L : L - 1; j >= 0; j--) {
+        const char *wj = g->size[j] == 1 ? "0"
+                         : inner == 1
+                             ? F("(%s %% %" PRId64 ")", r, g->size[j])
+                             : F("(%s / %" PRId64 " %% %" PRId64 ")", r, inner, g->size[j]);
+        if (j == 0 && g->size[j] > 1) wj = inner == 1 ? r : F("(%s / %" PRId64 ")", r, inner);
+        inner *= g->size[j];
+        if (j == L) {
+            ln(w, "const int64_t wl = %s;", wj);
+            continue;
+        }
+        ln(w,
+           "const int64_t ps%" PRId64 " = ix%" PRId64 " * %" PRId64 " + %s * %" PRId64 " - %" PRId64
+           ";",
+           j, j, g->stride[j], wj, g->win_dil[j], g->pad[j]);
+        if (g->base_dil[j] == 1)
+            ln(w, "ok = ok && ps%" PRId64 " >= 0 && ps%" PRId64 " < %" PRId64 ";", j, j, g->in[j]);
+        else
+            ln(w,
+               "ok = ok && ps%" PRId64 " >= 0 && ps%" PRId64 " %% %" PRId64 " == 0 && ps%" PRId64
+               " / %" PRId64 " < %" PRId64 ";",
+               j, j, g->base_dil[j], j, g->base_dil[j], g->in[j]);
+        ln(w, "base += (ps%" PRId64 " / %" PRId64 ") * %" PRId64 ";", j, g->base_dil[j],
+           g->in_stride[j]);
+    }
+    if (last) ln(w, "(void)wl;");
+}
+
+/* A lane step: statements that fold element |x| (a C expression per operand) into the
+ * accumulators at lane k. */
+/* ---- reduce-window ------------------------------------------------------------------- */
+
+typedef struct rw_plan {
+    const cxla_instr *instr;
+    const cxla_computation *comp;
+    int64_t n; /* inputs (and init values, and results) */
+    geometry g;
+    cxla_type in_t[32], res_t[32];
+    bool pairwise; /* the interpreter's pairwise f32/f64 sum (windows of more than 16) */
+    bool leaf_sum; /* the same for windows of up to 16: a sum from -0, the init added last */
+    interp_reducer minmax; /* MAX or MIN of one f32/f64 input: a branchless helper */
+    const char *minmax_fn;
+    const cpu_emit_reader *reader; /* NULL: the inputs are the kernel's p0.. */
+} rw_plan;
+
+/* Input |i| of the reduce-window (i >= n: init value i - n) at element offset |at|: a load,
+ * or what the reader writes (statements at the writer's place) for a fused input. */
+static const char *rd(writer *w, const rw_plan *p, int64_t i, const char *at) {
+    if (!p->reader) return F("p%" PRId64 "[%s]", i, at);
+    return p->reader->read(p->reader->ctx, w->b, w->indent, i, at);
+}
+
+/* Whether the reducer never reads input |i| (its generated variables then need a use). */
+static bool ignored(const rw_plan *p, int64_t i) {
+    const cxla_instr *param = p->comp->params[p->n + i];
+    return param->user_count == 0 && p->comp->root != param;
+}
+
+/* Statements giving the inputs at |at| in x[] (x[i] = |cond| ? input i : init[i] when
+ * |cond| is not NULL). */
+static void rd_all(writer *w, const rw_plan *p, const char *at, const char *cond,
+                   const char *const *init, const char **x) {
+    for (int64_t i = 0; i < p->n; i++) {
+        if (!cond) {
+            x[i] = rd(w, p, i, at);
+            if (p->reader && ignored(p, i)) ln(w, "(void)%s; /* the reducer ignores it */", x[i]);
+            continue;
+        }
+        const char *v = F("xv%" PRId64 "_%" PRId64, i, w->tmp++);
+        ln(w, "%s %s = %s;", cpu_emit_ctype(p->in_t[i]), v, init[i]);
+        open_(w, "if (%s)", cond);
+        ln(w, "%s = %s;", v, rd(w, p, i, at));
+        close_(w);
+        if (ignored(p, i)) ln(w, "(void)%s; /* the reducer ignores it */", v);
+        x[i] = v;
+    }
+}
+
+typedef void (*lane_step)(writer *w, const void *ctx, const char *const *x);
+
+/* The lane loops of one window element (after window_position): lanes [0, cnt) of the
+ * block at kb, each folding its input or, outside the operand, the init values |init|. */
+static void lane_loops(writer *w, const geometry *g, const rw_plan *p, lane_step step,
+                       const void *ctx, const char *const *init) {
+    int64_t L = g->rank - 1;
+    const char *x[64];
+    /* Outside in another dimension: every lane folds the init values. */
+    open_(w, "if (!ok)");
+    open_(w, "for (int64_t k = 0; k < cnt; k++)");
+    step(w, ctx, init);
+    close_(w);
+    close_(w);
+    open_(w, "else");
+    const char *pos = F("((kb + k) * %" PRId64 " + wl * %" PRId64 " - %" PRId64 ")", g->stride[L],
+                        g->win_dil[L], g->pad[L]);
+    if (g->base_dil[L] == 1) {
+        /* Lanes [lo, hi) read inside the operand; the others fold the init values. */
+        ln(w, "const int64_t num = %" PRId64 " - wl * %" PRId64 ";", g->pad[L], g->win_dil[L]);
+        ln(w, "int64_t lo = (num > 0 ? (num + %" PRId64 ") / %" PRId64 " : 0) - kb;",
+           g->stride[L] - 1, g->stride[L]);
+        ln(w, "const int64_t lim = %" PRId64 " + num;", g->in[L] - 1);
+        ln(w, "int64_t hi = (lim >= 0 ? lim / %" PRId64 " + 1 : 0) - kb;", g->stride[L]);
+        ln(w, "if (lo < 0) lo = 0;");
+        ln(w, "if (lo > cnt) lo = cnt;");
+        ln(w, "if (hi > cnt) hi = cnt;");
+        ln(w, "if (hi < lo) hi = lo;");
+        open_(w, "for (int64_t k = 0; k < lo; k++)");
+        step(w, ctx, init);
+        close_(w);
+        ln(w, "const int64_t at = base + kb * %" PRId64 " - num;", g->stride[L]);
+        ln(w, "(void)at; /* unread when the reducer ignores its input */");
+        open_(w, "for (int64_t k = lo; k < hi; k++)");
+        rd_all(w, p, g->stride[L] == 1 ? "at + k" : F("at + k * %" PRId64, g->stride[L]), NULL,
+               init, x);
+        step(w, ctx, x);
+        close_(w);
+        open_(w, "for (int64_t k = hi; k < cnt; k++)");
+        step(w, ctx, init);
+        close_(w);
+    } else {
+        open_(w, "for (int64_t k = 0; k < cnt; k++)");
+        ln(w, "const int64_t pl = %s;", pos);
+        ln(w, "const int in = pl >= 0 && pl %% %" PRId64 " == 0 && pl / %" PRId64 " < %" PRId64 ";",
+           g->base_dil[L], g->base_dil[L], g->in[L]);
+        ln(w, "const int64_t at = in ? base + pl / %" PRId64 " : 0;", g->base_dil[L]);
+        ln(w, "(void)at; /* unread when the reducer ignores its input */");
+        rd_all(w, p, "at", "in", init, x);
+        step(w, ctx, x);
+        close_(w);
+    }
+    close_(w);
+}
+
+static bool rw_plan_of(const cxla_instr *instr, rw_plan *p) {
+    memset(p, 0, sizeof *p);
+    p->instr = instr;
+    int64_t count = instr->operand_count;
+    if (count < 2 || count % 2 || count / 2 > 32) return false;
+    int64_t n = p->n = count / 2;
+    const cxla_shape *res[32];
+    if (result_shapes(instr, res, 32) != n) return false;
+    const cxla_shape *xs = &instr->operands[0]->shape;
+    for (int64_t i = 0; i < n; i++) {
+        const cxla_shape *s = &instr->operands[i]->shape, *is = &instr->operands[n + i]->shape;
+        if (!cpu_emit_static_array(s) || !cpu_emit_static_array(is) || is->rank != 0 ||
+            !cpu_emit_static_array(res[i]) || s->rank != xs->rank || res[i]->rank != xs->rank ||
+            res[i]->type != is->type)
+            return false;
+        for (int64_t j = 0; j < xs->rank; j++)
+            if (s->dims[j] != xs->dims[j] || res[i]->dims[j] != res[0]->dims[j]) return false;
+        p->in_t[i] = s->type;
+        p->res_t[i] = is->type;
+    }
+    if (!geometry_of(instr, xs->rank, xs->dims, res[0]->dims, &p->g)) return false;
+    p->comp = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
+    if (!cpu_emit_scalar_ok(p->comp, 2 * n, n)) return false;
+    for (int64_t i = 0; i < n; i++)
+        if (p->comp->params[i]->shape.type != p->res_t[i] ||
+            p->comp->params[n + i]->shape.type != p->in_t[i])
+            return false;
+    interp_reducer kind = n == 1 ? interp_match_reducer(p->comp) : INTERP_REDUCER_NONE;
+    bool flt = p->in_t[0] == p->res_t[0] && (p->in_t[0] == CXLA_F32 || p->in_t[0] == CXLA_F64);
+    p->pairwise = kind == INTERP_REDUCER_ADD && flt;
+    /* A window of up to 16 elements is one leaf of the pairwise tree: summed in order from
+     * its first element, which is the fold of a sum started at -0 (-0 + x is x). */
+    if (p->pairwise && p->g.volume <= PAIRWISE_LEAF) {
+        p->pairwise = false;
+        p->leaf_sum = true;
+    }
+    if ((kind == INTERP_REDUCER_MAX || kind == INTERP_REDUCER_MIN) && flt) p->minmax = kind;
+    return true;
+}
+
+bool cpu_emit_reduce_window_ok(const cxla_instr *instr) {
+    rw_plan p;
+    return instr->opcode == CXLA_OP_REDUCE_WINDOW && rw_plan_of(instr, &p);
+}
+
+/* acc_i[k] = comp(acc_0[k] ..., x_0 ...). */
+static void fold_step(writer *w, const void *ctx, const char *const *x) {
+    const rw_plan *p = ctx;
+    if (p->minmax_fn) {
+        ln(w, "a0[k] = %s(a0[k], %s);", p->minmax_fn, x[0]);
+        return;
+    }
+    if (p->leaf_sum) {
+        ln(w, "a0[k] = a0[k] + %s;", x[0]);
+        return;
+    }
+    const char *args[64] = {0}, *dst[32] = {0};
+    for (int64_t i = 0; i < p->n; i++) {
+        args[i] = dst[i] = F("a%" PRId64 "[k]", i);
+        args[p->n + i] = x[i];
+    }
+    call_into(w, p->comp, args, dst, p->n);
+}
+
+static void sum_first(writer *w, const void *ctx, const char *const *x) {
+    (void)ctx;
+    ln(w, "a0[k] = %s;", x[0]);
+}
+
+static void sum_next(writer *w, const void *ctx, const char *const *x) {
+    (void)ctx;
+    ln(w, "a0[k] += %s;", x[0]);
+}
+
+/* The block's indices: ix<j> for every output dimension but the last, kb and cnt. */
+static void block_indices(writer *w, const geometry *g, int64_t blocks, int64_t lanes) {
+    int64_t L = g->rank - 1;
+    ln(w, "const int64_t kb = (q %% %" PRId64 ") * %" PRId64 ";", blocks, lanes);
+    ln(w, "const int64_t cnt = %" PRId64 " - kb < %" PRId64 " ? %" PRId64 " - kb : %" PRId64 ";",
+       g->out[L], lanes, g->out[L], lanes);
+    int64_t s = blocks;
+    for (int64_t j = L - 1; j >= 0; j--) {
+        ln(w, "const int64_t ix%" PRId64 " = q / %" PRId64 " %% %" PRId64 ";", j, s, g->out[j]);
+        s *= g->out[j];
+    }
+}
+
+/* The fold of the non-pairwise reduce-window, row by row of the window (every window
+ * dimension but the last), in one of three forms:
+ *  - direct: every lane's input position is inside the operand for every window element
+ *    of the last dimension (no padding there, full blocks): the lanes read the operand;
+ *  - padded: the block's span of the operand row (with stride and window dilation) is
+ *    copied once per window row into a buffer holding the init values where the span
+ *    leaves the operand, and the lanes (rounded up to 16; the extra ones are dropped)
+ *    read the buffer;
+ *  - lane_loops (a span too wide to copy): each window element splits the lanes into
+ *    those inside and those outside.
+ * The lane loops of the first two have constant counts, which gcc -O2 vectorizes. The
+ * order of the fold per output element is the window's row-major order in all three. */
+enum { MAX_SPAN = 4096 };
+typedef enum rows_form { FORM_DIRECT, FORM_PADDED, FORM_LANES } rows_form;
+
+static rows_form rows_form_of(const rw_plan *p, int64_t lanes, int64_t *acc_lanes, int64_t *span) {
+    const geometry *g = &p->g;
+    int64_t L = g->rank - 1, S = g->size[L], T = g->stride[L], D = g->win_dil[L];
+    *acc_lanes = lanes;
+    *span = 0;
+    if (g->base_dil[L] == 1 && g->pad[L] <= 0 && g->out[L] % lanes == 0 &&
+        (g->out[L] - 1) * T + (S - 1) * D - g->pad[L] <= g->in[L] - 1)
+        return FORM_DIRECT;
+    int64_t lc = (lanes + 15) / 16 * 16;
+    int64_t w = (lc - 1) * T + (S - 1) * D + 1;
+    if (w > MAX_SPAN) return FORM_LANES;
+    *acc_lanes = lc;
+    *span = w;
+    return FORM_PADDED;
+}
+
+static int64_t rows_lanes(const rw_plan *p, int64_t lanes) {
+    int64_t acc, span;
+    if (p->pairwise) return lanes;
+    rows_form_of(p, lanes, &acc, &span);
+    return acc;
+}
+
+/* for (k = 0; k < count; k++) step(x), as a part of a multiple of 16 and a remainder. */
+static void const_lanes(writer *w, const rw_plan *p, int64_t count, const char *at,
+                        const char *const *x0) {
+    int64_t main_count = count >= 16 ? count - count % 16 : count;
+    for (int part = 0; part < 2; part++) {
+        int64_t from = part ? main_count : 0, to = part ? count : main_count;
+        if (from == to) continue;
+        open_(w, "for (int64_t k = %" PRId64 "; k < %" PRId64 "; k++)", from, to);
+        const char *x[64];
+        if (at) rd_all(w, p, at, NULL, x0, x);
+        fold_step(w, p, at ? x : x0);
+        close_(w);
+    }
+}
+
+static void rows_body(writer *w, const rw_plan *p, int64_t lanes, int64_t acc_lanes,
+                      const char *const *init) {
+    const geometry *g = &p->g;
+    int64_t n = p->n, L = g->rank - 1, S = g->size[L], T = g->stride[L], D = g->win_dil[L];
+    int64_t acc, span;
+    rows_form form = rows_form_of(p, lanes, &acc, &span);
+    const char *neg0 = p->in_t[0] == CXLA_F64 ? "cxla_f64_from_bits(0x8000000000000000ull)"
+                                              : "cxla_f32_from_bits(0x80000000u)";
+    for (int64_t i = 0; i < n; i++)
+        ln(w, "for (int64_t k = 0; k < %" PRId64 "; k++) a%" PRId64 "[k] = %s;", acc_lanes, i,
+           p->leaf_sum ? neg0 : init[i]);
+    if (form == FORM_LANES) {
+        open_(w, "for (int64_t r = 0; r < %" PRId64 "; r++)", g->volume);
+        window_position(w, g, "r", true);
+        lane_loops(w, g, p, fold_step, p, init);
+        close_(w);
+        return;
+    }
+    open_(w, "for (int64_t r = 0; r < %" PRId64 "; r++)", g->volume / S);
+    window_position(w, g, "r", false);
+    open_(w, "if (!ok)");
+    /* Outside in another dimension: the whole window row folds the init values. */
+    open_(w, "for (int64_t wl = 0; wl < %" PRId64 "; wl++)", S);
+    const_lanes(w, p, acc_lanes, NULL, init);
+    close_(w);
+    ln(w, "continue;");
+    close_(w);
+    if (form == FORM_DIRECT) {
+        open_(w, "for (int64_t wl = 0; wl < %" PRId64 "; wl++)", S);
+        ln(w, "const int64_t at = base + kb * %" PRId64 " + wl * %" PRId64 " - %" PRId64 ";", T, D,
+           g->pad[L]);
+        ln(w, "(void)at; /* unread when the reducer ignores its input */");
+        const_lanes(w, p, acc_lanes, T == 1 ? "at + k" : F("at + k * %" PRId64, T), init);
+        close_(w);
+        close_(w);
+        return;
+    }
+    /* The span of the row: dilated positions pos0 .. pos0 + span - 1. */
+    ln(w, "const int64_t pos0 = kb * %" PRId64 " - %" PRId64 ";", T, g->pad[L]);
+    for (int64_t i = 0; i < n; i++)
+        ln(w, "%s x%" PRId64 "[%" PRId64 "];", cpu_emit_ctype(p->in_t[i]), i, span);
+    for (int64_t i = 0; i < n; i++)
+        ln(w, "(void)x%" PRId64 "; /* unread when the reducer ignores its input */", i);
+    if (g->base_dil[L] == 1) {
+        ln(w, "int64_t jlo = -pos0, jhi = %" PRId64 " - pos0;", g->in[L]);
+        ln(w, "if (jlo < 0) jlo = 0;");
+        ln(w, "if (jlo > %" PRId64 ") jlo = %" PRId64 ";", span, span);
+        ln(w, "if (jhi > %" PRId64 ") jhi = %" PRId64 ";", span, span);
+        ln(w, "if (jhi < jlo) jhi = jlo;");
+        for (int64_t i = 0; i < n; i++)
+            ln(w, "for (int64_t j = 0; j < jlo; j++) x%" PRId64 "[j] = %s;", i, init[i]);
+        if (!p->reader) {
+            /* The operand's part of the span: one copy (the type stored as it is held). */
+            for (int64_t i = 0; i < n; i++)
+                ln(w,
+                   "memcpy(x%" PRId64 " + jlo, p%" PRId64 " + base + pos0 + jlo, (size_t)(jhi - "
+                   "jlo) * sizeof x%" PRId64 "[0]);",
+                   i, i, i);
+        } else {
+            open_(w, "for (int64_t j = jlo; j < jhi; j++)");
+            const char *v[64];
+            rd_all(w, p, "base + pos0 + j", NULL, init, v);
+            for (int64_t i = 0; i < n; i++) ln(w, "x%" PRId64 "[j] = %s;", i, v[i]);
+            close_(w);
+        }
+        for (int64_t i = 0; i < n; i++)
+            ln(w, "for (int64_t j = jhi; j < %" PRId64 "; j++) x%" PRId64 "[j] = %s;", span, i,
+               init[i]);
+    } else {
+        int64_t B = g->base_dil[L];
+        open_(w, "for (int64_t j = 0; j < %" PRId64 "; j++)", span);
+        ln(w, "const int64_t pl = pos0 + j;");
+        ln(w, "const int in = pl >= 0 && pl %% %" PRId64 " == 0 && pl / %" PRId64 " < %" PRId64 ";",
+           B, B, g->in[L]);
+        const char *v[64];
+        rd_all(w, p, F("base + pl / %" PRId64, B), "in", init, v);
+        for (int64_t i = 0; i < n; i++) ln(w, "x%" PRId64 "[j] = %s;", i, v[i]);
+        close_(w);
+    }
+    open_(w, "for (int64_t wl = 0; wl < %" PRId64 "; wl++)", S);
+    ln(w, "const int64_t off = wl * %" PRId64 ";", D);
+    ln(w, "(void)off;");
+    const char *x[64];
+    for (int64_t i = 0; i < n; i++)
+        x[i] =
+            T == 1 ? F("x%" PRId64 "[k + off]", i) : F("x%" PRId64 "[k * %" PRId64 " + off]", i, T);
+    const_lanes(w, p, acc_lanes, NULL, x);
+    close_(w);
+    close_(w);
+}
+
+/* The kernel of reduce-window |instr|, or of fusion |top| whose root it is (|reader| then
+ * reads its fused inputs; NULL: its inputs are the kernel's). */
+static cxla_status emit_rw(const cxla_instr *top, const cxla_instr *instr, const char *name,
+                           cxla_strbuf *out, cpu_kernel_info *out_info,
+                           const cpu_emit_reader *reader) {
+    rw_plan p;
+    if (!rw_plan_of(instr, &p))
+        return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
+                          "cpu backend: cannot emit %s (reduce-window): unsupported window, "
+                          "element types or reducer",
+                          instr->name);
+    cxla_arena *arena = cxla_arena_create();
+    if (!arena) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    cpu_emit_fmt_reset();
+    cxla_strbuf helpers, body;
+    cxla_strbuf_init(&helpers);
+    cxla_strbuf_init(&body);
+    writer wb = {arena, &body, 1, 0}, *w = &wb;
+    const geometry *g = &p.g;
+    int64_t n = p.n, L = g->rank - 1;
+    int64_t lanes = g->out[L] < LANES ? (g->out[L] > 0 ? g->out[L] : 1) : LANES;
+    int64_t blocks = (g->out[L] + lanes - 1) / lanes;
+    int64_t rows = blocks;
+    for (int64_t j = 0; j < L; j++) rows *= g->out[j];
+
+    /* Parameters: results, inputs, init values. */
+    cxla_strbuf params, args;
+    cxla_strbuf_init(&params);
+    cxla_strbuf_init(&args);
+    for (int64_t i = 0; i < n; i++) {
+        const char *st = cpu_emit_stype(p.res_t[i]);
+        cxla_strbuf_printf(&params, "%s%s *restrict o%" PRId64, i ? ", " : "", st, i);
+        cxla_strbuf_printf(&args, "%s(%s *)out[%" PRId64 "]", i ? ", " : "", st, i);
+    }
+    p.reader = reader;
+    if (reader) {
+        if (reader->in_params[0]) cxla_strbuf_printf(&params, ", %s", reader->in_params);
+        if (reader->in_args[0]) cxla_strbuf_printf(&args, ", %s", reader->in_args);
+    }
+    for (int64_t k = 0; k < 2 * n && !reader; k++) {
+        const char *st = cpu_emit_stype(instr->operands[k]->shape.type);
+        cxla_strbuf_printf(&params, ", const %s *restrict p%" PRId64, st, k);
+        cxla_strbuf_printf(&args, ", (const %s *)in[%" PRId64 "]", st, k);
+    }
+    const char *init[32];
+    for (int64_t i = 0; i < n; i++) {
+        init[i] = F("i%" PRId64, i);
+        const char *v = rd(w, &p, n + i, "0");
+        ln(w, "const %s %s = %s;", cpu_emit_ctype(p.res_t[i]), init[i], v);
+    }
+    int64_t acc_lanes = rows_lanes(&p, lanes);
+    if (p.minmax) {
+        /* The reducer's maximum or minimum without branches (the prelude's cxla_max_f32 and
+         * cxla_min_f32, rule for rule), so that the lane loops vectorize. */
+        const char *CT = cpu_emit_ctype(p.res_t[0]);
+        bool mx = p.minmax == INTERP_REDUCER_MAX;
+        p.minmax_fn = F("%s_%s", name, mx ? "max" : "min");
+        writer wh = {arena, &helpers, 0, 0}, *h = &wh;
+        open_(h, "static inline %s %s(%s a, %s b)", CT, p.minmax_fn, CT, CT);
+        ln(h, "%s r = a %s b ? a : b;", CT, mx ? ">" : "<");
+        ln(h, "r = a == b ? (signbit(a) ? %s) : r;", mx ? "b : a" : "a : b");
+        ln(h, "r = b != b ? b : r;");
+        ln(h, "return a != a ? a : r;");
+        close_(h);
+    }
+    const char *psum = NULL, *names = reader ? reader->in_names : "p0";
+    for (int64_t k = 0; reader && k < reader->in_count; k++) ln(w, "(void)p%" PRId64 ";", k);
+    if (rows == 0) {
+        /* An empty result: nothing to compute. */
+        for (int64_t i = 0; i < n; i++) ln(w, "(void)o%" PRId64 ";\n    (void)i%" PRId64 ";", i, i);
+        for (int64_t k = 0; k < n; k++) ln(w, "(void)p%" PRId64 ";", k);
+        ln(w, "(void)begin;\n    (void)end;");
+    } else if (p.pairwise) {
+        /* The interpreter's pairwise tree over the window's linear index, lane by lane. */
+        psum = F("%s_psum", name);
+        const char *CT = cpu_emit_ctype(p.res_t[0]);
+        writer wh = {arena, &helpers, 0, 0}, *h = &wh;
+        cxla_strbuf op;
+        cxla_strbuf_init(&op);
+        for (int64_t j = 0; j < L; j++) cxla_strbuf_printf(&op, "int64_t ix%" PRId64 ", ", j);
+        const char *ins =
+            reader ? reader->in_params : F("const %s *restrict p0", cpu_emit_stype(p.in_t[0]));
+        const char *sig = F("static void %s(%s%s%s i0, %sint64_t kb, int64_t cnt, "
+                            "%s *restrict a0, int64_t first, int64_t n)",
+                            psum, ins, ins[0] ? ", " : "", CT, op.data ? op.data : "", CT);
+        cpu_emit_buf_free(&op);
+        ln(h, "%s;", sig);
+        open_(h, "%s", sig);
+        for (int64_t k = 0; reader && k < reader->in_count; k++) ln(h, "(void)p%" PRId64 ";", k);
+        open_(h, "if (n > %d)", PAIRWISE_LEAF);
+        cxla_strbuf call_o;
+        cxla_strbuf_init(&call_o);
+        for (int64_t j = 0; j < L; j++) cxla_strbuf_printf(&call_o, "ix%" PRId64 ", ", j);
+        const char *co = call_o.data ? F("%s", call_o.data) : "";
+        cpu_emit_buf_free(&call_o);
+        ln(h, "const int64_t half = n / 2;");
+        ln(h, "%s right[%" PRId64 "];", CT, lanes);
+        ln(h, "%s(%s%si0, %skb, cnt, a0, first, half);", psum, names, names[0] ? ", " : "", co);
+        ln(h, "%s(%s%si0, %skb, cnt, right, first + half, n - half);", psum, names,
+           names[0] ? ", " : "", co);
+        ln(h, "for (int64_t k = 0; k < cnt; k++) a0[k] = a0[k] + right[k];");
+        ln(h, "return;");
+        close_(h);
+        const char *i0 = "i0";
+        for (int part = 0; part < 2; part++) {
+            if (part == 0)
+                open_(h, "%s", "");
+            else
+                open_(h, "for (int64_t r = first + 1; r < first + n; r++)");
+            window_position(h, g, part == 0 ? "first" : "r", true);
+            lane_loops(h, g, &p, part == 0 ? sum_first : sum_next, &p, &i0);
+            close_(h);
+        }
+        close_(h);
+        ln(h, "%s", "");
+    }
+
+    if (rows > 0) {
+        open_(w, "for (int64_t q = begin; q < end; q++)");
+        block_indices(w, g, blocks, lanes);
+        for (int64_t i = 0; i < n; i++)
+            ln(w, "%s a%" PRId64 "[%" PRId64 "];", cpu_emit_ctype(p.res_t[i]), i, acc_lanes);
+        if (p.pairwise) {
+            cxla_strbuf call_o;
+            cxla_strbuf_init(&call_o);
+            for (int64_t j = 0; j < L; j++) cxla_strbuf_printf(&call_o, "ix%" PRId64 ", ", j);
+            ln(w, "%s(%s%si0, %skb, cnt, a0, 0, %" PRId64 ");", psum, names, names[0] ? ", " : "",
+               call_o.data ? call_o.data : "", g->volume);
+            cpu_emit_buf_free(&call_o);
+            ln(w, "for (int64_t k = 0; k < cnt; k++) a0[k] = i0 + a0[k];");
+        } else {
+            rows_body(w, &p, lanes, acc_lanes, init);
+            if (p.leaf_sum) ln(w, "for (int64_t k = 0; k < cnt; k++) a0[k] = i0 + a0[k];");
+        }
+        /* The block's outputs are contiguous: the last dimension's kb.. of row q / blocks. */
+        for (int64_t i = 0; i < n; i++)
+            ln(w,
+               "for (int64_t k = 0; k < cnt; k++) o%" PRId64 "[(q / %" PRId64 ") * %" PRId64
+               " + kb + k] = a%" PRId64 "[k];",
+               i, blocks, g->out[L], i);
+        close_(w);
+    }
+
+    cpu_emit_kernel_head(out, top, name);
+    cxla_strbuf_append(out, helpers.data ? helpers.data : "", helpers.len);
+    cxla_strbuf_printf(out, "static void %s_body(%s, int64_t begin, int64_t end) {\n", name,
+                       params.data);
+    cxla_strbuf_append(out, body.data ? body.data : "", body.len);
+    cxla_strbuf_puts(out, "}\n");
+    cpu_emit_kernel_entry(out, name, rows > 0 ? rows : 1, args.data, NULL);
+    cxla_status st = NULL;
+    if (out->failed || body.failed || helpers.failed || params.failed || args.failed ||
+        cpu_emit_fmt_failed())
+        st = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s", instr->name);
+    if (!st && out_info) {
+        double bytes = 0;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t cnt = 1, incnt = 1;
+            for (int64_t j = 0; j < instr->operands[i]->shape.rank; j++) {
+                cnt *= g->out[j];
+                incnt *= g->in[j];
+            }
+            bytes += (double)cnt * (double)cxla_type_storage(p.res_t[i]) * (double)g->volume +
+                     (double)incnt * (double)cxla_type_storage(p.in_t[i]);
+        }
+        out_info->range = rows > 0 ? rows : 1;
+        out_info->cost = bytes;
+    }
+    cpu_emit_buf_free(&helpers);
+    cpu_emit_buf_free(&body);
+    cpu_emit_buf_free(&params);
+    cpu_emit_buf_free(&args);
+    cxla_arena_destroy(arena);
+    return st;
+}
+
+cxla_status cpu_emit_reduce_window(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                   cpu_kernel_info *out_info) {
+    return emit_rw(instr, instr, name, out, out_info, NULL);
+}
+
+cxla_status cpu_emit_reduce_window_fused(const cxla_instr *fusion, const char *name,
+                                         cxla_strbuf *out, cpu_kernel_info *out_info,
+                                         const cpu_emit_reader *reader) {
+    const cxla_computation *c = cxla_instr_called(fusion, CXLA_ATTR_CALLS);
+    return emit_rw(fusion, c->root, name, out, out_info, reader);
+}
+
+/* ---- select-and-scatter ------------------------------------------------------------- */
+
+typedef struct ss_plan {
+    const cxla_computation *sel, *sc;
+    geometry g;
+    cxla_type xt, t;
+} ss_plan;
+
+static bool ss_plan_of(const cxla_instr *instr, ss_plan *p) {
+    memset(p, 0, sizeof *p);
+    if (instr->opcode != CXLA_OP_SELECT_AND_SCATTER || instr->operand_count != 3) return false;
+    const cxla_shape *xs = &instr->operands[0]->shape, *ss = &instr->operands[1]->shape,
+                     *is = &instr->operands[2]->shape, *rs = &instr->shape;
+    if (!cpu_emit_static_array(xs) || !cpu_emit_static_array(ss) || !cpu_emit_static_array(is) ||
+        !cpu_emit_static_array(rs) || is->rank != 0 || ss->rank != xs->rank ||
+        rs->rank != xs->rank || ss->type != is->type || rs->type != is->type)
+        return false;
+    for (int64_t j = 0; j < xs->rank; j++)
+        if (rs->dims[j] != xs->dims[j]) return false;
+    if (!geometry_of(instr, xs->rank, xs->dims, ss->dims, &p->g)) return false;
+    p->sel = cxla_instr_called(instr, CXLA_ATTR_SELECT);
+    p->sc = cxla_instr_called(instr, CXLA_ATTR_SCATTER);
+    p->xt = xs->type;
+    p->t = is->type;
+    if (!cpu_emit_scalar_ok(p->sel, 2, 1) || !cpu_emit_scalar_ok(p->sc, 2, 1)) return false;
+    return p->sel->root->shape.type == CXLA_PRED && p->sel->params[0]->shape.type == p->xt &&
+           p->sel->params[1]->shape.type == p->xt && p->sc->params[0]->shape.type == p->t &&
+           p->sc->params[1]->shape.type == p->t && p->sc->root->shape.type == p->t;
+}
+
+bool cpu_emit_select_and_scatter_ok(const cxla_instr *instr) {
+    ss_plan p;
+    return ss_plan_of(instr, &p);
+}
+
+cxla_status cpu_emit_select_and_scatter(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                        cpu_kernel_info *out_info) {
+    ss_plan p;
+    if (!ss_plan_of(instr, &p))
+        return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
+                          "cpu backend: cannot emit %s (select-and-scatter): unsupported window, "
+                          "element types or computations",
+                          instr->name);
+    cxla_arena *arena = cxla_arena_create();
+    if (!arena) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    cpu_emit_fmt_reset();
+    cxla_strbuf body;
+    cxla_strbuf_init(&body);
+    writer wb = {arena, &body, 1, 0}, *w = &wb;
+    const geometry *g = &p.g;
+    int64_t L = g->rank - 1, total = 1, src = 1;
+    for (int64_t j = 0; j < instr->shape.rank; j++) {
+        total *= g->in[j];
+        src *= g->out[j];
+    }
+    const char *XT = cpu_emit_ctype(p.xt), *T = cpu_emit_ctype(p.t);
+    ln(w, "const %s init = p2[0];", T);
+    ln(w, "for (int64_t i = 0; i < %" PRId64 "; i++) o0[i] = init;", total);
+    open_(w, "for (int64_t e = 0; e < %" PRId64 "; e++)", src);
+    int64_t s = 1;
+    for (int64_t j = L; j >= 0; j--) {
+        ln(w, "const int64_t ix%" PRId64 " = e / %" PRId64 " %% %" PRId64 ";", j, s, g->out[j]);
+        s *= g->out[j];
+    }
+    ln(w, "int64_t selected = -1;");
+    ln(w, "%s best = 0;", XT);
+    open_(w, "for (int64_t r = 0; r < %" PRId64 "; r++)", g->volume);
+    /* window_position covers the dimensions but the last; the last is ix<L> here. */
+    window_position(w, g, "r", true);
+    ln(w, "const int64_t pl = ix%" PRId64 " * %" PRId64 " + wl * %" PRId64 " - %" PRId64 ";", L,
+       g->stride[L], g->win_dil[L], g->pad[L]);
+    ln(w,
+       "if (!ok || pl < 0 || pl %% %" PRId64 " != 0 || pl / %" PRId64 " >= %" PRId64 ") continue;",
+       g->base_dil[L], g->base_dil[L], g->in[L]);
+    ln(w, "const int64_t at = base + pl / %" PRId64 ";", g->base_dil[L]);
+    ln(w, "const %s cur = p0[at];", XT);
+    open_(w, "if (selected < 0)");
+    ln(w, "selected = at;");
+    ln(w, "best = cur;");
+    ln(w, "continue;");
+    close_(w);
+    const char *sargs[2] = {"best", "cur"}, *keep;
+    cpu_emit_scalar(arena, &body, w->indent, &w->tmp, p.sel, sargs, &keep);
+    open_(w, "if (!%s)", keep);
+    ln(w, "selected = at;");
+    ln(w, "best = cur;");
+    close_(w);
+    close_(w);
+    ln(w, "if (selected < 0) continue;");
+    const char *cargs[2] = {"o0[selected]", "p1[e]"}, *dst = "o0[selected]";
+    call_into(w, p.sc, cargs, &dst, 1);
+    close_(w);
+
+    cpu_emit_kernel_head(out, instr, name);
+    const char *ot = cpu_emit_stype(p.t), *xt = cpu_emit_stype(p.xt);
+    cxla_strbuf_printf(out,
+                       "static void %s_body(%s *restrict o0, const %s *restrict p0, const %s "
+                       "*restrict p1, const %s *restrict p2, int64_t begin, int64_t end) {\n"
+                       "    (void)begin;\n    (void)end;\n",
+                       name, ot, xt, ot, ot);
+    cxla_strbuf_append(out, body.data ? body.data : "", body.len);
+    cxla_strbuf_puts(out, "}\n");
+    const char *args =
+        F("(%s *)out[0], (const %s *)in[0], (const %s *)in[1], (const %s *)in[2]", ot, xt, ot, ot);
+    cpu_emit_kernel_entry(out, name, 1, args, NULL);
+    cxla_status st = NULL;
+    if (out->failed || body.failed || cpu_emit_fmt_failed())
+        st = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s", instr->name);
+    if (!st && out_info) {
+        out_info->range = 1;
+        out_info->cost = (double)total * (double)(cxla_type_storage(p.xt) + cxla_type_storage(p.t));
+    }
+    cpu_emit_buf_free(&body);
+    cxla_arena_destroy(arena);
+    return st;
+}
