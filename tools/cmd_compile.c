@@ -45,7 +45,7 @@ int cmd_compile(int argc, char **argv) {
         } else if (strcmp(a, "--explain") == 0) {
             explain = true;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--prefix") == 0 ||
-                   strcmp(a, "--target") == 0) {
+                   strcmp(a, "--target") == 0 || strcmp(a, "--blas") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "cxla compile: %s needs a value\n", a);
                 return 1;
@@ -55,6 +55,12 @@ int cmd_compile(int argc, char **argv) {
                 out_path = v;
             } else if (strcmp(a, "--prefix") == 0) {
                 aot.prefix = v;
+            } else if (strcmp(a, "--blas") == 0) {
+                if (strcmp(v, "onednn") != 0 && strcmp(v, "none") != 0) {
+                    fprintf(stderr, "cxla compile: --blas is onednn or none, not '%s'\n", v);
+                    return 1;
+                }
+                aot.blas_onednn = strcmp(v, "onednn") == 0;
             } else if (strcmp(v, "portable") == 0) {
                 aot.target = CPU_AOT_PORTABLE;
             } else if (strcmp(v, "native") == 0) {
@@ -78,11 +84,11 @@ int cmd_compile(int argc, char **argv) {
                 "usage: cxla compile MODULE [--dump-after PASS|all] [--emit-hlo] [--emit-c] "
                 "[--explain]\n"
                 "       cxla compile MODULE -o DIR/NAME [--prefix NAME] "
-                "[--target portable|native]\n");
+                "[--target portable|native] [--blas onednn|none]\n");
         return 1;
     }
-    if (!out_path && (aot.prefix || aot.target != CPU_AOT_PORTABLE)) {
-        fprintf(stderr, "cxla compile: --prefix and --target go with -o DIR/NAME\n");
+    if (!out_path && (aot.prefix || aot.target != CPU_AOT_PORTABLE || aot.blas_onednn)) {
+        fprintf(stderr, "cxla compile: --prefix, --target and --blas go with -o DIR/NAME\n");
         return 1;
     }
     if (out_path && (emit_hlo || emit_c || explain || options.dump_after)) {

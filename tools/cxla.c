@@ -118,6 +118,7 @@ static const tool_command commands[] = {
     {"compile", "run the cpu backend's passes on a module, or compile it ahead of time to C",
      "usage: cxla compile MODULE [--dump-after PASS|all] [--emit-hlo] [--emit-c] [--explain]\n"
      "       cxla compile MODULE -o DIR/NAME [--prefix NAME] [--target portable|native]\n"
+     "                                   [--blas onednn|none]\n"
      "\n"
      "Runs the cpu backend's pass pipeline on MODULE (HLO text, or StableHLO .mlir) with\n"
      "the verifier between passes, and prints the optimized module as HLO text:\n"
@@ -142,6 +143,8 @@ static const tool_command commands[] = {
      "                     (docs/aot.md)\n"
      "  --prefix NAME      the prefix of the generated symbols (default: NAME of -o)\n"
      "  --target T         portable (default): no compiler extensions; native: builtins\n"
+     "  --blas B           none (default): exact loops; onednn: f32/bf16/f16 dot and\n"
+     "                     convolution call oneDNN (link with -ldnnl)\n"
      "\n"
      "Exit status 0 on success, 1 on any error (message on stderr).",
      cmd_compile},

@@ -579,6 +579,41 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
             if (!s) s = aot_add_step(c, S_CALL, in, ins, nin, shapes, count, &outs);
             break;
         }
+        case CXLA_OP_ASYNC_START: {
+            /* ((operands...), result, contexts...): the operands' leaves as they are, the
+             * wrapped computation called at once (as the interpreter runs it in -start),
+             * zeros for the contexts. */
+            cxla_computation *wrapped = cxla_instr_called(in, CXLA_ATTR_CALLS);
+            const cxla_shape *d = &in->shape;
+            if (!wrapped) {
+                s = aot_no(in, "the async sugar (X-start without calls=) has no ahead-of-time "
+                               "form yet");
+                break;
+            }
+            if (d->type != CXLA_TUPLE || d->tuple_count < 2 ||
+                aot_leaf_count(&d->elements[0]) != nin) {
+                s = aot_no(in, "the result must be ((operands), result, contexts...) of one "
+                               "wrapped computation");
+                break;
+            }
+            int64_t n1 = aot_leaf_count(&d->elements[1]);
+            acomp *callee = NULL;
+            s = build(a, wrapped, &callee);
+            if (!s) s = check_callee(in, callee, nin, n1);
+            if (!s) s = aot_add_step(c, S_CALL, in, ins, nin, shapes + nin, n1, &outs);
+            if (s) break;
+            memcpy(lv[i], ins, (size_t)nin * sizeof(int64_t));
+            memcpy(lv[i] + nin, outs, (size_t)n1 * sizeof(int64_t));
+            outs = NULL;
+            if (count > nin + n1) {
+                s = aot_add_step(c, S_ZERO, in, NULL, 0, shapes + nin + n1, count - nin - n1,
+                                 &outs);
+                if (!s)
+                    memcpy(lv[i] + nin + n1, outs, (size_t)(count - nin - n1) * sizeof(int64_t));
+                outs = NULL;
+            }
+            break;
+        }
         default: {
             char name[64];
             snprintf(name, sizeof name, "%s_k%" PRId64, a->P, in->id);
@@ -619,7 +654,12 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
                     s = emit_dot(a, in, name);
                 }
             }
-            if (!s) s = aot_add_step(c, S_KERNEL, in, ins, nin, shapes, count, &outs);
+            /* --blas onednn: a oneDNN call, the exact kernel (without work memory) its
+             * fallback. */
+            bool blas = !s && a->blas && !a->scratch[in->id] && aot_blas_takes(in);
+            if (blas) s = aot_blas_emit_desc(a, in);
+            if (!s)
+                s = aot_add_step(c, blas ? S_BLAS : S_KERNEL, in, ins, nin, shapes, count, &outs);
             /* Work memory: an arena leaf live during the step, passed after the results. */
             if (!s && a->scratch[in->id]) {
                 astep *st = &c->steps[c->step_count - 1];
@@ -718,7 +758,8 @@ static cxla_status build(aot *a, const cxla_computation *comp, acomp **out) {
     int64_t n = comp->instr_count;
     int64_t **lv = calloc((size_t)(n ? n : 1), sizeof(*lv));
     int64_t *lc = calloc((size_t)(n ? n : 1), sizeof(*lc));
-    c->steps = calloc((size_t)(n ? n : 1), sizeof(*c->steps));
+    /* At most two steps per instruction (an async start's call and its zero contexts). */
+    c->steps = calloc((size_t)(n ? 2 * n : 1), sizeof(*c->steps));
     cxla_status s = (!lv || !lc || !c->steps) ? OOM() : NULL;
     if (!s) s = build_instrs(a, c, comp, order, lv, lc);
     for (int64_t i = 0; lv && i < n; i++) free(lv[i]);
@@ -784,7 +825,11 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
         case S_ZERO:
         case S_CUSTOM:
         case S_INFEED:
-        case S_OUTFEED: {
+        case S_OUTFEED:
+        case S_BLAS:
+        case S_SEND:
+        case S_RECV:
+        case S_RECV_DONE: {
             cxla_status e = aot_ops_emit(a, c, st, b);
             if (e) return e;
             break;
@@ -817,7 +862,11 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
                 b, ";\n        void *r[%" PRId64 "] = ", st->out_count ? st->out_count : 1);
             aot_put_leaf_list(a, c, st->out, st->out_count, b);
             cxla_strbuf_puts(b, ";\n");
-            put_call(a, b, cxla_instr_called(in, CXLA_ATTR_TO_APPLY), "a", "r", "        ");
+            /* call's to_apply, or the computation an async-start wraps */
+            put_call(a, b,
+                     cxla_instr_called(in, in->opcode == CXLA_OP_ASYNC_START ? CXLA_ATTR_CALLS
+                                                                             : CXLA_ATTR_TO_APPLY),
+                     "a", "r", "        ");
             break;
         case S_COND: {
             cxla_computation *called[64];
@@ -964,6 +1013,7 @@ cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *o
     a.m = m;
     a.P = prefix.data;
     a.threshold = o->data_threshold ? o->data_threshold : DEFAULT_DATA_THRESHOLD;
+    a.blas = o->blas_onednn;
     cxla_strbuf_init(&a.consts);
     cxla_strbuf_init(&a.data);
     cxla_strbuf_init(&a.kernels);

@@ -35,6 +35,9 @@ typedef struct cpu_aot_options {
     /* Constants of more than this many bytes go to NAME_data.c; 0: 4096. */
     size_t data_threshold;
     bool no_passes; /* compile the module as it is, without the pass pipeline */
+    /* --blas onednn: dots and convolutions of f32, bf16 and f16 call oneDNN's C API
+     * (link with -ldnnl), the exact loops as the fallback (docs/aot.md). */
+    bool blas_onednn;
 } cpu_aot_options;
 
 /* The three texts for |module| named |name| (a C identifier is made of it and of

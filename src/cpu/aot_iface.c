@@ -285,6 +285,7 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
         cxla_strbuf_printf(c, "#include \"%s.h\"\n\n", name);
         cpu_emit_prelude(c);
         aot_ops_source(a, c);
+        aot_blas_source(a, c);
         cxla_strbuf_puts(c, "/* ---- constants ---- */\n");
         cxla_strbuf_append(c, a->consts.data ? a->consts.data : "", a->consts.len);
         cxla_strbuf_puts(c, "\n/* ---- kernels ---- */\n");
@@ -337,13 +338,16 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
             "    case %s_ERROR_CUSTOM_CALL_API: return \"%s_run: a custom-call function was "
             "entered with another api_version than the instruction's\";\n"
             "    case %s_ERROR_CUSTOM_CALL_FAILED: return \"%s_run: a custom call failed\";\n"
-            "    case %s_ERROR_NO_HOST_CALLBACK: return \"%s_run: the module needs an infeed "
-            "or outfeed callback that the options lack\";\n"
+            "    case %s_ERROR_NO_HOST_CALLBACK: return \"%s_run: the module needs an infeed, "
+            "outfeed, send or recv callback that the options lack\";\n"
             "    case %s_ERROR_INFEED: return \"%s_run: the infeed callback failed\";\n"
             "    case %s_ERROR_OUTFEED: return \"%s_run: the outfeed callback failed\";\n"
+            "    case %s_ERROR_ONEDNN: return \"%s_run: a oneDNN call failed\";\n"
+            "    case %s_ERROR_SEND: return \"%s_run: the send callback failed\";\n"
+            "    case %s_ERROR_RECV: return \"%s_run: the recv callback failed\";\n"
             "    default: return \"%s_run: unknown error code\";\n"
             "    }\n}\n\n",
-            P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
+            P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
         int64_t na1 = na ? na : 1, nr1 = nr ? nr : 1;
         cxla_strbuf_printf(
             c,

@@ -33,6 +33,10 @@ typedef enum step_kind {
     S_CUSTOM, /* a custom call through the caller's table */
     S_INFEED, /* host transfers through the caller's callbacks */
     S_OUTFEED,
+    S_BLAS, /* a oneDNN call (--blas onednn) with the exact kernel as its fallback */
+    S_SEND, /* send / recv / recv-done through the caller's callbacks */
+    S_RECV,
+    S_RECV_DONE,
 } step_kind;
 
 typedef struct astep {
@@ -67,7 +71,9 @@ typedef struct aot {
     cxla_status err;         /* the first error of put_leaf */
     /* What the module asks of the caller (for the header's comments). */
     cxla_strbuf targets; /* " * custom call target "x" (api_version N) ..." lines */
-    bool infeed, outfeed;
+    bool infeed, outfeed, send, recv;
+    bool blas;      /* --blas onednn: dot and convolution through oneDNN where it applies */
+    bool blas_used; /* some call was emitted: NAME.c includes dnnl.h */
 } aot;
 
 /* UNIMPLEMENTED naming |in|, its opcode and computation, and |why|. */
@@ -104,6 +110,18 @@ cxla_status aot_ops_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b
 /* The header's part about NAME_options (types, error codes) and the source's helpers. */
 void aot_ops_header(const aot *a, cxla_strbuf *h);
 void aot_ops_source(const aot *a, cxla_strbuf *c);
+
+/* aot_blas.c (--blas onednn). Whether dot or convolution |in| has a oneDNN form (f32, bf16
+ * or f16 arrays whose dims merge into strides; see aot_blas.c). */
+bool aot_blas_takes(const cxla_instr *in);
+/* Appends the call's constant descriptor P_d<id> to the kernels; marks blas_used. Errors:
+ * INTERNAL when |in| is not one aot_blas_takes; RESOURCE_EXHAUSTED. */
+cxla_status aot_blas_emit_desc(aot *a, const cxla_instr *in);
+/* The statements of an S_BLAS step: the call, the exact kernel P_k<id> when oneDNN does not
+ * implement it, NAME_ERROR_ONEDNN when oneDNN fails. */
+void aot_blas_emit_step(aot *a, const acomp *c, const astep *st, cxla_strbuf *b);
+/* The source's oneDNN helper (#include <dnnl.h>, NAME_dnn), when blas_used. */
+void aot_blas_source(const aot *a, cxla_strbuf *c);
 
 /* aot_iface.c: writes NAME.h, the rest of NAME.c around the built computations (the
  * prelude, constants, kernels, functions; the tables, NAME_run_with, NAME_run) and NAME_data.c,

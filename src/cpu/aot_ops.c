@@ -24,7 +24,9 @@
 #include <string.h>
 
 #include "cpu/aot_internal.h"
+#include "cpu/emit.h"
 #include "exec/custom_call.h"
+#include "interp/interp_reduce.h"
 
 #define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
 
@@ -44,7 +46,17 @@ bool aot_ops_takes(const cxla_instr *in) {
     case CXLA_OP_REDUCE_SCATTER:
     case CXLA_OP_ALL_TO_ALL:
     case CXLA_OP_COLLECTIVE_BROADCAST:
-    case CXLA_OP_COLLECTIVE_PERMUTE: return true;
+    case CXLA_OP_COLLECTIVE_PERMUTE:
+    case CXLA_OP_ALL_GATHER_START:
+    case CXLA_OP_ALL_GATHER_DONE:
+    case CXLA_OP_COLLECTIVE_PERMUTE_START:
+    case CXLA_OP_COLLECTIVE_PERMUTE_DONE:
+    case CXLA_OP_ASYNC_UPDATE:
+    case CXLA_OP_ASYNC_DONE:
+    case CXLA_OP_SEND:
+    case CXLA_OP_SEND_DONE:
+    case CXLA_OP_RECV:
+    case CXLA_OP_RECV_DONE: return true;
     default: return false;
     }
 }
@@ -59,7 +71,8 @@ static cxla_status group_size(const cxla_module *m, const cxla_instr *in, int64_
     int64_t channel;
     bool has_channel = cxla_instr_int(in, CXLA_ATTR_CHANNEL_ID, &channel);
     bool global_ids = in->opcode == CXLA_OP_ALL_REDUCE || in->opcode == CXLA_OP_ALL_REDUCE_START ||
-                      in->opcode == CXLA_OP_ALL_GATHER || in->opcode == CXLA_OP_REDUCE_SCATTER;
+                      in->opcode == CXLA_OP_ALL_GATHER || in->opcode == CXLA_OP_ALL_GATHER_START ||
+                      in->opcode == CXLA_OP_REDUCE_SCATTER;
     bool flattened =
         has_channel && global_ids && cxla_instr_bool(in, CXLA_ATTR_USE_GLOBAL_DEVICE_IDS);
     bool cross_partition = has_channel && !global_ids;
@@ -105,7 +118,8 @@ static cxla_status collective(aot *a, acomp *c, const cxla_instr *in, const int6
                               int64_t *lv) {
     int64_t n = 0;
     int64_t *outs = NULL;
-    if (in->opcode == CXLA_OP_COLLECTIVE_PERMUTE) {
+    if (in->opcode == CXLA_OP_COLLECTIVE_PERMUTE ||
+        in->opcode == CXLA_OP_COLLECTIVE_PERMUTE_START) {
         const cxla_attr *p = cxla_instr_attr(in, CXLA_ATTR_SOURCE_TARGET_PAIRS);
         if (!p || p->kind != CXLA_ATTR_KIND_INT_LISTS) return aot_no(in, "no source_target_pairs");
         int64_t source = -1;
@@ -143,6 +157,81 @@ static cxla_status collective(aot *a, acomp *c, const cxla_instr *in, const int6
     CXLA_RETURN_IF_ERROR(aot_add_step(c, S_COPY, in, ins, nin, shapes, count, &outs));
     memcpy(lv, outs, (size_t)count * sizeof(int64_t));
     return NULL;
+}
+
+/* all-gather-start, collective-permute-start: (operands, result, contexts...): the
+ * operands' leaves as they are, the collective's result as above (the work is done at
+ * once, as the interpreter does it in -start), zeros for the contexts. */
+static cxla_status start_op(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins, int64_t nin,
+                            const cxla_shape *const *shapes, int64_t count, int64_t *lv) {
+    const cxla_shape *d = &in->shape;
+    if (d->type != CXLA_TUPLE || d->tuple_count < 2 || aot_leaf_count(&d->elements[0]) != nin)
+        return aot_no(in, "the result must be an (operands, result, contexts...) tuple");
+    int64_t n1 = aot_leaf_count(&d->elements[1]);
+    memcpy(lv, ins, (size_t)nin * sizeof(int64_t));
+    CXLA_RETURN_IF_ERROR(collective(a, c, in, ins, nin, shapes + nin, n1, lv + nin));
+    if (count == nin + n1) return NULL;
+    int64_t *outs = NULL;
+    CXLA_RETURN_IF_ERROR(
+        aot_add_step(c, S_ZERO, in, NULL, 0, shapes + nin + n1, count - nin - n1, &outs));
+    memcpy(lv + nin + n1, outs, (size_t)(count - nin - n1) * sizeof(int64_t));
+    return NULL;
+}
+
+/* ---- TopK ------------------------------------------------------------------------------ */
+
+/* XLA's "TopK" custom call: (values, s32 indices) of the k = last-dim-of-values first
+ * elements of each row, largest first (or smallest first with a less-than comparator), in
+ * XLA's total order, ties in index order. As the interpreter does (interp_custom_call.c),
+ * it is the topk operation with k and largest set: the emitter's topk kernel
+ * (emit_lib.c: the interpreter's stable merge sort), with its work memory as an arena
+ * leaf after the results. */
+static cxla_status topk(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins, int64_t nin,
+                        const cxla_shape *const *shapes, int64_t count, int64_t *lv) {
+    const cxla_shape *r = &in->shape;
+    if (in->operand_count != 1 || nin != 1 || count != 2 || r->type != CXLA_TUPLE ||
+        r->tuple_count != 2 || r->elements[0].rank < 1)
+        return aot_no(in, "custom-call target 'TopK' takes one array and returns (values, "
+                          "indices)");
+    bool largest = true;
+    cxla_computation *comp = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
+    if (!comp) {
+        cxla_computation *called[1];
+        if (cxla_instr_called_computations(in, called, 1) == 1) comp = called[0];
+    }
+    if (comp) {
+        interp_comparator cmp = interp_match_comparator(comp);
+        if (cmp.direction != INTERP_DIR_GT && cmp.direction != INTERP_DIR_LT)
+            return aot_no(in, "the TopK comparator is not a plain greater-than or less-than");
+        largest = cmp.direction == INTERP_DIR_GT;
+    }
+    const cxla_shape *v = &r->elements[0];
+    cxla_attr attrs[2] = {
+        {.id = CXLA_ATTR_K, .name = "k", .kind = CXLA_ATTR_KIND_INT, .v.i = v->dims[v->rank - 1]},
+        {.id = CXLA_ATTR_LARGEST, .name = "largest", .kind = CXLA_ATTR_KIND_BOOL, .v.b = largest},
+    };
+    cxla_instr t = *in;
+    t.opcode = CXLA_OP_TOPK;
+    t.attrs = attrs;
+    t.attr_count = 2;
+    if (!cpu_can_emit(&t))
+        return aot_no(in, "the emitter's topk kernel does not take this TopK (its element type "
+                          "or shapes)");
+    char name[64];
+    snprintf(name, sizeof name, "%s_k%" PRId64, a->P, in->id);
+    cpu_kernel_info info;
+    memset(&info, 0, sizeof info);
+    CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(&t, name, &a->kernels, &info));
+    int64_t *outs = NULL;
+    CXLA_RETURN_IF_ERROR(aot_add_step(c, S_KERNEL, in, ins, nin, shapes, count, &outs));
+    memcpy(lv, outs, (size_t)count * sizeof(int64_t));
+    if (!info.scratch) return NULL;
+    astep *st = &c->steps[c->step_count - 1];
+    st->tmp = malloc(sizeof(int64_t));
+    if (!st->tmp) return OOM();
+    st->tmp[0] = aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = info.scratch});
+    st->tmp_count = 1;
+    return st->tmp[0] < 0 ? OOM() : NULL;
 }
 
 /* ---- custom calls -------------------------------------------------------------------------- */
@@ -188,8 +277,7 @@ static cxla_status custom_call(aot *a, acomp *c, const cxla_instr *in, const int
         CXLA_RETURN_IF_ERROR(aot_add_step(c, S_ZERO, in, ins, nin, shapes, count, &outs));
         memcpy(lv, outs, (size_t)count * sizeof(int64_t));
         return NULL;
-    case EXEC_BUILTIN_TOPK:
-        return aot_no(in, "the built-in TopK target has no ahead-of-time form yet");
+    case EXEC_BUILTIN_TOPK: return topk(a, c, in, ins, nin, shapes, count, lv);
     default: break;
     }
     int api = 1;
@@ -247,6 +335,52 @@ cxla_status aot_ops_build(aot *a, acomp *c, const cxla_instr *in, const int64_t 
         memcpy(lv, outs, (size_t)count * sizeof(int64_t));
         return NULL;
     case CXLA_OP_CUSTOM_CALL: return custom_call(a, c, in, ins, nin, shapes, count, lv);
+    case CXLA_OP_ALL_GATHER_START:
+    case CXLA_OP_COLLECTIVE_PERMUTE_START: return start_op(a, c, in, ins, nin, shapes, count, lv);
+    case CXLA_OP_ASYNC_UPDATE:
+        if (nin != count) return aot_no(in, "the operand does not match the result");
+        memcpy(lv, ins, (size_t)count * sizeof(int64_t));
+        return NULL;
+    case CXLA_OP_ALL_GATHER_DONE:
+    case CXLA_OP_COLLECTIVE_PERMUTE_DONE:
+    case CXLA_OP_ASYNC_DONE: {
+        /* Element 1 of the start's tuple. */
+        const cxla_shape *d = &in->operands[0]->shape;
+        if (d->type != CXLA_TUPLE || d->tuple_count < 2 || aot_leaf_count(&d->elements[1]) != count)
+            return aot_no(in, "the operand is not an (operands, result, ...) tuple");
+        memcpy(lv, ins + aot_leaf_count(&d->elements[0]), (size_t)count * sizeof(int64_t));
+        return NULL;
+    }
+    case CXLA_OP_SEND_DONE:
+        lv[0] = aot_add_leaf(c, (aleaf){.kind = L_ARENA, .shape = shapes[0], .size = 0});
+        return lv[0] < 0 ? OOM() : NULL;
+    case CXLA_OP_SEND: {
+        /* (data, u32[] context, token): the data's leaves as they are; the step hands them
+         * to the callback and zeros the context. */
+        const cxla_shape *d = &in->shape;
+        int64_t n0 =
+            d->type == CXLA_TUPLE && d->tuple_count == 3 ? aot_leaf_count(&d->elements[0]) : -1;
+        if (n0 < 0 || nin != n0 + 1 || count != n0 + 2)
+            return aot_no(in, "the result must be (data, u32[], token[])");
+        a->send = true;
+        memcpy(lv, ins, (size_t)n0 * sizeof(int64_t));
+        CXLA_RETURN_IF_ERROR(aot_add_step(c, S_SEND, in, ins, n0, shapes + n0, 2, &outs));
+        memcpy(lv + n0, outs, 2 * sizeof(int64_t));
+        return NULL;
+    }
+    case CXLA_OP_RECV:
+    case CXLA_OP_RECV_DONE: {
+        const cxla_shape *d = &in->shape;
+        bool recv = in->opcode == CXLA_OP_RECV;
+        if (d->type != CXLA_TUPLE || d->tuple_count != (recv ? 3 : 2))
+            return aot_no(in, recv ? "the result must be (data, u32[], token[])"
+                                   : "the result must be (data, token[])");
+        a->recv = true;
+        CXLA_RETURN_IF_ERROR(
+            aot_add_step(c, recv ? S_RECV : S_RECV_DONE, in, ins, nin, shapes, count, &outs));
+        memcpy(lv, outs, (size_t)count * sizeof(int64_t));
+        return NULL;
+    }
     default: return collective(a, c, in, ins, nin, shapes, count, lv);
     }
 }
@@ -415,6 +549,53 @@ static void emit_feed(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
     cxla_strbuf_puts(b, "        }\n");
 }
 
+/* send: the data leaves (st->in) to opt->send, the context (st->out[0]) zeroed; recv: the
+ * result zeroed (the data arrives at recv-done); recv-done: the data leaves (all of st->out
+ * but the token) from opt->recv. Each checks its callback first. */
+static void emit_send_recv(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    const char *P = a->P;
+    bool send = st->kind == S_SEND;
+    const char *cb = send ? "send" : "recv";
+    cxla_strbuf_printf(b, "        if (!opt || !opt->%s) {\n", cb);
+    put_fail(b, P, "            ", "ERROR_NO_HOST_CALLBACK", in,
+             send ? "no send callback in the options" : "no recv callback in the options", NULL);
+    cxla_strbuf_puts(b, "        }\n");
+    if (st->kind == S_RECV) {
+        for (int64_t k = 0; k < st->out_count; k++) {
+            size_t n = leaf_bytes(c, st->out[k]);
+            if (n == 0) continue;
+            cxla_strbuf_puts(b, "        memset(");
+            aot_put_leaf(a, c, st->out[k], b);
+            cxla_strbuf_printf(b, ", 0, %zu);\n", n);
+        }
+        return;
+    }
+    const int64_t *ls = send ? st->in : st->out;
+    int64_t n = send ? st->in_count : st->out_count - 1; /* recv-done: the token is last */
+    if (n < 0) n = 0;
+    cxla_strbuf_printf(b, "        %s *d[%" PRId64 "] = ", send ? "const void" : "void", n ? n : 1);
+    aot_put_leaf_list(a, c, ls, n, b);
+    cxla_strbuf_printf(b, ";\n        static const size_t bytes[%" PRId64 "] = {", n ? n : 1);
+    for (int64_t k = 0; k < n; k++)
+        cxla_strbuf_printf(b, "%s%zu", k ? ", " : "", leaf_bytes(c, ls[k]));
+    cxla_strbuf_puts(b, n ? "};\n" : "0};\n");
+    int64_t channel = 0;
+    if (!cxla_instr_int(in, CXLA_ATTR_CHANNEL_ID, &channel)) channel = 0;
+    cxla_strbuf_printf(b, "        if (opt->%s(opt->user, ", cb);
+    aot_put_string(b, in->name, strlen(in->name));
+    cxla_strbuf_printf(b, ", %" PRId64 ", %d, d, bytes, %" PRId64 ") != 0) {\n", channel,
+                       cxla_instr_bool(in, CXLA_ATTR_IS_HOST_TRANSFER) ? 1 : 0, n);
+    put_fail(b, P, "            ", send ? "ERROR_SEND" : "ERROR_RECV", in,
+             send ? "the send callback failed" : "the recv callback failed", NULL);
+    cxla_strbuf_puts(b, "        }\n");
+    if (send && leaf_bytes(c, st->out[0])) {
+        cxla_strbuf_puts(b, "        memset(");
+        aot_put_leaf(a, c, st->out[0], b);
+        cxla_strbuf_printf(b, ", 0, %zu);\n", leaf_bytes(c, st->out[0]));
+    }
+}
+
 cxla_status aot_ops_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
     switch (st->kind) {
     case S_COPY:
@@ -440,6 +621,10 @@ cxla_status aot_ops_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b
     case S_CUSTOM: return emit_custom(a, c, st, b);
     case S_INFEED:
     case S_OUTFEED: emit_feed(a, c, st, b); return NULL;
+    case S_BLAS: aot_blas_emit_step(a, c, st, b); return NULL;
+    case S_SEND:
+    case S_RECV:
+    case S_RECV_DONE: emit_send_recv(a, c, st, b); return NULL;
     default:
         return cxla_error(CXLA_STATUS_INTERNAL, "cxla compile: step of %s is not an op step",
                           st->instr->name);
@@ -464,11 +649,14 @@ void aot_ops_header(const aot *a, cxla_strbuf *h) {
         "    %s_ERROR_CUSTOM_CALL_API = 5,  /* entered with another api_version than the call's "
         "*/\n"
         "    %s_ERROR_CUSTOM_CALL_FAILED = 6, /* the target set status->failed */\n"
-        "    %s_ERROR_NO_HOST_CALLBACK = 7, /* infeed or outfeed without its callback */\n"
+        "    %s_ERROR_NO_HOST_CALLBACK = 7, /* a host transfer without its callback */\n"
         "    %s_ERROR_INFEED = 8,           /* the infeed callback returned nonzero */\n"
-        "    %s_ERROR_OUTFEED = 9           /* the outfeed callback returned nonzero */\n"
+        "    %s_ERROR_OUTFEED = 9,          /* the outfeed callback returned nonzero */\n"
+        "    %s_ERROR_ONEDNN = 10,          /* a oneDNN call failed (--blas onednn) */\n"
+        "    %s_ERROR_SEND = 11,            /* the send callback returned nonzero */\n"
+        "    %s_ERROR_RECV = 12             /* the recv callback returned nonzero */\n"
         "};\n\n",
-        P, P, P, P, P, P, P, P, P, P, P, P);
+        P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
     cxla_strbuf_printf(
         h,
         "/* Custom calls, as cxla's runtime calls them (cxla/custom_call.h; XLA's CPU "
@@ -514,9 +702,17 @@ void aot_ops_header(const aot *a, cxla_strbuf *h) {
         "    void *user;        /* passed to the callbacks */\n"
         "    char *error;       /* where a failure's message goes (may be NULL) */\n"
         "    size_t error_size; /* bytes at |error| */\n"
+        "    /* send hands over the data at the send (|leaves| read-only); recv fills them at\n"
+        "     * the recv-done. |channel_id| and |is_host_transfer| are the instruction's. */\n"
+        "    int (*send)(void *user, const char *instr, int64_t channel_id, int "
+        "is_host_transfer,\n"
+        "                const void *const *leaves, const size_t *bytes, int count);\n"
+        "    int (*recv)(void *user, const char *instr, int64_t channel_id, int "
+        "is_host_transfer,\n"
+        "                void *const *leaves, const size_t *bytes, int count);\n"
         "} %s_options;\n\n",
         P, P, P, P);
-    if (a->targets.len || a->infeed || a->outfeed) {
+    if (a->targets.len || a->infeed || a->outfeed || a->send || a->recv) {
         cxla_strbuf_puts(h, "/* This module needs from the options:\n");
         if (a->targets.len) {
             cxla_strbuf_puts(h, " * custom-call targets:\n");
@@ -524,6 +720,8 @@ void aot_ops_header(const aot *a, cxla_strbuf *h) {
         }
         if (a->infeed) cxla_strbuf_puts(h, " * an infeed callback\n");
         if (a->outfeed) cxla_strbuf_puts(h, " * an outfeed callback\n");
+        if (a->send) cxla_strbuf_puts(h, " * a send callback\n");
+        if (a->recv) cxla_strbuf_puts(h, " * a recv callback\n");
         cxla_strbuf_puts(h, " */\n\n");
     } else {
         cxla_strbuf_printf(h,

@@ -12,6 +12,12 @@ expect "-o needs a value" 1 "-o needs a value" -- "$cxla" compile "$src/examples
 expect "bad target" 1 "portable or native" -- \
   "$cxla" compile "$src/examples/predict.hlo" -o "$dir/p" --target fancy
 expect "--prefix alone" 1 "go with -o" -- "$cxla" compile "$src/examples/predict.hlo" --prefix x
+expect "bad blas" 1 "onednn or none" -- \
+  "$cxla" compile "$src/examples/predict.hlo" -o "$dir/p" --blas mkl
+expect "--blas alone" 1 "go with -o" -- "$cxla" compile "$src/examples/predict.hlo" --blas onednn
+expect "--blas onednn" 0 "" -- "$cxla" compile "$src/examples/predict.hlo" -o "$dir/pb" \
+  --blas onednn
+grep -q "dnnl_matmul_desc_init" "$dir/pb.c" && ok || fail "--blas onednn wrote no oneDNN call"
 expect "-o and --emit-c" 1 "does not go with" -- \
   "$cxla" compile "$src/examples/predict.hlo" -o "$dir/p" --emit-c
 expect "writes the files" 0 "" -- "$cxla" compile "$src/examples/predict.hlo" -o "$dir/p" \
