@@ -293,17 +293,23 @@ cxla_status cpu_emit_dot(const cxla_instr *instr, const char *name, cxla_strbuf 
                            d, "", in8, jr, d, "", in8, ct, d, "", in8, ct, d, "", in8, ct, d, "",
                            in8, ct, d, "", in8);
         cxla_strbuf_printf(out, "%*s            }\n", d, "");
-        /* The columns left over: one element at a time. */
-        cxla_strbuf_printf(out, "%*s            for (; j < j1; j++) {\n", d, "");
-        for (int r = 0; r < 4; r++)
-            cxla_strbuf_printf(out,
-                               "%*s%s%s acc%d = c%d[j];\n"
-                               "%*s%sfor (int64_t k = k0; k < k1; k++) acc%d += (%s)a%d[k * "
-                               "%" PRId64 "] * (%s)b[k * %" PRId64 " + j * %" PRId64 "];\n"
-                               "%*s%sc%d[j] = (%s)acc%d;\n",
-                               d, "", in8, pt, r, r, d, "", in8, r, pt, r, f.lk.stride, pt,
-                               f.rk.stride, f.rn.stride, d, "", in8, r, ct, r);
-        cxla_strbuf_printf(out, "%*s            }\n", d, "");
+        /* The columns left over: one element at a time. Written only where a panel's
+         * width is not a multiple of jr: where none is left, gcc -O2 would warn (an error
+         * under -Werror) that the never-run loop's iteration count invokes undefined
+         * behaviour. */
+        bool leftover = (N % NB) % jr != 0 || (N >= NB && NB % jr != 0);
+        if (leftover) {
+            cxla_strbuf_printf(out, "%*s            for (; j < j1; j++) {\n", d, "");
+            for (int r = 0; r < 4; r++)
+                cxla_strbuf_printf(out,
+                                   "%*s%s%s acc%d = c%d[j];\n"
+                                   "%*s%sfor (int64_t k = k0; k < k1; k++) acc%d += (%s)a%d[k * "
+                                   "%" PRId64 "] * (%s)b[k * %" PRId64 " + j * %" PRId64 "];\n"
+                                   "%*s%sc%d[j] = (%s)acc%d;\n",
+                                   d, "", in8, pt, r, r, d, "", in8, r, pt, r, f.lk.stride, pt,
+                                   f.rk.stride, f.rn.stride, d, "", in8, r, ct, r);
+            cxla_strbuf_printf(out, "%*s            }\n", d, "");
+        }
         cxla_strbuf_printf(out, "%*s        }\n", d, "");
     }
     cxla_strbuf_printf(out, "%*s        for (; i < ie; i++) {\n", d, "");
