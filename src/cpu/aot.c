@@ -128,7 +128,7 @@ static const cxla_literal *literal_leaf(const cxla_literal *lit, int64_t *k) {
 void aot_put_leaf(aot *a, const acomp *c, int64_t l, cxla_strbuf *b) {
     const aleaf *x = &c->leaves[l];
     if (x->kind == L_CONST && !a->err) {
-        char key[64];
+        char key[64], *stored = NULL;
         snprintf(key, sizeof key, "%" PRId64 "_%" PRId64, x->index, x->sub);
         if (!cxla_strmap_get(&a->consts_done, key, strlen(key))) {
             int64_t k = x->sub;
@@ -136,8 +136,9 @@ void aot_put_leaf(aot *a, const acomp *c, int64_t l, cxla_strbuf *b) {
             if (!lit)
                 a->err = cxla_error(CXLA_STATUS_INTERNAL, "%s: no leaf %" PRId64, x->constant->name,
                                     x->sub);
-            else if (!cxla_strmap_put(&a->consts_done, key, strlen(key), (void *)1))
-                a->err = OOM();
+            else if (!(stored = cxla_arena_strndup(a->consts_done.arena, key, strlen(key))) ||
+                     !cxla_strmap_put(&a->consts_done, stored, strlen(stored), (void *)1))
+                a->err = OOM(); /* the map keeps the key's pointer: a copy, not |key| */
             else
                 a->err = emit_const_array(a, x->constant, lit, x->sub);
         }
