@@ -288,6 +288,10 @@ static ix same_ix(em *e, const cxla_instr *operand, ix *x) {
 /* A start index of dynamic-slice / dynamic-update-slice: operand |k| as int64_t, clamped
  * to [0, hi] (the interpreter's read_starts). */
 static const char *start_index(em *e, const cxla_instr *instr, int64_t k, int64_t hi) {
+    /* Clamped to [0, 0]: always 0. The index is not computed (values have no side
+     * effects), so that no variable is left unread when the dimension has size 1 and drops
+     * out of the offset (-Wunused-but-set-variable). */
+    if (hi == 0) return "0";
     const cxla_instr *op = instr->operands[k];
     ix s = ix_new(0, NULL);
     const char *v = value(e, op, &s);
@@ -385,7 +389,7 @@ static const char *compute(em *e, const cxla_instr *instr, ix *x) {
             const char *start = "0";
             if (m.batch_out[d] >= 0) {
                 start = ix_dim(e, x, m.batch_out[d]);
-            } else if (m.start_k[d] >= 0) {
+            } else if (m.start_k[d] >= 0 && m.max_start[d] > 0) { /* else clamped to 0 */
                 ix iy = ix_new(ops[1]->shape.rank, ops[1]->shape.dims);
                 for (int64_t j = 0; j < iy.rank; j++)
                     iy.d[j] = j == m.ivd ? F("%" PRId64, m.start_k[d]) : ix_dim(e, x, m.idx_out[j]);
