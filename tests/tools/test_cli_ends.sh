@@ -40,6 +40,15 @@ expect "--timeout bad" 1 "--timeout needs a positive number" -- "$cxla" run "$di
 # SIGINT: the first cancels (exit 1, the instruction named), a second one kills.
 timeout 60 "$cxla" run "$dir/forever.hlo" >"$dir/int.out" 2>&1 &
 pid=$!
+# Wait until cxla (the child of timeout) catches SIGINT (bit 2 of SigCgt), then a little
+# more for the run to start: a fixed 0.5 s was too short under the sanitizers, and an
+# early SIGINT meets the default action (exit 130, nothing printed).
+for _ in $(seq 100); do
+  child=$(pgrep -P "$pid" | head -n 1)
+  mask=$( [ -n "$child" ] && sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$child/status" 2>/dev/null)
+  [ -n "$mask" ] && [ $((0x$mask & 2)) -ne 0 ] && break
+  sleep 0.1
+done
 sleep 0.5
 kill -INT "$pid"
 wait "$pid"
