@@ -232,21 +232,26 @@ static inline void block_words(uint64_t key, uint64_t block, uint64_t *restrict 
 }
 
 /* Uniform in [-0.1, 0.2] from 24 random bits (the top of |w|), in float arithmetic as
- * XLA's uniform_real_distribution<float> computes it (a + (b - a) * u). The build is ISO
- * C (-std=c11), where gcc does not contract this into a fused multiply-add, so every
- * code path (and every target clone below) gives the same values. */
+ * XLA's uniform_real_distribution<float> computes it (a + (b - a) * u). The product and
+ * the sum are separate statements, and the values must not depend on whether the
+ * compiler fuses them into a multiply-add where the target has one (every target clone
+ * below, a -march=native build): clang fuses only within an expression, and gcc not at
+ * all in ISO C (-std=c11, as CMake builds it). */
 static inline float uniform_f32(uint32_t w) {
-    return -0.1f + 0.3f * ((float)(int32_t)(w >> 8) * 0x1p-24f);
+    float scaled = 0.3f * ((float)(int32_t)(w >> 8) * 0x1p-24f);
+    return scaled - 0.1f;
 }
 
 /* The same from 16 random bits: 65536 values, as fine as a 16-bit or narrower float
  * needs there (f16's spacing near 0.2 is 2^-13; 0.3 * 2^-16 is finer). */
 static inline float uniform_f32_16(uint32_t w) {
-    return -0.1f + 0.3f * ((float)(int32_t)(w & 0xffff) * 0x1p-16f);
+    float scaled = 0.3f * ((float)(int32_t)(w & 0xffff) * 0x1p-16f);
+    return scaled - 0.1f;
 }
 
 static inline double uniform_f64(uint64_t r) {
-    return -0.1 + 0.3 * ((double)(int64_t)(r >> 11) * 0x1p-53);
+    double scaled = 0.3 * ((double)(int64_t)(r >> 11) * 0x1p-53);
+    return scaled - 0.1;
 }
 
 static inline uint32_t bits_of(float f) {
