@@ -1,14 +1,9 @@
 /* Literals: creation, element access, conversion, relayout and comparison. */
-#define _DEFAULT_SOURCE /* madvise */
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include "base/floats.h"
 #include "literal/literal_internal.h"
@@ -64,26 +59,6 @@ static void cache_key_create(void) {
     cache_key_ok = pthread_key_create(&cache_key, cache_flush) == 0;
 }
 
-/* A zeroed big block: calloc, and from HUGE_MIN bytes on Linux a request for transparent
- * huge pages (given on request where /sys/kernel/mm/transparent_hugepage/enabled says
- * madvise). The fresh pages of a big result are otherwise faulted in 4 KiB at a time by
- * whoever writes it first: 8192 faults for the 32 MiB output of an 8192x1024 layer norm,
- * several times the kernel's own time on the cpu backend (docs/performance.md). */
-enum { HUGE_MIN = 4 << 20 };
-static void *big_calloc(size_t size) {
-    void *p = calloc(1, size);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (p && size >= HUGE_MIN) {
-        /* Whole 4 KiB pages inside the block; elsewhere (other page sizes) madvise fails
-         * harmlessly: it is only advice. */
-        uintptr_t lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
-        uintptr_t hi = ((uintptr_t)p + size) & ~(uintptr_t)4095;
-        if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-    }
-#endif
-    return p;
-}
-
 /* A zeroed block of |size| bytes (a multiple of 16). |*cls| is its cache class + 1, or 0
  * when it is not cached. Big blocks go through calloc, which gets fresh zero pages from
  * the system without writing them; small ones through malloc and memset, since glibc's
@@ -94,7 +69,7 @@ static void *block_alloc_zeroing(size_t size, size_t zero, uint8_t *cls) {
     /* Every literal allocates, so that each one can be made to fail (base/fault.h). */
     return calloc(1, size ? size : 1);
 #endif
-    if (size == 0 || size > CACHE_MAX) return big_calloc(size ? size : 1); /* no class 0 */
+    if (size == 0 || size > CACHE_MAX) return calloc(1, size ? size : 1); /* no class 0 */
     int k = (int)(size / 16) - 1;
     void *p = cache.free[k];
     if (p) {
