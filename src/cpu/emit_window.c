@@ -411,7 +411,9 @@ typedef struct rw_plan {
  * or what the reader writes (statements at the writer's place) for a fused input. */
 static const char *rd(writer *w, const rw_plan *p, int64_t i, const char *at) {
     if (!p->reader) return F("p%" PRId64 "[%s]", i, at);
-    return p->reader->read(p->reader->ctx, w->b, w->indent, i, at);
+    /* The reader divides the offset by the producer's strides: one term, parenthesized
+     * ("at + k" would give at + k / 64 % 114). */
+    return p->reader->read(p->reader->ctx, w->b, w->indent, i, F("(%s)", at));
 }
 
 /* Whether the reducer never reads input |i| (its generated variables then need a use). */

@@ -557,6 +557,19 @@ static void pool_cases(void) {
                          : (c[i].type[0] == 'f' || c[i].type[0] == 'b' ? "constant(inf)"
                                                                        : "constant(100)"),
                      c[i].type, c[i].out, c[i].window);
+    /* A pad fused into the reduce-window (resnet50's stem pool, NHWC): the fused reader
+     * computes the pad's multi-dimensional index from the kernel's linear offset; max (the
+     * separable kernel) and add (the row kernel). */
+    static const char *const fused_ops[] = {"maximum", "add"};
+    for (int k = 0; k < 2; k++)
+        add_case("HloModule m\nred {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                 "  ROOT s = f32[] %s(a, b)\n}\nfc {\n  p = f32[2,11,11,3] parameter(0)\n"
+                 "  z = f32[] constant(0)\n  pd = f32[2,13,13,3] pad(p, z), "
+                 "padding=0_0x1_1x1_1x0_0\n  n = f32[] constant(-inf)\n"
+                 "  ROOT w = f32[2,6,6,3] reduce-window(pd, n), window={size=1x3x3x1 "
+                 "stride=1x2x2x1}, to_apply=red\n}\nENTRY e {\n  p = f32[2,11,11,3] parameter(0)\n"
+                 "  ROOT r = f32[2,6,6,3] fusion(p), kind=kInput, calls=fc\n}\n",
+                 fused_ops[k]);
     /* select-and-scatter over rows (emit_window.c emit_ss_rows): the max pool gradient
      * NCHW and NHWC, padding on every side, window dilation, a window of more than 16,
      * a source element whose window is all padding; and with base dilation (the one-unit
