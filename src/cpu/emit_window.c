@@ -744,9 +744,10 @@ static void rows_body(writer *w, const rw_plan *p, int64_t lanes, int64_t acc_la
  * window row made only of padding) holds the reducer's identity (-inf, +inf, the type's
  * limits). f32 and f64 rows with neither NaN nor -0 (checked per row on the bits, with
  * integer min/max that vectorize) fold with a plain compare-and-select; others with the
- * exact NaN-propagating form. f16 and bf16 fold in f32 (exact: each value is an input's,
- * and the interpreter's rounding after every step leaves it unchanged) and round at the
- * end. The unit of work is a block of output rows of one outer index. */
+ * exact NaN-propagating form. f16 and bf16 are decoded (then checked the same way) and fold
+ * in f32 (exact: each value is an input's, and the interpreter's rounding after every step
+ * leaves it unchanged), rounded at the end. The unit of work is a block of output rows of
+ * one outer index. */
 enum { POOL_ROW_MAX = 8192, POOL_BUF_BYTES = 128 << 10 };
 
 typedef struct pool_plan {
@@ -823,7 +824,7 @@ static bool pool_plan_of(const rw_plan *p, pool_plan *q) {
     q->t = t;
     q->mx = kind == INTERP_REDUCER_MAX;
     q->small = small;
-    q->check = t == CXLA_F32 || t == CXLA_F64;
+    q->check = t == CXLA_F32 || t == CXLA_F64 || small; /* small: checked decoded */
     return true;
 }
 
