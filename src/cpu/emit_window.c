@@ -286,11 +286,13 @@ static int64_t result_shapes(const cxla_instr *instr, const cxla_shape **out, in
  * loops whose loads are strided groups (a window with a stride of 2 gathers elements 2k - 1,
  * 2k, 2k + 1) or whose counts are not a multiple of the vector length; the "dynamic" model
  * vectorizes them (10x on a 3x3 stride-2 max pool). Vectorizing keeps each element's order
- * of operations, and -ffp-contract=off still holds under the attribute. */
+ * of operations, and -ffp-contract=off still holds under the attribute. Off in
+ * `cxla compile --target portable` output (CXLA_PORTABLE: no compiler extensions). */
 static void vectorize_attr(cxla_strbuf *out) {
-    cxla_strbuf_puts(out, "#if defined(__GNUC__) && !defined(__clang__)\n"
-                          "__attribute__((optimize(\"vect-cost-model=dynamic\")))\n"
-                          "#endif\n");
+    cxla_strbuf_puts(out,
+                     "#if defined(__GNUC__) && !defined(__clang__) && !defined(CXLA_PORTABLE)\n"
+                     "__attribute__((optimize(\"vect-cost-model=dynamic\")))\n"
+                     "#endif\n");
 }
 
 /* ---- window geometry ------------------------------------------------------------------ */
