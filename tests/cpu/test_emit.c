@@ -529,6 +529,10 @@ static void pool_cases(void) {
         {"f32", "maximum", "17", "9", "size=3 stride=2 pad=1_1"},
         {"f32", "maximum", "2,3,4", "2,3,4", "size=1x1x1"},
         {"f32", "maximum", "1,6,2000", "1,6,1000", "size=1x3x2 stride=1x1x2 pad=0_0x1_1x0_0"},
+        /* several blocks of output rows per outer index (the buffer holds 4 and 8 rows) */
+        {"f32", "maximum", "1,40,8000", "1,40,8000", "size=1x3x1 pad=0_0x1_1x0_0"},
+        {"f32", "minimum", "1,20,120,64", "1,10,60,64",
+         "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0"},
         {"f32", "maximum", "2,5,6,7", "2,5,6,7", "size=1x5x1x1 pad=0_0x2_2x0_0x0_0"},
         {"f64", "maximum", "2,3,9,9", "2,3,5,5", "size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x1_1x1_1"},
         {"f64", "minimum", "3,12,12", "3,4,4", "size=1x3x3 stride=1x3x3"},
