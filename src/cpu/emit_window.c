@@ -7,8 +7,11 @@
  * output position o at o * stride + w * window_dilation - pad_low of the base dilated by
  * base_dilation; positions in the padding or in a hole take the init value.
  *
- * reduce-window: each output element folds its window in row-major order into the init
- * value, acc = f(acc, x), with f the reducer computation written inline; when the
+ * reduce-window with maximum or minimum of one input over at most two adjacent dimensions
+ * (pooling): the separable kernel of emit_pool (see pool_plan below), the interpreter's
+ * value by associativity. Otherwise (the row kernel) each output element folds its window
+ * in row-major order into the init value, acc = f(acc, x), with f the reducer computation
+ * written inline; when the
  * interpreter sums pairwise (one f32/f64 input and a reducer it recognizes as add), the
  * kernel sums the same tree (leaves of up to 16 window elements summed in order, halves
  * added) and adds the init value last, as interp_reduce_space does. The loops: the outer
@@ -23,7 +26,8 @@
  * order, the first selected and each later one replacing the selection when
  * select(selected, current) is false; the source element is then combined into the
  * result at the selection with the scatter computation. Windows overlap, so the kernel is
- * one unit of work (range 1). */
+ * one unit of work (range 1), except where the window moves over at most two adjacent
+ * dimensions: the other dimensions before them are then independent units (emit_ss_rows). */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
