@@ -11,11 +11,10 @@
  * (pooling): the separable kernel of emit_pool (see pool_plan below), the interpreter's
  * value by associativity. Otherwise (the row kernel) each output element folds its window
  * in row-major order into the init value, acc = f(acc, x), with f the reducer computation
- * written inline; when the
- * interpreter sums pairwise (one f32/f64 input and a reducer it recognizes as add), the
- * kernel sums the same tree (leaves of up to 16 window elements summed in order, halves
- * added) and adds the init value last, as interp_reduce_space does. The loops: the outer
- * loop runs over "rows" (every output dimension but the last, and blocks of up to LANES
+ * written inline; when the interpreter sums pairwise (one f32/f64 input and a reducer it
+ * recognizes as add), the kernel sums the same tree (leaves of up to 16 window elements summed in
+ * order, halves added) and adds the init value last, as interp_reduce_space does. The loops: the
+ * outer loop runs over "rows" (every output dimension but the last, and blocks of up to LANES
  * outputs along the last), one accumulator per output of the block; then the window
  * elements; then the block's outputs innermost, contiguous in the result, where the lanes
  * whose input position is inside the operand run without a test (a strided, vectorizable
