@@ -5,6 +5,8 @@
  * - a generated kernel or a library call (cpu_call),
  * - a copy of buffers (while state that cannot be updated in place, branch results),
  * - an in-place dynamic-update-slice (writes the update into its operand's buffer),
+ * - a kernel that declares results it may write over its operands (cpu_kernel_info.in_place:
+ *   scatter) gets those operands' buffers when they die there, as dynamic-update-slice does,
  * - a while loop, a conditional or a call, with the step sequences of what they call,
  * - a service step (cpu_service.h): collectives through exec_comm, custom calls through
  *   the custom-call registry, host transfers through exec_host, rng over exec's
@@ -14,13 +16,13 @@
  *
  * Buffers. Every array (or token) leaf that an instruction produces is a value; tuples and
  * get-tuple-element only regroup values, so they copy nothing. Values are merged into
- * classes that share one buffer: the result of an in-place dynamic-update-slice with its
- * operand, the state of a while loop with its initial value (when that dies at the loop)
- * and with the body's results (when the body's parameter is dead before they are
- * computed), a branch's result with the conditional's result buffer. A value may be merged
- * into another's buffer only when the other is dead by then and is owned by the sequence
- * that writes it: never an entry parameter (the caller's, only read), a constant, or a
- * value a called computation receives from its caller.
+ * classes that share one buffer: the result of an in-place dynamic-update-slice or
+ * scatter with its operand, the state of a while loop with its initial value (when that dies at the
+ * loop) and with the body's results (when the body's parameter is dead before they are computed), a
+ * branch's result with the conditional's result buffer. A value may be merged into another's buffer
+ * only when the other is dead by then and is owned by the sequence that writes it: never an entry
+ * parameter (the caller's, only read), a constant, or a value a called computation receives from
+ * its caller.
  *
  * Liveness. Steps are numbered in one global order in which a control step's children
  * come between its start and its end. A buffer lives from its first write to its last
@@ -109,6 +111,7 @@ static int64_t new_value(bld *b, const cxla_shape *shape, vkind kind, int64_t ow
     v->owner = owner;
     v->def_seq = v->def_pos = v->def_leaf = -1;
     v->result = -1;
+    v->alias_of = -1;
     if (cxla_type_is_array(shape->type) && cxla_shape_byte_size(shape, &v->size)) v->size = 0;
     return id;
 }
@@ -301,7 +304,8 @@ static cxla_status compute_last_reads(frame *f) {
 static bool dies_at(const bld *b, const frame *f, int64_t v, int64_t i) {
     const value *x = &b->p->values[v];
     if (x->owner != f->id || x->def_seq != f->id || x->def_pos < 0) return false;
-    if (b->p->values[find(b->p->values, v)].kind != V_ARENA) return false;
+    const value *c = &b->p->values[find(b->p->values, v)];
+    if (c->kind != V_ARENA && !(c->kind == V_ARG && c->writable)) return false;
     return f->last[x->def_pos][x->def_leaf] <= i;
 }
 
@@ -310,7 +314,7 @@ static cxla_status build_seq(bld *b, const cxla_computation *comp, int64_t *cons
                              int64_t *out_root_count, frame *out_frame);
 
 /* How each instruction runs, for cpu_plan_what: the first word set stays. */
-enum { W_NONE, W_STEP, W_HANDLER, W_SVC, W_IN_PLACE, W_ALIAS };
+enum { W_NONE, W_STEP, W_HANDLER, W_SVC, W_IN_PLACE, W_ALIAS, W_KERNEL_IN_PLACE };
 
 static void set_what(bld *b, const cxla_instr *in, uint8_t what) {
     if (in->id >= 0 && in->id < b->p->id_count && !b->p->what[in->id]) b->p->what[in->id] = what;
@@ -377,6 +381,27 @@ static bool dus_in_place(const bld *b, const frame *f, const cxla_instr *in, int
     if (!dies_at(b, f, v0, i)) return false;
     *out_elem = elem;
     return true;
+}
+
+/* Results of a kernel that may take over their operand's buffer (cpu_kernel_info.in_place:
+ * scatter): out[k] joins in[k]'s class when in[k] dies at this step and is the sequence's
+ * to overwrite (dies_at), no other operand leaf of the step is in that class (the kernel
+ * reads the others, the updates say, while it writes the result), and the sizes agree.
+ * Returns how many did. */
+static int64_t kernel_in_place(bld *b, const frame *f, step *sp, int64_t i) {
+    int64_t merged = 0;
+    value *v = b->p->values;
+    for (int64_t k = 0; k < sp->info.in_place && k < sp->in_count && k < sp->out_count; k++) {
+        int64_t c = find(v, sp->in[k]);
+        bool unique = true;
+        for (int64_t j = 0; j < sp->in_count; j++)
+            if (j != k && find(v, sp->in[j]) == c) unique = false;
+        if (!unique || v[c].size != v[sp->out[k]].size || !dies_at(b, f, sp->in[k], i)) continue;
+        merge(v, sp->out[k], sp->in[k]);
+        merged++;
+    }
+    b->p->stats.in_place += merged;
+    return merged;
 }
 
 static cxla_status build_while(bld *b, frame *f, seq *q, int64_t i);
@@ -519,6 +544,8 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
             sp->out_count = n + 1;
             if (n + 1 > b->p->max_operands) b->p->max_operands = n + 1;
         }
+        if (sp->info.in_place > 0 && kernel_in_place(b, f, sp, i) > 0)
+            set_what(b, in, W_KERNEL_IN_PLACE);
     } else if (kind == S_CALL) {
         sp->call = &b->calls[in->id];
     } else if (kind == S_SVC) {
@@ -587,7 +614,7 @@ static cxla_status build_seq(bld *b, const cxla_computation *comp, int64_t *cons
         for (int64_t e = 0; e < f.nleaves[i]; e++) {
             int64_t v = param_leaves[pn][e];
             f.leaves[i][e] = v;
-            if (param_owned && param_owned[pn]) {
+            if ((param_owned && param_owned[pn]) || (seq_id == 0 && b->p->values[v].writable)) {
                 value *x = &b->p->values[v];
                 x->owner = seq_id;
                 x->def_seq = seq_id;
@@ -934,21 +961,18 @@ static void resolve_seq(value *v, seq *q) {
     }
 }
 
-/* Lifetimes of the arena classes over the global order, then their offsets. */
-static cxla_status place(bld *b) {
+/* The lifetime of every class over the global order (-1 for those never touched): from
+ * its first event to its last, a read inside a loop that the class was written before
+ * lasting until the loop ends. |first| and |last| hold value_count entries. */
+static void spans(const bld *b, int64_t *first, int64_t *last) {
     cpu_plan *p = b->p;
     int64_t n = p->value_count;
-    int64_t *first = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *last = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *which = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    cpu_arena_buffer *bufs = calloc((size_t)(n ? n : 1), sizeof(*bufs));
-    cxla_status s = first && last && which && bufs ? NULL : OOM();
-    for (int64_t c = 0; c < n && !s; c++) first[c] = last[c] = -1;
-    for (int64_t e = 0; e < b->en && !s; e++) {
+    for (int64_t c = 0; c < n; c++) first[c] = last[c] = -1;
+    for (int64_t e = 0; e < b->en; e++) {
         int64_t c = find(p->values, b->ev[e].v);
         if (first[c] < 0 || b->ev[e].pos < first[c]) first[c] = b->ev[e].pos;
     }
-    for (int64_t e = 0; e < b->en && !s; e++) {
+    for (int64_t e = 0; e < b->en; e++) {
         int64_t c = find(p->values, b->ev[e].v), u = b->ev[e].pos;
         /* A read inside a loop that the buffer was written before: until the loop ends. */
         for (int64_t l = 0; l < b->ln; l++) {
@@ -958,6 +982,58 @@ static cxla_status place(bld *b) {
         }
         if (u > last[c]) last[c] = u;
     }
+}
+
+/* A plan for donated arguments: each aliased result leaf that is not already the donated
+ * argument's buffer (an in-place update made it so) takes that buffer when the argument
+ * is dead before the result's buffer is first written, so the result is computed straight
+ * into the caller's donated memory. */
+static cxla_status donate(bld *b, int64_t *const *params) {
+    cpu_plan *p = b->p;
+    int64_t n = p->value_count;
+    int64_t *first = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *last = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!first || !last) {
+        free(first);
+        free(last);
+        return OOM();
+    }
+    spans(b, first, last);
+    for (int64_t a = 0; a < p->alias_count; a++) {
+        const cpu_io_alias *al = &p->aliases[a];
+        int64_t leaf = al->arg - p->arg_base[al->param];
+        int64_t pc = find(p->values, params[al->param][leaf]);
+        int64_t rc = find(p->values, p->root[al->output]);
+        if (rc == pc) {
+            p->stats.donated++; /* in-place updates made it the argument's buffer */
+            continue;
+        }
+        bool unique = true;
+        for (int64_t k = 0; k < p->root_count; k++)
+            if (k != al->output && find(p->values, p->root[k]) == rc) unique = false;
+        const value *r = &p->values[rc];
+        if (!unique || r->kind != V_ARENA || r->size != p->values[pc].size || first[rc] < 0 ||
+            last[pc] >= first[rc])
+            continue;
+        merge(p->values, rc, pc);
+        p->stats.in_place++;
+        p->stats.donated++;
+    }
+    free(first);
+    free(last);
+    return NULL;
+}
+
+/* Lifetimes of the arena classes over the global order, then their offsets. */
+static cxla_status place(bld *b) {
+    cpu_plan *p = b->p;
+    int64_t n = p->value_count;
+    int64_t *first = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *last = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *which = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    cpu_arena_buffer *bufs = calloc((size_t)(n ? n : 1), sizeof(*bufs));
+    cxla_status s = first && last && which && bufs ? NULL : OOM();
+    if (!s) spans(b, first, last);
     int64_t count = 0;
     for (int64_t c = 0; c < n && !s; c++) {
         const value *x = &p->values[c];
@@ -1000,6 +1076,7 @@ void cpu_plan_destroy(cpu_plan *p) {
     free(p->values);
     free(p->root);
     free(p->arg_base);
+    free(p->aliases);
     for (int64_t c = 0; c < p->constant_count; c++) cxla_literal_free(p->constants[c]);
     free(p->constants);
     free(p->what);
@@ -1010,14 +1087,26 @@ void cpu_plan_destroy(cpu_plan *p) {
 
 cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
                            const cpu_kernel_info *infos, const cpu_call *calls, int64_t id_count,
-                           cpu_pool *pool, cpu_plan **out) {
+                           cpu_pool *pool, bool donating, cpu_plan **out) {
     *out = NULL;
     const cxla_computation *entry = m->entry;
     if (!entry || !plannable(entry, 0)) return NULL; /* dynamic shapes: the driver */
     for (int64_t i = 0; i < entry->param_count; i++)
         if (!static_shape(&entry->params[i]->shape)) return NULL;
+    cpu_io_alias *aliases = NULL;
+    int64_t alias_count = 0;
+    if (donating) {
+        CXLA_RETURN_IF_ERROR(cpu_io_aliases(m, &aliases, &alias_count));
+        if (alias_count == 0) return NULL; /* nothing to donate to */
+    }
     cpu_plan *p = calloc(1, sizeof(*p));
-    if (!p) return OOM();
+    if (!p) {
+        free(aliases);
+        return OOM();
+    }
+    p->donating = donating;
+    p->aliases = aliases;
+    p->alias_count = alias_count;
     p->module = m;
     p->pool = pool;
     p->id_count = id_count;
@@ -1059,14 +1148,24 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
         p->arg_leaf_count += n;
         free(shapes);
     }
+    /* Donated arguments the module aliases: the entry's to overwrite. */
+    for (int64_t a = 0; a < alias_count && !s; a++) {
+        const cpu_io_alias *al = &aliases[a];
+        value *x = &p->values[params[al->param][al->arg - p->arg_base[al->param]]];
+        x->writable = true;
+        x->alias_of = al->output;
+    }
     int64_t *root = NULL, rn = 0;
     if (!s) s = build_seq(&b, entry, params, NULL, &p->entry, 0, &root, &rn, NULL);
-    for (int64_t i = 0; params && i < entry->param_count; i++) free(params[i]);
-    free(params);
     if (!s) {
         p->root = root;
         p->root_count = rn;
         root = NULL;
+        if (donating) s = donate(&b, params);
+    }
+    for (int64_t i = 0; params && i < entry->param_count; i++) free(params[i]);
+    free(params);
+    if (!s) {
         for (int64_t k = 0; k < rn; k++) {
             int64_t c = find(p->values, p->root[k]);
             p->root[k] = c;
@@ -1100,6 +1199,7 @@ const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr) {
     case W_SVC: return cpu_svc_what(instr);
     case W_IN_PLACE: return "in place";
     case W_ALIAS: return "alias";
+    case W_KERNEL_IN_PLACE: return "kernel in place";
     default: return NULL;
     }
 }

@@ -31,6 +31,10 @@ typedef struct value {
      * within the sequence); -1 when it is not an instruction's own value. */
     int64_t def_seq, def_pos, def_leaf;
     bool from_step; /* a step of def_seq computed it (not a parameter) */
+    /* V_ARG of a plan for donated arguments: a leaf the module's input_output_alias pairs
+     * with result leaf |alias_of| (else -1), which the entry may overwrite. */
+    bool writable;
+    int64_t alias_of;
     /* Final, on representatives: */
     int64_t result; /* >= 0: written straight into the result leaf |result| */
     size_t offset;  /* V_ARENA */
@@ -81,6 +85,10 @@ struct cpu_plan {
     int64_t root_count;
     int64_t arg_leaf_count;
     int64_t *arg_base; /* by parameter: its first flat leaf */
+    /* A plan for donated arguments (cpu_plan_build's |donating|): the module's aliases. */
+    bool donating;
+    cpu_io_alias *aliases;
+    int64_t alias_count;
     size_t arena_size;
     _Atomic(void *) spare;
     int64_t max_operands;

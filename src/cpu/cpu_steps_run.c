@@ -294,6 +294,18 @@ static bool needs_relayout(const cxla_literal *lit) {
            (!cxla_layout_is_default(lit->shape) || lit->dyn_sizes);
 }
 
+bool cpu_plan_can_donate(const cpu_plan *p, const exec_run_options *options,
+                         const cxla_literal *const *args, int64_t arg_count) {
+    if (!p || !p->donating || !options || !options->donated || !options->in_place_arg ||
+        arg_count != p->module->entry->param_count)
+        return false;
+    for (int64_t a = 0; a < p->alias_count; a++) {
+        const cpu_io_alias *al = &p->aliases[a];
+        if (!options->donated[al->arg] || needs_relayout(args[al->param])) return false;
+    }
+    return true;
+}
+
 cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
                          const cxla_literal *const *args, int64_t arg_count,
                          cxla_literal **out_result) {
@@ -365,10 +377,16 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
         }
     }
     if (!s) s = run_seq(&r, &p->entry);
-    /* Result leaves no step wrote in place: parameters, constants, repeats. */
+    /* Result leaves no step wrote in place: parameters, constants, repeats; a donating
+     * plan leaves an aliased result in its donated argument and says so. */
     for (int64_t k = 0; k < p->root_count && !s; k++) {
         const value *x = &p->values[p->root[k]];
         if ((x->kind == V_ARENA && x->result == k) || x->kind == V_TOKEN) continue;
+        if (p->donating && x->kind == V_ARG && x->writable && x->alias_of == k && options &&
+            options->in_place_arg) {
+            options->in_place_arg[k] = x->arg;
+            continue;
+        }
         if (x->size) memcpy(resp[k], r.ptr[p->root[k]], x->size);
     }
     if (r.ictx_ready) interp_ctx_deinit(&r.ictx);
