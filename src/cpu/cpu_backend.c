@@ -5,9 +5,9 @@
  * (onednn.h) for each dot and convolution there, and build the step sequence over one
  * arena that runs the module (cpu_steps.c); execute = that sequence (--check-finite
  * included: the steps test their results; a second sequence for runs whose arguments are
- * donated writes the aliased results in them). Only modules with dynamic shapes run on the
- * interpreter's driver with those instructions overridden by their kernels and calls
- * (cpu.h). */
+ * donated writes the aliased results in them). Only modules with unbounded dynamic
+ * dimensions ('?') run on the interpreter's driver with those instructions overridden by their
+ * kernels and calls (cpu.h). */
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -38,7 +38,7 @@ typedef struct cpu_compiled {
     cpu_pool *pool;         /* shared (threadpool.h); NULL with one thread */
     int64_t id_count;
     int64_t kernel_count;
-    cpu_plan *plan; /* the step sequence; NULL: dynamic shapes, the driver runs it */
+    cpu_plan *plan; /* the step sequence; NULL: unbounded shapes, the driver runs it */
     /* The one for runs with donated arguments (input_output_alias); NULL: none. */
     cpu_plan *plan_donated;
 } cpu_compiled;
@@ -475,7 +475,7 @@ cxla_status cpu_explain(const cxla_module *module, cxla_strbuf *out) {
                                " (%zu bytes a run); buffers taken over in place %" PRId64 "\n",
                                st.arena_size, st.copy_steps, st.copy_bytes, st.in_place);
         } else {
-            cxla_strbuf_printf(out, "; no step sequence: dynamic shapes run on the "
+            cxla_strbuf_printf(out, "; no step sequence: unbounded dynamic shapes run on the "
                                     "interpreter's driver (docs/semantics.md)\n");
         }
         if (out->failed) s = OOM();

@@ -39,7 +39,7 @@ void cpu_call_release(cpu_call *call);
  * constants, or a name not found. */
 const char *cpu_compiled_call_what(const void *compiled, const char *instr_name);
 /* The step sequence of a compiled module (NULL when it runs on the driver's fallback:
- * dynamic shapes), for tests and `cxla compile`; and the one its runs with donated
+ * unbounded dynamic shapes), for tests and `cxla compile`; and the one its runs with donated
  * arguments use (NULL when the module has no input_output_alias or no plan). */
 const cpu_plan *cpu_compiled_plan(const void *compiled);
 const cpu_plan *cpu_compiled_donated_plan(const void *compiled);
@@ -49,10 +49,11 @@ const cpu_plan *cpu_compiled_donated_plan(const void *compiled);
  * one arena: kernels in |kernels| (indexed by instruction id, |id_count| entries, with
  * |infos| beside them), library calls in |calls| (likewise; may be NULL), copies,
  * in-place dynamic-update-slices, control flow, and the interpreter's handler for each
- * remaining instruction. *out stays NULL (and no error) when the module has dynamic
- * shapes (they run on the interpreter's driver). The plan points into |m| and |calls|,
- * which must outlive it, and runs its kernels on |pool| (borrowed; NULL: the calling
- * thread). With |donating|, the plan is the one for runs whose arguments are donated
+ * remaining instruction (and for every instruction that meets a bounded dynamic shape:
+ * buffers at the bounds, sizes carried per run). *out stays NULL (and no error) when the
+ * module has unbounded dynamic dimensions (they run on the interpreter's driver). The plan points
+ * into |m| and |calls|, which must outlive it, and runs its kernels on |pool| (borrowed; NULL: the
+ * calling thread). With |donating|, the plan is the one for runs whose arguments are donated
  * (cxla_run_options.donated): the argument leaves that the module's input_output_alias
  * names (cpu_io_aliases) may be overwritten, and each aliased result leaf is computed in
  * its argument's buffer where liveness allows (in-place updates of it, or a result first
@@ -119,7 +120,7 @@ typedef struct cpu_io_alias {
  * into a new array (*out, malloc'd; NULL and 0 when there is none). Errors:
  * INVALID_ARGUMENT naming the module and the attribute, for text that does not read, an
  * index that names no array leaf, a parameter that does not exist, leaves of different
- * (or dynamic) shapes, and a parameter leaf or a result leaf named twice. */
+ * shapes (type, dimensions or bounds), and a parameter leaf or a result leaf named twice. */
 cxla_status cpu_io_aliases(const cxla_module *m, cpu_io_alias **out, int64_t *out_count);
 
 #endif /* CXLA_CPU_CPU_INTERNAL_H_ */

@@ -187,9 +187,10 @@ static bool leaf_at(const cxla_shape *s, const int64_t *index, int64_t n, int64_
 
 static bool same_array(const cxla_shape *a, const cxla_shape *b) {
     if (a->type != b->type || a->rank != b->rank || !cxla_type_is_array(a->type)) return false;
-    if (!cxla_shape_is_static(a) || !cxla_shape_is_static(b)) return false;
-    for (int64_t d = 0; d < a->rank; d++)
-        if (a->dims[d] != b->dims[d]) return false;
+    for (int64_t d = 0; d < a->rank; d++) {
+        bool da = a->dynamic && a->dynamic[d], db = b->dynamic && b->dynamic[d];
+        if (a->dims[d] != b->dims[d] || da != db) return false;
+    }
     return true;
 }
 

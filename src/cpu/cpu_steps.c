@@ -32,8 +32,11 @@
  * result leaves are written straight into the result literals when they are arena
  * buffers of their own.
  *
- * Modules with dynamic shapes keep the interpreter's driver (cpu_plan_build returns no
- * plan; docs/semantics.md).
+ * Bounded dynamic shapes: buffers at the bounds; each class with a dynamic shape keeps
+ * its current sizes in the run (dyn_off); every instruction that touches one is a handler
+ * step (kernels, calls, services and in-place updates need static shapes). Modules with
+ * unbounded dimensions keep the interpreter's driver (cpu_plan_build returns no plan;
+ * docs/semantics.md).
  *
  * This file builds the plan (values, classes, steps, liveness, offsets); cpu_steps_run.c
  * runs it; cpu_steps.h holds the data both read. */
@@ -151,6 +154,29 @@ static bool static_shape(const cxla_shape *s) {
         return true;
     }
     return !cxla_type_is_array(s->type) || cxla_shape_is_static(s);
+}
+
+/* Whether every dynamic dimension of |s| has a bound (buffers are sized at the bounds). */
+static bool bounded_shape(const cxla_shape *s) {
+    if (s->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < s->tuple_count; i++)
+            if (!bounded_shape(&s->elements[i])) return false;
+        return true;
+    }
+    if (!cxla_type_is_array(s->type)) return true;
+    for (int64_t d = 0; d < s->rank; d++)
+        if (s->dims[d] == CXLA_DIM_UNBOUNDED) return false;
+    return true;
+}
+
+/* Whether |in| and its operands have static shapes only (kernels, calls, services and
+ * in-place updates need that; the others go to the interpreter's handler, which meets
+ * values below their bounds as the driver does). */
+static bool static_instr(const cxla_instr *in) {
+    if (!static_shape(&in->shape)) return false;
+    for (int64_t k = 0; k < in->operand_count; k++)
+        if (!static_shape(&in->operands[k]->shape)) return false;
+    return true;
 }
 
 /* ---- steps ----------------------------------------------------------------------------- */
@@ -367,6 +393,7 @@ static cxla_status operand_leaves(frame *f, const cxla_instr *in, int64_t **out,
 static bool dus_in_place(const bld *b, const frame *f, const cxla_instr *in, int64_t i,
                          size_t *out_elem) {
     if (in->opcode != CXLA_OP_DYNAMIC_UPDATE_SLICE || in->operand_count < 2) return false;
+    if (!static_instr(in)) return false;
     if (!cxla_type_is_array(in->shape.type) || in->shape.type == CXLA_TUPLE) return false;
     int64_t count = 0;
     size_t size = 0;
@@ -511,13 +538,14 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     bool has_id = in->id >= 0 && in->id < b->id_count;
     size_t elem = 0;
     cpu_svc_fn svc = NULL;
+    bool fixed = static_instr(in);
     if (dus_in_place(b, f, in, i, &elem))
         kind = S_DUS;
-    else if (has_id && b->kernels[in->id])
+    else if (has_id && b->kernels[in->id] && fixed)
         kind = S_KERNEL;
-    else if (has_id && b->calls && b->calls[in->id].fn)
+    else if (has_id && b->calls && b->calls[in->id].fn && fixed)
         kind = S_CALL;
-    else if (has_id && (svc = cpu_svc_lookup(in)))
+    else if (has_id && fixed && (svc = cpu_svc_lookup(in)))
         kind = S_SVC;
     step *sp = add_step(b, q, kind, in, f->comp, nin, n);
     if (!sp) {
@@ -1004,6 +1032,7 @@ static cxla_status donate(bld *b, int64_t *const *params) {
         int64_t leaf = al->arg - p->arg_base[al->param];
         int64_t pc = find(p->values, params[al->param][leaf]);
         int64_t rc = find(p->values, p->root[al->output]);
+        if (!p->values[pc].writable) continue; /* a dynamic shape */
         if (rc == pc) {
             p->stats.donated++; /* in-place updates made it the argument's buffer */
             continue;
@@ -1052,12 +1081,33 @@ static cxla_status place(bld *b) {
     return s;
 }
 
-/* Whether the plan can run |comp| and what it calls in sequence: static shapes only. */
+/* Where each class with a dynamic array shape keeps its current sizes in a run: a class
+ * is dynamic when any of its values is (a while state declared dynamic may start from a
+ * static value). */
+static cxla_status dynamic_sizes(cpu_plan *p) {
+    for (int64_t v = 0; v < p->value_count; v++) {
+        const cxla_shape *sh = p->values[v].shape;
+        if (!sh || !cxla_type_is_array(sh->type) || cxla_shape_is_static(sh)) continue;
+        if (!p->dyn_off) {
+            p->dyn_off = malloc((size_t)p->value_count * sizeof(int64_t));
+            if (!p->dyn_off) return OOM();
+            for (int64_t k = 0; k < p->value_count; k++) p->dyn_off[k] = -1;
+        }
+        int64_t c = find(p->values, v);
+        if (p->dyn_off[c] >= 0) continue;
+        p->dyn_off[c] = p->dyn_total;
+        p->dyn_total += sh->rank > 0 ? sh->rank : 1;
+    }
+    return NULL;
+}
+
+/* Whether the plan can run |comp| and what it calls in sequence: static shapes, or
+ * dynamic ones with bounds (unbounded '?' dimensions keep the interpreter's driver). */
 static bool plannable(const cxla_computation *comp, int depth) {
     if (depth > MAX_DEPTH) return false;
     for (int64_t i = 0; i < comp->instr_count; i++) {
         const cxla_instr *in = comp->instrs[i];
-        if (!static_shape(&in->shape)) return false;
+        if (!bounded_shape(&in->shape)) return false;
         if (in->opcode != CXLA_OP_WHILE && in->opcode != CXLA_OP_CONDITIONAL &&
             in->opcode != CXLA_OP_CALL)
             continue;
@@ -1077,6 +1127,7 @@ void cpu_plan_destroy(cpu_plan *p) {
     free(p->root);
     free(p->arg_base);
     free(p->aliases);
+    free(p->dyn_off);
     for (int64_t c = 0; c < p->constant_count; c++) cxla_literal_free(p->constants[c]);
     free(p->constants);
     free(p->what);
@@ -1090,9 +1141,9 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
                            cpu_pool *pool, bool donating, cpu_plan **out) {
     *out = NULL;
     const cxla_computation *entry = m->entry;
-    if (!entry || !plannable(entry, 0)) return NULL; /* dynamic shapes: the driver */
+    if (!entry || !plannable(entry, 0)) return NULL; /* unbounded shapes: the driver */
     for (int64_t i = 0; i < entry->param_count; i++)
-        if (!static_shape(&entry->params[i]->shape)) return NULL;
+        if (!bounded_shape(&entry->params[i]->shape)) return NULL;
     cpu_io_alias *aliases = NULL;
     int64_t alias_count = 0;
     if (donating) {
@@ -1152,6 +1203,7 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
     for (int64_t a = 0; a < alias_count && !s; a++) {
         const cpu_io_alias *al = &aliases[a];
         value *x = &p->values[params[al->param][al->arg - p->arg_base[al->param]]];
+        if (!static_shape(x->shape)) continue; /* its sizes travel apart: not worth it */
         x->writable = true;
         x->alias_of = al->output;
     }
@@ -1175,6 +1227,7 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
         resolve_seq(p->values, &p->entry);
         s = place(&b);
     }
+    if (!s) s = dynamic_sizes(p);
     free(root);
     free(b.ev);
     free(b.loops);

@@ -85,6 +85,11 @@ struct cpu_plan {
     int64_t root_count;
     int64_t arg_leaf_count;
     int64_t *arg_base; /* by parameter: its first flat leaf */
+    /* Bounded dynamic shapes: by value (read on class representatives), where the class's
+     * current sizes lie in a run's array of sizes (-1: the class is static); dyn_total
+     * entries in all. NULL when every shape is static. */
+    int64_t *dyn_off;
+    int64_t dyn_total;
     /* A plan for donated arguments (cpu_plan_build's |donating|): the module's aliases. */
     bool donating;
     cpu_io_alias *aliases;

@@ -4,7 +4,7 @@
  * swapped loop state is copied through temporaries; a value read after an update is not
  * clobbered; a scatter takes over its operand's buffer only where the operand dies there;
  * input_output_alias without donation leaves the caller's argument alone, with donation
- * the aliased results are computed in the arguments; a
+ * the aliased results are computed in the arguments; bounded dynamic shapes run as steps; a
  * while loop that never ends is cancelled at its back-edge; and each instruction reports
  * how it runs. */
 #include <stdlib.h>
@@ -435,6 +435,80 @@ static void test_donated_plan(void) {
     cxla_module_destroy(m);
 }
 
+/* Bounded dynamic shapes run as steps: buffers at the bounds, each value's sizes carried
+ * through a while loop's state, the handler for what meets a dynamic value, kernels for
+ * the static rest; results (sizes included) are the interpreter's. Unbounded ones keep
+ * the driver (no plan). */
+static void test_dynamic_steps(void) {
+    static const char *text = "HloModule dyn_loop\n"
+                              "cond {\n"
+                              "  p = (s32[], f32[<=8]) parameter(0)\n"
+                              "  i = s32[] get-tuple-element(p), index=0\n"
+                              "  n = s32[] constant(3)\n"
+                              "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+                              "}\n"
+                              "body {\n"
+                              "  p = (s32[], f32[<=8]) parameter(0)\n"
+                              "  i = s32[] get-tuple-element(p), index=0\n"
+                              "  v = f32[<=8] get-tuple-element(p), index=1\n"
+                              "  d = f32[<=8] add(v, v)\n"
+                              "  one = s32[] constant(1)\n"
+                              "  next = s32[] add(i, one)\n"
+                              "  ROOT t = (s32[], f32[<=8]) tuple(next, d)\n"
+                              "}\n"
+                              "ENTRY main {\n"
+                              "  x = f32[8] parameter(0)\n"
+                              "  k = s32[] parameter(1)\n"
+                              "  y = f32[8] negate(x)\n"
+                              "  s = f32[<=8] set-dimension-size(y, k), dimensions={0}\n"
+                              "  zero = s32[] constant(0)\n"
+                              "  t0 = (s32[], f32[<=8]) tuple(zero, s)\n"
+                              "  w = (s32[], f32[<=8]) while(t0), condition=cond, body=body\n"
+                              "  r = f32[<=8] get-tuple-element(w), index=1\n"
+                              "  g = s32[] get-dimension-size(r), dimensions={0}\n"
+                              "  ROOT out = (f32[<=8], s32[]) tuple(r, g)\n"
+                              "}\n";
+    static const char *const inputs[] = {"{1, 2, 3, 4, 5, 6, 7, 8}", "5"};
+    cxla_module *m = NULL;
+    void *compiled = run_both(text, inputs, &m);
+    const cpu_plan *plan = compiled ? cpu_compiled_plan(compiled) : NULL;
+    CHECK(plan != NULL);
+    if (plan) {
+        cpu_plan_stats st;
+        cpu_plan_get_stats(plan, &st);
+        CHECK(st.handler_steps >= 3); /* set-dimension-size, the dynamic add, the size */
+        const char *what = cpu_compiled_call_what(compiled, "y");
+        CHECK(what && strcmp(what, "kernel") == 0);
+        what = cpu_compiled_call_what(compiled, "d");
+        CHECK(what && strcmp(what, "interpreter handler") == 0);
+        cxla_literal *x = lit("{1, 2, 3, 4, 5, 6, 7, 8}", &m->entry->params[0]->shape);
+        cxla_literal *k = lit("5", &m->entry->params[1]->shape), *got = NULL;
+        const cxla_literal *args[2] = {x, k};
+        exec_run_options ro = {0};
+        if (x && k) CHECK_OK(cpu_backend.execute(compiled, &ro, args, 2, &got));
+        const cxla_literal *r = got ? cxla_literal_tuple_element_const(got, 0) : NULL;
+        CHECK(r && cxla_literal_dynamic_size(r, 0) == 5);
+        CHECK(r && ((const float *)cxla_literal_data_const(r))[4] == -40);
+        cxla_literal_free(got);
+        cxla_literal_free(x);
+        cxla_literal_free(k);
+    }
+    if (compiled) cpu_backend.destroy(compiled);
+    cxla_module_destroy(m);
+    static const char *unbounded = "HloModule u\n"
+                                   "ENTRY e {\n"
+                                   "  v = f32[?] parameter(0)\n"
+                                   "  ROOT n = f32[?] negate(v)\n"
+                                   "}\n";
+    m = parse(unbounded);
+    compiled = NULL;
+    exec_compile_options co = {0};
+    if (m) CHECK_OK(cpu_backend.compile(m, &co, &compiled));
+    CHECK(compiled && cpu_compiled_plan(compiled) == NULL);
+    if (compiled) cpu_backend.destroy(compiled);
+    cxla_module_destroy(m);
+}
+
 /* input_output_alias without donation: the run lends its arguments, so the result is a
  * copy and the argument is left as it was, while the update is still exact. */
 static void test_input_output_alias_without_donation(void) {
@@ -720,4 +794,4 @@ TEST_MAIN(TEST(test_while_dus_in_place), TEST(test_while_swap_and_read_after_upd
           TEST(test_nested_control_flow), TEST(test_input_output_alias_without_donation),
           TEST(test_while_is_cancellable), TEST(test_service_steps),
           TEST(test_failing_custom_call_names_it), TEST(test_scatter_in_place_in_loop),
-          TEST(test_scatter_not_in_place), TEST(test_donated_plan))
+          TEST(test_scatter_not_in_place), TEST(test_donated_plan), TEST(test_dynamic_steps))
