@@ -343,7 +343,9 @@ static const char *instr_what(const cpu_compiled *c, const cxla_instr *in) {
     if (in->id < 0 || in->id >= c->id_count) return NULL;
     const char *what = cpu_plan_what(c->plan, in);
     /* The step sequence's own steps come before a kernel the instruction also has. */
-    if (what && (strcmp(what, "step") == 0 || strcmp(what, "in place") == 0)) return what;
+    if (what && (strcmp(what, "step") == 0 || strcmp(what, "in place") == 0 ||
+                 strcmp(what, "pieces in place") == 0))
+        return what;
     if (c->calls[in->id].fn) return c->calls[in->id].what;
     if (c->kernels[in->id]) return what && strcmp(what, "kernel in place") == 0 ? what : "kernel";
     if (what) return what;

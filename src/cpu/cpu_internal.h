@@ -32,7 +32,8 @@ void cpu_call_release(cpu_call *call);
  * kernel, "step" for control flow the step sequence runs itself (while, conditional,
  * call), "in place" for a dynamic-update-slice that writes into its operand's buffer,
  * "kernel in place" for a generated kernel whose results took over its operands' buffers
- * (a scatter: cpu_kernel_info.in_place),
+ * (a scatter: cpu_kernel_info.in_place), "pieces in place" for a concatenate (or a fusion
+ * of one) whose operands were computed in their places in its result (no step),
  * "alias" for what only names buffers (tuple, get-tuple-element, the -done forms), a
  * service step's word (cpu_plan_what), "interpreter handler" for one whose step calls the
  * interpreter's handler of that instruction (cpu_steps.c), NULL for parameters,
@@ -88,7 +89,8 @@ typedef struct cpu_plan_stats {
     int64_t donated;       /* a plan for donated arguments: result leaves computed in them */
 } cpu_plan_stats;
 void cpu_plan_get_stats(const cpu_plan *plan, cpu_plan_stats *out);
-/* "step", "in place", "kernel in place", "alias", "interpreter handler", a service step's word
+/* "step", "in place", "kernel in place", "pieces in place", "alias", "interpreter handler", a
+ * service step's word
  * ("collective", "custom call", "host transfer", "rng") or NULL for |instr| (see
  * cpu_compiled_call_what). */
 const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr);

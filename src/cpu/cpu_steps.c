@@ -115,6 +115,7 @@ static int64_t new_value(bld *b, const cxla_shape *shape, vkind kind, int64_t ow
     v->def_seq = v->def_pos = v->def_leaf = -1;
     v->result = -1;
     v->alias_of = -1;
+    v->sub_of = -1;
     if (cxla_type_is_array(shape->type) && cxla_shape_byte_size(shape, &v->size)) v->size = 0;
     return id;
 }
@@ -340,7 +341,16 @@ static cxla_status build_seq(bld *b, const cxla_computation *comp, int64_t *cons
                              int64_t *out_root_count, frame *out_frame);
 
 /* How each instruction runs, for cpu_plan_what: the first word set stays. */
-enum { W_NONE, W_STEP, W_HANDLER, W_SVC, W_IN_PLACE, W_ALIAS, W_KERNEL_IN_PLACE };
+enum {
+    W_NONE,
+    W_STEP,
+    W_HANDLER,
+    W_SVC,
+    W_IN_PLACE,
+    W_ALIAS,
+    W_KERNEL_IN_PLACE,
+    W_CONCAT_IN_PLACE
+};
 
 static void set_what(bld *b, const cxla_instr *in, uint8_t what) {
     if (in->id >= 0 && in->id < b->p->id_count && !b->p->what[in->id]) b->p->what[in->id] = what;
@@ -429,6 +439,104 @@ static int64_t kernel_in_place(bld *b, const frame *f, step *sp, int64_t i) {
     }
     b->p->stats.in_place += merged;
     return merged;
+}
+
+/* Whether |in| only lays its operands one after the other: a concatenate along a
+ * dimension whose outer dimensions are all 1, in row-major layouts, or a fusion of one
+ * whose operands are its parameters (or reshapes of them, which move no byte in
+ * row-major order), each used once. Operand k is then bytes [offs[k], offs[k] + its
+ * size) of the result. */
+static bool concat_pieces(const cxla_instr *in, size_t *offs) {
+    const cxla_instr *root = in;
+    const cxla_computation *fused = NULL;
+    if (in->opcode == CXLA_OP_FUSION) {
+        fused = cxla_instr_called(in, CXLA_ATTR_CALLS);
+        if (!fused || !fused->root) return false;
+        root = fused->root;
+    }
+    if (root->opcode != CXLA_OP_CONCATENATE || root->operand_count != in->operand_count ||
+        !cxla_type_is_array(in->shape.type) || !cxla_shape_is_static(&in->shape) ||
+        !cxla_layout_is_default(&in->shape) || in->operand_count < 1 || in->operand_count > 4096)
+        return false;
+    int64_t nd = 0, dim = 0;
+    const int64_t *dims = cxla_instr_ints(root, CXLA_ATTR_DIMENSIONS, &nd);
+    if (!dims || nd != 1) return false;
+    dim = dims[0];
+    for (int64_t d = 0; d < dim && d < in->shape.rank; d++)
+        if (in->shape.dims[d] != 1) return false;
+    bool used[4096] = {false};
+    size_t off = 0, total = 0;
+    if (cxla_shape_byte_size(&in->shape, &total)) return false;
+    for (int64_t k = 0; k < root->operand_count; k++) {
+        const cxla_instr *op = root->operands[k];
+        if (fused && op->opcode == CXLA_OP_RESHAPE) op = op->operands[0];
+        int64_t at = k;
+        if (fused) {
+            if (op->opcode != CXLA_OP_PARAMETER || op->parameter_number < 0 ||
+                op->parameter_number >= in->operand_count || used[op->parameter_number])
+                return false;
+            at = op->parameter_number;
+            used[at] = true;
+        }
+        const cxla_shape *os = &in->operands[at]->shape;
+        size_t size = 0;
+        if (os->type != in->shape.type || !cxla_shape_is_static(os) ||
+            !cxla_layout_is_default(os) || cxla_shape_byte_size(os, &size) ||
+            !cxla_layout_is_default(&root->operands[k]->shape))
+            return false;
+        offs[at] = off;
+        off += size;
+    }
+    return off == total;
+}
+
+/* A concatenate of pieces (concat_pieces) whose operands all die there, each in a buffer
+ * of its own that no other value shares: each operand's buffer becomes its piece of the
+ * result's buffer, so its producer writes it in place and the concatenate has no step.
+ * Returns whether it did (the result's values are fresh then). */
+static cxla_status concat_in_place(bld *b, frame *f, int64_t i, bool *out_done) {
+    const cxla_instr *in = f->order[i];
+    *out_done = false;
+    if (in->opcode != CXLA_OP_CONCATENATE && in->opcode != CXLA_OP_FUSION) return NULL;
+    size_t small[64];
+    size_t *offs =
+        in->operand_count <= 64 ? small : malloc((size_t)in->operand_count * sizeof(size_t));
+    if (!offs) return OOM();
+    bool ok = concat_pieces(in, offs);
+    value *v = b->p->values;
+    for (int64_t k = 0; k < in->operand_count && ok; k++) {
+        int64_t x = f->leaves[f->pos_of[in->operands[k]->id]][0], c = find(v, x);
+        ok = v[c].kind == V_ARENA && v[c].members == 1 && v[c].sub_of < 0 && v[x].from_step &&
+             v[c].result < 0 && dies_at(b, f, x, i);
+        for (int64_t j = 0; j < k && ok; j++)
+            ok = find(v, f->leaves[f->pos_of[in->operands[j]->id]][0]) != c;
+    }
+    if (ok) {
+        cxla_status s = fresh_leaves(b, f, i);
+        if (s) {
+            if (offs != small) free(offs);
+            return s;
+        }
+        v = b->p->values;
+        int64_t o = f->leaves[i][0];
+        for (int64_t k = 0; k < in->operand_count; k++) {
+            int64_t c = find(v, f->leaves[f->pos_of[in->operands[k]->id]][0]);
+            v[c].sub_of = o;
+            v[c].sub_off = offs[k];
+            if (!note(b, c, false)) ok = false;
+        }
+        if (!note(b, o, true)) ok = false;
+        b->pos++;
+        b->p->stats.in_place += in->operand_count;
+        set_what(b, in, W_CONCAT_IN_PLACE);
+        *out_done = true;
+        if (!ok) {
+            if (offs != small) free(offs);
+            return OOM();
+        }
+    }
+    if (offs != small) free(offs);
+    return NULL;
 }
 
 static cxla_status build_while(bld *b, frame *f, seq *q, int64_t i);
@@ -530,6 +638,10 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         break;
     default: break;
     }
+    /* A concatenate whose operands were computed in place: no step. */
+    bool done = false;
+    CXLA_RETURN_IF_ERROR(concat_in_place(b, f, i, &done));
+    if (done) return NULL;
     /* A step computing this instruction's own values. */
     CXLA_RETURN_IF_ERROR(fresh_leaves(b, f, i));
     int64_t *ins = NULL, nin = 0;
@@ -1010,6 +1122,15 @@ static void spans(const bld *b, int64_t *first, int64_t *last) {
         }
         if (u > last[c]) last[c] = u;
     }
+    /* A piece lives inside its whole: the whole's buffer spans its pieces' lives. */
+    for (int64_t c = 0; c < n; c++) {
+        if (p->values[c].parent != c || p->values[c].sub_of < 0 || first[c] < 0) continue;
+        int64_t t = c;
+        for (int depth = 0; p->values[t].sub_of >= 0 && depth < MAX_DEPTH; depth++)
+            t = find(p->values, p->values[t].sub_of);
+        if (first[t] < 0 || first[c] < first[t]) first[t] = first[c];
+        if (last[c] > last[t]) last[t] = last[c];
+    }
 }
 
 /* A plan for donated arguments: each aliased result leaf that is not already the donated
@@ -1066,7 +1187,9 @@ static cxla_status place(bld *b) {
     int64_t count = 0;
     for (int64_t c = 0; c < n && !s; c++) {
         const value *x = &p->values[c];
-        if (x->parent != c || x->kind != V_ARENA || x->result >= 0 || first[c] < 0) continue;
+        if (x->parent != c || x->kind != V_ARENA || x->result >= 0 || x->sub_of >= 0 ||
+            first[c] < 0)
+            continue;
         which[count] = c;
         bufs[count++] = (cpu_arena_buffer){
             .size = x->size, .first = first[c], .last = last[c] > first[c] ? last[c] : first[c]};
@@ -1225,6 +1348,9 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
             if (p->values[c].kind == V_ARENA && p->values[c].result < 0) p->values[c].result = k;
         }
         resolve_seq(p->values, &p->entry);
+        for (int64_t c = 0; c < p->value_count; c++)
+            if (p->values[c].sub_of >= 0)
+                p->values[c].sub_of = find(p->values, p->values[c].sub_of);
         s = place(&b);
     }
     if (!s) s = dynamic_sizes(p);
@@ -1253,6 +1379,7 @@ const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr) {
     case W_IN_PLACE: return "in place";
     case W_ALIAS: return "alias";
     case W_KERNEL_IN_PLACE: return "kernel in place";
+    case W_CONCAT_IN_PLACE: return "pieces in place";
     default: return NULL;
     }
 }

@@ -35,6 +35,12 @@ typedef struct value {
      * with result leaf |alias_of| (else -1), which the entry may overwrite. */
     bool writable;
     int64_t alias_of;
+    /* A piece of another buffer: the operand of a concatenate that writes nothing (its
+     * pieces are computed in place, cpu_steps.c): the class lives |sub_off| bytes into
+     * the buffer of value |sub_of| (a class representative once the plan is built); -1:
+     * a buffer of its own. */
+    int64_t sub_of;
+    size_t sub_off;
     /* Final, on representatives: */
     int64_t result; /* >= 0: written straight into the result leaf |result| */
     size_t offset;  /* V_ARENA */

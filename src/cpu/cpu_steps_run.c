@@ -313,6 +313,13 @@ static void flatten(const cxla_literal *lit, void **ptrs, int64_t *n, int64_t ca
     (*n)++;
 }
 
+/* Where piece |c| (value.sub_of) lies: inside its whole, which may be a piece too. */
+static void *piece_at(const run *r, int64_t c, int depth) {
+    const value *x = &r->p->values[c];
+    if (x->sub_of < 0 || depth > MAX_DEPTH) return r->ptr[c];
+    return (char *)piece_at(r, x->sub_of, depth + 1) + x->sub_off;
+}
+
 /* The array leaves (and tokens) of |lit| depth-first into leaves[*n ...]. */
 static void flatten_leaves(cxla_literal *lit, cxla_literal **leaves, int64_t *n, int64_t cap) {
     if (lit->shape->type == CXLA_TUPLE) {
@@ -436,6 +443,9 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
             z[d] =
                 x->kind == V_ARG ? cxla_literal_dynamic_size(argl[x->arg], d) : x->shape->dims[d];
     }
+    /* Pieces of a concatenate computed in place: inside their whole's buffer. */
+    for (int64_t c = 0; c < p->value_count && !s; c++)
+        if (p->values[c].parent == c && p->values[c].sub_of >= 0) r.ptr[c] = piece_at(&r, c, 0);
     int64_t ln = 0;
     if (!s && resl) flatten_leaves(result, resl, &ln, p->root_count);
     if (!s) s = run_seq(&r, &p->entry);

@@ -7,6 +7,7 @@
  * the aliased results are computed in the arguments; bounded dynamic shapes run as steps; a
  * while loop that never ends is cancelled at its back-edge; and each instruction reports
  * how it runs. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cpu/cpu.h"
@@ -509,6 +510,77 @@ static void test_dynamic_steps(void) {
     cxla_module_destroy(m);
 }
 
+/* A concatenate of sorted slices along its outer dimension: each sort writes its piece of
+ * the result in place and the concatenate (fused with the reshapes) has no step; where a
+ * piece is read again afterwards (s1 below) nothing is done in place. */
+#define PIECES_BODY                                                                                \
+    "less {\n"                                                                                     \
+    "  a = f32[] parameter(0)\n"                                                                   \
+    "  b = f32[] parameter(1)\n"                                                                   \
+    "  ROOT c = pred[] compare(a, b), direction=LT\n"                                              \
+    "}\n"                                                                                          \
+    "ENTRY main {\n"                                                                               \
+    "  x = f32[64,256] parameter(0)\n"                                                             \
+    "  i = s32[3] parameter(1)\n"                                                                  \
+    "  z = s32[] constant(0)\n"                                                                    \
+    "  i0 = s32[1] slice(i), slice={[0:1]}\n"                                                      \
+    "  j0 = s32[] reshape(i0)\n"                                                                   \
+    "  i1 = s32[1] slice(i), slice={[1:2]}\n"                                                      \
+    "  j1 = s32[] reshape(i1)\n"                                                                   \
+    "  i2 = s32[1] slice(i), slice={[2:3]}\n"                                                      \
+    "  j2 = s32[] reshape(i2)\n"                                                                   \
+    "  d0 = f32[8,256] dynamic-slice(x, j0, z), dynamic_slice_sizes={8,256}\n"                     \
+    "  d1 = f32[8,256] dynamic-slice(x, j1, z), dynamic_slice_sizes={8,256}\n"                     \
+    "  d2 = f32[8,256] dynamic-slice(x, j2, z), dynamic_slice_sizes={8,256}\n"                     \
+    "  s0 = f32[8,256] sort(d0), dimensions={1}, to_apply=less\n"                                  \
+    "  s1 = f32[8,256] sort(d1), dimensions={1}, to_apply=less\n"                                  \
+    "  s2 = f32[8,256] sort(d2), dimensions={1}, to_apply=less\n"                                  \
+    "  r0 = f32[1,8,256] reshape(s0)\n"                                                            \
+    "  r1 = f32[1,8,256] reshape(s1)\n"                                                            \
+    "  r2 = f32[1,8,256] reshape(s2)\n"
+
+static void test_concat_pieces_in_place(void) {
+    static const char *text = "HloModule pieces\n" PIECES_BODY
+                              "  ROOT c = f32[3,8,256] concatenate(r0, r1, r2), dimensions={0}\n"
+                              "}\n";
+    static const char *kept = "HloModule pieces_kept\n" PIECES_BODY
+                              "  c = f32[3,8,256] concatenate(r0, r1, r2), dimensions={0}\n"
+                              "  ROOT t = (f32[3,8,256], f32[8,256]) tuple(c, s1)\n"
+                              "}\n";
+    /* x: 64x256 distinct values. */
+    char *xs = malloc(64 * 256 * 8 + 4);
+    if (!xs) return;
+    size_t at = 0;
+    xs[at++] = '{';
+    for (int r = 0; r < 64; r++) {
+        at += (size_t)sprintf(xs + at, "%s{", r ? "," : "");
+        for (int k = 0; k < 256; k++)
+            at += (size_t)sprintf(xs + at, "%s%d", k ? "," : "", (r * 7 + k * 13) % 1000);
+        xs[at++] = '}';
+    }
+    xs[at++] = '}';
+    xs[at] = '\0';
+    const char *inputs[2] = {xs, "{60, -2, 17}"};
+    for (int v = 0; v < 2; v++) {
+        cxla_module *m = NULL;
+        void *compiled = run_both(v ? kept : text, inputs, &m);
+        const cpu_plan *plan = compiled ? cpu_compiled_plan(compiled) : NULL;
+        CHECK(plan != NULL);
+        if (plan) {
+            cpu_plan_stats st;
+            cpu_plan_get_stats(plan, &st);
+            if (v == 0) {
+                CHECK_EQ_I64(st.in_place, 3);
+            } else {
+                CHECK_EQ_I64(st.in_place, 0);
+            }
+        }
+        if (compiled) cpu_backend.destroy(compiled);
+        cxla_module_destroy(m);
+    }
+    free(xs);
+}
+
 /* input_output_alias without donation: the run lends its arguments, so the result is a
  * copy and the argument is left as it was, while the update is still exact. */
 static void test_input_output_alias_without_donation(void) {
@@ -794,4 +866,5 @@ TEST_MAIN(TEST(test_while_dus_in_place), TEST(test_while_swap_and_read_after_upd
           TEST(test_nested_control_flow), TEST(test_input_output_alias_without_donation),
           TEST(test_while_is_cancellable), TEST(test_service_steps),
           TEST(test_failing_custom_call_names_it), TEST(test_scatter_in_place_in_loop),
-          TEST(test_scatter_not_in_place), TEST(test_donated_plan), TEST(test_dynamic_steps))
+          TEST(test_scatter_not_in_place), TEST(test_donated_plan), TEST(test_dynamic_steps),
+          TEST(test_concat_pieces_in_place))
