@@ -111,9 +111,32 @@ static bool match_fusion(const cxla_instr *f, post_ops *po) {
     return true;
 }
 
-/* maximum(y, +0) as the interpreter computes it: NaN stays, -0 becomes +0. */
-static void relu_loop(float *y, int64_t n) {
-    for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0.0f || y[i] != y[i] ? y[i] : 0.0f;
+/* maximum(y, +0) as the interpreter computes it: NaN stays, -0 becomes +0. f16 and bf16
+ * on their bits: a set sign bit is a value <= -0 unless the rest is a NaN's (the
+ * exponent all ones and a nonzero fraction: above 0x7c00 for f16, 0x7f80 for bf16). */
+static void relu_loop(cxla_type t, void *out, int64_t n) {
+    if (t == CXLA_F32) {
+        float *y = out;
+        for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0.0f || y[i] != y[i] ? y[i] : 0.0f;
+        return;
+    }
+    uint16_t *y = out, inf = t == CXLA_BF16 ? 0x7f80 : 0x7c00;
+    for (int64_t i = 0; i < n; i++)
+        if ((y[i] & 0x8000) && (y[i] & 0x7fff) <= inf) y[i] = 0;
+}
+
+/* Element k of an array of |t| (f32, bf16, f16) as f32, and f32 stored rounded into it. */
+static float load_f(cxla_type t, const void *p, int64_t k) {
+    if (t == CXLA_F32) return ((const float *)p)[k];
+    uint16_t b = ((const uint16_t *)p)[k];
+    return t == CXLA_BF16 ? cxla_bf16_to_f32(b) : cxla_f16_to_f32(b);
+}
+
+static void store_f(cxla_type t, void *p, int64_t k, float v) {
+    if (t == CXLA_F32)
+        ((float *)p)[k] = v;
+    else
+        ((uint16_t *)p)[k] = t == CXLA_BF16 ? cxla_f32_to_bf16(v) : cxla_f32_to_f16(v);
 }
 
 /* The epilogue as loops after a call that computed the product. */
@@ -123,6 +146,7 @@ typedef struct epi_state {
     int64_t count;    /* result elements */
     int64_t inner;    /* elements after the feature dims (row-major) */
     int64_t features; /* elements of the feature dims */
+    cxla_type type;   /* the chain's (f32, bf16, f16) */
 } epi_state;
 
 static void epi_free(void *state) {
@@ -136,8 +160,30 @@ static cxla_status epi_run(void *state, void *const *out, const void *const *in)
     const epi_state *st = state;
     const void *core_in[2] = {in[st->po.core_in[0]], in[st->po.core_in[1]]};
     CXLA_RETURN_IF_ERROR(st->core.fn(st->core.state, out, core_in));
-    float *y = out[0];
     int64_t blocks = st->count / (st->inner * st->features);
+    if (st->type != CXLA_F32) {
+        /* f16, bf16: each operation in f32, rounded to the type, as the interpreter does
+         * (the relu commutes with the positive scales after it, as above). */
+        void *y = out[0];
+        for (int64_t i = 0; i < st->po.e.count; i++) {
+            const cxla_epi_op *op = &st->po.e.ops[i];
+            if (op->kind == CXLA_EPI_RELU) continue;
+            const void *v = op->kind == CXLA_EPI_SCALE ? NULL : in[st->po.vec_in[i]];
+            for (int64_t k = 0; k < st->count; k++) {
+                float x = load_f(st->type, y, k), r;
+                float vf = v ? load_f(st->type, v, (k / st->inner) % st->features) : op->c;
+                switch (op->kind) {
+                case CXLA_EPI_ADD_VEC: r = x + vf; break;
+                case CXLA_EPI_SUB_VEC: r = x - vf; break;
+                default: r = x * vf; break;
+                }
+                store_f(st->type, y, k, r);
+            }
+        }
+        if (st->po.relu) relu_loop(st->type, y, st->count);
+        return NULL;
+    }
+    float *y = out[0];
     for (int64_t i = 0; i < st->po.e.count; i++) {
         const cxla_epi_op *op = &st->po.e.ops[i];
         if (op->kind == CXLA_EPI_RELU) continue; /* last, below */
@@ -159,7 +205,7 @@ static cxla_status epi_run(void *state, void *const *out, const void *const *in)
                     for (int64_t k = 0; k < st->inner; k++) p[k] = p[k] * vf;
             }
     }
-    if (st->po.relu) relu_loop(y, st->count);
+    if (st->po.relu) relu_loop(CXLA_F32, y, st->count);
     return NULL;
 }
 
@@ -235,9 +281,10 @@ enum { MAX_VARIANTS = 16 };
 typedef struct dnn_state dnn_state;
 struct dnn_state {
     const cxla_instr *instr;
-    int64_t relu_count; /* > 0: a relu over that many f32 results after the primitive */
-    int threads;        /* > 0: OpenMP threads for the primitive */
-    cpu_pool *pool;     /* borrowed, or NULL: its share of threads among the runs at once */
+    int64_t relu_count;  /* > 0: a relu over that many results after the primitive */
+    cxla_type relu_type; /* their type */
+    int threads;         /* > 0: OpenMP threads for the primitive */
+    cpu_pool *pool;      /* borrowed, or NULL: its share of threads among the runs at once */
     dnnl_primitive_t prim;
     tensor t[TENSORS];
     size_t scratch_size;
@@ -388,7 +435,7 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
         ds = dnnl_stream_wait(stream);
     }
     if (ds != dnnl_success && !s) s = dnn_error(st->instr, what, ds);
-    if (!s && st->relu_count > 0) relu_loop(out[0], st->relu_count);
+    if (!s && st->relu_count > 0) relu_loop(st->relu_type, out[0], st->relu_count);
     for (int i = 0; i < TENSORS; i++) {
         if (user_mem[i]) dnnl_memory_destroy(user_mem[i]);
         if (prim_mem[i]) dnnl_memory_destroy(prim_mem[i]);
@@ -456,7 +503,7 @@ static dnnl_status_t make_attr(const post_ops *po, dnn_state *st, int nd, int ax
         *t = (tensor){.used = true,
                       .arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(k) | DNNL_ARG_SRC_1,
                       .io = (int)po->vec_in[i]};
-        ds = dnnl_memory_desc_init_by_strides(&t->user, nd, d, dnnl_f32, strides);
+        ds = dnnl_memory_desc_init_by_strides(&t->user, nd, d, dt_of(op->vec->shape.type), strides);
         if (ds == dnnl_success)
             ds = dnnl_post_ops_append_binary(ops,
                                              op->kind == CXLA_EPI_ADD_VEC   ? dnnl_binary_add
@@ -479,7 +526,8 @@ static bool bias_tensor(const post_ops *po, int64_t n, int nd, tensor *t) {
     for (int i = 0; i < nd; i++) d[i] = 1, strides[i] = n;
     d[nd - 1] = n, strides[nd - 1] = 1;
     *t = (tensor){.used = true, .arg = DNNL_ARG_BIAS, .io = (int)po->vec_in[0]};
-    return dnnl_memory_desc_init_by_strides(&t->user, nd, d, dnnl_f32, strides) == dnnl_success;
+    return dnnl_memory_desc_init_by_strides(&t->user, nd, d, dt_of(po->e.ops[0].vec->shape.type),
+                                            strides) == dnnl_success;
 }
 
 /* Fills |st| from the primitive descriptor |pd| (owned: destroyed here): the tensors'
@@ -888,6 +936,7 @@ static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool
     }
     st->instr = instr;
     if (po && po->relu) st->relu_count = elements_of(&instr->shape);
+    st->relu_type = instr->shape.type;
     st->threads = threads;
     st->pool = pool;
     int before = get_omp_threads ? get_omp_threads() : 0;
@@ -1010,6 +1059,7 @@ static cxla_status epilogue_prepare(const cxla_instr *instr, int threads, cpu_po
     int64_t fd[CXLA_MAX_RANK];
     int64_t nf = cxla_epilogue_feature_dims(core, fd);
     st->count = elements_of(&core->shape);
+    st->type = core->shape.type;
     st->features = 1;
     st->inner = 1;
     for (int64_t i = 0; i < nf; i++) st->features *= core->shape.dims[fd[i]];
