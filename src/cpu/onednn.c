@@ -599,7 +599,21 @@ static void fix_unit(group *rows, group *cols) {
     if (cols->size == 1 && rows->stride == 1) cols->stride = rows->size;
 }
 
-/* dot: the matmul primitive over [batch..., M, K] x [batch..., K, N] -> [batch..., M, N]. */
+/* The first of |n| free dims |which| of an operand (strides |str|; their dims in the
+ * result: |out|, result strides |ostr|) from which on the rest merge into one group, on
+ * both sides: the dims before it become batch dims of their own (see dot_prepare). */
+static int64_t split_point(int64_t n, const int64_t *which, const cxla_shape *s, const int64_t *str,
+                           const int64_t *out, const cxla_shape *os, const int64_t *ostr) {
+    group g;
+    for (int64_t k = 0; k < n; k++)
+        if (merge(n - k, which + k, s, str, &g) && merge(n - k, out + k, os, ostr, &g)) return k;
+    return n;
+}
+
+/* dot: the matmul primitive over [batch..., M, K] x [batch..., K, N] -> [batch..., M, N].
+ * Free dims of an operand that do not merge into M (or N) by strides (a [2,256] block of
+ * rows 294912 elements apart, as Gemma's einsums give) become extra batch dims of that
+ * operand, of size 1 in the other (oneDNN broadcasts it), so they need no copy either. */
 static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_state *st,
                                bool *handled) {
     const cxla_shape *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
@@ -613,7 +627,16 @@ static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_
     if (!rb) nrb = 0;
     if (!lc) nlc = 0;
     if (!rc) nrc = 0;
-    if (nlb != nrb || nlc != nrc || nlb + 2 > DNNL_MAX_NDIMS) return NULL;
+    if (nlb != nrb || nlc != nrc || nlb + 2 > DNNL_MAX_NDIMS || nlc > CXLA_MAX_RANK) return NULL;
+    /* The contracting pairs in the lhs's dim order ({3,2} x {1,0} is {2,3} x {0,1}: the
+     * same sum), so that dims listed in reverse still merge into one K. */
+    int64_t lcs[CXLA_MAX_RANK], rcs[CXLA_MAX_RANK];
+    for (int64_t i = 0; i < nlc; i++) {
+        int64_t j = i;
+        for (; j > 0 && lcs[j - 1] > lc[i]; j--) lcs[j] = lcs[j - 1], rcs[j] = rcs[j - 1];
+        lcs[j] = lc[i], rcs[j] = rc[i];
+    }
+    lc = lcs, rc = rcs;
     int64_t lstr[CXLA_MAX_RANK], rstr[CXLA_MAX_RANK], ostr[CXLA_MAX_RANK];
     row_major_strides(ls, lstr);
     row_major_strides(rs, rstr);
@@ -629,21 +652,44 @@ static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_
     int64_t om[CXLA_MAX_RANK], on[CXLA_MAX_RANK];
     for (int64_t i = 0; i < nlf; i++) om[i] = nlb + i;
     for (int64_t i = 0; i < nrf; i++) on[i] = nlb + nlf + i;
+    int64_t sl = split_point(nlf, lf, ls, lstr, om, os, ostr);
+    int64_t sr = split_point(nrf, rf, rs, rstr, on, os, ostr);
+    int64_t extra = 0;
+    for (int64_t i = 0; i < sl; i++) extra += ls->dims[lf[i]] > 1;
+    for (int64_t i = 0; i < sr; i++) extra += rs->dims[rf[i]] > 1;
+    /* A bias or vector post-op spans every rhs free dim: not when some became batch dims. */
+    if (po && sr > 0) return NULL;
     group lm, lk, rk, rn, dm, dn;
-    if (!merge(nlf, lf, ls, lstr, &lm) || !merge(nlc, lc, ls, lstr, &lk) ||
-        !merge(nlc, rc, rs, rstr, &rk) || !merge(nrf, rf, rs, rstr, &rn) ||
-        !merge(nlf, om, os, ostr, &dm) || !merge(nrf, on, os, ostr, &dn))
+    if (!merge(nlf - sl, lf + sl, ls, lstr, &lm) || !merge(nlc, lc, ls, lstr, &lk) ||
+        !merge(nlc, rc, rs, rstr, &rk) || !merge(nrf - sr, rf + sr, rs, rstr, &rn) ||
+        !merge(nlf - sl, om + sl, os, ostr, &dm) || !merge(nrf - sr, on + sr, os, ostr, &dn) ||
+        nlb + extra + 2 > DNNL_MAX_NDIMS)
         return NULL;
     fix_unit(&lm, &lk);
     fix_unit(&rk, &rn);
     fix_unit(&dm, &dn);
-    int nd = (int)nlb + 2;
+    int nd = (int)(nlb + extra) + 2;
     dnnl_dims_t sd, wd, dd, ss, ws, dst_s;
     for (int64_t i = 0; i < nlb; i++) {
         sd[i] = wd[i] = dd[i] = ls->dims[lb[i]];
         ss[i] = lstr[lb[i]];
         ws[i] = rstr[rb[i]];
         dst_s[i] = ostr[i];
+    }
+    int64_t at = nlb;
+    for (int64_t i = 0; i < sl; i++) { /* lhs-only batch dims: weights broadcast */
+        int64_t d = lf[i];
+        if (ls->dims[d] == 1) continue;
+        sd[at] = dd[at] = ls->dims[d], wd[at] = 1;
+        ss[at] = lstr[d], dst_s[at] = ostr[om[i]], ws[at] = 1;
+        at++;
+    }
+    for (int64_t i = 0; i < sr; i++) { /* rhs-only batch dims: source broadcast */
+        int64_t d = rf[i];
+        if (rs->dims[d] == 1) continue;
+        wd[at] = dd[at] = rs->dims[d], sd[at] = 1;
+        ws[at] = rstr[d], dst_s[at] = ostr[on[i]], ss[at] = 1;
+        at++;
     }
     sd[nd - 2] = lm.size, sd[nd - 1] = lk.size, ss[nd - 2] = lm.stride, ss[nd - 1] = lk.stride;
     wd[nd - 2] = rk.size, wd[nd - 1] = rn.size, ws[nd - 2] = rk.stride, ws[nd - 1] = rn.stride;

@@ -308,9 +308,22 @@ static void test_dot_forms_f32(void) {
              "lhs_contracting_dims={2}, rhs_contracting_dims={0}", 16, "f32", "onednn");
     dot_case("f32[4,2,3]", "f32[5,4]", "$R[2,3,5]",
              "lhs_contracting_dims={0}, rhs_contracting_dims={1}", 4, "f32", "onednn");
-    /* contracting dims in an order no stride can express: the loops */
+    /* contracting pairs listed in reverse: taken in the lhs's order, one K */
     dot_case("f32[6,4,5]", "f32[4,5,7]", "$R[6,7]",
-             "lhs_contracting_dims={2,1}, rhs_contracting_dims={1,0}", 20, "f32", "loops");
+             "lhs_contracting_dims={2,1}, rhs_contracting_dims={1,0}", 20, "f32", "onednn");
+    /* contracting dims in an order no stride can express: the loops */
+    dot_case("f32[6,4,5]", "f32[5,4,7]", "$R[6,7]",
+             "lhs_contracting_dims={2,1}, rhs_contracting_dims={0,1}", 20, "f32", "loops");
+    /* free dims that do not merge (Gemma's einsums): the outer ones become batch dims of
+     * their operand, broadcast over the other */
+    dot_case("f32[1,11,64]", "f32[4,64,32]", "$R[1,11,4,32]",
+             "lhs_contracting_dims={2}, rhs_contracting_dims={1}", 64, "f32", "onednn");
+    dot_case("f32[2,1,64,16]", "f32[1,5,64]", "$R[2,1,16,1,5]",
+             "lhs_contracting_dims={2}, rhs_contracting_dims={2}", 64, "f32", "onednn");
+    dot_case("f32[3,6,5,8]", "f32[3,4,5,7]", "$R[3,6,8,4,7]",
+             "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+             "rhs_contracting_dims={2}",
+             5, "f32", "onednn");
     /* large enough for oneDNN's blocked kernels */
     dot_case("f32[256,512]", "f32[512,200]", "$R[256,200]",
              "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 512, "f32", "onednn");
@@ -335,6 +348,13 @@ static void test_dot_small_floats(void) {
              "lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
              "operand_precision={default,default}",
              128, "f32", "onednn");
+    /* Gemma's forms in bf16: free dims as batch dims, contracting pairs in reverse */
+    dot_case("bf16[1,11,64]", "bf16[4,64,32]", "$R[1,11,4,32]",
+             "lhs_contracting_dims={2}, rhs_contracting_dims={1}", 64, "bf16", "onednn");
+    dot_case("bf16[2,1,64,16]", "bf16[1,5,64]", "$R[2,1,16,1,5]",
+             "lhs_contracting_dims={2}, rhs_contracting_dims={2}", 64, "bf16", "onednn");
+    dot_case("bf16[1,11,4,32]", "bf16[4,32,48]", "$R[1,11,48]",
+             "lhs_contracting_dims={3,2}, rhs_contracting_dims={1,0}", 128, "bf16", "onednn");
     /* mixed operand types and f32 x f32 -> bf16: whichever way runs them */
     dot_case("f32[16,32]", "f32[32,8]", "$R[16,8]",
              "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 32, "bf16", NULL);
@@ -731,10 +751,10 @@ static void test_output_fusion_programs(void) {
     check("HloModule unmerged\n"
           "ENTRY e {\n"
           "  x = f32[4,3,5] parameter(0)\n"
-          "  w = f32[3,5,6] parameter(1)\n"
+          "  w = f32[5,3,6] parameter(1)\n"
           "  b = f32[6] parameter(2)\n"
           "  v = f32[6] parameter(3)\n"
-          "  d = f32[4,6] dot(x, w), lhs_contracting_dims={2,1}, rhs_contracting_dims={1,0}\n"
+          "  d = f32[4,6] dot(x, w), lhs_contracting_dims={2,1}, rhs_contracting_dims={0,1}\n"
           "  bb = f32[4,6] broadcast(b), dimensions={1}\n"
           "  s0 = f32[4,6] multiply(d, bb)\n"
           "  vb = f32[4,6] broadcast(v), dimensions={1}\n"
