@@ -111,18 +111,27 @@ static bool match_fusion(const cxla_instr *f, post_ops *po) {
     return true;
 }
 
-/* maximum(y, +0) as the interpreter computes it: NaN stays, -0 becomes +0. f16 and bf16
- * on their bits: a set sign bit is a value <= -0 unless the rest is a NaN's (the
- * exponent all ones and a nonzero fraction: above 0x7c00 for f16, 0x7f80 for bf16). */
+/* maximum(y, +0) as the interpreter computes it: NaN stays, -0 becomes +0. On the bits,
+ * without branches (the signs of a product's elements are random: a branch per element
+ * mispredicts half the time): a set sign bit is a value <= -0 unless the rest is a NaN's
+ * (above the infinity's bits). */
 static void relu_loop(cxla_type t, void *out, int64_t n) {
     if (t == CXLA_F32) {
-        float *y = out;
-        for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0.0f || y[i] != y[i] ? y[i] : 0.0f;
+        uint32_t *y = out;
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t u = y[i];
+            uint32_t keep = (u >> 31 == 0) | ((u & 0x7fffffffu) > 0x7f800000u);
+            y[i] = u & (0u - keep);
+        }
         return;
     }
-    uint16_t *y = out, inf = t == CXLA_BF16 ? 0x7f80 : 0x7c00;
-    for (int64_t i = 0; i < n; i++)
-        if ((y[i] & 0x8000) && (y[i] & 0x7fff) <= inf) y[i] = 0;
+    uint16_t *y = out;
+    uint32_t inf = t == CXLA_BF16 ? 0x7f80 : 0x7c00;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u = y[i];
+        uint32_t keep = (u >> 15 == 0) | ((u & 0x7fffu) > inf);
+        y[i] = (uint16_t)(u & (0u - keep));
+    }
 }
 
 /* Element k of an array of |t| (f32, bf16, f16) as f32, and f32 stored rounded into it. */
