@@ -317,6 +317,66 @@ static bool needs_relayout(const cxla_literal *lit) {
            (!cxla_layout_is_default(lit->shape) || lit->dyn_sizes);
 }
 
+/* The result leaves that no step wrote in place (parameters passed through, constants,
+ * repeated values) are copied into the result after the steps: ResNet-50 returns its
+ * 100 MB of weights so. The copy runs on the pool as a kernel over chunks of COPY_CHUNK
+ * bytes (fresh result pages are faulted in by both threads). in[0] is the plan below. */
+enum { COPY_CHUNK = 1 << 20 };
+
+typedef struct copy_plan {
+    int64_t count;
+    char **dst;
+    const char **src;
+    size_t *size;
+    int64_t *first; /* the first chunk of each copy; first[count]: all chunks */
+} copy_plan;
+
+static void copy_chunks(void *const *out, const void *const *in, int64_t begin, int64_t end) {
+    (void)out;
+    const copy_plan *cp = in[0];
+    int64_t k = 0;
+    for (int64_t c = begin; c < end && c < cp->first[cp->count]; c++) {
+        while (cp->first[k + 1] <= c) k++;
+        size_t off = (size_t)(c - cp->first[k]) * COPY_CHUNK;
+        size_t n = cp->size[k] - off < COPY_CHUNK ? cp->size[k] - off : COPY_CHUNK;
+        memcpy(cp->dst[k] + off, cp->src[k] + off, n);
+    }
+}
+
+/* Copies the result leaves |p| lists from the run's buffers into |resp|. */
+static cxla_status copy_results(run *r, void **resp) {
+    cpu_plan *p = r->p;
+    int64_t n = p->root_count;
+    copy_plan cp = {0};
+    cp.dst = calloc((size_t)(n ? n : 1), sizeof(*cp.dst));
+    cp.src = calloc((size_t)(n ? n : 1), sizeof(*cp.src));
+    cp.size = calloc((size_t)(n ? n : 1), sizeof(*cp.size));
+    cp.first = calloc((size_t)n + 1, sizeof(*cp.first));
+    cxla_status s = cp.dst && cp.src && cp.size && cp.first ? NULL : OOM();
+    double bytes = 0;
+    for (int64_t k = 0; k < n && !s; k++) {
+        const value *x = &p->values[p->root[k]];
+        if ((x->kind == V_ARENA && x->result == k) || x->kind == V_TOKEN || !x->size) continue;
+        cp.dst[cp.count] = resp[k];
+        cp.src[cp.count] = r->ptr[p->root[k]];
+        cp.size[cp.count] = x->size;
+        cp.first[cp.count + 1] =
+            cp.first[cp.count] + (int64_t)((x->size + COPY_CHUNK - 1) / COPY_CHUNK);
+        bytes += 2.0 * (double)x->size;
+        cp.count++;
+    }
+    if (!s && cp.count > 0) {
+        const void *in[1] = {&cp};
+        cpu_kernel_info info = {.range = cp.first[cp.count], .cost = bytes};
+        cpu_pool_run_kernel(p->pool, copy_chunks, &info, NULL, in, NULL);
+    }
+    free(cp.dst);
+    free(cp.src);
+    free(cp.size);
+    free(cp.first);
+    return s;
+}
+
 /* Whether every array leaf of |s| is row-major with no padding. */
 static bool layout_is_row_major(const cxla_shape *s) {
     if (s->type == CXLA_TUPLE) {
@@ -405,11 +465,7 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     if (!s) s = run_seq(&r, &p->entry);
     if (r.step_times) t0 = now_us();
     /* Result leaves no step wrote in place: parameters, constants, repeats. */
-    for (int64_t k = 0; k < p->root_count && !s; k++) {
-        const value *x = &p->values[p->root[k]];
-        if ((x->kind == V_ARENA && x->result == k) || x->kind == V_TOKEN) continue;
-        if (x->size) memcpy(resp[k], r.ptr[p->root[k]], x->size);
-    }
+    if (!s) s = copy_results(&r, resp);
     if (r.step_times) report_time("(result-copies)", "-", "phase", now_us() - t0);
     if (r.ictx_ready) interp_ctx_deinit(&r.ictx);
     if (arena) {
