@@ -3,10 +3,12 @@
  * are not row-major), each step over the buffers of its classes, while loops and
  * conditionals over their sub-sequences, cancellation between steps and at back-edges,
  * --check-finite after the steps that compute elements. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cpu/cpu_steps.h"
 #include "exec/rng.h"
@@ -27,7 +29,20 @@ typedef struct run {
     int64_t *sizes;              /* the current sizes of the dynamic classes (plan->dyn_off) */
     bool check_finite, reported; /* --check-finite, and whether it reported already */
     int64_t countdown;           /* steps until the next exec_cancel_poll */
+    bool step_times;             /* CXLA_STEP_TIMES: each step's time on stderr */
 } run;
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+/* CXLA_STEP_TIMES=1 (a profiling aid): one line per step run, and per phase of the run,
+ * "cxla-step-time US NAME OPCODE KIND", for a person to sort and sum. */
+static void report_time(const char *kind, const char *name, const char *opcode, double us) {
+    fprintf(stderr, "cxla-step-time %.1f %s %s %s\n", us, name, opcode, kind);
+}
 
 static cxla_status cancelled_at(run *r, const step *sp) {
     char where[256];
@@ -289,7 +304,15 @@ static cxla_status run_seq(run *r, const seq *q) {
         if (check_cancel(r)) return cancelled_at(r, sp);
         bool check = r->check_finite && !r->reported && finite_checked(sp) &&
                      leaves_finite(r, sp->in, sp->in_count);
+        static const char *const kinds[] = {
+            [S_KERNEL] = "kernel", [S_CALL] = "call",        [S_COPY] = "copy",
+            [S_DUS] = "dus",       [S_HANDLER] = "handler",  [S_SVC] = "service",
+            [S_SEQ] = "call-seq",  [S_COND] = "conditional", [S_WHILE] = "while"};
+        double t0 = r->step_times ? now_us() : 0;
         CXLA_RETURN_IF_ERROR(run_step(r, sp));
+        if (r->step_times && sp->kind != S_SEQ && sp->kind != S_COND && sp->kind != S_WHILE)
+            report_time(sp->kind == S_CALL && sp->call->what ? sp->call->what : kinds[sp->kind],
+                        sp->instr->name, cxla_opcode_name(sp->instr->opcode), now_us() - t0);
         if (check && !leaves_finite(r, sp->out, sp->out_count)) {
             const cxla_instr *in = sp->instr;
             fprintf(stderr,
@@ -353,6 +376,82 @@ bool cpu_plan_can_donate(const cpu_plan *p, const exec_run_options *options,
     return true;
 }
 
+/* The result leaves that no step wrote in place (parameters passed through, constants,
+ * repeated values) are copied into the result after the steps: ResNet-50 returns its
+ * 100 MB of weights so. The copy runs on the pool as a kernel over chunks of COPY_CHUNK
+ * bytes (fresh result pages are faulted in by both threads). in[0] is the plan below. */
+enum { COPY_CHUNK = 1 << 20 };
+
+typedef struct copy_plan {
+    int64_t count;
+    char **dst;
+    const char **src;
+    size_t *size;
+    int64_t *first; /* the first chunk of each copy; first[count]: all chunks */
+} copy_plan;
+
+static void copy_chunks(void *const *out, const void *const *in, int64_t begin, int64_t end) {
+    (void)out;
+    const copy_plan *cp = in[0];
+    int64_t k = 0;
+    for (int64_t c = begin; c < end && c < cp->first[cp->count]; c++) {
+        while (cp->first[k + 1] <= c) k++;
+        size_t off = (size_t)(c - cp->first[k]) * COPY_CHUNK;
+        size_t n = cp->size[k] - off < COPY_CHUNK ? cp->size[k] - off : COPY_CHUNK;
+        memcpy(cp->dst[k] + off, cp->src[k] + off, n);
+    }
+}
+
+/* Copies the result leaves |p| lists from the run's buffers into |resp|. */
+static cxla_status copy_results(run *r, void **resp) {
+    cpu_plan *p = r->p;
+    int64_t n = p->root_count;
+    copy_plan cp = {0};
+    cp.dst = calloc((size_t)(n ? n : 1), sizeof(*cp.dst));
+    cp.src = calloc((size_t)(n ? n : 1), sizeof(*cp.src));
+    cp.size = calloc((size_t)(n ? n : 1), sizeof(*cp.size));
+    cp.first = calloc((size_t)n + 1, sizeof(*cp.first));
+    cxla_status s = cp.dst && cp.src && cp.size && cp.first ? NULL : OOM();
+    double bytes = 0;
+    for (int64_t k = 0; k < n && !s; k++) {
+        const value *x = &p->values[p->root[k]];
+        if ((x->kind == V_ARENA && x->result == k) || x->kind == V_TOKEN) continue;
+        if (p->donating && x->kind == V_ARG && x->writable && x->alias_of == k && r->options &&
+            r->options->in_place_arg) {
+            r->options->in_place_arg[k] = x->arg; /* already in the donated argument */
+            continue;
+        }
+        if (!x->size) continue;
+        cp.dst[cp.count] = resp[k];
+        cp.src[cp.count] = r->ptr[p->root[k]];
+        cp.size[cp.count] = x->size;
+        cp.first[cp.count + 1] =
+            cp.first[cp.count] + (int64_t)((x->size + COPY_CHUNK - 1) / COPY_CHUNK);
+        bytes += 2.0 * (double)x->size;
+        cp.count++;
+    }
+    if (!s && cp.count > 0) {
+        const void *in[1] = {&cp};
+        cpu_kernel_info info = {.range = cp.first[cp.count], .cost = bytes};
+        cpu_pool_run_kernel(p->pool, copy_chunks, &info, NULL, in, NULL);
+    }
+    free(cp.dst);
+    free(cp.src);
+    free(cp.size);
+    free(cp.first);
+    return s;
+}
+
+/* Whether every array leaf of |s| is row-major with no padding. */
+static bool layout_is_row_major(const cxla_shape *s) {
+    if (s->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < s->tuple_count; i++)
+            if (!layout_is_row_major(&s->elements[i])) return false;
+        return true;
+    }
+    return !cxla_type_is_array(s->type) || cxla_layout_is_default(s);
+}
+
 cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
                          const cxla_literal *const *args, int64_t arg_count,
                          cxla_literal **out_result) {
@@ -361,6 +460,8 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     run r = {.p = p, .options = options, .cancel = options ? options->cancel : NULL};
     r.countdown = 1; /* the first check polls */
     r.check_finite = options && options->check_finite;
+    r.step_times = getenv("CXLA_STEP_TIMES") != NULL;
+    double t0 = r.step_times ? now_us() : 0;
     r.svc = (cpu_svc_run){.options = options ? options : &no_options,
                           .module = p->module,
                           .rng_state = {EXEC_RNG_INITIAL_STATE, 0},
@@ -418,8 +519,11 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
         n = p->arg_base[i];
         if (!s && argl) flatten_leaves((cxla_literal *)use, argl, &n, p->arg_leaf_count);
     }
+    if (r.step_times) report_time("(arguments)", "-", "phase", now_us() - t0);
     cxla_literal *result = NULL;
+    if (r.step_times) t0 = now_us();
     if (!s) s = interp_zeros(&entry->root->shape, &result);
+    if (r.step_times) report_time("(result-zeros)", "-", "phase", now_us() - t0);
     int64_t rn = 0;
     if (!s) flatten(result, resp, &rn, p->root_count);
     char *arena = NULL;
@@ -449,18 +553,11 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     int64_t ln = 0;
     if (!s && resl) flatten_leaves(result, resl, &ln, p->root_count);
     if (!s) s = run_seq(&r, &p->entry);
+    if (r.step_times) t0 = now_us();
     /* Result leaves no step wrote in place: parameters, constants, repeats; a donating
      * plan leaves an aliased result in its donated argument and says so. */
-    for (int64_t k = 0; k < p->root_count && !s; k++) {
-        const value *x = &p->values[p->root[k]];
-        if ((x->kind == V_ARENA && x->result == k) || x->kind == V_TOKEN) continue;
-        if (p->donating && x->kind == V_ARG && x->writable && x->alias_of == k && options &&
-            options->in_place_arg) {
-            options->in_place_arg[k] = x->arg;
-            continue;
-        }
-        if (x->size) memcpy(resp[k], r.ptr[p->root[k]], x->size);
-    }
+    if (!s) s = copy_results(&r, resp);
+    if (r.step_times) report_time("(result-copies)", "-", "phase", now_us() - t0);
     /* The result leaves' sizes. */
     for (int64_t k = 0; resl && k < p->root_count && !s; k++) {
         const int64_t *z = sizes_of(&r, p->root[k]);
@@ -473,14 +570,18 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
         void *expected = NULL;
         if (!atomic_compare_exchange_strong(&p->spare, &expected, arena)) free(arena);
     }
-    /* The entry's result layout, when it is not row-major. */
+    /* The entry's result layout, when some leaf of it is not row-major (a tuple of
+     * row-major leaves is the result as it is: relaying it would copy every leaf, the
+     * whole state of a model that returns its weights). */
     const cxla_shape *rs = p->module->has_entry_layout ? &p->module->entry_result_shape : NULL;
-    if (!s && rs && (rs->type == CXLA_TUPLE || !cxla_layout_is_default(rs))) {
+    if (r.step_times) t0 = now_us();
+    if (!s && rs && (!layout_is_row_major(rs) || needs_relayout(result))) {
         cxla_literal *relaid = NULL;
         s = interp_relayout(result, rs, &relaid);
         cxla_literal_free(result);
         result = relaid;
     }
+    if (r.step_times) report_time("(result-relayout)", "-", "phase", now_us() - t0);
     if (!s) {
         *out_result = result;
         result = NULL;
