@@ -348,14 +348,15 @@ static cxla_type first_infeed_type(const cxla_module *m) {
     return CXLA_TYPE_INVALID;
 }
 
-/* Elided constants get generated values, with a warning. */
-static cxla_status fill_elided_constants(cxla_module *m, uint64_t *state) {
+/* Elided constants get generated values, with a warning unless |quiet|. */
+static cxla_status fill_elided_constants(cxla_module *m, uint64_t *state, bool quiet) {
     for (int64_t c = 0; c < m->comp_count; c++)
         for (int64_t i = 0; i < m->comps[c]->instr_count; i++) {
             cxla_instr *in = m->comps[c]->instrs[i];
             if (in->opcode != CXLA_OP_CONSTANT || !in->literal_elided || in->literal) continue;
-            fprintf(stderr, "cxla: warning: constant %s was elided; using generated values\n",
-                    in->name);
+            if (!quiet)
+                fprintf(stderr, "cxla: warning: constant %s was elided; using generated values\n",
+                        in->name);
             cxla_literal *lit;
             CXLA_RETURN_IF_ERROR(make_random(&in->shape, state, &lit));
             CXLA_RETURN_IF_ERROR(cxla_module_adopt_literal(m, lit));
@@ -852,7 +853,7 @@ int cmd_run(int argc, char **argv) {
         }
     }
     uint64_t state = seed;
-    if (!s) s = fill_elided_constants(m, &state);
+    if (!s) s = fill_elided_constants(m, &state, f.quiet);
     cxla_type infeed_type = m ? first_infeed_type(m) : CXLA_TYPE_INVALID;
     /* What generated inputs must satisfy, found before compiling takes the module. */
     fake_constraint *fake = !s && ninputs == 0 && !f.input_dir ? fake_args_constraints(m) : NULL;

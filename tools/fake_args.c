@@ -19,6 +19,7 @@ typedef struct walk {
     int64_t id_count;
     fake_constraint *c;
     const cxla_instr *param;
+    bool sign; /* the second walk: a float value whose sign it carries (visit_sign) */
 } walk;
 
 static bool marked(const walk *w, const cxla_instr *in) {
@@ -79,10 +80,13 @@ static const cxla_computation *callee_of(const cxla_instr *in) {
 /* Does the value of |in| come from a marked operand, as an index would through the
  * steps that carry one (data formatting, conversion, and the arithmetic and selects of
  * negative-index wrapping that jnp.take writes)? Records the constrained uses. */
+static bool visit_sign(walk *w, const cxla_instr *in, int depth);
+
 static bool visit(walk *w, const cxla_instr *in, int depth) {
     bool any = false;
     for (int64_t i = 0; i < in->operand_count; i++) any |= marked(w, in->operands[i]);
     if (!any) return false;
+    if (w->sign) return visit_sign(w, in, depth);
     const cxla_instr *const *ops = (const cxla_instr *const *)in->operands;
     switch (in->opcode) {
     case CXLA_OP_RESHAPE:
@@ -144,6 +148,43 @@ static bool visit(walk *w, const cxla_instr *in, int depth) {
     }
 }
 
+/* The second walk, over float parameters (a cxla rule; XLA has none): does the value of
+ * |in| carry a marked operand's sign, through data formatting and the arithmetic that keeps
+ * a non-negative value non-negative (add, multiply, divide, maximum: an optimizer's
+ * second-moment state v in sqrt(b2 * v + (1 - b2) * g * g))? Not through subtract or
+ * negate. A marked argument of sqrt, rsqrt, log, log1p or power's base makes the
+ * parameter non_negative, so that generated inputs give numbers, not NaN. */
+static bool visit_sign(walk *w, const cxla_instr *in, int depth) {
+    const cxla_instr *const *ops = (const cxla_instr *const *)in->operands;
+    switch (in->opcode) {
+    case CXLA_OP_SQRT:
+    case CXLA_OP_RSQRT:
+    case CXLA_OP_LOG:
+    case CXLA_OP_LOG1P:
+    case CXLA_OP_POWER:
+        if (marked(w, ops[0])) w->c->non_negative = true;
+        return false;
+    case CXLA_OP_RESHAPE:
+    case CXLA_OP_TRANSPOSE:
+    case CXLA_OP_COPY:
+    case CXLA_OP_SLICE:
+    case CXLA_OP_BROADCAST:
+    case CXLA_OP_CONVERT:
+    case CXLA_OP_REDUCE_PRECISION:
+    case CXLA_OP_CONCATENATE:
+    case CXLA_OP_ADD:
+    case CXLA_OP_MULTIPLY:
+    case CXLA_OP_DIVIDE:
+    case CXLA_OP_MAXIMUM: return cxla_type_is_float(in->shape.type);
+    case CXLA_OP_DYNAMIC_SLICE:
+    case CXLA_OP_PAD: return marked(w, ops[0]) && cxla_type_is_float(in->shape.type);
+    case CXLA_OP_SELECT: return marked(w, ops[1]) || marked(w, ops[2]);
+    case CXLA_OP_CALL:
+    case CXLA_OP_FUSION: return walk_callee(w, in, callee_of(in), depth);
+    default: return false;
+    }
+}
+
 static void walk_computation(walk *w, const cxla_computation *comp, int depth) {
     /* Definitions come before uses, so one pass suffices; a second catches text that
      * was not in order. */
@@ -180,6 +221,12 @@ fake_constraint *fake_args_constraints(const cxla_module *module) {
         walk w = {.from_param = from_param, .id_count = ids, .c = &out[p], .param = param};
         mark(&w, param);
         walk_computation(&w, entry, 0);
+        if (cxla_type_is_float(param->shape.type)) {
+            memset(from_param, 0, (size_t)ids * sizeof(bool));
+            w.sign = true;
+            mark(&w, param);
+            walk_computation(&w, entry, 0);
+        }
         /* One constraint wins, the index bound first (XLA rejects conflicting ones). */
         if (out[p].index_bound >= 0) out[p].no_duplicates = false, out[p].init_value = -1;
         if (out[p].no_duplicates) out[p].init_value = -1;
@@ -457,6 +504,36 @@ static void fill_ints(cxla_literal *lit, const fake_constraint *c, uint64_t *sta
         cxla_store_u64(t, data + (size_t)i * es, splitmix64(state) % range);
 }
 
+/* |x| of every element, by clearing the sign bit: the top bit of the type's width within
+ * each element's storage (the host's byte order). f8e8m0fnu has no sign. */
+static void clear_signs(cxla_type t, char *data, int64_t n) {
+    size_t es = cxla_type_storage(t);
+    int bits = cxla_type_bits(t);
+    if (t == CXLA_F8E8M0FNU || bits < 2 || (size_t)bits > 8 * es || es > 8) return;
+    uint64_t keep = ~(1ULL << (bits - 1));
+    for (int64_t i = 0; i < n; i++) {
+        char *e = data + (size_t)i * es;
+        if (es == 1) {
+            *(uint8_t *)e &= (uint8_t)keep;
+        } else if (es == 2) {
+            uint16_t v;
+            memcpy(&v, e, 2);
+            v &= (uint16_t)keep;
+            memcpy(e, &v, 2);
+        } else if (es == 4) {
+            uint32_t v;
+            memcpy(&v, e, 4);
+            v &= (uint32_t)keep;
+            memcpy(e, &v, 4);
+        } else if (es == 8) {
+            uint64_t v;
+            memcpy(&v, e, 8);
+            v &= keep;
+            memcpy(e, &v, 8);
+        }
+    }
+}
+
 void fake_args_fill(cxla_literal *lit, const fake_constraint *c, uint64_t *state) {
     cxla_type t = cxla_literal_type(lit);
     size_t es = cxla_type_storage(t);
@@ -476,6 +553,7 @@ void fake_args_fill(cxla_literal *lit, const fake_constraint *c, uint64_t *state
     } else if (cxla_type_is_float(t) || cxla_type_is_complex(t)) {
         /* One word of |state| keys the whole array. */
         fill_floats(t, data, cxla_type_is_complex(t) ? 2 * n : n, splitmix64(state));
+        if (c && c->non_negative && cxla_type_is_float(t)) clear_signs(t, data, n);
     }
 }
 

@@ -24,6 +24,7 @@ typedef struct run {
     interp_ctx ictx;
     bool ictx_ready;
     cpu_svc_run svc;
+    int64_t *sizes;              /* the current sizes of the dynamic classes (plan->dyn_off) */
     bool check_finite, reported; /* --check-finite, and whether it reported already */
     int64_t countdown;           /* steps until the next exec_cancel_poll */
 } run;
@@ -46,10 +47,22 @@ static bool check_cancel(run *r) {
     return exec_cancelled(r->cancel);
 }
 
+/* The current sizes of class |c|, or NULL when it is static. */
+static int64_t *sizes_of(const run *r, int64_t c) {
+    const cpu_plan *p = r->p;
+    return p->dyn_off && p->dyn_off[c] >= 0 ? r->sizes + p->dyn_off[c] : NULL;
+}
+
+/* Class |c| at the sizes of |lit| (an array of the same bounds). */
+static void set_sizes(run *r, int64_t c, const cxla_literal *lit) {
+    int64_t *z = sizes_of(r, c);
+    for (int64_t d = 0; z && d < lit->shape->rank; d++) z[d] = cxla_literal_dynamic_size(lit, d);
+}
+
 /* A literal over |shape| whose arrays borrow the run's buffers of leaves ids[*next ...]
- * (never freed by it: free_view). */
-static cxla_status make_view(const cxla_shape *shape, void *const *ptr, const int64_t *ids,
-                             int64_t *next, cxla_literal **out) {
+ * (never freed by it: free_view), with their current sizes. */
+static cxla_status make_view(const run *r, const cxla_shape *shape, void *const *ptr,
+                             const int64_t *ids, int64_t *next, cxla_literal **out) {
     cxla_literal *v = calloc(1, sizeof(*v));
     if (!v) return OOM();
     cxla_status s = NULL;
@@ -60,7 +73,7 @@ static cxla_status make_view(const cxla_shape *shape, void *const *ptr, const in
         s = el && shapes ? NULL : OOM();
         v->elements = el;
         for (int64_t i = 0; i < n && !s; i++) {
-            s = make_view(&shape->elements[i], ptr, ids, next, &el[i]);
+            s = make_view(r, &shape->elements[i], ptr, ids, next, &el[i]);
             if (!s) {
                 v->tuple_count = i + 1;
                 shapes[i] = el[i]->shape;
@@ -81,6 +94,12 @@ static cxla_status make_view(const cxla_shape *shape, void *const *ptr, const in
             s = cxla_shape_byte_size(shape, &v->size);
             if (!s) s = cxla_shape_element_count(shape, &v->count);
             v->data = v->size ? ptr[ids[*next]] : NULL;
+            /* Below its bounds: the sizes array (borrowed, as the data; free_view leaves
+             * it) is the run's own, as the interpreter's form has it. */
+            int64_t *z = sizes_of(r, ids[*next]);
+            bool below = false;
+            for (int64_t d = 0; z && d < shape->rank; d++) below = below || z[d] < shape->dims[d];
+            if (!s && below && v->shape->dynamic) v->dyn_sizes = z;
         }
         (*next)++;
     }
@@ -108,10 +127,12 @@ static cxla_status copy_out(run *r, const step *sp, const cxla_literal *lit, int
     const value *x = &r->p->values[sp->out[*next]];
     void *dst = r->ptr[sp->out[(*next)++]];
     if (!cxla_type_is_array(lit->shape->type)) return NULL;
-    if (lit->size != x->size || lit->dyn_sizes || !cxla_layout_is_default(lit->shape))
+    if (lit->size != x->size || (lit->dyn_sizes && !sizes_of(r, sp->out[*next - 1])) ||
+        !cxla_layout_is_default(lit->shape))
         return exec_error(sp->instr, CXLA_STATUS_INTERNAL,
                           "the handler's result does not have the compiled shape");
     if (x->size) memcpy(dst, lit->data, x->size);
+    set_sizes(r, sp->out[*next - 1], lit);
     return NULL;
 }
 
@@ -129,9 +150,14 @@ static cxla_status run_handler(run *r, const step *sp) {
     cxla_literal **ops = calloc((size_t)(n ? n : 1), sizeof(*ops));
     cxla_status s = ops ? NULL : OOM();
     for (int64_t k = 0; k < n && !s; k++)
-        s = make_view(&in->operands[k]->shape, r->ptr, sp->in, &next, &ops[k]);
+        s = make_view(r, &in->operands[k]->shape, r->ptr, sp->in, &next, &ops[k]);
     cxla_literal *result = NULL;
-    if (!s) s = fn(&r->ictx, in, (const cxla_literal *const *)ops, &result);
+    const cxla_literal *const *cops = (const cxla_literal *const *)ops;
+    /* Values below their bounds meet the instruction as the driver has them meet it. */
+    if (!s)
+        s = r->p->dyn_off && interp_dynamic_maybe(in, cops)
+                ? interp_dynamic_eval(&r->ictx, in, cops, fn, &result)
+                : fn(&r->ictx, in, cops, &result);
     int64_t at = 0;
     if (!s) s = copy_out(r, sp, result, &at);
     cxla_literal_free(result);
@@ -196,6 +222,9 @@ static cxla_status run_step(run *r, const step *sp) {
             void *dst = r->ptr[sp->out[k]];
             const void *src = r->ptr[sp->in[k]];
             if (size && dst != src) memcpy(dst, src, size);
+            int64_t *zd = sizes_of(r, sp->out[k]), *zs = sizes_of(r, sp->in[k]);
+            const cxla_shape *ss = p->values[sp->in[k]].shape;
+            for (int64_t d = 0; zd && d < ss->rank; d++) zd[d] = zs ? zs[d] : ss->dims[d];
         }
         return NULL;
     case S_DUS: run_dus(r, sp); return NULL;
@@ -284,6 +313,24 @@ static void flatten(const cxla_literal *lit, void **ptrs, int64_t *n, int64_t ca
     (*n)++;
 }
 
+/* Where piece |c| (value.sub_of) lies: inside its whole, which may be a piece too. */
+static void *piece_at(const run *r, int64_t c, int depth) {
+    const value *x = &r->p->values[c];
+    if (x->sub_of < 0 || depth > MAX_DEPTH) return r->ptr[c];
+    return (char *)piece_at(r, x->sub_of, depth + 1) + x->sub_off;
+}
+
+/* The array leaves (and tokens) of |lit| depth-first into leaves[*n ...]. */
+static void flatten_leaves(cxla_literal *lit, cxla_literal **leaves, int64_t *n, int64_t cap) {
+    if (lit->shape->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < lit->tuple_count; i++)
+            flatten_leaves(lit->elements[i], leaves, n, cap);
+        return;
+    }
+    if (*n < cap) leaves[*n] = lit;
+    (*n)++;
+}
+
 static bool needs_relayout(const cxla_literal *lit) {
     if (lit->shape->type == CXLA_TUPLE) {
         for (int64_t i = 0; i < lit->tuple_count; i++)
@@ -292,6 +339,18 @@ static bool needs_relayout(const cxla_literal *lit) {
     }
     return cxla_type_is_array(lit->shape->type) &&
            (!cxla_layout_is_default(lit->shape) || lit->dyn_sizes);
+}
+
+bool cpu_plan_can_donate(const cpu_plan *p, const exec_run_options *options,
+                         const cxla_literal *const *args, int64_t arg_count) {
+    if (!p || !p->donating || !options || !options->donated || !options->in_place_arg ||
+        arg_count != p->module->entry->param_count)
+        return false;
+    for (int64_t a = 0; a < p->alias_count; a++) {
+        const cpu_io_alias *al = &p->aliases[a];
+        if (!options->donated[al->arg] || needs_relayout(args[al->param])) return false;
+    }
+    return true;
 }
 
 cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
@@ -313,9 +372,19 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     void **argp = calloc((size_t)(p->arg_leaf_count ? p->arg_leaf_count : 1), sizeof(void *));
     void **resp = calloc((size_t)(p->root_count ? p->root_count : 1), sizeof(void *));
     r.ptr = calloc((size_t)(p->value_count ? p->value_count : 1), sizeof(void *));
+    /* Dynamic shapes: the argument leaves (their sizes), the result leaves (to give them
+     * theirs) and the classes' current sizes. */
+    cxla_literal **argl = NULL, **resl = NULL;
+    if (p->dyn_off) {
+        argl = calloc((size_t)(p->arg_leaf_count ? p->arg_leaf_count : 1), sizeof(*argl));
+        resl = calloc((size_t)(p->root_count ? p->root_count : 1), sizeof(*resl));
+        r.sizes = malloc((size_t)(p->dyn_total ? p->dyn_total : 1) * sizeof(int64_t));
+    }
+    bool dyn_oom = p->dyn_off && (!argl || !resl || !r.sizes);
     r.ins = calloc((size_t)(p->max_operands ? p->max_operands : 1), sizeof(void *));
     r.outs = calloc((size_t)(p->max_operands ? p->max_operands : 1), sizeof(void *));
-    if (!owned || !argp || !resp || !r.ptr || !r.ins || !r.outs || !r.svc.collective_counts)
+    if (!owned || !argp || !resp || !r.ptr || !r.ins || !r.outs || !r.svc.collective_counts ||
+        dyn_oom)
         s = OOM();
     if (!s && arg_count != entry->param_count)
         s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
@@ -325,7 +394,7 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     for (int64_t i = 0; i < arg_count && !s; i++) {
         const cxla_shape *want = &entry->params[i]->shape;
         const cxla_shape *got = cxla_literal_shape(args[i]);
-        if (!cxla_shape_compatible(want, got)) {
+        if (cxla_shape_is_static(want) && !cxla_shape_compatible(want, got)) {
             char *w = cxla_shape_to_string(want, CXLA_SHAPE_PRINT_NO_LAYOUT);
             char *g = cxla_shape_to_string(got, CXLA_SHAPE_PRINT_NO_LAYOUT);
             s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
@@ -337,12 +406,17 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
             break;
         }
         const cxla_literal *use = args[i];
-        if (needs_relayout(args[i])) {
+        if (!cxla_shape_is_static(want)) { /* any sizes up to the bounds, as the driver */
+            s = interp_dynamic_bind_argument(want, args[i], i, &owned[i]);
+            use = owned[i];
+        } else if (needs_relayout(args[i])) {
             s = interp_default_layout(args[i], &owned[i]);
             use = owned[i];
         }
         int64_t n = p->arg_base[i];
         if (!s) flatten(use, argp, &n, p->arg_leaf_count);
+        n = p->arg_base[i];
+        if (!s && argl) flatten_leaves((cxla_literal *)use, argl, &n, p->arg_leaf_count);
     }
     cxla_literal *result = NULL;
     if (!s) s = interp_zeros(&entry->root->shape, &result);
@@ -363,13 +437,36 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
         case V_ARENA: r.ptr[c] = x->result >= 0 ? resp[x->result] : arena + x->offset; break;
         case V_TOKEN: r.ptr[c] = NULL; break;
         }
+        /* Sizes: the argument's own, else the bounds until a step sets them. */
+        int64_t *z = sizes_of(&r, c);
+        for (int64_t d = 0; z && d < x->shape->rank; d++)
+            z[d] =
+                x->kind == V_ARG ? cxla_literal_dynamic_size(argl[x->arg], d) : x->shape->dims[d];
     }
+    /* Pieces of a concatenate computed in place: inside their whole's buffer. */
+    for (int64_t c = 0; c < p->value_count && !s; c++)
+        if (p->values[c].parent == c && p->values[c].sub_of >= 0) r.ptr[c] = piece_at(&r, c, 0);
+    int64_t ln = 0;
+    if (!s && resl) flatten_leaves(result, resl, &ln, p->root_count);
     if (!s) s = run_seq(&r, &p->entry);
-    /* Result leaves no step wrote in place: parameters, constants, repeats. */
+    /* Result leaves no step wrote in place: parameters, constants, repeats; a donating
+     * plan leaves an aliased result in its donated argument and says so. */
     for (int64_t k = 0; k < p->root_count && !s; k++) {
         const value *x = &p->values[p->root[k]];
         if ((x->kind == V_ARENA && x->result == k) || x->kind == V_TOKEN) continue;
+        if (p->donating && x->kind == V_ARG && x->writable && x->alias_of == k && options &&
+            options->in_place_arg) {
+            options->in_place_arg[k] = x->arg;
+            continue;
+        }
         if (x->size) memcpy(resp[k], r.ptr[p->root[k]], x->size);
+    }
+    /* The result leaves' sizes. */
+    for (int64_t k = 0; resl && k < p->root_count && !s; k++) {
+        const int64_t *z = sizes_of(&r, p->root[k]);
+        for (int64_t d = 0; z && d < resl[k]->shape->rank && !s; d++)
+            if (z[d] != cxla_literal_dynamic_size(resl[k], d))
+                s = cxla_literal_set_dynamic_size(resl[k], d, z[d]);
     }
     if (r.ictx_ready) interp_ctx_deinit(&r.ictx);
     if (arena) {
@@ -394,6 +491,9 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     free(argp);
     free(resp);
     free(r.ptr);
+    free(r.sizes);
+    free(argl);
+    free(resl);
     free(r.ins);
     free(r.outs);
     free(r.svc.collective_counts);

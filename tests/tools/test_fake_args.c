@@ -141,5 +141,57 @@ static void test_pred_and_ints(void) {
     cxla_literal_free(s);
 }
 
+/* A float parameter that reaches sqrt through arithmetic that keeps a sign (AdamW's
+ * second moment: sqrt(b2 * v + g * g) / d) is drawn as |x|; one that reaches it only
+ * through a subtract, or not at all, keeps XLA's [-0.1, 0.2]. */
+static void test_non_negative(void) {
+    const char *text = "HloModule m\n"
+                       "ENTRY e {\n"
+                       "  v = bf16[4096] parameter(0)\n"
+                       "  g = bf16[4096] parameter(1)\n"
+                       "  w = f32[4096] parameter(2)\n"
+                       "  b2 = bf16[] constant(0.9)\n"
+                       "  bb = bf16[4096] broadcast(b2), dimensions={}\n"
+                       "  m = bf16[4096] multiply(bb, v)\n"
+                       "  gg = bf16[4096] multiply(g, g)\n"
+                       "  s = bf16[4096] add(m, gg)\n"
+                       "  r = bf16[4096] sqrt(s)\n"
+                       "  one = f32[] constant(1)\n"
+                       "  ob = f32[4096] broadcast(one), dimensions={}\n"
+                       "  d = f32[4096] subtract(w, ob)\n"
+                       "  l = f32[4096] log(d)\n"
+                       "  rc = f32[4096] convert(r)\n"
+                       "  ROOT t = f32[4096] add(rc, l)\n"
+                       "}\n";
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_hlo_parse(text, (size_t)-1, "non_negative.hlo", &m));
+    fake_constraint *c = m ? fake_args_constraints(m) : NULL;
+    CHECK(c != NULL);
+    if (c) {
+        CHECK(c[0].non_negative);  /* v: multiply, add, sqrt */
+        CHECK(c[1].non_negative);  /* g: g * g is non-negative as well as reaching sqrt */
+        CHECK(!c[2].non_negative); /* w: only through subtract */
+        uint64_t state = 7;
+        cxla_literal *lv = NULL, *lw = NULL;
+        CHECK_OK(fake_args_make(&m->entry->params[0]->shape, &c[0], &state, &lv));
+        CHECK_OK(fake_args_make(&m->entry->params[2]->shape, &c[2], &state, &lw));
+        if (lv && lw) {
+            const uint16_t *v = cxla_literal_data(lv);
+            const float *w = cxla_literal_data(lw);
+            int64_t negative_v = 0, negative_w = 0;
+            for (int i = 0; i < 4096; i++) {
+                negative_v += (v[i] & 0x8000) != 0;
+                negative_w += w[i] < 0;
+            }
+            CHECK_EQ_I64(negative_v, 0);
+            CHECK_MSG(negative_w > 1000, "w: %lld negative of 4096", (long long)negative_w);
+        }
+        cxla_literal_free(lv);
+        cxla_literal_free(lw);
+    }
+    free(c);
+    cxla_module_destroy(m);
+}
+
 TEST_MAIN(TEST(test_small_float_rounding), TEST(test_distribution), TEST(test_split_independent),
-          TEST(test_pred_and_ints))
+          TEST(test_pred_and_ints), TEST(test_non_negative))
