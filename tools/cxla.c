@@ -312,21 +312,24 @@ double tool_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* A verifier message starting "LINE:COL: " becomes "PATH:LINE:COL: message" with the
- * source line and a caret under the column, as parse errors read. */
-static cxla_status with_position(cxla_status s, const char *path, const char *text, size_t size) {
+cxla_status tool_with_position(cxla_status s, const char *path, const char *text, size_t size) {
     const char *msg = cxla_status_message(s);
+    size_t plen = strlen(path);
+    bool prefixed = strncmp(msg, path, plen) == 0 && msg[plen] == ':';
+    if (prefixed && (!(msg[plen + 1] >= '0' && msg[plen + 1] <= '9') || strchr(msg, '\n')))
+        return s; /* named its file already, or has its source line (HLO parse errors) */
+    if (prefixed) msg += plen + 1;
     long long line = 0, col = 0;
     int n = 0;
     if (sscanf(msg, "%lld:%lld: %n", &line, &col, &n) < 2 || n == 0 || line < 1 || col < 1)
-        return cxla_status_annotate(s, "%s", path);
+        return prefixed ? s : cxla_status_annotate(s, "%s", path);
     size_t q = 0;
     for (long long l = 1; l < line && q < size; q++)
         if (text[q] == '\n') l++;
     size_t e = q;
     while (e < size && text[e] != '\n' && text[e] != '\r') e++;
     char *caret = malloc((size_t)col + 1);
-    if (!caret) return cxla_status_annotate(s, "%s", path);
+    if (!caret) return prefixed ? s : cxla_status_annotate(s, "%s", path);
     for (long long i = 0; i < col - 1; i++)
         caret[i] = q + (size_t)i < e && text[q + (size_t)i] == '\t' ? '\t' : ' ';
     caret[col - 1] = '^';
@@ -349,7 +352,7 @@ cxla_status tool_load_module_with(const char *path, bool quiet,
     if (!s) {
         /* The verifier names the instruction and its line:column; add the file. */
         s = cxla_hlo_verify_with_options(m, options);
-        if (s) s = with_position(s, path, text, size);
+        if (s) s = tool_with_position(s, path, text, size);
     }
     free(text);
     if (s) {
