@@ -972,60 +972,289 @@ static void row_reduces(em *e, const cxla_shape *s, ix *x) {
     }
 }
 
-/* The output dimension of |s| to tile with the innermost one, or -1: a transpose in the
- * kernel with the nest's dimensions reads the innermost output dimension with a stride,
- * and its operand's innermost dimension is output dimension |k| (both larger than 1).
- * Walking tiles of both keeps the reads and the writes of a tile in cache, where the
- * untiled nest reads a new cache line for every element. */
-static int64_t transpose_tile_dim(const em *e, const cxla_shape *s) {
+/* ---- transposes ----------------------------------------------------------------------
+ *
+ * A nest over |s| reads a transpose's operand with a stride when the operand's innermost
+ * dimension (larger than 1) becomes output dimension |tk|, not the output's innermost |last|:
+ * walking the output's rows reads one element per cache line of the operand, and rows of
+ * big arrays that are a power of two apart fall into one cache set, so even 32 x 32 tiles
+ * of the two dimensions evicted each other (docs/performance.md). Instead the nest walks
+ * tiles of TA (along tk, or the group K that ends at it: tplan) x TB (along last, or the
+ * group L) elements, each in two phases through local blocks:
+ *   1. each transpose's operand in its own order: rows of TA elements contiguous in the
+ *      operand, stored in the transpose's block;
+ *   2. the outputs in theirs: rows of TB elements contiguous in the output, the
+ *      transposes' values read from the blocks (registered as the values of the
+ *      transposes at those indices, so everything else of a fusion is computed as usual).
+ * No line of the big arrays has to stay in cache between rows. A full tile's block is laid
+ * out [TA / 8][TB][8]: phase 2 reads it as an interleaved group of 8, which gcc -O2
+ * vectorizes with permutes (a register transpose of 8 x 8 blocks, any element size, with
+ * no intrinsics: the same C serves `cxla compile --target portable`), and phase 1 writes it
+ * in runs of 8. Partial tiles (the edges of K and L) run the same phases with run-time
+ * counts and a [TB][TA] block. Each element is moved,
+ * never computed differently, so the results are the untiled nest's bits. */
+
+enum { MAX_TRANSPOSES = 4, TILE_BYTES = 16384 };
+
+/* What a transposing nest reads through blocks. Output dimensions that stay neighbours
+ * through the transpose move as one: the group K of output dimensions whose operand
+ * dimensions are consecutive and end at the operand's innermost (the last of K is tk),
+ * and the group L that ends at the output's innermost dimension |last| with consecutive
+ * operand dimensions (XLA's normalized 0-2-1 transpose). Each group is walked as one
+ * collapsed index, so NHWC -> NCHW tiles C x HW, not C x W. The other dimensions larger
+ * than 1 are loops of their own. */
+typedef struct tplan {
+    const cxla_instr *t[MAX_TRANSPOSES]; /* transposes read through blocks (one perm) */
+    int64_t nt;
+    int64_t tk, last; /* the output dimensions that end K and L */
+    bool in_k[CXLA_MAX_RANK], in_l[CXLA_MAX_RANK];
+    int64_t dk, dl; /* the extents of K and L */
+    int64_t sk;     /* the output's stride of tk (L's is 1) */
+    int64_t sl;     /* the operand's stride of last's operand dimension (K's is 1) */
+    int64_t ta, tb; /* tile extents along K and along L */
+} tplan;
+
+/* The output dimension the innermost dimension (larger than 1) of transpose |t|'s operand
+ * becomes, or -1. */
+static int64_t transpose_inner_dim(const cxla_instr *t) {
+    int64_t np = 0;
+    const int64_t *perm = cxla_instr_ints(t, CXLA_ATTR_DIMENSIONS, &np);
+    const cxla_shape *os = &t->operands[0]->shape;
+    if (!perm || np != t->shape.rank) return -1;
+    int64_t inner = -1;
+    for (int64_t k = os->rank - 1; k >= 0 && inner < 0; k--)
+        if (os->dims[k] > 1) inner = k;
+    for (int64_t k = 0; k < np; k++)
+        if (perm[k] == inner) return k;
+    return -1;
+}
+
+/* Tile extents for elements of |bytes|: a row of the block read from the operand is 256
+ * bytes (4 cache lines: whole lines, few rows in flight), at most 128 elements, and the
+ * block at most TILE_BYTES (a third of a 48 KiB L1). TA is a multiple of 8 (the interleaved
+ * block) unless the extent is smaller than 8; both are cut to the extents when those are
+ * smaller. */
+static void tile_extents(int64_t bytes, int64_t dk, int64_t dl, int64_t *ta, int64_t *tb) {
+    int64_t a = 256 / bytes;
+    if (a > 128) a = 128;
+    int64_t b = TILE_BYTES / (a * bytes);
+    if (b > 128) b = 128;
+    if (dk < a) a = dk >= 8 ? dk / 8 * 8 : dk; /* whole tiles for most of it */
+    if (dl < b) b = dl;
+    *ta = a;
+    *tb = b;
+}
+
+/* The operand dimension after |m| larger than 1 in |os| (or -1). */
+static int64_t next_big(const cxla_shape *os, int64_t m) {
+    for (int64_t j = m + 1; j < os->rank; j++)
+        if (os->dims[j] > 1) return j;
+    return -1;
+}
+
+/* Whether a nest over |s| reads transposes through blocks, and how (see above). */
+static bool transpose_plan(const em *e, const cxla_shape *s, tplan *p) {
     const cxla_instr *const *list =
         e->fused ? (const cxla_instr *const *)e->fused->instrs : &e->top;
     int64_t n = e->fused ? e->fused->instr_count : 1;
     int64_t which[CXLA_MAX_RANK];
     int64_t nb = big_dims(s, which);
-    if (nb < 2 || has_inline_reduce(e)) return -1;
-    int64_t last = which[nb - 1];
-    for (int64_t i = 0; i < n; i++) {
+    memset(p, 0, sizeof *p);
+    p->tk = -1;
+    if (nb < 2 || has_inline_reduce(e)) return false;
+    p->last = which[nb - 1];
+    /* The first transpose decides; others with the same permutation share the tiles. */
+    const int64_t *perm = NULL;
+    for (int64_t i = 0; i < n && p->nt < MAX_TRANSPOSES; i++) {
         const cxla_instr *t = list[i];
         if (t->opcode != CXLA_OP_TRANSPOSE || !same_dims(&t->shape, s)) continue;
-        int64_t np = 0;
-        const int64_t *perm = cxla_instr_ints(t, CXLA_ATTR_DIMENSIONS, &np);
-        const cxla_shape *os = &t->operands[0]->shape;
-        if (np != s->rank) continue;
-        /* The operand's innermost dimension larger than 1, and the output dimension it
-         * becomes. */
-        int64_t inner = -1;
-        for (int64_t k = os->rank - 1; k >= 0 && inner < 0; k--)
-            if (os->dims[k] > 1) inner = k;
-        for (int64_t k = 0; k < np; k++)
-            if (perm[k] == inner && k != last && s->dims[k] > 1) return k;
+        int64_t k = transpose_inner_dim(t), np = 0;
+        const int64_t *tp = cxla_instr_ints(t, CXLA_ATTR_DIMENSIONS, &np);
+        if (k < 0 || k == p->last || s->dims[k] <= 1) continue;
+        if (perm && memcmp(perm, tp, (size_t)np * sizeof *tp) != 0) continue;
+        perm = tp;
+        p->tk = k;
+        p->t[p->nt++] = t;
     }
-    return -1;
+    if (p->nt == 0) return false;
+    const cxla_shape *os = &p->t[0]->operands[0]->shape;
+    /* The groups (see above): L backwards from last, K backwards from tk; K stays off the
+     * first dimension unless it is tk itself (the ranged loop counts its iterations). */
+    int64_t jl = nb - 1, jk = -1;
+    while (jl > 0 && next_big(os, perm[which[jl - 1]]) == perm[which[jl]]) jl--;
+    for (int64_t j = 0; j < nb; j++)
+        if (which[j] == p->tk) jk = j;
+    int64_t jk0 = jk;
+    while (jk0 > 1 && next_big(os, perm[which[jk0 - 1]]) == perm[which[jk0]]) jk0--;
+    p->dk = p->dl = 1;
+    for (int64_t j = jk0; j <= jk; j++) {
+        p->in_k[which[j]] = true;
+        p->dk *= s->dims[which[j]];
+    }
+    for (int64_t j = jl; j < nb; j++) {
+        p->in_l[which[j]] = true;
+        p->dl *= s->dims[which[j]];
+    }
+    p->sk = 1;
+    for (int64_t k = p->tk + 1; k < s->rank; k++) p->sk *= s->dims[k];
+    p->sl = 1;
+    for (int64_t m = perm[p->last] + 1; m < os->rank; m++) p->sl *= os->dims[m];
+    /* The widest element read through a block sets the tile. */
+    int64_t bytes = 1;
+    for (int64_t j = 0; j < p->nt; j++) {
+        int64_t b = (int64_t)cxla_type_storage(p->t[j]->shape.type);
+        if (b > bytes) bytes = b;
+    }
+    tile_extents(bytes, p->dk, p->dl, &p->ta, &p->tb);
+    return true;
 }
 
-enum { TILE = 32 };
+/* The iterations of the outer loop of the nest over |s| (|dims|: a nest over dimensions,
+ * else a flat loop): tiles of K when the nest is a transposing one whose first dimension
+ * is tk, so that the threads' parts are whole tiles. */
+static int64_t nest_range(const em *e, const cxla_shape *s, bool dims) {
+    int64_t which[CXLA_MAX_RANK];
+    tplan p;
+    if (dims && big_dims(s, which) >= 2 && transpose_plan(e, s, &p) && p.tk == which[0])
+        return p.dk / p.ta + (p.dk % p.ta ? 1 : 0);
+    return elementwise_range(s, dims);
+}
 
-/* A tiled nest (see transpose_tile_dim): the dimensions larger than 1 in order, the tiled
- * dimension |tk| as tiles of TILE, then tiles of the innermost dimension, then the
- * elements of a tile. The first dimension is ranged, whether tiled or not. */
-static void tiled_nest(em *e, const group *g, const cxla_shape *s, int64_t tk) {
+/* The index where K's collapsed index is |ck| and L's is |cl|, the other dimensions
+ * those of |x|: of the output (|t| NULL) or of transpose |t|'s operand. The dimensions
+ * of K and L are left to be derived from the linear offset (ix_dim) if a value needs them. */
+static ix tile_ix(em *e, const tplan *p, const ix *x, const char *ck, const char *cl,
+                  const cxla_instr *t) {
+    int64_t np = 0;
+    const int64_t *perm = t ? cxla_instr_ints(t, CXLA_ATTR_DIMENSIONS, &np) : NULL;
+    const cxla_shape *sh = t ? &t->operands[0]->shape : NULL;
+    ix y = t ? ix_new(sh->rank, sh->dims) : ix_new(x->rank, x->dims);
+    cxla_strbuf b;
+    cxla_strbuf_init(&b);
+    for (int64_t k = 0; k < x->rank; k++) {
+        if (p->in_k[k] || p->in_l[k] || x->dims[k] == 1) continue;
+        int64_t m = t ? perm[k] : k;
+        y.d[m] = x->d[k];
+        cxla_strbuf_printf(&b, "%s * %" PRId64 " + ", x->d[k], stride_of(&y, m));
+    }
+    cxla_strbuf_printf(&b, "%s * %" PRId64 " + %s * %" PRId64, ck, t ? 1 : p->sk, cl,
+                       t ? p->sl : 1);
+    y.lin = F("(%s)", b.data ? b.data : "0");
+    cpu_emit_buf_free(&b);
+    return y;
+}
+
+/* One tile's two phases (see above): |full| with constant counts and the interleaved
+ * block, else run-time counts |na| x |nb| and a [TB][TA] block. The tile starts at K's
+ * index |tka| and L's index |tlb|; the other dimensions are |x|'s. */
+static void transpose_tile(em *e, const group *g, const tplan *p, const ix *x, const char *tka,
+                           const char *tlb, const char *na, const char *nb, const char *const *blk,
+                           bool full) {
+    int64_t mark = e->ncse;
+    int64_t ta = p->ta, tb = p->tb;
+    /* Phase 1: the operands, rows along K. */
+    if (full) {
+        line(e, "for (int64_t ja = 0; ja < %" PRId64 "; ja++) {", tb);
+        e->indent++;
+        for (int64_t j = 0; j < p->nt; j++) {
+            /* The next tile's row of an operand read straight from an input: fetched while
+             * this one is worked on (about a quarter faster out of cache). */
+            const cxla_instr *op = p->t[j]->operands[0];
+            int64_t in = input_index(e, op);
+            if (in < 0) continue;
+            int64_t size = (int64_t)cxla_type_storage(op->shape.type);
+            const char *next =
+                F("(%s + %" PRId64 " + ja < %" PRId64 " ? %s + %" PRId64 " + ja : %" PRId64 ")",
+                  tlb, tb, p->dl, tlb, tb, p->dl - 1);
+            for (int64_t c = 0; c < ta; c += 64 / size) {
+                ix z = tile_ix(e, p, x, F("(%s + %" PRId64 ")", tka, c), next, p->t[j]);
+                line(e, "CXLA_PREFETCH(&p%" PRId64 "[%s]);", in, ix_lin(e, &z));
+            }
+        }
+        line(e, "for (int64_t jg = 0; jg < %" PRId64 "; jg++) {", ta / 8);
+        line(e, "    for (int64_t jk = 0; jk < 8; jk++) {");
+        e->indent += 2;
+    } else {
+        line(e, "for (int64_t ja = 0; ja < %s; ja++) {", nb);
+        line(e, "    for (int64_t jb = 0; jb < %s; jb++) {", na);
+        e->indent += 2;
+    }
+    const char *ck = full ? F("(%s + jg * 8 + jk)", tka) : F("(%s + jb)", tka);
+    const char *cl = F("(%s + ja)", tlb);
+    for (int64_t j = 0; j < p->nt; j++) {
+        ix z = tile_ix(e, p, x, ck, cl, p->t[j]);
+        const char *v = value(e, p->t[j]->operands[0], &z);
+        if (full)
+            line(e, "%s[jg * %" PRId64 " + ja * 8 + jk] = %s;", blk[j], tb * 8, v);
+        else
+            line(e, "%s[ja * %" PRId64 " + jb] = %s;", blk[j], ta, v);
+    }
+    cse_reset(e, mark);
+    close_loops(e, full ? 3 : 2);
+    /* Phase 2: the outputs, rows along L. */
+    if (full) {
+        line(e, "for (int64_t jg = 0; jg < %" PRId64 "; jg++) {", ta / 8);
+        line(e, "    for (int64_t ja = 0; ja < %" PRId64 "; ja++) {", tb);
+    } else {
+        line(e, "for (int64_t jb = 0; jb < %s; jb++) {", na);
+        line(e, "    for (int64_t ja = 0; ja < %s; ja++) {", nb);
+    }
+    e->indent += 2;
+    /* A full tile: 8 output rows per iteration, one statement each, so that the block is
+     * read as an interleaved group of 8 and each row is stored contiguously. */
+    for (int64_t k8 = 0; k8 < (full ? 8 : 1); k8++) {
+        ck = full ? F("(%s + jg * 8 + %" PRId64 ")", tka, k8) : F("(%s + jb)", tka);
+        ix w = tile_ix(e, p, x, ck, cl, NULL);
+        const char *key = ix_lin(e, &w);
+        for (int64_t j = 0; j < p->nt; j++)
+            cse_add(e, p->t[j], key,
+                    full ? F("%s[jg * %" PRId64 " + ja * 8 + %" PRId64 "]", blk[j], tb * 8, k8)
+                         : F("%s[ja * %" PRId64 " + jb]", blk[j], ta));
+        store_group(e, g, &w);
+        cse_reset(e, mark);
+    }
+    close_loops(e, 2);
+}
+
+/* A transposing nest (see above): the dimensions larger than 1 in order, K as tiles of TA
+ * where tk is, L as tiles of TB innermost, each tile in two phases. The first dimension is
+ * ranged, whether it is K (then K is tk alone, ranged in tiles) or not. */
+static void transpose_nest(em *e, const group *g, const cxla_shape *s, const tplan *p) {
     int64_t which[CXLA_MAX_RANK];
     int64_t nb = big_dims(s, which);
-    int64_t last = which[nb - 1];
     ix x = ix_new(s->rank, s->dims);
     for (int64_t k = 0; k < s->rank; k++) x.d[k] = "0";
+    /* The blocks, one per transpose, as its value type, on cache lines. The alignment is
+     * also what keeps gcc 12.2 (-O2 -march=native) from storing with an aligned vector
+     * move into a small block it placed in the red zone at an address that is not
+     * aligned (a crash on f32[2,3,4] -> [2,4,3]: 48 bytes). */
+    const char *blk[MAX_TRANSPOSES];
+    for (int64_t j = 0; j < p->nt; j++) {
+        blk[j] = F("blk%" PRId64, e->tmp++);
+        line(e, "_Alignas(64) %s %s[%" PRId64 "];", cpu_emit_ctype(p->t[j]->shape.type), blk[j],
+             p->ta * p->tb);
+    }
     int opened = 0;
-    for (int64_t j = 0; j + 1 < nb; j++) {
+    const char *tka = "tka", *na = "na";
+    for (int64_t j = 0; j < nb; j++) {
         int64_t k = which[j];
+        if (p->in_l[k] || (p->in_k[k] && k != p->tk)) continue;
         const char *lo = j == 0 ? lo_of(e) : "0";
-        const char *hi = j == 0 ? hi_of(e, s->dims[k]) : F("%" PRId64, s->dims[k]);
-        if (k == tk) {
-            line(e, "for (int64_t t%" PRId64 " = %s; t%" PRId64 " < %s; t%" PRId64 " += %d) {", k,
-                 lo, k, hi, k, TILE);
+        if (k == p->tk) {
+            /* Ranged: [begin, end) counts tiles (nest_range). */
+            const char *hi = F("%" PRId64, p->dk);
+            if (j == 0 && e->ranged) {
+                lo = F("begin * %" PRId64, p->ta);
+                hi = F("(end * %" PRId64 " < %" PRId64 " ? end * %" PRId64 " : %" PRId64 ")", p->ta,
+                       p->dk, p->ta, p->dk);
+            }
+            line(e, "for (int64_t %s = %s; %s < %s; %s += %" PRId64 ") {", tka, lo, tka, hi, tka,
+                 p->ta);
             e->indent++;
-            line(e, "const int64_t e%" PRId64 " = t%" PRId64 " + %d < %s ? t%" PRId64 " + %d : %s;",
-                 k, k, TILE, hi, k, TILE, hi);
+            line(e, "const int64_t %s = %s - %s < %" PRId64 " ? %s - %s : %" PRId64 ";", na, hi,
+                 tka, p->ta, hi, tka, p->ta);
         } else {
+            const char *hi = j == 0 ? hi_of(e, s->dims[k]) : F("%" PRId64, s->dims[k]);
             const char *i = F("i%" PRId64, k);
             line(e, "for (int64_t %s = %s; %s < %s; %s++) {", i, lo, i, hi, i);
             e->indent++;
@@ -1033,30 +1262,24 @@ static void tiled_nest(em *e, const group *g, const cxla_shape *s, int64_t tk) {
         }
         opened++;
     }
-    int64_t d = s->dims[last];
-    line(e, "for (int64_t t%" PRId64 " = 0; t%" PRId64 " < %" PRId64 "; t%" PRId64 " += %d) {",
-         last, last, d, last, TILE);
+    const char *tlb = "tlb", *nl = "nl";
+    line(e, "for (int64_t %s = 0; %s < %" PRId64 "; %s += %" PRId64 ") {", tlb, tlb, p->dl, tlb,
+         p->tb);
     e->indent++;
     opened++;
-    const char *ki = F("i%" PRId64, tk), *li = F("i%" PRId64, last);
-    line(e, "for (int64_t %s = t%" PRId64 "; %s < e%" PRId64 "; %s++) {", ki, tk, ki, tk, ki);
-    e->indent++;
-    opened++;
-    x.d[tk] = ki;
-    if (d % TILE == 0)
-        line(e, "for (int64_t %s = t%" PRId64 "; %s < t%" PRId64 " + %d; %s++) {", li, last, li,
-             last, TILE, li);
-    else
-        line(e,
-             "for (int64_t %s = t%" PRId64 "; %s < (t%" PRId64 " + %d < %" PRId64 " ? t%" PRId64
-             " + %d : %" PRId64 "); %s++) {",
-             li, last, li, last, TILE, d, last, TILE, d, li);
-    e->indent++;
-    opened++;
-    x.d[last] = li;
-    int64_t mark = e->ncse;
-    store_group(e, g, &x);
-    cse_reset(e, mark);
+    line(e, "const int64_t %s = %" PRId64 " - %s < %" PRId64 " ? %" PRId64 " - %s : %" PRId64 ";",
+         nl, p->dl, tlb, p->tb, p->dl, tlb, p->tb);
+    bool fits = p->ta % 8 == 0;
+    if (fits) {
+        line(e, "if (%s == %" PRId64 " && %s == %" PRId64 ") {", na, p->ta, nl, p->tb);
+        e->indent++;
+        transpose_tile(e, g, p, &x, tka, tlb, na, nl, blk, true);
+        e->indent--;
+        line(e, "} else {");
+        e->indent++;
+    }
+    transpose_tile(e, g, p, &x, tka, tlb, na, nl, blk, false);
+    if (fits) close_loops(e, 1);
     close_loops(e, opened);
 }
 
@@ -1072,9 +1295,9 @@ static void dims_nest(em *e, const group *g, const cxla_shape *s) {
         flat_nest(e, g, &x, elements_of(s), nb == 1 ? which[0] : -1);
         return;
     }
-    int64_t tk = transpose_tile_dim(e, s);
-    if (tk >= 0) {
-        tiled_nest(e, g, s, tk);
+    tplan tp;
+    if (transpose_plan(e, s, &tp)) {
+        transpose_nest(e, g, s, &tp);
         return;
     }
     int opened = 0;
@@ -1945,7 +2168,7 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
                 if (same_dims(&outs[j]->shape, &outs[i]->shape) &&
                     outs[j]->opcode != CXLA_OP_REDUCE)
                     dims = dims || needs_dims(e, outs[j]);
-            r = elementwise_range(&outs[i]->shape, dims);
+            r = nest_range(e, &outs[i]->shape, dims);
         }
         if (i == 0)
             range = r;

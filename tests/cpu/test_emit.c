@@ -299,6 +299,92 @@ static void movement_cases(void) {
     for (size_t i = 0; i < CXLA_ARRAY_SIZE(texts); i++) add_case("%s", texts[i]);
 }
 
+/* Transposes and transposing fusions large enough for whole tiles of emit.c's transposing
+ * nest (up to 128 x 128 elements for 1-byte types) and with partial tiles at every edge
+ * (odd sizes): every element size, ranks 2 to 5, transposes fused with elementwise work,
+ * two transposes in one fusion, multiple outputs. run_case also splits each kernel's
+ * range at odd places (the threads' parts), so tiles start off the multiples too. */
+static void transpose_cases(void) {
+    static const char *const types[] = {"pred", "s8",  "u8",  "f8e4m3fn", "bf16", "f16", "s16",
+                                        "f32",  "s32", "u32", "f64",      "s64",  "u64"};
+    for (size_t i = 0; i < CXLA_ARRAY_SIZE(types); i++) {
+        const char *t = types[i];
+        add_case("HloModule m\nENTRY e {\n  p = %s[263,141] parameter(0)\n"
+                 "  ROOT r = %s[141,263] transpose(p), dimensions={1,0}\n}\n",
+                 t, t);
+        /* NHWC -> NCHW and NCHW -> NHWC, batched. */
+        add_case("HloModule m\nENTRY e {\n  p = %s[2,3,29,137] parameter(0)\n"
+                 "  ROOT r = %s[2,137,3,29] transpose(p), dimensions={0,3,1,2}\n}\n",
+                 t, t);
+        add_case("HloModule m\nENTRY e {\n  p = %s[2,131,3,45] parameter(0)\n"
+                 "  ROOT r = %s[2,3,45,131] transpose(p), dimensions={0,2,3,1}\n}\n",
+                 t, t);
+    }
+    const char *const texts[] = {
+        /* Every 3-D permutation that moves the innermost dimension, sizes off the tiles. */
+        "HloModule m\nENTRY e {\n  p = f32[5,70,67] parameter(0)\n"
+        "  ROOT r = f32[5,67,70] transpose(p), dimensions={0,2,1}\n}\n",
+        "HloModule m\nENTRY e {\n  p = f32[66,3,71] parameter(0)\n"
+        "  ROOT r = f32[71,66,3] transpose(p), dimensions={2,0,1}\n}\n",
+        "HloModule m\nENTRY e {\n  p = f32[65,69,2] parameter(0)\n"
+        "  ROOT r = f32[69,2,65] transpose(p), dimensions={1,2,0}\n}\n",
+        "HloModule m\nENTRY e {\n  p = s16[67,3,130] parameter(0)\n"
+        "  ROOT r = s16[130,3,67] transpose(p), dimensions={2,1,0}\n}\n",
+        /* [B,H,S,D] -> [B,S,H,D] (attention): the innermost dimension stays. */
+        "HloModule m\nENTRY e {\n  p = bf16[2,3,70,16] parameter(0)\n"
+        "  ROOT r = bf16[2,70,3,16] transpose(p), dimensions={0,2,1,3}\n}\n",
+        /* [B,H,S,D] -> [B,H,D,S] (keys transposed for a product). */
+        "HloModule m\nENTRY e {\n  p = bf16[2,3,133,72] parameter(0)\n"
+        "  ROOT r = bf16[2,3,72,133] transpose(p), dimensions={0,1,3,2}\n}\n",
+        /* Rank 5, the tiled dimension first (the ranged one), size-1 dimensions. */
+        "HloModule m\nENTRY e {\n  p = f32[2,3,65,1,66] parameter(0)\n"
+        "  ROOT r = f32[66,3,2,1,65] transpose(p), dimensions={4,1,0,3,2}\n}\n",
+        "HloModule m\nENTRY e {\n  p = u8[3,2,130,5,131] parameter(0)\n"
+        "  ROOT r = u8[3,131,5,2,130] transpose(p), dimensions={0,4,3,1,2}\n}\n",
+        "HloModule m\nENTRY e {\n  p = f64[1,7,33,1,65] parameter(0)\n"
+        "  ROOT r = f64[65,1,1,33,7] transpose(p), dimensions={4,3,0,2,1}\n}\n",
+        /* A transposed operand read inside loop fusions: with elementwise work after it,
+         * an operand in the output's order, a broadcast along the rows. */
+        "HloModule m\nf {\n  x = f32[150,77] parameter(0)\n  y = f32[77,150] parameter(1)\n"
+        "  t = f32[77,150] transpose(x), dimensions={1,0}\n  a = f32[77,150] add(t, y)\n"
+        "  ROOT n = f32[77,150] multiply(a, t)\n}\nENTRY e {\n  p0 = f32[150,77] parameter(0)\n"
+        "  p1 = f32[77,150] parameter(1)\n"
+        "  ROOT r = f32[77,150] fusion(p0, p1), kind=kLoop, calls=f\n}\n",
+        "HloModule m\nf {\n  x = bf16[2,140,3,75] parameter(0)\n  b = bf16[140] parameter(1)\n"
+        "  t = bf16[2,3,75,140] transpose(x), dimensions={0,2,3,1}\n"
+        "  bb = bf16[2,3,75,140] broadcast(b), dimensions={3}\n"
+        "  m = bf16[2,3,75,140] multiply(t, bb)\n  ROOT c = f32[2,3,75,140] convert(m)\n}\n"
+        "ENTRY e {\n  p0 = bf16[2,140,3,75] parameter(0)\n  p1 = bf16[140] parameter(1)\n"
+        "  ROOT r = f32[2,3,75,140] fusion(p0, p1), kind=kLoop, calls=f\n}\n",
+        /* The transpose's operand computed in the fusion (phase 1 computes it). */
+        "HloModule m\nf {\n  x = f32[131,70] parameter(0)\n  n = f32[131,70] negate(x)\n"
+        "  c = bf16[131,70] convert(n)\n  ROOT t = bf16[70,131] transpose(c), dimensions={1,0}\n"
+        "}\nENTRY e {\n  p0 = f32[131,70] parameter(0)\n"
+        "  ROOT r = bf16[70,131] fusion(p0), kind=kLoop, calls=f\n}\n",
+        /* Two transposes of the same tiles, and multiple outputs. */
+        "HloModule m\nf {\n  x = s32[69,130] parameter(0)\n  y = s32[69,130] parameter(1)\n"
+        "  tx = s32[130,69] transpose(x), dimensions={1,0}\n"
+        "  ty = s32[130,69] transpose(y), dimensions={1,0}\n  s = s32[130,69] subtract(tx, ty)\n"
+        "  n = s32[130,69] negate(tx)\n  ROOT o = (s32[130,69], s32[130,69]) tuple(s, n)\n}\n"
+        "ENTRY e {\n  p0 = s32[69,130] parameter(0)\n  p1 = s32[69,130] parameter(1)\n"
+        "  ROOT r = (s32[130,69], s32[130,69]) fusion(p0, p1), kind=kLoop, calls=f\n}\n",
+        /* A transpose to other dimensions than the output's (reshaped after it). */
+        "HloModule m\nf {\n  x = f64[70,66] parameter(0)\n"
+        "  t = f64[66,70] transpose(x), dimensions={1,0}\n  ROOT r = f64[66,7,10] reshape(t)\n}\n"
+        "ENTRY e {\n  p0 = f64[70,66] parameter(0)\n"
+        "  ROOT r = f64[66,7,10] fusion(p0), kind=kLoop, calls=f\n}\n",
+        /* Smaller than a tile, and narrower than 8 (a block small enough for the red
+         * zone: f32[2,3,4] crashed once, emit.c's _Alignas). */
+        "HloModule m\nENTRY e {\n  p = f32[2,3,4] parameter(0)\n"
+        "  ROOT r = f32[2,4,3] transpose(p), dimensions={0,2,1}\n}\n",
+        "HloModule m\nENTRY e {\n  p = f32[5,7] parameter(0)\n"
+        "  ROOT r = f32[7,5] transpose(p), dimensions={1,0}\n}\n",
+        "HloModule m\nENTRY e {\n  p = u16[200,9] parameter(0)\n"
+        "  ROOT r = u16[9,200] transpose(p), dimensions={1,0}\n}\n",
+    };
+    for (size_t i = 0; i < CXLA_ARRAY_SIZE(texts); i++) add_case("%s", texts[i]);
+}
+
 /* Whether element bits |x| of float type |t| are a NaN. Two NaNs that differ only in sign
  * or payload count as equal: when both operands of an addition are NaN, which one the
  * hardware returns depends on the operand order the C compiler picked (it commutes
@@ -663,8 +749,10 @@ static bool within_fast_math_bound(const cxla_instr *root, cxla_type t, size_t e
     return (d < 0 ? -d : d) <= (bound > 0 ? bound : 1);
 }
 
-/* Runs case |i| on random inputs on the interpreter and the kernel; compares. */
-static void run_case(cpu_library *lib, int i) {
+/* Runs case |i| on random inputs on the interpreter and the kernel; compares. The kernel
+ * runs its whole range at once (|rep| 0) or in parts split at odd places, as threads run
+ * it (any split must give the same bits). */
+static void run_case(cpu_library *lib, int i, int rep) {
     cxla_module *m = tcases[i].module;
     if (!m) return;
     kernel_fn fn = (kernel_fn)(uintptr_t)cpu_library_symbol(lib, tcases[i].name);
@@ -714,7 +802,12 @@ static void run_case(cpu_library *lib, int i) {
             sizes[j] = (size_t)cxla_literal_element_count(want[j]) * cxla_type_storage(sh->type);
             out[j] = calloc(1, sizes[j] + 1);
         }
-        fn(out, in, 0, INT64_MAX);
+        static const int64_t cuts[3][3] = {{INT64_MAX}, {37, INT64_MAX}, {1, 66, INT64_MAX}};
+        int64_t lo = 0;
+        for (int c = 0; c < 3 && lo < INT64_MAX; c++) {
+            fn(out, in, lo, cuts[rep % 3][c]);
+            lo = cuts[rep % 3][c];
+        }
         for (int64_t j = 0; j < nout; j++) {
             const unsigned char *a = cxla_literal_data_const(want[j]), *b = out[j];
             size_t es = cxla_type_storage(cxla_literal_shape(want[j])->type);
@@ -957,7 +1050,7 @@ static void test_against_interpreter(void) {
     unsetenv("CXLA_CFLAGS");
     if (lib)
         for (int i = 0; i < ncases; i++)
-            for (int rep = 0; rep < 3; rep++) run_case(lib, i);
+            for (int rep = 0; rep < 3; rep++) run_case(lib, i, rep);
     cpu_library_close(lib);
     cxla_strbuf_free(&second);
     free(tu);
@@ -965,7 +1058,46 @@ static void test_against_interpreter(void) {
         cxla_module_destroy(tcases[i].module);
         free(tcases[i].text);
     }
+    ncases = 0;
 }
 
-TEST_MAIN(TEST(test_against_interpreter), TEST(test_window_gather_scatter_are_kernels),
-          TEST(test_pool_nan_payloads))
+/* The transposing nest (transpose_cases) against the interpreter, in a translation unit of
+ * its own, compiled natively and as `cxla compile --target portable` output is (C11,
+ * CXLA_PORTABLE: no builtins), each run with split ranges. */
+static void test_transposes_against_interpreter(void) {
+    setup_cache();
+    ncases = 0;
+    transpose_cases();
+    size_t len = 0;
+    int emitted = 0;
+    char *tu = emit_all(&len, &emitted);
+    CHECK(tu != NULL);
+    CHECK(emitted == ncases);
+    /* The tiled path is what runs: whole tiles read through an interleaved block, the
+     * next tile's rows fetched early. */
+    CHECK(tu && strstr(tu, "blk0[jg * 512 + ja * 8 + 7]") != NULL);
+    CHECK(tu && strstr(tu, "CXLA_PREFETCH(&p0[") != NULL);
+    const char *flags[2] = {"-O2 -march=native -Wall -Wextra -Werror",
+                            "-O2 -std=c11 -DCXLA_PORTABLE -Wall -Wextra -Werror"};
+    for (int f = 0; f < 2 && tu; f++) {
+        const char *sources[1] = {tu};
+        size_t lengths[1] = {len};
+        cpu_library *lib = NULL;
+        setenv("CXLA_CFLAGS", flags[f], 1);
+        CHECK_OK(cpu_library_compile(sources, lengths, 1, "test_emit transposes", &lib));
+        unsetenv("CXLA_CFLAGS");
+        if (lib)
+            for (int i = 0; i < ncases; i++)
+                for (int rep = 0; rep < 3; rep++) run_case(lib, i, rep);
+        cpu_library_close(lib);
+    }
+    free(tu);
+    for (int i = 0; i < ncases; i++) {
+        cxla_module_destroy(tcases[i].module);
+        free(tcases[i].text);
+    }
+    ncases = 0;
+}
+
+TEST_MAIN(TEST(test_against_interpreter), TEST(test_transposes_against_interpreter),
+          TEST(test_window_gather_scatter_are_kernels), TEST(test_pool_nan_payloads))
