@@ -494,6 +494,10 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
         }
         int64_t *outs = NULL;
         const char *why = NULL;
+        if (aot_rng_takes(in)) { /* the stateful random operations (aot_rng.c) */
+            s = aot_rng_build(a, c, in, ins, nin, shapes, count, lv[i]);
+            continue;
+        }
         if (aot_ops_takes(in)) { /* custom calls, host transfers, collectives (aot_ops.c) */
             s = aot_ops_build(a, c, in, ins, nin, shapes, count, lv[i]);
             continue;
@@ -796,7 +800,7 @@ static void comment_instr(cxla_strbuf *b, const cxla_instr *in) {
 static void put_call(aot *a, cxla_strbuf *b, const cxla_computation *callee, const char *in,
                      const char *out, const char *indent) {
     const acomp *x = &a->comps[comp_pos(a->m, callee)];
-    cxla_strbuf_printf(b, "%src = %s_f%" PRId64 "(opt, %s, %s, sub); /* %s */\n", indent, a->P,
+    cxla_strbuf_printf(b, "%src = %s_f%" PRId64 "(opt, rng, %s, %s, sub); /* %s */\n", indent, a->P,
                        x->fn, in, out, callee->name);
     cxla_strbuf_printf(b, "%sif (rc) return rc;\n", indent);
 }
@@ -810,12 +814,14 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
     cxla_strbuf_printf(
         b,
         "static int %s_f%" PRId64
-        "(const %s_options *opt, const void *const *in, void *const *out, char *scratch) {\n",
+        "(const %s_options *opt, uint64_t *rng, const void *const *in, void *const *out,\n"
+        "        char *scratch) {\n",
         a->P, c->fn, a->P);
     cxla_strbuf_printf(b, "    char *const sub = scratch + %zu; /* the callees' scratch */\n",
                        c->own);
-    cxla_strbuf_puts(b, "    int rc = 0;\n    (void)opt;\n    (void)in;\n    (void)out;\n    "
-                        "(void)sub;\n    (void)rc;\n");
+    cxla_strbuf_puts(
+        b, "    int rc = 0;\n    (void)opt;\n    (void)rng;\n    (void)in;\n    (void)out;\n    "
+           "(void)sub;\n    (void)rc;\n");
     for (int64_t si = 0; si < c->step_count; si++) {
         const astep *st = &c->steps[si];
         const cxla_instr *in = st->instr;
@@ -832,6 +838,11 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
         case S_RECV:
         case S_RECV_DONE: {
             cxla_status e = aot_ops_emit(a, c, st, b);
+            if (e) return e;
+            break;
+        }
+        case S_RNG: {
+            cxla_status e = aot_rng_emit(a, c, st, b);
             if (e) return e;
             break;
         }
@@ -987,6 +998,8 @@ static void aot_free(aot *a) {
         free(c->root);
     }
     free(a->comps);
+    free(a->rng_instrs);
+    free(a->rng_keys);
     free(a->emitted);
     free(a->scratch);
     cxla_strbuf_free(&a->consts);
@@ -1015,6 +1028,7 @@ cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *o
     a.P = prefix.data;
     a.threshold = o->data_threshold ? o->data_threshold : DEFAULT_DATA_THRESHOLD;
     a.blas = o->blas_onednn;
+    a.user_module = module;
     cxla_strbuf_init(&a.consts);
     cxla_strbuf_init(&a.data);
     cxla_strbuf_init(&a.kernels);
