@@ -726,7 +726,7 @@ static const char *const options_driver =
     "    char *sc = (char *)scratch + (64 - (size_t)scratch % 64) % 64;\n"
     "    char err[200] = \"\";\n"
     "    opts_custom_call table[1] = {{\"my_double\", (opts_custom_call_fn)dbl, 3}};\n"
-    "    opts_options o = {table, 1, feed, outf, NULL, err, sizeof err, 0, 0};\n"
+    "    opts_options o = {table, 1, feed, outf, NULL, err, sizeof err, 0, 0, 0, 0};\n"
     "    int rc = opts_run_with(&o, args, res, sc);\n"
     "    printf(\"rc %d\\n\", rc);\n"
     "    for (int i = 0; i < 6; i++) printf(\"%g %g %g\\n\", tr[i], c[i], outbuf[i]);\n"
