@@ -138,8 +138,6 @@ static uint64_t u64_at(const unsigned char *p) {
 }
 
 static void test_aot_rng(void) {
-    (void)batch_add; /* test_aot.c's batches: test_aot_cases and test_aot_random */
-    (void)batch_run;
     const char *compilers[3];
     int ncc = (int)compilers_found(compilers);
     if (ncc == 0) test_skip_all("no C compiler (gcc, clang, tcc) found");
@@ -227,4 +225,91 @@ static void test_aot_rng(void) {
     if (!test_failures) remove_tmpdir();
 }
 
-TEST_MAIN(TEST(test_aot_rng))
+/* Complex arithmetic in one fusion (src/cpu/emit_expr.c): a complex constant array (with
+ * -0, inf and NaN parts), complex() of f32 parts, convert from f64, broadcast, select,
+ * EQ / NE, negate, add, subtract, multiply, divide (by 0, by inf, inf by finite), abs,
+ * sign, real and imag, in c64 and c128; the interpreter's bits (any NaN for any NaN). */
+static const char *const complex_modules[][2] = {
+    {"HloModule c64s\n"
+     "ENTRY e {\n"
+     "  re = f32[6] parameter(0)\n"
+     "  im = f32[6] parameter(1)\n"
+     "  d = f64[6] parameter(2)\n"
+     "  z = c64[6] complex(re, im)\n"
+     "  k = c64[6] constant({(1, -0), (0, 0), (inf, 2), (3, nan), (-2.5, 1e-30), (0, -inf)})\n"
+     "  two = c64[] constant((2, -1))\n"
+     "  b = c64[6] broadcast(two), dimensions={}\n"
+     "  w = c64[6] convert(d)\n"
+     "  q = c64[6] divide(z, k)\n"
+     "  q2 = c64[6] divide(k, z)\n"
+     "  m = c64[6] multiply(q, b)\n"
+     "  s = c64[6] subtract(m, w)\n"
+     "  a = c64[6] add(s, q2)\n"
+     "  eq = pred[6] compare(z, k), direction=EQ\n"
+     "  ne = pred[6] compare(z, w), direction=NE\n"
+     "  n = c64[6] negate(a)\n"
+     "  sel = c64[6] select(eq, n, a)\n"
+     "  sg = c64[6] sign(sel)\n"
+     "  ab = f32[6] abs(sel)\n"
+     "  r = f32[6] real(sg)\n"
+     "  i = f32[6] imag(q2)\n"
+     "  ROOT t = (c64[6], f32[6], f32[6], f32[6], pred[6], c64[6]) tuple(sel, ab, r, i, ne, "
+     "sg)\n"
+     "}\n",
+     "f32[6] {1, 0, 3.5, -0, 1e30, 7}|f32[6] {-0, 0, 2, inf, -1e30, nan}|"
+     "f64[6] {1, 0.1, -3, 1e300, -0, 2.5}"},
+    {"HloModule c128s\n"
+     "ENTRY e {\n"
+     "  a = c128[2,3] parameter(0)\n"
+     "  b = c128[2,3] parameter(1)\n"
+     "  p = c128[2,3] multiply(a, b)\n"
+     "  q = c128[2,3] divide(a, b)\n"
+     "  s = c128[2,3] subtract(p, q)\n"
+     "  t = c128[3,2] reshape(s)\n"
+     "  ab = f64[3,2] abs(t)\n"
+     "  sg = c128[3,2] sign(t)\n"
+     "  ROOT r = (c128[3,2], f64[3,2], c128[3,2]) tuple(t, ab, sg)\n"
+     "}\n",
+     "c128[2,3] {{(1, 2), (0, 0), (inf, -1)}, {(1e-300, 1e300), (-0, 3), (nan, 1)}}|"
+     "c128[2,3] {{(3, -4), (0, 0), (2, 0)}, {(1e300, 1e-300), (inf, inf), (1, 1)}}"},
+};
+
+static void test_aot_complex(void) {
+    const char *compilers[3];
+    int ncc = (int)compilers_found(compilers);
+    if (ncc == 0) test_skip_all("no C compiler (gcc, clang, tcc) found");
+    make_tmpdir();
+    batch b;
+    memset(&b, 0, sizeof b);
+    b.index = 900;
+    cxla_strbuf_init(&b.includes);
+    cxla_strbuf_init(&b.body);
+    cxla_strbuf_init(&b.sources);
+    int skipped = total_skipped;
+    for (size_t k = 0; k < sizeof complex_modules / sizeof complex_modules[0]; k++) {
+        const char *text = complex_modules[k][0];
+        cxla_module *m = NULL;
+        cxla_status s = cxla_hlo_parse(text, strlen(text), "complex", &m);
+        if (!s) s = cxla_verify_module(m);
+        cxla_literal *args[3] = {0};
+        int64_t nargs = 0;
+        char *inputs = strdup(complex_modules[k][1]);
+        for (char *save = NULL, *in = strtok_r(inputs, "|", &save); in && !s;
+             in = strtok_r(NULL, "|", &save))
+            s = cxla_literal_parse(in, (size_t)-1, NULL, &args[nargs++]);
+        free(inputs);
+        char where[64];
+        snprintf(where, sizeof where, "complex module %zu", k);
+        if (!s) s = batch_add(&b, m, args, nargs, where);
+        CHECK_MSG(s == NULL, "%s: %s", where, cxla_status_message(s));
+        cxla_status_free(s);
+        for (int64_t i = 0; i < nargs; i++) cxla_literal_free(args[i]);
+        cxla_module_destroy(m);
+    }
+    CHECK_MSG(total_skipped == skipped, "a complex module does not compile ahead of time");
+    CHECK(b.count == 2);
+    batch_run(&b, "complex", compilers, ncc);
+    if (!test_failures) remove_tmpdir();
+}
+
+TEST_MAIN(TEST(test_aot_rng), TEST(test_aot_complex))
