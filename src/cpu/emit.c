@@ -640,7 +640,17 @@ static bool default_layout(const cxla_shape *s) {
 
 static bool static_array(const cxla_shape *s) {
     return cxla_type_is_array(s->type) && !s->dynamic && default_layout(s) &&
-           (cpu_emit_type_ok(s->type) || cxla_type_is_complex(s->type));
+           (cpu_emit_type_ok(s->type) || cxla_type_is_complex(s->type) ||
+            cpu_emit_subbyte(s->type));
+}
+
+/* Sub-byte integers (emit_expr.c) in elementwise operations and data movement; not in
+ * reduce or gather. */
+static bool has_subbyte(const cxla_instr *instr) {
+    if (cpu_emit_subbyte(instr->shape.type)) return true;
+    for (int64_t k = 0; k < instr->operand_count; k++)
+        if (cpu_emit_subbyte(instr->operands[k]->shape.type)) return true;
+    return false;
 }
 
 /* Complex values (emit_expr.c): moved, selected, compared for equality, made from parts
@@ -667,8 +677,7 @@ static bool complex_op_ok(const cxla_instr *instr) {
         const char *d = cxla_instr_word(instr, CXLA_ATTR_DIRECTION);
         return d && (!strcmp(d, "EQ") || !strcmp(d, "NE")) && !(ct && !strcmp(ct, "TOTALORDER"));
     }
-    case CXLA_OP_CONVERT:
-        return ot == t || ((ot == CXLA_F32 || ot == CXLA_F64) && !cxla_type_is_complex(ot));
+    case CXLA_OP_CONVERT: return cxla_type_is_complex(t); /* to complex from anything */
     case CXLA_OP_COMPLEX: return ot == CXLA_F32 || ot == CXLA_F64;
     default: break;
     }
@@ -749,6 +758,9 @@ static bool op_ok(const cxla_instr *instr, bool in_fusion, const char **why) {
     *why = "complex numbers: only data movement, select, EQ/NE, complex, real, imag, abs, "
            "sign, negate, add, subtract, multiply, divide";
     if (has_complex(instr) && !complex_op_ok(instr)) return false;
+    *why = "sub-byte integers: elementwise operations and data movement only";
+    if (has_subbyte(instr) && (instr->opcode == CXLA_OP_REDUCE || instr->opcode == CXLA_OP_GATHER))
+        return false;
     cxla_opcode op = instr->opcode;
     cxla_type t = instr->shape.type;
     *why = "operation not supported by the C emitter";

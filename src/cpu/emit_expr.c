@@ -46,6 +46,9 @@ const char *cpu_emit_ctype(cxla_type t) {
     case CXLA_F64: return "double";
     case CXLA_F32: return "float";
     case CXLA_C64: return "cxla_c64"; /* {float re, im}: the layout of the element */
+    case CXLA_S4:
+    case CXLA_S2:
+    case CXLA_S1: return "int8_t"; /* sub-byte integers: one per byte, sign-extended */
     case CXLA_C128: return "cxla_c128";
     default: return cxla_type_storage(t) == 2 ? "uint16_t" : "uint8_t"; /* small floats: bits */
     }
@@ -287,9 +290,41 @@ void cpu_emit_complex_helpers(cxla_strbuf *out) {
                      "}\n");
 }
 
+/* ---- sub-byte integers ----------------------------------------------------------------
+ *
+ * s4, u4, s2, u2 (s1, u1) as the interpreter stores them: one element per byte, the value
+ * sign-extended (signed) or zero-extended (unsigned), so a byte is the element's value in
+ * int8_t / uint8_t. Arithmetic computes as for 8-bit integers and wraps the result back to
+ * the type's width (narrow); operations that look at the bits (popcnt, clz, logical and
+ * arithmetic right shifts) take the low |bits| bits first. Only elementwise kernels and
+ * data movement take them (emit.c); the library-like kernels still refuse them. */
+
+bool cpu_emit_subbyte(cxla_type t) {
+    return cxla_type_is_integer(t) && cxla_type_bits(t) < 8;
+}
+
+/* |x| wrapped to sub-byte type |t| (other types unchanged). */
+static const char *narrow(cxla_arena *arena, cxla_type t, const char *x) {
+    if (!x || !cpu_emit_subbyte(t)) return x;
+    unsigned bits = (unsigned)cxla_type_bits(t), m = (1u << bits) - 1, sb = 1u << (bits - 1);
+    if (cxla_type_is_signed(t))
+        return F("(int8_t)((int)(((unsigned)(%s) & %uu) ^ %uu) - %d)", x, m, sb, (int)sb);
+    return F("(uint8_t)((unsigned)(%s) & %uu)", x, m);
+}
+
+/* The low |bits| bits of sub-byte |x| as an unsigned value, and as a signed one. */
+static const char *low_bits(cxla_arena *arena, cxla_type t, const char *x) {
+    return F("((unsigned)(%s) & %uu)", x, (1u << cxla_type_bits(t)) - 1);
+}
+
+static const char *sign_extended(cxla_arena *arena, cxla_type t, const char *x) {
+    unsigned bits = (unsigned)cxla_type_bits(t), sb = 1u << (bits - 1);
+    return F("((int)(((unsigned)(%s) & %uu) ^ %uu) - %d)", x, (1u << bits) - 1, sb, (int)sb);
+}
+
 bool cpu_emit_unary_ok(cxla_opcode op, cxla_type t) {
     if (cxla_type_is_complex(t)) return cpu_emit_complex_unary_ok(op);
-    if (!cpu_emit_type_ok(t)) return false;
+    if (!cpu_emit_type_ok(t) && !cpu_emit_subbyte(t)) return false;
     bool integer = cxla_type_is_integer(t), flt = cxla_type_is_float(t);
     switch (op) {
     case CXLA_OP_COPY: return true;
@@ -306,7 +341,7 @@ bool cpu_emit_unary_ok(cxla_opcode op, cxla_type t) {
 
 bool cpu_emit_binary_ok(cxla_opcode op, cxla_type t) {
     if (cxla_type_is_complex(t)) return cpu_emit_complex_binary_ok(op);
-    if (!cpu_emit_type_ok(t)) return false;
+    if (!cpu_emit_type_ok(t) && !cpu_emit_subbyte(t)) return false;
     bool integer = cxla_type_is_integer(t), pred = t == CXLA_PRED, flt = cxla_type_is_float(t);
     switch (op) {
     case CXLA_OP_ADD:
@@ -337,6 +372,16 @@ const char *cpu_emit_unary(cxla_arena *arena, cxla_opcode op, cxla_type t, const
     if (cxla_type_is_float(t)) {
         if (op == CXLA_OP_IS_FINITE) return F("(uint8_t)(isfinite(%s) != 0)", x);
         return math_call(arena, op, t, x);
+    }
+    if (cpu_emit_subbyte(t)) {
+        /* The value computed as an 8-bit one from the low bits where they matter, then
+         * wrapped to the width. */
+        const char *y = op == CXLA_OP_POPCNT || op == CXLA_OP_CLZ ? low_bits(arena, t, x) : x;
+        cxla_type t8 = cxla_type_is_signed(t) ? CXLA_S8 : CXLA_U8;
+        const char *e = cpu_emit_unary(arena, op, t8, y);
+        if (e && op == CXLA_OP_CLZ) /* clz counts within the width */
+            e = F("(%s - %d)", e, 8 - cxla_type_bits(t));
+        return narrow(arena, t, e);
     }
     const char *T = cpu_emit_ctype(t), *UT = utype(t), *WT = wtype(t);
     int bits = cxla_type_bits(t);
@@ -380,6 +425,31 @@ const char *cpu_emit_binary(cxla_arena *arena, cxla_opcode op, cxla_type t, cons
         case CXLA_OP_MAXIMUM: return F("cxla_max_%s(%s, %s)", sfx, a, b);
         case CXLA_OP_MINIMUM: return F("cxla_min_%s(%s, %s)", sfx, a, b);
         default: return NULL;
+        }
+    }
+    if (cpu_emit_subbyte(t)) {
+        int w = cxla_type_bits(t);
+        switch (op) {
+        case CXLA_OP_SHIFT_LEFT:
+            return F("((unsigned)%s >= %du ? (%s)0 : %s)", low_bits(arena, t, b), w,
+                     cpu_emit_ctype(t),
+                     narrow(arena, t, F("%s << %s", low_bits(arena, t, a), low_bits(arena, t, b))));
+        case CXLA_OP_SHIFT_RIGHT_LOGICAL:
+            return F("(%s >= %du ? (%s)0 : %s)", low_bits(arena, t, b), w, cpu_emit_ctype(t),
+                     narrow(arena, t, F("%s >> %s", low_bits(arena, t, a), low_bits(arena, t, b))));
+        case CXLA_OP_SHIFT_RIGHT_ARITHMETIC: {
+            const char *x = sign_extended(arena, t, a), *n = low_bits(arena, t, b);
+            return narrow(arena, t, F("(%s >= %du ? (%s < 0 ? -1 : 0) : %s >> %s)", n, w, x, x, n));
+        }
+        case CXLA_OP_MULHI:
+            return narrow(arena, t,
+                          cxla_type_is_signed(t) ? F("((int)%s * (int)%s) >> %d", a, b, w)
+                                                 : F("(%s * %s) >> %d", low_bits(arena, t, a),
+                                                     low_bits(arena, t, b), w));
+        default:
+            return narrow(
+                arena, t,
+                cpu_emit_binary(arena, op, cxla_type_is_signed(t) ? CXLA_S8 : CXLA_U8, a, b));
         }
     }
     const char *T = cpu_emit_ctype(t), *UT = utype(t), *WT = wtype(t), *ST = stype_signed(t);
@@ -476,11 +546,14 @@ const char *cpu_emit_encode(cxla_arena *arena, cxla_type t, const char *x) {
 }
 
 const char *cpu_emit_convert(cxla_arena *arena, cxla_type from, cxla_type to, const char *x) {
-    if (from == to) return x;       /* the bits, as the interpreter copies them */
-    if (cxla_type_is_complex(to)) { /* from f32 or f64 (op_ok): the real part, rounded */
-        if (from != CXLA_F32 && from != CXLA_F64) return NULL;
-        return to == CXLA_C64 ? F("cxla_c64_make((float)%s, 0)", x)
-                              : F("cxla_c128_make((double)%s, 0)", x);
+    if (from == to) return x; /* the bits, as the interpreter copies them */
+    if (cxla_type_is_complex(to)) {
+        /* From complex: each part rounded; from a real or integer value: the real part,
+         * rounded once from the exact value (small floats decode exactly). */
+        const char *k = to == CXLA_C64 ? "c64" : "c128", *c = to == CXLA_C64 ? "float" : "double";
+        if (cxla_type_is_complex(from))
+            return F("cxla_%s_make((%s)(%s).re, (%s)(%s).im)", k, c, x, c, x);
+        return F("cxla_%s_make((%s)%s, 0)", k, c, cpu_emit_decode(arena, from, x));
     }
     if (cpu_emit_is_small(from)) {
         x = cpu_emit_decode(arena, from, x); /* exact */
@@ -488,6 +561,8 @@ const char *cpu_emit_convert(cxla_arena *arena, cxla_type from, cxla_type to, co
     }
     const char *T = cpu_emit_ctype(to);
     if (to == CXLA_PRED) return F("(uint8_t)(%s != 0)", x);
+    if (cpu_emit_subbyte(to) && is_int_like(from)) /* wrapped to the width */
+        return narrow(arena, to, F("(%s)%s", utype(from), x));
     if (cxla_type_is_integer(to)) {
         if (is_int_like(from)) return F("(%s)(%s)%s", T, utype(to), x);
         int bits = cxla_type_bits(to);

@@ -15,6 +15,8 @@ void cpu_emit_small_float_helpers(cxla_strbuf *out);
 void cpu_emit_complex_helpers(cxla_strbuf *out);
 bool cpu_emit_complex_unary_ok(cxla_opcode op);
 bool cpu_emit_complex_binary_ok(cxla_opcode op);
+/* Sub-byte integers (s4, u4, s2, u2, ...): elementwise kernels and data movement only. */
+bool cpu_emit_subbyte(cxla_type t);
 
 /* Element types kernels handle: pred, the integers of 8 bits and more, the real floats. */
 bool cpu_emit_type_ok(cxla_type t);

@@ -312,4 +312,74 @@ static void test_aot_complex(void) {
     if (!test_failures) remove_tmpdir();
 }
 
-TEST_MAIN(TEST(test_aot_rng), TEST(test_aot_complex))
+/* Sub-byte integers (src/cpu/emit_expr.c): s4, u4 and s2 wrap at their width after add,
+ * multiply, negate, abs, divide (by 0, -8 / -1) and shifts (logical and arithmetic, by the
+ * width and more), popcnt and clz count within the width, converts from f32 saturate and
+ * from s32 wrap, compares and selects, all in one fusion; the interpreter's bytes. */
+static const char *const subbyte_module =
+    "HloModule subbyte\n"
+    "ENTRY e {\n"
+    "  a = s4[8] parameter(0)\n"
+    "  b = s4[8] parameter(1)\n"
+    "  u = u4[8] parameter(2)\n"
+    "  f = f32[8] parameter(3)\n"
+    "  w = s32[8] parameter(4)\n"
+    "  add = s4[8] add(a, b)\n"
+    "  mul = s4[8] multiply(add, b)\n"
+    "  neg = s4[8] negate(mul)\n"
+    "  ab = s4[8] abs(a)\n"
+    "  dv = s4[8] divide(a, b)\n"
+    "  rm = s4[8] remainder(a, b)\n"
+    "  shl = s4[8] shift-left(a, b)\n"
+    "  sra = s4[8] shift-right-arithmetic(a, b)\n"
+    "  srl = s4[8] shift-right-logical(a, b)\n"
+    "  usra = u4[8] shift-right-arithmetic(u, u)\n"
+    "  uadd = u4[8] add(u, u)\n"
+    "  unot = u4[8] not(u)\n"
+    "  pc = s4[8] popcnt(a)\n"
+    "  cz = u4[8] count-leading-zeros(u)\n"
+    "  cf = s4[8] convert(f)\n"
+    "  cw = s4[8] convert(w)\n"
+    "  cu = s2[8] convert(u)\n"
+    "  cs = s32[8] convert(neg)\n"
+    "  lt = pred[8] compare(a, b), direction=LT\n"
+    "  sel = s4[8] select(lt, dv, rm)\n"
+    "  mh = s4[8] multiply(sel, sel)\n"
+    "  ROOT t = (s4[8], s4[8], s4[8], s4[8], s4[8], s4[8], u4[8], u4[8], u4[8], s4[8], u4[8], "
+    "s4[8], s4[8], s2[8], s32[8], s4[8]) tuple(neg, ab, shl, sra, srl, mh, usra, uadd, unot, "
+    "pc, cz, cf, cw, cu, cs, sel)\n"
+    "}\n";
+
+static void test_aot_subbyte(void) {
+    const char *compilers[3];
+    int ncc = (int)compilers_found(compilers);
+    if (ncc == 0) test_skip_all("no C compiler (gcc, clang, tcc) found");
+    make_tmpdir();
+    static const char *const inputs[] = {
+        "s4[8] {-8, 7, -1, 0, 3, -8, 5, -3}", "s4[8] {-1, 1, 0, -8, 4, 3, -2, 7}",
+        "u4[8] {0, 15, 8, 1, 7, 12, 3, 9}", "f32[8] {-100, 100, 7.9, -8.5, nan, -0.5, 3.5, -7.99}",
+        "s32[8] {8, -9, 15, 16, -17, 100, -100, 7}"};
+    cxla_module *m = NULL;
+    cxla_status s = cxla_hlo_parse(subbyte_module, strlen(subbyte_module), "subbyte", &m);
+    if (!s) s = cxla_verify_module(m);
+    cxla_literal *args[5] = {0};
+    for (int i = 0; i < 5 && !s; i++) s = cxla_literal_parse(inputs[i], (size_t)-1, NULL, &args[i]);
+    batch b;
+    memset(&b, 0, sizeof b);
+    b.index = 901;
+    cxla_strbuf_init(&b.includes);
+    cxla_strbuf_init(&b.body);
+    cxla_strbuf_init(&b.sources);
+    int skipped = total_skipped;
+    if (!s) s = batch_add(&b, m, args, 5, "sub-byte module");
+    CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+    cxla_status_free(s);
+    CHECK_MSG(total_skipped == skipped && b.count == 1,
+              "the sub-byte module does not compile ahead of time");
+    batch_run(&b, "subbyte", compilers, ncc);
+    for (int i = 0; i < 5; i++) cxla_literal_free(args[i]);
+    cxla_module_destroy(m);
+    if (!test_failures) remove_tmpdir();
+}
+
+TEST_MAIN(TEST(test_aot_rng), TEST(test_aot_complex), TEST(test_aot_subbyte))
