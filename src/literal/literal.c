@@ -66,9 +66,9 @@ static void *block_alloc_zeroing(size_t size, size_t zero, uint8_t *cls) {
     *cls = 0;
 #if defined(CXLA_FAULT_INJECTION)
     /* Every literal allocates, so that each one can be made to fail (base/fault.h). */
-    if (size > 0) return calloc(1, size);
+    return calloc(1, size ? size : 1);
 #endif
-    if (size > CACHE_MAX) return calloc(1, size);
+    if (size == 0 || size > CACHE_MAX) return calloc(1, size ? size : 1); /* no class 0 */
     int k = (int)(size / 16) - 1;
     void *p = cache.free[k];
     if (p) {
