@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/floats.h"
 #include "literal/literal_internal.h"
 #include "shape/shape_internal.h"
 
@@ -581,8 +582,10 @@ cxla_status cxla_literal_convert(const cxla_literal *literal, cxla_type type,
     size_t slots = literal->size / from_size;
     const char *src = literal->data;
     char *dst = (*out_literal)->data;
-    for (size_t i = 0; i < slots; i++)
-        cxla_convert_element(shape->type, src + i * from_size, type, dst + i * to_size);
+    /* Between real float types in bulk (the same bits, without a call per element). */
+    if (!cxla_floats_convert(shape->type, src, type, dst, (int64_t)slots))
+        for (size_t i = 0; i < slots; i++)
+            cxla_convert_element(shape->type, src + i * from_size, type, dst + i * to_size);
     cxla_status s = copy_sizes(*out_literal, literal);
     if (s) {
         cxla_literal_free(*out_literal);
