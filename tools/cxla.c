@@ -5,9 +5,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cpu/onednn.h"
 #include "tool.h"
+
+/* oneDNN (Debian's build) runs its parallel regions on GNU OpenMP, whose threads by
+ * default spin for about 300,000 rounds at every wait (the join of a region, oneDNN's
+ * barriers, the idle team between calls). Next to the cpu backend's own thread pool, and
+ * on any machine whose cores are shared, the spinning threads take the cores from the
+ * threads they wait for: ResNet-50 ran 5-10x slower on a loaded 2-core machine
+ * (docs/performance.md, "OpenMP's waiting"). So the tool asks OpenMP for passive waiting
+ * unless the user chose a policy. libgomp reads the environment once, when it is loaded,
+ * before main (and libc's start-up resets the environment after a preinit function could
+ * change it), so the tool sets the variable and executes itself again, once: the second
+ * process finds it set. If that exec fails, it goes on with OpenMP's default. */
+static void omp_wait_passive(char **argv) {
+    if (!cpu_onednn_available() || getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
+    if (setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0) return;
+    execv("/proc/self/exe", argv);
+}
 
 static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
@@ -349,6 +366,7 @@ cxla_status tool_load_module(const char *path, bool quiet, cxla_module **out_mod
 }
 
 int main(int argc, char **argv) {
+    omp_wait_passive(argv);
     if (argc < 2) {
         print_usage(stderr);
         return 2;

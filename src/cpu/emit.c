@@ -1880,7 +1880,8 @@ static const char *fused_window_read(void *ctx, cxla_strbuf *b, int indent, int6
     e->b = b;
     e->indent = indent;
     ix y = ix_new(src->shape.rank, src->shape.dims);
-    if (src->shape.rank > 0) y.lin = at;
+    /* |at| may be a sum (`base + k`); the index arithmetic divides it. */
+    if (src->shape.rank > 0) y.lin = F("(%s)", at);
     const char *v = value(e, src, &y);
     /* The statements live in the caller's block: nothing is reused after it. */
     e->ncse = mark;
