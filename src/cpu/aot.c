@@ -370,7 +370,7 @@ static cxla_status emit_dot(aot *a, const cxla_instr *in, const char *name) {
         IND();
         cxla_strbuf_puts(b, "}\n");
     }
-    const char *oidx[CXLA_MAX_RANK];
+    const char *oidx[CXLA_MAX_RANK] = {0};
     for (int64_t d = 0; d < os->rank; d++) oidx[d] = onames[d];
     cxla_strbuf oo;
     cxla_strbuf_init(&oo);
@@ -438,6 +438,75 @@ static cxla_status check_callee(const cxla_instr *in, const acomp *callee, int64
     return NULL;
 }
 
+/* The step of an instruction the emitter (or emit_dot above) writes a kernel for, with its
+ * work memory; the result leaves in *out_ls. Errors: UNIMPLEMENTED naming the instruction
+ * and the emitter's reason. */
+static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins,
+                               int64_t nin, const cxla_shape *const *shapes, int64_t count,
+                               int64_t **out_ls) {
+    cxla_status s = NULL;
+    const char *why = NULL;
+    int64_t *outs = NULL;
+    char name[64];
+    snprintf(name, sizeof name, "%s_k%" PRId64, a->P, in->id);
+    bool kernel = cpu_can_emit(in);
+    if (!kernel && !dot_ok(in, &why)) {
+        if (in->opcode == CXLA_OP_DOT) {
+            s = aot_no(in, why);
+            return s;
+        }
+        /* The emitter's own reason (for a fusion, the fused instruction it stops
+         * at), and what compiles ahead of time. */
+        cxla_strbuf scratch;
+        cxla_strbuf_init(&scratch);
+        cxla_status e = cpu_emit_kernel(in, name, &scratch);
+        cxla_strbuf_free(&scratch);
+        cxla_strbuf why_text;
+        cxla_strbuf_init(&why_text);
+        cxla_strbuf_printf(&why_text,
+                           "%s%s(cxla compile takes elementwise, data-movement, reduce, "
+                           "dot, fusions of those, while, conditional and call)",
+                           e ? cxla_status_message(e) : "", e ? "; " : "");
+        s = aot_no(in, why_text.data ? why_text.data : "no C kernel");
+        cxla_strbuf_free(&why_text);
+        cxla_status_free(e);
+        return s;
+    }
+    if (count != (in->shape.type == CXLA_TUPLE ? in->shape.tuple_count : 1)) {
+        s = aot_no(in, "a kernel's result must be an array or a flat tuple");
+        return s;
+    }
+    if (!a->emitted[in->id]) {
+        a->emitted[in->id] = true;
+        if (kernel) {
+            cpu_kernel_info info;
+            s = cpu_emit_kernel_info(in, name, &a->kernels, &info);
+            if (!s) a->scratch[in->id] = info.scratch;
+        } else {
+            s = emit_dot(a, in, name);
+        }
+    }
+    /* --blas onednn: a oneDNN call, the exact kernel (without work memory) its
+     * fallback. */
+    bool blas = !s && a->blas && !a->scratch[in->id] && aot_blas_takes(in);
+    if (blas) s = aot_blas_emit_desc(a, in);
+    if (!s) s = aot_add_step(c, blas ? S_BLAS : S_KERNEL, in, ins, nin, shapes, count, &outs);
+    /* Work memory: an arena leaf live during the step, passed after the results. */
+    if (!s && a->scratch[in->id]) {
+        astep *st = &c->steps[c->step_count - 1];
+        st->tmp = malloc(sizeof(int64_t));
+        if (!st->tmp) {
+            s = OOM();
+            return s;
+        }
+        st->tmp[0] = aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = a->scratch[in->id]});
+        st->tmp_count = 1;
+        if (st->tmp[0] < 0) s = OOM();
+    }
+    *out_ls = outs;
+    return s;
+}
+
 static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, cxla_instr **order,
                                 int64_t **lv, int64_t *lc) {
     const cxla_module *m = a->m;
@@ -493,7 +562,10 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
             for (int64_t j = 0; j < lc[p]; j++) ins[nin++] = lv[p][j];
         }
         int64_t *outs = NULL;
-        const char *why = NULL;
+        if (aot_rng_takes(in)) { /* the stateful random operations (aot_rng.c) */
+            s = aot_rng_build(a, c, in, ins, nin, shapes, count, lv[i]);
+            continue;
+        }
         if (aot_ops_takes(in)) { /* custom calls, host transfers, collectives (aot_ops.c) */
             s = aot_ops_build(a, c, in, ins, nin, shapes, count, lv[i]);
             continue;
@@ -586,11 +658,6 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
              * zeros for the contexts. */
             cxla_computation *wrapped = cxla_instr_called(in, CXLA_ATTR_CALLS);
             const cxla_shape *d = &in->shape;
-            if (!wrapped) {
-                s = aot_no(in, "the async sugar (X-start without calls=) has no ahead-of-time "
-                               "form yet");
-                break;
-            }
             if (d->type != CXLA_TUPLE || d->tuple_count < 2 ||
                 aot_leaf_count(&d->elements[0]) != nin) {
                 s = aot_no(in, "the result must be ((operands), result, contexts...) of one "
@@ -598,13 +665,48 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
                 break;
             }
             int64_t n1 = aot_leaf_count(&d->elements[1]);
-            acomp *callee = NULL;
-            s = build(a, wrapped, &callee);
-            if (!s) s = check_callee(in, callee, nin, n1);
-            if (!s) s = aot_add_step(c, S_CALL, in, ins, nin, shapes + nin, n1, &outs);
+            if (wrapped) {
+                acomp *callee = NULL;
+                s = build(a, wrapped, &callee);
+                if (!s) s = check_callee(in, callee, nin, n1);
+                if (!s) s = aot_add_step(c, S_CALL, in, ins, nin, shapes + nin, n1, &outs);
+            } else {
+                /* The sugar (`reduce-scatter-start` without calls=): the wrapped opcode on
+                 * these operands and attributes with the result {1}, as the interpreter
+                 * runs it; a copy of the instruction that lives as long as the module. */
+                cxla_instr *w = in->async_wrapped == CXLA_OP_COUNT
+                                    ? NULL
+                                    : cxla_arena_alloc(a->m->arena, sizeof(*w));
+                if (!w) {
+                    s = in->async_wrapped == CXLA_OP_COUNT
+                            ? aot_no(in, "no wrapped computation (calls=)")
+                            : OOM();
+                    break;
+                }
+                *w = *in;
+                w->opcode = in->async_wrapped;
+                w->async_wrapped = CXLA_OP_COUNT;
+                w->shape = d->elements[1];
+                outs = calloc((size_t)(n1 ? n1 : 1), sizeof(int64_t));
+                if (!outs) {
+                    s = OOM();
+                    break;
+                }
+                if (aot_ops_takes(w)) {
+                    s = aot_ops_build(a, c, w, ins, nin, shapes + nin, n1, outs);
+                } else {
+                    int64_t *ko = NULL;
+                    s = kernel_step(a, c, w, ins, nin, shapes + nin, n1, &ko);
+                    if (!s) memcpy(outs, ko, (size_t)n1 * sizeof(int64_t));
+                }
+                if (!s) memcpy(lv[i] + nin, outs, (size_t)n1 * sizeof(int64_t));
+                free(outs);
+                outs = NULL;
+                if (s) break;
+            }
             if (s) break;
             memcpy(lv[i], ins, (size_t)nin * sizeof(int64_t));
-            memcpy(lv[i] + nin, outs, (size_t)n1 * sizeof(int64_t));
+            if (outs) memcpy(lv[i] + nin, outs, (size_t)n1 * sizeof(int64_t));
             outs = NULL;
             if (count > nin + n1) {
                 s = aot_add_step(c, S_ZERO, in, NULL, 0, shapes + nin + n1, count - nin - n1,
@@ -615,66 +717,31 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
             }
             break;
         }
-        default: {
-            char name[64];
-            snprintf(name, sizeof name, "%s_k%" PRId64, a->P, in->id);
-            bool kernel = cpu_can_emit(in);
-            if (!kernel && !dot_ok(in, &why)) {
-                if (in->opcode == CXLA_OP_DOT) {
-                    s = aot_no(in, why);
-                    break;
-                }
-                /* The emitter's own reason (for a fusion, the fused instruction it stops
-                 * at), and what compiles ahead of time. */
-                cxla_strbuf scratch;
-                cxla_strbuf_init(&scratch);
-                cxla_status e = cpu_emit_kernel(in, name, &scratch);
-                cxla_strbuf_free(&scratch);
-                cxla_strbuf why_text;
-                cxla_strbuf_init(&why_text);
-                cxla_strbuf_printf(&why_text,
-                                   "%s%s(cxla compile takes elementwise, data-movement, reduce, "
-                                   "dot, fusions of those, while, conditional and call)",
-                                   e ? cxla_status_message(e) : "", e ? "; " : "");
-                s = aot_no(in, why_text.data ? why_text.data : "no C kernel");
-                cxla_strbuf_free(&why_text);
-                cxla_status_free(e);
+        case CXLA_OP_COPY_START: {
+            /* (destination, source, context...): a copy of the operand, the operand itself,
+             * zeros (the interpreter's). copy-done takes the destination. */
+            const cxla_shape *d = &in->shape;
+            if (d->type != CXLA_TUPLE || d->tuple_count < 2 ||
+                aot_leaf_count(&d->elements[0]) != nin || aot_leaf_count(&d->elements[1]) != nin) {
+                s = aot_no(in, "the result must be (destination, source, context)");
                 break;
             }
-            if (count != (in->shape.type == CXLA_TUPLE ? in->shape.tuple_count : 1)) {
-                s = aot_no(in, "a kernel's result must be an array or a flat tuple");
-                break;
-            }
-            if (!a->emitted[in->id]) {
-                a->emitted[in->id] = true;
-                if (kernel) {
-                    cpu_kernel_info info;
-                    s = cpu_emit_kernel_info(in, name, &a->kernels, &info);
-                    if (!s) a->scratch[in->id] = info.scratch;
-                } else {
-                    s = emit_dot(a, in, name);
-                }
-            }
-            /* --blas onednn: a oneDNN call, the exact kernel (without work memory) its
-             * fallback. */
-            bool blas = !s && a->blas && !a->scratch[in->id] && aot_blas_takes(in);
-            if (blas) s = aot_blas_emit_desc(a, in);
-            if (!s)
-                s = aot_add_step(c, blas ? S_BLAS : S_KERNEL, in, ins, nin, shapes, count, &outs);
-            /* Work memory: an arena leaf live during the step, passed after the results. */
-            if (!s && a->scratch[in->id]) {
-                astep *st = &c->steps[c->step_count - 1];
-                st->tmp = malloc(sizeof(int64_t));
-                if (!st->tmp) {
-                    s = OOM();
-                    break;
-                }
-                st->tmp[0] = aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = a->scratch[in->id]});
-                st->tmp_count = 1;
-                if (st->tmp[0] < 0) s = OOM();
+            s = aot_add_step(c, S_COPY, in, ins, nin, shapes, nin, &outs);
+            if (s) break;
+            memcpy(lv[i], outs, (size_t)nin * sizeof(int64_t));
+            memcpy(lv[i] + nin, ins, (size_t)nin * sizeof(int64_t));
+            outs = NULL;
+            if (count > 2 * nin) {
+                s = aot_add_step(c, S_ZERO, in, NULL, 0, shapes + 2 * nin, count - 2 * nin, &outs);
+                if (!s) memcpy(lv[i] + 2 * nin, outs, (size_t)(count - 2 * nin) * sizeof(int64_t));
+                outs = NULL;
             }
             break;
         }
+        case CXLA_OP_COPY_DONE:
+            memcpy(lv[i], lv[POS(in->operands[0])], (size_t)count * sizeof(int64_t));
+            continue;
+        default: s = kernel_step(a, c, in, ins, nin, shapes, count, &outs); break;
         }
         if (!s && outs) memcpy(lv[i], outs, (size_t)count * sizeof(int64_t));
     }
@@ -796,7 +863,7 @@ static void comment_instr(cxla_strbuf *b, const cxla_instr *in) {
 static void put_call(aot *a, cxla_strbuf *b, const cxla_computation *callee, const char *in,
                      const char *out, const char *indent) {
     const acomp *x = &a->comps[comp_pos(a->m, callee)];
-    cxla_strbuf_printf(b, "%src = %s_f%" PRId64 "(opt, %s, %s, sub); /* %s */\n", indent, a->P,
+    cxla_strbuf_printf(b, "%src = %s_f%" PRId64 "(opt, rng, %s, %s, sub); /* %s */\n", indent, a->P,
                        x->fn, in, out, callee->name);
     cxla_strbuf_printf(b, "%sif (rc) return rc;\n", indent);
 }
@@ -810,12 +877,14 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
     cxla_strbuf_printf(
         b,
         "static int %s_f%" PRId64
-        "(const %s_options *opt, const void *const *in, void *const *out, char *scratch) {\n",
+        "(const %s_options *opt, uint64_t *rng, const void *const *in, void *const *out,\n"
+        "        char *scratch) {\n",
         a->P, c->fn, a->P);
     cxla_strbuf_printf(b, "    char *const sub = scratch + %zu; /* the callees' scratch */\n",
                        c->own);
-    cxla_strbuf_puts(b, "    int rc = 0;\n    (void)opt;\n    (void)in;\n    (void)out;\n    "
-                        "(void)sub;\n    (void)rc;\n");
+    cxla_strbuf_puts(
+        b, "    int rc = 0;\n    (void)opt;\n    (void)rng;\n    (void)in;\n    (void)out;\n    "
+           "(void)sub;\n    (void)rc;\n");
     for (int64_t si = 0; si < c->step_count; si++) {
         const astep *st = &c->steps[si];
         const cxla_instr *in = st->instr;
@@ -832,6 +901,11 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
         case S_RECV:
         case S_RECV_DONE: {
             cxla_status e = aot_ops_emit(a, c, st, b);
+            if (e) return e;
+            break;
+        }
+        case S_RNG: {
+            cxla_status e = aot_rng_emit(a, c, st, b);
             if (e) return e;
             break;
         }
@@ -987,6 +1061,8 @@ static void aot_free(aot *a) {
         free(c->root);
     }
     free(a->comps);
+    free(a->rng_instrs);
+    free(a->rng_keys);
     free(a->emitted);
     free(a->scratch);
     cxla_strbuf_free(&a->consts);
@@ -1015,6 +1091,7 @@ cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *o
     a.P = prefix.data;
     a.threshold = o->data_threshold ? o->data_threshold : DEFAULT_DATA_THRESHOLD;
     a.blas = o->blas_onednn;
+    a.user_module = module;
     cxla_strbuf_init(&a.consts);
     cxla_strbuf_init(&a.data);
     cxla_strbuf_init(&a.kernels);

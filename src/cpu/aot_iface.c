@@ -17,6 +17,7 @@
 #include "cpu/aot.h"
 #include "cpu/aot_internal.h"
 #include "cpu/emit.h"
+#include "exec/rng.h"
 
 #define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
 
@@ -286,6 +287,7 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
         cpu_emit_prelude(c);
         aot_ops_source(a, c);
         aot_blas_source(a, c);
+        aot_rng_source(a, c);
         cxla_strbuf_puts(c, "/* ---- constants ---- */\n");
         cxla_strbuf_append(c, a->consts.data ? a->consts.data : "", a->consts.len);
         cxla_strbuf_puts(c, "\n/* ---- kernels ---- */\n");
@@ -391,10 +393,21 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
         for (int64_t i = 0; i < nr; i++)
             if (!row_major(rs[i]))
                 cxla_strbuf_printf(c, "    out[%" PRId64 "] = sc + %zu;\n", i, at_r[i]);
-        cxla_strbuf_printf(c,
-                           "    int rc = %s_f%" PRId64 "(opt, in, out, sc);\n"
-                           "    if (rc) return rc;\n",
-                           P, entry->fn);
+        cxla_strbuf_printf(
+            c,
+            "    /* The random state of rng (the same per run, or the caller's). */\n"
+            "    uint64_t rng[2] = {0x%" PRIx64 "u, 0};\n"
+            "    if (opt && opt->rng_state) {\n"
+            "        rng[0] = opt->rng_state[0];\n"
+            "        rng[1] = opt->rng_state[1];\n"
+            "    }\n"
+            "    int rc = %s_f%" PRId64 "(opt, rng, in, out, sc);\n"
+            "    if (rc) return rc;\n"
+            "    if (opt && opt->rng_state) {\n"
+            "        opt->rng_state[0] = rng[0];\n"
+            "        opt->rng_state[1] = rng[1];\n"
+            "    }\n",
+            (uint64_t)EXEC_RNG_INITIAL_STATE, P, entry->fn);
         for (int64_t i = 0; i < nr; i++) {
             if (row_major(rs[i])) continue;
             cxla_strbuf_printf(c,

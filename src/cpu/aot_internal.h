@@ -37,6 +37,7 @@ typedef enum step_kind {
     S_SEND, /* send / recv / recv-done through the caller's callbacks */
     S_RECV,
     S_RECV_DONE,
+    S_RNG, /* rng, rng-get-and-update-state over the run's state (aot_rng.c) */
 } step_kind;
 
 typedef struct astep {
@@ -44,6 +45,7 @@ typedef struct astep {
     const cxla_instr *instr;
     int64_t *in, *out, *tmp; /* leaf indices */
     int64_t in_count, out_count, tmp_count;
+    int64_t rng_key; /* S_RNG of an rng: its number among the caller's module's rng */
 } astep;
 
 typedef struct acomp {
@@ -74,6 +76,13 @@ typedef struct aot {
     bool infeed, outfeed, send, recv;
     bool blas;      /* --blas onednn: dot and convolution through oneDNN where it applies */
     bool blas_used; /* some call was emitted: NAME.c includes dnnl.h */
+    /* rng (aot_rng.c): the module the caller gave (rng's keys are counted in it, as the
+     * interpreter counts them), whether an rng step was emitted, and the keys by name. */
+    const cxla_module *user_module;
+    bool rng, rng_keys_ready;
+    const cxla_instr **rng_instrs;
+    uint64_t *rng_keys;
+    int64_t rng_count;
 } aot;
 
 /* UNIMPLEMENTED naming |in|, its opcode and computation, and |why|. */
@@ -122,6 +131,16 @@ cxla_status aot_blas_emit_desc(aot *a, const cxla_instr *in);
 void aot_blas_emit_step(aot *a, const acomp *c, const astep *st, cxla_strbuf *b);
 /* The source's oneDNN helper (#include <dnnl.h>, NAME_dnn), when blas_used. */
 void aot_blas_source(const aot *a, cxla_strbuf *c);
+
+/* aot_rng.c. Whether |in| is rng or rng-get-and-update-state; its step (as aot_ops_build;
+ * errors: UNIMPLEMENTED naming the instruction for what the interpreter refuses too); the
+ * statements of the step (the computation's functions hold the run's state as `rng`,
+ * u64[2]); the source's helpers (the philox stream), when the module has rng. */
+bool aot_rng_takes(const cxla_instr *in);
+cxla_status aot_rng_build(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins, int64_t nin,
+                          const cxla_shape *const *shapes, int64_t count, int64_t *lv);
+cxla_status aot_rng_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b);
+void aot_rng_source(const aot *a, cxla_strbuf *c);
 
 /* aot_iface.c: writes NAME.h, the rest of NAME.c around the built computations (the
  * prelude, constants, kernels, functions; the tables, NAME_run_with, NAME_run) and NAME_data.c,

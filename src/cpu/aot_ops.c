@@ -710,9 +710,16 @@ void aot_ops_header(const aot *a, cxla_strbuf *h) {
         "    int (*recv)(void *user, const char *instr, int64_t channel_id, int "
         "is_host_transfer,\n"
         "                void *const *leaves, const size_t *bytes, int count);\n"
+        "    /* rng: the run's seed (as cxla run --seed; 0: every rng's key is 0), and the\n"
+        "     * random state, u64[2] low word first. NULL: each run starts from 0x7012395, as\n"
+        "     * cxla's interpreter and JIT start each run. Else the caller's state: read at the\n"
+        "     * start, advanced, written back after a successful run (one sequence across\n"
+        "     * runs, as XLA keeps it per executable; one state per thread). */\n"
+        "    uint64_t seed;\n"
+        "    uint64_t *rng_state;\n"
         "} %s_options;\n\n",
         P, P, P, P);
-    if (a->targets.len || a->infeed || a->outfeed || a->send || a->recv) {
+    if (a->targets.len || a->infeed || a->outfeed || a->send || a->recv || a->rng) {
         cxla_strbuf_puts(h, "/* This module needs from the options:\n");
         if (a->targets.len) {
             cxla_strbuf_puts(h, " * custom-call targets:\n");
@@ -722,6 +729,7 @@ void aot_ops_header(const aot *a, cxla_strbuf *h) {
         if (a->outfeed) cxla_strbuf_puts(h, " * an outfeed callback\n");
         if (a->send) cxla_strbuf_puts(h, " * a send callback\n");
         if (a->recv) cxla_strbuf_puts(h, " * a recv callback\n");
+        if (a->rng) cxla_strbuf_puts(h, " * rng: a seed and, optionally, a random state\n");
         cxla_strbuf_puts(h, " */\n\n");
     } else {
         cxla_strbuf_printf(h,

@@ -244,6 +244,33 @@ static const char *const_array(em *e, const cxla_instr *instr) {
     return name;
 }
 
+/* Element |x| of complex constant |instr|: its parts' bits as an array of twice the
+ * elements (NaN payloads and -0 survive), made into a value by cxla_c64_bits. */
+static const char *complex_const(em *e, const cxla_instr *instr, ix *x) {
+    const cxla_literal *lit = instr->literal;
+    cxla_type t = instr->shape.type;
+    int64_t n = cxla_literal_element_count(lit);
+    bool wide = t == CXLA_C128;
+    const char *ut = wide ? "uint64_t" : "uint32_t", *k = wide ? "c128" : "c64";
+    const char *name = F("%s_c%" PRId64, e->name, instr->id);
+    cxla_strbuf_printf(&e->consts, "/* %s */\nstatic const %s %s[%" PRId64 "] = {", instr->name, ut,
+                       name, 2 * n + 2);
+    const unsigned char *p = cxla_literal_data_const(lit);
+    for (int64_t i = 0; i < 2 * n; i++) {
+        uint64_t v = 0;
+        uint32_t w = 0;
+        if (wide)
+            memcpy(&v, p + (size_t)i * 8, 8);
+        else
+            memcpy(&w, p + (size_t)i * 4, 4), v = w;
+        cxla_strbuf_printf(&e->consts, "%s0x%" PRIx64 "%s,", i % 8 == 0 ? "\n    " : " ", v,
+                           wide ? "ull" : "u");
+    }
+    cxla_strbuf_puts(&e->consts, " 0, 0};\n");
+    const char *at = n <= 1 ? "0" : ix_lin(e, x);
+    return F("cxla_%s_bits(%s[2 * (%s)], %s[2 * (%s) + 1])", k, name, at, name, at);
+}
+
 /* A load of element |at| of storage array |arr| of type |t|, as its compute type. */
 static const char *load(em *e, cxla_type t, const char *arr, const char *at, bool raw_floats) {
     const char *x = F("%s[%s]", arr, at);
@@ -317,6 +344,7 @@ static const char *compute(em *e, const cxla_instr *instr, ix *x) {
     const char *expr = NULL;
     switch (op) {
     case CXLA_OP_CONSTANT: {
+        if (cxla_type_is_complex(t)) return complex_const(e, instr, x);
         if (cxla_literal_element_count(instr->literal) == 0) return "0"; /* never read */
         if (instr->shape.rank == 0 || cxla_literal_element_count(instr->literal) == 1)
             return const_value(e, t, raw_element(instr->literal, 0));
@@ -612,7 +640,57 @@ static bool default_layout(const cxla_shape *s) {
 
 static bool static_array(const cxla_shape *s) {
     return cxla_type_is_array(s->type) && !s->dynamic && default_layout(s) &&
-           cpu_emit_type_ok(s->type);
+           (cpu_emit_type_ok(s->type) || cxla_type_is_complex(s->type) ||
+            cpu_emit_subbyte(s->type));
+}
+
+/* Sub-byte integers (emit_expr.c) in elementwise operations and data movement; not in
+ * reduce or gather. */
+static bool has_subbyte(const cxla_instr *instr) {
+    if (cpu_emit_subbyte(instr->shape.type)) return true;
+    for (int64_t k = 0; k < instr->operand_count; k++)
+        if (cpu_emit_subbyte(instr->operands[k]->shape.type)) return true;
+    return false;
+}
+
+/* Complex values (emit_expr.c): moved, selected, compared for equality, made from parts
+ * (complex, convert from f32 / f64) and taken apart (real, imag, abs), and the arithmetic
+ * cpu_emit_complex_*_ok lists; no reduce, clamp, iota or gather of them. */
+static bool complex_op_ok(const cxla_instr *instr) {
+    const cxla_type t = instr->shape.type;
+    const cxla_type ot = instr->operand_count ? instr->operands[0]->shape.type : t;
+    switch (instr->opcode) {
+    case CXLA_OP_PARAMETER:
+    case CXLA_OP_BROADCAST:
+    case CXLA_OP_RESHAPE:
+    case CXLA_OP_REVERSE:
+    case CXLA_OP_SLICE:
+    case CXLA_OP_CONCATENATE:
+    case CXLA_OP_PAD:
+    case CXLA_OP_DYNAMIC_SLICE:
+    case CXLA_OP_DYNAMIC_UPDATE_SLICE:
+    case CXLA_OP_CONSTANT:
+    case CXLA_OP_SELECT:
+    case CXLA_OP_TUPLE: return true;
+    case CXLA_OP_COMPARE: {
+        const char *ct = cxla_instr_word(instr, CXLA_ATTR_COMPARISON_TYPE);
+        const char *d = cxla_instr_word(instr, CXLA_ATTR_DIRECTION);
+        return d && (!strcmp(d, "EQ") || !strcmp(d, "NE")) && !(ct && !strcmp(ct, "TOTALORDER"));
+    }
+    case CXLA_OP_CONVERT: return cxla_type_is_complex(t); /* to complex from anything */
+    case CXLA_OP_COMPLEX: return ot == CXLA_F32 || ot == CXLA_F64;
+    default: break;
+    }
+    if (!(cxla_opcode_get_info(instr->opcode)->flags & CXLA_OPF_ELEMENTWISE)) return false;
+    if (instr->operand_count == 1) return cpu_emit_complex_unary_ok(instr->opcode);
+    return instr->operand_count == 2 && ot == t && cpu_emit_complex_binary_ok(instr->opcode);
+}
+
+static bool has_complex(const cxla_instr *instr) {
+    if (cxla_type_is_complex(instr->shape.type)) return true;
+    for (int64_t k = 0; k < instr->operand_count; k++)
+        if (cxla_type_is_complex(instr->operands[k]->shape.type)) return true;
+    return false;
 }
 
 /* The reducer of a reduce this emitter handles (one input, a recognized reducer defined
@@ -677,6 +755,12 @@ static bool op_ok(const cxla_instr *instr, bool in_fusion, const char **why) {
         if (!static_array(&instr->operands[k]->shape)) return false;
     *why = "mixed floating-point precision (left to the interpreter)";
     if (mixed_precision(instr)) return false;
+    *why = "complex numbers: only data movement, select, EQ/NE, complex, real, imag, abs, "
+           "sign, negate, add, subtract, multiply, divide";
+    if (has_complex(instr) && !complex_op_ok(instr)) return false;
+    *why = "sub-byte integers: elementwise operations and data movement only";
+    if (has_subbyte(instr) && (instr->opcode == CXLA_OP_REDUCE || instr->opcode == CXLA_OP_GATHER))
+        return false;
     cxla_opcode op = instr->opcode;
     cxla_type t = instr->shape.type;
     *why = "operation not supported by the C emitter";
@@ -717,6 +801,7 @@ static bool op_ok(const cxla_instr *instr, bool in_fusion, const char **why) {
     }
     case CXLA_OP_SELECT:
     case CXLA_OP_CLAMP: return true;
+    case CXLA_OP_COMPLEX: return complex_op_ok(instr);
     case CXLA_OP_REDUCE:
         *why = "reduce needs one input and a reducer of add, multiply, maximum, minimum, and, "
                "or, xor";

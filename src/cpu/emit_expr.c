@@ -45,6 +45,11 @@ const char *cpu_emit_ctype(cxla_type t) {
     case CXLA_U64: return "uint64_t";
     case CXLA_F64: return "double";
     case CXLA_F32: return "float";
+    case CXLA_C64: return "cxla_c64"; /* {float re, im}: the layout of the element */
+    case CXLA_S4:
+    case CXLA_S2:
+    case CXLA_S1: return "int8_t"; /* sub-byte integers: one per byte, sign-extended */
+    case CXLA_C128: return "cxla_c128";
     default: return cxla_type_storage(t) == 2 ? "uint16_t" : "uint8_t"; /* small floats: bits */
     }
 }
@@ -169,8 +174,157 @@ static const char *math_call(cxla_arena *arena, cxla_opcode op, cxla_type t, con
 
 /* ---- which operations apply to which types (as the interpreter's handlers) ---------- */
 
+/* ---- complex numbers ------------------------------------------------------------------
+ *
+ * c64 and c128 are held as cxla_c64 / cxla_c128, structs of two floats or doubles (the
+ * element's layout, so arrays of them are the buffers), with the arithmetic written out
+ * (no <complex.h>: tcc has none) in the interpreter's formulas
+ * (src/interp/interp_elementwise_float.c): add and subtract by parts; multiply as
+ * (ar br - ai bi) + (ar bi + ai br) i from four rounded products; divide by Smith's
+ * algorithm with C99's corner cases, in the component precision; abs as hypot in double
+ * (rounded once for c64); sign as z / hypot(z) in double (0 for 0); negate, real, imag by
+ * parts; compare EQ and NE by parts. The transcendental functions (exp, log, sqrt, pow,
+ * ...) are C99's complex functions in the interpreter and are not emitted. */
+
+bool cpu_emit_complex_unary_ok(cxla_opcode op) {
+    switch (op) {
+    case CXLA_OP_COPY:
+    case CXLA_OP_NEGATE:
+    case CXLA_OP_ABS:
+    case CXLA_OP_REAL:
+    case CXLA_OP_IMAG:
+    case CXLA_OP_SIGN: return true;
+    default: return false;
+    }
+}
+
+bool cpu_emit_complex_binary_ok(cxla_opcode op) {
+    return op == CXLA_OP_ADD || op == CXLA_OP_SUBTRACT || op == CXLA_OP_MULTIPLY ||
+           op == CXLA_OP_DIVIDE;
+}
+
+/* |op| on complex |x| (and |y|) of type |t| (NULL: not emitted). */
+static const char *complex_expr(cxla_arena *arena, cxla_opcode op, cxla_type t, const char *x,
+                                const char *y) {
+    const char *n = t == CXLA_C64 ? "c64" : "c128";
+    switch (op) {
+    case CXLA_OP_COPY: return x;
+    case CXLA_OP_NEGATE: return F("cxla_%s_neg(%s)", n, x);
+    case CXLA_OP_ABS: return F("cxla_%s_abs(%s)", n, x);
+    case CXLA_OP_REAL: return F("(%s).re", x);
+    case CXLA_OP_IMAG: return F("(%s).im", x);
+    case CXLA_OP_SIGN: return F("cxla_%s_sign(%s)", n, x);
+    case CXLA_OP_ADD: return F("cxla_%s_add(%s, %s)", n, x, y);
+    case CXLA_OP_SUBTRACT: return F("cxla_%s_sub(%s, %s)", n, x, y);
+    case CXLA_OP_MULTIPLY: return F("cxla_%s_mul(%s, %s)", n, x, y);
+    case CXLA_OP_DIVIDE: return F("cxla_%s_div(%s, %s)", n, x, y);
+    default: return NULL;
+    }
+}
+
+/* The text of the helpers for one complex type: |N| its name (c64), |T| its part's type,
+ * |R| the rounding of a double to it, |S| the suffix of its libm functions. */
+#define COMPLEX_HELPERS(N, T, R, S)                                                                \
+    "typedef struct cxla_" N " {\n    " T " re, im;\n} cxla_" N ";\n"                              \
+    "static inline cxla_" N " cxla_" N "_make(" T " re, " T " im) {\n"                             \
+    "    cxla_" N " z;\n    z.re = re;\n    z.im = im;\n    return z;\n}\n"                        \
+    "static inline cxla_" N " cxla_" N "_bits(" T "_bits_t re, " T "_bits_t im);\n"                \
+    "static inline cxla_" N " cxla_" N "_add(cxla_" N " a, cxla_" N " b) {\n"                      \
+    "    return cxla_" N "_make(a.re + b.re, a.im + b.im);\n}\n"                                   \
+    "static inline cxla_" N " cxla_" N "_sub(cxla_" N " a, cxla_" N " b) {\n"                      \
+    "    return cxla_" N "_make(a.re - b.re, a.im - b.im);\n}\n"                                   \
+    "static inline cxla_" N " cxla_" N "_neg(cxla_" N " a) {\n"                                    \
+    "    return cxla_" N "_make(-a.re, -a.im);\n}\n"                                               \
+    "static inline cxla_" N " cxla_" N "_mul(cxla_" N " a, cxla_" N " b) {\n"                      \
+    "    " T " rr = a.re * b.re, ii = a.im * b.im, ri = a.re * b.im, ir = a.im * b.re;\n"          \
+    "    return cxla_" N "_make(rr - ii, ri + ir);\n}\n"                                           \
+    "static inline " T " cxla_" N "_abs(cxla_" N " a) {\n"                                         \
+    "    return " R "hypot((double)a.re, (double)a.im);\n}\n"                                      \
+    "static inline cxla_" N " cxla_" N "_sign(cxla_" N " a) {\n"                                   \
+    "    double r = hypot((double)a.re, (double)a.im);\n"                                          \
+    "    if (r == 0) return cxla_" N "_make(0, 0);\n"                                              \
+    "    return cxla_" N "_make(" R "((double)a.re / r), " R "((double)a.im / r));\n}\n"           \
+    "static inline uint8_t cxla_" N "_eq(cxla_" N " a, cxla_" N " b) {\n"                          \
+    "    return (uint8_t)(a.re == b.re && a.im == b.im);\n}\n"                                     \
+    "static inline cxla_" N " cxla_" N "_div(cxla_" N " a, cxla_" N " b) {\n"                      \
+    "    " T " ar = a.re, ai = a.im, br = b.re, bi = b.im, rr, ri;\n"                              \
+    "    if (fabs" S "(br) < fabs" S "(bi)) {\n"                                                   \
+    "        " T " ratio = br / bi, denom = bi + br * ratio;\n"                                    \
+    "        rr = (ratio * ar + ai) / denom;\n"                                                    \
+    "        ri = (ratio * ai - ar) / denom;\n"                                                    \
+    "    } else {\n"                                                                               \
+    "        " T " ratio = bi / br, denom = br + bi * ratio;\n"                                    \
+    "        rr = (ratio * ai + ar) / denom;\n"                                                    \
+    "        ri = (ai - ratio * ar) / denom;\n"                                                    \
+    "    }\n"                                                                                      \
+    "    if (isnan(rr) && isnan(ri)) {\n"                                                          \
+    "        if (br == 0 && bi == 0 && (!isnan(ar) || !isnan(ai))) {\n"                            \
+    "            " T " inf = copysign" S "(INFINITY, br);\n"                                       \
+    "            rr = inf * ar;\n"                                                                 \
+    "            ri = inf * ai;\n"                                                                 \
+    "        } else if ((isinf(ar) || isinf(ai)) && isfinite(br) && isfinite(bi)) {\n"             \
+    "            " T " sr = copysign" S "(isinf(ar) ? 1 : 0, ar);\n"                               \
+    "            " T " si = copysign" S "(isinf(ai) ? 1 : 0, ai);\n"                               \
+    "            rr = INFINITY * (sr * br + si * bi);\n"                                           \
+    "            ri = INFINITY * (si * br - sr * bi);\n"                                           \
+    "        } else if ((isinf(br) || isinf(bi)) && isfinite(ar) && isfinite(ai)) {\n"             \
+    "            " T " sr = copysign" S "(isinf(br) ? 1 : 0, br);\n"                               \
+    "            " T " si = copysign" S "(isinf(bi) ? 1 : 0, bi);\n"                               \
+    "            rr = 0 * (ar * sr + ai * si);\n"                                                  \
+    "            ri = 0 * (ai * sr - ar * si);\n"                                                  \
+    "        }\n"                                                                                  \
+    "    }\n"                                                                                      \
+    "    return cxla_" N "_make(rr, ri);\n}\n"
+
+void cpu_emit_complex_helpers(cxla_strbuf *out) {
+    /* A constant's parts are their bits (NaN payloads and -0 survive, as for real floats). */
+    cxla_strbuf_puts(out, "typedef uint32_t float_bits_t;\ntypedef uint64_t double_bits_t;\n");
+    cxla_strbuf_puts(out, COMPLEX_HELPERS("c64", "float", "(float)", "f"));
+    cxla_strbuf_puts(out, COMPLEX_HELPERS("c128", "double", "", ""));
+    cxla_strbuf_puts(out,
+                     "static inline cxla_c64 cxla_c64_bits(uint32_t re, uint32_t im) {\n"
+                     "    return cxla_c64_make(cxla_f32_from_bits(re), cxla_f32_from_bits(im));\n"
+                     "}\n"
+                     "static inline cxla_c128 cxla_c128_bits(uint64_t re, uint64_t im) {\n"
+                     "    return cxla_c128_make(cxla_f64_from_bits(re), cxla_f64_from_bits(im));\n"
+                     "}\n");
+}
+
+/* ---- sub-byte integers ----------------------------------------------------------------
+ *
+ * s4, u4, s2, u2 (s1, u1) as the interpreter stores them: one element per byte, the value
+ * sign-extended (signed) or zero-extended (unsigned), so a byte is the element's value in
+ * int8_t / uint8_t. Arithmetic computes as for 8-bit integers and wraps the result back to
+ * the type's width (narrow); operations that look at the bits (popcnt, clz, logical and
+ * arithmetic right shifts) take the low |bits| bits first. Only elementwise kernels and
+ * data movement take them (emit.c); the library-like kernels still refuse them. */
+
+bool cpu_emit_subbyte(cxla_type t) {
+    return cxla_type_is_integer(t) && cxla_type_bits(t) < 8;
+}
+
+/* |x| wrapped to sub-byte type |t| (other types unchanged). */
+static const char *narrow(cxla_arena *arena, cxla_type t, const char *x) {
+    if (!x || !cpu_emit_subbyte(t)) return x;
+    unsigned bits = (unsigned)cxla_type_bits(t), m = (1u << bits) - 1, sb = 1u << (bits - 1);
+    if (cxla_type_is_signed(t))
+        return F("(int8_t)((int)(((unsigned)(%s) & %uu) ^ %uu) - %d)", x, m, sb, (int)sb);
+    return F("(uint8_t)((unsigned)(%s) & %uu)", x, m);
+}
+
+/* The low |bits| bits of sub-byte |x| as an unsigned value, and as a signed one. */
+static const char *low_bits(cxla_arena *arena, cxla_type t, const char *x) {
+    return F("((unsigned)(%s) & %uu)", x, (1u << cxla_type_bits(t)) - 1);
+}
+
+static const char *sign_extended(cxla_arena *arena, cxla_type t, const char *x) {
+    unsigned bits = (unsigned)cxla_type_bits(t), sb = 1u << (bits - 1);
+    return F("((int)(((unsigned)(%s) & %uu) ^ %uu) - %d)", x, (1u << bits) - 1, sb, (int)sb);
+}
+
 bool cpu_emit_unary_ok(cxla_opcode op, cxla_type t) {
-    if (!cpu_emit_type_ok(t)) return false;
+    if (cxla_type_is_complex(t)) return cpu_emit_complex_unary_ok(op);
+    if (!cpu_emit_type_ok(t) && !cpu_emit_subbyte(t)) return false;
     bool integer = cxla_type_is_integer(t), flt = cxla_type_is_float(t);
     switch (op) {
     case CXLA_OP_COPY: return true;
@@ -186,7 +340,8 @@ bool cpu_emit_unary_ok(cxla_opcode op, cxla_type t) {
 }
 
 bool cpu_emit_binary_ok(cxla_opcode op, cxla_type t) {
-    if (!cpu_emit_type_ok(t)) return false;
+    if (cxla_type_is_complex(t)) return cpu_emit_complex_binary_ok(op);
+    if (!cpu_emit_type_ok(t) && !cpu_emit_subbyte(t)) return false;
     bool integer = cxla_type_is_integer(t), pred = t == CXLA_PRED, flt = cxla_type_is_float(t);
     switch (op) {
     case CXLA_OP_ADD:
@@ -213,9 +368,20 @@ bool cpu_emit_binary_ok(cxla_opcode op, cxla_type t) {
 
 const char *cpu_emit_unary(cxla_arena *arena, cxla_opcode op, cxla_type t, const char *x) {
     if (op == CXLA_OP_COPY) return x;
+    if (cxla_type_is_complex(t)) return complex_expr(arena, op, t, x, NULL);
     if (cxla_type_is_float(t)) {
         if (op == CXLA_OP_IS_FINITE) return F("(uint8_t)(isfinite(%s) != 0)", x);
         return math_call(arena, op, t, x);
+    }
+    if (cpu_emit_subbyte(t)) {
+        /* The value computed as an 8-bit one from the low bits where they matter, then
+         * wrapped to the width. */
+        const char *y = op == CXLA_OP_POPCNT || op == CXLA_OP_CLZ ? low_bits(arena, t, x) : x;
+        cxla_type t8 = cxla_type_is_signed(t) ? CXLA_S8 : CXLA_U8;
+        const char *e = cpu_emit_unary(arena, op, t8, y);
+        if (e && op == CXLA_OP_CLZ) /* clz counts within the width */
+            e = F("(%s - %d)", e, 8 - cxla_type_bits(t));
+        return narrow(arena, t, e);
     }
     const char *T = cpu_emit_ctype(t), *UT = utype(t), *WT = wtype(t);
     int bits = cxla_type_bits(t);
@@ -236,6 +402,7 @@ const char *cpu_emit_unary(cxla_arena *arena, cxla_opcode op, cxla_type t, const
 
 const char *cpu_emit_binary(cxla_arena *arena, cxla_opcode op, cxla_type t, const char *a,
                             const char *b) {
+    if (cxla_type_is_complex(t)) return complex_expr(arena, op, t, a, b);
     if (cxla_type_is_float(t)) {
         bool f64 = t == CXLA_F64;
         const char *sfx = f64 ? "f64" : "f32";
@@ -254,9 +421,35 @@ const char *cpu_emit_binary(cxla_arena *arena, cxla_opcode op, cxla_type t, cons
             if (fast) return F("%s(%s, %s)", fast, a, b);
             return F("%s%s(%s, %s)", cast, op == CXLA_OP_POWER ? "pow" : "atan2", da, db);
         }
+        case CXLA_OP_COMPLEX: return F("cxla_%s_make(%s, %s)", f64 ? "c128" : "c64", a, b);
         case CXLA_OP_MAXIMUM: return F("cxla_max_%s(%s, %s)", sfx, a, b);
         case CXLA_OP_MINIMUM: return F("cxla_min_%s(%s, %s)", sfx, a, b);
         default: return NULL;
+        }
+    }
+    if (cpu_emit_subbyte(t)) {
+        int w = cxla_type_bits(t);
+        switch (op) {
+        case CXLA_OP_SHIFT_LEFT:
+            return F("((unsigned)%s >= %du ? (%s)0 : %s)", low_bits(arena, t, b), w,
+                     cpu_emit_ctype(t),
+                     narrow(arena, t, F("%s << %s", low_bits(arena, t, a), low_bits(arena, t, b))));
+        case CXLA_OP_SHIFT_RIGHT_LOGICAL:
+            return F("(%s >= %du ? (%s)0 : %s)", low_bits(arena, t, b), w, cpu_emit_ctype(t),
+                     narrow(arena, t, F("%s >> %s", low_bits(arena, t, a), low_bits(arena, t, b))));
+        case CXLA_OP_SHIFT_RIGHT_ARITHMETIC: {
+            const char *x = sign_extended(arena, t, a), *n = low_bits(arena, t, b);
+            return narrow(arena, t, F("(%s >= %du ? (%s < 0 ? -1 : 0) : %s >> %s)", n, w, x, x, n));
+        }
+        case CXLA_OP_MULHI:
+            return narrow(arena, t,
+                          cxla_type_is_signed(t) ? F("((int)%s * (int)%s) >> %d", a, b, w)
+                                                 : F("(%s * %s) >> %d", low_bits(arena, t, a),
+                                                     low_bits(arena, t, b), w));
+        default:
+            return narrow(
+                arena, t,
+                cpu_emit_binary(arena, op, cxla_type_is_signed(t) ? CXLA_S8 : CXLA_U8, a, b));
         }
     }
     const char *T = cpu_emit_ctype(t), *UT = utype(t), *WT = wtype(t), *ST = stype_signed(t);
@@ -321,7 +514,12 @@ const char *cpu_emit_compare(cxla_arena *arena, const char *dir, const char *cty
                      : strcmp(dir, "GE") == 0 ? ">="
                                               : NULL;
     if (!op) return NULL;
-    if (!arena) return ""; /* asked only whether |dir| is known */
+    if (!arena) return "";         /* asked only whether |dir| is known */
+    if (cxla_type_is_complex(t)) { /* EQ and NE only (op_ok), by parts */
+        if (strcmp(op, "==") && strcmp(op, "!=")) return NULL;
+        return F("(uint8_t)(%scxla_%s_eq(%s, %s))", op[0] == '!' ? "!" : "",
+                 t == CXLA_C64 ? "c64" : "c128", a, b);
+    }
     if (cxla_type_is_float(t)) {
         if (ctype && strcmp(ctype, "TOTALORDER") == 0) {
             const char *k = t == CXLA_F64 ? "cxla_total_f64" : "cxla_total_f32";
@@ -349,12 +547,22 @@ const char *cpu_emit_encode(cxla_arena *arena, cxla_type t, const char *x) {
 
 const char *cpu_emit_convert(cxla_arena *arena, cxla_type from, cxla_type to, const char *x) {
     if (from == to) return x; /* the bits, as the interpreter copies them */
+    if (cxla_type_is_complex(to)) {
+        /* From complex: each part rounded; from a real or integer value: the real part,
+         * rounded once from the exact value (small floats decode exactly). */
+        const char *k = to == CXLA_C64 ? "c64" : "c128", *c = to == CXLA_C64 ? "float" : "double";
+        if (cxla_type_is_complex(from))
+            return F("cxla_%s_make((%s)(%s).re, (%s)(%s).im)", k, c, x, c, x);
+        return F("cxla_%s_make((%s)%s, 0)", k, c, cpu_emit_decode(arena, from, x));
+    }
     if (cpu_emit_is_small(from)) {
         x = cpu_emit_decode(arena, from, x); /* exact */
         from = CXLA_F32;
     }
     const char *T = cpu_emit_ctype(to);
     if (to == CXLA_PRED) return F("(uint8_t)(%s != 0)", x);
+    if (cpu_emit_subbyte(to) && is_int_like(from)) /* wrapped to the width */
+        return narrow(arena, to, F("(%s)%s", utype(from), x));
     if (cxla_type_is_integer(to)) {
         if (is_int_like(from)) return F("(%s)(%s)%s", T, utype(to), x);
         int bits = cxla_type_bits(to);
@@ -404,4 +612,5 @@ void cpu_emit_small_float_helpers(cxla_strbuf *out) {
         }
         cxla_strbuf_puts(out, "};\n    return cxla_f32_from_bits(bits[b]);\n}\n");
     }
+    cpu_emit_complex_helpers(out);
 }

@@ -10,6 +10,13 @@
  * small-float helpers (cpu_emit_small_float_helpers) after it. */
 extern const char *const cpu_emit_prelude_lines[]; /* NULL-terminated */
 void cpu_emit_small_float_helpers(cxla_strbuf *out);
+/* The complex types and their arithmetic (emit_expr.c; cpu_emit_small_float_helpers
+ * writes them), and which complex operations have a C form. */
+void cpu_emit_complex_helpers(cxla_strbuf *out);
+bool cpu_emit_complex_unary_ok(cxla_opcode op);
+bool cpu_emit_complex_binary_ok(cxla_opcode op);
+/* Sub-byte integers (s4, u4, s2, u2, ...): elementwise kernels and data movement only. */
+bool cpu_emit_subbyte(cxla_type t);
 
 /* Element types kernels handle: pred, the integers of 8 bits and more, the real floats. */
 bool cpu_emit_type_ok(cxla_type t);

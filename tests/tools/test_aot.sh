@@ -24,7 +24,17 @@ expect "writes the files" 0 "" -- "$cxla" compile "$src/examples/predict.hlo" -o
   --prefix my_pred
 [ -f "$dir/p.h" ] && [ -f "$dir/p.c" ] && ok || fail "p.h and p.c were not written"
 grep -q "int my_pred_run(const void \*const \*args" "$dir/p.h" && ok || fail "no my_pred_run"
-# rng reads and advances the run's random state: it has no ahead-of-time form.
+# The complex exponential (C99's cexp in the interpreter) has no ahead-of-time form.
+cat >"$dir/cexp.hlo" <<'HLO'
+HloModule r
+ENTRY e {
+  a = c64[4] parameter(0)
+  ROOT the_exp = c64[4] exponential(a)
+}
+HLO
+expect "no ahead-of-time form" 1 "the_exp \(exponential\).*ahead-of-time" -- \
+  "$cxla" compile "$dir/cexp.hlo" -o "$dir/s"
+# rng compiles ahead of time: the seed and the state are NAME_options' (docs/aot.md).
 cat >"$dir/rng.hlo" <<'HLO'
 HloModule r
 ENTRY e {
@@ -33,8 +43,8 @@ ENTRY e {
   ROOT the_rng = f32[4] rng(a, b), distribution=rng_uniform
 }
 HLO
-expect "no ahead-of-time form" 1 "the_rng \(rng\).*ahead-of-time" -- \
-  "$cxla" compile "$dir/rng.hlo" -o "$dir/s"
+expect "rng compiles" 0 "" -- "$cxla" compile "$dir/rng.hlo" -o "$dir/r"
+grep -q "uint64_t \*rng_state;" "$dir/r.h" && ok || fail "no rng_state in r.h's options"
 
 # A dot whose columns are whole register blocks (N = 512) has no leftover-columns loop:
 # the never-run loop made gcc -O2 warn, an error under -Werror.
