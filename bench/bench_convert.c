@@ -2,6 +2,8 @@
  *  - the generic encoder (cxla_float_from_double: f32 -> bf16, f16, f8e4m3fn) against
  *    the frexp/ldexp version it replaced (kept here as the peer);
  *  - the element store every literal conversion goes through (cxla_store_f64);
+ *  - array conversions between float types in bulk (cxla_floats_convert: literal
+ *    conversion, the interpreter's convert) against the per-element conversion;
  *  - `cxla run`'s generated inputs (tools/fake_args.c, typed fills) against the
  *    per-element fill it replaced (splitmix64, a double in [-0.1, 0.2), cxla_store_c128).
  * Prints millions of values per second. Usage: bench_convert [N] (default 16M). */
@@ -13,6 +15,7 @@
 #include <time.h>
 
 #include "cxla/cxla.h"
+#include "base/floats.h"
 #include "literal/literal_internal.h"
 
 #include "../tools/fake_args.c"
@@ -86,6 +89,37 @@ int main(int argc, char **argv) {
         snprintf(name, sizeof name, "cxla_store_f64 -> %s", cxla_type_name(t));
         printf("%-44s %10.0f %10s\n", name, n / (t1 - t0) / 1e6, "");
     }
+    /* Array conversions between float types: in bulk (cxla_floats_convert, what
+     * cxla_literal_convert and the interpreter's convert call) against the per-element
+     * conversion that cxla_literal_convert did before (cxla_convert_element). */
+    static const cxla_type pairs[][2] = {
+        {CXLA_F32, CXLA_BF16},     {CXLA_BF16, CXLA_F32},     {CXLA_F32, CXLA_F16},
+        {CXLA_F16, CXLA_F32},      {CXLA_F64, CXLA_F32},      {CXLA_F32, CXLA_F64},
+        {CXLA_F32, CXLA_F8E4M3FN}, {CXLA_F8E4M3FN, CXLA_F32}, {CXLA_F32, CXLA_F8E5M2},
+        {CXLA_F8E5M2, CXLA_F32},   {CXLA_F64, CXLA_BF16},     {CXLA_BF16, CXLA_F16}};
+    void *from_buf = malloc((size_t)n * 8), *to_buf = malloc((size_t)n * 8);
+    if (!from_buf || !to_buf) return 1;
+    for (size_t k = 0; k < sizeof(pairs) / sizeof(pairs[0]); k++) {
+        cxla_type from = pairs[k][0], to = pairs[k][1];
+        size_t fs = cxla_type_storage(from), ts = cxla_type_storage(to);
+        /* Values of |from| spread over the range that matters (the f32 sources above,
+         * rounded to the type). */
+        cxla_floats_convert(CXLA_F32, src, from, from_buf, n);
+        memset(to_buf, 1, (size_t)n * ts); /* page faults first */
+        double t0 = now();
+        cxla_floats_convert(from, from_buf, to, to_buf, n);
+        double t1 = now();
+        for (int64_t i = 0; i < n; i++)
+            cxla_convert_element(from, (const char *)from_buf + (size_t)i * fs, to,
+                                 (char *)to_buf + (size_t)i * ts);
+        double t2 = now();
+        char name[64];
+        snprintf(name, sizeof name, "convert %s -> %s", cxla_type_name(from), cxla_type_name(to));
+        printf("%-44s %10.0f %10.0f %7.1fx\n", name, n / (t1 - t0) / 1e6, n / (t2 - t1) / 1e6,
+               (t2 - t1) / (t1 - t0));
+    }
+    free(from_buf);
+    free(to_buf);
     const cxla_type gen[] = {CXLA_BF16, CXLA_F16, CXLA_F32, CXLA_F8E4M3FN};
     for (size_t k = 0; k < sizeof(gen) / sizeof(gen[0]); k++) {
         cxla_shape shape = {.type = gen[k], .rank = 1, .dims = &n};

@@ -348,14 +348,15 @@ static cxla_type first_infeed_type(const cxla_module *m) {
     return CXLA_TYPE_INVALID;
 }
 
-/* Elided constants get generated values, with a warning. */
-static cxla_status fill_elided_constants(cxla_module *m, uint64_t *state) {
+/* Elided constants get generated values, with a warning unless |quiet|. */
+static cxla_status fill_elided_constants(cxla_module *m, uint64_t *state, bool quiet) {
     for (int64_t c = 0; c < m->comp_count; c++)
         for (int64_t i = 0; i < m->comps[c]->instr_count; i++) {
             cxla_instr *in = m->comps[c]->instrs[i];
             if (in->opcode != CXLA_OP_CONSTANT || !in->literal_elided || in->literal) continue;
-            fprintf(stderr, "cxla: warning: constant %s was elided; using generated values\n",
-                    in->name);
+            if (!quiet)
+                fprintf(stderr, "cxla: warning: constant %s was elided; using generated values\n",
+                        in->name);
             cxla_literal *lit;
             CXLA_RETURN_IF_ERROR(make_random(&in->shape, state, &lit));
             CXLA_RETURN_IF_ERROR(cxla_module_adopt_literal(m, lit));
@@ -547,7 +548,9 @@ static cxla_status run_threads(cxla_executable *exe, const run_flags *f, double 
     cxla_status s = owned && args && rows && results && times
                         ? NULL
                         : cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    double t0 = tool_now();
     if (!s) s = device_args(exe, f, partitions, 0, n, owned, args);
+    double t_inputs = tool_now() - t0;
     for (int64_t d = 0; d < n && !s; d++) rows[d] = args + d * nparams;
     tool_progress progress = {0};
     if (!s && f->repeat > 0) tool_progress_start(&progress, "run", f->repeat);
@@ -558,7 +561,7 @@ static cxla_status run_threads(cxla_executable *exe, const run_flags *f, double 
             cxla_literal_free(results[d]);
             results[d] = NULL;
         }
-        double t0 = tool_now();
+        t0 = tool_now();
         s = cxla_executable_execute(exe, &o, rows, nparams, results);
         times[r] = tool_now() - t0;
         if (f->repeat > 0) tool_progress_update(&progress, r + 1, NULL);
@@ -568,9 +571,11 @@ static cxla_status run_threads(cxla_executable *exe, const run_flags *f, double 
     if (s) s = cxla_status_annotate(s, "%s", f->module_path);
     if (!s && f->repeat > 0) {
         double parse_times[1] = {t_parse}, compile_times[1] = {t_compile};
+        double input_times[1] = {t_inputs};
         fprintf(stderr, "%ld runs of %s on %" PRId64 " devices\n", f->repeat, f->module_path, n);
         print_phase("parse", parse_times, 1);
         print_phase("compile", compile_times, 1);
+        print_phase("inputs", input_times, 1);
         print_phase("run", times, runs);
     }
     for (int64_t d = 0; d < n && !s; d++) {
@@ -848,7 +853,7 @@ int cmd_run(int argc, char **argv) {
         }
     }
     uint64_t state = seed;
-    if (!s) s = fill_elided_constants(m, &state);
+    if (!s) s = fill_elided_constants(m, &state, f.quiet);
     cxla_type infeed_type = m ? first_infeed_type(m) : CXLA_TYPE_INVALID;
     /* What generated inputs must satisfy, found before compiling takes the module. */
     fake_constraint *fake = !s && ninputs == 0 && !f.input_dir ? fake_args_constraints(m) : NULL;
@@ -886,6 +891,7 @@ int cmd_run(int argc, char **argv) {
     /* Arguments. */
     int64_t nparams = exe ? cxla_executable_parameter_count(exe) : 0;
     cxla_literal **args = calloc((size_t)(nparams ? nparams : 1), sizeof(*args));
+    t0 = tool_now();
     if (!s) {
         int64_t leaves = cxla_executable_parameter_leaf_count(exe);
         if (ninputs == 0) {
@@ -902,6 +908,7 @@ int cmd_run(int argc, char **argv) {
                 s = build_arg(cxla_executable_parameter_shape(exe, p), inputs, &next, &args[p]);
         }
     }
+    double t_inputs = tool_now() - t0; /* generated, or read from files */
     /* Infeed values, read once and queued again for each run. */
     cxla_literal **infeed_values =
         calloc((size_t)(ninfeeds ? ninfeeds : 1), sizeof(cxla_literal *));
@@ -953,9 +960,11 @@ int cmd_run(int argc, char **argv) {
     tool_ticker_stop(&ticker);
     if (!s && repeat > 0) {
         double parse_times[1] = {t_parse}, compile_times[1] = {t_compile};
+        double input_times[1] = {t_inputs};
         fprintf(stderr, "%ld runs of %s\n", repeat, module_path);
         print_phase("parse", parse_times, 1);
         print_phase("compile", compile_times, 1);
+        print_phase("inputs", input_times, 1);
         print_phase("run", times, runs);
     }
     if (!s && !f.quiet) print_result(stdout, result);

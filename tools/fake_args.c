@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/floats.h"
 #include "literal/literal_internal.h"
 
 /* ---- constraints ------------------------------------------------------------------- */
@@ -18,6 +19,7 @@ typedef struct walk {
     int64_t id_count;
     fake_constraint *c;
     const cxla_instr *param;
+    bool sign; /* the second walk: a float value whose sign it carries (visit_sign) */
 } walk;
 
 static bool marked(const walk *w, const cxla_instr *in) {
@@ -78,10 +80,13 @@ static const cxla_computation *callee_of(const cxla_instr *in) {
 /* Does the value of |in| come from a marked operand, as an index would through the
  * steps that carry one (data formatting, conversion, and the arithmetic and selects of
  * negative-index wrapping that jnp.take writes)? Records the constrained uses. */
+static bool visit_sign(walk *w, const cxla_instr *in, int depth);
+
 static bool visit(walk *w, const cxla_instr *in, int depth) {
     bool any = false;
     for (int64_t i = 0; i < in->operand_count; i++) any |= marked(w, in->operands[i]);
     if (!any) return false;
+    if (w->sign) return visit_sign(w, in, depth);
     const cxla_instr *const *ops = (const cxla_instr *const *)in->operands;
     switch (in->opcode) {
     case CXLA_OP_RESHAPE:
@@ -143,6 +148,43 @@ static bool visit(walk *w, const cxla_instr *in, int depth) {
     }
 }
 
+/* The second walk, over float parameters (a cxla rule; XLA has none): does the value of
+ * |in| carry a marked operand's sign, through data formatting and the arithmetic that keeps
+ * a non-negative value non-negative (add, multiply, divide, maximum: an optimizer's
+ * second-moment state v in sqrt(b2 * v + (1 - b2) * g * g))? Not through subtract or
+ * negate. A marked argument of sqrt, rsqrt, log, log1p or power's base makes the
+ * parameter non_negative, so that generated inputs give numbers, not NaN. */
+static bool visit_sign(walk *w, const cxla_instr *in, int depth) {
+    const cxla_instr *const *ops = (const cxla_instr *const *)in->operands;
+    switch (in->opcode) {
+    case CXLA_OP_SQRT:
+    case CXLA_OP_RSQRT:
+    case CXLA_OP_LOG:
+    case CXLA_OP_LOG1P:
+    case CXLA_OP_POWER:
+        if (marked(w, ops[0])) w->c->non_negative = true;
+        return false;
+    case CXLA_OP_RESHAPE:
+    case CXLA_OP_TRANSPOSE:
+    case CXLA_OP_COPY:
+    case CXLA_OP_SLICE:
+    case CXLA_OP_BROADCAST:
+    case CXLA_OP_CONVERT:
+    case CXLA_OP_REDUCE_PRECISION:
+    case CXLA_OP_CONCATENATE:
+    case CXLA_OP_ADD:
+    case CXLA_OP_MULTIPLY:
+    case CXLA_OP_DIVIDE:
+    case CXLA_OP_MAXIMUM: return cxla_type_is_float(in->shape.type);
+    case CXLA_OP_DYNAMIC_SLICE:
+    case CXLA_OP_PAD: return marked(w, ops[0]) && cxla_type_is_float(in->shape.type);
+    case CXLA_OP_SELECT: return marked(w, ops[1]) || marked(w, ops[2]);
+    case CXLA_OP_CALL:
+    case CXLA_OP_FUSION: return walk_callee(w, in, callee_of(in), depth);
+    default: return false;
+    }
+}
+
 static void walk_computation(walk *w, const cxla_computation *comp, int depth) {
     /* Definitions come before uses, so one pass suffices; a second catches text that
      * was not in order. */
@@ -179,6 +221,12 @@ fake_constraint *fake_args_constraints(const cxla_module *module) {
         walk w = {.from_param = from_param, .id_count = ids, .c = &out[p], .param = param};
         mark(&w, param);
         walk_computation(&w, entry, 0);
+        if (cxla_type_is_float(param->shape.type)) {
+            memset(from_param, 0, (size_t)ids * sizeof(bool));
+            w.sign = true;
+            mark(&w, param);
+            walk_computation(&w, entry, 0);
+        }
         /* One constraint wins, the index bound first (XLA rejects conflicting ones). */
         if (out[p].index_bound >= 0) out[p].no_duplicates = false, out[p].init_value = -1;
         if (out[p].no_duplicates) out[p].init_value = -1;
@@ -201,140 +249,216 @@ static inline uint64_t splitmix64(uint64_t *state) {
     return mix64(*state += GOLDEN);
 }
 
-/* Random word |j| of an array whose key is |key|: splitmix64's output sequence, indexed
- * (counter-based), so any range of an array can be filled on its own, by any thread, and
- * the values do not depend on how the work was split. */
+/* Random word |j| of a stream whose key is |key|: splitmix64's output sequence, indexed
+ * (counter-based). */
 static inline uint64_t word_at(uint64_t key, uint64_t j) {
     return mix64(key + (j + 1) * GOLDEN);
 }
 
-/* Uniform in [-0.1, 0.2] from 24 random bits, in float arithmetic as XLA's
- * uniform_real_distribution<float> computes it (a + (b - a) * u). */
+/* Floats are filled in blocks of FILL_BLOCK elements. Block b's random words come from
+ * FILL_LANES xorshift128+ generators side by side, seeded from splitmix64 at (key, b):
+ * any block can be made on its own, by any thread, so the values do not depend on how
+ * the work was split. The generators are one loop whose dependence distance is
+ * FILL_LANES words (x[i] from x[i - 2 * FILL_LANES] and x[i - FILL_LANES]), and the
+ * conversions to the element type are loops with a constant trip count and no branches:
+ * the compiler vectorizes both (splitmix64 itself does not vectorize, its 64-bit
+ * multiplies have no SSE2 or AVX2 instruction). */
+enum { FILL_LANES = 8, FILL_BLOCK = 2048 };
+
+/* Lanes of 64-bit random words: FILL_BLOCK of them (a block of f64) or fewer. */
+static inline void block_words(uint64_t key, uint64_t block, uint64_t *restrict words, int count) {
+    uint64_t x[FILL_BLOCK + 2 * FILL_LANES];
+    for (int k = 0; k < 2 * FILL_LANES; k++)
+        x[k] = word_at(key, block * 2 * FILL_LANES + (uint64_t)k) | 1; /* never all zero */
+    for (int i = 2 * FILL_LANES; i < count + 2 * FILL_LANES; i++) {
+        uint64_t a = x[i - 2 * FILL_LANES], b = x[i - FILL_LANES];
+        a ^= a << 23;
+        x[i] = a ^ b ^ (a >> 17) ^ (b >> 26);
+        words[i - 2 * FILL_LANES] = x[i] + b;
+    }
+}
+
+/* Uniform in [-0.1, 0.2] from 24 random bits (the top of |w|), in float arithmetic as
+ * XLA's uniform_real_distribution<float> computes it (a + (b - a) * u). The product and
+ * the sum are separate statements, and the values must not depend on whether the
+ * compiler fuses them into a multiply-add where the target has one (every target clone
+ * below, a -march=native build): clang fuses only within an expression, and gcc not at
+ * all in ISO C (-std=c11, as CMake builds it). */
 static inline float uniform_f32(uint32_t w) {
-    return -0.1f + 0.3f * ((float)(w >> 8) * 0x1p-24f);
+    float scaled = 0.3f * ((float)(int32_t)(w >> 8) * 0x1p-24f);
+    return scaled - 0.1f;
 }
 
 /* The same from 16 random bits: 65536 values, as fine as a 16-bit or narrower float
  * needs there (f16's spacing near 0.2 is 2^-13; 0.3 * 2^-16 is finer). */
 static inline float uniform_f32_16(uint32_t w) {
-    return -0.1f + 0.3f * ((float)(w & 0xffff) * 0x1p-16f);
+    float scaled = 0.3f * ((float)(int32_t)(w & 0xffff) * 0x1p-16f);
+    return scaled - 0.1f;
 }
 
 static inline double uniform_f64(uint64_t r) {
-    return -0.1 + 0.3 * ((double)(r >> 11) * 0x1p-53);
+    double scaled = 0.3 * ((double)(int64_t)(r >> 11) * 0x1p-53);
+    return scaled - 0.1;
 }
 
-static inline uint16_t bf16_of(float f) {
+static inline uint32_t bits_of(float f) {
     uint32_t a;
     memcpy(&a, &f, sizeof a);
-    return (uint16_t)((a + 0x7fffu + ((a >> 16) & 1)) >> 16); /* no NaN in [-0.1, 0.2] */
+    return a;
 }
 
-/* The bits of every value a 16-bit draw gives, for one float type of 16 bits or fewer:
- * filling is then one table look-up per element. */
-static void small_float_table(cxla_type type, uint16_t *table) {
-    for (uint32_t w = 0; w < 65536; w++) {
-        float v = uniform_f32_16(w);
-        table[w] = type == CXLA_BF16 ? bf16_of(v) : (uint16_t)cxla_float_from_float(type, v);
-    }
+static inline float float_of(uint32_t a) {
+    float f;
+    memcpy(&f, &a, sizeof f);
+    return f;
 }
 
-/* Fills elements [lo, hi) of a float array of |type| (complex: components) from |key|;
- * |lo| is a multiple of 4. |table| is small_float_table's for 16-bit and narrower types. */
-static void fill_float_range(cxla_type type, void *data, uint64_t key, int64_t lo, int64_t hi,
-                             const uint16_t *table) {
-    /* Whole words first, in loops without branches (the word index is the loop counter,
-     * so the compiler can unroll and keep the mixing in registers), then the tail: the
-     * values are those of element i drawn from word i / (values per word). */
+/* bf16 and f16 of a float in [-0.1, 0.2], rounded to nearest even as cxla_f32_to_bf16
+ * and cxla_f32_to_f16 round (no NaN, infinity or overflow in that range; f16 subnormals
+ * below 2^-14 by adding 0.5, whose last place is f16's subnormal step 2^-24). */
+static inline uint16_t bf16_of(float f) {
+    uint32_t a = bits_of(f);
+    return (uint16_t)((a + 0x7fffu + ((a >> 16) & 1)) >> 16);
+}
+
+static inline uint16_t f16_of(float f) {
+    uint32_t u = bits_of(f), a = u & 0x7fffffffu;
+    uint32_t normal = (a + 0xfffu + ((a >> 13) & 1) - 0x38000000u) >> 13;
+    uint32_t subnormal = bits_of(float_of(a) + 0.5f) - 0x3f000000u;
+    uint32_t m = 0u - (uint32_t)(a < 0x38800000u); /* a select, not a branch */
+    return (uint16_t)(((u >> 16) & 0x8000u) | (subnormal & m) | (normal & ~m));
+}
+
+/* gcc compiles the block fill for AVX-512 and AVX2 too and picks one when the program
+ * starts (an ifunc): the same values, 2-3x faster than SSE2 where the CPU has them. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__x86_64__) &&           \
+    defined(__linux__)
+#define FILL_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define FILL_CLONES
+#endif
+
+/* Block |block| of a float array of |type| (complex: its components as f32 or f64) from
+ * |key|: |count| <= FILL_BLOCK elements written to |out|. |table| is small_float_table's
+ * for the one-byte types. */
+FILL_CLONES
+static void fill_block(cxla_type type, void *out, uint64_t key, uint64_t block, int count,
+                       const uint8_t *table) {
+    uint64_t words[FILL_BLOCK];
     switch (type) {
-    case CXLA_F32:
-    case CXLA_C64: { /* two per word: the low half, then the high half */
-        float *restrict d = data;
-        for (int64_t w = lo / 2; w < hi / 2; w++) {
-            uint64_t r = word_at(key, (uint64_t)w);
-            d[2 * w] = uniform_f32((uint32_t)r);
-            d[2 * w + 1] = uniform_f32((uint32_t)(r >> 32));
-        }
-        if (hi & 1) d[hi - 1] = uniform_f32((uint32_t)word_at(key, (uint64_t)(hi - 1) / 2));
-        break;
-    }
     case CXLA_F64:
-    case CXLA_C128: {
-        double *restrict d = data;
-        for (int64_t i = lo; i < hi; i++) d[i] = uniform_f64(word_at(key, (uint64_t)i));
-        break;
+    case CXLA_C128: { /* one value per word */
+        double d[FILL_BLOCK];
+        block_words(key, block, words, FILL_BLOCK);
+        for (int i = 0; i < FILL_BLOCK; i++) d[i] = uniform_f64(words[i]);
+        memcpy(out, d, (size_t)count * sizeof(double));
+        return;
     }
-    default: { /* f16, bf16 (two bytes), the f8, f6 and f4 types (one): four per word */
-        int64_t w1 = hi / 4;
-        if (cxla_type_storage(type) == 2) {
-            uint16_t *restrict d = data;
-            for (int64_t w = lo / 4; w < w1; w++) {
-                uint64_t r = word_at(key, (uint64_t)w);
-                d[4 * w] = table[r & 0xffff];
-                d[4 * w + 1] = table[(r >> 16) & 0xffff];
-                d[4 * w + 2] = table[(r >> 32) & 0xffff];
-                d[4 * w + 3] = table[r >> 48];
-            }
-            for (int64_t i = w1 * 4 > lo ? w1 * 4 : lo; i < hi; i++)
-                d[i] = table[(word_at(key, (uint64_t)i / 4) >> (16 * (i % 4))) & 0xffff];
-        } else {
-            uint8_t *restrict d = data;
-            for (int64_t w = lo / 4; w < w1; w++) {
-                uint64_t r = word_at(key, (uint64_t)w);
-                d[4 * w] = (uint8_t)table[r & 0xffff];
-                d[4 * w + 1] = (uint8_t)table[(r >> 16) & 0xffff];
-                d[4 * w + 2] = (uint8_t)table[(r >> 32) & 0xffff];
-                d[4 * w + 3] = (uint8_t)table[r >> 48];
-            }
-            for (int64_t i = w1 * 4 > lo ? w1 * 4 : lo; i < hi; i++)
-                d[i] = (uint8_t)table[(word_at(key, (uint64_t)i / 4) >> (16 * (i % 4))) & 0xffff];
+    case CXLA_F32:
+    case CXLA_C64: { /* one per 32-bit half word */
+        uint32_t h[FILL_BLOCK];
+        float f[FILL_BLOCK];
+        block_words(key, block, words, FILL_BLOCK / 2);
+        memcpy(h, words, sizeof h);
+        for (int i = 0; i < FILL_BLOCK; i++) f[i] = uniform_f32(h[i]);
+        memcpy(out, f, (size_t)count * sizeof(float));
+        return;
+    }
+    case CXLA_BF16:
+    case CXLA_F16: { /* one per 16 bits */
+        uint32_t h[FILL_BLOCK / 2];
+        float f[FILL_BLOCK];
+        uint16_t o[FILL_BLOCK];
+        block_words(key, block, words, FILL_BLOCK / 4);
+        memcpy(h, words, sizeof h);
+        for (int i = 0; i < FILL_BLOCK / 2; i++) {
+            f[2 * i] = uniform_f32_16(h[i]);
+            f[2 * i + 1] = uniform_f32_16(h[i] >> 16);
         }
-        break;
+        if (type == CXLA_BF16)
+            for (int i = 0; i < FILL_BLOCK; i++) o[i] = bf16_of(f[i]);
+        else
+            for (int i = 0; i < FILL_BLOCK; i++) o[i] = f16_of(f[i]);
+        memcpy(out, o, (size_t)count * sizeof(uint16_t));
+        return;
     }
+    default: { /* the f8, f6 and f4 types: each 16-bit draw looked up in |table| */
+        uint16_t d[FILL_BLOCK];
+        uint8_t *o = out;
+        block_words(key, block, words, FILL_BLOCK / 4);
+        memcpy(d, words, sizeof d);
+        for (int i = 0; i < count; i++) o[i] = table[d[i]];
+        return;
+    }
+    }
+}
+
+/* For the one-byte float types: what each of the 65536 16-bit draws becomes. */
+static uint8_t *small_float_table(cxla_type type) {
+    uint8_t *table = malloc(65536);
+    float f[256];
+    for (uint32_t w = 0; table && w < 65536; w += 256) {
+        for (uint32_t i = 0; i < 256; i++) f[i] = uniform_f32_16(w + i);
+        if (!cxla_floats_convert(CXLA_F32, f, type, table + w, 256))
+            for (uint32_t i = 0; i < 256; i++)
+                table[w + i] = (uint8_t)cxla_float_from_float(type, f[i]);
+    }
+    return table;
+}
+
+/* Blocks [lo, hi) of an array of |n| elements (components, for complex types). */
+static void fill_blocks(cxla_type type, void *data, int64_t n, uint64_t key, int64_t lo, int64_t hi,
+                        const uint8_t *table) {
+    size_t es = cxla_type_storage(cxla_type_component(type));
+    for (int64_t b = lo; b < hi; b++) {
+        int64_t first = b * FILL_BLOCK, left = n - first;
+        fill_block(type, (char *)data + (size_t)first * es, key, (uint64_t)b,
+                   left < FILL_BLOCK ? (int)left : FILL_BLOCK, table);
     }
 }
 
 typedef struct fill_job {
     cxla_type type;
     void *data;
+    int64_t n;
     uint64_t key;
-    int64_t lo, hi;
-    const uint16_t *table;
+    int64_t lo, hi; /* blocks */
+    const uint8_t *table;
 } fill_job;
 
 static void *fill_job_run(void *arg) {
     fill_job *j = arg;
-    fill_float_range(j->type, j->data, j->key, j->lo, j->hi, j->table);
+    fill_blocks(j->type, j->data, j->n, j->key, j->lo, j->hi, j->table);
     return NULL;
 }
 
-/* Large arrays (a model's weights) are filled by several threads; the values are the
- * same as one thread would write. */
+/* Large arrays (a model's weights) are filled by several threads, whole blocks each; the
+ * values are the same as one thread would write. */
 static void fill_floats(cxla_type type, void *data, int64_t n, uint64_t key) {
     enum { MAX_THREADS = 16, PER_THREAD = 1 << 22 };
-    uint16_t *table = NULL;
-    if (type != CXLA_F32 && type != CXLA_F64 && type != CXLA_C64 && type != CXLA_C128) {
-        table = malloc(65536 * sizeof(uint16_t));
+    int64_t blocks = (n + FILL_BLOCK - 1) / FILL_BLOCK;
+    uint8_t *table = NULL;
+    if (cxla_type_storage(type) == 1) {
+        table = small_float_table(type);
         if (!table) return; /* out of memory: the array stays zero */
-        small_float_table(type, table);
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int64_t threads = n / PER_THREAD;
     if (threads > cpus) threads = cpus;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
     if (threads < 2) {
-        fill_float_range(type, data, key, 0, n, table);
+        fill_blocks(type, data, n, key, 0, blocks, table);
         free(table);
         return;
     }
     pthread_t tid[MAX_THREADS];
     fill_job jobs[MAX_THREADS];
     bool started[MAX_THREADS] = {false};
-    int64_t step = (n / threads + 7) & ~(int64_t)7; /* whole words per thread */
+    int64_t step = (blocks + threads - 1) / threads;
     for (int64_t t = 0; t < threads; t++) {
-        int64_t lo = t * step < n ? t * step : n, hi = t == threads - 1 ? n : (t + 1) * step;
-        if (hi > n) hi = n;
-        jobs[t] = (fill_job){type, data, key, lo, hi, table};
+        int64_t lo = t * step < blocks ? t * step : blocks;
+        int64_t hi = lo + step < blocks ? lo + step : blocks;
+        jobs[t] = (fill_job){type, data, n, key, lo, hi, table};
         started[t] = pthread_create(&tid[t], NULL, fill_job_run, &jobs[t]) == 0;
         if (!started[t]) fill_job_run(&jobs[t]); /* no thread: do it here */
     }
@@ -380,6 +504,36 @@ static void fill_ints(cxla_literal *lit, const fake_constraint *c, uint64_t *sta
         cxla_store_u64(t, data + (size_t)i * es, splitmix64(state) % range);
 }
 
+/* |x| of every element, by clearing the sign bit: the top bit of the type's width within
+ * each element's storage (the host's byte order). f8e8m0fnu has no sign. */
+static void clear_signs(cxla_type t, char *data, int64_t n) {
+    size_t es = cxla_type_storage(t);
+    int bits = cxla_type_bits(t);
+    if (t == CXLA_F8E8M0FNU || bits < 2 || (size_t)bits > 8 * es || es > 8) return;
+    uint64_t keep = ~(1ULL << (bits - 1));
+    for (int64_t i = 0; i < n; i++) {
+        char *e = data + (size_t)i * es;
+        if (es == 1) {
+            *(uint8_t *)e &= (uint8_t)keep;
+        } else if (es == 2) {
+            uint16_t v;
+            memcpy(&v, e, 2);
+            v &= (uint16_t)keep;
+            memcpy(e, &v, 2);
+        } else if (es == 4) {
+            uint32_t v;
+            memcpy(&v, e, 4);
+            v &= (uint32_t)keep;
+            memcpy(e, &v, 4);
+        } else if (es == 8) {
+            uint64_t v;
+            memcpy(&v, e, 8);
+            v &= keep;
+            memcpy(e, &v, 8);
+        }
+    }
+}
+
 void fake_args_fill(cxla_literal *lit, const fake_constraint *c, uint64_t *state) {
     cxla_type t = cxla_literal_type(lit);
     size_t es = cxla_type_storage(t);
@@ -399,6 +553,7 @@ void fake_args_fill(cxla_literal *lit, const fake_constraint *c, uint64_t *state
     } else if (cxla_type_is_float(t) || cxla_type_is_complex(t)) {
         /* One word of |state| keys the whole array. */
         fill_floats(t, data, cxla_type_is_complex(t) ? 2 * n : n, splitmix64(state));
+        if (c && c->non_negative && cxla_type_is_float(t)) clear_signs(t, data, n);
     }
 }
 

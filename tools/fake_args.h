@@ -22,6 +22,7 @@ typedef struct fake_constraint {
     int64_t index_bound; /* >= 0: integers drawn in [0, index_bound]; -1: no bound */
     bool no_duplicates;  /* integers: a shuffled iota (sort keys) */
     int init_value;      /* 0 or 1: every element that value (reduce init); -1: none */
+    bool non_negative;   /* floats: reaches sqrt/rsqrt/log/log1p/pow: drawn as |x| */
 } fake_constraint;
 
 /* The constraints of each entry parameter of |module| (module->entry->param_count of

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "base/floats.h"
 #include "cxla/types.h"
 
 static uint32_t f32_bits(float value) {
@@ -275,4 +276,280 @@ uint16_t cxla_f32_to_bf16(float value) {
 
 float cxla_bf16_to_f32(uint16_t bits) {
     return f32_from_bits((uint32_t)bits << 16);
+}
+
+/* ---- Bulk conversions (floats.h) ------------------------------------------------ */
+
+/* Arrays go through blocks of a fixed number of elements in integer and float lanes:
+ * loops with a constant trip count, no calls and no branches (selects only) are what gcc
+ * -O2 vectorizes; a short tail goes through the same code on a zero-padded copy. Every
+ * formula below is the generic encoder's or decoder's on whole lanes, so the results are
+ * theirs bit for bit (tests/base/test_floats.c checks every f16/bf16/f8 pattern and
+ * millions of f32 and f64 values). */
+enum { BLOCK = 64 };
+
+/* |c| ? |a| : |b| as bit operations: the compiler keeps it a select (a blend), where a
+ * conditional expression next to float arithmetic can become a branch that stops
+ * vectorization. */
+static uint32_t select32(bool c, uint32_t a, uint32_t b) {
+    uint32_t m = 0u - (uint32_t)c;
+    return (a & m) | (b & ~m);
+}
+
+static uint64_t select64(bool c, uint64_t a, uint64_t b) {
+    uint64_t m = 0 - (uint64_t)c;
+    return (a & m) | (b & ~m);
+}
+
+/* A small format from a wider one (f32 or f64): round to nearest even by integer
+ * addition on the magnitude's bits where the result is normal; where it is subnormal,
+ * add |magic|, whose last place is the format's subnormal step, so that the hardware's
+ * rounding (to nearest even) leaves the result's integer in the low bits. */
+typedef struct encoder {
+    int shift;               /* source mantissa bits - target mantissa bits */
+    uint64_t round;          /* 2^(shift - 1) - 1: half the target's last place, less one */
+    uint64_t rebias;         /* (source bias - target bias) << source mantissa bits */
+    uint64_t min_normal;     /* the source bits of the target's smallest normal value */
+    double magic;            /* 2^(1 - bias - m + source mantissa bits) */
+    uint32_t max_finite;     /* larger magnitudes overflow */
+    uint32_t overflow, nan;  /* magnitudes of overflow and of NaN */
+    uint32_t sign;           /* the target's sign bit */
+    uint32_t zero_keeps_neg; /* all ones; 0 for fnuz, where a zero magnitude takes no sign */
+} encoder;
+
+static encoder encoder_for(const cxla_type_info *info, int src_mant, int src_bias) {
+    int m = info->mantissa_bits, bias = info->exponent_bias;
+    encoder e;
+    e.shift = src_mant - m;
+    e.round = ((uint64_t)1 << (e.shift - 1)) - 1;
+    e.rebias = (uint64_t)(src_bias - bias) << src_mant;
+    e.min_normal = (uint64_t)(1 - bias + src_bias) << src_mant;
+    e.magic = pow2(1 - bias - m + src_mant);
+    e.max_finite = max_finite(info);
+    e.overflow = overflow_magnitude(info);
+    e.nan = nan_magnitude(info);
+    e.sign = 1u << (info->exponent_bits + m);
+    e.zero_keeps_neg = info->float_kind == CXLA_FLOAT_FNUZ ? 0 : ~0u;
+    return e;
+}
+
+/* f32 bits -> the format's bits. */
+static void encode_f32_block(const encoder *e, const uint32_t *restrict in,
+                             uint32_t *restrict out) {
+    const int shift = e->shift;
+    const uint32_t round = (uint32_t)e->round, rebias = (uint32_t)e->rebias;
+    const uint32_t min_normal = (uint32_t)e->min_normal;
+    const float magic = (float)e->magic;
+    const uint32_t magic_bits = f32_bits(magic), max = e->max_finite, overflow = e->overflow;
+    const uint32_t nan = e->nan, sign = e->sign, zero_keeps_neg = e->zero_keeps_neg;
+    for (int i = 0; i < BLOCK; i++) {
+        uint32_t u = in[i], a = u & 0x7fffffffu;
+        /* Wraps for lanes below min_normal, which take the other value. */
+        uint32_t normal = (a + round + ((a >> shift) & 1) - rebias) >> shift;
+        uint32_t subnormal = f32_bits(f32_from_bits(a) + magic) - magic_bits;
+        uint32_t mag = select32(a < min_normal, subnormal, normal);
+        mag = select32(mag > max, overflow, mag); /* infinity too */
+        mag = select32(a > 0x7f800000u, nan, mag);
+        uint32_t neg = select32((mag & (sign - 1)) != 0, sign, sign & zero_keeps_neg);
+        out[i] = mag ^ (neg & (0u - (u >> 31)));
+    }
+}
+
+/* f64 bits -> the format's bits: the same on 64-bit lanes (one rounding, from the
+ * double). */
+static void encode_f64_block(const encoder *e, const uint64_t *restrict in,
+                             uint32_t *restrict out) {
+    const int shift = e->shift;
+    const uint64_t round = e->round, rebias = e->rebias, min_normal = e->min_normal;
+    const double magic = e->magic;
+    const uint64_t magic_bits = f64_bits(magic), max = e->max_finite, overflow = e->overflow;
+    const uint64_t nan = e->nan, sign = e->sign, zero_keeps_neg = e->zero_keeps_neg;
+    for (int i = 0; i < BLOCK; i++) {
+        uint64_t u = in[i], a = u & 0x7fffffffffffffffull;
+        uint64_t normal = (a + round + ((a >> shift) & 1) - rebias) >> shift;
+        uint64_t subnormal = f64_bits(f64_from_bits(a) + magic) - magic_bits;
+        uint64_t mag = select64(a < min_normal, subnormal, normal);
+        mag = select64(mag > max, overflow, mag);
+        mag = select64(a > 0x7ff0000000000000ull, nan, mag);
+        uint64_t neg = select64((mag & (sign - 1)) != 0, sign, sign & zero_keeps_neg);
+        out[i] = (uint32_t)(mag ^ (neg & (0 - (u >> 63))));
+    }
+}
+
+/* f32 bits -> bf16 (cxla_f32_to_bf16). */
+static void bf16_block(const uint32_t *restrict in, uint32_t *restrict out) {
+    for (int i = 0; i < BLOCK; i++) {
+        uint32_t u = in[i];
+        uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1)) >> 16;
+        uint32_t nan = ((u >> 16) & 0x8000) | 0x7fc0;
+        out[i] = select32((u & 0x7fffffffu) > 0x7f800000u, nan, rounded);
+    }
+}
+
+/* The format's bits -> f32 bits (the generic decoder; for f16, cxla_f16_to_f32, which
+ * keeps a NaN's payload). */
+typedef struct decoder {
+    uint32_t mask;         /* the format's bits (f4, f6: the low bits of a byte) */
+    uint32_t sign;         /* its sign bit */
+    int shift;             /* 23 - m */
+    uint32_t rebias;       /* (127 - bias) << 23 */
+    uint32_t min_normal;   /* 2^m: smaller magnitudes have a zero exponent field */
+    float step;            /* 2^(1 - bias - m), the subnormal step */
+    uint32_t special_from; /* magnitudes from here are infinity or NaN; none: UINT32_MAX */
+    uint32_t inf;          /* the infinity's magnitude; none: UINT32_MAX */
+    uint32_t nan_alone;    /* fnuz: the bits of its NaN (the sign bit alone); else none */
+    bool keep_payload;     /* f16 */
+} decoder;
+
+static decoder decoder_for(const cxla_type_info *info, cxla_type type) {
+    int e = info->exponent_bits, m = info->mantissa_bits, bias = info->exponent_bias;
+    decoder d;
+    d.sign = 1u << (e + m);
+    d.mask = (d.sign << 1) - 1;
+    d.shift = 23 - m;
+    d.rebias = (uint32_t)(127 - bias) << 23;
+    d.min_normal = 1u << m;
+    d.step = (float)pow2(1 - bias - m);
+    d.special_from = d.inf = d.nan_alone = UINT32_MAX;
+    d.keep_payload = type == CXLA_F16;
+    switch (info->float_kind) {
+    case CXLA_FLOAT_IEEE: d.special_from = d.inf = ((1u << e) - 1) << m; break;
+    case CXLA_FLOAT_FN: d.special_from = d.sign - 1; break;
+    case CXLA_FLOAT_FNUZ: d.nan_alone = d.sign; break;
+    case CXLA_FLOAT_FN_NO_NAN:
+    case CXLA_FLOAT_FNU: break;
+    }
+    return d;
+}
+
+static void decode_block(const decoder *d, const uint32_t *restrict in, uint32_t *restrict out) {
+    const uint32_t mask = d->mask, sign = d->sign, rebias = d->rebias;
+    const uint32_t min_normal = d->min_normal, special_from = d->special_from, inf = d->inf;
+    const uint32_t nan_alone = d->nan_alone, payload = d->keep_payload ? ~0u : 0;
+    const int shift = d->shift;
+    const float step = d->step;
+    for (int i = 0; i < BLOCK; i++) {
+        uint32_t x = in[i] & mask, mag = x & (sign - 1);
+        uint32_t normal = (mag << shift) + rebias;
+        uint32_t subnormal = f32_bits((float)(int32_t)mag * step); /* exact */
+        uint32_t r = select32(mag < min_normal, subnormal, normal);
+        /* f16 keeps the NaN's bits (infinity's are zero); the f8 types give the quiet NaN. */
+        uint32_t special = select32(mag == inf, 0x7f800000u, 0x7fc00000u);
+        special = (special & ~payload) | ((0x7f800000u | (mag << shift)) & payload);
+        r = select32(mag >= special_from, special, r);
+        r = select32(x == nan_alone, 0x7fc00000u, r);
+        out[i] = r | select32((x & sign) != 0, 0x80000000u, 0);
+    }
+}
+
+static bool bulk_type(cxla_type type) {
+    const cxla_type_info *info = cxla_type_get_info(type);
+    return info && info->klass == CXLA_CLASS_FLOAT && info->float_kind != CXLA_FLOAT_FNU;
+}
+
+bool cxla_floats_can_convert(cxla_type from, cxla_type to) {
+    return bulk_type(from) && bulk_type(to);
+}
+
+/* Blocks in and out of storage: |count| <= BLOCK elements of |size| bytes; the lanes
+ * past |count| are zero. */
+static void load_block(size_t size, const unsigned char *src, uint32_t *restrict w, int count) {
+    if (count < BLOCK) memset(w, 0, sizeof(uint32_t) * BLOCK);
+    if (size == 4) {
+        memcpy(w, src, (size_t)count * 4);
+    } else if (size == 2) {
+        uint16_t h[BLOCK];
+        if (count < BLOCK) memset(h, 0, sizeof h);
+        memcpy(h, src, (size_t)count * 2);
+        for (int i = 0; i < BLOCK; i++) w[i] = h[i];
+    } else {
+        uint8_t b[BLOCK];
+        if (count < BLOCK) memset(b, 0, sizeof b);
+        memcpy(b, src, (size_t)count);
+        for (int i = 0; i < BLOCK; i++) w[i] = b[i];
+    }
+}
+
+static void store_block(size_t size, const uint32_t *restrict w, unsigned char *dst, int count) {
+    if (size == 4) {
+        memcpy(dst, w, (size_t)count * 4);
+    } else if (size == 2) {
+        uint16_t h[BLOCK];
+        for (int i = 0; i < BLOCK; i++) h[i] = (uint16_t)w[i];
+        memcpy(dst, h, (size_t)count * 2);
+    } else {
+        uint8_t b[BLOCK];
+        for (int i = 0; i < BLOCK; i++) b[i] = (uint8_t)w[i];
+        memcpy(dst, b, (size_t)count);
+    }
+}
+
+/* The f32 -> |to| half of a conversion; |to| is not f64. */
+static void from_f32_block(cxla_type to, const encoder *e, const uint32_t *restrict w,
+                           uint32_t *restrict out) {
+    if (to == CXLA_F32)
+        memcpy(out, w, sizeof(uint32_t) * BLOCK);
+    else if (to == CXLA_BF16)
+        bf16_block(w, out);
+    else
+        encode_f32_block(e, w, out);
+}
+
+bool cxla_floats_convert(cxla_type from, const void *src, cxla_type to, void *dst, int64_t n) {
+    if (!cxla_floats_can_convert(from, to)) return false;
+    size_t fs = cxla_type_storage(from), ts = cxla_type_storage(to);
+    if (from == to) {
+        if (n > 0) memcpy(dst, src, (size_t)n * fs);
+        return true;
+    }
+    const cxla_type_info *from_info = cxla_type_get_info(from), *to_info = cxla_type_get_info(to);
+    encoder e = {0};
+    if (to != CXLA_F32 && to != CXLA_F64)
+        e = from == CXLA_F64 ? encoder_for(to_info, 52, 1023) : encoder_for(to_info, 23, 127);
+    decoder d = {0};
+    if (from != CXLA_F32 && from != CXLA_F64 && from != CXLA_BF16) d = decoder_for(from_info, from);
+    const unsigned char *s = src;
+    unsigned char *o = dst;
+    for (int64_t off = 0; off < n; off += BLOCK) {
+        int count = n - off < BLOCK ? (int)(n - off) : BLOCK;
+        const unsigned char *sp = s + (size_t)off * fs;
+        unsigned char *op = o + (size_t)off * ts;
+        uint32_t w[BLOCK], out[BLOCK];
+        if (from == CXLA_F64) {
+            double x[BLOCK];
+            if (count < BLOCK) memset(x, 0, sizeof x);
+            memcpy(x, sp, (size_t)count * 8);
+            if (to == CXLA_F32) {
+                float f[BLOCK];
+                for (int i = 0; i < BLOCK; i++) f[i] = (float)x[i];
+                memcpy(op, f, (size_t)count * 4);
+            } else {
+                uint64_t u[BLOCK];
+                memcpy(u, x, sizeof u);
+                encode_f64_block(&e, u, out);
+                store_block(ts, out, op, count);
+            }
+            continue;
+        }
+        /* Everything else goes through f32 exactly: every value of these formats is a
+         * float, and rounding from it is rounding from the same double. */
+        load_block(fs, sp, w, count);
+        if (from == CXLA_BF16) {
+            for (int i = 0; i < BLOCK; i++) w[i] <<= 16;
+        } else if (from != CXLA_F32) {
+            decode_block(&d, w, out);
+            memcpy(w, out, sizeof w);
+        }
+        if (to == CXLA_F64) {
+            float f[BLOCK];
+            double x[BLOCK];
+            memcpy(f, w, sizeof f);
+            for (int i = 0; i < BLOCK; i++) x[i] = f[i];
+            memcpy(op, x, (size_t)count * 8);
+        } else {
+            from_f32_block(to, &e, w, out);
+            store_block(ts, out, op, count);
+        }
+    }
+    return true;
 }

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/floats.h"
 #include "interp/interp_elementwise.h"
 
 #define LOOP(...)                                                                                  \
@@ -226,6 +227,7 @@ void interp_ew_convert(cxla_type from, const void *src, cxla_type to, void *dst,
         if (n > 0) memcpy(dst, src, (size_t)n * fs);
         return;
     }
+    if (cxla_floats_convert(from, src, to, dst, n)) return; /* between real float types */
     for (int64_t off = 0; off < n; off += INTERP_EW_CHUNK)
         convert_chunk(from, (const char *)src + (size_t)off * fs, to,
                       (char *)dst + (size_t)off * ts, min64(n - off, INTERP_EW_CHUNK));

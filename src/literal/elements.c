@@ -252,6 +252,13 @@ void cxla_convert_element(cxla_type from, const void *src, cxla_type to, void *d
             memcpy(dst, src, cxla_type_storage(from));
             return;
         }
+        if (to == CXLA_F32 && from != CXLA_F64) {
+            /* Straight to f32, not through the double, which would quiet a signaling
+             * NaN: f16 and bf16 keep their NaN's bits, as Eigen widens them. */
+            float f = cxla_float_to_float(from, load_small_float_bits(from, src));
+            memcpy(dst, &f, 4);
+            return;
+        }
         cxla_store_f64(to, dst, cxla_load_f64(from, src));
     }
 }

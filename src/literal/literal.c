@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/floats.h"
 #include "literal/literal_internal.h"
 #include "shape/shape_internal.h"
 
@@ -66,9 +67,9 @@ static void *block_alloc_zeroing(size_t size, size_t zero, uint8_t *cls) {
     *cls = 0;
 #if defined(CXLA_FAULT_INJECTION)
     /* Every literal allocates, so that each one can be made to fail (base/fault.h). */
-    if (size > 0) return calloc(1, size);
+    return calloc(1, size ? size : 1);
 #endif
-    if (size > CACHE_MAX) return calloc(1, size);
+    if (size == 0 || size > CACHE_MAX) return calloc(1, size ? size : 1); /* no class 0 */
     int k = (int)(size / 16) - 1;
     void *p = cache.free[k];
     if (p) {
@@ -581,8 +582,10 @@ cxla_status cxla_literal_convert(const cxla_literal *literal, cxla_type type,
     size_t slots = literal->size / from_size;
     const char *src = literal->data;
     char *dst = (*out_literal)->data;
-    for (size_t i = 0; i < slots; i++)
-        cxla_convert_element(shape->type, src + i * from_size, type, dst + i * to_size);
+    /* Between real float types in bulk (the same bits, without a call per element). */
+    if (!cxla_floats_convert(shape->type, src, type, dst, (int64_t)slots))
+        for (size_t i = 0; i < slots; i++)
+            cxla_convert_element(shape->type, src + i * from_size, type, dst + i * to_size);
     cxla_status s = copy_sizes(*out_literal, literal);
     if (s) {
         cxla_literal_free(*out_literal);

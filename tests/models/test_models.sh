@@ -3,11 +3,12 @@
 # generated inputs (cxla run, as XLA's run_hlo_module does) and checks that it succeeds
 # and that its results are finite. Skipped (exit 77) when ../shared is absent.
 #
-# Three programs give non-finite results with generated inputs for reasons that lie in
-# the inputs, not in cxla, and are only required to run:
-#   resnet50_keras_jax_f32: random batch-norm variances are negative, so rsqrt gives NaN;
-#   dlrm_keras_jax_f32_*: random indices fall outside the embedding tables and jnp.take
-#   fills those rows with NaN.
+# One program gives non-finite results with generated inputs for reasons that lie in the
+# inputs, not in cxla, and is only required to run: resnet50_keras_jax_f32, whose random
+# batch-norm variances (drawn non-negative, as every float that reaches rsqrt) can be
+# near 0, so that rsqrt scales each of its 50 layers up until the activations overflow.
+# The DLRM programs are finite: their indices are drawn in range and AdamW's
+# second-moment state non-negative (docs/cli.md).
 set -u
 cxla=${1:?path to the cxla tool}
 shared=${CXLA_SHARED_DIR:-}
@@ -15,7 +16,7 @@ if [ -z "$shared" ] || [ ! -d "$shared/models" ]; then
   echo "SKIPPED: ../shared/models not found"
   exit 77
 fi
-non_finite_ok=" resnet50_keras_jax_f32 dlrm_keras_jax_f32_test_step dlrm_keras_jax_f32_train_step "
+non_finite_ok=" resnet50_keras_jax_f32 "
 passed=0
 failed=0
 out=$(mktemp -d)
