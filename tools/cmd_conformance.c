@@ -27,7 +27,11 @@ cxla_status tool_parse_text(const char *text, size_t size, const char *path,
     /* A StableHLO file under another name (.hlo, .txt) is known by its content. */
     if (cxla_stablehlo_is_mlir_path(path) || cxla_stablehlo_looks_like_mlir(text, size)) {
         cxla_stablehlo_info info;
-        return cxla_stablehlo_parse(text, size, path, out_module, &info);
+        cxla_status s = cxla_stablehlo_parse(text, size, path, out_module, &info);
+        /* Only "PATH:L:C: ..." errors: the same text, source line and caret included. */
+        if (s && strncmp(cxla_status_message(s), path, strlen(path)) == 0)
+            s = tool_with_position(s, path, text, size);
+        return s;
     }
     return cxla_hlo_parse(text, size, path, out_module);
 }

@@ -5,9 +5,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cpu/onednn.h"
 #include "tool.h"
+
+/* oneDNN (Debian's build) runs its parallel regions on GNU OpenMP, whose threads by
+ * default spin for about 300,000 rounds at every wait (the join of a region, oneDNN's
+ * barriers, the idle team between calls). Next to the cpu backend's own thread pool, and
+ * on any machine whose cores are shared, the spinning threads take the cores from the
+ * threads they wait for: ResNet-50 ran 5-10x slower on a loaded 2-core machine
+ * (docs/performance.md, "OpenMP's waiting"). So the tool asks OpenMP for passive waiting
+ * unless the user chose a policy. libgomp reads the environment once, when it is loaded,
+ * before main (and libc's start-up resets the environment after a preinit function could
+ * change it), so the tool sets the variable and executes itself again, once: the second
+ * process finds it set. If that exec fails, it goes on with OpenMP's default. */
+static void omp_wait_passive(char **argv) {
+    if (!cpu_onednn_available() || getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
+    if (setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0) return;
+    execv("/proc/self/exe", argv);
+}
 
 static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
@@ -295,21 +312,24 @@ double tool_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* A verifier message starting "LINE:COL: " becomes "PATH:LINE:COL: message" with the
- * source line and a caret under the column, as parse errors read. */
-static cxla_status with_position(cxla_status s, const char *path, const char *text, size_t size) {
+cxla_status tool_with_position(cxla_status s, const char *path, const char *text, size_t size) {
     const char *msg = cxla_status_message(s);
+    size_t plen = strlen(path);
+    bool prefixed = strncmp(msg, path, plen) == 0 && msg[plen] == ':';
+    if (prefixed && (!(msg[plen + 1] >= '0' && msg[plen + 1] <= '9') || strchr(msg, '\n')))
+        return s; /* named its file already, or has its source line (HLO parse errors) */
+    if (prefixed) msg += plen + 1;
     long long line = 0, col = 0;
     int n = 0;
     if (sscanf(msg, "%lld:%lld: %n", &line, &col, &n) < 2 || n == 0 || line < 1 || col < 1)
-        return cxla_status_annotate(s, "%s", path);
+        return prefixed ? s : cxla_status_annotate(s, "%s", path);
     size_t q = 0;
     for (long long l = 1; l < line && q < size; q++)
         if (text[q] == '\n') l++;
     size_t e = q;
     while (e < size && text[e] != '\n' && text[e] != '\r') e++;
     char *caret = malloc((size_t)col + 1);
-    if (!caret) return cxla_status_annotate(s, "%s", path);
+    if (!caret) return prefixed ? s : cxla_status_annotate(s, "%s", path);
     for (long long i = 0; i < col - 1; i++)
         caret[i] = q + (size_t)i < e && text[q + (size_t)i] == '\t' ? '\t' : ' ';
     caret[col - 1] = '^';
@@ -332,7 +352,7 @@ cxla_status tool_load_module_with(const char *path, bool quiet,
     if (!s) {
         /* The verifier names the instruction and its line:column; add the file. */
         s = cxla_hlo_verify_with_options(m, options);
-        if (s) s = with_position(s, path, text, size);
+        if (s) s = tool_with_position(s, path, text, size);
     }
     free(text);
     if (s) {
@@ -349,6 +369,7 @@ cxla_status tool_load_module(const char *path, bool quiet, cxla_module **out_mod
 }
 
 int main(int argc, char **argv) {
+    omp_wait_passive(argv);
     if (argc < 2) {
         print_usage(stderr);
         return 2;

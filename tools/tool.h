@@ -32,9 +32,14 @@ cxla_status tool_load_module(const char *path, bool quiet, cxla_module **out_mod
 /* The same with the verifier's options (NULL: those of cxla_hlo_verify). */
 cxla_status tool_load_module_with(const char *path, bool quiet,
                                   const cxla_hlo_verify_options *options, cxla_module **out_module);
-/* Parses module text: StableHLO MLIR when |path| ends with .mlir, else HLO text. */
+/* Parses module text: StableHLO MLIR when |path| ends with .mlir, else HLO text. A
+ * StableHLO error with a position gets the source line and a caret (tool_with_position). */
 cxla_status tool_parse_text(const char *text, size_t size, const char *path,
                             cxla_module **out_module);
+/* An error "LINE:COL: msg" (the verifier's) or "PATH:LINE:COL: msg" on one line (the
+ * StableHLO front end's) as "PATH:LINE:COL: msg", the source line of |text| and a caret
+ * under the column. Takes |s|; other errors come back as they are. */
+cxla_status tool_with_position(cxla_status s, const char *path, const char *text, size_t size);
 /* Monotonic time in seconds. */
 double tool_now(void);
 

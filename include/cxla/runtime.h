@@ -218,6 +218,14 @@ typedef struct cxla_run_options {
     double collective_timeout_seconds;
     /* Ends the run when requested (see cxla_cancel); NULL: none. Borrowed. */
     cxla_cancel *cancel;
+    /* Donation, as PJRT's donated buffers (cxla_executable_run_buffers only; the other runs
+     * refuse it with INVALID_ARGUMENT): NULL, or one flag per argument buffer
+     * (cxla_executable_parameter_leaf_count of them, depth-first), borrowed for the call.
+     * The caller gives up the contents of a donated buffer: the run may overwrite it, and
+     * after the run it holds unspecified bytes unless it is also a result buffer. A buffer
+     * not donated is never written. See cxla_executable_run_buffers for where the results
+     * then go. */
+    const bool *donated;
 } cxla_run_options;
 void cxla_run_options_init(cxla_run_options *options);
 
@@ -245,12 +253,28 @@ typedef struct cxla_buffer {
 
 /* Runs on caller-owned memory, with |options| (NULL: the defaults). |args| holds one
  * buffer per parameter leaf (depth-first; see cxla_executable_parameter_leaf_count),
- * only read; |results| one buffer per result leaf, written. Arguments are used in place,
+ * only read unless donated (options->donated, below); |results| one buffer per result
+ * leaf, written. Arguments are used in place,
  * without a copy, when the backend can read their layout directly (the interpreter:
  * row-major ones); otherwise they are relaid into a temporary. Results are copied into
  * |results| in each buffer's layout. On error the result buffers may be partly written.
- * Errors: counts, shapes (type and dimensions must match; tiled layouts are refused) or
- * sizes too small (INVALID_ARGUMENT), then as cxla_executable_run. */
+ *
+ * Donation (options->donated; XLA's input_output_alias): results are written after the
+ * run has read its arguments, so a result buffer may be the memory of an argument buffer;
+ * when it is the memory of a donated argument buffer (the same data pointer) that the
+ * module's header pairs with that result leaf (input_output_alias={ {out}: (param,
+ * {index}) }, may-alias and must-alias alike), the cpu backend computes the result in
+ * place, in the argument's memory, with no copy: an update of the argument
+ * (dynamic-update-slice, scatter, a while loop's state) writes only what it changes, and
+ * a result computed after the argument's last read is written there directly. Backends
+ * that cannot (the interpreter) compute the result elsewhere and copy it in after the
+ * run: the bytes the caller sees are the same. Donating without aliases, or aliases
+ * without donation (the cpu backend then writes only its own memory), is allowed, as is
+ * a result buffer elsewhere than its donated argument (the result is copied there).
+ *
+ * Errors: counts, shapes (type and dimensions must match; tiled layouts are refused),
+ * sizes too small, a donated argument buffer that shares memory with another argument
+ * buffer (INVALID_ARGUMENT), then as cxla_executable_run. */
 cxla_status cxla_executable_run_buffers(cxla_executable *executable,
                                         const cxla_run_options *options, const cxla_buffer *args,
                                         int64_t arg_count, const cxla_buffer *results,

@@ -4,9 +4,10 @@
  * computations), compile them (cached) and look them up, and prepare a library call
  * (onednn.h) for each dot and convolution there, and build the step sequence over one
  * arena that runs the module (cpu_steps.c); execute = that sequence (--check-finite
- * included: the steps test their results). Only modules with dynamic shapes run on the
- * interpreter's driver with those instructions overridden by their kernels and calls
- * (cpu.h). */
+ * included: the steps test their results; a second sequence for runs whose arguments are
+ * donated writes the aliased results in them). Only modules with unbounded dynamic
+ * dimensions ('?') run on the interpreter's driver with those instructions overridden by their
+ * kernels and calls (cpu.h). */
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -37,7 +38,9 @@ typedef struct cpu_compiled {
     cpu_pool *pool;         /* shared (threadpool.h); NULL with one thread */
     int64_t id_count;
     int64_t kernel_count;
-    cpu_plan *plan; /* the step sequence; NULL: dynamic shapes, the driver runs it */
+    cpu_plan *plan; /* the step sequence; NULL: unbounded shapes, the driver runs it */
+    /* The one for runs with donated arguments (input_output_alias); NULL: none. */
+    cpu_plan *plan_donated;
 } cpu_compiled;
 
 /* ---- choosing the instructions that get kernels --------------------------------------- */
@@ -340,9 +343,11 @@ static const char *instr_what(const cpu_compiled *c, const cxla_instr *in) {
     if (in->id < 0 || in->id >= c->id_count) return NULL;
     const char *what = cpu_plan_what(c->plan, in);
     /* The step sequence's own steps come before a kernel the instruction also has. */
-    if (what && (strcmp(what, "step") == 0 || strcmp(what, "in place") == 0)) return what;
+    if (what && (strcmp(what, "step") == 0 || strcmp(what, "in place") == 0 ||
+                 strcmp(what, "pieces in place") == 0))
+        return what;
     if (c->calls[in->id].fn) return c->calls[in->id].what;
-    if (c->kernels[in->id]) return "kernel";
+    if (c->kernels[in->id]) return what && strcmp(what, "kernel in place") == 0 ? what : "kernel";
     if (what) return what;
     if (!c->plan && in->opcode != CXLA_OP_PARAMETER && in->opcode != CXLA_OP_CONSTANT)
         return "interpreter handler"; /* the driver's fallback */
@@ -361,6 +366,10 @@ const char *cpu_compiled_call_what(const void *compiled, const char *instr_name)
 
 const cpu_plan *cpu_compiled_plan(const void *compiled) {
     return compiled ? ((const cpu_compiled *)compiled)->plan : NULL;
+}
+
+const cpu_plan *cpu_compiled_donated_plan(const void *compiled) {
+    return compiled ? ((const cpu_compiled *)compiled)->plan_donated : NULL;
 }
 
 /* ---- cxla compile --explain ------------------------------------------------------------- */
@@ -430,7 +439,7 @@ cxla_status cpu_explain(const cxla_module *module, cxla_strbuf *out) {
         for (int64_t i = 0; i < comp->instr_count; i++) {
             const cxla_instr *in = comp->instrs[i];
             const char *what = instr_what(c, in);
-            char name[64];
+            char name[96];
             if (!what && in->opcode == CXLA_OP_PARAMETER)
                 what = comp == m->entry ? "argument, read where it lies" : "parameter";
             else if (!what && in->opcode == CXLA_OP_CONSTANT)
@@ -443,11 +452,12 @@ cxla_status cpu_explain(const cxla_module *module, cxla_strbuf *out) {
             else
                 tally_add(&t, what);
             const char *shown = what;
-            if (strcmp(what, "kernel") == 0 && in->id >= 0 && in->id < c->id_count &&
+            bool over = strcmp(what, "kernel in place") == 0; /* its operand's buffer */
+            if ((over || strcmp(what, "kernel") == 0) && in->id >= 0 && in->id < c->id_count &&
                 c->kernels[in->id]) {
                 char kn[56];
                 kernel_name(in, kn, sizeof(kn));
-                snprintf(name, sizeof(name), "kernel %s", kn);
+                snprintf(name, sizeof(name), "kernel %s%s", kn, over ? ", in place" : "");
                 shown = name;
             }
             cxla_strbuf_printf(out, "  %-*s %-22s %s\n", (int)width, in->name,
@@ -462,10 +472,12 @@ cxla_status cpu_explain(const cxla_module *module, cxla_strbuf *out) {
         if (c->plan) {
             cpu_plan_stats st;
             cpu_plan_get_stats(c->plan, &st);
-            cxla_strbuf_printf(out, "; arena %zu bytes; copy steps %" PRId64 " (%zu bytes a run)\n",
-                               st.arena_size, st.copy_steps, st.copy_bytes);
+            cxla_strbuf_printf(out,
+                               "; arena %zu bytes; copy steps %" PRId64
+                               " (%zu bytes a run); buffers taken over in place %" PRId64 "\n",
+                               st.arena_size, st.copy_steps, st.copy_bytes, st.in_place);
         } else {
-            cxla_strbuf_printf(out, "; no step sequence: dynamic shapes run on the "
+            cxla_strbuf_printf(out, "; no step sequence: unbounded dynamic shapes run on the "
                                     "interpreter's driver (docs/semantics.md)\n");
         }
         if (out->failed) s = OOM();
@@ -482,6 +494,7 @@ static void cpu_destroy(void *compiled) {
     cpu_compiled *c = compiled;
     if (!c) return;
     cpu_plan_destroy(c->plan);
+    cpu_plan_destroy(c->plan_donated);
     cpu_library_close(c->library);
     cpu_pool_release(c->pool);
     for (int64_t i = 0; c->calls && i < c->id_count; i++) cpu_call_release(&c->calls[i]);
@@ -540,8 +553,13 @@ static cxla_status cpu_compile(const cxla_module *module, const exec_compile_opt
     for (int64_t i = 0; i < g.call_count && !s; i++)
         s = cpu_linalg_prepare(g.call_instrs[i], threads, c->pool, &c->calls[g.call_instrs[i]->id]);
     if (!s)
-        s = cpu_plan_build(c->module, c->kernels, c->infos, c->calls, c->id_count, c->pool,
+        s = cpu_plan_build(c->module, c->kernels, c->infos, c->calls, c->id_count, c->pool, false,
                            &c->plan);
+    /* A second plan for donated arguments, when the module aliases any (a few kilobytes of
+     * steps; the kernels and calls are shared). */
+    if (!s && c->plan)
+        s = cpu_plan_build(c->module, c->kernels, c->infos, c->calls, c->id_count, c->pool, true,
+                           &c->plan_donated);
     generated_free(&g);
     if (s) {
         cpu_destroy(c);
@@ -558,7 +576,8 @@ static cxla_status cpu_execute(void *compiled, const exec_run_options *options,
     cxla_status s;
     cpu_pool_enter(c->pool);
     if (c->plan) {
-        s = cpu_plan_run(c->plan, options, args, arg_count, out_result);
+        bool donate = cpu_plan_can_donate(c->plan_donated, options, args, arg_count);
+        s = cpu_plan_run(donate ? c->plan_donated : c->plan, options, args, arg_count, out_result);
     } else {
         interp_overrides o = {.user = c, .lookup = lookup};
         s = interp_run_module_overridden(c->module, options, &o, args, arg_count, out_result);

@@ -31,30 +31,48 @@ void cpu_call_release(cpu_call *call);
  * what its compile returned) runs: its library call's |what|, "kernel" for a generated
  * kernel, "step" for control flow the step sequence runs itself (while, conditional,
  * call), "in place" for a dynamic-update-slice that writes into its operand's buffer,
+ * "kernel in place" for a generated kernel whose results took over its operands' buffers
+ * (a scatter: cpu_kernel_info.in_place), "pieces in place" for a concatenate (or a fusion
+ * of one) whose operands were computed in their places in its result (no step),
  * "alias" for what only names buffers (tuple, get-tuple-element, the -done forms), a
  * service step's word (cpu_plan_what), "interpreter handler" for one whose step calls the
  * interpreter's handler of that instruction (cpu_steps.c), NULL for parameters,
  * constants, or a name not found. */
 const char *cpu_compiled_call_what(const void *compiled, const char *instr_name);
 /* The step sequence of a compiled module (NULL when it runs on the driver's fallback:
- * dynamic shapes), for tests and `cxla compile`. */
+ * unbounded dynamic shapes), for tests and `cxla compile`; and the one its runs with donated
+ * arguments use (NULL when the module has no input_output_alias or no plan). */
 const cpu_plan *cpu_compiled_plan(const void *compiled);
+const cpu_plan *cpu_compiled_donated_plan(const void *compiled);
 
 /* The executable's step sequence (cpu_steps.c): the entry computation of |m| and every
  * computation it runs in sequence (while, conditional, call, recursively) as steps over
  * one arena: kernels in |kernels| (indexed by instruction id, |id_count| entries, with
  * |infos| beside them), library calls in |calls| (likewise; may be NULL), copies,
  * in-place dynamic-update-slices, control flow, and the interpreter's handler for each
- * remaining instruction. *out stays NULL (and no error) when the module has dynamic
- * shapes (they run on the interpreter's driver). The plan points into |m| and |calls|,
- * which must outlive it, and runs its kernels on |pool| (borrowed; NULL: the calling
- * thread). Errors: RESOURCE_EXHAUSTED, INVALID_ARGUMENT for malformed control flow. */
+ * remaining instruction (and for every instruction that meets a bounded dynamic shape:
+ * buffers at the bounds, sizes carried per run). *out stays NULL (and no error) when the
+ * module has unbounded dynamic dimensions (they run on the interpreter's driver). The plan points
+ * into |m| and |calls|, which must outlive it, and runs its kernels on |pool| (borrowed; NULL: the
+ * calling thread). With |donating|, the plan is the one for runs whose arguments are donated
+ * (cxla_run_options.donated): the argument leaves that the module's input_output_alias
+ * names (cpu_io_aliases) may be overwritten, and each aliased result leaf is computed in
+ * its argument's buffer where liveness allows (in-place updates of it, or a result first
+ * written after the argument's last read); *out stays NULL when the module has no aliases.
+ * Errors: RESOURCE_EXHAUSTED, INVALID_ARGUMENT for malformed control flow or aliases. */
 cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
                            const cpu_kernel_info *infos, const cpu_call *calls, int64_t id_count,
-                           cpu_pool *pool, cpu_plan **out);
+                           cpu_pool *pool, bool donating, cpu_plan **out);
+/* Whether |plan| (built |donating|) may run on |args| with |options|: every aliased
+ * argument leaf is donated (options->donated) and lies row-major where the caller put it
+ * (so that it is the caller's memory the plan writes). */
+bool cpu_plan_can_donate(const cpu_plan *plan, const exec_run_options *options,
+                         const cxla_literal *const *args, int64_t arg_count);
 /* Runs the plan (cpu_steps_run.c) on |args| (as interp_run_module takes them) into a new literal in
  * the entry's result layout, checking |options|' cancellation between steps and at every while-loop
- * back-edge. Safe from several threads at once. */
+ * back-edge. Safe from several threads at once. A donating plan writes the donated arguments and
+ * sets options->in_place_arg[k] for each result leaf k it left in an argument's buffer (the
+ * result literal's leaf k then holds nothing of use). */
 cxla_status cpu_plan_run(cpu_plan *plan, const exec_run_options *options,
                          const cxla_literal *const *args, int64_t arg_count,
                          cxla_literal **out_result);
@@ -68,10 +86,13 @@ typedef struct cpu_plan_stats {
     int64_t in_place;      /* values that took over their operand's or state's buffer */
     int64_t handler_steps; /* steps that call the interpreter's handler of an instruction */
     int64_t service_steps; /* collectives, custom calls, host transfers, rng (cpu_service.h) */
+    int64_t donated;       /* a plan for donated arguments: result leaves computed in them */
 } cpu_plan_stats;
 void cpu_plan_get_stats(const cpu_plan *plan, cpu_plan_stats *out);
-/* "step", "in place", "alias", "interpreter handler", a service step's word ("collective",
- * "custom call", "host transfer", "rng") or NULL for |instr| (see cpu_compiled_call_what). */
+/* "step", "in place", "kernel in place", "pieces in place", "alias", "interpreter handler", a
+ * service step's word
+ * ("collective", "custom call", "host transfer", "rng") or NULL for |instr| (see
+ * cpu_compiled_call_what). */
 const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr);
 
 /* Buffer assignment over a schedule of |step_count| steps (cpu_plan.c; the arena plan and
@@ -88,5 +109,20 @@ typedef struct cpu_arena_buffer {
 } cpu_arena_buffer;
 cxla_status cpu_arena_assign(cpu_arena_buffer *buffers, int64_t count, int64_t step_count,
                              size_t *out_size);
+
+/* One pair of the module header's input_output_alias (XLA's donation): result leaf
+ * |output| (its position among the entry result's leaves, depth-first) may live in the
+ * buffer of argument leaf |arg| (among all the entry parameters' leaves, depth-first),
+ * which belongs to parameter |param|; |must| for must-alias. */
+typedef struct cpu_io_alias {
+    int64_t output, param, arg;
+    bool must;
+} cpu_io_alias;
+/* Decodes |m|'s input_output_alias={ {out}: (param, {index}[, may-alias|must-alias]), ... }
+ * into a new array (*out, malloc'd; NULL and 0 when there is none). Errors:
+ * INVALID_ARGUMENT naming the module and the attribute, for text that does not read, an
+ * index that names no array leaf, a parameter that does not exist, leaves of different
+ * shapes (type, dimensions or bounds), and a parameter leaf or a result leaf named twice. */
+cxla_status cpu_io_aliases(const cxla_module *m, cpu_io_alias **out, int64_t *out_count);
 
 #endif /* CXLA_CPU_CPU_INTERNAL_H_ */

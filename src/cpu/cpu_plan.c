@@ -1,6 +1,7 @@
 /* Buffer assignment over a schedule (cpu_arena_assign, cpu_internal.h): first fit in a
  * free list of ranges, walked step by step. The cpu backend's step sequences (cpu_steps.c)
- * and the ahead-of-time output (aot.c) both place their buffers with it. */
+ * and the ahead-of-time output (aot.c) both place their buffers with it. Also the module's
+ * input_output_alias decoded into leaf pairs (cpu_io_aliases), for donated runs. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,4 +124,147 @@ cxla_status cpu_arena_assign(cpu_arena_buffer *buffers, int64_t count, int64_t s
     free(start);
     free(start2);
     return st;
+}
+
+/* ---- input_output_alias ------------------------------------------------------------------ */
+
+/* A cursor over the attribute's text (kept verbatim by the parser, which checked its
+ * syntax): spaces skipped before each token. */
+typedef struct cursor {
+    const char *s;
+} cursor;
+
+static bool eat(cursor *c, char ch) {
+    while (*c->s == ' ' || *c->s == '\t' || *c->s == '\n' || *c->s == '\r') c->s++;
+    if (*c->s != ch) return false;
+    c->s++;
+    return true;
+}
+
+static bool read_int(cursor *c, int64_t *out) {
+    eat(c, ' ');
+    char *end = NULL;
+    long long v = strtoll(c->s, &end, 10);
+    if (end == c->s) return false;
+    c->s = end;
+    *out = v;
+    return true;
+}
+
+/* "{a, b, ...}" into index[0 .. *n). */
+static bool read_index(cursor *c, int64_t *index, int64_t *n) {
+    *n = 0;
+    if (!eat(c, '{')) return false;
+    if (eat(c, '}')) return true;
+    do {
+        if (*n == CXLA_MAX_RANK || !read_int(c, &index[*n])) return false;
+        (*n)++;
+    } while (eat(c, ','));
+    return eat(c, '}');
+}
+
+static int64_t leaves_of(const cxla_shape *s) {
+    if (s->type != CXLA_TUPLE) return 1;
+    int64_t n = 0;
+    for (int64_t i = 0; i < s->tuple_count; i++) n += leaves_of(&s->elements[i]);
+    return n;
+}
+
+/* The leaf that |index| names in |s| (its position among the leaves, depth-first, after
+ * |base|) and its shape; false when the index leaves the shape or stops at a tuple. */
+static bool leaf_at(const cxla_shape *s, const int64_t *index, int64_t n, int64_t base,
+                    int64_t *out_leaf, const cxla_shape **out_shape) {
+    for (int64_t k = 0; k < n; k++) {
+        if (s->type != CXLA_TUPLE || index[k] < 0 || index[k] >= s->tuple_count) return false;
+        for (int64_t i = 0; i < index[k]; i++) base += leaves_of(&s->elements[i]);
+        s = &s->elements[index[k]];
+    }
+    if (s->type == CXLA_TUPLE) return false;
+    *out_leaf = base;
+    *out_shape = s;
+    return true;
+}
+
+static bool same_array(const cxla_shape *a, const cxla_shape *b) {
+    if (a->type != b->type || a->rank != b->rank || !cxla_type_is_array(a->type)) return false;
+    for (int64_t d = 0; d < a->rank; d++) {
+        bool da = a->dynamic && a->dynamic[d], db = b->dynamic && b->dynamic[d];
+        if (a->dims[d] != b->dims[d] || da != db) return false;
+    }
+    return true;
+}
+
+cxla_status cpu_io_aliases(const cxla_module *m, cpu_io_alias **out, int64_t *out_count) {
+    *out = NULL;
+    *out_count = 0;
+    const cxla_attr *a = NULL;
+    for (int64_t i = 0; i < m->attr_count; i++)
+        if (m->attrs[i].id == CXLA_ATTR_INPUT_OUTPUT_ALIAS) a = &m->attrs[i];
+    if (!a || !a->v.s || !m->entry || !m->entry->root) return NULL;
+    const cxla_computation *entry = m->entry;
+    cursor c = {a->v.s};
+    cpu_io_alias *list = NULL;
+    int64_t n = 0, cap = 0;
+    cxla_status s = NULL;
+    if (!eat(&c, '{')) s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "expected '{'");
+    bool more = !s && !eat(&c, '}');
+    while (more && !s) {
+        int64_t oi[CXLA_MAX_RANK], pi[CXLA_MAX_RANK], on = 0, pn = 0, param = -1;
+        if (!read_index(&c, oi, &on) || !eat(&c, ':') || !eat(&c, '(') || !read_int(&c, &param) ||
+            !eat(&c, ',') || !read_index(&c, pi, &pn)) {
+            s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "expected {index}: (parameter, {index})");
+            break;
+        }
+        bool must = false;
+        if (eat(&c, ',')) {
+            eat(&c, ' ');
+            must = strncmp(c.s, "must-alias", 10) == 0;
+            while (*c.s && *c.s != ')') c.s++;
+        }
+        if (!eat(&c, ')')) {
+            s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "expected ')'");
+            break;
+        }
+        more = eat(&c, ',');
+        if (!more && !eat(&c, '}')) s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "expected '}'");
+        cpu_io_alias e = {.param = param, .must = must};
+        const cxla_shape *os = NULL, *ps = NULL;
+        if (!s && !leaf_at(&entry->root->shape, oi, on, 0, &e.output, &os))
+            s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                           "output index %" PRId64 " names no array of the result", n);
+        if (!s && (param < 0 || param >= entry->param_count))
+            s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "parameter %" PRId64 " does not exist",
+                           param);
+        int64_t base = 0;
+        for (int64_t p = 0; !s && p < param; p++) base += leaves_of(&entry->params[p]->shape);
+        if (!s && !leaf_at(&entry->params[param]->shape, pi, pn, base, &e.arg, &ps))
+            s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                           "the index of parameter %" PRId64 " names no array of it", param);
+        if (!s && !same_array(os, ps))
+            s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                           "the output and parameter %" PRId64 " have different shapes", param);
+        for (int64_t k = 0; k < n && !s; k++)
+            if (list[k].arg == e.arg || list[k].output == e.output)
+                s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                               "a %s is aliased twice (parameter %" PRId64 ")",
+                               list[k].arg == e.arg ? "parameter leaf" : "result leaf", param);
+        if (s) break;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 8;
+            cpu_io_alias *nl = realloc(list, (size_t)cap * sizeof(*nl));
+            if (!nl) {
+                s = OOM();
+                break;
+            }
+            list = nl;
+        }
+        list[n++] = e;
+    }
+    if (s) {
+        free(list);
+        return cxla_status_annotate(s, "module %s: input_output_alias=%s", m->name, a->v.s);
+    }
+    *out = list;
+    *out_count = n;
+    return NULL;
 }

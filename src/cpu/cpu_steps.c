@@ -5,6 +5,8 @@
  * - a generated kernel or a library call (cpu_call),
  * - a copy of buffers (while state that cannot be updated in place, branch results),
  * - an in-place dynamic-update-slice (writes the update into its operand's buffer),
+ * - a kernel that declares results it may write over its operands (cpu_kernel_info.in_place:
+ *   scatter) gets those operands' buffers when they die there, as dynamic-update-slice does,
  * - a while loop, a conditional or a call, with the step sequences of what they call,
  * - a service step (cpu_service.h): collectives through exec_comm, custom calls through
  *   the custom-call registry, host transfers through exec_host, rng over exec's
@@ -14,13 +16,13 @@
  *
  * Buffers. Every array (or token) leaf that an instruction produces is a value; tuples and
  * get-tuple-element only regroup values, so they copy nothing. Values are merged into
- * classes that share one buffer: the result of an in-place dynamic-update-slice with its
- * operand, the state of a while loop with its initial value (when that dies at the loop)
- * and with the body's results (when the body's parameter is dead before they are
- * computed), a branch's result with the conditional's result buffer. A value may be merged
- * into another's buffer only when the other is dead by then and is owned by the sequence
- * that writes it: never an entry parameter (the caller's, only read), a constant, or a
- * value a called computation receives from its caller.
+ * classes that share one buffer: the result of an in-place dynamic-update-slice or
+ * scatter with its operand, the state of a while loop with its initial value (when that dies at the
+ * loop) and with the body's results (when the body's parameter is dead before they are computed), a
+ * branch's result with the conditional's result buffer. A value may be merged into another's buffer
+ * only when the other is dead by then and is owned by the sequence that writes it: never an entry
+ * parameter (the caller's, only read), a constant, or a value a called computation receives from
+ * its caller.
  *
  * Liveness. Steps are numbered in one global order in which a control step's children
  * come between its start and its end. A buffer lives from its first write to its last
@@ -30,8 +32,11 @@
  * result leaves are written straight into the result literals when they are arena
  * buffers of their own.
  *
- * Modules with dynamic shapes keep the interpreter's driver (cpu_plan_build returns no
- * plan; docs/semantics.md).
+ * Bounded dynamic shapes: buffers at the bounds; each class with a dynamic shape keeps
+ * its current sizes in the run (dyn_off); every instruction that touches one is a handler
+ * step (kernels, calls, services and in-place updates need static shapes). Modules with
+ * unbounded dimensions keep the interpreter's driver (cpu_plan_build returns no plan;
+ * docs/semantics.md).
  *
  * This file builds the plan (values, classes, steps, liveness, offsets); cpu_steps_run.c
  * runs it; cpu_steps.h holds the data both read. */
@@ -109,6 +114,8 @@ static int64_t new_value(bld *b, const cxla_shape *shape, vkind kind, int64_t ow
     v->owner = owner;
     v->def_seq = v->def_pos = v->def_leaf = -1;
     v->result = -1;
+    v->alias_of = -1;
+    v->sub_of = -1;
     if (cxla_type_is_array(shape->type) && cxla_shape_byte_size(shape, &v->size)) v->size = 0;
     return id;
 }
@@ -148,6 +155,29 @@ static bool static_shape(const cxla_shape *s) {
         return true;
     }
     return !cxla_type_is_array(s->type) || cxla_shape_is_static(s);
+}
+
+/* Whether every dynamic dimension of |s| has a bound (buffers are sized at the bounds). */
+static bool bounded_shape(const cxla_shape *s) {
+    if (s->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < s->tuple_count; i++)
+            if (!bounded_shape(&s->elements[i])) return false;
+        return true;
+    }
+    if (!cxla_type_is_array(s->type)) return true;
+    for (int64_t d = 0; d < s->rank; d++)
+        if (s->dims[d] == CXLA_DIM_UNBOUNDED) return false;
+    return true;
+}
+
+/* Whether |in| and its operands have static shapes only (kernels, calls, services and
+ * in-place updates need that; the others go to the interpreter's handler, which meets
+ * values below their bounds as the driver does). */
+static bool static_instr(const cxla_instr *in) {
+    if (!static_shape(&in->shape)) return false;
+    for (int64_t k = 0; k < in->operand_count; k++)
+        if (!static_shape(&in->operands[k]->shape)) return false;
+    return true;
 }
 
 /* ---- steps ----------------------------------------------------------------------------- */
@@ -301,7 +331,8 @@ static cxla_status compute_last_reads(frame *f) {
 static bool dies_at(const bld *b, const frame *f, int64_t v, int64_t i) {
     const value *x = &b->p->values[v];
     if (x->owner != f->id || x->def_seq != f->id || x->def_pos < 0) return false;
-    if (b->p->values[find(b->p->values, v)].kind != V_ARENA) return false;
+    const value *c = &b->p->values[find(b->p->values, v)];
+    if (c->kind != V_ARENA && !(c->kind == V_ARG && c->writable)) return false;
     return f->last[x->def_pos][x->def_leaf] <= i;
 }
 
@@ -310,7 +341,16 @@ static cxla_status build_seq(bld *b, const cxla_computation *comp, int64_t *cons
                              int64_t *out_root_count, frame *out_frame);
 
 /* How each instruction runs, for cpu_plan_what: the first word set stays. */
-enum { W_NONE, W_STEP, W_HANDLER, W_SVC, W_IN_PLACE, W_ALIAS };
+enum {
+    W_NONE,
+    W_STEP,
+    W_HANDLER,
+    W_SVC,
+    W_IN_PLACE,
+    W_ALIAS,
+    W_KERNEL_IN_PLACE,
+    W_CONCAT_IN_PLACE
+};
 
 static void set_what(bld *b, const cxla_instr *in, uint8_t what) {
     if (in->id >= 0 && in->id < b->p->id_count && !b->p->what[in->id]) b->p->what[in->id] = what;
@@ -363,6 +403,7 @@ static cxla_status operand_leaves(frame *f, const cxla_instr *in, int64_t **out,
 static bool dus_in_place(const bld *b, const frame *f, const cxla_instr *in, int64_t i,
                          size_t *out_elem) {
     if (in->opcode != CXLA_OP_DYNAMIC_UPDATE_SLICE || in->operand_count < 2) return false;
+    if (!static_instr(in)) return false;
     if (!cxla_type_is_array(in->shape.type) || in->shape.type == CXLA_TUPLE) return false;
     int64_t count = 0;
     size_t size = 0;
@@ -377,6 +418,125 @@ static bool dus_in_place(const bld *b, const frame *f, const cxla_instr *in, int
     if (!dies_at(b, f, v0, i)) return false;
     *out_elem = elem;
     return true;
+}
+
+/* Results of a kernel that may take over their operand's buffer (cpu_kernel_info.in_place:
+ * scatter): out[k] joins in[k]'s class when in[k] dies at this step and is the sequence's
+ * to overwrite (dies_at), no other operand leaf of the step is in that class (the kernel
+ * reads the others, the updates say, while it writes the result), and the sizes agree.
+ * Returns how many did. */
+static int64_t kernel_in_place(bld *b, const frame *f, step *sp, int64_t i) {
+    int64_t merged = 0;
+    value *v = b->p->values;
+    for (int64_t k = 0; k < sp->info.in_place && k < sp->in_count && k < sp->out_count; k++) {
+        int64_t c = find(v, sp->in[k]);
+        bool unique = true;
+        for (int64_t j = 0; j < sp->in_count; j++)
+            if (j != k && find(v, sp->in[j]) == c) unique = false;
+        if (!unique || v[c].size != v[sp->out[k]].size || !dies_at(b, f, sp->in[k], i)) continue;
+        merge(v, sp->out[k], sp->in[k]);
+        merged++;
+    }
+    b->p->stats.in_place += merged;
+    return merged;
+}
+
+/* Whether |in| only lays its operands one after the other: a concatenate along a
+ * dimension whose outer dimensions are all 1, in row-major layouts, or a fusion of one
+ * whose operands are its parameters (or reshapes of them, which move no byte in
+ * row-major order), each used once. Operand k is then bytes [offs[k], offs[k] + its
+ * size) of the result. */
+static bool concat_pieces(const cxla_instr *in, size_t *offs) {
+    const cxla_instr *root = in;
+    const cxla_computation *fused = NULL;
+    if (in->opcode == CXLA_OP_FUSION) {
+        fused = cxla_instr_called(in, CXLA_ATTR_CALLS);
+        if (!fused || !fused->root) return false;
+        root = fused->root;
+    }
+    if (root->opcode != CXLA_OP_CONCATENATE || root->operand_count != in->operand_count ||
+        !cxla_type_is_array(in->shape.type) || !cxla_shape_is_static(&in->shape) ||
+        !cxla_layout_is_default(&in->shape) || in->operand_count < 1 || in->operand_count > 4096)
+        return false;
+    int64_t nd = 0, dim = 0;
+    const int64_t *dims = cxla_instr_ints(root, CXLA_ATTR_DIMENSIONS, &nd);
+    if (!dims || nd != 1) return false;
+    dim = dims[0];
+    for (int64_t d = 0; d < dim && d < in->shape.rank; d++)
+        if (in->shape.dims[d] != 1) return false;
+    bool used[4096] = {false};
+    size_t off = 0, total = 0;
+    if (cxla_shape_byte_size(&in->shape, &total)) return false;
+    for (int64_t k = 0; k < root->operand_count; k++) {
+        const cxla_instr *op = root->operands[k];
+        if (fused && op->opcode == CXLA_OP_RESHAPE) op = op->operands[0];
+        int64_t at = k;
+        if (fused) {
+            if (op->opcode != CXLA_OP_PARAMETER || op->parameter_number < 0 ||
+                op->parameter_number >= in->operand_count || used[op->parameter_number])
+                return false;
+            at = op->parameter_number;
+            used[at] = true;
+        }
+        const cxla_shape *os = &in->operands[at]->shape;
+        size_t size = 0;
+        if (os->type != in->shape.type || !cxla_shape_is_static(os) ||
+            !cxla_layout_is_default(os) || cxla_shape_byte_size(os, &size) ||
+            !cxla_layout_is_default(&root->operands[k]->shape))
+            return false;
+        offs[at] = off;
+        off += size;
+    }
+    return off == total;
+}
+
+/* A concatenate of pieces (concat_pieces) whose operands all die there, each in a buffer
+ * of its own that no other value shares: each operand's buffer becomes its piece of the
+ * result's buffer, so its producer writes it in place and the concatenate has no step.
+ * Returns whether it did (the result's values are fresh then). */
+static cxla_status concat_in_place(bld *b, frame *f, int64_t i, bool *out_done) {
+    const cxla_instr *in = f->order[i];
+    *out_done = false;
+    if (in->opcode != CXLA_OP_CONCATENATE && in->opcode != CXLA_OP_FUSION) return NULL;
+    size_t small[64];
+    size_t *offs =
+        in->operand_count <= 64 ? small : malloc((size_t)in->operand_count * sizeof(size_t));
+    if (!offs) return OOM();
+    bool ok = concat_pieces(in, offs);
+    value *v = b->p->values;
+    for (int64_t k = 0; k < in->operand_count && ok; k++) {
+        int64_t x = f->leaves[f->pos_of[in->operands[k]->id]][0], c = find(v, x);
+        ok = v[c].kind == V_ARENA && v[c].members == 1 && v[c].sub_of < 0 && v[x].from_step &&
+             v[c].result < 0 && dies_at(b, f, x, i);
+        for (int64_t j = 0; j < k && ok; j++)
+            ok = find(v, f->leaves[f->pos_of[in->operands[j]->id]][0]) != c;
+    }
+    if (ok) {
+        cxla_status s = fresh_leaves(b, f, i);
+        if (s) {
+            if (offs != small) free(offs);
+            return s;
+        }
+        v = b->p->values;
+        int64_t o = f->leaves[i][0];
+        for (int64_t k = 0; k < in->operand_count; k++) {
+            int64_t c = find(v, f->leaves[f->pos_of[in->operands[k]->id]][0]);
+            v[c].sub_of = o;
+            v[c].sub_off = offs[k];
+            if (!note(b, c, false)) ok = false;
+        }
+        if (!note(b, o, true)) ok = false;
+        b->pos++;
+        b->p->stats.in_place += in->operand_count;
+        set_what(b, in, W_CONCAT_IN_PLACE);
+        *out_done = true;
+        if (!ok) {
+            if (offs != small) free(offs);
+            return OOM();
+        }
+    }
+    if (offs != small) free(offs);
+    return NULL;
 }
 
 static cxla_status build_while(bld *b, frame *f, seq *q, int64_t i);
@@ -478,6 +638,10 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         break;
     default: break;
     }
+    /* A concatenate whose operands were computed in place: no step. */
+    bool done = false;
+    CXLA_RETURN_IF_ERROR(concat_in_place(b, f, i, &done));
+    if (done) return NULL;
     /* A step computing this instruction's own values. */
     CXLA_RETURN_IF_ERROR(fresh_leaves(b, f, i));
     int64_t *ins = NULL, nin = 0;
@@ -486,13 +650,14 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     bool has_id = in->id >= 0 && in->id < b->id_count;
     size_t elem = 0;
     cpu_svc_fn svc = NULL;
+    bool fixed = static_instr(in);
     if (dus_in_place(b, f, in, i, &elem))
         kind = S_DUS;
-    else if (has_id && b->kernels[in->id])
+    else if (has_id && b->kernels[in->id] && fixed)
         kind = S_KERNEL;
-    else if (has_id && b->calls && b->calls[in->id].fn)
+    else if (has_id && b->calls && b->calls[in->id].fn && fixed)
         kind = S_CALL;
-    else if (has_id && (svc = cpu_svc_lookup(in)))
+    else if (has_id && fixed && (svc = cpu_svc_lookup(in)))
         kind = S_SVC;
     step *sp = add_step(b, q, kind, in, f->comp, nin, n);
     if (!sp) {
@@ -519,6 +684,8 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
             sp->out_count = n + 1;
             if (n + 1 > b->p->max_operands) b->p->max_operands = n + 1;
         }
+        if (sp->info.in_place > 0 && kernel_in_place(b, f, sp, i) > 0)
+            set_what(b, in, W_KERNEL_IN_PLACE);
     } else if (kind == S_CALL) {
         sp->call = &b->calls[in->id];
     } else if (kind == S_SVC) {
@@ -587,7 +754,7 @@ static cxla_status build_seq(bld *b, const cxla_computation *comp, int64_t *cons
         for (int64_t e = 0; e < f.nleaves[i]; e++) {
             int64_t v = param_leaves[pn][e];
             f.leaves[i][e] = v;
-            if (param_owned && param_owned[pn]) {
+            if ((param_owned && param_owned[pn]) || (seq_id == 0 && b->p->values[v].writable)) {
                 value *x = &b->p->values[v];
                 x->owner = seq_id;
                 x->def_seq = seq_id;
@@ -934,21 +1101,18 @@ static void resolve_seq(value *v, seq *q) {
     }
 }
 
-/* Lifetimes of the arena classes over the global order, then their offsets. */
-static cxla_status place(bld *b) {
+/* The lifetime of every class over the global order (-1 for those never touched): from
+ * its first event to its last, a read inside a loop that the class was written before
+ * lasting until the loop ends. |first| and |last| hold value_count entries. */
+static void spans(const bld *b, int64_t *first, int64_t *last) {
     cpu_plan *p = b->p;
     int64_t n = p->value_count;
-    int64_t *first = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *last = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *which = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    cpu_arena_buffer *bufs = calloc((size_t)(n ? n : 1), sizeof(*bufs));
-    cxla_status s = first && last && which && bufs ? NULL : OOM();
-    for (int64_t c = 0; c < n && !s; c++) first[c] = last[c] = -1;
-    for (int64_t e = 0; e < b->en && !s; e++) {
+    for (int64_t c = 0; c < n; c++) first[c] = last[c] = -1;
+    for (int64_t e = 0; e < b->en; e++) {
         int64_t c = find(p->values, b->ev[e].v);
         if (first[c] < 0 || b->ev[e].pos < first[c]) first[c] = b->ev[e].pos;
     }
-    for (int64_t e = 0; e < b->en && !s; e++) {
+    for (int64_t e = 0; e < b->en; e++) {
         int64_t c = find(p->values, b->ev[e].v), u = b->ev[e].pos;
         /* A read inside a loop that the buffer was written before: until the loop ends. */
         for (int64_t l = 0; l < b->ln; l++) {
@@ -958,10 +1122,74 @@ static cxla_status place(bld *b) {
         }
         if (u > last[c]) last[c] = u;
     }
+    /* A piece lives inside its whole: the whole's buffer spans its pieces' lives. */
+    for (int64_t c = 0; c < n; c++) {
+        if (p->values[c].parent != c || p->values[c].sub_of < 0 || first[c] < 0) continue;
+        int64_t t = c;
+        for (int depth = 0; p->values[t].sub_of >= 0 && depth < MAX_DEPTH; depth++)
+            t = find(p->values, p->values[t].sub_of);
+        if (first[t] < 0 || first[c] < first[t]) first[t] = first[c];
+        if (last[c] > last[t]) last[t] = last[c];
+    }
+}
+
+/* A plan for donated arguments: each aliased result leaf that is not already the donated
+ * argument's buffer (an in-place update made it so) takes that buffer when the argument
+ * is dead before the result's buffer is first written, so the result is computed straight
+ * into the caller's donated memory. */
+static cxla_status donate(bld *b, int64_t *const *params) {
+    cpu_plan *p = b->p;
+    int64_t n = p->value_count;
+    int64_t *first = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *last = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!first || !last) {
+        free(first);
+        free(last);
+        return OOM();
+    }
+    spans(b, first, last);
+    for (int64_t a = 0; a < p->alias_count; a++) {
+        const cpu_io_alias *al = &p->aliases[a];
+        int64_t leaf = al->arg - p->arg_base[al->param];
+        int64_t pc = find(p->values, params[al->param][leaf]);
+        int64_t rc = find(p->values, p->root[al->output]);
+        if (!p->values[pc].writable) continue; /* a dynamic shape */
+        if (rc == pc) {
+            p->stats.donated++; /* in-place updates made it the argument's buffer */
+            continue;
+        }
+        bool unique = true;
+        for (int64_t k = 0; k < p->root_count; k++)
+            if (k != al->output && find(p->values, p->root[k]) == rc) unique = false;
+        const value *r = &p->values[rc];
+        if (!unique || r->kind != V_ARENA || r->size != p->values[pc].size || first[rc] < 0 ||
+            last[pc] >= first[rc])
+            continue;
+        merge(p->values, rc, pc);
+        p->stats.in_place++;
+        p->stats.donated++;
+    }
+    free(first);
+    free(last);
+    return NULL;
+}
+
+/* Lifetimes of the arena classes over the global order, then their offsets. */
+static cxla_status place(bld *b) {
+    cpu_plan *p = b->p;
+    int64_t n = p->value_count;
+    int64_t *first = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *last = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *which = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    cpu_arena_buffer *bufs = calloc((size_t)(n ? n : 1), sizeof(*bufs));
+    cxla_status s = first && last && which && bufs ? NULL : OOM();
+    if (!s) spans(b, first, last);
     int64_t count = 0;
     for (int64_t c = 0; c < n && !s; c++) {
         const value *x = &p->values[c];
-        if (x->parent != c || x->kind != V_ARENA || x->result >= 0 || first[c] < 0) continue;
+        if (x->parent != c || x->kind != V_ARENA || x->result >= 0 || x->sub_of >= 0 ||
+            first[c] < 0)
+            continue;
         which[count] = c;
         bufs[count++] = (cpu_arena_buffer){
             .size = x->size, .first = first[c], .last = last[c] > first[c] ? last[c] : first[c]};
@@ -976,12 +1204,33 @@ static cxla_status place(bld *b) {
     return s;
 }
 
-/* Whether the plan can run |comp| and what it calls in sequence: static shapes only. */
+/* Where each class with a dynamic array shape keeps its current sizes in a run: a class
+ * is dynamic when any of its values is (a while state declared dynamic may start from a
+ * static value). */
+static cxla_status dynamic_sizes(cpu_plan *p) {
+    for (int64_t v = 0; v < p->value_count; v++) {
+        const cxla_shape *sh = p->values[v].shape;
+        if (!sh || !cxla_type_is_array(sh->type) || cxla_shape_is_static(sh)) continue;
+        if (!p->dyn_off) {
+            p->dyn_off = malloc((size_t)p->value_count * sizeof(int64_t));
+            if (!p->dyn_off) return OOM();
+            for (int64_t k = 0; k < p->value_count; k++) p->dyn_off[k] = -1;
+        }
+        int64_t c = find(p->values, v);
+        if (p->dyn_off[c] >= 0) continue;
+        p->dyn_off[c] = p->dyn_total;
+        p->dyn_total += sh->rank > 0 ? sh->rank : 1;
+    }
+    return NULL;
+}
+
+/* Whether the plan can run |comp| and what it calls in sequence: static shapes, or
+ * dynamic ones with bounds (unbounded '?' dimensions keep the interpreter's driver). */
 static bool plannable(const cxla_computation *comp, int depth) {
     if (depth > MAX_DEPTH) return false;
     for (int64_t i = 0; i < comp->instr_count; i++) {
         const cxla_instr *in = comp->instrs[i];
-        if (!static_shape(&in->shape)) return false;
+        if (!bounded_shape(&in->shape)) return false;
         if (in->opcode != CXLA_OP_WHILE && in->opcode != CXLA_OP_CONDITIONAL &&
             in->opcode != CXLA_OP_CALL)
             continue;
@@ -1000,6 +1249,8 @@ void cpu_plan_destroy(cpu_plan *p) {
     free(p->values);
     free(p->root);
     free(p->arg_base);
+    free(p->aliases);
+    free(p->dyn_off);
     for (int64_t c = 0; c < p->constant_count; c++) cxla_literal_free(p->constants[c]);
     free(p->constants);
     free(p->what);
@@ -1010,14 +1261,26 @@ void cpu_plan_destroy(cpu_plan *p) {
 
 cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
                            const cpu_kernel_info *infos, const cpu_call *calls, int64_t id_count,
-                           cpu_pool *pool, cpu_plan **out) {
+                           cpu_pool *pool, bool donating, cpu_plan **out) {
     *out = NULL;
     const cxla_computation *entry = m->entry;
-    if (!entry || !plannable(entry, 0)) return NULL; /* dynamic shapes: the driver */
+    if (!entry || !plannable(entry, 0)) return NULL; /* unbounded shapes: the driver */
     for (int64_t i = 0; i < entry->param_count; i++)
-        if (!static_shape(&entry->params[i]->shape)) return NULL;
+        if (!bounded_shape(&entry->params[i]->shape)) return NULL;
+    cpu_io_alias *aliases = NULL;
+    int64_t alias_count = 0;
+    if (donating) {
+        CXLA_RETURN_IF_ERROR(cpu_io_aliases(m, &aliases, &alias_count));
+        if (alias_count == 0) return NULL; /* nothing to donate to */
+    }
     cpu_plan *p = calloc(1, sizeof(*p));
-    if (!p) return OOM();
+    if (!p) {
+        free(aliases);
+        return OOM();
+    }
+    p->donating = donating;
+    p->aliases = aliases;
+    p->alias_count = alias_count;
     p->module = m;
     p->pool = pool;
     p->id_count = id_count;
@@ -1059,14 +1322,25 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
         p->arg_leaf_count += n;
         free(shapes);
     }
+    /* Donated arguments the module aliases: the entry's to overwrite. */
+    for (int64_t a = 0; a < alias_count && !s; a++) {
+        const cpu_io_alias *al = &aliases[a];
+        value *x = &p->values[params[al->param][al->arg - p->arg_base[al->param]]];
+        if (!static_shape(x->shape)) continue; /* its sizes travel apart: not worth it */
+        x->writable = true;
+        x->alias_of = al->output;
+    }
     int64_t *root = NULL, rn = 0;
     if (!s) s = build_seq(&b, entry, params, NULL, &p->entry, 0, &root, &rn, NULL);
-    for (int64_t i = 0; params && i < entry->param_count; i++) free(params[i]);
-    free(params);
     if (!s) {
         p->root = root;
         p->root_count = rn;
         root = NULL;
+        if (donating) s = donate(&b, params);
+    }
+    for (int64_t i = 0; params && i < entry->param_count; i++) free(params[i]);
+    free(params);
+    if (!s) {
         for (int64_t k = 0; k < rn; k++) {
             int64_t c = find(p->values, p->root[k]);
             p->root[k] = c;
@@ -1074,8 +1348,12 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
             if (p->values[c].kind == V_ARENA && p->values[c].result < 0) p->values[c].result = k;
         }
         resolve_seq(p->values, &p->entry);
+        for (int64_t c = 0; c < p->value_count; c++)
+            if (p->values[c].sub_of >= 0)
+                p->values[c].sub_of = find(p->values, p->values[c].sub_of);
         s = place(&b);
     }
+    if (!s) s = dynamic_sizes(p);
     free(root);
     free(b.ev);
     free(b.loops);
@@ -1100,6 +1378,8 @@ const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr) {
     case W_SVC: return cpu_svc_what(instr);
     case W_IN_PLACE: return "in place";
     case W_ALIAS: return "alias";
+    case W_KERNEL_IN_PLACE: return "kernel in place";
+    case W_CONCAT_IN_PLACE: return "pieces in place";
     default: return NULL;
     }
 }

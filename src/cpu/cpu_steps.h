@@ -31,6 +31,16 @@ typedef struct value {
      * within the sequence); -1 when it is not an instruction's own value. */
     int64_t def_seq, def_pos, def_leaf;
     bool from_step; /* a step of def_seq computed it (not a parameter) */
+    /* V_ARG of a plan for donated arguments: a leaf the module's input_output_alias pairs
+     * with result leaf |alias_of| (else -1), which the entry may overwrite. */
+    bool writable;
+    int64_t alias_of;
+    /* A piece of another buffer: the operand of a concatenate that writes nothing (its
+     * pieces are computed in place, cpu_steps.c): the class lives |sub_off| bytes into
+     * the buffer of value |sub_of| (a class representative once the plan is built); -1:
+     * a buffer of its own. */
+    int64_t sub_of;
+    size_t sub_off;
     /* Final, on representatives: */
     int64_t result; /* >= 0: written straight into the result leaf |result| */
     size_t offset;  /* V_ARENA */
@@ -81,6 +91,15 @@ struct cpu_plan {
     int64_t root_count;
     int64_t arg_leaf_count;
     int64_t *arg_base; /* by parameter: its first flat leaf */
+    /* Bounded dynamic shapes: by value (read on class representatives), where the class's
+     * current sizes lie in a run's array of sizes (-1: the class is static); dyn_total
+     * entries in all. NULL when every shape is static. */
+    int64_t *dyn_off;
+    int64_t dyn_total;
+    /* A plan for donated arguments (cpu_plan_build's |donating|): the module's aliases. */
+    bool donating;
+    cpu_io_alias *aliases;
+    int64_t alias_count;
     size_t arena_size;
     _Atomic(void *) spare;
     int64_t max_operands;

@@ -3,10 +3,12 @@
  * are not row-major), each step over the buffers of its classes, while loops and
  * conditionals over their sub-sequences, cancellation between steps and at back-edges,
  * --check-finite after the steps that compute elements. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cpu/cpu_steps.h"
 #include "exec/rng.h"
@@ -24,9 +26,23 @@ typedef struct run {
     interp_ctx ictx;
     bool ictx_ready;
     cpu_svc_run svc;
+    int64_t *sizes;              /* the current sizes of the dynamic classes (plan->dyn_off) */
     bool check_finite, reported; /* --check-finite, and whether it reported already */
     int64_t countdown;           /* steps until the next exec_cancel_poll */
+    bool step_times;             /* CXLA_STEP_TIMES: each step's time on stderr */
 } run;
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+/* CXLA_STEP_TIMES=1 (a profiling aid): one line per step run, and per phase of the run,
+ * "cxla-step-time US NAME OPCODE KIND", for a person to sort and sum. */
+static void report_time(const char *kind, const char *name, const char *opcode, double us) {
+    fprintf(stderr, "cxla-step-time %.1f %s %s %s\n", us, name, opcode, kind);
+}
 
 static cxla_status cancelled_at(run *r, const step *sp) {
     char where[256];
@@ -46,10 +62,22 @@ static bool check_cancel(run *r) {
     return exec_cancelled(r->cancel);
 }
 
+/* The current sizes of class |c|, or NULL when it is static. */
+static int64_t *sizes_of(const run *r, int64_t c) {
+    const cpu_plan *p = r->p;
+    return p->dyn_off && p->dyn_off[c] >= 0 ? r->sizes + p->dyn_off[c] : NULL;
+}
+
+/* Class |c| at the sizes of |lit| (an array of the same bounds). */
+static void set_sizes(run *r, int64_t c, const cxla_literal *lit) {
+    int64_t *z = sizes_of(r, c);
+    for (int64_t d = 0; z && d < lit->shape->rank; d++) z[d] = cxla_literal_dynamic_size(lit, d);
+}
+
 /* A literal over |shape| whose arrays borrow the run's buffers of leaves ids[*next ...]
- * (never freed by it: free_view). */
-static cxla_status make_view(const cxla_shape *shape, void *const *ptr, const int64_t *ids,
-                             int64_t *next, cxla_literal **out) {
+ * (never freed by it: free_view), with their current sizes. */
+static cxla_status make_view(const run *r, const cxla_shape *shape, void *const *ptr,
+                             const int64_t *ids, int64_t *next, cxla_literal **out) {
     cxla_literal *v = calloc(1, sizeof(*v));
     if (!v) return OOM();
     cxla_status s = NULL;
@@ -60,7 +88,7 @@ static cxla_status make_view(const cxla_shape *shape, void *const *ptr, const in
         s = el && shapes ? NULL : OOM();
         v->elements = el;
         for (int64_t i = 0; i < n && !s; i++) {
-            s = make_view(&shape->elements[i], ptr, ids, next, &el[i]);
+            s = make_view(r, &shape->elements[i], ptr, ids, next, &el[i]);
             if (!s) {
                 v->tuple_count = i + 1;
                 shapes[i] = el[i]->shape;
@@ -81,6 +109,12 @@ static cxla_status make_view(const cxla_shape *shape, void *const *ptr, const in
             s = cxla_shape_byte_size(shape, &v->size);
             if (!s) s = cxla_shape_element_count(shape, &v->count);
             v->data = v->size ? ptr[ids[*next]] : NULL;
+            /* Below its bounds: the sizes array (borrowed, as the data; free_view leaves
+             * it) is the run's own, as the interpreter's form has it. */
+            int64_t *z = sizes_of(r, ids[*next]);
+            bool below = false;
+            for (int64_t d = 0; z && d < shape->rank; d++) below = below || z[d] < shape->dims[d];
+            if (!s && below && v->shape->dynamic) v->dyn_sizes = z;
         }
         (*next)++;
     }
@@ -108,10 +142,12 @@ static cxla_status copy_out(run *r, const step *sp, const cxla_literal *lit, int
     const value *x = &r->p->values[sp->out[*next]];
     void *dst = r->ptr[sp->out[(*next)++]];
     if (!cxla_type_is_array(lit->shape->type)) return NULL;
-    if (lit->size != x->size || lit->dyn_sizes || !cxla_layout_is_default(lit->shape))
+    if (lit->size != x->size || (lit->dyn_sizes && !sizes_of(r, sp->out[*next - 1])) ||
+        !cxla_layout_is_default(lit->shape))
         return exec_error(sp->instr, CXLA_STATUS_INTERNAL,
                           "the handler's result does not have the compiled shape");
     if (x->size) memcpy(dst, lit->data, x->size);
+    set_sizes(r, sp->out[*next - 1], lit);
     return NULL;
 }
 
@@ -129,9 +165,14 @@ static cxla_status run_handler(run *r, const step *sp) {
     cxla_literal **ops = calloc((size_t)(n ? n : 1), sizeof(*ops));
     cxla_status s = ops ? NULL : OOM();
     for (int64_t k = 0; k < n && !s; k++)
-        s = make_view(&in->operands[k]->shape, r->ptr, sp->in, &next, &ops[k]);
+        s = make_view(r, &in->operands[k]->shape, r->ptr, sp->in, &next, &ops[k]);
     cxla_literal *result = NULL;
-    if (!s) s = fn(&r->ictx, in, (const cxla_literal *const *)ops, &result);
+    const cxla_literal *const *cops = (const cxla_literal *const *)ops;
+    /* Values below their bounds meet the instruction as the driver has them meet it. */
+    if (!s)
+        s = r->p->dyn_off && interp_dynamic_maybe(in, cops)
+                ? interp_dynamic_eval(&r->ictx, in, cops, fn, &result)
+                : fn(&r->ictx, in, cops, &result);
     int64_t at = 0;
     if (!s) s = copy_out(r, sp, result, &at);
     cxla_literal_free(result);
@@ -196,6 +237,9 @@ static cxla_status run_step(run *r, const step *sp) {
             void *dst = r->ptr[sp->out[k]];
             const void *src = r->ptr[sp->in[k]];
             if (size && dst != src) memcpy(dst, src, size);
+            int64_t *zd = sizes_of(r, sp->out[k]), *zs = sizes_of(r, sp->in[k]);
+            const cxla_shape *ss = p->values[sp->in[k]].shape;
+            for (int64_t d = 0; zd && d < ss->rank; d++) zd[d] = zs ? zs[d] : ss->dims[d];
         }
         return NULL;
     case S_DUS: run_dus(r, sp); return NULL;
@@ -260,7 +304,15 @@ static cxla_status run_seq(run *r, const seq *q) {
         if (check_cancel(r)) return cancelled_at(r, sp);
         bool check = r->check_finite && !r->reported && finite_checked(sp) &&
                      leaves_finite(r, sp->in, sp->in_count);
+        static const char *const kinds[] = {
+            [S_KERNEL] = "kernel", [S_CALL] = "call",        [S_COPY] = "copy",
+            [S_DUS] = "dus",       [S_HANDLER] = "handler",  [S_SVC] = "service",
+            [S_SEQ] = "call-seq",  [S_COND] = "conditional", [S_WHILE] = "while"};
+        double t0 = r->step_times ? now_us() : 0;
         CXLA_RETURN_IF_ERROR(run_step(r, sp));
+        if (r->step_times && sp->kind != S_SEQ && sp->kind != S_COND && sp->kind != S_WHILE)
+            report_time(sp->kind == S_CALL && sp->call->what ? sp->call->what : kinds[sp->kind],
+                        sp->instr->name, cxla_opcode_name(sp->instr->opcode), now_us() - t0);
         if (check && !leaves_finite(r, sp->out, sp->out_count)) {
             const cxla_instr *in = sp->instr;
             fprintf(stderr,
@@ -284,6 +336,24 @@ static void flatten(const cxla_literal *lit, void **ptrs, int64_t *n, int64_t ca
     (*n)++;
 }
 
+/* Where piece |c| (value.sub_of) lies: inside its whole, which may be a piece too. */
+static void *piece_at(const run *r, int64_t c, int depth) {
+    const value *x = &r->p->values[c];
+    if (x->sub_of < 0 || depth > MAX_DEPTH) return r->ptr[c];
+    return (char *)piece_at(r, x->sub_of, depth + 1) + x->sub_off;
+}
+
+/* The array leaves (and tokens) of |lit| depth-first into leaves[*n ...]. */
+static void flatten_leaves(cxla_literal *lit, cxla_literal **leaves, int64_t *n, int64_t cap) {
+    if (lit->shape->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < lit->tuple_count; i++)
+            flatten_leaves(lit->elements[i], leaves, n, cap);
+        return;
+    }
+    if (*n < cap) leaves[*n] = lit;
+    (*n)++;
+}
+
 static bool needs_relayout(const cxla_literal *lit) {
     if (lit->shape->type == CXLA_TUPLE) {
         for (int64_t i = 0; i < lit->tuple_count; i++)
@@ -294,6 +364,94 @@ static bool needs_relayout(const cxla_literal *lit) {
            (!cxla_layout_is_default(lit->shape) || lit->dyn_sizes);
 }
 
+bool cpu_plan_can_donate(const cpu_plan *p, const exec_run_options *options,
+                         const cxla_literal *const *args, int64_t arg_count) {
+    if (!p || !p->donating || !options || !options->donated || !options->in_place_arg ||
+        arg_count != p->module->entry->param_count)
+        return false;
+    for (int64_t a = 0; a < p->alias_count; a++) {
+        const cpu_io_alias *al = &p->aliases[a];
+        if (!options->donated[al->arg] || needs_relayout(args[al->param])) return false;
+    }
+    return true;
+}
+
+/* The result leaves that no step wrote in place (parameters passed through, constants,
+ * repeated values) are copied into the result after the steps: ResNet-50 returns its
+ * 100 MB of weights so. The copy runs on the pool as a kernel over chunks of COPY_CHUNK
+ * bytes (fresh result pages are faulted in by both threads). in[0] is the plan below. */
+enum { COPY_CHUNK = 1 << 20 };
+
+typedef struct copy_plan {
+    int64_t count;
+    char **dst;
+    const char **src;
+    size_t *size;
+    int64_t *first; /* the first chunk of each copy; first[count]: all chunks */
+} copy_plan;
+
+static void copy_chunks(void *const *out, const void *const *in, int64_t begin, int64_t end) {
+    (void)out;
+    const copy_plan *cp = in[0];
+    int64_t k = 0;
+    for (int64_t c = begin; c < end && c < cp->first[cp->count]; c++) {
+        while (cp->first[k + 1] <= c) k++;
+        size_t off = (size_t)(c - cp->first[k]) * COPY_CHUNK;
+        size_t n = cp->size[k] - off < COPY_CHUNK ? cp->size[k] - off : COPY_CHUNK;
+        memcpy(cp->dst[k] + off, cp->src[k] + off, n);
+    }
+}
+
+/* Copies the result leaves |p| lists from the run's buffers into |resp|. */
+static cxla_status copy_results(run *r, void **resp) {
+    cpu_plan *p = r->p;
+    int64_t n = p->root_count;
+    copy_plan cp = {0};
+    cp.dst = calloc((size_t)(n ? n : 1), sizeof(*cp.dst));
+    cp.src = calloc((size_t)(n ? n : 1), sizeof(*cp.src));
+    cp.size = calloc((size_t)(n ? n : 1), sizeof(*cp.size));
+    cp.first = calloc((size_t)n + 1, sizeof(*cp.first));
+    cxla_status s = cp.dst && cp.src && cp.size && cp.first ? NULL : OOM();
+    double bytes = 0;
+    for (int64_t k = 0; k < n && !s; k++) {
+        const value *x = &p->values[p->root[k]];
+        if ((x->kind == V_ARENA && x->result == k) || x->kind == V_TOKEN) continue;
+        if (p->donating && x->kind == V_ARG && x->writable && x->alias_of == k && r->options &&
+            r->options->in_place_arg) {
+            r->options->in_place_arg[k] = x->arg; /* already in the donated argument */
+            continue;
+        }
+        if (!x->size) continue;
+        cp.dst[cp.count] = resp[k];
+        cp.src[cp.count] = r->ptr[p->root[k]];
+        cp.size[cp.count] = x->size;
+        cp.first[cp.count + 1] =
+            cp.first[cp.count] + (int64_t)((x->size + COPY_CHUNK - 1) / COPY_CHUNK);
+        bytes += 2.0 * (double)x->size;
+        cp.count++;
+    }
+    if (!s && cp.count > 0) {
+        const void *in[1] = {&cp};
+        cpu_kernel_info info = {.range = cp.first[cp.count], .cost = bytes};
+        cpu_pool_run_kernel(p->pool, copy_chunks, &info, NULL, in, NULL);
+    }
+    free(cp.dst);
+    free(cp.src);
+    free(cp.size);
+    free(cp.first);
+    return s;
+}
+
+/* Whether every array leaf of |s| is row-major with no padding. */
+static bool layout_is_row_major(const cxla_shape *s) {
+    if (s->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < s->tuple_count; i++)
+            if (!layout_is_row_major(&s->elements[i])) return false;
+        return true;
+    }
+    return !cxla_type_is_array(s->type) || cxla_layout_is_default(s);
+}
+
 cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
                          const cxla_literal *const *args, int64_t arg_count,
                          cxla_literal **out_result) {
@@ -302,6 +460,8 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     run r = {.p = p, .options = options, .cancel = options ? options->cancel : NULL};
     r.countdown = 1; /* the first check polls */
     r.check_finite = options && options->check_finite;
+    r.step_times = getenv("CXLA_STEP_TIMES") != NULL;
+    double t0 = r.step_times ? now_us() : 0;
     r.svc = (cpu_svc_run){.options = options ? options : &no_options,
                           .module = p->module,
                           .rng_state = {EXEC_RNG_INITIAL_STATE, 0},
@@ -313,9 +473,19 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     void **argp = calloc((size_t)(p->arg_leaf_count ? p->arg_leaf_count : 1), sizeof(void *));
     void **resp = calloc((size_t)(p->root_count ? p->root_count : 1), sizeof(void *));
     r.ptr = calloc((size_t)(p->value_count ? p->value_count : 1), sizeof(void *));
+    /* Dynamic shapes: the argument leaves (their sizes), the result leaves (to give them
+     * theirs) and the classes' current sizes. */
+    cxla_literal **argl = NULL, **resl = NULL;
+    if (p->dyn_off) {
+        argl = calloc((size_t)(p->arg_leaf_count ? p->arg_leaf_count : 1), sizeof(*argl));
+        resl = calloc((size_t)(p->root_count ? p->root_count : 1), sizeof(*resl));
+        r.sizes = malloc((size_t)(p->dyn_total ? p->dyn_total : 1) * sizeof(int64_t));
+    }
+    bool dyn_oom = p->dyn_off && (!argl || !resl || !r.sizes);
     r.ins = calloc((size_t)(p->max_operands ? p->max_operands : 1), sizeof(void *));
     r.outs = calloc((size_t)(p->max_operands ? p->max_operands : 1), sizeof(void *));
-    if (!owned || !argp || !resp || !r.ptr || !r.ins || !r.outs || !r.svc.collective_counts)
+    if (!owned || !argp || !resp || !r.ptr || !r.ins || !r.outs || !r.svc.collective_counts ||
+        dyn_oom)
         s = OOM();
     if (!s && arg_count != entry->param_count)
         s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
@@ -325,7 +495,7 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     for (int64_t i = 0; i < arg_count && !s; i++) {
         const cxla_shape *want = &entry->params[i]->shape;
         const cxla_shape *got = cxla_literal_shape(args[i]);
-        if (!cxla_shape_compatible(want, got)) {
+        if (cxla_shape_is_static(want) && !cxla_shape_compatible(want, got)) {
             char *w = cxla_shape_to_string(want, CXLA_SHAPE_PRINT_NO_LAYOUT);
             char *g = cxla_shape_to_string(got, CXLA_SHAPE_PRINT_NO_LAYOUT);
             s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
@@ -337,15 +507,23 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
             break;
         }
         const cxla_literal *use = args[i];
-        if (needs_relayout(args[i])) {
+        if (!cxla_shape_is_static(want)) { /* any sizes up to the bounds, as the driver */
+            s = interp_dynamic_bind_argument(want, args[i], i, &owned[i]);
+            use = owned[i];
+        } else if (needs_relayout(args[i])) {
             s = interp_default_layout(args[i], &owned[i]);
             use = owned[i];
         }
         int64_t n = p->arg_base[i];
         if (!s) flatten(use, argp, &n, p->arg_leaf_count);
+        n = p->arg_base[i];
+        if (!s && argl) flatten_leaves((cxla_literal *)use, argl, &n, p->arg_leaf_count);
     }
+    if (r.step_times) report_time("(arguments)", "-", "phase", now_us() - t0);
     cxla_literal *result = NULL;
+    if (r.step_times) t0 = now_us();
     if (!s) s = interp_zeros(&entry->root->shape, &result);
+    if (r.step_times) report_time("(result-zeros)", "-", "phase", now_us() - t0);
     int64_t rn = 0;
     if (!s) flatten(result, resp, &rn, p->root_count);
     char *arena = NULL;
@@ -363,27 +541,47 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
         case V_ARENA: r.ptr[c] = x->result >= 0 ? resp[x->result] : arena + x->offset; break;
         case V_TOKEN: r.ptr[c] = NULL; break;
         }
+        /* Sizes: the argument's own, else the bounds until a step sets them. */
+        int64_t *z = sizes_of(&r, c);
+        for (int64_t d = 0; z && d < x->shape->rank; d++)
+            z[d] =
+                x->kind == V_ARG ? cxla_literal_dynamic_size(argl[x->arg], d) : x->shape->dims[d];
     }
+    /* Pieces of a concatenate computed in place: inside their whole's buffer. */
+    for (int64_t c = 0; c < p->value_count && !s; c++)
+        if (p->values[c].parent == c && p->values[c].sub_of >= 0) r.ptr[c] = piece_at(&r, c, 0);
+    int64_t ln = 0;
+    if (!s && resl) flatten_leaves(result, resl, &ln, p->root_count);
     if (!s) s = run_seq(&r, &p->entry);
-    /* Result leaves no step wrote in place: parameters, constants, repeats. */
-    for (int64_t k = 0; k < p->root_count && !s; k++) {
-        const value *x = &p->values[p->root[k]];
-        if ((x->kind == V_ARENA && x->result == k) || x->kind == V_TOKEN) continue;
-        if (x->size) memcpy(resp[k], r.ptr[p->root[k]], x->size);
+    if (r.step_times) t0 = now_us();
+    /* Result leaves no step wrote in place: parameters, constants, repeats; a donating
+     * plan leaves an aliased result in its donated argument and says so. */
+    if (!s) s = copy_results(&r, resp);
+    if (r.step_times) report_time("(result-copies)", "-", "phase", now_us() - t0);
+    /* The result leaves' sizes. */
+    for (int64_t k = 0; resl && k < p->root_count && !s; k++) {
+        const int64_t *z = sizes_of(&r, p->root[k]);
+        for (int64_t d = 0; z && d < resl[k]->shape->rank && !s; d++)
+            if (z[d] != cxla_literal_dynamic_size(resl[k], d))
+                s = cxla_literal_set_dynamic_size(resl[k], d, z[d]);
     }
     if (r.ictx_ready) interp_ctx_deinit(&r.ictx);
     if (arena) {
         void *expected = NULL;
         if (!atomic_compare_exchange_strong(&p->spare, &expected, arena)) free(arena);
     }
-    /* The entry's result layout, when it is not row-major. */
+    /* The entry's result layout, when some leaf of it is not row-major (a tuple of
+     * row-major leaves is the result as it is: relaying it would copy every leaf, the
+     * whole state of a model that returns its weights). */
     const cxla_shape *rs = p->module->has_entry_layout ? &p->module->entry_result_shape : NULL;
-    if (!s && rs && (rs->type == CXLA_TUPLE || !cxla_layout_is_default(rs))) {
+    if (r.step_times) t0 = now_us();
+    if (!s && rs && (!layout_is_row_major(rs) || needs_relayout(result))) {
         cxla_literal *relaid = NULL;
         s = interp_relayout(result, rs, &relaid);
         cxla_literal_free(result);
         result = relaid;
     }
+    if (r.step_times) report_time("(result-relayout)", "-", "phase", now_us() - t0);
     if (!s) {
         *out_result = result;
         result = NULL;
@@ -394,6 +592,9 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     free(argp);
     free(resp);
     free(r.ptr);
+    free(r.sizes);
+    free(argl);
+    free(resl);
     free(r.ins);
     free(r.outs);
     free(r.svc.collective_counts);

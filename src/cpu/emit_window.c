@@ -7,12 +7,14 @@
  * output position o at o * stride + w * window_dilation - pad_low of the base dilated by
  * base_dilation; positions in the padding or in a hole take the init value.
  *
- * reduce-window: each output element folds its window in row-major order into the init
- * value, acc = f(acc, x), with f the reducer computation written inline; when the
- * interpreter sums pairwise (one f32/f64 input and a reducer it recognizes as add), the
- * kernel sums the same tree (leaves of up to 16 window elements summed in order, halves
- * added) and adds the init value last, as interp_reduce_space does. The loops: the outer
- * loop runs over "rows" (every output dimension but the last, and blocks of up to LANES
+ * reduce-window with maximum or minimum of one input over at most two adjacent dimensions
+ * (pooling): the separable kernel of emit_pool (see pool_plan below), the interpreter's
+ * value by associativity. Otherwise (the row kernel) each output element folds its window
+ * in row-major order into the init value, acc = f(acc, x), with f the reducer computation
+ * written inline; when the interpreter sums pairwise (one f32/f64 input and a reducer it
+ * recognizes as add), the kernel sums the same tree (leaves of up to 16 window elements summed in
+ * order, halves added) and adds the init value last, as interp_reduce_space does. The loops: the
+ * outer loop runs over "rows" (every output dimension but the last, and blocks of up to LANES
  * outputs along the last), one accumulator per output of the block; then the window
  * elements; then the block's outputs innermost, contiguous in the result, where the lanes
  * whose input position is inside the operand run without a test (a strided, vectorizable
@@ -23,7 +25,8 @@
  * order, the first selected and each later one replacing the selection when
  * select(selected, current) is false; the source element is then combined into the
  * result at the selection with the scatter computation. Windows overlap, so the kernel is
- * one unit of work (range 1). */
+ * one unit of work (range 1), except where the window moves over at most two adjacent
+ * dimensions: the other dimensions before them are then independent units (emit_ss_rows). */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
@@ -282,6 +285,19 @@ static int64_t result_shapes(const cxla_instr *instr, const cxla_shape **out, in
     return n;
 }
 
+/* Put before a kernel's body function: gcc -O2's "very cheap" vectorizer cost model leaves
+ * loops whose loads are strided groups (a window with a stride of 2 gathers elements 2k - 1,
+ * 2k, 2k + 1) or whose counts are not a multiple of the vector length; the "dynamic" model
+ * vectorizes them (10x on a 3x3 stride-2 max pool). Vectorizing keeps each element's order
+ * of operations, and -ffp-contract=off still holds under the attribute. Off in
+ * `cxla compile --target portable` output (CXLA_PORTABLE: no compiler extensions). */
+static void vectorize_attr(cxla_strbuf *out) {
+    cxla_strbuf_puts(out,
+                     "#if defined(__GNUC__) && !defined(__clang__) && !defined(CXLA_PORTABLE)\n"
+                     "__attribute__((optimize(\"vect-cost-model=dynamic\")))\n"
+                     "#endif\n");
+}
+
 /* ---- window geometry ------------------------------------------------------------------ */
 
 typedef struct geometry {
@@ -400,7 +416,9 @@ typedef struct rw_plan {
  * or what the reader writes (statements at the writer's place) for a fused input. */
 static const char *rd(writer *w, const rw_plan *p, int64_t i, const char *at) {
     if (!p->reader) return F("p%" PRId64 "[%s]", i, at);
-    return p->reader->read(p->reader->ctx, w->b, w->indent, i, at);
+    /* The reader divides the offset by the producer's strides: one term, parenthesized
+     * ("at + k" would give at + k / 64 % 114). */
+    return p->reader->read(p->reader->ctx, w->b, w->indent, i, F("(%s)", at));
 }
 
 /* Whether the reducer never reads input |i| (its generated variables then need a use). */
@@ -715,6 +733,360 @@ static void rows_body(writer *w, const rw_plan *p, int64_t lanes, int64_t acc_la
     close_(w);
 }
 
+/* ---- separable maximum and minimum ------------------------------------------------------ */
+
+/* A reduce-window with maximum or minimum of one input (f32, f64, f16, bf16, an integer),
+ * no base dilation, whose window moves over at most two adjacent dimensions H and W (the
+ * others: size 1, stride 1, no padding): the array is seen as [outer, H, W, inner]. The
+ * kernel is separable: pass 1 folds each input row's windows along W into a buffer row
+ * (hb, OW x inner), pass 2 folds the buffer rows of each output row's window along H into
+ * the output, the inner loops contiguous over OW x inner. Padding is not folded: the
+ * result is f(init, fold of the window's positions inside the operand), which is the
+ * interpreter's fold: maximum and minimum are associative (the first NaN in row-major
+ * order comes out, as in the interpreter's fold, because pass 1 keeps each row's first NaN
+ * and pass 2 takes the rows in order), commutative on non-NaN values (-0 < +0 is a total
+ * order), and folding the init value again changes nothing. An empty buffer entry (a
+ * window row made only of padding) holds the reducer's identity (-inf, +inf, the type's
+ * limits). f32 and f64 rows with neither NaN nor -0 (checked per row on the bits, with
+ * integer min/max that vectorize) fold with a plain compare-and-select; others with the
+ * exact NaN-propagating form. f16 and bf16 are decoded (then checked the same way) and fold
+ * in f32 (exact: each value is an input's, and the interpreter's rounding after every step
+ * leaves it unchanged), rounded at the end. The unit of work is a block of output rows of
+ * one outer index. */
+enum { POOL_ROW_MAX = 8192, POOL_BUF_BYTES = 128 << 10 };
+
+typedef struct pool_plan {
+    int64_t outer, inner, H, W, OH, OW;
+    int64_t kh, sh, dh, ph, kw, sw, dw, pw;
+    int64_t rb, blocks, nr; /* output rows per unit, units per outer index, buffer rows */
+    cxla_type t;
+    bool mx, check, small;
+} pool_plan;
+
+static bool window_trivial(const geometry *g, int64_t j) {
+    return g->size[j] == 1 && g->stride[j] == 1 && g->pad[j] == 0 && g->out[j] == g->in[j];
+}
+
+/* The [outer, H, W, inner] view of a window (pool_plan's first fields): false when the
+ * window has base dilation, moves over dimensions that are not two adjacent ones, is empty
+ * or has rows too long for the kernels' stack buffers. */
+static bool pool_dims(const geometry *g, pool_plan *q) {
+    memset(q, 0, sizeof *q);
+    int64_t R = g->rank, wd = -1;
+    for (int64_t j = 0; j < R; j++) {
+        if (g->base_dil[j] != 1) return false;
+        if (!window_trivial(g, j)) wd = j;
+    }
+    if (wd < 0) wd = R - 1;
+    int64_t hd = wd - 1;
+    for (int64_t j = 0; j < R; j++)
+        if (j != wd && j != hd && !window_trivial(g, j)) return false;
+    q->outer = q->inner = 1;
+    for (int64_t j = 0; j < hd; j++) q->outer *= g->in[j];
+    for (int64_t j = wd + 1; j < R; j++) q->inner *= g->in[j];
+    q->H = hd >= 0 ? g->in[hd] : 1;
+    q->OH = hd >= 0 ? g->out[hd] : 1;
+    q->kh = hd >= 0 ? g->size[hd] : 1;
+    q->sh = hd >= 0 ? g->stride[hd] : 1;
+    q->dh = hd >= 0 ? g->win_dil[hd] : 1;
+    q->ph = hd >= 0 ? g->pad[hd] : 0;
+    q->W = g->in[wd];
+    q->OW = g->out[wd];
+    q->kw = g->size[wd];
+    q->sw = g->stride[wd];
+    q->dw = g->win_dil[wd];
+    q->pw = g->pad[wd];
+    if (q->outer == 0 || q->inner == 0 || q->H == 0 || q->W == 0 || q->OH == 0 || q->OW == 0)
+        return false;
+    if (q->OW * q->inner > POOL_ROW_MAX || q->W * q->inner > POOL_ROW_MAX || q->kh > POOL_ROW_MAX ||
+        q->dh > POOL_ROW_MAX || q->kw > POOL_ROW_MAX || q->dw > POOL_ROW_MAX ||
+        q->sh > POOL_ROW_MAX)
+        return false;
+    return true;
+}
+
+static bool pool_plan_of(const rw_plan *p, pool_plan *q) {
+    memset(q, 0, sizeof *q);
+    const geometry *g = &p->g;
+    if (p->n != 1 || p->in_t[0] != p->res_t[0]) return false;
+    interp_reducer kind = interp_match_reducer(p->comp);
+    if (kind != INTERP_REDUCER_MAX && kind != INTERP_REDUCER_MIN) return false;
+    cxla_type t = p->in_t[0];
+    cxla_type_class cls = cxla_type_class_of(t);
+    bool small = t == CXLA_BF16 || t == CXLA_F16;
+    if (!(t == CXLA_F32 || t == CXLA_F64 || small || cls == CXLA_CLASS_SIGNED ||
+          cls == CXLA_CLASS_UNSIGNED))
+        return false;
+    if (!pool_dims(g, q)) return false;
+    int64_t rw = q->OW * q->inner, esize = t == CXLA_F64 || cxla_type_storage(t) == 8 ? 8 : 4;
+    int64_t buf = POOL_BUF_BYTES / esize, one = (q->kh - 1) * q->dh + 1;
+    if (one * rw > buf) return false;
+    q->rb = (buf / rw - one) / q->sh + 1;
+    if (q->rb > q->OH) q->rb = q->OH;
+    q->nr = (q->rb - 1) * q->sh + one;
+    if (q->nr > q->H) q->nr = q->H;
+    q->blocks = (q->OH + q->rb - 1) / q->rb;
+    q->t = t;
+    q->mx = kind == INTERP_REDUCER_MAX;
+    q->small = small;
+    q->check = t == CXLA_F32 || t == CXLA_F64 || small; /* small: checked decoded */
+    return true;
+}
+
+/* The reducer's identity in the compute type. */
+static const char *pool_identity(const pool_plan *q) {
+    if (q->small || q->t == CXLA_F32) return q->mx ? "(-INFINITY)" : "INFINITY";
+    if (q->t == CXLA_F64) return q->mx ? "(-(double)INFINITY)" : "((double)INFINITY)";
+    static const char *const lim[2][4][2] = {
+        {{"INT8_MIN", "INT8_MAX"},
+         {"INT16_MIN", "INT16_MAX"},
+         {"INT32_MIN", "INT32_MAX"},
+         {"INT64_MIN", "INT64_MAX"}},
+        {{"0", "UINT8_MAX"}, {"0", "UINT16_MAX"}, {"0", "UINT32_MAX"}, {"0", "UINT64_MAX"}}};
+    size_t s = cxla_type_storage(q->t);
+    int k = s == 1 ? 0 : s == 2 ? 1 : s == 4 ? 2 : 3;
+    return lim[cxla_type_is_signed(q->t) ? 0 : 1][k][q->mx ? 0 : 1];
+}
+
+/* The element of |src| at W position |pos| (and inner index c when inner > 1). */
+static const char *pool_at(writer *w, const pool_plan *q, const char *src, const char *pos) {
+    if (q->inner == 1) return F("%s[%s]", src, pos);
+    return F("%s[(%s) * %" PRId64 " + c]", src, pos, q->inner);
+}
+
+/* |base| + |off| as C text. */
+static const char *pool_plus(writer *w, const char *base, int64_t off) {
+    if (off == 0) return base;
+    return off > 0 ? F("%s + %" PRId64, base, off) : F("%s - %" PRId64, base, -off);
+}
+
+/* Pass 1 of one input row: |src| (the row, element w * inner + c) into buffer row |dst|
+ * (element ow * inner + c), folding the window's positions inside the row with |fn| from
+ * the identity |id|. */
+static void pool_pass1(writer *w, const pool_plan *q, const char *fn, const char *src,
+                       const char *dst, const char *id) {
+    int64_t I = q->inner, lo = q->pw > 0 ? (q->pw + q->sw - 1) / q->sw : 0;
+    int64_t num = q->W - 1 + q->pw - (q->kw - 1) * q->dw;
+    int64_t hi = num >= 0 ? num / q->sw + 1 : 0;
+    const char *CT = q->small ? "float" : cpu_emit_ctype(q->t);
+    const char *out = I == 1 ? F("%s[ow]", dst) : F("%s[ow * %" PRId64 " + c]", dst, I);
+    if (hi > q->OW) hi = q->OW;
+    if (lo > hi) lo = hi;
+    /* The borders: positions tested one by one. */
+    for (int part = 0; part < 2; part++) {
+        int64_t from = part ? hi : 0, to = part ? q->OW : lo;
+        if (from >= to) continue;
+        open_(w, "for (int64_t ow = %" PRId64 "; ow < %" PRId64 "; ow++)", from, to);
+        if (I > 1) open_(w, "for (int64_t c = 0; c < %" PRId64 "; c++)", I);
+        ln(w, "%s a = %s;", CT, id);
+        open_(w, "for (int64_t k = 0; k < %" PRId64 "; k++)", q->kw);
+        ln(w, "const int64_t pos = %s;",
+           pool_plus(w, F("ow * %" PRId64 " + k * %" PRId64, q->sw, q->dw), -q->pw));
+        ln(w, "if (pos >= 0 && pos < %" PRId64 ") a = %s(a, %s);", q->W, fn,
+           pool_at(w, q, src, "pos"));
+        close_(w);
+        ln(w, "%s = a;", out);
+        if (I > 1) close_(w);
+        close_(w);
+    }
+    if (lo >= hi) return;
+    /* The interior: every position inside the row; window elements unrolled. */
+    open_(w, "for (int64_t ow = %" PRId64 "; ow < %" PRId64 "; ow++)", lo, hi);
+    if (I > 1) open_(w, "for (int64_t c = 0; c < %" PRId64 "; c++)", I);
+    const char *pos0 = q->sw == 1 ? "ow" : F("ow * %" PRId64, q->sw);
+    if (q->kw <= 8) {
+        const char *e = NULL;
+        for (int64_t k = 0; k < q->kw; k++) {
+            const char *x = pool_at(w, q, src, pool_plus(w, pos0, k * q->dw - q->pw));
+            e = e ? F("%s(%s, %s)", fn, e, x) : x;
+        }
+        ln(w, "%s = %s;", out, e);
+    } else {
+        ln(w, "%s a = %s;", CT, pool_at(w, q, src, pool_plus(w, pos0, -q->pw)));
+        open_(w, "for (int64_t k = 1; k < %" PRId64 "; k++)", q->kw);
+        ln(w, "a = %s(a, %s);", fn,
+           pool_at(w, q, src, pool_plus(w, F("%s + k * %" PRId64, pos0, q->dw), -q->pw)));
+        close_(w);
+        ln(w, "%s = a;", out);
+    }
+    if (I > 1) close_(w);
+    close_(w);
+}
+
+/* The kernel of a reduce-window that pool_plan_of accepts (see there). */
+static cxla_status emit_pool(const cxla_instr *top, const rw_plan *p, const pool_plan *q,
+                             const char *name, cxla_strbuf *out, cpu_kernel_info *out_info) {
+    cxla_arena *arena = cxla_arena_create();
+    if (!arena) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    cpu_emit_fmt_reset();
+    cxla_strbuf text;
+    cxla_strbuf_init(&text);
+    writer wb = {arena, &text, 0, 0}, *w = &wb;
+    const cpu_emit_reader *reader = p->reader;
+    const char *ST = cpu_emit_stype(q->t), *CT = q->small ? "float" : cpu_emit_ctype(q->t);
+    const char *xf = F("%s_xf", name), *ff = q->check ? F("%s_ff", name) : xf;
+    int64_t RW = q->OW * q->inner, WI = q->W * q->inner, range = q->outer * q->blocks;
+    bool f64 = q->t == CXLA_F64;
+    const char *cmp = q->mx ? ">" : "<";
+
+    /* The exact fold f(acc, x), as the interpreter's (interp_reduce.c), and the plain one. */
+    open_(w, "static inline %s %s(%s a, %s b)", CT, xf, CT, CT);
+    if (cxla_type_is_float(q->t)) {
+        ln(w, "%s r = a %s b ? a : b;", CT, cmp);
+        ln(w, "r = a == b ? (signbit(a) ? %s) : r;", q->mx ? "b : a" : "a : b");
+        ln(w, "r = b != b ? b : r;");
+        ln(w, "return a != a ? a : r;");
+    } else {
+        ln(w, "return b %s a ? b : a;", cmp);
+    }
+    close_(w);
+    if (q->check) {
+        open_(w, "static inline %s %s(%s a, %s b)", CT, ff, CT, CT);
+        ln(w, "return b %s a ? b : a;", cmp);
+        close_(w);
+    }
+    vectorize_attr(&text);
+    cxla_strbuf params, args;
+    cxla_strbuf_init(&params);
+    cxla_strbuf_init(&args);
+    cxla_strbuf_printf(&params, "%s *restrict o0", ST);
+    cxla_strbuf_printf(&args, "(%s *)out[0]", ST);
+    if (reader) {
+        if (reader->in_params[0]) cxla_strbuf_printf(&params, ", %s", reader->in_params);
+        if (reader->in_args[0]) cxla_strbuf_printf(&args, ", %s", reader->in_args);
+    } else {
+        for (int64_t k = 0; k < 2; k++) {
+            cxla_strbuf_printf(&params, ", const %s *restrict p%" PRId64, ST, k);
+            cxla_strbuf_printf(&args, ", (const %s *)in[%" PRId64 "]", ST, k);
+        }
+    }
+    open_(w, "static void %s_body(%s, int64_t begin, int64_t end)", name,
+          params.data ? params.data : "");
+    for (int64_t k = 0; reader && k < reader->in_count; k++) ln(w, "(void)p%" PRId64 ";", k);
+    ln(w, "const %s i0 = %s;", ST, rd(w, p, 1, "0"));
+    ln(w, "const %s i0c = %s;", CT, cpu_emit_decode(arena, q->t, "i0"));
+    if (q->check)
+        ln(w, "const int dirty0 = i0c != i0c || %s(i0c) == %s;",
+           f64 ? "cxla_f64_bits" : "cxla_f32_bits", f64 ? "0x8000000000000000ull" : "0x80000000u");
+    open_(w, "for (int64_t q = begin; q < end; q++)");
+    ln(w, "const int64_t qo = q / %" PRId64 ", oh0 = q %% %" PRId64 " * %" PRId64 ";", q->blocks,
+       q->blocks, q->rb);
+    ln(w, "const int64_t oh1 = oh0 + %" PRId64 " < %" PRId64 " ? oh0 + %" PRId64 " : %" PRId64 ";",
+       q->rb, q->OH, q->rb, q->OH);
+    ln(w, "int64_t h0 = oh0 * %" PRId64 " - %" PRId64 ";", q->sh, q->ph);
+    ln(w, "int64_t h1 = (oh1 - 1) * %" PRId64 " + %" PRId64 ";", q->sh,
+       (q->kh - 1) * q->dh - q->ph + 1);
+    ln(w, "if (h0 < 0) h0 = 0;");
+    ln(w, "if (h1 > %" PRId64 ") h1 = %" PRId64 ";", q->H, q->H);
+    ln(w, "%s hb[%" PRId64 "];", CT, q->nr * RW);
+    if (q->check) ln(w, "int dirty = dirty0;");
+    /* Pass 1: the input rows the block's windows cover. */
+    open_(w, "for (int64_t h = h0; h < h1; h++)");
+    ln(w, "const int64_t at = (qo * %" PRId64 " + h) * %" PRId64 ";", q->H, WI);
+    ln(w, "(void)at;");
+    const char *src = "src";
+    if (reader || q->small) {
+        ln(w, "%s xr[%" PRId64 "];", CT, WI);
+        open_(w, "for (int64_t j = 0; j < %" PRId64 "; j++)", WI);
+        ln(w, "xr[j] = %s;", cpu_emit_decode(arena, q->t, rd(w, p, 0, "at + j")));
+        close_(w);
+        src = "xr";
+    } else {
+        ln(w, "const %s *restrict src = p0 + at;", ST);
+    }
+    ln(w, "%s *restrict hr = hb + (h - h0) * %" PRId64 ";", CT, RW);
+    if (q->check) {
+        const char *IT = f64 ? "int64_t" : "int32_t";
+        ln(w, "%s mn = 0, mg = 0;", IT);
+        open_(w, "for (int64_t j = 0; j < %" PRId64 "; j++)", WI);
+        ln(w, "const %s s = (%s)%s(%s[j]);", IT, IT, f64 ? "cxla_f64_bits" : "cxla_f32_bits", src);
+        ln(w, "const %s m = s & %s;", IT, f64 ? "0x7fffffffffffffffll" : "0x7fffffff");
+        ln(w, "mn = s < mn ? s : mn;");
+        ln(w, "mg = m > mg ? m : mg;");
+        close_(w);
+        ln(w, "/* NaN or -0 in the row: the exact fold. */");
+        ln(w, "const int bad = mn == %s || mg > %s;", f64 ? "INT64_MIN" : "INT32_MIN",
+           f64 ? "0x7ff0000000000000ll" : "0x7f800000");
+        ln(w, "dirty |= bad;");
+        open_(w, "if (!bad)");
+        pool_pass1(w, q, ff, src, "hr", pool_identity(q));
+        close_(w);
+        open_(w, "else");
+        pool_pass1(w, q, xf, src, "hr", pool_identity(q));
+        close_(w);
+    } else {
+        pool_pass1(w, q, xf, src, "hr", pool_identity(q));
+    }
+    close_(w);
+    /* Pass 2: each output row folds its window's buffer rows in order from the init. */
+    open_(w, "for (int64_t oh = oh0; oh < oh1; oh++)");
+    ln(w, "%s *restrict orow = o0 + (qo * %" PRId64 " + oh) * %" PRId64 ";", ST, q->OH, RW);
+    if (q->small)
+        ln(w, "float acc[%" PRId64 "];", RW);
+    else
+        ln(w, "%s *restrict acc = orow;", CT);
+    for (int part = 0; part < (q->check ? 2 : 1); part++) {
+        const char *fn = q->check && part == 0 ? ff : xf;
+        if (q->check) open_(w, part == 0 ? "if (!dirty)" : "else");
+        if (q->kh <= 8) {
+            ln(w, "const %s *r[%" PRId64 "];", CT, q->kh);
+            ln(w, "int64_t nv = 0;");
+            open_(w, "for (int64_t k = 0; k < %" PRId64 "; k++)", q->kh);
+            ln(w, "const int64_t h = oh * %" PRId64 " + k * %" PRId64 " - %" PRId64 ";", q->sh,
+               q->dh, q->ph);
+            ln(w, "if (h >= 0 && h < %" PRId64 ") r[nv++] = hb + (h - h0) * %" PRId64 ";", q->H,
+               RW);
+            close_(w);
+            const char *e = "i0c";
+            for (int64_t k = 0; k < q->kh; k++) e = F("%s(%s, r[%" PRId64 "][e])", fn, e, k);
+            open_(w, "if (nv == %" PRId64 ")", q->kh);
+            ln(w, "for (int64_t e = 0; e < %" PRId64 "; e++) acc[e] = %s;", RW, e);
+            close_(w);
+            open_(w, "else");
+            ln(w, "for (int64_t e = 0; e < %" PRId64 "; e++) acc[e] = i0c;", RW);
+            open_(w, "for (int64_t v = 0; v < nv; v++)");
+            ln(w, "const %s *restrict rv = r[v];", CT);
+            ln(w, "for (int64_t e = 0; e < %" PRId64 "; e++) acc[e] = %s(acc[e], rv[e]);", RW, fn);
+            close_(w);
+            close_(w);
+        } else {
+            ln(w, "for (int64_t e = 0; e < %" PRId64 "; e++) acc[e] = i0c;", RW);
+            open_(w, "for (int64_t k = 0; k < %" PRId64 "; k++)", q->kh);
+            ln(w, "const int64_t h = oh * %" PRId64 " + k * %" PRId64 " - %" PRId64 ";", q->sh,
+               q->dh, q->ph);
+            ln(w, "if (h < 0 || h >= %" PRId64 ") continue;", q->H);
+            ln(w, "const %s *restrict rv = hb + (h - h0) * %" PRId64 ";", CT, RW);
+            ln(w, "for (int64_t e = 0; e < %" PRId64 "; e++) acc[e] = %s(acc[e], rv[e]);", RW, fn);
+            close_(w);
+        }
+        if (q->check) close_(w);
+    }
+    if (q->small)
+        ln(w, "for (int64_t e = 0; e < %" PRId64 "; e++) orow[e] = %s;", RW,
+           cpu_emit_encode(arena, q->t, "acc[e]"));
+    close_(w);
+    close_(w);
+    close_(w);
+
+    cpu_emit_kernel_head(out, top, name);
+    cxla_strbuf_append(out, text.data ? text.data : "", text.len);
+    cpu_emit_kernel_entry(out, name, range, args.data ? args.data : "", NULL);
+    cxla_status st = NULL;
+    if (out->failed || text.failed || params.failed || args.failed || cpu_emit_fmt_failed())
+        st = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s", top->name);
+    if (!st && out_info) {
+        size_t es = cxla_type_storage(q->t);
+        out_info->range = range;
+        out_info->cost = (double)q->outer * (double)es *
+                         ((double)q->H * (double)WI + (double)q->OH * (double)RW);
+    }
+    cpu_emit_buf_free(&text);
+    cpu_emit_buf_free(&params);
+    cpu_emit_buf_free(&args);
+    cxla_arena_destroy(arena);
+    return st;
+}
+
 /* The kernel of reduce-window |instr|, or of fusion |top| whose root it is (|reader| then
  * reads its fused inputs; NULL: its inputs are the kernel's). */
 static cxla_status emit_rw(const cxla_instr *top, const cxla_instr *instr, const char *name,
@@ -726,6 +1098,9 @@ static cxla_status emit_rw(const cxla_instr *top, const cxla_instr *instr, const
                           "cpu backend: cannot emit %s (reduce-window): unsupported window, "
                           "element types or reducer",
                           instr->name);
+    p.reader = reader;
+    pool_plan pool;
+    if (pool_plan_of(&p, &pool)) return emit_pool(top, &p, &pool, name, out, out_info);
     cxla_arena *arena = cxla_arena_create();
     if (!arena) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
     cpu_emit_fmt_reset();
@@ -860,6 +1235,7 @@ static cxla_status emit_rw(const cxla_instr *top, const cxla_instr *instr, const
 
     cpu_emit_kernel_head(out, top, name);
     cxla_strbuf_append(out, helpers.data ? helpers.data : "", helpers.len);
+    vectorize_attr(out);
     cxla_strbuf_printf(out, "static void %s_body(%s, int64_t begin, int64_t end) {\n", name,
                        params.data);
     cxla_strbuf_append(out, body.data ? body.data : "", body.len);
@@ -938,6 +1314,166 @@ bool cpu_emit_select_and_scatter_ok(const cxla_instr *instr) {
     return ss_plan_of(instr, &p);
 }
 
+/* One window position of the scan at element offset |at| (a C expression): the first one
+ * inside the operand is selected, each later one replaces the selection when
+ * select(best, cur) is false. |first|: whether it is known to be the first. */
+static void ss_step(writer *w, const ss_plan *p, const char *IT, const char *at, bool first,
+                    bool known) {
+    open_(w, "%s", "");
+    ln(w, "const %s at = (%s)(%s);", IT, IT, at);
+    ln(w, "const %s cur = x[at];", cpu_emit_ctype(p->xt));
+    if (first) {
+        ln(w, "sl = at;");
+        ln(w, "best = cur;");
+        close_(w);
+        return;
+    }
+    if (!known) {
+        open_(w, "if (sl < 0)");
+        ln(w, "sl = at;");
+        ln(w, "best = cur;");
+        close_(w);
+        open_(w, "else");
+    }
+    const char *sargs[2] = {"best", "cur"}, *keep;
+    cpu_emit_scalar(w->arena, w->b, w->indent, &w->tmp, p->sel, sargs, &keep);
+    ln(w, "sl = %s ? sl : at;", keep);
+    ln(w, "best = %s ? best : cur;", keep);
+    if (!known) close_(w);
+    close_(w);
+}
+
+/* select-and-scatter over the [outer, H, W, inner] view (pool_dims): the outer indices are
+ * independent units of work (no window crosses them), so the thread pool splits them. Per
+ * output row oh: the selection of every source element of the row (the window scanned
+ * with its positions as constant offsets where it lies inside the operand, tested one by
+ * one at the borders) into sel[], then the scatter of the row's source elements in
+ * row-major order, which is the interpreter's order for each result element (sources of
+ * other outer indices never reach it). */
+static cxla_status emit_ss_rows(const cxla_instr *instr, const ss_plan *p, const pool_plan *q,
+                                const char *name, cxla_strbuf *out, cpu_kernel_info *out_info) {
+    cxla_arena *arena = cxla_arena_create();
+    if (!arena) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    cpu_emit_fmt_reset();
+    cxla_strbuf body;
+    cxla_strbuf_init(&body);
+    writer wb = {arena, &body, 1, 0}, *w = &wb;
+    const char *XT = cpu_emit_ctype(p->xt), *T = cpu_emit_ctype(p->t);
+    const char *ot = cpu_emit_stype(p->t), *xt = cpu_emit_stype(p->xt);
+    int64_t I = q->inner, plane = q->H * q->W * I, splane = q->OH * q->OW * I, RW = q->OW * I;
+    /* Output positions whose windows lie inside the operand in H and in W. */
+    int64_t hlo = q->ph > 0 ? (q->ph + q->sh - 1) / q->sh : 0;
+    int64_t hnum = q->H - 1 + q->ph - (q->kh - 1) * q->dh, hhi = hnum >= 0 ? hnum / q->sh + 1 : 0;
+    int64_t wlo = q->pw > 0 ? (q->pw + q->sw - 1) / q->sw : 0;
+    int64_t wnum = q->W - 1 + q->pw - (q->kw - 1) * q->dw, whi = wnum >= 0 ? wnum / q->sw + 1 : 0;
+    if (hhi > q->OH) hhi = q->OH;
+    if (whi > q->OW) whi = q->OW;
+    /* Offsets in the plane: 32 bits where they fit (the selection loop vectorizes with
+     * twice the lanes; b0 is converted implicitly: gcc 12 vectorized the loop worse, 12 ms
+     * against 7, with an explicit cast there). */
+    const char *IT = plane <= INT32_MAX ? "int32_t" : "int64_t";
+    ln(w, "const %s init = p2[0];", T);
+    open_(w, "for (int64_t u = begin; u < end; u++)");
+    ln(w, "%s *restrict o = o0 + u * %" PRId64 ";", T, plane);
+    ln(w, "const %s *restrict x = p0 + u * %" PRId64 ";", XT, plane);
+    ln(w, "const %s *restrict s = p1 + u * %" PRId64 ";", T, splane);
+    ln(w, "for (int64_t i = 0; i < %" PRId64 "; i++) o[i] = init;", plane);
+    open_(w, "for (int64_t oh = 0; oh < %" PRId64 "; oh++)", q->OH);
+    ln(w, "%s sel[%" PRId64 "];", IT, RW);
+    for (int part = 0; part < 2; part++) {
+        /* part 0: the interior of the row (when oh is inside); part 1: everything else. */
+        if (part == 0) {
+            if (hlo >= hhi || wlo >= whi) continue;
+            open_(w, "if (oh >= %" PRId64 " && oh < %" PRId64 ")", hlo, hhi);
+            open_(w, "for (int64_t ow = %" PRId64 "; ow < %" PRId64 "; ow++)", wlo, whi);
+        } else {
+            open_(w, "for (int64_t ow = 0; ow < %" PRId64 "; ow++)", q->OW);
+            if (hlo < hhi && wlo < whi)
+                ln(w,
+                   "if (oh >= %" PRId64 " && oh < %" PRId64 " && ow >= %" PRId64 " && ow < %" PRId64
+                   ") continue;",
+                   hlo, hhi, wlo, whi);
+        }
+        if (I > 1) open_(w, "for (int64_t c = 0; c < %" PRId64 "; c++)", I);
+        const char *c = I > 1 ? "c" : "0";
+        ln(w, "%s sl = -1;", IT);
+        ln(w, "%s best = 0;", XT);
+        if (part == 0) {
+            ln(w,
+               "const %s b0 = ((oh * %" PRId64 " - %" PRId64 ") * %" PRId64 " + ow * %" PRId64
+               " - %" PRId64 ") * %" PRId64 " + %s;",
+               IT, q->sh, q->ph, q->W, q->sw, q->pw, I, c);
+            if (q->kh * q->kw <= 16) {
+                for (int64_t kh = 0; kh < q->kh; kh++)
+                    for (int64_t kw = 0; kw < q->kw; kw++) {
+                        int64_t off = ((kh * q->dh) * q->W + kw * q->dw) * I;
+                        ss_step(w, p, IT, F("b0 + %" PRId64, off), kh == 0 && kw == 0, true);
+                    }
+            } else {
+                open_(w, "for (int64_t r = 0; r < %" PRId64 "; r++)", q->kh * q->kw);
+                ss_step(w, p, IT,
+                        F("b0 + ((r / %" PRId64 ") * %" PRId64 " + (r %% %" PRId64 ") * %" PRId64
+                          ") * %" PRId64,
+                          q->kw, q->dh * q->W, q->kw, q->dw, I),
+                        false, false);
+                close_(w);
+            }
+        } else {
+            open_(w, "for (int64_t kh = 0; kh < %" PRId64 "; kh++)", q->kh);
+            ln(w, "const int64_t h = oh * %" PRId64 " + kh * %" PRId64 " - %" PRId64 ";", q->sh,
+               q->dh, q->ph);
+            ln(w, "if (h < 0 || h >= %" PRId64 ") continue;", q->H);
+            open_(w, "for (int64_t kw = 0; kw < %" PRId64 "; kw++)", q->kw);
+            ln(w, "const int64_t wp = ow * %" PRId64 " + kw * %" PRId64 " - %" PRId64 ";", q->sw,
+               q->dw, q->pw);
+            ln(w, "if (wp < 0 || wp >= %" PRId64 ") continue;", q->W);
+            ss_step(w, p, IT, F("(h * %" PRId64 " + wp) * %" PRId64 " + %s", q->W, I, c), false,
+                    false);
+            close_(w);
+            close_(w);
+        }
+        ln(w, "(void)best;");
+        ln(w, "sel[ow * %" PRId64 " + %s] = sl;", I, c);
+        if (I > 1) close_(w);
+        close_(w);
+        if (part == 0) close_(w);
+    }
+    /* The scatter, in row-major order of the source. */
+    open_(w, "for (int64_t e = 0; e < %" PRId64 "; e++)", RW);
+    ln(w, "const %s sl = sel[e];", IT);
+    ln(w, "if (sl < 0) continue;");
+    const char *cargs[2] = {"o[sl]", F("s[oh * %" PRId64 " + e]", RW)}, *dst = "o[sl]";
+    call_into(w, p->sc, cargs, &dst, 1);
+    close_(w);
+    close_(w);
+    close_(w);
+
+    cpu_emit_kernel_head(out, instr, name);
+    vectorize_attr(out);
+    cxla_strbuf_printf(out,
+                       "static void %s_body(%s *restrict o0, const %s *restrict p0, const %s "
+                       "*restrict p1, const %s *restrict p2, int64_t begin, int64_t end) {\n",
+                       name, ot, xt, ot, ot);
+    cxla_strbuf_append(out, body.data ? body.data : "", body.len);
+    cxla_strbuf_puts(out, "}\n");
+    const char *args =
+        F("(%s *)out[0], (const %s *)in[0], (const %s *)in[1], (const %s *)in[2]", ot, xt, ot, ot);
+    cpu_emit_kernel_entry(out, name, q->outer, args, NULL);
+    cxla_status st = NULL;
+    if (out->failed || body.failed || cpu_emit_fmt_failed())
+        st = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s", instr->name);
+    if (!st && out_info) {
+        out_info->range = q->outer;
+        out_info->cost =
+            (double)q->outer *
+            ((double)plane * (double)(cxla_type_storage(p->xt) + cxla_type_storage(p->t)) +
+             (double)splane * (double)cxla_type_storage(p->t));
+    }
+    cpu_emit_buf_free(&body);
+    cxla_arena_destroy(arena);
+    return st;
+}
+
 cxla_status cpu_emit_select_and_scatter(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                         cpu_kernel_info *out_info) {
     ss_plan p;
@@ -946,6 +1482,8 @@ cxla_status cpu_emit_select_and_scatter(const cxla_instr *instr, const char *nam
                           "cpu backend: cannot emit %s (select-and-scatter): unsupported window, "
                           "element types or computations",
                           instr->name);
+    pool_plan rows;
+    if (pool_dims(&p.g, &rows)) return emit_ss_rows(instr, &p, &rows, name, out, out_info);
     cxla_arena *arena = cxla_arena_create();
     if (!arena) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
     cpu_emit_fmt_reset();

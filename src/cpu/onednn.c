@@ -5,8 +5,10 @@
  * keeps, per tensor, the memory descriptor of the caller's buffer (the operand's shape
  * in row-major order, its dims permuted and merged by strides) and the one the primitive
  * chose; when they differ (a convolution that runs faster on blocked weights), a reorder
- * primitive converts on every run. Each run makes its own stream, memory objects and
- * scratchpad (the user-managed scratchpad mode), so one call serves several threads. */
+ * primitive converts on every run. Each run makes its own stream and memory objects, and
+ * takes a block of work memory for the reordered tensors and the scratchpad (the
+ * user-managed scratchpad mode): the block the previous run left (dnn_state.spare), or a
+ * new one when another thread holds it, so one call serves several threads. */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <inttypes.h>
 #include <math.h>
@@ -109,9 +111,41 @@ static bool match_fusion(const cxla_instr *f, post_ops *po) {
     return true;
 }
 
-/* maximum(y, +0) as the interpreter computes it: NaN stays, -0 becomes +0. */
-static void relu_loop(float *y, int64_t n) {
-    for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0.0f || y[i] != y[i] ? y[i] : 0.0f;
+/* maximum(y, +0) as the interpreter computes it: NaN stays, -0 becomes +0. On the bits,
+ * without branches (the signs of a product's elements are random: a branch per element
+ * mispredicts half the time): a set sign bit is a value <= -0 unless the rest is a NaN's
+ * (above the infinity's bits). */
+static void relu_loop(cxla_type t, void *out, int64_t n) {
+    if (t == CXLA_F32) {
+        uint32_t *y = out;
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t u = y[i];
+            uint32_t keep = (u >> 31 == 0) | ((u & 0x7fffffffu) > 0x7f800000u);
+            y[i] = u & (0u - keep);
+        }
+        return;
+    }
+    uint16_t *y = out;
+    uint32_t inf = t == CXLA_BF16 ? 0x7f80 : 0x7c00;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u = y[i];
+        uint32_t keep = (u >> 15 == 0) | ((u & 0x7fffu) > inf);
+        y[i] = (uint16_t)(u & (0u - keep));
+    }
+}
+
+/* Element k of an array of |t| (f32, bf16, f16) as f32, and f32 stored rounded into it. */
+static float load_f(cxla_type t, const void *p, int64_t k) {
+    if (t == CXLA_F32) return ((const float *)p)[k];
+    uint16_t b = ((const uint16_t *)p)[k];
+    return t == CXLA_BF16 ? cxla_bf16_to_f32(b) : cxla_f16_to_f32(b);
+}
+
+static void store_f(cxla_type t, void *p, int64_t k, float v) {
+    if (t == CXLA_F32)
+        ((float *)p)[k] = v;
+    else
+        ((uint16_t *)p)[k] = t == CXLA_BF16 ? cxla_f32_to_bf16(v) : cxla_f32_to_f16(v);
 }
 
 /* The epilogue as loops after a call that computed the product. */
@@ -121,6 +155,7 @@ typedef struct epi_state {
     int64_t count;    /* result elements */
     int64_t inner;    /* elements after the feature dims (row-major) */
     int64_t features; /* elements of the feature dims */
+    cxla_type type;   /* the chain's (f32, bf16, f16) */
 } epi_state;
 
 static void epi_free(void *state) {
@@ -134,8 +169,30 @@ static cxla_status epi_run(void *state, void *const *out, const void *const *in)
     const epi_state *st = state;
     const void *core_in[2] = {in[st->po.core_in[0]], in[st->po.core_in[1]]};
     CXLA_RETURN_IF_ERROR(st->core.fn(st->core.state, out, core_in));
-    float *y = out[0];
     int64_t blocks = st->count / (st->inner * st->features);
+    if (st->type != CXLA_F32) {
+        /* f16, bf16: each operation in f32, rounded to the type, as the interpreter does
+         * (the relu commutes with the positive scales after it, as above). */
+        void *y = out[0];
+        for (int64_t i = 0; i < st->po.e.count; i++) {
+            const cxla_epi_op *op = &st->po.e.ops[i];
+            if (op->kind == CXLA_EPI_RELU) continue;
+            const void *v = op->kind == CXLA_EPI_SCALE ? NULL : in[st->po.vec_in[i]];
+            for (int64_t k = 0; k < st->count; k++) {
+                float x = load_f(st->type, y, k), r;
+                float vf = v ? load_f(st->type, v, (k / st->inner) % st->features) : op->c;
+                switch (op->kind) {
+                case CXLA_EPI_ADD_VEC: r = x + vf; break;
+                case CXLA_EPI_SUB_VEC: r = x - vf; break;
+                default: r = x * vf; break;
+                }
+                store_f(st->type, y, k, r);
+            }
+        }
+        if (st->po.relu) relu_loop(st->type, y, st->count);
+        return NULL;
+    }
+    float *y = out[0];
     for (int64_t i = 0; i < st->po.e.count; i++) {
         const cxla_epi_op *op = &st->po.e.ops[i];
         if (op->kind == CXLA_EPI_RELU) continue; /* last, below */
@@ -157,7 +214,7 @@ static cxla_status epi_run(void *state, void *const *out, const void *const *in)
                     for (int64_t k = 0; k < st->inner; k++) p[k] = p[k] * vf;
             }
     }
-    if (st->po.relu) relu_loop(y, st->count);
+    if (st->po.relu) relu_loop(CXLA_F32, y, st->count);
     return NULL;
 }
 
@@ -168,6 +225,7 @@ static cxla_status epi_run(void *state, void *const *out, const void *const *in)
 #include <dnnl.h>
 #include <dnnl_debug.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 bool cpu_onednn_available(void) {
     return true;
@@ -232,13 +290,20 @@ enum { MAX_VARIANTS = 16 };
 typedef struct dnn_state dnn_state;
 struct dnn_state {
     const cxla_instr *instr;
-    int64_t relu_count; /* > 0: a relu over that many f32 results after the primitive */
-    int threads;        /* > 0: OpenMP threads for the primitive */
-    cpu_pool *pool;     /* borrowed, or NULL: its share of threads among the runs at once */
+    int64_t relu_count;  /* > 0: a relu over that many results after the primitive */
+    cxla_type relu_type; /* their type */
+    int threads;         /* > 0: OpenMP threads for the primitive */
+    cpu_pool *pool;      /* borrowed, or NULL: its share of threads among the runs at once */
     dnnl_primitive_t prim;
     tensor t[TENSORS];
     size_t scratch_size;
     dnnl_memory_desc_t scratch_md;
+    /* A run's work memory, one block: the reordered tensors (at work_off[i]) and the
+     * scratchpad (at scratch_off). One block is kept for the next run (|spare|), so that
+     * a run does not allocate and fault in fresh pages for its reordered weights (a
+     * ResNet-50 run reorders its 100 MB of weights, which are parameters). */
+    size_t work_size, work_off[TENSORS], scratch_off;
+    _Atomic(void *) spare;
     pthread_mutex_t mu;             /* guards |fewer| */
     dnn_state *fewer[MAX_VARIANTS]; /* the call made for that many threads, or NULL */
 };
@@ -252,6 +317,7 @@ static void dnn_free(void *state) {
         free(st->t[i].cached);
     }
     for (int i = 0; i < MAX_VARIANTS; i++) dnn_free(st->fewer[i]);
+    free(atomic_load(&st->spare));
     pthread_mutex_destroy(&st->mu);
     free(st);
 }
@@ -312,7 +378,13 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
     }
     dnnl_stream_t stream = NULL;
     dnnl_memory_t user_mem[TENSORS] = {0}, prim_mem[TENSORS] = {0}, scratch_mem = NULL;
-    void *bufs[TENSORS] = {0}, *flipped[TENSORS] = {0}, *scratch = NULL;
+    void *flipped[TENSORS] = {0};
+    char *work = NULL;
+    if (st->work_size) {
+        work = atomic_exchange(&((dnn_state *)st)->spare, NULL);
+        if (!work) work = aligned(st->work_size);
+        if (!work) return OOM();
+    }
     const char *what = "stream creation";
     if (threads > 0 && set_omp_threads) set_omp_threads(threads);
     dnnl_status_t ds = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
@@ -339,22 +411,15 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
         what = "memory creation";
         ds = dnnl_memory_create(&user_mem[i], &t->user, engine, ptr);
         if (ds != dnnl_success || !t->reorder) continue;
-        bufs[i] = aligned(t->prim_size);
-        if (!bufs[i]) {
-            s = OOM();
-            break;
-        }
-        ds = dnnl_memory_create(&prim_mem[i], &t->prim, engine, bufs[i]);
+        ds = dnnl_memory_create(&prim_mem[i], &t->prim, engine, work + st->work_off[i]);
         if (ds != dnnl_success || t->io < 0) continue;
         dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user_mem[i]}, {DNNL_ARG_TO, prim_mem[i]}};
         what = "reorder";
         ds = dnnl_primitive_execute(t->reorder, stream, 2, args);
     }
     if (ds == dnnl_success && !s && st->scratch_size) {
-        scratch = aligned(st->scratch_size);
-        if (!scratch) s = OOM();
         what = "memory creation";
-        if (!s) ds = dnnl_memory_create(&scratch_mem, &st->scratch_md, engine, scratch);
+        ds = dnnl_memory_create(&scratch_mem, &st->scratch_md, engine, work + st->scratch_off);
     }
     if (ds == dnnl_success && !s) {
         dnnl_exec_arg_t args[TENSORS + 1];
@@ -379,15 +444,17 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
         ds = dnnl_stream_wait(stream);
     }
     if (ds != dnnl_success && !s) s = dnn_error(st->instr, what, ds);
-    if (!s && st->relu_count > 0) relu_loop(out[0], st->relu_count);
+    if (!s && st->relu_count > 0) relu_loop(st->relu_type, out[0], st->relu_count);
     for (int i = 0; i < TENSORS; i++) {
         if (user_mem[i]) dnnl_memory_destroy(user_mem[i]);
         if (prim_mem[i]) dnnl_memory_destroy(prim_mem[i]);
-        free(bufs[i]);
         free(flipped[i]);
     }
     if (scratch_mem) dnnl_memory_destroy(scratch_mem);
-    free(scratch);
+    if (work) {
+        void *expected = NULL;
+        if (!atomic_compare_exchange_strong(&((dnn_state *)st)->spare, &expected, work)) free(work);
+    }
     if (stream) dnnl_stream_destroy(stream);
     return s;
 }
@@ -445,7 +512,7 @@ static dnnl_status_t make_attr(const post_ops *po, dnn_state *st, int nd, int ax
         *t = (tensor){.used = true,
                       .arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(k) | DNNL_ARG_SRC_1,
                       .io = (int)po->vec_in[i]};
-        ds = dnnl_memory_desc_init_by_strides(&t->user, nd, d, dnnl_f32, strides);
+        ds = dnnl_memory_desc_init_by_strides(&t->user, nd, d, dt_of(op->vec->shape.type), strides);
         if (ds == dnnl_success)
             ds = dnnl_post_ops_append_binary(ops,
                                              op->kind == CXLA_EPI_ADD_VEC   ? dnnl_binary_add
@@ -468,7 +535,8 @@ static bool bias_tensor(const post_ops *po, int64_t n, int nd, tensor *t) {
     for (int i = 0; i < nd; i++) d[i] = 1, strides[i] = n;
     d[nd - 1] = n, strides[nd - 1] = 1;
     *t = (tensor){.used = true, .arg = DNNL_ARG_BIAS, .io = (int)po->vec_in[0]};
-    return dnnl_memory_desc_init_by_strides(&t->user, nd, d, dnnl_f32, strides) == dnnl_success;
+    return dnnl_memory_desc_init_by_strides(&t->user, nd, d, dt_of(po->e.ops[0].vec->shape.type),
+                                            strides) == dnnl_success;
 }
 
 /* Fills |st| from the primitive descriptor |pd| (owned: destroyed here): the tensors'
@@ -540,7 +608,21 @@ static void fix_unit(group *rows, group *cols) {
     if (cols->size == 1 && rows->stride == 1) cols->stride = rows->size;
 }
 
-/* dot: the matmul primitive over [batch..., M, K] x [batch..., K, N] -> [batch..., M, N]. */
+/* The first of |n| free dims |which| of an operand (strides |str|; their dims in the
+ * result: |out|, result strides |ostr|) from which on the rest merge into one group, on
+ * both sides: the dims before it become batch dims of their own (see dot_prepare). */
+static int64_t split_point(int64_t n, const int64_t *which, const cxla_shape *s, const int64_t *str,
+                           const int64_t *out, const cxla_shape *os, const int64_t *ostr) {
+    group g;
+    for (int64_t k = 0; k < n; k++)
+        if (merge(n - k, which + k, s, str, &g) && merge(n - k, out + k, os, ostr, &g)) return k;
+    return n;
+}
+
+/* dot: the matmul primitive over [batch..., M, K] x [batch..., K, N] -> [batch..., M, N].
+ * Free dims of an operand that do not merge into M (or N) by strides (a [2,256] block of
+ * rows 294912 elements apart, as Gemma's einsums give) become extra batch dims of that
+ * operand, of size 1 in the other (oneDNN broadcasts it), so they need no copy either. */
 static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_state *st,
                                bool *handled) {
     const cxla_shape *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
@@ -554,7 +636,16 @@ static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_
     if (!rb) nrb = 0;
     if (!lc) nlc = 0;
     if (!rc) nrc = 0;
-    if (nlb != nrb || nlc != nrc || nlb + 2 > DNNL_MAX_NDIMS) return NULL;
+    if (nlb != nrb || nlc != nrc || nlb + 2 > DNNL_MAX_NDIMS || nlc > CXLA_MAX_RANK) return NULL;
+    /* The contracting pairs in the lhs's dim order ({3,2} x {1,0} is {2,3} x {0,1}: the
+     * same sum), so that dims listed in reverse still merge into one K. */
+    int64_t lcs[CXLA_MAX_RANK], rcs[CXLA_MAX_RANK];
+    for (int64_t i = 0; i < nlc; i++) {
+        int64_t j = i;
+        for (; j > 0 && lcs[j - 1] > lc[i]; j--) lcs[j] = lcs[j - 1], rcs[j] = rcs[j - 1];
+        lcs[j] = lc[i], rcs[j] = rc[i];
+    }
+    lc = lcs, rc = rcs;
     int64_t lstr[CXLA_MAX_RANK], rstr[CXLA_MAX_RANK], ostr[CXLA_MAX_RANK];
     row_major_strides(ls, lstr);
     row_major_strides(rs, rstr);
@@ -570,21 +661,44 @@ static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_
     int64_t om[CXLA_MAX_RANK], on[CXLA_MAX_RANK];
     for (int64_t i = 0; i < nlf; i++) om[i] = nlb + i;
     for (int64_t i = 0; i < nrf; i++) on[i] = nlb + nlf + i;
+    int64_t sl = split_point(nlf, lf, ls, lstr, om, os, ostr);
+    int64_t sr = split_point(nrf, rf, rs, rstr, on, os, ostr);
+    int64_t extra = 0;
+    for (int64_t i = 0; i < sl; i++) extra += ls->dims[lf[i]] > 1;
+    for (int64_t i = 0; i < sr; i++) extra += rs->dims[rf[i]] > 1;
+    /* A bias or vector post-op spans every rhs free dim: not when some became batch dims. */
+    if (po && sr > 0) return NULL;
     group lm, lk, rk, rn, dm, dn;
-    if (!merge(nlf, lf, ls, lstr, &lm) || !merge(nlc, lc, ls, lstr, &lk) ||
-        !merge(nlc, rc, rs, rstr, &rk) || !merge(nrf, rf, rs, rstr, &rn) ||
-        !merge(nlf, om, os, ostr, &dm) || !merge(nrf, on, os, ostr, &dn))
+    if (!merge(nlf - sl, lf + sl, ls, lstr, &lm) || !merge(nlc, lc, ls, lstr, &lk) ||
+        !merge(nlc, rc, rs, rstr, &rk) || !merge(nrf - sr, rf + sr, rs, rstr, &rn) ||
+        !merge(nlf - sl, om + sl, os, ostr, &dm) || !merge(nrf - sr, on + sr, os, ostr, &dn) ||
+        nlb + extra + 2 > DNNL_MAX_NDIMS)
         return NULL;
     fix_unit(&lm, &lk);
     fix_unit(&rk, &rn);
     fix_unit(&dm, &dn);
-    int nd = (int)nlb + 2;
+    int nd = (int)(nlb + extra) + 2;
     dnnl_dims_t sd, wd, dd, ss, ws, dst_s;
     for (int64_t i = 0; i < nlb; i++) {
         sd[i] = wd[i] = dd[i] = ls->dims[lb[i]];
         ss[i] = lstr[lb[i]];
         ws[i] = rstr[rb[i]];
         dst_s[i] = ostr[i];
+    }
+    int64_t at = nlb;
+    for (int64_t i = 0; i < sl; i++) { /* lhs-only batch dims: weights broadcast */
+        int64_t d = lf[i];
+        if (ls->dims[d] == 1) continue;
+        sd[at] = dd[at] = ls->dims[d], wd[at] = 1;
+        ss[at] = lstr[d], dst_s[at] = ostr[om[i]], ws[at] = 1;
+        at++;
+    }
+    for (int64_t i = 0; i < sr; i++) { /* rhs-only batch dims: source broadcast */
+        int64_t d = rf[i];
+        if (rs->dims[d] == 1) continue;
+        wd[at] = dd[at] = rs->dims[d], sd[at] = 1;
+        ws[at] = rstr[d], dst_s[at] = ostr[on[i]], ss[at] = 1;
+        at++;
     }
     sd[nd - 2] = lm.size, sd[nd - 1] = lk.size, ss[nd - 2] = lm.stride, ss[nd - 1] = lk.stride;
     wd[nd - 2] = rk.size, wd[nd - 1] = rn.size, ws[nd - 2] = rk.stride, ws[nd - 1] = rn.stride;
@@ -842,6 +956,21 @@ static cxla_status cache_constants(dnn_state *st) {
     return NULL;
 }
 
+/* The offsets of the work block (dnn_state.work_size): a buffer per tensor reordered on
+ * every run, then the scratchpad, each aligned. */
+static void plan_work(dnn_state *st) {
+    size_t at = 0;
+    for (int i = 0; i < TENSORS; i++) {
+        const tensor *t = &st->t[i];
+        if (!t->used || !t->reorder || t->cached) continue;
+        st->work_off[i] = at;
+        at += (t->prim_size + ALIGN - 1) / ALIGN * ALIGN;
+    }
+    st->scratch_off = at;
+    at += (st->scratch_size + ALIGN - 1) / ALIGN * ALIGN;
+    st->work_size = at;
+}
+
 /* The state of |instr|'s primitive made for |threads| threads (the count OpenMP reports
  * while it is created), or *out NULL when oneDNN does not take it. */
 static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool, dnn_state **out) {
@@ -862,6 +991,7 @@ static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool
     }
     st->instr = instr;
     if (po && po->relu) st->relu_count = elements_of(&instr->shape);
+    st->relu_type = instr->shape.type;
     st->threads = threads;
     st->pool = pool;
     int before = get_omp_threads ? get_omp_threads() : 0;
@@ -870,6 +1000,7 @@ static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool
     cxla_status s = core->opcode == CXLA_OP_DOT ? dot_prepare(core, po, st, &handled)
                                                 : conv_prepare(core, po, st, &handled);
     if (!s && handled) s = cache_constants(st);
+    if (!s && handled) plan_work(st);
     if (before > 0 && set_omp_threads) set_omp_threads(before);
     if (s || !handled) {
         dnn_free(st);
@@ -983,6 +1114,7 @@ static cxla_status epilogue_prepare(const cxla_instr *instr, int threads, cpu_po
     int64_t fd[CXLA_MAX_RANK];
     int64_t nf = cxla_epilogue_feature_dims(core, fd);
     st->count = elements_of(&core->shape);
+    st->type = core->shape.type;
     st->features = 1;
     st->inner = 1;
     for (int64_t i = 0; i < nf; i++) st->features *= core->shape.dims[fd[i]];

@@ -4,8 +4,9 @@
  * With oneDNN (built when CMake finds it: CXLA_HAVE_ONEDNN), a dot of f32, bf16 or f16
  * operands becomes a matmul primitive over [batch..., M, K] x [batch..., K, N] whose
  * memory descriptors carry the operands' strides (a transposed operand is a stride, not
- * a copy), and a convolution of those types becomes a convolution primitive (forward,
- * any dim_labels by strides, padding, strides, rhs dilation, feature groups with
+ * a copy; free dims that do not merge into M or N are batch dims of their operand,
+ * broadcast over the other), and a convolution of those types becomes a convolution primitive
+ * (forward, any dim_labels by strides, padding, strides, rhs dilation, feature groups with
  * depthwise among them) or, for lhs dilation (a transposed convolution), a
  * backward-data convolution. Accumulation is in f32, the results are rounded once to the
  * result type; precision_config is accepted as XLA's CPU backend accepts it (f32 is
@@ -22,8 +23,8 @@
  * not take (f64, integers; every type without oneDNN), which are the emitter's exact loop
  * nest (emit_conv.c) when it applies.
  *
- * A kOutput fusion of a dot or convolution (f32) with the elementwise work after it (the
- * epilogues of src/passes/epilogue.h: vectors added, subtracted or multiplied along the output
+ * A kOutput fusion of a dot or convolution (f32, bf16 or f16) with the elementwise work after it
+ * (the epilogues of src/passes/epilogue.h: vectors added, subtracted or multiplied along the output
  * features, scales, a relu) runs as one oneDNN primitive with a bias and post-ops, so the
  * product is not written and read back; where oneDNN does not take it whole (or without
  * oneDNN), as the product's own call followed by loops over the result. Operands that are

@@ -171,6 +171,15 @@ typedef struct exec_run_options {
     const exec_host *host; /* infeed, outfeed, send, recv; NULL: none */
     /* The run's cancellation (see "cancellation" above); NULL: none. */
     exec_cancel *cancel;
+    /* Donation (cxla_run_options.donated): by entry argument leaf (depth-first), whether the
+     * run may overwrite that argument's memory; NULL: none may be written. A backend may
+     * ignore it (the interpreter does). */
+    const bool *donated;
+    /* Out, by result leaf (NULL: not asked; the caller fills it with -1): a backend that
+     * computed result leaf k in the memory of donated argument leaf j (one the module's
+     * input_output_alias pairs with k) sets in_place_arg[k] = j, and the leaf k of the
+     * literal it returns then holds nothing of use. */
+    int64_t *in_place_arg;
 } exec_run_options;
 
 /* ---- the backend interface ------------------------------------------------------------

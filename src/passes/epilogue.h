@@ -3,14 +3,15 @@
  * (src/cpu/onednn.c: oneDNN's bias and post-ops, or the product then a loop over it).
  *
  * One matcher serves both, so the pass forms only what the backend takes. An epilogue is
- * a chain of f32 operations from the product (f32 result) to the fusion's root, each
- * taking the previous value as one operand:
+ * a chain of operations of the product's result type T (f32, bf16 or f16) from the
+ * product to the fusion's root, each taking the previous value as one operand (vectors
+ * and scalars are of type T too):
  *   - add or multiply with a broadcast of a vector along the product's output features
  *     (a dot's rhs free dims, a convolution's output feature dim; the vector has exactly
  *     those dims, in order, and the broadcast's dimensions name them), or subtract such a
  *     vector from the chain: EPI_ADD_VEC, EPI_MUL_VEC, EPI_SUB_VEC;
- *   - multiply with a broadcast of an f32 scalar constant: EPI_SCALE;
- *   - maximum with a broadcast of the f32 constant +0: EPI_RELU, at most once, followed
+ *   - multiply with a broadcast of a scalar constant: EPI_SCALE;
+ *   - maximum with a broadcast of the constant +0: EPI_RELU, at most once, followed
  *     only by EPI_SCALE with constants > 0 (so that it commutes with them and can run
  *     last, as a loop that keeps NaN).
  *   (before fusion, a reshape that only adds dims of size 1 to such a vector counts as
@@ -47,6 +48,9 @@ typedef struct cxla_epilogue {
     int64_t count;
     cxla_epi_op ops[CXLA_EPI_MAX]; /* in the order they apply */
 } cxla_epilogue;
+
+/* Whether an epilogue may be of type |t| (f32, bf16, f16). */
+bool cxla_epilogue_type(cxla_type t);
 
 /* The output feature dims of |core| (a dot: the rhs free dims, the last of its result;
  * a convolution: dim_labels' output feature): their count, the dims in |dims|

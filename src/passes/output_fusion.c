@@ -17,6 +17,10 @@ static bool is_product(const cxla_instr *x) {
     return x->opcode == CXLA_OP_DOT || x->opcode == CXLA_OP_CONVOLUTION;
 }
 
+bool cxla_epilogue_type(cxla_type t) {
+    return t == CXLA_F32 || t == CXLA_BF16 || t == CXLA_F16;
+}
+
 int64_t cxla_epilogue_feature_dims(const cxla_instr *core, int64_t *dims) {
     if (core->opcode == CXLA_OP_CONVOLUTION) {
         const cxla_attr *dl = cxla_instr_attr(core, CXLA_ATTR_DIM_LABELS);
@@ -37,25 +41,33 @@ int64_t cxla_epilogue_feature_dims(const cxla_instr *core, int64_t *dims) {
     return free_dims;
 }
 
-/* |b| is broadcast(constant) of an f32 scalar: its value in |v|. */
+/* |b| is broadcast(constant) of a scalar of the chain's type: its value in |v| (exact: f16
+ * and bf16 values are f32 values). */
 static bool scalar_constant(const cxla_instr *b, float *v) {
     if (b->opcode != CXLA_OP_BROADCAST || b->operand_count != 1) return false;
     const cxla_instr *c = b->operands[0];
-    if (c->opcode != CXLA_OP_CONSTANT || c->shape.type != CXLA_F32 || c->shape.rank != 0 ||
-        !c->literal || c->literal_elided)
+    if (c->opcode != CXLA_OP_CONSTANT || c->shape.type != b->shape.type ||
+        !cxla_epilogue_type(c->shape.type) || c->shape.rank != 0 || !c->literal ||
+        c->literal_elided)
         return false;
-    memcpy(v, cxla_literal_data(c->literal), sizeof(float));
+    double d = 0;
+    cxla_status st = cxla_literal_get_f64(c->literal, NULL, &d);
+    if (st) {
+        cxla_status_free(st);
+        return false;
+    }
+    *v = (float)d;
     return true;
 }
 
-/* |b| broadcasts an f32 vector along the |nf| feature dims |fd| of the product's result:
- * each operand dim of size > 1 goes to a feature dim, in order, with its size, and every
+/* |b| broadcasts a vector (of the chain's type) along the |nf| feature dims |fd| of the product's
+ * result: each operand dim of size > 1 goes to a feature dim, in order, with its size, and every
  * feature dim is covered. |exact|: the operand has only the feature dims (rank nf) and
  * the broadcast names exactly |fd|. */
 static bool feature_vector(const cxla_instr *b, const int64_t *fd, int64_t nf, bool exact) {
     if (b->opcode != CXLA_OP_BROADCAST || b->operand_count != 1) return false;
     const cxla_shape *vs = &b->operands[0]->shape;
-    if (vs->type != CXLA_F32 || !cxla_shape_is_static(vs)) return false;
+    if (vs->type != b->shape.type || !cxla_shape_is_static(vs)) return false;
     int64_t nbd;
     const int64_t *bd = cxla_instr_ints(b, CXLA_ATTR_DIMENSIONS, &nbd);
     if (!bd && vs->rank > 0) return false;
@@ -72,12 +84,12 @@ static bool feature_vector(const cxla_instr *b, const int64_t *fd, int64_t nf, b
     return next == nf;
 }
 
-/* |r| is a reshape of an f32 vector that only adds dims of size 1 around the feature dims
- * (JAX writes a bias of a [1, N] product so): a broadcast in effect. */
+/* |r| is a reshape of a vector (of the chain's type) that only adds dims of size 1 around the
+ * feature dims (JAX writes a bias of a [1, N] product so): a broadcast in effect. */
 static bool reshape_vector(const cxla_instr *r, const int64_t *fd, int64_t nf) {
     if (r->opcode != CXLA_OP_RESHAPE || r->operand_count != 1) return false;
     const cxla_shape *vs = &r->operands[0]->shape;
-    if (vs->type != CXLA_F32 || !cxla_shape_is_static(vs)) return false;
+    if (vs->type != r->shape.type || !cxla_shape_is_static(vs)) return false;
     bool feature[CXLA_MAX_RANK] = {false};
     for (int64_t i = 0; i < nf; i++) feature[fd[i]] = true;
     for (int64_t d = 0; d < r->shape.rank; d++)
@@ -95,7 +107,8 @@ static bool reshape_vector(const cxla_instr *r, const int64_t *fd, int64_t nf) {
 bool cxla_epilogue_step(const cxla_epilogue *e, const cxla_instr *prev, const cxla_instr *x,
                         bool vector_any_form, cxla_epi_op *op) {
     memset(op, 0, sizeof(*op));
-    if (x->shape.type != CXLA_F32 || x->operand_count != 2 || e->count == CXLA_EPI_MAX)
+    if (x->shape.type != e->core->shape.type || !cxla_epilogue_type(x->shape.type) ||
+        x->operand_count != 2 || e->count == CXLA_EPI_MAX)
         return false;
     if (!cxla_shape_same_dims(&x->shape, &e->core->shape)) return false;
     const cxla_instr *other;
@@ -145,7 +158,7 @@ bool cxla_epilogue_step(const cxla_epilogue *e, const cxla_instr *prev, const cx
 
 bool cxla_epilogue_match(const cxla_instr *f, cxla_epilogue *out) {
     memset(out, 0, sizeof(*out));
-    if (f->opcode != CXLA_OP_FUSION || f->shape.type != CXLA_F32) return false;
+    if (f->opcode != CXLA_OP_FUSION || !cxla_epilogue_type(f->shape.type)) return false;
     const cxla_computation *comp = cxla_instr_called(f, CXLA_ATTR_CALLS);
     if (!comp || !comp->root) return false;
     /* From the root down to the product, then checked in order from the product up. */
@@ -165,7 +178,7 @@ bool cxla_epilogue_match(const cxla_instr *f, cxla_epilogue *out) {
             return false;
         if (x->user_count != 1) return false;
     }
-    if (x->shape.type != CXLA_F32 || x->operand_count != 2) return false;
+    if (x->shape.type != f->shape.type || x->operand_count != 2) return false;
     for (int k = 0; k < 2; k++)
         if (x->operands[k]->opcode != CXLA_OP_PARAMETER) return false;
     out->core = x;
@@ -198,7 +211,8 @@ static void grow_chain(const cxla_instr *core, cxla_epilogue *e, const cxla_inst
 }
 
 static bool candidate(const cxla_instr *in) {
-    if (!is_product(in) || in->shape.type != CXLA_F32 || in->operand_count != 2) return false;
+    if (!is_product(in) || !cxla_epilogue_type(in->shape.type) || in->operand_count != 2)
+        return false;
     if (!passes_is_static_array(&in->shape) || passes_has_control_deps(in)) return false;
     for (int k = 0; k < 2; k++)
         if (!passes_is_static_array(&in->operands[k]->shape)) return false;
@@ -222,7 +236,7 @@ static cxla_status vector_operand(cxla_computation *comp, const cxla_epilogue *e
         return NULL;
     }
     cxla_shape s;
-    CXLA_RETURN_IF_ERROR(passes_array_shape(comp->module, CXLA_F32, nf, dims, &s));
+    CXLA_RETURN_IF_ERROR(passes_array_shape(comp->module, v->shape.type, nf, dims, &s));
     return passes_add(comp, CXLA_OP_RESHAPE, "reshape", &s, 1, &v, out);
 }
 

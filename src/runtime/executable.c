@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "builder/builder_internal.h"
+#include "cpu/cpu_internal.h"
 #include "cxla/stablehlo.h"
 #include "literal/literal_internal.h"
 #include "runtime/runtime_internal.h"
@@ -22,6 +23,12 @@ cxla_status cxla_client_compile(cxla_client *client, cxla_module *module,
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "compile needs a client and a module");
     }
     cxla_status s = cxla_verify_module(module);
+    /* input_output_alias is checked for every backend: the cpu backend's donated runs
+     * write through it (the interpreter copies, but must accept the same modules). */
+    cpu_io_alias *aliases = NULL;
+    int64_t alias_count = 0;
+    if (!s) s = cpu_io_aliases(module, &aliases, &alias_count);
+    free(aliases);
     cxla_executable *e = s ? NULL : calloc(1, sizeof(*e));
     if (!s && !e) s = oom();
     if (s) {
@@ -166,10 +173,10 @@ void cxla_run_options_init(cxla_run_options *options) {
     if (options) memset(options, 0, sizeof(*options));
 }
 
-cxla_status cxla_executable_run_with_options(cxla_executable *executable,
-                                             const cxla_run_options *options,
-                                             const cxla_literal *const *args, int64_t arg_count,
-                                             cxla_literal **out_result) {
+/* A run on literals; |in_place_arg| (by result leaf, or NULL) as exec_run_options says. */
+static cxla_status run_literals(cxla_executable *executable, const cxla_run_options *options,
+                                const cxla_literal *const *args, int64_t arg_count,
+                                int64_t *in_place_arg, cxla_literal **out_result) {
     if (!executable || !out_result || (arg_count > 0 && !args) || arg_count < 0)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                           "run needs an executable, the arguments and a place for the result");
@@ -187,8 +194,21 @@ cxla_status cxla_executable_run_with_options(cxla_executable *executable,
         .check_finite = options->check_finite,
         .host = &c->host,
         .cancel = options->cancel,
+        .donated = in_place_arg ? options->donated : NULL,
+        .in_place_arg = in_place_arg,
     };
     return executable->backend->execute(executable->compiled, &ro, args, arg_count, out_result);
+}
+
+cxla_status cxla_executable_run_with_options(cxla_executable *executable,
+                                             const cxla_run_options *options,
+                                             const cxla_literal *const *args, int64_t arg_count,
+                                             cxla_literal **out_result) {
+    if (options && options->donated)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "donated arguments are for cxla_executable_run_buffers (a run on "
+                          "literals borrows them)");
+    return run_literals(executable, options, args, arg_count, NULL, out_result);
 }
 
 cxla_status cxla_executable_run(cxla_executable *executable, const cxla_literal *const *args,
@@ -306,17 +326,38 @@ static cxla_status build_view(const cxla_shape *want, const cxla_buffer *args, i
     return make_view(shape, args[i].data, out);
 }
 
-/* Copies the leaves of |lit| into results[*next ...]. */
+/* Copies the leaves of |lit| into results[*next ...]; a leaf the backend left in a
+ * donated argument's buffer (in_place_arg[i] >= 0) is read from there instead. Those go
+ * first (|in_place| true), before any other result buffer is written, since a result
+ * buffer may be the memory of another donated argument. */
 static cxla_status copy_out(const cxla_literal *lit, const cxla_buffer *results, int64_t count,
+                            const cxla_buffer *args, const int64_t *in_place_arg, bool in_place,
                             int64_t *next) {
     if (cxla_literal_type(lit) == CXLA_TUPLE) {
         for (int64_t i = 0; i < cxla_literal_tuple_count(lit); i++)
-            CXLA_RETURN_IF_ERROR(
-                copy_out(cxla_literal_tuple_element_const(lit, i), results, count, next));
+            CXLA_RETURN_IF_ERROR(copy_out(cxla_literal_tuple_element_const(lit, i), results, count,
+                                          args, in_place_arg, in_place, next));
         return NULL;
     }
     int64_t i = (*next)++;
     if (i >= count) return NULL; /* counted before the run */
+    if (in_place != (in_place_arg && in_place_arg[i] >= 0)) return NULL; /* the other pass */
+    if (in_place) {
+        /* Row-major in the argument's memory (cpu_plan_can_donate); usually that memory
+         * is results[i] itself, and nothing moves. */
+        cxla_literal *view = NULL;
+        const cxla_buffer *a = &args[in_place_arg[i]];
+        cxla_shape rm = *cxla_literal_shape(lit);
+        rm.layout = NULL;
+        CXLA_RETURN_IF_ERROR(make_view(&rm, a->data, &view));
+        const cxla_shape *shape = NULL;
+        int64_t at = i;
+        cxla_status s = check_buffer(&results[i], view->shape, "result", i, &shape);
+        if (!s && !(results[i].data == a->data && cxla_shape_equal(shape, view->shape)))
+            s = copy_out(view, results, count, NULL, NULL, false, &at);
+        free_view(view);
+        return s;
+    }
     const cxla_shape *shape, *have = cxla_literal_shape(lit);
     CXLA_RETURN_IF_ERROR(check_buffer(&results[i], have, "result", i, &shape));
     if (!cxla_type_is_array(have->type) || !cxla_literal_byte_size(lit)) return NULL;
@@ -345,6 +386,25 @@ static cxla_status check_results(const cxla_shape *want, const cxla_buffer *resu
     return i < count ? check_buffer(&results[i], want, "result", i, &shape) : NULL;
 }
 
+/* A donated argument buffer is written by the run: no other argument buffer may share
+ * any of its memory (it would be read after it changed). */
+static cxla_status check_donated(const bool *donated, const cxla_buffer *args, int64_t count) {
+    for (int64_t j = 0; j < count; j++) {
+        if (!donated[j] || !args[j].data || !args[j].size) continue;
+        const char *a = args[j].data;
+        for (int64_t i = 0; i < count; i++) {
+            if (i == j || !args[i].data || !args[i].size) continue;
+            const char *b = args[i].data;
+            if (a < b + args[i].size && b < a + args[j].size)
+                return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                                  "argument buffer %" PRId64
+                                  " is donated, but argument buffer %" PRId64 " shares its memory",
+                                  j, i);
+        }
+    }
+    return NULL;
+}
+
 cxla_status cxla_executable_run_buffers(cxla_executable *executable,
                                         const cxla_run_options *options, const cxla_buffer *args,
                                         int64_t arg_count, const cxla_buffer *results,
@@ -370,12 +430,22 @@ cxla_status cxla_executable_run_buffers(cxla_executable *executable,
                        &views[p]);
     next = 0;
     if (!s && rs) s = check_results(rs, results, result_count, &next);
+    if (!s && options && options->donated) s = check_donated(options->donated, args, arg_count);
+    int64_t *in_place = NULL;
+    if (!s && options && options->donated) {
+        in_place = malloc((size_t)(result_count ? result_count : 1) * sizeof(int64_t));
+        if (!in_place) s = oom();
+        for (int64_t k = 0; in_place && k < result_count; k++) in_place[k] = -1;
+    }
     cxla_literal *result = NULL;
     if (!s)
-        s = cxla_executable_run_with_options(executable, options,
-                                             (const cxla_literal *const *)views, n, &result);
-    next = 0;
-    if (!s) s = copy_out(result, results, result_count, &next);
+        s = run_literals(executable, options, (const cxla_literal *const *)views, n, in_place,
+                         &result);
+    for (int pass = 0; pass < 2 && !s; pass++) {
+        next = 0;
+        s = copy_out(result, results, result_count, args, in_place, pass == 0, &next);
+    }
+    free(in_place);
     cxla_literal_free(result);
     for (int64_t p = 0; p < n; p++) free_view(views[p]);
     free(views);

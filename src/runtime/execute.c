@@ -17,6 +17,9 @@ static cxla_status replicas_options(const cxla_executable *e, const cxla_run_opt
     cxla_run_options_init(&defaults);
     if (!options) options = &defaults;
     const cxla_module *m = e ? e->module : NULL; /* NULL: a device that could not compile */
+    if (options->donated)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "donated arguments are for cxla_executable_run_buffers");
     if (options->replica_count < 0 || options->partition_count < 0)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                           "replica_count (%" PRId64 ") and partition_count (%" PRId64

@@ -18,9 +18,13 @@ bool cv_fail(cv *c, const mlir_op *op, const char *format, ...) {
     va_start(ap, format);
     vsnprintf(msg, sizeof msg, format, ap);
     va_end(ap);
-    if (op)
-        c->err = mlir_error_at(c->mm, op->pos, "%s: %s", op->name, msg);
-    else
+    if (op) {
+        cxla_strbuf b;
+        cxla_strbuf_init(&b);
+        cv_describe_op(c, &b, op, NULL);
+        c->err = mlir_error_at(c->mm, op->pos, "%s: %s", b.data ? b.data : op->name, msg);
+        cxla_strbuf_free(&b);
+    } else
         c->err = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "%s: %s",
                             c->mm->filename ? c->mm->filename : "<text>", msg);
     return false;
@@ -64,6 +68,7 @@ cxla_instr *cv_emit(cv *c, cv_scope *s, const mlir_op *op, cxla_opcode opcode,
         in->line = op->line;
         in->column = op->column;
     }
+    cv_note_instr(c, in, op);
     return in;
 }
 
@@ -262,6 +267,7 @@ cv_scope *cv_new_scope(cv *c, cv_scope *parent, const char *comp_name, const mli
     cxla_status st = name ? cxla_module_add_computation(c->m, name, &s->comp)
                           : cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
     if (st) return cv_status(c, op, st), NULL;
+    cv_note_comp(c, s->comp->name, op);
     return s;
 }
 
@@ -328,8 +334,11 @@ static bool block_ops(cv *c, cv_scope *s, const mlir_block *b, cxla_instr ***ret
             return true;
         }
         /* Every failure should have said why; one that did not still names the op. */
-        if (!cv_op(c, s, op))
-            return c->err ? false : cv_fail(c, op, "the operation could not be converted");
+        const mlir_op *outer = c->current_op;
+        c->current_op = op;
+        bool ok = cv_op(c, s, op);
+        c->current_op = outer;
+        if (!ok) return c->err ? false : cv_fail(c, op, "the operation could not be converted");
     }
     return true;
 }
@@ -619,16 +628,39 @@ cxla_computation *cv_func(cv *c, const mlir_op *op, const char *name) {
     c->current_func = f;
     cv_scope *s = cv_new_scope(c, NULL, f->name, op);
     if (!s) return NULL;
+    cv_note_comp(c, s->comp->name, NULL); /* the function's own, not a region of |op| */
+    const mlir_op *outer = c->current_op;
+    c->current_op = NULL; /* its parameters belong to the function, not to the call */
     const mlir_block *b = f->body;
     for (int64_t i = 0; i < b->arg_count; i++)
         if (!cv_define(c, s, op, b->arg_names[i], cv_add_param(c, s, op, &b->arg_types[i], i)))
             return NULL;
+    for (int64_t i = 0; i < s->comp->instr_count; i++) cv_note_instr(c, s->comp->instrs[i], NULL);
+    c->current_op = outer;
     cxla_instr **vals;
     int64_t n;
     if (!cv_block(c, s, b, &vals, &n)) return NULL;
     if (!vals) {
         mlir_op fake = {.name = "func.func", .pos = f->pos};
         return cv_fail(c, &fake, "@%s has no return", f->name), NULL;
+    }
+    /* What the function returns must be what its type says (static arrays: a dynamic or
+     * tuple type is left to the verifier), else the entry's result differs unnoticed. */
+    const mlir_op *ret_op = b->op_count ? b->ops[b->op_count - 1] : NULL;
+    for (int64_t i = 0; ret_op && f->result_count == n && i < n; i++) {
+        const cxla_shape *want = &f->result_types[i], *got = vals[i] ? &vals[i]->shape : NULL;
+        if (!got || !cxla_type_is_array(want->type) || !cxla_type_is_array(got->type) ||
+            want->dynamic || got->dynamic)
+            continue;
+        if (want->type != got->type || !cxla_shape_same_dims(want, got)) {
+            char *w = cxla_shape_to_string(want, CXLA_SHAPE_PRINT_NO_LAYOUT);
+            char *g = cxla_shape_to_string(got, CXLA_SHAPE_PRINT_NO_LAYOUT);
+            cv_fail_types(c, ret_op, f, "result %" PRId64 " is %s, but @%s's type says %s", i,
+                          g ? g : "?", f->name, w ? w : "?");
+            free(w);
+            free(g);
+            return NULL;
+        }
     }
     if (!cv_finish_comp(c, s, op, root_of(c, s, op, vals, n))) return NULL;
     c->current_func = saved;
@@ -801,6 +833,8 @@ cxla_status cxla_stablehlo_parse(const char *text, size_t len, const char *filen
     cv_register_check_target();
     cxla_strmap_init(&c.funcs, mm->arena);
     cxla_strmap_init(&c.func_comps, mm->arena);
+    cxla_strmap_init(&c.instr_origins, mm->arena);
+    cxla_strmap_init(&c.comp_origins, mm->arena);
     for (int64_t i = 0; i < mm->func_count; i++) {
         const mlir_func *f = mm->funcs[i];
         if (cxla_strmap_get(&c.funcs, f->name, strlen(f->name))) {
@@ -826,10 +860,7 @@ cxla_status cxla_stablehlo_parse(const char *text, size_t len, const char *filen
     }
     if (!c.err) {
         cxla_status v = cxla_verify_module(c.m);
-        if (v) {
-            c.err = cxla_status_annotate(v, "%s: the converted module does not verify",
-                                         filename ? filename : "<text>");
-        }
+        if (v) c.err = cv_verifier_error(&c, v);
     }
     if (c.err) {
         if (info) info->skip_reason = c.skip_reason;

@@ -27,7 +27,35 @@ typedef struct cv {
     /* Blocks being converted, one inside the other (regions, called functions): bounded so
      * that deep nesting is an error, not a stack overflow. */
     int block_depth;
+    /* Where each instruction and computation came from, so that a verifier error on the
+     * converted module names the user's op, value and position (errors.c). */
+    const mlir_op *current_op; /* the user op being converted */
+    cxla_strmap instr_origins; /* instruction name -> cv_origin */
+    cxla_strmap comp_origins;  /* computation name -> cv_origin */
 } cv;
+
+/* The user's op an instruction or computation was made for. */
+typedef struct cv_origin {
+    const cxla_instr *instr; /* NULL for a computation */
+    const mlir_op *op;       /* NULL: a function's own computation or its parameters */
+    const mlir_func *func;   /* the function it is in */
+    bool made_for;           /* the converter added it while converting |op| */
+} cv_origin;
+
+/* Records the origin of instruction |in| (|op| NULL: made for c->current_op) and of the
+ * computation |name| (|op|: the op whose region it is; NULL: the function's own). Errors
+ * here are out of memory, and only lose the mapping. */
+void cv_note_instr(cv *c, const cxla_instr *in, const mlir_op *op);
+void cv_note_comp(cv *c, const char *name, const mlir_op *op);
+/* "in function 'f', operation 'stablehlo.add' (%c)", how every error names an op
+ * (|func| NULL: c->current_func); "func.func" for a function's own errors. */
+void cv_describe_op(const cv *c, cxla_strbuf *b, const mlir_op *op, const mlir_func *func);
+/* cv_fail with the HLO shapes in the message written as StableHLO types. */
+bool cv_fail_types(cv *c, const mlir_op *op, const mlir_func *func, const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A verifier error on the converted module in the user's terms: "FILE:LINE:COL: in
+ * function 'f', operation 'stablehlo.add' (%c): ..." with StableHLO types. Takes |v|. */
+cxla_status cv_verifier_error(cv *c, cxla_status v);
 
 /* Where values are looked up: one per computation being built. */
 struct cv_scope {

@@ -1120,7 +1120,7 @@ bool cv_op(cv *c, cv_scope *s, const mlir_op *op) {
     if (strncmp(name, "chlo.", 5) == 0) {
         if (!cv_chlo(c, s, op, &handled)) return false;
         if (handled) return true;
-        return cv_fail(c, op, "unknown CHLO operation '%s' (line %" PRId64 ")", name, op->line);
+        return cv_fail(c, op, "unknown CHLO operation (cxla does not convert it)");
     }
     if (strcmp(name, "func.call") == 0 || strcmp(name, "call") == 0)
         return call_op(c, s, op,
@@ -1130,7 +1130,7 @@ bool cv_op(cv *c, cv_scope *s, const mlir_op *op) {
     const char *sh = NULL;
     if (strncmp(name, "stablehlo.", 10) == 0) sh = name + 10;
     if (strncmp(name, "mhlo.", 5) == 0) sh = name + 5;
-    if (!sh) return cv_fail(c, op, "unknown operation '%s' (line %" PRId64 ")", name, op->line);
+    if (!sh) return cv_fail(c, op, "unknown operation (cxla does not convert it)");
     if (strcmp(sh, "constant") == 0) return constant_op(c, s, op);
     if (strncmp(sh, "dynamic_", 8) == 0 && strcmp(sh, "dynamic_slice") != 0 &&
         strcmp(sh, "dynamic_update_slice") != 0 && strcmp(sh, "dynamic_gather") != 0) {
@@ -1216,5 +1216,5 @@ bool cv_op(cv *c, cv_scope *s, const mlir_op *op) {
     if (simple_op != CXLA_OP_COUNT) return simple(c, s, op, simple_op);
     if (!cv_collective(c, s, op, sh, &handled)) return false;
     if (handled) return true;
-    return cv_fail(c, op, "unknown operation '%s' (line %" PRId64 ")", name, op->line);
+    return cv_fail(c, op, "unknown operation (cxla does not convert it)");
 }

@@ -812,6 +812,8 @@ bool cv_run_parallel(cv *c, cv_scope *s, const mlir_op *op) {
     cxla_status st = cxla_module_create("run_parallel", &sub.m);
     if (st) return cv_status(c, op, st);
     cxla_strmap_init(&sub.func_comps, sub.m->arena);
+    cxla_strmap_init(&sub.instr_origins, c->mm->arena);
+    cxla_strmap_init(&sub.comp_origins, c->mm->arena);
     sub.m->replica_count = R;
     sub.m->num_partitions = P;
     cxla_computation **comps = cxla_arena_alloc_array(sub.m->arena, (size_t)n_dev, sizeof(*comps));
@@ -827,8 +829,7 @@ bool cv_run_parallel(cv *c, cv_scope *s, const mlir_op *op) {
     if (entry && !sub.err) cv_order_module(&sub, entry);
     if (!sub.err) {
         cxla_status v = cxla_verify_module(sub.m);
-        if (v)
-            sub.err = cxla_status_annotate(v, "the device module of run_parallel does not verify");
+        if (v) sub.err = cv_verifier_error(&sub, v); /* in the device functions' terms */
     }
     char *text = sub.err ? NULL : cxla_hlo_print(sub.m, CXLA_HLO_STYLE_LONG);
     cxla_module_destroy(sub.m);

@@ -2,9 +2,12 @@
  * steps over one arena, bit-exact against the interpreter; a dynamic-update-slice in a
  * while loop updates the state in place (no copy step, an arena smaller than the state);
  * swapped loop state is copied through temporaries; a value read after an update is not
- * clobbered; input_output_alias without donation leaves the caller's argument alone; a
+ * clobbered; a scatter takes over its operand's buffer only where the operand dies there;
+ * input_output_alias without donation leaves the caller's argument alone, with donation
+ * the aliased results are computed in the arguments; bounded dynamic shapes run as steps; a
  * while loop that never ends is cancelled at its back-edge; and each instruction reports
  * how it runs. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cpu/cpu.h"
@@ -236,8 +239,350 @@ static void test_nested_control_flow(void) {
     cxla_module_destroy(m);
 }
 
-/* input_output_alias: the runtime lends arguments (it never donates them), so the result
- * is a copy and the argument is left as it was, while the update is still exact. */
+/* Scatter takes over its operand's buffer (cpu_kernel_info.in_place) where the operand dies
+ * at the scatter: the loop state row by row, with no copy step of the state and an arena
+ * smaller than the state; a scatter whose operand is read afterwards gets a buffer of its
+ * own; a scatter of the entry's parameter never writes the caller's argument. */
+static const char *scatter_loop =
+    "HloModule scatter_loop\n"
+    "add {\n"
+    "  a = f32[] parameter(0)\n"
+    "  b = f32[] parameter(1)\n"
+    "  ROOT s = f32[] add(a, b)\n"
+    "}\n"
+    "cond {\n"
+    "  p = (s32[], f32[256,128]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(p), index=0\n"
+    "  n = s32[] constant(256)\n"
+    "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+    "}\n"
+    "body {\n"
+    "  p = (s32[], f32[256,128]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(p), index=0\n"
+    "  buf = f32[256,128] get-tuple-element(p), index=1\n"
+    "  x = f32[] convert(i)\n"
+    "  row = f32[1,128] broadcast(x), dimensions={}\n"
+    "  idx = s32[1,1] reshape(i)\n"
+    "  upd = f32[256,128] scatter(buf, idx, row), update_window_dims={1}, "
+    "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
+    "to_apply=add\n"
+    "  one = s32[] constant(1)\n"
+    "  next = s32[] add(i, one)\n"
+    "  ROOT t = (s32[], f32[256,128]) tuple(next, upd)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  s = f32[] parameter(0)\n"
+    "  init = f32[256,128] broadcast(s), dimensions={}\n"
+    "  zero = s32[] constant(0)\n"
+    "  t0 = (s32[], f32[256,128]) tuple(zero, init)\n"
+    "  w = (s32[], f32[256,128]) while(t0), condition=cond, body=body\n"
+    "  ROOT r = f32[256,128] get-tuple-element(w), index=1\n"
+    "}\n";
+
+static void test_scatter_in_place_in_loop(void) {
+    static const char *const inputs[] = {"0.25"};
+    cxla_module *m = NULL;
+    void *compiled = run_both(scatter_loop, inputs, &m);
+    const cpu_plan *plan = compiled ? cpu_compiled_plan(compiled) : NULL;
+    CHECK(plan != NULL);
+    if (plan) {
+        cpu_plan_stats st;
+        cpu_plan_get_stats(plan, &st);
+        /* Only the counter moves (4 bytes each way); the state never. */
+        CHECK_MSG(st.copy_bytes <= 8, "copy steps move %zu bytes", st.copy_bytes);
+        CHECK_MSG(st.arena_size < 256 * 128 * 4, "arena of %zu bytes", st.arena_size);
+        CHECK(st.in_place >= 2); /* the state takes init's buffer, the scatter the state's */
+        const char *what = cpu_compiled_call_what(compiled, "upd");
+        CHECK_MSG(what && strcmp(what, "kernel in place") == 0, "upd runs as %s",
+                  what ? what : "?");
+    }
+    if (compiled) cpu_backend.destroy(compiled);
+    cxla_module_destroy(m);
+}
+
+static void test_scatter_not_in_place(void) {
+    /* x is read again after the scatter (by y): the scatter must not write into it; and
+     * the multi-output scatter's second operand is the parameter, the caller's. */
+    static const char *text =
+        "HloModule scatter_keep\n"
+        "add {\n"
+        "  a = f32[] parameter(0)\n"
+        "  b = f32[] parameter(1)\n"
+        "  ROOT s = f32[] add(a, b)\n"
+        "}\n"
+        "add2 {\n"
+        "  a = f32[] parameter(0)\n"
+        "  b = f32[] parameter(1)\n"
+        "  c = f32[] parameter(2)\n"
+        "  d = f32[] parameter(3)\n"
+        "  s = f32[] add(a, c)\n"
+        "  t = f32[] add(b, d)\n"
+        "  ROOT r = (f32[], f32[]) tuple(s, t)\n"
+        "}\n"
+        "ENTRY main {\n"
+        "  p = f32[8] parameter(0)\n"
+        "  x = f32[8] multiply(p, p)\n"
+        "  i = s32[2,1] constant({{1}, {6}})\n"
+        "  u = f32[2] constant({100, 200})\n"
+        "  sc = f32[8] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0}, "
+        "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n"
+        "  y = f32[8] add(sc, x)\n"
+        "  z = f32[8] negate(y)\n"
+        "  m2 = (f32[8], f32[8]) scatter(z, p, i, u, u), update_window_dims={}, "
+        "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
+        "to_apply=add2\n"
+        "  a = f32[8] get-tuple-element(m2), index=0\n"
+        "  b = f32[8] get-tuple-element(m2), index=1\n"
+        "  ROOT r = (f32[8], f32[8], f32[8]) tuple(a, b, p)\n"
+        "}\n";
+    cxla_module *m = parse(text);
+    if (!m) return;
+    cxla_literal *arg = lit("{1, 2, 3, 4, 5, 6, 7, 8}", &m->entry->params[0]->shape);
+    cxla_literal *before = NULL, *got = NULL, *want = NULL;
+    if (arg) CHECK_OK(cxla_literal_clone(arg, &before));
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    CHECK_OK(cpu_backend.compile(m, &co, &compiled));
+    if (compiled && arg) {
+        exec_run_options ro = {0};
+        CHECK_OK(cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)&arg, 1, &got));
+        CHECK_OK(interp_run_module(m, NULL, (const cxla_literal *const *)&arg, 1, &want));
+        CHECK(got && want && cxla_literal_equal(got, want));
+        CHECK(before && cxla_literal_equal(arg, before)); /* the argument is untouched */
+        const char *what = cpu_compiled_call_what(compiled, "sc");
+        CHECK_MSG(what && strcmp(what, "kernel") == 0, "sc runs as %s", what ? what : "?");
+        /* z dies at m2 and takes it over; p, the second operand, is the caller's. */
+        what = cpu_compiled_call_what(compiled, "m2");
+        CHECK_MSG(what && strcmp(what, "kernel in place") == 0, "m2 runs as %s", what ? what : "?");
+    }
+    if (compiled) cpu_backend.destroy(compiled);
+    cxla_literal_free(arg);
+    cxla_literal_free(before);
+    cxla_literal_free(got);
+    cxla_literal_free(want);
+    cxla_module_destroy(m);
+}
+
+/* A donated run (exec_run_options.donated): the second plan writes the aliased results in
+ * the arguments' memory: the update in place (the argument literal itself changes) and a
+ * result first written after its argument's last read straight into it; the lent plan
+ * never writes an argument. */
+static void test_donated_plan(void) {
+    static const char *text =
+        "HloModule donated, input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {}, "
+        "must-alias) }\n"
+        "ENTRY main {\n"
+        "  p = f32[256] parameter(0)\n"
+        "  w = f32[64] parameter(1)\n"
+        "  u = f32[2] parameter(2)\n"
+        "  i = s32[] constant(3)\n"
+        "  r = f32[256] dynamic-update-slice(p, u, i)\n"
+        "  z = f32[] constant(0)\n"
+        "  s = f32[] reduce(w, z), dimensions={0}, to_apply=add\n"
+        "  b = f32[64] broadcast(s), dimensions={}\n"
+        "  ROOT t = (f32[256], f32[64]) tuple(r, b)\n"
+        "}\n"
+        "add {\n"
+        "  x = f32[] parameter(0)\n"
+        "  y = f32[] parameter(1)\n"
+        "  ROOT a = f32[] add(x, y)\n"
+        "}\n";
+    cxla_module *m = parse(text);
+    if (!m) return;
+    cxla_literal *a = NULL, *w = NULL, *u = lit("{-1, -2}", &m->entry->params[2]->shape);
+    CHECK_OK(cxla_literal_create(&m->entry->params[0]->shape, &a));
+    CHECK_OK(cxla_literal_create(&m->entry->params[1]->shape, &w));
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    CHECK_OK(cpu_backend.compile(m, &co, &compiled));
+    const cpu_plan *lent = compiled ? cpu_compiled_plan(compiled) : NULL;
+    const cpu_plan *given = compiled ? cpu_compiled_donated_plan(compiled) : NULL;
+    CHECK(lent && given);
+    if (lent && given && a && w && u) {
+        cpu_plan_stats ls, gs;
+        cpu_plan_get_stats(lent, &ls);
+        cpu_plan_get_stats(given, &gs);
+        CHECK_EQ_I64(ls.donated, 0);
+        CHECK_EQ_I64(gs.donated, 2);
+        float *pa = cxla_literal_data(a), *pw = cxla_literal_data(w);
+        for (int k = 0; k < 256; k++) pa[k] = (float)k;
+        for (int k = 0; k < 64; k++) pw[k] = 1.0f;
+        const cxla_literal *args[3] = {a, w, u};
+        bool donated[3] = {true, true, false};
+        int64_t in_place[2] = {-1, -1};
+        cxla_literal *got = NULL;
+        /* Lent: no argument changes, nothing reported in place. */
+        exec_run_options ro = {.in_place_arg = in_place};
+        CHECK_OK(cpu_backend.execute(compiled, &ro, args, 3, &got));
+        CHECK(in_place[0] == -1 && in_place[1] == -1);
+        CHECK(pa[3] == 3 && pa[4] == 4 && pw[0] == 1);
+        const cxla_literal *r0 = got ? cxla_literal_tuple_element_const(got, 0) : NULL;
+        CHECK(r0 && ((const float *)cxla_literal_data_const(r0))[3] == -1);
+        cxla_literal_free(got);
+        got = NULL;
+        /* Donated: both results in the arguments. */
+        ro.donated = donated;
+        CHECK_OK(cpu_backend.execute(compiled, &ro, args, 3, &got));
+        CHECK_EQ_I64(in_place[0], 0);
+        CHECK_EQ_I64(in_place[1], 1);
+        CHECK(pa[2] == 2 && pa[3] == -1 && pa[4] == -2 && pa[5] == 5);
+        CHECK(pw[0] == 64 && pw[63] == 64);
+        cxla_literal_free(got);
+        cpu_backend.destroy(compiled);
+    }
+    cxla_literal_free(a);
+    cxla_literal_free(w);
+    cxla_literal_free(u);
+    cxla_module_destroy(m);
+}
+
+/* Bounded dynamic shapes run as steps: buffers at the bounds, each value's sizes carried
+ * through a while loop's state, the handler for what meets a dynamic value, kernels for
+ * the static rest; results (sizes included) are the interpreter's. Unbounded ones keep
+ * the driver (no plan). */
+static void test_dynamic_steps(void) {
+    static const char *text = "HloModule dyn_loop\n"
+                              "cond {\n"
+                              "  p = (s32[], f32[<=8]) parameter(0)\n"
+                              "  i = s32[] get-tuple-element(p), index=0\n"
+                              "  n = s32[] constant(3)\n"
+                              "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+                              "}\n"
+                              "body {\n"
+                              "  p = (s32[], f32[<=8]) parameter(0)\n"
+                              "  i = s32[] get-tuple-element(p), index=0\n"
+                              "  v = f32[<=8] get-tuple-element(p), index=1\n"
+                              "  d = f32[<=8] add(v, v)\n"
+                              "  one = s32[] constant(1)\n"
+                              "  next = s32[] add(i, one)\n"
+                              "  ROOT t = (s32[], f32[<=8]) tuple(next, d)\n"
+                              "}\n"
+                              "ENTRY main {\n"
+                              "  x = f32[8] parameter(0)\n"
+                              "  k = s32[] parameter(1)\n"
+                              "  y = f32[8] negate(x)\n"
+                              "  s = f32[<=8] set-dimension-size(y, k), dimensions={0}\n"
+                              "  zero = s32[] constant(0)\n"
+                              "  t0 = (s32[], f32[<=8]) tuple(zero, s)\n"
+                              "  w = (s32[], f32[<=8]) while(t0), condition=cond, body=body\n"
+                              "  r = f32[<=8] get-tuple-element(w), index=1\n"
+                              "  g = s32[] get-dimension-size(r), dimensions={0}\n"
+                              "  ROOT out = (f32[<=8], s32[]) tuple(r, g)\n"
+                              "}\n";
+    static const char *const inputs[] = {"{1, 2, 3, 4, 5, 6, 7, 8}", "5"};
+    cxla_module *m = NULL;
+    void *compiled = run_both(text, inputs, &m);
+    const cpu_plan *plan = compiled ? cpu_compiled_plan(compiled) : NULL;
+    CHECK(plan != NULL);
+    if (plan) {
+        cpu_plan_stats st;
+        cpu_plan_get_stats(plan, &st);
+        CHECK(st.handler_steps >= 3); /* set-dimension-size, the dynamic add, the size */
+        const char *what = cpu_compiled_call_what(compiled, "y");
+        CHECK(what && strcmp(what, "kernel") == 0);
+        what = cpu_compiled_call_what(compiled, "d");
+        CHECK(what && strcmp(what, "interpreter handler") == 0);
+        cxla_literal *x = lit("{1, 2, 3, 4, 5, 6, 7, 8}", &m->entry->params[0]->shape);
+        cxla_literal *k = lit("5", &m->entry->params[1]->shape), *got = NULL;
+        const cxla_literal *args[2] = {x, k};
+        exec_run_options ro = {0};
+        if (x && k) CHECK_OK(cpu_backend.execute(compiled, &ro, args, 2, &got));
+        const cxla_literal *r = got ? cxla_literal_tuple_element_const(got, 0) : NULL;
+        CHECK(r && cxla_literal_dynamic_size(r, 0) == 5);
+        CHECK(r && ((const float *)cxla_literal_data_const(r))[4] == -40);
+        cxla_literal_free(got);
+        cxla_literal_free(x);
+        cxla_literal_free(k);
+    }
+    if (compiled) cpu_backend.destroy(compiled);
+    cxla_module_destroy(m);
+    static const char *unbounded = "HloModule u\n"
+                                   "ENTRY e {\n"
+                                   "  v = f32[?] parameter(0)\n"
+                                   "  ROOT n = f32[?] negate(v)\n"
+                                   "}\n";
+    m = parse(unbounded);
+    compiled = NULL;
+    exec_compile_options co = {0};
+    if (m) CHECK_OK(cpu_backend.compile(m, &co, &compiled));
+    CHECK(compiled && cpu_compiled_plan(compiled) == NULL);
+    if (compiled) cpu_backend.destroy(compiled);
+    cxla_module_destroy(m);
+}
+
+/* A concatenate of sorted slices along its outer dimension: each sort writes its piece of
+ * the result in place and the concatenate (fused with the reshapes) has no step; where a
+ * piece is read again afterwards (s1 below) nothing is done in place. */
+#define PIECES_BODY                                                                                \
+    "less {\n"                                                                                     \
+    "  a = f32[] parameter(0)\n"                                                                   \
+    "  b = f32[] parameter(1)\n"                                                                   \
+    "  ROOT c = pred[] compare(a, b), direction=LT\n"                                              \
+    "}\n"                                                                                          \
+    "ENTRY main {\n"                                                                               \
+    "  x = f32[64,256] parameter(0)\n"                                                             \
+    "  i = s32[3] parameter(1)\n"                                                                  \
+    "  z = s32[] constant(0)\n"                                                                    \
+    "  i0 = s32[1] slice(i), slice={[0:1]}\n"                                                      \
+    "  j0 = s32[] reshape(i0)\n"                                                                   \
+    "  i1 = s32[1] slice(i), slice={[1:2]}\n"                                                      \
+    "  j1 = s32[] reshape(i1)\n"                                                                   \
+    "  i2 = s32[1] slice(i), slice={[2:3]}\n"                                                      \
+    "  j2 = s32[] reshape(i2)\n"                                                                   \
+    "  d0 = f32[8,256] dynamic-slice(x, j0, z), dynamic_slice_sizes={8,256}\n"                     \
+    "  d1 = f32[8,256] dynamic-slice(x, j1, z), dynamic_slice_sizes={8,256}\n"                     \
+    "  d2 = f32[8,256] dynamic-slice(x, j2, z), dynamic_slice_sizes={8,256}\n"                     \
+    "  s0 = f32[8,256] sort(d0), dimensions={1}, to_apply=less\n"                                  \
+    "  s1 = f32[8,256] sort(d1), dimensions={1}, to_apply=less\n"                                  \
+    "  s2 = f32[8,256] sort(d2), dimensions={1}, to_apply=less\n"                                  \
+    "  r0 = f32[1,8,256] reshape(s0)\n"                                                            \
+    "  r1 = f32[1,8,256] reshape(s1)\n"                                                            \
+    "  r2 = f32[1,8,256] reshape(s2)\n"
+
+static void test_concat_pieces_in_place(void) {
+    static const char *text = "HloModule pieces\n" PIECES_BODY
+                              "  ROOT c = f32[3,8,256] concatenate(r0, r1, r2), dimensions={0}\n"
+                              "}\n";
+    static const char *kept = "HloModule pieces_kept\n" PIECES_BODY
+                              "  c = f32[3,8,256] concatenate(r0, r1, r2), dimensions={0}\n"
+                              "  ROOT t = (f32[3,8,256], f32[8,256]) tuple(c, s1)\n"
+                              "}\n";
+    /* x: 64x256 distinct values. */
+    char *xs = malloc(64 * 256 * 8 + 4);
+    if (!xs) return;
+    size_t at = 0;
+    xs[at++] = '{';
+    for (int r = 0; r < 64; r++) {
+        at += (size_t)sprintf(xs + at, "%s{", r ? "," : "");
+        for (int k = 0; k < 256; k++)
+            at += (size_t)sprintf(xs + at, "%s%d", k ? "," : "", (r * 7 + k * 13) % 1000);
+        xs[at++] = '}';
+    }
+    xs[at++] = '}';
+    xs[at] = '\0';
+    const char *inputs[2] = {xs, "{60, -2, 17}"};
+    for (int v = 0; v < 2; v++) {
+        cxla_module *m = NULL;
+        void *compiled = run_both(v ? kept : text, inputs, &m);
+        const cpu_plan *plan = compiled ? cpu_compiled_plan(compiled) : NULL;
+        CHECK(plan != NULL);
+        if (plan) {
+            cpu_plan_stats st;
+            cpu_plan_get_stats(plan, &st);
+            if (v == 0) {
+                CHECK_EQ_I64(st.in_place, 3);
+            } else {
+                CHECK_EQ_I64(st.in_place, 0);
+            }
+        }
+        if (compiled) cpu_backend.destroy(compiled);
+        cxla_module_destroy(m);
+    }
+    free(xs);
+}
+
+/* input_output_alias without donation: the run lends its arguments, so the result is a
+ * copy and the argument is left as it was, while the update is still exact. */
 static void test_input_output_alias_without_donation(void) {
     static const char *text = "HloModule aliased, input_output_alias={ {}: (0, {}, may-alias) }\n"
                               "ENTRY main {\n"
@@ -520,4 +865,6 @@ static void test_failing_custom_call_names_it(void) {
 TEST_MAIN(TEST(test_while_dus_in_place), TEST(test_while_swap_and_read_after_update),
           TEST(test_nested_control_flow), TEST(test_input_output_alias_without_donation),
           TEST(test_while_is_cancellable), TEST(test_service_steps),
-          TEST(test_failing_custom_call_names_it))
+          TEST(test_failing_custom_call_names_it), TEST(test_scatter_in_place_in_loop),
+          TEST(test_scatter_not_in_place), TEST(test_donated_plan), TEST(test_dynamic_steps),
+          TEST(test_concat_pieces_in_place))

@@ -504,6 +504,110 @@ static void window_cases(void) {
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) add_case("%s", texts[i]);
 }
+
+/* The separable max/min kernel (emit_window.c pool_plan_of): windows over at most two
+ * adjacent dimensions with odd sizes, padding on every side (negative too), strides,
+ * window dilation, windows larger than the unrolled 8, several blocks of output rows,
+ * f32/f64/f16/bf16/s32/u8/s64, maximum and minimum, inits that are not the identity; and
+ * the forms it leaves to the row kernel (base dilation, windows over non-adjacent
+ * dimensions). */
+static void pool_cases(void) {
+    static const struct {
+        const char *type, *op, *in, *out, *window;
+    } c[] = {
+        {"f32", "maximum", "2,3,11,13", "2,3,6,7",
+         "size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x1_1x1_1"},
+        {"f32", "minimum", "2,3,11,13", "2,3,5,6",
+         "size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x0_1x1_0"},
+        {"f32", "maximum", "2,9,7,5", "2,5,4,5", "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0"},
+        {"f32", "maximum", "3,10,12", "3,4,6",
+         "size=1x3x2 stride=1x2x2 pad=0_0x2_0x0_1 rhs_dilate=1x2x1"},
+        {"f32", "maximum", "3,10,12", "3,8,8",
+         "size=1x2x3 stride=1x1x1 pad=0_0x-1_0x0_-2 rhs_dilate=1x1x1"},
+        {"f32", "minimum", "4,40", "4,14", "size=1x10 stride=1x3 pad=0_0x4_5"},
+        {"f32", "maximum", "23,6", "5,6", "size=11x1 stride=4x1 pad=3_2x0_0"},
+        {"f32", "maximum", "17", "9", "size=3 stride=2 pad=1_1"},
+        {"f32", "maximum", "2,3,4", "2,3,4", "size=1x1x1"},
+        {"f32", "maximum", "1,6,2000", "1,6,1000", "size=1x3x2 stride=1x1x2 pad=0_0x1_1x0_0"},
+        /* several blocks of output rows per outer index (the buffer holds 4 and 8 rows) */
+        {"f32", "maximum", "1,40,8000", "1,40,8000", "size=1x3x1 pad=0_0x1_1x0_0"},
+        {"f32", "minimum", "1,20,120,64", "1,10,60,64",
+         "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0"},
+        {"f32", "maximum", "2,5,6,7", "2,5,6,7", "size=1x5x1x1 pad=0_0x2_2x0_0x0_0"},
+        {"f64", "maximum", "2,3,9,9", "2,3,5,5", "size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x1_1x1_1"},
+        {"f64", "minimum", "3,12,12", "3,4,4", "size=1x3x3 stride=1x3x3"},
+        {"bf16", "maximum", "2,9,9,3", "2,5,5,3",
+         "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0"},
+        {"f16", "minimum", "4,9,10", "4,4,5", "size=1x3x2 stride=1x2x2 pad=0_0x0_0x0_0"},
+        {"s32", "maximum", "2,3,11,13", "2,3,6,7",
+         "size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x1_1x1_1"},
+        {"u8", "minimum", "5,12", "5,3", "size=1x4 stride=1x2 pad=0_0x0_0 rhs_dilate=1x2"},
+        {"s64", "minimum", "6,7", "3,7", "size=3x3 stride=2x1 pad=1_0x1_1"},
+        /* left to the row kernel: base dilation; windows over dimensions 0 and 2 */
+        {"f32", "maximum", "3,4,5", "3,8,5", "size=1x2x1 lhs_dilate=1x2x1 pad=0_0x1_1x0_0"},
+        {"f32", "maximum", "6,4,5", "2,4,2", "size=3x1x3 stride=3x1x2"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        for (int init = 0; init < 2; init++)
+            add_case("HloModule m\nred {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n"
+                     "  ROOT s = %s[] %s(a, b)\n}\nENTRY e {\n  p = %s[%s] parameter(0)\n"
+                     "  z = %s[] %s\n  ROOT r = %s[%s] reduce-window(p, z), window={%s}, "
+                     "to_apply=red\n}\n",
+                     c[i].type, c[i].type, c[i].type, c[i].op, c[i].type, c[i].in, c[i].type,
+                     init ? "parameter(1)"
+                     : strcmp(c[i].op, "maximum") == 0
+                         ? (c[i].type[0] == 'f' || c[i].type[0] == 'b' ? "constant(-inf)"
+                                                                       : "constant(-100)")
+                         : (c[i].type[0] == 'f' || c[i].type[0] == 'b' ? "constant(inf)"
+                                                                       : "constant(100)"),
+                     c[i].type, c[i].out, c[i].window);
+    /* A pad fused into the reduce-window (resnet50's stem pool, NHWC): the fused reader
+     * computes the pad's multi-dimensional index from the kernel's linear offset; max (the
+     * separable kernel) and add (the row kernel). */
+    static const char *const fused_ops[] = {"maximum", "add"};
+    for (int k = 0; k < 2; k++)
+        add_case("HloModule m\nred {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                 "  ROOT s = f32[] %s(a, b)\n}\nfc {\n  p = f32[2,11,11,3] parameter(0)\n"
+                 "  z = f32[] constant(0)\n  pd = f32[2,13,13,3] pad(p, z), "
+                 "padding=0_0x1_1x1_1x0_0\n  n = f32[] constant(-inf)\n"
+                 "  ROOT w = f32[2,6,6,3] reduce-window(pd, n), window={size=1x3x3x1 "
+                 "stride=1x2x2x1}, to_apply=red\n}\nENTRY e {\n  p = f32[2,11,11,3] parameter(0)\n"
+                 "  ROOT r = f32[2,6,6,3] fusion(p), kind=kInput, calls=fc\n}\n",
+                 fused_ops[k]);
+    /* select-and-scatter over rows (emit_window.c emit_ss_rows): the max pool gradient
+     * NCHW and NHWC, padding on every side, window dilation, a window of more than 16,
+     * a source element whose window is all padding; and with base dilation (the one-unit
+     * kernel). */
+    static const struct {
+        const char *type, *sel, *sc, *in, *src, *window;
+    } s[] = {
+        {"f32", "GE", "add", "2,3,11,13", "2,3,6,7",
+         "size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x1_1x1_1"},
+        {"f32", "GE", "add", "2,9,7,5", "2,5,4,5",
+         "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0"},
+        {"f32", "LE", "maximum", "3,10,12", "3,5,6",
+         "size=1x3x2 stride=1x2x2 pad=0_0x2_1x0_1 rhs_dilate=1x2x1"},
+        {"f32", "GT", "add", "2,12,11", "2,4,2", "size=1x5x5 stride=1x3x4 pad=0_0x2_1x1_0"},
+        {"f32", "GE", "add", "2,5,6", "2,4,4", "size=1x3x3 stride=1x2x2 pad=0_0x3_1x3_1"},
+        {"bf16", "GE", "add", "2,9,9,3", "2,5,5,3",
+         "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0"},
+        {"s32", "LT", "add", "17", "9", "size=3 stride=2 pad=1_1"},
+        {"f64", "GE", "add", "23,6", "5,6", "size=11x1 stride=4x1 pad=3_2x0_0"},
+        {"f32", "GE", "add", "6,4,5", "2,4,2", "size=3x1x3 stride=3x1x2"},
+    };
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+        add_case("HloModule m\nsel {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n"
+                 "  ROOT c = pred[] compare(a, b), direction=%s\n}\n"
+                 "sc {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n"
+                 "  ROOT s = %s[] %s(a, b)\n}\nENTRY e {\n  p = %s[%s] parameter(0)\n"
+                 "  s = %s[%s] parameter(1)\n  z = %s[] parameter(2)\n"
+                 "  ROOT r = %s[%s] select-and-scatter(p, s, z), window={%s}, select=sel, "
+                 "scatter=sc\n}\n",
+                 s[i].type, s[i].type, s[i].sel, s[i].type, s[i].type, s[i].type, s[i].sc,
+                 s[i].type, s[i].in, s[i].type, s[i].src, s[i].type, s[i].type, s[i].in,
+                 s[i].window);
+}
+
 #undef RED
 
 static char *emit_all(size_t *len, int *emitted) {
@@ -742,11 +846,87 @@ static void test_window_gather_scatter_are_kernels(void) {
     cxla_module_destroy(m);
 }
 
+/* The separable max/min kernel keeps the interpreter's NaN bit for bit (the first NaN of
+ * the window in row-major order, and a NaN init value), which the comparison above lets
+ * pass: every NaN here has its own payload and sign. Rows with and without NaN and -0 take
+ * the kernel's two folds; the init is -inf, 0 (not the identity: padding must not change
+ * the result) and a NaN. */
+static void test_pool_nan_payloads(void) {
+    setup_cache();
+    static const char *const ops[] = {"maximum", "minimum"};
+    static const char *const inits[] = {"-inf", "0", "nan(0x123)"};
+    for (int o = 0; o < 2; o++)
+        for (int z = 0; z < 3; z++) {
+            char text[1024];
+            snprintf(text, sizeof text,
+                     "HloModule m\nred {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                     "  ROOT s = f32[] %s(a, b)\n}\nENTRY e {\n  x = f32[2,3,21,37] parameter(0)\n"
+                     "  z = f32[] constant(%s)\n  ROOT r = f32[2,3,11,19] reduce-window(x, z), "
+                     "window={size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x1_1x1_1}, to_apply=red\n}\n",
+                     ops[o], inits[z]);
+            cxla_module *m = NULL;
+            CHECK_OK(cxla_hlo_parse(text, (size_t)-1, "pool", &m));
+            if (!m) continue;
+            cxla_strbuf kb;
+            cxla_strbuf_init(&kb);
+            CHECK_OK(cpu_emit_kernel(m->entry->root, "pool", &kb));
+            CHECK_MSG(kb.data && strstr(kb.data, "pool_xf(") && strstr(kb.data, "pool_ff("),
+                      "not the separable kernel:\n%s", kb.data ? kb.data : "");
+            cxla_strbuf_free(&kb);
+            void *compiled = NULL;
+            exec_compile_options co = {0};
+            CHECK_OK(cpu_backend.compile(m, &co, &compiled));
+            cxla_literal *x = NULL, *got = NULL, *want = NULL;
+            CHECK_OK(cxla_literal_create(&m->entry->params[0]->shape, &x));
+            if (compiled && x) {
+                uint32_t *v = cxla_literal_data(x);
+                int64_t n = cxla_literal_element_count(x);
+                for (int64_t i = 0; i < n; i++) {
+                    float f = (float)((int64_t)(rnd() % 2001) - 1000) / 100.0f;
+                    uint32_t u;
+                    memcpy(&u, &f, 4);
+                    int64_t row = i / 37;
+                    uint64_t pick = rnd() % 16;
+                    if (row % 3 == 1 && pick < 2) /* a third of the rows hold NaNs */
+                        u = (pick ? 0xffc00000u : 0x7fc00000u) | (uint32_t)(i & 0x3fffff);
+                    if (row % 3 == 2 && pick < 3) u = pick == 2 ? 0x80000000u : 0; /* -0, +0 */
+                    v[i] = u;
+                }
+                exec_run_options ro = {0};
+                CHECK_OK(
+                    cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)&x, 1, &got));
+                CHECK_OK(interp_run_module(m, NULL, (const cxla_literal *const *)&x, 1, &want));
+                if (got && want) {
+                    const uint32_t *a = cxla_literal_data_const(want),
+                                   *b = cxla_literal_data_const(got);
+                    int64_t count = cxla_literal_element_count(want), nan = 0;
+                    for (int64_t i = 0; i < count; i++) {
+                        nan += (a[i] & 0x7fffffffu) > 0x7f800000u;
+                        if (a[i] != b[i]) {
+                            test_fail(__FILE__, __LINE__,
+                                      "%s init %s element %" PRId64 ": interpreter 0x%08x, cpu "
+                                      "0x%08x",
+                                      ops[o], inits[z], i, a[i], b[i]);
+                            break;
+                        }
+                    }
+                    CHECK(nan > 0);
+                }
+            }
+            cxla_literal_free(x);
+            cxla_literal_free(got);
+            cxla_literal_free(want);
+            if (compiled) cpu_backend.destroy(compiled);
+            cxla_module_destroy(m);
+        }
+}
+
 static void test_against_interpreter(void) {
     setup_cache();
     elementwise_cases();
     movement_cases();
     window_cases();
+    pool_cases();
     size_t len = 0;
     int emitted = 0;
     char *tu = emit_all(&len, &emitted);
@@ -789,4 +969,5 @@ static void test_against_interpreter(void) {
     }
 }
 
-TEST_MAIN(TEST(test_against_interpreter), TEST(test_window_gather_scatter_are_kernels))
+TEST_MAIN(TEST(test_against_interpreter), TEST(test_window_gather_scatter_are_kernels),
+          TEST(test_pool_nan_payloads))

@@ -64,12 +64,16 @@ static void make_abs(cxla_literal *lit) {
         cxla_store_f64(s->type, p, fabs(cxla_load_f64(s->type, p)));
 }
 
-/* |text| with every "$R" replaced by |rtype|. */
-static char *with_type(const char *text, const char *rtype) {
+/* |text| with every "$R" replaced by |rtype|, and every "$T" (the type of a whole fused
+ * chain: its operands, product and epilogue) by |ttype|. */
+static char *with_types(const char *text, const char *rtype, const char *ttype) {
     cxla_strbuf b;
     cxla_strbuf_init(&b);
     for (const char *p = text; *p; p++) {
-        if (p[0] == '$' && p[1] == 'R') {
+        if (p[0] == '$' && p[1] == 'T') {
+            cxla_strbuf_append(&b, ttype, strlen(ttype));
+            p++;
+        } else if (p[0] == '$' && p[1] == 'R') {
             cxla_strbuf_append(&b, rtype, strlen(rtype));
             p++;
         } else {
@@ -77,6 +81,10 @@ static char *with_type(const char *text, const char *rtype) {
         }
     }
     return b.data;
+}
+
+static char *with_type(const char *text, const char *rtype) {
+    return with_types(text, rtype, rtype);
 }
 
 static cxla_module *parse(const char *text) {
@@ -168,8 +176,12 @@ static void check(const char *text, const char *rtype, int64_t n, const char *wa
         /* The sum of magnitudes: |a| and |b| through the same instruction, f32 result. */
         char *f32_text = with_type(text, "f32");
         cxla_module *mm = parse(f32_text);
+        bool converts = strstr(text, "$T") != NULL; /* the operands become f32 too */
         for (int64_t p = 0; p < params && mm; p++) {
-            CHECK_OK(cxla_literal_clone(args[p], &abs_args[p]));
+            if (converts)
+                CHECK_OK(cxla_literal_convert(args[p], CXLA_F32, &abs_args[p]));
+            else
+                CHECK_OK(cxla_literal_clone(args[p], &abs_args[p]));
             make_abs(abs_args[p]);
         }
         if (mm)
@@ -205,6 +217,12 @@ static void check(const char *text, const char *rtype, int64_t n, const char *wa
             double tol = 2 * gamma * fabs((double)pm[i]) * (1 + 2 * gamma);
             if (bits < 24) tol += ulp(fmax(fabs(w), fabs(v)), bits, min_exp);
             tol += fused_ops * ulp(fmax(fabs(w), fabs(v)), 24, -125);
+            /* A fused chain of f16 or bf16 is computed in f32 and rounded once: each of its
+             * operations skips the interpreter's rounding to the type, an error of at most
+             * half an ulp of the value there, below an ulp of the magnitude there, which the
+             * later operations scale no more than the magnitudes do. */
+            if (bits < 24 && strstr(text, "$T"))
+                tol += fused_ops * ulp(fabs((double)pm[i]), bits, min_exp);
             double err = fabs(w - v);
             if (!(err <= tol)) bad++;
             if (tol > 0 && err / tol > worst) worst = err / tol;
@@ -290,9 +308,22 @@ static void test_dot_forms_f32(void) {
              "lhs_contracting_dims={2}, rhs_contracting_dims={0}", 16, "f32", "onednn");
     dot_case("f32[4,2,3]", "f32[5,4]", "$R[2,3,5]",
              "lhs_contracting_dims={0}, rhs_contracting_dims={1}", 4, "f32", "onednn");
-    /* contracting dims in an order no stride can express: the loops */
+    /* contracting pairs listed in reverse: taken in the lhs's order, one K */
     dot_case("f32[6,4,5]", "f32[4,5,7]", "$R[6,7]",
-             "lhs_contracting_dims={2,1}, rhs_contracting_dims={1,0}", 20, "f32", "loops");
+             "lhs_contracting_dims={2,1}, rhs_contracting_dims={1,0}", 20, "f32", "onednn");
+    /* contracting dims in an order no stride can express: the loops */
+    dot_case("f32[6,4,5]", "f32[5,4,7]", "$R[6,7]",
+             "lhs_contracting_dims={2,1}, rhs_contracting_dims={0,1}", 20, "f32", "loops");
+    /* free dims that do not merge (Gemma's einsums): the outer ones become batch dims of
+     * their operand, broadcast over the other */
+    dot_case("f32[1,11,64]", "f32[4,64,32]", "$R[1,11,4,32]",
+             "lhs_contracting_dims={2}, rhs_contracting_dims={1}", 64, "f32", "onednn");
+    dot_case("f32[2,1,64,16]", "f32[1,5,64]", "$R[2,1,16,1,5]",
+             "lhs_contracting_dims={2}, rhs_contracting_dims={2}", 64, "f32", "onednn");
+    dot_case("f32[3,6,5,8]", "f32[3,4,5,7]", "$R[3,6,8,4,7]",
+             "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+             "rhs_contracting_dims={2}",
+             5, "f32", "onednn");
     /* large enough for oneDNN's blocked kernels */
     dot_case("f32[256,512]", "f32[512,200]", "$R[256,200]",
              "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 512, "f32", "onednn");
@@ -317,6 +348,13 @@ static void test_dot_small_floats(void) {
              "lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
              "operand_precision={default,default}",
              128, "f32", "onednn");
+    /* Gemma's forms in bf16: free dims as batch dims, contracting pairs in reverse */
+    dot_case("bf16[1,11,64]", "bf16[4,64,32]", "$R[1,11,4,32]",
+             "lhs_contracting_dims={2}, rhs_contracting_dims={1}", 64, "bf16", "onednn");
+    dot_case("bf16[2,1,64,16]", "bf16[1,5,64]", "$R[2,1,16,1,5]",
+             "lhs_contracting_dims={2}, rhs_contracting_dims={2}", 64, "bf16", "onednn");
+    dot_case("bf16[1,11,4,32]", "bf16[4,32,48]", "$R[1,11,48]",
+             "lhs_contracting_dims={3,2}, rhs_contracting_dims={1,0}", 128, "bf16", "onednn");
     /* mixed operand types and f32 x f32 -> bf16: whichever way runs them */
     dot_case("f32[16,32]", "f32[32,8]", "$R[16,8]",
              "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 32, "bf16", NULL);
@@ -569,6 +607,104 @@ static void test_fused_post_ops(void) {
     fused_ops = 0;
 }
 
+/* Fused chains of bf16 and f16 ($T): oneDNN computes the bias and post-ops in f32 and
+ * rounds once (docs/semantics.md gives the bound); the epilogue loops round after each
+ * operation, as the interpreter. f16 runs whichever way this CPU's oneDNN takes it. */
+static void test_fused_post_ops_narrow(void) {
+    static const char *const types[] = {"bf16", "f16"};
+    for (int t = 0; t < 2; t++) {
+        rng_state = 17 + (uint64_t)t;
+        fused_ops = 3;
+        const char *want = t == 0 ? fused_want("onednn matmul with post-ops") : NULL;
+        /* dot + bias + relu + scale */
+        check("HloModule f\n"
+              "fused {\n"
+              "  p0 = $T[48,64] parameter(0)\n"
+              "  p1 = $T[64,40] parameter(1)\n"
+              "  p2 = $T[40] parameter(2)\n"
+              "  d = $T[48,40] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+              "  bb = $T[48,40] broadcast(p2), dimensions={1}\n"
+              "  s = $T[48,40] add(d, bb)\n"
+              "  z = $T[] constant(0)\n"
+              "  zb = $T[48,40] broadcast(z), dimensions={}\n"
+              "  m = $T[48,40] maximum(s, zb)\n"
+              "  c = $T[] constant(0.75)\n"
+              "  cb = $T[48,40] broadcast(c), dimensions={}\n"
+              "  ROOT y = $T[48,40] multiply(cb, m)\n"
+              "}\n"
+              "ENTRY e {\n"
+              "  a = $T[48,64] parameter(0)\n"
+              "  b = $T[64,40] parameter(1)\n"
+              "  bias = $T[40] parameter(2)\n"
+              "  ROOT r = $R[48,40] fusion(a, b, bias), kind=kOutput, calls=fused\n"
+              "}\n",
+              types[t], 64, want);
+        /* batched dot, bias over two N dims, a vector multiplied */
+        check("HloModule f\n"
+              "fused {\n"
+              "  p0 = $T[3,10,16] parameter(0)\n"
+              "  p1 = $T[3,16,4,5] parameter(1)\n"
+              "  p2 = $T[4,5] parameter(2)\n"
+              "  p3 = $T[4,5] parameter(3)\n"
+              "  d = $T[3,10,4,5] dot(p0, p1), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
+              "rhs_batch_dims={0}, rhs_contracting_dims={1}\n"
+              "  bb = $T[3,10,4,5] broadcast(p2), dimensions={2,3}\n"
+              "  s = $T[3,10,4,5] add(bb, d)\n"
+              "  vb = $T[3,10,4,5] broadcast(p3), dimensions={2,3}\n"
+              "  ROOT m = $T[3,10,4,5] multiply(s, vb)\n"
+              "}\n"
+              "ENTRY e {\n"
+              "  a = $T[3,10,16] parameter(0)\n"
+              "  b = $T[3,16,4,5] parameter(1)\n"
+              "  bias = $T[4,5] parameter(2)\n"
+              "  v = $T[4,5] parameter(3)\n"
+              "  ROOT r = $R[3,10,4,5] fusion(a, b, bias, v), kind=kOutput, calls=fused\n"
+              "}\n",
+              types[t], 16, t == 0 ? fused_want("onednn matmul with post-ops") : NULL);
+        /* convolution (NHWC) + bias + scale + relu */
+        check("HloModule f\n"
+              "fused {\n"
+              "  p0 = $T[2,12,12,16] parameter(0)\n"
+              "  p1 = $T[3,3,16,24] parameter(1)\n"
+              "  p2 = $T[24] parameter(2)\n"
+              "  c = $T[2,12,12,24] convolution(p0, p1), window={size=3x3 pad=1_1x1_1}, "
+              "dim_labels=b01f_01io->b01f\n"
+              "  bb = $T[2,12,12,24] broadcast(p2), dimensions={3}\n"
+              "  s = $T[2,12,12,24] add(c, bb)\n"
+              "  h = $T[] constant(0.5)\n"
+              "  hb = $T[2,12,12,24] broadcast(h), dimensions={}\n"
+              "  k = $T[2,12,12,24] multiply(s, hb)\n"
+              "  z = $T[] constant(0)\n"
+              "  zb = $T[2,12,12,24] broadcast(z), dimensions={}\n"
+              "  ROOT m = $T[2,12,12,24] maximum(k, zb)\n"
+              "}\n"
+              "ENTRY e {\n"
+              "  a = $T[2,12,12,16] parameter(0)\n"
+              "  b = $T[3,3,16,24] parameter(1)\n"
+              "  bias = $T[24] parameter(2)\n"
+              "  ROOT r = $R[2,12,12,24] fusion(a, b, bias), kind=kOutput, calls=fused\n"
+              "}\n",
+              types[t], 144, t == 0 ? fused_want("onednn convolution with post-ops") : NULL);
+        /* formed by the pass from the unfused program (bf16 with oneDNN: one primitive) */
+        check("HloModule f\n"
+              "ENTRY e {\n"
+              "  a = $T[2,8,9,9] parameter(0)\n"
+              "  b = $T[8,8,3,3] parameter(1)\n"
+              "  bias = $T[8] parameter(2)\n"
+              "  c = $T[2,8,9,9] convolution(a, b), window={size=3x3 pad=1_1x1_1}, "
+              "dim_labels=bf01_oi01->bf01\n"
+              "  bb = $T[2,8,9,9] broadcast(bias), dimensions={1}\n"
+              "  s = $T[2,8,9,9] add(c, bb)\n"
+              "  z = $T[] constant(0)\n"
+              "  zb = $T[2,8,9,9] broadcast(z), dimensions={}\n"
+              "  ROOT r = $R[2,8,9,9] maximum(s, zb)\n"
+              "}\n",
+              types[t], 72,
+              t == 0 && cpu_onednn_available() ? "onednn convolution with post-ops" : NULL);
+    }
+    fused_ops = 0;
+}
+
 /* Output fusions formed by the pass (src/passes/output_fusion.c) from unfused modules: a
  * dense layer, ResNet's convolution with bias, batch-norm scale and shift and relu (binary
  * post-ops), and a dot oneDNN does not take (contracting dims that do not merge): the
@@ -615,10 +751,10 @@ static void test_output_fusion_programs(void) {
     check("HloModule unmerged\n"
           "ENTRY e {\n"
           "  x = f32[4,3,5] parameter(0)\n"
-          "  w = f32[3,5,6] parameter(1)\n"
+          "  w = f32[5,3,6] parameter(1)\n"
           "  b = f32[6] parameter(2)\n"
           "  v = f32[6] parameter(3)\n"
-          "  d = f32[4,6] dot(x, w), lhs_contracting_dims={2,1}, rhs_contracting_dims={1,0}\n"
+          "  d = f32[4,6] dot(x, w), lhs_contracting_dims={2,1}, rhs_contracting_dims={0,1}\n"
           "  bb = f32[4,6] broadcast(b), dimensions={1}\n"
           "  s0 = f32[4,6] multiply(d, bb)\n"
           "  vb = f32[4,6] broadcast(v), dimensions={1}\n"
@@ -925,6 +1061,6 @@ static void test_conv_random(void) {
 
 TEST_MAIN(TEST(test_dot_forms_f32), TEST(test_dot_small_floats), TEST(test_dot_exact),
           TEST(test_conv_forms_f32), TEST(test_conv_small_floats_and_loops),
-          TEST(test_dot_in_programs), TEST(test_fused_post_ops), TEST(test_fused_relu_nan),
-          TEST(test_output_fusion_programs), TEST(test_constant_weights),
+          TEST(test_dot_in_programs), TEST(test_fused_post_ops), TEST(test_fused_post_ops_narrow),
+          TEST(test_fused_relu_nan), TEST(test_output_fusion_programs), TEST(test_constant_weights),
           TEST(test_replica_threads), TEST(test_dot_random), TEST(test_conv_random))

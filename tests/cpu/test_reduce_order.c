@@ -16,6 +16,7 @@
 #include "harness.h"
 #include "hlo/hlo.h"
 #include "interp/interp.h"
+#include "passes/passes.h"
 
 enum { LANES = 64 };
 
@@ -278,5 +279,106 @@ static void test_transposes(void) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_module(cases[i], 0);
 }
 
+/* Column reduces (the last dimension kept): chunks of whole rows (src/cpu/emit.c,
+ * col_group) and, from 2^20 elements, the split of dimension 0 into parts
+ * (src/passes/reduce_split.c). Both keep the interpreter's order, so every result is
+ * the interpreter's bit for bit, in the fast mode as in exact mode. |dims| is the
+ * operand's shape, |red| the reduced dimensions ("0" or "0,1"), |parts| the S the split
+ * must choose (0: no split), |special| puts NaN and infinities into some columns. */
+static void check_cols(const char *type, const char *reducer, int64_t rank, const int64_t *dims,
+                       const char *red, int64_t parts, bool special) {
+    char shape[128] = "", out[128] = "", text[1024];
+    int64_t n = 1;
+    for (int64_t k = 0, m = 0; k < rank; k++) {
+        n *= dims[k];
+        snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%" PRId64, k ? "," : "",
+                 dims[k]);
+        bool reduced = (k == 0) || (k == 1 && strcmp(red, "0,1") == 0);
+        if (!reduced)
+            snprintf(out + strlen(out), sizeof out - strlen(out), "%s%" PRId64, m++ ? "," : "",
+                     dims[k]);
+    }
+    const char *init = strcmp(reducer, "add") == 0       ? "0.25"
+                       : strcmp(reducer, "maximum") == 0 ? "-inf"
+                                                         : "inf";
+    snprintf(text, sizeof text,
+             "HloModule cols\n"
+             "red { a = %s[] parameter(0)\n b = %s[] parameter(1)\n ROOT c = %s[] %s(a, b) }\n"
+             "ENTRY main {\n x = %s[%s] parameter(0)\n y = %s[%s] multiply(x, x)\n"
+             " i = %s[] constant(%s)\n"
+             " ROOT r = %s[%s] reduce(y, i), dimensions={%s}, to_apply=red\n}\n",
+             type, type, type, reducer, type, shape, type, shape, type, init, type, out, red);
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_hlo_parse(text, strlen(text), "cols", &m));
+    if (!m) return;
+    cxla_literal *f32 = NULL, *arg = NULL;
+    cxla_shape fshape = m->entry->params[0]->shape; /* the same dims, f32 */
+    fshape.type = CXLA_F32;
+    CHECK_OK(cxla_literal_create(&fshape, &f32));
+    float *x = cxla_literal_data(f32);
+    for (int64_t i = 0; i < n; i++) x[i] = rnd();
+    if (special)
+        for (int64_t i = 0; i + 3 < n; i += n / 7 + 1) {
+            x[i] = NAN;
+            x[i + 1] = INFINITY;
+            x[i + 3] = -INFINITY; /* squared: +inf, in another column than i + 1 */
+        }
+    if (f32) CHECK_OK(cxla_literal_convert(f32, m->entry->params[0]->shape.type, &arg));
+    cxla_literal *want = NULL;
+    if (arg) CHECK_OK(interp_run_module(m, NULL, (const cxla_literal *const *)&arg, 1, &want));
+    for (int exact = 0; exact < 2 && want; exact++) {
+        if (exact) setenv("CXLA_CPU_EXACT_MATH", "1", 1);
+        cxla_literal *got = run_cpu(m, arg);
+        if (got) {
+            cxla_status st = cxla_literal_compare(got, want, NULL);
+            CHECK_MSG(!st, "%s %s [%s] dims {%s} (%s mode): %s", type, reducer, shape, red,
+                      exact ? "exact" : "fast", st ? cxla_status_message(st) : "");
+            cxla_status_free(st);
+        }
+        cxla_literal_free(got);
+        unsetenv("CXLA_CPU_EXACT_MATH");
+    }
+    /* The split itself: 1 + log2(parts) reduces, or the one reduce when it does not apply;
+     * the interpreter gives the same bits on the split module. */
+    CHECK_OK(cxla_pass_reduce_split.run(m, &(bool){false}));
+    int64_t reduces = 0, want_reduces = 1;
+    for (int64_t p = parts; p > 1; p /= 2) want_reduces++;
+    for (int64_t i = 0; i < m->entry->instr_count; i++)
+        reduces += m->entry->instrs[i]->opcode == CXLA_OP_REDUCE;
+    CHECK_MSG(reduces == want_reduces,
+              "%s [%s]: %" PRId64 " reduces after reduce-split, want %" PRId64, reducer, shape,
+              reduces, want_reduces);
+    cxla_literal *split = NULL;
+    if (arg) CHECK_OK(interp_run_module(m, NULL, (const cxla_literal *const *)&arg, 1, &split));
+    if (split && want) CHECK_OK(cxla_literal_compare(split, want, NULL));
+    cxla_literal_free(split);
+    cxla_literal_free(want);
+    cxla_literal_free(arg);
+    cxla_literal_free(f32);
+    cxla_module_destroy(m);
+}
+
+static void test_column_reductions(void) {
+    /* Split into 8 parts of 128 rows; one chunk of 1024 columns. */
+    check_cols("f32", "add", 2, (const int64_t[]){1024, 1024}, "0", 8, false);
+    /* 1030 rows: 2 parts; NaN and infinities. */
+    check_cols("f32", "add", 2, (const int64_t[]){1030, 1024}, "0", 2, true);
+    /* 1031 rows (odd): no split; lanes of 8, one chunk of 1040 columns. */
+    check_cols("f32", "add", 2, (const int64_t[]){1031, 1040}, "0", 0, false);
+    /* 8256 columns: chunks of 4096, 4096 and 64; 2 parts of 65 rows. */
+    check_cols("f32", "add", 2, (const int64_t[]){130, 8256}, "0", 2, false);
+    /* Rank 3, kept [100, 96] (lanes of 32, a chunk of 96): 4 parts of 32. */
+    check_cols("f32", "add", 3, (const int64_t[]){128, 100, 96}, "0", 4, true);
+    /* Two reduced dimensions: chunks, no split; short rows (8 columns). */
+    check_cols("f32", "add", 3, (const int64_t[]){40, 30, 136}, "0,1", 0, false);
+    check_cols("f32", "add", 2, (const int64_t[]){300, 8}, "0", 0, true);
+    /* f64, maximum and minimum (NaN propagates), bf16 (rounded after every step). */
+    check_cols("f64", "add", 2, (const int64_t[]){2048, 520}, "0", 8, true);
+    check_cols("f32", "maximum", 2, (const int64_t[]){1024, 1024}, "0", 8, true);
+    check_cols("f32", "minimum", 2, (const int64_t[]){1031, 1040}, "0", 0, false);
+    check_cols("bf16", "add", 2, (const int64_t[]){1024, 1024}, "0", 0, true);
+    check_cols("bf16", "maximum", 2, (const int64_t[]){200, 4104}, "0", 0, false);
+}
+
 TEST_MAIN(TEST(test_row_reductions), TEST(test_scalar_reductions), TEST(test_row_fusion),
-          TEST(test_transposes))
+          TEST(test_transposes), TEST(test_column_reductions))

@@ -520,6 +520,39 @@ static void test_output_fusion_limits(void) {
     cxla_module_destroy(m);
 }
 
+static void test_output_fusion_bf16(void) {
+    /* A bf16 chain (bias, relu, scale) joins its bf16 product; the convert to f32 after it
+     * ends the chain, and stays outside. */
+    cxla_module *m =
+        run_pass("HloModule m\n"
+                 "ENTRY e { x = bf16[8,16] parameter(0)\n w = bf16[16,4] parameter(1)\n"
+                 " b = bf16[4] parameter(2)\n"
+                 " d = bf16[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                 " bb = bf16[8,4] broadcast(b), dimensions={1}\n s = bf16[8,4] add(d, bb)\n"
+                 " z = bf16[] constant(0)\n zb = bf16[8,4] broadcast(z), dimensions={}\n"
+                 " r = bf16[8,4] maximum(s, zb)\n"
+                 " c = bf16[] constant(0.5)\n cb = bf16[8,4] broadcast(c), dimensions={}\n"
+                 " y = bf16[8,4] multiply(r, cb)\n"
+                 " ROOT f = f32[8,4] convert(y) }\n",
+                 &cxla_pass_output_fusion);
+    if (!m) return;
+    const cxla_instr *f = only_output_fusion(m->entry);
+    CHECK(f != NULL);
+    if (f) {
+        CHECK(f->shape.type == CXLA_BF16);
+        CHECK_EQ_I64(count_op(fused(f), CXLA_OP_DOT), 1);
+        CHECK_EQ_I64(count_op(fused(f), CXLA_OP_ADD), 1);
+        CHECK_EQ_I64(count_op(fused(f), CXLA_OP_MAXIMUM), 1);
+        CHECK_EQ_I64(count_op(fused(f), CXLA_OP_MULTIPLY), 1);
+        cxla_epilogue e;
+        CHECK(cxla_epilogue_match(f, &e));
+        CHECK_EQ_I64(e.count, 3);
+    }
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_CONVERT), 1);
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_DOT), 0);
+    cxla_module_destroy(m);
+}
+
 static void test_fusion_loop(void) {
     cxla_module *m =
         run_pass("HloModule m\n"
@@ -672,4 +705,5 @@ TEST_MAIN(TEST(test_ir_remove), TEST(test_dce), TEST(test_control_dependencies_s
           TEST(test_dot_canon), TEST(test_fusion_loop), TEST(test_fusion_input_and_side_effects),
           TEST(test_fusion_multi_output), TEST(test_output_fusion_dense),
           TEST(test_output_fusion_conv_batch_norm), TEST(test_output_fusion_limits),
-          TEST(test_conv_canon), TEST(test_pipeline_dump_and_verify), TEST(test_pipeline_whole))
+          TEST(test_output_fusion_bf16), TEST(test_conv_canon), TEST(test_pipeline_dump_and_verify),
+          TEST(test_pipeline_whole))

@@ -698,7 +698,8 @@ static void test_malformed_input(void) {
                                   "  %0 = stablehlo.reduce() applies stablehlo.add across "
                                   "dimensions = [0] : () -> tensor<f32>\n"
                                   "  return %0 : tensor<f32>\n}\n");
-    CHECK_MSG(strstr(msg, "bad.mlir:2:8: stablehlo.reduce") && strstr(msg, "init values"),
+    CHECK_MSG(strstr(msg, "bad.mlir:2:8: in function 'main', operation 'stablehlo.reduce'") &&
+                  strstr(msg, "init values"),
               "got: %s", msg);
     /* `applies` that is not an op name: its (absent) text was read */
     msg = parse_error("func.func @main() -> tensor<f32> {\n"
@@ -707,8 +708,9 @@ static void test_malformed_input(void) {
                       "  %0 = \"stablehlo.reduce\"(%a, %z) {applies = 1, dimensions = "
                       "array<i64: 0>} : (tensor<2xf32>, tensor<f32>) -> tensor<f32>\n"
                       "  return %0 : tensor<f32>\n}\n");
-    CHECK_MSG(strstr(msg, "bad.mlir:4:8: stablehlo.reduce") && strstr(msg, "applies"), "got: %s",
-              msg);
+    CHECK_MSG(strstr(msg, "bad.mlir:4:8: in function 'main', operation 'stablehlo.reduce'") &&
+                  strstr(msg, "applies"),
+              "got: %s", msg);
     /* sort without operands or dimension: the rank of an unset operand slot was read */
     msg = parse_error("func.func @main() -> tensor<f32> {\n"
                       "  %0 = \"stablehlo.sort\"() ({\n"
@@ -718,7 +720,8 @@ static void test_malformed_input(void) {
                       "    stablehlo.return %p : tensor<i1>\n"
                       "  }) : () -> tensor<f32>\n"
                       "  return %0 : tensor<f32>\n}\n");
-    CHECK_MSG(strstr(msg, "bad.mlir:2:8: stablehlo.sort") && strstr(msg, "at least one operand"),
+    CHECK_MSG(strstr(msg, "bad.mlir:2:8: in function 'main', operation 'stablehlo.sort'") &&
+                  strstr(msg, "at least one operand"),
               "got: %s", msg);
     /* get_tuple_element written without a result: the result name (NULL) was bound */
     msg = parse_error("func.func @main() -> tensor<f32> {\n"
@@ -727,9 +730,10 @@ static void test_malformed_input(void) {
                       "  \"stablehlo.get_tuple_element\"(%t) {index = 0 : i32} : "
                       "(tuple<tensor<f32>>) -> ()\n"
                       "  return %a : tensor<f32>\n}\n");
-    CHECK_MSG(strstr(msg, "bad.mlir:4:3: stablehlo.get_tuple_element") &&
-                  strstr(msg, "fewer results"),
-              "got: %s", msg);
+    CHECK_MSG(
+        strstr(msg, "bad.mlir:4:3: in function 'main', operation 'stablehlo.get_tuple_element'") &&
+            strstr(msg, "fewer results"),
+        "got: %s", msg);
     /* a one-operand op given two: it failed without a message (the module then had no
      * entry and the error named no op) */
     msg = parse_error("func.func @main() -> tensor<f32> {\n"
@@ -737,13 +741,15 @@ static void test_malformed_input(void) {
                       "  %0 = \"stablehlo.convert\"(%a, %a) : (tensor<f32>, tensor<f32>) -> "
                       "tensor<f32>\n"
                       "  return %0 : tensor<f32>\n}\n");
-    CHECK_MSG(strstr(msg, "bad.mlir:3:8: stablehlo.convert") && strstr(msg, "expected 1 operand"),
+    CHECK_MSG(strstr(msg, "bad.mlir:3:8: in function 'main', operation 'stablehlo.convert'") &&
+                  strstr(msg, "expected 1 operand"),
               "got: %s", msg);
     msg = parse_error("func.func @main() -> tensor<f32> {\n"
                       "  %a = stablehlo.constant dense<1.0> : tensor<f32>\n"
                       "  %0 = \"chlo.erfc\"(%a, %a) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
                       "  return %0 : tensor<f32>\n}\n");
-    CHECK_MSG(strstr(msg, "bad.mlir:3:8: chlo.erfc") && strstr(msg, "expected 1 operand"),
+    CHECK_MSG(strstr(msg, "bad.mlir:3:8: in function 'main', operation 'chlo.erfc'") &&
+                  strstr(msg, "expected 1 operand"),
               "got: %s", msg);
     /* collective_permute without a result type: the (absent) first result type was read */
     msg = parse_error("func.func @main() -> tensor<f32> {\n"
@@ -751,9 +757,10 @@ static void test_malformed_input(void) {
                       "  \"stablehlo.collective_permute\"(%a) {source_target_pairs = "
                       "dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<f32>) -> ()\n"
                       "  return %a : tensor<f32>\n}\n");
-    CHECK_MSG(strstr(msg, "bad.mlir:3:3: stablehlo.collective_permute") &&
-                  strstr(msg, "expected one result type"),
-              "got: %s", msg);
+    CHECK_MSG(
+        strstr(msg, "bad.mlir:3:3: in function 'main', operation 'stablehlo.collective_permute'") &&
+            strstr(msg, "expected one result type"),
+        "got: %s", msg);
     /* an integer list given as a dense value whose element count overflows (the count
      * wrapped to a small number) */
     msg = parse_error("func.func @main() -> tensor<2x3xf32> {\n"
@@ -762,7 +769,8 @@ static void test_malformed_input(void) {
                       "tensor<4294967296x4294967296xi64>} : (tensor<3x2xf32>) -> "
                       "tensor<2x3xf32>\n"
                       "  return %0 : tensor<2x3xf32>\n}\n");
-    CHECK_MSG(strstr(msg, "bad.mlir:3:8: stablehlo.transpose") && strstr(msg, "overflows"),
+    CHECK_MSG(strstr(msg, "bad.mlir:3:8: in function 'main', operation 'stablehlo.transpose'") &&
+                  strstr(msg, "overflows"),
               "got: %s", msg);
     /* a run_parallel program that runs itself: each level converted in a new converter,
      * without end (stack overflow) */
@@ -774,7 +782,8 @@ static void test_malformed_input(void) {
                       "  %0 = \"interpreter.run_parallel\"() {programs = [[@f]]} : () -> "
                       "tensor<f32>\n"
                       "  return %0 : tensor<f32>\n}\n");
-    CHECK_MSG(strstr(msg, "bad.mlir:2:8: interpreter.run_parallel") && strstr(msg, "nested"),
+    CHECK_MSG(strstr(msg, "bad.mlir:2:8: in function 'f', operation 'interpreter.run_parallel'") &&
+                  strstr(msg, "nested"),
               "got: %s", msg);
     /* a chain of 100 calls (a 64 KiB text holds hundreds; each level takes tens of KiB of
      * stack) */
@@ -797,7 +806,8 @@ static void test_malformed_input(void) {
              "  return %%0 : tensor<f32>\n}\n");
     msg = parse_error(chain);
     free(chain);
-    CHECK_MSG(strstr(msg, "func.call: regions and calls nested more than"), "got: %s", msg);
+    CHECK_MSG(strstr(msg, "operation 'func.call' (%0): regions and calls nested more than"),
+              "got: %s", msg);
 }
 
 TEST_MAIN(TEST(test_errors_have_line_and_column), TEST(test_types), TEST(test_dense),
