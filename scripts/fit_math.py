@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Fits the polynomials of src/cpu/cxla_math.h and prints their coefficients (as C hex
-floats) and their largest relative error on a dense grid, against Python's libm in double.
+floats) and their largest relative error on a dense grid, against Python's libm in double:
+first those of the float-only forms (float coefficients), then those of the double forms.
 
     /usr/bin/python3 scripts/fit_math.py
 
@@ -51,7 +52,71 @@ def max_rel(f, approx, xs):
     return max(abs(approx(x) - f(x)) / abs(f(x)) for x in xs if f(x) != 0)
 
 
+def f32(v):
+    return float(np.float32(v))
+
+
+def fit_f32(g, a, b, deg, weight=None):
+    """As fit (power basis in x), with float coefficients: the lowest is rounded to a float,
+    the rest refitted to what is left, and so on up (rounding them all at once at the end
+    loses up to a bit more where the function is nearly its first term)."""
+    fixed = []
+    for _ in range(deg + 1):
+        n = len(fixed)
+
+        def rest(x, fixed=tuple(fixed), n=n):
+            return (g(x) - sum(c * x**k for k, c in enumerate(fixed))) / x**n
+
+        w = (lambda x: (weight(x) if weight else 1.0) * abs(x) ** n) if n else weight
+        fixed.append(f32(fit(rest, a, b, deg - n, weight=w)[0]))
+    return fixed
+
+
+def report_f32(name, coefs, err):
+    print(f"{name}: relative error 2^{math.log2(err):.1f}")
+    print("   ", " ".join(float(v).hex() + "f" for v in coefs))
+
+
+def float_forms():
+    """The float-only forms of exp, expm1, tanh, logistic (e^r - 1), log, log1p (R) and erf."""
+    grid = lambda a, b: np.linspace(a, b, 20001)
+
+    # e^r - 1 = r + r^2 Q(r) on |r| <= ln2/2 (and 2% more: contraction moves k's rounding)
+    rm = 0.3466 * 1.02
+    gq = lambda r: (math.expm1(r) - r) / (r * r) if abs(r) > 1e-3 else 0.5 + r / 6 + r * r / 24
+    c = fit_f32(gq, -rm, rm, 5)
+    report_f32("float e^r - 1: Q(r)", c,
+               max_rel(math.expm1, lambda r: r + r * r * horner(c, r), grid(-rm, rm)))
+
+    # ln(1 + f) = 2s + s^3 P(s^2), s = f / (2 + f): R(z) = z P(z)
+    sm = (math.sqrt(2) - 1) / (math.sqrt(2) + 1) * 1.001
+
+    def gp(z):
+        s_ = math.sqrt(z)
+        return 2 / 3 + 2 * z / 5 + 2 * z * z / 7 if s_ < 1e-3 else (2 * math.atanh(s_) - 2 * s_) / (s_ * z)
+
+    c = fit_f32(gp, 1e-12, sm * sm, 3)
+    report_f32("float log: P(s^2)", c, max_rel(lambda s_: 2 * math.atanh(s_),
+                                               lambda s_: 2 * s_ + s_**3 * horner(c, s_ * s_),
+                                               grid(-sm, sm)))
+
+    # erf below 1: x + x P(x^2), P fitted to erf(x)/x - 1 (relative to erf(x)/x)
+    ge = lambda z: (2 / math.sqrt(math.pi) * (1 - z / 3 + z * z / 10) - 1 if z < 1e-6
+                    else math.erf(math.sqrt(z)) / math.sqrt(z) - 1)
+    c = [f32(v) for v in fit(ge, 0, 1.0, 6, weight=lambda z: 1 / (1 + ge(z)))]
+    report_f32("float erf below 1: P(x^2)", c,
+               max_rel(math.erf, lambda x: x + x * horner(c, x * x), grid(1e-6, 1.0)))
+
+    # erf on [1, 4]: 1 - e^(-x^2) R(1/x), R fitted to erfc(x) e^(x^2) (relative)
+    rf = lambda x: math.erfc(x) * math.exp(x * x)
+    c = fit_f32(lambda u: rf(1 / u), 0.25, 1.0, 8, weight=lambda u: 1 / rf(1 / u))
+    report_f32("float erf on [1, 4]: R(1/x), erfc(x) e^(x^2)", c,
+               max_rel(rf, lambda x: horner(c, 1 / x), grid(1.0, 4.0)))
+
+
 def main():
+    float_forms()
+    print("---- double forms")
     grid = lambda a, b: np.linspace(a, b, 20001)
 
     # exp: e^r - 1 = r + r^2/2 + r^3 P(r) on |r| <= ln2/2

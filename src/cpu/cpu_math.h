@@ -21,7 +21,9 @@ const char *cpu_math_source(void);
 const char *cpu_math_f32_function(cxla_opcode op);
 
 /* The documented bound in ulp of that function against the interpreter's f32 result
- * (0 for sqrt, 1 for the others), or -1 when |op| has no fast function. */
+ * (0 for sqrt, 2 for tanh and logistic, 1 for the others), or -1 when |op| has no fast
+ * function. Results in bf16, f16 (computed in f32, then rounded) are within 1 ulp of their
+ * own type whatever this bound (docs/semantics.md). */
 int cpu_math_f32_bound_ulp(cxla_opcode op);
 
 #endif /* CXLA_CPU_CPU_MATH_H_ */

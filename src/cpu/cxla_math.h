@@ -12,16 +12,17 @@
  * (selects, not branches) that gcc -O2 -march=native vectorizes in a loop. Bits move
  * through memcpy; math.h gives only the constants INFINITY and NAN.
  *
- * How: each function works in double. A float argument is exact as a double, so
- * denormal inputs need no special path, and a double result rounded once to float gets
- * overflow, underflow and denormal outputs exactly as libm's. The double computation
- * (argument reduction, polynomial, reconstruction) has a relative error below 2^-32
- * (each function says its figure; scripts/fit_math.py fits the polynomials and measures
- * them); then the rounded float is one of the two floats around the exact value, as the
- * interpreter's is, so the two differ by at most 1 ulp (sqrt: 0, it is corrected to the
- * correctly rounded result). Special values (NaN,
- * +-Inf, +-0, negative arguments of log and sqrt) are fixed by selects at the end,
- * following C99 Annex F as libm does.
+ * How: two kinds. exp, expm1, log, log1p, tanh, logistic and erf are float-only: argument
+ * reductions that are exact in float, polynomials with float coefficients, a result built
+ * as a large exact term plus a small correction, selects for the special values; no
+ * double and no 64-bit integer, so a vector holds 16 of them with AVX-512. Their bounds
+ * (1 ulp; 2 for tanh and logistic) come from running every one of the 2^32 floats.
+ * sin, cos, tan, atan2, pow, rsqrt, sqrt and cbrt work in double: a float argument is
+ * exact as a double, the double computation has a relative error below 2^-32, and the
+ * one rounding to float gives one of the two floats around the exact value, as the
+ * interpreter's does: at most 1 ulp apart (sqrt: 0, it is corrected to the correctly
+ * rounded result). Special values (NaN, +-Inf, +-0, negative arguments of log and sqrt)
+ * are fixed by selects at the end, following C99 Annex F as libm does.
  *
  * Requires IEEE binary32/binary64 with FLT_EVAL_METHOD 0 (SSE, not x87), round to
  * nearest and no value-changing optimization (-ffast-math, -fassociative-math); the
@@ -153,79 +154,170 @@ CXLA_M_INLINE double cxla_m_log(double x) {
     return k * 0x1.62e42fefa39efp-1 + (2.0 * s + s * s2 * q);
 }
 
+/* ---- float cores -------------------------------------------------------------------- */
+
+/* Round to the nearest integer (ties to even) for |x| < 2^22, as CXLA_M_SHIFT in float:
+ * the sum's low mantissa bits hold the integer (two's complement, mod 2^22). */
+#define CXLA_M_SHIFTF 0x1.8p23f
+
+/* x = k ln2 + r with k = round(x / ln2), for |x| <= 104 (|k| <= 150): returns r,
+ * |r| <= ln2/2 (a little more when the product and the sum are contracted into an fma),
+ * and k as a float in *out_k and in the low bits of *out_kb. ln2 is split in two: ln2_hi
+ * has 15 significant bits, so k ln2_hi is exact, and x - k ln2_hi is exact too (the two are
+ * within a factor of 2 of each other when k != 0, Sterbenz); r is then r - k ln2_lo rounded
+ * once: relative error 2^-24, plus an absolute error below 2^-36 from ln2_lo's rounding. */
+CXLA_M_INLINE float cxla_m_exp_reduce(float x, float *out_k, uint32_t *out_kb) {
+    float t = x * 0x1.715476p+0f + CXLA_M_SHIFTF; /* x / ln2 + shift */
+    float k = t - CXLA_M_SHIFTF;
+    *out_k = k;
+    *out_kb = cxla_m_f2u(t) - cxla_m_f2u(CXLA_M_SHIFTF); /* k, mod 2^32 */
+    return (x - k * 0x1.62e400p-1f) - k * 0x1.7f7d1cp-20f;
+}
+
+/* e^r - 1 for |r| <= 0.354: r + r^2 Q(r), Q of degree 5 fitted at Chebyshev nodes with
+ * float coefficients (scripts/fit_math.py: relative error 2^-30 in exact arithmetic). The
+ * leading r is added last, so the rounding errors of the correction r^2 Q (at most 1/6 of
+ * the result) count for little: about 0.6 ulp of e^r - 1 in all. */
+CXLA_M_INLINE float cxla_m_expm1_poly(float r) {
+    float q = 0x1.a2b47cp-13f;
+    q = q * r + 0x1.6d3a9cp-10f;
+    q = q * r + 0x1.110fd0p-7f;
+    q = q * r + 0x1.5554fap-5f;
+    q = q * r + 0x1.555556p-3f;
+    q = q * r + 0.5f;
+    return r + (r * r) * q;
+}
+
+/* 2^k as a float for the k of cxla_m_exp_reduce's *out_kb, -126 <= k <= 127. */
+CXLA_M_INLINE float cxla_m_pow2f(uint32_t kb) {
+    return cxla_m_u2f((kb + 127u) << 23);
+}
+
 /* ---- exp, expm1, logistic, tanh ----------------------------------------------------- */
 
-/* e^x. Clamping to [-110, 100] keeps 2^k a normal double; beyond it the float result is
- * 0 or Inf either way. Relative error of the double result below 2^-34. */
+/* e^x = 2^k e^r, e^r = 1 + (e^r - 1) rounded once. Clamped to [-104, 89]: below, the
+ * result is under half the smallest denormal (0); above, it overflows (Inf). 2^k is
+ * applied as 2^k1 2^k2 with k1 = floor(k/2), both normal for k in [-150, 128]; the first
+ * product is exact, the second rounds once, so denormal results are e^r rounded once more
+ * on the denormal grid, as libm's. */
 CXLA_M_INLINE float cxla_f32_exp(float x) {
-    int under = x<-110.0f, over = x> 100.0f;
-    float c = cxla_m_self(under, -110.0f, x); /* NaN stays NaN */
-    c = cxla_m_self(over, 100.0f, c);
-    double s;
-    double q = cxla_m_expq((double)c, &s);
-    return (float)(s + s * q);
+    int under = x<-104.0f, over = x> 89.0f;
+    float c = cxla_m_self(under, -104.0f, x); /* NaN stays NaN */
+    c = cxla_m_self(over, 89.0f, c);
+    float k;
+    uint32_t kb;
+    float r = cxla_m_exp_reduce(c, &k, &kb);
+    float p = 1.0f + cxla_m_expm1_poly(r);
+    uint32_t k1 = ((kb + 512u) >> 1) - 256u; /* floor(k / 2), mod 2^32 (k + 512 > 0) */
+    return (p * cxla_m_pow2f(k1)) * cxla_m_pow2f(kb - k1);
 }
 
-/* e^x - 1 = 2^k q + (2^k - 1): relatively accurate for small x (k = 0: just q), and for
- * k != 0 |result| >= 0.29 so the sum does not cancel. 2^k - 1 is exact for k >= -53 and
- * -1 below, where the float result is -1. */
-CXLA_M_INLINE double cxla_m_expm1(double x) {
-    double s;
-    double q = cxla_m_expq(x, &s);
-    return s * q + (s - 1.0);
-}
-
+/* e^x - 1 = 2^k (1 + q) - 1 = 2 (h q + (h - 1/2)) with h = 2^(k-1) and q = e^r - 1: for
+ * k = 0 just q (relatively accurate near 0), and h - 1/2 is exact for -24 <= k <= 24 (and
+ * beyond, its rounding is below the result's ulp); for k != 0 |result| >= 0.29, so the sum
+ * does not cancel. Doubling is exact (it only overflows, to Inf, where expm1 does: h = 2^127
+ * keeps the sum finite). Clamped to [-18, 89]: below -17.4 the float result is -1. */
 CXLA_M_INLINE float cxla_f32_expm1(float x) {
-    int under = x<-60.0f, over = x> 100.0f, zero = x == 0.0f;
-    float c = cxla_m_self(under, -60.0f, x);
-    c = cxla_m_self(over, 100.0f, c);
-    float r = (float)cxla_m_expm1((double)c);
-    return cxla_m_self(zero, x, r); /* -0 -> -0 */
+    /* tiny: below 2^-25 the result is x (x^2/2 is under half its ulp), and halving a
+     * denormal q would round; this also keeps -0 */
+    int under = x<-18.0f, over = x> 89.0f, tiny = cxla_m_absf(x) < 0x1p-25f;
+    float c = cxla_m_self(under, -18.0f, x);
+    c = cxla_m_self(over, 89.0f, c);
+    float k;
+    uint32_t kb;
+    float r = cxla_m_exp_reduce(c, &k, &kb);
+    float q = cxla_m_expm1_poly(r);
+    float h = cxla_m_pow2f(kb - 1u);
+    float v = 2.0f * (h * q + (h - 0.5f));
+    return cxla_m_self(tiny, x, v);
 }
 
-/* 1 / (1 + e^-x), as the interpreter. Clamped to [-110, 40]: below, the result is under
- * half the smallest denormal; above, it rounds to 1. */
+/* 1 / (1 + e^-x) as e / (1 + e) for x < 0 and 1 / (1 + e) for x >= 0, with e = e^-|x| in
+ * (0, 1]: e never overflows, 1 + e does not cancel, and for x below -87.3 (denormal
+ * results) 1 + e is 1 and the result is e itself, rounded as exp's. One division. */
 CXLA_M_INLINE float cxla_f32_logistic(float x) {
-    int under = x<-110.0f, over = x> 40.0f;
-    float c = cxla_m_self(under, -110.0f, x);
-    c = cxla_m_self(over, 40.0f, c);
-    double s;
-    double q = cxla_m_expq(-(double)c, &s);
-    return (float)(1.0 / (1.0 + (s + s * q)));
+    float e = cxla_f32_exp(-cxla_m_absf(x));
+    int neg = x < 0.0f;
+    float n = cxla_m_self(neg, e, 1.0f);
+    return n / (1.0f + e); /* NaN: e is NaN */
 }
 
-/* tanh |x| = t / (t + 2) with t = e^(2|x|) - 1: no cancellation anywhere. For |x| >= 10
- * the float result is 1 (1 - tanh 10 < 2^-57). */
+/* tanh |x| = t / (t + 2) with t = e^(2|x|) - 1 = 2^k q + (2^k - 1) (as expm1; k <= 29 so
+ * nothing overflows): no cancellation anywhere, relatively accurate down to the denormals
+ * (there t = 2|x| and the quotient is |x| exactly). For |x| >= 10 the float result is 1
+ * (1 - tanh 10 < 2^-57). One division. */
 CXLA_M_INLINE float cxla_f32_tanh(float x) {
     float a = cxla_m_absf(x);
     int over = a > 10.0f;
-    a = cxla_m_self(over, 10.0f, a);
-    double t = cxla_m_expm1(2.0 * (double)a);
-    return cxla_m_copysignf((float)(t / (t + 2.0)), x);
+    a = cxla_m_self(over, 10.0f, a); /* NaN stays NaN */
+    float k;
+    uint32_t kb;
+    float r = cxla_m_exp_reduce(2.0f * a, &k, &kb);
+    float q = cxla_m_expm1_poly(r);
+    float s = cxla_m_pow2f(kb);
+    float t = s * q + (s - 1.0f);
+    return cxla_m_copysignf(t / (t + 2.0f), x);
 }
 
 /* ---- log, log1p --------------------------------------------------------------------- */
 
+/* k ln2 + ln(1 + f) + c for f in [sqrt(1/2) - 1, sqrt(2) - 1] and a small correction c:
+ * ln(1 + f) = 2 atanh(s), s = f / (2 + f), |s| <= 0.1716, written f - f^2/2 + s (f^2/2 +
+ * R(s^2)) (fdlibm's arrangement: the large terms f and f^2/2 are nearly exact, the rest is a
+ * correction below 0.03 of the result), R(z) = z P(z) with P of degree 3 fitted at
+ * Chebyshev nodes (relative error 2^-33 in exact arithmetic). The small terms are summed
+ * first and k ln2_hi (exact, 15 bits) last. One division. */
+CXLA_M_INLINE float cxla_m_log_core(float f, float k, float c) {
+    float s = f / (2.0f + f);
+    float z = s * s;
+    float p = 0x1.ce8ec4p-3f;
+    p = p * z + 0x1.24c124p-2f;
+    p = p * z + 0x1.99986ep-2f;
+    p = p * z + 0x1.555556p-1f;
+    float hfsq = 0.5f * f * f;
+    float v = s * (hfsq + z * p) + (k * 0x1.7f7d1cp-20f + c);
+    return ((v - hfsq) + f) + k * 0x1.62e400p-1f;
+}
+
+/* x = 2^k m with m in [sqrt(1/2), sqrt(2)) from the bits (denormals scaled by 2^23 first);
+ * *out_f = m - 1 (exact), k returned as a float. For a positive finite x. */
+CXLA_M_INLINE float cxla_m_log_split(float x, float *out_f) {
+    int sub = x < 0x1p-126f;
+    float xs = cxla_m_self(sub, x * 0x1p23f, x);
+    uint32_t ix = cxla_m_f2u(xs);
+    /* tmp's top 9 bits are k + 256 (the offset keeps the arithmetic unsigned). */
+    uint32_t tmp = ix - 0x3f3504f3u + 0x80000000u; /* 0x3f3504f3: sqrt(1/2) */
+    float k = (float)(int32_t)(tmp >> 23) - 256.0f;
+    *out_f = cxla_m_u2f(ix - ((tmp & 0xff800000u) ^ 0x80000000u)) - 1.0f;
+    return k - cxla_m_self(sub, 23.0f, 0.0f);
+}
+
 CXLA_M_INLINE float cxla_f32_log(float x) {
     int inf = x == INFINITY, zero = x == 0.0f, nan = (x < 0.0f) | (x != x);
-    float r = (float)cxla_m_log((double)x); /* garbage for x <= 0, Inf, NaN: fixed below */
+    float f;
+    float k = cxla_m_log_split(x, &f); /* garbage for x <= 0, Inf, NaN: fixed below */
+    float r = cxla_m_log_core(f, k, 0.0f);
     r = cxla_m_self(inf, x, r);
     r = cxla_m_self(zero, -INFINITY, r);
     return cxla_m_self(nan, NAN, r);
 }
 
-/* ln(1 + x) = ln u + c with u = 1 + x rounded to double and c = x - (u - 1) its rounding
- * error. For a float x, 1 + x is exact unless |x| < 2^-29 (then c / u = c to 2^-29) or
- * x >= 2^53; there u - 1 is not exact either (x = 2^53 gives c = 1), and c / u is below
- * 2^-53, so c is dropped from 2^52 up. */
+/* ln(1 + x) with u = 1 + x rounded: u = 2^k m as log's. When k = 0 (x in about
+ * [-0.29, 0.41]) f = x itself (exact) and the core does the rest. Otherwise ln(1 + x) =
+ * ln u + ln(1 + c/u) = k ln2 + ln m + c/u within 2^-47, with c = x - (u - 1) the rounding
+ * error of u (exact: u - 1 and x - (u - 1) are exact for u in [0.35, 2^24]; beyond, c/u is
+ * below 2^-24 against a result above 16). |result| >= 0.34 there. Two divisions. */
 CXLA_M_INLINE float cxla_f32_log1p(float x) {
-    double xd = (double)x;
-    double u = 1.0 + xd;
-    int huge = xd >= 0x1p52;
-    double c = cxla_m_seld(huge, 0.0, xd - (u - 1.0));
+    float u = 1.0f + x;
+    float f;
+    float k = cxla_m_log_split(u, &f);
+    int k0 = k == 0.0f;
+    float c = (x - (u - 1.0f)) / u;
+    f = cxla_m_self(k0, x, f);
+    c = cxla_m_self(k0, 0.0f, c);
     int inf = x == INFINITY, minus1 = x == -1.0f, zero = x == 0.0f;
     int nan = (x < -1.0f) | (x != x);
-    float r = (float)(cxla_m_log(u) + c);
+    float r = cxla_m_log_core(f, k, c);
     r = cxla_m_self(inf, x, r);
     r = cxla_m_self(minus1, -INFINITY, r);
     r = cxla_m_self(zero, x, r); /* -0 -> -0 */
@@ -234,47 +326,44 @@ CXLA_M_INLINE float cxla_f32_log1p(float x) {
 
 /* ---- erf ---------------------------------------------------------------------------- */
 
-/* erf |x| = |x| P(x^2) for |x| < 1.25 (degree 9 in x^2, relative error < 2^-38);
- * 1 - e^(-x^2) R(|x|) on [1.25, 3.95] (R of degree 13 in (|x| - 2.6) / 1.35, fitted to
- * erfc(x) e^(x^2), absolute error < 2^-35, erf >= 0.92 there). From 3.95 on the float
- * result is 1 (erfc 3.95 < 2^-25). Both pieces are computed and one selected. */
+/* erf |x| = |x| + |x| P(x^2) for |x| < 1 (P of degree 6 fitted to erf(x)/x - 1: the leading
+ * |x| is exact and the correction at most 0.13 of it; relative error 2^-28 in exact
+ * arithmetic); 1 - e^(-x^2) R(1/|x|) on [1, 4] (R of degree 8 fitted to erfc(x) e^(x^2) in
+ * 1/x, relative error 2^-23.6; erfc <= 0.16 there, so its errors count at most a sixth
+ * against the result). x^2's rounding (2^-24 relative, 16 2^-24 at 4) shifts e^(-x^2) by
+ * x^2 2^-24 relative, at most 0.16 ulp of the result. From 4 on the float result is 1
+ * (erfc 4 < 2^-25). Both pieces are computed and one selected; one division. */
 CXLA_M_INLINE float cxla_f32_erf(float x) {
     float af = cxla_m_absf(x);
-    int over = af > 3.95f;
-    double a = (double)cxla_m_self(over, 3.95f, af);
-    double z = a * a;
-    /* Horner steps, highest coefficient first */
-    double ps = -0x1.5fd292bc500bfp-24;
-    ps = ps * z + 0x1.79e3ca41a6c48p-20;
-    ps = ps * z - 0x1.e70ceddb54effp-17;
-    ps = ps * z + 0x1.f7cc8e82135f7p-14;
-    ps = ps * z - 0x1.c0064dbef306bp-11;
-    ps = ps * z + 0x1.5659c70fcde90p-8;
-    ps = ps * z - 0x1.b82cc45e6a3f3p-6;
-    ps = ps * z + 0x1.ce2f20b2ed533p-4;
-    ps = ps * z - 0x1.812746ad6e7b4p-2;
-    ps = ps * z + 0x1.20dd750428692p+0;
-    double small = a * ps;
-    double t = (a - 2.6) * 0x1.7b425ed097b42p-1; /* [1.25, 3.95] -> [-1, 1] */
-    double rr = -0x1.9c7a30251cd19p-21;
-    rr = rr * t + 0x1.58eaaa297130ap-19;
-    rr = rr * t - 0x1.658f8bbea4f24p-18;
-    rr = rr * t + 0x1.03c36e9e6433ap-16;
-    rr = rr * t - 0x1.9888bec304d97p-15;
-    rr = rr * t + 0x1.257a80afbf086p-13;
-    rr = rr * t - 0x1.97021ffb0eca4p-12;
-    rr = rr * t + 0x1.13f6f2dd30580p-10;
-    rr = rr * t - 0x1.6b823a80e69a2p-9;
-    rr = rr * t + 0x1.cfa50170f5d12p-8;
-    rr = rr * t - 0x1.1d90b75685460p-6;
-    rr = rr * t + 0x1.5296a30b8ca43p-5;
-    rr = rr * t - 0x1.80ce714f6442ap-4;
-    rr = rr * t + 0x1.a0fffb7453d9cp-3;
-    double s;
-    double q = cxla_m_expq(-z, &s);
-    double large = 1.0 - (s + s * q) * rr;
-    int is_small = a < 1.25;
-    return cxla_m_copysignf((float)cxla_m_seld(is_small, small, large), x);
+    int over = af > 4.0f;
+    float a = cxla_m_self(over, 4.0f, af); /* NaN stays NaN */
+    float z = a * a;
+    float p = 0x1.49234ep-14f;
+    p = p * z - 0x1.a3dc18p-11f;
+    p = p * z + 0x1.5401dcp-8f;
+    p = p * z - 0x1.b7f88cp-6f;
+    p = p * z + 0x1.ce2cf0p-4f;
+    p = p * z - 0x1.81273ep-2f;
+    p = p * z + 0x1.06eba8p-3f;
+    float small = a + a * p;
+    float u = 1.0f / a;
+    float rr = -0x1.4a239cp-7f;
+    rr = rr * u + 0x1.034b52p-5f;
+    rr = rr * u + 0x1.1a1fb0p-6f;
+    rr = rr * u - 0x1.dfccf0p-3f;
+    rr = rr * u + 0x1.f75a16p-2f;
+    rr = rr * u - 0x1.e083ccp-2f;
+    rr = rr * u + 0x1.52c87ap-5f;
+    rr = rr * u + 0x1.1e481cp-1f;
+    rr = rr * u + 0x1.145404p-12f;
+    /* e^(-z) for z in [1, 16]: 2^k with k in [-24, -1] is one normal power of two */
+    float k;
+    uint32_t kb;
+    float r = cxla_m_exp_reduce(-z, &k, &kb);
+    float e = (1.0f + cxla_m_expm1_poly(r)) * cxla_m_pow2f(kb);
+    float large = 1.0f - e * rr;
+    int is_small = a < 1.0f;
+    return cxla_m_copysignf(cxla_m_self(is_small, small, large), x);
 }
 
 /* ---- sin, cos, tan ------------------------------------------------------------------ */

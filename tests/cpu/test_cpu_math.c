@@ -148,6 +148,7 @@ typedef struct unary_case {
     float (*fast)(float);
     unary_fn ref;
     float dense_start; /* the DENSE_COUNT floats from here up (and their negatives) too */
+    int bound;         /* the documented bound in ulp (docs/semantics.md) */
 } unary_case;
 
 /* The sample's density (the build as generated code uses a sparser one: the same code
@@ -160,20 +161,26 @@ typedef struct unary_case {
 #endif
 #define SAMPLE_STEP CXLA_MATH_SAMPLE_STEP
 #define DENSE_COUNT (UINT64_C(1) << 21)
-#define UNARY(NAME, OP, REF, START)                                                                \
-    { #NAME, CXLA_OP_##OP, REF, sweep_##NAME, cxla_f32_##NAME, ref_##NAME, START }
+#define UNARY(NAME, OP, REF, START, BOUND)                                                         \
+    { #NAME, CXLA_OP_##OP, REF, sweep_##NAME, cxla_f32_##NAME, ref_##NAME, START, BOUND }
 
 /* The dense windows: where a reduction step or a piece boundary is (for cos the switch of
  * reductions), where cancellation would show (log near 1), and the overflow and underflow
  * thresholds of exp. */
 static const unary_case unary_cases[] = {
-    UNARY(exp, EXP, "exp", 88.0f),      UNARY(expm1, EXPM1, "expm1", 0.34f),
-    UNARY(log, LOG, "log", 0.99f),      UNARY(log1p, LOG1P, "log1p", 0.40f),
-    UNARY(tanh, TANH, "tanh", 0.17f),   UNARY(logistic, LOGISTIC, "exec_math_logistic", 16.0f),
-    UNARY(erf, ERF, "erf", 1.2f),       UNARY(sin, SIN, "sin", 1.5f),
-    UNARY(cos, COS, "cos", 0x1.ffp22f), /* across the switch to Payne-Hanek at 2^23 */
-    UNARY(tan, TAN, "tan", 1.5f),       UNARY(rsqrt, RSQRT, "exec_math_rsqrt", 1.0f),
-    UNARY(sqrt, SQRT, "sqrt", 1.0f),    UNARY(cbrt, CBRT, "cbrt", 1.0f),
+    UNARY(exp, EXP, "exp", 88.0f, 1),
+    UNARY(expm1, EXPM1, "expm1", 0.34f, 1),
+    UNARY(log, LOG, "log", 0.99f, 1),
+    UNARY(log1p, LOG1P, "log1p", 0.40f, 1),
+    UNARY(tanh, TANH, "tanh", 0.17f, 2),
+    UNARY(logistic, LOGISTIC, "exec_math_logistic", 1.0f, 2), /* 1 + e^-x near 1.3 */
+    UNARY(erf, ERF, "erf", 0.99f, 1),                         /* across the switch of pieces at 1 */
+    UNARY(sin, SIN, "sin", 1.5f, 1),
+    UNARY(cos, COS, "cos", 0x1.ffp22f, 1), /* across the switch to Payne-Hanek at 2^23 */
+    UNARY(tan, TAN, "tan", 1.5f, 1),
+    UNARY(rsqrt, RSQRT, "exec_math_rsqrt", 1.0f, 1),
+    UNARY(sqrt, SQRT, "sqrt", 1.0f, 0),
+    UNARY(cbrt, CBRT, "cbrt", 1.0f, 1),
 };
 
 /* clang-format off */
@@ -186,6 +193,13 @@ static const float special_values[] = {
     9.0f, 10.0f, 3.95f, 3.92f, 1.25f, 17.0f, 40.0f, -17.0f, -40.0f, -110.0f, /* clamps, pieces */
     0x1p-30f, -0x1p-30f, 0x1.8p-23f,
     0x1p53f, 0x1p52f, 0x1p54f, 0x1.000002p53f, /* log1p: 1 + x inexact (an exhaustive find) */
+    /* the worst inputs of the exhaustive runs of the float-only forms (docs/semantics.md) */
+    0x1p-24f, -0x1.400002p-23f,              /* exp */
+    0x1p-23f, -0x1.efbdfp-21f,               /* expm1 */
+    0x1.46p-140f, 0x1.bb67bp-23f, 0x1.91b4p-135f, /* log, log1p, erf */
+    0x1.e73186p-14f, -0x1.e73186p-14f,       /* tanh */
+    -0x1.194afep+0f, 0x1.800002p-24f,        /* logistic */
+    4.0f, 3.9f, -87.5f, 88.72f, -17.5f, -18.0f, /* erf's end, denormal exp, expm1's clamp */
 };
 /* clang-format on */
 
@@ -282,10 +296,54 @@ static void check_unary(const unary_case *uc) {
               (double)uc->ref(total.worst_x));
 }
 
+/* bf16 and f16 are computed in f32 and rounded (the interpreter rounds its f32 result
+ * too): every value of both types, through the fast function and through the reference,
+ * must round to the same value or to neighbours in the type's own ulp, whatever the f32
+ * bound (two floats within a few f32 ulp straddle at most one of the narrow type's rounding
+ * boundaries, 2^13 or more f32 ulp apart). NaN must meet NaN and zeros agree in sign. */
+static int64_t narrow_ordered(uint16_t b) {
+    return (b & 0x8000u) ? -(int64_t)(b & 0x7fffu) : (int64_t)b;
+}
+
+static void check_narrow(const unary_case *uc) {
+    for (int bf = 0; bf < 2; bf++) {
+        int64_t worst = 0;
+        uint32_t worst_bits = 0, differ = 0;
+        for (uint32_t b = 0; b < 65536u; b++) {
+            float x = bf ? cxla_bf16_to_f32((uint16_t)b) : cxla_f16_to_f32((uint16_t)b);
+            float g = uc->fast(x), r = uc->ref(x);
+            uint16_t gb = bf ? cxla_f32_to_bf16(g) : cxla_f32_to_f16(g);
+            uint16_t rb = bf ? cxla_f32_to_bf16(r) : cxla_f32_to_f16(r);
+            float gn = bf ? cxla_bf16_to_f32(gb) : cxla_f16_to_f32(gb);
+            float rn = bf ? cxla_bf16_to_f32(rb) : cxla_f16_to_f32(rb);
+            int64_t d;
+            if (isnan(gn) || isnan(rn))
+                d = isnan(gn) && isnan(rn) ? 0 : SPECIAL_MISMATCH;
+            else if (gn == 0 && rn == 0)
+                d = signbit(gn) == signbit(rn) ? 0 : SPECIAL_MISMATCH;
+            else
+                d = narrow_ordered(gb) - narrow_ordered(rb);
+            d = d < 0 ? -d : d;
+            if (d > 0) differ++;
+            if (d > worst) {
+                worst = d;
+                worst_bits = b;
+            }
+        }
+        printf("  %-9s %s: max %lld ulp of its own over all 65536 values, %u differ\n", uc->name,
+               bf ? "bf16" : "f16 ", (long long)worst, differ);
+        CHECK_MSG(worst <= 1, "%s in %s: %lld ulp at bits 0x%04x", uc->name, bf ? "bf16" : "f16",
+                  (long long)worst, worst_bits);
+    }
+}
+
 #define UNARY_TEST(NAME)                                                                           \
     static void test_##NAME(void) {                                                                \
         for (size_t i = 0; i < sizeof unary_cases / sizeof unary_cases[0]; i++)                    \
-            if (strcmp(unary_cases[i].name, #NAME) == 0) check_unary(&unary_cases[i]);             \
+            if (strcmp(unary_cases[i].name, #NAME) == 0) {                                         \
+                check_unary(&unary_cases[i]);                                                      \
+                check_narrow(&unary_cases[i]);                                                     \
+            }                                                                                      \
     }
 UNARY_TEST(exp)
 UNARY_TEST(expm1)
@@ -420,7 +478,7 @@ static void test_references(void) {
         const char *fn = cpu_math_f32_function(uc->op);
         CHECK_MSG(fn && strcmp(fn, name) == 0, "%s: cpu_math_f32_function gives %s", uc->name,
                   fn ? fn : "(none)");
-        CHECK_EQ_I64(cpu_math_f32_bound_ulp(uc->op), uc->op == CXLA_OP_SQRT ? 0 : 1);
+        CHECK_EQ_I64(cpu_math_f32_bound_ulp(uc->op), uc->bound);
     }
     CHECK_EQ_STR(cpu_math_f32_function(CXLA_OP_POWER), "cxla_f32_pow");
     CHECK_EQ_STR(cpu_math_f32_function(CXLA_OP_ATAN2), "cxla_f32_atan2");

@@ -63,4 +63,20 @@ for errno_flag in "" -fno-math-errno; do
         exit 1
     fi
     echo "gcc $major vectorizes all 15 loops at -O2 -march=native $errno_flag"
+    # The float-only forms must fill a whole AVX-512 register (16 floats): a double or a
+    # 64-bit integer anywhere in them would halve the lanes.
+    if grep -qw avx512f /proc/cpuinfo 2> /dev/null; then
+        narrow=""
+        for f in exp expm1 log log1p tanh logistic erf; do
+            line="$(grep -n "^void loop_$f(.*{$" "$c" | cut -d: -f1)"
+            grep -q "loops.c:$((line + 2)):.*using 64 byte vectors" <<<"$report" ||
+                narrow="$narrow $f"
+        done
+        if [ -n "$narrow" ]; then
+            echo "gcc -O2 -march=native $errno_flag did not use 16 float lanes for:$narrow"
+            echo "$report"
+            exit 1
+        fi
+        echo "the seven float-only functions use 16 float lanes (AVX-512)"
+    fi
 done
