@@ -21,6 +21,8 @@ packages=(
 optional=(
   graphviz           # `cxla graph -o x.svg` runs its dot program; tests validate DOT with it
   libdnnl-dev        # oneDNN: the cpu backend's dot and convolution (else its own loops)
+  tcc                # ahead-of-time output is also compiled with a third C compiler
+  libc6-i386         # ahead-of-time output is also run as real 32-bit (i386) code
 )
 if [ "${BENCH:-0}" = 1 ]; then
   packages+=(python3-torch) # bench/: PyTorch's times next to NumPy's and cxla's
