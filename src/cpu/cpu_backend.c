@@ -16,6 +16,7 @@
 
 #include "cpu/compiler.h"
 #include "cpu/cpu_internal.h"
+#include "cpu/cpu_service.h"
 #include "cpu/emit.h"
 #include "cpu/onednn.h"
 #include "interp/interp.h"
@@ -560,6 +561,12 @@ static cxla_status cpu_compile(const cxla_module *module, const exec_compile_opt
     if (!s && c->plan)
         s = cpu_plan_build(c->module, c->kernels, c->infos, c->calls, c->id_count, c->pool, true,
                            &c->plan_donated);
+    /* rng keys as the interpreter gives them running the user's module. */
+    if (!s && c->plan)
+        s = cpu_svc_rng_keys_of_user(module, c->module, c->id_count, cpu_plan_rng_keys(c->plan));
+    if (!s && c->plan_donated)
+        s = cpu_svc_rng_keys_of_user(module, c->module, c->id_count,
+                                     cpu_plan_rng_keys(c->plan_donated));
     generated_free(&g);
     if (s) {
         cpu_destroy(c);

@@ -60,6 +60,8 @@ const cpu_plan *cpu_compiled_donated_plan(const void *compiled);
  * its argument's buffer where liveness allows (in-place updates of it, or a result first
  * written after the argument's last read); *out stays NULL when the module has no aliases.
  * Errors: RESOURCE_EXHAUSTED, INVALID_ARGUMENT for malformed control flow or aliases. */
+/* The plan's rng keys by instruction id (cpu_svc_rng_keys; the caller may rewrite them). */
+uint64_t *cpu_plan_rng_keys(cpu_plan *plan);
 cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
                            const cpu_kernel_info *infos, const cpu_call *calls, int64_t id_count,
                            cpu_pool *pool, bool donating, cpu_plan **out);

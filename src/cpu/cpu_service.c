@@ -443,6 +443,44 @@ cxla_status cpu_svc_rng_keys(const cxla_module *m, int64_t id_count, uint64_t **
     return NULL;
 }
 
+cxla_status cpu_svc_rng_keys_of_user(const cxla_module *user, const cxla_module *m,
+                                     int64_t id_count, uint64_t *keys) {
+    if (!user || !m || !keys) return NULL;
+    int64_t count = 0;
+    for (int64_t c = 0; c < user->comp_count; c++)
+        for (int64_t i = 0; i < user->comps[c]->instr_count; i++)
+            count += user->comps[c]->instrs[i]->opcode == CXLA_OP_RNG;
+    if (count == 0) return NULL;
+    uint64_t *seq = malloc((size_t)count * sizeof(*seq));
+    const cxla_instr **rngs = calloc((size_t)count, sizeof(*rngs));
+    cxla_status s = seq && rngs ? NULL : OOM();
+    if (!s) exec_mt19937_64(42, seq, count);
+    int64_t k = 0;
+    for (int64_t c = 0; c < user->comp_count && !s; c++) {
+        cxla_instr **order = NULL;
+        s = cxla_computation_post_order(user->comps[c], &order);
+        for (int64_t i = 0; !s && i < user->comps[c]->instr_count && k < count; i++)
+            if (order[i]->opcode == CXLA_OP_RNG) rngs[k++] = order[i];
+    }
+    /* Each rng of |m| is the user's of the same name, or (a copy the passes made, say by
+     * inlining a call made twice) of the same position in the text; else it keeps the key
+     * its own position in |m| gave it. */
+    for (int64_t c = 0; c < m->comp_count && !s; c++)
+        for (int64_t i = 0; i < m->comps[c]->instr_count; i++) {
+            const cxla_instr *in = m->comps[c]->instrs[i];
+            if (in->opcode != CXLA_OP_RNG || in->id < 0 || in->id >= id_count) continue;
+            int64_t found = -1;
+            for (int64_t j = 0; j < k && found < 0; j++)
+                if (strcmp(rngs[j]->name, in->name) == 0) found = j;
+            for (int64_t j = 0; j < k && found < 0 && in->line > 0; j++)
+                if (rngs[j]->line == in->line && rngs[j]->column == in->column) found = j;
+            if (found >= 0) keys[in->id] = seq[found];
+        }
+    free(seq);
+    free(rngs);
+    return s;
+}
+
 static void advance_state(cpu_svc_run *r, uint64_t delta) {
     exec_u128 s = exec_u128_add((exec_u128){r->rng_state[0], r->rng_state[1]}, delta);
     r->rng_state[0] = s.lo;

@@ -38,6 +38,12 @@ cpu_svc_fn cpu_collective_lookup(const cxla_instr *instr); /* cpu_collective.c *
 /* The keys of the module's rng instructions by instruction id (|id_count| entries,
  * malloc'd), as the interpreter derives them (interp_rng.c). */
 cxla_status cpu_svc_rng_keys(const cxla_module *m, int64_t id_count, uint64_t **out);
+/* Rewrites |keys| (by instruction id of the optimized module |m|) with the keys of the
+ * user's module |user| that |m| was compiled from: an rng keeps its key through the
+ * passes, and the copies that inlining makes of one rng share its key, as the
+ * interpreter running |user| gives them. */
+cxla_status cpu_svc_rng_keys_of_user(const cxla_module *user, const cxla_module *m,
+                                     int64_t id_count, uint64_t *keys);
 
 /* "kernel" words for `cxla compile --explain`: "collective", "custom call", "host
  * transfer", "rng". */

@@ -1259,6 +1259,10 @@ void cpu_plan_destroy(cpu_plan *p) {
     free(p);
 }
 
+uint64_t *cpu_plan_rng_keys(cpu_plan *plan) {
+    return plan ? plan->rng_keys : NULL;
+}
+
 cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
                            const cpu_kernel_info *infos, const cpu_call *calls, int64_t id_count,
                            cpu_pool *pool, bool donating, cpu_plan **out) {

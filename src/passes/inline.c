@@ -3,6 +3,7 @@
  * does the inlined copy: side effects inside are neither removed nor duplicated.
  * Computations are visited callees first, so nested calls end up fully inlined. Calls
  * with control dependencies are left alone (their order constraints have no place to go). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "passes/passes_internal.h"
@@ -13,7 +14,8 @@ static cxla_status inline_call(cxla_instr *call) {
     cxla_computation *callee = cxla_instr_called(call, CXLA_ATTR_TO_APPLY);
     cxla_instr **order;
     CXLA_RETURN_IF_ERROR(cxla_computation_post_order(callee, &order));
-    cxla_strmap map; /* callee instruction name -> its copy in the caller */
+    int64_t first_new = caller->instr_count; /* the copies are appended from here */
+    cxla_strmap map;                         /* callee instruction name -> its copy in the caller */
     cxla_strmap_init(&map, m->arena);
     for (int64_t i = 0; i < callee->instr_count; i++) {
         cxla_instr *old = order[i], *copy;
@@ -55,6 +57,22 @@ static cxla_status inline_call(cxla_instr *call) {
         if (!cxla_strmap_put(&map, old->name, strlen(old->name), copy)) return PASSES_OOM();
     }
     cxla_instr *result = cxla_strmap_get(&map, callee->root->name, strlen(callee->root->name));
+    /* The copies take the call's place in the caller's order: instructions with state (rng
+     * draws from the run's state in execution order) run when the call would have, as the
+     * interpreter runs the module, not after the caller's later instructions. */
+    int64_t at = -1;
+    for (int64_t i = 0; i < first_new && at < 0; i++)
+        if (caller->instrs[i] == call) at = i;
+    int64_t added = caller->instr_count - first_new;
+    if (at >= 0 && added > 0) {
+        cxla_instr **moved = malloc((size_t)added * sizeof(*moved));
+        if (!moved) return PASSES_OOM();
+        memcpy(moved, caller->instrs + first_new, (size_t)added * sizeof(*moved));
+        memmove(caller->instrs + at + added, caller->instrs + at,
+                (size_t)(first_new - at) * sizeof(*moved));
+        memcpy(caller->instrs + at, moved, (size_t)added * sizeof(*moved));
+        free(moved);
+    }
     CXLA_RETURN_IF_ERROR(cxla_instr_replace_all_uses(call, result));
     return cxla_computation_remove_instr(caller, call);
 }

@@ -821,6 +821,56 @@ static void test_service_steps(void) {
     cxla_status_free(s);
 }
 
+/* rng in a computation called twice, and one after the calls: inlining copies the
+ * callee's rng (both copies keep its key under a seed, as the interpreter runs the one
+ * instruction twice) and puts the copies where the calls were, so that the state is drawn
+ * in the interpreter's order. */
+static void test_rng_through_inlined_calls(void) {
+    static const char *text = "HloModule rng_calls\n"
+                              "sub {\n"
+                              "  p = f32[] parameter(0)\n"
+                              "  lo = f32[] constant(0)\n"
+                              "  hi = f32[] constant(1)\n"
+                              "  r = f32[4] rng(lo, hi), distribution=rng_uniform\n"
+                              "  b = f32[4] broadcast(p), dimensions={}\n"
+                              "  ROOT a = f32[4] add(r, b)\n"
+                              "}\n"
+                              "ENTRY e {\n"
+                              "  x = f32[] constant(10)\n"
+                              "  y = f32[] constant(20)\n"
+                              "  c1 = f32[4] call(x), to_apply=sub\n"
+                              "  c2 = f32[4] call(y), to_apply=sub\n"
+                              "  lo = f32[] constant(0)\n"
+                              "  hi = f32[] constant(1)\n"
+                              "  r3 = f32[4] rng(lo, hi), distribution=rng_uniform\n"
+                              "  ROOT t = (f32[4], f32[4], f32[4]) tuple(c1, c2, r3)\n"
+                              "}\n";
+    cxla_module *m = parse(text);
+    if (!m) return;
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    cxla_status s = cpu_backend.compile(m, &co, &compiled);
+    CHECK_MSG(!s, "compile: %s", s ? cxla_status_message(s) : "");
+    cxla_status_free(s);
+    for (uint64_t seed = 0; seed < 3 && compiled; seed++) {
+        exec_run_options o = {.seed = seed * 777};
+        cxla_literal *want = NULL, *got = NULL;
+        s = interp_run_module(m, &o, NULL, 0, &want);
+        CHECK_MSG(!s, "interpreter: %s", s ? cxla_status_message(s) : "");
+        cxla_status_free(s);
+        s = cpu_backend.execute(compiled, &o, NULL, 0, &got);
+        CHECK_MSG(!s, "cpu: %s", s ? cxla_status_message(s) : "");
+        cxla_status_free(s);
+        if (want && got)
+            CHECK_MSG(cxla_literal_equal(want, got), "seed %d: cpu and interpreter differ",
+                      (int)(seed * 777));
+        cxla_literal_free(want);
+        cxla_literal_free(got);
+    }
+    if (compiled) cpu_backend.destroy(compiled);
+    cxla_module_destroy(m);
+}
+
 static void test_failing_custom_call_names_it(void) {
     static const char *text =
         "HloModule failing\n"
@@ -865,6 +915,6 @@ static void test_failing_custom_call_names_it(void) {
 TEST_MAIN(TEST(test_while_dus_in_place), TEST(test_while_swap_and_read_after_update),
           TEST(test_nested_control_flow), TEST(test_input_output_alias_without_donation),
           TEST(test_while_is_cancellable), TEST(test_service_steps),
-          TEST(test_failing_custom_call_names_it), TEST(test_scatter_in_place_in_loop),
-          TEST(test_scatter_not_in_place), TEST(test_donated_plan), TEST(test_dynamic_steps),
-          TEST(test_concat_pieces_in_place))
+          TEST(test_rng_through_inlined_calls), TEST(test_failing_custom_call_names_it),
+          TEST(test_scatter_in_place_in_loop), TEST(test_scatter_not_in_place),
+          TEST(test_donated_plan), TEST(test_dynamic_steps), TEST(test_concat_pieces_in_place))
