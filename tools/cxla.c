@@ -22,8 +22,14 @@
  * process finds it set. If that exec fails, it goes on with OpenMP's default. */
 static void omp_wait_passive(char **argv) {
     if (!cpu_onednn_available() || getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
+    /* The program's own path, so that the new image keeps the name `cxla` (ps, top and
+     * pgrep show the name of the file executed: "exe" for /proc/self/exe itself). */
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0 || (size_t)n >= sizeof self - 1) return;
+    self[n] = '\0';
     if (setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0) return;
-    execv("/proc/self/exe", argv);
+    execv(self, argv);
 }
 
 static int cmd_help(int argc, char **argv);

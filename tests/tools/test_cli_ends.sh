@@ -50,7 +50,9 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 sleep 0.5
-kill -INT "$pid"
+# To cxla itself: timeout(1) would forward a SIGINT sent to it twice (to its child, then to
+# its process group), and a second SIGINT ends cxla by design (exit 130, nothing printed).
+kill -INT "${child:-$pid}"
 wait "$pid"
 rc=$?
 if [ "$rc" -eq 1 ] && grep -qE "at .* \((parameter|add|compare|constant|while|tuple|get-tuple-element), computation .*the run was cancelled: interrupted \(SIGINT" "$dir/int.out"; then
