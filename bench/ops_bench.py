@@ -21,10 +21,11 @@ softmax over 4096x4096 rows, layer norm 8192x1024, a 64M-element sum, row and co
 sums, matmul 2048^3, convolution N8 C64 56x56 3x3, transpose copy 8192x8192, an MLP
 training step 784-1024-1024-10, max pool 3x3 stride 2, 100 chained tiny adds).
 
-Floors: bench_floors (built next to cxla) measures this machine's memory bandwidth (triad)
-and f32 FMA peak in the same run; a case's floor is the bytes it must read and write over
-the triad bandwidth or its flops over the FMA peak, whichever is larger, at the first
-thread count of --threads. Ratios: backend / floor, backend / PyTorch, backend / NumPy
+Floors: bench_floors (built next to cxla) measures this machine's memory bandwidth (triad,
+and a read-only stream) and f32 FMA peak in the same run; a case's floor is the bytes it
+must read and write over the triad bandwidth (over the read-only bandwidth for the pure
+reductions: sums to a scalar, row and column sums) or its flops over the FMA peak,
+whichever is larger, at the first thread count of --threads. Ratios: backend / floor, backend / PyTorch, backend / NumPy
 (above 1: cxla is slower). The tiny-adds case is reported in microseconds per source
 operation and has no floor.
 
@@ -84,12 +85,15 @@ class Work:
     """One case, made: the HLO text, its inputs in parameter order (NumPy arrays, for
     --check), the NumPy function, a function making the PyTorch function, and what bounds
     it from below: the bytes it must read and write and its flops. |ops| > 0 reports times
-    per source operation (in microseconds)."""
+    per source operation (in microseconds). |reads|: a pure reduction, whose bytes are
+    nearly all read (a few results), so its memory floor is the read-only stream's."""
 
-    def __init__(self, hlo, inputs, numpy_fn, make_torch, bytes_moved=0, flops=0, ops=0):
+    def __init__(self, hlo, inputs, numpy_fn, make_torch, bytes_moved=0, flops=0, ops=0,
+                 reads=False):
         self.hlo, self.inputs, self.numpy_fn = hlo, inputs, numpy_fn
         self.make_torch = make_torch
         self.bytes, self.flops, self.ops = bytes_moved, flops, ops
+        self.reads = reads
 
 
 def elementwise(n):
@@ -229,7 +233,8 @@ ENTRY main {{
         tx = tt(x)
         return lambda: tx.sum(dim=axis)
 
-    return Work(hlo, [x], lambda: x.sum(axis=axis), make_torch, F32 * (rows * cols + out))
+    return Work(hlo, [x], lambda: x.sum(axis=axis), make_torch, F32 * (rows * cols + out),
+                reads=True)
 
 
 def sum_all(n):
@@ -246,7 +251,7 @@ ENTRY main {{
         tx = tt(x)
         return lambda: tx.sum()
 
-    return Work(hlo, [x], lambda: x.sum(), make_torch, F32 * n)
+    return Work(hlo, [x], lambda: x.sum(), make_torch, F32 * n, reads=True)
 
 
 def dot(n):
@@ -778,14 +783,17 @@ def measure_floors(path, threads, small):
 
 
 def floor_of(work, floors, threads):
-    """(seconds, "mem" or "fma") for |work| at |threads|, or (None, reason)."""
+    """(seconds, "mem", "read" or "fma") for |work| at |threads|, or (None, reason)."""
     if work.ops:
         return None, "-"
     bw, peak = floors.get("triad_GBps_%dt" % threads), floors.get("fma_GFLOPs_%dt" % threads)
+    kind, read_bw = "mem", floors.get("read_GBps_%dt" % threads)
+    if work.reads and read_bw:
+        bw, kind = read_bw, "read"
     if not bw or not peak:
         return None, "no floors"
     mem, fma = work.bytes / (bw * 1e9), work.flops / (peak * 1e9)
-    return (mem, "mem") if mem >= fma else (fma, "fma")
+    return (mem, kind) if mem >= fma else (fma, "fma")
 
 
 # ---- the tables -------------------------------------------------------------------------
