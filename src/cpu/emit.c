@@ -1749,6 +1749,7 @@ static const char *row_lanes_helper(em *e, const rplan *p, int64_t idx) {
         line(e, "for (int64_t b = 1; b < %" PRId64 "; b++) {", q);
         e->indent++;
         line(e, "const int64_t base = b * %d;", ROW_LANES);
+        line(e, "CXLA_UNROLL_LANES");
         line(e, "for (int64_t k = 0; k < %d; k++) {", ROW_LANES);
         e->indent++;
         const char *v = row_element(e, p, "o", "(base + k)");
@@ -1818,6 +1819,7 @@ static const char *inline_reduce(em *e, const cxla_instr *instr, ix *x) {
         if (part == 1) {
             line(e, "for (int64_t %s = 1; %s < %" PRId64 "; %s++) {", b, b, q, b);
             e->indent++;
+            line(e, "CXLA_UNROLL_LANES");
         }
         line(e, "for (int64_t %s = 0; %s < %" PRId64 "; %s++) {", k, k, count, k);
         e->indent++;
