@@ -19,6 +19,9 @@
  *     product's dims and type that is not a broadcast: EPI_ADD_FULL, EPI_MUL_FULL,
  *     EPI_SUB_FULL (x - a), EPI_RSUB_FULL (a - x): an SGD update w - lr * dot(...), a
  *     residual add;
+ *   - last, a convert of an f32 chain to bf16 or f16 (a product accumulated in f32 and
+ *     stored narrow, as JAX writes a dot with preferred_element_type=f32 and a convert):
+ *     EPI_CONVERT; the fusion's type is then the convert's, T stays f32;
  *   (before fusion, a reshape that only adds dims of size 1 to such a vector counts as
  *   its broadcast);
  * Every value of the chain but the root has one user. In the fused computation the
@@ -40,6 +43,7 @@ typedef enum cxla_epi_kind {
     CXLA_EPI_MUL_FULL,  /* y = x * a[i] */
     CXLA_EPI_SUB_FULL,  /* y = x - a[i] */
     CXLA_EPI_RSUB_FULL, /* y = a[i] - x */
+    CXLA_EPI_CONVERT,   /* y = (bf16 or f16) x, rounded to nearest even; last */
 } cxla_epi_kind;
 
 typedef struct cxla_epi_op {
@@ -55,6 +59,7 @@ enum { CXLA_EPI_MAX = 8 };
 
 typedef struct cxla_epilogue {
     const cxla_instr *core; /* the dot or convolution */
+    cxla_type out;          /* the type of the chain's last value (T, or a convert's) */
     int64_t count;
     cxla_epi_op ops[CXLA_EPI_MAX]; /* in the order they apply */
 } cxla_epilogue;

@@ -817,6 +817,41 @@ static void test_fused_arrays(void) {
           "f32", 24, cpu_onednn_available() ? "onednn matmul, then epilogue loops" : NULL);
 }
 
+/* A convert of an f32 product (and its bias) to bf16 or f16, last in the epilogue:
+ * oneDNN stores the narrow type, rounding its f32 values once to nearest even as the
+ * interpreter's convert does (f16 runs whichever way this CPU's oneDNN takes it); a dot
+ * oneDNN does not take runs the loops, then the epilogue's loops and the convert, bit for
+ * bit the interpreter's. */
+static void test_fused_convert(void) {
+    rng_state = 13;
+    fused_ops = 1;
+    const char *dense = "HloModule dense_narrow\n"
+                        "ENTRY e {\n"
+                        "  x = bf16[64,96] parameter(0)\n"
+                        "  w = bf16[96,48] parameter(1)\n"
+                        "  b = f32[48] parameter(2)\n"
+                        "  d = f32[64,48] dot(x, w), lhs_contracting_dims={1}, "
+                        "rhs_contracting_dims={0}\n"
+                        "  bb = f32[64,48] broadcast(b), dimensions={1}\n"
+                        "  s = f32[64,48] add(d, bb)\n"
+                        "  ROOT r = $R[64,48] convert(s)\n"
+                        "}\n";
+    check(dense, "bf16", 96, cpu_onednn_available() ? "onednn matmul with post-ops" : NULL);
+    check(dense, "f16", 96, NULL);
+    fused_ops = 0;
+    check("HloModule unmerged_narrow\n"
+          "ENTRY e {\n"
+          "  x = f32[4,3,5] parameter(0)\n"
+          "  w = f32[5,3,6] parameter(1)\n"
+          "  b = f32[6] parameter(2)\n"
+          "  d = f32[4,6] dot(x, w), lhs_contracting_dims={2,1}, rhs_contracting_dims={0,1}\n"
+          "  bb = f32[4,6] broadcast(b), dimensions={1}\n"
+          "  s = f32[4,6] add(d, bb)\n"
+          "  ROOT r = $R[4,6] convert(s)\n"
+          "}\n",
+          "bf16", 0, cpu_onednn_available() ? "loops, then epilogue loops" : NULL);
+}
+
 /* A constant kernel is reordered once, when the call is prepared: the results are those of
  * the same kernel as a parameter. */
 static void test_constant_weights(void) {
@@ -1111,5 +1146,5 @@ TEST_MAIN(TEST(test_dot_forms_f32), TEST(test_dot_small_floats), TEST(test_dot_e
           TEST(test_conv_forms_f32), TEST(test_conv_small_floats_and_loops),
           TEST(test_dot_in_programs), TEST(test_fused_post_ops), TEST(test_fused_post_ops_narrow),
           TEST(test_fused_relu_nan), TEST(test_output_fusion_programs), TEST(test_fused_arrays),
-          TEST(test_constant_weights), TEST(test_replica_threads), TEST(test_dot_random),
-          TEST(test_conv_random))
+          TEST(test_fused_convert), TEST(test_constant_weights), TEST(test_replica_threads),
+          TEST(test_dot_random), TEST(test_conv_random))

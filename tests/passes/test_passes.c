@@ -516,6 +516,38 @@ static void test_output_fusion_arrays(void) {
     cxla_module_destroy(m);
 }
 
+static void test_output_fusion_convert(void) {
+    /* An f32 product and its bias stored as bf16: the convert ends the fusion, whose type
+     * is bf16; a widening convert (of a bf16 product) and what follows a convert stay
+     * outside. */
+    cxla_module *m =
+        run_pass("HloModule m\n"
+                 "ENTRY e { x = bf16[8,16] parameter(0)\n w = bf16[16,4] parameter(1)\n"
+                 " b = f32[4] parameter(2)\n"
+                 " d = f32[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                 " bb = f32[8,4] broadcast(b), dimensions={1}\n s = f32[8,4] add(d, bb)\n"
+                 " c = bf16[8,4] convert(s)\n n = bf16[8,4] negate(c)\n"
+                 " d2 = bf16[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                 " c2 = f32[8,4] convert(d2)\n"
+                 " ROOT t = (bf16[8,4], f32[8,4]) tuple(n, c2) }\n",
+                 &cxla_pass_output_fusion);
+    if (!m) return;
+    const cxla_instr *f = only_output_fusion(m->entry);
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_DOT), 1);
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_CONVERT), 1);
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_NEGATE), 1);
+    if (f) {
+        CHECK(f->shape.type == CXLA_BF16);
+        cxla_epilogue e;
+        CHECK(cxla_epilogue_match(f, &e));
+        CHECK_EQ_I64(e.count, 2);
+        CHECK(e.out == CXLA_BF16);
+        if (e.count == 2)
+            CHECK(e.ops[0].kind == CXLA_EPI_ADD_VEC && e.ops[1].kind == CXLA_EPI_CONVERT);
+    }
+    cxla_module_destroy(m);
+}
+
 static void test_output_fusion_conv_batch_norm(void) {
     /* ResNet's block: convolution, bias, batch-norm scale and shift per channel (vectors
      * of shape [1,C] broadcast along {0,3}: reshaped to [C] outside), relu. */
@@ -763,5 +795,6 @@ TEST_MAIN(TEST(test_ir_remove), TEST(test_dce), TEST(test_control_dependencies_s
           TEST(test_dot_canon), TEST(test_fusion_loop), TEST(test_fusion_input_and_side_effects),
           TEST(test_fusion_multi_output), TEST(test_output_fusion_dense),
           TEST(test_output_fusion_conv_batch_norm), TEST(test_output_fusion_limits),
-          TEST(test_output_fusion_arrays), TEST(test_output_fusion_bf16), TEST(test_conv_canon),
-          TEST(test_pipeline_dump_and_verify), TEST(test_pipeline_whole))
+          TEST(test_output_fusion_arrays), TEST(test_output_fusion_convert),
+          TEST(test_output_fusion_bf16), TEST(test_conv_canon), TEST(test_pipeline_dump_and_verify),
+          TEST(test_pipeline_whole))
