@@ -95,7 +95,7 @@ static cxla_status loops_prepare(const cxla_instr *instr, cpu_call *out) {
 typedef struct post_ops {
     cxla_epilogue e;
     int64_t core_in[2];           /* the fusion operands of the product's lhs and rhs */
-    int64_t vec_in[CXLA_EPI_MAX]; /* the fusion operand of each op's vector or array, or -1 */
+    int64_t vec_in[CXLA_EPI_MAX]; /* the fusion operand of each op's vector, or -1 */
     bool relu;                    /* a relu, run after the others */
 } post_ops;
 
@@ -105,9 +105,7 @@ static bool match_fusion(const cxla_instr *f, post_ops *po) {
     for (int k = 0; k < 2; k++) po->core_in[k] = po->e.core->operands[k]->parameter_number;
     for (int64_t i = 0; i < po->e.count; i++) {
         const cxla_epi_op *op = &po->e.ops[i];
-        po->vec_in[i] = op->vec    ? op->vec->parameter_number
-                        : op->full ? op->full->parameter_number
-                                   : -1;
+        po->vec_in[i] = op->vec ? op->vec->parameter_number : -1;
         if (op->kind == CXLA_EPI_RELU) po->relu = true;
     }
     return true;
@@ -197,18 +195,12 @@ static cxla_status epi_run(void *state, void *const *out, const void *const *in)
             const cxla_epi_op *op = &st->po.e.ops[i];
             if (op->kind == CXLA_EPI_RELU) continue;
             const void *v = op->kind == CXLA_EPI_SCALE ? NULL : in[st->po.vec_in[i]];
-            bool full = cxla_epilogue_full(op->kind);
             for (int64_t k = 0; k < st->count; k++) {
                 float x = load_f(st->type, y, k), r;
-                float vf = !v     ? op->c
-                           : full ? load_f(st->type, v, k)
-                                  : load_f(st->type, v, (k / st->inner) % st->features);
+                float vf = v ? load_f(st->type, v, (k / st->inner) % st->features) : op->c;
                 switch (op->kind) {
-                case CXLA_EPI_ADD_VEC:
-                case CXLA_EPI_ADD_FULL: r = x + vf; break;
-                case CXLA_EPI_SUB_VEC:
-                case CXLA_EPI_SUB_FULL: r = x - vf; break;
-                case CXLA_EPI_RSUB_FULL: r = vf - x; break;
+                case CXLA_EPI_ADD_VEC: r = x + vf; break;
+                case CXLA_EPI_SUB_VEC: r = x - vf; break;
                 default: r = x * vf; break;
                 }
                 store_f(st->type, y, k, r);
@@ -232,21 +224,6 @@ static void epi_f32(const epi_state *st, float *y, const void *const *in) {
             continue;
         }
         const float *v = in[st->po.vec_in[i]];
-        switch (op->kind) { /* an array: element by element */
-        case CXLA_EPI_ADD_FULL:
-            for (int64_t k = 0; k < st->count; k++) y[k] = y[k] + v[k];
-            continue;
-        case CXLA_EPI_MUL_FULL:
-            for (int64_t k = 0; k < st->count; k++) y[k] = y[k] * v[k];
-            continue;
-        case CXLA_EPI_SUB_FULL:
-            for (int64_t k = 0; k < st->count; k++) y[k] = y[k] - v[k];
-            continue;
-        case CXLA_EPI_RSUB_FULL:
-            for (int64_t k = 0; k < st->count; k++) y[k] = v[k] - y[k];
-            continue;
-        default: break;
-        }
         for (int64_t b = 0; b < blocks; b++)
             for (int64_t f = 0; f < st->features; f++) {
                 float *p = y + (b * st->features + f) * st->inner;
@@ -526,13 +503,6 @@ static dnnl_data_type_t dst_type(const post_ops *po, const cxla_shape *os) {
     return dt_of(po && po->e.count > 0 ? po->e.out : os->type);
 }
 
-/* Whether the epilogue |po| has an op with an array operand (epilogue.h: *_FULL). */
-static bool has_full(const post_ops *po) {
-    for (int64_t i = 0; po && i < po->e.count; i++)
-        if (cxla_epilogue_full(po->e.ops[i].kind)) return true;
-    return false;
-}
-
 /* The epilogue op that oneDNN takes as the bias: the first, when it adds a vector. */
 static bool has_bias(const post_ops *po) {
     return po && po->e.count > 0 && po->e.ops[0].kind == CXLA_EPI_ADD_VEC;
@@ -553,16 +523,10 @@ static dnnl_status_t make_attr(const post_ops *po, dnn_state *st, int nd, int ax
         ds = dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user);
     if (ds != dnnl_success || !po) return ds;
     /* oneDNN 2.6's jit post-ops give every linear post-op of a primitive the first one's
-     * alpha (x * 0.1 * -3 came out as x * 0.1 * 0.1), so a primitive gets one linear at
-     * most: a - x right after a scale by c is -c * x + a (the negation folded in: exact),
-     * else -1 * x + a; an epilogue that needs two is left to the loops. */
+     * alpha (x * 0.1 * -3 came out as x * 0.1 * 0.1), so a primitive gets one scale at
+     * most; an epilogue with two is left to the loops. */
     int linears = 0;
-    for (int64_t i = 0; i < po->e.count; i++) {
-        cxla_epi_kind kind = po->e.ops[i].kind;
-        bool folded =
-            kind == CXLA_EPI_RSUB_FULL && i > 0 && po->e.ops[i - 1].kind == CXLA_EPI_SCALE;
-        linears += kind == CXLA_EPI_SCALE || (kind == CXLA_EPI_RSUB_FULL && !folded);
-    }
+    for (int64_t i = 0; i < po->e.count; i++) linears += po->e.ops[i].kind == CXLA_EPI_SCALE;
     if (linears > 1) return dnnl_unimplemented;
     dnnl_post_ops_t ops = NULL;
     ds = dnnl_post_ops_create(&ops);
@@ -571,34 +535,11 @@ static dnnl_status_t make_attr(const post_ops *po, dnn_state *st, int nd, int ax
         const cxla_epi_op *op = &po->e.ops[i];
         if (op->kind == CXLA_EPI_RELU || op->kind == CXLA_EPI_CONVERT) continue;
         if (op->kind == CXLA_EPI_SCALE) {
-            bool negate = i + 1 < po->e.count && po->e.ops[i + 1].kind == CXLA_EPI_RSUB_FULL;
-            ds = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_linear,
-                                              negate ? -op->c : op->c, 0.0f);
+            ds = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_linear, op->c, 0.0f);
             k++;
             continue;
         }
         tensor *t = &st->t[BIN0 + i];
-        if (cxla_epilogue_full(op->kind)) {
-            /* An array of the product's dims and type (a dot's: the matcher takes arrays
-             * after dots only) lies as the result does. a - x is -x + a: the linear
-             * post-op negates exactly (only a zero's sign may differ: -(+0) + 0 is +0). */
-            *t = (tensor){.used = true, .io = (int)po->vec_in[i], .user = st->t[2].user};
-            t->user.data_type = dt_of(op->full->shape.type); /* f32 before a convert */
-            bool folded = i > 0 && po->e.ops[i - 1].kind == CXLA_EPI_SCALE;
-            if (op->kind == CXLA_EPI_RSUB_FULL && !folded) {
-                ds = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_linear, -1.0f, 0.0f);
-                k++;
-                if (ds != dnnl_success) break;
-            }
-            t->arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(k) | DNNL_ARG_SRC_1;
-            ds = dnnl_post_ops_append_binary(ops,
-                                             op->kind == CXLA_EPI_MUL_FULL   ? dnnl_binary_mul
-                                             : op->kind == CXLA_EPI_SUB_FULL ? dnnl_binary_sub
-                                                                             : dnnl_binary_add,
-                                             &t->user);
-            k++;
-            continue;
-        }
         dnnl_dims_t d, strides;
         for (int j = 0; j < nd; j++) d[j] = 1, strides[j] = n;
         d[axis] = n, strides[axis] = 1;
@@ -822,12 +763,6 @@ static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_
     }
     if (ds == dnnl_success) {
         ds = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
-        /* An array post-op that only oneDNN's reference matmul takes: the product alone
-         * and the epilogue's loops are faster. */
-        if (ds == dnnl_success && has_full(po) && is_ref(pd)) {
-            dnnl_primitive_desc_destroy(pd);
-            ds = dnnl_unimplemented;
-        }
         if (ds == dnnl_unimplemented) {
             dnnl_primitive_attr_destroy(attr);
             return NULL;

@@ -14,11 +14,6 @@
  *   - maximum with a broadcast of the constant +0: EPI_RELU, at most once, followed
  *     only by EPI_SCALE with constants > 0 (so that it commutes with them and can run
  *     last, as a loop that keeps NaN);
- *   - after a dot only (not a convolution, whose result oneDNN may keep blocked), and
- *     before a relu: add, multiply or subtract (either way round) with an array of the
- *     product's dims and type that is not a broadcast: EPI_ADD_FULL, EPI_MUL_FULL,
- *     EPI_SUB_FULL (x - a), EPI_RSUB_FULL (a - x): an SGD update w - lr * dot(...), a
- *     residual add;
  *   - last, a convert of an f32 chain to bf16 or f16 (a product accumulated in f32 and
  *     stored narrow, as JAX writes a dot with preferred_element_type=f32 and a convert):
  *     EPI_CONVERT; the fusion's type is then the convert's, T stays f32;
@@ -34,24 +29,19 @@
 #include "hlo/hlo.h"
 
 typedef enum cxla_epi_kind {
-    CXLA_EPI_ADD_VEC,   /* y = x + v[feature] */
-    CXLA_EPI_MUL_VEC,   /* y = x * v[feature] */
-    CXLA_EPI_SUB_VEC,   /* y = x - v[feature] */
-    CXLA_EPI_SCALE,     /* y = x * c */
-    CXLA_EPI_RELU,      /* y = maximum(x, 0) */
-    CXLA_EPI_ADD_FULL,  /* y = x + a[i] (a: an array of the product's dims) */
-    CXLA_EPI_MUL_FULL,  /* y = x * a[i] */
-    CXLA_EPI_SUB_FULL,  /* y = x - a[i] */
-    CXLA_EPI_RSUB_FULL, /* y = a[i] - x */
-    CXLA_EPI_CONVERT,   /* y = (bf16 or f16) x, rounded to nearest even; last */
+    CXLA_EPI_ADD_VEC, /* y = x + v[feature] */
+    CXLA_EPI_MUL_VEC, /* y = x * v[feature] */
+    CXLA_EPI_SUB_VEC, /* y = x - v[feature] */
+    CXLA_EPI_SCALE,   /* y = x * c */
+    CXLA_EPI_RELU,    /* y = maximum(x, 0) */
+    CXLA_EPI_CONVERT, /* y = (bf16 or f16) x, rounded to nearest even; last */
 } cxla_epi_kind;
 
 typedef struct cxla_epi_op {
     cxla_epi_kind kind;
     const cxla_instr *instr; /* the elementwise instruction */
-    const cxla_instr *bcast; /* its other operand: a broadcast, or the array of *_FULL */
+    const cxla_instr *bcast; /* its broadcast operand */
     const cxla_instr *vec;   /* ADD_VEC, MUL_VEC, SUB_VEC: the broadcast's operand */
-    const cxla_instr *full;  /* *_FULL: the array (== bcast) */
     float c;                 /* SCALE: the constant */
 } cxla_epi_op;
 
@@ -79,11 +69,8 @@ int64_t cxla_epilogue_feature_dims(const cxla_instr *core, int64_t *dims);
 bool cxla_epilogue_step(const cxla_epilogue *e, const cxla_instr *prev, const cxla_instr *x,
                         bool vector_any_form, cxla_epi_op *op);
 
-/* Whether |kind| is one of the *_FULL kinds. */
-bool cxla_epilogue_full(cxla_epi_kind kind);
-
 /* Whether the fusion |f| computes a product of two of its parameters followed by an
- * epilogue whose vectors and arrays are parameters too; fills |out|. */
+ * epilogue whose vectors are parameters too; fills |out|. */
 bool cxla_epilogue_match(const cxla_instr *f, cxla_epilogue *out);
 
 #endif /* CXLA_PASSES_EPILOGUE_H_ */

@@ -104,18 +104,6 @@ static bool reshape_vector(const cxla_instr *r, const int64_t *fd, int64_t nf) {
     }
 }
 
-bool cxla_epilogue_full(cxla_epi_kind kind) {
-    return kind == CXLA_EPI_ADD_FULL || kind == CXLA_EPI_MUL_FULL || kind == CXLA_EPI_SUB_FULL ||
-           kind == CXLA_EPI_RSUB_FULL;
-}
-
-/* |a| is an array operand of a *_FULL op: the chain's dims and type, and not a broadcast
- * (a broadcast is better fused where it is read than made whole for the epilogue). */
-static bool full_array(const cxla_instr *a, const cxla_instr *x) {
-    return a->opcode != CXLA_OP_BROADCAST && a->shape.type == x->shape.type &&
-           cxla_shape_is_static(&a->shape) && cxla_shape_same_dims(&a->shape, &x->shape);
-}
-
 /* Whether |x| converts the f32 chain value |prev| to bf16 or f16, the same dims. */
 static bool narrowing_convert(const cxla_epilogue *e, const cxla_instr *prev, const cxla_instr *x) {
     return x->opcode == CXLA_OP_CONVERT && x->operand_count == 1 && x->operands[0] == prev &&
@@ -153,19 +141,6 @@ bool cxla_epilogue_step(const cxla_epilogue *e, const cxla_instr *prev, const cx
     float c;
     op->instr = x;
     op->bcast = other;
-    bool is_arith =
-        x->opcode == CXLA_OP_ADD || x->opcode == CXLA_OP_SUBTRACT || x->opcode == CXLA_OP_MULTIPLY;
-    /* An array, unless it is a vector in effect (a reshape adding dims of size 1: the
-     * bias of a [1, N] product). */
-    if (is_arith && !relu_seen && e->core->opcode == CXLA_OP_DOT && full_array(other, x) &&
-        !(nf > 0 && reshape_vector(other, fd, nf))) {
-        op->kind = x->opcode == CXLA_OP_ADD        ? CXLA_EPI_ADD_FULL
-                   : x->opcode == CXLA_OP_MULTIPLY ? CXLA_EPI_MUL_FULL
-                   : x->operands[0] == prev        ? CXLA_EPI_SUB_FULL
-                                                   : CXLA_EPI_RSUB_FULL;
-        op->full = other;
-        return true;
-    }
     switch (x->opcode) {
     case CXLA_OP_SUBTRACT:
         if (x->operands[0] != prev) return false; /* v - x is not a post-op */
@@ -214,14 +189,11 @@ bool cxla_epilogue_match(const cxla_instr *f, cxla_epilogue *out) {
         if (n == CXLA_EPI_MAX || x->operand_count != 2) return false;
         chain[n++] = x;
         const cxla_instr *a = x->operands[0], *b = x->operands[1];
-        /* The chain continues through the operand that is not a broadcast, or (an array
-         * operand) not a parameter. */
-        bool ba = a->opcode == CXLA_OP_BROADCAST, bb = b->opcode == CXLA_OP_BROADCAST;
-        bool pa = a->opcode == CXLA_OP_PARAMETER, pb = b->opcode == CXLA_OP_PARAMETER;
-        if (ba != bb)
-            x = ba ? b : a;
-        else if (!ba && pa != pb)
-            x = pa ? b : a;
+        /* The chain continues through the operand that is not a broadcast. */
+        if (a->opcode == CXLA_OP_BROADCAST && b->opcode != CXLA_OP_BROADCAST)
+            x = b;
+        else if (b->opcode == CXLA_OP_BROADCAST && a->opcode != CXLA_OP_BROADCAST)
+            x = a;
         else
             return false;
         if (x->user_count != 1) return false;
@@ -237,7 +209,6 @@ bool cxla_epilogue_match(const cxla_instr *f, cxla_epilogue *out) {
         cxla_epi_op op;
         if (!cxla_epilogue_step(out, prev, chain[i], false, &op)) return false;
         if (op.vec && op.vec->opcode != CXLA_OP_PARAMETER) return false;
-        if (op.full && op.full->opcode != CXLA_OP_PARAMETER) return false;
         out->ops[out->count++] = op;
         prev = chain[i];
     }
@@ -321,16 +292,7 @@ static cxla_status form(cxla_instr *core, const cxla_epilogue *e, cxla_instr *la
             CXLA_RETURN_IF_ERROR(passes_clone_instr(fc, op->instr, &from, &prev));
             continue;
         }
-        if (op->full) { /* the array itself, a parameter of the fusion */
-            char base[32];
-            snprintf(base, sizeof(base), "param_%d", (int)n);
-            CXLA_RETURN_IF_ERROR(
-                passes_add(fc, CXLA_OP_PARAMETER, base, &op->full->shape, 0, NULL, &params[n]));
-            params[n]->parameter_number = n;
-            operands[n] = (cxla_instr *)op->full;
-            bc = params[n];
-            n++;
-        } else if (op->vec) {
+        if (op->vec) {
             cxla_instr *v;
             CXLA_RETURN_IF_ERROR(vector_operand(comp, e, op, &v));
             char base[32];

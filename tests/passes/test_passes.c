@@ -459,10 +459,9 @@ static void test_output_fusion_dense(void) {
 }
 
 static void test_output_fusion_arrays(void) {
-    /* SGD's update w - lr * dot(h, d): the scale and the subtraction from the array w
-     * join the dot (w becomes the fusion's third operand); a convolution's residual add
-     * of an array does not (oneDNN may keep a convolution's result blocked), nor does an
-     * add of a broadcast along M (a broadcast is fused where it is read, not made whole). */
+    /* SGD's update w - lr * dot(h, d): the scale joins the dot, the subtraction from the
+     * array w stays outside (oneDNN 2.6's binary post-op over a whole tensor made a
+     * 784x256x1024 matmul 0.43 ms slower, twice what the separate pass costs). */
     cxla_module *m =
         run_pass("HloModule m\n"
                  "ENTRY e { h = f32[8,16] parameter(0)\n d = f32[8,4] parameter(1)\n"
@@ -470,49 +469,18 @@ static void test_output_fusion_arrays(void) {
                  " g = f32[16,4] dot(h, d), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n"
                  " lr = f32[] constant(0.1)\n lb = f32[16,4] broadcast(lr), dimensions={}\n"
                  " u = f32[16,4] multiply(lb, g)\n"
-                 " wn = f32[16,4] subtract(w, u)\n"
-                 " x = f32[1,6,6,3] parameter(3)\n k = f32[3,3,3,4] parameter(4)\n"
-                 " y = f32[1,6,6,4] parameter(5)\n"
-                 " c = f32[1,6,6,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
-                 "dim_labels=b01f_01io->b01f\n"
-                 " cy = f32[1,6,6,4] add(c, y)\n"
-                 " ROOT t = (f32[16,4], f32[1,6,6,4]) tuple(wn, cy) }\n",
+                 " ROOT wn = f32[16,4] subtract(w, u) }\n",
                  &cxla_pass_output_fusion);
     if (!m) return;
     const cxla_instr *f = only_output_fusion(m->entry);
-    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_CONVOLUTION), 1);
-    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_ADD), 1);
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_SUBTRACT), 1);
     if (f) {
-        CHECK_EQ_I64(f->operand_count, 3);
-        if (f->operand_count == 3)
-            CHECK(f->operands[2] == cxla_computation_find_instr(m->entry, "w"));
-        cxla_epilogue e;
-        CHECK(cxla_epilogue_match(f, &e));
-        CHECK_EQ_I64(e.count, 2);
-        if (e.count == 2) {
-            CHECK(e.ops[0].kind == CXLA_EPI_SCALE && e.ops[1].kind == CXLA_EPI_RSUB_FULL);
-            CHECK(cxla_epilogue_full(e.ops[1].kind) && e.ops[1].full != NULL);
-        }
-    }
-    cxla_module_destroy(m);
-    m = run_pass("HloModule m\n"
-                 "ENTRY e { x = f32[8,16] parameter(0)\n w = f32[16,4] parameter(1)\n"
-                 " v = f32[8] parameter(2)\n a = f32[8,4] parameter(3)\n"
-                 " p = f32[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
-                 " q = f32[8,4] multiply(a, p)\n"
-                 " vb = f32[8,4] broadcast(v), dimensions={0}\n"
-                 " ROOT r = f32[8,4] add(q, vb) }\n",
-                 &cxla_pass_output_fusion);
-    if (!m) return;
-    f = only_output_fusion(m->entry);
-    if (f) {
+        CHECK_EQ_I64(f->operand_count, 2);
         cxla_epilogue e;
         CHECK(cxla_epilogue_match(f, &e));
         CHECK_EQ_I64(e.count, 1);
-        if (e.count == 1) CHECK(e.ops[0].kind == CXLA_EPI_MUL_FULL);
+        if (e.count == 1) CHECK(e.ops[0].kind == CXLA_EPI_SCALE);
     }
-    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_ADD), 1);
-    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_BROADCAST), 1);
     cxla_module_destroy(m);
 }
 
