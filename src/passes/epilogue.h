@@ -14,9 +14,9 @@
  *   - maximum with a broadcast of the constant +0: EPI_RELU, at most once, followed
  *     only by EPI_SCALE with constants > 0 (so that it commutes with them and can run
  *     last, as a loop that keeps NaN);
- *   - last, a convert of an f32 chain to bf16 or f16 (a product accumulated in f32 and
- *     stored narrow, as JAX writes a dot with preferred_element_type=f32 and a convert):
- *     EPI_CONVERT; the fusion's type is then the convert's, T stays f32;
+ *   - last, after a dot, a convert of an f32 chain to bf16 (a product accumulated in f32
+ *     and stored narrow, as JAX writes a dot with preferred_element_type=f32 and a
+ *     convert): EPI_CONVERT; the fusion's type is then bf16, T stays f32;
  *   (before fusion, a reshape that only adds dims of size 1 to such a vector counts as
  *   its broadcast);
  * Every value of the chain but the root has one user. In the fused computation the
@@ -34,7 +34,7 @@ typedef enum cxla_epi_kind {
     CXLA_EPI_SUB_VEC, /* y = x - v[feature] */
     CXLA_EPI_SCALE,   /* y = x * c */
     CXLA_EPI_RELU,    /* y = maximum(x, 0) */
-    CXLA_EPI_CONVERT, /* y = (bf16 or f16) x, rounded to nearest even; last */
+    CXLA_EPI_CONVERT, /* y = (bf16) x, rounded to nearest even; last */
 } cxla_epi_kind;
 
 typedef struct cxla_epi_op {

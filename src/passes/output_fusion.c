@@ -104,11 +104,15 @@ static bool reshape_vector(const cxla_instr *r, const int64_t *fd, int64_t nf) {
     }
 }
 
-/* Whether |x| converts the f32 chain value |prev| to bf16 or f16, the same dims. */
+/* Whether |x| converts the f32 chain value |prev| of a dot to bf16, the same dims. Not f16
+ * (oneDNN 2.6 stores it only on CPUs with AVX512-FP16) nor after a convolution (its
+ * primitive does not take an f32 source with a bf16 result): where oneDNN does not take
+ * the fusion, its whole epilogue runs as loops on one thread, slower than the fused
+ * product and a separate convert kernel. */
 static bool narrowing_convert(const cxla_epilogue *e, const cxla_instr *prev, const cxla_instr *x) {
     return x->opcode == CXLA_OP_CONVERT && x->operand_count == 1 && x->operands[0] == prev &&
            prev->shape.type == CXLA_F32 && e->core->shape.type == CXLA_F32 &&
-           (x->shape.type == CXLA_BF16 || x->shape.type == CXLA_F16) &&
+           e->core->opcode == CXLA_OP_DOT && x->shape.type == CXLA_BF16 &&
            cxla_shape_same_dims(&x->shape, &prev->shape);
 }
 

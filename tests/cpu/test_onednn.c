@@ -789,11 +789,11 @@ static void test_fused_two_scales(void) {
           "f32", 24, cpu_onednn_available() ? "onednn matmul, then epilogue loops" : NULL);
 }
 
-/* A convert of an f32 product (and its bias) to bf16 or f16, last in the epilogue:
- * oneDNN stores the narrow type, rounding its f32 values once to nearest even as the
- * interpreter's convert does (f16 runs whichever way this CPU's oneDNN takes it); a dot
- * oneDNN does not take runs the loops, then the epilogue's loops and the convert, bit for
- * bit the interpreter's. */
+/* A convert of an f32 product (and its bias) to bf16, last in the epilogue: oneDNN stores
+ * bf16, rounding its f32 values once to nearest even as the interpreter's convert does
+ * (a convert to f16 is not fused: its own kernel after the fusion); a dot oneDNN does not
+ * take runs the loops, then the epilogue's loops and the convert, bit for bit the
+ * interpreter's. */
 static void test_fused_convert(void) {
     rng_state = 13;
     fused_ops = 1;

@@ -486,23 +486,26 @@ static void test_output_fusion_arrays(void) {
 
 static void test_output_fusion_convert(void) {
     /* An f32 product and its bias stored as bf16: the convert ends the fusion, whose type
-     * is bf16; a widening convert (of a bf16 product) and what follows a convert stay
-     * outside. */
+     * is bf16; a widening convert (of a bf16 product), a convert to f16 and what follows
+     * a convert stay outside. */
     cxla_module *m =
         run_pass("HloModule m\n"
                  "ENTRY e { x = bf16[8,16] parameter(0)\n w = bf16[16,4] parameter(1)\n"
-                 " b = f32[4] parameter(2)\n"
+                 " b = f32[4] parameter(2)\n h = f32[8,16] parameter(3)\n"
+                 " w3 = f32[16,4] parameter(4)\n"
                  " d = f32[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
                  " bb = f32[8,4] broadcast(b), dimensions={1}\n s = f32[8,4] add(d, bb)\n"
                  " c = bf16[8,4] convert(s)\n n = bf16[8,4] negate(c)\n"
                  " d2 = bf16[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
                  " c2 = f32[8,4] convert(d2)\n"
-                 " ROOT t = (bf16[8,4], f32[8,4]) tuple(n, c2) }\n",
+                 " d3 = f32[8,4] dot(h, w3), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                 " c3 = f16[8,4] convert(d3)\n"
+                 " ROOT t = (bf16[8,4], f32[8,4], f16[8,4]) tuple(n, c2, c3) }\n",
                  &cxla_pass_output_fusion);
     if (!m) return;
     const cxla_instr *f = only_output_fusion(m->entry);
-    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_DOT), 1);
-    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_CONVERT), 1);
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_DOT), 2);     /* d2, d3 */
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_CONVERT), 2); /* c2, c3 */
     CHECK_EQ_I64(count_op(m->entry, CXLA_OP_NEGATE), 1);
     if (f) {
         CHECK(f->shape.type == CXLA_BF16);
