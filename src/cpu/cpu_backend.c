@@ -5,9 +5,11 @@
  * (onednn.h) for each dot and convolution there, and build the step sequence over one
  * arena that runs the module (cpu_steps.c); execute = that sequence (--check-finite
  * included: the steps test their results; a second sequence for runs whose arguments are
- * donated writes the aliased results in them). Only modules with unbounded dynamic
- * dimensions ('?') run on the interpreter's driver with those instructions overridden by their
- * kernels and calls (cpu.h). */
+ * donated writes the aliased results in them). A module with unbounded dynamic dimensions
+ * ('?') has no step sequence of its own: each run compiles (once per set of argument sizes,
+ * cached: cpu_specialize.h) a form of it specialized to its arguments' sizes and runs that;
+ * sizes or modules that cannot be specialized run on the interpreter's driver with those
+ * instructions overridden by their kernels and calls (cpu.h). */
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "cpu/compiler.h"
 #include "cpu/cpu_internal.h"
 #include "cpu/cpu_service.h"
+#include "cpu/cpu_specialize.h"
 #include "cpu/emit.h"
 #include "cpu/onednn.h"
 #include "interp/interp.h"
@@ -40,6 +43,8 @@ typedef struct cpu_compiled {
     int64_t id_count;
     int64_t kernel_count;
     cpu_plan *plan; /* the step sequence; NULL: unbounded shapes, the driver runs it */
+    /* Unbounded shapes: the forms specialized to argument sizes; NULL otherwise. */
+    cpu_spec_cache *spec;
     /* The one for runs with donated arguments (input_output_alias); NULL: none. */
     cpu_plan *plan_donated;
 } cpu_compiled;
@@ -369,6 +374,10 @@ const cpu_plan *cpu_compiled_plan(const void *compiled) {
     return compiled ? ((const cpu_compiled *)compiled)->plan : NULL;
 }
 
+void cpu_compiled_spec_stats(void *compiled, cpu_spec_stats *out) {
+    cpu_spec_get_stats(compiled ? ((cpu_compiled *)compiled)->spec : NULL, out);
+}
+
 const cpu_plan *cpu_compiled_donated_plan(const void *compiled) {
     return compiled ? ((const cpu_compiled *)compiled)->plan_donated : NULL;
 }
@@ -477,9 +486,19 @@ cxla_status cpu_explain(const cxla_module *module, cxla_strbuf *out) {
                                "; arena %zu bytes; copy steps %" PRId64
                                " (%zu bytes a run); buffers taken over in place %" PRId64 "\n",
                                st.arena_size, st.copy_steps, st.copy_bytes, st.in_place);
+        } else if (c->spec && !cpu_spec_refusal(c->spec)) {
+            cxla_strbuf_printf(out,
+                               "; no step sequence: unbounded dynamic shapes are specialized "
+                               "per argument sizes (each new set of sizes compiles a form with "
+                               "them static, cached per executable); the lines above are the "
+                               "interpreter's driver, which runs sizes a form cannot take "
+                               "(docs/semantics.md)\n");
         } else {
-            cxla_strbuf_printf(out, "; no step sequence: unbounded dynamic shapes run on the "
-                                    "interpreter's driver (docs/semantics.md)\n");
+            cxla_strbuf_printf(out,
+                               "; no step sequence: unbounded dynamic shapes run on the "
+                               "interpreter's driver, not specialized per argument sizes: %s "
+                               "(docs/semantics.md)\n",
+                               c->spec ? cpu_spec_refusal(c->spec) : "no unbounded parameter");
         }
         if (out->failed) s = OOM();
     }
@@ -494,6 +513,7 @@ cxla_status cpu_explain(const cxla_module *module, cxla_strbuf *out) {
 static void cpu_destroy(void *compiled) {
     cpu_compiled *c = compiled;
     if (!c) return;
+    cpu_spec_destroy(c->spec);
     cpu_plan_destroy(c->plan);
     cpu_plan_destroy(c->plan_donated);
     cpu_library_close(c->library);
@@ -567,6 +587,8 @@ static cxla_status cpu_compile(const cxla_module *module, const exec_compile_opt
     if (!s && c->plan_donated)
         s = cpu_svc_rng_keys_of_user(module, c->module, c->id_count,
                                      cpu_plan_rng_keys(c->plan_donated));
+    /* No plan: unbounded shapes, specialized per run (cpu_specialize.h). */
+    if (!s && !c->plan) s = cpu_spec_create(module, options, &c->spec);
     generated_free(&g);
     if (s) {
         cpu_destroy(c);
@@ -581,6 +603,11 @@ static cxla_status cpu_execute(void *compiled, const exec_run_options *options,
                                cxla_literal **out_result) {
     cpu_compiled *c = compiled;
     cxla_status s;
+    if (c->spec) {
+        bool ran = false;
+        s = cpu_spec_run(c->spec, options, args, arg_count, out_result, &ran);
+        if (s || ran) return s;
+    }
     cpu_pool_enter(c->pool);
     if (c->plan) {
         bool donate = cpu_plan_can_donate(c->plan_donated, options, args, arg_count);
