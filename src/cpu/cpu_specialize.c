@@ -148,6 +148,10 @@ const char *cpu_spec_refusal(const cpu_spec_cache *c) {
     return c ? c->refusal : NULL;
 }
 
+const cxla_module *cpu_spec_source(const cpu_spec_cache *c) {
+    return c->source;
+}
+
 void cpu_spec_get_stats(cpu_spec_cache *c, cpu_spec_stats *out) {
     memset(out, 0, sizeof(*out));
     if (!c) return;

@@ -30,6 +30,9 @@ void cpu_spec_destroy(cpu_spec_cache *cache);
  * cache. */
 const char *cpu_spec_refusal(const cpu_spec_cache *cache);
 
+/* The cache's copy of the module (what the driver's form is compiled from). */
+const cxla_module *cpu_spec_source(const cpu_spec_cache *cache);
+
 /* Runs |args| (as exec_backend.execute takes them) on the form for their sizes, compiling
  * it first when the cache lacks it; the result is the interpreter's: a '?' result
  * dimension at its size, static, the bounded ones as declared. Donation is not used

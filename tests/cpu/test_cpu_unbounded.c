@@ -377,6 +377,8 @@ static void test_driver_sizes(void) {
                               "  s = f32[?] add(a, c)\n  ROOT t = f32[?] add(s, b)\n}\n";
     cxla_module *m = parse(text);
     void *compiled = compile(m);
+    /* The driver's form is compiled by the first run that needs it. */
+    CHECK(cpu_compiled_call_what(compiled, "t") == NULL);
     const char *five = "f32[5] {1, 2, 3, 4, 5}";
     struct {
         const char *a, *b;
@@ -394,6 +396,7 @@ static void test_driver_sizes(void) {
         for (int j = 0; j < 3; j++) cxla_literal_free(args[j]);
     }
     cpu_spec_stats st = stats(compiled);
+    CHECK_EQ_STR(cpu_compiled_call_what(compiled, "t"), "interpreter handler");
     CHECK_EQ_I64(st.compiles, 3); /* (5, 5), (3, 3), (3, 4) */
     CHECK_EQ_I64(st.hits, 1);
     CHECK_EQ_I64(st.driver_runs, 5);
