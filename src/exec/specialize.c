@@ -369,8 +369,47 @@ static cxla_status no_unbounded_left(const cxla_module *m) {
     return NULL;
 }
 
+/* What the driver refuses or answers otherwise whatever the sizes: an operation that cannot
+ * compute the size of a '?' result dimension (the interpreter's error, which a static form
+ * would not give: a send, an all-reduce of a '?' shape), one of those operations with a '?'
+ * operand (an outfeed compares its operand's declared shape with the value), and a shape
+ * attribute with a '?' dimension (an outfeed_shape). */
+static cxla_status check_driver_only(const cxla_module *m) {
+    for (int64_t c = 0; c < m->comp_count; c++)
+        for (int64_t i = 0; i < m->comps[c]->instr_count; i++) {
+            const cxla_instr *in = m->comps[c]->instrs[i];
+            bool none =
+                in->opcode != CXLA_OP_PARAMETER && exec_dynamic_kind(in->opcode) == EXEC_DYN_NONE;
+            if (none && exec_shape_has_unbounded(&in->shape))
+                return exec_error(in, CXLA_STATUS_UNIMPLEMENTED,
+                                  "'%s' cannot compute the size of an unbounded ('?') result "
+                                  "dimension",
+                                  cxla_opcode_name(in->opcode));
+            for (int64_t k = 0; none && k < in->operand_count; k++)
+                if (exec_shape_has_unbounded(&in->operands[k]->shape))
+                    return exec_error(in, CXLA_STATUS_UNIMPLEMENTED,
+                                      "operand %" PRId64
+                                      " of '%s' is unbounded ('?'), which the driver checks "
+                                      "against its actual size",
+                                      k, cxla_opcode_name(in->opcode));
+            for (int64_t a = 0; a < in->attr_count; a++) {
+                const cxla_attr *at = &in->attrs[a];
+                if (at->kind != CXLA_ATTR_KIND_SHAPE && at->kind != CXLA_ATTR_KIND_SHAPES) continue;
+                for (int64_t k = 0; k < at->v.shapes.count; k++)
+                    if (exec_shape_has_unbounded(&at->v.shapes.items[k]))
+                        return exec_error(in, CXLA_STATUS_UNIMPLEMENTED,
+                                          "its attribute %s holds an unbounded ('?') "
+                                          "dimension, which the driver compares with the "
+                                          "value's size",
+                                          cxla_attr_get_info(at->id)->name);
+            }
+        }
+    return NULL;
+}
+
 static cxla_status specialize(spec *sp, const cxla_module *orig, const int64_t *sizes,
                               int64_t count) {
+    CXLA_RETURN_IF_ERROR(check_driver_only(orig));
     cxla_module *m = sp->m;
     cxla_computation *e = m->entry;
     /* Every instruction of the copy keeps its id (cxla_module_clone). */

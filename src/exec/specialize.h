@@ -37,11 +37,13 @@ bool exec_unbounded_arg_sizes(const cxla_module *m, const cxla_literal *const *a
  * shapes may come out at other sizes than the arguments they alias, and the specialized
  * runs do not donate). Errors, each naming the instruction:
  *   UNIMPLEMENTED: the module cannot be specialized whatever the sizes: a '?' dimension
- *     that no argument sizes (iota, constant, custom-call, dynamic-reshape ...), a
- *     computation called with unbounded values from where it cannot be given one shape,
- *     a '?' dimension made bounded that meets an operation whose result depends on the
- *     bound (set-dimension-size, dynamic-slice, dynamic-reshape, a reshape with several
- *     dynamic result dimensions, an operation that refuses values below their bounds);
+ *     that no argument sizes (iota, constant, custom-call, dynamic-reshape ...), an
+ *     operation that refuses values below their bounds (exec/dynamic.h: EXEC_DYN_NONE)
+ *     with a '?' result or operand, a shape attribute with a '?' dimension, a '?'
+ *     dimension made bounded that meets an operation whose result depends on the bound
+ *     (set-dimension-size, dynamic-slice, dynamic-reshape, a reshape with several dynamic
+ *     result dimensions); and, at some sizes only, a computation called with unbounded
+ *     values at two different shapes;
  *   INVALID_ARGUMENT: the shapes do not agree at these sizes (shape inference or the
  *     verifier fails: two '?' operands of an add with different sizes ...); the driver
  *     then gives the run its own answer;

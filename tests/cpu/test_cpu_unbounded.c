@@ -404,25 +404,29 @@ static void test_driver_sizes(void) {
     cxla_module_destroy(m);
 }
 
-/* Modules that are never specialized: a '?' dimension nothing sizes (iota), and a '?'
+/* Modules that are never specialized: a '?' dimension nothing sizes (iota), a '?'
  * dimension that only a bound could specialize meeting set-dimension-size, whose range
- * check depends on it. Both run on the driver with the interpreter's results; --explain
- * says why. */
+ * check depends on it, and an outfeed of a '?' value (the driver compares the operand's
+ * declared shape with the value and fails). They run on the driver with the interpreter's results;
+ * --explain says why. */
 static void test_refused(void) {
     static const struct {
         const char *text, *arg, *why;
     } cases[] = {
         {"HloModule i\nENTRY e {\n  x = s32[?] parameter(0)\n"
          "  i = s32[?] iota(), iota_dimension=0\n  ROOT a = s32[?] add(x, i)\n}\n",
-         "s32[3] {1, 2, 3}", "no argument gives it a size"},
+         "s32[3] {1, 2, 3}", "cannot compute the size of an unbounded"},
         {"HloModule sds\nENTRY e {\n  v = f32[6] parameter(0)\n  k = s32[] parameter(1)\n"
          "  d = f32[?] set-dimension-size(v, k), dimensions={0}\n"
          "  two = s32[] constant(2)\n"
          "  e = f32[?] set-dimension-size(d, two), dimensions={0}\n"
          "  ROOT n = f32[?] negate(e)\n}\n",
          NULL, "depends on that bound"},
+        {"HloModule o\nENTRY e {\n  x = f32[?] parameter(0)\n  t0 = token[] after-all()\n"
+         "  o = token[] outfeed(x, t0)\n  ROOT y = f32[?] negate(x)\n}\n",
+         "f32[2] {1, 2}", "of 'outfeed' is unbounded"},
     };
-    for (int c = 0; c < 2; c++) {
+    for (int c = 0; c < 3; c++) {
         cxla_module *m = parse(cases[c].text);
         void *compiled = compile(m);
         cxla_strbuf out;
