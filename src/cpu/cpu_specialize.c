@@ -274,10 +274,30 @@ static void strip_layouts(cxla_shape *s) {
 
 /* The specialized run's result |res| (taken) as the driver returns it for |m|: '?'
  * dimensions static at their sizes, bounded ones as declared, in the entry layout the
- * driver gives (interp_run_module_overridden). */
+ * driver gives (interp_run_module_overridden). Usually the form's '?' dimensions are
+ * static and |res| is that already (the form has the same entry layout); a '?' dimension
+ * the form holds below a bound is cut to its size here. */
+/* Whether every '?' dimension of |declared| is static in |got| (the form's result leaf):
+ * then the form's literal is already the one the driver returns. */
+static bool unbounded_static(const cxla_shape *declared, const cxla_literal *got) {
+    if (declared->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < declared->tuple_count; i++)
+            if (got->shape->type != CXLA_TUPLE || i >= got->tuple_count ||
+                !unbounded_static(&declared->elements[i], got->elements[i]))
+                return false;
+        return true;
+    }
+    if (!cxla_type_is_array(declared->type)) return true;
+    for (int64_t d = 0; d < declared->rank; d++)
+        if (exec_shape_dim_dynamic(declared, d) && declared->dims[d] == CXLA_DIM_UNBOUNDED &&
+            exec_shape_dim_dynamic(got->shape, d))
+            return false;
+    return true;
+}
+
 static cxla_status as_declared(const cxla_module *m, cxla_literal *res, cxla_literal **out) {
     const cxla_shape *root = &m->entry->root->shape;
-    if (!exec_shape_has_unbounded(root)) {
+    if (!exec_shape_has_unbounded(root) || unbounded_static(root, res)) {
         *out = res;
         return NULL;
     }
