@@ -26,8 +26,8 @@ and a read-only stream) and f32 FMA peak in the same run; a case's floor is the 
 must read and write over the triad bandwidth (over the read-only bandwidth for the pure
 reductions: sums to a scalar, row and column sums) or its flops over the FMA peak,
 whichever is larger, at the first thread count of --threads. Ratios: backend / floor,
-backend / PyTorch, backend / NumPy (above 1: cxla is slower). The tiny-adds case is reported in microseconds per source
-operation and has no floor.
+backend / PyTorch, backend / NumPy (above 1: cxla is slower). The tiny-adds case is
+reported in microseconds per source operation and has no floor.
 
 Threads: --threads LIST (default 2,1). The first count is what NumPy's BLAS, PyTorch and
 cxla (CXLA_NUM_THREADS) use for the main columns and the ratios; each further count adds
