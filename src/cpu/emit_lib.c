@@ -690,25 +690,67 @@ static bool bitcast_convert_ok(const cxla_instr *instr) {
     if (instr->operand_count != 1 || !cpu_lib_plain(instr) || instr->shape.type == CXLA_TUPLE)
         return false;
     cxla_type a = instr->operands[0]->shape.type, b = instr->shape.type;
-    /* Whole bytes only: the buffer is the result (pred holds 0 or 1: left out). */
+    /* Whole bytes only: the buffer is the result (pred holds 0 or 1: left out). Between
+     * widths, a complex element is two parts, not one number: left out. */
     return cpu_emit_type_ok(a) && cpu_emit_type_ok(b) && a != CXLA_PRED && b != CXLA_PRED &&
+           (cxla_type_storage(a) == cxla_type_storage(b) ||
+            (!cxla_type_is_complex(a) && !cxla_type_is_complex(b))) &&
            cpu_lib_count(&instr->operands[0]->shape) * (int64_t)cxla_type_storage(a) ==
                cpu_lib_count(&instr->shape) * (int64_t)cxla_type_storage(b);
+}
+
+static const char *uint_type(size_t bytes) {
+    return bytes == 1 ? "uint8_t" : bytes == 2 ? "uint16_t" : bytes == 4 ? "uint32_t" : "uint64_t";
 }
 
 static cxla_status emit_bitcast_convert(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                         cpu_kernel_info *info) {
     int64_t bytes = cpu_lib_count(&instr->shape) * (int64_t)cxla_type_storage(instr->shape.type);
     int64_t blocks = (bytes + 65535) / 65536;
+    size_t sa = cxla_type_storage(instr->operands[0]->shape.type);
+    size_t sb = cxla_type_storage(instr->shape.type);
     cpu_lib_head(instr, name, out);
     cpu_lib_open(name, blocks > 0 ? blocks : 1, out);
     cxla_strbuf_printf(out,
-                       "    /* The bytes unchanged, in the machine's (little-endian) order. */\n"
                        "    const int64_t lo = begin * 65536, hi = end * 65536 < %" PRId64
-                       " ? end * 65536 : %" PRId64 ";\n"
-                       "    if (hi > lo) memcpy((char *)out[0] + lo, (const char *)in[0] + lo, "
-                       "(size_t)(hi - lo));\n}\n\n",
+                       " ? end * 65536 : %" PRId64 ";\n",
                        bytes, bytes);
+    if (sa == sb) {
+        /* One element for one: its bits unchanged, in the machine's byte order. */
+        cxla_strbuf_puts(out, "    if (hi > lo) memcpy((char *)out[0] + lo, (const char *)in[0] + "
+                              "lo, (size_t)(hi - lo));\n}\n\n");
+    } else {
+        /* Between widths, a wide element's parts go lowest bits first (docs/semantics.md, as
+         * the interpreter): the order of its bytes on a little-endian machine only, so the
+         * parts are cut and joined as numbers, the same on every byte order. A block of
+         * 65536 bytes holds whole wide elements. */
+        size_t w = sa > sb ? sa : sb, n = sa > sb ? sb : sa;
+        const char *wt = uint_type(w), *nt = uint_type(n);
+        cxla_strbuf_printf(out,
+                           "    const char *src = (const char *)in[0];\n"
+                           "    char *dst = (char *)out[0];\n"
+                           "    for (int64_t i = lo / %zu; i < hi / %zu; i++) {\n"
+                           "        %s wide = 0;\n"
+                           "        %s part;\n",
+                           w, w, wt, nt);
+        if (sa > sb)
+            cxla_strbuf_printf(out,
+                               "        memcpy(&wide, src + i * %zu, %zu);\n"
+                               "        for (int k = 0; k < %zu; k++) {\n"
+                               "            part = (%s)(wide >> (%zu * k));\n"
+                               "            memcpy(dst + (i * %zu + k) * %zu, &part, %zu);\n"
+                               "        }\n",
+                               w, w, w / n, nt, 8 * n, w / n, n, n);
+        else
+            cxla_strbuf_printf(out,
+                               "        for (int k = 0; k < %zu; k++) {\n"
+                               "            memcpy(&part, src + (i * %zu + k) * %zu, %zu);\n"
+                               "            wide |= (%s)part << (%zu * k);\n"
+                               "        }\n"
+                               "        memcpy(dst + i * %zu, &wide, %zu);\n",
+                               w / n, w / n, n, n, wt, 8 * n, w, w);
+        cxla_strbuf_puts(out, "    }\n}\n\n");
+    }
     if (info) {
         info->range = blocks > 0 ? blocks : 1;
         info->cost = 2.0 * (double)bytes;
