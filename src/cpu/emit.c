@@ -2161,8 +2161,20 @@ cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strb
     return cpu_emit_kernel_info(instr, name, out, NULL);
 }
 
+static cxla_status emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                    cpu_kernel_info *out_info);
+
 cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                  cpu_kernel_info *out_info) {
+    size_t start = out->len;
+    cpu_emit_complex_libm_reset();
+    cxla_status s = emit_kernel_info(instr, name, out, out_info);
+    if (!s) cpu_emit_complex_libm_guard(name, out, start);
+    return s;
+}
+
+static cxla_status emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                    cpu_kernel_info *out_info) {
     const char *why = NULL;
     if (out_info) memset(out_info, 0, sizeof(*out_info));
     if (instr->opcode == CXLA_OP_DOT) return cpu_emit_dot(instr, name, out, out_info);
