@@ -88,7 +88,21 @@ typedef struct batch {
     one_case *cases;
     int64_t count;
     cxla_strbuf includes, body, sources;
+    /* Cases whose code calls <complex.h> (the complex transcendental functions: an #error
+     * for compilers without it, tcc) go to |complex_twin|, built by the compilers that
+     * have it; with |drop_complex| they are left out (another libm than the
+     * interpreter's, as the 32-bit one, may differ in the last bit). */
+    struct batch *complex_twin;
+    bool drop_complex;
+    bool has_complex; /* holds such cases: built only by compilers with <complex.h> */
 } batch;
+
+/* Whether |cc| has C99's <complex.h> (tcc does not). */
+static bool cc_has_complex(const char *cc) {
+    return strstr(cc, "tcc") == NULL;
+}
+
+static int case_serial; /* case names unique across batches */
 
 static int total_compiled, total_skipped, total_cases, total_data_files;
 
@@ -143,7 +157,7 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
                              int64_t nargs, const char *where) {
     one_case c;
     memset(&c, 0, sizeof c);
-    snprintf(c.name, sizeof c.name, "f%dc%d", b->index, (int)b->count);
+    snprintf(c.name, sizeof c.name, "f%dc%d", b->index, case_serial++);
     snprintf(c.where, sizeof c.where, "%.500s", where);
     for (int64_t ci = 0; ci < m->comp_count && cpu_emit_fast_math(); ci++)
         for (int64_t i = 0; i < m->comps[ci]->instr_count; i++) {
@@ -173,6 +187,11 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
         cxla_status_free(s);
         s = NULL;
         skip = true;
+    }
+    if (!skip && !s && src.data && strstr(src.data, "#ifndef CXLA_HAVE_COMPLEX")) {
+        if (b->drop_complex) skip = true;
+        if (b->complex_twin) b = b->complex_twin;
+        b->has_complex = true;
     }
     for (int64_t i = 0; !skip && !s && i < nargs; i++)
         s = flatten(args[i],
@@ -250,6 +269,13 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
 /* Writes the driver of |b|, builds it with each compiler, runs it and compares; frees. */
 static void batch_run(batch *b, const char *what, const char *const *compilers, int ncc) {
     cxla_status s = NULL;
+    batch *twin = b->complex_twin;
+    const char *with_complex[8];
+    int nwc = 0;
+    for (int k = 0; k < ncc && nwc < 8; k++)
+        if (!b->has_complex || cc_has_complex(compilers[k])) with_complex[nwc++] = compilers[k];
+    compilers = with_complex;
+    ncc = nwc;
     if (b->count > 0) {
         cxla_strbuf driver;
         cxla_strbuf_init(&driver);
@@ -341,6 +367,7 @@ static void batch_run(batch *b, const char *what, const char *const *compilers, 
     cxla_strbuf_free(&b->body);
     cxla_strbuf_free(&b->sources);
     memset(b, 0, sizeof(*b));
+    if (twin) batch_run(twin, what, compilers, ncc);
 }
 
 #if !defined(AOT_RANDOM) && !defined(AOT_BIG_ENDIAN)
@@ -478,8 +505,10 @@ static char *directive(const char *text, const char *key, int64_t nth) {
     return NULL;
 }
 
-/* Adds the cases of |path| that have an EXPECT to one batch and runs it. */
-static void run_file(const char *path, int file_index, const char *const *compilers, int ncc) {
+/* Adds the cases of |path| that have an EXPECT to one batch (those calling <complex.h> to a
+ * second one, or none with |drop_complex|) and runs it. */
+static void run_file(const char *path, int file_index, const char *const *compilers, int ncc,
+                     bool drop_complex) {
     char *data;
     size_t size;
     cxla_status s = cxla_read_file(path, &data, &size);
@@ -488,12 +517,19 @@ static void run_file(const char *path, int file_index, const char *const *compil
         cxla_status_free(s);
         return;
     }
-    batch b;
+    batch b, bc;
     memset(&b, 0, sizeof b);
+    memset(&bc, 0, sizeof bc);
     b.index = file_index;
+    bc.index = file_index + 3000; /* its own driver and programs */
     cxla_strbuf_init(&b.includes);
     cxla_strbuf_init(&b.body);
     cxla_strbuf_init(&b.sources);
+    cxla_strbuf_init(&bc.includes);
+    cxla_strbuf_init(&bc.body);
+    cxla_strbuf_init(&bc.sources);
+    b.complex_twin = &bc;
+    b.drop_complex = drop_complex;
     char *start = data;
     int64_t line = 1, start_line = 1;
     for (char *p = data;; p++) {
@@ -574,7 +610,7 @@ static void test_aot_cases(void) {
     for (size_t i = 0; i < n; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        run_file(path, (int)i, compilers, ncc);
+        run_file(path, (int)i, compilers, ncc, false);
         free(names[i]);
     }
     free(names);
@@ -642,7 +678,9 @@ static void test_aot_i386(void) {
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/tests/hlo/cases/%s", CXLA_SOURCE_DIR, files[i]);
-        run_file(path, 500 + (int)i, compilers, 1);
+        /* The 32-bit libm's complex functions differ from the 64-bit one's (another libm,
+         * docs/aot.md): those cases are left out here. */
+        run_file(path, 500 + (int)i, compilers, 1, true);
     }
     fprintf(stderr, "aot: %d cases run as i386 code\n", total_compiled - before);
     CHECK(total_compiled - before >= 50);

@@ -156,7 +156,7 @@ static void test_aot_s390x(void) {
     for (int i = 0; i < n; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/tests/hlo/cases/%s", CXLA_SOURCE_DIR, names[i]);
-        run_file(path, 700 + i, compilers, 1);
+        run_file(path, 700 + i, compilers, 1, true);
     }
     fprintf(stderr, "aot: %d cases run as s390x (big-endian) code, %d with a NAME_data.c\n",
             total_compiled - before, total_data_files);
