@@ -46,6 +46,8 @@
 #include <string.h>
 
 #include "cpu/cpu_steps.h"
+#include "cpu/emit.h"
+#include "exec/dynamic.h"
 #include "literal/literal_internal.h"
 
 #define OOM() CPU_STEPS_OOM()
@@ -177,6 +179,163 @@ static bool static_instr(const cxla_instr *in) {
     if (!static_shape(&in->shape)) return false;
     for (int64_t k = 0; k < in->operand_count; k++)
         if (!static_shape(&in->operands[k]->shape)) return false;
+    return true;
+}
+
+/* ---- bounded dynamic shapes at the bounds ---------------------------------------------- */
+
+/* Whether the array |s| has whole-byte elements (packed sub-byte arrays are left to the
+ * handler: the padding fill and the zeroing work on whole elements). */
+static bool whole_elements(const cxla_shape *s, size_t *out_elem) {
+    int64_t count = 0;
+    size_t size = 0;
+    if (!cxla_type_is_array(s->type) || cxla_shape_element_count(s, &count) ||
+        cxla_shape_byte_size(s, &size))
+        return false;
+    if (count == 0) {
+        *out_elem = 1;
+        return true;
+    }
+    size_t elem = size / (size_t)count;
+    *out_elem = elem;
+    return elem > 0 && elem * (size_t)count == size;
+}
+
+/* The operation of a reducer that is one binary operation of its two parameters
+ * (CXLA_OP_COUNT: another one). */
+static cxla_opcode reducer_op(const cxla_instr *in) {
+    const cxla_computation *c = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
+    if (!c || !c->root || c->param_count != 2 || c->root->operand_count != 2) return CXLA_OP_COUNT;
+    const cxla_instr *r = c->root, *a = r->operands[0], *b = r->operands[1];
+    if (a->opcode != CXLA_OP_PARAMETER || b->opcode != CXLA_OP_PARAMETER ||
+        a->parameter_number == b->parameter_number || r->shape.type != in->shape.type)
+        return CXLA_OP_COUNT;
+    switch (r->opcode) {
+    case CXLA_OP_ADD:
+    case CXLA_OP_MULTIPLY:
+    case CXLA_OP_MAXIMUM:
+    case CXLA_OP_MINIMUM:
+    case CXLA_OP_AND:
+    case CXLA_OP_OR:
+    case CXLA_OP_XOR: return r->opcode;
+    default: return CXLA_OP_COUNT;
+    }
+}
+
+static bool is_float(cxla_type t) {
+    return t == CXLA_F16 || t == CXLA_BF16 || t == CXLA_F32 || t == CXLA_F64;
+}
+
+static bool is_plain_int(cxla_type t) {
+    switch (t) {
+    case CXLA_PRED:
+    case CXLA_S8:
+    case CXLA_S16:
+    case CXLA_S32:
+    case CXLA_S64:
+    case CXLA_U8:
+    case CXLA_U16:
+    case CXLA_U32:
+    case CXLA_U64: return true;
+    default: return false;
+    }
+}
+
+/* Whether the value at |p| of type |t| leaves every value unchanged under |op|: padding
+ * filled with it then adds nothing to a reduction. (+0 for a float sum: the fast order's
+ * tolerance covers a -0 sum that comes out +0.) */
+static bool is_identity(cxla_opcode op, cxla_type t, const void *p) {
+    if (is_float(t)) {
+        double v = cxla_load_f64(t, p);
+        switch (op) {
+        case CXLA_OP_ADD: return v == 0;
+        case CXLA_OP_MULTIPLY: return v == 1;
+        case CXLA_OP_MAXIMUM: return v < 0 && v * 0.5 == v; /* -inf */
+        case CXLA_OP_MINIMUM: return v > 0 && v * 0.5 == v; /* +inf */
+        default: return false;
+        }
+    }
+    if (t == CXLA_PRED) {
+        bool v = *(const uint8_t *)p != 0;
+        return op == CXLA_OP_AND || op == CXLA_OP_MINIMUM ? v : !v;
+    }
+    bool is_signed = t == CXLA_S8 || t == CXLA_S16 || t == CXLA_S32 || t == CXLA_S64;
+    int bits = t == CXLA_S8 || t == CXLA_U8     ? 8
+               : t == CXLA_S16 || t == CXLA_U16 ? 16
+               : t == CXLA_S32 || t == CXLA_U32 ? 32
+                                                : 64;
+    uint64_t mask = bits == 64 ? UINT64_MAX : (((uint64_t)1 << bits) - 1);
+    uint64_t v = cxla_load_u64(t, p) & mask;
+    uint64_t top = is_signed ? mask >> 1 : mask; /* the largest value */
+    uint64_t bottom = is_signed ? (top + 1) & mask : 0;
+    switch (op) {
+    case CXLA_OP_ADD:
+    case CXLA_OP_OR:
+    case CXLA_OP_XOR: return v == 0;
+    case CXLA_OP_MULTIPLY: return v == 1;
+    case CXLA_OP_AND: return v == mask;
+    case CXLA_OP_MAXIMUM: return v == bottom;
+    case CXLA_OP_MINIMUM: return v == top;
+    default: return false;
+    }
+}
+
+int cpu_bounds_kind(const cxla_instr *in, bool fast_math) {
+    size_t elem = 0;
+    if (static_instr(in)) return B_STATIC;
+    for (int64_t k = 0; k < in->operand_count; k++)
+        if (!whole_elements(&in->operands[k]->shape, &elem)) return B_STATIC;
+    const cxla_shape *s = &in->shape;
+    if (s->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < s->tuple_count; i++)
+            if (!whole_elements(&s->elements[i], &elem)) return B_STATIC;
+    } else if (!whole_elements(s, &elem)) {
+        return B_STATIC;
+    }
+    if (exec_dynamic_positionwise(in)) return B_POSITIONWISE;
+    /* A reduce of one input whose padding its init value can fill: integer, logical,
+     * maximum and minimum reductions are exact in any order; float sums and products only
+     * in the fast order (exact math keeps the interpreter's handler, whose pairwise order
+     * depends on the size). */
+    if (in->opcode != CXLA_OP_REDUCE || in->operand_count != 2 || !cxla_type_is_array(s->type) ||
+        in->operands[1]->shape.rank != 0 || in->operands[0]->shape.type != s->type ||
+        in->operands[1]->shape.type != s->type)
+        return B_STATIC;
+    for (int64_t d = 0; d < in->operands[0]->shape.rank; d++)
+        if (in->operands[0]->shape.dims[d] < 0) return B_STATIC;
+    cxla_opcode op = reducer_op(in);
+    if (op == CXLA_OP_COUNT || !(is_float(s->type) || is_plain_int(s->type))) return B_STATIC;
+    if (is_float(s->type) && (op == CXLA_OP_AND || op == CXLA_OP_OR || op == CXLA_OP_XOR))
+        return B_STATIC;
+    if (is_float(s->type) && !fast_math && (op == CXLA_OP_ADD || op == CXLA_OP_MULTIPLY))
+        return B_STATIC;
+    return B_REDUCE;
+}
+
+bool cpu_bounds_identity(const cxla_instr *in, const void *init) {
+    return is_identity(reducer_op(in), in->shape.type, init);
+}
+
+/* get-dimension-size or set-dimension-size that a step of its own runs (S_SIZE): an array
+ * operand and one dimension in range (anything else goes to the handler for its error). */
+static bool size_step(const cxla_instr *in) {
+    if (in->opcode != CXLA_OP_GET_DIMENSION_SIZE && in->opcode != CXLA_OP_SET_DIMENSION_SIZE)
+        return false;
+    if (in->operand_count < 1) return false;
+    const cxla_shape *x = &in->operands[0]->shape;
+    int64_t nd = 0;
+    const int64_t *dd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+    if (!cxla_type_is_array(x->type) || !bounded_shape(x) || nd != 1 || dd[0] < 0 ||
+        dd[0] >= x->rank)
+        return false;
+    if (in->opcode == CXLA_OP_GET_DIMENSION_SIZE)
+        return in->operand_count == 1 && in->shape.type == CXLA_S32 && in->shape.rank == 0;
+    const cxla_shape *v = &in->operands[1]->shape, *y = &in->shape;
+    if (in->operand_count != 2 || !cxla_type_is_integer(v->type) || v->rank != 0 ||
+        y->type != x->type || y->rank != x->rank || !bounded_shape(y))
+        return false;
+    for (int64_t d = 0; d < x->rank; d++)
+        if (y->dims[d] != x->dims[d]) return false;
     return true;
 }
 
@@ -349,7 +508,8 @@ enum {
     W_IN_PLACE,
     W_ALIAS,
     W_KERNEL_IN_PLACE,
-    W_CONCAT_IN_PLACE
+    W_CONCAT_IN_PLACE,
+    W_SIZES
 };
 
 static void set_what(bld *b, const cxla_instr *in, uint8_t what) {
@@ -651,10 +811,17 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     size_t elem = 0;
     cpu_svc_fn svc = NULL;
     bool fixed = static_instr(in);
+    /* A kernel of a dynamic instruction was generated at its bounds (cpu_bounds_kind). */
+    int bk = B_STATIC;
     if (dus_in_place(b, f, in, i, &elem))
         kind = S_DUS;
     else if (has_id && b->kernels[in->id] && fixed)
         kind = S_KERNEL;
+    else if (has_id && b->kernels[in->id] &&
+             (bk = cpu_bounds_kind(in, cpu_emit_fast_math())) != B_STATIC)
+        kind = S_KERNEL;
+    else if (size_step(in))
+        kind = S_SIZE;
     else if (has_id && b->calls && b->calls[in->id].fn && fixed)
         kind = S_CALL;
     else if (has_id && fixed && (svc = cpu_svc_lookup(in)))
@@ -684,14 +851,47 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
             sp->out_count = n + 1;
             if (n + 1 > b->p->max_operands) b->p->max_operands = n + 1;
         }
-        if (sp->info.in_place > 0 && kernel_in_place(b, f, sp, i) > 0)
+        if (sp->info.in_place > 0 && bk == B_STATIC && kernel_in_place(b, f, sp, i) > 0)
             set_what(b, in, W_KERNEL_IN_PLACE);
+        sp->bounds = (bounds_kind)bk;
+        sp->mask = -1;
+        if (bk != B_STATIC) {
+            b->p->stats.bounds_steps++;
+            if (!whole_elements(&in->operands[0]->shape, &sp->elem)) sp->elem = 0;
+        }
+        if (bk == B_REDUCE) {
+            /* The scratch copy of the input whose padding the init value fills: a value of
+             * its own, written by this step and read by none. */
+            int64_t at = sp->out_count;
+            int64_t *outs = realloc(sp->out, (size_t)(at + 1) * sizeof(int64_t));
+            if (!outs) return OOM();
+            sp->out = outs;
+            int64_t v = new_value(b, &in->operands[0]->shape, V_ARENA, -1);
+            if (v < 0) return OOM();
+            sp->out[at] = v;
+            sp->out_count = at + 1;
+            sp->mask = at;
+            sp->red_op = reducer_op(in);
+            if (at + 1 > b->p->max_operands) b->p->max_operands = at + 1;
+        }
     } else if (kind == S_CALL) {
         sp->call = &b->calls[in->id];
     } else if (kind == S_SVC) {
         sp->svc = svc;
         b->p->stats.service_steps++;
         set_what(b, in, W_SVC);
+    } else if (kind == S_SIZE) {
+        /* set-dimension-size over its operand's own buffer when that dies here: the bytes
+         * stay, only the sizes change. */
+        if (in->opcode == CXLA_OP_SET_DIMENSION_SIZE &&
+            find(b->p->values, sp->in[0]) != find(b->p->values, sp->in[1]) &&
+            b->p->values[sp->in[0]].size == b->p->values[sp->out[0]].size &&
+            dies_at(b, f, sp->in[0], i)) {
+            merge(b->p->values, sp->out[0], sp->in[0]);
+            b->p->stats.in_place++;
+            set_what(b, in, W_IN_PLACE);
+        }
+        set_what(b, in, W_SIZES);
     } else if (kind == S_DUS) {
         sp->elem = elem;
         merge(b->p->values, sp->out[0], sp->in[0]);
@@ -1384,6 +1584,7 @@ const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr) {
     case W_ALIAS: return "alias";
     case W_KERNEL_IN_PLACE: return "kernel in place";
     case W_CONCAT_IN_PLACE: return "pieces in place";
+    case W_SIZES: return "sizes";
     default: return NULL;
     }
 }

@@ -56,7 +56,13 @@ typedef enum step_kind {
     S_WHILE,
     S_COND,
     S_SEQ,
+    S_SIZE, /* get-dimension-size / set-dimension-size: the class's run-time sizes */
 } step_kind;
+
+/* How a kernel step meets bounded dynamic shapes (cpu_steps.c): not at all (static
+ * shapes), run at the bounds with the result's sizes from exec_dynamic_sizes, or a
+ * reduce whose padding is first filled with its init value in a scratch copy. */
+typedef enum bounds_kind { B_STATIC = 0, B_POSITIONWISE, B_REDUCE } bounds_kind;
 
 typedef struct seq seq;
 
@@ -73,7 +79,10 @@ typedef struct step {
     seq *sub;          /* S_WHILE: cond, body; S_COND: branches; S_SEQ: the callee */
     int64_t sub_count;
     int64_t pred; /* S_WHILE: the condition's result */
-    size_t elem;  /* S_DUS: element size */
+    size_t elem;  /* S_DUS: element size; S_KERNEL at the bounds: of operand 0 */
+    bounds_kind bounds;
+    int64_t mask;       /* B_REDUCE: out[mask] is the scratch copy of operand 0 */
+    cxla_opcode red_op; /* B_REDUCE: the reducer's operation */
 } step;
 
 struct seq {

@@ -1,5 +1,6 @@
 /* Dynamic-dimension rules that are functions of shapes (exec/dynamic.h). */
 #include <inttypes.h>
+#include <stdlib.h>
 
 #include "exec/dynamic.h"
 #include "exec/exec.h"
@@ -187,4 +188,227 @@ cxla_status exec_dynamic_broadcast_sizes(const cxla_instr *in, int64_t operand_r
                               "%" PRId64 " a size",
                               j);
     return NULL;
+}
+
+/* ---- sizes in, sizes out: what a kernel run at the bounds needs ------------------------ */
+
+/* Whether every dimension of |s| (an array) has a bound. */
+static bool bounded_array(const cxla_shape *s) {
+    if (!cxla_type_is_array(s->type)) return false;
+    for (int64_t d = 0; d < s->rank; d++)
+        if (s->dims[d] < 0) return false;
+    return true;
+}
+
+static bool static_array(const cxla_shape *s) {
+    return cxla_type_is_array(s->type) && cxla_shape_is_static(s);
+}
+
+/* One instruction (not a fusion) whose kernel at the bounds computes its value below the
+ * sizes: element i of the result reads only elements of the operands at indices that lie
+ * below their sizes whenever i lies below the result's sizes. */
+static bool positionwise_one(const cxla_instr *in) {
+    if (!bounded_array(&in->shape)) return false;
+    bool all_static = static_array(&in->shape);
+    for (int64_t k = 0; k < in->operand_count; k++) {
+        if (!bounded_array(&in->operands[k]->shape)) return false;
+        all_static = all_static && static_array(&in->operands[k]->shape);
+    }
+    if (all_static) return true; /* no padding in or out */
+    if (cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE)
+        return in->opcode != CXLA_OP_RNG && in->opcode != CXLA_OP_STOCHASTIC_CONVERT;
+    switch (in->opcode) {
+    case CXLA_OP_BROADCAST: return in->operand_count == 1;
+    case CXLA_OP_TRANSPOSE: return in->operand_count == 1;
+    default: return false;
+    }
+}
+
+bool exec_dynamic_positionwise(const cxla_instr *in) {
+    if (in->opcode != CXLA_OP_FUSION) return positionwise_one(in);
+    const cxla_computation *c = cxla_instr_called(in, CXLA_ATTR_CALLS);
+    if (!c || !c->root || !bounded_array(&in->shape)) return false;
+    for (int64_t k = 0; k < in->operand_count; k++)
+        if (!bounded_array(&in->operands[k]->shape)) return false;
+    for (int64_t i = 0; i < c->instr_count; i++) {
+        const cxla_instr *f = c->instrs[i];
+        if (f->opcode == CXLA_OP_PARAMETER) {
+            if (f->parameter_number < 0 || f->parameter_number >= in->operand_count) return false;
+            continue;
+        }
+        if (f->opcode == CXLA_OP_CONSTANT) {
+            if (!static_array(&f->shape)) return false;
+            continue;
+        }
+        if (!positionwise_one(f)) return false;
+    }
+    return true;
+}
+
+/* interp_dynamic.c's align for the slots (operand ks[i], dimension ds[i]) of the regions
+ * |r|: the dynamic sizes must agree, the static ones are cut to them. */
+static cxla_status align(const cxla_instr *in, int64_t (*r)[CXLA_MAX_RANK], const int64_t *ks,
+                         const int64_t *ds, int64_t count) {
+    int64_t size = -1, from = -1, from_dim = -1;
+    for (int64_t i = 0; i < count; i++) {
+        int64_t k = ks[i], d = ds[i];
+        if (!exec_shape_dim_dynamic(&in->operands[k]->shape, d)) continue;
+        int64_t v = r[k][d];
+        if (size < 0) {
+            size = v;
+            from = k;
+            from_dim = d;
+        } else if (v != size) {
+            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
+                              "dynamic sizes disagree: operand %" PRId64 " has size %" PRId64
+                              " in dimension %" PRId64 " but operand %" PRId64 " has size %" PRId64
+                              " in dimension %" PRId64,
+                              k, v, d, from, size, from_dim);
+        }
+    }
+    if (size < 0) return NULL;
+    for (int64_t i = 0; i < count; i++)
+        if (r[ks[i]][ds[i]] > size) r[ks[i]][ds[i]] = size;
+    return NULL;
+}
+
+/* The result's sizes |o| against its declared shape, as the interpreter puts a result back
+ * into it. */
+static cxla_status check_result(const cxla_instr *in, const int64_t *o) {
+    const cxla_shape *decl = &in->shape;
+    for (int64_t d = 0; d < decl->rank; d++) {
+        int64_t got = o[d], want = decl->dims[d];
+        if (!exec_shape_dim_dynamic(decl, d) && got != want)
+            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
+                              "dimension %" PRId64 " of the result is static (%" PRId64
+                              ") but has %" PRId64 " elements at the operands' dynamic sizes",
+                              d, want, got);
+        if (exec_shape_dim_dynamic(decl, d) && want != CXLA_DIM_UNBOUNDED && got > want)
+            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
+                              "dimension %" PRId64 " of the result has %" PRId64
+                              " elements, beyond its bound %" PRId64,
+                              d, got, want);
+    }
+    return NULL;
+}
+
+static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, int64_t *o) {
+    const cxla_shape *ys = &in->shape;
+    int64_t n = in->operand_count, rank = 0;
+    if (n > 64) return exec_error(in, CXLA_STATUS_UNIMPLEMENTED, "too many operands");
+    int64_t r[64][CXLA_MAX_RANK];
+    bool padded = false;
+    for (int64_t k = 0; k < n; k++) {
+        const cxla_shape *s = &in->operands[k]->shape;
+        if (!cxla_type_is_array(s->type))
+            return exec_error(in, CXLA_STATUS_INTERNAL, "operand %" PRId64 " is not an array", k);
+        for (int64_t d = 0; d < s->rank; d++) {
+            r[k][d] = ops[k][d];
+            padded = padded || r[k][d] < s->dims[d];
+        }
+        if (s->rank > rank) rank = s->rank;
+    }
+    /* Nothing below its bounds: the driver's static path, the result at its bounds. */
+    if (!padded) {
+        for (int64_t d = 0; d < ys->rank; d++) o[d] = ys->dims[d];
+        return NULL;
+    }
+    exec_dyn_kind kind = exec_dynamic_kind(in->opcode);
+    if (kind == EXEC_DYN_SAME) {
+        for (int64_t d = 0; d < rank; d++) {
+            int64_t ks[64], ds[64], m = 0;
+            for (int64_t k = 0; k < n; k++) {
+                if (in->operands[k]->shape.rank != rank) continue;
+                ks[m] = k;
+                ds[m++] = d;
+            }
+            CXLA_RETURN_IF_ERROR(align(in, r, ks, ds, m));
+        }
+    }
+    if (in->opcode == CXLA_OP_BROADCAST) {
+        CXLA_RETURN_IF_ERROR(
+            exec_dynamic_broadcast_sizes(in, in->operands[0]->shape.rank, r[0], o));
+    } else if (in->opcode == CXLA_OP_TRANSPOSE) {
+        int64_t np = 0;
+        const int64_t *perm = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &np);
+        if (np != ys->rank) return exec_error(in, CXLA_STATUS_INTERNAL, "bad permutation");
+        for (int64_t j = 0; j < np; j++) o[j] = r[0][perm[j]];
+    } else if (in->opcode == CXLA_OP_REDUCE && n == 2) {
+        int64_t nd = 0, j = 0;
+        const int64_t *rd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+        for (int64_t d = 0; d < in->operands[0]->shape.rank; d++) {
+            bool reduced = false;
+            for (int64_t i = 0; i < nd; i++) reduced = reduced || rd[i] == d;
+            if (!reduced && j < ys->rank) o[j++] = r[0][d];
+        }
+        if (j != ys->rank) return exec_error(in, CXLA_STATUS_INTERNAL, "bad reduce dimensions");
+    } else if (cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE) {
+        int64_t k0 = 0;
+        while (k0 < n && in->operands[k0]->shape.rank != ys->rank) k0++;
+        if (k0 == n) return exec_error(in, CXLA_STATUS_INTERNAL, "no operand of the result's rank");
+        for (int64_t d = 0; d < ys->rank; d++) o[d] = r[k0][d];
+    } else {
+        return exec_error(in, CXLA_STATUS_INTERNAL, "no size rule for a kernel at the bounds");
+    }
+    return check_result(in, o);
+}
+
+/* The sizes of fused instruction |f| (memo: by position in |c|, done[] marks them). */
+static cxla_status sizes_fused(const cxla_computation *c, const cxla_instr *f,
+                               const int64_t *const *ops, int64_t (*memo)[CXLA_MAX_RANK],
+                               bool *done, int depth) {
+    int64_t at = 0;
+    while (at < c->instr_count && c->instrs[at] != f) at++;
+    if (at == c->instr_count || depth > 512)
+        return exec_error(f, CXLA_STATUS_INTERNAL, "not in its fused computation");
+    if (done[at]) return NULL;
+    if (f->opcode == CXLA_OP_PARAMETER) {
+        for (int64_t d = 0; d < f->shape.rank; d++) memo[at][d] = ops[f->parameter_number][d];
+    } else if (f->opcode == CXLA_OP_CONSTANT || f->opcode == CXLA_OP_TUPLE) {
+        for (int64_t d = 0; f->shape.type != CXLA_TUPLE && d < f->shape.rank; d++)
+            memo[at][d] = f->shape.dims[d];
+    } else {
+        const int64_t *fops[64];
+        if (f->operand_count > 64) return exec_error(f, CXLA_STATUS_UNIMPLEMENTED, "operands");
+        for (int64_t k = 0; k < f->operand_count; k++) {
+            const cxla_instr *o = f->operands[k];
+            CXLA_RETURN_IF_ERROR(sizes_fused(c, o, ops, memo, done, depth + 1));
+            int64_t j = 0;
+            while (c->instrs[j] != o) j++;
+            fops[k] = memo[j];
+        }
+        CXLA_RETURN_IF_ERROR(sizes_one(f, fops, memo[at]));
+    }
+    done[at] = true;
+    return NULL;
+}
+
+cxla_status exec_dynamic_sizes(const cxla_instr *in, const int64_t *const *ops,
+                               int64_t *const *out) {
+    if (in->opcode != CXLA_OP_FUSION) return sizes_one(in, ops, out[0]);
+    const cxla_computation *c = cxla_instr_called(in, CXLA_ATTR_CALLS);
+    if (!c || !c->root) return exec_error(in, CXLA_STATUS_INTERNAL, "no fused computation");
+    int64_t n = c->instr_count ? c->instr_count : 1;
+    int64_t(*memo)[CXLA_MAX_RANK] = malloc((size_t)n * sizeof(*memo));
+    bool *done = calloc((size_t)n, sizeof(bool));
+    cxla_status s =
+        memo && done ? NULL : cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    const cxla_instr *root = c->root;
+    if (!s && root->opcode == CXLA_OP_TUPLE) {
+        for (int64_t e = 0; e < root->operand_count && !s; e++) {
+            const cxla_instr *o = root->operands[e];
+            s = sizes_fused(c, o, ops, memo, done, 0);
+            int64_t j = 0;
+            while (!s && c->instrs[j] != o) j++;
+            for (int64_t d = 0; !s && d < o->shape.rank; d++) out[e][d] = memo[j][d];
+        }
+    } else if (!s) {
+        s = sizes_fused(c, root, ops, memo, done, 0);
+        int64_t j = 0;
+        while (!s && c->instrs[j] != root) j++;
+        for (int64_t d = 0; !s && d < root->shape.rank; d++) out[0][d] = memo[j][d];
+    }
+    free(memo);
+    free(done);
+    return s;
 }

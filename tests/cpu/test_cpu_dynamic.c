@@ -1,0 +1,351 @@
+/* Bounded dynamic shapes on the cpu backend's steps (src/cpu/cpu_steps.c, docs/semantics.md
+ * "Dynamic shapes"): kernels run at the bounds for elementwise work, broadcast, transpose
+ * and fusions of them; reduces fill their input's padding with the init value; and
+ * get-dimension-size and set-dimension-size are steps of their own. Every module runs on
+ * the interpreter and the cpu backend with arguments below their bounds (sizes 0, in the
+ * middle and at the bounds) whose padding holds garbage, and the results (sizes and the
+ * padding that set-dimension-size brings back) or the error messages must be the same. */
+#define _POSIX_C_SOURCE 200809L /* setenv, strdup */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cpu/cpu.h"
+#include "cpu/cpu_internal.h"
+#include "cpu/emit.h"
+#include "harness.h"
+#include "hlo/hlo.h"
+#include "interp/interp.h"
+#include "literal/literal_internal.h"
+
+static cxla_module *parse(const char *text) {
+    cxla_module *m = NULL;
+    cxla_status s = cxla_hlo_parse(text, strlen(text), "dynamic_test", &m);
+    if (!s) s = cxla_verify_module(m);
+    if (s) {
+        test_fail(__FILE__, __LINE__, "module rejected: %s", cxla_status_message(s));
+        cxla_status_free(s);
+        cxla_module_destroy(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* An argument of parameter shape |shape| at |sizes| (NULL: the bounds): the value's
+ * elements, row-major over the sizes, are first + k * step; every padding element is
+ * |garbage|, which must never reach a result. */
+static cxla_literal *arg(const cxla_shape *shape, const int64_t *sizes, double first, double step,
+                         double garbage) {
+    cxla_shape plain = *shape;
+    plain.layout = NULL;
+    cxla_literal *l = NULL;
+    cxla_status s = cxla_literal_create(&plain, &l);
+    CHECK_MSG(!s, "literal: %s", s ? cxla_status_message(s) : "");
+    cxla_status_free(s);
+    if (!l) return NULL;
+    char *data = cxla_literal_data(l);
+    int64_t idx[CXLA_MAX_RANK] = {0}, count = 0, k = 0;
+    cxla_shape_element_count(&plain, &count);
+    size_t elem = count ? cxla_literal_byte_size(l) / (size_t)count : 1;
+    for (int64_t e = 0; e < count; e++) {
+        bool inside = true;
+        for (int64_t d = 0; d < shape->rank; d++) inside = inside && (!sizes || idx[d] < sizes[d]);
+        cxla_store_f64(shape->type, data + (size_t)e * elem,
+                       inside ? first + step * (double)k++ : garbage);
+        cxla_index_next(shape->rank, shape->dims, idx);
+    }
+    for (int64_t d = 0; sizes && d < shape->rank; d++) {
+        if (!shape->dynamic || !shape->dynamic[d]) continue;
+        s = cxla_literal_set_dynamic_size(l, d, sizes[d]);
+        CHECK_MSG(!s, "sizes: %s", s ? cxla_status_message(s) : "");
+        cxla_status_free(s);
+    }
+    return l;
+}
+
+static cxla_literal *scalar(cxla_type t, double v) {
+    cxla_literal *l = NULL;
+    cxla_status s = cxla_literal_create_scalar(t, v, &l);
+    CHECK_MSG(!s, "scalar: %s", s ? cxla_status_message(s) : "");
+    cxla_status_free(s);
+    return l;
+}
+
+/* Runs |compiled| (of |m|) and the interpreter on |args|: equal results, or the same
+ * error. Returns whether the interpreter succeeded. */
+static bool same(const cxla_module *m, void *compiled, cxla_literal *const *args, int64_t n,
+                 const char *what) {
+    cxla_literal *want = NULL, *got = NULL;
+    cxla_status ws = interp_run_module(m, NULL, (const cxla_literal *const *)args, n, &want);
+    exec_run_options ro = {0};
+    cxla_status gs = cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)args, n, &got);
+    if (ws || gs) {
+        CHECK_MSG(ws && gs, "%s: interpreter %s, cpu %s", what, ws ? cxla_status_message(ws) : "ok",
+                  gs ? cxla_status_message(gs) : "ok");
+        if (ws && gs)
+            CHECK_MSG(strcmp(cxla_status_message(ws), cxla_status_message(gs)) == 0,
+                      "%s: the errors differ:\n  interpreter: %s\n  cpu:         %s", what,
+                      cxla_status_message(ws), cxla_status_message(gs));
+    } else {
+        bool eq = cxla_literal_equal(want, got);
+        if (!eq) {
+            char *a = cxla_literal_to_string(want, 3), *b = cxla_literal_to_string(got, 3);
+            test_fail(__FILE__, __LINE__, "%s: cpu and interpreter differ:\n  %s\n  %s", what,
+                      a ? a : "?", b ? b : "?");
+            free(a);
+            free(b);
+        }
+    }
+    bool ok = !ws;
+    cxla_status_free(ws);
+    cxla_status_free(gs);
+    cxla_literal_free(want);
+    cxla_literal_free(got);
+    return ok;
+}
+
+static void *compile(const cxla_module *m) {
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    cxla_status s = cpu_backend.compile(m, &co, &compiled);
+    CHECK_MSG(!s, "compile: %s", s ? cxla_status_message(s) : "");
+    cxla_status_free(s);
+    return compiled;
+}
+
+static void check_what(void *compiled, const char *name, const char *want) {
+    const char *what = cpu_compiled_call_what(compiled, name);
+    CHECK_MSG(what && strcmp(what, want) == 0, "%s runs as '%s', not '%s'", name,
+              what ? what : "(nothing)", want);
+}
+
+static const int64_t sizes2[][2] = {{3, 4}, {0, 0}, {8, 6}, {0, 6}, {8, 0}, {1, 1}, {7, 5}};
+enum { SIZES2 = sizeof(sizes2) / sizeof(sizes2[0]) };
+
+/* Elementwise work, broadcast, transpose, convert, compare and select at the bounds, a
+ * static operand lined up with dynamic ones; set-dimension-size then shows the result's
+ * padding (zero, as the interpreter's) and an argument's (its garbage, in both). */
+static void test_elementwise(void) {
+    static const char *text = "HloModule elementwise\n"
+                              "ENTRY main {\n"
+                              "  x = f32[<=8,<=6] parameter(0)\n"
+                              "  y = f32[<=8,<=6] parameter(1)\n"
+                              "  b = f32[6] parameter(2)\n"
+                              "  s = f32[<=8,<=6] add(x, y)\n"
+                              "  bb = f32[8,6] broadcast(b), dimensions={1}\n"
+                              "  m = f32[<=8,<=6] multiply(s, bb)\n"
+                              "  t = f32[<=6,<=8] transpose(m), dimensions={1,0}\n"
+                              "  c = s32[<=6,<=8] convert(t)\n"
+                              "  z = f32[] constant(0)\n"
+                              "  zb = f32[6,8] broadcast(z), dimensions={}\n"
+                              "  g = pred[<=6,<=8] compare(t, zb), direction=GT\n"
+                              "  e = f32[<=6,<=8] exponential(t)\n"
+                              "  sel = f32[<=6,<=8] select(g, t, e)\n"
+                              "  n = s32[] get-dimension-size(x), dimensions={0}\n"
+                              "  six = s32[] constant(6)\n"
+                              "  eight = s32[] constant(8)\n"
+                              "  w0 = f32[<=6,<=8] set-dimension-size(sel, six), dimensions={0}\n"
+                              "  w = f32[<=6,<=8] set-dimension-size(w0, eight), dimensions={1}\n"
+                              "  x0 = f32[<=8,<=6] set-dimension-size(x, eight), dimensions={0}\n"
+                              "  ROOT r = (f32[<=6,<=8], s32[<=6,<=8], s32[], f32[<=6,<=8], "
+                              "f32[<=8,<=6]) tuple(sel, c, n, w, x0)\n"
+                              "}\n";
+    cxla_module *m = parse(text);
+    void *compiled = m ? compile(m) : NULL;
+    if (!compiled) {
+        cxla_module_destroy(m);
+        return;
+    }
+    const cpu_plan *plan = cpu_compiled_plan(compiled);
+    CHECK(plan != NULL);
+    if (plan) {
+        cpu_plan_stats st;
+        cpu_plan_get_stats(plan, &st);
+        CHECK_MSG(st.handler_steps == 0, "%" PRId64 " handler steps", st.handler_steps);
+        CHECK(st.bounds_steps >= 1);
+    }
+    check_what(compiled, "n", "sizes");
+    for (int i = 0; i < SIZES2; i++) {
+        const cxla_shape *ps = &m->entry->params[0]->shape;
+        cxla_literal *args[3] = {arg(ps, sizes2[i], -3.5, 0.75, 1e6),
+                                 arg(ps, sizes2[i], 2, -0.5, -7e5),
+                                 arg(&m->entry->params[2]->shape, NULL, 1, 1, 0)};
+        char what[64];
+        snprintf(what, sizeof(what), "sizes (%" PRId64 ",%" PRId64 ")", sizes2[i][0], sizes2[i][1]);
+        if (args[0] && args[1] && args[2]) CHECK(same(m, compiled, args, 3, what));
+        for (int k = 0; k < 3; k++) cxla_literal_free(args[k]);
+    }
+    cpu_backend.destroy(compiled);
+    cxla_module_destroy(m);
+}
+
+/* Two dynamic sizes lined up that differ, and a static result dimension that a dynamic
+ * size reaches: the interpreter's errors, word for word. */
+static void test_errors(void) {
+    static const char *text = "HloModule errors\n"
+                              "ENTRY main {\n"
+                              "  x = f32[<=8,<=6] parameter(0)\n"
+                              "  y = f32[<=8,<=6] parameter(1)\n"
+                              "  ROOT s = f32[<=8,<=6] add(x, y)\n"
+                              "}\n";
+    cxla_module *m = parse(text);
+    void *compiled = m ? compile(m) : NULL;
+    if (compiled) {
+        check_what(compiled, "s", "kernel");
+        const cxla_shape *ps = &m->entry->params[0]->shape;
+        int64_t a[2] = {3, 4}, b[2] = {3, 5}, c[2] = {2, 4};
+        cxla_literal *args[2] = {arg(ps, a, 1, 1, 9), arg(ps, b, 1, 1, 9)};
+        CHECK(!same(m, compiled, args, 2, "dimension 1 differs"));
+        cxla_literal_free(args[1]);
+        args[1] = arg(ps, c, 1, 1, 9);
+        CHECK(!same(m, compiled, args, 2, "dimension 0 differs"));
+        cxla_literal_free(args[0]);
+        cxla_literal_free(args[1]);
+        cpu_backend.destroy(compiled);
+    }
+    cxla_module_destroy(m);
+    static const char *text2 = "HloModule static_result\n"
+                               "ENTRY main {\n"
+                               "  x = f32[<=8] parameter(0)\n"
+                               "  y = f32[8] parameter(1)\n"
+                               "  ROOT s = f32[8] add(x, y)\n"
+                               "}\n";
+    m = parse(text2);
+    compiled = m ? compile(m) : NULL;
+    if (compiled) {
+        int64_t a[1] = {5};
+        cxla_literal *args[2] = {arg(&m->entry->params[0]->shape, a, 1, 1, 9),
+                                 arg(&m->entry->params[1]->shape, NULL, 1, 1, 9)};
+        CHECK(!same(m, compiled, args, 2, "a static result below its size"));
+        cxla_literal_free(args[0]);
+        cxla_literal_free(args[1]);
+        cpu_backend.destroy(compiled);
+    }
+    cxla_module_destroy(m);
+}
+
+#define REDUCE_MODULE                                                                              \
+    "HloModule reduces\n"                                                                          \
+    "add_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"                              \
+    "  ROOT r = f32[] add(a, b)\n}\n"                                                              \
+    "max_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"                              \
+    "  ROOT r = f32[] maximum(a, b)\n}\n"                                                          \
+    "add_s32 {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"                              \
+    "  ROOT r = s32[] add(a, b)\n}\n"                                                              \
+    "min_s32 {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"                              \
+    "  ROOT r = s32[] minimum(a, b)\n}\n"                                                          \
+    "ENTRY main {\n"                                                                               \
+    "  x = f32[<=8,<=6] parameter(0)\n"                                                            \
+    "  i = s32[<=8,<=6] parameter(1)\n"                                                            \
+    "  z = f32[] constant(0)\n"                                                                    \
+    "  one = f32[] constant(1)\n"                                                                  \
+    "  ninf = f32[] constant(-inf)\n"                                                              \
+    "  zi = s32[] constant(0)\n"                                                                   \
+    "  big = s32[] constant(2147483647)\n"                                                         \
+    "  rows = f32[<=8] reduce(x, z), dimensions={1}, to_apply=add_f32\n"                           \
+    "  top = f32[] reduce(x, ninf), dimensions={0,1}, to_apply=max_f32\n"                          \
+    "  cols = s32[<=6] reduce(i, zi), dimensions={0}, to_apply=add_s32\n"                          \
+    "  plus1 = f32[<=8] reduce(x, one), dimensions={1}, to_apply=add_f32\n"                        \
+    "  low = s32[] reduce(i, big), dimensions={0,1}, to_apply=min_s32\n"                           \
+    "  ROOT r = (f32[<=8], f32[], s32[<=6], f32[<=8], s32[]) tuple(rows, top, cols, plus1, low)\n" \
+    "}\n"
+
+static void run_reduces(void *compiled, const cxla_module *m) {
+    for (int k = 0; k < SIZES2; k++) {
+        cxla_literal *args[2] = {arg(&m->entry->params[0]->shape, sizes2[k], -20, 0.5, 1e6),
+                                 arg(&m->entry->params[1]->shape, sizes2[k], 40, -1, -1000000)};
+        char what[64];
+        snprintf(what, sizeof(what), "reduce at sizes (%" PRId64 ",%" PRId64 ")", sizes2[k][0],
+                 sizes2[k][1]);
+        if (args[0] && args[1]) CHECK(same(m, compiled, args, 2, what));
+        cxla_literal_free(args[0]);
+        cxla_literal_free(args[1]);
+    }
+}
+
+/* Reduces over dynamic dimensions: the padding (garbage larger than every value for the
+ * maximum, smaller for the minimum) never reaches the result; an init value that is not
+ * the reducer's identity runs the interpreter's handler. In exact math a float sum keeps
+ * the handler (its pairwise order depends on the size); maximum and integer reduces stay
+ * kernels. Values are small integers and halves, so that every order sums exactly. */
+static void test_reduce(void) {
+    cxla_module *m = parse(REDUCE_MODULE);
+    void *compiled = m ? compile(m) : NULL;
+    if (compiled) {
+        check_what(compiled, "top", "kernel");
+        check_what(compiled, "cols", "kernel");
+        if (cpu_emit_fast_math()) check_what(compiled, "rows", "kernel");
+        run_reduces(compiled, m);
+        cpu_backend.destroy(compiled);
+    }
+    const char *old = getenv("CXLA_CPU_EXACT_MATH");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("CXLA_CPU_EXACT_MATH", "1", 1);
+    compiled = m ? compile(m) : NULL;
+    if (compiled) {
+        check_what(compiled, "rows", "interpreter handler");
+        check_what(compiled, "top", "kernel");
+        check_what(compiled, "low", "kernel");
+        run_reduces(compiled, m);
+        cpu_backend.destroy(compiled);
+    }
+    if (saved)
+        setenv("CXLA_CPU_EXACT_MATH", saved, 1);
+    else
+        unsetenv("CXLA_CPU_EXACT_MATH");
+    free(saved);
+    cxla_module_destroy(m);
+}
+
+/* get-dimension-size and set-dimension-size as steps: a copy of an argument, over the
+ * buffer of a value that dies there, the size back at the bound (what was there shows:
+ * the zeros of a result's padding), and sizes outside the bound (the interpreter's
+ * error). */
+static void test_sizes(void) {
+    static const char *text = "HloModule sizes\n"
+                              "ENTRY main {\n"
+                              "  x = f32[<=8] parameter(0)\n"
+                              "  n = s32[] parameter(1)\n"
+                              "  a = f32[<=8] set-dimension-size(x, n), dimensions={0}\n"
+                              "  neg = f32[<=8] negate(a)\n"
+                              "  eight = s32[] constant(8)\n"
+                              "  b = f32[<=8] set-dimension-size(neg, eight), dimensions={0}\n"
+                              "  ga = s32[] get-dimension-size(a), dimensions={0}\n"
+                              "  gx = s32[] get-dimension-size(x), dimensions={0}\n"
+                              "  ROOT r = (f32[<=8], f32[<=8], s32[], s32[]) tuple(a, b, ga, gx)\n"
+                              "}\n";
+    cxla_module *m = parse(text);
+    void *compiled = m ? compile(m) : NULL;
+    if (!compiled) {
+        cxla_module_destroy(m);
+        return;
+    }
+    check_what(compiled, "a", "sizes");
+    check_what(compiled, "b", "in place");
+    check_what(compiled, "ga", "sizes");
+    check_what(compiled, "neg", "kernel");
+    const cpu_plan *plan = cpu_compiled_plan(compiled);
+    cpu_plan_stats st = {0};
+    if (plan) cpu_plan_get_stats(plan, &st);
+    CHECK(plan && st.handler_steps == 0);
+    static const int64_t xs[] = {0, 2, 5, 8}, ns[] = {0, 1, 3, 8, 9, -1};
+    for (size_t i = 0; i < sizeof(xs) / sizeof(xs[0]); i++) {
+        for (size_t j = 0; j < sizeof(ns) / sizeof(ns[0]); j++) {
+            cxla_literal *args[2] = {arg(&m->entry->params[0]->shape, &xs[i], 1, 1, 77),
+                                     scalar(CXLA_S32, (double)ns[j])};
+            char what[64];
+            snprintf(what, sizeof(what), "x at %" PRId64 ", size %" PRId64, xs[i], ns[j]);
+            if (args[0] && args[1]) {
+                bool ok = same(m, compiled, args, 2, what);
+                CHECK_MSG(ok == (ns[j] >= 0 && ns[j] <= 8), "%s: %s", what, ok ? "ran" : "failed");
+            }
+            cxla_literal_free(args[0]);
+            cxla_literal_free(args[1]);
+        }
+    }
+    cpu_backend.destroy(compiled);
+    cxla_module_destroy(m);
+}
+
+TEST_MAIN(TEST(test_elementwise), TEST(test_errors), TEST(test_reduce), TEST(test_sizes))
