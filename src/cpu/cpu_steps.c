@@ -293,6 +293,16 @@ int cpu_bounds_kind(const cxla_instr *in, bool fast_math) {
         return B_STATIC;
     }
     if (exec_dynamic_positionwise(in)) return B_POSITIONWISE;
+    /* A dot whose operands' padding is zeroed first: integer dots are exact in any order,
+     * float ones only in the fast order (the zeros change the order of the sum). */
+    if (in->opcode == CXLA_OP_DOT && in->operand_count == 2 && cxla_type_is_array(s->type) &&
+        !cxla_instr_attr(in, CXLA_ATTR_SPARSITY)) {
+        for (int64_t k = 0; k < 2; k++)
+            for (int64_t d = 0; d < in->operands[k]->shape.rank; d++)
+                if (in->operands[k]->shape.dims[d] < 0) return B_STATIC;
+        if (is_float(s->type) && !fast_math) return B_STATIC;
+        return is_float(s->type) || is_plain_int(s->type) ? B_DOT : B_STATIC;
+    }
     /* A reduce of one input whose padding its init value can fill: integer, logical,
      * maximum and minimum reductions are exact in any order; float sums and products only
      * in the fast order (exact math keeps the interpreter's handler, whose pairwise order
@@ -859,20 +869,23 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
             b->p->stats.bounds_steps++;
             if (!whole_elements(&in->operands[0]->shape, &sp->elem)) sp->elem = 0;
         }
-        if (bk == B_REDUCE) {
-            /* The scratch copy of the input whose padding the init value fills: a value of
-             * its own, written by this step and read by none. */
-            int64_t at = sp->out_count;
-            int64_t *outs = realloc(sp->out, (size_t)(at + 1) * sizeof(int64_t));
+        if (bk == B_REDUCE || bk == B_DOT) {
+            /* The scratch copies of the operands whose padding is filled (the reduce's
+             * input; both operands of a dot): values of their own, written by this step and
+             * read by none. */
+            int64_t at = sp->out_count, count = bk == B_DOT ? 2 : 1;
+            int64_t *outs = realloc(sp->out, (size_t)(at + count) * sizeof(int64_t));
             if (!outs) return OOM();
             sp->out = outs;
-            int64_t v = new_value(b, &in->operands[0]->shape, V_ARENA, -1);
-            if (v < 0) return OOM();
-            sp->out[at] = v;
-            sp->out_count = at + 1;
+            for (int64_t k = 0; k < count; k++) {
+                int64_t v = new_value(b, &in->operands[k]->shape, V_ARENA, -1);
+                if (v < 0) return OOM();
+                sp->out[at + k] = v;
+            }
+            sp->out_count = at + count;
             sp->mask = at;
-            sp->red_op = reducer_op(in);
-            if (at + 1 > b->p->max_operands) b->p->max_operands = at + 1;
+            if (bk == B_REDUCE) sp->red_op = reducer_op(in);
+            if (at + count > b->p->max_operands) b->p->max_operands = at + count;
         }
     } else if (kind == S_CALL) {
         sp->call = &b->calls[in->id];

@@ -60,9 +60,10 @@ typedef enum step_kind {
 } step_kind;
 
 /* How a kernel step meets bounded dynamic shapes (cpu_steps.c): not at all (static
- * shapes), run at the bounds with the result's sizes from exec_dynamic_sizes, or a
- * reduce whose padding is first filled with its init value in a scratch copy. */
-typedef enum bounds_kind { B_STATIC = 0, B_POSITIONWISE, B_REDUCE } bounds_kind;
+ * shapes), run at the bounds with the result's sizes from exec_dynamic_sizes, a reduce
+ * whose input's padding is first filled with its init value in a scratch copy, or a dot
+ * whose operands' padding is first zeroed in scratch copies (cpu_bounds_kind's values). */
+typedef enum bounds_kind { B_STATIC = 0, B_POSITIONWISE, B_REDUCE, B_DOT } bounds_kind;
 
 typedef struct seq seq;
 

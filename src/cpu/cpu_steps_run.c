@@ -336,6 +336,23 @@ static cxla_status run_bounds(run *r, const step *sp) {
             r->ins[0] = mask;
         }
     }
+    if (sp->bounds == B_DOT) {
+        /* Zeros in the padding of both operands: the contracting dimensions then add
+         * nothing; the result's rows and columns over the padding are zeroed below. */
+        for (int64_t k = 0; k < 2; k++) {
+            const cxla_shape *xs = &in->operands[k]->shape;
+            bool padded = false;
+            for (int64_t d = 0; d < xs->rank; d++) padded = padded || opz[k][d] < xs->dims[d];
+            if (!padded) continue;
+            int64_t count = 1;
+            for (int64_t d = 0; d < xs->rank; d++) count *= xs->dims[d];
+            void *mask = r->ptr[sp->out[sp->mask + k]];
+            size_t bytes = r->p->values[sp->out[sp->mask + k]].size;
+            if (bytes) memcpy(mask, r->ins[k], bytes);
+            if (count > 0) pad_array(mask, xs, opz[k], bytes / (size_t)count, NULL);
+            r->ins[k] = mask;
+        }
+    }
     if (!cpu_pool_run_kernel(r->p->pool, sp->fn, &sp->info, r->outs, r->ins, r->cancel))
         return cancelled_at(r, sp);
     for (int64_t e = 0; e < leaves; e++) {
@@ -464,7 +481,13 @@ static cxla_status run_seq(run *r, const seq *q) {
         if (r->step_times && sp->kind != S_SEQ && sp->kind != S_COND && sp->kind != S_WHILE)
             report_time(sp->kind == S_CALL && sp->call->what ? sp->call->what : kinds[sp->kind],
                         sp->instr->name, cxla_opcode_name(sp->instr->opcode), now_us() - t0);
-        if (check && !leaves_finite(r, sp->out, sp->out_count)) {
+        /* A kernel at the bounds: its results, not its scratch copies (whose padding holds
+         * a reduce's init value, -inf for a maximum). */
+        int64_t outs =
+            sp->kind == S_KERNEL && sp->bounds != B_STATIC
+                ? (sp->instr->shape.type == CXLA_TUPLE ? sp->instr->shape.tuple_count : 1)
+                : sp->out_count;
+        if (check && !leaves_finite(r, sp->out, outs)) {
             const cxla_instr *in = sp->instr;
             fprintf(stderr,
                     "cxla: %s (%s, computation %s, line %" PRId64

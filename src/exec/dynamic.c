@@ -245,6 +245,39 @@ bool exec_dynamic_positionwise(const cxla_instr *in) {
     return true;
 }
 
+bool exec_dynamic_cannot_fail(const cxla_instr *in) {
+    if (!positionwise_one(in)) return false;
+    const cxla_shape *ys = &in->shape;
+    if (in->opcode == CXLA_OP_BROADCAST || in->opcode == CXLA_OP_TRANSPOSE) {
+        int64_t nd = 0;
+        const int64_t *dims = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+        const cxla_shape *xs = &in->operands[0]->shape;
+        for (int64_t i = 0; i < nd; i++) {
+            /* broadcast: operand i -> result dims[i]; transpose: result i <- operand dims[i]. */
+            int64_t x = in->opcode == CXLA_OP_BROADCAST ? i : dims[i];
+            int64_t y = in->opcode == CXLA_OP_BROADCAST ? dims[i] : i;
+            if (x < 0 || x >= xs->rank || y < 0 || y >= ys->rank) return false;
+            if (exec_shape_dim_dynamic(xs, x) &&
+                (!exec_shape_dim_dynamic(ys, y) || ys->dims[y] < xs->dims[x]))
+                return false;
+        }
+        return true;
+    }
+    if (!(cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE)) return true;
+    for (int64_t d = 0; d < ys->rank; d++) {
+        const cxla_instr *from = NULL;
+        for (int64_t k = 0; k < in->operand_count; k++) {
+            const cxla_instr *o = in->operands[k];
+            if (o->shape.rank != ys->rank || !exec_shape_dim_dynamic(&o->shape, d)) continue;
+            if ((from && from != o) || !exec_shape_dim_dynamic(ys, d) ||
+                ys->dims[d] < o->shape.dims[d])
+                return false; /* two sizes that may differ, or a result that may not hold it */
+            from = o;
+        }
+    }
+    return true;
+}
+
 /* interp_dynamic.c's align for the slots (operand ks[i], dimension ds[i]) of the regions
  * |r|: the dynamic sizes must agree, the static ones are cut to them. */
 static cxla_status align(const cxla_instr *in, int64_t (*r)[CXLA_MAX_RANK], const int64_t *ks,
@@ -325,7 +358,42 @@ static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, in
             CXLA_RETURN_IF_ERROR(align(in, r, ks, ds, m));
         }
     }
-    if (in->opcode == CXLA_OP_BROADCAST) {
+    if (in->opcode == CXLA_OP_DOT && n == 2) {
+        /* Batch and contracting dimensions line up; the result is the batch dimensions,
+         * then the left's other dimensions, then the right's, in order. */
+        static const cxla_attr_id pairs[2][2] = {
+            {CXLA_ATTR_LHS_BATCH_DIMS, CXLA_ATTR_RHS_BATCH_DIMS},
+            {CXLA_ATTR_LHS_CONTRACTING_DIMS, CXLA_ATTR_RHS_CONTRACTING_DIMS},
+        };
+        int64_t nb = 0, nr = 0, nc = 0, ncr = 0, j = 0;
+        const int64_t *lb = cxla_instr_ints(in, pairs[0][0], &nb);
+        const int64_t *rb = cxla_instr_ints(in, pairs[0][1], &nr);
+        const int64_t *lc = cxla_instr_ints(in, pairs[1][0], &nc);
+        const int64_t *rc = cxla_instr_ints(in, pairs[1][1], &ncr);
+        int64_t lr = in->operands[0]->shape.rank, rr = in->operands[1]->shape.rank;
+        for (int p = 0; p < 2; p++) {
+            const int64_t *l = p ? lc : lb, *r2 = p ? rc : rb;
+            int64_t m = p ? (nc < ncr ? nc : ncr) : (nb < nr ? nb : nr);
+            for (int64_t i = 0; i < m; i++) {
+                if (l[i] < 0 || l[i] >= lr || r2[i] < 0 || r2[i] >= rr)
+                    return exec_error(in, CXLA_STATUS_INTERNAL, "bad dot dimensions");
+                int64_t ks[2] = {0, 1}, ds[2] = {l[i], r2[i]};
+                CXLA_RETURN_IF_ERROR(align(in, r, ks, ds, 2));
+            }
+        }
+        for (int64_t i = 0; i < nb && j < ys->rank; i++) o[j++] = r[0][lb[i]];
+        for (int side = 0; side < 2; side++) {
+            const int64_t *b = side ? rb : lb, *c = side ? rc : lc;
+            int64_t bn = side ? nr : nb, cn = side ? ncr : nc, rank2 = side ? rr : lr;
+            for (int64_t d = 0; d < rank2; d++) {
+                bool skip = false;
+                for (int64_t i = 0; i < bn; i++) skip = skip || b[i] == d;
+                for (int64_t i = 0; i < cn; i++) skip = skip || c[i] == d;
+                if (!skip && j < ys->rank) o[j++] = r[side][d];
+            }
+        }
+        if (j != ys->rank) return exec_error(in, CXLA_STATUS_INTERNAL, "bad dot result rank");
+    } else if (in->opcode == CXLA_OP_BROADCAST) {
         CXLA_RETURN_IF_ERROR(
             exec_dynamic_broadcast_sizes(in, in->operands[0]->shape.rank, r[0], o));
     } else if (in->opcode == CXLA_OP_TRANSPOSE) {

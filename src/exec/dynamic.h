@@ -53,6 +53,13 @@ cxla_status exec_dynamic_broadcast_sizes(const cxla_instr *in, int64_t operand_r
  * their kernels over buffers at the bounds (src/cpu/cpu_steps.c). */
 bool exec_dynamic_positionwise(const cxla_instr *in);
 
+/* Whether exec_dynamic_sizes can never fail for |in| (exec_dynamic_positionwise, not a
+ * fusion): no two operands that may have different sizes line up (the dynamic dimensions
+ * lined up all come from one instruction), and every result dimension that a dynamic size
+ * reaches is dynamic with a bound that holds it. The fusion pass fuses only such dynamic
+ * instructions, so that the errors keep naming the instruction the user wrote. */
+bool exec_dynamic_cannot_fail(const cxla_instr *in);
+
 /* The result sizes of |in| for operand sizes |ops| (ops[k]: one entry per dimension of
  * array operand k): out[0] for an array result, out[e] for element e of a fusion's tuple
  * root. The interpreter's rules and errors (src/interp/interp_dynamic.c) without the
@@ -60,8 +67,8 @@ bool exec_dynamic_positionwise(const cxla_instr *in);
  * operands line up (two dynamic sizes that differ: INVALID_ARGUMENT naming both), the
  * result takes the sizes that come out, and a static result dimension must come out at
  * its size, a bounded one within its bound (INVALID_ARGUMENT naming the instruction).
- * Covers what exec_dynamic_positionwise accepts and a reduce of one input; INTERNAL for
- * others. */
+ * Covers what exec_dynamic_positionwise accepts, a reduce of one input and dot; INTERNAL
+ * for others. */
 cxla_status exec_dynamic_sizes(const cxla_instr *in, const int64_t *const *ops,
                                int64_t *const *out);
 

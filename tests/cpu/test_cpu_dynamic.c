@@ -1,6 +1,7 @@
 /* Bounded dynamic shapes on the cpu backend's steps (src/cpu/cpu_steps.c, docs/semantics.md
  * "Dynamic shapes"): kernels run at the bounds for elementwise work, broadcast, transpose
- * and fusions of them; reduces fill their input's padding with the init value; and
+ * and fusions of them; reduces fill their input's padding with the init value, dots zero
+ * their operands'; and
  * get-dimension-size and set-dimension-size are steps of their own. Every module runs on
  * the interpreter and the cpu backend with arguments below their bounds (sizes 0, in the
  * middle and at the bounds) whose padding holds garbage, and the results (sizes and the
@@ -163,7 +164,9 @@ static void test_elementwise(void) {
         cpu_plan_stats st;
         cpu_plan_get_stats(plan, &st);
         CHECK_MSG(st.handler_steps == 0, "%" PRId64 " handler steps", st.handler_steps);
-        CHECK(st.bounds_steps >= 1);
+        /* The seven dynamic instructions fuse into fewer kernels at the bounds. */
+        CHECK_MSG(st.bounds_steps >= 1 && st.bounds_steps < 7, "%" PRId64 " kernels at the bounds",
+                  st.bounds_steps);
     }
     check_what(compiled, "n", "sizes");
     for (int i = 0; i < SIZES2; i++) {
@@ -200,6 +203,36 @@ static void test_errors(void) {
         cxla_literal_free(args[1]);
         args[1] = arg(ps, c, 1, 1, 9);
         CHECK(!same(m, compiled, args, 2, "dimension 0 differs"));
+        cxla_literal_free(args[0]);
+        cxla_literal_free(args[1]);
+        cpu_backend.destroy(compiled);
+    }
+    cxla_module_destroy(m);
+    /* x + x and its negation fuse (their sizes cannot disagree); the multiply by y, whose
+     * sizes may differ from x's, stays out of the fusion, so its error names it. */
+    static const char *fused = "HloModule fused_errors\n"
+                               "ENTRY main {\n"
+                               "  x = f32[<=8,<=6] parameter(0)\n"
+                               "  y = f32[<=8,<=6] parameter(1)\n"
+                               "  s = f32[<=8,<=6] add(x, x)\n"
+                               "  n = f32[<=8,<=6] negate(s)\n"
+                               "  ROOT m = f32[<=8,<=6] multiply(n, y)\n"
+                               "}\n";
+    m = parse(fused);
+    compiled = m ? compile(m) : NULL;
+    if (compiled) {
+        const cpu_plan *plan = cpu_compiled_plan(compiled);
+        cpu_plan_stats st = {0};
+        if (plan) cpu_plan_get_stats(plan, &st);
+        CHECK_MSG(plan && st.bounds_steps == 2, "%" PRId64 " kernels at the bounds, not 2",
+                  st.bounds_steps);
+        const cxla_shape *ps = &m->entry->params[0]->shape;
+        int64_t a[2] = {3, 4}, b[2] = {3, 5};
+        cxla_literal *args[2] = {arg(ps, a, 1, 1, 9), arg(ps, b, 1, 1, 9)};
+        CHECK(!same(m, compiled, args, 2, "sizes that differ after a fusion"));
+        cxla_literal_free(args[1]);
+        args[1] = arg(ps, a, 2, 1, 9);
+        CHECK(same(m, compiled, args, 2, "sizes that agree after a fusion"));
         cxla_literal_free(args[0]);
         cxla_literal_free(args[1]);
         cpu_backend.destroy(compiled);
@@ -298,6 +331,48 @@ static void test_reduce(void) {
     cxla_module_destroy(m);
 }
 
+/* Dots over dynamic dimensions: the operands' padding (garbage) is zeroed before the
+ * kernel at the bounds, so the contracting dimensions add nothing of it; a contracting
+ * size of 0 gives zeros; contracting sizes that differ are the interpreter's error. */
+static void test_dot(void) {
+    static const char *text =
+        "HloModule dots\n"
+        "ENTRY main {\n"
+        "  a = f32[<=5,<=7] parameter(0)\n"
+        "  b = f32[<=7,<=4] parameter(1)\n"
+        "  i = s32[<=5,<=7] parameter(2)\n"
+        "  j = s32[<=7,<=4] parameter(3)\n"
+        "  d = f32[<=5,<=4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+        "  e = s32[<=5,<=4] dot(i, j), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+        "  ROOT r = (f32[<=5,<=4], s32[<=5,<=4]) tuple(d, e)\n"
+        "}\n";
+    cxla_module *m = parse(text);
+    void *compiled = m ? compile(m) : NULL;
+    if (!compiled) {
+        cxla_module_destroy(m);
+        return;
+    }
+    check_what(compiled, "e", "kernel");
+    static const int64_t sz[][4] = {{3, 4, 4, 2}, {0, 0, 0, 0}, {5, 7, 7, 4},
+                                    {2, 0, 0, 3}, {1, 7, 7, 1}, {3, 4, 5, 2}};
+    for (size_t k = 0; k < sizeof(sz) / sizeof(sz[0]); k++) {
+        const int64_t *z = sz[k];
+        cxla_literal *args[4] = {arg(&m->entry->params[0]->shape, z, -3, 0.5, 1e6),
+                                 arg(&m->entry->params[1]->shape, z + 2, 2, -0.25, -1e6),
+                                 arg(&m->entry->params[2]->shape, z, -3, 1, 1000000),
+                                 arg(&m->entry->params[3]->shape, z + 2, 5, -1, -1000000)};
+        char what[64];
+        snprintf(what, sizeof(what),
+                 "dot of (%" PRId64 ",%" PRId64 ") and (%" PRId64 ",%" PRId64 ")", z[0], z[1], z[2],
+                 z[3]);
+        bool ok = args[0] && args[1] && args[2] && args[3] && same(m, compiled, args, 4, what);
+        CHECK_MSG(ok == (z[1] == z[2]), "%s: %s", what, ok ? "ran" : "failed");
+        for (int a = 0; a < 4; a++) cxla_literal_free(args[a]);
+    }
+    cpu_backend.destroy(compiled);
+    cxla_module_destroy(m);
+}
+
 /* get-dimension-size and set-dimension-size as steps: a copy of an argument, over the
  * buffer of a value that dies there, the size back at the bound (what was there shows:
  * the zeros of a result's padding), and sizes outside the bound (the interpreter's
@@ -348,4 +423,5 @@ static void test_sizes(void) {
     cxla_module_destroy(m);
 }
 
-TEST_MAIN(TEST(test_elementwise), TEST(test_errors), TEST(test_reduce), TEST(test_sizes))
+TEST_MAIN(TEST(test_elementwise), TEST(test_errors), TEST(test_reduce), TEST(test_dot),
+          TEST(test_sizes))
