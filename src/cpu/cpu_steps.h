@@ -82,8 +82,7 @@ typedef struct step {
     int64_t pred; /* S_WHILE: the condition's result */
     size_t elem;  /* S_DUS: element size; S_KERNEL at the bounds: of operand 0 */
     bounds_kind bounds;
-    int64_t mask;       /* B_REDUCE: out[mask] is the scratch copy of operand 0 */
-    cxla_opcode red_op; /* B_REDUCE: the reducer's operation */
+    int64_t mask; /* B_REDUCE: out[mask] is the scratch copy of operand 0 */
 } step;
 
 struct seq {
@@ -121,5 +120,12 @@ struct cpu_plan {
     int64_t id_count;
     cpu_plan_stats stats;
 };
+
+/* cpu_bounds.c: whether the array |s| has whole-byte elements (*out_elem bytes each; packed
+ * sub-byte arrays have not: their dynamic instructions keep the handler), and whether |in|
+ * is a get-dimension-size or set-dimension-size that a step of its own runs (an array
+ * operand, one dimension in range; anything else goes to the handler for its error). */
+bool cpu_whole_elements(const cxla_shape *s, size_t *out_elem);
+bool cpu_size_step_ok(const cxla_instr *in);
 
 #endif /* CXLA_CPU_CPU_STEPS_H_ */
