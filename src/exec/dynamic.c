@@ -220,6 +220,17 @@ static bool positionwise_one(const cxla_instr *in) {
     switch (in->opcode) {
     case CXLA_OP_BROADCAST: return in->operand_count == 1;
     case CXLA_OP_TRANSPOSE: return in->operand_count == 1;
+    case CXLA_OP_SLICE: return in->operand_count == 1; /* start + i * stride < the size */
+    case CXLA_OP_RESHAPE: {
+        /* Only the outermost dimensions dynamic: the value is a prefix of the buffer in
+         * row-major order on both sides, which the reshape moves as it is. */
+        const cxla_shape *xs = &in->operands[0]->shape;
+        for (int64_t d = 1; d < xs->rank; d++)
+            if (exec_shape_dim_dynamic(xs, d)) return false;
+        for (int64_t d = 1; d < in->shape.rank; d++)
+            if (exec_shape_dim_dynamic(&in->shape, d)) return false;
+        return in->operand_count == 1;
+    }
     default: return false;
     }
 }
@@ -263,6 +274,13 @@ bool exec_dynamic_cannot_fail(const cxla_instr *in) {
         }
         return true;
     }
+    if (in->opcode == CXLA_OP_SLICE) {
+        const cxla_shape *xs = &in->operands[0]->shape;
+        for (int64_t d = 0; d < xs->rank && d < ys->rank; d++)
+            if (exec_shape_dim_dynamic(xs, d) && !exec_shape_dim_dynamic(ys, d)) return false;
+        return xs->rank == ys->rank;
+    }
+    if (in->opcode == CXLA_OP_RESHAPE) return static_array(&in->operands[0]->shape);
     if (!(cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE)) return true;
     for (int64_t d = 0; d < ys->rank; d++) {
         const cxla_instr *from = NULL;
@@ -393,6 +411,28 @@ static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, in
             }
         }
         if (j != ys->rank) return exec_error(in, CXLA_STATUS_INTERNAL, "bad dot result rank");
+    } else if (in->opcode == CXLA_OP_RESHAPE) {
+        CXLA_RETURN_IF_ERROR(exec_dynamic_reshape_sizes(in, &in->operands[0]->shape, r[0], o));
+    } else if (in->opcode == CXLA_OP_SLICE) {
+        /* The range clamped to the size (interp_dynamic.c's rule). */
+        const cxla_attr *a = cxla_instr_attr(in, CXLA_ATTR_SLICE);
+        int64_t xr = in->operands[0]->shape.rank;
+        if (!a || a->kind != CXLA_ATTR_KIND_SLICE || a->v.slice.rank != xr)
+            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
+                              "needs a slice= range for each dimension");
+        for (int64_t i = 0; i < xr; i++) {
+            cxla_slice_dim sd = a->v.slice.dims[i];
+            int64_t limit = sd.limit < r[0][i] ? sd.limit : r[0][i];
+            int64_t start = sd.start < limit ? sd.start : limit;
+            if (sd.stride < 1 || start < 0)
+                return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "malformed slice= range");
+            o[i] = (limit - start + sd.stride - 1) / sd.stride;
+            if (!exec_shape_dim_dynamic(ys, i) && o[i] != ys->dims[i])
+                return exec_error(in, CXLA_STATUS_OUT_OF_RANGE,
+                                  "slice [%" PRId64 ":%" PRId64 ":%" PRId64
+                                  "] of dimension %" PRId64 " reads past its dynamic size %" PRId64,
+                                  sd.start, sd.limit, sd.stride, i, r[0][i]);
+        }
     } else if (in->opcode == CXLA_OP_BROADCAST) {
         CXLA_RETURN_IF_ERROR(
             exec_dynamic_broadcast_sizes(in, in->operands[0]->shape.rank, r[0], o));

@@ -331,6 +331,70 @@ static void test_reduce(void) {
     cxla_module_destroy(m);
 }
 
+/* slice (the range clamped to the size; a static result dimension that the size cuts is
+ * the interpreter's error) and reshape of values dynamic in their outermost dimension
+ * (a prefix of the buffer; sizes that do not divide are the interpreter's error) run at
+ * the bounds. */
+static void test_shape_ops(void) {
+    static const char *text =
+        "HloModule shape_ops\n"
+        "ENTRY main {\n"
+        "  x = f32[<=8,6] parameter(0)\n"
+        "  s = f32[<=3,2] slice(x), slice={[2:8:2], [1:5:2]}\n"
+        "  f = f32[<=48] reshape(x)\n"
+        "  g = f32[<=4,12] reshape(x)\n"
+        "  t = f32[<=2,6] slice(x), slice={[1:3:1], [0:6:1]}\n"
+        "  one = s32[] constant(1)\n"
+        "  w = f32[<=48] set-dimension-size(f, one), dimensions={0}\n"
+        "  ROOT r = (f32[<=3,2], f32[<=48], f32[<=4,12], f32[<=2,6], f32[<=48]) "
+        "tuple(s, f, g, t, w)\n"
+        "}\n";
+    cxla_module *m = parse(text);
+    void *compiled = m ? compile(m) : NULL;
+    if (!compiled) {
+        cxla_module_destroy(m);
+        return;
+    }
+    check_what(compiled, "f", "kernel");
+    check_what(compiled, "g", "kernel");
+    const cpu_plan *plan = cpu_compiled_plan(compiled);
+    cpu_plan_stats st = {0};
+    if (plan) cpu_plan_get_stats(plan, &st);
+    CHECK_MSG(plan && st.handler_steps == 0, "%" PRId64 " handler steps", st.handler_steps);
+    /* Odd row counts do not fill g's rows of 12: the interpreter's error. */
+    for (int64_t n = 0; n <= 8; n++) {
+        int64_t z[2] = {n, 6};
+        cxla_literal *args[1] = {arg(&m->entry->params[0]->shape, z, -4, 0.5, 3e5)};
+        char what[64];
+        snprintf(what, sizeof(what), "%" PRId64 " rows", n);
+        bool ok = args[0] && same(m, compiled, args, 1, what);
+        CHECK_MSG(ok == (n % 2 == 0), "%s: %s", what, ok ? "ran" : "failed");
+        cxla_literal_free(args[0]);
+    }
+    cpu_backend.destroy(compiled);
+    cxla_module_destroy(m);
+    static const char *past = "HloModule slice_past\n"
+                              "ENTRY main {\n"
+                              "  x = f32[<=8] parameter(0)\n"
+                              "  ROOT s = f32[3] slice(x), slice={[1:4:1]}\n"
+                              "}\n";
+    m = parse(past);
+    compiled = m ? compile(m) : NULL;
+    if (compiled) {
+        check_what(compiled, "s", "kernel");
+        for (int64_t n = 2; n <= 5; n++) {
+            cxla_literal *args[1] = {arg(&m->entry->params[0]->shape, &n, 1, 1, 5e5)};
+            char what[64];
+            snprintf(what, sizeof(what), "a slice to 4 of %" PRId64, n);
+            bool ok = args[0] && same(m, compiled, args, 1, what);
+            CHECK_MSG(ok == (n >= 4), "%s: %s", what, ok ? "ran" : "failed");
+            cxla_literal_free(args[0]);
+        }
+        cpu_backend.destroy(compiled);
+    }
+    cxla_module_destroy(m);
+}
+
 /* Dots over dynamic dimensions: the operands' padding (garbage) is zeroed before the
  * kernel at the bounds, so the contracting dimensions add nothing of it; a contracting
  * size of 0 gives zeros; contracting sizes that differ are the interpreter's error. */
@@ -424,4 +488,4 @@ static void test_sizes(void) {
 }
 
 TEST_MAIN(TEST(test_elementwise), TEST(test_errors), TEST(test_reduce), TEST(test_dot),
-          TEST(test_sizes))
+          TEST(test_shape_ops), TEST(test_sizes))
