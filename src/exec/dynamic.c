@@ -256,6 +256,37 @@ bool exec_dynamic_positionwise(const cxla_instr *in) {
     return true;
 }
 
+/* Where dimension |d| of |in| takes its run-time size from, as far as elementwise
+ * operations, broadcast and transpose pass it along unchanged: two dimensions with the
+ * same source have the same size whenever the instructions between them ran (each of
+ * them checks its own operands). |budget| bounds the walk (then the instruction itself). */
+static void size_source(const cxla_instr *in, int64_t d, const cxla_instr **src, int64_t *sd,
+                        int *budget) {
+    *src = in;
+    *sd = d;
+    if (--*budget < 0 || !exec_shape_dim_dynamic(&in->shape, d)) return;
+    if (cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE) {
+        for (int64_t k = 0; k < in->operand_count; k++) {
+            const cxla_instr *o = in->operands[k];
+            if (o->shape.rank == in->shape.rank && exec_shape_dim_dynamic(&o->shape, d)) {
+                size_source(o, d, src, sd, budget);
+                return;
+            }
+        }
+        return;
+    }
+    int64_t nd = 0;
+    const int64_t *dims = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+    if (in->opcode == CXLA_OP_BROADCAST && in->operand_count == 1) {
+        for (int64_t i = 0; i < nd; i++)
+            if (dims[i] == d && exec_shape_dim_dynamic(&in->operands[0]->shape, i))
+                size_source(in->operands[0], i, src, sd, budget);
+    } else if (in->opcode == CXLA_OP_TRANSPOSE && in->operand_count == 1 && d < nd &&
+               exec_shape_dim_dynamic(&in->operands[0]->shape, dims[d])) {
+        size_source(in->operands[0], dims[d], src, sd, budget);
+    }
+}
+
 bool exec_dynamic_cannot_fail(const cxla_instr *in) {
     if (!positionwise_one(in)) return false;
     const cxla_shape *ys = &in->shape;
@@ -284,13 +315,18 @@ bool exec_dynamic_cannot_fail(const cxla_instr *in) {
     if (!(cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE)) return true;
     for (int64_t d = 0; d < ys->rank; d++) {
         const cxla_instr *from = NULL;
+        int64_t from_dim = -1;
         for (int64_t k = 0; k < in->operand_count; k++) {
-            const cxla_instr *o = in->operands[k];
+            const cxla_instr *o = in->operands[k], *src = NULL;
             if (o->shape.rank != ys->rank || !exec_shape_dim_dynamic(&o->shape, d)) continue;
-            if ((from && from != o) || !exec_shape_dim_dynamic(ys, d) ||
-                ys->dims[d] < o->shape.dims[d])
-                return false; /* two sizes that may differ, or a result that may not hold it */
-            from = o;
+            if (!exec_shape_dim_dynamic(ys, d) || ys->dims[d] < o->shape.dims[d])
+                return false; /* a result that may not hold the size */
+            int64_t sd = -1;
+            int budget = 64;
+            size_source(o, d, &src, &sd, &budget);
+            if (from && (from != src || from_dim != sd)) return false; /* may differ */
+            from = src;
+            from_dim = sd;
         }
     }
     return true;

@@ -57,7 +57,8 @@ bool exec_dynamic_positionwise(const cxla_instr *in);
 
 /* Whether exec_dynamic_sizes can never fail for |in| (exec_dynamic_positionwise, not a
  * fusion): no two operands that may have different sizes line up (the dynamic dimensions
- * lined up all come from one instruction), and every result dimension that a dynamic size
+ * lined up all take their size from one dimension of one instruction, through elementwise
+ * operations, broadcasts and transposes), and every result dimension that a dynamic size
  * reaches is dynamic with a bound that holds it. The fusion pass fuses only such dynamic
  * instructions, so that the errors keep naming the instruction the user wrote. */
 bool exec_dynamic_cannot_fail(const cxla_instr *in);
