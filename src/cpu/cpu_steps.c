@@ -1296,6 +1296,7 @@ void cpu_plan_destroy(cpu_plan *p) {
     free(p->values);
     free(p->root);
     free(p->arg_base);
+    free(p->arg_copy);
     free(p->aliases);
     free(p->dyn_off);
     for (int64_t c = 0; c < p->constant_count; c++) cxla_literal_free(p->constants[c]);
@@ -1381,8 +1382,32 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
         x->writable = true;
         x->alias_of = al->output;
     }
+    /* Dynamic array parameters: an arena buffer at their bounds for the whole run, which
+     * each run binds the argument into (no new memory a run). */
+    for (int64_t i = 0; i < entry->param_count && !s; i++) {
+        const cxla_shape *ps = &entry->params[i]->shape;
+        size_t elem = 0;
+        if (!cxla_type_is_array(ps->type) || static_shape(ps) || !cpu_whole_elements(ps, &elem))
+            continue;
+        if (!p->arg_copy) {
+            p->arg_copy = malloc((size_t)entry->param_count * sizeof(int64_t));
+            if (!p->arg_copy) {
+                s = OOM();
+                break;
+            }
+            for (int64_t k = 0; k < entry->param_count; k++) p->arg_copy[k] = -1;
+        }
+        int64_t v = new_value(&b, ps, V_ARENA, -1);
+        if (v < 0 || !note(&b, v, true)) s = OOM();
+        p->arg_copy[i] = v;
+    }
     int64_t *root = NULL, rn = 0;
     if (!s) s = build_seq(&b, entry, params, NULL, &p->entry, 0, &root, &rn, NULL);
+    int64_t end = b.pos;
+    b.pos = end > 0 ? end - 1 : 0; /* the last step: the copies live through it */
+    for (int64_t i = 0; p->arg_copy && i < entry->param_count && !s; i++)
+        if (p->arg_copy[i] >= 0 && !note(&b, p->arg_copy[i], false)) s = OOM();
+    b.pos = end;
     if (!s) {
         p->root = root;
         p->root_count = rn;

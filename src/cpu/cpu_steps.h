@@ -100,6 +100,10 @@ struct cpu_plan {
     int64_t root_count;
     int64_t arg_leaf_count;
     int64_t *arg_base; /* by parameter: its first flat leaf */
+    /* By parameter: an arena buffer (a value) that a dynamic array argument is bound into
+     * at its bounds for each run (cpu_steps_run.c), -1 for the others (read where they
+     * lie, or bound into a new literal: tuples). NULL when every parameter is static. */
+    int64_t *arg_copy;
     /* Bounded dynamic shapes: by value (read on class representatives), where the class's
      * current sizes lie in a run's array of sizes (-1: the class is static); dyn_total
      * entries in all. NULL when every shape is static. */

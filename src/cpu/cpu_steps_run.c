@@ -263,6 +263,54 @@ static void pad_array(void *buf, const cxla_shape *s, const int64_t *sizes, size
     fill_padding(buf, s->dims, sizes, s->rank, 0, stride, elem, fill);
 }
 
+/* Whether argument |lit| binds to dynamic parameter shape |want| as
+ * interp_dynamic_bind_argument would without an error, in the default layout (then
+ * bind_copy puts it in the plan's arena buffer; otherwise that function does, or reports
+ * the error). */
+static bool bindable(const cxla_shape *want, const cxla_literal *lit) {
+    const cxla_shape *got = lit->shape;
+    if (!cxla_type_is_array(got->type) || got->type != want->type || got->rank != want->rank ||
+        !cxla_layout_is_default(got))
+        return false;
+    for (int64_t d = 0; d < want->rank; d++) {
+        int64_t size = cxla_literal_dynamic_size(lit, d);
+        if (exec_shape_dim_dynamic(want, d) ? size > want->dims[d] : size != want->dims[d])
+            return false;
+    }
+    return true;
+}
+
+/* Copies the value of |lit| (row-major) into |dst|, an array of shape |want| at its bounds,
+ * with zeros in the padding, as cxla_literal_to_bounded lays it out. */
+static void bind_copy(void *dst, const cxla_shape *want, const cxla_literal *lit, size_t elem) {
+    int64_t rank = want->rank, sizes[CXLA_MAX_RANK], idx[CXLA_MAX_RANK] = {0};
+    size_t dstride[CXLA_MAX_RANK], sstride[CXLA_MAX_RANK], ds = elem, ss = elem;
+    for (int64_t d = rank - 1; d >= 0; d--) {
+        sizes[d] = cxla_literal_dynamic_size(lit, d);
+        dstride[d] = ds;
+        sstride[d] = ss;
+        ds *= (size_t)want->dims[d];
+        ss *= (size_t)lit->shape->dims[d];
+    }
+    const char *src = lit->data;
+    bool empty = false;
+    for (int64_t d = 0; d < rank; d++) empty = empty || sizes[d] == 0;
+    if (rank == 0 && elem) memcpy(dst, src, elem);
+    /* Row by row (the last dimension's elements are contiguous on both sides). */
+    while (rank > 0 && !empty && src) {
+        size_t doff = 0, soff = 0;
+        for (int64_t d = 0; d + 1 < rank; d++) {
+            doff += (size_t)idx[d] * dstride[d];
+            soff += (size_t)idx[d] * sstride[d];
+        }
+        memcpy((char *)dst + doff, src + soff, (size_t)sizes[rank - 1] * elem);
+        int64_t d = rank - 2;
+        while (d >= 0 && ++idx[d] == sizes[d]) idx[d--] = 0;
+        if (d < 0) break;
+    }
+    pad_array(dst, want, sizes, elem, NULL);
+}
+
 /* get-dimension-size and set-dimension-size (S_SIZE): read or write the sizes a class
  * carries; set-dimension-size copies the whole storage (or has its operand's buffer when
  * that dies there), as the interpreter's handler does, with its error for a size outside
@@ -681,6 +729,11 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
             break;
         }
         const cxla_literal *use = args[i];
+        if (p->arg_copy && p->arg_copy[i] >= 0 && bindable(want, args[i])) {
+            /* Bound into the arena below, once it is there. */
+            if (argl) argl[p->arg_base[i]] = (cxla_literal *)args[i];
+            continue;
+        }
         if (!cxla_shape_is_static(want)) { /* any sizes up to the bounds, as the driver */
             s = interp_dynamic_bind_argument(want, args[i], i, &owned[i]);
             use = owned[i];
@@ -705,6 +758,17 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
         arena = atomic_exchange(&p->spare, NULL);
         if (!arena) arena = aligned_alloc(ALIGN, (p->arena_size + ALIGN - 1) / ALIGN * ALIGN);
         if (!arena) s = OOM();
+    }
+    /* Dynamic arguments bound into their arena buffers. */
+    for (int64_t i = 0; p->arg_copy && i < arg_count && !s; i++) {
+        int64_t cv = p->arg_copy[i];
+        if (cv < 0 || owned[i] || argl[p->arg_base[i]] != args[i]) continue;
+        const value *x = &p->values[cv];
+        size_t elem = 0;
+        cpu_whole_elements(x->shape, &elem);
+        void *dst = x->size ? arena + x->offset : NULL;
+        if (dst) bind_copy(dst, x->shape, args[i], elem);
+        argp[p->arg_base[i]] = dst;
     }
     for (int64_t c = 0; c < p->value_count && !s; c++) {
         const value *x = &p->values[c];

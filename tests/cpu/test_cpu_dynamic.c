@@ -438,6 +438,62 @@ static void test_dot(void) {
     cxla_module_destroy(m);
 }
 
+/* Arguments of a dynamic parameter are bound into the plan's arena at the bounds: static
+ * literals smaller than the bounds (their rows at other strides), dynamic ones of the same
+ * or other bounds, a column-major one (the interpreter's binding), one too large (its
+ * error); set-dimension-size to the bounds shows the zeros around the value. */
+static void test_arguments(void) {
+    static const char *text = "HloModule arguments\n"
+                              "ENTRY main {\n"
+                              "  x = f32[<=8,<=6] parameter(0)\n"
+                              "  n = f32[<=8,<=6] negate(x)\n"
+                              "  eight = s32[] constant(8)\n"
+                              "  six = s32[] constant(6)\n"
+                              "  a = f32[<=8,<=6] set-dimension-size(x, eight), dimensions={0}\n"
+                              "  b = f32[<=8,<=6] set-dimension-size(a, six), dimensions={1}\n"
+                              "  ROOT r = (f32[<=8,<=6], f32[<=8,<=6]) tuple(n, b)\n"
+                              "}\n";
+    cxla_module *m = parse(text);
+    void *compiled = m ? compile(m) : NULL;
+    if (!compiled) {
+        cxla_module_destroy(m);
+        return;
+    }
+    static const char *const shapes[] = {"f32[3,4]",     "f32[8,6]",     "f32[0,5]",
+                                         "f32[<=9,<=7]", "f32[<=8,<=6]", "f32[3,4]{0,1}",
+                                         "f32[9,2]"};
+    static const int64_t sizes[][2] = {{3, 4}, {8, 6}, {0, 5}, {5, 2}, {7, 1}, {3, 4}, {9, 2}};
+    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+        cxla_shape *sh = NULL;
+        cxla_status st = cxla_shape_parse(shapes[k], strlen(shapes[k]), &sh);
+        CHECK_MSG(!st, "shape %s", shapes[k]);
+        cxla_status_free(st);
+        if (!sh) continue;
+        cxla_literal *args[1] = {arg(sh, sizes[k], 1, 1.5, -4e5)};
+        if (args[0] && sh->layout) { /* arg() filled it row-major: relay to the layout */
+            cxla_literal *relaid = NULL;
+            cxla_shape rm = *sh;
+            rm.layout = NULL;
+            cxla_literal_free(args[0]);
+            args[0] = arg(&rm, sizes[k], 1, 1.5, -4e5);
+            st = cxla_literal_relayout(args[0], sh->layout, &relaid);
+            CHECK(!st);
+            cxla_status_free(st);
+            cxla_literal_free(args[0]);
+            args[0] = relaid;
+        }
+        char what[64];
+        snprintf(what, sizeof(what), "an argument %s", shapes[k]);
+        bool ok = args[0] && same(m, compiled, args, 1, what);
+        CHECK_MSG(ok == (k + 1 < sizeof(shapes) / sizeof(shapes[0])), "%s: %s", what,
+                  ok ? "ran" : "failed");
+        cxla_literal_free(args[0]);
+        cxla_shape_free(sh);
+    }
+    cpu_backend.destroy(compiled);
+    cxla_module_destroy(m);
+}
+
 /* get-dimension-size and set-dimension-size as steps: a copy of an argument, over the
  * buffer of a value that dies there, the size back at the bound (what was there shows:
  * the zeros of a result's padding), and sizes outside the bound (the interpreter's
@@ -489,4 +545,4 @@ static void test_sizes(void) {
 }
 
 TEST_MAIN(TEST(test_elementwise), TEST(test_errors), TEST(test_reduce), TEST(test_dot),
-          TEST(test_shape_ops), TEST(test_sizes))
+          TEST(test_shape_ops), TEST(test_arguments), TEST(test_sizes))
