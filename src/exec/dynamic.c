@@ -204,6 +204,13 @@ static bool static_array(const cxla_shape *s) {
     return cxla_type_is_array(s->type) && cxla_shape_is_static(s);
 }
 
+static bool static_instr_shapes(const cxla_instr *in) {
+    if (!static_array(&in->shape)) return false;
+    for (int64_t k = 0; k < in->operand_count; k++)
+        if (!static_array(&in->operands[k]->shape)) return false;
+    return true;
+}
+
 /* One instruction (not a fusion) whose kernel at the bounds computes its value below the
  * sizes: element i of the result reads only elements of the operands at indices that lie
  * below their sizes whenever i lies below the result's sizes. */
@@ -221,6 +228,17 @@ static bool positionwise_one(const cxla_instr *in) {
     case CXLA_OP_BROADCAST: return in->operand_count == 1;
     case CXLA_OP_TRANSPOSE: return in->operand_count == 1;
     case CXLA_OP_SLICE: return in->operand_count == 1; /* start + i * stride < the size */
+    case CXLA_OP_CONCATENATE: {
+        /* Along a static dimension: each operand's place in it does not move. */
+        int64_t nd = 0;
+        const int64_t *dims = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+        if (nd != 1 || dims[0] < 0 || dims[0] >= in->shape.rank ||
+            exec_shape_dim_dynamic(&in->shape, dims[0]))
+            return false;
+        for (int64_t k = 0; k < in->operand_count; k++)
+            if (exec_shape_dim_dynamic(&in->operands[k]->shape, dims[0])) return false;
+        return true;
+    }
     case CXLA_OP_RESHAPE: {
         /* Only the outermost dimensions dynamic: the value is a prefix of the buffer in
          * row-major order on both sides, which the reshape moves as it is. */
@@ -312,6 +330,7 @@ bool exec_dynamic_cannot_fail(const cxla_instr *in) {
         return xs->rank == ys->rank;
     }
     if (in->opcode == CXLA_OP_RESHAPE) return static_array(&in->operands[0]->shape);
+    if (in->opcode == CXLA_OP_CONCATENATE) return static_instr_shapes(in);
     if (!(cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE)) return true;
     for (int64_t d = 0; d < ys->rank; d++) {
         const cxla_instr *from = NULL;
@@ -401,7 +420,7 @@ static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, in
         return NULL;
     }
     exec_dyn_kind kind = exec_dynamic_kind(in->opcode);
-    if (kind == EXEC_DYN_SAME) {
+    if (kind == EXEC_DYN_SAME || kind == EXEC_DYN_CONCAT) {
         for (int64_t d = 0; d < rank; d++) {
             int64_t ks[64], ds[64], m = 0;
             for (int64_t k = 0; k < n; k++) {
@@ -447,6 +466,16 @@ static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, in
             }
         }
         if (j != ys->rank) return exec_error(in, CXLA_STATUS_INTERNAL, "bad dot result rank");
+    } else if (in->opcode == CXLA_OP_CONCATENATE) {
+        /* The concatenated dimension is static (exec_dynamic_positionwise): the operands
+         * lined up in the others above leave it alone. */
+        int64_t nd = 0;
+        const int64_t *cd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+        if (nd != 1 || n < 1) return exec_error(in, CXLA_STATUS_INTERNAL, "bad concatenate");
+        for (int64_t d = 0; d < ys->rank; d++) {
+            o[d] = d == cd[0] ? 0 : r[0][d];
+            for (int64_t k = 0; d == cd[0] && k < n; k++) o[d] += r[k][d];
+        }
     } else if (in->opcode == CXLA_OP_RESHAPE) {
         CXLA_RETURN_IF_ERROR(exec_dynamic_reshape_sizes(in, &in->operands[0]->shape, r[0], o));
     } else if (in->opcode == CXLA_OP_SLICE) {

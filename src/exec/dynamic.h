@@ -48,7 +48,8 @@ cxla_status exec_dynamic_broadcast_sizes(const cxla_instr *in, int64_t operand_r
  * of the result then reads only operand elements below their sizes whenever i lies below
  * the result's sizes. True for elementwise operations (a static operand lined up with a
  * dynamic one is cut to its size: its extra elements only meet padding), broadcast,
- * transpose, slice (its range clamped to the size), a reshape whose operand and result
+ * transpose, slice (its range clamped to the size), concatenate along a static dimension,
+ * a reshape whose operand and result
  * are dynamic in their outermost dimension only (the value is a prefix of the buffer on
  * both sides), any instruction whose shapes are all static, and fusions of these (static
  * constants inside); false where some dimension is unbounded. The backends use it to run

@@ -333,7 +333,8 @@ static void test_reduce(void) {
 }
 
 /* slice (the range clamped to the size; a static result dimension that the size cuts is
- * the interpreter's error) and reshape of values dynamic in their outermost dimension
+ * the interpreter's error), concatenate along a static dimension (a static operand lined
+ * up with a dynamic one is cut) and reshape of values dynamic in their outermost dimension
  * (a prefix of the buffer; sizes that do not divide are the interpreter's error) run at
  * the bounds. */
 static void test_shape_ops(void) {
@@ -341,14 +342,16 @@ static void test_shape_ops(void) {
         "HloModule shape_ops\n"
         "ENTRY main {\n"
         "  x = f32[<=8,6] parameter(0)\n"
+        "  s2 = f32[8,3] parameter(1)\n"
         "  s = f32[<=3,2] slice(x), slice={[2:8:2], [1:5:2]}\n"
         "  f = f32[<=48] reshape(x)\n"
         "  g = f32[<=4,12] reshape(x)\n"
         "  t = f32[<=2,6] slice(x), slice={[1:3:1], [0:6:1]}\n"
         "  one = s32[] constant(1)\n"
         "  w = f32[<=48] set-dimension-size(f, one), dimensions={0}\n"
-        "  ROOT r = (f32[<=3,2], f32[<=48], f32[<=4,12], f32[<=2,6], f32[<=48]) "
-        "tuple(s, f, g, t, w)\n"
+        "  c = f32[<=8,9] concatenate(x, s2), dimensions={1}\n"
+        "  ROOT r = (f32[<=3,2], f32[<=48], f32[<=4,12], f32[<=2,6], f32[<=48], f32[<=8,9]) "
+        "tuple(s, f, g, t, w, c)\n"
         "}\n";
     cxla_module *m = parse(text);
     void *compiled = m ? compile(m) : NULL;
@@ -358,6 +361,7 @@ static void test_shape_ops(void) {
     }
     check_what(compiled, "f", "kernel");
     check_what(compiled, "g", "kernel");
+    check_what(compiled, "c", "kernel");
     const cpu_plan *plan = cpu_compiled_plan(compiled);
     cpu_plan_stats st = {0};
     if (plan) cpu_plan_get_stats(plan, &st);
@@ -365,12 +369,14 @@ static void test_shape_ops(void) {
     /* Odd row counts do not fill g's rows of 12: the interpreter's error. */
     for (int64_t n = 0; n <= 8; n++) {
         int64_t z[2] = {n, 6};
-        cxla_literal *args[1] = {arg(&m->entry->params[0]->shape, z, -4, 0.5, 3e5)};
+        cxla_literal *args[2] = {arg(&m->entry->params[0]->shape, z, -4, 0.5, 3e5),
+                                 arg(&m->entry->params[1]->shape, NULL, 100, 1, 0)};
         char what[64];
         snprintf(what, sizeof(what), "%" PRId64 " rows", n);
-        bool ok = args[0] && same(m, compiled, args, 1, what);
+        bool ok = args[0] && args[1] && same(m, compiled, args, 2, what);
         CHECK_MSG(ok == (n % 2 == 0), "%s: %s", what, ok ? "ran" : "failed");
         cxla_literal_free(args[0]);
+        cxla_literal_free(args[1]);
     }
     cpu_backend.destroy(compiled);
     cxla_module_destroy(m);
