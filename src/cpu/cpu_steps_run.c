@@ -256,7 +256,10 @@ static void fill_padding(char *buf, const int64_t *dims, const int64_t *sizes, i
 static void pad_array(void *buf, const cxla_shape *s, const int64_t *sizes, size_t elem,
                       const void *fill) {
     bool padded = false;
-    for (int64_t d = 0; d < s->rank; d++) padded = padded || sizes[d] < s->dims[d];
+    for (int64_t d = 0; d < s->rank; d++) {
+        if (s->dims[d] == 0) return; /* no elements at all */
+        padded = padded || sizes[d] < s->dims[d];
+    }
     if (!padded || !buf) return;
     size_t stride = elem;
     for (int64_t d = 1; d < s->rank; d++) stride *= (size_t)s->dims[d];

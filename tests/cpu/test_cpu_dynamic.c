@@ -380,6 +380,25 @@ static void test_shape_ops(void) {
     }
     cpu_backend.destroy(compiled);
     cxla_module_destroy(m);
+    /* A bound of 0: no elements, whatever the sizes. */
+    static const char *empty = "HloModule empty\n"
+                               "ENTRY main {\n"
+                               "  x = f32[<=4,0] parameter(0)\n"
+                               "  n = f32[<=4,0] negate(x)\n"
+                               "  ROOT t = f32[0,<=4] transpose(n), dimensions={1,0}\n"
+                               "}\n";
+    m = parse(empty);
+    compiled = m ? compile(m) : NULL;
+    if (compiled) {
+        for (int64_t k = 0; k <= 4; k++) {
+            int64_t z[2] = {k, 0};
+            cxla_literal *args[1] = {arg(&m->entry->params[0]->shape, z, 1, 1, 5)};
+            CHECK(args[0] && same(m, compiled, args, 1, "a bound of 0"));
+            cxla_literal_free(args[0]);
+        }
+        cpu_backend.destroy(compiled);
+    }
+    cxla_module_destroy(m);
     static const char *past = "HloModule slice_past\n"
                               "ENTRY main {\n"
                               "  x = f32[<=8] parameter(0)\n"
