@@ -9,9 +9,10 @@
  * steps (kernel calls, while loops, conditionals, calls). A computation's callees get the
  * arena after its own part: scratch(c) = own(c) + max over callees of scratch(callee),
  * which is enough since a callee runs only while its caller's step runs (HLO has no
- * recursion). A while loop keeps its state in two sets of buffers (the loop's result
- * leaves and temporaries of the same sizes), the body reading one set and writing the
- * other, swapped each iteration; the state ends in the result leaves. */
+ * recursion). Leaves share buffers by the rules of the JIT's plan (share_buffers below:
+ * in-place dynamic-update-slice and scatter, concatenates by pieces, a while state in one
+ * set of buffers that its body, built for out == in, updates in place); the entry is built
+ * a second time for donated arguments when the module has input_output_alias. */
 #include "cpu/aot.h"
 #include "cpu/aot_internal.h"
 
@@ -100,6 +101,10 @@ int64_t aot_add_leaf(acomp *c, aleaf l) {
         c->leaf_cap = cap;
     }
     l.first = l.last = -1;
+    l.parent = c->leaf_count;
+    l.members = 1;
+    l.cfirst = l.clast = -1;
+    l.sub_of = -1;
     c->leaves[c->leaf_count] = l;
     return c->leaf_count++;
 }
@@ -126,7 +131,13 @@ static const cxla_literal *literal_leaf(const cxla_literal *lit, int64_t *k) {
 /* The C text of leaf |l| of |c| as a pointer. A constant's array is written when it is
  * first named, so that no unused static array is left for -Wunused to find. */
 void aot_put_leaf(aot *a, const acomp *c, int64_t l, cxla_strbuf *b) {
-    const aleaf *x = &c->leaves[l];
+    const aleaf *x = &c->leaves[c->leaves[l].parent]; /* the class's buffer (place) */
+    if (x->sub_of >= 0) {                             /* a piece of a concatenate's result */
+        cxla_strbuf_puts(b, "((char *)");
+        aot_put_leaf(a, c, x->sub_of, b);
+        cxla_strbuf_printf(b, " + %zu)", x->sub_off);
+        return;
+    }
     if (x->kind == L_CONST && !a->err) {
         char key[64], *stored = NULL;
         snprintf(key, sizeof key, "%" PRId64 "_%" PRId64, x->index, x->sub);
@@ -144,7 +155,10 @@ void aot_put_leaf(aot *a, const acomp *c, int64_t l, cxla_strbuf *b) {
         }
     }
     switch (x->kind) {
-    case L_PARAM: cxla_strbuf_printf(b, "in[%" PRId64 "]", x->index); return;
+    case L_PARAM: /* a writable one is also an out[] buffer, written through this name */
+        cxla_strbuf_printf(b, x->writable ? "((void *)in[%" PRId64 "])" : "in[%" PRId64 "]",
+                           x->index);
+        return;
     case L_OUT: cxla_strbuf_printf(b, "out[%" PRId64 "]", x->index); return;
     case L_CONST: cxla_strbuf_printf(b, "%s_c%" PRId64 "_%" PRId64, a->P, x->index, x->sub); return;
     case L_ARENA: cxla_strbuf_printf(b, "(scratch + %zu)", x->offset); return;
@@ -400,7 +414,12 @@ static cxla_status emit_dot(aot *a, const cxla_instr *in, const char *name) {
 /* ---- building a computation's schedule --------------------------------------------------------
  */
 
-static cxla_status build(aot *a, const cxla_computation *comp, acomp **out);
+/* What a computation's function is built as: called with separate in[] and out[] (plain),
+ * as a while body called with out == in (the state updated in place), or as the entry
+ * with donated arguments (out[k] == in[arg] for input_output_alias's pairs). */
+enum { ROLE_PLAIN, ROLE_BODY, ROLE_DONATED };
+
+static cxla_status build(aot *a, const cxla_computation *comp, int role, acomp **out);
 
 static int64_t comp_pos(const cxla_module *m, const cxla_computation *c) {
     for (int64_t i = 0; i < m->comp_count; i++)
@@ -425,6 +444,7 @@ cxla_status aot_add_step(acomp *c, step_kind kind, const cxla_instr *instr, cons
     for (int64_t i = 0; i < nout; i++) {
         s->out[i] = aot_arena_leaf(c, shapes[i]);
         if (s->out[i] < 0) return OOM();
+        c->leaves[s->out[i]].from_step = true;
     }
     *out_ls = s->out;
     return NULL;
@@ -476,12 +496,16 @@ static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *in, const int
         s = aot_no(in, "a kernel's result must be an array or a flat tuple");
         return s;
     }
-    if (!a->emitted[in->id]) {
+    /* A dynamic-update-slice's kernel is written when a step calls it (emit_function): the
+     * steps that update in place call none, and an unused static kernel would warn. */
+    bool defer = kernel && in->opcode == CXLA_OP_DYNAMIC_UPDATE_SLICE;
+    if (!a->emitted[in->id] && !defer) {
         a->emitted[in->id] = true;
         if (kernel) {
             cpu_kernel_info info;
             s = cpu_emit_kernel_info(in, name, &a->kernels, &info);
             if (!s) a->scratch[in->id] = info.scratch;
+            if (!s) a->kernel_in_place[in->id] = info.in_place;
         } else {
             s = emit_dot(a, in, name);
         }
@@ -517,6 +541,12 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
     for (int64_t p = 0; p < comp->param_count; p++)
         param_base[p + 1] = param_base[p] + aot_leaf_count(&comp->params[p]->shape);
     c->param_leaves = param_base[comp->param_count];
+    c->param_leaf = malloc((size_t)(c->param_leaves ? c->param_leaves : 1) * sizeof(int64_t));
+    if (!c->param_leaf) {
+        free(param_base);
+        return OOM();
+    }
+    for (int64_t k = 0; k < c->param_leaves; k++) c->param_leaf[k] = -1;
     cxla_strmap pos;
     cxla_strmap_init(&pos, m->arena);
     cxla_status s = NULL;
@@ -573,10 +603,11 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
         switch (in->opcode) {
         case CXLA_OP_PARAMETER:
             for (int64_t j = 0; j < count && !s; j++) {
-                lv[i][j] = aot_add_leaf(c, (aleaf){.kind = L_PARAM,
-                                                   .index = param_base[in->parameter_number] + j,
-                                                   .shape = shapes[j]});
+                int64_t at = param_base[in->parameter_number] + j;
+                lv[i][j] =
+                    aot_add_leaf(c, (aleaf){.kind = L_PARAM, .index = at, .shape = shapes[j]});
                 if (lv[i][j] < 0) s = OOM();
+                if (!s && at < c->param_leaves) c->param_leaf[at] = lv[i][j];
             }
             continue;
         case CXLA_OP_CONSTANT:
@@ -606,24 +637,23 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
         }
         case CXLA_OP_WHILE: {
             acomp *cond = NULL, *body = NULL;
-            s = build(a, cxla_instr_called(in, CXLA_ATTR_CONDITION), &cond);
-            if (!s) s = build(a, cxla_instr_called(in, CXLA_ATTR_BODY), &body);
+            s = build(a, cxla_instr_called(in, CXLA_ATTR_CONDITION), ROLE_PLAIN, &cond);
+            if (!s) s = build(a, cxla_instr_called(in, CXLA_ATTR_BODY), ROLE_BODY, &body);
             if (!s) s = check_callee(in, cond, count, 1);
             if (!s) s = check_callee(in, body, count, count);
             if (!s) s = aot_add_step(c, S_WHILE, in, ins, nin, shapes, count, &outs);
             if (s) break;
-            /* The other set of state buffers, then the condition's pred. */
+            /* The state lives in the result leaves (share_buffers may give them the initial
+             * values' buffers); the condition's pred in a temporary. */
             astep *st = &c->steps[c->step_count - 1];
-            st->tmp = malloc((size_t)(count + 1) * sizeof(int64_t));
+            st->tmp = malloc(sizeof(int64_t));
             if (!st->tmp) {
                 s = OOM();
                 break;
             }
-            for (int64_t j = 0; j < count; j++) st->tmp[j] = aot_arena_leaf(c, shapes[j]);
-            st->tmp[count] = aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = 1});
-            st->tmp_count = count + 1;
-            for (int64_t j = 0; j <= count; j++)
-                if (st->tmp[j] < 0) s = OOM();
+            st->tmp[0] = aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = 1});
+            st->tmp_count = 1;
+            if (st->tmp[0] < 0) s = OOM();
             break;
         }
         case CXLA_OP_CONDITIONAL: {
@@ -635,7 +665,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
             }
             for (int64_t k = 0; k < nb && !s; k++) {
                 acomp *br = NULL;
-                s = build(a, called[k], &br);
+                s = build(a, called[k], ROLE_PLAIN, &br);
                 if (!s) s = check_callee(in, br, lc[POS(in->operands[k + 1])], count);
             }
             const cxla_shape *sel = &in->operands[0]->shape;
@@ -647,7 +677,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
         }
         case CXLA_OP_CALL: {
             acomp *callee = NULL;
-            s = build(a, cxla_instr_called(in, CXLA_ATTR_TO_APPLY), &callee);
+            s = build(a, cxla_instr_called(in, CXLA_ATTR_TO_APPLY), ROLE_PLAIN, &callee);
             if (!s) s = check_callee(in, callee, nin, count);
             if (!s) s = aot_add_step(c, S_CALL, in, ins, nin, shapes, count, &outs);
             break;
@@ -667,7 +697,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
             int64_t n1 = aot_leaf_count(&d->elements[1]);
             if (wrapped) {
                 acomp *callee = NULL;
-                s = build(a, wrapped, &callee);
+                s = build(a, wrapped, ROLE_PLAIN, &callee);
                 if (!s) s = check_callee(in, callee, nin, n1);
                 if (!s) s = aot_add_step(c, S_CALL, in, ins, nin, shapes + nin, n1, &outs);
             } else {
@@ -759,16 +789,97 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
     return s;
 }
 
-/* Liveness and offsets of the arena leaves; the callees' part after them. */
-static cxla_status place(aot *a, acomp *c) {
-    /* A root leaf that a step computes goes straight to out[k] (its first mention). */
-    for (int64_t k = 0; k < c->root_count; k++) {
-        aleaf *l = &c->leaves[c->root[k]];
-        if (l->kind == L_ARENA) {
-            l->kind = L_OUT;
-            l->index = k;
+/* ---- buffers: which leaves share one, and where each lives ----------------------------------
+ *
+ * The JIT's plan (cpu_steps.c) merges values into classes that share a buffer; the same
+ * rules, per computation: a leaf may take over the buffer of a class that is dead after the
+ * step that writes it (its last read is that step) and that this computation may overwrite:
+ * a buffer of its own scratch, or a parameter leaf that is also an out[] buffer (a while
+ * body's state, a donated argument), never the caller's other arguments or a constant. So
+ * - a dynamic-update-slice writes its update into its operand's buffer (no copy of the rest),
+ * - a scatter's results take its operands' buffers (cpu_kernel_info.in_place),
+ * - a while loop's state takes its initial values' buffers,
+ * - in a function whose out[k] is in[p] (a while body, the donated entry), the result k is
+ *   the parameter p itself (passed through: nothing to do), or is computed straight into it
+ *   when p is dead before its first write, or is copied there at the end. */
+
+static int64_t leaf_find(acomp *c, int64_t l) {
+    while (c->leaves[l].parent != l) {
+        c->leaves[l].parent = c->leaves[c->leaves[l].parent].parent;
+        l = c->leaves[l].parent;
+    }
+    return l;
+}
+
+/* Merges the class of |x| into that of |into|. */
+static void leaf_merge(acomp *c, int64_t x, int64_t into) {
+    x = leaf_find(c, x);
+    into = leaf_find(c, into);
+    if (x == into) return;
+    aleaf *a = &c->leaves[x], *b = &c->leaves[into];
+    a->parent = into;
+    b->members += a->members;
+    /* -1: a parameter, there before the first step. */
+    if (b->cfirst >= 0 && (a->cfirst < 0 || a->cfirst < b->cfirst)) b->cfirst = a->cfirst;
+    if (a->clast > b->clast) b->clast = a->clast;
+}
+
+static size_t leaf_size(const aleaf *x) {
+    size_t size = x->size;
+    if (x->kind != L_ARENA && x->shape && cxla_shape_byte_size(x->shape, &size)) size = 0;
+    return size;
+}
+
+/* Whether the class of |l| may be overwritten after step |s|: nothing reads it later and
+ * it is this computation's to overwrite. */
+static bool dies_at(acomp *c, int64_t l, int64_t s) {
+    const aleaf *r = &c->leaves[leaf_find(c, l)];
+    bool owned = (r->kind == L_ARENA && r->from_step) || (r->kind == L_PARAM && r->writable);
+    return owned && r->clast <= s;
+}
+
+/* Whether leaf |l|'s class is some other leaf's of |ls| (|n|, skipping position |skip|). */
+static bool class_among(acomp *c, int64_t l, const int64_t *ls, int64_t n, int64_t skip) {
+    int64_t r = leaf_find(c, l);
+    for (int64_t j = 0; j < n; j++)
+        if (j != skip && leaf_find(c, ls[j]) == r) return true;
+    return false;
+}
+
+/* A concatenate whose operands only lay one after the other (cpu_concat_pieces), each a
+ * buffer of its own (one leaf, computed by a step, no piece yet) that dies there: each
+ * becomes its piece of the result's buffer, so the steps that compute the operands write
+ * the result and the concatenate is no code, as the JIT's plan does. */
+static cxla_status concat_in_place(acomp *c, astep *st, int64_t s) {
+    const cxla_instr *in = st->instr;
+    if ((in->opcode != CXLA_OP_CONCATENATE && in->opcode != CXLA_OP_FUSION) || st->out_count != 1 ||
+        st->tmp_count || st->in_count != in->operand_count || in->operand_count < 1)
+        return NULL;
+    size_t *offs = malloc((size_t)in->operand_count * sizeof(size_t));
+    if (!offs) return OOM();
+    bool ok = cpu_concat_pieces(in, offs);
+    for (int64_t k = 0; k < st->in_count && ok; k++) {
+        const aleaf *x = &c->leaves[leaf_find(c, st->in[k])];
+        ok = x->kind == L_ARENA && x->from_step && x->members == 1 && x->sub_of < 0 &&
+             x->cfirst >= 0 && dies_at(c, st->in[k], s) &&
+             !class_among(c, st->in[k], st->in, k, -1);
+    }
+    if (ok) {
+        st->pieces = true;
+        aleaf *w = &c->leaves[leaf_find(c, st->out[0])];
+        for (int64_t k = 0; k < st->in_count; k++) {
+            aleaf *x = &c->leaves[leaf_find(c, st->in[k])];
+            x->sub_of = st->out[0];
+            x->sub_off = offs[k];
+            if (x->cfirst < w->cfirst) w->cfirst = x->cfirst; /* the whole lives from its pieces */
         }
     }
+    free(offs);
+    return NULL;
+}
+
+static cxla_status share_buffers(aot *a, acomp *c) {
+    int64_t end = c->step_count; /* the final copies; the root is read there */
     for (int64_t s = 0; s < c->step_count; s++) {
         const astep *st = &c->steps[s];
         for (int64_t k = 0; k < st->out_count; k++) c->leaves[st->out[k]].first = s;
@@ -776,18 +887,106 @@ static cxla_status place(aot *a, acomp *c) {
             c->leaves[st->tmp[k]].first = c->leaves[st->tmp[k]].last = s;
         for (int64_t k = 0; k < st->in_count; k++) c->leaves[st->in[k]].last = s;
     }
+    for (int64_t k = 0; k < c->root_count; k++) c->leaves[c->root[k]].last = end;
+    /* A parameter that out[] names but the computation never reads still needs its leaf. */
+    for (int64_t k = 0; c->out_is_in && k < c->root_count; k++) {
+        int64_t p = c->out_is_in[k];
+        if (p < 0 || c->param_leaf[p] >= 0) continue;
+        c->param_leaf[p] = aot_add_leaf(
+            c, (aleaf){.kind = L_PARAM, .index = p, .shape = c->leaves[c->root[k]].shape});
+        if (c->param_leaf[p] < 0) return OOM();
+    }
+    for (int64_t l = 0; l < c->leaf_count; l++) {
+        aleaf *x = &c->leaves[l];
+        x->cfirst = x->first;
+        x->clast = x->last;
+    }
+    for (int64_t k = 0; c->out_is_in && k < c->root_count; k++)
+        if (c->out_is_in[k] >= 0) c->leaves[c->param_leaf[c->out_is_in[k]]].writable = true;
+    /* The steps, in order: each may take over the buffers of what dies there. */
+    for (int64_t s = 0; s < c->step_count; s++) {
+        astep *st = &c->steps[s];
+        const cxla_instr *in = st->instr;
+        if (st->kind == S_KERNEL && in->opcode == CXLA_OP_DYNAMIC_UPDATE_SLICE &&
+            st->out_count == 1 && st->in_count >= 2 && st->in_count == in->operand_count &&
+            in->shape.type != CXLA_TUPLE && dies_at(c, st->in[0], s) &&
+            !class_among(c, st->in[0], st->in, st->in_count, 0) &&
+            leaf_size(&c->leaves[st->in[0]]) == leaf_size(&c->leaves[st->out[0]])) {
+            st->in_place = true;
+            leaf_merge(c, st->out[0], st->in[0]);
+            continue;
+        }
+        if (st->kind == S_KERNEL) {
+            cxla_status e = concat_in_place(c, st, s);
+            if (e) return e;
+            if (st->pieces) continue;
+        }
+        int64_t n = st->kind == S_KERNEL ? a->kernel_in_place[in->id] : 0;
+        for (int64_t k = 0; k < n && k < st->in_count && k < st->out_count; k++)
+            if (dies_at(c, st->in[k], s) && !class_among(c, st->in[k], st->in, st->in_count, k) &&
+                leaf_size(&c->leaves[st->in[k]]) == leaf_size(&c->leaves[st->out[k]]))
+                leaf_merge(c, st->out[k], st->in[k]);
+        if (st->kind == S_WHILE)
+            for (int64_t k = 0; k < st->out_count && k < st->in_count; k++)
+                if (leaf_size(&c->leaves[st->out[k]]) > 0 && dies_at(c, st->in[k], s) &&
+                    !class_among(c, st->in[k], st->in, k, -1))
+                    leaf_merge(c, st->out[k], st->in[k]);
+    }
+    /* Results that are parameters' buffers: computed there when the parameter is dead
+     * before the result's first write and nothing else shares either buffer, else copied at
+     * the end (through a temporary when the source is another parameter's buffer). */
+    if (c->out_is_in) {
+        c->end_tmp = malloc((size_t)(c->root_count ? c->root_count : 1) * sizeof(int64_t));
+        if (!c->end_tmp) return OOM();
+    }
+    for (int64_t k = 0; c->out_is_in && k < c->root_count; k++) {
+        c->end_tmp[k] = -1;
+        int64_t p = c->out_is_in[k];
+        if (p < 0) continue;
+        int64_t rc = leaf_find(c, c->root[k]), pc = leaf_find(c, c->param_leaf[p]);
+        if (rc == pc) continue;
+        const aleaf *r = &c->leaves[rc], *q = &c->leaves[pc];
+        if (r->kind == L_ARENA && r->from_step && r->cfirst >= 0 && q->members == 1 &&
+            q->clast < r->cfirst && !class_among(c, rc, c->root, c->root_count, k)) {
+            leaf_merge(c, rc, pc);
+            continue;
+        }
+        if (r->kind == L_PARAM && r->writable && leaf_size(r) > 0) {
+            c->end_tmp[k] = aot_arena_leaf(c, c->leaves[c->root[k]].shape);
+            if (c->end_tmp[k] < 0) return OOM();
+            aleaf *t = &c->leaves[c->end_tmp[k]];
+            t->first = t->last = t->cfirst = t->clast = end;
+        }
+    }
+    /* The other results a step computes are written straight into out[k] (the first
+     * mention of a buffer in the root). */
+    for (int64_t k = 0; k < c->root_count; k++) {
+        if (c->out_is_in && c->out_is_in[k] >= 0) continue;
+        aleaf *l = &c->leaves[leaf_find(c, c->root[k])];
+        if (l->kind == L_ARENA) {
+            l->kind = L_OUT;
+            l->index = k;
+        }
+    }
+    for (int64_t l = 0; l < c->leaf_count; l++) leaf_find(c, l);
+    return NULL;
+}
+
+/* Offsets of the arena buffers (one per class); the callees' part after them. */
+static cxla_status place(aot *a, acomp *c) {
     int64_t n = 0;
     cpu_arena_buffer *bufs = calloc((size_t)(c->leaf_count ? c->leaf_count : 1), sizeof(*bufs));
     int64_t *which = calloc((size_t)(c->leaf_count ? c->leaf_count : 1), sizeof(int64_t));
     cxla_status s = (!bufs || !which) ? OOM() : NULL;
     for (int64_t l = 0; l < c->leaf_count && !s; l++) {
         aleaf *x = &c->leaves[l];
-        if (x->kind != L_ARENA || x->first < 0) continue;
+        if (x->parent != l || x->kind != L_ARENA || x->cfirst < 0 || x->sub_of >= 0) continue;
         which[n] = l;
-        bufs[n++] = (cpu_arena_buffer){
-            .size = x->size, .first = x->first, .last = x->last > x->first ? x->last : x->first};
+        bufs[n++] = (cpu_arena_buffer){.size = x->size,
+                                       .first = x->cfirst,
+                                       .last = x->clast > x->cfirst ? x->clast : x->cfirst};
     }
-    if (!s) s = cpu_arena_assign(bufs, n, c->step_count, &c->own);
+    if (!s) s = cpu_arena_assign(bufs, n, c->step_count + 1, &c->own);
     for (int64_t b = 0; b < n && !s; b++) c->leaves[which[b]].offset = bufs[b].offset;
     free(bufs);
     free(which);
@@ -795,13 +994,19 @@ static cxla_status place(aot *a, acomp *c) {
     size_t callee = 0;
     for (int64_t st = 0; st < c->step_count && !s; st++) {
         cxla_computation *called[64];
-        step_kind sk = c->steps[st].kind;
+        const astep *x = &c->steps[st];
+        step_kind sk = x->kind;
         int64_t nc = sk != S_WHILE && sk != S_COND && sk != S_CALL
                          ? 0
-                         : cxla_instr_called_computations(c->steps[st].instr, called, 64);
+                         : cxla_instr_called_computations(x->instr, called, 64);
         for (int64_t k = 0; k < nc && k < 64; k++) {
-            const acomp *x = &a->comps[comp_pos(a->m, called[k])];
-            if (x->total > callee) callee = x->total;
+            const acomp *y = &a->comps[comp_pos(a->m, called[k])];
+            if (y->total > callee) callee = y->total;
+        }
+        if (sk == S_WHILE) {
+            const acomp *y =
+                &a->bodies[comp_pos(a->m, cxla_instr_called(x->instr, CXLA_ATTR_BODY))];
+            if (y->total > callee) callee = y->total;
         }
     }
     c->total = c->own + callee;
@@ -810,11 +1015,13 @@ static cxla_status place(aot *a, acomp *c) {
 
 static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c);
 
-static cxla_status build(aot *a, const cxla_computation *comp, acomp **out) {
+static cxla_status build(aot *a, const cxla_computation *comp, int role, acomp **out) {
     int64_t cp = comp ? comp_pos(a->m, comp) : -1;
     if (cp < 0)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "cxla compile: a missing computation");
-    acomp *c = &a->comps[cp];
+    acomp *c = role == ROLE_BODY      ? &a->bodies[cp]
+               : role == ROLE_DONATED ? &a->donated
+                                      : &a->comps[cp];
     *out = c;
     if (c->built) return NULL;
     if (c->building)
@@ -833,6 +1040,17 @@ static cxla_status build(aot *a, const cxla_computation *comp, acomp **out) {
     for (int64_t i = 0; lv && i < n; i++) free(lv[i]);
     free(lv);
     free(lc);
+    /* Which out[] buffers are in[] ones (a while body: all, leaf by leaf). */
+    if (!s && role != ROLE_PLAIN) {
+        c->out_is_in = malloc((size_t)(c->root_count ? c->root_count : 1) * sizeof(int64_t));
+        if (!c->out_is_in) s = OOM();
+        for (int64_t k = 0; !s && k < c->root_count; k++)
+            c->out_is_in[k] = role == ROLE_BODY && k < c->param_leaves ? k : -1;
+        for (int64_t k = 0; !s && role == ROLE_DONATED && k < a->alias_count; k++)
+            if (a->aliases[k].output < c->root_count && a->aliases[k].arg < c->param_leaves)
+                c->out_is_in[a->aliases[k].output] = a->aliases[k].arg;
+    }
+    if (!s) s = share_buffers(a, c);
     if (!s) s = place(a, c);
     if (!s) {
         c->fn = a->fn_count++;
@@ -866,6 +1084,118 @@ static void put_call(aot *a, cxla_strbuf *b, const cxla_computation *callee, con
     cxla_strbuf_printf(b, "%src = %s_f%" PRId64 "(opt, rng, %s, %s, sub); /* %s */\n", indent, a->P,
                        x->fn, in, out, callee->name);
     cxla_strbuf_printf(b, "%sif (rc) return rc;\n", indent);
+}
+
+/* A call of while body |body| (built with out == in). */
+static void put_body_call(aot *a, cxla_strbuf *b, const cxla_computation *body, const char *in,
+                          const char *out, const char *indent) {
+    const acomp *x = &a->bodies[comp_pos(a->m, body)];
+    cxla_strbuf_printf(b, "%src = %s_f%" PRId64 "(opt, rng, %s, %s, sub); /* %s */\n", indent, a->P,
+                       x->fn, in, out, body->name);
+    cxla_strbuf_printf(b, "%sif (rc) return rc;\n", indent);
+}
+
+/* A dynamic-update-slice in place (share_buffers): the start indices clamped as the
+ * interpreter clamps them, then the update's rows written into the operand's buffer, which
+ * is the result's; the rest of it is not touched. */
+static cxla_status emit_dus_in_place(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    const cxla_shape *os = &in->shape, *us = &in->operands[1]->shape;
+    int64_t r = os->rank, r1 = r ? r : 1;
+    if (st->in_count != 2 + r || us->rank != r)
+        return cxla_error(CXLA_STATUS_INTERNAL, "%s: bad dynamic-update-slice", in->name);
+    if (!a->dus_helper) {
+        a->dus_helper = true;
+        cxla_strbuf_printf(
+            &a->kernels,
+            "/* dynamic-update-slice in place: the update |src| (row-major, dims ud) into |dst|\n"
+            " * (dims od) from the start |at| (clamped by the caller), one row at a time. */\n"
+            "static void %s_dus(char *dst, const char *src, int rank, const int64_t *od,\n"
+            "                   const int64_t *ud, const int64_t *at, size_t elem) {\n"
+            "    int64_t idx[%d] = {0}, total = 1;\n"
+            "    for (int d = 0; d < rank; d++) total *= ud[d];\n"
+            "    if (total == 0) return;\n"
+            "    int64_t row = rank ? ud[rank - 1] : 1, rows = total / row;\n"
+            "    for (int64_t k = 0; k < rows; k++) {\n"
+            "        int64_t off = 0, stride = 1;\n"
+            "        for (int d = rank - 1; d >= 0; d--) {\n"
+            "            off += (at[d] + idx[d]) * stride;\n"
+            "            stride *= od[d];\n"
+            "        }\n"
+            "        memcpy(dst + (size_t)off * elem, src + (size_t)(k * row) * elem,\n"
+            "               (size_t)row * elem);\n"
+            "        for (int d = rank - 2; d >= 0; d--) { /* the update's next row */\n"
+            "            if (++idx[d] < ud[d]) break;\n"
+            "            idx[d] = 0;\n"
+            "        }\n"
+            "    }\n"
+            "}\n\n",
+            a->P, CXLA_MAX_RANK);
+    }
+    cxla_strbuf_puts(b, "        /* in place: the update into its operand's buffer */\n");
+    cxla_strbuf_printf(b, "        static const int64_t od[%" PRId64 "] = {", r1);
+    for (int64_t d = 0; d < r1; d++)
+        cxla_strbuf_printf(b, "%s%" PRId64, d ? ", " : "", r ? os->dims[d] : 0);
+    cxla_strbuf_printf(b, "}, ud[%" PRId64 "] = {", r1);
+    for (int64_t d = 0; d < r1; d++)
+        cxla_strbuf_printf(b, "%s%" PRId64, d ? ", " : "", r ? us->dims[d] : 0);
+    cxla_strbuf_printf(b, "};\n        int64_t at[%" PRId64 "] = {0};\n", r1);
+    for (int64_t d = 0; d < r; d++) {
+        cxla_type it = in->operands[2 + d]->shape.type;
+        if (!cxla_type_is_integer(it)) return aot_no(in, "the start indices must be integers");
+        int64_t hi = os->dims[d] - us->dims[d];
+        if (it == CXLA_U64) {
+            cxla_strbuf_puts(b, "        {\n            uint64_t u = *(const uint64_t *)");
+            aot_put_leaf(a, c, st->in[2 + d], b);
+            cxla_strbuf_puts(
+                b,
+                ";\n            int64_t v = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;\n");
+        } else {
+            cxla_strbuf_printf(b, "        {\n            int64_t v = (int64_t) * (const %s *)",
+                               cpu_emit_stype(it));
+            aot_put_leaf(a, c, st->in[2 + d], b);
+            cxla_strbuf_puts(b, ";\n");
+        }
+        cxla_strbuf_printf(b,
+                           "            at[%" PRId64 "] = v < 0 ? 0 : v > %" PRId64 " ? %" PRId64
+                           " : v;\n        }\n",
+                           d, hi, hi);
+    }
+    cxla_strbuf_printf(b, "        %s_dus((char *)", a->P);
+    aot_put_leaf(a, c, st->out[0], b);
+    cxla_strbuf_puts(b, ", (const char *)");
+    aot_put_leaf(a, c, st->in[1], b);
+    cxla_strbuf_printf(b, ", %d, od, ud, at, %zu);\n", (int)r, cxla_type_storage(os->type));
+    return NULL;
+}
+
+/* The results no step wrote where they belong, copied at the end: first the sources that
+ * are parameters' buffers another result is written into (to temporaries), then the
+ * results that are buffers of their own, then those that are parameters' buffers. */
+static void emit_final_copies(aot *a, const acomp *c, cxla_strbuf *b) {
+    for (int64_t k = 0; c->end_tmp && k < c->root_count; k++) {
+        if (c->end_tmp[k] < 0) continue;
+        cxla_strbuf_puts(b, "    memcpy(");
+        aot_put_leaf(a, c, c->end_tmp[k], b);
+        cxla_strbuf_puts(b, ", ");
+        aot_put_leaf(a, c, c->root[k], b);
+        cxla_strbuf_printf(b, ", %zu); /* result %" PRId64 ", before the state changes */\n",
+                           leaf_size(&c->leaves[c->root[k]]), k);
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (int64_t k = 0; k < c->root_count; k++) {
+            int64_t p = c->out_is_in ? c->out_is_in[k] : -1;
+            if ((pass == 0) != (p < 0)) continue;
+            int64_t rc = c->leaves[c->root[k]].parent;
+            const aleaf *l = &c->leaves[rc];
+            if (p < 0 && l->kind == L_OUT && l->index == k) continue;
+            if (p >= 0 && rc == c->leaves[c->param_leaf[p]].parent) continue;
+            size_t size = leaf_size(&c->leaves[c->root[k]]);
+            if (size == 0) continue;
+            cxla_strbuf_printf(b, "    memcpy(out[%" PRId64 "], ", k);
+            aot_put_leaf(a, c, c->end_tmp && c->end_tmp[k] >= 0 ? c->end_tmp[k] : c->root[k], b);
+            cxla_strbuf_printf(b, ", %zu);\n", size);
+        }
 }
 
 static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c) {
@@ -910,6 +1240,27 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
             break;
         }
         case S_KERNEL:
+            if (st->pieces) {
+                cxla_strbuf_puts(b, "        /* pieces in place: the operands were computed in "
+                                    "their places */\n");
+                break;
+            }
+            if (st->in_place) {
+                cxla_status e = emit_dus_in_place(a, c, st, b);
+                if (e) return e;
+                break;
+            }
+            if (in->opcode == CXLA_OP_DYNAMIC_UPDATE_SLICE && !a->emitted[in->id]) {
+                /* written when first called (kernel_step) */
+                char name[64];
+                cpu_kernel_info info;
+                snprintf(name, sizeof name, "%s_k%" PRId64, a->P, in->id);
+                a->emitted[in->id] = true;
+                cxla_status e = cpu_emit_kernel_info(in, name, &a->kernels, &info);
+                if (!e && info.scratch)
+                    e = cxla_error(CXLA_STATUS_INTERNAL, "%s: unexpected work memory", in->name);
+                if (e) return e;
+            }
             cxla_strbuf_printf(
                 b, "        const void *a[%" PRId64 "] = ", st->in_count ? st->in_count : 1);
             aot_put_leaf_list(a, c, st->in, st->in_count, b);
@@ -988,78 +1339,59 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
         case S_WHILE: {
             int64_t n = st->out_count, n1 = n ? n : 1;
             cxla_strbuf_printf(b,
-                               "        /* The state: in the result buffers (cur) and a second "
-                               "set (nxt), swapped after each step of the body. */\n"
-                               "        void *cur[%" PRId64 "] = ",
+                               "        /* The state, updated in place by the body (called with "
+                               "out == in). */\n"
+                               "        void *st[%" PRId64 "] = ",
                                n1);
             aot_put_leaf_list(a, c, st->out, n, b);
-            cxla_strbuf_printf(b, ";\n        void *nxt[%" PRId64 "] = ", n1);
-            aot_put_leaf_list(a, c, st->tmp, n, b);
-            cxla_strbuf_printf(b, ";\n        const void *now[%" PRId64 "];\n", n1);
+            cxla_strbuf_printf(b, ";\n        const void *now[%" PRId64 "] = ", n1);
+            aot_put_leaf_list(a, c, st->out, n, b);
+            cxla_strbuf_puts(b, ";\n");
             for (int64_t k = 0; k < n; k++) {
-                cxla_strbuf_printf(b, "        memcpy(cur[%" PRId64 "], ", k);
+                size_t size = leaf_size(&c->leaves[st->out[k]]);
+                if (c->leaves[st->in[k]].parent == c->leaves[st->out[k]].parent || size == 0)
+                    continue; /* the initial value's buffer is the state's */
+                cxla_strbuf_printf(b, "        memcpy(st[%" PRId64 "], ", k);
                 aot_put_leaf(a, c, st->in[k], b);
-                cxla_strbuf_printf(b, ", %zu);\n", c->leaves[st->out[k]].size);
+                cxla_strbuf_printf(b, ", %zu);\n", size);
             }
             cxla_strbuf_puts(b, "        uint8_t *const pred = (uint8_t *)");
-            aot_put_leaf(a, c, st->tmp[n], b);
+            aot_put_leaf(a, c, st->tmp[0], b);
             cxla_strbuf_puts(b, ";\n        void *pr[1] = {pred};\n        for (;;) {\n");
-            cxla_strbuf_printf(
-                b, "            for (int k = 0; k < %" PRId64 "; k++) now[k] = cur[k];\n", n);
             put_call(a, b, cxla_instr_called(in, CXLA_ATTR_CONDITION), "now", "pr", "            ");
             cxla_strbuf_puts(b, "            if (!*pred) break;\n");
-            put_call(a, b, cxla_instr_called(in, CXLA_ATTR_BODY), "now", "nxt", "            ");
-            cxla_strbuf_printf(b,
-                               "            for (int k = 0; k < %" PRId64 "; k++) {\n"
-                               "                void *t = cur[k];\n"
-                               "                cur[k] = nxt[k];\n"
-                               "                nxt[k] = t;\n"
-                               "            }\n"
-                               "        }\n",
-                               n);
-            /* After an odd number of steps the state is in the second set. */
-            if (n) {
-                cxla_strbuf_puts(b, "        if (cur[0] != ");
-                aot_put_leaf(a, c, st->out[0], b);
-                cxla_strbuf_puts(b, ") {\n");
-                for (int64_t k = 0; k < n; k++) {
-                    if (c->leaves[st->out[k]].size == 0) continue;
-                    cxla_strbuf_printf(
-                        b, "            memcpy(nxt[%" PRId64 "], cur[%" PRId64 "], %zu);\n", k, k,
-                        c->leaves[st->out[k]].size);
-                }
-                cxla_strbuf_puts(b, "        }\n");
-            }
+            put_body_call(a, b, cxla_instr_called(in, CXLA_ATTR_BODY), "now", "st", "            ");
+            cxla_strbuf_puts(b, "        }\n        (void)st;\n");
             break;
         }
         }
         cxla_strbuf_puts(b, "    }\n");
     }
-    /* Root leaves that no step wrote into out[]: parameters, constants, repeats. */
-    for (int64_t k = 0; k < c->root_count; k++) {
-        const aleaf *l = &c->leaves[c->root[k]];
-        if (l->kind == L_OUT && l->index == k) continue;
-        size_t size = 0;
-        if (cxla_shape_byte_size(l->shape, &size)) continue;
-        cxla_strbuf_printf(b, "    memcpy(out[%" PRId64 "], ", k);
-        aot_put_leaf(a, c, c->root[k], b);
-        cxla_strbuf_printf(b, ", %zu);\n", size);
-    }
+    emit_final_copies(a, c, b);
     cxla_strbuf_puts(b, "    return 0;\n}\n\n");
     return a->err;
 }
-static void aot_free(aot *a) {
-    for (int64_t i = 0; a->comps && i < a->m->comp_count; i++) {
-        acomp *c = &a->comps[i];
-        for (int64_t s = 0; c->steps && s < c->step_count; s++) {
-            free(c->steps[s].in);
-            free(c->steps[s].out);
-            free(c->steps[s].tmp);
-        }
-        free(c->steps);
-        free(c->leaves);
-        free(c->root);
+static void acomp_free(acomp *c) {
+    for (int64_t s = 0; c->steps && s < c->step_count; s++) {
+        free(c->steps[s].in);
+        free(c->steps[s].out);
+        free(c->steps[s].tmp);
     }
+    free(c->steps);
+    free(c->leaves);
+    free(c->root);
+    free(c->out_is_in);
+    free(c->param_leaf);
+    free(c->end_tmp);
+}
+
+static void aot_free(aot *a) {
+    for (int64_t i = 0; a->comps && i < a->m->comp_count; i++) acomp_free(&a->comps[i]);
+    for (int64_t i = 0; a->bodies && i < a->m->comp_count; i++) acomp_free(&a->bodies[i]);
+    acomp_free(&a->donated);
+    free(a->bodies);
+    free(a->aliases);
+    free(a->kernel_in_place);
     free(a->comps);
     free(a->rng_instrs);
     free(a->rng_keys);
@@ -1070,6 +1402,53 @@ static void aot_free(aot *a) {
     cxla_strbuf_free(&a->kernels);
     cxla_strbuf_free(&a->funcs);
     cxla_strbuf_free(&a->targets);
+}
+
+/* The pairs of |module|'s input_output_alias whose argument and result leaves are row-major
+ * at the interface (others are read from or written to copies in the scratch area, so the
+ * caller's buffers are not the computation's), into a->aliases. */
+static cxla_status usable_aliases(aot *a, const cxla_module *module) {
+    cpu_io_alias *all = NULL;
+    int64_t n = 0;
+    CXLA_RETURN_IF_ERROR(cpu_io_aliases(module, &all, &n));
+    const cxla_computation *e = module->entry;
+    int64_t na = 0, nr = 0;
+    for (int64_t p = 0; p < e->param_count; p++) na += aot_leaf_count(&e->params[p]->shape);
+    const cxla_shape *rshape =
+        module->has_entry_layout ? &module->entry_result_shape : &e->root->shape;
+    nr = aot_leaf_count(rshape);
+    const cxla_shape **as = calloc((size_t)(na ? na : 1), sizeof(*as));
+    const cxla_shape **rs = calloc((size_t)(nr ? nr : 1), sizeof(*rs));
+    if (!as || !rs) {
+        free(as);
+        free(rs);
+        free(all);
+        return OOM();
+    }
+    int64_t c = 0;
+    for (int64_t p = 0; p < e->param_count; p++)
+        aot_leaf_shapes(module->has_entry_layout && module->entry_param_shapes &&
+                                p < module->entry_param_count
+                            ? &module->entry_param_shapes[p]
+                            : &e->params[p]->shape,
+                        as, &c);
+    c = 0;
+    aot_leaf_shapes(rshape, rs, &c);
+    int64_t kept = 0;
+    for (int64_t k = 0; k < n; k++) {
+        const cxla_shape *x = all[k].arg < na ? as[all[k].arg] : NULL;
+        const cxla_shape *y = all[k].output < nr ? rs[all[k].output] : NULL;
+        size_t size = 0;
+        if (!x || !y || !cxla_layout_is_default(x) || !cxla_layout_is_default(y) ||
+            cxla_shape_byte_size(x, &size) || size == 0)
+            continue;
+        all[kept++] = all[k];
+    }
+    free(as);
+    free(rs);
+    a->aliases = all;
+    a->alias_count = kept;
+    return NULL;
 }
 
 cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *options,
@@ -1103,13 +1482,20 @@ cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *o
                        module->name);
     if (!s) {
         a.comps = calloc((size_t)m->comp_count, sizeof(*a.comps));
+        a.bodies = calloc((size_t)m->comp_count, sizeof(*a.bodies));
         a.emitted = calloc((size_t)(m->next_id > 0 ? m->next_id : 1), sizeof(bool));
         a.scratch = calloc((size_t)(m->next_id > 0 ? m->next_id : 1), sizeof(size_t));
-        if (!a.comps || !a.emitted || !a.scratch) s = OOM();
+        a.kernel_in_place = calloc((size_t)(m->next_id > 0 ? m->next_id : 1), sizeof(int64_t));
+        if (!a.comps || !a.bodies || !a.emitted || !a.scratch || !a.kernel_in_place) s = OOM();
     }
-    acomp *entry = NULL;
-    if (!s) s = build(&a, m->entry, &entry);
-    if (!s) s = aot_write_interface(&a, module, o, name, entry, out_header, out_source, out_data);
+    acomp *entry = NULL, *donated = NULL;
+    if (!s) s = build(&a, m->entry, ROLE_PLAIN, &entry);
+    /* input_output_alias: a second entry for results given their arguments' buffers. */
+    if (!s) s = usable_aliases(&a, module);
+    if (!s && a.alias_count) s = build(&a, m->entry, ROLE_DONATED, &donated);
+    if (!s)
+        s = aot_write_interface(&a, module, o, name, entry, donated, out_header, out_source,
+                                out_data);
     aot_free(&a);
     cxla_module_destroy(m);
     cxla_strbuf_free(&prefix);

@@ -25,6 +25,11 @@ static size_t align64(size_t n) {
     return (n + 63) / 64 * 64;
 }
 
+static size_t alias_bytes(const cxla_shape *s) {
+    size_t n = 0;
+    return cxla_shape_byte_size(s, &n) ? 0 : n;
+}
+
 static bool row_major(const cxla_shape *s) {
     return !cxla_type_is_array(s->type) || s->type == CXLA_TOKEN || cxla_layout_is_default(s);
 }
@@ -209,6 +214,15 @@ static void write_header(const aot *a, const cxla_module *module, const char *na
         cxla_strbuf_puts(h, "\n");
     }
     if (nr == 0) cxla_strbuf_puts(h, " *   (none)\n");
+    if (a->alias_count) {
+        cxla_strbuf_puts(h, " * Except that the module's input_output_alias lets these results be "
+                            "the very\n * same pointer as their argument (not a partial overlap); "
+                            "the result is then\n * computed in that buffer, in place (the "
+                            "argument's value is consumed):\n");
+        for (int64_t k = 0; k < a->alias_count; k++)
+            cxla_strbuf_printf(h, " *   results[%" PRId64 "] may be args[%" PRId64 "]\n",
+                               a->aliases[k].output, a->aliases[k].arg);
+    }
     cxla_strbuf_printf(
         h,
         " */\n#ifndef %s_H_\n#define %s_H_\n\n#include <stddef.h>\n#include <stdint.h>\n\n"
@@ -249,8 +263,9 @@ static void write_header(const aot *a, const cxla_module *module, const char *na
 }
 
 cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot_options *o,
-                                const char *name, const acomp *entry, cxla_strbuf *out_header,
-                                cxla_strbuf *out_source, cxla_strbuf *out_data) {
+                                const char *name, const acomp *entry, const acomp *donated,
+                                cxla_strbuf *out_header, cxla_strbuf *out_source,
+                                cxla_strbuf *out_data) {
     const char *P = a->P;
     const cxla_shape **as = NULL, **rs = NULL;
     int64_t na = 0, nr = 0;
@@ -261,6 +276,7 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
                        "cxla compile: the entry's declared signature does not match its code");
     /* Scratch: the computations', then a row-major copy of each leaf in another layout. */
     size_t scratch = align64(entry->total);
+    if (donated && align64(donated->total) > scratch) scratch = align64(donated->total);
     size_t *at_a = calloc((size_t)(na ? na : 1), sizeof(size_t));
     size_t *at_r = calloc((size_t)(nr ? nr : 1), sizeof(size_t));
     if (!s && (!at_a || !at_r)) s = OOM();
@@ -401,13 +417,40 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
             "        rng[0] = opt->rng_state[0];\n"
             "        rng[1] = opt->rng_state[1];\n"
             "    }\n"
-            "    int rc = %s_f%" PRId64 "(opt, rng, in, out, sc);\n"
-            "    if (rc) return rc;\n"
-            "    if (opt && opt->rng_state) {\n"
-            "        opt->rng_state[0] = rng[0];\n"
-            "        opt->rng_state[1] = rng[1];\n"
-            "    }\n",
-            (uint64_t)EXEC_RNG_INITIAL_STATE, P, entry->fn);
+            "    int rc;\n",
+            (uint64_t)EXEC_RNG_INITIAL_STATE);
+        if (donated) {
+            /* Results the caller gave their aliased arguments' buffers: the entry built for
+             * that; the pairs with two buffers then get a copy of the argument first. */
+            cxla_strbuf_puts(c, "    if (");
+            for (int64_t k = 0; k < a->alias_count; k++)
+                cxla_strbuf_printf(c, "%sout[%" PRId64 "] == in[%" PRId64 "]", k ? " || " : "",
+                                   a->aliases[k].output, a->aliases[k].arg);
+            cxla_strbuf_puts(c, ") {\n");
+            for (int64_t k = 0; k < a->alias_count; k++)
+                cxla_strbuf_printf(c,
+                                   "        if (out[%" PRId64 "] != in[%" PRId64 "]) {\n"
+                                   "            memcpy(out[%" PRId64 "], in[%" PRId64 "], %zu);\n"
+                                   "            in[%" PRId64 "] = out[%" PRId64 "];\n"
+                                   "        }\n",
+                                   a->aliases[k].output, a->aliases[k].arg, a->aliases[k].output,
+                                   a->aliases[k].arg, alias_bytes(rs[a->aliases[k].output]),
+                                   a->aliases[k].arg, a->aliases[k].output);
+            cxla_strbuf_printf(c,
+                               "        rc = %s_f%" PRId64 "(opt, rng, in, out, sc);\n"
+                               "    } else {\n"
+                               "        rc = %s_f%" PRId64 "(opt, rng, in, out, sc);\n"
+                               "    }\n",
+                               P, donated->fn, P, entry->fn);
+        } else {
+            cxla_strbuf_printf(c, "    rc = %s_f%" PRId64 "(opt, rng, in, out, sc);\n", P,
+                               entry->fn);
+        }
+        cxla_strbuf_printf(c, "    if (rc) return rc;\n"
+                              "    if (opt && opt->rng_state) {\n"
+                              "        opt->rng_state[0] = rng[0];\n"
+                              "        opt->rng_state[1] = rng[1];\n"
+                              "    }\n");
         for (int64_t i = 0; i < nr; i++) {
             if (row_major(rs[i])) continue;
             cxla_strbuf_printf(c,

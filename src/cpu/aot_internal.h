@@ -8,6 +8,7 @@
 
 #include "base/base.h"
 #include "cpu/aot.h"
+#include "cpu/cpu_internal.h"
 #include "hlo/hlo.h"
 
 typedef enum leaf_kind { L_PARAM, L_CONST, L_ARENA, L_OUT } leaf_kind;
@@ -21,6 +22,19 @@ typedef struct aleaf {
     const cxla_shape *shape;
     size_t size, offset;
     int64_t first, last; /* steps; first -1: not yet computed */
+    /* Buffer sharing (aot.c, as the JIT's plan merges values into classes): the leaf whose
+     * buffer this one shares (itself when none); after aot.c's placement every leaf points
+     * at its class's representative, whose kind, index and offset name the buffer. */
+    int64_t parent;
+    int64_t members;       /* on representatives: leaves in the class */
+    int64_t cfirst, clast; /* on representatives: the class's first write and last read */
+    bool from_step;        /* written by a step of this computation */
+    bool writable;         /* L_PARAM: a buffer the computation may overwrite once dead (a
+                            * while body's state, a donated argument) */
+    /* On representatives: a piece of another class's buffer, |sub_off| bytes into that of
+     * leaf |sub_of| (an operand of a concatenate computed in its place); -1: its own. */
+    int64_t sub_of;
+    size_t sub_off;
 } aleaf;
 
 typedef enum step_kind {
@@ -46,6 +60,10 @@ typedef struct astep {
     int64_t *in, *out, *tmp; /* leaf indices */
     int64_t in_count, out_count, tmp_count;
     int64_t rng_key; /* S_RNG of an rng: its number among the caller's module's rng */
+    bool in_place;   /* S_KERNEL of a dynamic-update-slice: the update written into its
+                      * operand's buffer, which the result shares (no kernel call) */
+    bool pieces;     /* S_KERNEL of a concatenate whose operands were computed in their
+                      * places in its result (no code) */
 } astep;
 
 typedef struct acomp {
@@ -58,13 +76,27 @@ typedef struct acomp {
     int64_t *root;
     int64_t root_count, param_leaves;
     size_t own, total; /* own arena; with the callees' */
+    /* By root leaf k: the parameter leaf (its index in in[]) whose buffer out[k] is, or -1.
+     * A while body's function is called with out == in (every k pairs with k), the
+     * donated entry's with out[k] == in[arg] for input_output_alias's pairs. NULL: none. */
+    int64_t *out_is_in;
+    int64_t *param_leaf; /* by index in in[]: the leaf of that parameter, or -1 */
+    int64_t *end_tmp;    /* temporaries of the final copies (see aot.c) */
+    int64_t end_tmp_count;
 } acomp;
 
 typedef struct aot {
     const cxla_module *m; /* the optimized module */
     const char *P;        /* the symbol prefix */
     size_t threshold;
-    acomp *comps; /* by position in m->comps */
+    acomp *comps;  /* by position in m->comps */
+    acomp *bodies; /* the same, built as while bodies (out == in) */
+    acomp donated; /* the entry for donated arguments (input_output_alias), when it has any */
+    cpu_io_alias *aliases; /* the module's input_output_alias pairs that the donated entry
+                            * takes (both leaves row-major at the interface) */
+    int64_t alias_count;
+    bool dus_helper;          /* the in-place dynamic-update-slice helper was written */
+    int64_t *kernel_in_place; /* by instruction id: cpu_kernel_info.in_place */
     int64_t fn_count;
     bool *emitted;   /* by instruction id: kernel or constant written */
     size_t *scratch; /* by instruction id: the kernel's work memory (cpu_kernel_info) */
@@ -144,10 +176,12 @@ void aot_rng_source(const aot *a, cxla_strbuf *c);
 
 /* aot_iface.c: writes NAME.h, the rest of NAME.c around the built computations (the
  * prelude, constants, kernels, functions; the tables, NAME_run_with, NAME_run) and NAME_data.c,
- * for |module| (the caller's, whose entry layout is the interface) whose entry is |entry|.
+ * for |module| (the caller's, whose entry layout is the interface) whose entry is |entry|
+ * (|donated|, or NULL: the entry built for results in their aliased arguments' buffers).
  * Errors: UNIMPLEMENTED for entry layouts with padding or tiles; RESOURCE_EXHAUSTED. */
 cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot_options *o,
-                                const char *name, const acomp *entry, cxla_strbuf *out_header,
-                                cxla_strbuf *out_source, cxla_strbuf *out_data);
+                                const char *name, const acomp *entry, const acomp *donated,
+                                cxla_strbuf *out_header, cxla_strbuf *out_source,
+                                cxla_strbuf *out_data);
 
 #endif /* CXLA_CPU_AOT_INTERNAL_H_ */

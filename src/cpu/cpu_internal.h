@@ -124,6 +124,13 @@ typedef struct cpu_arena_buffer {
 cxla_status cpu_arena_assign(cpu_arena_buffer *buffers, int64_t count, int64_t step_count,
                              size_t *out_size);
 
+/* Whether |in| only lays its operands one after the other (cpu_steps.c): a concatenate along a
+ * dimension whose outer dimensions are all 1, in row-major layouts, or a fusion of one whose
+ * operands are its parameters (or reshapes of them), each used once. Operand k is then bytes
+ * [offs[k], offs[k] + its size) of the result (|offs| holds operand_count entries). The step
+ * sequence and the ahead-of-time output (aot.c) both compute such operands in place. */
+bool cpu_concat_pieces(const cxla_instr *in, size_t *offs);
+
 /* One pair of the module header's input_output_alias (XLA's donation): result leaf
  * |output| (its position among the entry result's leaves, depth-first) may live in the
  * buffer of argument leaf |arg| (among all the entry parameters' leaves, depth-first),

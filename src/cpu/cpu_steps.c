@@ -451,7 +451,7 @@ static int64_t kernel_in_place(bld *b, const frame *f, step *sp, int64_t i) {
  * whose operands are its parameters (or reshapes of them, which move no byte in
  * row-major order), each used once. Operand k is then bytes [offs[k], offs[k] + its
  * size) of the result. */
-static bool concat_pieces(const cxla_instr *in, size_t *offs) {
+bool cpu_concat_pieces(const cxla_instr *in, size_t *offs) {
     const cxla_instr *root = in;
     const cxla_computation *fused = NULL;
     if (in->opcode == CXLA_OP_FUSION) {
@@ -495,7 +495,7 @@ static bool concat_pieces(const cxla_instr *in, size_t *offs) {
     return off == total;
 }
 
-/* A concatenate of pieces (concat_pieces) whose operands all die there, each in a buffer
+/* A concatenate of pieces (cpu_concat_pieces) whose operands all die there, each in a buffer
  * of its own that no other value shares: each operand's buffer becomes its piece of the
  * result's buffer, so its producer writes it in place and the concatenate has no step.
  * Returns whether it did (the result's values are fresh then). */
@@ -507,7 +507,7 @@ static cxla_status concat_in_place(bld *b, frame *f, int64_t i, bool *out_done) 
     size_t *offs =
         in->operand_count <= 64 ? small : malloc((size_t)in->operand_count * sizeof(size_t));
     if (!offs) return OOM();
-    bool ok = concat_pieces(in, offs);
+    bool ok = cpu_concat_pieces(in, offs);
     value *v = b->p->values;
     for (int64_t k = 0; k < in->operand_count && ok; k++) {
         int64_t x = f->leaves[f->pos_of[in->operands[k]->id]][0], c = find(v, x);
