@@ -84,11 +84,15 @@ class Work:
     """One case, made: the HLO text, its inputs in parameter order (NumPy arrays, for
     --check), the NumPy function, a function making the PyTorch function, and what bounds
     it from below: the bytes it must read and write and its flops. |ops| > 0 reports times
-    per source operation (in microseconds)."""
+    per source operation (in microseconds). |make_torch_out|, where PyTorch has one, makes
+    the same PyTorch function writing into a tensor allocated once (out=, copy_), as
+    `cxla run --repeat` writes into result buffers allocated once; None where the
+    operation takes no out= (layer_norm, conv2d, max_pool2d, the MLP step)."""
 
-    def __init__(self, hlo, inputs, numpy_fn, make_torch, bytes_moved=0, flops=0, ops=0):
+    def __init__(self, hlo, inputs, numpy_fn, make_torch, bytes_moved=0, flops=0, ops=0,
+                 make_torch_out=None):
         self.hlo, self.inputs, self.numpy_fn = hlo, inputs, numpy_fn
-        self.make_torch = make_torch
+        self.make_torch, self.make_torch_out = make_torch, make_torch_out
         self.bytes, self.flops, self.ops = bytes_moved, flops, ops
 
 
@@ -108,7 +112,18 @@ ENTRY main {{
         tx, ty = tt(x), tt(y)
         return lambda: torch.tanh(torch.exp(tx * ty + tx))
 
-    return Work(hlo, [x, y], lambda: np.tanh(np.exp(x * y + x)), make_torch, 3 * F32 * n)
+    def make_torch_out():
+        tx, ty, o = tt(x), tt(y), torch.empty(n)
+
+        def run():
+            torch.mul(tx, ty, out=o)
+            o.add_(tx)
+            torch.exp(o, out=o)
+            return torch.tanh(o, out=o)
+        return run
+
+    return Work(hlo, [x, y], lambda: np.tanh(np.exp(x * y + x)), make_torch, 3 * F32 * n,
+                make_torch_out=make_torch_out)
 
 
 def gelu_tanh(n):
@@ -139,8 +154,12 @@ def gelu_tanh(n):
         tx = tt(x)
         return lambda: torch.nn.functional.gelu(tx, approximate="tanh")
 
+    def make_torch_out():
+        tx, o = tt(x), torch.empty(n)
+        return lambda: torch.nn.functional.gelu(tx, approximate="tanh", out=o)
+
     return Work(hlo, [x], lambda: half * x * (one + np.tanh(c * (x + k * x * x * x))), make_torch,
-                2 * F32 * n)
+                2 * F32 * n, make_torch_out=make_torch_out)
 
 
 def softmax(rows, cols):
@@ -169,7 +188,11 @@ ENTRY main {{
         tx = tt(x)
         return lambda: torch.softmax(tx, dim=1)
 
-    return Work(hlo, [x], run, make_torch, 2 * F32 * rows * cols)
+    def make_torch_out():
+        tx, o = tt(x), torch.empty(rows, cols)
+        return lambda: torch.softmax(tx, 1, out=o)
+
+    return Work(hlo, [x], run, make_torch, 2 * F32 * rows * cols, make_torch_out=make_torch_out)
 
 
 def layer_norm(rows, cols):
@@ -229,7 +252,12 @@ ENTRY main {{
         tx = tt(x)
         return lambda: tx.sum(dim=axis)
 
-    return Work(hlo, [x], lambda: x.sum(axis=axis), make_torch, F32 * (rows * cols + out))
+    def make_torch_out():
+        tx, o = tt(x), torch.empty(out)
+        return lambda: torch.sum(tx, dim=axis, out=o)
+
+    return Work(hlo, [x], lambda: x.sum(axis=axis), make_torch, F32 * (rows * cols + out),
+                make_torch_out=make_torch_out)
 
 
 def sum_all(n):
@@ -246,7 +274,11 @@ ENTRY main {{
         tx = tt(x)
         return lambda: tx.sum()
 
-    return Work(hlo, [x], lambda: x.sum(), make_torch, F32 * n)
+    def make_torch_out():
+        tx, o = tt(x), torch.empty(())
+        return lambda: torch.sum(tx, dim=0, out=o)
+
+    return Work(hlo, [x], lambda: x.sum(), make_torch, F32 * n, make_torch_out=make_torch_out)
 
 
 def dot(n):
@@ -262,7 +294,12 @@ ENTRY main {{
         ta, tb = tt(a), tt(b)
         return lambda: ta @ tb
 
-    return Work(hlo, [a, b], lambda: a @ b, make_torch, 3 * F32 * n * n, 2 * n**3)
+    def make_torch_out():
+        ta, tb, o = tt(a), tt(b), torch.empty(n, n)
+        return lambda: torch.matmul(ta, tb, out=o)
+
+    return Work(hlo, [a, b], lambda: a @ b, make_torch, 3 * F32 * n * n, 2 * n**3,
+                make_torch_out=make_torch_out)
 
 
 def conv(h, c, batch=1):
@@ -304,7 +341,12 @@ ENTRY main {{
         tx = tt(x)
         return lambda: tx.t().contiguous()
 
-    return Work(hlo, [x], lambda: np.ascontiguousarray(x.T), make_torch, 2 * F32 * n * n)
+    def make_torch_out():
+        tx, o = tt(x), torch.empty(n, n)
+        return lambda: o.copy_(tx.t())
+
+    return Work(hlo, [x], lambda: np.ascontiguousarray(x.T), make_torch, 2 * F32 * n * n,
+                make_torch_out=make_torch_out)
 
 
 def max_pool(batch, c, h):
@@ -361,7 +403,18 @@ def tiny_adds(count, n=16):
 
         return step
 
-    return Work(hlo, [x], run, make_torch, ops=count)
+    def make_torch_out():
+        tx, o = tt(x), torch.empty(n)
+
+        def step():
+            torch.add(tx, tx, out=o)
+            for _ in range(count - 1):
+                torch.add(o, tx, out=o)
+            return o
+
+        return step
+
+    return Work(hlo, [x], run, make_torch, ops=count, make_torch_out=make_torch_out)
 
 
 def mlp_step(batch, *widths):
@@ -942,6 +995,13 @@ def main():
         note(md, line)
     if not torch:
         note(md, "torch: not installed (make bench-deps installs Debian's python3-torch)")
+    note(md, "cxla's run times are of `cxla run --repeat`, whose runs write into argument "
+         "and result buffers allocated once (the first run, which faults the result's pages "
+         "in, is left out of the median); NumPy and PyTorch allocate a new output every call "
+         "(and fault it in unless their allocator kept the pages), except the 'torch out=' "
+         "column: PyTorch writing into an output allocated once (out=, copy_ for the "
+         "transpose; 'no out=' where the operation takes none: layer_norm, conv2d, "
+         "max_pool2d, the MLP step)")
     if md:
         print()
 
@@ -979,10 +1039,13 @@ def run_cases(args, cases, backends, threads, floors, blas, md):
     def name(who, t):
         return who if t == main_threads else "%s %dt" % (who, t)
 
+    # PyTorch writing into a preallocated output (out=), at the first thread count: the
+    # peer that, as `cxla run --repeat`, does not fault in a fresh result every run.
+    out_peer = ("torch out=", main_threads)
     columns = ["case (ms; tiny adds: us/op)", "floor"]
-    columns += [name(*k) for k in runs] + [name(*k) for k in peers]
+    columns += [name(*k) for k in runs] + [name(*k) for k in peers] + ["torch out="]
     for b in backends:
-        columns += ["%s/floor" % b, "%s/torch" % b, "%s/np" % b]
+        columns += ["%s/floor" % b, "%s/torch" % b, "%s/torch out=" % b, "%s/np" % b]
     table = Table(columns, md)
     if md:
         print("### Operations and anchor workloads\n")
@@ -1001,6 +1064,15 @@ def run_cases(args, cases, backends, threads, floors, blas, md):
                 torch.set_num_threads(t)
             fn = work.numpy_fn if lib == "numpy" else work.make_torch()
             times[(lib, t)] = best_time(fn, args.repeat, args.case_timeout / 4) / per_op
+        if not torch:
+            times[out_peer] = "not installed"
+        elif not work.make_torch_out:
+            times[out_peer] = "no out="
+        else:
+            blas.set_threads(main_threads)
+            torch.set_num_threads(main_threads)
+            times[out_peer] = best_time(work.make_torch_out(), args.repeat,
+                                        args.case_timeout / 4) / per_op
         path = write_temp(work.hlo)
         try:
             for b, t in runs:
@@ -1019,10 +1091,11 @@ def run_cases(args, cases, backends, threads, floors, blas, md):
         scale = 1e6 if work.ops else 1e3
         cells = [case + (" (us/op)" if work.ops else ""),
                  "%s %s" % (fmt_time(floor), kind) if floor else kind]
-        cells += [fmt_time(times[k], scale) for k in runs + peers]
+        cells += [fmt_time(times[k], scale) for k in runs + peers + [out_peer]]
         for b in backends:
             mine = times[(b, main_threads)]
             cells += [fmt_ratio(mine, floor), fmt_ratio(mine, times[("torch", main_threads)]),
+                      fmt_ratio(mine, times[out_peer]),
                       fmt_ratio(mine, times[("numpy", main_threads)])]
         table.line(cells)
         del work

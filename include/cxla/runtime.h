@@ -256,21 +256,31 @@ typedef struct cxla_buffer {
  * only read unless donated (options->donated, below); |results| one buffer per result
  * leaf, written. Arguments are used in place,
  * without a copy, when the backend can read their layout directly (the interpreter:
- * row-major ones); otherwise they are relaid into a temporary. Results are copied into
- * |results| in each buffer's layout. On error the result buffers may be partly written.
+ * row-major ones); otherwise they are relaid into a temporary. On error the result
+ * buffers may be partly written.
  *
- * Donation (options->donated; XLA's input_output_alias): results are written after the
- * run has read its arguments, so a result buffer may be the memory of an argument buffer;
- * when it is the memory of a donated argument buffer (the same data pointer) that the
- * module's header pairs with that result leaf (input_output_alias={ {out}: (param,
- * {index}) }, may-alias and must-alias alike), the cpu backend computes the result in
- * place, in the argument's memory, with no copy: an update of the argument
- * (dynamic-update-slice, scatter, a while loop's state) writes only what it changes, and
- * a result computed after the argument's last read is written there directly. Backends
- * that cannot (the interpreter) compute the result elsewhere and copy it in after the
- * run: the bytes the caller sees are the same. Donating without aliases, or aliases
- * without donation (the cpu backend then writes only its own memory), is allowed, as is
- * a result buffer elsewhere than its donated argument (the result is copied there).
+ * Results: the cpu backend computes a result leaf directly in its buffer (no copy, no
+ * memory of its own) when the buffer is in the leaf's entry result layout (a NULL shape,
+ * or the same layout), aligned to its element size (up to 8 bytes), and shares no memory
+ * with any argument buffer or other result buffer, in a module with static shapes whose
+ * entry result is row-major. Every other result buffer (and every one on the
+ * interpreter) is filled after the run, in the buffer's layout, from the backend's own
+ * memory: a result buffer overlapping an argument buffer is thus allowed, and written
+ * only after the run has read its arguments. Keep the result buffers from one run to the
+ * next: their pages are then not faulted in again.
+ *
+ * Donation (options->donated; XLA's input_output_alias): a result buffer may be the
+ * memory of an argument buffer (above); when it is the memory of a donated argument
+ * buffer (the same data pointer) that the module's header pairs with that result leaf
+ * (input_output_alias={ {out}: (param, {index}) }, may-alias and must-alias alike), the
+ * cpu backend computes the result in place, in the argument's memory, with no copy: an
+ * update of the argument (dynamic-update-slice, scatter, a while loop's state) writes
+ * only what it changes, and a result computed after the argument's last read is written
+ * there directly. Backends that cannot (the interpreter) compute the result elsewhere
+ * and copy it in after the run: the bytes the caller sees are the same. Donating
+ * without aliases, or aliases without donation (the cpu backend then writes only its
+ * own memory), is allowed, as is a result buffer elsewhere than its donated argument
+ * (the result is copied there).
  *
  * Errors: counts, shapes (type and dimensions must match; tiled layouts are refused),
  * sizes too small, a donated argument buffer that shares memory with another argument

@@ -5,11 +5,15 @@
  * (onednn.h) for each dot and convolution there, and build the step sequence over one
  * arena that runs the module (cpu_steps.c); execute = that sequence (--check-finite
  * included: the steps test their results; a second sequence for runs whose arguments are
- * donated writes the aliased results in them). Only modules with unbounded dynamic
- * dimensions ('?') run on the interpreter's driver with those instructions overridden by their
- * kernels and calls (cpu.h). */
+ * donated writes the aliased results in them). A module with unbounded dynamic dimensions
+ * ('?') has no step sequence of its own: each run compiles (once per set of argument sizes,
+ * cached: cpu_specialize.h) a form of it specialized to its arguments' sizes and runs that;
+ * sizes or modules that cannot be specialized run on the interpreter's driver with those
+ * instructions overridden by their kernels and calls (cpu.h), a form compiled when the
+ * module is compiled if it is never specialized, else when a run first needs it. */
 #include <ctype.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +21,7 @@
 #include "cpu/compiler.h"
 #include "cpu/cpu_internal.h"
 #include "cpu/cpu_service.h"
+#include "cpu/cpu_specialize.h"
 #include "cpu/emit.h"
 #include "cpu/onednn.h"
 #include "exec/dynamic.h"
@@ -41,6 +46,14 @@ typedef struct cpu_compiled {
     int64_t id_count;
     int64_t kernel_count;
     cpu_plan *plan; /* the step sequence; NULL: unbounded shapes, the driver runs it */
+    /* Unbounded shapes: the forms specialized to argument sizes; NULL otherwise. */
+    cpu_spec_cache *spec;
+    /* A module specialized per run has none of the above (module NULL) until a run that
+     * cannot be specialized needs the driver: its form is then compiled once, here. */
+    struct cpu_compiled *driver;
+    pthread_mutex_t driver_lock;
+    bool has_driver_lock;
+    exec_compile_options options;
     /* The one for runs with donated arguments (input_output_alias); NULL: none. */
     cpu_plan *plan_donated;
 } cpu_compiled;
@@ -405,6 +418,7 @@ static const char *instr_what(const cpu_compiled *c, const cxla_instr *in) {
 
 const char *cpu_compiled_call_what(const void *compiled, const char *instr_name) {
     const cpu_compiled *c = compiled;
+    if (c && !c->module) c = c->driver; /* specialized per run: the driver's, once built */
     for (int64_t i = 0; c && i < c->module->comp_count; i++) {
         const cxla_instr *in = cxla_computation_find_instr(c->module->comps[i], instr_name);
         const char *what = in ? instr_what(c, in) : NULL;
@@ -417,11 +431,17 @@ const cpu_plan *cpu_compiled_plan(const void *compiled) {
     return compiled ? ((const cpu_compiled *)compiled)->plan : NULL;
 }
 
+void cpu_compiled_spec_stats(void *compiled, cpu_spec_stats *out) {
+    cpu_spec_get_stats(compiled ? ((cpu_compiled *)compiled)->spec : NULL, out);
+}
+
 const cpu_plan *cpu_compiled_donated_plan(const void *compiled) {
     return compiled ? ((const cpu_compiled *)compiled)->plan_donated : NULL;
 }
 
 /* ---- cxla compile --explain ------------------------------------------------------------- */
+
+static cxla_status need_driver(cpu_compiled *c, cpu_compiled **out);
 
 /* The computations that run in sequence, from |comp| down, each once, into |out|. */
 static cxla_status sequential_order(const cxla_module *m, const cxla_computation *comp, bool *seen,
@@ -467,7 +487,16 @@ cxla_status cpu_explain(const cxla_module *module, cxla_strbuf *out) {
     void *compiled = NULL;
     exec_compile_options co = {0};
     CXLA_RETURN_IF_ERROR(cpu_backend.compile(module, &co, &compiled));
-    const cpu_compiled *c = compiled;
+    cpu_compiled *c = compiled;
+    const cpu_spec_cache *spec = c->spec;
+    /* A module specialized per run: the lines are those of its driver's form. */
+    if (!c->module) {
+        cxla_status ds = need_driver(c, &c);
+        if (ds) {
+            cpu_backend.destroy(compiled);
+            return ds;
+        }
+    }
     const cxla_module *m = c->module;
     bool *seen = calloc((size_t)(m->comp_count ? m->comp_count : 1), sizeof(bool));
     const cxla_computation **order =
@@ -525,9 +554,19 @@ cxla_status cpu_explain(const cxla_module *module, cxla_strbuf *out) {
                                "; arena %zu bytes; copy steps %" PRId64
                                " (%zu bytes a run); buffers taken over in place %" PRId64 "\n",
                                st.arena_size, st.copy_steps, st.copy_bytes, st.in_place);
+        } else if (spec && !cpu_spec_refusal(spec)) {
+            cxla_strbuf_printf(out,
+                               "; no step sequence: unbounded dynamic shapes are specialized "
+                               "per argument sizes (each new set of sizes compiles a form with "
+                               "them static, cached per executable); the lines above are the "
+                               "interpreter's driver, which runs sizes a form cannot take "
+                               "(docs/semantics.md)\n");
         } else {
-            cxla_strbuf_printf(out, "; no step sequence: unbounded dynamic shapes run on the "
-                                    "interpreter's driver (docs/semantics.md)\n");
+            cxla_strbuf_printf(out,
+                               "; no step sequence: unbounded dynamic shapes run on the "
+                               "interpreter's driver, not specialized per argument sizes: %s "
+                               "(docs/semantics.md)\n",
+                               spec ? cpu_spec_refusal(spec) : "no unbounded parameter");
         }
         if (out->failed) s = OOM();
     }
@@ -542,6 +581,9 @@ cxla_status cpu_explain(const cxla_module *module, cxla_strbuf *out) {
 static void cpu_destroy(void *compiled) {
     cpu_compiled *c = compiled;
     if (!c) return;
+    cpu_spec_destroy(c->spec);
+    cpu_destroy(c->driver);
+    if (c->has_driver_lock) pthread_mutex_destroy(&c->driver_lock);
     cpu_plan_destroy(c->plan);
     cpu_plan_destroy(c->plan_donated);
     cpu_library_close(c->library);
@@ -554,8 +596,10 @@ static void cpu_destroy(void *compiled) {
     free(c);
 }
 
-static cxla_status cpu_compile(const cxla_module *module, const exec_compile_options *options,
-                               void **out_compiled) {
+/* The form that runs |module| itself: kernels, calls and the step sequence, or (unbounded
+ * shapes) the driver with them. */
+static cxla_status compile_whole(const cxla_module *module, const exec_compile_options *options,
+                                 cpu_compiled **out_compiled) {
     generated g;
     cxla_status s = generate(module, NULL, &g);
     cpu_compiled *c = s ? NULL : calloc(1, sizeof(*c));
@@ -624,11 +668,57 @@ static cxla_status cpu_compile(const cxla_module *module, const exec_compile_opt
     return NULL;
 }
 
+/* The driver's form of a module specialized per run, compiled by the first run that needs
+ * it (a failure is returned to that run; the next one tries again). */
+static cxla_status need_driver(cpu_compiled *c, cpu_compiled **out) {
+    pthread_mutex_lock(&c->driver_lock);
+    cxla_status s =
+        c->driver ? NULL : compile_whole(cpu_spec_source(c->spec), &c->options, &c->driver);
+    *out = c->driver;
+    pthread_mutex_unlock(&c->driver_lock);
+    return s;
+}
+
+static cxla_status cpu_compile(const cxla_module *module, const exec_compile_options *options,
+                               void **out_compiled) {
+    /* Unbounded shapes: specialized per run (cpu_specialize.h); the driver's form is
+     * compiled now only when the module is never specialized. */
+    cpu_spec_cache *spec = NULL;
+    CXLA_RETURN_IF_ERROR(cpu_spec_create(module, options, &spec));
+    cpu_compiled *c = NULL;
+    cxla_status s = NULL;
+    if (spec && !cpu_spec_refusal(spec)) {
+        c = calloc(1, sizeof(*c));
+        if (!c) s = OOM();
+        if (c) {
+            c->spec = spec;
+            if (options) c->options = *options;
+            pthread_mutex_init(&c->driver_lock, NULL);
+            c->has_driver_lock = true;
+        }
+    } else {
+        s = compile_whole(module, options, &c);
+        if (!s) c->spec = spec;
+    }
+    if (s) {
+        cpu_spec_destroy(spec);
+        return s;
+    }
+    *out_compiled = c;
+    return NULL;
+}
+
 static cxla_status cpu_execute(void *compiled, const exec_run_options *options,
                                const cxla_literal *const *args, int64_t arg_count,
                                cxla_literal **out_result) {
     cpu_compiled *c = compiled;
     cxla_status s;
+    if (c->spec) {
+        bool ran = false;
+        s = cpu_spec_run(c->spec, options, args, arg_count, out_result, &ran);
+        if (s || ran) return s;
+    }
+    if (!c->module) CXLA_RETURN_IF_ERROR(need_driver(c, &c));
     cpu_pool_enter(c->pool);
     if (c->plan) {
         bool donate = cpu_plan_can_donate(c->plan_donated, options, args, arg_count);

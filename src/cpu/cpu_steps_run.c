@@ -677,6 +677,70 @@ static bool layout_is_row_major(const cxla_shape *s) {
     return !cxla_type_is_array(s->type) || cxla_layout_is_default(s);
 }
 
+/* Whether result leaf |k| (of shape |leaf|) is computed straight in the caller's memory
+ * (exec_run_options.result_data): a static array offered with room for it, in a plan of
+ * static shapes whose entry result is row-major throughout (otherwise the result is
+ * relaid or given sizes at the end, which needs the whole of it). */
+static bool direct_leaf(const cpu_plan *p, const exec_run_options *o, bool row_major, int64_t k,
+                        const cxla_shape *leaf) {
+    size_t need = 0;
+    return o && o->result_data && o->result_written && o->result_size && row_major && !p->dyn_off &&
+           k < p->root_count && o->result_data[k] && cxla_type_is_array(leaf->type) &&
+           cxla_shape_is_static(leaf) && !cxla_shape_byte_size(leaf, &need) &&
+           o->result_size[k] >= need;
+}
+
+/* A leaf of the returned result that holds no data: its elements are in the caller's
+ * memory. Made by hand (exec.h: data NULL, size 0), row-major as the others. */
+static cxla_status placeholder(const cxla_shape *shape, cxla_literal **out) {
+    cxla_literal *v = calloc(1, sizeof(*v));
+    if (!v) return OOM();
+    int64_t m2m[CXLA_MAX_RANK];
+    cxla_layout layout = {.minor_to_major = m2m};
+    cxla_shape with = *shape;
+    for (int64_t i = 0; i < shape->rank; i++) m2m[i] = shape->rank - 1 - i;
+    with.layout = &layout;
+    cxla_status s = cxla_shape_clone(&with, &v->shape);
+    if (!s) s = cxla_shape_element_count(shape, &v->count);
+    if (s) {
+        cxla_shape_free(v->shape);
+        free(v);
+        return s;
+    }
+    *out = v;
+    return NULL;
+}
+
+/* The result the run returns, of |shape|, with the data of each leaf k in resp[k]: the
+ * caller's memory for the leaves direct_leaf takes (a placeholder in the literal), else a
+ * new array of the literal. */
+static cxla_status make_result(const cpu_plan *p, const exec_run_options *o, bool row_major,
+                               const cxla_shape *shape, void **resp, bool *direct, int64_t *k,
+                               cxla_literal **out) {
+    if (shape->type != CXLA_TUPLE) {
+        int64_t i = (*k)++;
+        if (direct_leaf(p, o, row_major, i, shape)) {
+            resp[i] = o->result_data[i];
+            direct[i] = true;
+            return placeholder(shape, out);
+        }
+        CXLA_RETURN_IF_ERROR(interp_zeros(shape, out));
+        if (i < p->root_count) resp[i] = cxla_type_is_array(shape->type) ? (*out)->data : NULL;
+        return NULL;
+    }
+    int64_t n = shape->tuple_count;
+    cxla_literal **elements = calloc((size_t)(n ? n : 1), sizeof(*elements));
+    if (!elements) return OOM();
+    cxla_status s = NULL;
+    for (int64_t i = 0; i < n && !s; i++)
+        s = make_result(p, o, row_major, &shape->elements[i], resp, direct, k, &elements[i]);
+    if (!s) s = cxla_literal_create_tuple(elements, n, out);
+    if (s)
+        for (int64_t i = 0; i < n; i++) cxla_literal_free(elements[i]);
+    free(elements);
+    return s;
+}
+
 cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
                          const cxla_literal *const *args, int64_t arg_count,
                          cxla_literal **out_result) {
@@ -697,6 +761,7 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     cxla_literal **owned = calloc((size_t)(arg_count ? arg_count : 1), sizeof(*owned));
     void **argp = calloc((size_t)(p->arg_leaf_count ? p->arg_leaf_count : 1), sizeof(void *));
     void **resp = calloc((size_t)(p->root_count ? p->root_count : 1), sizeof(void *));
+    bool *direct = calloc((size_t)(p->root_count ? p->root_count : 1), sizeof(bool));
     r.ptr = calloc((size_t)(p->value_count ? p->value_count : 1), sizeof(void *));
     /* Dynamic shapes: the argument leaves (their sizes), the result leaves (to give them
      * theirs) and the classes' current sizes. */
@@ -709,8 +774,8 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     bool dyn_oom = p->dyn_off && (!argl || !resl || !r.sizes);
     r.ins = calloc((size_t)(p->max_operands ? p->max_operands : 1), sizeof(void *));
     r.outs = calloc((size_t)(p->max_operands ? p->max_operands : 1), sizeof(void *));
-    if (!owned || !argp || !resp || !r.ptr || !r.ins || !r.outs || !r.svc.collective_counts ||
-        dyn_oom)
+    if (!owned || !argp || !resp || !direct || !r.ptr || !r.ins || !r.outs ||
+        !r.svc.collective_counts || dyn_oom)
         s = OOM();
     if (!s && arg_count != entry->param_count)
         s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
@@ -750,12 +815,15 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
         if (!s && argl) flatten_leaves((cxla_literal *)use, argl, &n, p->arg_leaf_count);
     }
     if (r.step_times) report_time("(arguments)", "-", "phase", now_us() - t0);
+    /* The entry's result layout, when it has one (relaid at the end if not row-major). */
+    const cxla_shape *rs = p->module->has_entry_layout ? &p->module->entry_result_shape : NULL;
     cxla_literal *result = NULL;
     if (r.step_times) t0 = now_us();
-    if (!s) s = interp_zeros(&entry->root->shape, &result);
-    if (r.step_times) report_time("(result-zeros)", "-", "phase", now_us() - t0);
     int64_t rn = 0;
-    if (!s) flatten(result, resp, &rn, p->root_count);
+    if (!s)
+        s = make_result(p, options, !rs || layout_is_row_major(rs), &entry->root->shape, resp,
+                        direct, &rn, &result);
+    if (r.step_times) report_time("(result-zeros)", "-", "phase", now_us() - t0);
     char *arena = NULL;
     if (!s && p->arena_size > 0) {
         arena = atomic_exchange(&p->spare, NULL);
@@ -799,6 +867,10 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
      * plan leaves an aliased result in its donated argument and says so. */
     if (!s) s = copy_results(&r, resp);
     if (r.step_times) report_time("(result-copies)", "-", "phase", now_us() - t0);
+    /* The leaves now in the caller's memory (not those left in a donated argument). */
+    for (int64_t k = 0; k < p->root_count && !s; k++)
+        if (direct[k] && !(options->in_place_arg && options->in_place_arg[k] >= 0))
+            options->result_written[k] = true;
     /* The result leaves' sizes. */
     for (int64_t k = 0; resl && k < p->root_count && !s; k++) {
         const int64_t *z = sizes_of(&r, p->root[k]);
@@ -814,7 +886,6 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     /* The entry's result layout, when some leaf of it is not row-major (a tuple of
      * row-major leaves is the result as it is: relaying it would copy every leaf, the
      * whole state of a model that returns its weights). */
-    const cxla_shape *rs = p->module->has_entry_layout ? &p->module->entry_result_shape : NULL;
     if (r.step_times) t0 = now_us();
     if (!s && rs && (!layout_is_row_major(rs) || needs_relayout(result))) {
         cxla_literal *relaid = NULL;
@@ -832,6 +903,7 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     free(owned);
     free(argp);
     free(resp);
+    free(direct);
     free(r.ptr);
     free(r.sizes);
     free(argl);

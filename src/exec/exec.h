@@ -180,6 +180,18 @@ typedef struct exec_run_options {
      * input_output_alias pairs with k) sets in_place_arg[k] = j, and the leaf k of the
      * literal it returns then holds nothing of use. */
     int64_t *in_place_arg;
+    /* Caller memory for the result (cxla_executable_run_buffers), by result leaf
+     * (depth-first); NULL: none. A non-NULL result_data[k] offers result_size[k] bytes
+     * (at least the leaf's) for leaf k, a static array, in the leaf's entry result layout;
+     * the runtime offers only buffers that share no memory with each other or with any
+     * argument, aligned to their element size (up to 8), so that writing one early cannot
+     * change what the run reads. A backend that computed leaf k there sets
+     * result_written[k] (the caller fills it with false), and leaf k of the literal it
+     * returns then holds no data (data NULL, size 0). A backend may ignore the offer (the
+     * interpreter does; the runtime then copies). */
+    void *const *result_data;
+    const size_t *result_size;
+    bool *result_written;
 } exec_run_options;
 
 /* ---- the backend interface ------------------------------------------------------------

@@ -173,10 +173,19 @@ void cxla_run_options_init(cxla_run_options *options) {
     if (options) memset(options, 0, sizeof(*options));
 }
 
-/* A run on literals; |in_place_arg| (by result leaf, or NULL) as exec_run_options says. */
+/* What a run on buffers adds to a run on literals, by result leaf, as exec_run_options
+ * says: where donated results went, and the caller memory offered for results. */
+typedef struct buffer_run {
+    int64_t *in_place_arg;
+    void *const *result_data;
+    const size_t *result_size;
+    bool *result_written;
+} buffer_run;
+
+/* A run on literals; |br| (NULL: none) as buffer_run says. */
 static cxla_status run_literals(cxla_executable *executable, const cxla_run_options *options,
                                 const cxla_literal *const *args, int64_t arg_count,
-                                int64_t *in_place_arg, cxla_literal **out_result) {
+                                const buffer_run *br, cxla_literal **out_result) {
     if (!executable || !out_result || (arg_count > 0 && !args) || arg_count < 0)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
                           "run needs an executable, the arguments and a place for the result");
@@ -194,8 +203,11 @@ static cxla_status run_literals(cxla_executable *executable, const cxla_run_opti
         .check_finite = options->check_finite,
         .host = &c->host,
         .cancel = options->cancel,
-        .donated = in_place_arg ? options->donated : NULL,
-        .in_place_arg = in_place_arg,
+        .donated = br && br->in_place_arg ? options->donated : NULL,
+        .in_place_arg = br ? br->in_place_arg : NULL,
+        .result_data = br ? br->result_data : NULL,
+        .result_size = br ? br->result_size : NULL,
+        .result_written = br ? br->result_written : NULL,
     };
     return executable->backend->execute(executable->compiled, &ro, args, arg_count, out_result);
 }
@@ -331,16 +343,17 @@ static cxla_status build_view(const cxla_shape *want, const cxla_buffer *args, i
  * first (|in_place| true), before any other result buffer is written, since a result
  * buffer may be the memory of another donated argument. */
 static cxla_status copy_out(const cxla_literal *lit, const cxla_buffer *results, int64_t count,
-                            const cxla_buffer *args, const int64_t *in_place_arg, bool in_place,
-                            int64_t *next) {
+                            const cxla_buffer *args, const int64_t *in_place_arg,
+                            const bool *written, bool in_place, int64_t *next) {
     if (cxla_literal_type(lit) == CXLA_TUPLE) {
         for (int64_t i = 0; i < cxla_literal_tuple_count(lit); i++)
             CXLA_RETURN_IF_ERROR(copy_out(cxla_literal_tuple_element_const(lit, i), results, count,
-                                          args, in_place_arg, in_place, next));
+                                          args, in_place_arg, written, in_place, next));
         return NULL;
     }
     int64_t i = (*next)++;
-    if (i >= count) return NULL; /* counted before the run */
+    if (i >= count) return NULL;            /* counted before the run */
+    if (written && written[i]) return NULL; /* the backend wrote it there */
     if (in_place != (in_place_arg && in_place_arg[i] >= 0)) return NULL; /* the other pass */
     if (in_place) {
         /* Row-major in the argument's memory (cpu_plan_can_donate); usually that memory
@@ -354,7 +367,7 @@ static cxla_status copy_out(const cxla_literal *lit, const cxla_buffer *results,
         int64_t at = i;
         cxla_status s = check_buffer(&results[i], view->shape, "result", i, &shape);
         if (!s && !(results[i].data == a->data && cxla_shape_equal(shape, view->shape)))
-            s = copy_out(view, results, count, NULL, NULL, false, &at);
+            s = copy_out(view, results, count, NULL, NULL, NULL, false, &at);
         free_view(view);
         return s;
     }
@@ -372,18 +385,55 @@ static cxla_status copy_out(const cxla_literal *lit, const cxla_buffer *results,
     return NULL;
 }
 
+static bool overlap(const cxla_buffer *a, const cxla_buffer *b) {
+    if (!a->data || !b->data || !a->size || !b->size) return false;
+    const char *x = a->data, *y = b->data;
+    return x < y + b->size && y < x + a->size;
+}
+
+/* Whether result buffer |i| (of shape |shape|, checked against the leaf |want|) may be
+ * offered to the backend to write the leaf straight into (exec_run_options.result_data):
+ * a static array in the leaf's own layout, aligned to its element, sharing no memory with
+ * an argument buffer (the run may still read that one, or, donated, write it) or with
+ * another result buffer (a result may be an operand of another). The others are
+ * computed in the backend's memory and copied after the run. */
+static bool can_offer(const cxla_shape *shape, const cxla_shape *want, const cxla_buffer *results,
+                      int64_t count, int64_t i, const cxla_buffer *args, int64_t arg_count) {
+    const cxla_buffer *b = &results[i];
+    if (!cxla_type_is_array(want->type) || !cxla_shape_is_static(want) || !b->data || !b->size ||
+        !cxla_shape_equal(shape, want))
+        return false;
+    size_t align = cxla_type_storage(want->type);
+    if (align > 8) align = 8;
+    if (align > 1 && (uintptr_t)b->data % align != 0) return false;
+    for (int64_t j = 0; j < arg_count; j++)
+        if (overlap(b, &args[j])) return false;
+    for (int64_t j = 0; j < count; j++)
+        if (j != i && overlap(b, &results[j])) return false;
+    return true;
+}
+
 /* Checks results[*next ...] against the leaves of the result shape |want| before the run,
- * so that a bad buffer fails before any work. */
+ * so that a bad buffer fails before any work, and fills |offer| (by leaf; NULL: none) with
+ * the buffers the backend may write directly (can_offer). */
 static cxla_status check_results(const cxla_shape *want, const cxla_buffer *results, int64_t count,
-                                 int64_t *next) {
+                                 const cxla_buffer *args, int64_t arg_count, void **offer,
+                                 size_t *offer_size, int64_t *next) {
     if (want->type == CXLA_TUPLE) {
         for (int64_t i = 0; i < want->tuple_count; i++)
-            CXLA_RETURN_IF_ERROR(check_results(&want->elements[i], results, count, next));
+            CXLA_RETURN_IF_ERROR(check_results(&want->elements[i], results, count, args, arg_count,
+                                               offer, offer_size, next));
         return NULL;
     }
     int64_t i = (*next)++;
     const cxla_shape *shape;
-    return i < count ? check_buffer(&results[i], want, "result", i, &shape) : NULL;
+    if (i >= count) return NULL;
+    CXLA_RETURN_IF_ERROR(check_buffer(&results[i], want, "result", i, &shape));
+    if (offer && can_offer(shape, want, results, count, i, args, arg_count)) {
+        offer[i] = results[i].data;
+        offer_size[i] = results[i].size;
+    }
+    return NULL;
 }
 
 /* A donated argument buffer is written by the run: no other argument buffer may share
@@ -428,24 +478,37 @@ cxla_status cxla_executable_run_buffers(cxla_executable *executable,
     for (int64_t p = 0; p < n && !s; p++)
         s = build_view(cxla_executable_parameter_shape(executable, p), args, arg_count, &next,
                        &views[p]);
+    /* The result buffers the backend may write into directly, and which it did. */
+    size_t rn = (size_t)(result_count ? result_count : 1);
+    void **offer = calloc(rn, sizeof(*offer));
+    size_t *offer_size = calloc(rn, sizeof(*offer_size));
+    bool *written = calloc(rn, sizeof(*written));
+    if (!s && (!offer || !offer_size || !written)) s = oom();
     next = 0;
-    if (!s && rs) s = check_results(rs, results, result_count, &next);
+    if (!s && rs)
+        s = check_results(rs, results, result_count, args, arg_count, offer, offer_size, &next);
     if (!s && options && options->donated) s = check_donated(options->donated, args, arg_count);
     int64_t *in_place = NULL;
     if (!s && options && options->donated) {
-        in_place = malloc((size_t)(result_count ? result_count : 1) * sizeof(int64_t));
+        in_place = malloc(rn * sizeof(int64_t));
         if (!in_place) s = oom();
         for (int64_t k = 0; in_place && k < result_count; k++) in_place[k] = -1;
     }
+    buffer_run br = {.in_place_arg = in_place,
+                     .result_data = offer,
+                     .result_size = offer_size,
+                     .result_written = written};
     cxla_literal *result = NULL;
     if (!s)
-        s = run_literals(executable, options, (const cxla_literal *const *)views, n, in_place,
-                         &result);
+        s = run_literals(executable, options, (const cxla_literal *const *)views, n, &br, &result);
     for (int pass = 0; pass < 2 && !s; pass++) {
         next = 0;
-        s = copy_out(result, results, result_count, args, in_place, pass == 0, &next);
+        s = copy_out(result, results, result_count, args, in_place, written, pass == 0, &next);
     }
     free(in_place);
+    free(offer);
+    free(offer_size);
+    free(written);
     cxla_literal_free(result);
     for (int64_t p = 0; p < n; p++) free_view(views[p]);
     free(views);

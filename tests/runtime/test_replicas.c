@@ -316,6 +316,36 @@ static void test_seed_replica_id(void) {
     cxla_module_destroy(m);
 }
 
+/* Unbounded dimensions ('?'): each replica's argument has its own size (on the cpu
+ * backend each size is a form of its own, specialized and compiled while the others
+ * run: src/cpu/cpu_specialize.c), and the replicas meet in an all-reduce of their sums. */
+static void test_unbounded_sizes(void) {
+    cxla_module *m = load("HloModule u, replica_count=3\n" ADD_S32 "ENTRY main {\n"
+                          "  p = s32[?] parameter(0)\n  zero = s32[] constant(0)\n"
+                          "  s = s32[] reduce(p, zero), dimensions={0}, to_apply=add\n"
+                          "  ar = s32[] all-reduce(s), replica_groups={}, to_apply=add\n"
+                          "  n = s32[?] negate(p)\n  ROOT t = (s32[?], s32[]) tuple(n, ar)\n}\n");
+    for (int round = 0; round < 2; round++) {
+        /* Sizes 1, 2, 3, then 3, 0, 2: the sums 1 + 3 + 6 and 6 + 0 + 3. */
+        static const char *const args[2][3] = {
+            {"s32[1] {1}", "s32[2] {1, 2}", "s32[3] {1, 2, 3}"},
+            {"s32[3] {1, 2, 3}", "s32[0] {}", "s32[2] {1, 2}"},
+        };
+        static const char *const want[2][3] = {
+            {"( s32[1] {-1}, s32[] 10 )", "( s32[2] {-1, -2}, s32[] 10 )",
+             "( s32[3] {-1, -2, -3}, s32[] 10 )"},
+            {"( s32[3] {-1, -2, -3}, s32[] 9 )", "( s32[0] {}, s32[] 9 )",
+             "( s32[2] {-1, -2}, s32[] 9 )"},
+        };
+        run_out r = run_texts(m, 3, 1, args[round]);
+        CHECK_RUN_OK(r);
+        for (int64_t d = 0; d < 3 && !r.status; d++)
+            expect_lit(r.results[d], want[round][d], "unbounded sizes");
+        run_out_free(&r);
+    }
+    cxla_module_destroy(m);
+}
+
 /* ---- each collective on 1, 2, 3 and 4 replicas ------------------------------------ */
 
 enum { LEN = 12 }; /* divisible by 1, 2, 3 and 4 */
@@ -1447,4 +1477,4 @@ TEST_MAIN(TEST(test_seed_all_reduce), TEST(test_seed_cross_replica_sum), TEST(te
           TEST(test_replicas_disagree), TEST(test_timeout), TEST(test_comm_timeout_lists),
           TEST(test_bad_runs), TEST(test_data_parallel_training),
           TEST(test_ragged_all_to_all_examples), TEST(test_ragged_all_to_all_updates),
-          TEST(test_collective_reduce))
+          TEST(test_collective_reduce), TEST(test_unbounded_sizes))

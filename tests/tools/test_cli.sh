@@ -104,6 +104,16 @@ HLO
 expect "summary rank 2" 0 '^f32\[40,40\] \{ \{ 0, 1, 2, \.\.\., 37, 38, 39 \}, \{ 0, 1, 2, \.\.\., 37, 38, 39 \}, \{ 0, 1, 2, \.\.\., 37, 38, 39 \}, \.\.\., \{' -- "$cxla" run "$dir/big.hlo"
 expect "summary rank 1" 0 '^f32\[2000\] \{0, 1, 2, \.\.\., 1997, 1998, 1999\}$' -- "$cxla" run "$dir/big.hlo"
 expect "repeat" 0 "run +median" -- "$cxla" run "$dir/add.hlo" --repeat 3
+# --repeat runs into buffers kept across the runs (the cpu backend writes the result
+# leaves there): the result of the last run, a tuple, and the cold first run reported.
+for b in interpreter cpu; do
+  expect "repeat tuple $b" 0 "^f32\[2\] \{-1, 2\}$" -- \
+    "$cxla" run --backend $b "$dir/tuple.hlo" 'f32[2] {1, -2}' 's32[] 7' --repeat 3
+  expect "repeat tuple $b s32" 0 "^s32\[\] 7" -- \
+    "$cxla" run --backend $b "$dir/tuple.hlo" 'f32[2] {1, -2}' 's32[] 7' --repeat 3
+  expect "repeat first $b" 0 "run +median .* first +[0-9.]+ ms" -- \
+    "$cxla" run --backend $b "$dir/add.hlo" --repeat 3
+done
 expect "repeat bad" 1 "positive count" -- "$cxla" run "$dir/add.hlo" --repeat 0
 # --repeat shows a progress line only when stderr is a terminal: none in a file ...
 "$cxla" run "$dir/add.hlo" --repeat 3 >/dev/null 2>"$dir/repeat.err"
