@@ -23,6 +23,8 @@ optional=(
   libdnnl-dev        # oneDNN: the cpu backend's dot and convolution (else its own loops)
   tcc                # ahead-of-time output is also compiled with a third C compiler
   libc6-i386         # ahead-of-time output is also run as real 32-bit (i386) code
+  qemu-user gcc-s390x-linux-gnu libc6-dev-s390x-cross
+                     # ... and as big-endian s390x code, cross-compiled, under qemu-s390x
 )
 if [ "${BENCH:-0}" = 1 ]; then
   packages+=(python3-torch) # bench/: PyTorch's times next to NumPy's and cxla's

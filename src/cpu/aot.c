@@ -193,8 +193,10 @@ static cxla_status emit_const_array(aot *a, const cxla_instr *in, const cxla_lit
     const cxla_shape *shape = cxla_literal_shape(lit);
     size_t es = cxla_type_storage(shape->type);
     int64_t n = cxla_literal_element_count(lit);
-    if (es == 16) { /* c128: two 64-bit words per element */
-        es = 8;
+    if (cxla_type_is_complex(shape->type)) {
+        /* Two words per element (real part first), each of its part's width: one 64-bit
+         * word for a c64 would put the real part in the high half on a big-endian target. */
+        es /= 2;
         n *= 2;
     }
     const unsigned char *p = cxla_literal_data_const(lit);

@@ -24,6 +24,7 @@
 #include "cpu/cpu_specialize.h"
 #include "cpu/emit.h"
 #include "cpu/onednn.h"
+#include "exec/dynamic.h"
 #include "interp/interp.h"
 #include "literal/literal_internal.h"
 #include "passes/passes.h"
@@ -128,10 +129,46 @@ static bool wants_call(const cxla_instr *in) {
     return true;
 }
 
+/* Bounded dynamic shapes: the instructions whose kernels run at the bounds
+ * (cpu_bounds_kind) are emitted from a copy of the module whose shapes are all at their
+ * bounds (the dynamic marks dropped), so the emitter sees static shapes. */
+static void drop_dynamic(cxla_shape *s) {
+    if (s->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < s->tuple_count; i++) drop_dynamic(&s->elements[i]);
+        return;
+    }
+    s->dynamic = NULL;
+}
+
+static bool module_has_dynamic(const cxla_module *m) {
+    for (int64_t c = 0; c < m->comp_count; c++)
+        for (int64_t i = 0; i < m->comps[c]->instr_count; i++)
+            if (!cxla_shape_is_static(&m->comps[c]->instrs[i]->shape)) return true;
+    return false;
+}
+
+/* The copy of |m| at its bounds (NULL and no error when |m| has no bounded dynamic shape,
+ * or has an unbounded one: that runs on the driver). */
+static cxla_status bounds_module(const cxla_module *m, cxla_module **out) {
+    *out = NULL;
+    if (!module_has_dynamic(m)) return NULL;
+    for (int64_t c = 0; c < m->comp_count; c++)
+        for (int64_t i = 0; i < m->comps[c]->instr_count; i++)
+            if (exec_shape_has_unbounded(&m->comps[c]->instrs[i]->shape)) return NULL;
+    cxla_module *b = NULL;
+    CXLA_RETURN_IF_ERROR(cxla_module_clone(m, &b));
+    for (int64_t c = 0; c < b->comp_count; c++)
+        for (int64_t i = 0; i < b->comps[c]->instr_count; i++)
+            drop_dynamic(&b->comps[c]->instrs[i]->shape);
+    *out = b;
+    return NULL;
+}
+
 /* ---- generating ---------------------------------------------------------------------------- */
 
 typedef struct generated {
     cxla_module *module;
+    cxla_module *bounds;       /* the module at its bounds (bounds_module), or NULL */
     const cxla_instr **instrs; /* those with kernels */
     cpu_kernel_info *infos;    /* beside instrs */
     int64_t count;
@@ -143,6 +180,7 @@ typedef struct generated {
 
 static void generated_free(generated *g) {
     cxla_module_destroy(g->module);
+    cxla_module_destroy(g->bounds);
     free(g->instrs);
     free(g->infos);
     free(g->call_instrs);
@@ -194,14 +232,24 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
     g->call_instrs = calloc((size_t)(total ? total : 1), sizeof(*g->call_instrs));
     if (!sequential || !g->instrs || !g->infos || !g->call_instrs) s = OOM();
     if (!s && m->entry) s = mark_sequential(m, m->entry, sequential);
+    if (!s) s = bounds_module(m, &g->bounds);
+    bool fast = cpu_emit_fast_math();
     for (int64_t c = 0; c < m->comp_count && !s; c++) {
         if (!sequential[c]) continue;
         const cxla_computation *comp = m->comps[c];
-        for (int64_t i = 0; i < comp->instr_count; i++)
-            if (wants_call(comp->instrs[i]))
-                g->call_instrs[g->call_count++] = comp->instrs[i];
-            else if (wants_kernel(comp->instrs[i]))
-                g->instrs[g->count++] = comp->instrs[i];
+        const cxla_computation *bcomp = g->bounds ? g->bounds->comps[c] : NULL;
+        for (int64_t i = 0; i < comp->instr_count; i++) {
+            const cxla_instr *in = comp->instrs[i];
+            if (wants_call(in)) {
+                g->call_instrs[g->call_count++] = in;
+            } else if (wants_kernel(in)) {
+                g->instrs[g->count++] = in;
+            } else if (bcomp && bcomp->instr_count == comp->instr_count &&
+                       bcomp->instrs[i]->id == in->id && cpu_bounds_kind(in, fast) &&
+                       wants_kernel(bcomp->instrs[i])) {
+                g->instrs[g->count++] = bcomp->instrs[i]; /* a kernel at the bounds */
+            }
+        }
     }
     free(sequential);
     if (s) return s;

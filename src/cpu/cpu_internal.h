@@ -89,6 +89,7 @@ typedef struct cpu_plan_stats {
     int64_t handler_steps; /* steps that call the interpreter's handler of an instruction */
     int64_t service_steps; /* collectives, custom calls, host transfers, rng (cpu_service.h) */
     int64_t donated;       /* a plan for donated arguments: result leaves computed in them */
+    int64_t bounds_steps;  /* kernels run at the bounds of dynamic shapes (cpu_bounds_kind) */
 } cpu_plan_stats;
 void cpu_plan_get_stats(const cpu_plan *plan, cpu_plan_stats *out);
 /* "step", "in place", "kernel in place", "pieces in place", "alias", "interpreter handler", a
@@ -96,6 +97,17 @@ void cpu_plan_get_stats(const cpu_plan *plan, cpu_plan_stats *out);
  * ("collective", "custom call", "host transfer", "rng") or NULL for |instr| (see
  * cpu_compiled_call_what). */
 const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr);
+
+/* Bounded dynamic shapes (cpu_steps.c): how a kernel of |in|, generated for its shapes at
+ * their bounds, runs on values below them: 0 when it does not (its shapes are static, or
+ * the interpreter's handler runs it), 1 when the kernel at the bounds gives the value
+ * below the result's sizes (exec_dynamic_positionwise), 2 for a reduce whose input's
+ * padding is filled with the init value first (when that is the reducer's identity at run
+ * time; float sums and products only with |fast_math|). The backend generates kernels at
+ * the bounds for the instructions with a nonzero kind. */
+int cpu_bounds_kind(const cxla_instr *in, bool fast_math);
+/* Whether the init value at |init| is the identity of reduce |in|'s reducer. */
+bool cpu_bounds_identity(const cxla_instr *in, const void *init);
 
 /* Buffer assignment over a schedule of |step_count| steps (cpu_plan.c; the arena plan and
  * the ahead-of-time output (aot.c) both use it). Buffer b lives from step |first| to step

@@ -33,8 +33,11 @@
  * buffers of their own.
  *
  * Bounded dynamic shapes: buffers at the bounds; each class with a dynamic shape keeps
- * its current sizes in the run (dyn_off); every instruction that touches one is a handler
- * step (kernels, calls, services and in-place updates need static shapes). Modules with
+ * its current sizes in the run (dyn_off); get-dimension-size and set-dimension-size are
+ * steps over those sizes (S_SIZE); kernels generated at the bounds run the instructions
+ * cpu_bounds_kind (cpu_bounds.c) accepts, the result's sizes from exec_dynamic_sizes; every
+ * other instruction that touches one is a handler step (calls, services and in-place
+ * updates need static shapes). Modules with
  * unbounded dimensions keep the interpreter's driver (cpu_plan_build returns no plan;
  * docs/semantics.md).
  *
@@ -46,6 +49,7 @@
 #include <string.h>
 
 #include "cpu/cpu_steps.h"
+#include "cpu/emit.h"
 #include "literal/literal_internal.h"
 
 #define OOM() CPU_STEPS_OOM()
@@ -349,7 +353,8 @@ enum {
     W_IN_PLACE,
     W_ALIAS,
     W_KERNEL_IN_PLACE,
-    W_CONCAT_IN_PLACE
+    W_CONCAT_IN_PLACE,
+    W_SIZES
 };
 
 static void set_what(bld *b, const cxla_instr *in, uint8_t what) {
@@ -651,10 +656,17 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     size_t elem = 0;
     cpu_svc_fn svc = NULL;
     bool fixed = static_instr(in);
+    /* A kernel of a dynamic instruction was generated at its bounds (cpu_bounds_kind). */
+    int bk = B_STATIC;
     if (dus_in_place(b, f, in, i, &elem))
         kind = S_DUS;
     else if (has_id && b->kernels[in->id] && fixed)
         kind = S_KERNEL;
+    else if (has_id && b->kernels[in->id] &&
+             (bk = cpu_bounds_kind(in, cpu_emit_fast_math())) != B_STATIC)
+        kind = S_KERNEL;
+    else if (cpu_size_step_ok(in))
+        kind = S_SIZE;
     else if (has_id && b->calls && b->calls[in->id].fn && fixed)
         kind = S_CALL;
     else if (has_id && fixed && (svc = cpu_svc_lookup(in)))
@@ -684,14 +696,49 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
             sp->out_count = n + 1;
             if (n + 1 > b->p->max_operands) b->p->max_operands = n + 1;
         }
-        if (sp->info.in_place > 0 && kernel_in_place(b, f, sp, i) > 0)
+        if (sp->info.in_place > 0 && bk == B_STATIC && kernel_in_place(b, f, sp, i) > 0)
             set_what(b, in, W_KERNEL_IN_PLACE);
+        sp->bounds = (bounds_kind)bk;
+        sp->mask = -1;
+        if (bk != B_STATIC) {
+            b->p->stats.bounds_steps++;
+            if (!cpu_whole_elements(&in->operands[0]->shape, &sp->elem)) sp->elem = 0;
+        }
+        if (bk == B_REDUCE || bk == B_DOT) {
+            /* The scratch copies of the operands whose padding is filled (the reduce's
+             * input; both operands of a dot): values of their own, written by this step and
+             * read by none. */
+            int64_t at = sp->out_count, count = bk == B_DOT ? 2 : 1;
+            int64_t *outs = realloc(sp->out, (size_t)(at + count) * sizeof(int64_t));
+            if (!outs) return OOM();
+            sp->out = outs;
+            for (int64_t k = 0; k < count; k++) {
+                int64_t v = new_value(b, &in->operands[k]->shape, V_ARENA, -1);
+                if (v < 0) return OOM();
+                sp->out[at + k] = v;
+            }
+            sp->out_count = at + count;
+            sp->mask = at;
+            if (at + count > b->p->max_operands) b->p->max_operands = at + count;
+        }
     } else if (kind == S_CALL) {
         sp->call = &b->calls[in->id];
     } else if (kind == S_SVC) {
         sp->svc = svc;
         b->p->stats.service_steps++;
         set_what(b, in, W_SVC);
+    } else if (kind == S_SIZE) {
+        /* set-dimension-size over its operand's own buffer when that dies here: the bytes
+         * stay, only the sizes change. */
+        if (in->opcode == CXLA_OP_SET_DIMENSION_SIZE &&
+            find(b->p->values, sp->in[0]) != find(b->p->values, sp->in[1]) &&
+            b->p->values[sp->in[0]].size == b->p->values[sp->out[0]].size &&
+            dies_at(b, f, sp->in[0], i)) {
+            merge(b->p->values, sp->out[0], sp->in[0]);
+            b->p->stats.in_place++;
+            set_what(b, in, W_IN_PLACE);
+        }
+        set_what(b, in, W_SIZES);
     } else if (kind == S_DUS) {
         sp->elem = elem;
         merge(b->p->values, sp->out[0], sp->in[0]);
@@ -1249,6 +1296,7 @@ void cpu_plan_destroy(cpu_plan *p) {
     free(p->values);
     free(p->root);
     free(p->arg_base);
+    free(p->arg_copy);
     free(p->aliases);
     free(p->dyn_off);
     for (int64_t c = 0; c < p->constant_count; c++) cxla_literal_free(p->constants[c]);
@@ -1334,8 +1382,32 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
         x->writable = true;
         x->alias_of = al->output;
     }
+    /* Dynamic array parameters: an arena buffer at their bounds for the whole run, which
+     * each run binds the argument into (no new memory a run). */
+    for (int64_t i = 0; i < entry->param_count && !s; i++) {
+        const cxla_shape *ps = &entry->params[i]->shape;
+        size_t elem = 0;
+        if (!cxla_type_is_array(ps->type) || static_shape(ps) || !cpu_whole_elements(ps, &elem))
+            continue;
+        if (!p->arg_copy) {
+            p->arg_copy = malloc((size_t)entry->param_count * sizeof(int64_t));
+            if (!p->arg_copy) {
+                s = OOM();
+                break;
+            }
+            for (int64_t k = 0; k < entry->param_count; k++) p->arg_copy[k] = -1;
+        }
+        int64_t v = new_value(&b, ps, V_ARENA, -1);
+        if (v < 0 || !note(&b, v, true)) s = OOM();
+        p->arg_copy[i] = v;
+    }
     int64_t *root = NULL, rn = 0;
     if (!s) s = build_seq(&b, entry, params, NULL, &p->entry, 0, &root, &rn, NULL);
+    int64_t end = b.pos;
+    b.pos = end > 0 ? end - 1 : 0; /* the last step: the copies live through it */
+    for (int64_t i = 0; p->arg_copy && i < entry->param_count && !s; i++)
+        if (p->arg_copy[i] >= 0 && !note(&b, p->arg_copy[i], false)) s = OOM();
+    b.pos = end;
     if (!s) {
         p->root = root;
         p->root_count = rn;
@@ -1384,6 +1456,7 @@ const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr) {
     case W_ALIAS: return "alias";
     case W_KERNEL_IN_PLACE: return "kernel in place";
     case W_CONCAT_IN_PLACE: return "pieces in place";
+    case W_SIZES: return "sizes";
     default: return NULL;
     }
 }

@@ -56,7 +56,14 @@ typedef enum step_kind {
     S_WHILE,
     S_COND,
     S_SEQ,
+    S_SIZE, /* get-dimension-size / set-dimension-size: the class's run-time sizes */
 } step_kind;
+
+/* How a kernel step meets bounded dynamic shapes (cpu_steps.c): not at all (static
+ * shapes), run at the bounds with the result's sizes from exec_dynamic_sizes, a reduce
+ * whose input's padding is first filled with its init value in a scratch copy, or a dot
+ * whose operands' padding is first zeroed in scratch copies (cpu_bounds_kind's values). */
+typedef enum bounds_kind { B_STATIC = 0, B_POSITIONWISE, B_REDUCE, B_DOT } bounds_kind;
 
 typedef struct seq seq;
 
@@ -73,7 +80,9 @@ typedef struct step {
     seq *sub;          /* S_WHILE: cond, body; S_COND: branches; S_SEQ: the callee */
     int64_t sub_count;
     int64_t pred; /* S_WHILE: the condition's result */
-    size_t elem;  /* S_DUS: element size */
+    size_t elem;  /* S_DUS: element size; S_KERNEL at the bounds: of operand 0 */
+    bounds_kind bounds;
+    int64_t mask; /* B_REDUCE: out[mask] is the scratch copy of operand 0 */
 } step;
 
 struct seq {
@@ -91,6 +100,10 @@ struct cpu_plan {
     int64_t root_count;
     int64_t arg_leaf_count;
     int64_t *arg_base; /* by parameter: its first flat leaf */
+    /* By parameter: an arena buffer (a value) that a dynamic array argument is bound into
+     * at its bounds for each run (cpu_steps_run.c), -1 for the others (read where they
+     * lie, or bound into a new literal: tuples). NULL when every parameter is static. */
+    int64_t *arg_copy;
     /* Bounded dynamic shapes: by value (read on class representatives), where the class's
      * current sizes lie in a run's array of sizes (-1: the class is static); dyn_total
      * entries in all. NULL when every shape is static. */
@@ -111,5 +124,12 @@ struct cpu_plan {
     int64_t id_count;
     cpu_plan_stats stats;
 };
+
+/* cpu_bounds.c: whether the array |s| has whole-byte elements (*out_elem bytes each; packed
+ * sub-byte arrays have not: their dynamic instructions keep the handler), and whether |in|
+ * is a get-dimension-size or set-dimension-size that a step of its own runs (an array
+ * operand, one dimension in range; anything else goes to the handler for its error). */
+bool cpu_whole_elements(const cxla_shape *s, size_t *out_elem);
+bool cpu_size_step_ok(const cxla_instr *in);
 
 #endif /* CXLA_CPU_CPU_STEPS_H_ */

@@ -11,7 +11,9 @@
 #include <time.h>
 
 #include "cpu/cpu_steps.h"
+#include "exec/dynamic.h"
 #include "exec/rng.h"
+#include "interp/interp_gather.h"
 #include "literal/literal_internal.h"
 
 #define OOM() CPU_STEPS_OOM()
@@ -218,6 +220,215 @@ static void run_dus(run *r, const step *sp) {
     }
 }
 
+/* ---- bounded dynamic shapes ------------------------------------------------------------ */
+
+/* The sizes of the array that instruction operand shape |s| gives, in class |c|: the
+ * class's run-time sizes in its dynamic dimensions, the shape's own in the static ones. */
+static void operand_sizes(const run *r, const cxla_shape *s, int64_t c, int64_t *out) {
+    const int64_t *z = sizes_of(r, c);
+    for (int64_t d = 0; d < s->rank; d++)
+        out[d] = z && exec_shape_dim_dynamic(s, d) ? z[d] : s->dims[d];
+}
+
+/* Sets every element of the row-major array at |buf| (|dims|, |elem| bytes each) that lies
+ * at or beyond |sizes| in some dimension (the padding) to the element at |fill| (zero when
+ * NULL). Dimensions from |d| on; |stride| bytes per index of dimension d. */
+static void fill_padding(char *buf, const int64_t *dims, const int64_t *sizes, int64_t rank,
+                         int64_t d, size_t stride, size_t elem, const void *fill) {
+    if (d == rank) return;
+    size_t inner = d + 1 < rank ? stride / (size_t)dims[d + 1] : elem;
+    int64_t keep = sizes[d] < dims[d] ? sizes[d] : dims[d];
+    bool inner_padded = false;
+    for (int64_t e = d + 1; e < rank; e++) inner_padded = inner_padded || sizes[e] < dims[e];
+    if (inner_padded)
+        for (int64_t i = 0; i < keep; i++)
+            fill_padding(buf + (size_t)i * stride, dims, sizes, rank, d + 1, inner, elem, fill);
+    char *at = buf + (size_t)keep * stride, *end = buf + (size_t)dims[d] * stride;
+    if (at >= end) return;
+    if (!fill) {
+        memset(at, 0, (size_t)(end - at));
+        return;
+    }
+    for (char *q = at; q < end; q += elem) memcpy(q, fill, elem);
+}
+
+/* fill_padding over a whole array of shape |s| (static dims: its bounds). */
+static void pad_array(void *buf, const cxla_shape *s, const int64_t *sizes, size_t elem,
+                      const void *fill) {
+    bool padded = false;
+    for (int64_t d = 0; d < s->rank; d++) {
+        if (s->dims[d] == 0) return; /* no elements at all */
+        padded = padded || sizes[d] < s->dims[d];
+    }
+    if (!padded || !buf) return;
+    size_t stride = elem;
+    for (int64_t d = 1; d < s->rank; d++) stride *= (size_t)s->dims[d];
+    fill_padding(buf, s->dims, sizes, s->rank, 0, stride, elem, fill);
+}
+
+/* Whether argument |lit| binds to dynamic parameter shape |want| as
+ * interp_dynamic_bind_argument would without an error, in the default layout (then
+ * bind_copy puts it in the plan's arena buffer; otherwise that function does, or reports
+ * the error). */
+static bool bindable(const cxla_shape *want, const cxla_literal *lit) {
+    const cxla_shape *got = lit->shape;
+    if (!cxla_type_is_array(got->type) || got->type != want->type || got->rank != want->rank ||
+        !cxla_layout_is_default(got))
+        return false;
+    for (int64_t d = 0; d < want->rank; d++) {
+        int64_t size = cxla_literal_dynamic_size(lit, d);
+        if (exec_shape_dim_dynamic(want, d) ? size > want->dims[d] : size != want->dims[d])
+            return false;
+    }
+    return true;
+}
+
+/* Copies the value of |lit| (row-major) into |dst|, an array of shape |want| at its bounds,
+ * with zeros in the padding, as cxla_literal_to_bounded lays it out. */
+static void bind_copy(void *dst, const cxla_shape *want, const cxla_literal *lit, size_t elem) {
+    int64_t rank = want->rank, sizes[CXLA_MAX_RANK], idx[CXLA_MAX_RANK] = {0};
+    size_t dstride[CXLA_MAX_RANK], sstride[CXLA_MAX_RANK], ds = elem, ss = elem;
+    for (int64_t d = rank - 1; d >= 0; d--) {
+        sizes[d] = cxla_literal_dynamic_size(lit, d);
+        dstride[d] = ds;
+        sstride[d] = ss;
+        ds *= (size_t)want->dims[d];
+        ss *= (size_t)lit->shape->dims[d];
+    }
+    const char *src = lit->data;
+    bool empty = false;
+    for (int64_t d = 0; d < rank; d++) empty = empty || sizes[d] == 0;
+    if (rank == 0 && elem) memcpy(dst, src, elem);
+    /* Row by row (the last dimension's elements are contiguous on both sides). */
+    while (rank > 0 && !empty && src) {
+        size_t doff = 0, soff = 0;
+        for (int64_t d = 0; d + 1 < rank; d++) {
+            doff += (size_t)idx[d] * dstride[d];
+            soff += (size_t)idx[d] * sstride[d];
+        }
+        memcpy((char *)dst + doff, src + soff, (size_t)sizes[rank - 1] * elem);
+        int64_t d = rank - 2;
+        while (d >= 0 && ++idx[d] == sizes[d]) idx[d--] = 0;
+        if (d < 0) break;
+    }
+    pad_array(dst, want, sizes, elem, NULL);
+}
+
+/* get-dimension-size and set-dimension-size (S_SIZE): read or write the sizes a class
+ * carries; set-dimension-size copies the whole storage (or has its operand's buffer when
+ * that dies there), as the interpreter's handler does, with its error for a size outside
+ * the bound. */
+static cxla_status run_size(run *r, const step *sp) {
+    const cxla_instr *in = sp->instr;
+    const cxla_shape *xs = &in->operands[0]->shape;
+    int64_t nd = 0;
+    int64_t dim = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd)[0];
+    int64_t sizes[CXLA_MAX_RANK];
+    operand_sizes(r, xs, sp->in[0], sizes);
+    if (in->opcode == CXLA_OP_GET_DIMENSION_SIZE) {
+        if (sizes[dim] > INT32_MAX)
+            return exec_error(in, CXLA_STATUS_OUT_OF_RANGE,
+                              "dimension size %" PRId64 " does not fit in s32", sizes[dim]);
+        int32_t v = (int32_t)sizes[dim];
+        memcpy(r->ptr[sp->out[0]], &v, sizeof(v));
+        return NULL;
+    }
+    int64_t size = 0, bound = xs->dims[dim];
+    interp_load_indices(in->operands[1]->shape.type, r->ptr[sp->in[1]], 1, &size);
+    if (size < 0 || size > bound)
+        return exec_error(in, CXLA_STATUS_OUT_OF_RANGE,
+                          "size %" PRId64 " of dimension %" PRId64
+                          " is outside its bound 0..%" PRId64,
+                          size, dim, bound);
+    size_t bytes = r->p->values[sp->out[0]].size;
+    void *dst = r->ptr[sp->out[0]];
+    const void *src = r->ptr[sp->in[0]];
+    if (bytes && dst != src) memcpy(dst, src, bytes);
+    sizes[dim] = size;
+    int64_t *z = sizes_of(r, sp->out[0]);
+    for (int64_t d = 0; z && d < xs->rank; d++) z[d] = sizes[d];
+    return NULL;
+}
+
+/* A kernel generated at the bounds (cpu_bounds_kind): the result's sizes from the
+ * operands' (exec_dynamic_sizes, with the interpreter's errors), a reduce's input with its
+ * padding filled by the init value first (the handler when the init is not the reducer's
+ * identity), the kernel over the whole buffers, then the result's padding zeroed (the
+ * interpreter's results have zero padding, which set-dimension-size can bring back). */
+static cxla_status run_handler(run *r, const step *sp);
+
+static cxla_status run_bounds(run *r, const step *sp) {
+    const cxla_instr *in = sp->instr;
+    int64_t n = in->operand_count,
+            leaves = in->shape.type == CXLA_TUPLE ? in->shape.tuple_count : 1;
+    if (n > 64 || leaves > 64 || n != sp->in_count)
+        return exec_error(in, CXLA_STATUS_INTERNAL, "a kernel at the bounds with odd operands");
+    int64_t opz[64][CXLA_MAX_RANK], resz[64][CXLA_MAX_RANK];
+    const int64_t *ops[64];
+    int64_t *outs[64];
+    for (int64_t k = 0; k < n; k++) {
+        operand_sizes(r, &in->operands[k]->shape, sp->in[k], opz[k]);
+        ops[k] = opz[k];
+    }
+    for (int64_t e = 0; e < leaves; e++) outs[e] = resz[e];
+    CXLA_RETURN_IF_ERROR(exec_dynamic_sizes(in, ops, outs));
+    for (int64_t k = 0; k < sp->in_count; k++) r->ins[k] = r->ptr[sp->in[k]];
+    for (int64_t k = 0; k < sp->out_count; k++) r->outs[k] = r->ptr[sp->out[k]];
+    if (sp->bounds == B_REDUCE) {
+        const cxla_shape *xs = &in->operands[0]->shape;
+        bool padded = false;
+        for (int64_t d = 0; d < xs->rank; d++) padded = padded || opz[0][d] < xs->dims[d];
+        if (padded) {
+            if (!cpu_bounds_identity(in, r->ins[1])) return run_handler(r, sp);
+            void *mask = r->ptr[sp->out[sp->mask]];
+            size_t bytes = r->p->values[sp->out[sp->mask]].size;
+            if (bytes) memcpy(mask, r->ins[0], bytes);
+            pad_array(mask, xs, opz[0], sp->elem, r->ins[1]);
+            r->ins[0] = mask;
+        }
+    }
+    if (sp->bounds == B_DOT) {
+        /* Zeros in the padding of both operands: the contracting dimensions then add
+         * nothing; the result's rows and columns over the padding are zeroed below. */
+        for (int64_t k = 0; k < 2; k++) {
+            const cxla_shape *xs = &in->operands[k]->shape;
+            bool padded = false;
+            for (int64_t d = 0; d < xs->rank; d++) padded = padded || opz[k][d] < xs->dims[d];
+            if (!padded) continue;
+            int64_t count = 1;
+            for (int64_t d = 0; d < xs->rank; d++) count *= xs->dims[d];
+            void *mask = r->ptr[sp->out[sp->mask + k]];
+            size_t bytes = r->p->values[sp->out[sp->mask + k]].size;
+            if (bytes) memcpy(mask, r->ins[k], bytes);
+            if (count > 0) pad_array(mask, xs, opz[k], bytes / (size_t)count, NULL);
+            r->ins[k] = mask;
+        }
+    }
+    if (!cpu_pool_run_kernel(r->p->pool, sp->fn, &sp->info, r->outs, r->ins, r->cancel))
+        return cancelled_at(r, sp);
+    for (int64_t e = 0; e < leaves; e++) {
+        const cxla_shape *ys = in->shape.type == CXLA_TUPLE ? &in->shape.elements[e] : &in->shape;
+        size_t elem = 0, bytes = r->p->values[sp->out[e]].size;
+        int64_t count = 1;
+        for (int64_t d = 0; d < ys->rank; d++) count *= ys->dims[d];
+        elem = count > 0 ? bytes / (size_t)count : 0;
+        if (elem) pad_array(r->ptr[sp->out[e]], ys, resz[e], elem, NULL);
+        int64_t *z = sizes_of(r, sp->out[e]);
+        for (int64_t d = 0; z && d < ys->rank; d++) z[d] = resz[e][d];
+    }
+    return NULL;
+}
+
+/* A step of static shapes that writes a class some other value of which is dynamic (a
+ * while state, a set-dimension-size over its operand's buffer): the class is whole again. */
+static void whole_sizes(run *r, const step *sp) {
+    for (int64_t e = 0; e < sp->out_count; e++) {
+        int64_t *z = sizes_of(r, sp->out[e]);
+        const cxla_shape *s = r->p->values[sp->out[e]].shape;
+        for (int64_t d = 0; z && d < s->rank; d++) z[d] = s->dims[d];
+    }
+}
+
 static cxla_status run_seq(run *r, const seq *q);
 
 static cxla_status run_step(run *r, const step *sp) {
@@ -225,12 +436,15 @@ static cxla_status run_step(run *r, const step *sp) {
     switch (sp->kind) {
     case S_KERNEL:
     case S_CALL:
+        if (sp->kind == S_KERNEL && sp->bounds != B_STATIC) return run_bounds(r, sp);
+        if (p->dyn_off) whole_sizes(r, sp);
         for (int64_t k = 0; k < sp->in_count; k++) r->ins[k] = r->ptr[sp->in[k]];
         for (int64_t k = 0; k < sp->out_count; k++) r->outs[k] = r->ptr[sp->out[k]];
         if (sp->kind == S_CALL) return sp->call->fn(sp->call->state, r->outs, r->ins);
         if (!cpu_pool_run_kernel(p->pool, sp->fn, &sp->info, r->outs, r->ins, r->cancel))
             return cancelled_at(r, sp); /* stopped between two chunks of the kernel */
         return NULL;
+    case S_SIZE: return run_size(r, sp);
     case S_COPY:
         for (int64_t k = 0; k < sp->in_count; k++) {
             size_t size = p->values[sp->out[k]].size;
@@ -242,9 +456,13 @@ static cxla_status run_step(run *r, const step *sp) {
             for (int64_t d = 0; zd && d < ss->rank; d++) zd[d] = zs ? zs[d] : ss->dims[d];
         }
         return NULL;
-    case S_DUS: run_dus(r, sp); return NULL;
+    case S_DUS:
+        if (p->dyn_off) whole_sizes(r, sp);
+        run_dus(r, sp);
+        return NULL;
     case S_HANDLER: return run_handler(r, sp);
     case S_SVC:
+        if (p->dyn_off) whole_sizes(r, sp);
         for (int64_t k = 0; k < sp->in_count; k++) r->ins[k] = r->ptr[sp->in[k]];
         for (int64_t k = 0; k < sp->out_count; k++) r->outs[k] = r->ptr[sp->out[k]];
         return sp->svc(&r->svc, sp->instr, r->outs, r->ins);
@@ -307,13 +525,20 @@ static cxla_status run_seq(run *r, const seq *q) {
         static const char *const kinds[] = {
             [S_KERNEL] = "kernel", [S_CALL] = "call",        [S_COPY] = "copy",
             [S_DUS] = "dus",       [S_HANDLER] = "handler",  [S_SVC] = "service",
-            [S_SEQ] = "call-seq",  [S_COND] = "conditional", [S_WHILE] = "while"};
+            [S_SEQ] = "call-seq",  [S_COND] = "conditional", [S_WHILE] = "while",
+            [S_SIZE] = "size"};
         double t0 = r->step_times ? now_us() : 0;
         CXLA_RETURN_IF_ERROR(run_step(r, sp));
         if (r->step_times && sp->kind != S_SEQ && sp->kind != S_COND && sp->kind != S_WHILE)
             report_time(sp->kind == S_CALL && sp->call->what ? sp->call->what : kinds[sp->kind],
                         sp->instr->name, cxla_opcode_name(sp->instr->opcode), now_us() - t0);
-        if (check && !leaves_finite(r, sp->out, sp->out_count)) {
+        /* A kernel at the bounds: its results, not its scratch copies (whose padding holds
+         * a reduce's init value, -inf for a maximum). */
+        int64_t outs =
+            sp->kind == S_KERNEL && sp->bounds != B_STATIC
+                ? (sp->instr->shape.type == CXLA_TUPLE ? sp->instr->shape.tuple_count : 1)
+                : sp->out_count;
+        if (check && !leaves_finite(r, sp->out, outs)) {
             const cxla_instr *in = sp->instr;
             fprintf(stderr,
                     "cxla: %s (%s, computation %s, line %" PRId64
@@ -572,6 +797,11 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
             break;
         }
         const cxla_literal *use = args[i];
+        if (p->arg_copy && p->arg_copy[i] >= 0 && bindable(want, args[i])) {
+            /* Bound into the arena below, once it is there. */
+            if (argl) argl[p->arg_base[i]] = (cxla_literal *)args[i];
+            continue;
+        }
         if (!cxla_shape_is_static(want)) { /* any sizes up to the bounds, as the driver */
             s = interp_dynamic_bind_argument(want, args[i], i, &owned[i]);
             use = owned[i];
@@ -599,6 +829,17 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
         arena = atomic_exchange(&p->spare, NULL);
         if (!arena) arena = aligned_alloc(ALIGN, (p->arena_size + ALIGN - 1) / ALIGN * ALIGN);
         if (!arena) s = OOM();
+    }
+    /* Dynamic arguments bound into their arena buffers. */
+    for (int64_t i = 0; p->arg_copy && i < arg_count && !s; i++) {
+        int64_t cv = p->arg_copy[i];
+        if (cv < 0 || owned[i] || argl[p->arg_base[i]] != args[i]) continue;
+        const value *x = &p->values[cv];
+        size_t elem = 0;
+        cpu_whole_elements(x->shape, &elem);
+        void *dst = x->size ? arena + x->offset : NULL;
+        if (dst) bind_copy(dst, x->shape, args[i], elem);
+        argp[p->arg_base[i]] = dst;
     }
     for (int64_t c = 0; c < p->value_count && !s; c++) {
         const value *x = &p->values[c];

@@ -39,7 +39,7 @@
 #include <string.h>
 
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
-#error "cxla_math.h needs FLT_EVAL_METHOD == 0 (SSE arithmetic, not x87)"
+#error "cxla_math.h needs FLT_EVAL_METHOD == 0 (x86: SSE not x87; s390x: -fexcess-precision=fast)"
 #endif
 /* -ffast-math would fold (t + C) - C to t and drop the NaN checks. */
 #if defined(__FAST_MATH__)

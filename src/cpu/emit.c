@@ -351,6 +351,12 @@ static const char *compute(em *e, const cxla_instr *instr, ix *x) {
         expr = load(e, t, const_array(e, instr), ix_lin(e, x), true);
         break;
     }
+    case CXLA_OP_GET_DIMENSION_SIZE: {
+        int64_t n = 0;
+        const int64_t *d = cxla_instr_ints(instr, CXLA_ATTR_DIMENSIONS, &n);
+        expr = F("(int32_t)%" PRId64, ops[0]->shape.dims[d[0]]); /* op_ok: one, in range */
+        break;
+    }
     case CXLA_OP_IOTA: {
         int64_t d = 0;
         cxla_instr_int(instr, CXLA_ATTR_IOTA_DIMENSION, &d);
@@ -644,8 +650,8 @@ static bool static_array(const cxla_shape *s) {
             cpu_emit_subbyte(s->type));
 }
 
-/* Sub-byte integers (emit_expr.c) in elementwise operations and data movement; not in
- * reduce or gather. */
+/* Sub-byte integers (emit_expr.c) in elementwise operations and data movement (gather
+ * too); not in reduce. */
 static bool has_subbyte(const cxla_instr *instr) {
     if (cpu_emit_subbyte(instr->shape.type)) return true;
     for (int64_t k = 0; k < instr->operand_count; k++)
@@ -653,9 +659,10 @@ static bool has_subbyte(const cxla_instr *instr) {
     return false;
 }
 
-/* Complex values (emit_expr.c): moved, selected, compared for equality, made from parts
- * (complex, convert from f32 / f64) and taken apart (real, imag, abs), and the arithmetic
- * cpu_emit_complex_*_ok lists; no reduce, clamp, iota or gather of them. */
+/* Complex values (emit_expr.c): moved (transpose and iota too), selected, compared for
+ * equality, made from parts (complex, convert from f32 / f64) and taken apart (real, imag,
+ * abs), gathered, and the arithmetic and functions cpu_emit_complex_*_ok lists; no
+ * reduce or clamp of them. */
 static bool complex_op_ok(const cxla_instr *instr) {
     const cxla_type t = instr->shape.type;
     const cxla_type ot = instr->operand_count ? instr->operands[0]->shape.type : t;
@@ -663,6 +670,11 @@ static bool complex_op_ok(const cxla_instr *instr) {
     case CXLA_OP_PARAMETER:
     case CXLA_OP_BROADCAST:
     case CXLA_OP_RESHAPE:
+    case CXLA_OP_TRANSPOSE:
+    case CXLA_OP_COPY:
+    case CXLA_OP_IOTA:
+    case CXLA_OP_GATHER:
+    case CXLA_OP_GET_DIMENSION_SIZE:
     case CXLA_OP_REVERSE:
     case CXLA_OP_SLICE:
     case CXLA_OP_CONCATENATE:
@@ -755,12 +767,11 @@ static bool op_ok(const cxla_instr *instr, bool in_fusion, const char **why) {
         if (!static_array(&instr->operands[k]->shape)) return false;
     *why = "mixed floating-point precision (left to the interpreter)";
     if (mixed_precision(instr)) return false;
-    *why = "complex numbers: only data movement, select, EQ/NE, complex, real, imag, abs, "
-           "sign, negate, add, subtract, multiply, divide";
+    *why = "complex numbers: only data movement, select, EQ/NE, convert, complex, real, imag "
+           "and the elementwise arithmetic and functions";
     if (has_complex(instr) && !complex_op_ok(instr)) return false;
-    *why = "sub-byte integers: elementwise operations and data movement only";
-    if (has_subbyte(instr) && (instr->opcode == CXLA_OP_REDUCE || instr->opcode == CXLA_OP_GATHER))
-        return false;
+    *why = "sub-byte integers: elementwise operations, data movement and gather only";
+    if (has_subbyte(instr) && instr->opcode == CXLA_OP_REDUCE) return false;
     cxla_opcode op = instr->opcode;
     cxla_type t = instr->shape.type;
     *why = "operation not supported by the C emitter";
@@ -792,6 +803,15 @@ static bool op_ok(const cxla_instr *instr, bool in_fusion, const char **why) {
         return true;
     }
     case CXLA_OP_CONVERT: return true;
+    case CXLA_OP_GET_DIMENSION_SIZE: {
+        /* Static operands only (static_array above): the size is a constant. */
+        int64_t n = 0;
+        const int64_t *d = cxla_instr_ints(instr, CXLA_ATTR_DIMENSIONS, &n);
+        *why = "dimensions= must name one dimension whose size fits in s32";
+        return instr->operand_count == 1 && n == 1 && d[0] >= 0 &&
+               d[0] < instr->operands[0]->shape.rank &&
+               instr->operands[0]->shape.dims[d[0]] <= INT32_MAX && t == CXLA_S32;
+    }
     case CXLA_OP_GATHER:
         *why = "gather dimension numbers or index type not supported";
         return cpu_emit_gather_map(instr, NULL);
@@ -2187,8 +2207,20 @@ cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strb
     return cpu_emit_kernel_info(instr, name, out, NULL);
 }
 
+static cxla_status emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                    cpu_kernel_info *out_info);
+
 cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                  cpu_kernel_info *out_info) {
+    size_t start = out->len;
+    cpu_emit_complex_libm_reset();
+    cxla_status s = emit_kernel_info(instr, name, out, out_info);
+    if (!s) cpu_emit_complex_libm_guard(name, out, start);
+    return s;
+}
+
+static cxla_status emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                    cpu_kernel_info *out_info) {
     const char *why = NULL;
     if (out_info) memset(out_info, 0, sizeof(*out_info));
     if (instr->opcode == CXLA_OP_DOT) return cpu_emit_dot(instr, name, out, out_info);

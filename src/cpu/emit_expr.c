@@ -184,7 +184,80 @@ static const char *math_call(cxla_arena *arena, cxla_opcode op, cxla_type t, con
  * algorithm with C99's corner cases, in the component precision; abs as hypot in double
  * (rounded once for c64); sign as z / hypot(z) in double (0 for 0); negate, real, imag by
  * parts; compare EQ and NE by parts. The transcendental functions (exp, log, sqrt, pow,
- * ...) are C99's complex functions in the interpreter and are not emitted. */
+ * atan2, ...) are C99's complex functions (<complex.h>, Annex G) in the interpreter,
+ * evaluated in double complex: the generated code calls the same libm functions through the
+ * same formulas (cpu_emit_complex_helpers), so the results are the interpreter's bit for
+ * bit. <complex.h> is optional in C11 and tcc has none: a kernel that needs it is guarded
+ * by an #error naming the function (cpu_emit_complex_libm_guard). */
+
+/* The complex functions of the interpreter (interp_elementwise_float.c's complex_fn,
+ * cpower and catan2) and the C of each: a libm function of <complex.h> or a helper of
+ * cpu_emit_complex_helpers written as the interpreter writes it. */
+static const struct {
+    cxla_opcode op;
+    const char *c;
+} complex_fns[] = {
+    {CXLA_OP_EXP, "cexp"},
+    {CXLA_OP_EXPM1, "cxla_cd_expm1"},
+    {CXLA_OP_LOG, "clog"},
+    {CXLA_OP_LOG1P, "cxla_cd_log1p"},
+    {CXLA_OP_LOGISTIC, "cxla_cd_logistic"},
+    {CXLA_OP_SQRT, "csqrt"},
+    {CXLA_OP_RSQRT, "cxla_cd_rsqrt"},
+    {CXLA_OP_CBRT, "cxla_cd_cbrt"},
+    {CXLA_OP_SIN, "csin"},
+    {CXLA_OP_COS, "ccos"},
+    {CXLA_OP_TAN, "ctan"},
+    {CXLA_OP_TANH, "ctanh"},
+    {CXLA_OP_ACOS, "cacos"},
+    {CXLA_OP_ACOSH, "cacosh"},
+    {CXLA_OP_ASIN, "casin"},
+    {CXLA_OP_ASINH, "casinh"},
+    {CXLA_OP_ATAN, "catan"},
+    {CXLA_OP_ATANH, "catanh"},
+    {CXLA_OP_COSH, "ccosh"},
+    {CXLA_OP_SINH, "csinh"},
+    {CXLA_OP_POWER, "cxla_cd_pow"},
+    {CXLA_OP_ATAN2, "cxla_cd_atan2"},
+};
+
+static const char *complex_fn(cxla_opcode op) {
+    for (size_t i = 0; i < sizeof complex_fns / sizeof complex_fns[0]; i++)
+        if (complex_fns[i].op == op) return complex_fns[i].c;
+    return NULL;
+}
+
+/* The <complex.h> function a kernel being emitted calls (NULL: none), and the operation
+ * and type it computes, for cpu_emit_complex_libm_guard. Per thread, as fmt_failed. */
+static _Thread_local const char *libm_fn;
+static _Thread_local cxla_opcode libm_op;
+static _Thread_local cxla_type libm_type;
+
+void cpu_emit_complex_libm_reset(void) {
+    libm_fn = NULL;
+}
+
+void cpu_emit_complex_libm_guard(const char *kernel, cxla_strbuf *out, size_t at) {
+    if (!libm_fn || out->failed || at > out->len) return;
+    cxla_strbuf g;
+    cxla_strbuf_init(&g);
+    cxla_strbuf_printf(&g,
+                       "#ifndef CXLA_HAVE_COMPLEX\n"
+                       "#error \"cxla: kernel %s computes %s of %s with C99's <complex.h> (%s), "
+                       "which this C compiler lacks (tcc, or __STDC_NO_COMPLEX__): compile it "
+                       "with gcc or clang\"\n"
+                       "#endif\n",
+                       kernel, cxla_opcode_name(libm_op), cxla_type_name(libm_type), libm_fn);
+    cxla_strbuf_append(&g, out->data + at, out->len - at); /* the kernel after it */
+    if (g.failed) {
+        out->failed = true;
+    } else {
+        out->len = at;
+        out->data[at] = 0;
+        cxla_strbuf_append(out, g.data, g.len);
+    }
+    cxla_strbuf_free(&g);
+}
 
 bool cpu_emit_complex_unary_ok(cxla_opcode op) {
     switch (op) {
@@ -194,13 +267,13 @@ bool cpu_emit_complex_unary_ok(cxla_opcode op) {
     case CXLA_OP_REAL:
     case CXLA_OP_IMAG:
     case CXLA_OP_SIGN: return true;
-    default: return false;
+    default: return complex_fn(op) != NULL && op != CXLA_OP_POWER && op != CXLA_OP_ATAN2;
     }
 }
 
 bool cpu_emit_complex_binary_ok(cxla_opcode op) {
     return op == CXLA_OP_ADD || op == CXLA_OP_SUBTRACT || op == CXLA_OP_MULTIPLY ||
-           op == CXLA_OP_DIVIDE;
+           op == CXLA_OP_DIVIDE || op == CXLA_OP_POWER || op == CXLA_OP_ATAN2;
 }
 
 /* |op| on complex |x| (and |y|) of type |t| (NULL: not emitted). */
@@ -218,8 +291,19 @@ static const char *complex_expr(cxla_arena *arena, cxla_opcode op, cxla_type t, 
     case CXLA_OP_SUBTRACT: return F("cxla_%s_sub(%s, %s)", n, x, y);
     case CXLA_OP_MULTIPLY: return F("cxla_%s_mul(%s, %s)", n, x, y);
     case CXLA_OP_DIVIDE: return F("cxla_%s_div(%s, %s)", n, x, y);
-    default: return NULL;
+    default: break;
     }
+    /* A function of <complex.h>: in double complex, as the interpreter (c64 widened exactly,
+     * each part of the result rounded once). */
+    const char *fn = complex_fn(op);
+    if (!fn) return NULL;
+    if (!libm_fn) {
+        libm_fn = strncmp(fn, "cxla_", 5) == 0 ? "cexp, clog, csqrt, cpow" : fn;
+        libm_op = op;
+        libm_type = t;
+    }
+    if (y) return F("cxla_cd_%s(%s(cxla_%s_cd(%s), cxla_%s_cd(%s)))", n, fn, n, x, n, y);
+    return F("cxla_cd_%s(%s(cxla_%s_cd(%s)))", n, fn, n, x);
 }
 
 /* The text of the helpers for one complex type: |N| its name (c64), |T| its part's type,
@@ -237,6 +321,8 @@ static const char *complex_expr(cxla_arena *arena, cxla_opcode op, cxla_type t, 
     "    return cxla_" N "_make(-a.re, -a.im);\n}\n"                                               \
     "static inline cxla_" N " cxla_" N "_mul(cxla_" N " a, cxla_" N " b) {\n"                      \
     "    " T " rr = a.re * b.re, ii = a.im * b.im, ri = a.re * b.im, ir = a.im * b.re;\n"          \
+    "    CXLA_ROUNDED(" T ", rr);\n    CXLA_ROUNDED(" T ", ii);\n"                                 \
+    "    CXLA_ROUNDED(" T ", ri);\n    CXLA_ROUNDED(" T ", ir);\n"                                 \
     "    return cxla_" N "_make(rr - ii, ri + ir);\n}\n"                                           \
     "static inline " T " cxla_" N "_abs(cxla_" N " a) {\n"                                         \
     "    return " R "hypot((double)a.re, (double)a.im);\n}\n"                                      \
@@ -276,7 +362,122 @@ static const char *complex_expr(cxla_arena *arena, cxla_opcode op, cxla_type t, 
     "    }\n"                                                                                      \
     "    return cxla_" N "_make(rr, ri);\n}\n"
 
+/* The complex functions in double complex, where the compiler has <complex.h> (gcc,
+ * clang; not tcc, which claims C99 but has no _Complex): the interpreter's formulas
+ * (src/interp/interp_elementwise_float.c) line for line, with C's complex arithmetic where
+ * it uses it (the product in atan2 is C's: the textbook product, rounded as
+ * cxla_c128_mul rounds it, and Annex G's recovery (__muldc3) when both parts are NaN) and
+ * the mixed real-complex operations of C by parts. cxla_cd_div is the interpreter's
+ * division (cxla_c128_div). complex.h's macros complex and I are undefined: generated names
+ * may be those. One string per line (ISO C bounds a string literal's length). */
+static const char *const complex_libm_lines[] = {
+    "#if !defined(__STDC_NO_COMPLEX__) && !defined(__TINYC__)\n",
+    "#include <complex.h>\n",
+    "#undef complex\n",
+    "#undef imaginary\n",
+    "#undef I\n",
+    "#define CXLA_HAVE_COMPLEX 1\n",
+    "typedef double _Complex cxla_cd;\n",
+    "static inline cxla_cd cxla_cd_make(double re, double im) {\n",
+    "    double p[2];\n",
+    "    cxla_cd z;\n",
+    "    p[0] = re;\n",
+    "    p[1] = im;\n",
+    "    memcpy(&z, p, sizeof z);\n",
+    "    return z;\n",
+    "}\n",
+    "static inline cxla_cd cxla_c64_cd(cxla_c64 z) {\n",
+    "    return cxla_cd_make((double)z.re, (double)z.im);\n",
+    "}\n",
+    "static inline cxla_cd cxla_c128_cd(cxla_c128 z) {\n",
+    "    return cxla_cd_make(z.re, z.im);\n",
+    "}\n",
+    "static inline cxla_c64 cxla_cd_c64(cxla_cd z) {\n",
+    "    return cxla_c64_make((float)creal(z), (float)cimag(z));\n",
+    "}\n",
+    "static inline cxla_c128 cxla_cd_c128(cxla_cd z) {\n",
+    "    return cxla_c128_make(creal(z), cimag(z));\n",
+    "}\n",
+    "static inline cxla_cd cxla_cd_div(cxla_cd a, cxla_cd b) {\n",
+    "    cxla_c128 r =\n",
+    "        cxla_c128_div(cxla_c128_make(creal(a), cimag(a)), cxla_c128_make(creal(b), "
+    "cimag(b)));\n",
+    "    return cxla_cd_make(r.re, r.im);\n",
+    "}\n",
+    "static inline cxla_cd cxla_cd_expm1(cxla_cd z) {\n",
+    "    double x = creal(z), y = cimag(z), s;\n",
+    "    if (y == 0) return cxla_cd_make(expm1(x), y);\n",
+    "    s = sin(y / 2);\n",
+    "    return cxla_cd_make(expm1(x) * cos(y) - 2 * s * s, exp(x) * sin(y));\n",
+    "}\n",
+    "static inline cxla_cd cxla_cd_log1p(cxla_cd z) {\n",
+    "    double a = creal(z), b = cimag(z);\n",
+    "    if (fabs(a) < 0.5 && fabs(b) < 0.5)\n",
+    "        return cxla_cd_make(0.5 * log1p(a * a + 2 * a + b * b), atan2(b, a + 1));\n",
+    "    return clog(cxla_cd_make(1 + a, b));\n",
+    "}\n",
+    "static inline cxla_cd cxla_cd_logistic(cxla_cd z) {\n",
+    "    cxla_cd e = cexp(cxla_cd_make(-creal(z), -cimag(z)));\n",
+    "    return cxla_cd_div(cxla_cd_make(1, 0), cxla_cd_make(1 + creal(e), cimag(e)));\n",
+    "}\n",
+    "static inline cxla_cd cxla_cd_rsqrt(cxla_cd z) {\n",
+    "    return cxla_cd_div(cxla_cd_make(1, 0), csqrt(z));\n",
+    "}\n",
+    "static inline cxla_cd cxla_cd_cbrt(cxla_cd z) {\n",
+    "    cxla_cd l;\n",
+    "    if (creal(z) == 0 && cimag(z) == 0) return z;\n",
+    "    l = clog(z);\n",
+    "    return cexp(cxla_cd_make(creal(l) / 3, cimag(l) / 3));\n",
+    "}\n",
+    "static inline cxla_cd cxla_cd_pow(cxla_cd x, cxla_cd y) {\n",
+    "    if ((creal(x) == 1 && cimag(x) == 0) || (creal(y) == 0 && cimag(y) == 0))\n",
+    "        return cxla_cd_make(1, 0);\n",
+    "    if (cimag(x) == 0 && isinf(creal(x)) && creal(x) > 0 && cimag(y) == 0) {\n",
+    "        if (creal(y) > 0) return x;\n",
+    "        if (creal(y) < 0) return cxla_cd_make(0, 0);\n",
+    "    }\n",
+    "    return cpow(x, y);\n",
+    "}\n",
+    "static inline cxla_cd cxla_cd_mul(cxla_cd a, cxla_cd b) {\n",
+    "    cxla_c128 r = cxla_c128_mul(cxla_c128_make(creal(a), cimag(a)),\n",
+    "                                cxla_c128_make(creal(b), cimag(b)));\n",
+    "    if (isnan(r.re) && isnan(r.im)) return a * b; /* Annex G's recovery (__muldc3) */\n",
+    "    return cxla_cd_make(r.re, r.im);\n",
+    "}\n",
+    "static inline cxla_cd cxla_cd_atan2(cxla_cd y, cxla_cd x) {\n",
+    "    cxla_cd xx = cxla_cd_mul(x, x), yy = cxla_cd_mul(y, y);\n",
+    "    cxla_cd s = csqrt(cxla_cd_make(creal(xx) + creal(yy), cimag(xx) + cimag(yy)));\n",
+    "    cxla_cd v = clog(cxla_cd_div(cxla_cd_make(creal(x) - cimag(y), cimag(x) + creal(y)), "
+    "s));\n",
+    "    return cxla_cd_make(cimag(v), -creal(v));\n",
+    "}\n",
+    "#endif\n",
+    NULL,
+};
+
 void cpu_emit_complex_helpers(cxla_strbuf *out) {
+    /* The products of a complex multiply are rounded before they are added: GCC 12's SLP
+     * vectorizer turns the pair (a*b - c, d*e + f) into one vfmaddsub even under
+     * -ffp-contract=off (1 ulp from the interpreter's product, seen with -march=native), so
+     * each product passes through an empty asm (GCC and Clang on x86 and AArch64) or a
+     * volatile (elsewhere, and in portable output: no extensions). */
+    cxla_strbuf_puts(out,
+                     "#if !defined(CXLA_PORTABLE) && defined(__GNUC__) && (defined(__x86_64__) || "
+                     "defined(__i386__))\n"
+                     "#define CXLA_ROUNDED(T, v) __asm__(\"\" : \"+x\"(v))\n"
+                     "#elif !defined(CXLA_PORTABLE) && defined(__GNUC__) && defined(__aarch64__)\n"
+                     "#define CXLA_ROUNDED(T, v) __asm__(\"\" : \"+w\"(v))\n"
+                     "#else\n"
+                     "#define CXLA_ROUNDED(T, v)                                                   "
+                     "           \\\n"
+                     "    do {                                                                     "
+                     "          \\\n"
+                     "        volatile T cxla_rounded_ = (v);                                      "
+                     "          \\\n"
+                     "        (v) = cxla_rounded_;                                                 "
+                     "          \\\n"
+                     "    } while (0)\n"
+                     "#endif\n");
     /* A constant's parts are their bits (NaN payloads and -0 survive, as for real floats). */
     cxla_strbuf_puts(out, "typedef uint32_t float_bits_t;\ntypedef uint64_t double_bits_t;\n");
     cxla_strbuf_puts(out, COMPLEX_HELPERS("c64", "float", "(float)", "f"));
@@ -288,6 +489,7 @@ void cpu_emit_complex_helpers(cxla_strbuf *out) {
                      "static inline cxla_c128 cxla_c128_bits(uint64_t re, uint64_t im) {\n"
                      "    return cxla_c128_make(cxla_f64_from_bits(re), cxla_f64_from_bits(im));\n"
                      "}\n");
+    for (const char *const *l = complex_libm_lines; *l; l++) cxla_strbuf_puts(out, *l);
 }
 
 /* ---- sub-byte integers ----------------------------------------------------------------

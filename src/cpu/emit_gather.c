@@ -58,11 +58,20 @@ static bool valid(dlist l, int64_t bound) {
 
 /* ---- gather -------------------------------------------------------------------------- */
 
+/* An array gather moves: the types kernels handle, complex and sub-byte ones too (emit.c
+ * reads and writes them as it moves them elsewhere; sub-byte indices are their bytes, sign-
+ * or zero-extended as stored). */
+static bool gather_array(const cxla_shape *s) {
+    return cpu_emit_static_array(s) ||
+           (cxla_type_is_array(s->type) && !s->dynamic && cxla_layout_is_default(s) &&
+            (cxla_type_is_complex(s->type) || cpu_emit_subbyte(s->type)));
+}
+
 bool cpu_emit_gather_map(const cxla_instr *instr, cpu_gather_map *m) {
     if (instr->opcode != CXLA_OP_GATHER || instr->operand_count != 2) return false;
     const cxla_shape *xs = &instr->operands[0]->shape, *is = &instr->operands[1]->shape,
                      *ys = &instr->shape;
-    if (!cpu_emit_static_array(xs) || !cpu_emit_static_array(is) || !cpu_emit_static_array(ys) ||
+    if (!gather_array(xs) || !gather_array(is) || !gather_array(ys) ||
         !cxla_type_is_integer(is->type) || ys->type != xs->type)
         return false;
     dlist offset = list_of(instr, CXLA_ATTR_OFFSET_DIMS);

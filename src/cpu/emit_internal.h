@@ -14,6 +14,12 @@ void cpu_emit_small_float_helpers(cxla_strbuf *out);
  * writes them), and which complex operations have a C form. */
 void cpu_emit_complex_helpers(cxla_strbuf *out);
 bool cpu_emit_complex_unary_ok(cxla_opcode op);
+/* The complex functions of <complex.h> (exp, log, pow, ... of c64 / c128): a kernel that
+ * calls one gets an #error in front of it for compilers without <complex.h> (tcc).
+ * cpu_emit_kernel_info resets the record before a kernel and inserts the guard at offset
+ * |at| of |out| (where the kernel starts) after it; nothing when the kernel calls none. */
+void cpu_emit_complex_libm_reset(void);
+void cpu_emit_complex_libm_guard(const char *kernel, cxla_strbuf *out, size_t at);
 bool cpu_emit_complex_binary_ok(cxla_opcode op);
 /* Sub-byte integers (s4, u4, s2, u2, ...): elementwise kernels and data movement only. */
 bool cpu_emit_subbyte(cxla_type t);

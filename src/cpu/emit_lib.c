@@ -686,29 +686,142 @@ static cxla_status emit_reduce_precision(cxla_arena *arena, const cxla_instr *in
     return NULL;
 }
 
+/* Element types bitcast-convert takes here: whole-byte ones (complex too: the buffer is the
+ * result) and the sub-byte ones (s4, u4, s2, u2, s1, u1, f4e2m1fn: one per byte); not pred
+ * (it holds 0 or 1). */
+static bool bitcast_type_ok(cxla_type t) {
+    return t != CXLA_PRED &&
+           (cpu_emit_type_ok(t) || cxla_type_is_complex(t) || cpu_emit_subbyte(t));
+}
+
 static bool bitcast_convert_ok(const cxla_instr *instr) {
     if (instr->operand_count != 1 || !cpu_lib_plain(instr) || instr->shape.type == CXLA_TUPLE)
         return false;
     cxla_type a = instr->operands[0]->shape.type, b = instr->shape.type;
-    /* Whole bytes only: the buffer is the result (pred holds 0 or 1: left out). */
-    return cpu_emit_type_ok(a) && cpu_emit_type_ok(b) && a != CXLA_PRED && b != CXLA_PRED &&
-           cpu_lib_count(&instr->operands[0]->shape) * (int64_t)cxla_type_storage(a) ==
-               cpu_lib_count(&instr->shape) * (int64_t)cxla_type_storage(b);
+    if (!bitcast_type_ok(a) || !bitcast_type_ok(b)) return false;
+    /* Complex only to itself (the interpreter refuses c128 <-> c64, the verifier the rest). */
+    if ((cxla_type_is_complex(a) || cxla_type_is_complex(b)) && a != b) return false;
+    int64_t wa = cxla_type_bits(a), wb = cxla_type_bits(b);
+    int64_t na = cpu_lib_count(&instr->operands[0]->shape), nb = cpu_lib_count(&instr->shape);
+    if (wa % 8 == 0 && wb % 8 == 0) /* whole bytes: the buffer is the result */
+        return na * (int64_t)cxla_type_storage(a) == nb * (int64_t)cxla_type_storage(b);
+    /* A sub-byte side: elements of at most 64 bits split or joined, as the interpreter. */
+    if (wa > 64 || wb > 64 || wa < 1 || wb < 1) return false;
+    return wa >= wb ? wa % wb == 0 && na * (wa / wb) == nb : wb % wa == 0 && nb * (wb / wa) == na;
+}
+
+/* A bitcast-convert with a sub-byte side: interp_ew_bitcast_convert's loops. A wider element
+ * (its stored bits, the low |wa| of its byte when sub-byte) splits into wa / wb parts, lowest
+ * bits first; narrower ones join, the first in the lowest bits. Signed sub-byte results are
+ * sign-extended into their byte (interp_ew_int_wrap). */
+static void emit_bitcast_subbyte(const cxla_instr *instr, cxla_strbuf *out) {
+    cxla_type a = instr->operands[0]->shape.type, b = instr->shape.type;
+    int64_t wa = cxla_type_bits(a), wb = cxla_type_bits(b);
+    int64_t na = cpu_lib_count(&instr->operands[0]->shape), nb = cpu_lib_count(&instr->shape);
+    const char *ta = uint_of(cxla_type_storage(a)), *tb = uint_of(cxla_type_storage(b));
+    uint64_t ma = wa >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << wa) - 1;
+    uint64_t mb = wb >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << wb) - 1;
+    cxla_strbuf_printf(out, "    const %s *restrict x = (const %s *)in[0];\n", ta, ta);
+    cxla_strbuf_printf(out, "    %s *restrict y = (%s *)out[0];\n", tb, tb);
+    /* The result from its low |wb| bits u: sign-extended for a signed sub-byte type. */
+    const char *store = "(%s)u";
+    char ext[160];
+    if (wb < 8 && cxla_type_is_signed(b)) {
+        snprintf(ext, sizeof ext, "(%%s)(((u ^ %" PRIu64 "u) - %" PRIu64 "u) & 255u)",
+                 (uint64_t)1 << (wb - 1), (uint64_t)1 << (wb - 1));
+        store = ext;
+    }
+    char stmt[256];
+    snprintf(stmt, sizeof stmt, store, tb);
+    if (wa >= wb) {
+        int64_t r = wa / wb;
+        cxla_strbuf_printf(out,
+                           "    for (int64_t i = 0; i < %" PRId64 "; i++) {\n"
+                           "        const uint64_t v = (uint64_t)x[i] & 0x%" PRIx64 "u;\n"
+                           "        for (int64_t k = 0; k < %" PRId64 "; k++) {\n"
+                           "            const uint64_t u = (v >> (k * %" PRId64 ")) & 0x%" PRIx64
+                           "u;\n"
+                           "            y[i * %" PRId64 " + k] = %s;\n"
+                           "        }\n"
+                           "    }\n}\n\n",
+                           na, ma, r, wb, mb, r, stmt);
+    } else {
+        int64_t r = wb / wa;
+        cxla_strbuf_printf(out,
+                           "    for (int64_t j = 0; j < %" PRId64 "; j++) {\n"
+                           "        uint64_t u = 0;\n"
+                           "        for (int64_t k = 0; k < %" PRId64 "; k++)\n"
+                           "            u |= ((uint64_t)x[j * %" PRId64 " + k] & 0x%" PRIx64
+                           "u) << (k * %" PRId64 ");\n"
+                           "        y[j] = %s;\n"
+                           "    }\n}\n\n",
+                           nb, r, r, ma, wa, stmt);
+    }
+}
+
+static const char *uint_type(size_t bytes) {
+    return bytes == 1 ? "uint8_t" : bytes == 2 ? "uint16_t" : bytes == 4 ? "uint32_t" : "uint64_t";
 }
 
 static cxla_status emit_bitcast_convert(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                         cpu_kernel_info *info) {
     int64_t bytes = cpu_lib_count(&instr->shape) * (int64_t)cxla_type_storage(instr->shape.type);
+    if (cxla_type_bits(instr->shape.type) % 8 ||
+        cxla_type_bits(instr->operands[0]->shape.type) % 8) {
+        cpu_lib_head(instr, name, out);
+        cpu_lib_open(name, 1, out);
+        emit_bitcast_subbyte(instr, out);
+        if (info) {
+            info->range = 1;
+            info->cost = 2.0 * (double)bytes;
+        }
+        return NULL;
+    }
     int64_t blocks = (bytes + 65535) / 65536;
+    size_t sa = cxla_type_storage(instr->operands[0]->shape.type);
+    size_t sb = cxla_type_storage(instr->shape.type);
     cpu_lib_head(instr, name, out);
     cpu_lib_open(name, blocks > 0 ? blocks : 1, out);
     cxla_strbuf_printf(out,
-                       "    /* The bytes unchanged, in the machine's (little-endian) order. */\n"
                        "    const int64_t lo = begin * 65536, hi = end * 65536 < %" PRId64
-                       " ? end * 65536 : %" PRId64 ";\n"
-                       "    if (hi > lo) memcpy((char *)out[0] + lo, (const char *)in[0] + lo, "
-                       "(size_t)(hi - lo));\n}\n\n",
+                       " ? end * 65536 : %" PRId64 ";\n",
                        bytes, bytes);
+    if (sa == sb) {
+        /* One element for one: its bits unchanged, in the machine's byte order. */
+        cxla_strbuf_puts(out, "    if (hi > lo) memcpy((char *)out[0] + lo, (const char *)in[0] + "
+                              "lo, (size_t)(hi - lo));\n}\n\n");
+    } else {
+        /* Between widths, a wide element's parts go lowest bits first (docs/semantics.md, as
+         * the interpreter): the order of its bytes on a little-endian machine only, so the
+         * parts are cut and joined as numbers, the same on every byte order. A block of
+         * 65536 bytes holds whole wide elements. */
+        size_t w = sa > sb ? sa : sb, n = sa > sb ? sb : sa;
+        const char *wt = uint_type(w), *nt = uint_type(n);
+        cxla_strbuf_printf(out,
+                           "    const char *src = (const char *)in[0];\n"
+                           "    char *dst = (char *)out[0];\n"
+                           "    for (int64_t i = lo / %zu; i < hi / %zu; i++) {\n"
+                           "        %s wide = 0;\n"
+                           "        %s part;\n",
+                           w, w, wt, nt);
+        if (sa > sb)
+            cxla_strbuf_printf(out,
+                               "        memcpy(&wide, src + i * %zu, %zu);\n"
+                               "        for (int k = 0; k < %zu; k++) {\n"
+                               "            part = (%s)(wide >> (%zu * k));\n"
+                               "            memcpy(dst + (i * %zu + k) * %zu, &part, %zu);\n"
+                               "        }\n",
+                               w, w, w / n, nt, 8 * n, w / n, n, n);
+        else
+            cxla_strbuf_printf(out,
+                               "        for (int k = 0; k < %zu; k++) {\n"
+                               "            memcpy(&part, src + (i * %zu + k) * %zu, %zu);\n"
+                               "            wide |= (%s)part << (%zu * k);\n"
+                               "        }\n"
+                               "        memcpy(dst + i * %zu, &wide, %zu);\n",
+                               w / n, w / n, n, n, wt, 8 * n, w, w);
+        cxla_strbuf_puts(out, "    }\n}\n\n");
+    }
     if (info) {
         info->range = blocks > 0 ? blocks : 1;
         info->cost = 2.0 * (double)bytes;

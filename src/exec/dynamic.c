@@ -1,5 +1,6 @@
 /* Dynamic-dimension rules that are functions of shapes (exec/dynamic.h). */
 #include <inttypes.h>
+#include <stdlib.h>
 
 #include "exec/dynamic.h"
 #include "exec/exec.h"
@@ -187,4 +188,400 @@ cxla_status exec_dynamic_broadcast_sizes(const cxla_instr *in, int64_t operand_r
                               "%" PRId64 " a size",
                               j);
     return NULL;
+}
+
+/* ---- sizes in, sizes out: what a kernel run at the bounds needs ------------------------ */
+
+/* Whether every dimension of |s| (an array) has a bound. */
+static bool bounded_array(const cxla_shape *s) {
+    if (!cxla_type_is_array(s->type)) return false;
+    for (int64_t d = 0; d < s->rank; d++)
+        if (s->dims[d] < 0) return false;
+    return true;
+}
+
+static bool static_array(const cxla_shape *s) {
+    return cxla_type_is_array(s->type) && cxla_shape_is_static(s);
+}
+
+static bool static_instr_shapes(const cxla_instr *in) {
+    if (!static_array(&in->shape)) return false;
+    for (int64_t k = 0; k < in->operand_count; k++)
+        if (!static_array(&in->operands[k]->shape)) return false;
+    return true;
+}
+
+/* One instruction (not a fusion) whose kernel at the bounds computes its value below the
+ * sizes: element i of the result reads only elements of the operands at indices that lie
+ * below their sizes whenever i lies below the result's sizes. */
+static bool positionwise_one(const cxla_instr *in) {
+    if (!bounded_array(&in->shape)) return false;
+    bool all_static = static_array(&in->shape);
+    for (int64_t k = 0; k < in->operand_count; k++) {
+        if (!bounded_array(&in->operands[k]->shape)) return false;
+        all_static = all_static && static_array(&in->operands[k]->shape);
+    }
+    if (all_static) return true; /* no padding in or out */
+    if (cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE)
+        return in->opcode != CXLA_OP_RNG && in->opcode != CXLA_OP_STOCHASTIC_CONVERT;
+    switch (in->opcode) {
+    case CXLA_OP_BROADCAST: return in->operand_count == 1;
+    case CXLA_OP_TRANSPOSE: return in->operand_count == 1;
+    case CXLA_OP_SLICE: return in->operand_count == 1; /* start + i * stride < the size */
+    case CXLA_OP_CONCATENATE: {
+        /* Along a static dimension: each operand's place in it does not move. */
+        int64_t nd = 0;
+        const int64_t *dims = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+        if (nd != 1 || dims[0] < 0 || dims[0] >= in->shape.rank ||
+            exec_shape_dim_dynamic(&in->shape, dims[0]))
+            return false;
+        for (int64_t k = 0; k < in->operand_count; k++)
+            if (exec_shape_dim_dynamic(&in->operands[k]->shape, dims[0])) return false;
+        return true;
+    }
+    case CXLA_OP_RESHAPE: {
+        /* Only the outermost dimensions dynamic: the value is a prefix of the buffer in
+         * row-major order on both sides, which the reshape moves as it is. */
+        const cxla_shape *xs = &in->operands[0]->shape;
+        for (int64_t d = 1; d < xs->rank; d++)
+            if (exec_shape_dim_dynamic(xs, d)) return false;
+        for (int64_t d = 1; d < in->shape.rank; d++)
+            if (exec_shape_dim_dynamic(&in->shape, d)) return false;
+        return in->operand_count == 1;
+    }
+    default: return false;
+    }
+}
+
+bool exec_dynamic_positionwise(const cxla_instr *in) {
+    if (in->opcode != CXLA_OP_FUSION) return positionwise_one(in);
+    const cxla_computation *c = cxla_instr_called(in, CXLA_ATTR_CALLS);
+    if (!c || !c->root || !bounded_array(&in->shape)) return false;
+    for (int64_t k = 0; k < in->operand_count; k++)
+        if (!bounded_array(&in->operands[k]->shape)) return false;
+    for (int64_t i = 0; i < c->instr_count; i++) {
+        const cxla_instr *f = c->instrs[i];
+        if (f->opcode == CXLA_OP_PARAMETER) {
+            if (f->parameter_number < 0 || f->parameter_number >= in->operand_count) return false;
+            continue;
+        }
+        if (f->opcode == CXLA_OP_CONSTANT) {
+            if (!static_array(&f->shape)) return false;
+            continue;
+        }
+        if (!positionwise_one(f)) return false;
+    }
+    return true;
+}
+
+/* Where dimension |d| of |in| takes its run-time size from, as far as elementwise
+ * operations, broadcast and transpose pass it along unchanged: two dimensions with the
+ * same source have the same size whenever the instructions between them ran (each of
+ * them checks its own operands). |budget| bounds the walk (then the instruction itself). */
+static void size_source(const cxla_instr *in, int64_t d, const cxla_instr **src, int64_t *sd,
+                        int *budget) {
+    *src = in;
+    *sd = d;
+    if (--*budget < 0 || !exec_shape_dim_dynamic(&in->shape, d)) return;
+    if (cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE) {
+        for (int64_t k = 0; k < in->operand_count; k++) {
+            const cxla_instr *o = in->operands[k];
+            if (o->shape.rank == in->shape.rank && exec_shape_dim_dynamic(&o->shape, d)) {
+                size_source(o, d, src, sd, budget);
+                return;
+            }
+        }
+        return;
+    }
+    int64_t nd = 0;
+    const int64_t *dims = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+    if (in->opcode == CXLA_OP_BROADCAST && in->operand_count == 1) {
+        for (int64_t i = 0; i < nd; i++)
+            if (dims[i] == d && exec_shape_dim_dynamic(&in->operands[0]->shape, i))
+                size_source(in->operands[0], i, src, sd, budget);
+    } else if (in->opcode == CXLA_OP_TRANSPOSE && in->operand_count == 1 && d < nd &&
+               exec_shape_dim_dynamic(&in->operands[0]->shape, dims[d])) {
+        size_source(in->operands[0], dims[d], src, sd, budget);
+    }
+}
+
+bool exec_dynamic_cannot_fail(const cxla_instr *in) {
+    if (!positionwise_one(in)) return false;
+    const cxla_shape *ys = &in->shape;
+    if (in->opcode == CXLA_OP_BROADCAST || in->opcode == CXLA_OP_TRANSPOSE) {
+        int64_t nd = 0;
+        const int64_t *dims = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+        const cxla_shape *xs = &in->operands[0]->shape;
+        for (int64_t i = 0; i < nd; i++) {
+            /* broadcast: operand i -> result dims[i]; transpose: result i <- operand dims[i]. */
+            int64_t x = in->opcode == CXLA_OP_BROADCAST ? i : dims[i];
+            int64_t y = in->opcode == CXLA_OP_BROADCAST ? dims[i] : i;
+            if (x < 0 || x >= xs->rank || y < 0 || y >= ys->rank) return false;
+            if (exec_shape_dim_dynamic(xs, x) &&
+                (!exec_shape_dim_dynamic(ys, y) || ys->dims[y] < xs->dims[x]))
+                return false;
+        }
+        return true;
+    }
+    if (in->opcode == CXLA_OP_SLICE) {
+        const cxla_shape *xs = &in->operands[0]->shape;
+        for (int64_t d = 0; d < xs->rank && d < ys->rank; d++)
+            if (exec_shape_dim_dynamic(xs, d) && !exec_shape_dim_dynamic(ys, d)) return false;
+        return xs->rank == ys->rank;
+    }
+    if (in->opcode == CXLA_OP_RESHAPE) return static_array(&in->operands[0]->shape);
+    if (in->opcode == CXLA_OP_CONCATENATE) return static_instr_shapes(in);
+    if (!(cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE)) return true;
+    for (int64_t d = 0; d < ys->rank; d++) {
+        const cxla_instr *from = NULL;
+        int64_t from_dim = -1;
+        for (int64_t k = 0; k < in->operand_count; k++) {
+            const cxla_instr *o = in->operands[k], *src = NULL;
+            if (o->shape.rank != ys->rank || !exec_shape_dim_dynamic(&o->shape, d)) continue;
+            if (!exec_shape_dim_dynamic(ys, d) || ys->dims[d] < o->shape.dims[d])
+                return false; /* a result that may not hold the size */
+            int64_t sd = -1;
+            int budget = 64;
+            size_source(o, d, &src, &sd, &budget);
+            if (from && (from != src || from_dim != sd)) return false; /* may differ */
+            from = src;
+            from_dim = sd;
+        }
+    }
+    return true;
+}
+
+/* interp_dynamic.c's align for the slots (operand ks[i], dimension ds[i]) of the regions
+ * |r|: the dynamic sizes must agree, the static ones are cut to them. */
+static cxla_status align(const cxla_instr *in, int64_t (*r)[CXLA_MAX_RANK], const int64_t *ks,
+                         const int64_t *ds, int64_t count) {
+    int64_t size = -1, from = -1, from_dim = -1;
+    for (int64_t i = 0; i < count; i++) {
+        int64_t k = ks[i], d = ds[i];
+        if (!exec_shape_dim_dynamic(&in->operands[k]->shape, d)) continue;
+        int64_t v = r[k][d];
+        if (size < 0) {
+            size = v;
+            from = k;
+            from_dim = d;
+        } else if (v != size) {
+            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
+                              "dynamic sizes disagree: operand %" PRId64 " has size %" PRId64
+                              " in dimension %" PRId64 " but operand %" PRId64 " has size %" PRId64
+                              " in dimension %" PRId64,
+                              k, v, d, from, size, from_dim);
+        }
+    }
+    if (size < 0) return NULL;
+    for (int64_t i = 0; i < count; i++)
+        if (r[ks[i]][ds[i]] > size) r[ks[i]][ds[i]] = size;
+    return NULL;
+}
+
+/* The result's sizes |o| against its declared shape, as the interpreter puts a result back
+ * into it. */
+static cxla_status check_result(const cxla_instr *in, const int64_t *o) {
+    const cxla_shape *decl = &in->shape;
+    for (int64_t d = 0; d < decl->rank; d++) {
+        int64_t got = o[d], want = decl->dims[d];
+        if (!exec_shape_dim_dynamic(decl, d) && got != want)
+            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
+                              "dimension %" PRId64 " of the result is static (%" PRId64
+                              ") but has %" PRId64 " elements at the operands' dynamic sizes",
+                              d, want, got);
+        if (exec_shape_dim_dynamic(decl, d) && want != CXLA_DIM_UNBOUNDED && got > want)
+            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
+                              "dimension %" PRId64 " of the result has %" PRId64
+                              " elements, beyond its bound %" PRId64,
+                              d, got, want);
+    }
+    return NULL;
+}
+
+static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, int64_t *o) {
+    const cxla_shape *ys = &in->shape;
+    int64_t n = in->operand_count, rank = 0;
+    if (n > 64) return exec_error(in, CXLA_STATUS_UNIMPLEMENTED, "too many operands");
+    int64_t r[64][CXLA_MAX_RANK];
+    bool padded = false;
+    for (int64_t k = 0; k < n; k++) {
+        const cxla_shape *s = &in->operands[k]->shape;
+        if (!cxla_type_is_array(s->type))
+            return exec_error(in, CXLA_STATUS_INTERNAL, "operand %" PRId64 " is not an array", k);
+        for (int64_t d = 0; d < s->rank; d++) {
+            r[k][d] = ops[k][d];
+            padded = padded || r[k][d] < s->dims[d];
+        }
+        if (s->rank > rank) rank = s->rank;
+    }
+    /* Nothing below its bounds: the driver's static path, the result at its bounds. */
+    if (!padded) {
+        for (int64_t d = 0; d < ys->rank; d++) o[d] = ys->dims[d];
+        return NULL;
+    }
+    exec_dyn_kind kind = exec_dynamic_kind(in->opcode);
+    if (kind == EXEC_DYN_SAME || kind == EXEC_DYN_CONCAT) {
+        for (int64_t d = 0; d < rank; d++) {
+            int64_t ks[64], ds[64], m = 0;
+            for (int64_t k = 0; k < n; k++) {
+                if (in->operands[k]->shape.rank != rank) continue;
+                ks[m] = k;
+                ds[m++] = d;
+            }
+            CXLA_RETURN_IF_ERROR(align(in, r, ks, ds, m));
+        }
+    }
+    if (in->opcode == CXLA_OP_DOT && n == 2) {
+        /* Batch and contracting dimensions line up; the result is the batch dimensions,
+         * then the left's other dimensions, then the right's, in order. */
+        static const cxla_attr_id pairs[2][2] = {
+            {CXLA_ATTR_LHS_BATCH_DIMS, CXLA_ATTR_RHS_BATCH_DIMS},
+            {CXLA_ATTR_LHS_CONTRACTING_DIMS, CXLA_ATTR_RHS_CONTRACTING_DIMS},
+        };
+        int64_t nb = 0, nr = 0, nc = 0, ncr = 0, j = 0;
+        const int64_t *lb = cxla_instr_ints(in, pairs[0][0], &nb);
+        const int64_t *rb = cxla_instr_ints(in, pairs[0][1], &nr);
+        const int64_t *lc = cxla_instr_ints(in, pairs[1][0], &nc);
+        const int64_t *rc = cxla_instr_ints(in, pairs[1][1], &ncr);
+        int64_t lr = in->operands[0]->shape.rank, rr = in->operands[1]->shape.rank;
+        for (int p = 0; p < 2; p++) {
+            const int64_t *l = p ? lc : lb, *r2 = p ? rc : rb;
+            int64_t m = p ? (nc < ncr ? nc : ncr) : (nb < nr ? nb : nr);
+            for (int64_t i = 0; i < m; i++) {
+                if (l[i] < 0 || l[i] >= lr || r2[i] < 0 || r2[i] >= rr)
+                    return exec_error(in, CXLA_STATUS_INTERNAL, "bad dot dimensions");
+                int64_t ks[2] = {0, 1}, ds[2] = {l[i], r2[i]};
+                CXLA_RETURN_IF_ERROR(align(in, r, ks, ds, 2));
+            }
+        }
+        for (int64_t i = 0; i < nb && j < ys->rank; i++) o[j++] = r[0][lb[i]];
+        for (int side = 0; side < 2; side++) {
+            const int64_t *b = side ? rb : lb, *c = side ? rc : lc;
+            int64_t bn = side ? nr : nb, cn = side ? ncr : nc, rank2 = side ? rr : lr;
+            for (int64_t d = 0; d < rank2; d++) {
+                bool skip = false;
+                for (int64_t i = 0; i < bn; i++) skip = skip || b[i] == d;
+                for (int64_t i = 0; i < cn; i++) skip = skip || c[i] == d;
+                if (!skip && j < ys->rank) o[j++] = r[side][d];
+            }
+        }
+        if (j != ys->rank) return exec_error(in, CXLA_STATUS_INTERNAL, "bad dot result rank");
+    } else if (in->opcode == CXLA_OP_CONCATENATE) {
+        /* The concatenated dimension is static (exec_dynamic_positionwise): the operands
+         * lined up in the others above leave it alone. */
+        int64_t nd = 0;
+        const int64_t *cd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+        if (nd != 1 || n < 1) return exec_error(in, CXLA_STATUS_INTERNAL, "bad concatenate");
+        for (int64_t d = 0; d < ys->rank; d++) {
+            o[d] = d == cd[0] ? 0 : r[0][d];
+            for (int64_t k = 0; d == cd[0] && k < n; k++) o[d] += r[k][d];
+        }
+    } else if (in->opcode == CXLA_OP_RESHAPE) {
+        CXLA_RETURN_IF_ERROR(exec_dynamic_reshape_sizes(in, &in->operands[0]->shape, r[0], o));
+    } else if (in->opcode == CXLA_OP_SLICE) {
+        /* The range clamped to the size (interp_dynamic.c's rule). */
+        const cxla_attr *a = cxla_instr_attr(in, CXLA_ATTR_SLICE);
+        int64_t xr = in->operands[0]->shape.rank;
+        if (!a || a->kind != CXLA_ATTR_KIND_SLICE || a->v.slice.rank != xr)
+            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
+                              "needs a slice= range for each dimension");
+        for (int64_t i = 0; i < xr; i++) {
+            cxla_slice_dim sd = a->v.slice.dims[i];
+            int64_t limit = sd.limit < r[0][i] ? sd.limit : r[0][i];
+            int64_t start = sd.start < limit ? sd.start : limit;
+            if (sd.stride < 1 || start < 0)
+                return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "malformed slice= range");
+            o[i] = (limit - start + sd.stride - 1) / sd.stride;
+            if (!exec_shape_dim_dynamic(ys, i) && o[i] != ys->dims[i])
+                return exec_error(in, CXLA_STATUS_OUT_OF_RANGE,
+                                  "slice [%" PRId64 ":%" PRId64 ":%" PRId64
+                                  "] of dimension %" PRId64 " reads past its dynamic size %" PRId64,
+                                  sd.start, sd.limit, sd.stride, i, r[0][i]);
+        }
+    } else if (in->opcode == CXLA_OP_BROADCAST) {
+        CXLA_RETURN_IF_ERROR(
+            exec_dynamic_broadcast_sizes(in, in->operands[0]->shape.rank, r[0], o));
+    } else if (in->opcode == CXLA_OP_TRANSPOSE) {
+        int64_t np = 0;
+        const int64_t *perm = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &np);
+        if (np != ys->rank) return exec_error(in, CXLA_STATUS_INTERNAL, "bad permutation");
+        for (int64_t j = 0; j < np; j++) o[j] = r[0][perm[j]];
+    } else if (in->opcode == CXLA_OP_REDUCE && n == 2) {
+        int64_t nd = 0, j = 0;
+        const int64_t *rd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+        for (int64_t d = 0; d < in->operands[0]->shape.rank; d++) {
+            bool reduced = false;
+            for (int64_t i = 0; i < nd; i++) reduced = reduced || rd[i] == d;
+            if (!reduced && j < ys->rank) o[j++] = r[0][d];
+        }
+        if (j != ys->rank) return exec_error(in, CXLA_STATUS_INTERNAL, "bad reduce dimensions");
+    } else if (cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE) {
+        int64_t k0 = 0;
+        while (k0 < n && in->operands[k0]->shape.rank != ys->rank) k0++;
+        if (k0 == n) return exec_error(in, CXLA_STATUS_INTERNAL, "no operand of the result's rank");
+        for (int64_t d = 0; d < ys->rank; d++) o[d] = r[k0][d];
+    } else {
+        return exec_error(in, CXLA_STATUS_INTERNAL, "no size rule for a kernel at the bounds");
+    }
+    return check_result(in, o);
+}
+
+/* The sizes of fused instruction |f| (memo: by position in |c|, done[] marks them). */
+static cxla_status sizes_fused(const cxla_computation *c, const cxla_instr *f,
+                               const int64_t *const *ops, int64_t (*memo)[CXLA_MAX_RANK],
+                               bool *done, int depth) {
+    int64_t at = 0;
+    while (at < c->instr_count && c->instrs[at] != f) at++;
+    if (at == c->instr_count || depth > 512)
+        return exec_error(f, CXLA_STATUS_INTERNAL, "not in its fused computation");
+    if (done[at]) return NULL;
+    if (f->opcode == CXLA_OP_PARAMETER) {
+        for (int64_t d = 0; d < f->shape.rank; d++) memo[at][d] = ops[f->parameter_number][d];
+    } else if (f->opcode == CXLA_OP_CONSTANT || f->opcode == CXLA_OP_TUPLE) {
+        for (int64_t d = 0; f->shape.type != CXLA_TUPLE && d < f->shape.rank; d++)
+            memo[at][d] = f->shape.dims[d];
+    } else {
+        const int64_t *fops[64];
+        if (f->operand_count > 64) return exec_error(f, CXLA_STATUS_UNIMPLEMENTED, "operands");
+        for (int64_t k = 0; k < f->operand_count; k++) {
+            const cxla_instr *o = f->operands[k];
+            CXLA_RETURN_IF_ERROR(sizes_fused(c, o, ops, memo, done, depth + 1));
+            int64_t j = 0;
+            while (c->instrs[j] != o) j++;
+            fops[k] = memo[j];
+        }
+        CXLA_RETURN_IF_ERROR(sizes_one(f, fops, memo[at]));
+    }
+    done[at] = true;
+    return NULL;
+}
+
+cxla_status exec_dynamic_sizes(const cxla_instr *in, const int64_t *const *ops,
+                               int64_t *const *out) {
+    if (in->opcode != CXLA_OP_FUSION) return sizes_one(in, ops, out[0]);
+    const cxla_computation *c = cxla_instr_called(in, CXLA_ATTR_CALLS);
+    if (!c || !c->root) return exec_error(in, CXLA_STATUS_INTERNAL, "no fused computation");
+    int64_t n = c->instr_count ? c->instr_count : 1;
+    int64_t(*memo)[CXLA_MAX_RANK] = malloc((size_t)n * sizeof(*memo));
+    bool *done = calloc((size_t)n, sizeof(bool));
+    cxla_status s =
+        memo && done ? NULL : cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    const cxla_instr *root = c->root;
+    if (!s && root->opcode == CXLA_OP_TUPLE) {
+        for (int64_t e = 0; e < root->operand_count && !s; e++) {
+            const cxla_instr *o = root->operands[e];
+            s = sizes_fused(c, o, ops, memo, done, 0);
+            int64_t j = 0;
+            while (!s && c->instrs[j] != o) j++;
+            for (int64_t d = 0; !s && d < o->shape.rank; d++) out[e][d] = memo[j][d];
+        }
+    } else if (!s) {
+        s = sizes_fused(c, root, ops, memo, done, 0);
+        int64_t j = 0;
+        while (!s && c->instrs[j] != root) j++;
+        for (int64_t d = 0; !s && d < root->shape.rank; d++) out[0][d] = memo[j][d];
+    }
+    free(memo);
+    free(done);
+    return s;
 }

@@ -43,4 +43,37 @@ cxla_status exec_dynamic_reshape_sizes(const cxla_instr *in, const cxla_shape *x
 cxla_status exec_dynamic_broadcast_sizes(const cxla_instr *in, int64_t operand_rank,
                                          const int64_t *r, int64_t *o);
 
+/* Whether a kernel of |in| run at the bounds (every dimension at its bound, the operands'
+ * padding read as if it were values) gives its value below the result's sizes: element i
+ * of the result then reads only operand elements below their sizes whenever i lies below
+ * the result's sizes. True for elementwise operations (a static operand lined up with a
+ * dynamic one is cut to its size: its extra elements only meet padding), broadcast,
+ * transpose, slice (its range clamped to the size), concatenate along a static dimension,
+ * a reshape whose operand and result
+ * are dynamic in their outermost dimension only (the value is a prefix of the buffer on
+ * both sides), any instruction whose shapes are all static, and fusions of these (static
+ * constants inside); false where some dimension is unbounded. The backends use it to run
+ * their kernels over buffers at the bounds (src/cpu/cpu_steps.c). */
+bool exec_dynamic_positionwise(const cxla_instr *in);
+
+/* Whether exec_dynamic_sizes can never fail for |in| (exec_dynamic_positionwise, not a
+ * fusion): no two operands that may have different sizes line up (the dynamic dimensions
+ * lined up all take their size from one dimension of one instruction, through elementwise
+ * operations, broadcasts and transposes), and every result dimension that a dynamic size
+ * reaches is dynamic with a bound that holds it. The fusion pass fuses only such dynamic
+ * instructions, so that the errors keep naming the instruction the user wrote. */
+bool exec_dynamic_cannot_fail(const cxla_instr *in);
+
+/* The result sizes of |in| for operand sizes |ops| (ops[k]: one entry per dimension of
+ * array operand k): out[0] for an array result, out[e] for element e of a fusion's tuple
+ * root. The interpreter's rules and errors (src/interp/interp_dynamic.c) without the
+ * values: when no operand is below its bounds the result is at its bounds; otherwise the
+ * operands line up (two dynamic sizes that differ: INVALID_ARGUMENT naming both), the
+ * result takes the sizes that come out, and a static result dimension must come out at
+ * its size, a bounded one within its bound (INVALID_ARGUMENT naming the instruction).
+ * Covers what exec_dynamic_positionwise accepts, a reduce of one input and dot; INTERNAL
+ * for others. */
+cxla_status exec_dynamic_sizes(const cxla_instr *in, const int64_t *const *ops,
+                               int64_t *const *out);
+
 #endif /* CXLA_EXEC_DYNAMIC_H_ */

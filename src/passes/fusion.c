@@ -15,13 +15,16 @@
  *   on each other, become one fusion with a tuple root (layer norm's mean and mean of
  *   squares read their input once); their users read get-tuple-element.
  * Never fused: dot, convolution, custom-call, sort, fft, while, conditional, call,
- * collectives, side effects, rng, map, anything with dynamic shapes or tuple values, and
- * instructions with control dependencies. Only computations that run as control flow
- * (the entry, while bodies and conditions, conditional branches) are fused, not reducers. */
+ * collectives, side effects, rng, map, tuple values, instructions with control
+ * dependencies, and dynamic shapes except in elementwise operations, broadcast,
+ * transpose and slice with bounds whose sizes cannot disagree (exec_dynamic_cannot_fail: a kernel
+ * at the bounds computes them). Only computations that run as control flow (the entry, while bodies
+ * and conditions, conditional branches) are fused, not reducers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/dynamic.h"
 #include "passes/passes_internal.h"
 #include "shape/shape_internal.h"
 
@@ -40,8 +43,17 @@ static bool static_operands(const cxla_instr *in) {
 }
 
 static bool loop_fusible(const cxla_instr *in) {
-    if (!passes_is_static_array(&in->shape) || !static_operands(in)) return false;
     if (passes_has_side_effect(in) || passes_has_control_deps(in)) return false;
+    /* Bounded dynamic shapes: the operations whose kernel at the bounds gives the value
+     * below the sizes (elementwise, broadcast, transpose, slice) fuse, so the fusion's does too
+     * (exec_dynamic_positionwise; the cpu backend runs it at the bounds); only those whose
+     * sizes cannot disagree (exec_dynamic_cannot_fail), since an error inside a fusion
+     * would name the fused copy of the instruction (m.14), not the user's m. */
+    if (!passes_is_static_array(&in->shape) || !static_operands(in))
+        return in->opcode != CXLA_OP_STOCHASTIC_CONVERT && exec_dynamic_cannot_fail(in) &&
+               (in->opcode == CXLA_OP_BROADCAST || in->opcode == CXLA_OP_TRANSPOSE ||
+                in->opcode == CXLA_OP_SLICE ||
+                (cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE));
     switch (in->opcode) {
     case CXLA_OP_BROADCAST:
     case CXLA_OP_RESHAPE:

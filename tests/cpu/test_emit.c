@@ -68,6 +68,13 @@ static void fill(cxla_literal *lit) {
     cxla_type t = cxla_literal_shape(lit)->type;
     int64_t n = cxla_literal_element_count(lit);
     size_t es = cxla_type_storage(t);
+    /* Complex: each part as a real float, so that NaN, +-inf, -0 and denormals meet in
+     * every combination (Annex G's special cases). */
+    if (cxla_type_is_complex(t)) {
+        t = t == CXLA_C64 ? CXLA_F32 : CXLA_F64;
+        es /= 2;
+        n *= 2;
+    }
     unsigned char *p = cxla_literal_data(lit);
     int bits = cxla_type_bits(t);
     for (int64_t i = 0; i < n; i++) {
@@ -109,6 +116,31 @@ static void fill(cxla_literal *lit) {
 }
 
 /* ---- the cases ----------------------------------------------------------------------- */
+
+/* The complex functions of the interpreter (interp_ew_complex_unary / _binary) on c64 and
+ * c128: the kernels call <complex.h> as it does, bit for bit. */
+static void complex_cases(void) {
+    static const cxla_opcode unary[] = {
+        CXLA_OP_NEGATE, CXLA_OP_SIGN,     CXLA_OP_ABS,   CXLA_OP_EXP,   CXLA_OP_EXPM1, CXLA_OP_LOG,
+        CXLA_OP_LOG1P,  CXLA_OP_LOGISTIC, CXLA_OP_SQRT,  CXLA_OP_RSQRT, CXLA_OP_CBRT,  CXLA_OP_SIN,
+        CXLA_OP_COS,    CXLA_OP_TAN,      CXLA_OP_TANH,  CXLA_OP_ACOS,  CXLA_OP_ACOSH, CXLA_OP_ASIN,
+        CXLA_OP_ASINH,  CXLA_OP_ATAN,     CXLA_OP_ATANH, CXLA_OP_COSH,  CXLA_OP_SINH};
+    static const cxla_opcode binary[] = {CXLA_OP_ADD,    CXLA_OP_SUBTRACT, CXLA_OP_MULTIPLY,
+                                         CXLA_OP_DIVIDE, CXLA_OP_POWER,    CXLA_OP_ATAN2};
+    static const char *const types[][2] = {{"c64", "f32"}, {"c128", "f64"}};
+    for (int ti = 0; ti < 2; ti++) {
+        const char *tn = types[ti][0];
+        for (size_t k = 0; k < CXLA_ARRAY_SIZE(unary); k++)
+            add_case("HloModule m\nENTRY e {\n  p0 = %s[%d] parameter(0)\n"
+                     "  ROOT r = %s[%d] %s(p0)\n}\n",
+                     tn, N, unary[k] == CXLA_OP_ABS ? types[ti][1] : tn, N,
+                     cxla_opcode_name(unary[k]));
+        for (size_t k = 0; k < CXLA_ARRAY_SIZE(binary); k++)
+            add_case("HloModule m\nENTRY e {\n  p0 = %s[%d] parameter(0)\n"
+                     "  p1 = %s[%d] parameter(1)\n  ROOT r = %s[%d] %s(p0, p1)\n}\n",
+                     tn, N, tn, N, tn, N, cxla_opcode_name(binary[k]));
+    }
+}
 
 static bool unary_defined(cxla_opcode op, cxla_type t) {
     bool integer = cxla_type_is_integer(t), flt = cxla_type_is_float(t);
@@ -812,13 +844,15 @@ static void run_case(cpu_library *lib, int i, int rep) {
         }
         for (int64_t j = 0; j < nout; j++) {
             const unsigned char *a = cxla_literal_data_const(want[j]), *b = out[j];
-            size_t es = cxla_type_storage(cxla_literal_shape(want[j])->type);
+            cxla_type ct = cxla_literal_shape(want[j])->type;
+            /* complex: compared by parts (any NaN part matches any NaN part) */
+            size_t es = cxla_type_storage(ct) / (cxla_type_is_complex(ct) ? 2 : 1);
             for (size_t off = 0; off < sizes[j]; off += es) {
                 if (memcmp(a + off, b + off, es) != 0) {
                     uint64_t x = 0, y = 0, in0 = 0;
                     memcpy(&x, a + off, es);
                     memcpy(&y, b + off, es);
-                    cxla_type ot = cxla_literal_shape(want[j])->type;
+                    cxla_type ot = ct == CXLA_C64 ? CXLA_F32 : ct == CXLA_C128 ? CXLA_F64 : ct;
                     if (is_nan_bits(ot, x) && is_nan_bits(ot, y)) continue;
                     if (within_fast_math_bound(root, ot, es, x, y)) continue;
                     if (entry->param_count > 0) {
@@ -1101,5 +1135,43 @@ static void test_transposes_against_interpreter(void) {
     ncases = 0;
 }
 
+/* The complex functions (complex_cases) against the interpreter, in a translation unit of
+ * their own, compiled by gcc and by clang (where installed; both have <complex.h>) and run
+ * with split ranges: C99's functions with every combination of NaN, +-inf, -0 and denormal
+ * parts, bit for bit. */
+static void test_complex_against_interpreter(void) {
+    setup_cache();
+    ncases = 0;
+    complex_cases();
+    size_t len = 0;
+    int emitted = 0;
+    char *tu = emit_all(&len, &emitted);
+    CHECK(tu != NULL);
+    CHECK(emitted == ncases);
+    CHECK(tu && strstr(tu, "cacosh(") != NULL && strstr(tu, "#error") != NULL);
+    bool clang = system("clang --version > /dev/null 2>&1") == 0;
+    for (int c = 0; c < (clang ? 2 : 1) && tu; c++) {
+        const char *sources[1] = {tu};
+        size_t lengths[1] = {len};
+        cpu_library *lib = NULL;
+        if (c == 1) setenv("CXLA_CC", "clang", 1);
+        setenv("CXLA_CFLAGS", "-O2 -march=native -Wall -Wextra -Werror", 1);
+        CHECK_OK(cpu_library_compile(sources, lengths, 1, "test_emit complex", &lib));
+        unsetenv("CXLA_CFLAGS");
+        unsetenv("CXLA_CC");
+        if (lib)
+            for (int i = 0; i < ncases; i++)
+                for (int rep = 0; rep < 3; rep++) run_case(lib, i, rep);
+        cpu_library_close(lib);
+    }
+    free(tu);
+    for (int i = 0; i < ncases; i++) {
+        cxla_module_destroy(tcases[i].module);
+        free(tcases[i].text);
+    }
+    ncases = 0;
+}
+
 TEST_MAIN(TEST(test_against_interpreter), TEST(test_transposes_against_interpreter),
-          TEST(test_window_gather_scatter_are_kernels), TEST(test_pool_nan_payloads))
+          TEST(test_complex_against_interpreter), TEST(test_window_gather_scatter_are_kernels),
+          TEST(test_pool_nan_payloads))

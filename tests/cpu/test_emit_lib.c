@@ -285,6 +285,19 @@ static void elementwise_cases(void) {
     check("HloModule b\nENTRY e {\n  x = s16[3,4] parameter(0)\n"
           "  ROOT r = f64[3] bitcast-convert(x)\n}\n",
           true);
+    /* Sub-byte sides (split lowest bits first, joined, signed results sign-extended; the
+     * operand bytes random, so their unused high bits must be ignored) and complex. */
+    static const char *const sub[][2] = {
+        {"u8[7]", "s4[7,2]"},       {"s4[5,2]", "s8[5]"},        {"u32[3]", "u2[3,16]"},
+        {"s1[4,32]", "u32[4]"},     {"s4[9]", "u4[9]"},          {"u4[9]", "s4[9]"},
+        {"f4e2m1fn[6,2]", "u8[6]"}, {"u16[3]", "f4e2m1fn[3,4]"}, {"s2[5,4]", "s8[5]"},
+        {"f64[2]", "s4[2,16]"},     {"s4[3]", "f4e2m1fn[3]"},    {"c64[3]", "c64[3]"},
+        {"c128[2,2]", "c128[2,2]"}, {"u8[3]", "u1[3,8]"}};
+    for (size_t i = 0; i < sizeof sub / sizeof *sub; i++)
+        check(fmt("HloModule b\nENTRY e {\n  x = %s parameter(0)\n"
+                  "  ROOT r = %s bitcast-convert(x)\n}\n",
+                  sub[i][0], sub[i][1]),
+              true);
 }
 
 /* A diagonally dominant matrix from |x|: x + 20 I (the cholesky and the solves of it are

@@ -24,7 +24,8 @@ expect "writes the files" 0 "" -- "$cxla" compile "$src/examples/predict.hlo" -o
   --prefix my_pred
 [ -f "$dir/p.h" ] && [ -f "$dir/p.c" ] && ok || fail "p.h and p.c were not written"
 grep -q "int my_pred_run(const void \*const \*args" "$dir/p.h" && ok || fail "no my_pred_run"
-# The complex exponential (C99's cexp in the interpreter) has no ahead-of-time form.
+# The complex exponential compiles through C99's <complex.h>, as the interpreter computes it,
+# with an #error naming it for compilers that lack <complex.h> (tcc).
 cat >"$dir/cexp.hlo" <<'HLO'
 HloModule r
 ENTRY e {
@@ -32,8 +33,29 @@ ENTRY e {
   ROOT the_exp = c64[4] exponential(a)
 }
 HLO
-expect "no ahead-of-time form" 1 "the_exp \(exponential\).*ahead-of-time" -- \
-  "$cxla" compile "$dir/cexp.hlo" -o "$dir/s"
+expect "complex exp" 0 "" -- "$cxla" compile "$dir/cexp.hlo" -o "$dir/cx"
+grep -q 'error "cxla: kernel .* computes exponential of c64 with C99.s <complex.h> (cexp)' \
+  "$dir/cx.c" && ok || fail "no #error naming cexp in cx.c"
+if command -v tcc >/dev/null 2>&1; then
+  if tcc -std=c11 -I"$dir" -c "$dir/cx.c" -o "$dir/cx.o" 2>"$dir/tcc.err"; then
+    fail "tcc compiled a kernel that needs <complex.h>"
+  else
+    grep -q "computes exponential of c64 with C99.s <complex.h>" "$dir/tcc.err" && ok ||
+      fail "tcc did not stop at the #error: $(head -3 "$dir/tcc.err")"
+  fi
+fi
+# ragged-dot has no ahead-of-time form (no C kernel yet).
+cat >"$dir/ragged.hlo" <<'HLO'
+HloModule r
+ENTRY e {
+  a = f32[5,3] parameter(0)
+  b = f32[3,3,2] parameter(1)
+  g = s32[3] parameter(2)
+  ROOT the_rd = f32[5,2] ragged-dot(a, b, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+}
+HLO
+expect "no ahead-of-time form" 1 "the_rd \(ragged-dot\).*ahead-of-time" -- \
+  "$cxla" compile "$dir/ragged.hlo" -o "$dir/s"
 # rng compiles ahead of time: the seed and the state are NAME_options' (docs/aot.md).
 cat >"$dir/rng.hlo" <<'HLO'
 HloModule r
