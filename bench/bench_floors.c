@@ -9,6 +9,15 @@
  * for triad; the write-allocate reads are not counted), so a workload's floor is the
  * bytes it must read and write divided by the triad figure. Best of --reps runs.
  *
+ * Read: a read-only stream (the sum of a fourth array as f32, with READ_ACCUMULATORS
+ * vector accumulators of the widest width, the loads unrolled so that the adds never
+ * wait), 8 bytes per double element read. A stream that writes nothing runs faster than
+ * the triad (no write-allocate traffic, no write-back), so this is the floor of a pure
+ * reduction (a sum to a scalar or to one value per row: its few results are nothing beside
+ * what it reads). Its array is advised to use transparent huge pages, as NumPy advises its
+ * arrays of 4 MiB and more (so the inputs of NumPy and PyTorch in ops_bench.py have
+ * them): on the 2-core EPYC a read stream over 4 KiB pages ran about 8% slower.
+ *
  * Compute: the f32 FMA peak, a loop of fused multiply-adds on enough independent
  * accumulators to cover the FMA latency on every port (16 vectors of the widest width the
  * compiler was told about: AVX-512, else AVX2 with FMA, else scalar), in registers, no
@@ -17,8 +26,9 @@
  *
  * Every figure is measured once per thread count of --threads (default 1,2) and printed
  * as one machine-readable line, `NAME VALUE`: triad_GBps_<n>t, copy_GBps_<n>t,
- * fma_GFLOPs_<n>t. Lines starting with '#' are notes for people (sizes, vector width).
- * Exit status 2 on bad arguments or when memory cannot be had. */
+ * read_GBps_<n>t, fma_GFLOPs_<n>t. Lines starting with '#' are notes for people (sizes, vector
+ * width). Exit status 2 on bad arguments or when memory cannot be had. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <pthread.h>
@@ -26,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 /* One vector of f32 lanes of the widest kind the compiler targets, and the three
@@ -43,6 +54,12 @@ static inline vec vec_fma(vec x, vec m, vec c) {
 }
 static inline double vec_sum(vec x) {
     return (double)_mm512_reduce_add_ps(x);
+}
+static inline vec vec_load(const float *p) {
+    return _mm512_loadu_ps(p);
+}
+static inline vec vec_add(vec x, vec y) {
+    return _mm512_add_ps(x, y);
 }
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -62,6 +79,12 @@ static inline double vec_sum(vec x) {
     for (int l = 0; l < 8; l++) s += lanes[l];
     return s;
 }
+static inline vec vec_load(const float *p) {
+    return _mm256_loadu_ps(p);
+}
+static inline vec vec_add(vec x, vec y) {
+    return _mm256_add_ps(x, y);
+}
 #else
 #include <math.h>
 #define FMA_LANES 1
@@ -76,9 +99,15 @@ static inline vec vec_fma(vec x, vec m, vec c) {
 static inline double vec_sum(vec x) {
     return (double)x;
 }
+static inline vec vec_load(const float *p) {
+    return *p;
+}
+static inline vec vec_add(vec x, vec y) {
+    return x + y;
+}
 #endif
 
-enum { MAX_THREADS = 256, FMA_ACCUMULATORS = 16 };
+enum { MAX_THREADS = 256, FMA_ACCUMULATORS = 16, READ_ACCUMULATORS = 8 };
 
 static double now(void) {
     struct timespec ts;
@@ -88,7 +117,7 @@ static double now(void) {
 
 /* ---- memory ------------------------------------------------------------------------- */
 
-typedef enum { KERNEL_INIT, KERNEL_COPY, KERNEL_TRIAD, KERNEL_FMA } kernel;
+typedef enum { KERNEL_INIT, KERNEL_COPY, KERNEL_TRIAD, KERNEL_READ, KERNEL_FMA } kernel;
 
 typedef struct {
     kernel k;
@@ -119,6 +148,29 @@ static void run_triad(job *j) {
     const double s = 3.0;
     for (size_t i = 0; i < j->n; i++) a[i] = b[i] + s * c[i];
     j->checksum += a[j->n / 2];
+}
+
+/* The share of a, read as 2n floats: eight named accumulators (as run_fma says, an array
+ * would live in memory), each fed by its own load, so the loop is bound by the loads. */
+static void run_read(job *j) {
+    const float *restrict x = (const float *)j->a;
+    size_t n = 2 * j->n, step = (size_t)FMA_LANES * READ_ACCUMULATORS, i = 0;
+    vec s0 = vec_set(0), s1 = vec_set(0), s2 = vec_set(0), s3 = vec_set(0);
+    vec s4 = vec_set(0), s5 = vec_set(0), s6 = vec_set(0), s7 = vec_set(0);
+    for (; i + step <= n; i += step) {
+        s0 = vec_add(s0, vec_load(x + i + 0 * FMA_LANES));
+        s1 = vec_add(s1, vec_load(x + i + 1 * FMA_LANES));
+        s2 = vec_add(s2, vec_load(x + i + 2 * FMA_LANES));
+        s3 = vec_add(s3, vec_load(x + i + 3 * FMA_LANES));
+        s4 = vec_add(s4, vec_load(x + i + 4 * FMA_LANES));
+        s5 = vec_add(s5, vec_load(x + i + 5 * FMA_LANES));
+        s6 = vec_add(s6, vec_load(x + i + 6 * FMA_LANES));
+        s7 = vec_add(s7, vec_load(x + i + 7 * FMA_LANES));
+    }
+    double rest = 0;
+    for (; i < n; i++) rest += x[i];
+    j->checksum += vec_sum(s0) + vec_sum(s1) + vec_sum(s2) + vec_sum(s3) + vec_sum(s4) +
+                   vec_sum(s5) + vec_sum(s6) + vec_sum(s7) + rest;
 }
 
 /* ---- compute ------------------------------------------------------------------------ */
@@ -154,6 +206,7 @@ static void *thread_main(void *arg) {
     case KERNEL_INIT: run_init(j); break;
     case KERNEL_COPY: run_copy(j); break;
     case KERNEL_TRIAD: run_triad(j); break;
+    case KERNEL_READ: run_read(j); break;
     case KERNEL_FMA: run_fma(j); break;
     }
     return NULL;
@@ -198,6 +251,21 @@ static int usage(const char *why) {
             "  --reps N        runs per figure, best kept (default 8)\n",
             why);
     return 2;
+}
+
+/* |bytes| of memory advised to use transparent huge pages (2 MiB aligned, so that whole
+ * huge pages fit), or NULL; |*base| and |*size| are what to munmap. Where the advice is
+ * not available the pages are the usual ones. */
+static double *alloc_huge(size_t bytes, void **base, size_t *size) {
+    const size_t huge = (size_t)2 << 20;
+    *size = bytes + huge;
+    *base = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (*base == MAP_FAILED) return NULL;
+    char *p = (char *)(((uintptr_t)*base + huge - 1) & ~(uintptr_t)(huge - 1));
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    return (double *)(void *)p;
 }
 
 static int parse_positive(const char *text, long max, long *out) {
@@ -245,8 +313,11 @@ int main(int argc, char **argv) {
     size_t n = (size_t)mb * 1024 * 1024 / sizeof(double);
     double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));
     double *c = malloc(n * sizeof(double));
-    if (!a || !b || !c) {
-        fprintf(stderr, "bench_floors: cannot allocate 3 arrays of %ld MiB (try --mb)\n", mb);
+    void *r_base = NULL;
+    size_t r_size = 0;
+    double *rd = alloc_huge(n * sizeof(double), &r_base, &r_size);
+    if (!a || !b || !c || !rd) {
+        fprintf(stderr, "bench_floors: cannot allocate 4 arrays of %ld MiB (try --mb)\n", mb);
         return 2;
     }
     job jobs[MAX_THREADS];
@@ -254,17 +325,21 @@ int main(int argc, char **argv) {
     for (int i = 0; i < ncounts; i++) most = counts[i] > most ? counts[i] : most;
     /* First touch by as many threads as will run later, so pages spread the same way. */
     split(jobs, most, KERNEL_INIT, a, b, c, n);
-    if (run_jobs(jobs, most) < 0) {
+    double started = run_jobs(jobs, most);
+    split(jobs, most, KERNEL_INIT, rd, b, c, n);
+    if (started < 0 || run_jobs(jobs, most) < 0) {
         fprintf(stderr, "bench_floors: cannot start %d threads\n", most);
         return 2;
     }
-    printf("# memory: 3 arrays of %ld MiB (double), best of %ld; STREAM byte counting\n", mb, reps);
+    printf("# memory: 3 arrays of %ld MiB (double), best of %ld; STREAM byte counting; read: "
+           "a fourth, huge pages advised\n",
+           mb, reps);
     printf("# compute: f32 FMA, %s, %d lanes x %d accumulators\n", FMA_ISA, FMA_LANES,
            FMA_ACCUMULATORS);
     double sink = 0;
     for (int ci = 0; ci < ncounts; ci++) {
         int t = counts[ci];
-        double best_copy = 1e30, best_triad = 1e30;
+        double best_copy = 1e30, best_triad = 1e30, best_read = 1e30;
         for (long r = 0; r < reps; r++) {
             split(jobs, t, KERNEL_COPY, a, b, c, n);
             double tc = run_jobs(jobs, t);
@@ -272,20 +347,26 @@ int main(int argc, char **argv) {
             split(jobs, t, KERNEL_TRIAD, a, b, c, n);
             double tt = run_jobs(jobs, t);
             sink += checksum_all(jobs, t);
-            if (tc < 0 || tt < 0) {
+            split(jobs, t, KERNEL_READ, rd, b, c, n);
+            double tr = run_jobs(jobs, t);
+            sink += checksum_all(jobs, t);
+            if (tc < 0 || tt < 0 || tr < 0) {
                 fprintf(stderr, "bench_floors: cannot start %d threads\n", t);
                 return 2;
             }
             best_copy = tc < best_copy ? tc : best_copy;
             best_triad = tt < best_triad ? tt : best_triad;
+            best_read = tr < best_read ? tr : best_read;
         }
         printf("copy_GBps_%dt %.2f\n", t, 16.0 * (double)n / best_copy / 1e9);
         printf("triad_GBps_%dt %.2f\n", t, 24.0 * (double)n / best_triad / 1e9);
+        printf("read_GBps_%dt %.2f\n", t, 8.0 * (double)n / best_read / 1e9);
         fflush(stdout);
     }
     free(a);
     free(b);
     free(c);
+    munmap(r_base, r_size);
 
     /* Iterations sized from a short calibration run so that each figure takes ~0.1 s. */
     job probe = {.k = KERNEL_FMA, .iterations = 1 << 16};

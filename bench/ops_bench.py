@@ -21,12 +21,13 @@ softmax over 4096x4096 rows, layer norm 8192x1024, a 64M-element sum, row and co
 sums, matmul 2048^3, convolution N8 C64 56x56 3x3, transpose copy 8192x8192, an MLP
 training step 784-1024-1024-10, max pool 3x3 stride 2, 100 chained tiny adds).
 
-Floors: bench_floors (built next to cxla) measures this machine's memory bandwidth (triad)
-and f32 FMA peak in the same run; a case's floor is the bytes it must read and write over
-the triad bandwidth or its flops over the FMA peak, whichever is larger, at the first
-thread count of --threads. Ratios: backend / floor, backend / PyTorch, backend / NumPy
-(above 1: cxla is slower). The tiny-adds case is reported in microseconds per source
-operation and has no floor.
+Floors: bench_floors (built next to cxla) measures this machine's memory bandwidth (triad,
+and a read-only stream) and f32 FMA peak in the same run; a case's floor is the bytes it
+must read and write over the triad bandwidth (over the read-only bandwidth for the pure
+reductions: sums to a scalar, row and column sums) or its flops over the FMA peak,
+whichever is larger, at the first thread count of --threads. Ratios: backend / floor,
+backend / PyTorch, backend / NumPy (above 1: cxla is slower). The tiny-adds case is
+reported in microseconds per source operation and has no floor.
 
 Threads: --threads LIST (default 2,1). The first count is what NumPy's BLAS, PyTorch and
 cxla (CXLA_NUM_THREADS) use for the main columns and the ratios; each further count adds
@@ -87,13 +88,16 @@ class Work:
     per source operation (in microseconds). |make_torch_out|, where PyTorch has one, makes
     the same PyTorch function writing into a tensor allocated once (out=, copy_), as
     `cxla run --repeat` writes into result buffers allocated once; None where the
-    operation takes no out= (layer_norm, conv2d, max_pool2d, the MLP step)."""
+    operation takes no out= (layer_norm, conv2d, max_pool2d, the MLP step). |reads|: a
+    pure reduction, whose bytes are nearly all read (a few results), so its memory floor
+    is the read-only stream's."""
 
     def __init__(self, hlo, inputs, numpy_fn, make_torch, bytes_moved=0, flops=0, ops=0,
-                 make_torch_out=None):
+                 make_torch_out=None, reads=False):
         self.hlo, self.inputs, self.numpy_fn = hlo, inputs, numpy_fn
         self.make_torch, self.make_torch_out = make_torch, make_torch_out
         self.bytes, self.flops, self.ops = bytes_moved, flops, ops
+        self.reads = reads
 
 
 def elementwise(n):
@@ -257,7 +261,7 @@ ENTRY main {{
         return lambda: torch.sum(tx, dim=axis, out=o)
 
     return Work(hlo, [x], lambda: x.sum(axis=axis), make_torch, F32 * (rows * cols + out),
-                make_torch_out=make_torch_out)
+                make_torch_out=make_torch_out, reads=True)
 
 
 def sum_all(n):
@@ -278,7 +282,8 @@ ENTRY main {{
         tx, o = tt(x), torch.empty(())
         return lambda: torch.sum(tx, dim=0, out=o)
 
-    return Work(hlo, [x], lambda: x.sum(), make_torch, F32 * n, make_torch_out=make_torch_out)
+    return Work(hlo, [x], lambda: x.sum(), make_torch, F32 * n, make_torch_out=make_torch_out,
+                reads=True)
 
 
 def dot(n):
@@ -831,14 +836,17 @@ def measure_floors(path, threads, small):
 
 
 def floor_of(work, floors, threads):
-    """(seconds, "mem" or "fma") for |work| at |threads|, or (None, reason)."""
+    """(seconds, "mem", "read" or "fma") for |work| at |threads|, or (None, reason)."""
     if work.ops:
         return None, "-"
     bw, peak = floors.get("triad_GBps_%dt" % threads), floors.get("fma_GFLOPs_%dt" % threads)
+    kind, read_bw = "mem", floors.get("read_GBps_%dt" % threads)
+    if work.reads and read_bw:
+        bw, kind = read_bw, "read"
     if not bw or not peak:
         return None, "no floors"
     mem, fma = work.bytes / (bw * 1e9), work.flops / (peak * 1e9)
-    return (mem, "mem") if mem >= fma else (fma, "fma")
+    return (mem, kind) if mem >= fma else (fma, "fma")
 
 
 # ---- the tables -------------------------------------------------------------------------

@@ -1533,7 +1533,7 @@ static const char *fold(em *e, reducer r, cxla_type t, const char *acc, const ch
  * reads stream (chunks of 64 outputs read 256 bytes per 16 KiB row of an 8192x4096
  * column sum and ran at a third of the speed of a row sum). The pairwise helper keeps one
  * chunk of partial sums per level of its tree on the stack: at most COL_STACK_BYTES. */
-enum { COL_CHUNK_BYTES = 16384, COL_STACK_BYTES = 192 * 1024 };
+enum { COL_CHUNK_BYTES = 16384, COL_STACK_BYTES = 192 * 1024, COL_ROWS = 4 };
 
 /* Levels of the interpreter's pairwise tree over |n| elements below its root. */
 static int64_t pairwise_depth(int64_t n) {
@@ -1769,6 +1769,7 @@ static const char *row_lanes_helper(em *e, const rplan *p, int64_t idx) {
         line(e, "for (int64_t b = 1; b < %" PRId64 "; b++) {", q);
         e->indent++;
         line(e, "const int64_t base = b * %d;", ROW_LANES);
+        line(e, "CXLA_UNROLL_LANES");
         line(e, "for (int64_t k = 0; k < %d; k++) {", ROW_LANES);
         e->indent++;
         const char *v = row_element(e, p, "o", "(base + k)");
@@ -1838,6 +1839,7 @@ static const char *inline_reduce(em *e, const cxla_instr *instr, ix *x) {
         if (part == 1) {
             line(e, "for (int64_t %s = 1; %s < %" PRId64 "; %s++) {", b, b, q, b);
             e->indent++;
+            line(e, "CXLA_UNROLL_LANES");
         }
         line(e, "for (int64_t %s = 0; %s < %" PRId64 "; %s++) {", k, k, count, k);
         e->indent++;
@@ -1893,37 +1895,61 @@ static const char *col_sum_helper(em *e, const rplan *p, int64_t idx) {
     const char *kept[CXLA_MAX_RANK];
     for (int64_t k = 0; k + 1 < orank; k++) kept[k] = F("o[%" PRId64 "]", k);
     kept[orank - 1] = "(cb + k)";
-    for (int part = 0; part < 2; part++) {
+    /* COL_ROWS rows per pass over the lanes: each lane still adds its rows one by one in
+     * order, acc = ((x_r + x_r+1) + x_r+2) + ... or ((acc + x_r) + x_r+1) + ..., but a pass
+     * loads and stores the accumulators once for COL_ROWS rows. The first pass starts
+     * them (one row when there are fewer), then the rest, then the rows left one by one. */
+    line(e, "int64_t r = first + 1;");
+    for (int part = 0; part < 4; part++) {
+        int64_t rows = part == 0 || part == 2 ? COL_ROWS : 1;
+        const char *base = part < 2 ? "first" : "r";
         if (part == 0) {
-            line(e, "{");
+            line(e, "if (n >= %d) {", COL_ROWS);
             e->indent++;
-            line(e, "const int64_t r = first;");
-            line(e, "(void)r; /* unread when the value does not depend on the row */");
+            line(e, "r = first + %d;", COL_ROWS);
+        } else if (part == 1) {
+            line(e, "} else {");
+            e->indent++;
+        } else if (part == 2) {
+            line(e, "for (; r + %d < first + n; r += %d) {", COL_ROWS - 1, COL_ROWS);
+            e->indent++;
         } else {
-            line(e, "for (int64_t r = first + 1; r < first + n; r++) {");
+            line(e, "for (; r < first + n; r++) {");
             e->indent++;
         }
-        const char *red[CXLA_MAX_RANK];
-        ix rx;
-        int64_t rdims[CXLA_MAX_RANK];
-        reduced_indices(e, p, "r", red, &rx, rdims);
-        /* The reduced indices do not change across lanes: computed before the lane loop. */
-        for (int64_t j = 0; j < rx.rank; j++) {
-            if (strcmp(red[j], "r") == 0 || strcmp(red[j], "0") == 0) continue;
-            const char *rv = F("r%" PRId64, j);
-            line(e, "const int64_t %s = %s;", rv, red[j]);
-            red[j] = rv;
+        const char *red[COL_ROWS][CXLA_MAX_RANK];
+        for (int64_t q = 0; q < rows; q++) {
+            ix rx;
+            int64_t rdims[CXLA_MAX_RANK];
+            const char *rq = q == 0 ? base : F("(%s + %" PRId64 ")", base, q);
+            reduced_indices(e, p, rq, red[q], &rx, rdims);
+            /* The reduced indices do not change across lanes: computed before the lane
+             * loop. */
+            for (int64_t j = 0; j < rx.rank; j++) {
+                if (strcmp(red[q][j], base) == 0 || strcmp(red[q][j], "0") == 0) continue;
+                const char *rv = F("r%d_%" PRId64 "_%" PRId64, part, q, j);
+                line(e, "const int64_t %s = %s;", rv, red[q][j]);
+                line(e, "(void)%s; /* unread when the value does not depend on it */", rv);
+                red[q][j] = rv;
+            }
         }
         line(e, "for (int64_t k = 0; k < nc; k++) {");
         e->indent++;
-        ix y = reduce_operand_ix(p, kept, red);
-        const char *v = value(e, p->src, &y);
-        if (part == 0)
-            line(e, "acc[k] = %s;", v);
-        else
-            line(e, "acc[k] += %s;", v);
+        const char *sum = part < 2 ? NULL : "acc[k]";
+        for (int64_t q = 0; q < rows; q++) {
+            ix y = reduce_operand_ix(p, kept, red[q]);
+            const char *v = value(e, p->src, &y);
+            sum = sum ? F("(%s + %s)", sum, v) : v;
+        }
+        line(e, "acc[k] = %s;", sum);
         e->ncse = 0;
-        close_loops(e, 2);
+        if (part == 0) { /* the lanes' loop; the else closes the if */
+            e->indent--;
+            line(e, "}");
+            e->indent--;
+        } else {
+            close_loops(e, 2);
+        }
     }
     e->indent--;
     line(e, "}");

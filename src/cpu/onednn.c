@@ -156,6 +156,7 @@ typedef struct epi_state {
     int64_t inner;    /* elements after the feature dims (row-major) */
     int64_t features; /* elements of the feature dims */
     cxla_type type;   /* the chain's (f32, bf16, f16) */
+    cxla_type out;    /* the result's: |type|, or bf16 or f16 after a convert of f32 */
 } epi_state;
 
 static void epi_free(void *state) {
@@ -165,11 +166,27 @@ static void epi_free(void *state) {
     free(st);
 }
 
+/* The f32 loops of epi_run over |y|. */
+static void epi_f32(const epi_state *st, float *y, const void *const *in);
+
 static cxla_status epi_run(void *state, void *const *out, const void *const *in) {
     const epi_state *st = state;
     const void *core_in[2] = {in[st->po.core_in[0]], in[st->po.core_in[1]]};
+    if (st->out != st->type) {
+        /* A convert last: the f32 chain in a block of its own, then rounded to the
+         * result's type, as the interpreter's convert rounds. */
+        float *y = malloc((size_t)(st->count ? st->count : 1) * sizeof(float));
+        if (!y) return OOM();
+        void *const tmp[1] = {y};
+        cxla_status s = st->core.fn(st->core.state, tmp, core_in);
+        if (!s) {
+            epi_f32(st, y, in);
+            for (int64_t k = 0; k < st->count; k++) store_f(st->out, out[0], k, y[k]);
+        }
+        free(y);
+        return s;
+    }
     CXLA_RETURN_IF_ERROR(st->core.fn(st->core.state, out, core_in));
-    int64_t blocks = st->count / (st->inner * st->features);
     if (st->type != CXLA_F32) {
         /* f16, bf16: each operation in f32, rounded to the type, as the interpreter does
          * (the relu commutes with the positive scales after it, as above). */
@@ -192,10 +209,15 @@ static cxla_status epi_run(void *state, void *const *out, const void *const *in)
         if (st->po.relu) relu_loop(st->type, y, st->count);
         return NULL;
     }
-    float *y = out[0];
+    epi_f32(st, out[0], in);
+    return NULL;
+}
+
+static void epi_f32(const epi_state *st, float *y, const void *const *in) {
+    int64_t blocks = st->count / (st->inner * st->features);
     for (int64_t i = 0; i < st->po.e.count; i++) {
         const cxla_epi_op *op = &st->po.e.ops[i];
-        if (op->kind == CXLA_EPI_RELU) continue; /* last, below */
+        if (op->kind == CXLA_EPI_RELU || op->kind == CXLA_EPI_CONVERT) continue; /* below */
         if (op->kind == CXLA_EPI_SCALE) {
             float c = op->c;
             for (int64_t k = 0; k < st->count; k++) y[k] = y[k] * c;
@@ -215,7 +237,6 @@ static cxla_status epi_run(void *state, void *const *out, const void *const *in)
             }
     }
     if (st->po.relu) relu_loop(CXLA_F32, y, st->count);
-    return NULL;
 }
 
 /* ---- oneDNN ----------------------------------------------------------------------------- */
@@ -475,6 +496,13 @@ static bool is_ref(const_dnnl_primitive_desc_t pd) {
     return impl && strncmp(impl, "ref", 3) == 0;
 }
 
+/* The type the primitive stores: the product's |os|, or the type a convert at the end
+ * of the epilogue |po| rounds to (oneDNN rounds its f32 accumulators to nearest even
+ * when it stores bf16 or f16, as the interpreter's convert of the f32 result does). */
+static dnnl_data_type_t dst_type(const post_ops *po, const cxla_shape *os) {
+    return dt_of(po && po->e.count > 0 ? po->e.out : os->type);
+}
+
 /* The epilogue op that oneDNN takes as the bias: the first, when it adds a vector. */
 static bool has_bias(const post_ops *po) {
     return po && po->e.count > 0 && po->e.ops[0].kind == CXLA_EPI_ADD_VEC;
@@ -494,12 +522,18 @@ static dnnl_status_t make_attr(const post_ops *po, dnn_state *st, int nd, int ax
     if (ds == dnnl_success)
         ds = dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user);
     if (ds != dnnl_success || !po) return ds;
+    /* oneDNN 2.6's jit post-ops give every linear post-op of a primitive the first one's
+     * alpha (x * 0.1 * -3 came out as x * 0.1 * 0.1), so a primitive gets one scale at
+     * most; an epilogue with two is left to the loops. */
+    int linears = 0;
+    for (int64_t i = 0; i < po->e.count; i++) linears += po->e.ops[i].kind == CXLA_EPI_SCALE;
+    if (linears > 1) return dnnl_unimplemented;
     dnnl_post_ops_t ops = NULL;
     ds = dnnl_post_ops_create(&ops);
     int k = 0; /* oneDNN's index of the next post-op */
     for (int64_t i = has_bias(po) ? 1 : 0; i < po->e.count && ds == dnnl_success; i++) {
         const cxla_epi_op *op = &po->e.ops[i];
-        if (op->kind == CXLA_EPI_RELU) continue;
+        if (op->kind == CXLA_EPI_RELU || op->kind == CXLA_EPI_CONVERT) continue;
         if (op->kind == CXLA_EPI_SCALE) {
             ds = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_linear, op->c, 0.0f);
             k++;
@@ -713,7 +747,7 @@ static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_
     if (ds == dnnl_success)
         ds = dnnl_memory_desc_init_by_strides(&st->t[1].user, nd, wd, dt_of(rs->type), ws);
     if (ds == dnnl_success)
-        ds = dnnl_memory_desc_init_by_strides(&st->t[2].user, nd, dd, dt_of(os->type), dst_s);
+        ds = dnnl_memory_desc_init_by_strides(&st->t[2].user, nd, dd, dst_type(po, os), dst_s);
     if (ds != dnnl_success) return NULL; /* a form oneDNN does not take: the loops */
     dnnl_matmul_desc_t desc;
     ds = dnnl_matmul_desc_init(&desc, &st->t[0].user, &st->t[1].user,
@@ -723,6 +757,10 @@ static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_
     dnnl_primitive_desc_t pd = NULL;
     const char *what = "attribute creation";
     ds = make_attr(po, st, nd, nd - 1, dn.size, &attr);
+    if (ds == dnnl_unimplemented) { /* post-ops this oneDNN gets wrong: the loops */
+        if (attr) dnnl_primitive_attr_destroy(attr);
+        return NULL;
+    }
     if (ds == dnnl_success) {
         ds = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
         if (ds == dnnl_unimplemented) {
@@ -831,7 +869,7 @@ static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn
         kt->bytes = (size_t)elements_of(rs) * kt->es;
     }
     int kd = kw + (int)ns;
-    dnnl_data_type_t it = dt_of(ls->type), wt = dt_of(rs->type), ot = dt_of(os->type);
+    dnnl_data_type_t it = dt_of(ls->type), wt = dt_of(rs->type), ot = dst_type(po, os);
     tensor *src = &st->t[0], *dst = &st->t[2];
     *src = (tensor){.used = true,
                     .arg = lhs_dilated ? DNNL_ARG_DIFF_DST : DNNL_ARG_SRC,
@@ -1115,6 +1153,7 @@ static cxla_status epilogue_prepare(const cxla_instr *instr, int threads, cpu_po
     int64_t nf = cxla_epilogue_feature_dims(core, fd);
     st->count = elements_of(&core->shape);
     st->type = core->shape.type;
+    st->out = instr->shape.type;
     st->features = 1;
     st->inner = 1;
     for (int64_t i = 0; i < nf; i++) st->features *= core->shape.dims[fd[i]];

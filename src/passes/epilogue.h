@@ -13,7 +13,10 @@
  *   - multiply with a broadcast of a scalar constant: EPI_SCALE;
  *   - maximum with a broadcast of the constant +0: EPI_RELU, at most once, followed
  *     only by EPI_SCALE with constants > 0 (so that it commutes with them and can run
- *     last, as a loop that keeps NaN).
+ *     last, as a loop that keeps NaN);
+ *   - last, after a dot, a convert of an f32 chain to bf16 (a product accumulated in f32
+ *     and stored narrow, as JAX writes a dot with preferred_element_type=f32 and a
+ *     convert): EPI_CONVERT; the fusion's type is then bf16, T stays f32;
  *   (before fusion, a reshape that only adds dims of size 1 to such a vector counts as
  *   its broadcast);
  * Every value of the chain but the root has one user. In the fused computation the
@@ -31,13 +34,14 @@ typedef enum cxla_epi_kind {
     CXLA_EPI_SUB_VEC, /* y = x - v[feature] */
     CXLA_EPI_SCALE,   /* y = x * c */
     CXLA_EPI_RELU,    /* y = maximum(x, 0) */
+    CXLA_EPI_CONVERT, /* y = (bf16) x, rounded to nearest even; last */
 } cxla_epi_kind;
 
 typedef struct cxla_epi_op {
     cxla_epi_kind kind;
     const cxla_instr *instr; /* the elementwise instruction */
     const cxla_instr *bcast; /* its broadcast operand */
-    const cxla_instr *vec;   /* ADD_VEC, MUL_VEC: the broadcast's operand */
+    const cxla_instr *vec;   /* ADD_VEC, MUL_VEC, SUB_VEC: the broadcast's operand */
     float c;                 /* SCALE: the constant */
 } cxla_epi_op;
 
@@ -45,6 +49,7 @@ enum { CXLA_EPI_MAX = 8 };
 
 typedef struct cxla_epilogue {
     const cxla_instr *core; /* the dot or convolution */
+    cxla_type out;          /* the type of the chain's last value (T, or a convert's) */
     int64_t count;
     cxla_epi_op ops[CXLA_EPI_MAX]; /* in the order they apply */
 } cxla_epilogue;

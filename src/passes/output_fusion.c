@@ -104,9 +104,28 @@ static bool reshape_vector(const cxla_instr *r, const int64_t *fd, int64_t nf) {
     }
 }
 
+/* Whether |x| converts the f32 chain value |prev| of a dot to bf16, the same dims. Not f16
+ * (oneDNN 2.6 stores it only on CPUs with AVX512-FP16) nor after a convolution (its
+ * primitive does not take an f32 source with a bf16 result): where oneDNN does not take
+ * the fusion, its whole epilogue runs as loops on one thread, slower than the fused
+ * product and a separate convert kernel. */
+static bool narrowing_convert(const cxla_epilogue *e, const cxla_instr *prev, const cxla_instr *x) {
+    return x->opcode == CXLA_OP_CONVERT && x->operand_count == 1 && x->operands[0] == prev &&
+           prev->shape.type == CXLA_F32 && e->core->shape.type == CXLA_F32 &&
+           e->core->opcode == CXLA_OP_DOT && x->shape.type == CXLA_BF16 &&
+           cxla_shape_same_dims(&x->shape, &prev->shape);
+}
+
 bool cxla_epilogue_step(const cxla_epilogue *e, const cxla_instr *prev, const cxla_instr *x,
                         bool vector_any_form, cxla_epi_op *op) {
     memset(op, 0, sizeof(*op));
+    if (e->count == CXLA_EPI_MAX || (e->count > 0 && e->ops[e->count - 1].kind == CXLA_EPI_CONVERT))
+        return false; /* a convert ends the chain */
+    if (narrowing_convert(e, prev, x)) {
+        op->kind = CXLA_EPI_CONVERT;
+        op->instr = x;
+        return true;
+    }
     if (x->shape.type != e->core->shape.type || !cxla_epilogue_type(x->shape.type) ||
         x->operand_count != 2 || e->count == CXLA_EPI_MAX)
         return false;
@@ -165,6 +184,11 @@ bool cxla_epilogue_match(const cxla_instr *f, cxla_epilogue *out) {
     const cxla_instr *chain[CXLA_EPI_MAX];
     int64_t n = 0;
     const cxla_instr *x = comp->root;
+    if (x->opcode == CXLA_OP_CONVERT && x->operand_count == 1) {
+        chain[n++] = x;
+        x = x->operands[0];
+        if (x->user_count != 1) return false;
+    }
     while (!is_product(x)) {
         if (n == CXLA_EPI_MAX || x->operand_count != 2) return false;
         chain[n++] = x;
@@ -178,10 +202,12 @@ bool cxla_epilogue_match(const cxla_instr *f, cxla_epilogue *out) {
             return false;
         if (x->user_count != 1) return false;
     }
-    if (x->shape.type != f->shape.type || x->operand_count != 2) return false;
+    bool converts = n > 0 && chain[0]->opcode == CXLA_OP_CONVERT;
+    if ((!converts && x->shape.type != f->shape.type) || x->operand_count != 2) return false;
     for (int k = 0; k < 2; k++)
         if (x->operands[k]->opcode != CXLA_OP_PARAMETER) return false;
     out->core = x;
+    out->out = f->shape.type;
     const cxla_instr *prev = x;
     for (int64_t i = n - 1; i >= 0; i--) {
         cxla_epi_op op;
@@ -199,12 +225,14 @@ bool cxla_epilogue_match(const cxla_instr *f, cxla_epilogue *out) {
 static void grow_chain(const cxla_instr *core, cxla_epilogue *e, const cxla_instr **last) {
     memset(e, 0, sizeof(*e));
     e->core = core;
+    e->out = core->shape.type;
     const cxla_instr *cur = core;
     while (cur->user_count == 1 && cur->parent->root != cur) {
         const cxla_instr *x = cur->users[0];
         cxla_epi_op op;
         if (passes_has_control_deps(x) || !cxla_epilogue_step(e, cur, x, true, &op)) break;
         e->ops[e->count++] = op;
+        e->out = x->shape.type;
         cur = x;
     }
     *last = cur;
@@ -263,6 +291,11 @@ static cxla_status form(cxla_instr *core, const cxla_epilogue *e, cxla_instr *la
     for (int64_t i = 0; i < e->count; i++) {
         const cxla_epi_op *op = &e->ops[i];
         cxla_instr *bc;
+        if (op->kind == CXLA_EPI_CONVERT) {
+            cxla_instr *from = prev;
+            CXLA_RETURN_IF_ERROR(passes_clone_instr(fc, op->instr, &from, &prev));
+            continue;
+        }
         if (op->vec) {
             cxla_instr *v;
             CXLA_RETURN_IF_ERROR(vector_operand(comp, e, op, &v));
@@ -297,7 +330,8 @@ static cxla_status form(cxla_instr *core, const cxla_epilogue *e, cxla_instr *la
         cxla_instr *x = (cxla_instr *)e->ops[i].instr;
         cxla_instr *b = (cxla_instr *)e->ops[i].bcast;
         CXLA_RETURN_IF_ERROR(cxla_computation_remove_instr(comp, x));
-        if (b->user_count == 0 && comp->root != b && !passes_has_control_deps(b))
+        if (b && b->opcode != CXLA_OP_PARAMETER && b->user_count == 0 && comp->root != b &&
+            !passes_has_control_deps(b))
             CXLA_RETURN_IF_ERROR(cxla_computation_remove_instr(comp, b));
     }
     return cxla_computation_remove_instr(comp, core);

@@ -769,6 +769,61 @@ static void test_output_fusion_programs(void) {
           "f32", 0, cpu_onednn_available() ? "loops, then epilogue loops" : NULL);
 }
 
+/* Two scales: oneDNN 2.6 gives the second linear post-op the first one's factor (x * 0.1 *
+ * -3 came out as x * 0.01), so this fusion runs the product, then the epilogue's loops. */
+static void test_fused_two_scales(void) {
+    rng_state = 12;
+    fused_ops = 0;
+    check("HloModule two_scales\n"
+          "ENTRY e {\n"
+          "  x = f32[16,24] parameter(0)\n"
+          "  y = f32[24,8] parameter(1)\n"
+          "  p = f32[16,8] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+          "  c = f32[] constant(0.1)\n"
+          "  cb = f32[16,8] broadcast(c), dimensions={}\n"
+          "  s = f32[16,8] multiply(p, cb)\n"
+          "  k = f32[] constant(-3)\n"
+          "  kb = f32[16,8] broadcast(k), dimensions={}\n"
+          "  ROOT r = $R[16,8] multiply(s, kb)\n"
+          "}\n",
+          "f32", 24, cpu_onednn_available() ? "onednn matmul, then epilogue loops" : NULL);
+}
+
+/* A convert of an f32 product (and its bias) to bf16, last in the epilogue: oneDNN stores
+ * bf16, rounding its f32 values once to nearest even as the interpreter's convert does
+ * (a convert to f16 is not fused: its own kernel after the fusion); a dot oneDNN does not
+ * take runs the loops, then the epilogue's loops and the convert, bit for bit the
+ * interpreter's. */
+static void test_fused_convert(void) {
+    rng_state = 13;
+    fused_ops = 1;
+    const char *dense = "HloModule dense_narrow\n"
+                        "ENTRY e {\n"
+                        "  x = bf16[64,96] parameter(0)\n"
+                        "  w = bf16[96,48] parameter(1)\n"
+                        "  b = f32[48] parameter(2)\n"
+                        "  d = f32[64,48] dot(x, w), lhs_contracting_dims={1}, "
+                        "rhs_contracting_dims={0}\n"
+                        "  bb = f32[64,48] broadcast(b), dimensions={1}\n"
+                        "  s = f32[64,48] add(d, bb)\n"
+                        "  ROOT r = $R[64,48] convert(s)\n"
+                        "}\n";
+    check(dense, "bf16", 96, cpu_onednn_available() ? "onednn matmul with post-ops" : NULL);
+    check(dense, "f16", 96, NULL);
+    fused_ops = 0;
+    check("HloModule unmerged_narrow\n"
+          "ENTRY e {\n"
+          "  x = f32[4,3,5] parameter(0)\n"
+          "  w = f32[5,3,6] parameter(1)\n"
+          "  b = f32[6] parameter(2)\n"
+          "  d = f32[4,6] dot(x, w), lhs_contracting_dims={2,1}, rhs_contracting_dims={0,1}\n"
+          "  bb = f32[4,6] broadcast(b), dimensions={1}\n"
+          "  s = f32[4,6] add(d, bb)\n"
+          "  ROOT r = $R[4,6] convert(s)\n"
+          "}\n",
+          "bf16", 0, cpu_onednn_available() ? "loops, then epilogue loops" : NULL);
+}
+
 /* A constant kernel is reordered once, when the call is prepared: the results are those of
  * the same kernel as a parameter. */
 static void test_constant_weights(void) {
@@ -1062,5 +1117,6 @@ static void test_conv_random(void) {
 TEST_MAIN(TEST(test_dot_forms_f32), TEST(test_dot_small_floats), TEST(test_dot_exact),
           TEST(test_conv_forms_f32), TEST(test_conv_small_floats_and_loops),
           TEST(test_dot_in_programs), TEST(test_fused_post_ops), TEST(test_fused_post_ops_narrow),
-          TEST(test_fused_relu_nan), TEST(test_output_fusion_programs), TEST(test_constant_weights),
-          TEST(test_replica_threads), TEST(test_dot_random), TEST(test_conv_random))
+          TEST(test_fused_relu_nan), TEST(test_output_fusion_programs), TEST(test_fused_two_scales),
+          TEST(test_fused_convert), TEST(test_constant_weights), TEST(test_replica_threads),
+          TEST(test_dot_random), TEST(test_conv_random))
