@@ -538,9 +538,11 @@ static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *user, const i
         if (a->scratch[in->id])
             st->tmp[st->tmp_count++] =
                 aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = a->scratch[in->id]});
-        for (int64_t k = 0; k < fills && k < nin; k++)
-            st->tmp[st->tmp_count++] =
-                aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = c->leaves[ins[k]].size});
+        for (int64_t k = 0; k < fills && k < nin; k++) {
+            size_t bytes = 0; /* the operand's at its bounds */
+            if (cxla_shape_byte_size(&in->operands[k]->shape, &bytes)) bytes = 0;
+            st->tmp[st->tmp_count++] = aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = bytes});
+        }
         for (int64_t k = 0; k < st->tmp_count; k++)
             if (st->tmp[k] < 0) s = OOM();
     }

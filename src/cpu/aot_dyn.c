@@ -169,8 +169,10 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
     switch (in->opcode) {
     case CXLA_OP_PARAMETER:
     case CXLA_OP_TUPLE:
-    case CXLA_OP_GET_TUPLE_ELEMENT:
-    case CXLA_OP_CONSTANT: return NULL; /* leaves passed along, sizes with them */
+    case CXLA_OP_GET_TUPLE_ELEMENT: return NULL; /* leaves passed along, sizes with them */
+    case CXLA_OP_CONSTANT:
+        return aot_no(in, "a constant with dynamic dimensions (its sizes would need a home "
+                          "of their own)");
     default: break;
     }
     switch (in->opcode) {
@@ -247,7 +249,10 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
         *out_bounds = AB_DOT;
         return NULL;
     }
-    if (in->opcode == CXLA_OP_REDUCE || in->opcode == CXLA_OP_DOT)
+    if (in->opcode == CXLA_OP_DOT)
+        return aot_no(in, "a dot over a dynamic dimension of other types than floats and "
+                          "integers");
+    if (in->opcode == CXLA_OP_REDUCE)
         return aot_no(in, "a float sum over a dynamic dimension of more than 16 elements at "
                           "the bounds (or of f16, bf16): the interpreter's pairwise order "
                           "depends on the size, which a kernel at the bounds does not follow");
@@ -727,15 +732,47 @@ cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int pha
         /* Fill the padding of copies: a reduce's input with its init value, a dot's operands
          * with zeros (the kernel at the bounds then adds nothing from it). */
         int64_t nk = aot_fill_count(st), t = st->tmp_count - nk;
+        /* The sizes each operand is filled beyond: its own; for a dot, a static contracting
+         * dimension lined up with a dynamic one is cut to that one's size too (as the
+         * interpreter cuts it: its extra elements must meet no zeros, inf * 0 being NaN). */
+        for (int64_t k = 0; k < nk; k++) {
+            const cxla_shape *xs = &in->operands[k]->shape;
+            cxla_strbuf_printf(b, "        int64_t cz%" PRId64 "[%" PRId64 "];\n", k,
+                               xs->rank ? xs->rank : 1);
+            for (int64_t d = 0; d < xs->rank; d++)
+                cxla_strbuf_printf(
+                    b, "        cz%" PRId64 "[%" PRId64 "] = oz[%" PRId64 "][%" PRId64 "];\n", k, d,
+                    k, d);
+        }
+        if (st->bounds == AB_DOT) {
+            int64_t nl = 0, nr = 0;
+            const int64_t *lc = cxla_instr_ints(in, CXLA_ATTR_LHS_CONTRACTING_DIMS, &nl);
+            const int64_t *rc = cxla_instr_ints(in, CXLA_ATTR_RHS_CONTRACTING_DIMS, &nr);
+            for (int64_t i = 0; i < nl && i < nr; i++) {
+                bool dl = exec_shape_dim_dynamic(&in->operands[0]->shape, lc[i]);
+                bool dr = exec_shape_dim_dynamic(&in->operands[1]->shape, rc[i]);
+                if (dl && !dr)
+                    cxla_strbuf_printf(b,
+                                       "        if (cz1[%" PRId64 "] > cz0[%" PRId64
+                                       "]) cz1[%" PRId64 "] = cz0[%" PRId64 "];\n",
+                                       rc[i], lc[i], rc[i], lc[i]);
+                if (dr && !dl)
+                    cxla_strbuf_printf(b,
+                                       "        if (cz0[%" PRId64 "] > cz1[%" PRId64
+                                       "]) cz0[%" PRId64 "] = cz1[%" PRId64 "];\n",
+                                       lc[i], rc[i], lc[i], rc[i]);
+            }
+        }
         for (int64_t k = 0; k < nk; k++, t++) {
             const cxla_shape *xs = &in->operands[k]->shape;
-            size_t bytes = c->leaves[st->in[k]].size;
-            if (!shape_dynamic(xs) || !bytes) continue;
+            size_t bytes = 0; /* the operand's at its bounds (a parameter leaf has no size) */
+            if (cxla_shape_byte_size(xs, &bytes)) bytes = 0;
+            cxla_strbuf_printf(b, "        (void)cz%" PRId64 ";\n", k);
+            if (!bytes) continue;
             cxla_strbuf_puts(b, "        if (0");
             for (int64_t d = 0; d < xs->rank; d++)
-                if (exec_shape_dim_dynamic(xs, d))
-                    cxla_strbuf_printf(b, " || oz[%" PRId64 "][%" PRId64 "] < %" PRId64, k, d,
-                                       xs->dims[d]);
+                cxla_strbuf_printf(b, " || cz%" PRId64 "[%" PRId64 "] < %" PRId64, k, d,
+                                   xs->dims[d]);
             cxla_strbuf_puts(b, ") {\n            char *t = (char *)");
             aot_put_leaf(a, c, st->tmp[t], b);
             cxla_strbuf_printf(b,
@@ -744,7 +781,7 @@ cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int pha
                                k, bytes, P, (int)xs->rank);
             put_dims(xs, b);
             cxla_strbuf_printf(b,
-                               ", oz[%" PRId64 "], %zu, %s);\n            a[%" PRId64 "] = t;\n"
+                               ", cz%" PRId64 ", %zu, %s);\n            a[%" PRId64 "] = t;\n"
                                "        }\n",
                                k, elem_bytes(xs),
                                st->bounds != AB_REDUCE ? "0"

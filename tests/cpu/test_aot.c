@@ -209,6 +209,11 @@ static bool same_dynamic(const cxla_literal *w, const unsigned char *got, size_t
     int64_t z[CXLA_MAX_RANK];
     if (ws->rank && fread(z, sizeof(int64_t), (size_t)ws->rank, f) != (size_t)ws->rank)
         return false;
+    for (int64_t d = 0; swap_order && d < ws->rank; d++) { /* written in the target's order */
+        uint64_t u = (uint64_t)z[d], v = 0;
+        for (int i = 0; i < 8; i++) v |= ((u >> (8 * i)) & 0xff) << (8 * (7 - i));
+        z[d] = (int64_t)v;
+    }
     bool same = bytes == w->size;
     for (int64_t d = 0; d < ws->rank; d++) same = same && z[d] == cxla_literal_dynamic_size(w, d);
     if (!same) return false;

@@ -3,7 +3,9 @@
  * broadcast, slice, a reshape of the outermost dimension, an integer sum over a dynamic
  * dimension whose padding the init value fills, a maximum over a static one, an integer dot
  * contracting a dynamic dimension, a float sum (from -0), product and dot over one, a fusion
- * of elementwise work and a transpose, a dynamic leaf in a tuple result) run through
+ * of elementwise work and a transpose, a maximum over an argument's dynamic dimension, a dot
+ * whose static operand the interpreter cuts to the size (infinities in the cut rows), a
+ * dynamic leaf in a tuple result) run through
  * NAME_run_dynamic at sizes 0, in between (with garbage in the arguments' padding) and at the
  * bounds, compared with the interpreter bit for bit, result sizes and zero padding included
  * (test_aot.c's machinery); then the failures: an argument size beyond its bound or one that
@@ -47,6 +49,9 @@ static const char *const dyn_module =
     "  fa = f32[<=5,3] negate(y)\n"
     "  fb = f32[<=5,3] multiply(fa, y)\n"
     "  fc = f32[3,<=5] transpose(fb), dimensions={1,0}\n"
+    "  xm = f32[3] reduce(x, ninf), dimensions={0}, to_apply=max_f32\n"
+    "  cw = f32[5,2] constant({{1, 2}, {3, 4}, {inf, 5}, {6, inf}, {inf, inf}})\n"
+    "  cd = f32[3,2] dot(t, cw), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
     "  mz = f32[] constant(-0)\n"
     "  sn = f32[3] reduce(ng, mz), dimensions={0}, to_apply=add_f32\n"
     "  one = f32[] constant(1)\n"
@@ -54,7 +59,8 @@ static const char *const dyn_module =
     "  fd = f32[3,3] dot(t, m), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
     "  ROOT out = (f32[<=5,3], s32[], f32[3,<=5], f32[<=5,3,2], s32[3], f32[<=5], f32[<=5,2],\n"
     "              f32[<=5,3], f32[<=15], s32[3,3], f32[<=5,3], f32[3], f32[3], f32[3,3],\n"
-    "              f32[3,<=5]) tuple(m, g, t, b, r, mx, sl, sd, rs, d, sx, sn, pr, fd, fc)\n"
+    "              f32[3,<=5], f32[3], f32[3,2])\n"
+    "              tuple(m, g, t, b, r, mx, sl, sd, rs, d, sx, sn, pr, fd, fc, xm, cd)\n"
     "}\n";
 
 static cxla_module *parse_module(const char *text) {
@@ -128,14 +134,15 @@ static const char *const dyn_driver =
     "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
     "#include \"dyn.h\"\n"
     "static float x[5][3], y[5][3], res0[5][3], res2[3][5], res3[5][3][2], res5[5], res6[5][2],\n"
-    "    res7[5][3], res8[15], res10[5][3], res11[3], res12[3], res13[3][3], res14[3][5];\n"
+    "    res7[5][3], res8[15], res10[5][3], res11[3], res12[3], res13[3][3], res14[3][5],\n"
+    "    res15[3], res16[3][2];\n"
     "static int32_t res1, res4[3], res9[3][3];\n"
     "static _Alignas(64) char scratch[1 << 16];\n"
     "static void run(const char *name, const int64_t *zx, const int64_t *zy, int32_t n) {\n"
     "    const void *args[3] = {x, y, &n};\n"
     "    const int64_t *zin[3] = {zx, zy, 0};\n"
-    "    void *res[15] = {res0, &res1, res2,  res3,  res4,  res5,  res6, res7,\n"
-    "                     res8, res9,  res10, res11, res12, res13, res14};\n"
+    "    void *res[17] = {res0, &res1, res2,  res3,  res4,  res5,  res6,  res7, res8,\n"
+    "                     res9, res10, res11, res12, res13, res14, res15, res16};\n"
 
     "    char msg[512] = \"(none)\";\n"
     "    dyn_options o = {0};\n"
@@ -160,7 +167,7 @@ static const char *const dyn_driver =
     "    printf(\"plain %d\\n\", dyn_run(\n"
     "        (const void *const[]){x, y, &(int32_t){5}},\n"
     "        (void *const[]){res0, &res1, res2, res3, res4, res5, res6, res7, res8, res9, res10,\n"
-    "                        res11, res12, res13, res14},\n"
+    "                        res11, res12, res13, res14, res15, res16},\n"
     "        scratch));\n"
     "    printf(\"g %d\\n\", (int)res1);\n"
     "    return 0;\n"
