@@ -128,6 +128,136 @@ static bool empty(int64_t rank, const int64_t *sizes) {
     return false;
 }
 
+/* Fills |n| elements at |dst| with the element at |v|. */
+static void fill(char *dst, const char *v, int64_t n, size_t elem) {
+    for (int64_t j = 0; j < n; j++) put(dst + (size_t)j * elem, v, elem);
+}
+
+/* The reshapes: the cut source's elements in row-major order of its sizes are the cut
+ * result's in row-major order of its sizes; copied in runs as long as both rows allow. */
+static void reshape_rows(const cpu_dyn_desc *m, char *y, const int64_t *ystr, const int64_t *sstr) {
+    int64_t rank = m->rank, xrank = m->src_rank[0], total = 1;
+    const int64_t *xs = m->src_sizes[0];
+    size_t elem = m->elem;
+    for (int64_t d = 0; d < rank; d++) total *= m->sizes[d];
+    int64_t ri[CPU_DYN_MAX_RANK] = {0}, si[CPU_DYN_MAX_RANK] = {0}, rj = 0, sj = 0;
+    int64_t rn = rank ? m->sizes[rank - 1] : 1, sn = xrank ? xs[xrank - 1] : 1;
+    while (total > 0) {
+        int64_t yoff = rj, soff = sj;
+        for (int64_t d = 0; d + 1 < rank; d++) yoff += ri[d] * ystr[d];
+        for (int64_t d = 0; d + 1 < xrank; d++) soff += si[d] * sstr[d];
+        int64_t chunk = rn - rj < sn - sj ? rn - rj : sn - sj;
+        if (chunk > total) chunk = total;
+        memcpy(y + (size_t)yoff * elem, m->src[0] + (size_t)soff * elem, (size_t)chunk * elem);
+        rj += chunk;
+        sj += chunk;
+        total -= chunk;
+        if (rj == rn) {
+            rj = 0;
+            for (int64_t d = rank - 2; d >= 0 && ++ri[d] == m->sizes[d]; d--) ri[d] = 0;
+        }
+        if (sj == sn) {
+            sj = 0;
+            for (int64_t d = xrank - 2; d >= 0 && ++si[d] == xs[d]; d--) si[d] = 0;
+        }
+    }
+}
+
+/* One row of the result (the last dimension, |n| elements at |row|) at the outer index
+ * |idx| (dimensions 0 .. rank-2). */
+static void move_row(const cpu_dyn_desc *m, char *row, const int64_t *idx, int64_t n,
+                     const int64_t (*sstr)[CPU_DYN_MAX_RANK]) {
+    int64_t last = m->rank - 1;
+    size_t elem = m->elem;
+    const int64_t *xs = m->src_sizes[0];
+    switch (m->op) {
+    case CPU_DYN_RESHAPE: return; /* reshape_rows */
+    case CPU_DYN_CONCAT: {
+        int64_t c = m->dim;
+        if (c != last) {
+            int64_t at = idx[c], k = 0, off = 0;
+            while (k < m->count - 1 && at >= m->src_sizes[k][c]) at -= m->src_sizes[k++][c];
+            for (int64_t d = 0; d < last; d++) off += (d == c ? at : idx[d]) * sstr[k][d];
+            memcpy(row, m->src[k] + (size_t)off * elem, (size_t)n * elem);
+            return;
+        }
+        int64_t pos = 0;
+        for (int64_t k = 0; k < m->count; k++) {
+            int64_t off = 0, len = m->src_sizes[k][last];
+            for (int64_t d = 0; d < last; d++) off += idx[d] * sstr[k][d];
+            if (len > 0)
+                memcpy(row + (size_t)pos * elem, m->src[k] + (size_t)off * elem,
+                       (size_t)len * elem);
+            pos += len;
+        }
+        return;
+    }
+    case CPU_DYN_PAD: {
+        int64_t off = 0;
+        for (int64_t d = 0; d < last; d++) {
+            int64_t p = idx[d] - m->lo[d], every = m->interior[d] + 1;
+            if (p < 0 || p % every != 0 || p / every >= xs[d]) {
+                fill(row, m->src[1], n, elem); /* a row of padding */
+                return;
+            }
+            off += p / every * sstr[0][d];
+        }
+        int64_t lo = m->lo[last], every = m->interior[last] + 1;
+        const char *x = m->src[0] + (size_t)off * elem;
+        if (every == 1) { /* the value's run, the padding value around it */
+            int64_t a = lo < 0 ? 0 : lo > n ? n : lo, b = lo + xs[last];
+            b = b < a ? a : b > n ? n : b;
+            fill(row, m->src[1], a, elem);
+            if (b > a)
+                memcpy(row + (size_t)a * elem, x + (size_t)(a - lo) * elem, (size_t)(b - a) * elem);
+            fill(row + (size_t)b * elem, m->src[1], n - b, elem);
+            return;
+        }
+        for (int64_t j = 0; j < n; j++) {
+            int64_t p = j - lo;
+            bool in = p >= 0 && p % every == 0 && p / every < xs[last];
+            put(row + (size_t)j * elem, in ? x + (size_t)(p / every) * elem : m->src[1], elem);
+        }
+        return;
+    }
+    case CPU_DYN_REVERSE: {
+        int64_t off = 0;
+        for (int64_t d = 0; d < last; d++)
+            off += (m->flip[d] ? xs[d] - 1 - idx[d] : idx[d]) * sstr[0][d];
+        const char *x = m->src[0] + (size_t)off * elem;
+        if (!m->flip[last]) {
+            memcpy(row, x, (size_t)n * elem);
+            return;
+        }
+        for (int64_t j = 0; j < n; j++)
+            put(row + (size_t)j * elem, x + (size_t)(xs[last] - 1 - j) * elem, elem);
+        return;
+    }
+    case CPU_DYN_SLICE: {
+        int64_t off = m->start[last];
+        for (int64_t d = 0; d < last; d++) off += (m->start[d] + idx[d]) * sstr[0][d];
+        memcpy(row, m->src[0] + (size_t)off * elem, (size_t)n * elem);
+        return;
+    }
+    case CPU_DYN_UPDATE: {
+        int64_t xoff = 0, uoff = 0;
+        bool inside = true;
+        for (int64_t d = 0; d < last; d++) {
+            int64_t u = idx[d] - m->start[d];
+            inside = inside && u >= 0 && u < m->src_sizes[1][d];
+            xoff += idx[d] * sstr[0][d];
+            uoff += u * sstr[1][d];
+        }
+        memcpy(row, m->src[0] + (size_t)xoff * elem, (size_t)n * elem);
+        int64_t len = m->src_sizes[1][last];
+        if (inside && len > 0)
+            memcpy(row + (size_t)m->start[last] * elem, m->src[1] + (size_t)uoff * elem,
+                   (size_t)len * elem);
+        return;
+    }
+    }
+}
+
 void cpu_dyn_move(const cpu_dyn_desc *m, void *out) {
     int64_t rank = m->rank;
     size_t elem = m->elem;
@@ -141,74 +271,20 @@ void cpu_dyn_move(const cpu_dyn_desc *m, void *out) {
     if (empty(rank, m->sizes)) return;
     for (int64_t k = 0; k < m->count; k++)
         row_major_strides(m->src_rank[k], m->src_dims[k], sstr[k]);
-    int64_t idx[CPU_DYN_MAX_RANK] = {0}, xidx[CPU_DYN_MAX_RANK] = {0};
-    const int64_t *xs = m->src_sizes[0];
-    int64_t xrank = m->src_rank[0];
+    if (m->op == CPU_DYN_RESHAPE) {
+        reshape_rows(m, y, ystr, sstr[0]);
+        return;
+    }
+    if (rank == 0) { /* one element: the operand's, or the update's */
+        put(y, m->op == CPU_DYN_UPDATE ? m->src[1] : m->src[0], elem);
+        return;
+    }
+    int64_t idx[CPU_DYN_MAX_RANK] = {0}, n = m->sizes[rank - 1];
     for (;;) {
         int64_t yoff = 0;
-        for (int64_t d = 0; d < rank; d++) yoff += idx[d] * ystr[d];
-        const char *from = NULL;
-        switch (m->op) {
-        case CPU_DYN_RESHAPE: {
-            /* The cut operand's row-major order is the cut result's: a second odometer. */
-            int64_t off = 0;
-            for (int64_t d = 0; d < xrank; d++) off += xidx[d] * sstr[0][d];
-            from = m->src[0] + (size_t)off * elem;
-            for (int64_t d = xrank - 1; d >= 0; d--) {
-                if (++xidx[d] < xs[d]) break;
-                xidx[d] = 0;
-            }
-            break;
-        }
-        case CPU_DYN_CONCAT: {
-            int64_t c = m->dim, at = idx[c], k = 0;
-            while (k < m->count - 1 && at >= m->src_sizes[k][c]) at -= m->src_sizes[k++][c];
-            int64_t off = 0;
-            for (int64_t d = 0; d < rank; d++) off += (d == c ? at : idx[d]) * sstr[k][d];
-            from = m->src[k] + (size_t)off * elem;
-            break;
-        }
-        case CPU_DYN_PAD: {
-            int64_t off = 0;
-            from = m->src[0];
-            for (int64_t d = 0; d < rank && from; d++) {
-                int64_t p = idx[d] - m->lo[d], every = m->interior[d] + 1;
-                if (p < 0 || p % every != 0 || p / every >= xs[d])
-                    from = NULL;
-                else
-                    off += p / every * sstr[0][d];
-            }
-            from = from ? m->src[0] + (size_t)off * elem : m->src[1];
-            break;
-        }
-        case CPU_DYN_REVERSE: {
-            int64_t off = 0;
-            for (int64_t d = 0; d < rank; d++)
-                off += (m->flip[d] ? xs[d] - 1 - idx[d] : idx[d]) * sstr[0][d];
-            from = m->src[0] + (size_t)off * elem;
-            break;
-        }
-        case CPU_DYN_SLICE: {
-            int64_t off = 0;
-            for (int64_t d = 0; d < rank; d++) off += (m->start[d] + idx[d]) * sstr[0][d];
-            from = m->src[0] + (size_t)off * elem;
-            break;
-        }
-        case CPU_DYN_UPDATE: {
-            bool inside = true;
-            int64_t uoff = 0, xoff = 0;
-            for (int64_t d = 0; d < rank; d++) {
-                int64_t u = idx[d] - m->start[d];
-                inside = inside && u >= 0 && u < m->src_sizes[1][d];
-                uoff += u * sstr[1][d];
-                xoff += idx[d] * sstr[0][d];
-            }
-            from = inside ? m->src[1] + (size_t)uoff * elem : m->src[0] + (size_t)xoff * elem;
-            break;
-        }
-        }
-        put(y + (size_t)yoff * elem, from, elem);
-        int64_t d = rank - 1;
+        for (int64_t d = 0; d + 1 < rank; d++) yoff += idx[d] * ystr[d];
+        move_row(m, y + (size_t)yoff * elem, idx, n, (const int64_t(*)[CPU_DYN_MAX_RANK])sstr);
+        int64_t d = rank - 2;
         while (d >= 0 && ++idx[d] == m->sizes[d]) idx[d--] = 0;
         if (d < 0) break;
     }
@@ -390,6 +466,53 @@ bool cpu_dyn_reduce_ok(const cxla_instr *in) {
     return kind != INTERP_REDUCER_NONE && interp_reducer_supports(kind, xs->type);
 }
 
+/* The interpreter's pairwise sum (interp_reduce.c: leaves of up to 16 elements summed in
+ * order, halves split at n / 2), over contiguous elements: the same additions in the same
+ * order, so the same bits. */
+#define DEFINE_PAIRWISE(T, NAME)                                                                   \
+    static T pairwise_##NAME(const T *x, int64_t n) {                                              \
+        if (n <= 16) {                                                                             \
+            T s = x[0];                                                                            \
+            for (int64_t r = 1; r < n; r++) s += x[r];                                             \
+            return s;                                                                              \
+        }                                                                                          \
+        int64_t half = n / 2;                                                                      \
+        return pairwise_##NAME(x, half) + pairwise_##NAME(x + half, n - half);                     \
+    }
+DEFINE_PAIRWISE(float, f32)
+DEFINE_PAIRWISE(double, f64)
+#undef DEFINE_PAIRWISE
+
+/* A float sum over trailing dimensions: each output's block of the cut input (at |base|
+ * where it is contiguous, |scratch| NULL; else copied row by row into |scratch|, |count|
+ * elements), summed pairwise onto the init value. */
+static void sum_trailing(cxla_type t, const char *x, const int64_t *xstr, int64_t xrank, int64_t kr,
+                         const int64_t *sizes, int64_t count, int64_t base, char *scratch,
+                         void *acc) {
+    size_t elem = t == CXLA_F32 ? 4 : 8;
+    int64_t idx[CPU_DYN_MAX_RANK] = {0}, n = sizes[xrank - 1], at = 0;
+    const char *block = x + (size_t)base * elem; /* |scratch| NULL: contiguous there */
+    if (scratch) block = scratch;
+    while (scratch && at < count) {
+        int64_t off = base;
+        for (int64_t d = kr; d + 1 < xrank; d++) off += idx[d] * xstr[d];
+        memcpy(scratch + (size_t)at * elem, x + (size_t)off * elem, (size_t)n * elem);
+        at += n;
+        for (int64_t d = xrank - 2; d >= kr && ++idx[d] == sizes[d]; d--) idx[d] = 0;
+    }
+    if (t == CXLA_F32) {
+        float a;
+        memcpy(&a, acc, 4);
+        a += pairwise_f32((const float *)(const void *)block, count);
+        memcpy(acc, &a, 4);
+    } else {
+        double a;
+        memcpy(&a, acc, 8);
+        a += pairwise_f64((const double *)(const void *)block, count);
+        memcpy(acc, &a, 8);
+    }
+}
+
 cxla_status cpu_dyn_reduce(const cxla_instr *in, void *out, const void *const *ins,
                            const int64_t *const *opz, int64_t *out_sizes, bool *out_handler) {
     const cxla_shape *xs = &in->operands[0]->shape, *ys = &in->shape;
@@ -413,30 +536,49 @@ cxla_status cpu_dyn_reduce(const cxla_instr *in, void *out, const void *const *i
     int64_t xstr[CPU_DYN_MAX_RANK], ystr[CPU_DYN_MAX_RANK];
     row_major_strides(xs->rank, xs->dims, xstr);
     row_major_strides(ys->rank, ys->dims, ystr);
-    /* The reduced dimensions in order, at their sizes, strided over the bounds. */
+    const cxla_computation *comp = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
+    interp_reducer kind = interp_match_reducer(comp);
+    /* The kept dimensions, the reduced ones (in order, at their sizes), and their count. */
     int64_t sizes[CPU_DYN_MAX_RANK], kept[CPU_DYN_MAX_RANK], rank = 0, kr = 0, cells = 0, count = 1;
-    for (int64_t d = 0; d < xs->rank; d++)
-        if (reduced[d]) cells += opz[0][d];
-    int64_t *table = malloc((size_t)(cells ? cells : 1) * sizeof(int64_t));
-    const int64_t *tables[CPU_DYN_MAX_RANK];
-    if (!table) return exec_error(in, CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-    int64_t *t = table;
     for (int64_t d = 0; d < xs->rank; d++) {
         if (!reduced[d]) {
             kept[kr++] = d;
             continue;
         }
-        for (int64_t i = 0; i < opz[0][d]; i++) t[i] = i * xstr[d];
-        sizes[rank] = opz[0][d];
-        tables[rank++] = t;
-        t += opz[0][d];
+        sizes[rank++] = opz[0][d];
+        cells += opz[0][d];
         count *= opz[0][d];
     }
+    /* f32/f64 sums over the trailing dimensions (rows, whole arrays): the pairwise sum over
+     * each output's block, in place where the block is contiguous (no padding inside it),
+     * else copied row by row into scratch; anything else through the interpreter's loop
+     * over a space of the elements below the sizes, strided over the bounds. */
+    bool trailing = (xs->type == CXLA_F32 || xs->type == CXLA_F64) && kind == INTERP_REDUCER_ADD &&
+                    count > 0 && rank > 0,
+         contiguous = true;
+    for (int64_t d = 0; d < xs->rank; d++) {
+        trailing = trailing && reduced[d] == (d >= kr);
+        if (d > kr) contiguous = contiguous && opz[0][d] == xs->dims[d];
+    }
+    int64_t *table = trailing ? NULL : malloc((size_t)(cells ? cells : 1) * sizeof(int64_t));
+    char *scratch = trailing && !contiguous ? malloc((size_t)count * elem) : NULL;
+    if ((!trailing && !table) || (trailing && !contiguous && !scratch)) {
+        free(table);
+        free(scratch);
+        return exec_error(in, CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    }
+    const int64_t *tables[CPU_DYN_MAX_RANK];
+    for (int64_t d = 0, j = 0, *t = table; t && d < xs->rank; d++) {
+        if (!reduced[d]) continue;
+        for (int64_t i = 0; i < opz[0][d]; i++) t[i] = i * xstr[d];
+        tables[j++] = t;
+        t += opz[0][d];
+    }
     interp_space space = {.rank = rank, .count = count, .sizes = sizes, .offsets = tables};
-    const cxla_computation *comp = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
-    interp_reducer kind = interp_match_reducer(comp);
     bool empty_out = false;
     for (int64_t j = 0; j < ys->rank; j++) empty_out = empty_out || out_sizes[j] == 0;
+    int64_t rsizes[CPU_DYN_MAX_RANK];
+    for (int64_t d = 0; d < xs->rank; d++) rsizes[d] = opz[0][d];
     int64_t idx[CPU_DYN_MAX_RANK] = {0};
     while (!empty_out && kr == ys->rank) {
         int64_t base = 0, yoff = 0;
@@ -446,11 +588,16 @@ cxla_status cpu_dyn_reduce(const cxla_instr *in, void *out, const void *const *i
         }
         char *acc = (char *)out + (size_t)yoff * elem;
         memcpy(acc, ins[1], elem);
-        interp_reduce_space(kind, xs->type, ins[0], base, &space, ins[1], acc);
+        if (trailing)
+            sum_trailing(xs->type, ins[0], xstr, xs->rank, kr, rsizes, count, base,
+                         contiguous ? NULL : scratch, acc);
+        else
+            interp_reduce_space(kind, xs->type, ins[0], base, &space, ins[1], acc);
         int64_t j = kr - 1;
         while (j >= 0 && ++idx[j] == out_sizes[j]) idx[j--] = 0;
         if (j < 0) break;
     }
     free(table);
+    free(scratch);
     return kr == ys->rank ? NULL : exec_error(in, CXLA_STATUS_INTERNAL, "bad reduce dimensions");
 }
