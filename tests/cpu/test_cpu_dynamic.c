@@ -591,6 +591,8 @@ static void test_moves(void) {
         "  z = s32[] constant(-1)\n"
         "  pd = s32[<=18,<=13] pad(x, z), padding=1_2_1x-1_3_1\n"
         "  rv = s32[<=8,<=6] reverse(x), dimensions={0,1}\n"
+        "  pz = s32[<=10,<=7] pad(x, z), padding=2_0x-2_3\n"
+        "  r0 = s32[<=8,<=6] reverse(x), dimensions={0}\n"
         "  r1 = s32[<=8,<=6] reverse(x), dimensions={1}\n"
         "  ds = s32[<=8,<=6] dynamic-slice(x, i, j), dynamic_slice_sizes={8,6}\n"
         "  d0 = s32[] get-dimension-size(x), dimensions={0}\n"
@@ -598,7 +600,8 @@ static void test_moves(void) {
         "  dr = s32[<=6,<=8] dynamic-reshape(x, d1, d0)\n"
         "  io = s32[<=8,<=6] iota(), iota_dimension=1\n"
         "  ROOT t = (s32[<=48], s32[<=8,<=18], s32[<=18,<=13], s32[<=8,<=6], s32[<=8,<=6], "
-        "s32[<=8,<=6], s32[<=6,<=8], s32[<=8,<=6]) tuple(flat, cat, pd, rv, r1, ds, dr, io)\n"
+        "s32[<=8,<=6], s32[<=6,<=8], s32[<=8,<=6], s32[<=10,<=7], s32[<=8,<=6]) "
+        "tuple(flat, cat, pd, rv, r1, ds, dr, io, pz, r0)\n"
         "}\n";
     cxla_module *m = parse(text);
     void *compiled = m ? compile(m) : NULL;
@@ -610,8 +613,8 @@ static void test_moves(void) {
     cpu_plan_stats st = {0};
     if (plan) cpu_plan_get_stats(plan, &st);
     CHECK_MSG(plan && st.handler_steps == 0, "%" PRId64 " handler steps", st.handler_steps);
-    CHECK_MSG(st.move_steps == 7, "%" PRId64 " moves, not 7", st.move_steps);
-    static const char *moves[] = {"flat", "cat", "pd", "rv", "r1", "ds", "dr"};
+    CHECK_MSG(st.move_steps == 9, "%" PRId64 " moves, not 9", st.move_steps);
+    static const char *moves[] = {"flat", "cat", "pd", "rv", "r1", "ds", "dr", "pz", "r0"};
     for (size_t k = 0; k < sizeof(moves) / sizeof(moves[0]); k++)
         check_what(compiled, moves[k], "dynamic move");
     check_what(compiled, "io", "kernel");
