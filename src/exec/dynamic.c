@@ -214,7 +214,25 @@ static bool static_instr_shapes(const cxla_instr *in) {
 /* One instruction (not a fusion) whose kernel at the bounds computes its value below the
  * sizes: element i of the result reads only elements of the operands at indices that lie
  * below their sizes whenever i lies below the result's sizes. */
+/* A sort of several operands (a tuple result) along a dimension static in all of them:
+ * row by row, as one operand's (positionwise_one). */
+static bool sort_tuple_positionwise(const cxla_instr *in) {
+    int64_t nd = 0;
+    const int64_t *dims = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+    if (in->opcode != CXLA_OP_SORT || in->shape.type != CXLA_TUPLE || nd != 1 ||
+        in->shape.tuple_count != in->operand_count || in->operand_count < 1)
+        return false;
+    for (int64_t k = 0; k < in->operand_count; k++) {
+        const cxla_shape *s = &in->operands[k]->shape, *e = &in->shape.elements[k];
+        if (!bounded_array(s) || !bounded_array(e) || e->rank != s->rank || dims[0] < 0 ||
+            dims[0] >= s->rank || exec_shape_dim_dynamic(s, dims[0]))
+            return false;
+    }
+    return true;
+}
+
 static bool positionwise_one(const cxla_instr *in) {
+    if (sort_tuple_positionwise(in)) return true;
     if (!bounded_array(&in->shape)) return false;
     bool all_static = static_array(&in->shape);
     for (int64_t k = 0; k < in->operand_count; k++) {
@@ -330,6 +348,7 @@ bool exec_dynamic_cannot_fail(const cxla_instr *in) {
     if (!positionwise_one(in)) return false;
     /* A dynamic gather's batch sizes may miss a static result dimension: left unfused. */
     if (in->opcode == CXLA_OP_GATHER && !static_instr_shapes(in)) return false;
+    if (in->shape.type == CXLA_TUPLE) return false; /* a sort of several operands */
     const cxla_shape *ys = &in->shape;
     if (in->opcode == CXLA_OP_BROADCAST || in->opcode == CXLA_OP_TRANSPOSE) {
         int64_t nd = 0;
@@ -403,8 +422,7 @@ static cxla_status align(const cxla_instr *in, int64_t (*r)[CXLA_MAX_RANK], cons
 
 /* The result's sizes |o| against its declared shape, as the interpreter puts a result back
  * into it. */
-static cxla_status check_result(const cxla_instr *in, const int64_t *o) {
-    const cxla_shape *decl = &in->shape;
+static cxla_status check_shape(const cxla_instr *in, const cxla_shape *decl, const int64_t *o) {
     for (int64_t d = 0; d < decl->rank; d++) {
         int64_t got = o[d], want = decl->dims[d];
         if (!exec_shape_dim_dynamic(decl, d) && got != want)
@@ -417,6 +435,38 @@ static cxla_status check_result(const cxla_instr *in, const int64_t *o) {
                               "dimension %" PRId64 " of the result has %" PRId64
                               " elements, beyond its bound %" PRId64,
                               d, got, want);
+    }
+    return NULL;
+}
+
+static cxla_status check_result(const cxla_instr *in, const int64_t *o) {
+    return check_shape(in, &in->shape, o);
+}
+
+/* A sort of several operands: they line up dimension by dimension (the interpreter's
+ * EXEC_DYN_SAME), and every result element takes the sizes that come out. */
+static cxla_status sizes_sort_tuple(const cxla_instr *in, const int64_t *const *ops,
+                                    int64_t *const *out) {
+    int64_t n = in->operand_count, rank = in->operands[0]->shape.rank;
+    if (n > 64) return exec_error(in, CXLA_STATUS_UNIMPLEMENTED, "too many operands");
+    int64_t r[64][CXLA_MAX_RANK], ks[64], ds[64];
+    bool padded = false;
+    for (int64_t k = 0; k < n; k++)
+        for (int64_t d = 0; d < rank; d++) {
+            r[k][d] = ops[k][d];
+            padded = padded || r[k][d] < in->operands[k]->shape.dims[d];
+        }
+    for (int64_t d = 0; d < rank && padded; d++) {
+        for (int64_t k = 0; k < n; k++) {
+            ks[k] = k;
+            ds[k] = d;
+        }
+        CXLA_RETURN_IF_ERROR(align(in, r, ks, ds, n));
+    }
+    for (int64_t e = 0; e < n; e++) {
+        const cxla_shape *ys = &in->shape.elements[e];
+        for (int64_t d = 0; d < rank; d++) out[e][d] = padded ? r[0][d] : ys->dims[d];
+        if (padded) CXLA_RETURN_IF_ERROR(check_shape(in, ys, out[e]));
     }
     return NULL;
 }
@@ -606,6 +656,7 @@ static cxla_status sizes_fused(const cxla_computation *c, const cxla_instr *f,
 
 cxla_status exec_dynamic_sizes(const cxla_instr *in, const int64_t *const *ops,
                                int64_t *const *out) {
+    if (sort_tuple_positionwise(in)) return sizes_sort_tuple(in, ops, out);
     if (in->opcode != CXLA_OP_FUSION) return sizes_one(in, ops, out[0]);
     const cxla_computation *c = cxla_instr_called(in, CXLA_ATTR_CALLS);
     if (!c || !c->root) return exec_error(in, CXLA_STATUS_INTERNAL, "no fused computation");

@@ -49,7 +49,8 @@ cxla_status exec_dynamic_broadcast_sizes(const cxla_instr *in, int64_t operand_r
  * the result's sizes. True for elementwise operations (a static operand lined up with a
  * dynamic one is cut to its size: its extra elements only meet padding), broadcast,
  * transpose, slice (its range clamped to the size), concatenate along a static dimension,
- * iota (no operands), sort of one operand along a static dimension,
+ * iota (no operands), sort along a dimension static in every operand (a tuple result:
+ * every element takes the operands' lined-up sizes), gather from a static operand,
  * a reshape whose operand and result
  * are dynamic in their outermost dimension only (the value is a prefix of the buffer on
  * both sides), any instruction whose shapes are all static, and fusions of these (static

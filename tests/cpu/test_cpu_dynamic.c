@@ -739,31 +739,45 @@ static void test_exact_reduce(void) {
     free(saved);
 }
 
-/* Sort of one operand along a static dimension runs its kernel at the bounds: each row
- * sorts on its own, the garbage of the padding rows only among themselves, then zeroed.
+/* Sorts along a static dimension (one operand, or values with keys) run their kernels at
+ * the bounds: each row sorts on its own, the garbage of the padding rows only among
+ * themselves, then zeroed; keys and values of different sizes are the interpreter's error.
  * Along the dynamic dimension it keeps the handler (only the first size elements sort). */
 static void test_sort(void) {
     static const char *text = "HloModule sorts\n"
                               "gt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
                               "  ROOT r = pred[] compare(a, b), direction=GT\n}\n"
+                              "gt4 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                              "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"
+                              "  ROOT r = pred[] compare(a, b), direction=GT\n}\n"
                               "ENTRY main {\n"
                               "  x = f32[<=8,6] parameter(0)\n"
                               "  rows = f32[<=8,6] sort(x), dimensions={1}, to_apply=gt\n"
                               "  cols = f32[<=8,6] sort(x), dimensions={0}, to_apply=gt\n"
-                              "  ROOT t = (f32[<=8,6], f32[<=8,6]) tuple(rows, cols)\n"
+                              "  k = s32[<=8,6] parameter(1)\n"
+                              "  kv = (f32[<=8,6], s32[<=8,6]) sort(x, k), dimensions={1}, "
+                              "to_apply=gt4\n"
+                              "  ROOT t = (f32[<=8,6], f32[<=8,6], (f32[<=8,6], s32[<=8,6])) "
+                              "tuple(rows, cols, kv)\n"
                               "}\n";
     cxla_module *m = parse(text);
     void *compiled = m ? compile(m) : NULL;
     if (compiled) {
         check_what(compiled, "rows", "kernel");
         check_what(compiled, "cols", "interpreter handler");
-        static const int64_t sizes[][2] = {{0, 6}, {3, 6}, {8, 6}, {1, 6}};
+        check_what(compiled, "kv", "kernel");
+        /* The keys' sizes must agree with the values' (the interpreter's error when not). */
+        static const int64_t sizes[][2] = {{0, 6}, {3, 6}, {8, 6}, {1, 6}, {3, 6}};
+        static const int64_t ksizes[][2] = {{0, 6}, {3, 6}, {8, 6}, {1, 6}, {2, 6}};
         for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-            cxla_literal *a = arg(&m->entry->params[0]->shape, sizes[k], 5, -0.75, 1e9);
+            cxla_literal *a[2] = {arg(&m->entry->params[0]->shape, sizes[k], 5, -0.75, 1e9),
+                                  arg(&m->entry->params[1]->shape, ksizes[k], 0, 1, -5)};
             char what[64];
-            snprintf(what, sizeof(what), "sort at (%" PRId64 ",6)", sizes[k][0]);
-            if (a) CHECK(same(m, compiled, &a, 1, what));
-            cxla_literal_free(a);
+            snprintf(what, sizeof(what), "sort at (%" PRId64 ",6), keys at %" PRId64, sizes[k][0],
+                     ksizes[k][0]);
+            if (a[0] && a[1]) CHECK(same(m, compiled, a, 2, what) == (sizes[k][0] == ksizes[k][0]));
+            cxla_literal_free(a[0]);
+            cxla_literal_free(a[1]);
         }
         cpu_backend.destroy(compiled);
     }
