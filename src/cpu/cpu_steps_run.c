@@ -546,7 +546,7 @@ static bool leaves_finite(run *r, const int64_t *ids, int64_t n) {
  * tested before the step, since an in-place step overwrites them). */
 static bool finite_checked(const step *sp) {
     if (sp->kind != S_KERNEL && sp->kind != S_CALL && sp->kind != S_HANDLER && sp->kind != S_SVC &&
-        sp->kind != S_DUS)
+        sp->kind != S_DUS && sp->kind != S_MOVE)
         return false;
     const cxla_instr *in = sp->instr;
     return in->operand_count > 0 &&
