@@ -90,6 +90,7 @@ typedef struct cpu_plan_stats {
     int64_t service_steps; /* collectives, custom calls, host transfers, rng (cpu_service.h) */
     int64_t donated;       /* a plan for donated arguments: result leaves computed in them */
     int64_t bounds_steps;  /* kernels run at the bounds of dynamic shapes (cpu_bounds_kind) */
+    int64_t move_steps;    /* moves of elements by dynamic sizes (cpu_dynamic.c, S_MOVE) */
 } cpu_plan_stats;
 void cpu_plan_get_stats(const cpu_plan *plan, cpu_plan_stats *out);
 /* "step", "in place", "kernel in place", "pieces in place", "alias", "interpreter handler", a

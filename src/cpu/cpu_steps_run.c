@@ -356,6 +356,7 @@ static cxla_status run_size(run *r, const step *sp) {
  * identity), the kernel over the whole buffers, then the result's padding zeroed (the
  * interpreter's results have zero padding, which set-dimension-size can bring back). */
 static cxla_status run_handler(run *r, const step *sp);
+static cxla_status run_move(run *r, const step *sp);
 
 static cxla_status run_bounds(run *r, const step *sp) {
     const cxla_instr *in = sp->instr;
@@ -379,7 +380,8 @@ static cxla_status run_bounds(run *r, const step *sp) {
         bool padded = false;
         for (int64_t d = 0; d < xs->rank; d++) padded = padded || opz[0][d] < xs->dims[d];
         if (padded) {
-            if (!cpu_bounds_identity(in, r->ins[1])) return run_handler(r, sp);
+            if (!cpu_bounds_identity(in, r->ins[1]))
+                return cpu_dyn_reduce_ok(in) ? run_move(r, sp) : run_handler(r, sp);
             void *mask = r->ptr[sp->out[sp->mask]];
             size_t bytes = r->p->values[sp->out[sp->mask]].size;
             if (bytes) memcpy(mask, r->ins[0], bytes);
@@ -416,6 +418,40 @@ static cxla_status run_bounds(run *r, const step *sp) {
         int64_t *z = sizes_of(r, sp->out[e]);
         for (int64_t d = 0; z && d < ys->rank; d++) z[d] = resz[e][d];
     }
+    return NULL;
+}
+
+/* A move of elements by the run-time sizes, or a reduce over them (cpu_dynamic.c); the
+ * interpreter's handler where that would report an error, so that the error is the
+ * interpreter's. */
+static cxla_status run_move(run *r, const step *sp) {
+    const cxla_instr *in = sp->instr;
+    int64_t n = in->operand_count;
+    if (n > CPU_DYN_MAX_SOURCES || n != sp->in_count || sp->out_count < 1)
+        return exec_error(in, CXLA_STATUS_INTERNAL, "a move step with odd operands");
+    int64_t opz[CPU_DYN_MAX_SOURCES][CPU_DYN_MAX_RANK];
+    const int64_t *ops[CPU_DYN_MAX_SOURCES];
+    const void *ins[CPU_DYN_MAX_SOURCES];
+    for (int64_t k = 0; k < n; k++) {
+        operand_sizes(r, &in->operands[k]->shape, sp->in[k], opz[k]);
+        ops[k] = opz[k];
+        ins[k] = r->ptr[sp->in[k]];
+    }
+    bool handler = false;
+    if (in->opcode == CXLA_OP_REDUCE) {
+        int64_t resz[CPU_DYN_MAX_RANK];
+        CXLA_RETURN_IF_ERROR(cpu_dyn_reduce(in, r->ptr[sp->out[0]], ins, ops, resz, &handler));
+        if (handler) return run_handler(r, sp);
+        int64_t *z = sizes_of(r, sp->out[0]);
+        for (int64_t d = 0; z && d < in->shape.rank; d++) z[d] = resz[d];
+        return NULL;
+    }
+    cpu_dyn_desc m;
+    CXLA_RETURN_IF_ERROR(cpu_dyn_move_plan(in, ins, ops, &m, &handler));
+    if (handler) return run_handler(r, sp);
+    cpu_dyn_move(&m, r->ptr[sp->out[0]]);
+    int64_t *z = sizes_of(r, sp->out[0]);
+    for (int64_t d = 0; z && d < m.rank; d++) z[d] = m.sizes[d];
     return NULL;
 }
 
@@ -461,6 +497,7 @@ static cxla_status run_step(run *r, const step *sp) {
         run_dus(r, sp);
         return NULL;
     case S_HANDLER: return run_handler(r, sp);
+    case S_MOVE: return run_move(r, sp);
     case S_SVC:
         if (p->dyn_off) whole_sizes(r, sp);
         for (int64_t k = 0; k < sp->in_count; k++) r->ins[k] = r->ptr[sp->in[k]];
@@ -509,7 +546,7 @@ static bool leaves_finite(run *r, const int64_t *ids, int64_t n) {
  * tested before the step, since an in-place step overwrites them). */
 static bool finite_checked(const step *sp) {
     if (sp->kind != S_KERNEL && sp->kind != S_CALL && sp->kind != S_HANDLER && sp->kind != S_SVC &&
-        sp->kind != S_DUS)
+        sp->kind != S_DUS && sp->kind != S_MOVE)
         return false;
     const cxla_instr *in = sp->instr;
     return in->operand_count > 0 &&
@@ -526,7 +563,7 @@ static cxla_status run_seq(run *r, const seq *q) {
             [S_KERNEL] = "kernel", [S_CALL] = "call",        [S_COPY] = "copy",
             [S_DUS] = "dus",       [S_HANDLER] = "handler",  [S_SVC] = "service",
             [S_SEQ] = "call-seq",  [S_COND] = "conditional", [S_WHILE] = "while",
-            [S_SIZE] = "size"};
+            [S_SIZE] = "size",     [S_MOVE] = "move"};
         double t0 = r->step_times ? now_us() : 0;
         CXLA_RETURN_IF_ERROR(run_step(r, sp));
         if (r->step_times && sp->kind != S_SEQ && sp->kind != S_COND && sp->kind != S_WHILE)

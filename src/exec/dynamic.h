@@ -74,6 +74,8 @@ cxla_status exec_dynamic_broadcast_sizes(const cxla_instr *in, int64_t operand_r
  * the result's sizes. True for elementwise operations (a static operand lined up with a
  * dynamic one is cut to its size: its extra elements only meet padding), broadcast,
  * transpose, slice (its range clamped to the size), concatenate along a static dimension,
+ * iota (no operands), sort along a dimension static in every operand (a tuple result:
+ * every element takes the operands' lined-up sizes), gather from a static operand,
  * a reshape whose operand and result
  * are dynamic in their outermost dimension only (the value is a prefix of the buffer on
  * both sides), any instruction whose shapes are all static, and fusions of these (static
@@ -96,8 +98,8 @@ bool exec_dynamic_cannot_fail(const cxla_instr *in);
  * operands line up (two dynamic sizes that differ: INVALID_ARGUMENT naming both), the
  * result takes the sizes that come out, and a static result dimension must come out at
  * its size, a bounded one within its bound (INVALID_ARGUMENT naming the instruction).
- * Covers what exec_dynamic_positionwise accepts, a reduce of one input and dot; INTERNAL
- * for others. */
+ * Covers what exec_dynamic_positionwise accepts, a reduce of one input, dot, concatenate
+ * along any dimension and reverse; INTERNAL for others. */
 cxla_status exec_dynamic_sizes(const cxla_instr *in, const int64_t *const *ops,
                                int64_t *const *out);
 
