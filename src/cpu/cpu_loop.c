@@ -10,12 +10,14 @@
  * Program layout: ops[0] is the loop itself (O_WHILE); a while op at index i has its
  * condition's ops at [i + 1, cond_end) and its body's at [cond_end, body_end), and the
  * next op after it is at body_end. Calls (S_SEQ) are inlined: their steps are the caller's.
+ * A conditional op (O_COND) of n branches has branch b's ops at [marks[size + b],
+ * marks[size + b + 1]); the next op is at marks[size + n].
  *
  * What fuses: kernels of static shapes (bounds kind B_STATIC), copies, in-place
- * dynamic-update-slices, calls and while loops whose own steps fuse. Library calls,
- * handlers, services (collectives, host transfers, custom calls, rng), conditionals and
- * dynamic sizes keep the steps (the loop runs step by step, its fusable inner loops fused
- * on their own). */
+ * dynamic-update-slices, calls, conditionals (pred or integer index) and while loops
+ * whose own steps fuse. Library calls, handlers, services (collectives, host transfers,
+ * custom calls, rng) and dynamic sizes keep the steps (the loop runs step by step, its fusable
+ * inner loops fused on their own). */
 #include "cpu/cpu_loop.h"
 
 #include <inttypes.h>
@@ -25,8 +27,9 @@
 #include "cpu/compiler.h"
 #include "cpu/emit.h"
 #include "cpu/threadpool.h"
+#include "literal/literal_internal.h"
 
-typedef enum lop_kind { O_KERNEL, O_POOLED, O_COPY, O_DUS, O_WHILE } lop_kind;
+typedef enum lop_kind { O_KERNEL, O_POOLED, O_COPY, O_DUS, O_WHILE, O_COND } lop_kind;
 
 typedef struct lop {
     lop_kind kind;
@@ -34,7 +37,7 @@ typedef struct lop {
     cpu_kernel_fn fn;
     int64_t range;
     int64_t in, out; /* first slot of the operands, of the results (O_COPY: sources, targets) */
-    int64_t n;       /* O_COPY: pairs; their byte counts from sizes[size] on */
+    int64_t n;       /* O_COPY: pairs, their byte counts from sizes[size] on; O_COND: branches */
     int64_t size;
     int64_t pred;               /* O_WHILE: the slot of the condition's result */
     int64_t cond_end, body_end; /* O_WHILE: see the layout above */
@@ -54,6 +57,8 @@ struct cpu_loop {
     int64_t nslots, scap;
     size_t *sizes; /* O_COPY's byte counts */
     int64_t nsizes, zcap;
+    int64_t *marks; /* O_COND's branch boundaries */
+    int64_t nmarks, mcap;
 };
 
 bool cpu_loop_kernel_direct(const cpu_kernel_info *info) {
@@ -69,12 +74,14 @@ void cpu_loop_free(cpu_loop *l) {
     free(l->steps);
     free(l->slots);
     free(l->sizes);
+    free(l->marks);
     free(l);
 }
 
 /* ---- building -------------------------------------------------------------------------- */
 
 static bool fusable_seq(const seq *q, int depth);
+static const char *index_ctype(cxla_type t);
 
 static bool fusable_step(const step *sp, int depth) {
     switch (sp->kind) {
@@ -85,6 +92,15 @@ static bool fusable_step(const step *sp, int depth) {
     case S_WHILE:
         return sp->sub_count == 2 && fusable_seq(&sp->sub[0], depth + 1) &&
                fusable_seq(&sp->sub[1], depth + 1);
+    case S_COND: {
+        /* The branch index is read by the program itself: pred or a plain integer. */
+        const cxla_shape *is = sp->in_count == 1 ? &sp->instr->operands[0]->shape : NULL;
+        if (!is || sp->sub_count < 1 || (is->type != CXLA_PRED && !index_ctype(is->type)))
+            return false;
+        for (int64_t b = 0; b < sp->sub_count; b++)
+            if (!fusable_seq(&sp->sub[b], depth + 1)) return false;
+        return true;
+    }
     default: return false;
     }
 }
@@ -142,6 +158,32 @@ static int64_t add_sizes(cpu_loop *l, const cpu_plan *p, const int64_t *ids, int
 
 static bool emit_seq(cpu_loop *l, cpu_plan *p, const seq *q);
 
+static bool emit_cond(cpu_loop *l, cpu_plan *p, const step *sp) {
+    int64_t c = add_op(l, O_COND, sp);
+    int64_t in = c < 0 ? -1 : add_slots(l, sp->in, 1);
+    if (in < 0) return false;
+    int64_t n = sp->sub_count;
+    if (l->nmarks + n + 1 > l->mcap) {
+        int64_t cap = l->mcap ? 2 * l->mcap : 16;
+        while (cap < l->nmarks + n + 1) cap *= 2;
+        int64_t *m = realloc(l->marks, (size_t)cap * sizeof(*m));
+        if (!m) return false;
+        l->marks = m;
+        l->mcap = cap;
+    }
+    int64_t at = l->nmarks;
+    l->nmarks += n + 1;
+    l->ops[c].in = in;
+    l->ops[c].n = n;
+    l->ops[c].size = at;
+    for (int64_t b = 0; b < n; b++) {
+        l->marks[at + b] = l->count;
+        if (!emit_seq(l, p, &sp->sub[b])) return false;
+    }
+    l->marks[at + n] = l->count;
+    return true;
+}
+
 static bool emit_while(cpu_loop *l, cpu_plan *p, const step *sp) {
     int64_t w = add_op(l, O_WHILE, sp);
     if (w < 0) return false;
@@ -164,6 +206,10 @@ static bool emit_seq(cpu_loop *l, cpu_plan *p, const seq *q) {
         }
         if (sp->kind == S_SEQ) {
             if (!emit_seq(l, p, &sp->sub[0])) return false;
+            continue;
+        }
+        if (sp->kind == S_COND) {
+            if (!emit_cond(l, p, sp)) return false;
             continue;
         }
         lop_kind kind = sp->kind == S_COPY  ? O_COPY
@@ -255,6 +301,17 @@ static const step *run_ops(const cpu_loop *l, int64_t a, int64_t b, void **tab,
             i = o->body_end;
             continue;
         }
+        case O_COND: { /* the step sequence's rule: out of range takes the last branch */
+            const cxla_shape *is = &o->sp->instr->operands[0]->shape;
+            int64_t br = is->type == CXLA_PRED ? (*(const uint8_t *)tab[o->in] ? 0 : 1)
+                                               : cxla_load_s64(is->type, tab[o->in]);
+            if (br < 0 || br >= o->n) br = o->n - 1;
+            const int64_t *m = l->marks + o->size;
+            const step *at = run_ops(l, m[br], m[br + 1], tab, env);
+            if (at) return at;
+            i = m[o->n];
+            continue;
+        }
         }
         i++;
     }
@@ -340,7 +397,8 @@ static void emit_slots(cxla_strbuf *out, const char *decl, int64_t first, int64_
     cxla_strbuf_puts(out, "};");
 }
 
-/* The C type of an index of |t|, NULL for the types the callback handles. */
+/* The C type of an index of |t| (a dynamic-update-slice's start, a conditional's branch
+ * index), NULL for the types the generated code does not read itself. */
 static const char *index_ctype(cxla_type t) {
     switch (t) {
     case CXLA_S8: return "int8_t";
@@ -470,6 +528,31 @@ static void emit_ops(const cpu_loop *l, int prog, int64_t a, int64_t b, int inde
             emit_while_c(l, prog, i, indent, out);
             i = o->body_end;
             continue;
+        case O_COND: {
+            const cxla_shape *is = &sp->instr->operands[0]->shape;
+            const int64_t *m = l->marks + o->size;
+            if (is->type == CXLA_PRED)
+                cxla_strbuf_printf(out,
+                                   "%*s{ /* %s */ long long b_ = *(const unsigned char *)s%" PRId64
+                                   " ? 0 : 1;\n",
+                                   indent, "", sp->instr->name, o->in);
+            else
+                cxla_strbuf_printf(
+                    out, "%*s{ /* %s */ long long b_ = (long long)*(const %s *)s%" PRId64 ";\n",
+                    indent, "", sp->instr->name, index_ctype(is->type), o->in);
+            cxla_strbuf_printf(out,
+                               "%*sif (b_ < 0 || b_ >= %" PRId64 "LL) b_ = %" PRId64
+                               "LL;\n%*sswitch (b_) {\n",
+                               indent + 4, "", o->n, o->n - 1, indent + 4, "");
+            for (int64_t k = 0; k < o->n; k++) {
+                cxla_strbuf_printf(out, "%*scase %" PRId64 ": {\n", indent + 4, "", k);
+                emit_ops(l, prog, m[k], m[k + 1], indent + 8, out);
+                cxla_strbuf_printf(out, "%*s} break;\n", indent + 4, "");
+            }
+            cxla_strbuf_printf(out, "%*s}\n%*s}\n", indent + 4, "", indent, "");
+            i = m[o->n];
+            continue;
+        }
         }
         i++;
     }

@@ -1,6 +1,7 @@
 /* Fused while loops of the step sequence (cpu_loop.c): a while step whose condition and
  * body hold only generated kernels of static shapes, buffer copies, in-place
- * dynamic-update-slices, calls of such sequences and nested while loops of the same kind
+ * dynamic-update-slices, calls of such sequences, conditionals over such branches (a pred
+ * or plain integer index) and nested while loops of the same kind
  * runs as ONE step: a flat program of those operations, with each kernel's operand and
  * result pointers laid out once per entry into the loop (not per step), small kernels
  * called directly (no thread-pool bookkeeping) and the predicate read in place. The

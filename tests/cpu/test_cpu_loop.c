@@ -1,10 +1,10 @@
 /* Fused while loops (src/cpu/cpu_loop.c): a loop of kernels and copies runs as one step,
  * as a generated C function or (CXLA_LOOP_NO_CC) as the interpreted program, and keeps
  * the state right: read after an update in the same iteration, swapped state, no
- * iteration at all, a body of one kernel, nested loops, dynamic-update-slices in place,
- * kernels big enough for the thread pool; a loop with a step that cannot be fused keeps
- * its steps (its inner loop fused alone). Every case is compared bit for bit with the
- * interpreter, and with the same plan run step by step (CXLA_LOOP_STEPS). */
+ * iteration at all, a body of one kernel, nested loops, conditionals, dynamic-update-slices in
+ * place, kernels big enough for the thread pool; a loop with a step that cannot be fused keeps its
+ * steps (its inner loop fused alone). Every case is compared bit for bit with the interpreter, and
+ * with the same plan run step by step (CXLA_LOOP_STEPS). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdio.h>
 #include <stdlib.h>
@@ -383,6 +383,62 @@ static void test_dus_rows(void) {
     check_loop("dus_rows", text, inputs, (want_stats){1, 1});
 }
 
-TEST_MAIN(TEST(test_dus_rows), TEST(test_swap_and_read_after_update), TEST(test_zero_trip),
-          TEST(test_one_kernel_body), TEST(test_nested_loops), TEST(test_fallback_outer),
-          TEST(test_pooled_kernel))
+/* Conditionals in the body: one on a pred, one on an s32 index that runs out of range
+ * (the last branch), inside a called computation: fused with the loop. */
+static void test_conditionals(void) {
+    static const char *text =
+        "HloModule conds\n"
+        "neg {\n"
+        "  x = f32[3] parameter(0)\n"
+        "  ROOT n = f32[3] negate(x)\n"
+        "}\n"
+        "dbl {\n"
+        "  x = f32[3] parameter(0)\n"
+        "  ROOT d = f32[3] add(x, x)\n"
+        "}\n"
+        "half {\n"
+        "  x = f32[3] parameter(0)\n"
+        "  h = f32[] constant(0.5)\n"
+        "  hb = f32[3] broadcast(h), dimensions={}\n"
+        "  ROOT m = f32[3] multiply(x, hb)\n"
+        "}\n"
+        "step {\n"
+        "  x = f32[3] parameter(0)\n"
+        "  i = s32[] parameter(1)\n"
+        "  two = s32[] constant(2)\n"
+        "  r = s32[] remainder(i, two)\n"
+        "  zero = s32[] constant(0)\n"
+        "  even = pred[] compare(r, zero), direction=EQ\n"
+        "  a = f32[3] conditional(even, x, x), true_computation=neg, "
+        "false_computation=dbl\n"
+        "  ROOT c = f32[3] conditional(i, a, a, a), branch_computations={neg, "
+        "dbl, half}\n"
+        "}\n"
+        "cond {\n"
+        "  p = (s32[], f32[3]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  n = s32[] constant(6)\n"
+        "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+        "}\n"
+        "body {\n"
+        "  p = (s32[], f32[3]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  x = f32[3] get-tuple-element(p), index=1\n"
+        "  s = f32[3] call(x, i), to_apply=step\n"
+        "  one = s32[] constant(1)\n"
+        "  ni = s32[] add(i, one)\n"
+        "  ROOT t = (s32[], f32[3]) tuple(ni, s)\n"
+        "}\n"
+        "ENTRY main {\n"
+        "  x = f32[3] parameter(0)\n"
+        "  m = s32[] constant(-1)\n"
+        "  t0 = (s32[], f32[3]) tuple(m, x)\n"
+        "  ROOT w = (s32[], f32[3]) while(t0), condition=cond, body=body\n"
+        "}\n";
+    static const char *const inputs[] = {"{1, -2.5, 3}"};
+    check_loop("conds", text, inputs, (want_stats){1, 1});
+}
+
+TEST_MAIN(TEST(test_conditionals), TEST(test_dus_rows), TEST(test_swap_and_read_after_update),
+          TEST(test_zero_trip), TEST(test_one_kernel_body), TEST(test_nested_loops),
+          TEST(test_fallback_outer), TEST(test_pooled_kernel))
