@@ -102,16 +102,9 @@ cxla_status exec_dynamic_reshape_sizes(const cxla_instr *in, const cxla_shape *x
         }
         if (unknown == 0 && real == p) return NULL;
         if (unknown == 0)
-            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
-                              "the operand holds %" PRId64
-                              " elements at its dynamic sizes but the static result holds "
-                              "%" PRId64,
-                              real, p);
-        return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
-                          "the operand holds %" PRId64
-                          " elements at its dynamic sizes, not a multiple of the %" PRId64
-                          " of the result's static dimensions",
-                          real, p);
+            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, EXEC_DYN_MSG_RESHAPE_STATIC, real,
+                              p);
+        return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, EXEC_DYN_MSG_RESHAPE_MULTIPLE, real, p);
     }
     if (unbounded)
         return exec_error(in, CXLA_STATUS_UNIMPLEMENTED,
@@ -365,11 +358,8 @@ static cxla_status align(const cxla_instr *in, int64_t (*r)[CXLA_MAX_RANK], cons
             from = k;
             from_dim = d;
         } else if (v != size) {
-            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
-                              "dynamic sizes disagree: operand %" PRId64 " has size %" PRId64
-                              " in dimension %" PRId64 " but operand %" PRId64 " has size %" PRId64
-                              " in dimension %" PRId64,
-                              k, v, d, from, size, from_dim);
+            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, EXEC_DYN_MSG_DISAGREE, k, v, d,
+                              from, size, from_dim);
         }
     }
     if (size < 0) return NULL;
@@ -385,15 +375,11 @@ static cxla_status check_result(const cxla_instr *in, const int64_t *o) {
     for (int64_t d = 0; d < decl->rank; d++) {
         int64_t got = o[d], want = decl->dims[d];
         if (!exec_shape_dim_dynamic(decl, d) && got != want)
-            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
-                              "dimension %" PRId64 " of the result is static (%" PRId64
-                              ") but has %" PRId64 " elements at the operands' dynamic sizes",
-                              d, want, got);
+            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, EXEC_DYN_MSG_STATIC_RESULT, d, want,
+                              got);
         if (exec_shape_dim_dynamic(decl, d) && want != CXLA_DIM_UNBOUNDED && got > want)
-            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
-                              "dimension %" PRId64 " of the result has %" PRId64
-                              " elements, beyond its bound %" PRId64,
-                              d, got, want);
+            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, EXEC_DYN_MSG_BEYOND_BOUND, d, got,
+                              want);
     }
     return NULL;
 }
@@ -493,10 +479,8 @@ static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, in
                 return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "malformed slice= range");
             o[i] = (limit - start + sd.stride - 1) / sd.stride;
             if (!exec_shape_dim_dynamic(ys, i) && o[i] != ys->dims[i])
-                return exec_error(in, CXLA_STATUS_OUT_OF_RANGE,
-                                  "slice [%" PRId64 ":%" PRId64 ":%" PRId64
-                                  "] of dimension %" PRId64 " reads past its dynamic size %" PRId64,
-                                  sd.start, sd.limit, sd.stride, i, r[0][i]);
+                return exec_error(in, CXLA_STATUS_OUT_OF_RANGE, EXEC_DYN_MSG_SLICE_PAST, sd.start,
+                                  sd.limit, sd.stride, i, r[0][i]);
         }
     } else if (in->opcode == CXLA_OP_BROADCAST) {
         CXLA_RETURN_IF_ERROR(
