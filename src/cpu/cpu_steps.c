@@ -51,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/cpu_loop.h"
 #include "cpu/cpu_steps.h"
 #include "cpu/emit.h"
 #include "literal/literal_internal.h"
@@ -225,6 +226,7 @@ static void seq_free(seq *q) {
         free(sp->out);
         for (int64_t k = 0; k < sp->sub_count; k++) seq_free(&sp->sub[k]);
         free(sp->sub);
+        cpu_loop_free(sp->fused);
     }
     free(q->steps);
     memset(q, 0, sizeof(*q));
@@ -1314,6 +1316,7 @@ void cpu_plan_destroy(cpu_plan *p) {
     free(p->constants);
     free(p->what);
     free(p->rng_keys);
+    cpu_library_close(p->loop_lib);
     free(atomic_load(&p->spare));
     free(p);
 }
@@ -1441,6 +1444,9 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
         s = place(&b);
     }
     if (!s) s = dynamic_sizes(p);
+    /* Loops of kernels and copies as one step each (cpu_loop.h), once the buffers and
+     * sizes are final. */
+    if (!s) s = cpu_loop_fuse(p);
     free(root);
     free(b.ev);
     free(b.loops);
@@ -1451,6 +1457,11 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
     p->stats.arena_size = p->arena_size;
     *out = p;
     return NULL;
+}
+
+cxla_status cpu_plan_compile_loops(cpu_plan *plan, const char *what) {
+    if (!plan || plan->loop_lib) return NULL;
+    return cpu_loop_compile(plan, what, &plan->loop_lib);
 }
 
 void cpu_plan_get_stats(const cpu_plan *plan, cpu_plan_stats *out) {

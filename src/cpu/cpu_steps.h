@@ -1,6 +1,6 @@
-/* The step sequence's data (cpu_steps.c builds it, cpu_steps_run.c runs it): values and
- * their buffer classes, steps, sequences and the plan. Private to those two files; the rest
- * of the backend sees cpu_plan through cpu_internal.h. */
+/* The step sequence's data (cpu_steps.c builds it, cpu_steps_run.c runs it, cpu_loop.c
+ * fuses its while loops): values and their buffer classes, steps, sequences and the plan.
+ * Private to those files; the rest of the backend sees cpu_plan through cpu_internal.h. */
 #ifndef CXLA_CPU_CPU_STEPS_H_
 #define CXLA_CPU_CPU_STEPS_H_
 
@@ -67,6 +67,7 @@ typedef enum step_kind {
 typedef enum bounds_kind { B_STATIC = 0, B_POSITIONWISE, B_REDUCE, B_DOT } bounds_kind;
 
 typedef struct seq seq;
+typedef struct cpu_loop cpu_loop; /* cpu_loop.h */
 
 typedef struct step {
     step_kind kind;
@@ -84,6 +85,12 @@ typedef struct step {
     size_t elem;  /* S_DUS: element size; S_KERNEL at the bounds: of operand 0 */
     bounds_kind bounds;
     int64_t mask; /* B_REDUCE: out[mask] is the scratch copy of operand 0 */
+    /* S_KERNEL of static shapes small enough to call on the running thread at once
+     * (cpu_loop_kernel_direct): no thread-pool bookkeeping per call. */
+    bool direct;
+    /* S_WHILE: the loop fused into one program (cpu_loop.h; owned), NULL when it runs
+     * step by step. */
+    cpu_loop *fused;
 } step;
 
 struct seq {
@@ -120,8 +127,9 @@ struct cpu_plan {
     bool has_handlers;
     cxla_literal **constants; /* relaid constants (owned) */
     int64_t constant_count, constant_cap;
-    uint8_t *what;      /* by instruction id: W_* of cpu_steps.c */
-    uint64_t *rng_keys; /* by instruction id (cpu_svc_rng_keys) */
+    uint8_t *what;                /* by instruction id: W_* of cpu_steps.c */
+    uint64_t *rng_keys;           /* by instruction id (cpu_svc_rng_keys) */
+    struct cpu_library *loop_lib; /* the fused loops' generated code (cpu_loop_compile) */
     int64_t id_count;
     cpu_plan_stats stats;
 };
