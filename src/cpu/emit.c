@@ -16,6 +16,7 @@
 #include "cpu/cpu_math.h"
 #include "cpu/emit_internal.h"
 #include "exec/math.h"
+#include "interp/interp.h"
 
 enum { MAX_CONSTANT_ELEMENTS = 1 << 16 };
 
@@ -64,6 +65,10 @@ typedef struct em {
     cxla_type row_out_type;
     const cxla_instr *row_stored[8];
     int64_t nrow_stored;
+    /* Mixed precision: while an instruction's operands are read, the float type its float
+     * operands of another precision are converted to (interp_mixed_precision_target), else
+     * CXLA_TYPE_INVALID. value() converts them; compute() sets it. */
+    cxla_type mixed_to;
     cxla_status err;
 } em;
 
@@ -329,7 +334,20 @@ static const char *start_index(em *e, const cxla_instr *instr, int64_t k, int64_
 }
 
 /* Emits the statements of |instr| at |x| into a new variable; returns its name. */
+static const char *compute_op(em *e, const cxla_instr *instr, ix *x);
+
+/* An instruction's value at |x|; with mixed precision, its operands are read converted to
+ * the one float type the interpreter converts them to (as cxla_literal_convert: the convert
+ * operation's rule). */
 static const char *compute(em *e, const cxla_instr *instr, ix *x) {
+    e->mixed_to =
+        input_index(e, instr) >= 0 ? CXLA_TYPE_INVALID : interp_mixed_precision_target(instr);
+    const char *v = compute_op(e, instr, x);
+    e->mixed_to = CXLA_TYPE_INVALID;
+    return v;
+}
+
+static const char *compute_op(em *e, const cxla_instr *instr, ix *x) {
     cxla_arena *arena = e->arena;
     cxla_type t = instr->shape.type;
     const char *CT = cpu_emit_ctype(t);
@@ -448,9 +466,18 @@ static const char *compute(em *e, const cxla_instr *instr, ix *x) {
         expr = cpu_emit_convert(arena, ops[0]->shape.type, t, value(e, ops[0], &y));
         break;
     }
+    case CXLA_OP_STOCHASTIC_CONVERT: {
+        /* cxla_stochastic in the prelude: the interpreter's rounding on the exact value. */
+        ix y0 = same_ix(e, ops[0], x), y1 = same_ix(e, ops[1], x);
+        cxla_type ft = ops[0]->shape.type;
+        const char *a = cpu_emit_decode(arena, ft, value(e, ops[0], &y0));
+        expr = F("(%s)cxla_stochastic((double)%s, (uint64_t)%s, %d, %d)", CT, a,
+                 value(e, ops[1], &y1), cxla_type_bits(ops[1]->shape.type), cxla_type_bits(t));
+        break;
+    }
     case CXLA_OP_COMPARE: {
         ix y0 = same_ix(e, ops[0], x), y1 = same_ix(e, ops[1], x);
-        cxla_type ot = ops[0]->shape.type;
+        cxla_type ot = e->mixed_to != CXLA_TYPE_INVALID ? e->mixed_to : ops[0]->shape.type;
         const char *a = cpu_emit_decode(arena, ot, value(e, ops[0], &y0));
         const char *b = cpu_emit_decode(arena, ot, value(e, ops[1], &y1));
         expr = cpu_emit_compare(arena, cxla_instr_word(instr, CXLA_ATTR_DIRECTION),
@@ -491,7 +518,8 @@ static const char *compute(em *e, const cxla_instr *instr, ix *x) {
     }
     default: {
         /* Small floats: decoded, computed in f32, the result encoded (rounded). */
-        cxla_type ot = ops[0]->shape.type, ct = cpu_emit_is_small(ot) ? CXLA_F32 : ot;
+        cxla_type ot = e->mixed_to != CXLA_TYPE_INVALID ? e->mixed_to : ops[0]->shape.type;
+        cxla_type ct = cpu_emit_is_small(ot) ? CXLA_F32 : ot;
         cpu_emit_math_type(ot);
         if (op == CXLA_OP_COPY) {
             ix y = same_ix(e, ops[0], x);
@@ -611,7 +639,20 @@ static const char *compute(em *e, const cxla_instr *instr, ix *x) {
     return v;
 }
 
+static const char *value_of(em *e, const cxla_instr *instr, ix *x);
+
 static const char *value(em *e, const cxla_instr *instr, ix *x) {
+    cxla_type want = e->mixed_to;
+    if (want == CXLA_TYPE_INVALID) return value_of(e, instr, x);
+    e->mixed_to = CXLA_TYPE_INVALID; /* the operand's own operands are its business */
+    const char *v = value_of(e, instr, x);
+    e->mixed_to = want;
+    cxla_type t = instr->shape.type;
+    if (!cxla_type_is_float(t) || t == want || e->err) return v;
+    return cpu_emit_convert(e->arena, t, want, v);
+}
+
+static const char *value_of(em *e, const cxla_instr *instr, ix *x) {
     if (e->err) return "0";
     const char *key = ix_key(e, x);
     const char *v = cse_find(e, instr, key);
@@ -765,8 +806,11 @@ static bool op_ok(const cxla_instr *instr, bool in_fusion, const char **why) {
     if (!static_array(&instr->shape)) return false;
     for (int64_t k = 0; k < instr->operand_count; k++)
         if (!static_array(&instr->operands[k]->shape)) return false;
+    /* Mixed precision where the interpreter converts the operands (elementwise operations
+     * and data movement: value() converts them the same way); elsewhere not taken. */
     *why = "mixed floating-point precision (left to the interpreter)";
-    if (mixed_precision(instr)) return false;
+    if (mixed_precision(instr) && interp_mixed_precision_target(instr) == CXLA_TYPE_INVALID)
+        return false;
     *why = "complex numbers: only data movement, select, EQ/NE, convert, complex, real, imag "
            "and the elementwise arithmetic and functions";
     if (has_complex(instr) && !complex_op_ok(instr)) return false;
@@ -821,6 +865,16 @@ static bool op_ok(const cxla_instr *instr, bool in_fusion, const char **why) {
     }
     case CXLA_OP_SELECT:
     case CXLA_OP_CLAMP: return true;
+    case CXLA_OP_STOCHASTIC_CONVERT: {
+        /* The interpreter's checks: a float, unsigned random bits as wide, a signed result. */
+        cxla_type ft = instr->operands[0]->shape.type, rt = instr->operands[1]->shape.type;
+        *why = "stochastic-convert needs a float operand, unsigned random bits as wide and a "
+               "signed integer result";
+        return cxla_type_is_float(ft) && cxla_type_is_unsigned(rt) &&
+               cxla_type_bits(rt) == cxla_type_bits(ft) && cxla_type_is_signed(t) &&
+               (cpu_emit_type_ok(t) || cpu_emit_subbyte(t)) &&
+               (cpu_emit_type_ok(rt) || cpu_emit_subbyte(rt));
+    }
     case CXLA_OP_COMPLEX: return complex_op_ok(instr);
     case CXLA_OP_REDUCE:
         *why = "reduce needs one input and a reducer of add, multiply, maximum, minimum, and, "
