@@ -324,8 +324,12 @@ static const char *start_index(em *e, const cxla_instr *instr, int64_t k, int64_
      * effects), so that no variable is left unread when the dimension has size 1 and drops
      * out of the offset (-Wunused-but-set-variable). */
     if (hi == 0) return "0";
-    const cxla_instr *op = instr->operands[k];
-    ix s = ix_new(0, NULL);
+    /* The older form: one vector of start indices after the operands, element k - first. */
+    int64_t first = instr->opcode == CXLA_OP_DYNAMIC_SLICE ? 1 : 2;
+    bool vector = instr->operand_count == first + 1 && instr->operands[first]->shape.rank == 1;
+    const cxla_instr *op = instr->operands[vector ? first : k];
+    ix s = vector ? ix_new(1, op->shape.dims) : ix_new(0, NULL);
+    if (vector) s.d[0] = F("%" PRId64, k - first);
     const char *v = value(e, op, &s);
     const char *as64 = op->shape.type == CXLA_U64
                            ? F("(%s > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)%s)", v, v)
@@ -802,6 +806,19 @@ static bool mixed_precision(const cxla_instr *instr) {
 }
 
 static bool op_ok(const cxla_instr *instr, bool in_fusion, const char **why) {
+    /* Kernels of emit_lib.c's (these reasons are what shows when it refuses them too). */
+    switch (instr->opcode) {
+    case CXLA_OP_SCAN:
+        *why = "scan has a kernel only for a body that computes each position on its own "
+               "(elementwise operations, compare, select, convert)";
+        return false;
+    case CXLA_OP_RAGGED_DOT:
+    case CXLA_OP_SCALED_DOT:
+        *why = "ragged-dot and scaled-dot have kernels for real floats and integers (not "
+               "complex, not floats into an integer result)";
+        return false;
+    default: break;
+    }
     *why = "unsupported shape or element type";
     if (!static_array(&instr->shape)) return false;
     for (int64_t k = 0; k < instr->operand_count; k++)
@@ -838,7 +855,12 @@ static bool op_ok(const cxla_instr *instr, bool in_fusion, const char **why) {
     case CXLA_OP_DYNAMIC_SLICE:
     case CXLA_OP_DYNAMIC_UPDATE_SLICE: {
         int64_t first = op == CXLA_OP_DYNAMIC_SLICE ? 1 : 2;
-        *why = "start indices must be integer scalars, one per dimension";
+        *why = "start indices must be integer scalars, one per dimension, or one integer "
+               "vector of them";
+        const cxla_shape *vs =
+            instr->operand_count == first + 1 ? &instr->operands[first]->shape : NULL;
+        if (vs && vs->rank == 1 && instr->operands[0]->shape.rank != 0) /* the older form */
+            return cxla_type_is_integer(vs->type) && vs->dims[0] == instr->operands[0]->shape.rank;
         if (instr->operand_count != first + instr->operands[0]->shape.rank) return false;
         for (int64_t k = first; k < instr->operand_count; k++)
             if (!cxla_type_is_integer(instr->operands[k]->shape.type) ||
