@@ -937,6 +937,7 @@ static cxla_status share_buffers(aot *a, acomp *c) {
         const cxla_instr *in = st->instr;
         if (st->kind == S_KERNEL && in->opcode == CXLA_OP_DYNAMIC_UPDATE_SLICE &&
             st->out_count == 1 && st->in_count >= 2 && st->in_count == in->operand_count &&
+            in->operand_count == 2 + in->shape.rank && /* scalar starts, not the vector form */
             in->shape.type != CXLA_TUPLE && dies_at(c, st->in[0], s) &&
             !class_among(c, st->in[0], st->in, st->in_count, 0) &&
             leaf_size(&c->leaves[st->in[0]]) == leaf_size(&c->leaves[st->out[0]])) {

@@ -333,6 +333,8 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
     for (int64_t k = 0; k < in->operand_count && fits; k++)
         fits = same_dims(operands[k], &in->operands[k]->shape);
     if (!fits) return interp_handler(in->opcode)(ctx, in, operands, out);
+    if (fn && in->opcode == CXLA_OP_RAGGED_DOT && in->operand_count == 3) /* its error */
+        CXLA_RETURN_IF_ERROR(cpu_emit_ragged_check(in, operands[2]->data));
     enum { SMALL = 16 };
     const void *ins_small[SMALL];
     const void **ins =

@@ -85,7 +85,8 @@ static const char *index_ctype(cxla_type t);
 
 static bool fusable_step(const step *sp, int depth) {
     switch (sp->kind) {
-    case S_KERNEL: return sp->bounds == B_STATIC && sp->fn;
+    case S_KERNEL: /* a ragged-dot checks its group sizes before its kernel runs */
+        return sp->bounds == B_STATIC && sp->fn && sp->instr->opcode != CXLA_OP_RAGGED_DOT;
     case S_COPY:
     case S_DUS: return true;
     case S_SEQ: return sp->sub_count == 1 && fusable_seq(&sp->sub[0], depth + 1);

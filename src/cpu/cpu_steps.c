@@ -415,6 +415,9 @@ static cxla_status operand_leaves(frame *f, const cxla_instr *in, int64_t **out,
 static bool dus_in_place(const bld *b, const frame *f, const cxla_instr *in, int64_t i,
                          size_t *out_elem) {
     if (in->opcode != CXLA_OP_DYNAMIC_UPDATE_SLICE || in->operand_count < 2) return false;
+    /* Scalar start indices only (run_dus reads one per dimension); the older form with one
+     * vector of them is a kernel. */
+    if (in->operand_count != 2 + in->shape.rank) return false;
     if (!static_instr(in)) return false;
     if (!cxla_type_is_array(in->shape.type) || in->shape.type == CXLA_TUPLE) return false;
     int64_t count = 0;

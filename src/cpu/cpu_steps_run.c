@@ -12,6 +12,7 @@
 
 #include "cpu/cpu_loop.h"
 #include "cpu/cpu_steps.h"
+#include "cpu/emit.h"
 #include "exec/dynamic.h"
 #include "exec/rng.h"
 #include "interp/interp_gather.h"
@@ -485,6 +486,8 @@ static cxla_status run_step(run *r, const step *sp) {
         for (int64_t k = 0; k < sp->in_count; k++) r->ins[k] = r->ptr[sp->in[k]];
         for (int64_t k = 0; k < sp->out_count; k++) r->outs[k] = r->ptr[sp->out[k]];
         if (sp->kind == S_CALL) return sp->call->fn(sp->call->state, r->outs, r->ins);
+        if (sp->instr->opcode == CXLA_OP_RAGGED_DOT && sp->in_count == 3)
+            CXLA_RETURN_IF_ERROR(cpu_emit_ragged_check(sp->instr, r->ins[2]));
         if (sp->direct) { /* one part, one chunk: what the pool would do, without it */
             sp->fn(r->outs, r->ins, 0, sp->info.range);
             return NULL;

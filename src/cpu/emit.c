@@ -16,6 +16,7 @@
 #include "cpu/cpu_math.h"
 #include "cpu/emit_internal.h"
 #include "exec/math.h"
+#include "interp/interp.h"
 
 enum { MAX_CONSTANT_ELEMENTS = 1 << 16 };
 
@@ -71,6 +72,10 @@ typedef struct em {
     const char *row_start;
     int64_t row_reduces_done;
     bool row_prefetched;
+    /* Mixed precision: while an instruction's operands are read, the float type its float
+     * operands of another precision are converted to (interp_mixed_precision_target), else
+     * CXLA_TYPE_INVALID. value() converts them; compute() sets it. */
+    cxla_type mixed_to;
     cxla_status err;
 } em;
 
@@ -326,8 +331,12 @@ static const char *start_index(em *e, const cxla_instr *instr, int64_t k, int64_
      * effects), so that no variable is left unread when the dimension has size 1 and drops
      * out of the offset (-Wunused-but-set-variable). */
     if (hi == 0) return "0";
-    const cxla_instr *op = instr->operands[k];
-    ix s = ix_new(0, NULL);
+    /* The older form: one vector of start indices after the operands, element k - first. */
+    int64_t first = instr->opcode == CXLA_OP_DYNAMIC_SLICE ? 1 : 2;
+    bool vector = instr->operand_count == first + 1 && instr->operands[first]->shape.rank == 1;
+    const cxla_instr *op = instr->operands[vector ? first : k];
+    ix s = vector ? ix_new(1, op->shape.dims) : ix_new(0, NULL);
+    if (vector) s.d[0] = F("%" PRId64, k - first);
     const char *v = value(e, op, &s);
     const char *as64 = op->shape.type == CXLA_U64
                            ? F("(%s > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)%s)", v, v)
@@ -336,7 +345,20 @@ static const char *start_index(em *e, const cxla_instr *instr, int64_t k, int64_
 }
 
 /* Emits the statements of |instr| at |x| into a new variable; returns its name. */
+static const char *compute_op(em *e, const cxla_instr *instr, ix *x);
+
+/* An instruction's value at |x|; with mixed precision, its operands are read converted to
+ * the one float type the interpreter converts them to (as cxla_literal_convert: the convert
+ * operation's rule). */
 static const char *compute(em *e, const cxla_instr *instr, ix *x) {
+    e->mixed_to =
+        input_index(e, instr) >= 0 ? CXLA_TYPE_INVALID : interp_mixed_precision_target(instr);
+    const char *v = compute_op(e, instr, x);
+    e->mixed_to = CXLA_TYPE_INVALID;
+    return v;
+}
+
+static const char *compute_op(em *e, const cxla_instr *instr, ix *x) {
     cxla_arena *arena = e->arena;
     cxla_type t = instr->shape.type;
     const char *CT = cpu_emit_ctype(t);
@@ -455,9 +477,18 @@ static const char *compute(em *e, const cxla_instr *instr, ix *x) {
         expr = cpu_emit_convert(arena, ops[0]->shape.type, t, value(e, ops[0], &y));
         break;
     }
+    case CXLA_OP_STOCHASTIC_CONVERT: {
+        /* cxla_stochastic in the prelude: the interpreter's rounding on the exact value. */
+        ix y0 = same_ix(e, ops[0], x), y1 = same_ix(e, ops[1], x);
+        cxla_type ft = ops[0]->shape.type;
+        const char *a = cpu_emit_decode(arena, ft, value(e, ops[0], &y0));
+        expr = F("(%s)cxla_stochastic((double)%s, (uint64_t)%s, %d, %d)", CT, a,
+                 value(e, ops[1], &y1), cxla_type_bits(ops[1]->shape.type), cxla_type_bits(t));
+        break;
+    }
     case CXLA_OP_COMPARE: {
         ix y0 = same_ix(e, ops[0], x), y1 = same_ix(e, ops[1], x);
-        cxla_type ot = ops[0]->shape.type;
+        cxla_type ot = e->mixed_to != CXLA_TYPE_INVALID ? e->mixed_to : ops[0]->shape.type;
         const char *a = cpu_emit_decode(arena, ot, value(e, ops[0], &y0));
         const char *b = cpu_emit_decode(arena, ot, value(e, ops[1], &y1));
         expr = cpu_emit_compare(arena, cxla_instr_word(instr, CXLA_ATTR_DIRECTION),
@@ -498,7 +529,8 @@ static const char *compute(em *e, const cxla_instr *instr, ix *x) {
     }
     default: {
         /* Small floats: decoded, computed in f32, the result encoded (rounded). */
-        cxla_type ot = ops[0]->shape.type, ct = cpu_emit_is_small(ot) ? CXLA_F32 : ot;
+        cxla_type ot = e->mixed_to != CXLA_TYPE_INVALID ? e->mixed_to : ops[0]->shape.type;
+        cxla_type ct = cpu_emit_is_small(ot) ? CXLA_F32 : ot;
         cpu_emit_math_type(ot);
         if (op == CXLA_OP_COPY) {
             ix y = same_ix(e, ops[0], x);
@@ -618,7 +650,20 @@ static const char *compute(em *e, const cxla_instr *instr, ix *x) {
     return v;
 }
 
+static const char *value_of(em *e, const cxla_instr *instr, ix *x);
+
 static const char *value(em *e, const cxla_instr *instr, ix *x) {
+    cxla_type want = e->mixed_to;
+    if (want == CXLA_TYPE_INVALID) return value_of(e, instr, x);
+    e->mixed_to = CXLA_TYPE_INVALID; /* the operand's own operands are its business */
+    const char *v = value_of(e, instr, x);
+    e->mixed_to = want;
+    cxla_type t = instr->shape.type;
+    if (!cxla_type_is_float(t) || t == want || e->err) return v;
+    return cpu_emit_convert(e->arena, t, want, v);
+}
+
+static const char *value_of(em *e, const cxla_instr *instr, ix *x) {
     if (e->err) return "0";
     const char *key = ix_key(e, x);
     const char *v = cse_find(e, instr, key);
@@ -768,12 +813,28 @@ static bool mixed_precision(const cxla_instr *instr) {
 }
 
 static bool op_ok(const cxla_instr *instr, bool in_fusion, const char **why) {
+    /* Kernels of emit_lib.c's (these reasons are what shows when it refuses them too). */
+    switch (instr->opcode) {
+    case CXLA_OP_SCAN:
+        *why = "scan has a kernel only for a body that computes each position on its own "
+               "(elementwise operations, compare, select, convert)";
+        return false;
+    case CXLA_OP_RAGGED_DOT:
+    case CXLA_OP_SCALED_DOT:
+        *why = "ragged-dot and scaled-dot have kernels for real floats and integers (not "
+               "complex, not floats into an integer result)";
+        return false;
+    default: break;
+    }
     *why = "unsupported shape or element type";
     if (!static_array(&instr->shape)) return false;
     for (int64_t k = 0; k < instr->operand_count; k++)
         if (!static_array(&instr->operands[k]->shape)) return false;
+    /* Mixed precision where the interpreter converts the operands (elementwise operations
+     * and data movement: value() converts them the same way); elsewhere not taken. */
     *why = "mixed floating-point precision (left to the interpreter)";
-    if (mixed_precision(instr)) return false;
+    if (mixed_precision(instr) && interp_mixed_precision_target(instr) == CXLA_TYPE_INVALID)
+        return false;
     *why = "complex numbers: only data movement, select, EQ/NE, convert, complex, real, imag "
            "and the elementwise arithmetic and functions";
     if (has_complex(instr) && !complex_op_ok(instr)) return false;
@@ -801,7 +862,12 @@ static bool op_ok(const cxla_instr *instr, bool in_fusion, const char **why) {
     case CXLA_OP_DYNAMIC_SLICE:
     case CXLA_OP_DYNAMIC_UPDATE_SLICE: {
         int64_t first = op == CXLA_OP_DYNAMIC_SLICE ? 1 : 2;
-        *why = "start indices must be integer scalars, one per dimension";
+        *why = "start indices must be integer scalars, one per dimension, or one integer "
+               "vector of them";
+        const cxla_shape *vs =
+            instr->operand_count == first + 1 ? &instr->operands[first]->shape : NULL;
+        if (vs && vs->rank == 1 && instr->operands[0]->shape.rank != 0) /* the older form */
+            return cxla_type_is_integer(vs->type) && vs->dims[0] == instr->operands[0]->shape.rank;
         if (instr->operand_count != first + instr->operands[0]->shape.rank) return false;
         for (int64_t k = first; k < instr->operand_count; k++)
             if (!cxla_type_is_integer(instr->operands[k]->shape.type) ||
@@ -828,6 +894,16 @@ static bool op_ok(const cxla_instr *instr, bool in_fusion, const char **why) {
     }
     case CXLA_OP_SELECT:
     case CXLA_OP_CLAMP: return true;
+    case CXLA_OP_STOCHASTIC_CONVERT: {
+        /* The interpreter's checks: a float, unsigned random bits as wide, a signed result. */
+        cxla_type ft = instr->operands[0]->shape.type, rt = instr->operands[1]->shape.type;
+        *why = "stochastic-convert needs a float operand, unsigned random bits as wide and a "
+               "signed integer result";
+        return cxla_type_is_float(ft) && cxla_type_is_unsigned(rt) &&
+               cxla_type_bits(rt) == cxla_type_bits(ft) && cxla_type_is_signed(t) &&
+               (cpu_emit_type_ok(t) || cpu_emit_subbyte(t)) &&
+               (cpu_emit_type_ok(rt) || cpu_emit_subbyte(rt));
+    }
     case CXLA_OP_COMPLEX: return complex_op_ok(instr);
     case CXLA_OP_REDUCE:
         *why = "reduce needs one input and a reducer of add, multiply, maximum, minimum, and, "

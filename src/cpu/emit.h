@@ -63,6 +63,12 @@ cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strb
 cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                  cpu_kernel_info *out_info);
 
+/* What a ragged-dot kernel cannot report, checked before it runs: a negative group size in
+ * |group_sizes| (operand 2's data, default layout) is the interpreter's error
+ * (INVALID_ARGUMENT, "group I has a negative size N", naming the instruction). NULL when
+ * the sizes are fine or |instr| is no ragged-dot (emit_ragged.c). */
+cxla_status cpu_emit_ragged_check(const cxla_instr *instr, const void *group_sizes);
+
 /* The code every translation unit starts with: includes (stdint.h, string.h, math.h),
  * helpers (bf16/f16/f8 <-> f32 rounding to nearest even as the interpreter does), math
  * functions. */

@@ -116,6 +116,12 @@ bool cpu_emit_gather_map(const cxla_instr *instr, cpu_gather_map *m);
  * a C form (parameters, scalar constants, elementwise operations, compare, select,
  * convert; a tuple root of |nres| scalars when nres > 1), with |nargs| parameters. */
 bool cpu_emit_scalar_ok(const cxla_computation *c, int64_t nargs, int64_t nres);
+/* The same for a computation whose parameters, instructions and results all have the
+ * dimensions of |over| (NULL: scalars), so that it computes each position on its own from
+ * the same position of its parameters: cpu_emit_scalar then writes one position (scan's
+ * bodies over arrays, emit_scan.c). Single-element constants only. */
+bool cpu_emit_positionwise_ok(const cxla_computation *c, int64_t nargs, int64_t nres,
+                              const cxla_shape *over);
 /* Appends to |b| (at |indent|) the statements computing |c| on |args| (C values of its
  * parameters' compute types); out[i] gets the C value of result i. Temporaries are named
  * f<*tmp>, counting up. */

@@ -687,11 +687,10 @@ static cxla_status emit_reduce_precision(cxla_arena *arena, const cxla_instr *in
 }
 
 /* Element types bitcast-convert takes here: whole-byte ones (complex too: the buffer is the
- * result) and the sub-byte ones (s4, u4, s2, u2, s1, u1, f4e2m1fn: one per byte); not pred
- * (it holds 0 or 1). */
+ * result; pred as its byte, as the interpreter takes it) and the sub-byte ones (s4, u4, s2,
+ * u2, s1, u1, f4e2m1fn: one per byte). */
 static bool bitcast_type_ok(cxla_type t) {
-    return t != CXLA_PRED &&
-           (cpu_emit_type_ok(t) || cxla_type_is_complex(t) || cpu_emit_subbyte(t));
+    return cpu_emit_type_ok(t) || cxla_type_is_complex(t) || cpu_emit_subbyte(t);
 }
 
 static bool bitcast_convert_ok(const cxla_instr *instr) {
@@ -701,7 +700,10 @@ static bool bitcast_convert_ok(const cxla_instr *instr) {
     if (!bitcast_type_ok(a) || !bitcast_type_ok(b)) return false;
     /* Complex only to itself (the interpreter refuses c128 <-> c64, the verifier the rest). */
     if ((cxla_type_is_complex(a) || cxla_type_is_complex(b)) && a != b) return false;
-    int64_t wa = cxla_type_bits(a), wb = cxla_type_bits(b);
+    /* pred is 8 bits here (interp_ew_bitcast_bits), with whole-byte types only. */
+    int64_t wa = a == CXLA_PRED ? 8 : cxla_type_bits(a),
+            wb = b == CXLA_PRED ? 8 : cxla_type_bits(b);
+    if ((a == CXLA_PRED || b == CXLA_PRED) && (wa % 8 || wb % 8)) return false;
     int64_t na = cpu_lib_count(&instr->operands[0]->shape), nb = cpu_lib_count(&instr->shape);
     if (wa % 8 == 0 && wb % 8 == 0) /* whole bytes: the buffer is the result */
         return na * (int64_t)cxla_type_storage(a) == nb * (int64_t)cxla_type_storage(b);
@@ -766,8 +768,9 @@ static const char *uint_type(size_t bytes) {
 static cxla_status emit_bitcast_convert(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                         cpu_kernel_info *info) {
     int64_t bytes = cpu_lib_count(&instr->shape) * (int64_t)cxla_type_storage(instr->shape.type);
-    if (cxla_type_bits(instr->shape.type) % 8 ||
-        cxla_type_bits(instr->operands[0]->shape.type) % 8) {
+    cxla_type ta = instr->operands[0]->shape.type, tb = instr->shape.type;
+    if ((tb != CXLA_PRED && cxla_type_bits(tb) % 8) ||
+        (ta != CXLA_PRED && cxla_type_bits(ta) % 8)) {
         cpu_lib_head(instr, name, out);
         cpu_lib_open(name, 1, out);
         emit_bitcast_subbyte(instr, out);
@@ -789,7 +792,7 @@ static cxla_status emit_bitcast_convert(const cxla_instr *instr, const char *nam
     if (sa == sb) {
         /* One element for one: its bits unchanged, in the machine's byte order. */
         cxla_strbuf_puts(out, "    if (hi > lo) memcpy((char *)out[0] + lo, (const char *)in[0] + "
-                              "lo, (size_t)(hi - lo));\n}\n\n");
+                              "lo, (size_t)(hi - lo));\n");
     } else {
         /* Between widths, a wide element's parts go lowest bits first (docs/semantics.md, as
          * the interpreter): the order of its bytes on a little-endian machine only, so the
@@ -820,8 +823,48 @@ static cxla_status emit_bitcast_convert(const cxla_instr *instr, const char *nam
                                "        }\n"
                                "        memcpy(dst + i * %zu, &wide, %zu);\n",
                                w / n, w / n, n, n, wt, 8 * n, w, w);
-        cxla_strbuf_puts(out, "    }\n}\n\n");
+        cxla_strbuf_puts(out, "    }\n");
     }
+    /* A pred result holds 0 or 1: any nonzero byte is true (interp_ew_int_wrap). */
+    if (tb == CXLA_PRED)
+        cxla_strbuf_puts(out, "    for (int64_t i = lo; i < hi; i++)\n"
+                              "        ((uint8_t *)out[0])[i] = ((uint8_t *)out[0])[i] != 0;\n");
+    cxla_strbuf_puts(out, "}\n\n");
+    if (info) {
+        info->range = blocks > 0 ? blocks : 1;
+        info->cost = 2.0 * (double)bytes;
+    }
+    return NULL;
+}
+
+/* A bitcast left after layout normalization (passes/layout.c turns those of non-default
+ * layouts into transposes around a reshape): the same bytes as another element type, which
+ * the interpreter copies as they lie. Not into pred or sub-byte types (a copied byte need
+ * not be the 0/1 or sign-extended value those hold). */
+static bool bitcast_ok(const cxla_instr *instr) {
+    if (instr->operand_count != 1 || !cpu_lib_plain(instr) || instr->shape.type == CXLA_TUPLE)
+        return false;
+    cxla_type a = instr->operands[0]->shape.type, b = instr->shape.type;
+    if (b == CXLA_PRED || cpu_emit_subbyte(b) || cxla_type_bits(b) % 8 ||
+        (!cpu_emit_type_ok(b) && !cxla_type_is_complex(b)) ||
+        (!cpu_emit_type_ok(a) && !cxla_type_is_complex(a) && !cpu_emit_subbyte(a)))
+        return false;
+    return cpu_lib_count(&instr->operands[0]->shape) * (int64_t)cxla_type_storage(a) ==
+           cpu_lib_count(&instr->shape) * (int64_t)cxla_type_storage(b);
+}
+
+static cxla_status emit_bitcast(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                cpu_kernel_info *info) {
+    int64_t bytes = cpu_lib_count(&instr->shape) * (int64_t)cxla_type_storage(instr->shape.type);
+    int64_t blocks = (bytes + 65535) / 65536;
+    cpu_lib_head(instr, name, out);
+    cpu_lib_open(name, blocks > 0 ? blocks : 1, out);
+    cxla_strbuf_printf(out,
+                       "    const int64_t lo = begin * 65536, hi = end * 65536 < %" PRId64
+                       " ? end * 65536 : %" PRId64 ";\n"
+                       "    if (hi > lo) memcpy((char *)out[0] + lo, (const char *)in[0] + lo, "
+                       "(size_t)(hi - lo));\n}\n\n",
+                       bytes, bytes);
     if (info) {
         info->range = blocks > 0 ? blocks : 1;
         info->cost = 2.0 * (double)bytes;
@@ -969,6 +1012,7 @@ bool cpu_emit_lib_ok(const cxla_instr *instr) {
     case CXLA_OP_MAP: return map_ok(instr);
     case CXLA_OP_REDUCE_PRECISION: return reduce_precision_ok(instr);
     case CXLA_OP_BITCAST_CONVERT: return bitcast_convert_ok(instr);
+    case CXLA_OP_BITCAST: return bitcast_ok(instr);
     case CXLA_OP_CHOLESKY:
     case CXLA_OP_TRIANGULAR_SOLVE:
     case CXLA_OP_BATCH_NORM_TRAINING:
@@ -977,6 +1021,9 @@ bool cpu_emit_lib_ok(const cxla_instr *instr) {
     case CXLA_OP_RNG_BIT_GENERATOR: return cpu_emit_rng_ok(instr);
     case CXLA_OP_FFT: return cpu_emit_fft_ok(instr);
     case CXLA_OP_REDUCE: return general_reduce_ok(instr);
+    case CXLA_OP_RAGGED_DOT:
+    case CXLA_OP_SCALED_DOT: return cpu_emit_ragged_ok(instr);
+    case CXLA_OP_SCAN: return cpu_emit_scan_ok(instr);
     default: return false;
     }
 }
@@ -999,6 +1046,7 @@ cxla_status cpu_emit_lib(const cxla_instr *instr, const char *name, cxla_strbuf 
     case CXLA_OP_MAP: s = emit_map(arena, instr, name, out, info); break;
     case CXLA_OP_REDUCE_PRECISION: s = emit_reduce_precision(arena, instr, name, out, info); break;
     case CXLA_OP_BITCAST_CONVERT: s = emit_bitcast_convert(instr, name, out, info); break;
+    case CXLA_OP_BITCAST: s = emit_bitcast(instr, name, out, info); break;
     case CXLA_OP_CHOLESKY:
     case CXLA_OP_TRIANGULAR_SOLVE:
     case CXLA_OP_BATCH_NORM_TRAINING:
@@ -1007,6 +1055,9 @@ cxla_status cpu_emit_lib(const cxla_instr *instr, const char *name, cxla_strbuf 
     case CXLA_OP_RNG_BIT_GENERATOR: s = cpu_emit_rng(instr, name, out, info); break;
     case CXLA_OP_FFT: s = cpu_emit_fft(instr, name, out, info); break;
     case CXLA_OP_REDUCE: s = emit_general_reduce(arena, instr, name, out, info); break;
+    case CXLA_OP_RAGGED_DOT:
+    case CXLA_OP_SCALED_DOT: s = cpu_emit_ragged(instr, name, out, info); break;
+    case CXLA_OP_SCAN: s = cpu_emit_scan(instr, name, out, info); break;
     default: break;
     }
     if (!s && (out->failed || cpu_emit_fmt_failed()))

@@ -1,7 +1,7 @@
 /* Internal to the emitter's library-like kernels (emit_lib.c, emit_linalg.c, emit_rng.c,
- * emit_fft.c): operations that the interpreter computes with loops of its own (a merge
- * sort, a substitution, a block cipher, an FFT) written out as generated C that repeats
- * the interpreter's arithmetic in the same order, so that the JIT and `cxla compile` run
+ * emit_fft.c, emit_ragged.c, emit_scan.c): operations that the interpreter computes with loops of
+ * its own (a merge sort, a substitution, a block cipher, an FFT) written out as generated C that
+ * repeats the interpreter's arithmetic in the same order, so that the JIT and `cxla compile` run
  * them with no runtime library. Each kernel has the signature of emit.h; the outer range
  * runs over independent rows, matrices or blocks; a kernel that needs work memory asks
  * for it in cpu_kernel_info.scratch and finds it in out[results]. */
@@ -33,5 +33,14 @@ cxla_status cpu_emit_rng(const cxla_instr *instr, const char *name, cxla_strbuf 
 bool cpu_emit_fft_ok(const cxla_instr *instr);
 cxla_status cpu_emit_fft(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                          cpu_kernel_info *out_info);
+
+/* ragged-dot and scaled-dot of real floats and integers (emit_ragged.c). */
+bool cpu_emit_ragged_ok(const cxla_instr *instr);
+cxla_status cpu_emit_ragged(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                            cpu_kernel_info *out_info);
+/* scan whose body computes each position on its own (emit_scan.c). */
+bool cpu_emit_scan_ok(const cxla_instr *instr);
+cxla_status cpu_emit_scan(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                          cpu_kernel_info *out_info);
 
 #endif /* CXLA_CPU_EMIT_LIB_H_ */

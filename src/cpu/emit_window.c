@@ -79,10 +79,21 @@ static bool scalar_shape_ok(const cxla_shape *s) {
     return cxla_type_is_array(s->type) && s->rank == 0 && !s->dynamic && cpu_emit_type_ok(s->type);
 }
 
-static bool scalar_instr_ok(const cxla_instr *in) {
-    if (!scalar_shape_ok(&in->shape)) return false;
+/* A scalar, or with |over|, an array of exactly |over|'s dimensions (positionwise). */
+static bool over_shape_ok(const cxla_shape *s, const cxla_shape *over) {
+    if (!over) return scalar_shape_ok(s);
+    if (!cxla_type_is_array(s->type) || s->type == CXLA_TUPLE || s->dynamic ||
+        !cpu_emit_type_ok(s->type) || s->rank != over->rank)
+        return false;
+    for (int64_t d = 0; d < s->rank; d++)
+        if (s->dims[d] != over->dims[d]) return false;
+    return true;
+}
+
+static bool scalar_instr_ok(const cxla_instr *in, const cxla_shape *over) {
+    if (!over_shape_ok(&in->shape, over)) return false;
     for (int64_t k = 0; k < in->operand_count; k++)
-        if (!scalar_shape_ok(&in->operands[k]->shape)) return false;
+        if (!over_shape_ok(&in->operands[k]->shape, over)) return false;
     cxla_type t = in->shape.type;
     const cxla_instr *const *ops = (const cxla_instr *const *)in->operands;
     switch (in->opcode) {
@@ -110,16 +121,21 @@ static bool scalar_instr_ok(const cxla_instr *in) {
 }
 
 bool cpu_emit_scalar_ok(const cxla_computation *c, int64_t nargs, int64_t nres) {
+    return cpu_emit_positionwise_ok(c, nargs, nres, NULL);
+}
+
+bool cpu_emit_positionwise_ok(const cxla_computation *c, int64_t nargs, int64_t nres,
+                              const cxla_shape *over) {
     if (!c || !c->root || c->param_count != nargs) return false;
     for (int64_t i = 0; i < c->instr_count; i++) {
         const cxla_instr *in = c->instrs[i];
         if (in == c->root && in->opcode == CXLA_OP_TUPLE) {
             if (nres == 1 || in->operand_count != nres) return false;
             for (int64_t k = 0; k < nres; k++)
-                if (!scalar_shape_ok(&in->operands[k]->shape)) return false;
+                if (!over_shape_ok(&in->operands[k]->shape, over)) return false;
             continue;
         }
-        if (in->opcode == CXLA_OP_TUPLE || !scalar_instr_ok(in)) return false;
+        if (in->opcode == CXLA_OP_TUPLE || !scalar_instr_ok(in, over)) return false;
     }
     return nres == 1 ? c->root->opcode != CXLA_OP_TUPLE : c->root->opcode == CXLA_OP_TUPLE;
 }

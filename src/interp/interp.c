@@ -148,7 +148,7 @@ typedef struct interp_plan {
  * type is the result's element type when it is a float, else (compare) the widest float
  * operand's. Operations that only pass values through or call computations, and those
  * XLA's verifier exempts (dot, convolution, reductions, ...), are left as they are. */
-static cxla_type mixed_precision_target(const cxla_instr *in) {
+cxla_type interp_mixed_precision_target(const cxla_instr *in) {
     switch (in->opcode) {
     case CXLA_OP_CALL:
     case CXLA_OP_CONDITIONAL:
@@ -305,7 +305,7 @@ static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, int
         st->exclusive_gte = plan->exclusive_gte[i];
         st->dynamic_result = in->shape.dynamic || in->shape.type == CXLA_TUPLE;
         st->check_finite = in->operand_count > 0 && !moves_elements(in->opcode);
-        st->mixed_to = mixed_precision_target(in);
+        st->mixed_to = interp_mixed_precision_target(in);
     }
     plan->next_with_constants = ctx->plans_with_constants;
     ctx->plans_with_constants = plan;

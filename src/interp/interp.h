@@ -132,6 +132,13 @@ cxla_status interp_eval_computation_some_donated(interp_ctx *ctx, const cxla_com
                                                  cxla_literal **args, const bool *owned,
                                                  int64_t arg_count, cxla_literal **out);
 
+/* Mixed floating-point precision (f32 + bf16, a bf16 scalar broadcast or padded into f32,
+ * as the verifier allows): the float type that the driver converts |in|'s float operands of
+ * another precision to before its handler runs (the result's type, or for a compare the
+ * widest float operand's), or CXLA_TYPE_INVALID when nothing is converted. The cpu
+ * emitter converts the same operands the same way. */
+cxla_type interp_mixed_precision_target(const cxla_instr *in);
+
 /* Helpers for handlers. */
 /* A new zero-filled literal with |shape|'s type and dims in the default layout. */
 cxla_status interp_new_array(const cxla_shape *shape, cxla_literal **out);

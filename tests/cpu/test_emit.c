@@ -156,6 +156,27 @@ static bool unary_defined(cxla_opcode op, cxla_type t) {
     }
 }
 
+/* stochastic-convert of every float type to signed results (sub-byte among them), random
+ * bits as wide as the float: the kernel's cxla_stochastic against the interpreter. */
+static void stochastic_cases(void) {
+    static const char *const results[] = {"s8", "s16", "s32", "s64", "s4", "s2"};
+    for (size_t ti = 0; ti < CXLA_ARRAY_SIZE(all_types); ti++) {
+        cxla_type t = all_types[ti];
+        if (!cxla_type_is_float(t)) continue;
+        int bits = cxla_type_bits(t);
+        const char *ut = bits == 4    ? "u4"
+                         : bits == 8  ? "u8"
+                         : bits == 16 ? "u16"
+                         : bits == 32 ? "u32"
+                                      : "u64";
+        for (size_t r = 0; r < CXLA_ARRAY_SIZE(results); r++)
+            add_case("HloModule m\nENTRY e {\n  p0 = %s[%d] parameter(0)\n"
+                     "  p1 = %s[%d] parameter(1)\n"
+                     "  ROOT r = %s[%d] stochastic-convert(p0, p1)\n}\n",
+                     cxla_type_name(t), N, ut, N, results[r], N);
+    }
+}
+
 static void elementwise_cases(void) {
     for (size_t ti = 0; ti < CXLA_ARRAY_SIZE(all_types); ti++) {
         cxla_type t = all_types[ti];
@@ -1054,6 +1075,7 @@ static void test_pool_nan_payloads(void) {
 static void test_against_interpreter(void) {
     setup_cache();
     elementwise_cases();
+    stochastic_cases();
     movement_cases();
     window_cases();
     pool_cases();
