@@ -235,186 +235,6 @@ static cxla_status emit_const_array(aot *a, const cxla_instr *in, const cxla_lit
     return NULL;
 }
 
-/* ---- dot: a loop nest summing in the interpreter's order ------------------------------------ */
-
-/* Whether dot |in| has a plain-C form here: real float operands (f64, f32, f16, bf16, f8)
- * and result, summed in f64 when the result or an operand is f64, else in f32, and
- * rounded once to the result type (the interpreter's CK_F32 / CK_F64); or integer operands
- * and result (64-bit wrapping sums, as its CK_INT); no PACKED_NIBBLE. Each output element is the
- * sum of its products in the order of the flattened contraction index, starting from 0, in the
- * compute type: the interpreter's blocked gemm sums in exactly that order
- * (src/interp/interp_linalg.c). */
-static bool dot_ok(const cxla_instr *in, const char **why) {
-    *why = "dot of these element types has no plain-C form yet (real floats with a real float "
-           "result, integers with an integer result do)";
-    if (in->opcode != CXLA_OP_DOT || in->operand_count != 2) return false;
-    cxla_type r = in->shape.type, l = in->operands[0]->shape.type, rr = in->operands[1]->shape.type;
-    bool flt = cxla_type_is_float(r) && cxla_type_is_float(l) && cxla_type_is_float(rr) &&
-               cpu_emit_type_ok(r) && cpu_emit_type_ok(l) && cpu_emit_type_ok(rr);
-    bool ints = cxla_type_is_integer(r) && cxla_type_is_integer(l) && cxla_type_is_integer(rr) &&
-                cxla_type_bits(r) >= 8 && cxla_type_bits(l) >= 8 && cxla_type_bits(rr) >= 8;
-    if (!flt && !ints) return false;
-    const cxla_attr *p = cxla_instr_attr(in, CXLA_ATTR_OPERAND_PRECISION);
-    if (p && p->kind == CXLA_ATTR_KIND_PRECISIONS)
-        for (int64_t i = 0; i < p->v.precisions.count; i++)
-            if (p->v.precisions.items[i] == CXLA_PRECISION_PACKED_NIBBLE) {
-                *why = "PACKED_NIBBLE dots have no plain-C form yet";
-                return false;
-            }
-    *why = "bad dimension numbers";
-    const cxla_shape *ls = &in->operands[0]->shape, *rs = &in->operands[1]->shape;
-    int64_t nlb = 0, nrb = 0, nlc = 0, nrc = 0;
-    const int64_t *lb = cxla_instr_ints(in, CXLA_ATTR_LHS_BATCH_DIMS, &nlb);
-    const int64_t *rb = cxla_instr_ints(in, CXLA_ATTR_RHS_BATCH_DIMS, &nrb);
-    const int64_t *lc = cxla_instr_ints(in, CXLA_ATTR_LHS_CONTRACTING_DIMS, &nlc);
-    const int64_t *rc = cxla_instr_ints(in, CXLA_ATTR_RHS_CONTRACTING_DIMS, &nrc);
-    if (!lb) nlb = 0;
-    if (!rb) nrb = 0;
-    if (!lc) nlc = 0;
-    if (!rc) nrc = 0;
-    if (nlb != nrb || nlc != nrc) return false;
-    int64_t nlf = ls->rank - nlb - nlc, nrf = rs->rank - nrb - nrc;
-    return nlf >= 0 && nrf >= 0 && in->shape.rank == nlb + nlf + nrf;
-}
-
-/* The row-major offset of operand |s| whose dim d is indexed by |idx|[d]. */
-static void put_offset(cxla_strbuf *b, const cxla_shape *s, const char *const *idx) {
-    bool any = false;
-    for (int64_t d = 0; d < s->rank; d++) {
-        int64_t stride = 1;
-        for (int64_t j = d + 1; j < s->rank; j++) stride *= s->dims[j];
-        if (s->dims[d] == 1) continue;
-        cxla_strbuf_printf(b, "%s%s * %" PRId64, any ? " + " : "", idx[d], stride);
-        any = true;
-    }
-    if (!any) cxla_strbuf_puts(b, "0");
-}
-
-static cxla_status emit_dot(aot *a, const cxla_instr *in, const char *name) {
-    cxla_strbuf *b = &a->kernels;
-    const cxla_shape *ls = &in->operands[0]->shape, *rs = &in->operands[1]->shape;
-    const cxla_shape *os = &in->shape;
-    int64_t nlb = 0, nlc = 0, nrb = 0, nrc = 0;
-    const int64_t *lb = cxla_instr_ints(in, CXLA_ATTR_LHS_BATCH_DIMS, &nlb);
-    const int64_t *rb = cxla_instr_ints(in, CXLA_ATTR_RHS_BATCH_DIMS, &nrb);
-    const int64_t *lc = cxla_instr_ints(in, CXLA_ATTR_LHS_CONTRACTING_DIMS, &nlc);
-    const int64_t *rc = cxla_instr_ints(in, CXLA_ATTR_RHS_CONTRACTING_DIMS, &nrc);
-    if (!lb) nlb = 0;
-    if (!lc) nlc = 0;
-    char onames[CXLA_MAX_RANK][16], knames[CXLA_MAX_RANK][16];
-    const char *lidx[CXLA_MAX_RANK], *ridx[CXLA_MAX_RANK];
-    for (int64_t d = 0; d < os->rank; d++) snprintf(onames[d], 16, "i%d", (int)d);
-    for (int64_t k = 0; k < nlc; k++) snprintf(knames[k], 16, "k%d", (int)k);
-    /* Batch dims are the first output dims; then lhs free dims, then rhs free dims. */
-    bool lused[CXLA_MAX_RANK] = {false}, rused[CXLA_MAX_RANK] = {false};
-    for (int64_t i = 0; i < nlb; i++) {
-        lidx[lb[i]] = onames[i], lused[lb[i]] = true;
-        ridx[rb[i]] = onames[i], rused[rb[i]] = true;
-    }
-    for (int64_t k = 0; k < nlc; k++) {
-        lidx[lc[k]] = knames[k], lused[lc[k]] = true;
-        ridx[rc[k]] = knames[k], rused[rc[k]] = true;
-    }
-    int64_t o = nlb;
-    for (int64_t d = 0; d < ls->rank; d++)
-        if (!lused[d]) lidx[d] = onames[o++];
-    for (int64_t d = 0; d < rs->rank; d++)
-        if (!rused[d]) ridx[d] = onames[o++];
-    cxla_type rt = os->type;
-    bool flt = cxla_type_is_float(rt);
-    bool wide = rt == CXLA_F64 || ls->type == CXLA_F64 || rs->type == CXLA_F64;
-    const char *acc_t = !flt ? "uint64_t" : wide ? "double" : "float";
-    cxla_arena *arena = cxla_arena_create(); /* for the emitter's expression helpers */
-    if (!arena) return OOM();
-    cpu_emit_fmt_reset(); /* its placeholders for text it could not make are looked for below */
-    cxla_strbuf t;
-    cxla_strbuf_init(&t);
-    cxla_hlo_print_instr(&t, in, CXLA_HLO_STYLE_SHORT);
-    if (t.data) {
-        for (char *p = strstr(t.data, "*/"); p; p = strstr(p, "*/")) p[1] = ' ';
-        for (char *p = strstr(t.data, "/*"); p; p = strstr(p, "/*")) p[1] = ' ';
-    }
-    cxla_strbuf_printf(b,
-                       "/* ---- %s: %s\n * Each element sums its products in the order of the "
-                       "contraction index, from 0 (as the interpreter). */\n",
-                       name, t.data ? t.data : in->name);
-    cxla_strbuf_free(&t);
-    cxla_strbuf_printf(b, "static void %s(" KERNEL_PARAMS ") {\n", name);
-    cxla_strbuf_printf(b, "    const %s *restrict lhs = (const %s *)in[0];\n",
-                       cpu_emit_stype(ls->type), cpu_emit_stype(ls->type));
-    cxla_strbuf_printf(b, "    const %s *restrict rhs = (const %s *)in[1];\n",
-                       cpu_emit_stype(rs->type), cpu_emit_stype(rs->type));
-    cxla_strbuf_printf(b, "    %s *restrict o = (%s *)out[0];\n", cpu_emit_stype(rt),
-                       cpu_emit_stype(rt));
-    int indent = 1;
-#define IND()                                                                                      \
-    for (int i_ = 0; i_ < indent; i_++) cxla_strbuf_puts(b, "    ")
-    for (int64_t d = 0; d < os->rank; d++) {
-        IND();
-        cxla_strbuf_printf(b, "for (int64_t %s = 0; %s < %" PRId64 "; %s++) {\n", onames[d],
-                           onames[d], os->dims[d], onames[d]);
-        indent++;
-    }
-    IND();
-    cxla_strbuf_printf(b, "%s acc = 0;\n", acc_t);
-    for (int64_t k = 0; k < nlc; k++) {
-        IND();
-        cxla_strbuf_printf(b, "for (int64_t %s = 0; %s < %" PRId64 "; %s++) {\n", knames[k],
-                           knames[k], ls->dims[lc[k]], knames[k]);
-        indent++;
-    }
-    cxla_strbuf lo, ro;
-    cxla_strbuf_init(&lo);
-    cxla_strbuf_init(&ro);
-    put_offset(&lo, ls, lidx);
-    put_offset(&ro, rs, ridx);
-    const char *lofs = lo.data ? lo.data : "0", *rofs = ro.data ? ro.data : "0"; /* failed */
-    IND();
-    if (flt) {
-        /* Small floats decoded exactly; everything in the compute type. */
-        const char *x = cpu_emit_decode(arena, ls->type, cpu_emit_fmt(arena, "lhs[%s]", lofs));
-        const char *y = cpu_emit_decode(arena, rs->type, cpu_emit_fmt(arena, "rhs[%s]", rofs));
-        cxla_strbuf_printf(b, "acc += (%s)%s * (%s)%s;\n", acc_t, x, acc_t, y);
-    } else {
-        /* Operands sign- or zero-extended to 64 bits, products and sums wrapping. */
-        const char *lcast = cxla_type_is_signed(ls->type) ? "(uint64_t)(int64_t)" : "(uint64_t)";
-        const char *rcast = cxla_type_is_signed(rs->type) ? "(uint64_t)(int64_t)" : "(uint64_t)";
-        cxla_strbuf_printf(b, "acc += %slhs[%s] * %srhs[%s];\n", lcast, lofs, rcast, rofs);
-    }
-    cpu_emit_buf_free(&lo);
-    cpu_emit_buf_free(&ro);
-    for (int64_t k = 0; k < nlc; k++) {
-        indent--;
-        IND();
-        cxla_strbuf_puts(b, "}\n");
-    }
-    const char *oidx[CXLA_MAX_RANK] = {0};
-    for (int64_t d = 0; d < os->rank; d++) oidx[d] = onames[d];
-    cxla_strbuf oo;
-    cxla_strbuf_init(&oo);
-    put_offset(&oo, os, oidx);
-    IND();
-    if (flt)
-        cxla_strbuf_printf(b, "o[%s] = %s;\n", oo.data ? oo.data : "0",
-                           cpu_emit_convert(arena, wide ? CXLA_F64 : CXLA_F32, rt, "acc"));
-    else
-        cxla_strbuf_printf(b, "o[%s] = (%s)acc;\n", oo.data ? oo.data : "0", cpu_emit_stype(rt));
-    cxla_arena_destroy(arena);
-    cpu_emit_buf_free(&oo);
-    for (int64_t d = 0; d < os->rank; d++) {
-        indent--;
-        IND();
-        cxla_strbuf_puts(b, "}\n");
-    }
-#undef IND
-    cxla_strbuf_puts(b, "    (void)lhs;\n    (void)rhs;\n    (void)begin; /* one call runs all of "
-                        "it */\n    (void)end;\n}\n\n");
-    /* An index or an expression that could not be made is a placeholder that compiles. */
-    if (cpu_emit_fmt_failed())
-        return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s", in->name);
-    return NULL;
-}
-
 /* ---- building a computation's schedule --------------------------------------------------------
  */
 
@@ -462,7 +282,7 @@ static cxla_status check_callee(const cxla_instr *in, const acomp *callee, int64
     return NULL;
 }
 
-/* The step of an instruction the emitter (or emit_dot above) writes a kernel for, with its
+/* The step of an instruction the emitter (or aot_dot.c) writes a kernel for, with its
  * work memory; the result leaves in *out_ls. Errors: UNIMPLEMENTED naming the instruction
  * and the emitter's reason. */
 static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *user, const int64_t *ins,
@@ -479,7 +299,7 @@ static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *user, const i
                                : user;
     snprintf(name, sizeof name, "%s_k%" PRId64, a->P, in->id);
     bool kernel = cpu_can_emit(in);
-    if (!kernel && !dot_ok(in, &why)) {
+    if (!kernel && !aot_dot_ok(in, &why)) {
         if (in->opcode == CXLA_OP_DOT) {
             s = aot_no(in, why);
             return s;
@@ -516,7 +336,7 @@ static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *user, const i
             if (!s) a->scratch[in->id] = info.scratch;
             if (!s) a->kernel_in_place[in->id] = info.in_place;
         } else {
-            s = emit_dot(a, in, name);
+            s = aot_dot_emit(a, in, name);
         }
     }
     /* --blas onednn: a oneDNN call, the exact kernel (without work memory) its

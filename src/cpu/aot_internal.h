@@ -174,6 +174,12 @@ cxla_status aot_ops_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b
 void aot_ops_header(const aot *a, cxla_strbuf *h);
 void aot_ops_source(const aot *a, cxla_strbuf *c);
 
+/* aot_dot.c. Whether dot |in| has the exact loop nest (every element-type combination the
+ * interpreter takes, PACKED_NIBBLE included); |why| says why not. Its kernel, appended to the
+ * kernels as static function |name|. Errors: RESOURCE_EXHAUSTED. */
+bool aot_dot_ok(const cxla_instr *in, const char **why);
+cxla_status aot_dot_emit(aot *a, const cxla_instr *in, const char *name);
+
 /* aot_blas.c (--blas onednn). Whether dot or convolution |in| has a oneDNN form (f32, bf16
  * or f16 arrays whose dims merge into strides; see aot_blas.c). */
 bool aot_blas_takes(const cxla_instr *in);

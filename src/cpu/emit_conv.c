@@ -16,7 +16,13 @@
  * interpreter's im2col path multiplies padding by the kernel (adding +-0, which leaves a
  * sum that started at +0 unchanged) and its direct path skips it as here, so the results
  * are the interpreter's bit for bit either way (given no fused multiply-adds: the
- * generated code is compiled without contraction). */
+ * generated code is compiled without contraction). Complex convolutions accumulate in c64
+ * (c128 when an operand is c128 or f64) pairs, each product formed by cxla_c64_mul (four
+ * rounded products) and added by parts, as the interpreter's complex product; a padding
+ * product (0 times a finite weight) is +-0 in each part, which a sum started at +0 ignores
+ * too. Operands of other types than the result (s8 x bf16 -> f32, pred or integers into
+ * complex) are loaded as the interpreter loads them (cpu_emit_product_operand), and
+ * PACKED_NIBBLE integer convolutions add the products of the low and of the high nibbles. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -33,8 +39,68 @@ typedef struct conv_form {
     const cxla_window_dim *win;
 } conv_form;
 
-static bool int_type(cxla_type t) {
-    return cxla_type_is_integer(t) && cxla_type_bits(t) >= 8;
+/* The element types this kernel (and aot_dot.c) loads: the emitter's, sub-byte integers and
+ * complex. */
+static bool type_ok(cxla_type t) {
+    return cpu_emit_type_ok(t) || cpu_emit_subbyte(t) || cxla_type_is_complex(t);
+}
+
+cxla_type cpu_emit_product_type(cxla_type r, cxla_type l, cxla_type k) {
+    if (cxla_type_is_complex(r)) {
+        bool wide =
+            r == CXLA_C128 || l == CXLA_C128 || k == CXLA_C128 || l == CXLA_F64 || k == CXLA_F64;
+        return wide ? CXLA_C128 : CXLA_C64;
+    }
+    if (cxla_type_is_float(r))
+        return r == CXLA_F64 || l == CXLA_F64 || k == CXLA_F64 ? CXLA_F64 : CXLA_F32;
+    return CXLA_U64;
+}
+
+const char *cpu_emit_product_operand(cxla_arena *ar, cxla_type from, cxla_type rt, cxla_type ct,
+                                     bool nibble, const char *x) {
+    if (ct == CXLA_U64) {
+        /* An integer or pred of an integer result: extended; else (and for PACKED_NIBBLE)
+         * converted to the result. */
+        bool direct =
+            !nibble && rt != CXLA_PRED && (cxla_type_is_integer(from) || from == CXLA_PRED);
+        if (!direct) {
+            x = cpu_emit_convert(ar, from, rt, x);
+            from = rt;
+        }
+        return cxla_type_is_signed(from) ? cpu_emit_fmt(ar, "(uint64_t)(int64_t)%s", x)
+                                         : cpu_emit_fmt(ar, "(uint64_t)%s", x);
+    }
+    if (!cxla_type_is_float(from) && !cxla_type_is_complex(from)) {
+        x = cpu_emit_convert(ar, from, rt, x); /* integers and pred: to the result type first */
+        from = rt;
+    }
+    if (cxla_type_is_complex(ct)) return cpu_emit_convert(ar, from, ct, x); /* exact */
+    return cpu_emit_fmt(ar, "(%s)%s", ct == CXLA_F64 ? "double" : "float",
+                        cpu_emit_decode(ar, from, x));
+}
+
+bool cpu_emit_packed_nibble(const cxla_instr *in, bool *out_bad) {
+    const cxla_attr *p = cxla_instr_attr(in, CXLA_ATTR_OPERAND_PRECISION);
+    *out_bad = false;
+    if (!p || p->kind != CXLA_ATTR_KIND_PRECISIONS) return false;
+    int n = 0;
+    for (int64_t i = 0; i < p->v.precisions.count; i++)
+        n += p->v.precisions.items[i] == CXLA_PRECISION_PACKED_NIBBLE;
+    *out_bad =
+        n != 0 && (n != 2 || p->v.precisions.count != 2 || !cxla_type_is_integer(in->shape.type));
+    return n == 2 && !*out_bad;
+}
+
+const char *cpu_emit_nibble_product(cxla_arena *ar, cxla_type rt, const char *x, const char *y) {
+    if (!cxla_type_is_signed(rt))
+        return cpu_emit_fmt(ar, "(%s & 15u) * (%s & 15u) + (%s >> 4) * (%s >> 4)", x, y, x, y);
+    /* The low nibble sign-extended from bit 3, the rest shifted arithmetically (from bit 59),
+     * both by xor and subtract of the sign bit, in wrapping uint64_t. */
+    const char *h = "UINT64_C(0x0800000000000000)";
+    return cpu_emit_fmt(ar,
+                        "(((%s & 15u) ^ 8u) - 8u) * (((%s & 15u) ^ 8u) - 8u) + "
+                        "(((%s >> 4) ^ %s) - %s) * (((%s >> 4) ^ %s) - %s)",
+                        x, y, x, h, h, y, h, h);
 }
 
 static bool labels_ok(int64_t a, int64_t b, int64_t n, const int64_t *sp, int64_t rank) {
@@ -59,14 +125,13 @@ static bool conv_form_of(const cxla_instr *in, conv_form *f) {
     const cxla_shape *ls = &in->operands[0]->shape, *rs = &in->operands[1]->shape, *os = &in->shape;
     if (!static_row_major(ls) || !static_row_major(rs) || !static_row_major(os)) return false;
     cxla_type r = os->type, l = ls->type, k = rs->type;
-    bool flt = cxla_type_is_float(r) && cxla_type_is_float(l) && cxla_type_is_float(k) &&
-               cpu_emit_type_ok(r) && cpu_emit_type_ok(l) && cpu_emit_type_ok(k);
-    bool ints = int_type(r) && int_type(l) && int_type(k);
-    if (!flt && !ints) return false;
-    const cxla_attr *p = cxla_instr_attr(in, CXLA_ATTR_OPERAND_PRECISION);
-    if (p && p->kind == CXLA_ATTR_KIND_PRECISIONS)
-        for (int64_t i = 0; i < p->v.precisions.count; i++)
-            if (p->v.precisions.items[i] == CXLA_PRECISION_PACKED_NIBBLE) return false;
+    if (!type_ok(r) || !type_ok(l) || !type_ok(k)) return false;
+    /* Complex operands need a complex result (the interpreter refuses the others). */
+    if ((cxla_type_is_complex(l) || cxla_type_is_complex(k)) && !cxla_type_is_complex(r))
+        return false;
+    bool bad;
+    cpu_emit_packed_nibble(in, &bad);
+    if (bad) return false;
     const cxla_attr *dl = cxla_instr_attr(in, CXLA_ATTR_DIM_LABELS);
     const cxla_attr *w = cxla_instr_attr(in, CXLA_ATTR_WINDOW);
     if (!dl || dl->kind != CXLA_ATTR_KIND_DIM_LABELS) return false;
@@ -133,15 +198,6 @@ static int64_t gcd(int64_t a, int64_t b) {
     return a;
 }
 
-static const char *unsigned_of(cxla_type t) {
-    switch (cxla_type_storage(t)) {
-    case 1: return "uint8_t";
-    case 2: return "uint16_t";
-    case 4: return "uint32_t";
-    default: return "uint64_t";
-    }
-}
-
 #define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
 
 cxla_status cpu_emit_conv(const cxla_instr *instr, const char *name, cxla_strbuf *out,
@@ -149,9 +205,9 @@ cxla_status cpu_emit_conv(const cxla_instr *instr, const char *name, cxla_strbuf
     conv_form f;
     if (!conv_form_of(instr, &f))
         return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
-                          "cpu backend: cannot emit convolution %s: its types (complex, 4-bit, "
-                          "integers into floats or the reverse), layouts or PACKED_NIBBLE "
-                          "precision need the library call",
+                          "cpu backend: cannot emit convolution %s: its types (complex operands "
+                          "of a real result), layouts or PACKED_NIBBLE precision (on one operand, "
+                          "or of a float result) need the library call",
                           instr->name);
     const cxla_shape *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
     const cxla_shape *os = &instr->shape;
@@ -160,9 +216,10 @@ cxla_status cpu_emit_conv(const cxla_instr *instr, const char *name, cxla_strbuf
     strides_of(rs, rst);
     strides_of(os, ost);
     cxla_type rt = os->type;
-    bool flt = cxla_type_is_float(rt);
-    bool wide = rt == CXLA_F64 || ls->type == CXLA_F64 || rs->type == CXLA_F64;
-    const char *acc_t = !flt ? "uint64_t" : wide ? "double" : "float";
+    cxla_type ct = cpu_emit_product_type(rt, ls->type, rs->type);
+    bool cplx = cxla_type_is_complex(ct), bad;
+    bool nib = cpu_emit_packed_nibble(instr, &bad);
+    const char *acc_t = ct == CXLA_U64 ? "uint64_t" : cpu_emit_ctype(ct);
     int64_t S = 1, P = 1;
     for (int64_t i = 0; i < f.n; i++) {
         S *= os->dims[f.osp[i]];
@@ -192,7 +249,7 @@ cxla_status cpu_emit_conv(const cxla_instr *instr, const char *name, cxla_strbuf
                        text.data ? text.data : instr->name, acc_t);
     cxla_strbuf_free(&text);
     const char *lt = cpu_emit_stype(ls->type), *kt = cpu_emit_stype(rs->type);
-    const char *ot = flt ? cpu_emit_stype(rt) : unsigned_of(rt);
+    const char *ot = cpu_emit_stype(rt);
     cxla_strbuf_printf(out,
                        "void %s(void *const *out, const void *const *in, int64_t begin, "
                        "int64_t end) {\n",
@@ -243,8 +300,11 @@ cxla_status cpu_emit_conv(const cxla_instr *instr, const char *name, cxla_strbuf
                        "                const int64_t zn = (c + 1) * %" PRId64 " - z0 < %d ? (c "
                        "+ 1) * %" PRId64 " - z0 : %d;\n"
                        "                %s acc[%d];\n"
-                       "                for (int64_t t = 0; t < zn; t++) acc[t] = 0;\n",
-                       ZC, ZC, TILE, ZC, TILE, ZC, TILE, acc_t, TILE);
+                       "                for (int64_t t = 0; t < zn; t++) acc[t] = %s;\n",
+                       ZC, ZC, TILE, ZC, TILE, ZC, TILE, acc_t, TILE,
+                       ct == CXLA_C64    ? "cxla_c64_make(0, 0)"
+                       : ct == CXLA_C128 ? "cxla_c128_make(0, 0)"
+                                         : "0");
     /* The window loops, one per spatial dim, skipping padding and lhs-dilation holes. */
     int depth = 16;
     for (int64_t i = 0; i < f.n; i++) {
@@ -287,40 +347,33 @@ cxla_status cpu_emit_conv(const cxla_instr *instr, const char *name, cxla_strbuf
     }
     cxla_strbuf_puts(out, ";\n");
     cxla_strbuf_printf(out, "%*sfor (int64_t kz = 0; kz < %" PRId64 "; kz++) {\n", depth, "", f.KZ);
-    const char *x, *y;
-    if (flt) {
-        x = cpu_emit_decode(arena, ls->type,
-                            cpu_emit_fmt(arena, "xp[kz * %" PRId64 "]", lst[f.iz]));
-        y = cpu_emit_decode(
-            arena, rs->type,
-            cpu_emit_fmt(arena, "wp[kz * %" PRId64 " + t * %" PRId64 "]", rst[f.ki], rst[f.ko]));
-        x = cpu_emit_fmt(arena, "(%s)%s", acc_t, x);
-        y = cpu_emit_fmt(arena, "(%s)%s", acc_t, y);
-    } else {
-        /* Sign- or zero-extended to 64 bits; products and sums wrap. */
-        const char *lc = cxla_type_is_signed(ls->type) ? "(uint64_t)(int64_t)" : "(uint64_t)";
-        const char *rc = cxla_type_is_signed(rs->type) ? "(uint64_t)(int64_t)" : "(uint64_t)";
-        x = cpu_emit_fmt(arena, "%sxp[kz * %" PRId64 "]", lc, lst[f.iz]);
-        y = cpu_emit_fmt(arena, "%swp[kz * %" PRId64 " + t * %" PRId64 "]", rc, rst[f.ki],
-                         rst[f.ko]);
-    }
+    const char *x = cpu_emit_product_operand(
+        arena, ls->type, rt, ct, nib, cpu_emit_fmt(arena, "xp[kz * %" PRId64 "]", lst[f.iz]));
+    const char *y = cpu_emit_product_operand(
+        arena, rs->type, rt, ct, nib,
+        cpu_emit_fmt(arena, "wp[kz * %" PRId64 " + t * %" PRId64 "]", rst[f.ki], rst[f.ko]));
+    const char *step =
+        !x || !y ? NULL
+        : cplx   ? cpu_emit_fmt(arena, "acc[t] = %s_add(acc[t], %s_mul(xv, %s))", acc_t, acc_t, y)
+        : nib    ? cpu_emit_fmt(arena, "acc[t] += %s", cpu_emit_nibble_product(arena, rt, "xv", y))
+                 : cpu_emit_fmt(arena, "acc[t] += xv * %s", y);
     cxla_strbuf_printf(out,
                        "%*s    const %s xv = %s;\n"
-                       "%*s    for (int64_t t = 0; t < zn; t++) acc[t] += xv * %s;\n"
+                       "%*s    for (int64_t t = 0; t < zn; t++) %s;\n"
                        "%*s}\n",
-                       depth, "", acc_t, x ? x : "0", depth, "", y ? y : "0", depth, "");
+                       depth, "", acc_t, x ? x : "0", depth, "", step ? step : "(void)0", depth,
+                       "");
     for (int64_t i = f.n - 1; i >= 0; i--) {
         depth -= 4;
         cxla_strbuf_printf(out, "%*s}\n", depth, "");
     }
-    const char *st = flt ? cpu_emit_convert(arena, wide ? CXLA_F64 : CXLA_F32, rt, "acc[t]")
-                         : cpu_emit_fmt(arena, "(%s)acc[t]", ot);
+    const char *st = cpu_emit_convert(arena, ct, rt, "acc[t]");
     cxla_strbuf_printf(out,
                        "                for (int64_t t = 0; t < zn; t++) res[obase + (z0 + t) * "
                        "%" PRId64 "] = %s;\n",
                        ost[f.oz], st ? st : "0");
     cxla_strbuf_puts(out, "            }\n        }\n    }\n}\n\n");
-    bool failed = cpu_emit_fmt_failed() || !x || !y || !st;
+    bool failed = cpu_emit_fmt_failed() || !step || !st;
     cxla_arena_destroy(arena);
     return out->failed || failed ? OOM() : NULL;
 }

@@ -177,9 +177,9 @@ static bool sc_plan_of(const cxla_instr *instr, sc_plan *p) {
                               : instr->shape.type == CXLA_TUPLE && instr->shape.tuple_count == n
                                   ? &instr->shape.elements[i]
                                   : NULL;
-        if (!r || !cpu_emit_static_array(a) || !cpu_emit_static_array(b) ||
-            !cpu_emit_static_array(r) || !cxla_shape_same_dims(a, xs) ||
-            !cxla_shape_same_dims(b, us) || !cxla_shape_same_dims(r, xs) || r->type != a->type)
+        if (!r || !cpu_emit_held_array(a) || !cpu_emit_held_array(b) || !cpu_emit_held_array(r) ||
+            !cxla_shape_same_dims(a, xs) || !cxla_shape_same_dims(b, us) ||
+            !cxla_shape_same_dims(r, xs) || r->type != a->type)
             return false;
     }
     p->comp = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
@@ -285,6 +285,11 @@ static const char *reduce_expr(cxla_arena *arena, interp_reducer r, cxla_type t,
         return F("(uint8_t)((%s != 0) != (%s != 0))", a, b);
     }
     const char *ct = cpu_emit_ctype(t);
+    if (cpu_emit_subbyte(t) && (r == INTERP_REDUCER_ADD || r == INTERP_REDUCER_MUL))
+        /* In 64 bits, wrapped to the width (the interpreter's 64-bit value, stored). */
+        return cpu_emit_convert(
+            arena, CXLA_U64, t,
+            F("((uint64_t)%s %s (uint64_t)%s)", a, r == INTERP_REDUCER_ADD ? "+" : "*", b));
     if (cxla_type_is_integer(t)) {
         switch (r) {
         case INTERP_REDUCER_ADD: return F("(%s)((uint64_t)%s + (uint64_t)%s)", ct, a, b);

@@ -133,17 +133,34 @@ void cpu_emit_scalar(cxla_arena *arena, cxla_strbuf *b, int indent, int64_t *tmp
  * [begin, end) to [0, |range|), runs |pre| (statements, may be NULL) and calls
  * NAME_body(|args|, begin, end). */
 bool cpu_emit_static_array(const cxla_shape *s);
+/* The same with sub-byte integers (one per byte) and complex values too (scatter's and
+ * reduce-window's arrays). */
+bool cpu_emit_held_array(const cxla_shape *s);
 void cpu_emit_kernel_head(cxla_strbuf *out, const cxla_instr *instr, const char *name);
 void cpu_emit_kernel_entry(cxla_strbuf *out, const char *name, int64_t range, const char *args,
                            const char *pre);
 
-/* The convolution kernel (emit_conv.c): whether |instr| is a convolution it emits (real
- * floats with a real float result, or integers with an integer result; static row-major
- * arrays; no PACKED_NIBBLE), and the kernel (an exact loop nest, bit for bit the
+/* The convolution kernel (emit_conv.c): whether |instr| is a convolution it emits (every
+ * element-type combination the interpreter takes, complex and PACKED_NIBBLE included;
+ * static row-major arrays), and the kernel (an exact loop nest, bit for bit the
  * interpreter's). */
 bool cpu_emit_conv_ok(const cxla_instr *instr);
 cxla_status cpu_emit_conv(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                           cpu_kernel_info *out_info);
+/* What dot and convolution kernels share (emit_conv.c), after the interpreter's
+ * interp_linalg.c: the compute type of a product of result |r| and operands |l|, |k| (F32,
+ * F64, C64, C128, or U64 for 64-bit wrapping integer sums); operand element |x| (as stored)
+ * of type |from| as a value of compute type |ct| (converted to the result type |rt| first
+ * where the interpreter converts it, as it does every operand of a PACKED_NIBBLE product:
+ * |nibble|); whether |in| has PACKED_NIBBLE on both operands
+ * (*|out_bad|: on one only, or of a non-integer result, which the interpreter refuses); and
+ * the sum of the products of the low and of the high nibbles of |x| and |y| (uint64_t
+ * values, split by |rt|'s signedness). */
+cxla_type cpu_emit_product_type(cxla_type r, cxla_type l, cxla_type k);
+const char *cpu_emit_product_operand(cxla_arena *ar, cxla_type from, cxla_type rt, cxla_type ct,
+                                     bool nibble, const char *x);
+bool cpu_emit_packed_nibble(const cxla_instr *in, bool *out_bad);
+const char *cpu_emit_nibble_product(cxla_arena *ar, cxla_type rt, const char *x, const char *y);
 
 /* The library-like kernels (emit_lib.c and the files it dispatches to: emit_sort.c,
  * emit_linalg.c, emit_rng.c, emit_fft.c): sort, top-k, cholesky, triangular-solve,

@@ -77,8 +77,21 @@ static const char *uint_of(size_t bytes) {
 
 /* ---- scalar computations (comparators, map functions) as C functions ------------------ */
 
+/* Element types kernels hold (emit_expr.c): the emitter's, sub-byte integers (one per byte)
+ * and complex (cxla_c64, cxla_c128). */
+static bool held_type(cxla_type t) {
+    return cpu_emit_type_ok(t) || cpu_emit_subbyte(t) || cxla_type_is_complex(t);
+}
+
 static bool scalar_shape(const cxla_shape *s) {
-    return cxla_type_is_array(s->type) && s->rank == 0 && cpu_emit_type_ok(s->type);
+    return cxla_type_is_array(s->type) && s->rank == 0 && held_type(s->type);
+}
+
+static bool has_complex(const cxla_instr *x) {
+    if (cxla_type_is_complex(x->shape.type)) return true;
+    for (int64_t k = 0; k < x->operand_count; k++)
+        if (cxla_type_is_complex(x->operands[k]->shape.type)) return true;
+    return false;
 }
 
 /* Floats of two precisions meeting in one instruction (emit.c leaves those to the
@@ -114,9 +127,11 @@ static bool scalar_instr_ok(const cxla_instr *x) {
     case CXLA_OP_SELECT: return true;
     case CXLA_OP_BITCAST_CONVERT: {
         cxla_type a = x->operands[0]->shape.type, b = x->shape.type;
-        return a != CXLA_PRED && b != CXLA_PRED && cxla_type_storage(a) == cxla_type_storage(b);
+        return a != CXLA_PRED && b != CXLA_PRED && cxla_type_storage(a) == cxla_type_storage(b) &&
+               !has_complex(x) && !cpu_emit_subbyte(a) && !cpu_emit_subbyte(b);
     }
     case CXLA_OP_COMPARE: {
+        if (has_complex(x)) return false; /* no complex comparisons in scalar functions yet */
         const char *d = cxla_instr_word(x, CXLA_ATTR_DIRECTION);
         return d && cpu_emit_compare(NULL, d, NULL, CXLA_PRED, "a", "b") != NULL;
     }
@@ -148,6 +163,16 @@ static bool scalar_comp_ok(const cxla_computation *c, int64_t nparams, const cxl
 }
 
 static const char *const_of(cxla_arena *arena, cxla_type t, const cxla_literal *lit) {
+    if (cxla_type_is_complex(t)) { /* the parts' bits (NaN payloads and -0 survive) */
+        uint64_t p[2] = {0, 0};
+        uint32_t q[2] = {0, 0};
+        if (t == CXLA_C64) {
+            memcpy(q, cxla_literal_data_const(lit), 8);
+            return F("cxla_c64_bits(0x%08" PRIx32 "u, 0x%08" PRIx32 "u)", q[0], q[1]);
+        }
+        memcpy(p, cxla_literal_data_const(lit), 16);
+        return F("cxla_c128_bits(0x%016" PRIx64 "ull, 0x%016" PRIx64 "ull)", p[0], p[1]);
+    }
     uint64_t v = 0;
     size_t es = cxla_type_storage(t);
     memcpy(&v, cxla_literal_data_const(lit), es < 8 ? es : 8);
@@ -329,7 +354,8 @@ static bool sort_form_of(const cxla_instr *instr, sort_form *f) {
     const cxla_shape *xs = &instr->operands[0]->shape;
     for (int64_t k = 0; k < n; k++) {
         const cxla_shape *s = &instr->operands[k]->shape;
-        if (!cpu_emit_type_ok(s->type) || s->rank != xs->rank) return false;
+        /* Payloads (and keys a comparator computation reads) may be complex. */
+        if (!held_type(s->type) || s->rank != xs->rank) return false;
         for (int64_t d = 0; d < s->rank; d++)
             if (s->dims[d] != xs->dims[d]) return false;
         bool tuple = instr->shape.type == CXLA_TUPLE;
@@ -448,8 +474,8 @@ static cxla_status emit_sort(cxla_arena *arena, const cxla_instr *instr, const c
         size_t es = cxla_type_storage(t);
         cxla_strbuf_printf(out, "    const %s *restrict x%" PRId64 " = in[%" PRId64 "];\n",
                            cpu_emit_ctype(t), k, k);
-        cxla_strbuf_printf(out, "    %s *restrict y%" PRId64 " = out[%" PRId64 "];\n", uint_of(es),
-                           k, k);
+        cxla_strbuf_printf(out, "    %s *restrict y%" PRId64 " = out[%" PRId64 "];\n",
+                           es == 16 ? "cxla_c128" : uint_of(es), k, k);
     }
     cxla_strbuf_printf(out, "    %s *const scratch = out[%" PRId64 "];\n", it, f.n);
     if (rows == 0) { /* an empty row or none: nothing to write */
@@ -473,7 +499,7 @@ static cxla_status emit_sort(cxla_arena *arena, const cxla_instr *instr, const c
         size_t es = cxla_type_storage(instr->operands[k]->shape.type);
         cxla_strbuf_printf(out,
                            "            y%" PRId64 "[to] = ((const %s *)x%" PRId64 ")[from];\n", k,
-                           uint_of(es), k);
+                           es == 16 ? "cxla_c128" : uint_of(es), k);
     }
     cxla_strbuf_puts(out, "        }\n    }\n}\n\n");
     if (info) {
@@ -886,8 +912,7 @@ static bool general_reduce_ok(const cxla_instr *instr) {
     cxla_type acc[32], all[64];
     for (int64_t i = 0; i < n; i++) {
         const cxla_shape *s = &instr->operands[i]->shape, *init = &instr->operands[n + i]->shape;
-        if (!cpu_emit_type_ok(s->type) || !cpu_emit_type_ok(init->type) || s->rank != xs->rank ||
-            init->rank != 0)
+        if (!held_type(s->type) || !held_type(init->type) || s->rank != xs->rank || init->rank != 0)
             return false;
         for (int64_t d = 0; d < s->rank; d++)
             if (s->dims[d] != xs->dims[d]) return false;
@@ -906,11 +931,13 @@ static bool general_reduce_ok(const cxla_instr *instr) {
         seen[d[i]] = true;
     }
     const cxla_computation *c = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
-    /* Only where the interpreter calls the computation too: its typed loops (pairwise sums)
-     * take a recognized reducer of one input. */
+    /* Only where the interpreter's order is the computation's: its typed loops take a
+     * recognized reducer of one input, and sum floats pairwise; complex and sub-byte
+     * integer ones fold in row-major order from the init value, as a call does. */
     interp_reducer kind = n == 1 ? interp_match_reducer(c) : INTERP_REDUCER_NONE;
+    bool sequential = cxla_type_is_complex(xs->type) || cpu_emit_subbyte(xs->type);
     if (kind != INTERP_REDUCER_NONE && xs->type == acc[0] &&
-        interp_reducer_supports(kind, xs->type))
+        interp_reducer_supports(kind, xs->type) && !sequential)
         return false;
     if (!scalar_comp_ok(c, 2 * n, acc, n)) return false;
     for (int64_t k = 0; k < 2 * n; k++)

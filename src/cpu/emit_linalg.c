@@ -2,8 +2,11 @@
  * bf16, f32 and f64: the interpreter's algorithms (src/interp/interp_linalg2.c) in the same order
  * of operations, in double, each result rounded once to its type, so the results are the
  * interpreter's bit for bit. The outer range runs over the batch of matrices; each matrix
- * works in its own part of the scratch memory (doubles). Complex types stay with the
- * interpreter. */
+ * works in its own part of the scratch memory (doubles). Cholesky and triangular-solve of
+ * c64 and c128 work in pairs of doubles (cxla_c128) with the interpreter's complex forms:
+ * its product (four products, each rounded: cxla_c128_mul), its conjugates and its division
+ * (the real-divisor shortcut, then Smith's scaling: cxla_la_div below, which is not C's nor
+ * cxla_c128_div), so they too are its results bit for bit. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,19 +40,150 @@ static const char *held(cxla_type t) {
     return cpu_emit_stype(t);
 }
 
+static bool complex_type(cxla_type t) {
+    return t == CXLA_C64 || t == CXLA_C128;
+}
+
+/* The helpers of the complex kernels, once per translation unit: interp_linalg2.c's c_div
+ * and c_conj, in double; its products rounded one by one as cxla_c128_mul rounds them. */
+static void complex_helpers(cxla_strbuf *out) {
+    cxla_strbuf_puts(out, "#ifndef CXLA_LINALG_COMPLEX\n"
+                          "#define CXLA_LINALG_COMPLEX 1\n"
+                          "static inline cxla_c128 cxla_la_conj(cxla_c128 a) {\n"
+                          "    return cxla_c128_make(a.re, -a.im);\n"
+                          "}\n"
+                          "static inline cxla_c128 cxla_la_div(cxla_c128 a, cxla_c128 b) {\n"
+                          "    double r, den, p, q;\n"
+                          "    if (b.im == 0) return cxla_c128_make(a.re / b.re, a.im / b.re);\n"
+                          "    if (fabs(b.re) >= fabs(b.im)) {\n"
+                          "        r = b.im / b.re;\n"
+                          "        den = b.im * r;\n"
+                          "        CXLA_ROUNDED(double, den);\n"
+                          "        den = b.re + den;\n"
+                          "        p = a.im * r;\n"
+                          "        q = a.re * r;\n"
+                          "        CXLA_ROUNDED(double, p);\n"
+                          "        CXLA_ROUNDED(double, q);\n"
+                          "        return cxla_c128_make((a.re + p) / den, (a.im - q) / den);\n"
+                          "    }\n"
+                          "    r = b.re / b.im;\n"
+                          "    den = b.re * r;\n"
+                          "    CXLA_ROUNDED(double, den);\n"
+                          "    den = den + b.im;\n"
+                          "    p = a.re * r;\n"
+                          "    q = a.im * r;\n"
+                          "    CXLA_ROUNDED(double, p);\n"
+                          "    CXLA_ROUNDED(double, q);\n"
+                          "    return cxla_c128_make((p + a.im) / den, (q - a.re) / den);\n"
+                          "}\n"
+                          "#endif\n");
+}
+
+/* Element |at| of |arr| (c64 or c128) as a cxla_c128, and a cxla_c128 |v| stored as |t|. */
+static void cload_expr(cxla_strbuf *out, cxla_type t, const char *arr, const char *at) {
+    if (t == CXLA_C128)
+        cxla_strbuf_printf(out, "%s[%s]", arr, at);
+    else
+        cxla_strbuf_printf(out, "cxla_c128_make((double)%s[%s].re, (double)%s[%s].im)", arr, at,
+                           arr, at);
+}
+
+static void cstore_expr(cxla_strbuf *out, cxla_type t, const char *v) {
+    if (t == CXLA_C128)
+        cxla_strbuf_puts(out, v);
+    else
+        cxla_strbuf_printf(out, "cxla_c64_make((float)(%s).re, (float)(%s).im)", v, v);
+}
+
 /* ---- cholesky ------------------------------------------------------------------------------ */
 
 static bool cholesky_ok(const cxla_instr *instr) {
     if (instr->operand_count != 1 || !cpu_lib_plain(instr)) return false;
     const cxla_shape *s = &instr->operands[0]->shape;
-    return real_type(s->type) && s->rank >= 2 && s->dims[s->rank - 1] == s->dims[s->rank - 2] &&
-           instr->shape.type == s->type;
+    return (real_type(s->type) || complex_type(s->type)) && s->rank >= 2 &&
+           s->dims[s->rank - 1] == s->dims[s->rank - 2] && instr->shape.type == s->type;
+}
+
+/* Complex: interp_linalg2.c's cholesky_lower over pairs of doubles. */
+static cxla_status emit_cholesky_complex(const cxla_instr *instr, const char *name,
+                                         cxla_strbuf *out, cpu_kernel_info *info) {
+    const cxla_shape *s = &instr->operands[0]->shape;
+    cxla_type t = s->type;
+    bool lower = cxla_instr_bool(instr, CXLA_ATTR_LOWER);
+    int64_t n = s->dims[s->rank - 1], mat = n * n;
+    int64_t batch = mat ? cpu_lib_count(s) / mat : 0;
+    complex_helpers(out);
+    cpu_lib_head(instr, name, out);
+    cpu_lib_open(name, batch > 0 ? batch : 1, out);
+    cxla_strbuf_printf(out,
+                       "    const %s *restrict x = in[0];\n"
+                       "    %s *restrict y = out[0];\n"
+                       "    cxla_c128 *const scratch = out[1];\n"
+                       "    (void)x;\n    (void)y;\n    (void)scratch;\n"
+                       "    for (int64_t b = begin; b < end && b < %" PRId64 "; b++) {\n"
+                       "        cxla_c128 *restrict a = scratch + b * %" PRId64 ";\n"
+                       "        cxla_c128 *restrict l = a + %" PRId64 ";\n"
+                       "        const int64_t at = b * %" PRId64 ";\n",
+                       held(t), held(t), batch, 2 * mat, mat, mat);
+    /* upper: transposed (not conjugated) in and out, as the interpreter does. */
+    cxla_strbuf_printf(out,
+                       "        for (int64_t i = 0; i < %" PRId64 "; i++)\n"
+                       "            for (int64_t j = 0; j < %" PRId64 "; j++) a[i * %" PRId64
+                       " + j] = ",
+                       n, n, n);
+    char idx[96];
+    snprintf(idx, sizeof idx, "at + %s * %" PRId64 " + %s", lower ? "i" : "j", n,
+             lower ? "j" : "i");
+    cload_expr(out, t, "x", idx);
+    cxla_strbuf_puts(out, ";\n");
+    cxla_strbuf_printf(
+        out,
+        "        int error = 0;\n"
+        "        for (int64_t i = 0; i < %" PRId64 "; i++) l[i] = cxla_c128_make(0, 0);\n"
+        "        for (int64_t j = 0; j < %" PRId64 "; j++) {\n"
+        "            cxla_c128 d = a[j * %" PRId64 " + j];\n"
+        "            for (int64_t k = 0; k < j; k++)\n"
+        "                d = cxla_c128_sub(d, cxla_c128_mul(l[j * %" PRId64
+        " + k], cxla_la_conj(l[j * %" PRId64 " + k])));\n"
+        "            const double s = sqrt(d.re);\n"
+        "            const cxla_c128 sv = cxla_c128_make(s, 0);\n"
+        "            if (isnan(s)) error = 1;\n"
+        "            /* A last block of one column (n = 128k + 1) takes sqrt directly. */\n"
+        "            l[j * %" PRId64 " + j] = j == %" PRId64 " && %d ? sv : cxla_la_div(d, sv);\n"
+        "            for (int64_t r = j + 1; r < %" PRId64 "; r++) {\n"
+        "                cxla_c128 v = a[r * %" PRId64 " + j];\n"
+        "                for (int64_t k = 0; k < j; k++)\n"
+        "                    v = cxla_c128_sub(v, cxla_c128_mul(l[r * %" PRId64
+        " + k], cxla_la_conj(l[j * %" PRId64 " + k])));\n"
+        "                l[r * %" PRId64 " + j] = cxla_la_div(v, sv);\n"
+        "            }\n"
+        "        }\n"
+        "        /* Not positive definite: the whole matrix is (NaN, 0). */\n"
+        "        if (error)\n"
+        "            for (int64_t i = 0; i < %" PRId64 "; i++)\n"
+        "                l[i] = cxla_c128_make(cxla_f64_from_bits(0x7ff8000000000000ull), 0);\n",
+        mat, n, n, n, n, n, n - 1, n > 0 && (n - 1) % 128 == 0 ? 1 : 0, n, n, n, n, n, mat);
+    cxla_strbuf_printf(out,
+                       "        for (int64_t i = 0; i < %" PRId64 "; i++)\n"
+                       "            for (int64_t j = 0; j < %" PRId64 "; j++) y[at + i * %" PRId64
+                       " + j] = ",
+                       n, n, n);
+    snprintf(idx, sizeof idx, "l[%s * %" PRId64 " + %s]", lower ? "i" : "j", n, lower ? "j" : "i");
+    cstore_expr(out, t, idx);
+    cxla_strbuf_puts(out, ";\n    }\n}\n\n");
+    if (info) {
+        info->range = batch > 0 ? batch : 1;
+        info->scratch = (size_t)(batch > 0 ? batch : 1) * 2 * (size_t)(mat ? mat : 1) * 16;
+        info->cost = (double)batch * ((double)mat * 32.0 + 4.0 * (double)mat * (double)n);
+    }
+    return NULL;
 }
 
 static cxla_status emit_cholesky(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                  cpu_kernel_info *info) {
     const cxla_shape *s = &instr->operands[0]->shape;
     cxla_type t = s->type;
+    if (complex_type(t)) return emit_cholesky_complex(instr, name, out, info);
     bool lower = cxla_instr_bool(instr, CXLA_ATTR_LOWER);
     int64_t n = s->dims[s->rank - 1], mat = n * n;
     int64_t batch = mat ? cpu_lib_count(s) / mat : 0;
@@ -127,8 +261,9 @@ typedef struct trsm_form {
 static bool trsm_form_of(const cxla_instr *instr, trsm_form *f) {
     if (instr->operand_count != 2 || !cpu_lib_plain(instr)) return false;
     const cxla_shape *as = &instr->operands[0]->shape, *bs = &instr->operands[1]->shape;
-    if (!real_type(as->type) || bs->type != as->type || instr->shape.type != as->type ||
-        as->rank < 2 || bs->rank != as->rank || as->dims[as->rank - 1] != as->dims[as->rank - 2])
+    if (!(real_type(as->type) || complex_type(as->type)) || bs->type != as->type ||
+        instr->shape.type != as->type || as->rank < 2 || bs->rank != as->rank ||
+        as->dims[as->rank - 1] != as->dims[as->rank - 2])
         return false;
     for (int64_t i = 0; i + 2 < as->rank; i++)
         if (as->dims[i] != bs->dims[i]) return false;
@@ -153,8 +288,97 @@ static bool trsm_form_of(const cxla_instr *instr, trsm_form *f) {
     return true;
 }
 
+/* Complex: the interpreter's substitutions over pairs of doubles; ADJOINT conjugates. */
+static cxla_status emit_trsm_complex(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                     cpu_kernel_info *info) {
+    trsm_form f;
+    trsm_form_of(instr, &f);
+    cxla_type t = instr->shape.type;
+    int64_t m = f.m, amat = m * m, bmat = f.rows * f.cols, cols = f.cols;
+    bool tlower = f.lower != (f.trans != 0);
+    complex_helpers(out);
+    cpu_lib_head(instr, name, out);
+    cpu_lib_open(name, f.batch > 0 ? f.batch : 1, out);
+    cxla_strbuf_printf(out,
+                       "    const %s *restrict A = in[0];\n"
+                       "    const %s *restrict B = in[1];\n"
+                       "    %s *restrict y = out[0];\n"
+                       "    cxla_c128 *const scratch = out[1];\n"
+                       "    (void)A;\n    (void)B;\n    (void)y;\n    (void)scratch;\n"
+                       "    for (int64_t bi = begin; bi < end && bi < %" PRId64 "; bi++) {\n"
+                       "        cxla_c128 *restrict tm = scratch + bi * %" PRId64 ";\n"
+                       "        cxla_c128 *restrict x = tm + %" PRId64 ";\n"
+                       "        const int64_t at = bi * %" PRId64 ", bt = bi * %" PRId64 ";\n"
+                       "        /* tm = op(the triangle of a). */\n"
+                       "        for (int64_t i = 0; i < %" PRId64 "; i++)\n"
+                       "            for (int64_t j = 0; j < %" PRId64 "; j++) {\n"
+                       "                cxla_c128 v = j %s i ? ",
+                       held(t), held(t), held(t), f.batch, amat + bmat, amat, amat, bmat, m, m,
+                       f.lower ? "<=" : ">=");
+    char at[64], last[48], mstr[24];
+    snprintf(at, sizeof at, "at + i * %" PRId64 " + j", m);
+    snprintf(last, sizeof last, "%" PRId64 " - 1 - s", m);
+    snprintf(mstr, sizeof mstr, "%" PRId64, m);
+    cload_expr(out, t, "A", at);
+    cxla_strbuf_printf(out,
+                       " : cxla_c128_make(0, 0);\n"
+                       "%s"
+                       "                tm[%s * %" PRId64 " + %s] = %s;\n"
+                       "            }\n"
+                       "        for (int64_t i = 0; i < %" PRId64 "; i++) x[i] = ",
+                       f.unit ? "                if (i == j) v = cxla_c128_make(1, 0);\n" : "",
+                       f.trans == 0 ? "i" : "j", m, f.trans == 0 ? "j" : "i",
+                       f.trans == 2 ? "cxla_la_conj(v)" : "v", bmat);
+    cload_expr(out, t, "B", "bt + i");
+    cxla_strbuf_puts(out, ";\n");
+    if (f.left) {
+        cxla_strbuf_printf(out,
+                           "        /* tm x = b, column by column. */\n"
+                           "        for (int64_t c = 0; c < %" PRId64 "; c++)\n"
+                           "            for (int64_t s = 0; s < %" PRId64 "; s++) {\n"
+                           "                const int64_t i = %s;\n"
+                           "                cxla_c128 v = x[i * %" PRId64 " + c];\n"
+                           "                for (int64_t k = %s; k < %s; k++)\n"
+                           "                    v = cxla_c128_sub(v, cxla_c128_mul(tm[i * %" PRId64
+                           " + k], x[k * %" PRId64 " + c]));\n"
+                           "                x[i * %" PRId64 " + c] = cxla_la_div(v, tm[i * %" PRId64
+                           " + i]);\n"
+                           "            }\n",
+                           cols, m, tlower ? "s" : last, cols, tlower ? "0" : "i + 1",
+                           tlower ? "i" : mstr, m, cols, cols, m);
+    } else {
+        cxla_strbuf_printf(
+            out,
+            "        /* x tm = b, row by row. */\n"
+            "        for (int64_t r = 0; r < %" PRId64 "; r++) {\n"
+            "            cxla_c128 *xr = x + r * %" PRId64 ";\n"
+            "            for (int64_t s = 0; s < %" PRId64 "; s++) {\n"
+            "                const int64_t j = %s;\n"
+            "                cxla_c128 v = xr[j];\n"
+            "                for (int64_t k = %s; k < %s; k++)\n"
+            "                    v = cxla_c128_sub(v, cxla_c128_mul(xr[k], tm[k * %" PRId64
+            " + j]));\n"
+            "                xr[j] = cxla_la_div(v, tm[j * %" PRId64 " + j]);\n"
+            "            }\n"
+            "        }\n",
+            f.rows, cols, m, tlower ? last : "s", tlower ? "j + 1" : "0", tlower ? mstr : "j", m,
+            m);
+    }
+    cxla_strbuf_printf(out, "        for (int64_t i = 0; i < %" PRId64 "; i++) y[bt + i] = ", bmat);
+    cstore_expr(out, t, "x[i]");
+    cxla_strbuf_puts(out, ";\n    }\n}\n\n");
+    if (info) {
+        info->range = f.batch > 0 ? f.batch : 1;
+        info->scratch = (size_t)(f.batch > 0 ? f.batch : 1) * (size_t)(amat + bmat + 1) * 16;
+        info->cost =
+            (double)f.batch * ((double)(amat + 2 * bmat) * 16.0 + 4.0 * (double)bmat * (double)m);
+    }
+    return NULL;
+}
+
 static cxla_status emit_trsm(const cxla_instr *instr, const char *name, cxla_strbuf *whole,
                              cpu_kernel_info *info) {
+    if (complex_type(instr->shape.type)) return emit_trsm_complex(instr, name, whole, info);
     /* The body is written with "@M" for the side of a, replaced by its value at the end. */
     cxla_strbuf text;
     cxla_strbuf_init(&text);

@@ -75,8 +75,11 @@ static void close_(writer *w) {
 
 /* ---- scalar computations inline ------------------------------------------------------ */
 
+/* Scalars of the emitter's types, sub-byte integers (one per byte) and complex values. */
 static bool scalar_shape_ok(const cxla_shape *s) {
-    return cxla_type_is_array(s->type) && s->rank == 0 && !s->dynamic && cpu_emit_type_ok(s->type);
+    return cxla_type_is_array(s->type) && s->rank == 0 && !s->dynamic &&
+           (cpu_emit_type_ok(s->type) || cpu_emit_subbyte(s->type) ||
+            cxla_type_is_complex(s->type));
 }
 
 /* A scalar, or with |over|, an array of exactly |over|'s dimensions (positionwise). */
@@ -104,6 +107,7 @@ static bool scalar_instr_ok(const cxla_instr *in, const cxla_shape *over) {
     case CXLA_OP_COPY: return ops[0]->shape.type == t;
     case CXLA_OP_COMPARE: {
         const char *d = cxla_instr_word(in, CXLA_ATTR_DIRECTION);
+        if (cxla_type_is_complex(ops[0]->shape.type)) return false; /* not written inline yet */
         return d && ops[0]->shape.type == ops[1]->shape.type &&
                cpu_emit_compare(NULL, d, NULL, CXLA_PRED, "a", "b") != NULL;
     }
@@ -143,6 +147,16 @@ bool cpu_emit_positionwise_ok(const cxla_computation *c, int64_t nargs, int64_t 
 /* The C text of the one element of a scalar constant, as its compute type. */
 static const char *scalar_const(writer *w, const cxla_instr *in) {
     cxla_type t = in->shape.type;
+    if (cxla_type_is_complex(t)) { /* the parts' bits (NaN payloads and -0 survive) */
+        uint32_t q[2] = {0, 0};
+        uint64_t p[2] = {0, 0};
+        if (t == CXLA_C64) {
+            memcpy(q, cxla_literal_data_const(in->literal), 8);
+            return F("cxla_c64_bits(0x%08" PRIx32 "u, 0x%08" PRIx32 "u)", q[0], q[1]);
+        }
+        memcpy(p, cxla_literal_data_const(in->literal), 16);
+        return F("cxla_c128_bits(0x%016" PRIx64 "ull, 0x%016" PRIx64 "ull)", p[0], p[1]);
+    }
     uint64_t v = 0;
     size_t es = cxla_type_storage(t);
     memcpy(&v, cxla_literal_data_const(in->literal), es < 8 ? es : 8); /* little endian */
@@ -257,6 +271,12 @@ static bool default_layout(const cxla_shape *s) {
 bool cpu_emit_static_array(const cxla_shape *s) {
     return cxla_type_is_array(s->type) && !s->dynamic && default_layout(s) &&
            cpu_emit_type_ok(s->type);
+}
+
+bool cpu_emit_held_array(const cxla_shape *s) {
+    return cxla_type_is_array(s->type) && !s->dynamic && default_layout(s) &&
+           (cpu_emit_type_ok(s->type) || cpu_emit_subbyte(s->type) ||
+            cxla_type_is_complex(s->type));
 }
 
 void cpu_emit_kernel_head(cxla_strbuf *out, const cxla_instr *instr, const char *name) {
@@ -529,8 +549,10 @@ static bool rw_plan_of(const cxla_instr *instr, rw_plan *p) {
     const cxla_shape *xs = &instr->operands[0]->shape;
     for (int64_t i = 0; i < n; i++) {
         const cxla_shape *s = &instr->operands[i]->shape, *is = &instr->operands[n + i]->shape;
-        if (!cpu_emit_static_array(s) || !cpu_emit_static_array(is) || is->rank != 0 ||
-            !cpu_emit_static_array(res[i]) || s->rank != xs->rank || res[i]->rank != xs->rank ||
+        /* Complex and sub-byte values too: the interpreter folds those in the window's
+         * row-major order from the init value (no pairwise tree), as the fold here does. */
+        if (!cpu_emit_held_array(s) || !cpu_emit_held_array(is) || is->rank != 0 ||
+            !cpu_emit_held_array(res[i]) || s->rank != xs->rank || res[i]->rank != xs->rank ||
             res[i]->type != is->type)
             return false;
         for (int64_t j = 0; j < xs->rank; j++)

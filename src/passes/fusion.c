@@ -79,10 +79,19 @@ static bool cheap(const cxla_instr *in) {
            in->opcode == CXLA_OP_CONSTANT;
 }
 
+/* A reduce of complex or sub-byte values is no fusion root: the interpreter folds those in
+ * row-major order from the init value (no pairwise tree), which the cpu backend's kernel
+ * that calls the reducer follows and its fused reduce loops do not take. */
+static bool sequential_reduce(const cxla_instr *in) {
+    if (in->opcode != CXLA_OP_REDUCE || in->operand_count < 1) return false;
+    cxla_type t = in->operands[0]->shape.type;
+    return cxla_type_is_complex(t) || (cxla_type_is_integer(t) && cxla_type_bits(t) < 8);
+}
+
 static bool input_root(const cxla_instr *in) {
     if (in->opcode != CXLA_OP_REDUCE && in->opcode != CXLA_OP_REDUCE_WINDOW) return false;
     return in->operand_count == 2 && passes_is_static_array(&in->shape) && static_operands(in) &&
-           !passes_has_side_effect(in) && !passes_has_control_deps(in);
+           !passes_has_side_effect(in) && !passes_has_control_deps(in) && !sequential_reduce(in);
 }
 
 typedef struct group {
