@@ -66,9 +66,16 @@ typedef struct em {
     cxla_type row_out_type;
     const cxla_instr *row_stored[8];
     int64_t nrow_stored;
+    /* Row fusion: the nest's shape and the offset of the row's first element while its
+     * reduces are written (NULL otherwise), how many are written, and whether one of them
+     * already asks for the next row (emit_rows.c). */
+    const cxla_shape *row_shape;
+    const char *row_start;
+    int64_t row_reduces_done;
+    bool row_prefetched;
     /* Streaming (stream_group): while set, store_group writes output j of the group to
      * the local block obj at this index instead of oj; the nest copies the blocks out with
-     * cxla_stream, and the kernel ends with CXLA_STREAM_FENCE when |streamed|. */
+     * cxla_stream_line, and the kernel ends with CXLA_STREAM_FENCE when |streamed|. */
     const char *stream_at;
     bool streamed;
     cxla_status err;
@@ -1573,8 +1580,16 @@ static void dims_nest(em *e, const group *g, const cxla_shape *s) {
         e->row_out = F("o%" PRId64, g->idx[0]);
         e->row_out_type = g->outs[g->idx[0]]->shape.type;
     }
+    ix r0 = x;
+    r0.d[last] = "0";
+    r0.lin = NULL;
+    e->row_shape = s;
+    e->row_start = ix_lin(e, &r0);
+    e->row_reduces_done = 0;
+    e->row_prefetched = false;
     row_reduces(e, s, &x);
     e->row_out = NULL;
+    e->row_start = NULL;
     for (int64_t j = 0; j < e->nrow_stored; j++) {
         /* Stored in the output row by its reduce: read there by the row's loop. */
         const cxla_instr *st = e->row_stored[j];
@@ -1985,6 +2000,14 @@ static const char *inline_reduce(em *e, const cxla_instr *instr, ix *x) {
         if (part == 1) {
             line(e, "for (int64_t %s = 1; %s < %" PRId64 "; %s++) {", b, b, q, b);
             e->indent++;
+            /* A later pass over the row, which is in cache by now: ask for the next row. */
+            if (e->row_start && e->row_reduces_done > 0 && !e->row_prefetched) {
+                const char *pf =
+                    cpu_emit_row_prefetch(e->arena, e->fused, e->row_shape, e->row_start,
+                                          F("%s * %d", b, ROW_LANES), ROW_LANES);
+                if (pf) line(e, "%s", pf);
+                e->row_prefetched = pf != NULL;
+            }
             line(e, "CXLA_UNROLL_LANES");
         }
         line(e, "for (int64_t %s = 0; %s < %" PRId64 "; %s++) {", k, k, count, k);
@@ -2007,6 +2030,7 @@ static const char *inline_reduce(em *e, const cxla_instr *instr, ix *x) {
              fold(e, p.r, p.t, F("%s[%s]", acc, k), F("%s[%s + %" PRId64 "]", acc, k, w)));
     const char *v = F("v%" PRId64, e->tmp++);
     line(e, "const %s %s = %s;", CT, v, fold(e, p.r, p.t, init, F("%s[0]", acc)));
+    if (e->row_start) e->row_reduces_done++;
     return v;
 }
 

@@ -53,6 +53,15 @@ const char *cpu_emit_encode(cxla_arena *arena, cxla_type t, const char *x);
 /* convert of |x| from |from| to |to| (both as held: small floats as bits). */
 const char *cpu_emit_convert(cxla_arena *arena, cxla_type from, cxla_type to, const char *x);
 
+/* Row fusion (emit_rows.c): the statement that asks for the cache lines of the next row
+ * of the fused computation's row-shaped inputs (those shaped as |s|, read element by
+ * element), for the block of |lanes| columns starting at column |col| of the row that
+ * starts at element |start| (C expressions); NULL when there is none to ask for. A pass
+ * over a row that is already in cache places it in its loop over blocks. */
+const char *cpu_emit_row_prefetch(cxla_arena *arena, const cxla_computation *fused,
+                                  const cxla_shape *s, const char *start, const char *col,
+                                  int64_t lanes);
+
 /* The dot kernel (emit_dot.c): whether |instr| is a dot it emits (integer types, or f32
  * or f64 operands of the result type, with dimension numbers that merge into strides), and
  * the kernel. */

@@ -136,7 +136,9 @@ static bool row_reduce_joins(const group *g, const cxla_instr *p) {
         r->operands[1]->opcode != CXLA_OP_PARAMETER || r->operands[0] == r->operands[1] ||
         r->shape.type != t || r->shape.rank != 0)
         return false;
-    return r->opcode == CXLA_OP_ADD || r->opcode == CXLA_OP_MAXIMUM || r->opcode == CXLA_OP_MINIMUM;
+    if (r->opcode != CXLA_OP_ADD && r->opcode != CXLA_OP_MAXIMUM && r->opcode != CXLA_OP_MINIMUM)
+        return false;
+    return passes_row_reduce_uses_rows(p, root); /* row_fusion.c */
 }
 
 /* Grows the group from its root until no operand can join. */

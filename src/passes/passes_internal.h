@@ -41,6 +41,12 @@ cxla_status passes_set_fusion_params(cxla_computation *fc, int64_t count);
 cxla_status passes_make_fusion(cxla_computation *comp, cxla_computation *fc, const char *kind,
                                const cxla_shape *shape, cxla_instr *const *operands, int64_t n,
                                cxla_instr **out);
+/* Row fusion (row_fusion.c): whether every use of |reduce| (a reduce of the last dimension
+ * of an array shaped as |root|), followed up to |root| of its fusion, reads it at the row
+ * of the element being computed: elementwise work on row values, a broadcast back along
+ * the last dimension, elementwise work on the row's elements, further reduces of the
+ * last dimension. */
+bool passes_row_reduce_uses_rows(const cxla_instr *reduce, const cxla_instr *root);
 /* Marks (in |marks|, indexed like m->comps) the computations that run as control flow from
  * |c|: itself, while bodies and conditions, conditional branches, call bodies. */
 void passes_mark_control(cxla_module *m, cxla_computation *c, bool *marks, int depth);
