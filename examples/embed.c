@@ -31,7 +31,7 @@ static int report(cxla_status s) {
 int main(void) {
     cxla_client *client = NULL;
     cxla_executable *exe = NULL;
-    cxla_status s = cxla_client_create(NULL, &client); /* the interpreter */
+    cxla_status s = cxla_client_create(NULL, &client); /* the default: cpu, or CXLA_BACKEND */
     if (!s) s = cxla_client_compile_hlo_text(client, kModule, (size_t)-1, "axpy.hlo", &exe);
     if (s) {
         cxla_client_destroy(client);

@@ -4,7 +4,8 @@
  * pass, the backward pass (gradients written out by hand) and the weight update, and
  * records the loss of every step. The program generates a small regression problem
  * (y = sin(3 x0) + 0.5 x1 on points in [-1, 1]^2), runs the computation on cxla's
- * reference interpreter and prints the loss as it falls.
+ * default backend (the compiled cpu backend when a C compiler runs; CXLA_BACKEND=interpreter
+ * for the reference interpreter) and prints the loss as it falls.
  *
  *   ./build/examples/mlp            # the loss every 50 steps
  *   ./build/examples/mlp --hlo      # also print the computation as HLO text

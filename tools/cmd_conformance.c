@@ -245,7 +245,10 @@ int cmd_conformance(int argc, char **argv) {
     }
     if (jobs < 1) jobs = 1;
     if (limit <= 0) limit = 60;
-    if (case_backend) { /* an unknown name fails here, once, not in every case */
+    {
+        /* The backend is chosen here, once, before the cases' processes are forked: an
+         * unknown name (--backend or CXLA_BACKEND) fails once, not in every case, and the
+         * children inherit the compiler probe's answer and the fallback notice's "said". */
         cxla_client_options copts;
         cxla_client_options_init(&copts);
         copts.backend = case_backend;

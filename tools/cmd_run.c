@@ -839,7 +839,7 @@ static cxla_status run_buffers_make(cxla_executable *exe, cxla_literal **args, i
 }
 
 int cmd_run(int argc, char **argv) {
-    run_flags f = {.backend = "interp", .seed = 42};
+    run_flags f = {.seed = 42}; /* no backend: CXLA_BACKEND, else the default */
     f.inputs = calloc((size_t)argc, sizeof(char *));
     f.infeeds = calloc((size_t)argc, sizeof(char *));
     const char *module_path = NULL, *out_dir = NULL, *outfeed_dir = NULL;
@@ -863,6 +863,7 @@ int cmd_run(int argc, char **argv) {
     cxla_client_options_init(&copts);
     copts.backend = f.backend;
     copts.seed = seed;
+    copts.quiet_fallback = f.quiet;
     cxla_client *client = NULL;
     cxla_status s = cxla_client_create(&copts, &client);
     if (s) {

@@ -43,8 +43,8 @@ static const tool_command commands[] = {
      "                [--collective-timeout S] [--timeout S] [--mpi]\n"
      "\n"
      "Runs the entry computation of MODULE (HLO text; StableHLO text for .mlir, its public\n"
-     "@main or only public function, checks included) on the reference interpreter or\n"
-     "the compiled cpu backend, through the runtime API (cxla/runtime.h).\n"
+     "@main or only public function, checks included) on the compiled cpu backend or\n"
+     "the reference interpreter, through the runtime API (cxla/runtime.h).\n"
      "\n"
      "INPUT is a .npy file or a literal in text form ('f32[2] {1, 2}'), one per array\n"
      "leaf of the entry parameters, in order (a tuple parameter takes its leaves depth\n"
@@ -53,14 +53,18 @@ static const tool_command commands[] = {
      "are constants whose values were elided from the text ({...}), with a warning.\n"
      "\n"
      "  -o DIR        write each leaf of the result to DIR/out0.npy, out1.npy, ...\n"
-     "  --backend B   interpreter (or interp: the default) or cpu (compiled)\n"
+     "  --backend B   cpu (compiled) or interpreter (or interp); without it,\n"
+     "                $CXLA_BACKEND, else cpu when a C compiler runs ($CXLA_CC, else cc)\n"
+     "                and the interpreter otherwise, with one line on stderr that says so\n"
+     "                (cxla version names the default and why)\n"
      "  --seed N      seed for generated inputs (default 42)\n"
      "  --repeat N    run N times and print the time of each phase (parse, compile,\n"
      "                inputs, run: median, min, max);\n"
      "                on a terminal a progress line shows the runs as they go (and a\n"
      "                single run says it is running once it has taken a second)\n"
      "  --check-finite  report the first instruction that turns finite values into NaN/Inf\n"
-     "  --quiet, -q   print nothing but errors (with -o DIR: only the files)\n"
+     "  --quiet, -q   print nothing but errors (with -o DIR: only the files); also\n"
+     "                silences the line of the fallback to the interpreter\n"
      "  --infeed FILE queue a value (.npy, or literal text) for the module's infeed\n"
      "                instructions; repeat it to queue several, read in order\n"
      "  --outfeed-dir DIR  write what the module outfeeds to DIR/outfeed0.npy,\n"
@@ -189,7 +193,7 @@ static const tool_command commands[] = {
      "       PATH...\n"
      "\n"
      "Runs every .mlir file under each PATH (directories recursively) as a StableHLO\n"
-     "program: its public entry function runs on the interpreter (or the backend\n"
+     "program: its public entry function runs on the default backend (or the one\n"
      "--backend names) and its check\n"
      "operations (check.expect_*, custom_call @check.expect_*) decide the verdict. Each\n"
      "case runs in a child process with a time limit, so a crash or a hang fails that\n"
@@ -198,7 +202,7 @@ static const tool_command commands[] = {
      "reference interpreter's probes). On a terminal a progress line shows the run.\n"
      "\n"
      "  -j N              run N cases at once (default 1)\n"
-     "  --backend NAME    interpreter (the default) or cpu\n"
+     "  --backend NAME    cpu or interpreter (default: as for cxla run)\n"
      "  --timeout S       time limit per case in seconds (default 60)\n"
      "  -v                also print skipped cases with the reason\n"
      "  --report FILE     write 'PASS|FAIL|SKIP path' for every case to FILE\n"
@@ -215,13 +219,15 @@ static const tool_command commands[] = {
      "With no COMMAND, lists the commands; with one, prints its usage and options\n"
      "('cxla COMMAND --help' does the same). An unknown COMMAND is an error (exit status 2).",
      cmd_help},
-    {"version", "print the version and whether MPI and oneDNN are built in",
+    {"version", "print the version, whether MPI and oneDNN are built in, the default backend",
      "usage: cxla version\n"
      "\n"
      "Prints 'cxla VERSION', 'mpi: yes' or 'mpi: no': whether this cxla can run\n"
      "replicas across MPI processes (cxla run --mpi), and 'onednn: yes' or 'onednn: no':\n"
      "whether the cpu backend runs dot and convolution with oneDNN (otherwise with its\n"
-     "own loops).",
+     "own loops), and 'backend: NAME (WHY)': the backend of a run that names none\n"
+     "($CXLA_BACKEND, else cpu when a C compiler runs, else the interpreter), and why.\n"
+     "Exits 1 when CXLA_BACKEND names no backend.",
      cmd_version},
 };
 
@@ -303,6 +309,12 @@ static int cmd_version(int argc, char **argv) {
     printf("mpi: %s\n", cxla_mpi_available() ? "yes" : "no");
     /* Whether the cpu backend's dot and convolution use oneDNN. */
     printf("onednn: %s\n", cpu_onednn_available() ? "yes" : "no");
+    /* The backend of a run that names none, and why (docs/runtime.md, "The backend"). */
+    const char *name = NULL;
+    char why[512];
+    cxla_status s = cxla_default_backend(&name, why, sizeof why);
+    if (s) return tool_fail(s);
+    printf("backend: %s (%s)\n", name, why);
     return 0;
 }
 

@@ -54,26 +54,49 @@ typedef struct cxla_xla_computation cxla_xla_computation;
 
 /* ---- clients ------------------------------------------------------------------------ */
 
+/* The backend of a client, first match wins:
+ *   1. options.backend when it is not NULL;
+ *   2. else the environment variable CXLA_BACKEND when it is set and not empty
+ *      ("interpreter" or "cpu");
+ *   3. else the default: "cpu" when a C compiler runs ($CXLA_CC, else cc, asked for its
+ *      --version once per process), otherwise "interpreter", and then one line goes to
+ *      stderr, once per process: "cxla: no C compiler found (set CXLA_CC or install
+ *      build-essential): using the interpreter" (options.quiet_fallback or
+ *      CXLA_QUIET_FALLBACK=1 silence it).
+ * A backend named in 1 or 2 is used as named: "cpu" without a compiler fails when a module
+ * is compiled (FAILED_PRECONDITION naming CXLA_CC and the Debian package build-essential);
+ * it never falls back. */
 typedef struct cxla_client_options {
-    /* "interpreter" (the reference interpreter; "interp" is the same), the only backend
-     * for now. NULL means "interpreter". */
+    /* "cpu" (the compiled backend), "interpreter" (the reference interpreter; "interp" is
+     * the same) or NULL: CXLA_BACKEND, else the default (above). */
     const char *backend;
     /* Worker threads for backends that use them; 0 picks one per core. The interpreter
      * runs each computation on the calling thread. */
     int thread_count;
     /* The seed of the random-number operations (rng, rng-get-and-update-state). */
     uint64_t seed;
+    /* true: no line on stderr when the default falls back to the interpreter. */
+    bool quiet_fallback;
 } cxla_client_options;
 
-/* Fills |options| with the defaults: the interpreter, thread_count 0, seed 0. */
+/* Fills |options| with the defaults: no backend named (CXLA_BACKEND, else the default),
+ * thread_count 0, seed 0, quiet_fallback false. */
 void cxla_client_options_init(cxla_client_options *options);
-/* A new client; |options| NULL means the defaults. Errors: an unknown backend
- * (NOT_FOUND, listing the available ones), a negative thread count (INVALID_ARGUMENT). */
+/* A new client; |options| NULL means the defaults. Errors: an unknown backend, named by
+ * the options or by CXLA_BACKEND (NOT_FOUND, listing the available ones), a negative
+ * thread count (INVALID_ARGUMENT). */
 cxla_status cxla_client_create(const cxla_client_options *options, cxla_client **out_client);
 /* Releases the client (see Ownership). NULL is fine. Literals still queued are freed. */
 void cxla_client_destroy(cxla_client *client);
-/* The backend's canonical name ("interpreter"), valid as long as the client. */
+/* The backend's canonical name ("cpu" or "interpreter"), valid as long as the client. */
 const char *cxla_client_backend(const cxla_client *client);
+/* The backend a client created now with no backend in its options would get (steps 2 and
+ * 3 above), without creating one and without the stderr line: |*out_name| (may be NULL)
+ * gets its canonical name (a static string); |out_reason| (may be NULL) gets why, in
+ * words, NUL-terminated in |size| bytes: "CXLA_BACKEND=cpu", "the C compiler runs: gcc
+ * ...", or "no C compiler: ..." (`cxla version` prints them). Errors: CXLA_BACKEND names
+ * no backend (NOT_FOUND). */
+cxla_status cxla_default_backend(const char **out_name, char *out_reason, size_t size);
 
 /* ---- host queues -------------------------------------------------------------------- */
 

@@ -60,28 +60,30 @@ void aot_leaf_shapes(const cxla_shape *s, const cxla_shape **out, int64_t *n) {
     for (int64_t e = 0; e < s->tuple_count; e++) aot_leaf_shapes(&s->elements[e], out, n);
 }
 
-static bool leaf_shape_ok(const cxla_shape *s) {
+static bool leaf_shape_ok(const aot *a, const cxla_shape *s) {
     if (s->type == CXLA_TOKEN) return true; /* 0 bytes, never read */
-    return cxla_type_is_array(s->type) && cxla_shape_is_static(s) && cxla_layout_is_default(s) &&
+    return cxla_type_is_array(s->type) && (cxla_shape_is_static(s) || aot_dyn_shape_ok(a, s)) &&
+           cxla_layout_is_default(s) &&
            (cxla_type_storage(s->type) == 1 || cxla_type_storage(s->type) == 2 ||
             cxla_type_storage(s->type) == 4 || cxla_type_storage(s->type) == 8 ||
             s->type == CXLA_C128);
 }
 
-static cxla_status check_shape(const cxla_instr *in, const cxla_shape *s) {
+static cxla_status check_shape(const aot *a, const cxla_instr *in, const cxla_shape *s) {
     if (s->type == CXLA_TUPLE) {
         for (int64_t e = 0; e < s->tuple_count; e++)
-            CXLA_RETURN_IF_ERROR(check_shape(in, &s->elements[e]));
+            CXLA_RETURN_IF_ERROR(check_shape(a, in, &s->elements[e]));
         return NULL;
     }
-    if (leaf_shape_ok(s)) return NULL;
+    if (leaf_shape_ok(a, s)) return NULL;
     char *t = cxla_shape_to_string(s, CXLA_SHAPE_PRINT_DEFAULT);
-    /* Dynamic dimensions get their own message: they are a decision, not a gap. */
+    /* Unbounded dynamic dimensions get their own message: bounded ones compile
+     * (aot_dyn.c), these have no bounds to lay the arrays out at. */
     const char *why = cxla_type_is_array(s->type) && !cxla_shape_is_static(s)
-                          ? "it has dynamic dimensions; ahead-of-time code takes static shapes "
-                            "only (export the model with concrete sizes, or pad to the bounds "
-                            "and pass the sizes as arguments)"
-                          : "it is not a static row-major array of a supported type";
+                          ? "it has unbounded dynamic dimensions; ahead-of-time code takes "
+                            "static and bounded (<=N) dimensions only (export the model with "
+                            "bounds or concrete sizes)"
+                          : "it is not a row-major array of a supported type";
     cxla_status st =
         cxla_error(CXLA_STATUS_UNIMPLEMENTED,
                    "cxla compile: %s (%s) in computation %s has no ahead-of-time form: its "
@@ -463,13 +465,18 @@ static cxla_status check_callee(const cxla_instr *in, const acomp *callee, int64
 /* The step of an instruction the emitter (or emit_dot above) writes a kernel for, with its
  * work memory; the result leaves in *out_ls. Errors: UNIMPLEMENTED naming the instruction
  * and the emitter's reason. */
-static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins,
+static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *user, const int64_t *ins,
                                int64_t nin, const cxla_shape *const *shapes, int64_t count,
-                               int64_t **out_ls) {
+                               aot_bounds bk, int64_t **out_ls) {
     cxla_status s = NULL;
     const char *why = NULL;
     int64_t *outs = NULL;
     char name[64];
+    /* Dynamic shapes: the kernel of the instruction at its bounds (aot_dyn.c); the step
+     * keeps the instruction itself, whose shapes say where the sizes matter. */
+    const cxla_instr *in = bk != AB_STATIC && a->bounds_instr && a->bounds_instr[user->id]
+                               ? a->bounds_instr[user->id]
+                               : user;
     snprintf(name, sizeof name, "%s_k%" PRId64, a->P, in->id);
     bool kernel = cpu_can_emit(in);
     if (!kernel && !dot_ok(in, &why)) {
@@ -514,20 +521,30 @@ static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *in, const int
     }
     /* --blas onednn: a oneDNN call, the exact kernel (without work memory) its
      * fallback. */
-    bool blas = !s && a->blas && !a->scratch[in->id] && aot_blas_takes(in);
+    bool blas = !s && a->blas && bk == AB_STATIC && !a->scratch[in->id] && aot_blas_takes(in);
     if (blas) s = aot_blas_emit_desc(a, in);
-    if (!s) s = aot_add_step(c, blas ? S_BLAS : S_KERNEL, in, ins, nin, shapes, count, &outs);
-    /* Work memory: an arena leaf live during the step, passed after the results. */
-    if (!s && a->scratch[in->id]) {
+    if (!s) s = aot_add_step(c, blas ? S_BLAS : S_KERNEL, user, ins, nin, shapes, count, &outs);
+    if (!s) c->steps[c->step_count - 1].bounds = bk;
+    /* Work memory: an arena leaf live during the step, passed after the results; then the
+     * copies whose padding a reduce's init value or a dot's zeros fill (aot_dyn.c). */
+    int64_t fills = bk == AB_REDUCE ? 1 : bk == AB_DOT ? 2 : 0;
+    if (!s && (a->scratch[in->id] || fills)) {
         astep *st = &c->steps[c->step_count - 1];
-        st->tmp = malloc(sizeof(int64_t));
+        st->tmp = malloc((size_t)(1 + fills) * sizeof(int64_t));
         if (!st->tmp) {
             s = OOM();
             return s;
         }
-        st->tmp[0] = aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = a->scratch[in->id]});
-        st->tmp_count = 1;
-        if (st->tmp[0] < 0) s = OOM();
+        if (a->scratch[in->id])
+            st->tmp[st->tmp_count++] =
+                aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = a->scratch[in->id]});
+        for (int64_t k = 0; k < fills && k < nin; k++) {
+            size_t bytes = 0; /* the operand's at its bounds */
+            if (cxla_shape_byte_size(&in->operands[k]->shape, &bytes)) bytes = 0;
+            st->tmp[st->tmp_count++] = aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = bytes});
+        }
+        for (int64_t k = 0; k < st->tmp_count; k++)
+            if (st->tmp[k] < 0) s = OOM();
     }
     *out_ls = outs;
     return s;
@@ -563,7 +580,9 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
     int64_t ins_cap = 0;
     for (int64_t i = 0; i < n && !s; i++) {
         const cxla_instr *in = order[i];
-        s = check_shape(in, &in->shape);
+        s = check_shape(a, in, &in->shape);
+        aot_bounds bk = AB_STATIC;
+        if (!s) s = aot_dyn_check(a, in, comp == m->entry, &bk);
         if (s) break;
         int64_t count = aot_leaf_count(&in->shape);
         lc[i] = count;
@@ -594,6 +613,12 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
             for (int64_t j = 0; j < lc[p]; j++) ins[nin++] = lv[p][j];
         }
         int64_t *outs = NULL;
+        if (a->bounds && aot_dyn_instr(in) &&
+            (in->opcode == CXLA_OP_GET_DIMENSION_SIZE ||
+             in->opcode == CXLA_OP_SET_DIMENSION_SIZE)) {
+            s = aot_dyn_size_step(a, c, in, ins, nin, shapes, lv[i]);
+            continue;
+        }
         if (aot_rng_takes(in)) { /* the stateful random operations (aot_rng.c) */
             s = aot_rng_build(a, c, in, ins, nin, shapes, count, lv[i]);
             continue;
@@ -728,7 +753,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
                     s = aot_ops_build(a, c, w, ins, nin, shapes + nin, n1, outs);
                 } else {
                     int64_t *ko = NULL;
-                    s = kernel_step(a, c, w, ins, nin, shapes + nin, n1, &ko);
+                    s = kernel_step(a, c, w, ins, nin, shapes + nin, n1, AB_STATIC, &ko);
                     if (!s) memcpy(outs, ko, (size_t)n1 * sizeof(int64_t));
                 }
                 if (!s) memcpy(lv[i] + nin, outs, (size_t)n1 * sizeof(int64_t));
@@ -773,7 +798,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
         case CXLA_OP_COPY_DONE:
             memcpy(lv[i], lv[POS(in->operands[0])], (size_t)count * sizeof(int64_t));
             continue;
-        default: s = kernel_step(a, c, in, ins, nin, shapes, count, &outs); break;
+        default: s = kernel_step(a, c, in, ins, nin, shapes, count, bk, &outs); break;
         }
         if (!s && outs) memcpy(lv[i], outs, (size_t)count * sizeof(int64_t));
     }
@@ -855,7 +880,8 @@ static bool class_among(acomp *c, int64_t l, const int64_t *ls, int64_t n, int64
 static cxla_status concat_in_place(acomp *c, astep *st, int64_t s) {
     const cxla_instr *in = st->instr;
     if ((in->opcode != CXLA_OP_CONCATENATE && in->opcode != CXLA_OP_FUSION) || st->out_count != 1 ||
-        st->tmp_count || st->in_count != in->operand_count || in->operand_count < 1)
+        st->tmp_count || st->bounds != AB_STATIC || st->in_count != in->operand_count ||
+        in->operand_count < 1)
         return NULL;
     size_t *offs = malloc((size_t)in->operand_count * sizeof(size_t));
     if (!offs) return OOM();
@@ -1054,6 +1080,7 @@ static cxla_status build(aot *a, const cxla_computation *comp, int role, acomp *
     }
     if (!s) s = share_buffers(a, c);
     if (!s) s = place(a, c);
+    if (!s && a->bounds && comp == a->m->entry) s = aot_dyn_place(c);
     if (!s) {
         c->fn = a->fn_count++;
         s = emit_function(a, comp, c);
@@ -1210,13 +1237,14 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
         b,
         "static int %s_f%" PRId64
         "(const %s_options *opt, uint64_t *rng, const void *const *in, void *const *out,\n"
-        "        char *scratch) {\n",
-        a->P, c->fn, a->P);
+        "        char *scratch%s) {\n",
+        a->P, c->fn, a->P, c->dyn_off ? ", const int64_t *const *zin, int64_t *const *zout" : "");
     cxla_strbuf_printf(b, "    char *const sub = scratch + %zu; /* the callees' scratch */\n",
                        c->own);
     cxla_strbuf_puts(
         b, "    int rc = 0;\n    (void)opt;\n    (void)rng;\n    (void)in;\n    (void)out;\n    "
            "(void)sub;\n    (void)rc;\n");
+    if (c->dyn_off) aot_dyn_emit_begin(a, c, b);
     for (int64_t si = 0; si < c->step_count; si++) {
         const astep *st = &c->steps[si];
         const cxla_instr *in = st->instr;
@@ -1238,6 +1266,11 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
         }
         case S_RNG: {
             cxla_status e = aot_rng_emit(a, c, st, b);
+            if (e) return e;
+            break;
+        }
+        case S_SIZE: {
+            cxla_status e = aot_dyn_emit_size(a, c, st, b);
             if (e) return e;
             break;
         }
@@ -1263,12 +1296,17 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
                     e = cxla_error(CXLA_STATUS_INTERNAL, "%s: unexpected work memory", in->name);
                 if (e) return e;
             }
+            if (st->bounds != AB_STATIC) {
+                cxla_status e = aot_dyn_emit_kernel(a, c, st, 0, b);
+                if (e) return e;
+            }
+            int64_t work = st->tmp_count > aot_fill_count(st) ? 1 : 0; /* work memory */
             cxla_strbuf_printf(
                 b, "        const void *a[%" PRId64 "] = ", st->in_count ? st->in_count : 1);
             aot_put_leaf_list(a, c, st->in, st->in_count, b);
             cxla_strbuf_printf(b, ";\n        void *r[%" PRId64 "] = ",
-                               st->out_count + st->tmp_count ? st->out_count + st->tmp_count : 1);
-            if (st->tmp_count) { /* the kernel's work memory, after its results */
+                               st->out_count + work ? st->out_count + work : 1);
+            if (work) { /* the kernel's work memory, after its results */
                 cxla_strbuf_puts(b, "{");
                 for (int64_t k = 0; k < st->out_count; k++) {
                     aot_put_leaf(a, c, st->out[k], b);
@@ -1279,8 +1317,16 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
             } else {
                 aot_put_leaf_list(a, c, st->out, st->out_count, b);
             }
-            cxla_strbuf_printf(b, ";\n        %s_k%" PRId64 "(" KERNEL_CALL_ARGS ");\n", a->P,
-                               in->id);
+            cxla_strbuf_puts(b, ";\n");
+            if (st->bounds != AB_STATIC) {
+                cxla_status e = aot_dyn_emit_kernel(a, c, st, 1, b);
+                if (e) return e;
+            }
+            cxla_strbuf_printf(b, "        %s_k%" PRId64 "(" KERNEL_CALL_ARGS ");\n", a->P, in->id);
+            if (st->bounds != AB_STATIC) {
+                cxla_status e = aot_dyn_emit_kernel(a, c, st, 2, b);
+                if (e) return e;
+            }
             break;
         case S_CALL:
             cxla_strbuf_printf(
@@ -1370,6 +1416,7 @@ static cxla_status emit_function(aot *a, const cxla_computation *comp, acomp *c)
         cxla_strbuf_puts(b, "    }\n");
     }
     emit_final_copies(a, c, b);
+    if (c->dyn_off) aot_dyn_emit_end(a, c, b);
     cxla_strbuf_puts(b, "    return 0;\n}\n\n");
     return a->err;
 }
@@ -1385,6 +1432,7 @@ static void acomp_free(acomp *c) {
     free(c->out_is_in);
     free(c->param_leaf);
     free(c->end_tmp);
+    free(c->dyn_off);
 }
 
 static void aot_free(aot *a) {
@@ -1399,6 +1447,8 @@ static void aot_free(aot *a) {
     free(a->rng_keys);
     free(a->emitted);
     free(a->scratch);
+    free(a->bounds_instr);
+    cxla_module_destroy(a->bounds);
     cxla_strbuf_free(&a->consts);
     cxla_strbuf_free(&a->data);
     cxla_strbuf_free(&a->kernels);
@@ -1491,6 +1541,7 @@ cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *o
         if (!a.comps || !a.bodies || !a.emitted || !a.scratch || !a.kernel_in_place) s = OOM();
     }
     acomp *entry = NULL, *donated = NULL;
+    if (!s) s = aot_dyn_prepare(&a);
     if (!s) s = build(&a, m->entry, ROLE_PLAIN, &entry);
     /* input_output_alias: a second entry for results given their arguments' buffers. */
     if (!s) s = usable_aliases(&a, module);

@@ -251,6 +251,7 @@ static void write_header(const aot *a, const cxla_module *module, const char *na
         "extern const char *const %s_result_types[];\n\n",
         guard.data, guard.data, P, na, P, nr, P, P, scratch, P, P, P, P, P, P, P, P, P);
     aot_ops_header(a, h);
+    if (a->bounds) aot_dyn_header(a, as, na, rs, nr, h);
     cxla_strbuf_printf(
         h,
         "/* Runs the module: reads args[0 .. %s_arg_count), writes results[0 ..\n"
@@ -267,6 +268,66 @@ static void write_header(const aot *a, const cxla_module *module, const char *na
         "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s_H_ */\n",
         P, P, P, P, P, P, P, P, P, guard.data);
     cxla_strbuf_free(&guard);
+}
+
+/* NAME_run_sized's part for dynamic shapes before the entry runs: the result sizes' array
+ * (zo, whatever the caller wants), and each dynamic argument below its bounds copied to
+ * |at_d| in the scratch area with zeros in its padding. */
+static void put_dynamic_in(const aot *a, cxla_strbuf *c, const cxla_shape *const *as, int64_t na,
+                           const cxla_shape *const *rs, int64_t nr, const size_t *at_d) {
+    const char *P = a->P;
+    int64_t total = 0;
+    for (int64_t k = 0; k < nr; k++)
+        if (cxla_type_is_array(rs[k]->type) && !cxla_shape_is_static(rs[k])) total += rs[k]->rank;
+    cxla_strbuf_printf(c, "    int64_t zr[%" PRId64 "];\n    int64_t *zo[%" PRId64 "] = {",
+                       total ? total : 1, nr ? nr : 1);
+    total = 0;
+    for (int64_t k = 0; k < nr; k++) {
+        bool dyn = cxla_type_is_array(rs[k]->type) && !cxla_shape_is_static(rs[k]);
+        if (k) cxla_strbuf_puts(c, ", ");
+        if (dyn)
+            cxla_strbuf_printf(c, "zr + %" PRId64, total);
+        else
+            cxla_strbuf_puts(c, "0");
+        if (dyn) total += rs[k]->rank;
+    }
+    cxla_strbuf_puts(c, nr ? "};\n" : "0};\n");
+    cxla_strbuf_puts(c, "    (void)zr;\n    (void)zin;\n    (void)zout;\n");
+    for (int64_t i = 0; i < na; i++) {
+        const cxla_shape *s = as[i];
+        if (!cxla_type_is_array(s->type) || cxla_shape_is_static(s) || !alias_bytes(s)) continue;
+        cxla_strbuf_printf(c, "    if (zin && zin[%" PRId64 "] && (0", i);
+        for (int64_t d = 0; d < s->rank; d++)
+            if (s->dynamic && s->dynamic[d])
+                cxla_strbuf_printf(c, " || zin[%" PRId64 "][%" PRId64 "] < %" PRId64, i, d,
+                                   s->dims[d]);
+        cxla_strbuf_printf(c,
+                           ")) {\n"
+                           "        memcpy(sc + %zu, in[%" PRId64 "], %zu);\n"
+                           "        %s_dfill(sc + %zu, %d, %s_arg%" PRId64 "_dims, zin[%" PRId64
+                           "], %zu, 0);\n"
+                           "        in[%" PRId64 "] = sc + %zu;\n"
+                           "    }\n",
+                           at_d[i], i, alias_bytes(s), P, at_d[i], (int)s->rank, P, i, i,
+                           cxla_type_storage(s->type), i, at_d[i]);
+    }
+}
+
+/* After the entry ran: the dynamic results' padding zeroed, their sizes to the caller. */
+static void put_dynamic_out(const aot *a, cxla_strbuf *c, const cxla_shape *const *rs, int64_t nr) {
+    for (int64_t k = 0; k < nr; k++) {
+        const cxla_shape *s = rs[k];
+        if (!cxla_type_is_array(s->type) || cxla_shape_is_static(s)) continue;
+        if (alias_bytes(s))
+            cxla_strbuf_printf(c,
+                               "    %s_dfill(out[%" PRId64 "], %d, %s_result%" PRId64
+                               "_dims, zo[%" PRId64 "], %zu, 0);\n",
+                               a->P, k, (int)s->rank, a->P, k, k, cxla_type_storage(s->type));
+        cxla_strbuf_printf(c,
+                           "    if (zout && zout[%" PRId64 "]) memcpy(zout[%" PRId64
+                           "], zo[%" PRId64 "], %" PRId64 " * sizeof(int64_t));\n",
+                           k, k, k, s->rank);
+    }
 }
 
 cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot_options *o,
@@ -291,11 +352,28 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
     for (int64_t i = 0; !s && i < na + nr; i++) {
         const cxla_shape *x = i < na ? as[i] : rs[i - na];
         if (row_major(x)) continue;
+        if (cxla_type_is_array(x->type) && !cxla_shape_is_static(x)) {
+            s = cxla_error(CXLA_STATUS_UNIMPLEMENTED,
+                           "cxla compile: entry %s %" PRId64
+                           " has dynamic dimensions and a layout that is not row-major: "
+                           "ahead-of-time code takes dynamic arrays row-major only",
+                           i < na ? "argument" : "result", i < na ? i : i - na);
+            break;
+        }
         size_t size = 0;
         if (cxla_shape_byte_size(x, &size)) size = 0;
         (i < na ? at_a : at_r)[i < na ? i : i - na] = scratch;
         scratch += align64(size);
         relayout = true;
+    }
+    /* Dynamic arguments below their bounds: a copy with zeros in the padding (the
+     * caller's padding may hold anything; set-dimension-size can bring it back). */
+    size_t *at_d = calloc((size_t)(na ? na : 1), sizeof(size_t));
+    if (!s && !at_d) s = OOM();
+    for (int64_t i = 0; !s && a->bounds && i < na; i++) {
+        if (!cxla_type_is_array(as[i]->type) || cxla_shape_is_static(as[i])) continue;
+        at_d[i] = scratch;
+        scratch += align64(alias_bytes(as[i]));
     }
     if (!s) write_header(a, module, name, as, na, rs, nr, scratch, out_header);
     cxla_strbuf *c = out_source;
@@ -309,6 +387,7 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
         cxla_strbuf_printf(c, "#include \"%s.h\"\n\n", name);
         cpu_emit_prelude(c);
         aot_ops_source(a, c);
+        if (a->bounds) aot_dyn_helpers(a, c);
         aot_blas_source(a, c);
         aot_rng_source(a, c);
         cxla_strbuf_puts(c, "/* ---- constants ---- */\n");
@@ -370,14 +449,32 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
             "    case %s_ERROR_ONEDNN: return \"%s_run: a oneDNN call failed\";\n"
             "    case %s_ERROR_SEND: return \"%s_run: the send callback failed\";\n"
             "    case %s_ERROR_RECV: return \"%s_run: the recv callback failed\";\n"
+            "    case %s_ERROR_DYNAMIC_SIZE: return \"%s_run: a dynamic size is outside its "
+            "bounds\";\n"
+            "    case %s_ERROR_DYNAMIC_MISMATCH: return \"%s_run: dynamic sizes that an "
+            "operation cannot take\";\n"
             "    default: return \"%s_run: unknown error code\";\n"
             "    }\n}\n\n",
-            P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
+            P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P,
+            P, P, P, P);
         int64_t na1 = na ? na : 1, nr1 = nr ? nr : 1;
+        /* Dynamic shapes: the body is NAME_run_sized's, which NAME_run_with and
+         * NAME_run_dynamic call (aot_dyn_interface). */
+        if (a->bounds)
+            cxla_strbuf_printf(c,
+                               "static int %s_run_sized(const %s_options *opt, const void *const "
+                               "*args,\n"
+                               "                        const int64_t *const *zin, void *const "
+                               "*results,\n"
+                               "                        int64_t *const *zout, void *scratch) {\n",
+                               P, P);
+        else
+            cxla_strbuf_printf(c,
+                               "int %s_run_with(const %s_options *opt, const void *const *args, "
+                               "void *const *results,\n               void *scratch) {\n",
+                               P, P);
         cxla_strbuf_printf(
             c,
-            "int %s_run_with(const %s_options *opt, const void *const *args, void *const "
-            "*results,\n               void *scratch) {\n"
             "    char none[1];\n"
             "    const void *in[%" PRId64 "];\n"
             "    void *out[%" PRId64 "];\n"
@@ -401,7 +498,7 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
             "*)none;\n"
             "    for (int i = 0; i < %s_result_count; i++) out[i] = results[i] ? results[i] : "
             "(void *)none;\n",
-            P, P, na1, nr1, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
+            na1, nr1, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
         for (int64_t i = 0; i < na; i++) {
             if (row_major(as[i])) continue;
             cxla_strbuf_printf(c,
@@ -416,6 +513,7 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
         for (int64_t i = 0; i < nr; i++)
             if (!row_major(rs[i]))
                 cxla_strbuf_printf(c, "    out[%" PRId64 "] = sc + %zu;\n", i, at_r[i]);
+        if (a->bounds) put_dynamic_in(a, c, as, na, rs, nr, at_d);
         cxla_strbuf_printf(
             c,
             "    /* The random state of rng (the same per run, or the caller's). */\n"
@@ -444,14 +542,15 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
                                    a->aliases[k].arg, alias_bytes(rs[a->aliases[k].output]),
                                    a->aliases[k].arg, a->aliases[k].output);
             cxla_strbuf_printf(c,
-                               "        rc = %s_f%" PRId64 "(opt, rng, in, out, sc);\n"
+                               "        rc = %s_f%" PRId64 "(opt, rng, in, out, sc%s);\n"
                                "    } else {\n"
-                               "        rc = %s_f%" PRId64 "(opt, rng, in, out, sc);\n"
+                               "        rc = %s_f%" PRId64 "(opt, rng, in, out, sc%s);\n"
                                "    }\n",
-                               P, donated->fn, P, entry->fn);
+                               P, donated->fn, a->bounds ? ", zin, zo" : "", P, entry->fn,
+                               a->bounds ? ", zin, zo" : "");
         } else {
-            cxla_strbuf_printf(c, "    rc = %s_f%" PRId64 "(opt, rng, in, out, sc);\n", P,
-                               entry->fn);
+            cxla_strbuf_printf(c, "    rc = %s_f%" PRId64 "(opt, rng, in, out, sc%s);\n", P,
+                               entry->fn, a->bounds ? ", zin, zo" : "");
         }
         cxla_strbuf_printf(c, "    if (rc) return rc;\n"
                               "    if (opt && opt->rng_state) {\n"
@@ -467,8 +566,10 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
                                i, P, i, at_r[i], cxla_type_storage(rs[i]->type), (int)rs[i]->rank,
                                P, i, P, i);
         }
+        if (a->bounds) put_dynamic_out(a, c, rs, nr);
+        cxla_strbuf_puts(c, "    return 0;\n}\n\n");
+        if (a->bounds) aot_dyn_interface(a, as, na, rs, nr, c);
         cxla_strbuf_printf(c,
-                           "    return 0;\n}\n\n"
                            "int %s_run(const void *const *args, void *const *results, void "
                            "*scratch) {\n"
                            "    return %s_run_with(0, args, results, scratch);\n}\n",
@@ -488,6 +589,7 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
     free(rs);
     free(at_a);
     free(at_r);
+    free(at_d);
     free(copies);
     return s;
 }

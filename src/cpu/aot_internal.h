@@ -51,20 +51,33 @@ typedef enum step_kind {
     S_SEND, /* send / recv / recv-done through the caller's callbacks */
     S_RECV,
     S_RECV_DONE,
-    S_RNG, /* rng, rng-get-and-update-state over the run's state (aot_rng.c) */
+    S_RNG,  /* rng, rng-get-and-update-state over the run's state (aot_rng.c) */
+    S_SIZE, /* get-dimension-size, set-dimension-size over the run-time sizes (aot_dyn.c) */
 } step_kind;
+
+/* How a kernel step meets bounded dynamic shapes (aot_dyn.c, as the JIT's cpu_bounds_kind):
+ * static shapes; run at the bounds with the result's sizes from the size rules and its
+ * padding zeroed; the same after a reduce's input padding is filled with the init value,
+ * or a dot's operands' padding with zeros (copies in tmp[]). */
+typedef enum aot_bounds { AB_STATIC, AB_POSITIONWISE, AB_REDUCE, AB_DOT } aot_bounds;
 
 typedef struct astep {
     step_kind kind;
     const cxla_instr *instr;
     int64_t *in, *out, *tmp; /* leaf indices */
     int64_t in_count, out_count, tmp_count;
-    int64_t rng_key; /* S_RNG of an rng: its number among the caller's module's rng */
-    bool in_place;   /* S_KERNEL of a dynamic-update-slice: the update written into its
-                      * operand's buffer, which the result shares (no kernel call) */
-    bool pieces;     /* S_KERNEL of a concatenate whose operands were computed in their
-                      * places in its result (no code) */
+    int64_t rng_key;   /* S_RNG of an rng: its number among the caller's module's rng */
+    bool in_place;     /* S_KERNEL of a dynamic-update-slice: the update written into its
+                        * operand's buffer, which the result shares (no kernel call) */
+    bool pieces;       /* S_KERNEL of a concatenate whose operands were computed in their
+                        * places in its result (no code) */
+    aot_bounds bounds; /* S_KERNEL: dynamic shapes (aot_dyn.c) */
 } astep;
+
+/* The copies a kernel step with dynamic shapes fills (after its work memory in tmp[]). */
+static inline int64_t aot_fill_count(const astep *st) {
+    return st->bounds == AB_REDUCE ? 1 : st->bounds == AB_DOT ? 2 : 0;
+}
 
 typedef struct acomp {
     bool built, building;
@@ -83,6 +96,10 @@ typedef struct acomp {
     int64_t *param_leaf; /* by index in in[]: the leaf of that parameter, or -1 */
     int64_t *end_tmp;    /* temporaries of the final copies (see aot.c) */
     int64_t end_tmp_count;
+    /* Bounded dynamic shapes (aot_dyn.c; the entry only): by leaf, where its run-time sizes
+     * lie in the function's int64_t dz[dyn_total] (-1: a static leaf). NULL: none. */
+    int64_t *dyn_off;
+    int64_t dyn_total;
 } acomp;
 
 typedef struct aot {
@@ -115,6 +132,11 @@ typedef struct aot {
     const cxla_instr **rng_instrs;
     uint64_t *rng_keys;
     int64_t rng_count;
+    /* Bounded dynamic shapes (aot_dyn.c): the module at its bounds (the dynamic marks
+     * dropped), whose copies of the instructions the emitter writes kernels for, by id;
+     * NULL when the module has none. */
+    cxla_module *bounds;
+    const cxla_instr **bounds_instr;
 } aot;
 
 /* UNIMPLEMENTED naming |in|, its opcode and computation, and |why|. */
@@ -173,6 +195,41 @@ cxla_status aot_rng_build(aot *a, acomp *c, const cxla_instr *in, const int64_t 
                           const cxla_shape *const *shapes, int64_t count, int64_t *lv);
 cxla_status aot_rng_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b);
 void aot_rng_source(const aot *a, cxla_strbuf *c);
+
+/* aot_dyn.c: bounded dynamic shapes (docs/aot.md, "Dynamic shapes").
+ * aot_dyn_prepare: a->bounds when the module has bounded dynamic shapes.
+ * aot_dyn_shape_ok: whether leaf shape |s| (an array) is one the code takes: static, or
+ *   bounded dynamic in a module with a->bounds.
+ * aot_dyn_instr: whether |in| has a dynamic operand or result leaf.
+ * aot_dyn_check: for such an instruction in computation |c| (|entry|: the entry's), NULL
+ *   when aot.c may build it (tuples, parameters, get-tuple-element; kernels: *out_bounds
+ *   says how), else UNIMPLEMENTED naming it and the reason.
+ * aot_dyn_size_step: the S_SIZE step of get- or set-dimension-size.
+ * aot_dyn_place: c->dyn_off after the build.
+ * aot_dyn_emit_begin / _emit_end: the entry function's extra parameters' use (zin: sizes of
+ *   its parameters in, zout: of its results out); aot_dyn_emit_kernel: the statements of a
+ *   kernel step with dynamic shapes, |phase| 0 before its a[] and r[] (the sizes rz<e>
+ *   from oz[]), 1 after them (fills of copies), 2 after the call (padding zeroed, sizes
+ *   kept); aot_dyn_emit_size: an S_SIZE step. Errors: UNIMPLEMENTED, RESOURCE_EXHAUSTED.
+ * aot_dyn_header / _helpers / _interface: the header's declarations, the source's helpers
+ *   (before the computations) and NAME_run_with / NAME_run_dynamic over the
+ *   NAME_run_sized that aot_iface.c writes, for the entry's leaf shapes. */
+cxla_status aot_dyn_prepare(aot *a);
+bool aot_dyn_shape_ok(const aot *a, const cxla_shape *s);
+bool aot_dyn_instr(const cxla_instr *in);
+cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *out_bounds);
+cxla_status aot_dyn_size_step(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins,
+                              int64_t nin, const cxla_shape *const *shapes, int64_t *lv);
+cxla_status aot_dyn_place(acomp *c);
+void aot_dyn_emit_begin(aot *a, const acomp *c, cxla_strbuf *b);
+void aot_dyn_emit_end(aot *a, const acomp *c, cxla_strbuf *b);
+cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b);
+cxla_status aot_dyn_emit_size(aot *a, const acomp *c, const astep *st, cxla_strbuf *b);
+void aot_dyn_header(const aot *a, const cxla_shape *const *as, int64_t na,
+                    const cxla_shape *const *rs, int64_t nr, cxla_strbuf *h);
+void aot_dyn_helpers(const aot *a, cxla_strbuf *c);
+void aot_dyn_interface(const aot *a, const cxla_shape *const *as, int64_t na,
+                       const cxla_shape *const *rs, int64_t nr, cxla_strbuf *c);
 
 /* aot_iface.c: writes NAME.h, the rest of NAME.c around the built computations (the
  * prelude, constants, kernels, functions; the tables, NAME_run_with, NAME_run) and NAME_data.c,

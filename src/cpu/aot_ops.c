@@ -654,9 +654,13 @@ void aot_ops_header(const aot *a, cxla_strbuf *h) {
         "    %s_ERROR_OUTFEED = 9,          /* the outfeed callback returned nonzero */\n"
         "    %s_ERROR_ONEDNN = 10,          /* a oneDNN call failed (--blas onednn) */\n"
         "    %s_ERROR_SEND = 11,            /* the send callback returned nonzero */\n"
-        "    %s_ERROR_RECV = 12             /* the recv callback returned nonzero */\n"
+        "    %s_ERROR_RECV = 12,            /* the recv callback returned nonzero */\n"
+        "    %s_ERROR_DYNAMIC_SIZE = 13,    /* a dynamic size outside its bounds (an argument's,\n"
+        "                                    * set-dimension-size's) */\n"
+        "    %s_ERROR_DYNAMIC_MISMATCH = 14 /* dynamic sizes an operation cannot take (two that\n"
+        "                                    * must agree differ; a result cannot hold them) */\n"
         "};\n\n",
-        P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
+        P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
     cxla_strbuf_printf(
         h,
         "/* Custom calls, as cxla's runtime calls them (cxla/custom_call.h; XLA's CPU "

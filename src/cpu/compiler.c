@@ -150,6 +150,15 @@ static int build_argv(char **argv, char **copies, const char *const *tail) {
 static pthread_mutex_t identity_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *identity_cc;   /* the CXLA_CC the identity was asked of */
 static char *identity_text; /* its `--version` output */
+static char *failed_cc;     /* the last CXLA_CC whose `--version` failed (for the probe) */
+
+static cxla_status no_compiler(const char *cc) {
+    return cxla_error(CXLA_STATUS_FAILED_PRECONDITION,
+                      "cpu backend: cannot run the C compiler '%s' (`%s --version` failed); "
+                      "set CXLA_CC to a C compiler such as gcc or clang, or install one "
+                      "(the Debian package build-essential)",
+                      cc, cc);
+}
 
 /* The compiler's identity (`cc --version`), asked once per process and compiler. */
 static cxla_status compiler_identity(char **out) {
@@ -182,11 +191,7 @@ static cxla_status compiler_identity(char **out) {
     if (rc != 0 || s) {
         cxla_status_free(s);
         free(text);
-        return cxla_error(CXLA_STATUS_FAILED_PRECONDITION,
-                          "cpu backend: cannot run the C compiler '%s' (`%s --version` failed); "
-                          "set CXLA_CC to a C compiler such as gcc or clang, or install one "
-                          "(the Debian package build-essential)",
-                          cc, cc);
+        return no_compiler(cc);
     }
     /* Remembered only whole: a name without its text would be read as NULL next time. */
     char *name_copy = strdup(cc), *text_copy = strdup(text);
@@ -202,6 +207,38 @@ static cxla_status compiler_identity(char **out) {
     free(name_copy);
     free(text_copy);
     *out = text;
+    return NULL;
+}
+
+cxla_status cpu_compiler_probe(char *out_version, size_t size) {
+    if (out_version && size) out_version[0] = '\0';
+    const char *cc = compiler_name();
+    pthread_mutex_lock(&identity_lock);
+    bool failed_before = failed_cc && strcmp(failed_cc, cc) == 0;
+    pthread_mutex_unlock(&identity_lock);
+    if (failed_before) return no_compiler(cc);
+    char *text = NULL;
+    cxla_status s = compiler_identity(&text);
+    if (s) {
+        /* Remembered only when the compiler did not run (not for out of memory). */
+        if (cxla_status_code_of(s) == CXLA_STATUS_FAILED_PRECONDITION) {
+            char *copy = strdup(cc);
+            pthread_mutex_lock(&identity_lock);
+            if (copy) {
+                free(failed_cc);
+                failed_cc = copy;
+            }
+            pthread_mutex_unlock(&identity_lock);
+        }
+        return s;
+    }
+    if (out_version && size) {
+        size_t n = strcspn(text, "\r\n");
+        if (n >= size) n = size - 1;
+        memcpy(out_version, text, n);
+        out_version[n] = '\0';
+    }
+    free(text);
     return NULL;
 }
 

@@ -41,6 +41,15 @@ void *cpu_library_symbol(cpu_library *lib, const char *name);
 void cpu_library_close(cpu_library *lib);
 /* Whether the last cpu_library_compile that returned |lib| found it in the cache. */
 int cpu_library_from_cache(const cpu_library *lib);
+/* The compiler probe: whether the C compiler ($CXLA_CC, else cc) runs, by asking it for
+ * `--version` once per process and compiler name; a failure is remembered too, so asking
+ * again is cheap (the runtime asks it to choose the default backend). It does not compile
+ * anything: a compiler that runs but cannot build (no libc headers) passes the probe and
+ * fails in cpu_library_compile. NULL when the compiler runs, with the first line of its
+ * `--version` output in |out_version| (may be NULL; |size| bytes, NUL-terminated);
+ * otherwise the FAILED_PRECONDITION that cpu_library_compile gives, naming CXLA_CC and the
+ * Debian package build-essential. */
+cxla_status cpu_compiler_probe(char *out_version, size_t size);
 /* The cache directory (for `cxla cache clear` and messages), NUL-terminated in |buf|. */
 void cpu_cache_dir(char *buf, size_t size);
 /* Removes every entry (KEY.so, KEY.sum, leftover temporaries) from the cache directory;

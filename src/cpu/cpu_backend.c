@@ -552,8 +552,12 @@ cxla_status cpu_explain(const cxla_module *module, cxla_strbuf *out) {
             cpu_plan_get_stats(c->plan, &st);
             cxla_strbuf_printf(out,
                                "; arena %zu bytes; copy steps %" PRId64
-                               " (%zu bytes a run); buffers taken over in place %" PRId64 "\n",
+                               " (%zu bytes a run); buffers taken over in place %" PRId64,
                                st.arena_size, st.copy_steps, st.copy_bytes, st.in_place);
+            /* While loops run as one step each (cpu_loop.h), nested ones counted. */
+            if (st.fused_loops > 0)
+                cxla_strbuf_printf(out, "; fused loops %" PRId64, st.fused_loops);
+            cxla_strbuf_printf(out, "\n");
         } else if (spec && !cpu_spec_refusal(spec)) {
             cxla_strbuf_printf(out,
                                "; no step sequence: unbounded dynamic shapes are specialized "
@@ -653,6 +657,9 @@ static cxla_status compile_whole(const cxla_module *module, const exec_compile_o
     if (!s && c->plan)
         s = cpu_plan_build(c->module, c->kernels, c->infos, c->calls, c->id_count, c->pool, true,
                            &c->plan_donated);
+    /* The fused while loops as C functions (cpu_loop.h). */
+    if (!s) s = cpu_plan_compile_loops(c->plan, module->name);
+    if (!s) s = cpu_plan_compile_loops(c->plan_donated, module->name);
     /* rng keys as the interpreter gives them running the user's module. */
     if (!s && c->plan)
         s = cpu_svc_rng_keys_of_user(module, c->module, c->id_count, cpu_plan_rng_keys(c->plan));

@@ -65,6 +65,11 @@ uint64_t *cpu_plan_rng_keys(cpu_plan *plan);
 cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
                            const cpu_kernel_info *infos, const cpu_call *calls, int64_t id_count,
                            cpu_pool *pool, bool donating, cpu_plan **out);
+/* Compiles the plan's fused while loops (cpu_loop.h) to C, one function per loop with its
+ * kernels in the same translation unit, and runs them so from then on (the plan owns the
+ * library). Nothing to do for a NULL plan or one without fused loops. Errors: those of
+ * cpu_library_compile (the plan then runs its loops as before). */
+cxla_status cpu_plan_compile_loops(cpu_plan *plan, const char *what);
 /* Whether |plan| (built |donating|) may run on |args| with |options|: every aliased
  * argument leaf is donated (options->donated) and lies row-major where the caller put it
  * (so that it is the caller's memory the plan writes). */
@@ -90,6 +95,11 @@ typedef struct cpu_plan_stats {
     int64_t service_steps; /* collectives, custom calls, host transfers, rng (cpu_service.h) */
     int64_t donated;       /* a plan for donated arguments: result leaves computed in them */
     int64_t bounds_steps;  /* kernels run at the bounds of dynamic shapes (cpu_bounds_kind) */
+    int64_t move_steps;    /* moves of elements by dynamic sizes (cpu_dynamic.c, S_MOVE) */
+    int64_t fused_loops;   /* while loops run as one step of a fused program (cpu_loop.h),
+                              nested ones included */
+    int64_t loops_as_c;    /* of those programs (outermost loops), the ones that run as one
+                              generated C function (cpu_plan_compile_loops) */
 } cpu_plan_stats;
 void cpu_plan_get_stats(const cpu_plan *plan, cpu_plan_stats *out);
 /* "step", "in place", "kernel in place", "pieces in place", "alias", "interpreter handler", a

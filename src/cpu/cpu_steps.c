@@ -36,7 +36,10 @@
  * its current sizes in the run (dyn_off); get-dimension-size and set-dimension-size are
  * steps over those sizes (S_SIZE); kernels generated at the bounds run the instructions
  * cpu_bounds_kind (cpu_bounds.c) accepts, the result's sizes from exec_dynamic_sizes; every
- * other instruction that touches one is a handler step (calls, services and in-place
+ * instructions that move elements by the sizes (reshape, concatenate, pad, reverse,
+ * dynamic-slice, dynamic-update-slice, dynamic-reshape) and the reduces with a reducer the
+ * interpreter recognizes that no kernel runs are steps of cpu_dynamic.c (S_MOVE);
+ * every other instruction that touches one is a handler step (calls, services and in-place
  * updates need static shapes). Modules with
  * unbounded dimensions keep the interpreter's driver (cpu_plan_build returns no plan;
  * docs/semantics.md).
@@ -48,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/cpu_loop.h"
 #include "cpu/cpu_steps.h"
 #include "cpu/emit.h"
 #include "literal/literal_internal.h"
@@ -222,6 +226,7 @@ static void seq_free(seq *q) {
         free(sp->out);
         for (int64_t k = 0; k < sp->sub_count; k++) seq_free(&sp->sub[k]);
         free(sp->sub);
+        cpu_loop_free(sp->fused);
     }
     free(q->steps);
     memset(q, 0, sizeof(*q));
@@ -354,7 +359,9 @@ enum {
     W_ALIAS,
     W_KERNEL_IN_PLACE,
     W_CONCAT_IN_PLACE,
-    W_SIZES
+    W_SIZES,
+    W_MOVE,
+    W_DYN_REDUCE
 };
 
 static void set_what(bld *b, const cxla_instr *in, uint8_t what) {
@@ -667,6 +674,8 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         kind = S_KERNEL;
     else if (cpu_size_step_ok(in))
         kind = S_SIZE;
+    else if (!fixed && (cpu_dyn_move_ok(in) || cpu_dyn_reduce_ok(in)))
+        kind = S_MOVE;
     else if (has_id && b->calls && b->calls[in->id].fn && fixed)
         kind = S_CALL;
     else if (has_id && fixed && (svc = cpu_svc_lookup(in)))
@@ -702,7 +711,8 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         sp->mask = -1;
         if (bk != B_STATIC) {
             b->p->stats.bounds_steps++;
-            if (!cpu_whole_elements(&in->operands[0]->shape, &sp->elem)) sp->elem = 0;
+            if (in->operand_count < 1 || !cpu_whole_elements(&in->operands[0]->shape, &sp->elem))
+                sp->elem = 0;
         }
         if (bk == B_REDUCE || bk == B_DOT) {
             /* The scratch copies of the operands whose padding is filled (the reduce's
@@ -739,6 +749,9 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
             set_what(b, in, W_IN_PLACE);
         }
         set_what(b, in, W_SIZES);
+    } else if (kind == S_MOVE) {
+        b->p->stats.move_steps++;
+        set_what(b, in, in->opcode == CXLA_OP_REDUCE ? W_DYN_REDUCE : W_MOVE);
     } else if (kind == S_DUS) {
         sp->elem = elem;
         merge(b->p->values, sp->out[0], sp->in[0]);
@@ -1303,6 +1316,7 @@ void cpu_plan_destroy(cpu_plan *p) {
     free(p->constants);
     free(p->what);
     free(p->rng_keys);
+    cpu_library_close(p->loop_lib);
     free(atomic_load(&p->spare));
     free(p);
 }
@@ -1430,6 +1444,9 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
         s = place(&b);
     }
     if (!s) s = dynamic_sizes(p);
+    /* Loops of kernels and copies as one step each (cpu_loop.h), once the buffers and
+     * sizes are final. */
+    if (!s) s = cpu_loop_fuse(p);
     free(root);
     free(b.ev);
     free(b.loops);
@@ -1440,6 +1457,11 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
     p->stats.arena_size = p->arena_size;
     *out = p;
     return NULL;
+}
+
+cxla_status cpu_plan_compile_loops(cpu_plan *plan, const char *what) {
+    if (!plan || plan->loop_lib) return NULL;
+    return cpu_loop_compile(plan, what, &plan->loop_lib);
 }
 
 void cpu_plan_get_stats(const cpu_plan *plan, cpu_plan_stats *out) {
@@ -1457,6 +1479,8 @@ const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr) {
     case W_KERNEL_IN_PLACE: return "kernel in place";
     case W_CONCAT_IN_PLACE: return "pieces in place";
     case W_SIZES: return "sizes";
+    case W_MOVE: return "dynamic move";
+    case W_DYN_REDUCE: return "dynamic reduce";
     default: return NULL;
     }
 }

@@ -1,6 +1,6 @@
-/* The step sequence's data (cpu_steps.c builds it, cpu_steps_run.c runs it): values and
- * their buffer classes, steps, sequences and the plan. Private to those two files; the rest
- * of the backend sees cpu_plan through cpu_internal.h. */
+/* The step sequence's data (cpu_steps.c builds it, cpu_steps_run.c runs it, cpu_loop.c
+ * fuses its while loops): values and their buffer classes, steps, sequences and the plan.
+ * Private to those files; the rest of the backend sees cpu_plan through cpu_internal.h. */
 #ifndef CXLA_CPU_CPU_STEPS_H_
 #define CXLA_CPU_CPU_STEPS_H_
 
@@ -57,6 +57,7 @@ typedef enum step_kind {
     S_COND,
     S_SEQ,
     S_SIZE, /* get-dimension-size / set-dimension-size: the class's run-time sizes */
+    S_MOVE, /* a move of elements by the run-time sizes (cpu_dynamic.c) */
 } step_kind;
 
 /* How a kernel step meets bounded dynamic shapes (cpu_steps.c): not at all (static
@@ -66,6 +67,7 @@ typedef enum step_kind {
 typedef enum bounds_kind { B_STATIC = 0, B_POSITIONWISE, B_REDUCE, B_DOT } bounds_kind;
 
 typedef struct seq seq;
+typedef struct cpu_loop cpu_loop; /* cpu_loop.h */
 
 typedef struct step {
     step_kind kind;
@@ -83,6 +85,12 @@ typedef struct step {
     size_t elem;  /* S_DUS: element size; S_KERNEL at the bounds: of operand 0 */
     bounds_kind bounds;
     int64_t mask; /* B_REDUCE: out[mask] is the scratch copy of operand 0 */
+    /* S_KERNEL of static shapes small enough to call on the running thread at once
+     * (cpu_loop_kernel_direct): no thread-pool bookkeeping per call. */
+    bool direct;
+    /* S_WHILE: the loop fused into one program (cpu_loop.h; owned), NULL when it runs
+     * step by step. */
+    cpu_loop *fused;
 } step;
 
 struct seq {
@@ -119,8 +127,9 @@ struct cpu_plan {
     bool has_handlers;
     cxla_literal **constants; /* relaid constants (owned) */
     int64_t constant_count, constant_cap;
-    uint8_t *what;      /* by instruction id: W_* of cpu_steps.c */
-    uint64_t *rng_keys; /* by instruction id (cpu_svc_rng_keys) */
+    uint8_t *what;                /* by instruction id: W_* of cpu_steps.c */
+    uint64_t *rng_keys;           /* by instruction id (cpu_svc_rng_keys) */
+    struct cpu_library *loop_lib; /* the fused loops' generated code (cpu_loop_compile) */
     int64_t id_count;
     cpu_plan_stats stats;
 };
@@ -131,5 +140,57 @@ struct cpu_plan {
  * operand, one dimension in range; anything else goes to the handler for its error). */
 bool cpu_whole_elements(const cxla_shape *s, size_t *out_elem);
 bool cpu_size_step_ok(const cxla_instr *in);
+
+/* cpu_dynamic.c: the instructions of bounded dynamic shapes that move elements by their
+ * run-time sizes (reshape, concatenate, pad, reverse, dynamic-slice, dynamic-update-slice,
+ * dynamic-reshape), as S_MOVE steps instead of the interpreter's handler.
+ *
+ * cpu_dyn_move_ok: whether |in| runs so (whole-byte elements, bounded shapes, ranks up to
+ * CPU_DYN_MAX_RANK, up to CPU_DYN_MAX_SOURCES operands; the rest keeps the handler).
+ * cpu_dyn_move_plan: the move of one run, from the operands' buffers |ins| (at their
+ * bounds, row-major) and sizes |opz| (one entry per dimension of each operand): the
+ * result's sizes by the interpreter's rules, the start indices read and clamped. Where the
+ * interpreter would report an error it sets *out_handler (the caller then runs the
+ * handler, which reports it); errors it returns itself are INTERNAL.
+ * cpu_dyn_move: writes the result at its bounds into |out| (m->dims' elements; never one
+ * of the sources), zeros in its padding. Plain C over the descriptor: no IR, no status. */
+enum { CPU_DYN_MAX_RANK = 8, CPU_DYN_MAX_SOURCES = 16 };
+typedef enum cpu_dyn_op {
+    CPU_DYN_RESHAPE, /* source 0's cut elements in row-major order (reshape, dynamic-reshape) */
+    CPU_DYN_CONCAT,  /* the sources along |dim| */
+    CPU_DYN_PAD,     /* source 0 at lo + i * (interior + 1), source 1 (a scalar) elsewhere */
+    CPU_DYN_REVERSE, /* source 0 with the |flip| dimensions reversed within its sizes */
+    CPU_DYN_SLICE,   /* source 0 from |start| */
+    CPU_DYN_UPDATE,  /* source 0 with source 1 written at |start| */
+} cpu_dyn_op;
+typedef struct cpu_dyn_desc {
+    cpu_dyn_op op;
+    int64_t rank;
+    int64_t dims[CPU_DYN_MAX_RANK];  /* the result's bounds */
+    int64_t sizes[CPU_DYN_MAX_RANK]; /* the result's sizes */
+    size_t elem;                     /* bytes per element */
+    int64_t count;                   /* sources */
+    const char *src[CPU_DYN_MAX_SOURCES];
+    int64_t src_rank[CPU_DYN_MAX_SOURCES];
+    int64_t src_dims[CPU_DYN_MAX_SOURCES][CPU_DYN_MAX_RANK];  /* bounds */
+    int64_t src_sizes[CPU_DYN_MAX_SOURCES][CPU_DYN_MAX_RANK]; /* cut sizes */
+    int64_t dim;                                              /* CPU_DYN_CONCAT */
+    int64_t lo[CPU_DYN_MAX_RANK], interior[CPU_DYN_MAX_RANK]; /* CPU_DYN_PAD */
+    bool flip[CPU_DYN_MAX_RANK];                              /* CPU_DYN_REVERSE */
+    int64_t start[CPU_DYN_MAX_RANK]; /* CPU_DYN_SLICE, CPU_DYN_UPDATE: clamped */
+} cpu_dyn_desc;
+bool cpu_dyn_move_ok(const cxla_instr *in);
+cxla_status cpu_dyn_move_plan(const cxla_instr *in, const void *const *ins,
+                              const int64_t *const *opz, cpu_dyn_desc *m, bool *out_handler);
+void cpu_dyn_move(const cpu_dyn_desc *m, void *out);
+/* cpu_dyn_reduce_ok: a reduce of one input with a reducer the interpreter recognizes
+ * (interp_match_reducer) over bounded shapes. cpu_dyn_reduce: runs it over the buffers at
+ * their bounds with the interpreter's own typed loop (interp_reduce_space), visiting the
+ * elements below the sizes in the interpreter's order, so float sums keep its pairwise
+ * tree; the result's sizes into |out_sizes|, zeros in its padding; *out_handler where the
+ * interpreter would report an error. */
+bool cpu_dyn_reduce_ok(const cxla_instr *in);
+cxla_status cpu_dyn_reduce(const cxla_instr *in, void *out, const void *const *ins,
+                           const int64_t *const *opz, int64_t *out_sizes, bool *out_handler);
 
 #endif /* CXLA_CPU_CPU_STEPS_H_ */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu/cpu_loop.h"
 #include "cpu/cpu_steps.h"
 #include "exec/dynamic.h"
 #include "exec/rng.h"
@@ -32,6 +33,9 @@ typedef struct run {
     bool check_finite, reported; /* --check-finite, and whether it reported already */
     int64_t countdown;           /* steps until the next exec_cancel_poll */
     bool step_times;             /* CXLA_STEP_TIMES: each step's time on stderr */
+    /* Fused loops (cpu_loop.h) run as one step; not under --check-finite (which looks
+     * at every step) nor with CXLA_LOOP_STEPS set (loops step by step, to compare). */
+    bool fused_loops;
 } run;
 
 static double now_us(void) {
@@ -62,6 +66,10 @@ static bool check_cancel(run *r) {
         return exec_cancel_poll(r->cancel);
     }
     return exec_cancelled(r->cancel);
+}
+
+static bool check_cancel_cb(void *r) {
+    return check_cancel(r);
 }
 
 /* The current sizes of class |c|, or NULL when it is static. */
@@ -184,17 +192,17 @@ static cxla_status run_handler(run *r, const step *sp) {
 }
 
 /* dynamic-update-slice into operand 0's own buffer: only the update's elements move. */
-static void run_dus(run *r, const step *sp) {
+void cpu_steps_dus(const step *sp, void *dst_buffer, const void *const *ins) {
     const cxla_instr *in = sp->instr;
     const cxla_shape *os = &in->shape, *us = &in->operands[1]->shape;
     int64_t rank = os->rank;
-    char *dst = r->ptr[sp->out[0]];
-    const char *src = r->ptr[sp->in[1]];
+    char *dst = dst_buffer;
+    const char *src = ins[1];
     int64_t start[CXLA_MAX_RANK], idx[CXLA_MAX_RANK], ostride[CXLA_MAX_RANK];
     int64_t total = 1;
     for (int64_t d = 0; d < rank; d++) {
         const cxla_shape *is = &in->operands[2 + d]->shape;
-        int64_t v = cxla_load_s64(is->type, r->ptr[sp->in[2 + d]]);
+        int64_t v = cxla_load_s64(is->type, ins[2 + d]);
         if (is->type == CXLA_U64 && v < 0) v = INT64_MAX; /* huge: clamped below */
         int64_t hi = os->dims[d] - us->dims[d];
         start[d] = v < 0 ? 0 : v > hi ? hi : v;
@@ -356,6 +364,7 @@ static cxla_status run_size(run *r, const step *sp) {
  * identity), the kernel over the whole buffers, then the result's padding zeroed (the
  * interpreter's results have zero padding, which set-dimension-size can bring back). */
 static cxla_status run_handler(run *r, const step *sp);
+static cxla_status run_move(run *r, const step *sp);
 
 static cxla_status run_bounds(run *r, const step *sp) {
     const cxla_instr *in = sp->instr;
@@ -379,7 +388,8 @@ static cxla_status run_bounds(run *r, const step *sp) {
         bool padded = false;
         for (int64_t d = 0; d < xs->rank; d++) padded = padded || opz[0][d] < xs->dims[d];
         if (padded) {
-            if (!cpu_bounds_identity(in, r->ins[1])) return run_handler(r, sp);
+            if (!cpu_bounds_identity(in, r->ins[1]))
+                return cpu_dyn_reduce_ok(in) ? run_move(r, sp) : run_handler(r, sp);
             void *mask = r->ptr[sp->out[sp->mask]];
             size_t bytes = r->p->values[sp->out[sp->mask]].size;
             if (bytes) memcpy(mask, r->ins[0], bytes);
@@ -419,6 +429,40 @@ static cxla_status run_bounds(run *r, const step *sp) {
     return NULL;
 }
 
+/* A move of elements by the run-time sizes, or a reduce over them (cpu_dynamic.c); the
+ * interpreter's handler where that would report an error, so that the error is the
+ * interpreter's. */
+static cxla_status run_move(run *r, const step *sp) {
+    const cxla_instr *in = sp->instr;
+    int64_t n = in->operand_count;
+    if (n > CPU_DYN_MAX_SOURCES || n != sp->in_count || sp->out_count < 1)
+        return exec_error(in, CXLA_STATUS_INTERNAL, "a move step with odd operands");
+    int64_t opz[CPU_DYN_MAX_SOURCES][CPU_DYN_MAX_RANK];
+    const int64_t *ops[CPU_DYN_MAX_SOURCES];
+    const void *ins[CPU_DYN_MAX_SOURCES];
+    for (int64_t k = 0; k < n; k++) {
+        operand_sizes(r, &in->operands[k]->shape, sp->in[k], opz[k]);
+        ops[k] = opz[k];
+        ins[k] = r->ptr[sp->in[k]];
+    }
+    bool handler = false;
+    if (in->opcode == CXLA_OP_REDUCE) {
+        int64_t resz[CPU_DYN_MAX_RANK];
+        CXLA_RETURN_IF_ERROR(cpu_dyn_reduce(in, r->ptr[sp->out[0]], ins, ops, resz, &handler));
+        if (handler) return run_handler(r, sp);
+        int64_t *z = sizes_of(r, sp->out[0]);
+        for (int64_t d = 0; z && d < in->shape.rank; d++) z[d] = resz[d];
+        return NULL;
+    }
+    cpu_dyn_desc m;
+    CXLA_RETURN_IF_ERROR(cpu_dyn_move_plan(in, ins, ops, &m, &handler));
+    if (handler) return run_handler(r, sp);
+    cpu_dyn_move(&m, r->ptr[sp->out[0]]);
+    int64_t *z = sizes_of(r, sp->out[0]);
+    for (int64_t d = 0; z && d < m.rank; d++) z[d] = m.sizes[d];
+    return NULL;
+}
+
 /* A step of static shapes that writes a class some other value of which is dynamic (a
  * while state, a set-dimension-size over its operand's buffer): the class is whole again. */
 static void whole_sizes(run *r, const step *sp) {
@@ -441,6 +485,10 @@ static cxla_status run_step(run *r, const step *sp) {
         for (int64_t k = 0; k < sp->in_count; k++) r->ins[k] = r->ptr[sp->in[k]];
         for (int64_t k = 0; k < sp->out_count; k++) r->outs[k] = r->ptr[sp->out[k]];
         if (sp->kind == S_CALL) return sp->call->fn(sp->call->state, r->outs, r->ins);
+        if (sp->direct) { /* one part, one chunk: what the pool would do, without it */
+            sp->fn(r->outs, r->ins, 0, sp->info.range);
+            return NULL;
+        }
         if (!cpu_pool_run_kernel(p->pool, sp->fn, &sp->info, r->outs, r->ins, r->cancel))
             return cancelled_at(r, sp); /* stopped between two chunks of the kernel */
         return NULL;
@@ -458,9 +506,11 @@ static cxla_status run_step(run *r, const step *sp) {
         return NULL;
     case S_DUS:
         if (p->dyn_off) whole_sizes(r, sp);
-        run_dus(r, sp);
+        for (int64_t k = 0; k < sp->in_count; k++) r->ins[k] = r->ptr[sp->in[k]];
+        cpu_steps_dus(sp, r->ptr[sp->out[0]], r->ins);
         return NULL;
     case S_HANDLER: return run_handler(r, sp);
+    case S_MOVE: return run_move(r, sp);
     case S_SVC:
         if (p->dyn_off) whole_sizes(r, sp);
         for (int64_t k = 0; k < sp->in_count; k++) r->ins[k] = r->ptr[sp->in[k]];
@@ -485,6 +535,19 @@ static cxla_status run_step(run *r, const step *sp) {
                  : NULL;
     }
     case S_WHILE:
+        if (sp->fused && r->fused_loops) {
+            cpu_loop_env env = {.ptr = r->ptr,
+                                .pool = p->pool,
+                                .cancel = r->cancel,
+                                .check = r->cancel ? check_cancel_cb : NULL,
+                                .ctx = r};
+            bool oom = false;
+            const step *at = cpu_loop_run(sp->fused, &env, &oom);
+            if (oom) return OOM();
+            if (!at) return NULL;
+            cxla_status s = cancelled_at(r, at);
+            return at == sp ? s : cxla_status_annotate(s, "in the loop %s", sp->instr->name);
+        }
         for (;;) {
             cxla_status s = run_seq(r, &sp->sub[0]);
             if (s) return cxla_status_annotate(s, "in the condition of %s", sp->instr->name);
@@ -509,7 +572,7 @@ static bool leaves_finite(run *r, const int64_t *ids, int64_t n) {
  * tested before the step, since an in-place step overwrites them). */
 static bool finite_checked(const step *sp) {
     if (sp->kind != S_KERNEL && sp->kind != S_CALL && sp->kind != S_HANDLER && sp->kind != S_SVC &&
-        sp->kind != S_DUS)
+        sp->kind != S_DUS && sp->kind != S_MOVE)
         return false;
     const cxla_instr *in = sp->instr;
     return in->operand_count > 0 &&
@@ -526,10 +589,13 @@ static cxla_status run_seq(run *r, const seq *q) {
             [S_KERNEL] = "kernel", [S_CALL] = "call",        [S_COPY] = "copy",
             [S_DUS] = "dus",       [S_HANDLER] = "handler",  [S_SVC] = "service",
             [S_SEQ] = "call-seq",  [S_COND] = "conditional", [S_WHILE] = "while",
-            [S_SIZE] = "size"};
+            [S_SIZE] = "size",     [S_MOVE] = "move"};
         double t0 = r->step_times ? now_us() : 0;
         CXLA_RETURN_IF_ERROR(run_step(r, sp));
-        if (r->step_times && sp->kind != S_SEQ && sp->kind != S_COND && sp->kind != S_WHILE)
+        if (r->step_times && sp->kind == S_WHILE && sp->fused && r->fused_loops)
+            report_time("fused-loop", sp->instr->name, cxla_opcode_name(sp->instr->opcode),
+                        now_us() - t0);
+        else if (r->step_times && sp->kind != S_SEQ && sp->kind != S_COND && sp->kind != S_WHILE)
             report_time(sp->kind == S_CALL && sp->call->what ? sp->call->what : kinds[sp->kind],
                         sp->instr->name, cxla_opcode_name(sp->instr->opcode), now_us() - t0);
         /* A kernel at the bounds: its results, not its scratch copies (whose padding holds
@@ -750,6 +816,7 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     r.countdown = 1; /* the first check polls */
     r.check_finite = options && options->check_finite;
     r.step_times = getenv("CXLA_STEP_TIMES") != NULL;
+    r.fused_loops = !r.check_finite && !getenv("CXLA_LOOP_STEPS");
     double t0 = r.step_times ? now_us() : 0;
     r.svc = (cpu_svc_run){.options = options ? options : &no_options,
                           .module = p->module,

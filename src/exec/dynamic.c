@@ -102,16 +102,9 @@ cxla_status exec_dynamic_reshape_sizes(const cxla_instr *in, const cxla_shape *x
         }
         if (unknown == 0 && real == p) return NULL;
         if (unknown == 0)
-            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
-                              "the operand holds %" PRId64
-                              " elements at its dynamic sizes but the static result holds "
-                              "%" PRId64,
-                              real, p);
-        return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
-                          "the operand holds %" PRId64
-                          " elements at its dynamic sizes, not a multiple of the %" PRId64
-                          " of the result's static dimensions",
-                          real, p);
+            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, EXEC_DYN_MSG_RESHAPE_STATIC, real,
+                              p);
+        return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, EXEC_DYN_MSG_RESHAPE_MULTIPLE, real, p);
     }
     if (unbounded)
         return exec_error(in, CXLA_STATUS_UNIMPLEMENTED,
@@ -214,7 +207,25 @@ static bool static_instr_shapes(const cxla_instr *in) {
 /* One instruction (not a fusion) whose kernel at the bounds computes its value below the
  * sizes: element i of the result reads only elements of the operands at indices that lie
  * below their sizes whenever i lies below the result's sizes. */
+/* A sort of several operands (a tuple result) along a dimension static in all of them:
+ * row by row, as one operand's (positionwise_one). */
+static bool sort_tuple_positionwise(const cxla_instr *in) {
+    int64_t nd = 0;
+    const int64_t *dims = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+    if (in->opcode != CXLA_OP_SORT || in->shape.type != CXLA_TUPLE || nd != 1 ||
+        in->shape.tuple_count != in->operand_count || in->operand_count < 1)
+        return false;
+    for (int64_t k = 0; k < in->operand_count; k++) {
+        const cxla_shape *s = &in->operands[k]->shape, *e = &in->shape.elements[k];
+        if (!bounded_array(s) || !bounded_array(e) || e->rank != s->rank || dims[0] < 0 ||
+            dims[0] >= s->rank || exec_shape_dim_dynamic(s, dims[0]))
+            return false;
+    }
+    return true;
+}
+
 static bool positionwise_one(const cxla_instr *in) {
+    if (sort_tuple_positionwise(in)) return true;
     if (!bounded_array(&in->shape)) return false;
     bool all_static = static_array(&in->shape);
     for (int64_t k = 0; k < in->operand_count; k++) {
@@ -228,6 +239,27 @@ static bool positionwise_one(const cxla_instr *in) {
     case CXLA_OP_BROADCAST: return in->operand_count == 1;
     case CXLA_OP_TRANSPOSE: return in->operand_count == 1;
     case CXLA_OP_SLICE: return in->operand_count == 1; /* start + i * stride < the size */
+    case CXLA_OP_IOTA: return in->operand_count == 0;  /* no operands: at its bounds */
+    case CXLA_OP_GATHER: {
+        /* A static operand: each result element reads the index vector at its own batch
+         * position (within the sizes for a result element within them) and clamps the
+         * start within the operand, which has no padding. The index vector must be whole. */
+        if (in->operand_count != 2 || !static_array(&in->operands[0]->shape)) return false;
+        int64_t iv = 0;
+        const cxla_shape *is = &in->operands[1]->shape;
+        if (!cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv) || iv < 0 || iv > is->rank)
+            return false;
+        return iv == is->rank || !exec_shape_dim_dynamic(is, iv);
+    }
+    case CXLA_OP_SORT: {
+        /* One operand sorted along a static dimension: each row sorts on its own, the
+         * padding rows among themselves. */
+        int64_t nd = 0;
+        const int64_t *dims = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+        if (in->operand_count != 1) return false;
+        const cxla_shape *s = &in->operands[0]->shape;
+        return nd == 1 && dims[0] >= 0 && dims[0] < s->rank && !exec_shape_dim_dynamic(s, dims[0]);
+    }
     case CXLA_OP_CONCATENATE: {
         /* Along a static dimension: each operand's place in it does not move. */
         int64_t nd = 0;
@@ -307,6 +339,9 @@ static void size_source(const cxla_instr *in, int64_t d, const cxla_instr **src,
 
 bool exec_dynamic_cannot_fail(const cxla_instr *in) {
     if (!positionwise_one(in)) return false;
+    /* A dynamic gather's batch sizes may miss a static result dimension: left unfused. */
+    if (in->opcode == CXLA_OP_GATHER && !static_instr_shapes(in)) return false;
+    if (in->shape.type == CXLA_TUPLE) return false; /* a sort of several operands */
     const cxla_shape *ys = &in->shape;
     if (in->opcode == CXLA_OP_BROADCAST || in->opcode == CXLA_OP_TRANSPOSE) {
         int64_t nd = 0;
@@ -365,11 +400,8 @@ static cxla_status align(const cxla_instr *in, int64_t (*r)[CXLA_MAX_RANK], cons
             from = k;
             from_dim = d;
         } else if (v != size) {
-            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
-                              "dynamic sizes disagree: operand %" PRId64 " has size %" PRId64
-                              " in dimension %" PRId64 " but operand %" PRId64 " has size %" PRId64
-                              " in dimension %" PRId64,
-                              k, v, d, from, size, from_dim);
+            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, EXEC_DYN_MSG_DISAGREE, k, v, d,
+                              from, size, from_dim);
         }
     }
     if (size < 0) return NULL;
@@ -380,20 +412,47 @@ static cxla_status align(const cxla_instr *in, int64_t (*r)[CXLA_MAX_RANK], cons
 
 /* The result's sizes |o| against its declared shape, as the interpreter puts a result back
  * into it. */
-static cxla_status check_result(const cxla_instr *in, const int64_t *o) {
-    const cxla_shape *decl = &in->shape;
+static cxla_status check_shape(const cxla_instr *in, const cxla_shape *decl, const int64_t *o) {
     for (int64_t d = 0; d < decl->rank; d++) {
         int64_t got = o[d], want = decl->dims[d];
         if (!exec_shape_dim_dynamic(decl, d) && got != want)
-            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
-                              "dimension %" PRId64 " of the result is static (%" PRId64
-                              ") but has %" PRId64 " elements at the operands' dynamic sizes",
-                              d, want, got);
+            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, EXEC_DYN_MSG_STATIC_RESULT, d, want,
+                              got);
         if (exec_shape_dim_dynamic(decl, d) && want != CXLA_DIM_UNBOUNDED && got > want)
-            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
-                              "dimension %" PRId64 " of the result has %" PRId64
-                              " elements, beyond its bound %" PRId64,
-                              d, got, want);
+            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, EXEC_DYN_MSG_BEYOND_BOUND, d, got,
+                              want);
+    }
+    return NULL;
+}
+
+static cxla_status check_result(const cxla_instr *in, const int64_t *o) {
+    return check_shape(in, &in->shape, o);
+}
+
+/* A sort of several operands: they line up dimension by dimension (the interpreter's
+ * EXEC_DYN_SAME), and every result element takes the sizes that come out. */
+static cxla_status sizes_sort_tuple(const cxla_instr *in, const int64_t *const *ops,
+                                    int64_t *const *out) {
+    int64_t n = in->operand_count, rank = in->operands[0]->shape.rank;
+    if (n > 64) return exec_error(in, CXLA_STATUS_UNIMPLEMENTED, "too many operands");
+    int64_t r[64][CXLA_MAX_RANK], ks[64], ds[64];
+    bool padded = false;
+    for (int64_t k = 0; k < n; k++)
+        for (int64_t d = 0; d < rank; d++) {
+            r[k][d] = ops[k][d];
+            padded = padded || r[k][d] < in->operands[k]->shape.dims[d];
+        }
+    for (int64_t d = 0; d < rank && padded; d++) {
+        for (int64_t k = 0; k < n; k++) {
+            ks[k] = k;
+            ds[k] = d;
+        }
+        CXLA_RETURN_IF_ERROR(align(in, r, ks, ds, n));
+    }
+    for (int64_t e = 0; e < n; e++) {
+        const cxla_shape *ys = &in->shape.elements[e];
+        for (int64_t d = 0; d < rank; d++) out[e][d] = padded ? r[0][d] : ys->dims[d];
+        if (padded) CXLA_RETURN_IF_ERROR(check_shape(in, ys, out[e]));
     }
     return NULL;
 }
@@ -421,7 +480,11 @@ static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, in
     }
     exec_dyn_kind kind = exec_dynamic_kind(in->opcode);
     if (kind == EXEC_DYN_SAME || kind == EXEC_DYN_CONCAT) {
+        int64_t skip = -1, nd = 0; /* concatenate: the operands differ along their dimension */
+        const int64_t *cd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+        if (kind == EXEC_DYN_CONCAT && nd == 1) skip = cd[0];
         for (int64_t d = 0; d < rank; d++) {
+            if (d == skip) continue;
             int64_t ks[64], ds[64], m = 0;
             for (int64_t k = 0; k < n; k++) {
                 if (in->operands[k]->shape.rank != rank) continue;
@@ -467,8 +530,8 @@ static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, in
         }
         if (j != ys->rank) return exec_error(in, CXLA_STATUS_INTERNAL, "bad dot result rank");
     } else if (in->opcode == CXLA_OP_CONCATENATE) {
-        /* The concatenated dimension is static (exec_dynamic_positionwise): the operands
-         * lined up in the others above leave it alone. */
+        /* The operands lined up in the other dimensions above; the concatenated one adds
+         * their sizes. */
         int64_t nd = 0;
         const int64_t *cd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
         if (nd != 1 || n < 1) return exec_error(in, CXLA_STATUS_INTERNAL, "bad concatenate");
@@ -493,14 +556,33 @@ static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, in
                 return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "malformed slice= range");
             o[i] = (limit - start + sd.stride - 1) / sd.stride;
             if (!exec_shape_dim_dynamic(ys, i) && o[i] != ys->dims[i])
-                return exec_error(in, CXLA_STATUS_OUT_OF_RANGE,
-                                  "slice [%" PRId64 ":%" PRId64 ":%" PRId64
-                                  "] of dimension %" PRId64 " reads past its dynamic size %" PRId64,
-                                  sd.start, sd.limit, sd.stride, i, r[0][i]);
+                return exec_error(in, CXLA_STATUS_OUT_OF_RANGE, EXEC_DYN_MSG_SLICE_PAST, sd.start,
+                                  sd.limit, sd.stride, i, r[0][i]);
         }
     } else if (in->opcode == CXLA_OP_BROADCAST) {
         CXLA_RETURN_IF_ERROR(
             exec_dynamic_broadcast_sizes(in, in->operands[0]->shape.rank, r[0], o));
+    } else if (in->opcode == CXLA_OP_GATHER && n == 2) {
+        /* The result's batch dimensions are the indices' (but the index vector's), in
+         * order; its offset dimensions are the static slice sizes. */
+        int64_t no = 0, iv = 0, k = 0;
+        const int64_t *od = cxla_instr_ints(in, CXLA_ATTR_OFFSET_DIMS, &no);
+        if (!cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv))
+            return exec_error(in, CXLA_STATUS_INTERNAL, "no index_vector_dim");
+        for (int64_t j = 0; j < ys->rank; j++) {
+            bool offset = false;
+            for (int64_t i = 0; i < no; i++) offset = offset || od[i] == j;
+            if (offset) {
+                o[j] = ys->dims[j];
+                continue;
+            }
+            if (k == iv) k++;
+            if (k >= in->operands[1]->shape.rank)
+                return exec_error(in, CXLA_STATUS_INTERNAL, "bad gather dimensions");
+            o[j] = r[1][k++];
+        }
+    } else if ((in->opcode == CXLA_OP_REVERSE || in->opcode == CXLA_OP_SORT) && n == 1) {
+        for (int64_t d = 0; d < ys->rank; d++) o[d] = r[0][d];
     } else if (in->opcode == CXLA_OP_TRANSPOSE) {
         int64_t np = 0;
         const int64_t *perm = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &np);
@@ -558,6 +640,7 @@ static cxla_status sizes_fused(const cxla_computation *c, const cxla_instr *f,
 
 cxla_status exec_dynamic_sizes(const cxla_instr *in, const int64_t *const *ops,
                                int64_t *const *out) {
+    if (sort_tuple_positionwise(in)) return sizes_sort_tuple(in, ops, out);
     if (in->opcode != CXLA_OP_FUSION) return sizes_one(in, ops, out[0]);
     const cxla_computation *c = cxla_instr_called(in, CXLA_ATTR_CALLS);
     if (!c || !c->root) return exec_error(in, CXLA_STATUS_INTERNAL, "no fused computation");

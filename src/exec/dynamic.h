@@ -5,10 +5,35 @@
 #ifndef CXLA_EXEC_DYNAMIC_H_
 #define CXLA_EXEC_DYNAMIC_H_
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "hlo/hlo.h"
+
+/* The messages of the size rules' errors (printf formats, every argument an int64_t),
+ * shared by exec_dynamic_sizes and the ahead-of-time output, which writes the same rules
+ * as C (src/cpu/aot_dyn.c), so that both say what the interpreter says. */
+#define EXEC_DYN_MSG_DISAGREE                                                                      \
+    "dynamic sizes disagree: operand %" PRId64 " has size %" PRId64 " in dimension %" PRId64       \
+    " but operand %" PRId64 " has size %" PRId64 " in dimension %" PRId64
+#define EXEC_DYN_MSG_STATIC_RESULT                                                                 \
+    "dimension %" PRId64 " of the result is static (%" PRId64 ") but has %" PRId64                 \
+    " elements at the operands' dynamic sizes"
+#define EXEC_DYN_MSG_BEYOND_BOUND                                                                  \
+    "dimension %" PRId64 " of the result has %" PRId64 " elements, beyond its bound %" PRId64
+#define EXEC_DYN_MSG_RESHAPE_STATIC                                                                \
+    "the operand holds %" PRId64 " elements at its dynamic sizes but the static result holds "     \
+    "%" PRId64
+#define EXEC_DYN_MSG_RESHAPE_MULTIPLE                                                              \
+    "the operand holds %" PRId64 " elements at its dynamic sizes, not a multiple of the %" PRId64  \
+    " of the result's static dimensions"
+#define EXEC_DYN_MSG_SLICE_PAST                                                                    \
+    "slice [%" PRId64 ":%" PRId64 ":%" PRId64 "] of dimension %" PRId64                            \
+    " reads past its dynamic size %" PRId64
+/* set-dimension-size's (the interpreter's and the backends'). */
+#define EXEC_DYN_MSG_SET_SIZE                                                                      \
+    "size %" PRId64 " of dimension %" PRId64 " is outside its bound 0..%" PRId64
 
 /* How an operation meets operands below their bounds. */
 typedef enum exec_dyn_kind {
@@ -49,6 +74,8 @@ cxla_status exec_dynamic_broadcast_sizes(const cxla_instr *in, int64_t operand_r
  * the result's sizes. True for elementwise operations (a static operand lined up with a
  * dynamic one is cut to its size: its extra elements only meet padding), broadcast,
  * transpose, slice (its range clamped to the size), concatenate along a static dimension,
+ * iota (no operands), sort along a dimension static in every operand (a tuple result:
+ * every element takes the operands' lined-up sizes), gather from a static operand,
  * a reshape whose operand and result
  * are dynamic in their outermost dimension only (the value is a prefix of the buffer on
  * both sides), any instruction whose shapes are all static, and fusions of these (static
@@ -71,8 +98,8 @@ bool exec_dynamic_cannot_fail(const cxla_instr *in);
  * operands line up (two dynamic sizes that differ: INVALID_ARGUMENT naming both), the
  * result takes the sizes that come out, and a static result dimension must come out at
  * its size, a bounded one within its bound (INVALID_ARGUMENT naming the instruction).
- * Covers what exec_dynamic_positionwise accepts, a reduce of one input and dot; INTERNAL
- * for others. */
+ * Covers what exec_dynamic_positionwise accepts, a reduce of one input, dot, concatenate
+ * along any dimension and reverse; INTERNAL for others. */
 cxla_status exec_dynamic_sizes(const cxla_instr *in, const int64_t *const *ops,
                                int64_t *const *out);
 

@@ -9,7 +9,8 @@
  * order, a reshape (or, when the element type changes, a bitcast between default
  * layouts) to the result's physical dimensions, and a transpose back to the result's
  * logical order. Copies that only changed the layout become no-ops and are removed.
- * Left alone: layouts inside attributes (outfeed_shape, operand_layout_constraints),
+ * Left alone: layouts inside attributes (outfeed_shape, operand_layout_constraints) and
+ * the data's layout in a send's result (what the host receives),
  * bitcasts from or to padded or tiled layouts (the pass then fails rather than change
  * their meaning). Constants get their literal relaid to the default layout. */
 #include <string.h>
@@ -107,6 +108,11 @@ static bool shape_needs_work(const cxla_shape *s) {
     return !cxla_layout_is_default(s) || !layout_plain(s) || s->layout->memory_space;
 }
 
+/* A send whose result is (data, u32[], token[]): its data's layout is the host's. */
+static bool is_send(const cxla_instr *in) {
+    return in->opcode == CXLA_OP_SEND && in->shape.type == CXLA_TUPLE && in->shape.tuple_count == 3;
+}
+
 static cxla_status run_layout(cxla_module *m, bool *changed) {
     *changed = false;
     /* Bitcasts first, while their operands still carry the layouts that give them meaning. */
@@ -131,10 +137,20 @@ static cxla_status run_layout(cxla_module *m, bool *changed) {
         for (int64_t i = 0; i < comp->instr_count; i++) {
             cxla_instr *in = comp->instrs[i];
             if (!shape_needs_work(&in->shape)) continue;
+            if (is_send(in) && !shape_needs_work(&in->shape.elements[1]) &&
+                !shape_needs_work(&in->shape.elements[2]))
+                continue;
             cxla_shape s;
             CXLA_RETURN_IF_ERROR(cxla_shape_copy_to_arena(m->arena, &in->shape, &s));
             bool ch = false;
-            CXLA_RETURN_IF_ERROR(default_layouts(m->arena, &s, &ch));
+            if (is_send(in)) {
+                /* The data's layout in a send's result is the layout the host receives
+                 * (XLA's shape_with_layout): the send step relays the operand into it. */
+                for (int64_t e = 1; e < s.tuple_count; e++)
+                    CXLA_RETURN_IF_ERROR(default_layouts(m->arena, &s.elements[e], &ch));
+            } else {
+                CXLA_RETURN_IF_ERROR(default_layouts(m->arena, &s, &ch));
+            }
             in->shape = s;
             *changed = true;
             if (in->opcode == CXLA_OP_CONSTANT && in->literal && !in->literal_elided &&

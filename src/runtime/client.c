@@ -2,9 +2,14 @@
  * outfeed queues and the channels (handlers and mailboxes). The interpreter reaches that
  * state through the exec_host callbacks defined here. */
 #include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/compiler.h"
+#include "cpu/cpu.h"
+#include "interp/interp.h"
 #include "runtime/replicas.h"
 #include "runtime/runtime_internal.h"
 
@@ -180,6 +185,62 @@ static cxla_status host_recv(void *user, int64_t channel_id, bool is_host_transf
     return NULL;
 }
 
+/* ---- the default backend ------------------------------------------------------------------ */
+
+/* The default for a client whose options name no backend: $CXLA_BACKEND when it is set,
+ * else the cpu backend when the C compiler runs (its probe is asked once per process and
+ * compiler), else the interpreter. |*out_fell_back| says that the last case happened: no
+ * compiler. The decision is made again for each client, so a program that sets CXLA_BACKEND
+ * or CXLA_CC between clients is followed; only the probe is cached. */
+static cxla_status choose_default(const exec_backend **out, char *why, size_t size,
+                                  bool *out_fell_back) {
+    *out_fell_back = false;
+    const char *env = getenv("CXLA_BACKEND");
+    if (env && *env) {
+        const exec_backend *b = runtime_backend_find(env);
+        if (!b)
+            return cxla_error(CXLA_STATUS_NOT_FOUND,
+                              "CXLA_BACKEND names an unknown backend '%s' (available: %s)", env,
+                              runtime_backend_names());
+        snprintf(why, size, "CXLA_BACKEND=%s", env);
+        *out = b;
+        return NULL;
+    }
+    char version[160];
+    cxla_status s = cpu_compiler_probe(version, sizeof version);
+    if (!s) {
+        snprintf(why, size, "the C compiler runs: %s", version[0] ? version : "(no version)");
+        *out = &cpu_backend;
+        return NULL;
+    }
+    snprintf(why, size, "no C compiler: %s", cxla_status_message(s));
+    cxla_status_free(s);
+    *out = &interp_backend;
+    *out_fell_back = true;
+    return NULL;
+}
+
+cxla_status cxla_default_backend(const char **out_name, char *out_reason, size_t size) {
+    char why[512];
+    const exec_backend *b = NULL;
+    bool fell_back;
+    CXLA_RETURN_IF_ERROR(choose_default(&b, why, sizeof why, &fell_back));
+    if (out_name) *out_name = b->name;
+    if (out_reason && size) snprintf(out_reason, size, "%s", why);
+    return NULL;
+}
+
+/* The fallback notice goes out once per process, whatever the number of clients. */
+static atomic_bool fallback_noticed;
+
+static void notice_fallback(const cxla_client_options *options) {
+    const char *quiet = getenv("CXLA_QUIET_FALLBACK");
+    if (options->quiet_fallback || (quiet && *quiet && strcmp(quiet, "0") != 0)) return;
+    if (atomic_exchange(&fallback_noticed, true)) return;
+    fprintf(stderr, "cxla: no C compiler found (set CXLA_CC or install build-essential): using "
+                    "the interpreter\n");
+}
+
 /* ---- the client ------------------------------------------------------------------------ */
 
 void cxla_client_options_init(cxla_client_options *options) {
@@ -190,14 +251,21 @@ cxla_status cxla_client_create(const cxla_client_options *options, cxla_client *
     cxla_client_options defaults;
     cxla_client_options_init(&defaults);
     if (!options) options = &defaults;
-    const char *name = options->backend ? options->backend : runtime_backends[0]->name;
-    const exec_backend *backend = runtime_backend_find(name);
-    if (!backend)
-        return cxla_error(CXLA_STATUS_NOT_FOUND, "unknown backend '%s' (available: %s)", name,
-                          runtime_backend_names());
     if (options->thread_count < 0)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "thread_count must be >= 0, got %d",
                           options->thread_count);
+    const exec_backend *backend = NULL;
+    if (options->backend) {
+        backend = runtime_backend_find(options->backend);
+        if (!backend)
+            return cxla_error(CXLA_STATUS_NOT_FOUND, "unknown backend '%s' (available: %s)",
+                              options->backend, runtime_backend_names());
+    } else {
+        char why[512];
+        bool fell_back;
+        CXLA_RETURN_IF_ERROR(choose_default(&backend, why, sizeof why, &fell_back));
+        if (fell_back) notice_fallback(options);
+    }
     /* StableHLO's run_parallel target runs device modules through the runtime. */
     cxla_replicas_install_runner();
     cxla_client *c = calloc(1, sizeof(*c));

@@ -44,7 +44,8 @@ struct cxla_executable {
     void *compiled; /* the backend's form of |module| */
 };
 
-/* The backends built in (backends.c): the interpreter first (the default). */
+/* The backends built in (backends.c). Their order is the order of messages only: the
+ * default is chosen by client.c (cxla_default_backend). */
 extern const exec_backend *const runtime_backends[];
 extern const int runtime_backend_count;
 /* The backend called |name| (canonical or alias), or NULL. */

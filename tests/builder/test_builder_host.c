@@ -10,10 +10,18 @@
 #include "cxla/custom_call.h"
 #include "cxla/runtime.h"
 
-static cxla_client *new_client(void) {
+/* A client on |backend| (NULL: the default, the cpu backend where a C compiler runs). */
+static cxla_client *client_on(const char *backend) {
+    cxla_client_options o;
+    cxla_client_options_init(&o);
+    o.backend = backend;
     cxla_client *c = NULL;
-    CHECK_OK(cxla_client_create(NULL, &c));
+    CHECK_OK(cxla_client_create(&o, &c));
     return c;
+}
+
+static cxla_client *new_client(void) {
+    return client_on(NULL);
 }
 
 static cxla_executable *compile_built(cxla_client *c, cxla_xla_computation *comp) {
@@ -255,22 +263,28 @@ static void test_host_transfers_and_layouts(void) {
           strstr(text, "is_host_transfer=true"));
     free(text);
 
-    cxla_client *c = new_client();
-    host_side h = {0};
-    CHECK_OK(cxla_client_set_channel_handlers(c, CXLA_CHANNEL_ANY, on_send, on_recv, &h));
-    cxla_executable *e = compile_built(c, comp);
-    cxla_literal *res = NULL;
-    if (e) CHECK_OK(cxla_executable_run(e, NULL, 0, &res));
-    check_literal(res, "f32[2,2] {{101, 102}, {103, 104}}");
-    CHECK_EQ_I64(h.sends, 1);
-    CHECK_EQ_I64(h.recvs, 1);
-    CHECK(h.host_flag);
-    check_literal(h.sent, "f32[2,2] {{2, 4}, {6, 8}}");
-    CHECK_EQ_STR(h.send_layout, "0,1");
-    cxla_literal_free(res);
-    cxla_literal_free(h.sent);
-    cxla_executable_destroy(e);
-    cxla_client_destroy(c);
+    /* On the interpreter (the oracle) and on the default backend: the cpu backend's layout
+     * pass keeps the send's declared layout, which the send step relays the data into. */
+    const char *backends[] = {"interpreter", NULL};
+    for (int k = 0; k < 2; k++) {
+        cxla_client *c = client_on(backends[k]);
+        host_side h = {0};
+        CHECK_OK(cxla_client_set_channel_handlers(c, CXLA_CHANNEL_ANY, on_send, on_recv, &h));
+        cxla_executable *e = compile_built(c, comp);
+        cxla_literal *res = NULL;
+        if (e) CHECK_OK(cxla_executable_run(e, NULL, 0, &res));
+        check_literal(res, "f32[2,2] {{101, 102}, {103, 104}}");
+        CHECK_EQ_I64(h.sends, 1);
+        CHECK_EQ_I64(h.recvs, 1);
+        CHECK(h.host_flag);
+        check_literal(h.sent, "f32[2,2] {{2, 4}, {6, 8}}");
+        CHECK_MSG(!strcmp(h.send_layout, "0,1"), "%s backend: the host saw layout %s",
+                  cxla_client_backend(c), h.send_layout);
+        cxla_literal_free(res);
+        cxla_literal_free(h.sent);
+        cxla_executable_destroy(e);
+        cxla_client_destroy(c);
+    }
     cxla_xla_computation_free(comp);
 }
 

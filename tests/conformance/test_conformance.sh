@@ -4,8 +4,9 @@
 # tests/conformance/expected-pass.txt. A case that passed before and fails now fails
 # this test; cases that pass now but are not listed yet are reported (add them with
 # UPDATE=1, which rewrites the list). Skipped (exit 77) when the suite is absent.
-# CXLA_BACKEND=NAME runs the cases on that backend (tests/cpu/test_cpu_conformance.sh):
-# every backend must pass what the interpreter passes.
+# The cases run on the interpreter, named (the oracle, whatever the default backend is);
+# CXLA_BACKEND=NAME runs them on that backend (tests/cpu/test_cpu_conformance.sh): every
+# backend must pass what the interpreter passes.
 set -u
 cxla=${1:?path to the cxla tool}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,8 +19,7 @@ if [ ! -d "$suite" ]; then
 fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-backend=()
-[ -n "${CXLA_BACKEND:-}" ] && backend=(--backend "$CXLA_BACKEND")
+backend=(--backend "${CXLA_BACKEND:-interpreter}")
 (cd "$suite" && "$cxla" conformance -j 2 --timeout 60 "${backend[@]}" --report "$dir/report" .) \
   >"$dir/out" 2>&1
 tail -n 1 "$dir/out"

@@ -81,6 +81,9 @@ typedef struct one_case {
     bool fast_math;    /* the module computes f32 functions the backend approximates */
     char where[600];   /* for messages: file:line or the model */
     leaves args, want; /* want: the interpreter's result leaves */
+    /* Dynamic shapes: the result leaves with dynamic dimensions (want's are then at their
+     * bounds, with zeros in the padding, and their sizes), called through NAME_run_dynamic. */
+    bool *want_dynamic;
 } one_case;
 
 typedef struct batch {
@@ -150,6 +153,84 @@ static bool same_bits(const cxla_literal *w, const unsigned char *got, size_t by
     return same;
 }
 
+/* ---- dynamic shapes: arguments and results at their bounds, with their sizes -------------- */
+
+static bool shape_is_dynamic(const cxla_shape *s) {
+    return cxla_type_is_array(s->type) && !cxla_shape_is_static(s);
+}
+
+static int64_t shape_leaf_count(const cxla_shape *s) {
+    if (s->type != CXLA_TUPLE) return 1;
+    int64_t n = 0;
+    for (int64_t e = 0; e < s->tuple_count; e++) n += shape_leaf_count(&s->elements[e]);
+    return n;
+}
+
+static void shape_leaves(const cxla_shape *s, const cxla_shape **out, int64_t *n) {
+    if (s->type != CXLA_TUPLE) {
+        out[(*n)++] = s;
+        return;
+    }
+    for (int64_t e = 0; e < s->tuple_count; e++) shape_leaves(&s->elements[e], out, n);
+}
+
+/* The entry's leaf shapes (arguments, then the result) and whether some has a dynamic
+ * dimension; NULL when there are more than |cap|. */
+static bool entry_dynamic(const cxla_module *m, const cxla_shape **as, int64_t *na,
+                          const cxla_shape **rs, int64_t *nr, int64_t cap) {
+    bool dyn = false;
+    *na = *nr = 0;
+    for (int64_t p = 0; p < m->entry->param_count; p++) {
+        if (*na + shape_leaf_count(&m->entry->params[p]->shape) > cap) return false;
+        shape_leaves(&m->entry->params[p]->shape, as, na);
+    }
+    if (shape_leaf_count(&m->entry->root->shape) > cap) return false;
+    shape_leaves(&m->entry->root->shape, rs, nr);
+    for (int64_t i = 0; i < *na; i++) dyn = dyn || shape_is_dynamic(as[i]);
+    for (int64_t i = 0; i < *nr; i++) dyn = dyn || shape_is_dynamic(rs[i]);
+    return dyn;
+}
+
+/* Leaf |*l| (row-major) at the bounds of dynamic |shape|, zeros in the padding (what the
+ * generated code gives back; its sizes stay with it). */
+static cxla_status to_bounds(const cxla_shape *shape, cxla_literal **l) {
+    cxla_literal *b = NULL;
+    CXLA_RETURN_IF_ERROR(cxla_literal_to_bounded(*l, shape, &b));
+    cxla_literal_free(*l);
+    *l = b;
+    return NULL;
+}
+
+/* A dynamic result: its sizes (read from |f| after its bytes) and its values below them as
+ * |w|'s, and (in exact math) its padding zero, the bytes of |w| at its bounds. */
+static bool same_dynamic(const cxla_literal *w, const unsigned char *got, size_t bytes, FILE *f,
+                         bool fast_math) {
+    const cxla_shape *ws = cxla_literal_shape(w);
+    int64_t z[CXLA_MAX_RANK];
+    if (ws->rank && fread(z, sizeof(int64_t), (size_t)ws->rank, f) != (size_t)ws->rank)
+        return false;
+    for (int64_t d = 0; swap_order && d < ws->rank; d++) { /* written in the target's order */
+        uint64_t u = (uint64_t)z[d], v = 0;
+        for (int i = 0; i < 8; i++) v |= ((u >> (8 * i)) & 0xff) << (8 * (7 - i));
+        z[d] = (int64_t)v;
+    }
+    bool same = bytes == w->size;
+    for (int64_t d = 0; d < ws->rank; d++) same = same && z[d] == cxla_literal_dynamic_size(w, d);
+    if (!same) return false;
+    if (!fast_math) return bytes == 0 || memcmp(got, w->data, bytes) == 0;
+    cxla_literal *g = NULL;
+    cxla_status s = interp_new_array(ws, &g);
+    if (!s && bytes) memcpy(g->data, got, bytes);
+    for (int64_t d = 0; !s && d < ws->rank; d++)
+        if (ws->dynamic && ws->dynamic[d]) s = cxla_literal_set_dynamic_size(g, d, z[d]);
+    cxla_tolerance tol = {.atol = 1e-6, .rtol = 1e-5, .ulps = 2};
+    if (!s) s = cxla_literal_compare(g, w, &tol);
+    same = s == NULL;
+    cxla_status_free(s);
+    cxla_literal_free(g);
+    return same;
+}
+
 /* Adds module |m| run on |args| to |b|: the interpreter's result, the generated files,
  * the argument files and the driver's code. Modules without an ahead-of-time form, and
  * modules the interpreter refuses (test_hlo_cases reports those), are skipped. */
@@ -170,6 +251,8 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
     cxla_literal *oracle = NULL;
     cxla_status s = interp_run_module(m, NULL, (const cxla_literal *const *)args, nargs, &oracle);
     if (s) {
+        if (getenv("CXLA_TEST_VERBOSE"))
+            fprintf(stderr, "%s: the interpreter refuses it: %s\n", where, cxla_status_message(s));
         cxla_status_free(s);
         return NULL;
     }
@@ -201,6 +284,42 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
                     &c.args);
     if (!skip && !s)
         s = flatten(oracle, m->has_entry_layout ? &m->entry_result_shape : NULL, &c.want);
+    /* Dynamic shapes: every leaf at its bounds; arguments below them get garbage in their
+     * padding (which must not reach the results), results are compared with their sizes
+     * and zeros in the padding. */
+    const cxla_shape *das[64], *drs[64];
+    int64_t dna = 0, dnr = 0;
+    bool dynamic = !skip && !s && entry_dynamic(m, das, &dna, drs, &dnr, 64) &&
+                   dna == c.args.count && dnr == c.want.count;
+    cxla_strbuf zdecl;
+    cxla_strbuf_init(&zdecl);
+    for (int64_t i = 0; dynamic && !s && i < dna; i++) {
+        if (!shape_is_dynamic(das[i])) continue;
+        s = to_bounds(das[i], &c.args.items[i]);
+        cxla_literal *x = c.args.items[i];
+        cxla_strbuf_printf(&zdecl, "        static const int64_t za%" PRId64 "[] = {", i);
+        int64_t count = 1, idx[CXLA_MAX_RANK] = {0};
+        for (int64_t d = 0; !s && d < das[i]->rank; d++) {
+            cxla_strbuf_printf(&zdecl, "%s%" PRId64, d ? ", " : "",
+                               cxla_literal_dynamic_size(x, d));
+            count *= das[i]->dims[d];
+        }
+        cxla_strbuf_puts(&zdecl, das[i]->rank ? "};\n" : "0};\n");
+        size_t elem = count ? x->size / (size_t)count : 0;
+        for (int64_t e = 0; !s && e < count; e++) { /* 0xA5 in the padding */
+            bool pad = false;
+            for (int64_t d = 0; d < das[i]->rank; d++)
+                pad = pad || idx[d] >= cxla_literal_dynamic_size(x, d);
+            if (pad) memset((char *)x->data + (size_t)e * elem, 0xA5, elem);
+            for (int64_t d = das[i]->rank - 1; d >= 0 && ++idx[d] == das[i]->dims[d]; d--)
+                idx[d] = 0;
+        }
+    }
+    if (dynamic) c.want_dynamic = calloc((size_t)(dnr + 1), sizeof(bool));
+    for (int64_t k = 0; dynamic && !s && k < dnr; k++) {
+        c.want_dynamic[k] = shape_is_dynamic(drs[k]);
+        if (c.want_dynamic[k]) s = to_bounds(drs[k], &c.want.items[k]);
+    }
     char file[512];
     if (!skip && !s) {
         snprintf(file, sizeof file, "%s/%s.h", tmpdir, c.name);
@@ -224,7 +343,51 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
         s = cxla_write_file(file, bytes, arg->size);
         free(bytes);
     }
-    if (!skip && !s) {
+    if (!skip && !s && dynamic) {
+        /* NAME_run_dynamic with the arguments' sizes; each dynamic result's sizes after
+         * its bytes. */
+        const char *N = c.name;
+        cxla_strbuf_printf(&b->includes, "#include \"%s.h\"\n", N);
+        cxla_strbuf_printf(&b->body, "    {\n%s", zdecl.data ? zdecl.data : "");
+        cxla_strbuf_printf(&b->body, "        const int64_t *zin[%s_arg_count + 1] = {", N);
+        for (int64_t i = 0; i < dna; i++)
+            if (shape_is_dynamic(das[i]))
+                cxla_strbuf_printf(&b->body, "%sza%" PRId64, i ? ", " : "", i);
+            else
+                cxla_strbuf_printf(&b->body, "%s0", i ? ", " : "");
+        cxla_strbuf_printf(
+            &b->body,
+            "%s};\n"
+            "        int64_t zs[%s_result_count + 1][8];\n"
+            "        int64_t *zout[%s_result_count + 1];\n"
+            "        for (int i = 0; i < %s_result_count; i++) zout[i] = zs[i];\n"
+            "        const void *args[%s_arg_count + 1] = {0};\n"
+            "        void *res[%s_result_count + 1] = {0};\n"
+            "        for (int i = 0; i < %s_arg_count; i++) {\n"
+            "            char path[600];\n"
+            "            snprintf(path, sizeof path, \"%%s/%s_in%%d.bin\", dir, i);\n"
+            "            args[i] = load(path, %s_arg_bytes[i]);\n"
+            "            if (!args[i]) return 11;\n"
+            "        }\n"
+            "        for (int i = 0; i < %s_result_count; i++) {\n"
+            "            res[i] = malloc(%s_result_bytes[i] + 1);\n"
+            "            memset(res[i], 0x5A, %s_result_bytes[i] + 1);\n"
+            "        }\n"
+            "        void *scratch = aligned_alloc(64, %s_scratch_size() / 64 * 64 + 64);\n"
+            "        int rc = %s_run_dynamic(0, args, zin, res, zout, scratch);\n"
+            "        fprintf(f, \"%s %%d %%d\\n\", rc, %s_result_count);\n"
+            "        for (int i = 0; i < %s_result_count; i++) {\n"
+            "            fprintf(f, \"%%zu\\n\", %s_result_bytes[i]);\n"
+            "            fwrite(res[i], 1, %s_result_bytes[i], f);\n"
+            "            if (%s_result_dynamic[i]) fwrite(zs[i], sizeof(int64_t), "
+            "(size_t)%s_result_ranks[i], f);\n"
+            "            free(res[i]);\n"
+            "        }\n"
+            "        for (int i = 0; i < %s_arg_count; i++) free((void *)args[i]);\n"
+            "        free(scratch);\n"
+            "    }\n",
+            dna ? "" : "0", N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N);
+    } else if (!skip && !s) {
         const char *N = c.name;
         cxla_strbuf_printf(&b->includes, "#include \"%s.h\"\n", N);
         cxla_strbuf_printf(
@@ -253,12 +416,16 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
             "        free(scratch);\n"
             "    }\n",
             N, N, N, c.args.count, N, N, N, N, N, N, N, N, N, N, N, N, N);
+    }
+    if (!skip && !s) {
         b->cases = realloc(b->cases, (size_t)(b->count + 1) * sizeof(*b->cases));
         b->cases[b->count++] = c;
         memset(&c, 0, sizeof c);
     }
     leaves_free(&c.args);
     leaves_free(&c.want);
+    free(c.want_dynamic);
+    cxla_strbuf_free(&zdecl);
     cxla_strbuf_free(&h);
     cxla_strbuf_free(&src);
     cxla_strbuf_free(&dat);
@@ -348,7 +515,11 @@ static void batch_run(batch *b, const char *what, const char *const *compilers, 
                     size_t read = fread(got, 1, bytes, f);
                     const cxla_literal *w = r < c->want.count ? c->want.items[r] : NULL;
                     if (w && swap_order) swap_elements(cxla_literal_shape(w), got, read);
-                    bool same = w && read == bytes && same_bits(w, got, bytes, c->fast_math);
+                    bool same = w && read == bytes;
+                    if (same && c->want_dynamic && c->want_dynamic[r])
+                        same = same_dynamic(w, got, bytes, f, c->fast_math);
+                    else
+                        same = same && same_bits(w, got, bytes, c->fast_math);
                     CHECK_MSG(same, "%s (%s): result %" PRId64 " differs from the interpreter",
                               c->where, compilers[k], r);
                     free(got);
@@ -361,6 +532,7 @@ static void batch_run(batch *b, const char *what, const char *const *compilers, 
     for (int64_t i = 0; i < b->count; i++) {
         leaves_free(&b->cases[i].args);
         leaves_free(&b->cases[i].want);
+        free(b->cases[i].want_dynamic);
     }
     free(b->cases);
     cxla_strbuf_free(&b->includes);
@@ -761,15 +933,29 @@ static void test_aot_errors(void) {
     cxla_strbuf_init(&h);
     cxla_strbuf_init(&c);
     cxla_strbuf_init(&d);
-    /* Collectives that need another device, dynamic shapes, the typed FFI. */
+    /* Collectives that need another device, unbounded dynamic shapes, bounded ones where the
+     * JIT runs the interpreter's handler (a sort) or through a while loop, a float sum over a
+     * dynamic dimension of more than 16 elements (the interpreter's order depends on the
+     * size), the typed FFI. */
     const char *bad[][2] = {
         {"HloModule t, replica_count=2\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
          "  ROOT s = f32[] add(x, y)\n}\nENTRY e {\n  p = f32[2] parameter(0)\n"
          "  ROOT my_ar = f32[2] all-reduce(p), replica_groups={{0,1}}, to_apply=add\n}\n",
          "my_ar (all-reduce) in computation e (the entry) has no ahead-of-time form: its group "
          "holds 2 devices"},
-        {"HloModule t\nENTRY e {\n  p = f32[<=4] parameter(0)\n  ROOT n = f32[<=4] negate(p)\n}\n",
-         "dynamic dimensions"},
+        {"HloModule t\nENTRY e {\n  p = f32[?] parameter(0)\n  ROOT n = f32[?] negate(p)\n}\n",
+         "unbounded dynamic dimensions"},
+        {"HloModule t\nlt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+         "  ROOT c = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n  p = f32[<=4] "
+         "parameter(0)\n"
+         "  ROOT my_sort = f32[<=4] sort(p), dimensions={0}, to_apply=lt\n}\n",
+         "my_sort (sort) in computation e (the entry) has no ahead-of-time form: with dynamic "
+         "shapes it has no kernel at the bounds"},
+        {"HloModule t\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
+         "  ROOT s = f32[] add(x, y)\n}\nENTRY e {\n  p = f32[<=20] parameter(0)\n"
+         "  z = f32[] constant(0)\n  ROOT my_sum = f32[] reduce(p, z), dimensions={0}, "
+         "to_apply=add\n}\n",
+         "my_sum (reduce) in computation e (the entry) has no ahead-of-time form: a float sum"},
         {"HloModule t\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT my_cc = f32[2] custom-call(p), "
          "custom_call_target=\"f\", api_version=API_VERSION_TYPED_FFI\n}\n",
          "my_cc (custom-call)"},

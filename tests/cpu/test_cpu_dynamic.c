@@ -1,8 +1,10 @@
 /* Bounded dynamic shapes on the cpu backend's steps (src/cpu/cpu_steps.c, docs/semantics.md
- * "Dynamic shapes"): kernels run at the bounds for elementwise work, broadcast, transpose
- * and fusions of them; reduces fill their input's padding with the init value, dots zero
- * their operands'; and
- * get-dimension-size and set-dimension-size are steps of their own. Every module runs on
+ * "Dynamic shapes"): kernels run at the bounds for elementwise work, broadcast, transpose,
+ * iota, sorts along a static dimension and fusions of them; reduces fill their input's
+ * padding with the init value, dots zero their operands'; get-dimension-size and
+ * set-dimension-size are steps of their own; the moves by the sizes (reshape, concatenate,
+ * pad, reverse, dynamic-slice, dynamic-update-slice, dynamic-reshape) and the reduces no
+ * kernel runs (exact math) are steps of src/cpu/cpu_dynamic.c. Every module runs on
  * the interpreter and the cpu backend with arguments below their bounds (sizes 0, in the
  * middle and at the bounds) whose padding holds garbage, and the results (sizes and the
  * padding that set-dimension-size brings back) or the error messages must be the same. */
@@ -300,9 +302,10 @@ static void run_reduces(void *compiled, const cxla_module *m) {
 
 /* Reduces over dynamic dimensions: the padding (garbage larger than every value for the
  * maximum, smaller for the minimum) never reaches the result; an init value that is not
- * the reducer's identity runs the interpreter's handler. In exact math a float sum keeps
- * the handler (its pairwise order depends on the size); maximum and integer reduces stay
- * kernels. Values are small integers and halves, so that every order sums exactly. */
+ * the reducer's identity runs the interpreter's handler. In exact math a float sum is a
+ * step of the interpreter's typed loop (its pairwise order depends on the size: see
+ * test_exact_reduce); maximum and integer reduces stay kernels. Values are small integers and
+ * halves, so that every order sums exactly. */
 static void test_reduce(void) {
     cxla_module *m = parse(REDUCE_MODULE);
     void *compiled = m ? compile(m) : NULL;
@@ -318,7 +321,7 @@ static void test_reduce(void) {
     setenv("CXLA_CPU_EXACT_MATH", "1", 1);
     compiled = m ? compile(m) : NULL;
     if (compiled) {
-        check_what(compiled, "rows", "interpreter handler");
+        check_what(compiled, "rows", "dynamic reduce");
         check_what(compiled, "top", "kernel");
         check_what(compiled, "low", "kernel");
         run_reduces(compiled, m);
@@ -569,5 +572,253 @@ static void test_sizes(void) {
     cxla_module_destroy(m);
 }
 
+/* The moves of elements by the sizes (src/cpu/cpu_dynamic.c): reshape of inner dynamic
+ * dimensions, concatenate along a dynamic dimension, pad (negative and interior padding),
+ * reverse, dynamic-slice (a whole dimension follows its size), dynamic-update-slice,
+ * dynamic-reshape; and iota, a kernel at its bounds. No handler steps; the interpreter's
+ * values (garbage in the arguments' padding never shows) and its errors where a slice or
+ * an update does not fit the sizes. */
+static void test_moves(void) {
+    static const char *text =
+        "HloModule moves\n"
+        "ENTRY main {\n"
+        "  x = s32[<=8,<=6] parameter(0)\n"
+        "  y = s32[<=8,<=6] parameter(1)\n"
+        "  i = s32[] parameter(2)\n"
+        "  j = s32[] parameter(3)\n"
+        "  flat = s32[<=48] reshape(x)\n"
+        "  cat = s32[<=8,<=18] concatenate(x, y, x), dimensions={1}\n"
+        "  z = s32[] constant(-1)\n"
+        "  pd = s32[<=18,<=13] pad(x, z), padding=1_2_1x-1_3_1\n"
+        "  rv = s32[<=8,<=6] reverse(x), dimensions={0,1}\n"
+        "  pz = s32[<=10,<=7] pad(x, z), padding=2_0x-2_3\n"
+        "  r0 = s32[<=8,<=6] reverse(x), dimensions={0}\n"
+        "  r1 = s32[<=8,<=6] reverse(x), dimensions={1}\n"
+        "  ds = s32[<=8,<=6] dynamic-slice(x, i, j), dynamic_slice_sizes={8,6}\n"
+        "  d0 = s32[] get-dimension-size(x), dimensions={0}\n"
+        "  d1 = s32[] get-dimension-size(x), dimensions={1}\n"
+        "  dr = s32[<=6,<=8] dynamic-reshape(x, d1, d0)\n"
+        "  io = s32[<=8,<=6] iota(), iota_dimension=1\n"
+        "  ROOT t = (s32[<=48], s32[<=8,<=18], s32[<=18,<=13], s32[<=8,<=6], s32[<=8,<=6], "
+        "s32[<=8,<=6], s32[<=6,<=8], s32[<=8,<=6], s32[<=10,<=7], s32[<=8,<=6]) "
+        "tuple(flat, cat, pd, rv, r1, ds, dr, io, pz, r0)\n"
+        "}\n";
+    cxla_module *m = parse(text);
+    void *compiled = m ? compile(m) : NULL;
+    if (!compiled) {
+        cxla_module_destroy(m);
+        return;
+    }
+    const cpu_plan *plan = cpu_compiled_plan(compiled);
+    cpu_plan_stats st = {0};
+    if (plan) cpu_plan_get_stats(plan, &st);
+    CHECK_MSG(plan && st.handler_steps == 0, "%" PRId64 " handler steps", st.handler_steps);
+    CHECK_MSG(st.move_steps == 9, "%" PRId64 " moves, not 9", st.move_steps);
+    static const char *moves[] = {"flat", "cat", "pd", "rv", "r1", "ds", "dr", "pz", "r0"};
+    for (size_t k = 0; k < sizeof(moves) / sizeof(moves[0]); k++)
+        check_what(compiled, moves[k], "dynamic move");
+    check_what(compiled, "io", "kernel");
+    static const int64_t starts[][2] = {{0, 0}, {1, 2}, {-3, 9}, {100, -100}};
+    for (int k = 0; k < SIZES2; k++) {
+        for (size_t q = 0; q < sizeof(starts) / sizeof(starts[0]); q++) {
+            const cxla_shape *ps = &m->entry->params[0]->shape;
+            cxla_literal *args[4] = {
+                arg(ps, sizes2[k], 1, 1, 7777), arg(ps, sizes2[k], 100, 1, -99),
+                scalar(CXLA_S32, (double)starts[q][0]), scalar(CXLA_S32, (double)starts[q][1])};
+            char what[96];
+            snprintf(what, sizeof(what), "moves at sizes (%" PRId64 ",%" PRId64 "), starts %d",
+                     sizes2[k][0], sizes2[k][1], (int)q);
+            if (args[0] && args[1] && args[2] && args[3]) CHECK(same(m, compiled, args, 4, what));
+            for (int a = 0; a < 4; a++) cxla_literal_free(args[a]);
+        }
+    }
+    cpu_backend.destroy(compiled);
+    cxla_module_destroy(m);
+    /* Slices and updates that must fit the sizes: the interpreter's errors below them. */
+    static const char *fit =
+        "HloModule fit\n"
+        "ENTRY main {\n"
+        "  x = s32[<=8,<=6] parameter(0)\n"
+        "  u = s32[<=3,2] parameter(1)\n"
+        "  i = s32[] parameter(2)\n"
+        "  ds = s32[<=8,2] dynamic-slice(x, i, i), dynamic_slice_sizes={8,2}\n"
+        "  up = s32[<=8,<=6] dynamic-update-slice(x, u, i, i)\n"
+        "  cs = s32[<=16,<=6] concatenate(x, x), dimensions={0}\n"
+        "  ROOT t = (s32[<=8,2], s32[<=8,<=6], s32[<=16,<=6]) tuple(ds, up, cs)\n"
+        "}\n";
+    m = parse(fit);
+    compiled = m ? compile(m) : NULL;
+    if (compiled) {
+        const cpu_plan *p2 = cpu_compiled_plan(compiled);
+        cpu_plan_stats s2 = {0};
+        if (p2) cpu_plan_get_stats(p2, &s2);
+        CHECK_MSG(p2 && s2.handler_steps == 0, "%" PRId64 " handler steps", s2.handler_steps);
+        static const int64_t us[][2] = {{0, 2}, {2, 2}, {3, 2}};
+        int fails = 0, runs = 0;
+        for (int k = 0; k < SIZES2; k++) {
+            for (size_t q = 0; q < sizeof(us) / sizeof(us[0]); q++) {
+                cxla_literal *args[3] = {arg(&m->entry->params[0]->shape, sizes2[k], 1, 1, 555),
+                                         arg(&m->entry->params[1]->shape, us[q], -1, -1, 444),
+                                         scalar(CXLA_S32, 1)};
+                char what[96];
+                snprintf(what, sizeof(what), "fit at sizes (%" PRId64 ",%" PRId64 "), update %d",
+                         sizes2[k][0], sizes2[k][1], (int)q);
+                if (args[0] && args[1] && args[2]) {
+                    runs++;
+                    fails += !same(m, compiled, args, 3, what);
+                }
+                for (int a = 0; a < 3; a++) cxla_literal_free(args[a]);
+            }
+        }
+        /* Both outcomes are covered: sizes that fit, and the errors. */
+        CHECK_MSG(fails > 0 && fails < runs, "%d of %d runs failed", fails, runs);
+        cpu_backend.destroy(compiled);
+    }
+    cxla_module_destroy(m);
+}
+
+/* Float sums and products in exact math over dynamic dimensions: a step of the
+ * interpreter's own typed loop over the elements below the sizes (cpu_dynamic.c), so the
+ * pairwise order of the sum follows the actual size and the bits are the interpreter's;
+ * values that round in every order, sizes across the pairwise leaves (16) and halves. An
+ * f16 sum (rounded after every step) and an init that is not the identity too. */
+static void test_exact_reduce(void) {
+    static const char *text =
+        "HloModule exact_reduces\n"
+        "add_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT r = f32[] add(a, b)\n}\n"
+        "mul_f64 {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n"
+        "  ROOT r = f64[] multiply(a, b)\n}\n"
+        "add_f16 {\n  a = f16[] parameter(0)\n  b = f16[] parameter(1)\n"
+        "  ROOT r = f16[] add(a, b)\n}\n"
+        "ENTRY main {\n"
+        "  x = f32[<=40,<=37] parameter(0)\n"
+        "  y = f64[<=40,<=37] convert(x)\n"
+        "  h = f16[<=40,<=37] convert(x)\n"
+        "  z = f32[] constant(0.3)\n"
+        "  one = f64[] constant(1)\n"
+        "  zh = f16[] constant(0)\n"
+        "  rows = f32[<=40] reduce(x, z), dimensions={1}, to_apply=add_f32\n"
+        "  cols = f32[<=37] reduce(x, z), dimensions={0}, to_apply=add_f32\n"
+        "  all = f32[] reduce(x, z), dimensions={0,1}, to_apply=add_f32\n"
+        "  prod = f64[<=40] reduce(y, one), dimensions={1}, to_apply=mul_f64\n"
+        "  hs = f16[<=37] reduce(h, zh), dimensions={0}, to_apply=add_f16\n"
+        "  ROOT r = (f32[<=40], f32[<=37], f32[], f64[<=40], f16[<=37]) "
+        "tuple(rows, cols, all, prod, hs)\n"
+        "}\n";
+    const char *old = getenv("CXLA_CPU_EXACT_MATH");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("CXLA_CPU_EXACT_MATH", "1", 1);
+    cxla_module *m = parse(text);
+    void *compiled = m ? compile(m) : NULL;
+    if (compiled) {
+        const cpu_plan *plan = cpu_compiled_plan(compiled);
+        cpu_plan_stats st = {0};
+        if (plan) cpu_plan_get_stats(plan, &st);
+        CHECK_MSG(plan && st.handler_steps == 0, "%" PRId64 " handler steps", st.handler_steps);
+        static const char *names[] = {"rows", "cols", "all", "prod", "hs"};
+        for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+            check_what(compiled, names[k], "dynamic reduce");
+        static const int64_t sizes[][2] = {{0, 0},   {1, 1},  {17, 33}, {40, 37}, {33, 16},
+                                           {16, 17}, {0, 37}, {40, 0},  {39, 36}};
+        for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+            cxla_literal *a = arg(&m->entry->params[0]->shape, sizes[k], 0.1, 0.0371, 3e7);
+            char what[64];
+            snprintf(what, sizeof(what), "exact reduce at (%" PRId64 ",%" PRId64 ")", sizes[k][0],
+                     sizes[k][1]);
+            if (a) CHECK(same(m, compiled, &a, 1, what));
+            cxla_literal_free(a);
+        }
+        cpu_backend.destroy(compiled);
+    }
+    cxla_module_destroy(m);
+    if (saved)
+        setenv("CXLA_CPU_EXACT_MATH", saved, 1);
+    else
+        unsetenv("CXLA_CPU_EXACT_MATH");
+    free(saved);
+}
+
+/* Sorts along a static dimension (one operand, or values with keys) run their kernels at
+ * the bounds: each row sorts on its own, the garbage of the padding rows only among
+ * themselves, then zeroed; keys and values of different sizes are the interpreter's error.
+ * Along the dynamic dimension it keeps the handler (only the first size elements sort). */
+static void test_sort(void) {
+    static const char *text = "HloModule sorts\n"
+                              "gt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                              "  ROOT r = pred[] compare(a, b), direction=GT\n}\n"
+                              "gt4 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                              "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"
+                              "  ROOT r = pred[] compare(a, b), direction=GT\n}\n"
+                              "ENTRY main {\n"
+                              "  x = f32[<=8,6] parameter(0)\n"
+                              "  rows = f32[<=8,6] sort(x), dimensions={1}, to_apply=gt\n"
+                              "  cols = f32[<=8,6] sort(x), dimensions={0}, to_apply=gt\n"
+                              "  k = s32[<=8,6] parameter(1)\n"
+                              "  kv = (f32[<=8,6], s32[<=8,6]) sort(x, k), dimensions={1}, "
+                              "to_apply=gt4\n"
+                              "  ROOT t = (f32[<=8,6], f32[<=8,6], (f32[<=8,6], s32[<=8,6])) "
+                              "tuple(rows, cols, kv)\n"
+                              "}\n";
+    cxla_module *m = parse(text);
+    void *compiled = m ? compile(m) : NULL;
+    if (compiled) {
+        check_what(compiled, "rows", "kernel");
+        check_what(compiled, "cols", "interpreter handler");
+        check_what(compiled, "kv", "kernel");
+        /* The keys' sizes must agree with the values' (the interpreter's error when not). */
+        static const int64_t sizes[][2] = {{0, 6}, {3, 6}, {8, 6}, {1, 6}, {3, 6}};
+        static const int64_t ksizes[][2] = {{0, 6}, {3, 6}, {8, 6}, {1, 6}, {2, 6}};
+        for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+            cxla_literal *a[2] = {arg(&m->entry->params[0]->shape, sizes[k], 5, -0.75, 1e9),
+                                  arg(&m->entry->params[1]->shape, ksizes[k], 0, 1, -5)};
+            char what[64];
+            snprintf(what, sizeof(what), "sort at (%" PRId64 ",6), keys at %" PRId64, sizes[k][0],
+                     ksizes[k][0]);
+            if (a[0] && a[1]) CHECK(same(m, compiled, a, 2, what) == (sizes[k][0] == ksizes[k][0]));
+            cxla_literal_free(a[0]);
+            cxla_literal_free(a[1]);
+        }
+        cpu_backend.destroy(compiled);
+    }
+    cxla_module_destroy(m);
+}
+
+/* gather from a static operand with dynamic indices runs its kernel at the bounds: the
+ * garbage indices of the padding are clamped within the operand, and their rows zeroed. */
+static void test_gather(void) {
+    static const char *text =
+        "HloModule gathers\n"
+        "ENTRY main {\n"
+        "  m = s32[5,3] parameter(0)\n"
+        "  i = s32[<=6] parameter(1)\n"
+        "  g = s32[<=6,3] gather(m, i), offset_dims={1}, collapsed_slice_dims={0}, "
+        "start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}\n"
+        "  ROOT n = s32[<=6,3] negate(g)\n"
+        "}\n";
+    cxla_module *m = parse(text);
+    void *compiled = m ? compile(m) : NULL;
+    if (compiled) {
+        const cpu_plan *plan = cpu_compiled_plan(compiled);
+        cpu_plan_stats st = {0};
+        if (plan) cpu_plan_get_stats(plan, &st);
+        CHECK_MSG(plan && st.handler_steps == 0, "%" PRId64 " handler steps", st.handler_steps);
+        check_what(compiled, "g", "kernel");
+        static const int64_t sizes[] = {0, 2, 6, 5};
+        for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+            cxla_literal *a[2] = {arg(&m->entry->params[0]->shape, NULL, 1, 1, 0),
+                                  arg(&m->entry->params[1]->shape, &sizes[k], 4, -1, 1e6)};
+            char what[64];
+            snprintf(what, sizeof(what), "gather at %" PRId64, sizes[k]);
+            if (a[0] && a[1]) CHECK(same(m, compiled, a, 2, what));
+            cxla_literal_free(a[0]);
+            cxla_literal_free(a[1]);
+        }
+        cpu_backend.destroy(compiled);
+    }
+    cxla_module_destroy(m);
+}
+
 TEST_MAIN(TEST(test_elementwise), TEST(test_errors), TEST(test_reduce), TEST(test_dot),
-          TEST(test_shape_ops), TEST(test_arguments), TEST(test_sizes))
+          TEST(test_shape_ops), TEST(test_arguments), TEST(test_sizes), TEST(test_moves),
+          TEST(test_exact_reduce), TEST(test_sort), TEST(test_gather))

@@ -4,6 +4,9 @@
 # test of the exponent bits), and never an instruction that only moves elements.
 set -u
 cxla=${1:?path to the cxla tool}
+# The interpreter, named (the cpu backend, the default, names the fusion an instruction
+# ended up in rather than the instruction itself).
+export CXLA_BACKEND=interpreter
 # shellcheck source=../tools/testlib.sh
 . "$(dirname "$0")/../tools/testlib.sh"
 # expect NAME PATTERN INVERT -- command...: the command must succeed and its output match

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every real program in ../shared/models/ end to end on the interpreter with
+# Runs every real program in ../shared/models/ end to end on the interpreter (named: the
+# oracle; tests/cpu/test_cpu_models.sh runs them on the cpu backend next to it) with
 # generated inputs (cxla run, as XLA's run_hlo_module does) and checks that it succeeds
 # and that its results are finite. Skipped (exit 77) when ../shared is absent.
 #
@@ -33,7 +34,7 @@ for f in "$shared"/models/*.hlo; do
   index=$((index + 1))
   [ -n "$tty" ] && echo "    models $index/$total: $name" >"$tty" 2>/dev/null
   start=$(date +%s)
-  if ! "$cxla" run --check-finite "$f" -o "$out/$name" >"$out/$name.txt" 2>"$out/$name.err"; then
+  if ! "$cxla" run --backend interpreter --check-finite "$f" -o "$out/$name" >"$out/$name.txt" 2>"$out/$name.err"; then
     echo "FAIL $name: cxla run failed"
     tail -n 5 "$out/$name.err"
     failed=$((failed + 1))

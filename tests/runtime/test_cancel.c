@@ -52,10 +52,16 @@ static void *cancel_later(void *arg) {
     return NULL;
 }
 
-/* A run of a loop without end stops when another thread requests its cancellation. */
+/* A run of a loop without end stops when another thread requests its cancellation. On the
+ * interpreter, named: it checks between every two instructions, so the message names one
+ * in the loop's computations (the cpu backend, the default, checks between chunks of
+ * work and names the while: test_cancel_nested_run and tests/tools/test_cli_ends.sh). */
 static void test_cancel_endless_loop(void) {
+    cxla_client_options co;
+    cxla_client_options_init(&co);
+    co.backend = "interpreter";
     cxla_client *client = NULL;
-    CHECK_OK(cxla_client_create(NULL, &client));
+    CHECK_OK(cxla_client_create(&co, &client));
     cxla_executable *e = client ? compile(client, forever_text) : NULL;
     cxla_cancel *cancel = NULL;
     CHECK_OK(cxla_cancel_create(&cancel));

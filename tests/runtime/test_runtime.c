@@ -191,6 +191,101 @@ static void test_client_errors(void) {
     CHECK(strstr(msg, "thread_count") != NULL);
 }
 
+/* Sets or (|value| NULL) unsets the environment variable |name|. */
+static void set_env(const char *name, const char *value) {
+    if (value)
+        CHECK(setenv(name, value, 1) == 0);
+    else
+        CHECK(unsetenv(name) == 0);
+}
+
+/* The backend a client gets (runtime.h: options.backend > CXLA_BACKEND > cpu when a C
+ * compiler runs > the interpreter) for |options_backend| (NULL: none named). */
+static void check_backend(const char *options_backend, const char *expected) {
+    cxla_client_options o;
+    cxla_client_options_init(&o);
+    o.backend = options_backend;
+    o.quiet_fallback = true; /* tests/tools/test_default_backend.sh checks the stderr line */
+    cxla_client *c = NULL;
+    CHECK_OK(cxla_client_create(&o, &c));
+    if (c) CHECK_EQ_STR(cxla_client_backend(c), expected);
+    /* It runs there: the cpu backend compiles (with the compiler named), the interpreter
+     * does not need one. */
+    cxla_executable *e = c ? compile(c, add_text) : NULL;
+    if (e) {
+        cxla_literal *x = lit("f32[3] {1, 2, 3}"), *r = NULL;
+        const cxla_literal *args[] = {x, x};
+        CHECK_OK(cxla_executable_run(e, args, 2, &r));
+        check_equal(r, "f32[3] {2, 4, 6}");
+        cxla_literal_free(r);
+        cxla_literal_free(x);
+    }
+    cxla_executable_destroy(e);
+    cxla_client_destroy(c);
+}
+
+static void test_default_backend(void) {
+    char *saved_backend = getenv("CXLA_BACKEND") ? strdup(getenv("CXLA_BACKEND")) : NULL;
+    char *saved_cc = getenv("CXLA_CC") ? strdup(getenv("CXLA_CC")) : NULL;
+    const char *name = NULL;
+    char why[512];
+    set_env("CXLA_BACKEND", NULL);
+    CHECK_OK(cxla_default_backend(&name, why, sizeof why));
+    CHECK_EQ_STR(name, "cpu"); /* the build machine has a compiler: it built this test */
+    CHECK(strncmp(why, "the C compiler runs: ", 21) == 0);
+    check_backend(NULL, "cpu");
+    check_backend("interp", "interpreter");
+
+    set_env("CXLA_BACKEND", "interpreter");
+    CHECK_OK(cxla_default_backend(&name, why, sizeof why));
+    CHECK_EQ_STR(name, "interpreter");
+    CHECK_EQ_STR(why, "CXLA_BACKEND=interpreter");
+    check_backend(NULL, "interpreter");
+    check_backend("cpu", "cpu"); /* the options go first */
+    set_env("CXLA_BACKEND", "cpu");
+    check_backend(NULL, "cpu");
+    check_backend("interpreter", "interpreter");
+    set_env("CXLA_BACKEND", "tpu");
+    cxla_client *c = NULL;
+    cxla_status s = cxla_client_create(NULL, &c);
+    CHECK_EQ_I64(cxla_status_code_of(s), CXLA_STATUS_NOT_FOUND);
+    const char *msg = CHECK_ERROR(s);
+    CHECK(strstr(msg, "CXLA_BACKEND names an unknown backend 'tpu' (available: interpreter, "
+                      "cpu)") != NULL);
+    msg = CHECK_ERROR(cxla_default_backend(&name, why, sizeof why));
+    CHECK(strstr(msg, "'tpu'") != NULL);
+    check_backend("cpu", "cpu"); /* a backend in the options never reads CXLA_BACKEND */
+
+    /* No compiler: the default falls back; a named cpu stays cpu and fails to compile. */
+    set_env("CXLA_BACKEND", NULL);
+    set_env("CXLA_CC", "/nonexistent/cxla-cc");
+    CHECK_OK(cxla_default_backend(&name, why, sizeof why));
+    CHECK_EQ_STR(name, "interpreter");
+    CHECK(strstr(why, "no C compiler: ") == why);
+    CHECK(strstr(why, "/nonexistent/cxla-cc") != NULL);
+    check_backend(NULL, "interpreter");
+    cxla_client_options o;
+    cxla_client_options_init(&o);
+    o.backend = "cpu";
+    CHECK_OK(cxla_client_create(&o, &c));
+    cxla_executable *e = NULL;
+    msg = CHECK_ERROR(cxla_client_compile_hlo_text(c, add_text, (size_t)-1, "t.hlo", &e));
+    CHECK(strstr(msg, "CXLA_CC") != NULL && strstr(msg, "build-essential") != NULL);
+    cxla_client_destroy(c);
+    set_env("CXLA_BACKEND", "cpu");
+    CHECK_OK(cxla_default_backend(&name, why, sizeof why));
+    CHECK_EQ_STR(name, "cpu"); /* named: no fallback */
+
+    /* The compiler back: the probe's answer is per compiler, not per process. */
+    set_env("CXLA_BACKEND", NULL);
+    set_env("CXLA_CC", saved_cc);
+    CHECK_OK(cxla_default_backend(&name, NULL, 0));
+    CHECK_EQ_STR(name, "cpu");
+    set_env("CXLA_BACKEND", saved_backend);
+    free(saved_backend);
+    free(saved_cc);
+}
+
 static void test_compile_and_run_errors(void) {
     cxla_client *c = new_client();
     cxla_executable *e = NULL;
@@ -558,7 +653,7 @@ static void test_concurrent_runs(void) {
 }
 
 TEST_MAIN(TEST(test_compile_run_free), TEST(test_compile_from_file_and_module),
-          TEST(test_compile_stablehlo), TEST(test_client_errors), TEST(test_compile_and_run_errors),
-          TEST(test_executable_outlives_client), TEST(test_infeed_outfeed_order),
-          TEST(test_send_feeds_recv), TEST(test_channel_handlers), TEST(test_run_buffers),
-          TEST(test_concurrent_runs))
+          TEST(test_compile_stablehlo), TEST(test_client_errors), TEST(test_default_backend),
+          TEST(test_compile_and_run_errors), TEST(test_executable_outlives_client),
+          TEST(test_infeed_outfeed_order), TEST(test_send_feeds_recv), TEST(test_channel_handlers),
+          TEST(test_run_buffers), TEST(test_concurrent_runs))

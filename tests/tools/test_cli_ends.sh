@@ -30,7 +30,11 @@ expect "stuck replica, threads" 1 "timed out after 1 s .*missing: replica 1" -- 
 sed 's/constant(1)$/constant(0)/' "$stuck" >"$dir/stuck0.hlo"
 expect "stuck leader, threads" 1 "replica 1 failed: .*missing: replica 0" -- \
   timeout 60 "$cxla" run "$dir/stuck0.hlo" --collective-timeout 1 --replicas 2
+# The interpreter, named, stops between two instructions of the loop's computations; the
+# cpu backend, the default, names the while loop (the line below checks that).
 expect "--timeout" 1 "at .*computation (body|cond).*the run was cancelled: it ran longer than --timeout 0.3 s" -- \
+  timeout 60 "$cxla" run --backend interpreter "$dir/forever.hlo" --timeout 0.3
+expect "--timeout, default backend" 1 "at .*the run was cancelled: it ran longer than --timeout 0.3 s" -- \
   timeout 60 "$cxla" run "$dir/forever.hlo" --timeout 0.3
 expect "--timeout, replicas" 1 "the run was cancelled: it ran longer than --timeout 0.3 s" -- \
   timeout 60 "$cxla" run "$stuck" --timeout 0.3
@@ -128,8 +132,12 @@ ENTRY main {
   ROOT n = f32[100000000000] negate(b)
 }
 HLO
+# The interpreter, named, names the instruction; the cpu backend, the default, gives the
+# same error without it for now (the line below).
 expect "out of memory in an instruction" 1 \
   "b \(broadcast, computation main, line 4\): out of memory allocating an array of f32\[100000000000\] \(400000000000 bytes\)" -- \
+  "$cxla" run --backend interpreter "$dir/big.hlo" "f32[] 1"
+expect "out of memory, default backend" 1 "out of memory allocating an array of f32\[100000000000\]" -- \
   "$cxla" run "$dir/big.hlo" "f32[] 1"
 sed -i 's/p = f32\[\] parameter(0)/p = f32[100000000000] parameter(0)/; s/b = .*/b = f32[100000000000] copy(p)/' "$dir/big.hlo"
 expect "out of memory for a generated input" 1 \

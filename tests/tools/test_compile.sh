@@ -120,12 +120,12 @@ if grep -qE '^  less ' "$dir/explain" || grep -qE '^less:' "$dir/explain"; then 
 expect "explain and -o" 1 "does not go with" -- "$cxla" compile --explain "$dir/loop.hlo" -o "$dir/x"
 expect "explain and dump-after" 1 "--dump-after goes with" -- "$cxla" compile --explain --dump-after dce "$dir/loop.hlo"
 # Bounded dynamic shapes run as steps over buffers at their bounds: set-dimension-size as
-# a step over the run-time sizes, a reverse (no kernel at the bounds) through the
-# interpreter's handler (docs/semantics.md); unbounded ones ('?') are specialized per run
+# a step over the run-time sizes, a reverse as a move by those sizes (no kernel at the
+# bounds, no handler: src/cpu/cpu_dynamic.c, docs/semantics.md); unbounded ones ('?') are specialized per run
 # to their arguments' sizes (no step sequence of their own), and the modules that cannot
 # be say why.
 printf 'HloModule d\nENTRY e {\n  v = f32[4] parameter(0)\n  n = s32[] constant(2)\n  d = f32[<=4] set-dimension-size(v, n), dimensions={0}\n  ROOT r = f32[<=4] reverse(d), dimensions={0}\n}\n' >"$dir/dyn.hlo"
-expect "explain dynamic" 0 "summary: sizes 1, interpreter handler 1; arena " -- env CXLA_CACHE_DIR="$dir/cache-explain" "$cxla" compile --explain "$dir/dyn.hlo"
+expect "explain dynamic" 0 "summary: sizes 1, dynamic move 1; arena " -- env CXLA_CACHE_DIR="$dir/cache-explain" "$cxla" compile --explain "$dir/dyn.hlo"
 printf 'HloModule u\nENTRY e {\n  v = f32[?] parameter(0)\n  ROOT n = f32[?] negate(v)\n}\n' >"$dir/unbounded.hlo"
 expect "explain unbounded" 0 "summary: interpreter handler 1; no step sequence: unbounded dynamic shapes are specialized per argument sizes" -- env CXLA_CACHE_DIR="$dir/cache-explain" "$cxla" compile --explain "$dir/unbounded.hlo"
 printf 'HloModule i\nENTRY e {\n  x = s32[?] parameter(0)\n  i = s32[?] iota(), iota_dimension=0\n  ROOT a = s32[?] add(x, i)\n}\n' >"$dir/iota_unbounded.hlo"

@@ -1,0 +1,1064 @@
+/* Bounded dynamic shapes in ahead-of-time output (aot_internal.h; docs/aot.md, "Dynamic
+ * shapes"): the JIT's way (src/cpu/cpu_steps_run.c, run_bounds) written as C.
+ *
+ * Every array lives at its bounds. The entry's function keeps the run-time sizes of its
+ * dynamic leaves in a local int64_t dz[] (acomp.dyn_off says where each leaf's are); its
+ * parameters' come in from NAME_run_dynamic, its results' go out. A kernel step with
+ * dynamic shapes computes its result's sizes from its operands' by the rules of
+ * exec_dynamic_sizes (src/exec/dynamic.c), written here as C statements per instruction
+ * (per fused instruction for a fusion) with the same error texts (the EXEC_DYN_MSG_*
+ * formats of exec/dynamic.h, prefixed as exec_error names the instruction); then runs
+ * the static kernel of the instruction at its bounds (a copy of the module without the
+ * dynamic marks, as cpu_backend.c's bounds_module), a reduce over its input with the
+ * padding filled by its init value and a dot over operands with zeros in their padding
+ * first (copies in the scratch arena), and zeroes the result's padding (the
+ * interpreter's results have zeros there, which set-dimension-size can bring back).
+ * get-dimension-size and set-dimension-size read and write the sizes (S_SIZE).
+ *
+ * What the JIT runs on the interpreter's handler (pad, reverse, sort, gather, concatenate
+ * along a dynamic dimension, float sums over a dynamic dimension in exact math, ...) and
+ * dynamic shapes in called computations (while, conditional, call) are compile-time
+ * errors naming the instruction. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/aot_internal.h"
+#include "cpu/aot_jit.h"
+#include "cpu/emit.h"
+#include "cpu/emit_internal.h"
+#include "exec/dynamic.h"
+#include "exec/exec.h"
+
+#define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
+
+static bool shape_dynamic(const cxla_shape *s) {
+    if (s->type == CXLA_TUPLE) {
+        for (int64_t e = 0; e < s->tuple_count; e++)
+            if (shape_dynamic(&s->elements[e])) return true;
+        return false;
+    }
+    if (!cxla_type_is_array(s->type) || !s->dynamic) return false;
+    for (int64_t d = 0; d < s->rank; d++)
+        if (s->dynamic[d]) return true;
+    return false;
+}
+
+static void drop_dynamic(cxla_shape *s) {
+    if (s->type == CXLA_TUPLE)
+        for (int64_t e = 0; e < s->tuple_count; e++) drop_dynamic(&s->elements[e]);
+    s->dynamic = NULL;
+}
+
+cxla_status aot_dyn_prepare(aot *a) {
+    const cxla_module *m = a->m;
+    bool any = false;
+    for (int64_t c = 0; c < m->comp_count; c++)
+        for (int64_t i = 0; i < m->comps[c]->instr_count; i++) {
+            const cxla_shape *s = &m->comps[c]->instrs[i]->shape;
+            if (exec_shape_has_unbounded(s)) return NULL; /* check_shape refuses it */
+            any = any || shape_dynamic(s);
+        }
+    if (!any) return NULL;
+    CXLA_RETURN_IF_ERROR(cxla_module_clone(m, &a->bounds));
+    a->bounds_instr = calloc((size_t)(m->next_id > 0 ? m->next_id : 1), sizeof(*a->bounds_instr));
+    if (!a->bounds_instr) return OOM();
+    for (int64_t c = 0; c < a->bounds->comp_count; c++)
+        for (int64_t i = 0; i < a->bounds->comps[c]->instr_count; i++) {
+            cxla_instr *x = a->bounds->comps[c]->instrs[i];
+            drop_dynamic(&x->shape);
+            if (x->id >= 0 && x->id < m->next_id) a->bounds_instr[x->id] = x;
+        }
+    return NULL;
+}
+
+bool aot_dyn_shape_ok(const aot *a, const cxla_shape *s) {
+    if (!a->bounds || !cxla_type_is_array(s->type)) return false;
+    for (int64_t d = 0; d < s->rank; d++)
+        if (s->dims[d] < 0) return false;
+    return true;
+}
+
+bool aot_dyn_instr(const cxla_instr *in) {
+    if (shape_dynamic(&in->shape)) return true;
+    for (int64_t k = 0; k < in->operand_count; k++)
+        if (shape_dynamic(&in->operands[k]->shape)) return true;
+    return false;
+}
+
+/* Whether every reduced dimension of reduce |in|'s input is static: each result element
+ * then reads whole rows of valid elements, as positionwise kernels do. */
+static bool reduce_over_static(const cxla_instr *in) {
+    if (in->operand_count != 2 || !cxla_type_is_array(in->shape.type)) return false;
+    int64_t nd = 0;
+    const int64_t *rd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+    for (int64_t i = 0; i < nd; i++)
+        if (exec_shape_dim_dynamic(&in->operands[0]->shape, rd[i])) return false;
+    return true;
+}
+
+/* Whether dot |in| contracts static dimensions only (then positionwise as well). */
+static bool dot_over_static(const cxla_instr *in) {
+    if (in->operand_count != 2 || cxla_instr_attr(in, CXLA_ATTR_SPARSITY)) return false;
+    static const cxla_attr_id cd[2] = {CXLA_ATTR_LHS_CONTRACTING_DIMS,
+                                       CXLA_ATTR_RHS_CONTRACTING_DIMS};
+    for (int k = 0; k < 2; k++) {
+        int64_t n = 0;
+        const int64_t *dd = cxla_instr_ints(in, cd[k], &n);
+        for (int64_t i = 0; i < n; i++)
+            if (exec_shape_dim_dynamic(&in->operands[k]->shape, dd[i])) return false;
+    }
+    return true;
+}
+
+/* The fill, as a C expression of a pointer to one element, that makes a kernel at the bounds
+ * of float reduce |in| (f32 or f64, a reducer of one add or multiply of its parameters)
+ * give the interpreter's bits over a dynamic dimension; NULL when there is none. The
+ * interpreter multiplies in order, so 1 anywhere changes nothing. It adds init + a pairwise
+ * sum whose leaves of up to 16 elements are sums in order; with at most 16 elements at the
+ * bounds the whole is one leaf, in which -0 anywhere changes nothing (x + -0 is x for every
+ * x, -0 included, where +0 would turn a -0 sum into +0). */
+static const char *float_fill(const cxla_instr *in) {
+    if (in->opcode != CXLA_OP_REDUCE || in->operand_count != 2 ||
+        !cxla_type_is_array(in->shape.type) || in->operands[1]->shape.rank != 0)
+        return NULL;
+    cxla_type t = in->shape.type;
+    if ((t != CXLA_F32 && t != CXLA_F64) || in->operands[0]->shape.type != t ||
+        in->operands[1]->shape.type != t)
+        return NULL;
+    const cxla_computation *c = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
+    if (!c || !c->root || c->param_count != 2 || c->root->operand_count != 2) return NULL;
+    const cxla_instr *r = c->root, *x = r->operands[0], *y = r->operands[1];
+    if (x->opcode != CXLA_OP_PARAMETER || y->opcode != CXLA_OP_PARAMETER ||
+        x->parameter_number == y->parameter_number || r->shape.type != t)
+        return NULL;
+    bool f32 = t == CXLA_F32;
+    if (r->opcode == CXLA_OP_MULTIPLY)
+        return f32 ? "(const float[]){1.0f}" : "(const double[]){1.0}";
+    if (r->opcode != CXLA_OP_ADD) return NULL;
+    int64_t nd = 0, count = 1;
+    const int64_t *rd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+    for (int64_t i = 0; i < nd; i++) {
+        if (rd[i] < 0 || rd[i] >= in->operands[0]->shape.rank) return NULL;
+        count *= in->operands[0]->shape.dims[rd[i]];
+    }
+    if (count > 16) return NULL; /* interp_reduce.c's PAIRWISE_LEAF */
+    return f32 ? "(const float[]){-0.0f}" : "(const double[]){-0.0}";
+}
+
+/* Whether dot |in| of floats sums like the exact kernels over zeros in its operands'
+ * padding: the interpreter sums the products in order from +0, a sum that is never -0,
+ * so the products of padding (+0) add nothing wherever they fall. */
+static bool float_dot(const cxla_instr *in) {
+    if (in->opcode != CXLA_OP_DOT || in->operand_count != 2 ||
+        cxla_instr_attr(in, CXLA_ATTR_SPARSITY) || !cxla_type_is_float(in->shape.type))
+        return false;
+    for (int k = 0; k < 2; k++) {
+        const cxla_shape *x = &in->operands[k]->shape;
+        if (!cxla_type_is_float(x->type)) return false;
+        for (int64_t d = 0; d < x->rank; d++)
+            if (x->dims[d] < 0) return false;
+    }
+    return true;
+}
+
+cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *out_bounds) {
+    *out_bounds = AB_STATIC;
+    if (!a->bounds || !aot_dyn_instr(in)) return NULL;
+    switch (in->opcode) {
+    case CXLA_OP_PARAMETER:
+    case CXLA_OP_TUPLE:
+    case CXLA_OP_GET_TUPLE_ELEMENT: return NULL; /* leaves passed along, sizes with them */
+    case CXLA_OP_CONSTANT:
+        return aot_no(in, "a constant with dynamic dimensions (its sizes would need a home "
+                          "of their own)");
+    default: break;
+    }
+    switch (in->opcode) {
+    case CXLA_OP_WHILE:
+    case CXLA_OP_CONDITIONAL:
+    case CXLA_OP_CALL:
+    case CXLA_OP_ASYNC_START:
+    case CXLA_OP_ASYNC_UPDATE:
+    case CXLA_OP_ASYNC_DONE:
+        return aot_no(in, "dynamic shapes do not pass through while, conditional, call or async "
+                          "ahead of time yet (a called computation takes static shapes)");
+    default: break;
+    }
+    if (!entry)
+        return aot_no(in, "dynamic shapes compile in the entry computation only (a computation "
+                          "that while, conditional or call runs takes static shapes ahead of "
+                          "time)");
+    if (in->opcode == CXLA_OP_GET_DIMENSION_SIZE || in->opcode == CXLA_OP_SET_DIMENSION_SIZE) {
+        if (!aot_jit_size_step_ok(in))
+            return aot_no(in, "needs an array operand, one dimension in range and an s32 result "
+                              "(get) or an integer scalar size (set)");
+        return NULL;
+    }
+    const cxla_shape *leaves[64];
+    int64_t nl = 0;
+    if (aot_leaf_count(&in->shape) > 64) return aot_no(in, "too many result leaves");
+    aot_leaf_shapes(&in->shape, leaves, &nl);
+    for (int64_t k = 0; k < in->operand_count; k++) {
+        const cxla_shape *x = &in->operands[k]->shape;
+        if (x->type == CXLA_TUPLE || nl == 64)
+            return aot_no(in, "with dynamic shapes it has no kernel at the bounds (a tuple "
+                              "operand)");
+        leaves[nl++] = x;
+    }
+    for (int64_t k = 0; k < nl; k++)
+        if (!aot_jit_whole_elements(leaves[k]))
+            return aot_no(in, "dynamic shapes of sub-byte elements have no kernel at the bounds");
+    if (exec_dynamic_positionwise(in)) {
+        *out_bounds = AB_POSITIONWISE;
+        return NULL;
+    }
+    if (in->opcode == CXLA_OP_REDUCE && reduce_over_static(in) &&
+        in->operands[1]->shape.rank == 0) {
+        *out_bounds = AB_POSITIONWISE;
+        return NULL;
+    }
+    if (in->opcode == CXLA_OP_DOT && dot_over_static(in)) {
+        *out_bounds = AB_POSITIONWISE;
+        return NULL;
+    }
+    /* Exact math: the kinds the JIT's exact mode runs as kernels (integer, logical, maximum
+     * and minimum reductions; integer dots), with an init value known to be the
+     * reducer's identity. */
+    if (float_fill(in)) {
+        *out_bounds = AB_REDUCE;
+        return NULL;
+    }
+    if (float_dot(in)) {
+        *out_bounds = AB_DOT;
+        return NULL;
+    }
+    int kind = aot_jit_bounds_kind(in);
+    if (kind == AOT_JIT_REDUCE) {
+        const cxla_instr *init = in->operands[1];
+        const cxla_literal *lit = init->literal;
+        if (init->opcode != CXLA_OP_CONSTANT || !lit || init->literal_elided ||
+            !cpu_bounds_identity(in, lit->data))
+            return aot_no(in, "a reduce over a dynamic dimension needs a constant init value "
+                              "that is its reducer's identity (the padding is filled with it)");
+        *out_bounds = AB_REDUCE;
+        return NULL;
+    }
+    if (kind == AOT_JIT_DOT) {
+        *out_bounds = AB_DOT;
+        return NULL;
+    }
+    if (in->opcode == CXLA_OP_DOT)
+        return aot_no(in, "a dot over a dynamic dimension of other types than floats and "
+                          "integers");
+    if (in->opcode == CXLA_OP_REDUCE)
+        return aot_no(in, "a float sum over a dynamic dimension of more than 16 elements at "
+                          "the bounds (or of f16, bf16): the interpreter's pairwise order "
+                          "depends on the size, which a kernel at the bounds does not follow");
+    return aot_no(in, "with dynamic shapes it has no kernel at the bounds (the JIT runs the "
+                      "interpreter's handler for it; docs/semantics.md, \"Bounded dynamic shapes "
+                      "run as steps too\")");
+}
+
+cxla_status aot_dyn_size_step(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins,
+                              int64_t nin, const cxla_shape *const *shapes, int64_t *lv) {
+    (void)a;
+    int64_t *outs = NULL;
+    CXLA_RETURN_IF_ERROR(aot_add_step(c, S_SIZE, in, ins, nin, shapes, 1, &outs));
+    lv[0] = outs[0]; /* the step's own array */
+    return NULL;
+}
+
+cxla_status aot_dyn_place(acomp *c) {
+    c->dyn_off = malloc((size_t)(c->leaf_count ? c->leaf_count : 1) * sizeof(int64_t));
+    if (!c->dyn_off) return OOM();
+    c->dyn_total = 0;
+    for (int64_t l = 0; l < c->leaf_count; l++) {
+        const cxla_shape *s = c->leaves[l].shape;
+        c->dyn_off[l] = -1;
+        if (s && shape_dynamic(s)) {
+            c->dyn_off[l] = c->dyn_total;
+            c->dyn_total += s->rank;
+        }
+    }
+    return NULL;
+}
+
+/* ---- writing C ------------------------------------------------------------------------ */
+
+/* The sizes of leaf |l| as a `const int64_t *` expression. */
+static void put_sizes(const acomp *c, int64_t l, cxla_strbuf *b) {
+    const cxla_shape *s = c->leaves[l].shape;
+    if (c->dyn_off && c->dyn_off[l] >= 0) {
+        cxla_strbuf_printf(b, "(dz + %" PRId64 ")", c->dyn_off[l]);
+        return;
+    }
+    cxla_strbuf_puts(b, "(const int64_t[]){");
+    for (int64_t d = 0; s && d < s->rank; d++)
+        cxla_strbuf_printf(b, "%s%" PRId64, d ? ", " : "", s->dims[d]);
+    cxla_strbuf_puts(b, s && s->rank ? "}" : "0}");
+}
+
+/* A failure with a message from printf format |fmt| (every conversion an int64_t), whose
+ * values are the C expressions |vals|, naming |in| as exec_error does: code |code|. */
+static void put_fail(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
+                     const char *code, const char *fmt, const char *const *vals, int nv) {
+    /* exec_error's own prefix, around a marker. */
+    cxla_status s = exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "%s", "\x01");
+    const char *msg = s ? cxla_status_message(s) : "\x01";
+    cxla_strbuf f;
+    cxla_strbuf_init(&f);
+    for (const char *p = msg; *p; p++) {
+        if (*p != '\x01') {
+            if (*p == '%') cxla_strbuf_putc(&f, '%');
+            cxla_strbuf_putc(&f, *p);
+            continue;
+        }
+        /* The format with each conversion as a bare '%' (P_dfail's placeholders). */
+        for (const char *q = fmt; *q; q++) {
+            if (*q != '%') {
+                cxla_strbuf_putc(&f, *q);
+            } else if (q[1] == '%') {
+                cxla_strbuf_puts(&f, "%%");
+                q++;
+            } else {
+                while (q[1] && strchr("0123456789.-+ #lhjzt", q[1])) q++;
+                if (q[1]) q++;
+                cxla_strbuf_putc(&f, '%');
+            }
+        }
+    }
+    cxla_status_free(s);
+    cxla_strbuf_printf(b, "%sreturn %s_dfail(opt, %s_%s, ", ind, a->P, a->P, code);
+    aot_put_string(b, f.data ? f.data : "", f.len);
+    cxla_strbuf_puts(b, ", (const int64_t[]){");
+    for (int i = 0; i < nv; i++) cxla_strbuf_printf(b, "%s%s", i ? ", " : "", vals[i]);
+    cxla_strbuf_puts(b, nv ? "});\n" : "0});\n");
+    cxla_strbuf_free(&f);
+}
+
+/* "name[d]" in a small buffer. */
+static const char *ix(char *buf, size_t n, const char *name, int64_t d) {
+    snprintf(buf, n, "%s[%" PRId64 "]", name, d);
+    return buf;
+}
+
+static const char *num(char *buf, size_t n, int64_t v) {
+    snprintf(buf, n, "%" PRId64, v);
+    return buf;
+}
+
+/* interp_dynamic.c's align (exec/dynamic.c): the slots (operand ks[i], dimension ds[i]),
+ * their arrays named r<k>: the dynamic ones must agree, the static ones are cut to them. */
+static void put_align(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
+                      const int64_t *ks, const int64_t *ds, int64_t count) {
+    int64_t first = -1;
+    char v[6][48];
+    for (int64_t i = 0; i < count; i++) {
+        if (!exec_shape_dim_dynamic(&in->operands[ks[i]]->shape, ds[i])) continue;
+        if (first < 0) {
+            first = i;
+            continue;
+        }
+        cxla_strbuf_printf(b, "%sif (r%" PRId64 "[%" PRId64 "] != r%" PRId64 "[%" PRId64 "])\n",
+                           ind, ks[i], ds[i], ks[first], ds[first]);
+        snprintf(v[0], 48, "%" PRId64, ks[i]);
+        snprintf(v[1], 48, "r%" PRId64 "[%" PRId64 "]", ks[i], ds[i]);
+        snprintf(v[2], 48, "%" PRId64, ds[i]);
+        snprintf(v[3], 48, "%" PRId64, ks[first]);
+        snprintf(v[4], 48, "r%" PRId64 "[%" PRId64 "]", ks[first], ds[first]);
+        snprintf(v[5], 48, "%" PRId64, ds[first]);
+        const char *vals[6] = {v[0], v[1], v[2], v[3], v[4], v[5]};
+        cxla_strbuf t;
+        cxla_strbuf_init(&t);
+        cxla_strbuf_printf(&t, "%s    ", ind);
+        put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_DISAGREE, vals, 6);
+        cxla_strbuf_free(&t);
+    }
+    if (first < 0) return;
+    for (int64_t i = 0; i < count; i++)
+        if (i != first)
+            cxla_strbuf_printf(b,
+                               "%sif (r%" PRId64 "[%" PRId64 "] > r%" PRId64 "[%" PRId64
+                               "]) r%" PRId64 "[%" PRId64 "] = r%" PRId64 "[%" PRId64 "];\n",
+                               ind, ks[i], ds[i], ks[first], ds[first], ks[i], ds[i], ks[first],
+                               ds[first]);
+}
+
+/* The statements that set |out| (an int64_t array of the result's rank) to the sizes of
+ * |in| (not a fusion) from its operands' sizes |ops| (C expressions), by exec_dynamic_sizes'
+ * rules (sizes_one in src/exec/dynamic.c; keep them in step). */
+static cxla_status put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
+                            const char *const *ops, const char *out) {
+    const cxla_shape *ys = &in->shape;
+    int64_t n = in->operand_count, rank = 0;
+    bool any_dynamic = false;
+    if (n > 64) return aot_no(in, "too many operands");
+    for (int64_t k = 0; k < n; k++) {
+        const cxla_shape *s = &in->operands[k]->shape;
+        if (!cxla_type_is_array(s->type)) return aot_no(in, "an operand is not an array");
+        if (s->rank > rank) rank = s->rank;
+        any_dynamic = any_dynamic || shape_dynamic(s);
+    }
+    cxla_strbuf_printf(b, "%s{\n", ind);
+    cxla_strbuf in2;
+    cxla_strbuf_init(&in2);
+    cxla_strbuf_printf(&in2, "%s    ", ind);
+    const char *I = in2.data;
+    /* Nothing below its bounds (always so when no operand is dynamic): at the bounds. */
+    if (any_dynamic) {
+        for (int64_t k = 0; k < n; k++) {
+            const cxla_shape *s = &in->operands[k]->shape;
+            cxla_strbuf_printf(b, "%sint64_t r%" PRId64 "[%" PRId64 "];\n", I, k,
+                               s->rank ? s->rank : 1);
+            for (int64_t d = 0; d < s->rank; d++)
+                cxla_strbuf_printf(b, "%sr%" PRId64 "[%" PRId64 "] = %s[%" PRId64 "];\n", I, k, d,
+                                   ops[k], d);
+            cxla_strbuf_printf(b, "%s(void)r%" PRId64 ";\n", I, k);
+        }
+        cxla_strbuf_printf(b, "%sint padded = 0", I);
+        for (int64_t k = 0; k < n; k++) {
+            const cxla_shape *s = &in->operands[k]->shape;
+            for (int64_t d = 0; d < s->rank; d++)
+                if (exec_shape_dim_dynamic(s, d))
+                    cxla_strbuf_printf(b, " || r%" PRId64 "[%" PRId64 "] < %" PRId64, k, d,
+                                       s->dims[d]);
+        }
+        cxla_strbuf_printf(b, ";\n%sif (padded) {\n", I);
+    }
+    cxla_strbuf in3;
+    cxla_strbuf_init(&in3);
+    cxla_strbuf_printf(&in3, "%s    ", I);
+    const char *J = in3.data;
+    cxla_status s = NULL;
+    char v[4][48];
+    exec_dyn_kind kind = exec_dynamic_kind(in->opcode);
+    if (any_dynamic && (kind == EXEC_DYN_SAME || kind == EXEC_DYN_CONCAT)) {
+        for (int64_t d = 0; d < rank; d++) {
+            int64_t ks[64], ds[64], m = 0;
+            for (int64_t k = 0; k < n; k++) {
+                if (in->operands[k]->shape.rank != rank) continue;
+                ks[m] = k;
+                ds[m++] = d;
+            }
+            put_align(a, b, J, in, ks, ds, m);
+        }
+    }
+    if (!any_dynamic) {
+        /* no rule: the result at its bounds (below) */
+    } else if (in->opcode == CXLA_OP_DOT && n == 2) {
+        static const cxla_attr_id pairs[2][2] = {
+            {CXLA_ATTR_LHS_BATCH_DIMS, CXLA_ATTR_RHS_BATCH_DIMS},
+            {CXLA_ATTR_LHS_CONTRACTING_DIMS, CXLA_ATTR_RHS_CONTRACTING_DIMS},
+        };
+        int64_t nb = 0, nr = 0, nc = 0, ncr = 0, j = 0;
+        const int64_t *lb = cxla_instr_ints(in, pairs[0][0], &nb);
+        const int64_t *rb = cxla_instr_ints(in, pairs[0][1], &nr);
+        const int64_t *lc = cxla_instr_ints(in, pairs[1][0], &nc);
+        const int64_t *rc = cxla_instr_ints(in, pairs[1][1], &ncr);
+        int64_t lr = in->operands[0]->shape.rank, rr = in->operands[1]->shape.rank;
+        for (int p = 0; p < 2; p++) {
+            const int64_t *l = p ? lc : lb, *r2 = p ? rc : rb;
+            int64_t m = p ? (nc < ncr ? nc : ncr) : (nb < nr ? nb : nr);
+            for (int64_t i = 0; i < m; i++) {
+                int64_t ks[2] = {0, 1}, ds[2] = {l[i], r2[i]};
+                put_align(a, b, J, in, ks, ds, 2);
+            }
+        }
+        for (int64_t i = 0; i < nb && j < ys->rank; i++)
+            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r0[%" PRId64 "];\n", J, out, j++, lb[i]);
+        for (int side = 0; side < 2; side++) {
+            const int64_t *bb = side ? rb : lb, *cc = side ? rc : lc;
+            int64_t bn = side ? nr : nb, cn = side ? ncr : nc, rank2 = side ? rr : lr;
+            for (int64_t d = 0; d < rank2; d++) {
+                bool skip = false;
+                for (int64_t i = 0; i < bn; i++) skip = skip || bb[i] == d;
+                for (int64_t i = 0; i < cn; i++) skip = skip || cc[i] == d;
+                if (!skip && j < ys->rank)
+                    cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r%d[%" PRId64 "];\n", J, out, j++,
+                                       side, d);
+            }
+        }
+        if (j != ys->rank) s = aot_no(in, "bad dot result rank");
+    } else if (in->opcode == CXLA_OP_CONCATENATE) {
+        int64_t nd = 0;
+        const int64_t *cd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+        if (nd != 1 || n < 1) s = aot_no(in, "bad concatenate");
+        for (int64_t d = 0; !s && d < ys->rank; d++) {
+            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = ", J, out, d);
+            if (d != cd[0]) cxla_strbuf_printf(b, "r0[%" PRId64 "]", d);
+            for (int64_t k = 0; d == cd[0] && k < n; k++)
+                cxla_strbuf_printf(b, "%sr%" PRId64 "[%" PRId64 "]", k ? " + " : "", k, d);
+            cxla_strbuf_puts(b, ";\n");
+        }
+    } else if (in->opcode == CXLA_OP_RESHAPE) {
+        /* exec_dynamic_reshape_sizes' case of at most one dynamic result dimension (the
+         * only one a kernel at the bounds runs: exec_dynamic_positionwise). */
+        const cxla_shape *xs = &in->operands[0]->shape;
+        int64_t unknown = 0, u = -1, p = 1;
+        for (int64_t j = 0; j < ys->rank; j++)
+            if (exec_shape_dim_dynamic(ys, j)) {
+                unknown++;
+                u = j;
+            }
+        for (int64_t j = 0; j < ys->rank; j++)
+            if (j != u) p *= ys->dims[j];
+        if (unknown > 1) s = aot_no(in, "a reshape into several dynamic dimensions");
+        cxla_strbuf_printf(b, "%sint64_t real = 1;\n", J);
+        for (int64_t d = 0; d < xs->rank; d++)
+            cxla_strbuf_printf(b, "%sreal *= r0[%" PRId64 "];\n", J, d);
+        for (int64_t j = 0; j < ys->rank; j++)
+            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = %" PRId64 ";\n", J, out, j, ys->dims[j]);
+        snprintf(v[0], 48, "%" PRId64, p);
+        const char *vals[2] = {"real", v[0]};
+        cxla_strbuf t;
+        cxla_strbuf_init(&t);
+        cxla_strbuf_printf(&t, "%s    ", J);
+        if (!s && unknown == 1 && p != 0) {
+            cxla_strbuf_printf(b, "%sif (real %% %" PRId64 " != 0)\n", J, p);
+            put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_RESHAPE_MULTIPLE,
+                     vals, 2);
+            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = real / %" PRId64 ";\n", J, out, u, p);
+        } else if (!s && unknown == 0) {
+            cxla_strbuf_printf(b, "%sif (real != %" PRId64 ")\n", J, p);
+            put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_RESHAPE_STATIC, vals,
+                     2);
+        }
+        cxla_strbuf_printf(b, "%s(void)real;\n", J);
+        cxla_strbuf_free(&t);
+    } else if (in->opcode == CXLA_OP_SLICE) {
+        const cxla_attr *at = cxla_instr_attr(in, CXLA_ATTR_SLICE);
+        int64_t xr = in->operands[0]->shape.rank;
+        if (!at || at->kind != CXLA_ATTR_KIND_SLICE || at->v.slice.rank != xr)
+            s = aot_no(in, "needs a slice= range for each dimension");
+        for (int64_t i = 0; !s && i < xr; i++) {
+            cxla_slice_dim sd = at->v.slice.dims[i];
+            if (sd.stride < 1 || sd.start < 0) {
+                s = aot_no(in, "malformed slice= range");
+                break;
+            }
+            cxla_strbuf_printf(b,
+                               "%s{\n%s    int64_t limit = r0[%" PRId64 "] < %" PRId64
+                               " ? r0[%" PRId64 "] : %" PRId64 ";\n"
+                               "%s    int64_t start = %" PRId64 " < limit ? %" PRId64 " : limit;\n"
+                               "%s    %s[%" PRId64 "] = (limit - start + %" PRId64 ") / %" PRId64
+                               ";\n",
+                               J, J, i, sd.limit, i, sd.limit, J, sd.start, sd.start, J, out, i,
+                               sd.stride - 1, sd.stride);
+            if (!exec_shape_dim_dynamic(ys, i)) {
+                char v5[5][48];
+                snprintf(v5[0], 48, "%" PRId64, sd.start);
+                snprintf(v5[1], 48, "%" PRId64, sd.limit);
+                snprintf(v5[2], 48, "%" PRId64, sd.stride);
+                snprintf(v5[3], 48, "%" PRId64, i);
+                snprintf(v5[4], 48, "r0[%" PRId64 "]", i);
+                const char *vals[5] = {v5[0], v5[1], v5[2], v5[3], v5[4]};
+                cxla_strbuf_printf(b, "%s    if (%s[%" PRId64 "] != %" PRId64 ")\n", J, out, i,
+                                   ys->dims[i]);
+                cxla_strbuf t;
+                cxla_strbuf_init(&t);
+                cxla_strbuf_printf(&t, "%s        ", J);
+                put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_SLICE_PAST, vals,
+                         5);
+                cxla_strbuf_free(&t);
+            }
+            cxla_strbuf_printf(b, "%s}\n", J);
+        }
+    } else if (in->opcode == CXLA_OP_BROADCAST) {
+        int64_t nd = 0;
+        const int64_t *bd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+        for (int64_t j = 0; j < ys->rank; j++)
+            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = %" PRId64 ";\n", J, out, j, ys->dims[j]);
+        for (int64_t i = 0; i < nd && i < in->operands[0]->shape.rank; i++) {
+            if (bd[i] < 0 || bd[i] >= ys->rank) {
+                s = aot_no(in, "dimensions= does not map the operand onto the result");
+                break;
+            }
+            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r0[%" PRId64 "];\n", J, out, bd[i], i);
+        }
+    } else if (in->opcode == CXLA_OP_TRANSPOSE) {
+        int64_t np = 0;
+        const int64_t *perm = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &np);
+        if (np != ys->rank) s = aot_no(in, "bad permutation");
+        for (int64_t j = 0; !s && j < np; j++)
+            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r0[%" PRId64 "];\n", J, out, j, perm[j]);
+    } else if (in->opcode == CXLA_OP_REDUCE && n == 2) {
+        int64_t nd = 0, j = 0;
+        const int64_t *rd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+        for (int64_t d = 0; d < in->operands[0]->shape.rank; d++) {
+            bool reduced = false;
+            for (int64_t i = 0; i < nd; i++) reduced = reduced || rd[i] == d;
+            if (!reduced && j < ys->rank)
+                cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r0[%" PRId64 "];\n", J, out, j++, d);
+        }
+        if (j != ys->rank) s = aot_no(in, "bad reduce dimensions");
+    } else if (cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE) {
+        int64_t k0 = 0;
+        while (k0 < n && in->operands[k0]->shape.rank != ys->rank) k0++;
+        if (k0 == n) s = aot_no(in, "no operand of the result's rank");
+        for (int64_t d = 0; !s && d < ys->rank; d++)
+            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r%" PRId64 "[%" PRId64 "];\n", J, out, d, k0,
+                               d);
+    } else {
+        s = aot_no(in, "no size rule for dynamic shapes ahead of time");
+    }
+    /* check_result: the result's sizes against its declared shape. */
+    for (int64_t d = 0; !s && any_dynamic && d < ys->rank; d++) {
+        char od[48], t[64];
+        cxla_strbuf ind2;
+        cxla_strbuf_init(&ind2);
+        cxla_strbuf_printf(&ind2, "%s    ", J);
+        ix(od, sizeof od, out, d);
+        if (!exec_shape_dim_dynamic(ys, d)) {
+            cxla_strbuf_printf(b, "%sif (%s != %" PRId64 ")\n", J, od, ys->dims[d]);
+            const char *vals[3] = {num(v[0], 48, d), num(v[1], 48, ys->dims[d]), od};
+            put_fail(a, b, ind2.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_STATIC_RESULT,
+                     vals, 3);
+        } else {
+            cxla_strbuf_printf(b, "%sif (%s > %" PRId64 ")\n", J, od, ys->dims[d]);
+            snprintf(t, sizeof t, "%s", od);
+            const char *vals[3] = {num(v[0], 48, d), t, num(v[1], 48, ys->dims[d])};
+            put_fail(a, b, ind2.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_BEYOND_BOUND, vals,
+                     3);
+        }
+        cxla_strbuf_free(&ind2);
+    }
+    if (any_dynamic) cxla_strbuf_printf(b, "%s} else {\n", I);
+    for (int64_t d = 0; d < ys->rank; d++)
+        cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = %" PRId64 ";\n", any_dynamic ? J : I, out, d,
+                           ys->dims[d]);
+    if (any_dynamic) cxla_strbuf_printf(b, "%s}\n", I);
+    cxla_strbuf_printf(b, "%s}\n", ind);
+    cxla_strbuf_free(&in2);
+    cxla_strbuf_free(&in3);
+    return s;
+}
+
+static int64_t result_leaves(const cxla_instr *in) {
+    return in->shape.type == CXLA_TUPLE ? in->shape.tuple_count : 1;
+}
+
+static const cxla_shape *result_leaf(const cxla_instr *in, int64_t e) {
+    return in->shape.type == CXLA_TUPLE ? &in->shape.elements[e] : &in->shape;
+}
+
+/* The sizes of kernel step |st|'s result leaves into rz<e> from oz[] (its operands'):
+ * one rule, or a fusion's rules instruction by instruction in post order. */
+static cxla_status put_kernel_sizes(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    int64_t n = in->operand_count;
+    cxla_strbuf_printf(b, "        const int64_t *const oz[%" PRId64 "] = {", n ? n : 1);
+    for (int64_t k = 0; k < n; k++) {
+        if (k) cxla_strbuf_puts(b, ", ");
+        put_sizes(c, st->in[k], b);
+    }
+    cxla_strbuf_puts(b, n ? "};\n" : "0};\n");
+    for (int64_t e = 0; e < result_leaves(in); e++)
+        cxla_strbuf_printf(
+            b, "        int64_t rz%" PRId64 "[%" PRId64 "];\n        (void)rz%" PRId64 ";\n", e,
+            result_leaf(in, e)->rank ? result_leaf(in, e)->rank : 1, e);
+    char name[64];
+    if (in->opcode != CXLA_OP_FUSION) {
+        const char *ops[64];
+        char opb[64][24];
+        for (int64_t k = 0; k < n && k < 64; k++) {
+            snprintf(opb[k], sizeof opb[k], "oz[%" PRId64 "]", k);
+            ops[k] = opb[k];
+        }
+        return put_rule(a, b, "        ", in, ops, "rz0");
+    }
+    const cxla_computation *f = cxla_instr_called(in, CXLA_ATTR_CALLS);
+    cxla_instr **order = NULL;
+    if (!f || !f->root) return aot_no(in, "no fused computation");
+    CXLA_RETURN_IF_ERROR(cxla_computation_post_order_in(f, a->m->arena, &order));
+    cxla_status s = NULL;
+    cxla_strbuf_puts(b, "        {\n");
+    for (int64_t i = 0; i < f->instr_count && !s; i++) {
+        const cxla_instr *x = order[i];
+        if (x->shape.type == CXLA_TUPLE) continue; /* the root's tuple: its leaves below */
+        int64_t xr = x->shape.rank ? x->shape.rank : 1;
+        cxla_strbuf_printf(b, "            int64_t fz%" PRId64 "[%" PRId64 "];\n", x->id, xr);
+        if (x->opcode == CXLA_OP_PARAMETER) {
+            for (int64_t d = 0; d < x->shape.rank; d++)
+                cxla_strbuf_printf(
+                    b, "            fz%" PRId64 "[%" PRId64 "] = oz[%" PRId64 "][%" PRId64 "];\n",
+                    x->id, d, x->parameter_number, d);
+        } else if (x->opcode == CXLA_OP_CONSTANT || x->operand_count > 64) {
+            for (int64_t d = 0; d < x->shape.rank; d++)
+                cxla_strbuf_printf(b, "            fz%" PRId64 "[%" PRId64 "] = %" PRId64 ";\n",
+                                   x->id, d, x->shape.dims[d]);
+        } else {
+            const char *ops[64];
+            char opb[64][24];
+            for (int64_t k = 0; k < x->operand_count; k++) {
+                snprintf(opb[k], sizeof opb[k], "fz%" PRId64, x->operands[k]->id);
+                ops[k] = opb[k];
+            }
+            snprintf(name, sizeof name, "fz%" PRId64, x->id);
+            s = put_rule(a, b, "            ", x, ops, name);
+        }
+    }
+    const cxla_instr *root = f->root;
+    for (int64_t e = 0; !s && e < result_leaves(in); e++) {
+        const cxla_instr *x = root->opcode == CXLA_OP_TUPLE ? root->operands[e] : root;
+        for (int64_t d = 0; d < x->shape.rank; d++)
+            cxla_strbuf_printf(
+                b, "            rz%" PRId64 "[%" PRId64 "] = fz%" PRId64 "[%" PRId64 "];\n", e, d,
+                x->id, d);
+    }
+    cxla_strbuf_puts(b, "        }\n");
+    return s;
+}
+
+static size_t elem_bytes(const cxla_shape *s) {
+    return cxla_type_storage(s->type);
+}
+
+/* "(const int64_t[]){dims}" of |s|. */
+static void put_dims(const cxla_shape *s, cxla_strbuf *b) {
+    cxla_strbuf_puts(b, "(const int64_t[]){");
+    for (int64_t d = 0; d < s->rank; d++)
+        cxla_strbuf_printf(b, "%s%" PRId64, d ? ", " : "", s->dims[d]);
+    cxla_strbuf_puts(b, s->rank ? "}" : "0}");
+}
+
+cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int phase,
+                                cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    const char *P = a->P;
+    if (phase == 0) return put_kernel_sizes(a, c, st, b);
+    if (phase == 1) {
+        /* Fill the padding of copies: a reduce's input with its init value, a dot's operands
+         * with zeros (the kernel at the bounds then adds nothing from it). */
+        int64_t nk = aot_fill_count(st), t = st->tmp_count - nk;
+        /* The sizes each operand is filled beyond: its own; for a dot, a static contracting
+         * dimension lined up with a dynamic one is cut to that one's size too (as the
+         * interpreter cuts it: its extra elements must meet no zeros, inf * 0 being NaN). */
+        for (int64_t k = 0; k < nk; k++) {
+            const cxla_shape *xs = &in->operands[k]->shape;
+            cxla_strbuf_printf(b, "        int64_t cz%" PRId64 "[%" PRId64 "];\n", k,
+                               xs->rank ? xs->rank : 1);
+            for (int64_t d = 0; d < xs->rank; d++)
+                cxla_strbuf_printf(
+                    b, "        cz%" PRId64 "[%" PRId64 "] = oz[%" PRId64 "][%" PRId64 "];\n", k, d,
+                    k, d);
+        }
+        if (st->bounds == AB_DOT) {
+            int64_t nl = 0, nr = 0;
+            const int64_t *lc = cxla_instr_ints(in, CXLA_ATTR_LHS_CONTRACTING_DIMS, &nl);
+            const int64_t *rc = cxla_instr_ints(in, CXLA_ATTR_RHS_CONTRACTING_DIMS, &nr);
+            for (int64_t i = 0; i < nl && i < nr; i++) {
+                bool dl = exec_shape_dim_dynamic(&in->operands[0]->shape, lc[i]);
+                bool dr = exec_shape_dim_dynamic(&in->operands[1]->shape, rc[i]);
+                if (dl && !dr)
+                    cxla_strbuf_printf(b,
+                                       "        if (cz1[%" PRId64 "] > cz0[%" PRId64
+                                       "]) cz1[%" PRId64 "] = cz0[%" PRId64 "];\n",
+                                       rc[i], lc[i], rc[i], lc[i]);
+                if (dr && !dl)
+                    cxla_strbuf_printf(b,
+                                       "        if (cz0[%" PRId64 "] > cz1[%" PRId64
+                                       "]) cz0[%" PRId64 "] = cz1[%" PRId64 "];\n",
+                                       lc[i], rc[i], lc[i], rc[i]);
+            }
+        }
+        for (int64_t k = 0; k < nk; k++, t++) {
+            const cxla_shape *xs = &in->operands[k]->shape;
+            size_t bytes = 0; /* the operand's at its bounds (a parameter leaf has no size) */
+            if (cxla_shape_byte_size(xs, &bytes)) bytes = 0;
+            cxla_strbuf_printf(b, "        (void)cz%" PRId64 ";\n", k);
+            if (!bytes) continue;
+            cxla_strbuf_puts(b, "        if (0");
+            for (int64_t d = 0; d < xs->rank; d++)
+                cxla_strbuf_printf(b, " || cz%" PRId64 "[%" PRId64 "] < %" PRId64, k, d,
+                                   xs->dims[d]);
+            cxla_strbuf_puts(b, ") {\n            char *t = (char *)");
+            aot_put_leaf(a, c, st->tmp[t], b);
+            cxla_strbuf_printf(b,
+                               ";\n            memcpy(t, a[%" PRId64 "], %zu);\n"
+                               "            %s_dfill(t, %d, ",
+                               k, bytes, P, (int)xs->rank);
+            put_dims(xs, b);
+            cxla_strbuf_printf(b,
+                               ", cz%" PRId64 ", %zu, %s);\n            a[%" PRId64 "] = t;\n"
+                               "        }\n",
+                               k, elem_bytes(xs),
+                               st->bounds != AB_REDUCE ? "0"
+                               : float_fill(in)        ? float_fill(in)
+                                                       : "a[1]",
+                               k);
+        }
+        return NULL;
+    }
+    /* phase 2: the result's padding zeroed, its sizes kept. */
+    for (int64_t e = 0; e < st->out_count && e < result_leaves(in); e++) {
+        const cxla_shape *ys = result_leaf(in, e);
+        int64_t l = st->out[e];
+        if (!shape_dynamic(ys)) continue;
+        if (c->leaves[l].size) {
+            cxla_strbuf_printf(b, "        %s_dfill(r[%" PRId64 "], %d, ", P, e, (int)ys->rank);
+            put_dims(ys, b);
+            cxla_strbuf_printf(b, ", rz%" PRId64 ", %zu, 0);\n", e, elem_bytes(ys));
+        }
+        if (c->dyn_off && c->dyn_off[l] >= 0)
+            cxla_strbuf_printf(b,
+                               "        memcpy(dz + %" PRId64 ", rz%" PRId64 ", %" PRId64
+                               " * sizeof(int64_t));\n",
+                               c->dyn_off[l], e, ys->rank);
+    }
+    return NULL;
+}
+
+cxla_status aot_dyn_emit_size(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    const cxla_shape *xs = &in->operands[0]->shape;
+    int64_t nd = 0;
+    int64_t dim = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd)[0];
+    cxla_strbuf_puts(b, "        const int64_t *xz = ");
+    put_sizes(c, st->in[0], b);
+    cxla_strbuf_puts(b, ";\n");
+    if (in->opcode == CXLA_OP_GET_DIMENSION_SIZE) {
+        /* The bound fits in s32 (else the size might not: refused). */
+        if (xs->dims[dim] > INT32_MAX) return aot_no(in, "a bound beyond s32");
+        cxla_strbuf_puts(b, "        int32_t v = (int32_t)xz[");
+        cxla_strbuf_printf(b, "%" PRId64 "];\n        memcpy(", dim);
+        aot_put_leaf(a, c, st->out[0], b);
+        cxla_strbuf_puts(b, ", &v, sizeof v);\n        (void)xz;\n");
+        return NULL;
+    }
+    const cxla_shape *vs = &in->operands[1]->shape;
+    cxla_strbuf_printf(b, "        %s sv;\n        memcpy(&sv, ", cpu_emit_stype(vs->type));
+    aot_put_leaf(a, c, st->in[1], b);
+    cxla_strbuf_puts(b, ", sizeof sv);\n        int64_t size = (int64_t)sv;\n");
+    cxla_strbuf_printf(b, "        if (size < 0 || size > %" PRId64 ")\n", xs->dims[dim]);
+    char v1[48], v2[48];
+    const char *vals[3] = {"size", num(v1, 48, dim), num(v2, 48, xs->dims[dim])};
+    /* set-dimension-size's error is OUT_OF_RANGE in the interpreter and the JIT. */
+    put_fail(a, b, "            ", in, "ERROR_DYNAMIC_SIZE", EXEC_DYN_MSG_SET_SIZE, vals, 3);
+    size_t bytes = c->leaves[st->out[0]].size;
+    if (bytes && c->leaves[st->out[0]].parent != c->leaves[st->in[0]].parent) {
+        /* The whole storage, as the interpreter's handler (its padding too). */
+        cxla_strbuf_puts(b, "        memcpy(");
+        aot_put_leaf(a, c, st->out[0], b);
+        cxla_strbuf_puts(b, ", ");
+        aot_put_leaf(a, c, st->in[0], b);
+        cxla_strbuf_printf(b, ", %zu);\n", bytes);
+    }
+    int64_t off = c->dyn_off ? c->dyn_off[st->out[0]] : -1;
+    if (off >= 0) {
+        for (int64_t d = 0; d < xs->rank; d++) {
+            if (d == dim)
+                cxla_strbuf_printf(b, "        dz[%" PRId64 "] = size;\n", off + d);
+            else
+                cxla_strbuf_printf(b, "        dz[%" PRId64 "] = xz[%" PRId64 "];\n", off + d, d);
+        }
+    }
+    cxla_strbuf_puts(b, "        (void)xz;\n");
+    return NULL;
+}
+
+void aot_dyn_emit_begin(aot *a, const acomp *c, cxla_strbuf *b) {
+    (void)a;
+    cxla_strbuf_printf(b,
+                       "    int64_t dz[%" PRId64 "]; /* the run-time sizes of dynamic leaves */\n"
+                       "    (void)zin;\n    (void)zout;\n    (void)dz;\n",
+                       c->dyn_total ? c->dyn_total : 1);
+    for (int64_t i = 0; i < c->param_leaves; i++) {
+        int64_t l = c->param_leaf[i];
+        if (l < 0 || c->dyn_off[l] < 0) continue;
+        const cxla_shape *s = c->leaves[l].shape;
+        for (int64_t d = 0; d < s->rank; d++)
+            cxla_strbuf_printf(b,
+                               "    dz[%" PRId64 "] = zin && zin[%" PRId64 "] ? zin[%" PRId64
+                               "][%" PRId64 "] : %" PRId64 ";\n",
+                               c->dyn_off[l] + d, i, i, d, s->dims[d]);
+    }
+}
+
+void aot_dyn_emit_end(aot *a, const acomp *c, cxla_strbuf *b) {
+    (void)a;
+    for (int64_t k = 0; k < c->root_count; k++) {
+        int64_t l = c->root[k];
+        if (c->dyn_off[l] < 0) continue;
+        cxla_strbuf_printf(b,
+                           "    if (zout && zout[%" PRId64 "]) memcpy(zout[%" PRId64
+                           "], dz + %" PRId64 ", %" PRId64 " * sizeof(int64_t));\n",
+                           k, k, c->dyn_off[l], c->leaves[l].shape->rank);
+    }
+}
+
+/* "{1, 0}" flags of the dynamic dims of |s|. */
+static void put_flags(const cxla_shape *s, cxla_strbuf *b) {
+    cxla_strbuf_puts(b, "{");
+    for (int64_t d = 0; d < s->rank; d++)
+        cxla_strbuf_printf(b, "%s%d", d ? ", " : "", exec_shape_dim_dynamic(s, d) ? 1 : 0);
+    cxla_strbuf_puts(b, "}");
+}
+
+void aot_dyn_header(const aot *a, const cxla_shape *const *as, int64_t na,
+                    const cxla_shape *const *rs, int64_t nr, cxla_strbuf *h) {
+    const char *P = a->P;
+    cxla_strbuf_puts(h, "/* Dynamic dimensions. Every array is laid out at its bounds (the byte "
+                        "sizes\n * above are the bounds'), row-major. These leaves have dynamic "
+                        "dimensions\n * (1 marks one):\n");
+    for (int w = 0; w < 2; w++)
+        for (int64_t i = 0; i < (w ? nr : na); i++) {
+            const cxla_shape *s = (w ? rs : as)[i];
+            if (!shape_dynamic(s)) continue;
+            cxla_strbuf_printf(h, " *   %s[%" PRId64 "]: rank %" PRId64 ", dynamic ",
+                               w ? "results" : "args", i, s->rank);
+            put_flags(s, h);
+            cxla_strbuf_puts(h, "\n");
+        }
+    cxla_strbuf_printf(
+        h,
+        " * %s_arg_dynamic[i] and %s_result_dynamic[i] hold those flags (NULL for a static\n"
+        " * leaf). %s_run_dynamic takes the run-time sizes: arg_sizes[i] points at rank-many\n"
+        " * sizes of args[i] (a static dimension's size is its dimension; NULL, or arg_sizes\n"
+        " * NULL: the leaf at its bounds); a dynamic size must lie in 0..bound, else\n"
+        " * %s_ERROR_DYNAMIC_SIZE naming the argument and dimension, and nothing is run. The\n"
+        " * padding of an argument (its elements beyond the sizes) is never read. result_sizes[k]\n"
+        " * (when it and result_sizes are not NULL) receives results[k]'s sizes; a result's\n"
+        " * padding is zero. %s_run and %s_run_with run every argument at its bounds. Sizes\n"
+        " * that the operations cannot take (two dynamic sizes that must agree but differ, a\n"
+        " * result that cannot hold them) fail with %s_ERROR_DYNAMIC_MISMATCH and the\n"
+        " * interpreter's message. */\n"
+        "extern const unsigned char *const %s_arg_dynamic[];\n"
+        "extern const unsigned char *const %s_result_dynamic[];\n"
+        "int %s_run_dynamic(const %s_options *options, const void *const *args,\n"
+        "                  const int64_t *const *arg_sizes, void *const *results,\n"
+        "                  int64_t *const *result_sizes, void *scratch);\n\n",
+        P, P, P, P, P, P, P, P, P, P, P);
+}
+
+void aot_dyn_helpers(const aot *a, cxla_strbuf *c) {
+    const char *P = a->P;
+    cxla_strbuf_printf(
+        c,
+        "/* ---- dynamic shapes ---- */\n"
+        "/* A failure whose message is |fmt| with each %% replaced by the next of |v| (%%%% is\n"
+        " * a %%). */\n"
+        "static int %s_dfail(const %s_options *opt, int code, const char *fmt, const int64_t "
+        "*v) {\n"
+        "    if (!opt || !opt->error || opt->error_size == 0) return code;\n"
+        "    size_t n = 0, cap = opt->error_size - 1;\n"
+        "    for (const char *p = fmt; *p && n < cap; p++) {\n"
+        "        if (*p != '%%' || p[1] == '%%') {\n"
+        "            opt->error[n++] = *p;\n"
+        "            if (*p == '%%') p++;\n"
+        "            continue;\n"
+        "        }\n"
+        "        char digits[24];\n"
+        "        int k = 0;\n"
+        "        int64_t x = *v++;\n"
+        "        uint64_t u = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;\n"
+        "        do {\n"
+        "            digits[k++] = (char)('0' + (int)(u %% 10));\n"
+        "            u /= 10;\n"
+        "        } while (u);\n"
+        "        if (x < 0) digits[k++] = '-';\n"
+        "        while (k > 0 && n < cap) opt->error[n++] = digits[--k];\n"
+        "    }\n"
+        "    opt->error[n] = 0;\n"
+        "    return code;\n"
+        "}\n\n"
+        "/* Sets the elements of the row-major array |buf| (|dims|, |elem| bytes each) at or\n"
+        " * beyond |sizes| in some dimension (the padding) to the element at |fill| (zero\n"
+        " * when NULL). */\n"
+        "static void %s_dfill(void *buf, int rank, const int64_t *dims, const int64_t *sizes,\n"
+        "                     size_t elem, const void *fill) {\n"
+        "    int64_t idx[%d], n = 1;\n"
+        "    for (int d = 0; d < rank; d++) {\n"
+        "        n *= dims[d];\n"
+        "        idx[d] = 0;\n"
+        "    }\n"
+        "    if (rank == 0 || n == 0) return;\n"
+        "    for (int64_t i = 0; i < n; i++) {\n"
+        "        int pad = 0;\n"
+        "        for (int d = 0; d < rank; d++) pad |= idx[d] >= sizes[d];\n"
+        "        if (pad) {\n"
+        "            char *q = (char *)buf + (size_t)i * elem;\n"
+        "            if (fill)\n"
+        "                memcpy(q, fill, elem);\n"
+        "            else\n"
+        "                memset(q, 0, elem);\n"
+        "        }\n"
+        "        for (int d = rank - 1; d >= 0 && ++idx[d] == dims[d]; d--) idx[d] = 0;\n"
+        "    }\n"
+        "}\n\n",
+        P, P, P, CXLA_MAX_RANK);
+}
+
+void aot_dyn_interface(const aot *a, const cxla_shape *const *as, int64_t na,
+                       const cxla_shape *const *rs, int64_t nr, cxla_strbuf *c) {
+    const char *P = a->P;
+    for (int w = 0; w < 2; w++) {
+        const char *what = w ? "result" : "arg";
+        int64_t n = w ? nr : na;
+        for (int64_t i = 0; i < n; i++) {
+            const cxla_shape *s = (w ? rs : as)[i];
+            if (!shape_dynamic(s)) continue;
+            cxla_strbuf_printf(c, "static const unsigned char %s_%s%" PRId64 "_dyn[] = ", P, what,
+                               i);
+            put_flags(s, c);
+            cxla_strbuf_puts(c, ";\n");
+        }
+        cxla_strbuf_printf(c, "const unsigned char *const %s_%s_dynamic[%" PRId64 "] = {", P, what,
+                           n ? n : 1);
+        for (int64_t i = 0; i < n; i++) {
+            if (shape_dynamic((w ? rs : as)[i]))
+                cxla_strbuf_printf(c, "%s%s_%s%" PRId64 "_dyn", i ? ", " : "", P, what, i);
+            else
+                cxla_strbuf_printf(c, "%s0", i ? ", " : "");
+        }
+        cxla_strbuf_puts(c, n ? "};\n" : "0};\n");
+    }
+    cxla_strbuf_printf(c,
+                       "\nint %s_run_with(const %s_options *opt, const void *const *args, void "
+                       "*const *results,\n               void *scratch) {\n"
+                       "    return %s_run_sized(opt, args, 0, results, 0, scratch);\n}\n\n"
+                       "int %s_run_dynamic(const %s_options *opt, const void *const *args,\n"
+                       "                  const int64_t *const *arg_sizes, void *const *results,\n"
+                       "                  int64_t *const *result_sizes, void *scratch) {\n",
+                       P, P, P, P, P);
+    for (int64_t i = 0; i < na; i++) {
+        const cxla_shape *s = as[i];
+        if (!cxla_type_is_array(s->type)) continue;
+        cxla_strbuf_printf(c, "    if (arg_sizes && arg_sizes[%" PRId64 "]) {\n", i);
+        for (int64_t d = 0; d < s->rank; d++) {
+            if (exec_shape_dim_dynamic(s, d))
+                cxla_strbuf_printf(c,
+                                   "        if (arg_sizes[%" PRId64 "][%" PRId64
+                                   "] < 0 || arg_sizes[%" PRId64 "][%" PRId64 "] > %" PRId64 ")\n",
+                                   i, d, i, d, s->dims[d]);
+            else
+                cxla_strbuf_printf(
+                    c, "        if (arg_sizes[%" PRId64 "][%" PRId64 "] != %" PRId64 ")\n", i, d,
+                    s->dims[d]);
+            cxla_strbuf t;
+            cxla_strbuf_init(&t);
+            if (exec_shape_dim_dynamic(s, d))
+                cxla_strbuf_printf(&t,
+                                   "%s_run_dynamic: arg_sizes[%" PRId64 "][%" PRId64
+                                   "] is %%, outside the bounds 0..%" PRId64
+                                   " of dimension %" PRId64 " of args[%" PRId64 "]",
+                                   P, i, d, s->dims[d], d, i);
+            else
+                cxla_strbuf_printf(&t,
+                                   "%s_run_dynamic: arg_sizes[%" PRId64 "][%" PRId64
+                                   "] is %%, but dimension %" PRId64 " of args[%" PRId64
+                                   "] is static (%" PRId64 ")",
+                                   P, i, d, d, i, s->dims[d]);
+            cxla_strbuf_printf(c, "            return %s_dfail(opt, %s_ERROR_DYNAMIC_SIZE, ", P, P);
+            aot_put_string(c, t.data ? t.data : "", t.len);
+            cxla_strbuf_printf(c, ", &arg_sizes[%" PRId64 "][%" PRId64 "]);\n", i, d);
+            cxla_strbuf_free(&t);
+        }
+        cxla_strbuf_puts(c, "    }\n");
+    }
+    cxla_strbuf_printf(c,
+                       "    return %s_run_sized(opt, args, arg_sizes, results, result_sizes, "
+                       "scratch);\n}\n\n",
+                       P);
+}

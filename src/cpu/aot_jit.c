@@ -1,0 +1,20 @@
+/* The JIT's bounded-dynamic-shape rules for ahead-of-time output (aot_jit.h). */
+#include "cpu/aot_jit.h"
+
+#include "cpu/cpu_steps.h"
+
+_Static_assert((int)AOT_JIT_REDUCE == (int)B_REDUCE && (int)AOT_JIT_DOT == (int)B_DOT,
+               "aot_jit.h's kinds");
+
+int aot_jit_bounds_kind(const cxla_instr *in) {
+    return cpu_bounds_kind(in, false);
+}
+
+bool aot_jit_whole_elements(const cxla_shape *s) {
+    size_t elem = 0;
+    return cpu_whole_elements(s, &elem);
+}
+
+bool aot_jit_size_step_ok(const cxla_instr *in) {
+    return cpu_size_step_ok(in);
+}

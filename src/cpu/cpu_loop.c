@@ -1,0 +1,659 @@
+/* Fused while loops (cpu_loop.h). The step sequence runs a loop of small kernels one step
+ * at a time: per step a cancellation check, the operand and result pointers gathered from
+ * the classes, the thread pool's cost model, a timer when profiling; for the loops of
+ * in_place_dynamic_update_slice_fusion (about 200 kernels of a few elements per
+ * iteration of its outer loop) that bookkeeping is most of the time. A fused loop is the
+ * same steps as a flat program: each operation names its operands and results as
+ * positions ("slots") in one table of pointers filled once when the loop starts, so an
+ * iteration is the kernel calls and copies alone, and the back-edge checks cancellation.
+ *
+ * Program layout: ops[0] is the loop itself (O_WHILE); a while op at index i has its
+ * condition's ops at [i + 1, cond_end) and its body's at [cond_end, body_end), and the
+ * next op after it is at body_end. Calls (S_SEQ) are inlined: their steps are the caller's.
+ * A conditional op (O_COND) of n branches has branch b's ops at [marks[size + b],
+ * marks[size + b + 1]); the next op is at marks[size + n].
+ *
+ * What fuses: kernels of static shapes (bounds kind B_STATIC), copies, in-place
+ * dynamic-update-slices, calls, conditionals (pred or integer index) and while loops
+ * whose own steps fuse. Library calls, handlers, services (collectives, host transfers,
+ * custom calls, rng) and dynamic sizes keep the steps (the loop runs step by step, its fusable
+ * inner loops fused on their own). */
+#include "cpu/cpu_loop.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/compiler.h"
+#include "cpu/emit.h"
+#include "cpu/threadpool.h"
+#include "literal/literal_internal.h"
+
+typedef enum lop_kind { O_KERNEL, O_POOLED, O_COPY, O_DUS, O_WHILE, O_COND } lop_kind;
+
+typedef struct lop {
+    lop_kind kind;
+    const step *sp; /* the step it runs (names, kernel info, dynamic-update-slice shapes) */
+    cpu_kernel_fn fn;
+    int64_t range;
+    int64_t in, out; /* first slot of the operands, of the results (O_COPY: sources, targets) */
+    int64_t n;       /* O_COPY: pairs, their byte counts from sizes[size] on; O_COND: branches */
+    int64_t size;
+    int64_t pred;               /* O_WHILE: the slot of the condition's result */
+    int64_t cond_end, body_end; /* O_WHILE: see the layout above */
+} lop;
+
+/* The generated form of a program (cpu_loop_compile): see emit_fn for its contract. */
+typedef long long (*loop_fn)(void *const *tab, int (*check)(void *), void *ctx,
+                             void (*dus)(const void *, void *, const void *const *),
+                             const void *const *steps);
+
+struct cpu_loop {
+    loop_fn gen;        /* NULL: the ops below run it */
+    const void **steps; /* by op: its step (the generated code's dynamic-update-slices) */
+    lop *ops;
+    int64_t count, cap;
+    int64_t *slots; /* the class of each slot */
+    int64_t nslots, scap;
+    size_t *sizes; /* O_COPY's byte counts */
+    int64_t nsizes, zcap;
+    int64_t *marks; /* O_COND's branch boundaries */
+    int64_t nmarks, mcap;
+};
+
+bool cpu_loop_kernel_direct(const cpu_kernel_info *info) {
+    /* 4096 threads: the most a pool has (cpu_pool_threads); one part there is one part
+     * on any pool. */
+    return cpu_pool_parts(info->cost, info->range, 4096) <= 1 &&
+           cpu_pool_chunks(info->cost, info->range) <= 1;
+}
+
+void cpu_loop_free(cpu_loop *l) {
+    if (!l) return;
+    free(l->ops);
+    free(l->steps);
+    free(l->slots);
+    free(l->sizes);
+    free(l->marks);
+    free(l);
+}
+
+/* ---- building -------------------------------------------------------------------------- */
+
+static bool fusable_seq(const seq *q, int depth);
+static const char *index_ctype(cxla_type t);
+
+static bool fusable_step(const step *sp, int depth) {
+    switch (sp->kind) {
+    case S_KERNEL: return sp->bounds == B_STATIC && sp->fn;
+    case S_COPY:
+    case S_DUS: return true;
+    case S_SEQ: return sp->sub_count == 1 && fusable_seq(&sp->sub[0], depth + 1);
+    case S_WHILE:
+        return sp->sub_count == 2 && fusable_seq(&sp->sub[0], depth + 1) &&
+               fusable_seq(&sp->sub[1], depth + 1);
+    case S_COND: {
+        /* The branch index is read by the program itself: pred or a plain integer. */
+        const cxla_shape *is = sp->in_count == 1 ? &sp->instr->operands[0]->shape : NULL;
+        if (!is || sp->sub_count < 1 || (is->type != CXLA_PRED && !index_ctype(is->type)))
+            return false;
+        for (int64_t b = 0; b < sp->sub_count; b++)
+            if (!fusable_seq(&sp->sub[b], depth + 1)) return false;
+        return true;
+    }
+    default: return false;
+    }
+}
+
+static bool fusable_seq(const seq *q, int depth) {
+    if (depth > MAX_DEPTH) return false;
+    for (int64_t i = 0; i < q->count; i++)
+        if (!fusable_step(&q->steps[i], depth)) return false;
+    return true;
+}
+
+/* Appends an op (zeroed but for kind and step); its index, or -1 when memory is short. */
+static int64_t add_op(cpu_loop *l, lop_kind kind, const step *sp) {
+    if (l->count == l->cap) {
+        int64_t cap = l->cap ? 2 * l->cap : 32;
+        lop *n = realloc(l->ops, (size_t)cap * sizeof(*n));
+        if (!n) return -1;
+        l->ops = n;
+        l->cap = cap;
+    }
+    l->ops[l->count] = (lop){.kind = kind, .sp = sp};
+    return l->count++;
+}
+
+/* Appends slots for classes ids[0 .. n); the first one's index, or -1. */
+static int64_t add_slots(cpu_loop *l, const int64_t *ids, int64_t n) {
+    if (l->nslots + n > l->scap) {
+        int64_t cap = l->scap ? 2 * l->scap : 64;
+        while (cap < l->nslots + n) cap *= 2;
+        int64_t *s = realloc(l->slots, (size_t)cap * sizeof(*s));
+        if (!s) return -1;
+        l->slots = s;
+        l->scap = cap;
+    }
+    int64_t at = l->nslots;
+    if (n > 0) memcpy(l->slots + at, ids, (size_t)n * sizeof(*ids));
+    l->nslots += n;
+    return at;
+}
+
+static int64_t add_sizes(cpu_loop *l, const cpu_plan *p, const int64_t *ids, int64_t n) {
+    if (l->nsizes + n > l->zcap) {
+        int64_t cap = l->zcap ? 2 * l->zcap : 16;
+        while (cap < l->nsizes + n) cap *= 2;
+        size_t *z = realloc(l->sizes, (size_t)cap * sizeof(*z));
+        if (!z) return -1;
+        l->sizes = z;
+        l->zcap = cap;
+    }
+    int64_t at = l->nsizes;
+    for (int64_t k = 0; k < n; k++) l->sizes[at + k] = p->values[ids[k]].size;
+    l->nsizes += n;
+    return at;
+}
+
+static bool emit_seq(cpu_loop *l, cpu_plan *p, const seq *q);
+
+static bool emit_cond(cpu_loop *l, cpu_plan *p, const step *sp) {
+    int64_t c = add_op(l, O_COND, sp);
+    int64_t in = c < 0 ? -1 : add_slots(l, sp->in, 1);
+    if (in < 0) return false;
+    int64_t n = sp->sub_count;
+    if (l->nmarks + n + 1 > l->mcap) {
+        int64_t cap = l->mcap ? 2 * l->mcap : 16;
+        while (cap < l->nmarks + n + 1) cap *= 2;
+        int64_t *m = realloc(l->marks, (size_t)cap * sizeof(*m));
+        if (!m) return false;
+        l->marks = m;
+        l->mcap = cap;
+    }
+    int64_t at = l->nmarks;
+    l->nmarks += n + 1;
+    l->ops[c].in = in;
+    l->ops[c].n = n;
+    l->ops[c].size = at;
+    for (int64_t b = 0; b < n; b++) {
+        l->marks[at + b] = l->count;
+        if (!emit_seq(l, p, &sp->sub[b])) return false;
+    }
+    l->marks[at + n] = l->count;
+    return true;
+}
+
+static bool emit_while(cpu_loop *l, cpu_plan *p, const step *sp) {
+    int64_t w = add_op(l, O_WHILE, sp);
+    if (w < 0) return false;
+    int64_t pred = add_slots(l, &sp->pred, 1);
+    if (pred < 0 || !emit_seq(l, p, &sp->sub[0])) return false;
+    l->ops[w].pred = pred;
+    l->ops[w].cond_end = l->count;
+    if (!emit_seq(l, p, &sp->sub[1])) return false;
+    l->ops[w].body_end = l->count;
+    p->stats.fused_loops++;
+    return true;
+}
+
+static bool emit_seq(cpu_loop *l, cpu_plan *p, const seq *q) {
+    for (int64_t i = 0; i < q->count; i++) {
+        const step *sp = &q->steps[i];
+        if (sp->kind == S_WHILE) {
+            if (!emit_while(l, p, sp)) return false;
+            continue;
+        }
+        if (sp->kind == S_SEQ) {
+            if (!emit_seq(l, p, &sp->sub[0])) return false;
+            continue;
+        }
+        if (sp->kind == S_COND) {
+            if (!emit_cond(l, p, sp)) return false;
+            continue;
+        }
+        lop_kind kind = sp->kind == S_COPY  ? O_COPY
+                        : sp->kind == S_DUS ? O_DUS
+                        : sp->direct        ? O_KERNEL
+                                            : O_POOLED;
+        int64_t o = add_op(l, kind, sp);
+        if (o < 0) return false;
+        int64_t in = add_slots(l, sp->in, sp->in_count);
+        int64_t out = in < 0 ? -1 : add_slots(l, sp->out, sp->out_count);
+        if (out < 0) return false;
+        lop *op = &l->ops[o];
+        op->in = in;
+        op->out = out;
+        op->fn = sp->fn;
+        op->range = sp->info.range;
+        if (kind == O_COPY) {
+            op->n = sp->in_count;
+            op->size = add_sizes(l, p, sp->out, sp->in_count);
+            if (op->size < 0) return false;
+        }
+    }
+    return true;
+}
+
+/* Marks the small kernels of |q| and below (step.direct). */
+static void mark_direct(seq *q, int depth) {
+    for (int64_t i = 0; depth <= MAX_DEPTH && i < q->count; i++) {
+        step *sp = &q->steps[i];
+        if (sp->kind == S_KERNEL)
+            sp->direct = sp->bounds == B_STATIC && sp->fn && cpu_loop_kernel_direct(&sp->info);
+        for (int64_t k = 0; k < sp->sub_count; k++) mark_direct(&sp->sub[k], depth + 1);
+    }
+}
+
+/* Fuses the outermost fusable loops of |q| and below: a fused loop's program holds the
+ * loops nested in it, which keep no program of their own. */
+static cxla_status fuse_seq(cpu_plan *p, seq *q, int depth) {
+    for (int64_t i = 0; depth <= MAX_DEPTH && i < q->count; i++) {
+        step *sp = &q->steps[i];
+        if (sp->kind == S_WHILE && fusable_step(sp, depth)) {
+            cpu_loop *l = calloc(1, sizeof(*l));
+            if (!l || !emit_while(l, p, sp)) {
+                cpu_loop_free(l);
+                return CPU_STEPS_OOM();
+            }
+            sp->fused = l;
+            continue;
+        }
+        for (int64_t k = 0; k < sp->sub_count; k++)
+            CXLA_RETURN_IF_ERROR(fuse_seq(p, &sp->sub[k], depth + 1));
+    }
+    return NULL;
+}
+
+cxla_status cpu_loop_fuse(cpu_plan *p) {
+    mark_direct(&p->entry, 0);
+    if (p->dyn_off) return NULL; /* sizes per class: the steps keep them */
+    return fuse_seq(p, &p->entry, 0);
+}
+
+/* ---- running --------------------------------------------------------------------------- */
+
+static const step *run_while(const cpu_loop *l, int64_t w, void **tab, const cpu_loop_env *env);
+
+static const step *run_ops(const cpu_loop *l, int64_t a, int64_t b, void **tab,
+                           const cpu_loop_env *env) {
+    for (int64_t i = a; i < b;) {
+        const lop *o = &l->ops[i];
+        switch (o->kind) {
+        case O_KERNEL: o->fn(tab + o->out, (const void *const *)(tab + o->in), 0, o->range); break;
+        case O_POOLED:
+            if (!cpu_pool_run_kernel(env->pool, o->fn, &o->sp->info, tab + o->out,
+                                     (const void *const *)(tab + o->in), env->cancel))
+                return o->sp; /* stopped between two chunks of the kernel */
+            break;
+        case O_COPY:
+            for (int64_t k = 0; k < o->n; k++) {
+                size_t size = l->sizes[o->size + k];
+                void *dst = tab[o->out + k];
+                const void *src = tab[o->in + k];
+                if (size && dst != src) memcpy(dst, src, size);
+            }
+            break;
+        case O_DUS: cpu_steps_dus(o->sp, tab[o->out], (const void *const *)(tab + o->in)); break;
+        case O_WHILE: {
+            const step *at = run_while(l, i, tab, env);
+            if (at) return at;
+            i = o->body_end;
+            continue;
+        }
+        case O_COND: { /* the step sequence's rule: out of range takes the last branch */
+            const cxla_shape *is = &o->sp->instr->operands[0]->shape;
+            int64_t br = is->type == CXLA_PRED ? (*(const uint8_t *)tab[o->in] ? 0 : 1)
+                                               : cxla_load_s64(is->type, tab[o->in]);
+            if (br < 0 || br >= o->n) br = o->n - 1;
+            const int64_t *m = l->marks + o->size;
+            const step *at = run_ops(l, m[br], m[br + 1], tab, env);
+            if (at) return at;
+            i = m[o->n];
+            continue;
+        }
+        }
+        i++;
+    }
+    return NULL;
+}
+
+static const step *run_while(const cpu_loop *l, int64_t w, void **tab, const cpu_loop_env *env) {
+    const lop *o = &l->ops[w];
+    for (;;) {
+        const step *at = run_ops(l, w + 1, o->cond_end, tab, env);
+        if (at) return at;
+        if (!*(const uint8_t *)tab[o->pred]) return NULL;
+        at = run_ops(l, o->cond_end, o->body_end, tab, env);
+        if (at) return at;
+        if (env->check && env->check(env->ctx)) return o->sp; /* the back-edge */
+    }
+}
+
+/* The generated code's callbacks: the back-edge check, and dynamic-update-slice. */
+static int check_int(void *env) {
+    const cpu_loop_env *e = env;
+    return e->check(e->ctx) ? 1 : 0;
+}
+
+static void dus_cb(const void *sp, void *dst, const void *const *ins) {
+    cpu_steps_dus(sp, dst, ins);
+}
+
+const step *cpu_loop_run(const cpu_loop *l, const cpu_loop_env *env, bool *out_oom) {
+    *out_oom = false;
+    enum { SMALL = 256 };
+    void *small[SMALL];
+    void **tab = l->nslots <= SMALL ? small : malloc((size_t)l->nslots * sizeof(void *));
+    if (!tab) {
+        *out_oom = true;
+        return NULL;
+    }
+    for (int64_t k = 0; k < l->nslots; k++) tab[k] = env->ptr[l->slots[k]];
+    const step *at = NULL;
+    if (l->gen) {
+        long long w = l->gen(tab, env->check ? check_int : NULL, (void *)env, dus_cb, l->steps);
+        at = w >= 0 && w < l->count ? l->ops[w].sp : NULL;
+    } else {
+        at = run_while(l, 0, tab, env);
+    }
+    if (tab != small) free(tab);
+    return at;
+}
+
+/* ---- generated C --------------------------------------------------------------------- */
+
+/* The kernels of program |l| (number |prog| of its plan) as C, then the program as one C
+ * function, NAME = cxla_loop_PROG:
+ *   long long NAME(void *const *tab, int (*check)(void *), void *ctx,
+ *                  void (*dus)(const void *step, void *dst, const void *const *ins),
+ *                  const void *const *steps)
+ * tab: the slots' buffers; check(ctx) at every back-edge (NULL: never), nonzero stops the
+ * run and NAME returns the index of that loop's op; -1 when the loop ended. The slots are
+ * read into locals once, so that the C compiler sees each kernel's operands as plain
+ * pointers and inlines the small kernels into the loop. */
+static cxla_status emit_kernels(const cpu_loop *l, int prog, cxla_strbuf *out) {
+    for (int64_t i = 0; i < l->count; i++) {
+        if (l->ops[i].kind != O_KERNEL) continue;
+        char name[64];
+        snprintf(name, sizeof(name), "cxla_l%d_k%" PRId64, prog, i);
+        /* Internal linkage (the emitter's own definition then keeps it): under -fPIC the
+         * C compiler does not inline a function another object could interpose. */
+        cxla_strbuf_printf(out,
+                           "\nstatic void %s(void *const *out, const void *const *in, "
+                           "int64_t begin, int64_t end);\n",
+                           name);
+        cpu_kernel_info info;
+        CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(l->ops[i].sp->instr, name, out, &info));
+    }
+    return NULL;
+}
+
+static void emit_slots(cxla_strbuf *out, const char *decl, int64_t first, int64_t n) {
+    cxla_strbuf_printf(out, "%s[%" PRId64 "] = {", decl, n ? n : 1);
+    for (int64_t k = 0; k < n; k++)
+        cxla_strbuf_printf(out, "%ss%" PRId64, k ? ", " : "", first + k);
+    if (n == 0) cxla_strbuf_puts(out, "0");
+    cxla_strbuf_puts(out, "};");
+}
+
+/* The C type of an index of |t| (a dynamic-update-slice's start, a conditional's branch
+ * index), NULL for the types the generated code does not read itself. */
+static const char *index_ctype(cxla_type t) {
+    switch (t) {
+    case CXLA_S8: return "int8_t";
+    case CXLA_S16: return "int16_t";
+    case CXLA_S32: return "int32_t";
+    case CXLA_S64: return "int64_t";
+    case CXLA_U8: return "uint8_t";
+    case CXLA_U16: return "uint16_t";
+    case CXLA_U32: return "uint32_t";
+    case CXLA_U64: return "uint64_t";
+    default: return NULL;
+    }
+}
+
+/* dynamic-update-slice op |o| as C with its shapes as constants (cpu_steps_dus's rule:
+ * each start clamped into [0, operand - update], a u64 beyond INT64_MAX is huge, rows of
+ * the update moved with memmove); false when an index type is not a plain integer (then
+ * the callback runs it). */
+static bool emit_dus_c(const cpu_loop *l, const lop *o, int indent, cxla_strbuf *out) {
+    (void)l;
+    const step *sp = o->sp;
+    const cxla_instr *in = sp->instr;
+    const cxla_shape *os = &in->shape, *us = &in->operands[1]->shape;
+    int64_t rank = os->rank, total = 1;
+    for (int64_t d = 0; d < rank; d++) {
+        if (!index_ctype(in->operands[2 + d]->shape.type)) return false;
+        total *= us->dims[d];
+    }
+    cxla_strbuf_printf(out, "%*s{ /* %s */\n", indent, "", in->name);
+    if (total == 0) {
+        cxla_strbuf_printf(out, "%*s}\n", indent, "");
+        return true;
+    }
+    int ind = indent + 4;
+    cxla_strbuf_printf(out, "%*slong long off = 0, v;\n", ind, "");
+    int64_t stride = 1;
+    for (int64_t d = rank - 1; d >= 0; d--) {
+        cxla_type t = in->operands[2 + d]->shape.type;
+        int64_t hi = os->dims[d] - us->dims[d];
+        if (t == CXLA_U64)
+            cxla_strbuf_printf(out,
+                               "%*sv = *(const uint64_t *)s%" PRId64
+                               " > (uint64_t)INT64_MAX ? INT64_MAX : (long long)*(const "
+                               "uint64_t *)s%" PRId64 ";\n",
+                               ind, "", o->in + 2 + d, o->in + 2 + d);
+        else
+            cxla_strbuf_printf(out, "%*sv = (long long)*(const %s *)s%" PRId64 ";\n", ind, "",
+                               index_ctype(t), o->in + 2 + d);
+        cxla_strbuf_printf(
+            out, "%*soff += (v < 0 ? 0 : v > %" PRId64 "LL ? %" PRId64 "LL : v) * %" PRId64 "LL;\n",
+            ind, "", hi, hi, stride);
+        stride *= os->dims[d];
+    }
+    size_t row = (size_t)(rank ? us->dims[rank - 1] : 1) * sp->elem;
+    int64_t rows = rank ? total / us->dims[rank - 1] : 1;
+    cxla_strbuf_printf(out, "%*schar *d_ = (char *)s%" PRId64 " + (size_t)off * %zu;\n", ind, "",
+                       o->out, sp->elem);
+    cxla_strbuf_printf(out, "%*sconst char *u_ = (const char *)s%" PRId64 ";\n", ind, "",
+                       o->in + 1);
+    if (rows == 1) {
+        cxla_strbuf_printf(out, "%*smemmove(d_, u_, %zu);\n", ind, "", row);
+    } else {
+        /* Row k of the update lands at the offset of its index in the operand. */
+        cxla_strbuf_printf(out, "%*sfor (long long k = 0; k < %" PRId64 "LL; k++) {\n", ind, "",
+                           rows);
+        cxla_strbuf_printf(out, "%*slong long r = k, at = 0;\n", ind + 4, "");
+        int64_t ostride = os->dims[rank - 1];
+        for (int64_t d = rank - 2; d >= 0; d--) {
+            cxla_strbuf_printf(
+                out, "%*sat += (r %% %" PRId64 "LL) * %" PRId64 "LL; r /= %" PRId64 "LL;\n",
+                ind + 4, "", us->dims[d], ostride, us->dims[d]);
+            ostride *= os->dims[d];
+        }
+        cxla_strbuf_printf(out, "%*smemmove(d_ + (size_t)at * %zu, u_ + (size_t)k * %zu, %zu);\n",
+                           ind + 4, "", sp->elem, row, row);
+        cxla_strbuf_printf(out, "%*s}\n", ind, "");
+    }
+    cxla_strbuf_printf(out, "%*s}\n", indent, "");
+    return true;
+}
+
+static void emit_ops(const cpu_loop *l, int prog, int64_t a, int64_t b, int indent,
+                     cxla_strbuf *out);
+
+static void emit_while_c(const cpu_loop *l, int prog, int64_t w, int indent, cxla_strbuf *out) {
+    const lop *o = &l->ops[w];
+    cxla_strbuf_printf(out, "%*sfor (;;) { /* %s */\n", indent, "", o->sp->instr->name);
+    emit_ops(l, prog, w + 1, o->cond_end, indent + 4, out);
+    cxla_strbuf_printf(out, "%*sif (!*(const unsigned char *)s%" PRId64 ") break;\n", indent + 4,
+                       "", o->pred);
+    emit_ops(l, prog, o->cond_end, o->body_end, indent + 4, out);
+    cxla_strbuf_printf(out, "%*sif (check && check(ctx)) return %" PRId64 ";\n", indent + 4, "", w);
+    cxla_strbuf_printf(out, "%*s}\n", indent, "");
+}
+
+static void emit_ops(const cpu_loop *l, int prog, int64_t a, int64_t b, int indent,
+                     cxla_strbuf *out) {
+    for (int64_t i = a; i < b;) {
+        const lop *o = &l->ops[i];
+        const step *sp = o->sp;
+        switch (o->kind) {
+        case O_KERNEL:
+            cxla_strbuf_printf(out, "%*s{ /* %s */ ", indent, "", sp->instr->name);
+            emit_slots(out, "void *o_", o->out, sp->out_count);
+            cxla_strbuf_putc(out, ' ');
+            emit_slots(out, "const void *i_", o->in, sp->in_count);
+            cxla_strbuf_printf(out, " cxla_l%d_k%" PRId64 "(o_, i_, 0, %" PRId64 "); }\n", prog, i,
+                               o->range);
+            break;
+        case O_POOLED: break; /* not generated (cpu_loop_compile) */
+        case O_COPY:
+            for (int64_t k = 0; k < o->n; k++)
+                if (l->sizes[o->size + k])
+                    cxla_strbuf_printf(out,
+                                       "%*sif (s%" PRId64 " != s%" PRId64 ") memcpy(s%" PRId64
+                                       ", s%" PRId64 ", %zu);\n",
+                                       indent, "", o->out + k, o->in + k, o->out + k, o->in + k,
+                                       l->sizes[o->size + k]);
+            break;
+        case O_DUS:
+            if (emit_dus_c(l, o, indent, out)) break;
+            cxla_strbuf_printf(out, "%*s{ /* %s */ ", indent, "", sp->instr->name);
+            emit_slots(out, "const void *i_", o->in, sp->in_count);
+            cxla_strbuf_printf(out, " dus(steps[%" PRId64 "], s%" PRId64 ", i_); }\n", i, o->out);
+            break;
+        case O_WHILE:
+            emit_while_c(l, prog, i, indent, out);
+            i = o->body_end;
+            continue;
+        case O_COND: {
+            const cxla_shape *is = &sp->instr->operands[0]->shape;
+            const int64_t *m = l->marks + o->size;
+            if (is->type == CXLA_PRED)
+                cxla_strbuf_printf(out,
+                                   "%*s{ /* %s */ long long b_ = *(const unsigned char *)s%" PRId64
+                                   " ? 0 : 1;\n",
+                                   indent, "", sp->instr->name, o->in);
+            else
+                cxla_strbuf_printf(
+                    out, "%*s{ /* %s */ long long b_ = (long long)*(const %s *)s%" PRId64 ";\n",
+                    indent, "", sp->instr->name, index_ctype(is->type), o->in);
+            cxla_strbuf_printf(out,
+                               "%*sif (b_ < 0 || b_ >= %" PRId64 "LL) b_ = %" PRId64
+                               "LL;\n%*sswitch (b_) {\n",
+                               indent + 4, "", o->n, o->n - 1, indent + 4, "");
+            for (int64_t k = 0; k < o->n; k++) {
+                cxla_strbuf_printf(out, "%*scase %" PRId64 ": {\n", indent + 4, "", k);
+                emit_ops(l, prog, m[k], m[k + 1], indent + 8, out);
+                cxla_strbuf_printf(out, "%*s} break;\n", indent + 4, "");
+            }
+            cxla_strbuf_printf(out, "%*s}\n%*s}\n", indent + 4, "", indent, "");
+            i = m[o->n];
+            continue;
+        }
+        }
+        i++;
+    }
+}
+
+static void emit_fn(const cpu_loop *l, int prog, cxla_strbuf *out) {
+    cxla_strbuf_printf(out,
+                       "\n/* The while loop %s as one function (cxla's fused loops). */\n"
+                       "long long cxla_loop_%d(void *const *tab, int (*check)(void *), void *ctx,\n"
+                       "    void (*dus)(const void *, void *, const void *const *),\n"
+                       "    const void *const *steps) {\n"
+                       "    (void)check; (void)ctx; (void)dus; (void)steps;\n",
+                       l->ops[0].sp->instr->name, prog);
+    for (int64_t k = 0; k < l->nslots; k++)
+        cxla_strbuf_printf(out, "    void *const s%" PRId64 " = tab[%" PRId64 "];\n", k, k);
+    emit_while_c(l, prog, 0, 4, out);
+    cxla_strbuf_puts(out, "    return -1;\n}\n");
+}
+
+/* Whether |l| can be generated: every kernel is called directly (the pooled ones need the
+ * run's pool). */
+static bool generable(const cpu_loop *l) {
+    for (int64_t i = 0; i < l->count; i++)
+        if (l->ops[i].kind == O_POOLED) return false;
+    return true;
+}
+
+static void collect(seq *q, cpu_loop **progs, int64_t *n, int64_t cap, int depth) {
+    for (int64_t i = 0; depth <= MAX_DEPTH && i < q->count; i++) {
+        step *sp = &q->steps[i];
+        if (sp->fused) {
+            if (*n < cap && generable(sp->fused)) progs[(*n)++] = sp->fused;
+            continue;
+        }
+        for (int64_t k = 0; k < sp->sub_count; k++) collect(&sp->sub[k], progs, n, cap, depth + 1);
+    }
+}
+
+static int64_t count_programs(const seq *q, int depth) {
+    int64_t n = 0;
+    for (int64_t i = 0; depth <= MAX_DEPTH && i < q->count; i++) {
+        const step *sp = &q->steps[i];
+        if (sp->fused)
+            n++;
+        else
+            for (int64_t k = 0; k < sp->sub_count; k++) n += count_programs(&sp->sub[k], depth + 1);
+    }
+    return n;
+}
+
+cxla_status cpu_loop_compile(cpu_plan *p, const char *what, cpu_library **out_lib) {
+    *out_lib = NULL;
+    int64_t cap = count_programs(&p->entry, 0), n = 0;
+    if (cap == 0 || getenv("CXLA_LOOP_NO_CC")) return NULL;
+    cpu_loop **progs = calloc((size_t)cap, sizeof(*progs));
+    if (!progs) return CPU_STEPS_OOM();
+    collect(&p->entry, progs, &n, cap, 0);
+    cxla_strbuf src;
+    cxla_strbuf_init(&src);
+    cxla_strbuf_printf(&src,
+                       "/* Generated by cxla's cpu backend from module %s: its fused "
+                       "while loops (src/cpu/cpu_loop.c). */\n",
+                       what);
+    cpu_emit_prelude(&src);
+    cxla_strbuf_puts(&src, "#include <string.h>\n");
+    cxla_status s = NULL;
+    for (int64_t k = 0; k < n && !s; k++) {
+        s = emit_kernels(progs[k], (int)k, &src);
+        if (!s) emit_fn(progs[k], (int)k, &src);
+    }
+    if (!s && src.failed) s = CPU_STEPS_OOM();
+    cpu_library *lib = NULL;
+    if (!s && n > 0) {
+        const char *sources[1] = {src.data};
+        size_t lengths[1] = {src.len};
+        s = cpu_library_compile(sources, lengths, 1, what, &lib);
+    }
+    for (int64_t k = 0; k < n && !s; k++) {
+        cpu_loop *l = progs[k];
+        char name[64];
+        snprintf(name, sizeof(name), "cxla_loop_%d", (int)k);
+        void *sym = cpu_library_symbol(lib, name);
+        l->steps = calloc((size_t)(l->count ? l->count : 1), sizeof(*l->steps));
+        if (!sym || !l->steps) {
+            s = sym ? CPU_STEPS_OOM()
+                    : cxla_error(CXLA_STATUS_INTERNAL, "the compiled loops of module '%s' lack %s",
+                                 what, name);
+            break;
+        }
+        for (int64_t i = 0; i < l->count; i++) l->steps[i] = l->ops[i].sp;
+        /* dlsym returns data pointers; POSIX guarantees the conversion. */
+        memcpy(&l->gen, &sym, sizeof(sym));
+    }
+    if (!s) p->stats.loops_as_c = n;
+    if (s) { /* back to the ops, which need nothing of the library */
+        for (int64_t k = 0; k < n; k++) progs[k]->gen = NULL;
+        cpu_library_close(lib);
+        lib = NULL;
+    }
+    cxla_strbuf_free(&src);
+    free(progs);
+    *out_lib = lib;
+    return s;
+}

@@ -1,0 +1,245 @@
+/* Bounded dynamic shapes in ahead-of-time output (docs/aot.md, "Dynamic shapes"): one module
+ * with most of what compiles (elementwise work, get- and set-dimension-size, transpose,
+ * broadcast, slice, a reshape of the outermost dimension, an integer sum over a dynamic
+ * dimension whose padding the init value fills, a maximum over a static one, an integer dot
+ * contracting a dynamic dimension, a float sum (from -0), product and dot over one, a fusion
+ * of elementwise work and a transpose, a maximum over an argument's dynamic dimension, a dot
+ * whose static operand the interpreter cuts to the size (infinities in the cut rows), a
+ * dynamic leaf in a tuple result) run through
+ * NAME_run_dynamic at sizes 0, in between (with garbage in the arguments' padding) and at the
+ * bounds, compared with the interpreter bit for bit, result sizes and zero padding included
+ * (test_aot.c's machinery); then the failures: an argument size beyond its bound or one that
+ * differs from a static dimension (NAME_ERROR_DYNAMIC_SIZE, naming the argument and the
+ * dimension), two dynamic sizes that disagree and a set-dimension-size beyond its bound
+ * (the interpreter's messages, word for word). */
+#define AOT_RANDOM /* test_aot.c's machinery only */
+#include "cpu/test_aot.c"
+
+static const char *const dyn_module =
+    "HloModule dyn\n"
+    "add_s32 {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
+    "  ROOT s = s32[] add(a, b)\n}\n"
+    "add_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+    "  ROOT s = f32[] add(a, b)\n}\n"
+    "mul_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+    "  ROOT m = f32[] multiply(a, b)\n}\n"
+    "max_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+    "  ROOT m = f32[] maximum(a, b)\n}\n"
+    "ENTRY e {\n"
+    "  x = f32[<=5,3] parameter(0)\n"
+    "  y = f32[<=5,3] parameter(1)\n"
+    "  n = s32[] parameter(2)\n"
+    "  s = f32[<=5,3] add(x, y)\n"
+    "  m = f32[<=5,3] multiply(s, x)\n"
+    "  g = s32[] get-dimension-size(m), dimensions={0}\n"
+    "  t = f32[3,<=5] transpose(m), dimensions={1,0}\n"
+    "  b = f32[<=5,3,2] broadcast(m), dimensions={0,1}\n"
+    "  i = s32[<=5,3] convert(m)\n"
+    "  z = s32[] constant(0)\n"
+    "  r = s32[3] reduce(i, z), dimensions={0}, to_apply=add_s32\n"
+    "  ninf = f32[] constant(-inf)\n"
+    "  mx = f32[<=5] reduce(m, ninf), dimensions={1}, to_apply=max_f32\n"
+    "  sl = f32[<=5,2] slice(m), slice={[0:5], [1:3]}\n"
+    "  ng = f32[<=5,3] negate(m)\n"
+    "  sd = f32[<=5,3] set-dimension-size(ng, n), dimensions={0}\n"
+    "  sx = f32[<=5,3] set-dimension-size(x, n), dimensions={0}\n"
+    "  rs = f32[<=15] reshape(m)\n"
+    "  it = s32[3,<=5] transpose(i), dimensions={1,0}\n"
+    "  d = s32[3,3] dot(it, i), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  fa = f32[<=5,3] negate(y)\n"
+    "  fb = f32[<=5,3] multiply(fa, y)\n"
+    "  fc = f32[3,<=5] transpose(fb), dimensions={1,0}\n"
+    "  xm = f32[3] reduce(x, ninf), dimensions={0}, to_apply=max_f32\n"
+    "  cw = f32[5,2] constant({{1, 2}, {3, 4}, {inf, 5}, {6, inf}, {inf, inf}})\n"
+    "  cd = f32[3,2] dot(t, cw), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  mz = f32[] constant(-0)\n"
+    "  sn = f32[3] reduce(ng, mz), dimensions={0}, to_apply=add_f32\n"
+    "  one = f32[] constant(1)\n"
+    "  pr = f32[3] reduce(m, one), dimensions={0}, to_apply=mul_f32\n"
+    "  fd = f32[3,3] dot(t, m), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  ROOT out = (f32[<=5,3], s32[], f32[3,<=5], f32[<=5,3,2], s32[3], f32[<=5], f32[<=5,2],\n"
+    "              f32[<=5,3], f32[<=15], s32[3,3], f32[<=5,3], f32[3], f32[3], f32[3,3],\n"
+    "              f32[3,<=5], f32[3], f32[3,2])\n"
+    "              tuple(m, g, t, b, r, mx, sl, sd, rs, d, sx, sn, pr, fd, fc, xm, cd)\n"
+    "}\n";
+
+static cxla_module *parse_module(const char *text) {
+    cxla_module *m = NULL;
+    cxla_status s = cxla_hlo_parse(text, strlen(text), "dyn", &m);
+    if (!s) s = cxla_verify_module(m);
+    CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+    cxla_status_free(s);
+    return m;
+}
+
+/* An f32[rows,3] argument of small integers (exact in any order), different per |seed|. */
+static cxla_literal *rows(int64_t count, int seed) {
+    int64_t dims[2] = {count, 3};
+    cxla_shape sh = {.type = CXLA_F32, .rank = 2, .dims = dims};
+    cxla_literal *l = NULL;
+    cxla_status s = cxla_literal_create(&sh, &l);
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    float *v = (float *)l->data;
+    for (int64_t k = 0; k < count * 3; k++) v[k] = (float)((k * 7 + seed * 3) % 11) - 4.0f;
+    return l;
+}
+
+static cxla_literal *scalar_s32(int32_t v) {
+    cxla_shape sh = {.type = CXLA_S32, .rank = 0};
+    cxla_literal *l = NULL;
+    cxla_status s = cxla_literal_create(&sh, &l);
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    memcpy(l->data, &v, sizeof v);
+    return l;
+}
+
+static void test_aot_dynamic_values(void) {
+    const char *compilers[3];
+    int ncc = (int)compilers_found(compilers);
+    if (ncc == 0) test_skip_all("no C compiler (gcc, clang, tcc) found");
+    make_tmpdir();
+    cxla_module *m = parse_module(dyn_module);
+    batch b;
+    memset(&b, 0, sizeof b);
+    cxla_strbuf_init(&b.includes);
+    cxla_strbuf_init(&b.body);
+    cxla_strbuf_init(&b.sources);
+    /* Sizes of x and y, and the size set-dimension-size gives: 0, below the bound (growing
+     * into zeroed padding too), the bound. */
+    const int64_t runs[][2] = {{0, 0}, {0, 3}, {2, 2}, {2, 4}, {3, 1}, {5, 5}, {5, 0}};
+    int64_t n_runs = (int64_t)(sizeof runs / sizeof runs[0]);
+    for (int64_t k = 0; k < n_runs; k++) {
+        cxla_literal *args[3] = {rows(runs[k][0], 1), rows(runs[k][0], 2),
+                                 scalar_s32((int32_t)runs[k][1])};
+        char where[64];
+        snprintf(where, sizeof where, "dyn: rows %" PRId64 ", set to %" PRId64, runs[k][0],
+                 runs[k][1]);
+        cxla_status s = batch_add(&b, m, args, 3, where);
+        CHECK_MSG(s == NULL, "%s: %s", where, cxla_status_message(s));
+        cxla_status_free(s);
+        for (int i = 0; i < 3; i++) cxla_literal_free(args[i]);
+    }
+    int64_t added = b.count;
+    batch_run(&b, "dynamic shapes", compilers, ncc);
+    CHECK_MSG(added == n_runs && total_compiled == added, "%" PRId64 " of %" PRId64 " compiled",
+              (int64_t)total_compiled, n_runs);
+    cxla_module_destroy(m);
+    if (!test_failures) remove_tmpdir();
+}
+
+/* The driver of the failures: each line "name rc message". */
+static const char *const dyn_driver =
+    "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+    "#include \"dyn.h\"\n"
+    "static float x[5][3], y[5][3], res0[5][3], res2[3][5], res3[5][3][2], res5[5], res6[5][2],\n"
+    "    res7[5][3], res8[15], res10[5][3], res11[3], res12[3], res13[3][3], res14[3][5],\n"
+    "    res15[3], res16[3][2];\n"
+    "static int32_t res1, res4[3], res9[3][3];\n"
+    "static _Alignas(64) char scratch[1 << 16];\n"
+    "static void run(const char *name, const int64_t *zx, const int64_t *zy, int32_t n) {\n"
+    "    const void *args[3] = {x, y, &n};\n"
+    "    const int64_t *zin[3] = {zx, zy, 0};\n"
+    "    void *res[17] = {res0, &res1, res2,  res3,  res4,  res5,  res6,  res7, res8,\n"
+    "                     res9, res10, res11, res12, res13, res14, res15, res16};\n"
+
+    "    char msg[512] = \"(none)\";\n"
+    "    dyn_options o = {0};\n"
+    "    o.error = msg;\n"
+    "    o.error_size = sizeof msg;\n"
+    "    if (dyn_scratch_size() > sizeof scratch) { printf(\"scratch\\n\"); return; }\n"
+    "    int rc = dyn_run_dynamic(&o, args, zin, res, 0, scratch);\n"
+    "    printf(\"%s %d %s\\n\", name, rc, rc ? msg : \"\");\n"
+    "}\n"
+    "int main(void) {\n"
+    "    const int64_t z2[2] = {2, 3}, z3[2] = {3, 3}, z6[2] = {6, 3}, zneg[2] = {-1, 3},\n"
+    "                  zs[2] = {2, 2}, z0[2] = {0, 3};\n"
+    "    run(\"ok\", z2, z2, 1);\n"
+    "    /* No rows: the sum from -0 stays -0 (+0 in the padding would make it +0). */\n"
+    "    run(\"zero\", z0, z0, 1);\n"
+    "    printf(\"sn %d %d\\n\", signbit(res11[0]) != 0, signbit(res11[2]) != 0);\n"
+    "    run(\"beyond\", z6, z2, 1);\n"
+    "    run(\"negative\", z2, zneg, 1);\n"
+    "    run(\"static\", zs, z2, 1);\n"
+    "    run(\"disagree\", z2, z3, 1);\n"
+    "    run(\"set\", z2, z2, 7);\n"
+    "    printf(\"plain %d\\n\", dyn_run(\n"
+    "        (const void *const[]){x, y, &(int32_t){5}},\n"
+    "        (void *const[]){res0, &res1, res2, res3, res4, res5, res6, res7, res8, res9, res10,\n"
+    "                        res11, res12, res13, res14, res15, res16},\n"
+    "        scratch));\n"
+    "    printf(\"g %d\\n\", (int)res1);\n"
+    "    return 0;\n"
+    "}\n";
+
+/* The interpreter's message for |m| on rows of x and y and size |n|. */
+static char *interp_message(const cxla_module *m, int64_t rx, int64_t ry, int32_t n) {
+    cxla_literal *args[3] = {rows(rx, 1), rows(ry, 2), scalar_s32(n)};
+    cxla_literal *out = NULL;
+    cxla_status s = interp_run_module(m, NULL, (const cxla_literal *const *)args, 3, &out);
+    char *msg = strdup(s ? cxla_status_message(s) : "(no error)");
+    cxla_status_free(s);
+    cxla_literal_free(out);
+    for (int i = 0; i < 3; i++) cxla_literal_free(args[i]);
+    return msg;
+}
+
+static void test_aot_dynamic_errors(void) {
+    if (!have("gcc")) test_skip_all("no gcc");
+    make_tmpdir();
+    cxla_module *m = parse_module(dyn_module);
+    cxla_status s = cpu_aot_write(m, NULL, tmpdir, "dyn");
+    CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+    cxla_status_free(s);
+    char path[512], cmd[2048];
+    snprintf(path, sizeof path, "%s/main.c", tmpdir);
+    s = cxla_write_file(path, dyn_driver, strlen(dyn_driver));
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2 -o prog main.c dyn.c "
+             "-lm 2>&1 | "
+             "head -20 && ./prog > out.txt",
+             tmpdir);
+    CHECK(system(cmd) == 0);
+    char *text = NULL;
+    size_t size = 0;
+    snprintf(path, sizeof path, "%s/out.txt", tmpdir);
+    s = cxla_read_file(path, &text, &size);
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    /* The run-time errors are the interpreter's, word for word. */
+    char *disagree = interp_message(m, 2, 3, 1), *set = interp_message(m, 2, 2, 7);
+    cxla_strbuf want;
+    cxla_strbuf_init(&want);
+    cxla_strbuf_printf(
+        &want,
+        "ok 0 \n"
+        "zero 0 \n"
+        "sn 1 1\n"
+        "beyond 13 dyn_run_dynamic: arg_sizes[0][0] is 6, outside the bounds 0..5 of dimension "
+        "0 of args[0]\n"
+        "negative 13 dyn_run_dynamic: arg_sizes[1][0] is -1, outside the bounds 0..5 of "
+        "dimension 0 of args[1]\n"
+        "static 13 dyn_run_dynamic: arg_sizes[0][1] is 2, but dimension 1 of args[0] is static "
+        "(3)\n"
+        "disagree 14 %s\n"
+        "set 13 %s\n"
+        "plain 0\n"
+        "g 5\n",
+        disagree, set);
+    CHECK_MSG(text && strcmp(text, want.data) == 0, "got:\n%s\nwant:\n%s", text ? text : "(none)",
+              want.data);
+    /* Both are errors of the interpreter too (not "(no error)"). */
+    CHECK_MSG(strstr(disagree, "dynamic sizes disagree") != NULL, "%s", disagree);
+    CHECK_MSG(strstr(set, "outside its bound") != NULL, "%s", set);
+    free(disagree);
+    free(set);
+    free(text);
+    cxla_strbuf_free(&want);
+    cxla_module_destroy(m);
+    if (!test_failures) remove_tmpdir();
+}
+
+TEST_MAIN(TEST(test_aot_dynamic_values), TEST(test_aot_dynamic_errors))

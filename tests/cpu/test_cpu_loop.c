@@ -1,0 +1,444 @@
+/* Fused while loops (src/cpu/cpu_loop.c): a loop of kernels and copies runs as one step,
+ * as a generated C function or (CXLA_LOOP_NO_CC) as the interpreted program, and keeps
+ * the state right: read after an update in the same iteration, swapped state, no
+ * iteration at all, a body of one kernel, nested loops, conditionals, dynamic-update-slices in
+ * place, kernels big enough for the thread pool; a loop with a step that cannot be fused keeps its
+ * steps (its inner loop fused alone). Every case is compared bit for bit with the interpreter, and
+ * with the same plan run step by step (CXLA_LOOP_STEPS). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cpu/cpu.h"
+#include "cpu/cpu_internal.h"
+#include "harness.h"
+#include "hlo/hlo.h"
+#include "interp/interp.h"
+#include "literal/literal_internal.h"
+
+typedef struct want_stats {
+    int64_t fused_loops; /* of the plan */
+    int64_t loops_as_c;  /* when the loops are compiled */
+} want_stats;
+
+static cxla_literal *lit(const char *text, const cxla_shape *shape) {
+    cxla_literal *l = NULL;
+    cxla_status s = cxla_literal_parse(text, strlen(text), shape, &l);
+    if (s) {
+        test_fail(__FILE__, __LINE__, "literal: %s", cxla_status_message(s));
+        cxla_status_free(s);
+    }
+    return l;
+}
+
+static cxla_literal *run_cpu(void *compiled, cxla_literal **args, int64_t n) {
+    cxla_literal *got = NULL;
+    exec_run_options ro = {0};
+    cxla_status s = cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)args, n, &got);
+    CHECK_MSG(!s, "cpu: %s", s ? cxla_status_message(s) : "");
+    cxla_status_free(s);
+    return got;
+}
+
+/* Compiles |text| twice (loops as C, loops as ops), checks the plan's statistics and runs
+ * each form fused and step by step against the interpreter, bit for bit. */
+static void check_loop(const char *name, const char *text, const char *const *inputs,
+                       want_stats want) {
+    cxla_module *m = NULL;
+    cxla_status s = cxla_hlo_parse(text, strlen(text), name, &m);
+    if (!s) s = cxla_verify_module(m);
+    CHECK_MSG(!s, "%s: %s", name, s ? cxla_status_message(s) : "");
+    if (s) {
+        cxla_status_free(s);
+        cxla_module_destroy(m);
+        return;
+    }
+    cxla_literal *args[4] = {0};
+    int64_t n = m->entry->param_count;
+    for (int64_t p = 0; p < n && p < 4; p++) args[p] = lit(inputs[p], &m->entry->params[p]->shape);
+    cxla_literal *want_lit = NULL;
+    s = interp_run_module(m, NULL, (const cxla_literal *const *)args, n, &want_lit);
+    CHECK_MSG(!s, "%s: interpreter: %s", name, s ? cxla_status_message(s) : "");
+    cxla_status_free(s);
+    for (int as_c = 1; as_c >= 0 && want_lit; as_c--) {
+        if (as_c)
+            unsetenv("CXLA_LOOP_NO_CC");
+        else
+            setenv("CXLA_LOOP_NO_CC", "1", 1);
+        void *compiled = NULL;
+        exec_compile_options co = {0};
+        s = cpu_backend.compile(m, &co, &compiled);
+        CHECK_MSG(!s, "%s: compile: %s", name, s ? cxla_status_message(s) : "");
+        cxla_status_free(s);
+        const cpu_plan *plan = compiled ? cpu_compiled_plan(compiled) : NULL;
+        CHECK_MSG(plan != NULL, "%s: no plan", name);
+        if (plan) {
+            cpu_plan_stats st;
+            cpu_plan_get_stats(plan, &st);
+            CHECK_MSG(st.fused_loops == want.fused_loops, "%s: %lld fused loops, want %lld", name,
+                      (long long)st.fused_loops, (long long)want.fused_loops);
+            int64_t c = as_c ? want.loops_as_c : 0;
+            CHECK_MSG(st.loops_as_c == c, "%s (as C: %d): %lld loops as C, want %lld", name, as_c,
+                      (long long)st.loops_as_c, (long long)c);
+        }
+        for (int steps = 0; steps < 2 && compiled; steps++) {
+            if (steps)
+                setenv("CXLA_LOOP_STEPS", "1", 1);
+            else
+                unsetenv("CXLA_LOOP_STEPS");
+            cxla_literal *got = run_cpu(compiled, args, n);
+            CHECK_MSG(got && cxla_literal_equal(want_lit, got),
+                      "%s (as C: %d, step by step: %d): cpu and interpreter differ", name, as_c,
+                      steps);
+            cxla_literal_free(got);
+        }
+        unsetenv("CXLA_LOOP_STEPS");
+        if (compiled) cpu_backend.destroy(compiled);
+    }
+    unsetenv("CXLA_LOOP_NO_CC");
+    cxla_literal_free(want_lit);
+    for (int64_t p = 0; p < n && p < 4; p++) cxla_literal_free(args[p]);
+    cxla_module_destroy(m);
+}
+
+/* Three state arrays rotate (a <- b, b <- a: a swap through temporaries), c is updated
+ * in place by a dynamic-update-slice and read again after it in the same iteration. */
+static void test_swap_and_read_after_update(void) {
+    static const char *text =
+        "HloModule swap_loop\n"
+        "cond {\n"
+        "  p = (s32[], f32[4], f32[4], f32[4]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  n = s32[] constant(7)\n"
+        "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+        "}\n"
+        "body {\n"
+        "  p = (s32[], f32[4], f32[4], f32[4]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  a = f32[4] get-tuple-element(p), index=1\n"
+        "  b = f32[4] get-tuple-element(p), index=2\n"
+        "  c = f32[4] get-tuple-element(p), index=3\n"
+        "  xf = f32[] convert(i)\n"
+        "  x = f32[1] reshape(xf)\n"
+        "  u = f32[4] dynamic-update-slice(c, x, i)\n"
+        "  s = f32[4] add(u, a)\n"
+        "  one = s32[] constant(1)\n"
+        "  next = s32[] add(i, one)\n"
+        "  ROOT t = (s32[], f32[4], f32[4], f32[4]) tuple(next, b, a, s)\n"
+        "}\n"
+        "ENTRY main {\n"
+        "  a = f32[4] parameter(0)\n"
+        "  b = f32[4] parameter(1)\n"
+        "  zero = s32[] constant(0)\n"
+        "  c = f32[4] constant({10, 20, 30, 40})\n"
+        "  t0 = (s32[], f32[4], f32[4], f32[4]) tuple(zero, a, b, c)\n"
+        "  ROOT w = (s32[], f32[4], f32[4], f32[4]) while(t0), condition=cond, body=body\n"
+        "}\n";
+    static const char *const inputs[] = {"{1, 2, 3, 4}", "{5, 6, 7, 8}"};
+    check_loop("swap_loop", text, inputs, (want_stats){1, 1});
+}
+
+/* The condition is false at once: the state is the initial value, untouched. */
+static void test_zero_trip(void) {
+    static const char *text = "HloModule zero_trip\n"
+                              "cond {\n"
+                              "  p = (s32[], f32[3]) parameter(0)\n"
+                              "  i = s32[] get-tuple-element(p), index=0\n"
+                              "  n = s32[] constant(0)\n"
+                              "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+                              "}\n"
+                              "body {\n"
+                              "  p = (s32[], f32[3]) parameter(0)\n"
+                              "  i = s32[] get-tuple-element(p), index=0\n"
+                              "  x = f32[3] get-tuple-element(p), index=1\n"
+                              "  y = f32[3] multiply(x, x)\n"
+                              "  one = s32[] constant(1)\n"
+                              "  next = s32[] add(i, one)\n"
+                              "  ROOT t = (s32[], f32[3]) tuple(next, y)\n"
+                              "}\n"
+                              "ENTRY main {\n"
+                              "  x = f32[3] parameter(0)\n"
+                              "  zero = s32[] constant(0)\n"
+                              "  t0 = (s32[], f32[3]) tuple(zero, x)\n"
+                              "  ROOT w = (s32[], f32[3]) while(t0), condition=cond, body=body\n"
+                              "}\n";
+    static const char *const inputs[] = {"{1.5, -2, 3}"};
+    check_loop("zero_trip", text, inputs, (want_stats){1, 1});
+}
+
+/* A body of one kernel over a scalar state, the condition one kernel too (Collatz steps
+ * of 27: 111 iterations). */
+static void test_one_kernel_body(void) {
+    static const char *text = "HloModule one_kernel\n"
+                              "cond {\n"
+                              "  p = s32[] parameter(0)\n"
+                              "  one = s32[] constant(1)\n"
+                              "  ROOT ne = pred[] compare(p, one), direction=NE\n"
+                              "}\n"
+                              "body {\n"
+                              "  p = s32[] parameter(0)\n"
+                              "  two = s32[] constant(2)\n"
+                              "  r = s32[] remainder(p, two)\n"
+                              "  zero = s32[] constant(0)\n"
+                              "  even = pred[] compare(r, zero), direction=EQ\n"
+                              "  h = s32[] divide(p, two)\n"
+                              "  three = s32[] constant(3)\n"
+                              "  t = s32[] multiply(p, three)\n"
+                              "  one = s32[] constant(1)\n"
+                              "  t1 = s32[] add(t, one)\n"
+                              "  ROOT n = s32[] select(even, h, t1)\n"
+                              "}\n"
+                              "ENTRY main {\n"
+                              "  x = s32[] parameter(0)\n"
+                              "  ROOT w = s32[] while(x), condition=cond, body=body\n"
+                              "}\n";
+    static const char *const inputs[] = {"27"};
+    check_loop("one_kernel", text, inputs, (want_stats){1, 1});
+}
+
+/* An outer loop whose body runs an inner loop (over the outer's counter) and a call:
+ * both loops in one program. */
+static void test_nested_loops(void) {
+    static const char *text = "HloModule nested_loops\n"
+                              "icond {\n"
+                              "  p = (s32[], f32[2]) parameter(0)\n"
+                              "  j = s32[] get-tuple-element(p), index=0\n"
+                              "  n = s32[] constant(3)\n"
+                              "  ROOT lt = pred[] compare(j, n), direction=LT\n"
+                              "}\n"
+                              "ibody {\n"
+                              "  p = (s32[], f32[2]) parameter(0)\n"
+                              "  j = s32[] get-tuple-element(p), index=0\n"
+                              "  x = f32[2] get-tuple-element(p), index=1\n"
+                              "  h = f32[] constant(0.5)\n"
+                              "  hb = f32[2] broadcast(h), dimensions={}\n"
+                              "  y = f32[2] add(x, hb)\n"
+                              "  one = s32[] constant(1)\n"
+                              "  nj = s32[] add(j, one)\n"
+                              "  ROOT t = (s32[], f32[2]) tuple(nj, y)\n"
+                              "}\n"
+                              "twice {\n"
+                              "  x = f32[2] parameter(0)\n"
+                              "  ROOT d = f32[2] add(x, x)\n"
+                              "}\n"
+                              "ocond {\n"
+                              "  p = (s32[], f32[2]) parameter(0)\n"
+                              "  i = s32[] get-tuple-element(p), index=0\n"
+                              "  n = s32[] constant(4)\n"
+                              "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+                              "}\n"
+                              "obody {\n"
+                              "  p = (s32[], f32[2]) parameter(0)\n"
+                              "  i = s32[] get-tuple-element(p), index=0\n"
+                              "  x = f32[2] get-tuple-element(p), index=1\n"
+                              "  zero = s32[] constant(0)\n"
+                              "  t0 = (s32[], f32[2]) tuple(zero, x)\n"
+                              "  w = (s32[], f32[2]) while(t0), condition=icond, body=ibody\n"
+                              "  y = f32[2] get-tuple-element(w), index=1\n"
+                              "  z = f32[2] call(y), to_apply=twice\n"
+                              "  one = s32[] constant(1)\n"
+                              "  ni = s32[] add(i, one)\n"
+                              "  ROOT t = (s32[], f32[2]) tuple(ni, z)\n"
+                              "}\n"
+                              "ENTRY main {\n"
+                              "  x = f32[2] parameter(0)\n"
+                              "  zero = s32[] constant(0)\n"
+                              "  t0 = (s32[], f32[2]) tuple(zero, x)\n"
+                              "  ROOT w = (s32[], f32[2]) while(t0), condition=ocond, body=obody\n"
+                              "}\n";
+    static const char *const inputs[] = {"{1, -3}"};
+    check_loop("nested_loops", text, inputs, (want_stats){2, 1});
+}
+
+/* The outer loop's body draws random numbers (a service step): it keeps its steps; its
+ * inner loop of kernels is fused alone. */
+static void test_fallback_outer(void) {
+    static const char *text = "HloModule fallback\n"
+                              "icond {\n"
+                              "  p = (s32[], f32[4]) parameter(0)\n"
+                              "  j = s32[] get-tuple-element(p), index=0\n"
+                              "  n = s32[] constant(5)\n"
+                              "  ROOT lt = pred[] compare(j, n), direction=LT\n"
+                              "}\n"
+                              "ibody {\n"
+                              "  p = (s32[], f32[4]) parameter(0)\n"
+                              "  j = s32[] get-tuple-element(p), index=0\n"
+                              "  x = f32[4] get-tuple-element(p), index=1\n"
+                              "  y = f32[4] multiply(x, x)\n"
+                              "  one = s32[] constant(1)\n"
+                              "  nj = s32[] add(j, one)\n"
+                              "  ROOT t = (s32[], f32[4]) tuple(nj, y)\n"
+                              "}\n"
+                              "ocond {\n"
+                              "  p = (s32[], f32[4]) parameter(0)\n"
+                              "  i = s32[] get-tuple-element(p), index=0\n"
+                              "  n = s32[] constant(3)\n"
+                              "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+                              "}\n"
+                              "obody {\n"
+                              "  p = (s32[], f32[4]) parameter(0)\n"
+                              "  i = s32[] get-tuple-element(p), index=0\n"
+                              "  x = f32[4] get-tuple-element(p), index=1\n"
+                              "  lo = f32[] constant(0.5)\n"
+                              "  hi = f32[] constant(1)\n"
+                              "  u = f32[4] rng(lo, hi), distribution=rng_uniform\n"
+                              "  zero = s32[] constant(0)\n"
+                              "  t0 = (s32[], f32[4]) tuple(zero, u)\n"
+                              "  w = (s32[], f32[4]) while(t0), condition=icond, body=ibody\n"
+                              "  y = f32[4] get-tuple-element(w), index=1\n"
+                              "  z = f32[4] add(x, y)\n"
+                              "  one = s32[] constant(1)\n"
+                              "  ni = s32[] add(i, one)\n"
+                              "  ROOT t = (s32[], f32[4]) tuple(ni, z)\n"
+                              "}\n"
+                              "ENTRY main {\n"
+                              "  x = f32[4] parameter(0)\n"
+                              "  zero = s32[] constant(0)\n"
+                              "  t0 = (s32[], f32[4]) tuple(zero, x)\n"
+                              "  ROOT w = (s32[], f32[4]) while(t0), condition=ocond, body=obody\n"
+                              "}\n";
+    static const char *const inputs[] = {"{0, 1, 2, 3}"};
+    check_loop("fallback", text, inputs, (want_stats){1, 1});
+}
+
+/* A state of 512 KiB: the add is big enough for the thread pool, so the program runs as
+ * ops (not as C) and the pool splits that kernel; the row update stays in place. */
+static void test_pooled_kernel(void) {
+    static const char *text =
+        "HloModule pooled\n"
+        "cond {\n"
+        "  p = (s32[], f32[512,256]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  n = s32[] constant(6)\n"
+        "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+        "}\n"
+        "body {\n"
+        "  p = (s32[], f32[512,256]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  x = f32[512,256] get-tuple-element(p), index=1\n"
+        "  y = f32[512,256] add(x, x)\n"
+        "  f = f32[] convert(i)\n"
+        "  row = f32[1,256] broadcast(f), dimensions={}\n"
+        "  zero = s32[] constant(0)\n"
+        "  u = f32[512,256] dynamic-update-slice(y, row, i, zero)\n"
+        "  one = s32[] constant(1)\n"
+        "  ni = s32[] add(i, one)\n"
+        "  ROOT t = (s32[], f32[512,256]) tuple(ni, u)\n"
+        "}\n"
+        "ENTRY main {\n"
+        "  s = f32[] parameter(0)\n"
+        "  init = f32[512,256] broadcast(s), dimensions={}\n"
+        "  zero = s32[] constant(0)\n"
+        "  t0 = (s32[], f32[512,256]) tuple(zero, init)\n"
+        "  ROOT w = (s32[], f32[512,256]) while(t0), condition=cond, body=body\n"
+        "}\n";
+    static const char *const inputs[] = {"0.25"};
+    check_loop("pooled", text, inputs, (want_stats){1, 0});
+}
+
+/* Updates of 2x3 blocks into a 5x6 state at starts of two index types (s8 starts, one
+ * running past the edge; u64 ones, one beyond INT64_MAX): clamped as the
+ * interpreter clamps them, row by row, in the generated code. */
+static void test_dus_rows(void) {
+    static const char *text =
+        "HloModule dus_rows\n"
+        "cond {\n"
+        "  p = (s32[], f32[5,6], s8[], u64[]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  n = s32[] constant(6)\n"
+        "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+        "}\n"
+        "body {\n"
+        "  p = (s32[], f32[5,6], s8[], u64[]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  x = f32[5,6] get-tuple-element(p), index=1\n"
+        "  j = s8[] get-tuple-element(p), index=2\n"
+        "  h = u64[] get-tuple-element(p), index=3\n"
+        "  f = f32[] convert(i)\n"
+        "  blk = f32[2,3] broadcast(f), dimensions={}\n"
+        "  ci = s8[] convert(i)\n"
+        "  u = f32[5,6] dynamic-update-slice(x, blk, ci, j)\n"
+        "  g = f32[] constant(-1)\n"
+        "  one_blk = f32[1,2] broadcast(g), dimensions={}\n"
+        "  z = u64[] constant(0)\n"
+        "  v = f32[5,6] dynamic-update-slice(u, one_blk, z, h)\n"
+        "  one = s32[] constant(1)\n"
+        "  ni = s32[] add(i, one)\n"
+        "  three = s8[] constant(3)\n"
+        "  nj = s8[] add(j, three)\n"
+        "  ROOT t = (s32[], f32[5,6], s8[], u64[]) tuple(ni, v, nj, h)\n"
+        "}\n"
+        "ENTRY main {\n"
+        "  x = f32[5,6] parameter(0)\n"
+        "  zero = s32[] constant(0)\n"
+        "  j0 = s8[] constant(-2)\n"
+        "  h0 = u64[] constant(18446744073709551000)\n"
+        "  t0 = (s32[], f32[5,6], s8[], u64[]) tuple(zero, x, j0, h0)\n"
+        "  ROOT w = (s32[], f32[5,6], s8[], u64[]) while(t0), condition=cond, "
+        "body=body\n"
+        "}\n";
+    static const char *const inputs[] = {
+        "{{1, 2, 3, 4, 5, 6}, {7, 8, 9, 10, 11, 12}, {13, 14, 15, 16, 17, 18}, "
+        "{19, 20, 21, 22, 23, 24}, {25, 26, 27, 28, 29, 30}}"};
+    check_loop("dus_rows", text, inputs, (want_stats){1, 1});
+}
+
+/* Conditionals in the body: one on a pred, one on an s32 index that runs out of range
+ * (the last branch), inside a called computation: fused with the loop. */
+static void test_conditionals(void) {
+    static const char *text =
+        "HloModule conds\n"
+        "neg {\n"
+        "  x = f32[3] parameter(0)\n"
+        "  ROOT n = f32[3] negate(x)\n"
+        "}\n"
+        "dbl {\n"
+        "  x = f32[3] parameter(0)\n"
+        "  ROOT d = f32[3] add(x, x)\n"
+        "}\n"
+        "half {\n"
+        "  x = f32[3] parameter(0)\n"
+        "  h = f32[] constant(0.5)\n"
+        "  hb = f32[3] broadcast(h), dimensions={}\n"
+        "  ROOT m = f32[3] multiply(x, hb)\n"
+        "}\n"
+        "step {\n"
+        "  x = f32[3] parameter(0)\n"
+        "  i = s32[] parameter(1)\n"
+        "  two = s32[] constant(2)\n"
+        "  r = s32[] remainder(i, two)\n"
+        "  zero = s32[] constant(0)\n"
+        "  even = pred[] compare(r, zero), direction=EQ\n"
+        "  a = f32[3] conditional(even, x, x), true_computation=neg, "
+        "false_computation=dbl\n"
+        "  ROOT c = f32[3] conditional(i, a, a, a), branch_computations={neg, "
+        "dbl, half}\n"
+        "}\n"
+        "cond {\n"
+        "  p = (s32[], f32[3]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  n = s32[] constant(6)\n"
+        "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+        "}\n"
+        "body {\n"
+        "  p = (s32[], f32[3]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  x = f32[3] get-tuple-element(p), index=1\n"
+        "  s = f32[3] call(x, i), to_apply=step\n"
+        "  one = s32[] constant(1)\n"
+        "  ni = s32[] add(i, one)\n"
+        "  ROOT t = (s32[], f32[3]) tuple(ni, s)\n"
+        "}\n"
+        "ENTRY main {\n"
+        "  x = f32[3] parameter(0)\n"
+        "  m = s32[] constant(-1)\n"
+        "  t0 = (s32[], f32[3]) tuple(m, x)\n"
+        "  ROOT w = (s32[], f32[3]) while(t0), condition=cond, body=body\n"
+        "}\n";
+    static const char *const inputs[] = {"{1, -2.5, 3}"};
+    check_loop("conds", text, inputs, (want_stats){1, 1});
+}
+
+TEST_MAIN(TEST(test_conditionals), TEST(test_dus_rows), TEST(test_swap_and_read_after_update),
+          TEST(test_zero_trip), TEST(test_one_kernel_body), TEST(test_nested_loops),
+          TEST(test_fallback_outer), TEST(test_pooled_kernel))
