@@ -9,8 +9,10 @@
  * of the loop; a branch of a pad or concatenate), and values at a rank-0 index do not
  * depend on the loop and are computed once before it. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu/cpu_math.h"
@@ -76,6 +78,11 @@ typedef struct em {
      * operands of another precision are converted to (interp_mixed_precision_target), else
      * CXLA_TYPE_INVALID. value() converts them; compute() sets it. */
     cxla_type mixed_to;
+    /* Streaming (stream_group): while set, store_group writes output j of the group to
+     * the local block obj at this index instead of oj; the nest copies the blocks out with
+     * cxla_stream_line, and the kernel ends with CXLA_STREAM_FENCE when |streamed|. */
+    const char *stream_at;
+    bool streamed;
     cxla_status err;
 } em;
 
@@ -1048,8 +1055,104 @@ static void store_group(em *e, const group *g, ix *x) {
         ix y = *x;
         y.dims = o->shape.dims;
         const char *v = value(e, o, &y);
-        line(e, "o%" PRId64 "[%s] = %s;", g->idx[j], ix_lin(e, x), v);
+        if (e->stream_at)
+            line(e, "ob%" PRId64 "[%s] = %s;", g->idx[j], e->stream_at, v);
+        else
+            line(e, "o%" PRId64 "[%s] = %s;", g->idx[j], ix_lin(e, x), v);
     }
+}
+
+/* ---- streaming stores ----------------------------------------------------------------
+ *
+ * A result far larger than the last-level cache, written whole by one kernel, is stored
+ * with non-temporal stores (cxla_stream in the prelude): a plain store first reads the
+ * line it writes (write-allocate: a third more traffic for a copy, a quarter for a
+ * two-input elementwise kernel) and evicts lines the kernel still reads. Such a result
+ * cannot stay in cache for its reader anyway. The nest computes a block of each output in
+ * a local array (in L1), then streams it out; the values and their order are unchanged.
+ * STREAM_BYTES is the size from which a group of outputs streams: the 32 MiB last-level
+ * cache of the machines measured (docs/performance.md); CXLA_CPU_STREAM_BYTES in the
+ * environment of the compiling process overrides it (0: never stream; the tests use small
+ * values to reach the path with small arrays). */
+enum { STREAM_BYTES = 32 << 20 };
+
+static double stream_bytes(void) {
+    const char *v = getenv("CXLA_CPU_STREAM_BYTES");
+    if (!v || !*v) return STREAM_BYTES;
+    char *end = NULL;
+    double d = strtod(v, &end);
+    if (end == v || *end || !(d >= 0)) return STREAM_BYTES;
+    return d > 0 ? d : INFINITY;
+}
+
+/* Whether group |g| streams: its outputs hold at least stream_bytes() together. */
+static bool stream_group(const group *g) {
+    double bytes = 0;
+    for (int64_t j = 0; j < g->count; j++) {
+        const cxla_shape *s = &g->outs[g->idx[j]]->shape;
+        double n = (double)cxla_type_storage(s->type);
+        for (int64_t k = 0; k < s->rank; k++) n *= (double)s->dims[k];
+        bytes += n;
+    }
+    return bytes > 0 && bytes >= stream_bytes();
+}
+
+static int64_t elements_of(const cxla_shape *s);
+
+/* Whether a flat nest's blocks stream: only where memory is what bounds the kernel.
+ * Measured on the 2-core EPYC (thread CPU time, best of 30, the generated kernels of 16M
+ * f32 elements): add of two inputs 17% faster streaming; exp/tanh chains and GELU, which
+ * are compute-bound (the same time from cache as from memory), 1-25% slower; one input
+ * scaled, 2-5% slower. So a flat nest streams when its kernel calls no transcendental
+ * function and reads at least twice the bytes it writes (docs/performance.md). */
+static bool stream_flat(const em *e, const group *g) {
+    if (!stream_group(g)) return false;
+    const cxla_instr *const *list =
+        e->fused ? (const cxla_instr *const *)e->fused->instrs : &e->top;
+    int64_t n = e->fused ? e->fused->instr_count : 1;
+    for (int64_t i = 0; i < n; i++)
+        if (exec_math_unary(list[i]->opcode) && cxla_type_is_float(list[i]->shape.type))
+            return false;
+    double in = 0, out = 0;
+    for (int64_t k = 0; k < e->top->operand_count; k++) {
+        const cxla_shape *s = &e->top->operands[k]->shape;
+        in += (double)elements_of(s) * (double)cxla_type_storage(s->type);
+    }
+    for (int64_t j = 0; j < g->count; j++) {
+        const cxla_shape *s = &g->outs[g->idx[j]]->shape;
+        out += (double)elements_of(s) * (double)cxla_type_storage(s->type);
+    }
+    return in >= 2 * out;
+}
+
+/* Declares the local block obj of |count| elements for each output of |g|. */
+static void stream_blocks(em *e, const group *g, int64_t count) {
+    for (int64_t j = 0; j < g->count; j++)
+        line(e, "_Alignas(64) %s ob%" PRId64 "[%" PRId64 "];",
+             cpu_emit_stype(g->outs[g->idx[j]]->shape.type), g->idx[j], count);
+}
+
+/* Whether runs of |count| elements of each output of |g| are whole lines (64 bytes). */
+static bool stream_lines(const group *g, int64_t count) {
+    for (int64_t j = 0; j < g->count; j++) {
+        int64_t size = (int64_t)cxla_type_storage(g->outs[g->idx[j]]->shape.type);
+        if (size <= 0 || 64 % size != 0 || count * size % 64 != 0) return false;
+    }
+    return true;
+}
+
+/* Streams |count| elements (whole lines: stream_lines) of each output's block from block
+ * index |from| to the output at linear index |at|, a statement per line. */
+static void stream_out(em *e, const group *g, const char *at, const char *from, int64_t count) {
+    for (int64_t j = 0; j < g->count; j++) {
+        int64_t per_line = 64 / (int64_t)cxla_type_storage(g->outs[g->idx[j]]->shape.type);
+        for (int64_t q = 0; q < count; q += per_line)
+            line(e,
+                 "cxla_stream_line(&o%" PRId64 "[%s + %" PRId64 "], &ob%" PRId64 "[%s + %" PRId64
+                 "]);",
+                 g->idx[j], at, q, g->idx[j], from, q);
+    }
+    e->streamed = true;
 }
 
 /* The element count of |s|. */
@@ -1090,6 +1193,8 @@ static const char *lo_of(em *e) {
 static void flat_nest(em *e, const group *g, ix *x, int64_t n, int64_t single) {
     int64_t full = n / BLOCK, tail = n % BLOCK;
     int64_t mark = e->ncse;
+    /* Whole blocks stream (see above): a block's elements into the local blocks, then out. */
+    bool stream = stream_flat(e, g) && stream_lines(g, BLOCK);
     for (int part = 0; part < 2; part++) {
         int64_t count = part == 0 ? BLOCK : tail;
         if (count == 0 || (part == 0 && full == 0)) continue;
@@ -1099,6 +1204,7 @@ static void flat_nest(em *e, const group *g, ix *x, int64_t n, int64_t single) {
             line(e, "for (int64_t b = %s; b < %s; b++) {", lo_of(e), hi);
             e->indent++;
             line(e, "const int64_t base = b * %d;", BLOCK);
+            if (stream) stream_blocks(e, g, BLOCK);
         } else {
             line(e, "if (%s > %" PRId64 ") {", hi_of(e, full + 1), full);
             e->indent++;
@@ -1112,9 +1218,13 @@ static void flat_nest(em *e, const group *g, ix *x, int64_t n, int64_t single) {
         if (y.rank > 0) y.lin = "i"; /* a scalar stays at "0", its values hoisted */
         if (single >= 0)
             for (int64_t k = 0; k < y.rank; k++) y.d[k] = k == single ? "i" : "0";
+        e->stream_at = stream && part == 0 ? "k" : NULL;
         store_group(e, g, &y);
+        e->stream_at = NULL;
         cse_reset(e, mark);
-        close_loops(e, 2);
+        close_loops(e, 1);
+        if (stream && part == 0) stream_out(e, g, "base", "0", BLOCK);
+        close_loops(e, 1);
     }
 }
 
@@ -1334,10 +1444,12 @@ static ix tile_ix(em *e, const tplan *p, const ix *x, const char *ck, const char
 
 /* One tile's two phases (see above): |full| with constant counts and the interleaved
  * block, else run-time counts |na| x |nb| and a [TB][TA] block. The tile starts at K's
- * index |tka| and L's index |tlb|; the other dimensions are |x|'s. */
+ * index |tka| and L's index |tlb|; the other dimensions are |x|'s. |stream| (full tiles
+ * only): phase 2 writes the outputs' [TA][TB] blocks ob<j>, whose TA rows are then
+ * streamed out (streaming stores, above). */
 static void transpose_tile(em *e, const group *g, const tplan *p, const ix *x, const char *tka,
                            const char *tlb, const char *na, const char *nb, const char *const *blk,
-                           bool full) {
+                           bool full, bool stream) {
     int64_t mark = e->ncse;
     int64_t ta = p->ta, tb = p->tb;
     /* Phase 1: the operands, rows along K. */
@@ -1345,17 +1457,19 @@ static void transpose_tile(em *e, const group *g, const tplan *p, const ix *x, c
         line(e, "for (int64_t ja = 0; ja < %" PRId64 "; ja++) {", tb);
         e->indent++;
         for (int64_t j = 0; j < p->nt; j++) {
-            /* The next tile's row of an operand read straight from an input: fetched while
-             * this one is worked on (about a quarter faster out of cache). */
+            /* The next tile's row of an operand read straight from an input (the next
+             * along K, the order of transpose_nest): fetched while this one is worked on
+             * (about a quarter faster out of cache). */
             const cxla_instr *op = p->t[j]->operands[0];
             int64_t in = input_index(e, op);
             if (in < 0) continue;
             int64_t size = (int64_t)cxla_type_storage(op->shape.type);
-            const char *next =
-                F("(%s + %" PRId64 " + ja < %" PRId64 " ? %s + %" PRId64 " + ja : %" PRId64 ")",
-                  tlb, tb, p->dl, tlb, tb, p->dl - 1);
             for (int64_t c = 0; c < ta; c += 64 / size) {
-                ix z = tile_ix(e, p, x, F("(%s + %" PRId64 ")", tka, c), next, p->t[j]);
+                int64_t ahead = ta + c;
+                const char *next =
+                    F("(%s + %" PRId64 " < %" PRId64 " ? %s + %" PRId64 " : %" PRId64 ")", tka,
+                      ahead, p->dk, tka, ahead, p->dk - 1);
+                ix z = tile_ix(e, p, x, next, F("(%s + ja)", tlb), p->t[j]);
                 line(e, "CXLA_PREFETCH(&p%" PRId64 "[%s]);", in, ix_lin(e, &z));
             }
         }
@@ -1398,10 +1512,20 @@ static void transpose_tile(em *e, const group *g, const tplan *p, const ix *x, c
             cse_add(e, p->t[j], key,
                     full ? F("%s[jg * %" PRId64 " + ja * 8 + %" PRId64 "]", blk[j], tb * 8, k8)
                          : F("%s[ja * %" PRId64 " + jb]", blk[j], ta));
+        if (stream) e->stream_at = F("(jg * 8 + %" PRId64 ") * %" PRId64 " + ja", k8, tb);
         store_group(e, g, &w);
+        e->stream_at = NULL;
         cse_reset(e, mark);
     }
     close_loops(e, 2);
+    if (!stream) return;
+    /* Phase 3: the outputs' rows, from the local blocks to memory. */
+    line(e, "for (int64_t jr = 0; jr < %" PRId64 "; jr++) {", ta);
+    e->indent++;
+    ix w = tile_ix(e, p, x, F("(%s + jr)", tka), tlb, NULL);
+    stream_out(e, g, ix_lin(e, &w), F("jr * %" PRId64, tb), tb);
+    cse_reset(e, mark);
+    close_loops(e, 1);
 }
 
 /* A transposing nest (see above): the dimensions larger than 1 in order, K as tiles of TA
@@ -1422,8 +1546,22 @@ static void transpose_nest(em *e, const group *g, const cxla_shape *s, const tpl
         line(e, "_Alignas(64) %s %s[%" PRId64 "];", cpu_emit_ctype(p->t[j]->shape.type), blk[j],
              p->ta * p->tb);
     }
+    /* Full tiles stream their rows out when the outputs are large (see above) and the
+     * rows of a tile start on lines wherever the output does (rows of whole lines); the
+     * edges store as they are. */
+    bool stream =
+        p->ta % 8 == 0 && stream_group(g) && stream_lines(g, p->tb) && stream_lines(g, p->dl);
+    if (stream) stream_blocks(e, g, p->ta * p->tb);
     int opened = 0;
     const char *tka = "tka", *na = "na";
+    /* K is walked in super-blocks of SB elements, a page (4 KiB) of an operand row or 16
+     * tiles, whichever is more: all of L for one super-block, then the next. A 64-row
+     * strip of the operand then stays on the same 64 pages for the super-block's tiles, and
+     * its SB output rows on SB pages for 4 KiB of L, so the TLB keeps both (tiles that ran
+     * along L first took a miss for every operand row of every tile: 8192x8192 f32). */
+    int64_t size = (int64_t)cxla_type_storage(p->t[0]->shape.type), sb = p->ta * 16;
+    if (sb * size < 4096) sb = 4096 / size / p->ta * p->ta;
+    const char *k_hi = NULL;
     for (int64_t j = 0; j < nb; j++) {
         int64_t k = which[j];
         if (p->in_l[k] || (p->in_k[k] && k != p->tk)) continue;
@@ -1436,11 +1574,12 @@ static void transpose_nest(em *e, const group *g, const cxla_shape *s, const tpl
                 hi = F("(end * %" PRId64 " < %" PRId64 " ? end * %" PRId64 " : %" PRId64 ")", p->ta,
                        p->dk, p->ta, p->dk);
             }
-            line(e, "for (int64_t %s = %s; %s < %s; %s += %" PRId64 ") {", tka, lo, tka, hi, tka,
-                 p->ta);
+            line(e, "const int64_t k_hi = %s;", hi);
+            line(e, "for (int64_t tks = %s; tks < k_hi; tks += %" PRId64 ") {", lo, sb);
             e->indent++;
-            line(e, "const int64_t %s = %s - %s < %" PRId64 " ? %s - %s : %" PRId64 ";", na, hi,
-                 tka, p->ta, hi, tka, p->ta);
+            line(e, "const int64_t tke = k_hi - tks < %" PRId64 " ? k_hi : tks + %" PRId64 ";", sb,
+                 sb);
+            k_hi = "tke";
         } else {
             const char *hi = j == 0 ? hi_of(e, s->dims[k]) : F("%" PRId64, s->dims[k]);
             const char *i = F("i%" PRId64, k);
@@ -1457,16 +1596,23 @@ static void transpose_nest(em *e, const group *g, const cxla_shape *s, const tpl
     opened++;
     line(e, "const int64_t %s = %" PRId64 " - %s < %" PRId64 " ? %" PRId64 " - %s : %" PRId64 ";",
          nl, p->dl, tlb, p->tb, p->dl, tlb, p->tb);
+    if (k_hi) { /* the tiles of K's super-block */
+        line(e, "for (int64_t %s = tks; %s < %s; %s += %" PRId64 ") {", tka, tka, k_hi, tka, p->ta);
+        e->indent++;
+        opened++;
+        line(e, "const int64_t %s = %s - %s < %" PRId64 " ? %s - %s : %" PRId64 ";", na, k_hi, tka,
+             p->ta, k_hi, tka, p->ta);
+    }
     bool fits = p->ta % 8 == 0;
     if (fits) {
         line(e, "if (%s == %" PRId64 " && %s == %" PRId64 ") {", na, p->ta, nl, p->tb);
         e->indent++;
-        transpose_tile(e, g, p, &x, tka, tlb, na, nl, blk, true);
+        transpose_tile(e, g, p, &x, tka, tlb, na, nl, blk, true, stream);
         e->indent--;
         line(e, "} else {");
         e->indent++;
     }
-    transpose_tile(e, g, p, &x, tka, tlb, na, nl, blk, false);
+    transpose_tile(e, g, p, &x, tka, tlb, na, nl, blk, false, false);
     if (fits) close_loops(e, 1);
     close_loops(e, opened);
 }
@@ -2495,8 +2641,11 @@ static cxla_status emit_kernel_info(const cxla_instr *instr, const char *name, c
         cxla_strbuf_printf(out, "    (void)in;\n    if (end > %" PRId64 ") end = %" PRId64 ";\n",
                            range, range);
         cxla_strbuf_puts(out, "    if (begin < 0) begin = 0;\n    if (begin >= end) return;\n");
-        cxla_strbuf_printf(out, "    %s_body(%s%s%s, begin, end);\n}\n\n", name, e->out_args, sep,
+        cxla_strbuf_printf(out, "    %s_body(%s%s%s, begin, end);\n", name, e->out_args, sep,
                            e->in_args);
+        /* Streaming stores are weakly ordered: done before the caller's barrier. */
+        if (e->streamed) cxla_strbuf_puts(out, "    CXLA_STREAM_FENCE();\n");
+        cxla_strbuf_puts(out, "}\n\n");
         if (out->failed || body.failed || hoist.failed || e->consts.failed || e->helpers.failed ||
             cpu_emit_fmt_failed())
             st = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s",

@@ -31,6 +31,8 @@ static size_t round16(size_t n) {
  * steps) for its next literals of that size; a thread's blocks are freed when it exits
  * (the main thread's at process exit, by the system). */
 enum { CACHE_MAX = 1024, CACHE_CLASSES = CACHE_MAX / 16, CACHE_DEPTH = 32 };
+/* Array data of this many bytes and more starts on a 64-byte line (create_plain_array). */
+enum { BIG_DATA = 4096 };
 
 typedef struct block_cache {
     void *free[CACHE_CLASSES]; /* blocks of (class + 1) * 16 bytes, linked by first word */
@@ -175,12 +177,21 @@ static cxla_literal *create_plain_array(const cxla_shape *shape, bool *oom) {
     size_t shape_at = head + round16(size), dims_at = shape_at + round16(sizeof(cxla_shape));
     size_t layout_at = dims_at + arr, m2m_at = layout_at + round16(sizeof(cxla_layout));
     size_t total = shared ? layout_at : m2m_at + arr;
+    /* The data of a big array starts on a 64-byte line (as NumPy's and PyTorch's do): the
+     * cpu backend's streaming stores write whole lines of a result (src/cpu/emit.c), and
+     * vector loads stay within lines. Big blocks come from calloc (zeroed whole, not
+     * cached), so the padding costs nothing else. */
+    size_t slack = size >= BIG_DATA ? 48 : 0;
     uint8_t cls;
     /* Zeroed: the struct and the data; the shape's part is written below. */
-    char *block = block_alloc_zeroing(total, shape_at, &cls);
+    char *block = block_alloc_zeroing(total + slack, shape_at + slack, &cls);
     if (!block) {
         *oom = true;
         return NULL;
+    }
+    if (slack) {
+        size_t pad = (64 - (((uintptr_t)block + head) & 63)) & 63;
+        head += pad, shape_at += pad, dims_at += pad, layout_at += pad, m2m_at += pad;
     }
     cxla_literal *lit = (cxla_literal *)block;
     lit->cache_class = cls;

@@ -438,6 +438,48 @@ static void transpose_cases(void) {
     for (size_t i = 0; i < CXLA_ARRAY_SIZE(texts); i++) add_case("%s", texts[i]);
 }
 
+/* Results that stream (emit.c's streaming stores; CXLA_CPU_STREAM_BYTES=1 lets small
+ * ones stream): transposes whose output rows are whole 64-byte lines, with partial tiles
+ * along both tiled dimensions, every element size, batched; a transposing fusion with two
+ * outputs; flat elementwise kernels with a tail, one and two outputs of different types;
+ * last, two flat kernels that do not stream (stream_flat). */
+static void stream_cases(void) {
+    const char *const texts[] = {
+        "HloModule m\nENTRY e {\n  p = f32[144,67] parameter(0)\n"
+        "  ROOT r = f32[67,144] transpose(p), dimensions={1,0}\n}\n",
+        "HloModule m\nENTRY e {\n  p = bf16[160,70] parameter(0)\n"
+        "  ROOT r = bf16[70,160] transpose(p), dimensions={1,0}\n}\n",
+        "HloModule m\nENTRY e {\n  p = f64[72,35] parameter(0)\n"
+        "  ROOT r = f64[35,72] transpose(p), dimensions={1,0}\n}\n",
+        "HloModule m\nENTRY e {\n  p = u8[192,130] parameter(0)\n"
+        "  ROOT r = u8[130,192] transpose(p), dimensions={1,0}\n}\n",
+        "HloModule m\nENTRY e {\n  p = f32[2,3,96,67] parameter(0)\n"
+        "  ROOT r = f32[2,3,67,96] transpose(p), dimensions={0,1,3,2}\n}\n",
+        "HloModule m\nf {\n  x = s32[144,69] parameter(0)\n  y = s32[144,69] parameter(1)\n"
+        "  tx = s32[69,144] transpose(x), dimensions={1,0}\n"
+        "  ty = s32[69,144] transpose(y), dimensions={1,0}\n  s = s32[69,144] subtract(tx, ty)\n"
+        "  n = s32[69,144] negate(tx)\n  ROOT o = (s32[69,144], s32[69,144]) tuple(s, n)\n}\n"
+        "ENTRY e {\n  p0 = s32[144,69] parameter(0)\n  p1 = s32[144,69] parameter(1)\n"
+        "  ROOT r = (s32[69,144], s32[69,144]) fusion(p0, p1), kind=kLoop, calls=f\n}\n",
+        "HloModule m\nf {\n  x = f32[4099] parameter(0)\n  y = f32[4099] parameter(1)\n"
+        "  a = f32[4099] multiply(x, y)\n  ROOT b = f32[4099] add(a, x)\n}\n"
+        "ENTRY e {\n  p0 = f32[4099] parameter(0)\n  p1 = f32[4099] parameter(1)\n"
+        "  ROOT r = f32[4099] fusion(p0, p1), kind=kLoop, calls=f\n}\n",
+        "HloModule m\nf {\n  x = f32[3001] parameter(0)\n  y = f32[3001] parameter(1)\n"
+        "  z = f32[3001] parameter(2)\n  n = f32[3001] add(x, y)\n  m = f32[3001] multiply(n, z)\n"
+        "  c = bf16[3001] convert(m)\n  ROOT o = (f32[3001], bf16[3001]) tuple(n, c)\n}\n"
+        "ENTRY e {\n  p0 = f32[3001] parameter(0)\n  p1 = f32[3001] parameter(1)\n"
+        "  p2 = f32[3001] parameter(2)\n"
+        "  ROOT r = (f32[3001], bf16[3001]) fusion(p0, p1, p2), kind=kLoop, calls=f\n}\n",
+        /* Not streamed: a transcendental function (compute-bound), one input per output. */
+        "HloModule m\nENTRY e {\n  p = f32[4099] parameter(0)\n"
+        "  ROOT r = f32[4099] exponential(p)\n}\n",
+        "HloModule m\nENTRY e {\n  p = f32[4099] parameter(0)\n"
+        "  ROOT r = f32[4099] negate(p)\n}\n",
+    };
+    for (size_t i = 0; i < CXLA_ARRAY_SIZE(texts); i++) add_case("%s", texts[i]);
+}
+
 /* Whether element bits |x| of float type |t| are a NaN. Two NaNs that differ only in sign
  * or payload count as equal: when both operands of an addition are NaN, which one the
  * hardware returns depends on the operand order the C compiler picked (it commutes
@@ -804,6 +846,9 @@ static bool within_fast_math_bound(const cxla_instr *root, cxla_type t, size_t e
     return (d < 0 ? -d : d) <= allowed;
 }
 
+/* Bytes from a 64-byte line to where run_case's outputs start (a multiple of 16). */
+static int out_offset;
+
 /* Runs case |i| on random inputs on the interpreter and the kernel; compares. The kernel
  * runs its whole range at once (|rep| 0) or in parts split at odd places, as threads run
  * it (any split must give the same bits). */
@@ -850,12 +895,17 @@ static void run_case(cpu_library *lib, int i, int rep) {
                 want[j] = cxla_literal_tuple_element_const(expected, j);
         else
             want[0] = expected;
-        void *out[8];
+        void *out[8], *blocks[8];
         size_t sizes[8];
         for (int64_t j = 0; j < nout; j++) {
             const cxla_shape *sh = cxla_literal_shape(want[j]);
             sizes[j] = (size_t)cxla_literal_element_count(want[j]) * cxla_type_storage(sh->type);
-            out[j] = calloc(1, sizes[j] + 1);
+            /* On a 64-byte line, or out_offset bytes after one (streaming stores: whole
+             * lines, plain stores where the output is off the lines). */
+            size_t total = (sizes[j] + (size_t)out_offset + 64) / 64 * 64;
+            blocks[j] = aligned_alloc(64, total);
+            if (blocks[j]) memset(blocks[j], 0, total);
+            out[j] = blocks[j] ? (unsigned char *)blocks[j] + out_offset : NULL;
         }
         static const int64_t cuts[3][3] = {{INT64_MAX}, {37, INT64_MAX}, {1, 66, INT64_MAX}};
         int64_t lo = 0;
@@ -895,7 +945,7 @@ static void run_case(cpu_library *lib, int i, int rep) {
                     break;
                 }
             }
-            free(out[j]);
+            free(blocks[j]);
         }
         cxla_literal_free(expected);
     }
@@ -1160,6 +1210,63 @@ static void test_transposes_against_interpreter(void) {
     ncases = 0;
 }
 
+/* Streaming stores (stream_cases) against the interpreter: emitted as if the results were
+ * large, compiled natively and as portable output, run with split ranges into outputs on
+ * 64-byte lines (the non-temporal stores) and 16 bytes off them (plain stores); without
+ * CXLA_CPU_STREAM_BYTES the same small results do not stream. */
+static void test_streams_against_interpreter(void) {
+    setup_cache();
+    ncases = 0;
+    stream_cases();
+    size_t len = 0;
+    int emitted = 0;
+    char *tu = emit_all(&len, &emitted);
+    CHECK(tu != NULL);
+    CHECK(tu && strstr(tu, "cxla_stream_line(&o") == NULL);
+    free(tu);
+    for (int i = 0; i < ncases; i++) cxla_module_destroy(tcases[i].module);
+    setenv("CXLA_CPU_STREAM_BYTES", "1", 1);
+    tu = emit_all(&len, &emitted);
+    unsetenv("CXLA_CPU_STREAM_BYTES");
+    CHECK(tu != NULL);
+    CHECK(emitted == ncases);
+    /* Every case streams (a transpose's rows, a flat kernel's blocks, both outputs) but the
+     * last two, flat kernels bound by their computation or with one input. */
+    for (int i = 0; i < ncases && tu; i++) {
+        char fence[64];
+        snprintf(fence, sizeof fence, "%s_body(", tcases[i].name);
+        const char *at = strstr(tu, fence), *next = at ? strstr(at, "CXLA_STREAM_FENCE();") : NULL;
+        const char *end = at ? strstr(at + 1, "/* ---- k") : NULL;
+        bool streamed = next && (!end || next < end);
+        CHECK_MSG(streamed == (i < ncases - 2), "case %d: streams %d:\n%s", i, streamed,
+                  tcases[i].text);
+    }
+    CHECK(tu && strstr(tu, "cxla_stream_line(&o1[") != NULL);
+    const char *flags[2] = {"-O2 -march=native -Wall -Wextra -Werror",
+                            "-O2 -std=c11 -DCXLA_PORTABLE -Wall -Wextra -Werror"};
+    for (int f = 0; f < 2 && tu; f++) {
+        const char *sources[1] = {tu};
+        size_t lengths[1] = {len};
+        cpu_library *lib = NULL;
+        setenv("CXLA_CFLAGS", flags[f], 1);
+        CHECK_OK(cpu_library_compile(sources, lengths, 1, "test_emit streams", &lib));
+        unsetenv("CXLA_CFLAGS");
+        for (int off = 0; off <= 16 && lib; off += 16) {
+            out_offset = off;
+            for (int i = 0; i < ncases; i++)
+                for (int rep = 0; rep < 3; rep++) run_case(lib, i, rep);
+        }
+        out_offset = 0;
+        cpu_library_close(lib);
+    }
+    free(tu);
+    for (int i = 0; i < ncases; i++) {
+        cxla_module_destroy(tcases[i].module);
+        free(tcases[i].text);
+    }
+    ncases = 0;
+}
+
 /* The complex functions (complex_cases) against the interpreter, in a translation unit of
  * their own, compiled by gcc and by clang (where installed; both have <complex.h>) and run
  * with split ranges: C99's functions with every combination of NaN, +-inf, -0 and denormal
@@ -1198,5 +1305,5 @@ static void test_complex_against_interpreter(void) {
 }
 
 TEST_MAIN(TEST(test_against_interpreter), TEST(test_transposes_against_interpreter),
-          TEST(test_complex_against_interpreter), TEST(test_window_gather_scatter_are_kernels),
-          TEST(test_pool_nan_payloads))
+          TEST(test_streams_against_interpreter), TEST(test_complex_against_interpreter),
+          TEST(test_window_gather_scatter_are_kernels), TEST(test_pool_nan_payloads))
