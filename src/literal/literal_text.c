@@ -869,9 +869,11 @@ static bool parse_dense(parser *P, cxla_literal *lit) {
         /* A single value without braces for an array shape: XLA's ParseDenseLiteral stores
          * it at linear index 0 and leaves the other elements zero ("f32[3] constant(7)" is
          * {7, 0, 0}). The literal's bytes are zero already; index 0 is offset 0 in every
-         * layout. An array of no elements has no index 0. */
-        int64_t n = 1;
-        for (int64_t i = 0; i < shape->rank; i++) n *= shape->dims[i];
+         * layout. An array of no elements (a dynamic one of size 0 among them: its
+         * sizes, not its bounds, count) has no index 0. */
+        int64_t sizes[CXLA_MAX_RANK], n = 1;
+        cxla_literal_sizes(lit, sizes);
+        for (int64_t i = 0; i < shape->rank; i++) n *= sizes[i];
         if (n == 0)
             return fail_at(P, P->pos,
                            "tries to set a value to a literal in shape %s[...] of no elements "

@@ -716,6 +716,10 @@ static void test_xla_dense_forms(void) {
     CHECK_REPRINT("u64[2] {-1, -9223372036854775808}",
                   "{18446744073709551615, 9223372036854775808}");
     CHECK_REPRINT("pred[3] {2, 0, -1}", "{1, 0, 1}");
+    /* A dynamic literal's sizes, not its bounds, say whether index 0 exists (the literal
+     * fuzzer found "f32[<=4](0) 2" accepted, with 2 in its padding). */
+    CHECK_PARSE_ERROR(NULL, "f32[<=4](0) 2", "of no elements at linear index 0", "column 13");
+    CHECK_PARSE_ERROR(NULL, "f32[3,<=2](3,0) 2", "of no elements", "column 17");
 }
 
 TEST_MAIN(TEST(test_print_integers), TEST(test_print_f32_f64), TEST(test_print_f16_bf16),
