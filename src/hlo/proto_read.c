@@ -383,6 +383,10 @@ uint32_t cxla_proto_literal_field(cxla_type type, int *out_wire) {
 
 static cxla_status decode_literal(rd *d, const uint8_t *p, size_t len, cxla_literal **out);
 
+/* The most positions an empty array literal may have before its first zero dimension: its
+ * text (the module's, which cxla reads the proto into) holds braces for each. */
+enum { EMPTY_OUTER_MAX = 1 << 20 };
+
 static cxla_status fill_array(rd *d, const msg *m, cxla_literal *lit) {
     const cxla_shape *sh = cxla_literal_shape(lit);
     cxla_type t = sh->type;
@@ -391,6 +395,17 @@ static cxla_status fill_array(rd *d, const msg *m, cxla_literal *lit) {
     uint32_t fn = literal_field(t, &wire);
     if (!fn)
         return cxla_error(CXLA_STATUS_UNIMPLEMENTED, "LiteralProto of type %s", cxla_type_name(t));
+    if (n == 0) {
+        /* An empty array prints a pair of braces for every position of its dimensions
+         * before the last zero one: f32[99,97,108,108,0] would be 113 million of them. */
+        int64_t outer = 1;
+        for (int64_t i = 0; i < sh->rank && sh->dims[i] != 0; i++)
+            if ((outer = outer * sh->dims[i]) > EMPTY_OUTER_MAX)
+                return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                                  "LiteralProto of an empty array with over %d positions "
+                                  "in its dimensions before the zero one",
+                                  EMPTY_OUTER_MAX);
+    }
     uint8_t *data = cxla_literal_data(lit);
     size_t storage = cxla_type_storage(t);
     if (wire == PW_LEN) {
