@@ -465,6 +465,24 @@ static cxla_status fill_array(rd *d, const msg *m, cxla_literal *lit) {
     return st;
 }
 
+/* Every element takes at least one bit of the message (packed one-bit values), and a
+ * value of 8 bytes in memory at least one byte of it; an array that the message cannot
+ * fill is refused before it is allocated (fuzz_proto turned a dimension of a 200-byte
+ * module into a request for 28 GB). The byte bound leaves room for padded layouts. */
+static cxla_status check_fillable(const cxla_shape *sh, size_t len) {
+    int64_t n = 0;
+    size_t bytes = 0;
+    CXLA_RETURN_IF_ERROR(cxla_shape_element_count(sh, &n));
+    CXLA_RETURN_IF_ERROR(cxla_shape_byte_size(sh, &bytes));
+    uint64_t room = 8 * ((uint64_t)len + 8);
+    if ((uint64_t)n > room || bytes > 8 * room)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "LiteralProto of %s: %" PRId64 " elements (%zu bytes) cannot come "
+                          "from a message of %zu bytes",
+                          cxla_type_name(sh->type), n, bytes, len);
+    return NULL;
+}
+
 static cxla_status decode_literal(rd *d, const uint8_t *p, size_t len, cxla_literal **out) {
     if (d->depth > 64)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "LiteralProto nested too deeply");
@@ -501,7 +519,8 @@ static cxla_status decode_literal(rd *d, const uint8_t *p, size_t len, cxla_lite
             st = cxla_literal_create(&sh, out);
         } else {
             cxla_literal *lit = NULL;
-            st = cxla_literal_create(&sh, &lit);
+            st = check_fillable(&sh, len);
+            if (!st) st = cxla_literal_create(&sh, &lit);
             if (!st) st = fill_array(d, m, lit);
             if (st)
                 cxla_literal_free(lit);
