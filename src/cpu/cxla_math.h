@@ -275,11 +275,24 @@ CXLA_M_INLINE float cxla_f32_expm1(float x) {
     return cxla_m_self(tiny, x, v);
 }
 
+/* cxla_f32_exp for x <= 0 (either zero) or NaN, bit for bit, in four instructions fewer:
+ * no upper clamp, and b = 64 always (for x = -0 or +0, k = 0 and the result is 1 exactly
+ * whichever b). */
+CXLA_M_INLINE float cxla_m_exp_nonpos(float x) {
+    int under = x < -104.0f;
+    float c = cxla_m_self(under, -104.0f, x); /* NaN stays NaN */
+    float k;
+    uint32_t kb;
+    float r = cxla_m_exp_reduce(c, &k, &kb);
+    float p = 1.0f + cxla_m_expm1_poly(r);
+    return (p * cxla_m_u2f((kb + (127u + 64u)) << 23)) * 0x1p-64f;
+}
+
 /* 1 / (1 + e^-x) as e / (1 + e) for x < 0 and 1 / (1 + e) for x >= 0, with e = e^-|x| in
  * (0, 1]: e never overflows, 1 + e does not cancel, and for x below -87.3 (denormal
  * results) 1 + e is 1 and the result is e itself, rounded as exp's. One division. */
 CXLA_M_INLINE float cxla_f32_logistic(float x) {
-    float e = cxla_f32_exp(-cxla_m_absf(x));
+    float e = cxla_m_exp_nonpos(-cxla_m_absf(x));
     int neg = x < 0.0f;
     float n = cxla_m_self(neg, e, 1.0f);
     return n / (1.0f + e); /* NaN: e is NaN */
