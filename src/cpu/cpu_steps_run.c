@@ -229,6 +229,7 @@ static cxla_status run_handler(run *r, const step *sp) {
     if (!r->ictx_ready) {
         CXLA_RETURN_IF_ERROR(interp_ctx_init(&r->ictx, r->p->module, r->options));
         r->ictx_ready = true;
+        r->ictx.reported_non_finite = r->reported; /* --check-finite reports once */
     }
     int64_t n = in->operand_count, next = 0;
     cxla_literal **ops = calloc((size_t)(n ? n : 1), sizeof(*ops));
@@ -705,7 +706,12 @@ static const cxla_instr *blame_fused(run *r, const step *sp, const saved_operand
             return NULL;
         }
         r->ictx_ready = true;
+        r->ictx.reported_non_finite = r->reported;
     }
+    /* The interpreter's own report stays silent (a reducer run by its driver): this
+     * search reports once, below. */
+    bool quiet = r->ictx.reported_non_finite;
+    r->ictx.reported_non_finite = true;
     /* The operands' leaves, the saved copies in place of what the step overwrote. */
     void **ptr = malloc((size_t)(sp->in_count ? sp->in_count : 1) * sizeof(void *));
     int64_t *ids = malloc((size_t)(sp->in_count ? sp->in_count : 1) * sizeof(int64_t));
@@ -765,6 +771,7 @@ static const cxla_instr *blame_fused(run *r, const step *sp, const saved_operand
     free(slot);
     free(ptr);
     free(ids);
+    r->ictx.reported_non_finite = quiet;
     return culprit;
 }
 
@@ -779,6 +786,7 @@ static void report_non_finite(run *r, const step *sp, const saved_operands *sv) 
             d ? d : sp->instr->name);
     free(d);
     r->reported = true;
+    r->ictx.reported_non_finite = true; /* once per run, the handlers' driver included */
 }
 
 /* Out of memory in a step names the instruction, as the interpreter's driver does (unless
@@ -823,7 +831,10 @@ static cxla_status run_seq(run *r, const seq *q) {
             sp->kind == S_KERNEL && sp->bounds != B_STATIC
                 ? (sp->instr->shape.type == CXLA_TUPLE ? sp->instr->shape.tuple_count : 1)
                 : sp->out_count;
-        if (check && !leaves_finite(r, sp->out, outs)) report_non_finite(r, sp, &sv);
+        /* A handler whose computation the interpreter's driver ran may have reported. */
+        if (r->ictx_ready && r->ictx.reported_non_finite) r->reported = true;
+        if (check && !r->reported && !leaves_finite(r, sp->out, outs))
+            report_non_finite(r, sp, &sv);
         free_saved(&sv);
     }
     return NULL;
