@@ -669,6 +669,11 @@ static bool overlaps(const run *r, int64_t a, int64_t b) {
     return pa && pb && na && nb && pa < pb + nb && pb < pa + na;
 }
 
+static void free_saved(saved_operands *sv) {
+    for (int64_t k = 0; k < sv->count; k++) free(sv->copy[k]);
+    free(sv->copy);
+}
+
 static void save_operands(const run *r, const step *sp, saved_operands *sv) {
     *sv = (saved_operands){0};
     sv->copy = calloc((size_t)(sp->in_count ? sp->in_count : 1), sizeof(void *));
@@ -681,13 +686,13 @@ static void save_operands(const run *r, const step *sp, saved_operands *sv) {
         size_t n = r->p->values[sp->in[k]].size;
         if (!written) continue;
         sv->copy[k] = malloc(n);
-        if (sv->copy[k]) memcpy(sv->copy[k], r->ptr[sp->in[k]], n);
+        if (!sv->copy[k]) { /* memory short: nothing is blamed inside the fusion */
+            free_saved(sv);
+            *sv = (saved_operands){0};
+            return;
+        }
+        memcpy(sv->copy[k], r->ptr[sp->in[k]], n);
     }
-}
-
-static void free_saved(saved_operands *sv) {
-    for (int64_t k = 0; k < sv->count; k++) free(sv->copy[k]);
-    free(sv->copy);
 }
 
 /* The instruction of fusion step |sp| that first makes a NaN or Inf from finite operands,
