@@ -74,9 +74,10 @@ void cpu_origins_free(cpu_origins *o);
 const char *cpu_origins_name(const cpu_origins *o, const cxla_instr *in);
 /* "NAME (OPCODE, computation C, line L)" of |in| as the user wrote it (the interpreter's
  * form); inside |fusion| (not NULL) ", fused into F" and the metadata's op_name are added
- * before the parenthesis closes. A fusion instruction (|fusion| NULL) is described by its
- * fused root, "ROOT (..., fused into F with A, B, ... and N more)", so that a user can find
- * every instruction it holds. malloc'd (free()); NULL when memory is short. */
+ * before the parenthesis closes. A fusion the passes made (|fusion| NULL; a fusion the
+ * user wrote is named as written) is described by its fused root, "ROOT (..., fused into F with A,
+ * B, ... and N more)", so that a user can find every instruction it holds. malloc'd (free()); NULL
+ * when memory is short. */
 char *cpu_origins_describe(const cpu_origins *o, const cxla_instr *in, const cxla_instr *fusion);
 /* Makes |plan|'s messages name instructions by |o| (borrowed: it must outlive the plan's
  * runs; NULL: the optimized module's names). */

@@ -159,8 +159,12 @@ static void put_instr(cxla_strbuf *b, const cpu_origins *o, const cxla_instr *in
 char *cpu_origins_describe(const cpu_origins *o, const cxla_instr *in, const cxla_instr *fusion) {
     cxla_strbuf b;
     cxla_strbuf_init(&b);
+    /* A fusion the passes made (one the user wrote is named as written). */
+    const char *name = NULL, *comp = NULL;
     const cxla_computation *fc =
-        !fusion && in->opcode == CXLA_OP_FUSION ? cxla_instr_called(in, CXLA_ATTR_CALLS) : NULL;
+        !fusion && in->opcode == CXLA_OP_FUSION && !origin_of(o, in, &name, &comp)
+            ? cxla_instr_called(in, CXLA_ATTR_CALLS)
+            : NULL;
     if (fc && fc->root) {
         /* A fusion: its root as the user wrote it (the fusion itself when the root is a
          * tuple of several results), with the others it holds. */
