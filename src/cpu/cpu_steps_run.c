@@ -808,7 +808,12 @@ static cxla_status name_oom(const run *r, const step *sp, cxla_status s) {
 static cxla_status run_seq(run *r, const seq *q) {
     for (int64_t i = 0; i < q->count; i++) {
         const step *sp = &q->steps[i];
-        if (check_cancel(r)) return cancelled_at(r, sp);
+        /* Not before a copy inside the run: a loop's state or a branch's result copied
+         * under the while's or conditional's name would be named instead of the
+         * instruction the run is at (the next step, or the back-edge, checks). The run's
+         * first step is checked whatever it is: a request made before the run stops it. */
+        bool first = q == &r->p->entry && i == 0;
+        if ((sp->kind != S_COPY || first) && check_cancel(r)) return cancelled_at(r, sp);
         bool check = r->check_finite && !r->reported && finite_checked(sp) &&
                      leaves_finite(r, sp->in, sp->in_count);
         static const char *const kinds[] = {
