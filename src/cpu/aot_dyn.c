@@ -234,6 +234,16 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
         *out_bounds = AB_DOT;
         return NULL;
     }
+    /* The moves of elements by the run-time sizes and float sums in the interpreter's
+     * pairwise order at the sizes: steps of their own (aot_dmove.c). */
+    if (aot_jit_move_ok(in)) {
+        *out_bounds = AB_MOVE;
+        return NULL;
+    }
+    if (aot_jit_float_sum_ok(in)) {
+        *out_bounds = AB_SUM;
+        return NULL;
+    }
     int kind = aot_jit_bounds_kind(in);
     if (kind == AOT_JIT_REDUCE) {
         const cxla_instr *init = in->operands[1];
@@ -288,7 +298,7 @@ cxla_status aot_dyn_place(acomp *c) {
 /* ---- writing C ------------------------------------------------------------------------ */
 
 /* The sizes of leaf |l| as a `const int64_t *` expression. */
-static void put_sizes(const acomp *c, int64_t l, cxla_strbuf *b) {
+void aot_dyn_put_sizes(const acomp *c, int64_t l, cxla_strbuf *b) {
     const cxla_shape *s = c->leaves[l].shape;
     if (c->dyn_off && c->dyn_off[l] >= 0) {
         cxla_strbuf_printf(b, "(dz + %" PRId64 ")", c->dyn_off[l]);
@@ -302,8 +312,8 @@ static void put_sizes(const acomp *c, int64_t l, cxla_strbuf *b) {
 
 /* A failure with a message from printf format |fmt| (every conversion an int64_t), whose
  * values are the C expressions |vals|, naming |in| as exec_error does: code |code|. */
-static void put_fail(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
-                     const char *code, const char *fmt, const char *const *vals, int nv) {
+void aot_dyn_put_fail(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
+                      const char *code, const char *fmt, const char *const *vals, int nv) {
     /* exec_error's own prefix, around a marker. */
     cxla_status s = exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "%s", "\x01");
     const char *msg = s ? cxla_status_message(s) : "\x01";
@@ -373,7 +383,7 @@ static void put_align(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr 
         cxla_strbuf t;
         cxla_strbuf_init(&t);
         cxla_strbuf_printf(&t, "%s    ", ind);
-        put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_DISAGREE, vals, 6);
+        aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_DISAGREE, vals, 6);
         cxla_strbuf_free(&t);
     }
     if (first < 0) return;
@@ -389,8 +399,8 @@ static void put_align(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr 
 /* The statements that set |out| (an int64_t array of the result's rank) to the sizes of
  * |in| (not a fusion) from its operands' sizes |ops| (C expressions), by exec_dynamic_sizes'
  * rules (sizes_one in src/exec/dynamic.c; keep them in step). */
-static cxla_status put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
-                            const char *const *ops, const char *out) {
+cxla_status aot_dyn_put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
+                             const char *const *ops, const char *out) {
     const cxla_shape *ys = &in->shape;
     int64_t n = in->operand_count, rank = 0;
     bool any_dynamic = false;
@@ -435,7 +445,11 @@ static cxla_status put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla_
     char v[4][48];
     exec_dyn_kind kind = exec_dynamic_kind(in->opcode);
     if (any_dynamic && (kind == EXEC_DYN_SAME || kind == EXEC_DYN_CONCAT)) {
+        int64_t skip = -1, ncd = 0; /* concatenate: the operands differ along their dimension */
+        const int64_t *cd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &ncd);
+        if (kind == EXEC_DYN_CONCAT && ncd == 1) skip = cd[0];
         for (int64_t d = 0; d < rank; d++) {
+            if (d == skip) continue;
             int64_t ks[64], ds[64], m = 0;
             for (int64_t k = 0; k < n; k++) {
                 if (in->operands[k]->shape.rank != rank) continue;
@@ -517,12 +531,12 @@ static cxla_status put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla_
         cxla_strbuf_printf(&t, "%s    ", J);
         if (!s && unknown == 1 && p != 0) {
             cxla_strbuf_printf(b, "%sif (real %% %" PRId64 " != 0)\n", J, p);
-            put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_RESHAPE_MULTIPLE,
+            aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_RESHAPE_MULTIPLE,
                      vals, 2);
             cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = real / %" PRId64 ";\n", J, out, u, p);
         } else if (!s && unknown == 0) {
             cxla_strbuf_printf(b, "%sif (real != %" PRId64 ")\n", J, p);
-            put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_RESHAPE_STATIC, vals,
+            aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_RESHAPE_STATIC, vals,
                      2);
         }
         cxla_strbuf_printf(b, "%s(void)real;\n", J);
@@ -559,7 +573,7 @@ static cxla_status put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla_
                 cxla_strbuf t;
                 cxla_strbuf_init(&t);
                 cxla_strbuf_printf(&t, "%s        ", J);
-                put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_SLICE_PAST, vals,
+                aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_SLICE_PAST, vals,
                          5);
                 cxla_strbuf_free(&t);
             }
@@ -577,6 +591,9 @@ static cxla_status put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla_
             }
             cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r0[%" PRId64 "];\n", J, out, bd[i], i);
         }
+    } else if (in->opcode == CXLA_OP_REVERSE && n == 1) {
+        for (int64_t d = 0; d < ys->rank; d++)
+            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r0[%" PRId64 "];\n", J, out, d, d);
     } else if (in->opcode == CXLA_OP_TRANSPOSE) {
         int64_t np = 0;
         const int64_t *perm = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &np);
@@ -613,13 +630,13 @@ static cxla_status put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla_
         if (!exec_shape_dim_dynamic(ys, d)) {
             cxla_strbuf_printf(b, "%sif (%s != %" PRId64 ")\n", J, od, ys->dims[d]);
             const char *vals[3] = {num(v[0], 48, d), num(v[1], 48, ys->dims[d]), od};
-            put_fail(a, b, ind2.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_STATIC_RESULT,
+            aot_dyn_put_fail(a, b, ind2.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_STATIC_RESULT,
                      vals, 3);
         } else {
             cxla_strbuf_printf(b, "%sif (%s > %" PRId64 ")\n", J, od, ys->dims[d]);
             snprintf(t, sizeof t, "%s", od);
             const char *vals[3] = {num(v[0], 48, d), t, num(v[1], 48, ys->dims[d])};
-            put_fail(a, b, ind2.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_BEYOND_BOUND, vals,
+            aot_dyn_put_fail(a, b, ind2.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_BEYOND_BOUND, vals,
                      3);
         }
         cxla_strbuf_free(&ind2);
@@ -651,7 +668,7 @@ static cxla_status put_kernel_sizes(aot *a, const acomp *c, const astep *st, cxl
     cxla_strbuf_printf(b, "        const int64_t *const oz[%" PRId64 "] = {", n ? n : 1);
     for (int64_t k = 0; k < n; k++) {
         if (k) cxla_strbuf_puts(b, ", ");
-        put_sizes(c, st->in[k], b);
+        aot_dyn_put_sizes(c, st->in[k], b);
     }
     cxla_strbuf_puts(b, n ? "};\n" : "0};\n");
     for (int64_t e = 0; e < result_leaves(in); e++)
@@ -666,7 +683,7 @@ static cxla_status put_kernel_sizes(aot *a, const acomp *c, const astep *st, cxl
             snprintf(opb[k], sizeof opb[k], "oz[%" PRId64 "]", k);
             ops[k] = opb[k];
         }
-        return put_rule(a, b, "        ", in, ops, "rz0");
+        return aot_dyn_put_rule(a, b, "        ", in, ops, "rz0");
     }
     const cxla_computation *f = cxla_instr_called(in, CXLA_ATTR_CALLS);
     cxla_instr **order = NULL;
@@ -696,7 +713,7 @@ static cxla_status put_kernel_sizes(aot *a, const acomp *c, const astep *st, cxl
                 ops[k] = opb[k];
             }
             snprintf(name, sizeof name, "fz%" PRId64, x->id);
-            s = put_rule(a, b, "            ", x, ops, name);
+            s = aot_dyn_put_rule(a, b, "            ", x, ops, name);
         }
     }
     const cxla_instr *root = f->root;
@@ -816,7 +833,7 @@ cxla_status aot_dyn_emit_size(aot *a, const acomp *c, const astep *st, cxla_strb
     int64_t nd = 0;
     int64_t dim = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd)[0];
     cxla_strbuf_puts(b, "        const int64_t *xz = ");
-    put_sizes(c, st->in[0], b);
+    aot_dyn_put_sizes(c, st->in[0], b);
     cxla_strbuf_puts(b, ";\n");
     if (in->opcode == CXLA_OP_GET_DIMENSION_SIZE) {
         /* The bound fits in s32 (else the size might not: refused). */
@@ -835,7 +852,7 @@ cxla_status aot_dyn_emit_size(aot *a, const acomp *c, const astep *st, cxla_strb
     char v1[48], v2[48];
     const char *vals[3] = {"size", num(v1, 48, dim), num(v2, 48, xs->dims[dim])};
     /* set-dimension-size's error is OUT_OF_RANGE in the interpreter and the JIT. */
-    put_fail(a, b, "            ", in, "ERROR_DYNAMIC_SIZE", EXEC_DYN_MSG_SET_SIZE, vals, 3);
+    aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_SIZE", EXEC_DYN_MSG_SET_SIZE, vals, 3);
     size_t bytes = c->leaves[st->out[0]].size;
     if (bytes && c->leaves[st->out[0]].parent != c->leaves[st->in[0]].parent) {
         /* The whole storage, as the interpreter's handler (its padding too). */
@@ -934,6 +951,7 @@ void aot_dyn_header(const aot *a, const cxla_shape *const *as, int64_t na,
 
 void aot_dyn_helpers(const aot *a, cxla_strbuf *c) {
     const char *P = a->P;
+    aot_dmove_helpers(a, c);
     cxla_strbuf_printf(
         c,
         "/* ---- dynamic shapes ---- */\n"
