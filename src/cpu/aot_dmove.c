@@ -183,7 +183,8 @@ static const char *const dmove_text[] = {
     "    if (total > 0) memset(y, 0, (size_t)total * elem);\n"
     "    for (int64_t d = 0; d < rank; d++)\n"
     "        if (m->sizes[d] <= 0) return;\n"
-    "    for (int64_t k = 0; k < m->count; k++) @_dstrides(m->src_rank[k], m->src_dims[k], sstr[k]);\n"
+    "    for (int64_t k = 0; k < m->count; k++) @_dstrides(m->src_rank[k], m->src_dims[k], "
+    "sstr[k]);\n"
     "    if (m->op == 0) {\n"
     "        @_dreshape(m, y, ystr, sstr[0]);\n"
     "        return;\n"
@@ -354,8 +355,8 @@ static void put_index(cxla_strbuf *b, const char *ind, cxla_type t, const char *
     cxla_strbuf_printf(b, "%sint64_t %s;\n%s{\n%s    %s v;\n%s    memcpy(&v, %s, sizeof v);\n", ind,
                        name, ind, ind, ct, ind, ptr);
     if (bytes == 8 && !sgn)
-        cxla_strbuf_printf(b, "%s    %s = v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;\n",
-                           ind, name);
+        cxla_strbuf_printf(b, "%s    %s = v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;\n", ind,
+                           name);
     else
         cxla_strbuf_printf(b, "%s    %s = (int64_t)v;\n", ind, name);
     cxla_strbuf_printf(b, "%s}\n", ind);
@@ -537,9 +538,9 @@ static cxla_status put_move(aot *a, const acomp *c, const astep *st, cxla_strbuf
                        "%sm.rank = %" PRId64 ";\n%sm.count = %" PRId64 ";\n%sm.elem = %zu;\n",
                        I, P, I, I, op, I, ys->rank, I, moved, I, cxla_type_storage(ys->type));
     for (int64_t d = 0; d < ys->rank; d++)
-        cxla_strbuf_printf(b, "%sm.dims[%" PRId64 "] = %" PRId64 ";\n%sm.sizes[%" PRId64
-                           "] = rz0[%" PRId64 "];\n",
-                           I, d, ys->dims[d], I, d, d);
+        cxla_strbuf_printf(
+            b, "%sm.dims[%" PRId64 "] = %" PRId64 ";\n%sm.sizes[%" PRId64 "] = rz0[%" PRId64 "];\n",
+            I, d, ys->dims[d], I, d, d);
     int64_t cdim = -1;
     if (op == OP_CONCAT) {
         int64_t nd = 0;
@@ -558,22 +559,20 @@ static cxla_status put_move(aot *a, const acomp *c, const astep *st, cxla_strbuf
             cxla_strbuf_printf(b, "%sm.src_dims[%" PRId64 "][%" PRId64 "] = %" PRId64 ";\n", I, k,
                                d, ks->dims[d]);
             if (cut)
-                cxla_strbuf_printf(b, "%sm.src_sizes[%" PRId64 "][%" PRId64 "] = rz0[%" PRId64
-                                   "];\n",
-                                   I, k, d, d);
+                cxla_strbuf_printf(
+                    b, "%sm.src_sizes[%" PRId64 "][%" PRId64 "] = rz0[%" PRId64 "];\n", I, k, d, d);
             else
-                cxla_strbuf_printf(b, "%sm.src_sizes[%" PRId64 "][%" PRId64 "] = oz[%" PRId64
-                                   "][%" PRId64 "];\n",
-                                   I, k, d, k, d);
+                cxla_strbuf_printf(
+                    b, "%sm.src_sizes[%" PRId64 "][%" PRId64 "] = oz[%" PRId64 "][%" PRId64 "];\n",
+                    I, k, d, k, d);
         }
     }
     if (op == OP_PAD) {
         const cxla_attr *at = cxla_instr_attr(in, CXLA_ATTR_PADDING);
         for (int64_t d = 0; d < xs->rank; d++)
-            cxla_strbuf_printf(b, "%sm.lo[%" PRId64 "] = %" PRId64 ";\n%sm.interior[%" PRId64
-                               "] = %" PRId64 ";\n",
-                               I, d, at->v.padding.dims[d].low, I, d,
-                               at->v.padding.dims[d].interior);
+            cxla_strbuf_printf(
+                b, "%sm.lo[%" PRId64 "] = %" PRId64 ";\n%sm.interior[%" PRId64 "] = %" PRId64 ";\n",
+                I, d, at->v.padding.dims[d].low, I, d, at->v.padding.dims[d].interior);
     }
     if (op == OP_REVERSE) {
         int64_t nd = 0;
@@ -652,12 +651,14 @@ cxla_status aot_dmove_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf 
         if (k) cxla_strbuf_puts(b, ", ");
         aot_dyn_put_sizes(c, st->in[k], b);
     }
-    cxla_strbuf_printf(b, "%s};\n        int64_t rz0[%" PRId64 "];\n        (void)oz;\n", n ? "" : "0",
-                       ys->rank ? ys->rank : 1);
+    cxla_strbuf_printf(
+        b, "%s};\n        int64_t rz0[%" PRId64 "];\n        (void)oz;\n        (void)rz0;\n",
+        n ? "" : "0", ys->rank ? ys->rank : 1);
     CXLA_RETURN_IF_ERROR(st->bounds == AB_SUM ? put_sum(a, c, st, b) : put_move(a, c, st, b));
     int64_t l = st->out[0];
     if (c->dyn_off && c->dyn_off[l] >= 0)
-        cxla_strbuf_printf(b, "        memcpy(dz + %" PRId64 ", rz0, %" PRId64 " * sizeof(int64_t));\n",
-                           c->dyn_off[l], ys->rank);
+        cxla_strbuf_printf(
+            b, "        memcpy(dz + %" PRId64 ", rz0, %" PRId64 " * sizeof(int64_t));\n",
+            c->dyn_off[l], ys->rank);
     return NULL;
 }

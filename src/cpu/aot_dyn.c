@@ -124,7 +124,8 @@ static const char *float_fill(const cxla_instr *in) {
         !cxla_type_is_array(in->shape.type) || in->operands[1]->shape.rank != 0)
         return NULL;
     cxla_type t = in->shape.type;
-    if ((t != CXLA_F32 && t != CXLA_F64) || in->operands[0]->shape.type != t ||
+    bool in_order = t == CXLA_F16 || t == CXLA_BF16 || t == CXLA_C64 || t == CXLA_C128;
+    if ((t != CXLA_F32 && t != CXLA_F64 && !in_order) || in->operands[0]->shape.type != t ||
         in->operands[1]->shape.type != t)
         return NULL;
     const cxla_computation *c = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
@@ -133,6 +134,17 @@ static const char *float_fill(const cxla_instr *in) {
     if (x->opcode != CXLA_OP_PARAMETER || y->opcode != CXLA_OP_PARAMETER ||
         x->parameter_number == y->parameter_number || r->shape.type != t)
         return NULL;
+    /* f16 and bf16 (each step rounded to the type) and complex numbers (part by part) the
+     * interpreter folds in order from the init value, at any size: -0 (both parts) adds
+     * nothing, and 1 multiplies a half float by nothing (a complex product by (1, 0)
+     * would, inf * 0 being NaN). */
+    if (in_order && r->opcode == CXLA_OP_ADD)
+        return t == CXLA_C64    ? "(const float[]){-0.0f, -0.0f}"
+               : t == CXLA_C128 ? "(const double[]){-0.0, -0.0}"
+                                : "(const uint16_t[]){0x8000}";
+    if (in_order && r->opcode == CXLA_OP_MULTIPLY && t != CXLA_C64 && t != CXLA_C128)
+        return t == CXLA_F16 ? "(const uint16_t[]){0x3c00}" : "(const uint16_t[]){0x3f80}";
+    if (in_order) return NULL;
     bool f32 = t == CXLA_F32;
     if (r->opcode == CXLA_OP_MULTIPLY)
         return f32 ? "(const float[]){1.0f}" : "(const double[]){1.0}";
@@ -262,10 +274,15 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
     if (in->opcode == CXLA_OP_DOT)
         return aot_no(in, "a dot over a dynamic dimension of other types than floats and "
                           "integers");
+    if (in->opcode == CXLA_OP_REDUCE && in->operand_count != 2)
+        return aot_no(in, "a reduce of several inputs over a dynamic dimension: no fill of the "
+                          "padding is known to change nothing in its reducer, and no step "
+                          "folds it at the sizes ahead of time yet");
     if (in->opcode == CXLA_OP_REDUCE)
-        return aot_no(in, "a float sum over a dynamic dimension of more than 16 elements at "
-                          "the bounds (or of f16, bf16): the interpreter's pairwise order "
-                          "depends on the size, which a kernel at the bounds does not follow");
+        return aot_no(in, "a reduce over a dynamic dimension whose reducer is not one add, "
+                          "multiply, maximum, minimum, and, or or xor of its parameters, or "
+                          "whose init value is not a constant identity of it (the padding "
+                          "is filled with that), or of an element type without such a fill");
     return aot_no(in, "with dynamic shapes it has no kernel at the bounds (the JIT runs the "
                       "interpreter's handler for it; docs/semantics.md, \"Bounded dynamic shapes "
                       "run as steps too\")");
@@ -383,7 +400,8 @@ static void put_align(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr 
         cxla_strbuf t;
         cxla_strbuf_init(&t);
         cxla_strbuf_printf(&t, "%s    ", ind);
-        aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_DISAGREE, vals, 6);
+        aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_DISAGREE, vals,
+                         6);
         cxla_strbuf_free(&t);
     }
     if (first < 0) return;
@@ -531,13 +549,13 @@ cxla_status aot_dyn_put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla
         cxla_strbuf_printf(&t, "%s    ", J);
         if (!s && unknown == 1 && p != 0) {
             cxla_strbuf_printf(b, "%sif (real %% %" PRId64 " != 0)\n", J, p);
-            aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_RESHAPE_MULTIPLE,
-                     vals, 2);
+            aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH",
+                             EXEC_DYN_MSG_RESHAPE_MULTIPLE, vals, 2);
             cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = real / %" PRId64 ";\n", J, out, u, p);
         } else if (!s && unknown == 0) {
             cxla_strbuf_printf(b, "%sif (real != %" PRId64 ")\n", J, p);
-            aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_RESHAPE_STATIC, vals,
-                     2);
+            aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH",
+                             EXEC_DYN_MSG_RESHAPE_STATIC, vals, 2);
         }
         cxla_strbuf_printf(b, "%s(void)real;\n", J);
         cxla_strbuf_free(&t);
@@ -573,8 +591,8 @@ cxla_status aot_dyn_put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla
                 cxla_strbuf t;
                 cxla_strbuf_init(&t);
                 cxla_strbuf_printf(&t, "%s        ", J);
-                aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_SLICE_PAST, vals,
-                         5);
+                aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH",
+                                 EXEC_DYN_MSG_SLICE_PAST, vals, 5);
                 cxla_strbuf_free(&t);
             }
             cxla_strbuf_printf(b, "%s}\n", J);
@@ -591,7 +609,28 @@ cxla_status aot_dyn_put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla
             }
             cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r0[%" PRId64 "];\n", J, out, bd[i], i);
         }
-    } else if (in->opcode == CXLA_OP_REVERSE && n == 1) {
+    } else if (in->opcode == CXLA_OP_GATHER && n == 2) {
+        /* The result's batch dimensions are the indices' (but the index vector's), in order;
+         * its offset dimensions are the static slice sizes. */
+        int64_t no = 0, iv = 0, k = 0;
+        const int64_t *od = cxla_instr_ints(in, CXLA_ATTR_OFFSET_DIMS, &no);
+        if (!cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv))
+            s = aot_no(in, "no index_vector_dim");
+        for (int64_t j = 0; !s && j < ys->rank; j++) {
+            bool offset = false;
+            for (int64_t i = 0; i < no; i++) offset = offset || od[i] == j;
+            if (offset) {
+                cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = %" PRId64 ";\n", J, out, j, ys->dims[j]);
+                continue;
+            }
+            if (k == iv) k++;
+            if (k >= in->operands[1]->shape.rank) {
+                s = aot_no(in, "bad gather dimensions");
+                break;
+            }
+            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r1[%" PRId64 "];\n", J, out, j, k++);
+        }
+    } else if ((in->opcode == CXLA_OP_REVERSE || in->opcode == CXLA_OP_SORT) && n == 1) {
         for (int64_t d = 0; d < ys->rank; d++)
             cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r0[%" PRId64 "];\n", J, out, d, d);
     } else if (in->opcode == CXLA_OP_TRANSPOSE) {
@@ -630,14 +669,14 @@ cxla_status aot_dyn_put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla
         if (!exec_shape_dim_dynamic(ys, d)) {
             cxla_strbuf_printf(b, "%sif (%s != %" PRId64 ")\n", J, od, ys->dims[d]);
             const char *vals[3] = {num(v[0], 48, d), num(v[1], 48, ys->dims[d]), od};
-            aot_dyn_put_fail(a, b, ind2.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_STATIC_RESULT,
-                     vals, 3);
+            aot_dyn_put_fail(a, b, ind2.data, in, "ERROR_DYNAMIC_MISMATCH",
+                             EXEC_DYN_MSG_STATIC_RESULT, vals, 3);
         } else {
             cxla_strbuf_printf(b, "%sif (%s > %" PRId64 ")\n", J, od, ys->dims[d]);
             snprintf(t, sizeof t, "%s", od);
             const char *vals[3] = {num(v[0], 48, d), t, num(v[1], 48, ys->dims[d])};
-            aot_dyn_put_fail(a, b, ind2.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_BEYOND_BOUND, vals,
-                     3);
+            aot_dyn_put_fail(a, b, ind2.data, in, "ERROR_DYNAMIC_MISMATCH",
+                             EXEC_DYN_MSG_BEYOND_BOUND, vals, 3);
         }
         cxla_strbuf_free(&ind2);
     }
@@ -852,7 +891,8 @@ cxla_status aot_dyn_emit_size(aot *a, const acomp *c, const astep *st, cxla_strb
     char v1[48], v2[48];
     const char *vals[3] = {"size", num(v1, 48, dim), num(v2, 48, xs->dims[dim])};
     /* set-dimension-size's error is OUT_OF_RANGE in the interpreter and the JIT. */
-    aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_SIZE", EXEC_DYN_MSG_SET_SIZE, vals, 3);
+    aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_SIZE", EXEC_DYN_MSG_SET_SIZE, vals,
+                     3);
     size_t bytes = c->leaves[st->out[0]].size;
     if (bytes && c->leaves[st->out[0]].parent != c->leaves[st->in[0]].parent) {
         /* The whole storage, as the interpreter's handler (its padding too). */

@@ -251,7 +251,8 @@ cxla_status aot_emit_function(aot *a, const cxla_computation *comp, acomp *c) {
                 cxla_status e = aot_dyn_emit_kernel(a, c, st, 1, b);
                 if (e) return e;
             }
-            cxla_strbuf_printf(b, "        %s_k%" PRId64 "(" AOT_KERNEL_CALL_ARGS ");\n", a->P, in->id);
+            cxla_strbuf_printf(b, "        %s_k%" PRId64 "(" AOT_KERNEL_CALL_ARGS ");\n", a->P,
+                               in->id);
             if (st->bounds != AB_STATIC) {
                 cxla_status e = aot_dyn_emit_kernel(a, c, st, 2, b);
                 if (e) return e;

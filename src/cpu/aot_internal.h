@@ -1,5 +1,5 @@
-/* Internal to the ahead-of-time output (aot.c, aot_emit.c, aot_ops.c, ...): the plan of each computation
- * that aot.c builds (its leaves and steps) and the helpers that write C text about it.
+/* Internal to the ahead-of-time output (aot.c, aot_emit.c, aot_ops.c, ...): the plan of each
+ * computation that aot.c builds (its leaves and steps) and the helpers that write C text about it.
  * aot_ops.c adds the steps that are not kernels or control flow: custom calls, infeed and
  * outfeed through the caller's callbacks, collectives on one device, replica-id and
  * partition-id. Nothing here outlives one cpu_aot_generate call. */
@@ -51,8 +51,8 @@ typedef enum step_kind {
     S_SEND, /* send / recv / recv-done through the caller's callbacks */
     S_RECV,
     S_RECV_DONE,
-    S_RNG,  /* rng, rng-get-and-update-state over the run's state (aot_rng.c) */
-    S_SIZE, /* get-dimension-size, set-dimension-size over the run-time sizes (aot_dyn.c) */
+    S_RNG,   /* rng, rng-get-and-update-state over the run's state (aot_rng.c) */
+    S_SIZE,  /* get-dimension-size, set-dimension-size over the run-time sizes (aot_dyn.c) */
     S_DMOVE, /* a move or a float sum by the run-time sizes (aot_dmove.c) */
 } step_kind;
 
@@ -122,9 +122,9 @@ typedef struct aot {
     cpu_io_alias *aliases; /* the module's input_output_alias pairs that the donated entry
                             * takes (both leaves row-major at the interface) */
     int64_t alias_count;
-    bool dus_helper;          /* the in-place dynamic-update-slice helper was written */
+    bool dus_helper;            /* the in-place dynamic-update-slice helper was written */
     bool dmove_used, dsum_used; /* aot_dmove.c's helpers are needed */
-    int64_t *kernel_in_place; /* by instruction id: cpu_kernel_info.in_place */
+    int64_t *kernel_in_place;   /* by instruction id: cpu_kernel_info.in_place */
     int64_t fn_count;
     bool *emitted;   /* by instruction id: kernel or constant written */
     size_t *scratch; /* by instruction id: the kernel's work memory (cpu_kernel_info) */

@@ -977,9 +977,8 @@ static void test_aot_errors(void) {
     cxla_strbuf_init(&c);
     cxla_strbuf_init(&d);
     /* Collectives that need another device, unbounded dynamic shapes, bounded ones where the
-     * JIT runs the interpreter's handler (a sort) or through a while loop, a float sum over a
-     * dynamic dimension of more than 16 elements (the interpreter's order depends on the
-     * size), the typed FFI. */
+     * JIT runs the interpreter's handler (a sort along a dynamic dimension), a variadic reduce
+     * over a dynamic dimension, the typed FFI. */
     const char *bad[][2] = {
         {"HloModule t, replica_count=2\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
          "  ROOT s = f32[] add(x, y)\n}\nENTRY e {\n  p = f32[2] parameter(0)\n"
@@ -994,11 +993,15 @@ static void test_aot_errors(void) {
          "  ROOT my_sort = f32[<=4] sort(p), dimensions={0}, to_apply=lt\n}\n",
          "my_sort (sort) in computation e (the entry) has no ahead-of-time form: with dynamic "
          "shapes it has no kernel at the bounds"},
-        {"HloModule t\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
-         "  ROOT s = f32[] add(x, y)\n}\nENTRY e {\n  p = f32[<=20] parameter(0)\n"
-         "  z = f32[] constant(0)\n  ROOT my_sum = f32[] reduce(p, z), dimensions={0}, "
-         "to_apply=add\n}\n",
-         "my_sum (reduce) in computation e (the entry) has no ahead-of-time form: a float sum"},
+        {"HloModule t\nam {\n  av = f32[] parameter(0)\n  ai = s32[] parameter(1)\n"
+         "  bv = f32[] parameter(2)\n  bi = s32[] parameter(3)\n"
+         "  gt = pred[] compare(av, bv), direction=GE\n  v = f32[] select(gt, av, bv)\n"
+         "  i = s32[] select(gt, ai, bi)\n  ROOT t = (f32[], s32[]) tuple(v, i)\n}\n"
+         "ENTRY e {\n  p = f32[<=20] parameter(0)\n  q = s32[<=20] parameter(1)\n"
+         "  z = f32[] constant(0)\n  m = s32[] constant(-1)\n"
+         "  ROOT my_argmax = (f32[], s32[]) reduce(p, q, z, m), dimensions={0}, to_apply=am\n}\n",
+         "my_argmax (reduce) in computation e (the entry) has no ahead-of-time form: a reduce of "
+         "several inputs over a dynamic dimension"},
         {"HloModule t\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT my_cc = f32[2] custom-call(p), "
          "custom_call_target=\"f\", api_version=API_VERSION_TYPED_FFI\n}\n",
          "my_cc (custom-call)"},
@@ -1392,10 +1395,10 @@ TEST_MAIN(TEST(test_aot_models))
  * ctest -j runs them side by side). Else the harness's filter (a part of a test's name). */
 int main(int argc, char **argv) {
     static const test_case all[] = {
-        TEST(test_aot_errors),     TEST(test_aot_library_ops),
-        TEST(test_aot_options),    TEST(test_aot_send_recv_async),
-        TEST(test_aot_topk),       TEST(test_aot_write_and_cplusplus),
-        TEST(test_aot_i386),       TEST(test_aot_cases), /* last */
+        TEST(test_aot_errors),  TEST(test_aot_library_ops),
+        TEST(test_aot_options), TEST(test_aot_send_recv_async),
+        TEST(test_aot_topk),    TEST(test_aot_write_and_cplusplus),
+        TEST(test_aot_i386),    TEST(test_aot_cases), /* last */
     };
     int count = (int)(sizeof all / sizeof all[0]);
     if (argc > 1 && strcmp(argv[1], "others") == 0) return test_run_all(all, count - 1, 1, argv);

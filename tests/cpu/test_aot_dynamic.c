@@ -129,6 +129,139 @@ static void test_aot_dynamic_values(void) {
     if (!test_failures) remove_tmpdir();
 }
 
+/* The moves by the run-time sizes and the float sums at the sizes (aot_dmove.c): f32 and
+ * f64 sums of more than 16 elements (the interpreter's pairwise tree depends on the size;
+ * values of mixed magnitudes, so that another order gives other bits), over the last and
+ * over the first dimension; concatenate along a dynamic dimension with a static operand
+ * between, pad with interior padding, reverse, dynamic-slice and dynamic-update-slice with
+ * clamped u64 starts, dynamic-reshape, and a reshape that moves a dynamic inner dimension. */
+static const char *const moves_module =
+    "HloModule moves\n"
+    "add_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+    "  ROOT s = f32[] add(a, b)\n}\n"
+    "add_f64 {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n"
+    "  ROOT s = f64[] add(a, b)\n}\n"
+    "ENTRY e {\n"
+    "  x = f32[<=40] parameter(0)\n"
+    "  w = f64[<=37,3] parameter(1)\n"
+    "  a = s32[<=6] parameter(2)\n"
+    "  c = s32[<=5] parameter(3)\n"
+    "  i = u64[] parameter(4)\n"
+    "  h = s32[] parameter(5)\n"
+    "  q = s32[2,<=3] parameter(6)\n"
+    "  half = f32[] constant(0.5)\n"
+    "  sx = f32[] reduce(x, half), dimensions={0}, to_apply=add_f32\n"
+    "  mz = f64[] constant(-0)\n"
+    "  sw = f64[3] reduce(w, mz), dimensions={0}, to_apply=add_f64\n"
+    "  wt = f64[3,<=37] transpose(w), dimensions={1,0}\n"
+    "  sr = f64[3] reduce(wt, mz), dimensions={1}, to_apply=add_f64\n"
+    "  k = s32[4] constant({7, 8, 9, 10})\n"
+    "  cat = s32[<=15] concatenate(a, k, c), dimensions={0}\n"
+    "  pv = s32[] constant(-1)\n"
+    "  pd = s32[<=18] pad(a, pv), padding=1_1_2\n"
+    "  rv = s32[<=6] reverse(a), dimensions={0}\n"
+    "  ds = s32[2] dynamic-slice(c, i), dynamic_slice_sizes={2}\n"
+    "  u = s32[2] constant({-5, -6})\n"
+    "  up = s32[<=6] dynamic-update-slice(a, u, i)\n"
+    "  two = s32[] constant(2)\n"
+    "  dr = s32[<=3,2] dynamic-reshape(a, h, two)\n"
+    "  fl = s32[<=6] reshape(q)\n"
+    "  ROOT out = (f32[], f64[3], f64[3], s32[<=15], s32[<=18], s32[<=6], s32[2], s32[<=6],\n"
+    "              s32[<=3,2], s32[<=6]) tuple(sx, sw, sr, cat, pd, rv, ds, up, dr, fl)\n"
+    "}\n";
+
+/* A literal from its text. */
+static cxla_literal *lit(const char *text) {
+    cxla_literal *l = NULL;
+    cxla_status s = cxla_literal_parse(text, (size_t)-1, NULL, &l);
+    CHECK_MSG(s == NULL, "%s: %s", text, cxla_status_message(s));
+    cxla_status_free(s);
+    return l;
+}
+
+/* "T[n] {v(0), v(1), ...}" of |n| values from |f|. */
+static void list_text(cxla_strbuf *b, const char *type, int64_t n, double (*f)(int64_t),
+                      const char *fmt) {
+    cxla_strbuf_printf(b, "%s[%" PRId64 "] {", type, n);
+    for (int64_t k = 0; k < n; k++) {
+        if (k) cxla_strbuf_puts(b, ", ");
+        cxla_strbuf_printf(b, fmt, f(k));
+    }
+    cxla_strbuf_puts(b, "}");
+}
+
+static double mixed(int64_t k) { /* magnitudes from 1e-3 to 1e7, both signs */
+    static const double scale[] = {1e7, 0.001, -3.25, 1e3, -0.1, 77.0, -1e5};
+    return scale[k % 7] * (1.0 + (double)k / 3.0);
+}
+
+static double small_int(int64_t k) {
+    return (double)(k * 3 + 1);
+}
+
+static void test_aot_dynamic_moves(void) {
+    const char *compilers[3];
+    int ncc = (int)compilers_found(compilers);
+    if (ncc == 0) test_skip_all("no C compiler (gcc, clang, tcc) found");
+    make_tmpdir();
+    cxla_module *m = parse_module(moves_module);
+    batch b;
+    memset(&b, 0, sizeof b);
+    cxla_strbuf_init(&b.includes);
+    cxla_strbuf_init(&b.body);
+    cxla_strbuf_init(&b.sources);
+    /* Sizes of x, w's rows, a (even: dynamic-reshape's h is half of it), c, q's columns;
+     * the start i (beyond every size: clamped; 2^63 + 5: u64 beyond INT64_MAX). */
+    static const struct {
+        int64_t x, w, a, c, q;
+        const char *i;
+    } runs[] = {
+        {0, 0, 2, 2, 0, "0"},   {17, 16, 4, 5, 1, "1"},  {33, 17, 6, 3, 2, "9223372036854775813"},
+        {40, 37, 2, 5, 3, "3"}, {16, 1, 4, 2, 3, "100"},
+    };
+    int64_t n_runs = (int64_t)(sizeof runs / sizeof runs[0]);
+    for (int64_t r = 0; r < n_runs; r++) {
+        cxla_strbuf t[7];
+        for (int k = 0; k < 7; k++) cxla_strbuf_init(&t[k]);
+        list_text(&t[0], "f32", runs[r].x, mixed, "%.9g");
+        cxla_strbuf_printf(&t[1], "f64[%" PRId64 ",3] {", runs[r].w);
+        for (int64_t j = 0; j < runs[r].w; j++)
+            cxla_strbuf_printf(&t[1], "%s{%.17g, %.17g, %.17g}", j ? ", " : "", mixed(3 * j),
+                               mixed(3 * j + 1), mixed(3 * j + 2));
+        cxla_strbuf_puts(&t[1], "}");
+        list_text(&t[2], "s32", runs[r].a, small_int, "%.0f");
+        list_text(&t[3], "s32", runs[r].c, mixed, "%.0f");
+        cxla_strbuf_printf(&t[4], "u64[] %s", runs[r].i);
+        cxla_strbuf_printf(&t[5], "s32[] %" PRId64, runs[r].a / 2);
+        cxla_strbuf_printf(&t[6], "s32[2,%" PRId64 "] {", runs[r].q);
+        for (int64_t row = 0; row < 2; row++) {
+            cxla_strbuf_puts(&t[6], row ? ", {" : "{");
+            for (int64_t j = 0; j < runs[r].q; j++)
+                cxla_strbuf_printf(&t[6], "%s%" PRId64, j ? ", " : "", row * 10 + j + 1);
+            cxla_strbuf_puts(&t[6], "}");
+        }
+        cxla_strbuf_puts(&t[6], "}");
+        cxla_literal *args[7];
+        for (int k = 0; k < 7; k++) args[k] = lit(t[k].data);
+        char where[64];
+        snprintf(where, sizeof where, "moves: run %" PRId64, r);
+        cxla_status s = batch_add(&b, m, args, 7, where);
+        CHECK_MSG(s == NULL, "%s: %s", where, cxla_status_message(s));
+        cxla_status_free(s);
+        for (int k = 0; k < 7; k++) {
+            cxla_literal_free(args[k]);
+            cxla_strbuf_free(&t[k]);
+        }
+    }
+    int64_t added = b.count;
+    int before = total_compiled;
+    batch_run(&b, "dynamic moves", compilers, ncc);
+    CHECK_MSG(added == n_runs && total_compiled - before == added,
+              "%" PRId64 " of %" PRId64 " compiled", (int64_t)(total_compiled - before), n_runs);
+    cxla_module_destroy(m);
+    if (!test_failures) remove_tmpdir();
+}
+
 /* The driver of the failures: each line "name rc message". */
 static const char *const dyn_driver =
     "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
@@ -242,4 +375,5 @@ static void test_aot_dynamic_errors(void) {
     if (!test_failures) remove_tmpdir();
 }
 
-TEST_MAIN(TEST(test_aot_dynamic_values), TEST(test_aot_dynamic_errors))
+TEST_MAIN(TEST(test_aot_dynamic_values), TEST(test_aot_dynamic_moves),
+          TEST(test_aot_dynamic_errors))
