@@ -14,6 +14,7 @@
  * (the interpreter's messages, word for word). */
 #define AOT_RANDOM /* test_aot.c's machinery only */
 #include "cpu/test_aot.c"
+#include "exec/dynamic.h"
 
 static const char *const dyn_module =
     "HloModule dyn\n"
@@ -262,6 +263,216 @@ static void test_aot_dynamic_moves(void) {
     if (!test_failures) remove_tmpdir();
 }
 
+/* ---- the size rules: the generated C against exec_dynamic_sizes ----------------------------
+ *
+ * aot_dyn.c writes exec_dynamic_sizes' rules (src/exec/dynamic.c) as C statements per
+ * instruction. Each module below is one instruction over parameters (compiled without the
+ * pass pipeline, so the instruction is the one given); the program runs it through
+ * NAME_run_dynamic at every combination of its arguments' dynamic sizes and prints the
+ * return code, the result's sizes and the message; the same lines are worked out here with
+ * exec_dynamic_sizes on the instruction. Any rule that drifts from the other (a size, an
+ * error that one reports and the other does not, another message) fails the test. */
+static const char *const rule_modules[] = {
+    /* elementwise, a static operand lined up with dynamic ones */
+    "HloModule r0\nENTRY e {\n  a = f32[<=3,2] parameter(0)\n  b = f32[<=3,<=2] parameter(1)\n"
+    "  c = f32[3,2] parameter(2)\n  ROOT r = f32[<=3,<=2] clamp(a, b, c)\n}\n",
+    /* concatenate along a dynamic dimension, a static operand between */
+    "HloModule r1\nENTRY e {\n  a = s32[<=3] parameter(0)\n  b = s32[2] parameter(1)\n"
+    "  c = s32[<=2] parameter(2)\n  ROOT r = s32[<=7] concatenate(a, b, c), dimensions={0}\n}\n",
+    /* concatenate along a static dimension: the others line up */
+    "HloModule r2\nENTRY e {\n  a = s32[<=3,2] parameter(0)\n  b = s32[<=3,<=2] parameter(1)\n"
+    "  ROOT r = s32[<=3,4] concatenate(a, b), dimensions={1}\n}\n",
+    /* reshape into one dynamic dimension, and into static ones */
+    "HloModule r3\nENTRY e {\n  a = s32[<=6] parameter(0)\n"
+    "  ROOT r = s32[<=3,2] reshape(a)\n}\n",
+    "HloModule r4\nENTRY e {\n  a = s32[<=2,3] parameter(0)\n"
+    "  ROOT r = s32[<=6] reshape(a)\n}\n",
+    /* slices: a static result that the size must fill, a strided dynamic one */
+    "HloModule r5\nENTRY e {\n  a = s32[<=4,<=2] parameter(0)\n"
+    "  ROOT r = s32[2,<=2] slice(a), slice={[1:3], [0:2]}\n}\n",
+    "HloModule r6\nENTRY e {\n  a = s32[<=5] parameter(0)\n"
+    "  ROOT r = s32[<=3] slice(a), slice={[0:5:2]}\n}\n",
+    /* broadcast, transpose */
+    "HloModule r7\nENTRY e {\n  a = s32[<=3] parameter(0)\n"
+    "  ROOT r = s32[2,<=3] broadcast(a), dimensions={1}\n}\n",
+    "HloModule r8\nENTRY e {\n  a = s32[<=3,<=2] parameter(0)\n"
+    "  ROOT r = s32[<=2,<=3] transpose(a), dimensions={1,0}\n}\n",
+    /* reduce over a dynamic dimension (the identity init: a kernel at the bounds) */
+    "HloModule r9\nadd {\n  x = s32[] parameter(0)\n  y = s32[] parameter(1)\n"
+    "  ROOT s = s32[] add(x, y)\n}\nENTRY e {\n  a = s32[<=3,<=2] parameter(0)\n"
+    "  z = s32[] constant(0)\n  ROOT r = s32[<=3] reduce(a, z), dimensions={1}, to_apply=add\n}\n",
+    /* dot: contracting and batch dimensions line up */
+    "HloModule r10\nENTRY e {\n  a = s32[<=2,<=3,2] parameter(0)\n  b = s32[2,2,<=2] "
+    "parameter(1)\n  ROOT r = s32[<=2,<=3,<=2] dot(a, b), lhs_batch_dims={0}, "
+    "rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}\n",
+    /* reverse and sort (moved, and sorted along a static dimension) */
+    "HloModule r11\nENTRY e {\n  a = s32[<=4,<=2] parameter(0)\n"
+    "  ROOT r = s32[<=4,<=2] reverse(a), dimensions={0,1}\n}\n",
+    "HloModule r12\nlt {\n  x = s32[] parameter(0)\n  y = s32[] parameter(1)\n"
+    "  ROOT c = pred[] compare(x, y), direction=LT\n}\nENTRY e {\n  a = s32[<=3,3] "
+    "parameter(0)\n  ROOT r = s32[<=3,3] sort(a), dimensions={1}, to_apply=lt\n}\n",
+    /* gather with dynamic indices */
+    "HloModule r13\nENTRY e {\n  m = s32[3,2] parameter(0)\n  i = s32[<=4] parameter(1)\n"
+    "  ROOT r = s32[<=4,2] gather(m, i), offset_dims={1}, collapsed_slice_dims={0}, "
+    "start_index_map={0}, index_vector_dim=1, slice_sizes={1,2}\n}\n",
+};
+
+/* Every combination of sizes of the entry's parameters (arrays; dynamic dims 0..bound, static
+ * ones their size): the next after |z| (flat, parameter by parameter), false after the last. */
+static bool next_sizes(const cxla_module *m, int64_t *z) {
+    int64_t at = 0, total = 0;
+    for (int64_t p = 0; p < m->entry->param_count; p++) total += m->entry->params[p]->shape.rank;
+    for (int64_t p = m->entry->param_count - 1; p >= 0; p--) {
+        const cxla_shape *s = &m->entry->params[p]->shape;
+        at = 0;
+        for (int64_t q = 0; q < p; q++) at += m->entry->params[q]->shape.rank;
+        for (int64_t d = s->rank - 1; d >= 0; d--) {
+            if (!exec_shape_dim_dynamic(s, d)) continue;
+            if (z[at + d] < s->dims[d]) {
+                z[at + d]++;
+                return true;
+            }
+            z[at + d] = 0;
+        }
+    }
+    (void)total;
+    return false;
+}
+
+static void test_aot_dynamic_rules(void) {
+    if (!have("gcc")) test_skip_all("no gcc");
+    make_tmpdir();
+    size_t n_mod = sizeof rule_modules / sizeof rule_modules[0];
+    cxla_strbuf driver, want, srcs;
+    cxla_strbuf_init(&driver);
+    cxla_strbuf_init(&want);
+    cxla_strbuf_init(&srcs);
+    cxla_strbuf_puts(&driver, "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+                              "#include <string.h>\n");
+    for (size_t i = 0; i < n_mod; i++) cxla_strbuf_printf(&driver, "#include \"r%zu.h\"\n", i);
+    cxla_strbuf_puts(&driver,
+                     "static _Alignas(64) char scratch[1 << 16], arg[8][4096], res[4096];\n"
+                     "int main(void) {\n    char msg[512];\n    int rc;\n"
+                     "    int64_t rz[8];\n");
+    int64_t lines = 0, errors = 0;
+    for (size_t i = 0; i < n_mod; i++) {
+        cxla_module *m = parse_module(rule_modules[i]);
+        if (!m) continue;
+        char name[16];
+        snprintf(name, sizeof name, "r%zu", i);
+        cpu_aot_options o = {.no_passes = true};
+        cxla_status s = cpu_aot_write(m, &o, tmpdir, name);
+        CHECK_MSG(s == NULL, "%s: %s", name, cxla_status_message(s));
+        cxla_status_free(s);
+        cxla_strbuf_printf(&srcs, " %s.c", name);
+        const cxla_instr *root = m->entry->root;
+        int64_t np = m->entry->param_count, z[64] = {0}, total = 0;
+        for (int64_t p = 0; p < np; p++) {
+            const cxla_shape *ps = &m->entry->params[p]->shape;
+            for (int64_t d = 0; d < ps->rank; d++) z[total + d] = ps->dims[d];
+            total += ps->rank;
+        }
+        for (int64_t t = 0, at = 0; t < np; t++) { /* dynamic dims start at 0 */
+            const cxla_shape *ps = &m->entry->params[t]->shape;
+            for (int64_t d = 0; d < ps->rank; d++)
+                if (exec_shape_dim_dynamic(ps, d)) z[at + d] = 0;
+            at += ps->rank;
+        }
+        do {
+            /* Here: exec_dynamic_sizes on the root over the parameters' sizes. */
+            const int64_t *ops[8];
+            for (int64_t k = 0, at = 0; k < root->operand_count && k < 8; k++) {
+                const cxla_instr *x = root->operands[k];
+                static const int64_t none[CXLA_MAX_RANK] = {0};
+                ops[k] = none;
+                if (x->opcode == CXLA_OP_PARAMETER) {
+                    at = 0;
+                    for (int64_t q = 0; q < x->parameter_number; q++)
+                        at += m->entry->params[q]->shape.rank;
+                    ops[k] = z + at;
+                } else { /* a constant: at its dims */
+                    ops[k] = x->shape.dims;
+                }
+            }
+            int64_t rs[CXLA_MAX_RANK] = {0};
+            int64_t *outs[1] = {rs};
+            s = exec_dynamic_sizes(root, ops, outs);
+            cxla_strbuf_printf(&want, "%s %d", name, s ? 14 : 0);
+            errors += s != NULL;
+            for (int64_t d = 0; !s && d < root->shape.rank; d++)
+                cxla_strbuf_printf(&want, " %" PRId64, rs[d]);
+            cxla_strbuf_printf(&want, " %s\n", s ? cxla_status_message(s) : "");
+            cxla_status_free(s);
+            /* There: the same sizes through NAME_run_dynamic. */
+            cxla_strbuf_puts(&driver, "    {\n");
+            for (int64_t p = 0, at = 0; p < np; p++) {
+                const cxla_shape *ps = &m->entry->params[p]->shape;
+                cxla_strbuf_printf(&driver, "        static const int64_t z%" PRId64 "[] = {", p);
+                for (int64_t d = 0; d < ps->rank; d++)
+                    cxla_strbuf_printf(&driver, "%s%" PRId64, d ? ", " : "", z[at + d]);
+                cxla_strbuf_puts(&driver, ps->rank ? "};\n" : "0};\n");
+                at += ps->rank;
+            }
+            cxla_strbuf_printf(&driver, "        const int64_t *zin[%" PRId64 "] = {", np);
+            for (int64_t p = 0; p < np; p++)
+                cxla_strbuf_printf(&driver, "%sz%" PRId64, p ? ", " : "", p);
+            cxla_strbuf_printf(
+                &driver,
+                "};\n        const void *args[8] = {arg[0], arg[1], arg[2], arg[3], arg[4], "
+                "arg[5], arg[6], arg[7]};\n"
+                "        void *r[1] = {res};\n        int64_t *zout[1] = {rz};\n"
+                "        %s_options op;\n        memset(&op, 0, sizeof op);\n"
+                "        op.error = msg;\n        op.error_size = sizeof msg;\n"
+                "        rc = %s_run_dynamic(&op, args, zin, r, zout, scratch);\n"
+                "        printf(\"%s %%d\", rc);\n"
+                "        for (int d = 0; !rc && d < %" PRId64 "; d++) printf(\" %%lld\", "
+                "(long long)rz[d]);\n"
+                "        printf(\" %%s\\n\", rc ? msg : \"\");\n    }\n",
+                name, name, name, root->shape.rank);
+            lines++;
+        } while (next_sizes(m, z));
+        cxla_module_destroy(m);
+    }
+    cxla_strbuf_puts(&driver, "    return 0;\n}\n");
+    char path[512], cmd[4096];
+    snprintf(path, sizeof path, "%s/main.c", tmpdir);
+    cxla_status s = cxla_write_file(path, driver.data, driver.len);
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O1 -o prog main.c%s -lm "
+             "2>&1 | head -20 && ./prog > out.txt",
+             tmpdir, srcs.data ? srcs.data : "");
+    CHECK(system(cmd) == 0);
+    char *text = NULL;
+    size_t size = 0;
+    snprintf(path, sizeof path, "%s/out.txt", tmpdir);
+    s = cxla_read_file(path, &text, &size);
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    /* Line by line, for a readable failure. */
+    const char *g = text ? text : "", *w = want.data ? want.data : "";
+    int64_t bad = 0;
+    while (*g || *w) {
+        size_t gl = strcspn(g, "\n"), wl = strcspn(w, "\n");
+        if ((gl != wl || strncmp(g, w, gl) != 0) && bad++ < 10)
+            test_fail(__FILE__, __LINE__, "generated: %.*s\n   exec_dynamic_sizes: %.*s", (int)gl,
+                      g, (int)wl, w);
+        g += gl + (g[gl] ? 1 : 0);
+        w += wl + (w[wl] ? 1 : 0);
+    }
+    CHECK(lines > 200 && errors > 20); /* the combinations ran, errors among them */
+    fprintf(stderr,
+            "aot: %" PRId64 " combinations of sizes of %zu instructions agree (%" PRId64
+            " of them errors)\n",
+            lines, n_mod, errors);
+    free(text);
+    cxla_strbuf_free(&driver);
+    cxla_strbuf_free(&want);
+    cxla_strbuf_free(&srcs);
+    if (!test_failures) remove_tmpdir();
+}
+
 /* The driver of the failures: each line "name rc message". */
 static const char *const dyn_driver =
     "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
@@ -375,5 +586,5 @@ static void test_aot_dynamic_errors(void) {
     if (!test_failures) remove_tmpdir();
 }
 
-TEST_MAIN(TEST(test_aot_dynamic_values), TEST(test_aot_dynamic_moves),
+TEST_MAIN(TEST(test_aot_dynamic_values), TEST(test_aot_dynamic_moves), TEST(test_aot_dynamic_rules),
           TEST(test_aot_dynamic_errors))
