@@ -415,18 +415,19 @@ static void put_align(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr 
 }
 
 /* The statements that set |out| (an int64_t array of the result's rank) to the sizes of
- * |in| (not a fusion) from its operands' sizes |ops| (C expressions), by exec_dynamic_sizes'
- * rules (sizes_one in src/exec/dynamic.c; keep them in step). */
+ * |in| (not a fusion) from its operands' sizes |ops| (C expressions): exec_dynamic_rule's
+ * rule for |in|, the data that exec_dynamic_sizes applies (src/exec/dynamic.c), printed as
+ * C. A reshape's rule is exec_dynamic_reshape_sizes, written here for at most one dynamic
+ * result dimension (test_aot_dynamic_rules checks that the two agree). */
 cxla_status aot_dyn_put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
                              const char *const *ops, const char *out) {
     const cxla_shape *ys = &in->shape;
-    int64_t n = in->operand_count, rank = 0;
+    int64_t n = in->operand_count;
     bool any_dynamic = false;
     if (n > 64) return aot_no(in, "too many operands");
     for (int64_t k = 0; k < n; k++) {
         const cxla_shape *s = &in->operands[k]->shape;
         if (!cxla_type_is_array(s->type)) return aot_no(in, "an operand is not an array");
-        if (s->rank > rank) rank = s->rank;
         any_dynamic = any_dynamic || shape_dynamic(s);
     }
     cxla_strbuf_printf(b, "%s{\n", ind);
@@ -461,70 +462,21 @@ cxla_status aot_dyn_put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla
     const char *J = in3.data;
     cxla_status s = NULL;
     char v[4][48];
-    exec_dyn_kind kind = exec_dynamic_kind(in->opcode);
-    if (any_dynamic && (kind == EXEC_DYN_SAME || kind == EXEC_DYN_CONCAT)) {
-        int64_t skip = -1, ncd = 0; /* concatenate: the operands differ along their dimension */
-        const int64_t *cd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &ncd);
-        if (kind == EXEC_DYN_CONCAT && ncd == 1) skip = cd[0];
-        for (int64_t d = 0; d < rank; d++) {
-            if (d == skip) continue;
-            int64_t ks[64], ds[64], m = 0;
-            for (int64_t k = 0; k < n; k++) {
-                if (in->operands[k]->shape.rank != rank) continue;
-                ks[m] = k;
-                ds[m++] = d;
-            }
-            put_align(a, b, J, in, ks, ds, m);
+    /* The rule as data (exec_dynamic_rule: what exec_dynamic_sizes applies), printed. */
+    exec_dyn_rule rule;
+    memset(&rule, 0, sizeof rule);
+    if (any_dynamic) {
+        cxla_status e = exec_dynamic_rule(in, &rule);
+        if (e) {
+            s = aot_no(in, cxla_status_message(e));
+            cxla_status_free(e);
         }
     }
-    if (!any_dynamic) {
+    for (int64_t g = 0; !s && g < rule.group_count; g++)
+        put_align(a, b, J, in, rule.groups[g].k, rule.groups[g].d, rule.groups[g].count);
+    if (!any_dynamic || s) {
         /* no rule: the result at its bounds (below) */
-    } else if (in->opcode == CXLA_OP_DOT && n == 2) {
-        static const cxla_attr_id pairs[2][2] = {
-            {CXLA_ATTR_LHS_BATCH_DIMS, CXLA_ATTR_RHS_BATCH_DIMS},
-            {CXLA_ATTR_LHS_CONTRACTING_DIMS, CXLA_ATTR_RHS_CONTRACTING_DIMS},
-        };
-        int64_t nb = 0, nr = 0, nc = 0, ncr = 0, j = 0;
-        const int64_t *lb = cxla_instr_ints(in, pairs[0][0], &nb);
-        const int64_t *rb = cxla_instr_ints(in, pairs[0][1], &nr);
-        const int64_t *lc = cxla_instr_ints(in, pairs[1][0], &nc);
-        const int64_t *rc = cxla_instr_ints(in, pairs[1][1], &ncr);
-        int64_t lr = in->operands[0]->shape.rank, rr = in->operands[1]->shape.rank;
-        for (int p = 0; p < 2; p++) {
-            const int64_t *l = p ? lc : lb, *r2 = p ? rc : rb;
-            int64_t m = p ? (nc < ncr ? nc : ncr) : (nb < nr ? nb : nr);
-            for (int64_t i = 0; i < m; i++) {
-                int64_t ks[2] = {0, 1}, ds[2] = {l[i], r2[i]};
-                put_align(a, b, J, in, ks, ds, 2);
-            }
-        }
-        for (int64_t i = 0; i < nb && j < ys->rank; i++)
-            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r0[%" PRId64 "];\n", J, out, j++, lb[i]);
-        for (int side = 0; side < 2; side++) {
-            const int64_t *bb = side ? rb : lb, *cc = side ? rc : lc;
-            int64_t bn = side ? nr : nb, cn = side ? ncr : nc, rank2 = side ? rr : lr;
-            for (int64_t d = 0; d < rank2; d++) {
-                bool skip = false;
-                for (int64_t i = 0; i < bn; i++) skip = skip || bb[i] == d;
-                for (int64_t i = 0; i < cn; i++) skip = skip || cc[i] == d;
-                if (!skip && j < ys->rank)
-                    cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r%d[%" PRId64 "];\n", J, out, j++,
-                                       side, d);
-            }
-        }
-        if (j != ys->rank) s = aot_no(in, "bad dot result rank");
-    } else if (in->opcode == CXLA_OP_CONCATENATE) {
-        int64_t nd = 0;
-        const int64_t *cd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
-        if (nd != 1 || n < 1) s = aot_no(in, "bad concatenate");
-        for (int64_t d = 0; !s && d < ys->rank; d++) {
-            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = ", J, out, d);
-            if (d != cd[0]) cxla_strbuf_printf(b, "r0[%" PRId64 "]", d);
-            for (int64_t k = 0; d == cd[0] && k < n; k++)
-                cxla_strbuf_printf(b, "%sr%" PRId64 "[%" PRId64 "]", k ? " + " : "", k, d);
-            cxla_strbuf_puts(b, ";\n");
-        }
-    } else if (in->opcode == CXLA_OP_RESHAPE) {
+    } else if (rule.reshape) {
         /* exec_dynamic_reshape_sizes' case of at most one dynamic result dimension (the
          * only one a kernel at the bounds runs: exec_dynamic_positionwise). */
         const cxla_shape *xs = &in->operands[0]->shape;
@@ -559,106 +511,57 @@ cxla_status aot_dyn_put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla
         }
         cxla_strbuf_printf(b, "%s(void)real;\n", J);
         cxla_strbuf_free(&t);
-    } else if (in->opcode == CXLA_OP_SLICE) {
-        const cxla_attr *at = cxla_instr_attr(in, CXLA_ATTR_SLICE);
-        int64_t xr = in->operands[0]->shape.rank;
-        if (!at || at->kind != CXLA_ATTR_KIND_SLICE || at->v.slice.rank != xr)
-            s = aot_no(in, "needs a slice= range for each dimension");
-        for (int64_t i = 0; !s && i < xr; i++) {
-            cxla_slice_dim sd = at->v.slice.dims[i];
-            if (sd.stride < 1 || sd.start < 0) {
-                s = aot_no(in, "malformed slice= range");
-                break;
-            }
-            cxla_strbuf_printf(b,
-                               "%s{\n%s    int64_t limit = r0[%" PRId64 "] < %" PRId64
-                               " ? r0[%" PRId64 "] : %" PRId64 ";\n"
-                               "%s    int64_t start = %" PRId64 " < limit ? %" PRId64 " : limit;\n"
-                               "%s    %s[%" PRId64 "] = (limit - start + %" PRId64 ") / %" PRId64
-                               ";\n",
-                               J, J, i, sd.limit, i, sd.limit, J, sd.start, sd.start, J, out, i,
-                               sd.stride - 1, sd.stride);
-            if (!exec_shape_dim_dynamic(ys, i)) {
-                char v5[5][48];
-                snprintf(v5[0], 48, "%" PRId64, sd.start);
-                snprintf(v5[1], 48, "%" PRId64, sd.limit);
-                snprintf(v5[2], 48, "%" PRId64, sd.stride);
-                snprintf(v5[3], 48, "%" PRId64, i);
-                snprintf(v5[4], 48, "r0[%" PRId64 "]", i);
-                const char *vals[5] = {v5[0], v5[1], v5[2], v5[3], v5[4]};
-                cxla_strbuf_printf(b, "%s    if (%s[%" PRId64 "] != %" PRId64 ")\n", J, out, i,
-                                   ys->dims[i]);
-                cxla_strbuf t;
-                cxla_strbuf_init(&t);
-                cxla_strbuf_printf(&t, "%s        ", J);
-                aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH",
-                                 EXEC_DYN_MSG_SLICE_PAST, vals, 5);
-                cxla_strbuf_free(&t);
-            }
-            cxla_strbuf_printf(b, "%s}\n", J);
-        }
-    } else if (in->opcode == CXLA_OP_BROADCAST) {
-        int64_t nd = 0;
-        const int64_t *bd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
-        for (int64_t j = 0; j < ys->rank; j++)
-            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = %" PRId64 ";\n", J, out, j, ys->dims[j]);
-        for (int64_t i = 0; i < nd && i < in->operands[0]->shape.rank; i++) {
-            if (bd[i] < 0 || bd[i] >= ys->rank) {
-                s = aot_no(in, "dimensions= does not map the operand onto the result");
-                break;
-            }
-            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r0[%" PRId64 "];\n", J, out, bd[i], i);
-        }
-    } else if (in->opcode == CXLA_OP_GATHER && n == 2) {
-        /* The result's batch dimensions are the indices' (but the index vector's), in order;
-         * its offset dimensions are the static slice sizes. */
-        int64_t no = 0, iv = 0, k = 0;
-        const int64_t *od = cxla_instr_ints(in, CXLA_ATTR_OFFSET_DIMS, &no);
-        if (!cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv))
-            s = aot_no(in, "no index_vector_dim");
-        for (int64_t j = 0; !s && j < ys->rank; j++) {
-            bool offset = false;
-            for (int64_t i = 0; i < no; i++) offset = offset || od[i] == j;
-            if (offset) {
-                cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = %" PRId64 ";\n", J, out, j, ys->dims[j]);
-                continue;
-            }
-            if (k == iv) k++;
-            if (k >= in->operands[1]->shape.rank) {
-                s = aot_no(in, "bad gather dimensions");
-                break;
-            }
-            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r1[%" PRId64 "];\n", J, out, j, k++);
-        }
-    } else if ((in->opcode == CXLA_OP_REVERSE || in->opcode == CXLA_OP_SORT) && n == 1) {
-        for (int64_t d = 0; d < ys->rank; d++)
-            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r0[%" PRId64 "];\n", J, out, d, d);
-    } else if (in->opcode == CXLA_OP_TRANSPOSE) {
-        int64_t np = 0;
-        const int64_t *perm = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &np);
-        if (np != ys->rank) s = aot_no(in, "bad permutation");
-        for (int64_t j = 0; !s && j < np; j++)
-            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r0[%" PRId64 "];\n", J, out, j, perm[j]);
-    } else if (in->opcode == CXLA_OP_REDUCE && n == 2) {
-        int64_t nd = 0, j = 0;
-        const int64_t *rd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
-        for (int64_t d = 0; d < in->operands[0]->shape.rank; d++) {
-            bool reduced = false;
-            for (int64_t i = 0; i < nd; i++) reduced = reduced || rd[i] == d;
-            if (!reduced && j < ys->rank)
-                cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r0[%" PRId64 "];\n", J, out, j++, d);
-        }
-        if (j != ys->rank) s = aot_no(in, "bad reduce dimensions");
-    } else if (cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE) {
-        int64_t k0 = 0;
-        while (k0 < n && in->operands[k0]->shape.rank != ys->rank) k0++;
-        if (k0 == n) s = aot_no(in, "no operand of the result's rank");
-        for (int64_t d = 0; !s && d < ys->rank; d++)
-            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r%" PRId64 "[%" PRId64 "];\n", J, out, d, k0,
-                               d);
     } else {
-        s = aot_no(in, "no size rule for dynamic shapes ahead of time");
+        for (int64_t j = 0; j < rule.rank; j++) {
+            const exec_dyn_out *x = &rule.out[j];
+            switch (x->kind) {
+            case EXEC_DYN_OUT_COPY:
+                cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r%" PRId64 "[%" PRId64 "];\n", J, out, j,
+                                   x->k, x->d);
+                break;
+            case EXEC_DYN_OUT_CONST:
+                cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = %" PRId64 ";\n", J, out, j, x->v);
+                break;
+            case EXEC_DYN_OUT_SUM:
+                cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = 0", J, out, j);
+                for (int64_t k = 0; k < n; k++)
+                    cxla_strbuf_printf(b, " + r%" PRId64 "[%" PRId64 "]", k, x->d);
+                cxla_strbuf_puts(b, ";\n");
+                break;
+            case EXEC_DYN_OUT_SLICE: {
+                char rs[48];
+                snprintf(rs, sizeof rs, "r%" PRId64 "[%" PRId64 "]", x->k, x->d);
+                cxla_strbuf_printf(b,
+                                   "%s{\n%s    int64_t limit = %s < %" PRId64 " ? %s : %" PRId64
+                                   ";\n%s    int64_t start = %" PRId64 " < limit ? %" PRId64
+                                   " : limit;\n%s    %s[%" PRId64 "] = (limit - start + %" PRId64
+                                   ") / %" PRId64 ";\n",
+                                   J, J, rs, x->limit, rs, x->limit, J, x->start, x->start, J, out,
+                                   j, x->stride - 1, x->stride);
+                if (x->check_static) {
+                    char v5[5][48];
+                    snprintf(v5[0], 48, "%" PRId64, x->start);
+                    snprintf(v5[1], 48, "%" PRId64, x->limit);
+                    snprintf(v5[2], 48, "%" PRId64, x->stride);
+                    snprintf(v5[3], 48, "%" PRId64, x->d);
+                    snprintf(v5[4], 48, "%s", rs);
+                    const char *vals[5] = {v5[0], v5[1], v5[2], v5[3], v5[4]};
+                    cxla_strbuf_printf(b, "%s    if (%s[%" PRId64 "] != %" PRId64 ")\n", J, out, j,
+                                       x->v);
+                    cxla_strbuf t;
+                    cxla_strbuf_init(&t);
+                    cxla_strbuf_printf(&t, "%s        ", J);
+                    aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH",
+                                     EXEC_DYN_MSG_SLICE_PAST, vals, 5);
+                    cxla_strbuf_free(&t);
+                }
+                cxla_strbuf_printf(b, "%s}\n", J);
+                break;
+            }
+            }
+        }
     }
+    exec_dynamic_rule_free(&rule);
     /* check_result: the result's sizes against its declared shape. */
     for (int64_t d = 0; !s && any_dynamic && d < ys->rank; d++) {
         char od[48], t[64];
