@@ -463,7 +463,7 @@ static void test_aot_dynamic_rules(void) {
     }
     CHECK(lines > 200 && errors > 20); /* the combinations ran, errors among them */
     fprintf(stderr,
-            "aot: %" PRId64 " combinations of sizes of %zu instructions agree (%" PRId64
+            "aot: %" PRId64 " combinations of sizes of %zu instructions compared (%" PRId64
             " of them errors)\n",
             lines, n_mod, errors);
     free(text);
