@@ -4,7 +4,7 @@
  * - the moves of elements by the run-time sizes (reshape, concatenate, pad, reverse,
  *   dynamic-slice, dynamic-update-slice, dynamic-reshape): the JIT's `dynamic move` steps
  *   (src/cpu/cpu_dynamic.c, cpu_dyn_move_plan and cpu_dyn_move) written as C. The step
- *   computes the result's sizes (exec_dynamic_sizes' rules through aot_dyn_put_rule, or
+ *   computes the result's sizes (exec_dynamic_rule's, printed by aot_dyn_put_rule, or
  *   the operation's own: pad's cut widths, dynamic-slice's clamped starts,
  *   dynamic-reshape's size operands), fills a descriptor of plain data and calls
  *   NAME_dmove, a runtime-free copy of cpu_dyn_move written once into NAME.c, which zeroes

@@ -5,9 +5,10 @@
  * dynamic leaves in a local int64_t dz[] (acomp.dyn_off says where each leaf's are); its
  * parameters' come in from NAME_run_dynamic, its results' go out. A kernel step with
  * dynamic shapes computes its result's sizes from its operands' by the rules of
- * exec_dynamic_sizes (src/exec/dynamic.c), written here as C statements per instruction
- * (per fused instruction for a fusion) with the same error texts (the EXEC_DYN_MSG_*
- * formats of exec/dynamic.h, prefixed as exec_error names the instruction); then runs
+ * exec_dynamic_sizes (src/exec/dynamic.c): exec_dynamic_rule's data for the instruction,
+ * printed here as C statements (per fused instruction for a fusion) with the same error
+ * texts (the EXEC_DYN_MSG_* formats of exec/dynamic.h, prefixed as exec_error names the
+ * instruction); then runs
  * the static kernel of the instruction at its bounds (a copy of the module without the
  * dynamic marks, as cpu_backend.c's bounds_module), a reduce over its input with the
  * padding filled by its init value and a dot over operands with zeros in their padding
@@ -15,10 +16,12 @@
  * interpreter's results have zeros there, which set-dimension-size can bring back).
  * get-dimension-size and set-dimension-size read and write the sizes (S_SIZE).
  *
- * What the JIT runs on the interpreter's handler (pad, reverse, sort, gather, concatenate
- * along a dynamic dimension, float sums over a dynamic dimension in exact math, ...) and
- * dynamic shapes in called computations (while, conditional, call) are compile-time
- * errors naming the instruction. */
+ * The moves by the run-time sizes (pad, reverse, concatenate along a dynamic dimension,
+ * ...) and f32/f64 sums at the sizes are steps of aot_dmove.c. What the JIT runs on the
+ * interpreter's handler (a sort along a dynamic dimension, gather from a dynamic operand,
+ * reduce-window, ...), variadic reduces over a dynamic dimension and dynamic shapes in
+ * called computations (while, conditional, call) are compile-time errors naming the
+ * instruction. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
