@@ -15,7 +15,7 @@
  * <libm / fast> <max ulp>" ("-" where there is no double form). Each
  * time is the best of 5 runs over the same inputs, in a loop shaped as the generated
  * code's (blocks of 64 over restrict pointers), so the compiler vectorizes the fast one;
- * bench_math is built with -march=native -ffp-contract=fast where the compiler takes them,
+ * bench_math is built with -march=native -ffp-contract=off where the compiler takes them,
  * as generated code is. Inputs are spread over each function's useful range (exp over
  * [-87, 88], log over (0, 1e6], sin over [-100, 100], ...), from a fixed sequence. The last
  * column is the largest ulp distance between the two outputs: a check that the timed loop

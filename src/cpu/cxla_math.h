@@ -8,9 +8,11 @@
  *
  * Who uses it: the C emitter pastes this text (cpu_math_source(), src/cpu/cpu_math.h)
  * into every generated source, including ahead-of-time output, so it is plain C11 with
- * no intrinsics, no extensions and no calls: every function is straight-line code
- * (selects, not branches) that gcc -O2 -march=native vectorizes in a loop. Bits move
- * through memcpy; math.h gives only the constants INFINITY and NAN.
+ * no intrinsics and no calls: every function is straight-line code (selects, not
+ * branches) that gcc -O2 -march=native vectorizes in a loop. Bits move through memcpy;
+ * math.h gives only the constants INFINITY and NAN. The one extension, __builtin_fmaf
+ * where the target has the instruction (cxla_m_fmaf below), is left out of portable
+ * output.
  *
  * How: two kinds. exp, expm1, log, log1p, tanh, logistic and erf are float-only: argument
  * reductions that are exact in float, polynomials with float coefficients, a result built
@@ -28,7 +30,9 @@
  * nearest and no value-changing optimization (-ffast-math, -fassociative-math); the
  * rounding tricks (x + 0x1.8p52) - 0x1.8p52 rely on it. Contracting a*b+c
  * into an fma (gcc's default outside ISO mode) keeps every bound: the exact steps use
- * products that are exact, the others stay within their error figures.
+ * products that are exact, the others stay within their error figures. The reductions and
+ * polynomials of exp, expm1, tanh, logistic and erf use fused multiply-adds explicitly
+ * (cxla_m_fmaf) where the target has them, whatever the contraction flag.
  */
 #ifndef CXLA_MATH_H_
 #define CXLA_MATH_H_
@@ -108,6 +112,27 @@ CXLA_M_INLINE double cxla_m_seld(int c, double a, double b) {
     return cxla_m_u2d((cxla_m_d2u(a) & m) | (cxla_m_d2u(b) & ~m));
 }
 
+/* a * b + c. Where the target has a fused multiply-add instruction (gcc and clang define
+ * __FMA__ on x86 with FMA, __ARM_FEATURE_FMA on arm64, under -march=native) it is that
+ * instruction, one rounding, also in generated code, which the JIT compiles with
+ * -ffp-contract=off (that flag keeps the user's a*b+c from being fused; it does not touch
+ * an explicit fma): the polynomials and reductions of the float cores then take half the
+ * instructions. Elsewhere the product and the sum round separately (or are contracted where
+ * the compiler is allowed to). The bounds hold both ways, each measured on every float
+ * (docs/semantics.md). A builtin, not fmaf: a target without the instruction must not get
+ * a call to libm's (slow, exact) fmaf. */
+#if defined(__GNUC__) && !defined(CXLA_PORTABLE) && (defined(__FMA__) || defined(__ARM_FEATURE_FMA))
+#define CXLA_M_HAVE_FMA 1
+CXLA_M_INLINE float cxla_m_fmaf(float a, float b, float c) {
+    return __builtin_fmaf(a, b, c);
+}
+#else
+#define CXLA_M_HAVE_FMA 0
+CXLA_M_INLINE float cxla_m_fmaf(float a, float b, float c) {
+    return a * b + c;
+}
+#endif
+
 /* Round to the nearest integer (ties to even) for |x| < 2^51: adding 1.5 * 2^52 leaves
  * no fraction bits. The sum's bits also hold the integer (two's complement, mod 2^51). */
 #define CXLA_M_SHIFT 0x1.8p52
@@ -161,31 +186,47 @@ CXLA_M_INLINE double cxla_m_log(double x) {
 #define CXLA_M_SHIFTF 0x1.8p23f
 
 /* x = k ln2 + r with k = round(x / ln2), for |x| <= 104 (|k| <= 150): returns r,
- * |r| <= ln2/2 (a little more when the product and the sum are contracted into an fma),
+ * |r| <= ln2/2 (a little more where x / ln2 + shift is one fused multiply-add),
  * and k as a float in *out_k and in the low bits of *out_kb. ln2 is split in two: ln2_hi
  * has 15 significant bits, so k ln2_hi is exact, and x - k ln2_hi is exact too (the two are
  * within a factor of 2 of each other when k != 0, Sterbenz); r is then r - k ln2_lo rounded
  * once: relative error 2^-24, plus an absolute error below 2^-36 from ln2_lo's rounding. */
 CXLA_M_INLINE float cxla_m_exp_reduce(float x, float *out_k, uint32_t *out_kb) {
-    float t = x * 0x1.715476p+0f + CXLA_M_SHIFTF; /* x / ln2 + shift */
+    float t = cxla_m_fmaf(x, 0x1.715476p+0f, CXLA_M_SHIFTF); /* x / ln2 + shift */
     float k = t - CXLA_M_SHIFTF;
     *out_k = k;
     *out_kb = cxla_m_f2u(t) - cxla_m_f2u(CXLA_M_SHIFTF); /* k, mod 2^32 */
-    return (x - k * 0x1.62e400p-1f) - k * 0x1.7f7d1cp-20f;
+    return cxla_m_fmaf(-k, 0x1.7f7d1cp-20f, cxla_m_fmaf(-k, 0x1.62e400p-1f, x));
 }
 
 /* e^r - 1 for |r| <= 0.354: r + r^2 Q(r), Q of degree 5 fitted at Chebyshev nodes with
  * float coefficients (scripts/fit_math.py: relative error 2^-30 in exact arithmetic). The
  * leading r is added last, so the rounding errors of the correction r^2 Q (at most 1/6 of
- * the result) count for little: about 0.6 ulp of e^r - 1 in all. */
+ * the result) count for little: about 0.6 ulp of e^r - 1 in all. Q is evaluated as
+ * (q0 + q1 r) + r^2 ((q2 + q3 r) + r^2 (q4 + q5 r)) rather than by Horner's rule: the same
+ * number of operations, but four steps from r to Q instead of five, which lets the
+ * out-of-order core overlap more elements when exp feeds tanh (the elementwise chain). */
 CXLA_M_INLINE float cxla_m_expm1_poly(float r) {
+    float r2 = r * r;
+    float q01 = cxla_m_fmaf(0x1.555556p-3f, r, 0.5f);
+    float q23 = cxla_m_fmaf(0x1.110fd0p-7f, r, 0x1.5554fap-5f);
+    float q45 = cxla_m_fmaf(0x1.a2b47cp-13f, r, 0x1.6d3a9cp-10f);
+    float q = cxla_m_fmaf(cxla_m_fmaf(q45, r2, q23), r2, q01);
+    return cxla_m_fmaf(r2, q, r);
+}
+
+/* The same e^r - 1 by Horner's rule (five steps from r to Q), for expm1: where k = 1 its
+ * result 2 q + 1 cancels (q near -0.29), which magnifies the polynomial's rounding errors,
+ * and without fused multiply-adds the evaluation above reaches 2 ulp there (at
+ * 0x1.664d7ep-2); this one stays within 1. */
+CXLA_M_INLINE float cxla_m_expm1_poly_horner(float r) {
     float q = 0x1.a2b47cp-13f;
-    q = q * r + 0x1.6d3a9cp-10f;
-    q = q * r + 0x1.110fd0p-7f;
-    q = q * r + 0x1.5554fap-5f;
-    q = q * r + 0x1.555556p-3f;
-    q = q * r + 0.5f;
-    return r + (r * r) * q;
+    q = cxla_m_fmaf(q, r, 0x1.6d3a9cp-10f);
+    q = cxla_m_fmaf(q, r, 0x1.110fd0p-7f);
+    q = cxla_m_fmaf(q, r, 0x1.5554fap-5f);
+    q = cxla_m_fmaf(q, r, 0x1.555556p-3f);
+    q = cxla_m_fmaf(q, r, 0.5f);
+    return cxla_m_fmaf(r * r, q, r);
 }
 
 /* 2^k as a float for the k of cxla_m_exp_reduce's *out_kb, -126 <= k <= 127. */
@@ -197,9 +238,10 @@ CXLA_M_INLINE float cxla_m_pow2f(uint32_t kb) {
 
 /* e^x = 2^k e^r, e^r = 1 + (e^r - 1) rounded once. Clamped to [-104, 89]: below, the
  * result is under half the smallest denormal (0); above, it overflows (Inf). 2^k is
- * applied as 2^k1 2^k2 with k1 = floor(k/2), both normal for k in [-150, 128]; the first
- * product is exact, the second rounds once, so denormal results are e^r rounded once more
- * on the denormal grid, as libm's. */
+ * applied as 2^(k+b) 2^-b, both normal: for x < 0, b = 64 (k >= -150), so the first
+ * product is exact and the second rounds once, and denormal results are e^r rounded once
+ * more on the denormal grid, as libm's; for x >= 0, b = -1 (k <= 128), and the product by 2
+ * is exact or overflows to Inf. */
 CXLA_M_INLINE float cxla_f32_exp(float x) {
     int under = x<-104.0f, over = x> 89.0f;
     float c = cxla_m_self(under, -104.0f, x); /* NaN stays NaN */
@@ -208,8 +250,9 @@ CXLA_M_INLINE float cxla_f32_exp(float x) {
     uint32_t kb;
     float r = cxla_m_exp_reduce(c, &k, &kb);
     float p = 1.0f + cxla_m_expm1_poly(r);
-    uint32_t k1 = ((kb + 512u) >> 1) - 256u; /* floor(k / 2), mod 2^32 (k + 512 > 0) */
-    return (p * cxla_m_pow2f(k1)) * cxla_m_pow2f(kb - k1);
+    int neg = c < 0.0f;
+    uint32_t e = neg ? kb + (127u + 64u) : kb + (127u - 1u); /* the biased exponent of 2^(k+b) */
+    return (p * cxla_m_u2f(e << 23)) * cxla_m_self(neg, 0x1p-64f, 2.0f);
 }
 
 /* e^x - 1 = 2^k (1 + q) - 1 = 2 (h q + (h - 1/2)) with h = 2^(k-1) and q = e^r - 1: for
@@ -226,17 +269,30 @@ CXLA_M_INLINE float cxla_f32_expm1(float x) {
     float k;
     uint32_t kb;
     float r = cxla_m_exp_reduce(c, &k, &kb);
-    float q = cxla_m_expm1_poly(r);
+    float q = cxla_m_expm1_poly_horner(r);
     float h = cxla_m_pow2f(kb - 1u);
     float v = 2.0f * (h * q + (h - 0.5f));
     return cxla_m_self(tiny, x, v);
+}
+
+/* cxla_f32_exp for x <= 0 (either zero) or NaN, bit for bit, in four instructions fewer:
+ * no upper clamp, and b = 64 always (for x = -0 or +0, k = 0 and the result is 1 exactly
+ * whichever b). */
+CXLA_M_INLINE float cxla_m_exp_nonpos(float x) {
+    int under = x < -104.0f;
+    float c = cxla_m_self(under, -104.0f, x); /* NaN stays NaN */
+    float k;
+    uint32_t kb;
+    float r = cxla_m_exp_reduce(c, &k, &kb);
+    float p = 1.0f + cxla_m_expm1_poly(r);
+    return (p * cxla_m_u2f((kb + (127u + 64u)) << 23)) * 0x1p-64f;
 }
 
 /* 1 / (1 + e^-x) as e / (1 + e) for x < 0 and 1 / (1 + e) for x >= 0, with e = e^-|x| in
  * (0, 1]: e never overflows, 1 + e does not cancel, and for x below -87.3 (denormal
  * results) 1 + e is 1 and the result is e itself, rounded as exp's. One division. */
 CXLA_M_INLINE float cxla_f32_logistic(float x) {
-    float e = cxla_f32_exp(-cxla_m_absf(x));
+    float e = cxla_m_exp_nonpos(-cxla_m_absf(x));
     int neg = x < 0.0f;
     float n = cxla_m_self(neg, e, 1.0f);
     return n / (1.0f + e); /* NaN: e is NaN */
@@ -245,17 +301,30 @@ CXLA_M_INLINE float cxla_f32_logistic(float x) {
 /* tanh |x| = t / (t + 2) with t = e^(2|x|) - 1 = 2^k q + (2^k - 1) (as expm1; k <= 29 so
  * nothing overflows): no cancellation anywhere, relatively accurate down to the denormals
  * (there t = 2|x| and the quotient is |x| exactly). For |x| >= 10 the float result is 1
- * (1 - tanh 10 < 2^-57). One division. */
+ * (1 - tanh 10 < 2^-57). One division.
+ *
+ * 2|x| is never formed: the reduction of cxla_m_exp_reduce and the polynomial of
+ * cxla_m_expm1_poly run on |x| = k ln2/2 + h, with every constant scaled by a power of two
+ * (exact), so h = r/2 and q/2 are the halves of what they compute on 2|x|, bit for bit, and
+ * 2^k q = 2^(k+1) (q/2): one instruction fewer on the path of GELU. */
 CXLA_M_INLINE float cxla_f32_tanh(float x) {
     float a = cxla_m_absf(x);
     int over = a > 10.0f;
-    a = cxla_m_self(over, 10.0f, a); /* NaN stays NaN */
-    float k;
-    uint32_t kb;
-    float r = cxla_m_exp_reduce(2.0f * a, &k, &kb);
-    float q = cxla_m_expm1_poly(r);
-    float s = cxla_m_pow2f(kb);
-    float t = s * q + (s - 1.0f);
+    a = cxla_m_self(over, 10.0f, a);                          /* NaN stays NaN */
+    float tk = cxla_m_fmaf(a, 0x1.715476p+1f, CXLA_M_SHIFTF); /* 2|x| / ln2 + shift */
+    float k = tk - CXLA_M_SHIFTF;
+    uint32_t kb = cxla_m_f2u(tk) - cxla_m_f2u(CXLA_M_SHIFTF); /* k, mod 2^32 */
+    float h = cxla_m_fmaf(-k, 0x1.7f7d1cp-21f, cxla_m_fmaf(-k, 0x1.62e400p-2f, a));
+    /* (e^(2h) - 1) / 2 = h + h^2 Q(h), Q's coefficients those of cxla_m_expm1_poly times
+     * 2^(i+1) */
+    float h2 = h * h;
+    float q01 = cxla_m_fmaf(0x1.555556p-1f, h, 1.0f);
+    float q23 = cxla_m_fmaf(0x1.110fd0p-3f, h, 0x1.5554fap-2f);
+    float q45 = cxla_m_fmaf(0x1.a2b47cp-7f, h, 0x1.6d3a9cp-5f);
+    float q = cxla_m_fmaf(cxla_m_fmaf(q45, h2, q23), h2, q01);
+    float qh = cxla_m_fmaf(h2, q, h);
+    float s2 = cxla_m_pow2f(kb + 1u); /* 2^(k+1) */
+    float t = cxla_m_fmaf(s2, qh, cxla_m_fmaf(s2, 0.5f, -1.0f));
     return cxla_m_copysignf(t / (t + 2.0f), x);
 }
 

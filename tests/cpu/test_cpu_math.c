@@ -200,6 +200,12 @@ static const float special_values[] = {
     0x1.e73186p-14f, -0x1.e73186p-14f,       /* tanh */
     -0x1.194afep+0f, 0x1.800002p-24f,        /* logistic */
     4.0f, 3.9f, -87.5f, 88.72f, -17.5f, -18.0f, /* erf's end, denormal exp, expm1's clamp */
+    /* exp's clamps and the switch of its power-of-two split at 0 (2^(k+64) 2^-64 below,
+     * 2^(k-1) 2 from 0 up); tanh's halved reduction at the first change of k (|x| = ln2/4),
+     * a denormal, and its clamp */
+    89.0f, 89.5f, -104.0f, -104.5f, -150.0f, -0x1p-149f, 0x1p-100f, -0x1p-100f,
+    0x1.62e42ep-3f, 0x1.62e430p-3f, -0x1.62e430p-3f, 0x1p-140f, 9.999999f, 10.000001f,
+    -0x1.9fe368p+6f, -0x1.9fe36ap+6f, 1e30f, -1e30f,
 };
 /* clang-format on */
 
