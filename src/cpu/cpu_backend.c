@@ -171,7 +171,7 @@ typedef struct generated {
     cxla_module *module;
     cxla_module *bounds;       /* the module at its bounds (bounds_module), or NULL */
     const cxla_instr **instrs; /* those with kernels */
-    bool *sized;               /* beside instrs: a sort with the run-time sizes (B_SIZED) */
+    bool *sort_sized;          /* beside instrs: a sort with the run-time sizes (B_SORT) */
     cpu_kernel_info *infos;    /* beside instrs */
     int64_t count;
     const cxla_instr **call_instrs; /* those with library calls */
@@ -184,7 +184,7 @@ static void generated_free(generated *g) {
     cxla_module_destroy(g->module);
     cxla_module_destroy(g->bounds);
     free(g->instrs);
-    free(g->sized);
+    free(g->sort_sized);
     free(g->infos);
     free(g->call_instrs);
     for (int64_t u = 0; g->units && u < g->unit_count; u++) cxla_strbuf_free(&g->units[u]);
@@ -232,9 +232,9 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
     for (int64_t c = 0; c < m->comp_count; c++) total += m->comps[c]->instr_count;
     g->instrs = calloc((size_t)(total ? total : 1), sizeof(*g->instrs));
     g->infos = calloc((size_t)(total ? total : 1), sizeof(*g->infos));
-    g->sized = calloc((size_t)(total ? total : 1), sizeof(*g->sized));
+    g->sort_sized = calloc((size_t)(total ? total : 1), sizeof(*g->sort_sized));
     g->call_instrs = calloc((size_t)(total ? total : 1), sizeof(*g->call_instrs));
-    if (!sequential || !g->instrs || !g->sized || !g->infos || !g->call_instrs) s = OOM();
+    if (!sequential || !g->instrs || !g->sort_sized || !g->infos || !g->call_instrs) s = OOM();
     if (!s && m->entry) s = mark_sequential(m, m->entry, sequential);
     if (!s) s = bounds_module(m, &g->bounds);
     bool fast = cpu_emit_fast_math();
@@ -251,7 +251,7 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
             } else if (bcomp && bcomp->instr_count == comp->instr_count &&
                        bcomp->instrs[i]->id == in->id && cpu_bounds_kind(in, fast) &&
                        wants_kernel(bcomp->instrs[i])) {
-                g->sized[g->count] = cpu_bounds_kind(in, fast) == B_SIZED;
+                g->sort_sized[g->count] = cpu_bounds_kind(in, fast) == B_SORT;
                 g->instrs[g->count++] = bcomp->instrs[i]; /* a kernel at the bounds */
             }
         }
@@ -277,7 +277,7 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         kernel_name(g->instrs[i], name, sizeof(name));
         cxla_strbuf *unit = &g->units[i / per_unit];
         cxla_strbuf_putc(unit, '\n');
-        if (g->sized[i])
+        if (g->sort_sized[i])
             CXLA_RETURN_IF_ERROR(cpu_emit_sort_sized(g->instrs[i], name, unit, &g->infos[i]));
         else
             CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(g->instrs[i], name, unit, &g->infos[i]));

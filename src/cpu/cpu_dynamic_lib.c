@@ -6,7 +6,7 @@
  * The interpreter (src/interp/interp_dynamic.c) cuts the operands to their sizes, runs
  * the static operation on the cut arrays and leaves zeros in the result's padding. Here:
  *
- * - sort along a dynamic dimension (B_SIZED): the emitter's sort with the run-time sizes
+ * - sort along a dynamic dimension (B_SORT): the emitter's sort with the run-time sizes
  *   as one more input (cpu_emit_sort_sized): each row inside the sizes sorts its first
  *   size elements with the interpreter's merge sort, the rest is zero;
  * - gather from a dynamic operand (B_INDEXED): the static kernel at the bounds reads the
@@ -94,7 +94,7 @@ static bool index_type_ok(cxla_type t, const cxla_shape *s) {
 int cpu_dyn_lib_kind(const cxla_instr *in) {
     int64_t n = in->operand_count;
     switch (in->opcode) {
-    case CXLA_OP_SORT: return sort_kind(in) ? B_SIZED : B_STATIC;
+    case CXLA_OP_SORT: return sort_kind(in) ? B_SORT : B_STATIC;
     case CXLA_OP_GATHER: {
         if (n != 2 || !bounded_array(&in->shape)) return B_STATIC;
         const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[1]->shape;

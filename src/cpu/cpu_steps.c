@@ -734,7 +734,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
             sp->mask = at;
             if (at + count > b->p->max_operands) b->p->max_operands = at + count;
         }
-        if (bk == B_INDEXED || bk == B_SIZED) {
+        if (bk == B_INDEXED || bk == B_SORT) {
             /* gather, scatter: the indices rewritten by the sizes in a scratch copy (a value
              * of its own, as above); sort: the sizes as one more input (cpu_dynamic_lib.c). */
             int64_t at = sp->out_count, ix = cpu_dyn_lib_indices(in);

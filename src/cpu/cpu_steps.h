@@ -69,7 +69,7 @@ typedef enum bounds_kind {
     B_POSITIONWISE,
     B_REDUCE,
     B_DOT,
-    B_SIZED,    /* a sort whose kernel takes the sizes (cpu_emit_sort_sized; cpu_dynamic_lib.c) */
+    B_SORT,     /* a sort whose kernel takes the sizes (cpu_emit_sort_sized; cpu_dynamic_lib.c) */
     B_INDEXED,  /* a gather or scatter whose indices are first clamped or skipped by the sizes
                  * in a scratch copy (cpu_dynamic_lib.c) */
     B_INFERRED, /* bitcast, bitcast-convert: the result's sizes by shape inference over the
@@ -207,7 +207,7 @@ cxla_status cpu_dyn_reduce(const cxla_instr *in, void *out, const void *const *i
 /* cpu_dynamic_lib.c: sort, gather and scatter of bounded dynamic shapes as kernels at the
  * bounds (docs/semantics.md, "Bounded dynamic shapes run as steps too").
  *
- * cpu_dyn_lib_kind: B_SIZED for a sort along a dynamic dimension (or of several operands
+ * cpu_dyn_lib_kind: B_SORT for a sort along a dynamic dimension (or of several operands
  * with dynamic dimensions), B_INDEXED for a gather from a dynamic operand or a scatter
  * with dynamic shapes whose kernel at the bounds computes the interpreter's value once
  * its indices are rewritten, B_INFERRED for bitcast and bitcast-convert, B_STATIC for the

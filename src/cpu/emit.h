@@ -68,7 +68,7 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
  * them sorts its first sizes[dimension] elements as the interpreter sorts the cut array, and
  * everything else of the results (rows outside the sizes, row tails) is zero. Otherwise as
  * cpu_emit_kernel_info (the same scratch, range and outputs as the static sort at the
- * bounds). The JIT runs it as a B_SIZED step (cpu_dynamic_lib.c); ahead-of-time output may
+ * bounds). The JIT runs it as a B_SORT step (cpu_dynamic_lib.c); ahead-of-time output may
  * emit it and pass the sizes the same way. */
 cxla_status cpu_emit_sort_sized(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                 cpu_kernel_info *out_info);

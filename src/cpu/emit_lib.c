@@ -552,6 +552,25 @@ static cxla_status emit_sort(cxla_arena *arena, const cxla_instr *instr, const c
     return NULL;
 }
 
+cxla_status cpu_emit_sort_sized(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                cpu_kernel_info *out_info) {
+    cpu_kernel_info local;
+    cpu_kernel_info *info = out_info ? out_info : &local;
+    memset(info, 0, sizeof(*info));
+    sort_form f;
+    if (instr->opcode != CXLA_OP_SORT || !sort_form_of(instr, &f))
+        return cxla_error(CXLA_STATUS_UNIMPLEMENTED, "cpu backend: cannot emit sort %s",
+                          instr->name);
+    cxla_arena *arena = cxla_arena_create();
+    if (!arena) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    cpu_emit_fmt_reset();
+    cxla_status s = emit_sort(arena, instr, name, true, out, info);
+    if (!s && (out->failed || cpu_emit_fmt_failed()))
+        s = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s", instr->name);
+    cxla_arena_destroy(arena);
+    return s;
+}
+
 static bool topk_ok(const cxla_instr *instr) {
     if (instr->operand_count != 1 || !cpu_lib_plain(instr)) return false;
     const cxla_shape *xs = &instr->operands[0]->shape, *rs = &instr->shape;
@@ -1123,25 +1142,6 @@ cxla_status cpu_emit_lib(const cxla_instr *instr, const char *name, cxla_strbuf 
     case CXLA_OP_SCAN: s = cpu_emit_scan(instr, name, out, info); break;
     default: break;
     }
-    if (!s && (out->failed || cpu_emit_fmt_failed()))
-        s = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s", instr->name);
-    cxla_arena_destroy(arena);
-    return s;
-}
-
-cxla_status cpu_emit_sort_sized(const cxla_instr *instr, const char *name, cxla_strbuf *out,
-                                cpu_kernel_info *out_info) {
-    cpu_kernel_info local;
-    cpu_kernel_info *info = out_info ? out_info : &local;
-    memset(info, 0, sizeof(*info));
-    sort_form f;
-    if (instr->opcode != CXLA_OP_SORT || !sort_form_of(instr, &f))
-        return cxla_error(CXLA_STATUS_UNIMPLEMENTED, "cpu backend: cannot emit sort %s",
-                          instr->name);
-    cxla_arena *arena = cxla_arena_create();
-    if (!arena) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-    cpu_emit_fmt_reset();
-    cxla_status s = emit_sort(arena, instr, name, true, out, info);
     if (!s && (out->failed || cpu_emit_fmt_failed()))
         s = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s", instr->name);
     cxla_arena_destroy(arena);
