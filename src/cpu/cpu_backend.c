@@ -22,6 +22,7 @@
 #include "cpu/cpu_internal.h"
 #include "cpu/cpu_service.h"
 #include "cpu/cpu_specialize.h"
+#include "cpu/cpu_steps.h"
 #include "cpu/emit.h"
 #include "cpu/onednn.h"
 #include "exec/dynamic.h"
@@ -172,6 +173,7 @@ typedef struct generated {
     cxla_module *module;
     cxla_module *bounds;       /* the module at its bounds (bounds_module), or NULL */
     const cxla_instr **instrs; /* those with kernels */
+    bool *sort_sized;          /* beside instrs: a sort with the run-time sizes (B_SORT) */
     cpu_kernel_info *infos;    /* beside instrs */
     int64_t count;
     const cxla_instr **call_instrs; /* those with library calls */
@@ -184,6 +186,7 @@ static void generated_free(generated *g) {
     cxla_module_destroy(g->module);
     cxla_module_destroy(g->bounds);
     free(g->instrs);
+    free(g->sort_sized);
     free(g->infos);
     free(g->call_instrs);
     for (int64_t u = 0; g->units && u < g->unit_count; u++) cxla_strbuf_free(&g->units[u]);
@@ -231,8 +234,9 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
     for (int64_t c = 0; c < m->comp_count; c++) total += m->comps[c]->instr_count;
     g->instrs = calloc((size_t)(total ? total : 1), sizeof(*g->instrs));
     g->infos = calloc((size_t)(total ? total : 1), sizeof(*g->infos));
+    g->sort_sized = calloc((size_t)(total ? total : 1), sizeof(*g->sort_sized));
     g->call_instrs = calloc((size_t)(total ? total : 1), sizeof(*g->call_instrs));
-    if (!sequential || !g->instrs || !g->infos || !g->call_instrs) s = OOM();
+    if (!sequential || !g->instrs || !g->sort_sized || !g->infos || !g->call_instrs) s = OOM();
     if (!s && m->entry) s = mark_sequential(m, m->entry, sequential);
     if (!s) s = bounds_module(m, &g->bounds);
     bool fast = cpu_emit_fast_math();
@@ -249,6 +253,7 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
             } else if (bcomp && bcomp->instr_count == comp->instr_count &&
                        bcomp->instrs[i]->id == in->id && cpu_bounds_kind(in, fast) &&
                        wants_kernel(bcomp->instrs[i])) {
+                g->sort_sized[g->count] = cpu_bounds_kind(in, fast) == B_SORT;
                 g->instrs[g->count++] = bcomp->instrs[i]; /* a kernel at the bounds */
             }
         }
@@ -274,7 +279,10 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         kernel_name(g->instrs[i], name, sizeof(name));
         cxla_strbuf *unit = &g->units[i / per_unit];
         cxla_strbuf_putc(unit, '\n');
-        CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(g->instrs[i], name, unit, &g->infos[i]));
+        if (g->sort_sized[i])
+            CXLA_RETURN_IF_ERROR(cpu_emit_sort_sized(g->instrs[i], name, unit, &g->infos[i]));
+        else
+            CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(g->instrs[i], name, unit, &g->infos[i]));
     }
     for (int64_t u = 0; u < g->unit_count; u++)
         if (g->units[u].failed) return OOM();

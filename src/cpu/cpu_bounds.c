@@ -140,6 +140,8 @@ int cpu_bounds_kind(const cxla_instr *in, bool fast_math) {
         return B_STATIC;
     }
     if (exec_dynamic_positionwise(in)) return B_POSITIONWISE;
+    int lib = cpu_dyn_lib_kind(in); /* sort, gather, scatter: cpu_dynamic_lib.c */
+    if (lib != B_STATIC) return lib;
     /* A dot whose operands' padding is zeroed first: integer dots are exact in any order,
      * float ones only in the fast order (the zeros change the order of the sum). */
     if (in->opcode == CXLA_OP_DOT && in->operand_count == 2 && cxla_type_is_array(s->type) &&

@@ -734,6 +734,23 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
             sp->mask = at;
             if (at + count > b->p->max_operands) b->p->max_operands = at + count;
         }
+        if (bk == B_INDEXED || bk == B_SORT) {
+            /* gather, scatter: the indices rewritten by the sizes in a scratch copy (a value
+             * of its own, as above); sort: the sizes as one more input (cpu_dynamic_lib.c). */
+            int64_t at = sp->out_count, ix = cpu_dyn_lib_indices(in);
+            if (bk == B_INDEXED) {
+                int64_t *outs = realloc(sp->out, (size_t)(at + 1) * sizeof(int64_t));
+                if (!outs) return OOM();
+                sp->out = outs;
+                int64_t v = new_value(b, &in->operands[ix]->shape, V_ARENA, -1);
+                if (v < 0) return OOM();
+                sp->out[at] = v;
+                sp->out_count = at + 1;
+                sp->mask = at;
+            }
+            if (sp->out_count > b->p->max_operands) b->p->max_operands = sp->out_count;
+            if (sp->in_count + 1 > b->p->max_operands) b->p->max_operands = sp->in_count + 1;
+        }
     } else if (kind == S_CALL) {
         sp->call = &b->calls[in->id];
     } else if (kind == S_SVC) {

@@ -64,7 +64,17 @@ typedef enum step_kind {
  * shapes), run at the bounds with the result's sizes from exec_dynamic_sizes, a reduce
  * whose input's padding is first filled with its init value in a scratch copy, or a dot
  * whose operands' padding is first zeroed in scratch copies (cpu_bounds_kind's values). */
-typedef enum bounds_kind { B_STATIC = 0, B_POSITIONWISE, B_REDUCE, B_DOT } bounds_kind;
+typedef enum bounds_kind {
+    B_STATIC = 0,
+    B_POSITIONWISE,
+    B_REDUCE,
+    B_DOT,
+    B_SORT,     /* a sort whose kernel takes the sizes (cpu_emit_sort_sized; cpu_dynamic_lib.c) */
+    B_INDEXED,  /* a gather or scatter whose indices are first clamped or skipped by the sizes
+                 * in a scratch copy (cpu_dynamic_lib.c) */
+    B_INFERRED, /* bitcast, bitcast-convert: the result's sizes by shape inference over the
+                 * cut operands (bitcast only where no operand is padded; cpu_dynamic_lib.c) */
+} bounds_kind;
 
 typedef struct seq seq;
 typedef struct cpu_loop cpu_loop; /* cpu_loop.h */
@@ -84,7 +94,8 @@ typedef struct step {
     int64_t pred; /* S_WHILE: the condition's result */
     size_t elem;  /* S_DUS: element size; S_KERNEL at the bounds: of operand 0 */
     bounds_kind bounds;
-    int64_t mask; /* B_REDUCE: out[mask] is the scratch copy of operand 0 */
+    int64_t mask; /* B_REDUCE: out[mask] is the scratch copy of operand 0; B_INDEXED: of the
+                   * indices */
     /* S_KERNEL of static shapes small enough to call on the running thread at once
      * (cpu_loop_kernel_direct): no thread-pool bookkeeping per call. */
     bool direct;
@@ -193,5 +204,28 @@ void cpu_dyn_move(const cpu_dyn_desc *m, void *out);
 bool cpu_dyn_reduce_ok(const cxla_instr *in);
 cxla_status cpu_dyn_reduce(const cxla_instr *in, void *out, const void *const *ins,
                            const int64_t *const *opz, int64_t *out_sizes, bool *out_handler);
+
+/* cpu_dynamic_lib.c: sort, gather and scatter of bounded dynamic shapes as kernels at the
+ * bounds (docs/semantics.md, "Bounded dynamic shapes run as steps too").
+ *
+ * cpu_dyn_lib_kind: B_SORT for a sort along a dynamic dimension (or of several operands
+ * with dynamic dimensions), B_INDEXED for a gather from a dynamic operand or a scatter
+ * with dynamic shapes whose kernel at the bounds computes the interpreter's value once
+ * its indices are rewritten, B_INFERRED for bitcast and bitcast-convert, B_STATIC for the
+ * rest (cpu_bounds_kind asks it).
+ * cpu_dyn_lib_prepare: for one run, the result leaves' sizes (|out_sizes|, one array per
+ * leaf) from the operands' |opz| by the interpreter's rules (the operands cut, shape
+ * inference over them, the declared shape); for B_INDEXED also the indices (operand
+ * |idx_at|: 1 for gather, N for scatter) rewritten into |scratch| (the indices' bytes at
+ * their bounds): gather's start indices clamped within the operand's sizes less the
+ * slice's, scatter's windows that the cut operand cannot hold (or that lie outside the
+ * indices' sizes) moved out of the bounds so the kernel skips them too. *out_handler where
+ * the interpreter would report an error (the caller runs its handler); errors it returns
+ * are INTERNAL or RESOURCE_EXHAUSTED. */
+int cpu_dyn_lib_kind(const cxla_instr *in);
+int64_t cpu_dyn_lib_indices(const cxla_instr *in);
+cxla_status cpu_dyn_lib_prepare(const cxla_instr *in, const int64_t *const *opz,
+                                const void *indices, void *scratch, int64_t *const *out_sizes,
+                                bool *out_handler);
 
 #endif /* CXLA_CPU_CPU_STEPS_H_ */

@@ -440,9 +440,20 @@ static cxla_status run_bounds(run *r, const step *sp) {
         ops[k] = opz[k];
     }
     for (int64_t e = 0; e < leaves; e++) outs[e] = resz[e];
-    CXLA_RETURN_IF_ERROR(exec_dynamic_sizes(in, ops, outs));
+    int64_t ix = sp->bounds == B_INDEXED ? cpu_dyn_lib_indices(in) : -1;
+    if (sp->bounds == B_SORT || sp->bounds == B_INDEXED || sp->bounds == B_INFERRED) {
+        bool handler = false; /* cpu_dynamic_lib.c */
+        CXLA_RETURN_IF_ERROR(cpu_dyn_lib_prepare(in, ops, ix >= 0 ? r->ptr[sp->in[ix]] : NULL,
+                                                 ix >= 0 ? r->ptr[sp->out[sp->mask]] : NULL, outs,
+                                                 &handler));
+        if (handler) return run_handler(r, sp);
+    } else {
+        CXLA_RETURN_IF_ERROR(exec_dynamic_sizes(in, ops, outs));
+    }
     for (int64_t k = 0; k < sp->in_count; k++) r->ins[k] = r->ptr[sp->in[k]];
     for (int64_t k = 0; k < sp->out_count; k++) r->outs[k] = r->ptr[sp->out[k]];
+    if (ix >= 0) r->ins[ix] = r->ptr[sp->out[sp->mask]];
+    if (sp->bounds == B_SORT) r->ins[sp->in_count] = resz[0];
     if (sp->bounds == B_REDUCE) {
         const cxla_shape *xs = &in->operands[0]->shape;
         bool padded = false;

@@ -62,6 +62,16 @@ cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strb
 /* cpu_emit_kernel that also fills |out_info| (may be NULL). */
 cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                  cpu_kernel_info *out_info);
+/* A sort of a bounded dynamic shape along any dimension (emit_lib.c), emitted from |instr|
+ * at its bounds (static shapes): the kernel takes one more input after the operands,
+ * in[N] = const int64_t sizes[rank], the operands' cut sizes (the result's); each row inside
+ * them sorts its first sizes[dimension] elements as the interpreter sorts the cut array, and
+ * everything else of the results (rows outside the sizes, row tails) is zero. Otherwise as
+ * cpu_emit_kernel_info (the same scratch, range and outputs as the static sort at the
+ * bounds). The JIT runs it as a B_SORT step (cpu_dynamic_lib.c); ahead-of-time output may
+ * emit it and pass the sizes the same way. */
+cxla_status cpu_emit_sort_sized(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                cpu_kernel_info *out_info);
 
 /* What a ragged-dot kernel cannot report, checked before it runs: a negative group size in
  * |group_sizes| (operand 2's data, default layout) is the interpreter's error

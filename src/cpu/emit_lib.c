@@ -386,18 +386,17 @@ static bool sort_form_of(const cxla_instr *instr, sort_form *f) {
     return true;
 }
 
-/* The merge sort of one row (interp_sort.c's merge_sort): |less| is a C expression of
- * two permutation entries named "P" and "Q"; the sorted permutation ends in "src". */
-static void emit_merge_sort(cxla_strbuf *out, const char *it, int64_t len, const char *less_jm,
+/* The merge sort of one row (interp_sort.c's merge_sort) of |len| (a C expression)
+ * elements: |less| is a C expression of two permutation entries named "P" and "Q"; the
+ * sorted permutation ends in "src". */
+static void emit_merge_sort(cxla_strbuf *out, const char *it, const char *len, const char *less_jm,
                             const char *less_ji) {
     cxla_strbuf_printf(out,
-                       "        for (int64_t i = 0; i < %" PRId64 "; i++) src[i] = (%s)i;\n"
-                       "        for (int64_t width = 1; width < %" PRId64 "; width *= 2) {\n"
-                       "            for (int64_t lo = 0; lo < %" PRId64 "; lo += 2 * width) {\n"
-                       "                const int64_t mid = lo + width < %" PRId64
-                       " ? lo + width : %" PRId64 ";\n"
-                       "                const int64_t hi = mid + width < %" PRId64
-                       " ? mid + width : %" PRId64 ";\n"
+                       "        for (int64_t i = 0; i < %s; i++) src[i] = (%s)i;\n"
+                       "        for (int64_t width = 1; width < %s; width *= 2) {\n"
+                       "            for (int64_t lo = 0; lo < %s; lo += 2 * width) {\n"
+                       "                const int64_t mid = lo + width < %s ? lo + width : %s;\n"
+                       "                const int64_t hi = mid + width < %s ? mid + width : %s;\n"
                        "                int64_t i = lo, j = mid, k = lo;\n"
                        "                /* Runs already in order need no merging. */\n"
                        "                if (mid < hi && !(%s)) {\n"
@@ -426,8 +425,9 @@ static const char *element_at(cxla_arena *arena, const char *p, int64_t inner) {
     return inner == 1 ? F("base + (int64_t)%s", p) : F("base + (int64_t)%s * %" PRId64, p, inner);
 }
 
+/* |sized|: the sort of a bounded dynamic shape (emitted at its bounds; cpu_emit_sort_sized). */
 static cxla_status emit_sort(cxla_arena *arena, const cxla_instr *instr, const char *name,
-                             cxla_strbuf *out, cpu_kernel_info *info) {
+                             bool sized, cxla_strbuf *out, cpu_kernel_info *info) {
     sort_form f;
     if (!sort_form_of(instr, &f))
         return cxla_error(CXLA_STATUS_UNIMPLEMENTED, "cpu backend: cannot emit sort %s",
@@ -478,6 +478,19 @@ static cxla_status emit_sort(cxla_arena *arena, const cxla_instr *instr, const c
                            es == 16 ? "cxla_c128" : uint_of(es), k, k);
     }
     cxla_strbuf_printf(out, "    %s *const scratch = out[%" PRId64 "];\n", it, f.n);
+    if (sized && rows > 0) {
+        /* The run-time sizes (in[n]): rows outside them and each row's tail past its size
+         * are zeros, as the interpreter leaves a result's padding. */
+        const cxla_shape *x0s = &instr->operands[0]->shape;
+        cxla_strbuf_printf(out,
+                           "    const int64_t *restrict dz = in[%" PRId64 "];\n"
+                           "    const int64_t len = dz[%" PRId64 "];\n"
+                           "    static const int64_t bound[%" PRId64 "] = {",
+                           f.n, f.dim, x0s->rank);
+        for (int64_t d = 0; d < x0s->rank; d++)
+            cxla_strbuf_printf(out, "%s%" PRId64, d ? ", " : "", x0s->dims[d]);
+        cxla_strbuf_puts(out, "};\n");
+    }
     if (rows == 0) { /* an empty row or none: nothing to write */
         for (int64_t k = 0; k < f.n; k++)
             cxla_strbuf_printf(out, "    (void)x%" PRId64 ";\n    (void)y%" PRId64 ";\n", k, k);
@@ -491,8 +504,31 @@ static cxla_status emit_sort(cxla_arena *arena, const cxla_instr *instr, const c
                        " + row %% %" PRId64 ";\n"
                        "        %s *src = scratch + row * %" PRId64 ", *dst = src + %" PRId64 ";\n",
                        rows, f.inner, f.len * f.inner, f.inner, it, 2 * f.len, f.len);
-    emit_merge_sort(out, it, f.len, less_jm, less_ji);
-    cxla_strbuf_printf(out, "        for (int64_t i = 0; i < %" PRId64 "; i++) {\n", f.len);
+    if (sized) {
+        /* Whether the row lies inside the sizes in every other dimension. */
+        cxla_strbuf_printf(out,
+                           "        int inside = 1;\n"
+                           "        for (int64_t d = %" PRId64 ", q = row / %" PRId64
+                           "; d >= 0; q /= bound[d--])\n"
+                           "            inside = inside && q %% bound[d] < dz[d];\n"
+                           "        for (int64_t d = %" PRId64 ", q = row %% %" PRId64
+                           "; d > %" PRId64 "; q /= bound[d--])\n"
+                           "            inside = inside && q %% bound[d] < dz[d];\n"
+                           "        const int64_t used = inside ? len : 0;\n"
+                           "        for (int64_t i = used; i < %" PRId64 "; i++) {\n"
+                           "            const int64_t to = base + i * %" PRId64 ";\n",
+                           f.dim - 1, f.inner, instr->operands[0]->shape.rank - 1, f.inner, f.dim,
+                           f.len, f.inner);
+        for (int64_t k = 0; k < f.n; k++)
+            cxla_strbuf_printf(
+                out, "            memset(&y%" PRId64 "[to], 0, sizeof(y%" PRId64 "[to]));\n", k, k);
+        cxla_strbuf_puts(out, "        }\n        if (used == 0) continue;\n");
+    }
+    emit_merge_sort(out, it, sized ? "len" : F("%" PRId64, f.len), less_jm, less_ji);
+    if (sized)
+        cxla_strbuf_puts(out, "        for (int64_t i = 0; i < len; i++) {\n");
+    else
+        cxla_strbuf_printf(out, "        for (int64_t i = 0; i < %" PRId64 "; i++) {\n", f.len);
     cxla_strbuf_printf(out, "            const int64_t from = %s, to = base + i * %" PRId64 ";\n",
                        pi, f.inner);
     for (int64_t k = 0; k < f.n; k++) {
@@ -514,6 +550,25 @@ static cxla_status emit_sort(cxla_arena *arena, const cxla_instr *instr, const c
         info->cost = bytes + (double)(rows * f.len) * lg * 16.0;
     }
     return NULL;
+}
+
+cxla_status cpu_emit_sort_sized(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                cpu_kernel_info *out_info) {
+    cpu_kernel_info local;
+    cpu_kernel_info *info = out_info ? out_info : &local;
+    memset(info, 0, sizeof(*info));
+    sort_form f;
+    if (instr->opcode != CXLA_OP_SORT || !sort_form_of(instr, &f))
+        return cxla_error(CXLA_STATUS_UNIMPLEMENTED, "cpu backend: cannot emit sort %s",
+                          instr->name);
+    cxla_arena *arena = cxla_arena_create();
+    if (!arena) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    cpu_emit_fmt_reset();
+    cxla_status s = emit_sort(arena, instr, name, true, out, info);
+    if (!s && (out->failed || cpu_emit_fmt_failed()))
+        s = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s", instr->name);
+    cxla_arena_destroy(arena);
+    return s;
 }
 
 static bool topk_ok(const cxla_instr *instr) {
@@ -557,7 +612,7 @@ static cxla_status emit_topk(cxla_arena *arena, const cxla_instr *instr, const c
                        "        int32_t *src = scratch + row * %" PRId64 ", *dst = src + %" PRId64
                        ";\n",
                        cpu_emit_ctype(t), uint_of(es), rows, len, 2 * len, len);
-    emit_merge_sort(out, "int32_t", len,
+    emit_merge_sort(out, "int32_t", F("%" PRId64, len),
                     F("%s_cmp(x0[base + src[mid]], x0[base + src[mid - 1]])", name),
                     F("%s_cmp(x0[base + src[j]], x0[base + src[i]])", name));
     cxla_strbuf_printf(out,
@@ -1068,7 +1123,7 @@ cxla_status cpu_emit_lib(const cxla_instr *instr, const char *name, cxla_strbuf 
     cpu_emit_fmt_reset();
     cxla_status s = NULL;
     switch (instr->opcode) {
-    case CXLA_OP_SORT: s = emit_sort(arena, instr, name, out, info); break;
+    case CXLA_OP_SORT: s = emit_sort(arena, instr, name, false, out, info); break;
     case CXLA_OP_TOPK: s = emit_topk(arena, instr, name, out, info); break;
     case CXLA_OP_MAP: s = emit_map(arena, instr, name, out, info); break;
     case CXLA_OP_REDUCE_PRECISION: s = emit_reduce_precision(arena, instr, name, out, info); break;

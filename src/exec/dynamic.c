@@ -241,6 +241,10 @@ static bool positionwise_one(const cxla_instr *in) {
     case CXLA_OP_TRANSPOSE: return in->operand_count == 1;
     case CXLA_OP_SLICE: return in->operand_count == 1; /* start + i * stride < the size */
     case CXLA_OP_IOTA: return in->operand_count == 0;  /* no operands: at its bounds */
+    case CXLA_OP_MAP: /* elementwise: operands of the result's shape, lined up */
+        for (int64_t k = 0; k < in->operand_count; k++)
+            if (in->operands[k]->shape.rank != in->shape.rank) return false;
+        return in->operand_count >= 1;
     case CXLA_OP_GATHER: {
         /* A static operand: each result element reads the index vector at its own batch
          * position (within the sizes for a result element within them) and clamps the
@@ -339,7 +343,7 @@ static void size_source(const cxla_instr *in, int64_t d, const cxla_instr **src,
 }
 
 bool exec_dynamic_cannot_fail(const cxla_instr *in) {
-    if (!positionwise_one(in)) return false;
+    if (!positionwise_one(in) || in->opcode == CXLA_OP_MAP) return false;
     /* A dynamic gather's batch sizes may miss a static result dimension: left unfused. */
     if (in->opcode == CXLA_OP_GATHER && !static_instr_shapes(in)) return false;
     if (in->shape.type == CXLA_TUPLE) return false; /* a sort of several operands */
@@ -644,7 +648,8 @@ cxla_status exec_dynamic_rule(const cxla_instr *in, exec_dyn_rule *out) {
             if (!reduced && j < ys->rank) copy_out(out, j++, 0, d);
         }
         if (j != ys->rank) return exec_error(in, CXLA_STATUS_INTERNAL, "bad reduce dimensions");
-    } else if (cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE) {
+    } else if ((cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE) ||
+               in->opcode == CXLA_OP_MAP) {
         int64_t k0 = 0;
         while (k0 < n && in->operands[k0]->shape.rank != ys->rank) k0++;
         if (k0 == n) return exec_error(in, CXLA_STATUS_INTERNAL, "no operand of the result's rank");
@@ -738,7 +743,10 @@ static cxla_status sizes_fused(const cxla_computation *c, const cxla_instr *f,
 
 cxla_status exec_dynamic_sizes(const cxla_instr *in, const int64_t *const *ops,
                                int64_t *const *out) {
-    if (sort_tuple_positionwise(in)) return sizes_sort_tuple(in, ops, out);
+    if (sort_tuple_positionwise(in) ||
+        (in->opcode == CXLA_OP_SORT && in->shape.type == CXLA_TUPLE &&
+         in->shape.tuple_count == in->operand_count && in->operand_count >= 1))
+        return sizes_sort_tuple(in, ops, out);
     if (in->opcode != CXLA_OP_FUSION) return sizes_one(in, ops, out[0]);
     const cxla_computation *c = cxla_instr_called(in, CXLA_ATTR_CALLS);
     if (!c || !c->root) return exec_error(in, CXLA_STATUS_INTERNAL, "no fused computation");

@@ -742,7 +742,8 @@ static void test_exact_reduce(void) {
 /* Sorts along a static dimension (one operand, or values with keys) run their kernels at
  * the bounds: each row sorts on its own, the garbage of the padding rows only among
  * themselves, then zeroed; keys and values of different sizes are the interpreter's error.
- * Along the dynamic dimension it keeps the handler (only the first size elements sort). */
+ * Along the dynamic dimension the kernel takes the sizes (only the first size elements
+ * sort; tests/cpu/test_cpu_dynamic_lib.c). */
 static void test_sort(void) {
     static const char *text = "HloModule sorts\n"
                               "gt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
@@ -764,7 +765,7 @@ static void test_sort(void) {
     void *compiled = m ? compile(m) : NULL;
     if (compiled) {
         check_what(compiled, "rows", "kernel");
-        check_what(compiled, "cols", "interpreter handler");
+        check_what(compiled, "cols", "kernel"); /* the sizes as an input: cpu_dynamic_lib.c */
         check_what(compiled, "kv", "kernel");
         /* The keys' sizes must agree with the values' (the interpreter's error when not). */
         static const int64_t sizes[][2] = {{0, 6}, {3, 6}, {8, 6}, {1, 6}, {3, 6}};
