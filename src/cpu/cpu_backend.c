@@ -171,6 +171,7 @@ typedef struct generated {
     cxla_module *bounds;       /* the module at its bounds (bounds_module), or NULL */
     const cxla_instr **instrs; /* those with kernels */
     cpu_kernel_info *infos;    /* beside instrs */
+    bool *sized;               /* beside instrs: a reduce over run-time sizes */
     int64_t count;
     const cxla_instr **call_instrs; /* those with library calls */
     int64_t call_count;
@@ -183,6 +184,7 @@ static void generated_free(generated *g) {
     cxla_module_destroy(g->bounds);
     free(g->instrs);
     free(g->infos);
+    free(g->sized);
     free(g->call_instrs);
     for (int64_t u = 0; g->units && u < g->unit_count; u++) cxla_strbuf_free(&g->units[u]);
     free(g->units);
@@ -230,7 +232,8 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
     g->instrs = calloc((size_t)(total ? total : 1), sizeof(*g->instrs));
     g->infos = calloc((size_t)(total ? total : 1), sizeof(*g->infos));
     g->call_instrs = calloc((size_t)(total ? total : 1), sizeof(*g->call_instrs));
-    if (!sequential || !g->instrs || !g->infos || !g->call_instrs) s = OOM();
+    g->sized = calloc((size_t)(total ? total : 1), sizeof(*g->sized));
+    if (!sequential || !g->instrs || !g->infos || !g->call_instrs || !g->sized) s = OOM();
     if (!s && m->entry) s = mark_sequential(m, m->entry, sequential);
     if (!s) s = bounds_module(m, &g->bounds);
     bool fast = cpu_emit_fast_math();
@@ -248,6 +251,12 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
                        bcomp->instrs[i]->id == in->id && cpu_bounds_kind(in, fast) &&
                        wants_kernel(bcomp->instrs[i])) {
                 g->instrs[g->count++] = bcomp->instrs[i]; /* a kernel at the bounds */
+            } else if (bcomp && bcomp->instr_count == comp->instr_count &&
+                       bcomp->instrs[i]->id == in->id && cpu_dyn_sized_ok(in) &&
+                       cpu_emit_sized_reduce_ok(bcomp->instrs[i])) {
+                /* a reduce at the bounds whose loops run to the run-time sizes */
+                g->sized[g->count] = true;
+                g->instrs[g->count++] = bcomp->instrs[i];
             }
         }
     }
@@ -272,7 +281,10 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         kernel_name(g->instrs[i], name, sizeof(name));
         cxla_strbuf *unit = &g->units[i / per_unit];
         cxla_strbuf_putc(unit, '\n');
-        CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(g->instrs[i], name, unit, &g->infos[i]));
+        if (g->sized[i])
+            CXLA_RETURN_IF_ERROR(cpu_emit_sized_reduce(g->instrs[i], name, unit, &g->infos[i]));
+        else
+            CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(g->instrs[i], name, unit, &g->infos[i]));
     }
     for (int64_t u = 0; u < g->unit_count; u++)
         if (g->units[u].failed) return OOM();
