@@ -323,23 +323,54 @@ static void offsets(int64_t n, const int64_t *which, const int64_t *sizes, const
 
 /* One element from |from| to |to| (widening exact; narrowing to nearest even, as the
  * interpreter rounds its sums once). */
-static void convert(cxla_type from, const void *src, cxla_type to, void *dst) {
-    if (from == to)
-        memcpy(dst, src, cxla_type_storage(to));
+static inline void convert(cxla_type from, const void *src, cxla_type to, void *dst) {
+    if (from == to && to == CXLA_F32)
+        memcpy(dst, src, 4);
+    else if (from == to)
+        memcpy(dst, src, 8); /* f64: the compute types are f32 and f64 */
     else
         cxla_floats_convert(from, src, to, dst, 1);
 }
 
-/* The products of one batch, [M][K] x [K][N] into [M][N], each element summed in
- * ascending k from zero (c zeroed by the caller). */
+/* The products of one batch, [M][K] x [K][N] into [M][N] (c zeroed by the caller), each
+ * element summed in ascending k from zero: blocks of 4 rows x 16 columns keep their sums
+ * in registers over all of k (the blocks only reorder independent sums), the rest row by
+ * row. */
 #define DEFINE_GEMM(T, NAME)                                                                       \
-    static void gemm_##NAME(int64_t M, int64_t N, int64_t K, const T *a, const T *b, T *c) {       \
-        for (int64_t i = 0; i < M; i++)                                                            \
+    static void gemm_##NAME(int64_t M, int64_t N, int64_t K, const T *restrict a,                  \
+                            const T *restrict b, T *restrict c) {                                  \
+        int64_t i = 0;                                                                             \
+        for (; i + 4 <= M; i += 4) {                                                               \
+            int64_t j = 0;                                                                         \
+            for (; j + 16 <= N; j += 16) {                                                         \
+                T s0[16] = {0}, s1[16] = {0}, s2[16] = {0}, s3[16] = {0};                          \
+                for (int64_t k = 0; k < K; k++) {                                                  \
+                    const T *restrict bk = b + k * N + j;                                          \
+                    const T a0 = a[i * K + k], a1 = a[(i + 1) * K + k];                            \
+                    const T a2 = a[(i + 2) * K + k], a3 = a[(i + 3) * K + k];                      \
+                    for (int t = 0; t < 16; t++) {                                                 \
+                        s0[t] += a0 * bk[t];                                                       \
+                        s1[t] += a1 * bk[t];                                                       \
+                        s2[t] += a2 * bk[t];                                                       \
+                        s3[t] += a3 * bk[t];                                                       \
+                    }                                                                              \
+                }                                                                                  \
+                for (int t = 0; t < 16; t++) {                                                     \
+                    c[i * N + j + t] = s0[t];                                                      \
+                    c[(i + 1) * N + j + t] = s1[t];                                                \
+                    c[(i + 2) * N + j + t] = s2[t];                                                \
+                    c[(i + 3) * N + j + t] = s3[t];                                                \
+                }                                                                                  \
+            }                                                                                      \
+            for (int64_t r = i; r < i + 4 && j < N; r++)                                           \
+                for (int64_t k = 0; k < K; k++)                                                    \
+                    for (int64_t jj = j; jj < N; jj++)                                             \
+                        c[r * N + jj] += a[r * K + k] * b[k * N + jj];                             \
+        }                                                                                          \
+        for (; i < M; i++)                                                                         \
             for (int64_t k = 0; k < K; k++) {                                                      \
-                T v = a[i * K + k];                                                                \
-                const T *brow = b + k * N;                                                         \
-                T *crow = c + i * N;                                                               \
-                for (int64_t j = 0; j < N; j++) crow[j] += v * brow[j];                            \
+                const T v = a[i * K + k];                                                          \
+                for (int64_t j = 0; j < N; j++) c[i * N + j] += v * b[k * N + j];                  \
             }                                                                                      \
     }
 DEFINE_GEMM(float, f32)

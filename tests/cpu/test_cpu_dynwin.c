@@ -215,16 +215,16 @@ static const char *DOTS =
     "HloModule dots\n"
     "ENTRY main {\n"
     "  a = f32[<=5,<=40] parameter(0)\n"
-    "  b = f32[<=40,<=4] parameter(1)\n"
+    "  b = f32[<=40,<=20] parameter(1)\n"
     "  h = f16[<=3,<=5,<=7] parameter(2)\n"
     "  g = f16[<=3,<=7,4] parameter(3)\n"
     "  s = f64[6,40] parameter(4)\n"
-    "  q = f64[<=40,<=4] parameter(5)\n"
-    "  d = f32[<=5,<=4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  q = f64[<=40,<=20] parameter(5)\n"
+    "  d = f32[<=5,<=20] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
     "  e = f16[<=3,<=5,4] dot(h, g), lhs_batch_dims={0}, rhs_batch_dims={0}, "
     "lhs_contracting_dims={2}, rhs_contracting_dims={1}\n"
-    "  f = f64[6,<=4] dot(s, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
-    "  ROOT r = (f32[<=5,<=4], f16[<=3,<=5,4], f64[6,<=4]) tuple(d, e, f)\n"
+    "  f = f64[6,<=20] dot(s, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  ROOT r = (f32[<=5,<=20], f16[<=3,<=5,4], f64[6,<=20]) tuple(d, e, f)\n"
     "}\n";
 
 static void test_exact_dots(void) {
@@ -236,9 +236,10 @@ static void test_exact_dots(void) {
         check_what(compiled, "e", "dynamic step");
         check_what(compiled, "f", "dynamic step");
         no_handlers(compiled);
-        /* {m, k, n} for d and f (k2 the right side's contracting size), {b, m, k} for e */
-        static const int64_t sz[][5] = {{5, 40, 40, 4, 3}, {0, 0, 0, 0, 0},   {3, 17, 17, 2, 2},
-                                        {2, 0, 0, 3, 1},   {1, 33, 33, 1, 3}, {3, 4, 5, 2, 2}};
+        /* {m, k, k2 (the right side's contracting size), n, the batch of e} */
+        static const int64_t sz[][5] = {{5, 40, 40, 20, 3}, {0, 0, 0, 0, 0},   {4, 17, 17, 18, 2},
+                                        {2, 0, 0, 3, 1},    {1, 33, 33, 1, 3}, {3, 4, 5, 2, 2},
+                                        {5, 39, 39, 16, 1}};
         for (size_t k = 0; k < sizeof(sz) / sizeof(sz[0]); k++) {
             const int64_t *z = sz[k];
             int64_t za[2] = {z[0], z[1]}, zb[2] = {z[2], z[3]}, zs[2] = {6, z[2]};
