@@ -2,7 +2,8 @@
 on NumPy arrays, over the shared library libcxla.so with ctypes (nothing to compile).
 
     import numpy as np, cxla
-    client = cxla.Client(backend="cpu")          # or "interpreter", the reference
+    client = cxla.Client()                        # the library's default backend, or
+                                                  # backend="cpu" / "interpreter"
     exe = client.compile("model.hlo")             # a path, HLO/StableHLO text, or .pb bytes
     out = exe(np.ones((2, 3), np.float32))        # NumPy arrays in, NumPy arrays out
     outs = exe.run_replicated([[x0], [x1]])      # one argument list per replica
@@ -25,8 +26,8 @@ from . import _lib
 
 __version__ = "0.1.0"  # CXLA_VERSION_STRING of include/cxla/cxla.h
 
-__all__ = ["Client", "Executable", "Error", "version", "dtype_of", "parse", "to_proto",
-           "literal_from_text"]
+__all__ = ["Client", "Executable", "Error", "version", "default_backend", "dtype_of", "parse",
+           "to_proto", "literal_from_text"]
 
 
 def version():
@@ -287,14 +288,25 @@ def _from_literal(lit):
         _lib.literal_destroy(static)
 
 
-class Client:
-    """A cxla client on |backend| ("cpu", the compiled backend, or "interpreter", the
-    reference)."""
+def default_backend():
+    """The backend a Client() made now would get, and why, as the library chooses it
+    (cxla_default_backend): CXLA_BACKEND when set, else "cpu" when a C compiler runs,
+    else "interpreter". Returns (name, reason)."""
+    name = _c.c_char_p()
+    reason = _c.create_string_buffer(512)
+    _check(_lib.default_backend(_c.byref(name), reason, len(reason)))
+    return name.value.decode(), reason.value.decode()
 
-    def __init__(self, backend="cpu", threads=0, seed=0):
+
+class Client:
+    """A cxla client on |backend|: "cpu" (the compiled backend), "interpreter" (the
+    reference), or None for the library's choice (default_backend(): CXLA_BACKEND, else
+    cpu when a C compiler runs, else the interpreter with one line on stderr)."""
+
+    def __init__(self, backend=None, threads=0, seed=0):
         opts = _lib.ClientOptions()
         _lib.client_options_init(_c.byref(opts))
-        self._backend_name = backend.encode()
+        self._backend_name = backend.encode() if backend is not None else None
         opts.backend = self._backend_name
         opts.thread_count = threads
         opts.seed = seed

@@ -5,6 +5,9 @@ the Python package (so through libcxla.so, as a notebook would use it).
   python3 -m cxla check MODULE
   python3 -m cxla run MODULE [INPUT.npy ...] [--backend cpu|interpreter] [-o DIR]
 
+run uses the library's default backend (cxla.default_backend(): CXLA_BACKEND, else cpu
+when a C compiler runs, else the interpreter) unless --backend names one.
+
 MODULE is HLO text, a binary HloModuleProto (.pb) or (run only) StableHLO. Unlike the
 cxla program, run needs every input as a .npy file (it generates none).
 """
@@ -79,7 +82,7 @@ def _check(argv):
 
 
 def _run(argv):
-    path, inputs, backend, out = None, [], "interpreter", None
+    path, inputs, backend, out = None, [], None, None
     i = 0
     while i < len(argv):
         a = argv[i]

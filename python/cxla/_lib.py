@@ -97,6 +97,8 @@ client_options_init = _fn("cxla_client_options_init", None, _c.POINTER(ClientOpt
 client_create = _fn("cxla_client_create", _P, _c.POINTER(ClientOptions), _c.POINTER(_P))
 client_destroy = _fn("cxla_client_destroy", None, _P)
 client_backend = _fn("cxla_client_backend", _c.c_char_p, _P)
+default_backend = _fn("cxla_default_backend", _P, _c.POINTER(_c.c_char_p), _c.c_char_p,
+                      _c.c_size_t)
 compile_hlo_text = _fn("cxla_client_compile_hlo_text", _P, _P, _c.c_char_p, _c.c_size_t,
                        _c.c_char_p, _c.POINTER(_P))
 compile_stablehlo_text = _fn("cxla_client_compile_stablehlo_text", _P, _P, _c.c_char_p,

@@ -56,6 +56,8 @@ typedef struct cpu_compiled {
     exec_compile_options options;
     /* The one for runs with donated arguments (input_output_alias); NULL: none. */
     cpu_plan *plan_donated;
+    /* The user's names of the optimized module's instructions, for the plans' messages. */
+    cpu_origins *origins;
 } cpu_compiled;
 
 /* ---- choosing the instructions that get kernels --------------------------------------- */
@@ -611,6 +613,7 @@ static void cpu_destroy(void *compiled) {
     free(c->kernels);
     free(c->infos);
     cxla_module_destroy(c->module);
+    cpu_origins_free(c->origins);
     free(c);
 }
 
@@ -671,6 +674,10 @@ static cxla_status compile_whole(const cxla_module *module, const exec_compile_o
     if (!s && c->plan)
         s = cpu_plan_build(c->module, c->kernels, c->infos, c->calls, c->id_count, c->pool, true,
                            &c->plan_donated);
+    /* Messages name the user's instructions, not the passes' copies of them. */
+    if (!s && c->plan) s = cpu_origins_build(module, c->module, &c->origins);
+    if (!s && c->plan) cpu_plan_set_origins(c->plan, c->origins);
+    if (!s && c->plan_donated) cpu_plan_set_origins(c->plan_donated, c->origins);
     /* The fused while loops as C functions (cpu_loop.h). */
     if (!s) s = cpu_plan_compile_loops(c->plan, module->name);
     if (!s) s = cpu_plan_compile_loops(c->plan_donated, module->name);

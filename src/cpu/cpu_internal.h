@@ -60,6 +60,29 @@ const cpu_plan *cpu_compiled_donated_plan(const void *compiled);
  * its argument's buffer where liveness allows (in-place updates of it, or a result first
  * written after the argument's last read); *out stays NULL when the module has no aliases.
  * Errors: RESOURCE_EXHAUSTED, INVALID_ARGUMENT for malformed control flow or aliases. */
+/* Where the instructions of an optimized module came from (cpu_origin.c): the passes copy
+ * instructions under new names (fusion's "m.14" for the user's m, inlining's copies of a
+ * callee's), and the messages of a run (--check-finite, out of memory, cancellation) name
+ * the user's instruction instead: the one of |user| written at the copy's line and column,
+ * of the same opcode. By instruction id of |m|; owns copies of the names, so |user| need
+ * not outlive it. *out stays NULL when |user| has no positions (built in memory: names
+ * stay the optimized module's). Errors: RESOURCE_EXHAUSTED. */
+typedef struct cpu_origins cpu_origins;
+cxla_status cpu_origins_build(const cxla_module *user, const cxla_module *m, cpu_origins **out);
+void cpu_origins_free(cpu_origins *o);
+/* The user's name of |in| (its own when it has no origin or |o| is NULL). */
+const char *cpu_origins_name(const cpu_origins *o, const cxla_instr *in);
+/* "NAME (OPCODE, computation C, line L)" of |in| as the user wrote it (the interpreter's
+ * form); inside |fusion| (not NULL) ", fused into F" and the metadata's op_name are added
+ * before the parenthesis closes. A fusion the passes made (|fusion| NULL; a fusion the
+ * user wrote is named as written) is described by its fused root, "ROOT (..., fused into F with A,
+ * B, ... and N more)", so that a user can find every instruction it holds. malloc'd (free()); NULL
+ * when memory is short. */
+char *cpu_origins_describe(const cpu_origins *o, const cxla_instr *in, const cxla_instr *fusion);
+/* Makes |plan|'s messages name instructions by |o| (borrowed: it must outlive the plan's
+ * runs; NULL: the optimized module's names). */
+void cpu_plan_set_origins(cpu_plan *plan, const cpu_origins *o);
+
 /* The plan's rng keys by instruction id (cpu_svc_rng_keys; the caller may rewrite them). */
 uint64_t *cpu_plan_rng_keys(cpu_plan *plan);
 cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,

@@ -134,6 +134,7 @@ struct cpu_plan {
     struct cpu_library *loop_lib; /* the fused loops' generated code (cpu_loop_compile) */
     int64_t id_count;
     cpu_plan_stats stats;
+    const cpu_origins *origins; /* borrowed: the user's names (cpu_plan_set_origins) */
 };
 
 /* cpu_bounds.c: whether the array |s| has whole-byte elements (*out_elem bytes each; packed

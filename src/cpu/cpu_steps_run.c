@@ -33,6 +33,7 @@ typedef struct run {
     int64_t *sizes;              /* the current sizes of the dynamic classes (plan->dyn_off) */
     bool check_finite, reported; /* --check-finite, and whether it reported already */
     int64_t countdown;           /* steps until the next exec_cancel_poll */
+    int64_t back_edges;          /* of the fused loop running (check_cancel_cb) */
     bool step_times;             /* CXLA_STEP_TIMES: each step's time on stderr */
     /* Fused loops (cpu_loop.h) run as one step; not under --check-finite (which looks
      * at every step) nor with CXLA_LOOP_STEPS set (loops step by step, to compare). */
@@ -51,10 +52,27 @@ static void report_time(const char *kind, const char *name, const char *opcode, 
     fprintf(stderr, "cxla-step-time %.1f %s %s %s\n", us, name, opcode, kind);
 }
 
+void cpu_plan_set_origins(cpu_plan *p, const cpu_origins *o) {
+    if (p) p->origins = o;
+}
+
+/* "NAME (OPCODE, computation C, line L)" of step |sp|'s instruction as the user wrote it
+ * (cpu_origins_describe: a fusion by the instructions it holds), into |buf|. */
+static void describe_step(const run *r, const step *sp, char *buf, size_t size) {
+    char *d = cpu_origins_describe(r->p->origins, sp->instr, NULL);
+    if (d)
+        snprintf(buf, size, "%s", d);
+    else /* memory is short: the optimized module's names */
+        snprintf(buf, size, "%s (%s, computation %s, line %" PRId64 ")", sp->instr->name,
+                 cxla_opcode_name(sp->instr->opcode), sp->comp ? sp->comp->name : "?",
+                 sp->instr->line);
+    free(d);
+}
+
 static cxla_status cancelled_at(run *r, const step *sp) {
-    char where[256];
-    snprintf(where, sizeof(where), "at %s (%s, computation %s, line %" PRId64 ")", sp->instr->name,
-             cxla_opcode_name(sp->instr->opcode), sp->comp ? sp->comp->name : "?", sp->instr->line);
+    char what[1024], where[1100];
+    describe_step(r, sp, what, sizeof(what));
+    snprintf(where, sizeof(where), "at %s", what);
     return exec_cancel_error(r->cancel, where);
 }
 
@@ -69,8 +87,48 @@ static bool check_cancel(run *r) {
     return exec_cancelled(r->cancel);
 }
 
-static bool check_cancel_cb(void *r) {
+/* A fused loop's back-edge check (every loop of the program calls it), counted: the
+ * generated code knows no instruction, so the message says how far the loop went. */
+static bool check_cancel_cb(void *ctx) {
+    run *r = ctx;
+    r->back_edges++;
     return check_cancel(r);
+}
+
+/* Whether |q| holds a while loop, at any depth of calls and conditionals. */
+static bool holds_loop(const seq *q, int depth) {
+    for (int64_t i = 0; q && i < q->count && depth < MAX_DEPTH; i++) {
+        const step *sp = &q->steps[i];
+        if (sp->kind == S_WHILE) return true;
+        for (int64_t k = 0; k < sp->sub_count; k++)
+            if (holds_loop(&sp->sub[k], depth + 1)) return true;
+    }
+    return false;
+}
+
+/* The run was cancelled in while loop |loop| at step |at| (the loop's own back-edge, an
+ * inner loop's, or a kernel between two of its chunks), after |count| back-edges: for a
+ * loop without inner loops, its iteration. */
+static cxla_status loop_cancelled(run *r, const step *loop, const step *at, int64_t count) {
+    char what[1024], outer[1024], where[2200];
+    describe_step(r, at, what, sizeof(what));
+    bool nested = holds_loop(&loop->sub[0], 0) || holds_loop(&loop->sub[1], 0);
+    const char *edge = at->kind == S_WHILE ? "the back-edge of " : "";
+    if (at == loop) {
+        if (nested)
+            snprintf(where, sizeof(where),
+                     "at the back-edge of %s, after %" PRId64
+                     " iterations of it and its inner loops",
+                     what, count);
+        else
+            snprintf(where, sizeof(where), "at the back-edge of %s, after iteration %" PRId64, what,
+                     count);
+    } else {
+        describe_step(r, loop, outer, sizeof(outer));
+        snprintf(where, sizeof(where), "at %s%s, in the loop %s after %" PRId64 " iterations%s",
+                 edge, what, outer, count, nested ? " of it and its inner loops" : "");
+    }
+    return exec_cancel_error(r->cancel, where);
 }
 
 /* The current sizes of class |c|, or NULL when it is static. */
@@ -171,6 +229,7 @@ static cxla_status run_handler(run *r, const step *sp) {
     if (!r->ictx_ready) {
         CXLA_RETURN_IF_ERROR(interp_ctx_init(&r->ictx, r->p->module, r->options));
         r->ictx_ready = true;
+        r->ictx.reported_non_finite = r->reported; /* --check-finite reports once */
     }
     int64_t n = in->operand_count, next = 0;
     cxla_literal **ops = calloc((size_t)(n ? n : 1), sizeof(*ops));
@@ -610,19 +669,23 @@ static cxla_status run_step(run *r, const step *sp) {
                                 .check = r->cancel ? check_cancel_cb : NULL,
                                 .ctx = r};
             bool oom = false;
+            r->back_edges = 0;
             const step *at = cpu_loop_run(sp->fused, &env, &oom);
-            if (oom) return OOM();
+            if (oom) return OOM(); /* run_seq names the loop */
             if (!at) return NULL;
-            cxla_status s = cancelled_at(r, at);
-            return at == sp ? s : cxla_status_annotate(s, "in the loop %s", sp->instr->name);
+            return loop_cancelled(r, sp, at, r->back_edges);
         }
-        for (;;) {
+        for (int64_t iteration = 1;; iteration++) {
             cxla_status s = run_seq(r, &sp->sub[0]);
-            if (s) return cxla_status_annotate(s, "in the condition of %s", sp->instr->name);
+            if (s)
+                return cxla_status_annotate(s, "in the condition of %s (iteration %" PRId64 ")",
+                                            sp->instr->name, iteration);
             if (!*(const uint8_t *)r->ptr[sp->pred]) return NULL;
             s = run_seq(r, &sp->sub[1]);
-            if (s) return cxla_status_annotate(s, "in the body of %s", sp->instr->name);
-            if (check_cancel(r)) return cancelled_at(r, sp); /* the back-edge */
+            if (s)
+                return cxla_status_annotate(s, "in the body of %s (iteration %" PRId64 ")",
+                                            sp->instr->name, iteration);
+            if (check_cancel(r)) return loop_cancelled(r, sp, sp, iteration); /* the back-edge */
         }
     }
     return NULL;
@@ -647,10 +710,175 @@ static bool finite_checked(const step *sp) {
            !(cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_MOVES_ELEMENTS);
 }
 
+/* Whether every array of |lit| is finite. */
+static bool literal_finite(const cxla_literal *lit) {
+    if (lit->shape->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < lit->tuple_count; i++)
+            if (!literal_finite(lit->elements[i])) return false;
+        return true;
+    }
+    return !cxla_type_is_array(lit->shape->type) || !lit->data ||
+           cpu_svc_all_finite(lit->shape, lit->data);
+}
+
+/* --check-finite on a fusion: its operands as they were before the step, where the step
+ * writes over them (an in-place result); the others are read where they lie. */
+typedef struct saved_operands {
+    int64_t count;
+    void **copy; /* by operand leaf: a copy, or NULL */
+} saved_operands;
+
+static bool overlaps(const run *r, int64_t a, int64_t b) {
+    const char *pa = r->ptr[a], *pb = r->ptr[b];
+    size_t na = r->p->values[a].size, nb = r->p->values[b].size;
+    return pa && pb && na && nb && pa < pb + nb && pb < pa + na;
+}
+
+static void free_saved(saved_operands *sv) {
+    for (int64_t k = 0; k < sv->count; k++) free(sv->copy[k]);
+    free(sv->copy);
+}
+
+static void save_operands(const run *r, const step *sp, saved_operands *sv) {
+    *sv = (saved_operands){0};
+    sv->copy = calloc((size_t)(sp->in_count ? sp->in_count : 1), sizeof(void *));
+    if (!sv->copy) return; /* then nothing is blamed inside the fusion */
+    sv->count = sp->in_count;
+    for (int64_t k = 0; k < sp->in_count; k++) {
+        bool written = false;
+        for (int64_t j = 0; j < sp->out_count && !written; j++)
+            written = overlaps(r, sp->in[k], sp->out[j]);
+        size_t n = r->p->values[sp->in[k]].size;
+        if (!written) continue;
+        sv->copy[k] = malloc(n);
+        if (!sv->copy[k]) { /* memory short: nothing is blamed inside the fusion */
+            free_saved(sv);
+            *sv = (saved_operands){0};
+            return;
+        }
+        memcpy(sv->copy[k], r->ptr[sp->in[k]], n);
+    }
+}
+
+/* The instruction of fusion step |sp| that first makes a NaN or Inf from finite operands,
+ * found by running its fused computation on the interpreter's handlers over the step's
+ * operands (as they were before it: |sv|). NULL when none does there (the kernel's fast
+ * math differs from the interpreter's in the last bits), or when it cannot tell (a plan of
+ * dynamic shapes, memory short, a handler's error): the fusion is then named as a whole. */
+static const cxla_instr *blame_fused(run *r, const step *sp, const saved_operands *sv) {
+    const cxla_instr *fusion = sp->instr;
+    const cxla_computation *fc = cxla_instr_called(fusion, CXLA_ATTR_CALLS);
+    if (!fc || r->p->dyn_off || !sv->copy || sv->count != sp->in_count) return NULL;
+    if (!r->ictx_ready) {
+        cxla_status s = interp_ctx_init(&r->ictx, r->p->module, r->options);
+        if (s) {
+            cxla_status_free(s);
+            return NULL;
+        }
+        r->ictx_ready = true;
+        r->ictx.reported_non_finite = r->reported;
+    }
+    /* The interpreter's own report stays silent (a reducer run by its driver): this
+     * search reports once, below. */
+    bool quiet = r->ictx.reported_non_finite;
+    r->ictx.reported_non_finite = true;
+    /* The operands' leaves, the saved copies in place of what the step overwrote. */
+    void **ptr = malloc((size_t)(sp->in_count ? sp->in_count : 1) * sizeof(void *));
+    int64_t *ids = malloc((size_t)(sp->in_count ? sp->in_count : 1) * sizeof(int64_t));
+    int64_t n = fusion->operand_count, m = fc->instr_count, next = 0;
+    cxla_literal **args = calloc((size_t)(n ? n : 1), sizeof(*args));
+    cxla_literal **values = calloc((size_t)(m ? m : 1), sizeof(*values));
+    int64_t *slot = malloc((size_t)(r->p->id_count ? r->p->id_count : 1) * sizeof(int64_t));
+    for (int64_t i = 0; slot && i < r->p->id_count; i++) slot[i] = -1;
+    const cxla_literal **ops = NULL;
+    const cxla_instr *culprit = NULL;
+    cxla_status s = ptr && ids && args && values && slot ? NULL : OOM();
+    for (int64_t k = 0; k < sp->in_count && !s; k++) {
+        ptr[k] = sv->copy[k] ? sv->copy[k] : r->ptr[sp->in[k]];
+        ids[k] = k;
+    }
+    for (int64_t k = 0; k < n && !s; k++)
+        s = make_view(r, &fusion->operands[k]->shape, ptr, ids, &next, &args[k]);
+    int64_t most = 1;
+    for (int64_t i = 0; i < m; i++)
+        if (fc->instrs[i]->operand_count > most) most = fc->instrs[i]->operand_count;
+    if (!s) ops = calloc((size_t)most, sizeof(*ops));
+    if (!s && !ops) s = OOM();
+    bool give_up = false; /* an operand it cannot find, an opcode without a handler */
+    for (int64_t i = 0; i < m && !s && !culprit && !give_up; i++) {
+        const cxla_instr *in = fc->instrs[i];
+        if (in->id < 0 || in->id >= r->p->id_count) break;
+        slot[in->id] = i;
+        if (in->opcode == CXLA_OP_PARAMETER) continue; /* args[parameter_number] */
+        bool finite = true;
+        for (int64_t k = 0; k < in->operand_count && !give_up; k++) {
+            const cxla_instr *o = in->operands[k];
+            int64_t j = o->id >= 0 && o->id < r->p->id_count ? slot[o->id] : -1;
+            if (o->parent != fc || j < 0 || j >= i || fc->instrs[j] != o)
+                ops[k] = NULL;
+            else if (o->opcode == CXLA_OP_PARAMETER)
+                ops[k] = o->parameter_number >= 0 && o->parameter_number < n
+                             ? args[o->parameter_number]
+                             : NULL;
+            else
+                ops[k] = values[j];
+            give_up = !ops[k];
+            finite = finite && !give_up && literal_finite(ops[k]);
+        }
+        interp_op_fn fn = interp_handler(in->opcode);
+        give_up = give_up || !fn;
+        if (!give_up) s = fn(&r->ictx, in, (const cxla_literal *const *)ops, &values[i]);
+        bool computes = in->operand_count > 0 &&
+                        !(cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_MOVES_ELEMENTS);
+        if (!s && computes && finite && !literal_finite(values[i])) culprit = in;
+    }
+    cxla_status_free(s);
+    for (int64_t i = 0; values && i < m; i++) cxla_literal_free(values[i]);
+    for (int64_t k = 0; args && k < n; k++) free_view(args[k]);
+    free(values);
+    free(args);
+    free(ops);
+    free(slot);
+    free(ptr);
+    free(ids);
+    r->ictx.reported_non_finite = quiet;
+    return culprit;
+}
+
+/* --check-finite's report of step |sp| (its operands as they were: |sv| for a fusion):
+ * the interpreter's line, naming the user's instruction; inside a fusion the instruction
+ * the interpreter finds, else the fusion by the instructions it holds. */
+static void report_non_finite(run *r, const step *sp, const saved_operands *sv) {
+    const cxla_instr *culprit = sp->instr->opcode == CXLA_OP_FUSION ? blame_fused(r, sp, sv) : NULL;
+    char *d = culprit ? cpu_origins_describe(r->p->origins, culprit, sp->instr)
+                      : cpu_origins_describe(r->p->origins, sp->instr, NULL);
+    fprintf(stderr, "cxla: %s is the first to produce a NaN or Inf from finite operands\n",
+            d ? d : sp->instr->name);
+    free(d);
+    r->reported = true;
+    r->ictx.reported_non_finite = true; /* once per run, the handlers' driver included */
+}
+
+/* Out of memory in a step names the instruction, as the interpreter's driver does (unless
+ * the message names one already: an instruction inside a called sequence's step). */
+static cxla_status name_oom(const run *r, const step *sp, cxla_status s) {
+    if (cxla_status_code_of(s) != CXLA_STATUS_RESOURCE_EXHAUSTED) return s;
+    const char *msg = cxla_status_message(s);
+    if (strstr(msg, " (") && strstr(msg, ", line ")) return s;
+    char what[1024];
+    describe_step(r, sp, what, sizeof(what));
+    return cxla_status_annotate(s, "%s", what);
+}
+
 static cxla_status run_seq(run *r, const seq *q) {
     for (int64_t i = 0; i < q->count; i++) {
         const step *sp = &q->steps[i];
-        if (check_cancel(r)) return cancelled_at(r, sp);
+        /* Not before a copy inside the run: a loop's state or a branch's result copied
+         * under the while's or conditional's name would be named instead of the
+         * instruction the run is at (the next step, or the back-edge, checks). The run's
+         * first step is checked whatever it is: a request made before the run stops it. */
+        bool first = q == &r->p->entry && i == 0;
+        if ((sp->kind != S_COPY || first) && check_cancel(r)) return cancelled_at(r, sp);
         bool check = r->check_finite && !r->reported && finite_checked(sp) &&
                      leaves_finite(r, sp->in, sp->in_count);
         static const char *const kinds[] = {
@@ -659,7 +887,13 @@ static cxla_status run_seq(run *r, const seq *q) {
             [S_SEQ] = "call-seq",  [S_COND] = "conditional", [S_WHILE] = "while",
             [S_SIZE] = "size",     [S_MOVE] = "move"};
         double t0 = r->step_times ? now_us() : 0;
-        CXLA_RETURN_IF_ERROR(run_step(r, sp));
+        saved_operands sv = {0};
+        if (check && sp->instr->opcode == CXLA_OP_FUSION) save_operands(r, sp, &sv);
+        cxla_status s = run_step(r, sp);
+        if (s) {
+            free_saved(&sv);
+            return name_oom(r, sp, s);
+        }
         if (r->step_times && sp->kind == S_WHILE && sp->fused && r->fused_loops)
             report_time("fused-loop", sp->instr->name, cxla_opcode_name(sp->instr->opcode),
                         now_us() - t0);
@@ -672,15 +906,11 @@ static cxla_status run_seq(run *r, const seq *q) {
             sp->kind == S_KERNEL && sp->bounds != B_STATIC
                 ? (sp->instr->shape.type == CXLA_TUPLE ? sp->instr->shape.tuple_count : 1)
                 : sp->out_count;
-        if (check && !leaves_finite(r, sp->out, outs)) {
-            const cxla_instr *in = sp->instr;
-            fprintf(stderr,
-                    "cxla: %s (%s, computation %s, line %" PRId64
-                    ") is the first to produce a NaN or Inf from finite operands\n",
-                    in->name, cxla_opcode_name(in->opcode), sp->comp ? sp->comp->name : "?",
-                    in->line);
-            r->reported = true;
-        }
+        /* A handler whose computation the interpreter's driver ran may have reported. */
+        if (r->ictx_ready && r->ictx.reported_non_finite) r->reported = true;
+        if (check && !r->reported && !leaves_finite(r, sp->out, outs))
+            report_non_finite(r, sp, &sv);
+        free_saved(&sv);
     }
     return NULL;
 }
@@ -875,6 +1105,68 @@ static cxla_status make_result(const cpu_plan *p, const exec_run_options *o, boo
     return s;
 }
 
+/* The step of |q| (at any depth) whose result has the largest arena buffer, above *size. */
+static const step *largest_buffer(const cpu_plan *p, const seq *q, size_t *size, int depth) {
+    const step *best = NULL;
+    for (int64_t i = 0; i < q->count && depth < MAX_DEPTH; i++) {
+        const step *sp = &q->steps[i];
+        for (int64_t k = 0; k < sp->out_count; k++) {
+            const value *x = &p->values[p->values[sp->out[k]].parent];
+            if (x->kind == V_ARENA && x->result < 0 && x->size > *size) {
+                *size = x->size;
+                best = sp;
+            }
+        }
+        for (int64_t k = 0; k < sp->sub_count; k++) {
+            const step *got = largest_buffer(p, &sp->sub[k], size, depth + 1);
+            if (got) best = got;
+        }
+    }
+    return best;
+}
+
+/* The arena is one allocation for the whole run: its message says what it holds, its
+ * size, and the instruction of its largest buffer, the one to look at first. */
+static cxla_status arena_oom(const run *r) {
+    const cpu_plan *p = r->p;
+    size_t largest = 0;
+    const step *sp = largest_buffer(p, &p->entry, &largest, 0);
+    char what[1024], largest_text[1200] = "";
+    if (sp) {
+        describe_step(r, sp, what, sizeof(what));
+        snprintf(largest_text, sizeof(largest_text), "; its largest buffer (%zu bytes) holds %s",
+                 largest, what);
+    }
+    return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED,
+                      "out of memory allocating the arena of module '%s' (%zu bytes: the values "
+                      "of its instructions other than arguments, constants and results, in "
+                      "buffers shared as their lifetimes allow)%s",
+                      p->module->name, p->arena_size, largest_text);
+}
+
+/* The leaves of |s| (arrays and tokens, as make_result counts them). */
+static int64_t shape_leaves(const cxla_shape *s, int depth) {
+    if (s->type != CXLA_TUPLE || depth > MAX_DEPTH) return 1;
+    int64_t n = 0;
+    for (int64_t i = 0; i < s->tuple_count; i++) n += shape_leaves(&s->elements[i], depth + 1);
+    return n;
+}
+
+/* The instruction of |in|'s value (under tuples) whose leaf is number *k of it. */
+static const cxla_instr *leaf_instr(const cxla_instr *in, int64_t *k, int depth) {
+    if (in->opcode == CXLA_OP_TUPLE && depth < MAX_DEPTH) {
+        for (int64_t i = 0; i < in->operand_count; i++) {
+            const cxla_instr *got = leaf_instr(in->operands[i], k, depth + 1);
+            if (got) return got;
+        }
+        return NULL;
+    }
+    int64_t leaves = shape_leaves(&in->shape, 0);
+    if (*k < leaves) return in;
+    *k -= leaves;
+    return NULL;
+}
+
 cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
                          const cxla_literal *const *args, int64_t arg_count,
                          cxla_literal **out_result) {
@@ -955,15 +1247,24 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     cxla_literal *result = NULL;
     if (r.step_times) t0 = now_us();
     int64_t rn = 0;
-    if (!s)
+    if (!s) {
         s = make_result(p, options, !rs || layout_is_row_major(rs), &entry->root->shape, resp,
                         direct, &rn, &result);
+        if (cxla_status_code_of(s) == CXLA_STATUS_RESOURCE_EXHAUSTED) {
+            /* The instruction whose value that result leaf is, as the driver names it. */
+            int64_t k = rn - 1;
+            const cxla_instr *in = leaf_instr(entry->root, &k, 0);
+            char *d = in ? cpu_origins_describe(p->origins, in, NULL) : NULL;
+            s = cxla_status_annotate(s, "%s, result %" PRId64, d ? d : entry->root->name, rn - 1);
+            free(d);
+        }
+    }
     if (r.step_times) report_time("(result-zeros)", "-", "phase", now_us() - t0);
     char *arena = NULL;
     if (!s && p->arena_size > 0) {
         arena = atomic_exchange(&p->spare, NULL);
         if (!arena) arena = aligned_alloc(ALIGN, (p->arena_size + ALIGN - 1) / ALIGN * ALIGN);
-        if (!arena) s = OOM();
+        if (!arena) s = arena_oom(&r);
     }
     /* Dynamic arguments bound into their arena buffers. */
     for (int64_t i = 0; p->arg_copy && i < arg_count && !s; i++) {

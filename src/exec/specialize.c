@@ -261,8 +261,59 @@ static cxla_status rewrite_callees(spec *sp, cxla_instr *in) {
     return NULL;
 }
 
+/* A dynamic-reshape whose '?' dimensions all have constant sizes: those dimensions are
+ * static at them, which is the value the driver makes (a literal of those sizes); the
+ * others as declared. false (and *out untouched) when a '?' dimension's size is not a
+ * constant. Sizes that do not give the operand's element count are INVALID_ARGUMENT at
+ * these sizes: the driver's run then reports the interpreter's error. */
+static cxla_status constant_reshape(spec *sp, const cxla_instr *in, cxla_shape *out, bool *done) {
+    *done = false;
+    const cxla_shape *y = &in->shape;
+    const cxla_shape *xs = &in->operands[0]->shape;
+    if (!cxla_type_is_array(y->type) || !cxla_type_is_array(xs->type) ||
+        in->operand_count != y->rank + 1)
+        return NULL;
+    int64_t rank = y->rank;
+    /* Only '?' and static dimensions, over a static operand: a bound would need the
+     * driver's rules for values below it. */
+    if (dynamic_dims(xs) > 0) return NULL;
+    for (int64_t d = 0; d < rank; d++)
+        if (exec_shape_dim_dynamic(y, d) && !unbounded_dim(y, d)) return NULL;
+    int64_t *dims = cxla_arena_alloc_array(sp->m->arena, (size_t)(rank ? rank : 1), 8);
+    if (!dims) return OOM();
+    for (int64_t d = 0; d < rank; d++) {
+        const cxla_instr *z = in->operands[1 + d];
+        dims[d] = y->dims[d];
+        if (!unbounded_dim(y, d)) continue;
+        if (z->opcode != CXLA_OP_CONSTANT || !z->literal || z->literal_elided ||
+            z->shape.type != CXLA_S32 || z->shape.rank != 0)
+            return NULL;
+        dims[d] = cxla_load_s64(CXLA_S32, cxla_literal_data_const(z->literal));
+    }
+    int64_t want = 1, got = 1;
+    bool negative = false;
+    for (int64_t d = 0; d < xs->rank; d++) want *= xs->dims[d];
+    for (int64_t d = 0; d < rank; d++) {
+        negative = negative || dims[d] < 0;
+        got *= dims[d] < 0 ? 0 : dims[d];
+    }
+    if (negative || got != want)
+        return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
+                          "its constant sizes do not give the %" PRId64
+                          " elements of its operand at these sizes",
+                          want);
+    *out = (cxla_shape){.type = y->type, .rank = rank, .dims = dims};
+    *done = true;
+    return NULL;
+}
+
 /* The shape of |in| over its rewritten operands, for the '?' dimensions it declares. */
 static cxla_status given_shape(spec *sp, const cxla_instr *in, cxla_shape *out) {
+    if (in->opcode == CXLA_OP_DYNAMIC_RESHAPE && in->operand_count > 0) {
+        bool done = false;
+        CXLA_RETURN_IF_ERROR(constant_reshape(sp, in, out, &done));
+        if (done) return NULL;
+    }
     if ((in->opcode == CXLA_OP_RESHAPE || in->opcode == CXLA_OP_BROADCAST) &&
         in->operand_count == 1 && cxla_type_is_array(in->operands[0]->shape.type) &&
         cxla_type_is_array(in->shape.type)) {

@@ -37,7 +37,8 @@ bool exec_unbounded_arg_sizes(const cxla_module *m, const cxla_literal *const *a
  * shapes may come out at other sizes than the arguments they alias, and the specialized
  * runs do not donate). Errors, each naming the instruction:
  *   UNIMPLEMENTED: the module cannot be specialized whatever the sizes: a '?' dimension
- *     that no argument sizes (iota, constant, custom-call, dynamic-reshape ...), an
+ *     that no argument sizes (iota, constant, custom-call, a dynamic-reshape whose size
+ *     is not a constant ...), an
  *     operation that refuses values below their bounds (exec/dynamic.h: EXEC_DYN_NONE)
  *     with a '?' result or operand, a shape attribute with a '?' dimension, a '?'
  *     dimension made bounded that meets an operation whose result depends on the bound

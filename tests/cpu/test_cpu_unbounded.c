@@ -465,6 +465,51 @@ static void test_refused(void) {
     cxla_module_destroy(m);
 }
 
+/* A dynamic-reshape to '?' dimensions whose sizes are constants (tests/hlo/cases/
+ * dynamic_control.hlo): static at those sizes, so the module is specialized; sizes whose
+ * element count the constants do not give run on the driver, with its error. One whose
+ * size is a parameter is still refused. */
+static void test_constant_reshape(void) {
+    static const char *const text =
+        "HloModule r\nENTRY e {\n  x = s32[?] parameter(0)\n  two = s32[] constant(2)\n"
+        "  c = s32[?] set-dimension-size(x, two), dimensions={0}\n"
+        "  three = s32[] constant(3)\n"
+        "  r = s32[?,?] dynamic-reshape(x, two, three)\n"
+        "  ROOT t = (s32[?], s32[?,?]) tuple(c, r)\n}\n";
+    cxla_module *m = parse(text);
+    void *compiled = compile(m);
+    cxla_strbuf out;
+    cxla_strbuf_init(&out);
+    if (m) CHECK_OK(cpu_explain(m, &out));
+    CHECK_MSG(out.data && strstr(out.data, "specialized per argument sizes") &&
+                  !strstr(out.data, "not specialized"),
+              "explain: %s", out.data ? out.data : "");
+    cxla_strbuf_free(&out);
+    const char *const args[] = {"s32[6] {1, 2, 3, 4, 5, 6}", "s32[5] {1, 2, 3, 4, 5}", "s32[0] {}",
+                                "s32[6] {6, 5, 4, 3, 2, 1}"};
+    for (int k = 0; k < 4; k++) {
+        cxla_literal *a = lit(args[k]);
+        if (m && a) same_as_interp(m, compiled, &a, 1, args[k]);
+        cxla_literal_free(a);
+    }
+    cpu_spec_stats st = stats(compiled);
+    CHECK_EQ_I64(st.compiles, 3); /* 6 compiled; 5 and 0 refused (they do not fit) */
+    CHECK_EQ_I64(st.hits, 1);
+    CHECK_EQ_I64(st.driver_runs, 2);
+    if (compiled) cpu_backend.destroy(compiled);
+    cxla_module_destroy(m);
+    /* A size the arguments do not fix: refused. */
+    m = parse("HloModule p\nENTRY e {\n  x = s32[?] parameter(0)\n  k = s32[] parameter(1)\n"
+              "  three = s32[] constant(3)\n"
+              "  ROOT r = s32[?,?] dynamic-reshape(x, k, three)\n}\n");
+    cxla_strbuf_init(&out);
+    if (m) CHECK_OK(cpu_explain(m, &out));
+    CHECK_MSG(out.data && strstr(out.data, "not specialized per argument sizes"), "explain: %s",
+              out.data ? out.data : "");
+    cxla_strbuf_free(&out);
+    cxla_module_destroy(m);
+}
+
 TEST_MAIN(TEST(test_many_sizes), TEST(test_form_is_static), TEST(test_bounded_beside),
           TEST(test_loop_and_layout), TEST(test_eviction), TEST(test_threads),
-          TEST(test_driver_sizes), TEST(test_refused))
+          TEST(test_driver_sizes), TEST(test_refused), TEST(test_constant_reshape))

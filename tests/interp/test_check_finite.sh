@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # `cxla run --check-finite`: the interpreter names the first instruction that makes a NaN
 # or Inf out of finite operands, for every float and complex type (each has its own
-# test of the exponent bits), and never an instruction that only moves elements.
+# test of the exponent bits), and never an instruction that only moves elements. The cpu
+# backend too, with the same names: the instruction inside the fusion it ended up in
+# (tests/cpu/test_cpu_messages.sh compares the whole lines).
 set -u
 cxla=${1:?path to the cxla tool}
-# The interpreter, named (the cpu backend, the default, names the fusion an instruction
-# ended up in rather than the instruction itself).
-export CXLA_BACKEND=interpreter
 # shellcheck source=../tools/testlib.sh
 . "$(dirname "$0")/../tools/testlib.sh"
+backends=interpreter
+"$cxla" version 2>/dev/null | grep -q "^backend: cpu" && backends="interpreter cpu"
+for backend in $backends; do
+export CXLA_BACKEND=$backend
 # expect NAME PATTERN INVERT -- command...: the command must succeed and its output match
 # PATTERN (grep -E), or not match it when INVERT is "not".
 expect() {
@@ -49,9 +52,9 @@ ENTRY main {
   ROOT t = ($t[2,1], $t[4]) tuple(r, m)
 }
 HLO
-  expect "$t overflow" "m \(multiply.*first to produce a NaN or Inf" "" -- \
+  expect "$backend: $t overflow" "m \(multiply.*first to produce a NaN or Inf" "" -- \
     "$cxla" run --check-finite "$dir/$t.hlo" "$t[4] {1, 0.5, 4, 0}"
-  expect "$t finite" "first to produce" not -- \
+  expect "$backend: $t finite" "first to produce" not -- \
     "$cxla" run --check-finite "$dir/$t.hlo" "$t[4] {0, 0, 0, 0}"
 done
 
@@ -70,11 +73,11 @@ ENTRY main {
   ROOT m = $t[2] multiply(x, b)
 }
 HLO
-  expect "$t overflow (imaginary)" "m \(multiply.*first to produce" "" -- \
+  expect "$backend: $t overflow (imaginary)" "m \(multiply.*first to produce" "" -- \
     "$cxla" run --check-finite "$dir/$t.hlo" "$t[2] {(0, 0), (0, 4)}"
-  expect "$t overflow (real)" "m \(multiply.*first to produce" "" -- \
+  expect "$backend: $t overflow (real)" "m \(multiply.*first to produce" "" -- \
     "$cxla" run --check-finite "$dir/$t.hlo" "$t[2] {(4, 0), (0, 0)}"
-  expect "$t finite" "first to produce" not -- \
+  expect "$backend: $t finite" "first to produce" not -- \
     "$cxla" run --check-finite "$dir/$t.hlo" "$t[2] {(0.5, 0), (0, 0.25)}"
 done
 
@@ -93,9 +96,9 @@ ENTRY main {
   ROOT t = (f32[4], f32[1]) tuple(s, l)
 }
 HLO
-expect "moved NaN" "first to produce" not -- \
+expect "$backend: moved NaN" "first to produce" not -- \
   "$cxla" run --check-finite "$dir/move.hlo" "f32[4] {1, 2, 3, 4}" "f32[1] {nan}"
-expect "computed NaN" "l \(log.*first to produce" "" -- \
+expect "$backend: computed NaN" "l \(log.*first to produce" "" -- \
   "$cxla" run --check-finite "$dir/move.hlo" "f32[4] {1, 2, 3, 4}" "f32[1] {-1}"
 
 # A NaN argument carried through a while loop and a call, which take over their operands
@@ -132,9 +135,10 @@ ENTRY main {
   ROOT c = (f32[4], f32[4]) call(e), to_apply=pass
 }
 HLO
-expect "NaN through a loop and a call" "first to produce" not -- \
+expect "$backend: NaN through a loop and a call" "first to produce" not -- \
   "$cxla" run --check-finite "$dir/loop.hlo" "f32[4] {1, nan, 2, 3}"
-expect "loop and call values" "-1, -?nan, -2, -3" "" -- \
+expect "$backend: loop and call values" "-1, -?nan, -2, -3" "" -- \
   "$cxla" run --check-finite "$dir/loop.hlo" "f32[4] {1, nan, 2, 3}"
 
+done
 finish

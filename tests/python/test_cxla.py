@@ -264,3 +264,70 @@ def test_binds_no_deprecated_names():
     with open(os.path.join(SRC, "python", "cxla", "_lib.py")) as f:
         bound = set(re.findall(r'"(cxla_\w+)"', f.read()))
     assert bound and not (bound & deprecated), sorted(bound & deprecated)
+
+
+def _python(code, **env_changes):
+    """Runs |code| in a fresh python3 (the compiler probe and the fallback line are once
+    per process), with |env_changes| (None: unset); returns the CompletedProcess."""
+    env = dict(os.environ)
+    for k, v in env_changes.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True)
+
+
+def test_client_defaults_to_the_librarys_backend(tmp_path):
+    """Client() takes cxla_default_backend's choice (cpu when a C compiler runs, else the
+    interpreter with its one line); an explicit backend wins over it and over CXLA_BACKEND."""
+    code = "import cxla; print(cxla.Client().backend, *cxla.default_backend(), sep='|')"
+    r = _python(code, CXLA_BACKEND=None)
+    assert r.returncode == 0, r.stderr
+    got, name, reason = r.stdout.strip().split("|", 2)
+    assert got == name and name in ("cpu", "interpreter")
+    assert reason.startswith("the C compiler runs" if name == "cpu" else "no C compiler")
+    # No compiler: the interpreter, with the library's one line.
+    nocc = str(tmp_path / "no-such-cc")
+    r = _python(code, CXLA_BACKEND=None, CXLA_CC=nocc)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("interpreter|interpreter|no C compiler"), r.stdout
+    assert "no C compiler found" in r.stderr and "using the interpreter" in r.stderr
+    # CXLA_BACKEND is the library's default; an explicit backend wins over both.
+    r = _python(code, CXLA_BACKEND="interpreter")
+    assert r.stdout.startswith("interpreter|interpreter|CXLA_BACKEND=interpreter"), r.stdout
+    r = _python("import cxla; print(cxla.Client(backend='cpu').backend)",
+                CXLA_BACKEND="interpreter")
+    assert r.returncode == 0 and r.stdout.strip() == "cpu", r.stdout + r.stderr
+    r = _python("import cxla; print(cxla.Client(backend='interpreter').backend)",
+                CXLA_BACKEND=None, CXLA_CC=nocc)
+    assert r.stdout.strip() == "interpreter" and "no C compiler found" not in r.stderr
+
+
+def test_module_command_line_runs_on_the_default_backend(tmp_path):
+    """python3 -m cxla run takes the library's default backend unless --backend names one.
+    The cpu backend shows itself by CXLA_STEP_TIMES's lines (the interpreter has none)."""
+    hlo = tmp_path / "m.hlo"
+    hlo.write_text(_identity("f32"))
+    np.save(tmp_path / "x.npy", np.arange(6, dtype=np.float32).reshape(2, 3))
+    env = dict(os.environ, CXLA_STEP_TIMES="1")
+    env.pop("CXLA_BACKEND", None)
+
+    def run(*a, **more):
+        return subprocess.run([sys.executable, "-m", "cxla", "run", str(hlo),
+                               str(tmp_path / "x.npy")] + list(a), env=dict(env, **more),
+                              capture_output=True, text=True)
+
+    default = cxla.default_backend()[0]
+    r = run()
+    assert r.returncode == 0, r.stderr
+    assert ("cxla-step-time" in r.stderr) == (default == "cpu"), (default, r.stderr)
+    r = run("--backend", "interpreter")
+    assert r.returncode == 0 and "cxla-step-time" not in r.stderr, r.stderr
+    r = run("--backend", "cpu")
+    assert r.returncode == 0 and "cxla-step-time" in r.stderr, r.stderr
+    # No compiler: the default is the interpreter, which says so.
+    r = run(CXLA_CC=str(tmp_path / "no-such-cc"))
+    assert r.returncode == 0 and "cxla-step-time" not in r.stderr
+    assert "using the interpreter" in r.stderr, r.stderr
