@@ -175,6 +175,7 @@ typedef struct generated {
     const cxla_instr **instrs; /* those with kernels */
     bool *sort_sized;          /* beside instrs: a sort with the run-time sizes (B_SORT) */
     cpu_kernel_info *infos;    /* beside instrs */
+    bool *sized;               /* beside instrs: a reduce over run-time sizes */
     int64_t count;
     const cxla_instr **call_instrs; /* those with library calls */
     int64_t call_count;
@@ -188,6 +189,7 @@ static void generated_free(generated *g) {
     free(g->instrs);
     free(g->sort_sized);
     free(g->infos);
+    free(g->sized);
     free(g->call_instrs);
     for (int64_t u = 0; g->units && u < g->unit_count; u++) cxla_strbuf_free(&g->units[u]);
     free(g->units);
@@ -236,7 +238,9 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
     g->infos = calloc((size_t)(total ? total : 1), sizeof(*g->infos));
     g->sort_sized = calloc((size_t)(total ? total : 1), sizeof(*g->sort_sized));
     g->call_instrs = calloc((size_t)(total ? total : 1), sizeof(*g->call_instrs));
-    if (!sequential || !g->instrs || !g->sort_sized || !g->infos || !g->call_instrs) s = OOM();
+    g->sized = calloc((size_t)(total ? total : 1), sizeof(*g->sized));
+    if (!sequential || !g->instrs || !g->sort_sized || !g->infos || !g->call_instrs || !g->sized)
+        s = OOM();
     if (!s && m->entry) s = mark_sequential(m, m->entry, sequential);
     if (!s) s = bounds_module(m, &g->bounds);
     bool fast = cpu_emit_fast_math();
@@ -255,6 +259,12 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
                        wants_kernel(bcomp->instrs[i])) {
                 g->sort_sized[g->count] = cpu_bounds_kind(in, fast) == B_SORT;
                 g->instrs[g->count++] = bcomp->instrs[i]; /* a kernel at the bounds */
+            } else if (bcomp && bcomp->instr_count == comp->instr_count &&
+                       bcomp->instrs[i]->id == in->id && cpu_dyn_sized_ok(in) &&
+                       cpu_emit_sized_reduce_ok(bcomp->instrs[i])) {
+                /* a reduce at the bounds whose loops run to the run-time sizes */
+                g->sized[g->count] = true;
+                g->instrs[g->count++] = bcomp->instrs[i];
             }
         }
     }
@@ -281,6 +291,8 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         cxla_strbuf_putc(unit, '\n');
         if (g->sort_sized[i])
             CXLA_RETURN_IF_ERROR(cpu_emit_sort_sized(g->instrs[i], name, unit, &g->infos[i]));
+        else if (g->sized[i])
+            CXLA_RETURN_IF_ERROR(cpu_emit_sized_reduce(g->instrs[i], name, unit, &g->infos[i]));
         else
             CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(g->instrs[i], name, unit, &g->infos[i]));
     }

@@ -141,6 +141,11 @@ const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr);
 int cpu_bounds_kind(const cxla_instr *in, bool fast_math);
 /* Whether the init value at |init| is the identity of reduce |in|'s reducer. */
 bool cpu_bounds_identity(const cxla_instr *in, const void *init);
+/* Whether reduce |in| over bounded dynamic shapes runs as a kernel at the bounds whose
+ * reduced loops read the run-time sizes (cpu_dynwin.c; the kernel from
+ * cpu_emit_sized_reduce): several inputs, or a reducer the interpreter does not recognize
+ * (those it recognizes are cpu_dyn_reduce steps or kernels of cpu_bounds_kind). */
+bool cpu_dyn_sized_ok(const cxla_instr *in);
 
 /* Buffer assignment over a schedule of |step_count| steps (cpu_plan.c; the arena plan and
  * the ahead-of-time output (aot.c) both use it). Buffer b lives from step |first| to step

@@ -361,7 +361,8 @@ enum {
     W_CONCAT_IN_PLACE,
     W_SIZES,
     W_MOVE,
-    W_DYN_REDUCE
+    W_DYN_REDUCE,
+    W_DYN_STEP
 };
 
 static void set_what(bld *b, const cxla_instr *in, uint8_t what) {
@@ -675,9 +676,12 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     else if (has_id && b->kernels[in->id] &&
              (bk = cpu_bounds_kind(in, cpu_emit_fast_math())) != B_STATIC)
         kind = S_KERNEL;
-    else if (cpu_size_step_ok(in))
+    else if (has_id && b->kernels[in->id] && !fixed && cpu_dyn_sized_ok(in)) {
+        kind = S_KERNEL;
+        bk = B_SIZED;
+    } else if (cpu_size_step_ok(in))
         kind = S_SIZE;
-    else if (!fixed && (cpu_dyn_move_ok(in) || cpu_dyn_reduce_ok(in)))
+    else if (!fixed && (cpu_dyn_move_ok(in) || cpu_dyn_reduce_ok(in) || cpu_dynwin_ok(in)))
         kind = S_MOVE;
     else if (has_id && b->calls && b->calls[in->id].fn && fixed)
         kind = S_CALL;
@@ -717,6 +721,8 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
             if (in->operand_count < 1 || !cpu_whole_elements(&in->operands[0]->shape, &sp->elem))
                 sp->elem = 0;
         }
+        if (bk == B_SIZED && in->operand_count + 1 > b->p->max_operands)
+            b->p->max_operands = in->operand_count + 1; /* the sizes: one more input */
         if (bk == B_REDUCE || bk == B_DOT) {
             /* The scratch copies of the operands whose padding is filled (the reduce's
              * input; both operands of a dot): values of their own, written by this step and
@@ -771,7 +777,12 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         set_what(b, in, W_SIZES);
     } else if (kind == S_MOVE) {
         b->p->stats.move_steps++;
-        set_what(b, in, in->opcode == CXLA_OP_REDUCE ? W_DYN_REDUCE : W_MOVE);
+        set_what(b, in,
+                 in->opcode == CXLA_OP_REDUCE ? W_DYN_REDUCE
+                 : in->opcode == CXLA_OP_REDUCE_WINDOW || in->opcode == CXLA_OP_DOT ||
+                         in->opcode == CXLA_OP_SELECT_AND_SCATTER
+                     ? W_DYN_STEP
+                     : W_MOVE);
     } else if (kind == S_DUS) {
         sp->elem = elem;
         merge(b->p->values, sp->out[0], sp->in[0]);
@@ -1501,6 +1512,7 @@ const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr) {
     case W_SIZES: return "sizes";
     case W_MOVE: return "dynamic move";
     case W_DYN_REDUCE: return "dynamic reduce";
+    case W_DYN_STEP: return "dynamic step";
     default: return NULL;
     }
 }

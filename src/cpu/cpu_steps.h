@@ -63,7 +63,9 @@ typedef enum step_kind {
 /* How a kernel step meets bounded dynamic shapes (cpu_steps.c): not at all (static
  * shapes), run at the bounds with the result's sizes from exec_dynamic_sizes, a reduce
  * whose input's padding is first filled with its init value in a scratch copy, or a dot
- * whose operands' padding is first zeroed in scratch copies (cpu_bounds_kind's values). */
+ * whose operands' padding is first zeroed in scratch copies (cpu_bounds_kind's values);
+ * or (B_SIZED, cpu_dyn_sized_ok) a reduce whose kernel reads its inputs' sizes from one
+ * more input. */
 typedef enum bounds_kind {
     B_STATIC = 0,
     B_POSITIONWISE,
@@ -72,6 +74,7 @@ typedef enum bounds_kind {
     B_SORT,     /* a sort whose kernel takes the sizes (cpu_emit_sort_sized; cpu_dynamic_lib.c) */
     B_INDEXED,  /* a gather or scatter whose indices are first clamped or skipped by the sizes
                  * in a scratch copy (cpu_dynamic_lib.c) */
+    B_SIZED,    /* a reduce reading its inputs' sizes from one more input (cpu_dynwin.c) */
     B_INFERRED, /* bitcast, bitcast-convert: the result's sizes by shape inference over the
                  * cut operands (bitcast only where no operand is padded; cpu_dynamic_lib.c) */
 } bounds_kind;
@@ -204,6 +207,22 @@ void cpu_dyn_move(const cpu_dyn_desc *m, void *out);
 bool cpu_dyn_reduce_ok(const cxla_instr *in);
 cxla_status cpu_dyn_reduce(const cxla_instr *in, void *out, const void *const *ins,
                            const int64_t *const *opz, int64_t *out_sizes, bool *out_handler);
+/* cpu_dynwin.c: reduce-window (one input, a recognized reducer), select-and-scatter (a
+ * recognized comparator and reducer) and dots of real floats over bounded dynamic shapes,
+ * as S_MOVE steps: cpu_dynwin_ok says whether |in| runs so; cpu_dynwin_run computes it
+ * over the buffers at their bounds (row-major) and the sizes |opz|, visiting only the
+ * elements below the sizes in the interpreter's order (bit for bit its values), writes
+ * the result's sizes into |out_sizes| and zeros into its padding; *out_handler where the
+ * interpreter would report an error. Plain C over the buffers and sizes. */
+bool cpu_dynwin_ok(const cxla_instr *in);
+cxla_status cpu_dynwin_run(const cxla_instr *in, void *out, const void *const *ins,
+                           const int64_t *const *opz, int64_t *out_sizes, bool *out_handler);
+/* cpu_dyn_sized_sizes: for a B_SIZED reduce (cpu_dyn_sized_ok), the inputs' sizes lined
+ * up (|sizes|, one per input dimension: what the kernel reads) and the results' sizes
+ * (|out_sizes|, the same for every result); *out_handler where the interpreter would
+ * report an error (dynamic sizes that differ, a static result dimension cut). */
+cxla_status cpu_dyn_sized_sizes(const cxla_instr *in, const int64_t *const *opz, int64_t *sizes,
+                                int64_t *out_sizes, bool *out_handler);
 
 /* cpu_dynamic_lib.c: sort, gather and scatter of bounded dynamic shapes as kernels at the
  * bounds (docs/semantics.md, "Bounded dynamic shapes run as steps too").

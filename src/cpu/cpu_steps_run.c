@@ -426,8 +426,45 @@ static cxla_status run_size(run *r, const step *sp) {
 static cxla_status run_handler(run *r, const step *sp);
 static cxla_status run_move(run *r, const step *sp);
 
+/* A reduce with any reducer whose kernel reads its inputs' sizes (B_SIZED): the sizes
+ * lined up as one more input, the kernel at the bounds, then the results' padding zeroed;
+ * the interpreter's handler where it would report an error. */
+static cxla_status run_sized(run *r, const step *sp) {
+    const cxla_instr *in = sp->instr;
+    int64_t n = in->operand_count,
+            leaves = in->shape.type == CXLA_TUPLE ? in->shape.tuple_count : 1;
+    if (n > 64 || leaves > 64 || n != sp->in_count || sp->out_count < leaves)
+        return exec_error(in, CXLA_STATUS_INTERNAL, "a sized reduce with odd operands");
+    int64_t opz[64][CXLA_MAX_RANK], sizes[CXLA_MAX_RANK], resz[CXLA_MAX_RANK];
+    const int64_t *ops[64];
+    for (int64_t k = 0; k < n; k++) {
+        operand_sizes(r, &in->operands[k]->shape, sp->in[k], opz[k]);
+        ops[k] = opz[k];
+    }
+    bool handler = false;
+    CXLA_RETURN_IF_ERROR(cpu_dyn_sized_sizes(in, ops, sizes, resz, &handler));
+    if (handler) return run_handler(r, sp);
+    for (int64_t k = 0; k < n; k++) r->ins[k] = r->ptr[sp->in[k]];
+    r->ins[n] = sizes;
+    for (int64_t k = 0; k < sp->out_count; k++) r->outs[k] = r->ptr[sp->out[k]];
+    if (!cpu_pool_run_kernel(r->p->pool, sp->fn, &sp->info, r->outs, r->ins, r->cancel))
+        return cancelled_at(r, sp);
+    for (int64_t e = 0; e < leaves; e++) {
+        const cxla_shape *ys = in->shape.type == CXLA_TUPLE ? &in->shape.elements[e] : &in->shape;
+        size_t bytes = r->p->values[sp->out[e]].size;
+        int64_t count = 1;
+        for (int64_t d = 0; d < ys->rank; d++) count *= ys->dims[d];
+        size_t elem = count > 0 ? bytes / (size_t)count : 0;
+        if (elem) pad_array(r->ptr[sp->out[e]], ys, resz, elem, NULL);
+        int64_t *z = sizes_of(r, sp->out[e]);
+        for (int64_t d = 0; z && d < ys->rank; d++) z[d] = resz[d];
+    }
+    return NULL;
+}
+
 static cxla_status run_bounds(run *r, const step *sp) {
     const cxla_instr *in = sp->instr;
+    if (sp->bounds == B_SIZED) return run_sized(r, sp);
     int64_t n = in->operand_count,
             leaves = in->shape.type == CXLA_TUPLE ? in->shape.tuple_count : 1;
     if (n > 64 || leaves > 64 || n != sp->in_count)
@@ -470,7 +507,26 @@ static cxla_status run_bounds(run *r, const step *sp) {
     }
     if (sp->bounds == B_DOT) {
         /* Zeros in the padding of both operands: the contracting dimensions then add
-         * nothing; the result's rows and columns over the padding are zeroed below. */
+         * nothing; the result's rows and columns over the padding are zeroed below. A
+         * static batch or contracting dimension lined up with a dynamic one is cut to its
+         * size first, as the interpreter cuts it (exec_dynamic_sizes checked that two
+         * dynamic ones agree): what lies past it is zeroed too, or an inf there would
+         * meet the other side's zeros as NaN. */
+        static const cxla_attr_id pairs[2][2] = {
+            {CXLA_ATTR_LHS_BATCH_DIMS, CXLA_ATTR_RHS_BATCH_DIMS},
+            {CXLA_ATTR_LHS_CONTRACTING_DIMS, CXLA_ATTR_RHS_CONTRACTING_DIMS}};
+        for (int p = 0; p < 2; p++) {
+            int64_t nl = 0, nr = 0;
+            const int64_t *l = cxla_instr_ints(in, pairs[p][0], &nl);
+            const int64_t *rr = cxla_instr_ints(in, pairs[p][1], &nr);
+            for (int64_t i = 0; i < nl && i < nr; i++) {
+                if (l[i] < 0 || l[i] >= in->operands[0]->shape.rank || rr[i] < 0 ||
+                    rr[i] >= in->operands[1]->shape.rank)
+                    continue;
+                int64_t v = opz[0][l[i]] < opz[1][rr[i]] ? opz[0][l[i]] : opz[1][rr[i]];
+                opz[0][l[i]] = opz[1][rr[i]] = v;
+            }
+        }
         for (int64_t k = 0; k < 2; k++) {
             const cxla_shape *xs = &in->operands[k]->shape;
             bool padded = false;
@@ -517,6 +573,15 @@ static cxla_status run_move(run *r, const step *sp) {
         ins[k] = r->ptr[sp->in[k]];
     }
     bool handler = false;
+    if (in->opcode == CXLA_OP_REDUCE_WINDOW || in->opcode == CXLA_OP_SELECT_AND_SCATTER ||
+        in->opcode == CXLA_OP_DOT) {
+        int64_t resz[CPU_DYN_MAX_RANK];
+        CXLA_RETURN_IF_ERROR(cpu_dynwin_run(in, r->ptr[sp->out[0]], ins, ops, resz, &handler));
+        if (handler) return run_handler(r, sp);
+        int64_t *z = sizes_of(r, sp->out[0]);
+        for (int64_t d = 0; z && d < in->shape.rank; d++) z[d] = resz[d];
+        return NULL;
+    }
     if (in->opcode == CXLA_OP_REDUCE) {
         int64_t resz[CPU_DYN_MAX_RANK];
         CXLA_RETURN_IF_ERROR(cpu_dyn_reduce(in, r->ptr[sp->out[0]], ins, ops, resz, &handler));

@@ -73,6 +73,16 @@ cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla
 cxla_status cpu_emit_sort_sized(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                 cpu_kernel_info *out_info);
 
+/* A reduce with any reducer (several inputs, as an argmax; a reducer the interpreter does
+ * not recognize) over bounded dynamic shapes (emit_lib.c): |instr| at its bounds (static
+ * shapes), the kernel's in[2n] an int64_t array of the inputs' run-time sizes (one per
+ * dimension); each output element at the bounds folds the reduced elements below the sizes
+ * in row-major order from the init values, as the interpreter folds the cut array (the
+ * caller zeroes the outputs past the sizes). _ok: whether it emits |instr| so. */
+bool cpu_emit_sized_reduce_ok(const cxla_instr *instr);
+cxla_status cpu_emit_sized_reduce(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                  cpu_kernel_info *out_info);
+
 /* What a ragged-dot kernel cannot report, checked before it runs: a negative group size in
  * |group_sizes| (operand 2's data, default layout) is the interpreter's error
  * (INVALID_ARGUMENT, "group I has a negative size N", naming the instruction). NULL when

@@ -1000,8 +1000,10 @@ static bool general_reduce_ok(const cxla_instr *instr) {
     return true;
 }
 
+/* |sized|: the reduced loops run to the input's run-time sizes, in[2n] (int64_t, one per
+ * dimension; cpu_emit_sized_reduce), not to its bounds. */
 static cxla_status emit_general_reduce(cxla_arena *arena, const cxla_instr *instr, const char *name,
-                                       cxla_strbuf *out, cpu_kernel_info *info) {
+                                       cxla_strbuf *out, cpu_kernel_info *info, bool sized) {
     int64_t n = instr->operand_count / 2;
     const cxla_shape *xs = &instr->operands[0]->shape;
     int64_t nd = 0;
@@ -1031,6 +1033,11 @@ static cxla_status emit_general_reduce(cxla_arena *arena, const cxla_instr *inst
                            "    (void)x%" PRId64 ";\n",
                            xt, i, i, at, i, n + i, at, i, i, i);
     }
+    if (sized)
+        cxla_strbuf_printf(out,
+                           "    const int64_t *restrict sz = in[%" PRId64 "];\n"
+                           "    (void)sz;\n",
+                           2 * n);
     cxla_strbuf_printf(out,
                        "    for (int64_t e = begin; e < end && e < %" PRId64 "; e++) {\n"
                        "        int64_t rest = e, base = 0;\n",
@@ -1053,10 +1060,16 @@ static cxla_status emit_general_reduce(cxla_arena *arena, const cxla_instr *inst
     cxla_strbuf_puts(&body, "base");
     for (int64_t k = 0; k < xs->rank && inner > 0; k++) {
         if (!reduced[k]) continue;
-        cxla_strbuf_printf(out,
-                           "%*sfor (int64_t r%" PRId64 " = 0; r%" PRId64 " < %" PRId64 "; r%" PRId64
-                           "++) {\n",
-                           4 * depth, "", k, k, xs->dims[k], k);
+        if (sized)
+            cxla_strbuf_printf(out,
+                               "%*sfor (int64_t r%" PRId64 " = 0; r%" PRId64 " < sz[%" PRId64
+                               "]; r%" PRId64 "++) {\n",
+                               4 * depth, "", k, k, k, k);
+        else
+            cxla_strbuf_printf(out,
+                               "%*sfor (int64_t r%" PRId64 " = 0; r%" PRId64 " < %" PRId64
+                               "; r%" PRId64 "++) {\n",
+                               4 * depth, "", k, k, xs->dims[k], k);
         cxla_strbuf_printf(&body, " + r%" PRId64 " * %" PRId64, k, stride[k]);
         depth++;
     }
@@ -1136,12 +1149,37 @@ cxla_status cpu_emit_lib(const cxla_instr *instr, const char *name, cxla_strbuf 
     case CXLA_OP_BATCH_NORM_GRAD: s = cpu_emit_linalg(instr, name, out, info); break;
     case CXLA_OP_RNG_BIT_GENERATOR: s = cpu_emit_rng(instr, name, out, info); break;
     case CXLA_OP_FFT: s = cpu_emit_fft(instr, name, out, info); break;
-    case CXLA_OP_REDUCE: s = emit_general_reduce(arena, instr, name, out, info); break;
+    case CXLA_OP_REDUCE: s = emit_general_reduce(arena, instr, name, out, info, false); break;
     case CXLA_OP_RAGGED_DOT:
     case CXLA_OP_SCALED_DOT: s = cpu_emit_ragged(instr, name, out, info); break;
     case CXLA_OP_SCAN: s = cpu_emit_scan(instr, name, out, info); break;
     default: break;
     }
+    if (!s && (out->failed || cpu_emit_fmt_failed()))
+        s = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s", instr->name);
+    cxla_arena_destroy(arena);
+    return s;
+}
+
+/* ---- reduces over run-time sizes ----------------------------------------------------------- */
+
+bool cpu_emit_sized_reduce_ok(const cxla_instr *instr) {
+    return instr->opcode == CXLA_OP_REDUCE && general_reduce_ok(instr) &&
+           instr->operands[0]->shape.rank <= 8;
+}
+
+cxla_status cpu_emit_sized_reduce(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                  cpu_kernel_info *out_info) {
+    cpu_kernel_info local;
+    cpu_kernel_info *info = out_info ? out_info : &local;
+    memset(info, 0, sizeof(*info));
+    if (!cpu_emit_sized_reduce_ok(instr))
+        return cxla_error(CXLA_STATUS_UNIMPLEMENTED, "cpu backend: cannot emit %s (%s)",
+                          instr->name, cxla_opcode_name(instr->opcode));
+    cxla_arena *arena = cxla_arena_create();
+    if (!arena) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    cpu_emit_fmt_reset();
+    cxla_status s = emit_general_reduce(arena, instr, name, out, info, true);
     if (!s && (out->failed || cpu_emit_fmt_failed()))
         s = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s", instr->name);
     cxla_arena_destroy(arena);

@@ -1,0 +1,575 @@
+/* Bounded dynamic shapes: reduce-window, select-and-scatter and float dots over their
+ * run-time sizes, as steps of their own (S_MOVE) in place of the interpreter's handler.
+ * docs/semantics.md, "Bounded dynamic shapes run as steps too".
+ *
+ * The interpreter (src/interp/interp_dynamic.c) cuts the operands to their sizes and runs
+ * the static operation on the cut arrays. So a window at the end of a dynamic size meets
+ * the window's padding (reduce-window folds the init value there; select-and-scatter
+ * skips it), never the buffer's padding, and a dot adds the products of the actual
+ * contracting size only, in its order. These steps do the same over the buffers at their
+ * bounds (row-major), visiting only the elements below the sizes:
+ *
+ * - reduce-window of one input with a reducer the interpreter recognizes: its typed loop
+ *   (interp_reduce_space) over window tables built from the cut sizes and the strides of
+ *   the bounds, so each window folds in the interpreter's order from the init value;
+ * - select-and-scatter with a recognized comparator as select and a recognized reducer as
+ *   scatter: the interpreter's scan (the first position inside the operand, replaced when
+ *   select(selected, current) is false) and its typed scatter;
+ * - dots of real floats (f16, bf16, f32, f64; both operands of the result's type): each
+ *   result element the sum of its products in ascending flattened contraction index from
+ *   zero, in f32 (f64 for f64), rounded once to the result type: the interpreter's order
+ *   at the actual contracting size, bit for bit (a kernel at the bounds would add the
+ *   padding's zeros, and oneDNN sums in another order).
+ *
+ * Wherever the interpreter reports an error (sizes that disagree, a source that does not
+ * fit the windows, a result the declared shape cannot hold), the step says so
+ * (*out_handler) and the caller runs the interpreter's handler, which reports it in its
+ * own words. The result's padding is zero, as the interpreter's results have it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/floats.h"
+#include "cpu/cpu_internal.h"
+#include "cpu/cpu_steps.h"
+#include "exec/dynamic.h"
+#include "interp/interp_reduce.h"
+
+static void strides_of(int64_t rank, const int64_t *dims, int64_t *out) {
+    int64_t st = 1;
+    for (int64_t d = rank - 1; d >= 0; d--) {
+        out[d] = st;
+        st *= dims[d];
+    }
+}
+
+static bool bounded(const cxla_shape *s) {
+    if (!cxla_type_is_array(s->type) || s->rank > CPU_DYN_MAX_RANK) return false;
+    for (int64_t d = 0; d < s->rank; d++)
+        if (s->dims[d] < 0) return false;
+    return true;
+}
+
+static bool real_float(cxla_type t) {
+    return t == CXLA_F16 || t == CXLA_BF16 || t == CXLA_F32 || t == CXLA_F64;
+}
+
+/* The window attribute of |in| for an operand of |rank| (none at rank 0 is allowed). */
+static const cxla_window_dim *window_of(const cxla_instr *in, int64_t rank, bool *ok) {
+    const cxla_attr *a = cxla_instr_attr(in, CXLA_ATTR_WINDOW);
+    *ok = a ? a->kind == CXLA_ATTR_KIND_WINDOW && a->v.window.rank == rank : rank == 0;
+    if (!*ok || !a) return NULL;
+    for (int64_t j = 0; j < rank; j++) {
+        const cxla_window_dim *w = &a->v.window.dims[j];
+        if (w->size < 1 || w->stride < 1 || w->lhs_dilation < 1 || w->rhs_dilation < 1)
+            *ok = false; /* the interpreter's error */
+    }
+    return a->v.window.dims;
+}
+
+bool cpu_dynwin_ok(const cxla_instr *in) {
+    const cxla_shape *ys = &in->shape;
+    size_t elem = 0;
+    if (!bounded(ys) || !cpu_whole_elements(ys, &elem)) return false;
+    for (int64_t k = 0; k < in->operand_count; k++)
+        if (!bounded(&in->operands[k]->shape) ||
+            !cpu_whole_elements(&in->operands[k]->shape, &elem))
+            return false;
+    bool ok = false;
+    switch (in->opcode) {
+    case CXLA_OP_REDUCE_WINDOW: {
+        if (in->operand_count != 2) return false;
+        const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[1]->shape;
+        if (is->rank != 0 || xs->type != ys->type || is->type != ys->type || xs->rank != ys->rank)
+            return false;
+        window_of(in, xs->rank, &ok);
+        const cxla_computation *comp = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
+        interp_reducer kind = comp ? interp_match_reducer(comp) : INTERP_REDUCER_NONE;
+        return ok && kind != INTERP_REDUCER_NONE && interp_reducer_supports(kind, xs->type);
+    }
+    case CXLA_OP_SELECT_AND_SCATTER: {
+        if (in->operand_count != 3) return false;
+        const cxla_shape *xs = &in->operands[0]->shape, *ss = &in->operands[1]->shape,
+                         *is = &in->operands[2]->shape;
+        if (is->rank != 0 || ss->type != ys->type || is->type != ys->type || ss->rank != xs->rank ||
+            ys->rank != xs->rank)
+            return false;
+        window_of(in, xs->rank, &ok);
+        const cxla_computation *sel = cxla_instr_called(in, CXLA_ATTR_SELECT);
+        const cxla_computation *sc = cxla_instr_called(in, CXLA_ATTR_SCATTER);
+        if (!ok || !sel || !sc) return false;
+        interp_comparator cmp = interp_match_comparator(sel);
+        interp_reducer kind = interp_match_reducer(sc);
+        return cmp.direction != INTERP_DIR_NONE && cmp.type == xs->type &&
+               kind != INTERP_REDUCER_NONE && interp_reducer_supports(kind, ys->type);
+    }
+    case CXLA_OP_DOT: {
+        if (in->operand_count != 2 || !real_float(ys->type) ||
+            in->operands[0]->shape.type != ys->type || in->operands[1]->shape.type != ys->type ||
+            cxla_instr_attr(in, CXLA_ATTR_SPARSITY))
+            return false;
+        int64_t nlb = 0, nrb = 0, nlc = 0, nrc = 0;
+        cxla_instr_ints(in, CXLA_ATTR_LHS_BATCH_DIMS, &nlb);
+        cxla_instr_ints(in, CXLA_ATTR_RHS_BATCH_DIMS, &nrb);
+        cxla_instr_ints(in, CXLA_ATTR_LHS_CONTRACTING_DIMS, &nlc);
+        cxla_instr_ints(in, CXLA_ATTR_RHS_CONTRACTING_DIMS, &nrc);
+        return nlb == nrb && nlc == nrc &&
+               ys->rank ==
+                   in->operands[0]->shape.rank + in->operands[1]->shape.rank - nlb - 2 * nlc;
+    }
+    default: return false;
+    }
+}
+
+/* The window's output size over a base of |size| elements (shape inference's rule; 0
+ * when the window is larger than the padded base); false on overflow. */
+static bool window_out(const cxla_window_dim *w, int64_t size, int64_t *out) {
+    int64_t base = 0, padded, span, t;
+    bool ok =
+        size == 0 || (cxla_mul_i64(size - 1, w->lhs_dilation, &t) && cxla_add_i64(t, 1, &base));
+    ok = ok && cxla_add_i64(base, w->pad_low, &padded) &&
+         cxla_add_i64(padded, w->pad_high, &padded) &&
+         cxla_mul_i64(w->size - 1, w->rhs_dilation, &span) && cxla_add_i64(span, 1, &span);
+    if (!ok) return false;
+    *out = padded >= span ? (padded - span) / w->stride + 1 : 0;
+    return true;
+}
+
+/* The result against its declared shape, as the interpreter puts it back: a dynamic
+ * dimension up to its bound, a static one at its size. */
+static bool fits(const cxla_shape *ys, const int64_t *sizes) {
+    for (int64_t d = 0; d < ys->rank; d++)
+        if (exec_shape_dim_dynamic(ys, d) ? sizes[d] > ys->dims[d] : sizes[d] != ys->dims[d])
+            return false;
+    return true;
+}
+
+/* Window tables over a base of |sizes| stored at |strides| (the bounds'): for dimension j
+ * and output position o, tab[j] + o * size_j holds the element offsets of the window (-1
+ * outside the base: padding, holes, and the base's own padding past its size), as the
+ * interpreter's window_tables_init builds them over the cut array. */
+typedef struct wtables {
+    int64_t rank, out[CPU_DYN_MAX_RANK], wsize[CPU_DYN_MAX_RANK];
+    int64_t *tab[CPU_DYN_MAX_RANK];
+    const int64_t *cur[CPU_DYN_MAX_RANK];
+    interp_space space;
+} wtables;
+
+static void wtables_free(wtables *t) {
+    for (int64_t j = 0; j < t->rank; j++) free(t->tab[j]);
+}
+
+static bool wtables_init(wtables *t, const cxla_window_dim *win, int64_t rank, const int64_t *sizes,
+                         const int64_t *strides, const int64_t *out) {
+    memset(t, 0, sizeof(*t));
+    int64_t volume = 1;
+    for (int64_t j = 0; j < rank; j++) {
+        const cxla_window_dim *w = &win[j];
+        t->out[j] = out[j];
+        t->wsize[j] = w->size;
+        volume *= w->size;
+        t->tab[j] = malloc((size_t)(out[j] * w->size > 0 ? out[j] * w->size : 1) * sizeof(int64_t));
+        t->rank = j + 1;
+        if (!t->tab[j]) return false;
+        for (int64_t o = 0; o < out[j]; o++)
+            for (int64_t e = 0; e < w->size; e++) {
+                /* Within the padded base by construction of |out|; the padding may be
+                 * extreme. */
+                int64_t pos, off = -1;
+                bool in =
+                    !__builtin_sub_overflow(o * w->stride + e * w->rhs_dilation, w->pad_low, &pos);
+                if (in && pos >= 0 && pos % w->lhs_dilation == 0 &&
+                    pos / w->lhs_dilation < sizes[j])
+                    off = pos / w->lhs_dilation * strides[j];
+                t->tab[j][o * w->size + e] = off;
+            }
+    }
+    t->rank = rank;
+    t->space = (interp_space){.rank = rank, .count = volume, .sizes = t->wsize, .offsets = t->cur};
+    return true;
+}
+
+static void wtables_at(wtables *t, const int64_t *index) {
+    for (int64_t j = 0; j < t->rank; j++) t->cur[j] = t->tab[j] + index[j] * t->wsize[j];
+}
+
+static bool next(int64_t rank, const int64_t *sizes, int64_t *index) {
+    for (int64_t j = rank - 1; j >= 0; j--) {
+        if (++index[j] < sizes[j]) return true;
+        index[j] = 0;
+    }
+    return false;
+}
+
+static bool any_zero(int64_t rank, const int64_t *sizes) {
+    for (int64_t j = 0; j < rank; j++)
+        if (sizes[j] == 0) return true;
+    return false;
+}
+
+#define OOM(in) exec_error(in, CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
+
+static cxla_status reduce_window(const cxla_instr *in, char *y, const void *const *ins,
+                                 const int64_t *const *opz, int64_t *out_sizes, bool *out_handler) {
+    const cxla_shape *xs = &in->operands[0]->shape, *ys = &in->shape;
+    int64_t rank = xs->rank;
+    bool ok = false;
+    const cxla_window_dim *win = window_of(in, rank, &ok);
+    for (int64_t j = 0; j < rank; j++)
+        if (!window_out(&win[j], opz[0][j], &out_sizes[j])) ok = false;
+    if (!ok || !fits(ys, out_sizes)) {
+        *out_handler = true;
+        return NULL;
+    }
+    size_t elem = cxla_type_storage(ys->type);
+    int64_t xstr[CPU_DYN_MAX_RANK], ystr[CPU_DYN_MAX_RANK];
+    strides_of(rank, xs->dims, xstr);
+    strides_of(rank, ys->dims, ystr);
+    if (any_zero(rank, out_sizes)) return NULL;
+    wtables t;
+    if (!wtables_init(&t, win, rank, opz[0], xstr, out_sizes)) {
+        wtables_free(&t);
+        return OOM(in);
+    }
+    interp_reducer kind = interp_match_reducer(cxla_instr_called(in, CXLA_ATTR_TO_APPLY));
+    int64_t index[CPU_DYN_MAX_RANK] = {0};
+    do {
+        int64_t off = 0;
+        for (int64_t j = 0; j < rank; j++) off += index[j] * ystr[j];
+        char *acc = y + (size_t)off * elem;
+        wtables_at(&t, index);
+        memcpy(acc, ins[1], elem);
+        interp_reduce_space(kind, xs->type, ins[0], 0, &t.space, ins[1], acc);
+    } while (next(rank, out_sizes, index));
+    wtables_free(&t);
+    return NULL;
+}
+
+static cxla_status select_and_scatter(const cxla_instr *in, char *y, const void *const *ins,
+                                      const int64_t *const *opz, int64_t *out_sizes,
+                                      bool *out_handler) {
+    const cxla_shape *xs = &in->operands[0]->shape, *ss = &in->operands[1]->shape;
+    int64_t rank = xs->rank, wout[CPU_DYN_MAX_RANK];
+    bool ok = false;
+    const cxla_window_dim *win = window_of(in, rank, &ok);
+    /* The windows over the cut operand must be the cut source's elements. */
+    for (int64_t j = 0; j < rank; j++)
+        if (!window_out(&win[j], opz[0][j], &wout[j]) || wout[j] != opz[1][j]) ok = false;
+    for (int64_t j = 0; j < rank; j++) out_sizes[j] = opz[0][j];
+    if (!ok || !fits(&in->shape, out_sizes)) {
+        *out_handler = true;
+        return NULL;
+    }
+    cxla_type t = in->shape.type;
+    size_t elem = cxla_type_storage(t), xelem = cxla_type_storage(xs->type);
+    int64_t xstr[CPU_DYN_MAX_RANK], sstr[CPU_DYN_MAX_RANK];
+    strides_of(rank, xs->dims, xstr); /* the result's too: it has the operand's bounds */
+    strides_of(rank, ss->dims, sstr);
+    if (any_zero(rank, out_sizes)) return NULL;
+    int64_t index[CPU_DYN_MAX_RANK] = {0};
+    do { /* the init value over the cut result */
+        int64_t off = 0;
+        for (int64_t j = 0; j < rank; j++) off += index[j] * xstr[j];
+        memcpy(y + (size_t)off * elem, ins[2], elem);
+    } while (next(rank, out_sizes, index));
+    if (any_zero(rank, wout)) return NULL;
+    wtables tb;
+    if (!wtables_init(&tb, win, rank, opz[0], xstr, wout)) {
+        wtables_free(&tb);
+        return OOM(in);
+    }
+    interp_comparator cmp = interp_match_comparator(cxla_instr_called(in, CXLA_ATTR_SELECT));
+    interp_reducer kind = interp_match_reducer(cxla_instr_called(in, CXLA_ATTR_SCATTER));
+    const char *x = ins[0];
+    const interp_space one = {.rank = 0, .count = 1};
+    memset(index, 0, sizeof(index));
+    do {
+        wtables_at(&tb, index);
+        int64_t soff = 0, selected = -1;
+        for (int64_t j = 0; j < rank; j++) soff += index[j] * sstr[j];
+        interp_cursor c;
+        interp_cursor_seek(&tb.space, 0, &c);
+        for (int64_t r = 0; r < tb.space.count; r++) {
+            if (!c.outside) {
+                if (selected < 0)
+                    selected = c.offset;
+                else if (!interp_comparator_holds(&cmp, x + (size_t)selected * xelem,
+                                                  x + (size_t)c.offset * xelem))
+                    selected = c.offset;
+            }
+            if (r + 1 < tb.space.count) interp_cursor_next(&tb.space, &c);
+        }
+        if (selected >= 0)
+            interp_reduce_space(kind, t, ins[1], soff, &one, ins[2], y + (size_t)selected * elem);
+    } while (next(rank, wout, index));
+    wtables_free(&tb);
+    return NULL;
+}
+
+/* ---- dot ----------------------------------------------------------------------------- */
+
+/* The offsets of the elements of dimensions |which| (row-major over them, the last
+ * fastest, as the interpreter flattens them) at their |sizes|, over |strides|. */
+static void offsets(int64_t n, const int64_t *which, const int64_t *sizes, const int64_t *strides,
+                    int64_t *out) {
+    int64_t count = 1, idx[CPU_DYN_MAX_RANK] = {0};
+    for (int64_t i = 0; i < n; i++) count *= sizes[which[i]];
+    for (int64_t e = 0; e < count; e++) {
+        int64_t off = 0;
+        for (int64_t i = 0; i < n; i++) off += idx[i] * strides[which[i]];
+        out[e] = off;
+        for (int64_t i = n - 1; i >= 0 && ++idx[i] == sizes[which[i]]; i--) idx[i] = 0;
+    }
+}
+
+/* One element from |from| to |to| (widening exact; narrowing to nearest even, as the
+ * interpreter rounds its sums once). */
+static inline void convert(cxla_type from, const void *src, cxla_type to, void *dst) {
+    if (from == to && to == CXLA_F32)
+        memcpy(dst, src, 4);
+    else if (from == to)
+        memcpy(dst, src, 8); /* f64: the compute types are f32 and f64 */
+    else
+        cxla_floats_convert(from, src, to, dst, 1);
+}
+
+/* The products of one batch, [M][K] x [K][N] into [M][N] (c zeroed by the caller), each
+ * element summed in ascending k from zero: blocks of 4 rows x 16 columns keep their sums
+ * in registers over all of k (the blocks only reorder independent sums), the rest row by
+ * row. */
+#define DEFINE_GEMM(T, NAME)                                                                       \
+    static void gemm_##NAME(int64_t M, int64_t N, int64_t K, const T *restrict a,                  \
+                            const T *restrict b, T *restrict c) {                                  \
+        int64_t i = 0;                                                                             \
+        for (; i + 4 <= M; i += 4) {                                                               \
+            int64_t j = 0;                                                                         \
+            for (; j + 16 <= N; j += 16) {                                                         \
+                T s0[16] = {0}, s1[16] = {0}, s2[16] = {0}, s3[16] = {0};                          \
+                for (int64_t k = 0; k < K; k++) {                                                  \
+                    const T *restrict bk = b + k * N + j;                                          \
+                    const T a0 = a[i * K + k], a1 = a[(i + 1) * K + k];                            \
+                    const T a2 = a[(i + 2) * K + k], a3 = a[(i + 3) * K + k];                      \
+                    for (int t = 0; t < 16; t++) {                                                 \
+                        s0[t] += a0 * bk[t];                                                       \
+                        s1[t] += a1 * bk[t];                                                       \
+                        s2[t] += a2 * bk[t];                                                       \
+                        s3[t] += a3 * bk[t];                                                       \
+                    }                                                                              \
+                }                                                                                  \
+                for (int t = 0; t < 16; t++) {                                                     \
+                    c[i * N + j + t] = s0[t];                                                      \
+                    c[(i + 1) * N + j + t] = s1[t];                                                \
+                    c[(i + 2) * N + j + t] = s2[t];                                                \
+                    c[(i + 3) * N + j + t] = s3[t];                                                \
+                }                                                                                  \
+            }                                                                                      \
+            for (int64_t r = i; r < i + 4 && j < N; r++)                                           \
+                for (int64_t k = 0; k < K; k++)                                                    \
+                    for (int64_t jj = j; jj < N; jj++)                                             \
+                        c[r * N + jj] += a[r * K + k] * b[k * N + jj];                             \
+        }                                                                                          \
+        for (; i < M; i++)                                                                         \
+            for (int64_t k = 0; k < K; k++) {                                                      \
+                const T v = a[i * K + k];                                                          \
+                for (int64_t j = 0; j < N; j++) c[i * N + j] += v * b[k * N + j];                  \
+            }                                                                                      \
+    }
+DEFINE_GEMM(float, f32)
+DEFINE_GEMM(double, f64)
+#undef DEFINE_GEMM
+
+static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
+                       const int64_t *const *opz, int64_t *out_sizes, bool *out_handler) {
+    const cxla_shape *ls = &in->operands[0]->shape, *rs = &in->operands[1]->shape, *ys = &in->shape;
+    int64_t *outs[1] = {out_sizes};
+    cxla_status s = exec_dynamic_sizes(in, opz, outs);
+    if (s) { /* sizes that disagree: the interpreter's error */
+        cxla_status_free(s);
+        *out_handler = true;
+        return NULL;
+    }
+    if (!fits(ys, out_sizes)) {
+        *out_handler = true;
+        return NULL;
+    }
+    int64_t nb = 0, nc = 0, nrb = 0, nrc = 0;
+    const int64_t *lb = cxla_instr_ints(in, CXLA_ATTR_LHS_BATCH_DIMS, &nb);
+    const int64_t *rb = cxla_instr_ints(in, CXLA_ATTR_RHS_BATCH_DIMS, &nrb);
+    const int64_t *lc = cxla_instr_ints(in, CXLA_ATTR_LHS_CONTRACTING_DIMS, &nc);
+    const int64_t *rc = cxla_instr_ints(in, CXLA_ATTR_RHS_CONTRACTING_DIMS, &nrc);
+    if (nb != nrb || nc != nrc) return exec_error(in, CXLA_STATUS_INTERNAL, "bad dot dimensions");
+    /* The cut sizes, lined up: a static batch or contracting dimension is cut to the
+     * dynamic one's size (exec_dynamic_sizes checked that two dynamic ones agree). */
+    int64_t lz[CPU_DYN_MAX_RANK], rz[CPU_DYN_MAX_RANK];
+    for (int64_t d = 0; d < ls->rank; d++) lz[d] = opz[0][d];
+    for (int64_t d = 0; d < rs->rank; d++) rz[d] = opz[1][d];
+    for (int p = 0; p < 2; p++) {
+        const int64_t *l = p ? lc : lb, *r = p ? rc : rb;
+        for (int64_t i = 0; i < (p ? nc : nb); i++) {
+            int64_t v = lz[l[i]] < rz[r[i]] ? lz[l[i]] : rz[r[i]];
+            lz[l[i]] = rz[r[i]] = v;
+        }
+    }
+    int64_t lf[CPU_DYN_MAX_RANK], rf[CPU_DYN_MAX_RANK], nlf = 0, nrf = 0;
+    for (int side = 0; side < 2; side++) {
+        const cxla_shape *xs = side ? rs : ls;
+        const int64_t *b = side ? rb : lb, *c = side ? rc : lc;
+        for (int64_t d = 0; d < xs->rank; d++) {
+            bool used = false;
+            for (int64_t i = 0; i < nb; i++) used = used || b[i] == d;
+            for (int64_t i = 0; i < nc; i++) used = used || c[i] == d;
+            if (!used) (side ? rf : lf)[side ? nrf++ : nlf++] = d;
+        }
+    }
+    int64_t B = 1, M = 1, N = 1, K = 1;
+    for (int64_t i = 0; i < nb; i++) B *= lz[lb[i]];
+    for (int64_t i = 0; i < nc; i++) K *= lz[lc[i]];
+    for (int64_t i = 0; i < nlf; i++) M *= lz[lf[i]];
+    for (int64_t i = 0; i < nrf; i++) N *= rz[rf[i]];
+    if (B * M * N == 0) return NULL;
+    cxla_type t = ys->type;
+    cxla_type ct = t == CXLA_F64 ? CXLA_F64 : CXLA_F32;
+    size_t cs = ct == CXLA_F64 ? 8 : 4, elem = cxla_type_storage(t);
+    int64_t lstr[CPU_DYN_MAX_RANK], rstr[CPU_DYN_MAX_RANK], ystr[CPU_DYN_MAX_RANK];
+    strides_of(ls->rank, ls->dims, lstr);
+    strides_of(rs->rank, rs->dims, rstr);
+    strides_of(ys->rank, ys->dims, ystr);
+    int64_t *tab = malloc((size_t)(2 * B + M + N + 2 * K + B + M + N) * sizeof(int64_t));
+    char *a = malloc((size_t)(M * K > 0 ? M * K : 1) * cs);
+    char *b = malloc((size_t)(K * N > 0 ? K * N : 1) * cs);
+    char *c = malloc((size_t)(M * N) * cs);
+    if (!tab || !a || !b || !c) {
+        free(tab);
+        free(a);
+        free(b);
+        free(c);
+        return OOM(in);
+    }
+    int64_t *lbo = tab, *rbo = lbo + B, *mo = rbo + B, *no = mo + M, *lko = no + N, *rko = lko + K,
+            *ybo = rko + K, *ymo = ybo + B, *yno = ymo + M;
+    offsets(nb, lb, lz, lstr, lbo);
+    offsets(nb, rb, rz, rstr, rbo);
+    offsets(nlf, lf, lz, lstr, mo);
+    offsets(nrf, rf, rz, rstr, no);
+    offsets(nc, lc, lz, lstr, lko);
+    offsets(nc, rc, rz, rstr, rko);
+    /* The result's dimensions: batch, then lhs free, then rhs free. */
+    int64_t yd[CPU_DYN_MAX_RANK];
+    for (int64_t d = 0; d < ys->rank; d++) yd[d] = d;
+    offsets(nb, yd, out_sizes, ystr, ybo);
+    offsets(nlf, yd + nb, out_sizes, ystr, ymo);
+    offsets(nrf, yd + nb + nlf, out_sizes, ystr, yno);
+    const char *lx = ins[0], *rx = ins[1];
+    for (int64_t bi = 0; bi < B; bi++) {
+        /* The operands of this batch in the compute type, packed as the interpreter packs
+         * them ([M][K], [K][N]); small floats widened exactly. */
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t k = 0; k < K; k++)
+                convert(t, lx + (size_t)(lbo[bi] + mo[i] + lko[k]) * elem, ct,
+                        a + (size_t)(i * K + k) * cs);
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < N; j++)
+                convert(t, rx + (size_t)(rbo[bi] + rko[k] + no[j]) * elem, ct,
+                        b + (size_t)(k * N + j) * cs);
+        memset(c, 0, (size_t)(M * N) * cs);
+        if (ct == CXLA_F64)
+            gemm_f64(M, N, K, (const double *)(void *)a, (const double *)(void *)b,
+                     (double *)(void *)c);
+        else
+            gemm_f32(M, N, K, (const float *)(void *)a, (const float *)(void *)b,
+                     (float *)(void *)c);
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++)
+                convert(ct, c + (size_t)(i * N + j) * cs, t,
+                        y + (size_t)(ybo[bi] + ymo[i] + yno[j]) * elem);
+    }
+    free(tab);
+    free(a);
+    free(b);
+    free(c);
+    return NULL;
+}
+
+cxla_status cpu_dynwin_run(const cxla_instr *in, void *out, const void *const *ins,
+                           const int64_t *const *opz, int64_t *out_sizes, bool *out_handler) {
+    *out_handler = false;
+    size_t total = 0;
+    cxla_status s = cxla_shape_byte_size(&in->shape, &total);
+    if (s) {
+        cxla_status_free(s);
+        return exec_error(in, CXLA_STATUS_INTERNAL, "a result of odd elements");
+    }
+    if (total) memset(out, 0, total); /* the result's padding is zero */
+    switch (in->opcode) {
+    case CXLA_OP_REDUCE_WINDOW: return reduce_window(in, out, ins, opz, out_sizes, out_handler);
+    case CXLA_OP_SELECT_AND_SCATTER:
+        return select_and_scatter(in, out, ins, opz, out_sizes, out_handler);
+    case CXLA_OP_DOT: return dot(in, out, ins, opz, out_sizes, out_handler);
+    default: return exec_error(in, CXLA_STATUS_INTERNAL, "not a dynamic window or dot step");
+    }
+}
+
+/* ---- reduces with any reducer -------------------------------------------------------------- */
+
+bool cpu_dyn_sized_ok(const cxla_instr *in) {
+    int64_t count = in->operand_count, n = count / 2;
+    if (in->opcode != CXLA_OP_REDUCE || count < 2 || count % 2 || n > 32) return false;
+    if (cpu_dyn_reduce_ok(in) || cpu_bounds_kind(in, true) != B_STATIC) return false;
+    const cxla_shape *xs = &in->operands[0]->shape;
+    bool dynamic = false;
+    size_t elem = 0;
+    for (int64_t k = 0; k < count; k++) {
+        const cxla_shape *s = &in->operands[k]->shape;
+        if (!bounded(s) || !cpu_whole_elements(s, &elem)) return false;
+        if (k >= n) {
+            if (s->rank != 0) return false;
+            continue;
+        }
+        if (s->rank != xs->rank) return false;
+        for (int64_t d = 0; d < s->rank; d++) {
+            if (s->dims[d] != xs->dims[d]) return false;
+            dynamic = dynamic || exec_shape_dim_dynamic(s, d);
+        }
+    }
+    const cxla_shape *ys = &in->shape;
+    if (ys->type == CXLA_TUPLE) {
+        if (ys->tuple_count != n) return false;
+        for (int64_t i = 0; i < n; i++)
+            if (!bounded(&ys->elements[i]) || !cpu_whole_elements(&ys->elements[i], &elem))
+                return false;
+    } else if (n != 1 || !bounded(ys) || !cpu_whole_elements(ys, &elem)) {
+        return false;
+    }
+    return dynamic;
+}
+
+cxla_status cpu_dyn_sized_sizes(const cxla_instr *in, const int64_t *const *opz, int64_t *sizes,
+                                int64_t *out_sizes, bool *out_handler) {
+    int64_t n = in->operand_count / 2;
+    const cxla_shape *xs = &in->operands[0]->shape;
+    *out_handler = false;
+    /* The inputs lined up as the interpreter lines them up: two dynamic sizes must agree; a
+     * static input is cut to a dynamic one's size. */
+    for (int64_t d = 0; d < xs->rank; d++) {
+        int64_t size = -1;
+        for (int64_t i = 0; i < n; i++) {
+            if (!exec_shape_dim_dynamic(&in->operands[i]->shape, d)) continue;
+            if (size >= 0 && opz[i][d] != size) *out_handler = true;
+            size = opz[i][d];
+        }
+        sizes[d] = size >= 0 ? size : xs->dims[d];
+    }
+    int64_t nd = 0, j = 0;
+    const int64_t *rd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+    const cxla_shape *ys = in->shape.type == CXLA_TUPLE ? &in->shape.elements[0] : &in->shape;
+    for (int64_t d = 0; d < xs->rank; d++) {
+        bool reduced = false;
+        for (int64_t i = 0; i < nd; i++) reduced = reduced || rd[i] == d;
+        if (!reduced && j < ys->rank) out_sizes[j++] = sizes[d];
+    }
+    if (j != ys->rank) return exec_error(in, CXLA_STATUS_INTERNAL, "bad reduce dimensions");
+    /* The results against their declared shapes, as the interpreter puts them back. */
+    for (int64_t e = 0; e < (in->shape.type == CXLA_TUPLE ? n : 1); e++)
+        if (!fits(in->shape.type == CXLA_TUPLE ? &in->shape.elements[e] : &in->shape, out_sizes))
+            *out_handler = true;
+    return NULL;
+}
