@@ -914,6 +914,10 @@ bool cpu_can_emit(const cxla_instr *instr) {
  * otherwise (a row sum). */
 
 enum { BLOCK = 64, MAX_LANES = 64, ROW_LANES = 64 };
+/* Fast-order rows folded side by side (row_lanes_helper): as many as keep their lanes in
+ * registers, ROW_GROUP_BYTES of lanes (4 rows of f32, 2 of f64: 16 of AVX-512's 32 vector
+ * registers). */
+enum { ROW_GROUP_BYTES = 1024, ROW_GROUP_MAX = 4 };
 
 /* Whether the values of |instr| (and what it reads, inside the kernel) need the
  * per-dimension index; if not, one flat loop over the linear offset does. */
@@ -1258,6 +1262,24 @@ static rplan reduce_plan(const cxla_instr *reduce) {
     return p;
 }
 
+/* How many fast-order rows of |p| one helper call folds side by side (see ROW_GROUP_BYTES;
+ * CXLA_CPU_ROW_GROUP in the environment of the compiling process, 1 to ROW_GROUP_MAX,
+ * overrides it, so that one machine can compare the two kernels: 1 is a row at a time):
+ * 1 when the reduce has fewer output elements than that. The values do not depend on it. */
+static int64_t row_group(const rplan *p) {
+    int64_t size = (int64_t)cxla_type_storage(p->t);
+    int64_t rows = ROW_GROUP_BYTES / (ROW_LANES * size);
+    const char *v = getenv("CXLA_CPU_ROW_GROUP");
+    if (v && *v) {
+        char *end = NULL;
+        long n = strtol(v, &end, 10);
+        if (end != v && !*end && n >= 1) rows = n;
+    }
+    if (rows > ROW_GROUP_MAX) rows = ROW_GROUP_MAX;
+    if (rows < 2 || elements_of(&p->reduce->shape) < rows) return 1;
+    return rows;
+}
+
 /* Whether |reduce| may be computed inside a fusion's loop (inline_reduce). */
 static bool reduce_in_loop(const cxla_instr *reduce) {
     return reduce_plan(reduce).row_lanes;
@@ -1396,22 +1418,40 @@ static const char *row_sum_helper(em *e, const rplan *p, int64_t idx, int64_t m)
  * element k and folds elements k + ROW_LANES, k + 2 * ROW_LANES, ... in order (the q full
  * blocks), then element q * ROW_LANES + k for k < r (the tail); the lanes are then
  * combined by a fixed tree, acc[k] = acc[k] op acc[k + w] for w = ROW_LANES / 2, ..., 1.
- * The order depends on n alone, never on the thread count; the lane loop vectorizes. */
-static const char *row_lanes_helper(em *e, const rplan *p, int64_t idx) {
-    const char *fn = F("%s_rlanes%" PRId64, e->name, idx);
+ * The order depends on n alone, never on the thread count; the lane loop vectorizes.
+ *
+ * |rows| > 1: the helper folds rows o, o + 1, ..., o + rows - 1 side by side, each in
+ * that same order (their lanes in registers of their own), and stores their values in
+ * res[]. A thread that sums one row at a time reads one stream of memory and runs each
+ * row's tree alone; several rows read several streams, which the hardware prefetcher
+ * follows at once, and their trees overlap (docs/performance.md, "Row sums"). */
+static const char *row_lanes_helper(em *e, const rplan *p, int64_t idx, int64_t rows) {
+    const char *fn = rows == 1 ? F("%s_rlanes%" PRId64, e->name, idx)
+                               : F("%s_rlanes%" PRId64 "_x%" PRId64, e->name, idx, rows);
     const char *CT = cpu_emit_ctype(p->t);
     int64_t q = p->count / ROW_LANES, rem = p->count % ROW_LANES;
     cxla_strbuf body;
     cxla_strbuf_init(&body);
     scope sc = scope_enter(e, &body);
-    line(e, "static %s %s(%s) {", CT, fn, helper_params(e, "int64_t o"));
+    /* One row: its lanes acc, the value returned. Several: lanes accj for row o + j, the
+     * values stored in res[j]. */
+    const char *acc[ROW_GROUP_MAX], *row[ROW_GROUP_MAX];
+    for (int64_t j = 0; j < rows; j++) {
+        acc[j] = rows == 1 ? "acc" : F("acc%" PRId64, j);
+        row[j] = j == 0 ? "o" : F("(o + %" PRId64 ")", j);
+    }
+    if (rows == 1)
+        line(e, "static %s %s(%s) {", CT, fn, helper_params(e, "int64_t o"));
+    else
+        line(e, "static void %s(%s) {", fn, helper_params(e, F("int64_t o, %s *restrict res", CT)));
     e->indent++;
     void_inputs(e);
     line(e, "(void)o;");
-    line(e, "%s acc[%d];", CT, ROW_LANES);
+    for (int64_t j = 0; j < rows; j++) line(e, "%s %s[%d];", CT, acc[j], ROW_LANES);
     line(e, "for (int64_t k = 0; k < %d; k++) {", ROW_LANES);
     e->indent++;
-    line(e, "acc[k] = %s;", row_element(e, p, "o", "k"));
+    for (int64_t j = 0; j < rows; j++)
+        line(e, "%s[k] = %s;", acc[j], row_element(e, p, row[j], "k"));
     e->ncse = 0;
     close_loops(e, 1);
     if (q > 1) {
@@ -1421,23 +1461,33 @@ static const char *row_lanes_helper(em *e, const rplan *p, int64_t idx) {
         line(e, "CXLA_UNROLL_LANES");
         line(e, "for (int64_t k = 0; k < %d; k++) {", ROW_LANES);
         e->indent++;
-        const char *v = row_element(e, p, "o", "(base + k)");
-        line(e, "acc[k] = %s;", fold(e, p->r, p->t, "acc[k]", v));
+        for (int64_t j = 0; j < rows; j++) {
+            const char *v = row_element(e, p, row[j], "(base + k)");
+            const char *a = F("%s[k]", acc[j]);
+            line(e, "%s = %s;", a, fold(e, p->r, p->t, a, v));
+        }
         e->ncse = 0;
         close_loops(e, 2);
     }
     if (rem) {
         line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) {", rem);
         e->indent++;
-        const char *v = row_element(e, p, "o", F("(%" PRId64 " + k)", q * ROW_LANES));
-        line(e, "acc[k] = %s;", fold(e, p->r, p->t, "acc[k]", v));
+        for (int64_t j = 0; j < rows; j++) {
+            const char *v = row_element(e, p, row[j], F("(%" PRId64 " + k)", q * ROW_LANES));
+            const char *a = F("%s[k]", acc[j]);
+            line(e, "%s = %s;", a, fold(e, p->r, p->t, a, v));
+        }
         e->ncse = 0;
         close_loops(e, 1);
     }
     for (int64_t w = ROW_LANES / 2; w >= 1; w /= 2)
-        line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) acc[k] = %s;", w,
-             fold(e, p->r, p->t, "acc[k]", F("acc[k + %" PRId64 "]", w)));
-    line(e, "return acc[0];");
+        for (int64_t j = 0; j < rows; j++)
+            line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) %s[k] = %s;", w, acc[j],
+                 fold(e, p->r, p->t, F("%s[k]", acc[j]), F("%s[k + %" PRId64 "]", acc[j], w)));
+    if (rows == 1)
+        line(e, "return acc[0];");
+    else
+        for (int64_t j = 0; j < rows; j++) line(e, "res[%" PRId64 "] = %s[0];", j, acc[j]);
     e->indent--;
     line(e, "}");
     scope_leave(e, sc, &body);
@@ -1622,11 +1672,14 @@ static void emit_reduce(em *e, const rplan *p, int64_t idx) {
     const char *CT = cpu_emit_ctype(t);
     const cxla_shape *os = &reduce->shape;
     int64_t orank = os->rank, W = p->lanes, CB = p->lanes * p->group;
-    const char *helper = NULL;
-    if (p->pairwise)
+    const char *helper = NULL, *group_helper = NULL;
+    int64_t rows = p->row_lanes ? row_group(p) : 1;
+    if (p->pairwise) {
         helper = W > 1 ? col_sum_helper(e, p, idx) : row_sum_helper(e, p, idx, p->count);
-    else if (p->row_lanes)
-        helper = row_lanes_helper(e, p, idx);
+    } else if (p->row_lanes) {
+        helper = row_lanes_helper(e, p, idx, 1);
+        if (rows > 1) group_helper = row_lanes_helper(e, p, idx, rows);
+    }
     if (e->fused) comment(e, reduce);
     ix s = ix_new(0, NULL);
     const char *init = F("init%" PRId64, idx);
@@ -1702,9 +1755,22 @@ static void emit_reduce(em *e, const rplan *p, int64_t idx) {
         }
         close_loops(e, opened);
     } else {
-        /* One output element at a time. */
+        /* One output element at a time (fast-order rows: |rows| at a time, then the rest
+         * one at a time). */
         int64_t n = elements_of(os);
-        line(e, "for (int64_t o = %s; o < %s; o++) {", lo_of(e), hi_of(e, n));
+        const char *o_lo = lo_of(e);
+        if (group_helper) {
+            line(e, "int64_t og = %s;", lo_of(e));
+            line(e, "for (; og + %" PRId64 " <= %s; og += %" PRId64 ") {", rows, hi_of(e, n), rows);
+            e->indent++;
+            line(e, "%s res[%" PRId64 "];", CT, rows);
+            line(e, "%s(%s);", group_helper, helper_args(e, "og, res"));
+            line(e, "for (int64_t j = 0; j < %" PRId64 "; j++) o%" PRId64 "[og + j] = %s;", rows,
+                 idx, fold(e, p->r, t, init, "res[j]"));
+            close_loops(e, 1);
+            o_lo = "og";
+        }
+        line(e, "for (int64_t o = %s; o < %s; o++) {", o_lo, hi_of(e, n));
         e->indent++;
         if (p->pairwise) {
             line(e, "o%" PRId64 "[o] = %s + %s(%s);", idx, init, helper, helper_args(e, "o, 0"));
