@@ -916,8 +916,14 @@ bool cpu_can_emit(const cxla_instr *instr) {
 enum { BLOCK = 64, MAX_LANES = 64, ROW_LANES = 64 };
 /* Fast-order rows folded side by side (row_lanes_helper): as many as keep their lanes in
  * registers, ROW_GROUP_BYTES of lanes (4 rows of f32, 2 of f64: 16 of AVX-512's 32 vector
- * registers). */
+ * registers). 8192x4096 f32 on the 2-core EPYC, input on huge pages (literal.c): 0.96-0.97x
+ * the thread CPU time of one row at a time; on small pages 2-5% slower (docs/performance.md,
+ * "Row sums and max pool"). With AVX2's 16 registers the lanes of 4 rows spill: the same
+ * kernel compiled for haswell took 1.19-1.22x the time of one row, so the generated C
+ * folds rows side by side only where ROW_GROUP_TARGET holds (one row at a time
+ * elsewhere, ahead-of-time portable output included). */
 enum { ROW_GROUP_BYTES = 1024, ROW_GROUP_MAX = 4 };
+#define ROW_GROUP_TARGET "defined(__AVX512F__)"
 
 /* Whether the values of |instr| (and what it reads, inside the kernel) need the
  * per-dimension index; if not, one flat loop over the linear offset does. */
@@ -1424,7 +1430,7 @@ static const char *row_sum_helper(em *e, const rplan *p, int64_t idx, int64_t m)
  * that same order (their lanes in registers of their own), and stores their values in
  * res[]. A thread that sums one row at a time reads one stream of memory and runs each
  * row's tree alone; several rows read several streams, which the hardware prefetcher
- * follows at once, and their trees overlap (docs/performance.md, "Row sums"). */
+ * follows at once, and their trees overlap (docs/performance.md, "Row sums and max pool"). */
 static const char *row_lanes_helper(em *e, const rplan *p, int64_t idx, int64_t rows) {
     const char *fn = rows == 1 ? F("%s_rlanes%" PRId64, e->name, idx)
                                : F("%s_rlanes%" PRId64 "_x%" PRId64, e->name, idx, rows);
@@ -1440,10 +1446,12 @@ static const char *row_lanes_helper(em *e, const rplan *p, int64_t idx, int64_t 
         acc[j] = rows == 1 ? "acc" : F("acc%" PRId64, j);
         row[j] = j == 0 ? "o" : F("(o + %" PRId64 ")", j);
     }
-    if (rows == 1)
+    if (rows == 1) {
         line(e, "static %s %s(%s) {", CT, fn, helper_params(e, "int64_t o"));
-    else
+    } else {
+        line(e, "#if %s", ROW_GROUP_TARGET);
         line(e, "static void %s(%s) {", fn, helper_params(e, F("int64_t o, %s *restrict res", CT)));
+    }
     e->indent++;
     void_inputs(e);
     line(e, "(void)o;");
@@ -1490,6 +1498,7 @@ static const char *row_lanes_helper(em *e, const rplan *p, int64_t idx, int64_t 
         for (int64_t j = 0; j < rows; j++) line(e, "res[%" PRId64 "] = %s[0];", j, acc[j]);
     e->indent--;
     line(e, "}");
+    if (rows > 1) line(e, "#endif");
     scope_leave(e, sc, &body);
     return fn;
 }
@@ -1761,6 +1770,7 @@ static void emit_reduce(em *e, const rplan *p, int64_t idx) {
         const char *o_lo = lo_of(e);
         if (group_helper) {
             line(e, "int64_t og = %s;", lo_of(e));
+            line(e, "#if %s", ROW_GROUP_TARGET);
             line(e, "for (; og + %" PRId64 " <= %s; og += %" PRId64 ") {", rows, hi_of(e, n), rows);
             e->indent++;
             line(e, "%s res[%" PRId64 "];", CT, rows);
@@ -1768,6 +1778,7 @@ static void emit_reduce(em *e, const rplan *p, int64_t idx) {
             line(e, "for (int64_t j = 0; j < %" PRId64 "; j++) o%" PRId64 "[og + j] = %s;", rows,
                  idx, fold(e, p->r, t, init, "res[j]"));
             close_loops(e, 1);
+            line(e, "#endif");
             o_lo = "og";
         }
         line(e, "for (int64_t o = %s; o < %s; o++) {", o_lo, hi_of(e, n));
