@@ -5,9 +5,10 @@
  * dynamic leaves in a local int64_t dz[] (acomp.dyn_off says where each leaf's are); its
  * parameters' come in from NAME_run_dynamic, its results' go out. A kernel step with
  * dynamic shapes computes its result's sizes from its operands' by the rules of
- * exec_dynamic_sizes (src/exec/dynamic.c), written here as C statements per instruction
- * (per fused instruction for a fusion) with the same error texts (the EXEC_DYN_MSG_*
- * formats of exec/dynamic.h, prefixed as exec_error names the instruction); then runs
+ * exec_dynamic_sizes (src/exec/dynamic.c): exec_dynamic_rule's data for the instruction,
+ * printed here as C statements (per fused instruction for a fusion) with the same error
+ * texts (the EXEC_DYN_MSG_* formats of exec/dynamic.h, prefixed as exec_error names the
+ * instruction); then runs
  * the static kernel of the instruction at its bounds (a copy of the module without the
  * dynamic marks, as cpu_backend.c's bounds_module), a reduce over its input with the
  * padding filled by its init value and a dot over operands with zeros in their padding
@@ -15,10 +16,12 @@
  * interpreter's results have zeros there, which set-dimension-size can bring back).
  * get-dimension-size and set-dimension-size read and write the sizes (S_SIZE).
  *
- * What the JIT runs on the interpreter's handler (pad, reverse, sort, gather, concatenate
- * along a dynamic dimension, float sums over a dynamic dimension in exact math, ...) and
- * dynamic shapes in called computations (while, conditional, call) are compile-time
- * errors naming the instruction. */
+ * The moves by the run-time sizes (pad, reverse, concatenate along a dynamic dimension,
+ * ...) and f32/f64 sums at the sizes are steps of aot_dmove.c. What the JIT runs on the
+ * interpreter's handler (a sort along a dynamic dimension, gather from a dynamic operand,
+ * reduce-window, ...), variadic reduces over a dynamic dimension and dynamic shapes in
+ * called computations (while, conditional, call) are compile-time errors naming the
+ * instruction. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,7 +127,8 @@ static const char *float_fill(const cxla_instr *in) {
         !cxla_type_is_array(in->shape.type) || in->operands[1]->shape.rank != 0)
         return NULL;
     cxla_type t = in->shape.type;
-    if ((t != CXLA_F32 && t != CXLA_F64) || in->operands[0]->shape.type != t ||
+    bool in_order = t == CXLA_F16 || t == CXLA_BF16 || t == CXLA_C64 || t == CXLA_C128;
+    if ((t != CXLA_F32 && t != CXLA_F64 && !in_order) || in->operands[0]->shape.type != t ||
         in->operands[1]->shape.type != t)
         return NULL;
     const cxla_computation *c = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
@@ -133,6 +137,17 @@ static const char *float_fill(const cxla_instr *in) {
     if (x->opcode != CXLA_OP_PARAMETER || y->opcode != CXLA_OP_PARAMETER ||
         x->parameter_number == y->parameter_number || r->shape.type != t)
         return NULL;
+    /* f16 and bf16 (each step rounded to the type) and complex numbers (part by part) the
+     * interpreter folds in order from the init value, at any size: -0 (both parts) adds
+     * nothing, and 1 multiplies a half float by nothing (a complex product by (1, 0)
+     * would, inf * 0 being NaN). */
+    if (in_order && r->opcode == CXLA_OP_ADD)
+        return t == CXLA_C64    ? "(const float[]){-0.0f, -0.0f}"
+               : t == CXLA_C128 ? "(const double[]){-0.0, -0.0}"
+                                : "(const uint16_t[]){0x8000}";
+    if (in_order && r->opcode == CXLA_OP_MULTIPLY && t != CXLA_C64 && t != CXLA_C128)
+        return t == CXLA_F16 ? "(const uint16_t[]){0x3c00}" : "(const uint16_t[]){0x3f80}";
+    if (in_order) return NULL;
     bool f32 = t == CXLA_F32;
     if (r->opcode == CXLA_OP_MULTIPLY)
         return f32 ? "(const float[]){1.0f}" : "(const double[]){1.0}";
@@ -234,6 +249,16 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
         *out_bounds = AB_DOT;
         return NULL;
     }
+    /* The moves of elements by the run-time sizes and float sums in the interpreter's
+     * pairwise order at the sizes: steps of their own (aot_dmove.c). */
+    if (aot_jit_move_ok(in)) {
+        *out_bounds = AB_MOVE;
+        return NULL;
+    }
+    if (aot_jit_float_sum_ok(in)) {
+        *out_bounds = AB_SUM;
+        return NULL;
+    }
     int kind = aot_jit_bounds_kind(in);
     if (kind == AOT_JIT_REDUCE) {
         const cxla_instr *init = in->operands[1];
@@ -252,10 +277,15 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
     if (in->opcode == CXLA_OP_DOT)
         return aot_no(in, "a dot over a dynamic dimension of other types than floats and "
                           "integers");
+    if (in->opcode == CXLA_OP_REDUCE && in->operand_count != 2)
+        return aot_no(in, "a reduce of several inputs over a dynamic dimension: no fill of the "
+                          "padding is known to change nothing in its reducer, and no step "
+                          "folds it at the sizes ahead of time yet");
     if (in->opcode == CXLA_OP_REDUCE)
-        return aot_no(in, "a float sum over a dynamic dimension of more than 16 elements at "
-                          "the bounds (or of f16, bf16): the interpreter's pairwise order "
-                          "depends on the size, which a kernel at the bounds does not follow");
+        return aot_no(in, "a reduce over a dynamic dimension whose reducer is not one add, "
+                          "multiply, maximum, minimum, and, or or xor of its parameters, or "
+                          "whose init value is not a constant identity of it (the padding "
+                          "is filled with that), or of an element type without such a fill");
     return aot_no(in, "with dynamic shapes it has no kernel at the bounds (the JIT runs the "
                       "interpreter's handler for it; docs/semantics.md, \"Bounded dynamic shapes "
                       "run as steps too\")");
@@ -288,7 +318,7 @@ cxla_status aot_dyn_place(acomp *c) {
 /* ---- writing C ------------------------------------------------------------------------ */
 
 /* The sizes of leaf |l| as a `const int64_t *` expression. */
-static void put_sizes(const acomp *c, int64_t l, cxla_strbuf *b) {
+void aot_dyn_put_sizes(const acomp *c, int64_t l, cxla_strbuf *b) {
     const cxla_shape *s = c->leaves[l].shape;
     if (c->dyn_off && c->dyn_off[l] >= 0) {
         cxla_strbuf_printf(b, "(dz + %" PRId64 ")", c->dyn_off[l]);
@@ -302,8 +332,8 @@ static void put_sizes(const acomp *c, int64_t l, cxla_strbuf *b) {
 
 /* A failure with a message from printf format |fmt| (every conversion an int64_t), whose
  * values are the C expressions |vals|, naming |in| as exec_error does: code |code|. */
-static void put_fail(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
-                     const char *code, const char *fmt, const char *const *vals, int nv) {
+void aot_dyn_put_fail(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
+                      const char *code, const char *fmt, const char *const *vals, int nv) {
     /* exec_error's own prefix, around a marker. */
     cxla_status s = exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "%s", "\x01");
     const char *msg = s ? cxla_status_message(s) : "\x01";
@@ -373,7 +403,8 @@ static void put_align(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr 
         cxla_strbuf t;
         cxla_strbuf_init(&t);
         cxla_strbuf_printf(&t, "%s    ", ind);
-        put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_DISAGREE, vals, 6);
+        aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_DISAGREE, vals,
+                         6);
         cxla_strbuf_free(&t);
     }
     if (first < 0) return;
@@ -387,18 +418,19 @@ static void put_align(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr 
 }
 
 /* The statements that set |out| (an int64_t array of the result's rank) to the sizes of
- * |in| (not a fusion) from its operands' sizes |ops| (C expressions), by exec_dynamic_sizes'
- * rules (sizes_one in src/exec/dynamic.c; keep them in step). */
-static cxla_status put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
-                            const char *const *ops, const char *out) {
+ * |in| (not a fusion) from its operands' sizes |ops| (C expressions): exec_dynamic_rule's
+ * rule for |in|, the data that exec_dynamic_sizes applies (src/exec/dynamic.c), printed as
+ * C. A reshape's rule is exec_dynamic_reshape_sizes, written here for at most one dynamic
+ * result dimension (test_aot_dynamic_rules checks that the two agree). */
+cxla_status aot_dyn_put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
+                             const char *const *ops, const char *out) {
     const cxla_shape *ys = &in->shape;
-    int64_t n = in->operand_count, rank = 0;
+    int64_t n = in->operand_count;
     bool any_dynamic = false;
     if (n > 64) return aot_no(in, "too many operands");
     for (int64_t k = 0; k < n; k++) {
         const cxla_shape *s = &in->operands[k]->shape;
         if (!cxla_type_is_array(s->type)) return aot_no(in, "an operand is not an array");
-        if (s->rank > rank) rank = s->rank;
         any_dynamic = any_dynamic || shape_dynamic(s);
     }
     cxla_strbuf_printf(b, "%s{\n", ind);
@@ -433,66 +465,21 @@ static cxla_status put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla_
     const char *J = in3.data;
     cxla_status s = NULL;
     char v[4][48];
-    exec_dyn_kind kind = exec_dynamic_kind(in->opcode);
-    if (any_dynamic && (kind == EXEC_DYN_SAME || kind == EXEC_DYN_CONCAT)) {
-        for (int64_t d = 0; d < rank; d++) {
-            int64_t ks[64], ds[64], m = 0;
-            for (int64_t k = 0; k < n; k++) {
-                if (in->operands[k]->shape.rank != rank) continue;
-                ks[m] = k;
-                ds[m++] = d;
-            }
-            put_align(a, b, J, in, ks, ds, m);
+    /* The rule as data (exec_dynamic_rule: what exec_dynamic_sizes applies), printed. */
+    exec_dyn_rule rule;
+    memset(&rule, 0, sizeof rule);
+    if (any_dynamic) {
+        cxla_status e = exec_dynamic_rule(in, &rule);
+        if (e) {
+            s = aot_no(in, cxla_status_message(e));
+            cxla_status_free(e);
         }
     }
-    if (!any_dynamic) {
+    for (int64_t g = 0; !s && g < rule.group_count; g++)
+        put_align(a, b, J, in, rule.groups[g].k, rule.groups[g].d, rule.groups[g].count);
+    if (!any_dynamic || s) {
         /* no rule: the result at its bounds (below) */
-    } else if (in->opcode == CXLA_OP_DOT && n == 2) {
-        static const cxla_attr_id pairs[2][2] = {
-            {CXLA_ATTR_LHS_BATCH_DIMS, CXLA_ATTR_RHS_BATCH_DIMS},
-            {CXLA_ATTR_LHS_CONTRACTING_DIMS, CXLA_ATTR_RHS_CONTRACTING_DIMS},
-        };
-        int64_t nb = 0, nr = 0, nc = 0, ncr = 0, j = 0;
-        const int64_t *lb = cxla_instr_ints(in, pairs[0][0], &nb);
-        const int64_t *rb = cxla_instr_ints(in, pairs[0][1], &nr);
-        const int64_t *lc = cxla_instr_ints(in, pairs[1][0], &nc);
-        const int64_t *rc = cxla_instr_ints(in, pairs[1][1], &ncr);
-        int64_t lr = in->operands[0]->shape.rank, rr = in->operands[1]->shape.rank;
-        for (int p = 0; p < 2; p++) {
-            const int64_t *l = p ? lc : lb, *r2 = p ? rc : rb;
-            int64_t m = p ? (nc < ncr ? nc : ncr) : (nb < nr ? nb : nr);
-            for (int64_t i = 0; i < m; i++) {
-                int64_t ks[2] = {0, 1}, ds[2] = {l[i], r2[i]};
-                put_align(a, b, J, in, ks, ds, 2);
-            }
-        }
-        for (int64_t i = 0; i < nb && j < ys->rank; i++)
-            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r0[%" PRId64 "];\n", J, out, j++, lb[i]);
-        for (int side = 0; side < 2; side++) {
-            const int64_t *bb = side ? rb : lb, *cc = side ? rc : lc;
-            int64_t bn = side ? nr : nb, cn = side ? ncr : nc, rank2 = side ? rr : lr;
-            for (int64_t d = 0; d < rank2; d++) {
-                bool skip = false;
-                for (int64_t i = 0; i < bn; i++) skip = skip || bb[i] == d;
-                for (int64_t i = 0; i < cn; i++) skip = skip || cc[i] == d;
-                if (!skip && j < ys->rank)
-                    cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r%d[%" PRId64 "];\n", J, out, j++,
-                                       side, d);
-            }
-        }
-        if (j != ys->rank) s = aot_no(in, "bad dot result rank");
-    } else if (in->opcode == CXLA_OP_CONCATENATE) {
-        int64_t nd = 0;
-        const int64_t *cd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
-        if (nd != 1 || n < 1) s = aot_no(in, "bad concatenate");
-        for (int64_t d = 0; !s && d < ys->rank; d++) {
-            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = ", J, out, d);
-            if (d != cd[0]) cxla_strbuf_printf(b, "r0[%" PRId64 "]", d);
-            for (int64_t k = 0; d == cd[0] && k < n; k++)
-                cxla_strbuf_printf(b, "%sr%" PRId64 "[%" PRId64 "]", k ? " + " : "", k, d);
-            cxla_strbuf_puts(b, ";\n");
-        }
-    } else if (in->opcode == CXLA_OP_RESHAPE) {
+    } else if (rule.reshape) {
         /* exec_dynamic_reshape_sizes' case of at most one dynamic result dimension (the
          * only one a kernel at the bounds runs: exec_dynamic_positionwise). */
         const cxla_shape *xs = &in->operands[0]->shape;
@@ -517,92 +504,67 @@ static cxla_status put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla_
         cxla_strbuf_printf(&t, "%s    ", J);
         if (!s && unknown == 1 && p != 0) {
             cxla_strbuf_printf(b, "%sif (real %% %" PRId64 " != 0)\n", J, p);
-            put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_RESHAPE_MULTIPLE,
-                     vals, 2);
+            aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH",
+                             EXEC_DYN_MSG_RESHAPE_MULTIPLE, vals, 2);
             cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = real / %" PRId64 ";\n", J, out, u, p);
         } else if (!s && unknown == 0) {
             cxla_strbuf_printf(b, "%sif (real != %" PRId64 ")\n", J, p);
-            put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_RESHAPE_STATIC, vals,
-                     2);
+            aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH",
+                             EXEC_DYN_MSG_RESHAPE_STATIC, vals, 2);
         }
         cxla_strbuf_printf(b, "%s(void)real;\n", J);
         cxla_strbuf_free(&t);
-    } else if (in->opcode == CXLA_OP_SLICE) {
-        const cxla_attr *at = cxla_instr_attr(in, CXLA_ATTR_SLICE);
-        int64_t xr = in->operands[0]->shape.rank;
-        if (!at || at->kind != CXLA_ATTR_KIND_SLICE || at->v.slice.rank != xr)
-            s = aot_no(in, "needs a slice= range for each dimension");
-        for (int64_t i = 0; !s && i < xr; i++) {
-            cxla_slice_dim sd = at->v.slice.dims[i];
-            if (sd.stride < 1 || sd.start < 0) {
-                s = aot_no(in, "malformed slice= range");
-                break;
-            }
-            cxla_strbuf_printf(b,
-                               "%s{\n%s    int64_t limit = r0[%" PRId64 "] < %" PRId64
-                               " ? r0[%" PRId64 "] : %" PRId64 ";\n"
-                               "%s    int64_t start = %" PRId64 " < limit ? %" PRId64 " : limit;\n"
-                               "%s    %s[%" PRId64 "] = (limit - start + %" PRId64 ") / %" PRId64
-                               ";\n",
-                               J, J, i, sd.limit, i, sd.limit, J, sd.start, sd.start, J, out, i,
-                               sd.stride - 1, sd.stride);
-            if (!exec_shape_dim_dynamic(ys, i)) {
-                char v5[5][48];
-                snprintf(v5[0], 48, "%" PRId64, sd.start);
-                snprintf(v5[1], 48, "%" PRId64, sd.limit);
-                snprintf(v5[2], 48, "%" PRId64, sd.stride);
-                snprintf(v5[3], 48, "%" PRId64, i);
-                snprintf(v5[4], 48, "r0[%" PRId64 "]", i);
-                const char *vals[5] = {v5[0], v5[1], v5[2], v5[3], v5[4]};
-                cxla_strbuf_printf(b, "%s    if (%s[%" PRId64 "] != %" PRId64 ")\n", J, out, i,
-                                   ys->dims[i]);
-                cxla_strbuf t;
-                cxla_strbuf_init(&t);
-                cxla_strbuf_printf(&t, "%s        ", J);
-                put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_SLICE_PAST, vals,
-                         5);
-                cxla_strbuf_free(&t);
-            }
-            cxla_strbuf_printf(b, "%s}\n", J);
-        }
-    } else if (in->opcode == CXLA_OP_BROADCAST) {
-        int64_t nd = 0;
-        const int64_t *bd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
-        for (int64_t j = 0; j < ys->rank; j++)
-            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = %" PRId64 ";\n", J, out, j, ys->dims[j]);
-        for (int64_t i = 0; i < nd && i < in->operands[0]->shape.rank; i++) {
-            if (bd[i] < 0 || bd[i] >= ys->rank) {
-                s = aot_no(in, "dimensions= does not map the operand onto the result");
-                break;
-            }
-            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r0[%" PRId64 "];\n", J, out, bd[i], i);
-        }
-    } else if (in->opcode == CXLA_OP_TRANSPOSE) {
-        int64_t np = 0;
-        const int64_t *perm = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &np);
-        if (np != ys->rank) s = aot_no(in, "bad permutation");
-        for (int64_t j = 0; !s && j < np; j++)
-            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r0[%" PRId64 "];\n", J, out, j, perm[j]);
-    } else if (in->opcode == CXLA_OP_REDUCE && n == 2) {
-        int64_t nd = 0, j = 0;
-        const int64_t *rd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
-        for (int64_t d = 0; d < in->operands[0]->shape.rank; d++) {
-            bool reduced = false;
-            for (int64_t i = 0; i < nd; i++) reduced = reduced || rd[i] == d;
-            if (!reduced && j < ys->rank)
-                cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r0[%" PRId64 "];\n", J, out, j++, d);
-        }
-        if (j != ys->rank) s = aot_no(in, "bad reduce dimensions");
-    } else if (cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE) {
-        int64_t k0 = 0;
-        while (k0 < n && in->operands[k0]->shape.rank != ys->rank) k0++;
-        if (k0 == n) s = aot_no(in, "no operand of the result's rank");
-        for (int64_t d = 0; !s && d < ys->rank; d++)
-            cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r%" PRId64 "[%" PRId64 "];\n", J, out, d, k0,
-                               d);
     } else {
-        s = aot_no(in, "no size rule for dynamic shapes ahead of time");
+        for (int64_t j = 0; j < rule.rank; j++) {
+            const exec_dyn_out *x = &rule.out[j];
+            switch (x->kind) {
+            case EXEC_DYN_OUT_COPY:
+                cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = r%" PRId64 "[%" PRId64 "];\n", J, out, j,
+                                   x->k, x->d);
+                break;
+            case EXEC_DYN_OUT_CONST:
+                cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = %" PRId64 ";\n", J, out, j, x->v);
+                break;
+            case EXEC_DYN_OUT_SUM:
+                cxla_strbuf_printf(b, "%s%s[%" PRId64 "] = 0", J, out, j);
+                for (int64_t k = 0; k < n; k++)
+                    cxla_strbuf_printf(b, " + r%" PRId64 "[%" PRId64 "]", k, x->d);
+                cxla_strbuf_puts(b, ";\n");
+                break;
+            case EXEC_DYN_OUT_SLICE: {
+                char rs[48];
+                snprintf(rs, sizeof rs, "r%" PRId64 "[%" PRId64 "]", x->k, x->d);
+                cxla_strbuf_printf(b,
+                                   "%s{\n%s    int64_t limit = %s < %" PRId64 " ? %s : %" PRId64
+                                   ";\n%s    int64_t start = %" PRId64 " < limit ? %" PRId64
+                                   " : limit;\n%s    %s[%" PRId64 "] = (limit - start + %" PRId64
+                                   ") / %" PRId64 ";\n",
+                                   J, J, rs, x->limit, rs, x->limit, J, x->start, x->start, J, out,
+                                   j, x->stride - 1, x->stride);
+                if (x->check_static) {
+                    char v5[5][48];
+                    snprintf(v5[0], 48, "%" PRId64, x->start);
+                    snprintf(v5[1], 48, "%" PRId64, x->limit);
+                    snprintf(v5[2], 48, "%" PRId64, x->stride);
+                    snprintf(v5[3], 48, "%" PRId64, x->d);
+                    snprintf(v5[4], 48, "%s", rs);
+                    const char *vals[5] = {v5[0], v5[1], v5[2], v5[3], v5[4]};
+                    cxla_strbuf_printf(b, "%s    if (%s[%" PRId64 "] != %" PRId64 ")\n", J, out, j,
+                                       x->v);
+                    cxla_strbuf t;
+                    cxla_strbuf_init(&t);
+                    cxla_strbuf_printf(&t, "%s        ", J);
+                    aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH",
+                                     EXEC_DYN_MSG_SLICE_PAST, vals, 5);
+                    cxla_strbuf_free(&t);
+                }
+                cxla_strbuf_printf(b, "%s}\n", J);
+                break;
+            }
+            }
+        }
     }
+    exec_dynamic_rule_free(&rule);
     /* check_result: the result's sizes against its declared shape. */
     for (int64_t d = 0; !s && any_dynamic && d < ys->rank; d++) {
         char od[48], t[64];
@@ -613,14 +575,14 @@ static cxla_status put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla_
         if (!exec_shape_dim_dynamic(ys, d)) {
             cxla_strbuf_printf(b, "%sif (%s != %" PRId64 ")\n", J, od, ys->dims[d]);
             const char *vals[3] = {num(v[0], 48, d), num(v[1], 48, ys->dims[d]), od};
-            put_fail(a, b, ind2.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_STATIC_RESULT,
-                     vals, 3);
+            aot_dyn_put_fail(a, b, ind2.data, in, "ERROR_DYNAMIC_MISMATCH",
+                             EXEC_DYN_MSG_STATIC_RESULT, vals, 3);
         } else {
             cxla_strbuf_printf(b, "%sif (%s > %" PRId64 ")\n", J, od, ys->dims[d]);
             snprintf(t, sizeof t, "%s", od);
             const char *vals[3] = {num(v[0], 48, d), t, num(v[1], 48, ys->dims[d])};
-            put_fail(a, b, ind2.data, in, "ERROR_DYNAMIC_MISMATCH", EXEC_DYN_MSG_BEYOND_BOUND, vals,
-                     3);
+            aot_dyn_put_fail(a, b, ind2.data, in, "ERROR_DYNAMIC_MISMATCH",
+                             EXEC_DYN_MSG_BEYOND_BOUND, vals, 3);
         }
         cxla_strbuf_free(&ind2);
     }
@@ -651,7 +613,7 @@ static cxla_status put_kernel_sizes(aot *a, const acomp *c, const astep *st, cxl
     cxla_strbuf_printf(b, "        const int64_t *const oz[%" PRId64 "] = {", n ? n : 1);
     for (int64_t k = 0; k < n; k++) {
         if (k) cxla_strbuf_puts(b, ", ");
-        put_sizes(c, st->in[k], b);
+        aot_dyn_put_sizes(c, st->in[k], b);
     }
     cxla_strbuf_puts(b, n ? "};\n" : "0};\n");
     for (int64_t e = 0; e < result_leaves(in); e++)
@@ -666,7 +628,7 @@ static cxla_status put_kernel_sizes(aot *a, const acomp *c, const astep *st, cxl
             snprintf(opb[k], sizeof opb[k], "oz[%" PRId64 "]", k);
             ops[k] = opb[k];
         }
-        return put_rule(a, b, "        ", in, ops, "rz0");
+        return aot_dyn_put_rule(a, b, "        ", in, ops, "rz0");
     }
     const cxla_computation *f = cxla_instr_called(in, CXLA_ATTR_CALLS);
     cxla_instr **order = NULL;
@@ -696,7 +658,7 @@ static cxla_status put_kernel_sizes(aot *a, const acomp *c, const astep *st, cxl
                 ops[k] = opb[k];
             }
             snprintf(name, sizeof name, "fz%" PRId64, x->id);
-            s = put_rule(a, b, "            ", x, ops, name);
+            s = aot_dyn_put_rule(a, b, "            ", x, ops, name);
         }
     }
     const cxla_instr *root = f->root;
@@ -816,7 +778,7 @@ cxla_status aot_dyn_emit_size(aot *a, const acomp *c, const astep *st, cxla_strb
     int64_t nd = 0;
     int64_t dim = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd)[0];
     cxla_strbuf_puts(b, "        const int64_t *xz = ");
-    put_sizes(c, st->in[0], b);
+    aot_dyn_put_sizes(c, st->in[0], b);
     cxla_strbuf_puts(b, ";\n");
     if (in->opcode == CXLA_OP_GET_DIMENSION_SIZE) {
         /* The bound fits in s32 (else the size might not: refused). */
@@ -835,7 +797,8 @@ cxla_status aot_dyn_emit_size(aot *a, const acomp *c, const astep *st, cxla_strb
     char v1[48], v2[48];
     const char *vals[3] = {"size", num(v1, 48, dim), num(v2, 48, xs->dims[dim])};
     /* set-dimension-size's error is OUT_OF_RANGE in the interpreter and the JIT. */
-    put_fail(a, b, "            ", in, "ERROR_DYNAMIC_SIZE", EXEC_DYN_MSG_SET_SIZE, vals, 3);
+    aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_SIZE", EXEC_DYN_MSG_SET_SIZE, vals,
+                     3);
     size_t bytes = c->leaves[st->out[0]].size;
     if (bytes && c->leaves[st->out[0]].parent != c->leaves[st->in[0]].parent) {
         /* The whole storage, as the interpreter's handler (its padding too). */
@@ -934,6 +897,7 @@ void aot_dyn_header(const aot *a, const cxla_shape *const *as, int64_t na,
 
 void aot_dyn_helpers(const aot *a, cxla_strbuf *c) {
     const char *P = a->P;
+    aot_dmove_helpers(a, c);
     cxla_strbuf_printf(
         c,
         "/* ---- dynamic shapes ---- */\n"

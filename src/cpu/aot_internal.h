@@ -1,5 +1,5 @@
-/* Internal to the ahead-of-time output (aot.c, aot_ops.c): the plan of each computation
- * that aot.c builds (its leaves and steps) and the helpers that write C text about it.
+/* Internal to the ahead-of-time output (aot.c, aot_emit.c, aot_ops.c, ...): the plan of each
+ * computation that aot.c builds (its leaves and steps) and the helpers that write C text about it.
  * aot_ops.c adds the steps that are not kernels or control flow: custom calls, infeed and
  * outfeed through the caller's callbacks, collectives on one device, replica-id and
  * partition-id. Nothing here outlives one cpu_aot_generate call. */
@@ -51,15 +51,25 @@ typedef enum step_kind {
     S_SEND, /* send / recv / recv-done through the caller's callbacks */
     S_RECV,
     S_RECV_DONE,
-    S_RNG,  /* rng, rng-get-and-update-state over the run's state (aot_rng.c) */
-    S_SIZE, /* get-dimension-size, set-dimension-size over the run-time sizes (aot_dyn.c) */
+    S_RNG,   /* rng, rng-get-and-update-state over the run's state (aot_rng.c) */
+    S_SIZE,  /* get-dimension-size, set-dimension-size over the run-time sizes (aot_dyn.c) */
+    S_DMOVE, /* a move or a float sum by the run-time sizes (aot_dmove.c) */
 } step_kind;
 
 /* How a kernel step meets bounded dynamic shapes (aot_dyn.c, as the JIT's cpu_bounds_kind):
  * static shapes; run at the bounds with the result's sizes from the size rules and its
  * padding zeroed; the same after a reduce's input padding is filled with the init value,
  * or a dot's operands' padding with zeros (copies in tmp[]). */
-typedef enum aot_bounds { AB_STATIC, AB_POSITIONWISE, AB_REDUCE, AB_DOT } aot_bounds;
+typedef enum aot_bounds {
+    AB_STATIC,
+    AB_POSITIONWISE,
+    AB_REDUCE,
+    AB_DOT,
+    /* No kernel at the bounds: an S_DMOVE step (aot_dmove.c) moves the elements by the
+     * run-time sizes (the JIT's cpu_dyn_move), or sums f32/f64 pairwise at the sizes. */
+    AB_MOVE,
+    AB_SUM,
+} aot_bounds;
 
 typedef struct astep {
     step_kind kind;
@@ -112,8 +122,9 @@ typedef struct aot {
     cpu_io_alias *aliases; /* the module's input_output_alias pairs that the donated entry
                             * takes (both leaves row-major at the interface) */
     int64_t alias_count;
-    bool dus_helper;          /* the in-place dynamic-update-slice helper was written */
-    int64_t *kernel_in_place; /* by instruction id: cpu_kernel_info.in_place */
+    bool dus_helper;            /* the in-place dynamic-update-slice helper was written */
+    bool dmove_used, dsum_used; /* aot_dmove.c's helpers are needed */
+    int64_t *kernel_in_place;   /* by instruction id: cpu_kernel_info.in_place */
     int64_t fn_count;
     bool *emitted;   /* by instruction id: kernel or constant written */
     size_t *scratch; /* by instruction id: the kernel's work memory (cpu_kernel_info) */
@@ -138,6 +149,19 @@ typedef struct aot {
     cxla_module *bounds;
     const cxla_instr **bounds_instr;
 } aot;
+
+/* A kernel's arguments in a call that runs all of it (the emitter's signature, emit.h:
+ * out, in, begin, end): the one place to change when that signature changes. */
+#define AOT_KERNEL_CALL_ARGS "r, a, 0, INT64_MAX"
+
+/* aot.c. The position of |c| in |m|'s computations (-1: not there); the bytes of leaf |x|
+ * (an arena leaf's size, else its shape's; 0 when that has none). */
+int64_t aot_comp_pos(const cxla_module *m, const cxla_computation *c);
+size_t aot_leaf_size(const aleaf *x);
+/* aot_emit.c. Appends the C function of built computation |c| (of |comp|) to a->funcs.
+ * Errors: those of the steps' writers (UNIMPLEMENTED naming an instruction, INTERNAL,
+ * RESOURCE_EXHAUSTED) and a->err. */
+cxla_status aot_emit_function(aot *a, const cxla_computation *comp, acomp *c);
 
 /* UNIMPLEMENTED naming |in|, its opcode and computation, and |why|. */
 cxla_status aot_no(const cxla_instr *in, const char *why);
@@ -221,6 +245,23 @@ void aot_rng_source(const aot *a, cxla_strbuf *c);
  *   (before the computations) and NAME_run_with / NAME_run_dynamic over the
  *   NAME_run_sized that aot_iface.c writes, for the entry's leaf shapes. */
 cxla_status aot_dyn_prepare(aot *a);
+/* aot_dyn.c's writers that aot_dmove.c shares: the sizes of leaf |l| as a `const int64_t *`
+ * expression; a `return P_dfail(...)` statement whose message is exec_error's for |in|
+ * with printf format |fmt| (int64_t conversions) over the C expressions |vals|; the
+ * statements that set the int64_t array |out| to |in|'s result sizes from its operands'
+ * |ops| by exec_dynamic_sizes' rules (UNIMPLEMENTED where there is no rule). */
+void aot_dyn_put_sizes(const acomp *c, int64_t l, cxla_strbuf *b);
+void aot_dyn_put_fail(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
+                      const char *code, const char *fmt, const char *const *vals, int nv);
+cxla_status aot_dyn_put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
+                             const char *const *ops, const char *out);
+/* aot_dmove.c: the S_DMOVE step of |in| (aot_dyn_check said AB_MOVE or AB_SUM), its result
+ * leaf into lv[0]; its statements; the source's helpers (when a->dmove_used, dsum_used).
+ * Errors: UNIMPLEMENTED naming |in|, RESOURCE_EXHAUSTED. */
+cxla_status aot_dmove_step(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins, int64_t nin,
+                           const cxla_shape *const *shapes, aot_bounds bk, int64_t *lv);
+cxla_status aot_dmove_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b);
+void aot_dmove_helpers(const aot *a, cxla_strbuf *c);
 bool aot_dyn_shape_ok(const aot *a, const cxla_shape *s);
 bool aot_dyn_instr(const cxla_instr *in);
 cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *out_bounds);

@@ -2,6 +2,7 @@
 #include "cpu/aot_jit.h"
 
 #include "cpu/cpu_steps.h"
+#include "interp/interp.h"
 
 _Static_assert((int)AOT_JIT_REDUCE == (int)B_REDUCE && (int)AOT_JIT_DOT == (int)B_DOT,
                "aot_jit.h's kinds");
@@ -17,4 +18,15 @@ bool aot_jit_whole_elements(const cxla_shape *s) {
 
 bool aot_jit_size_step_ok(const cxla_instr *in) {
     return cpu_size_step_ok(in);
+}
+
+bool aot_jit_move_ok(const cxla_instr *in) {
+    return cpu_dyn_move_ok(in);
+}
+
+bool aot_jit_float_sum_ok(const cxla_instr *in) {
+    if (!cpu_dyn_reduce_ok(in)) return false;
+    cxla_type t = in->shape.type;
+    return (t == CXLA_F32 || t == CXLA_F64) &&
+           interp_match_reducer(cxla_instr_called(in, CXLA_ATTR_TO_APPLY)) == INTERP_REDUCER_ADD;
 }

@@ -1,6 +1,7 @@
 /* Dynamic-dimension rules that are functions of shapes (exec/dynamic.h). */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "exec/dynamic.h"
 #include "exec/exec.h"
@@ -457,27 +458,45 @@ static cxla_status sizes_sort_tuple(const cxla_instr *in, const int64_t *const *
     return NULL;
 }
 
-static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, int64_t *o) {
+void exec_dynamic_rule_free(exec_dyn_rule *rule) {
+    free(rule->groups);
+    rule->groups = NULL;
+    rule->group_count = 0;
+}
+
+/* A new group of |rule| (NULL when memory is short); |cap| groups were allocated. */
+static exec_dyn_group *new_group(exec_dyn_rule *rule) {
+    exec_dyn_group *g = &rule->groups[rule->group_count++];
+    g->count = 0;
+    return g;
+}
+
+static void copy_out(exec_dyn_rule *rule, int64_t j, int64_t k, int64_t d) {
+    rule->out[j] = (exec_dyn_out){.kind = EXEC_DYN_OUT_COPY, .k = k, .d = d};
+}
+
+static void const_out(exec_dyn_rule *rule, int64_t j, int64_t v) {
+    rule->out[j] = (exec_dyn_out){.kind = EXEC_DYN_OUT_CONST, .v = v};
+}
+
+cxla_status exec_dynamic_rule(const cxla_instr *in, exec_dyn_rule *out) {
     const cxla_shape *ys = &in->shape;
     int64_t n = in->operand_count, rank = 0;
+    memset(out, 0, sizeof(*out));
     if (n > 64) return exec_error(in, CXLA_STATUS_UNIMPLEMENTED, "too many operands");
-    int64_t r[64][CXLA_MAX_RANK];
-    bool padded = false;
     for (int64_t k = 0; k < n; k++) {
         const cxla_shape *s = &in->operands[k]->shape;
         if (!cxla_type_is_array(s->type))
             return exec_error(in, CXLA_STATUS_INTERNAL, "operand %" PRId64 " is not an array", k);
-        for (int64_t d = 0; d < s->rank; d++) {
-            r[k][d] = ops[k][d];
-            padded = padded || r[k][d] < s->dims[d];
-        }
         if (s->rank > rank) rank = s->rank;
     }
-    /* Nothing below its bounds: the driver's static path, the result at its bounds. */
-    if (!padded) {
-        for (int64_t d = 0; d < ys->rank; d++) o[d] = ys->dims[d];
-        return NULL;
-    }
+    if (!cxla_type_is_array(ys->type) || ys->rank > CXLA_MAX_RANK)
+        return exec_error(in, CXLA_STATUS_INTERNAL, "no size rule for a result of this shape");
+    out->rank = ys->rank;
+    /* Groups: one per dimension (operands of the largest rank) or per pair of a dot's
+     * dimensions; at most CXLA_MAX_RANK of either. */
+    out->groups = calloc(CXLA_MAX_RANK, sizeof(*out->groups));
+    if (!out->groups) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
     exec_dyn_kind kind = exec_dynamic_kind(in->opcode);
     if (kind == EXEC_DYN_SAME || kind == EXEC_DYN_CONCAT) {
         int64_t skip = -1, nd = 0; /* concatenate: the operands differ along their dimension */
@@ -485,13 +504,12 @@ static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, in
         if (kind == EXEC_DYN_CONCAT && nd == 1) skip = cd[0];
         for (int64_t d = 0; d < rank; d++) {
             if (d == skip) continue;
-            int64_t ks[64], ds[64], m = 0;
+            exec_dyn_group *g = new_group(out);
             for (int64_t k = 0; k < n; k++) {
                 if (in->operands[k]->shape.rank != rank) continue;
-                ks[m] = k;
-                ds[m++] = d;
+                g->k[g->count] = k;
+                g->d[g->count++] = d;
             }
-            CXLA_RETURN_IF_ERROR(align(in, r, ks, ds, m));
         }
     }
     if (in->opcode == CXLA_OP_DOT && n == 2) {
@@ -511,13 +529,18 @@ static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, in
             const int64_t *l = p ? lc : lb, *r2 = p ? rc : rb;
             int64_t m = p ? (nc < ncr ? nc : ncr) : (nb < nr ? nb : nr);
             for (int64_t i = 0; i < m; i++) {
-                if (l[i] < 0 || l[i] >= lr || r2[i] < 0 || r2[i] >= rr)
+                if (l[i] < 0 || l[i] >= lr || r2[i] < 0 || r2[i] >= rr ||
+                    out->group_count == CXLA_MAX_RANK)
                     return exec_error(in, CXLA_STATUS_INTERNAL, "bad dot dimensions");
-                int64_t ks[2] = {0, 1}, ds[2] = {l[i], r2[i]};
-                CXLA_RETURN_IF_ERROR(align(in, r, ks, ds, 2));
+                exec_dyn_group *g = new_group(out);
+                g->count = 2;
+                g->k[0] = 0;
+                g->d[0] = l[i];
+                g->k[1] = 1;
+                g->d[1] = r2[i];
             }
         }
-        for (int64_t i = 0; i < nb && j < ys->rank; i++) o[j++] = r[0][lb[i]];
+        for (int64_t i = 0; i < nb && j < ys->rank; i++) copy_out(out, j++, 0, lb[i]);
         for (int side = 0; side < 2; side++) {
             const int64_t *b = side ? rb : lb, *c = side ? rc : lc;
             int64_t bn = side ? nr : nb, cn = side ? ncr : nc, rank2 = side ? rr : lr;
@@ -525,7 +548,7 @@ static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, in
                 bool skip = false;
                 for (int64_t i = 0; i < bn; i++) skip = skip || b[i] == d;
                 for (int64_t i = 0; i < cn; i++) skip = skip || c[i] == d;
-                if (!skip && j < ys->rank) o[j++] = r[side][d];
+                if (!skip && j < ys->rank) copy_out(out, j++, side, d);
             }
         }
         if (j != ys->rank) return exec_error(in, CXLA_STATUS_INTERNAL, "bad dot result rank");
@@ -536,32 +559,50 @@ static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, in
         const int64_t *cd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
         if (nd != 1 || n < 1) return exec_error(in, CXLA_STATUS_INTERNAL, "bad concatenate");
         for (int64_t d = 0; d < ys->rank; d++) {
-            o[d] = d == cd[0] ? 0 : r[0][d];
-            for (int64_t k = 0; d == cd[0] && k < n; k++) o[d] += r[k][d];
+            copy_out(out, d, 0, d);
+            if (d == cd[0]) out->out[d] = (exec_dyn_out){.kind = EXEC_DYN_OUT_SUM, .d = d};
         }
-    } else if (in->opcode == CXLA_OP_RESHAPE) {
-        CXLA_RETURN_IF_ERROR(exec_dynamic_reshape_sizes(in, &in->operands[0]->shape, r[0], o));
+    } else if (in->opcode == CXLA_OP_RESHAPE && n == 1) {
+        out->reshape = true;
     } else if (in->opcode == CXLA_OP_SLICE) {
         /* The range clamped to the size (interp_dynamic.c's rule). */
         const cxla_attr *a = cxla_instr_attr(in, CXLA_ATTR_SLICE);
         int64_t xr = in->operands[0]->shape.rank;
-        if (!a || a->kind != CXLA_ATTR_KIND_SLICE || a->v.slice.rank != xr)
+        if (!a || a->kind != CXLA_ATTR_KIND_SLICE || a->v.slice.rank != xr || xr != ys->rank)
             return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
                               "needs a slice= range for each dimension");
         for (int64_t i = 0; i < xr; i++) {
             cxla_slice_dim sd = a->v.slice.dims[i];
-            int64_t limit = sd.limit < r[0][i] ? sd.limit : r[0][i];
-            int64_t start = sd.start < limit ? sd.start : limit;
-            if (sd.stride < 1 || start < 0)
+            if (sd.stride < 1 || sd.start < 0)
                 return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "malformed slice= range");
-            o[i] = (limit - start + sd.stride - 1) / sd.stride;
-            if (!exec_shape_dim_dynamic(ys, i) && o[i] != ys->dims[i])
-                return exec_error(in, CXLA_STATUS_OUT_OF_RANGE, EXEC_DYN_MSG_SLICE_PAST, sd.start,
-                                  sd.limit, sd.stride, i, r[0][i]);
+            out->out[i] = (exec_dyn_out){.kind = EXEC_DYN_OUT_SLICE,
+                                         .k = 0,
+                                         .d = i,
+                                         .v = ys->dims[i],
+                                         .start = sd.start,
+                                         .limit = sd.limit,
+                                         .stride = sd.stride,
+                                         .check_static = !exec_shape_dim_dynamic(ys, i)};
         }
     } else if (in->opcode == CXLA_OP_BROADCAST) {
-        CXLA_RETURN_IF_ERROR(
-            exec_dynamic_broadcast_sizes(in, in->operands[0]->shape.rank, r[0], o));
+        /* exec_dynamic_broadcast_sizes as data: mapped dimensions take the operand's. */
+        int64_t nd = 0, xr = n ? in->operands[0]->shape.rank : 0;
+        const int64_t *bd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
+        bool mapped[CXLA_MAX_RANK] = {false};
+        for (int64_t j = 0; j < ys->rank; j++) const_out(out, j, ys->dims[j]);
+        for (int64_t i = 0; i < nd && i < xr; i++) {
+            if (bd[i] < 0 || bd[i] >= ys->rank)
+                return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
+                                  "dimensions= does not map the operand onto the result");
+            copy_out(out, bd[i], 0, i);
+            mapped[bd[i]] = true;
+        }
+        for (int64_t j = 0; j < ys->rank; j++)
+            if (!mapped[j] && ys->dims[j] < 0)
+                return exec_error(in, CXLA_STATUS_UNIMPLEMENTED,
+                                  "no operand dimension gives unbounded result dimension "
+                                  "%" PRId64 " a size",
+                                  j);
     } else if (in->opcode == CXLA_OP_GATHER && n == 2) {
         /* The result's batch dimensions are the indices' (but the index vector's), in
          * order; its offset dimensions are the static slice sizes. */
@@ -573,39 +614,96 @@ static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, in
             bool offset = false;
             for (int64_t i = 0; i < no; i++) offset = offset || od[i] == j;
             if (offset) {
-                o[j] = ys->dims[j];
+                const_out(out, j, ys->dims[j]);
                 continue;
             }
             if (k == iv) k++;
             if (k >= in->operands[1]->shape.rank)
                 return exec_error(in, CXLA_STATUS_INTERNAL, "bad gather dimensions");
-            o[j] = r[1][k++];
+            copy_out(out, j, 1, k++);
         }
     } else if ((in->opcode == CXLA_OP_REVERSE || in->opcode == CXLA_OP_SORT) && n == 1) {
-        for (int64_t d = 0; d < ys->rank; d++) o[d] = r[0][d];
-    } else if (in->opcode == CXLA_OP_TRANSPOSE) {
+        if (in->operands[0]->shape.rank != ys->rank)
+            return exec_error(in, CXLA_STATUS_INTERNAL, "a result of another rank");
+        for (int64_t d = 0; d < ys->rank; d++) copy_out(out, d, 0, d);
+    } else if (in->opcode == CXLA_OP_TRANSPOSE && n == 1) {
         int64_t np = 0;
         const int64_t *perm = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &np);
         if (np != ys->rank) return exec_error(in, CXLA_STATUS_INTERNAL, "bad permutation");
-        for (int64_t j = 0; j < np; j++) o[j] = r[0][perm[j]];
+        for (int64_t j = 0; j < np; j++) {
+            if (perm[j] < 0 || perm[j] >= in->operands[0]->shape.rank)
+                return exec_error(in, CXLA_STATUS_INTERNAL, "bad permutation");
+            copy_out(out, j, 0, perm[j]);
+        }
     } else if (in->opcode == CXLA_OP_REDUCE && n == 2) {
         int64_t nd = 0, j = 0;
         const int64_t *rd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
         for (int64_t d = 0; d < in->operands[0]->shape.rank; d++) {
             bool reduced = false;
             for (int64_t i = 0; i < nd; i++) reduced = reduced || rd[i] == d;
-            if (!reduced && j < ys->rank) o[j++] = r[0][d];
+            if (!reduced && j < ys->rank) copy_out(out, j++, 0, d);
         }
         if (j != ys->rank) return exec_error(in, CXLA_STATUS_INTERNAL, "bad reduce dimensions");
     } else if (cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE) {
         int64_t k0 = 0;
         while (k0 < n && in->operands[k0]->shape.rank != ys->rank) k0++;
         if (k0 == n) return exec_error(in, CXLA_STATUS_INTERNAL, "no operand of the result's rank");
-        for (int64_t d = 0; d < ys->rank; d++) o[d] = r[k0][d];
+        for (int64_t d = 0; d < ys->rank; d++) copy_out(out, d, k0, d);
     } else {
         return exec_error(in, CXLA_STATUS_INTERNAL, "no size rule for a kernel at the bounds");
     }
-    return check_result(in, o);
+    return NULL;
+}
+
+/* The rule of |in| applied to operand sizes |ops|: the result's sizes in |o|. */
+static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, int64_t *o) {
+    const cxla_shape *ys = &in->shape;
+    int64_t n = in->operand_count;
+    if (n > 64) return exec_error(in, CXLA_STATUS_UNIMPLEMENTED, "too many operands");
+    int64_t r[64][CXLA_MAX_RANK];
+    bool padded = false;
+    for (int64_t k = 0; k < n; k++) {
+        const cxla_shape *s = &in->operands[k]->shape;
+        if (!cxla_type_is_array(s->type))
+            return exec_error(in, CXLA_STATUS_INTERNAL, "operand %" PRId64 " is not an array", k);
+        for (int64_t d = 0; d < s->rank; d++) {
+            r[k][d] = ops[k][d];
+            padded = padded || r[k][d] < s->dims[d];
+        }
+    }
+    /* Nothing below its bounds: the driver's static path, the result at its bounds. */
+    if (!padded) {
+        for (int64_t d = 0; d < ys->rank; d++) o[d] = ys->dims[d];
+        return NULL;
+    }
+    exec_dyn_rule rule;
+    cxla_status s = exec_dynamic_rule(in, &rule);
+    for (int64_t g = 0; !s && g < rule.group_count; g++)
+        s = align(in, r, rule.groups[g].k, rule.groups[g].d, rule.groups[g].count);
+    if (!s && rule.reshape) s = exec_dynamic_reshape_sizes(in, &in->operands[0]->shape, r[0], o);
+    for (int64_t j = 0; !s && !rule.reshape && j < rule.rank; j++) {
+        const exec_dyn_out *x = &rule.out[j];
+        switch (x->kind) {
+        case EXEC_DYN_OUT_COPY: o[j] = r[x->k][x->d]; break;
+        case EXEC_DYN_OUT_CONST: o[j] = x->v; break;
+        case EXEC_DYN_OUT_SUM:
+            o[j] = 0;
+            for (int64_t k = 0; k < n; k++) o[j] += r[k][x->d];
+            break;
+        case EXEC_DYN_OUT_SLICE: {
+            int64_t size = r[x->k][x->d];
+            int64_t limit = x->limit < size ? x->limit : size;
+            int64_t start = x->start < limit ? x->start : limit;
+            o[j] = (limit - start + x->stride - 1) / x->stride;
+            if (x->check_static && o[j] != x->v)
+                s = exec_error(in, CXLA_STATUS_OUT_OF_RANGE, EXEC_DYN_MSG_SLICE_PAST, x->start,
+                               x->limit, x->stride, x->d, size);
+            break;
+        }
+        }
+    }
+    exec_dynamic_rule_free(&rule);
+    return s ? s : check_result(in, o);
 }
 
 /* The sizes of fused instruction |f| (memo: by position in |c|, done[] marks them). */

@@ -91,6 +91,55 @@ bool exec_dynamic_positionwise(const cxla_instr *in);
  * instructions, so that the errors keep naming the instruction the user wrote. */
 bool exec_dynamic_cannot_fail(const cxla_instr *in);
 
+/* The size rule of one instruction (not a fusion, not a sort of several operands): what
+ * exec_dynamic_sizes computes for it, as plain data. exec_dynamic_sizes applies it, and the
+ * ahead-of-time output prints it as C statements (src/cpu/aot_dyn.c), so that the two
+ * cannot differ. Applied to operand sizes r[k][d] that are not all at their bounds (else
+ * the result is at its bounds): first each group of slots lines up (the dynamic sizes
+ * among them must agree: EXEC_DYN_MSG_DISAGREE; the static ones are cut to theirs), then
+ * each result dimension j takes out[j] (or, |reshape|, exec_dynamic_reshape_sizes on
+ * operand 0's sizes), then the result is checked against the declared shape
+ * (EXEC_DYN_MSG_STATIC_RESULT, EXEC_DYN_MSG_BEYOND_BOUND). */
+typedef enum exec_dyn_out_kind {
+    EXEC_DYN_OUT_COPY,  /* r[k][d] */
+    EXEC_DYN_OUT_CONST, /* v */
+    EXEC_DYN_OUT_SUM,   /* the sum of r[k][d] over every operand k (concatenate) */
+    /* slice start:limit:stride of r[k][d], the limit clamped to the size and the start to
+     * the limit: (limit - start + stride - 1) / stride; a static result dimension that
+     * does not come out at v is OUT_OF_RANGE, EXEC_DYN_MSG_SLICE_PAST */
+    EXEC_DYN_OUT_SLICE,
+} exec_dyn_out_kind;
+
+typedef struct exec_dyn_out {
+    exec_dyn_out_kind kind;
+    int64_t k, d, v;
+    int64_t start, limit, stride; /* EXEC_DYN_OUT_SLICE */
+    bool check_static;            /* EXEC_DYN_OUT_SLICE: the result dimension is static (v) */
+} exec_dyn_out;
+
+/* A group of slots that line up: (k[i], d[i]) for i < count. */
+typedef struct exec_dyn_group {
+    int64_t count;
+    int64_t k[64], d[64];
+} exec_dyn_group;
+
+typedef struct exec_dyn_rule {
+    int64_t group_count;
+    exec_dyn_group *groups; /* owned: exec_dynamic_rule_free */
+    bool reshape;
+    int64_t rank; /* the result's */
+    exec_dyn_out out[CXLA_MAX_RANK];
+} exec_dyn_rule;
+
+/* The rule of |in| into *out (exec_dynamic_rule_free releases it, also after an error).
+ * Errors (naming |in|): INTERNAL where there is no rule (an operand that is not an array,
+ * attributes out of range, an operation without one: exec_dynamic_sizes covers the rest),
+ * UNIMPLEMENTED for more than 64 operands or an unbounded broadcast dimension without a
+ * size, INVALID_ARGUMENT for a malformed slice= or broadcast dimensions=,
+ * RESOURCE_EXHAUSTED. */
+cxla_status exec_dynamic_rule(const cxla_instr *in, exec_dyn_rule *out);
+void exec_dynamic_rule_free(exec_dyn_rule *rule);
+
 /* The result sizes of |in| for operand sizes |ops| (ops[k]: one entry per dimension of
  * array operand k): out[0] for an array result, out[e] for element e of a fusion's tuple
  * root. The interpreter's rules and errors (src/interp/interp_dynamic.c) without the
