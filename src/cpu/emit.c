@@ -16,87 +16,11 @@
 #include <string.h>
 
 #include "cpu/cpu_math.h"
-#include "cpu/emit_internal.h"
+#include "cpu/emit_nest.h"
 #include "exec/math.h"
 #include "interp/interp.h"
 
 enum { MAX_CONSTANT_ELEMENTS = 1 << 16 };
-
-typedef struct ix {
-    int64_t rank;
-    const int64_t *dims;
-    const char *d[CXLA_MAX_RANK]; /* per dimension; NULL until derived */
-    const char *lin;              /* row-major offset; NULL until derived */
-} ix;
-
-typedef struct cse_entry {
-    const cxla_instr *instr;
-    const char *key;
-    const char *var;
-} cse_entry;
-
-/* A pairwise-sum helper already written: reduce output |idx|, |m| elements. */
-typedef struct sum_helper {
-    int64_t idx, m;
-    const char *name;
-} sum_helper;
-
-typedef struct em {
-    cxla_arena *arena;
-    cxla_strbuf *b;     /* where statements go now */
-    cxla_strbuf *hoist; /* loop-invariant statements (NULL: inline) */
-    cxla_strbuf consts; /* file-scope constants of this kernel */
-    cxla_strbuf helpers;
-    const char *name;
-    int indent, hoist_indent;
-    int64_t tmp;
-    const cxla_instr *top;         /* the instruction the kernel computes */
-    const cxla_computation *fused; /* its fused computation, or NULL */
-    cse_entry *cse;
-    int64_t ncse, capcse;
-    /* The body's array parameters ("float *restrict o0", "const float *restrict p0"), the
-     * casts of out[] and in[] that the entry point passes, the inputs' names. */
-    const char *out_params, *in_params, *out_args, *in_args, *in_names;
-    bool ranged; /* the outer loops run [begin, end) (else the whole range) */
-    sum_helper sums[128];
-    int64_t nsums;
-    /* Row fusion: the output an in-loop reduce may store its operand's values in (the
-     * row's elements, read back by the row's loop instead of recomputed), and the
-     * operands stored so. */
-    const char *row_out;
-    cxla_type row_out_type;
-    const cxla_instr *row_stored[8];
-    int64_t nrow_stored;
-    /* Row fusion: the nest's shape and the offset of the row's first element while its
-     * reduces are written (NULL otherwise), how many are written, and whether one of them
-     * already asks for the next row (emit_rows.c). */
-    const cxla_shape *row_shape;
-    const char *row_start;
-    int64_t row_reduces_done;
-    bool row_prefetched;
-    /* Mixed precision: while an instruction's operands are read, the float type its float
-     * operands of another precision are converted to (interp_mixed_precision_target), else
-     * CXLA_TYPE_INVALID. value() converts them; compute() sets it. */
-    cxla_type mixed_to;
-    /* Streaming (stream_group): while set, store_group writes output j of the group to
-     * the local block obj at this index instead of oj; the nest copies the blocks out with
-     * cxla_stream_line, and the kernel ends with CXLA_STREAM_FENCE when |streamed|. */
-    const char *stream_at;
-    bool streamed;
-    cxla_status err;
-} em;
-
-#define F(...) cpu_emit_fmt(e->arena, __VA_ARGS__)
-
-static void line(em *e, const char *format, ...) __attribute__((format(printf, 2, 3)));
-static void line(em *e, const char *format, ...) {
-    for (int i = 0; i < e->indent; i++) cxla_strbuf_puts(e->b, "    ");
-    va_list args;
-    va_start(args, format);
-    cxla_strbuf_vprintf(e->b, format, args);
-    va_end(args);
-    cxla_strbuf_putc(e->b, '\n');
-}
 
 static void fail(em *e, const cxla_instr *instr, const char *why) {
     if (e->err) return;
@@ -110,21 +34,6 @@ static void fail(em *e, const cxla_instr *instr, const char *why) {
 }
 
 /* ---- indices ------------------------------------------------------------------------- */
-
-static int64_t stride_of(const ix *x, int64_t k) {
-    int64_t s = 1;
-    for (int64_t j = k + 1; j < x->rank; j++) s *= x->dims[j];
-    return s;
-}
-
-static ix ix_new(int64_t rank, const int64_t *dims) {
-    ix x;
-    memset(&x, 0, sizeof x);
-    x.rank = rank;
-    x.dims = dims;
-    if (rank == 0) x.lin = "0";
-    return x;
-}
 
 static const char *ix_dim(em *e, ix *x, int64_t k) {
     if (x->d[k]) return x->d[k];
@@ -1005,6 +914,16 @@ bool cpu_can_emit(const cxla_instr *instr) {
  * otherwise (a row sum). */
 
 enum { BLOCK = 64, MAX_LANES = 64, ROW_LANES = 64 };
+/* Fast-order rows folded side by side (row_lanes_helper): as many as keep their lanes in
+ * registers, ROW_GROUP_BYTES of lanes (4 rows of f32, 2 of f64: 16 of AVX-512's 32 vector
+ * registers). 8192x4096 f32 on the 2-core EPYC, input on huge pages (literal.c): 0.96-0.97x
+ * the thread CPU time of one row at a time; on small pages 2-5% slower (docs/performance.md,
+ * "Row sums and max pool"). With AVX2's 16 registers the lanes of 4 rows spill: the same
+ * kernel compiled for haswell took 1.19-1.22x the time of one row, so the generated C
+ * folds rows side by side only where ROW_GROUP_TARGET holds (one row at a time
+ * elsewhere, ahead-of-time portable output included). */
+enum { ROW_GROUP_BYTES = 1024, ROW_GROUP_MAX = 4 };
+#define ROW_GROUP_TARGET "defined(__AVX512F__)"
 
 /* Whether the values of |instr| (and what it reads, inside the kernel) need the
  * per-dimension index; if not, one flat loop over the linear offset does. */
@@ -1025,29 +944,6 @@ static bool needs_dims(const em *e, const cxla_instr *instr) {
     return false;
 }
 
-static void close_loops(em *e, int n) {
-    for (int i = 0; i < n; i++) {
-        e->indent--;
-        line(e, "}");
-    }
-}
-
-/* Drops the reusable values recorded since |mark|, except those at a rank-0 index (they
- * were hoisted before the loops and stay in scope). */
-static void cse_reset(em *e, int64_t mark) {
-    int64_t n = mark;
-    for (int64_t i = mark; i < e->ncse; i++)
-        if (e->cse[i].key[0] == '\0') e->cse[n++] = e->cse[i];
-    e->ncse = n;
-}
-
-/* The outputs a nest computes: outs[idx[0..count)]. */
-typedef struct group {
-    const cxla_instr *const *outs;
-    const int64_t *idx;
-    int64_t count;
-} group;
-
 /* Stores every output of |g| at |x|. */
 static void store_group(em *e, const group *g, ix *x) {
     for (int64_t j = 0; j < g->count; j++) {
@@ -1062,114 +958,6 @@ static void store_group(em *e, const group *g, ix *x) {
     }
 }
 
-/* ---- streaming stores ----------------------------------------------------------------
- *
- * A result far larger than the last-level cache, written whole by one kernel, is stored
- * with non-temporal stores (cxla_stream in the prelude): a plain store first reads the
- * line it writes (write-allocate: a third more traffic for a copy, a quarter for a
- * two-input elementwise kernel) and evicts lines the kernel still reads. Such a result
- * cannot stay in cache for its reader anyway. The nest computes a block of each output in
- * a local array (in L1), then streams it out; the values and their order are unchanged.
- * STREAM_BYTES is the size from which a group of outputs streams: the 32 MiB last-level
- * cache of the machines measured (docs/performance.md); CXLA_CPU_STREAM_BYTES in the
- * environment of the compiling process overrides it (0: never stream; the tests use small
- * values to reach the path with small arrays). */
-enum { STREAM_BYTES = 32 << 20 };
-
-static double stream_bytes(void) {
-    const char *v = getenv("CXLA_CPU_STREAM_BYTES");
-    if (!v || !*v) return STREAM_BYTES;
-    char *end = NULL;
-    double d = strtod(v, &end);
-    if (end == v || *end || !(d >= 0)) return STREAM_BYTES;
-    return d > 0 ? d : INFINITY;
-}
-
-/* Whether group |g| streams: its outputs hold at least stream_bytes() together. */
-static bool stream_group(const group *g) {
-    double bytes = 0;
-    for (int64_t j = 0; j < g->count; j++) {
-        const cxla_shape *s = &g->outs[g->idx[j]]->shape;
-        double n = (double)cxla_type_storage(s->type);
-        for (int64_t k = 0; k < s->rank; k++) n *= (double)s->dims[k];
-        bytes += n;
-    }
-    return bytes > 0 && bytes >= stream_bytes();
-}
-
-static int64_t elements_of(const cxla_shape *s);
-
-/* Whether a flat nest's blocks stream: only where memory is what bounds the kernel.
- * Measured on the 2-core EPYC (thread CPU time, best of 30, the generated kernels of 16M
- * f32 elements): add of two inputs 17% faster streaming; exp/tanh chains and GELU, which
- * are compute-bound (the same time from cache as from memory), 1-25% slower; one input
- * scaled, 2-5% slower. So a flat nest streams when its kernel calls no transcendental
- * function and reads at least twice the bytes it writes (docs/performance.md). */
-static bool stream_flat(const em *e, const group *g) {
-    if (!stream_group(g)) return false;
-    const cxla_instr *const *list =
-        e->fused ? (const cxla_instr *const *)e->fused->instrs : &e->top;
-    int64_t n = e->fused ? e->fused->instr_count : 1;
-    for (int64_t i = 0; i < n; i++)
-        if (exec_math_unary(list[i]->opcode) && cxla_type_is_float(list[i]->shape.type))
-            return false;
-    double in = 0, out = 0;
-    for (int64_t k = 0; k < e->top->operand_count; k++) {
-        const cxla_shape *s = &e->top->operands[k]->shape;
-        in += (double)elements_of(s) * (double)cxla_type_storage(s->type);
-    }
-    for (int64_t j = 0; j < g->count; j++) {
-        const cxla_shape *s = &g->outs[g->idx[j]]->shape;
-        out += (double)elements_of(s) * (double)cxla_type_storage(s->type);
-    }
-    return in >= 2 * out;
-}
-
-/* Declares the local block obj of |count| elements for each output of |g|. */
-static void stream_blocks(em *e, const group *g, int64_t count) {
-    for (int64_t j = 0; j < g->count; j++)
-        line(e, "_Alignas(64) %s ob%" PRId64 "[%" PRId64 "];",
-             cpu_emit_stype(g->outs[g->idx[j]]->shape.type), g->idx[j], count);
-}
-
-/* Whether runs of |count| elements of each output of |g| are whole lines (64 bytes). */
-static bool stream_lines(const group *g, int64_t count) {
-    for (int64_t j = 0; j < g->count; j++) {
-        int64_t size = (int64_t)cxla_type_storage(g->outs[g->idx[j]]->shape.type);
-        if (size <= 0 || 64 % size != 0 || count * size % 64 != 0) return false;
-    }
-    return true;
-}
-
-/* Streams |count| elements (whole lines: stream_lines) of each output's block from block
- * index |from| to the output at linear index |at|, a statement per line. */
-static void stream_out(em *e, const group *g, const char *at, const char *from, int64_t count) {
-    for (int64_t j = 0; j < g->count; j++) {
-        int64_t per_line = 64 / (int64_t)cxla_type_storage(g->outs[g->idx[j]]->shape.type);
-        for (int64_t q = 0; q < count; q += per_line)
-            line(e,
-                 "cxla_stream_line(&o%" PRId64 "[%s + %" PRId64 "], &ob%" PRId64 "[%s + %" PRId64
-                 "]);",
-                 g->idx[j], at, q, g->idx[j], from, q);
-    }
-    e->streamed = true;
-}
-
-/* The element count of |s|. */
-static int64_t elements_of(const cxla_shape *s) {
-    int64_t n = 1;
-    for (int64_t k = 0; k < s->rank; k++) n *= s->dims[k];
-    return n;
-}
-
-/* The dimensions of |s| larger than 1 (a nest skips the others: their index is 0). */
-static int64_t big_dims(const cxla_shape *s, int64_t *which) {
-    int64_t n = 0;
-    for (int64_t k = 0; k < s->rank; k++)
-        if (s->dims[k] > 1) which[n++] = k;
-    return n;
-}
-
 /* The iterations of the outer loop of an elementwise nest over |s|. */
 static int64_t elementwise_range(const cxla_shape *s, bool dims) {
     int64_t which[CXLA_MAX_RANK];
@@ -1179,14 +967,6 @@ static int64_t elementwise_range(const cxla_shape *s, bool dims) {
     return n / BLOCK + (n % BLOCK ? 1 : 0);
 }
 
-/* The upper bound of a ranged outer loop of |range| iterations. */
-static const char *hi_of(em *e, int64_t range) {
-    return e->ranged ? "end" : F("%" PRId64, range);
-}
-static const char *lo_of(em *e) {
-    return e->ranged ? "begin" : "0";
-}
-
 /* A flat loop over the |n| elements of |x|'s shape: blocks of BLOCK (one iteration of the
  * outer loop each) and a constant tail. |single| names the one dimension the index runs
  * along when the others are 1 (-1: use the linear index). */
@@ -1194,7 +974,7 @@ static void flat_nest(em *e, const group *g, ix *x, int64_t n, int64_t single) {
     int64_t full = n / BLOCK, tail = n % BLOCK;
     int64_t mark = e->ncse;
     /* Whole blocks stream (see above): a block's elements into the local blocks, then out. */
-    bool stream = stream_flat(e, g) && stream_lines(g, BLOCK);
+    bool stream = cpu_nest_stream_flat(e, g) && cpu_nest_stream_lines(g, BLOCK);
     for (int part = 0; part < 2; part++) {
         int64_t count = part == 0 ? BLOCK : tail;
         if (count == 0 || (part == 0 && full == 0)) continue;
@@ -1204,7 +984,7 @@ static void flat_nest(em *e, const group *g, ix *x, int64_t n, int64_t single) {
             line(e, "for (int64_t b = %s; b < %s; b++) {", lo_of(e), hi);
             e->indent++;
             line(e, "const int64_t base = b * %d;", BLOCK);
-            if (stream) stream_blocks(e, g, BLOCK);
+            if (stream) cpu_nest_stream_blocks(e, g, BLOCK);
         } else {
             line(e, "if (%s > %" PRId64 ") {", hi_of(e, full + 1), full);
             e->indent++;
@@ -1223,16 +1003,9 @@ static void flat_nest(em *e, const group *g, ix *x, int64_t n, int64_t single) {
         e->stream_at = NULL;
         cse_reset(e, mark);
         close_loops(e, 1);
-        if (stream && part == 0) stream_out(e, g, "base", "0", BLOCK);
+        if (stream && part == 0) cpu_nest_stream_out(e, g, "base", "0", BLOCK);
         close_loops(e, 1);
     }
-}
-
-static bool same_dims(const cxla_shape *a, const cxla_shape *b) {
-    if (a->rank != b->rank) return false;
-    for (int64_t k = 0; k < a->rank; k++)
-        if (a->dims[k] != b->dims[k]) return false;
-    return true;
 }
 
 /* Whether the kernel's fused computation computes a reduce inside its loop (row fusion). */
@@ -1270,353 +1043,6 @@ static void row_reduces(em *e, const cxla_shape *s, ix *x) {
     }
 }
 
-/* ---- transposes ----------------------------------------------------------------------
- *
- * A nest over |s| reads a transpose's operand with a stride when the operand's innermost
- * dimension (larger than 1) becomes output dimension |tk|, not the output's innermost |last|:
- * walking the output's rows reads one element per cache line of the operand, and rows of
- * big arrays that are a power of two apart fall into one cache set, so even 32 x 32 tiles
- * of the two dimensions evicted each other (docs/performance.md). Instead the nest walks
- * tiles of TA (along tk, or the group K that ends at it: tplan) x TB (along last, or the
- * group L) elements, each in two phases through local blocks:
- *   1. each transpose's operand in its own order: rows of TA elements contiguous in the
- *      operand, stored in the transpose's block;
- *   2. the outputs in theirs: rows of TB elements contiguous in the output, the
- *      transposes' values read from the blocks (registered as the values of the
- *      transposes at those indices, so everything else of a fusion is computed as usual).
- * No line of the big arrays has to stay in cache between rows. A full tile's block is laid
- * out [TA / 8][TB][8]: phase 2 reads it as an interleaved group of 8, which gcc -O2
- * vectorizes with permutes (a register transpose of 8 x 8 blocks, any element size, with
- * no intrinsics: the same C serves `cxla compile --target portable`), and phase 1 writes it
- * in runs of 8. Partial tiles (the edges of K and L) run the same phases with run-time
- * counts and a [TB][TA] block. Each element is moved,
- * never computed differently, so the results are the untiled nest's bits. */
-
-enum { MAX_TRANSPOSES = 4, TILE_BYTES = 16384 };
-
-/* What a transposing nest reads through blocks. Output dimensions that stay neighbours
- * through the transpose move as one: the group K of output dimensions whose operand
- * dimensions are consecutive and end at the operand's innermost (the last of K is tk),
- * and the group L that ends at the output's innermost dimension |last| with consecutive
- * operand dimensions (XLA's normalized 0-2-1 transpose). Each group is walked as one
- * collapsed index, so NHWC -> NCHW tiles C x HW, not C x W. The other dimensions larger
- * than 1 are loops of their own. */
-typedef struct tplan {
-    const cxla_instr *t[MAX_TRANSPOSES]; /* transposes read through blocks (one perm) */
-    int64_t nt;
-    int64_t tk, last; /* the output dimensions that end K and L */
-    bool in_k[CXLA_MAX_RANK], in_l[CXLA_MAX_RANK];
-    int64_t dk, dl; /* the extents of K and L */
-    int64_t sk;     /* the output's stride of tk (L's is 1) */
-    int64_t sl;     /* the operand's stride of last's operand dimension (K's is 1) */
-    int64_t ta, tb; /* tile extents along K and along L */
-} tplan;
-
-/* The output dimension the innermost dimension (larger than 1) of transpose |t|'s operand
- * becomes, or -1. */
-static int64_t transpose_inner_dim(const cxla_instr *t) {
-    int64_t np = 0;
-    const int64_t *perm = cxla_instr_ints(t, CXLA_ATTR_DIMENSIONS, &np);
-    const cxla_shape *os = &t->operands[0]->shape;
-    if (!perm || np != t->shape.rank) return -1;
-    int64_t inner = -1;
-    for (int64_t k = os->rank - 1; k >= 0 && inner < 0; k--)
-        if (os->dims[k] > 1) inner = k;
-    for (int64_t k = 0; k < np; k++)
-        if (perm[k] == inner) return k;
-    return -1;
-}
-
-/* Tile extents for elements of |bytes|: a row of the block read from the operand is 256
- * bytes (4 cache lines: whole lines, few rows in flight), at most 128 elements, and the
- * block at most TILE_BYTES (a third of a 48 KiB L1). TA is a multiple of 8 (the interleaved
- * block) unless the extent is smaller than 8; both are cut to the extents when those are
- * smaller. */
-static void tile_extents(int64_t bytes, int64_t dk, int64_t dl, int64_t *ta, int64_t *tb) {
-    int64_t a = 256 / bytes;
-    if (a > 128) a = 128;
-    int64_t b = TILE_BYTES / (a * bytes);
-    if (b > 128) b = 128;
-    if (dk < a) a = dk >= 8 ? dk / 8 * 8 : dk; /* whole tiles for most of it */
-    if (dl < b) b = dl;
-    *ta = a;
-    *tb = b;
-}
-
-/* The operand dimension after |m| larger than 1 in |os| (or -1). */
-static int64_t next_big(const cxla_shape *os, int64_t m) {
-    for (int64_t j = m + 1; j < os->rank; j++)
-        if (os->dims[j] > 1) return j;
-    return -1;
-}
-
-/* Whether a nest over |s| reads transposes through blocks, and how (see above). */
-static bool transpose_plan(const em *e, const cxla_shape *s, tplan *p) {
-    const cxla_instr *const *list =
-        e->fused ? (const cxla_instr *const *)e->fused->instrs : &e->top;
-    int64_t n = e->fused ? e->fused->instr_count : 1;
-    int64_t which[CXLA_MAX_RANK];
-    int64_t nb = big_dims(s, which);
-    memset(p, 0, sizeof *p);
-    p->tk = -1;
-    if (nb < 2 || has_inline_reduce(e)) return false;
-    p->last = which[nb - 1];
-    /* The first transpose decides; others with the same permutation share the tiles. */
-    const int64_t *perm = NULL;
-    for (int64_t i = 0; i < n && p->nt < MAX_TRANSPOSES; i++) {
-        const cxla_instr *t = list[i];
-        if (t->opcode != CXLA_OP_TRANSPOSE || !same_dims(&t->shape, s)) continue;
-        int64_t k = transpose_inner_dim(t), np = 0;
-        const int64_t *tp = cxla_instr_ints(t, CXLA_ATTR_DIMENSIONS, &np);
-        if (k < 0 || k == p->last || s->dims[k] <= 1) continue;
-        if (perm && memcmp(perm, tp, (size_t)np * sizeof *tp) != 0) continue;
-        perm = tp;
-        p->tk = k;
-        p->t[p->nt++] = t;
-    }
-    if (p->nt == 0) return false;
-    const cxla_shape *os = &p->t[0]->operands[0]->shape;
-    /* The groups (see above): L backwards from last, K backwards from tk; K stays off the
-     * first dimension unless it is tk itself (the ranged loop counts its iterations). */
-    int64_t jl = nb - 1, jk = -1;
-    while (jl > 0 && next_big(os, perm[which[jl - 1]]) == perm[which[jl]]) jl--;
-    for (int64_t j = 0; j < nb; j++)
-        if (which[j] == p->tk) jk = j;
-    int64_t jk0 = jk;
-    while (jk0 > 1 && next_big(os, perm[which[jk0 - 1]]) == perm[which[jk0]]) jk0--;
-    p->dk = p->dl = 1;
-    for (int64_t j = jk0; j <= jk; j++) {
-        p->in_k[which[j]] = true;
-        p->dk *= s->dims[which[j]];
-    }
-    for (int64_t j = jl; j < nb; j++) {
-        p->in_l[which[j]] = true;
-        p->dl *= s->dims[which[j]];
-    }
-    p->sk = 1;
-    for (int64_t k = p->tk + 1; k < s->rank; k++) p->sk *= s->dims[k];
-    p->sl = 1;
-    for (int64_t m = perm[p->last] + 1; m < os->rank; m++) p->sl *= os->dims[m];
-    /* The widest element read through a block sets the tile. */
-    int64_t bytes = 1;
-    for (int64_t j = 0; j < p->nt; j++) {
-        int64_t b = (int64_t)cxla_type_storage(p->t[j]->shape.type);
-        if (b > bytes) bytes = b;
-    }
-    tile_extents(bytes, p->dk, p->dl, &p->ta, &p->tb);
-    return true;
-}
-
-/* The iterations of the outer loop of the nest over |s| (|dims|: a nest over dimensions,
- * else a flat loop): tiles of K when the nest is a transposing one whose first dimension
- * is tk, so that the threads' parts are whole tiles. */
-static int64_t nest_range(const em *e, const cxla_shape *s, bool dims) {
-    int64_t which[CXLA_MAX_RANK];
-    tplan p;
-    if (dims && big_dims(s, which) >= 2 && transpose_plan(e, s, &p) && p.tk == which[0])
-        return p.dk / p.ta + (p.dk % p.ta ? 1 : 0);
-    return elementwise_range(s, dims);
-}
-
-/* The index where K's collapsed index is |ck| and L's is |cl|, the other dimensions
- * those of |x|: of the output (|t| NULL) or of transpose |t|'s operand. The dimensions
- * of K and L are left to be derived from the linear offset (ix_dim) if a value needs them. */
-static ix tile_ix(em *e, const tplan *p, const ix *x, const char *ck, const char *cl,
-                  const cxla_instr *t) {
-    int64_t np = 0;
-    const int64_t *perm = t ? cxla_instr_ints(t, CXLA_ATTR_DIMENSIONS, &np) : NULL;
-    const cxla_shape *sh = t ? &t->operands[0]->shape : NULL;
-    ix y = t ? ix_new(sh->rank, sh->dims) : ix_new(x->rank, x->dims);
-    cxla_strbuf b;
-    cxla_strbuf_init(&b);
-    for (int64_t k = 0; k < x->rank; k++) {
-        if (p->in_k[k] || p->in_l[k] || x->dims[k] == 1) continue;
-        int64_t m = t ? perm[k] : k;
-        y.d[m] = x->d[k];
-        cxla_strbuf_printf(&b, "%s * %" PRId64 " + ", x->d[k], stride_of(&y, m));
-    }
-    cxla_strbuf_printf(&b, "%s * %" PRId64 " + %s * %" PRId64, ck, t ? 1 : p->sk, cl,
-                       t ? p->sl : 1);
-    y.lin = F("(%s)", b.data ? b.data : "0");
-    cpu_emit_buf_free(&b);
-    return y;
-}
-
-/* One tile's two phases (see above): |full| with constant counts and the interleaved
- * block, else run-time counts |na| x |nb| and a [TB][TA] block. The tile starts at K's
- * index |tka| and L's index |tlb|; the other dimensions are |x|'s. |stream| (full tiles
- * only): phase 2 writes the outputs' [TA][TB] blocks ob<j>, whose TA rows are then
- * streamed out (streaming stores, above). */
-static void transpose_tile(em *e, const group *g, const tplan *p, const ix *x, const char *tka,
-                           const char *tlb, const char *na, const char *nb, const char *const *blk,
-                           bool full, bool stream) {
-    int64_t mark = e->ncse;
-    int64_t ta = p->ta, tb = p->tb;
-    /* Phase 1: the operands, rows along K. */
-    if (full) {
-        line(e, "for (int64_t ja = 0; ja < %" PRId64 "; ja++) {", tb);
-        e->indent++;
-        for (int64_t j = 0; j < p->nt; j++) {
-            /* The next tile's row of an operand read straight from an input (the next
-             * along K, the order of transpose_nest): fetched while this one is worked on
-             * (about a quarter faster out of cache). */
-            const cxla_instr *op = p->t[j]->operands[0];
-            int64_t in = input_index(e, op);
-            if (in < 0) continue;
-            int64_t size = (int64_t)cxla_type_storage(op->shape.type);
-            for (int64_t c = 0; c < ta; c += 64 / size) {
-                int64_t ahead = ta + c;
-                const char *next =
-                    F("(%s + %" PRId64 " < %" PRId64 " ? %s + %" PRId64 " : %" PRId64 ")", tka,
-                      ahead, p->dk, tka, ahead, p->dk - 1);
-                ix z = tile_ix(e, p, x, next, F("(%s + ja)", tlb), p->t[j]);
-                line(e, "CXLA_PREFETCH(&p%" PRId64 "[%s]);", in, ix_lin(e, &z));
-            }
-        }
-        line(e, "for (int64_t jg = 0; jg < %" PRId64 "; jg++) {", ta / 8);
-        line(e, "    for (int64_t jk = 0; jk < 8; jk++) {");
-        e->indent += 2;
-    } else {
-        line(e, "for (int64_t ja = 0; ja < %s; ja++) {", nb);
-        line(e, "    for (int64_t jb = 0; jb < %s; jb++) {", na);
-        e->indent += 2;
-    }
-    const char *ck = full ? F("(%s + jg * 8 + jk)", tka) : F("(%s + jb)", tka);
-    const char *cl = F("(%s + ja)", tlb);
-    for (int64_t j = 0; j < p->nt; j++) {
-        ix z = tile_ix(e, p, x, ck, cl, p->t[j]);
-        const char *v = value(e, p->t[j]->operands[0], &z);
-        if (full)
-            line(e, "%s[jg * %" PRId64 " + ja * 8 + jk] = %s;", blk[j], tb * 8, v);
-        else
-            line(e, "%s[ja * %" PRId64 " + jb] = %s;", blk[j], ta, v);
-    }
-    cse_reset(e, mark);
-    close_loops(e, full ? 3 : 2);
-    /* Phase 2: the outputs, rows along L. */
-    if (full) {
-        line(e, "for (int64_t jg = 0; jg < %" PRId64 "; jg++) {", ta / 8);
-        line(e, "    for (int64_t ja = 0; ja < %" PRId64 "; ja++) {", tb);
-    } else {
-        line(e, "for (int64_t jb = 0; jb < %s; jb++) {", na);
-        line(e, "    for (int64_t ja = 0; ja < %s; ja++) {", nb);
-    }
-    e->indent += 2;
-    /* A full tile: 8 output rows per iteration, one statement each, so that the block is
-     * read as an interleaved group of 8 and each row is stored contiguously. */
-    for (int64_t k8 = 0; k8 < (full ? 8 : 1); k8++) {
-        ck = full ? F("(%s + jg * 8 + %" PRId64 ")", tka, k8) : F("(%s + jb)", tka);
-        ix w = tile_ix(e, p, x, ck, cl, NULL);
-        const char *key = ix_lin(e, &w);
-        for (int64_t j = 0; j < p->nt; j++)
-            cse_add(e, p->t[j], key,
-                    full ? F("%s[jg * %" PRId64 " + ja * 8 + %" PRId64 "]", blk[j], tb * 8, k8)
-                         : F("%s[ja * %" PRId64 " + jb]", blk[j], ta));
-        if (stream) e->stream_at = F("(jg * 8 + %" PRId64 ") * %" PRId64 " + ja", k8, tb);
-        store_group(e, g, &w);
-        e->stream_at = NULL;
-        cse_reset(e, mark);
-    }
-    close_loops(e, 2);
-    if (!stream) return;
-    /* Phase 3: the outputs' rows, from the local blocks to memory. */
-    line(e, "for (int64_t jr = 0; jr < %" PRId64 "; jr++) {", ta);
-    e->indent++;
-    ix w = tile_ix(e, p, x, F("(%s + jr)", tka), tlb, NULL);
-    stream_out(e, g, ix_lin(e, &w), F("jr * %" PRId64, tb), tb);
-    cse_reset(e, mark);
-    close_loops(e, 1);
-}
-
-/* A transposing nest (see above): the dimensions larger than 1 in order, K as tiles of TA
- * where tk is, L as tiles of TB innermost, each tile in two phases. The first dimension is
- * ranged, whether it is K (then K is tk alone, ranged in tiles) or not. */
-static void transpose_nest(em *e, const group *g, const cxla_shape *s, const tplan *p) {
-    int64_t which[CXLA_MAX_RANK];
-    int64_t nb = big_dims(s, which);
-    ix x = ix_new(s->rank, s->dims);
-    for (int64_t k = 0; k < s->rank; k++) x.d[k] = "0";
-    /* The blocks, one per transpose, as its value type, on cache lines. The alignment is
-     * also what keeps gcc 12.2 (-O2 -march=native) from storing with an aligned vector
-     * move into a small block it placed in the red zone at an address that is not
-     * aligned (a crash on f32[2,3,4] -> [2,4,3]: 48 bytes). */
-    const char *blk[MAX_TRANSPOSES];
-    for (int64_t j = 0; j < p->nt; j++) {
-        blk[j] = F("blk%" PRId64, e->tmp++);
-        line(e, "_Alignas(64) %s %s[%" PRId64 "];", cpu_emit_ctype(p->t[j]->shape.type), blk[j],
-             p->ta * p->tb);
-    }
-    /* Full tiles stream their rows out when the outputs are large (see above) and the
-     * rows of a tile start on lines wherever the output does (rows of whole lines); the
-     * edges store as they are. */
-    bool stream =
-        p->ta % 8 == 0 && stream_group(g) && stream_lines(g, p->tb) && stream_lines(g, p->dl);
-    if (stream) stream_blocks(e, g, p->ta * p->tb);
-    int opened = 0;
-    const char *tka = "tka", *na = "na";
-    /* K is walked in super-blocks of SB elements, a page (4 KiB) of an operand row or 16
-     * tiles, whichever is more: all of L for one super-block, then the next. A 64-row
-     * strip of the operand then stays on the same 64 pages for the super-block's tiles, and
-     * its SB output rows on SB pages for 4 KiB of L, so the TLB keeps both (tiles that ran
-     * along L first took a miss for every operand row of every tile: 8192x8192 f32). */
-    int64_t size = (int64_t)cxla_type_storage(p->t[0]->shape.type), sb = p->ta * 16;
-    if (sb * size < 4096) sb = 4096 / size / p->ta * p->ta;
-    const char *k_hi = NULL;
-    for (int64_t j = 0; j < nb; j++) {
-        int64_t k = which[j];
-        if (p->in_l[k] || (p->in_k[k] && k != p->tk)) continue;
-        const char *lo = j == 0 ? lo_of(e) : "0";
-        if (k == p->tk) {
-            /* Ranged: [begin, end) counts tiles (nest_range). */
-            const char *hi = F("%" PRId64, p->dk);
-            if (j == 0 && e->ranged) {
-                lo = F("begin * %" PRId64, p->ta);
-                hi = F("(end * %" PRId64 " < %" PRId64 " ? end * %" PRId64 " : %" PRId64 ")", p->ta,
-                       p->dk, p->ta, p->dk);
-            }
-            line(e, "const int64_t k_hi = %s;", hi);
-            line(e, "for (int64_t tks = %s; tks < k_hi; tks += %" PRId64 ") {", lo, sb);
-            e->indent++;
-            line(e, "const int64_t tke = k_hi - tks < %" PRId64 " ? k_hi : tks + %" PRId64 ";", sb,
-                 sb);
-            k_hi = "tke";
-        } else {
-            const char *hi = j == 0 ? hi_of(e, s->dims[k]) : F("%" PRId64, s->dims[k]);
-            const char *i = F("i%" PRId64, k);
-            line(e, "for (int64_t %s = %s; %s < %s; %s++) {", i, lo, i, hi, i);
-            e->indent++;
-            x.d[k] = i;
-        }
-        opened++;
-    }
-    const char *tlb = "tlb", *nl = "nl";
-    line(e, "for (int64_t %s = 0; %s < %" PRId64 "; %s += %" PRId64 ") {", tlb, tlb, p->dl, tlb,
-         p->tb);
-    e->indent++;
-    opened++;
-    line(e, "const int64_t %s = %" PRId64 " - %s < %" PRId64 " ? %" PRId64 " - %s : %" PRId64 ";",
-         nl, p->dl, tlb, p->tb, p->dl, tlb, p->tb);
-    if (k_hi) { /* the tiles of K's super-block */
-        line(e, "for (int64_t %s = tks; %s < %s; %s += %" PRId64 ") {", tka, tka, k_hi, tka, p->ta);
-        e->indent++;
-        opened++;
-        line(e, "const int64_t %s = %s - %s < %" PRId64 " ? %s - %s : %" PRId64 ";", na, k_hi, tka,
-             p->ta, k_hi, tka, p->ta);
-    }
-    bool fits = p->ta % 8 == 0;
-    if (fits) {
-        line(e, "if (%s == %" PRId64 " && %s == %" PRId64 ") {", na, p->ta, nl, p->tb);
-        e->indent++;
-        transpose_tile(e, g, p, &x, tka, tlb, na, nl, blk, true, stream);
-        e->indent--;
-        line(e, "} else {");
-        e->indent++;
-    }
-    transpose_tile(e, g, p, &x, tka, tlb, na, nl, blk, false, false);
-    if (fits) close_loops(e, 1);
-    close_loops(e, opened);
-}
-
 /* A nest over the dimensions of |s| larger than 1: the first ranged, the innermost with a
  * constant count (a multiple of 16 and a remainder, each its own loop). */
 static void dims_nest(em *e, const group *g, const cxla_shape *s) {
@@ -1629,11 +1055,7 @@ static void dims_nest(em *e, const group *g, const cxla_shape *s) {
         flat_nest(e, g, &x, elements_of(s), nb == 1 ? which[0] : -1);
         return;
     }
-    tplan tp;
-    if (transpose_plan(e, s, &tp)) {
-        transpose_nest(e, g, s, &tp);
-        return;
-    }
+    if (cpu_nest_transpose(e, g, s)) return;
     int opened = 0;
     for (int64_t j = 0; j + 1 < nb; j++) {
         int64_t k = which[j];
@@ -1846,6 +1268,24 @@ static rplan reduce_plan(const cxla_instr *reduce) {
     return p;
 }
 
+/* How many fast-order rows of |p| one helper call folds side by side (see ROW_GROUP_BYTES;
+ * CXLA_CPU_ROW_GROUP in the environment of the compiling process, 1 to ROW_GROUP_MAX,
+ * overrides it, so that one machine can compare the two kernels: 1 is a row at a time):
+ * 1 when the reduce has fewer output elements than that. The values do not depend on it. */
+static int64_t row_group(const rplan *p) {
+    int64_t size = (int64_t)cxla_type_storage(p->t);
+    int64_t rows = ROW_GROUP_BYTES / (ROW_LANES * size);
+    const char *v = getenv("CXLA_CPU_ROW_GROUP");
+    if (v && *v) {
+        char *end = NULL;
+        long n = strtol(v, &end, 10);
+        if (end != v && !*end && n >= 1) rows = n;
+    }
+    if (rows > ROW_GROUP_MAX) rows = ROW_GROUP_MAX;
+    if (rows < 2 || elements_of(&p->reduce->shape) < rows) return 1;
+    return rows;
+}
+
 /* Whether |reduce| may be computed inside a fusion's loop (inline_reduce). */
 static bool reduce_in_loop(const cxla_instr *reduce) {
     return reduce_plan(reduce).row_lanes;
@@ -1984,22 +1424,42 @@ static const char *row_sum_helper(em *e, const rplan *p, int64_t idx, int64_t m)
  * element k and folds elements k + ROW_LANES, k + 2 * ROW_LANES, ... in order (the q full
  * blocks), then element q * ROW_LANES + k for k < r (the tail); the lanes are then
  * combined by a fixed tree, acc[k] = acc[k] op acc[k + w] for w = ROW_LANES / 2, ..., 1.
- * The order depends on n alone, never on the thread count; the lane loop vectorizes. */
-static const char *row_lanes_helper(em *e, const rplan *p, int64_t idx) {
-    const char *fn = F("%s_rlanes%" PRId64, e->name, idx);
+ * The order depends on n alone, never on the thread count; the lane loop vectorizes.
+ *
+ * |rows| > 1: the helper folds rows o, o + 1, ..., o + rows - 1 side by side, each in
+ * that same order (their lanes in registers of their own), and stores their values in
+ * res[]. A thread that sums one row at a time reads one stream of memory and runs each
+ * row's tree alone; several rows read several streams, which the hardware prefetcher
+ * follows at once, and their trees overlap (docs/performance.md, "Row sums and max pool"). */
+static const char *row_lanes_helper(em *e, const rplan *p, int64_t idx, int64_t rows) {
+    const char *fn = rows == 1 ? F("%s_rlanes%" PRId64, e->name, idx)
+                               : F("%s_rlanes%" PRId64 "_x%" PRId64, e->name, idx, rows);
     const char *CT = cpu_emit_ctype(p->t);
     int64_t q = p->count / ROW_LANES, rem = p->count % ROW_LANES;
     cxla_strbuf body;
     cxla_strbuf_init(&body);
     scope sc = scope_enter(e, &body);
-    line(e, "static %s %s(%s) {", CT, fn, helper_params(e, "int64_t o"));
+    /* One row: its lanes acc, the value returned. Several: lanes accj for row o + j, the
+     * values stored in res[j]. */
+    const char *acc[ROW_GROUP_MAX], *row[ROW_GROUP_MAX];
+    for (int64_t j = 0; j < rows; j++) {
+        acc[j] = rows == 1 ? "acc" : F("acc%" PRId64, j);
+        row[j] = j == 0 ? "o" : F("(o + %" PRId64 ")", j);
+    }
+    if (rows == 1) {
+        line(e, "static %s %s(%s) {", CT, fn, helper_params(e, "int64_t o"));
+    } else {
+        line(e, "#if %s", ROW_GROUP_TARGET);
+        line(e, "static void %s(%s) {", fn, helper_params(e, F("int64_t o, %s *restrict res", CT)));
+    }
     e->indent++;
     void_inputs(e);
     line(e, "(void)o;");
-    line(e, "%s acc[%d];", CT, ROW_LANES);
+    for (int64_t j = 0; j < rows; j++) line(e, "%s %s[%d];", CT, acc[j], ROW_LANES);
     line(e, "for (int64_t k = 0; k < %d; k++) {", ROW_LANES);
     e->indent++;
-    line(e, "acc[k] = %s;", row_element(e, p, "o", "k"));
+    for (int64_t j = 0; j < rows; j++)
+        line(e, "%s[k] = %s;", acc[j], row_element(e, p, row[j], "k"));
     e->ncse = 0;
     close_loops(e, 1);
     if (q > 1) {
@@ -2009,25 +1469,36 @@ static const char *row_lanes_helper(em *e, const rplan *p, int64_t idx) {
         line(e, "CXLA_UNROLL_LANES");
         line(e, "for (int64_t k = 0; k < %d; k++) {", ROW_LANES);
         e->indent++;
-        const char *v = row_element(e, p, "o", "(base + k)");
-        line(e, "acc[k] = %s;", fold(e, p->r, p->t, "acc[k]", v));
+        for (int64_t j = 0; j < rows; j++) {
+            const char *v = row_element(e, p, row[j], "(base + k)");
+            const char *a = F("%s[k]", acc[j]);
+            line(e, "%s = %s;", a, fold(e, p->r, p->t, a, v));
+        }
         e->ncse = 0;
         close_loops(e, 2);
     }
     if (rem) {
         line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) {", rem);
         e->indent++;
-        const char *v = row_element(e, p, "o", F("(%" PRId64 " + k)", q * ROW_LANES));
-        line(e, "acc[k] = %s;", fold(e, p->r, p->t, "acc[k]", v));
+        for (int64_t j = 0; j < rows; j++) {
+            const char *v = row_element(e, p, row[j], F("(%" PRId64 " + k)", q * ROW_LANES));
+            const char *a = F("%s[k]", acc[j]);
+            line(e, "%s = %s;", a, fold(e, p->r, p->t, a, v));
+        }
         e->ncse = 0;
         close_loops(e, 1);
     }
     for (int64_t w = ROW_LANES / 2; w >= 1; w /= 2)
-        line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) acc[k] = %s;", w,
-             fold(e, p->r, p->t, "acc[k]", F("acc[k + %" PRId64 "]", w)));
-    line(e, "return acc[0];");
+        for (int64_t j = 0; j < rows; j++)
+            line(e, "for (int64_t k = 0; k < %" PRId64 "; k++) %s[k] = %s;", w, acc[j],
+                 fold(e, p->r, p->t, F("%s[k]", acc[j]), F("%s[k + %" PRId64 "]", acc[j], w)));
+    if (rows == 1)
+        line(e, "return acc[0];");
+    else
+        for (int64_t j = 0; j < rows; j++) line(e, "res[%" PRId64 "] = %s[0];", j, acc[j]);
     e->indent--;
     line(e, "}");
+    if (rows > 1) line(e, "#endif");
     scope_leave(e, sc, &body);
     return fn;
 }
@@ -2210,11 +1681,14 @@ static void emit_reduce(em *e, const rplan *p, int64_t idx) {
     const char *CT = cpu_emit_ctype(t);
     const cxla_shape *os = &reduce->shape;
     int64_t orank = os->rank, W = p->lanes, CB = p->lanes * p->group;
-    const char *helper = NULL;
-    if (p->pairwise)
+    const char *helper = NULL, *group_helper = NULL;
+    int64_t rows = p->row_lanes ? row_group(p) : 1;
+    if (p->pairwise) {
         helper = W > 1 ? col_sum_helper(e, p, idx) : row_sum_helper(e, p, idx, p->count);
-    else if (p->row_lanes)
-        helper = row_lanes_helper(e, p, idx);
+    } else if (p->row_lanes) {
+        helper = row_lanes_helper(e, p, idx, 1);
+        if (rows > 1) group_helper = row_lanes_helper(e, p, idx, rows);
+    }
     if (e->fused) comment(e, reduce);
     ix s = ix_new(0, NULL);
     const char *init = F("init%" PRId64, idx);
@@ -2290,9 +1764,24 @@ static void emit_reduce(em *e, const rplan *p, int64_t idx) {
         }
         close_loops(e, opened);
     } else {
-        /* One output element at a time. */
+        /* One output element at a time (fast-order rows: |rows| at a time, then the rest
+         * one at a time). */
         int64_t n = elements_of(os);
-        line(e, "for (int64_t o = %s; o < %s; o++) {", lo_of(e), hi_of(e, n));
+        const char *o_lo = lo_of(e);
+        if (group_helper) {
+            line(e, "int64_t og = %s;", lo_of(e));
+            line(e, "#if %s", ROW_GROUP_TARGET);
+            line(e, "for (; og + %" PRId64 " <= %s; og += %" PRId64 ") {", rows, hi_of(e, n), rows);
+            e->indent++;
+            line(e, "%s res[%" PRId64 "];", CT, rows);
+            line(e, "%s(%s);", group_helper, helper_args(e, "og, res"));
+            line(e, "for (int64_t j = 0; j < %" PRId64 "; j++) o%" PRId64 "[og + j] = %s;", rows,
+                 idx, fold(e, p->r, t, init, "res[j]"));
+            close_loops(e, 1);
+            line(e, "#endif");
+            o_lo = "og";
+        }
+        line(e, "for (int64_t o = %s; o < %s; o++) {", o_lo, hi_of(e, n));
         e->indent++;
         if (p->pairwise) {
             line(e, "o%" PRId64 "[o] = %s + %s(%s);", idx, init, helper, helper_args(e, "o, 0"));
@@ -2333,6 +1822,30 @@ static void emit_reduce(em *e, const rplan *p, int64_t idx) {
         close_loops(e, 1);
     }
     e->ncse = mark;
+}
+
+/* ---- for emit_transpose.c (emit_nest.h) ----------------------------------------------- */
+
+const char *cpu_nest_value(em *e, const cxla_instr *instr, ix *x) {
+    return value(e, instr, x);
+}
+void cpu_nest_store_group(em *e, const group *g, ix *x) {
+    store_group(e, g, x);
+}
+void cpu_nest_cse_add(em *e, const cxla_instr *instr, const char *key, const char *var) {
+    cse_add(e, instr, key, var);
+}
+const char *cpu_nest_ix_lin(em *e, ix *x) {
+    return ix_lin(e, x);
+}
+int64_t cpu_nest_input_index(const em *e, const cxla_instr *instr) {
+    return input_index(e, instr);
+}
+bool cpu_nest_has_inline_reduce(const em *e) {
+    return has_inline_reduce(e);
+}
+int64_t cpu_nest_elementwise_range(const cxla_shape *s, bool dims) {
+    return elementwise_range(s, dims);
 }
 
 /* ---- kernels ------------------------------------------------------------------------- */
@@ -2557,7 +2070,7 @@ static cxla_status emit_kernel_info(const cxla_instr *instr, const char *name, c
                 if (same_dims(&outs[j]->shape, &outs[i]->shape) &&
                     outs[j]->opcode != CXLA_OP_REDUCE)
                     dims = dims || needs_dims(e, outs[j]);
-            r = nest_range(e, &outs[i]->shape, dims);
+            r = cpu_nest_range(e, &outs[i]->shape, dims);
         }
         if (i == 0)
             range = r;

@@ -1,0 +1,198 @@
+/* Internal to the kernel structure of the emitter: what emit.c (loop nests, values,
+ * fusion, reductions) and emit_transpose.c (transposes through local blocks, streaming
+ * stores) share: the emitter's state for one kernel, the index of an element, the group of
+ * outputs a nest computes, the small helpers both write with, and the functions each file
+ * offers the other. Strings come from the emitter's arena (e->arena, freed when the kernel is
+ * done); errors are recorded in e->err (the first one wins). */
+#ifndef CXLA_CPU_EMIT_NEST_H_
+#define CXLA_CPU_EMIT_NEST_H_
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "cpu/emit_internal.h"
+
+typedef struct ix {
+    int64_t rank;
+    const int64_t *dims;
+    const char *d[CXLA_MAX_RANK]; /* per dimension; NULL until derived */
+    const char *lin;              /* row-major offset; NULL until derived */
+} ix;
+
+typedef struct cse_entry {
+    const cxla_instr *instr;
+    const char *key;
+    const char *var;
+} cse_entry;
+
+/* A pairwise-sum helper already written: reduce output |idx|, |m| elements. */
+typedef struct sum_helper {
+    int64_t idx, m;
+    const char *name;
+} sum_helper;
+
+typedef struct em {
+    cxla_arena *arena;
+    cxla_strbuf *b;     /* where statements go now */
+    cxla_strbuf *hoist; /* loop-invariant statements (NULL: inline) */
+    cxla_strbuf consts; /* file-scope constants of this kernel */
+    cxla_strbuf helpers;
+    const char *name;
+    int indent, hoist_indent;
+    int64_t tmp;
+    const cxla_instr *top;         /* the instruction the kernel computes */
+    const cxla_computation *fused; /* its fused computation, or NULL */
+    cse_entry *cse;
+    int64_t ncse, capcse;
+    /* The body's array parameters ("float *restrict o0", "const float *restrict p0"), the
+     * casts of out[] and in[] that the entry point passes, the inputs' names. */
+    const char *out_params, *in_params, *out_args, *in_args, *in_names;
+    bool ranged; /* the outer loops run [begin, end) (else the whole range) */
+    sum_helper sums[128];
+    int64_t nsums;
+    /* Row fusion: the output an in-loop reduce may store its operand's values in (the
+     * row's elements, read back by the row's loop instead of recomputed), and the
+     * operands stored so. */
+    const char *row_out;
+    cxla_type row_out_type;
+    const cxla_instr *row_stored[8];
+    int64_t nrow_stored;
+    /* Row fusion: the nest's shape and the offset of the row's first element while its
+     * reduces are written (NULL otherwise), how many are written, and whether one of them
+     * already asks for the next row (emit_rows.c). */
+    const cxla_shape *row_shape;
+    const char *row_start;
+    int64_t row_reduces_done;
+    bool row_prefetched;
+    /* Mixed precision: while an instruction's operands are read, the float type its float
+     * operands of another precision are converted to (interp_mixed_precision_target), else
+     * CXLA_TYPE_INVALID. value() converts them; compute() sets it. */
+    cxla_type mixed_to;
+    /* Streaming (stream_group): while set, store_group writes output j of the group to
+     * the local block obj at this index instead of oj; the nest copies the blocks out with
+     * cxla_stream_line, and the kernel ends with CXLA_STREAM_FENCE when |streamed|. */
+    const char *stream_at;
+    bool streamed;
+    cxla_status err;
+} em;
+
+#define F(...) cpu_emit_fmt(e->arena, __VA_ARGS__)
+
+static inline void line(em *e, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static inline void line(em *e, const char *format, ...) {
+    for (int i = 0; i < e->indent; i++) cxla_strbuf_puts(e->b, "    ");
+    va_list args;
+    va_start(args, format);
+    cxla_strbuf_vprintf(e->b, format, args);
+    va_end(args);
+    cxla_strbuf_putc(e->b, '\n');
+}
+
+/* ---- indices ------------------------------------------------------------------------- */
+
+static inline int64_t stride_of(const ix *x, int64_t k) {
+    int64_t s = 1;
+    for (int64_t j = k + 1; j < x->rank; j++) s *= x->dims[j];
+    return s;
+}
+
+static inline ix ix_new(int64_t rank, const int64_t *dims) {
+    ix x;
+    memset(&x, 0, sizeof x);
+    x.rank = rank;
+    x.dims = dims;
+    if (rank == 0) x.lin = "0";
+    return x;
+}
+
+/* The element count of |s|. */
+static inline int64_t elements_of(const cxla_shape *s) {
+    int64_t n = 1;
+    for (int64_t k = 0; k < s->rank; k++) n *= s->dims[k];
+    return n;
+}
+
+/* The dimensions of |s| larger than 1 (a nest skips the others: their index is 0). */
+static inline int64_t big_dims(const cxla_shape *s, int64_t *which) {
+    int64_t n = 0;
+    for (int64_t k = 0; k < s->rank; k++)
+        if (s->dims[k] > 1) which[n++] = k;
+    return n;
+}
+
+static inline bool same_dims(const cxla_shape *a, const cxla_shape *b) {
+    if (a->rank != b->rank) return false;
+    for (int64_t k = 0; k < a->rank; k++)
+        if (a->dims[k] != b->dims[k]) return false;
+    return true;
+}
+
+/* ---- loops --------------------------------------------------------------------------- */
+
+static inline void close_loops(em *e, int n) {
+    for (int i = 0; i < n; i++) {
+        e->indent--;
+        line(e, "}");
+    }
+}
+
+/* Drops the reusable values recorded since |mark|, except those at a rank-0 index (they
+ * were hoisted before the loops and stay in scope). */
+static inline void cse_reset(em *e, int64_t mark) {
+    int64_t n = mark;
+    for (int64_t i = mark; i < e->ncse; i++)
+        if (e->cse[i].key[0] == '\0') e->cse[n++] = e->cse[i];
+    e->ncse = n;
+}
+
+/* The upper bound of a ranged outer loop of |range| iterations. */
+static inline const char *hi_of(em *e, int64_t range) {
+    return e->ranged ? "end" : F("%" PRId64, range);
+}
+static inline const char *lo_of(em *e) {
+    return e->ranged ? "begin" : "0";
+}
+
+/* The outputs a nest computes: outs[idx[0..count)]. */
+typedef struct group {
+    const cxla_instr *const *outs;
+    const int64_t *idx;
+    int64_t count;
+} group;
+
+/* ---- emit.c ---------------------------------------------------------------------------- */
+
+/* The C variable holding |instr| at |x| (its statements written first). */
+const char *cpu_nest_value(em *e, const cxla_instr *instr, ix *x);
+/* Stores every output of |g| at |x| (into the streaming blocks while e->stream_at is set). */
+void cpu_nest_store_group(em *e, const group *g, ix *x);
+/* Records |var| as the value of |instr| at index key |key| in the current scope. */
+void cpu_nest_cse_add(em *e, const cxla_instr *instr, const char *key, const char *var);
+/* The row-major linear offset of |x| (derived from its dimensions when not set). */
+const char *cpu_nest_ix_lin(em *e, ix *x);
+/* The kernel input |instr| is (p<k>), or -1. */
+int64_t cpu_nest_input_index(const em *e, const cxla_instr *instr);
+/* Whether the kernel's fused computation computes a reduce inside its loop (row fusion). */
+bool cpu_nest_has_inline_reduce(const em *e);
+/* The iterations of the outer loop of an elementwise nest over |s|. */
+int64_t cpu_nest_elementwise_range(const cxla_shape *s, bool dims);
+
+/* ---- emit_transpose.c ------------------------------------------------------------------ */
+
+/* Streaming stores: whether a flat nest's blocks of group |g| stream; whether runs of |count|
+ * elements of each output are whole lines; the local blocks ob<j> of |count| elements; the
+ * statements that stream |count| elements of each block from block index |from| to the
+ * output at |at| (and mark the kernel as streamed). */
+bool cpu_nest_stream_flat(const em *e, const group *g);
+bool cpu_nest_stream_lines(const group *g, int64_t count);
+void cpu_nest_stream_blocks(em *e, const group *g, int64_t count);
+void cpu_nest_stream_out(em *e, const group *g, const char *at, const char *from, int64_t count);
+/* Writes the nest over |s| that reads transposes through local blocks and returns true, or
+ * writes nothing and returns false when no transpose of the nest needs it. */
+bool cpu_nest_transpose(em *e, const group *g, const cxla_shape *s);
+/* The iterations of the outer loop of the nest over |s| (tiles of K for a transposing nest
+ * whose first dimension is tk, else cpu_nest_elementwise_range). */
+int64_t cpu_nest_range(const em *e, const cxla_shape *s, bool dims);
+
+#endif /* CXLA_CPU_EMIT_NEST_H_ */
