@@ -1,13 +1,9 @@
 /* Literals: creation, element access, conversion, relayout and comparison. */
-#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include "base/floats.h"
 #include "literal/literal_internal.h"
@@ -69,38 +65,12 @@ static void cache_key_create(void) {
  * when it is not cached. Big blocks go through calloc, which gets fresh zero pages from
  * the system without writing them; small ones through malloc and memset, since glibc's
  * calloc (2.36) does not use the per-thread cache. */
-/* Blocks of HUGE_DATA bytes and more ask the kernel for transparent huge pages (2 MiB) for
- * the whole 2 MiB pages inside them, as NumPy does for its arrays: where the system gives
- * them only on request (/sys/kernel/mm/transparent_hugepage/enabled: madvise), a big
- * array on 4 KiB pages costs a TLB miss and a restart of the hardware prefetcher every
- * 4 KiB. A cpu kernel reading 128 MB (a row sum of 8192x4096 f32) took 0.90x the thread
- * CPU time on huge pages on the 2-core EPYC (docs/performance.md). calloc's big blocks are
- * fresh mappings not touched yet, so the advice comes before the first fault. Nothing
- * where the system has no such advice; its failure is ignored (the pages stay small). */
-enum { HUGE_DATA = 4 << 20, HUGE_PAGE = 2 << 20 };
-
-static void advise_huge(void *p, size_t size) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-    uintptr_t hi = ((uintptr_t)p + size) & ~(uintptr_t)(HUGE_PAGE - 1);
-    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)size;
-#endif
-}
-
 static void *block_alloc_zeroing(size_t size, size_t zero, uint8_t *cls) {
     *cls = 0;
 #if defined(CXLA_FAULT_INJECTION)
     /* Every literal allocates, so that each one can be made to fail (base/fault.h). */
     return calloc(1, size ? size : 1);
 #endif
-    if (size >= HUGE_DATA) {
-        void *big = calloc(1, size);
-        if (big) advise_huge(big, size);
-        return big;
-    }
     if (size == 0 || size > CACHE_MAX) return calloc(1, size ? size : 1); /* no class 0 */
     int k = (int)(size / 16) - 1;
     void *p = cache.free[k];
