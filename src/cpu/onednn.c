@@ -223,6 +223,10 @@ static void epi_f32(const epi_state *st, float *y, const void *const *in) {
             for (int64_t k = 0; k < st->count; k++) y[k] = y[k] * c;
             continue;
         }
+        if (op->kind == CXLA_EPI_TANH) { /* the interpreter's: in double, rounded once */
+            for (int64_t k = 0; k < st->count; k++) y[k] = (float)tanh((double)y[k]);
+            continue;
+        }
         const float *v = in[st->po.vec_in[i]];
         for (int64_t b = 0; b < blocks; b++)
             for (int64_t f = 0; f < st->features; f++) {
@@ -526,7 +530,12 @@ static dnnl_status_t make_attr(const post_ops *po, dnn_state *st, int nd, int ax
      * alpha (x * 0.1 * -3 came out as x * 0.1 * 0.1), so a primitive gets one scale at
      * most; an epilogue with two is left to the loops. */
     int linears = 0;
-    for (int64_t i = 0; i < po->e.count; i++) linears += po->e.ops[i].kind == CXLA_EPI_SCALE;
+    for (int64_t i = 0; i < po->e.count; i++) {
+        linears += po->e.ops[i].kind == CXLA_EPI_SCALE;
+        /* oneDNN's tanh is within 1 ulp of the interpreter's; not when exact math is
+         * asked for (the loops then compute the interpreter's). */
+        if (po->e.ops[i].kind == CXLA_EPI_TANH && !cpu_emit_fast_math()) return dnnl_unimplemented;
+    }
     if (linears > 1) return dnnl_unimplemented;
     dnnl_post_ops_t ops = NULL;
     ds = dnnl_post_ops_create(&ops);
@@ -536,6 +545,11 @@ static dnnl_status_t make_attr(const post_ops *po, dnn_state *st, int nd, int ax
         if (op->kind == CXLA_EPI_RELU || op->kind == CXLA_EPI_CONVERT) continue;
         if (op->kind == CXLA_EPI_SCALE) {
             ds = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_linear, op->c, 0.0f);
+            k++;
+            continue;
+        }
+        if (op->kind == CXLA_EPI_TANH) {
+            ds = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_tanh, 0.0f, 0.0f);
             k++;
             continue;
         }

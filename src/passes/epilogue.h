@@ -14,9 +14,12 @@
  *   - maximum with a broadcast of the constant +0: EPI_RELU, at most once, followed
  *     only by EPI_SCALE with constants > 0 (so that it commutes with them and can run
  *     last, as a loop that keeps NaN);
+ *   - tanh of an f32 chain (a dense layer's activation: oneDNN's eltwise post-op, within
+ *     1 ulp of the interpreter's tanh, docs/semantics.md), not after a relu: EPI_TANH;
  *   - last, after a dot, a convert of an f32 chain to bf16 (a product accumulated in f32
  *     and stored narrow, as JAX writes a dot with preferred_element_type=f32 and a
- *     convert): EPI_CONVERT; the fusion's type is then bf16, T stays f32;
+ *     convert): EPI_CONVERT; the fusion's type is then bf16, T stays f32 (a fusion given
+ *     whole may also convert to f16, or after a convolution: see cxla_epilogue_step);
  *   (before fusion, a reshape that only adds dims of size 1 to such a vector counts as
  *   its broadcast);
  * Every value of the chain but the root has one user. In the fused computation the
@@ -35,12 +38,13 @@ typedef enum cxla_epi_kind {
     CXLA_EPI_SCALE,   /* y = x * c */
     CXLA_EPI_RELU,    /* y = maximum(x, 0) */
     CXLA_EPI_CONVERT, /* y = (bf16) x, rounded to nearest even; last */
+    CXLA_EPI_TANH,    /* y = tanh(x) */
 } cxla_epi_kind;
 
 typedef struct cxla_epi_op {
     cxla_epi_kind kind;
     const cxla_instr *instr; /* the elementwise instruction */
-    const cxla_instr *bcast; /* its broadcast operand */
+    const cxla_instr *bcast; /* its broadcast operand (TANH: NULL) */
     const cxla_instr *vec;   /* ADD_VEC, MUL_VEC, SUB_VEC: the broadcast's operand */
     float c;                 /* SCALE: the constant */
 } cxla_epi_op;
@@ -63,9 +67,11 @@ bool cxla_epilogue_type(cxla_type t);
 int64_t cxla_epilogue_feature_dims(const cxla_instr *core, int64_t *dims);
 
 /* Whether |x| can follow |prev| (a member of the chain of |e|, e->count ops so far, or
- * e->core) in the epilogue |e|: fills |op| when it can. |vector_any_form|: a vector may
- * carry extra dims of size 1 and a broadcast naming them (the pass reshapes it); false:
- * exactly the form above (the backend). */
+ * e->core) in the epilogue |e|: fills |op| when it can. |vector_any_form| (the pass, forming
+ * a fusion): a vector may carry extra dims of size 1 and a broadcast naming them (the pass
+ * reshapes it); false (the backend, matching a fusion it is given): exactly the form
+ * above, and a last convert to f16, or after a convolution, too (the pass does not form
+ * those, the backend runs them unfused: the product, then the epilogue as loops). */
 bool cxla_epilogue_step(const cxla_epilogue *e, const cxla_instr *prev, const cxla_instr *x,
                         bool vector_any_form, cxla_epi_op *op);
 

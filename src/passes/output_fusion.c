@@ -104,15 +104,19 @@ static bool reshape_vector(const cxla_instr *r, const int64_t *fd, int64_t nf) {
     }
 }
 
-/* Whether |x| converts the f32 chain value |prev| of a dot to bf16, the same dims. Not f16
- * (oneDNN 2.6 stores it only on CPUs with AVX512-FP16) nor after a convolution (its
- * primitive does not take an f32 source with a bf16 result): where oneDNN does not take
- * the fusion, its whole epilogue runs as loops on one thread, slower than the fused
- * product and a separate convert kernel. */
-static bool narrowing_convert(const cxla_epilogue *e, const cxla_instr *prev, const cxla_instr *x) {
+/* Whether |x| converts the f32 chain value |prev| of a product to bf16 or f16, the same
+ * dims. The pass (|formed|) forms it only after a dot and to bf16: not to f16 (oneDNN 2.6
+ * stores it only on CPUs with AVX512-FP16) nor after a convolution (its primitive does
+ * not take an f32 source with a bf16 or f16 result): where oneDNN does not take the
+ * fusion, its whole epilogue runs as loops on one thread, slower than the fused product
+ * and a separate convert kernel. A fusion the backend is given whole (HLO text) may have
+ * either: oneDNN refuses it and the product runs alone, then the loops. */
+static bool narrowing_convert(const cxla_epilogue *e, const cxla_instr *prev, const cxla_instr *x,
+                              bool formed) {
     return x->opcode == CXLA_OP_CONVERT && x->operand_count == 1 && x->operands[0] == prev &&
            prev->shape.type == CXLA_F32 && e->core->shape.type == CXLA_F32 &&
-           e->core->opcode == CXLA_OP_DOT && x->shape.type == CXLA_BF16 &&
+           (x->shape.type == CXLA_BF16 || (x->shape.type == CXLA_F16 && !formed)) &&
+           (e->core->opcode == CXLA_OP_DOT || !formed) &&
            cxla_shape_same_dims(&x->shape, &prev->shape);
 }
 
@@ -121,8 +125,18 @@ bool cxla_epilogue_step(const cxla_epilogue *e, const cxla_instr *prev, const cx
     memset(op, 0, sizeof(*op));
     if (e->count == CXLA_EPI_MAX || (e->count > 0 && e->ops[e->count - 1].kind == CXLA_EPI_CONVERT))
         return false; /* a convert ends the chain */
-    if (narrowing_convert(e, prev, x)) {
+    if (narrowing_convert(e, prev, x, vector_any_form)) {
         op->kind = CXLA_EPI_CONVERT;
+        op->instr = x;
+        return true;
+    }
+    bool relu_seen = false;
+    for (int64_t i = 0; i < e->count; i++)
+        if (e->ops[i].kind == CXLA_EPI_RELU) relu_seen = true;
+    if (x->opcode == CXLA_OP_TANH && x->operand_count == 1 && x->operands[0] == prev &&
+        x->shape.type == CXLA_F32 && prev->shape.type == CXLA_F32 && !relu_seen &&
+        cxla_shape_same_dims(&x->shape, &prev->shape)) {
+        op->kind = CXLA_EPI_TANH;
         op->instr = x;
         return true;
     }
@@ -137,9 +151,6 @@ bool cxla_epilogue_step(const cxla_epilogue *e, const cxla_instr *prev, const cx
         other = x->operands[0];
     else
         return false;
-    bool relu_seen = false;
-    for (int64_t i = 0; i < e->count; i++)
-        if (e->ops[i].kind == CXLA_EPI_RELU) relu_seen = true;
     int64_t fd[CXLA_MAX_RANK];
     int64_t nf = cxla_epilogue_feature_dims(e->core, fd);
     float c;
@@ -190,8 +201,14 @@ bool cxla_epilogue_match(const cxla_instr *f, cxla_epilogue *out) {
         if (x->user_count != 1) return false;
     }
     while (!is_product(x)) {
-        if (n == CXLA_EPI_MAX || x->operand_count != 2) return false;
+        if (n == CXLA_EPI_MAX) return false;
         chain[n++] = x;
+        if (x->opcode == CXLA_OP_TANH && x->operand_count == 1) {
+            x = x->operands[0];
+            if (x->user_count != 1) return false;
+            continue;
+        }
+        if (x->operand_count != 2) return false;
         const cxla_instr *a = x->operands[0], *b = x->operands[1];
         /* The chain continues through the operand that is not a broadcast. */
         if (a->opcode == CXLA_OP_BROADCAST && b->opcode != CXLA_OP_BROADCAST)
@@ -291,7 +308,7 @@ static cxla_status form(cxla_instr *core, const cxla_epilogue *e, cxla_instr *la
     for (int64_t i = 0; i < e->count; i++) {
         const cxla_epi_op *op = &e->ops[i];
         cxla_instr *bc;
-        if (op->kind == CXLA_EPI_CONVERT) {
+        if (op->kind == CXLA_EPI_CONVERT || op->kind == CXLA_EPI_TANH) {
             cxla_instr *from = prev;
             CXLA_RETURN_IF_ERROR(passes_clone_instr(fc, op->instr, &from, &prev));
             continue;

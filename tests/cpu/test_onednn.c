@@ -32,6 +32,11 @@ static uint64_t rng_state;
  * (the magnitudes then come from the fused module itself, which scales them alike). */
 static int fused_ops;
 
+/* When set, the magnitudes come from this module instead of the one tested (both with
+ * "$R"): for a tanh at the end, the same module with abs in its place, since the error
+ * of tanh(z) is at most z's (tanh is 1-Lipschitz) but tanh squashes the magnitudes. */
+static const char *mag_text;
+
 static double uniform(void) { /* splitmix64 -> [0, 1) */
     uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -40,7 +45,12 @@ static double uniform(void) { /* splitmix64 -> [0, 1) */
     return (double)(z >> 11) / 9007199254740992.0;
 }
 
-/* Random values: floats in [-2, 2), integers in [-20, 20], complex parts in [-2, 2). */
+/* Floats are drawn in [-2, 2) times this (the tanh tests make it small, so that their
+ * products are not so large that tanh rounds them all to +-1). */
+static double fill_scale = 1;
+
+/* Random values: floats in [-2, 2) (times fill_scale), integers in [-20, 20], complex
+ * parts in [-2, 2). */
 static void fill(cxla_literal *lit) {
     const cxla_shape *s = cxla_literal_shape(lit);
     size_t es = cxla_type_storage(s->type);
@@ -49,7 +59,7 @@ static void fill(cxla_literal *lit) {
         if (cxla_type_is_complex(s->type))
             cxla_store_c128(s->type, p, uniform() * 4 - 2, uniform() * 4 - 2);
         else if (cxla_type_is_float(s->type))
-            cxla_store_f64(s->type, p, uniform() * 4 - 2);
+            cxla_store_f64(s->type, p, (uniform() * 4 - 2) * fill_scale);
         else
             cxla_store_s64(s->type, p, (int64_t)(uniform() * 41) - 20);
     }
@@ -174,7 +184,7 @@ static void check(const char *text, const char *rtype, int64_t n, const char *wa
     cxla_literal *mag = NULL;
     if (n > 0 && want) {
         /* The sum of magnitudes: |a| and |b| through the same instruction, f32 result. */
-        char *f32_text = with_type(text, "f32");
+        char *f32_text = with_type(mag_text ? mag_text : text, "f32");
         cxla_module *mm = parse(f32_text);
         bool converts = strstr(text, "$T") != NULL; /* the operands become f32 too */
         for (int64_t p = 0; p < params && mm; p++) {
@@ -822,6 +832,184 @@ static void test_fused_convert(void) {
           "  ROOT r = $R[4,6] convert(s)\n"
           "}\n",
           "bf16", 0, cpu_onednn_available() ? "loops, then epilogue loops" : NULL);
+    /* After a convolution, and to f16 after a dot: oneDNN 2.6 refuses the narrow result
+     * (a convolution's f32 source with a bf16 or f16 destination; a matmul's f16 without
+     * AVX512-FP16). The pass leaves the convert out of the fusion (a kernel after it);
+     * a fusion given whole runs its product through oneDNN, then the bias and the convert
+     * as loops. */
+    fused_ops = 1;
+    const char *conv = "HloModule conv_narrow\n"
+                       "ENTRY e {\n"
+                       "  a = f32[2,9,9,8] parameter(0)\n"
+                       "  k = f32[3,3,8,16] parameter(1)\n"
+                       "  b = f32[16] parameter(2)\n"
+                       "  c = f32[2,9,9,16] convolution(a, k), window={size=3x3 pad=1_1x1_1}, "
+                       "dim_labels=b01f_01io->b01f\n"
+                       "  bb = f32[2,9,9,16] broadcast(b), dimensions={3}\n"
+                       "  s = f32[2,9,9,16] add(c, bb)\n"
+                       "  ROOT r = $R[2,9,9,16] convert(s)\n"
+                       "}\n";
+    check(conv, "f16", 72, "kernel");
+    check(conv, "bf16", 72, "kernel");
+    const char *conv_whole = "HloModule conv_narrow_whole\n"
+                             "fused {\n"
+                             "  p0 = f32[2,9,9,8] parameter(0)\n"
+                             "  p1 = f32[3,3,8,16] parameter(1)\n"
+                             "  p2 = f32[16] parameter(2)\n"
+                             "  c = f32[2,9,9,16] convolution(p0, p1), window={size=3x3 "
+                             "pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n"
+                             "  bb = f32[2,9,9,16] broadcast(p2), dimensions={3}\n"
+                             "  s = f32[2,9,9,16] add(c, bb)\n"
+                             "  ROOT v = $R[2,9,9,16] convert(s)\n"
+                             "}\n"
+                             "ENTRY e {\n"
+                             "  a = f32[2,9,9,8] parameter(0)\n"
+                             "  k = f32[3,3,8,16] parameter(1)\n"
+                             "  b = f32[16] parameter(2)\n"
+                             "  ROOT r = $R[2,9,9,16] fusion(a, k, b), kind=kOutput, calls=fused\n"
+                             "}\n";
+    const char *conv_want = cpu_onednn_available() ? "onednn convolution, then epilogue loops"
+                                                   : "loops, then epilogue loops";
+    check(conv_whole, "f16", 72, conv_want);
+    check(conv_whole, "bf16", 72, conv_want);
+    check("HloModule dot_f16_whole\n"
+          "fused {\n"
+          "  p0 = f32[64,96] parameter(0)\n"
+          "  p1 = f32[96,48] parameter(1)\n"
+          "  p2 = f32[48] parameter(2)\n"
+          "  d = f32[64,48] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+          "  bb = f32[64,48] broadcast(p2), dimensions={1}\n"
+          "  s = f32[64,48] add(d, bb)\n"
+          "  ROOT v = $R[64,48] convert(s)\n"
+          "}\n"
+          "ENTRY e {\n"
+          "  a = f32[64,96] parameter(0)\n"
+          "  k = f32[96,48] parameter(1)\n"
+          "  b = f32[48] parameter(2)\n"
+          "  ROOT r = $R[64,48] fusion(a, k, b), kind=kOutput, calls=fused\n"
+          "}\n",
+          "f16", 96, NULL);
+    fused_ops = 0;
+}
+
+/* |text| with every "tanh(" replaced by "abs(" (a new string): the magnitudes' module for
+ * a tanh epilogue (see mag_text). */
+static char *tanh_to_abs(const char *text) {
+    cxla_strbuf b;
+    cxla_strbuf_init(&b);
+    for (const char *p = text; *p; p++) {
+        if (strncmp(p, "tanh(", 5) == 0) {
+            cxla_strbuf_append(&b, "abs(", 4);
+            p += 4;
+        } else {
+            cxla_strbuf_putc(&b, *p);
+        }
+    }
+    return b.data;
+}
+
+/* check() of a module whose epilogue ends in tanh. */
+static void check_tanh(const char *text, const char *rtype, int64_t n, const char *want_what) {
+    char *mag = tanh_to_abs(text);
+    mag_text = mag;
+    check(text, rtype, n, want_what);
+    mag_text = NULL;
+    free(mag);
+}
+
+/* A dense layer's tanh as oneDNN's eltwise post-op (within 1 ulp of the interpreter's
+ * tanh on the CPUs measured: docs/semantics.md), with CXLA_CPU_EXACT_MATH=1 the
+ * interpreter's own in the epilogue loops; a tanh of a bf16 chain, or after a relu, is
+ * not fused. */
+static void test_fused_tanh(void) {
+    rng_state = 21;
+    fused_ops = 2;
+    fill_scale = 1.0 / 16; /* products of about 0.1 to 1: tanh far from +-1 */
+    /* dot + bias + tanh, written as the fusion */
+    const char *fused = "HloModule f\n"
+                        "fused {\n"
+                        "  p0 = f32[48,64] parameter(0)\n"
+                        "  p1 = f32[64,40] parameter(1)\n"
+                        "  p2 = f32[40] parameter(2)\n"
+                        "  d = f32[48,40] dot(p0, p1), lhs_contracting_dims={1}, "
+                        "rhs_contracting_dims={0}\n"
+                        "  bb = f32[48,40] broadcast(p2), dimensions={1}\n"
+                        "  s = f32[48,40] add(d, bb)\n"
+                        "  ROOT t = f32[48,40] tanh(s)\n"
+                        "}\n"
+                        "ENTRY e {\n"
+                        "  a = f32[48,64] parameter(0)\n"
+                        "  b = f32[64,40] parameter(1)\n"
+                        "  bias = f32[40] parameter(2)\n"
+                        "  ROOT r = $R[48,40] fusion(a, b, bias), kind=kOutput, calls=fused\n"
+                        "}\n";
+    check_tanh(fused, "f32", 64, fused_want("onednn matmul with post-ops"));
+    /* formed by the pass: the MLP's hidden layer, the transposed weights of a backward
+     * pass, and a tanh between a scale and a vector (not last) */
+    check_tanh("HloModule dense_tanh\n"
+               "ENTRY e {\n"
+               "  x = f32[32,96] parameter(0)\n"
+               "  w = f32[96,72] parameter(1)\n"
+               "  b = f32[72] parameter(2)\n"
+               "  d = f32[32,72] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+               "  bb = f32[32,72] broadcast(b), dimensions={1}\n"
+               "  s = f32[32,72] add(d, bb)\n"
+               "  ROOT r = $R[32,72] tanh(s)\n"
+               "}\n",
+               "f32", 96, cpu_onednn_available() ? "onednn matmul with post-ops" : NULL);
+    check_tanh("HloModule dense_tanh_t\n"
+               "ENTRY e {\n"
+               "  x = f32[96,32] parameter(0)\n"
+               "  w = f32[72,96] parameter(1)\n"
+               "  d = f32[32,72] dot(x, w), lhs_contracting_dims={0}, rhs_contracting_dims={1}\n"
+               "  c = f32[] constant(0.25)\n"
+               "  cb = f32[32,72] broadcast(c), dimensions={}\n"
+               "  s = f32[32,72] multiply(d, cb)\n"
+               "  ROOT r = $R[32,72] tanh(s)\n"
+               "}\n",
+               "f32", 96, cpu_onednn_available() ? "onednn matmul with post-ops" : NULL);
+    /* convolution + bias + tanh (NHWC) */
+    check_tanh("HloModule conv_tanh\n"
+               "ENTRY e {\n"
+               "  a = f32[2,9,9,8] parameter(0)\n"
+               "  k = f32[3,3,8,16] parameter(1)\n"
+               "  b = f32[16] parameter(2)\n"
+               "  c = f32[2,9,9,16] convolution(a, k), window={size=3x3 pad=1_1x1_1}, "
+               "dim_labels=b01f_01io->b01f\n"
+               "  bb = f32[2,9,9,16] broadcast(b), dimensions={3}\n"
+               "  s = f32[2,9,9,16] add(c, bb)\n"
+               "  ROOT r = $R[2,9,9,16] tanh(s)\n"
+               "}\n",
+               "f32", 72, cpu_onednn_available() ? "onednn convolution with post-ops" : NULL);
+    /* exact math: the product from oneDNN, the bias and the interpreter's tanh as loops */
+    setenv("CXLA_CPU_EXACT_MATH", "1", 1);
+    check_tanh(fused, "f32", 64, fused_want("onednn matmul, then epilogue loops"));
+    unsetenv("CXLA_CPU_EXACT_MATH");
+    fused_ops = 1;
+    /* Not fused: a tanh after a relu (the relu runs after the primitive) and a tanh of a
+     * bf16 chain (oneDNN would skip the bf16 rounding before it): the tanh is a kernel of
+     * its own after the fused product. */
+    check_tanh("HloModule relu_tanh\n"
+               "ENTRY e {\n"
+               "  x = f32[16,24] parameter(0)\n"
+               "  w = f32[24,8] parameter(1)\n"
+               "  d = f32[16,8] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+               "  z = f32[] constant(0)\n"
+               "  zb = f32[16,8] broadcast(z), dimensions={}\n"
+               "  m = f32[16,8] maximum(d, zb)\n"
+               "  ROOT r = $R[16,8] tanh(m)\n"
+               "}\n",
+               "f32", 24, "kernel");
+    check_tanh("HloModule bf16_tanh\n"
+               "ENTRY e {\n"
+               "  x = bf16[16,24] parameter(0)\n"
+               "  w = bf16[24,8] parameter(1)\n"
+               "  d = bf16[16,8] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+               "  ROOT r = $R[16,8] tanh(d)\n"
+               "}\n",
+               "bf16", 24, "kernel");
+    fused_ops = 0;
+    fill_scale = 1;
 }
 
 /* A constant kernel is reordered once, when the call is prepared: the results are those of
@@ -1118,5 +1306,5 @@ TEST_MAIN(TEST(test_dot_forms_f32), TEST(test_dot_small_floats), TEST(test_dot_e
           TEST(test_conv_forms_f32), TEST(test_conv_small_floats_and_loops),
           TEST(test_dot_in_programs), TEST(test_fused_post_ops), TEST(test_fused_post_ops_narrow),
           TEST(test_fused_relu_nan), TEST(test_output_fusion_programs), TEST(test_fused_two_scales),
-          TEST(test_fused_convert), TEST(test_constant_weights), TEST(test_replica_threads),
-          TEST(test_dot_random), TEST(test_conv_random))
+          TEST(test_fused_convert), TEST(test_fused_tanh), TEST(test_constant_weights),
+          TEST(test_replica_threads), TEST(test_dot_random), TEST(test_conv_random))

@@ -57,4 +57,5 @@ static void test_empty_array_with_many_outer_positions(void) {
     free(text);
 }
 
-TEST_MAIN(TEST(test_empty_array_with_many_outer_positions), TEST(test_literal_larger_than_its_message))
+TEST_MAIN(TEST(test_empty_array_with_many_outer_positions),
+          TEST(test_literal_larger_than_its_message))

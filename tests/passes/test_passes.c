@@ -410,6 +410,52 @@ static const cxla_instr *only_output_fusion(const cxla_computation *c) {
     return n == 1 ? found : NULL;
 }
 
+/* tanh after a dense layer joins the fusion (EPI_TANH); not after a relu, nor on a bf16
+ * chain. */
+static void test_output_fusion_tanh(void) {
+    cxla_module *m =
+        run_pass("HloModule m\n"
+                 "ENTRY e { x = f32[8,16] parameter(0)\n w = f32[16,4] parameter(1)\n"
+                 " b = f32[4] parameter(2)\n"
+                 " d = f32[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                 " bb = f32[8,4] broadcast(b), dimensions={1}\n s = f32[8,4] add(d, bb)\n"
+                 " ROOT r = f32[8,4] tanh(s) }\n",
+                 &cxla_pass_output_fusion);
+    if (!m) return;
+    const cxla_instr *f = only_output_fusion(m->entry);
+    CHECK(f == m->entry->root);
+    if (f) {
+        cxla_epilogue e;
+        CHECK(cxla_epilogue_match(f, &e));
+        CHECK_EQ_I64(e.count, 2);
+        if (e.count == 2)
+            CHECK(e.ops[0].kind == CXLA_EPI_ADD_VEC && e.ops[1].kind == CXLA_EPI_TANH);
+    }
+    CHECK_EQ_I64(count_op(m->entry, CXLA_OP_TANH), 0);
+    cxla_module_destroy(m);
+    static const char *const unfused[] = {
+        "HloModule m\n"
+        "ENTRY e { x = f32[8,16] parameter(0)\n w = f32[16,4] parameter(1)\n"
+        " d = f32[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+        " z = f32[] constant(0)\n zb = f32[8,4] broadcast(z), dimensions={}\n"
+        " m = f32[8,4] maximum(d, zb)\n ROOT r = f32[8,4] tanh(m) }\n",
+        "HloModule m\n"
+        "ENTRY e { x = bf16[8,16] parameter(0)\n w = bf16[16,4] parameter(1)\n"
+        " b = bf16[4] parameter(2)\n"
+        " d = bf16[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+        " bb = bf16[8,4] broadcast(b), dimensions={1}\n s = bf16[8,4] add(d, bb)\n"
+        " ROOT r = bf16[8,4] tanh(s) }\n"};
+    for (int k = 0; k < 2; k++) {
+        m = run_pass(unfused[k], &cxla_pass_output_fusion);
+        if (!m) continue;
+        /* The tanh stays outside, after the fused product (relu, or the bias). */
+        CHECK_MSG(m->entry->root->opcode == CXLA_OP_TANH, "case %d: root is %s", k,
+                  m->entry->root->name);
+        CHECK(only_output_fusion(m->entry) != NULL);
+        cxla_module_destroy(m);
+    }
+}
+
 static void test_output_fusion_dense(void) {
     /* A dense layer: dot, bias broadcast along N, relu; the fusion's shape is the root's. */
     cxla_module *m =
@@ -765,7 +811,7 @@ TEST_MAIN(TEST(test_ir_remove), TEST(test_dce), TEST(test_control_dependencies_s
           TEST(test_simplify_shapes), TEST(test_constant_fold), TEST(test_layout),
           TEST(test_dot_canon), TEST(test_fusion_loop), TEST(test_fusion_input_and_side_effects),
           TEST(test_fusion_multi_output), TEST(test_output_fusion_dense),
-          TEST(test_output_fusion_conv_batch_norm), TEST(test_output_fusion_limits),
-          TEST(test_output_fusion_arrays), TEST(test_output_fusion_convert),
-          TEST(test_output_fusion_bf16), TEST(test_conv_canon), TEST(test_pipeline_dump_and_verify),
-          TEST(test_pipeline_whole))
+          TEST(test_output_fusion_tanh), TEST(test_output_fusion_conv_batch_norm),
+          TEST(test_output_fusion_limits), TEST(test_output_fusion_arrays),
+          TEST(test_output_fusion_convert), TEST(test_output_fusion_bf16), TEST(test_conv_canon),
+          TEST(test_pipeline_dump_and_verify), TEST(test_pipeline_whole))
