@@ -625,6 +625,16 @@ static void cpu_destroy(void *compiled) {
     free(c);
 }
 
+/* What a plan's kernel steps point at until the compiled kernels are bound
+ * (compile_whole); never run. */
+static void kernel_unbound(void *const *out, const void *const *in, int64_t begin, int64_t end) {
+    (void)out;
+    (void)in;
+    (void)begin;
+    (void)end;
+    CXLA_ASSERT(!"a kernel step ran before its kernel was bound");
+}
+
 /* The form that runs |module| itself: kernels, calls and the step sequence, or (unbounded
  * shapes) the driver with them. */
 static cxla_status compile_whole(const cxla_module *module, const exec_compile_options *options,
@@ -644,15 +654,45 @@ static cxla_status compile_whole(const cxla_module *module, const exec_compile_o
     }
     int threads = cpu_pool_threads(options ? options->thread_count : 0);
     if (!s && threads > 1) s = cpu_pool_acquire(threads, &c->pool);
-    if (!s && g.count > 0) {
-        const char **sources = calloc((size_t)g.unit_count, sizeof(*sources));
-        size_t *lengths = calloc((size_t)g.unit_count, sizeof(*lengths));
+    /* The plans are built before the kernels are compiled, over a placeholder for each
+     * kernel, so that the fused loops' C (which depends on the plans' layout) is compiled in
+     * the same library as the kernels, at the same time; the real kernels are bound after. */
+    for (int64_t i = 0; i < g.count && !s; i++) {
+        c->kernels[g.instrs[i]->id] = kernel_unbound;
+        c->infos[g.instrs[i]->id] = g.infos[i];
+    }
+    if (!s) c->kernel_count = g.count;
+    /* Library calls are prepared now (oneDNN primitives are created once, not per run). */
+    for (int64_t i = 0; i < g.call_count && !s; i++)
+        s = cpu_linalg_prepare(g.call_instrs[i], threads, c->pool, &c->calls[g.call_instrs[i]->id]);
+    if (!s)
+        s = cpu_plan_build(c->module, c->kernels, c->infos, c->calls, c->id_count, c->pool, false,
+                           &c->plan);
+    /* A second plan for donated arguments, when the module aliases any (a few kilobytes of
+     * steps; the kernels and calls are shared). */
+    if (!s && c->plan)
+        s = cpu_plan_build(c->module, c->kernels, c->infos, c->calls, c->id_count, c->pool, true,
+                           &c->plan_donated);
+    /* The fused while loops of both plans as one more translation unit (cpu_loop.h). */
+    cxla_strbuf loops;
+    cxla_strbuf_init(&loops);
+    bool has_loops = false;
+    cpu_plan *plans[2] = {c ? c->plan : NULL, c ? c->plan_donated : NULL};
+    if (!s) s = cpu_plan_emit_loops(plans, 2, module->name, &loops, &has_loops);
+    int64_t units = g.unit_count + (has_loops ? 1 : 0);
+    if (!s && (g.count > 0 || has_loops)) {
+        const char **sources = calloc((size_t)units, sizeof(*sources));
+        size_t *lengths = calloc((size_t)units, sizeof(*lengths));
         if (!sources || !lengths) s = OOM();
         for (int64_t u = 0; u < g.unit_count && !s; u++) {
             sources[u] = g.units[u].data;
             lengths[u] = g.units[u].len;
         }
-        if (!s) s = cpu_library_compile(sources, lengths, g.unit_count, module->name, &c->library);
+        if (!s && has_loops) {
+            sources[units - 1] = loops.data;
+            lengths[units - 1] = loops.len;
+        }
+        if (!s) s = cpu_library_compile(sources, lengths, units, module->name, &c->library);
         free(sources);
         free(lengths);
         for (int64_t i = 0; i < g.count && !s; i++) {
@@ -667,28 +707,15 @@ static cxla_status compile_whole(const cxla_module *module, const exec_compile_o
             }
             /* dlsym returns data pointers; POSIX guarantees the conversion. */
             memcpy(&c->kernels[g.instrs[i]->id], &sym, sizeof(sym));
-            c->infos[g.instrs[i]->id] = g.infos[i];
         }
-        c->kernel_count = g.count;
     }
-    /* Library calls are prepared now (oneDNN primitives are created once, not per run). */
-    for (int64_t i = 0; i < g.call_count && !s; i++)
-        s = cpu_linalg_prepare(g.call_instrs[i], threads, c->pool, &c->calls[g.call_instrs[i]->id]);
-    if (!s)
-        s = cpu_plan_build(c->module, c->kernels, c->infos, c->calls, c->id_count, c->pool, false,
-                           &c->plan);
-    /* A second plan for donated arguments, when the module aliases any (a few kilobytes of
-     * steps; the kernels and calls are shared). */
-    if (!s && c->plan)
-        s = cpu_plan_build(c->module, c->kernels, c->infos, c->calls, c->id_count, c->pool, true,
-                           &c->plan_donated);
+    cxla_strbuf_free(&loops);
+    for (int64_t k = 0; k < 2 && !s; k++)
+        s = cpu_plan_bind(plans[k], k, c->kernels, c->library, has_loops, module->name);
     /* Messages name the user's instructions, not the passes' copies of them. */
     if (!s && c->plan) s = cpu_origins_build(module, c->module, &c->origins);
     if (!s && c->plan) cpu_plan_set_origins(c->plan, c->origins);
     if (!s && c->plan_donated) cpu_plan_set_origins(c->plan_donated, c->origins);
-    /* The fused while loops as C functions (cpu_loop.h). */
-    if (!s) s = cpu_plan_compile_loops(c->plan, module->name);
-    if (!s) s = cpu_plan_compile_loops(c->plan_donated, module->name);
     /* rng keys as the interpreter gives them running the user's module. */
     if (!s && c->plan)
         s = cpu_svc_rng_keys_of_user(module, c->module, c->id_count, cpu_plan_rng_keys(c->plan));

@@ -88,11 +88,24 @@ uint64_t *cpu_plan_rng_keys(cpu_plan *plan);
 cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
                            const cpu_kernel_info *infos, const cpu_call *calls, int64_t id_count,
                            cpu_pool *pool, bool donating, cpu_plan **out);
-/* Compiles the plan's fused while loops (cpu_loop.h) to C, one function per loop with its
- * kernels in the same translation unit, and runs them so from then on (the plan owns the
- * library). Nothing to do for a NULL plan or one without fused loops. Errors: those of
- * cpu_library_compile (the plan then runs its loops as before). */
-cxla_status cpu_plan_compile_loops(cpu_plan *plan, const char *what);
+/* The fused while loops (cpu_loop.h) of |plans| (n of them, NULL ones skipped) as one C
+ * translation unit appended to |out|: function cxla_loop_I_K for program K of plans[I],
+ * with the kernels they call emitted again in the unit (once each), so that the C compiler
+ * inlines the small ones. The plans may have been built over placeholder kernels: the unit
+ * depends on their layout, not on the kernels' addresses, so it is compiled in the same
+ * library as the kernels, at the same time (cpu_backend.c). *out_any: whether anything
+ * was written (nothing for plans without fused loops, or with CXLA_LOOP_NO_CC set).
+ * Errors: RESOURCE_EXHAUSTED, those of cpu_emit_kernel. */
+cxla_status cpu_plan_emit_loops(cpu_plan *const *plans, int64_t n, const char *what,
+                                cxla_strbuf *out, bool *out_any);
+/* Points the kernel steps of plan |p| (number |index| of those given to
+ * cpu_plan_emit_loops) at kernels[instruction id], and, |with_loops|, its fused loops at
+ * their functions in |lib| (which must outlive the plan's runs). Nothing to do for a NULL
+ * plan. Errors: RESOURCE_EXHAUSTED, INTERNAL for a function missing from |lib| (its loops
+ * then run as before, as ops). */
+struct cpu_library;
+cxla_status cpu_plan_bind(cpu_plan *p, int64_t index, const cpu_kernel_fn *kernels,
+                          struct cpu_library *lib, bool with_loops, const char *what);
 /* Whether |plan| (built |donating|) may run on |args| with |options|: every aliased
  * argument leaf is donated (options->donated) and lies row-major where the caller put it
  * (so that it is the caller's memory the plan writes). */
@@ -122,7 +135,11 @@ typedef struct cpu_plan_stats {
     int64_t fused_loops;   /* while loops run as one step of a fused program (cpu_loop.h),
                               nested ones included */
     int64_t loops_as_c;    /* of those programs (outermost loops), the ones that run as one
-                              generated C function (cpu_plan_compile_loops) */
+                              generated C function (cpu_plan_bind) */
+    /* Of those functions' buffers, the ones at a fixed offset of the arena (not read from
+     * the table of pointers: cpu_loop.c's slot_where), and the constants written into
+     * their code. */
+    int64_t loop_arena_slots, loop_const_slots;
 } cpu_plan_stats;
 void cpu_plan_get_stats(const cpu_plan *plan, cpu_plan_stats *out);
 /* "step", "in place", "kernel in place", "pieces in place", "alias", "interpreter handler", a

@@ -17,7 +17,15 @@
  * dynamic-update-slices, calls, conditionals (pred or integer index) and while loops
  * whose own steps fuse. Library calls, handlers, services (collectives, host transfers,
  * custom calls, rng) and dynamic sizes keep the steps (the loop runs step by step, its fusable
- * inner loops fused on their own). */
+ * inner loops fused on their own).
+ *
+ * Generated C (cpu_plan_emit_loops): each program becomes one C function in a translation
+ * unit compiled with the kernels' units into one library. Its buffers in the arena are
+ * written as the arena's base plus constant offsets and its small constants as arrays, so
+ * that the C compiler tells the operands apart and keeps values in registers across the
+ * inlined kernels (as the ahead-of-time library does with its scratch offsets); that and
+ * checking cancellation once per a few MiB-equivalents of work made the JIT's fused loops
+ * as fast as the library's (docs/performance.md, h-loopjit). */
 #include "cpu/cpu_loop.h"
 
 #include <inttypes.h>
@@ -28,6 +36,8 @@
 #include "cpu/emit.h"
 #include "cpu/threadpool.h"
 #include "literal/literal_internal.h"
+
+typedef struct where where; /* where a slot lies for the generated code (slot_where) */
 
 typedef enum lop_kind { O_KERNEL, O_POOLED, O_COPY, O_DUS, O_WHILE, O_COND } lop_kind;
 
@@ -43,13 +53,15 @@ typedef struct lop {
     int64_t cond_end, body_end; /* O_WHILE: see the layout above */
 } lop;
 
-/* The generated form of a program (cpu_loop_compile): see emit_fn for its contract. */
+/* The generated form of a program (cpu_plan_emit_loops): see emit_fn for its contract. */
 typedef long long (*loop_fn)(void *const *tab, int (*check)(void *), void *ctx,
                              void (*dus)(const void *, void *, const void *const *),
                              const void *const *steps);
 
 struct cpu_loop {
     loop_fn gen;        /* NULL: the ops below run it */
+    int64_t fixed[2];   /* its generated code's slots in the arena, constants (emit_fn) */
+    const where *wh;    /* while emit_fn runs: where each slot lies (NULL: unknown) */
     const void **steps; /* by op: its step (the generated code's dynamic-update-slices) */
     lop *ops;
     int64_t count, cap;
@@ -364,28 +376,28 @@ const step *cpu_loop_run(const cpu_loop *l, const cpu_loop_env *env, bool *out_o
 
 /* ---- generated C --------------------------------------------------------------------- */
 
-/* The kernels of program |l| (number |prog| of its plan) as C, then the program as one C
- * function, NAME = cxla_loop_PROG:
- *   long long NAME(void *const *tab, int (*check)(void *), void *ctx,
- *                  void (*dus)(const void *step, void *dst, const void *const *ins),
- *                  const void *const *steps)
- * tab: the slots' buffers; check(ctx) at every back-edge (NULL: never), nonzero stops the
- * run and NAME returns the index of that loop's op; -1 when the loop ended. The slots are
- * read into locals once, so that the C compiler sees each kernel's operands as plain
- * pointers and inlines the small kernels into the loop. */
-static cxla_status emit_kernels(const cpu_loop *l, int prog, cxla_strbuf *out) {
+/* The kernels of program |l| as C, those not yet in |out| (done[instruction id]): one
+ * static function cxla_lkID per instruction, which the programs of both plans call (a
+ * loop's body may be another loop's too: in_place_dynamic_update_slice_fusion runs one body
+ * in two loops). Then the program as one C function (emit_fn). */
+static cxla_status emit_kernels(const cpu_loop *l, bool *done, cxla_strbuf *out) {
     for (int64_t i = 0; i < l->count; i++) {
         if (l->ops[i].kind != O_KERNEL) continue;
+        const cxla_instr *in = l->ops[i].sp->instr;
+        if (done[in->id]) continue;
+        done[in->id] = true;
         char name[64];
-        snprintf(name, sizeof(name), "cxla_l%d_k%" PRId64, prog, i);
+        snprintf(name, sizeof(name), "cxla_lk%" PRId64, in->id);
         /* Internal linkage (the emitter's own definition then keeps it): under -fPIC the
-         * C compiler does not inline a function another object could interpose. */
+         * C compiler does not inline a function another object could interpose. And
+         * inline: gcc -O2 leaves a kernel called from two loops out of line without the
+         * hint (in_place_dynamic_update_slice_fusion ran 15-25% slower so). */
         cxla_strbuf_printf(out,
-                           "\nstatic void %s(void *const *out, const void *const *in, "
+                           "\nstatic inline void %s(void *const *out, const void *const *in, "
                            "int64_t begin, int64_t end);\n",
                            name);
         cpu_kernel_info info;
-        CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(l->ops[i].sp->instr, name, out, &info));
+        CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(in, name, out, &info));
     }
     return NULL;
 }
@@ -414,12 +426,95 @@ static const char *index_ctype(cxla_type t) {
     }
 }
 
+/* Where slot |k| of |l| lies, as the generated code writes it (slot_where). */
+typedef enum where_kind { AT_TAB, AT_ARENA, AT_CONST } where_kind;
+
+struct where {
+    where_kind kind;
+    size_t off, size; /* AT_ARENA: bytes into the run's arena, and the buffer's size */
+    const value *val; /* AT_CONST: the constant */
+};
+
+/* Constants of at most this many bytes are written into the generated code. */
+enum { CONST_INLINE_MAX = 256 };
+
+/* Whether class |c| is the target of a write in |l| (a kernel's result, a copy's target, a
+ * dynamic-update-slice's buffer). */
+static bool written(const cpu_loop *l, int64_t c) {
+    for (int64_t i = 0; i < l->count; i++) {
+        const lop *o = &l->ops[i];
+        int64_t n = o->kind == O_KERNEL || o->kind == O_POOLED ? o->sp->out_count
+                    : o->kind == O_COPY                        ? o->n
+                    : o->kind == O_DUS                         ? 1
+                                                               : 0;
+        for (int64_t k = 0; k < n; k++)
+            if (l->slots[o->out + k] == c) return true;
+    }
+    return false;
+}
+
+/* Slot |k| of |l| in plan |p|: an arena buffer (or a piece of one) that is not a result
+ * leaf lies at a fixed offset of the run's arena, and the generated code computes it from
+ * the arena's base, so that the C compiler sees which operands are distinct buffers (it
+ * then keeps values in registers across the inlined kernels, and decides each copy's
+ * "source != target" itself); a small constant that nothing writes is written out, so
+ * that it is folded into the kernels. The others (arguments, result leaves, big
+ * constants) are read from the table, opaque pointers. */
+static where slot_where(const cpu_loop *l, const cpu_plan *p, int64_t k) {
+    int64_t c = l->slots[k];
+    const value *x = &p->values[c];
+    size_t off = 0;
+    for (int depth = 0; x->sub_of >= 0 && depth <= MAX_DEPTH; depth++) {
+        off += x->sub_off;
+        x = &p->values[x->sub_of];
+    }
+    if (x->sub_of < 0 && x->kind == V_ARENA && x->result < 0 && x->size > 0)
+        return (where){.kind = AT_ARENA, .off = x->offset + off, .size = p->values[c].size};
+    if (x == &p->values[c] && x->kind == V_CONST && x->data && x->size > 0 &&
+        x->size <= CONST_INLINE_MAX && !written(l, c)) {
+        size_t es = cxla_type_storage(x->shape->type);
+        if ((es == 1 || es == 2 || es == 4 || es == 8) && x->size % es == 0)
+            return (where){.kind = AT_CONST, .val = x};
+    }
+    return (where){.kind = AT_TAB};
+}
+
+/* Whether slots |a| and |b| of |l| are known not to overlap (l->wh): buffers of the arena
+ * whose ranges are apart, or one in the arena and the other not (arguments, results and
+ * constants are never in it). */
+static bool apart(const cpu_loop *l, int64_t a, int64_t b) {
+    if (!l->wh) return false;
+    const where *x = &l->wh[a], *y = &l->wh[b];
+    if (x->kind == AT_ARENA && y->kind == AT_ARENA)
+        return x->off + x->size <= y->off || y->off + y->size <= x->off;
+    return (x->kind == AT_ARENA) != (y->kind == AT_ARENA);
+}
+
+/* Rows of at most this many bytes that may overlap are moved through a local copy, which
+ * the C compiler keeps in registers, instead of a call of memmove (two of 12 bytes an
+ * iteration were most of bench_scan_N2000_M3's loop). */
+enum { SMALL_MOVE = 64 };
+
+/* The C that moves |row| bytes from |src| to |dst| (expressions), which may overlap unless
+ * |apart_|. */
+static void emit_move(cxla_strbuf *out, int indent, const char *dst, const char *src, size_t row,
+                      bool apart_) {
+    if (apart_)
+        cxla_strbuf_printf(out, "%*smemcpy(%s, %s, %zu);\n", indent, "", dst, src, row);
+    else if (row <= SMALL_MOVE)
+        cxla_strbuf_printf(out,
+                           "%*s{ unsigned char t_[%zu]; memcpy(t_, %s, %zu); "
+                           "memcpy(%s, t_, %zu); }\n",
+                           indent, "", row, src, row, dst, row);
+    else
+        cxla_strbuf_printf(out, "%*smemmove(%s, %s, %zu);\n", indent, "", dst, src, row);
+}
+
 /* dynamic-update-slice op |o| as C with its shapes as constants (cpu_steps_dus's rule:
  * each start clamped into [0, operand - update], a u64 beyond INT64_MAX is huge, rows of
- * the update moved with memmove); false when an index type is not a plain integer (then
+ * the update moved as by memmove); false when an index type is not a plain integer (then
  * the callback runs it). */
 static bool emit_dus_c(const cpu_loop *l, const lop *o, int indent, cxla_strbuf *out) {
-    (void)l;
     const step *sp = o->sp;
     const cxla_instr *in = sp->instr;
     const cxla_shape *os = &in->shape, *us = &in->operands[1]->shape;
@@ -459,8 +554,9 @@ static bool emit_dus_c(const cpu_loop *l, const lop *o, int indent, cxla_strbuf 
                        o->out, sp->elem);
     cxla_strbuf_printf(out, "%*sconst char *u_ = (const char *)s%" PRId64 ";\n", ind, "",
                        o->in + 1);
+    bool sep = apart(l, o->out, o->in + 1);
     if (rows == 1) {
-        cxla_strbuf_printf(out, "%*smemmove(d_, u_, %zu);\n", ind, "", row);
+        emit_move(out, ind, "d_", "u_", row, sep);
     } else {
         /* Row k of the update lands at the offset of its index in the operand. */
         cxla_strbuf_printf(out, "%*sfor (long long k = 0; k < %" PRId64 "LL; k++) {\n", ind, "",
@@ -473,30 +569,88 @@ static bool emit_dus_c(const cpu_loop *l, const lop *o, int indent, cxla_strbuf 
                 ind + 4, "", us->dims[d], ostride, us->dims[d]);
             ostride *= os->dims[d];
         }
-        cxla_strbuf_printf(out, "%*smemmove(d_ + (size_t)at * %zu, u_ + (size_t)k * %zu, %zu);\n",
-                           ind + 4, "", sp->elem, row, row);
+        char dst[64], src[64];
+        snprintf(dst, sizeof(dst), "d_ + (size_t)at * %zu", sp->elem);
+        snprintf(src, sizeof(src), "u_ + (size_t)k * %zu", row);
+        emit_move(out, ind + 4, dst, src, row, sep);
         cxla_strbuf_printf(out, "%*s}\n", ind, "");
     }
     cxla_strbuf_printf(out, "%*s}\n", indent, "");
     return true;
 }
 
-static void emit_ops(const cpu_loop *l, int prog, int64_t a, int64_t b, int indent,
-                     cxla_strbuf *out);
+static void emit_ops(const cpu_loop *l, int64_t a, int64_t b, int indent, cxla_strbuf *out);
 
-static void emit_while_c(const cpu_loop *l, int prog, int64_t w, int indent, cxla_strbuf *out) {
+/* The generated code checks cancellation once per CHECK_COST byte-equivalents of work
+ * (threadpool.h's unit: about 40 us a MiB), counted at the back-edges, rather than at every
+ * back-edge: a loop of a few tiny kernels checked at each iteration spent a tenth of its
+ * time in the check's calls. Each operation counts OP_COST on top of its own cost (the
+ * call, the pointers), so that an iteration is never free. */
+#define CHECK_COST (4.0 * 1024 * 1024)
+enum { OP_COST = 64 };
+
+/* The work of ops [a, b) of |l| that the back-edge of the loop around them counts: their
+ * kernels, copies and dynamic-update-slices, the costliest branch of a conditional, and a
+ * nested loop's condition once (its iterations are counted at its own back-edge). */
+static double own_cost(const cpu_loop *l, int64_t a, int64_t b) {
+    double cost = 0;
+    for (int64_t i = a; i < b;) {
+        const lop *o = &l->ops[i];
+        cost += OP_COST;
+        switch (o->kind) {
+        case O_KERNEL:
+        case O_POOLED: cost += o->sp->info.cost > 0 ? o->sp->info.cost : 0; break;
+        case O_COPY:
+            for (int64_t k = 0; k < o->n; k++) cost += (double)l->sizes[o->size + k];
+            break;
+        case O_DUS: {
+            const cxla_shape *us = &o->sp->instr->operands[1]->shape;
+            double n = 1;
+            for (int64_t d = 0; d < us->rank; d++) n *= (double)us->dims[d];
+            cost += n * (double)o->sp->elem;
+        } break;
+        case O_WHILE:
+            cost += own_cost(l, i + 1, o->cond_end);
+            i = o->body_end;
+            continue;
+        case O_COND: {
+            const int64_t *m = l->marks + o->size;
+            double most = 0;
+            for (int64_t k = 0; k < o->n; k++) {
+                double c = own_cost(l, m[k], m[k + 1]);
+                if (c > most) most = c;
+            }
+            cost += most;
+            i = m[o->n];
+            continue;
+        }
+        }
+        i++;
+    }
+    return cost;
+}
+
+static void emit_while_c(const cpu_loop *l, int64_t w, int indent, cxla_strbuf *out) {
     const lop *o = &l->ops[w];
     cxla_strbuf_printf(out, "%*sfor (;;) { /* %s */\n", indent, "", o->sp->instr->name);
-    emit_ops(l, prog, w + 1, o->cond_end, indent + 4, out);
+    emit_ops(l, w + 1, o->cond_end, indent + 4, out);
     cxla_strbuf_printf(out, "%*sif (!*(const unsigned char *)s%" PRId64 ") break;\n", indent + 4,
                        "", o->pred);
-    emit_ops(l, prog, o->cond_end, o->body_end, indent + 4, out);
-    cxla_strbuf_printf(out, "%*sif (check && check(ctx)) return %" PRId64 ";\n", indent + 4, "", w);
+    emit_ops(l, o->cond_end, o->body_end, indent + 4, out);
+    /* A cost at or above the budget checks at every back-edge. */
+    double cost = own_cost(l, w + 1, o->body_end);
+    long long spent = cost >= CHECK_COST ? (long long)CHECK_COST : (long long)cost;
+    cxla_strbuf_printf(out,
+                       "%*sif (check && (budget_ -= %lldLL) < 0) {\n"
+                       "%*sbudget_ = %lldLL;\n"
+                       "%*sif (check(ctx)) return %" PRId64 ";\n"
+                       "%*s}\n",
+                       indent + 4, "", spent, indent + 8, "", (long long)CHECK_COST - 1, indent + 8,
+                       "", w, indent + 4, "");
     cxla_strbuf_printf(out, "%*s}\n", indent, "");
 }
 
-static void emit_ops(const cpu_loop *l, int prog, int64_t a, int64_t b, int indent,
-                     cxla_strbuf *out) {
+static void emit_ops(const cpu_loop *l, int64_t a, int64_t b, int indent, cxla_strbuf *out) {
     for (int64_t i = a; i < b;) {
         const lop *o = &l->ops[i];
         const step *sp = o->sp;
@@ -506,10 +660,10 @@ static void emit_ops(const cpu_loop *l, int prog, int64_t a, int64_t b, int inde
             emit_slots(out, "void *o_", o->out, sp->out_count);
             cxla_strbuf_putc(out, ' ');
             emit_slots(out, "const void *i_", o->in, sp->in_count);
-            cxla_strbuf_printf(out, " cxla_l%d_k%" PRId64 "(o_, i_, 0, %" PRId64 "); }\n", prog, i,
-                               o->range);
+            cxla_strbuf_printf(out, " cxla_lk%" PRId64 "(o_, i_, 0, %" PRId64 "); }\n",
+                               sp->instr->id, o->range);
             break;
-        case O_POOLED: break; /* not generated (cpu_loop_compile) */
+        case O_POOLED: break; /* not generated (generable) */
         case O_COPY:
             for (int64_t k = 0; k < o->n; k++)
                 if (l->sizes[o->size + k])
@@ -526,7 +680,7 @@ static void emit_ops(const cpu_loop *l, int prog, int64_t a, int64_t b, int inde
             cxla_strbuf_printf(out, " dus(steps[%" PRId64 "], s%" PRId64 ", i_); }\n", i, o->out);
             break;
         case O_WHILE:
-            emit_while_c(l, prog, i, indent, out);
+            emit_while_c(l, i, indent, out);
             i = o->body_end;
             continue;
         case O_COND: {
@@ -547,7 +701,7 @@ static void emit_ops(const cpu_loop *l, int prog, int64_t a, int64_t b, int inde
                                indent + 4, "", o->n, o->n - 1, indent + 4, "");
             for (int64_t k = 0; k < o->n; k++) {
                 cxla_strbuf_printf(out, "%*scase %" PRId64 ": {\n", indent + 4, "", k);
-                emit_ops(l, prog, m[k], m[k + 1], indent + 8, out);
+                emit_ops(l, m[k], m[k + 1], indent + 8, out);
                 cxla_strbuf_printf(out, "%*s} break;\n", indent + 4, "");
             }
             cxla_strbuf_printf(out, "%*s}\n%*s}\n", indent + 4, "", indent, "");
@@ -559,17 +713,80 @@ static void emit_ops(const cpu_loop *l, int prog, int64_t a, int64_t b, int inde
     }
 }
 
-static void emit_fn(const cpu_loop *l, int prog, cxla_strbuf *out) {
+/* Constant |x| as a static array |name| of its element bits. */
+static void emit_const(const value *x, const char *name, cxla_strbuf *out) {
+    size_t es = cxla_type_storage(x->shape->type), n = x->size / es;
+    const char *ut = es == 1 ? "uint8_t" : es == 2 ? "uint16_t" : es == 4 ? "uint32_t" : "uint64_t";
+    cxla_strbuf_printf(out, "static const %s %s[%zu] = {", ut, name, n);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = 0;
+        const unsigned char *b = (const unsigned char *)x->data + i * es;
+        switch (es) {
+        case 1: v = b[0]; break;
+        case 2: {
+            uint16_t t;
+            memcpy(&t, b, 2);
+            v = t;
+        } break;
+        case 4: {
+            uint32_t t;
+            memcpy(&t, b, 4);
+            v = t;
+        } break;
+        default: memcpy(&v, b, 8); break;
+        }
+        cxla_strbuf_printf(out, "%s0x%" PRIx64 "%s", i ? ", " : "", v, es == 8 ? "ull" : "u");
+    }
+    cxla_strbuf_puts(out, "};\n");
+}
+
+/* Program |l| of plan |p| as the function |fn| (cxla_loop_PLAN_PROG); counts its slots at
+ * fixed places in l->fixed (arena buffers, constants). */
+static void emit_fn(cpu_loop *l, const cpu_plan *p, const char *fn, cxla_strbuf *out) {
+    /* The arena's base, from the first slot that lies in it. */
+    int64_t anchor = -1;
+    size_t anchor_off = 0;
+    char name[96];
+    l->fixed[0] = l->fixed[1] = 0;
+    where *wh = calloc((size_t)(l->nslots ? l->nslots : 1), sizeof(*wh));
+    for (int64_t k = 0; k < l->nslots; k++) {
+        where w = slot_where(l, p, k);
+        if (wh) wh[k] = w;
+        snprintf(name, sizeof(name), "%s_c%" PRId64, fn, k);
+        if (w.kind == AT_CONST) emit_const(w.val, name, out);
+        if (w.kind != AT_TAB) l->fixed[w.kind == AT_ARENA ? 0 : 1]++;
+        if (w.kind == AT_ARENA && anchor < 0) {
+            anchor = k;
+            anchor_off = w.off;
+        }
+    }
     cxla_strbuf_printf(out,
                        "\n/* The while loop %s as one function (cxla's fused loops). */\n"
-                       "long long cxla_loop_%d(void *const *tab, int (*check)(void *), void *ctx,\n"
+                       "long long %s(void *const *tab, int (*check)(void *), void *ctx,\n"
                        "    void (*dus)(const void *, void *, const void *const *),\n"
                        "    const void *const *steps) {\n"
                        "    (void)check; (void)ctx; (void)dus; (void)steps;\n",
-                       l->ops[0].sp->instr->name, prog);
-    for (int64_t k = 0; k < l->nslots; k++)
-        cxla_strbuf_printf(out, "    void *const s%" PRId64 " = tab[%" PRId64 "];\n", k, k);
-    emit_while_c(l, prog, 0, 4, out);
+                       l->ops[0].sp->instr->name, fn);
+    if (anchor >= 0)
+        cxla_strbuf_printf(out, "    char *const a_ = (char *)tab[%" PRId64 "] - %zu;\n", anchor,
+                           anchor_off);
+    for (int64_t k = 0; k < l->nslots; k++) {
+        where w = slot_where(l, p, k);
+        if (w.kind == AT_ARENA)
+            cxla_strbuf_printf(out, "    void *const s%" PRId64 " = a_ + %zu;\n", k, w.off);
+        else if (w.kind == AT_CONST)
+            cxla_strbuf_printf(out, "    void *const s%" PRId64 " = (void *)%s_c%" PRId64 ";\n", k,
+                               fn, k);
+        else
+            cxla_strbuf_printf(out, "    void *const s%" PRId64 " = tab[%" PRId64 "];\n", k, k);
+    }
+    /* Work left before the next cancellation check (emit_while_c); the first back-edge
+     * checks, as the step sequence's loops do. */
+    cxla_strbuf_puts(out, "    long long budget_ = 0;\n");
+    l->wh = wh; /* NULL when memory is short: every move then as if the buffers overlapped */
+    emit_while_c(l, 0, 4, out);
+    l->wh = NULL;
+    free(wh);
     cxla_strbuf_puts(out, "    return -1;\n}\n");
 }
 
@@ -604,37 +821,90 @@ static int64_t count_programs(const seq *q, int depth) {
     return n;
 }
 
-cxla_status cpu_loop_compile(cpu_plan *p, const char *what, cpu_library **out_lib) {
-    *out_lib = NULL;
-    int64_t cap = count_programs(&p->entry, 0), n = 0;
-    if (cap == 0 || getenv("CXLA_LOOP_NO_CC")) return NULL;
+/* The generable programs of |p|, in a stable order (the one of its steps): *out_progs
+ * (owned by the caller), *out_n of them. */
+static cxla_status programs_of(cpu_plan *p, cpu_loop ***out_progs, int64_t *out_n) {
+    *out_progs = NULL;
+    *out_n = 0;
+    int64_t cap = p ? count_programs(&p->entry, 0) : 0;
+    if (cap == 0) return NULL;
     cpu_loop **progs = calloc((size_t)cap, sizeof(*progs));
     if (!progs) return CPU_STEPS_OOM();
-    collect(&p->entry, progs, &n, cap, 0);
-    cxla_strbuf src;
-    cxla_strbuf_init(&src);
-    cxla_strbuf_printf(&src,
-                       "/* Generated by cxla's cpu backend from module %s: its fused "
-                       "while loops (src/cpu/cpu_loop.c). */\n",
-                       what);
-    cpu_emit_prelude(&src);
-    cxla_strbuf_puts(&src, "#include <string.h>\n");
+    collect(&p->entry, progs, out_n, cap, 0);
+    *out_progs = progs;
+    return NULL;
+}
+
+cxla_status cpu_plan_emit_loops(cpu_plan *const *plans, int64_t n, const char *what,
+                                cxla_strbuf *out, bool *out_any) {
+    *out_any = false;
+    if (getenv("CXLA_LOOP_NO_CC")) return NULL;
+    int64_t ids = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (plans[i] && plans[i]->id_count > ids) ids = plans[i]->id_count;
+    bool *done = calloc((size_t)(ids ? ids : 1), sizeof(*done));
+    if (!done) return CPU_STEPS_OOM();
     cxla_status s = NULL;
-    for (int64_t k = 0; k < n && !s; k++) {
-        s = emit_kernels(progs[k], (int)k, &src);
-        if (!s) emit_fn(progs[k], (int)k, &src);
+    for (int64_t i = 0; i < n && !s; i++) {
+        cpu_loop **progs = NULL;
+        int64_t count = 0;
+        s = programs_of(plans[i], &progs, &count);
+        for (int64_t k = 0; k < count && !s; k++) {
+            if (!*out_any) {
+                cxla_strbuf_printf(out,
+                                   "/* Generated by cxla's cpu backend from module %s: its fused "
+                                   "while loops (src/cpu/cpu_loop.c). */\n",
+                                   what);
+                cpu_emit_prelude(out);
+                /* gcc turns a kernel's copy loop of a few elements, once it is inlined into
+                 * the loop (where its restrict operands are no longer told apart), into a
+                 * call of memmove: a call per 12 bytes in bench_scan_N2000_M3. The pragma
+                 * keeps the other options (-ffp-contract=off, -fno-math-errno). */
+                cxla_strbuf_puts(out, "#include <string.h>\n"
+                                      "#if defined(__GNUC__) && !defined(__clang__)\n"
+                                      "#pragma GCC optimize(\"no-tree-loop-distribute-patterns\")\n"
+                                      "#endif\n");
+                *out_any = true;
+            }
+            char fn[64];
+            snprintf(fn, sizeof(fn), "cxla_loop_%" PRId64 "_%" PRId64, i, k);
+            s = emit_kernels(progs[k], done, out);
+            if (!s) emit_fn(progs[k], plans[i], fn, out);
+        }
+        free(progs);
     }
-    if (!s && src.failed) s = CPU_STEPS_OOM();
-    cpu_library *lib = NULL;
-    if (!s && n > 0) {
-        const char *sources[1] = {src.data};
-        size_t lengths[1] = {src.len};
-        s = cpu_library_compile(sources, lengths, 1, what, &lib);
+    free(done);
+    if (!s && out->failed) s = CPU_STEPS_OOM();
+    return s;
+}
+
+/* Points the kernel steps of |q| and below at kernels[instruction id]. */
+static void bind_seq(seq *q, const cpu_kernel_fn *kernels, int depth) {
+    for (int64_t i = 0; depth <= MAX_DEPTH && i < q->count; i++) {
+        step *sp = &q->steps[i];
+        if (sp->kind == S_KERNEL && sp->fn) sp->fn = kernels[sp->instr->id];
+        if (sp->fused)
+            for (int64_t k = 0; k < sp->fused->count; k++)
+                if (sp->fused->ops[k].fn)
+                    sp->fused->ops[k].fn = kernels[sp->fused->ops[k].sp->instr->id];
+        for (int64_t k = 0; k < sp->sub_count; k++) bind_seq(&sp->sub[k], kernels, depth + 1);
     }
+}
+
+cxla_status cpu_plan_bind(cpu_plan *p, int64_t index, const cpu_kernel_fn *kernels,
+                          cpu_library *lib, bool with_loops, const char *what) {
+    if (!p) return NULL;
+    bind_seq(&p->entry, kernels, 0);
+    if (!with_loops) return NULL;
+    cpu_loop **progs = NULL;
+    int64_t n = 0;
+    CXLA_RETURN_IF_ERROR(programs_of(p, &progs, &n));
+    cxla_status s = NULL;
+    int64_t fixed[2] = {0, 0};
     for (int64_t k = 0; k < n && !s; k++) {
         cpu_loop *l = progs[k];
         char name[64];
-        snprintf(name, sizeof(name), "cxla_loop_%d", (int)k);
+        snprintf(name, sizeof(name), "cxla_loop_%" PRId64 "_%" PRId64, index, k);
         void *sym = cpu_library_symbol(lib, name);
         l->steps = calloc((size_t)(l->count ? l->count : 1), sizeof(*l->steps));
         if (!sym || !l->steps) {
@@ -646,15 +916,16 @@ cxla_status cpu_loop_compile(cpu_plan *p, const char *what, cpu_library **out_li
         for (int64_t i = 0; i < l->count; i++) l->steps[i] = l->ops[i].sp;
         /* dlsym returns data pointers; POSIX guarantees the conversion. */
         memcpy(&l->gen, &sym, sizeof(sym));
+        fixed[0] += l->fixed[0];
+        fixed[1] += l->fixed[1];
     }
-    if (!s) p->stats.loops_as_c = n;
-    if (s) { /* back to the ops, which need nothing of the library */
+    if (!s) {
+        p->stats.loops_as_c = n;
+        p->stats.loop_arena_slots = fixed[0];
+        p->stats.loop_const_slots = fixed[1];
+    } else { /* back to the ops, which need nothing of the library */
         for (int64_t k = 0; k < n; k++) progs[k]->gen = NULL;
-        cpu_library_close(lib);
-        lib = NULL;
     }
-    cxla_strbuf_free(&src);
     free(progs);
-    *out_lib = lib;
     return s;
 }

@@ -22,15 +22,7 @@
  * destroys it). */
 cxla_status cpu_loop_fuse(cpu_plan *p);
 
-/* Compiles the fused programs of |p| to C (cpu_loop.c: one function per program with
- * its kernels emitted again in the same translation unit, so that the C compiler calls
- * them directly and inlines the small ones; the object is cached as the kernels' are) and
- * makes their runs call it. Programs with kernels too big to call directly keep running
- * as ops. *out_lib gets the loaded library, which must outlive the plan's runs (NULL when
- * nothing was compiled; CXLA_LOOP_NO_CC in the environment compiles nothing). Errors:
- * those of cpu_library_compile and cpu_emit_kernel; the programs then stay as they were
- * (runnable). */
-cxla_status cpu_loop_compile(cpu_plan *p, const char *what, cpu_library **out_lib);
+/* Compiling them: cpu_plan_emit_loops and cpu_plan_bind (cpu_internal.h). */
 
 /* Frees a program made by cpu_loop_fuse (NULL is ignored). */
 void cpu_loop_free(cpu_loop *l);

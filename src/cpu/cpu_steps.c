@@ -1347,7 +1347,6 @@ void cpu_plan_destroy(cpu_plan *p) {
     free(p->constants);
     free(p->what);
     free(p->rng_keys);
-    cpu_library_close(p->loop_lib);
     free(atomic_load(&p->spare));
     free(p);
 }
@@ -1488,11 +1487,6 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
     p->stats.arena_size = p->arena_size;
     *out = p;
     return NULL;
-}
-
-cxla_status cpu_plan_compile_loops(cpu_plan *plan, const char *what) {
-    if (!plan || plan->loop_lib) return NULL;
-    return cpu_loop_compile(plan, what, &plan->loop_lib);
 }
 
 void cpu_plan_get_stats(const cpu_plan *plan, cpu_plan_stats *out) {

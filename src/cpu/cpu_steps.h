@@ -141,9 +141,8 @@ struct cpu_plan {
     bool has_handlers;
     cxla_literal **constants; /* relaid constants (owned) */
     int64_t constant_count, constant_cap;
-    uint8_t *what;                /* by instruction id: W_* of cpu_steps.c */
-    uint64_t *rng_keys;           /* by instruction id (cpu_svc_rng_keys) */
-    struct cpu_library *loop_lib; /* the fused loops' generated code (cpu_loop_compile) */
+    uint8_t *what;      /* by instruction id: W_* of cpu_steps.c */
+    uint64_t *rng_keys; /* by instruction id (cpu_svc_rng_keys) */
     int64_t id_count;
     cpu_plan_stats stats;
     const cpu_origins *origins; /* borrowed: the user's names (cpu_plan_set_origins) */

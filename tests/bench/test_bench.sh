@@ -44,4 +44,35 @@ if [ -f "$models/mha_block_1x12x128x64_bf16.hlo" ]; then
 fi
 expect "ops_bench unknown backend" 1 "backend 'nonsense' is not in" -- \
   "$python" "$bench/ops_bench.py" --cxla "$cxla" --backends nonsense --no-models
+# compile_bench.py: one round of a small loop module, this binary against itself.
+cat >"$dir/tiny_loop.hlo" <<'EOF'
+HloModule tiny_loop
+cond {
+  p = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[2] get-tuple-element(p), index=1
+  y = f32[2] add(x, x)
+  one = s32[] constant(1)
+  ni = s32[] add(i, one)
+  ROOT t = (s32[], f32[2]) tuple(ni, y)
+}
+ENTRY main {
+  x = f32[2] parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], f32[2]) tuple(z, x)
+  ROOT w = (s32[], f32[2]) while(t), condition=cond, body=body
+}
+EOF
+num='[0-9.,]+ / [0-9.,]+'
+expect "compile_bench" 0 "^tiny_loop +$num +$num +$num +$num +[0-9.]+ +[0-9.]+" -- \
+  "$python" "$bench/compile_bench.py" --cxla "$cxla" --baseline "$cxla" --rounds 1 \
+  "$dir/tiny_loop.hlo"
+expect "compile_bench unknown module" 2 "no module named nonsense" -- \
+  "$python" "$bench/compile_bench.py" --cxla "$cxla" nonsense
 finish

@@ -19,6 +19,9 @@
 typedef struct want_stats {
     int64_t fused_loops; /* of the plan */
     int64_t loops_as_c;  /* when the loops are compiled */
+    /* When compiled: whether some buffers of the generated code lie at fixed offsets of the
+     * arena, and whether some constants are written into it (cpu_loop.c's slot_where). */
+    bool arena_slots, const_slots;
 } want_stats;
 
 static cxla_literal *lit(const char *text, const cxla_shape *shape) {
@@ -80,6 +83,13 @@ static void check_loop(const char *name, const char *text, const char *const *in
             int64_t c = as_c ? want.loops_as_c : 0;
             CHECK_MSG(st.loops_as_c == c, "%s (as C: %d): %lld loops as C, want %lld", name, as_c,
                       (long long)st.loops_as_c, (long long)c);
+            if (as_c && want.arena_slots)
+                CHECK_MSG(st.loop_arena_slots > 0, "%s: no buffer at a fixed arena offset", name);
+            if (as_c && want.const_slots)
+                CHECK_MSG(st.loop_const_slots > 0, "%s: no constant in the generated code", name);
+            if (!as_c)
+                CHECK_MSG(st.loop_arena_slots == 0 && st.loop_const_slots == 0,
+                          "%s: slots counted without generated code", name);
         }
         for (int steps = 0; steps < 2 && compiled; steps++) {
             if (steps)
@@ -135,7 +145,7 @@ static void test_swap_and_read_after_update(void) {
         "  ROOT w = (s32[], f32[4], f32[4], f32[4]) while(t0), condition=cond, body=body\n"
         "}\n";
     static const char *const inputs[] = {"{1, 2, 3, 4}", "{5, 6, 7, 8}"};
-    check_loop("swap_loop", text, inputs, (want_stats){1, 1});
+    check_loop("swap_loop", text, inputs, (want_stats){1, 1, false, false});
 }
 
 /* The condition is false at once: the state is the initial value, untouched. */
@@ -163,7 +173,7 @@ static void test_zero_trip(void) {
                               "  ROOT w = (s32[], f32[3]) while(t0), condition=cond, body=body\n"
                               "}\n";
     static const char *const inputs[] = {"{1.5, -2, 3}"};
-    check_loop("zero_trip", text, inputs, (want_stats){1, 1});
+    check_loop("zero_trip", text, inputs, (want_stats){1, 1, false, false});
 }
 
 /* A body of one kernel over a scalar state, the condition one kernel too (Collatz steps
@@ -193,7 +203,7 @@ static void test_one_kernel_body(void) {
                               "  ROOT w = s32[] while(x), condition=cond, body=body\n"
                               "}\n";
     static const char *const inputs[] = {"27"};
-    check_loop("one_kernel", text, inputs, (want_stats){1, 1});
+    check_loop("one_kernel", text, inputs, (want_stats){1, 1, false, false});
 }
 
 /* An outer loop whose body runs an inner loop (over the outer's counter) and a call:
@@ -247,7 +257,7 @@ static void test_nested_loops(void) {
                               "  ROOT w = (s32[], f32[2]) while(t0), condition=ocond, body=obody\n"
                               "}\n";
     static const char *const inputs[] = {"{1, -3}"};
-    check_loop("nested_loops", text, inputs, (want_stats){2, 1});
+    check_loop("nested_loops", text, inputs, (want_stats){2, 1, false, false});
 }
 
 /* The outer loop's body draws random numbers (a service step): it keeps its steps; its
@@ -298,7 +308,7 @@ static void test_fallback_outer(void) {
                               "  ROOT w = (s32[], f32[4]) while(t0), condition=ocond, body=obody\n"
                               "}\n";
     static const char *const inputs[] = {"{0, 1, 2, 3}"};
-    check_loop("fallback", text, inputs, (want_stats){1, 1});
+    check_loop("fallback", text, inputs, (want_stats){1, 1, false, false});
 }
 
 /* A state of 512 KiB: the add is big enough for the thread pool, so the program runs as
@@ -333,7 +343,7 @@ static void test_pooled_kernel(void) {
         "  ROOT w = (s32[], f32[512,256]) while(t0), condition=cond, body=body\n"
         "}\n";
     static const char *const inputs[] = {"0.25"};
-    check_loop("pooled", text, inputs, (want_stats){1, 0});
+    check_loop("pooled", text, inputs, (want_stats){1, 0, false, false});
 }
 
 /* Updates of 2x3 blocks into a 5x6 state at starts of two index types (s8 starts, one
@@ -380,7 +390,7 @@ static void test_dus_rows(void) {
     static const char *const inputs[] = {
         "{{1, 2, 3, 4, 5, 6}, {7, 8, 9, 10, 11, 12}, {13, 14, 15, 16, 17, 18}, "
         "{19, 20, 21, 22, 23, 24}, {25, 26, 27, 28, 29, 30}}"};
-    check_loop("dus_rows", text, inputs, (want_stats){1, 1});
+    check_loop("dus_rows", text, inputs, (want_stats){1, 1, false, false});
 }
 
 /* Conditionals in the body: one on a pred, one on an s32 index that runs out of range
@@ -436,9 +446,142 @@ static void test_conditionals(void) {
         "  ROOT w = (s32[], f32[3]) while(t0), condition=cond, body=body\n"
         "}\n";
     static const char *const inputs[] = {"{1, -2.5, 3}"};
-    check_loop("conds", text, inputs, (want_stats){1, 1});
+    check_loop("conds", text, inputs, (want_stats){1, 1, false, false});
 }
 
-TEST_MAIN(TEST(test_conditionals), TEST(test_dus_rows), TEST(test_swap_and_read_after_update),
-          TEST(test_zero_trip), TEST(test_one_kernel_body), TEST(test_nested_loops),
-          TEST(test_fallback_outer), TEST(test_pooled_kernel))
+/* The generated function's buffers at fixed offsets of the arena, pieces of a concatenate
+ * computed in place among them, and constants written into its code: floats whose bits
+ * matter (NaN, -0, infinity, a subnormal), an s64 and u8, one read by a kernel, one copied
+ * into the state; the result leaves stay behind the table's pointers. */
+static void test_fixed_slots(void) {
+    static const char *text =
+        "HloModule fixed_slots\n"
+        "cond {\n"
+        "  p = (s64[], f32[4], u8[3], f32[4]) parameter(0)\n"
+        "  i = s64[] get-tuple-element(p), index=0\n"
+        "  n = s64[] constant(5)\n"
+        "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+        "}\n"
+        "body {\n"
+        "  p = (s64[], f32[4], u8[3], f32[4]) parameter(0)\n"
+        "  i = s64[] get-tuple-element(p), index=0\n"
+        "  x = f32[4] get-tuple-element(p), index=1\n"
+        "  b = u8[3] get-tuple-element(p), index=2\n"
+        "  c = f32[4] constant({nan, -0, inf, 1e-45})\n"
+        "  y = f32[4] multiply(x, c)\n"
+        "  lo = f32[2] slice(y), slice={[0:2]}\n"
+        "  hi = f32[2] slice(x), slice={[2:4]}\n"
+        "  l2 = f32[2] negate(lo)\n"
+        "  h2 = f32[2] add(hi, hi)\n"
+        "  z = f32[4] concatenate(l2, h2), dimensions={0}\n"
+        "  k = u8[3] constant({250, 7, 128})\n"
+        "  nb = u8[3] add(b, k)\n"
+        "  big = s64[] constant(4611686018427387904)\n"
+        "  one = s64[] constant(1)\n"
+        "  bz = s64[] and(i, big)\n"
+        "  n1 = s64[] add(i, one)\n"
+        "  ni = s64[] add(n1, bz)\n"
+        "  ROOT t = (s64[], f32[4], u8[3], f32[4]) tuple(ni, z, nb, c)\n"
+        "}\n"
+        "ENTRY main {\n"
+        "  x = f32[4] parameter(0)\n"
+        "  b = u8[3] parameter(1)\n"
+        "  zero = s64[] constant(0)\n"
+        "  t0 = (s64[], f32[4], u8[3], f32[4]) tuple(zero, x, b, x)\n"
+        "  w = (s64[], f32[4], u8[3], f32[4]) while(t0), condition=cond, body=body\n"
+        "  r = f32[4] get-tuple-element(w), index=1\n"
+        "  q = u8[3] get-tuple-element(w), index=2\n"
+        "  e = f32[4] get-tuple-element(w), index=3\n"
+        "  ROOT o = (f32[4], u8[3], f32[4]) tuple(r, q, e)\n"
+        "}\n";
+    static const char *const inputs[] = {"{1.5, -2, 0.25, 3}", "{1, 2, 3}"};
+    check_loop("fixed_slots", text, inputs, (want_stats){1, 1, true, true});
+}
+
+/* A module whose result aliases its argument (input_output_alias) has a second plan for
+ * donated arguments; both plans' loops are compiled in one unit (cxla_loop_0_0 and
+ * cxla_loop_1_0, their kernels once), and the donated run updates the argument's memory
+ * with the same values as the interpreter. */
+static void test_donated_plan(void) {
+    static const char *text =
+        "HloModule donated_loop, input_output_alias={ {1}: (0, {}, may-alias) }\n"
+        "cond {\n"
+        "  p = (s32[], f32[4]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  n = s32[] constant(4)\n"
+        "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+        "}\n"
+        "body {\n"
+        "  p = (s32[], f32[4]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  x = f32[4] get-tuple-element(p), index=1\n"
+        "  y = f32[4] multiply(x, x)\n"
+        "  u = f32[1] constant({-1.5})\n"
+        "  z = f32[4] dynamic-update-slice(y, u, i)\n"
+        "  one = s32[] constant(1)\n"
+        "  ni = s32[] add(i, one)\n"
+        "  ROOT t = (s32[], f32[4]) tuple(ni, z)\n"
+        "}\n"
+        "ENTRY main {\n"
+        "  x = f32[4] parameter(0)\n"
+        "  zero = s32[] constant(0)\n"
+        "  t0 = (s32[], f32[4]) tuple(zero, x)\n"
+        "  ROOT w = (s32[], f32[4]) while(t0), condition=cond, body=body\n"
+        "}\n";
+    cxla_module *m = NULL;
+    cxla_status s = cxla_hlo_parse(text, strlen(text), "donated_loop", &m);
+    if (!s) s = cxla_verify_module(m);
+    CHECK_MSG(!s, "donated_loop: %s", s ? cxla_status_message(s) : "");
+    cxla_status_free(s);
+    if (!m) return;
+    cxla_literal *arg = lit("{0.5, -2, 3, 1.25}", &m->entry->params[0]->shape);
+    cxla_literal *want = NULL;
+    s = interp_run_module(m, NULL, (const cxla_literal *const *)&arg, 1, &want);
+    CHECK_MSG(!s, "interpreter: %s", s ? cxla_status_message(s) : "");
+    cxla_status_free(s);
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    s = cpu_backend.compile(m, &co, &compiled);
+    CHECK_MSG(!s, "compile: %s", s ? cxla_status_message(s) : "");
+    cxla_status_free(s);
+    const cpu_plan *plans[2] = {compiled ? cpu_compiled_plan(compiled) : NULL,
+                                compiled ? cpu_compiled_donated_plan(compiled) : NULL};
+    for (int k = 0; k < 2; k++) {
+        CHECK_MSG(plans[k] != NULL, "plan %d missing", k);
+        if (!plans[k]) continue;
+        cpu_plan_stats st;
+        cpu_plan_get_stats(plans[k], &st);
+        CHECK_MSG(st.fused_loops == 1 && st.loops_as_c == 1,
+                  "plan %d: %lld fused loops, %lld as C, want 1 and 1", k,
+                  (long long)st.fused_loops, (long long)st.loops_as_c);
+    }
+    if (compiled && want) {
+        bool donated[1] = {true};
+        int64_t in_place[2] = {-1, -1};
+        exec_run_options ro = {0};
+        ro.donated = donated;
+        ro.in_place_arg = in_place;
+        cxla_literal *got = NULL;
+        s = cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)&arg, 1, &got);
+        CHECK_MSG(!s, "donated run: %s", s ? cxla_status_message(s) : "");
+        cxla_status_free(s);
+        CHECK_MSG(in_place[1] == 0, "the state was not computed in the donated argument");
+        if (got) {
+            CHECK_MSG(cxla_literal_equal(want->elements[0], got->elements[0]),
+                      "donated run: the counter differs");
+            const cxla_literal *x = in_place[1] == 0 ? arg : got->elements[1];
+            CHECK_MSG(cxla_literal_equal(want->elements[1], x),
+                      "donated run: the state differs from the interpreter's");
+        }
+        cxla_literal_free(got);
+    }
+    if (compiled) cpu_backend.destroy(compiled);
+    cxla_literal_free(want);
+    cxla_literal_free(arg);
+    cxla_module_destroy(m);
+}
+
+TEST_MAIN(TEST(test_fixed_slots), TEST(test_donated_plan), TEST(test_conditionals),
+          TEST(test_dus_rows), TEST(test_swap_and_read_after_update), TEST(test_zero_trip),
+          TEST(test_one_kernel_body), TEST(test_nested_loops), TEST(test_fallback_outer),
+          TEST(test_pooled_kernel))
