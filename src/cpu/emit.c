@@ -144,12 +144,32 @@ static const char *const_array_type(cxla_type t) {
     return cpu_emit_stype(t);
 }
 
-/* Emits |instr|'s literal as a static array; returns its name. */
+/* Whether |instr|'s array is in e->consts already; records it if not. */
+static bool const_emitted(em *e, const cxla_instr *instr) {
+    for (int64_t i = 0; i < e->nconst_done; i++)
+        if (e->const_done[i] == instr) return true;
+    if (e->nconst_done == e->capconst_done) {
+        int64_t cap = e->capconst_done ? 2 * e->capconst_done : 8;
+        const cxla_instr **grown = cxla_arena_alloc_array(e->arena, (size_t)cap, sizeof(*grown));
+        if (!grown) { /* the array is emitted again: a compile error, never a wrong value */
+            if (!e->err) e->err = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+            return false;
+        }
+        if (e->nconst_done) memcpy(grown, e->const_done, (size_t)e->nconst_done * sizeof(*grown));
+        e->const_done = grown;
+        e->capconst_done = cap;
+    }
+    e->const_done[e->nconst_done++] = instr;
+    return false;
+}
+
+/* Emits |instr|'s literal as a static array (once per kernel); returns its name. */
 static const char *const_array(em *e, const cxla_instr *instr) {
     const cxla_literal *lit = instr->literal;
     cxla_type t = instr->shape.type;
     int64_t n = cxla_literal_element_count(lit);
     const char *name = F("%s_c%" PRId64, e->name, instr->id);
+    if (const_emitted(e, instr)) return name;
     cxla_strbuf_printf(&e->consts, "/* %s */\nstatic const %s %s[%" PRId64 "] = {", instr->name,
                        const_array_type(t), name, n);
     for (int64_t i = 0; i < n; i++) {
@@ -181,6 +201,9 @@ static const char *complex_const(em *e, const cxla_instr *instr, ix *x) {
     bool wide = t == CXLA_C128;
     const char *ut = wide ? "uint64_t" : "uint32_t", *k = wide ? "c128" : "c64";
     const char *name = F("%s_c%" PRId64, e->name, instr->id);
+    const char *at = n <= 1 ? "0" : ix_lin(e, x);
+    const char *value = F("cxla_%s_bits(%s[2 * (%s)], %s[2 * (%s) + 1])", k, name, at, name, at);
+    if (const_emitted(e, instr)) return value;
     cxla_strbuf_printf(&e->consts, "/* %s */\nstatic const %s %s[%" PRId64 "] = {", instr->name, ut,
                        name, 2 * n + 2);
     const unsigned char *p = cxla_literal_data_const(lit);
@@ -195,8 +218,7 @@ static const char *complex_const(em *e, const cxla_instr *instr, ix *x) {
                            wide ? "ull" : "u");
     }
     cxla_strbuf_puts(&e->consts, " 0, 0};\n");
-    const char *at = n <= 1 ? "0" : ix_lin(e, x);
-    return F("cxla_%s_bits(%s[2 * (%s)], %s[2 * (%s) + 1])", k, name, at, name, at);
+    return value;
 }
 
 /* A load of element |at| of storage array |arr| of type |t|, as its compute type. */

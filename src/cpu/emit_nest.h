@@ -37,6 +37,10 @@ typedef struct em {
     cxla_strbuf *b;     /* where statements go now */
     cxla_strbuf *hoist; /* loop-invariant statements (NULL: inline) */
     cxla_strbuf consts; /* file-scope constants of this kernel */
+    /* The constants already in |consts| (one array each, however many times the kernel
+     * reads them: a constant under an instruction used twice is reached twice). */
+    const cxla_instr **const_done;
+    int64_t nconst_done, capconst_done;
     cxla_strbuf helpers;
     const char *name;
     int indent, hoist_indent;
