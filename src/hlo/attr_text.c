@@ -1105,6 +1105,10 @@ static bool parse_names(cxla_hlo_lexer *lx, cxla_attr *a, int braced) {
         ok = cxla_hlo_expect(lx, '}', "to close the list of names");
         break;
     }
+    /* "to_apply={}" (or an inline body with no instructions) names nothing: a single
+     * computation attribute needs one. */
+    if (ok && count == 0 && a->kind == CXLA_ATTR_KIND_COMPUTATION)
+        ok = cxla_hlo_error(lx, start, "%s names no computation (an empty '{}')", a->name);
     if (ok) {
         cxla_arena *ar = arena_of(lx);
         a->pending_names = cxla_arena_alloc_array(ar, count ? count : 1, sizeof(char *));
