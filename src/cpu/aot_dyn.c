@@ -179,6 +179,7 @@ static bool float_dot(const cxla_instr *in) {
 }
 
 cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *out_bounds) {
+    (void)entry; /* every computation keeps its sizes in its function's dz[] */
     *out_bounds = AB_STATIC;
     if (!a->bounds || !aot_dyn_instr(in)) return NULL;
     switch (in->opcode) {
@@ -194,17 +195,15 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
     case CXLA_OP_WHILE:
     case CXLA_OP_CONDITIONAL:
     case CXLA_OP_CALL:
+        /* The sizes pass to the called computations' functions beside their arrays and
+         * come back with their results (aot_dyn_put_zlist); a loop's state keeps them. */
+        return NULL;
     case CXLA_OP_ASYNC_START:
     case CXLA_OP_ASYNC_UPDATE:
     case CXLA_OP_ASYNC_DONE:
-        return aot_no(in, "dynamic shapes do not pass through while, conditional, call or async "
-                          "ahead of time yet (a called computation takes static shapes)");
+        return aot_no(in, "dynamic shapes do not pass through async ahead of time yet");
     default: break;
     }
-    if (!entry)
-        return aot_no(in, "dynamic shapes compile in the entry computation only (a computation "
-                          "that while, conditional or call runs takes static shapes ahead of "
-                          "time)");
     if (in->opcode == CXLA_OP_GET_DIMENSION_SIZE || in->opcode == CXLA_OP_SET_DIMENSION_SIZE) {
         if (!aot_jit_size_step_ok(in))
             return aot_no(in, "needs an array operand, one dimension in range and an s32 result "
@@ -272,6 +271,23 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
     }
     if (kind == AOT_JIT_DOT) {
         *out_bounds = AB_DOT;
+        return NULL;
+    }
+    /* The JIT's kernels that read the run-time sizes (cpu_dynamic_lib.c, cpu_dynwin.c). */
+    if (kind == AOT_JIT_SORT) {
+        *out_bounds = AB_SORT;
+        return NULL;
+    }
+    if (kind == AOT_JIT_INDEXED && in->opcode == CXLA_OP_GATHER) {
+        *out_bounds = AB_GATHER;
+        return NULL;
+    }
+    if (kind == AOT_JIT_INFERRED) {
+        *out_bounds = AB_INFERRED;
+        return NULL;
+    }
+    if (aot_jit_sized_ok(in, a->bounds_instr[in->id])) {
+        *out_bounds = AB_SIZED;
         return NULL;
     }
     if (in->opcode == CXLA_OP_DOT)
@@ -491,7 +507,6 @@ cxla_status aot_dyn_put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla
             }
         for (int64_t j = 0; j < ys->rank; j++)
             if (j != u) p *= ys->dims[j];
-        if (unknown > 1) s = aot_no(in, "a reshape into several dynamic dimensions");
         cxla_strbuf_printf(b, "%sint64_t real = 1;\n", J);
         for (int64_t d = 0; d < xs->rank; d++)
             cxla_strbuf_printf(b, "%sreal *= r0[%" PRId64 "];\n", J, d);
@@ -511,6 +526,72 @@ cxla_status aot_dyn_put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla
             cxla_strbuf_printf(b, "%sif (real != %" PRId64 ")\n", J, p);
             aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH",
                              EXEC_DYN_MSG_RESHAPE_STATIC, vals, 2);
+        }
+        if (!s && unknown > 1) {
+            /* Several dynamic result dimensions: exec_dynamic_reshape_sizes splits the
+             * elements group by group, the groups of operand and result dimensions whose
+             * bounds hold as many elements (worked out here, at compile time); a group's one
+             * dynamic dimension takes its operand dimensions' elements over its static
+             * ones, a group without one must be filled exactly. */
+            bool zero = false;
+            for (int64_t d = 0; d < xs->rank; d++) zero = zero || xs->dims[d] == 0;
+            for (int64_t j = 0; j < ys->rank; j++) zero = zero || ys->dims[j] == 0;
+            int64_t i = 0, j = 0, n0 = xs->rank, m0 = ys->rank;
+            while (!zero && !s && (i < n0 || j < m0)) {
+                int64_t gi = i, gj = j, pin = 1, pout = 1;
+                if (i < n0) pin = xs->dims[i++];
+                if (j < m0) pout = ys->dims[j++];
+                while (!s && pin != pout) {
+                    if (pin < pout && i < n0)
+                        pin *= xs->dims[i++];
+                    else if (pout < pin && j < m0)
+                        pout *= ys->dims[j++];
+                    else
+                        s = aot_no(in, "the bounds of the operand and the result hold "
+                                       "different element counts");
+                }
+                if (s) break;
+                int64_t gu = -1, gcount = 0, gp = 1;
+                for (int64_t k = gj; k < j; k++) {
+                    if (exec_shape_dim_dynamic(ys, k)) {
+                        gu = k;
+                        gcount++;
+                    } else {
+                        gp *= ys->dims[k];
+                    }
+                }
+                cxla_strbuf_printf(b, "%s{\n%s    int64_t greal = 1", J, J);
+                for (int64_t k = gi; k < i; k++) cxla_strbuf_printf(b, " * r0[%" PRId64 "]", k);
+                cxla_strbuf_puts(b, ";\n");
+                char g[4][48], ind2[128];
+                snprintf(ind2, sizeof ind2, "%s        ", J);
+                snprintf(g[0], 48, "%" PRId64, gi);
+                snprintf(g[1], 48, "%" PRId64, i - 1);
+                snprintf(g[2], 48, "%" PRId64, gj);
+                snprintf(g[3], 48, "%" PRId64, j - 1);
+                const char *fill[5] = {g[0], g[1], "greal", g[2], g[3]};
+                const char *fmt_fill = "operand dimensions %" PRId64 "..%" PRId64 " hold %" PRId64
+                                       " elements at their dynamic sizes, which do not fill "
+                                       "result dimensions %" PRId64 "..%" PRId64;
+                if (gcount > 1) {
+                    const char *split[3] = {"greal", g[2], g[3]};
+                    cxla_strbuf_printf(b, "%s    if (1)\n", J);
+                    aot_dyn_put_fail(a, b, ind2, in, "ERROR_DYNAMIC_MISMATCH",
+                                     "cannot tell how %" PRId64
+                                     " elements split between result dimensions %" PRId64
+                                     "..%" PRId64 ", several of them dynamic; use dynamic-reshape",
+                                     split, 3);
+                } else if (gcount == 1) {
+                    cxla_strbuf_printf(b, "%s    if (greal %% %" PRId64 " != 0)\n", J, gp);
+                    aot_dyn_put_fail(a, b, ind2, in, "ERROR_DYNAMIC_MISMATCH", fmt_fill, fill, 5);
+                    cxla_strbuf_printf(b, "%s    %s[%" PRId64 "] = greal / %" PRId64 ";\n", J, out,
+                                       gu, gp);
+                } else {
+                    cxla_strbuf_printf(b, "%s    if (greal != %" PRId64 ")\n", J, gp);
+                    aot_dyn_put_fail(a, b, ind2, in, "ERROR_DYNAMIC_MISMATCH", fmt_fill, fill, 5);
+                }
+                cxla_strbuf_printf(b, "%s}\n", J);
+            }
         }
         cxla_strbuf_printf(b, "%s(void)real;\n", J);
         cxla_strbuf_free(&t);
@@ -615,7 +696,7 @@ static cxla_status put_kernel_sizes(aot *a, const acomp *c, const astep *st, cxl
         if (k) cxla_strbuf_puts(b, ", ");
         aot_dyn_put_sizes(c, st->in[k], b);
     }
-    cxla_strbuf_puts(b, n ? "};\n" : "0};\n");
+    cxla_strbuf_puts(b, n ? "};\n        (void)oz;\n" : "0};\n        (void)oz;\n");
     for (int64_t e = 0; e < result_leaves(in); e++)
         cxla_strbuf_printf(
             b, "        int64_t rz%" PRId64 "[%" PRId64 "];\n        (void)rz%" PRId64 ";\n", e,
@@ -685,11 +766,269 @@ static void put_dims(const cxla_shape *s, cxla_strbuf *b) {
     cxla_strbuf_puts(b, s->rank ? "}" : "0}");
 }
 
+/* exec/dynamic.c's check_shape as C: the sizes |name| (an int64_t array) of a result leaf
+ * of |in| declared as |ys|: a static dimension must come out at its size, a dynamic one
+ * within its bound. */
+static void put_check_result(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
+                             const cxla_shape *ys, const char *name) {
+    cxla_strbuf in2;
+    cxla_strbuf_init(&in2);
+    cxla_strbuf_printf(&in2, "%s    ", ind);
+    for (int64_t d = 0; d < ys->rank; d++) {
+        char od[48], v0[48], v1[48];
+        snprintf(od, sizeof od, "%s[%" PRId64 "]", name, d);
+        if (!exec_shape_dim_dynamic(ys, d)) {
+            cxla_strbuf_printf(b, "%sif (%s != %" PRId64 ")\n", ind, od, ys->dims[d]);
+            const char *vals[3] = {num(v0, 48, d), num(v1, 48, ys->dims[d]), od};
+            aot_dyn_put_fail(a, b, in2.data, in, "ERROR_DYNAMIC_MISMATCH",
+                             EXEC_DYN_MSG_STATIC_RESULT, vals, 3);
+        } else {
+            cxla_strbuf_printf(b, "%sif (%s > %" PRId64 ")\n", ind, od, ys->dims[d]);
+            const char *vals[3] = {num(v0, 48, d), od, num(v1, 48, ys->dims[d])};
+            aot_dyn_put_fail(a, b, in2.data, in, "ERROR_DYNAMIC_MISMATCH",
+                             EXEC_DYN_MSG_BEYOND_BOUND, vals, 3);
+        }
+    }
+    cxla_strbuf_free(&in2);
+}
+
+/* AB_INFERRED (the JIT's B_INFERRED, cpu_dynamic_lib.c): bitcast-convert keeps the
+ * operand's sizes dimension by dimension, a minor dimension it splits off or joins being
+ * static (shape inference over the cut operand); a bitcast takes an operand at its bounds
+ * only (below them it is the interpreter's error, in its words), its result at its bounds.
+ * The result's sizes into rz0. */
+static cxla_status put_inferred_sizes(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    const cxla_shape *xs = &in->operands[0]->shape, *ys = &in->shape;
+    if (in->operand_count != 1 || !cxla_type_is_array(ys->type))
+        return aot_no(in, "a bitcast of one array into an array only");
+    cxla_strbuf_puts(b, "        const int64_t *const oz[1] = {");
+    aot_dyn_put_sizes(c, st->in[0], b);
+    cxla_strbuf_printf(b, "};\n        int64_t rz0[%" PRId64 "];\n        (void)rz0;\n",
+                       ys->rank ? ys->rank : 1);
+    cxla_strbuf_puts(b, "        int padded = 0");
+    for (int64_t d = 0; d < xs->rank; d++)
+        if (exec_shape_dim_dynamic(xs, d))
+            cxla_strbuf_printf(b, " || oz[0][%" PRId64 "] < %" PRId64, d, xs->dims[d]);
+    cxla_strbuf_puts(b, ";\n        (void)padded;\n");
+    if (in->opcode == CXLA_OP_BITCAST) {
+        /* interp_dynamic.c's unsupported(): "f32[<=4](2)", the operand with its sizes. */
+        char *shape = cxla_shape_to_string(xs, CXLA_SHAPE_PRINT_NO_LAYOUT);
+        cxla_strbuf f;
+        cxla_strbuf_init(&f);
+        cxla_strbuf_printf(&f,
+                           "'bitcast' does not support an operand below its dynamic bounds "
+                           "(operand 0 is %s(",
+                           shape ? shape : "?");
+        free(shape);
+        const char *vals[CXLA_MAX_RANK];
+        char vb[CXLA_MAX_RANK][32];
+        for (int64_t d = 0; d < xs->rank && d < CXLA_MAX_RANK; d++) {
+            cxla_strbuf_puts(&f, d ? ",%" PRId64 : "%" PRId64);
+            snprintf(vb[d], sizeof vb[d], "oz[0][%" PRId64 "]", d);
+            vals[d] = vb[d];
+        }
+        cxla_strbuf_puts(&f, "))");
+        cxla_strbuf_puts(b, "        if (padded)\n");
+        aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "",
+                         vals, (int)xs->rank);
+        cxla_strbuf_free(&f);
+        for (int64_t d = 0; d < ys->rank; d++)
+            cxla_strbuf_printf(b, "        rz0[%" PRId64 "] = %" PRId64 ";\n", d, ys->dims[d]);
+        return NULL;
+    }
+    if (ys->rank != xs->rank && ys->rank != xs->rank + 1 && ys->rank + 1 != xs->rank)
+        return aot_no(in,
+                      "a bitcast-convert of another rank than its operand's, plus or minus one");
+    if (ys->rank + 1 == xs->rank && exec_shape_dim_dynamic(xs, xs->rank - 1))
+        return aot_no(in, "a bitcast-convert that joins a dynamic minor dimension");
+    for (int64_t d = 0; d < ys->rank; d++) {
+        if (d < xs->rank)
+            cxla_strbuf_printf(b, "        rz0[%" PRId64 "] = oz[0][%" PRId64 "];\n", d, d);
+        else
+            cxla_strbuf_printf(b, "        rz0[%" PRId64 "] = %" PRId64 ";\n", d, ys->dims[d]);
+    }
+    cxla_strbuf_puts(b, "        if (padded) {\n");
+    put_check_result(a, b, "            ", in, ys, "rz0");
+    cxla_strbuf_puts(b, "        }\n");
+    return NULL;
+}
+
+/* AB_SORT and AB_SIZED: the inputs (a sort's operands, a reduce's arrays) lined up
+ * dimension by dimension as the interpreter lines them up (two dynamic sizes must agree,
+ * a static one is cut to a dynamic one's; exec/dynamic.c's align, put_align here) into
+ * lz[], what the kernel reads; the result leaves' sizes into rz<e> (a sort's are lz, a
+ * reduce's lz without its reduced dimensions), checked against their declared shapes
+ * (exec/dynamic.c's check_shape) when some input is below its bounds. */
+static cxla_status put_lined_sizes(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    int64_t n = in->operand_count, m = st->bounds == AB_SIZED ? n / 2 : n;
+    const cxla_shape *xs = &in->operands[0]->shape;
+    if (n > 64 || m < 1 || xs->rank > CXLA_MAX_RANK)
+        return aot_no(in, "too many operands for a kernel over the run-time sizes");
+    int64_t nd = 0;
+    const int64_t *rd =
+        st->bounds == AB_SIZED ? cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd) : NULL;
+    cxla_strbuf_printf(b, "        const int64_t *const oz[%" PRId64 "] = {", n);
+    for (int64_t k = 0; k < n; k++) {
+        if (k) cxla_strbuf_puts(b, ", ");
+        aot_dyn_put_sizes(c, st->in[k], b);
+    }
+    cxla_strbuf_printf(b, "};\n        int64_t lz[%" PRId64 "];\n", xs->rank ? xs->rank : 1);
+    for (int64_t e = 0; e < result_leaves(in); e++)
+        cxla_strbuf_printf(
+            b, "        int64_t rz%" PRId64 "[%" PRId64 "];\n        (void)rz%" PRId64 ";\n", e,
+            result_leaf(in, e)->rank ? result_leaf(in, e)->rank : 1, e);
+    cxla_strbuf_puts(b, "        {\n");
+    for (int64_t k = 0; k < m; k++) {
+        const cxla_shape *s = &in->operands[k]->shape;
+        if (s->rank != xs->rank) return aot_no(in, "inputs of different ranks");
+        cxla_strbuf_printf(b, "            int64_t r%" PRId64 "[%" PRId64 "];\n", k,
+                           xs->rank ? xs->rank : 1);
+        for (int64_t d = 0; d < s->rank; d++)
+            cxla_strbuf_printf(
+                b, "            r%" PRId64 "[%" PRId64 "] = oz[%" PRId64 "][%" PRId64 "];\n", k, d,
+                k, d);
+        cxla_strbuf_printf(b, "            (void)r%" PRId64 ";\n", k);
+    }
+    cxla_strbuf_puts(b, "            int padded = 0");
+    for (int64_t k = 0; k < m; k++)
+        for (int64_t d = 0; d < xs->rank; d++)
+            if (exec_shape_dim_dynamic(&in->operands[k]->shape, d))
+                cxla_strbuf_printf(b, " || r%" PRId64 "[%" PRId64 "] < %" PRId64, k, d,
+                                   in->operands[k]->shape.dims[d]);
+    cxla_strbuf_puts(b, ";\n            (void)padded;\n            if (padded) {\n");
+    int64_t ks[64], ds[64];
+    for (int64_t d = 0; d < xs->rank; d++) {
+        for (int64_t k = 0; k < m; k++) {
+            ks[k] = k;
+            ds[k] = d;
+        }
+        put_align(a, b, "                ", in, ks, ds, m);
+    }
+    cxla_strbuf_puts(b, "            }\n");
+    for (int64_t d = 0; d < xs->rank; d++)
+        cxla_strbuf_printf(b, "            lz[%" PRId64 "] = r0[%" PRId64 "];\n", d, d);
+    for (int64_t e = 0; e < result_leaves(in); e++) {
+        const cxla_shape *ys = result_leaf(in, e);
+        int64_t j = 0;
+        for (int64_t d = 0; d < xs->rank; d++) {
+            bool reduced = false;
+            for (int64_t i = 0; i < nd; i++) reduced = reduced || rd[i] == d;
+            if (reduced) continue;
+            if (j >= ys->rank) return aot_no(in, "a result of another rank");
+            cxla_strbuf_printf(b, "            rz%" PRId64 "[%" PRId64 "] = lz[%" PRId64 "];\n", e,
+                               j++, d);
+        }
+        if (j != ys->rank) return aot_no(in, "a result of another rank");
+        char name[32];
+        snprintf(name, sizeof name, "rz%" PRId64, e);
+        cxla_strbuf_puts(b, "            if (padded) {\n");
+        put_check_result(a, b, "                ", in, ys, name);
+        cxla_strbuf_puts(b, "            }\n");
+    }
+    cxla_strbuf_puts(b, "        }\n");
+    return NULL;
+}
+
+/* AB_GATHER, phase 1 (the JIT's B_INDEXED gather, cpu_dynamic_lib.c's clamp_gather): the
+ * interpreter gathers from the operand cut to its sizes, so every slice must fit in them
+ * (else shape inference over the cut operand fails: its message), and each start index is
+ * clamped within [0, size - slice size] of its operand dimension. The indices are copied
+ * so clamped into the step's last temporary, which the static kernel at the bounds reads:
+ * its own clamp (within the bounds) then changes nothing, and no slice reaches the
+ * padding. */
+static cxla_status put_gather_indices(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[1]->shape;
+    int64_t iv = 0, nm = 0, ns = 0, count = 1, stride = 1;
+    cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv);
+    const int64_t *map = cxla_instr_ints(in, CXLA_ATTR_START_INDEX_MAP, &nm);
+    const int64_t *slice = cxla_instr_ints(in, CXLA_ATTR_SLICE_SIZES, &ns);
+    if (ns != xs->rank || xs->rank > CXLA_MAX_RANK || st->in_count != 2 || st->tmp_count < 1)
+        return aot_no(in, "a gather whose slice sizes do not match its operand");
+    /* The slices against the cut operand, in shape inference's words (infer_reduce.c). */
+    cxla_strbuf f;
+    cxla_strbuf_init(&f);
+    cxla_strbuf_puts(&f, "at the operands' dynamic sizes: gather: slice_sizes={");
+    for (int64_t d = 0; d < ns; d++) cxla_strbuf_printf(&f, "%s%" PRId64, d ? "," : "", slice[d]);
+    cxla_strbuf_printf(
+        &f, "}: size %%" PRId64 " of dimension %%" PRId64 " is outside 0..%%" PRId64 " of %s[",
+        cxla_type_name(xs->type));
+    for (int64_t d = 0; d < xs->rank; d++) cxla_strbuf_puts(&f, d ? ",%" PRId64 : "%" PRId64);
+    cxla_strbuf_puts(&f, "]");
+    for (int64_t d = 0; d < xs->rank; d++) {
+        if (!exec_shape_dim_dynamic(xs, d)) continue;
+        cxla_strbuf_printf(b, "        if (oz[0][%" PRId64 "] < %" PRId64 ")\n", d, slice[d]);
+        const char *vals[3 + CXLA_MAX_RANK];
+        char vb[3 + CXLA_MAX_RANK][32];
+        snprintf(vb[0], 32, "%" PRId64, slice[d]);
+        snprintf(vb[1], 32, "%" PRId64, d);
+        snprintf(vb[2], 32, "oz[0][%" PRId64 "]", d);
+        for (int64_t e = 0; e < xs->rank; e++) snprintf(vb[3 + e], 32, "oz[0][%" PRId64 "]", e);
+        for (int64_t e = 0; e < 3 + xs->rank; e++) vals[e] = vb[e];
+        aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "",
+                         vals, (int)(3 + xs->rank));
+    }
+    cxla_strbuf_free(&f);
+    for (int64_t d = 0; d < is->rank; d++) count *= is->dims[d];
+    for (int64_t d = is->rank - 1; d > iv; d--) stride *= is->dims[d];
+    /* Each index's start clamped as clamp_gather clamps it (the u64 ones loaded as
+     * interp_load_indices loads them, saturated at INT64_MAX). */
+    const char *T = cpu_emit_stype(is->type);
+    cxla_strbuf_printf(b, "        {\n            static const int64_t map[%" PRId64 "] = {",
+                       nm ? nm : 1);
+    for (int64_t i = 0; i < nm; i++)
+        cxla_strbuf_printf(b, "%s%" PRId64, i ? ", " : "",
+                           map[i] >= 0 && map[i] < xs->rank ? map[i] : -1);
+    cxla_strbuf_printf(b, nm ? "};\n" : "0};\n");
+    cxla_strbuf_printf(b, "            static const int64_t slice[%" PRId64 "] = {", ns ? ns : 1);
+    for (int64_t d = 0; d < ns; d++) cxla_strbuf_printf(b, "%s%" PRId64, d ? ", " : "", slice[d]);
+    cxla_strbuf_printf(b, ns ? "};\n" : "0};\n");
+    cxla_strbuf_printf(b,
+                       "            const %s *src = (const %s *)a[1];\n"
+                       "            %s *dst = (%s *)",
+                       T, T, T, T);
+    aot_put_leaf(a, c, st->tmp[st->tmp_count - 1], b);
+    cxla_strbuf_printf(b, ";\n            for (int64_t j = 0; j < %" PRId64 "; j++) {\n", count);
+    if (iv < is->rank)
+        cxla_strbuf_printf(b, "                int64_t k = j / %" PRId64 " %% %" PRId64 ";\n",
+                           stride, is->dims[iv]);
+    else
+        cxla_strbuf_puts(b, "                int64_t k = 0;\n");
+    cxla_strbuf_printf(b,
+                       "                if (k >= %" PRId64 " || map[k] < 0) {\n"
+                       "                    dst[j] = src[j];\n"
+                       "                    continue;\n"
+                       "                }\n",
+                       nm);
+    if (is->type == CXLA_U64)
+        cxla_strbuf_puts(b, "                int64_t v = src[j] > (uint64_t)INT64_MAX ? INT64_MAX "
+                            ": (int64_t)src[j];\n");
+    else
+        cxla_strbuf_puts(b, "                int64_t v = (int64_t)src[j];\n");
+    cxla_strbuf_printf(b,
+                       "                int64_t hi = oz[0][map[k]] - slice[map[k]];\n"
+                       "                v = v > hi ? hi : v;\n"
+                       "                v = v < 0 ? 0 : v;\n"
+                       "                dst[j] = (%s)v;\n"
+                       "            }\n"
+                       "            (void)map;\n            (void)slice;\n"
+                       "            a[1] = dst;\n"
+                       "        }\n",
+                       T);
+    return NULL;
+}
+
 cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int phase,
                                 cxla_strbuf *b) {
     const cxla_instr *in = st->instr;
     const char *P = a->P;
+    if (phase == 0 && (st->bounds == AB_SORT || st->bounds == AB_SIZED))
+        return put_lined_sizes(a, c, st, b);
+    if (phase == 0 && st->bounds == AB_INFERRED) return put_inferred_sizes(a, c, st, b);
     if (phase == 0) return put_kernel_sizes(a, c, st, b);
+    if (phase == 1 && st->bounds == AB_GATHER) return put_gather_indices(a, c, st, b);
     if (phase == 1) {
         /* Fill the padding of copies: a reduce's input with its init value, a dot's operands
          * with zeros (the kernel at the bounds then adds nothing from it). */
@@ -1025,4 +1364,29 @@ void aot_dyn_interface(const aot *a, const cxla_shape *const *as, int64_t na,
                        "    return %s_run_sized(opt, args, arg_sizes, results, result_sizes, "
                        "scratch);\n}\n\n",
                        P);
+}
+
+void aot_dyn_put_zlist(const acomp *c, const int64_t *ls, int64_t n, bool writable,
+                       const char *name, const char *ind, cxla_strbuf *b) {
+    cxla_strbuf_printf(b, "%s%sint64_t *const %s[%" PRId64 "] = {", ind, writable ? "" : "const ",
+                       name, n ? n : 1);
+    for (int64_t k = 0; k < n; k++) {
+        int64_t off = c->dyn_off ? c->dyn_off[ls[k]] : -1;
+        if (off >= 0)
+            cxla_strbuf_printf(b, "%sdz + %" PRId64, k ? ", " : "", off);
+        else
+            cxla_strbuf_printf(b, "%s0", k ? ", " : "");
+    }
+    cxla_strbuf_printf(b, n ? "};\n%s(void)%s;\n" : "0};\n%s(void)%s;\n", ind, name);
+}
+
+void aot_dyn_put_while_sizes(const acomp *c, const astep *st, const char *ind, cxla_strbuf *b) {
+    for (int64_t k = 0; k < st->out_count && k < st->in_count; k++) {
+        int64_t off = c->dyn_off ? c->dyn_off[st->out[k]] : -1;
+        const cxla_shape *s = c->leaves[st->out[k]].shape;
+        if (off < 0 || !s || s->rank == 0) continue;
+        cxla_strbuf_printf(b, "%smemcpy(dz + %" PRId64 ", ", ind, off);
+        aot_dyn_put_sizes(c, st->in[k], b);
+        cxla_strbuf_printf(b, ", %" PRId64 " * sizeof(int64_t));\n", s->rank);
+    }
 }

@@ -69,6 +69,17 @@ typedef enum aot_bounds {
      * run-time sizes (the JIT's cpu_dyn_move), or sums f32/f64 pairwise at the sizes. */
     AB_MOVE,
     AB_SUM,
+    /* Kernels at the bounds that take the run-time sizes as one more input, a[in_count]:
+     * a sort along a dynamic dimension (cpu_emit_sort_sized: the result's sizes) and a
+     * reduce with any reducer (cpu_emit_sized_reduce: the inputs' sizes lined up). */
+    AB_SORT,
+    AB_SIZED,
+    /* bitcast and bitcast-convert: the static kernel at the bounds, the result's sizes
+     * inferred from the operand's (the JIT's B_INFERRED). */
+    AB_INFERRED,
+    /* gather from a dynamic operand: the static kernel at the bounds over a copy of the
+     * start indices clamped within the operand's sizes (the JIT's B_INDEXED). */
+    AB_GATHER,
 } aot_bounds;
 
 typedef struct astep {
@@ -86,7 +97,7 @@ typedef struct astep {
 
 /* The copies a kernel step with dynamic shapes fills (after its work memory in tmp[]). */
 static inline int64_t aot_fill_count(const astep *st) {
-    return st->bounds == AB_REDUCE ? 1 : st->bounds == AB_DOT ? 2 : 0;
+    return st->bounds == AB_REDUCE || st->bounds == AB_GATHER ? 1 : st->bounds == AB_DOT ? 2 : 0;
 }
 
 typedef struct acomp {
@@ -236,8 +247,9 @@ void aot_rng_source(const aot *a, cxla_strbuf *c);
  *   says how), else UNIMPLEMENTED naming it and the reason.
  * aot_dyn_size_step: the S_SIZE step of get- or set-dimension-size.
  * aot_dyn_place: c->dyn_off after the build.
- * aot_dyn_emit_begin / _emit_end: the entry function's extra parameters' use (zin: sizes of
- *   its parameters in, zout: of its results out); aot_dyn_emit_kernel: the statements of a
+ * aot_dyn_emit_begin / _emit_end: a computation function's extra parameters' use (zin: sizes
+ *   of its parameters in, zout: of its results out; every computation's, the entry's and
+ *   those that while, conditional and call run); aot_dyn_emit_kernel: the statements of a
  *   kernel step with dynamic shapes, |phase| 0 before its a[] and r[] (the sizes rz<e>
  *   from oz[]), 1 after them (fills of copies), 2 after the call (padding zeroed, sizes
  *   kept); aot_dyn_emit_size: an S_SIZE step. Errors: UNIMPLEMENTED, RESOURCE_EXHAUSTED.
@@ -268,6 +280,16 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
 cxla_status aot_dyn_size_step(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins,
                               int64_t nin, const cxla_shape *const *shapes, int64_t *lv);
 cxla_status aot_dyn_place(acomp *c);
+/* The sizes of leaves |ls| (|n|) of |c| as a C array |name| of `int64_t *` (|writable|:
+ * where a callee writes its results' sizes) or `const int64_t *` (its parameters'): the
+ * leaf's place in dz[], or 0 for a static leaf (the callee takes its bounds). Every
+ * computation's function takes such arrays (zin, zout) when the module has dynamic shapes,
+ * so sizes pass through call, conditional and while. */
+void aot_dyn_put_zlist(const acomp *c, const int64_t *ls, int64_t n, bool writable,
+                       const char *name, const char *ind, cxla_strbuf *b);
+/* Before while step |st|'s loop: its state's sizes (the result leaves') from the initial
+ * values' (its operands'). */
+void aot_dyn_put_while_sizes(const acomp *c, const astep *st, const char *ind, cxla_strbuf *b);
 void aot_dyn_emit_begin(aot *a, const acomp *c, cxla_strbuf *b);
 void aot_dyn_emit_end(aot *a, const acomp *c, cxla_strbuf *b);
 cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b);

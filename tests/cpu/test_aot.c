@@ -195,9 +195,47 @@ static bool entry_dynamic(const cxla_module *m, const cxla_shape **as, int64_t *
  * generated code gives back; its sizes stay with it). */
 static cxla_status to_bounds(const cxla_shape *shape, cxla_literal **l) {
     cxla_literal *b = NULL;
-    CXLA_RETURN_IF_ERROR(cxla_literal_to_bounded(*l, shape, &b));
+    cxla_shape row = *shape; /* row-major here; bounds_to_layout puts it in its layout */
+    row.layout = NULL;
+    CXLA_RETURN_IF_ERROR(cxla_literal_to_bounded(*l, &row, &b));
     cxla_literal_free(*l);
     *l = b;
+    return NULL;
+}
+
+/* Leaf |x| of dynamic |shape| (row-major, at its bounds) into |shape|'s layout when that is
+ * not row-major: the whole array at its bounds permuted, as the generated code takes and
+ * gives such a leaf (its sizes travel beside it). */
+static cxla_status bounds_to_layout(const cxla_shape *shape, cxla_literal *x) {
+    if (!cxla_type_is_array(shape->type) || cxla_layout_is_default(shape) || !x->size) return NULL;
+    int64_t rank = shape->rank, m2m[CXLA_MAX_RANK], st[CXLA_MAX_RANK], idx[CXLA_MAX_RANK] = {0};
+    int64_t count = 1, stride = 1;
+    cxla_shape_minor_to_major(shape, m2m);
+    for (int64_t i = 0; i < rank; i++) {
+        st[m2m[i]] = stride;
+        stride *= shape->dims[m2m[i]];
+    }
+    for (int64_t d = 0; d < rank; d++) count *= shape->dims[d];
+    size_t elem = count ? x->size / (size_t)count : 0;
+    unsigned char *tmp = malloc(x->size);
+    if (!tmp) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    memcpy(tmp, x->data, x->size);
+    for (int64_t e = 0; e < count; e++) {
+        int64_t off = 0;
+        for (int64_t d = 0; d < rank; d++) off += idx[d] * st[d];
+        memcpy((unsigned char *)x->data + (size_t)off * elem, tmp + (size_t)e * elem, elem);
+        for (int64_t d = rank - 1; d >= 0 && ++idx[d] == shape->dims[d]; d--) idx[d] = 0;
+    }
+    free(tmp);
+    return NULL;
+}
+
+/* A leaf that flatten put into an entry layout back in row-major order. */
+static cxla_status to_row_major(cxla_literal **l) {
+    cxla_literal *r = NULL;
+    CXLA_RETURN_IF_ERROR(interp_default_layout(*l, &r));
+    cxla_literal_free(*l);
+    *l = r;
     return NULL;
 }
 
@@ -295,7 +333,8 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
     cxla_strbuf_init(&zdecl);
     for (int64_t i = 0; dynamic && !s && i < dna; i++) {
         if (!shape_is_dynamic(das[i])) continue;
-        s = to_bounds(das[i], &c.args.items[i]);
+        if (!cxla_layout_is_default(das[i])) s = to_row_major(&c.args.items[i]);
+        if (!s) s = to_bounds(das[i], &c.args.items[i]);
         cxla_literal *x = c.args.items[i];
         cxla_strbuf_printf(&zdecl, "        static const int64_t za%" PRId64 "[] = {", i);
         int64_t count = 1, idx[CXLA_MAX_RANK] = {0};
@@ -314,11 +353,15 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
             for (int64_t d = das[i]->rank - 1; d >= 0 && ++idx[d] == das[i]->dims[d]; d--)
                 idx[d] = 0;
         }
+        if (!s) s = bounds_to_layout(das[i], x);
     }
     if (dynamic) c.want_dynamic = calloc((size_t)(dnr + 1), sizeof(bool));
     for (int64_t k = 0; dynamic && !s && k < dnr; k++) {
         c.want_dynamic[k] = shape_is_dynamic(drs[k]);
-        if (c.want_dynamic[k]) s = to_bounds(drs[k], &c.want.items[k]);
+        if (c.want_dynamic[k] && !cxla_layout_is_default(drs[k]))
+            s = to_row_major(&c.want.items[k]);
+        if (!s && c.want_dynamic[k]) s = to_bounds(drs[k], &c.want.items[k]);
+        if (!s && c.want_dynamic[k]) s = bounds_to_layout(drs[k], c.want.items[k]);
     }
     char file[512];
     if (!skip && !s) {
