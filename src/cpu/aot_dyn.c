@@ -282,6 +282,12 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
         *out_bounds = AB_GATHER;
         return NULL;
     }
+    if (in->opcode == CXLA_OP_REDUCE_WINDOW && in->operand_count == 2 &&
+        cxla_type_is_array(in->shape.type) && in->operands[1]->shape.rank == 0 &&
+        !shape_dynamic(&in->operands[1]->shape)) {
+        *out_bounds = AB_WINDOW;
+        return NULL;
+    }
     if (kind == AOT_JIT_INFERRED) {
         *out_bounds = AB_INFERRED;
         return NULL;
@@ -854,6 +860,55 @@ static cxla_status put_inferred_sizes(aot *a, const acomp *c, const astep *st, c
     return NULL;
 }
 
+/* AB_WINDOW: a reduce-window of one input over dynamic dimensions. The interpreter runs
+ * the static operation on the operand cut to its sizes, where a window position past a
+ * size is the window's padding (or a hole), which folds the init value. A copy of the
+ * operand whose buffer padding holds the init value (phase 1, as AB_REDUCE fills it) gives
+ * the static kernel at the bounds the same value at every position of every window the
+ * cut result has, in the same order. The result's sizes: shape inference's window rule
+ * (cpu_dynwin.c's window_out) over the operand's sizes, checked against the declared
+ * shape. */
+static cxla_status put_window_sizes(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    const cxla_shape *xs = &in->operands[0]->shape, *ys = &in->shape;
+    const cxla_attr *w = cxla_instr_attr(in, CXLA_ATTR_WINDOW);
+    if (!w || w->kind != CXLA_ATTR_KIND_WINDOW || w->v.window.rank != xs->rank ||
+        ys->rank != xs->rank || in->operand_count != 2)
+        return aot_no(in, "a reduce-window whose window does not match its operand");
+    cxla_strbuf_puts(b, "        const int64_t *const oz[2] = {");
+    aot_dyn_put_sizes(c, st->in[0], b);
+    cxla_strbuf_puts(b, ", ");
+    aot_dyn_put_sizes(c, st->in[1], b);
+    cxla_strbuf_printf(
+        b, "};\n        int64_t rz0[%" PRId64 "];\n        (void)oz;\n        (void)rz0;\n",
+        ys->rank ? ys->rank : 1);
+    for (int64_t j = 0; j < xs->rank; j++) {
+        const cxla_window_dim *wd = &w->v.window.dims[j];
+        int64_t span = (wd->size - 1) * wd->rhs_dilation + 1;
+        cxla_strbuf_printf(b,
+                           "        {\n"
+                           "            int64_t base = oz[0][%" PRId64
+                           "] == 0 ? 0 : (oz[0][%" PRId64 "] - 1) * %" PRId64 " + 1;\n"
+                           "            int64_t padded = base + (%" PRId64 ") + (%" PRId64 ");\n"
+                           "            rz0[%" PRId64 "] = padded >= %" PRId64
+                           " ? (padded - %" PRId64 ") / %" PRId64 " + 1 : 0;\n"
+                           "        }\n",
+                           j, j, wd->lhs_dilation, wd->pad_low, wd->pad_high, j, span, span,
+                           wd->stride);
+    }
+    cxla_strbuf_puts(b, "        int padded = 0");
+    for (int64_t d = 0; d < xs->rank; d++)
+        if (exec_shape_dim_dynamic(xs, d))
+            cxla_strbuf_printf(b, " || oz[0][%" PRId64 "] < %" PRId64, d, xs->dims[d]);
+    cxla_strbuf_puts(b, ";\n        (void)padded;\n        if (padded) {\n");
+    put_check_result(a, b, "            ", in, ys, "rz0");
+    cxla_strbuf_puts(b, "        } else {\n");
+    for (int64_t d = 0; d < ys->rank; d++)
+        cxla_strbuf_printf(b, "            rz0[%" PRId64 "] = %" PRId64 ";\n", d, ys->dims[d]);
+    cxla_strbuf_puts(b, "        }\n");
+    return NULL;
+}
+
 /* AB_SORT and AB_SIZED: the inputs (a sort's operands, a reduce's arrays) lined up
  * dimension by dimension as the interpreter lines them up (two dynamic sizes must agree,
  * a static one is cut to a dynamic one's; exec/dynamic.c's align, put_align here) into
@@ -1027,6 +1082,7 @@ cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int pha
     if (phase == 0 && (st->bounds == AB_SORT || st->bounds == AB_SIZED))
         return put_lined_sizes(a, c, st, b);
     if (phase == 0 && st->bounds == AB_INFERRED) return put_inferred_sizes(a, c, st, b);
+    if (phase == 0 && st->bounds == AB_WINDOW) return put_window_sizes(a, c, st, b);
     if (phase == 0) return put_kernel_sizes(a, c, st, b);
     if (phase == 1 && st->bounds == AB_GATHER) return put_gather_indices(a, c, st, b);
     if (phase == 1) {
@@ -1085,9 +1141,10 @@ cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int pha
                                ", cz%" PRId64 ", %zu, %s);\n            a[%" PRId64 "] = t;\n"
                                "        }\n",
                                k, elem_bytes(xs),
-                               st->bounds != AB_REDUCE ? "0"
-                               : float_fill(in)        ? float_fill(in)
-                                                       : "a[1]",
+                               st->bounds == AB_WINDOW   ? "a[1]"
+                               : st->bounds != AB_REDUCE ? "0"
+                               : float_fill(in)          ? float_fill(in)
+                                                         : "a[1]",
                                k);
         }
         return NULL;

@@ -80,6 +80,10 @@ typedef enum aot_bounds {
     /* gather from a dynamic operand: the static kernel at the bounds over a copy of the
      * start indices clamped within the operand's sizes (the JIT's B_INDEXED). */
     AB_GATHER,
+    /* reduce-window of one input: the static kernel at the bounds over a copy whose
+     * padding holds the init value, which the interpreter folds at the cut operand's
+     * window padding (aot_dyn.c). */
+    AB_WINDOW,
 } aot_bounds;
 
 typedef struct astep {
@@ -97,7 +101,9 @@ typedef struct astep {
 
 /* The copies a kernel step with dynamic shapes fills (after its work memory in tmp[]). */
 static inline int64_t aot_fill_count(const astep *st) {
-    return st->bounds == AB_REDUCE || st->bounds == AB_GATHER ? 1 : st->bounds == AB_DOT ? 2 : 0;
+    return st->bounds == AB_REDUCE || st->bounds == AB_GATHER || st->bounds == AB_WINDOW ? 1
+           : st->bounds == AB_DOT                                                        ? 2
+                                                                                         : 0;
 }
 
 typedef struct acomp {

@@ -1019,9 +1019,9 @@ static void test_aot_errors(void) {
     cxla_strbuf_init(&h);
     cxla_strbuf_init(&c);
     cxla_strbuf_init(&d);
-    /* Collectives that need another device, unbounded dynamic shapes, bounded ones where the
-     * JIT runs the interpreter's handler (a sort along a dynamic dimension), a variadic reduce
-     * over a dynamic dimension, the typed FFI. */
+    /* Collectives that need another device, unbounded dynamic shapes (in the entry and in a
+     * loop body), bounded ones with no ahead-of-time form yet (select-and-scatter over a
+     * dynamic dimension), the typed FFI. */
     const char *bad[][2] = {
         {"HloModule t, replica_count=2\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
          "  ROOT s = f32[] add(x, y)\n}\nENTRY e {\n  p = f32[2] parameter(0)\n"
@@ -1030,21 +1030,26 @@ static void test_aot_errors(void) {
          "holds 2 devices"},
         {"HloModule t\nENTRY e {\n  p = f32[?] parameter(0)\n  ROOT n = f32[?] negate(p)\n}\n",
          "unbounded dynamic dimensions"},
-        {"HloModule t\nlt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-         "  ROOT c = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n  p = f32[<=4] "
-         "parameter(0)\n"
-         "  ROOT my_sort = f32[<=4] sort(p), dimensions={0}, to_apply=lt\n}\n",
-         "my_sort (sort) in computation e (the entry) has no ahead-of-time form: with dynamic "
-         "shapes it has no kernel at the bounds"},
-        {"HloModule t\nam {\n  av = f32[] parameter(0)\n  ai = s32[] parameter(1)\n"
-         "  bv = f32[] parameter(2)\n  bi = s32[] parameter(3)\n"
-         "  gt = pred[] compare(av, bv), direction=GE\n  v = f32[] select(gt, av, bv)\n"
-         "  i = s32[] select(gt, ai, bi)\n  ROOT t = (f32[], s32[]) tuple(v, i)\n}\n"
-         "ENTRY e {\n  p = f32[<=20] parameter(0)\n  q = s32[<=20] parameter(1)\n"
-         "  z = f32[] constant(0)\n  m = s32[] constant(-1)\n"
-         "  ROOT my_argmax = (f32[], s32[]) reduce(p, q, z, m), dimensions={0}, to_apply=am\n}\n",
-         "my_argmax (reduce) in computation e (the entry) has no ahead-of-time form: a reduce of "
-         "several inputs over a dynamic dimension"},
+        {"HloModule t\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+         "  ROOT s = f32[] add(a, b)\n}\nge {\n  a = f32[] parameter(0)\n"
+         "  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=GE\n}\n"
+         "ENTRY e {\n  x = f32[<=6] parameter(0)\n  src = f32[<=3] parameter(1)\n"
+         "  z = f32[] constant(0)\n  ROOT my_sas = f32[<=6] select-and-scatter(x, src, z), "
+         "window={size=2 stride=2 pad=0_1}, select=ge, scatter=add\n}\n",
+         "my_sas (select-and-scatter) in computation e (the entry) has no ahead-of-time form: with "
+         "dynamic shapes it has no kernel at the bounds"},
+        /* An unbounded dimension inside a loop body is named as well. */
+        {"HloModule t\nbody {\n  p = (s32[], f32[?]) parameter(0)\n"
+         "  i = s32[] get-tuple-element(p), index=0\n  v = f32[?] get-tuple-element(p), index=1\n"
+         "  one = s32[] constant(1)\n  i2 = s32[] add(i, one)\n  my_neg = f32[?] negate(v)\n"
+         "  ROOT t = (s32[], f32[?]) tuple(i2, my_neg)\n}\ncond {\n"
+         "  p = (s32[], f32[?]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+         "  three = s32[] constant(3)\n  ROOT lt = pred[] compare(i, three), direction=LT\n}\n"
+         "ENTRY e {\n  x = f32[?] parameter(0)\n  zero = s32[] constant(0)\n"
+         "  init = (s32[], f32[?]) tuple(zero, x)\n"
+         "  w = (s32[], f32[?]) while(init), condition=cond, body=body\n"
+         "  ROOT r = f32[?] get-tuple-element(w), index=1\n}\n",
+         "unbounded dynamic dimensions"},
         {"HloModule t\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT my_cc = f32[2] custom-call(p), "
          "custom_call_target=\"f\", api_version=API_VERSION_TYPED_FFI\n}\n",
          "my_cc (custom-call)"},
