@@ -315,6 +315,17 @@ static const char *const rule_modules[] = {
     "HloModule r13\nENTRY e {\n  m = s32[3,2] parameter(0)\n  i = s32[<=4] parameter(1)\n"
     "  ROOT r = s32[<=4,2] gather(m, i), offset_dims={1}, collapsed_slice_dims={0}, "
     "start_index_map={0}, index_vector_dim=1, slice_sizes={1,2}\n}\n",
+    /* reshapes into several dynamic dimensions: exec_dynamic_reshape_sizes' groups (one
+     * dynamic result dimension each; a static group that must be filled; a dynamic result
+     * dimension over a static operand one; a group with two, which it cannot split) */
+    "HloModule r14\nENTRY e {\n  a = s32[<=2,<=3,2] parameter(0)\n"
+    "  ROOT r = s32[<=2,<=6] reshape(a)\n}\n",
+    "HloModule r15\nENTRY e {\n  a = s32[<=2,<=2,3] parameter(0)\n"
+    "  ROOT r = s32[<=2,<=2,3] reshape(a)\n}\n",
+    "HloModule r16\nENTRY e {\n  a = s32[2,<=4] parameter(0)\n"
+    "  ROOT r = s32[<=2,<=2,2] reshape(a)\n}\n",
+    "HloModule r17\nENTRY e {\n  a = s32[<=4] parameter(0)\n"
+    "  ROOT r = s32[<=2,<=2] reshape(a)\n}\n",
 };
 
 /* Every combination of sizes of the entry's parameters (arrays; dynamic dims 0..bound, static
