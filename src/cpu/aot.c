@@ -347,9 +347,9 @@ static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *user, const i
     if (!s) c->steps[c->step_count - 1].bounds = bk;
     /* Work memory: an arena leaf live during the step, passed after the results; then the
      * copies whose padding a reduce's init value or a dot's zeros fill (aot_dyn.c). */
-    int64_t fills = bk == AB_REDUCE || bk == AB_GATHER || bk == AB_WINDOW ? 1
-                    : bk == AB_DOT                                        ? 2
-                                                                          : 0;
+    int64_t fills = bk == AB_REDUCE || bk == AB_GATHER || bk == AB_WINDOW || bk == AB_SCATTER ? 1
+                    : bk == AB_DOT                                                            ? 2
+                                                                                              : 0;
     if (!s && (a->scratch[in->id] || fills)) {
         astep *st = &c->steps[c->step_count - 1];
         st->tmp = malloc((size_t)(1 + fills) * sizeof(int64_t));
@@ -362,7 +362,7 @@ static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *user, const i
                 aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = a->scratch[in->id]});
         for (int64_t k = 0; k < fills && k < nin; k++) {
             size_t bytes = 0; /* the operand's at its bounds (a gather's: its indices) */
-            int64_t op = bk == AB_GATHER ? 1 : k;
+            int64_t op = bk == AB_GATHER || bk == AB_SCATTER ? 1 : k;
             if (op >= in->operand_count || cxla_shape_byte_size(&in->operands[op]->shape, &bytes))
                 bytes = 0;
             st->tmp[st->tmp_count++] = aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = bytes});

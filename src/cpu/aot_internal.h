@@ -84,6 +84,10 @@ typedef enum aot_bounds {
      * padding holds the init value, which the interpreter folds at the cut operand's
      * window padding (aot_dyn.c). */
     AB_WINDOW,
+    /* scatter of one operand: the static kernel at the bounds over a copy of the indices
+     * whose vectors the cut operand cannot hold are moved out of range (the JIT's
+     * B_INDEXED). */
+    AB_SCATTER,
 } aot_bounds;
 
 typedef struct astep {
@@ -101,9 +105,11 @@ typedef struct astep {
 
 /* The copies a kernel step with dynamic shapes fills (after its work memory in tmp[]). */
 static inline int64_t aot_fill_count(const astep *st) {
-    return st->bounds == AB_REDUCE || st->bounds == AB_GATHER || st->bounds == AB_WINDOW ? 1
-           : st->bounds == AB_DOT                                                        ? 2
-                                                                                         : 0;
+    return st->bounds == AB_REDUCE || st->bounds == AB_GATHER || st->bounds == AB_WINDOW ||
+                   st->bounds == AB_SCATTER
+               ? 1
+           : st->bounds == AB_DOT ? 2
+                                  : 0;
 }
 
 typedef struct acomp {
@@ -296,6 +302,16 @@ void aot_dyn_put_zlist(const acomp *c, const int64_t *ls, int64_t n, bool writab
 /* Before while step |st|'s loop: its state's sizes (the result leaves') from the initial
  * values' (its operands'). */
 void aot_dyn_put_while_sizes(const acomp *c, const astep *st, const char *ind, cxla_strbuf *b);
+/* interp_dynamic.c's align (exec/dynamic.c) as C: the slots (operand ks[i], dimension
+ * ds[i]) of arrays named r<k>: the dynamic ones must agree (else the interpreter's
+ * failure), the static ones are cut to them. */
+void aot_dyn_put_align(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
+                       const int64_t *ks, const int64_t *ds, int64_t count);
+/* aot_dynlib.c: phase |phase| of aot_dyn_emit_kernel for the kinds it writes (AB_SORT,
+ * AB_SIZED, AB_INFERRED, AB_WINDOW, AB_GATHER, AB_SCATTER); *done false when it wrote
+ * nothing (aot_dyn.c's own part). Errors: UNIMPLEMENTED naming the instruction. */
+cxla_status aot_dynlib_emit(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b,
+                            bool *done);
 void aot_dyn_emit_begin(aot *a, const acomp *c, cxla_strbuf *b);
 void aot_dyn_emit_end(aot *a, const acomp *c, cxla_strbuf *b);
 cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b);
