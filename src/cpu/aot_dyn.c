@@ -16,12 +16,16 @@
  * interpreter's results have zeros there, which set-dimension-size can bring back).
  * get-dimension-size and set-dimension-size read and write the sizes (S_SIZE).
  *
+ * Every computation's function keeps its own dz[] and takes its parameters' sizes (zin)
+ * and gives its results' (zout) beside its arrays, so sizes pass through while,
+ * conditional and call (aot_dyn_put_zlist; a loop's state keeps them).
+ *
  * The moves by the run-time sizes (pad, reverse, concatenate along a dynamic dimension,
- * ...) and f32/f64 sums at the sizes are steps of aot_dmove.c. What the JIT runs on the
- * interpreter's handler (a sort along a dynamic dimension, gather from a dynamic operand,
- * reduce-window, ...), variadic reduces over a dynamic dimension and dynamic shapes in
- * called computations (while, conditional, call) are compile-time errors naming the
- * instruction. */
+ * ...) and f32/f64 sums at the sizes are steps of aot_dmove.c; the JIT's kernels that read
+ * or rewrite something by the sizes (sorts along a dynamic dimension, reduces with any
+ * reducer, bitcast, reduce-window, gather, scatter) are aot_dynlib.c's. What has no form
+ * yet (select-and-scatter over a dynamic dimension, async with dynamic shapes, ...) and
+ * unbounded dimensions are compile-time errors naming the instruction. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -129,8 +129,9 @@ typedef struct acomp {
     int64_t *param_leaf; /* by index in in[]: the leaf of that parameter, or -1 */
     int64_t *end_tmp;    /* temporaries of the final copies (see aot.c) */
     int64_t end_tmp_count;
-    /* Bounded dynamic shapes (aot_dyn.c; the entry only): by leaf, where its run-time sizes
-     * lie in the function's int64_t dz[dyn_total] (-1: a static leaf). NULL: none. */
+    /* Bounded dynamic shapes (aot_dyn.c; every computation of a module that has them): by
+     * leaf, where its run-time sizes lie in the function's int64_t dz[dyn_total] (-1: a
+     * static leaf). NULL: none. */
     int64_t *dyn_off;
     int64_t dyn_total;
 } acomp;
