@@ -1150,3 +1150,13 @@ void aot_dyn_put_while_sizes(const acomp *c, const astep *st, const char *ind, c
         cxla_strbuf_printf(b, ", %" PRId64 " * sizeof(int64_t));\n", s->rank);
     }
 }
+
+void aot_dyn_put_reset(const acomp *c, const int64_t *ls, int64_t n, const char *ind,
+                       cxla_strbuf *b) {
+    for (int64_t k = 0; k < n; k++) {
+        int64_t off = c->dyn_off ? c->dyn_off[ls[k]] : -1;
+        const cxla_shape *s = c->leaves[ls[k]].shape;
+        for (int64_t d = 0; off >= 0 && s && d < s->rank; d++)
+            cxla_strbuf_printf(b, "%sdz[%" PRId64 "] = %" PRId64 ";\n", ind, off + d, s->dims[d]);
+    }
+}

@@ -274,6 +274,7 @@ cxla_status aot_emit_function(aot *a, const cxla_computation *comp, acomp *c) {
             aot_put_leaf_list(a, c, st->out, st->out_count, b);
             cxla_strbuf_puts(b, ";\n");
             if (a->bounds) {
+                aot_dyn_put_reset(c, st->out, st->out_count, "        ", b);
                 aot_dyn_put_zlist(c, st->in, st->in_count, false, "zi", "        ", b);
                 aot_dyn_put_zlist(c, st->out, st->out_count, true, "zo", "        ", b);
             }
@@ -319,6 +320,7 @@ cxla_status aot_emit_function(aot *a, const cxla_computation *comp, acomp *c) {
                 aot_put_leaf_list(a, c, st->in + at, nl, b);
                 cxla_strbuf_puts(b, ";\n");
                 if (a->bounds) {
+                    aot_dyn_put_reset(c, st->out, st->out_count, "            ", b);
                     aot_dyn_put_zlist(c, st->in + at, nl, false, "zi", "            ", b);
                     aot_dyn_put_zlist(c, st->out, st->out_count, true, "zo", "            ", b);
                 }

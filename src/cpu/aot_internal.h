@@ -300,6 +300,10 @@ cxla_status aot_dyn_place(acomp *c);
  * so sizes pass through call, conditional and while. */
 void aot_dyn_put_zlist(const acomp *c, const int64_t *ls, int64_t n, bool writable,
                        const char *name, const char *ind, cxla_strbuf *b);
+/* Sizes of leaves |ls| (|n|) at their bounds: what a callee whose result leaf is static
+ * leaves them at (it writes the sizes of its dynamic ones only). */
+void aot_dyn_put_reset(const acomp *c, const int64_t *ls, int64_t n, const char *ind,
+                       cxla_strbuf *b);
 /* Before while step |st|'s loop: its state's sizes (the result leaves') from the initial
  * values' (its operands'). */
 void aot_dyn_put_while_sizes(const acomp *c, const astep *st, const char *ind, cxla_strbuf *b);
