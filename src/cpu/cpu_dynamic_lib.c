@@ -45,19 +45,13 @@ static bool has_dynamic(const cxla_shape *s) {
     return false;
 }
 
-static bool no_ints(const cxla_instr *in, cxla_attr_id id) {
-    int64_t n = 0;
-    cxla_instr_ints(in, id, &n);
-    return n == 0;
-}
-
-/* Whether the index vector dimension of |is| is whole (a cut one changes the vector's
- * length: the handler reports it). */
-static bool whole_vector(const cxla_instr *in, const cxla_shape *is) {
+/* Whether the index vector dimension of |is| is in range. A dynamic one is taken too: at
+ * its bound the vectors are the static ones, below it they are shorter than the start
+ * index map, which shape inference over the cut operands refuses (cpu_dyn_lib_prepare then
+ * runs the handler for the interpreter's error). */
+static bool vector_dim_ok(const cxla_instr *in, const cxla_shape *is) {
     int64_t iv = 0;
-    if (!cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv) || iv < 0 || iv > is->rank)
-        return false;
-    return iv == is->rank || !exec_shape_dim_dynamic(is, iv);
+    return cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv) && iv >= 0 && iv <= is->rank;
 }
 
 static bool sort_kind(const cxla_instr *in) {
@@ -99,9 +93,7 @@ int cpu_dyn_lib_kind(const cxla_instr *in) {
         if (n != 2 || !bounded_array(&in->shape)) return B_STATIC;
         const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[1]->shape;
         if (!bounded_array(xs) || !bounded_array(is) || !has_dynamic(xs) ||
-            !cxla_type_is_integer(is->type) || is->type == CXLA_PRED || !whole_vector(in, is) ||
-            !no_ints(in, CXLA_ATTR_OPERAND_BATCHING_DIMS) ||
-            !no_ints(in, CXLA_ATTR_START_INDICES_BATCHING_DIMS))
+            !cxla_type_is_integer(is->type) || is->type == CXLA_PRED || !vector_dim_ok(in, is))
             return B_STATIC;
         return B_INDEXED;
     }
@@ -109,9 +101,7 @@ int cpu_dyn_lib_kind(const cxla_instr *in) {
         if (n < 3 || n % 2 == 0) return B_STATIC;
         int64_t m = (n - 1) / 2;
         const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[m]->shape;
-        if (!bounded_array(is) || !whole_vector(in, is) || !index_type_ok(is->type, xs) ||
-            !no_ints(in, CXLA_ATTR_INPUT_BATCHING_DIMS) ||
-            !no_ints(in, CXLA_ATTR_SCATTER_INDICES_BATCHING_DIMS))
+        if (!bounded_array(is) || !vector_dim_ok(in, is) || !index_type_ok(is->type, xs))
             return B_STATIC;
         int64_t nw = 0;
         const int64_t *uwd = cxla_instr_ints(in, CXLA_ATTR_UPDATE_WINDOW_DIMS, &nw);
@@ -263,12 +253,17 @@ static void skip_scatter(const cxla_instr *in, const int64_t *const *opz, const 
     const int64_t *map = cxla_instr_ints(in, CXLA_ATTR_SCATTER_DIMS_TO_OPERAND_DIMS, &nmap);
     const int64_t *ins = cxla_instr_ints(in, CXLA_ATTR_INSERTED_WINDOW_DIMS, &nins);
     const int64_t *uwd = cxla_instr_ints(in, CXLA_ATTR_UPDATE_WINDOW_DIMS, &nw);
-    /* The window's extent in each operand dimension: 1 where inserted, else the next update
-     * window dimension's (static). */
+    int64_t nib = 0;
+    const int64_t *ib = cxla_instr_ints(in, CXLA_ATTR_INPUT_BATCHING_DIMS, &nib);
+    /* The window's extent in each operand dimension: 1 where inserted or a batching
+     * dimension (whose index, the vector's own batch position, lies inside the sizes: shape
+     * inference over the cut operands matched the two sizes), else the next update window
+     * dimension's (static). */
     int64_t wext[CXLA_MAX_RANK];
     for (int64_t d = 0, w = 0; d < xs->rank; d++) {
         bool inserted = false;
         for (int64_t i = 0; i < nins; i++) inserted = inserted || ins[i] == d;
+        for (int64_t i = 0; i < nib; i++) inserted = inserted || ib[i] == d;
         wext[d] = inserted ? 1 : w < nw ? us->dims[uwd[w++]] : 1;
     }
     size_t es = cxla_type_storage(is->type);
