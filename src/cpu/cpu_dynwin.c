@@ -305,6 +305,57 @@ static cxla_status select_and_scatter(const cxla_instr *in, char *y, const void 
     return NULL;
 }
 
+/* ---- reduce-window at the bounds, its padding filled ------------------------------------ */
+
+bool cpu_dynwin_fill_ok(const cxla_instr *in) {
+    int64_t count = in->operand_count, n = count / 2;
+    if (in->opcode != CXLA_OP_REDUCE_WINDOW || count < 2 || count % 2 || n > 32) return false;
+    if (cpu_dynwin_ok(in)) return false; /* a step of its own over the sizes */
+    const cxla_shape *x0 = &in->operands[0]->shape;
+    size_t elem = 0;
+    bool dynamic = false, ok = false;
+    for (int64_t k = 0; k < count; k++) {
+        const cxla_shape *s = &in->operands[k]->shape;
+        if (!bounded(s) || !cpu_whole_elements(s, &elem)) return false;
+        if (k >= n) {
+            if (s->rank != 0) return false;
+            continue;
+        }
+        if (s->rank != x0->rank) return false;
+        for (int64_t d = 0; d < s->rank; d++) {
+            if (s->dims[d] != x0->dims[d]) return false;
+            dynamic = dynamic || exec_shape_dim_dynamic(s, d);
+        }
+    }
+    int64_t leaves = in->shape.type == CXLA_TUPLE ? in->shape.tuple_count : 1;
+    if (leaves != n || (n > 1) != (in->shape.type == CXLA_TUPLE)) return false;
+    for (int64_t e = 0; e < leaves; e++) {
+        const cxla_shape *ys = n > 1 ? &in->shape.elements[e] : &in->shape;
+        if (!bounded(ys) || !cpu_whole_elements(ys, &elem) || ys->rank != x0->rank) return false;
+    }
+    window_of(in, x0->rank, &ok);
+    return ok && dynamic;
+}
+
+void cpu_dynwin_fill_sizes(const cxla_instr *in, const int64_t *const *opz,
+                           int64_t *const *out_sizes, bool *out_handler) {
+    int64_t n = in->operand_count / 2, rank = in->operands[0]->shape.rank;
+    bool ok = false;
+    const cxla_window_dim *win = window_of(in, rank, &ok);
+    *out_handler = !ok;
+    /* The interpreter cuts each input to its own sizes: inputs of different sizes are the
+     * static operation's error. */
+    for (int64_t k = 1; k < n; k++)
+        for (int64_t d = 0; d < rank; d++)
+            if (opz[k][d] != opz[0][d]) *out_handler = true;
+    for (int64_t e = 0; e < n && !*out_handler; e++) {
+        const cxla_shape *ys = in->shape.type == CXLA_TUPLE ? &in->shape.elements[e] : &in->shape;
+        for (int64_t d = 0; d < rank; d++)
+            if (!window_out(&win[d], opz[0][d], &out_sizes[e][d])) *out_handler = true;
+        if (!*out_handler && !fits(ys, out_sizes[e])) *out_handler = true;
+    }
+}
+
 /* ---- dot ----------------------------------------------------------------------------- */
 
 /* The offsets of the elements of dimensions |which| (row-major over them, the last

@@ -77,6 +77,8 @@ typedef enum bounds_kind {
     B_SIZED,    /* a reduce reading its inputs' sizes from one more input (cpu_dynwin.c) */
     B_INFERRED, /* bitcast, bitcast-convert: the result's sizes by shape inference over the
                  * cut operands (bitcast only where no operand is padded; cpu_dynamic_lib.c) */
+    B_WINDOW,   /* a reduce-window whose inputs' padding is first filled with their init
+                 * values in scratch copies (cpu_dynwin.c, cpu_dynwin_fill_ok) */
 } bounds_kind;
 
 typedef struct seq seq;
@@ -97,8 +99,8 @@ typedef struct step {
     int64_t pred; /* S_WHILE: the condition's result */
     size_t elem;  /* S_DUS: element size; S_KERNEL at the bounds: of operand 0 */
     bounds_kind bounds;
-    int64_t mask; /* B_REDUCE: out[mask] is the scratch copy of operand 0; B_INDEXED: of the
-                   * indices */
+    int64_t mask; /* B_REDUCE: out[mask] is the scratch copy of operand 0; B_DOT, B_WINDOW:
+                   * out[mask + k] of operand k (each input); B_INDEXED: of the indices */
     /* S_KERNEL of static shapes small enough to call on the running thread at once
      * (cpu_loop_kernel_direct): no thread-pool bookkeeping per call. */
     bool direct;
@@ -216,6 +218,18 @@ cxla_status cpu_dyn_reduce(const cxla_instr *in, void *out, const void *const *i
 bool cpu_dynwin_ok(const cxla_instr *in);
 cxla_status cpu_dynwin_run(const cxla_instr *in, void *out, const void *const *ins,
                            const int64_t *const *opz, int64_t *out_sizes, bool *out_handler);
+/* cpu_dynwin_fill_ok: a reduce-window over bounded dynamic shapes whose kernel at the
+ * bounds runs on its inputs with their padding filled with their init values (B_WINDOW):
+ * any reducer the emitter writes, several inputs too; those cpu_dynwin_ok takes stay its
+ * steps. The interpreter folds the init value at every window position outside the cut
+ * operand, so the windows of the result's positions below its sizes read the same values
+ * in the same order at the bounds. cpu_dynwin_fill_sizes: the result leaves' sizes
+ * (|out_sizes|, one array per leaf: the window's output sizes over the inputs' sizes);
+ * *out_handler where the interpreter would report an error (inputs of different sizes, a
+ * result its declared shape cannot hold). */
+bool cpu_dynwin_fill_ok(const cxla_instr *in);
+void cpu_dynwin_fill_sizes(const cxla_instr *in, const int64_t *const *opz,
+                           int64_t *const *out_sizes, bool *out_handler);
 /* cpu_dyn_sized_sizes: for a B_SIZED reduce (cpu_dyn_sized_ok), the inputs' sizes lined
  * up (|sizes|, one per input dimension: what the kernel reads) and the results' sizes
  * (|out_sizes|, the same for every result); *out_handler where the interpreter would
