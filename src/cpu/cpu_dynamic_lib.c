@@ -135,6 +135,57 @@ int cpu_dyn_lib_kind(const cxla_instr *in) {
     }
 }
 
+bool cpu_dyn_lib_sized_ok(const cxla_instr *in) {
+    int64_t n = in->operand_count;
+    if (in->opcode != CXLA_OP_SCATTER || n < 3 || n % 2 == 0 || n > 63) return false;
+    if (cpu_dyn_lib_kind(in) != B_STATIC) return false; /* B_INDEXED */
+    int64_t m = (n - 1) / 2;
+    size_t elem = 0;
+    bool dynamic = false;
+    for (int64_t k = 0; k < n; k++) {
+        const cxla_shape *s = &in->operands[k]->shape;
+        if (!bounded_array(s) || s->rank > CPU_DYN_MAX_RANK || !cpu_whole_elements(s, &elem))
+            return false;
+        dynamic = dynamic || has_dynamic(s);
+    }
+    if (!cxla_type_is_integer(in->operands[m]->shape.type) ||
+        !vector_dim_ok(in, &in->operands[m]->shape))
+        return false;
+    int64_t leaves = in->shape.type == CXLA_TUPLE ? in->shape.tuple_count : 1;
+    if (leaves != m) return false;
+    for (int64_t e = 0; e < leaves; e++) {
+        const cxla_shape *y = in->shape.type == CXLA_TUPLE ? &in->shape.elements[e] : &in->shape;
+        if (!bounded_array(y) || !cpu_whole_elements(y, &elem)) return false;
+    }
+    return dynamic;
+}
+
+static cxla_status infer_cut(const cxla_instr *in, const int64_t *const *opz,
+                             int64_t *const *out_sizes, bool *out_handler);
+
+cxla_status cpu_dyn_lib_scatter_sizes(const cxla_instr *in, const int64_t *const *opz,
+                                      int64_t *sizes, int64_t *out_sizes, bool *out_handler) {
+    int64_t m = (in->operand_count - 1) / 2;
+    int64_t xr = in->operands[0]->shape.rank, ur = in->operands[m + 1]->shape.rank;
+    *out_handler = false;
+    int64_t(*leaf)[CXLA_MAX_RANK] = malloc((size_t)m * sizeof(*leaf));
+    int64_t **outs = malloc((size_t)m * sizeof(*outs));
+    if (!leaf || !outs) {
+        free(leaf);
+        free(outs);
+        return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    }
+    for (int64_t e = 0; e < m; e++) outs[e] = leaf[e];
+    cxla_status s = infer_cut(in, opz, outs, out_handler);
+    /* Every result has the cut operands' sizes (shape inference made them one shape). */
+    for (int64_t d = 0; !s && !*out_handler && d < xr; d++) out_sizes[d] = leaf[0][d];
+    free(leaf);
+    free(outs);
+    for (int64_t d = 0; d < xr; d++) sizes[d] = opz[0][d];
+    for (int64_t d = 0; d < ur; d++) sizes[xr + d] = opz[m + 1][d];
+    return s;
+}
+
 int64_t cpu_dyn_lib_indices(const cxla_instr *in) {
     if (in->opcode == CXLA_OP_GATHER) return 1;
     if (in->opcode == CXLA_OP_SCATTER) return (in->operand_count - 1) / 2;

@@ -230,10 +230,14 @@ cxla_status cpu_dynwin_run(const cxla_instr *in, void *out, const void *const *i
 bool cpu_dynwin_fill_ok(const cxla_instr *in);
 void cpu_dynwin_fill_sizes(const cxla_instr *in, const int64_t *const *opz,
                            int64_t *const *out_sizes, bool *out_handler);
-/* cpu_dyn_sized_sizes: for a B_SIZED reduce (cpu_dyn_sized_ok), the inputs' sizes lined
- * up (|sizes|, one per input dimension: what the kernel reads) and the results' sizes
- * (|out_sizes|, the same for every result); *out_handler where the interpreter would
- * report an error (dynamic sizes that differ, a static result dimension cut). */
+/* cpu_dyn_sized_sizes: for a B_SIZED step (cpu_dyn_sized_ok), the sizes its kernel reads
+ * (|sizes|) and the results' sizes (|out_sizes|, the same for every result); *out_handler
+ * where the interpreter would report an error (dynamic sizes that differ, a static result
+ * dimension cut, a select-and-scatter source that does not match the windows, anything
+ * shape inference refuses over a scatter's cut operands). A reduce's kernel reads its
+ * inputs' sizes lined up (one per input dimension); a select-and-scatter's the operand's
+ * then the source's; a scatter's the operands' then the updates' (cpu_emit_sized_scatter,
+ * cpu_emit_sized_select_and_scatter). */
 cxla_status cpu_dyn_sized_sizes(const cxla_instr *in, const int64_t *const *opz, int64_t *sizes,
                                 int64_t *out_sizes, bool *out_handler);
 
@@ -255,6 +259,15 @@ cxla_status cpu_dyn_sized_sizes(const cxla_instr *in, const int64_t *const *opz,
  * the interpreter would report an error (the caller runs its handler); errors it returns
  * are INTERNAL or RESOURCE_EXHAUSTED. */
 int cpu_dyn_lib_kind(const cxla_instr *in);
+/* cpu_dyn_lib_sized_ok: a scatter of bounded dynamic shapes that no index rewrite serves (its
+ * update window dimensions are dynamic, or its index type cannot hold a value past the
+ * bounds), which runs as a B_SIZED kernel reading the run-time sizes. cpu_dyn_lib_scatter_
+ * sizes: its kernel's sizes (the operands' then the updates') and the results' sizes by
+ * shape inference over the cut operands; *out_handler where the interpreter reports an
+ * error. */
+bool cpu_dyn_lib_sized_ok(const cxla_instr *in);
+cxla_status cpu_dyn_lib_scatter_sizes(const cxla_instr *in, const int64_t *const *opz,
+                                      int64_t *sizes, int64_t *out_sizes, bool *out_handler);
 int64_t cpu_dyn_lib_indices(const cxla_instr *in);
 cxla_status cpu_dyn_lib_prepare(const cxla_instr *in, const int64_t *const *opz,
                                 const void *indices, void *scratch, int64_t *const *out_sizes,
