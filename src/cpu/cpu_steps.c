@@ -681,7 +681,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         bk = B_SIZED;
     } else if (cpu_size_step_ok(in))
         kind = S_SIZE;
-    else if (!fixed && (cpu_dyn_move_ok(in) || cpu_dyn_reduce_ok(in) || cpu_dynwin_ok(in)))
+    else if (!fixed && (cpu_dyn_move_wide_ok(in) || cpu_dyn_reduce_ok(in) || cpu_dynwin_ok(in)))
         kind = S_MOVE;
     else if (has_id && b->calls && b->calls[in->id].fn && fixed)
         kind = S_CALL;

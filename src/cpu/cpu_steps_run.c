@@ -586,11 +586,11 @@ static cxla_status run_bounds(run *r, const step *sp) {
 static cxla_status run_move(run *r, const step *sp) {
     const cxla_instr *in = sp->instr;
     int64_t n = in->operand_count;
-    if (n > CPU_DYN_MAX_SOURCES || n != sp->in_count || sp->out_count < 1)
+    if (n > CPU_DYN_MOVE_MAX_SOURCES || n != sp->in_count || sp->out_count < 1)
         return exec_error(in, CXLA_STATUS_INTERNAL, "a move step with odd operands");
-    int64_t opz[CPU_DYN_MAX_SOURCES][CPU_DYN_MAX_RANK];
-    const int64_t *ops[CPU_DYN_MAX_SOURCES];
-    const void *ins[CPU_DYN_MAX_SOURCES];
+    int64_t opz[CPU_DYN_MOVE_MAX_SOURCES][CPU_DYN_MOVE_MAX_RANK];
+    const int64_t *ops[CPU_DYN_MOVE_MAX_SOURCES];
+    const void *ins[CPU_DYN_MOVE_MAX_SOURCES];
     for (int64_t k = 0; k < n; k++) {
         operand_sizes(r, &in->operands[k]->shape, sp->in[k], opz[k]);
         ops[k] = opz[k];
