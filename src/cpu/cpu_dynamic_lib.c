@@ -1,5 +1,5 @@
 /* Bounded dynamic shapes: sort, gather, scatter, bitcast and bitcast-convert as kernels at
- * the bounds, in place of
+ * the bounds (or, for scatter, kernels reading the sizes), in place of
  * the interpreter's handler (cpu_steps.h; docs/semantics.md, "Bounded dynamic shapes run
  * as steps too").
  *
@@ -18,12 +18,21 @@
  *   bounds in the scratch copy, so the kernel skips them as the interpreter skips them
  *   (or never sees them); the others land inside the sizes;
  * - bitcast and bitcast-convert (B_INFERRED): the static kernel at the bounds; a bitcast
- *   of a padded operand is the interpreter's error (it cannot leave the padding out).
+ *   of a padded operand is the interpreter's error (it cannot leave the padding out), which
+ *   the step returns itself in the interpreter's words;
+ * - gather and scatter with batching dimensions take the same rewrites (a batching
+ *   dimension is a window of one at the index vector's own batch position, inside the
+ *   sizes); a dynamic index-vector dimension is the static vector at its bound and shape
+ *   inference's error below it;
+ * - a scatter whose update windows are dynamic (no rewrite of the indices can shorten a
+ *   window) runs the emitter's sized scatter (B_SIZED, cpu_emit_sized_scatter): the
+ *   kernel reads the operands' and updates' sizes (cpu_dyn_lib_scatter_sizes).
  *
  * The result's sizes come from shape inference over the cut operands (gather, scatter:
  * the interpreter's own step) or exec_dynamic_sizes (sort); wherever the interpreter
  * would report an error, the step runs its handler, which reports it in its words. The
  * step zeroes the result's padding after the kernel (cpu_steps_run.c's run_bounds). */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -347,6 +356,30 @@ static void skip_scatter(const cxla_instr *in, const int64_t *const *opz, const 
     }
 }
 
+/* The interpreter's error for a bitcast of an operand below its bounds, in its words
+ * (src/interp/interp_dynamic.c, unsupported(): the operand's shape and its sizes), without
+ * running its handler. */
+static cxla_status bitcast_padded(const cxla_instr *in, const int64_t *sizes) {
+    const cxla_shape *xs = &in->operands[0]->shape;
+    char *shape = cxla_shape_to_string(xs, CXLA_SHAPE_PRINT_NO_LAYOUT);
+    cxla_strbuf b;
+    cxla_strbuf_init(&b);
+    cxla_strbuf_puts(&b, shape ? shape : "?");
+    free(shape);
+    cxla_strbuf_putc(&b, '(');
+    for (int64_t d = 0; d < xs->rank; d++)
+        cxla_strbuf_printf(&b, "%s%" PRId64, d ? "," : "", sizes[d]);
+    cxla_strbuf_putc(&b, ')');
+    char *what = cxla_strbuf_take(&b);
+    if (!what) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    cxla_status s = exec_error(in, CXLA_STATUS_UNIMPLEMENTED,
+                               "'%s' does not support an operand below its dynamic bounds "
+                               "(operand 0 is %s)",
+                               cxla_opcode_name(in->opcode), what);
+    free(what);
+    return s;
+}
+
 cxla_status cpu_dyn_lib_prepare(const cxla_instr *in, const int64_t *const *opz,
                                 const void *indices, void *scratch, int64_t *const *out_sizes,
                                 bool *out_handler) {
@@ -361,9 +394,9 @@ cxla_status cpu_dyn_lib_prepare(const cxla_instr *in, const int64_t *const *opz,
     }
     if (in->opcode == CXLA_OP_BITCAST) {
         const cxla_shape *xs = &in->operands[0]->shape;
-        for (int64_t d = 0; d < xs->rank; d++)
-            if (opz[0][d] < xs->dims[d]) *out_handler = true; /* the interpreter's error */
-        if (*out_handler) return NULL;
+        bool padded = false;
+        for (int64_t d = 0; d < xs->rank; d++) padded = padded || opz[0][d] < xs->dims[d];
+        if (padded) return bitcast_padded(in, opz[0]);
     }
     CXLA_RETURN_IF_ERROR(infer_cut(in, opz, out_sizes, out_handler));
     if (*out_handler || (in->opcode != CXLA_OP_GATHER && in->opcode != CXLA_OP_SCATTER))

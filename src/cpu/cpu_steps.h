@@ -266,7 +266,8 @@ cxla_status cpu_dyn_sized_sizes(const cxla_instr *in, const int64_t *const *opz,
  * slice's, scatter's windows that the cut operand cannot hold (or that lie outside the
  * indices' sizes) moved out of the bounds so the kernel skips them too. *out_handler where
  * the interpreter would report an error (the caller runs its handler); errors it returns
- * are INTERNAL or RESOURCE_EXHAUSTED. */
+ * are INTERNAL or RESOURCE_EXHAUSTED, or (UNIMPLEMENTED) the interpreter's own error for a
+ * bitcast of an operand below its bounds, in its words. */
 int cpu_dyn_lib_kind(const cxla_instr *in);
 /* cpu_dyn_lib_sized_ok: a scatter of bounded dynamic shapes that no index rewrite serves (its
  * update window dimensions are dynamic, or its index type cannot hold a value past the
