@@ -46,7 +46,8 @@ static cxla_literal *padded(const cxla_shape *shape, const cxla_literal *in, dou
     cxla_shape_element_count(is, &icount);
     size_t elem = count ? cxla_literal_byte_size(l) / (size_t)count : 1;
     char *data = cxla_literal_data(l);
-    for (int64_t e = 0; e < count; e++) cxla_store_f64(shape->type, data + (size_t)e * elem, garbage);
+    for (int64_t e = 0; e < count; e++)
+        cxla_store_f64(shape->type, data + (size_t)e * elem, garbage);
     const char *src = cxla_literal_data_const(in);
     int64_t idx[CXLA_MAX_RANK] = {0};
     for (int64_t e = 0; e < icount; e++) {
@@ -97,8 +98,7 @@ static void run_case(const char *text, int64_t line) {
     cxla_status s = cxla_hlo_parse(text, strlen(text), "dynamic_more.hlo", &m);
     if (!s) s = cxla_verify_module(m);
     if (s) {
-        test_fail(__FILE__, __LINE__, "case at line %" PRId64 ": %s", line,
-                  cxla_status_message(s));
+        test_fail(__FILE__, __LINE__, "case at line %" PRId64 ": %s", line, cxla_status_message(s));
         cxla_status_free(s);
         cxla_module_destroy(m);
         return;
@@ -113,8 +113,7 @@ static void run_case(const char *text, int64_t line) {
         return;
     }
     int64_t h = handler_steps(compiled);
-    CHECK_MSG(h == 0, "case at line %" PRId64 " (%s): %" PRId64 " handler steps", line, m->name,
-              h);
+    CHECK_MSG(h == 0, "case at line %" PRId64 " (%s): %" PRId64 " handler steps", line, m->name, h);
     cxla_literal *args[16] = {0}, *raw[16] = {0};
     int64_t n = 0;
     bool ok = true;
@@ -157,7 +156,8 @@ static void run_case(const char *text, int64_t line) {
 static void test_cases(void) {
     char *data = NULL;
     size_t size = 0;
-    cxla_status s = cxla_read_file(CXLA_SOURCE_DIR "/tests/hlo/cases/dynamic_more.hlo", &data, &size);
+    cxla_status s =
+        cxla_read_file(CXLA_SOURCE_DIR "/tests/hlo/cases/dynamic_more.hlo", &data, &size);
     CHECK_MSG(!s, "%s", s ? cxla_status_message(s) : "");
     cxla_status_free(s);
     if (!data) return;
