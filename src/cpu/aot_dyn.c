@@ -182,6 +182,25 @@ static bool float_dot(const cxla_instr *in) {
     return true;
 }
 
+/* Whether gather or scatter |in| has what aot_dynlib.c's rewrite of its indices takes: no
+ * batching dimensions and a whole index vector (its dimension static). The JIT's
+ * cpu_dyn_lib_kind takes more; those stay compile-time errors here. */
+static bool indexed_plain(const cxla_instr *in) {
+    bool gather = in->opcode == CXLA_OP_GATHER;
+    int64_t n1 = 0, n2 = 0, iv = 0;
+    cxla_instr_ints(in, gather ? CXLA_ATTR_OPERAND_BATCHING_DIMS : CXLA_ATTR_INPUT_BATCHING_DIMS,
+                    &n1);
+    cxla_instr_ints(in,
+                    gather ? CXLA_ATTR_START_INDICES_BATCHING_DIMS
+                           : CXLA_ATTR_SCATTER_INDICES_BATCHING_DIMS,
+                    &n2);
+    if (n1 || n2 || in->operand_count < 2) return false;
+    const cxla_shape *is = &in->operands[gather ? 1 : (in->operand_count - 1) / 2]->shape;
+    if (!cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv) || iv < 0 || iv > is->rank)
+        return false;
+    return iv == is->rank || !exec_shape_dim_dynamic(is, iv);
+}
+
 cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *out_bounds) {
     (void)entry; /* every computation keeps its sizes in its function's dz[] */
     *out_bounds = AB_STATIC;
@@ -282,11 +301,12 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
         *out_bounds = AB_SORT;
         return NULL;
     }
-    if (kind == AOT_JIT_INDEXED && in->opcode == CXLA_OP_GATHER) {
+    if (kind == AOT_JIT_INDEXED && in->opcode == CXLA_OP_GATHER && indexed_plain(in)) {
         *out_bounds = AB_GATHER;
         return NULL;
     }
-    if (kind == AOT_JIT_INDEXED && in->opcode == CXLA_OP_SCATTER && in->operand_count == 3) {
+    if (kind == AOT_JIT_INDEXED && in->opcode == CXLA_OP_SCATTER && in->operand_count == 3 &&
+        indexed_plain(in)) {
         *out_bounds = AB_SCATTER;
         return NULL;
     }
