@@ -217,8 +217,9 @@ int cpu_pool_share(cpu_pool *pool) {
 /* ---- the parts on OpenMP's team ------------------------------------------------------------
  *
  * oneDNN (Debian's, built on OpenMP) runs its primitives on OpenMP's team of the calling
- * thread; after a parallel region its workers spin for a while (OpenMP's active wait)
- * before they sleep. The pool's own workers sleep on a condition at once, so a kernel
+ * thread; after a parallel region its workers spin for a while before they sleep (unless
+ * told to wait passively, as the cxla tool tells it: docs/performance.md, "The MLP step at
+ * 2 threads"). The pool's own workers sleep on a condition at once, so a kernel
  * split right after a primitive wakes a second thread that then shares the other core with
  * the spinning OpenMP worker, and a kernel after a long run of single-thread steps wakes a
  * thread whose vCPU may have halted. On the shared 2-vCPU machine (under load) the MLP
