@@ -29,7 +29,10 @@
  * product is not written and read back; where oneDNN does not take it whole (or without
  * oneDNN), as the product's own call followed by loops over the result. Operands that are
  * constants of the module and that oneDNN reads in another layout (a convolution's
- * blocked weights) are reordered once, when the call is prepared. */
+ * blocked weights) are reordered once, when the call is prepared. A matmul with M >= 512
+ * rows takes its f32 row-major weights in oneDNN's blocked layout, copied into it on every
+ * run (onednn.c, want_packed; CXLA_ONEDNN_WEIGHTS=plain in the environment when the call is
+ * prepared turns that off). */
 #ifndef CXLA_CPU_ONEDNN_H_
 #define CXLA_CPU_ONEDNN_H_
 

@@ -1,12 +1,17 @@
 /* The cpu backend's thread pool (threadpool.h): a shared pool per thread count, workers
  * waiting on one queue of parts, the caller running part 0 and any part still queued;
- * a cancellable run's parts go in chunks with a look at the cancellation between them. */
+ * a cancellable run's parts go in chunks with a look at the cancellation between them.
+ * Where the process has an OpenMP runtime loaded (oneDNN's), the parts run on the calling
+ * thread's OpenMP team instead (see run_on_team). */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
 #include "cpu/threadpool.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 enum { PART_MIN_COST = 256 * 1024, MAX_PARTS = 256 };
@@ -45,6 +50,7 @@ struct cpu_pool {
     int started;
     bool stop;
     atomic_int running; /* runs of executables in progress */
+    bool team;          /* parts on OpenMP's team (run_on_team), not on |workers| */
     cpu_pool *next;     /* in the registry */
 };
 
@@ -131,6 +137,8 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
+static bool use_team(void);
+
 cxla_status cpu_pool_acquire(int threads, cpu_pool **out) {
     *out = NULL;
     if (threads < 1) threads = 1;
@@ -151,6 +159,7 @@ cxla_status cpu_pool_acquire(int threads, cpu_pool **out) {
     }
     p->threads = threads;
     p->refs = 1;
+    p->team = use_team();
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->done, NULL);
@@ -186,6 +195,10 @@ void cpu_pool_release(cpu_pool *pool) {
     free(pool);
 }
 
+bool cpu_pool_on_team(const cpu_pool *pool) {
+    return pool && pool->team;
+}
+
 void cpu_pool_enter(cpu_pool *pool) {
     if (pool) atomic_fetch_add(&pool->running, 1);
 }
@@ -199,6 +212,67 @@ int cpu_pool_share(cpu_pool *pool) {
     int running = atomic_load(&pool->running);
     int share = pool->threads / (running > 1 ? running : 1);
     return share > 0 ? share : 1;
+}
+
+/* ---- the parts on OpenMP's team ------------------------------------------------------------
+ *
+ * oneDNN (Debian's, built on OpenMP) runs its primitives on OpenMP's team of the calling
+ * thread; after a parallel region its workers spin for a while before they sleep (unless
+ * told to wait passively, as the cxla tool tells it: docs/performance.md, "The MLP step at
+ * 2 threads"). The pool's own workers sleep on a condition at once, so a kernel
+ * split right after a primitive wakes a second thread that then shares the other core with
+ * the spinning OpenMP worker, and a kernel after a long run of single-thread steps wakes a
+ * thread whose vCPU may have halted. On the shared 2-vCPU machine (under load) the MLP
+ * step's 3 MB elementwise kernels took 46-90 us split over 2 threads against 34-36 us on
+ * one (docs/performance.md, "The MLP step at 2 threads"). So where the process has an
+ * OpenMP runtime (found by name, as onednn.c finds omp_set_num_threads, so that cxla does
+ * not link one itself), a kernel's parts run on that same team: GOMP_parallel, the entry
+ * point of GCC's `#pragma omp parallel` (LLVM's runtime has it too), one thread per part;
+ * the threads take the parts in turn from a counter, so a team smaller than asked (a
+ * nested region gets one thread) still runs them all, and a thread that arrives late
+ * finds them taken.
+ * CXLA_CPU_POOL=threads when a pool is created keeps its own workers (to compare). */
+
+typedef void (*gomp_parallel_fn)(void (*fn)(void *), void *data, unsigned threads, unsigned flags);
+static gomp_parallel_fn gomp_parallel;
+static pthread_once_t gomp_once = PTHREAD_ONCE_INIT;
+
+static void gomp_init(void) {
+    void *sym = dlsym(RTLD_DEFAULT, "GOMP_parallel");
+    /* dlsym returns data pointers; POSIX guarantees the conversion. */
+    if (sym) memcpy(&gomp_parallel, &sym, sizeof(sym));
+}
+
+typedef struct team_job {
+    job *j;
+    int64_t range, parts;
+    atomic_llong next; /* the next part to take */
+    pthread_t caller;
+} team_job;
+
+static void team_body(void *arg) {
+    team_job *t = arg;
+    bool caller = pthread_equal(pthread_self(), t->caller) != 0;
+    for (;;) {
+        int64_t i = (int64_t)atomic_fetch_add(&t->next, 1);
+        if (i >= t->parts) break;
+        run_part(t->j, t->range * i / t->parts, t->range * (i + 1) / t->parts, caller);
+    }
+}
+
+/* Whether a pool created now runs its parts on OpenMP's team. */
+static bool use_team(void) {
+    const char *env = getenv("CXLA_CPU_POOL");
+    if (env && strcmp(env, "threads") == 0) return false;
+    pthread_once(&gomp_once, gomp_init);
+    return gomp_parallel != NULL;
+}
+
+/* Runs |j|'s |parts| parts of [0, range) on the calling thread's OpenMP team. */
+static void run_on_team(job *j, int64_t range, int64_t parts) {
+    team_job t = {j, range, parts, 0, pthread_self()};
+    atomic_init(&t.next, 0);
+    gomp_parallel(team_body, &t, (unsigned)parts, 0);
 }
 
 /* Starts the workers once (under p->mu); false when none could start. */
@@ -219,6 +293,10 @@ bool cpu_pool_run_kernel(cpu_pool *pool, cpu_kernel_fn fn, const cpu_kernel_info
              0};
     if (parts <= 1) {
         run_part(&j, 0, range, true);
+        return !atomic_load(&j.stopped);
+    }
+    if (pool->team) {
+        run_on_team(&j, range, parts);
         return !atomic_load(&j.stopped);
     }
     task tasks[MAX_PARTS];

@@ -18,7 +18,13 @@
  * Oversubscription: each run of an executable registers itself (cpu_pool_enter/leave);
  * a kernel uses at most N / (runs in progress) threads, so R replicas running at once on
  * their own threads share the N cores. Parts that no worker has taken yet are run by the
- * caller itself, so a call never waits on busy workers for work it could do. */
+ * caller itself, so a call never waits on busy workers for work it could do.
+ *
+ * Where the process has an OpenMP runtime loaded (oneDNN's, found by name at run time), the
+ * parts run on the calling thread's OpenMP team instead of the pool's workers: the threads
+ * oneDNN's primitives run on, still spinning after a primitive when the next kernel comes,
+ * where a sleeping worker takes tens of microseconds to wake (threadpool.c says more).
+ * CXLA_CPU_POOL=threads in the environment when a pool is created keeps its own workers. */
 #ifndef CXLA_CPU_THREADPOOL_H_
 #define CXLA_CPU_THREADPOOL_H_
 
@@ -40,6 +46,9 @@ int cpu_pool_threads(int requested);
  * use. NULL with an error when memory is short. Release with cpu_pool_release. */
 cxla_status cpu_pool_acquire(int threads, cpu_pool **out);
 void cpu_pool_release(cpu_pool *pool);
+
+/* Whether |pool| runs the parts of kernels on OpenMP's team (see above; NULL: false). */
+bool cpu_pool_on_team(const cpu_pool *pool);
 
 /* A run of an executable begins / ends (see above). NULL pools are ignored. */
 void cpu_pool_enter(cpu_pool *pool);

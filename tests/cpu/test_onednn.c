@@ -1029,6 +1029,77 @@ static void test_constant_weights(void) {
           "f32", 27, "onednn convolution");
 }
 
+/* A matmul with M >= 512 rows takes its f32 weights in oneDNN's blocked layout, packed from
+ * the row-major rhs on every run (onednn.c, want_packed): K and N that are not multiples of
+ * the blocks (16, 64), so that the padding is written; an lhs read transposed; a scale
+ * fused after it (the MLP's weight gradient); a constant rhs (oneDNN's reorder, once). Each
+ * within the bound on 2 threads (the pack split over the pool), on 1, and with the plain
+ * weights (CXLA_ONEDNN_WEIGHTS=plain). On CPUs with AVX-512 oneDNN 2.6's brgemm chooses
+ * the blocked layout: the test checks that the pack runs there. */
+static void test_packed_weights(void) {
+    bool avx512 = false;
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    avx512 = __builtin_cpu_supports("avx512bw");
+#endif
+    const char *packed =
+        cpu_onednn_available() && avx512 ? "onednn matmul, weights packed per run" : "any";
+    const char *scaled = cpu_onednn_available() && avx512
+                             ? "onednn matmul with post-ops, weights packed per run"
+                             : "any";
+    static const char *scale_text =
+        "HloModule dw\n"
+        "ENTRY e {\n"
+        "  x = f32[100,600] parameter(0)\n"
+        "  d = f32[100,70] parameter(1)\n"
+        "  p = f32[600,70] dot(x, d), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n"
+        "  c = f32[] constant(0.1)\n"
+        "  cb = f32[600,70] broadcast(c), dimensions={}\n"
+        "  ROOT r = $R[600,70] multiply(p, cb)\n"
+        "}\n";
+    for (int pass = 0; pass < 3; pass++) {
+        /* 0: two threads (CXLA_NUM_THREADS unset: the machine's cores), 1: one, 2: plain. */
+        if (pass == 1) setenv("CXLA_NUM_THREADS", "1", 1);
+        if (pass == 2) {
+            unsetenv("CXLA_NUM_THREADS");
+            setenv("CXLA_ONEDNN_WEIGHTS", "plain", 1);
+            packed = cpu_onednn_available() ? "onednn matmul" : "any";
+            scaled = cpu_onednn_available() ? "onednn matmul with post-ops" : "any";
+        }
+        rng_state = 12;
+        dot_case("f32[512,100]", "f32[100,130]", "$R[512,130]",
+                 "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 100, "f32", packed);
+        dot_case("f32[520,256]", "f32[256,64]", "$R[520,64]",
+                 "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 256, "f32", packed);
+        dot_case("f32[33,600]", "f32[33,200]", "$R[600,200]",
+                 "lhs_contracting_dims={0}, rhs_contracting_dims={0}", 33, "f32", packed);
+        fused_ops = 1;
+        check(scale_text, "f32", 100, scaled);
+        fused_ops = 0;
+        /* Below 512 rows, or a transposed rhs: the weights as they lie. */
+        dot_case("f32[256,100]", "f32[100,130]", "$R[256,130]",
+                 "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 100, "f32",
+                 cpu_onednn_available() ? "onednn matmul" : "any");
+    }
+    unsetenv("CXLA_ONEDNN_WEIGHTS");
+    /* A constant rhs: reordered once by oneDNN when the call is prepared (its elements
+     * nonnegative: the magnitudes come from |x| and the same constant). */
+    cxla_strbuf t;
+    cxla_strbuf_init(&t);
+    cxla_strbuf_printf(&t, "HloModule constw\nENTRY e {\n  x = f32[512,16] parameter(0)\n"
+                           "  k = f32[16,70] constant({");
+    for (int k = 0; k < 16; k++) {
+        cxla_strbuf_printf(&t, "%s{", k ? "," : "");
+        for (int n = 0; n < 70; n++) cxla_strbuf_printf(&t, "%s%d", n ? "," : "", (k * 7 + n) % 9);
+        cxla_strbuf_printf(&t, "}");
+    }
+    cxla_strbuf_printf(&t, "})\n  ROOT r = $R[512,70] dot(x, k), lhs_contracting_dims={1}, "
+                           "rhs_contracting_dims={0}\n}\n");
+    rng_state = 13;
+    check(t.data, "f32", 16,
+          cpu_onednn_available() && avx512 ? "onednn matmul, constant reordered once" : "any");
+    cxla_strbuf_free(&t);
+}
+
 /* Replicas share the pool's threads: with another run in progress on the pool, a
  * convolution made for 2 threads runs a copy made for 1 (created on first use), and its
  * results agree with the 2-thread run's (within the bound: the split may change the
@@ -1307,4 +1378,5 @@ TEST_MAIN(TEST(test_dot_forms_f32), TEST(test_dot_small_floats), TEST(test_dot_e
           TEST(test_dot_in_programs), TEST(test_fused_post_ops), TEST(test_fused_post_ops_narrow),
           TEST(test_fused_relu_nan), TEST(test_output_fusion_programs), TEST(test_fused_two_scales),
           TEST(test_fused_convert), TEST(test_fused_tanh), TEST(test_constant_weights),
-          TEST(test_replica_threads), TEST(test_dot_random), TEST(test_conv_random))
+          TEST(test_packed_weights), TEST(test_replica_threads), TEST(test_dot_random),
+          TEST(test_conv_random))

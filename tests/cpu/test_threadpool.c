@@ -4,8 +4,10 @@
  * plan, at the first chunk boundary after the request (naming the instruction), and
  * large kernels (elementwise over broadcasts, row and column sums in fusions,
  * multi-output fusions) giving the same bits on 1, 2 and 3 threads as on the
- * interpreter. */
-#define _POSIX_C_SOURCE 200809L
+ * interpreter; pools whose parts run on OpenMP's team and pools with their own workers,
+ * nested kernels included. */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -78,6 +80,63 @@ static void test_chunks_run_every_iteration_once(void) {
         CHECK_MSG(bad == 0, "round %d: %d iterations not run exactly once", round, bad);
     }
     cpu_pool_release(a);
+}
+
+/* A kernel whose iterations each run a kernel of their own on the same pool (a nested
+ * split: on OpenMP's team, a nested region of one thread that must still run every part). */
+static cpu_pool *nest_pool;
+static atomic_int nest_hits[8][N];
+
+static void nest_inner(void *const *out, const void *const *in, int64_t begin, int64_t end) {
+    (void)out;
+    atomic_int *row = (atomic_int *)in[0];
+    for (int64_t i = begin; i < end; i++) atomic_fetch_add(&row[i], 1);
+}
+
+static void nest_outer(void *const *out, const void *const *in, int64_t begin, int64_t end) {
+    (void)out;
+    (void)in;
+    for (int64_t r = begin; r < end; r++) {
+        const void *inner_in[1] = {nest_hits[r]};
+        cpu_kernel_info info = {.range = N, .cost = 1e9};
+        cpu_pool_run_kernel(nest_pool, nest_inner, &info, NULL, inner_in, NULL);
+    }
+}
+
+/* Every iteration once, nested or not, on a pool whose parts run on OpenMP's team (when
+ * the process has OpenMP: oneDNN's) and on one that keeps its own workers
+ * (CXLA_CPU_POOL=threads when it is created). */
+static void test_team_and_workers(void) {
+    for (int kind = 0; kind < 2; kind++) {
+        if (kind == 1) setenv("CXLA_CPU_POOL", "threads", 1);
+        cpu_pool *pool = NULL;
+        CHECK_OK(cpu_pool_acquire(kind == 0 ? 2 : 5, &pool)); /* new counts: new pools */
+        if (kind == 1) unsetenv("CXLA_CPU_POOL");
+        if (!pool) continue;
+        /* The team exactly when the process has OpenMP's entry point. */
+        bool openmp = kind == 0 && dlsym(RTLD_DEFAULT, "GOMP_parallel") != NULL;
+        CHECK(cpu_pool_on_team(pool) == openmp);
+        nest_pool = pool;
+        for (int round = 0; round < 20; round++) {
+            for (int i = 0; i < N; i++) atomic_store(&hits[i], 0);
+            cpu_kernel_info info = {.range = N - round, .cost = 1e9};
+            CHECK(cpu_pool_run_kernel(pool, count_kernel, &info, NULL, NULL, NULL));
+            int bad = 0;
+            for (int i = 0; i < N; i++) bad += atomic_load(&hits[i]) != (i < N - round ? 1 : 0);
+            CHECK_MSG(bad == 0, "pool %d round %d: %d iterations not run exactly once", kind, round,
+                      bad);
+            for (int r = 0; r < 8; r++)
+                for (int i = 0; i < N; i++) atomic_store(&nest_hits[r][i], 0);
+            cpu_kernel_info outer = {.range = 8, .cost = 1e9};
+            CHECK(cpu_pool_run_kernel(pool, nest_outer, &outer, NULL, NULL, NULL));
+            bad = 0;
+            for (int r = 0; r < 8; r++)
+                for (int i = 0; i < N; i++) bad += atomic_load(&nest_hits[r][i]) != 1;
+            CHECK_MSG(bad == 0, "pool %d round %d: %d nested iterations not run exactly once", kind,
+                      round, bad);
+        }
+        cpu_pool_release(pool);
+    }
 }
 
 /* A slow kernel: a millisecond per iteration. */
@@ -283,5 +342,6 @@ static void test_share(void) {
 }
 
 TEST_MAIN(TEST(test_parts), TEST(test_share), TEST(test_pool_runs_every_iteration_once),
-          TEST(test_chunks_run_every_iteration_once), TEST(test_cancel_stops_a_long_kernel),
-          TEST(test_plan_stops_inside_a_kernel), TEST(test_threads_match_interpreter))
+          TEST(test_team_and_workers), TEST(test_chunks_run_every_iteration_once),
+          TEST(test_cancel_stops_a_long_kernel), TEST(test_plan_stops_inside_a_kernel),
+          TEST(test_threads_match_interpreter))
