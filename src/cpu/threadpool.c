@@ -231,7 +231,9 @@ int cpu_pool_share(cpu_pool *pool) {
  * the threads take the parts in turn from a counter, so a team smaller than asked (a
  * nested region gets one thread) still runs them all, and a thread that arrives late
  * finds them taken.
- * CXLA_CPU_POOL=threads when a pool is created keeps its own workers (to compare). */
+ * It is opt-in (CXLA_CPU_POOL=openmp when a pool is created): measured on a quiet machine
+ * it gained within the noise, and it depends on libgomp's entry point, so the pool's own
+ * workers stay the default. */
 
 typedef void (*gomp_parallel_fn)(void (*fn)(void *), void *data, unsigned threads, unsigned flags);
 static gomp_parallel_fn gomp_parallel;
@@ -263,7 +265,7 @@ static void team_body(void *arg) {
 /* Whether a pool created now runs its parts on OpenMP's team. */
 static bool use_team(void) {
     const char *env = getenv("CXLA_CPU_POOL");
-    if (env && strcmp(env, "threads") == 0) return false;
+    if (!env || strcmp(env, "openmp") != 0) return false;
     pthread_once(&gomp_once, gomp_init);
     return gomp_parallel != NULL;
 }

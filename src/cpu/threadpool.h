@@ -20,11 +20,12 @@
  * their own threads share the N cores. Parts that no worker has taken yet are run by the
  * caller itself, so a call never waits on busy workers for work it could do.
  *
- * Where the process has an OpenMP runtime loaded (oneDNN's, found by name at run time), the
- * parts run on the calling thread's OpenMP team instead of the pool's workers: the threads
+ * With CXLA_CPU_POOL=openmp in the environment when a pool is created, and an OpenMP
+ * runtime loaded (oneDNN's, found by name at run time), the parts run on the calling
+ * thread's OpenMP team instead of the pool's workers (an experiment, off by default): the threads
  * oneDNN's primitives run on, still spinning after a primitive when the next kernel comes,
  * where a sleeping worker takes tens of microseconds to wake (threadpool.c says more).
- * CXLA_CPU_POOL=threads in the environment when a pool is created keeps its own workers. */
+ */
 #ifndef CXLA_CPU_THREADPOOL_H_
 #define CXLA_CPU_THREADPOOL_H_
 

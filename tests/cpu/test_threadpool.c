@@ -105,13 +105,13 @@ static void nest_outer(void *const *out, const void *const *in, int64_t begin, i
 
 /* Every iteration once, nested or not, on a pool whose parts run on OpenMP's team (when
  * the process has OpenMP: oneDNN's) and on one that keeps its own workers
- * (CXLA_CPU_POOL=threads when it is created). */
+ * (the default; CXLA_CPU_POOL=openmp asks for the team when a pool is created). */
 static void test_team_and_workers(void) {
     for (int kind = 0; kind < 2; kind++) {
-        if (kind == 1) setenv("CXLA_CPU_POOL", "threads", 1);
+        if (kind == 0) setenv("CXLA_CPU_POOL", "openmp", 1);
         cpu_pool *pool = NULL;
         CHECK_OK(cpu_pool_acquire(kind == 0 ? 2 : 5, &pool)); /* new counts: new pools */
-        if (kind == 1) unsetenv("CXLA_CPU_POOL");
+        if (kind == 0) unsetenv("CXLA_CPU_POOL");
         if (!pool) continue;
         /* The team exactly when the process has OpenMP's entry point. */
         bool openmp = kind == 0 && dlsym(RTLD_DEFAULT, "GOMP_parallel") != NULL;
