@@ -65,9 +65,11 @@ typedef struct cpu_compiled {
 
 /* Computations whose instructions run one by one in the driver: the entry and what
  * control flow calls. Fused computations run inside their fusion's kernel, and scalar
- * computations (reducers, comparators, map functions) inside their operation. */
+ * computations (reducers, comparators, map functions) inside their operation. An
+ * async-start's wrapped computation (calls=) runs as a call's does (cpu_steps.c). */
 static bool is_sequential_caller(cxla_opcode op) {
-    return op == CXLA_OP_WHILE || op == CXLA_OP_CONDITIONAL || op == CXLA_OP_CALL;
+    return op == CXLA_OP_WHILE || op == CXLA_OP_CONDITIONAL || op == CXLA_OP_CALL ||
+           op == CXLA_OP_ASYNC_START;
 }
 
 static cxla_status mark_sequential(const cxla_module *m, const cxla_computation *comp,

@@ -60,14 +60,8 @@
 
 /* ---- values -------------------------------------------------------------------------- */
 
-typedef struct event {
-    int64_t v, pos;
-    bool def;
-} event;
-
-typedef struct range {
-    int64_t a, b;
-} range;
+typedef cpu_event event;
+typedef cpu_range range;
 
 typedef struct bld {
     cpu_plan *p;
@@ -85,23 +79,6 @@ typedef struct bld {
     int64_t next_seq;
     int depth;
 } bld;
-
-static int64_t find(value *v, int64_t x) {
-    while (v[x].parent != x) {
-        v[x].parent = v[v[x].parent].parent;
-        x = v[x].parent;
-    }
-    return x;
-}
-
-/* Merges the class of |a| into that of |b| (both arena buffers of one size). */
-static void merge(value *v, int64_t a, int64_t b) {
-    a = find(v, a);
-    b = find(v, b);
-    if (a == b) return;
-    v[a].parent = b;
-    v[b].members += v[a].members;
-}
 
 static int64_t new_value(bld *b, const cxla_shape *shape, vkind kind, int64_t owner) {
     cpu_plan *p = b->p;
@@ -290,7 +267,12 @@ static bool alias_of(const cxla_instr *in, int64_t *index) {
         cxla_instr_int(in, CXLA_ATTR_INDEX, index);
         return true;
     case CXLA_OP_ALL_REDUCE_DONE:
+    case CXLA_OP_OPTIMIZATION_BARRIER:
     case CXLA_OP_ASYNC_UPDATE: *index = -1; return in->operand_count == 1;
+    case CXLA_OP_COPY_DONE:
+        *index = 0;
+        return in->operand_count == 1 && in->operands[0]->shape.type == CXLA_TUPLE &&
+               in->operands[0]->shape.tuple_count >= 1;
     case CXLA_OP_ALL_GATHER_DONE:
     case CXLA_OP_COLLECTIVE_PERMUTE_DONE:
     case CXLA_OP_ASYNC_DONE:
@@ -301,8 +283,23 @@ static bool alias_of(const cxla_instr *in, int64_t *index) {
     }
 }
 
+/* The instructions whose result holds their operands' leaves as they are, besides
+ * reading them: async-start's {0} (the operands, flat, first leaves of the result) and
+ * copy-start's destination and source (operand 0, twice). How many copies of the
+ * operands' leaves lead the result (0: none). The plan aliases them (build_held); the
+ * handler, where it runs one, copies them, so the reads counted here only last longer. */
+static int64_t held_copies(const cxla_instr *in) {
+    if (in->shape.type != CXLA_TUPLE) return 0;
+    if (in->opcode == CXLA_OP_COPY_START)
+        return in->operand_count == 1 && in->shape.tuple_count >= 2 ? 2 : 0;
+    if (in->opcode == CXLA_OP_ASYNC_START) return in->shape.tuple_count >= 2 ? 1 : 0;
+    return 0;
+}
+
 /* Last reads of every leaf, from the users back to the producers: a tuple or a
- * get-tuple-element reads nothing itself but hands its leaves' reads to its operand's. */
+ * get-tuple-element reads nothing itself but hands its leaves' reads to its operand's;
+ * async-start and copy-start read their operands and hand on the reads of the leaves
+ * their result holds (held_copies). */
 static cxla_status compute_last_reads(frame *f) {
     for (int64_t i = 0; i < f->n; i++) {
         f->nleaves[i] = leaf_count(&f->order[i]->shape);
@@ -314,8 +311,10 @@ static cxla_status compute_last_reads(frame *f) {
     for (int64_t e = 0; e < f->nleaves[r]; e++) f->last[r][e] = READ_AT_END;
     for (int64_t i = f->n - 1; i >= 0; i--) {
         const cxla_instr *u = f->order[i];
-        int64_t off = 0, index = 0;
+        int64_t off = 0, index = 0, held = held_copies(u), total = 0;
         bool alias = alias_of(u, &index);
+        for (int64_t k = 0; held && k < u->operand_count; k++)
+            total += f->nleaves[f->pos_of[u->operands[k]->id]];
         for (int64_t k = 0; k < u->operand_count; k++) {
             int64_t j = f->pos_of[u->operands[k]->id];
             if (j < 0) return cxla_error(CXLA_STATUS_INTERNAL, "%s: operand outside", u->name);
@@ -327,6 +326,10 @@ static cxla_status compute_last_reads(frame *f) {
                     int64_t start = index < 0 ? 0 : element_offset(&u->operands[0]->shape, index);
                     if (e < start || e >= start + f->nleaves[i]) continue;
                     at = f->last[i][e - start];
+                }
+                for (int64_t h = 0; h < held; h++) {
+                    int64_t hl = h * total + off + e;
+                    if (hl < f->nleaves[i] && f->last[i][hl] > at) at = f->last[i][hl];
                 }
                 if (at > f->last[j][e]) f->last[j][e] = at;
             }
@@ -340,7 +343,7 @@ static cxla_status compute_last_reads(frame *f) {
 static bool dies_at(const bld *b, const frame *f, int64_t v, int64_t i) {
     const value *x = &b->p->values[v];
     if (x->owner != f->id || x->def_seq != f->id || x->def_pos < 0) return false;
-    const value *c = &b->p->values[find(b->p->values, v)];
+    const value *c = &b->p->values[cpu_value_find(b->p->values, v)];
     if (c->kind != V_ARENA && !(c->kind == V_ARG && c->writable)) return false;
     return f->last[x->def_pos][x->def_leaf] <= i;
 }
@@ -430,7 +433,7 @@ static bool dus_in_place(const bld *b, const frame *f, const cxla_instr *in, int
     if (elem == 0 || elem * (size_t)count != size) return false; /* packed sub-byte types */
     int64_t v0 = f->leaves[f->pos_of[in->operands[0]->id]][0];
     int64_t v1 = f->leaves[f->pos_of[in->operands[1]->id]][0];
-    if (find(b->p->values, v0) == find(b->p->values, v1)) return false;
+    if (cpu_value_find(b->p->values, v0) == cpu_value_find(b->p->values, v1)) return false;
     if (!dies_at(b, f, v0, i)) return false;
     *out_elem = elem;
     return true;
@@ -445,12 +448,12 @@ static int64_t kernel_in_place(bld *b, const frame *f, step *sp, int64_t i) {
     int64_t merged = 0;
     value *v = b->p->values;
     for (int64_t k = 0; k < sp->info.in_place && k < sp->in_count && k < sp->out_count; k++) {
-        int64_t c = find(v, sp->in[k]);
+        int64_t c = cpu_value_find(v, sp->in[k]);
         bool unique = true;
         for (int64_t j = 0; j < sp->in_count; j++)
-            if (j != k && find(v, sp->in[j]) == c) unique = false;
+            if (j != k && cpu_value_find(v, sp->in[j]) == c) unique = false;
         if (!unique || v[c].size != v[sp->out[k]].size || !dies_at(b, f, sp->in[k], i)) continue;
-        merge(v, sp->out[k], sp->in[k]);
+        cpu_value_merge(v, sp->out[k], sp->in[k]);
         merged++;
     }
     b->p->stats.in_place += merged;
@@ -521,11 +524,11 @@ static cxla_status concat_in_place(bld *b, frame *f, int64_t i, bool *out_done) 
     bool ok = cpu_concat_pieces(in, offs);
     value *v = b->p->values;
     for (int64_t k = 0; k < in->operand_count && ok; k++) {
-        int64_t x = f->leaves[f->pos_of[in->operands[k]->id]][0], c = find(v, x);
+        int64_t x = f->leaves[f->pos_of[in->operands[k]->id]][0], c = cpu_value_find(v, x);
         ok = v[c].kind == V_ARENA && v[c].members == 1 && v[c].sub_of < 0 && v[x].from_step &&
              v[c].result < 0 && dies_at(b, f, x, i);
         for (int64_t j = 0; j < k && ok; j++)
-            ok = find(v, f->leaves[f->pos_of[in->operands[j]->id]][0]) != c;
+            ok = cpu_value_find(v, f->leaves[f->pos_of[in->operands[j]->id]][0]) != c;
     }
     if (ok) {
         cxla_status s = fresh_leaves(b, f, i);
@@ -536,7 +539,7 @@ static cxla_status concat_in_place(bld *b, frame *f, int64_t i, bool *out_done) 
         v = b->p->values;
         int64_t o = f->leaves[i][0];
         for (int64_t k = 0; k < in->operand_count; k++) {
-            int64_t c = find(v, f->leaves[f->pos_of[in->operands[k]->id]][0]);
+            int64_t c = cpu_value_find(v, f->leaves[f->pos_of[in->operands[k]->id]][0]);
             v[c].sub_of = o;
             v[c].sub_off = offs[k];
             if (!note(b, c, false)) ok = false;
@@ -558,6 +561,24 @@ static cxla_status concat_in_place(bld *b, frame *f, int64_t i, bool *out_done) 
 static cxla_status build_while(bld *b, frame *f, seq *q, int64_t i);
 static cxla_status build_conditional(bld *b, frame *f, seq *q, int64_t i);
 static cxla_status build_call(bld *b, frame *f, seq *q, int64_t i);
+static cxla_status build_held(bld *b, frame *f, seq *q, int64_t i, bool *out_done);
+
+/* Hands literal |lit| to the plan, which frees it with itself (also on failure here). */
+static cxla_status keep_constant(bld *b, cxla_literal *lit) {
+    cpu_plan *p = b->p;
+    if (p->constant_count == p->constant_cap) {
+        int64_t cap = p->constant_cap ? 2 * p->constant_cap : 16;
+        cxla_literal **nc = realloc(p->constants, (size_t)cap * sizeof(*nc));
+        if (!nc) {
+            cxla_literal_free(lit);
+            return OOM();
+        }
+        p->constants = nc;
+        p->constant_cap = cap;
+    }
+    p->constants[p->constant_count++] = lit;
+    return NULL;
+}
 
 static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     const cxla_instr *in = f->order[i];
@@ -571,18 +592,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         if (relay) {
             cxla_literal *r = NULL;
             CXLA_RETURN_IF_ERROR(interp_default_layout(lit, &r));
-            cpu_plan *p = b->p;
-            if (p->constant_count == p->constant_cap) {
-                int64_t cap = p->constant_cap ? 2 * p->constant_cap : 16;
-                cxla_literal **nc = realloc(p->constants, (size_t)cap * sizeof(*nc));
-                if (!nc) {
-                    cxla_literal_free(r);
-                    return OOM();
-                }
-                p->constants = nc;
-                p->constant_cap = cap;
-            }
-            p->constants[p->constant_count++] = r;
+            CXLA_RETURN_IF_ERROR(keep_constant(b, r));
             lit = r;
         }
         /* The leaves of the literal, depth-first. */
@@ -631,6 +641,8 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     }
     case CXLA_OP_GET_TUPLE_ELEMENT:
     case CXLA_OP_ALL_REDUCE_DONE:
+    case CXLA_OP_OPTIMIZATION_BARRIER:
+    case CXLA_OP_COPY_DONE:
     case CXLA_OP_ASYNC_UPDATE:
     case CXLA_OP_ALL_GATHER_DONE:
     case CXLA_OP_COLLECTIVE_PERMUTE_DONE:
@@ -643,6 +655,13 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         for (int64_t e = 0; e < n; e++) f->leaves[i][e] = f->leaves[j][start + e];
         set_what(b, in, W_ALIAS);
         return NULL;
+    }
+    case CXLA_OP_COPY_START:
+    case CXLA_OP_ASYNC_START: {
+        bool done = false;
+        CXLA_RETURN_IF_ERROR(build_held(b, f, q, i, &done));
+        if (done) return NULL;
+        break;
     }
     case CXLA_OP_WHILE: set_what(b, in, W_STEP); return build_while(b, f, q, i);
     case CXLA_OP_CONDITIONAL: set_what(b, in, W_STEP); return build_conditional(b, f, q, i);
@@ -767,10 +786,10 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         /* set-dimension-size over its operand's own buffer when that dies here: the bytes
          * stay, only the sizes change. */
         if (in->opcode == CXLA_OP_SET_DIMENSION_SIZE &&
-            find(b->p->values, sp->in[0]) != find(b->p->values, sp->in[1]) &&
+            cpu_value_find(b->p->values, sp->in[0]) != cpu_value_find(b->p->values, sp->in[1]) &&
             b->p->values[sp->in[0]].size == b->p->values[sp->out[0]].size &&
             dies_at(b, f, sp->in[0], i)) {
-            merge(b->p->values, sp->out[0], sp->in[0]);
+            cpu_value_merge(b->p->values, sp->out[0], sp->in[0]);
             b->p->stats.in_place++;
             set_what(b, in, W_IN_PLACE);
         }
@@ -785,7 +804,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
                      : W_MOVE);
     } else if (kind == S_DUS) {
         sp->elem = elem;
-        merge(b->p->values, sp->out[0], sp->in[0]);
+        cpu_value_merge(b->p->values, sp->out[0], sp->in[0]);
         b->p->stats.in_place++;
         set_what(b, in, W_IN_PLACE);
     } else {
@@ -873,12 +892,12 @@ static cxla_status build_seq(bld *b, const cxla_computation *comp, int64_t *cons
     return s;
 }
 
-/* Results of a called sequence (|root|, |n| leaves) that |f| may read as its own: the
- * callee's values get the caller as owner; those it passes through from elsewhere (its
- * parameters, constants) are copied, so that no value is reachable two ways. */
-static cxla_status adopt_results(bld *b, frame *f, seq *q, int64_t i, int64_t callee_id,
+/* Results of a called sequence (|root|, |n| leaves) that |f| may read as its own, as
+ * the leaves from |at| of instruction |i| (fresh_leaves made them): the callee's values get
+ * the caller as owner; those it passes through from elsewhere (its parameters, constants)
+ * are copied, so that no value is reachable two ways. */
+static cxla_status adopt_results(bld *b, frame *f, seq *q, int64_t i, int64_t at, int64_t callee_id,
                                  const int64_t *root, int64_t n) {
-    CXLA_RETURN_IF_ERROR(fresh_leaves(b, f, i));
     int64_t *src = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
     int64_t *dst = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
     if (!src || !dst) {
@@ -888,14 +907,15 @@ static cxla_status adopt_results(bld *b, frame *f, seq *q, int64_t i, int64_t ca
     }
     int64_t c = 0;
     for (int64_t e = 0; e < n; e++) {
-        int64_t v = f->leaves[i][e];
+        int64_t v = f->leaves[i][at + e];
         const value *r = &b->p->values[root[e]];
         bool unique = true;
         for (int64_t k = 0; k < e; k++)
-            if (find(b->p->values, root[k]) == find(b->p->values, root[e])) unique = false;
+            if (cpu_value_find(b->p->values, root[k]) == cpu_value_find(b->p->values, root[e]))
+                unique = false;
         if (unique && r->owner == callee_id && r->from_step &&
-            b->p->values[find(b->p->values, root[e])].kind == V_ARENA) {
-            merge(b->p->values, v, root[e]);
+            b->p->values[cpu_value_find(b->p->values, root[e])].kind == V_ARENA) {
+            cpu_value_merge(b->p->values, v, root[e]);
         } else if (b->p->values[v].kind != V_TOKEN) {
             src[c] = root[e];
             dst[c++] = v;
@@ -932,8 +952,123 @@ static cxla_status build_call(bld *b, frame *f, seq *q, int64_t i) {
     cxla_status s = build_seq(b, callee, params, NULL, sub, id, &root, &rn, NULL);
     free(params);
     b->pos++;
-    if (!s) s = adopt_results(b, f, q, i, id, root, rn);
+    if (!s) s = fresh_leaves(b, f, i);
+    if (!s) s = adopt_results(b, f, q, i, 0, id, root, rn);
     free(root);
+    return s;
+}
+
+/* A constant of zeros of |shape| (an array or a token), into *out. */
+static cxla_status zero_value(bld *b, const cxla_shape *shape, int64_t *out) {
+    int64_t v = new_value(b, shape, V_CONST, -1);
+    if (v < 0) return OOM();
+    if (b->p->values[v].kind == V_CONST) {
+        cxla_literal *z = NULL;
+        CXLA_RETURN_IF_ERROR(cxla_literal_create(shape, &z)); /* zeroed */
+        CXLA_RETURN_IF_ERROR(keep_constant(b, z));
+        b->p->values[v].data = z->data;
+    }
+    *out = v;
+    return NULL;
+}
+
+/* Whether the leaves of |s| from the start are the shapes of |in|'s operands' leaves, in
+ * order (layouts included: the leaves are aliased, not copied). */
+static bool holds_operands(const frame *f, const cxla_instr *in, int64_t k0, int64_t k1,
+                           const cxla_shape *s) {
+    int64_t n = leaf_count(s), c = 0, total = 0;
+    for (int64_t k = k0; k < k1; k++) total += f->nleaves[f->pos_of[in->operands[k]->id]];
+    if (n != total) return false;
+    const cxla_shape *small[16];
+    const cxla_shape **mine = n <= 16 ? small : malloc((size_t)n * sizeof(*mine));
+    if (!mine) return false;
+    leaf_shapes(s, mine, &c);
+    bool ok = true;
+    c = 0;
+    for (int64_t k = k0; k < k1 && ok; k++) {
+        const cxla_shape *os[16];
+        int64_t on = 0;
+        if (leaf_count(&in->operands[k]->shape) > 16) {
+            ok = false;
+            break;
+        }
+        leaf_shapes(&in->operands[k]->shape, os, &on);
+        for (int64_t e = 0; e < on && ok; e++) ok = cxla_shape_equal(os[e], mine[c++]);
+    }
+    if (mine != small) free(mine);
+    return ok;
+}
+
+/* copy-start and async-start with a wrapped computation (calls=), without a step of
+ * their own: the leaves of their result that hold the operands (held_copies) are the
+ * operands' values, async-start's {1} is the wrapped computation's sequence run here (as
+ * build_call runs a callee), and the contexts after them are the zeros the interpreter
+ * puts there, constants of the plan. *out_done stays false, with nothing built, where the
+ * shapes do not line up as the interpreter needs (its handler reports the error). */
+static cxla_status build_held(bld *b, frame *f, seq *q, int64_t i, bool *out_done) {
+    const cxla_instr *in = f->order[i];
+    *out_done = false;
+    int64_t held = held_copies(in), n = f->nleaves[i];
+    const cxla_shape *d = &in->shape;
+    cxla_computation *callee = cxla_instr_called(in, CXLA_ATTR_CALLS);
+    if (held == 0) return NULL;
+    if (in->opcode == CXLA_OP_COPY_START) {
+        if (!cxla_shape_equal(&d->elements[0], &in->operands[0]->shape) ||
+            !cxla_shape_equal(&d->elements[1], &in->operands[0]->shape))
+            return NULL;
+    } else {
+        /* {0} is the tuple of the operands, or operand 0 itself when it is no tuple. */
+        const cxla_shape *ops = &d->elements[0];
+        bool one = ops->type != CXLA_TUPLE;
+        if (!callee || callee->param_count != in->operand_count || !callee->root ||
+            (one && in->operand_count != 1) || (!one && ops->tuple_count != in->operand_count) ||
+            !holds_operands(f, in, 0, in->operand_count, ops) ||
+            !cxla_shape_compatible(&callee->root->shape, &d->elements[1]) ||
+            leaf_count(&d->elements[1]) != leaf_count(&callee->root->shape))
+            return NULL;
+    }
+    int64_t *ins = NULL, nin = 0;
+    CXLA_RETURN_IF_ERROR(operand_leaves(f, in, &ins, &nin));
+    cxla_status s = fresh_leaves(b, f, i);
+    int64_t at = held * nin; /* the first leaf after the held ones */
+    if (!s && callee) {
+        /* The wrapped computation, as a call: its result is {1}. */
+        int64_t **params =
+            calloc((size_t)(callee->param_count ? callee->param_count : 1), sizeof(int64_t *));
+        step *sp = params ? add_step(b, q, S_SEQ, in, f->comp, 0, 0) : NULL;
+        seq *sub = sp ? calloc(1, sizeof(seq)) : NULL;
+        if (!sub) s = OOM();
+        for (int64_t k = 0; k < callee->param_count && !s; k++)
+            params[k] = f->leaves[f->pos_of[in->operands[k]->id]];
+        int64_t id = b->next_seq++, *root = NULL, rn = 0;
+        if (!s) {
+            sp->sub = sub;
+            sp->sub_count = 1;
+            b->pos++;
+            s = build_seq(b, callee, params, NULL, sub, id, &root, &rn, NULL);
+            b->pos++;
+        }
+        if (!s) s = adopt_results(b, f, q, i, at, id, root, rn);
+        at += rn;
+        free(root);
+        free(params);
+        set_what(b, in, W_STEP);
+    } else if (!s) {
+        set_what(b, in, W_ALIAS);
+    }
+    for (int64_t h = 0; h < held && !s; h++)
+        for (int64_t e = 0; e < nin; e++) f->leaves[i][h * nin + e] = ins[e];
+    free(ins);
+    if (!s) {
+        const cxla_shape *small[16];
+        const cxla_shape **shapes = n <= 16 ? small : malloc((size_t)n * sizeof(*shapes));
+        int64_t c = 0;
+        if (!shapes) s = OOM();
+        if (!s) leaf_shapes(d, shapes, &c);
+        for (int64_t e = at; e < n && !s; e++) s = zero_value(b, shapes[e], &f->leaves[i][e]);
+        if (shapes != small) free(shapes);
+    }
+    if (!s) *out_done = true;
     return s;
 }
 
@@ -990,11 +1125,13 @@ static cxla_status build_conditional(bld *b, frame *f, seq *q, int64_t i) {
             const value *r = &b->p->values[root[e]];
             bool unique = true;
             for (int64_t j = 0; j < e; j++)
-                if (find(b->p->values, root[j]) == find(b->p->values, root[e])) unique = false;
-            int64_t rc = find(b->p->values, root[e]);
+                if (cpu_value_find(b->p->values, root[j]) == cpu_value_find(b->p->values, root[e]))
+                    unique = false;
+            int64_t rc = cpu_value_find(b->p->values, root[e]);
             if (unique && r->owner == id && r->from_step && b->p->values[rc].members == 1 &&
                 b->p->values[rc].kind == V_ARENA) {
-                merge(b->p->values, root[e], out); /* the branch writes the result itself */
+                cpu_value_merge(b->p->values, root[e],
+                                out); /* the branch writes the result itself */
             } else if (b->p->values[out].kind != V_TOKEN) {
                 src[c] = root[e];
                 dst[c++] = out;
@@ -1040,9 +1177,10 @@ static cxla_status build_while(bld *b, frame *f, seq *q, int64_t i) {
         if (b->p->values[w[e]].kind == V_TOKEN) continue;
         bool unique = true;
         for (int64_t k = 0; k < e; k++)
-            if (find(b->p->values, init[k]) == find(b->p->values, init[e])) unique = false;
+            if (cpu_value_find(b->p->values, init[k]) == cpu_value_find(b->p->values, init[e]))
+                unique = false;
         if (unique && dies_at(b, f, init[e], i)) {
-            merge(b->p->values, w[e], init[e]);
+            cpu_value_merge(b->p->values, w[e], init[e]);
             b->p->stats.in_place++;
         } else {
             src[c] = init[e];
@@ -1079,7 +1217,8 @@ static cxla_status build_while(bld *b, frame *f, seq *q, int64_t i) {
     }
     /* How many values share each state buffer before the body: the body may write a
      * result into it only when no in-place update there made another value of it. */
-    for (int64_t e = 0; e < n && !s; e++) wm[e] = b->p->values[find(b->p->values, w[e])].members;
+    for (int64_t e = 0; e < n && !s; e++)
+        wm[e] = b->p->values[cpu_value_find(b->p->values, w[e])].members;
     if (!s) {
         int64_t *params[1] = {w};
         bool owned[1] = {true};
@@ -1097,20 +1236,20 @@ static cxla_status build_while(bld *b, frame *f, seq *q, int64_t i) {
     for (int64_t k = 0; have_frame && k < bf.n; k++)
         if (bf.order[k]->opcode == CXLA_OP_PARAMETER) param_pos = k;
     for (int64_t e = 0; e < n && !s; e++) {
-        int64_t rc = find(b->p->values, root[e]), wc = find(b->p->values, w[e]);
+        int64_t rc = cpu_value_find(b->p->values, root[e]), wc = cpu_value_find(b->p->values, w[e]);
         if (rc == wc || b->p->values[wc].kind == V_TOKEN) continue;
         const value *r = &b->p->values[root[e]];
         bool unique = true;
         for (int64_t k = 0; k < n; k++)
-            if (k != e && find(b->p->values, root[k]) == rc) unique = false;
+            if (k != e && cpu_value_find(b->p->values, root[k]) == rc) unique = false;
         bool is_state = false;
         for (int64_t k = 0; k < n; k++)
-            if (find(b->p->values, w[k]) == rc) is_state = true;
+            if (cpu_value_find(b->p->values, w[k]) == rc) is_state = true;
         int64_t param_last = param_pos >= 0 ? bf.last[param_pos][e] : NEVER_READ;
         if (unique && r->owner == body_id && r->from_step && r->def_seq == body_id &&
             b->p->values[rc].members == 1 && b->p->values[rc].kind == V_ARENA &&
             b->p->values[wc].members == wm[e] && param_last < r->def_pos) {
-            merge(b->p->values, root[e], w[e]);
+            cpu_value_merge(b->p->values, root[e], w[e]);
             b->p->stats.in_place++;
         } else if (is_state) {
             int64_t tv = new_value(b, b->p->values[w[e]].shape, V_ARENA, body_id);
@@ -1128,11 +1267,11 @@ static cxla_status build_while(bld *b, frame *f, seq *q, int64_t i) {
     /* src was the temporaries' sources; now the final copies. */
     int64_t ti = 0;
     for (int64_t e = 0; e < n && !s; e++) {
-        int64_t rc = find(b->p->values, root[e]), wc = find(b->p->values, w[e]);
+        int64_t rc = cpu_value_find(b->p->values, root[e]), wc = cpu_value_find(b->p->values, w[e]);
         if (rc == wc || b->p->values[wc].kind == V_TOKEN) continue;
         bool is_state = false;
         for (int64_t k = 0; k < n; k++)
-            if (find(b->p->values, w[k]) == rc) is_state = true;
+            if (cpu_value_find(b->p->values, w[k]) == rc) is_state = true;
         src[c] = is_state ? tmp[ti++] : root[e];
         dst[c++] = w[e];
     }
@@ -1169,7 +1308,7 @@ static cxla_status build_while(bld *b, frame *f, seq *q, int64_t i) {
         x->def_pos = i;
         x->def_leaf = e;
         x->from_step = true;
-        merge(b->p->values, v, w[e]);
+        cpu_value_merge(b->p->values, v, w[e]);
         f->leaves[i][e] = v;
     }
     free(w);
@@ -1180,141 +1319,6 @@ static cxla_status build_while(bld *b, frame *f, seq *q, int64_t i) {
     return s;
 }
 
-/* ---- finishing the plan --------------------------------------------------------------------- */
-
-static void resolve_seq(value *v, seq *q) {
-    for (int64_t i = 0; i < q->count; i++) {
-        step *sp = &q->steps[i];
-        for (int64_t k = 0; k < sp->in_count; k++) sp->in[k] = find(v, sp->in[k]);
-        for (int64_t k = 0; k < sp->out_count; k++) sp->out[k] = find(v, sp->out[k]);
-        if (sp->kind == S_WHILE) sp->pred = find(v, sp->pred);
-        for (int64_t k = 0; k < sp->sub_count; k++) resolve_seq(v, &sp->sub[k]);
-    }
-}
-
-/* The lifetime of every class over the global order (-1 for those never touched): from
- * its first event to its last, a read inside a loop that the class was written before
- * lasting until the loop ends. |first| and |last| hold value_count entries. */
-static void spans(const bld *b, int64_t *first, int64_t *last) {
-    cpu_plan *p = b->p;
-    int64_t n = p->value_count;
-    for (int64_t c = 0; c < n; c++) first[c] = last[c] = -1;
-    for (int64_t e = 0; e < b->en; e++) {
-        int64_t c = find(p->values, b->ev[e].v);
-        if (first[c] < 0 || b->ev[e].pos < first[c]) first[c] = b->ev[e].pos;
-    }
-    for (int64_t e = 0; e < b->en; e++) {
-        int64_t c = find(p->values, b->ev[e].v), u = b->ev[e].pos;
-        /* A read inside a loop that the buffer was written before: until the loop ends. */
-        for (int64_t l = 0; l < b->ln; l++) {
-            const range *r = &b->loops[l];
-            if (r->a <= u && u <= r->b && !(r->a <= first[c] && first[c] <= r->b) && r->b > u)
-                u = r->b;
-        }
-        if (u > last[c]) last[c] = u;
-    }
-    /* A piece lives inside its whole: the whole's buffer spans its pieces' lives. */
-    for (int64_t c = 0; c < n; c++) {
-        if (p->values[c].parent != c || p->values[c].sub_of < 0 || first[c] < 0) continue;
-        int64_t t = c;
-        for (int depth = 0; p->values[t].sub_of >= 0 && depth < MAX_DEPTH; depth++)
-            t = find(p->values, p->values[t].sub_of);
-        if (first[t] < 0 || first[c] < first[t]) first[t] = first[c];
-        if (last[c] > last[t]) last[t] = last[c];
-    }
-}
-
-/* A plan for donated arguments: each aliased result leaf that is not already the donated
- * argument's buffer (an in-place update made it so) takes that buffer when the argument
- * is dead before the result's buffer is first written, so the result is computed straight
- * into the caller's donated memory. */
-static cxla_status donate(bld *b, int64_t *const *params) {
-    cpu_plan *p = b->p;
-    int64_t n = p->value_count;
-    int64_t *first = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *last = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    if (!first || !last) {
-        free(first);
-        free(last);
-        return OOM();
-    }
-    spans(b, first, last);
-    for (int64_t a = 0; a < p->alias_count; a++) {
-        const cpu_io_alias *al = &p->aliases[a];
-        int64_t leaf = al->arg - p->arg_base[al->param];
-        int64_t pc = find(p->values, params[al->param][leaf]);
-        int64_t rc = find(p->values, p->root[al->output]);
-        if (!p->values[pc].writable) continue; /* a dynamic shape */
-        if (rc == pc) {
-            p->stats.donated++; /* in-place updates made it the argument's buffer */
-            continue;
-        }
-        bool unique = true;
-        for (int64_t k = 0; k < p->root_count; k++)
-            if (k != al->output && find(p->values, p->root[k]) == rc) unique = false;
-        const value *r = &p->values[rc];
-        if (!unique || r->kind != V_ARENA || r->size != p->values[pc].size || first[rc] < 0 ||
-            last[pc] >= first[rc])
-            continue;
-        merge(p->values, rc, pc);
-        p->stats.in_place++;
-        p->stats.donated++;
-    }
-    free(first);
-    free(last);
-    return NULL;
-}
-
-/* Lifetimes of the arena classes over the global order, then their offsets. */
-static cxla_status place(bld *b) {
-    cpu_plan *p = b->p;
-    int64_t n = p->value_count;
-    int64_t *first = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *last = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *which = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    cpu_arena_buffer *bufs = calloc((size_t)(n ? n : 1), sizeof(*bufs));
-    cxla_status s = first && last && which && bufs ? NULL : OOM();
-    if (!s) spans(b, first, last);
-    int64_t count = 0;
-    for (int64_t c = 0; c < n && !s; c++) {
-        const value *x = &p->values[c];
-        if (x->parent != c || x->kind != V_ARENA || x->result >= 0 || x->sub_of >= 0 ||
-            first[c] < 0)
-            continue;
-        which[count] = c;
-        bufs[count++] = (cpu_arena_buffer){
-            .size = x->size, .first = first[c], .last = last[c] > first[c] ? last[c] : first[c]};
-    }
-    int64_t steps = b->pos > 0 ? b->pos : 1;
-    if (!s) s = cpu_arena_assign(bufs, count, steps, &p->arena_size);
-    for (int64_t k = 0; k < count && !s; k++) p->values[which[k]].offset = bufs[k].offset;
-    free(first);
-    free(last);
-    free(which);
-    free(bufs);
-    return s;
-}
-
-/* Where each class with a dynamic array shape keeps its current sizes in a run: a class
- * is dynamic when any of its values is (a while state declared dynamic may start from a
- * static value). */
-static cxla_status dynamic_sizes(cpu_plan *p) {
-    for (int64_t v = 0; v < p->value_count; v++) {
-        const cxla_shape *sh = p->values[v].shape;
-        if (!sh || !cxla_type_is_array(sh->type) || cxla_shape_is_static(sh)) continue;
-        if (!p->dyn_off) {
-            p->dyn_off = malloc((size_t)p->value_count * sizeof(int64_t));
-            if (!p->dyn_off) return OOM();
-            for (int64_t k = 0; k < p->value_count; k++) p->dyn_off[k] = -1;
-        }
-        int64_t c = find(p->values, v);
-        if (p->dyn_off[c] >= 0) continue;
-        p->dyn_off[c] = p->dyn_total;
-        p->dyn_total += sh->rank > 0 ? sh->rank : 1;
-    }
-    return NULL;
-}
-
 /* Whether the plan can run |comp| and what it calls in sequence: static shapes, or
  * dynamic ones with bounds (unbounded '?' dimensions keep the interpreter's driver). */
 static bool plannable(const cxla_computation *comp, int depth) {
@@ -1323,7 +1327,7 @@ static bool plannable(const cxla_computation *comp, int depth) {
         const cxla_instr *in = comp->instrs[i];
         if (!bounded_shape(&in->shape)) return false;
         if (in->opcode != CXLA_OP_WHILE && in->opcode != CXLA_OP_CONDITIONAL &&
-            in->opcode != CXLA_OP_CALL)
+            in->opcode != CXLA_OP_CALL && in->opcode != CXLA_OP_ASYNC_START)
             continue;
         cxla_computation *called[64];
         int64_t k = cxla_instr_called_computations(in, called, 64);
@@ -1456,24 +1460,25 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
         p->root = root;
         p->root_count = rn;
         root = NULL;
-        if (donating) s = donate(&b, params);
+        if (donating) {
+            cpu_lives l = {b.ev, b.en, b.loops, b.ln, b.pos};
+            s = cpu_steps_donate(p, &l, params);
+        }
     }
     for (int64_t i = 0; params && i < entry->param_count; i++) free(params[i]);
     free(params);
     if (!s) {
         for (int64_t k = 0; k < rn; k++) {
-            int64_t c = find(p->values, p->root[k]);
+            int64_t c = cpu_value_find(p->values, p->root[k]);
             p->root[k] = c;
             /* The first time the root names an arena buffer, it is the result itself. */
             if (p->values[c].kind == V_ARENA && p->values[c].result < 0) p->values[c].result = k;
         }
-        resolve_seq(p->values, &p->entry);
-        for (int64_t c = 0; c < p->value_count; c++)
-            if (p->values[c].sub_of >= 0)
-                p->values[c].sub_of = find(p->values, p->values[c].sub_of);
-        s = place(&b);
+        cpu_steps_resolve(p);
+        cpu_lives l = {b.ev, b.en, b.loops, b.ln, b.pos};
+        s = cpu_steps_place(p, &l);
     }
-    if (!s) s = dynamic_sizes(p);
+    if (!s) s = cpu_steps_dynamic_sizes(p);
     /* Loops of kernels and copies as one step each (cpu_loop.h), once the buffers and
      * sizes are final. */
     if (!s) s = cpu_loop_fuse(p);
