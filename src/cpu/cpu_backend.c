@@ -176,6 +176,7 @@ typedef struct generated {
     cxla_module *bounds;       /* the module at its bounds (bounds_module), or NULL */
     const cxla_instr **instrs; /* those with kernels */
     bool *sort_sized;          /* beside instrs: a sort with the run-time sizes (B_SORT) */
+    bool *topk;                /* beside instrs: a "TopK" custom call (cpu_svc_topk_instr) */
     cpu_kernel_info *infos;    /* beside instrs */
     bool *sized;               /* beside instrs: a reduce over run-time sizes */
     int64_t count;
@@ -190,6 +191,7 @@ static void generated_free(generated *g) {
     cxla_module_destroy(g->bounds);
     free(g->instrs);
     free(g->sort_sized);
+    free(g->topk);
     free(g->infos);
     free(g->sized);
     free(g->call_instrs);
@@ -239,9 +241,11 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
     g->instrs = calloc((size_t)(total ? total : 1), sizeof(*g->instrs));
     g->infos = calloc((size_t)(total ? total : 1), sizeof(*g->infos));
     g->sort_sized = calloc((size_t)(total ? total : 1), sizeof(*g->sort_sized));
+    g->topk = calloc((size_t)(total ? total : 1), sizeof(*g->topk));
     g->call_instrs = calloc((size_t)(total ? total : 1), sizeof(*g->call_instrs));
     g->sized = calloc((size_t)(total ? total : 1), sizeof(*g->sized));
-    if (!sequential || !g->instrs || !g->sort_sized || !g->infos || !g->call_instrs || !g->sized)
+    if (!sequential || !g->instrs || !g->sort_sized || !g->topk || !g->infos || !g->call_instrs ||
+        !g->sized)
         s = OOM();
     if (!s && m->entry) s = mark_sequential(m, m->entry, sequential);
     if (!s) s = bounds_module(m, &g->bounds);
@@ -252,9 +256,14 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         const cxla_computation *bcomp = g->bounds ? g->bounds->comps[c] : NULL;
         for (int64_t i = 0; i < comp->instr_count; i++) {
             const cxla_instr *in = comp->instrs[i];
+            cxla_attr attrs[2];
+            cxla_instr topk;
             if (wants_call(in)) {
                 g->call_instrs[g->call_count++] = in;
             } else if (wants_kernel(in)) {
+                g->instrs[g->count++] = in;
+            } else if (cpu_svc_topk_instr(in, attrs, &topk) && wants_kernel(&topk)) {
+                g->topk[g->count] = true; /* the topk kernel, under the custom call's id */
                 g->instrs[g->count++] = in;
             } else if (bcomp && bcomp->instr_count == comp->instr_count &&
                        bcomp->instrs[i]->id == in->id && cpu_bounds_kind(in, fast) &&
@@ -291,7 +300,11 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         kernel_name(g->instrs[i], name, sizeof(name));
         cxla_strbuf *unit = &g->units[i / per_unit];
         cxla_strbuf_putc(unit, '\n');
-        if (g->sort_sized[i])
+        cxla_attr attrs[2];
+        cxla_instr topk;
+        if (g->topk[i] && cpu_svc_topk_instr(g->instrs[i], attrs, &topk))
+            CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(&topk, name, unit, &g->infos[i]));
+        else if (g->sort_sized[i])
             CXLA_RETURN_IF_ERROR(cpu_emit_sort_sized(g->instrs[i], name, unit, &g->infos[i]));
         else if (g->sized[i])
             CXLA_RETURN_IF_ERROR(cpu_emit_sized_reduce(g->instrs[i], name, unit, &g->infos[i]));
