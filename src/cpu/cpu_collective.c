@@ -773,10 +773,13 @@ cpu_svc_fn cpu_collective_lookup(const cxla_instr *instr) {
     case CXLA_OP_ALL_GATHER_START: return step_all_gather_start;
     case CXLA_OP_ALL_TO_ALL: return step_all_to_all;
     case CXLA_OP_COLLECTIVE_BROADCAST: return step_collective_broadcast;
+    /* Several array operands permute together (XLA's list form; the -done gives one
+     * result per operand); the combined in-place form has a tuple operand and keeps the
+     * handler for the interpreter's error (arrays_only). */
     case CXLA_OP_COLLECTIVE_PERMUTE:
-        return instr->operand_count == 1 ? step_collective_permute : NULL;
+        return instr->operand_count >= 1 ? step_collective_permute : NULL;
     case CXLA_OP_COLLECTIVE_PERMUTE_START:
-        return instr->operand_count == 1 ? step_collective_permute_start : NULL;
+        return instr->operand_count >= 1 ? step_collective_permute_start : NULL;
     default: return NULL;
     }
 }
