@@ -72,6 +72,15 @@ static bool is_sequential_caller(cxla_opcode op) {
            op == CXLA_OP_ASYNC_START;
 }
 
+/* The computations |in| (a sequential caller) runs in sequence, into called[64]: an
+ * async-start's wrapped computation only (the reducer or comparator of a sugar form runs
+ * inside its operation). */
+static int64_t sequential_callees(const cxla_instr *in, cxla_computation **called) {
+    if (in->opcode != CXLA_OP_ASYNC_START) return cxla_instr_called_computations(in, called, 64);
+    called[0] = cxla_instr_called(in, CXLA_ATTR_CALLS);
+    return called[0] ? 1 : 0;
+}
+
 static cxla_status mark_sequential(const cxla_module *m, const cxla_computation *comp,
                                    bool *marked) {
     for (int64_t i = 0; i < m->comp_count; i++) {
@@ -84,7 +93,7 @@ static cxla_status mark_sequential(const cxla_module *m, const cxla_computation 
         const cxla_instr *in = comp->instrs[i];
         if (!is_sequential_caller(in->opcode)) continue;
         cxla_computation *called[64];
-        int64_t n = cxla_instr_called_computations(in, called, 64);
+        int64_t n = sequential_callees(in, called);
         for (int64_t k = 0; k < n && k < 64; k++)
             CXLA_RETURN_IF_ERROR(mark_sequential(m, called[k], marked));
     }
@@ -177,8 +186,9 @@ typedef struct generated {
     const cxla_instr **instrs; /* those with kernels */
     bool *sort_sized;          /* beside instrs: a sort with the run-time sizes (B_SORT) */
     bool *topk;                /* beside instrs: a "TopK" custom call (cpu_svc_topk_instr) */
-    cpu_kernel_info *infos;    /* beside instrs */
-    bool *sized;               /* beside instrs: a reduce over run-time sizes */
+    bool *wrapped; /* beside instrs: an async-start in sugar form (cpu_svc_async_wrapped) */
+    cpu_kernel_info *infos; /* beside instrs */
+    bool *sized;            /* beside instrs: a reduce over run-time sizes */
     int64_t count;
     const cxla_instr **call_instrs; /* those with library calls */
     int64_t call_count;
@@ -192,6 +202,7 @@ static void generated_free(generated *g) {
     free(g->instrs);
     free(g->sort_sized);
     free(g->topk);
+    free(g->wrapped);
     free(g->infos);
     free(g->sized);
     free(g->call_instrs);
@@ -242,10 +253,11 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
     g->infos = calloc((size_t)(total ? total : 1), sizeof(*g->infos));
     g->sort_sized = calloc((size_t)(total ? total : 1), sizeof(*g->sort_sized));
     g->topk = calloc((size_t)(total ? total : 1), sizeof(*g->topk));
+    g->wrapped = calloc((size_t)(total ? total : 1), sizeof(*g->wrapped));
     g->call_instrs = calloc((size_t)(total ? total : 1), sizeof(*g->call_instrs));
     g->sized = calloc((size_t)(total ? total : 1), sizeof(*g->sized));
-    if (!sequential || !g->instrs || !g->sort_sized || !g->topk || !g->infos || !g->call_instrs ||
-        !g->sized)
+    if (!sequential || !g->instrs || !g->sort_sized || !g->topk || !g->wrapped || !g->infos ||
+        !g->call_instrs || !g->sized)
         s = OOM();
     if (!s && m->entry) s = mark_sequential(m, m->entry, sequential);
     if (!s) s = bounds_module(m, &g->bounds);
@@ -257,13 +269,16 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         for (int64_t i = 0; i < comp->instr_count; i++) {
             const cxla_instr *in = comp->instrs[i];
             cxla_attr attrs[2];
-            cxla_instr topk;
+            cxla_instr alt; /* the instruction a TopK or an async-start in sugar form runs as */
             if (wants_call(in)) {
                 g->call_instrs[g->call_count++] = in;
             } else if (wants_kernel(in)) {
                 g->instrs[g->count++] = in;
-            } else if (cpu_svc_topk_instr(in, attrs, &topk) && wants_kernel(&topk)) {
+            } else if (cpu_svc_topk_instr(in, attrs, &alt) && wants_kernel(&alt)) {
                 g->topk[g->count] = true; /* the topk kernel, under the custom call's id */
+                g->instrs[g->count++] = in;
+            } else if (cpu_svc_async_wrapped(in, &alt) && wants_kernel(&alt)) {
+                g->wrapped[g->count] = true; /* the wrapped operation's, under the start's id */
                 g->instrs[g->count++] = in;
             } else if (bcomp && bcomp->instr_count == comp->instr_count &&
                        bcomp->instrs[i]->id == in->id && cpu_bounds_kind(in, fast) &&
@@ -301,9 +316,11 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         cxla_strbuf *unit = &g->units[i / per_unit];
         cxla_strbuf_putc(unit, '\n');
         cxla_attr attrs[2];
-        cxla_instr topk;
-        if (g->topk[i] && cpu_svc_topk_instr(g->instrs[i], attrs, &topk))
-            CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(&topk, name, unit, &g->infos[i]));
+        cxla_instr alt; /* the instruction a TopK or an async-start in sugar form runs as */
+        if (g->topk[i] && cpu_svc_topk_instr(g->instrs[i], attrs, &alt))
+            CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(&alt, name, unit, &g->infos[i]));
+        else if (g->wrapped[i] && cpu_svc_async_wrapped(g->instrs[i], &alt))
+            CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(&alt, name, unit, &g->infos[i]));
         else if (g->sort_sized[i])
             CXLA_RETURN_IF_ERROR(cpu_emit_sort_sized(g->instrs[i], name, unit, &g->infos[i]));
         else if (g->sized[i])
@@ -496,7 +513,7 @@ static cxla_status sequential_order(const cxla_module *m, const cxla_computation
         const cxla_instr *in = comp->instrs[i];
         if (!is_sequential_caller(in->opcode)) continue;
         cxla_computation *called[64];
-        int64_t k = cxla_instr_called_computations(in, called, 64);
+        int64_t k = sequential_callees(in, called);
         for (int64_t j = 0; j < k && j < 64; j++)
             CXLA_RETURN_IF_ERROR(sequential_order(m, called[j], seen, out, n));
     }

@@ -273,6 +273,27 @@ bool cpu_svc_topk_instr(const cxla_instr *in, cxla_attr *attrs, cxla_instr *out)
     return true;
 }
 
+bool cpu_svc_async_wrapped(const cxla_instr *in, cxla_instr *out) {
+    const cxla_shape *d = &in->shape;
+    if (in->opcode != CXLA_OP_ASYNC_START || in->async_wrapped == CXLA_OP_COUNT ||
+        cxla_instr_called(in, CXLA_ATTR_CALLS) || d->type != CXLA_TUPLE || d->tuple_count < 2 ||
+        in->operand_count < 1)
+        return false;
+    const cxla_shape *ops = &d->elements[0];
+    if (ops->type != CXLA_TUPLE) {
+        if (in->operand_count != 1 || !cxla_shape_equal(ops, &in->operands[0]->shape)) return false;
+    } else {
+        if (ops->tuple_count != in->operand_count) return false;
+        for (int64_t k = 0; k < in->operand_count; k++)
+            if (!cxla_shape_equal(&ops->elements[k], &in->operands[k]->shape)) return false;
+    }
+    *out = *in;
+    out->opcode = in->async_wrapped;
+    out->async_wrapped = CXLA_OP_COUNT;
+    out->shape = d->elements[1];
+    return true;
+}
+
 /* ---- host transfers -------------------------------------------------------------------- */
 
 static const char *string_attr(const cxla_instr *instr, cxla_attr_id id) {

@@ -999,12 +999,64 @@ static bool holds_operands(const frame *f, const cxla_instr *in, int64_t k0, int
     return ok;
 }
 
-/* copy-start and async-start with a wrapped computation (calls=), without a step of
- * their own: the leaves of their result that hold the operands (held_copies) are the
- * operands' values, async-start's {1} is the wrapped computation's sequence run here (as
- * build_call runs a callee), and the contexts after them are the zeros the interpreter
- * puts there, constants of the plan. *out_done stays false, with nothing built, where the
- * shapes do not line up as the interpreter needs (its handler reports the error). */
+/* The step of the operation that async-start |in| in sugar form wraps (a kernel emitted
+ * for it under the start's id, or a service step), over the operands' leaves |ins| into
+ * the leaves of {1} from |at|; false with nothing built when it has neither. */
+static cxla_status wrapped_step(bld *b, frame *f, seq *q, int64_t i, const int64_t *ins,
+                                int64_t nin, int64_t at, bool *out_done) {
+    const cxla_instr *in = f->order[i];
+    cpu_plan *p = b->p;
+    *out_done = false;
+    cxla_instr t;
+    if (!cpu_svc_async_wrapped(in, &t) || !static_instr(&t)) return NULL;
+    bool kernel = in->id >= 0 && in->id < b->id_count && b->kernels[in->id];
+    cpu_svc_fn svc = kernel ? NULL : cpu_svc_lookup(&t);
+    if (!kernel && !svc) return NULL;
+    cxla_instr **w = realloc(p->wrapped, (size_t)(p->wrapped_count + 1) * sizeof(*w));
+    if (!w) return OOM();
+    p->wrapped = w;
+    cxla_instr *keep = malloc(sizeof(*keep));
+    if (!keep) return OOM();
+    *keep = t;
+    p->wrapped[p->wrapped_count++] = keep;
+    int64_t n = leaf_count(&t.shape);
+    size_t scratch = kernel ? b->infos[in->id].scratch : 0;
+    step *sp = add_step(b, q, kernel ? S_KERNEL : S_SVC, keep, f->comp, nin, n + (scratch > 0));
+    if (!sp) return OOM();
+    memcpy(sp->in, ins, (size_t)nin * sizeof(int64_t));
+    for (int64_t e = 0; e < n; e++) sp->out[e] = f->leaves[i][at + e];
+    if (kernel) {
+        sp->fn = b->kernels[in->id];
+        sp->info = b->infos[in->id];
+        sp->mask = -1;
+        if (scratch) { /* the kernel's work memory, a value of its own (as build_instr) */
+            int64_t v = new_value(b, p->values[sp->out[0]].shape, V_ARENA, -1);
+            if (v < 0) return OOM();
+            p->values[v].size = scratch;
+            sp->out[n] = v;
+        }
+    } else {
+        sp->svc = svc;
+        p->stats.service_steps++;
+    }
+    for (int64_t k = 0; k < sp->in_count; k++)
+        if (!note(b, sp->in[k], false)) return OOM();
+    for (int64_t e = 0; e < sp->out_count; e++)
+        if (!note(b, sp->out[e], true)) return OOM();
+    b->pos++;
+    if (!kernel) set_what(b, in, W_SVC); /* a kernel shows as the start's own */
+    *out_done = true;
+    return NULL;
+}
+
+/* copy-start and async-start, without a step of their own: the leaves of their result
+ * that hold the operands (held_copies) are the operands' values; async-start's {1} is its
+ * wrapped computation's sequence (calls=) run here, as build_call runs a callee, or for
+ * the sugar form the wrapped operation's kernel or service step (wrapped_step); the
+ * contexts after them are the zeros the interpreter puts there, constants of the plan.
+ * *out_done stays false, with nothing built, where the shapes do not line up as the
+ * interpreter needs (its handler reports the error) or the sugar form's operation has
+ * no kernel or service step. */
 static cxla_status build_held(bld *b, frame *f, seq *q, int64_t i, bool *out_done) {
     const cxla_instr *in = f->order[i];
     *out_done = false;
@@ -1016,11 +1068,16 @@ static cxla_status build_held(bld *b, frame *f, seq *q, int64_t i, bool *out_don
         if (!cxla_shape_equal(&d->elements[0], &in->operands[0]->shape) ||
             !cxla_shape_equal(&d->elements[1], &in->operands[0]->shape))
             return NULL;
+    } else if (!callee) {
+        cxla_instr t;
+        if (!cpu_svc_async_wrapped(in, &t) || !static_instr(&t)) return NULL;
+        if (!(in->id >= 0 && in->id < b->id_count && b->kernels[in->id]) && !cpu_svc_lookup(&t))
+            return NULL;
     } else {
         /* {0} is the tuple of the operands, or operand 0 itself when it is no tuple. */
         const cxla_shape *ops = &d->elements[0];
         bool one = ops->type != CXLA_TUPLE;
-        if (!callee || callee->param_count != in->operand_count || !callee->root ||
+        if (callee->param_count != in->operand_count || !callee->root ||
             (one && in->operand_count != 1) || (!one && ops->tuple_count != in->operand_count) ||
             !holds_operands(f, in, 0, in->operand_count, ops) ||
             !cxla_shape_compatible(&callee->root->shape, &d->elements[1]) ||
@@ -1053,6 +1110,11 @@ static cxla_status build_held(bld *b, frame *f, seq *q, int64_t i, bool *out_don
         free(root);
         free(params);
         set_what(b, in, W_STEP);
+    } else if (!s && in->opcode == CXLA_OP_ASYNC_START) {
+        bool done = false;
+        s = wrapped_step(b, f, q, i, ins, nin, at, &done);
+        if (!s && !done) s = exec_error(in, CXLA_STATUS_INTERNAL, "no step for the operation");
+        at += leaf_count(&d->elements[1]);
     } else if (!s) {
         set_what(b, in, W_ALIAS);
     }
@@ -1331,6 +1393,10 @@ static bool plannable(const cxla_computation *comp, int depth) {
             continue;
         cxla_computation *called[64];
         int64_t k = cxla_instr_called_computations(in, called, 64);
+        if (in->opcode == CXLA_OP_ASYNC_START) { /* its reducer or comparator runs inside */
+            called[0] = cxla_instr_called(in, CXLA_ATTR_CALLS);
+            k = called[0] ? 1 : 0;
+        }
         if (k > 64) return false;
         for (int64_t j = 0; j < k; j++)
             if (!plannable(called[j], depth + 1)) return false;
@@ -1348,6 +1414,8 @@ void cpu_plan_destroy(cpu_plan *p) {
     free(p->aliases);
     free(p->dyn_off);
     for (int64_t c = 0; c < p->constant_count; c++) cxla_literal_free(p->constants[c]);
+    for (int64_t c = 0; c < p->wrapped_count; c++) free(p->wrapped[c]);
+    free(p->wrapped);
     free(p->constants);
     free(p->what);
     free(p->rng_keys);
