@@ -44,15 +44,18 @@
  * unbounded dimensions keep the interpreter's driver (cpu_plan_build returns no plan;
  * docs/semantics.md).
  *
- * This file builds the plan (values, classes, steps, liveness, offsets); cpu_steps_run.c
- * runs it; cpu_steps.h holds the data both read. */
+ * This file builds the plan's values, plain steps and sequences; cpu_steps_control.c the
+ * steps that run other sequences or hold their operands (call, conditional, while,
+ * async-start, copy-start), with what both share in cpu_steps_build.h; cpu_steps_place.c
+ * finishes it (donation, offsets, dynamic sizes); cpu_steps_run.c runs it; cpu_steps.h
+ * holds the data they read. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu/cpu_loop.h"
-#include "cpu/cpu_steps.h"
+#include "cpu/cpu_steps_build.h"
 #include "cpu/emit.h"
 #include "literal/literal_internal.h"
 
@@ -60,27 +63,7 @@
 
 /* ---- values -------------------------------------------------------------------------- */
 
-typedef cpu_event event;
-typedef cpu_range range;
-
-typedef struct bld {
-    cpu_plan *p;
-    const cxla_module *m;
-    cpu_kernel_fn const *kernels;
-    const cpu_kernel_info *infos;
-    const cpu_call *calls;
-    int64_t id_count;
-    int64_t vcap;
-    event *ev;
-    int64_t en, ecap;
-    range *loops;
-    int64_t ln, lcap;
-    int64_t pos;
-    int64_t next_seq;
-    int depth;
-} bld;
-
-static int64_t new_value(bld *b, const cxla_shape *shape, vkind kind, int64_t owner) {
+int64_t cpu_steps_new_value(bld *b, const cxla_shape *shape, vkind kind, int64_t owner) {
     cpu_plan *p = b->p;
     if (p->value_count == b->vcap) {
         int64_t cap = b->vcap ? 2 * b->vcap : 256;
@@ -105,32 +88,32 @@ static int64_t new_value(bld *b, const cxla_shape *shape, vkind kind, int64_t ow
     return id;
 }
 
-static bool note(bld *b, int64_t v, bool def) {
+bool cpu_steps_note(bld *b, int64_t v, bool def) {
     if (b->en == b->ecap) {
         int64_t cap = b->ecap ? 2 * b->ecap : 1024;
-        event *n = realloc(b->ev, (size_t)cap * sizeof(*n));
+        cpu_event *n = realloc(b->ev, (size_t)cap * sizeof(*n));
         if (!n) return false;
         b->ev = n;
         b->ecap = cap;
     }
-    b->ev[b->en++] = (event){v, b->pos, def};
+    b->ev[b->en++] = (cpu_event){v, b->pos, def};
     return true;
 }
 
-static int64_t leaf_count(const cxla_shape *s) {
+int64_t cpu_steps_leaf_count(const cxla_shape *s) {
     if (s->type != CXLA_TUPLE) return 1;
     int64_t n = 0;
-    for (int64_t i = 0; i < s->tuple_count; i++) n += leaf_count(&s->elements[i]);
+    for (int64_t i = 0; i < s->tuple_count; i++) n += cpu_steps_leaf_count(&s->elements[i]);
     return n;
 }
 
-/* The leaves of |s| depth-first, into |out| (leaf_count(s) entries). */
-static void leaf_shapes(const cxla_shape *s, const cxla_shape **out, int64_t *n) {
+/* The leaves of |s| depth-first, into |out| (cpu_steps_leaf_count(s) entries). */
+void cpu_steps_leaf_shapes(const cxla_shape *s, const cxla_shape **out, int64_t *n) {
     if (s->type != CXLA_TUPLE) {
         out[(*n)++] = s;
         return;
     }
-    for (int64_t i = 0; i < s->tuple_count; i++) leaf_shapes(&s->elements[i], out, n);
+    for (int64_t i = 0; i < s->tuple_count; i++) cpu_steps_leaf_shapes(&s->elements[i], out, n);
 }
 
 static bool static_shape(const cxla_shape *s) {
@@ -158,7 +141,7 @@ static bool bounded_shape(const cxla_shape *s) {
 /* Whether |in| and its operands have static shapes only (kernels, calls, services and
  * in-place updates need that; the others go to the interpreter's handler, which meets
  * values below their bounds as the driver does). */
-static bool static_instr(const cxla_instr *in) {
+bool cpu_steps_static_instr(const cxla_instr *in) {
     if (!static_shape(&in->shape)) return false;
     for (int64_t k = 0; k < in->operand_count; k++)
         if (!static_shape(&in->operands[k]->shape)) return false;
@@ -167,8 +150,8 @@ static bool static_instr(const cxla_instr *in) {
 
 /* ---- steps ----------------------------------------------------------------------------- */
 
-static step *add_step(bld *b, seq *q, step_kind kind, const cxla_instr *in,
-                      const cxla_computation *comp, int64_t in_count, int64_t out_count) {
+step *cpu_steps_add_step(bld *b, seq *q, step_kind kind, const cxla_instr *in,
+                         const cxla_computation *comp, int64_t in_count, int64_t out_count) {
     if (q->count == q->cap) {
         int64_t cap = q->cap ? 2 * q->cap : 16;
         step *n = realloc(q->steps, (size_t)cap * sizeof(*n));
@@ -210,15 +193,15 @@ static void seq_free(seq *q) {
 }
 
 /* A copy step of |n| pairs src[i] -> dst[i] at the current position. */
-static cxla_status add_copies(bld *b, seq *q, const cxla_instr *in, const cxla_computation *comp,
-                              const int64_t *src, const int64_t *dst, int64_t n) {
+cxla_status cpu_steps_add_copies(bld *b, seq *q, const cxla_instr *in, const cxla_computation *comp,
+                                 const int64_t *src, const int64_t *dst, int64_t n) {
     if (n == 0) return NULL;
-    step *sp = add_step(b, q, S_COPY, in, comp, n, n);
+    step *sp = cpu_steps_add_step(b, q, S_COPY, in, comp, n, n);
     if (!sp) return OOM();
     for (int64_t i = 0; i < n; i++) {
         sp->in[i] = src[i];
         sp->out[i] = dst[i];
-        if (!note(b, src[i], false) || !note(b, dst[i], true)) return OOM();
+        if (!cpu_steps_note(b, src[i], false) || !cpu_steps_note(b, dst[i], true)) return OOM();
         b->p->stats.copy_bytes += b->p->values[dst[i]].size;
     }
     b->p->stats.copy_steps++;
@@ -228,19 +211,7 @@ static cxla_status add_copies(bld *b, seq *q, const cxla_instr *in, const cxla_c
 
 /* ---- building one sequence ---------------------------------------------------------------- */
 
-/* What a sequence knows of its instructions while it is built. */
-typedef struct frame {
-    const cxla_computation *comp;
-    int64_t id; /* the sequence's number (value owners) */
-    cxla_instr **order;
-    int64_t n;
-    int64_t *pos_of;  /* by instruction id: position in order, -1 */
-    int64_t **leaves; /* by position: value ids */
-    int64_t *nleaves; /* by position */
-    int64_t **last;   /* by position and leaf: the last position that reads it */
-} frame;
-
-static void frame_free(frame *f) {
+void cpu_steps_frame_free(frame *f) {
     for (int64_t i = 0; i < f->n; i++) {
         if (f->leaves) free(f->leaves[i]);
         if (f->last) free(f->last[i]);
@@ -254,7 +225,8 @@ static void frame_free(frame *f) {
 /* Offset of element |index| of tuple shape |s| among its leaves. */
 static int64_t element_offset(const cxla_shape *s, int64_t index) {
     int64_t off = 0;
-    for (int64_t i = 0; i < index && i < s->tuple_count; i++) off += leaf_count(&s->elements[i]);
+    for (int64_t i = 0; i < index && i < s->tuple_count; i++)
+        off += cpu_steps_leaf_count(&s->elements[i]);
     return off;
 }
 
@@ -288,7 +260,7 @@ static bool alias_of(const cxla_instr *in, int64_t *index) {
  * copy-start's destination and source (operand 0, twice). How many copies of the
  * operands' leaves lead the result (0: none). The plan aliases them (build_held); the
  * handler, where it runs one, copies them, so the reads counted here only last longer. */
-static int64_t held_copies(const cxla_instr *in) {
+int64_t cpu_steps_held_copies(const cxla_instr *in) {
     if (in->shape.type != CXLA_TUPLE) return 0;
     if (in->opcode == CXLA_OP_COPY_START)
         return in->operand_count == 1 && in->shape.tuple_count >= 2 ? 2 : 0;
@@ -302,7 +274,7 @@ static int64_t held_copies(const cxla_instr *in) {
  * their result holds (held_copies). */
 static cxla_status compute_last_reads(frame *f) {
     for (int64_t i = 0; i < f->n; i++) {
-        f->nleaves[i] = leaf_count(&f->order[i]->shape);
+        f->nleaves[i] = cpu_steps_leaf_count(&f->order[i]->shape);
         f->last[i] = malloc((size_t)(f->nleaves[i] ? f->nleaves[i] : 1) * sizeof(int64_t));
         if (!f->last[i]) return OOM();
         for (int64_t e = 0; e < f->nleaves[i]; e++) f->last[i][e] = NEVER_READ;
@@ -311,7 +283,7 @@ static cxla_status compute_last_reads(frame *f) {
     for (int64_t e = 0; e < f->nleaves[r]; e++) f->last[r][e] = READ_AT_END;
     for (int64_t i = f->n - 1; i >= 0; i--) {
         const cxla_instr *u = f->order[i];
-        int64_t off = 0, index = 0, held = held_copies(u), total = 0;
+        int64_t off = 0, index = 0, held = cpu_steps_held_copies(u), total = 0;
         bool alias = alias_of(u, &index);
         for (int64_t k = 0; held && k < u->operand_count; k++)
             total += f->nleaves[f->pos_of[u->operands[k]->id]];
@@ -340,7 +312,7 @@ static cxla_status compute_last_reads(frame *f) {
 }
 
 /* Whether value |v| of frame |f| is dead after position |i| and |f|'s to overwrite. */
-static bool dies_at(const bld *b, const frame *f, int64_t v, int64_t i) {
+bool cpu_steps_dies_at(const bld *b, const frame *f, int64_t v, int64_t i) {
     const value *x = &b->p->values[v];
     if (x->owner != f->id || x->def_seq != f->id || x->def_pos < 0) return false;
     const value *c = &b->p->values[cpu_value_find(b->p->values, v)];
@@ -348,42 +320,22 @@ static bool dies_at(const bld *b, const frame *f, int64_t v, int64_t i) {
     return f->last[x->def_pos][x->def_leaf] <= i;
 }
 
-static cxla_status build_seq(bld *b, const cxla_computation *comp, int64_t *const *param_leaves,
-                             const bool *param_owned, seq *q, int64_t seq_id, int64_t **out_root,
-                             int64_t *out_root_count, frame *out_frame);
-
-/* How each instruction runs, for cpu_plan_what: the first word set stays. */
-enum {
-    W_NONE,
-    W_STEP,
-    W_HANDLER,
-    W_SVC,
-    W_IN_PLACE,
-    W_ALIAS,
-    W_KERNEL_IN_PLACE,
-    W_CONCAT_IN_PLACE,
-    W_SIZES,
-    W_MOVE,
-    W_DYN_REDUCE,
-    W_DYN_STEP
-};
-
-static void set_what(bld *b, const cxla_instr *in, uint8_t what) {
+void cpu_steps_set_what(bld *b, const cxla_instr *in, uint8_t what) {
     if (in->id >= 0 && in->id < b->p->id_count && !b->p->what[in->id]) b->p->what[in->id] = what;
 }
 
 /* Fresh values for the leaves of instruction |i| of |f|, produced by a step there. */
-static cxla_status fresh_leaves(bld *b, frame *f, int64_t i) {
+cxla_status cpu_steps_fresh_leaves(bld *b, frame *f, int64_t i) {
     const cxla_instr *in = f->order[i];
     int64_t n = f->nleaves[i];
     const cxla_shape *small[16];
     const cxla_shape **shapes = n <= 16 ? small : malloc((size_t)n * sizeof(*shapes));
     if (!shapes) return OOM();
     int64_t c = 0;
-    leaf_shapes(&in->shape, shapes, &c);
+    cpu_steps_leaf_shapes(&in->shape, shapes, &c);
     cxla_status s = NULL;
     for (int64_t e = 0; e < n && !s; e++) {
-        int64_t v = new_value(b, shapes[e], V_ARENA, f->id);
+        int64_t v = cpu_steps_new_value(b, shapes[e], V_ARENA, f->id);
         if (v < 0) {
             s = OOM();
             break;
@@ -400,7 +352,8 @@ static cxla_status fresh_leaves(bld *b, frame *f, int64_t i) {
 }
 
 /* The operands' leaves of |in| in order, into a new array (*out_n of them). */
-static cxla_status operand_leaves(frame *f, const cxla_instr *in, int64_t **out, int64_t *out_n) {
+cxla_status cpu_steps_operand_leaves(frame *f, const cxla_instr *in, int64_t **out,
+                                     int64_t *out_n) {
     int64_t n = 0;
     for (int64_t k = 0; k < in->operand_count; k++) n += f->nleaves[f->pos_of[in->operands[k]->id]];
     int64_t *ls = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
@@ -422,7 +375,7 @@ static bool dus_in_place(const bld *b, const frame *f, const cxla_instr *in, int
     /* Scalar start indices only (run_dus reads one per dimension); the older form with one
      * vector of them is a kernel. */
     if (in->operand_count != 2 + in->shape.rank) return false;
-    if (!static_instr(in)) return false;
+    if (!cpu_steps_static_instr(in)) return false;
     if (!cxla_type_is_array(in->shape.type) || in->shape.type == CXLA_TUPLE) return false;
     int64_t count = 0;
     size_t size = 0;
@@ -434,7 +387,7 @@ static bool dus_in_place(const bld *b, const frame *f, const cxla_instr *in, int
     int64_t v0 = f->leaves[f->pos_of[in->operands[0]->id]][0];
     int64_t v1 = f->leaves[f->pos_of[in->operands[1]->id]][0];
     if (cpu_value_find(b->p->values, v0) == cpu_value_find(b->p->values, v1)) return false;
-    if (!dies_at(b, f, v0, i)) return false;
+    if (!cpu_steps_dies_at(b, f, v0, i)) return false;
     *out_elem = elem;
     return true;
 }
@@ -452,7 +405,8 @@ static int64_t kernel_in_place(bld *b, const frame *f, step *sp, int64_t i) {
         bool unique = true;
         for (int64_t j = 0; j < sp->in_count; j++)
             if (j != k && cpu_value_find(v, sp->in[j]) == c) unique = false;
-        if (!unique || v[c].size != v[sp->out[k]].size || !dies_at(b, f, sp->in[k], i)) continue;
+        if (!unique || v[c].size != v[sp->out[k]].size || !cpu_steps_dies_at(b, f, sp->in[k], i))
+            continue;
         cpu_value_merge(v, sp->out[k], sp->in[k]);
         merged++;
     }
@@ -526,12 +480,12 @@ static cxla_status concat_in_place(bld *b, frame *f, int64_t i, bool *out_done) 
     for (int64_t k = 0; k < in->operand_count && ok; k++) {
         int64_t x = f->leaves[f->pos_of[in->operands[k]->id]][0], c = cpu_value_find(v, x);
         ok = v[c].kind == V_ARENA && v[c].members == 1 && v[c].sub_of < 0 && v[x].from_step &&
-             v[c].result < 0 && dies_at(b, f, x, i);
+             v[c].result < 0 && cpu_steps_dies_at(b, f, x, i);
         for (int64_t j = 0; j < k && ok; j++)
             ok = cpu_value_find(v, f->leaves[f->pos_of[in->operands[j]->id]][0]) != c;
     }
     if (ok) {
-        cxla_status s = fresh_leaves(b, f, i);
+        cxla_status s = cpu_steps_fresh_leaves(b, f, i);
         if (s) {
             if (offs != small) free(offs);
             return s;
@@ -542,12 +496,12 @@ static cxla_status concat_in_place(bld *b, frame *f, int64_t i, bool *out_done) 
             int64_t c = cpu_value_find(v, f->leaves[f->pos_of[in->operands[k]->id]][0]);
             v[c].sub_of = o;
             v[c].sub_off = offs[k];
-            if (!note(b, c, false)) ok = false;
+            if (!cpu_steps_note(b, c, false)) ok = false;
         }
-        if (!note(b, o, true)) ok = false;
+        if (!cpu_steps_note(b, o, true)) ok = false;
         b->pos++;
         b->p->stats.in_place += in->operand_count;
-        set_what(b, in, W_CONCAT_IN_PLACE);
+        cpu_steps_set_what(b, in, W_CONCAT_IN_PLACE);
         *out_done = true;
         if (!ok) {
             if (offs != small) free(offs);
@@ -558,13 +512,8 @@ static cxla_status concat_in_place(bld *b, frame *f, int64_t i, bool *out_done) 
     return NULL;
 }
 
-static cxla_status build_while(bld *b, frame *f, seq *q, int64_t i);
-static cxla_status build_conditional(bld *b, frame *f, seq *q, int64_t i);
-static cxla_status build_call(bld *b, frame *f, seq *q, int64_t i);
-static cxla_status build_held(bld *b, frame *f, seq *q, int64_t i, bool *out_done);
-
 /* Hands literal |lit| to the plan, which frees it with itself (also on failure here). */
-static cxla_status keep_constant(bld *b, cxla_literal *lit) {
+cxla_status cpu_steps_keep_constant(bld *b, cxla_literal *lit) {
     cpu_plan *p = b->p;
     if (p->constant_count == p->constant_cap) {
         int64_t cap = p->constant_cap ? 2 * p->constant_cap : 16;
@@ -592,7 +541,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         if (relay) {
             cxla_literal *r = NULL;
             CXLA_RETURN_IF_ERROR(interp_default_layout(lit, &r));
-            CXLA_RETURN_IF_ERROR(keep_constant(b, r));
+            CXLA_RETURN_IF_ERROR(cpu_steps_keep_constant(b, r));
             lit = r;
         }
         /* The leaves of the literal, depth-first. */
@@ -616,9 +565,9 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         const cxla_shape **shapes = n <= 16 ? shapes_small : malloc((size_t)n * sizeof(*shapes));
         cxla_status s = shapes && c == n ? NULL : OOM();
         int64_t sc = 0;
-        if (shapes) leaf_shapes(&in->shape, shapes, &sc);
+        if (shapes) cpu_steps_leaf_shapes(&in->shape, shapes, &sc);
         for (int64_t e = 0; e < n && !s; e++) {
-            int64_t v = new_value(b, shapes[e], V_CONST, -1);
+            int64_t v = cpu_steps_new_value(b, shapes[e], V_CONST, -1);
             if (v < 0)
                 s = OOM();
             else
@@ -636,7 +585,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
             for (int64_t e = 0; e < f->nleaves[j] && c < n; e++)
                 f->leaves[i][c++] = f->leaves[j][e];
         }
-        set_what(b, in, W_ALIAS);
+        cpu_steps_set_what(b, in, W_ALIAS);
         return NULL;
     }
     case CXLA_OP_GET_TUPLE_ELEMENT:
@@ -653,22 +602,24 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         if ((index < 0 && n != f->nleaves[j]) || start + n > f->nleaves[j])
             return exec_error(in, CXLA_STATUS_INTERNAL, "bad tuple index %" PRId64, index);
         for (int64_t e = 0; e < n; e++) f->leaves[i][e] = f->leaves[j][start + e];
-        set_what(b, in, W_ALIAS);
+        cpu_steps_set_what(b, in, W_ALIAS);
         return NULL;
     }
     case CXLA_OP_COPY_START:
     case CXLA_OP_ASYNC_START: {
         bool done = false;
-        CXLA_RETURN_IF_ERROR(build_held(b, f, q, i, &done));
+        CXLA_RETURN_IF_ERROR(cpu_steps_build_held(b, f, q, i, &done));
         if (done) return NULL;
         break;
     }
-    case CXLA_OP_WHILE: set_what(b, in, W_STEP); return build_while(b, f, q, i);
-    case CXLA_OP_CONDITIONAL: set_what(b, in, W_STEP); return build_conditional(b, f, q, i);
+    case CXLA_OP_WHILE: cpu_steps_set_what(b, in, W_STEP); return cpu_steps_build_while(b, f, q, i);
+    case CXLA_OP_CONDITIONAL:
+        cpu_steps_set_what(b, in, W_STEP);
+        return cpu_steps_build_conditional(b, f, q, i);
     case CXLA_OP_CALL:
         if (cxla_instr_called(in, CXLA_ATTR_TO_APPLY) || cxla_instr_called(in, CXLA_ATTR_CALLS)) {
-            set_what(b, in, W_STEP);
-            return build_call(b, f, q, i);
+            cpu_steps_set_what(b, in, W_STEP);
+            return cpu_steps_build_call(b, f, q, i);
         }
         break;
     default: break;
@@ -678,14 +629,14 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     CXLA_RETURN_IF_ERROR(concat_in_place(b, f, i, &done));
     if (done) return NULL;
     /* A step computing this instruction's own values. */
-    CXLA_RETURN_IF_ERROR(fresh_leaves(b, f, i));
+    CXLA_RETURN_IF_ERROR(cpu_steps_fresh_leaves(b, f, i));
     int64_t *ins = NULL, nin = 0;
-    CXLA_RETURN_IF_ERROR(operand_leaves(f, in, &ins, &nin));
+    CXLA_RETURN_IF_ERROR(cpu_steps_operand_leaves(f, in, &ins, &nin));
     step_kind kind = S_HANDLER;
     bool has_id = in->id >= 0 && in->id < b->id_count;
     size_t elem = 0;
     cpu_svc_fn svc = NULL;
-    bool fixed = static_instr(in);
+    bool fixed = cpu_steps_static_instr(in);
     /* A kernel of a dynamic instruction was generated at its bounds (cpu_bounds_kind). */
     int bk = B_STATIC;
     if (dus_in_place(b, f, in, i, &elem))
@@ -706,7 +657,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         kind = S_CALL;
     else if (has_id && fixed && (svc = cpu_svc_lookup(in)))
         kind = S_SVC;
-    step *sp = add_step(b, q, kind, in, f->comp, nin, n);
+    step *sp = cpu_steps_add_step(b, q, kind, in, f->comp, nin, n);
     if (!sp) {
         free(ins);
         return OOM();
@@ -723,7 +674,8 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
             int64_t *outs = realloc(sp->out, (size_t)(n + 1) * sizeof(int64_t));
             if (!outs) return OOM();
             sp->out = outs;
-            int64_t v = n > 0 ? new_value(b, b->p->values[outs[0]].shape, V_ARENA, -1) : -1;
+            int64_t v =
+                n > 0 ? cpu_steps_new_value(b, b->p->values[outs[0]].shape, V_ARENA, -1) : -1;
             if (v < 0) return OOM();
             b->p->values[v].kind = V_ARENA;
             b->p->values[v].size = sp->info.scratch;
@@ -732,7 +684,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
             if (n + 1 > b->p->max_operands) b->p->max_operands = n + 1;
         }
         if (sp->info.in_place > 0 && bk == B_STATIC && kernel_in_place(b, f, sp, i) > 0)
-            set_what(b, in, W_KERNEL_IN_PLACE);
+            cpu_steps_set_what(b, in, W_KERNEL_IN_PLACE);
         sp->bounds = (bounds_kind)bk;
         sp->mask = -1;
         if (bk != B_STATIC) {
@@ -751,7 +703,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
             if (!outs) return OOM();
             sp->out = outs;
             for (int64_t k = 0; k < count; k++) {
-                int64_t v = new_value(b, &in->operands[k]->shape, V_ARENA, -1);
+                int64_t v = cpu_steps_new_value(b, &in->operands[k]->shape, V_ARENA, -1);
                 if (v < 0) return OOM();
                 sp->out[at + k] = v;
             }
@@ -767,7 +719,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
                 int64_t *outs = realloc(sp->out, (size_t)(at + 1) * sizeof(int64_t));
                 if (!outs) return OOM();
                 sp->out = outs;
-                int64_t v = new_value(b, &in->operands[ix]->shape, V_ARENA, -1);
+                int64_t v = cpu_steps_new_value(b, &in->operands[ix]->shape, V_ARENA, -1);
                 if (v < 0) return OOM();
                 sp->out[at] = v;
                 sp->out_count = at + 1;
@@ -781,41 +733,41 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     } else if (kind == S_SVC) {
         sp->svc = svc;
         b->p->stats.service_steps++;
-        set_what(b, in, W_SVC);
+        cpu_steps_set_what(b, in, W_SVC);
     } else if (kind == S_SIZE) {
         /* set-dimension-size over its operand's own buffer when that dies here: the bytes
          * stay, only the sizes change. */
         if (in->opcode == CXLA_OP_SET_DIMENSION_SIZE &&
             cpu_value_find(b->p->values, sp->in[0]) != cpu_value_find(b->p->values, sp->in[1]) &&
             b->p->values[sp->in[0]].size == b->p->values[sp->out[0]].size &&
-            dies_at(b, f, sp->in[0], i)) {
+            cpu_steps_dies_at(b, f, sp->in[0], i)) {
             cpu_value_merge(b->p->values, sp->out[0], sp->in[0]);
             b->p->stats.in_place++;
-            set_what(b, in, W_IN_PLACE);
+            cpu_steps_set_what(b, in, W_IN_PLACE);
         }
-        set_what(b, in, W_SIZES);
+        cpu_steps_set_what(b, in, W_SIZES);
     } else if (kind == S_MOVE) {
         b->p->stats.move_steps++;
-        set_what(b, in,
-                 in->opcode == CXLA_OP_REDUCE ? W_DYN_REDUCE
-                 : in->opcode == CXLA_OP_REDUCE_WINDOW || in->opcode == CXLA_OP_DOT ||
-                         in->opcode == CXLA_OP_SELECT_AND_SCATTER
-                     ? W_DYN_STEP
-                     : W_MOVE);
+        cpu_steps_set_what(b, in,
+                           in->opcode == CXLA_OP_REDUCE ? W_DYN_REDUCE
+                           : in->opcode == CXLA_OP_REDUCE_WINDOW || in->opcode == CXLA_OP_DOT ||
+                                   in->opcode == CXLA_OP_SELECT_AND_SCATTER
+                               ? W_DYN_STEP
+                               : W_MOVE);
     } else if (kind == S_DUS) {
         sp->elem = elem;
         cpu_value_merge(b->p->values, sp->out[0], sp->in[0]);
         b->p->stats.in_place++;
-        set_what(b, in, W_IN_PLACE);
+        cpu_steps_set_what(b, in, W_IN_PLACE);
     } else {
         b->p->has_handlers = true;
         b->p->stats.handler_steps++;
-        set_what(b, in, W_HANDLER);
+        cpu_steps_set_what(b, in, W_HANDLER);
     }
     for (int64_t k = 0; k < sp->in_count; k++)
-        if (!note(b, sp->in[k], false)) return OOM();
+        if (!cpu_steps_note(b, sp->in[k], false)) return OOM();
     for (int64_t e = 0; e < sp->out_count; e++)
-        if (!note(b, sp->out[e], true)) return OOM();
+        if (!cpu_steps_note(b, sp->out[e], true)) return OOM();
     b->pos++;
     return NULL;
 }
@@ -823,9 +775,9 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
 /* Builds the sequence of |comp| into |q| with its parameters' leaves given; returns the
  * root's leaves (*out_root, malloc'd) and, when |out_frame| is not NULL, the frame (whose
  * last reads the caller needs; frame_free it). */
-static cxla_status build_seq(bld *b, const cxla_computation *comp, int64_t *const *param_leaves,
-                             const bool *param_owned, seq *q, int64_t seq_id, int64_t **out_root,
-                             int64_t *out_root_count, frame *out_frame) {
+cxla_status cpu_steps_build_seq(bld *b, const cxla_computation *comp, int64_t *const *param_leaves,
+                                const bool *param_owned, seq *q, int64_t seq_id, int64_t **out_root,
+                                int64_t *out_root_count, frame *out_frame) {
     if (++b->depth > MAX_DEPTH) {
         b->depth--;
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "computation %s: calls nest deeper than %d",
@@ -888,496 +840,7 @@ static cxla_status build_seq(bld *b, const cxla_computation *comp, int64_t *cons
         *out_frame = f;
         return NULL;
     }
-    frame_free(&f);
-    return s;
-}
-
-/* Results of a called sequence (|root|, |n| leaves) that |f| may read as its own, as
- * the leaves from |at| of instruction |i| (fresh_leaves made them): the callee's values get
- * the caller as owner; those it passes through from elsewhere (its parameters, constants)
- * are copied, so that no value is reachable two ways. */
-static cxla_status adopt_results(bld *b, frame *f, seq *q, int64_t i, int64_t at, int64_t callee_id,
-                                 const int64_t *root, int64_t n) {
-    int64_t *src = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *dst = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    if (!src || !dst) {
-        free(src);
-        free(dst);
-        return OOM();
-    }
-    int64_t c = 0;
-    for (int64_t e = 0; e < n; e++) {
-        int64_t v = f->leaves[i][at + e];
-        const value *r = &b->p->values[root[e]];
-        bool unique = true;
-        for (int64_t k = 0; k < e; k++)
-            if (cpu_value_find(b->p->values, root[k]) == cpu_value_find(b->p->values, root[e]))
-                unique = false;
-        if (unique && r->owner == callee_id && r->from_step &&
-            b->p->values[cpu_value_find(b->p->values, root[e])].kind == V_ARENA) {
-            cpu_value_merge(b->p->values, v, root[e]);
-        } else if (b->p->values[v].kind != V_TOKEN) {
-            src[c] = root[e];
-            dst[c++] = v;
-        }
-    }
-    cxla_status s = add_copies(b, q, f->order[i], f->comp, src, dst, c);
-    free(src);
-    free(dst);
-    return s;
-}
-
-static cxla_status build_call(bld *b, frame *f, seq *q, int64_t i) {
-    const cxla_instr *in = f->order[i];
-    cxla_computation *callee = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
-    if (!callee) callee = cxla_instr_called(in, CXLA_ATTR_CALLS);
-    if (callee->param_count > in->operand_count)
-        return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "%s takes %" PRId64 " arguments",
-                          callee->name, callee->param_count);
-    int64_t **params =
-        calloc((size_t)(callee->param_count ? callee->param_count : 1), sizeof(int64_t *));
-    if (!params) return OOM();
-    for (int64_t k = 0; k < callee->param_count; k++)
-        params[k] = f->leaves[f->pos_of[in->operands[k]->id]];
-    step *sp = add_step(b, q, S_SEQ, in, f->comp, 0, 0);
-    seq *sub = sp ? calloc(1, sizeof(seq)) : NULL;
-    if (!sub) {
-        free(params);
-        return OOM();
-    }
-    sp->sub = sub;
-    sp->sub_count = 1;
-    b->pos++;
-    int64_t id = b->next_seq++, *root = NULL, rn = 0;
-    cxla_status s = build_seq(b, callee, params, NULL, sub, id, &root, &rn, NULL);
-    free(params);
-    b->pos++;
-    if (!s) s = fresh_leaves(b, f, i);
-    if (!s) s = adopt_results(b, f, q, i, 0, id, root, rn);
-    free(root);
-    return s;
-}
-
-/* A constant of zeros of |shape| (an array or a token), into *out. */
-static cxla_status zero_value(bld *b, const cxla_shape *shape, int64_t *out) {
-    int64_t v = new_value(b, shape, V_CONST, -1);
-    if (v < 0) return OOM();
-    if (b->p->values[v].kind == V_CONST) {
-        cxla_literal *z = NULL;
-        CXLA_RETURN_IF_ERROR(cxla_literal_create(shape, &z)); /* zeroed */
-        CXLA_RETURN_IF_ERROR(keep_constant(b, z));
-        b->p->values[v].data = z->data;
-    }
-    *out = v;
-    return NULL;
-}
-
-/* Whether the leaves of |s| from the start are the shapes of |in|'s operands' leaves, in
- * order (layouts included: the leaves are aliased, not copied). */
-static bool holds_operands(const frame *f, const cxla_instr *in, int64_t k0, int64_t k1,
-                           const cxla_shape *s) {
-    int64_t n = leaf_count(s), c = 0, total = 0;
-    for (int64_t k = k0; k < k1; k++) total += f->nleaves[f->pos_of[in->operands[k]->id]];
-    if (n != total) return false;
-    const cxla_shape *small[16];
-    const cxla_shape **mine = n <= 16 ? small : malloc((size_t)n * sizeof(*mine));
-    if (!mine) return false;
-    leaf_shapes(s, mine, &c);
-    bool ok = true;
-    c = 0;
-    for (int64_t k = k0; k < k1 && ok; k++) {
-        const cxla_shape *os[16];
-        int64_t on = 0;
-        if (leaf_count(&in->operands[k]->shape) > 16) {
-            ok = false;
-            break;
-        }
-        leaf_shapes(&in->operands[k]->shape, os, &on);
-        for (int64_t e = 0; e < on && ok; e++) ok = cxla_shape_equal(os[e], mine[c++]);
-    }
-    if (mine != small) free(mine);
-    return ok;
-}
-
-/* The step of the operation that async-start |in| in sugar form wraps (a kernel emitted
- * for it under the start's id, or a service step), over the operands' leaves |ins| into
- * the leaves of {1} from |at|; false with nothing built when it has neither. */
-static cxla_status wrapped_step(bld *b, frame *f, seq *q, int64_t i, const int64_t *ins,
-                                int64_t nin, int64_t at, bool *out_done) {
-    const cxla_instr *in = f->order[i];
-    cpu_plan *p = b->p;
-    *out_done = false;
-    cxla_instr t;
-    if (!cpu_svc_async_wrapped(in, &t) || !static_instr(&t)) return NULL;
-    bool kernel = in->id >= 0 && in->id < b->id_count && b->kernels[in->id];
-    cpu_svc_fn svc = kernel ? NULL : cpu_svc_lookup(&t);
-    if (!kernel && !svc) return NULL;
-    cxla_instr **w = realloc(p->wrapped, (size_t)(p->wrapped_count + 1) * sizeof(*w));
-    if (!w) return OOM();
-    p->wrapped = w;
-    cxla_instr *keep = malloc(sizeof(*keep));
-    if (!keep) return OOM();
-    *keep = t;
-    p->wrapped[p->wrapped_count++] = keep;
-    int64_t n = leaf_count(&t.shape);
-    size_t scratch = kernel ? b->infos[in->id].scratch : 0;
-    step *sp = add_step(b, q, kernel ? S_KERNEL : S_SVC, keep, f->comp, nin, n + (scratch > 0));
-    if (!sp) return OOM();
-    memcpy(sp->in, ins, (size_t)nin * sizeof(int64_t));
-    for (int64_t e = 0; e < n; e++) sp->out[e] = f->leaves[i][at + e];
-    if (kernel) {
-        sp->fn = b->kernels[in->id];
-        sp->info = b->infos[in->id];
-        sp->mask = -1;
-        if (scratch) { /* the kernel's work memory, a value of its own (as build_instr) */
-            int64_t v = new_value(b, p->values[sp->out[0]].shape, V_ARENA, -1);
-            if (v < 0) return OOM();
-            p->values[v].size = scratch;
-            sp->out[n] = v;
-        }
-    } else {
-        sp->svc = svc;
-        p->stats.service_steps++;
-    }
-    for (int64_t k = 0; k < sp->in_count; k++)
-        if (!note(b, sp->in[k], false)) return OOM();
-    for (int64_t e = 0; e < sp->out_count; e++)
-        if (!note(b, sp->out[e], true)) return OOM();
-    b->pos++;
-    if (!kernel) set_what(b, in, W_SVC); /* a kernel shows as the start's own */
-    *out_done = true;
-    return NULL;
-}
-
-/* copy-start and async-start, without a step of their own: the leaves of their result
- * that hold the operands (held_copies) are the operands' values; async-start's {1} is its
- * wrapped computation's sequence (calls=) run here, as build_call runs a callee, or for
- * the sugar form the wrapped operation's kernel or service step (wrapped_step); the
- * contexts after them are the zeros the interpreter puts there, constants of the plan.
- * *out_done stays false, with nothing built, where the shapes do not line up as the
- * interpreter needs (its handler reports the error) or the sugar form's operation has
- * no kernel or service step. */
-static cxla_status build_held(bld *b, frame *f, seq *q, int64_t i, bool *out_done) {
-    const cxla_instr *in = f->order[i];
-    *out_done = false;
-    int64_t held = held_copies(in), n = f->nleaves[i];
-    const cxla_shape *d = &in->shape;
-    cxla_computation *callee = cxla_instr_called(in, CXLA_ATTR_CALLS);
-    if (held == 0) return NULL;
-    if (in->opcode == CXLA_OP_COPY_START) {
-        if (!cxla_shape_equal(&d->elements[0], &in->operands[0]->shape) ||
-            !cxla_shape_equal(&d->elements[1], &in->operands[0]->shape))
-            return NULL;
-    } else if (!callee) {
-        cxla_instr t;
-        if (!cpu_svc_async_wrapped(in, &t) || !static_instr(&t)) return NULL;
-        if (!(in->id >= 0 && in->id < b->id_count && b->kernels[in->id]) && !cpu_svc_lookup(&t))
-            return NULL;
-    } else {
-        /* {0} is the tuple of the operands, or operand 0 itself when it is no tuple. */
-        const cxla_shape *ops = &d->elements[0];
-        bool one = ops->type != CXLA_TUPLE;
-        if (callee->param_count != in->operand_count || !callee->root ||
-            (one && in->operand_count != 1) || (!one && ops->tuple_count != in->operand_count) ||
-            !holds_operands(f, in, 0, in->operand_count, ops) ||
-            !cxla_shape_compatible(&callee->root->shape, &d->elements[1]) ||
-            leaf_count(&d->elements[1]) != leaf_count(&callee->root->shape))
-            return NULL;
-    }
-    int64_t *ins = NULL, nin = 0;
-    CXLA_RETURN_IF_ERROR(operand_leaves(f, in, &ins, &nin));
-    cxla_status s = fresh_leaves(b, f, i);
-    int64_t at = held * nin; /* the first leaf after the held ones */
-    if (!s && callee) {
-        /* The wrapped computation, as a call: its result is {1}. */
-        int64_t **params =
-            calloc((size_t)(callee->param_count ? callee->param_count : 1), sizeof(int64_t *));
-        step *sp = params ? add_step(b, q, S_SEQ, in, f->comp, 0, 0) : NULL;
-        seq *sub = sp ? calloc(1, sizeof(seq)) : NULL;
-        if (!sub) s = OOM();
-        for (int64_t k = 0; k < callee->param_count && !s; k++)
-            params[k] = f->leaves[f->pos_of[in->operands[k]->id]];
-        int64_t id = b->next_seq++, *root = NULL, rn = 0;
-        if (!s) {
-            sp->sub = sub;
-            sp->sub_count = 1;
-            b->pos++;
-            s = build_seq(b, callee, params, NULL, sub, id, &root, &rn, NULL);
-            b->pos++;
-        }
-        if (!s) s = adopt_results(b, f, q, i, at, id, root, rn);
-        at += rn;
-        free(root);
-        free(params);
-        set_what(b, in, W_STEP);
-    } else if (!s && in->opcode == CXLA_OP_ASYNC_START) {
-        bool done = false;
-        s = wrapped_step(b, f, q, i, ins, nin, at, &done);
-        if (!s && !done) s = exec_error(in, CXLA_STATUS_INTERNAL, "no step for the operation");
-        at += leaf_count(&d->elements[1]);
-    } else if (!s) {
-        set_what(b, in, W_ALIAS);
-    }
-    for (int64_t h = 0; h < held && !s; h++)
-        for (int64_t e = 0; e < nin; e++) f->leaves[i][h * nin + e] = ins[e];
-    free(ins);
-    if (!s) {
-        const cxla_shape *small[16];
-        const cxla_shape **shapes = n <= 16 ? small : malloc((size_t)n * sizeof(*shapes));
-        int64_t c = 0;
-        if (!shapes) s = OOM();
-        if (!s) leaf_shapes(d, shapes, &c);
-        for (int64_t e = at; e < n && !s; e++) s = zero_value(b, shapes[e], &f->leaves[i][e]);
-        if (shapes != small) free(shapes);
-    }
-    if (!s) *out_done = true;
-    return s;
-}
-
-static cxla_status build_conditional(bld *b, frame *f, seq *q, int64_t i) {
-    const cxla_instr *in = f->order[i];
-    int64_t nb = 0;
-    cxla_computation *two[2];
-    cxla_computation *const *branches = NULL;
-    const cxla_attr *a = cxla_instr_attr(in, CXLA_ATTR_BRANCH_COMPUTATIONS);
-    if (a) {
-        nb = a->v.comps.count;
-        branches = a->v.comps.items;
-    } else {
-        two[0] = cxla_instr_called(in, CXLA_ATTR_TRUE_COMPUTATION);
-        two[1] = cxla_instr_called(in, CXLA_ATTR_FALSE_COMPUTATION);
-        if (!two[0] || !two[1])
-            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "missing branch");
-        nb = 2;
-        branches = two;
-    }
-    if (nb < 1 || in->operand_count < nb + 1)
-        return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "needs a branch and its operand");
-    /* The result buffers, which every branch writes. */
-    CXLA_RETURN_IF_ERROR(fresh_leaves(b, f, i));
-    int64_t n = f->nleaves[i];
-    int64_t index = f->leaves[f->pos_of[in->operands[0]->id]][0];
-    step *sp = add_step(b, q, S_COND, in, f->comp, 1, n);
-    if (!sp) return OOM();
-    sp->in[0] = index;
-    memcpy(sp->out, f->leaves[i], (size_t)n * sizeof(int64_t));
-    sp->sub = calloc((size_t)nb, sizeof(seq));
-    if (!sp->sub) return OOM();
-    sp->sub_count = nb;
-    if (!note(b, index, false)) return OOM();
-    b->pos++;
-    int64_t *src = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *dst = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    cxla_status s = src && dst ? NULL : OOM();
-    for (int64_t k = 0; k < nb && !s; k++) {
-        int64_t *params[1] = {f->leaves[f->pos_of[in->operands[k + 1]->id]]};
-        int64_t id = b->next_seq++, *root = NULL, rn = 0;
-        /* sp may move when the branch adds steps to other sequences: never to q, though. */
-        seq *bq = &q->steps[q->count - 1].sub[k];
-        if (branches[k]->param_count != 1) {
-            s = exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "branch %s takes one parameter",
-                           branches[k]->name);
-            break;
-        }
-        s = build_seq(b, branches[k], params, NULL, bq, id, &root, &rn, NULL);
-        if (!s && rn != n) s = exec_error(in, CXLA_STATUS_INTERNAL, "branch result leaves");
-        int64_t c = 0;
-        for (int64_t e = 0; e < n && !s; e++) {
-            int64_t out = f->leaves[i][e];
-            const value *r = &b->p->values[root[e]];
-            bool unique = true;
-            for (int64_t j = 0; j < e; j++)
-                if (cpu_value_find(b->p->values, root[j]) == cpu_value_find(b->p->values, root[e]))
-                    unique = false;
-            int64_t rc = cpu_value_find(b->p->values, root[e]);
-            if (unique && r->owner == id && r->from_step && b->p->values[rc].members == 1 &&
-                b->p->values[rc].kind == V_ARENA) {
-                cpu_value_merge(b->p->values, root[e],
-                                out); /* the branch writes the result itself */
-            } else if (b->p->values[out].kind != V_TOKEN) {
-                src[c] = root[e];
-                dst[c++] = out;
-            }
-        }
-        if (!s) s = add_copies(b, bq, in, branches[k], src, dst, c);
-        free(root);
-    }
-    free(src);
-    free(dst);
-    b->pos++;
-    return s;
-}
-
-static cxla_status build_while(bld *b, frame *f, seq *q, int64_t i) {
-    const cxla_instr *in = f->order[i];
-    cxla_computation *cond = cxla_instr_called(in, CXLA_ATTR_CONDITION);
-    cxla_computation *body = cxla_instr_called(in, CXLA_ATTR_BODY);
-    if (!cond || !body || in->operand_count != 1 || cond->param_count != 1 ||
-        body->param_count != 1)
-        return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "needs condition and body");
-    int64_t n = f->nleaves[i];
-    const int64_t *init = f->leaves[f->pos_of[in->operands[0]->id]];
-    int64_t body_id = b->next_seq++, cond_id = b->next_seq++;
-    /* The state: the initial values where they die here, else new buffers and a copy. */
-    int64_t *w = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *src = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *dst = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *tmp = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *wm = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    cxla_status s = w && src && dst && tmp && wm ? NULL : OOM();
-    const cxla_shape *small[16];
-    const cxla_shape **shapes = n <= 16 ? small : malloc((size_t)n * sizeof(*shapes));
-    if (!shapes) s = OOM();
-    int64_t c = 0, sc = 0;
-    if (!s) leaf_shapes(&in->shape, shapes, &sc);
-    for (int64_t e = 0; e < n && !s; e++) {
-        w[e] = new_value(b, shapes[e], V_ARENA, body_id);
-        if (w[e] < 0) {
-            s = OOM();
-            break;
-        }
-        if (b->p->values[w[e]].kind == V_TOKEN) continue;
-        bool unique = true;
-        for (int64_t k = 0; k < e; k++)
-            if (cpu_value_find(b->p->values, init[k]) == cpu_value_find(b->p->values, init[e]))
-                unique = false;
-        if (unique && dies_at(b, f, init[e], i)) {
-            cpu_value_merge(b->p->values, w[e], init[e]);
-            b->p->stats.in_place++;
-        } else {
-            src[c] = init[e];
-            dst[c++] = w[e];
-        }
-    }
-    if (shapes != small) free(shapes);
-    if (!s) s = add_copies(b, q, in, f->comp, src, dst, c);
-    step *sp = s ? NULL : add_step(b, q, S_WHILE, in, f->comp, 0, 0);
-    if (!s && !sp) s = OOM();
-    if (!s) {
-        sp->sub = calloc(2, sizeof(seq));
-        if (!sp->sub)
-            s = OOM();
-        else
-            sp->sub_count = 2;
-    }
-    int64_t a = b->pos++;
-    int64_t *root = NULL, rn = 0, *croot = NULL, cn = 0;
-    frame bf = {0};
-    bool have_frame = false;
-    if (!s) {
-        int64_t *params[1] = {w};
-        s = build_seq(b, cond, params, NULL, &q->steps[q->count - 1].sub[0], cond_id, &croot, &cn,
-                      NULL);
-        if (!s && (cn != 1 || b->p->values[croot[0]].shape->type != CXLA_PRED))
-            s = exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
-                           "the condition must give a pred[] scalar");
-        if (!s) {
-            q->steps[q->count - 1].pred = croot[0];
-            if (!note(b, croot[0], false)) s = OOM();
-            b->pos++;
-        }
-    }
-    /* How many values share each state buffer before the body: the body may write a
-     * result into it only when no in-place update there made another value of it. */
-    for (int64_t e = 0; e < n && !s; e++)
-        wm[e] = b->p->values[cpu_value_find(b->p->values, w[e])].members;
-    if (!s) {
-        int64_t *params[1] = {w};
-        bool owned[1] = {true};
-        s = build_seq(b, body, params, owned, &q->steps[q->count - 1].sub[1], body_id, &root, &rn,
-                      &bf);
-        have_frame = !s;
-        if (!s && rn != n) s = exec_error(in, CXLA_STATUS_INTERNAL, "body result leaves");
-    }
-    /* The next state: results the body computed after its parameter's leaf was last read
-     * are written in the state's buffer itself; the others are copied there, through
-     * temporaries when they are other leaves of the state (a swap). */
-    int64_t t = 0;
-    c = 0;
-    int64_t param_pos = -1;
-    for (int64_t k = 0; have_frame && k < bf.n; k++)
-        if (bf.order[k]->opcode == CXLA_OP_PARAMETER) param_pos = k;
-    for (int64_t e = 0; e < n && !s; e++) {
-        int64_t rc = cpu_value_find(b->p->values, root[e]), wc = cpu_value_find(b->p->values, w[e]);
-        if (rc == wc || b->p->values[wc].kind == V_TOKEN) continue;
-        const value *r = &b->p->values[root[e]];
-        bool unique = true;
-        for (int64_t k = 0; k < n; k++)
-            if (k != e && cpu_value_find(b->p->values, root[k]) == rc) unique = false;
-        bool is_state = false;
-        for (int64_t k = 0; k < n; k++)
-            if (cpu_value_find(b->p->values, w[k]) == rc) is_state = true;
-        int64_t param_last = param_pos >= 0 ? bf.last[param_pos][e] : NEVER_READ;
-        if (unique && r->owner == body_id && r->from_step && r->def_seq == body_id &&
-            b->p->values[rc].members == 1 && b->p->values[rc].kind == V_ARENA &&
-            b->p->values[wc].members == wm[e] && param_last < r->def_pos) {
-            cpu_value_merge(b->p->values, root[e], w[e]);
-            b->p->stats.in_place++;
-        } else if (is_state) {
-            int64_t tv = new_value(b, b->p->values[w[e]].shape, V_ARENA, body_id);
-            if (tv < 0) {
-                s = OOM();
-                break;
-            }
-            tmp[t] = tv;
-            src[t] = root[e];
-            t++;
-        }
-    }
-    seq *body_q = s ? NULL : &q->steps[q->count - 1].sub[1];
-    if (!s && t > 0) s = add_copies(b, body_q, in, body, src, tmp, t);
-    /* src was the temporaries' sources; now the final copies. */
-    int64_t ti = 0;
-    for (int64_t e = 0; e < n && !s; e++) {
-        int64_t rc = cpu_value_find(b->p->values, root[e]), wc = cpu_value_find(b->p->values, w[e]);
-        if (rc == wc || b->p->values[wc].kind == V_TOKEN) continue;
-        bool is_state = false;
-        for (int64_t k = 0; k < n; k++)
-            if (cpu_value_find(b->p->values, w[k]) == rc) is_state = true;
-        src[c] = is_state ? tmp[ti++] : root[e];
-        dst[c++] = w[e];
-    }
-    if (!s) s = add_copies(b, body_q, in, body, src, dst, c);
-    if (have_frame) frame_free(&bf);
-    free(root);
-    free(croot);
-    /* The loop's end: the state is read again by the next iteration. */
-    for (int64_t e = 0; e < n && !s; e++)
-        if (!note(b, w[e], false)) s = OOM();
-    int64_t end = b->pos++;
-    if (!s) {
-        if (b->ln == b->lcap) {
-            int64_t cap = b->lcap ? 2 * b->lcap : 16;
-            range *nl = realloc(b->loops, (size_t)cap * sizeof(*nl));
-            if (!nl)
-                s = OOM();
-            else {
-                b->loops = nl;
-                b->lcap = cap;
-            }
-        }
-        if (!s) b->loops[b->ln++] = (range){a, end};
-    }
-    /* The loop's results: the state, now the caller's. */
-    for (int64_t e = 0; e < n && !s; e++) {
-        int64_t v = new_value(b, b->p->values[w[e]].shape, V_ARENA, f->id);
-        if (v < 0) {
-            s = OOM();
-            break;
-        }
-        value *x = &b->p->values[v];
-        x->def_seq = f->id;
-        x->def_pos = i;
-        x->def_leaf = e;
-        x->from_step = true;
-        cpu_value_merge(b->p->values, v, w[e]);
-        f->leaves[i][e] = v;
-    }
-    free(w);
-    free(src);
-    free(dst);
-    free(tmp);
-    free(wm);
+    cpu_steps_frame_free(&f);
     return s;
 }
 
@@ -1469,7 +932,7 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
     /* Entry parameters: read where the caller's arguments lie. */
     for (int64_t i = 0; i < entry->param_count && !s; i++) {
         const cxla_shape *ps = &entry->params[i]->shape;
-        int64_t n = leaf_count(ps), c = 0;
+        int64_t n = cpu_steps_leaf_count(ps), c = 0;
         const cxla_shape **shapes = malloc((size_t)(n ? n : 1) * sizeof(*shapes));
         params[i] = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
         if (!shapes || !params[i]) {
@@ -1477,10 +940,10 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
             s = OOM();
             break;
         }
-        leaf_shapes(ps, shapes, &c);
+        cpu_steps_leaf_shapes(ps, shapes, &c);
         p->arg_base[i] = p->arg_leaf_count;
         for (int64_t e = 0; e < n && !s; e++) {
-            int64_t v = new_value(&b, shapes[e], V_ARG, -1);
+            int64_t v = cpu_steps_new_value(&b, shapes[e], V_ARG, -1);
             if (v < 0)
                 s = OOM();
             else
@@ -1513,16 +976,16 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
             }
             for (int64_t k = 0; k < entry->param_count; k++) p->arg_copy[k] = -1;
         }
-        int64_t v = new_value(&b, ps, V_ARENA, -1);
-        if (v < 0 || !note(&b, v, true)) s = OOM();
+        int64_t v = cpu_steps_new_value(&b, ps, V_ARENA, -1);
+        if (v < 0 || !cpu_steps_note(&b, v, true)) s = OOM();
         p->arg_copy[i] = v;
     }
     int64_t *root = NULL, rn = 0;
-    if (!s) s = build_seq(&b, entry, params, NULL, &p->entry, 0, &root, &rn, NULL);
+    if (!s) s = cpu_steps_build_seq(&b, entry, params, NULL, &p->entry, 0, &root, &rn, NULL);
     int64_t end = b.pos;
     b.pos = end > 0 ? end - 1 : 0; /* the last step: the copies live through it */
     for (int64_t i = 0; p->arg_copy && i < entry->param_count && !s; i++)
-        if (p->arg_copy[i] >= 0 && !note(&b, p->arg_copy[i], false)) s = OOM();
+        if (p->arg_copy[i] >= 0 && !cpu_steps_note(&b, p->arg_copy[i], false)) s = OOM();
     b.pos = end;
     if (!s) {
         p->root = root;
