@@ -529,6 +529,58 @@ cxla_status cpu_steps_keep_constant(bld *b, cxla_literal *lit) {
     return NULL;
 }
 
+/* Whether the interpreter's handler of |in|, the step left to it, only reports an error:
+ * it fails on operands of zeros. Asked (for `cxla compile --explain` and the plan's
+ * stats) only of instructions without side effects whose operands and result are static
+ * and small (up to 1 MiB together): the elementwise operations on types they are not
+ * defined for, an elided constant, a bad rng-bit-generator state or scan body, a bitcast
+ * that changes the host size, a TopK with an odd comparator. The step still runs the
+ * handler, which reports the error with the run's values. */
+static bool handler_fails(const bld *b, const cxla_instr *in) {
+    const cxla_opcode_info *info = cxla_opcode_get_info(in->opcode);
+    const cxla_attr *target = cxla_instr_attr(in, CXLA_ATTR_CUSTOM_CALL_TARGET);
+    bool topk = in->opcode == CXLA_OP_CUSTOM_CALL && target &&
+                target->kind == CXLA_ATTR_KIND_STRING && target->v.s &&
+                strcmp(target->v.s, "TopK") == 0;
+    if (!cpu_steps_static_instr(in) || (info->flags & CXLA_OPF_COLLECTIVE) ||
+        ((info->flags & CXLA_OPF_SIDE_EFFECT) && !topk))
+        return false;
+    size_t total = 0, size = 0;
+    if (cxla_type_is_array(in->shape.type) && cxla_shape_byte_size(&in->shape, &total))
+        return false;
+    for (int64_t k = 0; k < in->operand_count; k++) {
+        const cxla_shape *os = &in->operands[k]->shape;
+        if (os->type == CXLA_TUPLE ||
+            (cxla_type_is_array(os->type) && cxla_shape_byte_size(os, &size)))
+            return false;
+        total += size;
+    }
+    interp_op_fn fn = interp_handler(in->opcode);
+    if (!fn || total > ((size_t)1 << 20) || in->operand_count > 64) return false;
+    cxla_literal *ops[64] = {NULL}, *out = NULL;
+    cxla_status s = NULL;
+    for (int64_t k = 0; k < in->operand_count && !s; k++)
+        s = interp_zeros(&in->operands[k]->shape, &ops[k]);
+    if (s) {
+        for (int64_t k = 0; k < in->operand_count; k++) cxla_literal_free(ops[k]);
+        cxla_status_free(s);
+        return false;
+    }
+    interp_ctx ctx;
+    exec_run_options options = {0};
+    bool failed = false;
+    s = interp_ctx_init(&ctx, b->m, &options);
+    if (!s) {
+        s = fn(&ctx, in, (const cxla_literal *const *)ops, &out);
+        failed = s != NULL && cxla_status_code_of(s) != CXLA_STATUS_RESOURCE_EXHAUSTED;
+        interp_ctx_deinit(&ctx);
+    }
+    cxla_status_free(s);
+    cxla_literal_free(out);
+    for (int64_t k = 0; k < in->operand_count; k++) cxla_literal_free(ops[k]);
+    return failed;
+}
+
 static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     const cxla_instr *in = f->order[i];
     int64_t n = f->nleaves[i];
@@ -762,7 +814,9 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     } else {
         b->p->has_handlers = true;
         b->p->stats.handler_steps++;
-        cpu_steps_set_what(b, in, W_HANDLER);
+        bool fails = handler_fails(b, in);
+        if (fails) b->p->stats.error_steps++;
+        cpu_steps_set_what(b, in, fails ? W_ERROR : W_HANDLER);
     }
     for (int64_t k = 0; k < sp->in_count; k++)
         if (!cpu_steps_note(b, sp->in[k], false)) return OOM();
@@ -1034,6 +1088,7 @@ const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr) {
     switch (plan->what[instr->id]) {
     case W_STEP: return "step";
     case W_HANDLER: return "interpreter handler";
+    case W_ERROR: return "the interpreter's error";
     case W_SVC: return cpu_svc_what(instr);
     case W_IN_PLACE: return "in place";
     case W_ALIAS: return "alias";
