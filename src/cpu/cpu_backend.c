@@ -371,6 +371,11 @@ static cxla_status run_chunks(interp_ctx *ctx, const cpu_compiled *c, const cxla
     return exec_cancel_error_at(ctx->options.cancel, in);
 }
 
+/* The user's name of |in| in the driver's messages (cpu_origin.c). */
+static const char *user_name(void *user, const cxla_instr *in) {
+    return cpu_origins_name(((const cpu_compiled *)user)->origins, in);
+}
+
 /* The handler of an instruction with a kernel: new results in the default layout, then
  * the kernel. A value that does not have the shape the kernel was compiled for (one
  * below its dynamic bounds, handed over by the driver's dynamic path) goes to the
@@ -744,8 +749,9 @@ static cxla_status compile_whole(const cxla_module *module, const exec_compile_o
     cxla_strbuf_free(&loops);
     for (int64_t k = 0; k < 2 && !s; k++)
         s = cpu_plan_bind(plans[k], k, c->kernels, c->library, has_loops, module->name);
-    /* Messages name the user's instructions, not the passes' copies of them. */
-    if (!s && c->plan) s = cpu_origins_build(module, c->module, &c->origins);
+    /* Messages name the user's instructions, not the passes' copies of them (the driver's
+     * through interp_overrides.name). */
+    if (!s) s = cpu_origins_build(module, c->module, &c->origins);
     if (!s && c->plan) cpu_plan_set_origins(c->plan, c->origins);
     if (!s && c->plan_donated) cpu_plan_set_origins(c->plan_donated, c->origins);
     /* rng keys as the interpreter gives them running the user's module. */
@@ -819,7 +825,7 @@ static cxla_status cpu_execute(void *compiled, const exec_run_options *options,
         bool donate = cpu_plan_can_donate(c->plan_donated, options, args, arg_count);
         s = cpu_plan_run(donate ? c->plan_donated : c->plan, options, args, arg_count, out_result);
     } else {
-        interp_overrides o = {.user = c, .lookup = lookup};
+        interp_overrides o = {.user = c, .lookup = lookup, .name = user_name};
         s = interp_run_module_overridden(c->module, options, &o, args, arg_count, out_result);
     }
     cpu_pool_leave(c->pool);
