@@ -532,7 +532,7 @@ cxla_status cpu_steps_keep_constant(bld *b, cxla_literal *lit) {
 /* Whether the interpreter's handler of |in|, the step left to it, only reports an error:
  * it fails on operands of zeros. Asked (for `cxla compile --explain` and the plan's
  * stats) only of instructions without side effects whose operands and result are static
- * and small (up to 1 MiB together): the elementwise operations on types they are not
+ * and small (up to 64 KiB together): the elementwise operations on types they are not
  * defined for, an elided constant, a bad rng-bit-generator state or scan body, a bitcast
  * that changes the host size, a TopK with an odd comparator. The step still runs the
  * handler, which reports the error with the run's values. */
@@ -556,7 +556,7 @@ static bool handler_fails(const bld *b, const cxla_instr *in) {
         total += size;
     }
     interp_op_fn fn = interp_handler(in->opcode);
-    if (!fn || total > ((size_t)1 << 20) || in->operand_count > 64) return false;
+    if (!fn || total > ((size_t)64 << 10) || in->operand_count > 64) return false;
     cxla_literal *ops[64] = {NULL}, *out = NULL;
     cxla_status s = NULL;
     for (int64_t k = 0; k < in->operand_count && !s; k++)
