@@ -65,9 +65,20 @@ typedef struct cpu_compiled {
 
 /* Computations whose instructions run one by one in the driver: the entry and what
  * control flow calls. Fused computations run inside their fusion's kernel, and scalar
- * computations (reducers, comparators, map functions) inside their operation. */
+ * computations (reducers, comparators, map functions) inside their operation. An
+ * async-start's wrapped computation (calls=) runs as a call's does (cpu_steps.c). */
 static bool is_sequential_caller(cxla_opcode op) {
-    return op == CXLA_OP_WHILE || op == CXLA_OP_CONDITIONAL || op == CXLA_OP_CALL;
+    return op == CXLA_OP_WHILE || op == CXLA_OP_CONDITIONAL || op == CXLA_OP_CALL ||
+           op == CXLA_OP_ASYNC_START;
+}
+
+/* The computations |in| (a sequential caller) runs in sequence, into called[64]: an
+ * async-start's wrapped computation only (the reducer or comparator of a sugar form runs
+ * inside its operation). */
+static int64_t sequential_callees(const cxla_instr *in, cxla_computation **called) {
+    if (in->opcode != CXLA_OP_ASYNC_START) return cxla_instr_called_computations(in, called, 64);
+    called[0] = cxla_instr_called(in, CXLA_ATTR_CALLS);
+    return called[0] ? 1 : 0;
 }
 
 static cxla_status mark_sequential(const cxla_module *m, const cxla_computation *comp,
@@ -82,7 +93,7 @@ static cxla_status mark_sequential(const cxla_module *m, const cxla_computation 
         const cxla_instr *in = comp->instrs[i];
         if (!is_sequential_caller(in->opcode)) continue;
         cxla_computation *called[64];
-        int64_t n = cxla_instr_called_computations(in, called, 64);
+        int64_t n = sequential_callees(in, called);
         for (int64_t k = 0; k < n && k < 64; k++)
             CXLA_RETURN_IF_ERROR(mark_sequential(m, called[k], marked));
     }
@@ -174,8 +185,10 @@ typedef struct generated {
     cxla_module *bounds;       /* the module at its bounds (bounds_module), or NULL */
     const cxla_instr **instrs; /* those with kernels */
     bool *sort_sized;          /* beside instrs: a sort with the run-time sizes (B_SORT) */
-    cpu_kernel_info *infos;    /* beside instrs */
-    bool *sized;               /* beside instrs: a reduce over run-time sizes */
+    bool *topk;                /* beside instrs: a "TopK" custom call (cpu_svc_topk_instr) */
+    bool *wrapped; /* beside instrs: an async-start in sugar form (cpu_svc_async_wrapped) */
+    cpu_kernel_info *infos; /* beside instrs */
+    bool *sized;            /* beside instrs: a reduce over run-time sizes */
     int64_t count;
     const cxla_instr **call_instrs; /* those with library calls */
     int64_t call_count;
@@ -188,6 +201,8 @@ static void generated_free(generated *g) {
     cxla_module_destroy(g->bounds);
     free(g->instrs);
     free(g->sort_sized);
+    free(g->topk);
+    free(g->wrapped);
     free(g->infos);
     free(g->sized);
     free(g->call_instrs);
@@ -255,9 +270,12 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
     g->instrs = calloc((size_t)(total ? total : 1), sizeof(*g->instrs));
     g->infos = calloc((size_t)(total ? total : 1), sizeof(*g->infos));
     g->sort_sized = calloc((size_t)(total ? total : 1), sizeof(*g->sort_sized));
+    g->topk = calloc((size_t)(total ? total : 1), sizeof(*g->topk));
+    g->wrapped = calloc((size_t)(total ? total : 1), sizeof(*g->wrapped));
     g->call_instrs = calloc((size_t)(total ? total : 1), sizeof(*g->call_instrs));
     g->sized = calloc((size_t)(total ? total : 1), sizeof(*g->sized));
-    if (!sequential || !g->instrs || !g->sort_sized || !g->infos || !g->call_instrs || !g->sized)
+    if (!sequential || !g->instrs || !g->sort_sized || !g->topk || !g->wrapped || !g->infos ||
+        !g->call_instrs || !g->sized)
         s = OOM();
     if (!s && m->entry) s = mark_sequential(m, m->entry, sequential);
     if (!s) s = bounds_module(m, &g->bounds);
@@ -268,9 +286,17 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         const cxla_computation *bcomp = g->bounds ? g->bounds->comps[c] : NULL;
         for (int64_t i = 0; i < comp->instr_count; i++) {
             const cxla_instr *in = comp->instrs[i];
+            cxla_attr attrs[2];
+            cxla_instr alt; /* the instruction a TopK or an async-start in sugar form runs as */
             if (wants_call(in)) {
                 g->call_instrs[g->call_count++] = in;
             } else if (wants_kernel(in)) {
+                g->instrs[g->count++] = in;
+            } else if (cpu_svc_topk_instr(in, attrs, &alt) && wants_kernel(&alt)) {
+                g->topk[g->count] = true; /* the topk kernel, under the custom call's id */
+                g->instrs[g->count++] = in;
+            } else if (cpu_svc_async_wrapped(in, &alt) && wants_kernel(&alt)) {
+                g->wrapped[g->count] = true; /* the wrapped operation's, under the start's id */
                 g->instrs[g->count++] = in;
             } else if (bcomp && bcomp->instr_count == comp->instr_count &&
                        bcomp->instrs[i]->id == in->id && cpu_bounds_kind(in, fast) &&
@@ -308,7 +334,13 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         kernel_name(g->instrs[i], name, sizeof(name));
         cxla_strbuf *unit = &g->units[i / per_unit];
         cxla_strbuf_putc(unit, '\n');
-        if (g->sort_sized[i])
+        cxla_attr attrs[2];
+        cxla_instr alt; /* the instruction a TopK or an async-start in sugar form runs as */
+        if (g->topk[i] && cpu_svc_topk_instr(g->instrs[i], attrs, &alt))
+            CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(&alt, name, unit, &g->infos[i]));
+        else if (g->wrapped[i] && cpu_svc_async_wrapped(g->instrs[i], &alt))
+            CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(&alt, name, unit, &g->infos[i]));
+        else if (g->sort_sized[i])
             CXLA_RETURN_IF_ERROR(cpu_emit_sort_sized(g->instrs[i], name, unit, &g->infos[i]));
         else if (g->sized[i])
             CXLA_RETURN_IF_ERROR(emit_sized(g->instrs[i], name, unit, &g->infos[i]));
@@ -356,6 +388,11 @@ static cxla_status run_chunks(interp_ctx *ctx, const cpu_compiled *c, const cxla
                               const void *const *ins) {
     if (cpu_pool_run_kernel(c->pool, fn, info, outs, ins, ctx->options.cancel)) return NULL;
     return exec_cancel_error_at(ctx->options.cancel, in);
+}
+
+/* The user's name of |in| in the driver's messages (cpu_origin.c). */
+static const char *user_name(void *user, const cxla_instr *in) {
+    return cpu_origins_name(((const cpu_compiled *)user)->origins, in);
 }
 
 /* The handler of an instruction with a kernel: new results in the default layout, then
@@ -500,7 +537,7 @@ static cxla_status sequential_order(const cxla_module *m, const cxla_computation
         const cxla_instr *in = comp->instrs[i];
         if (!is_sequential_caller(in->opcode)) continue;
         cxla_computation *called[64];
-        int64_t k = cxla_instr_called_computations(in, called, 64);
+        int64_t k = sequential_callees(in, called);
         for (int64_t j = 0; j < k && j < 64; j++)
             CXLA_RETURN_IF_ERROR(sequential_order(m, called[j], seen, out, n));
     }
@@ -731,8 +768,9 @@ static cxla_status compile_whole(const cxla_module *module, const exec_compile_o
     cxla_strbuf_free(&loops);
     for (int64_t k = 0; k < 2 && !s; k++)
         s = cpu_plan_bind(plans[k], k, c->kernels, c->library, has_loops, module->name);
-    /* Messages name the user's instructions, not the passes' copies of them. */
-    if (!s && c->plan) s = cpu_origins_build(module, c->module, &c->origins);
+    /* Messages name the user's instructions, not the passes' copies of them (the driver's
+     * through interp_overrides.name). */
+    if (!s) s = cpu_origins_build(module, c->module, &c->origins);
     if (!s && c->plan) cpu_plan_set_origins(c->plan, c->origins);
     if (!s && c->plan_donated) cpu_plan_set_origins(c->plan_donated, c->origins);
     /* rng keys as the interpreter gives them running the user's module. */
@@ -806,7 +844,7 @@ static cxla_status cpu_execute(void *compiled, const exec_run_options *options,
         bool donate = cpu_plan_can_donate(c->plan_donated, options, args, arg_count);
         s = cpu_plan_run(donate ? c->plan_donated : c->plan, options, args, arg_count, out_result);
     } else {
-        interp_overrides o = {.user = c, .lookup = lookup};
+        interp_overrides o = {.user = c, .lookup = lookup, .name = user_name};
         s = interp_run_module_overridden(c->module, options, &o, args, arg_count, out_result);
     }
     cpu_pool_leave(c->pool);

@@ -12,9 +12,11 @@
  * buffers element by element in group order (acc = op(acc, x), as the interpreter's
  * reduce_in_order), compiled with the library; f32, f64 and the integer types have loops
  * of their own that the C compiler vectorizes, the other types (f16, bf16, f8, complex,
- * sub-byte integers, pred) go through the interpreter's typed fold per element. Any other
- * reducer (a computation, or one whose type differs from the operands') keeps the
- * interpreter's handler: cpu_collective_lookup returns NULL for it. */
+ * sub-byte integers, pred) go through the interpreter's typed fold per element. An
+ * all-reduce whose reducer is of another float type than its operands (a bf16 all-reduce
+ * with an f32 add) converts, as the interpreter does: the values to the reducer's type,
+ * combined in it, the result back. Any other reducer (a computation, a reduce-scatter's
+ * of another type) keeps the interpreter's handler: cpu_collective_lookup returns NULL. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -213,20 +215,47 @@ static void combine(interp_reducer kind, cxla_type t, void *acc, const void *x, 
     }
 }
 
-/* The reducer of |instr| when the steps can apply it (see the top of the file). */
-static interp_reducer reducer_of(const cxla_instr *instr) {
+/* The reducer of |instr| when the steps can apply it (see the top of the file). With
+ * |converted|, also a reducer of another float type than the operands' (all-reduce's). */
+static interp_reducer reducer_in(const cxla_instr *instr, bool converted) {
     const cxla_computation *comp = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
     if (!comp || instr->operand_count < 1) return INTERP_REDUCER_NONE;
     interp_reducer kind = interp_match_reducer(comp);
+    cxla_type rt = comp->root->shape.type;
     for (int64_t i = 0; i < instr->operand_count; i++) {
         cxla_type t = instr->operands[i]->shape.type;
-        if (comp->root->shape.type != t || !interp_reducer_supports(kind, t))
-            return INTERP_REDUCER_NONE;
+        bool other = converted && rt != t && cxla_type_is_float(rt) && cxla_type_is_float(t);
+        if ((rt != t && !other) || !interp_reducer_supports(kind, rt)) return INTERP_REDUCER_NONE;
         if (cxla_type_bits(t) < 8 && t != CXLA_PRED && cxla_type_storage(t) == 1 &&
             !cxla_type_is_float(t))
             return INTERP_REDUCER_NONE; /* packed sub-byte integers: the handler */
     }
     return kind;
+}
+
+static interp_reducer reducer_of(const cxla_instr *instr) {
+    return reducer_in(instr, false);
+}
+
+/* The leader's reduction of operand |i| for a reducer of type |rt| other than the operand's
+ * (as the interpreter's reduce_converted): every member's values converted to |rt|,
+ * combined in group order, the result converted back into |out|. */
+static cxla_status combine_converted(interp_reducer kind, cxla_type rt, const cxla_literal *mine,
+                                     cxla_literal *const *received, int64_t stride, int64_t others,
+                                     void *out) {
+    cxla_literal *acc = NULL, *back = NULL;
+    cxla_status s = cxla_literal_convert(mine, rt, &acc);
+    for (int64_t k = 0; k < others && !s; k++) {
+        cxla_literal *c = NULL;
+        s = cxla_literal_convert(received[k * stride], rt, &c);
+        if (!s) combine(kind, rt, acc->data, c->data, acc->count);
+        cxla_literal_free(c);
+    }
+    if (!s) s = cxla_literal_convert(acc, cxla_literal_type(mine), &back);
+    if (!s && back->size) memcpy(out, back->data, back->size);
+    cxla_literal_free(acc);
+    cxla_literal_free(back);
+    return s;
 }
 
 /* ---- replica-id, partition-id --------------------------------------------------------- */
@@ -267,7 +296,8 @@ static cxla_status all_reduce_into(cpu_svc_run *r, const cxla_instr *instr, cons
         copy_operands(instr, out, in);
         return NULL;
     }
-    interp_reducer kind = reducer_of(instr);
+    interp_reducer kind = reducer_in(instr, true);
+    cxla_type rt = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY)->root->shape.type;
     int64_t others = g.count - 1;
     bool leader = g.me == 0;
     int64_t peers = leader ? others : 1;
@@ -285,6 +315,11 @@ static cxla_status all_reduce_into(cpu_svc_run *r, const cxla_instr *instr, cons
         for (int64_t i = 0; i < n && !s; i++) {
             const cxla_shape *os = &instr->operands[i]->shape;
             size_t b = bytes_of(os);
+            if (os->type != rt) {
+                s = combine_converted(kind, rt, &mine[i].lit, received + i, n, others, out[i]);
+                view_init(&mine[i], os, out[i]);
+                continue;
+            }
             if (b) memmove(out[i], in[i], b);
             for (int64_t k = 1; k < g.count; k++)
                 combine(kind, os->type, out[i], received[(k - 1) * n + i]->data, mine[i].lit.count);
@@ -731,17 +766,20 @@ cpu_svc_fn cpu_collective_lookup(const cxla_instr *instr) {
     switch (instr->opcode) {
     case CXLA_OP_ALL_REDUCE:
     case CXLA_OP_ALL_REDUCE_START:
-        return reducer_of(instr) != INTERP_REDUCER_NONE ? step_all_reduce : NULL;
+        return reducer_in(instr, true) != INTERP_REDUCER_NONE ? step_all_reduce : NULL;
     case CXLA_OP_REDUCE_SCATTER:
         return reducer_of(instr) != INTERP_REDUCER_NONE ? step_reduce_scatter : NULL;
     case CXLA_OP_ALL_GATHER: return step_all_gather;
     case CXLA_OP_ALL_GATHER_START: return step_all_gather_start;
     case CXLA_OP_ALL_TO_ALL: return step_all_to_all;
     case CXLA_OP_COLLECTIVE_BROADCAST: return step_collective_broadcast;
+    /* Several array operands permute together (XLA's list form; the -done gives one
+     * result per operand); the combined in-place form has a tuple operand and keeps the
+     * handler for the interpreter's error (arrays_only). */
     case CXLA_OP_COLLECTIVE_PERMUTE:
-        return instr->operand_count == 1 ? step_collective_permute : NULL;
+        return instr->operand_count >= 1 ? step_collective_permute : NULL;
     case CXLA_OP_COLLECTIVE_PERMUTE_START:
-        return instr->operand_count == 1 ? step_collective_permute_start : NULL;
+        return instr->operand_count >= 1 ? step_collective_permute_start : NULL;
     default: return NULL;
     }
 }

@@ -128,6 +128,8 @@ typedef struct cpu_plan_stats {
     size_t copy_bytes;     /* what those steps copy each time they run, together */
     int64_t in_place;      /* values that took over their operand's or state's buffer */
     int64_t handler_steps; /* steps that call the interpreter's handler of an instruction */
+    int64_t error_steps;   /* of those, the ones whose handler only reports an error (it fails
+                              on operands of zeros: cpu_steps.c, handler_fails) */
     int64_t service_steps; /* collectives, custom calls, host transfers, rng (cpu_service.h) */
     int64_t donated;       /* a plan for donated arguments: result leaves computed in them */
     int64_t bounds_steps;  /* kernels run at the bounds of dynamic shapes (cpu_bounds_kind) */

@@ -18,6 +18,7 @@
 #include "exec/custom_call.h"
 #include "exec/rng.h"
 #include "interp/interp_host.h"
+#include "interp/interp_reduce.h"
 
 #define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
 
@@ -226,6 +227,71 @@ static cpu_svc_fn custom_call_lookup(const cxla_instr *instr) {
         return tuple ? step_custom_call : NULL;
     }
     return step_custom_call;
+}
+
+bool cpu_svc_topk_instr(const cxla_instr *in, cxla_attr *attrs, cxla_instr *out) {
+    const char *target = NULL;
+    cxla_custom_call_fn fn = NULL;
+    cxla_custom_call_api_version api;
+    exec_builtin_target builtin = EXEC_BUILTIN_NONE;
+    if (in->opcode != CXLA_OP_CUSTOM_CALL) return false;
+    cxla_status st = exec_custom_call_resolve(in, &target, &fn, &api, &builtin);
+    if (st) {
+        cxla_status_free(st);
+        return false;
+    }
+    const cxla_shape *r = &in->shape;
+    if (builtin != EXEC_BUILTIN_TOPK || in->operand_count != 1 || r->type != CXLA_TUPLE ||
+        r->tuple_count != 2)
+        return false;
+    const cxla_shape *x = &in->operands[0]->shape, *v = &r->elements[0], *ix = &r->elements[1];
+    if (!cxla_type_is_array(x->type) || x->rank < 1 || v->type != x->type || ix->type != CXLA_S32 ||
+        v->rank != x->rank || ix->rank != x->rank)
+        return false;
+    for (int64_t d = 0; d < x->rank; d++)
+        if ((d < x->rank - 1 && v->dims[d] != x->dims[d]) || ix->dims[d] != v->dims[d])
+            return false;
+    bool largest = true;
+    cxla_computation *comp = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
+    if (!comp) {
+        cxla_computation *called[1];
+        if (cxla_instr_called_computations(in, called, 1) == 1) comp = called[0];
+    }
+    if (comp) {
+        interp_comparator c = interp_match_comparator(comp);
+        if (c.direction != INTERP_DIR_GT && c.direction != INTERP_DIR_LT) return false;
+        largest = c.direction == INTERP_DIR_GT;
+    }
+    attrs[0] = (cxla_attr){
+        .id = CXLA_ATTR_K, .name = "k", .kind = CXLA_ATTR_KIND_INT, .v.i = v->dims[v->rank - 1]};
+    attrs[1] = (cxla_attr){
+        .id = CXLA_ATTR_LARGEST, .name = "largest", .kind = CXLA_ATTR_KIND_BOOL, .v.b = largest};
+    *out = *in;
+    out->opcode = CXLA_OP_TOPK;
+    out->attrs = attrs;
+    out->attr_count = 2;
+    return true;
+}
+
+bool cpu_svc_async_wrapped(const cxla_instr *in, cxla_instr *out) {
+    const cxla_shape *d = &in->shape;
+    if (in->opcode != CXLA_OP_ASYNC_START || in->async_wrapped == CXLA_OP_COUNT ||
+        cxla_instr_called(in, CXLA_ATTR_CALLS) || d->type != CXLA_TUPLE || d->tuple_count < 2 ||
+        in->operand_count < 1)
+        return false;
+    const cxla_shape *ops = &d->elements[0];
+    if (ops->type != CXLA_TUPLE) {
+        if (in->operand_count != 1 || !cxla_shape_equal(ops, &in->operands[0]->shape)) return false;
+    } else {
+        if (ops->tuple_count != in->operand_count) return false;
+        for (int64_t k = 0; k < in->operand_count; k++)
+            if (!cxla_shape_equal(&ops->elements[k], &in->operands[k]->shape)) return false;
+    }
+    *out = *in;
+    out->opcode = in->async_wrapped;
+    out->async_wrapped = CXLA_OP_COUNT;
+    out->shape = d->elements[1];
+    return true;
 }
 
 /* ---- host transfers -------------------------------------------------------------------- */

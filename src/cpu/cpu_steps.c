@@ -44,15 +44,18 @@
  * unbounded dimensions keep the interpreter's driver (cpu_plan_build returns no plan;
  * docs/semantics.md).
  *
- * This file builds the plan (values, classes, steps, liveness, offsets); cpu_steps_run.c
- * runs it; cpu_steps.h holds the data both read. */
+ * This file builds the plan's values, plain steps and sequences; cpu_steps_control.c the
+ * steps that run other sequences or hold their operands (call, conditional, while,
+ * async-start, copy-start), with what both share in cpu_steps_build.h; cpu_steps_place.c
+ * finishes it (donation, offsets, dynamic sizes); cpu_steps_run.c runs it; cpu_steps.h
+ * holds the data they read. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu/cpu_loop.h"
-#include "cpu/cpu_steps.h"
+#include "cpu/cpu_steps_build.h"
 #include "cpu/emit.h"
 #include "literal/literal_internal.h"
 
@@ -60,50 +63,7 @@
 
 /* ---- values -------------------------------------------------------------------------- */
 
-typedef struct event {
-    int64_t v, pos;
-    bool def;
-} event;
-
-typedef struct range {
-    int64_t a, b;
-} range;
-
-typedef struct bld {
-    cpu_plan *p;
-    const cxla_module *m;
-    cpu_kernel_fn const *kernels;
-    const cpu_kernel_info *infos;
-    const cpu_call *calls;
-    int64_t id_count;
-    int64_t vcap;
-    event *ev;
-    int64_t en, ecap;
-    range *loops;
-    int64_t ln, lcap;
-    int64_t pos;
-    int64_t next_seq;
-    int depth;
-} bld;
-
-static int64_t find(value *v, int64_t x) {
-    while (v[x].parent != x) {
-        v[x].parent = v[v[x].parent].parent;
-        x = v[x].parent;
-    }
-    return x;
-}
-
-/* Merges the class of |a| into that of |b| (both arena buffers of one size). */
-static void merge(value *v, int64_t a, int64_t b) {
-    a = find(v, a);
-    b = find(v, b);
-    if (a == b) return;
-    v[a].parent = b;
-    v[b].members += v[a].members;
-}
-
-static int64_t new_value(bld *b, const cxla_shape *shape, vkind kind, int64_t owner) {
+int64_t cpu_steps_new_value(bld *b, const cxla_shape *shape, vkind kind, int64_t owner) {
     cpu_plan *p = b->p;
     if (p->value_count == b->vcap) {
         int64_t cap = b->vcap ? 2 * b->vcap : 256;
@@ -128,32 +88,32 @@ static int64_t new_value(bld *b, const cxla_shape *shape, vkind kind, int64_t ow
     return id;
 }
 
-static bool note(bld *b, int64_t v, bool def) {
+bool cpu_steps_note(bld *b, int64_t v, bool def) {
     if (b->en == b->ecap) {
         int64_t cap = b->ecap ? 2 * b->ecap : 1024;
-        event *n = realloc(b->ev, (size_t)cap * sizeof(*n));
+        cpu_event *n = realloc(b->ev, (size_t)cap * sizeof(*n));
         if (!n) return false;
         b->ev = n;
         b->ecap = cap;
     }
-    b->ev[b->en++] = (event){v, b->pos, def};
+    b->ev[b->en++] = (cpu_event){v, b->pos, def};
     return true;
 }
 
-static int64_t leaf_count(const cxla_shape *s) {
+int64_t cpu_steps_leaf_count(const cxla_shape *s) {
     if (s->type != CXLA_TUPLE) return 1;
     int64_t n = 0;
-    for (int64_t i = 0; i < s->tuple_count; i++) n += leaf_count(&s->elements[i]);
+    for (int64_t i = 0; i < s->tuple_count; i++) n += cpu_steps_leaf_count(&s->elements[i]);
     return n;
 }
 
-/* The leaves of |s| depth-first, into |out| (leaf_count(s) entries). */
-static void leaf_shapes(const cxla_shape *s, const cxla_shape **out, int64_t *n) {
+/* The leaves of |s| depth-first, into |out| (cpu_steps_leaf_count(s) entries). */
+void cpu_steps_leaf_shapes(const cxla_shape *s, const cxla_shape **out, int64_t *n) {
     if (s->type != CXLA_TUPLE) {
         out[(*n)++] = s;
         return;
     }
-    for (int64_t i = 0; i < s->tuple_count; i++) leaf_shapes(&s->elements[i], out, n);
+    for (int64_t i = 0; i < s->tuple_count; i++) cpu_steps_leaf_shapes(&s->elements[i], out, n);
 }
 
 static bool static_shape(const cxla_shape *s) {
@@ -181,7 +141,7 @@ static bool bounded_shape(const cxla_shape *s) {
 /* Whether |in| and its operands have static shapes only (kernels, calls, services and
  * in-place updates need that; the others go to the interpreter's handler, which meets
  * values below their bounds as the driver does). */
-static bool static_instr(const cxla_instr *in) {
+bool cpu_steps_static_instr(const cxla_instr *in) {
     if (!static_shape(&in->shape)) return false;
     for (int64_t k = 0; k < in->operand_count; k++)
         if (!static_shape(&in->operands[k]->shape)) return false;
@@ -190,8 +150,8 @@ static bool static_instr(const cxla_instr *in) {
 
 /* ---- steps ----------------------------------------------------------------------------- */
 
-static step *add_step(bld *b, seq *q, step_kind kind, const cxla_instr *in,
-                      const cxla_computation *comp, int64_t in_count, int64_t out_count) {
+step *cpu_steps_add_step(bld *b, seq *q, step_kind kind, const cxla_instr *in,
+                         const cxla_computation *comp, int64_t in_count, int64_t out_count) {
     if (q->count == q->cap) {
         int64_t cap = q->cap ? 2 * q->cap : 16;
         step *n = realloc(q->steps, (size_t)cap * sizeof(*n));
@@ -233,15 +193,15 @@ static void seq_free(seq *q) {
 }
 
 /* A copy step of |n| pairs src[i] -> dst[i] at the current position. */
-static cxla_status add_copies(bld *b, seq *q, const cxla_instr *in, const cxla_computation *comp,
-                              const int64_t *src, const int64_t *dst, int64_t n) {
+cxla_status cpu_steps_add_copies(bld *b, seq *q, const cxla_instr *in, const cxla_computation *comp,
+                                 const int64_t *src, const int64_t *dst, int64_t n) {
     if (n == 0) return NULL;
-    step *sp = add_step(b, q, S_COPY, in, comp, n, n);
+    step *sp = cpu_steps_add_step(b, q, S_COPY, in, comp, n, n);
     if (!sp) return OOM();
     for (int64_t i = 0; i < n; i++) {
         sp->in[i] = src[i];
         sp->out[i] = dst[i];
-        if (!note(b, src[i], false) || !note(b, dst[i], true)) return OOM();
+        if (!cpu_steps_note(b, src[i], false) || !cpu_steps_note(b, dst[i], true)) return OOM();
         b->p->stats.copy_bytes += b->p->values[dst[i]].size;
     }
     b->p->stats.copy_steps++;
@@ -251,19 +211,7 @@ static cxla_status add_copies(bld *b, seq *q, const cxla_instr *in, const cxla_c
 
 /* ---- building one sequence ---------------------------------------------------------------- */
 
-/* What a sequence knows of its instructions while it is built. */
-typedef struct frame {
-    const cxla_computation *comp;
-    int64_t id; /* the sequence's number (value owners) */
-    cxla_instr **order;
-    int64_t n;
-    int64_t *pos_of;  /* by instruction id: position in order, -1 */
-    int64_t **leaves; /* by position: value ids */
-    int64_t *nleaves; /* by position */
-    int64_t **last;   /* by position and leaf: the last position that reads it */
-} frame;
-
-static void frame_free(frame *f) {
+void cpu_steps_frame_free(frame *f) {
     for (int64_t i = 0; i < f->n; i++) {
         if (f->leaves) free(f->leaves[i]);
         if (f->last) free(f->last[i]);
@@ -277,7 +225,8 @@ static void frame_free(frame *f) {
 /* Offset of element |index| of tuple shape |s| among its leaves. */
 static int64_t element_offset(const cxla_shape *s, int64_t index) {
     int64_t off = 0;
-    for (int64_t i = 0; i < index && i < s->tuple_count; i++) off += leaf_count(&s->elements[i]);
+    for (int64_t i = 0; i < index && i < s->tuple_count; i++)
+        off += cpu_steps_leaf_count(&s->elements[i]);
     return off;
 }
 
@@ -290,7 +239,12 @@ static bool alias_of(const cxla_instr *in, int64_t *index) {
         cxla_instr_int(in, CXLA_ATTR_INDEX, index);
         return true;
     case CXLA_OP_ALL_REDUCE_DONE:
+    case CXLA_OP_OPTIMIZATION_BARRIER:
     case CXLA_OP_ASYNC_UPDATE: *index = -1; return in->operand_count == 1;
+    case CXLA_OP_COPY_DONE:
+        *index = 0;
+        return in->operand_count == 1 && in->operands[0]->shape.type == CXLA_TUPLE &&
+               in->operands[0]->shape.tuple_count >= 1;
     case CXLA_OP_ALL_GATHER_DONE:
     case CXLA_OP_COLLECTIVE_PERMUTE_DONE:
     case CXLA_OP_ASYNC_DONE:
@@ -301,11 +255,26 @@ static bool alias_of(const cxla_instr *in, int64_t *index) {
     }
 }
 
+/* The instructions whose result holds their operands' leaves as they are, besides
+ * reading them: async-start's {0} (the operands, flat, first leaves of the result) and
+ * copy-start's destination and source (operand 0, twice). How many copies of the
+ * operands' leaves lead the result (0: none). The plan aliases them (build_held); the
+ * handler, where it runs one, copies them, so the reads counted here only last longer. */
+int64_t cpu_steps_held_copies(const cxla_instr *in) {
+    if (in->shape.type != CXLA_TUPLE) return 0;
+    if (in->opcode == CXLA_OP_COPY_START)
+        return in->operand_count == 1 && in->shape.tuple_count >= 2 ? 2 : 0;
+    if (in->opcode == CXLA_OP_ASYNC_START) return in->shape.tuple_count >= 2 ? 1 : 0;
+    return 0;
+}
+
 /* Last reads of every leaf, from the users back to the producers: a tuple or a
- * get-tuple-element reads nothing itself but hands its leaves' reads to its operand's. */
+ * get-tuple-element reads nothing itself but hands its leaves' reads to its operand's;
+ * async-start and copy-start read their operands and hand on the reads of the leaves
+ * their result holds (held_copies). */
 static cxla_status compute_last_reads(frame *f) {
     for (int64_t i = 0; i < f->n; i++) {
-        f->nleaves[i] = leaf_count(&f->order[i]->shape);
+        f->nleaves[i] = cpu_steps_leaf_count(&f->order[i]->shape);
         f->last[i] = malloc((size_t)(f->nleaves[i] ? f->nleaves[i] : 1) * sizeof(int64_t));
         if (!f->last[i]) return OOM();
         for (int64_t e = 0; e < f->nleaves[i]; e++) f->last[i][e] = NEVER_READ;
@@ -314,8 +283,10 @@ static cxla_status compute_last_reads(frame *f) {
     for (int64_t e = 0; e < f->nleaves[r]; e++) f->last[r][e] = READ_AT_END;
     for (int64_t i = f->n - 1; i >= 0; i--) {
         const cxla_instr *u = f->order[i];
-        int64_t off = 0, index = 0;
+        int64_t off = 0, index = 0, held = cpu_steps_held_copies(u), total = 0;
         bool alias = alias_of(u, &index);
+        for (int64_t k = 0; held && k < u->operand_count; k++)
+            total += f->nleaves[f->pos_of[u->operands[k]->id]];
         for (int64_t k = 0; k < u->operand_count; k++) {
             int64_t j = f->pos_of[u->operands[k]->id];
             if (j < 0) return cxla_error(CXLA_STATUS_INTERNAL, "%s: operand outside", u->name);
@@ -328,6 +299,10 @@ static cxla_status compute_last_reads(frame *f) {
                     if (e < start || e >= start + f->nleaves[i]) continue;
                     at = f->last[i][e - start];
                 }
+                for (int64_t h = 0; h < held; h++) {
+                    int64_t hl = h * total + off + e;
+                    if (hl < f->nleaves[i] && f->last[i][hl] > at) at = f->last[i][hl];
+                }
                 if (at > f->last[j][e]) f->last[j][e] = at;
             }
             off += f->nleaves[j];
@@ -337,50 +312,30 @@ static cxla_status compute_last_reads(frame *f) {
 }
 
 /* Whether value |v| of frame |f| is dead after position |i| and |f|'s to overwrite. */
-static bool dies_at(const bld *b, const frame *f, int64_t v, int64_t i) {
+bool cpu_steps_dies_at(const bld *b, const frame *f, int64_t v, int64_t i) {
     const value *x = &b->p->values[v];
     if (x->owner != f->id || x->def_seq != f->id || x->def_pos < 0) return false;
-    const value *c = &b->p->values[find(b->p->values, v)];
+    const value *c = &b->p->values[cpu_value_find(b->p->values, v)];
     if (c->kind != V_ARENA && !(c->kind == V_ARG && c->writable)) return false;
     return f->last[x->def_pos][x->def_leaf] <= i;
 }
 
-static cxla_status build_seq(bld *b, const cxla_computation *comp, int64_t *const *param_leaves,
-                             const bool *param_owned, seq *q, int64_t seq_id, int64_t **out_root,
-                             int64_t *out_root_count, frame *out_frame);
-
-/* How each instruction runs, for cpu_plan_what: the first word set stays. */
-enum {
-    W_NONE,
-    W_STEP,
-    W_HANDLER,
-    W_SVC,
-    W_IN_PLACE,
-    W_ALIAS,
-    W_KERNEL_IN_PLACE,
-    W_CONCAT_IN_PLACE,
-    W_SIZES,
-    W_MOVE,
-    W_DYN_REDUCE,
-    W_DYN_STEP
-};
-
-static void set_what(bld *b, const cxla_instr *in, uint8_t what) {
+void cpu_steps_set_what(bld *b, const cxla_instr *in, uint8_t what) {
     if (in->id >= 0 && in->id < b->p->id_count && !b->p->what[in->id]) b->p->what[in->id] = what;
 }
 
 /* Fresh values for the leaves of instruction |i| of |f|, produced by a step there. */
-static cxla_status fresh_leaves(bld *b, frame *f, int64_t i) {
+cxla_status cpu_steps_fresh_leaves(bld *b, frame *f, int64_t i) {
     const cxla_instr *in = f->order[i];
     int64_t n = f->nleaves[i];
     const cxla_shape *small[16];
     const cxla_shape **shapes = n <= 16 ? small : malloc((size_t)n * sizeof(*shapes));
     if (!shapes) return OOM();
     int64_t c = 0;
-    leaf_shapes(&in->shape, shapes, &c);
+    cpu_steps_leaf_shapes(&in->shape, shapes, &c);
     cxla_status s = NULL;
     for (int64_t e = 0; e < n && !s; e++) {
-        int64_t v = new_value(b, shapes[e], V_ARENA, f->id);
+        int64_t v = cpu_steps_new_value(b, shapes[e], V_ARENA, f->id);
         if (v < 0) {
             s = OOM();
             break;
@@ -397,7 +352,8 @@ static cxla_status fresh_leaves(bld *b, frame *f, int64_t i) {
 }
 
 /* The operands' leaves of |in| in order, into a new array (*out_n of them). */
-static cxla_status operand_leaves(frame *f, const cxla_instr *in, int64_t **out, int64_t *out_n) {
+cxla_status cpu_steps_operand_leaves(frame *f, const cxla_instr *in, int64_t **out,
+                                     int64_t *out_n) {
     int64_t n = 0;
     for (int64_t k = 0; k < in->operand_count; k++) n += f->nleaves[f->pos_of[in->operands[k]->id]];
     int64_t *ls = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
@@ -419,7 +375,7 @@ static bool dus_in_place(const bld *b, const frame *f, const cxla_instr *in, int
     /* Scalar start indices only (run_dus reads one per dimension); the older form with one
      * vector of them is a kernel. */
     if (in->operand_count != 2 + in->shape.rank) return false;
-    if (!static_instr(in)) return false;
+    if (!cpu_steps_static_instr(in)) return false;
     if (!cxla_type_is_array(in->shape.type) || in->shape.type == CXLA_TUPLE) return false;
     int64_t count = 0;
     size_t size = 0;
@@ -430,8 +386,8 @@ static bool dus_in_place(const bld *b, const frame *f, const cxla_instr *in, int
     if (elem == 0 || elem * (size_t)count != size) return false; /* packed sub-byte types */
     int64_t v0 = f->leaves[f->pos_of[in->operands[0]->id]][0];
     int64_t v1 = f->leaves[f->pos_of[in->operands[1]->id]][0];
-    if (find(b->p->values, v0) == find(b->p->values, v1)) return false;
-    if (!dies_at(b, f, v0, i)) return false;
+    if (cpu_value_find(b->p->values, v0) == cpu_value_find(b->p->values, v1)) return false;
+    if (!cpu_steps_dies_at(b, f, v0, i)) return false;
     *out_elem = elem;
     return true;
 }
@@ -445,12 +401,13 @@ static int64_t kernel_in_place(bld *b, const frame *f, step *sp, int64_t i) {
     int64_t merged = 0;
     value *v = b->p->values;
     for (int64_t k = 0; k < sp->info.in_place && k < sp->in_count && k < sp->out_count; k++) {
-        int64_t c = find(v, sp->in[k]);
+        int64_t c = cpu_value_find(v, sp->in[k]);
         bool unique = true;
         for (int64_t j = 0; j < sp->in_count; j++)
-            if (j != k && find(v, sp->in[j]) == c) unique = false;
-        if (!unique || v[c].size != v[sp->out[k]].size || !dies_at(b, f, sp->in[k], i)) continue;
-        merge(v, sp->out[k], sp->in[k]);
+            if (j != k && cpu_value_find(v, sp->in[j]) == c) unique = false;
+        if (!unique || v[c].size != v[sp->out[k]].size || !cpu_steps_dies_at(b, f, sp->in[k], i))
+            continue;
+        cpu_value_merge(v, sp->out[k], sp->in[k]);
         merged++;
     }
     b->p->stats.in_place += merged;
@@ -521,14 +478,14 @@ static cxla_status concat_in_place(bld *b, frame *f, int64_t i, bool *out_done) 
     bool ok = cpu_concat_pieces(in, offs);
     value *v = b->p->values;
     for (int64_t k = 0; k < in->operand_count && ok; k++) {
-        int64_t x = f->leaves[f->pos_of[in->operands[k]->id]][0], c = find(v, x);
+        int64_t x = f->leaves[f->pos_of[in->operands[k]->id]][0], c = cpu_value_find(v, x);
         ok = v[c].kind == V_ARENA && v[c].members == 1 && v[c].sub_of < 0 && v[x].from_step &&
-             v[c].result < 0 && dies_at(b, f, x, i);
+             v[c].result < 0 && cpu_steps_dies_at(b, f, x, i);
         for (int64_t j = 0; j < k && ok; j++)
-            ok = find(v, f->leaves[f->pos_of[in->operands[j]->id]][0]) != c;
+            ok = cpu_value_find(v, f->leaves[f->pos_of[in->operands[j]->id]][0]) != c;
     }
     if (ok) {
-        cxla_status s = fresh_leaves(b, f, i);
+        cxla_status s = cpu_steps_fresh_leaves(b, f, i);
         if (s) {
             if (offs != small) free(offs);
             return s;
@@ -536,15 +493,15 @@ static cxla_status concat_in_place(bld *b, frame *f, int64_t i, bool *out_done) 
         v = b->p->values;
         int64_t o = f->leaves[i][0];
         for (int64_t k = 0; k < in->operand_count; k++) {
-            int64_t c = find(v, f->leaves[f->pos_of[in->operands[k]->id]][0]);
+            int64_t c = cpu_value_find(v, f->leaves[f->pos_of[in->operands[k]->id]][0]);
             v[c].sub_of = o;
             v[c].sub_off = offs[k];
-            if (!note(b, c, false)) ok = false;
+            if (!cpu_steps_note(b, c, false)) ok = false;
         }
-        if (!note(b, o, true)) ok = false;
+        if (!cpu_steps_note(b, o, true)) ok = false;
         b->pos++;
         b->p->stats.in_place += in->operand_count;
-        set_what(b, in, W_CONCAT_IN_PLACE);
+        cpu_steps_set_what(b, in, W_CONCAT_IN_PLACE);
         *out_done = true;
         if (!ok) {
             if (offs != small) free(offs);
@@ -555,9 +512,74 @@ static cxla_status concat_in_place(bld *b, frame *f, int64_t i, bool *out_done) 
     return NULL;
 }
 
-static cxla_status build_while(bld *b, frame *f, seq *q, int64_t i);
-static cxla_status build_conditional(bld *b, frame *f, seq *q, int64_t i);
-static cxla_status build_call(bld *b, frame *f, seq *q, int64_t i);
+/* Hands literal |lit| to the plan, which frees it with itself (also on failure here). */
+cxla_status cpu_steps_keep_constant(bld *b, cxla_literal *lit) {
+    cpu_plan *p = b->p;
+    if (p->constant_count == p->constant_cap) {
+        int64_t cap = p->constant_cap ? 2 * p->constant_cap : 16;
+        cxla_literal **nc = realloc(p->constants, (size_t)cap * sizeof(*nc));
+        if (!nc) {
+            cxla_literal_free(lit);
+            return OOM();
+        }
+        p->constants = nc;
+        p->constant_cap = cap;
+    }
+    p->constants[p->constant_count++] = lit;
+    return NULL;
+}
+
+/* Whether the interpreter's handler of |in|, the step left to it, only reports an error:
+ * it fails on operands of zeros. Asked (for `cxla compile --explain` and the plan's
+ * stats) only of instructions without side effects whose operands and result are static
+ * and small (up to 64 KiB together): the elementwise operations on types they are not
+ * defined for, an elided constant, a bad rng-bit-generator state or scan body, a bitcast
+ * that changes the host size, a TopK with an odd comparator. The step still runs the
+ * handler, which reports the error with the run's values. */
+static bool handler_fails(const bld *b, const cxla_instr *in) {
+    const cxla_opcode_info *info = cxla_opcode_get_info(in->opcode);
+    const cxla_attr *target = cxla_instr_attr(in, CXLA_ATTR_CUSTOM_CALL_TARGET);
+    bool topk = in->opcode == CXLA_OP_CUSTOM_CALL && target &&
+                target->kind == CXLA_ATTR_KIND_STRING && target->v.s &&
+                strcmp(target->v.s, "TopK") == 0;
+    if (!cpu_steps_static_instr(in) || (info->flags & CXLA_OPF_COLLECTIVE) ||
+        ((info->flags & CXLA_OPF_SIDE_EFFECT) && !topk))
+        return false;
+    size_t total = 0, size = 0;
+    if (cxla_type_is_array(in->shape.type) && cxla_shape_byte_size(&in->shape, &total))
+        return false;
+    for (int64_t k = 0; k < in->operand_count; k++) {
+        const cxla_shape *os = &in->operands[k]->shape;
+        if (os->type == CXLA_TUPLE ||
+            (cxla_type_is_array(os->type) && cxla_shape_byte_size(os, &size)))
+            return false;
+        total += size;
+    }
+    interp_op_fn fn = interp_handler(in->opcode);
+    if (!fn || total > ((size_t)64 << 10) || in->operand_count > 64) return false;
+    cxla_literal *ops[64] = {NULL}, *out = NULL;
+    cxla_status s = NULL;
+    for (int64_t k = 0; k < in->operand_count && !s; k++)
+        s = interp_zeros(&in->operands[k]->shape, &ops[k]);
+    if (s) {
+        for (int64_t k = 0; k < in->operand_count; k++) cxla_literal_free(ops[k]);
+        cxla_status_free(s);
+        return false;
+    }
+    interp_ctx ctx;
+    exec_run_options options = {0};
+    bool failed = false;
+    s = interp_ctx_init(&ctx, b->m, &options);
+    if (!s) {
+        s = fn(&ctx, in, (const cxla_literal *const *)ops, &out);
+        failed = s != NULL && cxla_status_code_of(s) != CXLA_STATUS_RESOURCE_EXHAUSTED;
+        interp_ctx_deinit(&ctx);
+    }
+    cxla_status_free(s);
+    cxla_literal_free(out);
+    for (int64_t k = 0; k < in->operand_count; k++) cxla_literal_free(ops[k]);
+    return failed;
+}
 
 static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     const cxla_instr *in = f->order[i];
@@ -571,18 +593,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         if (relay) {
             cxla_literal *r = NULL;
             CXLA_RETURN_IF_ERROR(interp_default_layout(lit, &r));
-            cpu_plan *p = b->p;
-            if (p->constant_count == p->constant_cap) {
-                int64_t cap = p->constant_cap ? 2 * p->constant_cap : 16;
-                cxla_literal **nc = realloc(p->constants, (size_t)cap * sizeof(*nc));
-                if (!nc) {
-                    cxla_literal_free(r);
-                    return OOM();
-                }
-                p->constants = nc;
-                p->constant_cap = cap;
-            }
-            p->constants[p->constant_count++] = r;
+            CXLA_RETURN_IF_ERROR(cpu_steps_keep_constant(b, r));
             lit = r;
         }
         /* The leaves of the literal, depth-first. */
@@ -606,9 +617,9 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         const cxla_shape **shapes = n <= 16 ? shapes_small : malloc((size_t)n * sizeof(*shapes));
         cxla_status s = shapes && c == n ? NULL : OOM();
         int64_t sc = 0;
-        if (shapes) leaf_shapes(&in->shape, shapes, &sc);
+        if (shapes) cpu_steps_leaf_shapes(&in->shape, shapes, &sc);
         for (int64_t e = 0; e < n && !s; e++) {
-            int64_t v = new_value(b, shapes[e], V_CONST, -1);
+            int64_t v = cpu_steps_new_value(b, shapes[e], V_CONST, -1);
             if (v < 0)
                 s = OOM();
             else
@@ -626,11 +637,13 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
             for (int64_t e = 0; e < f->nleaves[j] && c < n; e++)
                 f->leaves[i][c++] = f->leaves[j][e];
         }
-        set_what(b, in, W_ALIAS);
+        cpu_steps_set_what(b, in, W_ALIAS);
         return NULL;
     }
     case CXLA_OP_GET_TUPLE_ELEMENT:
     case CXLA_OP_ALL_REDUCE_DONE:
+    case CXLA_OP_OPTIMIZATION_BARRIER:
+    case CXLA_OP_COPY_DONE:
     case CXLA_OP_ASYNC_UPDATE:
     case CXLA_OP_ALL_GATHER_DONE:
     case CXLA_OP_COLLECTIVE_PERMUTE_DONE:
@@ -641,15 +654,24 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         if ((index < 0 && n != f->nleaves[j]) || start + n > f->nleaves[j])
             return exec_error(in, CXLA_STATUS_INTERNAL, "bad tuple index %" PRId64, index);
         for (int64_t e = 0; e < n; e++) f->leaves[i][e] = f->leaves[j][start + e];
-        set_what(b, in, W_ALIAS);
+        cpu_steps_set_what(b, in, W_ALIAS);
         return NULL;
     }
-    case CXLA_OP_WHILE: set_what(b, in, W_STEP); return build_while(b, f, q, i);
-    case CXLA_OP_CONDITIONAL: set_what(b, in, W_STEP); return build_conditional(b, f, q, i);
+    case CXLA_OP_COPY_START:
+    case CXLA_OP_ASYNC_START: {
+        bool done = false;
+        CXLA_RETURN_IF_ERROR(cpu_steps_build_held(b, f, q, i, &done));
+        if (done) return NULL;
+        break;
+    }
+    case CXLA_OP_WHILE: cpu_steps_set_what(b, in, W_STEP); return cpu_steps_build_while(b, f, q, i);
+    case CXLA_OP_CONDITIONAL:
+        cpu_steps_set_what(b, in, W_STEP);
+        return cpu_steps_build_conditional(b, f, q, i);
     case CXLA_OP_CALL:
         if (cxla_instr_called(in, CXLA_ATTR_TO_APPLY) || cxla_instr_called(in, CXLA_ATTR_CALLS)) {
-            set_what(b, in, W_STEP);
-            return build_call(b, f, q, i);
+            cpu_steps_set_what(b, in, W_STEP);
+            return cpu_steps_build_call(b, f, q, i);
         }
         break;
     default: break;
@@ -659,14 +681,14 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     CXLA_RETURN_IF_ERROR(concat_in_place(b, f, i, &done));
     if (done) return NULL;
     /* A step computing this instruction's own values. */
-    CXLA_RETURN_IF_ERROR(fresh_leaves(b, f, i));
+    CXLA_RETURN_IF_ERROR(cpu_steps_fresh_leaves(b, f, i));
     int64_t *ins = NULL, nin = 0;
-    CXLA_RETURN_IF_ERROR(operand_leaves(f, in, &ins, &nin));
+    CXLA_RETURN_IF_ERROR(cpu_steps_operand_leaves(f, in, &ins, &nin));
     step_kind kind = S_HANDLER;
     bool has_id = in->id >= 0 && in->id < b->id_count;
     size_t elem = 0;
     cpu_svc_fn svc = NULL;
-    bool fixed = static_instr(in);
+    bool fixed = cpu_steps_static_instr(in);
     /* A kernel of a dynamic instruction was generated at its bounds (cpu_bounds_kind). */
     int bk = B_STATIC;
     if (dus_in_place(b, f, in, i, &elem))
@@ -687,7 +709,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         kind = S_CALL;
     else if (has_id && fixed && (svc = cpu_svc_lookup(in)))
         kind = S_SVC;
-    step *sp = add_step(b, q, kind, in, f->comp, nin, n);
+    step *sp = cpu_steps_add_step(b, q, kind, in, f->comp, nin, n);
     if (!sp) {
         free(ins);
         return OOM();
@@ -704,7 +726,8 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
             int64_t *outs = realloc(sp->out, (size_t)(n + 1) * sizeof(int64_t));
             if (!outs) return OOM();
             sp->out = outs;
-            int64_t v = n > 0 ? new_value(b, b->p->values[outs[0]].shape, V_ARENA, -1) : -1;
+            int64_t v =
+                n > 0 ? cpu_steps_new_value(b, b->p->values[outs[0]].shape, V_ARENA, -1) : -1;
             if (v < 0) return OOM();
             b->p->values[v].kind = V_ARENA;
             b->p->values[v].size = sp->info.scratch;
@@ -713,7 +736,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
             if (n + 1 > b->p->max_operands) b->p->max_operands = n + 1;
         }
         if (sp->info.in_place > 0 && bk == B_STATIC && kernel_in_place(b, f, sp, i) > 0)
-            set_what(b, in, W_KERNEL_IN_PLACE);
+            cpu_steps_set_what(b, in, W_KERNEL_IN_PLACE);
         sp->bounds = (bounds_kind)bk;
         sp->mask = -1;
         if (bk != B_STATIC) {
@@ -734,7 +757,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
             if (!outs) return OOM();
             sp->out = outs;
             for (int64_t k = 0; k < count; k++) {
-                int64_t v = new_value(b, &in->operands[k]->shape, V_ARENA, -1);
+                int64_t v = cpu_steps_new_value(b, &in->operands[k]->shape, V_ARENA, -1);
                 if (v < 0) return OOM();
                 sp->out[at + k] = v;
             }
@@ -750,7 +773,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
                 int64_t *outs = realloc(sp->out, (size_t)(at + 1) * sizeof(int64_t));
                 if (!outs) return OOM();
                 sp->out = outs;
-                int64_t v = new_value(b, &in->operands[ix]->shape, V_ARENA, -1);
+                int64_t v = cpu_steps_new_value(b, &in->operands[ix]->shape, V_ARENA, -1);
                 if (v < 0) return OOM();
                 sp->out[at] = v;
                 sp->out_count = at + 1;
@@ -764,41 +787,43 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     } else if (kind == S_SVC) {
         sp->svc = svc;
         b->p->stats.service_steps++;
-        set_what(b, in, W_SVC);
+        cpu_steps_set_what(b, in, W_SVC);
     } else if (kind == S_SIZE) {
         /* set-dimension-size over its operand's own buffer when that dies here: the bytes
          * stay, only the sizes change. */
         if (in->opcode == CXLA_OP_SET_DIMENSION_SIZE &&
-            find(b->p->values, sp->in[0]) != find(b->p->values, sp->in[1]) &&
+            cpu_value_find(b->p->values, sp->in[0]) != cpu_value_find(b->p->values, sp->in[1]) &&
             b->p->values[sp->in[0]].size == b->p->values[sp->out[0]].size &&
-            dies_at(b, f, sp->in[0], i)) {
-            merge(b->p->values, sp->out[0], sp->in[0]);
+            cpu_steps_dies_at(b, f, sp->in[0], i)) {
+            cpu_value_merge(b->p->values, sp->out[0], sp->in[0]);
             b->p->stats.in_place++;
-            set_what(b, in, W_IN_PLACE);
+            cpu_steps_set_what(b, in, W_IN_PLACE);
         }
-        set_what(b, in, W_SIZES);
+        cpu_steps_set_what(b, in, W_SIZES);
     } else if (kind == S_MOVE) {
         b->p->stats.move_steps++;
-        set_what(b, in,
-                 in->opcode == CXLA_OP_REDUCE ? W_DYN_REDUCE
-                 : in->opcode == CXLA_OP_REDUCE_WINDOW || in->opcode == CXLA_OP_DOT ||
-                         in->opcode == CXLA_OP_SELECT_AND_SCATTER
-                     ? W_DYN_STEP
-                     : W_MOVE);
+        cpu_steps_set_what(b, in,
+                           in->opcode == CXLA_OP_REDUCE ? W_DYN_REDUCE
+                           : in->opcode == CXLA_OP_REDUCE_WINDOW || in->opcode == CXLA_OP_DOT ||
+                                   in->opcode == CXLA_OP_SELECT_AND_SCATTER
+                               ? W_DYN_STEP
+                               : W_MOVE);
     } else if (kind == S_DUS) {
         sp->elem = elem;
-        merge(b->p->values, sp->out[0], sp->in[0]);
+        cpu_value_merge(b->p->values, sp->out[0], sp->in[0]);
         b->p->stats.in_place++;
-        set_what(b, in, W_IN_PLACE);
+        cpu_steps_set_what(b, in, W_IN_PLACE);
     } else {
         b->p->has_handlers = true;
         b->p->stats.handler_steps++;
-        set_what(b, in, W_HANDLER);
+        bool fails = handler_fails(b, in);
+        if (fails) b->p->stats.error_steps++;
+        cpu_steps_set_what(b, in, fails ? W_ERROR : W_HANDLER);
     }
     for (int64_t k = 0; k < sp->in_count; k++)
-        if (!note(b, sp->in[k], false)) return OOM();
+        if (!cpu_steps_note(b, sp->in[k], false)) return OOM();
     for (int64_t e = 0; e < sp->out_count; e++)
-        if (!note(b, sp->out[e], true)) return OOM();
+        if (!cpu_steps_note(b, sp->out[e], true)) return OOM();
     b->pos++;
     return NULL;
 }
@@ -806,9 +831,9 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
 /* Builds the sequence of |comp| into |q| with its parameters' leaves given; returns the
  * root's leaves (*out_root, malloc'd) and, when |out_frame| is not NULL, the frame (whose
  * last reads the caller needs; frame_free it). */
-static cxla_status build_seq(bld *b, const cxla_computation *comp, int64_t *const *param_leaves,
-                             const bool *param_owned, seq *q, int64_t seq_id, int64_t **out_root,
-                             int64_t *out_root_count, frame *out_frame) {
+cxla_status cpu_steps_build_seq(bld *b, const cxla_computation *comp, int64_t *const *param_leaves,
+                                const bool *param_owned, seq *q, int64_t seq_id, int64_t **out_root,
+                                int64_t *out_root_count, frame *out_frame) {
     if (++b->depth > MAX_DEPTH) {
         b->depth--;
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "computation %s: calls nest deeper than %d",
@@ -871,450 +896,8 @@ static cxla_status build_seq(bld *b, const cxla_computation *comp, int64_t *cons
         *out_frame = f;
         return NULL;
     }
-    frame_free(&f);
+    cpu_steps_frame_free(&f);
     return s;
-}
-
-/* Results of a called sequence (|root|, |n| leaves) that |f| may read as its own: the
- * callee's values get the caller as owner; those it passes through from elsewhere (its
- * parameters, constants) are copied, so that no value is reachable two ways. */
-static cxla_status adopt_results(bld *b, frame *f, seq *q, int64_t i, int64_t callee_id,
-                                 const int64_t *root, int64_t n) {
-    CXLA_RETURN_IF_ERROR(fresh_leaves(b, f, i));
-    int64_t *src = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *dst = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    if (!src || !dst) {
-        free(src);
-        free(dst);
-        return OOM();
-    }
-    int64_t c = 0;
-    for (int64_t e = 0; e < n; e++) {
-        int64_t v = f->leaves[i][e];
-        const value *r = &b->p->values[root[e]];
-        bool unique = true;
-        for (int64_t k = 0; k < e; k++)
-            if (find(b->p->values, root[k]) == find(b->p->values, root[e])) unique = false;
-        if (unique && r->owner == callee_id && r->from_step &&
-            b->p->values[find(b->p->values, root[e])].kind == V_ARENA) {
-            merge(b->p->values, v, root[e]);
-        } else if (b->p->values[v].kind != V_TOKEN) {
-            src[c] = root[e];
-            dst[c++] = v;
-        }
-    }
-    cxla_status s = add_copies(b, q, f->order[i], f->comp, src, dst, c);
-    free(src);
-    free(dst);
-    return s;
-}
-
-static cxla_status build_call(bld *b, frame *f, seq *q, int64_t i) {
-    const cxla_instr *in = f->order[i];
-    cxla_computation *callee = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
-    if (!callee) callee = cxla_instr_called(in, CXLA_ATTR_CALLS);
-    if (callee->param_count > in->operand_count)
-        return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "%s takes %" PRId64 " arguments",
-                          callee->name, callee->param_count);
-    int64_t **params =
-        calloc((size_t)(callee->param_count ? callee->param_count : 1), sizeof(int64_t *));
-    if (!params) return OOM();
-    for (int64_t k = 0; k < callee->param_count; k++)
-        params[k] = f->leaves[f->pos_of[in->operands[k]->id]];
-    step *sp = add_step(b, q, S_SEQ, in, f->comp, 0, 0);
-    seq *sub = sp ? calloc(1, sizeof(seq)) : NULL;
-    if (!sub) {
-        free(params);
-        return OOM();
-    }
-    sp->sub = sub;
-    sp->sub_count = 1;
-    b->pos++;
-    int64_t id = b->next_seq++, *root = NULL, rn = 0;
-    cxla_status s = build_seq(b, callee, params, NULL, sub, id, &root, &rn, NULL);
-    free(params);
-    b->pos++;
-    if (!s) s = adopt_results(b, f, q, i, id, root, rn);
-    free(root);
-    return s;
-}
-
-static cxla_status build_conditional(bld *b, frame *f, seq *q, int64_t i) {
-    const cxla_instr *in = f->order[i];
-    int64_t nb = 0;
-    cxla_computation *two[2];
-    cxla_computation *const *branches = NULL;
-    const cxla_attr *a = cxla_instr_attr(in, CXLA_ATTR_BRANCH_COMPUTATIONS);
-    if (a) {
-        nb = a->v.comps.count;
-        branches = a->v.comps.items;
-    } else {
-        two[0] = cxla_instr_called(in, CXLA_ATTR_TRUE_COMPUTATION);
-        two[1] = cxla_instr_called(in, CXLA_ATTR_FALSE_COMPUTATION);
-        if (!two[0] || !two[1])
-            return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "missing branch");
-        nb = 2;
-        branches = two;
-    }
-    if (nb < 1 || in->operand_count < nb + 1)
-        return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "needs a branch and its operand");
-    /* The result buffers, which every branch writes. */
-    CXLA_RETURN_IF_ERROR(fresh_leaves(b, f, i));
-    int64_t n = f->nleaves[i];
-    int64_t index = f->leaves[f->pos_of[in->operands[0]->id]][0];
-    step *sp = add_step(b, q, S_COND, in, f->comp, 1, n);
-    if (!sp) return OOM();
-    sp->in[0] = index;
-    memcpy(sp->out, f->leaves[i], (size_t)n * sizeof(int64_t));
-    sp->sub = calloc((size_t)nb, sizeof(seq));
-    if (!sp->sub) return OOM();
-    sp->sub_count = nb;
-    if (!note(b, index, false)) return OOM();
-    b->pos++;
-    int64_t *src = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *dst = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    cxla_status s = src && dst ? NULL : OOM();
-    for (int64_t k = 0; k < nb && !s; k++) {
-        int64_t *params[1] = {f->leaves[f->pos_of[in->operands[k + 1]->id]]};
-        int64_t id = b->next_seq++, *root = NULL, rn = 0;
-        /* sp may move when the branch adds steps to other sequences: never to q, though. */
-        seq *bq = &q->steps[q->count - 1].sub[k];
-        if (branches[k]->param_count != 1) {
-            s = exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "branch %s takes one parameter",
-                           branches[k]->name);
-            break;
-        }
-        s = build_seq(b, branches[k], params, NULL, bq, id, &root, &rn, NULL);
-        if (!s && rn != n) s = exec_error(in, CXLA_STATUS_INTERNAL, "branch result leaves");
-        int64_t c = 0;
-        for (int64_t e = 0; e < n && !s; e++) {
-            int64_t out = f->leaves[i][e];
-            const value *r = &b->p->values[root[e]];
-            bool unique = true;
-            for (int64_t j = 0; j < e; j++)
-                if (find(b->p->values, root[j]) == find(b->p->values, root[e])) unique = false;
-            int64_t rc = find(b->p->values, root[e]);
-            if (unique && r->owner == id && r->from_step && b->p->values[rc].members == 1 &&
-                b->p->values[rc].kind == V_ARENA) {
-                merge(b->p->values, root[e], out); /* the branch writes the result itself */
-            } else if (b->p->values[out].kind != V_TOKEN) {
-                src[c] = root[e];
-                dst[c++] = out;
-            }
-        }
-        if (!s) s = add_copies(b, bq, in, branches[k], src, dst, c);
-        free(root);
-    }
-    free(src);
-    free(dst);
-    b->pos++;
-    return s;
-}
-
-static cxla_status build_while(bld *b, frame *f, seq *q, int64_t i) {
-    const cxla_instr *in = f->order[i];
-    cxla_computation *cond = cxla_instr_called(in, CXLA_ATTR_CONDITION);
-    cxla_computation *body = cxla_instr_called(in, CXLA_ATTR_BODY);
-    if (!cond || !body || in->operand_count != 1 || cond->param_count != 1 ||
-        body->param_count != 1)
-        return exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "needs condition and body");
-    int64_t n = f->nleaves[i];
-    const int64_t *init = f->leaves[f->pos_of[in->operands[0]->id]];
-    int64_t body_id = b->next_seq++, cond_id = b->next_seq++;
-    /* The state: the initial values where they die here, else new buffers and a copy. */
-    int64_t *w = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *src = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *dst = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *tmp = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *wm = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    cxla_status s = w && src && dst && tmp && wm ? NULL : OOM();
-    const cxla_shape *small[16];
-    const cxla_shape **shapes = n <= 16 ? small : malloc((size_t)n * sizeof(*shapes));
-    if (!shapes) s = OOM();
-    int64_t c = 0, sc = 0;
-    if (!s) leaf_shapes(&in->shape, shapes, &sc);
-    for (int64_t e = 0; e < n && !s; e++) {
-        w[e] = new_value(b, shapes[e], V_ARENA, body_id);
-        if (w[e] < 0) {
-            s = OOM();
-            break;
-        }
-        if (b->p->values[w[e]].kind == V_TOKEN) continue;
-        bool unique = true;
-        for (int64_t k = 0; k < e; k++)
-            if (find(b->p->values, init[k]) == find(b->p->values, init[e])) unique = false;
-        if (unique && dies_at(b, f, init[e], i)) {
-            merge(b->p->values, w[e], init[e]);
-            b->p->stats.in_place++;
-        } else {
-            src[c] = init[e];
-            dst[c++] = w[e];
-        }
-    }
-    if (shapes != small) free(shapes);
-    if (!s) s = add_copies(b, q, in, f->comp, src, dst, c);
-    step *sp = s ? NULL : add_step(b, q, S_WHILE, in, f->comp, 0, 0);
-    if (!s && !sp) s = OOM();
-    if (!s) {
-        sp->sub = calloc(2, sizeof(seq));
-        if (!sp->sub)
-            s = OOM();
-        else
-            sp->sub_count = 2;
-    }
-    int64_t a = b->pos++;
-    int64_t *root = NULL, rn = 0, *croot = NULL, cn = 0;
-    frame bf = {0};
-    bool have_frame = false;
-    if (!s) {
-        int64_t *params[1] = {w};
-        s = build_seq(b, cond, params, NULL, &q->steps[q->count - 1].sub[0], cond_id, &croot, &cn,
-                      NULL);
-        if (!s && (cn != 1 || b->p->values[croot[0]].shape->type != CXLA_PRED))
-            s = exec_error(in, CXLA_STATUS_INVALID_ARGUMENT,
-                           "the condition must give a pred[] scalar");
-        if (!s) {
-            q->steps[q->count - 1].pred = croot[0];
-            if (!note(b, croot[0], false)) s = OOM();
-            b->pos++;
-        }
-    }
-    /* How many values share each state buffer before the body: the body may write a
-     * result into it only when no in-place update there made another value of it. */
-    for (int64_t e = 0; e < n && !s; e++) wm[e] = b->p->values[find(b->p->values, w[e])].members;
-    if (!s) {
-        int64_t *params[1] = {w};
-        bool owned[1] = {true};
-        s = build_seq(b, body, params, owned, &q->steps[q->count - 1].sub[1], body_id, &root, &rn,
-                      &bf);
-        have_frame = !s;
-        if (!s && rn != n) s = exec_error(in, CXLA_STATUS_INTERNAL, "body result leaves");
-    }
-    /* The next state: results the body computed after its parameter's leaf was last read
-     * are written in the state's buffer itself; the others are copied there, through
-     * temporaries when they are other leaves of the state (a swap). */
-    int64_t t = 0;
-    c = 0;
-    int64_t param_pos = -1;
-    for (int64_t k = 0; have_frame && k < bf.n; k++)
-        if (bf.order[k]->opcode == CXLA_OP_PARAMETER) param_pos = k;
-    for (int64_t e = 0; e < n && !s; e++) {
-        int64_t rc = find(b->p->values, root[e]), wc = find(b->p->values, w[e]);
-        if (rc == wc || b->p->values[wc].kind == V_TOKEN) continue;
-        const value *r = &b->p->values[root[e]];
-        bool unique = true;
-        for (int64_t k = 0; k < n; k++)
-            if (k != e && find(b->p->values, root[k]) == rc) unique = false;
-        bool is_state = false;
-        for (int64_t k = 0; k < n; k++)
-            if (find(b->p->values, w[k]) == rc) is_state = true;
-        int64_t param_last = param_pos >= 0 ? bf.last[param_pos][e] : NEVER_READ;
-        if (unique && r->owner == body_id && r->from_step && r->def_seq == body_id &&
-            b->p->values[rc].members == 1 && b->p->values[rc].kind == V_ARENA &&
-            b->p->values[wc].members == wm[e] && param_last < r->def_pos) {
-            merge(b->p->values, root[e], w[e]);
-            b->p->stats.in_place++;
-        } else if (is_state) {
-            int64_t tv = new_value(b, b->p->values[w[e]].shape, V_ARENA, body_id);
-            if (tv < 0) {
-                s = OOM();
-                break;
-            }
-            tmp[t] = tv;
-            src[t] = root[e];
-            t++;
-        }
-    }
-    seq *body_q = s ? NULL : &q->steps[q->count - 1].sub[1];
-    if (!s && t > 0) s = add_copies(b, body_q, in, body, src, tmp, t);
-    /* src was the temporaries' sources; now the final copies. */
-    int64_t ti = 0;
-    for (int64_t e = 0; e < n && !s; e++) {
-        int64_t rc = find(b->p->values, root[e]), wc = find(b->p->values, w[e]);
-        if (rc == wc || b->p->values[wc].kind == V_TOKEN) continue;
-        bool is_state = false;
-        for (int64_t k = 0; k < n; k++)
-            if (find(b->p->values, w[k]) == rc) is_state = true;
-        src[c] = is_state ? tmp[ti++] : root[e];
-        dst[c++] = w[e];
-    }
-    if (!s) s = add_copies(b, body_q, in, body, src, dst, c);
-    if (have_frame) frame_free(&bf);
-    free(root);
-    free(croot);
-    /* The loop's end: the state is read again by the next iteration. */
-    for (int64_t e = 0; e < n && !s; e++)
-        if (!note(b, w[e], false)) s = OOM();
-    int64_t end = b->pos++;
-    if (!s) {
-        if (b->ln == b->lcap) {
-            int64_t cap = b->lcap ? 2 * b->lcap : 16;
-            range *nl = realloc(b->loops, (size_t)cap * sizeof(*nl));
-            if (!nl)
-                s = OOM();
-            else {
-                b->loops = nl;
-                b->lcap = cap;
-            }
-        }
-        if (!s) b->loops[b->ln++] = (range){a, end};
-    }
-    /* The loop's results: the state, now the caller's. */
-    for (int64_t e = 0; e < n && !s; e++) {
-        int64_t v = new_value(b, b->p->values[w[e]].shape, V_ARENA, f->id);
-        if (v < 0) {
-            s = OOM();
-            break;
-        }
-        value *x = &b->p->values[v];
-        x->def_seq = f->id;
-        x->def_pos = i;
-        x->def_leaf = e;
-        x->from_step = true;
-        merge(b->p->values, v, w[e]);
-        f->leaves[i][e] = v;
-    }
-    free(w);
-    free(src);
-    free(dst);
-    free(tmp);
-    free(wm);
-    return s;
-}
-
-/* ---- finishing the plan --------------------------------------------------------------------- */
-
-static void resolve_seq(value *v, seq *q) {
-    for (int64_t i = 0; i < q->count; i++) {
-        step *sp = &q->steps[i];
-        for (int64_t k = 0; k < sp->in_count; k++) sp->in[k] = find(v, sp->in[k]);
-        for (int64_t k = 0; k < sp->out_count; k++) sp->out[k] = find(v, sp->out[k]);
-        if (sp->kind == S_WHILE) sp->pred = find(v, sp->pred);
-        for (int64_t k = 0; k < sp->sub_count; k++) resolve_seq(v, &sp->sub[k]);
-    }
-}
-
-/* The lifetime of every class over the global order (-1 for those never touched): from
- * its first event to its last, a read inside a loop that the class was written before
- * lasting until the loop ends. |first| and |last| hold value_count entries. */
-static void spans(const bld *b, int64_t *first, int64_t *last) {
-    cpu_plan *p = b->p;
-    int64_t n = p->value_count;
-    for (int64_t c = 0; c < n; c++) first[c] = last[c] = -1;
-    for (int64_t e = 0; e < b->en; e++) {
-        int64_t c = find(p->values, b->ev[e].v);
-        if (first[c] < 0 || b->ev[e].pos < first[c]) first[c] = b->ev[e].pos;
-    }
-    for (int64_t e = 0; e < b->en; e++) {
-        int64_t c = find(p->values, b->ev[e].v), u = b->ev[e].pos;
-        /* A read inside a loop that the buffer was written before: until the loop ends. */
-        for (int64_t l = 0; l < b->ln; l++) {
-            const range *r = &b->loops[l];
-            if (r->a <= u && u <= r->b && !(r->a <= first[c] && first[c] <= r->b) && r->b > u)
-                u = r->b;
-        }
-        if (u > last[c]) last[c] = u;
-    }
-    /* A piece lives inside its whole: the whole's buffer spans its pieces' lives. */
-    for (int64_t c = 0; c < n; c++) {
-        if (p->values[c].parent != c || p->values[c].sub_of < 0 || first[c] < 0) continue;
-        int64_t t = c;
-        for (int depth = 0; p->values[t].sub_of >= 0 && depth < MAX_DEPTH; depth++)
-            t = find(p->values, p->values[t].sub_of);
-        if (first[t] < 0 || first[c] < first[t]) first[t] = first[c];
-        if (last[c] > last[t]) last[t] = last[c];
-    }
-}
-
-/* A plan for donated arguments: each aliased result leaf that is not already the donated
- * argument's buffer (an in-place update made it so) takes that buffer when the argument
- * is dead before the result's buffer is first written, so the result is computed straight
- * into the caller's donated memory. */
-static cxla_status donate(bld *b, int64_t *const *params) {
-    cpu_plan *p = b->p;
-    int64_t n = p->value_count;
-    int64_t *first = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *last = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    if (!first || !last) {
-        free(first);
-        free(last);
-        return OOM();
-    }
-    spans(b, first, last);
-    for (int64_t a = 0; a < p->alias_count; a++) {
-        const cpu_io_alias *al = &p->aliases[a];
-        int64_t leaf = al->arg - p->arg_base[al->param];
-        int64_t pc = find(p->values, params[al->param][leaf]);
-        int64_t rc = find(p->values, p->root[al->output]);
-        if (!p->values[pc].writable) continue; /* a dynamic shape */
-        if (rc == pc) {
-            p->stats.donated++; /* in-place updates made it the argument's buffer */
-            continue;
-        }
-        bool unique = true;
-        for (int64_t k = 0; k < p->root_count; k++)
-            if (k != al->output && find(p->values, p->root[k]) == rc) unique = false;
-        const value *r = &p->values[rc];
-        if (!unique || r->kind != V_ARENA || r->size != p->values[pc].size || first[rc] < 0 ||
-            last[pc] >= first[rc])
-            continue;
-        merge(p->values, rc, pc);
-        p->stats.in_place++;
-        p->stats.donated++;
-    }
-    free(first);
-    free(last);
-    return NULL;
-}
-
-/* Lifetimes of the arena classes over the global order, then their offsets. */
-static cxla_status place(bld *b) {
-    cpu_plan *p = b->p;
-    int64_t n = p->value_count;
-    int64_t *first = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *last = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    int64_t *which = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    cpu_arena_buffer *bufs = calloc((size_t)(n ? n : 1), sizeof(*bufs));
-    cxla_status s = first && last && which && bufs ? NULL : OOM();
-    if (!s) spans(b, first, last);
-    int64_t count = 0;
-    for (int64_t c = 0; c < n && !s; c++) {
-        const value *x = &p->values[c];
-        if (x->parent != c || x->kind != V_ARENA || x->result >= 0 || x->sub_of >= 0 ||
-            first[c] < 0)
-            continue;
-        which[count] = c;
-        bufs[count++] = (cpu_arena_buffer){
-            .size = x->size, .first = first[c], .last = last[c] > first[c] ? last[c] : first[c]};
-    }
-    int64_t steps = b->pos > 0 ? b->pos : 1;
-    if (!s) s = cpu_arena_assign(bufs, count, steps, &p->arena_size);
-    for (int64_t k = 0; k < count && !s; k++) p->values[which[k]].offset = bufs[k].offset;
-    free(first);
-    free(last);
-    free(which);
-    free(bufs);
-    return s;
-}
-
-/* Where each class with a dynamic array shape keeps its current sizes in a run: a class
- * is dynamic when any of its values is (a while state declared dynamic may start from a
- * static value). */
-static cxla_status dynamic_sizes(cpu_plan *p) {
-    for (int64_t v = 0; v < p->value_count; v++) {
-        const cxla_shape *sh = p->values[v].shape;
-        if (!sh || !cxla_type_is_array(sh->type) || cxla_shape_is_static(sh)) continue;
-        if (!p->dyn_off) {
-            p->dyn_off = malloc((size_t)p->value_count * sizeof(int64_t));
-            if (!p->dyn_off) return OOM();
-            for (int64_t k = 0; k < p->value_count; k++) p->dyn_off[k] = -1;
-        }
-        int64_t c = find(p->values, v);
-        if (p->dyn_off[c] >= 0) continue;
-        p->dyn_off[c] = p->dyn_total;
-        p->dyn_total += sh->rank > 0 ? sh->rank : 1;
-    }
-    return NULL;
 }
 
 /* Whether the plan can run |comp| and what it calls in sequence: static shapes, or
@@ -1325,10 +908,14 @@ static bool plannable(const cxla_computation *comp, int depth) {
         const cxla_instr *in = comp->instrs[i];
         if (!bounded_shape(&in->shape)) return false;
         if (in->opcode != CXLA_OP_WHILE && in->opcode != CXLA_OP_CONDITIONAL &&
-            in->opcode != CXLA_OP_CALL)
+            in->opcode != CXLA_OP_CALL && in->opcode != CXLA_OP_ASYNC_START)
             continue;
         cxla_computation *called[64];
         int64_t k = cxla_instr_called_computations(in, called, 64);
+        if (in->opcode == CXLA_OP_ASYNC_START) { /* its reducer or comparator runs inside */
+            called[0] = cxla_instr_called(in, CXLA_ATTR_CALLS);
+            k = called[0] ? 1 : 0;
+        }
         if (k > 64) return false;
         for (int64_t j = 0; j < k; j++)
             if (!plannable(called[j], depth + 1)) return false;
@@ -1346,6 +933,8 @@ void cpu_plan_destroy(cpu_plan *p) {
     free(p->aliases);
     free(p->dyn_off);
     for (int64_t c = 0; c < p->constant_count; c++) cxla_literal_free(p->constants[c]);
+    for (int64_t c = 0; c < p->wrapped_count; c++) free(p->wrapped[c]);
+    free(p->wrapped);
     free(p->constants);
     free(p->what);
     free(p->rng_keys);
@@ -1399,7 +988,7 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
     /* Entry parameters: read where the caller's arguments lie. */
     for (int64_t i = 0; i < entry->param_count && !s; i++) {
         const cxla_shape *ps = &entry->params[i]->shape;
-        int64_t n = leaf_count(ps), c = 0;
+        int64_t n = cpu_steps_leaf_count(ps), c = 0;
         const cxla_shape **shapes = malloc((size_t)(n ? n : 1) * sizeof(*shapes));
         params[i] = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
         if (!shapes || !params[i]) {
@@ -1407,10 +996,10 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
             s = OOM();
             break;
         }
-        leaf_shapes(ps, shapes, &c);
+        cpu_steps_leaf_shapes(ps, shapes, &c);
         p->arg_base[i] = p->arg_leaf_count;
         for (int64_t e = 0; e < n && !s; e++) {
-            int64_t v = new_value(&b, shapes[e], V_ARG, -1);
+            int64_t v = cpu_steps_new_value(&b, shapes[e], V_ARG, -1);
             if (v < 0)
                 s = OOM();
             else
@@ -1443,39 +1032,40 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
             }
             for (int64_t k = 0; k < entry->param_count; k++) p->arg_copy[k] = -1;
         }
-        int64_t v = new_value(&b, ps, V_ARENA, -1);
-        if (v < 0 || !note(&b, v, true)) s = OOM();
+        int64_t v = cpu_steps_new_value(&b, ps, V_ARENA, -1);
+        if (v < 0 || !cpu_steps_note(&b, v, true)) s = OOM();
         p->arg_copy[i] = v;
     }
     int64_t *root = NULL, rn = 0;
-    if (!s) s = build_seq(&b, entry, params, NULL, &p->entry, 0, &root, &rn, NULL);
+    if (!s) s = cpu_steps_build_seq(&b, entry, params, NULL, &p->entry, 0, &root, &rn, NULL);
     int64_t end = b.pos;
     b.pos = end > 0 ? end - 1 : 0; /* the last step: the copies live through it */
     for (int64_t i = 0; p->arg_copy && i < entry->param_count && !s; i++)
-        if (p->arg_copy[i] >= 0 && !note(&b, p->arg_copy[i], false)) s = OOM();
+        if (p->arg_copy[i] >= 0 && !cpu_steps_note(&b, p->arg_copy[i], false)) s = OOM();
     b.pos = end;
     if (!s) {
         p->root = root;
         p->root_count = rn;
         root = NULL;
-        if (donating) s = donate(&b, params);
+        if (donating) {
+            cpu_lives l = {b.ev, b.en, b.loops, b.ln, b.pos};
+            s = cpu_steps_donate(p, &l, params);
+        }
     }
     for (int64_t i = 0; params && i < entry->param_count; i++) free(params[i]);
     free(params);
     if (!s) {
         for (int64_t k = 0; k < rn; k++) {
-            int64_t c = find(p->values, p->root[k]);
+            int64_t c = cpu_value_find(p->values, p->root[k]);
             p->root[k] = c;
             /* The first time the root names an arena buffer, it is the result itself. */
             if (p->values[c].kind == V_ARENA && p->values[c].result < 0) p->values[c].result = k;
         }
-        resolve_seq(p->values, &p->entry);
-        for (int64_t c = 0; c < p->value_count; c++)
-            if (p->values[c].sub_of >= 0)
-                p->values[c].sub_of = find(p->values, p->values[c].sub_of);
-        s = place(&b);
+        cpu_steps_resolve(p);
+        cpu_lives l = {b.ev, b.en, b.loops, b.ln, b.pos};
+        s = cpu_steps_place(p, &l);
     }
-    if (!s) s = dynamic_sizes(p);
+    if (!s) s = cpu_steps_dynamic_sizes(p);
     /* Loops of kernels and copies as one step each (cpu_loop.h), once the buffers and
      * sizes are final. */
     if (!s) s = cpu_loop_fuse(p);
@@ -1500,6 +1090,7 @@ const char *cpu_plan_what(const cpu_plan *plan, const cxla_instr *instr) {
     switch (plan->what[instr->id]) {
     case W_STEP: return "step";
     case W_HANDLER: return "interpreter handler";
+    case W_ERROR: return "the interpreter's error";
     case W_SVC: return cpu_svc_what(instr);
     case W_IN_PLACE: return "in place";
     case W_ALIAS: return "alias";

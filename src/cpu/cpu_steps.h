@@ -143,12 +143,63 @@ struct cpu_plan {
     bool has_handlers;
     cxla_literal **constants; /* relaid constants (owned) */
     int64_t constant_count, constant_cap;
+    /* The operations that async-starts in sugar form wrap, as instructions of their own
+     * (cpu_svc_async_wrapped; owned): their steps' instructions. */
+    cxla_instr **wrapped;
+    int64_t wrapped_count;
     uint8_t *what;      /* by instruction id: W_* of cpu_steps.c */
     uint64_t *rng_keys; /* by instruction id (cpu_svc_rng_keys) */
     int64_t id_count;
     cpu_plan_stats stats;
     const cpu_origins *origins; /* borrowed: the user's names (cpu_plan_set_origins) */
 };
+
+/* Union-find over the values: the representative of |x|'s class, and the class of |a|
+ * merged into that of |b| (both arena buffers of one size). */
+static inline int64_t cpu_value_find(value *v, int64_t x) {
+    while (v[x].parent != x) {
+        v[x].parent = v[v[x].parent].parent;
+        x = v[x].parent;
+    }
+    return x;
+}
+
+static inline void cpu_value_merge(value *v, int64_t a, int64_t b) {
+    a = cpu_value_find(v, a);
+    b = cpu_value_find(v, b);
+    if (a == b) return;
+    v[a].parent = b;
+    v[b].members += v[a].members;
+}
+
+/* What the building of a plan saw (cpu_steps.c): each read or write of a value at a
+ * position of the global order of steps, the loops' ranges of positions and the count of
+ * positions. */
+typedef struct cpu_event {
+    int64_t v, pos;
+    bool def;
+} cpu_event;
+typedef struct cpu_range {
+    int64_t a, b;
+} cpu_range;
+typedef struct cpu_lives {
+    const cpu_event *ev;
+    int64_t en;
+    const cpu_range *loops;
+    int64_t ln;
+    int64_t steps;
+} cpu_lives;
+
+/* cpu_steps_place.c, finishing a built plan: cpu_steps_donate moves result classes into
+ * the donated arguments' buffers where those are dead before the result is first written
+ * (|params|: each entry parameter's leaves); cpu_steps_resolve rewrites the steps' values
+ * and pieces as their classes; cpu_steps_place gives every arena class its offset
+ * (p->arena_size); cpu_steps_dynamic_sizes says where each dynamic class keeps its sizes
+ * in a run (p->dyn_off). Errors: out of memory. */
+cxla_status cpu_steps_donate(cpu_plan *p, const cpu_lives *l, int64_t *const *params);
+void cpu_steps_resolve(cpu_plan *p);
+cxla_status cpu_steps_place(cpu_plan *p, const cpu_lives *l);
+cxla_status cpu_steps_dynamic_sizes(cpu_plan *p);
 
 /* cpu_bounds.c: whether the array |s| has whole-byte elements (*out_elem bytes each; packed
  * sub-byte arrays have not: their dynamic instructions keep the handler), and whether |in|

@@ -243,6 +243,8 @@ static cxla_status run_handler(run *r, const step *sp) {
         s = r->p->dyn_off && interp_dynamic_maybe(in, cops)
                 ? interp_dynamic_eval(&r->ictx, in, cops, fn, &result)
                 : fn(&r->ictx, in, cops, &result);
+    /* Its error names the user's instruction, as the interpreter's on the user's module. */
+    if (s) s = interp_rename_error(s, in, cpu_origins_name(r->p->origins, in));
     int64_t at = 0;
     if (!s) s = copy_out(r, sp, result, &at);
     cxla_literal_free(result);

@@ -68,22 +68,45 @@ static bool poll_cancel(interp_ctx *ctx) {
     return exec_cancel_poll(ctx->options.cancel);
 }
 
+/* The name of |in| in the driver's messages: the overrides' (the user's instruction
+ * that an optimized module's copy came from), else its own. */
+static const char *name_of(const interp_ctx *ctx, const cxla_instr *in) {
+    const interp_overrides *o = ctx->overrides;
+    const char *name = o && o->name ? o->name(o->user, in) : NULL;
+    return name ? name : in->name;
+}
+
 static cxla_status cancelled_at(const interp_ctx *ctx, const cxla_computation *comp,
                                 const cxla_instr *in) {
     char where[512];
-    snprintf(where, sizeof(where), "at %s (%s, computation %s, line %" PRId64 ")", in->name,
+    snprintf(where, sizeof(where), "at %s (%s, computation %s, line %" PRId64 ")", name_of(ctx, in),
              cxla_opcode_name(in->opcode), comp->name, in->line);
     return exec_cancel_error(ctx->options.cancel, where);
 }
 
-/* Out of memory names the instruction that needed it, when its handler did not. */
-static cxla_status name_oom(cxla_status s, const cxla_computation *comp, const cxla_instr *in) {
-    if (cxla_status_code_of(s) != CXLA_STATUS_RESOURCE_EXHAUSTED) return s;
+cxla_status interp_rename_error(cxla_status s, const cxla_instr *in, const char *name) {
     const char *msg = cxla_status_message(s);
     size_t n = strlen(in->name);
-    if (strncmp(msg, in->name, n) == 0 && msg[n] == ' ') return s; /* interp_error's */
-    if (strstr(msg, " (") && strstr(msg, ", line ")) return s;     /* a callee's instruction */
-    return cxla_status_annotate(s, "%s (%s, computation %s, line %" PRId64 ")", in->name,
+    if (!s || !name || strcmp(name, in->name) == 0 || strncmp(msg, in->name, n) != 0 ||
+        msg[n] != ' ')
+        return s;
+    cxla_status r =
+        cxla_status_create(cxla_status_code_of(s), __FILE__, __LINE__, "%s%s", name, msg + n);
+    if (!r) return s; /* cannot happen: a code other than OK */
+    cxla_status_free(s);
+    return r;
+}
+
+/* Out of memory names the instruction that needed it, when its handler did not. */
+static cxla_status name_oom(const interp_ctx *ctx, cxla_status s, const cxla_computation *comp,
+                            const cxla_instr *in) {
+    s = interp_rename_error(s, in, name_of(ctx, in));
+    if (cxla_status_code_of(s) != CXLA_STATUS_RESOURCE_EXHAUSTED) return s;
+    const char *msg = cxla_status_message(s), *name = name_of(ctx, in);
+    size_t n = strlen(name);
+    if (strncmp(msg, name, n) == 0 && msg[n] == ' ') return s; /* interp_error's */
+    if (strstr(msg, " (") && strstr(msg, ", line ")) return s; /* a callee's instruction */
+    return cxla_status_annotate(s, "%s (%s, computation %s, line %" PRId64 ")", name,
                                 cxla_opcode_name(in->opcode), comp->name, in->line);
 }
 
@@ -561,7 +584,7 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
         }
         values[i] = result;
         if (s) {
-            s = name_oom(s, comp, in);
+            s = name_oom(ctx, s, comp, in);
             break;
         }
         if (ctx->options.check_finite && st->check_finite && !ctx->reported_non_finite &&
@@ -578,7 +601,7 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
                 fprintf(stderr,
                         "cxla: %s (%s, computation %s, line %" PRId64
                         ") is the first to produce a NaN or Inf from finite operands\n",
-                        in->name, cxla_opcode_name(in->opcode), comp->name, in->line);
+                        name_of(ctx, in), cxla_opcode_name(in->opcode), comp->name, in->line);
                 ctx->reported_non_finite = true;
             }
         }

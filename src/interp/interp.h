@@ -105,6 +105,11 @@ cxla_status interp_run_module(const cxla_module *module, const exec_run_options 
 struct interp_overrides {
     void *user;
     interp_op_fn (*lookup)(void *user, const cxla_instr *instr);
+    /* Optional (NULL: the module's names): the name the driver's messages give |instr|
+     * (an error that starts with its name, cancellation, --check-finite, out of memory),
+     * so that a backend running an optimized module names the instructions the user wrote
+     * (the cpu backend: cpu_origins_name). Borrowed; NULL for the module's own. */
+    const char *(*name)(void *user, const cxla_instr *instr);
 };
 /* interp_run_module with |overrides| (NULL: none). */
 cxla_status interp_run_module_overridden(const cxla_module *module, const exec_run_options *options,
@@ -112,6 +117,10 @@ cxla_status interp_run_module_overridden(const cxla_module *module, const exec_r
                                          const cxla_literal *const *args, int64_t arg_count,
                                          cxla_literal **out);
 void *interp_overrides_user(const interp_ctx *ctx);
+/* An error |s| that starts with |in|'s name (interp_error's form) as one that starts with
+ * |name| instead (a user's name for an optimized module's copy); |s| itself when it does
+ * not start so, or |name| is NULL or the same. Takes |s|. */
+cxla_status interp_rename_error(cxla_status s, const cxla_instr *in, const char *name);
 
 /* Moves instead of copies. A handler may take over operand |k| when this instruction is
  * its last use and the frame owns it: the literal is returned (the caller now owns it)

@@ -510,6 +510,41 @@ static void test_constant_reshape(void) {
     cxla_module_destroy(m);
 }
 
+/* An error of an instruction that the passes copied (a callee's, inlined: "r.8") names the
+ * instruction the user wrote ("r"), on the interpreter's driver (a module never
+ * specialized: interp_overrides.name) and in a step sequence's handler step alike. */
+static void test_errors_name_user_instructions(void) {
+    static const char *const texts[2] = {
+        "HloModule drv\ncallee {\n  p = c64[2] parameter(0)\n  ROOT r = c64[2] maximum(p, p)\n}\n"
+        "ENTRY e {\n  c = c64[2] parameter(0)\n  kk = c64[2] call(c), to_apply=callee\n"
+        "  x = s32[?] parameter(1)\n  i = s32[?] iota(), iota_dimension=0\n"
+        "  a = s32[?] add(x, i)\n  ROOT t = (c64[2], s32[?]) tuple(kk, a)\n}\n",
+        "HloModule st\ncallee {\n  p = c64[2] parameter(0)\n  ROOT r = c64[2] maximum(p, p)\n}\n"
+        "ENTRY e {\n  c = c64[2] parameter(0)\n  ROOT kk = c64[2] call(c), to_apply=callee\n}\n",
+    };
+    for (int k = 0; k < 2; k++) {
+        cxla_module *m = parse(texts[k]);
+        void *compiled = compile(m);
+        CHECK((cpu_compiled_plan(compiled) == NULL) == (k == 0)); /* the driver, then a plan */
+        cxla_literal *args[2] = {lit("c64[2] {(1, 2), (3, 4)}"), lit("s32[2] {1, 2}")};
+        exec_run_options ro = {0};
+        cxla_literal *got = NULL;
+        cxla_status s = compiled
+                            ? cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)args,
+                                                  k == 0 ? 2 : 1, &got)
+                            : NULL;
+        const char *msg = cxla_status_message(s);
+        CHECK_MSG(s && strncmp(msg, "r (maximum, line 4): not defined for c64", 40) == 0, "%s: %s",
+                  texts[k], msg);
+        cxla_status_free(s);
+        cxla_literal_free(got);
+        for (int j = 0; j < 2; j++) cxla_literal_free(args[j]);
+        if (compiled) cpu_backend.destroy(compiled);
+        cxla_module_destroy(m);
+    }
+}
+
 TEST_MAIN(TEST(test_many_sizes), TEST(test_form_is_static), TEST(test_bounded_beside),
           TEST(test_loop_and_layout), TEST(test_eviction), TEST(test_threads),
-          TEST(test_driver_sizes), TEST(test_refused), TEST(test_constant_reshape))
+          TEST(test_driver_sizes), TEST(test_refused), TEST(test_constant_reshape),
+          TEST(test_errors_name_user_instructions))

@@ -803,6 +803,24 @@ static void test_reductions(void) {
     }
 }
 
+/* A reducer of another float type than the operands (a bf16 all-reduce with an f32 add,
+ * which XLA's verifier lets through): the values are converted to f32, summed in it and
+ * rounded back once, so 256 + 1 + 1 gives 258 where a bf16 sum would stay at 256. On the
+ * cpu backend (test_cpu_suites.sh) this is a collective step, not the handler. */
+static void test_reducer_in_other_precision(void) {
+    cxla_module *m =
+        load("HloModule m\n" ADD_F32 "ENTRY main {\n  p = bf16[3] parameter(0)\n"
+             "  ROOT ar = bf16[3] all-reduce(p), replica_groups={}, to_apply=add\n}\n");
+    const char *ins[3] = {"bf16[3] {256, 0.5, -inf}", "bf16[3] {1, 0.25, 1}",
+                          "bf16[3] {1, 0.125, nan}"};
+    run_out r = run_texts(m, 3, 1, ins);
+    CHECK_RUN_OK(r);
+    for (int64_t d = 0; d < 3 && !r.status; d++)
+        expect_lit(r.results[d], "bf16[3] {258, 0.875, nan}", "bf16 all-reduce, f32 add");
+    run_out_free(&r);
+    cxla_module_destroy(m);
+}
+
 /* A computation that is not commutative shows the order: f(x, y) = 2x + y folds the group
  * from its first member to its last. */
 static void test_user_reduction_order(void) {
@@ -1472,9 +1490,10 @@ TEST_MAIN(TEST(test_seed_all_reduce), TEST(test_seed_cross_replica_sum), TEST(te
           TEST(test_collective_broadcast_sizes), TEST(test_groups_all_reduce),
           TEST(test_groups_order), TEST(test_groups_empty), TEST(test_tuple_operands),
           TEST(test_edge_shapes), TEST(test_every_type), TEST(test_reductions),
-          TEST(test_user_reduction_order), TEST(test_reproducible_order), TEST(test_start_done),
-          TEST(test_collective_in_loop), TEST(test_partitions), TEST(test_one_replica_fails),
-          TEST(test_replicas_disagree), TEST(test_timeout), TEST(test_comm_timeout_lists),
-          TEST(test_bad_runs), TEST(test_data_parallel_training),
-          TEST(test_ragged_all_to_all_examples), TEST(test_ragged_all_to_all_updates),
-          TEST(test_collective_reduce), TEST(test_unbounded_sizes))
+          TEST(test_reducer_in_other_precision), TEST(test_user_reduction_order),
+          TEST(test_reproducible_order), TEST(test_start_done), TEST(test_collective_in_loop),
+          TEST(test_partitions), TEST(test_one_replica_fails), TEST(test_replicas_disagree),
+          TEST(test_timeout), TEST(test_comm_timeout_lists), TEST(test_bad_runs),
+          TEST(test_data_parallel_training), TEST(test_ragged_all_to_all_examples),
+          TEST(test_ragged_all_to_all_updates), TEST(test_collective_reduce),
+          TEST(test_unbounded_sizes))
