@@ -964,6 +964,16 @@ static bool needs_relayout(const cxla_literal *lit) {
            (!cxla_layout_is_default(lit->shape) || lit->dyn_sizes);
 }
 
+/* Whether argument |lit| of the dynamic array parameter shape |want| lies at its bounds,
+ * row-major, with sizes within them: the form CPU_ARG_IN_PLACE uses where it lies (a
+ * buffer of cxla_executable_run_buffers is a view of that form). */
+static bool at_bounds(const cxla_shape *want, const cxla_literal *lit) {
+    if (!bindable(want, lit)) return false;
+    for (int64_t d = 0; d < want->rank; d++)
+        if (lit->shape->dims[d] != want->dims[d]) return false;
+    return true;
+}
+
 bool cpu_plan_can_donate(const cpu_plan *p, const exec_run_options *options,
                          const cxla_literal *const *args, int64_t arg_count) {
     if (!p || !p->donating || !options || !options->donated || !options->in_place_arg ||
@@ -971,7 +981,13 @@ bool cpu_plan_can_donate(const cpu_plan *p, const exec_run_options *options,
         return false;
     for (int64_t a = 0; a < p->alias_count; a++) {
         const cpu_io_alias *al = &p->aliases[a];
-        if (!options->donated[al->arg] || needs_relayout(args[al->param])) return false;
+        if (!options->donated[al->arg]) return false;
+        if (p->arg_copy && p->arg_copy[al->param] == CPU_ARG_IN_PLACE) {
+            if (!at_bounds(&p->module->entry->params[al->param]->shape, args[al->param]))
+                return false;
+        } else if (needs_relayout(args[al->param])) {
+            return false;
+        }
     }
     return true;
 }
@@ -1270,12 +1286,28 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
             break;
         }
         const cxla_literal *use = args[i];
-        if (p->arg_copy && p->arg_copy[i] >= 0 && bindable(want, args[i])) {
+        if (p->arg_copy && p->arg_copy[i] == CPU_ARG_IN_PLACE) {
+            /* A donated dynamic argument at its bounds (cpu_plan_can_donate checked it):
+             * used in the caller's memory, its padding zeroed there as bind_copy would. */
+            size_t elem = 0;
+            int64_t sizes[CXLA_MAX_RANK];
+            if (!options || !options->donated || !options->donated[p->arg_base[i]] ||
+                !at_bounds(want, args[i]) || !cpu_whole_elements(want, &elem)) {
+                s = cxla_error(CXLA_STATUS_INTERNAL,
+                               "argument %" PRId64 " is not donated at its bounds", i);
+                break;
+            }
+            for (int64_t d = 0; d < want->rank; d++)
+                sizes[d] = cxla_literal_dynamic_size(args[i], d);
+            pad_array(args[i]->data, want, sizes, elem, NULL);
+        } else if (p->arg_copy && p->arg_copy[i] >= 0 && bindable(want, args[i])) {
             /* Bound into the arena below, once it is there. */
             if (argl) argl[p->arg_base[i]] = (cxla_literal *)args[i];
             continue;
         }
-        if (!cxla_shape_is_static(want)) { /* any sizes up to the bounds, as the driver */
+        if (p->arg_copy && p->arg_copy[i] == CPU_ARG_IN_PLACE) {
+            /* where it lies (above) */
+        } else if (!cxla_shape_is_static(want)) { /* any sizes up to the bounds, as the driver */
             s = interp_dynamic_bind_argument(want, args[i], i, &owned[i]);
             use = owned[i];
         } else if (needs_relayout(args[i])) {
