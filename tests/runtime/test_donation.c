@@ -287,6 +287,33 @@ static const char dyn_reverse_text[] =
     "  ROOT r = f32[<=8] reverse(p), dimensions={0}\n"
     "}\n";
 
+/* A while loop whose state starts as the donated argument: the state takes its buffer,
+ * and its sizes travel with it (the add keeps them). */
+static const char dyn_loop_text[] =
+    "HloModule donate_dyn_loop, input_output_alias={ {}: (0, {}, may-alias) }\n"
+    "cond {\n"
+    "  p = (s32[], f32[<=8]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(p), index=0\n"
+    "  n = s32[] constant(3)\n"
+    "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+    "}\n"
+    "body {\n"
+    "  p = (s32[], f32[<=8]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(p), index=0\n"
+    "  v = f32[<=8] get-tuple-element(p), index=1\n"
+    "  d = f32[<=8] add(v, v)\n"
+    "  one = s32[] constant(1)\n"
+    "  next = s32[] add(i, one)\n"
+    "  ROOT t = (s32[], f32[<=8]) tuple(next, d)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  p = f32[<=8] parameter(0)\n"
+    "  zero = s32[] constant(0)\n"
+    "  t0 = (s32[], f32[<=8]) tuple(zero, p)\n"
+    "  w = (s32[], f32[<=8]) while(t0), condition=cond, body=body\n"
+    "  ROOT r = f32[<=8] get-tuple-element(w), index=1\n"
+    "}\n";
+
 static cxla_client *client_for(const char *backend) {
     cxla_client_options co;
     cxla_client_options_init(&co);
@@ -360,6 +387,21 @@ static void test_dynamic_in_place(void) {
     CHECK(p2.x[0] == 1 && p2.x[3] == 99 && p2.size == 3);
 }
 
+static void test_dynamic_loop(void) {
+    dyn8 p, want, got;
+    fill_dyn(&p, 6, 1.0f);
+    run_dyn("interpreter", dyn_loop_text, &p, NULL, &want, true);
+    CHECK(want.size == 6 && want.x[0] == 8 && want.x[5] == 48);
+    fill_dyn(&p, 6, 1.0f);
+    run_dyn("cpu", dyn_loop_text, &p, NULL, &p, true);
+    CHECK_MSG(same_dyn(&p, &want), "cpu loop in place: size %d, %g %g", p.size, p.x[0], p.x[5]);
+    fill_dyn(&p, 6, 1.0f);
+    memset(&got, 0, sizeof(got));
+    run_dyn("cpu", dyn_loop_text, &p, NULL, &got, true);
+    CHECK(same_dyn(&got, &want));
+    CHECK_MSG(p.x[0] == 8 && p.x[5] == 48, "cpu loop: the state was not the donated argument");
+}
+
 static void test_dynamic_no_alias(void) {
     dyn8 p, want, got;
     fill_dyn(&p, 5, 1.0f);
@@ -421,4 +463,4 @@ static void test_cpu(void) {
 }
 
 TEST_MAIN(TEST(test_interpreter), TEST(test_cpu), TEST(test_dynamic_in_place),
-          TEST(test_dynamic_no_alias))
+          TEST(test_dynamic_loop), TEST(test_dynamic_no_alias))
