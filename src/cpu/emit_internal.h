@@ -112,7 +112,7 @@ typedef struct cpu_gather_map {
  * be NULL). */
 bool cpu_emit_gather_map(const cxla_instr *instr, cpu_gather_map *m);
 
-/* Scalar computations written inline (emit_window.c): whether every instruction of |c| has
+/* Scalar computations written inline (emit_scalar.c): whether every instruction of |c| has
  * a C form (parameters, scalar constants, elementwise operations, compare, select,
  * convert; a tuple root of |nres| scalars when nres > 1), with |nargs| parameters. */
 bool cpu_emit_scalar_ok(const cxla_computation *c, int64_t nargs, int64_t nres);
@@ -128,7 +128,7 @@ bool cpu_emit_positionwise_ok(const cxla_computation *c, int64_t nargs, int64_t 
 void cpu_emit_scalar(cxla_arena *arena, cxla_strbuf *b, int indent, int64_t *tmp,
                      const cxla_computation *c, const char *const *args, const char **out);
 
-/* Pieces every kernel writer shares (emit_window.c): a static array of a type kernels handle
+/* Pieces every kernel writer shares (emit_scalar.c): a static array of a type kernels handle
  * in the default layout; the kernel's head comment (its HLO); the entry point that clamps
  * [begin, end) to [0, |range|), runs |pre| (statements, may be NULL) and calls
  * NAME_body(|args|, begin, end). */

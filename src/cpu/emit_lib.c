@@ -955,7 +955,7 @@ static cxla_status emit_bitcast(const cxla_instr *instr, const char *name, cxla_
 
 /* ---- reduce with any reducer ---------------------------------------------------------------
  *
- * What emit.c's reduce does not take (several inputs, as an argmax; a reducer it does not
+ * What emit_reduce.c's reduce does not take (several inputs, as an argmax; a reducer it does not
  * recognize): the interpreter's general path, acc = f(acc..., x...) over the reduced
  * elements of each output element in row-major order, the reducer emitted as a C function.
  * The outer range runs over the output elements. */

@@ -1,7 +1,7 @@
 /* Internal to the kernel structure of the emitter: what emit.c (loop nests, values,
- * fusion, reductions) and emit_transpose.c (transposes through local blocks, streaming
- * stores) share: the emitter's state for one kernel, the index of an element, the group of
- * outputs a nest computes, the small helpers both write with, and the functions each file
+ * fusion), emit_reduce.c (reductions) and emit_transpose.c (transposes through local
+ * blocks, streaming stores) share: the emitter's state for one kernel, the index of an element, the
+ * group of outputs a nest computes, the small helpers both write with, and the functions each file
  * offers the other. Strings come from the emitter's arena (e->arena, freed when the kernel is
  * done); errors are recorded in e->err (the first one wins). */
 #ifndef CXLA_CPU_EMIT_NEST_H_
@@ -110,6 +110,39 @@ static inline ix ix_new(int64_t rank, const int64_t *dims) {
     return x;
 }
 
+/* The index of dimension |k| of |x| (derived from its linear offset when not set). */
+static inline const char *ix_dim(em *e, ix *x, int64_t k) {
+    if (x->d[k]) return x->d[k];
+    if (x->dims[k] == 1) return x->d[k] = "0";
+    int64_t s = stride_of(x, k);
+    if (k == 0)
+        x->d[k] = s == 1 ? x->lin : F("(%s / %" PRId64 ")", x->lin, s);
+    else if (s == 1)
+        x->d[k] = F("(%s %% %" PRId64 ")", x->lin, x->dims[k]);
+    else
+        x->d[k] = F("(%s / %" PRId64 " %% %" PRId64 ")", x->lin, s, x->dims[k]);
+    return x->d[k];
+}
+
+/* The row-major linear offset of |x| (derived from its dimensions when not set). */
+static inline const char *ix_lin(em *e, ix *x) {
+    if (x->lin) return x->lin;
+    cxla_strbuf b;
+    cxla_strbuf_init(&b);
+    for (int64_t k = 0; k < x->rank; k++) {
+        if (x->dims[k] == 1) continue;
+        int64_t s = stride_of(x, k);
+        if (b.len) cxla_strbuf_puts(&b, " + ");
+        if (s == 1)
+            cxla_strbuf_puts(&b, x->d[k]);
+        else
+            cxla_strbuf_printf(&b, "%s * %" PRId64, x->d[k], s);
+    }
+    x->lin = b.len ? F("(%s)", b.data) : "0";
+    cpu_emit_buf_free(&b);
+    return x->lin;
+}
+
 /* The element count of |s|. */
 static inline int64_t elements_of(const cxla_shape *s) {
     int64_t n = 1;
@@ -158,12 +191,31 @@ static inline const char *lo_of(em *e) {
     return e->ranged ? "begin" : "0";
 }
 
+/* "(void)p0;" ... for inputs a function may leave unread. */
+static inline void void_inputs(em *e) {
+    int64_t n = e->fused ? e->fused->param_count : e->top->operand_count;
+    for (int64_t k = 0; k < n; k++) line(e, "(void)p%" PRId64 ";", k);
+}
+
 /* The outputs a nest computes: outs[idx[0..count)]. */
 typedef struct group {
     const cxla_instr *const *outs;
     const int64_t *idx;
     int64_t count;
 } group;
+
+/* The reducer of a reduce this emitter handles (one input, a recognized reducer defined
+ * on the type), else NONE. Mirrors interp_match_reducer and interp_reducer_supports. */
+typedef enum reducer {
+    RED_NONE,
+    RED_ADD,
+    RED_MUL,
+    RED_MAX,
+    RED_MIN,
+    RED_AND,
+    RED_OR,
+    RED_XOR
+} reducer;
 
 /* ---- emit.c ---------------------------------------------------------------------------- */
 
@@ -181,6 +233,25 @@ int64_t cpu_nest_input_index(const em *e, const cxla_instr *instr);
 bool cpu_nest_has_inline_reduce(const em *e);
 /* The iterations of the outer loop of an elementwise nest over |s|. */
 int64_t cpu_nest_elementwise_range(const cxla_shape *s, bool dims);
+/* Records that |instr| has no C form (|why|) in e->err, unless an error is there already. */
+void cpu_nest_fail(em *e, const cxla_instr *instr, const char *why);
+/* Writes the HLO text of |instr| as a comment line. */
+void cpu_nest_comment(em *e, const cxla_instr *instr);
+
+/* ---- emit_reduce.c --------------------------------------------------------------------- */
+
+/* The reducer of |instr| (a reduce), RED_NONE when the emitter has none for it. */
+reducer cpu_nest_match_reducer(const cxla_instr *instr);
+/* The value of the in-loop reduce |instr| (row fusion, the fast order) at output index |x|:
+ * its lanes and tree written where the value is needed. */
+const char *cpu_nest_inline_reduce(em *e, const cxla_instr *instr, ix *x);
+/* Whether |reduce| may be computed inside a fusion's loop (cpu_nest_inline_reduce). */
+bool cpu_nest_reduce_in_loop(const cxla_instr *reduce);
+/* The iterations of the outer loop of the loops of |reduce| (cpu_nest_reduce). */
+int64_t cpu_nest_reduce_range(const cxla_instr *reduce);
+/* Writes the loops of |reduce|, a kernel output, into output o|idx| (its helpers into
+ * e->helpers). */
+void cpu_nest_reduce(em *e, const cxla_instr *reduce, int64_t idx);
 
 /* ---- emit_transpose.c ------------------------------------------------------------------ */
 
