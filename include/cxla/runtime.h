@@ -267,7 +267,14 @@ cxla_status cxla_executable_run_with_options(cxla_executable *executable,
 /* A caller-owned array in host memory: |size| bytes at |data|, laid out as |shape| (an
  * array shape; no layout means row-major). A NULL |shape| means the shape of the
  * parameter or result leaf it stands for, in the entry layout. Tokens take no memory
- * (data may be NULL). */
+ * (data may be NULL).
+ *
+ * A leaf with bounded dynamic dimensions ("f32[<=8]") is held at its bounds, as XLA's CPU
+ * buffers hold it: the elements at the bounds in the layout (the value's elements at
+ * indices below its sizes, padding elsewhere), then, when |size| has room for them, the
+ * sizes as one int32_t per dimension (unaligned is fine) right after those bytes. An
+ * argument buffer without that room is at its bounds; a result buffer with it gets the
+ * result's sizes there (without it, only the elements). */
 typedef struct cxla_buffer {
     const cxla_shape *shape;
     void *data;
@@ -299,14 +306,17 @@ typedef struct cxla_buffer {
  * cpu backend computes the result in place, in the argument's memory, with no copy: an
  * update of the argument (dynamic-update-slice, scatter, a while loop's state) writes
  * only what it changes, and a result computed after the argument's last read is written
- * there directly. Backends that cannot (the interpreter) compute the result elsewhere
- * and copy it in after the run: the bytes the caller sees are the same. Donating
- * without aliases, or aliases without donation (the cpu backend then writes only its
+ * there directly. A dynamic argument (a whole parameter, row-major) is used so too, at
+ * its bounds: its padding is zeroed in place first, and the result's sizes are written
+ * after its elements when the buffer has room (above). Backends that cannot (the interpreter)
+ * compute the result elsewhere and copy it in after the run: the bytes the caller sees are the
+ * same. Donating without aliases, or aliases without donation (the cpu backend then writes only its
  * own memory), is allowed, as is a result buffer elsewhere than its donated argument
  * (the result is copied there).
  *
  * Errors: counts, shapes (type and dimensions must match; tiled layouts are refused),
- * sizes too small, a donated argument buffer that shares memory with another argument
+ * sizes too small, a dynamic argument's size beyond its bound (or a static dimension's
+ * not its size), a donated argument buffer that shares memory with another argument
  * buffer (INVALID_ARGUMENT), then as cxla_executable_run. */
 cxla_status cxla_executable_run_buffers(cxla_executable *executable,
                                         const cxla_run_options *options, const cxla_buffer *args,

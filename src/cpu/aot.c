@@ -90,6 +90,43 @@ static cxla_status check_shape(const aot *a, const cxla_instr *in, const cxla_sh
     return st;
 }
 
+/* Whether |declared| has a static dimension where |value| (the same structure) has a
+ * dynamic one. */
+static bool hides_dynamic(const cxla_shape *declared, const cxla_shape *value) {
+    if (declared->type == CXLA_TUPLE) {
+        if (value->type != CXLA_TUPLE || value->tuple_count != declared->tuple_count) return false;
+        for (int64_t e = 0; e < declared->tuple_count; e++)
+            if (hides_dynamic(&declared->elements[e], &value->elements[e])) return true;
+        return false;
+    }
+    if (!cxla_type_is_array(declared->type) || !cxla_type_is_array(value->type) ||
+        declared->rank != value->rank || !value->dynamic)
+        return false;
+    for (int64_t d = 0; d < value->rank; d++)
+        if (value->dynamic[d] && !(declared->dynamic && declared->dynamic[d])) return true;
+    return false;
+}
+
+/* A tuple or get-tuple-element that declares static dimensions for a dynamic operand's
+ * value (shape inference lets it through) holds the dynamic value (docs/semantics.md,
+ * "Dynamic shapes"), which the leaves laid out by declared shapes here do not carry. */
+static cxla_status check_passed_along(const cxla_instr *in) {
+    bool hides = false;
+    if (in->opcode == CXLA_OP_TUPLE && in->shape.type == CXLA_TUPLE)
+        for (int64_t k = 0; k < in->operand_count && k < in->shape.tuple_count; k++)
+            hides = hides || hides_dynamic(&in->shape.elements[k], &in->operands[k]->shape);
+    if (in->opcode == CXLA_OP_GET_TUPLE_ELEMENT && in->operand_count == 1) {
+        int64_t index = 0;
+        cxla_instr_int(in, CXLA_ATTR_INDEX, &index);
+        const cxla_shape *ts = &in->operands[0]->shape;
+        if (ts->type == CXLA_TUPLE && index >= 0 && index < ts->tuple_count)
+            hides = hides_dynamic(&in->shape, &ts->elements[index]);
+    }
+    return hides ? aot_no(in, "it declares static dimensions for a dynamic value, which stays "
+                              "dynamic (declare those dimensions bounded, <=N)")
+                 : NULL;
+}
+
 int64_t aot_add_leaf(acomp *c, aleaf l) {
     if (c->leaf_count == c->leaf_cap) {
         int64_t cap = c->leaf_cap ? 2 * c->leaf_cap : 64;
@@ -405,6 +442,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
     for (int64_t i = 0; i < n && !s; i++) {
         const cxla_instr *in = order[i];
         s = check_shape(a, in, &in->shape);
+        if (!s) s = check_passed_along(in);
         aot_bounds bk = AB_STATIC;
         if (!s) s = aot_dyn_check(a, in, comp == m->entry, &bk);
         if (s) break;

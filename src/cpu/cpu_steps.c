@@ -1009,16 +1009,23 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
         p->arg_leaf_count += n;
         free(shapes);
     }
-    /* Donated arguments the module aliases: the entry's to overwrite. */
+    /* Donated arguments the module aliases: the entry's to overwrite. A dynamic one only
+     * where it is a whole array parameter (it is then used at its bounds in the caller's
+     * memory, below); a dynamic leaf of a tuple is bound into a new literal each run. */
     for (int64_t a = 0; a < alias_count && !s; a++) {
         const cpu_io_alias *al = &aliases[a];
         value *x = &p->values[params[al->param][al->arg - p->arg_base[al->param]]];
-        if (!static_shape(x->shape)) continue; /* its sizes travel apart: not worth it */
+        const cxla_shape *ps = &entry->params[al->param]->shape;
+        size_t elem = 0;
+        if (!static_shape(x->shape) &&
+            (!cxla_type_is_array(ps->type) || !cpu_whole_elements(ps, &elem)))
+            continue;
         x->writable = true;
         x->alias_of = al->output;
     }
     /* Dynamic array parameters: an arena buffer at their bounds for the whole run, which
-     * each run binds the argument into (no new memory a run). */
+     * each run binds the argument into (no new memory a run); a donated one the module
+     * aliases is used where it lies instead (CPU_ARG_IN_PLACE). */
     for (int64_t i = 0; i < entry->param_count && !s; i++) {
         const cxla_shape *ps = &entry->params[i]->shape;
         size_t elem = 0;
@@ -1031,6 +1038,10 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
                 break;
             }
             for (int64_t k = 0; k < entry->param_count; k++) p->arg_copy[k] = -1;
+        }
+        if (p->values[params[i][0]].writable) {
+            p->arg_copy[i] = CPU_ARG_IN_PLACE;
+            continue;
         }
         int64_t v = cpu_steps_new_value(&b, ps, V_ARENA, -1);
         if (v < 0 || !cpu_steps_note(&b, v, true)) s = OOM();

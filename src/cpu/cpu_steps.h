@@ -14,6 +14,8 @@
 enum { ALIGN = 64, MAX_DEPTH = 64, POLL_EVERY = 256 };
 #define NEVER_READ  INT64_MIN
 #define READ_AT_END INT64_MAX
+/* cpu_plan.arg_copy: a donated dynamic argument used where it lies. */
+#define CPU_ARG_IN_PLACE (-2)
 
 typedef enum vkind { V_ARENA, V_ARG, V_CONST, V_TOKEN } vkind;
 
@@ -126,7 +128,10 @@ struct cpu_plan {
     int64_t *arg_base; /* by parameter: its first flat leaf */
     /* By parameter: an arena buffer (a value) that a dynamic array argument is bound into
      * at its bounds for each run (cpu_steps_run.c), -1 for the others (read where they
-     * lie, or bound into a new literal: tuples). NULL when every parameter is static. */
+     * lie, or bound into a new literal: tuples), CPU_ARG_IN_PLACE for a dynamic array
+     * argument of a plan for donated arguments that the module aliases: it is used in the
+     * caller's memory, which holds it at its bounds (its padding zeroed there first), so a
+     * result may be computed in it. NULL when every parameter is static. */
     int64_t *arg_copy;
     /* Bounded dynamic shapes: by value (read on class representatives), where the class's
      * current sizes lie in a run's array of sizes (-1: the class is static); dyn_total

@@ -77,7 +77,7 @@ cxla_status cpu_steps_donate(cpu_plan *p, const cpu_lives *b, int64_t *const *pa
         int64_t leaf = al->arg - p->arg_base[al->param];
         int64_t pc = cpu_value_find(p->values, params[al->param][leaf]);
         int64_t rc = cpu_value_find(p->values, p->root[al->output]);
-        if (!p->values[pc].writable) continue; /* a dynamic shape */
+        if (!p->values[pc].writable) continue; /* a dynamic leaf of a tuple */
         if (rc == pc) {
             p->stats.donated++; /* in-place updates made it the argument's buffer */
             continue;

@@ -990,6 +990,16 @@ static bool needs_relayout(const cxla_literal *lit) {
            (!cxla_layout_is_default(lit->shape) || lit->dyn_sizes);
 }
 
+/* Whether argument |lit| of the dynamic array parameter shape |want| lies at its bounds,
+ * row-major, with sizes within them: the form CPU_ARG_IN_PLACE uses where it lies (a
+ * buffer of cxla_executable_run_buffers is a view of that form). */
+static bool at_bounds(const cxla_shape *want, const cxla_literal *lit) {
+    if (!bindable(want, lit)) return false;
+    for (int64_t d = 0; d < want->rank; d++)
+        if (lit->shape->dims[d] != want->dims[d]) return false;
+    return true;
+}
+
 bool cpu_plan_can_donate(const cpu_plan *p, const exec_run_options *options,
                          const cxla_literal *const *args, int64_t arg_count) {
     if (!p || !p->donating || !options || !options->donated || !options->in_place_arg ||
@@ -997,7 +1007,13 @@ bool cpu_plan_can_donate(const cpu_plan *p, const exec_run_options *options,
         return false;
     for (int64_t a = 0; a < p->alias_count; a++) {
         const cpu_io_alias *al = &p->aliases[a];
-        if (!options->donated[al->arg] || needs_relayout(args[al->param])) return false;
+        if (!options->donated[al->arg]) return false;
+        if (p->arg_copy && p->arg_copy[al->param] == CPU_ARG_IN_PLACE) {
+            if (!at_bounds(&p->module->entry->params[al->param]->shape, args[al->param]))
+                return false;
+        } else if (needs_relayout(args[al->param])) {
+            return false;
+        }
     }
     return true;
 }
@@ -1204,6 +1220,41 @@ static const cxla_instr *leaf_instr(const cxla_instr *in, int64_t *k, int depth)
     return NULL;
 }
 
+/* Result leaf |k| (|leaf|) when the module declares it static and its value is dynamic (a
+ * tuple or get-tuple-element root over a bounded value, which shape inference lets
+ * through): the leaf takes the dynamic dimensions of the values its class holds, as the
+ * interpreter returns the value itself and XLA's DynamicPadder gives such a result its
+ * dynamic form (SliceToDynamic at the entry's root). Sets *|changed| when it does. */
+static cxla_status leaf_dynamic_shape(const cpu_plan *p, int64_t k, cxla_literal *leaf,
+                                      bool *changed) {
+    const cxla_shape *ls = leaf->shape;
+    uint8_t dyn[CXLA_MAX_RANK] = {0};
+    bool more = false;
+    for (int64_t d = 0; d < ls->rank && d < CXLA_MAX_RANK; d++)
+        dyn[d] = ls->dynamic && ls->dynamic[d];
+    for (int64_t c = 0; c < p->value_count; c++) {
+        const value *x = &p->values[c];
+        if (x->parent != p->root[k] || !x->shape->dynamic || x->shape->rank != ls->rank) continue;
+        for (int64_t d = 0; d < ls->rank; d++)
+            if (x->shape->dynamic[d] && !dyn[d] && x->shape->dims[d] == ls->dims[d]) {
+                dyn[d] = 1;
+                more = true;
+            }
+    }
+    if (!more) return NULL;
+    cxla_shape shape = *ls;
+    shape.dynamic = dyn;
+    *changed = true;
+    return cxla_literal_replace_shape(leaf, &shape);
+}
+
+/* Brings the shapes of the tuples in |lit| in line with their elements' (bottom up). */
+static void refresh_tuples(cxla_literal *lit) {
+    if (!lit || lit->shape->type != CXLA_TUPLE) return;
+    for (int64_t i = 0; i < lit->tuple_count; i++) refresh_tuples(lit->elements[i]);
+    cxla_literal_tuple_refresh_shape(lit);
+}
+
 cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
                          const cxla_literal *const *args, int64_t arg_count,
                          cxla_literal **out_result) {
@@ -1261,12 +1312,28 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
             break;
         }
         const cxla_literal *use = args[i];
-        if (p->arg_copy && p->arg_copy[i] >= 0 && bindable(want, args[i])) {
+        if (p->arg_copy && p->arg_copy[i] == CPU_ARG_IN_PLACE) {
+            /* A donated dynamic argument at its bounds (cpu_plan_can_donate checked it):
+             * used in the caller's memory, its padding zeroed there as bind_copy would. */
+            size_t elem = 0;
+            int64_t sizes[CXLA_MAX_RANK];
+            if (!options || !options->donated || !options->donated[p->arg_base[i]] ||
+                !at_bounds(want, args[i]) || !cpu_whole_elements(want, &elem)) {
+                s = cxla_error(CXLA_STATUS_INTERNAL,
+                               "argument %" PRId64 " is not donated at its bounds", i);
+                break;
+            }
+            for (int64_t d = 0; d < want->rank; d++)
+                sizes[d] = cxla_literal_dynamic_size(args[i], d);
+            pad_array(args[i]->data, want, sizes, elem, NULL);
+        } else if (p->arg_copy && p->arg_copy[i] >= 0 && bindable(want, args[i])) {
             /* Bound into the arena below, once it is there. */
             if (argl) argl[p->arg_base[i]] = (cxla_literal *)args[i];
             continue;
         }
-        if (!cxla_shape_is_static(want)) { /* any sizes up to the bounds, as the driver */
+        if (p->arg_copy && p->arg_copy[i] == CPU_ARG_IN_PLACE) {
+            /* where it lies (above) */
+        } else if (!cxla_shape_is_static(want)) { /* any sizes up to the bounds, as the driver */
             s = interp_dynamic_bind_argument(want, args[i], i, &owned[i]);
             use = owned[i];
         } else if (needs_relayout(args[i])) {
@@ -1344,13 +1411,17 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     for (int64_t k = 0; k < p->root_count && !s; k++)
         if (direct[k] && !(options->in_place_arg && options->in_place_arg[k] >= 0))
             options->result_written[k] = true;
-    /* The result leaves' sizes. */
+    /* The result leaves' sizes; a leaf declared static over a dynamic value takes the
+     * value's dynamic dimensions first (leaf_dynamic_shape). */
+    bool reshaped = false;
     for (int64_t k = 0; resl && k < p->root_count && !s; k++) {
         const int64_t *z = sizes_of(&r, p->root[k]);
+        if (z) s = leaf_dynamic_shape(p, k, resl[k], &reshaped);
         for (int64_t d = 0; z && d < resl[k]->shape->rank && !s; d++)
             if (z[d] != cxla_literal_dynamic_size(resl[k], d))
                 s = cxla_literal_set_dynamic_size(resl[k], d, z[d]);
     }
+    if (reshaped) refresh_tuples(result);
     if (r.ictx_ready) interp_ctx_deinit(&r.ictx);
     if (arena) {
         void *expected = NULL;

@@ -264,6 +264,7 @@ static void free_view(cxla_literal *v) {
     if (!v) return;
     for (int64_t i = 0; i < v->tuple_count; i++) free_view(v->elements[i]);
     free(v->elements);
+    free(v->dyn_sizes);
     cxla_shape_free(v->shape);
     free(v);
 }
@@ -302,6 +303,55 @@ static cxla_status check_buffer(const cxla_buffer *b, const cxla_shape *want, co
     return NULL;
 }
 
+/* The sizes of a dynamic array in a buffer (XLA CPU's layout of a dynamic shape, PJRT's
+ * "suffix" metadata): after the elements at the bounds, one s32 per dimension, when the
+ * buffer has room for them. How many bytes they take for |shape| (0 when it is static),
+ * and where they start (the bytes at the bounds). */
+static size_t sizes_bytes(const cxla_shape *shape) {
+    if (!cxla_type_is_array(shape->type) || !shape->dynamic) return 0;
+    return (size_t)shape->rank * sizeof(int32_t);
+}
+
+/* Whether buffer |b| of array shape |shape| carries sizes; their offset in *out_at. */
+static bool has_sizes(const cxla_buffer *b, const cxla_shape *shape, size_t *out_at) {
+    size_t n = sizes_bytes(shape), at = 0;
+    if (!n || cxla_shape_byte_size(shape, &at) || !b->data) return false;
+    *out_at = at;
+    return b->size >= at && b->size - at >= n;
+}
+
+/* Gives view |v| of argument buffer |b| (index |index|) the sizes the buffer carries, each
+ * checked against its bound (INVALID_ARGUMENT naming the buffer and dimension). */
+static cxla_status read_sizes(const cxla_buffer *b, int64_t index, cxla_literal *v) {
+    size_t at = 0;
+    if (!has_sizes(b, v->shape, &at)) return NULL; /* at its bounds */
+    for (int64_t d = 0; d < v->shape->rank; d++) {
+        int32_t size;
+        memcpy(&size, (const char *)b->data + at + (size_t)d * sizeof(int32_t), sizeof(size));
+        bool dynamic = v->shape->dynamic[d] != 0;
+        if (size < 0 || size > v->shape->dims[d] || (!dynamic && size != v->shape->dims[d]))
+            return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                              "argument buffer %" PRId64 " gives dimension %" PRId64
+                              " the size %" PRId32 " (its s32 sizes follow the %zu bytes of its "
+                              "elements), but the dimension is %s%" PRId64,
+                              index, d, size, at, dynamic ? "at most " : "", v->shape->dims[d]);
+        if (size != v->shape->dims[d])
+            CXLA_RETURN_IF_ERROR(cxla_literal_set_dynamic_size(v, d, size));
+    }
+    return NULL;
+}
+
+/* Writes the sizes of result leaf |lit| after its elements in buffer |b| (of shape
+ * |shape|), when the leaf is dynamic and the buffer has room for them. */
+static void write_sizes(const cxla_buffer *b, const cxla_shape *shape, const cxla_literal *lit) {
+    size_t at = 0;
+    if (!has_sizes(b, shape, &at) || shape->rank != cxla_literal_shape(lit)->rank) return;
+    for (int64_t d = 0; d < shape->rank; d++) {
+        int32_t size = (int32_t)cxla_literal_dynamic_size(lit, d);
+        memcpy((char *)b->data + at + (size_t)d * sizeof(int32_t), &size, sizeof(size));
+    }
+}
+
 /* Builds the argument for parameter shape |want| from buffers args[*next ...]. */
 static cxla_status build_view(const cxla_shape *want, const cxla_buffer *args, int64_t count,
                               int64_t *next, cxla_literal **out) {
@@ -335,7 +385,13 @@ static cxla_status build_view(const cxla_shape *want, const cxla_buffer *args, i
                           count);
     const cxla_shape *shape;
     CXLA_RETURN_IF_ERROR(check_buffer(&args[i], want, "argument", i, &shape));
-    return make_view(shape, args[i].data, out);
+    CXLA_RETURN_IF_ERROR(make_view(shape, args[i].data, out));
+    cxla_status s = read_sizes(&args[i], i, *out);
+    if (s) {
+        free_view(*out);
+        *out = NULL;
+    }
+    return s;
 }
 
 /* Copies the leaves of |lit| into results[*next ...]; a leaf the backend left in a
@@ -365,15 +421,24 @@ static cxla_status copy_out(const cxla_literal *lit, const cxla_buffer *results,
         CXLA_RETURN_IF_ERROR(make_view(&rm, a->data, &view));
         const cxla_shape *shape = NULL;
         int64_t at = i;
-        cxla_status s = check_buffer(&results[i], view->shape, "result", i, &shape);
-        if (!s && !(results[i].data == a->data && cxla_shape_equal(shape, view->shape)))
+        cxla_status s = NULL;
+        /* A dynamic leaf: the sizes are the result's (the argument's own were read). */
+        for (int64_t d = 0; d < rm.rank && rm.dynamic && !s; d++)
+            if (cxla_literal_dynamic_size(lit, d) != rm.dims[d])
+                s = cxla_literal_set_dynamic_size(view, d, cxla_literal_dynamic_size(lit, d));
+        if (!s) s = check_buffer(&results[i], view->shape, "result", i, &shape);
+        if (!s && results[i].data == a->data && cxla_shape_equal(shape, view->shape))
+            write_sizes(&results[i], shape, view);
+        else if (!s)
             s = copy_out(view, results, count, NULL, NULL, NULL, false, &at);
         free_view(view);
         return s;
     }
     const cxla_shape *shape, *have = cxla_literal_shape(lit);
     CXLA_RETURN_IF_ERROR(check_buffer(&results[i], have, "result", i, &shape));
-    if (!cxla_type_is_array(have->type) || !cxla_literal_byte_size(lit)) return NULL;
+    if (!cxla_type_is_array(have->type)) return NULL;
+    write_sizes(&results[i], shape, lit);
+    if (!cxla_literal_byte_size(lit)) return NULL;
     if (cxla_shape_equal(shape, have)) {
         memcpy(results[i].data, cxla_literal_data_const(lit), cxla_literal_byte_size(lit));
         return NULL;

@@ -250,16 +250,217 @@ static void test_bad_aliases(const char *backend) {
     cxla_client_destroy(c);
 }
 
+/* ---- dynamic leaves ---------------------------------------------------------------------- */
+
+/* A buffer of f32[<=8]: the elements at the bound, then the size as an s32 (XLA CPU's layout
+ * of a dynamic array, which cxla_executable_run_buffers reads and writes). */
+typedef struct dyn8 {
+    float x[8];
+    int32_t size;
+} dyn8;
+
+/* The aliased result is first written after the argument's last read (the reduce reads p,
+ * the add writes r): the cpu backend computes r in p's memory. g's size is r's. */
+static const char dyn_in_place_text[] =
+    "HloModule donate_dyn, input_output_alias={ {}: (0, {}, may-alias) }\n"
+    "add {\n"
+    "  a = f32[] parameter(0)\n"
+    "  b = f32[] parameter(1)\n"
+    "  ROOT s = f32[] add(a, b)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  p = f32[<=8] parameter(0)\n"
+    "  g = f32[<=8] parameter(1)\n"
+    "  z = f32[] constant(0)\n"
+    "  s = f32[] reduce(p, z), dimensions={0}, to_apply=add\n"
+    "  sb = f32[8] broadcast(s), dimensions={}\n"
+    "  ROOT r = f32[<=8] add(sb, g)\n"
+    "}\n";
+
+/* A reverse reads the whole argument while it writes its result: the result may not be
+ * computed in the donated argument (a reverse in place would read elements it already
+ * overwrote), so it is computed elsewhere and copied in. */
+static const char dyn_reverse_text[] =
+    "HloModule donate_dyn_reverse, input_output_alias={ {}: (0, {}, may-alias) }\n"
+    "ENTRY main {\n"
+    "  p = f32[<=8] parameter(0)\n"
+    "  ROOT r = f32[<=8] reverse(p), dimensions={0}\n"
+    "}\n";
+
+/* A while loop whose state starts as the donated argument: the state takes its buffer,
+ * and its sizes travel with it (the add keeps them). */
+static const char dyn_loop_text[] =
+    "HloModule donate_dyn_loop, input_output_alias={ {}: (0, {}, may-alias) }\n"
+    "cond {\n"
+    "  p = (s32[], f32[<=8]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(p), index=0\n"
+    "  n = s32[] constant(3)\n"
+    "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+    "}\n"
+    "body {\n"
+    "  p = (s32[], f32[<=8]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(p), index=0\n"
+    "  v = f32[<=8] get-tuple-element(p), index=1\n"
+    "  d = f32[<=8] add(v, v)\n"
+    "  one = s32[] constant(1)\n"
+    "  next = s32[] add(i, one)\n"
+    "  ROOT t = (s32[], f32[<=8]) tuple(next, d)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  p = f32[<=8] parameter(0)\n"
+    "  zero = s32[] constant(0)\n"
+    "  t0 = (s32[], f32[<=8]) tuple(zero, p)\n"
+    "  w = (s32[], f32[<=8]) while(t0), condition=cond, body=body\n"
+    "  ROOT r = f32[<=8] get-tuple-element(w), index=1\n"
+    "}\n";
+
+static cxla_client *client_for(const char *backend) {
+    cxla_client_options co;
+    cxla_client_options_init(&co);
+    co.backend = backend;
+    co.thread_count = 1;
+    cxla_client *c = NULL;
+    CHECK_OK(cxla_client_create(&co, &c));
+    return c;
+}
+
+/* Runs |text| on |backend| with p (donated, sizes after its elements) and, when the module
+ * takes it, g; the result goes to |res| (which may be p itself). */
+static void run_dyn(const char *backend, const char *text, dyn8 *p, const dyn8 *g, dyn8 *res,
+                    bool donate) {
+    cxla_client *c = client_for(backend);
+    cxla_executable *e = c ? compile(c, text) : NULL;
+    if (e) {
+        bool donated[2] = {donate, false};
+        cxla_run_options ro;
+        cxla_run_options_init(&ro);
+        ro.donated = donated;
+        int64_t n = cxla_executable_parameter_count(e);
+        cxla_buffer args[2] = {{NULL, p, sizeof(*p)}, {NULL, (void *)g, sizeof(*g)}};
+        cxla_buffer out = {NULL, res, sizeof(*res)};
+        CHECK_OK(cxla_executable_run_buffers(e, &ro, args, n, &out, 1));
+    }
+    cxla_executable_destroy(e);
+    cxla_client_destroy(c);
+}
+
+static void fill_dyn(dyn8 *d, int32_t size, float base) {
+    for (int k = 0; k < 8; k++) d->x[k] = k < size ? base + (float)k : 99.0f; /* 99: padding */
+    d->size = size;
+}
+
+/* Whether |a| and |b| hold the same value: the same size, the same elements below it. */
+static bool same_dyn(const dyn8 *a, const dyn8 *b) {
+    if (a->size != b->size) return false;
+    for (int k = 0; k < a->size; k++)
+        if (a->x[k] != b->x[k]) return false;
+    return true;
+}
+
+static void test_dynamic_in_place(void) {
+    /* The interpreter's answer (it never writes an argument), then the cpu backend's: in
+     * place (the result buffer is p), and with the result elsewhere, where p's memory
+     * shows that the cpu backend computed the result there. */
+    dyn8 p, g, want, got, p2;
+    fill_dyn(&p, 3, 1.0f); /* 1 + 2 + 3 = 6 */
+    fill_dyn(&g, 5, 10.0f);
+    run_dyn("interpreter", dyn_in_place_text, &p, &g, &want, true);
+    CHECK_EQ_I64(want.size, 5);
+    CHECK(want.x[0] == 16 && want.x[4] == 20);
+    CHECK_MSG(p.x[0] == 1 && p.size == 3, "the interpreter wrote a donated argument");
+
+    run_dyn("cpu", dyn_in_place_text, &p, &g, &p, true); /* the result in p itself */
+    CHECK_MSG(same_dyn(&p, &want), "cpu in place: size %d, %g %g", p.size, p.x[0], p.x[4]);
+    for (int k = 5; k < 8; k++) CHECK(p.x[k] == 0); /* the result's padding */
+
+    fill_dyn(&p2, 3, 1.0f);
+    memset(&got, 0, sizeof(got));
+    run_dyn("cpu", dyn_in_place_text, &p2, &g, &got, true);
+    CHECK(same_dyn(&got, &want));
+    /* The result was computed in the donated argument's memory (then copied out). */
+    CHECK_MSG(p2.x[0] == 16 && p2.x[4] == 20, "cpu: not computed in the donated argument");
+
+    /* Not donated: p is left as it was, and the result is the same. */
+    fill_dyn(&p2, 3, 1.0f);
+    run_dyn("cpu", dyn_in_place_text, &p2, &g, &got, false);
+    CHECK(same_dyn(&got, &want));
+    CHECK(p2.x[0] == 1 && p2.x[3] == 99 && p2.size == 3);
+}
+
+static void test_dynamic_loop(void) {
+    dyn8 p, want, got;
+    fill_dyn(&p, 6, 1.0f);
+    run_dyn("interpreter", dyn_loop_text, &p, NULL, &want, true);
+    CHECK(want.size == 6 && want.x[0] == 8 && want.x[5] == 48);
+    fill_dyn(&p, 6, 1.0f);
+    run_dyn("cpu", dyn_loop_text, &p, NULL, &p, true);
+    CHECK_MSG(same_dyn(&p, &want), "cpu loop in place: size %d, %g %g", p.size, p.x[0], p.x[5]);
+    fill_dyn(&p, 6, 1.0f);
+    memset(&got, 0, sizeof(got));
+    run_dyn("cpu", dyn_loop_text, &p, NULL, &got, true);
+    CHECK(same_dyn(&got, &want));
+    CHECK_MSG(p.x[0] == 8 && p.x[5] == 48, "cpu loop: the state was not the donated argument");
+}
+
+static void test_dynamic_no_alias(void) {
+    dyn8 p, want, got;
+    fill_dyn(&p, 5, 1.0f);
+    run_dyn("interpreter", dyn_reverse_text, &p, NULL, &want, true);
+    CHECK_EQ_I64(want.size, 5);
+    CHECK(want.x[0] == 5 && want.x[4] == 1);
+    for (int pass = 0; pass < 2; pass++) {
+        /* The result in p's memory, then elsewhere. */
+        fill_dyn(&p, 5, 1.0f);
+        memset(&got, 0, sizeof(got));
+        run_dyn("cpu", dyn_reverse_text, &p, NULL, pass ? &got : &p, true);
+        const dyn8 *r = pass ? &got : &p;
+        CHECK_MSG(same_dyn(r, &want), "cpu reverse (%s): size %d, %g %g %g",
+                  pass ? "elsewhere" : "in p", r->size, r->x[0], r->x[2], r->x[4]);
+    }
+}
+
+/* Sizes in buffers: a buffer with no room for them is at its bounds (and a result buffer
+ * without room just gets the elements); a size beyond the bound is refused. */
+static void test_dynamic_sizes(const char *backend) {
+    cxla_client *c = client_for(backend);
+    cxla_executable *e = c ? compile(c, dyn_reverse_text) : NULL;
+    if (!e) {
+        cxla_client_destroy(c);
+        return;
+    }
+    dyn8 p, r;
+    fill_dyn(&p, 8, 1.0f);
+    float bare[8];
+    cxla_buffer arg = {NULL, p.x, sizeof(p.x)}, out = {NULL, &r, sizeof(r)};
+    p.size = 2; /* not read: the buffer ends before it */
+    CHECK_OK(cxla_executable_run_buffers(e, NULL, &arg, 1, &out, 1));
+    CHECK_MSG(r.size == 8 && r.x[0] == 8 && r.x[7] == 1, "%s: at the bounds", backend);
+    out = (cxla_buffer){NULL, bare, sizeof(bare)};
+    arg.size = sizeof(p);
+    CHECK_OK(cxla_executable_run_buffers(e, NULL, &arg, 1, &out, 1));
+    CHECK_MSG(bare[0] == 2 && bare[1] == 1, "%s: a result without room for its size", backend);
+    p.size = 9;
+    CHECK_ERROR_HAS(cxla_executable_run_buffers(e, NULL, &arg, 1, &out, 1),
+                    "argument buffer 0 gives dimension 0 the size 9");
+    p.size = -1;
+    CHECK_ERROR_HAS(cxla_executable_run_buffers(e, NULL, &arg, 1, &out, 1), "at most 8");
+    cxla_executable_destroy(e);
+    cxla_client_destroy(c);
+}
+
 static void test_interpreter(void) {
     test_dus("interpreter");
     test_two_aliases("interpreter");
     test_bad_aliases("interpreter");
+    test_dynamic_sizes("interpreter");
 }
 
 static void test_cpu(void) {
     test_dus("cpu");
     test_two_aliases("cpu");
     test_bad_aliases("cpu");
+    test_dynamic_sizes("cpu");
 }
 
-TEST_MAIN(TEST(test_interpreter), TEST(test_cpu))
+TEST_MAIN(TEST(test_interpreter), TEST(test_cpu), TEST(test_dynamic_in_place),
+          TEST(test_dynamic_loop), TEST(test_dynamic_no_alias))
