@@ -1,6 +1,6 @@
 /* bench_floors: the floors of this machine that the cpu backend is measured against.
  *
- *   bench_floors [--mb N] [--threads LIST] [--reps N]
+ *   bench_floors [--mb N] [--threads LIST] [--reps N] [--what all|mem|fma]
  *
  * Memory: a STREAM-like copy (c = a) and triad (a = b + s * c) over double arrays of
  * --mb MiB each (default 256, far bigger than any cache these machines have), each thread
@@ -25,13 +25,19 @@
  * CPU has.
  *
  * Every figure is measured once per thread count of --threads (default 1,2) and printed
- * as one machine-readable line, `NAME VALUE`: triad_GBps_<n>t, copy_GBps_<n>t,
- * read_GBps_<n>t, fma_GFLOPs_<n>t. Lines starting with '#' are notes for people (sizes, vector
- * width). Exit status 2 on bad arguments or when memory cannot be had. */
+ * as one machine-readable line, `NAME VALUE` (the best of --reps): triad_GBps_<n>t,
+ * copy_GBps_<n>t, read_GBps_<n>t, fma_GFLOPs_<n>t. Lines starting with '#' are notes for
+ * people (sizes, vector width) and, for each memory figure, the spread of its repetitions
+ * (`# spread copy_GBps_2t best 69.1 median 66.0 worst 41.2`): on the shared 2-core EPYC the
+ * copy figure moved from 41 to 69 GB/s between two runs five minutes apart, so one
+ * figure alone says little; bench/ops_bench.py runs --what mem again between its cases.
+ * --what mem measures only memory, fma only the FMA peak. Exit status 2 on bad arguments
+ * or when memory cannot be had. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,10 +251,13 @@ static double checksum_all(const job *jobs, int n) {
 
 static int usage(const char *why) {
     fprintf(stderr,
-            "bench_floors: %s\nusage: bench_floors [--mb N] [--threads LIST] [--reps N]\n"
-            "  --mb N          MiB per array (3 arrays; default 256)\n"
+            "bench_floors: %s\nusage: bench_floors [--mb N] [--threads LIST] [--reps N] "
+            "[--what all|mem|fma]\n"
+            "  --mb N          MiB per array (4 arrays; default 256, far over a 32 MiB\n"
+            "                  last-level cache)\n"
             "  --threads LIST  thread counts, comma-separated (default 1,2)\n"
-            "  --reps N        runs per figure, best kept (default 8)\n",
+            "  --reps N        runs per figure, best kept (default 8)\n"
+            "  --what W        all (default), mem (copy, triad, read) or fma\n",
             why);
     return 2;
 }
@@ -268,6 +277,20 @@ static double *alloc_huge(size_t bytes, void **base, size_t *size) {
     return (double *)(void *)p;
 }
 
+/* Prints the spread of one memory figure over its repetitions: |seconds[0..n)| for
+ * |bytes| each, sorted here. */
+static void print_spread(const char *name, int threads, double bytes, double *seconds, long n) {
+    for (long i = 1; i < n; i++)
+        for (long j = i; j > 0 && seconds[j] < seconds[j - 1]; j--) {
+            double t = seconds[j];
+            seconds[j] = seconds[j - 1];
+            seconds[j - 1] = t;
+        }
+    double median = n % 2 ? seconds[n / 2] : 0.5 * (seconds[n / 2 - 1] + seconds[n / 2]);
+    printf("# spread %s_GBps_%dt best %.2f median %.2f worst %.2f over %ld runs\n", name, threads,
+           bytes / seconds[0] / 1e9, bytes / median / 1e9, bytes / seconds[n - 1] / 1e9, n);
+}
+
 static int parse_positive(const char *text, long max, long *out) {
     char *end = NULL;
     errno = 0;
@@ -277,8 +300,91 @@ static int parse_positive(const char *text, long max, long *out) {
     return 1;
 }
 
+/* The memory figures (copy, triad, read) at each thread count of |counts|, with their
+ * spreads; 0, or -1 with a message on stderr. */
+static int measure_memory(long mb, long reps, const int *counts, int ncounts, job *jobs,
+                          double *sink) {
+    size_t n = (size_t)mb * 1024 * 1024 / sizeof(double);
+    double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));
+    double *c = malloc(n * sizeof(double));
+    void *r_base = NULL;
+    size_t r_size = 0;
+    double *rd = alloc_huge(n * sizeof(double), &r_base, &r_size);
+    if (!a || !b || !c || !rd) {
+        fprintf(stderr, "bench_floors: cannot allocate 4 arrays of %ld MiB (try --mb)\n", mb);
+        free(a);
+        free(b);
+        free(c);
+        if (rd) munmap(r_base, r_size);
+        return -1;
+    }
+    int most = 1;
+    for (int i = 0; i < ncounts; i++) most = counts[i] > most ? counts[i] : most;
+    /* First touch by as many threads as will run later, so pages spread the same way. */
+    split(jobs, most, KERNEL_INIT, a, b, c, n);
+    double started = run_jobs(jobs, most);
+    split(jobs, most, KERNEL_INIT, rd, b, c, n);
+    int status = 0;
+    if (started < 0 || run_jobs(jobs, most) < 0) {
+        fprintf(stderr, "bench_floors: cannot start %d threads\n", most);
+        status = -1;
+    }
+    printf("# memory: 3 arrays of %ld MiB (double), best of %ld; STREAM byte counting; read: "
+           "a fourth, huge pages advised\n",
+           mb, reps);
+    for (int ci = 0; ci < ncounts && !status; ci++) {
+        int t = counts[ci];
+        double best_copy = 1e30, best_triad = 1e30, best_read = 1e30;
+        double *times = malloc((size_t)reps * 3 * sizeof(double));
+        if (!times) {
+            fprintf(stderr, "bench_floors: out of memory\n");
+            status = -1;
+            break;
+        }
+        for (long r = 0; r < reps && !status; r++) {
+            split(jobs, t, KERNEL_COPY, a, b, c, n);
+            double tc = run_jobs(jobs, t);
+            *sink += checksum_all(jobs, t);
+            split(jobs, t, KERNEL_TRIAD, a, b, c, n);
+            double tt = run_jobs(jobs, t);
+            *sink += checksum_all(jobs, t);
+            split(jobs, t, KERNEL_READ, rd, b, c, n);
+            double tr = run_jobs(jobs, t);
+            *sink += checksum_all(jobs, t);
+            if (tc < 0 || tt < 0 || tr < 0) {
+                fprintf(stderr, "bench_floors: cannot start %d threads\n", t);
+                status = -1;
+            }
+            times[r] = tc;
+            times[reps + r] = tt;
+            times[2 * reps + r] = tr;
+            best_copy = tc < best_copy ? tc : best_copy;
+            best_triad = tt < best_triad ? tt : best_triad;
+            best_read = tr < best_read ? tr : best_read;
+        }
+        if (status) {
+            free(times);
+            break;
+        }
+        printf("copy_GBps_%dt %.2f\n", t, 16.0 * (double)n / best_copy / 1e9);
+        printf("triad_GBps_%dt %.2f\n", t, 24.0 * (double)n / best_triad / 1e9);
+        printf("read_GBps_%dt %.2f\n", t, 8.0 * (double)n / best_read / 1e9);
+        print_spread("copy", t, 16.0 * (double)n, times, reps);
+        print_spread("triad", t, 24.0 * (double)n, times + reps, reps);
+        print_spread("read", t, 8.0 * (double)n, times + 2 * reps, reps);
+        free(times);
+        fflush(stdout);
+    }
+    free(a);
+    free(b);
+    free(c);
+    munmap(r_base, r_size);
+    return status;
+}
+
 int main(int argc, char **argv) {
     long mb = 256, reps = 8;
+    bool mem = true, fma = true;
     int counts[16], ncounts = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -288,6 +394,11 @@ int main(int argc, char **argv) {
             if (!parse_positive(v, 1 << 20, &mb)) return usage("--mb needs a positive number");
         } else if (strcmp(a, "--reps") == 0) {
             if (!parse_positive(v, 1000, &reps)) return usage("--reps needs 1 to 1000");
+        } else if (strcmp(a, "--what") == 0) {
+            if (strcmp(v, "all") != 0 && strcmp(v, "mem") != 0 && strcmp(v, "fma") != 0)
+                return usage("--what needs all, mem or fma");
+            mem = strcmp(v, "fma") != 0;
+            fma = strcmp(v, "mem") != 0;
         } else if (strcmp(a, "--threads") == 0) {
             char *list = strdup(v), *save = NULL;
             if (!list) return usage("out of memory");
@@ -310,64 +421,16 @@ int main(int argc, char **argv) {
         ncounts = 2;
     }
 
-    size_t n = (size_t)mb * 1024 * 1024 / sizeof(double);
-    double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));
-    double *c = malloc(n * sizeof(double));
-    void *r_base = NULL;
-    size_t r_size = 0;
-    double *rd = alloc_huge(n * sizeof(double), &r_base, &r_size);
-    if (!a || !b || !c || !rd) {
-        fprintf(stderr, "bench_floors: cannot allocate 4 arrays of %ld MiB (try --mb)\n", mb);
-        return 2;
-    }
     job jobs[MAX_THREADS];
-    int most = 1;
-    for (int i = 0; i < ncounts; i++) most = counts[i] > most ? counts[i] : most;
-    /* First touch by as many threads as will run later, so pages spread the same way. */
-    split(jobs, most, KERNEL_INIT, a, b, c, n);
-    double started = run_jobs(jobs, most);
-    split(jobs, most, KERNEL_INIT, rd, b, c, n);
-    if (started < 0 || run_jobs(jobs, most) < 0) {
-        fprintf(stderr, "bench_floors: cannot start %d threads\n", most);
-        return 2;
+    double sink = 0;
+    if (mem && measure_memory(mb, reps, counts, ncounts, jobs, &sink) != 0) return 2;
+
+    if (!fma) {
+        printf("# checksum %g\n", sink);
+        return 0;
     }
-    printf("# memory: 3 arrays of %ld MiB (double), best of %ld; STREAM byte counting; read: "
-           "a fourth, huge pages advised\n",
-           mb, reps);
     printf("# compute: f32 FMA, %s, %d lanes x %d accumulators\n", FMA_ISA, FMA_LANES,
            FMA_ACCUMULATORS);
-    double sink = 0;
-    for (int ci = 0; ci < ncounts; ci++) {
-        int t = counts[ci];
-        double best_copy = 1e30, best_triad = 1e30, best_read = 1e30;
-        for (long r = 0; r < reps; r++) {
-            split(jobs, t, KERNEL_COPY, a, b, c, n);
-            double tc = run_jobs(jobs, t);
-            sink += checksum_all(jobs, t);
-            split(jobs, t, KERNEL_TRIAD, a, b, c, n);
-            double tt = run_jobs(jobs, t);
-            sink += checksum_all(jobs, t);
-            split(jobs, t, KERNEL_READ, rd, b, c, n);
-            double tr = run_jobs(jobs, t);
-            sink += checksum_all(jobs, t);
-            if (tc < 0 || tt < 0 || tr < 0) {
-                fprintf(stderr, "bench_floors: cannot start %d threads\n", t);
-                return 2;
-            }
-            best_copy = tc < best_copy ? tc : best_copy;
-            best_triad = tt < best_triad ? tt : best_triad;
-            best_read = tr < best_read ? tr : best_read;
-        }
-        printf("copy_GBps_%dt %.2f\n", t, 16.0 * (double)n / best_copy / 1e9);
-        printf("triad_GBps_%dt %.2f\n", t, 24.0 * (double)n / best_triad / 1e9);
-        printf("read_GBps_%dt %.2f\n", t, 8.0 * (double)n / best_read / 1e9);
-        fflush(stdout);
-    }
-    free(a);
-    free(b);
-    free(c);
-    munmap(r_base, r_size);
-
     /* Iterations sized from a short calibration run so that each figure takes ~0.1 s. */
     job probe = {.k = KERNEL_FMA, .iterations = 1 << 16};
     double tp = run_jobs(&probe, 1);

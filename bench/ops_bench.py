@@ -26,7 +26,9 @@ Floors: bench_floors (built next to cxla) measures this machine's memory bandwid
 and a read-only stream) and f32 FMA peak in the same run; a case's floor is the bytes it
 must read and write over the triad bandwidth (over the read-only bandwidth for the pure
 reductions: sums to a scalar, row and column sums) or its flops over the FMA peak,
-whichever is larger, at the first thread count of --threads. Ratios: backend / floor,
+whichever is larger, at the first thread count of --threads. The memory figures are
+measured again after every case (bench_floors --what mem; not with --floors-once): a
+case's floor is the best of the figures just before and after it. Ratios: backend / floor,
 backend / PyTorch, backend / NumPy (above 1: cxla is slower). The tiny-adds case is
 reported in microseconds per source operation and has no floor.
 
@@ -820,14 +822,17 @@ def commit(root):
     return head + (" (with uncommitted changes)" if dirty else "")
 
 
-def measure_floors(path, threads, small):
-    """bench_floors' figures ({"triad_GBps_2t": x, ...}), or {} with a note on stderr."""
+def measure_floors(path, threads, small, what="all", reps=None):
+    """bench_floors' figures ({"triad_GBps_2t": x, ...}), or {} with a note on stderr.
+    |what|: "all", "mem" (copy, triad, read) or "fma"; |reps|: its --reps (default 8)."""
     if not os.path.exists(path):
         print("note: %s not found (make builds it): no floors" % path, file=sys.stderr)
         return {}
-    cmd = [path, "--threads", ",".join(str(t) for t in sorted(set(threads)))]
+    cmd = [path, "--threads", ",".join(str(t) for t in sorted(set(threads))), "--what", what]
     if small:
         cmd += ["--mb", "32", "--reps", "2"]
+    elif reps:
+        cmd += ["--reps", str(reps)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         print("note: %s failed: %s" % (path, r.stderr.strip()), file=sys.stderr)
@@ -838,6 +843,55 @@ def measure_floors(path, threads, small):
         if len(parts) == 2 and not line.startswith("#"):
             floors[parts[0]] = float(parts[1])
     return floors
+
+
+class Floors:
+    """The machine's floors through a session. The memory figures of the shared machines
+    move between minutes (copy 41 then 69 GB/s five minutes apart on the 2-core EPYC), so
+    bench_floors runs again (memory only, best of FLOOR_REPS) after every case: a case's
+    floor is the best figure of the measurements just before and just after it (the FMA
+    peak, which holds still, from the first), and the report prints the figures around each
+    case and their spread over the session."""
+
+    FLOOR_REPS = 3
+
+    def __init__(self, path, threads, small, repeat):
+        self.path, self.threads, self.small, self.repeat = path, threads, small, repeat
+        self.first = measure_floors(path, threads, small)
+        self.samples = [self.first] if self.first else []
+
+    def again(self):
+        """Measures the memory floors once more at the first thread count (when repeating)."""
+        if not self.first or not self.repeat:
+            return
+        f = measure_floors(self.path, self.threads[:1], self.small, "mem", self.FLOOR_REPS)
+        if f:
+            self.samples.append(f)
+
+    def around(self, since):
+        """The floors for a case measured between samples[since] and the last sample: each
+        memory figure the best of those, the rest from the first measurement; and the
+        figures themselves ({name: [values]})."""
+        near = self.samples[since:] or self.samples[-1:]
+        seen = {}
+        for f in near:
+            for k, v in f.items():
+                if "GBps" in k:
+                    seen.setdefault(k, []).append(v)
+        floors = dict(self.first)
+        floors.update({k: max(vs) for k, vs in seen.items()})
+        return floors, seen
+
+    def spread_notes(self, threads):
+        """One line per memory figure at |threads|: its range over the session."""
+        lines = []
+        for name in ("copy", "triad", "read"):
+            key = "%s_GBps_%dt" % (name, threads)
+            vs = [f[key] for f in self.samples if key in f]
+            if len(vs) > 1:
+                lines.append("%s %.1f-%.1f GB/s over %d measurements (best/worst %.2f)"
+                             % (key, min(vs), max(vs), len(vs), max(vs) / min(vs)))
+        return lines
 
 
 def floor_of(work, floors, threads):
@@ -911,6 +965,8 @@ def main():
     p.add_argument("--case-timeout", type=float, default=60,
                    help="seconds before a case's cxla runs are given up (default 60)")
     p.add_argument("--floors", help="the bench_floors program (default: next to cxla)")
+    p.add_argument("--floors-once", action="store_true", help="measure the floors once at the "
+                   "start, not again after every case (each time: memory only, best of 3)")
     p.add_argument("--openblas-coretype", metavar="NAME",
                    help="OPENBLAS_CORETYPE for NumPy's OpenBLAS (e.g. SkylakeX; 'auto' lets "
                    "OpenBLAS choose); either way OPENBLAS_L2_SIZE is unset")
@@ -992,7 +1048,8 @@ def main():
                         " ".join(model_names) or "none found"))
 
     md = args.markdown
-    floors = {} if args.check else measure_floors(floors_path, threads, args.small)
+    floors = None if args.check else Floors(floors_path, threads, args.small,
+                                             not args.floors_once)
     print(("## " if md else "") + "cxla benchmarks at commit %s on %s (%d cores)%s"
           % (commit(root), cpu_model(), os.cpu_count() or 0,
              ", --small sizes: not measurements" if args.small else ""))
@@ -1002,8 +1059,13 @@ def main():
          "best of %d, threads %s (the first in the ratios)"
          % (", ".join(backends), args.repeat, main_threads, np.__version__, args.repeat,
             ", ".join(str(t) for t in threads)))
-    if floors:
-        note(md, "floors (bench_floors): " + ", ".join("%s %g" % kv for kv in floors.items()))
+    if floors and floors.first:
+        note(md, "floors (bench_floors, before the cases): "
+             + ", ".join("%s %g" % kv for kv in floors.first.items()))
+        if floors.repeat:
+            note(md, "memory floors measured again after every case (best of %d): a case's "
+                 "floor is the best of the figures just before and just after it, shown in "
+                 "'floor GB/s around'" % Floors.FLOOR_REPS)
     for line in blas.describe() + torch_describe():
         note(md, line)
     if not torch:
@@ -1055,7 +1117,7 @@ def run_cases(args, cases, backends, threads, floors, blas, md):
     # PyTorch writing into a preallocated output (out=), at the first thread count: the
     # peer that, as `cxla run --repeat`, does not fault in a fresh result every run.
     out_peer = ("torch out=", main_threads)
-    columns = ["case (ms; tiny adds: us/op)", "floor"]
+    columns = ["case (ms; tiny adds: us/op)", "floor", "floor GB/s around"]
     columns += [name(*k) for k in runs] + [name(*k) for k in peers] + ["torch out="]
     for b in backends:
         columns += ["%s/floor" % b, "%s/torch" % b, "%s/torch out=" % b, "%s/np" % b]
@@ -1065,6 +1127,7 @@ def run_cases(args, cases, backends, threads, floors, blas, md):
     table.header()
     for case in cases:
         _, full, small = CASES[case]
+        since = len(floors.samples) - 1 if floors else 0
         work = (small if args.small else full)()
         per_op = max(work.ops, 1)
         times = {}
@@ -1100,10 +1163,15 @@ def run_cases(args, cases, backends, threads, floors, blas, md):
                     print("  %s on %s: %s" % (case, b, e), file=sys.stderr)
         finally:
             os.unlink(path)
-        floor, kind = floor_of(work, floors, main_threads)
+        if floors:
+            floors.again()
+        around, seen = floors.around(since) if floors else ({}, {})
+        floor, kind = floor_of(work, around, main_threads)
+        bw_key = "%s_GBps_%dt" % ("read" if kind == "read" else "triad", main_threads)
         scale = 1e6 if work.ops else 1e3
         cells = [case + (" (us/op)" if work.ops else ""),
-                 "%s %s" % (fmt_time(floor), kind) if floor else kind]
+                 "%s %s" % (fmt_time(floor), kind) if floor else kind,
+                 "/".join("%.0f" % v for v in seen.get(bw_key, [])) or "-"]
         cells += [fmt_time(times[k], scale) for k in runs + peers + [out_peer]]
         for b in backends:
             mine = times[(b, main_threads)]
@@ -1112,6 +1180,10 @@ def run_cases(args, cases, backends, threads, floors, blas, md):
                       fmt_ratio(mine, times[("numpy", main_threads)])]
         table.line(cells)
         del work
+    if md:
+        print()
+    for line in floors.spread_notes(main_threads) if floors else []:
+        note(md, "memory floor " + line)
     if md:
         print()
 

@@ -199,6 +199,24 @@ static void generated_free(generated *g) {
     memset(g, 0, sizeof(*g));
 }
 
+/* The kernels at the bounds whose loops read the run-time sizes (B_SIZED; emit.h). */
+static bool sized_ok(const cxla_instr *in) {
+    switch (in->opcode) {
+    case CXLA_OP_REDUCE: return cpu_emit_sized_reduce_ok(in);
+    case CXLA_OP_SCATTER: return cpu_emit_sized_scatter_ok(in);
+    case CXLA_OP_SELECT_AND_SCATTER: return cpu_emit_sized_select_and_scatter_ok(in);
+    default: return false;
+    }
+}
+
+static cxla_status emit_sized(const cxla_instr *in, const char *name, cxla_strbuf *out,
+                              cpu_kernel_info *info) {
+    if (in->opcode == CXLA_OP_SCATTER) return cpu_emit_sized_scatter(in, name, out, info);
+    if (in->opcode == CXLA_OP_SELECT_AND_SCATTER)
+        return cpu_emit_sized_select_and_scatter(in, name, out, info);
+    return cpu_emit_sized_reduce(in, name, out, info);
+}
+
 static cxla_status generate(const cxla_module *module, const cpu_compile_options *options,
                             generated *g) {
     memset(g, 0, sizeof(*g));
@@ -264,8 +282,9 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
                 g->instrs[g->count++] = bcomp->instrs[i]; /* a kernel at the bounds */
             } else if (bcomp && bcomp->instr_count == comp->instr_count &&
                        bcomp->instrs[i]->id == in->id && cpu_dyn_sized_ok(in) &&
-                       cpu_emit_sized_reduce_ok(bcomp->instrs[i])) {
-                /* a reduce at the bounds whose loops run to the run-time sizes */
+                       sized_ok(bcomp->instrs[i])) {
+                /* a reduce, scatter or select-and-scatter at the bounds whose loops run to
+                 * the run-time sizes */
                 g->sized[g->count] = true;
                 g->instrs[g->count++] = bcomp->instrs[i];
             }
@@ -283,7 +302,7 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         if (g->sort_sized[i])
             CXLA_RETURN_IF_ERROR(cpu_emit_sort_sized(g->instrs[i], name, text, &g->infos[i]));
         else if (g->sized[i])
-            CXLA_RETURN_IF_ERROR(cpu_emit_sized_reduce(g->instrs[i], name, text, &g->infos[i]));
+            CXLA_RETURN_IF_ERROR(emit_sized(g->instrs[i], name, text, &g->infos[i]));
         else
             CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(g->instrs[i], name, text, &g->infos[i]));
         if (text->failed) return OOM();

@@ -142,6 +142,7 @@ int cpu_bounds_kind(const cxla_instr *in, bool fast_math) {
     if (exec_dynamic_positionwise(in)) return B_POSITIONWISE;
     int lib = cpu_dyn_lib_kind(in); /* sort, gather, scatter: cpu_dynamic_lib.c */
     if (lib != B_STATIC) return lib;
+    if (cpu_dynwin_fill_ok(in)) return B_WINDOW; /* reduce-window, padding filled: cpu_dynwin.c */
     /* A dot whose operands' padding is zeroed first: integer dots are exact in any order,
      * float ones only in the fast order (the zeros change the order of the sum). */
     if (in->opcode == CXLA_OP_DOT && in->operand_count == 2 && cxla_type_is_array(s->type) &&

@@ -23,7 +23,8 @@
 #include "interp/interp_reduce.h"
 #include "literal/literal_internal.h"
 
-bool cpu_dyn_move_ok(const cxla_instr *in) {
+/* Whether |in| is a move of at most |max_sources| operands and rank |max_rank|. */
+static bool move_ok(const cxla_instr *in, int64_t max_rank, int64_t max_sources) {
     switch (in->opcode) {
     case CXLA_OP_RESHAPE:
     case CXLA_OP_CONCATENATE:
@@ -37,9 +38,9 @@ bool cpu_dyn_move_ok(const cxla_instr *in) {
     const cxla_shape *ys = &in->shape;
     size_t elem = 0, e2 = 0;
     if (!cxla_type_is_array(ys->type) || !cpu_whole_elements(ys, &elem) ||
-        in->operand_count > CPU_DYN_MAX_SOURCES || in->operand_count < 1)
+        in->operand_count > max_sources || in->operand_count < 1)
         return false;
-    if (ys->rank > CPU_DYN_MAX_RANK) return false;
+    if (ys->rank > max_rank) return false;
     for (int64_t d = 0; d < ys->rank; d++)
         if (ys->dims[d] == CXLA_DIM_UNBOUNDED) return false;
     /* The arrays that move: all of them (concatenate), the operand and the update
@@ -51,7 +52,7 @@ bool cpu_dyn_move_ok(const cxla_instr *in) {
     if (moved > in->operand_count) return false;
     for (int64_t k = 0; k < in->operand_count; k++) {
         const cxla_shape *s = &in->operands[k]->shape;
-        if (!cxla_type_is_array(s->type) || s->rank > CPU_DYN_MAX_RANK) return false;
+        if (!cxla_type_is_array(s->type) || s->rank > max_rank) return false;
         for (int64_t d = 0; d < s->rank; d++)
             if (s->dims[d] == CXLA_DIM_UNBOUNDED) return false;
         if (k >= moved) { /* start indices, sizes: integer scalars (or one vector) */
@@ -100,6 +101,14 @@ bool cpu_dyn_move_ok(const cxla_instr *in) {
     }
 }
 
+bool cpu_dyn_move_ok(const cxla_instr *in) {
+    return move_ok(in, CPU_DYN_MAX_RANK, CPU_DYN_MAX_SOURCES);
+}
+
+bool cpu_dyn_move_wide_ok(const cxla_instr *in) {
+    return move_ok(in, CPU_DYN_MOVE_MAX_RANK, CPU_DYN_MOVE_MAX_SOURCES);
+}
+
 /* ---- the moves --------------------------------------------------------------------------- */
 
 static void row_major_strides(int64_t rank, const int64_t *dims, int64_t *out) {
@@ -140,7 +149,7 @@ static void reshape_rows(const cpu_dyn_desc *m, char *y, const int64_t *ystr, co
     const int64_t *xs = m->src_sizes[0];
     size_t elem = m->elem;
     for (int64_t d = 0; d < rank; d++) total *= m->sizes[d];
-    int64_t ri[CPU_DYN_MAX_RANK] = {0}, si[CPU_DYN_MAX_RANK] = {0}, rj = 0, sj = 0;
+    int64_t ri[CPU_DYN_MOVE_MAX_RANK] = {0}, si[CPU_DYN_MOVE_MAX_RANK] = {0}, rj = 0, sj = 0;
     int64_t rn = rank ? m->sizes[rank - 1] : 1, sn = xrank ? xs[xrank - 1] : 1;
     while (total > 0) {
         int64_t yoff = rj, soff = sj;
@@ -166,7 +175,7 @@ static void reshape_rows(const cpu_dyn_desc *m, char *y, const int64_t *ystr, co
 /* One row of the result (the last dimension, |n| elements at |row|) at the outer index
  * |idx| (dimensions 0 .. rank-2). */
 static void move_row(const cpu_dyn_desc *m, char *row, const int64_t *idx, int64_t n,
-                     const int64_t (*sstr)[CPU_DYN_MAX_RANK]) {
+                     const int64_t (*sstr)[CPU_DYN_MOVE_MAX_RANK]) {
     int64_t last = m->rank - 1;
     size_t elem = m->elem;
     const int64_t *xs = m->src_sizes[0];
@@ -262,7 +271,7 @@ void cpu_dyn_move(const cpu_dyn_desc *m, void *out) {
     int64_t rank = m->rank;
     size_t elem = m->elem;
     char *y = out;
-    int64_t ystr[CPU_DYN_MAX_RANK], sstr[CPU_DYN_MAX_SOURCES][CPU_DYN_MAX_RANK];
+    int64_t ystr[CPU_DYN_MOVE_MAX_RANK], sstr[CPU_DYN_MOVE_MAX_SOURCES][CPU_DYN_MOVE_MAX_RANK];
     row_major_strides(rank, m->dims, ystr);
     int64_t total = 1;
     for (int64_t d = 0; d < rank; d++) total *= m->dims[d];
@@ -279,11 +288,11 @@ void cpu_dyn_move(const cpu_dyn_desc *m, void *out) {
         put(y, m->op == CPU_DYN_UPDATE ? m->src[1] : m->src[0], elem);
         return;
     }
-    int64_t idx[CPU_DYN_MAX_RANK] = {0}, n = m->sizes[rank - 1];
+    int64_t idx[CPU_DYN_MOVE_MAX_RANK] = {0}, n = m->sizes[rank - 1];
     for (;;) {
         int64_t yoff = 0;
         for (int64_t d = 0; d + 1 < rank; d++) yoff += idx[d] * ystr[d];
-        move_row(m, y + (size_t)yoff * elem, idx, n, (const int64_t(*)[CPU_DYN_MAX_RANK])sstr);
+        move_row(m, y + (size_t)yoff * elem, idx, n, (const int64_t(*)[CPU_DYN_MOVE_MAX_RANK])sstr);
         int64_t d = rank - 2;
         while (d >= 0 && ++idx[d] == m->sizes[d]) idx[d--] = 0;
         if (d < 0) break;

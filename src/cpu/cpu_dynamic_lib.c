@@ -1,5 +1,5 @@
 /* Bounded dynamic shapes: sort, gather, scatter, bitcast and bitcast-convert as kernels at
- * the bounds, in place of
+ * the bounds (or, for scatter, kernels reading the sizes), in place of
  * the interpreter's handler (cpu_steps.h; docs/semantics.md, "Bounded dynamic shapes run
  * as steps too").
  *
@@ -18,12 +18,21 @@
  *   bounds in the scratch copy, so the kernel skips them as the interpreter skips them
  *   (or never sees them); the others land inside the sizes;
  * - bitcast and bitcast-convert (B_INFERRED): the static kernel at the bounds; a bitcast
- *   of a padded operand is the interpreter's error (it cannot leave the padding out).
+ *   of a padded operand is the interpreter's error (it cannot leave the padding out), which
+ *   the step returns itself in the interpreter's words;
+ * - gather and scatter with batching dimensions take the same rewrites (a batching
+ *   dimension is a window of one at the index vector's own batch position, inside the
+ *   sizes); a dynamic index-vector dimension is the static vector at its bound and shape
+ *   inference's error below it;
+ * - a scatter whose update windows are dynamic (no rewrite of the indices can shorten a
+ *   window) runs the emitter's sized scatter (B_SIZED, cpu_emit_sized_scatter): the
+ *   kernel reads the operands' and updates' sizes (cpu_dyn_lib_scatter_sizes).
  *
  * The result's sizes come from shape inference over the cut operands (gather, scatter:
  * the interpreter's own step) or exec_dynamic_sizes (sort); wherever the interpreter
  * would report an error, the step runs its handler, which reports it in its words. The
  * step zeroes the result's padding after the kernel (cpu_steps_run.c's run_bounds). */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,19 +54,13 @@ static bool has_dynamic(const cxla_shape *s) {
     return false;
 }
 
-static bool no_ints(const cxla_instr *in, cxla_attr_id id) {
-    int64_t n = 0;
-    cxla_instr_ints(in, id, &n);
-    return n == 0;
-}
-
-/* Whether the index vector dimension of |is| is whole (a cut one changes the vector's
- * length: the handler reports it). */
-static bool whole_vector(const cxla_instr *in, const cxla_shape *is) {
+/* Whether the index vector dimension of |is| is in range. A dynamic one is taken too: at
+ * its bound the vectors are the static ones, below it they are shorter than the start
+ * index map, which shape inference over the cut operands refuses (cpu_dyn_lib_prepare then
+ * runs the handler for the interpreter's error). */
+static bool vector_dim_ok(const cxla_instr *in, const cxla_shape *is) {
     int64_t iv = 0;
-    if (!cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv) || iv < 0 || iv > is->rank)
-        return false;
-    return iv == is->rank || !exec_shape_dim_dynamic(is, iv);
+    return cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv) && iv >= 0 && iv <= is->rank;
 }
 
 static bool sort_kind(const cxla_instr *in) {
@@ -99,9 +102,7 @@ int cpu_dyn_lib_kind(const cxla_instr *in) {
         if (n != 2 || !bounded_array(&in->shape)) return B_STATIC;
         const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[1]->shape;
         if (!bounded_array(xs) || !bounded_array(is) || !has_dynamic(xs) ||
-            !cxla_type_is_integer(is->type) || is->type == CXLA_PRED || !whole_vector(in, is) ||
-            !no_ints(in, CXLA_ATTR_OPERAND_BATCHING_DIMS) ||
-            !no_ints(in, CXLA_ATTR_START_INDICES_BATCHING_DIMS))
+            !cxla_type_is_integer(is->type) || is->type == CXLA_PRED || !vector_dim_ok(in, is))
             return B_STATIC;
         return B_INDEXED;
     }
@@ -109,9 +110,7 @@ int cpu_dyn_lib_kind(const cxla_instr *in) {
         if (n < 3 || n % 2 == 0) return B_STATIC;
         int64_t m = (n - 1) / 2;
         const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[m]->shape;
-        if (!bounded_array(is) || !whole_vector(in, is) || !index_type_ok(is->type, xs) ||
-            !no_ints(in, CXLA_ATTR_INPUT_BATCHING_DIMS) ||
-            !no_ints(in, CXLA_ATTR_SCATTER_INDICES_BATCHING_DIMS))
+        if (!bounded_array(is) || !vector_dim_ok(in, is) || !index_type_ok(is->type, xs))
             return B_STATIC;
         int64_t nw = 0;
         const int64_t *uwd = cxla_instr_ints(in, CXLA_ATTR_UPDATE_WINDOW_DIMS, &nw);
@@ -143,6 +142,57 @@ int cpu_dyn_lib_kind(const cxla_instr *in) {
                    : B_STATIC;
     default: return B_STATIC;
     }
+}
+
+bool cpu_dyn_lib_sized_ok(const cxla_instr *in) {
+    int64_t n = in->operand_count;
+    if (in->opcode != CXLA_OP_SCATTER || n < 3 || n % 2 == 0 || n > 63) return false;
+    if (cpu_dyn_lib_kind(in) != B_STATIC) return false; /* B_INDEXED */
+    int64_t m = (n - 1) / 2;
+    size_t elem = 0;
+    bool dynamic = false;
+    for (int64_t k = 0; k < n; k++) {
+        const cxla_shape *s = &in->operands[k]->shape;
+        if (!bounded_array(s) || s->rank > CPU_DYN_MAX_RANK || !cpu_whole_elements(s, &elem))
+            return false;
+        dynamic = dynamic || has_dynamic(s);
+    }
+    if (!cxla_type_is_integer(in->operands[m]->shape.type) ||
+        !vector_dim_ok(in, &in->operands[m]->shape))
+        return false;
+    int64_t leaves = in->shape.type == CXLA_TUPLE ? in->shape.tuple_count : 1;
+    if (leaves != m) return false;
+    for (int64_t e = 0; e < leaves; e++) {
+        const cxla_shape *y = in->shape.type == CXLA_TUPLE ? &in->shape.elements[e] : &in->shape;
+        if (!bounded_array(y) || !cpu_whole_elements(y, &elem)) return false;
+    }
+    return dynamic;
+}
+
+static cxla_status infer_cut(const cxla_instr *in, const int64_t *const *opz,
+                             int64_t *const *out_sizes, bool *out_handler);
+
+cxla_status cpu_dyn_lib_scatter_sizes(const cxla_instr *in, const int64_t *const *opz,
+                                      int64_t *sizes, int64_t *out_sizes, bool *out_handler) {
+    int64_t m = (in->operand_count - 1) / 2;
+    int64_t xr = in->operands[0]->shape.rank, ur = in->operands[m + 1]->shape.rank;
+    *out_handler = false;
+    int64_t(*leaf)[CXLA_MAX_RANK] = malloc((size_t)m * sizeof(*leaf));
+    int64_t **outs = malloc((size_t)m * sizeof(*outs));
+    if (!leaf || !outs) {
+        free(leaf);
+        free(outs);
+        return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    }
+    for (int64_t e = 0; e < m; e++) outs[e] = leaf[e];
+    cxla_status s = infer_cut(in, opz, outs, out_handler);
+    /* Every result has the cut operands' sizes (shape inference made them one shape). */
+    for (int64_t d = 0; !s && !*out_handler && d < xr; d++) out_sizes[d] = leaf[0][d];
+    free(leaf);
+    free(outs);
+    for (int64_t d = 0; d < xr; d++) sizes[d] = opz[0][d];
+    for (int64_t d = 0; d < ur; d++) sizes[xr + d] = opz[m + 1][d];
+    return s;
 }
 
 int64_t cpu_dyn_lib_indices(const cxla_instr *in) {
@@ -263,12 +313,17 @@ static void skip_scatter(const cxla_instr *in, const int64_t *const *opz, const 
     const int64_t *map = cxla_instr_ints(in, CXLA_ATTR_SCATTER_DIMS_TO_OPERAND_DIMS, &nmap);
     const int64_t *ins = cxla_instr_ints(in, CXLA_ATTR_INSERTED_WINDOW_DIMS, &nins);
     const int64_t *uwd = cxla_instr_ints(in, CXLA_ATTR_UPDATE_WINDOW_DIMS, &nw);
-    /* The window's extent in each operand dimension: 1 where inserted, else the next update
-     * window dimension's (static). */
+    int64_t nib = 0;
+    const int64_t *ib = cxla_instr_ints(in, CXLA_ATTR_INPUT_BATCHING_DIMS, &nib);
+    /* The window's extent in each operand dimension: 1 where inserted or a batching
+     * dimension (whose index, the vector's own batch position, lies inside the sizes: shape
+     * inference over the cut operands matched the two sizes), else the next update window
+     * dimension's (static). */
     int64_t wext[CXLA_MAX_RANK];
     for (int64_t d = 0, w = 0; d < xs->rank; d++) {
         bool inserted = false;
         for (int64_t i = 0; i < nins; i++) inserted = inserted || ins[i] == d;
+        for (int64_t i = 0; i < nib; i++) inserted = inserted || ib[i] == d;
         wext[d] = inserted ? 1 : w < nw ? us->dims[uwd[w++]] : 1;
     }
     size_t es = cxla_type_storage(is->type);
@@ -301,6 +356,30 @@ static void skip_scatter(const cxla_instr *in, const int64_t *const *opz, const 
     }
 }
 
+/* The interpreter's error for a bitcast of an operand below its bounds, in its words
+ * (src/interp/interp_dynamic.c, unsupported(): the operand's shape and its sizes), without
+ * running its handler. */
+static cxla_status bitcast_padded(const cxla_instr *in, const int64_t *sizes) {
+    const cxla_shape *xs = &in->operands[0]->shape;
+    char *shape = cxla_shape_to_string(xs, CXLA_SHAPE_PRINT_NO_LAYOUT);
+    cxla_strbuf b;
+    cxla_strbuf_init(&b);
+    cxla_strbuf_puts(&b, shape ? shape : "?");
+    free(shape);
+    cxla_strbuf_putc(&b, '(');
+    for (int64_t d = 0; d < xs->rank; d++)
+        cxla_strbuf_printf(&b, "%s%" PRId64, d ? "," : "", sizes[d]);
+    cxla_strbuf_putc(&b, ')');
+    char *what = cxla_strbuf_take(&b);
+    if (!what) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    cxla_status s = exec_error(in, CXLA_STATUS_UNIMPLEMENTED,
+                               "'%s' does not support an operand below its dynamic bounds "
+                               "(operand 0 is %s)",
+                               cxla_opcode_name(in->opcode), what);
+    free(what);
+    return s;
+}
+
 cxla_status cpu_dyn_lib_prepare(const cxla_instr *in, const int64_t *const *opz,
                                 const void *indices, void *scratch, int64_t *const *out_sizes,
                                 bool *out_handler) {
@@ -315,9 +394,9 @@ cxla_status cpu_dyn_lib_prepare(const cxla_instr *in, const int64_t *const *opz,
     }
     if (in->opcode == CXLA_OP_BITCAST) {
         const cxla_shape *xs = &in->operands[0]->shape;
-        for (int64_t d = 0; d < xs->rank; d++)
-            if (opz[0][d] < xs->dims[d]) *out_handler = true; /* the interpreter's error */
-        if (*out_handler) return NULL;
+        bool padded = false;
+        for (int64_t d = 0; d < xs->rank; d++) padded = padded || opz[0][d] < xs->dims[d];
+        if (padded) return bitcast_padded(in, opz[0]);
     }
     CXLA_RETURN_IF_ERROR(infer_cut(in, opz, out_sizes, out_handler));
     if (*out_handler || (in->opcode != CXLA_OP_GATHER && in->opcode != CXLA_OP_SCATTER))

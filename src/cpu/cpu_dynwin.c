@@ -305,6 +305,57 @@ static cxla_status select_and_scatter(const cxla_instr *in, char *y, const void 
     return NULL;
 }
 
+/* ---- reduce-window at the bounds, its padding filled ------------------------------------ */
+
+bool cpu_dynwin_fill_ok(const cxla_instr *in) {
+    int64_t count = in->operand_count, n = count / 2;
+    if (in->opcode != CXLA_OP_REDUCE_WINDOW || count < 2 || count % 2 || n > 32) return false;
+    if (cpu_dynwin_ok(in)) return false; /* a step of its own over the sizes */
+    const cxla_shape *x0 = &in->operands[0]->shape;
+    size_t elem = 0;
+    bool dynamic = false, ok = false;
+    for (int64_t k = 0; k < count; k++) {
+        const cxla_shape *s = &in->operands[k]->shape;
+        if (!bounded(s) || !cpu_whole_elements(s, &elem)) return false;
+        if (k >= n) {
+            if (s->rank != 0) return false;
+            continue;
+        }
+        if (s->rank != x0->rank) return false;
+        for (int64_t d = 0; d < s->rank; d++) {
+            if (s->dims[d] != x0->dims[d]) return false;
+            dynamic = dynamic || exec_shape_dim_dynamic(s, d);
+        }
+    }
+    int64_t leaves = in->shape.type == CXLA_TUPLE ? in->shape.tuple_count : 1;
+    if (leaves != n || (n > 1) != (in->shape.type == CXLA_TUPLE)) return false;
+    for (int64_t e = 0; e < leaves; e++) {
+        const cxla_shape *ys = n > 1 ? &in->shape.elements[e] : &in->shape;
+        if (!bounded(ys) || !cpu_whole_elements(ys, &elem) || ys->rank != x0->rank) return false;
+    }
+    window_of(in, x0->rank, &ok);
+    return ok && dynamic;
+}
+
+void cpu_dynwin_fill_sizes(const cxla_instr *in, const int64_t *const *opz,
+                           int64_t *const *out_sizes, bool *out_handler) {
+    int64_t n = in->operand_count / 2, rank = in->operands[0]->shape.rank;
+    bool ok = false;
+    const cxla_window_dim *win = window_of(in, rank, &ok);
+    *out_handler = !ok;
+    /* The interpreter cuts each input to its own sizes: inputs of different sizes are the
+     * static operation's error. */
+    for (int64_t k = 1; k < n; k++)
+        for (int64_t d = 0; d < rank; d++)
+            if (opz[k][d] != opz[0][d]) *out_handler = true;
+    for (int64_t e = 0; e < n && !*out_handler; e++) {
+        const cxla_shape *ys = in->shape.type == CXLA_TUPLE ? &in->shape.elements[e] : &in->shape;
+        for (int64_t d = 0; d < rank; d++)
+            if (!window_out(&win[d], opz[0][d], &out_sizes[e][d])) *out_handler = true;
+        if (!*out_handler && !fits(ys, out_sizes[e])) *out_handler = true;
+    }
+}
+
 /* ---- dot ----------------------------------------------------------------------------- */
 
 /* The offsets of the elements of dimensions |which| (row-major over them, the last
@@ -510,7 +561,30 @@ cxla_status cpu_dynwin_run(const cxla_instr *in, void *out, const void *const *i
 
 /* ---- reduces with any reducer -------------------------------------------------------------- */
 
+/* select-and-scatter with a dynamic operand or source that cpu_dynwin_ok leaves (a select
+ * or scatter computation the interpreter does not recognize): bounded arrays of whole
+ * elements, a window of the operand's rank. */
+static bool sized_select_and_scatter_ok(const cxla_instr *in) {
+    if (in->operand_count != 3 || cpu_dynwin_ok(in)) return false;
+    size_t elem = 0;
+    bool dynamic = false, ok = false;
+    const cxla_shape *xs = &in->operands[0]->shape;
+    for (int64_t k = 0; k < 3; k++) {
+        const cxla_shape *s = &in->operands[k]->shape;
+        if (!bounded(s) || !cpu_whole_elements(s, &elem) || s->rank != (k == 2 ? 0 : xs->rank))
+            return false;
+        for (int64_t d = 0; d < s->rank; d++) dynamic = dynamic || exec_shape_dim_dynamic(s, d);
+    }
+    if (!bounded(&in->shape) || !cpu_whole_elements(&in->shape, &elem) ||
+        in->shape.rank != xs->rank)
+        return false;
+    window_of(in, xs->rank, &ok);
+    return ok && dynamic;
+}
+
 bool cpu_dyn_sized_ok(const cxla_instr *in) {
+    if (in->opcode == CXLA_OP_SELECT_AND_SCATTER) return sized_select_and_scatter_ok(in);
+    if (in->opcode == CXLA_OP_SCATTER) return cpu_dyn_lib_sized_ok(in);
     int64_t count = in->operand_count, n = count / 2;
     if (in->opcode != CXLA_OP_REDUCE || count < 2 || count % 2 || n > 32) return false;
     if (cpu_dyn_reduce_ok(in) || cpu_bounds_kind(in, true) != B_STATIC) return false;
@@ -544,6 +618,23 @@ bool cpu_dyn_sized_ok(const cxla_instr *in) {
 
 cxla_status cpu_dyn_sized_sizes(const cxla_instr *in, const int64_t *const *opz, int64_t *sizes,
                                 int64_t *out_sizes, bool *out_handler) {
+    if (in->opcode == CXLA_OP_SCATTER)
+        return cpu_dyn_lib_scatter_sizes(in, opz, sizes, out_sizes, out_handler);
+    if (in->opcode == CXLA_OP_SELECT_AND_SCATTER) {
+        /* The operand's sizes, then the source's, which must be the windows' count over the
+         * cut operand (the interpreter's error otherwise); the result has the operand's. */
+        int64_t rank = in->operands[0]->shape.rank, wout = 0;
+        bool ok = false;
+        const cxla_window_dim *win = window_of(in, rank, &ok);
+        *out_handler = !ok;
+        for (int64_t j = 0; j < rank && ok; j++) {
+            sizes[j] = out_sizes[j] = opz[0][j];
+            sizes[rank + j] = opz[1][j];
+            if (!window_out(&win[j], opz[0][j], &wout) || wout != opz[1][j]) *out_handler = true;
+        }
+        if (!*out_handler && !fits(&in->shape, out_sizes)) *out_handler = true;
+        return NULL;
+    }
     int64_t n = in->operand_count / 2;
     const cxla_shape *xs = &in->operands[0]->shape;
     *out_handler = false;

@@ -681,7 +681,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         bk = B_SIZED;
     } else if (cpu_size_step_ok(in))
         kind = S_SIZE;
-    else if (!fixed && (cpu_dyn_move_ok(in) || cpu_dyn_reduce_ok(in) || cpu_dynwin_ok(in)))
+    else if (!fixed && (cpu_dyn_move_wide_ok(in) || cpu_dyn_reduce_ok(in) || cpu_dynwin_ok(in)))
         kind = S_MOVE;
     else if (has_id && b->calls && b->calls[in->id].fn && fixed)
         kind = S_CALL;
@@ -723,11 +723,13 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         }
         if (bk == B_SIZED && in->operand_count + 1 > b->p->max_operands)
             b->p->max_operands = in->operand_count + 1; /* the sizes: one more input */
-        if (bk == B_REDUCE || bk == B_DOT) {
+        if (bk == B_REDUCE || bk == B_DOT || bk == B_WINDOW) {
             /* The scratch copies of the operands whose padding is filled (the reduce's
-             * input; both operands of a dot): values of their own, written by this step and
-             * read by none. */
-            int64_t at = sp->out_count, count = bk == B_DOT ? 2 : 1;
+             * input; both operands of a dot; a reduce-window's inputs): values of their own,
+             * written by this step and read by none. */
+            int64_t at = sp->out_count, count = bk == B_DOT      ? 2
+                                                : bk == B_WINDOW ? in->operand_count / 2
+                                                                 : 1;
             int64_t *outs = realloc(sp->out, (size_t)(at + count) * sizeof(int64_t));
             if (!outs) return OOM();
             sp->out = outs;

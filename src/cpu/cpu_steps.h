@@ -77,6 +77,8 @@ typedef enum bounds_kind {
     B_SIZED,    /* a reduce reading its inputs' sizes from one more input (cpu_dynwin.c) */
     B_INFERRED, /* bitcast, bitcast-convert: the result's sizes by shape inference over the
                  * cut operands (bitcast only where no operand is padded; cpu_dynamic_lib.c) */
+    B_WINDOW,   /* a reduce-window whose inputs' padding is first filled with their init
+                 * values in scratch copies (cpu_dynwin.c, cpu_dynwin_fill_ok) */
 } bounds_kind;
 
 typedef struct seq seq;
@@ -97,8 +99,8 @@ typedef struct step {
     int64_t pred; /* S_WHILE: the condition's result */
     size_t elem;  /* S_DUS: element size; S_KERNEL at the bounds: of operand 0 */
     bounds_kind bounds;
-    int64_t mask; /* B_REDUCE: out[mask] is the scratch copy of operand 0; B_INDEXED: of the
-                   * indices */
+    int64_t mask; /* B_REDUCE: out[mask] is the scratch copy of operand 0; B_DOT, B_WINDOW:
+                   * out[mask + k] of operand k (each input); B_INDEXED: of the indices */
     /* S_KERNEL of static shapes small enough to call on the running thread at once
      * (cpu_loop_kernel_direct): no thread-pool bookkeeping per call. */
     bool direct;
@@ -159,8 +161,11 @@ bool cpu_size_step_ok(const cxla_instr *in);
  * run-time sizes (reshape, concatenate, pad, reverse, dynamic-slice, dynamic-update-slice,
  * dynamic-reshape), as S_MOVE steps instead of the interpreter's handler.
  *
- * cpu_dyn_move_ok: whether |in| runs so (whole-byte elements, bounded shapes, ranks up to
- * CPU_DYN_MAX_RANK, up to CPU_DYN_MAX_SOURCES operands; the rest keeps the handler).
+ * cpu_dyn_move_wide_ok: whether |in| runs so (whole-byte elements, bounded shapes, ranks up
+ * to CPU_DYN_MOVE_MAX_RANK, up to CPU_DYN_MOVE_MAX_SOURCES operands; the rest keeps the
+ * handler). cpu_dyn_move_ok: the same within CPU_DYN_MAX_RANK and CPU_DYN_MAX_SOURCES, the
+ * limits of ahead-of-time output's copy of the descriptor (aot_dmove.c) and of the other
+ * steps of this header (reduces, windows, dots, sized kernels).
  * cpu_dyn_move_plan: the move of one run, from the operands' buffers |ins| (at their
  * bounds, row-major) and sizes |opz| (one entry per dimension of each operand): the
  * result's sizes by the interpreter's rules, the start indices read and clamped. Where the
@@ -168,7 +173,12 @@ bool cpu_size_step_ok(const cxla_instr *in);
  * handler, which reports it); errors it returns itself are INTERNAL.
  * cpu_dyn_move: writes the result at its bounds into |out| (m->dims' elements; never one
  * of the sources), zeros in its padding. Plain C over the descriptor: no IR, no status. */
-enum { CPU_DYN_MAX_RANK = 8, CPU_DYN_MAX_SOURCES = 16 };
+enum {
+    CPU_DYN_MAX_RANK = 8,
+    CPU_DYN_MAX_SOURCES = 16,
+    CPU_DYN_MOVE_MAX_RANK = 16,
+    CPU_DYN_MOVE_MAX_SOURCES = 64
+};
 typedef enum cpu_dyn_op {
     CPU_DYN_RESHAPE, /* source 0's cut elements in row-major order (reshape, dynamic-reshape) */
     CPU_DYN_CONCAT,  /* the sources along |dim| */
@@ -180,20 +190,21 @@ typedef enum cpu_dyn_op {
 typedef struct cpu_dyn_desc {
     cpu_dyn_op op;
     int64_t rank;
-    int64_t dims[CPU_DYN_MAX_RANK];  /* the result's bounds */
-    int64_t sizes[CPU_DYN_MAX_RANK]; /* the result's sizes */
-    size_t elem;                     /* bytes per element */
-    int64_t count;                   /* sources */
-    const char *src[CPU_DYN_MAX_SOURCES];
-    int64_t src_rank[CPU_DYN_MAX_SOURCES];
-    int64_t src_dims[CPU_DYN_MAX_SOURCES][CPU_DYN_MAX_RANK];  /* bounds */
-    int64_t src_sizes[CPU_DYN_MAX_SOURCES][CPU_DYN_MAX_RANK]; /* cut sizes */
-    int64_t dim;                                              /* CPU_DYN_CONCAT */
-    int64_t lo[CPU_DYN_MAX_RANK], interior[CPU_DYN_MAX_RANK]; /* CPU_DYN_PAD */
-    bool flip[CPU_DYN_MAX_RANK];                              /* CPU_DYN_REVERSE */
-    int64_t start[CPU_DYN_MAX_RANK]; /* CPU_DYN_SLICE, CPU_DYN_UPDATE: clamped */
+    int64_t dims[CPU_DYN_MOVE_MAX_RANK];  /* the result's bounds */
+    int64_t sizes[CPU_DYN_MOVE_MAX_RANK]; /* the result's sizes */
+    size_t elem;                          /* bytes per element */
+    int64_t count;                        /* sources */
+    const char *src[CPU_DYN_MOVE_MAX_SOURCES];
+    int64_t src_rank[CPU_DYN_MOVE_MAX_SOURCES];
+    int64_t src_dims[CPU_DYN_MOVE_MAX_SOURCES][CPU_DYN_MOVE_MAX_RANK];  /* bounds */
+    int64_t src_sizes[CPU_DYN_MOVE_MAX_SOURCES][CPU_DYN_MOVE_MAX_RANK]; /* cut sizes */
+    int64_t dim;                                                        /* CPU_DYN_CONCAT */
+    int64_t lo[CPU_DYN_MOVE_MAX_RANK], interior[CPU_DYN_MOVE_MAX_RANK]; /* CPU_DYN_PAD */
+    bool flip[CPU_DYN_MOVE_MAX_RANK];                                   /* CPU_DYN_REVERSE */
+    int64_t start[CPU_DYN_MOVE_MAX_RANK]; /* CPU_DYN_SLICE, CPU_DYN_UPDATE: clamped */
 } cpu_dyn_desc;
 bool cpu_dyn_move_ok(const cxla_instr *in);
+bool cpu_dyn_move_wide_ok(const cxla_instr *in);
 cxla_status cpu_dyn_move_plan(const cxla_instr *in, const void *const *ins,
                               const int64_t *const *opz, cpu_dyn_desc *m, bool *out_handler);
 void cpu_dyn_move(const cpu_dyn_desc *m, void *out);
@@ -216,10 +227,26 @@ cxla_status cpu_dyn_reduce(const cxla_instr *in, void *out, const void *const *i
 bool cpu_dynwin_ok(const cxla_instr *in);
 cxla_status cpu_dynwin_run(const cxla_instr *in, void *out, const void *const *ins,
                            const int64_t *const *opz, int64_t *out_sizes, bool *out_handler);
-/* cpu_dyn_sized_sizes: for a B_SIZED reduce (cpu_dyn_sized_ok), the inputs' sizes lined
- * up (|sizes|, one per input dimension: what the kernel reads) and the results' sizes
- * (|out_sizes|, the same for every result); *out_handler where the interpreter would
- * report an error (dynamic sizes that differ, a static result dimension cut). */
+/* cpu_dynwin_fill_ok: a reduce-window over bounded dynamic shapes whose kernel at the
+ * bounds runs on its inputs with their padding filled with their init values (B_WINDOW):
+ * any reducer the emitter writes, several inputs too; those cpu_dynwin_ok takes stay its
+ * steps. The interpreter folds the init value at every window position outside the cut
+ * operand, so the windows of the result's positions below its sizes read the same values
+ * in the same order at the bounds. cpu_dynwin_fill_sizes: the result leaves' sizes
+ * (|out_sizes|, one array per leaf: the window's output sizes over the inputs' sizes);
+ * *out_handler where the interpreter would report an error (inputs of different sizes, a
+ * result its declared shape cannot hold). */
+bool cpu_dynwin_fill_ok(const cxla_instr *in);
+void cpu_dynwin_fill_sizes(const cxla_instr *in, const int64_t *const *opz,
+                           int64_t *const *out_sizes, bool *out_handler);
+/* cpu_dyn_sized_sizes: for a B_SIZED step (cpu_dyn_sized_ok), the sizes its kernel reads
+ * (|sizes|) and the results' sizes (|out_sizes|, the same for every result); *out_handler
+ * where the interpreter would report an error (dynamic sizes that differ, a static result
+ * dimension cut, a select-and-scatter source that does not match the windows, anything
+ * shape inference refuses over a scatter's cut operands). A reduce's kernel reads its
+ * inputs' sizes lined up (one per input dimension); a select-and-scatter's the operand's
+ * then the source's; a scatter's the operands' then the updates' (cpu_emit_sized_scatter,
+ * cpu_emit_sized_select_and_scatter). */
 cxla_status cpu_dyn_sized_sizes(const cxla_instr *in, const int64_t *const *opz, int64_t *sizes,
                                 int64_t *out_sizes, bool *out_handler);
 
@@ -239,8 +266,18 @@ cxla_status cpu_dyn_sized_sizes(const cxla_instr *in, const int64_t *const *opz,
  * slice's, scatter's windows that the cut operand cannot hold (or that lie outside the
  * indices' sizes) moved out of the bounds so the kernel skips them too. *out_handler where
  * the interpreter would report an error (the caller runs its handler); errors it returns
- * are INTERNAL or RESOURCE_EXHAUSTED. */
+ * are INTERNAL or RESOURCE_EXHAUSTED, or (UNIMPLEMENTED) the interpreter's own error for a
+ * bitcast of an operand below its bounds, in its words. */
 int cpu_dyn_lib_kind(const cxla_instr *in);
+/* cpu_dyn_lib_sized_ok: a scatter of bounded dynamic shapes that no index rewrite serves (its
+ * update window dimensions are dynamic, or its index type cannot hold a value past the
+ * bounds), which runs as a B_SIZED kernel reading the run-time sizes. cpu_dyn_lib_scatter_
+ * sizes: its kernel's sizes (the operands' then the updates') and the results' sizes by
+ * shape inference over the cut operands; *out_handler where the interpreter reports an
+ * error. */
+bool cpu_dyn_lib_sized_ok(const cxla_instr *in);
+cxla_status cpu_dyn_lib_scatter_sizes(const cxla_instr *in, const int64_t *const *opz,
+                                      int64_t *sizes, int64_t *out_sizes, bool *out_handler);
 int64_t cpu_dyn_lib_indices(const cxla_instr *in);
 cxla_status cpu_dyn_lib_prepare(const cxla_instr *in, const int64_t *const *opz,
                                 const void *indices, void *scratch, int64_t *const *out_sizes,

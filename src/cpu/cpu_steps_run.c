@@ -484,6 +484,10 @@ static cxla_status run_bounds(run *r, const step *sp) {
                                                  ix >= 0 ? r->ptr[sp->out[sp->mask]] : NULL, outs,
                                                  &handler));
         if (handler) return run_handler(r, sp);
+    } else if (sp->bounds == B_WINDOW) {
+        bool handler = false; /* cpu_dynwin.c */
+        cpu_dynwin_fill_sizes(in, ops, outs, &handler);
+        if (handler) return run_handler(r, sp);
     } else {
         CXLA_RETURN_IF_ERROR(exec_dynamic_sizes(in, ops, outs));
     }
@@ -503,6 +507,26 @@ static cxla_status run_bounds(run *r, const step *sp) {
             if (bytes) memcpy(mask, r->ins[0], bytes);
             pad_array(mask, xs, opz[0], sp->elem, r->ins[1]);
             r->ins[0] = mask;
+        }
+    }
+    if (sp->bounds == B_WINDOW) {
+        /* Each input's padding filled with its init value: the interpreter folds the init
+         * value wherever a window leaves the cut input (cpu_dynwin_fill_ok). */
+        int64_t inputs = n / 2;
+        for (int64_t k = 0; k < inputs; k++) {
+            const cxla_shape *xs = &in->operands[k]->shape;
+            bool padded = false;
+            int64_t count = 1;
+            for (int64_t d = 0; d < xs->rank; d++) {
+                padded = padded || opz[k][d] < xs->dims[d];
+                count *= xs->dims[d];
+            }
+            if (!padded || count == 0) continue;
+            void *mask = r->ptr[sp->out[sp->mask + k]];
+            size_t bytes = r->p->values[sp->out[sp->mask + k]].size;
+            memcpy(mask, r->ins[k], bytes);
+            pad_array(mask, xs, opz[k], bytes / (size_t)count, r->ins[inputs + k]);
+            r->ins[k] = mask;
         }
     }
     if (sp->bounds == B_DOT) {
@@ -562,11 +586,11 @@ static cxla_status run_bounds(run *r, const step *sp) {
 static cxla_status run_move(run *r, const step *sp) {
     const cxla_instr *in = sp->instr;
     int64_t n = in->operand_count;
-    if (n > CPU_DYN_MAX_SOURCES || n != sp->in_count || sp->out_count < 1)
+    if (n > CPU_DYN_MOVE_MAX_SOURCES || n != sp->in_count || sp->out_count < 1)
         return exec_error(in, CXLA_STATUS_INTERNAL, "a move step with odd operands");
-    int64_t opz[CPU_DYN_MAX_SOURCES][CPU_DYN_MAX_RANK];
-    const int64_t *ops[CPU_DYN_MAX_SOURCES];
-    const void *ins[CPU_DYN_MAX_SOURCES];
+    int64_t opz[CPU_DYN_MOVE_MAX_SOURCES][CPU_DYN_MOVE_MAX_RANK];
+    const int64_t *ops[CPU_DYN_MOVE_MAX_SOURCES];
+    const void *ins[CPU_DYN_MOVE_MAX_SOURCES];
     for (int64_t k = 0; k < n; k++) {
         operand_sizes(r, &in->operands[k]->shape, sp->in[k], opz[k]);
         ops[k] = opz[k];

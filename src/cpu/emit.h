@@ -82,6 +82,21 @@ cxla_status cpu_emit_sort_sized(const cxla_instr *instr, const char *name, cxla_
 bool cpu_emit_sized_reduce_ok(const cxla_instr *instr);
 cxla_status cpu_emit_sized_reduce(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                   cpu_kernel_info *out_info);
+/* scatter and select-and-scatter over bounded dynamic shapes, the same way (emit_gather.c,
+ * emit_window.c): |instr| at its bounds, the kernel's last input an int64_t array of
+ * run-time sizes, row-major offsets of the bounds. scatter: in[2n + 1] holds the operands'
+ * sizes (one per operand dimension) then the updates' (one per update dimension): update
+ * groups past the sizes are skipped, windows are the updates' sizes long and fit when they
+ * lie inside the operands' sizes. select-and-scatter: in[3] holds the operand's sizes then
+ * the source's: the source's elements past its sizes are skipped, and a window's positions
+ * past the operand's sizes are outside it (never selected). The caller zeroes the results
+ * past the sizes and checks the sizes against each other (the interpreter's errors). */
+bool cpu_emit_sized_scatter_ok(const cxla_instr *instr);
+cxla_status cpu_emit_sized_scatter(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                   cpu_kernel_info *out_info);
+bool cpu_emit_sized_select_and_scatter_ok(const cxla_instr *instr);
+cxla_status cpu_emit_sized_select_and_scatter(const cxla_instr *instr, const char *name,
+                                              cxla_strbuf *out, cpu_kernel_info *out_info);
 
 /* What a ragged-dot kernel cannot report, checked before it runs: a negative group size in
  * |group_sizes| (operand 2's data, default layout) is the interpreter's error

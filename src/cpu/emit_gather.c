@@ -327,8 +327,12 @@ static void put(cxla_strbuf *b, int indent, const char *format, ...) {
     cxla_strbuf_putc(b, '\n');
 }
 
-cxla_status cpu_emit_scatter(const cxla_instr *instr, const char *name, cxla_strbuf *out,
-                             cpu_kernel_info *out_info) {
+/* |sized|: the kernel's last input (in[2n + 1]) is an int64_t array of run-time sizes, the
+ * operands' (one per operand dimension) then the updates' (one per update dimension)
+ * (cpu_emit_sized_scatter); the update groups and windows run to them and a window fits
+ * when it lies inside the operands' sizes. Offsets stay those of the bounds. */
+static cxla_status emit_scatter(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                cpu_kernel_info *out_info, bool sized) {
     sc_plan p;
     if (!sc_plan_of(instr, &p))
         return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
@@ -365,6 +369,10 @@ cxla_status cpu_emit_scatter(const cxla_instr *instr, const char *name, cxla_str
         cxla_strbuf_printf(&params, ", const %s *restrict u%" PRId64, st, i);
         cxla_strbuf_printf(&args, ", (const %s *)in[%" PRId64 "]", st, n + 1 + i);
     }
+    if (sized) {
+        cxla_strbuf_puts(&params, ", const int64_t *restrict z");
+        cxla_strbuf_printf(&args, ", (const int64_t *)in[%" PRId64 "]", 2 * n + 1);
+    }
     int64_t ucount = 1, ustr[CXLA_MAX_RANK], xstr[CXLA_MAX_RANK];
     for (int64_t d = p.ur - 1; d >= 0; d--) {
         ustr[d] = ucount;
@@ -392,6 +400,10 @@ cxla_status cpu_emit_scatter(const cxla_instr *instr, const char *name, cxla_str
             put(&b, ind, "const int64_t g%" PRId64 " = g / %" PRId64 " %% %" PRId64 ";", j, gs,
                 p.udims[p.usd[j]]);
             gs *= p.udims[p.usd[j]];
+            /* Groups past the updates' sizes are padding (the indices' sizes are the same:
+             * shape inference over the cut operands). */
+            if (sized)
+                put(&b, ind, "if (g%" PRId64 " >= z[%" PRId64 "]) continue;", j, p.xr + p.usd[j]);
         }
         cxla_strbuf ioff, soff;
         cxla_strbuf_init(&ioff);
@@ -429,9 +441,22 @@ cxla_status cpu_emit_scatter(const cxla_instr *instr, const char *name, cxla_str
         cxla_strbuf cond;
         cxla_strbuf_init(&cond);
         cxla_strbuf_puts(&cond, "1");
-        for (int64_t d = 0; d < p.xr; d++)
-            cxla_strbuf_printf(&cond, " && s%" PRId64 " >= 0 && s%" PRId64 " <= %" PRId64, d, d,
-                               p.xdims[d] - p.wext[d]);
+        for (int64_t d = 0; d < p.xr; d++) {
+            int64_t k = -1;
+            for (int64_t q = 0; q < p.nw; q++)
+                if (p.wdims[q] == d) k = q;
+            if (!sized)
+                cxla_strbuf_printf(&cond, " && s%" PRId64 " >= 0 && s%" PRId64 " <= %" PRId64, d, d,
+                                   p.xdims[d] - p.wext[d]);
+            else if (k < 0)
+                cxla_strbuf_printf(&cond, " && s%" PRId64 " >= 0 && s%" PRId64 " < z[%" PRId64 "]",
+                                   d, d, d);
+            else
+                cxla_strbuf_printf(&cond,
+                                   " && s%" PRId64 " >= 0 && s%" PRId64 " <= z[%" PRId64
+                                   "] - z[%" PRId64 "]",
+                                   d, d, d, p.xr + p.uwd[k]);
+        }
         put(&b, ind, "if (!(%s)) continue;", cond.data);
         cpu_emit_buf_free(&cond);
         cxla_strbuf doff;
@@ -450,9 +475,15 @@ cxla_status cpu_emit_scatter(const cxla_instr *instr, const char *name, cxla_str
         cxla_strbuf_puts(&se, "soff");
         for (int64_t k = 0; k < p.nw; k++) {
             int64_t ext = p.wext[p.wdims[k]];
-            put(&b, ind,
-                "for (int64_t w%" PRId64 " = 0; w%" PRId64 " < %" PRId64 "; w%" PRId64 "++) {", k,
-                k, ext, k);
+            if (sized)
+                put(&b, ind,
+                    "for (int64_t w%" PRId64 " = 0; w%" PRId64 " < z[%" PRId64 "]; w%" PRId64
+                    "++) {",
+                    k, k, p.xr + p.uwd[k], k);
+            else
+                put(&b, ind,
+                    "for (int64_t w%" PRId64 " = 0; w%" PRId64 " < %" PRId64 "; w%" PRId64 "++) {",
+                    k, k, ext, k);
             ind++;
             opened++;
             cxla_strbuf_printf(&de, " + w%" PRId64 " * %" PRId64, k, xstr[p.wdims[k]]);
@@ -488,6 +519,7 @@ cxla_status cpu_emit_scatter(const cxla_instr *instr, const char *name, cxla_str
     } else {
         for (int64_t i = 0; i < n; i++) put(&b, ind, "(void)o%" PRId64 ";", i);
     }
+    if (sized) put(&b, 1, "(void)z;");
 
     cpu_emit_kernel_head(out, instr, name);
     cxla_strbuf_printf(out, "static void %s_body(%s, int64_t begin, int64_t end) {\n", name,
@@ -515,4 +547,22 @@ cxla_status cpu_emit_scatter(const cxla_instr *instr, const char *name, cxla_str
     cpu_emit_buf_free(&pre);
     cxla_arena_destroy(arena);
     return st;
+}
+
+cxla_status cpu_emit_scatter(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                             cpu_kernel_info *out_info) {
+    return emit_scatter(instr, name, out, out_info, false);
+}
+
+bool cpu_emit_sized_scatter_ok(const cxla_instr *instr) {
+    sc_plan p;
+    return sc_plan_of(instr, &p) && p.xr + p.ur <= CXLA_MAX_RANK;
+}
+
+cxla_status cpu_emit_sized_scatter(const cxla_instr *instr, const char *name, cxla_strbuf *out,
+                                   cpu_kernel_info *out_info) {
+    if (!cpu_emit_sized_scatter_ok(instr))
+        return cxla_error(CXLA_STATUS_UNIMPLEMENTED, "cpu backend: cannot emit %s (scatter)",
+                          instr->name);
+    return emit_scatter(instr, name, out, out_info, true);
 }

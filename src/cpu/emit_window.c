@@ -1394,3 +1394,108 @@ cxla_status cpu_emit_select_and_scatter(const cxla_instr *instr, const char *nam
     cxla_arena_destroy(arena);
     return st;
 }
+
+/* ---- select-and-scatter over run-time sizes ------------------------------------------ */
+
+bool cpu_emit_sized_select_and_scatter_ok(const cxla_instr *instr) {
+    ss_plan p;
+    return ss_plan_of(instr, &p) && instr->operands[0]->shape.rank <= CXLA_MAX_RANK / 2;
+}
+
+/* The generic kernel above with the operand's sizes (z[j]) and the source's (z[rank + j])
+ * read at run time: the source's elements past its sizes are skipped, and a window's
+ * positions past the operand's sizes are outside it, as in the interpreter's scan of the
+ * cut operand; offsets are those of the bounds. One unit of work (windows overlap). */
+cxla_status cpu_emit_sized_select_and_scatter(const cxla_instr *instr, const char *name,
+                                              cxla_strbuf *out, cpu_kernel_info *out_info) {
+    ss_plan p;
+    if (!cpu_emit_sized_select_and_scatter_ok(instr))
+        return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
+                          "cpu backend: cannot emit %s (select-and-scatter): unsupported window, "
+                          "element types or computations",
+                          instr->name);
+    ss_plan_of(instr, &p);
+    cxla_arena *arena = cxla_arena_create();
+    if (!arena) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    cpu_emit_fmt_reset();
+    cxla_strbuf body;
+    cxla_strbuf_init(&body);
+    writer wb = {arena, &body, 1, 0}, *w = &wb;
+    const geometry *g = &p.g;
+    int64_t rank = instr->shape.rank, total = 1, src = 1;
+    for (int64_t j = 0; j < rank; j++) {
+        total *= g->in[j];
+        src *= g->out[j];
+    }
+    const char *XT = cpu_emit_ctype(p.xt), *T = cpu_emit_ctype(p.t);
+    ln(w, "const %s init = p2[0];", T);
+    ln(w, "for (int64_t i = 0; i < %" PRId64 "; i++) o0[i] = init;", total);
+    ln(w, "(void)z;");
+    open_(w, "for (int64_t e = 0; e < %" PRId64 "; e++)", src);
+    int64_t s = 1;
+    for (int64_t j = rank - 1; j >= 0; j--) {
+        ln(w, "const int64_t ix%" PRId64 " = e / %" PRId64 " %% %" PRId64 ";", j, s, g->out[j]);
+        ln(w, "if (ix%" PRId64 " >= z[%" PRId64 "]) continue;", j, rank + j);
+        s *= g->out[j];
+    }
+    ln(w, "int64_t selected = -1;");
+    ln(w, "%s best = 0;", XT);
+    open_(w, "for (int64_t r = 0; r < %" PRId64 "; r++)", g->volume);
+    ln(w, "int64_t at = 0;");
+    int64_t inner = 1;
+    for (int64_t j = rank - 1; j >= 0; j--) {
+        ln(w,
+           "const int64_t ps%" PRId64 " = ix%" PRId64 " * %" PRId64 " + (r / %" PRId64
+           " %% %" PRId64 ") * %" PRId64 " - %" PRId64 ";",
+           j, j, g->stride[j], inner, g->size[j], g->win_dil[j], g->pad[j]);
+        ln(w,
+           "if (ps%" PRId64 " < 0 || ps%" PRId64 " %% %" PRId64 " != 0 || ps%" PRId64 " / %" PRId64
+           " >= z[%" PRId64 "]) continue;",
+           j, j, g->base_dil[j], j, g->base_dil[j], j);
+        ln(w, "at += ps%" PRId64 " / %" PRId64 " * %" PRId64 ";", j, g->base_dil[j],
+           g->in_stride[j]);
+        inner *= g->size[j];
+    }
+    ln(w, "const %s cur = p0[at];", XT);
+    open_(w, "if (selected < 0)");
+    ln(w, "selected = at;");
+    ln(w, "best = cur;");
+    ln(w, "continue;");
+    close_(w);
+    const char *sargs[2] = {"best", "cur"}, *keep;
+    cpu_emit_scalar(arena, &body, w->indent, &w->tmp, p.sel, sargs, &keep);
+    open_(w, "if (!%s)", keep);
+    ln(w, "selected = at;");
+    ln(w, "best = cur;");
+    close_(w);
+    close_(w);
+    ln(w, "if (selected < 0) continue;");
+    const char *cargs[2] = {"o0[selected]", "p1[e]"}, *dst = "o0[selected]";
+    call_into(w, p.sc, cargs, &dst, 1);
+    close_(w);
+
+    cpu_emit_kernel_head(out, instr, name);
+    const char *ot = cpu_emit_stype(p.t), *xt = cpu_emit_stype(p.xt);
+    cxla_strbuf_printf(out,
+                       "static void %s_body(%s *restrict o0, const %s *restrict p0, const %s "
+                       "*restrict p1, const %s *restrict p2, const int64_t *restrict z, "
+                       "int64_t begin, int64_t end) {\n"
+                       "    (void)begin;\n    (void)end;\n",
+                       name, ot, xt, ot, ot);
+    cxla_strbuf_append(out, body.data ? body.data : "", body.len);
+    cxla_strbuf_puts(out, "}\n");
+    const char *args = F("(%s *)out[0], (const %s *)in[0], (const %s *)in[1], (const %s *)in[2], "
+                         "(const int64_t *)in[3]",
+                         ot, xt, ot, ot);
+    cpu_emit_kernel_entry(out, name, 1, args, NULL);
+    cxla_status st = NULL;
+    if (out->failed || body.failed || cpu_emit_fmt_failed())
+        st = cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory emitting %s", instr->name);
+    if (!st && out_info) {
+        out_info->range = 1;
+        out_info->cost = (double)total * (double)(cxla_type_storage(p.xt) + cxla_type_storage(p.t));
+    }
+    cpu_emit_buf_free(&body);
+    cxla_arena_destroy(arena);
+    return st;
+}

@@ -24,7 +24,18 @@ if [ -x "$floors" ]; then
       fail "bench_floors: no line '$name NUMBER' in $(cat "$dir/floors.txt")"
     fi
   done
+  # Each memory figure's spread over its runs, as a note.
+  if grep -qE "^# spread copy_GBps_1t best [0-9.]+ median [0-9.]+ worst [0-9.]+ over 1 runs$" \
+    "$dir/floors.txt"; then ok; else fail "bench_floors: no spread note in $(cat "$dir/floors.txt")"; fi
   expect "bench_floors bad option" 2 "usage" -- "$floors" --mb 0
+  expect "bench_floors bad --what" 2 "--what needs all, mem or fma" -- "$floors" --what disk
+  # --what mem: the memory figures alone (what ops_bench.py measures between its cases).
+  "$floors" --mb 8 --reps 2 --threads 1 --what mem >"$dir/mem.txt" 2>&1
+  if grep -qE "^read_GBps_1t [0-9.]+$" "$dir/mem.txt" && ! grep -q "^fma_" "$dir/mem.txt"; then
+    ok
+  else
+    fail "bench_floors --what mem: $(cat "$dir/mem.txt")"
+  fi
 else
   fail "bench_floors not built at $floors"
 fi
@@ -33,7 +44,11 @@ fi
 expect "ops_bench --check" 0 "ok +tiny_adds_100" -- \
   "$python" "$bench/ops_bench.py" --cxla "$cxla" --small --check --no-models
 # The tables, text and Markdown, including the models section (two small models).
-expect "ops_bench table" 0 "^softmax_4096x4096 +[0-9.]+ mem" -- \
+expect "ops_bench table" 0 "^softmax_4096x4096 +[0-9.]+ mem +[0-9]+/[0-9]+ " -- \
+  "$python" "$bench/ops_bench.py" --cxla "$cxla" --small --repeat 1 --threads 1 --no-models \
+  softmax_4096x4096 tiny_adds_100
+# The floors measured around the cases: their range over the session closes the table.
+expect "ops_bench floor spread" 0 "^memory floor triad_GBps_1t [0-9.]+-[0-9.]+ GB/s over 3 " -- \
   "$python" "$bench/ops_bench.py" --cxla "$cxla" --small --repeat 1 --threads 1 --no-models \
   softmax_4096x4096 tiny_adds_100
 models=${CXLA_SHARED_DIR:-$here/../../../shared}/models
