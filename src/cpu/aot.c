@@ -328,7 +328,11 @@ static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *user, const i
         a->emitted[in->id] = true;
         if (kernel) {
             cpu_kernel_info info;
-            s = cpu_emit_kernel_info(in, name, &a->kernels, &info);
+            /* A sort or reduce over dynamic shapes whose kernel reads the run-time sizes
+             * (aot_dyn.c, AB_SORT and AB_SIZED) is the JIT's kernel of that kind. */
+            s = bk == AB_SORT    ? cpu_emit_sort_sized(in, name, &a->kernels, &info)
+                : bk == AB_SIZED ? cpu_emit_sized_reduce(in, name, &a->kernels, &info)
+                                 : cpu_emit_kernel_info(in, name, &a->kernels, &info);
             if (!s) a->scratch[in->id] = info.scratch;
             if (!s) a->kernel_in_place[in->id] = info.in_place;
         } else {
@@ -343,7 +347,9 @@ static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *user, const i
     if (!s) c->steps[c->step_count - 1].bounds = bk;
     /* Work memory: an arena leaf live during the step, passed after the results; then the
      * copies whose padding a reduce's init value or a dot's zeros fill (aot_dyn.c). */
-    int64_t fills = bk == AB_REDUCE ? 1 : bk == AB_DOT ? 2 : 0;
+    int64_t fills = bk == AB_REDUCE || bk == AB_GATHER || bk == AB_WINDOW || bk == AB_SCATTER ? 1
+                    : bk == AB_DOT                                                            ? 2
+                                                                                              : 0;
     if (!s && (a->scratch[in->id] || fills)) {
         astep *st = &c->steps[c->step_count - 1];
         st->tmp = malloc((size_t)(1 + fills) * sizeof(int64_t));
@@ -355,8 +361,10 @@ static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *user, const i
             st->tmp[st->tmp_count++] =
                 aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = a->scratch[in->id]});
         for (int64_t k = 0; k < fills && k < nin; k++) {
-            size_t bytes = 0; /* the operand's at its bounds */
-            if (cxla_shape_byte_size(&in->operands[k]->shape, &bytes)) bytes = 0;
+            size_t bytes = 0; /* the operand's at its bounds (a gather's: its indices) */
+            int64_t op = bk == AB_GATHER || bk == AB_SCATTER ? 1 : k;
+            if (op >= in->operand_count || cxla_shape_byte_size(&in->operands[op]->shape, &bytes))
+                bytes = 0;
             st->tmp[st->tmp_count++] = aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = bytes});
         }
         for (int64_t k = 0; k < st->tmp_count; k++)
@@ -899,7 +907,7 @@ static cxla_status build(aot *a, const cxla_computation *comp, int role, acomp *
     }
     if (!s) s = share_buffers(a, c);
     if (!s) s = place(a, c);
-    if (!s && a->bounds && comp == a->m->entry) s = aot_dyn_place(c);
+    if (!s && a->bounds) s = aot_dyn_place(c); /* every function passes sizes on */
     if (!s) {
         c->fn = a->fn_count++;
         s = aot_emit_function(a, comp, c);

@@ -16,12 +16,16 @@
  * interpreter's results have zeros there, which set-dimension-size can bring back).
  * get-dimension-size and set-dimension-size read and write the sizes (S_SIZE).
  *
+ * Every computation's function keeps its own dz[] and takes its parameters' sizes (zin)
+ * and gives its results' (zout) beside its arrays, so sizes pass through while,
+ * conditional and call (aot_dyn_put_zlist; a loop's state keeps them).
+ *
  * The moves by the run-time sizes (pad, reverse, concatenate along a dynamic dimension,
- * ...) and f32/f64 sums at the sizes are steps of aot_dmove.c. What the JIT runs on the
- * interpreter's handler (a sort along a dynamic dimension, gather from a dynamic operand,
- * reduce-window, ...), variadic reduces over a dynamic dimension and dynamic shapes in
- * called computations (while, conditional, call) are compile-time errors naming the
- * instruction. */
+ * ...) and f32/f64 sums at the sizes are steps of aot_dmove.c; the JIT's kernels that read
+ * or rewrite something by the sizes (sorts along a dynamic dimension, reduces with any
+ * reducer, bitcast, reduce-window, gather, scatter) are aot_dynlib.c's. What has no form
+ * yet (select-and-scatter over a dynamic dimension, async with dynamic shapes, ...) and
+ * unbounded dimensions are compile-time errors naming the instruction. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,7 +182,27 @@ static bool float_dot(const cxla_instr *in) {
     return true;
 }
 
+/* Whether gather or scatter |in| has what aot_dynlib.c's rewrite of its indices takes: no
+ * batching dimensions and a whole index vector (its dimension static). The JIT's
+ * cpu_dyn_lib_kind takes more; those stay compile-time errors here. */
+static bool indexed_plain(const cxla_instr *in) {
+    bool gather = in->opcode == CXLA_OP_GATHER;
+    int64_t n1 = 0, n2 = 0, iv = 0;
+    cxla_instr_ints(in, gather ? CXLA_ATTR_OPERAND_BATCHING_DIMS : CXLA_ATTR_INPUT_BATCHING_DIMS,
+                    &n1);
+    cxla_instr_ints(in,
+                    gather ? CXLA_ATTR_START_INDICES_BATCHING_DIMS
+                           : CXLA_ATTR_SCATTER_INDICES_BATCHING_DIMS,
+                    &n2);
+    if (n1 || n2 || in->operand_count < 2) return false;
+    const cxla_shape *is = &in->operands[gather ? 1 : (in->operand_count - 1) / 2]->shape;
+    if (!cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv) || iv < 0 || iv > is->rank)
+        return false;
+    return iv == is->rank || !exec_shape_dim_dynamic(is, iv);
+}
+
 cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *out_bounds) {
+    (void)entry; /* every computation keeps its sizes in its function's dz[] */
     *out_bounds = AB_STATIC;
     if (!a->bounds || !aot_dyn_instr(in)) return NULL;
     switch (in->opcode) {
@@ -194,17 +218,15 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
     case CXLA_OP_WHILE:
     case CXLA_OP_CONDITIONAL:
     case CXLA_OP_CALL:
+        /* The sizes pass to the called computations' functions beside their arrays and
+         * come back with their results (aot_dyn_put_zlist); a loop's state keeps them. */
+        return NULL;
     case CXLA_OP_ASYNC_START:
     case CXLA_OP_ASYNC_UPDATE:
     case CXLA_OP_ASYNC_DONE:
-        return aot_no(in, "dynamic shapes do not pass through while, conditional, call or async "
-                          "ahead of time yet (a called computation takes static shapes)");
+        return aot_no(in, "dynamic shapes do not pass through async ahead of time yet");
     default: break;
     }
-    if (!entry)
-        return aot_no(in, "dynamic shapes compile in the entry computation only (a computation "
-                          "that while, conditional or call runs takes static shapes ahead of "
-                          "time)");
     if (in->opcode == CXLA_OP_GET_DIMENSION_SIZE || in->opcode == CXLA_OP_SET_DIMENSION_SIZE) {
         if (!aot_jit_size_step_ok(in))
             return aot_no(in, "needs an array operand, one dimension in range and an s32 result "
@@ -272,6 +294,34 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
     }
     if (kind == AOT_JIT_DOT) {
         *out_bounds = AB_DOT;
+        return NULL;
+    }
+    /* The JIT's kernels that read the run-time sizes (cpu_dynamic_lib.c, cpu_dynwin.c). */
+    if (kind == AOT_JIT_SORT) {
+        *out_bounds = AB_SORT;
+        return NULL;
+    }
+    if (kind == AOT_JIT_INDEXED && in->opcode == CXLA_OP_GATHER && indexed_plain(in)) {
+        *out_bounds = AB_GATHER;
+        return NULL;
+    }
+    if (kind == AOT_JIT_INDEXED && in->opcode == CXLA_OP_SCATTER && in->operand_count == 3 &&
+        indexed_plain(in)) {
+        *out_bounds = AB_SCATTER;
+        return NULL;
+    }
+    if (in->opcode == CXLA_OP_REDUCE_WINDOW && in->operand_count == 2 &&
+        cxla_type_is_array(in->shape.type) && in->operands[1]->shape.rank == 0 &&
+        !shape_dynamic(&in->operands[1]->shape)) {
+        *out_bounds = AB_WINDOW;
+        return NULL;
+    }
+    if (kind == AOT_JIT_INFERRED) {
+        *out_bounds = AB_INFERRED;
+        return NULL;
+    }
+    if (aot_jit_sized_ok(in, a->bounds_instr[in->id])) {
+        *out_bounds = AB_SIZED;
         return NULL;
     }
     if (in->opcode == CXLA_OP_DOT)
@@ -381,8 +431,8 @@ static const char *num(char *buf, size_t n, int64_t v) {
 
 /* interp_dynamic.c's align (exec/dynamic.c): the slots (operand ks[i], dimension ds[i]),
  * their arrays named r<k>: the dynamic ones must agree, the static ones are cut to them. */
-static void put_align(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
-                      const int64_t *ks, const int64_t *ds, int64_t count) {
+void aot_dyn_put_align(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
+                       const int64_t *ks, const int64_t *ds, int64_t count) {
     int64_t first = -1;
     char v[6][48];
     for (int64_t i = 0; i < count; i++) {
@@ -476,7 +526,7 @@ cxla_status aot_dyn_put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla
         }
     }
     for (int64_t g = 0; !s && g < rule.group_count; g++)
-        put_align(a, b, J, in, rule.groups[g].k, rule.groups[g].d, rule.groups[g].count);
+        aot_dyn_put_align(a, b, J, in, rule.groups[g].k, rule.groups[g].d, rule.groups[g].count);
     if (!any_dynamic || s) {
         /* no rule: the result at its bounds (below) */
     } else if (rule.reshape) {
@@ -491,7 +541,6 @@ cxla_status aot_dyn_put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla
             }
         for (int64_t j = 0; j < ys->rank; j++)
             if (j != u) p *= ys->dims[j];
-        if (unknown > 1) s = aot_no(in, "a reshape into several dynamic dimensions");
         cxla_strbuf_printf(b, "%sint64_t real = 1;\n", J);
         for (int64_t d = 0; d < xs->rank; d++)
             cxla_strbuf_printf(b, "%sreal *= r0[%" PRId64 "];\n", J, d);
@@ -511,6 +560,72 @@ cxla_status aot_dyn_put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla
             cxla_strbuf_printf(b, "%sif (real != %" PRId64 ")\n", J, p);
             aot_dyn_put_fail(a, b, t.data, in, "ERROR_DYNAMIC_MISMATCH",
                              EXEC_DYN_MSG_RESHAPE_STATIC, vals, 2);
+        }
+        if (!s && unknown > 1) {
+            /* Several dynamic result dimensions: exec_dynamic_reshape_sizes splits the
+             * elements group by group, the groups of operand and result dimensions whose
+             * bounds hold as many elements (worked out here, at compile time); a group's one
+             * dynamic dimension takes its operand dimensions' elements over its static
+             * ones, a group without one must be filled exactly. */
+            bool zero = false;
+            for (int64_t d = 0; d < xs->rank; d++) zero = zero || xs->dims[d] == 0;
+            for (int64_t j = 0; j < ys->rank; j++) zero = zero || ys->dims[j] == 0;
+            int64_t i = 0, j = 0, n0 = xs->rank, m0 = ys->rank;
+            while (!zero && !s && (i < n0 || j < m0)) {
+                int64_t gi = i, gj = j, pin = 1, pout = 1;
+                if (i < n0) pin = xs->dims[i++];
+                if (j < m0) pout = ys->dims[j++];
+                while (!s && pin != pout) {
+                    if (pin < pout && i < n0)
+                        pin *= xs->dims[i++];
+                    else if (pout < pin && j < m0)
+                        pout *= ys->dims[j++];
+                    else
+                        s = aot_no(in, "the bounds of the operand and the result hold "
+                                       "different element counts");
+                }
+                if (s) break;
+                int64_t gu = -1, gcount = 0, gp = 1;
+                for (int64_t k = gj; k < j; k++) {
+                    if (exec_shape_dim_dynamic(ys, k)) {
+                        gu = k;
+                        gcount++;
+                    } else {
+                        gp *= ys->dims[k];
+                    }
+                }
+                cxla_strbuf_printf(b, "%s{\n%s    int64_t greal = 1", J, J);
+                for (int64_t k = gi; k < i; k++) cxla_strbuf_printf(b, " * r0[%" PRId64 "]", k);
+                cxla_strbuf_puts(b, ";\n");
+                char g[4][48], ind2[128];
+                snprintf(ind2, sizeof ind2, "%s        ", J);
+                snprintf(g[0], 48, "%" PRId64, gi);
+                snprintf(g[1], 48, "%" PRId64, i - 1);
+                snprintf(g[2], 48, "%" PRId64, gj);
+                snprintf(g[3], 48, "%" PRId64, j - 1);
+                const char *fill[5] = {g[0], g[1], "greal", g[2], g[3]};
+                const char *fmt_fill = "operand dimensions %" PRId64 "..%" PRId64 " hold %" PRId64
+                                       " elements at their dynamic sizes, which do not fill "
+                                       "result dimensions %" PRId64 "..%" PRId64;
+                if (gcount > 1) {
+                    const char *split[3] = {"greal", g[2], g[3]};
+                    cxla_strbuf_printf(b, "%s    if (1)\n", J);
+                    aot_dyn_put_fail(a, b, ind2, in, "ERROR_DYNAMIC_MISMATCH",
+                                     "cannot tell how %" PRId64
+                                     " elements split between result dimensions %" PRId64
+                                     "..%" PRId64 ", several of them dynamic; use dynamic-reshape",
+                                     split, 3);
+                } else if (gcount == 1) {
+                    cxla_strbuf_printf(b, "%s    if (greal %% %" PRId64 " != 0)\n", J, gp);
+                    aot_dyn_put_fail(a, b, ind2, in, "ERROR_DYNAMIC_MISMATCH", fmt_fill, fill, 5);
+                    cxla_strbuf_printf(b, "%s    %s[%" PRId64 "] = greal / %" PRId64 ";\n", J, out,
+                                       gu, gp);
+                } else {
+                    cxla_strbuf_printf(b, "%s    if (greal != %" PRId64 ")\n", J, gp);
+                    aot_dyn_put_fail(a, b, ind2, in, "ERROR_DYNAMIC_MISMATCH", fmt_fill, fill, 5);
+                }
+                cxla_strbuf_printf(b, "%s}\n", J);
+            }
         }
         cxla_strbuf_printf(b, "%s(void)real;\n", J);
         cxla_strbuf_free(&t);
@@ -615,7 +730,7 @@ static cxla_status put_kernel_sizes(aot *a, const acomp *c, const astep *st, cxl
         if (k) cxla_strbuf_puts(b, ", ");
         aot_dyn_put_sizes(c, st->in[k], b);
     }
-    cxla_strbuf_puts(b, n ? "};\n" : "0};\n");
+    cxla_strbuf_puts(b, n ? "};\n        (void)oz;\n" : "0};\n        (void)oz;\n");
     for (int64_t e = 0; e < result_leaves(in); e++)
         cxla_strbuf_printf(
             b, "        int64_t rz%" PRId64 "[%" PRId64 "];\n        (void)rz%" PRId64 ";\n", e,
@@ -689,6 +804,9 @@ cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int pha
                                 cxla_strbuf *b) {
     const cxla_instr *in = st->instr;
     const char *P = a->P;
+    bool done = false; /* the kinds of aot_dynlib.c */
+    cxla_status err = aot_dynlib_emit(a, c, st, phase, b, &done);
+    if (err || done) return err;
     if (phase == 0) return put_kernel_sizes(a, c, st, b);
     if (phase == 1) {
         /* Fill the padding of copies: a reduce's input with its init value, a dot's operands
@@ -746,9 +864,10 @@ cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int pha
                                ", cz%" PRId64 ", %zu, %s);\n            a[%" PRId64 "] = t;\n"
                                "        }\n",
                                k, elem_bytes(xs),
-                               st->bounds != AB_REDUCE ? "0"
-                               : float_fill(in)        ? float_fill(in)
-                                                       : "a[1]",
+                               st->bounds == AB_WINDOW   ? "a[1]"
+                               : st->bounds != AB_REDUCE ? "0"
+                               : float_fill(in)          ? float_fill(in)
+                                                         : "a[1]",
                                k);
         }
         return NULL;
@@ -1025,4 +1144,39 @@ void aot_dyn_interface(const aot *a, const cxla_shape *const *as, int64_t na,
                        "    return %s_run_sized(opt, args, arg_sizes, results, result_sizes, "
                        "scratch);\n}\n\n",
                        P);
+}
+
+void aot_dyn_put_zlist(const acomp *c, const int64_t *ls, int64_t n, bool writable,
+                       const char *name, const char *ind, cxla_strbuf *b) {
+    cxla_strbuf_printf(b, "%s%sint64_t *const %s[%" PRId64 "] = {", ind, writable ? "" : "const ",
+                       name, n ? n : 1);
+    for (int64_t k = 0; k < n; k++) {
+        int64_t off = c->dyn_off ? c->dyn_off[ls[k]] : -1;
+        if (off >= 0)
+            cxla_strbuf_printf(b, "%sdz + %" PRId64, k ? ", " : "", off);
+        else
+            cxla_strbuf_printf(b, "%s0", k ? ", " : "");
+    }
+    cxla_strbuf_printf(b, n ? "};\n%s(void)%s;\n" : "0};\n%s(void)%s;\n", ind, name);
+}
+
+void aot_dyn_put_while_sizes(const acomp *c, const astep *st, const char *ind, cxla_strbuf *b) {
+    for (int64_t k = 0; k < st->out_count && k < st->in_count; k++) {
+        int64_t off = c->dyn_off ? c->dyn_off[st->out[k]] : -1;
+        const cxla_shape *s = c->leaves[st->out[k]].shape;
+        if (off < 0 || !s || s->rank == 0) continue;
+        cxla_strbuf_printf(b, "%smemcpy(dz + %" PRId64 ", ", ind, off);
+        aot_dyn_put_sizes(c, st->in[k], b);
+        cxla_strbuf_printf(b, ", %" PRId64 " * sizeof(int64_t));\n", s->rank);
+    }
+}
+
+void aot_dyn_put_reset(const acomp *c, const int64_t *ls, int64_t n, const char *ind,
+                       cxla_strbuf *b) {
+    for (int64_t k = 0; k < n; k++) {
+        int64_t off = c->dyn_off ? c->dyn_off[ls[k]] : -1;
+        const cxla_shape *s = c->leaves[ls[k]].shape;
+        for (int64_t d = 0; off >= 0 && s && d < s->rank; d++)
+            cxla_strbuf_printf(b, "%sdz[%" PRId64 "] = %" PRId64 ";\n", ind, off + d, s->dims[d]);
+    }
 }

@@ -31,21 +31,25 @@ static void comment_instr(cxla_strbuf *b, const cxla_instr *in) {
     cxla_strbuf_free(&t);
 }
 
+/* With dynamic shapes (a->bounds) every function also takes its parameters' sizes and
+ * returns its results' (aot_dyn_put_zlist's arrays |zi| and |zo|, NULL: "0"). */
 static void put_call(aot *a, cxla_strbuf *b, const cxla_computation *callee, const char *in,
-                     const char *out, const char *indent) {
+                     const char *out, const char *indent, const char *zi, const char *zo) {
     const acomp *x = &a->comps[aot_comp_pos(a->m, callee)];
-    cxla_strbuf_printf(b, "%src = %s_f%" PRId64 "(opt, rng, %s, %s, sub); /* %s */\n", indent, a->P,
-                       x->fn, in, out, callee->name);
-    cxla_strbuf_printf(b, "%sif (rc) return rc;\n", indent);
+    cxla_strbuf_printf(b, "%src = %s_f%" PRId64 "(opt, rng, %s, %s, sub", indent, a->P, x->fn, in,
+                       out);
+    if (a->bounds) cxla_strbuf_printf(b, ", %s, %s", zi ? zi : "0", zo ? zo : "0");
+    cxla_strbuf_printf(b, "); /* %s */\n%sif (rc) return rc;\n", callee->name, indent);
 }
 
 /* A call of while body |body| (built with out == in). */
 static void put_body_call(aot *a, cxla_strbuf *b, const cxla_computation *body, const char *in,
-                          const char *out, const char *indent) {
+                          const char *out, const char *indent, const char *zi, const char *zo) {
     const acomp *x = &a->bodies[aot_comp_pos(a->m, body)];
-    cxla_strbuf_printf(b, "%src = %s_f%" PRId64 "(opt, rng, %s, %s, sub); /* %s */\n", indent, a->P,
-                       x->fn, in, out, body->name);
-    cxla_strbuf_printf(b, "%sif (rc) return rc;\n", indent);
+    cxla_strbuf_printf(b, "%src = %s_f%" PRId64 "(opt, rng, %s, %s, sub", indent, a->P, x->fn, in,
+                       out);
+    if (a->bounds) cxla_strbuf_printf(b, ", %s, %s", zi ? zi : "0", zo ? zo : "0");
+    cxla_strbuf_printf(b, "); /* %s */\n%sif (rc) return rc;\n", body->name, indent);
 }
 
 /* A dynamic-update-slice in place (share_buffers): the start indices clamped as the
@@ -230,9 +234,12 @@ cxla_status aot_emit_function(aot *a, const cxla_computation *comp, acomp *c) {
                 if (e) return e;
             }
             int64_t work = st->tmp_count > aot_fill_count(st) ? 1 : 0; /* work memory */
-            cxla_strbuf_printf(
-                b, "        const void *a[%" PRId64 "] = ", st->in_count ? st->in_count : 1);
+            /* A kernel that reads the run-time sizes takes them after its operands. */
+            bool sized = st->bounds == AB_SORT || st->bounds == AB_SIZED;
+            cxla_strbuf_printf(b, "        const void *a[%" PRId64 "] = ",
+                               st->in_count + sized ? st->in_count + sized : 1);
             aot_put_leaf_list(a, c, st->in, st->in_count, b);
+            if (sized) cxla_strbuf_printf(b, ";\n        a[%" PRId64 "] = lz", st->in_count);
             cxla_strbuf_printf(b, ";\n        void *r[%" PRId64 "] = ",
                                st->out_count + work ? st->out_count + work : 1);
             if (work) { /* the kernel's work memory, after its results */
@@ -266,11 +273,16 @@ cxla_status aot_emit_function(aot *a, const cxla_computation *comp, acomp *c) {
                 b, ";\n        void *r[%" PRId64 "] = ", st->out_count ? st->out_count : 1);
             aot_put_leaf_list(a, c, st->out, st->out_count, b);
             cxla_strbuf_puts(b, ";\n");
+            if (a->bounds) {
+                aot_dyn_put_reset(c, st->out, st->out_count, "        ", b);
+                aot_dyn_put_zlist(c, st->in, st->in_count, false, "zi", "        ", b);
+                aot_dyn_put_zlist(c, st->out, st->out_count, true, "zo", "        ", b);
+            }
             /* call's to_apply, or the computation an async-start wraps */
             put_call(a, b,
                      cxla_instr_called(in, in->opcode == CXLA_OP_ASYNC_START ? CXLA_ATTR_CALLS
                                                                              : CXLA_ATTR_TO_APPLY),
-                     "a", "r", "        ");
+                     "a", "r", "        ", "zi", "zo");
             break;
         case S_COND: {
             cxla_computation *called[64];
@@ -307,7 +319,12 @@ cxla_status aot_emit_function(aot *a, const cxla_computation *comp, acomp *c) {
                 cxla_strbuf_printf(b, "            const void *a[%" PRId64 "] = ", nl ? nl : 1);
                 aot_put_leaf_list(a, c, st->in + at, nl, b);
                 cxla_strbuf_puts(b, ";\n");
-                put_call(a, b, called[k], "a", "r", "            ");
+                if (a->bounds) {
+                    aot_dyn_put_reset(c, st->out, st->out_count, "            ", b);
+                    aot_dyn_put_zlist(c, st->in + at, nl, false, "zi", "            ", b);
+                    aot_dyn_put_zlist(c, st->out, st->out_count, true, "zo", "            ", b);
+                }
+                put_call(a, b, called[k], "a", "r", "            ", "zi", "zo");
                 cxla_strbuf_puts(b, "            break;\n        }\n");
                 at += nl;
             }
@@ -333,12 +350,19 @@ cxla_status aot_emit_function(aot *a, const cxla_computation *comp, acomp *c) {
                 aot_put_leaf(a, c, st->in[k], b);
                 cxla_strbuf_printf(b, ", %zu);\n", size);
             }
+            if (a->bounds) { /* the state's sizes, updated by the body as its values */
+                aot_dyn_put_while_sizes(c, st, "        ", b);
+                aot_dyn_put_zlist(c, st->out, n, false, "zi", "        ", b);
+                aot_dyn_put_zlist(c, st->out, n, true, "zo", "        ", b);
+            }
             cxla_strbuf_puts(b, "        uint8_t *const pred = (uint8_t *)");
             aot_put_leaf(a, c, st->tmp[0], b);
             cxla_strbuf_puts(b, ";\n        void *pr[1] = {pred};\n        for (;;) {\n");
-            put_call(a, b, cxla_instr_called(in, CXLA_ATTR_CONDITION), "now", "pr", "            ");
+            put_call(a, b, cxla_instr_called(in, CXLA_ATTR_CONDITION), "now", "pr", "            ",
+                     "zi", NULL);
             cxla_strbuf_puts(b, "            if (!*pred) break;\n");
-            put_body_call(a, b, cxla_instr_called(in, CXLA_ATTR_BODY), "now", "st", "            ");
+            put_body_call(a, b, cxla_instr_called(in, CXLA_ATTR_BODY), "now", "st", "            ",
+                          "zi", "zo");
             cxla_strbuf_puts(b, "        }\n        (void)st;\n");
             break;
         }

@@ -351,15 +351,9 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
     bool relayout = false;
     for (int64_t i = 0; !s && i < na + nr; i++) {
         const cxla_shape *x = i < na ? as[i] : rs[i - na];
+        /* A dynamic leaf too: the whole array at its bounds, in its layout (the sizes say
+         * which elements count, as in row-major order). */
         if (row_major(x)) continue;
-        if (cxla_type_is_array(x->type) && !cxla_shape_is_static(x)) {
-            s = cxla_error(CXLA_STATUS_UNIMPLEMENTED,
-                           "cxla compile: entry %s %" PRId64
-                           " has dynamic dimensions and a layout that is not row-major: "
-                           "ahead-of-time code takes dynamic arrays row-major only",
-                           i < na ? "argument" : "result", i < na ? i : i - na);
-            break;
-        }
         size_t size = 0;
         if (cxla_shape_byte_size(x, &size)) size = 0;
         (i < na ? at_a : at_r)[i < na ? i : i - na] = scratch;
@@ -557,6 +551,9 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
                               "        opt->rng_state[0] = rng[0];\n"
                               "        opt->rng_state[1] = rng[1];\n"
                               "    }\n");
+        /* Dynamic results: their padding zeroed in row-major order first (a result in
+         * another layout is then copied out whole). */
+        if (a->bounds) put_dynamic_out(a, c, rs, nr);
         for (int64_t i = 0; i < nr; i++) {
             if (row_major(rs[i])) continue;
             cxla_strbuf_printf(c,
@@ -566,7 +563,6 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
                                i, P, i, at_r[i], cxla_type_storage(rs[i]->type), (int)rs[i]->rank,
                                P, i, P, i);
         }
-        if (a->bounds) put_dynamic_out(a, c, rs, nr);
         cxla_strbuf_puts(c, "    return 0;\n}\n\n");
         if (a->bounds) aot_dyn_interface(a, as, na, rs, nr, c);
         cxla_strbuf_printf(c,

@@ -69,6 +69,25 @@ typedef enum aot_bounds {
      * run-time sizes (the JIT's cpu_dyn_move), or sums f32/f64 pairwise at the sizes. */
     AB_MOVE,
     AB_SUM,
+    /* Kernels at the bounds that take the run-time sizes as one more input, a[in_count]:
+     * a sort along a dynamic dimension (cpu_emit_sort_sized: the result's sizes) and a
+     * reduce with any reducer (cpu_emit_sized_reduce: the inputs' sizes lined up). */
+    AB_SORT,
+    AB_SIZED,
+    /* bitcast and bitcast-convert: the static kernel at the bounds, the result's sizes
+     * inferred from the operand's (the JIT's B_INFERRED). */
+    AB_INFERRED,
+    /* gather from a dynamic operand: the static kernel at the bounds over a copy of the
+     * start indices clamped within the operand's sizes (the JIT's B_INDEXED). */
+    AB_GATHER,
+    /* reduce-window of one input: the static kernel at the bounds over a copy whose
+     * padding holds the init value, which the interpreter folds at the cut operand's
+     * window padding (aot_dyn.c). */
+    AB_WINDOW,
+    /* scatter of one operand: the static kernel at the bounds over a copy of the indices
+     * whose vectors the cut operand cannot hold are moved out of range (the JIT's
+     * B_INDEXED). */
+    AB_SCATTER,
 } aot_bounds;
 
 typedef struct astep {
@@ -86,7 +105,11 @@ typedef struct astep {
 
 /* The copies a kernel step with dynamic shapes fills (after its work memory in tmp[]). */
 static inline int64_t aot_fill_count(const astep *st) {
-    return st->bounds == AB_REDUCE ? 1 : st->bounds == AB_DOT ? 2 : 0;
+    return st->bounds == AB_REDUCE || st->bounds == AB_GATHER || st->bounds == AB_WINDOW ||
+                   st->bounds == AB_SCATTER
+               ? 1
+           : st->bounds == AB_DOT ? 2
+                                  : 0;
 }
 
 typedef struct acomp {
@@ -106,8 +129,9 @@ typedef struct acomp {
     int64_t *param_leaf; /* by index in in[]: the leaf of that parameter, or -1 */
     int64_t *end_tmp;    /* temporaries of the final copies (see aot.c) */
     int64_t end_tmp_count;
-    /* Bounded dynamic shapes (aot_dyn.c; the entry only): by leaf, where its run-time sizes
-     * lie in the function's int64_t dz[dyn_total] (-1: a static leaf). NULL: none. */
+    /* Bounded dynamic shapes (aot_dyn.c; every computation of a module that has them): by
+     * leaf, where its run-time sizes lie in the function's int64_t dz[dyn_total] (-1: a
+     * static leaf). NULL: none. */
     int64_t *dyn_off;
     int64_t dyn_total;
 } acomp;
@@ -236,8 +260,9 @@ void aot_rng_source(const aot *a, cxla_strbuf *c);
  *   says how), else UNIMPLEMENTED naming it and the reason.
  * aot_dyn_size_step: the S_SIZE step of get- or set-dimension-size.
  * aot_dyn_place: c->dyn_off after the build.
- * aot_dyn_emit_begin / _emit_end: the entry function's extra parameters' use (zin: sizes of
- *   its parameters in, zout: of its results out); aot_dyn_emit_kernel: the statements of a
+ * aot_dyn_emit_begin / _emit_end: a computation function's extra parameters' use (zin: sizes
+ *   of its parameters in, zout: of its results out; every computation's, the entry's and
+ *   those that while, conditional and call run); aot_dyn_emit_kernel: the statements of a
  *   kernel step with dynamic shapes, |phase| 0 before its a[] and r[] (the sizes rz<e>
  *   from oz[]), 1 after them (fills of copies), 2 after the call (padding zeroed, sizes
  *   kept); aot_dyn_emit_size: an S_SIZE step. Errors: UNIMPLEMENTED, RESOURCE_EXHAUSTED.
@@ -268,6 +293,30 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
 cxla_status aot_dyn_size_step(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins,
                               int64_t nin, const cxla_shape *const *shapes, int64_t *lv);
 cxla_status aot_dyn_place(acomp *c);
+/* The sizes of leaves |ls| (|n|) of |c| as a C array |name| of `int64_t *` (|writable|:
+ * where a callee writes its results' sizes) or `const int64_t *` (its parameters'): the
+ * leaf's place in dz[], or 0 for a static leaf (the callee takes its bounds). Every
+ * computation's function takes such arrays (zin, zout) when the module has dynamic shapes,
+ * so sizes pass through call, conditional and while. */
+void aot_dyn_put_zlist(const acomp *c, const int64_t *ls, int64_t n, bool writable,
+                       const char *name, const char *ind, cxla_strbuf *b);
+/* Sizes of leaves |ls| (|n|) at their bounds: what a callee whose result leaf is static
+ * leaves them at (it writes the sizes of its dynamic ones only). */
+void aot_dyn_put_reset(const acomp *c, const int64_t *ls, int64_t n, const char *ind,
+                       cxla_strbuf *b);
+/* Before while step |st|'s loop: its state's sizes (the result leaves') from the initial
+ * values' (its operands'). */
+void aot_dyn_put_while_sizes(const acomp *c, const astep *st, const char *ind, cxla_strbuf *b);
+/* interp_dynamic.c's align (exec/dynamic.c) as C: the slots (operand ks[i], dimension
+ * ds[i]) of arrays named r<k>: the dynamic ones must agree (else the interpreter's
+ * failure), the static ones are cut to them. */
+void aot_dyn_put_align(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
+                       const int64_t *ks, const int64_t *ds, int64_t count);
+/* aot_dynlib.c: phase |phase| of aot_dyn_emit_kernel for the kinds it writes (AB_SORT,
+ * AB_SIZED, AB_INFERRED, AB_WINDOW, AB_GATHER, AB_SCATTER); *done false when it wrote
+ * nothing (aot_dyn.c's own part). Errors: UNIMPLEMENTED naming the instruction. */
+cxla_status aot_dynlib_emit(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b,
+                            bool *done);
 void aot_dyn_emit_begin(aot *a, const acomp *c, cxla_strbuf *b);
 void aot_dyn_emit_end(aot *a, const acomp *c, cxla_strbuf *b);
 cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b);

@@ -2,9 +2,12 @@
 #include "cpu/aot_jit.h"
 
 #include "cpu/cpu_steps.h"
+#include "cpu/emit.h"
 #include "interp/interp.h"
 
-_Static_assert((int)AOT_JIT_REDUCE == (int)B_REDUCE && (int)AOT_JIT_DOT == (int)B_DOT,
+_Static_assert((int)AOT_JIT_REDUCE == (int)B_REDUCE && (int)AOT_JIT_DOT == (int)B_DOT &&
+                   (int)AOT_JIT_SORT == (int)B_SORT && (int)AOT_JIT_INDEXED == (int)B_INDEXED &&
+                   (int)AOT_JIT_INFERRED == (int)B_INFERRED,
                "aot_jit.h's kinds");
 
 int aot_jit_bounds_kind(const cxla_instr *in) {
@@ -29,4 +32,8 @@ bool aot_jit_float_sum_ok(const cxla_instr *in) {
     cxla_type t = in->shape.type;
     return (t == CXLA_F32 || t == CXLA_F64) &&
            interp_match_reducer(cxla_instr_called(in, CXLA_ATTR_TO_APPLY)) == INTERP_REDUCER_ADD;
+}
+
+bool aot_jit_sized_ok(const cxla_instr *in, const cxla_instr *at_bounds) {
+    return at_bounds && cpu_dyn_sized_ok(in) && cpu_emit_sized_reduce_ok(at_bounds);
 }

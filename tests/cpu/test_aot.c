@@ -195,9 +195,47 @@ static bool entry_dynamic(const cxla_module *m, const cxla_shape **as, int64_t *
  * generated code gives back; its sizes stay with it). */
 static cxla_status to_bounds(const cxla_shape *shape, cxla_literal **l) {
     cxla_literal *b = NULL;
-    CXLA_RETURN_IF_ERROR(cxla_literal_to_bounded(*l, shape, &b));
+    cxla_shape row = *shape; /* row-major here; bounds_to_layout puts it in its layout */
+    row.layout = NULL;
+    CXLA_RETURN_IF_ERROR(cxla_literal_to_bounded(*l, &row, &b));
     cxla_literal_free(*l);
     *l = b;
+    return NULL;
+}
+
+/* Leaf |x| of dynamic |shape| (row-major, at its bounds) into |shape|'s layout when that is
+ * not row-major: the whole array at its bounds permuted, as the generated code takes and
+ * gives such a leaf (its sizes travel beside it). */
+static cxla_status bounds_to_layout(const cxla_shape *shape, cxla_literal *x) {
+    if (!cxla_type_is_array(shape->type) || cxla_layout_is_default(shape) || !x->size) return NULL;
+    int64_t rank = shape->rank, m2m[CXLA_MAX_RANK], st[CXLA_MAX_RANK], idx[CXLA_MAX_RANK] = {0};
+    int64_t count = 1, stride = 1;
+    cxla_shape_minor_to_major(shape, m2m);
+    for (int64_t i = 0; i < rank; i++) {
+        st[m2m[i]] = stride;
+        stride *= shape->dims[m2m[i]];
+    }
+    for (int64_t d = 0; d < rank; d++) count *= shape->dims[d];
+    size_t elem = count ? x->size / (size_t)count : 0;
+    unsigned char *tmp = malloc(x->size);
+    if (!tmp) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    memcpy(tmp, x->data, x->size);
+    for (int64_t e = 0; e < count; e++) {
+        int64_t off = 0;
+        for (int64_t d = 0; d < rank; d++) off += idx[d] * st[d];
+        memcpy((unsigned char *)x->data + (size_t)off * elem, tmp + (size_t)e * elem, elem);
+        for (int64_t d = rank - 1; d >= 0 && ++idx[d] == shape->dims[d]; d--) idx[d] = 0;
+    }
+    free(tmp);
+    return NULL;
+}
+
+/* A leaf that flatten put into an entry layout back in row-major order. */
+static cxla_status to_row_major(cxla_literal **l) {
+    cxla_literal *r = NULL;
+    CXLA_RETURN_IF_ERROR(interp_default_layout(*l, &r));
+    cxla_literal_free(*l);
+    *l = r;
     return NULL;
 }
 
@@ -295,7 +333,8 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
     cxla_strbuf_init(&zdecl);
     for (int64_t i = 0; dynamic && !s && i < dna; i++) {
         if (!shape_is_dynamic(das[i])) continue;
-        s = to_bounds(das[i], &c.args.items[i]);
+        if (!cxla_layout_is_default(das[i])) s = to_row_major(&c.args.items[i]);
+        if (!s) s = to_bounds(das[i], &c.args.items[i]);
         cxla_literal *x = c.args.items[i];
         cxla_strbuf_printf(&zdecl, "        static const int64_t za%" PRId64 "[] = {", i);
         int64_t count = 1, idx[CXLA_MAX_RANK] = {0};
@@ -314,11 +353,15 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
             for (int64_t d = das[i]->rank - 1; d >= 0 && ++idx[d] == das[i]->dims[d]; d--)
                 idx[d] = 0;
         }
+        if (!s) s = bounds_to_layout(das[i], x);
     }
     if (dynamic) c.want_dynamic = calloc((size_t)(dnr + 1), sizeof(bool));
     for (int64_t k = 0; dynamic && !s && k < dnr; k++) {
         c.want_dynamic[k] = shape_is_dynamic(drs[k]);
-        if (c.want_dynamic[k]) s = to_bounds(drs[k], &c.want.items[k]);
+        if (c.want_dynamic[k] && !cxla_layout_is_default(drs[k]))
+            s = to_row_major(&c.want.items[k]);
+        if (!s && c.want_dynamic[k]) s = to_bounds(drs[k], &c.want.items[k]);
+        if (!s && c.want_dynamic[k]) s = bounds_to_layout(drs[k], c.want.items[k]);
     }
     char file[512];
     if (!skip && !s) {
@@ -976,9 +1019,9 @@ static void test_aot_errors(void) {
     cxla_strbuf_init(&h);
     cxla_strbuf_init(&c);
     cxla_strbuf_init(&d);
-    /* Collectives that need another device, unbounded dynamic shapes, bounded ones where the
-     * JIT runs the interpreter's handler (a sort along a dynamic dimension), a variadic reduce
-     * over a dynamic dimension, the typed FFI. */
+    /* Collectives that need another device, unbounded dynamic shapes (in the entry and in a
+     * loop body), bounded ones with no ahead-of-time form yet (select-and-scatter over a
+     * dynamic dimension), the typed FFI. */
     const char *bad[][2] = {
         {"HloModule t, replica_count=2\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
          "  ROOT s = f32[] add(x, y)\n}\nENTRY e {\n  p = f32[2] parameter(0)\n"
@@ -987,21 +1030,26 @@ static void test_aot_errors(void) {
          "holds 2 devices"},
         {"HloModule t\nENTRY e {\n  p = f32[?] parameter(0)\n  ROOT n = f32[?] negate(p)\n}\n",
          "unbounded dynamic dimensions"},
-        {"HloModule t\nlt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-         "  ROOT c = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n  p = f32[<=4] "
-         "parameter(0)\n"
-         "  ROOT my_sort = f32[<=4] sort(p), dimensions={0}, to_apply=lt\n}\n",
-         "my_sort (sort) in computation e (the entry) has no ahead-of-time form: with dynamic "
-         "shapes it has no kernel at the bounds"},
-        {"HloModule t\nam {\n  av = f32[] parameter(0)\n  ai = s32[] parameter(1)\n"
-         "  bv = f32[] parameter(2)\n  bi = s32[] parameter(3)\n"
-         "  gt = pred[] compare(av, bv), direction=GE\n  v = f32[] select(gt, av, bv)\n"
-         "  i = s32[] select(gt, ai, bi)\n  ROOT t = (f32[], s32[]) tuple(v, i)\n}\n"
-         "ENTRY e {\n  p = f32[<=20] parameter(0)\n  q = s32[<=20] parameter(1)\n"
-         "  z = f32[] constant(0)\n  m = s32[] constant(-1)\n"
-         "  ROOT my_argmax = (f32[], s32[]) reduce(p, q, z, m), dimensions={0}, to_apply=am\n}\n",
-         "my_argmax (reduce) in computation e (the entry) has no ahead-of-time form: a reduce of "
-         "several inputs over a dynamic dimension"},
+        {"HloModule t\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+         "  ROOT s = f32[] add(a, b)\n}\nge {\n  a = f32[] parameter(0)\n"
+         "  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=GE\n}\n"
+         "ENTRY e {\n  x = f32[<=6] parameter(0)\n  src = f32[<=3] parameter(1)\n"
+         "  z = f32[] constant(0)\n  ROOT my_sas = f32[<=6] select-and-scatter(x, src, z), "
+         "window={size=2 stride=2 pad=0_1}, select=ge, scatter=add\n}\n",
+         "my_sas (select-and-scatter) in computation e (the entry) has no ahead-of-time form: with "
+         "dynamic shapes it has no kernel at the bounds"},
+        /* An unbounded dimension inside a loop body is named as well. */
+        {"HloModule t\nbody {\n  p = (s32[], f32[?]) parameter(0)\n"
+         "  i = s32[] get-tuple-element(p), index=0\n  v = f32[?] get-tuple-element(p), index=1\n"
+         "  one = s32[] constant(1)\n  i2 = s32[] add(i, one)\n  my_neg = f32[?] negate(v)\n"
+         "  ROOT t = (s32[], f32[?]) tuple(i2, my_neg)\n}\ncond {\n"
+         "  p = (s32[], f32[?]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+         "  three = s32[] constant(3)\n  ROOT lt = pred[] compare(i, three), direction=LT\n}\n"
+         "ENTRY e {\n  x = f32[?] parameter(0)\n  zero = s32[] constant(0)\n"
+         "  init = (s32[], f32[?]) tuple(zero, x)\n"
+         "  w = (s32[], f32[?]) while(init), condition=cond, body=body\n"
+         "  ROOT r = f32[?] get-tuple-element(w), index=1\n}\n",
+         "unbounded dynamic dimensions"},
         {"HloModule t\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT my_cc = f32[2] custom-call(p), "
          "custom_call_target=\"f\", api_version=API_VERSION_TYPED_FFI\n}\n",
          "my_cc (custom-call)"},

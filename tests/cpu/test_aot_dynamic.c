@@ -11,10 +11,12 @@
  * (test_aot.c's machinery); then the failures: an argument size beyond its bound or one that
  * differs from a static dimension (NAME_ERROR_DYNAMIC_SIZE, naming the argument and the
  * dimension), two dynamic sizes that disagree and a set-dimension-size beyond its bound
- * (the interpreter's messages, word for word). */
-#define AOT_RANDOM /* test_aot.c's machinery only */
+ * (the interpreter's messages, word for word). test_aot_dynamic_control: sizes through a
+ * while loop, a conditional and a call, with the sized kernels in the loop body. */
+#define AOT_RANDOM /* test_aot.c's machinery only (its feature macros come first) */
 #include "cpu/test_aot.c"
 #include "exec/dynamic.h"
+#include <math.h>
 
 static const char *const dyn_module =
     "HloModule dyn\n"
@@ -263,6 +265,108 @@ static void test_aot_dynamic_moves(void) {
     if (!test_failures) remove_tmpdir();
 }
 
+/* Sizes through control flow (aot_dyn.c's zin / zout; aot_dynlib.c's kernels in called
+ * computations): a while loop whose body sorts a dynamic array, takes its argmax (a
+ * variadic reduce over the dynamic dimension), a reduce-window over it, and drops its last
+ * element by set-dimension-size at each step, so the state's size shrinks; a conditional
+ * whose branches give the array back at its size (one doubles it, one reverses it); a call.
+ * At sizes 0 to the bound (NaN, -0 and ties in the values) with both branches, through
+ * NAME_run_dynamic, bit for bit against the interpreter, result sizes and zero padding
+ * included. */
+static const char *const control_module =
+    "HloModule control\n"
+    "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+    "  ROOT c = pred[] compare(a, b), direction=LT\n}\n"
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "am {\n  av = f32[] parameter(0)\n  ai = s32[] parameter(1)\n  bv = f32[] parameter(2)\n"
+    "  bi = s32[] parameter(3)\n  ge = pred[] compare(av, bv), direction=GE\n"
+    "  v = f32[] select(ge, av, bv)\n  i = s32[] select(ge, ai, bi)\n"
+    "  ROOT t = (f32[], s32[]) tuple(v, i)\n}\n"
+    "body {\n  p = (s32[], f32[<=7], f32[], s32[], f32[<=7]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(p), index=0\n  v = f32[<=7] get-tuple-element(p), index=1\n"
+    "  acc = f32[] get-tuple-element(p), index=2\n  idx = s32[] get-tuple-element(p), index=3\n"
+    "  s = f32[<=7] sort(v), dimensions={0}, to_apply=lt\n"
+    "  n = s32[] get-dimension-size(v), dimensions={0}\n"
+    "  io8 = s32[7] iota(), iota_dimension=0\n"
+    "  io = s32[<=7] set-dimension-size(io8, n), dimensions={0}\n"
+    "  ninf = f32[] constant(-inf)\n  m1 = s32[] constant(-1)\n"
+    "  r = (f32[], s32[]) reduce(v, io, ninf, m1), dimensions={0}, to_apply=am\n"
+    "  mv = f32[] get-tuple-element(r), index=0\n  mi = s32[] get-tuple-element(r), index=1\n"
+    "  ten = f32[] constant(10)\n"
+    "  w = f32[<=7] reduce-window(v, ten), window={size=2 pad=0_1}, to_apply=add\n"
+    "  one = s32[] constant(1)\n  zero = s32[] constant(0)\n"
+    "  n1 = s32[] subtract(n, one)\n  n2 = s32[] maximum(n1, zero)\n"
+    "  s2 = f32[<=7] set-dimension-size(s, n2), dimensions={0}\n"
+    "  acc2 = f32[] add(acc, mv)\n  idx2 = s32[] add(idx, mi)\n  i2 = s32[] add(i, one)\n"
+    "  ROOT t = (s32[], f32[<=7], f32[], s32[], f32[<=7]) tuple(i2, s2, acc2, idx2, w)\n}\n"
+    "cond {\n  p = (s32[], f32[<=7], f32[], s32[], f32[<=7]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(p), index=0\n  three = s32[] constant(3)\n"
+    "  ROOT lt = pred[] compare(i, three), direction=LT\n}\n"
+    "dbl {\n  a = f32[<=7] parameter(0)\n  ROOT d = f32[<=7] add(a, a)\n}\n"
+    "rev {\n  a = f32[<=7] parameter(0)\n  ROOT r = f32[<=7] reverse(a), dimensions={0}\n}\n"
+    "ENTRY e {\n  x = f32[<=7] parameter(0)\n  b = pred[] parameter(1)\n"
+    "  zero = s32[] constant(0)\n  fz = f32[] constant(0)\n"
+    "  init = (s32[], f32[<=7], f32[], s32[], f32[<=7]) tuple(zero, x, fz, zero, x)\n"
+    "  w = (s32[], f32[<=7], f32[], s32[], f32[<=7]) while(init), condition=cond, body=body\n"
+    "  v = f32[<=7] get-tuple-element(w), index=1\n"
+    "  c = f32[<=7] conditional(b, v, v), true_computation=dbl, false_computation=rev\n"
+    "  k = f32[<=7] call(x), to_apply=rev\n"
+    "  acc = f32[] get-tuple-element(w), index=2\n  idx = s32[] get-tuple-element(w), index=3\n"
+    "  win = f32[<=7] get-tuple-element(w), index=4\n"
+    "  ROOT out = (f32[<=7], f32[<=7], f32[<=7], f32[], s32[], f32[<=7]) "
+    "tuple(v, c, k, acc, idx, win)\n}\n";
+
+static double control_value(int64_t k) { /* ties, -0, a NaN among them */
+    static const double v[] = {3.5, -0.0, 7.25, 3.5, 0.0, -2.0, 1e30};
+    return k == 5 ? (double)NAN : v[k % 7];
+}
+
+static void test_aot_dynamic_control(void) {
+    const char *compilers[3];
+    int ncc = (int)compilers_found(compilers);
+    if (ncc == 0) test_skip_all("no C compiler (gcc, clang, tcc) found");
+    make_tmpdir();
+    cxla_module *m = parse_module(control_module);
+    batch b;
+    memset(&b, 0, sizeof b);
+    cxla_strbuf_init(&b.includes);
+    cxla_strbuf_init(&b.body);
+    cxla_strbuf_init(&b.sources);
+    int64_t n_runs = 0;
+    for (int64_t size = 0; size <= 7; size++)
+        for (int branch = 0; branch < 2; branch++) {
+            if (size % 2 == branch && size != 0 && size != 7) continue; /* half the pairs */
+            cxla_strbuf t;
+            cxla_strbuf_init(&t);
+            cxla_strbuf_printf(&t, "f32[%" PRId64 "] {", size);
+            for (int64_t k = 0; k < size; k++) {
+                double v = control_value(k);
+                if (v != v)
+                    cxla_strbuf_printf(&t, "%snan", k ? ", " : "");
+                else
+                    cxla_strbuf_printf(&t, "%s%.9g", k ? ", " : "", v);
+            }
+            cxla_strbuf_puts(&t, "}");
+            cxla_literal *args[2] = {lit(t.data), lit(branch ? "pred[] true" : "pred[] false")};
+            char where[64];
+            snprintf(where, sizeof where, "control: size %" PRId64 ", branch %d", size, branch);
+            cxla_status s = batch_add(&b, m, args, 2, where);
+            CHECK_MSG(s == NULL, "%s: %s", where, cxla_status_message(s));
+            cxla_status_free(s);
+            cxla_literal_free(args[0]);
+            cxla_literal_free(args[1]);
+            cxla_strbuf_free(&t);
+            n_runs++;
+        }
+    int64_t added = b.count;
+    int before = total_compiled;
+    batch_run(&b, "dynamic control flow", compilers, ncc);
+    CHECK_MSG(added == n_runs && total_compiled - before == added,
+              "%" PRId64 " of %" PRId64 " compiled", (int64_t)(total_compiled - before), n_runs);
+    cxla_module_destroy(m);
+    if (!test_failures) remove_tmpdir();
+}
+
 /* ---- the size rules: the generated C against exec_dynamic_sizes ----------------------------
  *
  * aot_dyn.c writes exec_dynamic_sizes' rules (src/exec/dynamic.c) as C statements per
@@ -315,6 +419,17 @@ static const char *const rule_modules[] = {
     "HloModule r13\nENTRY e {\n  m = s32[3,2] parameter(0)\n  i = s32[<=4] parameter(1)\n"
     "  ROOT r = s32[<=4,2] gather(m, i), offset_dims={1}, collapsed_slice_dims={0}, "
     "start_index_map={0}, index_vector_dim=1, slice_sizes={1,2}\n}\n",
+    /* reshapes into several dynamic dimensions: exec_dynamic_reshape_sizes' groups (one
+     * dynamic result dimension each; a static group that must be filled; a dynamic result
+     * dimension over a static operand one; a group with two, which it cannot split) */
+    "HloModule r14\nENTRY e {\n  a = s32[<=2,<=3,2] parameter(0)\n"
+    "  ROOT r = s32[<=2,<=6] reshape(a)\n}\n",
+    "HloModule r15\nENTRY e {\n  a = s32[<=2,<=2,3] parameter(0)\n"
+    "  ROOT r = s32[<=2,<=2,3] reshape(a)\n}\n",
+    "HloModule r16\nENTRY e {\n  a = s32[2,<=4] parameter(0)\n"
+    "  ROOT r = s32[<=2,<=2,2] reshape(a)\n}\n",
+    "HloModule r17\nENTRY e {\n  a = s32[<=4] parameter(0)\n"
+    "  ROOT r = s32[<=2,<=2] reshape(a)\n}\n",
 };
 
 /* Every combination of sizes of the entry's parameters (arrays; dynamic dims 0..bound, static
@@ -586,5 +701,6 @@ static void test_aot_dynamic_errors(void) {
     if (!test_failures) remove_tmpdir();
 }
 
-TEST_MAIN(TEST(test_aot_dynamic_values), TEST(test_aot_dynamic_moves), TEST(test_aot_dynamic_rules),
+TEST_MAIN(TEST(test_aot_dynamic_values), TEST(test_aot_dynamic_moves),
+          TEST(test_aot_dynamic_control), TEST(test_aot_dynamic_rules),
           TEST(test_aot_dynamic_errors))

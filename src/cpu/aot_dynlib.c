@@ -1,0 +1,531 @@
+/* Bounded dynamic shapes in ahead-of-time output: the kernel steps at the bounds that read
+ * or rewrite something by the run-time sizes, the JIT's newer kinds (src/cpu/cpu_steps.h's
+ * B_SORT, B_SIZED, B_INDEXED, B_INFERRED; cpu_dynamic_lib.c, cpu_dynwin.c) written as C
+ * (aot_internal.h's AB_SORT ... AB_SCATTER; docs/aot.md, "Dynamic shapes"):
+ *
+ * - sort along a dynamic dimension and reduce with any reducer (an argmax): the JIT's
+ *   kernels that take the sizes as one more input (cpu_emit_sort_sized,
+ *   cpu_emit_sized_reduce), the inputs' sizes lined up as the interpreter lines them up;
+ * - bitcast and bitcast-convert: the static kernel at the bounds, the result's sizes
+ *   inferred from the operand's;
+ * - reduce-window of one input: the static kernel over a copy whose padding holds the init
+ *   value (which the interpreter folds at the cut operand's window padding);
+ * - gather from a dynamic operand and scatter of one operand: the static kernel over a copy
+ *   of the indices clamped (gather) or moved out of range (scatter) by the sizes.
+ *
+ * Each writes phase 0 (the sizes rz<e> from oz[], with the interpreter's errors) or phase 1
+ * (after a[] and r[]: the copies) of aot_dyn_emit_kernel; aot_dyn.c does the rest (the
+ * padding zeroed, the sizes kept). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/aot_internal.h"
+#include "cpu/emit.h"
+#include "cpu/emit_internal.h"
+#include "exec/dynamic.h"
+
+static const char *num(char *buf, size_t n, int64_t v) {
+    snprintf(buf, n, "%" PRId64, v);
+    return buf;
+}
+
+static int64_t result_leaves(const cxla_instr *in) {
+    return in->shape.type == CXLA_TUPLE ? in->shape.tuple_count : 1;
+}
+
+static const cxla_shape *result_leaf(const cxla_instr *in, int64_t e) {
+    return in->shape.type == CXLA_TUPLE ? &in->shape.elements[e] : &in->shape;
+}
+
+/* exec/dynamic.c's check_shape as C: the sizes |name| (an int64_t array) of a result leaf
+ * of |in| declared as |ys|: a static dimension must come out at its size, a dynamic one
+ * within its bound. */
+static void put_check_result(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
+                             const cxla_shape *ys, const char *name) {
+    cxla_strbuf in2;
+    cxla_strbuf_init(&in2);
+    cxla_strbuf_printf(&in2, "%s    ", ind);
+    for (int64_t d = 0; d < ys->rank; d++) {
+        char od[48], v0[48], v1[48];
+        snprintf(od, sizeof od, "%s[%" PRId64 "]", name, d);
+        if (!exec_shape_dim_dynamic(ys, d)) {
+            cxla_strbuf_printf(b, "%sif (%s != %" PRId64 ")\n", ind, od, ys->dims[d]);
+            const char *vals[3] = {num(v0, 48, d), num(v1, 48, ys->dims[d]), od};
+            aot_dyn_put_fail(a, b, in2.data, in, "ERROR_DYNAMIC_MISMATCH",
+                             EXEC_DYN_MSG_STATIC_RESULT, vals, 3);
+        } else {
+            cxla_strbuf_printf(b, "%sif (%s > %" PRId64 ")\n", ind, od, ys->dims[d]);
+            const char *vals[3] = {num(v0, 48, d), od, num(v1, 48, ys->dims[d])};
+            aot_dyn_put_fail(a, b, in2.data, in, "ERROR_DYNAMIC_MISMATCH",
+                             EXEC_DYN_MSG_BEYOND_BOUND, vals, 3);
+        }
+    }
+    cxla_strbuf_free(&in2);
+}
+
+/* AB_INFERRED (the JIT's B_INFERRED, cpu_dynamic_lib.c): bitcast-convert keeps the
+ * operand's sizes dimension by dimension, a minor dimension it splits off or joins being
+ * static (shape inference over the cut operand); a bitcast takes an operand at its bounds
+ * only (below them it is the interpreter's error, in its words), its result at its bounds.
+ * The result's sizes into rz0. */
+static cxla_status put_inferred_sizes(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    const cxla_shape *xs = &in->operands[0]->shape, *ys = &in->shape;
+    if (in->operand_count != 1 || !cxla_type_is_array(ys->type))
+        return aot_no(in, "a bitcast of one array into an array only");
+    cxla_strbuf_puts(b, "        const int64_t *const oz[1] = {");
+    aot_dyn_put_sizes(c, st->in[0], b);
+    cxla_strbuf_printf(b, "};\n        int64_t rz0[%" PRId64 "];\n        (void)rz0;\n",
+                       ys->rank ? ys->rank : 1);
+    cxla_strbuf_puts(b, "        int padded = 0");
+    for (int64_t d = 0; d < xs->rank; d++)
+        if (exec_shape_dim_dynamic(xs, d))
+            cxla_strbuf_printf(b, " || oz[0][%" PRId64 "] < %" PRId64, d, xs->dims[d]);
+    cxla_strbuf_puts(b, ";\n        (void)padded;\n");
+    if (in->opcode == CXLA_OP_BITCAST) {
+        /* interp_dynamic.c's unsupported(): "f32[<=4](2)", the operand with its sizes. */
+        char *shape = cxla_shape_to_string(xs, CXLA_SHAPE_PRINT_NO_LAYOUT);
+        cxla_strbuf f;
+        cxla_strbuf_init(&f);
+        cxla_strbuf_printf(&f,
+                           "'bitcast' does not support an operand below its dynamic bounds "
+                           "(operand 0 is %s(",
+                           shape ? shape : "?");
+        free(shape);
+        const char *vals[CXLA_MAX_RANK];
+        char vb[CXLA_MAX_RANK][32];
+        for (int64_t d = 0; d < xs->rank && d < CXLA_MAX_RANK; d++) {
+            cxla_strbuf_puts(&f, d ? ",%" PRId64 : "%" PRId64);
+            snprintf(vb[d], sizeof vb[d], "oz[0][%" PRId64 "]", d);
+            vals[d] = vb[d];
+        }
+        cxla_strbuf_puts(&f, "))");
+        cxla_strbuf_puts(b, "        if (padded)\n");
+        aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "",
+                         vals, (int)xs->rank);
+        cxla_strbuf_free(&f);
+        for (int64_t d = 0; d < ys->rank; d++)
+            cxla_strbuf_printf(b, "        rz0[%" PRId64 "] = %" PRId64 ";\n", d, ys->dims[d]);
+        return NULL;
+    }
+    if (ys->rank != xs->rank && ys->rank != xs->rank + 1 && ys->rank + 1 != xs->rank)
+        return aot_no(in,
+                      "a bitcast-convert of another rank than its operand's, plus or minus one");
+    if (ys->rank + 1 == xs->rank && exec_shape_dim_dynamic(xs, xs->rank - 1))
+        return aot_no(in, "a bitcast-convert that joins a dynamic minor dimension");
+    for (int64_t d = 0; d < ys->rank; d++) {
+        if (d < xs->rank)
+            cxla_strbuf_printf(b, "        rz0[%" PRId64 "] = oz[0][%" PRId64 "];\n", d, d);
+        else
+            cxla_strbuf_printf(b, "        rz0[%" PRId64 "] = %" PRId64 ";\n", d, ys->dims[d]);
+    }
+    cxla_strbuf_puts(b, "        if (padded) {\n");
+    put_check_result(a, b, "            ", in, ys, "rz0");
+    cxla_strbuf_puts(b, "        }\n");
+    return NULL;
+}
+
+/* AB_WINDOW: a reduce-window of one input over dynamic dimensions. The interpreter runs
+ * the static operation on the operand cut to its sizes, where a window position past a
+ * size is the window's padding (or a hole), which folds the init value. A copy of the
+ * operand whose buffer padding holds the init value (phase 1, as AB_REDUCE fills it) gives
+ * the static kernel at the bounds the same value at every position of every window the
+ * cut result has, in the same order. The result's sizes: shape inference's window rule
+ * (cpu_dynwin.c's window_out) over the operand's sizes, checked against the declared
+ * shape. */
+static cxla_status put_window_sizes(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    const cxla_shape *xs = &in->operands[0]->shape, *ys = &in->shape;
+    const cxla_attr *w = cxla_instr_attr(in, CXLA_ATTR_WINDOW);
+    if (!w || w->kind != CXLA_ATTR_KIND_WINDOW || w->v.window.rank != xs->rank ||
+        ys->rank != xs->rank || in->operand_count != 2)
+        return aot_no(in, "a reduce-window whose window does not match its operand");
+    cxla_strbuf_puts(b, "        const int64_t *const oz[2] = {");
+    aot_dyn_put_sizes(c, st->in[0], b);
+    cxla_strbuf_puts(b, ", ");
+    aot_dyn_put_sizes(c, st->in[1], b);
+    cxla_strbuf_printf(
+        b, "};\n        int64_t rz0[%" PRId64 "];\n        (void)oz;\n        (void)rz0;\n",
+        ys->rank ? ys->rank : 1);
+    for (int64_t j = 0; j < xs->rank; j++) {
+        const cxla_window_dim *wd = &w->v.window.dims[j];
+        int64_t span = (wd->size - 1) * wd->rhs_dilation + 1;
+        cxla_strbuf_printf(b,
+                           "        {\n"
+                           "            int64_t base = oz[0][%" PRId64
+                           "] == 0 ? 0 : (oz[0][%" PRId64 "] - 1) * %" PRId64 " + 1;\n"
+                           "            int64_t padded = base + (%" PRId64 ") + (%" PRId64 ");\n"
+                           "            rz0[%" PRId64 "] = padded >= %" PRId64
+                           " ? (padded - %" PRId64 ") / %" PRId64 " + 1 : 0;\n"
+                           "        }\n",
+                           j, j, wd->lhs_dilation, wd->pad_low, wd->pad_high, j, span, span,
+                           wd->stride);
+    }
+    cxla_strbuf_puts(b, "        int padded = 0");
+    for (int64_t d = 0; d < xs->rank; d++)
+        if (exec_shape_dim_dynamic(xs, d))
+            cxla_strbuf_printf(b, " || oz[0][%" PRId64 "] < %" PRId64, d, xs->dims[d]);
+    cxla_strbuf_puts(b, ";\n        (void)padded;\n        if (padded) {\n");
+    put_check_result(a, b, "            ", in, ys, "rz0");
+    cxla_strbuf_puts(b, "        } else {\n");
+    for (int64_t d = 0; d < ys->rank; d++)
+        cxla_strbuf_printf(b, "            rz0[%" PRId64 "] = %" PRId64 ";\n", d, ys->dims[d]);
+    cxla_strbuf_puts(b, "        }\n");
+    return NULL;
+}
+
+/* AB_SORT and AB_SIZED: the inputs (a sort's operands, a reduce's arrays) lined up
+ * dimension by dimension as the interpreter lines them up (two dynamic sizes must agree,
+ * a static one is cut to a dynamic one's; exec/dynamic.c's align, put_align here) into
+ * lz[], what the kernel reads; the result leaves' sizes into rz<e> (a sort's are lz, a
+ * reduce's lz without its reduced dimensions), checked against their declared shapes
+ * (exec/dynamic.c's check_shape) when some input is below its bounds. */
+static cxla_status put_lined_sizes(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    int64_t n = in->operand_count, m = st->bounds == AB_SIZED ? n / 2 : n;
+    const cxla_shape *xs = &in->operands[0]->shape;
+    if (n > 64 || m < 1 || xs->rank > CXLA_MAX_RANK)
+        return aot_no(in, "too many operands for a kernel over the run-time sizes");
+    int64_t nd = 0;
+    const int64_t *rd =
+        st->bounds == AB_SIZED ? cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd) : NULL;
+    cxla_strbuf_printf(b, "        const int64_t *const oz[%" PRId64 "] = {", n);
+    for (int64_t k = 0; k < n; k++) {
+        if (k) cxla_strbuf_puts(b, ", ");
+        aot_dyn_put_sizes(c, st->in[k], b);
+    }
+    cxla_strbuf_printf(b, "};\n        int64_t lz[%" PRId64 "];\n", xs->rank ? xs->rank : 1);
+    for (int64_t e = 0; e < result_leaves(in); e++)
+        cxla_strbuf_printf(
+            b, "        int64_t rz%" PRId64 "[%" PRId64 "];\n        (void)rz%" PRId64 ";\n", e,
+            result_leaf(in, e)->rank ? result_leaf(in, e)->rank : 1, e);
+    cxla_strbuf_puts(b, "        {\n");
+    for (int64_t k = 0; k < m; k++) {
+        const cxla_shape *s = &in->operands[k]->shape;
+        if (s->rank != xs->rank) return aot_no(in, "inputs of different ranks");
+        cxla_strbuf_printf(b, "            int64_t r%" PRId64 "[%" PRId64 "];\n", k,
+                           xs->rank ? xs->rank : 1);
+        for (int64_t d = 0; d < s->rank; d++)
+            cxla_strbuf_printf(
+                b, "            r%" PRId64 "[%" PRId64 "] = oz[%" PRId64 "][%" PRId64 "];\n", k, d,
+                k, d);
+        cxla_strbuf_printf(b, "            (void)r%" PRId64 ";\n", k);
+    }
+    cxla_strbuf_puts(b, "            int padded = 0");
+    for (int64_t k = 0; k < m; k++)
+        for (int64_t d = 0; d < xs->rank; d++)
+            if (exec_shape_dim_dynamic(&in->operands[k]->shape, d))
+                cxla_strbuf_printf(b, " || r%" PRId64 "[%" PRId64 "] < %" PRId64, k, d,
+                                   in->operands[k]->shape.dims[d]);
+    cxla_strbuf_puts(b, ";\n            (void)padded;\n            if (padded) {\n");
+    int64_t ks[64], ds[64];
+    for (int64_t d = 0; d < xs->rank; d++) {
+        for (int64_t k = 0; k < m; k++) {
+            ks[k] = k;
+            ds[k] = d;
+        }
+        aot_dyn_put_align(a, b, "                ", in, ks, ds, m);
+    }
+    cxla_strbuf_puts(b, "            }\n");
+    for (int64_t d = 0; d < xs->rank; d++)
+        cxla_strbuf_printf(b, "            lz[%" PRId64 "] = r0[%" PRId64 "];\n", d, d);
+    for (int64_t e = 0; e < result_leaves(in); e++) {
+        const cxla_shape *ys = result_leaf(in, e);
+        int64_t j = 0;
+        for (int64_t d = 0; d < xs->rank; d++) {
+            bool reduced = false;
+            for (int64_t i = 0; i < nd; i++) reduced = reduced || rd[i] == d;
+            if (reduced) continue;
+            if (j >= ys->rank) return aot_no(in, "a result of another rank");
+            cxla_strbuf_printf(b, "            rz%" PRId64 "[%" PRId64 "] = lz[%" PRId64 "];\n", e,
+                               j++, d);
+        }
+        if (j != ys->rank) return aot_no(in, "a result of another rank");
+        char name[32];
+        snprintf(name, sizeof name, "rz%" PRId64, e);
+        cxla_strbuf_puts(b, "            if (padded) {\n");
+        put_check_result(a, b, "                ", in, ys, name);
+        cxla_strbuf_puts(b, "            }\n");
+    }
+    cxla_strbuf_puts(b, "        }\n");
+    return NULL;
+}
+
+/* AB_GATHER, phase 1 (the JIT's B_INDEXED gather, cpu_dynamic_lib.c's clamp_gather): the
+ * interpreter gathers from the operand cut to its sizes, so every slice must fit in them
+ * (else shape inference over the cut operand fails: its message), and each start index is
+ * clamped within [0, size - slice size] of its operand dimension. The indices are copied
+ * so clamped into the step's last temporary, which the static kernel at the bounds reads:
+ * its own clamp (within the bounds) then changes nothing, and no slice reaches the
+ * padding. */
+static cxla_status put_gather_indices(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[1]->shape;
+    int64_t iv = 0, nm = 0, ns = 0, count = 1, stride = 1;
+    cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv);
+    const int64_t *map = cxla_instr_ints(in, CXLA_ATTR_START_INDEX_MAP, &nm);
+    const int64_t *slice = cxla_instr_ints(in, CXLA_ATTR_SLICE_SIZES, &ns);
+    if (ns != xs->rank || xs->rank > CXLA_MAX_RANK || st->in_count != 2 || st->tmp_count < 1)
+        return aot_no(in, "a gather whose slice sizes do not match its operand");
+    /* The slices against the cut operand, in shape inference's words (infer_reduce.c). */
+    cxla_strbuf f;
+    cxla_strbuf_init(&f);
+    cxla_strbuf_puts(&f, "at the operands' dynamic sizes: gather: slice_sizes={");
+    for (int64_t d = 0; d < ns; d++) cxla_strbuf_printf(&f, "%s%" PRId64, d ? "," : "", slice[d]);
+    cxla_strbuf_printf(
+        &f, "}: size %%" PRId64 " of dimension %%" PRId64 " is outside 0..%%" PRId64 " of %s[",
+        cxla_type_name(xs->type));
+    for (int64_t d = 0; d < xs->rank; d++) cxla_strbuf_puts(&f, d ? ",%" PRId64 : "%" PRId64);
+    cxla_strbuf_puts(&f, "]");
+    for (int64_t d = 0; d < xs->rank; d++) {
+        if (!exec_shape_dim_dynamic(xs, d)) continue;
+        cxla_strbuf_printf(b, "        if (oz[0][%" PRId64 "] < %" PRId64 ")\n", d, slice[d]);
+        const char *vals[3 + CXLA_MAX_RANK];
+        char vb[3 + CXLA_MAX_RANK][32];
+        snprintf(vb[0], 32, "%" PRId64, slice[d]);
+        snprintf(vb[1], 32, "%" PRId64, d);
+        snprintf(vb[2], 32, "oz[0][%" PRId64 "]", d);
+        for (int64_t e = 0; e < xs->rank; e++) snprintf(vb[3 + e], 32, "oz[0][%" PRId64 "]", e);
+        for (int64_t e = 0; e < 3 + xs->rank; e++) vals[e] = vb[e];
+        aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "",
+                         vals, (int)(3 + xs->rank));
+    }
+    cxla_strbuf_free(&f);
+    for (int64_t d = 0; d < is->rank; d++) count *= is->dims[d];
+    for (int64_t d = is->rank - 1; d > iv; d--) stride *= is->dims[d];
+    /* Each index's start clamped as clamp_gather clamps it (the u64 ones loaded as
+     * interp_load_indices loads them, saturated at INT64_MAX). */
+    const char *T = cpu_emit_stype(is->type);
+    cxla_strbuf_printf(b, "        {\n            static const int64_t map[%" PRId64 "] = {",
+                       nm ? nm : 1);
+    for (int64_t i = 0; i < nm; i++)
+        cxla_strbuf_printf(b, "%s%" PRId64, i ? ", " : "",
+                           map[i] >= 0 && map[i] < xs->rank ? map[i] : -1);
+    cxla_strbuf_printf(b, nm ? "};\n" : "0};\n");
+    cxla_strbuf_printf(b, "            static const int64_t slice[%" PRId64 "] = {", ns ? ns : 1);
+    for (int64_t d = 0; d < ns; d++) cxla_strbuf_printf(b, "%s%" PRId64, d ? ", " : "", slice[d]);
+    cxla_strbuf_printf(b, ns ? "};\n" : "0};\n");
+    cxla_strbuf_printf(b,
+                       "            const %s *src = (const %s *)a[1];\n"
+                       "            %s *dst = (%s *)",
+                       T, T, T, T);
+    aot_put_leaf(a, c, st->tmp[st->tmp_count - 1], b);
+    cxla_strbuf_printf(b, ";\n            for (int64_t j = 0; j < %" PRId64 "; j++) {\n", count);
+    if (iv < is->rank)
+        cxla_strbuf_printf(b, "                int64_t k = j / %" PRId64 " %% %" PRId64 ";\n",
+                           stride, is->dims[iv]);
+    else
+        cxla_strbuf_puts(b, "                int64_t k = 0;\n");
+    cxla_strbuf_printf(b,
+                       "                if (k >= %" PRId64 " || map[k] < 0) {\n"
+                       "                    dst[j] = src[j];\n"
+                       "                    continue;\n"
+                       "                }\n",
+                       nm);
+    if (is->type == CXLA_U64)
+        cxla_strbuf_puts(b, "                int64_t v = src[j] > (uint64_t)INT64_MAX ? INT64_MAX "
+                            ": (int64_t)src[j];\n");
+    else
+        cxla_strbuf_puts(b, "                int64_t v = (int64_t)src[j];\n");
+    cxla_strbuf_printf(b,
+                       "                int64_t hi = oz[0][map[k]] - slice[map[k]];\n"
+                       "                v = v > hi ? hi : v;\n"
+                       "                v = v < 0 ? 0 : v;\n"
+                       "                dst[j] = (%s)v;\n"
+                       "            }\n"
+                       "            (void)map;\n            (void)slice;\n"
+                       "            a[1] = dst;\n"
+                       "        }\n",
+                       T);
+    return NULL;
+}
+
+/* "s32[%,%]": a shape's type with a placeholder per dimension (its cut sizes), as shape
+ * inference prints the operands it was given. */
+static void put_cut_shape(cxla_strbuf *f, const cxla_shape *s) {
+    cxla_strbuf_printf(f, "%s[", cxla_type_name(s->type));
+    for (int64_t d = 0; d < s->rank; d++) cxla_strbuf_puts(f, d ? ",%" PRId64 : "%" PRId64);
+    cxla_strbuf_puts(f, "]");
+}
+
+/* AB_SCATTER, phase 0 (the JIT's B_INDEXED scatter of one operand, cpu_dynamic_lib.c): the
+ * result's sizes are the operand's; the interpreter's shape inference over the cut
+ * operands must pass (an update window no larger than the cut operand's dimension, the
+ * updates' scatter dimensions the indices' batch sizes: its messages). */
+static cxla_status put_scatter_sizes(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[1]->shape,
+                     *us = &in->operands[2]->shape;
+    int64_t iv = 0, nw = 0, nins = 0;
+    cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv);
+    const int64_t *uwd = cxla_instr_ints(in, CXLA_ATTR_UPDATE_WINDOW_DIMS, &nw);
+    const int64_t *ins = cxla_instr_ints(in, CXLA_ATTR_INSERTED_WINDOW_DIMS, &nins);
+    if (in->operand_count != 3 || st->in_count != 3 || in->shape.type == CXLA_TUPLE)
+        return aot_no(in, "a scatter of several operands over dynamic shapes");
+    cxla_strbuf_puts(b, "        const int64_t *const oz[3] = {");
+    for (int64_t k = 0; k < 3; k++) {
+        if (k) cxla_strbuf_puts(b, ", ");
+        aot_dyn_put_sizes(c, st->in[k], b);
+    }
+    cxla_strbuf_printf(
+        b, "};\n        int64_t rz0[%" PRId64 "];\n        (void)oz;\n        (void)rz0;\n",
+        xs->rank ? xs->rank : 1);
+    for (int64_t d = 0; d < xs->rank; d++)
+        cxla_strbuf_printf(b, "        rz0[%" PRId64 "] = oz[0][%" PRId64 "];\n", d, d);
+    const char *vals[4 + 2 * CXLA_MAX_RANK];
+    char vb[4 + 2 * CXLA_MAX_RANK][32];
+    /* Each update window dimension within the cut operand's. */
+    for (int64_t i = 0, w = 0; i < xs->rank && w < nw; i++) {
+        bool inserted = false;
+        for (int64_t k = 0; k < nins; k++) inserted = inserted || ins[k] == i;
+        if (inserted) continue;
+        int64_t ud = uwd[w++];
+        if (ud < 0 || ud >= us->rank) return aot_no(in, "bad update_window_dims");
+        if (!exec_shape_dim_dynamic(xs, i) || us->dims[ud] == 0) continue;
+        cxla_strbuf f;
+        cxla_strbuf_init(&f);
+        cxla_strbuf_puts(&f, "at the operands' dynamic sizes: scatter: update window dimension "
+                             "%" PRId64 " of ");
+        put_cut_shape(&f, us);
+        cxla_strbuf_puts(&f, " (size %" PRId64 ") exceeds operand dimension %" PRId64 " of ");
+        put_cut_shape(&f, xs);
+        int nv = 0;
+        snprintf(vb[nv], 32, "%" PRId64, ud), vals[nv] = vb[nv], nv++;
+        for (int64_t e = 0; e < us->rank; e++)
+            snprintf(vb[nv], 32, "oz[2][%" PRId64 "]", e), vals[nv] = vb[nv], nv++;
+        snprintf(vb[nv], 32, "oz[2][%" PRId64 "]", ud), vals[nv] = vb[nv], nv++;
+        snprintf(vb[nv], 32, "%" PRId64, i), vals[nv] = vb[nv], nv++;
+        for (int64_t e = 0; e < xs->rank; e++)
+            snprintf(vb[nv], 32, "oz[0][%" PRId64 "]", e), vals[nv] = vb[nv], nv++;
+        cxla_strbuf_printf(b, "        if (oz[2][%" PRId64 "] > oz[0][%" PRId64 "])\n", ud, i);
+        aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "",
+                         vals, nv);
+        cxla_strbuf_free(&f);
+    }
+    /* The updates' scatter dimensions against the indices' batch dimensions. */
+    int64_t next = 0;
+    for (int64_t i = 0; i < us->rank; i++) {
+        bool window = false;
+        for (int64_t k = 0; k < nw; k++) window = window || uwd[k] == i;
+        if (window) continue;
+        if (next == iv) next++;
+        if (next >= is->rank) return aot_no(in, "bad scatter dimensions");
+        int64_t id = next++;
+        if (!exec_shape_dim_dynamic(us, i) && !exec_shape_dim_dynamic(is, id)) continue;
+        cxla_strbuf f;
+        cxla_strbuf_init(&f);
+        cxla_strbuf_puts(&f, "at the operands' dynamic sizes: scatter: scatter dimension %" PRId64
+                             " of the updates ");
+        put_cut_shape(&f, us);
+        cxla_strbuf_puts(&f, " has size %" PRId64 " but the indices ");
+        put_cut_shape(&f, is);
+        cxla_strbuf_puts(&f, " have %" PRId64);
+        int nv = 0;
+        snprintf(vb[nv], 32, "%" PRId64, i), vals[nv] = vb[nv], nv++;
+        for (int64_t e = 0; e < us->rank; e++)
+            snprintf(vb[nv], 32, "oz[2][%" PRId64 "]", e), vals[nv] = vb[nv], nv++;
+        snprintf(vb[nv], 32, "oz[2][%" PRId64 "]", i), vals[nv] = vb[nv], nv++;
+        for (int64_t e = 0; e < is->rank; e++)
+            snprintf(vb[nv], 32, "oz[1][%" PRId64 "]", e), vals[nv] = vb[nv], nv++;
+        snprintf(vb[nv], 32, "oz[1][%" PRId64 "]", id), vals[nv] = vb[nv], nv++;
+        cxla_strbuf_printf(b, "        if (oz[2][%" PRId64 "] != oz[1][%" PRId64 "])\n", i, id);
+        aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "",
+                         vals, nv);
+        cxla_strbuf_free(&f);
+    }
+    return NULL;
+}
+
+/* AB_SCATTER, phase 1 (cpu_dynamic_lib.c's skip_scatter): the index vectors whose window
+ * the cut operand cannot hold, or that lie outside the indices' sizes, are made out of range
+ * at the bounds too (-1: the largest value of an unsigned type, past every bound), in a copy
+ * of the indices that the static kernel at the bounds reads, so it skips them as the
+ * interpreter skips them (or never sees them); the others land inside the sizes. */
+static cxla_status put_scatter_indices(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[1]->shape,
+                     *us = &in->operands[2]->shape;
+    int64_t iv = 0, nmap = 0, nins = 0, nw = 0, count = 1;
+    cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv);
+    const int64_t *map = cxla_instr_ints(in, CXLA_ATTR_SCATTER_DIMS_TO_OPERAND_DIMS, &nmap);
+    const int64_t *ins = cxla_instr_ints(in, CXLA_ATTR_INSERTED_WINDOW_DIMS, &nins);
+    const int64_t *uwd = cxla_instr_ints(in, CXLA_ATTR_UPDATE_WINDOW_DIMS, &nw);
+    if (xs->rank > CXLA_MAX_RANK || is->rank > CXLA_MAX_RANK || st->tmp_count < 1)
+        return aot_no(in, "a scatter of too high a rank");
+    int64_t wext[CXLA_MAX_RANK], rs[CXLA_MAX_RANK];
+    for (int64_t d = 0, w = 0; d < xs->rank; d++) {
+        bool inserted = false;
+        for (int64_t i = 0; i < nins; i++) inserted = inserted || ins[i] == d;
+        wext[d] = inserted ? 1 : w < nw ? us->dims[uwd[w++]] : 1;
+    }
+    for (int64_t d = 0; d < is->rank; d++) count *= is->dims[d];
+    for (int64_t d = is->rank - 1, s = 1; d >= 0; d--) {
+        rs[d] = s;
+        s *= is->dims[d];
+    }
+    int64_t vlen = iv < is->rank ? is->dims[iv] : 1, vstride = iv < is->rank ? rs[iv] : 1;
+    const char *T = cpu_emit_stype(is->type);
+    cxla_strbuf_printf(b,
+                       "        {\n            const %s *src = (const %s *)a[1];\n"
+                       "            %s *dst = (%s *)",
+                       T, T, T, T);
+    aot_put_leaf(a, c, st->tmp[st->tmp_count - 1], b);
+    cxla_strbuf_printf(b,
+                       ";\n            if (%" PRId64 " > 0) memcpy(dst, src, %" PRId64
+                       " * sizeof *dst);\n"
+                       "            for (int64_t j = 0; j < %" PRId64 "; j++) {\n",
+                       count, count, count);
+    if (iv < is->rank)
+        cxla_strbuf_printf(b,
+                           "                if (j / %" PRId64 " %% %" PRId64 " != 0) continue;\n",
+                           rs[iv], is->dims[iv]);
+    cxla_strbuf_puts(b, "                int bad = 0;\n");
+    for (int64_t d = 0; d < is->rank; d++)
+        if (d != iv && exec_shape_dim_dynamic(is, d))
+            cxla_strbuf_printf(b,
+                               "                if (j / %" PRId64 " %% %" PRId64
+                               " >= oz[1][%" PRId64 "]) bad = 1;\n",
+                               rs[d], is->dims[d], d);
+    for (int64_t k = 0; k < vlen && k < nmap; k++) {
+        int64_t od = map[k];
+        if (od < 0 || od >= xs->rank) continue; /* shape inference ruled it out */
+        cxla_strbuf_printf(
+            b,
+            "                if (!bad) {\n                    const %s x = src[j + %" PRId64 "];\n",
+            T, k * vstride);
+        if (is->type == CXLA_U64)
+            cxla_strbuf_puts(b, "                    int64_t v = x > (uint64_t)INT64_MAX ? "
+                                "INT64_MAX : (int64_t)x;\n");
+        else
+            cxla_strbuf_puts(b, "                    int64_t v = (int64_t)x;\n");
+        cxla_strbuf_printf(b,
+                           "                    bad = v < 0 || v > oz[0][%" PRId64 "] - %" PRId64
+                           ";\n                }\n",
+                           od, wext[od]);
+    }
+    cxla_strbuf_printf(b,
+                       "                if (bad)\n"
+                       "                    for (int64_t k = 0; k < %" PRId64
+                       "; k++) dst[j + k * %" PRId64 "] = (%s)-1;\n"
+                       "            }\n"
+                       "            a[1] = dst;\n"
+                       "        }\n",
+                       vlen, vstride, T);
+    return NULL;
+}
+
+cxla_status aot_dynlib_emit(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b,
+                            bool *done) {
+    *done = true;
+    if (phase == 0 && (st->bounds == AB_SORT || st->bounds == AB_SIZED))
+        return put_lined_sizes(a, c, st, b);
+    if (phase == 0 && st->bounds == AB_INFERRED) return put_inferred_sizes(a, c, st, b);
+    if (phase == 0 && st->bounds == AB_WINDOW) return put_window_sizes(a, c, st, b);
+    if (phase == 0 && st->bounds == AB_SCATTER) return put_scatter_sizes(a, c, st, b);
+    if (phase == 1 && st->bounds == AB_GATHER) return put_gather_indices(a, c, st, b);
+    if (phase == 1 && st->bounds == AB_SCATTER) return put_scatter_indices(a, c, st, b);
+    *done = false;
+    return NULL;
+}
