@@ -7,9 +7,11 @@ Usage: compile_bench.py [--cxla BIN] [--baseline BIN] [--rounds N] [--shared DIR
 For each module, each binary compiles it `--rounds` times (3 by default) in turns (this
 binary, then the baseline, then this one again, ...), each time cold (CXLA_CACHE_DIR an
 empty temporary folder) and then cached (a second process on the same folder), read from
-`cxla run --repeat 1`'s `compile` line (parse excluded, run excluded). It prints the
-minimum and median of each, and with a baseline the ratios this / baseline of the minima.
-The machine is shared: compare the ratios of one run, not times across runs.
+`cxla run --repeat 1`'s `compile` line (parse excluded, run excluded). "cold cpu" is the
+CPU time (user + system) of the whole cold process with the compilers it ran: on a loaded
+machine the compile's wall time is mostly waiting for a core, its CPU time is not. It
+prints the minimum and median of each, and with a baseline the ratios this / baseline of
+the minima. The machine is shared: compare the ratios of one run, not times across runs.
 
 Modules (MODEL picks some by name; a path to a .hlo file adds it):
 - generated_1000_instructions: the module of ops_bench.py (elementwise chains with row
@@ -25,6 +27,7 @@ Modules (MODEL picks some by name; a path to a .hlo file adds it):
 import argparse
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -68,21 +71,28 @@ def generated_loop(count):
 
 
 def compile_ms(cxla, path, cache):
-    """One process: the `compile` line of `cxla run --repeat 1` (ms), or None."""
+    """One process: the `compile` line of `cxla run --repeat 1` (ms) and the CPU time of the
+    whole process with the compilers it ran (user + system, ms), or (None, None)."""
     env = dict(os.environ, CXLA_CACHE_DIR=cache)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run([cxla, "run", path, "--backend", "cpu", "--repeat", "1"],
                        capture_output=True, text=True, env=env, timeout=600)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = 1000 * ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
     m = re.search(r"^compile\s+median\s+([0-9.]+) ms", p.stdout + p.stderr, re.M)
     if p.returncode != 0 or not m:
         sys.stderr.write(f"{cxla} run {path}: exit {p.returncode}\n{p.stderr[-2000:]}\n")
-        return None
-    return float(m.group(1))
+        return None, None
+    return float(m.group(1)), cpu
 
 
 def cold_and_cached(cxla, path):
+    """(cold ms, cached ms, cold process CPU ms)."""
     cache = tempfile.mkdtemp(prefix="cxla-compile-bench-")
     try:
-        return compile_ms(cxla, path, cache), compile_ms(cxla, path, cache)
+        cold, cold_cpu = compile_ms(cxla, path, cache)
+        cached, _ = compile_ms(cxla, path, cache)
+        return cold, cached, cold_cpu
     finally:
         shutil.rmtree(cache, ignore_errors=True)
 
@@ -132,26 +142,25 @@ def main():
                      ", ".join(mods) + ")")
         names = want or list(mods)
         bins = [("this", a.cxla)] + ([("baseline", a.baseline)] if a.baseline else [])
-        head = ["module"] + [f"{b} {k} (min/med ms)" for b, _ in bins
-                             for k in ("cold", "cached")]
+        kinds = ("cold", "cached", "cold cpu")
+        head = ["module"] + [f"{b} {k} (min/med ms)" for b, _ in bins for k in kinds]
         if a.baseline:
-            head += ["cold this/base", "cached this/base"]
+            head += [f"{k} this/base" for k in kinds]
         rows = []
         for name in names:
-            times = {b: ([], []) for b, _ in bins}
+            times = {b: ([], [], []) for b, _ in bins}
             for _ in range(a.rounds):
                 for b, exe in bins:
-                    cold, cached = cold_and_cached(exe, mods[name])
-                    times[b][0].append(cold)
-                    times[b][1].append(cached)
+                    for k, x in enumerate(cold_and_cached(exe, mods[name])):
+                        times[b][k].append(x)
             row, mins = [name], {}
             for b, _ in bins:
-                for k, xs in zip(("cold", "cached"), times[b]):
+                for k, xs in zip(kinds, times[b]):
                     lo, med = summary(xs)
                     mins[(b, k)] = lo
                     row.append(f"{fmt(lo)} / {fmt(med)}")
             if a.baseline:
-                for k in ("cold", "cached"):
+                for k in kinds:
                     t, base = mins[("this", k)], mins[("baseline", k)]
                     row.append(f"{t / base:.2f}" if t and base else "-")
             rows.append(row)

@@ -1,5 +1,5 @@
 /* The compiler driver and the compile cache (see compiler.h). */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 
 #include "cpu/compiler.h"
 
@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -29,20 +30,38 @@ enum { MAX_ARGS = 64, MAX_PARALLEL = 8 };
 
 /* ---- hashing ---------------------------------------------------------------------- */
 
-/* Two 64-bit FNV-1a hashes with different starting values, read as one 128-bit key. A key
- * names a cache entry, so a collision would load the wrong code; 2^-128 is negligible and
- * the inputs are not adversarial (they are this user's own programs). */
+/* Two 64-bit hashes with different constants, read as one 128-bit key. A key names a
+ * cache entry, so a collision would load the wrong code; 2^-128 is negligible and the
+ * inputs are not adversarial (they are this user's own programs). Each lane takes eight
+ * bytes a step (the sources of a 1,000-instruction module are megabytes, hashed on every
+ * load from the cache: byte by byte FNV-1a was 11% of that load's CPU time); a step is a
+ * bijection of the lane for a given word and of the word for a given lane, so inputs that
+ * differ in one word never meet. */
 typedef struct hash128 {
     uint64_t a, b;
 } hash128;
 
+static uint64_t rotl64(uint64_t x, int r) {
+    return (x << r) | (x >> (64 - r));
+}
+
+static void hash_word(hash128 *h, uint64_t w) {
+    h->a = rotl64(h->a ^ (w * 0x9e3779b97f4a7c15ull), 29) * 0xbf58476d1ce4e5b9ull;
+    h->b = rotl64(h->b + (w * 0xc2b2ae3d27d4eb4full), 31) * 0x94d049bb133111ebull;
+}
+
 static void hash_bytes(hash128 *h, const void *data, size_t n) {
     const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h->a = (h->a ^ p[i]) * 0x100000001b3ull;
-        h->b = (h->b ^ p[i] ^ 0x5a) * 0x100000001b3ull;
-        h->b ^= h->b >> 29;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        hash_word(h, w);
     }
+    /* The last 0-7 bytes with their count, so that "a" and "a\0" differ. */
+    uint64_t w = 0;
+    if (n > i) memcpy(&w, p + i, n - i);
+    hash_word(h, w ^ ((uint64_t)(n - i) << 59));
 }
 
 static void hash_str(hash128 *h, const char *s) {
@@ -148,7 +167,7 @@ static int build_argv(char **argv, char **copies, const char *const *tail) {
 }
 
 static pthread_mutex_t identity_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *identity_cc;   /* the CXLA_CC the identity was asked of */
+static char *identity_key;  /* the compiler's name and stamp the identity is of */
 static char *identity_text; /* its `--version` output */
 static char *failed_cc;     /* the last CXLA_CC whose `--version` failed (for the probe) */
 
@@ -160,16 +179,93 @@ static cxla_status no_compiler(const char *cc) {
                       cc, cc);
 }
 
-/* The compiler's identity (`cc --version`), asked once per process and compiler. */
-static cxla_status compiler_identity(char **out) {
-    const char *cc = compiler_name();
-    pthread_mutex_lock(&identity_lock);
-    if (identity_cc && strcmp(identity_cc, cc) == 0) {
-        *out = strdup(identity_text);
-        pthread_mutex_unlock(&identity_lock);
-        return *out ? NULL : cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+/* ---- the compiler's identity ------------------------------------------------------ *
+ *
+ * An object's cache key holds the compiler's `--version` output, but running the compiler
+ * costs a process (about 1-2 ms, more on a loaded machine) in every process that only loads
+ * cached objects. So the output is kept on disk too, in the cache directory as
+ * cc-STAMPHASH.id, where the stamp names the compiler's files as they are now: each word of
+ * CXLA_CC that is a file (the first one looked up in PATH as execvp does, symlinks followed
+ * to the real file: /usr/bin/cc -> gcc-12) with its size, modification and change times,
+ * inode and device, and for a small file (a wrapper script) a checksum of its bytes.
+ * Installing another compiler or upgrading it changes the stamp, so the next process asks
+ * `--version` again. What the stamp does not see: a wrapper script that stays the same but
+ * runs another compiler (chosen by an environment variable, say); such a setup clears the
+ * cache (`cxla cache clear`) when its compiler changes. */
+
+/* Files of at most this many bytes are stamped by their bytes too (compiler_stamp). */
+enum { STAMP_BYTES_MAX = 64 * 1024 };
+
+/* The file |word| runs or names (PATH searched when it has no '/'), resolved, into |out|
+ * (PATH_MAX bytes); false when there is none. */
+static bool resolve_word(const char *word, char *out) {
+    if (strchr(word, '/')) return realpath(word, out) != NULL;
+    const char *path = getenv("PATH");
+    if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin"; /* execvp's default */
+    char cand[4096];
+    for (const char *p = path;;) {
+        const char *colon = strchr(p, ':');
+        size_t n = colon ? (size_t)(colon - p) : strlen(p);
+        /* An empty entry is the current directory. */
+        int len = n ? snprintf(cand, sizeof cand, "%.*s/%s", (int)n, p, word)
+                    : snprintf(cand, sizeof cand, "%s", word);
+        struct stat st;
+        if (len > 0 && (size_t)len < sizeof cand && stat(cand, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(cand, X_OK) == 0)
+            return realpath(cand, out) != NULL;
+        if (!colon) return false;
+        p = colon + 1;
     }
-    pthread_mutex_unlock(&identity_lock);
+}
+
+/* The stamp of compiler |cc| (see above) into |out|; false when its first word is no file
+ * (the compiler then does not run, and `--version` says so). */
+static bool compiler_stamp(const char *cc, cxla_strbuf *out) {
+    char *copy = NULL, *argv[MAX_ARGS];
+    int n = split_words(cc, &copy, argv, MAX_ARGS);
+    bool ok = n > 0;
+    char *real = ok ? malloc(PATH_MAX) : NULL;
+    ok = ok && real;
+    cxla_strbuf_printf(out, "%s\n", cc);
+    for (int i = 0; ok && i < n; i++) {
+        struct stat st;
+        if (argv[i][0] == '-') continue; /* a flag */
+        if (!resolve_word(argv[i], real) || stat(real, &st) != 0) {
+            ok = i > 0; /* a later word may be an argument that is no file */
+            continue;
+        }
+        cxla_strbuf_printf(
+            out, "%s %lld %lld.%09ld %lld.%09ld %llu %llu", real, (long long)st.st_size,
+            (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec,
+            (long)st.st_ctim.tv_nsec, (unsigned long long)st.st_ino, (unsigned long long)st.st_dev);
+        /* A small file (a wrapper script) by its bytes too: edited in place within one
+         * tick of the file system's clock, its size and times may not change. */
+        char *bytes = NULL;
+        size_t len = 0;
+        cxla_status s = st.st_size <= STAMP_BYTES_MAX ? cxla_read_file(real, &bytes, &len) : NULL;
+        if (!s && bytes) cxla_strbuf_printf(out, " %016" PRIx64, checksum(bytes, len));
+        if (s) ok = false; /* unread (out of memory): no stamp rather than a weaker one */
+        cxla_status_free(s);
+        free(bytes);
+        cxla_strbuf_putc(out, '\n');
+    }
+    free(real);
+    free(copy);
+    return ok && !out->failed;
+}
+
+/* The path of the identity file of |stamp| into |buf|. */
+static void identity_path(const char *stamp, char *buf, size_t size) {
+    hash128 h = {0xcbf29ce484222325ull, 0x6c62272e07bb0142ull};
+    hash_str(&h, "cxla compiler identity v1");
+    hash_str(&h, stamp);
+    char dir[2048];
+    cpu_cache_dir(dir, sizeof dir);
+    snprintf(buf, size, "%s/cc-%016" PRIx64 "%016" PRIx64 ".id", dir, h.a, h.b);
+}
+
+/* Runs `|cc| --version`: its output into *out (the caller frees it), or no_compiler. */
+static cxla_status run_version(const char *cc, char **out) {
     char log[] = "/tmp/cxla-cc-version-XXXXXX";
     int fd = mkstemp(log);
     if (fd < 0) return cxla_error(CXLA_STATUS_UNAVAILABLE, "cannot create a temporary file");
@@ -193,19 +289,77 @@ static cxla_status compiler_identity(char **out) {
         free(text);
         return no_compiler(cc);
     }
-    /* Remembered only whole: a name without its text would be read as NULL next time. */
-    char *name_copy = strdup(cc), *text_copy = strdup(text);
+    *out = text;
+    return NULL;
+}
+
+static bool make_dirs(const char *path);
+static bool write_atomic(const char path[2200], const void *data, size_t n);
+
+/* The compiler's identity (`cc --version`): remembered per process and compiler stamp,
+ * and on disk (see above), so that a process that loads its objects from the cache runs
+ * no compiler at all. */
+static cxla_status compiler_identity(char **out) {
+    const char *cc = compiler_name();
+    cxla_strbuf stamp;
+    cxla_strbuf_init(&stamp);
+    bool stamped = compiler_stamp(cc, &stamp);
+    /* Without a stamp the name alone keys the process's memory (as before the stamps). */
+    const char *key = stamped ? stamp.data : cc;
     pthread_mutex_lock(&identity_lock);
-    if (name_copy && text_copy) {
-        free(identity_cc);
-        free(identity_text);
-        identity_cc = name_copy;
-        identity_text = text_copy;
-        name_copy = text_copy = NULL;
+    if (identity_key && strcmp(identity_key, key) == 0) {
+        *out = strdup(identity_text);
+        pthread_mutex_unlock(&identity_lock);
+        cxla_strbuf_free(&stamp);
+        return *out ? NULL : cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
     }
     pthread_mutex_unlock(&identity_lock);
-    free(name_copy);
+    char path[2300];
+    char *text = NULL;
+    size_t len = 0;
+    cxla_status s = NULL;
+    bool from_disk = false;
+    if (stamped) {
+        identity_path(stamp.data, path, sizeof path);
+        s = cxla_read_file(path, &text, &len);
+        from_disk = !s && len > 0 && memchr(text, '\0', len) == NULL;
+        cxla_status_free(s);
+        s = NULL;
+        if (!from_disk) {
+            free(text);
+            text = NULL;
+        }
+    }
+    if (!from_disk) {
+        s = run_version(cc, &text);
+        if (s) {
+            cxla_strbuf_free(&stamp);
+            return s;
+        }
+        /* Kept on disk only when the compiler did not change while it ran. */
+        cxla_strbuf again;
+        cxla_strbuf_init(&again);
+        char dir[2048];
+        cpu_cache_dir(dir, sizeof dir);
+        if (stamped && compiler_stamp(cc, &again) && strcmp(again.data, stamp.data) == 0 &&
+            make_dirs(dir))
+            write_atomic(path, text, strlen(text));
+        cxla_strbuf_free(&again);
+    }
+    /* Remembered only whole: a key without its text would be read as NULL next time. */
+    char *key_copy = strdup(key), *text_copy = strdup(text);
+    pthread_mutex_lock(&identity_lock);
+    if (key_copy && text_copy) {
+        free(identity_key);
+        free(identity_text);
+        identity_key = key_copy;
+        identity_text = text_copy;
+        key_copy = text_copy = NULL;
+    }
+    pthread_mutex_unlock(&identity_lock);
+    free(key_copy);
     free(text_copy);
+    cxla_strbuf_free(&stamp);
     *out = text;
     return NULL;
 }
@@ -454,7 +608,7 @@ cxla_status cpu_library_compile(const char *const *sources, const size_t *length
     char *identity = NULL;
     CXLA_RETURN_IF_ERROR(compiler_identity(&identity));
     hash128 h = {0xcbf29ce484222325ull, 0x6c62272e07bb0142ull};
-    hash_str(&h, "cxla cpu object v1");
+    hash_str(&h, "cxla cpu object v2");
     hash_str(&h, compiler_name());
     hash_str(&h, identity);
     hash_str(&h, compiler_flags());
@@ -560,7 +714,8 @@ cxla_status cpu_cache_clear(int64_t *out_removed) {
         while ((e = readdir(d)) != NULL) {
             const char *name = e->d_name;
             snprintf(path, sizeof path, "%s/%s", dir, name);
-            if (ends_with(name, ".so") || ends_with(name, ".sum") || strstr(name, ".tmp-")) {
+            if (ends_with(name, ".so") || ends_with(name, ".sum") || strstr(name, ".tmp-") ||
+                (strncmp(name, "cc-", 3) == 0 && ends_with(name, ".id"))) {
                 if (unlink(path) == 0) removed++;
             } else if (strncmp(name, "build-", 6) == 0) {
                 remove_dir(path);

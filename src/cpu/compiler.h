@@ -8,12 +8,14 @@
  * never read).
  *
  * Objects are cached on disk, keyed by a 128-bit hash of the sources, the compiler's
- * identity (its `--version` output, asked once per process) and the flags: a hit loads
- * without running the compiler. The cache directory is $CXLA_CACHE_DIR, else
- * $XDG_CACHE_HOME/cxla, else ~/.cache/cxla. Each entry is KEY.so with KEY.sum (a checksum
- * of the .so); both are written under temporary names and renamed, so concurrent
- * processes never see half an entry. An entry that fails to load or to match its
- * checksum is removed and rebuilt. An unwritable cache directory is not an error: the
+ * identity (its `--version` output) and the flags: a hit loads without running the
+ * compiler, not even for its identity, which is kept in the cache too (cc-STAMP.id, STAMP a
+ * hash of the compiler's resolved files with their sizes, times and inodes, and the bytes
+ * of small ones such as wrapper scripts: a changed compiler is asked again). The cache
+ * directory is $CXLA_CACHE_DIR, else $XDG_CACHE_HOME/cxla, else ~/.cache/cxla. Each entry
+ * is KEY.so with KEY.sum (a checksum of the .so); both are written under temporary names
+ * and renamed, so concurrent processes never see half an entry. An entry that fails to load or to
+ * match its checksum is removed and rebuilt. An unwritable cache directory is not an error: the
  * object is built in a temporary directory (one warning on stderr per process).
  *
  * Errors: FAILED_PRECONDITION when the compiler cannot be run (the message names CXLA_CC
@@ -42,8 +44,9 @@ void cpu_library_close(cpu_library *lib);
 /* Whether the last cpu_library_compile that returned |lib| found it in the cache. */
 int cpu_library_from_cache(const cpu_library *lib);
 /* The compiler probe: whether the C compiler ($CXLA_CC, else cc) runs, by asking it for
- * `--version` once per process and compiler name; a failure is remembered too, so asking
- * again is cheap (the runtime asks it to choose the default backend). It does not compile
+ * `--version` once per process and compiler (or reading the answer kept in the cache for
+ * the compiler's files as they are); a failure is remembered too, so asking again is cheap
+ * (the runtime asks it to choose the default backend). It does not compile
  * anything: a compiler that runs but cannot build (no libc headers) passes the probe and
  * fails in cpu_library_compile. NULL when the compiler runs, with the first line of its
  * `--version` output in |out_version| (may be NULL; |size| bytes, NUL-terminated);
@@ -52,7 +55,8 @@ int cpu_library_from_cache(const cpu_library *lib);
 cxla_status cpu_compiler_probe(char *out_version, size_t size);
 /* The cache directory (for `cxla cache clear` and messages), NUL-terminated in |buf|. */
 void cpu_cache_dir(char *buf, size_t size);
-/* Removes every entry (KEY.so, KEY.sum, leftover temporaries) from the cache directory;
+/* Removes every entry (KEY.so, KEY.sum, cc-STAMP.id, leftover temporaries) from the cache
+ * directory;
  * |out_removed| (may be NULL) gets the number of files removed. A missing directory is
  * an empty cache. */
 cxla_status cpu_cache_clear(int64_t *out_removed);

@@ -88,6 +88,9 @@ uint64_t *cpu_plan_rng_keys(cpu_plan *plan);
 cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
                            const cpu_kernel_info *infos, const cpu_call *calls, int64_t id_count,
                            cpu_pool *pool, bool donating, cpu_plan **out);
+/* Writes the symbol of |in|'s kernel into |buf| (|size| bytes): the name the kernel's own
+ * entry point has in the library (cpu_backend.c). */
+typedef void (*cpu_kernel_namer)(const cxla_instr *in, char *buf, size_t size);
 /* The fused while loops (cpu_loop.h) of |plans| (n of them, NULL ones skipped) as one C
  * translation unit appended to |out|: function cxla_loop_I_K for program K of plans[I],
  * with the kernels they call emitted again in the unit (once each), so that the C compiler
@@ -95,9 +98,14 @@ cxla_status cpu_plan_build(const cxla_module *m, cpu_kernel_fn const *kernels,
  * depends on their layout, not on the kernels' addresses, so it is compiled in the same
  * library as the kernels, at the same time (cpu_backend.c). *out_any: whether anything
  * was written (nothing for plans without fused loops, or with CXLA_LOOP_NO_CC set).
- * Errors: RESOURCE_EXHAUSTED, those of cpu_emit_kernel. */
+ * With |out_exported| (by instruction id, the plans' id_count entries, zeroed by the
+ * caller), a kernel that only generated loops call also gets its entry point in the unit,
+ * named by |name_of|, and out_exported[id] is set: the caller leaves that kernel out of its
+ * own units, so that it is compiled once. Errors: RESOURCE_EXHAUSTED, those of
+ * cpu_emit_kernel. */
 cxla_status cpu_plan_emit_loops(cpu_plan *const *plans, int64_t n, const char *what,
-                                cxla_strbuf *out, bool *out_any);
+                                cpu_kernel_namer name_of, cxla_strbuf *out, bool *out_any,
+                                bool *out_exported);
 /* Points the kernel steps of plan |p| (number |index| of those given to
  * cpu_plan_emit_loops) at kernels[instruction id], and, |with_loops|, its fused loops at
  * their functions in |lib| (which must outlive the plan's runs). Nothing to do for a NULL

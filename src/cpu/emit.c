@@ -10,6 +10,7 @@
  * depend on the loop and are computed once before it. */
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1135,15 +1136,47 @@ void cpu_emit_sanitize(const char *text, cxla_strbuf *out) {
     }
 }
 
-void cpu_emit_prelude(cxla_strbuf *out) {
+static void write_prelude(cxla_strbuf *out, bool fast) {
     for (int i = 0; cpu_emit_prelude_lines[i]; i++)
         cxla_strbuf_puts(out, cpu_emit_prelude_lines[i]);
     cpu_emit_small_float_helpers(out);
-    if (cpu_emit_fast_math()) {
+    if (fast) {
         cxla_strbuf_puts(out, "\n/* ---- fast f32 functions (src/cpu/cxla_math.h) */\n");
         cxla_strbuf_puts(out, cpu_math_source());
     }
     cxla_strbuf_putc(out, '\n');
+}
+
+/* The prelude's text, written once per process for each value of cpu_emit_fast_math():
+ * about 100 KB that every translation unit repeats (16 for a module of 1,000
+ * instructions, where printing it was 8% of the CPU time of a load from the cache, which
+ * emits the C to find its key). Kept until the process ends. */
+static pthread_mutex_t prelude_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *prelude_text[2];
+static size_t prelude_len[2];
+
+void cpu_emit_prelude(cxla_strbuf *out) {
+    bool fast = cpu_emit_fast_math();
+    pthread_mutex_lock(&prelude_lock);
+    if (!prelude_text[fast]) {
+        cxla_strbuf b;
+        cxla_strbuf_init(&b);
+        write_prelude(&b, fast);
+        char *copy = b.failed || !b.data ? NULL : malloc(b.len);
+        if (copy) {
+            memcpy(copy, b.data, b.len);
+            prelude_text[fast] = copy;
+            prelude_len[fast] = b.len;
+        }
+        cxla_strbuf_free(&b);
+    }
+    const char *text = prelude_text[fast];
+    size_t len = prelude_len[fast];
+    pthread_mutex_unlock(&prelude_lock);
+    if (text)
+        cxla_strbuf_append(out, text, len);
+    else
+        write_prelude(out, fast); /* out of memory for the kept copy: the same text */
 }
 
 /* Bytes of an array shape. */

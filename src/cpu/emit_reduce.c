@@ -11,6 +11,8 @@
 #include "cpu/emit_nest.h"
 #include "exec/math.h"
 
+/* A column reduce's block of contiguous outputs reduced together (at most, a power of two
+ * dividing the last dimension); the fast order's lanes over a row (docs/semantics.md). */
 enum { MAX_LANES = 64, ROW_LANES = 64 };
 /* Fast-order rows folded side by side (row_lanes_helper): as many as keep their lanes in
  * registers, ROW_GROUP_BYTES of lanes (4 rows of f32, 2 of f64: 16 of AVX-512's 32 vector

@@ -85,7 +85,8 @@ ENTRY main {
 }
 EOF
 num='[0-9.,]+ / [0-9.,]+'
-expect "compile_bench" 0 "^tiny_loop +$num +$num +$num +$num +[0-9.]+ +[0-9.]+" -- \
+# Per binary: cold, cached, cold CPU; then the three ratios.
+expect "compile_bench" 0 "^tiny_loop +$num +$num +$num +$num +$num +$num +[0-9.]+ +[0-9.]+ +[0-9.]+" -- \
   "$python" "$bench/compile_bench.py" --cxla "$cxla" --baseline "$cxla" --rounds 1 \
   "$dir/tiny_loop.hlo"
 expect "compile_bench unknown module" 2 "no module named nonsense" -- \

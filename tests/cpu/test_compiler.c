@@ -1,4 +1,5 @@
-/* The compiler driver and its cache: a hit loads without compiling, a corrupt entry is
+/* The compiler driver and its cache: a hit loads without compiling (nor asking the
+ * compiler's identity again), a changed compiler gives new keys, a corrupt entry is
  * rebuilt, a missing compiler and code that does not compile give clear errors, an
  * unwritable cache still compiles, and generated code compiles warning-free under gcc and
  * clang with -Wall -Wextra -Werror. */
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cpu/compiler.h"
@@ -108,6 +110,113 @@ static void test_cache_hit_and_corrupt_entry(void) {
     char dir[512];
     cpu_cache_dir(dir, sizeof dir);
     CHECK_EQ_STR(dir, cache_dir);
+}
+
+/* Counts the files in the cache directory whose names end in |suffix|. */
+static int64_t count_entries(const char *suffix) {
+    DIR *d = opendir(cache_dir);
+    if (!d) return 0;
+    struct dirent *e;
+    int64_t n = 0;
+    size_t m = strlen(suffix);
+    while ((e = readdir(d)) != NULL) {
+        size_t k = strlen(e->d_name);
+        n += k > m && strcmp(e->d_name + k - m, suffix) == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Writes a CXLA_CC wrapper |path| whose `--version` says |version| and appends a line to
+ * |log|, and which runs cc for everything else. */
+static void write_wrapper(const char *path, const char *version, const char *log) {
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fprintf(f,
+            "#!/bin/sh\n"
+            "if [ \"$1\" = --version ]; then echo '%s'; echo v >> '%s'; exit 0; fi\n"
+            "exec cc \"$@\"\n",
+            version, log);
+    fclose(f);
+    CHECK(chmod(path, 0755) == 0);
+}
+
+/* The number of lines of |path| (0 when it is missing). */
+static int64_t lines_of(const char *path) {
+    char *text = NULL;
+    size_t n = 0;
+    cxla_status s = cxla_read_file(path, &text, &n);
+    int64_t lines = 0;
+    for (size_t i = 0; !s && i < n; i++) lines += text[i] == '\n';
+    cxla_status_free(s);
+    free(text);
+    return lines;
+}
+
+/* The compiler's identity (its `--version`, in every object's key) is kept on disk beside
+ * the objects, keyed by the compiler's files: a load from the cache runs no compiler, and a
+ * compiler whose `--version` changes (a wrapper edited in place, as fast as the test can)
+ * gives new keys. */
+static void test_identity_follows_compiler(void) {
+    fresh_cache();
+    char a[512], b[512], log[512];
+    snprintf(a, sizeof a, "%s/cc-a.sh", cache_dir);
+    snprintf(b, sizeof b, "%s/cc-b.sh", cache_dir);
+    snprintf(log, sizeof log, "%s/versions.log", cache_dir);
+    write_wrapper(a, "wrapped cc 1", log);
+    setenv("CXLA_CC", a, 1);
+    cxla_status s;
+    cpu_library *lib = compile_answer(4, &s);
+    CHECK_OK(s);
+    CHECK(lib && !cpu_library_from_cache(lib));
+    cpu_library_close(lib);
+    CHECK_EQ_I64(lines_of(log), 1);
+    CHECK_EQ_I64(count_entries(".id"), 1);
+    lib = compile_answer(4, &s);
+    CHECK_OK(s);
+    CHECK(lib && cpu_library_from_cache(lib));
+    cpu_library_close(lib);
+    CHECK_EQ_I64(lines_of(log), 1); /* remembered */
+
+    /* Same size, same file, at once: another identity, another key. */
+    write_wrapper(a, "wrapped cc 2", log);
+    lib = compile_answer(4, &s);
+    CHECK_OK(s);
+    CHECK_MSG(lib && !cpu_library_from_cache(lib), "a changed compiler loaded an old object");
+    answer_fn fn = lib ? (answer_fn)(uintptr_t)cpu_library_symbol(lib, "cxla_test_answer") : NULL;
+    CHECK(fn && fn(5) == 30);
+    cpu_library_close(lib);
+    CHECK_EQ_I64(lines_of(log), 2);
+    CHECK_EQ_I64(count_entries(".so"), 2);
+    CHECK_EQ_I64(count_entries(".id"), 2);
+
+    /* Another compiler, then back to the first: its identity comes from the disk (the
+     * process remembers one compiler), so no `--version` runs and the object is a hit. */
+    write_wrapper(b, "wrapped cc 3", log);
+    setenv("CXLA_CC", b, 1);
+    lib = compile_answer(4, &s);
+    CHECK_OK(s);
+    CHECK(lib && !cpu_library_from_cache(lib));
+    cpu_library_close(lib);
+    CHECK_EQ_I64(lines_of(log), 3);
+    setenv("CXLA_CC", a, 1);
+    lib = compile_answer(4, &s);
+    CHECK_OK(s);
+    CHECK(lib && cpu_library_from_cache(lib));
+    cpu_library_close(lib);
+    CHECK_EQ_I64(lines_of(log), 3);
+    /* The probe reads it there too. */
+    char version[64];
+    CHECK_OK(cpu_compiler_probe(version, sizeof version));
+    CHECK_EQ_STR(version, "wrapped cc 2");
+    CHECK_EQ_I64(lines_of(log), 3);
+
+    /* Clearing the cache removes the identities with the objects. */
+    int64_t removed = 0;
+    CHECK_OK(cpu_cache_clear(&removed));
+    CHECK_EQ_I64(count_entries(".id"), 0);
+    unsetenv("CXLA_CC");
 }
 
 static void test_missing_compiler(void) {
@@ -218,5 +327,6 @@ static void test_warning_free(void) {
     cxla_strbuf_free(&tu);
 }
 
-TEST_MAIN(TEST(test_cache_hit_and_corrupt_entry), TEST(test_missing_compiler),
-          TEST(test_compile_error), TEST(test_unwritable_cache), TEST(test_warning_free))
+TEST_MAIN(TEST(test_cache_hit_and_corrupt_entry), TEST(test_identity_follows_compiler),
+          TEST(test_missing_compiler), TEST(test_compile_error), TEST(test_unwritable_cache),
+          TEST(test_warning_free))

@@ -4,10 +4,13 @@
  * iteration at all, a body of one kernel, nested loops, conditionals, dynamic-update-slices in
  * place, kernels big enough for the thread pool; a loop with a step that cannot be fused keeps its
  * steps (its inner loop fused alone). Every case is compared bit for bit with the interpreter, and
- * with the same plan run step by step (CXLA_LOOP_STEPS). */
-#define _POSIX_C_SOURCE 200809L /* setenv */
+ * with the same plan run step by step (CXLA_LOOP_STEPS). Each kernel is compiled once: one
+ * that only the loop calls is in the loop's translation unit alone. */
+#define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cpu/cpu.h"
 #include "cpu/cpu_internal.h"
@@ -581,7 +584,137 @@ static void test_donated_plan(void) {
     cxla_module_destroy(m);
 }
 
-TEST_MAIN(TEST(test_fixed_slots), TEST(test_donated_plan), TEST(test_conditionals),
-          TEST(test_dus_rows), TEST(test_swap_and_read_after_update), TEST(test_zero_trip),
-          TEST(test_one_kernel_body), TEST(test_nested_loops), TEST(test_fallback_outer),
-          TEST(test_pooled_kernel))
+/* Counts, over the C files in |dir|, the kernels' head comments ("/ * ---- NAME: HLO * /"
+ * with NAME a kernel's: k<ID>_..., or cxla_lk<ID> in the loops' unit) by their HLO text:
+ * *out_dups gets how many are in more than one place, *out_loop and *out_own how many are
+ * the loops' kernels and kernels of their own. */
+static void count_kernels(const char *dir, int64_t *out_dups, int64_t *out_loop, int64_t *out_own) {
+    *out_dups = *out_loop = *out_own = 0;
+    enum { MAX_SEEN = 256 };
+    char *seen[MAX_SEEN];
+    int64_t nseen = 0;
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        size_t n = strlen(de->d_name);
+        if (n < 3 || strcmp(de->d_name + n - 2, ".c") != 0) continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        char *text = NULL;
+        size_t len = 0;
+        CHECK_OK(cxla_read_file(path, &text, &len));
+        for (char *l = text; l && *l;) {
+            char *end = strchr(l, '\n');
+            if (end) *end = '\0';
+            const char *name = strncmp(l, "/* ---- ", 8) == 0 ? l + 8 : NULL;
+            const char *colon = name ? strstr(name, ": ") : NULL;
+            bool loop = name && strncmp(name, "cxla_lk", 7) == 0;
+            bool own = name && name[0] == 'k' && name[1] >= '0' && name[1] <= '9';
+            if (colon && (loop || own)) {
+                *out_loop += loop;
+                *out_own += own;
+                bool dup = false;
+                for (int64_t i = 0; i < nseen && !dup; i++) dup = strcmp(seen[i], colon) == 0;
+                if (dup) (*out_dups)++;
+                if (!dup && nseen < MAX_SEEN) seen[nseen++] = strdup(colon);
+            }
+            l = end ? end + 1 : NULL;
+        }
+        free(text);
+    }
+    if (d) closedir(d);
+    for (int64_t i = 0; i < nseen; i++) free(seen[i]);
+}
+
+/* A kernel that only the loop calls is compiled once, in the loop's translation unit (with
+ * its entry point there for the steps run one by one), not also in a unit of its own; the
+ * entry's kernels stay in theirs. A CXLA_CC wrapper keeps a copy of every C file it
+ * compiles. The results, fused and step by step, are check_loop's. */
+static void test_kernels_compiled_once(void) {
+    static const char *text = "HloModule once\n"
+                              "cond {\n"
+                              "  p = (s32[], f32[4]) parameter(0)\n"
+                              "  i = s32[] get-tuple-element(p), index=0\n"
+                              "  n = s32[] constant(5)\n"
+                              "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+                              "}\n"
+                              "body {\n"
+                              "  p = (s32[], f32[4]) parameter(0)\n"
+                              "  i = s32[] get-tuple-element(p), index=0\n"
+                              "  x = f32[4] get-tuple-element(p), index=1\n"
+                              "  c = f32[] constant(1.5)\n"
+                              "  b = f32[4] broadcast(c), dimensions={}\n"
+                              "  y = f32[4] multiply(x, b)\n"
+                              "  z = f32[4] add(y, x)\n"
+                              "  one = s32[] constant(1)\n"
+                              "  ni = s32[] add(i, one)\n"
+                              "  ROOT t = (s32[], f32[4]) tuple(ni, z)\n"
+                              "}\n"
+                              "ENTRY main {\n"
+                              "  x = f32[4] parameter(0)\n"
+                              "  e = f32[4] exponential(x)\n"
+                              "  zero = s32[] constant(0)\n"
+                              "  t0 = (s32[], f32[4]) tuple(zero, e)\n"
+                              "  w = (s32[], f32[4]) while(t0), condition=cond, body=body\n"
+                              "  r = f32[4] get-tuple-element(w), index=1\n"
+                              "  ROOT o = f32[4] negate(r)\n"
+                              "}\n";
+    static const char *const inputs[] = {"{0.5, -1, 2, 0}"};
+    check_loop("once", text, inputs, (want_stats){1, 1, false, false});
+
+    char dir[] = "/tmp/cxla-test-once-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char script[600], cache[600], cmd[1400];
+    snprintf(script, sizeof script, "%s/cc.sh", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    const char *cc = getenv("CXLA_CC");
+    char *saved_cc = cc ? strdup(cc) : NULL;
+    const char *saved_cache = getenv("CXLA_CACHE_DIR");
+    char *saved_cache_copy = saved_cache ? strdup(saved_cache) : NULL;
+    FILE *f = fopen(script, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fprintf(f,
+                "#!/bin/sh\n"
+                "for a in \"$@\"; do\n"
+                "  case \"$a\" in *.c) cp \"$a\" \"%s/src-$$-${a##*/}\" ;; esac\n"
+                "done\n"
+                "exec %s \"$@\"\n",
+                dir, saved_cc && *saved_cc ? saved_cc : "cc");
+        fclose(f);
+    }
+    snprintf(cmd, sizeof cmd, "chmod +x %s", script);
+    CHECK(system(cmd) == 0);
+    setenv("CXLA_CC", script, 1);
+    setenv("CXLA_CACHE_DIR", cache, 1);
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_hlo_parse(text, strlen(text), "once", &m));
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    if (m) CHECK_OK(cpu_backend.compile(m, &co, &compiled));
+    if (compiled) cpu_backend.destroy(compiled);
+    cxla_module_destroy(m);
+    int64_t dups = 0, loop = 0, own = 0;
+    count_kernels(dir, &dups, &loop, &own);
+    CHECK_MSG(dups == 0, "%lld kernels compiled twice", (long long)dups);
+    CHECK_MSG(loop >= 1, "no kernel in the loops' unit");
+    CHECK_MSG(own >= 2, "%lld kernels in units of their own, want the entry's 2", (long long)own);
+    if (saved_cc)
+        setenv("CXLA_CC", saved_cc, 1);
+    else
+        unsetenv("CXLA_CC");
+    if (saved_cache_copy)
+        setenv("CXLA_CACHE_DIR", saved_cache_copy, 1);
+    else
+        unsetenv("CXLA_CACHE_DIR");
+    free(saved_cc);
+    free(saved_cache_copy);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
+TEST_MAIN(TEST(test_kernels_compiled_once), TEST(test_fixed_slots), TEST(test_donated_plan),
+          TEST(test_conditionals), TEST(test_dus_rows), TEST(test_swap_and_read_after_update),
+          TEST(test_zero_trip), TEST(test_one_kernel_body), TEST(test_nested_loops),
+          TEST(test_fallback_outer), TEST(test_pooled_kernel))
