@@ -293,6 +293,9 @@ static void put_dynamic_in(const aot *a, cxla_strbuf *c, const cxla_shape *const
     }
     cxla_strbuf_puts(c, nr ? "};\n" : "0};\n");
     cxla_strbuf_puts(c, "    (void)zr;\n    (void)zin;\n    (void)zout;\n");
+    /* The padding filler is written with the dynamic helpers whether or not a step or an
+     * argument needs it (a module whose dynamic values all stay inside sized kernels). */
+    cxla_strbuf_printf(c, "    (void)%s_dfill;\n", a->P);
     for (int64_t i = 0; i < na; i++) {
         const cxla_shape *s = as[i];
         if (!cxla_type_is_array(s->type) || cxla_shape_is_static(s) || !alias_bytes(s)) continue;
