@@ -220,7 +220,8 @@ static cxla_status call_foreign(cpu_svc_run *r, const cxla_instr *instr, const c
     int64_t *alias = calloc(out_cap, sizeof(*alias));
     call_leaves il = {calloc(in_cap, sizeof(*il.lits)), calloc(in_cap, sizeof(bool)), 0};
     call_leaves ol = {calloc(out_cap, sizeof(*ol.lits)), calloc(out_cap, sizeof(bool)), 0};
-    cxla_status s = ins && outs && alias && il.lits && il.owned && ol.lits && ol.owned ? NULL : OOM();
+    cxla_status s =
+        ins && outs && alias && il.lits && il.owned && ol.lits && ol.owned ? NULL : OOM();
     if (!s) {
         /* The interpreter's results start as zeros: what a target leaves alone reads so. */
         int64_t next = 0;
@@ -719,14 +720,18 @@ cpu_svc_fn cpu_svc_lookup(const cxla_instr *instr) {
     case CXLA_OP_RECV_DONE: return step_recv_done;
     case CXLA_OP_RNG: /* sub-byte types too: stored one element a byte, as the interpreter's */
         return cxla_type_is_array(instr->shape.type) && instr->shape.type != CXLA_TUPLE ? step_rng
-                                                                                      : NULL;
+                                                                                        : NULL;
     case CXLA_OP_RNG_GET_AND_UPDATE_STATE: return step_rng_get_and_update_state;
     default: return cpu_collective_lookup(instr);
     }
 }
 
 const char *cpu_svc_what(const cxla_instr *instr) {
-    switch (instr->opcode) {
+    /* An async-start in sugar form: its wrapped operation's word. */
+    cxla_opcode op = instr->opcode == CXLA_OP_ASYNC_START && instr->async_wrapped != CXLA_OP_COUNT
+                         ? instr->async_wrapped
+                         : instr->opcode;
+    switch (op) {
     case CXLA_OP_CUSTOM_CALL: return "custom call";
     case CXLA_OP_INFEED:
     case CXLA_OP_OUTFEED:
