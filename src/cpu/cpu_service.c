@@ -114,7 +114,7 @@ typedef struct call_leaves {
 } call_leaves;
 
 static void call_leaves_free(call_leaves *l, int64_t n) {
-    for (int64_t i = 0; l->lits && i < n; i++) {
+    for (int64_t i = 0; l->lits && l->owned && i < n; i++) {
         if (l->owned[i])
             cxla_literal_free(l->lits[i]);
         else
