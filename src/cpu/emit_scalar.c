@@ -1,8 +1,13 @@
 /* What the emitter's kernel writers share beside emit.c's nests: small scalar
  * computations written inline (reducers, selectors, update computations, comparators;
  * reduce-window and select-and-scatter in emit_window.c, scatter in emit_gather.c, scan's
- * bodies in emit_scan.c call them), and the pieces of a kernel every writer prints (its
- * head comment, its entry point; the arrays kernels take). See emit_internal.h. */
+ * bodies in emit_scan.c call them; emit_lib.c's sort comparators, map functions and
+ * reducers as C functions of their scalars), and the pieces of a kernel every writer prints
+ * (its head comment, its entry point; the arrays kernels take). See emit_internal.h.
+ *
+ * A scalar computation is written as the interpreter evaluates it on one element: each
+ * value a C temporary of its compute type (emit_expr.c), a tuple the list of its leaves,
+ * a call or fusion its computation written in place on its operands' values. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
