@@ -123,7 +123,7 @@ static bool scalar_instr_ok(const cxla_instr *in, const cxla_shape *over, int de
     for (int64_t k = 0; k < in->operand_count; k++)
         if (in->operands[k]->shape.type == CXLA_TUPLE && in->opcode != CXLA_OP_GET_TUPLE_ELEMENT &&
             in->opcode != CXLA_OP_COPY && in->opcode != CXLA_OP_CALL &&
-            in->opcode != CXLA_OP_FUSION)
+            in->opcode != CXLA_OP_FUSION && in->opcode != CXLA_OP_TUPLE)
             return false; /* a tuple operand only where the value passes whole */
     const cxla_instr *const *ops = (const cxla_instr *const *)in->operands;
     cxla_type ot = in->operand_count ? ops[0]->shape.type : t;
@@ -168,6 +168,23 @@ static bool scalar_instr_ok(const cxla_instr *in, const cxla_shape *over, int de
         /* One element in, the same element out. */
         return !over && array && in->operand_count == 1 && ot == t;
     case CXLA_OP_IOTA: return !over && array && in->operand_count == 0 && t != CXLA_PRED;
+    case CXLA_OP_DYNAMIC_SLICE:
+    case CXLA_OP_DYNAMIC_UPDATE_SLICE:
+        /* Of one element the start indices can only be clamped to 0: the operand's element,
+         * or the update's. */
+        return !over && array && in->operand_count >= 2 && ot == t &&
+               (in->opcode == CXLA_OP_DYNAMIC_SLICE || ops[1]->shape.type == t);
+    case CXLA_OP_GET_DIMENSION_SIZE: {
+        /* Static one-element operands: the size is the constant 1. */
+        int64_t n = 0;
+        const int64_t *d = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &n);
+        return !over && in->operand_count == 1 && ot != CXLA_TUPLE && t == CXLA_S32 && n == 1 &&
+               d[0] >= 0 && d[0] < ops[0]->shape.rank;
+    }
+    case CXLA_OP_COMPLEX:
+        /* Made from two parts of one real type (emit_expr.c). */
+        return array && in->operand_count == 2 && ops[1]->shape.type == ot &&
+               ((ot == CXLA_F32 && t == CXLA_C64) || (ot == CXLA_F64 && t == CXLA_C128));
     case CXLA_OP_BITCAST_CONVERT:
         /* Whole bytes of one width: the bits as they are (the interpreter's memcpy). Not
          * pred (a byte other than 0 and 1 is no pred the kernels hold) nor sub-byte. */
@@ -364,7 +381,10 @@ static const sval *scalar_value_of(scalar_ctx *s, const cxla_instr *in) {
     case CXLA_OP_BITCAST:
     case CXLA_OP_TRANSPOSE:
     case CXLA_OP_REVERSE:
-    case CXLA_OP_SLICE: return scalar_value(s, ops[0]);
+    case CXLA_OP_SLICE:
+    case CXLA_OP_DYNAMIC_SLICE: return scalar_value(s, ops[0]);
+    case CXLA_OP_DYNAMIC_UPDATE_SLICE: return scalar_value(s, ops[1]);
+    case CXLA_OP_GET_DIMENSION_SIZE: return one(w, "(int32_t)1");
     case CXLA_OP_TUPLE: {
         sval *v = cxla_arena_alloc(arena, sizeof *v);
         const char **l = cxla_arena_alloc_array(arena, MAX_LEAVES, sizeof *l);

@@ -688,8 +688,9 @@ static void window_cases(void) {
 
 /* Scalar computations beyond plain elementwise operations, written inline by emit_scalar.c
  * into reduce-window, select-and-scatter and scatter kernels (emitted from the module as
- * written, so calls and fusions are still there): call, fusion, tuple and
+ * written, so calls and fusions are still there): call, fusion, tuples (nested too) and
  * get-tuple-element, map and reduce of one element, broadcast / reshape / iota of scalars,
+ * dynamic-slice, dynamic-update-slice and get-dimension-size of one element, complex,
  * clamp (small floats too), compare of complex values, bitcast-convert; select-and-scatter
  * of sub-byte integers. */
 static void scalar_form_cases(void) {
@@ -697,12 +698,14 @@ static void scalar_form_cases(void) {
         "HloModule m\nclampadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
         "  lo = f32[] constant(-2)\n  hi = f32[] constant(3)\n  s = f32[] add(a, b)\n"
         "  ROOT c = f32[] clamp(lo, s, hi)\n}\npair {\n  a = f32[] parameter(0)\n"
-        "  b = f32[] parameter(1)\n  ROOT t = (f32[], f32[]) tuple(b, a)\n}\n" RED(
+        "  b = f32[] parameter(1)\n  u = (f32[]) tuple(a)\n"
+        "  ROOT t = (f32[], (f32[])) tuple(b, u)\n}\n" RED(
             "mx", "f32",
             "maximum") "f {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-                       "  t = (f32[], f32[]) call(a, b), to_apply=pair\n"
+                       "  t = (f32[], (f32[])) call(a, b), to_apply=pair\n"
                        "  x = f32[] get-tuple-element(t), index=0\n"
-                       "  y = f32[] get-tuple-element(t), index=1\n"
+                       "  u = (f32[]) get-tuple-element(t), index=1\n"
+                       "  y = f32[] get-tuple-element(u), index=0\n"
                        "  bb = f32[1,1] broadcast(x), dimensions={}\n  rb = f32[] reshape(bb)\n"
                        "  z = f32[1] iota(), iota_dimension=0\n  zr = f32[] reshape(z)\n"
                        "  s = f32[] reduce(rb, zr), dimensions={}, to_apply=mx\n"
@@ -743,6 +746,17 @@ static void scalar_form_cases(void) {
         "  u = c128[4] parameter(1)\n  ROOT r = c128[5] scatter(p, i, u), "
         "update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
         "index_vector_dim=1, to_apply=f\n}\n",
+        /* complex made from parts, and the moves of one element that read indices or sizes */
+        "HloModule m\nf {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  z = c64[] complex(a, b)\n  m = c64[] multiply(z, z)\n  re = f32[] real(m)\n"
+        "  one = f32[1] reshape(re)\n  i = s32[] constant(5)\n"
+        "  ds = f32[1] dynamic-slice(one, i), dynamic_slice_sizes={1}\n"
+        "  im = f32[] imag(m)\n  imr = f32[1] reshape(im)\n"
+        "  du = f32[1] dynamic-update-slice(ds, imr, i)\n"
+        "  g = s32[] get-dimension-size(du), dimensions={0}\n  gf = f32[] convert(g)\n"
+        "  r = f32[] reshape(du)\n  ROOT o = f32[] add(r, gf)\n}\n"
+        "ENTRY e {\n  p = f32[3,7] parameter(0)\n  z = f32[] parameter(1)\n"
+        "  ROOT r = f32[3,5] reduce-window(p, z), window={size=1x3}, to_apply=f\n}\n",
         /* clamp of small floats and integers; bitcast-convert both ways */
         "HloModule m\nf {\n  a = f8e4m3fn[] parameter(0)\n  b = f8e4m3fn[] parameter(1)\n"
         "  lo = f8e4m3fn[] constant(-4)\n  hi = f8e4m3fn[] constant(6)\n"
