@@ -29,9 +29,9 @@ typedef cxla_status (*cpu_svc_fn)(cpu_svc_run *r, const cxla_instr *instr, void 
 
 /* The service step of |instr|, or NULL when it has none (the plan then calls the
  * interpreter's handler): NULL for shapes or attributes it does not take (documented
- * at each step: layouts other than row-major where a custom call or host transfer would
- * see them, reducers that are not a plain add/mul/max/min/and/or/xor of the operands'
- * type, the -start forms of async wrappers, collective-reduce, ragged-all-to-all). */
+ * at each step: the TopK target and identity targets that change shapes, reducers that
+ * are not a plain add/mul/max/min/and/or/xor of the operands' type, the -start forms of
+ * async wrappers, collective-reduce, ragged-all-to-all). */
 cpu_svc_fn cpu_svc_lookup(const cxla_instr *instr);
 cpu_svc_fn cpu_collective_lookup(const cxla_instr *instr); /* cpu_collective.c */
 
