@@ -1,15 +1,20 @@
 /* Bounded dynamic shapes in ahead-of-time output: the kernel steps at the bounds that read
  * or rewrite something by the run-time sizes, the JIT's newer kinds (src/cpu/cpu_steps.h's
  * B_SORT, B_SIZED, B_INDEXED, B_INFERRED; cpu_dynamic_lib.c, cpu_dynwin.c) written as C
- * (aot_internal.h's AB_SORT ... AB_SCATTER; docs/aot.md, "Dynamic shapes"):
+ * (aot_internal.h's AB_SORT ... AB_SCATTER; aot_dynlib_check says which; docs/aot.md,
+ * "Dynamic shapes"):
  *
  * - sort along a dynamic dimension and reduce with any reducer (an argmax): the JIT's
  *   kernels that take the sizes as one more input (cpu_emit_sort_sized,
  *   cpu_emit_sized_reduce), the inputs' sizes lined up as the interpreter lines them up;
+ * - select-and-scatter and scatters with dynamic update windows: the JIT's sized kernels
+ *   (cpu_emit_sized_select_and_scatter, cpu_emit_sized_scatter), after shape inference's
+ *   checks over the cut operands written as C (the interpreter's messages);
  * - bitcast and bitcast-convert: the static kernel at the bounds, the result's sizes
  *   inferred from the operand's;
- * - reduce-window of one input: the static kernel over a copy whose padding holds the init
- *   value (which the interpreter folds at the cut operand's window padding);
+ * - reduce-window of N inputs (the JIT's B_WINDOW): the static kernel over copies whose
+ *   elements past the lined-up sizes hold the init values (which the interpreter folds at
+ *   the cut operands' window padding);
  * - gather from a dynamic operand and scatter of one operand: the static kernel over a copy
  *   of the indices clamped (gather) or moved out of range (scatter) by the sizes.
  *
@@ -659,8 +664,7 @@ static cxla_status put_select_scatter_sizes(aot *a, const acomp *c, const astep 
     cxla_strbuf_puts(&f, "at the operands' dynamic sizes: select-and-scatter: the source ");
     put_cut_vals(&f, ss, "oz[1]", vals, vb, &nv);
     cxla_strbuf_puts(&f, " must have the windowed operand's shape ");
-    cxla_shape ws = *xs;
-    put_cut_vals(&f, &ws, "wz", vals, vb, &nv);
+    put_cut_vals(&f, xs, "wz", vals, vb, &nv);
     cxla_strbuf_puts(b, "        if (0");
     for (int64_t j = 0; j < rank; j++)
         cxla_strbuf_printf(b, " || oz[1][%" PRId64 "] != wz[%" PRId64 "]", j, j);
