@@ -60,28 +60,39 @@ const char *cpu_emit_row_prefetch(cxla_arena *arena, const cxla_computation *fus
     return out;
 }
 
+/* Whether the row value |v| is at least the maximum of the row of |a| (an f32 array of
+ * rank |rank|) or NaN: a reduce of |a| with maximum over the last dimension (its init
+ * value included), or the maximum of such a value and anything (JAX's softmax takes
+ * maximum(reduce, -inf)). */
+static bool at_least_row_max(const cxla_instr *v, const cxla_instr *a, int64_t rank, int depth) {
+    if (v->shape.type != CXLA_F32 || depth > 4) return false;
+    if (v->opcode == CXLA_OP_MAXIMUM)
+        return at_least_row_max(v->operands[0], a, rank, depth + 1) ||
+               at_least_row_max(v->operands[1], a, rank, depth + 1);
+    int64_t nd = 0;
+    if (v->opcode != CXLA_OP_REDUCE || v->operand_count != 2 || v->operands[0] != a ||
+        cpu_nest_match_reducer(v) != RED_MAX)
+        return false;
+    const int64_t *rdims = cxla_instr_ints(v, CXLA_ATTR_DIMENSIONS, &nd);
+    return nd == 1 && rdims[0] == rank - 1;
+}
+
 /* Whether |d| is a row's element minus the maximum of its row, as softmax computes it:
- * subtract(a, broadcast(reduce(a, init) with maximum over the last dimension) along the
- * rows), one f32 instruction |a| on both sides. The maximum (of the init value and the
- * row) is at least every element of the row unless the row holds a NaN, so each
- * difference is <= 0 (+-0 included: a - a) or NaN (a NaN in the row, or Inf - Inf):
- * exactly the arguments for which cxla_m_exp_nonpos is cxla_f32_exp to the bit. */
+ * subtract(a, broadcast(m) along the rows) with m at least the maximum of a's row
+ * (at_least_row_max), one f32 instruction |a| on both sides. Each difference is then
+ * <= 0 (+-0 included: a - a) or NaN (a NaN in the row, or Inf - Inf): exactly the
+ * arguments for which cxla_m_exp_nonpos is cxla_f32_exp to the bit. */
 static bool minus_row_max(const cxla_instr *d) {
     if (d->opcode != CXLA_OP_SUBTRACT || d->shape.type != CXLA_F32 || d->shape.rank < 1)
         return false;
-    const cxla_instr *a = d->operands[0], *b = d->operands[1];
+    const cxla_instr *b = d->operands[1];
     int64_t rank = d->shape.rank, nd = 0;
-    if (b->opcode != CXLA_OP_BROADCAST || b->operands[0]->opcode != CXLA_OP_REDUCE) return false;
+    if (b->opcode != CXLA_OP_BROADCAST) return false;
     const int64_t *bdims = cxla_instr_ints(b, CXLA_ATTR_DIMENSIONS, &nd);
     if (nd != rank - 1) return false;
     for (int64_t k = 0; k < nd; k++)
         if (bdims[k] != k) return false;
-    const cxla_instr *r = b->operands[0];
-    if (r->operand_count != 2 || r->operands[0] != a || r->shape.type != CXLA_F32 ||
-        cpu_nest_match_reducer(r) != RED_MAX)
-        return false;
-    const int64_t *rdims = cxla_instr_ints(r, CXLA_ATTR_DIMENSIONS, &nd);
-    return nd == 1 && rdims[0] == rank - 1;
+    return at_least_row_max(b->operands[0], d->operands[0], rank, 0);
 }
 
 const char *cpu_emit_row_exp(cxla_arena *arena, const cxla_instr *exp, const char *call) {

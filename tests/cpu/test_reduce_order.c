@@ -265,8 +265,38 @@ static const char layer_norm[] =
     " r = f32[2,3] rsqrt(ve)\n rb = f32[2,3,260] broadcast(r), dimensions={0,1}\n"
     " ROOT n = f32[2,3,260] multiply(d, rb)\n}\n";
 
+/* JAX's softmax takes maximum(reduce, -inf) before the broadcast; the exponentials of
+ * x - max use cxla_m_exp_nonpos (emit_rows.c) there too. */
+static const char softmax_jax[] =
+    "HloModule softmax_jax\n"
+    "max { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] maximum(a, b) }\n"
+    "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] add(a, b) }\n"
+    "ENTRY main {\n x = f32[2,3,256] parameter(0)\n ninf = f32[] constant(-inf)\n"
+    " r = f32[2,3] reduce(x, ninf), dimensions={2}, to_apply=max\n"
+    " nb = f32[2,3] broadcast(ninf), dimensions={}\n m = f32[2,3] maximum(r, nb)\n"
+    " m1 = f32[2,3,1] reshape(m)\n b1 = f32[2,3,1] broadcast(m1), dimensions={0,1,2}\n"
+    " m2 = f32[2,3] reshape(b1)\n mb = f32[2,3,256] broadcast(m2), dimensions={0,1}\n"
+    " d = f32[2,3,256] subtract(x, mb)\n e = f32[2,3,256] exponential(d)\n"
+    " zero = f32[] constant(0)\n s = f32[2,3] reduce(e, zero), dimensions={2}, to_apply=add\n"
+    " sb = f32[2,3,256] broadcast(s), dimensions={0,1}\n"
+    " ROOT q = f32[2,3,256] divide(e, sb)\n}\n";
+
+/* exp(y - the row's minimum), y = 30 x: arguments up to about 90, which
+ * cxla_m_exp_nonpos gets wrong from 44 up (its scale 2^(k+64) overflows): it must not be
+ * used here. */
+static const char exp_minus_min[] =
+    "HloModule exp_minus_min\n"
+    "min { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] minimum(a, b) }\n"
+    "ENTRY main {\n x = f32[4,300] parameter(0)\n c30 = f32[] constant(30)\n"
+    " c30b = f32[4,300] broadcast(c30), dimensions={}\n y = f32[4,300] multiply(x, c30b)\n"
+    " inf = f32[] constant(inf)\n m = f32[4] reduce(y, inf), dimensions={1}, to_apply=min\n"
+    " mb = f32[4,300] broadcast(m), dimensions={0}\n d = f32[4,300] subtract(y, mb)\n"
+    " ROOT e = f32[4,300] exponential(d)\n}\n";
+
 static void test_row_fusion(void) {
     check_module(softmax, 1e-5);
+    check_module(softmax_jax, 1e-5);
+    check_module(exp_minus_min, 1e-5);
     check_module(layer_norm, 1e-5);
 }
 
