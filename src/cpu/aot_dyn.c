@@ -182,23 +182,9 @@ static bool float_dot(const cxla_instr *in) {
     return true;
 }
 
-/* Whether gather or scatter |in| has what aot_dynlib.c's rewrite of its indices takes: no
- * batching dimensions and a whole index vector (its dimension static). The JIT's
- * cpu_dyn_lib_kind takes more; those stay compile-time errors here. */
+/* Whether gather or scatter |in| has what aot_dindex.c's rewrite of its indices takes. */
 static bool indexed_plain(const cxla_instr *in) {
-    bool gather = in->opcode == CXLA_OP_GATHER;
-    int64_t n1 = 0, n2 = 0, iv = 0;
-    cxla_instr_ints(in, gather ? CXLA_ATTR_OPERAND_BATCHING_DIMS : CXLA_ATTR_INPUT_BATCHING_DIMS,
-                    &n1);
-    cxla_instr_ints(in,
-                    gather ? CXLA_ATTR_START_INDICES_BATCHING_DIMS
-                           : CXLA_ATTR_SCATTER_INDICES_BATCHING_DIMS,
-                    &n2);
-    if (n1 || n2 || in->operand_count < 2) return false;
-    const cxla_shape *is = &in->operands[gather ? 1 : (in->operand_count - 1) / 2]->shape;
-    if (!cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv) || iv < 0 || iv > is->rank)
-        return false;
-    return iv == is->rank || !exec_shape_dim_dynamic(is, iv);
+    return aot_dindex_ok(in);
 }
 
 cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *out_bounds) {

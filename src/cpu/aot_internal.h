@@ -317,6 +317,12 @@ void aot_dyn_put_align(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr
  * nothing (aot_dyn.c's own part). Errors: UNIMPLEMENTED naming the instruction. */
 cxla_status aot_dynlib_emit(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b,
                             bool *done);
+/* aot_dindex.c: whether gather or scatter |in| over dynamic shapes has a C form (AB_GATHER,
+ * AB_SCATTER: one operand, batching dimensions and a dynamic index-vector dimension too),
+ * and phase |phase| of aot_dyn_emit_kernel for those kinds (as aot_dynlib_emit). */
+bool aot_dindex_ok(const cxla_instr *in);
+cxla_status aot_dindex_emit(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b,
+                            bool *done);
 void aot_dyn_emit_begin(aot *a, const acomp *c, cxla_strbuf *b);
 void aot_dyn_emit_end(aot *a, const acomp *c, cxla_strbuf *b);
 cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b);
