@@ -365,9 +365,12 @@ static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *user, const i
         a->emitted[in->id] = true;
         if (kernel) {
             cpu_kernel_info info;
+            memset(&info, 0, sizeof info); /* the sized scatter fills only some fields */
             /* A sort or reduce over dynamic shapes whose kernel reads the run-time sizes
              * (aot_dyn.c, AB_SORT and AB_SIZED) is the JIT's kernel of that kind. */
-            s = bk == AB_SORT    ? cpu_emit_sort_sized(in, name, &a->kernels, &info)
+            s = bk == AB_SORT ? cpu_emit_sort_sized(in, name, &a->kernels, &info)
+                : bk == AB_SIZED && in->opcode == CXLA_OP_SCATTER
+                    ? cpu_emit_sized_scatter(in, name, &a->kernels, &info)
                 : bk == AB_SIZED ? cpu_emit_sized_reduce(in, name, &a->kernels, &info)
                                  : cpu_emit_kernel_info(in, name, &a->kernels, &info);
             if (!s) a->scratch[in->id] = info.scratch;

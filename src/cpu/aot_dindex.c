@@ -61,7 +61,8 @@ static void put_ints(cxla_strbuf *f, const int64_t *v, int64_t n) {
 static void put_shape_checks(aot *a, cxla_strbuf *b, const cxla_instr *in, const char *xz,
                              const char *iz) {
     bool gather = in->opcode == CXLA_OP_GATHER;
-    const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[1]->shape;
+    int64_t m = gather ? 1 : (in->operand_count - 1) / 2; /* the indices' operand */
+    const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[m]->shape;
     const char *what = gather ? "gather" : "scatter";
     int64_t iv = 0, nm = 0, nob = 0, nib = 0;
     cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv);
@@ -230,32 +231,92 @@ static cxla_status put_gather_indices(aot *a, const acomp *c, const astep *st, c
  * updates' scatter dimensions the indices' batch sizes: its messages). */
 static cxla_status put_scatter_sizes(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
     const cxla_instr *in = st->instr;
-    const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[1]->shape,
-                     *us = &in->operands[2]->shape;
+    int64_t n = in->operand_count, m = (n - 1) / 2;
+    bool sized = st->bounds == AB_SIZED;
+    if (n < 3 || n % 2 == 0 || st->in_count != n || (!sized && n != 3))
+        return aot_no(in, "a scatter with odd operands");
+    const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[m]->shape,
+                     *us = &in->operands[m + 1]->shape;
     int64_t iv = 0, nw = 0, nins = 0;
     cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv);
     const int64_t *uwd = cxla_instr_ints(in, CXLA_ATTR_UPDATE_WINDOW_DIMS, &nw);
     const int64_t *ins = cxla_instr_ints(in, CXLA_ATTR_INSERTED_WINDOW_DIMS, &nins);
-    if (in->operand_count != 3 || st->in_count != 3 || in->shape.type == CXLA_TUPLE)
-        return aot_no(in, "a scatter of several operands over dynamic shapes");
-    cxla_strbuf_puts(b, "        const int64_t *const oz[3] = {");
-    for (int64_t k = 0; k < 3; k++) {
+    char oi[24], ou[24];
+    snprintf(oi, sizeof oi, "oz[%" PRId64 "]", m);
+    snprintf(ou, sizeof ou, "oz[%" PRId64 "]", m + 1);
+    cxla_strbuf_printf(b, "        const int64_t *const oz[%" PRId64 "] = {", n);
+    for (int64_t k = 0; k < n; k++) {
         if (k) cxla_strbuf_puts(b, ", ");
         aot_dyn_put_sizes(c, st->in[k], b);
     }
-    cxla_strbuf_printf(
-        b, "};\n        int64_t rz0[%" PRId64 "];\n        (void)oz;\n        (void)rz0;\n",
-        xs->rank ? xs->rank : 1);
-    /* The batching sizes and the index vectors' length first, as shape inference. */
+    cxla_strbuf_puts(b, "};\n        (void)oz;\n");
+    for (int64_t e = 0; e < m; e++)
+        cxla_strbuf_printf(
+            b, "        int64_t rz%" PRId64 "[%" PRId64 "];\n        (void)rz%" PRId64 ";\n", e,
+            xs->rank ? xs->rank : 1, e);
+    /* Several operands (updates) must have the same sizes: shape inference's message. */
+    for (int64_t g = 0; g < 2; g++) {
+        int64_t first = g ? m + 1 : 0, last = g ? n : m;
+        for (int64_t k = first + 1; k < last; k++) {
+            const cxla_shape *s0 = &in->operands[first]->shape, *sk = &in->operands[k]->shape;
+            if (s0->rank != sk->rank) return aot_no(in, "operands of different ranks");
+            bool dyn = false;
+            for (int64_t d = 0; d < s0->rank; d++)
+                dyn = dyn || exec_shape_dim_dynamic(s0, d) || exec_shape_dim_dynamic(sk, d);
+            if (!dyn) continue;
+            cxla_strbuf f, cond;
+            cxla_strbuf_init(&f);
+            cxla_strbuf_init(&cond);
+            cxla_strbuf_printf(&f,
+                               "at the operands' dynamic sizes: scatter: %s must have the same "
+                               "dimensions, got ",
+                               g ? "updates" : "operands");
+            put_cut_shape(&f, s0);
+            cxla_strbuf_puts(&f, " and ");
+            put_cut_shape(&f, sk);
+            const char *vals[2 * CXLA_MAX_RANK];
+            char vb[2 * CXLA_MAX_RANK][32];
+            int nv = 0;
+            cxla_strbuf_puts(&cond, "0");
+            for (int64_t d = 0; d < s0->rank; d++) {
+                snprintf(vb[nv], 48, "oz[%" PRId64 "][%" PRId64 "]", first, d), vals[nv] = vb[nv],
+                                                                                nv++;
+                cxla_strbuf_printf(
+                    &cond, " || oz[%" PRId64 "][%" PRId64 "] != oz[%" PRId64 "][%" PRId64 "]", k, d,
+                    first, d);
+            }
+            for (int64_t d = 0; d < sk->rank; d++)
+                snprintf(vb[nv], 48, "oz[%" PRId64 "][%" PRId64 "]", k, d), vals[nv] = vb[nv], nv++;
+            cxla_strbuf_printf(b, "        if (%s)\n", cond.data);
+            aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH",
+                             f.data ? f.data : "", vals, nv);
+            cxla_strbuf_free(&f);
+            cxla_strbuf_free(&cond);
+        }
+    }
+    /* The batching sizes and the index vectors' length next, as shape inference. */
     cxla_strbuf_puts(b, "        {\n");
-    put_shape_checks(a, b, in, "oz[0]", "oz[1]");
+    put_shape_checks(a, b, in, "oz[0]", oi);
     cxla_strbuf_puts(b, "        }\n");
-    for (int64_t d = 0; d < xs->rank; d++)
-        cxla_strbuf_printf(b, "        rz0[%" PRId64 "] = oz[0][%" PRId64 "];\n", d, d);
+    for (int64_t e = 0; e < m; e++)
+        for (int64_t d = 0; d < xs->rank; d++)
+            cxla_strbuf_printf(b, "        rz%" PRId64 "[%" PRId64 "] = oz[0][%" PRId64 "];\n", e,
+                               d, d);
+    if (sized) {
+        /* The sizes the sized kernel reads: the operand's, then the updates'. */
+        int64_t ur = us->rank;
+        cxla_strbuf_printf(b, "        int64_t lz[%" PRId64 "];\n",
+                           xs->rank + ur ? xs->rank + ur : 1);
+        for (int64_t d = 0; d < xs->rank; d++)
+            cxla_strbuf_printf(b, "        lz[%" PRId64 "] = oz[0][%" PRId64 "];\n", d, d);
+        for (int64_t d = 0; d < ur; d++)
+            cxla_strbuf_printf(b, "        lz[%" PRId64 "] = %s[%" PRId64 "];\n", xs->rank + d, ou,
+                               d);
+    }
     int64_t nib = 0;
     const int64_t *ibd = cxla_instr_ints(in, CXLA_ATTR_INPUT_BATCHING_DIMS, &nib);
     const char *vals[4 + 2 * CXLA_MAX_RANK];
-    char vb[4 + 2 * CXLA_MAX_RANK][32];
+    char vb[4 + 2 * CXLA_MAX_RANK][48];
     /* Each update window dimension within the cut operand's (inserted and batching
      * dimensions have none). */
     for (int64_t i = 0, w = 0; i < xs->rank && w < nw; i++) {
@@ -265,7 +326,9 @@ static cxla_status put_scatter_sizes(aot *a, const acomp *c, const astep *st, cx
         if (inserted) continue;
         int64_t ud = uwd[w++];
         if (ud < 0 || ud >= us->rank) return aot_no(in, "bad update_window_dims");
-        if (!exec_shape_dim_dynamic(xs, i) || us->dims[ud] == 0) continue;
+        if ((!exec_shape_dim_dynamic(xs, i) && !exec_shape_dim_dynamic(us, ud)) ||
+            us->dims[ud] == 0)
+            continue;
         cxla_strbuf f;
         cxla_strbuf_init(&f);
         cxla_strbuf_puts(&f, "at the operands' dynamic sizes: scatter: update window dimension "
@@ -274,14 +337,14 @@ static cxla_status put_scatter_sizes(aot *a, const acomp *c, const astep *st, cx
         cxla_strbuf_puts(&f, " (size %" PRId64 ") exceeds operand dimension %" PRId64 " of ");
         put_cut_shape(&f, xs);
         int nv = 0;
-        snprintf(vb[nv], 32, "%" PRId64, ud), vals[nv] = vb[nv], nv++;
+        snprintf(vb[nv], 48, "%" PRId64, ud), vals[nv] = vb[nv], nv++;
         for (int64_t e = 0; e < us->rank; e++)
-            snprintf(vb[nv], 32, "oz[2][%" PRId64 "]", e), vals[nv] = vb[nv], nv++;
-        snprintf(vb[nv], 32, "oz[2][%" PRId64 "]", ud), vals[nv] = vb[nv], nv++;
-        snprintf(vb[nv], 32, "%" PRId64, i), vals[nv] = vb[nv], nv++;
+            snprintf(vb[nv], 48, "%s[%" PRId64 "]", ou, e), vals[nv] = vb[nv], nv++;
+        snprintf(vb[nv], 48, "%s[%" PRId64 "]", ou, ud), vals[nv] = vb[nv], nv++;
+        snprintf(vb[nv], 48, "%" PRId64, i), vals[nv] = vb[nv], nv++;
         for (int64_t e = 0; e < xs->rank; e++)
-            snprintf(vb[nv], 32, "oz[0][%" PRId64 "]", e), vals[nv] = vb[nv], nv++;
-        cxla_strbuf_printf(b, "        if (oz[2][%" PRId64 "] > oz[0][%" PRId64 "])\n", ud, i);
+            snprintf(vb[nv], 48, "oz[0][%" PRId64 "]", e), vals[nv] = vb[nv], nv++;
+        cxla_strbuf_printf(b, "        if (%s[%" PRId64 "] > oz[0][%" PRId64 "])\n", ou, ud, i);
         aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "",
                          vals, nv);
         cxla_strbuf_free(&f);
@@ -305,14 +368,14 @@ static cxla_status put_scatter_sizes(aot *a, const acomp *c, const astep *st, cx
         put_cut_shape(&f, is);
         cxla_strbuf_puts(&f, " have %" PRId64);
         int nv = 0;
-        snprintf(vb[nv], 32, "%" PRId64, i), vals[nv] = vb[nv], nv++;
+        snprintf(vb[nv], 48, "%" PRId64, i), vals[nv] = vb[nv], nv++;
         for (int64_t e = 0; e < us->rank; e++)
-            snprintf(vb[nv], 32, "oz[2][%" PRId64 "]", e), vals[nv] = vb[nv], nv++;
-        snprintf(vb[nv], 32, "oz[2][%" PRId64 "]", i), vals[nv] = vb[nv], nv++;
+            snprintf(vb[nv], 48, "%s[%" PRId64 "]", ou, e), vals[nv] = vb[nv], nv++;
+        snprintf(vb[nv], 48, "%s[%" PRId64 "]", ou, i), vals[nv] = vb[nv], nv++;
         for (int64_t e = 0; e < is->rank; e++)
-            snprintf(vb[nv], 32, "oz[1][%" PRId64 "]", e), vals[nv] = vb[nv], nv++;
-        snprintf(vb[nv], 32, "oz[1][%" PRId64 "]", id), vals[nv] = vb[nv], nv++;
-        cxla_strbuf_printf(b, "        if (oz[2][%" PRId64 "] != oz[1][%" PRId64 "])\n", i, id);
+            snprintf(vb[nv], 48, "%s[%" PRId64 "]", oi, e), vals[nv] = vb[nv], nv++;
+        snprintf(vb[nv], 48, "%s[%" PRId64 "]", oi, id), vals[nv] = vb[nv], nv++;
+        cxla_strbuf_printf(b, "        if (%s[%" PRId64 "] != %s[%" PRId64 "])\n", ou, i, oi, id);
         aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "",
                          vals, nv);
         cxla_strbuf_free(&f);
@@ -412,7 +475,8 @@ cxla_status aot_dindex_emit(aot *a, const acomp *c, const astep *st, int phase, 
         *done = false; /* aot_dyn.c writes the result's sizes */
         return NULL;
     }
-    if (phase == 0 && st->bounds == AB_SCATTER) return put_scatter_sizes(a, c, st, b);
+    if (phase == 0 && (st->bounds == AB_SCATTER || st->bounds == AB_SIZED))
+        return put_scatter_sizes(a, c, st, b);
     if (phase == 1 && st->bounds == AB_GATHER) return put_gather_indices(a, c, st, b);
     if (phase == 1 && st->bounds == AB_SCATTER) return put_scatter_indices(a, c, st, b);
     *done = false;

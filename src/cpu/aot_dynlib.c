@@ -255,12 +255,13 @@ static cxla_status put_lined_sizes(aot *a, const acomp *c, const astep *st, cxla
 cxla_status aot_dynlib_emit(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b,
                             bool *done) {
     *done = true;
+    if (st->bounds == AB_GATHER || st->bounds == AB_SCATTER ||
+        (st->bounds == AB_SIZED && st->instr->opcode == CXLA_OP_SCATTER))
+        return aot_dindex_emit(a, c, st, phase, b, done); /* aot_dindex.c */
     if (phase == 0 && (st->bounds == AB_SORT || st->bounds == AB_SIZED))
         return put_lined_sizes(a, c, st, b);
     if (phase == 0 && st->bounds == AB_INFERRED) return put_inferred_sizes(a, c, st, b);
     if (phase == 0 && st->bounds == AB_WINDOW) return put_window_sizes(a, c, st, b);
-    if (st->bounds == AB_GATHER || st->bounds == AB_SCATTER)
-        return aot_dindex_emit(a, c, st, phase, b, done); /* aot_dindex.c */
     *done = false;
     return NULL;
 }

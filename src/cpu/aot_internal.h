@@ -319,7 +319,9 @@ cxla_status aot_dynlib_emit(aot *a, const acomp *c, const astep *st, int phase, 
                             bool *done);
 /* aot_dindex.c: whether gather or scatter |in| over dynamic shapes has a C form (AB_GATHER,
  * AB_SCATTER: one operand, batching dimensions and a dynamic index-vector dimension too),
- * and phase |phase| of aot_dyn_emit_kernel for those kinds (as aot_dynlib_emit). */
+ * and phase |phase| of aot_dyn_emit_kernel for those kinds and for a scatter's AB_SIZED
+ * step (the JIT's sized scatter kernel reading lz: the operand's sizes, then the
+ * updates'; several operands) (as aot_dynlib_emit). */
 bool aot_dindex_ok(const cxla_instr *in);
 cxla_status aot_dindex_emit(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b,
                             bool *done);
