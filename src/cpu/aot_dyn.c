@@ -24,7 +24,7 @@
  * ...) and f32/f64 sums at the sizes are steps of aot_dmove.c; the JIT's kernels that read
  * or rewrite something by the sizes (sorts along a dynamic dimension, reduces with any
  * reducer, bitcast, reduce-window, gather, scatter) are aot_dynlib.c's. What has no form
- * yet (select-and-scatter over a dynamic dimension, async with dynamic shapes, ...) and
+ * yet (select-and-scatter over a dynamic dimension, the async sugar with dynamic shapes, ...) and
  * unbounded dimensions are compile-time errors naming the instruction. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -209,8 +209,7 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
         return NULL;
     case CXLA_OP_ASYNC_START:
     case CXLA_OP_ASYNC_UPDATE:
-    case CXLA_OP_ASYNC_DONE:
-        return aot_no(in, "dynamic shapes do not pass through async ahead of time yet");
+    case CXLA_OP_ASYNC_DONE: return aot_ops_async_dynamic(in); /* aot_ops.c */
     default: break;
     }
     if (in->opcode == CXLA_OP_GET_DIMENSION_SIZE || in->opcode == CXLA_OP_SET_DIMENSION_SIZE) {

@@ -855,6 +855,81 @@ static void test_aot_dynamic_index(void) {
     if (!test_failures) remove_tmpdir();
 }
 
+/* async-start over dynamic shapes (aot_ops.c): the interpreter runs it on operands at their
+ * bounds only; below them the generated code fails with its message, word for word. */
+static const char *const async_module =
+    "HloModule as\n"
+    "wrapped {\n  p = f32[<=5] parameter(0)\n  r = f32[<=5] reverse(p), dimensions={0}\n"
+    "  ROOT n = f32[<=5] negate(r)\n}\n"
+    "ENTRY main {\n  x = f32[<=5] parameter(0)\n"
+    "  s = ((f32[<=5]), f32[<=5], s32[]) async-start(x), calls=wrapped\n"
+    "  ROOT d = f32[<=5] async-done(s)\n}\n";
+
+static const char *const async_driver =
+    "#include <stdio.h>\n#include \"as.h\"\n"
+    "static float x[5] = {1, 2, 3, 4, 5}, y[5];\n"
+    "static _Alignas(64) unsigned char scratch[1 << 14];\n"
+    "static void run(const char *name, int64_t n) {\n"
+    "    const int64_t zx[1] = {n};\n"
+    "    int64_t zy[1] = {-1};\n"
+    "    const void *args[1] = {x};\n"
+    "    const int64_t *zin[1] = {zx};\n"
+    "    void *res[1] = {y};\n"
+    "    int64_t *zout[1] = {zy};\n"
+    "    char msg[512] = \"(none)\";\n"
+    "    as_options o = {0};\n"
+    "    o.error = msg;\n"
+    "    o.error_size = sizeof msg;\n"
+    "    if (as_scratch_size() > sizeof scratch) { printf(\"scratch\\n\"); return; }\n"
+    "    int rc = as_run_dynamic(&o, args, zin, res, zout, scratch);\n"
+    "    printf(\"%s %d %s\\n\", name, rc, rc ? msg : \"\");\n"
+    "    if (!rc) printf(\"%d %g %g\\n\", (int)zy[0], y[0], y[4]);\n"
+    "}\n"
+    "int main(void) {\n    run(\"bounds\", 5);\n    run(\"below\", 3);\n    return 0;\n}\n";
+
+static void test_aot_dynamic_async(void) {
+    if (!have("gcc")) test_skip_all("no gcc");
+    make_tmpdir();
+    cxla_module *m = parse_module(async_module);
+    cxla_status s = cpu_aot_write(m, NULL, tmpdir, "as");
+    CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+    cxla_status_free(s);
+    char path[512], cmd[2048];
+    snprintf(path, sizeof path, "%s/main.c", tmpdir);
+    s = cxla_write_file(path, async_driver, strlen(async_driver));
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2 -o prog main.c as.c "
+             "-lm 2>&1 | head -20 && ./prog > out.txt",
+             tmpdir);
+    CHECK(system(cmd) == 0);
+    char *text = NULL;
+    size_t size = 0;
+    snprintf(path, sizeof path, "%s/out.txt", tmpdir);
+    s = cxla_read_file(path, &text, &size);
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    cxla_literal *arg = lit("f32[3] {1, 2, 3}"), *out = NULL;
+    s = interp_run_module(m, NULL, (const cxla_literal *const *)&arg, 1, &out);
+    char *below = strdup(s ? cxla_status_message(s) : "(no error)");
+    cxla_status_free(s);
+    cxla_literal_free(out);
+    cxla_literal_free(arg);
+    cxla_strbuf want;
+    cxla_strbuf_init(&want);
+    cxla_strbuf_printf(&want, "bounds 0 \n5 -5 -1\nbelow 14 %s\n", below);
+    CHECK_MSG(text && strcmp(text, want.data) == 0, "got:\n%s\nwant:\n%s", text ? text : "(none)",
+              want.data);
+    CHECK_MSG(strstr(below, "does not support an operand below its dynamic bounds") != NULL, "%s",
+              below);
+    free(below);
+    free(text);
+    cxla_strbuf_free(&want);
+    cxla_module_destroy(m);
+    if (!test_failures) remove_tmpdir();
+}
+
 TEST_MAIN(TEST(test_aot_dynamic_values), TEST(test_aot_dynamic_moves),
           TEST(test_aot_dynamic_control), TEST(test_aot_dynamic_rules),
-          TEST(test_aot_dynamic_errors), TEST(test_aot_dynamic_index))
+          TEST(test_aot_dynamic_errors), TEST(test_aot_dynamic_index), TEST(test_aot_dynamic_async))
