@@ -222,16 +222,15 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
     int64_t nl = 0;
     if (aot_leaf_count(&in->shape) > 64) return aot_no(in, "too many result leaves");
     aot_leaf_shapes(&in->shape, leaves, &nl);
-    for (int64_t k = 0; k < in->operand_count; k++) {
-        const cxla_shape *x = &in->operands[k]->shape;
-        if (x->type == CXLA_TUPLE || nl == 64)
+    /* The result's leaves, then every operand (any number of them): whole elements. */
+    for (int64_t k = 0; k < nl + in->operand_count; k++) {
+        const cxla_shape *x = k < nl ? leaves[k] : &in->operands[k - nl]->shape;
+        if (k >= nl && x->type == CXLA_TUPLE)
             return aot_no(in, "with dynamic shapes it has no kernel at the bounds (a tuple "
                               "operand)");
-        leaves[nl++] = x;
-    }
-    for (int64_t k = 0; k < nl; k++)
-        if (!aot_jit_whole_elements(leaves[k]))
+        if (!aot_jit_whole_elements(x))
             return aot_no(in, "dynamic shapes of sub-byte elements have no kernel at the bounds");
+    }
     if (exec_dynamic_positionwise(in)) {
         *out_bounds = AB_POSITIONWISE;
         return NULL;
@@ -462,7 +461,6 @@ cxla_status aot_dyn_put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla
     const cxla_shape *ys = &in->shape;
     int64_t n = in->operand_count;
     bool any_dynamic = false;
-    if (n > 64) return aot_no(in, "too many operands");
     for (int64_t k = 0; k < n; k++) {
         const cxla_shape *s = &in->operands[k]->shape;
         if (!cxla_type_is_array(s->type)) return aot_no(in, "an operand is not an array");
@@ -722,13 +720,18 @@ static cxla_status put_kernel_sizes(aot *a, const acomp *c, const astep *st, cxl
             result_leaf(in, e)->rank ? result_leaf(in, e)->rank : 1, e);
     char name[64];
     if (in->opcode != CXLA_OP_FUSION) {
-        const char *ops[64];
-        char opb[64][24];
-        for (int64_t k = 0; k < n && k < 64; k++) {
+        /* The operands' sizes as C expressions, one per operand (any number of them). */
+        const char **ops = malloc((size_t)(n ? n : 1) * sizeof(*ops));
+        char(*opb)[24] = malloc((size_t)(n ? n : 1) * sizeof(*opb));
+        cxla_status s = ops && opb ? NULL : OOM();
+        for (int64_t k = 0; !s && k < n; k++) {
             snprintf(opb[k], sizeof opb[k], "oz[%" PRId64 "]", k);
             ops[k] = opb[k];
         }
-        return aot_dyn_put_rule(a, b, "        ", in, ops, "rz0");
+        if (!s) s = aot_dyn_put_rule(a, b, "        ", in, ops, "rz0");
+        free(ops);
+        free(opb);
+        return s;
     }
     const cxla_computation *f = cxla_instr_called(in, CXLA_ATTR_CALLS);
     cxla_instr **order = NULL;
