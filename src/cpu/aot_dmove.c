@@ -31,31 +31,13 @@
 
 #define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
 
-/* The descriptor's limits: cpu_dyn_move_ok's (CPU_DYN_MAX_RANK, CPU_DYN_MAX_SOURCES),
- * which aot_dyn_check asks before it says AB_MOVE. */
-enum { DMOVE_RANK = 8, DMOVE_SOURCES = 16 };
 /* The descriptor's operations, as cpu_dyn_op's. */
 enum { OP_RESHAPE, OP_CONCAT, OP_PAD, OP_REVERSE, OP_SLICE, OP_UPDATE };
 
 /* ---- the helpers written into NAME.c ------------------------------------------------------ */
 
-/* '@' stands for the symbol prefix. */
-static const char *const dmove_text[] = {
-    "/* Moves by run-time sizes (the JIT's cpu_dyn_move, src/cpu/cpu_dynamic.c): a result and\n"
-    " * its sources as row-major arrays at their bounds with their sizes. op: 0 reshape (the\n"
-    " * source's cut elements in row-major order), 1 concatenate along dim, 2 pad (source 0 at\n"
-    " * lo + i * (interior + 1), source 1 a scalar elsewhere), 3 reverse the flip dims, 4 slice\n"
-    " * from start, 5 source 0 with source 1 written at start. */\n"
-    "typedef struct @_dmove_desc {\n"
-    "    int op;\n"
-    "    int64_t rank, count, dim;\n"
-    "    int64_t dims[8], sizes[8];\n"
-    "    size_t elem;\n"
-    "    const char *src[16];\n"
-    "    int64_t src_rank[16], src_dims[16][8], src_sizes[16][8];\n"
-    "    int64_t lo[8], interior[8], start[8];\n"
-    "    unsigned char flip[8];\n"
-    "} @_dmove_desc;\n\n",
+/* '@' stands for the symbol prefix. Row-major strides, which both helpers use. */
+static const char *const dstrides_text[] = {
     "static void @_dstrides(int64_t rank, const int64_t *dims, int64_t *out) {\n"
     "    int64_t st = 1;\n"
     "    for (int64_t d = rank - 1; d >= 0; d--) {\n"
@@ -63,15 +45,39 @@ static const char *const dmove_text[] = {
     "        st *= dims[d];\n"
     "    }\n"
     "}\n\n",
+    NULL};
+
+static const char *const dmove_text[] = {
+    "/* Moves by run-time sizes (the JIT's cpu_dyn_move, src/cpu/cpu_dynamic.c): a result and\n"
+    " * its sources as row-major arrays at their bounds with their sizes. op: 0 reshape (the\n"
+    " * source's cut elements in row-major order), 1 concatenate along dim, 2 pad (source 0 at\n"
+    " * lo + i * (interior + 1), source 1 a scalar elsewhere), 3 reverse the flip dims, 4 slice\n"
+    " * from start, 5 source 0 with source 1 written at start.\n"
+    " * Its arrays are the calling step's, sized from its instruction: dims, sizes, lo,\n"
+    " * interior, start and flip of rank entries, src and src_rank of count, src_dims and\n"
+    " * src_sizes a row of width (the largest rank, at least 1) per source, work (the\n"
+    " * strides and indices) (count + 4) * width. */\n"
+    "typedef struct @_dmove_desc {\n"
+    "    int op;\n"
+    "    int64_t rank, count, dim, width;\n"
+    "    const int64_t *dims, *sizes;\n"
+    "    size_t elem;\n"
+    "    const char *const *src;\n"
+    "    const int64_t *src_rank, *src_dims, *src_sizes;\n"
+    "    const int64_t *lo, *interior, *start;\n"
+    "    const unsigned char *flip;\n"
+    "    int64_t *work;\n"
+    "} @_dmove_desc;\n\n",
     "static void @_dfill_n(char *dst, const char *v, int64_t n, size_t elem) {\n"
     "    for (int64_t j = 0; j < n; j++) memcpy(dst + (size_t)j * elem, v, elem);\n"
     "}\n\n",
     "static void @_dreshape(const @_dmove_desc *m, char *y, const int64_t *ystr,\n"
-    "                       const int64_t *sstr) {\n"
-    "    int64_t rank = m->rank, xrank = m->src_rank[0], total = 1;\n"
-    "    const int64_t *xs = m->src_sizes[0];\n"
+    "                       const int64_t *sstr, int64_t *ri, int64_t *si) {\n"
+    "    int64_t rank = m->rank, xrank = m->src_rank[0], total = 1, rj = 0, sj = 0;\n"
+    "    const int64_t *xs = m->src_sizes;\n"
     "    size_t elem = m->elem;\n"
-    "    int64_t ri[8] = {0}, si[8] = {0}, rj = 0, sj = 0;\n"
+    "    for (int64_t d = 0; d < rank; d++) ri[d] = 0;\n"
+    "    for (int64_t d = 0; d < xrank; d++) si[d] = 0;\n"
     "    for (int64_t d = 0; d < rank; d++) total *= m->sizes[d];\n"
     "    int64_t rn = rank ? m->sizes[rank - 1] : 1, sn = xrank ? xs[xrank - 1] : 1;\n"
     "    while (total > 0) {\n"
@@ -95,25 +101,27 @@ static const char *const dmove_text[] = {
     "        }\n"
     "    }\n"
     "}\n\n",
-    "/* One row of the result (its last dimension, n elements at row) at outer index idx. */\n"
+    "/* One row of the result (its last dimension, n elements at row) at outer index idx;\n"
+    " * source k's strides at sstr + k * width. */\n"
     "static void @_drow(const @_dmove_desc *m, char *row, const int64_t *idx, int64_t n,\n"
-    "                   int64_t (*sstr)[8]) {\n"
-    "    int64_t last = m->rank - 1;\n"
+    "                   const int64_t *sstr) {\n"
+    "    int64_t last = m->rank - 1, w = m->width;\n"
     "    size_t elem = m->elem;\n"
-    "    const int64_t *xs = m->src_sizes[0];\n"
+    "    const int64_t *xs = m->src_sizes, *zs = m->src_sizes;\n"
     "    if (m->op == 1) {\n"
     "        int64_t c = m->dim;\n"
     "        if (c != last) {\n"
     "            int64_t at = idx[c], k = 0, off = 0;\n"
-    "            while (k < m->count - 1 && at >= m->src_sizes[k][c]) at -= m->src_sizes[k++][c];\n"
-    "            for (int64_t d = 0; d < last; d++) off += (d == c ? at : idx[d]) * sstr[k][d];\n"
+    "            while (k < m->count - 1 && at >= zs[k * w + c]) at -= zs[w * k++ + c];\n"
+    "            for (int64_t d = 0; d < last; d++) off += (d == c ? at : idx[d]) * sstr[k * w + "
+    "d];\n"
     "            memcpy(row, m->src[k] + (size_t)off * elem, (size_t)n * elem);\n"
     "            return;\n"
     "        }\n"
     "        int64_t pos = 0;\n"
     "        for (int64_t k = 0; k < m->count; k++) {\n"
-    "            int64_t off = 0, len = m->src_sizes[k][last];\n"
-    "            for (int64_t d = 0; d < last; d++) off += idx[d] * sstr[k][d];\n"
+    "            int64_t off = 0, len = zs[k * w + last];\n"
+    "            for (int64_t d = 0; d < last; d++) off += idx[d] * sstr[k * w + d];\n"
     "            if (len > 0)\n"
     "                memcpy(row + (size_t)pos * elem, m->src[k] + (size_t)off * elem,\n"
     "                       (size_t)len * elem);\n"
@@ -129,7 +137,7 @@ static const char *const dmove_text[] = {
     "                @_dfill_n(row, m->src[1], n, elem); /* a row of padding */\n"
     "                return;\n"
     "            }\n"
-    "            off += p / every * sstr[0][d];\n"
+    "            off += p / every * sstr[d];\n"
     "        }\n"
     "        int64_t lo = m->lo[last], every = m->interior[last] + 1;\n"
     "        const char *x = m->src[0] + (size_t)off * elem;\n"
@@ -144,7 +152,7 @@ static const char *const dmove_text[] = {
     "    if (m->op == 3) {\n"
     "        int64_t off = 0;\n"
     "        for (int64_t d = 0; d < last; d++)\n"
-    "            off += (m->flip[d] ? xs[d] - 1 - idx[d] : idx[d]) * sstr[0][d];\n"
+    "            off += (m->flip[d] ? xs[d] - 1 - idx[d] : idx[d]) * sstr[d];\n"
     "        const char *x = m->src[0] + (size_t)off * elem;\n"
     "        for (int64_t j = 0; j < n; j++)\n"
     "            memcpy(row + (size_t)j * elem,\n"
@@ -153,18 +161,18 @@ static const char *const dmove_text[] = {
     "    }\n"
     "    if (m->op == 4) {\n"
     "        int64_t off = m->start[last];\n"
-    "        for (int64_t d = 0; d < last; d++) off += (m->start[d] + idx[d]) * sstr[0][d];\n"
+    "        for (int64_t d = 0; d < last; d++) off += (m->start[d] + idx[d]) * sstr[d];\n"
     "        memcpy(row, m->src[0] + (size_t)off * elem, (size_t)n * elem);\n"
     "        return;\n"
     "    }\n"
     "    {\n"
-    "        int64_t xoff = 0, uoff = 0, len = m->src_sizes[1][last];\n"
+    "        int64_t xoff = 0, uoff = 0, len = zs[w + last];\n"
     "        int inside = 1;\n"
     "        for (int64_t d = 0; d < last; d++) {\n"
     "            int64_t u = idx[d] - m->start[d];\n"
-    "            inside = inside && u >= 0 && u < m->src_sizes[1][d];\n"
-    "            xoff += idx[d] * sstr[0][d];\n"
-    "            uoff += u * sstr[1][d];\n"
+    "            inside = inside && u >= 0 && u < zs[w + d];\n"
+    "            xoff += idx[d] * sstr[d];\n"
+    "            uoff += u * sstr[w + d];\n"
     "        }\n"
     "        memcpy(row, m->src[0] + (size_t)xoff * elem, (size_t)n * elem);\n"
     "        if (inside && len > 0)\n"
@@ -175,7 +183,8 @@ static const char *const dmove_text[] = {
     "/* Zeros in the result's padding (the interpreter's results have zeros there), then the\n"
     " * value. */\n"
     "static void @_dmove(const @_dmove_desc *m, void *out) {\n"
-    "    int64_t rank = m->rank, total = 1, ystr[8], sstr[16][8];\n"
+    "    int64_t rank = m->rank, total = 1, w = m->width;\n"
+    "    int64_t *ystr = m->work, *sstr = ystr + w, *idx = sstr + m->count * w, *idx2 = idx + w;\n"
     "    size_t elem = m->elem;\n"
     "    char *y = (char *)out;\n"
     "    @_dstrides(rank, m->dims, ystr);\n"
@@ -183,17 +192,18 @@ static const char *const dmove_text[] = {
     "    if (total > 0) memset(y, 0, (size_t)total * elem);\n"
     "    for (int64_t d = 0; d < rank; d++)\n"
     "        if (m->sizes[d] <= 0) return;\n"
-    "    for (int64_t k = 0; k < m->count; k++) @_dstrides(m->src_rank[k], m->src_dims[k], "
-    "sstr[k]);\n"
+    "    for (int64_t k = 0; k < m->count; k++)\n"
+    "        @_dstrides(m->src_rank[k], m->src_dims + k * w, sstr + k * w);\n"
     "    if (m->op == 0) {\n"
-    "        @_dreshape(m, y, ystr, sstr[0]);\n"
+    "        @_dreshape(m, y, ystr, sstr, idx, idx2);\n"
     "        return;\n"
     "    }\n"
     "    if (rank == 0) { /* one element: the operand's, or the update's */\n"
     "        memcpy(y, m->op == 5 ? m->src[1] : m->src[0], elem);\n"
     "        return;\n"
     "    }\n"
-    "    int64_t idx[8] = {0}, n = m->sizes[rank - 1];\n"
+    "    int64_t n = m->sizes[rank - 1];\n"
+    "    for (int64_t d = 0; d < rank; d++) idx[d] = 0;\n"
     "    for (;;) {\n"
     "        int64_t yoff = 0, d = rank - 2;\n"
     "        for (int64_t e = 0; e + 1 < rank; e++) yoff += idx[e] * ystr[e];\n"
@@ -230,9 +240,11 @@ static const char *const dsum_text[] = {
     "static void @_dsum(int f64, void *out, const int64_t *ydims, int64_t yrank,\n"
     "                   const void *x, const int64_t *xdims, const int64_t *xsizes,\n"
     "                   int64_t xrank, const unsigned char *reduced, const void *init,\n"
-    "                   void *tmp) {\n"
+    "                   void *tmp, int64_t *work) {\n"
+    "    /* work: 5 * xrank + yrank entries (the calling step's, sized from its instruction) */\n"
     "    size_t elem = f64 ? 8 : 4;\n"
-    "    int64_t xstr[8], ystr[8], kept[8], red[8], nk = 0, nr = 0, count = 1, total = 1;\n"
+    "    int64_t *xstr = work, *kept = xstr + xrank, *red = kept + xrank, *ki = red + xrank;\n"
+    "    int64_t *ri = ki + xrank, *ystr = ri + xrank, nk = 0, nr = 0, count = 1, total = 1;\n"
     "    @_dstrides(xrank, xdims, xstr);\n"
     "    @_dstrides(yrank, ydims, ystr);\n"
     "    for (int64_t d = 0; d < yrank; d++) total *= ydims[d];\n"
@@ -247,14 +259,14 @@ static const char *const dsum_text[] = {
     "    }\n"
     "    for (int64_t j = 0; j < nk; j++)\n"
     "        if (xsizes[kept[j]] <= 0) return;\n"
-    "    int64_t ki[8] = {0};\n"
+    "    for (int64_t j = 0; j < nk; j++) ki[j] = 0;\n"
     "    for (;;) {\n"
     "        int64_t base = 0, yoff = 0;\n"
     "        for (int64_t j = 0; j < nk; j++) {\n"
     "            base += ki[j] * xstr[kept[j]];\n"
     "            yoff += ki[j] * ystr[j];\n"
     "        }\n"
-    "        int64_t ri[8] = {0};\n"
+    "        for (int64_t j = 0; j < nr; j++) ri[j] = 0;\n"
     "        for (int64_t e = 0; e < count; e++) {\n"
     "            int64_t off = base;\n"
     "            for (int64_t j = 0; j < nr; j++) off += ri[j] * xstr[red[j]];\n"
@@ -292,7 +304,8 @@ static void put_template(cxla_strbuf *b, const char *const *text, const char *P)
 }
 
 void aot_dmove_helpers(const aot *a, cxla_strbuf *c) {
-    if (a->dmove_used || a->dsum_used) put_template(c, dmove_text, a->P);
+    if (a->dmove_used || a->dsum_used) put_template(c, dstrides_text, a->P);
+    if (a->dmove_used) put_template(c, dmove_text, a->P);
     if (a->dsum_used) put_template(c, dsum_text, a->P);
 }
 
@@ -402,8 +415,7 @@ static cxla_status put_move(aot *a, const acomp *c, const astep *st, cxla_strbuf
     int64_t moved = in->opcode == CXLA_OP_CONCATENATE                                         ? n
                     : in->opcode == CXLA_OP_DYNAMIC_UPDATE_SLICE || in->opcode == CXLA_OP_PAD ? 2
                                                                                               : 1;
-    if (ys->rank > DMOVE_RANK || moved > DMOVE_SOURCES || st->in_count != n)
-        return aot_no(in, "a move beyond the descriptor's rank 8 and 16 sources");
+    if (st->in_count != n || moved > n) return aot_no(in, "a move with odd operands");
     cxla_status s = NULL;
     char v[6][64], cond[160];
     int op = OP_RESHAPE;
@@ -411,13 +423,21 @@ static cxla_status put_move(aot *a, const acomp *c, const astep *st, cxla_strbuf
     case CXLA_OP_RESHAPE:
     case CXLA_OP_CONCATENATE:
     case CXLA_OP_REVERSE: {
-        const char *ops[DMOVE_SOURCES];
-        char opb[DMOVE_SOURCES][24];
-        for (int64_t k = 0; k < n && k < DMOVE_SOURCES; k++) {
+        /* The operands' sizes as C expressions, one per operand. */
+        const char **ops = malloc((size_t)(n ? n : 1) * sizeof(*ops));
+        char(*opb)[24] = malloc((size_t)(n ? n : 1) * sizeof(*opb));
+        if (!ops || !opb) {
+            free(ops);
+            free(opb);
+            return OOM();
+        }
+        for (int64_t k = 0; k < n; k++) {
             snprintf(opb[k], sizeof opb[k], "oz[%" PRId64 "]", k);
             ops[k] = opb[k];
         }
         s = aot_dyn_put_rule(a, b, I, in, ops, "rz0");
+        free(ops);
+        free(opb);
         op = in->opcode == CXLA_OP_CONCATENATE ? OP_CONCAT
              : in->opcode == CXLA_OP_REVERSE   ? OP_REVERSE
                                                : OP_RESHAPE;
@@ -532,15 +552,38 @@ static cxla_status put_move(aot *a, const acomp *c, const astep *st, cxla_strbuf
     default: return aot_no(in, "not a move of dynamic sizes");
     }
     if (s) return s;
-    /* The descriptor. */
+    /* The descriptor, over arrays of this step sized from the instruction: a row of
+     * |width| entries per source (the largest rank, at least 1). */
+    int64_t width = ys->rank > 0 ? ys->rank : 1;
+    for (int64_t k = 0; k < moved; k++)
+        if (in->operands[k]->shape.rank > width) width = in->operands[k]->shape.rank;
+    int64_t r1 = ys->rank > 0 ? ys->rank : 1;
+    cxla_strbuf_printf(b,
+                       "%sint64_t dm_dims[%" PRId64 "] = {0}, dm_sizes[%" PRId64
+                       "] = {0}, dm_lo[%" PRId64 "] = {0}, dm_interior[%" PRId64
+                       "] = {0}, dm_start[%" PRId64 "] = {0};\n"
+                       "%sunsigned char dm_flip[%" PRId64 "] = {0};\n"
+                       "%sconst char *dm_src[%" PRId64 "] = {0};\n"
+                       "%sint64_t dm_src_rank[%" PRId64 "] = {0}, dm_src_dims[%" PRId64
+                       "] = {0}, dm_src_sizes[%" PRId64 "] = {0}, dm_work[%" PRId64 "];\n",
+                       I, r1, r1, r1, r1, r1, I, r1, I, moved, I, moved, moved * width,
+                       moved * width, (moved + 4) * width);
     cxla_strbuf_printf(b,
                        "%s%s_dmove_desc m;\n%smemset(&m, 0, sizeof m);\n%sm.op = %d;\n"
-                       "%sm.rank = %" PRId64 ";\n%sm.count = %" PRId64 ";\n%sm.elem = %zu;\n",
-                       I, P, I, I, op, I, ys->rank, I, moved, I, cxla_type_storage(ys->type));
+                       "%sm.rank = %" PRId64 ";\n%sm.count = %" PRId64 ";\n%sm.width = %" PRId64
+                       ";\n%sm.elem = %zu;\n"
+                       "%sm.dims = dm_dims;\n%sm.sizes = dm_sizes;\n%sm.lo = dm_lo;\n"
+                       "%sm.interior = dm_interior;\n%sm.start = dm_start;\n%sm.flip = dm_flip;\n"
+                       "%sm.src = dm_src;\n%sm.src_rank = dm_src_rank;\n"
+                       "%sm.src_dims = dm_src_dims;\n%sm.src_sizes = dm_src_sizes;\n"
+                       "%sm.work = dm_work;\n",
+                       I, P, I, I, op, I, ys->rank, I, moved, I, width, I,
+                       cxla_type_storage(ys->type), I, I, I, I, I, I, I, I, I, I, I);
     for (int64_t d = 0; d < ys->rank; d++)
-        cxla_strbuf_printf(
-            b, "%sm.dims[%" PRId64 "] = %" PRId64 ";\n%sm.sizes[%" PRId64 "] = rz0[%" PRId64 "];\n",
-            I, d, ys->dims[d], I, d, d);
+        cxla_strbuf_printf(b,
+                           "%sdm_dims[%" PRId64 "] = %" PRId64 ";\n%sdm_sizes[%" PRId64
+                           "] = rz0[%" PRId64 "];\n",
+                           I, d, ys->dims[d], I, d, d);
     int64_t cdim = -1;
     if (op == OP_CONCAT) {
         int64_t nd = 0;
@@ -549,29 +592,30 @@ static cxla_status put_move(aot *a, const acomp *c, const astep *st, cxla_strbuf
     }
     for (int64_t k = 0; k < moved; k++) {
         const cxla_shape *ks = &in->operands[k]->shape;
-        cxla_strbuf_printf(b, "%sm.src[%" PRId64 "] = (const char *)", I, k);
+        cxla_strbuf_printf(b, "%sdm_src[%" PRId64 "] = (const char *)", I, k);
         aot_put_leaf(a, c, st->in[k], b);
-        cxla_strbuf_printf(b, ";\n%sm.src_rank[%" PRId64 "] = %" PRId64 ";\n", I, k, ks->rank);
+        cxla_strbuf_printf(b, ";\n%sdm_src_rank[%" PRId64 "] = %" PRId64 ";\n", I, k, ks->rank);
         for (int64_t d = 0; d < ks->rank; d++) {
             /* A concatenate's operands lined up with the result's sizes in the other
              * dimensions (a static operand cut to a dynamic one's size). */
             bool cut = op == OP_CONCAT && d != cdim;
-            cxla_strbuf_printf(b, "%sm.src_dims[%" PRId64 "][%" PRId64 "] = %" PRId64 ";\n", I, k,
-                               d, ks->dims[d]);
+            cxla_strbuf_printf(b, "%sdm_src_dims[%" PRId64 "] = %" PRId64 ";\n", I, k * width + d,
+                               ks->dims[d]);
             if (cut)
-                cxla_strbuf_printf(
-                    b, "%sm.src_sizes[%" PRId64 "][%" PRId64 "] = rz0[%" PRId64 "];\n", I, k, d, d);
+                cxla_strbuf_printf(b, "%sdm_src_sizes[%" PRId64 "] = rz0[%" PRId64 "];\n", I,
+                                   k * width + d, d);
             else
-                cxla_strbuf_printf(
-                    b, "%sm.src_sizes[%" PRId64 "][%" PRId64 "] = oz[%" PRId64 "][%" PRId64 "];\n",
-                    I, k, d, k, d);
+                cxla_strbuf_printf(b,
+                                   "%sdm_src_sizes[%" PRId64 "] = oz[%" PRId64 "][%" PRId64 "];\n",
+                                   I, k * width + d, k, d);
         }
     }
     if (op == OP_PAD) {
         const cxla_attr *at = cxla_instr_attr(in, CXLA_ATTR_PADDING);
         for (int64_t d = 0; d < xs->rank; d++)
             cxla_strbuf_printf(
-                b, "%sm.lo[%" PRId64 "] = %" PRId64 ";\n%sm.interior[%" PRId64 "] = %" PRId64 ";\n",
+                b,
+                "%sdm_lo[%" PRId64 "] = %" PRId64 ";\n%sdm_interior[%" PRId64 "] = %" PRId64 ";\n",
                 I, d, at->v.padding.dims[d].low, I, d, at->v.padding.dims[d].interior);
     }
     if (op == OP_REVERSE) {
@@ -579,7 +623,7 @@ static cxla_status put_move(aot *a, const acomp *c, const astep *st, cxla_strbuf
         const int64_t *dims = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
         for (int64_t i = 0; i < nd; i++)
             if (dims[i] >= 0 && dims[i] < ys->rank)
-                cxla_strbuf_printf(b, "%sm.flip[%" PRId64 "] = 1;\n", I, dims[i]);
+                cxla_strbuf_printf(b, "%sdm_flip[%" PRId64 "] = 1;\n", I, dims[i]);
     }
     if (op == OP_SLICE || op == OP_UPDATE) {
         int64_t first = op == OP_SLICE ? 1 : 2;
@@ -596,7 +640,7 @@ static cxla_status put_move(aot *a, const acomp *c, const astep *st, cxla_strbuf
             const char *ext = op == OP_SLICE ? "rz0" : "oz[1]";
             cxla_strbuf_printf(b,
                                "%s{\n%s    int64_t hi = oz[0][%" PRId64 "] - %s[%" PRId64
-                               "];\n%s    m.start[%" PRId64 "] = %s < 0 ? 0 : %s > hi ? hi : %s;\n"
+                               "];\n%s    dm_start[%" PRId64 "] = %s < 0 ? 0 : %s > hi ? hi : %s;\n"
                                "%s}\n",
                                I, I, d, ext, d, I, d, name, name, name, I);
         }
@@ -612,8 +656,7 @@ static cxla_status put_sum(aot *a, const acomp *c, const astep *st, cxla_strbuf 
     const cxla_instr *in = st->instr;
     const cxla_shape *ys = &in->shape, *xs = &in->operands[0]->shape;
     const char *I = "        ";
-    if (xs->rank > DMOVE_RANK || st->in_count != 2 || st->tmp_count != 1)
-        return aot_no(in, "a sum beyond rank 8");
+    if (st->in_count != 2 || st->tmp_count != 1) return aot_no(in, "a sum with odd operands");
     const char *ops[2] = {"oz[0]", "oz[1]"};
     CXLA_RETURN_IF_ERROR(aot_dyn_put_rule(a, b, I, in, ops, "rz0"));
     int64_t nd = 0;
@@ -625,7 +668,9 @@ static cxla_status put_sum(aot *a, const acomp *c, const astep *st, cxla_strbuf 
         for (int64_t i = 0; i < nd; i++) r = r || rd[i] == d;
         cxla_strbuf_printf(b, "%s%d", d ? ", " : "", r ? 1 : 0);
     }
-    cxla_strbuf_printf(b, "%s};\n%s%s_dsum(%d, ", xs->rank ? "" : "0", I, a->P,
+    /* NAME_dsum's strides and indices, sized from the instruction. */
+    cxla_strbuf_printf(b, "%s};\n%sint64_t dwork[%" PRId64 "];\n%s%s_dsum(%d, ",
+                       xs->rank ? "" : "0", I, 5 * xs->rank + ys->rank + 1, I, a->P,
                        xs->type == CXLA_F64 ? 1 : 0);
     aot_put_leaf(a, c, st->out[0], b);
     cxla_strbuf_puts(b, ", ");
@@ -638,7 +683,7 @@ static cxla_status put_sum(aot *a, const acomp *c, const astep *st, cxla_strbuf 
     aot_put_leaf(a, c, st->in[1], b);
     cxla_strbuf_puts(b, ", ");
     aot_put_leaf(a, c, st->tmp[0], b);
-    cxla_strbuf_puts(b, ");\n");
+    cxla_strbuf_puts(b, ", dwork);\n");
     return NULL;
 }
 

@@ -23,9 +23,9 @@
  * The moves by the run-time sizes (pad, reverse, concatenate along a dynamic dimension,
  * ...) and f32/f64 sums at the sizes are steps of aot_dmove.c; the JIT's kernels that read
  * or rewrite something by the sizes (sorts along a dynamic dimension, reduces with any
- * reducer, bitcast, reduce-window, select-and-scatter, gather, scatter) are aot_dynlib.c's.
- * What has no form yet (async with dynamic shapes, ...) and unbounded dimensions are
- * compile-time errors naming the instruction. */
+ * reducer, bitcast, reduce-window, select-and-scatter) are aot_dynlib.c's, gather and scatter
+ * aot_dindex.c's. What has no form yet (the async sugar with dynamic shapes, ...) and
+ * unbounded dimensions are compile-time errors naming the instruction. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,23 +182,9 @@ static bool float_dot(const cxla_instr *in) {
     return true;
 }
 
-/* Whether gather or scatter |in| has what aot_dynlib.c's rewrite of its indices takes: no
- * batching dimensions and a whole index vector (its dimension static). The JIT's
- * cpu_dyn_lib_kind takes more; those stay compile-time errors here. */
+/* Whether gather or scatter |in| has what aot_dindex.c's rewrite of its indices takes. */
 static bool indexed_plain(const cxla_instr *in) {
-    bool gather = in->opcode == CXLA_OP_GATHER;
-    int64_t n1 = 0, n2 = 0, iv = 0;
-    cxla_instr_ints(in, gather ? CXLA_ATTR_OPERAND_BATCHING_DIMS : CXLA_ATTR_INPUT_BATCHING_DIMS,
-                    &n1);
-    cxla_instr_ints(in,
-                    gather ? CXLA_ATTR_START_INDICES_BATCHING_DIMS
-                           : CXLA_ATTR_SCATTER_INDICES_BATCHING_DIMS,
-                    &n2);
-    if (n1 || n2 || in->operand_count < 2) return false;
-    const cxla_shape *is = &in->operands[gather ? 1 : (in->operand_count - 1) / 2]->shape;
-    if (!cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv) || iv < 0 || iv > is->rank)
-        return false;
-    return iv == is->rank || !exec_shape_dim_dynamic(is, iv);
+    return aot_dindex_ok(in);
 }
 
 cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *out_bounds) {
@@ -223,8 +209,7 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
         return NULL;
     case CXLA_OP_ASYNC_START:
     case CXLA_OP_ASYNC_UPDATE:
-    case CXLA_OP_ASYNC_DONE:
-        return aot_no(in, "dynamic shapes do not pass through async ahead of time yet");
+    case CXLA_OP_ASYNC_DONE: return aot_ops_async_dynamic(in); /* aot_ops.c */
     default: break;
     }
     if (in->opcode == CXLA_OP_GET_DIMENSION_SIZE || in->opcode == CXLA_OP_SET_DIMENSION_SIZE) {
@@ -237,16 +222,15 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
     int64_t nl = 0;
     if (aot_leaf_count(&in->shape) > 64) return aot_no(in, "too many result leaves");
     aot_leaf_shapes(&in->shape, leaves, &nl);
-    for (int64_t k = 0; k < in->operand_count; k++) {
-        const cxla_shape *x = &in->operands[k]->shape;
-        if (x->type == CXLA_TUPLE || nl == 64)
+    /* The result's leaves, then every operand (any number of them): whole elements. */
+    for (int64_t k = 0; k < nl + in->operand_count; k++) {
+        const cxla_shape *x = k < nl ? leaves[k] : &in->operands[k - nl]->shape;
+        if (k >= nl && x->type == CXLA_TUPLE)
             return aot_no(in, "with dynamic shapes it has no kernel at the bounds (a tuple "
                               "operand)");
-        leaves[nl++] = x;
-    }
-    for (int64_t k = 0; k < nl; k++)
-        if (!aot_jit_whole_elements(leaves[k]))
+        if (!aot_jit_whole_elements(x))
             return aot_no(in, "dynamic shapes of sub-byte elements have no kernel at the bounds");
+    }
     if (exec_dynamic_positionwise(in)) {
         *out_bounds = AB_POSITIONWISE;
         return NULL;
@@ -476,7 +460,6 @@ cxla_status aot_dyn_put_rule(aot *a, cxla_strbuf *b, const char *ind, const cxla
     const cxla_shape *ys = &in->shape;
     int64_t n = in->operand_count;
     bool any_dynamic = false;
-    if (n > 64) return aot_no(in, "too many operands");
     for (int64_t k = 0; k < n; k++) {
         const cxla_shape *s = &in->operands[k]->shape;
         if (!cxla_type_is_array(s->type)) return aot_no(in, "an operand is not an array");
@@ -736,13 +719,18 @@ static cxla_status put_kernel_sizes(aot *a, const acomp *c, const astep *st, cxl
             result_leaf(in, e)->rank ? result_leaf(in, e)->rank : 1, e);
     char name[64];
     if (in->opcode != CXLA_OP_FUSION) {
-        const char *ops[64];
-        char opb[64][24];
-        for (int64_t k = 0; k < n && k < 64; k++) {
+        /* The operands' sizes as C expressions, one per operand (any number of them). */
+        const char **ops = malloc((size_t)(n ? n : 1) * sizeof(*ops));
+        char(*opb)[24] = malloc((size_t)(n ? n : 1) * sizeof(*opb));
+        cxla_status s = ops && opb ? NULL : OOM();
+        for (int64_t k = 0; !s && k < n; k++) {
             snprintf(opb[k], sizeof opb[k], "oz[%" PRId64 "]", k);
             ops[k] = opb[k];
         }
-        return aot_dyn_put_rule(a, b, "        ", in, ops, "rz0");
+        if (!s) s = aot_dyn_put_rule(a, b, "        ", in, ops, "rz0");
+        free(ops);
+        free(opb);
+        return s;
     }
     const cxla_computation *f = cxla_instr_called(in, CXLA_ATTR_CALLS);
     cxla_instr **order = NULL;

@@ -15,8 +15,7 @@
  * - reduce-window of N inputs (the JIT's B_WINDOW): the static kernel over copies whose
  *   elements past the lined-up sizes hold the init values (which the interpreter folds at
  *   the cut operands' window padding);
- * - gather from a dynamic operand and scatter of one operand: the static kernel over a copy
- *   of the indices clamped (gather) or moved out of range (scatter) by the sizes.
+ * - gather and scatter: aot_dindex.c.
  *
  * Each writes phase 0 (the sizes rz<e> from oz[], with the interpreter's errors) or phase 1
  * (after a[] and r[]: the copies) of aot_dyn_emit_kernel; aot_dyn.c does the rest (the
@@ -336,267 +335,12 @@ static cxla_status put_lined_sizes(aot *a, const acomp *c, const astep *st, cxla
     return NULL;
 }
 
-/* AB_GATHER, phase 1 (the JIT's B_INDEXED gather, cpu_dynamic_lib.c's clamp_gather): the
- * interpreter gathers from the operand cut to its sizes, so every slice must fit in them
- * (else shape inference over the cut operand fails: its message), and each start index is
- * clamped within [0, size - slice size] of its operand dimension. The indices are copied
- * so clamped into the step's last temporary, which the static kernel at the bounds reads:
- * its own clamp (within the bounds) then changes nothing, and no slice reaches the
- * padding. */
-static cxla_status put_gather_indices(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
-    const cxla_instr *in = st->instr;
-    const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[1]->shape;
-    int64_t iv = 0, nm = 0, ns = 0, count = 1, stride = 1;
-    cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv);
-    const int64_t *map = cxla_instr_ints(in, CXLA_ATTR_START_INDEX_MAP, &nm);
-    const int64_t *slice = cxla_instr_ints(in, CXLA_ATTR_SLICE_SIZES, &ns);
-    if (ns != xs->rank || xs->rank > CXLA_MAX_RANK || st->in_count != 2 || st->tmp_count < 1)
-        return aot_no(in, "a gather whose slice sizes do not match its operand");
-    /* The slices against the cut operand, in shape inference's words (infer_reduce.c). */
-    cxla_strbuf f;
-    cxla_strbuf_init(&f);
-    cxla_strbuf_puts(&f, "at the operands' dynamic sizes: gather: slice_sizes={");
-    for (int64_t d = 0; d < ns; d++) cxla_strbuf_printf(&f, "%s%" PRId64, d ? "," : "", slice[d]);
-    cxla_strbuf_printf(
-        &f, "}: size %%" PRId64 " of dimension %%" PRId64 " is outside 0..%%" PRId64 " of %s[",
-        cxla_type_name(xs->type));
-    for (int64_t d = 0; d < xs->rank; d++) cxla_strbuf_puts(&f, d ? ",%" PRId64 : "%" PRId64);
-    cxla_strbuf_puts(&f, "]");
-    for (int64_t d = 0; d < xs->rank; d++) {
-        if (!exec_shape_dim_dynamic(xs, d)) continue;
-        cxla_strbuf_printf(b, "        if (oz[0][%" PRId64 "] < %" PRId64 ")\n", d, slice[d]);
-        const char *vals[3 + CXLA_MAX_RANK];
-        char vb[3 + CXLA_MAX_RANK][32];
-        snprintf(vb[0], 32, "%" PRId64, slice[d]);
-        snprintf(vb[1], 32, "%" PRId64, d);
-        snprintf(vb[2], 32, "oz[0][%" PRId64 "]", d);
-        for (int64_t e = 0; e < xs->rank; e++) snprintf(vb[3 + e], 32, "oz[0][%" PRId64 "]", e);
-        for (int64_t e = 0; e < 3 + xs->rank; e++) vals[e] = vb[e];
-        aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "",
-                         vals, (int)(3 + xs->rank));
-    }
-    cxla_strbuf_free(&f);
-    for (int64_t d = 0; d < is->rank; d++) count *= is->dims[d];
-    for (int64_t d = is->rank - 1; d > iv; d--) stride *= is->dims[d];
-    /* Each index's start clamped as clamp_gather clamps it (the u64 ones loaded as
-     * interp_load_indices loads them, saturated at INT64_MAX). */
-    const char *T = cpu_emit_stype(is->type);
-    cxla_strbuf_printf(b, "        {\n            static const int64_t map[%" PRId64 "] = {",
-                       nm ? nm : 1);
-    for (int64_t i = 0; i < nm; i++)
-        cxla_strbuf_printf(b, "%s%" PRId64, i ? ", " : "",
-                           map[i] >= 0 && map[i] < xs->rank ? map[i] : -1);
-    cxla_strbuf_printf(b, nm ? "};\n" : "0};\n");
-    cxla_strbuf_printf(b, "            static const int64_t slice[%" PRId64 "] = {", ns ? ns : 1);
-    for (int64_t d = 0; d < ns; d++) cxla_strbuf_printf(b, "%s%" PRId64, d ? ", " : "", slice[d]);
-    cxla_strbuf_printf(b, ns ? "};\n" : "0};\n");
-    cxla_strbuf_printf(b,
-                       "            const %s *src = (const %s *)a[1];\n"
-                       "            %s *dst = (%s *)",
-                       T, T, T, T);
-    aot_put_leaf(a, c, st->tmp[st->tmp_count - 1], b);
-    cxla_strbuf_printf(b, ";\n            for (int64_t j = 0; j < %" PRId64 "; j++) {\n", count);
-    if (iv < is->rank)
-        cxla_strbuf_printf(b, "                int64_t k = j / %" PRId64 " %% %" PRId64 ";\n",
-                           stride, is->dims[iv]);
-    else
-        cxla_strbuf_puts(b, "                int64_t k = 0;\n");
-    cxla_strbuf_printf(b,
-                       "                if (k >= %" PRId64 " || map[k] < 0) {\n"
-                       "                    dst[j] = src[j];\n"
-                       "                    continue;\n"
-                       "                }\n",
-                       nm);
-    if (is->type == CXLA_U64)
-        cxla_strbuf_puts(b, "                int64_t v = src[j] > (uint64_t)INT64_MAX ? INT64_MAX "
-                            ": (int64_t)src[j];\n");
-    else
-        cxla_strbuf_puts(b, "                int64_t v = (int64_t)src[j];\n");
-    cxla_strbuf_printf(b,
-                       "                int64_t hi = oz[0][map[k]] - slice[map[k]];\n"
-                       "                v = v > hi ? hi : v;\n"
-                       "                v = v < 0 ? 0 : v;\n"
-                       "                dst[j] = (%s)v;\n"
-                       "            }\n"
-                       "            (void)map;\n            (void)slice;\n"
-                       "            a[1] = dst;\n"
-                       "        }\n",
-                       T);
-    return NULL;
-}
-
 /* "s32[%,%]": a shape's type with a placeholder per dimension (its cut sizes), as shape
  * inference prints the operands it was given. */
 static void put_cut_shape(cxla_strbuf *f, const cxla_shape *s) {
     cxla_strbuf_printf(f, "%s[", cxla_type_name(s->type));
     for (int64_t d = 0; d < s->rank; d++) cxla_strbuf_puts(f, d ? ",%" PRId64 : "%" PRId64);
     cxla_strbuf_puts(f, "]");
-}
-
-/* AB_SCATTER, phase 0 (the JIT's B_INDEXED scatter of one operand, cpu_dynamic_lib.c): the
- * result's sizes are the operand's; the interpreter's shape inference over the cut
- * operands must pass (an update window no larger than the cut operand's dimension, the
- * updates' scatter dimensions the indices' batch sizes: its messages). */
-static cxla_status put_scatter_sizes(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
-    const cxla_instr *in = st->instr;
-    const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[1]->shape,
-                     *us = &in->operands[2]->shape;
-    int64_t iv = 0, nw = 0, nins = 0;
-    cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv);
-    const int64_t *uwd = cxla_instr_ints(in, CXLA_ATTR_UPDATE_WINDOW_DIMS, &nw);
-    const int64_t *ins = cxla_instr_ints(in, CXLA_ATTR_INSERTED_WINDOW_DIMS, &nins);
-    if (in->operand_count != 3 || st->in_count != 3 || in->shape.type == CXLA_TUPLE)
-        return aot_no(in, "a scatter of several operands over dynamic shapes");
-    cxla_strbuf_puts(b, "        const int64_t *const oz[3] = {");
-    for (int64_t k = 0; k < 3; k++) {
-        if (k) cxla_strbuf_puts(b, ", ");
-        aot_dyn_put_sizes(c, st->in[k], b);
-    }
-    cxla_strbuf_printf(
-        b, "};\n        int64_t rz0[%" PRId64 "];\n        (void)oz;\n        (void)rz0;\n",
-        xs->rank ? xs->rank : 1);
-    for (int64_t d = 0; d < xs->rank; d++)
-        cxla_strbuf_printf(b, "        rz0[%" PRId64 "] = oz[0][%" PRId64 "];\n", d, d);
-    const char *vals[4 + 2 * CXLA_MAX_RANK];
-    char vb[4 + 2 * CXLA_MAX_RANK][32];
-    /* Each update window dimension within the cut operand's. */
-    for (int64_t i = 0, w = 0; i < xs->rank && w < nw; i++) {
-        bool inserted = false;
-        for (int64_t k = 0; k < nins; k++) inserted = inserted || ins[k] == i;
-        if (inserted) continue;
-        int64_t ud = uwd[w++];
-        if (ud < 0 || ud >= us->rank) return aot_no(in, "bad update_window_dims");
-        if (!exec_shape_dim_dynamic(xs, i) || us->dims[ud] == 0) continue;
-        cxla_strbuf f;
-        cxla_strbuf_init(&f);
-        cxla_strbuf_puts(&f, "at the operands' dynamic sizes: scatter: update window dimension "
-                             "%" PRId64 " of ");
-        put_cut_shape(&f, us);
-        cxla_strbuf_puts(&f, " (size %" PRId64 ") exceeds operand dimension %" PRId64 " of ");
-        put_cut_shape(&f, xs);
-        int nv = 0;
-        snprintf(vb[nv], 32, "%" PRId64, ud), vals[nv] = vb[nv], nv++;
-        for (int64_t e = 0; e < us->rank; e++)
-            snprintf(vb[nv], 32, "oz[2][%" PRId64 "]", e), vals[nv] = vb[nv], nv++;
-        snprintf(vb[nv], 32, "oz[2][%" PRId64 "]", ud), vals[nv] = vb[nv], nv++;
-        snprintf(vb[nv], 32, "%" PRId64, i), vals[nv] = vb[nv], nv++;
-        for (int64_t e = 0; e < xs->rank; e++)
-            snprintf(vb[nv], 32, "oz[0][%" PRId64 "]", e), vals[nv] = vb[nv], nv++;
-        cxla_strbuf_printf(b, "        if (oz[2][%" PRId64 "] > oz[0][%" PRId64 "])\n", ud, i);
-        aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "",
-                         vals, nv);
-        cxla_strbuf_free(&f);
-    }
-    /* The updates' scatter dimensions against the indices' batch dimensions. */
-    int64_t next = 0;
-    for (int64_t i = 0; i < us->rank; i++) {
-        bool window = false;
-        for (int64_t k = 0; k < nw; k++) window = window || uwd[k] == i;
-        if (window) continue;
-        if (next == iv) next++;
-        if (next >= is->rank) return aot_no(in, "bad scatter dimensions");
-        int64_t id = next++;
-        if (!exec_shape_dim_dynamic(us, i) && !exec_shape_dim_dynamic(is, id)) continue;
-        cxla_strbuf f;
-        cxla_strbuf_init(&f);
-        cxla_strbuf_puts(&f, "at the operands' dynamic sizes: scatter: scatter dimension %" PRId64
-                             " of the updates ");
-        put_cut_shape(&f, us);
-        cxla_strbuf_puts(&f, " has size %" PRId64 " but the indices ");
-        put_cut_shape(&f, is);
-        cxla_strbuf_puts(&f, " have %" PRId64);
-        int nv = 0;
-        snprintf(vb[nv], 32, "%" PRId64, i), vals[nv] = vb[nv], nv++;
-        for (int64_t e = 0; e < us->rank; e++)
-            snprintf(vb[nv], 32, "oz[2][%" PRId64 "]", e), vals[nv] = vb[nv], nv++;
-        snprintf(vb[nv], 32, "oz[2][%" PRId64 "]", i), vals[nv] = vb[nv], nv++;
-        for (int64_t e = 0; e < is->rank; e++)
-            snprintf(vb[nv], 32, "oz[1][%" PRId64 "]", e), vals[nv] = vb[nv], nv++;
-        snprintf(vb[nv], 32, "oz[1][%" PRId64 "]", id), vals[nv] = vb[nv], nv++;
-        cxla_strbuf_printf(b, "        if (oz[2][%" PRId64 "] != oz[1][%" PRId64 "])\n", i, id);
-        aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "",
-                         vals, nv);
-        cxla_strbuf_free(&f);
-    }
-    return NULL;
-}
-
-/* AB_SCATTER, phase 1 (cpu_dynamic_lib.c's skip_scatter): the index vectors whose window
- * the cut operand cannot hold, or that lie outside the indices' sizes, are made out of range
- * at the bounds too (-1: the largest value of an unsigned type, past every bound), in a copy
- * of the indices that the static kernel at the bounds reads, so it skips them as the
- * interpreter skips them (or never sees them); the others land inside the sizes. */
-static cxla_status put_scatter_indices(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
-    const cxla_instr *in = st->instr;
-    const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[1]->shape,
-                     *us = &in->operands[2]->shape;
-    int64_t iv = 0, nmap = 0, nins = 0, nw = 0, count = 1;
-    cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv);
-    const int64_t *map = cxla_instr_ints(in, CXLA_ATTR_SCATTER_DIMS_TO_OPERAND_DIMS, &nmap);
-    const int64_t *ins = cxla_instr_ints(in, CXLA_ATTR_INSERTED_WINDOW_DIMS, &nins);
-    const int64_t *uwd = cxla_instr_ints(in, CXLA_ATTR_UPDATE_WINDOW_DIMS, &nw);
-    if (xs->rank > CXLA_MAX_RANK || is->rank > CXLA_MAX_RANK || st->tmp_count < 1)
-        return aot_no(in, "a scatter of too high a rank");
-    int64_t wext[CXLA_MAX_RANK], rs[CXLA_MAX_RANK];
-    for (int64_t d = 0, w = 0; d < xs->rank; d++) {
-        bool inserted = false;
-        for (int64_t i = 0; i < nins; i++) inserted = inserted || ins[i] == d;
-        wext[d] = inserted ? 1 : w < nw ? us->dims[uwd[w++]] : 1;
-    }
-    for (int64_t d = 0; d < is->rank; d++) count *= is->dims[d];
-    for (int64_t d = is->rank - 1, s = 1; d >= 0; d--) {
-        rs[d] = s;
-        s *= is->dims[d];
-    }
-    int64_t vlen = iv < is->rank ? is->dims[iv] : 1, vstride = iv < is->rank ? rs[iv] : 1;
-    const char *T = cpu_emit_stype(is->type);
-    cxla_strbuf_printf(b,
-                       "        {\n            const %s *src = (const %s *)a[1];\n"
-                       "            %s *dst = (%s *)",
-                       T, T, T, T);
-    aot_put_leaf(a, c, st->tmp[st->tmp_count - 1], b);
-    cxla_strbuf_printf(b,
-                       ";\n            if (%" PRId64 " > 0) memcpy(dst, src, %" PRId64
-                       " * sizeof *dst);\n"
-                       "            for (int64_t j = 0; j < %" PRId64 "; j++) {\n",
-                       count, count, count);
-    if (iv < is->rank)
-        cxla_strbuf_printf(b,
-                           "                if (j / %" PRId64 " %% %" PRId64 " != 0) continue;\n",
-                           rs[iv], is->dims[iv]);
-    cxla_strbuf_puts(b, "                int bad = 0;\n");
-    for (int64_t d = 0; d < is->rank; d++)
-        if (d != iv && exec_shape_dim_dynamic(is, d))
-            cxla_strbuf_printf(b,
-                               "                if (j / %" PRId64 " %% %" PRId64
-                               " >= oz[1][%" PRId64 "]) bad = 1;\n",
-                               rs[d], is->dims[d], d);
-    for (int64_t k = 0; k < vlen && k < nmap; k++) {
-        int64_t od = map[k];
-        if (od < 0 || od >= xs->rank) continue; /* shape inference ruled it out */
-        cxla_strbuf_printf(
-            b,
-            "                if (!bad) {\n                    const %s x = src[j + %" PRId64 "];\n",
-            T, k * vstride);
-        if (is->type == CXLA_U64)
-            cxla_strbuf_puts(b, "                    int64_t v = x > (uint64_t)INT64_MAX ? "
-                                "INT64_MAX : (int64_t)x;\n");
-        else
-            cxla_strbuf_puts(b, "                    int64_t v = (int64_t)x;\n");
-        cxla_strbuf_printf(b,
-                           "                    bad = v < 0 || v > oz[0][%" PRId64 "] - %" PRId64
-                           ";\n                }\n",
-                           od, wext[od]);
-    }
-    cxla_strbuf_printf(b,
-                       "                if (bad)\n"
-                       "                    for (int64_t k = 0; k < %" PRId64
-                       "; k++) dst[j + k * %" PRId64 "] = (%s)-1;\n"
-                       "            }\n"
-                       "            a[1] = dst;\n"
-                       "        }\n",
-                       vlen, vstride, T);
-    return NULL;
 }
 
 /* "f32[%,%]" into |f| for shape |s| (its cut sizes), with the values "<arr>[d]" appended
@@ -676,143 +420,6 @@ static cxla_status put_select_scatter_sizes(aot *a, const acomp *c, const astep 
     return NULL;
 }
 
-/* AB_SIZED of a scatter whose update windows are dynamic (the JIT's B_SIZED scatter,
- * cpu_emit_sized_scatter): the kernel reads the operands' sizes then the updates' (lz); its
- * update groups and windows run to them, and a window that does not lie inside the operands'
- * sizes is skipped, as the interpreter skips it on the cut operands. Before it, shape
- * inference over the cut operands (infer_reduce.c's scatter rule, in its words): the
- * operands of one size, the updates of one size, each update window dimension within the
- * operand's, the updates' scatter dimensions the indices' batch sizes. The results have the
- * operands' sizes. */
-static cxla_status put_sized_scatter_sizes(aot *a, const acomp *c, const astep *st,
-                                           cxla_strbuf *b) {
-    const cxla_instr *in = st->instr;
-    int64_t count = in->operand_count, m = (count - 1) / 2;
-    if (count < 3 || count % 2 == 0 || count > 64 || st->in_count != count ||
-        result_leaves(in) != m)
-        return aot_no(in, "a scatter whose operands and updates do not pair up");
-    const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[m]->shape,
-                     *us = &in->operands[m + 1]->shape;
-    int64_t iv = 0, nw = 0, nins = 0, xr = xs->rank, ur = us->rank;
-    cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv);
-    const int64_t *uwd = cxla_instr_ints(in, CXLA_ATTR_UPDATE_WINDOW_DIMS, &nw);
-    const int64_t *ins = cxla_instr_ints(in, CXLA_ATTR_INSERTED_WINDOW_DIMS, &nins);
-    if (xr > CXLA_MAX_RANK || ur > CXLA_MAX_RANK || is->rank > CXLA_MAX_RANK)
-        return aot_no(in, "a scatter of too high a rank");
-    cxla_strbuf_printf(b, "        const int64_t *const oz[%" PRId64 "] = {", count);
-    for (int64_t k = 0; k < count; k++) {
-        if (k) cxla_strbuf_puts(b, ", ");
-        aot_dyn_put_sizes(c, st->in[k], b);
-    }
-    cxla_strbuf_printf(b, "};\n        int64_t lz[%" PRId64 "];\n        (void)oz;\n",
-                       xr + ur ? xr + ur : 1);
-    for (int64_t d = 0; d < xr; d++)
-        cxla_strbuf_printf(b, "        lz[%" PRId64 "] = oz[0][%" PRId64 "];\n", d, d);
-    for (int64_t d = 0; d < ur; d++)
-        cxla_strbuf_printf(b, "        lz[%" PRId64 "] = oz[%" PRId64 "][%" PRId64 "];\n", xr + d,
-                           m + 1, d);
-    const char *vals[4 + 2 * CXLA_MAX_RANK];
-    char vb[4 + 2 * CXLA_MAX_RANK][64], arr[24], arr0[24];
-    /* The operands, then the updates, of one size each (same_dims_as_first). */
-    for (int pass = 0; pass < 2; pass++) {
-        int64_t from = pass ? m + 1 : 0, to = pass ? count : m;
-        for (int64_t k = from + 1; k < to; k++) {
-            const cxla_shape *s0 = &in->operands[from]->shape, *sk = &in->operands[k]->shape;
-            if (sk->rank != s0->rank) return aot_no(in, "operands of different ranks");
-            bool dyn = false;
-            for (int64_t d = 0; d < s0->rank; d++)
-                dyn = dyn || exec_shape_dim_dynamic(s0, d) || exec_shape_dim_dynamic(sk, d);
-            if (!dyn) continue;
-            cxla_strbuf f;
-            cxla_strbuf_init(&f);
-            int nv = 0;
-            snprintf(arr0, sizeof arr0, "oz[%" PRId64 "]", from);
-            snprintf(arr, sizeof arr, "oz[%" PRId64 "]", k);
-            cxla_strbuf_printf(&f,
-                               "at the operands' dynamic sizes: scatter: %s must have the same "
-                               "dimensions, got ",
-                               pass ? "updates" : "operands");
-            put_cut_vals(&f, s0, arr0, vals, vb, &nv);
-            cxla_strbuf_puts(&f, " and ");
-            put_cut_vals(&f, sk, arr, vals, vb, &nv);
-            cxla_strbuf_puts(b, "        if (0");
-            for (int64_t d = 0; d < s0->rank; d++)
-                cxla_strbuf_printf(b, " || %s[%" PRId64 "] != %s[%" PRId64 "]", arr, d, arr0, d);
-            cxla_strbuf_puts(b, ")\n");
-            aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH",
-                             f.data ? f.data : "", vals, nv);
-            cxla_strbuf_free(&f);
-        }
-    }
-    snprintf(arr0, sizeof arr0, "oz[0]");
-    snprintf(arr, sizeof arr, "oz[%" PRId64 "]", m + 1);
-    /* Each update window dimension within the cut operand's. */
-    for (int64_t i = 0, w = 0; i < xr && w < nw; i++) {
-        bool inserted = false;
-        for (int64_t k = 0; k < nins; k++) inserted = inserted || ins[k] == i;
-        if (inserted) continue;
-        int64_t ud = uwd[w++];
-        if (ud < 0 || ud >= ur) return aot_no(in, "bad update_window_dims");
-        if (!exec_shape_dim_dynamic(xs, i) && !exec_shape_dim_dynamic(us, ud)) continue;
-        cxla_strbuf f;
-        cxla_strbuf_init(&f);
-        int nv = 0;
-        snprintf(vb[nv], 64, "%" PRId64, ud), vals[nv] = vb[nv], nv++;
-        cxla_strbuf_puts(&f, "at the operands' dynamic sizes: scatter: update window dimension "
-                             "%" PRId64 " of ");
-        put_cut_vals(&f, us, arr, vals, vb, &nv);
-        snprintf(vb[nv], 64, "%s[%" PRId64 "]", arr, ud), vals[nv] = vb[nv], nv++;
-        snprintf(vb[nv], 64, "%" PRId64, i), vals[nv] = vb[nv], nv++;
-        cxla_strbuf_puts(&f, " (size %" PRId64 ") exceeds operand dimension %" PRId64 " of ");
-        put_cut_vals(&f, xs, arr0, vals, vb, &nv);
-        cxla_strbuf_printf(b, "        if (%s[%" PRId64 "] > oz[0][%" PRId64 "])\n", arr, ud, i);
-        aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "",
-                         vals, nv);
-        cxla_strbuf_free(&f);
-    }
-    /* The updates' scatter dimensions against the indices' batch dimensions. */
-    char iarr[24];
-    snprintf(iarr, sizeof iarr, "oz[%" PRId64 "]", m);
-    for (int64_t i = 0, next = 0; i < ur; i++) {
-        bool window = false;
-        for (int64_t k = 0; k < nw; k++) window = window || uwd[k] == i;
-        if (window) continue;
-        if (next == iv) next++;
-        if (next >= is->rank) return aot_no(in, "bad scatter dimensions");
-        int64_t id = next++;
-        if (!exec_shape_dim_dynamic(us, i) && !exec_shape_dim_dynamic(is, id)) continue;
-        cxla_strbuf f;
-        cxla_strbuf_init(&f);
-        int nv = 0;
-        snprintf(vb[nv], 64, "%" PRId64, i), vals[nv] = vb[nv], nv++;
-        cxla_strbuf_puts(&f, "at the operands' dynamic sizes: scatter: scatter dimension %" PRId64
-                             " of the updates ");
-        put_cut_vals(&f, us, arr, vals, vb, &nv);
-        snprintf(vb[nv], 64, "%s[%" PRId64 "]", arr, i), vals[nv] = vb[nv], nv++;
-        cxla_strbuf_puts(&f, " has size %" PRId64 " but the indices ");
-        put_cut_vals(&f, is, iarr, vals, vb, &nv);
-        snprintf(vb[nv], 64, "%s[%" PRId64 "]", iarr, id), vals[nv] = vb[nv], nv++;
-        cxla_strbuf_puts(&f, " have %" PRId64);
-        cxla_strbuf_printf(b, "        if (%s[%" PRId64 "] != %s[%" PRId64 "])\n", arr, i, iarr,
-                           id);
-        aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "",
-                         vals, nv);
-        cxla_strbuf_free(&f);
-    }
-    for (int64_t e = 0; e < m; e++) {
-        const cxla_shape *ys = result_leaf(in, e);
-        if (ys->rank != xr) return aot_no(in, "a result of another rank");
-        char name[32];
-        snprintf(name, sizeof name, "rz%" PRId64, e);
-        cxla_strbuf_printf(b, "        int64_t rz%" PRId64 "[%" PRId64 "];\n", e, xr ? xr : 1);
-        for (int64_t d = 0; d < xr; d++)
-            cxla_strbuf_printf(b, "        rz%" PRId64 "[%" PRId64 "] = oz[0][%" PRId64 "];\n", e,
-                               d, d);
-        put_check_result(a, b, "        ", in, ys, name);
-    }
-    return NULL;
-}
-
 /* Whether reduce-window |in| is one AB_WINDOW takes: N array inputs of one rank and N
  * static scalar init values, a window of that rank, N result leaves of that rank. */
 static bool window_ok(const cxla_instr *in) {
@@ -831,20 +438,6 @@ static bool window_ok(const cxla_instr *in) {
         if (!cxla_type_is_array(result_leaf(in, e)->type) || result_leaf(in, e)->rank != xs->rank)
             return false;
     return true;
-}
-
-/* Whether scatter |in| has what put_sized_scatter_sizes writes as C: no batching
- * dimensions (their sizes are checked against the indices' by shape inference, not written
- * here) and a static index vector dimension. */
-static bool sized_scatter_plain(const cxla_instr *in) {
-    int64_t n1 = 0, n2 = 0, iv = 0, m = (in->operand_count - 1) / 2;
-    cxla_instr_ints(in, CXLA_ATTR_INPUT_BATCHING_DIMS, &n1);
-    cxla_instr_ints(in, CXLA_ATTR_SCATTER_INDICES_BATCHING_DIMS, &n2);
-    if (n1 || n2 || m < 1) return false;
-    const cxla_shape *is = &in->operands[m]->shape;
-    if (!cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv) || iv < 0 || iv > is->rank)
-        return false;
-    return iv == is->rank || !exec_shape_dim_dynamic(is, iv);
 }
 
 cxla_status aot_dynlib_check(aot *a, const cxla_instr *in, aot_bounds *out_bounds, bool *taken) {
@@ -874,14 +467,6 @@ cxla_status aot_dynlib_check(aot *a, const cxla_instr *in, aot_bounds *out_bound
         *out_bounds = AB_SIZED;
         return NULL;
     }
-    case CXLA_OP_SCATTER:
-        if (!aot_jit_sized_scatter_ok(in, at_bounds)) return NULL; /* not a sized scatter */
-        if (!sized_scatter_plain(in))
-            return aot_no(in, "a scatter with dynamic update windows and batching dimensions "
-                              "or a dynamic index vector dimension");
-        *taken = true;
-        *out_bounds = AB_SIZED;
-        return NULL;
     default: return NULL;
     }
 }
@@ -900,18 +485,16 @@ cxla_status aot_dynlib_emit_sized(const cxla_instr *at_bounds, const char *name,
 cxla_status aot_dynlib_emit(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b,
                             bool *done) {
     *done = true;
+    if (st->bounds == AB_GATHER || st->bounds == AB_SCATTER ||
+        (st->bounds == AB_SIZED && st->instr->opcode == CXLA_OP_SCATTER))
+        return aot_dindex_emit(a, c, st, phase, b, done); /* aot_dindex.c */
     if (phase == 0 && st->bounds == AB_SIZED && st->instr->opcode == CXLA_OP_SELECT_AND_SCATTER)
         return put_select_scatter_sizes(a, c, st, b);
-    if (phase == 0 && st->bounds == AB_SIZED && st->instr->opcode == CXLA_OP_SCATTER)
-        return put_sized_scatter_sizes(a, c, st, b);
     if (phase == 0 && (st->bounds == AB_SORT || st->bounds == AB_SIZED))
         return put_lined_sizes(a, c, st, b);
     if (phase == 0 && st->bounds == AB_INFERRED) return put_inferred_sizes(a, c, st, b);
     if (phase == 0 && st->bounds == AB_WINDOW) return put_window_sizes(a, c, st, b);
-    if (phase == 0 && st->bounds == AB_SCATTER) return put_scatter_sizes(a, c, st, b);
     if (phase == 1 && st->bounds == AB_WINDOW) return put_window_fill(a, c, st, b);
-    if (phase == 1 && st->bounds == AB_GATHER) return put_gather_indices(a, c, st, b);
-    if (phase == 1 && st->bounds == AB_SCATTER) return put_scatter_indices(a, c, st, b);
     *done = false;
     return NULL;
 }

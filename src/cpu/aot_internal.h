@@ -220,6 +220,13 @@ cxla_status aot_ops_build(aot *a, acomp *c, const cxla_instr *in, const int64_t 
 /* The C statements of step |st| (one of the kinds above S_CALL) inside a computation's
  * function, whose options pointer is `opt`. */
 cxla_status aot_ops_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b);
+/* Async over dynamic shapes: whether |in| (async-start, -update, -done) has a C form
+ * (async-start with calls=, whose wrapped computation runs as a call; else UNIMPLEMENTED
+ * naming it), and the checks of the interpreter's rule that every operand is at its
+ * bounds (its error otherwise): before the call (|after| false: async-start's operands)
+ * and after it (the start's tuple, which its async-update or async-done takes). */
+cxla_status aot_ops_async_dynamic(const cxla_instr *in);
+void aot_ops_put_async_check(aot *a, const acomp *c, const astep *st, bool after, cxla_strbuf *b);
 /* The header's part about NAME_options (types, error codes) and the source's helpers. */
 void aot_ops_header(const aot *a, cxla_strbuf *h);
 void aot_ops_source(const aot *a, cxla_strbuf *c);
@@ -329,6 +336,14 @@ cxla_status aot_dynlib_emit(aot *a, const acomp *c, const astep *st, int phase, 
 cxla_status aot_dynlib_check(aot *a, const cxla_instr *in, aot_bounds *out_bounds, bool *taken);
 cxla_status aot_dynlib_emit_sized(const cxla_instr *at_bounds, const char *name, cxla_strbuf *out,
                                   cpu_kernel_info *info);
+/* aot_dindex.c: whether gather or scatter |in| over dynamic shapes has a C form (AB_GATHER,
+ * AB_SCATTER: one operand, batching dimensions and a dynamic index-vector dimension too),
+ * and phase |phase| of aot_dyn_emit_kernel for those kinds and for a scatter's AB_SIZED
+ * step (the JIT's sized scatter kernel reading lz: the operand's sizes, then the
+ * updates'; several operands) (as aot_dynlib_emit). */
+bool aot_dindex_ok(const cxla_instr *in);
+cxla_status aot_dindex_emit(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b,
+                            bool *done);
 void aot_dyn_emit_begin(aot *a, const acomp *c, cxla_strbuf *b);
 void aot_dyn_emit_end(aot *a, const acomp *c, cxla_strbuf *b);
 cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b);

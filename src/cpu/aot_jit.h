@@ -23,7 +23,8 @@ bool aot_jit_whole_elements(const cxla_shape *s);
 bool aot_jit_size_step_ok(const cxla_instr *in);
 /* cpu_dyn_move_ok: |in| is one of the JIT's moves by the run-time sizes (reshape,
  * concatenate, pad, reverse, dynamic-slice, dynamic-update-slice, dynamic-reshape of whole
- * elements, ranks up to 8, up to 16 moved operands). */
+ * elements; any rank, any number of operands: aot_dmove.c sizes its arrays from the
+ * instruction). */
 bool aot_jit_move_ok(const cxla_instr *in);
 /* Whether |in| is a reduce the JIT's dynamic reduce takes (cpu_dyn_reduce_ok) that sums
  * f32 or f64 (its reducer an add): the interpreter's pairwise sum at the actual size. */
@@ -32,9 +33,5 @@ bool aot_jit_float_sum_ok(const cxla_instr *in);
  * sizes (cpu_dyn_sized_ok), emitted from |at_bounds| (its copy without the dynamic marks;
  * cpu_emit_sized_reduce_ok): any reducer, several inputs (an argmax). */
 bool aot_jit_sized_ok(const cxla_instr *in, const cxla_instr *at_bounds);
-/* Whether |in| is a scatter the JIT runs as its sized kernel (cpu_dyn_sized_ok: dynamic
- * update windows, which no rewrite of the indices shortens), emitted from |at_bounds|
- * (cpu_emit_sized_scatter_ok). */
-bool aot_jit_sized_scatter_ok(const cxla_instr *in, const cxla_instr *at_bounds);
 
 #endif /* CXLA_CPU_AOT_JIT_H_ */

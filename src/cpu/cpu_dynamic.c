@@ -23,8 +23,9 @@
 #include "interp/interp_reduce.h"
 #include "literal/literal_internal.h"
 
-/* Whether |in| is a move of at most |max_sources| operands and rank |max_rank|. */
-static bool move_ok(const cxla_instr *in, int64_t max_rank, int64_t max_sources) {
+/* Whether |in| is a move of whole-byte elements over bounded shapes (any rank, any number
+ * of operands: the descriptor is sized from the instruction). */
+static bool move_ok(const cxla_instr *in) {
     switch (in->opcode) {
     case CXLA_OP_RESHAPE:
     case CXLA_OP_CONCATENATE:
@@ -37,10 +38,8 @@ static bool move_ok(const cxla_instr *in, int64_t max_rank, int64_t max_sources)
     }
     const cxla_shape *ys = &in->shape;
     size_t elem = 0, e2 = 0;
-    if (!cxla_type_is_array(ys->type) || !cpu_whole_elements(ys, &elem) ||
-        in->operand_count > max_sources || in->operand_count < 1)
+    if (!cxla_type_is_array(ys->type) || !cpu_whole_elements(ys, &elem) || in->operand_count < 1)
         return false;
-    if (ys->rank > max_rank) return false;
     for (int64_t d = 0; d < ys->rank; d++)
         if (ys->dims[d] == CXLA_DIM_UNBOUNDED) return false;
     /* The arrays that move: all of them (concatenate), the operand and the update
@@ -52,7 +51,7 @@ static bool move_ok(const cxla_instr *in, int64_t max_rank, int64_t max_sources)
     if (moved > in->operand_count) return false;
     for (int64_t k = 0; k < in->operand_count; k++) {
         const cxla_shape *s = &in->operands[k]->shape;
-        if (!cxla_type_is_array(s->type) || s->rank > max_rank) return false;
+        if (!cxla_type_is_array(s->type)) return false;
         for (int64_t d = 0; d < s->rank; d++)
             if (s->dims[d] == CXLA_DIM_UNBOUNDED) return false;
         if (k >= moved) { /* start indices, sizes: integer scalars (or one vector) */
@@ -102,11 +101,11 @@ static bool move_ok(const cxla_instr *in, int64_t max_rank, int64_t max_sources)
 }
 
 bool cpu_dyn_move_ok(const cxla_instr *in) {
-    return move_ok(in, CPU_DYN_MAX_RANK, CPU_DYN_MAX_SOURCES);
+    return move_ok(in);
 }
 
 bool cpu_dyn_move_wide_ok(const cxla_instr *in) {
-    return move_ok(in, CPU_DYN_MOVE_MAX_RANK, CPU_DYN_MOVE_MAX_SOURCES);
+    return move_ok(in);
 }
 
 /* ---- the moves --------------------------------------------------------------------------- */
@@ -144,12 +143,15 @@ static void fill(char *dst, const char *v, int64_t n, size_t elem) {
 
 /* The reshapes: the cut source's elements in row-major order of its sizes are the cut
  * result's in row-major order of its sizes; copied in runs as long as both rows allow. */
-static void reshape_rows(const cpu_dyn_desc *m, char *y, const int64_t *ystr, const int64_t *sstr) {
+static void reshape_rows(const cpu_dyn_desc *m, char *y, const int64_t *ystr, const int64_t *sstr,
+                         int64_t *ri, int64_t *si) {
     int64_t rank = m->rank, xrank = m->src_rank[0], total = 1;
-    const int64_t *xs = m->src_sizes[0];
+    const int64_t *xs = m->src_sizes;
     size_t elem = m->elem;
     for (int64_t d = 0; d < rank; d++) total *= m->sizes[d];
-    int64_t ri[CPU_DYN_MOVE_MAX_RANK] = {0}, si[CPU_DYN_MOVE_MAX_RANK] = {0}, rj = 0, sj = 0;
+    for (int64_t d = 0; d < rank; d++) ri[d] = 0;
+    for (int64_t d = 0; d < xrank; d++) si[d] = 0;
+    int64_t rj = 0, sj = 0;
     int64_t rn = rank ? m->sizes[rank - 1] : 1, sn = xrank ? xs[xrank - 1] : 1;
     while (total > 0) {
         int64_t yoff = rj, soff = sj;
@@ -173,27 +175,28 @@ static void reshape_rows(const cpu_dyn_desc *m, char *y, const int64_t *ystr, co
 }
 
 /* One row of the result (the last dimension, |n| elements at |row|) at the outer index
- * |idx| (dimensions 0 .. rank-2). */
+ * |idx| (dimensions 0 .. rank-2); source k's strides at |sstr| + k * m->width. */
 static void move_row(const cpu_dyn_desc *m, char *row, const int64_t *idx, int64_t n,
-                     const int64_t (*sstr)[CPU_DYN_MOVE_MAX_RANK]) {
-    int64_t last = m->rank - 1;
+                     const int64_t *sstr) {
+    int64_t last = m->rank - 1, w = m->width;
     size_t elem = m->elem;
-    const int64_t *xs = m->src_sizes[0];
+    const int64_t *xs = m->src_sizes, *zs = m->src_sizes; /* source k's: zs + k * w */
+    const int64_t *s0 = sstr, *s1 = sstr + w;
     switch (m->op) {
     case CPU_DYN_RESHAPE: return; /* reshape_rows */
     case CPU_DYN_CONCAT: {
         int64_t c = m->dim;
         if (c != last) {
             int64_t at = idx[c], k = 0, off = 0;
-            while (k < m->count - 1 && at >= m->src_sizes[k][c]) at -= m->src_sizes[k++][c];
-            for (int64_t d = 0; d < last; d++) off += (d == c ? at : idx[d]) * sstr[k][d];
+            while (k < m->count - 1 && at >= zs[k * w + c]) at -= zs[w * k++ + c];
+            for (int64_t d = 0; d < last; d++) off += (d == c ? at : idx[d]) * sstr[k * w + d];
             memcpy(row, m->src[k] + (size_t)off * elem, (size_t)n * elem);
             return;
         }
         int64_t pos = 0;
         for (int64_t k = 0; k < m->count; k++) {
-            int64_t off = 0, len = m->src_sizes[k][last];
-            for (int64_t d = 0; d < last; d++) off += idx[d] * sstr[k][d];
+            int64_t off = 0, len = zs[k * w + last];
+            for (int64_t d = 0; d < last; d++) off += idx[d] * sstr[k * w + d];
             if (len > 0)
                 memcpy(row + (size_t)pos * elem, m->src[k] + (size_t)off * elem,
                        (size_t)len * elem);
@@ -209,7 +212,7 @@ static void move_row(const cpu_dyn_desc *m, char *row, const int64_t *idx, int64
                 fill(row, m->src[1], n, elem); /* a row of padding */
                 return;
             }
-            off += p / every * sstr[0][d];
+            off += p / every * s0[d];
         }
         int64_t lo = m->lo[last], every = m->interior[last] + 1;
         const char *x = m->src[0] + (size_t)off * elem;
@@ -232,7 +235,7 @@ static void move_row(const cpu_dyn_desc *m, char *row, const int64_t *idx, int64
     case CPU_DYN_REVERSE: {
         int64_t off = 0;
         for (int64_t d = 0; d < last; d++)
-            off += (m->flip[d] ? xs[d] - 1 - idx[d] : idx[d]) * sstr[0][d];
+            off += (m->flip[d] ? xs[d] - 1 - idx[d] : idx[d]) * s0[d];
         const char *x = m->src[0] + (size_t)off * elem;
         if (!m->flip[last]) {
             memcpy(row, x, (size_t)n * elem);
@@ -244,7 +247,7 @@ static void move_row(const cpu_dyn_desc *m, char *row, const int64_t *idx, int64
     }
     case CPU_DYN_SLICE: {
         int64_t off = m->start[last];
-        for (int64_t d = 0; d < last; d++) off += (m->start[d] + idx[d]) * sstr[0][d];
+        for (int64_t d = 0; d < last; d++) off += (m->start[d] + idx[d]) * s0[d];
         memcpy(row, m->src[0] + (size_t)off * elem, (size_t)n * elem);
         return;
     }
@@ -253,12 +256,12 @@ static void move_row(const cpu_dyn_desc *m, char *row, const int64_t *idx, int64
         bool inside = true;
         for (int64_t d = 0; d < last; d++) {
             int64_t u = idx[d] - m->start[d];
-            inside = inside && u >= 0 && u < m->src_sizes[1][d];
-            xoff += idx[d] * sstr[0][d];
-            uoff += u * sstr[1][d];
+            inside = inside && u >= 0 && u < zs[w + d];
+            xoff += idx[d] * s0[d];
+            uoff += u * s1[d];
         }
         memcpy(row, m->src[0] + (size_t)xoff * elem, (size_t)n * elem);
-        int64_t len = m->src_sizes[1][last];
+        int64_t len = zs[w + last];
         if (inside && len > 0)
             memcpy(row + (size_t)m->start[last] * elem, m->src[1] + (size_t)uoff * elem,
                    (size_t)len * elem);
@@ -268,10 +271,12 @@ static void move_row(const cpu_dyn_desc *m, char *row, const int64_t *idx, int64
 }
 
 void cpu_dyn_move(const cpu_dyn_desc *m, void *out) {
-    int64_t rank = m->rank;
+    int64_t rank = m->rank, w = m->width;
     size_t elem = m->elem;
     char *y = out;
-    int64_t ystr[CPU_DYN_MOVE_MAX_RANK], sstr[CPU_DYN_MOVE_MAX_SOURCES][CPU_DYN_MOVE_MAX_RANK];
+    /* The descriptor's work area: the result's strides, the sources' (a row of |w| each),
+     * then the indices (reshape_rows uses two rows). */
+    int64_t *ystr = m->work, *sstr = ystr + w, *idx = sstr + m->count * w, *idx2 = idx + w;
     row_major_strides(rank, m->dims, ystr);
     int64_t total = 1;
     for (int64_t d = 0; d < rank; d++) total *= m->dims[d];
@@ -279,24 +284,58 @@ void cpu_dyn_move(const cpu_dyn_desc *m, void *out) {
     if (total > 0) memset(y, 0, (size_t)total * elem);
     if (empty(rank, m->sizes)) return;
     for (int64_t k = 0; k < m->count; k++)
-        row_major_strides(m->src_rank[k], m->src_dims[k], sstr[k]);
+        row_major_strides(m->src_rank[k], m->src_dims + k * w, sstr + k * w);
     if (m->op == CPU_DYN_RESHAPE) {
-        reshape_rows(m, y, ystr, sstr[0]);
+        reshape_rows(m, y, ystr, sstr, idx, idx2);
         return;
     }
     if (rank == 0) { /* one element: the operand's, or the update's */
         put(y, m->op == CPU_DYN_UPDATE ? m->src[1] : m->src[0], elem);
         return;
     }
-    int64_t idx[CPU_DYN_MOVE_MAX_RANK] = {0}, n = m->sizes[rank - 1];
+    int64_t n = m->sizes[rank - 1];
+    for (int64_t d = 0; d < rank; d++) idx[d] = 0;
     for (;;) {
         int64_t yoff = 0;
         for (int64_t d = 0; d + 1 < rank; d++) yoff += idx[d] * ystr[d];
-        move_row(m, y + (size_t)yoff * elem, idx, n, (const int64_t(*)[CPU_DYN_MOVE_MAX_RANK])sstr);
+        move_row(m, y + (size_t)yoff * elem, idx, n, sstr);
         int64_t d = rank - 2;
         while (d >= 0 && ++idx[d] == m->sizes[d]) idx[d--] = 0;
         if (d < 0) break;
     }
+}
+
+void cpu_dyn_move_free(cpu_dyn_desc *m) {
+    free(m->block);
+    memset(m, 0, sizeof(*m));
+}
+
+/* The arrays of |m| for a result of rank |rank| and |count| sources of ranks up to
+ * |width|, in one block (zeroed). */
+static bool desc_alloc(cpu_dyn_desc *m, int64_t rank, int64_t count, int64_t width) {
+    size_t r = (size_t)(rank ? rank : 1), c = (size_t)(count ? count : 1), w = (size_t)width;
+    /* int64_t arrays: dims, sizes, lo, interior, start (rank each), src_rank (count),
+     * src_dims, src_sizes (count * width each), work ((count + 4) * width); then the
+     * pointers and the flags. */
+    size_t ints = 5 * r + c + 2 * c * w + (c + 4) * w;
+    size_t bytes = ints * sizeof(int64_t) + c * sizeof(const char *) + r * sizeof(bool);
+    char *p = calloc(1, bytes);
+    if (!p) return false;
+    int64_t *q = (int64_t *)(void *)p;
+    m->block = p;
+    m->dims = q, q += r;
+    m->sizes = q, q += r;
+    m->lo = q, q += r;
+    m->interior = q, q += r;
+    m->start = q, q += r;
+    m->src_rank = q, q += c;
+    m->src_dims = q, q += c * w;
+    m->src_sizes = q, q += c * w;
+    m->work = q, q += (c + 4) * w;
+    m->src = (const char **)(void *)q;
+    m->flip = (bool *)(void *)(m->src + c);
+    m->width = width;
+    return true;
 }
 
 /* ---- from the instruction to the move -------------------------------------------------- */
@@ -311,9 +350,6 @@ cxla_status cpu_dyn_move_plan(const cxla_instr *in, const void *const *ins,
     int64_t n = in->operand_count;
     *out_handler = false;
     memset(m, 0, sizeof(*m));
-    m->rank = ys->rank;
-    for (int64_t d = 0; d < ys->rank; d++) m->dims[d] = ys->dims[d];
-    if (!cpu_whole_elements(ys, &m->elem)) return exec_error(in, CXLA_STATUS_INTERNAL, "elements");
     bool padded = false;
     for (int64_t k = 0; k < n; k++) {
         const cxla_shape *s = &in->operands[k]->shape;
@@ -322,14 +358,26 @@ cxla_status cpu_dyn_move_plan(const cxla_instr *in, const void *const *ins,
     int64_t moved = in->opcode == CXLA_OP_CONCATENATE                                         ? n
                     : in->opcode == CXLA_OP_DYNAMIC_UPDATE_SLICE || in->opcode == CXLA_OP_PAD ? 2
                                                                                               : 1;
+    if (moved > n) return exec_error(in, CXLA_STATUS_INTERNAL, "a move with too few operands");
+    int64_t width = ys->rank > 0 ? ys->rank : 1;
+    for (int64_t k = 0; k < moved; k++)
+        if (in->operands[k]->shape.rank > width) width = in->operands[k]->shape.rank;
+    if (!desc_alloc(m, ys->rank, moved, width))
+        return exec_error(in, CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    m->rank = ys->rank;
+    for (int64_t d = 0; d < ys->rank; d++) m->dims[d] = ys->dims[d];
+    if (!cpu_whole_elements(ys, &m->elem)) {
+        cpu_dyn_move_free(m);
+        return exec_error(in, CXLA_STATUS_INTERNAL, "elements");
+    }
     m->count = moved;
     for (int64_t k = 0; k < moved; k++) {
         const cxla_shape *s = &in->operands[k]->shape;
         m->src[k] = ins[k];
         m->src_rank[k] = s->rank;
         for (int64_t d = 0; d < s->rank; d++) {
-            m->src_dims[k][d] = s->dims[d];
-            m->src_sizes[k][d] = opz[k][d];
+            m->src_dims[k * width + d] = s->dims[d];
+            m->src_sizes[k * width + d] = opz[k][d];
         }
     }
     const cxla_shape *xs = &in->operands[0]->shape;
@@ -354,7 +402,7 @@ cxla_status cpu_dyn_move_plan(const cxla_instr *in, const void *const *ins,
              * result's there (a static operand cut to a dynamic one's size). */
             for (int64_t k = 0; k < n; k++)
                 for (int64_t d = 0; d < ys->rank; d++)
-                    if (d != m->dim) m->src_sizes[k][d] = m->sizes[d];
+                    if (d != m->dim) m->src_sizes[k * width + d] = m->sizes[d];
         } else if (in->opcode == CXLA_OP_REVERSE) {
             int64_t nd = 0;
             const int64_t *dims = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
@@ -440,7 +488,9 @@ cxla_status cpu_dyn_move_plan(const cxla_instr *in, const void *const *ins,
         if (real != count) *out_handler = true;
         return NULL; /* dynamic-reshape gives its sizes itself: no declared-shape check */
     }
-    default: return exec_error(in, CXLA_STATUS_INTERNAL, "not a move of dynamic sizes");
+    default:
+        cpu_dyn_move_free(m);
+        return exec_error(in, CXLA_STATUS_INTERNAL, "not a move of dynamic sizes");
     }
     /* The result against its declared shape, as the interpreter puts it back. */
     for (int64_t d = 0; d < ys->rank; d++)
@@ -463,8 +513,8 @@ bool cpu_dyn_reduce_ok(const cxla_instr *in) {
     const cxla_shape *ys = &in->shape;
     size_t elem = 0;
     if (!cxla_type_is_array(ys->type) || !cxla_type_is_array(xs->type) || is->rank != 0 ||
-        xs->type != ys->type || is->type != ys->type || xs->rank > CPU_DYN_MAX_RANK ||
-        !cpu_whole_elements(xs, &elem) || !cpu_whole_elements(ys, &elem))
+        xs->type != ys->type || is->type != ys->type || !cpu_whole_elements(xs, &elem) ||
+        !cpu_whole_elements(ys, &elem))
         return false;
     for (int64_t d = 0; d < xs->rank; d++)
         if (xs->dims[d] < 0) return false;
@@ -494,12 +544,13 @@ DEFINE_PAIRWISE(double, f64)
 
 /* A float sum over trailing dimensions: each output's block of the cut input (at |base|
  * where it is contiguous, |scratch| NULL; else copied row by row into |scratch|, |count|
- * elements), summed pairwise onto the init value. */
+ * elements), summed pairwise onto the init value. |idx|: room for |xrank| indices. */
 static void sum_trailing(cxla_type t, const char *x, const int64_t *xstr, int64_t xrank, int64_t kr,
                          const int64_t *sizes, int64_t count, int64_t base, char *scratch,
-                         void *acc) {
+                         void *acc, int64_t *idx) {
     size_t elem = t == CXLA_F32 ? 4 : 8;
-    int64_t idx[CPU_DYN_MAX_RANK] = {0}, n = sizes[xrank - 1], at = 0;
+    int64_t n = sizes[xrank - 1], at = 0;
+    for (int64_t d = 0; d < xrank; d++) idx[d] = 0;
     const char *block = x + (size_t)base * elem; /* |scratch| NULL: contiguous there */
     if (scratch) block = scratch;
     while (scratch && at < count) {
@@ -539,16 +590,28 @@ cxla_status cpu_dyn_reduce(const cxla_instr *in, void *out, const void *const *i
     if (total) memset(out, 0, total); /* the result's padding is zero */
     int64_t nd = 0;
     const int64_t *rd = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);
-    bool reduced[CPU_DYN_MAX_RANK] = {false};
+    /* Sizes, strides and indices in arrays sized from the instruction: 8 of the input's
+     * rank (the last three as the flags of reduced dimensions, the indices of the
+     * trailing sum, the kept dimensions' indices), one of the result's. */
+    size_t xr = (size_t)(xs->rank ? xs->rank : 1), yr = (size_t)(ys->rank ? ys->rank : 1);
+    int64_t *work = calloc(8 * xr + yr, sizeof(int64_t));
+    const int64_t **tables = calloc(xr, sizeof(*tables));
+    if (!work || !tables) {
+        free(work);
+        free(tables);
+        return exec_error(in, CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    }
+    int64_t *xstr = work, *sizes = work + xr, *kept = work + 2 * xr, *rsizes = work + 3 * xr;
+    int64_t *reduced = work + 4 * xr, *tidx = work + 5 * xr, *idx = work + 6 * xr;
+    int64_t *ystr = work + 8 * xr;
     for (int64_t i = 0; i < nd; i++)
-        if (rd[i] >= 0 && rd[i] < xs->rank) reduced[rd[i]] = true;
-    int64_t xstr[CPU_DYN_MAX_RANK], ystr[CPU_DYN_MAX_RANK];
+        if (rd[i] >= 0 && rd[i] < xs->rank) reduced[rd[i]] = 1;
     row_major_strides(xs->rank, xs->dims, xstr);
     row_major_strides(ys->rank, ys->dims, ystr);
     const cxla_computation *comp = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
     interp_reducer kind = interp_match_reducer(comp);
     /* The kept dimensions, the reduced ones (in order, at their sizes), and their count. */
-    int64_t sizes[CPU_DYN_MAX_RANK], kept[CPU_DYN_MAX_RANK], rank = 0, kr = 0, cells = 0, count = 1;
+    int64_t rank = 0, kr = 0, cells = 0, count = 1;
     for (int64_t d = 0; d < xs->rank; d++) {
         if (!reduced[d]) {
             kept[kr++] = d;
@@ -566,7 +629,7 @@ cxla_status cpu_dyn_reduce(const cxla_instr *in, void *out, const void *const *i
                     count > 0 && rank > 0,
          contiguous = true;
     for (int64_t d = 0; d < xs->rank; d++) {
-        trailing = trailing && reduced[d] == (d >= kr);
+        trailing = trailing && (reduced[d] != 0) == (d >= kr);
         if (d > kr) contiguous = contiguous && opz[0][d] == xs->dims[d];
     }
     int64_t *table = trailing ? NULL : malloc((size_t)(cells ? cells : 1) * sizeof(int64_t));
@@ -574,9 +637,10 @@ cxla_status cpu_dyn_reduce(const cxla_instr *in, void *out, const void *const *i
     if ((!trailing && !table) || (trailing && !contiguous && !scratch)) {
         free(table);
         free(scratch);
+        free(work);
+        free(tables);
         return exec_error(in, CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
     }
-    const int64_t *tables[CPU_DYN_MAX_RANK];
     for (int64_t d = 0, j = 0, *t = table; t && d < xs->rank; d++) {
         if (!reduced[d]) continue;
         for (int64_t i = 0; i < opz[0][d]; i++) t[i] = i * xstr[d];
@@ -586,9 +650,7 @@ cxla_status cpu_dyn_reduce(const cxla_instr *in, void *out, const void *const *i
     interp_space space = {.rank = rank, .count = count, .sizes = sizes, .offsets = tables};
     bool empty_out = false;
     for (int64_t j = 0; j < ys->rank; j++) empty_out = empty_out || out_sizes[j] == 0;
-    int64_t rsizes[CPU_DYN_MAX_RANK];
     for (int64_t d = 0; d < xs->rank; d++) rsizes[d] = opz[0][d];
-    int64_t idx[CPU_DYN_MAX_RANK] = {0};
     while (!empty_out && kr == ys->rank) {
         int64_t base = 0, yoff = 0;
         for (int64_t j = 0; j < kr; j++) {
@@ -599,7 +661,7 @@ cxla_status cpu_dyn_reduce(const cxla_instr *in, void *out, const void *const *i
         memcpy(acc, ins[1], elem);
         if (trailing)
             sum_trailing(xs->type, ins[0], xstr, xs->rank, kr, rsizes, count, base,
-                         contiguous ? NULL : scratch, acc);
+                         contiguous ? NULL : scratch, acc, tidx);
         else
             interp_reduce_space(kind, xs->type, ins[0], base, &space, ins[1], acc);
         int64_t j = kr - 1;
@@ -608,5 +670,7 @@ cxla_status cpu_dyn_reduce(const cxla_instr *in, void *out, const void *const *i
     }
     free(table);
     free(scratch);
+    free(work);
+    free(tables);
     return kr == ys->rank ? NULL : exec_error(in, CXLA_STATUS_INTERNAL, "bad reduce dimensions");
 }

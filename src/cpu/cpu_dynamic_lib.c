@@ -146,6 +146,8 @@ int cpu_dyn_lib_kind(const cxla_instr *in) {
 
 bool cpu_dyn_lib_sized_ok(const cxla_instr *in) {
     int64_t n = in->operand_count;
+    /* Any rank (the kernel reads the sizes from an input sized by the instruction); at
+     * most 63 operands, the emitter's (emit_gather.c: its kernel's argument list). */
     if (in->opcode != CXLA_OP_SCATTER || n < 3 || n % 2 == 0 || n > 63) return false;
     if (cpu_dyn_lib_kind(in) != B_STATIC) return false; /* B_INDEXED */
     int64_t m = (n - 1) / 2;
@@ -153,8 +155,7 @@ bool cpu_dyn_lib_sized_ok(const cxla_instr *in) {
     bool dynamic = false;
     for (int64_t k = 0; k < n; k++) {
         const cxla_shape *s = &in->operands[k]->shape;
-        if (!bounded_array(s) || s->rank > CPU_DYN_MAX_RANK || !cpu_whole_elements(s, &elem))
-            return false;
+        if (!bounded_array(s) || !cpu_whole_elements(s, &elem)) return false;
         dynamic = dynamic || has_dynamic(s);
     }
     if (!cxla_type_is_integer(in->operands[m]->shape.type) ||

@@ -217,24 +217,22 @@ bool cpu_size_step_ok(const cxla_instr *in);
  * run-time sizes (reshape, concatenate, pad, reverse, dynamic-slice, dynamic-update-slice,
  * dynamic-reshape), as S_MOVE steps instead of the interpreter's handler.
  *
- * cpu_dyn_move_wide_ok: whether |in| runs so (whole-byte elements, bounded shapes, ranks up
- * to CPU_DYN_MOVE_MAX_RANK, up to CPU_DYN_MOVE_MAX_SOURCES operands; the rest keeps the
- * handler). cpu_dyn_move_ok: the same within CPU_DYN_MAX_RANK and CPU_DYN_MAX_SOURCES, the
- * limits of ahead-of-time output's copy of the descriptor (aot_dmove.c) and of the other
- * steps of this header (reduces, windows, dots, sized kernels).
+ * cpu_dyn_move_ok: whether |in| runs so (whole-byte elements, bounded shapes; any rank and
+ * any number of operands: the descriptor's arrays are sized from the instruction). The
+ * limits that remain are CPU_DYN_MAX_RANK's, for the steps of cpu_dynwin.c
+ * (reduce-window, select-and-scatter, dots over the sizes). cpu_dyn_move_wide_ok is the
+ * same test (the name cpu_steps.c asks).
  * cpu_dyn_move_plan: the move of one run, from the operands' buffers |ins| (at their
  * bounds, row-major) and sizes |opz| (one entry per dimension of each operand): the
- * result's sizes by the interpreter's rules, the start indices read and clamped. Where the
- * interpreter would report an error it sets *out_handler (the caller then runs the
- * handler, which reports it); errors it returns itself are INTERNAL.
+ * result's sizes by the interpreter's rules, the start indices read and clamped, into a
+ * descriptor whose arrays it allocates (one block, released by cpu_dyn_move_free, also
+ * after an error). Where the interpreter would report an error it sets *out_handler (the
+ * caller then runs the handler, which reports it); errors it returns itself are INTERNAL
+ * or RESOURCE_EXHAUSTED.
  * cpu_dyn_move: writes the result at its bounds into |out| (m->dims' elements; never one
- * of the sources), zeros in its padding. Plain C over the descriptor: no IR, no status. */
-enum {
-    CPU_DYN_MAX_RANK = 8,
-    CPU_DYN_MAX_SOURCES = 16,
-    CPU_DYN_MOVE_MAX_RANK = 16,
-    CPU_DYN_MOVE_MAX_SOURCES = 64
-};
+ * of the sources), zeros in its padding. Plain C over the descriptor: no IR, no status, no
+ * allocation (its strides and indices live in the descriptor's block). */
+enum { CPU_DYN_MAX_RANK = 8 };
 typedef enum cpu_dyn_op {
     CPU_DYN_RESHAPE, /* source 0's cut elements in row-major order (reshape, dynamic-reshape) */
     CPU_DYN_CONCAT,  /* the sources along |dim| */
@@ -246,24 +244,28 @@ typedef enum cpu_dyn_op {
 typedef struct cpu_dyn_desc {
     cpu_dyn_op op;
     int64_t rank;
-    int64_t dims[CPU_DYN_MOVE_MAX_RANK];  /* the result's bounds */
-    int64_t sizes[CPU_DYN_MOVE_MAX_RANK]; /* the result's sizes */
-    size_t elem;                          /* bytes per element */
-    int64_t count;                        /* sources */
-    const char *src[CPU_DYN_MOVE_MAX_SOURCES];
-    int64_t src_rank[CPU_DYN_MOVE_MAX_SOURCES];
-    int64_t src_dims[CPU_DYN_MOVE_MAX_SOURCES][CPU_DYN_MOVE_MAX_RANK];  /* bounds */
-    int64_t src_sizes[CPU_DYN_MOVE_MAX_SOURCES][CPU_DYN_MOVE_MAX_RANK]; /* cut sizes */
-    int64_t dim;                                                        /* CPU_DYN_CONCAT */
-    int64_t lo[CPU_DYN_MOVE_MAX_RANK], interior[CPU_DYN_MOVE_MAX_RANK]; /* CPU_DYN_PAD */
-    bool flip[CPU_DYN_MOVE_MAX_RANK];                                   /* CPU_DYN_REVERSE */
-    int64_t start[CPU_DYN_MOVE_MAX_RANK]; /* CPU_DYN_SLICE, CPU_DYN_UPDATE: clamped */
+    int64_t *dims;          /* [rank]: the result's bounds */
+    int64_t *sizes;         /* [rank]: the result's sizes */
+    size_t elem;            /* bytes per element */
+    int64_t count;          /* sources */
+    int64_t width;          /* the per-source rows' length: the largest rank, at least 1 */
+    const char **src;       /* [count] */
+    int64_t *src_rank;      /* [count] */
+    int64_t *src_dims;      /* [count * width]: source k's bounds at k * width */
+    int64_t *src_sizes;     /* [count * width]: its cut sizes */
+    int64_t dim;            /* CPU_DYN_CONCAT */
+    int64_t *lo, *interior; /* [rank]: CPU_DYN_PAD */
+    bool *flip;             /* [rank]: CPU_DYN_REVERSE */
+    int64_t *start;         /* [rank]: CPU_DYN_SLICE, CPU_DYN_UPDATE: clamped */
+    int64_t *work;          /* cpu_dyn_move's strides and indices: (count + 4) * width */
+    void *block;            /* owned: every array above lives in it */
 } cpu_dyn_desc;
 bool cpu_dyn_move_ok(const cxla_instr *in);
 bool cpu_dyn_move_wide_ok(const cxla_instr *in);
 cxla_status cpu_dyn_move_plan(const cxla_instr *in, const void *const *ins,
                               const int64_t *const *opz, cpu_dyn_desc *m, bool *out_handler);
 void cpu_dyn_move(const cpu_dyn_desc *m, void *out);
+void cpu_dyn_move_free(cpu_dyn_desc *m);
 /* cpu_dyn_reduce_ok: a reduce of one input with a reducer the interpreter recognizes
  * (interp_match_reducer) over bounded shapes. cpu_dyn_reduce: runs it over the buffers at
  * their bounds with the interpreter's own typed loop (interp_reduce_space), visiting the

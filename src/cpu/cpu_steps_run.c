@@ -427,22 +427,55 @@ static cxla_status run_size(run *r, const step *sp) {
  * interpreter's results have zero padding, which set-dimension-size can bring back). */
 static cxla_status run_handler(run *r, const step *sp);
 static cxla_status run_move(run *r, const step *sp);
+static cxla_status run_move_sized(run *r, const step *sp, const int64_t *const *ops,
+                                  const void *const *ins);
 
 /* A reduce with any reducer whose kernel reads its inputs' sizes (B_SIZED): the sizes
  * lined up as one more input, the kernel at the bounds, then the results' padding zeroed;
  * the interpreter's handler where it would report an error. */
+/* The sizes of every operand of |sp| (rows of |*out_opz|, pointed to by |*out_ops|) and
+ * |leaves| rows for the results' (|*out_res|), in arrays sized from the instruction; the
+ * caller frees the three. */
+static cxla_status step_sizes(run *r, const step *sp, int64_t leaves,
+                              int64_t (**out_opz)[CXLA_MAX_RANK], const int64_t ***out_ops,
+                              int64_t (**out_res)[CXLA_MAX_RANK]) {
+    const cxla_instr *in = sp->instr;
+    int64_t n = in->operand_count;
+    *out_opz = malloc((size_t)(n ? n : 1) * sizeof(**out_opz));
+    *out_ops = malloc((size_t)(n ? n : 1) * sizeof(**out_ops));
+    *out_res = malloc((size_t)(leaves ? leaves : 1) * sizeof(**out_res));
+    if (!*out_opz || !*out_ops || !*out_res)
+        return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    for (int64_t k = 0; k < n; k++) {
+        operand_sizes(r, &in->operands[k]->shape, sp->in[k], (*out_opz)[k]);
+        (*out_ops)[k] = (*out_opz)[k];
+    }
+    return NULL;
+}
+
+static cxla_status run_sized_at(run *r, const step *sp, const int64_t *const *ops, int64_t *resz);
+
 static cxla_status run_sized(run *r, const step *sp) {
     const cxla_instr *in = sp->instr;
     int64_t n = in->operand_count,
             leaves = in->shape.type == CXLA_TUPLE ? in->shape.tuple_count : 1;
-    if (n > 64 || leaves > 64 || n != sp->in_count || sp->out_count < leaves)
+    if (n != sp->in_count || sp->out_count < leaves)
         return exec_error(in, CXLA_STATUS_INTERNAL, "a sized reduce with odd operands");
-    int64_t opz[64][CXLA_MAX_RANK], sizes[CXLA_MAX_RANK], resz[CXLA_MAX_RANK];
-    const int64_t *ops[64];
-    for (int64_t k = 0; k < n; k++) {
-        operand_sizes(r, &in->operands[k]->shape, sp->in[k], opz[k]);
-        ops[k] = opz[k];
-    }
+    int64_t(*opz)[CXLA_MAX_RANK] = NULL, (*res)[CXLA_MAX_RANK] = NULL;
+    const int64_t **ops = NULL;
+    cxla_status s = step_sizes(r, sp, 1, &opz, &ops, &res);
+    if (!s) s = run_sized_at(r, sp, ops, res[0]);
+    free(opz);
+    free(ops);
+    free(res);
+    return s;
+}
+
+static cxla_status run_sized_at(run *r, const step *sp, const int64_t *const *ops, int64_t *resz) {
+    const cxla_instr *in = sp->instr;
+    int64_t n = in->operand_count,
+            leaves = in->shape.type == CXLA_TUPLE ? in->shape.tuple_count : 1;
+    int64_t sizes[2 * CXLA_MAX_RANK]; /* a scatter's operand and updates, or two ranks */
     bool handler = false;
     CXLA_RETURN_IF_ERROR(cpu_dyn_sized_sizes(in, ops, sizes, resz, &handler));
     if (handler) return run_handler(r, sp);
@@ -464,21 +497,38 @@ static cxla_status run_sized(run *r, const step *sp) {
     return NULL;
 }
 
+static cxla_status run_bounds_at(run *r, const step *sp, int64_t (*opz)[CXLA_MAX_RANK],
+                                 const int64_t *const *ops, int64_t (*resz)[CXLA_MAX_RANK],
+                                 int64_t **outs);
+
 static cxla_status run_bounds(run *r, const step *sp) {
     const cxla_instr *in = sp->instr;
     if (sp->bounds == B_SIZED) return run_sized(r, sp);
     int64_t n = in->operand_count,
             leaves = in->shape.type == CXLA_TUPLE ? in->shape.tuple_count : 1;
-    if (n > 64 || leaves > 64 || n != sp->in_count)
+    if (n != sp->in_count)
         return exec_error(in, CXLA_STATUS_INTERNAL, "a kernel at the bounds with odd operands");
-    int64_t opz[64][CXLA_MAX_RANK], resz[64][CXLA_MAX_RANK];
-    const int64_t *ops[64];
-    int64_t *outs[64];
-    for (int64_t k = 0; k < n; k++) {
-        operand_sizes(r, &in->operands[k]->shape, sp->in[k], opz[k]);
-        ops[k] = opz[k];
-    }
-    for (int64_t e = 0; e < leaves; e++) outs[e] = resz[e];
+    /* Sizes in arrays sized from the instruction (any number of operands and leaves). */
+    int64_t(*opz)[CXLA_MAX_RANK] = NULL, (*resz)[CXLA_MAX_RANK] = NULL;
+    const int64_t **ops = NULL;
+    int64_t **outs = malloc((size_t)(leaves ? leaves : 1) * sizeof(*outs));
+    cxla_status s = outs ? step_sizes(r, sp, leaves, &opz, &ops, &resz)
+                         : cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    for (int64_t e = 0; !s && e < leaves; e++) outs[e] = resz[e];
+    if (!s) s = run_bounds_at(r, sp, opz, ops, resz, outs);
+    free(opz);
+    free(ops);
+    free(resz);
+    free(outs);
+    return s;
+}
+
+static cxla_status run_bounds_at(run *r, const step *sp, int64_t (*opz)[CXLA_MAX_RANK],
+                                 const int64_t *const *ops, int64_t (*resz)[CXLA_MAX_RANK],
+                                 int64_t **outs) {
+    const cxla_instr *in = sp->instr;
+    int64_t n = in->operand_count,
+            leaves = in->shape.type == CXLA_TUPLE ? in->shape.tuple_count : 1;
     int64_t ix = sp->bounds == B_INDEXED ? cpu_dyn_lib_indices(in) : -1;
     if (sp->bounds == B_SORT || sp->bounds == B_INDEXED || sp->bounds == B_INFERRED) {
         bool handler = false; /* cpu_dynamic_lib.c */
@@ -588,20 +638,35 @@ static cxla_status run_bounds(run *r, const step *sp) {
 static cxla_status run_move(run *r, const step *sp) {
     const cxla_instr *in = sp->instr;
     int64_t n = in->operand_count;
-    if (n > CPU_DYN_MOVE_MAX_SOURCES || n != sp->in_count || sp->out_count < 1)
+    if (n != sp->in_count || sp->out_count < 1)
         return exec_error(in, CXLA_STATUS_INTERNAL, "a move step with odd operands");
-    int64_t opz[CPU_DYN_MOVE_MAX_SOURCES][CPU_DYN_MOVE_MAX_RANK];
-    const int64_t *ops[CPU_DYN_MOVE_MAX_SOURCES];
-    const void *ins[CPU_DYN_MOVE_MAX_SOURCES];
-    for (int64_t k = 0; k < n; k++) {
+    /* The operands' sizes and buffers, sized from the instruction (any rank, any number of
+     * operands: cpu_dyn_move_ok). */
+    size_t n1 = (size_t)(n ? n : 1);
+    int64_t(*opz)[CXLA_MAX_RANK] = malloc(n1 * sizeof(*opz));
+    const int64_t **ops = malloc(n1 * sizeof(*ops));
+    const void **ins = malloc(n1 * sizeof(*ins));
+    cxla_status s =
+        opz && ops && ins ? NULL : cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    for (int64_t k = 0; !s && k < n; k++) {
         operand_sizes(r, &in->operands[k]->shape, sp->in[k], opz[k]);
         ops[k] = opz[k];
         ins[k] = r->ptr[sp->in[k]];
     }
+    if (!s) s = run_move_sized(r, sp, ops, ins);
+    free(opz);
+    free(ops);
+    free(ins);
+    return s;
+}
+
+static cxla_status run_move_sized(run *r, const step *sp, const int64_t *const *ops,
+                                  const void *const *ins) {
+    const cxla_instr *in = sp->instr;
     bool handler = false;
     if (in->opcode == CXLA_OP_REDUCE_WINDOW || in->opcode == CXLA_OP_SELECT_AND_SCATTER ||
         in->opcode == CXLA_OP_DOT) {
-        int64_t resz[CPU_DYN_MAX_RANK];
+        int64_t resz[CXLA_MAX_RANK];
         CXLA_RETURN_IF_ERROR(cpu_dynwin_run(in, r->ptr[sp->out[0]], ins, ops, resz, &handler));
         if (handler) return run_handler(r, sp);
         int64_t *z = sizes_of(r, sp->out[0]);
@@ -609,7 +674,7 @@ static cxla_status run_move(run *r, const step *sp) {
         return NULL;
     }
     if (in->opcode == CXLA_OP_REDUCE) {
-        int64_t resz[CPU_DYN_MAX_RANK];
+        int64_t resz[CXLA_MAX_RANK];
         CXLA_RETURN_IF_ERROR(cpu_dyn_reduce(in, r->ptr[sp->out[0]], ins, ops, resz, &handler));
         if (handler) return run_handler(r, sp);
         int64_t *z = sizes_of(r, sp->out[0]);
@@ -617,11 +682,15 @@ static cxla_status run_move(run *r, const step *sp) {
         return NULL;
     }
     cpu_dyn_desc m;
-    CXLA_RETURN_IF_ERROR(cpu_dyn_move_plan(in, ins, ops, &m, &handler));
-    if (handler) return run_handler(r, sp);
+    cxla_status s = cpu_dyn_move_plan(in, ins, ops, &m, &handler);
+    if (s || handler) {
+        cpu_dyn_move_free(&m);
+        return s ? s : run_handler(r, sp);
+    }
     cpu_dyn_move(&m, r->ptr[sp->out[0]]);
     int64_t *z = sizes_of(r, sp->out[0]);
     for (int64_t d = 0; z && d < m.rank; d++) z[d] = m.sizes[d];
+    cpu_dyn_move_free(&m);
     return NULL;
 }
 

@@ -439,39 +439,49 @@ static cxla_status check_result(const cxla_instr *in, const int64_t *o) {
 static cxla_status sizes_sort_tuple(const cxla_instr *in, const int64_t *const *ops,
                                     int64_t *const *out) {
     int64_t n = in->operand_count, rank = in->operands[0]->shape.rank;
-    if (n > 64) return exec_error(in, CXLA_STATUS_UNIMPLEMENTED, "too many operands");
-    int64_t r[64][CXLA_MAX_RANK], ks[64], ds[64];
+    /* Sized from the instruction: one row of sizes and one slot per operand. */
+    int64_t(*r)[CXLA_MAX_RANK] = malloc((size_t)n * sizeof(*r));
+    int64_t *ks = malloc((size_t)n * 2 * sizeof(int64_t)), *ds = ks ? ks + n : NULL;
+    cxla_status s = r && ks ? NULL : cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
     bool padded = false;
-    for (int64_t k = 0; k < n; k++)
+    for (int64_t k = 0; !s && k < n; k++)
         for (int64_t d = 0; d < rank; d++) {
             r[k][d] = ops[k][d];
             padded = padded || r[k][d] < in->operands[k]->shape.dims[d];
         }
-    for (int64_t d = 0; d < rank && padded; d++) {
+    for (int64_t d = 0; !s && d < rank && padded; d++) {
         for (int64_t k = 0; k < n; k++) {
             ks[k] = k;
             ds[k] = d;
         }
-        CXLA_RETURN_IF_ERROR(align(in, r, ks, ds, n));
+        s = align(in, r, ks, ds, n);
     }
-    for (int64_t e = 0; e < n; e++) {
+    for (int64_t e = 0; !s && e < n; e++) {
         const cxla_shape *ys = &in->shape.elements[e];
         for (int64_t d = 0; d < rank; d++) out[e][d] = padded ? r[0][d] : ys->dims[d];
-        if (padded) CXLA_RETURN_IF_ERROR(check_shape(in, ys, out[e]));
+        if (padded) s = check_shape(in, ys, out[e]);
     }
-    return NULL;
+    free(r);
+    free(ks);
+    return s;
 }
 
 void exec_dynamic_rule_free(exec_dyn_rule *rule) {
     free(rule->groups);
+    free(rule->slots);
     rule->groups = NULL;
+    rule->slots = NULL;
     rule->group_count = 0;
 }
 
-/* A new group of |rule| (NULL when memory is short); |cap| groups were allocated. */
-static exec_dyn_group *new_group(exec_dyn_rule *rule) {
-    exec_dyn_group *g = &rule->groups[rule->group_count++];
+/* A new group of |rule|, with room for |rule|'s slots per group (one per operand, at least
+ * the two of a dot's pair). */
+static exec_dyn_group *new_group(exec_dyn_rule *rule, int64_t per_group) {
+    int64_t i = rule->group_count++;
+    exec_dyn_group *g = &rule->groups[i];
     g->count = 0;
+    g->k = rule->slots + 2 * i * per_group;
+    g->d = g->k + per_group;
     return g;
 }
 
@@ -487,7 +497,6 @@ cxla_status exec_dynamic_rule(const cxla_instr *in, exec_dyn_rule *out) {
     const cxla_shape *ys = &in->shape;
     int64_t n = in->operand_count, rank = 0;
     memset(out, 0, sizeof(*out));
-    if (n > 64) return exec_error(in, CXLA_STATUS_UNIMPLEMENTED, "too many operands");
     for (int64_t k = 0; k < n; k++) {
         const cxla_shape *s = &in->operands[k]->shape;
         if (!cxla_type_is_array(s->type))
@@ -499,8 +508,13 @@ cxla_status exec_dynamic_rule(const cxla_instr *in, exec_dyn_rule *out) {
     out->rank = ys->rank;
     /* Groups: one per dimension (operands of the largest rank) or per pair of a dot's
      * dimensions; at most CXLA_MAX_RANK of either. */
+    int64_t per_group = n > 2 ? n : 2;
     out->groups = calloc(CXLA_MAX_RANK, sizeof(*out->groups));
-    if (!out->groups) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    out->slots = calloc((size_t)(2 * CXLA_MAX_RANK * per_group), sizeof(int64_t));
+    if (!out->groups || !out->slots) {
+        exec_dynamic_rule_free(out);
+        return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    }
     exec_dyn_kind kind = exec_dynamic_kind(in->opcode);
     if (kind == EXEC_DYN_SAME || kind == EXEC_DYN_CONCAT) {
         int64_t skip = -1, nd = 0; /* concatenate: the operands differ along their dimension */
@@ -508,7 +522,7 @@ cxla_status exec_dynamic_rule(const cxla_instr *in, exec_dyn_rule *out) {
         if (kind == EXEC_DYN_CONCAT && nd == 1) skip = cd[0];
         for (int64_t d = 0; d < rank; d++) {
             if (d == skip) continue;
-            exec_dyn_group *g = new_group(out);
+            exec_dyn_group *g = new_group(out, per_group);
             for (int64_t k = 0; k < n; k++) {
                 if (in->operands[k]->shape.rank != rank) continue;
                 g->k[g->count] = k;
@@ -536,7 +550,7 @@ cxla_status exec_dynamic_rule(const cxla_instr *in, exec_dyn_rule *out) {
                 if (l[i] < 0 || l[i] >= lr || r2[i] < 0 || r2[i] >= rr ||
                     out->group_count == CXLA_MAX_RANK)
                     return exec_error(in, CXLA_STATUS_INTERNAL, "bad dot dimensions");
-                exec_dyn_group *g = new_group(out);
+                exec_dyn_group *g = new_group(out, per_group);
                 g->count = 2;
                 g->k[0] = 0;
                 g->d[0] = l[i];
@@ -664,23 +678,23 @@ cxla_status exec_dynamic_rule(const cxla_instr *in, exec_dyn_rule *out) {
 static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, int64_t *o) {
     const cxla_shape *ys = &in->shape;
     int64_t n = in->operand_count;
-    if (n > 64) return exec_error(in, CXLA_STATUS_UNIMPLEMENTED, "too many operands");
-    int64_t r[64][CXLA_MAX_RANK];
     bool padded = false;
     for (int64_t k = 0; k < n; k++) {
         const cxla_shape *s = &in->operands[k]->shape;
         if (!cxla_type_is_array(s->type))
             return exec_error(in, CXLA_STATUS_INTERNAL, "operand %" PRId64 " is not an array", k);
-        for (int64_t d = 0; d < s->rank; d++) {
-            r[k][d] = ops[k][d];
-            padded = padded || r[k][d] < s->dims[d];
-        }
+        for (int64_t d = 0; d < s->rank; d++) padded = padded || ops[k][d] < s->dims[d];
     }
     /* Nothing below its bounds: the driver's static path, the result at its bounds. */
     if (!padded) {
         for (int64_t d = 0; d < ys->rank; d++) o[d] = ys->dims[d];
         return NULL;
     }
+    /* The operands' sizes, one row per operand (sized from the instruction). */
+    int64_t(*r)[CXLA_MAX_RANK] = malloc((size_t)(n ? n : 1) * sizeof(*r));
+    if (!r) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    for (int64_t k = 0; k < n; k++)
+        for (int64_t d = 0; d < in->operands[k]->shape.rank; d++) r[k][d] = ops[k][d];
     exec_dyn_rule rule;
     cxla_status s = exec_dynamic_rule(in, &rule);
     for (int64_t g = 0; !s && g < rule.group_count; g++)
@@ -708,6 +722,7 @@ static cxla_status sizes_one(const cxla_instr *in, const int64_t *const *ops, in
         }
     }
     exec_dynamic_rule_free(&rule);
+    free(r);
     return s ? s : check_result(in, o);
 }
 
@@ -726,16 +741,19 @@ static cxla_status sizes_fused(const cxla_computation *c, const cxla_instr *f,
         for (int64_t d = 0; f->shape.type != CXLA_TUPLE && d < f->shape.rank; d++)
             memo[at][d] = f->shape.dims[d];
     } else {
-        const int64_t *fops[64];
-        if (f->operand_count > 64) return exec_error(f, CXLA_STATUS_UNIMPLEMENTED, "operands");
-        for (int64_t k = 0; k < f->operand_count; k++) {
+        const int64_t **fops =
+            malloc((size_t)(f->operand_count ? f->operand_count : 1) * sizeof(*fops));
+        cxla_status s = fops ? NULL : cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        for (int64_t k = 0; !s && k < f->operand_count; k++) {
             const cxla_instr *o = f->operands[k];
-            CXLA_RETURN_IF_ERROR(sizes_fused(c, o, ops, memo, done, depth + 1));
+            s = sizes_fused(c, o, ops, memo, done, depth + 1);
             int64_t j = 0;
-            while (c->instrs[j] != o) j++;
-            fops[k] = memo[j];
+            while (!s && c->instrs[j] != o) j++;
+            if (!s) fops[k] = memo[j];
         }
-        CXLA_RETURN_IF_ERROR(sizes_one(f, fops, memo[at]));
+        if (!s) s = sizes_one(f, fops, memo[at]);
+        free(fops);
+        if (s) return s;
     }
     done[at] = true;
     return NULL;

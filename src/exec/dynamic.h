@@ -117,15 +117,17 @@ typedef struct exec_dyn_out {
     bool check_static;            /* EXEC_DYN_OUT_SLICE: the result dimension is static (v) */
 } exec_dyn_out;
 
-/* A group of slots that line up: (k[i], d[i]) for i < count. */
+/* A group of slots that line up: (k[i], d[i]) for i < count (k and d point into the
+ * rule's own block, room for one slot per operand). */
 typedef struct exec_dyn_group {
     int64_t count;
-    int64_t k[64], d[64];
+    int64_t *k, *d;
 } exec_dyn_group;
 
 typedef struct exec_dyn_rule {
     int64_t group_count;
     exec_dyn_group *groups; /* owned: exec_dynamic_rule_free */
+    int64_t *slots;         /* owned: the groups' k and d */
     bool reshape;
     int64_t rank; /* the result's */
     exec_dyn_out out[CXLA_MAX_RANK];
@@ -134,9 +136,8 @@ typedef struct exec_dyn_rule {
 /* The rule of |in| into *out (exec_dynamic_rule_free releases it, also after an error).
  * Errors (naming |in|): INTERNAL where there is no rule (an operand that is not an array,
  * attributes out of range, an operation without one: exec_dynamic_sizes covers the rest),
- * UNIMPLEMENTED for more than 64 operands or an unbounded broadcast dimension without a
- * size, INVALID_ARGUMENT for a malformed slice= or broadcast dimensions=,
- * RESOURCE_EXHAUSTED. */
+ * UNIMPLEMENTED for an unbounded broadcast dimension without a size, INVALID_ARGUMENT for a
+ * malformed slice= or broadcast dimensions=, RESOURCE_EXHAUSTED. */
 cxla_status exec_dynamic_rule(const cxla_instr *in, exec_dyn_rule *out);
 void exec_dynamic_rule_free(exec_dyn_rule *rule);
 

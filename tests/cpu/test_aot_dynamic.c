@@ -701,6 +701,235 @@ static void test_aot_dynamic_errors(void) {
     if (!test_failures) remove_tmpdir();
 }
 
+/* Gather and scatter over dynamic shapes (aot_dindex.c): the checks of shape inference over
+ * the cut operands that the sizes can fail, word for word the interpreter's: a gather's and a
+ * scatter's batching dimensions whose sizes differ, a dynamic index-vector dimension below
+ * its bound; and a run where they agree, at the sizes. */
+static const char *const index_module =
+    "HloModule idx\n"
+    "add {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT s = s32[] add(a, b)\n}\n"
+    "ENTRY e {\n"
+    "  x = f32[<=3,<=5] parameter(0)\n"
+    "  i = s32[<=3,2,1] parameter(1)\n"
+    "  y = f32[<=5] parameter(2)\n"
+    "  v = s32[3,<=1] parameter(3)\n"
+    "  z = s32[<=3,<=6] parameter(4)\n"
+    "  u = s32[<=3,2] parameter(5)\n"
+    "  g = f32[<=3,2] gather(x, i), offset_dims={}, collapsed_slice_dims={1}, "
+    "start_index_map={1}, index_vector_dim=2, slice_sizes={1,1}, operand_batching_dims={0}, "
+    "start_indices_batching_dims={0}\n"
+    "  h = f32[3] gather(y, v), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, "
+    "index_vector_dim=1, slice_sizes={1}\n"
+    "  r = s32[<=3,<=6] scatter(z, i, u), update_window_dims={}, inserted_window_dims={1}, "
+    "scatter_dims_to_operand_dims={1}, index_vector_dim=2, input_batching_dims={0}, "
+    "scatter_indices_batching_dims={0}, to_apply=add\n"
+    "  ROOT t = (f32[<=3,2], f32[3], s32[<=3,<=6]) tuple(g, h, r)\n}\n";
+
+static const char *const index_driver =
+    "#include <stdio.h>\n#include <string.h>\n#include \"idx.h\"\n"
+    "static float x[15], y[5], g[6], h[3];\n"
+    "static int32_t i[6] = {4, 0, 2, 9, 1, 1}, v[3] = {1, 4, -7}, z[18], u[6] = {1, 2, 3, 4, 5, "
+    "6},\n"
+    "               r[18];\n"
+    "static _Alignas(64) unsigned char scratch[1 << 16];\n"
+    "static void run(const char *name, const int64_t *zx, const int64_t *zi, int64_t nv,\n"
+    "                const int64_t *zz) {\n"
+    "    const int64_t zy[1] = {4}, zv[2] = {3, nv}, zu[2] = {zi[0], 2};\n"
+    "    const void *args[6] = {x, i, y, v, z, u};\n"
+    "    const int64_t *zin[6] = {zx, zi, zy, zv, zz, zu};\n"
+    "    void *res[3] = {g, h, r};\n"
+    "    char msg[512] = \"(none)\";\n"
+    "    idx_options o = {0};\n"
+    "    o.error = msg;\n"
+    "    o.error_size = sizeof msg;\n"
+    "    if (idx_scratch_size() > sizeof scratch) { printf(\"scratch\\n\"); return; }\n"
+    "    int rc = idx_run_dynamic(&o, args, zin, res, 0, scratch);\n"
+    "    printf(\"%s %d %s\\n\", name, rc, rc ? msg : \"\");\n"
+    "}\n"
+    "int main(void) {\n"
+    "    for (int k = 0; k < 15; k++) x[k] = (float)k;\n"
+    "    for (int k = 0; k < 5; k++) y[k] = (float)(k + 1);\n"
+    "    const int64_t x2[2] = {2, 4}, i2[3] = {2, 2, 1}, i3[3] = {3, 2, 1}, z2[2] = {2, 5};\n"
+    "    run(\"ok\", x2, i2, 1, z2);\n"
+    "    printf(\"g %g %g %g %g h %g %g %g r %d %d %d\\n\", g[0], g[1], g[2], g[3], h[0], h[1],\n"
+    "           h[2], r[0], r[4], r[6 + 2]);\n"
+    "    run(\"gbatch\", x2, i3, 1, (const int64_t[]){3, 5});\n"
+    "    run(\"vector\", x2, i2, 0, z2);\n"
+    "    run(\"sbatch\", (const int64_t[]){3, 4}, i3, 1, z2);\n"
+    "    return 0;\n"
+    "}\n";
+
+/* The interpreter's message (or "(no error)") for index_module at those sizes. */
+static char *index_message(const cxla_module *m, const int64_t *zx, const int64_t *zi, int64_t nv,
+                           const int64_t *zz) {
+    cxla_strbuf t[6];
+    for (int k = 0; k < 6; k++) cxla_strbuf_init(&t[k]);
+    cxla_strbuf_printf(&t[0], "f32[%" PRId64 ",%" PRId64 "] {", zx[0], zx[1]);
+    for (int64_t a = 0; a < zx[0]; a++) {
+        cxla_strbuf_puts(&t[0], a ? ", {" : "{");
+        for (int64_t b = 0; b < zx[1]; b++)
+            cxla_strbuf_printf(&t[0], "%s%d", b ? ", " : "", (int)(a * 5 + b));
+        cxla_strbuf_puts(&t[0], "}");
+    }
+    cxla_strbuf_puts(&t[0], "}");
+    static const int iv[6] = {4, 0, 2, 9, 1, 1};
+    cxla_strbuf_printf(&t[1], "s32[%" PRId64 ",2,1] {", zi[0]);
+    for (int64_t a = 0; a < zi[0]; a++)
+        cxla_strbuf_printf(&t[1], "%s{{%d}, {%d}}", a ? ", " : "", iv[2 * a], iv[2 * a + 1]);
+    cxla_strbuf_puts(&t[1], "}");
+    cxla_strbuf_puts(&t[2], "f32[4] {1, 2, 3, 4}");
+    cxla_strbuf_puts(&t[3], nv ? "s32[3,1] {{1}, {4}, {-7}}" : "s32[3,0] {{}, {}, {}}");
+    cxla_strbuf_printf(&t[4], "s32[%" PRId64 ",%" PRId64 "] {", zz[0], zz[1]);
+    for (int64_t a = 0; a < zz[0]; a++) {
+        cxla_strbuf_puts(&t[4], a ? ", {" : "{");
+        for (int64_t b = 0; b < zz[1]; b++) cxla_strbuf_puts(&t[4], b ? ", 0" : "0");
+        cxla_strbuf_puts(&t[4], "}");
+    }
+    cxla_strbuf_puts(&t[4], "}");
+    cxla_strbuf_printf(&t[5], "s32[%" PRId64 ",2] {", zi[0]);
+    for (int64_t a = 0; a < zi[0]; a++)
+        cxla_strbuf_printf(&t[5], "%s{%d, %d}", a ? ", " : "", (int)(2 * a + 1), (int)(2 * a + 2));
+    cxla_strbuf_puts(&t[5], "}");
+    cxla_literal *args[6];
+    for (int k = 0; k < 6; k++) args[k] = lit(t[k].data);
+    cxla_literal *out = NULL;
+    cxla_status s = interp_run_module(m, NULL, (const cxla_literal *const *)args, 6, &out);
+    char *msg = strdup(s ? cxla_status_message(s) : "(no error)");
+    cxla_status_free(s);
+    cxla_literal_free(out);
+    for (int k = 0; k < 6; k++) {
+        cxla_literal_free(args[k]);
+        cxla_strbuf_free(&t[k]);
+    }
+    return msg;
+}
+
+static void test_aot_dynamic_index(void) {
+    if (!have("gcc")) test_skip_all("no gcc");
+    make_tmpdir();
+    cxla_module *m = parse_module(index_module);
+    cxla_status s = cpu_aot_write(m, NULL, tmpdir, "idx");
+    CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+    cxla_status_free(s);
+    char path[512], cmd[2048];
+    snprintf(path, sizeof path, "%s/main.c", tmpdir);
+    s = cxla_write_file(path, index_driver, strlen(index_driver));
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2 -o prog main.c idx.c "
+             "-lm 2>&1 | head -20 && ./prog > out.txt",
+             tmpdir);
+    CHECK(system(cmd) == 0);
+    char *text = NULL;
+    size_t size = 0;
+    snprintf(path, sizeof path, "%s/out.txt", tmpdir);
+    s = cxla_read_file(path, &text, &size);
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    const int64_t x2[2] = {2, 4}, i2[3] = {2, 2, 1}, i3[3] = {3, 2, 1}, z2[2] = {2, 5},
+                  z3[2] = {3, 5}, x3[2] = {3, 4};
+    char *ok = index_message(m, x2, i2, 1, z2), *gbatch = index_message(m, x2, i3, 1, z3);
+    char *vector = index_message(m, x2, i2, 0, z2), *sbatch = index_message(m, x3, i3, 1, z2);
+    cxla_strbuf want;
+    cxla_strbuf_init(&want);
+    /* g: rows {0..3} and {5..8} at 4 (clamped to 3) and 0, at 2 and 9 (clamped to 3); h: y at 1,
+     * 4 (clamped to 3) and -7 (to 0); r: row 0 gets 2 at 0 and 1 at 4, row 1 3 at 2. */
+    cxla_strbuf_printf(&want,
+                       "ok 0 \ng 3 0 7 8 h 2 4 1 r 2 1 3\ngbatch 14 %s\nvector 14 %s\n"
+                       "sbatch 14 %s\n",
+                       gbatch, vector, sbatch);
+    CHECK_MSG(text && strcmp(text, want.data) == 0, "got:\n%s\nwant:\n%s", text ? text : "(none)",
+              want.data);
+    CHECK_MSG(strcmp(ok, "(no error)") == 0, "%s", ok);
+    CHECK_MSG(strstr(gbatch, "batching dimension 0 of f32[2,4] (size 2)") != NULL, "%s", gbatch);
+    CHECK_MSG(strstr(vector, "index vectors of s32[3,0] have 0") != NULL, "%s", vector);
+    CHECK_MSG(strstr(sbatch, "scatter: batching dimension 0") != NULL, "%s", sbatch);
+    free(ok);
+    free(gbatch);
+    free(vector);
+    free(sbatch);
+    free(text);
+    cxla_strbuf_free(&want);
+    cxla_module_destroy(m);
+    if (!test_failures) remove_tmpdir();
+}
+
+/* async-start over dynamic shapes (aot_ops.c): the interpreter runs it on operands at their
+ * bounds only; below them the generated code fails with its message, word for word. */
+static const char *const async_module =
+    "HloModule as\n"
+    "wrapped {\n  p = f32[<=5] parameter(0)\n  r = f32[<=5] reverse(p), dimensions={0}\n"
+    "  ROOT n = f32[<=5] negate(r)\n}\n"
+    "ENTRY main {\n  x = f32[<=5] parameter(0)\n"
+    "  s = ((f32[<=5]), f32[<=5], s32[]) async-start(x), calls=wrapped\n"
+    "  ROOT d = f32[<=5] async-done(s)\n}\n";
+
+static const char *const async_driver =
+    "#include <stdio.h>\n#include \"as.h\"\n"
+    "static float x[5] = {1, 2, 3, 4, 5}, y[5];\n"
+    "static _Alignas(64) unsigned char scratch[1 << 14];\n"
+    "static void run(const char *name, int64_t n) {\n"
+    "    const int64_t zx[1] = {n};\n"
+    "    int64_t zy[1] = {-1};\n"
+    "    const void *args[1] = {x};\n"
+    "    const int64_t *zin[1] = {zx};\n"
+    "    void *res[1] = {y};\n"
+    "    int64_t *zout[1] = {zy};\n"
+    "    char msg[512] = \"(none)\";\n"
+    "    as_options o = {0};\n"
+    "    o.error = msg;\n"
+    "    o.error_size = sizeof msg;\n"
+    "    if (as_scratch_size() > sizeof scratch) { printf(\"scratch\\n\"); return; }\n"
+    "    int rc = as_run_dynamic(&o, args, zin, res, zout, scratch);\n"
+    "    printf(\"%s %d %s\\n\", name, rc, rc ? msg : \"\");\n"
+    "    if (!rc) printf(\"%d %g %g\\n\", (int)zy[0], y[0], y[4]);\n"
+    "}\n"
+    "int main(void) {\n    run(\"bounds\", 5);\n    run(\"below\", 3);\n    return 0;\n}\n";
+
+static void test_aot_dynamic_async(void) {
+    if (!have("gcc")) test_skip_all("no gcc");
+    make_tmpdir();
+    cxla_module *m = parse_module(async_module);
+    cxla_status s = cpu_aot_write(m, NULL, tmpdir, "as");
+    CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+    cxla_status_free(s);
+    char path[512], cmd[2048];
+    snprintf(path, sizeof path, "%s/main.c", tmpdir);
+    s = cxla_write_file(path, async_driver, strlen(async_driver));
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2 -o prog main.c as.c "
+             "-lm 2>&1 | head -20 && ./prog > out.txt",
+             tmpdir);
+    CHECK(system(cmd) == 0);
+    char *text = NULL;
+    size_t size = 0;
+    snprintf(path, sizeof path, "%s/out.txt", tmpdir);
+    s = cxla_read_file(path, &text, &size);
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    cxla_literal *arg = lit("f32[3] {1, 2, 3}"), *out = NULL;
+    s = interp_run_module(m, NULL, (const cxla_literal *const *)&arg, 1, &out);
+    char *below = strdup(s ? cxla_status_message(s) : "(no error)");
+    cxla_status_free(s);
+    cxla_literal_free(out);
+    cxla_literal_free(arg);
+    cxla_strbuf want;
+    cxla_strbuf_init(&want);
+    cxla_strbuf_printf(&want, "bounds 0 \n5 -5 -1\nbelow 14 %s\n", below);
+    CHECK_MSG(text && strcmp(text, want.data) == 0, "got:\n%s\nwant:\n%s", text ? text : "(none)",
+              want.data);
+    CHECK_MSG(strstr(below, "does not support an operand below its dynamic bounds") != NULL, "%s",
+              below);
+    free(below);
+    free(text);
+    cxla_strbuf_free(&want);
+    cxla_module_destroy(m);
+    if (!test_failures) remove_tmpdir();
+}
+
 TEST_MAIN(TEST(test_aot_dynamic_values), TEST(test_aot_dynamic_moves),
           TEST(test_aot_dynamic_control), TEST(test_aot_dynamic_rules),
-          TEST(test_aot_dynamic_errors))
+          TEST(test_aot_dynamic_errors), TEST(test_aot_dynamic_index), TEST(test_aot_dynamic_async))

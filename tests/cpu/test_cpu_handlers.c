@@ -16,6 +16,7 @@
 
 #include "cpu/cpu.h"
 #include "cpu/cpu_internal.h"
+#include "cpu/cpu_steps.h"
 #include "harness.h"
 #include "hlo/hlo.h"
 
@@ -151,4 +152,121 @@ static void test_no_handler_steps(void) {
     CHECK(planned > 1000); /* the cases are all there */
 }
 
-TEST_MAIN(TEST(test_no_handler_steps))
+/* ---- issue 13: no fixed limits of rank or operand count in the moves and reduces ---------- */
+
+static cxla_module *parse_text(const char *text) {
+    cxla_module *m = NULL;
+    cxla_status s = cxla_hlo_parse(text, strlen(text), "wide", &m);
+    if (!s) s = cxla_verify_module(m);
+    CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+    cxla_status_free(s);
+    return m;
+}
+
+/* The steps themselves at run time, not only the plan (test_no_handler_steps above: the
+ * plan has no handler step for tests/hlo/cases/dynamic_wide.hlo): a concatenate of 65
+ * operands, a reverse of rank 17 and a reduce of rank 17 below their bounds compute their
+ * values without asking for the interpreter's handler (which they did when their sizes
+ * and strides lived in arrays of 16 and 64: *out_handler then, or no step at all). */
+static void test_wide_steps(void) {
+    /* 65 operands along the dynamic dimension: a (size 1) and b (size 2) in turn. */
+    cxla_strbuf t;
+    cxla_strbuf_init(&t);
+    cxla_strbuf_puts(&t, "HloModule c\nENTRY e {\n  a = f32[<=2] parameter(0)\n"
+                         "  b = f32[<=2] parameter(1)\n  ROOT c = f32[<=130] concatenate(");
+    for (int k = 0; k < 65; k++) cxla_strbuf_printf(&t, "%s%s", k ? ", " : "", k % 2 ? "b" : "a");
+    cxla_strbuf_puts(&t, "), dimensions={0}\n}\n");
+    cxla_module *m = parse_text(t.data);
+    cxla_strbuf_free(&t);
+    if (!m) return;
+    const cxla_instr *c = m->entry->root;
+    CHECK(cpu_dyn_move_ok(c) && cpu_dyn_move_wide_ok(c));
+    float a[2] = {1, 99}, b[2] = {2, 3}, out[130];
+    int64_t za[1] = {1}, zb[1] = {2};
+    const void *ins[65];
+    const int64_t *opz[65];
+    for (int k = 0; k < 65; k++) {
+        ins[k] = k % 2 ? (const void *)b : (const void *)a;
+        opz[k] = k % 2 ? zb : za;
+    }
+    cpu_dyn_desc d;
+    bool handler = true;
+    cxla_status s = cpu_dyn_move_plan(c, ins, opz, &d, &handler);
+    CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+    cxla_status_free(s);
+    CHECK(!handler);
+    if (!s && !handler) {
+        memset(out, 0xff, sizeof out);
+        cpu_dyn_move(&d, out);
+        CHECK(d.sizes[0] == 97);
+        for (int64_t j = 0, k = 0; k < 65; k++) {
+            bool is_b = k % 2;
+            CHECK(out[j++] == (is_b ? 2 : 1));
+            if (is_b) CHECK(out[j++] == 3);
+        }
+        for (int j = 97; j < 130; j++) CHECK(out[j] == 0); /* zeros in the padding */
+    }
+    cpu_dyn_move_free(&d);
+    cxla_module_destroy(m);
+
+    /* Rank 17: a reverse of both dynamic dimensions, f32[<=3,1 x 15,<=3] at sizes 2 x 2. */
+    static const char *const rev =
+        "HloModule r\nENTRY e {\n  a = f32[<=3,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,<=3] parameter(0)\n"
+        "  ROOT r = f32[<=3,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,<=3] reverse(a), dimensions={0,16}\n}\n";
+    m = parse_text(rev);
+    if (!m) return;
+    c = m->entry->root;
+    CHECK(cpu_dyn_move_ok(c));
+    float x[9] = {1, 2, 77, 3, 4, 77, 77, 77, 77}, y[9];
+    int64_t zx[17];
+    for (int dd = 0; dd < 17; dd++) zx[dd] = 1;
+    zx[0] = zx[16] = 2;
+    const void *rin[1] = {x};
+    const int64_t *rz[1] = {zx};
+    handler = true;
+    s = cpu_dyn_move_plan(c, rin, rz, &d, &handler);
+    CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+    cxla_status_free(s);
+    CHECK(!handler);
+    if (!s && !handler) {
+        cpu_dyn_move(&d, y);
+        static const float want[9] = {4, 3, 0, 2, 1, 0, 0, 0, 0};
+        for (int j = 0; j < 9; j++) CHECK_MSG(y[j] == want[j], "y[%d] = %g", j, (double)y[j]);
+        CHECK(d.rank == 17 && d.sizes[0] == 2 && d.sizes[16] == 2 && d.sizes[8] == 1);
+    }
+    cpu_dyn_move_free(&d);
+    cxla_module_destroy(m);
+
+    /* Rank 17: an f32 sum over a dynamic dimension (19 of 20) from 0.5, the interpreter's
+     * loop over the sizes. */
+    static const char *const red =
+        "HloModule s\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT s = f32[] add(a, b)\n}\n"
+        "ENTRY e {\n  a = f32[<=20,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,2] parameter(0)\n"
+        "  z = f32[] constant(0.5)\n"
+        "  ROOT r = f32[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,2] reduce(a, z), dimensions={0}, "
+        "to_apply=add\n}\n";
+    m = parse_text(red);
+    if (!m) return;
+    c = m->entry->root;
+    CHECK(cpu_dyn_reduce_ok(c));
+    float v[40], init = 0.5f, r[2] = {-1, -1};
+    for (int i = 0; i < 20; i++) {
+        v[2 * i] = (float)(i + 1);
+        v[2 * i + 1] = i < 19 ? (float)(2 * (i + 1)) : 1e30f; /* row 19 is padding */
+    }
+    zx[0] = 19;
+    zx[16] = 2;
+    const void *sin[2] = {v, &init};
+    const int64_t *sz[2] = {zx, zx};
+    int64_t outz[16];
+    handler = true;
+    s = cpu_dyn_reduce(c, r, sin, sz, outz, &handler);
+    CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+    cxla_status_free(s);
+    CHECK(!handler);
+    CHECK_MSG(r[0] == 190.5f && r[1] == 380.5f, "%g %g", (double)r[0], (double)r[1]);
+    cxla_module_destroy(m);
+}
+
+TEST_MAIN(TEST(test_no_handler_steps), TEST(test_wide_steps))
