@@ -295,11 +295,17 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
                 g->call_instrs[g->call_count++] = in;
             } else if (wants_kernel(in)) {
                 g->instrs[g->count++] = in;
+            } else if (cpu_collective_combine_lookup(in) && shape_is_static_arrays(&in->shape)) {
+                g->instrs[g->count++] = in; /* its reducer's combine function (emit_combine.h) */
             } else if (cpu_svc_topk_instr(in, attrs, &alt) && wants_kernel(&alt)) {
                 g->topk[g->count] = true; /* the topk kernel, under the custom call's id */
                 g->instrs[g->count++] = in;
-            } else if (cpu_svc_async_wrapped(in, &alt) && wants_kernel(&alt)) {
-                g->wrapped[g->count] = true; /* the wrapped operation's, under the start's id */
+            } else if (cpu_svc_async_wrapped(in, &alt) &&
+                       (wants_kernel(&alt) || (cpu_collective_combine_lookup(&alt) &&
+                                               shape_is_static_arrays(&alt.shape)))) {
+                /* the wrapped operation's kernel (or its reducer's combine function), under
+                 * the start's id */
+                g->wrapped[g->count] = true;
                 g->instrs[g->count++] = in;
             } else if (bcomp && bcomp->instr_count == comp->instr_count &&
                        bcomp->instrs[i]->id == in->id && cpu_bounds_kind(in, fast) &&
@@ -329,10 +335,15 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         cxla_instr alt; /* the instruction a TopK or an async-start in sugar form runs as */
         if (g->topk[i] && cpu_svc_topk_instr(g->instrs[i], attrs, &alt))
             CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(&alt, name, text, &g->infos[i]));
+        else if (g->wrapped[i] && cpu_svc_async_wrapped(g->instrs[i], &alt) &&
+                 cpu_collective_combine_lookup(&alt))
+            CXLA_RETURN_IF_ERROR(cpu_collective_emit_combine(&alt, name, text));
         else if (g->wrapped[i] && cpu_svc_async_wrapped(g->instrs[i], &alt))
             CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(&alt, name, text, &g->infos[i]));
         else if (g->sort_sized[i])
             CXLA_RETURN_IF_ERROR(cpu_emit_sort_sized(g->instrs[i], name, text, &g->infos[i]));
+        else if (cpu_collective_combine_lookup(g->instrs[i]))
+            CXLA_RETURN_IF_ERROR(cpu_collective_emit_combine(g->instrs[i], name, text));
         else if (g->sized[i])
             CXLA_RETURN_IF_ERROR(emit_sized(g->instrs[i], name, text, &g->infos[i]));
         else
@@ -496,9 +507,18 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
     return NULL;
 }
 
+/* Whether the kernel under |in|'s id is a collective's combine function (emit_combine.h),
+ * which its service step calls: never a kernel to run as one. */
+static bool combines(const cxla_instr *in) {
+    cxla_instr t;
+    return cpu_collective_combine_lookup(in) ||
+           (cpu_svc_async_wrapped(in, &t) && cpu_collective_combine_lookup(&t));
+}
+
 static interp_op_fn lookup(void *user, const cxla_instr *in) {
     const cpu_compiled *c = user;
     if (in->id < 0 || in->id >= c->id_count) return NULL;
+    if (combines(in)) return NULL; /* the driver runs the collective's handler */
     return c->kernels[in->id] || c->calls[in->id].fn ? run_kernel : NULL;
 }
 
@@ -511,7 +531,8 @@ static const char *instr_what(const cpu_compiled *c, const cxla_instr *in) {
                  strcmp(what, "pieces in place") == 0))
         return what;
     if (c->calls[in->id].fn) return c->calls[in->id].what;
-    if (c->kernels[in->id]) return what && strcmp(what, "kernel in place") == 0 ? what : "kernel";
+    if (c->kernels[in->id] && !(what && combines(in)))
+        return what && strcmp(what, "kernel in place") == 0 ? what : "kernel";
     if (what) return what;
     if (!c->plan && in->opcode != CXLA_OP_PARAMETER && in->opcode != CXLA_OP_CONSTANT)
         return "interpreter handler"; /* the driver's fallback */
