@@ -292,14 +292,106 @@ static cxla_status fuse_at(cxla_instr *root, bool rows, bool *changed) {
 
 /* ---- multi-output fusion ----------------------------------------------------------- */
 
-static bool reaches(const cxla_instr *from, const cxla_instr *target, int budget, int *used) {
-    /* Depth-first over operands; |budget| bounds the walk (then "maybe": true). */
+/* Reachability over operands within one computation. Positions in a post-order (operands
+ * first) bound the question: a |target| after |from| is never reached, and the walk skips
+ * operands at or before |target|'s position. Computations of up to REACH_BITS_MAX
+ * instructions keep every instruction's transitive operands as a bit set over positions,
+ * so that a question is one bit (multi-output fusion asks about every pair of candidates
+ * that share an operand); larger ones walk the operands with a mark per instruction id
+ * stamped with the walk's number, visiting each instruction once (a walk without marks
+ * revisits shared operands once per path). The order is recomputed after a merge
+ * changes the computation. */
+#define REACH_BITS_MAX 4096
+
+typedef struct reach_walk {
+    const cxla_computation *comp;
+    bool stale;
+    int64_t *pos;   /* by instruction id; -1: not in comp */
+    uint32_t *mark; /* by instruction id; == gen: seen in this walk */
+    int64_t count;  /* entries of pos and mark */
+    uint32_t gen;
+    const cxla_instr **stack; /* comp->instr_count entries */
+    uint64_t *bits;           /* [position][words]: the transitive operands' positions */
+    int64_t words;
+} reach_walk;
+
+static void reach_free(reach_walk *w) {
+    free(w->bits);
+    free(w->pos);
+    free(w->mark);
+    free(w->stack);
+}
+
+static int64_t reach_pos(const reach_walk *w, const cxla_instr *in) {
+    return in->parent == w->comp && in->id >= 0 && in->id < w->count ? w->pos[in->id] : -1;
+}
+
+static cxla_status reach_order(reach_walk *w) {
+    const cxla_computation *c = w->comp;
+    int64_t n = c->module->next_id, len = c->instr_count ? c->instr_count : 1;
+    reach_free(w);
+    w->bits = NULL;
+    w->pos = malloc((size_t)n * sizeof(*w->pos));
+    w->mark = calloc((size_t)n, sizeof(*w->mark));
+    w->stack = malloc((size_t)len * sizeof(*w->stack));
+    w->count = n;
+    w->gen = 0;
+    cxla_arena *arena = cxla_arena_create();
+    if (!w->pos || !w->mark || !w->stack || !arena) {
+        cxla_arena_destroy(arena);
+        return PASSES_OOM();
+    }
+    cxla_instr **order;
+    cxla_status s = cxla_computation_post_order_in(c, arena, &order);
+    if (!s) {
+        for (int64_t i = 0; i < n; i++) w->pos[i] = -1;
+        for (int64_t i = 0; i < c->instr_count; i++)
+            if (order[i]->id >= 0 && order[i]->id < n) w->pos[order[i]->id] = i;
+        w->stale = false;
+    }
+    if (!s && c->instr_count <= REACH_BITS_MAX) { /* without the memory, the walk answers */
+        w->words = (c->instr_count + 63) / 64;
+        w->bits = calloc((size_t)(c->instr_count * w->words), sizeof(*w->bits));
+        for (int64_t i = 0; w->bits && i < c->instr_count; i++) {
+            uint64_t *row = w->bits + i * w->words;
+            for (int64_t k = 0; k < order[i]->operand_count; k++) {
+                int64_t p = reach_pos(w, order[i]->operands[k]);
+                if (p < 0 || p >= i) continue;
+                const uint64_t *from = w->bits + p * w->words;
+                for (int64_t j = 0; j < w->words; j++) row[j] |= from[j];
+                row[p / 64] |= 1ull << (p % 64);
+            }
+        }
+    }
+    cxla_arena_destroy(arena);
+    return s;
+}
+
+/* True when |target| is |from| or one of its transitive operands in the walk's
+ * computation. */
+static bool reaches(reach_walk *w, const cxla_instr *from, const cxla_instr *target) {
+    int64_t lo = reach_pos(w, target), at = reach_pos(w, from);
     if (from == target) return true;
-    if (++*used > budget) return true;
-    for (int64_t i = 0; i < from->operand_count; i++)
-        if (from->operands[i]->parent == from->parent &&
-            reaches(from->operands[i], target, budget, used))
-            return true;
+    if (lo < 0 || at < 0 || lo > at) return false;
+    if (w->bits) return (w->bits[at * w->words + lo / 64] >> (lo % 64)) & 1;
+    if (++w->gen == 0) { /* wrapped: clear the marks once */
+        memset(w->mark, 0, (size_t)w->count * sizeof(*w->mark));
+        w->gen = 1;
+    }
+    int64_t top = 0;
+    w->stack[top++] = from;
+    w->mark[from->id] = w->gen;
+    while (top > 0) {
+        const cxla_instr *in = w->stack[--top];
+        for (int64_t i = 0; i < in->operand_count; i++) {
+            const cxla_instr *op = in->operands[i];
+            if (op == target) return true;
+            int64_t p = reach_pos(w, op);
+            if (p <= lo || w->mark[op->id] == w->gen) continue;
+            w->mark[op->id] = w->gen;
+            w->stack[top++] = op; /* marked once, so at most instr_count entries */
+        }
+    }
     return false;
 }
 
@@ -418,21 +510,26 @@ static cxla_status multi_output(cxla_computation *comp, bool *changed) {
         cxla_arena_alloc_array(comp->module->arena, (size_t)(n ? n : 1), sizeof(*snap));
     if (!snap) return PASSES_OOM();
     memcpy(snap, comp->instrs, (size_t)n * sizeof(*snap));
+    reach_walk walk = {.comp = comp, .stale = true};
     for (int64_t i = 0; i < n; i++) {
         if (!mof_candidate(snap[i])) continue;
         for (int64_t j = i + 1; j < n; j++) {
             cxla_instr *a = snap[i], *b = snap[j];
             if (!mof_candidate(b) || !same_loop(a, b) || !share_large_operand(a, b)) continue;
             if (a->operand_count + b->operand_count > MAX_PARAMS) continue;
-            int used = 0;
-            if (reaches(a, b, 10000, &used)) continue;
-            used = 0;
-            if (reaches(b, a, 10000, &used)) continue;
-            CXLA_RETURN_IF_ERROR(merge(a, b));
+            cxla_status s = walk.stale ? reach_order(&walk) : NULL;
+            if (!s && (reaches(&walk, a, b) || reaches(&walk, b, a))) continue;
+            if (!s) s = merge(a, b);
+            walk.stale = true;
+            if (s) {
+                reach_free(&walk);
+                return s;
+            }
             *changed = true;
             break; /* a is gone */
         }
     }
+    reach_free(&walk);
     return NULL;
 }
 

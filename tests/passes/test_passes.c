@@ -739,6 +739,47 @@ static void test_fusion_multi_output(void) {
     cxla_module_destroy(m);
 }
 
+/* Siblings that share x merge unless one reads the other (s2 scales x by s1); each with
+ * |filler| unused constants in front, so that the computation is small (reachability
+ * as bit sets) or large (fusion.c's walk over operands, past REACH_BITS_MAX). */
+static void multi_output_case(int64_t filler, bool dependent, int64_t want_tuples) {
+    cxla_strbuf b;
+    cxla_strbuf_init(&b);
+    cxla_strbuf_puts(&b, "HloModule m\n"
+                         "add { x = f32[] parameter(0)\n y = f32[] parameter(1)\n"
+                         " ROOT s = f32[] add(x, y) }\n"
+                         "ENTRY e { x = f32[8,256] parameter(0)\n z = f32[] constant(0)\n");
+    for (int64_t i = 0; i < filler; i++)
+        cxla_strbuf_printf(&b, " k%lld = f32[] constant(%lld)\n", (long long)i, (long long)i);
+    cxla_strbuf_puts(&b, " c = f32[8,256] convert(x)\n"
+                         " s1 = f32[8] reduce(c, z), dimensions={1}, to_apply=add\n");
+    cxla_strbuf_puts(&b, dependent ? " b = f32[8,256] broadcast(s1), dimensions={0}\n"
+                                     " sq = f32[8,256] multiply(x, b)\n"
+                                   : " sq = f32[8,256] multiply(x, x)\n");
+    cxla_strbuf_puts(&b, " s2 = f32[8] reduce(sq, z), dimensions={1}, to_apply=add\n"
+                         " ROOT v = f32[8] subtract(s2, s1) }\n");
+    char *text = cxla_strbuf_take(&b);
+    CHECK(text != NULL);
+    if (!text) return;
+    cxla_module *m = run_pass(text, &cxla_pass_fusion);
+    free(text);
+    if (!m) return;
+    int64_t tuples = 0;
+    for (int64_t i = 0; i < m->entry->instr_count; i++)
+        tuples += m->entry->instrs[i]->opcode == CXLA_OP_FUSION &&
+                  m->entry->instrs[i]->shape.type == CXLA_TUPLE;
+    CHECK_MSG(tuples == want_tuples, "filler %lld, dependent %d: %lld multi-output fusions",
+              (long long)filler, dependent, (long long)tuples);
+    cxla_module_destroy(m);
+}
+
+static void test_fusion_multi_output_reach(void) {
+    multi_output_case(0, false, 1);
+    multi_output_case(0, true, 0);
+    multi_output_case(4200, false, 1);
+    multi_output_case(4200, true, 0);
+}
+
 /* ---- the pipeline ---------------------------------------------------------------- */
 
 static cxla_status break_module(cxla_module *m, bool *changed) {
@@ -810,8 +851,9 @@ TEST_MAIN(TEST(test_ir_remove), TEST(test_dce), TEST(test_control_dependencies_s
           TEST(test_inline), TEST(test_cse), TEST(test_simplify_identities),
           TEST(test_simplify_shapes), TEST(test_constant_fold), TEST(test_layout),
           TEST(test_dot_canon), TEST(test_fusion_loop), TEST(test_fusion_input_and_side_effects),
-          TEST(test_fusion_multi_output), TEST(test_output_fusion_dense),
-          TEST(test_output_fusion_tanh), TEST(test_output_fusion_conv_batch_norm),
-          TEST(test_output_fusion_limits), TEST(test_output_fusion_arrays),
-          TEST(test_output_fusion_convert), TEST(test_output_fusion_bf16), TEST(test_conv_canon),
-          TEST(test_pipeline_dump_and_verify), TEST(test_pipeline_whole))
+          TEST(test_fusion_multi_output), TEST(test_fusion_multi_output_reach),
+          TEST(test_output_fusion_dense), TEST(test_output_fusion_tanh),
+          TEST(test_output_fusion_conv_batch_norm), TEST(test_output_fusion_limits),
+          TEST(test_output_fusion_arrays), TEST(test_output_fusion_convert),
+          TEST(test_output_fusion_bf16), TEST(test_conv_canon), TEST(test_pipeline_dump_and_verify),
+          TEST(test_pipeline_whole))
