@@ -113,8 +113,12 @@ typedef struct cpu_gather_map {
 bool cpu_emit_gather_map(const cxla_instr *instr, cpu_gather_map *m);
 
 /* Scalar computations written inline (emit_scalar.c): whether every instruction of |c| has
- * a C form (parameters, scalar constants, elementwise operations, compare, select,
- * convert; a tuple root of |nres| scalars when nres > 1), with |nargs| parameters. */
+ * a C form, with |nargs| scalar parameters and one result (a tuple root of |nres| when nres
+ * > 1). The forms: parameters, one-element constants, every elementwise operation the
+ * emitter writes (compare of complex values EQ / NE, select, clamp, convert,
+ * bitcast-convert of whole bytes), tuples and get-tuple-element inside, call and fusion
+ * (inlined), map and reduce of one-element values, and the moves of one element
+ * (broadcast, reshape, bitcast, transpose, reverse, slice; iota). */
 bool cpu_emit_scalar_ok(const cxla_computation *c, int64_t nargs, int64_t nres);
 /* The same for a computation whose parameters, instructions and results all have the
  * dimensions of |over| (NULL: scalars), so that it computes each position on its own from
@@ -127,6 +131,16 @@ bool cpu_emit_positionwise_ok(const cxla_computation *c, int64_t nargs, int64_t 
  * f<*tmp>, counting up. */
 void cpu_emit_scalar(cxla_arena *arena, cxla_strbuf *b, int indent, int64_t *tmp,
                      const cxla_computation *c, const char *const *args, const char **out);
+/* |c| as a C function of |nparams| scalar parameters (comparators, map functions, reducers
+ * of emit_lib.c): whether cpu_emit_scalar_ok holds with scalar parameters and |nr| scalar
+ * results of types |rts| (a root tuple of them when nr > 1); then the function itself,
+ * `static inline RT fname(CT0 p0, ...)`, or for a root tuple `static inline void
+ * fname(CT0 p0, ..., RT0 *o0, ...)`, values held as cpu_emit_ctype says. Errors: out of
+ * memory. */
+bool cpu_emit_scalar_function_ok(const cxla_computation *c, int64_t nparams, const cxla_type *rts,
+                                 int64_t nr);
+cxla_status cpu_emit_scalar_function(cxla_arena *arena, const cxla_computation *c,
+                                     const char *fname, cxla_strbuf *out);
 
 /* Pieces every kernel writer shares (emit_scalar.c): a static array of a type kernels handle
  * in the default layout; the kernel's head comment (its HLO); the entry point that clamps

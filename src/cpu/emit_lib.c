@@ -6,10 +6,9 @@
  * is not a strict weak order (NaNs under LT) gives the interpreter's result. The
  * comparator is the interpreter's typed comparison when interp_match_comparator
  * recognizes it (written out for its type), else the comparator computation emitted as a
- * static C function of 2N scalars, each instruction through the scalar rules of
- * emit_expr.c. The permutation and its merge buffer live in the scratch memory, one pair
- * per row; the outer range runs over the rows. map emits its computation the same way
- * and calls it per element. */
+ * static C function of 2N scalars written by emit_scalar.c (cpu_emit_scalar_function). The
+ * permutation and its merge buffer live in the scratch memory, one pair per row; the outer range
+ * runs over the rows. map emits its computation the same way and calls it per element. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -83,208 +82,17 @@ static bool held_type(cxla_type t) {
     return cpu_emit_type_ok(t) || cpu_emit_subbyte(t) || cxla_type_is_complex(t);
 }
 
-static bool scalar_shape(const cxla_shape *s) {
-    return cxla_type_is_array(s->type) && s->rank == 0 && held_type(s->type);
-}
-
-static bool has_complex(const cxla_instr *x) {
-    if (cxla_type_is_complex(x->shape.type)) return true;
-    for (int64_t k = 0; k < x->operand_count; k++)
-        if (cxla_type_is_complex(x->operands[k]->shape.type)) return true;
-    return false;
-}
-
-/* Floats of two precisions meeting in one instruction (emit.c leaves those to the
- * interpreter too). */
-static bool mixed(const cxla_instr *x) {
-    if (x->opcode == CXLA_OP_CONVERT || x->opcode == CXLA_OP_BITCAST_CONVERT ||
-        x->opcode == CXLA_OP_PARAMETER)
-        return false;
-    cxla_type seen = cxla_type_is_float(x->shape.type) ? x->shape.type : CXLA_TYPE_INVALID;
-    for (int64_t k = 0; k < x->operand_count; k++) {
-        cxla_type t = x->operands[k]->shape.type;
-        if (!cxla_type_is_float(t)) continue;
-        if (seen != CXLA_TYPE_INVALID && t != seen) return true;
-        seen = t;
-    }
-    return false;
-}
-
-static bool scalar_instr_ok(const cxla_instr *x) {
-    if (!scalar_shape(&x->shape) || mixed(x)) return false;
-    for (int64_t k = 0; k < x->operand_count; k++)
-        if (!scalar_shape(&x->operands[k]->shape)) return false;
-    cxla_opcode op = x->opcode;
-    switch (op) {
-    case CXLA_OP_PARAMETER: return true;
-    case CXLA_OP_CONSTANT:
-        return x->literal && !x->literal_elided && cxla_literal_element_count(x->literal) == 1;
-    case CXLA_OP_COPY:
-    case CXLA_OP_RESHAPE:
-    case CXLA_OP_BITCAST:
-    case CXLA_OP_BROADCAST:
-    case CXLA_OP_CONVERT:
-    case CXLA_OP_SELECT: return true;
-    case CXLA_OP_BITCAST_CONVERT: {
-        cxla_type a = x->operands[0]->shape.type, b = x->shape.type;
-        return a != CXLA_PRED && b != CXLA_PRED && cxla_type_storage(a) == cxla_type_storage(b) &&
-               !has_complex(x) && !cpu_emit_subbyte(a) && !cpu_emit_subbyte(b);
-    }
-    case CXLA_OP_COMPARE: {
-        if (has_complex(x)) return false; /* no complex comparisons in scalar functions yet */
-        const char *d = cxla_instr_word(x, CXLA_ATTR_DIRECTION);
-        return d && cpu_emit_compare(NULL, d, NULL, CXLA_PRED, "a", "b") != NULL;
-    }
-    default: break;
-    }
-    if (!(cxla_opcode_get_info(op)->flags & CXLA_OPF_ELEMENTWISE)) return false;
-    cxla_type ot = x->operands[0]->shape.type;
-    if (x->operand_count == 1) return cpu_emit_unary_ok(op, ot);
-    if (x->operand_count == 2) return cpu_emit_binary_ok(op, ot) && ot == x->shape.type;
-    return false;
-}
-
 /* Whether |c| (|nparams| scalar parameters) can be a C function giving |nr| scalars of
- * types |rts| (a root tuple of them when |nr| > 1). */
+ * types |rts| (a root tuple of them when |nr| > 1): emit_scalar.c's forms. */
 static bool scalar_comp_ok(const cxla_computation *c, int64_t nparams, const cxla_type *rts,
                            int64_t nr) {
-    if (!c || !c->root || c->param_count != nparams) return false;
-    const cxla_instr *root = c->root;
-    if (nr == 1 && root->shape.type != rts[0]) return false;
-    if (nr > 1) {
-        if (root->opcode != CXLA_OP_TUPLE || root->operand_count != nr) return false;
-        for (int64_t k = 0; k < nr; k++)
-            if (root->operands[k]->shape.type != rts[k] || root->operands[k]->shape.rank != 0)
-                return false;
-    }
-    for (int64_t i = 0; i < c->instr_count; i++)
-        if (!(nr > 1 && c->instrs[i] == root) && !scalar_instr_ok(c->instrs[i])) return false;
-    return true;
+    return cpu_emit_scalar_function_ok(c, nparams, rts, nr);
 }
 
-static const char *const_of(cxla_arena *arena, cxla_type t, const cxla_literal *lit) {
-    if (cxla_type_is_complex(t)) { /* the parts' bits (NaN payloads and -0 survive) */
-        uint64_t p[2] = {0, 0};
-        uint32_t q[2] = {0, 0};
-        if (t == CXLA_C64) {
-            memcpy(q, cxla_literal_data_const(lit), 8);
-            return F("cxla_c64_bits(0x%08" PRIx32 "u, 0x%08" PRIx32 "u)", q[0], q[1]);
-        }
-        memcpy(p, cxla_literal_data_const(lit), 16);
-        return F("cxla_c128_bits(0x%016" PRIx64 "ull, 0x%016" PRIx64 "ull)", p[0], p[1]);
-    }
-    uint64_t v = 0;
-    size_t es = cxla_type_storage(t);
-    memcpy(&v, cxla_literal_data_const(lit), es < 8 ? es : 8);
-    switch (t) {
-    case CXLA_F32: return F("cxla_f32_from_bits(0x%08" PRIx64 "u)", v);
-    case CXLA_F64: return F("cxla_f64_from_bits(0x%016" PRIx64 "ull)", v);
-    default: break;
-    }
-    if (cpu_emit_is_small(t) || t == CXLA_PRED)
-        return F("(%s)0x%" PRIx64 "u", cpu_emit_ctype(t), v);
-    if (cxla_type_is_signed(t)) {
-        int bits = cxla_type_bits(t);
-        int64_t s = bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits);
-        if (s == INT64_MIN) return "INT64_MIN";
-        return F("(%s)%" PRId64 "ll", cpu_emit_ctype(t), s);
-    }
-    return F("(%s)%" PRIu64 "ull", cpu_emit_ctype(t), v);
-}
-
-/* Writes `static inline RT fname(CT0 p0, CT1 p1, ...)` computing |c| on values held as
- * the emitter holds them (cpu_emit_ctype); for a root tuple, `static inline void
- * fname(CT0 p0, ..., RT0 *o0, RT1 *o1, ...)`. Checked by scalar_comp_ok. */
+/* Writes |c| as `static inline RT fname(CT0 p0, CT1 p1, ...)` (emit_scalar.c). */
 static cxla_status emit_scalar_fn(cxla_arena *arena, const cxla_computation *c, const char *fname,
                                   cxla_strbuf *out) {
-    cxla_instr **order = NULL;
-    CXLA_RETURN_IF_ERROR(cxla_computation_post_order_in(c, arena, &order));
-    const char **var = cxla_arena_alloc_array(arena, (size_t)(c->instr_count + 1), sizeof(char *));
-    const char **pname =
-        cxla_arena_alloc_array(arena, (size_t)(c->param_count + 1), sizeof(char *));
-    if (!var || !pname) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-    const cxla_instr *root = c->root;
-    bool tuple = root->opcode == CXLA_OP_TUPLE;
-    cxla_strbuf_printf(out, "/* The computation %s. */\nstatic inline %s %s(", c->name,
-                       tuple ? "void" : cpu_emit_ctype(root->shape.type), fname);
-    for (int64_t k = 0; k < c->param_count; k++) {
-        cxla_strbuf_printf(out, "%s%s p%" PRId64, k ? ", " : "",
-                           cpu_emit_ctype(c->params[k]->shape.type), k);
-        pname[k] = F("p%" PRId64, k);
-    }
-    for (int64_t k = 0; tuple && k < root->operand_count; k++)
-        cxla_strbuf_printf(out, ", %s *o%" PRId64, cpu_emit_ctype(root->operands[k]->shape.type),
-                           k);
-    cxla_strbuf_puts(out, ") {\n");
-    for (int64_t k = 0; k < c->param_count; k++)
-        cxla_strbuf_printf(out, "    (void)p%" PRId64 ";\n", k);
-    int64_t n = c->instr_count;
-    for (int64_t i = 0; i < n; i++) {
-        const cxla_instr *x = order[i];
-        const char *v = F("v%" PRId64, i);
-        var[i] = v;
-        if (x == root && tuple) continue; /* its elements are the results */
-        cxla_type t = x->shape.type, ot = x->operand_count ? x->operands[0]->shape.type : t;
-        const char *CT = cpu_emit_ctype(t);
-        const char *a[3] = {NULL, NULL, NULL};
-        for (int64_t k = 0; k < x->operand_count && k < 3; k++)
-            for (int64_t j = 0; j < i; j++)
-                if (order[j] == x->operands[k]) a[k] = var[j];
-        for (int64_t k = 0; k < x->operand_count && k < 3; k++)
-            if (!a[k])
-                return cxla_error(CXLA_STATUS_INTERNAL, "cpu backend: %s: operand order in %s",
-                                  x->name, c->name);
-        const char *e = NULL;
-        switch (x->opcode) {
-        case CXLA_OP_PARAMETER: e = pname[x->parameter_number]; break;
-        case CXLA_OP_CONSTANT: e = const_of(arena, t, x->literal); break;
-        case CXLA_OP_COPY:
-        case CXLA_OP_RESHAPE:
-        case CXLA_OP_BITCAST:
-        case CXLA_OP_BROADCAST: e = a[0]; break;
-        case CXLA_OP_CONVERT: e = cpu_emit_convert(arena, ot, t, a[0]); break;
-        case CXLA_OP_SELECT: e = F("%s ? %s : %s", a[0], a[1], a[2]); break;
-        case CXLA_OP_BITCAST_CONVERT:
-            cxla_strbuf_printf(out, "    %s %s;\n    memcpy(&%s, &%s, sizeof(%s));\n", CT, v, v,
-                               a[0], v);
-            continue;
-        case CXLA_OP_COMPARE: {
-            const char *l = cpu_emit_decode(arena, ot, a[0]), *r = cpu_emit_decode(arena, ot, a[1]);
-            e = cpu_emit_compare(arena, cxla_instr_word(x, CXLA_ATTR_DIRECTION),
-                                 cxla_instr_word(x, CXLA_ATTR_COMPARISON_TYPE),
-                                 cpu_emit_is_small(ot) ? CXLA_F32 : ot, l, r);
-            break;
-        }
-        default: {
-            /* Small floats: decoded, computed in f32, the result encoded (as emit.c). */
-            cxla_type ct = cpu_emit_is_small(ot) ? CXLA_F32 : ot;
-            cpu_emit_math_type(ot);
-            if (x->operand_count == 1)
-                e = cpu_emit_unary(arena, x->opcode, ct, cpu_emit_decode(arena, ot, a[0]));
-            else
-                e = cpu_emit_binary(arena, x->opcode, ct, cpu_emit_decode(arena, ot, a[0]),
-                                    cpu_emit_decode(arena, ot, a[1]));
-            if (e) e = cpu_emit_encode(arena, t, e);
-        }
-        }
-        if (!e)
-            return cxla_error(CXLA_STATUS_UNIMPLEMENTED, "cpu backend: no C form for %s in %s",
-                              x->name, c->name);
-        cxla_strbuf_printf(out, "    const %s %s = %s; /* %s */\n    (void)%s;\n", CT, v, e,
-                           x->name, v);
-    }
-    for (int64_t k = 0; k < (tuple ? root->operand_count : 1); k++) {
-        const cxla_instr *r = tuple ? root->operands[k] : root;
-        const char *v = "0";
-        for (int64_t i = 0; i < n; i++)
-            if (order[i] == r) v = var[i];
-        if (tuple)
-            cxla_strbuf_printf(out, "    *o%" PRId64 " = %s;\n", k, v);
-        else
-            cxla_strbuf_printf(out, "    return %s;\n", v);
-    }
-    cxla_strbuf_puts(out, "}\n");
-    return NULL;
+    return cpu_emit_scalar_function(arena, c, fname, out);
 }
 
 /* ---- sort and topk ------------------------------------------------------------------------ */

@@ -1129,9 +1129,11 @@ static bool ss_plan_of(const cxla_instr *instr, ss_plan *p) {
     if (instr->opcode != CXLA_OP_SELECT_AND_SCATTER || instr->operand_count != 3) return false;
     const cxla_shape *xs = &instr->operands[0]->shape, *ss = &instr->operands[1]->shape,
                      *is = &instr->operands[2]->shape, *rs = &instr->shape;
-    if (!cpu_emit_static_array(xs) || !cpu_emit_static_array(ss) || !cpu_emit_static_array(is) ||
-        !cpu_emit_static_array(rs) || is->rank != 0 || ss->rank != xs->rank ||
-        rs->rank != xs->rank || ss->type != is->type || rs->type != is->type)
+    /* Sub-byte integers (one per byte) and complex values too, as the dynamic form
+     * (cpu_dynwin.c) takes them: the kernel only moves, selects and combines elements. */
+    if (!cpu_emit_held_array(xs) || !cpu_emit_held_array(ss) || !cpu_emit_held_array(is) ||
+        !cpu_emit_held_array(rs) || is->rank != 0 || ss->rank != xs->rank || rs->rank != xs->rank ||
+        ss->type != is->type || rs->type != is->type)
         return false;
     for (int64_t j = 0; j < xs->rank; j++)
         if (rs->dims[j] != xs->dims[j]) return false;

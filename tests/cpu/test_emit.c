@@ -686,6 +686,112 @@ static void window_cases(void) {
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) add_case("%s", texts[i]);
 }
 
+/* Scalar computations beyond plain elementwise operations, written inline by emit_scalar.c
+ * into reduce-window, select-and-scatter and scatter kernels (emitted from the module as
+ * written, so calls and fusions are still there): call, fusion, tuples (nested too) and
+ * get-tuple-element, map and reduce of one element, broadcast / reshape / iota of scalars,
+ * dynamic-slice, dynamic-update-slice and get-dimension-size of one element, complex,
+ * clamp (small floats too), compare of complex values, bitcast-convert; select-and-scatter
+ * of sub-byte integers. */
+static void scalar_form_cases(void) {
+    const char *const texts[] = {
+        "HloModule m\nclampadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  lo = f32[] constant(-2)\n  hi = f32[] constant(3)\n  s = f32[] add(a, b)\n"
+        "  ROOT c = f32[] clamp(lo, s, hi)\n}\npair {\n  a = f32[] parameter(0)\n"
+        "  b = f32[] parameter(1)\n  u = (f32[]) tuple(a)\n"
+        "  ROOT t = (f32[], (f32[])) tuple(b, u)\n}\n" RED(
+            "mx", "f32",
+            "maximum") "f {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                       "  t = (f32[], (f32[])) call(a, b), to_apply=pair\n"
+                       "  x = f32[] get-tuple-element(t), index=0\n"
+                       "  u = (f32[]) get-tuple-element(t), index=1\n"
+                       "  y = f32[] get-tuple-element(u), index=0\n"
+                       "  bb = f32[1,1] broadcast(x), dimensions={}\n  rb = f32[] reshape(bb)\n"
+                       "  z = f32[1] iota(), iota_dimension=0\n  zr = f32[] reshape(z)\n"
+                       "  s = f32[] reduce(rb, zr), dimensions={}, to_apply=mx\n"
+                       "  m = f32[] map(y, s), dimensions={}, to_apply=clampadd\n"
+                       "  ROOT o = f32[] fusion(m, x), kind=kLoop, calls=clampadd\n}\n"
+                       "ENTRY e {\n  p = f32[4,9] parameter(0)\n  z = f32[] parameter(1)\n"
+                       "  ROOT r = f32[4,8] reduce-window(p, z), window={size=1x2}, "
+                       "to_apply=f\n}\n",
+        /* a reducer of two results through a called tuple; a reduce of one element with a
+         * reducer the interpreter does not recognize */
+        "HloModule m\npick {\n  a = f32[] parameter(0)\n  ai = s32[] parameter(1)\n"
+        "  b = f32[] parameter(2)\n  bi = s32[] parameter(3)\n"
+        "  g = pred[] compare(a, b), direction=GE\n  v = f32[] select(g, a, b)\n"
+        "  i = s32[] select(g, ai, bi)\n  ROOT t = (f32[], s32[]) tuple(v, i)\n}\n"
+        "sub {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
+        "  ROOT s = s32[] subtract(a, b)\n}\n"
+        "am {\n  a = f32[] parameter(0)\n  ai = s32[] parameter(1)\n  b = f32[] parameter(2)\n"
+        "  bi = s32[] parameter(3)\n  c = (f32[], s32[]) call(a, ai, b, bi), to_apply=pick\n"
+        "  v = f32[] get-tuple-element(c), index=0\n  i = s32[] get-tuple-element(c), index=1\n"
+        "  one = s32[1,1] broadcast(i), dimensions={}\n  seven = s32[] constant(7)\n"
+        "  k = s32[] reduce(one, seven), dimensions={0,1}, to_apply=sub\n"
+        "  ROOT t = (f32[], s32[]) tuple(v, k)\n}\nENTRY e {\n  p = f32[4,10] parameter(0)\n"
+        "  q = s32[4,10] parameter(1)\n  z = f32[] parameter(2)\n  y = s32[] parameter(3)\n"
+        "  ROOT r = (f32[4,5], s32[4,5]) reduce-window(p, q, z, y), "
+        "window={size=1x3 stride=1x2 pad=0_0x0_1}, to_apply=am\n}\n",
+        /* compare of complex values (EQ, NE), in a reduce-window and a scatter */
+        "HloModule m\nf {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n"
+        "  e = pred[] compare(a, b), direction=EQ\n  z = c64[] constant((0, 0))\n"
+        "  n = pred[] compare(b, z), direction=NE\n  s = c64[] add(a, b)\n"
+        "  m = c64[] multiply(a, b)\n  t = c64[] select(n, s, m)\n"
+        "  ROOT r = c64[] select(e, a, t)\n}\nENTRY e {\n  p = c64[3,7] parameter(0)\n"
+        "  z = c64[] parameter(1)\n  ROOT r = c64[3,6] reduce-window(p, z), "
+        "window={size=1x2}, to_apply=f\n}\n",
+        "HloModule m\nf {\n  a = c128[] parameter(0)\n  b = c128[] parameter(1)\n"
+        "  e = pred[] compare(a, b), direction=NE\n  s = c128[] subtract(a, b)\n"
+        "  ROOT r = c128[] select(e, s, b)\n}\n"
+        "ENTRY e {\n  p = c128[5] parameter(0)\n  i = s32[4,1] constant({{2}, {0}, {2}, {4}})\n"
+        "  u = c128[4] parameter(1)\n  ROOT r = c128[5] scatter(p, i, u), "
+        "update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+        "index_vector_dim=1, to_apply=f\n}\n",
+        /* complex made from parts, and the moves of one element that read indices or sizes */
+        "HloModule m\nf {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  z = c64[] complex(a, b)\n  m = c64[] multiply(z, z)\n  re = f32[] real(m)\n"
+        "  one = f32[1] reshape(re)\n  i = s32[] constant(5)\n"
+        "  ds = f32[1] dynamic-slice(one, i), dynamic_slice_sizes={1}\n"
+        "  im = f32[] imag(m)\n  imr = f32[1] reshape(im)\n"
+        "  du = f32[1] dynamic-update-slice(ds, imr, i)\n"
+        "  g = s32[] get-dimension-size(du), dimensions={0}\n  gf = f32[] convert(g)\n"
+        "  r = f32[] reshape(du)\n  ROOT o = f32[] add(r, gf)\n}\n"
+        "ENTRY e {\n  p = f32[3,7] parameter(0)\n  z = f32[] parameter(1)\n"
+        "  ROOT r = f32[3,5] reduce-window(p, z), window={size=1x3}, to_apply=f\n}\n",
+        /* clamp of small floats and integers; bitcast-convert both ways */
+        "HloModule m\nf {\n  a = f8e4m3fn[] parameter(0)\n  b = f8e4m3fn[] parameter(1)\n"
+        "  lo = f8e4m3fn[] constant(-4)\n  hi = f8e4m3fn[] constant(6)\n"
+        "  s = f8e4m3fn[] add(a, b)\n  ROOT c = f8e4m3fn[] clamp(lo, s, hi)\n}\n"
+        "ENTRY e {\n  p = f8e4m3fn[2,9] parameter(0)\n  z = f8e4m3fn[] parameter(1)\n"
+        "  ROOT r = f8e4m3fn[2,7] reduce-window(p, z), window={size=1x3}, to_apply=f\n}\n",
+        "HloModule m\nf {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
+        "  lo = s32[] constant(-1000)\n  hi = s32[] constant(1000)\n  s = s32[] add(a, b)\n"
+        "  c = s32[] clamp(lo, s, hi)\n  x = f32[] bitcast-convert(c)\n"
+        "  n = f32[] negate(x)\n  ROOT y = s32[] bitcast-convert(n)\n}\n"
+        "ENTRY e {\n  p = s32[12] parameter(0)\n  z = s32[] parameter(1)\n"
+        "  ROOT r = s32[10] reduce-window(p, z), window={size=3}, to_apply=f\n}\n",
+        /* select-and-scatter: a selector through a call with clamps, a scatter fusion; and
+         * sub-byte integers */
+        "HloModule m\ncl {\n  a = bf16[] parameter(0)\n  lo = bf16[] constant(-1)\n"
+        "  hi = bf16[] constant(1)\n  ROOT c = bf16[] clamp(lo, a, hi)\n}\n"
+        "ge {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n"
+        "  x = bf16[] call(a), to_apply=cl\n  y = bf16[] call(b), to_apply=cl\n"
+        "  ROOT g = pred[] compare(x, y), direction=GE\n}\n" RED(
+            "add", "bf16", "add") "sc {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n"
+                                  "  ROOT f = bf16[] fusion(a, b), kind=kLoop, calls=add\n}\n"
+                                  "ENTRY e {\n  p = bf16[2,9] parameter(0)\n"
+                                  "  s = bf16[2,4] parameter(1)\n  z = bf16[] parameter(2)\n"
+                                  "  ROOT r = bf16[2,9] select-and-scatter(p, s, z), "
+                                  "window={size=1x3 stride=1x2}, select=ge, scatter=sc\n}\n",
+        "HloModule m\nge {\n  a = s4[] parameter(0)\n  b = s4[] parameter(1)\n"
+        "  ROOT c = pred[] compare(a, b), direction=GE\n}\n" RED(
+            "add", "s4", "add") "ENTRY e {\n  p = s4[9] parameter(0)\n  s = s4[4] parameter(1)\n"
+                                "  z = s4[] parameter(2)\n  ROOT r = s4[9] "
+                                "select-and-scatter(p, s, z), window={size=3 stride=2}, "
+                                "select=ge, scatter=add\n}\n",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) add_case("%s", texts[i]);
+}
+
 /* The separable max/min kernel (emit_window.c pool_plan_of): windows over at most two
  * adjacent dimensions with odd sizes, padding on every side (negative too), strides,
  * window dilation, windows larger than the unrolled 8, several blocks of output rows,
@@ -1128,6 +1234,7 @@ static void test_against_interpreter(void) {
     stochastic_cases();
     movement_cases();
     window_cases();
+    scalar_form_cases();
     pool_cases();
     size_t len = 0;
     int emitted = 0;

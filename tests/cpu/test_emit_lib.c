@@ -487,6 +487,35 @@ static void reduce_cases(void) {
           "ENTRY e {\n  x = bf16[6,0] parameter(0)\n  z = bf16[] constant(2)\n"
           "  ROOT r = bf16[6] reduce(x, z), dimensions={1}, to_apply=f\n}\n",
           true);
+    /* Computations emit_scalar.c writes beyond elementwise operations: a reducer with a
+     * clamp and a bitcast-convert through a call; a comparator that clamps its keys (ties
+     * kept in order: stability) and compares complex payloads for equality; a map of a
+     * clamp of small floats. */
+    check("HloModule h\ncl {\n  a = f32[] parameter(0)\n  lo = f32[] constant(-0.5)\n"
+          "  hi = f32[] constant(0.5)\n  ROOT c = f32[] clamp(lo, a, hi)\n}\n"
+          "f {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+          "  s = f32[] add(a, b)\n  c = f32[] call(s), to_apply=cl\n"
+          "  i = s32[] bitcast-convert(c)\n  j = s32[] constant(1)\n  k = s32[] xor(i, j)\n"
+          "  ROOT o = f32[] bitcast-convert(k)\n}\n"
+          "ENTRY e {\n  x = f32[4,7] parameter(0)\n  z = f32[] constant(0)\n"
+          "  ROOT r = f32[4] reduce(x, z), dimensions={1}, to_apply=f\n}\n",
+          true);
+    check("HloModule h\nlt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+          "  p = c64[] parameter(2)\n  q = c64[] parameter(3)\n"
+          "  lo = f32[] constant(-1)\n  hi = f32[] constant(1)\n"
+          "  x = f32[] clamp(lo, a, hi)\n  y = f32[] clamp(lo, b, hi)\n"
+          "  l = pred[] compare(x, y), direction=LT\n  e = pred[] compare(x, y), direction=EQ\n"
+          "  z = c64[] constant((0, 0))\n  pz = pred[] compare(p, z), direction=EQ\n"
+          "  qz = pred[] compare(q, z), direction=NE\n  w = pred[] and(pz, qz)\n"
+          "  t = pred[] and(e, w)\n  ROOT o = pred[] or(l, t)\n}\n"
+          "ENTRY e {\n  k = f32[3,11] parameter(0)\n  v = c64[3,11] parameter(1)\n"
+          "  ROOT r = (f32[3,11], c64[3,11]) sort(k, v), dimensions={1}, to_apply=lt\n}\n",
+          true);
+    check("HloModule h\nf {\n  a = f8e5m2[] parameter(0)\n  b = f8e5m2[] parameter(1)\n"
+          "  ROOT c = f8e5m2[] clamp(b, a, b)\n}\n"
+          "ENTRY e {\n  x = f8e5m2[5,6] parameter(0)\n  y = f8e5m2[5,6] parameter(1)\n"
+          "  ROOT r = f8e5m2[5,6] map(x, y), dimensions={0,1}, to_apply=f\n}\n",
+          true);
 }
 
 static void run_all(void) {
