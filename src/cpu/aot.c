@@ -365,10 +365,11 @@ static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *user, const i
         a->emitted[in->id] = true;
         if (kernel) {
             cpu_kernel_info info;
-            /* A sort or reduce over dynamic shapes whose kernel reads the run-time sizes
-             * (aot_dyn.c, AB_SORT and AB_SIZED) is the JIT's kernel of that kind. */
+            /* A kernel over dynamic shapes that reads the run-time sizes (aot_dyn.c,
+             * AB_SORT and AB_SIZED: a sort, reduce, scatter or select-and-scatter) is the
+             * JIT's kernel of that kind. */
             s = bk == AB_SORT    ? cpu_emit_sort_sized(in, name, &a->kernels, &info)
-                : bk == AB_SIZED ? cpu_emit_sized_reduce(in, name, &a->kernels, &info)
+                : bk == AB_SIZED ? aot_dynlib_emit_sized(in, name, &a->kernels, &info)
                                  : cpu_emit_kernel_info(in, name, &a->kernels, &info);
             if (!s) a->scratch[in->id] = info.scratch;
             if (!s) a->kernel_in_place[in->id] = info.in_place;
@@ -384,9 +385,7 @@ static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *user, const i
     if (!s) c->steps[c->step_count - 1].bounds = bk;
     /* Work memory: an arena leaf live during the step, passed after the results; then the
      * copies whose padding a reduce's init value or a dot's zeros fill (aot_dyn.c). */
-    int64_t fills = bk == AB_REDUCE || bk == AB_GATHER || bk == AB_WINDOW || bk == AB_SCATTER ? 1
-                    : bk == AB_DOT                                                            ? 2
-                                                                                              : 0;
+    int64_t fills = s ? 0 : aot_fill_count(&c->steps[c->step_count - 1]);
     if (!s && (a->scratch[in->id] || fills)) {
         astep *st = &c->steps[c->step_count - 1];
         st->tmp = malloc((size_t)(1 + fills) * sizeof(int64_t));

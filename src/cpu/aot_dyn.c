@@ -23,9 +23,9 @@
  * The moves by the run-time sizes (pad, reverse, concatenate along a dynamic dimension,
  * ...) and f32/f64 sums at the sizes are steps of aot_dmove.c; the JIT's kernels that read
  * or rewrite something by the sizes (sorts along a dynamic dimension, reduces with any
- * reducer, bitcast, reduce-window, gather, scatter) are aot_dynlib.c's. What has no form
- * yet (select-and-scatter over a dynamic dimension, async with dynamic shapes, ...) and
- * unbounded dimensions are compile-time errors naming the instruction. */
+ * reducer, bitcast, reduce-window, select-and-scatter, gather, scatter) are aot_dynlib.c's.
+ * What has no form yet (async with dynamic shapes, ...) and unbounded dimensions are
+ * compile-time errors naming the instruction. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -310,12 +310,11 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
         *out_bounds = AB_SCATTER;
         return NULL;
     }
-    if (in->opcode == CXLA_OP_REDUCE_WINDOW && in->operand_count == 2 &&
-        cxla_type_is_array(in->shape.type) && in->operands[1]->shape.rank == 0 &&
-        !shape_dynamic(&in->operands[1]->shape)) {
-        *out_bounds = AB_WINDOW;
-        return NULL;
-    }
+    /* reduce-window, select-and-scatter and scatters with dynamic update windows: the
+     * JIT's B_WINDOW and sized kernels (aot_dynlib.c). */
+    bool taken = false;
+    cxla_status ds = aot_dynlib_check(a, in, out_bounds, &taken);
+    if (ds || taken) return ds;
     if (kind == AOT_JIT_INFERRED) {
         *out_bounds = AB_INFERRED;
         return NULL;
@@ -864,10 +863,9 @@ cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int pha
                                ", cz%" PRId64 ", %zu, %s);\n            a[%" PRId64 "] = t;\n"
                                "        }\n",
                                k, elem_bytes(xs),
-                               st->bounds == AB_WINDOW   ? "a[1]"
-                               : st->bounds != AB_REDUCE ? "0"
-                               : float_fill(in)          ? float_fill(in)
-                                                         : "a[1]",
+                               st->bounds != AB_REDUCE ? "0"
+                               : float_fill(in)        ? float_fill(in)
+                                                       : "a[1]",
                                k);
         }
         return NULL;

@@ -1,15 +1,20 @@
 /* Bounded dynamic shapes in ahead-of-time output: the kernel steps at the bounds that read
  * or rewrite something by the run-time sizes, the JIT's newer kinds (src/cpu/cpu_steps.h's
  * B_SORT, B_SIZED, B_INDEXED, B_INFERRED; cpu_dynamic_lib.c, cpu_dynwin.c) written as C
- * (aot_internal.h's AB_SORT ... AB_SCATTER; docs/aot.md, "Dynamic shapes"):
+ * (aot_internal.h's AB_SORT ... AB_SCATTER; aot_dynlib_check says which; docs/aot.md,
+ * "Dynamic shapes"):
  *
  * - sort along a dynamic dimension and reduce with any reducer (an argmax): the JIT's
  *   kernels that take the sizes as one more input (cpu_emit_sort_sized,
  *   cpu_emit_sized_reduce), the inputs' sizes lined up as the interpreter lines them up;
+ * - select-and-scatter and scatters with dynamic update windows: the JIT's sized kernels
+ *   (cpu_emit_sized_select_and_scatter, cpu_emit_sized_scatter), after shape inference's
+ *   checks over the cut operands written as C (the interpreter's messages);
  * - bitcast and bitcast-convert: the static kernel at the bounds, the result's sizes
  *   inferred from the operand's;
- * - reduce-window of one input: the static kernel over a copy whose padding holds the init
- *   value (which the interpreter folds at the cut operand's window padding);
+ * - reduce-window of N inputs (the JIT's B_WINDOW): the static kernel over copies whose
+ *   elements past the lined-up sizes hold the init values (which the interpreter folds at
+ *   the cut operands' window padding);
  * - gather from a dynamic operand and scatter of one operand: the static kernel over a copy
  *   of the indices clamped (gather) or moved out of range (scatter) by the sizes.
  *
@@ -22,6 +27,7 @@
 #include <string.h>
 
 #include "cpu/aot_internal.h"
+#include "cpu/aot_jit.h"
 #include "cpu/emit.h"
 #include "cpu/emit_internal.h"
 #include "exec/dynamic.h"
@@ -127,52 +133,129 @@ static cxla_status put_inferred_sizes(aot *a, const acomp *c, const astep *st, c
     return NULL;
 }
 
-/* AB_WINDOW: a reduce-window of one input over dynamic dimensions. The interpreter runs
- * the static operation on the operand cut to its sizes, where a window position past a
- * size is the window's padding (or a hole), which folds the init value. A copy of the
- * operand whose buffer padding holds the init value (phase 1, as AB_REDUCE fills it) gives
- * the static kernel at the bounds the same value at every position of every window the
- * cut result has, in the same order. The result's sizes: shape inference's window rule
- * (cpu_dynwin.c's window_out) over the operand's sizes, checked against the declared
- * shape. */
+/* AB_WINDOW: a reduce-window of N inputs over dynamic dimensions (the JIT's B_WINDOW,
+ * cpu_dynwin.c's fill kernel). The interpreter lines the inputs up (exec_dynamic_rule's
+ * EXEC_DYN_SAME: two dynamic sizes must agree, a static input is cut to a dynamic one's)
+ * and runs the static operation on the cut inputs, where a window position past a size is
+ * the window's padding (or a hole), which folds the init value. Copies of the inputs whose
+ * elements past the lined-up sizes hold their init values (phase 1, put_window_fill) give
+ * the static kernel at the bounds the same values at every position of every window the
+ * cut result has, in the same order. The lined-up sizes into lz; the result leaves' sizes
+ * (each the same): shape inference's window rule (cpu_dynwin.c's window_out) over lz,
+ * checked against the declared shapes. */
 static cxla_status put_window_sizes(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
     const cxla_instr *in = st->instr;
-    const cxla_shape *xs = &in->operands[0]->shape, *ys = &in->shape;
+    int64_t count = in->operand_count, n = count / 2;
+    const cxla_shape *xs = &in->operands[0]->shape;
     const cxla_attr *w = cxla_instr_attr(in, CXLA_ATTR_WINDOW);
-    if (!w || w->kind != CXLA_ATTR_KIND_WINDOW || w->v.window.rank != xs->rank ||
-        ys->rank != xs->rank || in->operand_count != 2)
+    if (!w || w->kind != CXLA_ATTR_KIND_WINDOW || w->v.window.rank != xs->rank || count < 2 ||
+        count % 2 || n > 64 || result_leaves(in) != n || st->in_count != count)
         return aot_no(in, "a reduce-window whose window does not match its operand");
-    cxla_strbuf_puts(b, "        const int64_t *const oz[2] = {");
-    aot_dyn_put_sizes(c, st->in[0], b);
-    cxla_strbuf_puts(b, ", ");
-    aot_dyn_put_sizes(c, st->in[1], b);
+    int64_t rank = xs->rank;
+    cxla_strbuf_printf(b, "        const int64_t *const oz[%" PRId64 "] = {", count);
+    for (int64_t k = 0; k < count; k++) {
+        if (k) cxla_strbuf_puts(b, ", ");
+        aot_dyn_put_sizes(c, st->in[k], b);
+    }
     cxla_strbuf_printf(
-        b, "};\n        int64_t rz0[%" PRId64 "];\n        (void)oz;\n        (void)rz0;\n",
-        ys->rank ? ys->rank : 1);
-    for (int64_t j = 0; j < xs->rank; j++) {
+        b, "};\n        int64_t lz[%" PRId64 "];\n        (void)oz;\n        (void)lz;\n",
+        rank ? rank : 1);
+    for (int64_t e = 0; e < n; e++) {
+        if (result_leaf(in, e)->rank != rank) return aot_no(in, "a result of another rank");
+        cxla_strbuf_printf(
+            b, "        int64_t rz%" PRId64 "[%" PRId64 "];\n        (void)rz%" PRId64 ";\n", e,
+            rank ? rank : 1, e);
+    }
+    cxla_strbuf_puts(b, "        {\n");
+    for (int64_t k = 0; k < n; k++) {
+        if (in->operands[k]->shape.rank != rank) return aot_no(in, "inputs of different ranks");
+        cxla_strbuf_printf(b, "            int64_t r%" PRId64 "[%" PRId64 "];\n", k,
+                           rank ? rank : 1);
+        for (int64_t d = 0; d < rank; d++)
+            cxla_strbuf_printf(
+                b, "            r%" PRId64 "[%" PRId64 "] = oz[%" PRId64 "][%" PRId64 "];\n", k, d,
+                k, d);
+        cxla_strbuf_printf(b, "            (void)r%" PRId64 ";\n", k);
+    }
+    cxla_strbuf_puts(b, "            int padded = 0");
+    for (int64_t k = 0; k < n; k++)
+        for (int64_t d = 0; d < rank; d++)
+            if (exec_shape_dim_dynamic(&in->operands[k]->shape, d))
+                cxla_strbuf_printf(b, " || r%" PRId64 "[%" PRId64 "] < %" PRId64, k, d,
+                                   in->operands[k]->shape.dims[d]);
+    cxla_strbuf_puts(b, ";\n            (void)padded;\n            if (padded) {\n");
+    int64_t ks[64], ds[64];
+    for (int64_t d = 0; d < rank; d++) {
+        for (int64_t k = 0; k < n; k++) {
+            ks[k] = k;
+            ds[k] = d;
+        }
+        aot_dyn_put_align(a, b, "                ", in, ks, ds, n);
+    }
+    for (int64_t d = 0; d < rank; d++)
+        cxla_strbuf_printf(b, "                lz[%" PRId64 "] = r0[%" PRId64 "];\n", d, d);
+    for (int64_t j = 0; j < rank; j++) {
         const cxla_window_dim *wd = &w->v.window.dims[j];
         int64_t span = (wd->size - 1) * wd->rhs_dilation + 1;
-        cxla_strbuf_printf(b,
-                           "        {\n"
-                           "            int64_t base = oz[0][%" PRId64
-                           "] == 0 ? 0 : (oz[0][%" PRId64 "] - 1) * %" PRId64 " + 1;\n"
-                           "            int64_t padded = base + (%" PRId64 ") + (%" PRId64 ");\n"
-                           "            rz0[%" PRId64 "] = padded >= %" PRId64
-                           " ? (padded - %" PRId64 ") / %" PRId64 " + 1 : 0;\n"
-                           "        }\n",
-                           j, j, wd->lhs_dilation, wd->pad_low, wd->pad_high, j, span, span,
-                           wd->stride);
+        cxla_strbuf_printf(
+            b,
+            "                {\n"
+            "                    int64_t base = lz[%" PRId64 "] == 0 ? 0 : (lz[%" PRId64
+            "] - 1) * %" PRId64 " + 1;\n"
+            "                    int64_t all = base + (%" PRId64 ") + (%" PRId64 ");\n"
+            "                    rz0[%" PRId64 "] = all >= %" PRId64 " ? (all - %" PRId64
+            ") / %" PRId64 " + 1 : 0;\n"
+            "                }\n",
+            j, j, wd->lhs_dilation, wd->pad_low, wd->pad_high, j, span, span, wd->stride);
     }
-    cxla_strbuf_puts(b, "        int padded = 0");
-    for (int64_t d = 0; d < xs->rank; d++)
-        if (exec_shape_dim_dynamic(xs, d))
-            cxla_strbuf_printf(b, " || oz[0][%" PRId64 "] < %" PRId64, d, xs->dims[d]);
-    cxla_strbuf_puts(b, ";\n        (void)padded;\n        if (padded) {\n");
-    put_check_result(a, b, "            ", in, ys, "rz0");
-    cxla_strbuf_puts(b, "        } else {\n");
-    for (int64_t d = 0; d < ys->rank; d++)
-        cxla_strbuf_printf(b, "            rz0[%" PRId64 "] = %" PRId64 ";\n", d, ys->dims[d]);
-    cxla_strbuf_puts(b, "        }\n");
+    for (int64_t e = 0; e < n; e++) {
+        char name[32];
+        snprintf(name, sizeof name, "rz%" PRId64, e);
+        for (int64_t d = 0; e && d < rank; d++)
+            cxla_strbuf_printf(
+                b, "                rz%" PRId64 "[%" PRId64 "] = rz0[%" PRId64 "];\n", e, d, d);
+        put_check_result(a, b, "                ", in, result_leaf(in, e), name);
+    }
+    cxla_strbuf_puts(b, "            } else {\n");
+    for (int64_t d = 0; d < rank; d++)
+        cxla_strbuf_printf(b, "                lz[%" PRId64 "] = %" PRId64 ";\n", d, xs->dims[d]);
+    for (int64_t e = 0; e < n; e++)
+        for (int64_t d = 0; d < rank; d++)
+            cxla_strbuf_printf(b, "                rz%" PRId64 "[%" PRId64 "] = %" PRId64 ";\n", e,
+                               d, result_leaf(in, e)->dims[d]);
+    cxla_strbuf_puts(b, "            }\n        }\n");
+    return NULL;
+}
+
+/* AB_WINDOW, phase 1: each input whose lined-up sizes lz are below its bounds is copied
+ * into its temporary (the last N of tmp[]) with the elements past lz set to its init value
+ * (a static input cut to a dynamic one's size too: the interpreter cuts it), and the
+ * kernel reads the copy. */
+static cxla_status put_window_fill(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    int64_t n = in->operand_count / 2, t = st->tmp_count - n;
+    if (t < 0) return cxla_error(CXLA_STATUS_INTERNAL, "%s: no copies to fill", in->name);
+    for (int64_t k = 0; k < n; k++, t++) {
+        const cxla_shape *xs = &in->operands[k]->shape;
+        size_t bytes = 0; /* the input's at its bounds */
+        if (cxla_shape_byte_size(xs, &bytes) || !bytes) continue;
+        cxla_strbuf_puts(b, "        if (0");
+        for (int64_t d = 0; d < xs->rank; d++)
+            cxla_strbuf_printf(b, " || lz[%" PRId64 "] < %" PRId64, d, xs->dims[d]);
+        cxla_strbuf_puts(b, ") {\n            char *t = (char *)");
+        aot_put_leaf(a, c, st->tmp[t], b);
+        cxla_strbuf_printf(b,
+                           ";\n            memcpy(t, a[%" PRId64 "], %zu);\n"
+                           "            %s_dfill(t, %d, (const int64_t[]){",
+                           k, bytes, a->P, (int)xs->rank);
+        for (int64_t d = 0; d < xs->rank; d++)
+            cxla_strbuf_printf(b, "%s%" PRId64, d ? ", " : "", xs->dims[d]);
+        cxla_strbuf_printf(b,
+                           "%s}, lz, %zu, a[%" PRId64 "]);\n"
+                           "            a[%" PRId64 "] = t;\n"
+                           "        }\n",
+                           xs->rank ? "" : "0", cxla_type_storage(xs->type), n + k, k);
+    }
     return NULL;
 }
 
@@ -516,14 +599,317 @@ static cxla_status put_scatter_indices(aot *a, const acomp *c, const astep *st, 
     return NULL;
 }
 
+/* "f32[%,%]" into |f| for shape |s| (its cut sizes), with the values "<arr>[d]" appended
+ * to |vals| from *nv on (at most CXLA_MAX_RANK, buffers |vb|). */
+static void put_cut_vals(cxla_strbuf *f, const cxla_shape *s, const char *arr, const char **vals,
+                         char (*vb)[64], int *nv) {
+    put_cut_shape(f, s);
+    for (int64_t d = 0; d < s->rank; d++) {
+        snprintf(vb[*nv], 64, "%s[%" PRId64 "]", arr, d);
+        vals[*nv] = vb[*nv];
+        (*nv)++;
+    }
+}
+
+/* AB_SIZED of a select-and-scatter (the JIT's sized kernel, cpu_emit_sized_select_and_scatter,
+ * which takes every select and scatter computation the emitter writes): the kernel reads
+ * the operand's sizes then the source's (lz). The interpreter runs shape inference over
+ * the cut operands, whose source must have the window's output shape over the cut operand
+ * (its message otherwise); the result has the operand's sizes (checked against the
+ * declared shape as the interpreter puts it back). */
+static cxla_status put_select_scatter_sizes(aot *a, const acomp *c, const astep *st,
+                                            cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    const cxla_shape *xs = &in->operands[0]->shape, *ss = &in->operands[1]->shape;
+    const cxla_attr *w = cxla_instr_attr(in, CXLA_ATTR_WINDOW);
+    int64_t rank = xs->rank;
+    if (in->operand_count != 3 || st->in_count != 3 || ss->rank != rank || in->shape.rank != rank ||
+        rank > CXLA_MAX_RANK ||
+        (rank && (!w || w->kind != CXLA_ATTR_KIND_WINDOW || w->v.window.rank != rank)))
+        return aot_no(in, "a select-and-scatter whose window does not match its operand");
+    cxla_strbuf_puts(b, "        const int64_t *const oz[3] = {");
+    for (int64_t k = 0; k < 3; k++) {
+        if (k) cxla_strbuf_puts(b, ", ");
+        aot_dyn_put_sizes(c, st->in[k], b);
+    }
+    cxla_strbuf_printf(b,
+                       "};\n        int64_t lz[%" PRId64 "], rz0[%" PRId64 "], wz[%" PRId64
+                       "];\n        (void)oz;\n        (void)lz;\n        (void)rz0;\n"
+                       "        (void)wz;\n",
+                       rank ? 2 * rank : 1, rank ? rank : 1, rank ? rank : 1);
+    for (int64_t j = 0; j < rank; j++) {
+        const cxla_window_dim *wd = &w->v.window.dims[j];
+        int64_t span = (wd->size - 1) * wd->rhs_dilation + 1;
+        cxla_strbuf_printf(b,
+                           "        lz[%" PRId64 "] = rz0[%" PRId64 "] = oz[0][%" PRId64
+                           "];\n        lz[%" PRId64 "] = oz[1][%" PRId64 "];\n",
+                           j, j, j, rank + j, j);
+        cxla_strbuf_printf(b,
+                           "        {\n"
+                           "            int64_t base = oz[0][%" PRId64
+                           "] == 0 ? 0 : (oz[0][%" PRId64 "] - 1) * %" PRId64 " + 1;\n"
+                           "            int64_t all = base + (%" PRId64 ") + (%" PRId64 ");\n"
+                           "            wz[%" PRId64 "] = all >= %" PRId64 " ? (all - %" PRId64
+                           ") / %" PRId64 " + 1 : 0;\n"
+                           "        }\n",
+                           j, j, wd->lhs_dilation, wd->pad_low, wd->pad_high, j, span, span,
+                           wd->stride);
+    }
+    /* infer_reduce.c's select-and-scatter rule over the cut operands, in its words. */
+    cxla_strbuf f;
+    cxla_strbuf_init(&f);
+    const char *vals[2 * CXLA_MAX_RANK];
+    char vb[2 * CXLA_MAX_RANK][64];
+    int nv = 0;
+    cxla_strbuf_puts(&f, "at the operands' dynamic sizes: select-and-scatter: the source ");
+    put_cut_vals(&f, ss, "oz[1]", vals, vb, &nv);
+    cxla_strbuf_puts(&f, " must have the windowed operand's shape ");
+    put_cut_vals(&f, xs, "wz", vals, vb, &nv);
+    cxla_strbuf_puts(b, "        if (0");
+    for (int64_t j = 0; j < rank; j++)
+        cxla_strbuf_printf(b, " || oz[1][%" PRId64 "] != wz[%" PRId64 "]", j, j);
+    cxla_strbuf_puts(b, ")\n");
+    aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "", vals,
+                     nv);
+    cxla_strbuf_free(&f);
+    put_check_result(a, b, "        ", in, &in->shape, "rz0");
+    return NULL;
+}
+
+/* AB_SIZED of a scatter whose update windows are dynamic (the JIT's B_SIZED scatter,
+ * cpu_emit_sized_scatter): the kernel reads the operands' sizes then the updates' (lz); its
+ * update groups and windows run to them, and a window that does not lie inside the operands'
+ * sizes is skipped, as the interpreter skips it on the cut operands. Before it, shape
+ * inference over the cut operands (infer_reduce.c's scatter rule, in its words): the
+ * operands of one size, the updates of one size, each update window dimension within the
+ * operand's, the updates' scatter dimensions the indices' batch sizes. The results have the
+ * operands' sizes. */
+static cxla_status put_sized_scatter_sizes(aot *a, const acomp *c, const astep *st,
+                                           cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    int64_t count = in->operand_count, m = (count - 1) / 2;
+    if (count < 3 || count % 2 == 0 || count > 64 || st->in_count != count ||
+        result_leaves(in) != m)
+        return aot_no(in, "a scatter whose operands and updates do not pair up");
+    const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[m]->shape,
+                     *us = &in->operands[m + 1]->shape;
+    int64_t iv = 0, nw = 0, nins = 0, xr = xs->rank, ur = us->rank;
+    cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv);
+    const int64_t *uwd = cxla_instr_ints(in, CXLA_ATTR_UPDATE_WINDOW_DIMS, &nw);
+    const int64_t *ins = cxla_instr_ints(in, CXLA_ATTR_INSERTED_WINDOW_DIMS, &nins);
+    if (xr > CXLA_MAX_RANK || ur > CXLA_MAX_RANK || is->rank > CXLA_MAX_RANK)
+        return aot_no(in, "a scatter of too high a rank");
+    cxla_strbuf_printf(b, "        const int64_t *const oz[%" PRId64 "] = {", count);
+    for (int64_t k = 0; k < count; k++) {
+        if (k) cxla_strbuf_puts(b, ", ");
+        aot_dyn_put_sizes(c, st->in[k], b);
+    }
+    cxla_strbuf_printf(b, "};\n        int64_t lz[%" PRId64 "];\n        (void)oz;\n",
+                       xr + ur ? xr + ur : 1);
+    for (int64_t d = 0; d < xr; d++)
+        cxla_strbuf_printf(b, "        lz[%" PRId64 "] = oz[0][%" PRId64 "];\n", d, d);
+    for (int64_t d = 0; d < ur; d++)
+        cxla_strbuf_printf(b, "        lz[%" PRId64 "] = oz[%" PRId64 "][%" PRId64 "];\n", xr + d,
+                           m + 1, d);
+    const char *vals[4 + 2 * CXLA_MAX_RANK];
+    char vb[4 + 2 * CXLA_MAX_RANK][64], arr[24], arr0[24];
+    /* The operands, then the updates, of one size each (same_dims_as_first). */
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t from = pass ? m + 1 : 0, to = pass ? count : m;
+        for (int64_t k = from + 1; k < to; k++) {
+            const cxla_shape *s0 = &in->operands[from]->shape, *sk = &in->operands[k]->shape;
+            if (sk->rank != s0->rank) return aot_no(in, "operands of different ranks");
+            bool dyn = false;
+            for (int64_t d = 0; d < s0->rank; d++)
+                dyn = dyn || exec_shape_dim_dynamic(s0, d) || exec_shape_dim_dynamic(sk, d);
+            if (!dyn) continue;
+            cxla_strbuf f;
+            cxla_strbuf_init(&f);
+            int nv = 0;
+            snprintf(arr0, sizeof arr0, "oz[%" PRId64 "]", from);
+            snprintf(arr, sizeof arr, "oz[%" PRId64 "]", k);
+            cxla_strbuf_printf(&f,
+                               "at the operands' dynamic sizes: scatter: %s must have the same "
+                               "dimensions, got ",
+                               pass ? "updates" : "operands");
+            put_cut_vals(&f, s0, arr0, vals, vb, &nv);
+            cxla_strbuf_puts(&f, " and ");
+            put_cut_vals(&f, sk, arr, vals, vb, &nv);
+            cxla_strbuf_puts(b, "        if (0");
+            for (int64_t d = 0; d < s0->rank; d++)
+                cxla_strbuf_printf(b, " || %s[%" PRId64 "] != %s[%" PRId64 "]", arr, d, arr0, d);
+            cxla_strbuf_puts(b, ")\n");
+            aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH",
+                             f.data ? f.data : "", vals, nv);
+            cxla_strbuf_free(&f);
+        }
+    }
+    snprintf(arr0, sizeof arr0, "oz[0]");
+    snprintf(arr, sizeof arr, "oz[%" PRId64 "]", m + 1);
+    /* Each update window dimension within the cut operand's. */
+    for (int64_t i = 0, w = 0; i < xr && w < nw; i++) {
+        bool inserted = false;
+        for (int64_t k = 0; k < nins; k++) inserted = inserted || ins[k] == i;
+        if (inserted) continue;
+        int64_t ud = uwd[w++];
+        if (ud < 0 || ud >= ur) return aot_no(in, "bad update_window_dims");
+        if (!exec_shape_dim_dynamic(xs, i) && !exec_shape_dim_dynamic(us, ud)) continue;
+        cxla_strbuf f;
+        cxla_strbuf_init(&f);
+        int nv = 0;
+        snprintf(vb[nv], 64, "%" PRId64, ud), vals[nv] = vb[nv], nv++;
+        cxla_strbuf_puts(&f, "at the operands' dynamic sizes: scatter: update window dimension "
+                             "%" PRId64 " of ");
+        put_cut_vals(&f, us, arr, vals, vb, &nv);
+        snprintf(vb[nv], 64, "%s[%" PRId64 "]", arr, ud), vals[nv] = vb[nv], nv++;
+        snprintf(vb[nv], 64, "%" PRId64, i), vals[nv] = vb[nv], nv++;
+        cxla_strbuf_puts(&f, " (size %" PRId64 ") exceeds operand dimension %" PRId64 " of ");
+        put_cut_vals(&f, xs, arr0, vals, vb, &nv);
+        cxla_strbuf_printf(b, "        if (%s[%" PRId64 "] > oz[0][%" PRId64 "])\n", arr, ud, i);
+        aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "",
+                         vals, nv);
+        cxla_strbuf_free(&f);
+    }
+    /* The updates' scatter dimensions against the indices' batch dimensions. */
+    char iarr[24];
+    snprintf(iarr, sizeof iarr, "oz[%" PRId64 "]", m);
+    for (int64_t i = 0, next = 0; i < ur; i++) {
+        bool window = false;
+        for (int64_t k = 0; k < nw; k++) window = window || uwd[k] == i;
+        if (window) continue;
+        if (next == iv) next++;
+        if (next >= is->rank) return aot_no(in, "bad scatter dimensions");
+        int64_t id = next++;
+        if (!exec_shape_dim_dynamic(us, i) && !exec_shape_dim_dynamic(is, id)) continue;
+        cxla_strbuf f;
+        cxla_strbuf_init(&f);
+        int nv = 0;
+        snprintf(vb[nv], 64, "%" PRId64, i), vals[nv] = vb[nv], nv++;
+        cxla_strbuf_puts(&f, "at the operands' dynamic sizes: scatter: scatter dimension %" PRId64
+                             " of the updates ");
+        put_cut_vals(&f, us, arr, vals, vb, &nv);
+        snprintf(vb[nv], 64, "%s[%" PRId64 "]", arr, i), vals[nv] = vb[nv], nv++;
+        cxla_strbuf_puts(&f, " has size %" PRId64 " but the indices ");
+        put_cut_vals(&f, is, iarr, vals, vb, &nv);
+        snprintf(vb[nv], 64, "%s[%" PRId64 "]", iarr, id), vals[nv] = vb[nv], nv++;
+        cxla_strbuf_puts(&f, " have %" PRId64);
+        cxla_strbuf_printf(b, "        if (%s[%" PRId64 "] != %s[%" PRId64 "])\n", arr, i, iarr,
+                           id);
+        aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "",
+                         vals, nv);
+        cxla_strbuf_free(&f);
+    }
+    for (int64_t e = 0; e < m; e++) {
+        const cxla_shape *ys = result_leaf(in, e);
+        if (ys->rank != xr) return aot_no(in, "a result of another rank");
+        char name[32];
+        snprintf(name, sizeof name, "rz%" PRId64, e);
+        cxla_strbuf_printf(b, "        int64_t rz%" PRId64 "[%" PRId64 "];\n", e, xr ? xr : 1);
+        for (int64_t d = 0; d < xr; d++)
+            cxla_strbuf_printf(b, "        rz%" PRId64 "[%" PRId64 "] = oz[0][%" PRId64 "];\n", e,
+                               d, d);
+        put_check_result(a, b, "        ", in, ys, name);
+    }
+    return NULL;
+}
+
+/* Whether reduce-window |in| is one AB_WINDOW takes: N array inputs of one rank and N
+ * static scalar init values, a window of that rank, N result leaves of that rank. */
+static bool window_ok(const cxla_instr *in) {
+    int64_t count = in->operand_count, n = count / 2;
+    if (count < 2 || count % 2 || n > 64 || result_leaves(in) != n) return false;
+    if ((n > 1) != (in->shape.type == CXLA_TUPLE)) return false;
+    const cxla_shape *xs = &in->operands[0]->shape;
+    const cxla_attr *w = cxla_instr_attr(in, CXLA_ATTR_WINDOW);
+    if (!w || w->kind != CXLA_ATTR_KIND_WINDOW || w->v.window.rank != xs->rank) return false;
+    for (int64_t k = 0; k < count; k++) {
+        const cxla_shape *s = &in->operands[k]->shape;
+        if (!cxla_type_is_array(s->type)) return false;
+        if (k >= n ? s->rank != 0 : s->rank != xs->rank) return false;
+    }
+    for (int64_t e = 0; e < n; e++)
+        if (!cxla_type_is_array(result_leaf(in, e)->type) || result_leaf(in, e)->rank != xs->rank)
+            return false;
+    return true;
+}
+
+/* Whether scatter |in| has what put_sized_scatter_sizes writes as C: no batching
+ * dimensions (their sizes are checked against the indices' by shape inference, not written
+ * here) and a static index vector dimension. */
+static bool sized_scatter_plain(const cxla_instr *in) {
+    int64_t n1 = 0, n2 = 0, iv = 0, m = (in->operand_count - 1) / 2;
+    cxla_instr_ints(in, CXLA_ATTR_INPUT_BATCHING_DIMS, &n1);
+    cxla_instr_ints(in, CXLA_ATTR_SCATTER_INDICES_BATCHING_DIMS, &n2);
+    if (n1 || n2 || m < 1) return false;
+    const cxla_shape *is = &in->operands[m]->shape;
+    if (!cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv) || iv < 0 || iv > is->rank)
+        return false;
+    return iv == is->rank || !exec_shape_dim_dynamic(is, iv);
+}
+
+cxla_status aot_dynlib_check(aot *a, const cxla_instr *in, aot_bounds *out_bounds, bool *taken) {
+    *taken = false;
+    const cxla_instr *at_bounds = a->bounds_instr ? a->bounds_instr[in->id] : NULL;
+    switch (in->opcode) {
+    case CXLA_OP_REDUCE_WINDOW:
+        if (!window_ok(in))
+            return aot_no(in, "a reduce-window whose inputs, init values, window or results "
+                              "do not line up (N arrays of one rank, N scalars)");
+        *taken = true;
+        *out_bounds = AB_WINDOW;
+        return NULL;
+    case CXLA_OP_SELECT_AND_SCATTER: {
+        const cxla_attr *w = cxla_instr_attr(in, CXLA_ATTR_WINDOW);
+        int64_t rank = in->operands[0]->shape.rank;
+        if (in->operand_count != 3 || in->operands[1]->shape.rank != rank ||
+            in->operands[2]->shape.rank != 0 || in->shape.type == CXLA_TUPLE ||
+            in->shape.rank != rank ||
+            (rank && (!w || w->kind != CXLA_ATTR_KIND_WINDOW || w->v.window.rank != rank)))
+            return aot_no(in, "a select-and-scatter whose window, source or result does not "
+                              "match its operand");
+        if (!at_bounds || !cpu_emit_sized_select_and_scatter_ok(at_bounds))
+            return aot_no(in, "a select-and-scatter whose window, element types or "
+                              "computations the emitter's sized kernel does not take");
+        *taken = true;
+        *out_bounds = AB_SIZED;
+        return NULL;
+    }
+    case CXLA_OP_SCATTER:
+        if (!aot_jit_sized_scatter_ok(in, at_bounds)) return NULL; /* not a sized scatter */
+        if (!sized_scatter_plain(in))
+            return aot_no(in, "a scatter with dynamic update windows and batching dimensions "
+                              "or a dynamic index vector dimension");
+        *taken = true;
+        *out_bounds = AB_SIZED;
+        return NULL;
+    default: return NULL;
+    }
+}
+
+cxla_status aot_dynlib_emit_sized(const cxla_instr *at_bounds, const char *name, cxla_strbuf *out,
+                                  cpu_kernel_info *info) {
+    /* The scatter kernels set only some fields (no work memory). */
+    memset(info, 0, sizeof *info);
+    if (at_bounds->opcode == CXLA_OP_SCATTER)
+        return cpu_emit_sized_scatter(at_bounds, name, out, info);
+    if (at_bounds->opcode == CXLA_OP_SELECT_AND_SCATTER)
+        return cpu_emit_sized_select_and_scatter(at_bounds, name, out, info);
+    return cpu_emit_sized_reduce(at_bounds, name, out, info);
+}
+
 cxla_status aot_dynlib_emit(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b,
                             bool *done) {
     *done = true;
+    if (phase == 0 && st->bounds == AB_SIZED && st->instr->opcode == CXLA_OP_SELECT_AND_SCATTER)
+        return put_select_scatter_sizes(a, c, st, b);
+    if (phase == 0 && st->bounds == AB_SIZED && st->instr->opcode == CXLA_OP_SCATTER)
+        return put_sized_scatter_sizes(a, c, st, b);
     if (phase == 0 && (st->bounds == AB_SORT || st->bounds == AB_SIZED))
         return put_lined_sizes(a, c, st, b);
     if (phase == 0 && st->bounds == AB_INFERRED) return put_inferred_sizes(a, c, st, b);
     if (phase == 0 && st->bounds == AB_WINDOW) return put_window_sizes(a, c, st, b);
     if (phase == 0 && st->bounds == AB_SCATTER) return put_scatter_sizes(a, c, st, b);
+    if (phase == 1 && st->bounds == AB_WINDOW) return put_window_fill(a, c, st, b);
     if (phase == 1 && st->bounds == AB_GATHER) return put_gather_indices(a, c, st, b);
     if (phase == 1 && st->bounds == AB_SCATTER) return put_scatter_indices(a, c, st, b);
     *done = false;

@@ -70,8 +70,11 @@ typedef enum aot_bounds {
     AB_MOVE,
     AB_SUM,
     /* Kernels at the bounds that take the run-time sizes as one more input, a[in_count]:
-     * a sort along a dynamic dimension (cpu_emit_sort_sized: the result's sizes) and a
-     * reduce with any reducer (cpu_emit_sized_reduce: the inputs' sizes lined up). */
+     * a sort along a dynamic dimension (cpu_emit_sort_sized: the result's sizes), a
+     * reduce with any reducer (cpu_emit_sized_reduce: the inputs' sizes lined up), a
+     * select-and-scatter (cpu_emit_sized_select_and_scatter: the operand's sizes, then the
+     * source's) and a scatter with dynamic update windows (cpu_emit_sized_scatter: the
+     * operands' sizes, then the updates'). */
     AB_SORT,
     AB_SIZED,
     /* bitcast and bitcast-convert: the static kernel at the bounds, the result's sizes
@@ -80,9 +83,9 @@ typedef enum aot_bounds {
     /* gather from a dynamic operand: the static kernel at the bounds over a copy of the
      * start indices clamped within the operand's sizes (the JIT's B_INDEXED). */
     AB_GATHER,
-    /* reduce-window of one input: the static kernel at the bounds over a copy whose
-     * padding holds the init value, which the interpreter folds at the cut operand's
-     * window padding (aot_dyn.c). */
+    /* reduce-window of N inputs: the static kernel at the bounds over copies whose
+     * padding holds the init values, which the interpreter folds at the cut operands'
+     * window padding (aot_dynlib.c). */
     AB_WINDOW,
     /* scatter of one operand: the static kernel at the bounds over a copy of the indices
      * whose vectors the cut operand cannot hold are moved out of range (the JIT's
@@ -105,11 +108,10 @@ typedef struct astep {
 
 /* The copies a kernel step with dynamic shapes fills (after its work memory in tmp[]). */
 static inline int64_t aot_fill_count(const astep *st) {
-    return st->bounds == AB_REDUCE || st->bounds == AB_GATHER || st->bounds == AB_WINDOW ||
-                   st->bounds == AB_SCATTER
-               ? 1
-           : st->bounds == AB_DOT ? 2
-                                  : 0;
+    return st->bounds == AB_WINDOW ? st->instr->operand_count / 2 /* one per input */
+           : st->bounds == AB_REDUCE || st->bounds == AB_GATHER || st->bounds == AB_SCATTER ? 1
+           : st->bounds == AB_DOT                                                           ? 2
+                                                                                            : 0;
 }
 
 typedef struct acomp {
@@ -317,6 +319,16 @@ void aot_dyn_put_align(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr
  * nothing (aot_dyn.c's own part). Errors: UNIMPLEMENTED naming the instruction. */
 cxla_status aot_dynlib_emit(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b,
                             bool *done);
+/* aot_dynlib.c: for |in| with dynamic shapes, whether it is one of aot_dynlib.c's kinds that
+ * aot_dyn_check leaves to it (*taken, *out_bounds): a reduce-window of N inputs (AB_WINDOW),
+ * a select-and-scatter or a scatter with dynamic update windows (AB_SIZED: the JIT's sized
+ * kernels). Errors: UNIMPLEMENTED naming |in| where it is of those opcodes but has no form.
+ * aot_dynlib_emit_sized: the kernel of an AB_SIZED step, emitted from |at_bounds| (the
+ * instruction's copy without the dynamic marks): the JIT's sized reduce, scatter or
+ * select-and-scatter. */
+cxla_status aot_dynlib_check(aot *a, const cxla_instr *in, aot_bounds *out_bounds, bool *taken);
+cxla_status aot_dynlib_emit_sized(const cxla_instr *at_bounds, const char *name, cxla_strbuf *out,
+                                  cpu_kernel_info *info);
 void aot_dyn_emit_begin(aot *a, const acomp *c, cxla_strbuf *b);
 void aot_dyn_emit_end(aot *a, const acomp *c, cxla_strbuf *b);
 cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int phase, cxla_strbuf *b);

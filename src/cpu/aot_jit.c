@@ -37,3 +37,8 @@ bool aot_jit_float_sum_ok(const cxla_instr *in) {
 bool aot_jit_sized_ok(const cxla_instr *in, const cxla_instr *at_bounds) {
     return at_bounds && cpu_dyn_sized_ok(in) && cpu_emit_sized_reduce_ok(at_bounds);
 }
+
+bool aot_jit_sized_scatter_ok(const cxla_instr *in, const cxla_instr *at_bounds) {
+    return at_bounds && in->opcode == CXLA_OP_SCATTER && cpu_dyn_sized_ok(in) &&
+           cpu_emit_sized_scatter_ok(at_bounds);
+}

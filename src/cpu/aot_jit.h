@@ -32,5 +32,9 @@ bool aot_jit_float_sum_ok(const cxla_instr *in);
  * sizes (cpu_dyn_sized_ok), emitted from |at_bounds| (its copy without the dynamic marks;
  * cpu_emit_sized_reduce_ok): any reducer, several inputs (an argmax). */
 bool aot_jit_sized_ok(const cxla_instr *in, const cxla_instr *at_bounds);
+/* Whether |in| is a scatter the JIT runs as its sized kernel (cpu_dyn_sized_ok: dynamic
+ * update windows, which no rewrite of the indices shortens), emitted from |at_bounds|
+ * (cpu_emit_sized_scatter_ok). */
+bool aot_jit_sized_scatter_ok(const cxla_instr *in, const cxla_instr *at_bounds);
 
 #endif /* CXLA_CPU_AOT_JIT_H_ */

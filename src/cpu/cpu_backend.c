@@ -73,12 +73,16 @@ static bool is_sequential_caller(cxla_opcode op) {
 }
 
 /* The computations |in| (a sequential caller) runs in sequence, into called[64]: an
- * async-start's wrapped computation only (the reducer or comparator of a sugar form runs
- * inside its operation). */
+ * async-start's wrapped computation, or for the sugar form of a call, while or
+ * conditional (call-start ...) what that runs (the reducer or comparator of another
+ * sugar form runs inside its operation). */
 static int64_t sequential_callees(const cxla_instr *in, cxla_computation **called) {
     if (in->opcode != CXLA_OP_ASYNC_START) return cxla_instr_called_computations(in, called, 64);
     called[0] = cxla_instr_called(in, CXLA_ATTR_CALLS);
-    return called[0] ? 1 : 0;
+    if (called[0]) return 1;
+    if (in->async_wrapped != CXLA_OP_ASYNC_START && is_sequential_caller(in->async_wrapped))
+        return cxla_instr_called_computations(in, called, 64);
+    return 0;
 }
 
 static cxla_status mark_sequential(const cxla_module *m, const cxla_computation *comp,
@@ -186,9 +190,8 @@ typedef struct generated {
     const cxla_instr **instrs; /* those with kernels */
     bool *sort_sized;          /* beside instrs: a sort with the run-time sizes (B_SORT) */
     bool *topk;                /* beside instrs: a "TopK" custom call (cpu_svc_topk_instr) */
-    bool *wrapped; /* beside instrs: an async-start in sugar form (cpu_svc_async_wrapped) */
-    cpu_kernel_info *infos; /* beside instrs */
-    bool *sized;            /* beside instrs: a reduce over run-time sizes */
+    cpu_kernel_info *infos;    /* beside instrs */
+    bool *sized;               /* beside instrs: a reduce over run-time sizes */
     int64_t count;
     const cxla_instr **call_instrs; /* those with library calls */
     int64_t call_count;
@@ -203,7 +206,6 @@ static void generated_free(generated *g) {
     free(g->instrs);
     free(g->sort_sized);
     free(g->topk);
-    free(g->wrapped);
     free(g->infos);
     free(g->sized);
     free(g->call_instrs);
@@ -274,11 +276,10 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
     g->infos = calloc((size_t)(total ? total : 1), sizeof(*g->infos));
     g->sort_sized = calloc((size_t)(total ? total : 1), sizeof(*g->sort_sized));
     g->topk = calloc((size_t)(total ? total : 1), sizeof(*g->topk));
-    g->wrapped = calloc((size_t)(total ? total : 1), sizeof(*g->wrapped));
     g->call_instrs = calloc((size_t)(total ? total : 1), sizeof(*g->call_instrs));
     g->sized = calloc((size_t)(total ? total : 1), sizeof(*g->sized));
-    if (!sequential || !g->instrs || !g->sort_sized || !g->topk || !g->wrapped || !g->infos ||
-        !g->call_instrs || !g->sized)
+    if (!sequential || !g->instrs || !g->sort_sized || !g->topk || !g->infos || !g->call_instrs ||
+        !g->sized)
         s = OOM();
     if (!s && m->entry) s = mark_sequential(m, m->entry, sequential);
     if (!s) s = bounds_module(m, &g->bounds);
@@ -290,7 +291,20 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         for (int64_t i = 0; i < comp->instr_count; i++) {
             const cxla_instr *in = comp->instrs[i];
             cxla_attr attrs[2];
-            cxla_instr alt; /* the instruction a TopK or an async-start in sugar form runs as */
+            cxla_instr alt; /* the instruction a TopK runs as */
+            /* An async-start in sugar form gets what its wrapped operation would get as a
+             * plain instruction (a library call, a kernel, the topk kernel), under the
+             * start's id: a copy of it that lives as long as the module. */
+            cxla_instr *w = NULL;
+            if (cpu_svc_async_wrapped(in, &alt)) {
+                w = cxla_arena_alloc(m->arena, sizeof(*w));
+                if (!w) {
+                    s = OOM();
+                    break;
+                }
+                *w = alt;
+                in = w;
+            }
             if (wants_call(in)) {
                 g->call_instrs[g->call_count++] = in;
             } else if (wants_kernel(in)) {
@@ -300,13 +314,8 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
             } else if (cpu_svc_topk_instr(in, attrs, &alt) && wants_kernel(&alt)) {
                 g->topk[g->count] = true; /* the topk kernel, under the custom call's id */
                 g->instrs[g->count++] = in;
-            } else if (cpu_svc_async_wrapped(in, &alt) &&
-                       (wants_kernel(&alt) || (cpu_collective_combine_lookup(&alt) &&
-                                               shape_is_static_arrays(&alt.shape)))) {
-                /* the wrapped operation's kernel (or its reducer's combine function), under
-                 * the start's id */
-                g->wrapped[g->count] = true;
-                g->instrs[g->count++] = in;
+            } else if (w) {
+                continue; /* the plan runs the wrapped operation (cpu_steps_control.c) */
             } else if (bcomp && bcomp->instr_count == comp->instr_count &&
                        bcomp->instrs[i]->id == in->id && cpu_bounds_kind(in, fast) &&
                        wants_kernel(bcomp->instrs[i])) {
@@ -332,13 +341,8 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         cxla_strbuf *text = &g->texts[i];
         cxla_strbuf_init(text);
         cxla_attr attrs[2];
-        cxla_instr alt; /* the instruction a TopK or an async-start in sugar form runs as */
+        cxla_instr alt; /* the instruction a TopK runs as */
         if (g->topk[i] && cpu_svc_topk_instr(g->instrs[i], attrs, &alt))
-            CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(&alt, name, text, &g->infos[i]));
-        else if (g->wrapped[i] && cpu_svc_async_wrapped(g->instrs[i], &alt) &&
-                 cpu_collective_combine_lookup(&alt))
-            CXLA_RETURN_IF_ERROR(cpu_collective_emit_combine(&alt, name, text));
-        else if (g->wrapped[i] && cpu_svc_async_wrapped(g->instrs[i], &alt))
             CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(&alt, name, text, &g->infos[i]));
         else if (g->sort_sized[i])
             CXLA_RETURN_IF_ERROR(cpu_emit_sort_sized(g->instrs[i], name, text, &g->infos[i]));
@@ -517,8 +521,10 @@ static bool combines(const cxla_instr *in) {
 
 static interp_op_fn lookup(void *user, const cxla_instr *in) {
     const cpu_compiled *c = user;
-    if (in->id < 0 || in->id >= c->id_count) return NULL;
-    if (combines(in)) return NULL; /* the driver runs the collective's handler */
+    /* An async-start's kernel or call is its wrapped operation's, with another result:
+     * the driver runs the start's own handler; a combine function is a collective's. */
+    if (in->id < 0 || in->id >= c->id_count || in->opcode == CXLA_OP_ASYNC_START) return NULL;
+    if (combines(in)) return NULL;
     return c->kernels[in->id] || c->calls[in->id].fn ? run_kernel : NULL;
 }
 

@@ -4,11 +4,12 @@
  * follows the interpreter's handler (interp_custom_call.c, interp_host.c,
  * interp_rng.c) and gives its results bit for bit, on the arena's buffers.
  *
- * What keeps the interpreter's handler (the lookup returns NULL): a custom call whose
- * operands, operand_layout_constraints or result have a layout other than row-major (the
- * handler relays them), the built-in TopK target (a topk), and an identity target that
- * changes shapes (the handler's error). Host transfers hand the callbacks literals that
- * view the arena (relaid to the instruction's layouts when those are not row-major). */
+ * What keeps the interpreter's handler (the lookup returns NULL): the built-in TopK target
+ * (the topk kernel runs it where it can: cpu_svc_topk_instr) and an identity target that
+ * changes shapes (the handler's error). A foreign custom call whose operands,
+ * operand_layout_constraints or result are not row-major gets relaid copies of its leaves
+ * (call_foreign); host transfers hand the callbacks literals that view the arena (relaid
+ * to the instruction's layouts when those are not row-major). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -91,67 +92,164 @@ static void zero_leaves(const cxla_shape *shape, void *const *out, int64_t *next
         memset(dst, 0, b);
 }
 
-static bool row_major_leaves(const cxla_shape *s) {
-    if (s->type == CXLA_TUPLE) {
-        for (int64_t i = 0; i < s->tuple_count; i++)
-            if (!row_major_leaves(&s->elements[i])) return false;
-        return true;
-    }
-    return !cxla_type_is_array(s->type) || !s->layout || cxla_layout_is_default(s);
-}
-
 /* ---- custom calls ---------------------------------------------------------------------- */
 
+/* The layout of |s| as host memory sees it (tiles and memory spaces ignored, as the
+ * interpreter's custom calls do); NULL for row-major. */
+static const cxla_layout *host_layout(const cxla_shape *s, cxla_layout *storage) {
+    if (!s || !cxla_type_is_array(s->type) || !s->layout || cxla_layout_is_default(s)) return NULL;
+    *storage = *s->layout;
+    storage->tile_count = 0;
+    storage->tiles = NULL;
+    storage->memory_space = 0;
+    return storage;
+}
+
+/* The buffers a foreign target sees: each leaf as a literal, a view of the arena's
+ * row-major buffer or a copy relaid to the layout the call declares (owned, in |temps|). */
+typedef struct call_leaves {
+    cxla_literal **lits; /* by leaf; NULL for tokens */
+    bool *owned;         /* by leaf: lits[i] is a relaid copy (else a view) */
+    int64_t count;
+} call_leaves;
+
+static void call_leaves_free(call_leaves *l, int64_t n) {
+    for (int64_t i = 0; l->lits && l->owned && i < n; i++) {
+        if (l->owned[i])
+            cxla_literal_free(l->lits[i]);
+        else
+            view_free(l->lits[i]);
+    }
+    free(l->lits);
+    free(l->owned);
+}
+
+/* The operand leaves of |s| from buffers ptrs[*next ...] (row-major), each relaid to the
+ * matching leaf of |want| (the operand_layout_constraints entry, else the operand's shape)
+ * where that is not row-major, as the interpreter's add_leaves does. */
+static cxla_status operand_leaves(const cxla_shape *s, const cxla_shape *want,
+                                  const void *const *ptrs, int64_t *next, call_leaves *l) {
+    if (s->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < s->tuple_count; i++)
+            CXLA_RETURN_IF_ERROR(operand_leaves(
+                &s->elements[i],
+                want && want->type == CXLA_TUPLE && i < want->tuple_count ? &want->elements[i]
+                                                                          : NULL,
+                ptrs, next, l));
+        return NULL;
+    }
+    int64_t at = l->count++;
+    int64_t one = 0;
+    void *data[1] = {(void *)ptrs[(*next)++]};
+    if (!cxla_type_is_array(s->type)) return NULL;
+    cxla_literal *v = NULL;
+    cxla_status st = view_tree(s, data, &one, &v);
+    cxla_layout storage;
+    const cxla_layout *layout = want && want->rank == s->rank ? host_layout(want, &storage) : NULL;
+    if (!st && layout) {
+        cxla_literal *copy = NULL;
+        st = cxla_literal_relayout(v, layout, &copy);
+        view_free(v);
+        v = copy;
+        l->owned[at] = true;
+    }
+    l->lits[at] = v;
+    return st;
+}
+
+/* The result leaves of |s|: views of the arena's buffers out[*next ...] where the leaf is
+ * row-major, else zeroed literals in its layout that the target writes (copied back into
+ * the arena after the call: result_back). */
+static cxla_status result_leaves(const cxla_shape *s, void *const *out, int64_t *next,
+                                 call_leaves *l) {
+    if (s->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < s->tuple_count; i++)
+            CXLA_RETURN_IF_ERROR(result_leaves(&s->elements[i], out, next, l));
+        return NULL;
+    }
+    int64_t at = l->count++, one = 0;
+    void *data[1] = {out[(*next)++]};
+    if (!cxla_type_is_array(s->type)) return NULL;
+    cxla_layout storage;
+    const cxla_layout *layout = host_layout(s, &storage);
+    if (!layout) return view_tree(s, data, &one, &l->lits[at]);
+    cxla_shape in_layout = *s;
+    in_layout.layout = (cxla_layout *)layout;
+    l->owned[at] = true;
+    return cxla_literal_create(&in_layout, &l->lits[at]); /* zeroed */
+}
+
+/* Starts the aliased result leaf |o| as a copy of operand leaf |i| in |o|'s layout, as
+ * the interpreter's prefill does. */
+static cxla_status prefill(const cxla_instr *instr, cxla_literal *o, const cxla_literal *i) {
+    if (!o || !i) return NULL;
+    if (!cxla_shape_compatible(o->shape, i->shape))
+        return exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                          "output_to_operand_aliasing pairs leaves of different shapes");
+    if (o->data == i->data) return NULL;
+    if (cxla_shape_equal(o->shape, i->shape)) {
+        if (o->size) memcpy(o->data, i->data, o->size);
+        return NULL;
+    }
+    cxla_literal *copy = NULL;
+    CXLA_RETURN_IF_ERROR(cxla_literal_relayout(i, o->shape->layout, &copy));
+    if (o->size) memcpy(o->data, copy->data, o->size);
+    cxla_literal_free(copy);
+    return NULL;
+}
+
 /* XLA's CPU calling convention on the arena: operand leaves and result leaves in place
- * (row-major: the lookup sent other layouts to the handler); an aliased result leaf
- * (output_to_operand_aliasing) starts as its operand and is passed for both. */
+ * where they are row-major; relaid copies (before the call for operands, whose layouts
+ * come from operand_layout_constraints when given, else the operands' shapes; after it
+ * for results) where the instruction declares another layout, so that the target sees
+ * the bytes the interpreter hands it. An aliased result leaf (output_to_operand_aliasing)
+ * starts as its operand and is passed for both. */
 static cxla_status call_foreign(cpu_svc_run *r, const cxla_instr *instr, const char *target,
                                 cxla_custom_call_fn fn, cxla_custom_call_api_version api,
                                 void *const *out, const void *const *in) {
     int64_t in_total = 0, nout = exec_leaf_count(&instr->shape);
     for (int64_t k = 0; k < instr->operand_count; k++)
         in_total += exec_leaf_count(&instr->operands[k]->shape);
-    const void **ins = calloc((size_t)(in_total ? in_total : 1), sizeof(*ins));
-    int64_t *alias = calloc((size_t)(nout ? nout : 1), sizeof(*alias));
-    const cxla_shape **leaf = calloc((size_t)(nout ? nout : 1), sizeof(*leaf));
-    cxla_status s = ins && alias && leaf ? NULL : OOM();
+    size_t in_cap = (size_t)(in_total ? in_total : 1), out_cap = (size_t)(nout ? nout : 1);
+    const cxla_attr *constraints = cxla_instr_attr(instr, CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS);
+    if (constraints && (constraints->kind != CXLA_ATTR_KIND_SHAPES ||
+                        constraints->v.shapes.count != instr->operand_count))
+        constraints = NULL;
+    const void **ins = calloc(in_cap, sizeof(*ins));
+    void **outs = calloc(out_cap, sizeof(*outs));
+    int64_t *alias = calloc(out_cap, sizeof(*alias));
+    call_leaves il = {calloc(in_cap, sizeof(*il.lits)), calloc(in_cap, sizeof(bool)), 0};
+    call_leaves ol = {calloc(out_cap, sizeof(*ol.lits)), calloc(out_cap, sizeof(bool)), 0};
+    cxla_status s =
+        ins && outs && alias && il.lits && il.owned && ol.lits && ol.owned ? NULL : OOM();
     if (!s) {
         /* The interpreter's results start as zeros: what a target leaves alone reads so. */
         int64_t next = 0;
         zero_leaves(&instr->shape, out, &next);
-        memcpy(ins, in, (size_t)in_total * sizeof(*ins));
-        s = exec_custom_call_aliasing(instr, alias, nout);
     }
+    for (int64_t k = 0, next = 0; k < instr->operand_count && !s; k++)
+        s = operand_leaves(&instr->operands[k]->shape,
+                           constraints ? &constraints->v.shapes.items[k]
+                                       : &instr->operands[k]->shape,
+                           in, &next, &il);
+    if (!s) {
+        int64_t next = 0;
+        s = result_leaves(&instr->shape, out, &next, &ol);
+    }
+    for (int64_t i = 0; i < in_total && !s; i++) ins[i] = il.lits[i] ? il.lits[i]->data : in[i];
+    for (int64_t i = 0; i < nout && !s; i++) outs[i] = ol.lits[i] ? ol.lits[i]->data : out[i];
+    if (!s) s = exec_custom_call_aliasing(instr, alias, nout);
     for (int64_t i = 0; i < nout && !s; i++) {
         if (alias[i] < 0 || alias[i] >= in_total) continue;
-        /* The i-th result leaf, depth-first: the bytes its operand leaf starts it with. */
-        const cxla_shape *rs = &instr->shape;
-        int64_t c = 0;
-        const cxla_shape *stack[64];
-        int64_t top = 0;
-        stack[top++] = rs;
-        while (top > 0) {
-            const cxla_shape *x = stack[--top];
-            if (x->type == CXLA_TUPLE) {
-                for (int64_t e = x->tuple_count - 1; e >= 0 && top < 64; e--)
-                    stack[top++] = &x->elements[e];
-            } else if (c++ == i) {
-                leaf[i] = x;
-                break;
-            }
-        }
-        size_t b = 0;
-        if (leaf[i] && cxla_type_is_array(leaf[i]->type) && !cxla_shape_byte_size(leaf[i], &b) &&
-            b && out[i] != ins[alias[i]])
-            memcpy(out[i], ins[alias[i]], b);
-        ins[alias[i]] = out[i];
+        s = prefill(instr, ol.lits[i], il.lits[alias[i]]);
+        ins[alias[i]] = outs[i];
     }
     char *opaque = NULL;
     size_t opaque_len = 0;
     cxla_custom_call_status st = {0};
     if (!s) s = exec_custom_call_opaque(instr, &opaque, &opaque_len);
     if (!s) {
-        void *out_arg = instr->shape.type == CXLA_TUPLE ? (void *)out : out[0];
+        void *out_arg = instr->shape.type == CXLA_TUPLE ? (void *)outs : outs[0];
         exec_cancel *cancel = r->options->cancel;
         exec_custom_call_invoke(fn, api, out_arg, ins, opaque, opaque_len, &st, cancel);
         /* A target that failed because the run was cancelled (a run it started, stopped
@@ -163,11 +261,21 @@ static cxla_status call_foreign(cpu_svc_run *r, const cxla_instr *instr, const c
                            "custom-call target '%s' failed: %s", target,
                            st.message ? st.message : "(no message)");
     }
+    /* Results written in another layout: back to the arena's row-major buffers. */
+    for (int64_t i = 0; i < nout && !s; i++) {
+        if (!ol.owned[i] || !ol.lits[i]) continue;
+        cxla_literal *rm = NULL;
+        s = cxla_literal_relayout(ol.lits[i], NULL, &rm);
+        if (!s && rm->size && out[i]) memcpy(out[i], rm->data, rm->size);
+        cxla_literal_free(rm);
+    }
     exec_custom_call_status_clear(&st);
     free(opaque);
     free(ins);
+    free(outs);
     free(alias);
-    free(leaf);
+    call_leaves_free(&il, in_total);
+    call_leaves_free(&ol, nout);
     return s;
 }
 
@@ -199,13 +307,6 @@ static cxla_status step_custom_call(cpu_svc_run *r, const cxla_instr *instr, voi
 }
 
 static cpu_svc_fn custom_call_lookup(const cxla_instr *instr) {
-    if (!row_major_leaves(&instr->shape)) return NULL;
-    for (int64_t k = 0; k < instr->operand_count; k++)
-        if (!row_major_leaves(&instr->operands[k]->shape)) return NULL;
-    const cxla_attr *c = cxla_instr_attr(instr, CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS);
-    if (c && c->kind == CXLA_ATTR_KIND_SHAPES)
-        for (int64_t k = 0; k < c->v.shapes.count; k++)
-            if (!row_major_leaves(&c->v.shapes.items[k])) return NULL;
     const char *target = NULL;
     cxla_custom_call_fn fn = NULL;
     cxla_custom_call_api_version api;
@@ -617,18 +718,20 @@ cpu_svc_fn cpu_svc_lookup(const cxla_instr *instr) {
     case CXLA_OP_AFTER_ALL: return step_token;
     case CXLA_OP_RECV: return step_recv;
     case CXLA_OP_RECV_DONE: return step_recv_done;
-    case CXLA_OP_RNG:
-        return cxla_type_is_array(instr->shape.type) && instr->shape.type != CXLA_TUPLE &&
-                       cxla_type_bits(instr->shape.type) >= 8
-                   ? step_rng
-                   : NULL;
+    case CXLA_OP_RNG: /* sub-byte types too: stored one element a byte, as the interpreter's */
+        return cxla_type_is_array(instr->shape.type) && instr->shape.type != CXLA_TUPLE ? step_rng
+                                                                                        : NULL;
     case CXLA_OP_RNG_GET_AND_UPDATE_STATE: return step_rng_get_and_update_state;
     default: return cpu_collective_lookup(instr);
     }
 }
 
 const char *cpu_svc_what(const cxla_instr *instr) {
-    switch (instr->opcode) {
+    /* An async-start in sugar form: its wrapped operation's word. */
+    cxla_opcode op = instr->opcode == CXLA_OP_ASYNC_START && instr->async_wrapped != CXLA_OP_COUNT
+                         ? instr->async_wrapped
+                         : instr->opcode;
+    switch (op) {
     case CXLA_OP_CUSTOM_CALL: return "custom call";
     case CXLA_OP_INFEED:
     case CXLA_OP_OUTFEED:

@@ -917,7 +917,10 @@ static bool plannable(const cxla_computation *comp, int depth) {
         int64_t k = cxla_instr_called_computations(in, called, 64);
         if (in->opcode == CXLA_OP_ASYNC_START) { /* its reducer or comparator runs inside */
             called[0] = cxla_instr_called(in, CXLA_ATTR_CALLS);
-            k = called[0] ? 1 : 0;
+            bool control = in->async_wrapped == CXLA_OP_WHILE ||
+                           in->async_wrapped == CXLA_OP_CONDITIONAL ||
+                           in->async_wrapped == CXLA_OP_CALL; /* call-start ...: its callees */
+            k = called[0] ? 1 : control ? cxla_instr_called_computations(in, called, 64) : 0;
         }
         if (k > 64) return false;
         for (int64_t j = 0; j < k; j++)

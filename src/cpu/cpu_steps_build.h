@@ -89,7 +89,8 @@ cxla_status cpu_steps_build_seq(bld *b, const cxla_computation *comp, int64_t *c
 
 /* cpu_steps_control.c: the steps of instruction |i| of |f| that run other sequences
  * (while, conditional, call) or hold their operands (copy-start, async-start: *out_done
- * false, with nothing built, where the handler must run it). */
+ * false, with nothing built, where their shapes do not line up and the handler reports
+ * the interpreter's error). */
 cxla_status cpu_steps_build_while(bld *b, frame *f, seq *q, int64_t i);
 cxla_status cpu_steps_build_conditional(bld *b, frame *f, seq *q, int64_t i);
 cxla_status cpu_steps_build_call(bld *b, frame *f, seq *q, int64_t i);

@@ -2,7 +2,8 @@
  * call (the callee's sequence, its results adopted), conditional (each branch writes the
  * result buffers), while (the state updated in place where liveness allows, a loop range
  * for liveness), async-start (its wrapped computation run as a call, or the sugar form's
- * operation as a kernel or service step) and copy-start (no step: aliases), their
+ * operation as a kernel or service step, else as a call of a computation made with the
+ * operation as its root: wrapped_computation) and copy-start (no step: aliases), their
  * contexts zero constants. */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -174,14 +175,123 @@ static cxla_status wrapped_step(bld *b, frame *f, seq *q, int64_t i, const int64
     return NULL;
 }
 
+/* Whether values of shapes |a| and |b| have the same bytes in the arena: the same
+ * element types and dimensions (layouts aside) and leaf by leaf the same byte size. */
+static bool same_bytes(const cxla_shape *a, const cxla_shape *b) {
+    if (!cxla_shape_compatible(a, b)) return false;
+    if (a->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < a->tuple_count; i++)
+            if (!same_bytes(&a->elements[i], &b->elements[i])) return false;
+        return true;
+    }
+    size_t x = 0, y = 0;
+    if (!cxla_type_is_array(a->type)) return true;
+    return !cxla_shape_byte_size(a, &x) && !cxla_shape_byte_size(b, &y) && x == y;
+}
+
+/* The operation that async-start |in| in sugar form wraps, as the root of a computation
+ * of its own (in the module's arena, outside its list of computations): one parameter per
+ * distinct operand (an operand used twice is one parameter read twice), each keeping its
+ * operand's id, which no other instruction of that computation has; the root is the
+ * wrapped instruction with the start's id, name and attributes (its kernel, library call,
+ * rng key and collective meetings are the start's). Run as a call, its steps are those
+ * the operation would get as a plain instruction: a library call, control flow over its
+ * callees, a service step, a kernel, or (what has none) its own handler. *out_operand[j]
+ * is the operand of parameter j. */
+static cxla_status wrapped_computation(bld *b, const cxla_instr *in, cxla_computation **out,
+                                       const cxla_instr ***out_operand) {
+    cxla_arena *arena = b->m->arena;
+    cxla_instr t;
+    if (!cpu_svc_async_wrapped(in, &t))
+        return exec_error(in, CXLA_STATUS_INTERNAL, "not an async-start in sugar form");
+    int64_t n = in->operand_count;
+    cxla_computation *c = cxla_arena_alloc(arena, sizeof(*c));
+    cxla_instr *root = cxla_arena_alloc(arena, sizeof(*root));
+    cxla_instr *params = cxla_arena_alloc_array(arena, (size_t)(n ? n : 1), sizeof(*params));
+    cxla_instr **pl = cxla_arena_alloc_array(arena, (size_t)(n ? n : 1), sizeof(*pl));
+    cxla_instr **instrs = cxla_arena_alloc_array(arena, (size_t)n + 1, sizeof(*instrs));
+    cxla_instr **ops = cxla_arena_alloc_array(arena, (size_t)(n ? n : 1), sizeof(*ops));
+    const cxla_instr **of = cxla_arena_alloc_array(arena, (size_t)(n ? n : 1), sizeof(*of));
+    if (!c || !root || !params || !pl || !instrs || !ops || !of) return OOM();
+    memset(c, 0, sizeof(*c));
+    int64_t np = 0;
+    for (int64_t k = 0; k < n; k++) {
+        const cxla_instr *o = in->operands[k];
+        int64_t j = 0;
+        while (j < np && of[j] != o) j++;
+        if (j == np) {
+            cxla_instr *x = &params[np];
+            memset(x, 0, sizeof(*x));
+            x->opcode = CXLA_OP_PARAMETER;
+            x->name = o->name;
+            x->shape = o->shape;
+            x->parent = c;
+            x->id = o->id;
+            x->parameter_number = np;
+            x->async_wrapped = CXLA_OP_COUNT;
+            x->line = o->line;
+            x->column = o->column;
+            of[np] = o;
+            pl[np] = x;
+            instrs[np] = x;
+            np++;
+        }
+        ops[k] = pl[j];
+    }
+    *root = t;
+    root->operands = ops;
+    root->users = NULL;
+    root->user_count = root->user_capacity = 0;
+    instrs[np] = root;
+    c->name = in->name;
+    c->module = (cxla_module *)b->m;
+    c->instr_count = c->instr_capacity = np + 1;
+    c->instrs = instrs;
+    c->param_count = np;
+    c->params = pl;
+    c->root = root;
+    *out = c;
+    *out_operand = of;
+    return NULL;
+}
+
+/* The wrapped operation of async-start |in| (instruction |i| of |f|) in sugar form that has
+ * no kernel or service step of its own: its wrapped computation (wrapped_computation) run
+ * as a call, its result the leaves of {1} from |at|. */
+static cxla_status wrapped_call(bld *b, frame *f, seq *q, int64_t i, int64_t at) {
+    const cxla_instr *in = f->order[i];
+    cxla_computation *callee = NULL;
+    const cxla_instr **of = NULL;
+    CXLA_RETURN_IF_ERROR(wrapped_computation(b, in, &callee, &of));
+    int64_t **params =
+        calloc((size_t)(callee->param_count ? callee->param_count : 1), sizeof(int64_t *));
+    step *sp = params ? cpu_steps_add_step(b, q, S_SEQ, in, f->comp, 0, 0) : NULL;
+    seq *sub = sp ? calloc(1, sizeof(seq)) : NULL;
+    if (!sub) {
+        free(params);
+        return OOM();
+    }
+    for (int64_t k = 0; k < callee->param_count; k++) params[k] = f->leaves[f->pos_of[of[k]->id]];
+    sp->sub = sub;
+    sp->sub_count = 1;
+    b->pos++;
+    int64_t id = b->next_seq++, *root = NULL, rn = 0;
+    cxla_status s = cpu_steps_build_seq(b, callee, params, NULL, sub, id, &root, &rn, NULL);
+    b->pos++;
+    if (!s) s = adopt_results(b, f, q, i, at, id, root, rn);
+    free(root);
+    free(params);
+    return s;
+}
+
 /* copy-start and async-start, without a step of their own: the leaves of their result
  * that hold the operands (held_copies) are the operands' values; async-start's {1} is its
  * wrapped computation's sequence (calls=) run here, as build_call runs a callee, or for
- * the sugar form the wrapped operation's kernel or service step (wrapped_step); the
- * contexts after them are the zeros the interpreter puts there, constants of the plan.
- * *out_done stays false, with nothing built, where the shapes do not line up as the
- * interpreter needs (its handler reports the error) or the sugar form's operation has
- * no kernel or service step. */
+ * the sugar form the wrapped operation's kernel or service step (wrapped_step), else the
+ * steps it gets as a plain instruction (wrapped_call); the contexts after them are the
+ * zeros the interpreter puts there, constants of the plan. *out_done stays false, with
+ * nothing built, where the shapes do not line up as the interpreter needs (its handler
+ * reports the error). */
 cxla_status cpu_steps_build_held(bld *b, frame *f, seq *q, int64_t i, bool *out_done) {
     const cxla_instr *in = f->order[i];
     *out_done = false;
@@ -190,14 +300,15 @@ cxla_status cpu_steps_build_held(bld *b, frame *f, seq *q, int64_t i, bool *out_
     cxla_computation *callee = cxla_instr_called(in, CXLA_ATTR_CALLS);
     if (held == 0) return NULL;
     if (in->opcode == CXLA_OP_COPY_START) {
-        if (!cxla_shape_equal(&d->elements[0], &in->operands[0]->shape) ||
-            !cxla_shape_equal(&d->elements[1], &in->operands[0]->shape))
+        /* The arena holds every array row-major, whatever layout its shape names: a
+         * destination in another layout holds the same bytes (the layout pass gives
+         * copy-start's leaves the default layout anyway). */
+        if (!same_bytes(&d->elements[0], &in->operands[0]->shape) ||
+            !same_bytes(&d->elements[1], &in->operands[0]->shape))
             return NULL;
     } else if (!callee) {
         cxla_instr t;
-        if (!cpu_svc_async_wrapped(in, &t) || !cpu_steps_static_instr(&t)) return NULL;
-        if (!(in->id >= 0 && in->id < b->id_count && b->kernels[in->id]) && !cpu_svc_lookup(&t))
-            return NULL;
+        if (!cpu_svc_async_wrapped(in, &t)) return NULL;
     } else {
         /* {0} is the tuple of the operands, or operand 0 itself when it is no tuple. */
         const cxla_shape *ops = &d->elements[0];
@@ -238,7 +349,7 @@ cxla_status cpu_steps_build_held(bld *b, frame *f, seq *q, int64_t i, bool *out_
     } else if (!s && in->opcode == CXLA_OP_ASYNC_START) {
         bool done = false;
         s = wrapped_step(b, f, q, i, ins, nin, at, &done);
-        if (!s && !done) s = exec_error(in, CXLA_STATUS_INTERNAL, "no step for the operation");
+        if (!s && !done) s = wrapped_call(b, f, q, i, at);
         at += cpu_steps_leaf_count(&d->elements[1]);
     } else if (!s) {
         cpu_steps_set_what(b, in, W_ALIAS);

@@ -444,6 +444,7 @@ static const char *compute_op(em *e, const cxla_instr *instr, ix *x) {
         } else if (instr->operand_count == 1) {
             ix y = same_ix(e, ops[0], x);
             expr = cpu_emit_unary(arena, op, ct, cpu_emit_decode(arena, ot, value(e, ops[0], &y)));
+            if (op == CXLA_OP_EXP && ct == CXLA_F32) expr = cpu_emit_row_exp(arena, instr, expr);
         } else if (instr->operand_count == 2) {
             ix y0 = same_ix(e, ops[0], x), y1 = same_ix(e, ops[1], x);
             const char *a = cpu_emit_decode(arena, ot, value(e, ops[0], &y0));
@@ -1018,29 +1019,40 @@ static void dims_nest(em *e, const group *g, const cxla_shape *s) {
     const char *i = F("i%" PRId64, last);
     e->nrow_stored = 0;
     e->row_out = NULL;
+    e->row_out_local = false;
     if (g->count == 1) {
         e->row_out = F("o%" PRId64, g->idx[0]);
         e->row_out_type = g->outs[g->idx[0]]->shape.type;
     }
+    /* Rows streamed out through local blocks (emit_rows.c). */
+    bool stream = cpu_nest_rows_stream(e, g, s, last);
+    if (stream) cpu_nest_rows_begin(e, g, s);
     ix r0 = x;
     r0.d[last] = "0";
     r0.lin = NULL;
     e->row_shape = s;
-    e->row_start = ix_lin(e, &r0);
+    const char *start = e->row_start = ix_lin(e, &r0);
     e->row_reduces_done = 0;
     e->row_prefetched = false;
     row_reduces(e, s, &x);
     e->row_out = NULL;
+    e->row_out_local = false;
     e->row_start = NULL;
     for (int64_t j = 0; j < e->nrow_stored; j++) {
-        /* Stored in the output row by its reduce: read there by the row's loop. */
+        /* Stored in the output row (or the local row) by its reduce: read there by the
+         * row's loop. */
         const cxla_instr *st = e->row_stored[j];
         ix y = x;
         y.d[last] = i;
         y.dims = st->shape.dims;
         y.lin = NULL;
         const char *at = ix_lin(e, &y);
-        cse_add(e, st, at, F("o%" PRId64 "[%s]", g->idx[0], at));
+        cse_add(e, st, at, stream ? F("row[%s]", i) : F("o%" PRId64 "[%s]", g->idx[0], at));
+    }
+    if (stream) {
+        cpu_nest_rows_loop(e, g, s, &x, start);
+        close_loops(e, opened);
+        return;
     }
     int64_t mark = e->ncse;
     for (int part = 0; part < 2; part++) {

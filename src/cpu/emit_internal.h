@@ -61,6 +61,10 @@ const char *cpu_emit_convert(cxla_arena *arena, cxla_type from, cxla_type to, co
 const char *cpu_emit_row_prefetch(cxla_arena *arena, const cxla_computation *fused,
                                   const cxla_shape *s, const char *start, const char *col,
                                   int64_t lanes);
+/* Row fusion (emit_rows.c): |call|, the C expression of f32 exponential |exp|, or the same
+ * call to cxla_m_exp_nonpos (cxla_math.h: the same bits for arguments <= 0 or NaN, in fewer
+ * instructions) where |exp|'s operand is an element minus its row's maximum (softmax's). */
+const char *cpu_emit_row_exp(cxla_arena *arena, const cxla_instr *exp, const char *call);
 
 /* The dot kernel (emit_dot.c): whether |instr| is a dot it emits (integer types, or f32
  * or f64 operands of the result type, with dimension numbers that merge into strides), and

@@ -59,6 +59,7 @@ typedef struct em {
      * row's elements, read back by the row's loop instead of recomputed), and the
      * operands stored so. */
     const char *row_out;
+    bool row_out_local; /* row_out is a local row (indexed by the column), not the output */
     cxla_type row_out_type;
     const cxla_instr *row_stored[8];
     int64_t nrow_stored;
@@ -253,6 +254,18 @@ int64_t cpu_nest_reduce_range(const cxla_instr *reduce);
  * e->helpers). */
 void cpu_nest_reduce(em *e, const cxla_instr *reduce, int64_t idx);
 
+/* ---- emit_rows.c ------------------------------------------------------------------------ */
+
+/* Row fusion's streamed rows (emit_rows.c): the elements of a row per block of
+ * CPU_ROW_BLOCK, streamed out. Whether the nest over |s| (its innermost loop over
+ * dimension |last|) of group |g| writes its rows so; then the statements before a row's
+ * reduces (the local row the reduces store their costly operands in), and the row's loop
+ * at |x| (its outer indices set) with the row starting at linear index |start|. */
+enum { CPU_ROW_BLOCK = 64 };
+bool cpu_nest_rows_stream(const em *e, const group *g, const cxla_shape *s, int64_t last);
+void cpu_nest_rows_begin(em *e, const group *g, const cxla_shape *s);
+void cpu_nest_rows_loop(em *e, const group *g, const cxla_shape *s, ix *x, const char *start);
+
 /* ---- emit_transpose.c ------------------------------------------------------------------ */
 
 /* Streaming stores: whether a flat nest's blocks of group |g| stream; whether runs of |count|
@@ -260,6 +273,10 @@ void cpu_nest_reduce(em *e, const cxla_instr *reduce, int64_t idx);
  * statements that stream |count| elements of each block from block index |from| to the
  * output at |at| (and mark the kernel as streamed). */
 bool cpu_nest_stream_flat(const em *e, const group *g);
+/* Whether the outputs of |g| hold enough bytes together to stream (CXLA_CPU_STREAM_BYTES). */
+bool cpu_nest_stream_group(const group *g);
+/* Whether the kernel's inputs hold at least twice the bytes of the outputs of |g|. */
+bool cpu_nest_stream_reads_twice(const em *e, const group *g);
 bool cpu_nest_stream_lines(const group *g, int64_t count);
 void cpu_nest_stream_blocks(em *e, const group *g, int64_t count);
 void cpu_nest_stream_out(em *e, const group *g, const char *at, const char *from, int64_t count);

@@ -418,32 +418,18 @@ static bool costly(const cxla_instr *instr, int depth) {
     return false;
 }
 
-/* A reduce inside a fusion's loop (row fusion, src/passes/fusion.c), in the fast order of
- * row_lanes_helper, at output index |x|: the lanes and the tree written where the value
- * is needed. dims_nest asks for these values before a row's elements, so each is computed
- * once per row, with the row still in cache for the loop that follows. */
-static const char *inline_reduce(em *e, const cxla_instr *instr, ix *x) {
-    rplan p = reduce_plan(instr);
-    if (!p.row_lanes) {
-        cpu_nest_fail(e, instr,
-                      "a reduce inside a fusion must be its output (or in the fast order)");
-        return "0";
-    }
-    const char *CT = cpu_emit_ctype(p.t);
-    int64_t q = p.count / ROW_LANES, rem = p.count % ROW_LANES, id = e->tmp++;
-    ix s0 = ix_new(0, NULL);
-    const char *init = cpu_nest_value(e, instr->operands[1], &s0);
-    const char *kept[CXLA_MAX_RANK];
-    for (int64_t k = 0; k < instr->shape.rank; k++) kept[k] = ix_dim(e, x, k);
-    const char *acc = F("acc%" PRId64, id), *k = F("k%" PRId64, id), *b = F("b%" PRId64, id);
-    /* The operand's values are also the row's elements of another value of the loop, and
-     * costly (a transcendental function; softmax's exponentials): store them in the output
-     * row, which the row's loop then reads instead (dims_nest). */
-    bool store = e->row_out && p.src->user_count > 1 && p.src->shape.type == e->row_out_type &&
-                 (p.t == CXLA_F32 || p.t == CXLA_F64) && costly(p.src, 8) &&
-                 e->nrow_stored < (int64_t)CXLA_ARRAY_SIZE(e->row_stored);
-    if (store) e->row_stored[e->nrow_stored++] = p.src;
-    line(e, "%s %s[%d];", CT, acc, ROW_LANES);
+/* The lanes of an in-loop reduce (inline_reduce) over the row at output index |kept|:
+ * acc[k] for k < ROW_LANES, not yet combined. |flag| (maximum and minimum only, else
+ * NULL): the lanes fold with a plain comparison (one vector max or min), and flag[k]
+ * records whether lane k met a NaN, instead of the interpreter's NaN-propagating,
+ * sign-of-zero-ordering fold (cxla_max_f32: about nine vector instructions per element;
+ * softmax's maximum pass was a quarter of its row's arithmetic). |store|: the operand's
+ * values also go to the output row (see inline_reduce). |prefetch|: this pass may ask for
+ * the next row. */
+static void inline_lanes(em *e, const rplan *p, const char *const *kept, const char *acc,
+                         const char *flag, int64_t id, bool store, bool prefetch) {
+    int64_t q = p->count / ROW_LANES, rem = p->count % ROW_LANES;
+    const char *k = F("k%" PRId64, id), *b = F("b%" PRId64, id);
     for (int part = 0; part < 3; part++) {
         int64_t count = part == 2 ? rem : ROW_LANES;
         if ((part == 1 && q < 2) || count == 0) continue;
@@ -454,7 +440,7 @@ static const char *inline_reduce(em *e, const cxla_instr *instr, ix *x) {
             line(e, "for (int64_t %s = 1; %s < %" PRId64 "; %s++) {", b, b, q, b);
             e->indent++;
             /* A later pass over the row, which is in cache by now: ask for the next row. */
-            if (e->row_start && e->row_reduces_done > 0 && !e->row_prefetched) {
+            if (prefetch && e->row_start && e->row_reduces_done > 0 && !e->row_prefetched) {
                 const char *pf =
                     cpu_emit_row_prefetch(e->arena, e->fused, e->row_shape, e->row_start,
                                           F("%s * %d", b, ROW_LANES), ROW_LANES);
@@ -469,18 +455,79 @@ static const char *inline_reduce(em *e, const cxla_instr *instr, ix *x) {
         const char *red[CXLA_MAX_RANK];
         ix rx;
         int64_t rdims[CXLA_MAX_RANK];
-        reduced_indices(e, &p, r, red, &rx, rdims);
-        ix y = reduce_operand_ix(&p, kept, red);
-        const char *v = cpu_nest_value(e, p.src, &y);
-        if (store) line(e, "%s[%s] = %s;", e->row_out, ix_lin(e, &y), v);
+        reduced_indices(e, p, r, red, &rx, rdims);
+        ix y = reduce_operand_ix(p, kept, red);
+        const char *v = cpu_nest_value(e, p->src, &y);
+        if (store)
+            line(e, "%s[%s] = %s;", e->row_out,
+                 e->row_out_local ? ix_dim(e, &y, y.rank - 1) : ix_lin(e, &y), v);
         const char *a = F("%s[%s]", acc, k);
-        line(e, "%s = %s;", a, part == 0 ? v : fold(e, p.r, p.t, a, v));
+        if (!flag) {
+            line(e, "%s = %s;", a, part == 0 ? v : fold(e, p->r, p->t, a, v));
+        } else {
+            const char *cmp = p->r == RED_MAX ? ">" : "<";
+            line(e, "%s = %s;", a, part == 0 ? v : F("%s %s %s ? %s : %s", v, cmp, a, v, a));
+            line(e, "%s[%s] %s= %s != %s;", flag, k, part == 0 ? "" : "|", v, v);
+        }
         cse_reset(e, mark);
         close_loops(e, part == 1 ? 2 : 1);
     }
+}
+
+/* A reduce inside a fusion's loop (row fusion, src/passes/fusion.c), in the fast order of
+ * row_lanes_helper, at output index |x|: the lanes and the tree written where the value
+ * is needed. dims_nest asks for these values before a row's elements, so each is computed
+ * once per row, with the row still in cache for the loop that follows.
+ *
+ * A maximum or minimum screens the row first (inline_lanes with flags): where no lane met
+ * a NaN and the result is not a zero, the plain comparisons found the value the
+ * interpreter's fold finds (without NaNs, maximum and minimum are the same number in any
+ * order, and only a zero has two encodings, where -0 < +0 decides). Otherwise the row is
+ * folded again with that fold, so the result is the fast order's to the bit, which NaN
+ * wins included (tests/cpu/test_reduce_order.c, test_row_fusion_minmax). */
+static const char *inline_reduce(em *e, const cxla_instr *instr, ix *x) {
+    rplan p = reduce_plan(instr);
+    if (!p.row_lanes) {
+        cpu_nest_fail(e, instr,
+                      "a reduce inside a fusion must be its output (or in the fast order)");
+        return "0";
+    }
+    const char *CT = cpu_emit_ctype(p.t);
+    int64_t id = e->tmp++;
+    ix s0 = ix_new(0, NULL);
+    const char *init = cpu_nest_value(e, instr->operands[1], &s0);
+    const char *kept[CXLA_MAX_RANK];
+    for (int64_t k = 0; k < instr->shape.rank; k++) kept[k] = ix_dim(e, x, k);
+    const char *acc = F("acc%" PRId64, id), *k = F("k%" PRId64, id);
+    /* The operand's values are also the row's elements of another value of the loop, and
+     * costly (a transcendental function; softmax's exponentials): store them in the output
+     * row, which the row's loop then reads instead (dims_nest). */
+    bool store = e->row_out && p.src->user_count > 1 && p.src->shape.type == e->row_out_type &&
+                 (p.t == CXLA_F32 || p.t == CXLA_F64) && costly(p.src, 8) &&
+                 e->nrow_stored < (int64_t)CXLA_ARRAY_SIZE(e->row_stored);
+    if (store) e->row_stored[e->nrow_stored++] = p.src;
+    /* A row that fails the screen is read twice: not worth it for a costly operand. */
+    bool screen = (p.r == RED_MAX || p.r == RED_MIN) && !costly(p.src, 8);
+    line(e, "%s %s[%d];", CT, acc, ROW_LANES);
+    if (screen) {
+        const char *flag = F("nan%" PRId64, id), *cmp = p.r == RED_MAX ? ">" : "<";
+        line(e, "%s %s[%d];", p.t == CXLA_F64 ? "int64_t" : "int32_t", flag, ROW_LANES);
+        inline_lanes(e, &p, kept, acc, flag, id, false, true);
+        for (int64_t w = ROW_LANES / 2; w >= 1; w /= 2) {
+            const char *a = F("%s[%s]", acc, k), *b = F("%s[%s + %" PRId64 "]", acc, k, w);
+            line(e,
+                 "for (int64_t %s = 0; %s < %" PRId64 "; %s++) { %s = %s %s %s ? %s : %s; "
+                 "%s[%s] |= %s[%s + %" PRId64 "]; }",
+                 k, k, w, k, a, b, cmp, a, b, a, flag, k, flag, k, w);
+        }
+        line(e, "if (%s[0] || %s[0] == 0) {", flag, acc);
+        e->indent++;
+    }
+    inline_lanes(e, &p, kept, acc, NULL, id, store, !screen);
     for (int64_t w = ROW_LANES / 2; w >= 1; w /= 2)
         line(e, "for (int64_t %s = 0; %s < %" PRId64 "; %s++) %s[%s] = %s;", k, k, w, k, acc, k,
              fold(e, p.r, p.t, F("%s[%s]", acc, k), F("%s[%s + %" PRId64 "]", acc, k, w)));
+    if (screen) close_loops(e, 1);
     const char *v = F("v%" PRId64, e->tmp++);
     line(e, "const %s %s = %s;", CT, v, fold(e, p.r, p.t, init, F("%s[0]", acc)));
     if (e->row_start) e->row_reduces_done++;

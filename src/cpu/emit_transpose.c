@@ -32,7 +32,7 @@ static double stream_bytes(void) {
 }
 
 /* Whether group |g| streams: its outputs hold at least stream_bytes() together. */
-static bool stream_group(const group *g) {
+bool cpu_nest_stream_group(const group *g) {
     double bytes = 0;
     for (int64_t j = 0; j < g->count; j++) {
         const cxla_shape *s = &g->outs[g->idx[j]]->shape;
@@ -50,13 +50,17 @@ static bool stream_group(const group *g) {
  * scaled, 2-5% slower. So a flat nest streams when its kernel calls no transcendental
  * function and reads at least twice the bytes it writes (docs/performance.md). */
 bool cpu_nest_stream_flat(const em *e, const group *g) {
-    if (!stream_group(g)) return false;
+    if (!cpu_nest_stream_group(g)) return false;
     const cxla_instr *const *list =
         e->fused ? (const cxla_instr *const *)e->fused->instrs : &e->top;
     int64_t n = e->fused ? e->fused->instr_count : 1;
     for (int64_t i = 0; i < n; i++)
         if (exec_math_unary(list[i]->opcode) && cxla_type_is_float(list[i]->shape.type))
             return false;
+    return cpu_nest_stream_reads_twice(e, g);
+}
+
+bool cpu_nest_stream_reads_twice(const em *e, const group *g) {
     double in = 0, out = 0;
     for (int64_t k = 0; k < e->top->operand_count; k++) {
         const cxla_shape *s = &e->top->operands[k]->shape;
@@ -389,7 +393,7 @@ static void transpose_nest(em *e, const group *g, const cxla_shape *s, const tpl
     /* Full tiles stream their rows out when the outputs are large (see above) and the
      * rows of a tile start on lines wherever the output does (rows of whole lines); the
      * edges store as they are. */
-    bool stream = p->ta % 8 == 0 && stream_group(g) && cpu_nest_stream_lines(g, p->tb) &&
+    bool stream = p->ta % 8 == 0 && cpu_nest_stream_group(g) && cpu_nest_stream_lines(g, p->tb) &&
                   cpu_nest_stream_lines(g, p->dl);
     if (stream) cpu_nest_stream_blocks(e, g, STREAM_ROWS * p->tb);
     int opened = 0;

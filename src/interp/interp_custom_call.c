@@ -252,9 +252,10 @@ static cxla_status builtin_allocate(interp_ctx *ctx, const cxla_instr *instr, co
 }
 
 /* TopK (XLA's TopkRewriter): (values, s32 indices) of the k first elements along the
- * last dimension in the order of the comparator (to_apply / called_computations), which
- * must be a plain greater-than (largest first) or less-than; k is the result's last
- * dimension. Runs the topk operation. */
+ * last dimension in the order of the comparator (to_apply / called_computations); k is
+ * the result's last dimension. A plain greater-than (largest first) or less-than runs the
+ * topk operation (total order); any other comparator a stable sort by it (interp_topk_by,
+ * XLA's TopkDecomposer). */
 static cxla_status builtin_topk(interp_ctx *ctx, const cxla_instr *instr, const char *target,
                                 const cxla_literal *const *operands, cxla_literal **out) {
     const cxla_shape *r = &instr->shape;
@@ -269,16 +270,13 @@ static cxla_status builtin_topk(interp_ctx *ctx, const cxla_instr *instr, const 
         cxla_computation *called[1];
         if (cxla_instr_called_computations(instr, called, 1) == 1) comp = called[0];
     }
+    const cxla_shape *v = &r->elements[0];
     if (comp) {
         interp_comparator c = interp_match_comparator(comp);
         if (c.direction != INTERP_DIR_GT && c.direction != INTERP_DIR_LT)
-            return interp_error(instr, CXLA_STATUS_UNIMPLEMENTED,
-                                "custom-call target 'TopK': the comparator '%s' is not a plain "
-                                "greater-than or less-than",
-                                comp->name);
+            return interp_topk_by(ctx, instr, operands[0], comp, v->dims[v->rank - 1], out);
         largest = c.direction == INTERP_DIR_GT;
     }
-    const cxla_shape *v = &r->elements[0];
     cxla_attr attrs[2] = {
         {.id = CXLA_ATTR_K, .name = "k", .kind = CXLA_ATTR_KIND_INT, .v.i = v->dims[v->rank - 1]},
         {.id = CXLA_ATTR_LARGEST, .name = "largest", .kind = CXLA_ATTR_KIND_BOOL, .v.b = largest},

@@ -21,6 +21,13 @@ cxla_status interp_op_sort(interp_ctx *ctx, const cxla_instr *instr,
                            const cxla_literal *const *operands, cxla_literal **out);
 cxla_status interp_op_topk(interp_ctx *ctx, const cxla_instr *instr,
                            const cxla_literal *const *operands, cxla_literal **out);
+/* XLA's TopK custom call with a comparator that is not a plain greater-than or less-than
+ * (interp_op_topk runs those), as XLA's TopkDecomposer defines it: each row of |x| along
+ * its last dimension sorted stably by |comp| (called with the two values, or with the two
+ * values and their two s32 indices when it takes four parameters), its first |k| elements
+ * and their s32 indices, as the tuple |instr|'s shape names. */
+cxla_status interp_topk_by(interp_ctx *ctx, const cxla_instr *instr, const cxla_literal *x,
+                           const cxla_computation *comp, int64_t k, cxla_literal **out);
 
 /* ---- index spaces (interp_reduce.c) ---------------------------------------------- */
 

@@ -409,3 +409,75 @@ cxla_status interp_op_topk(interp_ctx *ctx, const cxla_instr *instr,
     }
     return interp_reduce_pack_results(res, 2, true, out);
 }
+
+/* ---- TopK with a comparator ------------------------------------------------------------ */
+
+cxla_status interp_topk_by(interp_ctx *ctx, const cxla_instr *instr, const cxla_literal *x,
+                           const cxla_computation *comp, int64_t k, cxla_literal **out) {
+    const cxla_shape *xs = cxla_literal_shape(x);
+    if (!cxla_type_is_array(xs->type) || xs->rank < 1)
+        return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                            "the operand must be an array of rank >= 1");
+    int64_t last = xs->rank - 1, len = xs->dims[last];
+    if (k < 0 || k > len)
+        return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                            "k=%" PRId64 " must be in 0..%" PRId64, k, len);
+    if (len > INT32_MAX)
+        return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                            "the last dimension (%" PRId64 ") does not fit s32 indices", len);
+    if (comp->param_count != 2 && comp->param_count != 4)
+        return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                            "the comparator '%s' must take 2 parameters (the values) or 4 (the "
+                            "values and their s32 indices)",
+                            comp->name);
+    int64_t n = comp->param_count / 2;
+    interp_scalar_fn fn = {0};
+    cxla_status s = interp_scalar_fn_init(&fn, ctx, instr, comp);
+    for (int64_t p = 0; p < comp->param_count && !s; p++)
+        s = interp_scalar_fn_expect(&fn, p, p < 2 ? xs->type : CXLA_S32);
+    /* The indices, s32 along the last dimension, as the sort's second operand. */
+    cxla_literal *iota = NULL;
+    if (!s && n == 2) {
+        cxla_shape is = *xs;
+        is.type = CXLA_S32;
+        is.layout = NULL;
+        s = cxla_literal_create(&is, &iota);
+        int32_t *v = s ? NULL : cxla_literal_data(iota);
+        for (int64_t i = 0; v && i < cxla_literal_element_count(iota); i++)
+            v[i] = (int32_t)(i % len);
+    }
+    int64_t dims[CXLA_MAX_RANK];
+    memcpy(dims, xs->dims, (size_t)xs->rank * sizeof(int64_t));
+    dims[last] = k;
+    cxla_type types[2] = {xs->type, CXLA_S32};
+    cxla_literal **res = NULL;
+    if (!s) s = interp_reduce_new_results(instr, 2, true, xs->rank, dims, types, &res);
+    const cxla_literal *inputs[2] = {x, iota};
+    sorter so = {.n = n, .inputs = inputs, .stride = 1, .fn = &fn};
+    int64_t rows = len > 0 ? cxla_literal_element_count(x) / len : 0;
+    int64_t *perm = malloc((size_t)(len ? len : 1) * sizeof(int64_t));
+    int64_t *tmp = malloc((size_t)(len ? len : 1) * sizeof(int64_t));
+    if (!s && (!perm || !tmp)) s = OOM();
+    size_t size = cxla_type_storage(xs->type);
+    for (int64_t r = 0; r < rows && !s && k > 0; r++) {
+        so.base = r * len;
+        for (int64_t i = 0; i < len; i++) perm[i] = i;
+        int64_t *sorted = NULL;
+        s = merge_sort(&so, perm, tmp, len, &sorted);
+        uint8_t *values = cxla_literal_data(res[0]);
+        int32_t *indices = cxla_literal_data(res[1]);
+        for (int64_t i = 0; i < k && !s; i++) {
+            memcpy(values + (size_t)(r * k + i) * size, element_at(x, so.base + sorted[i]), size);
+            indices[r * k + i] = (int32_t)sorted[i];
+        }
+    }
+    free(perm);
+    free(tmp);
+    cxla_literal_free(iota);
+    if (fn.args) interp_scalar_fn_deinit(&fn);
+    if (s) {
+        if (res) interp_reduce_free_literals(res, 2);
+        return s;
+    }
+    return interp_reduce_pack_results(res, 2, true, out);
+}

@@ -10,11 +10,14 @@
  * layouts) to the result's physical dimensions, and a transpose back to the result's
  * logical order. Copies that only changed the layout become no-ops and are removed.
  * Left alone: layouts inside attributes (outfeed_shape, operand_layout_constraints) and
- * the data's layout in a send's result (what the host receives),
+ * the data's layout in a send's result (what the host receives); a custom call's
+ * operand and result layouts are kept as constraints and a physical result
+ * (keep_custom_call_layouts),
  * bitcasts from or to padded or tiled layouts (the pass then fails rather than change
  * their meaning). Constants get their literal relaid to the default layout. */
 #include <string.h>
 
+#include "exec/custom_call.h"
 #include "passes/passes_internal.h"
 #include "shape/shape_internal.h"
 
@@ -113,6 +116,118 @@ static bool is_send(const cxla_instr *in) {
     return in->opcode == CXLA_OP_SEND && in->shape.type == CXLA_TUPLE && in->shape.tuple_count == 3;
 }
 
+/* Whether array |r| is in a plain layout other than the default (its physical form is
+ * then another row-major array: physical_shape). */
+static bool needs_physical(const cxla_shape *r) {
+    return passes_is_static_array(r) && r->rank >= 2 && !cxla_layout_is_default(r) &&
+           layout_plain(r);
+}
+
+/* |r|'s dimensions in major-to-minor order, row-major, into *out (|out| may be |r|). */
+static cxla_status physical_shape(cxla_module *m, const cxla_shape *r, cxla_shape *out) {
+    int64_t perm[CXLA_MAX_RANK], phys[CXLA_MAX_RANK];
+    major_to_minor(r, perm);
+    for (int64_t i = 0; i < r->rank; i++) phys[i] = r->dims[perm[i]];
+    return passes_array_shape(m, r->type, r->rank, phys, out);
+}
+
+/* Instruction |x| of a plain non-default layout now yields its physical form (the same
+ * bytes), and a transpose after it gives its users the logical array. */
+static cxla_status physical_result(cxla_instr *x, bool *changed) {
+    const cxla_shape r = x->shape;
+    if (!needs_physical(&r)) return NULL;
+    cxla_module *m = x->parent->module;
+    int64_t perm[CXLA_MAX_RANK], inv[CXLA_MAX_RANK];
+    major_to_minor(&r, perm);
+    for (int64_t i = 0; i < r.rank; i++) inv[perm[i]] = i;
+    int64_t nu = x->user_count;
+    cxla_instr **users = cxla_arena_alloc_array(m->arena, (size_t)(nu ? nu : 1), sizeof(*users));
+    if (!users) return PASSES_OOM();
+    if (nu) memcpy(users, x->users, (size_t)nu * sizeof(*users));
+    cxla_shape logical;
+    CXLA_RETURN_IF_ERROR(passes_array_shape(m, r.type, r.rank, r.dims, &logical));
+    CXLA_RETURN_IF_ERROR(physical_shape(m, &r, &x->shape));
+    cxla_instr *t;
+    CXLA_RETURN_IF_ERROR(
+        passes_add(x->parent, CXLA_OP_TRANSPOSE, "transpose", &logical, 1, &x, &t));
+    CXLA_RETURN_IF_ERROR(passes_set_ints(t, CXLA_ATTR_DIMENSIONS, inv, r.rank));
+    for (int64_t u = 0; u < nu; u++)
+        for (int64_t j = 0; j < users[u]->operand_count; j++)
+            if (users[u]->operands[j] == x)
+                CXLA_RETURN_IF_ERROR(cxla_instr_replace_operand(users[u], j, t));
+    if (x->parent->root == x) x->parent->root = t;
+    *changed = true;
+    return NULL;
+}
+
+/* A foreign custom call hands its target buffers in the layouts the module gives them (XLA's
+ * calling convention; the interpreter and the cpu backend's service step relay to them),
+ * so normalizing them would change the bytes the target sees. Operands: their layouts go
+ * into operand_layout_constraints (left alone below) when the call has none. An array
+ * result in another plain layout: the call returns its physical form (the dimensions in
+ * major-to-minor order, row-major: the same bytes) and a transpose gives the users the
+ * logical array; so does each element of a tuple result that only get-tuple-element reads.
+ * Left as they were: a result output_to_operand_aliasing pairs with an operand, a tuple
+ * result read otherwise, nested tuples. */
+static cxla_status keep_custom_call_layouts(cxla_instr *cc, bool *changed) {
+    cxla_module *m = cc->parent->module;
+    const char *target = NULL;
+    cxla_custom_call_fn fn = NULL;
+    cxla_custom_call_api_version api;
+    exec_builtin_target builtin = EXEC_BUILTIN_NONE;
+    cxla_status st = exec_custom_call_resolve(cc, &target, &fn, &api, &builtin);
+    if (st)
+        cxla_status_free(st); /* resolved when it runs: a foreign target, perhaps */
+    else if (builtin != EXEC_BUILTIN_NONE)
+        return NULL; /* the built-in targets read values, not bytes */
+    bool operands = false;
+    for (int64_t k = 0; k < cc->operand_count; k++)
+        operands = operands || shape_needs_work(&cc->operands[k]->shape);
+    if (operands && !cxla_instr_attr(cc, CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS)) {
+        int64_t n = cc->operand_count;
+        cxla_shape *shapes = cxla_arena_alloc_array(m->arena, (size_t)n, sizeof(*shapes));
+        if (!shapes) return PASSES_OOM();
+        for (int64_t k = 0; k < n; k++)
+            CXLA_RETURN_IF_ERROR(
+                cxla_shape_copy_to_arena(m->arena, &cc->operands[k]->shape, &shapes[k]));
+        cxla_attr a = {.id = CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS,
+                       .name = cxla_attr_get_info(CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS)->name,
+                       .kind = CXLA_ATTR_KIND_SHAPES};
+        a.v.shapes.count = n;
+        a.v.shapes.items = shapes;
+        CXLA_RETURN_IF_ERROR(cxla_instr_set_attr(cc, &a));
+        *changed = true;
+    }
+    if (cxla_instr_attr(cc, CXLA_ATTR_OUTPUT_TO_OPERAND_ALIASING)) return NULL;
+    if (cc->shape.type != CXLA_TUPLE) return physical_result(cc, changed);
+    /* A tuple of arrays read through get-tuple-element only: each element in its
+     * physical form, each get-tuple-element of one followed by its transpose. */
+    if (cc->parent->root == cc) return NULL;
+    for (int64_t u = 0; u < cc->user_count; u++)
+        if (cc->users[u]->opcode != CXLA_OP_GET_TUPLE_ELEMENT) return NULL;
+    for (int64_t e = 0; e < cc->shape.tuple_count; e++)
+        if (cc->shape.elements[e].type == CXLA_TUPLE) return NULL;
+    cxla_shape tuple;
+    CXLA_RETURN_IF_ERROR(cxla_shape_copy_to_arena(m->arena, &cc->shape, &tuple));
+    int64_t nu = cc->user_count;
+    cxla_instr **users = cxla_arena_alloc_array(m->arena, (size_t)(nu ? nu : 1), sizeof(*users));
+    if (!users) return PASSES_OOM();
+    if (nu) memcpy(users, cc->users, (size_t)nu * sizeof(*users));
+    for (int64_t e = 0; e < tuple.tuple_count; e++) {
+        cxla_shape *x = &tuple.elements[e];
+        if (!needs_physical(x)) continue;
+        CXLA_RETURN_IF_ERROR(physical_shape(m, x, x));
+        for (int64_t u = 0; u < nu; u++) {
+            int64_t index = -1;
+            if (cxla_instr_int(users[u], CXLA_ATTR_INDEX, &index) && index == e)
+                CXLA_RETURN_IF_ERROR(physical_result(users[u], changed));
+        }
+    }
+    cc->shape = tuple;
+    *changed = true;
+    return NULL;
+}
+
 static cxla_status run_layout(cxla_module *m, bool *changed) {
     *changed = false;
     /* Bitcasts first, while their operands still carry the layouts that give them meaning. */
@@ -131,6 +246,13 @@ static cxla_status run_layout(cxla_module *m, bool *changed) {
                 CXLA_RETURN_IF_ERROR(rewrite_bitcast(snap[i]));
                 if (comp->instr_count != before) *changed = true;
             }
+    }
+    for (int64_t c = 0; c < m->comp_count; c++) {
+        cxla_computation *comp = m->comps[c];
+        int64_t n = comp->instr_count; /* the transposes it adds need no work */
+        for (int64_t i = 0; i < n; i++)
+            if (comp->instrs[i]->opcode == CXLA_OP_CUSTOM_CALL)
+                CXLA_RETURN_IF_ERROR(keep_custom_call_layouts(comp->instrs[i], changed));
     }
     for (int64_t c = 0; c < m->comp_count; c++) {
         cxla_computation *comp = m->comps[c];

@@ -49,14 +49,15 @@ const cxla_pass *const *cxla_passes_cpu_list(int64_t *out_count);
 /* Looks a pass up by name among the cpu pipeline's passes; NULL when unknown. */
 const cxla_pass *cxla_pass_find(const char *name);
 
-extern const cxla_pass cxla_pass_inline;        /* inline.c: call inlining */
-extern const cxla_pass cxla_pass_simplify;      /* simplify.c: algebraic simplifier */
-extern const cxla_pass cxla_pass_constant_fold; /* constant_fold.c */
-extern const cxla_pass cxla_pass_cse;           /* cse.c */
-extern const cxla_pass cxla_pass_dce;           /* dce.c */
-extern const cxla_pass cxla_pass_layout;        /* layout.c: layout normalization */
-extern const cxla_pass cxla_pass_dot_canon;     /* dot_canon.c: dot canonicalization */
-extern const cxla_pass cxla_pass_conv_canon;    /* conv_canon.c: convolution layouts */
+extern const cxla_pass cxla_pass_inline;         /* inline.c: call inlining */
+extern const cxla_pass cxla_pass_topk_decompose; /* topk_decompose.c: TopK -> sort + slices */
+extern const cxla_pass cxla_pass_simplify;       /* simplify.c: algebraic simplifier */
+extern const cxla_pass cxla_pass_constant_fold;  /* constant_fold.c */
+extern const cxla_pass cxla_pass_cse;            /* cse.c */
+extern const cxla_pass cxla_pass_dce;            /* dce.c */
+extern const cxla_pass cxla_pass_layout;         /* layout.c: layout normalization */
+extern const cxla_pass cxla_pass_dot_canon;      /* dot_canon.c: dot canonicalization */
+extern const cxla_pass cxla_pass_conv_canon;     /* conv_canon.c: convolution layouts */
 /* conv-canon on every convolution not already b01f_01io->b01f, NHWC and NCHW included:
  * not in the pipeline; the tests run it on every case to show the rewrite is exact. */
 extern const cxla_pass cxla_pass_conv_canon_all;

@@ -365,6 +365,35 @@ UNARY_TEST(rsqrt)
 UNARY_TEST(sqrt)
 UNARY_TEST(cbrt)
 
+/* cxla_m_exp_nonpos, which the emitter writes for softmax's exp(x - max of the row)
+ * (emit_rows.c), must be cxla_f32_exp to the bit for every argument <= 0 and NaN: every
+ * 127th negative bit pattern (NaN payloads included), every float of [-104.5, -103.5]
+ * around its clamp, of [-88.8, -87.3] (denormal results) and of [-1, -0.5], and both
+ * zeros. */
+static void exp_nonpos_range(uint32_t lo, uint32_t hi, uint32_t step, int64_t *differ,
+                             uint32_t *first) {
+    for (uint64_t b = lo; b <= hi; b += step) {
+        float x = cxla_m_u2f((uint32_t)b);
+        if (cxla_m_f2u(cxla_m_exp_nonpos(x)) != cxla_m_f2u(cxla_f32_exp(x)) && (*differ)++ == 0)
+            *first = (uint32_t)b;
+    }
+}
+
+static void test_exp_nonpos(void) {
+    int64_t differ = 0;
+    uint32_t first = 0;
+    exp_nonpos_range(0x80000000u, 0xffffffffu, 127, &differ, &first);
+    exp_nonpos_range(cxla_m_f2u(-103.5f), cxla_m_f2u(-104.5f), 1, &differ, &first);
+    exp_nonpos_range(cxla_m_f2u(-87.3f), cxla_m_f2u(-88.8f), 1, &differ, &first);
+    exp_nonpos_range(cxla_m_f2u(-0.5f), cxla_m_f2u(-1.0f), 1, &differ, &first);
+    exp_nonpos_range(0x80000000u, 0x80000000u, 1, &differ, &first);
+    exp_nonpos_range(0u, 0u, 1, &differ, &first);
+    CHECK_MSG(differ == 0,
+              "cxla_m_exp_nonpos differs from cxla_f32_exp for %lld arguments, "
+              "first %a",
+              (long long)differ, (double)cxla_m_u2f(first));
+}
+
 /* ---- two arguments ------------------------------------------------------------------ */
 
 static uint64_t rng_next(uint64_t *state) { /* splitmix64 */
@@ -538,6 +567,7 @@ static void test_embedded_source(void) {
 }
 
 TEST_MAIN(TEST(test_embedded_source), TEST(test_references), TEST(test_exact_values),
-          TEST(test_exp), TEST(test_expm1), TEST(test_log), TEST(test_log1p), TEST(test_tanh),
-          TEST(test_logistic), TEST(test_erf), TEST(test_sin), TEST(test_cos), TEST(test_tan),
-          TEST(test_rsqrt), TEST(test_sqrt), TEST(test_cbrt), TEST(test_atan2), TEST(test_pow))
+          TEST(test_exp), TEST(test_exp_nonpos), TEST(test_expm1), TEST(test_log), TEST(test_log1p),
+          TEST(test_tanh), TEST(test_logistic), TEST(test_erf), TEST(test_sin), TEST(test_cos),
+          TEST(test_tan), TEST(test_rsqrt), TEST(test_sqrt), TEST(test_cbrt), TEST(test_atan2),
+          TEST(test_pow))

@@ -265,9 +265,185 @@ static const char layer_norm[] =
     " r = f32[2,3] rsqrt(ve)\n rb = f32[2,3,260] broadcast(r), dimensions={0,1}\n"
     " ROOT n = f32[2,3,260] multiply(d, rb)\n}\n";
 
+/* JAX's softmax takes maximum(reduce, -inf) before the broadcast; the exponentials of
+ * x - max use cxla_m_exp_nonpos (emit_rows.c) there too. */
+static const char softmax_jax[] =
+    "HloModule softmax_jax\n"
+    "max { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] maximum(a, b) }\n"
+    "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] add(a, b) }\n"
+    "ENTRY main {\n x = f32[2,3,256] parameter(0)\n ninf = f32[] constant(-inf)\n"
+    " r = f32[2,3] reduce(x, ninf), dimensions={2}, to_apply=max\n"
+    " nb = f32[2,3] broadcast(ninf), dimensions={}\n m = f32[2,3] maximum(r, nb)\n"
+    " m1 = f32[2,3,1] reshape(m)\n b1 = f32[2,3,1] broadcast(m1), dimensions={0,1,2}\n"
+    " m2 = f32[2,3] reshape(b1)\n mb = f32[2,3,256] broadcast(m2), dimensions={0,1}\n"
+    " d = f32[2,3,256] subtract(x, mb)\n e = f32[2,3,256] exponential(d)\n"
+    " zero = f32[] constant(0)\n s = f32[2,3] reduce(e, zero), dimensions={2}, to_apply=add\n"
+    " sb = f32[2,3,256] broadcast(s), dimensions={0,1}\n"
+    " ROOT q = f32[2,3,256] divide(e, sb)\n}\n";
+
+/* exp(y - the row's minimum), y = 30 x: arguments up to about 90, which
+ * cxla_m_exp_nonpos gets wrong from 44 up (its scale 2^(k+64) overflows): it must not be
+ * used here. */
+static const char exp_minus_min[] =
+    "HloModule exp_minus_min\n"
+    "min { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] minimum(a, b) }\n"
+    "ENTRY main {\n x = f32[4,300] parameter(0)\n c30 = f32[] constant(30)\n"
+    " c30b = f32[4,300] broadcast(c30), dimensions={}\n y = f32[4,300] multiply(x, c30b)\n"
+    " inf = f32[] constant(inf)\n m = f32[4] reduce(y, inf), dimensions={1}, to_apply=min\n"
+    " mb = f32[4,300] broadcast(m), dimensions={0}\n d = f32[4,300] subtract(y, mb)\n"
+    " ROOT e = f32[4,300] exponential(d)\n}\n";
+
 static void test_row_fusion(void) {
     check_module(softmax, 1e-5);
+    check_module(softmax_jax, 1e-5);
+    check_module(exp_minus_min, 1e-5);
     check_module(layer_norm, 1e-5);
+}
+
+/* The interpreter's maximum and minimum (NaN propagates, the first one; -0 < +0). */
+static float exact_minmax(op o, float a, float b) {
+    if (isnan(a)) return a;
+    if (isnan(b)) return b;
+    if (a == b) return (signbit(a) != 0) == (o == OP_MAX) ? b : a;
+    return o == OP_MAX ? (a > b ? a : b) : (a < b ? a : b);
+}
+
+/* The documented lane order with the interpreter's fold (which NaN wins, and the sign of
+ * a zero, follow the order). */
+static float lanes_exact(op o, const float *x, int64_t n) {
+    float acc[LANES];
+    int64_t q = n / LANES, r = n % LANES;
+    for (int64_t k = 0; k < LANES; k++) acc[k] = x[k];
+    for (int64_t b = 1; b < q; b++)
+        for (int64_t k = 0; k < LANES; k++) acc[k] = exact_minmax(o, acc[k], x[b * LANES + k]);
+    for (int64_t k = 0; k < r; k++) acc[k] = exact_minmax(o, acc[k], x[q * LANES + k]);
+    for (int64_t w = LANES / 2; w >= 1; w /= 2)
+        for (int64_t k = 0; k < w; k++) acc[k] = exact_minmax(o, acc[k], acc[k + w]);
+    return acc[0];
+}
+
+static uint32_t bits_of(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float from_bits(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* A maximum or minimum inside a row fusion first folds with plain comparisons and refolds
+ * a row that met a NaN or came to a zero (emit_reduce.c, inline_reduce): rows made of
+ * those cases, x - broadcast(reduce(x)) bit for bit against the documented order (the
+ * zero's sign and the NaN's payload show in the difference). */
+static void test_row_fusion_minmax(void) {
+    enum { R = 12, N = 300 };
+    for (int o = OP_MAX; o <= OP_MIN; o++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "HloModule screen\n"
+                 "red { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+                 " ROOT c = f32[] %s(a, b) }\n"
+                 "ENTRY main {\n x = f32[%d,%d] parameter(0)\n i = f32[] constant(%s)\n"
+                 " m = f32[%d] reduce(x, i), dimensions={1}, to_apply=red\n"
+                 " mb = f32[%d,%d] broadcast(m), dimensions={0}\n"
+                 " ROOT d = f32[%d,%d] subtract(x, mb)\n}\n",
+                 reducer_text[o], R, N, o == OP_MAX ? "-inf" : "inf", R, R, N, R, N);
+        cxla_module *m = NULL;
+        CHECK_OK(cxla_hlo_parse(text, strlen(text), "screen", &m));
+        if (!m) return;
+        cxla_literal *arg = NULL;
+        CHECK_OK(cxla_literal_create(&m->entry->params[0]->shape, &arg));
+        float *x = cxla_literal_data(arg);
+        float s = o == OP_MAX ? 1.0f : -1.0f; /* the direction the reduce looks */
+        for (int64_t i = 0; i < R * N; i++) x[i] = rnd();
+        for (int64_t j = 0; j < N; j++) {
+            x[1 * N + j] = -s * 0.0f; /* the losing zero, and one winning zero */
+            x[2 * N + j] = s * 0.0f;  /* the winning zero, and one losing zero */
+            x[5 * N + j] = -s * INFINITY;
+            x[9 * N + j] = -s * (float)(j + 1); /* the winner at the end of a tail */
+        }
+        x[1 * N + 77] = s * 0.0f;
+        x[2 * N + 250] = -s * 0.0f;
+        x[3 * N + 17] = from_bits(0x7fc00001u); /* two NaNs: which one wins is the order's */
+        x[3 * N + 81] = from_bits(0xffc00002u);
+        x[4 * N + 299] = from_bits(0x7fc00003u);
+        x[6 * N + 100] = s * INFINITY;
+        x[7 * N + 3] = -s * INFINITY;
+        x[8 * N + 0] = from_bits(0x7f800005u); /* signalling: quietened by the subtract */
+        x[9 * N + N - 1] = s * 1e30f;
+        x[10 * N + 10] = s * INFINITY;
+        x[10 * N + 20] = from_bits(0x7fc00004u);
+        unsetenv("CXLA_CPU_EXACT_MATH");
+        cxla_literal *got = run_cpu(m, arg);
+        const float *g = got ? cxla_literal_data_const(got) : NULL;
+        int bad = 0;
+        for (int64_t r = 0; g && r < R; r++) {
+            float red = exact_minmax((op)o, s * -INFINITY, lanes_exact((op)o, x + r * N, N));
+            for (int64_t j = 0; j < N; j++) {
+                float want = x[r * N + j] - red;
+                if (bits_of(g[r * N + j]) != bits_of(want) && bad++ < 5)
+                    CHECK_MSG(false,
+                              "%s row %" PRId64 " column %" PRId64 ": cpu %08x, the "
+                              "documented order %08x",
+                              reducer_text[o], r, j, bits_of(g[r * N + j]), bits_of(want));
+            }
+        }
+        CHECK(got != NULL && bad == 0);
+        cxla_literal_free(got);
+        cxla_literal_free(arg);
+        cxla_module_destroy(m);
+    }
+}
+
+/* A row fusion that reads twice what it writes streams its rows out through local blocks
+ * (emit_rows.c) where its result is large (here CXLA_CPU_STREAM_BYTES makes a small one
+ * count): the same bits as the plain stores, and the exponentials kept in the local row. */
+static void test_row_fusion_streamed(void) {
+    static const char text[] =
+        "HloModule streamed\n"
+        "max { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] maximum(a, b) }\n"
+        "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] add(a, b) }\n"
+        "ENTRY main {\n x = f32[5,384] parameter(0)\n y = f32[5,384] parameter(1)\n"
+        " z = f32[5,384] add(x, y)\n ninf = f32[] constant(-inf)\n"
+        " m = f32[5] reduce(z, ninf), dimensions={1}, to_apply=max\n"
+        " mb = f32[5,384] broadcast(m), dimensions={0}\n d = f32[5,384] subtract(z, mb)\n"
+        " e = f32[5,384] exponential(d)\n zero = f32[] constant(0)\n"
+        " s = f32[5] reduce(e, zero), dimensions={1}, to_apply=add\n"
+        " sb = f32[5,384] broadcast(s), dimensions={0}\n ROOT r = f32[5,384] divide(e, sb)\n}\n";
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_hlo_parse(text, strlen(text), "streamed", &m));
+    if (!m) return;
+    cxla_literal *args[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        CHECK_OK(cxla_literal_create(&m->entry->params[k]->shape, &args[k]));
+        float *x = cxla_literal_data(args[k]);
+        for (int64_t i = 0; i < 5 * 384; i++) x[i] = rnd();
+    }
+    cxla_literal *want = NULL, *got[2] = {NULL, NULL};
+    CHECK_OK(interp_run_module(m, NULL, (const cxla_literal *const *)args, 2, &want));
+    unsetenv("CXLA_CPU_EXACT_MATH");
+    for (int streamed = 0; streamed < 2; streamed++) {
+        setenv("CXLA_CPU_STREAM_BYTES", streamed ? "1" : "0", 1);
+        void *compiled = NULL;
+        exec_compile_options co = {0};
+        exec_run_options ro = {0};
+        cxla_status s = cpu_backend.compile(m, &co, &compiled);
+        if (!s)
+            s = cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)args, 2,
+                                    &got[streamed]);
+        if (compiled) cpu_backend.destroy(compiled);
+        CHECK_OK(s);
+    }
+    unsetenv("CXLA_CPU_STREAM_BYTES");
+    if (got[0] && got[1]) CHECK_OK(cxla_literal_compare(got[1], got[0], NULL));
+    cxla_tolerance tol = {.atol = 1e-5, .rtol = 1e-5, .ulps = 0};
+    if (got[1] && want) CHECK_OK(cxla_literal_compare(got[1], want, &tol));
+    for (int k = 0; k < 2; k++) cxla_literal_free(got[k]), cxla_literal_free(args[k]);
+    cxla_literal_free(want);
+    cxla_module_destroy(m);
 }
 
 /* Transposes (tiled in the loop nest) move elements: bit for bit in both modes. */
@@ -390,4 +566,5 @@ static void test_column_reductions(void) {
 }
 
 TEST_MAIN(TEST(test_row_reductions), TEST(test_scalar_reductions), TEST(test_row_fusion),
-          TEST(test_transposes), TEST(test_column_reductions))
+          TEST(test_row_fusion_minmax), TEST(test_row_fusion_streamed), TEST(test_transposes),
+          TEST(test_column_reductions))

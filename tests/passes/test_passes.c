@@ -2,6 +2,7 @@
  * and (through pc_check_passes) that the interpreter's results stay bit-for-bit equal. */
 #include <inttypes.h>
 
+#include "cxla/custom_call.h"
 #include "passes/epilogue.h"
 #include "passes_check.h"
 
@@ -288,6 +289,93 @@ static void test_layout(void) {
     CHECK(!cxla_layout_is_default(&m->entry_param_shapes[0]));
     CHECK(!cxla_layout_is_default(&m->entry_result_shape));
     cxla_module_destroy(m);
+}
+
+/* A foreign custom call keeps the layouts its target sees: its operand's layout as
+ * operand_layout_constraints, its result in physical form (f32[3,2] row-major: the bytes
+ * of f32[2,3]{0,1}) with a transpose back; a built-in target's layouts are plain values. */
+static void bytes_in_order(void *out, const void **in) {
+    const float *x = in[0];
+    float *y = out;
+    for (int i = 0; i < 6; i++) y[i] = x[i] + 10.0f * (float)i;
+}
+
+static void test_layout_custom_call(void) {
+    CHECK_OK(cxla_custom_call_register("passes_bytes", (cxla_custom_call_fn)bytes_in_order,
+                                       CXLA_CUSTOM_CALL_API_ORIGINAL));
+    cxla_module *m =
+        run_pass("HloModule m\n"
+                 "ENTRY e { x = f32[2,3]{1,0} parameter(0)\n"
+                 " t = f32[2,3]{0,1} copy(x)\n"
+                 " c = f32[2,3]{0,1} custom-call(t), custom_call_target=\"passes_bytes\"\n"
+                 " s = f32[2,3]{0,1} custom-call(c), custom_call_target=\"Sharding\"\n"
+                 " ROOT r = f32[2,3]{1,0} copy(s) }\n",
+                 &cxla_pass_layout);
+    if (m) {
+        CHECK(all_default(m));
+        const cxla_instr *c = cxla_computation_find_instr(m->entry, "c");
+        CHECK(c != NULL);
+        if (c) {
+            CHECK_EQ_I64(c->shape.dims[0], 3); /* physical: f32[3,2] row-major */
+            CHECK_EQ_I64(c->shape.dims[1], 2);
+            const cxla_attr *a = cxla_instr_attr(c, CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS);
+            CHECK(a && a->v.shapes.count == 1 && !cxla_layout_is_default(&a->v.shapes.items[0]));
+            CHECK(c->user_count == 1 && c->users[0]->opcode == CXLA_OP_TRANSPOSE);
+        }
+        const cxla_instr *sh = cxla_computation_find_instr(m->entry, "s");
+        CHECK(sh && !cxla_instr_attr(sh, CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS));
+        cxla_module_destroy(m);
+    }
+    CHECK_OK(cxla_custom_call_register("passes_bytes", NULL, CXLA_CUSTOM_CALL_API_ORIGINAL));
+}
+
+/* ---- TopK decomposition ------------------------------------------------------------ */
+
+static void test_topk_decompose(void) {
+    /* GE: a stable sort by it and slices; GT stays a custom call (the topk operation). */
+    cxla_module *m = run_pass(
+        "HloModule m\n"
+        "ge { x = s32[] parameter(0)\n y = s32[] parameter(1)\n"
+        " ROOT c = pred[] compare(x, y), direction=GE }\n"
+        "gt { x = s32[] parameter(0)\n y = s32[] parameter(1)\n"
+        " ROOT c = pred[] compare(x, y), direction=GT }\n"
+        "ENTRY e { a = s32[2,5] parameter(0)\n"
+        " t = (s32[2,3], s32[2,3]) custom-call(a), custom_call_target=\"TopK\", to_apply=ge\n"
+        " u = (s32[2,2], s32[2,2]) custom-call(a), custom_call_target=\"TopK\", to_apply=gt\n"
+        " ROOT r = ((s32[2,3], s32[2,3]), (s32[2,2], s32[2,2])) tuple(t, u) }\n",
+        &cxla_pass_topk_decompose);
+    if (m) {
+        CHECK_EQ_I64(count_op(m->entry, CXLA_OP_CUSTOM_CALL), 1);
+        CHECK_EQ_I64(count_op(m->entry, CXLA_OP_SORT), 1);
+        CHECK_EQ_I64(count_op(m->entry, CXLA_OP_SLICE), 2);
+        CHECK_EQ_I64(count_op(m->entry, CXLA_OP_IOTA), 1);
+        for (int64_t i = 0; i < m->entry->instr_count; i++) {
+            const cxla_instr *in = m->entry->instrs[i];
+            if (in->opcode != CXLA_OP_SORT) continue;
+            const cxla_computation *cmp = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
+            CHECK(cmp && cmp->param_count == 4); /* two index parameters added */
+            CHECK(cxla_instr_bool(in, CXLA_ATTR_IS_STABLE));
+        }
+        cxla_module_destroy(m);
+    }
+    /* A custom-call-start of one becomes an async-start of a computation holding it. */
+    m = run_pass("HloModule m\n"
+                 "ge { x = f32[] parameter(0)\n y = f32[] parameter(1)\n"
+                 " i = s32[] parameter(2)\n j = s32[] parameter(3)\n"
+                 " ROOT c = pred[] compare(x, y), direction=GE }\n"
+                 "ENTRY e { a = f32[6] parameter(0)\n"
+                 " s = ((f32[6]), (f32[2], s32[2]), s32[]) custom-call-start(a), "
+                 "custom_call_target=\"TopK\", to_apply=ge\n"
+                 " ROOT d = (f32[2], s32[2]) custom-call-done(s) }\n",
+                 &cxla_pass_topk_decompose);
+    if (m) {
+        const cxla_instr *st = m->entry->root->operands[0];
+        CHECK(st->opcode == CXLA_OP_ASYNC_START && st->async_wrapped == CXLA_OP_COUNT);
+        const cxla_computation *w = cxla_instr_called(st, CXLA_ATTR_CALLS);
+        CHECK(w && count_op(w, CXLA_OP_SORT) == 1);
+        CHECK(m->entry->root->async_wrapped == CXLA_OP_COUNT);
+        cxla_module_destroy(m);
+    }
 }
 
 /* ---- dot canonicalization -------------------------------------------------------- */
@@ -850,7 +938,8 @@ static void test_pipeline_whole(void) {
 TEST_MAIN(TEST(test_ir_remove), TEST(test_dce), TEST(test_control_dependencies_stay),
           TEST(test_inline), TEST(test_cse), TEST(test_simplify_identities),
           TEST(test_simplify_shapes), TEST(test_constant_fold), TEST(test_layout),
-          TEST(test_dot_canon), TEST(test_fusion_loop), TEST(test_fusion_input_and_side_effects),
+          TEST(test_layout_custom_call), TEST(test_topk_decompose), TEST(test_dot_canon),
+          TEST(test_fusion_loop), TEST(test_fusion_input_and_side_effects),
           TEST(test_fusion_multi_output), TEST(test_fusion_multi_output_reach),
           TEST(test_output_fusion_dense), TEST(test_output_fusion_tanh),
           TEST(test_output_fusion_conv_batch_norm), TEST(test_output_fusion_limits),
