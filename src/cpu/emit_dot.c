@@ -1,5 +1,7 @@
 /* The emitter's dot kernel: a cache-blocked matrix product as generated C, for the dots
- * that oneDNN does not run (integer types; f32 and f64 in a build without oneDNN).
+ * that oneDNN does not run (integer types; f32 and f64 in a build without oneDNN), and the
+ * kernels of narrow f32 products (a side of at most 16, passes/epilogue.h) that run instead
+ * of oneDNN (below, "narrow products").
  *
  * The dot's dimension numbers are taken as strides (as onednn.c does): each batch dim
  * keeps its own loop, and the lhs free dims (M), the rhs free dims (N) and the
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "cpu/emit_internal.h"
+#include "passes/epilogue.h"
 
 enum { NB = 512, KB = 128 };
 
@@ -147,6 +150,236 @@ bool cpu_emit_dot_ok(const cxla_instr *instr) {
     return dot_form_of(instr, &f);
 }
 
+/* ---- narrow products (epilogue.h: cxla_dot_narrow) ---------------------------------------
+ *
+ * f32 matrix products with a side of at most 16, which oneDNN pads to its blocks of 16 or 64
+ * and runs on one thread. Each is register-blocked for its shape; every result element
+ * still adds its products in ascending k from zero (separate multiply and add: generated
+ * code has no fused multiply-adds), so the results are bit for bit the interpreter's and
+ * do not depend on the split. Accumulators are arrays of 16 floats touched only by loops
+ * of 16 (gcc keeps such arrays in vector registers; a partial loop over one puts it in
+ * memory), so partial rows and columns go through a staging block. */
+
+enum { LANES = 16, NARROW_NB = 256 };
+
+/* Prints |fmt| once per r in [0, rows), with %d standing for r (at most 3 times). */
+static void per_row(cxla_strbuf *out, int rows, const char *indent, const char *fmt) {
+    for (int r = 0; r < rows; r++) {
+        cxla_strbuf_printf(out, "%s", indent);
+        cxla_strbuf_printf(out, fmt, r, r, r);
+        cxla_strbuf_printf(out, "\n");
+    }
+}
+
+/* lhs [K, M] (m stride 1): groups of 16 rows of the result as vectors along M, one
+ * accumulator per column; the range is the groups. */
+static void narrow_lhs_t(cxla_strbuf *out, const dot_form *f) {
+    int64_t M = f->m.size, K = f->k.size, N = f->n.size;
+    cxla_strbuf_printf(out,
+                       "    for (int64_t g = begin; g < end; g++) {\n"
+                       "        int64_t i0 = g * %d;\n"
+                       "        if (i0 + %d > %" PRId64 ") {\n"
+                       "            for (int64_t i = i0; i < %" PRId64 "; i++)\n"
+                       "                for (int64_t j = 0; j < %" PRId64 "; j++) {\n"
+                       "                    float acc = 0;\n"
+                       "                    for (int64_t k = 0; k < %" PRId64 "; k++)\n"
+                       "                        acc += lhs[k * %" PRId64 " + i] * rhs[k * %" PRId64
+                       " + j * %" PRId64 "];\n"
+                       "                    res[i * %" PRId64 " + j] = acc;\n"
+                       "                }\n"
+                       "            continue;\n"
+                       "        }\n",
+                       LANES, LANES, M, M, N, K, f->lk.stride, f->rk.stride, f->rn.stride, N);
+    cxla_strbuf_printf(out, "        float");
+    for (int64_t j = 0; j < N; j++)
+        cxla_strbuf_printf(out, "%s s%" PRId64 "[%d] = {0}", j ? "," : "", j, LANES);
+    cxla_strbuf_printf(out, ";\n");
+    cxla_strbuf_printf(out,
+                       "        for (int64_t k = 0; k < %" PRId64 "; k++) {\n"
+                       "            const float *restrict ak = lhs + k * %" PRId64 " + i0;\n"
+                       "            const float *restrict bk = rhs + k * %" PRId64 ";\n",
+                       K, f->lk.stride, f->rk.stride);
+    for (int64_t j = 0; j < N; j++)
+        cxla_strbuf_printf(out, "            float b%" PRId64 " = bk[%" PRId64 "];\n", j,
+                           j * f->rn.stride);
+    cxla_strbuf_printf(out,
+                       "            for (int t = 0; t < %d; t++) {\n"
+                       "                float a = ak[t];\n",
+                       LANES);
+    for (int64_t j = 0; j < N; j++)
+        cxla_strbuf_printf(out, "                s%" PRId64 "[t] += a * b%" PRId64 ";\n", j, j);
+    cxla_strbuf_printf(out, "            }\n        }\n");
+    cxla_strbuf_printf(out,
+                       "        for (int t = 0; t < %d; t++) {\n"
+                       "            float *restrict r = res + (i0 + t) * %" PRId64 ";\n",
+                       LANES, N);
+    for (int64_t j = 0; j < N; j++)
+        cxla_strbuf_printf(out, "            r[%" PRId64 "] = s%" PRId64 "[t];\n", j, j);
+    cxla_strbuf_printf(out, "        }\n    }\n");
+}
+
+/* One block of |rows| result rows at i (lhs rows a0.. over k in [0, |kn|)) by the
+ * 16-column groups g of columns [j0, j0 + w): for each, |rows| accumulators from zero,
+ * the k loop reading the group's 16 rhs values at |row| (an expression of k and g), the
+ * sums stored through a staging block (a group may be partial). */
+static void narrow_block(cxla_strbuf *out, const dot_form *f, int rows, const char *kn,
+                         const char *row) {
+    int64_t N = f->n.size;
+    const char *in = "            ";
+    char ind[64];
+    cxla_strbuf_printf(out, "%sfor (int64_t g = 0; g * %d < w; g++) {\n", in, LANES);
+    cxla_strbuf_printf(out,
+                       "%s    int64_t j = j0 + g * %d, nv = w - g * %d < %d ? w - g * %d : %d;\n",
+                       in, LANES, LANES, LANES, LANES, LANES);
+    snprintf(ind, sizeof(ind), "%s    ", in);
+    per_row(out, rows, ind, "float s%d[16] = {0};");
+    cxla_strbuf_printf(out, "%s    for (int64_t k = 0; k < %s; k++) {\n", in, kn);
+    snprintf(ind, sizeof(ind), "%s        ", in);
+    char xfmt[64];
+    snprintf(xfmt, sizeof(xfmt), "float x%%d = a%%d[k * %" PRId64 "];", f->lk.stride);
+    per_row(out, rows, ind, xfmt);
+    cxla_strbuf_printf(out,
+                       "%s        const float *restrict pk = %s;\n"
+                       "%s        for (int t = 0; t < %d; t++) {\n"
+                       "%s            float bv = pk[t];\n",
+                       in, row, in, LANES, in);
+    snprintf(ind, sizeof(ind), "%s            ", in);
+    per_row(out, rows, ind, "s%d[t] += x%d * bv;");
+    cxla_strbuf_printf(out, "%s        }\n%s    }\n", in, in);
+    /* Whole groups stored straight from the accumulators (a loop of 16, vectorized); a
+     * partial one through the staging block (gcc -O2 leaves a loop of unknown count
+     * scalar, and a partial loop over an accumulator would keep it in memory). */
+    cxla_strbuf_printf(out, "%s    if (nv == %d) {\n", in, LANES);
+    for (int r = 0; r < rows; r++)
+        cxla_strbuf_printf(out,
+                           "%s        float *restrict c%d = res + (i + %d) * %" PRId64 " + j;\n",
+                           in, r, r, N);
+    cxla_strbuf_printf(out, "%s        for (int t = 0; t < %d; t++) {\n", in, LANES);
+    snprintf(ind, sizeof(ind), "%s            ", in);
+    per_row(out, rows, ind, "c%d[t] = s%d[t];");
+    cxla_strbuf_printf(out, "%s        }\n%s    } else {\n", in, in);
+    cxla_strbuf_printf(out, "%s        float st[%d][%d];\n", in, rows, LANES);
+    cxla_strbuf_printf(out, "%s        for (int t = 0; t < %d; t++) {\n", in, LANES);
+    per_row(out, rows, ind, "st[%d][t] = s%d[t];");
+    cxla_strbuf_printf(out, "%s        }\n", in);
+    cxla_strbuf_printf(out,
+                       "%s        for (int r = 0; r < %d; r++)\n"
+                       "%s            for (int64_t t = 0; t < nv; t++) res[(i + r) * %" PRId64
+                       " + j + t] = st[r][t];\n",
+                       in, rows, in, N);
+    cxla_strbuf_printf(out, "%s    }\n", in);
+    cxla_strbuf_printf(out, "%s}\n", in);
+}
+
+/* The rows [lo, hi) in blocks of |rows| (then one at a time) over narrow_block. */
+static void narrow_rows(cxla_strbuf *out, const dot_form *f, int rows, const char *lo,
+                        const char *hi, const char *kn, const char *row) {
+    cxla_strbuf_printf(out, "        int64_t i = %s;\n", lo);
+    cxla_strbuf_printf(out, "        for (; i + %d <= %s; i += %d) {\n", rows, hi, rows);
+    for (int r = 0; r < rows; r++)
+        cxla_strbuf_printf(
+            out, "            const float *restrict a%d = lhs + (i + %d) * %" PRId64 ";\n", r, r,
+            f->lm.stride);
+    narrow_block(out, f, rows, kn, row);
+    cxla_strbuf_printf(out, "        }\n");
+    cxla_strbuf_printf(out, "        for (; i < %s; i++) {\n", hi);
+    cxla_strbuf_printf(out, "            const float *restrict a0 = lhs + i * %" PRId64 ";\n",
+                       f->lm.stride);
+    narrow_block(out, f, 1, kn, row);
+    cxla_strbuf_printf(out, "        }\n");
+}
+
+/* K <= 16 < N: the range is the 16-column groups of the result, so that each part packs
+ * only its own columns of the rhs: panels of NARROW_NB columns copied as rows of k
+ * (zeros past the last column), every row of the lhs over each. */
+static void narrow_k(cxla_strbuf *out, const dot_form *f) {
+    int64_t M = f->m.size, K = f->k.size, N = f->n.size;
+    cxla_strbuf_printf(out, "    float p[%" PRId64 " * %d];\n", K, NARROW_NB);
+    cxla_strbuf_printf(out,
+                       "    int64_t je = end * %d < %" PRId64 " ? end * %d : %" PRId64 ";\n"
+                       "    for (int64_t j0 = begin * %d; j0 < je; j0 += %d) {\n"
+                       "        int64_t w = je - j0 < %d ? je - j0 : %d;\n",
+                       LANES, N, LANES, N, LANES, NARROW_NB, NARROW_NB, NARROW_NB);
+    cxla_strbuf_printf(out,
+                       "        for (int64_t k = 0; k < %" PRId64 "; k++)\n"
+                       "            for (int64_t t = 0; t < %d; t++)\n"
+                       "                p[k * %d + t] = t < w ? rhs[k * %" PRId64
+                       " + (j0 + t) * %" PRId64 "] : 0.0f;\n",
+                       K, NARROW_NB, NARROW_NB, f->rk.stride, f->rn.stride);
+    char mk[32], kk[32], row[64];
+    snprintf(mk, sizeof(mk), "%" PRId64, M);
+    snprintf(kk, sizeof(kk), "%" PRId64, K);
+    snprintf(row, sizeof(row), "p + k * %d + g * %d", NARROW_NB, LANES);
+    narrow_rows(out, f, 4, "0", mk, kk, row);
+    cxla_strbuf_printf(out, "    }\n");
+}
+
+/* lhs [M, K], rhs [K, N] row-major with 8 <= N <= 16: 16 values of each rhs row read in
+ * place (the lanes past N read the next row and are never stored), the last rows, where
+ * 16 values would pass the end of the rhs, from a copy padded with zeros; the range is
+ * the rows. */
+static void narrow_n(cxla_strbuf *out, const dot_form *f) {
+    int64_t K = f->k.size, N = f->n.size;
+    /* Rows k whose 16 values lie inside the rhs: k * N + 16 <= K * N. */
+    int64_t kd = K - (LANES - N + N - 1) / N;
+    if (kd < 0) kd = 0;
+    cxla_strbuf_printf(out,
+                       "    float tl[%" PRId64 "][%d];\n"
+                       "    for (int64_t k = %" PRId64 "; k < %" PRId64 "; k++)\n"
+                       "        for (int t = 0; t < %d; t++)\n"
+                       "            tl[k - %" PRId64 "][t] = t < %" PRId64 " ? rhs[k * %" PRId64
+                       " + t] : 0.0f;\n",
+                       K - kd > 0 ? K - kd : 1, LANES, kd, K, LANES, kd, N, N);
+    cxla_strbuf_printf(out, "    {\n        int64_t j0 = 0, w = %" PRId64 ";\n", N);
+    char kk[32], row[96];
+    snprintf(kk, sizeof(kk), "%" PRId64, K);
+    snprintf(row, sizeof(row), "k < %" PRId64 " ? rhs + k * %" PRId64 " : tl[k - %" PRId64 "]", kd,
+             N, kd);
+    narrow_rows(out, f, 8, "begin", "end", kk, row);
+    cxla_strbuf_printf(out, "    }\n");
+}
+
+static cxla_status emit_narrow(const cxla_instr *instr, const dot_form *f,
+                               cxla_dot_narrow_form form, const char *name, cxla_strbuf *out,
+                               cpu_kernel_info *out_info) {
+    int64_t M = f->m.size, K = f->k.size, N = f->n.size;
+    static const char *const what[] = {"", "lhs transposed, lanes along M",
+                                       "K <= 16, the rhs packed by columns, lanes along N",
+                                       "N <= 16, the rhs read 16 wide, lanes along N"};
+    cxla_strbuf_printf(out,
+                       "/* %s: narrow dot M %" PRId64 " x K %" PRId64 " x N %" PRId64
+                       " (%s); each element adds its products in ascending k from zero. */\n",
+                       instr->name, M, K, N, what[form]);
+    if (out_info) {
+        out_info->range = form == CXLA_DOT_NARROW_LHS_T ? (M + LANES - 1) / LANES
+                          : form == CXLA_DOT_NARROW_K   ? (N + LANES - 1) / LANES
+                                                        : M;
+        out_info->cost = (double)(M * K + K * N + M * N) * 4.0 + (double)M * (double)N * (double)K;
+    }
+    cxla_strbuf_printf(out,
+                       "void %s(void *const *out, const void *const *in, int64_t begin, "
+                       "int64_t end) {\n"
+                       "    const float *restrict lhs = in[0];\n"
+                       "    const float *restrict rhs = in[1];\n"
+                       "    float *restrict res = out[0];\n",
+                       name);
+    int64_t range = form == CXLA_DOT_NARROW_LHS_T ? (M + LANES - 1) / LANES
+                    : form == CXLA_DOT_NARROW_K   ? (N + LANES - 1) / LANES
+                                                  : M;
+    cxla_strbuf_printf(out,
+                       "    if (begin < 0) begin = 0;\n"
+                       "    if (end > %" PRId64 ") end = %" PRId64 ";\n",
+                       range, range);
+    if (form == CXLA_DOT_NARROW_LHS_T)
+        narrow_lhs_t(out, f);
+    else if (form == CXLA_DOT_NARROW_K)
+        narrow_k(out, f);
+    else
+        narrow_n(out, f);
+    cxla_strbuf_printf(out, "}\n");
+    return out->failed ? cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory") : NULL;
+}
+
 cxla_status cpu_emit_dot(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                          cpu_kernel_info *out_info) {
     dot_form f;
@@ -155,6 +388,9 @@ cxla_status cpu_emit_dot(const cxla_instr *instr, const char *name, cxla_strbuf 
                           "cpu backend: cannot emit dot %s: its types or dimension numbers "
                           "need the library call",
                           instr->name);
+    cxla_dot_narrow_form form = cxla_dot_narrow(instr);
+    if (form != CXLA_DOT_WIDE && f.nb == 0)
+        return emit_narrow(instr, &f, form, name, out, out_info);
     cxla_type t = instr->shape.type;
     const char *lt = cpu_emit_ctype(instr->operands[0]->shape.type);
     const char *rt = cpu_emit_ctype(instr->operands[1]->shape.type);

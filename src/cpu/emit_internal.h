@@ -68,7 +68,7 @@ const char *cpu_emit_row_exp(cxla_arena *arena, const cxla_instr *exp, const cha
 
 /* The dot kernel (emit_dot.c): whether |instr| is a dot it emits (integer types, or f32
  * or f64 operands of the result type, with dimension numbers that merge into strides), and
- * the kernel. */
+ * the kernel (for a narrow f32 product, cxla_dot_narrow, its own register-blocked form). */
 bool cpu_emit_dot_ok(const cxla_instr *instr);
 cxla_status cpu_emit_dot(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                          cpu_kernel_info *out_info);

@@ -1242,8 +1242,9 @@ static bool onednn_type(cxla_type t) {
 bool cpu_linalg_wants(const cxla_instr *instr) {
     post_ops po;
     if (instr->opcode == CXLA_OP_DOT) {
-        /* oneDNN first; else the emitter's blocked kernel where it applies; else the
-         * loops of the library call. */
+        /* Narrow products: the emitter's kernels (epilogue.h). Else oneDNN first; else the
+         * emitter's blocked kernel where it applies; else the loops of the library call. */
+        if (cxla_dot_narrow(instr) != CXLA_DOT_WIDE && cpu_can_emit(instr)) return false;
         bool onednn = cpu_onednn_available() && onednn_type(instr->shape.type) &&
                       onednn_type(instr->operands[0]->shape.type) &&
                       onednn_type(instr->operands[1]->shape.type);

@@ -13,6 +13,9 @@
  * always computed in f32, never in bf16 or tf32). docs/semantics.md ("cpu backend")
  * gives the bound on the difference to the interpreter (the order of the sums differs).
  *
+ * A narrow f32 product (passes/epilogue.h, cxla_dot_narrow: a side of at most 16, such as
+ * an MLP's 10-class layer) gets no call: it is the emitter's kernel (emit_dot.c), split
+ * over the thread pool, where oneDNN pads it to its blocks and runs it on one thread.
  * A dot that oneDNN does not run (integer and f64 types; f32 without oneDNN) is a
  * generated kernel when its dimension numbers merge into strides (emit_dot.c: cache
  * panels, a 4-row register block; bit for bit the interpreter's). Everything else

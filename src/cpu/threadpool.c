@@ -1,6 +1,8 @@
 /* The cpu backend's thread pool (threadpool.h): a shared pool per thread count, workers
- * waiting on one queue of parts, the caller running part 0 and any part still queued;
- * a cancellable run's parts go in chunks with a look at the cancellation between them.
+ * waiting on one queue of tasks (a worker asked to help with a kernel), the caller and the
+ * workers that come taking the kernel's chunks in turn, the caller watching for the last
+ * ones before it sleeps (wait_parts); a cancellable run's chunks go in smaller chunks with
+ * a look at the cancellation between them.
  * Where the process has an OpenMP runtime loaded (oneDNN's), the parts run on the calling
  * thread's OpenMP team instead (see run_on_team). */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
@@ -12,9 +14,23 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h> /* _mm_pause */
+#endif
 
 enum { PART_MIN_COST = 256 * 1024, MAX_PARTS = 256 };
+
+/* The split of a kernel's parts into chunks that the threads take in turn, so that the
+ * caller works on while a worker wakes (cpu_pool_chunks_split): CHUNKS_PER_PART chunks per
+ * thread, each at least CHUNK_MIN_COST byte-equivalents. */
+#define CHUNKS_PER_PART 4
+#define CHUNK_MIN_COST  (256.0 * 1024)
+
+/* The caller's watch for its workers' parts (wait_parts), in microseconds. */
+#define SPIN_MIN_US 5.0
+#define SPIN_MAX_US 100.0
 
 /* A chunk of a cancellable kernel: 32 Mi byte-equivalents, a few milliseconds on one
  * core, so a cancelled kernel stops within about that; calling the kernel once more per
@@ -25,17 +41,23 @@ typedef struct job {
     cpu_kernel_fn fn;
     void *const *out;
     const void *const *in;
-    int64_t pending; /* parts not finished (under the pool's mutex) */
+    /* Parts not finished: decremented without the pool's mutex (the caller may watch it
+     * spinning, wait_parts), the last one then broadcasts |done| under the mutex. */
+    atomic_llong pending;
     /* Cancellation (NULL: none): the kernel's cost per iteration sizes the chunks, and
      * |stopped| tells the other parts that one saw the cancellation. */
     exec_cancel *cancel;
     double cost_per_iteration;
     atomic_int stopped;
+    /* The split: [0, range) in |chunks| chunks, chunk i = [range * i / chunks, range * (i
+     * + 1) / chunks), taken in turn through |next| by the caller and the workers. */
+    int64_t range, chunks;
+    atomic_llong next;
 } job;
 
+/* A worker asked to help with |job| (it then takes the job's chunks in turn). */
 typedef struct task {
     job *job;
-    int64_t begin, end;
     struct task *next;
 } task;
 
@@ -79,6 +101,15 @@ int64_t cpu_pool_parts(double cost, int64_t range, int threads) {
     return parts < 1 ? 1 : parts;
 }
 
+int64_t cpu_pool_chunks_split(double cost, int64_t range, int64_t parts) {
+    if (parts <= 1) return 1;
+    double by_cost = cost / CHUNK_MIN_COST;
+    int64_t chunks = parts * CHUNKS_PER_PART;
+    if (by_cost < (double)chunks) chunks = (int64_t)by_cost;
+    if (chunks > range) chunks = range;
+    return chunks < parts ? parts : chunks;
+}
+
 int64_t cpu_pool_chunks(double cost, int64_t range) {
     if (range <= 1 || !(cost > CHUNK_COST)) return 1;
     double by_cost = cost / CHUNK_COST;
@@ -89,7 +120,7 @@ int64_t cpu_pool_chunks(double cost, int64_t range) {
 /* Runs iterations [begin, end) of |j|: at once without a cancellation, else in chunks,
  * stopping at the first chunk boundary where the run is cancelled. Only the calling
  * thread (|caller|) runs the poll hook (exec.h: the thread that called execute). */
-static void run_part(job *j, int64_t begin, int64_t end, bool caller) {
+static void run_part(job *j, int64_t begin, int64_t end, bool caller, bool poll_first) {
     if (!j->cancel) {
         j->fn(j->out, j->in, begin, end);
         return;
@@ -100,9 +131,10 @@ static void run_part(job *j, int64_t begin, int64_t end, bool caller) {
     int64_t step = n / chunks, extra = n % chunks;
     for (int64_t c = 0; c < chunks; c++) {
         if (atomic_load_explicit(&j->stopped, memory_order_relaxed)) return;
-        /* The caller checked (and polled) just before the kernel; a worker may start
-         * its part later. */
-        bool stop = caller ? c > 0 && exec_cancel_poll(j->cancel) : exec_cancelled(j->cancel);
+        /* The caller checked (and polled) just before the kernel (|poll_first| false:
+         * its first chunk); a worker may start its part later. */
+        bool stop = caller ? (c > 0 || poll_first) && exec_cancel_poll(j->cancel)
+                           : exec_cancelled(j->cancel);
         if (stop) {
             atomic_store_explicit(&j->stopped, 1, memory_order_relaxed);
             return;
@@ -113,9 +145,22 @@ static void run_part(job *j, int64_t begin, int64_t end, bool caller) {
     }
 }
 
+/* Runs chunks of |j| until none is left (or the run is cancelled); the caller polls
+ * before each chunk but its first. Returns how many it ran. */
+static int64_t run_chunks(job *j, bool caller) {
+    for (int64_t ran = 0;; ran++) {
+        int64_t i = (int64_t)atomic_fetch_add(&j->next, 1);
+        if (i >= j->chunks || atomic_load_explicit(&j->stopped, memory_order_relaxed)) return ran;
+        run_part(j, j->range * i / j->chunks, j->range * (i + 1) / j->chunks, caller, ran > 0);
+    }
+}
+
+/* A part of |j| is done. The caller may return (and |j| die) as soon as pending reaches 0,
+ * so nothing of |j| is touched after the decrement. */
 static void finish(cpu_pool *p, job *j) {
+    if (atomic_fetch_sub(&j->pending, 1) != 1) return;
     pthread_mutex_lock(&p->mu);
-    if (--j->pending == 0) pthread_cond_broadcast(&p->done);
+    pthread_cond_broadcast(&p->done);
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -129,8 +174,9 @@ static void *worker_main(void *arg) {
         p->head = t->next;
         if (!p->head) p->tail = NULL;
         pthread_mutex_unlock(&p->mu);
-        run_part(t->job, t->begin, t->end, false);
-        finish(p, t->job);
+        job *j = t->job; /* |t| lives in the caller's frame, gone once |j| is done */
+        run_chunks(j, false);
+        finish(p, j);
         pthread_mutex_lock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
@@ -258,7 +304,7 @@ static void team_body(void *arg) {
     for (;;) {
         int64_t i = (int64_t)atomic_fetch_add(&t->next, 1);
         if (i >= t->parts) break;
-        run_part(t->j, t->range * i / t->parts, t->range * (i + 1) / t->parts, caller);
+        run_part(t->j, t->range * i / t->parts, t->range * (i + 1) / t->parts, caller, false);
     }
 }
 
@@ -277,6 +323,43 @@ static void run_on_team(job *j, int64_t range, int64_t parts) {
     gomp_parallel(team_body, &t, (unsigned)parts, 0);
 }
 
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#endif
+}
+
+/* Waits until the workers finish the chunks of |j| they took. No chunk is left to take, so
+ * each worker still at work is finishing one, about as long as one of the caller's: it ran
+ * |ran| of them in |own_us|. So the caller first watches |pending| for up to two of its
+ * chunks' time (within SPIN_MIN_US and SPIN_MAX_US), and only then sleeps on |done|.
+ * Sleeping at once cost a second wake-up per split kernel, the caller's own (about 10 us
+ * on the 2-vCPU machine: a 3 MB elementwise kernel took 33 us on 2 threads against 25 us
+ * on one, docs/performance.md, "Narrow products and the pool's wake-ups"). The watch is
+ * bounded by the work in flight, unlike an idle worker's spin. */
+static void wait_parts(cpu_pool *pool, job *j, double own_us, int64_t ran) {
+    if (atomic_load(&j->pending) == 0) return;
+    double limit = 2 * own_us / (double)(ran > 0 ? ran : 1);
+    limit = limit < SPIN_MIN_US ? SPIN_MIN_US : limit > SPIN_MAX_US ? SPIN_MAX_US : limit;
+    double until = now_us() + limit;
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            if (atomic_load_explicit(&j->pending, memory_order_acquire) == 0) return;
+            cpu_relax();
+        }
+        if (now_us() > until) break;
+    }
+    pthread_mutex_lock(&pool->mu);
+    while (atomic_load(&j->pending) > 0) pthread_cond_wait(&pool->done, &pool->mu);
+    pthread_mutex_unlock(&pool->mu);
+}
+
 /* Starts the workers once (under p->mu); false when none could start. */
 static bool start_workers(cpu_pool *p) {
     while (p->started < p->threads - 1) {
@@ -292,9 +375,9 @@ bool cpu_pool_run_kernel(cpu_pool *pool, cpu_kernel_fn fn, const cpu_kernel_info
     int threads = pool ? cpu_pool_share(pool) : 1;
     int64_t parts = info ? cpu_pool_parts(info->cost, range, threads) : 1;
     job j = {fn, out, in, parts - 1, cancel, info && range > 0 ? info->cost / (double)range : 0.0,
-             0};
+             0,  0,   0,  0};
     if (parts <= 1) {
-        run_part(&j, 0, range, true);
+        run_part(&j, 0, range, true, false);
         return !atomic_load(&j.stopped);
     }
     if (pool->team) {
@@ -305,12 +388,14 @@ bool cpu_pool_run_kernel(cpu_pool *pool, cpu_kernel_fn fn, const cpu_kernel_info
     pthread_mutex_lock(&pool->mu);
     if (!start_workers(pool)) {
         pthread_mutex_unlock(&pool->mu);
-        run_part(&j, 0, range, true);
+        run_part(&j, 0, range, true, false);
         return !atomic_load(&j.stopped);
     }
-    /* Part i is [range * i / parts, range * (i + 1) / parts); the caller takes part 0. */
+    /* One task per worker asked to help; each thread then takes chunks in turn. */
+    j.range = range;
+    j.chunks = cpu_pool_chunks_split(info->cost, range, parts);
     for (int64_t i = 1; i < parts; i++) {
-        tasks[i] = (task){&j, range * i / parts, range * (i + 1) / parts, NULL};
+        tasks[i] = (task){&j, NULL};
         if (pool->tail)
             pool->tail->next = &tasks[i];
         else
@@ -319,28 +404,26 @@ bool cpu_pool_run_kernel(cpu_pool *pool, cpu_kernel_fn fn, const cpu_kernel_info
     }
     pthread_cond_broadcast(&pool->work);
     pthread_mutex_unlock(&pool->mu);
-    run_part(&j, 0, range / parts, true);
-    /* Parts of this job that no worker took yet: run them here. */
+    double started = now_us();
+    int64_t ran = run_chunks(&j, true);
+    /* Tasks of this job that no worker took yet: nothing left for them. */
     pthread_mutex_lock(&pool->mu);
-    for (;;) {
-        task *mine = NULL, *prev = NULL;
-        for (task *t = pool->head; t; prev = t, t = t->next)
-            if (t->job == &j) {
-                mine = t;
-                break;
-            }
-        if (!mine) break;
-        if (prev)
-            prev->next = mine->next;
-        else
-            pool->head = mine->next;
-        if (pool->tail == mine) pool->tail = prev;
-        pthread_mutex_unlock(&pool->mu);
-        run_part(&j, mine->begin, mine->end, true);
-        pthread_mutex_lock(&pool->mu);
-        j.pending--;
+    task *prev = NULL;
+    for (task *t = pool->head; t;) {
+        task *next = t->next;
+        if (t->job == &j) {
+            if (prev)
+                prev->next = next;
+            else
+                pool->head = next;
+            if (pool->tail == t) pool->tail = prev;
+            atomic_fetch_sub(&j.pending, 1);
+        } else {
+            prev = t;
+        }
+        t = next;
     }
-    while (j.pending > 0) pthread_cond_wait(&pool->done, &pool->mu);
     pthread_mutex_unlock(&pool->mu);
+    wait_parts(pool, &j, now_us() - started, ran);
     return !atomic_load(&j.stopped);
 }

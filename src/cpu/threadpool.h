@@ -11,13 +11,18 @@
  * time to stream about 64 KiB; a part below PART_MIN_COST (256 Ki byte-equivalents, ~10 us
  * at memory speed) does not pay for that, so a kernel is split into at most cost /
  * PART_MIN_COST parts, at most one per thread, at most its range; a kernel below
- * 2 * PART_MIN_COST stays on the calling thread. The parts are contiguous ranges of the
- * kernel's outer loop (ggml's ith/nth), as equal as the range allows; the results do not
- * depend on the split (emit.h).
+ * 2 * PART_MIN_COST stays on the calling thread. The split kernel's range is cut into
+ * about 4 chunks per thread (contiguous ranges of its outer loop, ggml's ith/nth, each of at
+ * least PART_MIN_COST), which the calling thread and the workers take in turn: the
+ * caller starts at once and works on while a sleeping worker wakes (about 10 us on the
+ * 2-vCPU machine), the worker takes what is left when it comes. The caller then watches
+ * for the chunks still running, for about as long as its own work took, before it sleeps
+ * (a second wake-up otherwise); no thread spins idle. The results do not depend on the
+ * split (emit.h).
  *
  * Oversubscription: each run of an executable registers itself (cpu_pool_enter/leave);
  * a kernel uses at most N / (runs in progress) threads, so R replicas running at once on
- * their own threads share the N cores. Parts that no worker has taken yet are run by the
+ * their own threads share the N cores. Chunks that no worker has taken yet are run by the
  * caller itself, so a call never waits on busy workers for work it could do.
  *
  * With CXLA_CPU_POOL=openmp in the environment when a pool is created, and an OpenMP
@@ -74,6 +79,10 @@ bool cpu_pool_run_kernel(cpu_pool *pool, cpu_kernel_fn fn, const cpu_kernel_info
 /* How many chunks a part of |cost| byte-equivalents over |range| iterations is run as
  * when the run can be cancelled (for tests and docs). */
 int64_t cpu_pool_chunks(double cost, int64_t range);
+
+/* How many chunks the |parts| threads of a split kernel of |cost| byte-equivalents over
+ * |range| iterations take in turn (for tests and docs). */
+int64_t cpu_pool_chunks_split(double cost, int64_t range, int64_t parts);
 
 /* How many parts the cost model gives a kernel of |cost| byte-equivalents over |range|
  * iterations on |threads| threads (for tests and docs). */

@@ -440,6 +440,15 @@ static cxla_status call_one(scatter_call *c, const cxla_instr *instr, cxla_liter
     return s;
 }
 
+/* Same rank and sizes; a dynamic mark is no difference (a dynamic update at its bound
+ * beside a static one of that size, which shape inference accepts). */
+static bool same_sizes(const cxla_shape *a, const cxla_shape *b) {
+    if (a->rank != b->rank) return false;
+    for (int64_t d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d]) return false;
+    return true;
+}
+
 cxla_status interp_op_scatter(interp_ctx *ctx, const cxla_instr *instr,
                               const cxla_literal *const *operands, cxla_literal **out) {
     int64_t count = instr->operand_count;
@@ -451,8 +460,8 @@ cxla_status interp_op_scatter(interp_ctx *ctx, const cxla_instr *instr,
     const cxla_shape *xs = x0->shape, *us = u0->shape;
     for (int64_t i = 0; i < n; i++) {
         const cxla_shape *a = operands[i]->shape, *b = operands[n + 1 + i]->shape;
-        if (!cxla_type_is_array(a->type) || !cxla_type_is_array(b->type) ||
-            !cxla_shape_same_dims(a, xs) || !cxla_shape_same_dims(b, us))
+        if (!cxla_type_is_array(a->type) || !cxla_type_is_array(b->type) || !same_sizes(a, xs) ||
+            !same_sizes(b, us))
             return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
                                 "operands and updates must be arrays of the same dimensions");
     }

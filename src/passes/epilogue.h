@@ -79,4 +79,21 @@ bool cxla_epilogue_step(const cxla_epilogue *e, const cxla_instr *prev, const cx
  * epilogue whose vectors are parameters too; fills |out|. */
 bool cxla_epilogue_match(const cxla_instr *f, cxla_epilogue *out);
 
+/* Narrow products: f32 dots that the cpu backend computes with the emitter's kernels for
+ * them (src/cpu/emit_dot.c, bit for bit the interpreter's, split over the thread pool)
+ * instead of oneDNN, whose blocks of 16 and 64 columns waste most of their work on them
+ * and which does not split them over threads (docs/performance.md, "Narrow products").
+ * The output fusion pass leaves them unfused (their epilogues become loop fusions).
+ * A narrow product is a dot of f32 matrices (rank 2, no batch dims, one contracting dim
+ * each, default layouts) with M >= 16 result rows, in one of three forms: */
+typedef enum cxla_dot_narrow_form {
+    CXLA_DOT_WIDE = 0,     /* not narrow: oneDNN (or the blocked kernel without it) */
+    CXLA_DOT_NARROW_LHS_T, /* lhs [K, M] (transposed), N <= 16: lanes over M */
+    CXLA_DOT_NARROW_K,     /* K <= 16 < N: the rhs packed by columns, lanes over N */
+    CXLA_DOT_NARROW_N,     /* lhs [M, K], rhs [K, N], 8 <= N <= 16: lanes over N */
+} cxla_dot_narrow_form;
+
+/* The narrow form of |x| (CXLA_DOT_WIDE when it is not one). */
+cxla_dot_narrow_form cxla_dot_narrow(const cxla_instr *x);
+
 #endif /* CXLA_PASSES_EPILOGUE_H_ */

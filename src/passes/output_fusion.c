@@ -236,6 +236,36 @@ bool cxla_epilogue_match(const cxla_instr *f, cxla_epilogue *out) {
     return true;
 }
 
+static bool f32_matrix(const cxla_shape *s) {
+    return s->type == CXLA_F32 && s->rank == 2 && cxla_shape_is_static(s) &&
+           cxla_layout_is_default(s);
+}
+
+cxla_dot_narrow_form cxla_dot_narrow(const cxla_instr *x) {
+    if (x->opcode != CXLA_OP_DOT || x->operand_count != 2) return CXLA_DOT_WIDE;
+    const cxla_shape *ls = &x->operands[0]->shape, *rs = &x->operands[1]->shape;
+    if (!f32_matrix(&x->shape) || !f32_matrix(ls) || !f32_matrix(rs)) return CXLA_DOT_WIDE;
+    int64_t nlb = 0, nrb = 0, nlc = 0, nrc = 0;
+    const int64_t *lb = cxla_instr_ints(x, CXLA_ATTR_LHS_BATCH_DIMS, &nlb);
+    const int64_t *rb = cxla_instr_ints(x, CXLA_ATTR_RHS_BATCH_DIMS, &nrb);
+    const int64_t *lc = cxla_instr_ints(x, CXLA_ATTR_LHS_CONTRACTING_DIMS, &nlc);
+    const int64_t *rc = cxla_instr_ints(x, CXLA_ATTR_RHS_CONTRACTING_DIMS, &nrc);
+    if ((lb && nlb) || (rb && nrb) || !lc || !rc || nlc != 1 || nrc != 1) return CXLA_DOT_WIDE;
+    if (lc[0] < 0 || lc[0] > 1 || rc[0] < 0 || rc[0] > 1) return CXLA_DOT_WIDE;
+    /* PACKED_NIBBLE and sparsity belong to the library call. */
+    const cxla_attr *pa = cxla_instr_attr(x, CXLA_ATTR_OPERAND_PRECISION);
+    if (pa && pa->kind == CXLA_ATTR_KIND_PRECISIONS)
+        for (int64_t i = 0; i < pa->v.precisions.count; i++)
+            if (pa->v.precisions.items[i] == CXLA_PRECISION_PACKED_NIBBLE) return CXLA_DOT_WIDE;
+    if (cxla_instr_attr(x, CXLA_ATTR_SPARSITY)) return CXLA_DOT_WIDE;
+    int64_t m = ls->dims[1 - lc[0]], k = ls->dims[lc[0]], n = rs->dims[1 - rc[0]];
+    if (m < 16 || k < 1 || n < 1) return CXLA_DOT_WIDE;
+    if (lc[0] == 0 && n <= 16) return CXLA_DOT_NARROW_LHS_T;
+    if (k <= 16 && n > 16) return CXLA_DOT_NARROW_K;
+    if (lc[0] == 1 && rc[0] == 0 && n >= 8 && n <= 16) return CXLA_DOT_NARROW_N;
+    return CXLA_DOT_WIDE;
+}
+
 /* ---- the pass -------------------------------------------------------------------------- */
 
 /* The chain after |core| in the unfused computation: values with one user each. */
@@ -258,6 +288,7 @@ static void grow_chain(const cxla_instr *core, cxla_epilogue *e, const cxla_inst
 static bool candidate(const cxla_instr *in) {
     if (!is_product(in) || !cxla_epilogue_type(in->shape.type) || in->operand_count != 2)
         return false;
+    if (cxla_dot_narrow(in) != CXLA_DOT_WIDE) return false; /* the emitter's kernel */
     if (!passes_is_static_array(&in->shape) || passes_has_control_deps(in)) return false;
     for (int k = 0; k < 2; k++)
         if (!passes_is_static_array(&in->operands[k]->shape)) return false;

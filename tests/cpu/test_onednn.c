@@ -787,14 +787,14 @@ static void test_fused_two_scales(void) {
     check("HloModule two_scales\n"
           "ENTRY e {\n"
           "  x = f32[16,24] parameter(0)\n"
-          "  y = f32[24,8] parameter(1)\n"
-          "  p = f32[16,8] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+          "  y = f32[24,20] parameter(1)\n"
+          "  p = f32[16,20] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
           "  c = f32[] constant(0.1)\n"
-          "  cb = f32[16,8] broadcast(c), dimensions={}\n"
-          "  s = f32[16,8] multiply(p, cb)\n"
+          "  cb = f32[16,20] broadcast(c), dimensions={}\n"
+          "  s = f32[16,20] multiply(p, cb)\n"
           "  k = f32[] constant(-3)\n"
-          "  kb = f32[16,8] broadcast(k), dimensions={}\n"
-          "  ROOT r = $R[16,8] multiply(s, kb)\n"
+          "  kb = f32[16,20] broadcast(k), dimensions={}\n"
+          "  ROOT r = $R[16,20] multiply(s, kb)\n"
           "}\n",
           "f32", 24, cpu_onednn_available() ? "onednn matmul, then epilogue loops" : NULL);
 }
@@ -1085,9 +1085,10 @@ static void test_packed_weights(void) {
      * nonnegative: the magnitudes come from |x| and the same constant). */
     cxla_strbuf t;
     cxla_strbuf_init(&t);
-    cxla_strbuf_printf(&t, "HloModule constw\nENTRY e {\n  x = f32[512,16] parameter(0)\n"
-                           "  k = f32[16,70] constant({");
-    for (int k = 0; k < 16; k++) {
+    /* K = 24: a contraction of at most 16 would be a narrow product, the emitter's. */
+    cxla_strbuf_printf(&t, "HloModule constw\nENTRY e {\n  x = f32[512,24] parameter(0)\n"
+                           "  k = f32[24,70] constant({");
+    for (int k = 0; k < 24; k++) {
         cxla_strbuf_printf(&t, "%s{", k ? "," : "");
         for (int n = 0; n < 70; n++) cxla_strbuf_printf(&t, "%s%d", n ? "," : "", (k * 7 + n) % 9);
         cxla_strbuf_printf(&t, "}");
@@ -1095,7 +1096,7 @@ static void test_packed_weights(void) {
     cxla_strbuf_printf(&t, "})\n  ROOT r = $R[512,70] dot(x, k), lhs_contracting_dims={1}, "
                            "rhs_contracting_dims={0}\n}\n");
     rng_state = 13;
-    check(t.data, "f32", 16,
+    check(t.data, "f32", 24,
           cpu_onednn_available() && avx512 ? "onednn matmul, constant reordered once" : "any");
     cxla_strbuf_free(&t);
 }

@@ -33,6 +33,13 @@ static void test_parts(void) {
     CHECK(cpu_pool_chunks(1e12, 100) == 100);             /* huge: one per iteration at most */
     CHECK(cpu_pool_chunks(1e12, 1) == 1);                 /* a kernel that cannot be split */
     CHECK(cpu_pool_chunks(2.5 * 32 * 1048576, 64) == 3);  /* about 32 Mi byte-equivalents */
+    /* The chunks the threads of a split take in turn: 4 per thread, each worth 256 Ki
+     * byte-equivalents, no more than the iterations, never fewer than the threads. */
+    CHECK(cpu_pool_chunks_split(1e9, 1000, 2) == 8);
+    CHECK(cpu_pool_chunks_split(1e9, 5, 2) == 5);
+    CHECK(cpu_pool_chunks_split(3.0 * 256 * 1024, 1000, 2) == 3);
+    CHECK(cpu_pool_chunks_split(1.0 * 256 * 1024, 1000, 2) == 2);
+    CHECK(cpu_pool_chunks_split(1e9, 1000, 1) == 1);
     CHECK(cpu_pool_threads(5) == 5);
     CHECK(cpu_pool_threads(0) >= 1);
 }
