@@ -309,6 +309,8 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
                 g->call_instrs[g->call_count++] = in;
             } else if (wants_kernel(in)) {
                 g->instrs[g->count++] = in;
+            } else if (cpu_collective_combine_lookup(in) && shape_is_static_arrays(&in->shape)) {
+                g->instrs[g->count++] = in; /* its reducer's combine function (emit_combine.h) */
             } else if (cpu_svc_topk_instr(in, attrs, &alt) && wants_kernel(&alt)) {
                 g->topk[g->count] = true; /* the topk kernel, under the custom call's id */
                 g->instrs[g->count++] = in;
@@ -344,6 +346,8 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
             CXLA_RETURN_IF_ERROR(cpu_emit_kernel_info(&alt, name, text, &g->infos[i]));
         else if (g->sort_sized[i])
             CXLA_RETURN_IF_ERROR(cpu_emit_sort_sized(g->instrs[i], name, text, &g->infos[i]));
+        else if (cpu_collective_combine_lookup(g->instrs[i]))
+            CXLA_RETURN_IF_ERROR(cpu_collective_emit_combine(g->instrs[i], name, text));
         else if (g->sized[i])
             CXLA_RETURN_IF_ERROR(emit_sized(g->instrs[i], name, text, &g->infos[i]));
         else
@@ -507,11 +511,20 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
     return NULL;
 }
 
+/* Whether the kernel under |in|'s id is a collective's combine function (emit_combine.h),
+ * which its service step calls: never a kernel to run as one. */
+static bool combines(const cxla_instr *in) {
+    cxla_instr t;
+    return cpu_collective_combine_lookup(in) ||
+           (cpu_svc_async_wrapped(in, &t) && cpu_collective_combine_lookup(&t));
+}
+
 static interp_op_fn lookup(void *user, const cxla_instr *in) {
     const cpu_compiled *c = user;
     /* An async-start's kernel or call is its wrapped operation's, with another result:
-     * the driver runs the start's own handler. */
+     * the driver runs the start's own handler; a combine function is a collective's. */
     if (in->id < 0 || in->id >= c->id_count || in->opcode == CXLA_OP_ASYNC_START) return NULL;
+    if (combines(in)) return NULL;
     return c->kernels[in->id] || c->calls[in->id].fn ? run_kernel : NULL;
 }
 
@@ -524,7 +537,8 @@ static const char *instr_what(const cpu_compiled *c, const cxla_instr *in) {
                  strcmp(what, "pieces in place") == 0))
         return what;
     if (c->calls[in->id].fn) return c->calls[in->id].what;
-    if (c->kernels[in->id]) return what && strcmp(what, "kernel in place") == 0 ? what : "kernel";
+    if (c->kernels[in->id] && !(what && combines(in)))
+        return what && strcmp(what, "kernel in place") == 0 ? what : "kernel";
     if (what) return what;
     if (!c->plan && in->opcode != CXLA_OP_PARAMETER && in->opcode != CXLA_OP_CONSTANT)
         return "interpreter handler"; /* the driver's fallback */

@@ -1,28 +1,36 @@
 /* The collectives as steps of the cpu backend (cpu_service.h): replica-id, partition-id,
- * all-reduce, all-gather, reduce-scatter, all-to-all, collective-broadcast,
- * collective-permute and the -start forms of all-reduce, all-gather and
- * collective-permute (their -done forms only name a part of the -start's result: the plan
- * aliases them, cpu_steps.c). They meet the other devices through exec's communicator
- * (exec/collective.h: the same groups, messages and checks as the interpreter's handlers,
- * so the results are the interpreter's bit for bit): the arrays sent are views of the
- * arena's buffers, the arrays received are copied (or reduced) into them.
+ * all-reduce, all-gather, reduce-scatter, all-to-all, ragged-all-to-all,
+ * collective-broadcast, collective-reduce, collective-permute and the -start forms of
+ * all-reduce, all-gather and collective-permute (their -done forms only name a part of the
+ * -start's result: the plan aliases them, cpu_steps.c). They meet the other devices through
+ * exec's communicator (exec/collective.h: the same groups, messages and checks as the
+ * interpreter's handlers, so the results are the interpreter's bit for bit): the arrays sent
+ * are views of the arena's buffers, the arrays received are copied (or reduced) into them.
+ * Sub-byte integers are one per byte in the arena, as in the interpreter's values: their
+ * arrays split and join as any other type's.
  *
- * The reducer of an all-reduce or reduce-scatter is a plain add, mul, max, min, and, or,
- * xor of the operands' type (interp_match_reducer): each is a typed loop that combines two
- * buffers element by element in group order (acc = op(acc, x), as the interpreter's
- * reduce_in_order), compiled with the library; f32, f64 and the integer types have loops
- * of their own that the C compiler vectorizes, the other types (f16, bf16, f8, complex,
- * sub-byte integers, pred) go through the interpreter's typed fold per element. An
- * all-reduce whose reducer is of another float type than its operands (a bf16 all-reduce
- * with an f32 add) converts, as the interpreter does: the values to the reducer's type,
- * combined in it, the result back. Any other reducer (a computation, a reduce-scatter's
- * of another type) keeps the interpreter's handler: cpu_collective_lookup returns NULL. */
+ * The reducer of an all-reduce, reduce-scatter or collective-reduce combines two buffers
+ * element by element in group order (acc = f(acc, x), as the interpreter's
+ * reduce_in_order). A plain add, mul, max, min, and, or, xor (interp_match_reducer) is a
+ * typed loop compiled with the library: f32, f64 and the integer types have loops of their
+ * own that the C compiler vectorizes, the other types (f16, bf16, f8, complex, sub-byte
+ * integers, pred) go through the interpreter's typed fold per element. Any other reducer
+ * that the emitter writes (emit_combine.h: scalar parameters and root of one type, its
+ * instructions those of emit_scalar.c) is a combine function compiled with the module
+ * under the collective's id, which the step gets as cpu_svc_run.kernel
+ * (cpu_collective_combine_lookup); it is never interpreted. Values of another type than
+ * the reducer's (a bf16 all-reduce with an f32 add) are converted as the interpreter does:
+ * to the reducer's type, combined in it, the result back. A reducer the emitter cannot
+ * write keeps the interpreter's handler (both lookups return NULL). The combined in-place
+ * form of collective-permute, which the interpreter refuses, is a step reporting its
+ * error. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu/cpu_service.h"
+#include "cpu/emit_combine.h"
 #include "exec/custom_call.h"
 #include "exec/collective.h"
 #include "interp/interp_reduce.h"
@@ -119,13 +127,19 @@ static cxla_status next_sequence(cpu_svc_run *r, const cxla_instr *instr, int64_
     return NULL;
 }
 
-/* Devices and this device's group (exec_collective_group). */
-static cxla_status group_of(cpu_svc_run *r, const cxla_instr *instr, bool global_ids, exec_group *g,
-                            int64_t *seq) {
+/* Devices (into |out_dv| when not NULL) and this device's group (exec_collective_group). */
+static cxla_status group_in(cpu_svc_run *r, const cxla_instr *instr, bool global_ids, exec_group *g,
+                            int64_t *seq, exec_devices *out_dv) {
     exec_devices dv;
     CXLA_RETURN_IF_ERROR(next_sequence(r, instr, seq));
     CXLA_RETURN_IF_ERROR(exec_collective_devices(r->options, r->module, instr, &dv));
+    if (out_dv) *out_dv = dv;
     return exec_collective_group(r->options, instr, global_ids, &dv, g);
+}
+
+static cxla_status group_of(cpu_svc_run *r, const cxla_instr *instr, bool global_ids, exec_group *g,
+                            int64_t *seq) {
+    return group_in(r, instr, global_ids, g, seq, NULL);
 }
 
 /* ---- combining with the reducer ------------------------------------------------------- */
@@ -215,43 +229,75 @@ static void combine(interp_reducer kind, cxla_type t, void *acc, const void *x, 
     }
 }
 
-/* The reducer of |instr| when the steps can apply it (see the top of the file). With
- * |converted|, also a reducer of another float type than the operands' (all-reduce's). */
-static interp_reducer reducer_in(const cxla_instr *instr, bool converted) {
+/* How a step combines with the reducer of its instruction: a plain operation (kind) of the
+ * reducer's type |rt|, or (kind NONE) the combine function compiled with the module
+ * (cpu_service.h, cpu_svc_run.kernel). Values of another type than |rt| are converted to it
+ * and back, as the interpreter's reduce_converted. */
+typedef struct reducer {
+    interp_reducer kind;
+    cxla_type rt;
+    cpu_combine_fn fn;
+} reducer;
+
+/* The plain reducer of |instr| when the steps can apply it as a typed loop (see the top of
+ * the file): every operand of the reducer's type or converted to it. */
+static interp_reducer plain_reducer(const cxla_instr *instr) {
     const cxla_computation *comp = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
-    if (!comp || instr->operand_count < 1) return INTERP_REDUCER_NONE;
+    if (!comp || !comp->root || instr->operand_count < 1) return INTERP_REDUCER_NONE;
     interp_reducer kind = interp_match_reducer(comp);
     cxla_type rt = comp->root->shape.type;
-    for (int64_t i = 0; i < instr->operand_count; i++) {
-        cxla_type t = instr->operands[i]->shape.type;
-        bool other = converted && rt != t && cxla_type_is_float(rt) && cxla_type_is_float(t);
-        if ((rt != t && !other) || !interp_reducer_supports(kind, rt)) return INTERP_REDUCER_NONE;
-        if (cxla_type_bits(t) < 8 && t != CXLA_PRED && cxla_type_storage(t) == 1 &&
-            !cxla_type_is_float(t))
-            return INTERP_REDUCER_NONE; /* packed sub-byte integers: the handler */
-    }
+    if (!cxla_type_is_array(rt) || !interp_reducer_supports(kind, rt)) return INTERP_REDUCER_NONE;
     return kind;
 }
 
-static interp_reducer reducer_of(const cxla_instr *instr) {
-    return reducer_in(instr, false);
+/* The reducer of |instr| for a run: its plain operation, else the run's compiled combine
+ * function (an internal error when the plan has none). */
+static cxla_status reducer_for(cpu_svc_run *r, const cxla_instr *instr, reducer *out) {
+    const cxla_computation *comp = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
+    if (!comp || !comp->root)
+        return exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT, "missing to_apply=");
+    out->kind = plain_reducer(instr);
+    out->rt = comp->root->shape.type;
+    out->fn = NULL;
+    if (out->kind != INTERP_REDUCER_NONE) return NULL;
+    /* The plan holds the combine function as a kernel (the library's symbol stored as
+     * one, as cpu_backend.c stores every symbol): its bits are the function's address. */
+    cpu_kernel_fn k = r->kernel;
+    _Static_assert(sizeof(k) == sizeof(out->fn), "function pointers of one size");
+    if (k) memcpy(&out->fn, &k, sizeof(k));
+    if (!out->fn)
+        return exec_error(instr, CXLA_STATUS_INTERNAL,
+                          "the reducer %s has no compiled combine function", comp->name);
+    return NULL;
 }
 
-/* The leader's reduction of operand |i| for a reducer of type |rt| other than the operand's
- * (as the interpreter's reduce_converted): every member's values converted to |rt|,
- * combined in group order, the result converted back into |out|. */
-static cxla_status combine_converted(interp_reducer kind, cxla_type rt, const cxla_literal *mine,
-                                     cxla_literal *const *received, int64_t stride, int64_t others,
-                                     void *out) {
+static void combine_with(const reducer *rd, void *acc, const void *x, int64_t n) {
+    if (rd->kind != INTERP_REDUCER_NONE)
+        combine(rd->kind, rd->rt, acc, x, n);
+    else if (n > 0)
+        rd->fn(acc, x, n);
+}
+
+/* column[0] combined with column[1], ... column[count-1] in that order, element by element
+ * (the interpreter's reduce_in_order), into |out| (the bytes of column[0]'s shape). Values
+ * of another type than the reducer's are converted to it, combined, and converted back. */
+static cxla_status reduce_column(const reducer *rd, const cxla_literal *const *column,
+                                 int64_t count, void *out) {
+    const cxla_literal *first = column[0];
+    if (first->shape->type == rd->rt) {
+        if (first->size && out != first->data) memmove(out, first->data, first->size);
+        for (int64_t k = 1; k < count; k++) combine_with(rd, out, column[k]->data, first->count);
+        return NULL;
+    }
     cxla_literal *acc = NULL, *back = NULL;
-    cxla_status s = cxla_literal_convert(mine, rt, &acc);
-    for (int64_t k = 0; k < others && !s; k++) {
+    cxla_status s = cxla_literal_convert(first, rd->rt, &acc);
+    for (int64_t k = 1; k < count && !s; k++) {
         cxla_literal *c = NULL;
-        s = cxla_literal_convert(received[k * stride], rt, &c);
-        if (!s) combine(kind, rt, acc->data, c->data, acc->count);
+        s = cxla_literal_convert(column[k], rd->rt, &c);
+        if (!s) combine_with(rd, acc->data, c->data, acc->count);
         cxla_literal_free(c);
     }
-    if (!s) s = cxla_literal_convert(acc, cxla_literal_type(mine), &back);
+    if (!s) s = cxla_literal_convert(acc, first->shape->type, &back);
     if (!s && back->size) memcpy(out, back->data, back->size);
     cxla_literal_free(acc);
     cxla_literal_free(back);
@@ -283,6 +329,33 @@ static cxla_status step_partition_id(cpu_svc_run *r, const cxla_instr *instr, vo
 
 /* ---- all-reduce ------------------------------------------------------------------------ */
 
+/* The group's first member receives the other members' operands and reduces them with its
+ * own (|mine|) in group order into |out| (all-reduce's leader, collective-reduce's root). */
+static cxla_status leader_reduce(cpu_svc_run *r, const cxla_instr *instr, int64_t seq,
+                                 const exec_group *g, const reducer *rd, const view *mine,
+                                 void *const *out) {
+    int64_t n = instr->operand_count, others = g->count - 1;
+    const cxla_literal **expect = malloc((size_t)(others * n + 1) * sizeof(*expect));
+    cxla_literal **received = calloc((size_t)(others * n + 1), sizeof(*received));
+    const cxla_literal **column = malloc((size_t)g->count * sizeof(*column));
+    cxla_status s = expect && received && column ? NULL : OOM();
+    for (int64_t k = 0; k < others && !s; k++)
+        for (int64_t i = 0; i < n; i++) expect[k * n + i] = &mine[i].lit;
+    if (!s)
+        s = exec_collective_exchange(r->options, instr, seq, n, 0, NULL, NULL, others,
+                                     g->members + 1, expect, received, 1);
+    for (int64_t i = 0; i < n && !s; i++) {
+        column[0] = &mine[i].lit;
+        for (int64_t k = 1; k < g->count; k++) column[k] = received[(k - 1) * n + i];
+        s = reduce_column(rd, column, g->count, out[i]);
+    }
+    for (int64_t k = 0; received && k < others * n; k++) cxla_literal_free(received[k]);
+    free(received);
+    free(expect);
+    free(column);
+    return s;
+}
+
 /* As the interpreter: the group's leader (its first member) receives the others'
  * operands, reduces them in group order and sends each the results. */
 static cxla_status all_reduce_into(cpu_svc_run *r, const cxla_instr *instr, const cxla_shape *shape,
@@ -296,35 +369,19 @@ static cxla_status all_reduce_into(cpu_svc_run *r, const cxla_instr *instr, cons
         copy_operands(instr, out, in);
         return NULL;
     }
-    interp_reducer kind = reducer_in(instr, true);
-    cxla_type rt = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY)->root->shape.type;
+    reducer rd;
     int64_t others = g.count - 1;
     bool leader = g.me == 0;
-    int64_t peers = leader ? others : 1;
     view *mine = malloc((size_t)n * sizeof(*mine));
-    const cxla_literal **expect = malloc((size_t)(peers * n + 1) * sizeof(*expect));
-    const cxla_literal **sends = malloc((size_t)(peers * n + 1) * sizeof(*sends));
-    cxla_literal **received = calloc((size_t)(peers * n + 1), sizeof(*received));
-    cxla_status s = mine && expect && sends && received ? NULL : OOM();
+    const cxla_literal **sends = malloc((size_t)((leader ? others : 1) * n + 1) * sizeof(*sends));
+    cxla_literal **received = calloc((size_t)(n + 1), sizeof(*received));
+    cxla_status s = mine && sends && received ? NULL : OOM();
+    if (!s) s = reducer_for(r, instr, &rd);
     for (int64_t i = 0; i < n && !s; i++) view_init(&mine[i], &instr->operands[i]->shape, in[i]);
-    for (int64_t k = 0; k < peers && !s; k++)
-        for (int64_t i = 0; i < n; i++) expect[k * n + i] = &mine[i].lit;
     if (!s && leader) {
-        s = exec_collective_exchange(r->options, instr, seq, n, 0, NULL, NULL, others,
-                                     g.members + 1, expect, received, 1);
-        for (int64_t i = 0; i < n && !s; i++) {
-            const cxla_shape *os = &instr->operands[i]->shape;
-            size_t b = bytes_of(os);
-            if (os->type != rt) {
-                s = combine_converted(kind, rt, &mine[i].lit, received + i, n, others, out[i]);
-                view_init(&mine[i], os, out[i]);
-                continue;
-            }
-            if (b) memmove(out[i], in[i], b);
-            for (int64_t k = 1; k < g.count; k++)
-                combine(kind, os->type, out[i], received[(k - 1) * n + i]->data, mine[i].lit.count);
-            view_init(&mine[i], os, out[i]); /* what goes back: the results */
-        }
+        s = leader_reduce(r, instr, seq, &g, &rd, mine, out);
+        for (int64_t i = 0; i < n && !s; i++) /* what goes back: the results */
+            view_init(&mine[i], &instr->operands[i]->shape, out[i]);
         for (int64_t k = 0; k < others && !s; k++)
             for (int64_t i = 0; i < n; i++) sends[k * n + i] = &mine[i].lit;
         if (!s)
@@ -337,13 +394,12 @@ static cxla_status all_reduce_into(cpu_svc_run *r, const cxla_instr *instr, cons
         /* The leader waits for the whole group first (see interp_collective.c). */
         if (!s)
             s = exec_collective_exchange(r->options, instr, seq, n, 0, NULL, NULL, 1, g.members,
-                                         expect, received, 2);
+                                         sends, received, 2);
         for (int64_t i = 0; i < n && !s; i++)
             if (mine[i].lit.size) memcpy(out[i], received[i]->data, mine[i].lit.size);
     }
-    for (int64_t k = 0; received && k < peers * n; k++) cxla_literal_free(received[k]);
+    for (int64_t k = 0; received && k < n; k++) cxla_literal_free(received[k]);
     free(received);
-    free(expect);
     free(sends);
     free(mine);
     exec_group_free(&g);
@@ -490,15 +546,21 @@ static cxla_status step_reduce_scatter(cpu_svc_run *r, const cxla_instr *instr, 
         if (!s) copy_operands(instr, out, in);
         return s;
     }
-    interp_reducer kind = reducer_of(instr);
+    reducer rd;
+    s = reducer_for(r, instr, &rd);
+    if (s) {
+        exec_group_free(&g);
+        return s;
+    }
     /* The shards, piece k of each operand for member k: one buffer of them all. */
     size_t total = 0;
     for (int64_t i = 0; i < n; i++) total += bytes_of(&instr->operands[i]->shape);
     uint8_t *buf = malloc(total ? total : 1);
     view *shards = malloc((size_t)(g.count * n) * sizeof(*shards));
     const cxla_literal **outgoing = malloc((size_t)(g.count * n) * sizeof(*outgoing));
+    const cxla_literal **column = malloc((size_t)g.count * sizeof(*column));
     exec_gathered t = {0};
-    s = buf && shards && outgoing ? NULL : OOM();
+    s = buf && shards && outgoing && column ? NULL : OOM();
     size_t at = 0;
     for (int64_t k = 0; k < g.count && !s; k++) {
         for (int64_t i = 0; i < n; i++) {
@@ -515,12 +577,11 @@ static cxla_status step_reduce_scatter(cpu_svc_run *r, const cxla_instr *instr, 
     }
     if (!s) s = exec_collective_exchange_in_group(r->options, instr, seq, &g, n, outgoing, &t);
     for (int64_t i = 0; i < n && !s; i++) {
-        const cxla_literal *first = t.table[i];
-        if (first->size) memcpy(out[i], first->data, first->size);
-        for (int64_t k = 1; k < g.count; k++)
-            combine(kind, first->shape->type, out[i], t.table[k * n + i]->data, first->count);
+        for (int64_t k = 0; k < g.count; k++) column[k] = t.table[k * n + i];
+        s = reduce_column(&rd, column, g.count, out[i]);
     }
     exec_gathered_free(&t);
+    free(column);
     free(buf);
     free(shards);
     free(outgoing);
@@ -745,15 +806,212 @@ static cxla_status step_collective_permute_start(cpu_svc_run *r, const cxla_inst
     return NULL;
 }
 
+/* ---- collective-reduce ------------------------------------------------------------------ */
+
+/* As the interpreter's: the group's first member (its root) gets every member's operands
+ * reduced in group order, the others keep their own operands. */
+static cxla_status step_collective_reduce(cpu_svc_run *r, const cxla_instr *instr, void *const *out,
+                                          const void *const *in) {
+    if (cxla_instr_bool(instr, CXLA_ATTR_HAS_DYNAMIC_ROOT))
+        return exec_error(instr, CXLA_STATUS_UNIMPLEMENTED,
+                          "collective-reduce with a root chosen at run time "
+                          "(has_dynamic_root=true) is not supported by the interpreter yet");
+    int64_t n = instr->operand_count, seq = 0;
+    CXLA_RETURN_IF_ERROR(check_pack(instr, &instr->shape, n));
+    exec_group g;
+    CXLA_RETURN_IF_ERROR(group_of(r, instr, true, &g, &seq));
+    cxla_status s = NULL;
+    if (!cxla_instr_called(instr, CXLA_ATTR_TO_APPLY))
+        s = exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT, "missing to_apply=");
+    if (s || g.count == 1) {
+        exec_group_free(&g);
+        if (!s) copy_operands(instr, out, in);
+        return s;
+    }
+    view *mine = malloc((size_t)n * sizeof(*mine));
+    const cxla_literal **sends = malloc((size_t)n * sizeof(*sends));
+    s = mine && sends ? NULL : OOM();
+    for (int64_t i = 0; i < n && !s; i++) {
+        view_init(&mine[i], &instr->operands[i]->shape, in[i]);
+        sends[i] = &mine[i].lit;
+    }
+    if (!s && g.me != 0) { /* a member sends its operands to the root and keeps them */
+        s = exec_collective_exchange(r->options, instr, seq, n, 1, g.members, sends, 0, NULL, NULL,
+                                     NULL, 1);
+        if (!s) copy_operands(instr, out, in);
+    } else if (!s) {
+        reducer rd;
+        s = reducer_for(r, instr, &rd);
+        if (!s) s = leader_reduce(r, instr, seq, &g, &rd, mine, out);
+    }
+    free(mine);
+    free(sends);
+    exec_group_free(&g);
+    return s;
+}
+
+/* ---- ragged-all-to-all -------------------------------------------------------------------- */
+
+enum { RAGGED_PARTS = 4 }; /* input, input_offsets, send_sizes, output_offsets */
+
+/* Element |i| of the integer array |a|. */
+static int64_t int_at(const cxla_literal *a, int64_t i) {
+    cxla_type t = a->shape->type;
+    return cxla_load_s64(t, (const char *)a->data + (size_t)i * cxla_type_storage(t));
+}
+
+/* As the interpreter's (interp_collective.c, where its operands are described): every member
+ * sends its input and its metadata to every other, and each writes the updates it receives
+ * into its copy of output, member by member in group order, with the interpreter's checks
+ * and messages. */
+static cxla_status step_ragged_all_to_all(cpu_svc_run *r, const cxla_instr *instr, void *const *out,
+                                          const void *const *in) {
+    if (instr->operand_count != 6)
+        return exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                          "takes 6 operands (input, output, input_offsets, send_sizes, "
+                          "output_offsets, recv_sizes), got %" PRId64,
+                          instr->operand_count);
+    const cxla_shape *in_s = &instr->operands[0]->shape, *out_s = &instr->operands[1]->shape;
+    if (in_s->rank < 1 || in_s->type != out_s->type || in_s->rank != out_s->rank)
+        return exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                          "input and output must be arrays of one element type and rank >= 1");
+    int64_t row = 1;
+    for (int64_t j = 1; j < in_s->rank; j++) {
+        if (in_s->dims[j] != out_s->dims[j])
+            return exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                              "input and output differ in dimension %" PRId64 " (%" PRId64
+                              " vs %" PRId64 "); only dimension 0 may",
+                              j, in_s->dims[j], out_s->dims[j]);
+        row *= in_s->dims[j];
+    }
+    int64_t meta = 0, count = 0;
+    cxla_shape_element_count(&instr->operands[2]->shape, &meta);
+    for (int64_t i = 2; i < 6; i++) {
+        cxla_shape_element_count(&instr->operands[i]->shape, &count);
+        if (!cxla_type_is_integer(instr->operands[i]->shape.type) || count != meta)
+            return exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                              "the offsets and sizes must be integer arrays of one size");
+    }
+    exec_devices dv;
+    exec_group g;
+    int64_t seq = 0;
+    CXLA_RETURN_IF_ERROR(group_in(r, instr, false, &g, &seq, &dv));
+    cxla_status s = NULL;
+    if (meta == 0 || meta % g.count != 0)
+        s = exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                       "the offsets and sizes hold %" PRId64
+                       " values, not a positive multiple of the %" PRId64 " participants",
+                       meta, g.count);
+    int64_t u = s ? 0 : meta / g.count;
+    view mine[RAGGED_PARTS], recv_sizes;
+    static const int64_t parts_of[RAGGED_PARTS] = {0, 2, 3, 4};
+    for (int64_t j = 0; j < RAGGED_PARTS; j++)
+        view_init(&mine[j], &instr->operands[parts_of[j]]->shape, in[parts_of[j]]);
+    view_init(&recv_sizes, &instr->operands[5]->shape, in[5]);
+    const cxla_literal **outgoing =
+        s ? NULL : malloc((size_t)(g.count * RAGGED_PARTS) * sizeof(*outgoing));
+    exec_gathered t = {0};
+    if (!s && !outgoing) s = OOM();
+    for (int64_t k = 0; k < g.count && !s; k++)
+        for (int64_t j = 0; j < RAGGED_PARTS; j++) outgoing[k * RAGGED_PARTS + j] = &mine[j].lit;
+    if (!s)
+        s = exec_collective_exchange_in_group(r->options, instr, seq, &g, RAGGED_PARTS, outgoing,
+                                              &t);
+    free(outgoing);
+    size_t bytes = bytes_of(out_s), esize = cxla_type_storage(in_s->type);
+    if (!s && bytes) memcpy(out[0], in[1], bytes);
+    char name[64];
+    for (int64_t k = 0; k < g.count && !s; k++) {
+        const cxla_literal *const *from = t.table + k * RAGGED_PARTS;
+        const char *src = from[0]->data;
+        char *dst = out[0];
+        for (int64_t i = 0; i < u && !s; i++) {
+            int64_t idx = g.me * u + i;
+            int64_t in_off = int_at(from[1], idx), size = int_at(from[2], idx);
+            int64_t out_off = int_at(from[3], idx), want = int_at(&recv_sizes.lit, k * u + i);
+            int64_t src_rows = from[0]->shape->dims[0];
+            exec_device_name(dv.partitions, g.members[k], name, sizeof(name));
+            if (size != want)
+                s = exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                               "%s sends %" PRId64 " rows in update %" PRId64
+                               " but recv_sizes[%" PRId64 "] expects %" PRId64,
+                               name, size, i, k * u + i, want);
+            else if (size < 0 || in_off < 0 || in_off > src_rows - size || out_off < 0 ||
+                     out_off > out_s->dims[0] - size)
+                s = exec_error(instr, CXLA_STATUS_OUT_OF_RANGE,
+                               "update %" PRId64 " from %s (rows %" PRId64 "..%" PRId64
+                               " of its input, %" PRId64 " rows, to rows %" PRId64 "..%" PRId64
+                               " of the output, %" PRId64 " rows) is out of range",
+                               i, name, in_off, in_off + size, src_rows, out_off, out_off + size,
+                               out_s->dims[0]);
+            else if (size > 0)
+                memcpy(dst + (size_t)(out_off * row) * esize, src + (size_t)(in_off * row) * esize,
+                       (size_t)(size * row) * esize);
+        }
+    }
+    exec_gathered_free(&t);
+    exec_group_free(&g);
+    return s;
+}
+
+/* ---- the interpreter's errors ------------------------------------------------------------- */
+
+/* What the interpreter reports for a collective whose operands it does not take: the
+ * combined in-place form of collective-permute, an operand that is not an array (after the
+ * checks that come first there), without a handler step. */
+static cxla_status step_refused(cpu_svc_run *r, const cxla_instr *instr, void *const *out,
+                                const void *const *in) {
+    (void)r;
+    (void)out;
+    (void)in;
+    bool permute = instr->opcode == CXLA_OP_COLLECTIVE_PERMUTE ||
+                   instr->opcode == CXLA_OP_COLLECTIVE_PERMUTE_START;
+    if (permute && instr->operand_count == 4 && instr->operands[2]->shape.type == CXLA_TUPLE)
+        return exec_error(instr, CXLA_STATUS_UNIMPLEMENTED,
+                          "the combined in-place form of collective-permute is not "
+                          "supported by the interpreter yet");
+    if (instr->opcode == CXLA_OP_COLLECTIVE_REDUCE &&
+        cxla_instr_bool(instr, CXLA_ATTR_HAS_DYNAMIC_ROOT))
+        return step_collective_reduce(r, instr, out, in);
+    if (instr->opcode == CXLA_OP_RAGGED_ALL_TO_ALL && instr->operand_count != 6)
+        return step_ragged_all_to_all(r, instr, out, in);
+    if (instr->operand_count < 1)
+        return exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT, "needs an operand");
+    for (int64_t i = 0; i < instr->operand_count; i++)
+        if (!cxla_type_is_array(instr->operands[i]->shape.type))
+            return exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                              "operand %" PRId64 " must be an array", i);
+    return exec_error(instr, CXLA_STATUS_INTERNAL, "no collective step refuses these operands");
+}
+
 /* ---- lookup ---------------------------------------------------------------------------- */
 
+/* Operands the steps take: arrays (sub-byte integers one per byte, as every value of a
+ * compiled module is). */
 static bool arrays_only(const cxla_instr *instr) {
     for (int64_t i = 0; i < instr->operand_count; i++) {
         const cxla_shape *s = &instr->operands[i]->shape;
         if (s->type == CXLA_TUPLE || !cxla_type_is_array(s->type)) return false;
-        if (cxla_type_bits(s->type) < 8) return false; /* packed: byte offsets do not split */
     }
     return true;
+}
+
+/* The step of an instruction that combines with a reducer, or NULL. */
+static cpu_svc_fn reducing_step(const cxla_instr *instr) {
+    switch (instr->opcode) {
+    case CXLA_OP_ALL_REDUCE:
+    case CXLA_OP_ALL_REDUCE_START: return step_all_reduce;
+    case CXLA_OP_REDUCE_SCATTER: return step_reduce_scatter;
+    case CXLA_OP_COLLECTIVE_REDUCE: return step_collective_reduce;
+    default: return NULL;
+    }
+}
+
+/* Whether the reducer of |instr| is no plain operation and the emitter writes it as a
+ * combine function. */
+static bool needs_combiner(const cxla_instr *instr) {
+    const cxla_computation *comp = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
+    return comp && plain_reducer(instr) == INTERP_REDUCER_NONE && cpu_emit_combine_ok(comp);
 }
 
 cpu_svc_fn cpu_collective_lookup(const cxla_instr *instr) {
@@ -762,24 +1020,46 @@ cpu_svc_fn cpu_collective_lookup(const cxla_instr *instr) {
     case CXLA_OP_PARTITION_ID: return step_partition_id;
     default: break;
     }
-    if (!arrays_only(instr)) return NULL;
+    bool permute = instr->opcode == CXLA_OP_COLLECTIVE_PERMUTE ||
+                   instr->opcode == CXLA_OP_COLLECTIVE_PERMUTE_START;
+    /* The combined in-place form (a tuple operand) and operands that are not arrays: the
+     * interpreter's error, from a step of its own. */
+    if (permute && instr->operand_count == 4 && instr->operands[2]->shape.type == CXLA_TUPLE)
+        return step_refused;
+    if (!arrays_only(instr))
+        return reducing_step(instr) || permute || instr->opcode == CXLA_OP_ALL_GATHER ||
+                       instr->opcode == CXLA_OP_ALL_GATHER_START ||
+                       instr->opcode == CXLA_OP_ALL_TO_ALL ||
+                       instr->opcode == CXLA_OP_COLLECTIVE_BROADCAST ||
+                       instr->opcode == CXLA_OP_RAGGED_ALL_TO_ALL
+                   ? step_refused
+                   : NULL;
+    cpu_svc_fn reducing = reducing_step(instr);
+    /* A reducer that is no plain operation has its step only where the plan also has the
+     * combine function compiled under the instruction's id: cpu_collective_combine_lookup. */
+    if (reducing) return plain_reducer(instr) != INTERP_REDUCER_NONE ? reducing : NULL;
     switch (instr->opcode) {
-    case CXLA_OP_ALL_REDUCE:
-    case CXLA_OP_ALL_REDUCE_START:
-        return reducer_in(instr, true) != INTERP_REDUCER_NONE ? step_all_reduce : NULL;
-    case CXLA_OP_REDUCE_SCATTER:
-        return reducer_of(instr) != INTERP_REDUCER_NONE ? step_reduce_scatter : NULL;
     case CXLA_OP_ALL_GATHER: return step_all_gather;
     case CXLA_OP_ALL_GATHER_START: return step_all_gather_start;
     case CXLA_OP_ALL_TO_ALL: return step_all_to_all;
+    case CXLA_OP_RAGGED_ALL_TO_ALL: return step_ragged_all_to_all;
     case CXLA_OP_COLLECTIVE_BROADCAST: return step_collective_broadcast;
     /* Several array operands permute together (XLA's list form; the -done gives one
-     * result per operand); the combined in-place form has a tuple operand and keeps the
-     * handler for the interpreter's error (arrays_only). */
+     * result per operand). */
     case CXLA_OP_COLLECTIVE_PERMUTE:
         return instr->operand_count >= 1 ? step_collective_permute : NULL;
     case CXLA_OP_COLLECTIVE_PERMUTE_START:
         return instr->operand_count >= 1 ? step_collective_permute_start : NULL;
     default: return NULL;
     }
+}
+
+cpu_svc_fn cpu_collective_combine_lookup(const cxla_instr *instr) {
+    if (!arrays_only(instr) || !needs_combiner(instr)) return NULL;
+    return reducing_step(instr);
+}
+
+cxla_status cpu_collective_emit_combine(const cxla_instr *instr, const char *name,
+                                        cxla_strbuf *out) {
+    return cpu_emit_combine(instr, cxla_instr_called(instr, CXLA_ATTR_TO_APPLY), name, out);
 }

@@ -938,7 +938,7 @@ cxla_status cpu_plan_emit_loops(cpu_plan *const *plans, int64_t n, const char *w
 static void bind_seq(seq *q, const cpu_kernel_fn *kernels, int depth) {
     for (int64_t i = 0; depth <= MAX_DEPTH && i < q->count; i++) {
         step *sp = &q->steps[i];
-        if (sp->kind == S_KERNEL && sp->fn) sp->fn = kernels[sp->instr->id];
+        if ((sp->kind == S_KERNEL || sp->kind == S_SVC) && sp->fn) sp->fn = kernels[sp->instr->id];
         if (sp->fused)
             for (int64_t k = 0; k < sp->fused->count; k++)
                 if (sp->fused->ops[k].fn)

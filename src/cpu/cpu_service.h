@@ -21,7 +21,13 @@ typedef struct cpu_svc_run {
     const uint64_t *rng_keys;   /* by instruction id: rng's key before the seed (the plan's) */
     int64_t *collective_counts; /* by instruction id: executions so far (exec_exchange) */
     int64_t id_count;
+    /* The running step's function compiled with the module, NULL when it has none: a
+     * collective's combine function (cpu_collective_combine_lookup), stored as a kernel. */
+    cpu_kernel_fn kernel;
 } cpu_svc_run;
+
+/* A collective's combine function (emit_combine.h): acc[j] = reducer(acc[j], x[j]), j < n. */
+typedef void (*cpu_combine_fn)(void *acc, const void *x, int64_t n);
 
 /* A service step; |out| and |in| as described above. */
 typedef cxla_status (*cpu_svc_fn)(cpu_svc_run *r, const cxla_instr *instr, void *const *out,
@@ -30,10 +36,17 @@ typedef cxla_status (*cpu_svc_fn)(cpu_svc_run *r, const cxla_instr *instr, void 
 /* The service step of |instr|, or NULL when it has none (the plan then calls the
  * interpreter's handler): NULL for shapes or attributes it does not take (documented
  * at each step: the TopK target and identity targets that change shapes, reducers that
- * are not a plain add/mul/max/min/and/or/xor of the operands' type, the -start forms of
- * async wrappers, collective-reduce, ragged-all-to-all). */
+ * are not a plain add/mul/max/min/and/or/xor of the operands' type (see
+ * cpu_collective_combine_lookup), the -start forms of async wrappers). */
 cpu_svc_fn cpu_svc_lookup(const cxla_instr *instr);
 cpu_svc_fn cpu_collective_lookup(const cxla_instr *instr); /* cpu_collective.c */
+/* The step of an all-reduce, reduce-scatter or collective-reduce whose reducer is no plain
+ * operation but one the emitter writes as a combine function, NULL otherwise: the plan
+ * takes it only with that function compiled under the instruction's id (its C from
+ * cpu_collective_emit_combine, named |name|), which the step gets as cpu_svc_run.kernel. */
+cpu_svc_fn cpu_collective_combine_lookup(const cxla_instr *instr);
+cxla_status cpu_collective_emit_combine(const cxla_instr *instr, const char *name,
+                                        cxla_strbuf *out);
 
 /* The keys of the module's rng instructions by instruction id (|id_count| entries,
  * malloc'd), as the interpreter derives them (interp_rng.c). */

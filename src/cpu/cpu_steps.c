@@ -693,6 +693,8 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
     int bk = B_STATIC;
     if (dus_in_place(b, f, in, i, &elem))
         kind = S_DUS;
+    else if (has_id && fixed && b->kernels[in->id] && (svc = cpu_collective_combine_lookup(in)))
+        kind = S_SVC; /* a collective calling its reducer's combine function, the kernel */
     else if (has_id && b->kernels[in->id] && fixed)
         kind = S_KERNEL;
     else if (has_id && b->kernels[in->id] &&
@@ -786,6 +788,7 @@ static cxla_status build_instr(bld *b, frame *f, seq *q, int64_t i) {
         sp->call = &b->calls[in->id];
     } else if (kind == S_SVC) {
         sp->svc = svc;
+        sp->fn = has_id ? b->kernels[in->id] : NULL; /* cpu_svc_run.kernel */
         b->p->stats.service_steps++;
         cpu_steps_set_what(b, in, W_SVC);
     } else if (kind == S_SIZE) {

@@ -131,7 +131,10 @@ static cxla_status wrapped_step(bld *b, frame *f, seq *q, int64_t i, const int64
     cxla_instr t;
     if (!cpu_svc_async_wrapped(in, &t) || !cpu_steps_static_instr(&t)) return NULL;
     bool kernel = in->id >= 0 && in->id < b->id_count && b->kernels[in->id];
-    cpu_svc_fn svc = kernel ? NULL : cpu_svc_lookup(&t);
+    /* A collective whose reducer's combine function is that kernel: its service step. */
+    cpu_svc_fn svc = kernel ? cpu_collective_combine_lookup(&t) : cpu_svc_lookup(&t);
+    cpu_kernel_fn combine = kernel && svc ? b->kernels[in->id] : NULL;
+    if (combine) kernel = false;
     if (!kernel && !svc) return NULL;
     cxla_instr **w = realloc(p->wrapped, (size_t)(p->wrapped_count + 1) * sizeof(*w));
     if (!w) return OOM();
@@ -159,6 +162,7 @@ static cxla_status wrapped_step(bld *b, frame *f, seq *q, int64_t i, const int64
         }
     } else {
         sp->svc = svc;
+        sp->fn = combine; /* cpu_svc_run.kernel */
         p->stats.service_steps++;
     }
     for (int64_t k = 0; k < sp->in_count; k++)

@@ -748,6 +748,7 @@ static cxla_status run_step(run *r, const step *sp) {
         if (p->dyn_off) whole_sizes(r, sp);
         for (int64_t k = 0; k < sp->in_count; k++) r->ins[k] = r->ptr[sp->in[k]];
         for (int64_t k = 0; k < sp->out_count; k++) r->outs[k] = r->ptr[sp->out[k]];
+        r->svc.kernel = sp->fn;
         return sp->svc(&r->svc, sp->instr, r->outs, r->ins);
     case S_SEQ: {
         cxla_status s = run_seq(r, &sp->sub[0]);

@@ -12,6 +12,7 @@
 #include "harness.h"
 #include "hlo/hlo.h"
 #include "interp/interp.h"
+#include "runtime/replicas.h"
 
 typedef struct hlo_case {
     const char *file;
@@ -159,6 +160,117 @@ static void case_fail(const hlo_case *c, const char *what, const char *message) 
     test_failures++;
 }
 
+/* ---- cases on several devices ("// REPLICAS: n") ------------------------------------- */
+
+/* A case with "// REPLICAS: n" runs on n replicas (times the module's partitions) in one
+ * process (cxla_run_replicated): its INPUTs are the arguments of device 0, then those of
+ * device 1, ... (or one set every device gets), its EXPECTs the result of each device (or
+ * one every device must give), an EXPECT_ERROR a text of the run's error. With
+ * CASES_BACKEND every device runs on that backend, and each result must equal the
+ * interpreter's run's bit for bit (an error case must fail on both). */
+static cxla_status run_devices(const cxla_module *m, const exec_backend *backend, int64_t replicas,
+                               const cxla_literal *const *const *per, int64_t nargs,
+                               cxla_literal **results) {
+    cxla_replicas_options o = {.replica_count = replicas, .timeout_seconds = 60};
+    exec_compile_options co = {0};
+    cxla_status s = NULL;
+    if (backend) {
+        o.backend = backend;
+        s = backend->compile(m, &co, &o.compiled);
+    }
+    if (!s) s = cxla_run_replicated(m, &o, per, nargs, results, NULL);
+    if (backend && o.compiled) backend->destroy(o.compiled);
+    return s;
+}
+
+static void free_results(cxla_literal **r, int64_t n) {
+    for (int64_t d = 0; r && d < n; d++) cxla_literal_free(r[d]);
+    free(r);
+}
+
+static void run_replicated_case(const hlo_case *c, const cxla_module *m, const char *count,
+                                char **inputs, int64_t ni, char **expect, int64_t ne, char **errs,
+                                int64_t nerr) {
+    int64_t replicas = strtoll(count, NULL, 10);
+    int64_t parts = m->num_partitions > 0 ? m->num_partitions : 1;
+    int64_t devices = replicas * parts, nargs = m->entry ? m->entry->param_count : 0;
+    bool expects = nerr == 1 ? ne == 0 : nerr == 0 && (ne == 1 || ne == devices);
+    if (replicas < 1 || replicas > 64 || !expects || (ni != nargs && ni != devices * nargs)) {
+        case_fail(c, "bad case",
+                  "REPLICAS needs one set of INPUTs or one per device, one EXPECT or one per "
+                  "device, or one EXPECT_ERROR");
+        return;
+    }
+    cxla_literal **args = calloc((size_t)(ni + 1), sizeof(*args));
+    const cxla_literal **per = calloc((size_t)(devices + 1), sizeof(*per) * (size_t)(nargs + 1));
+    const cxla_literal *const **rows = calloc((size_t)(devices + 1), sizeof(*rows));
+    cxla_literal **got = calloc((size_t)devices, sizeof(*got));
+    cxla_status s = NULL;
+    for (int64_t i = 0; i < ni && !s; i++) {
+        s = cxla_literal_parse(inputs[i], (size_t)-1, NULL, &args[i]);
+        if (s) s = cxla_status_annotate(s, "INPUT %" PRId64, i);
+    }
+    for (int64_t d = 0; d < devices && !s; d++) {
+        for (int64_t j = 0; j < nargs; j++)
+            per[d * nargs + j] = args[(ni == nargs ? 0 : d * nargs) + j];
+        rows[d] = per + d * nargs;
+    }
+    if (!s) s = run_devices(m, NULL, replicas, rows, nargs, got);
+#ifdef CASES_BACKEND
+    cxla_literal **oracle = got;
+    cxla_status so = s;
+    got = calloc((size_t)devices, sizeof(*got));
+    s = run_devices(m, &CASES_BACKEND, replicas, rows, nargs, got);
+    if (!s != !so) {
+        cxla_status e = cxla_error(CXLA_STATUS_INTERNAL, "%s %s where the interpreter %s: %s",
+                                   CASES_BACKEND.name, s ? "failed" : "succeeded",
+                                   s ? "succeeded" : "failed", cxla_status_message(s ? s : so));
+        cxla_status_free(s);
+        s = e;
+    } else if (so && nerr && !strstr(cxla_status_message(so), errs[0])) {
+        cxla_status_free(s);
+        s = so;
+        so = NULL;
+    }
+    for (int64_t d = 0; d < devices && !s; d++) {
+        s = cxla_literal_compare(got[d], oracle[d], NULL);
+        if (s)
+            s = cxla_status_annotate(s, "device %" PRId64 ": %s differs from the interpreter", d,
+                                     CASES_BACKEND.name);
+    }
+    cxla_status_free(so);
+    free_results(oracle, devices);
+#endif
+    if (nerr) {
+        if (!s)
+            case_fail(c, "expected an error", errs[0]);
+        else if (!strstr(cxla_status_message(s), errs[0]))
+            case_fail(c, "wrong error", cxla_status_message(s));
+        cxla_status_free(s);
+        s = NULL;
+    }
+    for (int64_t d = 0; d < devices && !s && !nerr; d++) {
+        cxla_literal *want = NULL;
+        s = cxla_literal_parse(expect[ne == 1 ? 0 : d], (size_t)-1, NULL, &want);
+        if (!s) s = cxla_literal_compare(got[d], want, NULL);
+        if (s) {
+            char *g = cxla_literal_to_string(got[d], CXLA_LITERAL_PRINT_SHAPE);
+            s = cxla_status_annotate(s, "device %" PRId64 ": result %s", d, g ? g : "?");
+            free(g);
+        }
+        cxla_literal_free(want);
+    }
+    if (s) {
+        case_fail(c, "failed", cxla_status_message(s));
+        cxla_status_free(s);
+    }
+    free_results(got, devices);
+    for (int64_t i = 0; i < ni; i++) cxla_literal_free(args[i]);
+    free(args);
+    free(per);
+    free(rows);
+}
+
 static void run_case(const hlo_case *c) {
     cases_run++;
     cxla_module *m = NULL;
@@ -190,6 +302,18 @@ static void run_case(const hlo_case *c) {
     int64_t ne = directives(c->text, "EXPECT", &expect);
     int64_t nerr = directives(c->text, "EXPECT_ERROR", &expect_error);
     int64_t nt = directives(c->text, "TOLERANCE", &tolerance);
+    char **replicas;
+    int64_t nrep = directives(c->text, "REPLICAS", &replicas);
+    if (nrep) {
+        run_replicated_case(c, m, replicas[0], inputs, ni, expect, ne, expect_error, nerr);
+        free_strings(replicas, nrep);
+        free_strings(inputs, ni);
+        free_strings(expect, ne);
+        free_strings(expect_error, nerr);
+        free_strings(tolerance, nt);
+        cxla_module_destroy(m);
+        return;
+    }
     cxla_literal **args = calloc((size_t)(ni ? ni : 1), sizeof(*args));
     for (int64_t i = 0; i < ni && !s; i++) {
         s = cxla_literal_parse(inputs[i], (size_t)-1, NULL, &args[i]);
