@@ -278,14 +278,11 @@ cxla_status aot_emit_function(aot *a, const cxla_computation *comp, acomp *c) {
                 aot_dyn_put_zlist(c, st->in, st->in_count, false, "zi", "        ", b);
                 aot_dyn_put_zlist(c, st->out, st->out_count, true, "zo", "        ", b);
             }
-            /* call's to_apply, or the computation an async-start wraps (its operands and
-             * results at their bounds, the interpreter's rule: aot_ops.c) */
-            if (a->bounds) aot_ops_put_async_check(a, c, st, false, b);
+            /* call's to_apply, or the computation an async-start wraps (aot_ops.c) */
             put_call(a, b,
                      cxla_instr_called(in, in->opcode == CXLA_OP_ASYNC_START ? CXLA_ATTR_CALLS
                                                                              : CXLA_ATTR_TO_APPLY),
                      "a", "r", "        ", "zi", "zo");
-            if (a->bounds) aot_ops_put_async_check(a, c, st, true, b);
             break;
         case S_COND: {
             cxla_computation *called[64];

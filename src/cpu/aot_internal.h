@@ -221,12 +221,9 @@ cxla_status aot_ops_build(aot *a, acomp *c, const cxla_instr *in, const int64_t 
  * function, whose options pointer is `opt`. */
 cxla_status aot_ops_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b);
 /* Async over dynamic shapes: whether |in| (async-start, -update, -done) has a C form
- * (async-start with calls=, whose wrapped computation runs as a call; else UNIMPLEMENTED
- * naming it), and the checks of the interpreter's rule that every operand is at its
- * bounds (its error otherwise): before the call (|after| false: async-start's operands)
- * and after it (the start's tuple, which its async-update or async-done takes). */
+ * (async-start with calls=, whose wrapped computation runs as a call with the sizes passed
+ * through, as call; else UNIMPLEMENTED naming it). */
 cxla_status aot_ops_async_dynamic(const cxla_instr *in);
-void aot_ops_put_async_check(aot *a, const acomp *c, const astep *st, bool after, cxla_strbuf *b);
 /* The header's part about NAME_options (types, error codes) and the source's helpers. */
 void aot_ops_header(const aot *a, cxla_strbuf *h);
 void aot_ops_source(const aot *a, cxla_strbuf *c);

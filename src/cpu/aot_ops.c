@@ -777,89 +777,13 @@ void aot_ops_source(const aot *a, cxla_strbuf *c) {
 
 /* ---- async over dynamic shapes ---------------------------------------------------------- */
 
-/* The interpreter (interp_dynamic.c) runs async-start, -update and -done only on operands
- * at their bounds: one below them is its error, "'async-start' does not support an operand
- * below its dynamic bounds (operand K is f32[<=5](3))". At the bounds async-start calls
- * its wrapped computation (calls=) as a call, the sizes passing in and out as they pass
- * through call (aot_dyn_put_zlist); the sugar form (negate-start ...) with dynamic shapes
- * keeps no C form here (write it with calls=). */
+/* async-start, -update and -done pass values along as call does (exec/dynamic.c, on every
+ * backend): async-start calls its wrapped computation (calls=) as a call, the sizes passing
+ * in and out as they pass through call (aot_dyn_put_zlist); the sugar form (negate-start
+ * ...) with dynamic shapes keeps no C form here (write it with calls=). */
 cxla_status aot_ops_async_dynamic(const cxla_instr *in) {
     if (in->opcode == CXLA_OP_ASYNC_START && !cxla_instr_called(in, CXLA_ATTR_CALLS))
         return aot_no(in, "the async sugar (an operation's -start without calls=) with dynamic "
                           "shapes (write it as async-start with calls=)");
     return NULL;
-}
-
-/* Fails, naming |who| as the interpreter's unsupported() does, when one of |n| leaves |ls|
- * of |c| is below its bounds; |k| and |array|: the operand's number and whether it is that
- * one array (else a tuple holding the leaves). */
-static void put_at_bounds(aot *a, const acomp *c, cxla_strbuf *b, const cxla_instr *who, int64_t k,
-                          const cxla_shape *array, const int64_t *ls, int64_t n) {
-    for (int64_t i = 0; i < n; i++) {
-        const cxla_shape *s = c->leaves[ls[i]].shape;
-        if (!s || !cxla_type_is_array(s->type) || !s->dynamic) continue;
-        bool any = false;
-        for (int64_t d = 0; d < s->rank; d++) any = any || exec_shape_dim_dynamic(s, d);
-        if (!any) continue;
-        cxla_strbuf_puts(b, "        {\n            const int64_t *q = ");
-        aot_dyn_put_sizes(c, ls[i], b);
-        cxla_strbuf_puts(b, ";\n            if (0");
-        for (int64_t d = 0; d < s->rank; d++)
-            if (exec_shape_dim_dynamic(s, d))
-                cxla_strbuf_printf(b, " || q[%" PRId64 "] < %" PRId64, d, s->dims[d]);
-        cxla_strbuf_puts(b, ")\n");
-        cxla_strbuf f;
-        cxla_strbuf_init(&f);
-        cxla_strbuf_printf(&f,
-                           "'%s' does not support an operand below its dynamic bounds (operand "
-                           "%" PRId64 " is ",
-                           cxla_opcode_name(who->opcode), k);
-        const char *vals[CXLA_MAX_RANK];
-        char vb[CXLA_MAX_RANK][32];
-        int nv = 0;
-        if (array) {
-            char *shape = cxla_shape_to_string(array, CXLA_SHAPE_PRINT_NO_LAYOUT);
-            cxla_strbuf_puts(&f, shape ? shape : "?");
-            free(shape);
-            cxla_strbuf_putc(&f, '(');
-            for (int64_t d = 0; d < s->rank; d++) {
-                cxla_strbuf_puts(&f, d ? ",%" PRId64 : "%" PRId64);
-                snprintf(vb[nv], sizeof vb[nv], "q[%" PRId64 "]", d);
-                vals[nv] = vb[nv];
-                nv++;
-            }
-            cxla_strbuf_putc(&f, ')');
-        } else {
-            cxla_strbuf_puts(&f, "a tuple holding one");
-        }
-        cxla_strbuf_putc(&f, ')');
-        aot_dyn_put_fail(a, b, "                ", who, "ERROR_DYNAMIC_MISMATCH",
-                         f.data ? f.data : "", vals, nv);
-        cxla_strbuf_puts(b, "        }\n");
-        cxla_strbuf_free(&f);
-    }
-}
-
-void aot_ops_put_async_check(aot *a, const acomp *c, const astep *st, bool after, cxla_strbuf *b) {
-    const cxla_instr *in = st->instr;
-    if (in->opcode != CXLA_OP_ASYNC_START) return;
-    if (!after) { /* each operand at its bounds */
-        int64_t at = 0;
-        for (int64_t k = 0; k < in->operand_count && at <= st->in_count; k++) {
-            const cxla_shape *s = &in->operands[k]->shape;
-            int64_t n = aot_leaf_count(s);
-            if (at + n > st->in_count) break;
-            put_at_bounds(a, c, b, in, k, s->type == CXLA_TUPLE ? NULL : s, st->in + at, n);
-            at += n;
-        }
-        return;
-    }
-    /* The start's tuple, which async-update or async-done takes next: its result leaves
-     * (the operands were at their bounds) must be at theirs too. */
-    const cxla_instr *next = NULL;
-    for (int64_t u = 0; u < in->user_count && !next; u++)
-        if (in->users[u]->opcode == CXLA_OP_ASYNC_UPDATE ||
-            in->users[u]->opcode == CXLA_OP_ASYNC_DONE)
-            next = in->users[u];
-    if (next) put_at_bounds(a, c, b, next, 0, NULL, st->out, st->out_count);
 }

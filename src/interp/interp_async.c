@@ -135,7 +135,9 @@ static cxla_status run_wrapped(interp_ctx *ctx, const cxla_instr *instr,
     bool saved_gte = ctx->take_exclusive_gte;
     ctx->take_operand_count = 0;
     ctx->take_exclusive_gte = false;
-    cxla_status s = fn(ctx, &wrapped, operands, out);
+    /* Over dynamic shapes the wrapped operation's own rule applies (async-start itself
+     * passes values along, exec/dynamic.c). */
+    cxla_status s = interp_dynamic_eval(ctx, &wrapped, operands, fn, out);
     ctx->take_operand_count = saved;
     ctx->take_exclusive_gte = saved_gte;
     return s;

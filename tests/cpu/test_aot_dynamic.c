@@ -910,19 +910,29 @@ static void test_aot_dynamic_async(void) {
     s = cxla_read_file(path, &text, &size);
     CHECK(s == NULL);
     cxla_status_free(s);
+    /* Below the bounds the wrapped computation runs at the sizes, as call does (exec/dynamic.c
+     * passes async values along on every backend); the interpreter's value, printed as the
+     * driver prints it. */
     cxla_literal *arg = lit("f32[3] {1, 2, 3}"), *out = NULL;
     s = interp_run_module(m, NULL, (const cxla_literal *const *)&arg, 1, &out);
-    char *below = strdup(s ? cxla_status_message(s) : "(no error)");
+    CHECK_MSG(s == NULL, "%s", s ? cxla_status_message(s) : "");
     cxla_status_free(s);
+    char *below = NULL;
+    if (out) {
+        const float *v = cxla_literal_data_const(out);
+        int64_t got = cxla_literal_dynamic_size(out, 0);
+        CHECK_EQ_I64(got, 3);
+        char buf[128]; /* the driver prints the size, element 0 and the zeroed padding's 4 */
+        snprintf(buf, sizeof buf, "%d %g %g", (int)got, (double)v[0], 0.0);
+        below = strdup(buf);
+    }
     cxla_literal_free(out);
     cxla_literal_free(arg);
     cxla_strbuf want;
     cxla_strbuf_init(&want);
-    cxla_strbuf_printf(&want, "bounds 0 \n5 -5 -1\nbelow 14 %s\n", below);
+    cxla_strbuf_printf(&want, "bounds 0 \n5 -5 -1\nbelow 0 \n%s\n", below ? below : "?");
     CHECK_MSG(text && strcmp(text, want.data) == 0, "got:\n%s\nwant:\n%s", text ? text : "(none)",
               want.data);
-    CHECK_MSG(strstr(below, "does not support an operand below its dynamic bounds") != NULL, "%s",
-              below);
     free(below);
     free(text);
     cxla_strbuf_free(&want);

@@ -66,9 +66,6 @@ static const cxla_opcode no_rule[] = {
     CXLA_OP_COLLECTIVE_PERMUTE_DONE,
     CXLA_OP_COLLECTIVE_BROADCAST,
     CXLA_OP_COLLECTIVE_REDUCE,
-    CXLA_OP_ASYNC_START,
-    CXLA_OP_ASYNC_UPDATE,
-    CXLA_OP_ASYNC_DONE,
 };
 
 static void test_every_opcode_decided(void) {
