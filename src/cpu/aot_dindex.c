@@ -241,7 +241,7 @@ static cxla_status put_scatter_sizes(aot *a, const acomp *c, const astep *st, cx
     cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv);
     const int64_t *uwd = cxla_instr_ints(in, CXLA_ATTR_UPDATE_WINDOW_DIMS, &nw);
     const int64_t *ins = cxla_instr_ints(in, CXLA_ATTR_INSERTED_WINDOW_DIMS, &nins);
-    char oi[24], ou[24];
+    char oi[32], ou[32];
     snprintf(oi, sizeof oi, "oz[%" PRId64 "]", m);
     snprintf(ou, sizeof ou, "oz[%" PRId64 "]", m + 1);
     cxla_strbuf_printf(b, "        const int64_t *const oz[%" PRId64 "] = {", n);
