@@ -275,18 +275,19 @@ static cxla_status put_scatter_sizes(aot *a, const acomp *c, const astep *st, cx
             cxla_strbuf_puts(&f, " and ");
             put_cut_shape(&f, sk);
             const char *vals[2 * CXLA_MAX_RANK];
-            char vb[2 * CXLA_MAX_RANK][32];
+            char vb[2 * CXLA_MAX_RANK][64];
             int nv = 0;
             cxla_strbuf_puts(&cond, "0");
             for (int64_t d = 0; d < s0->rank; d++) {
-                snprintf(vb[nv], 48, "oz[%" PRId64 "][%" PRId64 "]", first, d), vals[nv] = vb[nv],
-                                                                                nv++;
+                snprintf(vb[nv], sizeof vb[nv], "oz[%" PRId64 "][%" PRId64 "]", first, d),
+                    vals[nv] = vb[nv], nv++;
                 cxla_strbuf_printf(
                     &cond, " || oz[%" PRId64 "][%" PRId64 "] != oz[%" PRId64 "][%" PRId64 "]", k, d,
                     first, d);
             }
             for (int64_t d = 0; d < sk->rank; d++)
-                snprintf(vb[nv], 48, "oz[%" PRId64 "][%" PRId64 "]", k, d), vals[nv] = vb[nv], nv++;
+                snprintf(vb[nv], sizeof vb[nv], "oz[%" PRId64 "][%" PRId64 "]", k, d),
+                    vals[nv] = vb[nv], nv++;
             cxla_strbuf_printf(b, "        if (%s)\n", cond.data);
             aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH",
                              f.data ? f.data : "", vals, nv);
@@ -316,7 +317,7 @@ static cxla_status put_scatter_sizes(aot *a, const acomp *c, const astep *st, cx
     int64_t nib = 0;
     const int64_t *ibd = cxla_instr_ints(in, CXLA_ATTR_INPUT_BATCHING_DIMS, &nib);
     const char *vals[4 + 2 * CXLA_MAX_RANK];
-    char vb[4 + 2 * CXLA_MAX_RANK][48];
+    char vb[4 + 2 * CXLA_MAX_RANK][64];
     /* Each update window dimension within the cut operand's (inserted and batching
      * dimensions have none). */
     for (int64_t i = 0, w = 0; i < xs->rank && w < nw; i++) {
@@ -337,13 +338,13 @@ static cxla_status put_scatter_sizes(aot *a, const acomp *c, const astep *st, cx
         cxla_strbuf_puts(&f, " (size %" PRId64 ") exceeds operand dimension %" PRId64 " of ");
         put_cut_shape(&f, xs);
         int nv = 0;
-        snprintf(vb[nv], 48, "%" PRId64, ud), vals[nv] = vb[nv], nv++;
+        snprintf(vb[nv], sizeof vb[nv], "%" PRId64, ud), vals[nv] = vb[nv], nv++;
         for (int64_t e = 0; e < us->rank; e++)
-            snprintf(vb[nv], 48, "%s[%" PRId64 "]", ou, e), vals[nv] = vb[nv], nv++;
-        snprintf(vb[nv], 48, "%s[%" PRId64 "]", ou, ud), vals[nv] = vb[nv], nv++;
-        snprintf(vb[nv], 48, "%" PRId64, i), vals[nv] = vb[nv], nv++;
+            snprintf(vb[nv], sizeof vb[nv], "%s[%" PRId64 "]", ou, e), vals[nv] = vb[nv], nv++;
+        snprintf(vb[nv], sizeof vb[nv], "%s[%" PRId64 "]", ou, ud), vals[nv] = vb[nv], nv++;
+        snprintf(vb[nv], sizeof vb[nv], "%" PRId64, i), vals[nv] = vb[nv], nv++;
         for (int64_t e = 0; e < xs->rank; e++)
-            snprintf(vb[nv], 48, "oz[0][%" PRId64 "]", e), vals[nv] = vb[nv], nv++;
+            snprintf(vb[nv], sizeof vb[nv], "oz[0][%" PRId64 "]", e), vals[nv] = vb[nv], nv++;
         cxla_strbuf_printf(b, "        if (%s[%" PRId64 "] > oz[0][%" PRId64 "])\n", ou, ud, i);
         aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "",
                          vals, nv);
@@ -368,13 +369,13 @@ static cxla_status put_scatter_sizes(aot *a, const acomp *c, const astep *st, cx
         put_cut_shape(&f, is);
         cxla_strbuf_puts(&f, " have %" PRId64);
         int nv = 0;
-        snprintf(vb[nv], 48, "%" PRId64, i), vals[nv] = vb[nv], nv++;
+        snprintf(vb[nv], sizeof vb[nv], "%" PRId64, i), vals[nv] = vb[nv], nv++;
         for (int64_t e = 0; e < us->rank; e++)
-            snprintf(vb[nv], 48, "%s[%" PRId64 "]", ou, e), vals[nv] = vb[nv], nv++;
-        snprintf(vb[nv], 48, "%s[%" PRId64 "]", ou, i), vals[nv] = vb[nv], nv++;
+            snprintf(vb[nv], sizeof vb[nv], "%s[%" PRId64 "]", ou, e), vals[nv] = vb[nv], nv++;
+        snprintf(vb[nv], sizeof vb[nv], "%s[%" PRId64 "]", ou, i), vals[nv] = vb[nv], nv++;
         for (int64_t e = 0; e < is->rank; e++)
-            snprintf(vb[nv], 48, "%s[%" PRId64 "]", oi, e), vals[nv] = vb[nv], nv++;
-        snprintf(vb[nv], 48, "%s[%" PRId64 "]", oi, id), vals[nv] = vb[nv], nv++;
+            snprintf(vb[nv], sizeof vb[nv], "%s[%" PRId64 "]", oi, e), vals[nv] = vb[nv], nv++;
+        snprintf(vb[nv], sizeof vb[nv], "%s[%" PRId64 "]", oi, id), vals[nv] = vb[nv], nv++;
         cxla_strbuf_printf(b, "        if (%s[%" PRId64 "] != %s[%" PRId64 "])\n", ou, i, oi, id);
         aot_dyn_put_fail(a, b, "            ", in, "ERROR_DYNAMIC_MISMATCH", f.data ? f.data : "",
                          vals, nv);
