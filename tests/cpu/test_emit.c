@@ -788,6 +788,92 @@ static void scalar_form_cases(void) {
                                 "  z = s4[] parameter(2)\n  ROOT r = s4[9] "
                                 "select-and-scatter(p, s, z), window={size=3 stride=2}, "
                                 "select=ge, scatter=add\n}\n",
+        /* control flow and small arrays inside scalar computations: a while loop over a
+         * tuple state whose body swaps it, a pred conditional of branches with a dot of
+         * small arrays moved by reshape, concatenate and reverse */
+        "HloModule m\ncond {\n  s = (s32[], f32[], f32[]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(s), index=0\n  n = s32[] constant(3)\n"
+        "  ROOT lt = pred[] compare(i, n), direction=LT\n}\n"
+        "body {\n  s = (s32[], f32[], f32[]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(s), index=0\n  x = f32[] get-tuple-element(s), index=1\n"
+        "  y = f32[] get-tuple-element(s), index=2\n  one = s32[] constant(1)\n"
+        "  i2 = s32[] add(i, one)\n  m = f32[] multiply(x, y)\n  h = f32[] constant(0.5)\n"
+        "  x2 = f32[] add(m, h)\n  ROOT t = (s32[], f32[], f32[]) tuple(i2, y, x2)\n}\n"
+        "br0 {\n  p = (f32[], f32[]) parameter(0)\n  a = f32[] get-tuple-element(p), index=0\n"
+        "  b = f32[] get-tuple-element(p), index=1\n  av = f32[1] reshape(a)\n"
+        "  bv = f32[1] reshape(b)\n  o = f32[1] constant({1})\n"
+        "  v = f32[3] concatenate(av, bv, o), dimensions={0}\n"
+        "  w = f32[3] reverse(v), dimensions={0}\n"
+        "  ROOT d = f32[] dot(v, w), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}\n"
+        "br1 {\n  p = (f32[], f32[]) parameter(0)\n  a = f32[] get-tuple-element(p), index=0\n"
+        "  b = f32[] get-tuple-element(p), index=1\n  ROOT s = f32[] subtract(a, b)\n}\n"
+        "f {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  z = s32[] constant(0)\n"
+        "  t0 = (s32[], f32[], f32[]) tuple(z, a, b)\n"
+        "  w = (s32[], f32[], f32[]) while(t0), condition=cond, body=body\n"
+        "  x = f32[] get-tuple-element(w), index=1\n  g = pred[] compare(a, b), direction=GT\n"
+        "  ab = (f32[], f32[]) tuple(x, b)\n"
+        "  ROOT c = f32[] conditional(g, ab, ab), true_computation=br0, false_computation=br1\n}\n"
+        "ENTRY e {\n  p = f32[3,9] parameter(0)\n  z = f32[] parameter(1)\n"
+        "  ROOT r = f32[3,7] reduce-window(p, z), window={size=1x3}, to_apply=f\n}\n",
+        /* a map of s16 through an s32 branch index (out of range both ways: the last
+         * branch), one branch a generic fold over a padded small array */
+        "HloModule m\nb0 {\n  x = s16[] parameter(0)\n  k = s16[] constant(7)\n"
+        "  ROOT r = s16[] add(x, k)\n}\nb1 {\n  x = s16[] parameter(0)\n"
+        "  ROOT r = s16[] multiply(x, x)\n}\n"
+        "g {\n  a = s16[] parameter(0)\n  y = s16[] parameter(1)\n  t = s16[] constant(3)\n"
+        "  m = s16[] multiply(a, t)\n  ROOT s = s16[] subtract(m, y)\n}\n"
+        "b2 {\n  x = s16[] parameter(0)\n  xv = s16[1] reshape(x)\n  c = s16[] constant(3)\n"
+        "  p = s16[5] pad(xv, c), padding=1_3\n  io = s16[5] iota(), iota_dimension=0\n"
+        "  q = s16[5] add(p, io)\n  z = s16[] constant(1)\n"
+        "  ROOT r = s16[] reduce(q, z), dimensions={0}, to_apply=g\n}\n"
+        "f {\n  x = s16[] parameter(0)\n  i = s32[] convert(x)\n"
+        "  ROOT c = s16[] conditional(i, x, x, x), branch_computations={b0, b1, b2}\n}\n"
+        "ENTRY e {\n  p = s16[4,9] parameter(0)\n"
+        "  ROOT r = s16[4,9] map(p), dimensions={0,1}, to_apply=f\n}\n",
+        /* dots in bf16 (a 2x3 by 3x2 product, transposed, sliced, summed by the
+         * interpreter's bf16 fold) and in s32 with a batch dimension */
+        "HloModule m\n" RED(
+            "add", "bf16",
+            "add") "f {\n  a = bf16[] parameter(0)\n"
+                   "  b = bf16[] parameter(1)\n  bb = bf16[2,3] broadcast(b), dimensions={}\n"
+                   "  io = bf16[2,3] iota(), iota_dimension=1\n  m = bf16[2,3] multiply(bb, io)\n"
+                   "  c = bf16[3,2] constant({{1, -2}, {0.5, 3}, {-1.25, 2}})\n"
+                   "  d = bf16[2,2] dot(m, c), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                   "  t = bf16[2,2] transpose(d), dimensions={1,0}\n"
+                   "  s = bf16[2,1] slice(t), slice={[0:2], [1:2]}\n"
+                   "  r = bf16[] reduce(s, a), dimensions={0,1}, to_apply=add\n  ROOT o = bf16[] "
+                   "add(r, b)\n}\n"
+                   "ENTRY e {\n  p = bf16[3,9] parameter(0)\n  z = bf16[] parameter(1)\n"
+                   "  ROOT r = bf16[3,7] reduce-window(p, z), window={size=1x3}, to_apply=f\n}\n",
+        "HloModule m\nmx {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
+        "  d = s32[] subtract(a, b)\n  ROOT s = s32[] maximum(d, b)\n}\n"
+        "f {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
+        "  io = s32[2,2,3] iota(), iota_dimension=2\n"
+        "  bb = s32[2,2,3] broadcast(b), dimensions={}\n  l = s32[2,2,3] add(io, bb)\n"
+        "  r = s32[2,3,2] transpose(l), dimensions={0,2,1}\n"
+        "  d = s32[2,2,2] dot(l, r), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+        "lhs_contracting_dims={2}, rhs_contracting_dims={1}\n"
+        "  ROOT s = s32[] reduce(d, a), dimensions={0,1,2}, to_apply=mx\n}\n"
+        "ENTRY e {\n  p = s32[4,8] parameter(0)\n  z = s32[] parameter(1)\n"
+        "  ROOT r = s32[4] reduce(p, z), dimensions={1}, to_apply=f\n}\n",
+        /* a sum of 24 f32 elements (the interpreter's pairwise tree splits it), and a
+         * complex dot of small arrays */
+        "HloModule m\n" RED(
+            "add", "f32",
+            "add") "f {\n  a = f32[] parameter(0)\n"
+                   "  b = f32[] parameter(1)\n  bb = f32[4,6] broadcast(b), dimensions={}\n"
+                   "  io = f32[4,6] iota(), iota_dimension=1\n  m = f32[4,6] multiply(bb, io)\n"
+                   "  q = f32[4,6] add(m, bb)\n"
+                   "  ROOT r = f32[] reduce(q, a), dimensions={0,1}, to_apply=add\n}\n"
+                   "ENTRY e {\n  p = f32[3,9] parameter(0)\n  z = f32[] parameter(1)\n"
+                   "  ROOT r = f32[3,7] reduce-window(p, z), window={size=1x3}, to_apply=f\n}\n",
+        "HloModule m\nf {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n"
+        "  av = c64[1] reshape(a)\n  bv = c64[1] reshape(b)\n"
+        "  v = c64[2] concatenate(av, bv), dimensions={0}\n  w = c64[2] reverse(v), "
+        "dimensions={0}\n"
+        "  ROOT d = c64[] dot(v, w), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}\n"
+        "ENTRY e {\n  p = c64[3,7] parameter(0)\n  z = c64[] parameter(1)\n"
+        "  ROOT r = c64[3,6] reduce-window(p, z), window={size=1x2}, to_apply=f\n}\n",
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) add_case("%s", texts[i]);
 }
