@@ -6,8 +6,12 @@
  * (its head comment, its entry point; the arrays kernels take). See emit_internal.h.
  *
  * A scalar computation is written as the interpreter evaluates it on one element: each
- * value a C temporary of its compute type (emit_expr.c), a tuple the list of its leaves,
- * a call or fusion its computation written in place on its operands' values. */
+ * value a C temporary of its compute type (emit_expr.c), a small array one temporary per
+ * element (row-major), a tuple the list of its leaves, a call or fusion its computation
+ * written in place on its operands' values, a while loop a C loop over variables holding
+ * its state, a conditional an if or a switch setting variables that hold its result.
+ * Every bound (nesting, leaves, cost) is checked before anything is written, so the
+ * writer itself never fails but for memory. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
@@ -396,13 +400,23 @@ static int64_t instr_cost(const cxla_instr *in, const cxla_shape *over, int dept
         break;
     }
     case CXLA_OP_DYNAMIC_SLICE:
-    case CXLA_OP_DYNAMIC_UPDATE_SLICE:
-        /* Of one element the start indices can only be clamped to 0: the operand's element,
-         * or the update's. */
-        ok = !over && array && in->operand_count >= 2 && ot == t && elems_of(os) == 1 &&
-             (in->opcode == CXLA_OP_DYNAMIC_SLICE ||
-              (ops[1]->shape.type == t && elems_of(&ops[1]->shape) == 1));
+    case CXLA_OP_DYNAMIC_UPDATE_SLICE: {
+        /* Starts read at run time (one integer scalar per dimension, or one vector of
+         * them), clamped so the box stays inside (dynamic_value). */
+        bool dus = in->opcode == CXLA_OP_DYNAMIC_UPDATE_SLICE;
+        int64_t first = dus ? 2 : 1, ni = in->operand_count - first;
+        const cxla_shape *box = dus && in->operand_count > 1 ? &ops[1]->shape : &in->shape;
+        ok = !over && array && ni >= 0 && ot == t && box->rank == os->rank && box->type == t &&
+             (!dus || same_dims(&in->shape, os));
+        for (int64_t d = 0; ok && d < os->rank; d++) ok = box->dims[d] <= os->dims[d];
+        bool vec = ok && ni == 1 && ops[first]->shape.rank == 1 && os->rank != 0;
+        if (ok && vec) ok = ops[first]->shape.dims[0] == os->rank;
+        if (ok && !vec) ok = ni == os->rank;
+        for (int64_t k = first; ok && k < in->operand_count; k++)
+            ok = cxla_type_is_integer(ops[k]->shape.type) && cpu_emit_type_ok(ops[k]->shape.type) &&
+                 (vec || elems_of(&ops[k]->shape) == 1);
         break;
+    }
     case CXLA_OP_GET_DIMENSION_SIZE: {
         int64_t n = 0;
         const int64_t *d = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &n);
@@ -953,6 +967,58 @@ static const sval *move_value(scalar_ctx *s, const cxla_instr *in) {
     return r;
 }
 
+/* dynamic-slice and dynamic-update-slice of small arrays: the operand as a local C array,
+ * each start read as int64_t (u64 above INT64_MAX as INT64_MAX, as the interpreter loads
+ * indices) and clamped to [0, dim - size]; the slice's elements read at, or the update's
+ * written to, the box's offset from there. */
+static const sval *dynamic_value(scalar_ctx *s, const cxla_instr *in) {
+    writer *w = s->w;
+    bool dus = in->opcode == CXLA_OP_DYNAMIC_UPDATE_SLICE;
+    int64_t first = dus ? 2 : 1, ni = in->operand_count - first;
+    const cxla_shape *os = &in->operands[0]->shape;
+    const cxla_shape *box = dus ? &in->operands[1]->shape : &in->shape;
+    bool vec = ni == 1 && in->operands[first]->shape.rank == 1 && os->rank != 0;
+    const sval *v = scalar_value(s, in->operands[0]);
+    const sval *u = dus ? scalar_value(s, in->operands[1]) : NULL;
+    int64_t n = elems_of(os), bn = elems_of(box), ostr[CXLA_MAX_RANK], idx[CXLA_MAX_RANK];
+    strides_of(os, ostr);
+    sval *r = vnew(w, elems_of(&in->shape));
+    if (!r) return none();
+    const char *base = "0";
+    for (int64_t d = 0; d < os->rank; d++) {
+        const cxla_instr *ix = in->operands[vec ? first : first + d];
+        const char *x = vec ? at(scalar_value(s, ix), d) : leaf0(s, ix);
+        const char *e = ix->shape.type == CXLA_U64
+                            ? F("(%s > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)%s)", x, x)
+                            : F("(int64_t)%s", x);
+        int64_t hi = os->dims[d] - box->dims[d];
+        const char *sv = F("f%" PRId64, w->tmp++);
+        ln(w, "const int64_t %s = %s; /* %s: start %" PRId64 " */", sv, e, in->name, d);
+        base = F("%s + (%s < 0 ? 0 : %s > %" PRId64 " ? %" PRId64 " : %s) * %" PRId64, base, sv, sv,
+                 hi, hi, sv, ostr[d]);
+    }
+    const char *b = F("f%" PRId64, w->tmp++), *a = F("f%" PRId64, w->tmp++);
+    ln(w, "const int64_t %s = %s;", b, base);
+    cxla_strbuf list;
+    cxla_strbuf_init(&list);
+    for (int64_t i = 0; i < n; i++) cxla_strbuf_printf(&list, "%s%s", i ? ", " : "", at(v, i));
+    ln(w, "%s%s %s[%" PRId64 "] = {%s}; /* %s */", dus ? "" : "const ",
+       cpu_emit_ctype(in->shape.type), a, n, list.data && !list.failed ? list.data : "0", in->name);
+    cpu_emit_buf_free(&list);
+    ln(w, "(void)%s;", a);
+    for (int64_t k = 0; k < bn; k++) {
+        unravel(box, k, idx);
+        int64_t off = 0;
+        for (int64_t d = 0; d < os->rank; d++) off += idx[d] * ostr[d];
+        if (dus)
+            ln(w, "%s[%s + %" PRId64 "] = %s;", a, b, off, at(u, k));
+        else
+            r->leaf[k] = F("%s[%s + %" PRId64 "]", a, b, off);
+    }
+    for (int64_t i = 0; dus && i < n; i++) r->leaf[i] = F("%s[%" PRId64 "]", a, i);
+    return r;
+}
+
 /* The C expression of elementwise |in| on leaf |i| of its operands' values |v|. */
 static const char *elementwise(scalar_ctx *s, const cxla_instr *in, const sval *const *v,
                                int64_t i) {
@@ -1024,7 +1090,6 @@ static const sval *scalar_value_of(scalar_ctx *s, const cxla_instr *in) {
         return v;
     }
     case CXLA_OP_COPY:
-    case CXLA_OP_DYNAMIC_SLICE: return scalar_value(s, ops[0]);
     case CXLA_OP_BROADCAST:
     case CXLA_OP_RESHAPE:
     case CXLA_OP_BITCAST:
@@ -1035,7 +1100,8 @@ static const sval *scalar_value_of(scalar_ctx *s, const cxla_instr *in) {
     case CXLA_OP_PAD:
         if (w->pos) return scalar_value(s, ops[0]); /* positionwise: the same element */
         return move_value(s, in);
-    case CXLA_OP_DYNAMIC_UPDATE_SLICE: return scalar_value(s, ops[1]);
+    case CXLA_OP_DYNAMIC_SLICE:
+    case CXLA_OP_DYNAMIC_UPDATE_SLICE: return dynamic_value(s, in);
     case CXLA_OP_GET_DIMENSION_SIZE: {
         int64_t nd = 0;
         const int64_t *d = cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd);

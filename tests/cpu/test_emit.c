@@ -867,6 +867,21 @@ static void scalar_form_cases(void) {
                    "  ROOT r = f32[] reduce(q, a), dimensions={0,1}, to_apply=add\n}\n"
                    "ENTRY e {\n  p = f32[3,9] parameter(0)\n  z = f32[] parameter(1)\n"
                    "  ROOT r = f32[3,7] reduce-window(p, z), window={size=1x3}, to_apply=f\n}\n",
+        /* dynamic-slice and dynamic-update-slice of a small 2-D array at starts read from
+         * the data (u64 starts, those above INT64_MAX too, clamped) */
+        "HloModule m\n" RED(
+            "mx", "f32",
+            "maximum") "f {\n  a = f32[] parameter(0)\n"
+                       "  b = f32[] parameter(1)\n  i = u64[] convert(b)\n  j = u64[] convert(a)\n"
+                       "  c = f32[3,4] constant({{1, 2, 3, 4}, {-5, 6, -7, 8}, {9, -10, 11, 12}})\n"
+                       "  ds = f32[2,2] dynamic-slice(c, i, j), dynamic_slice_sizes={2,2}\n"
+                       "  bb = f32[2,2] broadcast(b), dimensions={}\n  m = f32[2,2] multiply(ds, "
+                       "bb)\n"
+                       "  u = f32[3,4] dynamic-update-slice(c, m, j, i)\n"
+                       "  ROOT r = f32[] reduce(u, a), dimensions={0,1}, to_apply=mx\n}\n"
+                       "ENTRY e {\n  p = f32[3,9] parameter(0)\n  z = f32[] parameter(1)\n"
+                       "  ROOT r = f32[3,7] reduce-window(p, z), window={size=1x3}, "
+                       "to_apply=f\n}\n",
         "HloModule m\nf {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n"
         "  av = c64[1] reshape(a)\n  bv = c64[1] reshape(b)\n"
         "  v = c64[2] concatenate(av, bv), dimensions={0}\n  w = c64[2] reverse(v), "
