@@ -330,9 +330,7 @@ static int64_t instr_cost(const cxla_instr *in, const cxla_shape *over, int dept
         dot_dims d;
         bool bad = false;
         cpu_emit_packed_nibble(in, &bad);
-        if (over || !array || in->operand_count != 2 || bad || cpu_emit_subbyte(t) ||
-            !dot_dims_of(in, &d))
-            return -1;
+        if (over || !array || in->operand_count != 2 || bad || !dot_dims_of(in, &d)) return -1;
         return mul_cost(leaves, d.k + 1);
     }
     case CXLA_OP_BROADCAST:
