@@ -49,7 +49,7 @@ static void ln(writer *w, const char *format, ...) {
  * may hold; and how many scalar operations the whole computation may write (a reduce, map
  * or dot of small arrays is written out element by element). Far above what reducers and
  * comparators use. */
-enum { MAX_DEPTH = 8, MAX_LEAVES = 64, MAX_COST = 1 << 15 };
+enum { MAX_DEPTH = 8, MAX_LEAVES = 64, MAX_COST = 1 << 12 };
 
 /* The element types a scalar value may have: the emitter's, sub-byte integers (one per
  * byte) and complex values. */

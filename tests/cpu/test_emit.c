@@ -1361,6 +1361,67 @@ static void test_window_gather_scatter_are_kernels(void) {
     cxla_module_destroy(m);
 }
 
+/* The scalar writer's bounds (emit_scalar.c): a reducer of a few 8x8 products is written
+ * inline, one of nine (over 4,096 scalar operations) stays on the handler, as does one
+ * with an rng (it needs the run's generator state) and one whose calls nest 9 deep. */
+static bool window_kernel_ok(const char *reducer_body, const char *extra) {
+    char text[4096];
+    snprintf(text, sizeof text,
+             "HloModule m\n%sf {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n%s}\n"
+             "ENTRY e {\n  p = f32[9] parameter(0)\n  z = f32[] parameter(1)\n"
+             "  ROOT r = f32[7] reduce-window(p, z), window={size=3}, to_apply=f\n}\n",
+             extra, reducer_body);
+    cxla_module *m = NULL;
+    cxla_status s = cxla_hlo_parse(text, strlen(text), "bounds", &m);
+    if (!s) s = cxla_verify_module(m);
+    CHECK_OK(s);
+    bool ok = m && cpu_can_emit(m->entry->root);
+    cxla_module_destroy(m);
+    return ok;
+}
+
+static void test_scalar_writer_bounds(void) {
+    char body[4096];
+    for (int products = 2; products <= 9; products += 7) {
+        size_t at =
+            (size_t)snprintf(body, sizeof body, "  m0 = f32[8,8] broadcast(b), dimensions={}\n");
+        for (int k = 1; k <= products; k++)
+            at += (size_t)snprintf(body + at, sizeof body - at,
+                                   "  m%d = f32[8,8] dot(m%d, m0), lhs_contracting_dims={1}, "
+                                   "rhs_contracting_dims={0}\n",
+                                   k, k - 1);
+        snprintf(body + at, sizeof body - at,
+                 "  s = f32[] reduce(m%d, a), dimensions={0,1}, to_apply=add\n"
+                 "  ROOT o = f32[] add(s, b)\n",
+                 products);
+        bool ok =
+            window_kernel_ok(body, "add {\n  x = f32[] parameter(0)\n"
+                                   "  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n");
+        CHECK_MSG(ok == (products == 2), "%d products of 8x8 matrices: %s", products,
+                  ok ? "written inline" : "left to the handler");
+    }
+    CHECK(!window_kernel_ok("  lo = f32[] constant(0)\n  hi = f32[] constant(1)\n"
+                            "  r = f32[] rng(lo, hi), distribution=rng_uniform\n"
+                            "  s = f32[] add(a, r)\n  ROOT o = f32[] add(s, b)\n",
+                            ""));
+    /* Calls nested 8 deep (c1 calls c0, ...; f calls c8) pass the bound, 9 deep do not. */
+    for (int depth = 8; depth <= 9; depth++) {
+        char extra[4096];
+        size_t at = (size_t)snprintf(
+            extra, sizeof extra, "c0 {\n  x = f32[] parameter(0)\n  ROOT n = f32[] negate(x)\n}\n");
+        for (int k = 1; k < depth; k++)
+            at += (size_t)snprintf(extra + at, sizeof extra - at,
+                                   "c%d {\n  x = f32[] parameter(0)\n"
+                                   "  ROOT n = f32[] call(x), to_apply=c%d\n}\n",
+                                   k, k - 1);
+        snprintf(body, sizeof body,
+                 "  c = f32[] call(b), to_apply=c%d\n  ROOT o = f32[] add(a, c)\n", depth - 1);
+        bool ok = window_kernel_ok(body, extra);
+        CHECK_MSG(ok == (depth == 8), "calls nested %d deep: %s", depth,
+                  ok ? "written inline" : "left to the handler");
+    }
+}
+
 /* The separable max/min kernel keeps the interpreter's NaN bit for bit (the first NaN of
  * the window in row-major order, and a NaN init value), which the comparison above lets
  * pass: every NaN here has its own payload and sign. Rows with and without NaN and -0 take
@@ -1621,4 +1682,5 @@ static void test_complex_against_interpreter(void) {
 
 TEST_MAIN(TEST(test_against_interpreter), TEST(test_transposes_against_interpreter),
           TEST(test_streams_against_interpreter), TEST(test_complex_against_interpreter),
-          TEST(test_window_gather_scatter_are_kernels), TEST(test_pool_nan_payloads))
+          TEST(test_window_gather_scatter_are_kernels), TEST(test_pool_nan_payloads),
+          TEST(test_scalar_writer_bounds))
