@@ -91,10 +91,13 @@ static bool small_array_ok(const cxla_shape *s) {
     if (!cxla_type_is_array(s->type) || s->type == CXLA_TUPLE || s->type == CXLA_TOKEN ||
         s->dynamic || !held_type(s->type))
         return false;
-    for (int64_t d = 0; d < s->rank; d++)
+    int64_t n = 1; /* counted with a cap: many dimensions of 64 would overflow */
+    for (int64_t d = 0; d < s->rank; d++) {
         if (s->dims[d] < 1 || s->dims[d] > MAX_LEAVES) return false;
-    int64_t n = elems_of(s);
-    return n <= MAX_LEAVES && (n == 1 || default_layout(s));
+        n *= s->dims[d];
+        if (n > MAX_LEAVES) return false;
+    }
+    return n == 1 || default_layout(s);
 }
 
 /* The count of scalars |s| holds: an array's elements (1 per array with |over|), a
