@@ -310,6 +310,9 @@ typedef struct tensor {
     int64_t pk, pn, pkp;    /* rows (K), columns (N), rows with the padding */
     int64_t ld;             /* the caller's row stride, in elements (columns are dense) */
     int64_t bk, bn, sk, sn; /* the blocks (K, N) and their strides, in elements */
+    /* A part of a split call (split_make): bytes from the caller's pointer to the part's
+     * first row. */
+    size_t off;
 } tensor;
 
 /* Some primitives fix their thread count when they are created (oneDNN's jit
@@ -317,6 +320,16 @@ typedef struct tensor {
  * run with fewer threads than the call was made for (replicas sharing the pool) uses a
  * copy of the call made for that count, created on first use. */
 enum { MAX_VARIANTS = 16 };
+
+/* A part of a split call (split_make): rows [row0, row1) of the product's M (a matmul) or of
+ * the batch (a convolution), single-threaded, reading the weights in the layout |wmd|
+ * from the buffer the whole call prepared. */
+typedef struct sub_spec {
+    int64_t row0, row1;
+    dnnl_memory_desc_t wmd;
+} sub_spec;
+
+enum { MAX_SPLIT = 64 };
 
 typedef struct dnn_state dnn_state;
 struct dnn_state {
@@ -337,6 +350,18 @@ struct dnn_state {
     _Atomic(void *) spare;
     pthread_mutex_t mu;             /* guards |fewer| */
     dnn_state *fewer[MAX_VARIANTS]; /* the call made for that many threads, or NULL */
+    /* While a part is made: its rows and weights (dot_prepare, conv_prepare read it). */
+    const sub_spec *sub;
+    /* The rows a split may cut (M of a matmul without batch dims, a convolution's batch),
+     * 0 when it cannot; the product's multiply-adds (set by dot_prepare, conv_prepare). */
+    int64_t split_rows;
+    bool split_conv; /* the rows are a convolution's images (else a matmul's rows) */
+    double macs;
+    /* A split call: |parts| single-threaded primitives, each over its rows, run on the
+     * pool's threads (split_run); 0: the primitive above runs on OpenMP's team. */
+    int parts;
+    dnn_state *part[MAX_SPLIT];
+    char what[96]; /* cpu_call.what of a split call */
 };
 
 static void dnn_free(void *state) {
@@ -348,6 +373,7 @@ static void dnn_free(void *state) {
         free(st->t[i].cached);
     }
     for (int i = 0; i < MAX_VARIANTS; i++) dnn_free(st->fewer[i]);
+    for (int i = 0; i < st->parts; i++) dnn_free(st->part[i]);
     free(atomic_load(&st->spare));
     pthread_mutex_destroy(&st->mu);
     free(st);
@@ -468,7 +494,8 @@ static bool want_packed(int nd, int64_t m, int64_t k, int64_t n, const cxla_shap
     return !(env && strcmp(env, "plain") == 0);
 }
 
-static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool, dnn_state **out);
+static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool,
+                            const sub_spec *sub, dnn_state **out);
 
 /* The call of |st|'s instruction made for |threads| threads (see MAX_VARIANTS), or NULL
  * when it cannot be made (then |st| itself runs). */
@@ -476,14 +503,17 @@ static cxla_status variant(dnn_state *st, int threads, const dnn_state **out) {
     *out = NULL;
     pthread_mutex_lock(&st->mu);
     cxla_status s = NULL;
-    if (!st->fewer[threads]) s = dnn_make(st->instr, threads, NULL, &st->fewer[threads]);
+    if (!st->fewer[threads]) s = dnn_make(st->instr, threads, NULL, NULL, &st->fewer[threads]);
     *out = st->fewer[threads];
     pthread_mutex_unlock(&st->mu);
     return s;
 }
 
+static cxla_status split_run(const dnn_state *st, void *const *out, const void *const *in);
+
 static cxla_status dnn_run(void *state, void *const *out, const void *const *in) {
     const dnn_state *st = state;
+    if (st->parts > 0) return split_run(st, out, in);
     /* Replicas running at once on the pool share its threads (threadpool.h); OpenMP's
      * count is per calling thread, so each replica's thread sets its own. */
     int threads = st->pool ? cpu_pool_share(st->pool) : st->threads;
@@ -514,7 +544,7 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
                                     t->cached);
             continue;
         }
-        void *ptr = t->io >= 0 ? (void *)in[t->io] : out[0];
+        void *ptr = (char *)(t->io >= 0 ? (void *)in[t->io] : out[0]) + t->off;
         if (t->flip) {
             flipped[i] = malloc(t->bytes ? t->bytes : 1);
             if (!flipped[i]) {
@@ -855,6 +885,15 @@ static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_
     st->t[0] = (tensor){.used = true, .arg = DNNL_ARG_SRC, .io = po ? (int)po->core_in[0] : 0};
     st->t[1] = (tensor){.used = true, .arg = DNNL_ARG_WEIGHTS, .io = po ? (int)po->core_in[1] : 1};
     st->t[2] = (tensor){.used = true, .arg = DNNL_ARG_DST, .io = -1};
+    st->split_rows = nd == 2 && lm.size == dm.size ? lm.size : 0;
+    st->macs = (double)lm.size * (double)lk.size * (double)rn.size;
+    if (st->sub) { /* a part: its rows of the source and the destination */
+        if (nd != 2 || st->sub->row1 > lm.size) return NULL;
+        int64_t r0 = st->sub->row0;
+        sd[0] = dd[0] = st->sub->row1 - r0;
+        st->t[0].off = (size_t)(r0 * ss[0]) * cxla_type_storage(ls->type);
+        st->t[2].off = (size_t)(r0 * dst_s[0]) * dnnl_data_type_size(dst_type(po, os));
+    }
     if (!bias_tensor(po, dn.size, nd, &st->t[BIAS])) return NULL;
     dnnl_status_t ds =
         dnnl_memory_desc_init_by_strides(&st->t[0].user, nd, sd, dt_of(ls->type), ss);
@@ -866,9 +905,11 @@ static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_
     /* The weights in the layout the primitive chooses (reordered per run) where that pays:
      * want_packed. */
     dnnl_memory_desc_t wmd = st->t[1].user;
-    if (want_packed(nd, lm.size, rk.size, rn.size, rs, ws[nd - 1]) &&
-        dnnl_memory_desc_init_by_tag(&wmd, nd, wd, dt_of(rs->type), dnnl_format_tag_any) !=
-            dnnl_success)
+    if (st->sub) /* a part: the weights as the whole call prepared them */
+        wmd = st->t[1].user = st->sub->wmd;
+    else if (want_packed(nd, lm.size, rk.size, rn.size, rs, ws[nd - 1]) &&
+             dnnl_memory_desc_init_by_tag(&wmd, nd, wd, dt_of(rs->type), dnnl_format_tag_any) !=
+                 dnnl_success)
         wmd = st->t[1].user;
     dnnl_matmul_desc_t desc;
     ds = dnnl_matmul_desc_init(&desc, &st->t[0].user, &wmd,
@@ -893,6 +934,10 @@ static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_
     if (attr) dnnl_primitive_attr_destroy(attr);
     static const dnnl_query_t queries[TENSORS] = {dnnl_query_src_md, dnnl_query_weights_md,
                                                   dnnl_query_dst_md};
+    if (ds == dnnl_success && st->sub && is_ref(pd)) { /* a part must be as fast as the whole */
+        dnnl_primitive_desc_destroy(pd);
+        return NULL;
+    }
     if (ds == dnnl_success) ds = finish(st, pd, queries, &what);
     if (ds != dnnl_success) return dnn_error(instr, what, ds);
     *handled = true;
@@ -985,6 +1030,15 @@ static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn
         }
         if (kt->flip_dim[d->kernel_spatial[i]]) kt->flip = true;
     }
+    st->split_rows = in_d[0];
+    st->split_conv = true;
+    st->macs = (double)elements_of(os) * (double)elements_of(rs) / (double)(OZ > 0 ? OZ : 1);
+    if (st->sub) { /* a part: its images; the weights come flipped and reordered */
+        if (st->sub->row1 > in_d[0]) return NULL;
+        in_d[0] = out_d[0] = st->sub->row1 - st->sub->row0;
+        kt->flip = false;
+        memset(kt->flip_dim, 0, sizeof(kt->flip_dim));
+    }
     if (kt->flip) {
         kt->es = cxla_type_storage(rs->type);
         kt->bytes = (size_t)elements_of(rs) * kt->es;
@@ -996,6 +1050,10 @@ static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn
                     .arg = lhs_dilated ? DNNL_ARG_DIFF_DST : DNNL_ARG_SRC,
                     .io = po ? (int)po->core_in[0] : 0};
     *dst = (tensor){.used = true, .arg = lhs_dilated ? DNNL_ARG_DIFF_SRC : DNNL_ARG_DST, .io = -1};
+    if (st->sub) {
+        src->off = (size_t)(st->sub->row0 * in_s[0]) * cxla_type_storage(ls->type);
+        dst->off = (size_t)(st->sub->row0 * out_s[0]) * dnnl_data_type_size(ot);
+    }
     /* Post-ops only on the forward primitive (backward data has neither bias nor them). */
     if (po && lhs_dilated) return NULL;
     if (!bias_tensor(po, OZ, 1, &st->t[BIAS])) return NULL;
@@ -1012,9 +1070,12 @@ static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn
         dnnl_primitive_attr_destroy(attr);
         attr = NULL;
     }
-    for (int attempt = 0; attempt < 2 && attr; attempt++) {
+    for (int attempt = 0; attempt < (st->sub ? 1 : 2) && attr; attempt++) {
         dnnl_memory_desc_t s_md = src->user, k_md, d_md = dst->user;
-        dnnl_memory_desc_init_by_tag(&k_md, kd, k_d, wt, dnnl_format_tag_any);
+        if (st->sub)
+            k_md = kt->user = st->sub->wmd;
+        else
+            dnnl_memory_desc_init_by_tag(&k_md, kd, k_d, wt, dnnl_format_tag_any);
         if (attempt == 1) {
             dnnl_memory_desc_init_by_tag(&s_md, nd, in_d, it, dnnl_format_tag_any);
             dnnl_memory_desc_init_by_tag(&d_md, nd, out_d, ot, dnnl_format_tag_any);
@@ -1054,6 +1115,10 @@ static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn
         if (!is_ref(pd)) break;
     }
     if (attr) dnnl_primitive_attr_destroy(attr);
+    if (pd && st->sub && is_ref(pd)) { /* a part must be as fast as the whole */
+        dnnl_primitive_desc_destroy(pd);
+        pd = NULL;
+    }
     if (!pd) return NULL; /* unimplemented or not expressible: the loops */
     static const dnnl_query_t fwd_q[TENSORS] = {dnnl_query_src_md, dnnl_query_weights_md,
                                                 dnnl_query_dst_md};
@@ -1132,7 +1197,8 @@ static void plan_work(dnn_state *st) {
 
 /* The state of |instr|'s primitive made for |threads| threads (the count OpenMP reports
  * while it is created), or *out NULL when oneDNN does not take it. */
-static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool, dnn_state **out) {
+static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool,
+                            const sub_spec *sub, dnn_state **out) {
     *out = NULL;
     post_ops fused;
     const post_ops *po = NULL;
@@ -1153,6 +1219,7 @@ static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool
     st->relu_type = instr->shape.type;
     st->threads = threads;
     st->pool = pool;
+    st->sub = sub;
     int before = get_omp_threads ? get_omp_threads() : 0;
     if (threads > 0 && set_omp_threads) set_omp_threads(threads);
     bool handled = false;
@@ -1161,12 +1228,167 @@ static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool
     if (!s && handled) s = cache_constants(st);
     if (!s && handled) plan_work(st);
     if (before > 0 && set_omp_threads) set_omp_threads(before);
+    st->sub = NULL;
     if (s || !handled) {
         dnn_free(st);
         return s;
     }
     *out = st;
     return NULL;
+}
+
+/* ---- a call split over the pool's threads ----------------------------------------------
+ *
+ * oneDNN (Debian's, on OpenMP) runs a primitive on the calling thread's OpenMP team, whose
+ * workers the cxla tool asks to wait passively (docs/performance.md, "OpenMP's waiting"):
+ * each primitive then starts with a futex wake of each worker, and a worker that is late
+ * (another process on its core) holds up the whole product, since OpenMP gives each thread a
+ * fixed share. A split call instead runs |parts| primitives made for one thread, each over
+ * its block of rows (M of a matmul, the images of a convolution's batch), as the chunks of a
+ * kernel on cxla's own pool (threadpool.h): the caller starts at once, a worker takes what
+ * is left when it wakes, and the caller runs the blocks no worker took. The weights are
+ * prepared once per run by the whole call (packed, reordered or a cached constant) and read
+ * by every part in that layout. A part's per-element sums are those of a one-thread
+ * primitive over fewer rows (brgemm's order along K does not depend on M or on the thread
+ * count; tests/cpu/test_onednn_split.c checks it), so the result does not depend on the
+ * thread count the call runs on. CXLA_ONEDNN_SPLIT in the environment when the call is
+ * prepared: "off" (or 0) never splits, a number N asks N blocks per thread. */
+
+/* Blocks per thread (0: no split), from CXLA_ONEDNN_SPLIT. */
+static int split_per_thread(void) {
+    const char *env = getenv("CXLA_ONEDNN_SPLIT");
+    if (!env || !*env || strcmp(env, "off") == 0) return 0;
+    char *end = NULL;
+    long v = strtol(env, &end, 10);
+    return end && *end == '\0' && v >= 0 && v <= MAX_SPLIT ? (int)v : 0;
+}
+
+/* Smallest part: rows (a matmul's, so that brgemm's row blocks stay full) and multiply-adds
+ * (about 100 us on one core: a part's stream and memory objects cost a few us). */
+enum { SPLIT_MIN_ROWS = 32 };
+#define SPLIT_MIN_MACS (16.0 * 1024 * 1024)
+
+static cxla_status split_make(dnn_state *st, int threads) {
+    int per = split_per_thread();
+    const tensor *w = &st->t[1];
+    /* The parts read the weights as the whole call prepares them; a source or destination
+     * in another layout than the caller's cannot be cut into rows. */
+    if (per == 0 || threads < 2 || st->split_rows < 2 || !w->used || st->t[0].reorder ||
+        st->t[2].reorder)
+        return NULL;
+    int64_t min_rows = st->split_conv ? 1 : SPLIT_MIN_ROWS;
+    int64_t parts = (int64_t)threads * per;
+    if (parts > st->split_rows / min_rows) parts = st->split_rows / min_rows;
+    if (parts > (int64_t)(st->macs / SPLIT_MIN_MACS)) parts = (int64_t)(st->macs / SPLIT_MIN_MACS);
+    if (parts > MAX_SPLIT) parts = MAX_SPLIT;
+    if (parts < 2) return NULL;
+    sub_spec spec = {.wmd = w->reorder ? w->prim : w->user};
+    dnn_state *made[MAX_SPLIT] = {0};
+    cxla_status s = NULL;
+    bool ok = true;
+    for (int64_t p = 0; p < parts && ok && !s; p++) {
+        spec.row0 = st->split_rows * p / parts;
+        spec.row1 = st->split_rows * (p + 1) / parts;
+        s = dnn_make(st->instr, 1, NULL, &spec, &made[p]);
+        ok = made[p] && !made[p]->t[0].reorder && !made[p]->t[1].reorder && !made[p]->t[2].reorder;
+        if (ok) made[p]->relu_count = 0; /* the whole call's, after the parts */
+    }
+    if (s || !ok) {
+        for (int64_t p = 0; p < parts; p++) dnn_free(made[p]);
+        return s;
+    }
+    memcpy(st->part, made, sizeof(made));
+    st->parts = (int)parts;
+    return NULL;
+}
+
+typedef struct split_job {
+    const dnn_state *st;
+    void *const *out;
+    const void *const *in;
+    cxla_status status[MAX_SPLIT];
+} split_job;
+
+/* Parts [begin, end) of a split call (a cpu_kernel_fn over in[0] = the split_job). */
+static void split_parts(void *const *out, const void *const *in, int64_t begin, int64_t end) {
+    (void)out;
+    split_job *j = (split_job *)in[0];
+    for (int64_t p = begin; p < end; p++)
+        j->status[p] = dnn_run(j->st->part[p], j->out, (const void *const *)j->in);
+}
+
+static cxla_status split_run(const dnn_state *st, void *const *out, const void *const *in) {
+    const tensor *w = &st->t[1];
+    char *work = NULL;
+    if (st->work_size) {
+        work = atomic_exchange(&((dnn_state *)st)->spare, NULL);
+        if (!work) work = aligned(st->work_size);
+        if (!work) return OOM();
+    }
+    int64_t n = st->instr->operand_count;
+    const void **in2 = malloc((size_t)(n ? n : 1) * sizeof(*in2));
+    if (!in2) {
+        free(work);
+        return OOM();
+    }
+    memcpy(in2, in, (size_t)n * sizeof(*in2));
+    cxla_status s = NULL;
+    void *flipped = NULL;
+    /* The weights, once, in the parts' layout. */
+    if (w->cached) {
+        in2[w->io] = w->cached;
+    } else if (w->reorder && w->pack) {
+        pack_job job = {w, in[w->io], (unsigned char *)work + st->work_off[1]};
+        const void *pin[1] = {&job};
+        cpu_kernel_info info = {.range = w->pkp, .cost = 2.0 * (double)w->prim_size};
+        cpu_pool_run_kernel(st->pool, pack_rows, &info, NULL, pin, NULL);
+        in2[w->io] = job.dst;
+    } else if (w->flip) { /* a kernel read reversed: flipped, then reordered below */
+        flipped = malloc(w->bytes ? w->bytes : 1);
+        if (!flipped) {
+            free(in2);
+            free(work);
+            return OOM();
+        }
+        flip_copy(w, in[w->io], flipped);
+        in2[w->io] = flipped;
+    }
+    if (!w->cached && w->reorder && !w->pack) {
+        void *dst = work + st->work_off[1];
+        dnnl_stream_t stream = NULL;
+        dnnl_memory_t from = NULL, to = NULL;
+        if (set_omp_threads) set_omp_threads(st->threads);
+        dnnl_status_t ds = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
+        if (ds == dnnl_success)
+            ds = dnnl_memory_create(&from, &w->user, engine, (void *)in2[w->io]);
+        if (ds == dnnl_success) ds = dnnl_memory_create(&to, &w->prim, engine, dst);
+        if (ds == dnnl_success) {
+            dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+            ds = dnnl_primitive_execute(w->reorder, stream, 2, args);
+        }
+        if (ds == dnnl_success) ds = dnnl_stream_wait(stream);
+        if (from) dnnl_memory_destroy(from);
+        if (to) dnnl_memory_destroy(to);
+        if (stream) dnnl_stream_destroy(stream);
+        if (ds != dnnl_success) s = dnn_error(st->instr, "reorder", ds);
+        in2[w->io] = dst;
+    }
+    if (!s) {
+        split_job job = {.st = st, .out = out, .in = (const void *const *)in2};
+        const void *jin[1] = {&job};
+        /* Each part is far above the pool's minimum: one per chunk. */
+        cpu_kernel_info info = {.range = st->parts, .cost = st->macs * 8.0};
+        cpu_pool_run_kernel(st->pool, split_parts, &info, NULL, jin, NULL);
+        for (int p = 0; p < st->parts && !s; p++) s = job.status[p];
+    }
+    if (!s && st->relu_count > 0) relu_loop(st->relu_type, out[0], st->relu_count);
+    free(in2);
+    free(flipped);
+    if (work) {
+        void *expected = NULL;
+        if (!atomic_compare_exchange_strong(&((dnn_state *)st)->spare, &expected, work)) free(work);
+    }
+    return s;
 }
 
 static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
@@ -1190,9 +1412,14 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
     pthread_once(&engine_once, engine_init);
     if (engine_status != dnnl_success) return NULL;
     dnn_state *st = NULL;
-    CXLA_RETURN_IF_ERROR(dnn_make(instr, threads, pool, &st));
+    CXLA_RETURN_IF_ERROR(dnn_make(instr, threads, pool, NULL, &st));
     if (!st) return NULL;
     *handled = true;
+    cxla_status s = split_make(st, threads);
+    if (s) {
+        dnn_free(st);
+        return s;
+    }
     int how = 0; /* the weights: as they lie, a constant reordered once, packed per run */
     for (int i = 0; i < TENSORS; i++)
         if (st->t[i].cached)
@@ -1209,10 +1436,12 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
          {"onednn convolution with post-ops",
           "onednn convolution with post-ops, constant reordered once",
           "onednn convolution with post-ops, weights packed per run"}}};
-    *out = (cpu_call){.fn = dnn_run,
-                      .state = st,
-                      .free_state = dnn_free,
-                      .what = whats[core->opcode != CXLA_OP_DOT][po != NULL][how]};
+    const char *what = whats[core->opcode != CXLA_OP_DOT][po != NULL][how];
+    if (st->parts > 0) {
+        snprintf(st->what, sizeof(st->what), "%s, %d parts on the pool", what, st->parts);
+        what = st->what;
+    }
+    *out = (cpu_call){.fn = dnn_run, .state = st, .free_state = dnn_free, .what = what};
     return NULL;
 }
 
