@@ -18,7 +18,7 @@
 
 #include "cpu/emit.h"
 #include "cpu/onednn.h"
-#include "interp/interp.h"
+#include "cpu/onednn_loops.h"
 #include "literal/literal_internal.h"
 #include "passes/epilogue.h"
 
@@ -27,220 +27,6 @@
 void cpu_call_release(cpu_call *call) {
     if (call->free_state) call->free_state(call->state);
     memset(call, 0, sizeof(*call));
-}
-
-static int64_t elements_of(const cxla_shape *s) {
-    int64_t n = 1;
-    for (int64_t d = 0; d < s->rank; d++) n *= s->dims[d];
-    return n;
-}
-
-/* ---- the loops: the interpreter's handler over the buffers ----------------------------- */
-
-/* The interpreter's dot and convolution pack their operands and multiply them with a
- * cache-blocked matrix product (KC x NC panels, 4 x NR register blocks); they read
- * nothing but the instruction and the operands, so they run here on literal views of the
- * buffers. */
-typedef struct loops_state {
-    const cxla_instr *instr;
-    cxla_shape shapes[2]; /* the operands' shapes without their layouts: data is row-major */
-} loops_state;
-
-static cxla_status loops_run(void *state, void *const *out, const void *const *in) {
-    const loops_state *st = state;
-    cxla_literal views[2];
-    const cxla_literal *ops[2];
-    for (int k = 0; k < 2; k++) {
-        memset(&views[k], 0, sizeof(views[k]));
-        views[k].shape = (cxla_shape *)&st->shapes[k];
-        views[k].data = (void *)in[k];
-        views[k].count = elements_of(&st->shapes[k]);
-        CXLA_RETURN_IF_ERROR(cxla_shape_byte_size(&st->shapes[k], &views[k].size));
-        ops[k] = &views[k];
-    }
-    cxla_literal *result = NULL;
-    CXLA_RETURN_IF_ERROR(interp_handler(st->instr->opcode)(NULL, st->instr, ops, &result));
-    if (result->size) memcpy(out[0], result->data, result->size);
-    cxla_literal_free(result);
-    return NULL;
-}
-
-static cxla_status loops_prepare(const cxla_instr *instr, cpu_call *out) {
-    loops_state *st = calloc(1, sizeof(*st));
-    if (!st) return OOM();
-    st->instr = instr;
-    for (int k = 0; k < 2; k++) {
-        st->shapes[k] = instr->operands[k]->shape;
-        st->shapes[k].layout = NULL;
-        st->shapes[k].dynamic = NULL;
-    }
-    *out = (cpu_call){.fn = loops_run, .state = st, .free_state = free, .what = "loops"};
-    return NULL;
-}
-
-/* ---- fusions of a dot or convolution with elementwise work after it --------------------- */
-
-/* A kOutput fusion (src/passes/epilogue.h): with oneDNN, one primitive whose bias and
- * post-ops compute the epilogue before the product is stored: the first vector add
- * right after the product is oneDNN's bias, the other vector adds, subtracts and
- * multiplies are binary post-ops over a per-feature vector, scales are linear post-ops,
- * all in f32.
- * oneDNN's relu (and clip) turn NaN into 0 where maximum keeps it, so relu is not a
- * post-op: the matcher lets only positive scales follow it (they commute with it), and it
- * runs last, as a loop over the result that keeps NaN.
- *
- * When oneDNN does not take the fusion (or the build has no oneDNN), the product runs as
- * a call of its own into the result and the epilogue as loops over it, each operation
- * rounded to f32 as the interpreter rounds it. */
-typedef struct post_ops {
-    cxla_epilogue e;
-    int64_t core_in[2];           /* the fusion operands of the product's lhs and rhs */
-    int64_t vec_in[CXLA_EPI_MAX]; /* the fusion operand of each op's vector, or -1 */
-    bool relu;                    /* a relu, run after the others */
-} post_ops;
-
-static bool match_fusion(const cxla_instr *f, post_ops *po) {
-    memset(po, 0, sizeof(*po));
-    if (!cxla_epilogue_match(f, &po->e)) return false;
-    for (int k = 0; k < 2; k++) po->core_in[k] = po->e.core->operands[k]->parameter_number;
-    for (int64_t i = 0; i < po->e.count; i++) {
-        const cxla_epi_op *op = &po->e.ops[i];
-        po->vec_in[i] = op->vec ? op->vec->parameter_number : -1;
-        if (op->kind == CXLA_EPI_RELU) po->relu = true;
-    }
-    return true;
-}
-
-/* maximum(y, +0) as the interpreter computes it: NaN stays, -0 becomes +0. On the bits,
- * without branches (the signs of a product's elements are random: a branch per element
- * mispredicts half the time): a set sign bit is a value <= -0 unless the rest is a NaN's
- * (above the infinity's bits). */
-static void relu_loop(cxla_type t, void *out, int64_t n) {
-    if (t == CXLA_F32) {
-        uint32_t *y = out;
-        for (int64_t i = 0; i < n; i++) {
-            uint32_t u = y[i];
-            uint32_t keep = (u >> 31 == 0) | ((u & 0x7fffffffu) > 0x7f800000u);
-            y[i] = u & (0u - keep);
-        }
-        return;
-    }
-    uint16_t *y = out;
-    uint32_t inf = t == CXLA_BF16 ? 0x7f80 : 0x7c00;
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t u = y[i];
-        uint32_t keep = (u >> 15 == 0) | ((u & 0x7fffu) > inf);
-        y[i] = (uint16_t)(u & (0u - keep));
-    }
-}
-
-/* Element k of an array of |t| (f32, bf16, f16) as f32, and f32 stored rounded into it. */
-static float load_f(cxla_type t, const void *p, int64_t k) {
-    if (t == CXLA_F32) return ((const float *)p)[k];
-    uint16_t b = ((const uint16_t *)p)[k];
-    return t == CXLA_BF16 ? cxla_bf16_to_f32(b) : cxla_f16_to_f32(b);
-}
-
-static void store_f(cxla_type t, void *p, int64_t k, float v) {
-    if (t == CXLA_F32)
-        ((float *)p)[k] = v;
-    else
-        ((uint16_t *)p)[k] = t == CXLA_BF16 ? cxla_f32_to_bf16(v) : cxla_f32_to_f16(v);
-}
-
-/* The epilogue as loops after a call that computed the product. */
-typedef struct epi_state {
-    cpu_call core;
-    post_ops po;
-    int64_t count;    /* result elements */
-    int64_t inner;    /* elements after the feature dims (row-major) */
-    int64_t features; /* elements of the feature dims */
-    cxla_type type;   /* the chain's (f32, bf16, f16) */
-    cxla_type out;    /* the result's: |type|, or bf16 or f16 after a convert of f32 */
-} epi_state;
-
-static void epi_free(void *state) {
-    epi_state *st = state;
-    if (!st) return;
-    cpu_call_release(&st->core);
-    free(st);
-}
-
-/* The f32 loops of epi_run over |y|. */
-static void epi_f32(const epi_state *st, float *y, const void *const *in);
-
-static cxla_status epi_run(void *state, void *const *out, const void *const *in) {
-    const epi_state *st = state;
-    const void *core_in[2] = {in[st->po.core_in[0]], in[st->po.core_in[1]]};
-    if (st->out != st->type) {
-        /* A convert last: the f32 chain in a block of its own, then rounded to the
-         * result's type, as the interpreter's convert rounds. */
-        float *y = malloc((size_t)(st->count ? st->count : 1) * sizeof(float));
-        if (!y) return OOM();
-        void *const tmp[1] = {y};
-        cxla_status s = st->core.fn(st->core.state, tmp, core_in);
-        if (!s) {
-            epi_f32(st, y, in);
-            for (int64_t k = 0; k < st->count; k++) store_f(st->out, out[0], k, y[k]);
-        }
-        free(y);
-        return s;
-    }
-    CXLA_RETURN_IF_ERROR(st->core.fn(st->core.state, out, core_in));
-    if (st->type != CXLA_F32) {
-        /* f16, bf16: each operation in f32, rounded to the type, as the interpreter does
-         * (the relu commutes with the positive scales after it, as above). */
-        void *y = out[0];
-        for (int64_t i = 0; i < st->po.e.count; i++) {
-            const cxla_epi_op *op = &st->po.e.ops[i];
-            if (op->kind == CXLA_EPI_RELU) continue;
-            const void *v = op->kind == CXLA_EPI_SCALE ? NULL : in[st->po.vec_in[i]];
-            for (int64_t k = 0; k < st->count; k++) {
-                float x = load_f(st->type, y, k), r;
-                float vf = v ? load_f(st->type, v, (k / st->inner) % st->features) : op->c;
-                switch (op->kind) {
-                case CXLA_EPI_ADD_VEC: r = x + vf; break;
-                case CXLA_EPI_SUB_VEC: r = x - vf; break;
-                default: r = x * vf; break;
-                }
-                store_f(st->type, y, k, r);
-            }
-        }
-        if (st->po.relu) relu_loop(st->type, y, st->count);
-        return NULL;
-    }
-    epi_f32(st, out[0], in);
-    return NULL;
-}
-
-static void epi_f32(const epi_state *st, float *y, const void *const *in) {
-    int64_t blocks = st->count / (st->inner * st->features);
-    for (int64_t i = 0; i < st->po.e.count; i++) {
-        const cxla_epi_op *op = &st->po.e.ops[i];
-        if (op->kind == CXLA_EPI_RELU || op->kind == CXLA_EPI_CONVERT) continue; /* below */
-        if (op->kind == CXLA_EPI_SCALE) {
-            float c = op->c;
-            for (int64_t k = 0; k < st->count; k++) y[k] = y[k] * c;
-            continue;
-        }
-        if (op->kind == CXLA_EPI_TANH) { /* the interpreter's: in double, rounded once */
-            for (int64_t k = 0; k < st->count; k++) y[k] = (float)tanh((double)y[k]);
-            continue;
-        }
-        const float *v = in[st->po.vec_in[i]];
-        for (int64_t b = 0; b < blocks; b++)
-            for (int64_t f = 0; f < st->features; f++) {
-                float *p = y + (b * st->features + f) * st->inner;
-                float vf = v[f];
-                if (op->kind == CXLA_EPI_ADD_VEC)
-                    for (int64_t k = 0; k < st->inner; k++) p[k] = p[k] + vf;
-                else if (op->kind == CXLA_EPI_SUB_VEC)
-                    for (int64_t k = 0; k < st->inner; k++) p[k] = p[k] - vf;
-                else
-                    for (int64_t k = 0; k < st->inner; k++) p[k] = p[k] * vf;
-            }
-    }
-    if (st->po.relu) relu_loop(CXLA_F32, y, st->count);
 }
 
 /* ---- oneDNN ----------------------------------------------------------------------------- */
@@ -597,7 +383,7 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
         ds = dnnl_stream_wait(stream);
     }
     if (ds != dnnl_success && !s) s = dnn_error(st->instr, what, ds);
-    if (!s && st->relu_count > 0) relu_loop(st->relu_type, out[0], st->relu_count);
+    if (!s && st->relu_count > 0) cpu_linalg_relu(st->relu_type, out[0], st->relu_count);
     for (int i = 0; i < TENSORS; i++) {
         if (user_mem[i]) dnnl_memory_destroy(user_mem[i]);
         if (prim_mem[i]) dnnl_memory_destroy(prim_mem[i]);
@@ -631,12 +417,12 @@ static bool is_ref(const_dnnl_primitive_desc_t pd) {
 /* The type the primitive stores: the product's |os|, or the type a convert at the end
  * of the epilogue |po| rounds to (oneDNN rounds its f32 accumulators to nearest even
  * when it stores bf16 or f16, as the interpreter's convert of the f32 result does). */
-static dnnl_data_type_t dst_type(const post_ops *po, const cxla_shape *os) {
+static dnnl_data_type_t dst_type(const cpu_post_ops *po, const cxla_shape *os) {
     return dt_of(po && po->e.count > 0 ? po->e.out : os->type);
 }
 
 /* The epilogue op that oneDNN takes as the bias: the first, when it adds a vector. */
-static bool has_bias(const post_ops *po) {
+static bool has_bias(const cpu_post_ops *po) {
     return po && po->e.count > 0 && po->e.ops[0].kind == CXLA_EPI_ADD_VEC;
 }
 
@@ -646,7 +432,7 @@ static bool has_bias(const post_ops *po) {
  * |po|, its post-ops (all but the bias and the relu) in order: a binary post-op per
  * vector, read as |nd| dims of 1 but dim |axis|, of |n| elements (its tensor is set up in
  * |st|), a linear one per scale. */
-static dnnl_status_t make_attr(const post_ops *po, dnn_state *st, int nd, int axis, int64_t n,
+static dnnl_status_t make_attr(const cpu_post_ops *po, dnn_state *st, int nd, int axis, int64_t n,
                                dnnl_primitive_attr_t *attr) {
     dnnl_status_t ds = dnnl_primitive_attr_create(attr);
     if (ds == dnnl_success)
@@ -704,7 +490,7 @@ static dnnl_status_t make_attr(const post_ops *po, dnn_state *st, int nd, int ax
 
 /* The bias tensor of |po|: |nd| dims, 1 everywhere but the last, which has the |n|
  * elements of the vector (the output features). No bias: an unused tensor. */
-static bool bias_tensor(const post_ops *po, int64_t n, int nd, tensor *t) {
+static bool bias_tensor(const cpu_post_ops *po, int64_t n, int nd, tensor *t) {
     *t = (tensor){0};
     if (!has_bias(po)) return true;
     dnnl_dims_t d, strides;
@@ -801,7 +587,7 @@ static int64_t split_point(int64_t n, const int64_t *which, const cxla_shape *s,
  * Free dims of an operand that do not merge into M (or N) by strides (a [2,256] block of
  * rows 294912 elements apart, as Gemma's einsums give) become extra batch dims of that
  * operand, of size 1 in the other (oneDNN broadcasts it), so they need no copy either. */
-static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_state *st,
+static cxla_status dot_prepare(const cxla_instr *instr, const cpu_post_ops *po, dnn_state *st,
                                bool *handled) {
     const cxla_shape *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
     const cxla_shape *os = &instr->shape;
@@ -945,7 +731,7 @@ static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_
 }
 
 /* convolution: forward, or backward-data for lhs dilation (see conv_prepare). */
-static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn_state *st,
+static cxla_status conv_prepare(const cxla_instr *instr, const cpu_post_ops *po, dnn_state *st,
                                 bool *handled) {
     const cxla_shape *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
     const cxla_shape *os = &instr->shape;
@@ -1032,7 +818,8 @@ static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn
     }
     st->split_rows = in_d[0];
     st->split_conv = true;
-    st->macs = (double)elements_of(os) * (double)elements_of(rs) / (double)(OZ > 0 ? OZ : 1);
+    st->macs = (double)cpu_linalg_elements(os) * (double)cpu_linalg_elements(rs) /
+               (double)(OZ > 0 ? OZ : 1);
     if (st->sub) { /* a part: its images; the weights come flipped and reordered */
         if (st->sub->row1 > in_d[0]) return NULL;
         in_d[0] = out_d[0] = st->sub->row1 - st->sub->row0;
@@ -1041,7 +828,7 @@ static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn
     }
     if (kt->flip) {
         kt->es = cxla_type_storage(rs->type);
-        kt->bytes = (size_t)elements_of(rs) * kt->es;
+        kt->bytes = (size_t)cpu_linalg_elements(rs) * kt->es;
     }
     int kd = kw + (int)ns;
     dnnl_data_type_t it = dt_of(ls->type), wt = dt_of(rs->type), ot = dst_type(po, os);
@@ -1200,11 +987,11 @@ static void plan_work(dnn_state *st) {
 static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool,
                             const sub_spec *sub, dnn_state **out) {
     *out = NULL;
-    post_ops fused;
-    const post_ops *po = NULL;
+    cpu_post_ops fused;
+    const cpu_post_ops *po = NULL;
     const cxla_instr *core = instr;
     if (instr->opcode == CXLA_OP_FUSION) {
-        if (!match_fusion(instr, &fused)) return NULL;
+        if (!cpu_linalg_match_fusion(instr, &fused)) return NULL;
         po = &fused;
         core = fused.e.core;
     }
@@ -1215,7 +1002,7 @@ static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool
         return OOM();
     }
     st->instr = instr;
-    if (po && po->relu) st->relu_count = elements_of(&instr->shape);
+    if (po && po->relu) st->relu_count = cpu_linalg_elements(&instr->shape);
     st->relu_type = instr->shape.type;
     st->threads = threads;
     st->pool = pool;
@@ -1381,7 +1168,7 @@ static cxla_status split_run(const dnn_state *st, void *const *out, const void *
         cpu_pool_run_kernel(st->pool, split_parts, &info, NULL, jin, NULL);
         for (int p = 0; p < st->parts && !s; p++) s = job.status[p];
     }
-    if (!s && st->relu_count > 0) relu_loop(st->relu_type, out[0], st->relu_count);
+    if (!s && st->relu_count > 0) cpu_linalg_relu(st->relu_type, out[0], st->relu_count);
     free(in2);
     free(flipped);
     if (work) {
@@ -1394,11 +1181,11 @@ static cxla_status split_run(const dnn_state *st, void *const *out, const void *
 static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
                                   cpu_call *out, bool *handled) {
     *handled = false;
-    post_ops fused;
-    const post_ops *po = NULL;
+    cpu_post_ops fused;
+    const cpu_post_ops *po = NULL;
     const cxla_instr *core = instr;
     if (instr->opcode == CXLA_OP_FUSION) {
-        if (!match_fusion(instr, &fused)) return NULL;
+        if (!cpu_linalg_match_fusion(instr, &fused)) return NULL;
         po = &fused;
         core = fused.e.core;
     }
@@ -1408,7 +1195,9 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
         dt_of(core->shape.type) == dnnl_data_type_undef)
         return NULL;
     /* oneDNN refuses arrays with no elements; the loops give their zeros. */
-    if (elements_of(ls) == 0 || elements_of(rs) == 0 || elements_of(&core->shape) == 0) return NULL;
+    if (cpu_linalg_elements(ls) == 0 || cpu_linalg_elements(rs) == 0 ||
+        cpu_linalg_elements(&core->shape) == 0)
+        return NULL;
     pthread_once(&engine_once, engine_init);
     if (engine_status != dnnl_success) return NULL;
     dnn_state *st = NULL;
@@ -1469,7 +1258,7 @@ static bool onednn_type(cxla_type t) {
 }
 
 bool cpu_linalg_wants(const cxla_instr *instr) {
-    post_ops po;
+    cpu_post_ops po;
     if (instr->opcode == CXLA_OP_DOT) {
         /* Narrow products: the emitter's kernels (epilogue.h). Else oneDNN first; else the
          * emitter's blocked kernel where it applies; else the loops of the library call. */
@@ -1487,59 +1276,23 @@ bool cpu_linalg_wants(const cxla_instr *instr) {
                       onednn_type(instr->operands[1]->shape.type);
         return onednn || !cpu_can_emit(instr);
     }
-    return match_fusion(instr, &po);
+    return cpu_linalg_match_fusion(instr, &po);
 }
 
 /* The call of the product alone: oneDNN, else the loops. */
-static cxla_status product_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
-                                   cpu_call *out) {
+cxla_status cpu_linalg_product_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
+                                       cpu_call *out) {
     bool handled = false;
     CXLA_RETURN_IF_ERROR(onednn_prepare(instr, threads, pool, out, &handled));
-    return handled ? NULL : loops_prepare(instr, out);
-}
-
-/* A fusion oneDNN does not take whole: its product as a call, then the epilogue's loops. */
-static cxla_status epilogue_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
-                                    cpu_call *out) {
-    epi_state *st = calloc(1, sizeof(*st));
-    if (!st) return OOM();
-    if (!match_fusion(instr, &st->po)) {
-        free(st);
-        return cxla_error(CXLA_STATUS_INTERNAL, "%s: not an output fusion", instr->name);
-    }
-    const cxla_instr *core = st->po.e.core;
-    int64_t fd[CXLA_MAX_RANK];
-    int64_t nf = cxla_epilogue_feature_dims(core, fd);
-    st->count = elements_of(&core->shape);
-    st->type = core->shape.type;
-    st->out = instr->shape.type;
-    st->features = 1;
-    st->inner = 1;
-    for (int64_t i = 0; i < nf; i++) st->features *= core->shape.dims[fd[i]];
-    for (int64_t d = nf ? fd[nf - 1] + 1 : core->shape.rank; d < core->shape.rank; d++)
-        st->inner *= core->shape.dims[d];
-    cxla_status s = product_prepare(core, threads, pool, &st->core);
-    if (s) {
-        epi_free(st);
-        return s;
-    }
-    bool onednn = strncmp(st->core.what, "onednn", 6) == 0;
-    *out = (cpu_call){
-        .fn = epi_run,
-        .state = st,
-        .free_state = epi_free,
-        .what = core->opcode == CXLA_OP_DOT
-                    ? (onednn ? "onednn matmul, then epilogue loops" : "loops, then epilogue loops")
-                    : (onednn ? "onednn convolution, then epilogue loops"
-                              : "loops, then epilogue loops")};
-    return NULL;
+    return handled ? NULL : cpu_linalg_loops_prepare(instr, out);
 }
 
 cxla_status cpu_linalg_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
                                cpu_call *out) {
     memset(out, 0, sizeof(*out));
-    if (instr->opcode != CXLA_OP_FUSION) return product_prepare(instr, threads, pool, out);
+    if (instr->opcode != CXLA_OP_FUSION)
+        return cpu_linalg_product_prepare(instr, threads, pool, out);
     bool handled = false;
     CXLA_RETURN_IF_ERROR(onednn_prepare(instr, threads, pool, out, &handled));
-    return handled ? NULL : epilogue_prepare(instr, threads, pool, out);
+    return handled ? NULL : cpu_linalg_epilogue_prepare(instr, threads, pool, out);
 }
