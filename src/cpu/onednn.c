@@ -1050,6 +1050,17 @@ static int split_per_thread(void) {
     return end && *end == '\0' && v >= 0 && v <= MAX_SPLIT ? (int)v : 0;
 }
 
+/* The name of the implementation |st|'s primitive runs ("brg:avx512_core", ...; "" when
+ * oneDNN does not say). */
+static const char *impl_of(const dnn_state *st) {
+    const_dnnl_primitive_desc_t pd = NULL;
+    const char *impl = NULL;
+    if (dnnl_primitive_get_primitive_desc(st->prim, &pd) != dnnl_success || !pd ||
+        dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, (void *)&impl) != dnnl_success)
+        return "";
+    return impl ? impl : "";
+}
+
 /* Smallest part: rows (a matmul's, so that brgemm's row blocks stay full) and multiply-adds
  * (about 100 us on one core: a part's stream and memory objects cost a few us). */
 enum { SPLIT_MIN_ROWS = 32 };
@@ -1077,7 +1088,11 @@ static cxla_status split_make(dnn_state *st, int threads) {
         spec.row0 = st->split_rows * p / parts;
         spec.row1 = st->split_rows * (p + 1) / parts;
         s = dnn_make(st->instr, 1, NULL, &spec, &made[p]);
-        ok = made[p] && !made[p]->t[0].reorder && !made[p]->t[1].reorder && !made[p]->t[2].reorder;
+        /* The parts take the weights as prepared and run the whole call's implementation
+         * (another one, such as gemm:jit for a block that is not dense, sums in another
+         * order). */
+        ok = made[p] && !made[p]->t[0].reorder && !made[p]->t[1].reorder &&
+             !made[p]->t[2].reorder && strcmp(impl_of(made[p]), impl_of(st)) == 0;
         if (ok) made[p]->relu_count = 0; /* the whole call's, after the parts */
     }
     if (s || !ok) {
