@@ -222,7 +222,8 @@ cxla_status aot_ops_build(aot *a, acomp *c, const cxla_instr *in, const int64_t 
 cxla_status aot_ops_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b);
 /* Async over dynamic shapes: whether |in| (async-start, -update, -done) has a C form
  * (async-start with calls=, whose wrapped computation runs as a call with the sizes passed
- * through, as call; else UNIMPLEMENTED naming it). */
+ * through, as call: always NULL now, aot.c refusing the sugar forms the async-desugar pass
+ * left, whatever their shapes). */
 cxla_status aot_ops_async_dynamic(const cxla_instr *in);
 /* The header's part about NAME_options (types, error codes) and the source's helpers. */
 void aot_ops_header(const aot *a, cxla_strbuf *h);
