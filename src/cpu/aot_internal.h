@@ -93,12 +93,16 @@ typedef enum aot_bounds {
     AB_SCATTER,
 } aot_bounds;
 
+/* astep.rng_key of the rng an rng-start wraps: key 0 before the seed (aot_rng.c). */
+#define AOT_RNG_KEY_ZERO (-2)
+
 typedef struct astep {
     step_kind kind;
     const cxla_instr *instr;
     int64_t *in, *out, *tmp; /* leaf indices */
     int64_t in_count, out_count, tmp_count;
-    int64_t rng_key;   /* S_RNG of an rng: its number among the caller's module's rng */
+    int64_t rng_key;   /* S_RNG of an rng: its number among the caller's module's rng, or
+                        * AOT_RNG_KEY_ZERO (an rng-start's: key 0 before the seed) */
     bool in_place;     /* S_KERNEL of a dynamic-update-slice: the update written into its
                         * operand's buffer, which the result shares (no kernel call) */
     bool pieces;       /* S_KERNEL of a concatenate whose operands were computed in their
