@@ -34,13 +34,18 @@ static bool generic(cxla_attr_id id) {
     return start_only(id) || id == CXLA_ATTR_METADATA || id == CXLA_ATTR_FRONTEND_ATTRIBUTES;
 }
 
-/* Keeps only |in|'s generic attributes (the list stays sorted: a subsequence). */
-static void keep_generic_attrs(cxla_instr *in) {
+/* Keeps only |in|'s generic attributes, in a new list (the old one may be shared). */
+static cxla_status keep_generic_attrs(cxla_instr *in, cxla_arena *arena) {
     int64_t n = 0;
+    for (int64_t j = 0; j < in->attr_count; j++) n += generic(in->attrs[j].id);
+    cxla_attr *kept = n ? cxla_arena_alloc_array(arena, (size_t)n, sizeof(*kept)) : NULL;
+    if (n && !kept) return PASSES_OOM();
+    n = 0;
     for (int64_t j = 0; j < in->attr_count; j++)
-        if (generic(in->attrs[j].id)) in->attrs[n++] = in->attrs[j];
+        if (generic(in->attrs[j].id)) kept[n++] = in->attrs[j]; /* still sorted */
+    in->attrs = kept;
     in->attr_count = n;
-    if (n == 0) in->attrs = NULL;
+    return NULL;
 }
 
 /* Whether sugar start |in| can become the general form: its state is ((operands...),
@@ -103,7 +108,7 @@ static cxla_status desugar(cxla_instr *in, bool *changed) {
     w->root = root;
     /* The start keeps its operands, shape and generic attributes, and calls the new
      * computation; its update and done chain loses the sugar. */
-    keep_generic_attrs(in);
+    CXLA_RETURN_IF_ERROR(keep_generic_attrs(in, m->arena));
     in->async_wrapped = CXLA_OP_COUNT;
     cxla_attr a = {.id = CXLA_ATTR_CALLS,
                    .name = cxla_attr_get_info(CXLA_ATTR_CALLS)->name,
@@ -117,7 +122,7 @@ static cxla_status desugar(cxla_instr *in, bool *changed) {
     for (int guard = 0; u && guard < 1 << 20; guard++) {
         if (u->opcode != CXLA_OP_ASYNC_UPDATE && u->opcode != CXLA_OP_ASYNC_DONE) break;
         u->async_wrapped = CXLA_OP_COUNT;
-        keep_generic_attrs(u);
+        CXLA_RETURN_IF_ERROR(keep_generic_attrs(u, m->arena));
         u = u->opcode == CXLA_OP_ASYNC_UPDATE && u->user_count == 1 ? u->users[0] : NULL;
     }
     *changed = true;
