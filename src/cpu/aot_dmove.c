@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "cpu/aot_internal.h"
+#include "cpu/aot_jit.h"
 #include "exec/dynamic.h"
 
 #define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
@@ -627,15 +628,19 @@ static cxla_status put_move(aot *a, const acomp *c, const astep *st, cxla_strbuf
     }
     if (op == OP_SLICE || op == OP_UPDATE) {
         int64_t first = op == OP_SLICE ? 1 : 2;
+        bool vector = aot_dmove_vector_starts(in); /* the older form: one vector of starts */
         for (int64_t d = 0; d < xs->rank; d++) {
             char name[32], ptr[200];
+            cxla_type it = in->operands[vector ? first : first + d]->shape.type;
             cxla_strbuf pb;
             cxla_strbuf_init(&pb);
-            aot_put_leaf(a, c, st->in[first + d], &pb);
+            if (vector) cxla_strbuf_puts(&pb, "((const char *)");
+            aot_put_leaf(a, c, st->in[vector ? first : first + d], &pb);
+            if (vector) cxla_strbuf_printf(&pb, " + %zu)", (size_t)d * cxla_type_storage(it));
             snprintf(ptr, sizeof ptr, "%s", pb.data ? pb.data : "0");
             cxla_strbuf_free(&pb);
             snprintf(name, sizeof name, "st%" PRId64, d);
-            put_index(b, I, in->operands[first + d]->shape.type, ptr, name);
+            put_index(b, I, it, ptr, name);
             /* Clamped into 0 .. size - extent, as the interpreter (and XLA) clamp. */
             const char *ext = op == OP_SLICE ? "rz0" : "oz[1]";
             cxla_strbuf_printf(b,
@@ -649,6 +654,32 @@ static cxla_status put_move(aot *a, const acomp *c, const astep *st, cxla_strbuf
     aot_put_leaf(a, c, st->out[0], b);
     cxla_strbuf_puts(b, ");\n");
     return NULL;
+}
+
+bool aot_dmove_vector_starts(const cxla_instr *in) {
+    bool slice = in->opcode == CXLA_OP_DYNAMIC_SLICE;
+    if (!slice && in->opcode != CXLA_OP_DYNAMIC_UPDATE_SLICE) return false;
+    int64_t first = slice ? 1 : 2;
+    if (in->operand_count != first + 1) return false;
+    const cxla_shape *ys = &in->shape, *xs = &in->operands[0]->shape;
+    const cxla_shape *vs = &in->operands[first]->shape;
+    if (!cxla_type_is_array(ys->type) || !cxla_type_is_array(xs->type) || xs->rank != ys->rank ||
+        xs->type != ys->type || xs->rank == 0)
+        return false;
+    if (!cxla_type_is_integer(vs->type) || vs->rank != 1 || !cxla_shape_is_static(vs) ||
+        vs->dims[0] != xs->rank)
+        return false;
+    /* The arrays that move (the operand, an update) as cpu_dyn_move_ok takes them: whole
+     * elements of the result's type, every dimension bounded. */
+    for (int64_t k = -1; k < first; k++) {
+        const cxla_shape *s = k < 0 ? ys : &in->operands[k]->shape;
+        if (!cxla_type_is_array(s->type) || s->type != ys->type || s->rank != ys->rank ||
+            !aot_jit_whole_elements(s))
+            return false;
+        for (int64_t d = 0; d < s->rank; d++)
+            if (s->dims[d] == CXLA_DIM_UNBOUNDED) return false;
+    }
+    return true;
 }
 
 /* The sizes (the reduce's rule) and the call of NAME_dsum. */

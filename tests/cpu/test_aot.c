@@ -327,8 +327,30 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
      * and zeros in the padding. */
     const cxla_shape *das[64], *drs[64];
     int64_t dna = 0, dnr = 0;
-    bool dynamic = !skip && !s && entry_dynamic(m, das, &dna, drs, &dnr, 64) &&
-                   dna == c.args.count && dnr == c.want.count;
+    bool dynamic = !skip && !s && entry_dynamic(m, das, &dna, drs, &dnr, 64);
+    /* A result declared static over a dynamic value (the root a tuple or get-tuple-element
+     * of it): the interpreter returns the value in its dynamic form, and the generated code
+     * marks that leaf dynamic in NAME_result_dynamic, so it takes the value's marks. */
+    cxla_shape valued[64];
+    uint8_t vflags[64][CXLA_MAX_RANK];
+    for (int64_t k = 0; !skip && !s && k < dnr && k < c.want.count; k++) {
+        const cxla_shape *w = cxla_literal_shape(c.want.items[k]);
+        if (!w->dynamic || !cxla_type_is_array(drs[k]->type) || w->rank != drs[k]->rank ||
+            w->rank > CXLA_MAX_RANK)
+            continue;
+        bool more = false;
+        for (int64_t d = 0; d < w->rank; d++) {
+            bool declared = drs[k]->dynamic && drs[k]->dynamic[d];
+            vflags[k][d] = (uint8_t)(declared || w->dynamic[d]);
+            more = more || (w->dynamic[d] && !declared);
+        }
+        if (!more) continue;
+        valued[k] = *drs[k];
+        valued[k].dynamic = vflags[k];
+        drs[k] = &valued[k];
+        dynamic = true;
+    }
+    dynamic = dynamic && dna == c.args.count && dnr == c.want.count;
     cxla_strbuf zdecl;
     cxla_strbuf_init(&zdecl);
     for (int64_t i = 0; dynamic && !s && i < dna; i++) {
