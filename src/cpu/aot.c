@@ -107,14 +107,28 @@ static bool hides_dynamic(const cxla_shape *declared, const cxla_shape *value) {
     return false;
 }
 
+/* Whether the value of |in| goes nowhere but into its computation's root, through tuples
+ * and get-tuple-elements (nothing reads it by its declared shape on the way). */
+static bool only_into_root(const cxla_instr *in, int depth) {
+    if (depth > 64 || !in->parent || (in != in->parent->root && in->user_count == 0)) return false;
+    for (int64_t u = 0; u < in->user_count; u++) {
+        const cxla_instr *x = in->users[u];
+        if ((x->opcode != CXLA_OP_TUPLE && x->opcode != CXLA_OP_GET_TUPLE_ELEMENT) ||
+            !only_into_root(x, depth + 1))
+            return false;
+    }
+    return true;
+}
+
 /* A tuple or get-tuple-element that declares static dimensions for a dynamic operand's
  * value (shape inference lets it through) holds the dynamic value (docs/semantics.md,
- * "Dynamic shapes"). Its leaves are its operand's, which keep their sizes, so the entry's
- * root may do it: the interface gives those result leaves the value's dynamic dimensions
- * (aot_iface.c), as the interpreter returns the value in its dynamic form. Elsewhere a user
- * or a caller would read the declared static shape where the value is dynamic. */
-static cxla_status check_passed_along(const cxla_instr *in, bool entry_root) {
-    if (entry_root) return NULL;
+ * "Dynamic shapes"). Its leaves are its operand's, which keep their sizes, so in the entry,
+ * on the way to its root only, it may do it: the interface gives those result leaves the
+ * value's dynamic dimensions (aot_iface.c), as the interpreter returns the value in its
+ * dynamic form. Elsewhere a user or a caller would read the declared static shape where the
+ * value is dynamic. */
+static cxla_status check_passed_along(const cxla_instr *in, bool entry) {
+    if (entry && only_into_root(in, 0)) return NULL;
     bool hides = false;
     if (in->opcode == CXLA_OP_TUPLE && in->shape.type == CXLA_TUPLE)
         for (int64_t k = 0; k < in->operand_count && k < in->shape.tuple_count; k++)
@@ -460,7 +474,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
     for (int64_t i = 0; i < n && !s; i++) {
         const cxla_instr *in = order[i];
         s = check_shape(a, in, &in->shape);
-        if (!s) s = check_passed_along(in, comp == m->entry && in == comp->root);
+        if (!s) s = check_passed_along(in, comp == m->entry);
         aot_bounds bk = AB_STATIC;
         if (!s) s = aot_dyn_check(a, in, comp == m->entry, &bk);
         if (s) break;

@@ -27,7 +27,6 @@
 #include <string.h>
 
 #include "cpu/aot_internal.h"
-#include "cpu/aot_jit.h"
 #include "exec/dynamic.h"
 
 #define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
@@ -426,7 +425,7 @@ static cxla_status put_move(aot *a, const acomp *c, const astep *st, cxla_strbuf
     case CXLA_OP_REVERSE: {
         /* The operands' sizes as C expressions, one per operand. */
         const char **ops = malloc((size_t)(n ? n : 1) * sizeof(*ops));
-        char(*opb)[24] = malloc((size_t)(n ? n : 1) * sizeof(*opb));
+        char(*opb)[32] = malloc((size_t)(n ? n : 1) * sizeof(*opb));
         if (!ops || !opb) {
             free(ops);
             free(opb);
@@ -660,26 +659,10 @@ bool aot_dmove_vector_starts(const cxla_instr *in) {
     bool slice = in->opcode == CXLA_OP_DYNAMIC_SLICE;
     if (!slice && in->opcode != CXLA_OP_DYNAMIC_UPDATE_SLICE) return false;
     int64_t first = slice ? 1 : 2;
-    if (in->operand_count != first + 1) return false;
-    const cxla_shape *ys = &in->shape, *xs = &in->operands[0]->shape;
+    const cxla_shape *xs = &in->operands[0]->shape;
+    if (in->operand_count != first + 1 || xs->rank == 0) return false;
     const cxla_shape *vs = &in->operands[first]->shape;
-    if (!cxla_type_is_array(ys->type) || !cxla_type_is_array(xs->type) || xs->rank != ys->rank ||
-        xs->type != ys->type || xs->rank == 0)
-        return false;
-    if (!cxla_type_is_integer(vs->type) || vs->rank != 1 || !cxla_shape_is_static(vs) ||
-        vs->dims[0] != xs->rank)
-        return false;
-    /* The arrays that move (the operand, an update) as cpu_dyn_move_ok takes them: whole
-     * elements of the result's type, every dimension bounded. */
-    for (int64_t k = -1; k < first; k++) {
-        const cxla_shape *s = k < 0 ? ys : &in->operands[k]->shape;
-        if (!cxla_type_is_array(s->type) || s->type != ys->type || s->rank != ys->rank ||
-            !aot_jit_whole_elements(s))
-            return false;
-        for (int64_t d = 0; d < s->rank; d++)
-            if (s->dims[d] == CXLA_DIM_UNBOUNDED) return false;
-    }
-    return true;
+    return vs->rank == 1 && vs->dims[0] == xs->rank;
 }
 
 /* The sizes (the reduce's rule) and the call of NAME_dsum. */

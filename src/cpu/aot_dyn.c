@@ -255,7 +255,7 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
     }
     /* The moves of elements by the run-time sizes and float sums in the interpreter's
      * pairwise order at the sizes: steps of their own (aot_dmove.c). */
-    if (aot_jit_move_ok(in) || aot_dmove_vector_starts(in)) {
+    if (aot_jit_move_ok(in)) {
         *out_bounds = AB_MOVE;
         return NULL;
     }
@@ -718,7 +718,7 @@ static cxla_status put_kernel_sizes(aot *a, const acomp *c, const astep *st, cxl
     if (in->opcode != CXLA_OP_FUSION) {
         /* The operands' sizes as C expressions, one per operand (any number of them). */
         const char **ops = malloc((size_t)(n ? n : 1) * sizeof(*ops));
-        char(*opb)[24] = malloc((size_t)(n ? n : 1) * sizeof(*opb));
+        char(*opb)[32] = malloc((size_t)(n ? n : 1) * sizeof(*opb));
         cxla_status s = ops && opb ? NULL : OOM();
         for (int64_t k = 0; !s && k < n; k++) {
             snprintf(opb[k], sizeof opb[k], "oz[%" PRId64 "]", k);

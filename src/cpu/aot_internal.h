@@ -295,9 +295,9 @@ cxla_status aot_dmove_step(aot *a, acomp *c, const cxla_instr *in, const int64_t
                            const cxla_shape *const *shapes, aot_bounds bk, int64_t *lv);
 cxla_status aot_dmove_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b);
 void aot_dmove_helpers(const aot *a, cxla_strbuf *c);
-/* Whether |in| is a dynamic-slice or dynamic-update-slice in XLA's older form (its start
- * indices one integer vector) that aot_dmove.c moves as it moves the scalar form, which
- * the JIT's cpu_dyn_move_ok takes (the JIT runs the interpreter's handler for this one). */
+/* Whether |in| is a dynamic-slice or dynamic-update-slice in XLA's older form, its start
+ * indices one integer vector (which the move reads element by element, as the JIT's
+ * cpu_dyn_move_plan does). */
 bool aot_dmove_vector_starts(const cxla_instr *in);
 bool aot_dyn_shape_ok(const aot *a, const cxla_shape *s);
 bool aot_dyn_instr(const cxla_instr *in);
