@@ -81,7 +81,9 @@ cxla_status aot_rng_build(aot *a, acomp *c, const cxla_instr *in, const int64_t 
         bool is_float = cxla_type_is_float(t);
         if (normal ? !is_float : !is_float && !cxla_type_is_integer(t) && t != CXLA_PRED)
             return aot_no(in, "the distribution does not take this element type");
-        if (!cpu_emit_type_ok(t)) return aot_no(in, "the element type has no C form here");
+        /* Sub-byte integers too: one element a byte, as the interpreter stores them. */
+        if (!cpu_emit_type_ok(t) && !cpu_emit_subbyte(t))
+            return aot_no(in, "the element type has no C form here");
         CXLA_RETURN_IF_ERROR(rng_keys(a));
         /* Which rng of the caller's module this one is: the same name, or (a copy the
          * passes made, say by inlining a call) the same position in the module text. */
@@ -91,7 +93,17 @@ cxla_status aot_rng_build(aot *a, acomp *c, const cxla_instr *in, const int64_t 
         for (int64_t k = 0; k < a->rng_count && key < 0 && in->line > 0; k++)
             if (a->rng_instrs[k]->line == in->line && a->rng_instrs[k]->column == in->column)
                 key = k;
-        if (key < 0)
+        /* The rng an rng-start wraps (the async-desugar pass's, at the start's position):
+         * key 0 before the seed, as the interpreter's, whose list of rngs does not hold it. */
+        const cxla_module *u = a->user_module;
+        for (int64_t uc = 0; uc < u->comp_count && key < 0 && in->line > 0; uc++)
+            for (int64_t j = 0; j < u->comps[uc]->instr_count && key < 0; j++) {
+                const cxla_instr *x = u->comps[uc]->instrs[j];
+                if (x->opcode == CXLA_OP_ASYNC_START && x->async_wrapped == CXLA_OP_RNG &&
+                    x->line == in->line && x->column == in->column)
+                    key = AOT_RNG_KEY_ZERO;
+            }
+        if (key == -1)
             return aot_no(in, "which rng of the module it was copied from (its key under a "
                               "seed) is unknown");
     }
@@ -170,7 +182,7 @@ static void emit_rng(aot *a, const acomp *c, const astep *st, cxla_arena *ar, cx
     const char *dist = cxla_instr_word(in, CXLA_ATTR_DISTRIBUTION);
     bool normal = dist && strcmp(dist, "rng_normal") == 0;
     bool wide64 = cxla_type_bits(t) == 64;
-    uint64_t base = a->rng_keys[st->rng_key];
+    uint64_t base = st->rng_key == AOT_RNG_KEY_ZERO ? 0 : a->rng_keys[st->rng_key];
     cxla_strbuf pa, pb, po;
     cxla_strbuf_init(&pa);
     cxla_strbuf_init(&pb);
@@ -267,8 +279,12 @@ static void emit_rng(aot *a, const acomp *c, const astep *st, cxla_arena *ar, cx
     } else if (cxla_type_is_float(t)) {
         uniform_small(ar, b, P, t, n, A, B, O);
     } else {
-        /* Integers and pred: a + bits %% (b - a), wrapping at the type's width (pred: 1). */
+        /* Integers and pred: a + bits %% (b - a), wrapping at the type's width (pred: 1);
+         * a signed sub-byte value stored sign-extended in its byte, as cxla_store_u64
+         * stores it (the operands are read so too). */
         int width = t == CXLA_PRED ? 1 : cxla_type_bits(t);
+        uint64_t sign =
+            cpu_emit_subbyte(t) && cxla_type_is_signed(t) ? (uint64_t)1 << (width - 1) : 0;
         const char *ct = cpu_emit_ctype(t);
         bool sgn = cxla_type_is_signed(t);
         const char *ut = cxla_type_storage(t) == 1   ? "uint8_t"
@@ -283,12 +299,17 @@ static void emit_rng(aot *a, const acomp *c, const astep *st, cxla_arena *ar, cx
                            "        %s *o = (%s *)%s;\n"
                            "        for (int64_t i = 0; i < %" PRId64 "; i++) {\n"
                            "            uint64_t bits = %s_rng_%s(&s, i);\n"
-                           "            uint64_t dist = range ? bits %% range : bits;\n"
-                           "            o[i] = (%s)((ua + dist) & mask);\n"
-                           "        }\n",
+                           "            uint64_t dist = range ? bits %% range : bits;\n",
                            width == 64 ? ~(uint64_t)0 : ((uint64_t)1 << width) - 1,
                            sgn ? "(int64_t)" : "", ct, A, sgn ? "(int64_t)" : "", ct, B, ut, ut, O,
-                           n, P, width == 64 ? "wide" : "word", ut);
+                           n, P, width == 64 ? "wide" : "word");
+        if (sign)
+            cxla_strbuf_printf(b,
+                               "            o[i] = (%s)((((ua + dist) & mask) ^ 0x%" PRIx64
+                               "u) - 0x%" PRIx64 "u);\n        }\n",
+                               ut, sign, sign);
+        else
+            cxla_strbuf_printf(b, "            o[i] = (%s)((ua + dist) & mask);\n        }\n", ut);
     }
     cpu_emit_buf_free(&pa);
     cpu_emit_buf_free(&pb);

@@ -74,6 +74,25 @@ static const char *const rng_module =
     "  mb = bf16[] constant(0)\n"
     "  sb = bf16[] constant(1)\n"
     "  nbf = bf16[2,3] rng(mb, sb), distribution=rng_normal\n"
+    /* Sub-byte types, one element a byte: signed ones sign-extended (s4 from -7 through a
+     * range that wraps at 4 bits), and the 4-bit float both ways. */
+    "  q0 = s4[] constant(-7)\n"
+    "  q1 = s4[] constant(6)\n"
+    "  q = s4[9] rng(q0, q1), distribution=rng_uniform\n"
+    "  v0 = u4[] constant(1)\n"
+    "  v1 = u4[] constant(15)\n"
+    "  v = u4[2,4] rng(v0, v1), distribution=rng_uniform\n"
+    "  x0 = s2[] constant(-2)\n"
+    "  x1 = s2[] constant(1)\n"
+    "  x = s2[7] rng(x0, x1), distribution=rng_uniform\n"
+    "  y0 = u2[] constant(0)\n"
+    "  y1 = u2[] constant(0)\n"
+    "  y = u2[6] rng(y0, y1), distribution=rng_uniform\n"
+    "  k0 = f4e2m1fn[] constant(-6)\n"
+    "  k1 = f4e2m1fn[] constant(3)\n"
+    "  fk = f4e2m1fn[8] rng(k0, k1), distribution=rng_uniform\n"
+    "  v1f = f4e2m1fn[] constant(0.5)\n"
+    "  nk = f4e2m1fn[3,3] rng(v1f, k1), distribution=rng_normal\n"
     "  zero = s32[] constant(0)\n"
     "  ones = f32[5] broadcast(b), dimensions={}\n"
     "  init = (s32[], f32[5]) tuple(zero, ones)\n"
@@ -81,8 +100,9 @@ static const char *const rng_module =
     "  prod = f32[5] get-tuple-element(loop), index=1\n"
     "  st = u64[2] rng-get-and-update-state(), delta=7\n"
     "  ROOT out = (f32[7,3], f64[5], f32[6], f16[9], bf16[4,2], f8e4m3fn[40], s8[11], u16[3], "
-    "s64[4], u64[3], pred[6], f32[3,4], f64[3,5], bf16[2,3], f32[5], u64[2]) tuple(u32, u64, "
-    "wide, h, g, e8, i8, u16, s64, raw, pr, n32, n64, nbf, prod, st)\n"
+    "s64[4], u64[3], pred[6], f32[3,4], f64[3,5], bf16[2,3], s4[9], u4[2,4], s2[7], u2[6], "
+    "f4e2m1fn[8], f4e2m1fn[3,3], f32[5], u64[2]) tuple(u32, u64, wide, h, g, e8, i8, u16, s64, "
+    "raw, pr, n32, n64, nbf, q, v, x, y, fk, nk, prod, st)\n"
     "}\n";
 
 /* Runs the library four times: plain (seed 0), seed 987654321, and twice more with that
@@ -415,4 +435,81 @@ static void test_aot_subbyte(void) {
     if (!test_failures) remove_tmpdir();
 }
 
-TEST_MAIN(TEST(test_aot_rng), TEST(test_aot_complex), TEST(test_aot_subbyte))
+/* An rng-start (async sugar) beside a plain rng under a seed: the async-desugar pass puts
+ * the rng in a wrapped computation, where it keeps the interpreter's key for the sugar (0
+ * before the seed), the plain one its own (aot_rng.c). The first compiler found only. */
+static void test_aot_rng_start(void) {
+    static const char *const text =
+        "HloModule rstart\n"
+        "ENTRY e {\n"
+        "  lo = f32[] constant(0)\n"
+        "  hi = f32[] constant(1)\n"
+        "  s = ((f32[], f32[]), f32[4], s32[]) rng-start(lo, hi), distribution=rng_uniform\n"
+        "  r = f32[4] rng-done(s)\n"
+        "  c = f32[4] rng(lo, hi), distribution=rng_uniform\n"
+        "  ROOT t = (f32[4], f32[4]) tuple(r, c)\n"
+        "}\n";
+    static const char *const driver =
+        "#include <stdio.h>\n"
+        "#include <stdlib.h>\n"
+        "#include \"rstart.h\"\n"
+        "int main(int argc, char **argv) {\n"
+        "    FILE *f = argc == 2 ? fopen(argv[1], \"wb\") : 0;\n"
+        "    if (!f) return 3;\n"
+        "    const void *args[1] = {0};\n"
+        "    void *res[rstart_result_count];\n"
+        "    for (int i = 0; i < rstart_result_count; i++) res[i] = malloc(64);\n"
+        "    void *scratch = aligned_alloc(64, rstart_scratch_size() / 64 * 64 + 64);\n"
+        "    rstart_options o = {0};\n"
+        "    o.seed = 987654321u;\n"
+        "    if (rstart_run_with(&o, args, res, scratch)) return 4;\n"
+        "    for (int i = 0; i < rstart_result_count; i++) fwrite(res[i], 1, "
+        "rstart_result_bytes[i], f);\n"
+        "    return fclose(f) != 0;\n"
+        "}\n";
+    const char *compilers[3];
+    if (compilers_found(compilers) == 0) test_skip_all("no C compiler (gcc, clang, tcc) found");
+    make_tmpdir();
+    cxla_module *m = NULL;
+    cxla_status s = cxla_hlo_parse(text, strlen(text), "rstart", &m);
+    if (!s) s = cxla_verify_module(m);
+    leaves want;
+    memset(&want, 0, sizeof want);
+    exec_run_options o = {.seed = 987654321u};
+    cxla_literal *r = NULL;
+    if (!s) s = interp_run_module(m, &o, NULL, 0, &r);
+    if (!s) s = flatten(r, NULL, &want);
+    cxla_literal_free(r);
+    if (!s) s = cpu_aot_write(m, NULL, tmpdir, "rstart");
+    char path[512];
+    snprintf(path, sizeof path, "%s/main.c", tmpdir);
+    if (!s) s = cxla_write_file(path, driver, strlen(driver));
+    CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+    if (!s) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && rm -f prog out.bin && %s -std=c11 -O1 -o prog main.c rstart.c -lm "
+                 "2>&1 | head -20 && ./prog out.bin",
+                 tmpdir, compilers[0]);
+        CHECK_MSG(system(cmd) == 0, "%s: the generated program failed", compilers[0]);
+        char *data = NULL;
+        size_t size = 0;
+        snprintf(path, sizeof path, "%s/out.bin", tmpdir);
+        cxla_status rs = cxla_read_file(path, &data, &size);
+        CHECK(rs == NULL);
+        cxla_status_free(rs);
+        if (data) {
+            const unsigned char *p = (const unsigned char *)data, *end = p + size;
+            expect_leaves(&want, &p, end, "rng-start under a seed");
+            CHECK(p == end);
+        }
+        free(data);
+    }
+    cxla_status_free(s);
+    leaves_free(&want);
+    cxla_module_destroy(m);
+    if (!test_failures) remove_tmpdir();
+}
+
+TEST_MAIN(TEST(test_aot_rng), TEST(test_aot_complex), TEST(test_aot_subbyte),
+          TEST(test_aot_rng_start))
