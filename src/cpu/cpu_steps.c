@@ -536,6 +536,11 @@ cxla_status cpu_steps_keep_constant(bld *b, cxla_literal *lit) {
  * defined for, an elided constant, a bad rng-bit-generator state or scan body, a bitcast
  * that changes the host size, a TopK with an odd comparator. The step still runs the
  * handler, which reports the error with the run's values. */
+/* The trial below is given TRIAL_NS: a computation inside the instruction may loop for
+ * ever on zeros (a reducer's while loop), and the plan must still be built. A trial that
+ * did not finish in time says nothing. */
+enum { TRIAL_NS = 50 * 1000 * 1000 };
+
 static bool handler_fails(const bld *b, const cxla_instr *in) {
     const cxla_opcode_info *info = cxla_opcode_get_info(in->opcode);
     const cxla_attr *target = cxla_instr_attr(in, CXLA_ATTR_CUSTOM_CALL_TARGET);
@@ -568,11 +573,16 @@ static bool handler_fails(const bld *b, const cxla_instr *in) {
     }
     interp_ctx ctx;
     exec_run_options options = {0};
+    exec_cancel trial;
+    exec_deadline deadline;
+    exec_cancel_init_deadline(&trial, &deadline, TRIAL_NS);
+    options.cancel = &trial;
     bool failed = false;
     s = interp_ctx_init(&ctx, b->m, &options);
     if (!s) {
         s = fn(&ctx, in, (const cxla_literal *const *)ops, &out);
-        failed = s != NULL && cxla_status_code_of(s) != CXLA_STATUS_RESOURCE_EXHAUSTED;
+        failed = s != NULL && cxla_status_code_of(s) != CXLA_STATUS_RESOURCE_EXHAUSTED &&
+                 !exec_cancelled(&trial);
         interp_ctx_deinit(&ctx);
     }
     cxla_status_free(s);

@@ -241,6 +241,126 @@ static int64_t reduce_cost(const cxla_instr *in, int depth) {
 }
 
 /* The cost of |in|'s C (MAX_COST at most), or -1 when it has none. */
+/* ---- while loops that end ----------------------------------------------------------
+ * A kernel cannot be stopped while it runs (a run's --timeout or cxla_cancel is seen between
+ * kernels and between a kernel's chunks), where the interpreter's handler looks at every
+ * instruction. So a while inside a computation is written as C only when the writer can
+ * see that it ends soon: leaf k of its state is an integer counter that the body steps by
+ * one toward a constant limit the condition compares it with (i < N, i <= N, i > N,
+ * i >= N, i != N, on either side), and the loop then runs at most MAX_TRIPS times: counted
+ * exactly when the counter starts at a constant, else bounded by the counter's width
+ * (16 bits or fewer). Any other while keeps the instruction on the handler. */
+enum { MAX_TRIPS = 1 << 16 };
+
+/* k when |x| is get-tuple-element k of |c|'s only parameter (0 when |x| is that parameter
+ * and not a tuple), else -1. */
+static int64_t state_leaf(const cxla_instr *x, const cxla_computation *c) {
+    int64_t k = -1;
+    if (c->param_count == 1 && x == c->params[0] && x->shape.type != CXLA_TUPLE) return 0;
+    if (x->opcode != CXLA_OP_GET_TUPLE_ELEMENT || c->param_count != 1 ||
+        x->operands[0] != c->params[0] || !cxla_instr_int(x, CXLA_ATTR_INDEX, &k))
+        return -1;
+    return k;
+}
+
+/* The scalar integer constant |x| of type |t| as an order-preserving unsigned key (signed
+ * values biased by 2^63, so that differences modulo 2^bits are the values'). */
+static bool const_key(const cxla_instr *x, cxla_type t, uint64_t *key) {
+    if (x->opcode != CXLA_OP_CONSTANT || !x->literal || x->literal_elided || x->shape.type != t ||
+        x->shape.rank != 0)
+        return false;
+    cxla_status st;
+    if (cxla_type_is_unsigned(t)) {
+        st = cxla_literal_get_u64(x->literal, NULL, key);
+    } else {
+        int64_t v = 0;
+        st = cxla_literal_get_s64(x->literal, NULL, &v);
+        *key = (uint64_t)v ^ (UINT64_C(1) << 63);
+    }
+    if (st) {
+        cxla_status_free(st);
+        return false;
+    }
+    return true;
+}
+
+static bool while_ends(const cxla_instr *in) {
+    const cxla_computation *cond = cxla_instr_called(in, CXLA_ATTR_CONDITION);
+    const cxla_computation *body = cxla_instr_called(in, CXLA_ATTR_BODY);
+    if (!cond || !body || !cond->root || !body->root) return false;
+    const cxla_instr *cmp = cond->root, *root = body->root;
+    const char *d = cxla_instr_word(cmp, CXLA_ATTR_DIRECTION);
+    if (cmp->opcode != CXLA_OP_COMPARE || cmp->operand_count != 2 || !d) return false;
+    /* The counter on the left: i OP N. */
+    int64_t k = state_leaf(cmp->operands[0], cond);
+    const cxla_instr *limit = cmp->operands[1];
+    bool flip = false;
+    if (k < 0) {
+        k = state_leaf(cmp->operands[1], cond);
+        limit = cmp->operands[0];
+        flip = true;
+    }
+    cxla_type t = limit->shape.type;
+    int bits = cxla_type_bits(t);
+    uint64_t n = 0;
+    const char *ct = cxla_instr_word(cmp, CXLA_ATTR_COMPARISON_TYPE);
+    if (k < 0 || !cxla_type_is_integer(t) || bits < 1 || bits > 64 || !const_key(limit, t, &n) ||
+        (ct && strcmp(ct, cxla_type_is_unsigned(t) ? "UNSIGNED" : "SIGNED")))
+        return false;
+    enum { LT, LE, GT, GE, NE } op;
+    if (!strcmp(d, "LT"))
+        op = flip ? GT : LT;
+    else if (!strcmp(d, "LE"))
+        op = flip ? GE : LE;
+    else if (!strcmp(d, "GT"))
+        op = flip ? LT : GT;
+    else if (!strcmp(d, "GE"))
+        op = flip ? LE : GE;
+    else if (!strcmp(d, "NE"))
+        op = NE;
+    else
+        return false;
+    /* The body's leaf k: the counter plus or minus a constant one. */
+    const cxla_instr *next = root->opcode == CXLA_OP_TUPLE && k < root->operand_count
+                                 ? root->operands[k]
+                             : root->shape.type != CXLA_TUPLE ? root
+                                                              : NULL;
+    if (!next || (next->opcode != CXLA_OP_ADD && next->opcode != CXLA_OP_SUBTRACT) ||
+        next->operand_count != 2)
+        return false;
+    int side = state_leaf(next->operands[0], body) == k                                  ? 0
+               : next->opcode == CXLA_OP_ADD && state_leaf(next->operands[1], body) == k ? 1
+                                                                                         : -1;
+    /* Keys of +1 and -1 (for unsigned types, -1 is the wrapping step 2^bits - 1). */
+    uint64_t mask = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+    bool is_unsigned = cxla_type_is_unsigned(t);
+    uint64_t step = 0, one = is_unsigned ? 1 : (uint64_t)1 ^ (UINT64_C(1) << 63);
+    uint64_t minus_one = is_unsigned ? mask : ~(UINT64_C(1) << 63);
+    if (side < 0 || !const_key(next->operands[1 - side], t, &step)) return false;
+    bool add = next->opcode == CXLA_OP_ADD;
+    bool up = step == (add ? one : minus_one), down = step == (add ? minus_one : one);
+    /* The keys of the type's largest and smallest values. */
+    uint64_t max = cxla_type_is_unsigned(t) ? mask : (mask >> 1) ^ (UINT64_C(1) << 63);
+    uint64_t min = cxla_type_is_unsigned(t) ? 0 : ~(mask >> 1) ^ (UINT64_C(1) << 63);
+    if (!((op == LT && up) || (op == LE && up && n != max) || (op == GT && down) ||
+          (op == GE && down && n != min) || (op == NE && (up || down))))
+        return false;
+    /* The start: a constant counts the trips; otherwise the width bounds them. */
+    const cxla_instr *init = in->operands[0];
+    if (init->opcode == CXLA_OP_TUPLE) init = k < init->operand_count ? init->operands[k] : NULL;
+    uint64_t s = 0;
+    if (!init || !const_key(init, t, &s)) return bits <= 16;
+    uint64_t trips = 0;
+    switch (op) {
+    case LT: trips = s < n ? n - s : 0; break;
+    case LE: trips = s <= n ? n - s + 1 : 0; break;
+    case GT: trips = s > n ? s - n : 0; break;
+    case GE: trips = s >= n ? s - n + 1 : 0; break;
+    case NE: trips = (up ? n - s : s - n) & mask; break;
+    }
+    return trips <= MAX_TRIPS;
+}
+
 static int64_t instr_cost(const cxla_instr *in, const cxla_shape *over, int depth) {
     int64_t leaves = leaves_of(&in->shape, over);
     if (leaves < 0) return -1;
@@ -301,7 +421,8 @@ static int64_t instr_cost(const cxla_instr *in, const cxla_shape *over, int dept
         /* The state as C variables, the condition and the body written inside a C loop. */
         const cxla_computation *cond = cxla_instr_called(in, CXLA_ATTR_CONDITION);
         const cxla_computation *body = cxla_instr_called(in, CXLA_ATTR_BODY);
-        if (over || in->operand_count != 1 || leaves < 1 || !cxla_shape_equal(os, &in->shape))
+        if (over || in->operand_count != 1 || leaves < 1 || !cxla_shape_equal(os, &in->shape) ||
+            !while_ends(in))
             return -1;
         int64_t cc = callee_cost(cond, ops, 1, NULL, depth);
         int64_t bc = callee_cost(body, ops, 1, NULL, depth);

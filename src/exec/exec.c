@@ -1,8 +1,10 @@
 /* Services shared by every backend (exec.h). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "exec/exec.h"
 
@@ -36,6 +38,25 @@ void exec_cancel_request(exec_cancel *c, int code, const char *reason) {
 bool exec_cancel_poll(exec_cancel *c) {
     if (c && c->poll && !exec_cancelled(c)) c->poll(c, c->poll_user);
     return exec_cancelled(c);
+}
+
+static int64_t monotonic_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void deadline_poll(exec_cancel *self, void *user) {
+    if (monotonic_ns() > ((const exec_deadline *)user)->until_ns)
+        exec_cancel_request(self, CXLA_STATUS_DEADLINE_EXCEEDED,
+                            "its time at compile time ran out");
+}
+
+void exec_cancel_init_deadline(exec_cancel *c, exec_deadline *d, int64_t ns) {
+    exec_cancel_init(c, NULL);
+    d->until_ns = monotonic_ns() + ns;
+    c->poll = deadline_poll;
+    c->poll_user = d;
 }
 
 cxla_status exec_cancel_error(const exec_cancel *c, const char *where) {

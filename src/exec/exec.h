@@ -139,6 +139,15 @@ static inline bool exec_cancelled(const exec_cancel *c) {
 /* Runs |c|'s poll hook (if any), then returns exec_cancelled(c). */
 bool exec_cancel_poll(exec_cancel *c);
 
+/* A cancellation that requests itself (DEADLINE_EXCEEDED) once |ns| nanoseconds have
+ * passed, seen when it is polled: for work done on the interpreter at compile time (constant
+ * folding, the cpu plan's trial of a handler), which must end even when a computation in the
+ * module loops for ever. |c| points to |d|, which must outlive its use. */
+typedef struct exec_deadline {
+    int64_t until_ns; /* CLOCK_MONOTONIC */
+} exec_deadline;
+void exec_cancel_init_deadline(exec_cancel *c, exec_deadline *d, int64_t ns);
+
 /* The failure of a run that |c| (cancelled) stopped at |where| ("instruction x
  * (add, computation main, line 4)"; NULL: nowhere in particular): "<where>: the run was
  * cancelled: <reason>", with the requester's code. */

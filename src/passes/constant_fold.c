@@ -5,11 +5,15 @@
  * compile time where the instruction costs little), broadcast and iota (cheaper to keep
  * than to materialize), instructions without operands, tuples, tokens, dynamic shapes,
  * side effects, rng, control flow (while could run for a long time), calls, fusions,
- * custom calls, non-default layouts, and operands whose constant values are elided. */
+ * custom calls, non-default layouts, and operands whose constant values are elided.
+ * A computation the instruction calls may still loop (a reducer's while loop): each
+ * evaluation gets FOLD_NS and, past it, is left for run time, where the run's own
+ * cancellation (--timeout, cxla_cancel) applies. */
 #include "interp/interp.h"
 #include "passes/passes_internal.h"
 
 enum { FOLD_MAX_ELEMENTS = 1024 };
+#define FOLD_NS (100 * 1000 * 1000)
 
 static bool foldable(const cxla_instr *in) {
     if (in->operand_count == 0 || !passes_is_static_array(&in->shape)) return false;
@@ -67,7 +71,11 @@ static cxla_status evaluate(interp_ctx *ctx, const cxla_instr *in, cxla_literal 
 static cxla_status run_constant_fold(cxla_module *m, bool *changed) {
     *changed = false;
     interp_ctx ctx;
-    CXLA_RETURN_IF_ERROR(interp_ctx_init(&ctx, m, NULL));
+    exec_run_options options = {0};
+    exec_cancel cancel;
+    exec_deadline deadline;
+    options.cancel = &cancel;
+    CXLA_RETURN_IF_ERROR(interp_ctx_init(&ctx, m, &options));
     cxla_status s = NULL;
     for (int64_t c = 0; c < m->comp_count && !s; c++) {
         cxla_computation *comp = m->comps[c];
@@ -78,6 +86,7 @@ static cxla_status run_constant_fold(cxla_module *m, bool *changed) {
             cxla_instr *in = order[i];
             if (!foldable(in)) continue;
             cxla_literal *value = NULL;
+            exec_cancel_init_deadline(&cancel, &deadline, FOLD_NS);
             cxla_status e = evaluate(&ctx, in, &value);
             if (e) { /* left for run time, where it reports its own error */
                 cxla_status_free(e);

@@ -319,5 +319,58 @@ static void test_cancel_nested_run(void) {
     }
 }
 
+/* A reducer whose while loop never ends, over a constant operand: compiling must end
+ * (constant folding and the cpu plan's trial run such computations on the interpreter, each
+ * with a time limit), and the run stops when cancelled, on both backends. The loop's counter
+ * is s64 and starts at 0, so the cpu backend's scalar writer cannot see it end and keeps the
+ * reduce on the handler, which checks cancellation between instructions (a kernel cannot be
+ * stopped while it runs). */
+static void test_cancel_loop_in_reducer(void) {
+    static const char *const text =
+        "HloModule reducer_forever\n" FOREVER_COMPUTATIONS
+        "red {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  z = s64[] constant(0)\n  w = s64[] while(z), condition=cond, body=body\n"
+        "  c = f32[] convert(w)\n  s = f32[] add(a, b)\n  ROOT r = f32[] add(s, c)\n}\n"
+        "ENTRY main {\n  x = f32[4] constant({1, 2, 3, 4})\n  i = f32[] constant(0)\n"
+        "  ROOT y = f32[] reduce(x, i), dimensions={0}, to_apply=red\n}\n";
+    static const char *const backends[2] = {"interpreter", "cpu"};
+    for (int b = 0; b < 2; b++) {
+        cxla_client_options co;
+        cxla_client_options_init(&co);
+        co.backend = backends[b];
+        cxla_client *client = NULL;
+        CHECK_OK(cxla_client_create(&co, &client));
+        double t0 = now();
+        cxla_executable *e = client ? compile(client, text) : NULL;
+        CHECK_MSG(now() - t0 < 30, "%s: compiling took %g s", backends[b], now() - t0);
+        cxla_cancel *cancel = NULL;
+        CHECK_OK(cxla_cancel_create(&cancel));
+        if (e && cancel) {
+            canceller c = {cancel, 0.2};
+            pthread_t t;
+            CHECK(pthread_create(&t, NULL, cancel_later, &c) == 0);
+            cxla_run_options o;
+            cxla_run_options_init(&o);
+            o.cancel = cancel;
+            cxla_literal *out = NULL;
+            t0 = now();
+            cxla_status s = cxla_executable_run_with_options(e, &o, NULL, 0, &out);
+            double took = now() - t0;
+            pthread_join(t, NULL);
+            const char *msg = cxla_status_message(s);
+            CHECK_EQ_I64(cxla_status_code_of(s), CXLA_STATUS_CANCELLED);
+            CHECK_MSG(strstr(msg, "cancelled: asked by the test"), "%s: %s", backends[b], msg);
+            CHECK_MSG(took < 10, "%s: took %g s", backends[b], took);
+            CHECK(out == NULL);
+            cxla_status_free(s);
+            cxla_literal_free(out);
+        }
+        cxla_cancel_destroy(cancel);
+        cxla_executable_destroy(e);
+        cxla_client_destroy(client);
+    }
+}
+
 TEST_MAIN(TEST(test_cancel_endless_loop), TEST(test_stuck_replica_ends),
-          TEST(test_cancel_replicated), TEST(test_many_replicas), TEST(test_cancel_nested_run))
+          TEST(test_cancel_replicated), TEST(test_many_replicas), TEST(test_cancel_nested_run),
+          TEST(test_cancel_loop_in_reducer))
