@@ -229,14 +229,25 @@ static void combine(interp_reducer kind, cxla_type t, void *acc, const void *x, 
     }
 }
 
+/* A reducer the emitter cannot write as a combine function (instructions that are not
+ * scalar: a broadcast to several elements and a reduce, a while loop, a sort...): the
+ * interpreter's scalar evaluation of the computation, element by element, as the
+ * interpreter's reduce_in_order calls it; exact, and slow. */
+typedef struct evaluated {
+    interp_ctx ctx;
+    interp_scalar_fn fn;
+} evaluated;
+
 /* How a step combines with the reducer of its instruction: a plain operation (kind) of the
  * reducer's type |rt|, or (kind NONE) the combine function compiled with the module
- * (cpu_service.h, cpu_svc_run.kernel). Values of another type than |rt| are converted to it
- * and back, as the interpreter's reduce_converted. */
+ * (cpu_service.h, cpu_svc_run.kernel), or (kind NONE, no function) the evaluated reducer.
+ * Values of another type than |rt| are converted to it and back, as the interpreter's
+ * reduce_converted. reducer_release frees it. */
 typedef struct reducer {
     interp_reducer kind;
     cxla_type rt;
     cpu_combine_fn fn;
+    evaluated *eval;
 } reducer;
 
 /* The plain reducer of |instr| when the steps can apply it as a typed loop (see the top of
@@ -250,16 +261,48 @@ static interp_reducer plain_reducer(const cxla_instr *instr) {
     return kind;
 }
 
+static void reducer_release(reducer *rd) {
+    if (!rd->eval) return;
+    if (rd->eval->fn.args) interp_scalar_fn_deinit(&rd->eval->fn);
+    interp_ctx_deinit(&rd->eval->ctx);
+    free(rd->eval);
+    rd->eval = NULL;
+}
+
+/* The evaluated reducer of |instr| (see evaluated) into |out|. */
+static cxla_status reducer_evaluated(cpu_svc_run *r, const cxla_instr *instr,
+                                     const cxla_computation *comp, reducer *out) {
+    out->eval = calloc(1, sizeof(*out->eval));
+    if (!out->eval) return OOM();
+    cxla_status s = interp_ctx_init(&out->eval->ctx, r->module, r->options);
+    if (s) {
+        free(out->eval);
+        out->eval = NULL;
+        return s;
+    }
+    s = interp_scalar_fn_init(&out->eval->fn, &out->eval->ctx, instr, comp);
+    if (!s && out->eval->fn.arg_count != 2)
+        s = exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                       "to_apply '%s' must take two scalars, it takes %" PRId64, comp->name,
+                       out->eval->fn.arg_count);
+    if (!s) s = interp_scalar_fn_expect(&out->eval->fn, 0, out->rt);
+    if (!s) s = interp_scalar_fn_expect(&out->eval->fn, 1, out->rt);
+    if (s) reducer_release(out);
+    return s;
+}
+
 /* The reducer of |instr| for a run: its plain operation, else the run's compiled combine
- * function (an internal error when the plan has none). */
+ * function (an internal error when the plan has none but the emitter writes the reducer),
+ * else the evaluated reducer. */
 static cxla_status reducer_for(cpu_svc_run *r, const cxla_instr *instr, reducer *out) {
     const cxla_computation *comp = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
+    memset(out, 0, sizeof(*out));
     if (!comp || !comp->root)
         return exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT, "missing to_apply=");
     out->kind = plain_reducer(instr);
     out->rt = comp->root->shape.type;
-    out->fn = NULL;
     if (out->kind != INTERP_REDUCER_NONE) return NULL;
+    if (!cpu_emit_combine_ok(comp)) return reducer_evaluated(r, instr, comp, out);
     /* The plan holds the combine function as a kernel (the library's symbol stored as
      * one, as cpu_backend.c stores every symbol): its bits are the function's address. */
     cpu_kernel_fn k = r->kernel;
@@ -271,11 +314,28 @@ static cxla_status reducer_for(cpu_svc_run *r, const cxla_instr *instr, reducer 
     return NULL;
 }
 
-static void combine_with(const reducer *rd, void *acc, const void *x, int64_t n) {
-    if (rd->kind != INTERP_REDUCER_NONE)
+static cxla_status combine_with(const reducer *rd, void *acc, const void *x, int64_t n) {
+    if (rd->kind != INTERP_REDUCER_NONE) {
         combine(rd->kind, rd->rt, acc, x, n);
-    else if (n > 0)
-        rd->fn(acc, x, n);
+        return NULL;
+    }
+    if (rd->fn) {
+        if (n > 0) rd->fn(acc, x, n);
+        return NULL;
+    }
+    size_t es = cxla_type_storage(rd->rt);
+    cxla_status s = NULL;
+    for (int64_t j = 0; j < n && !s; j++) {
+        uint8_t *a = (uint8_t *)acc + (size_t)j * es;
+        interp_scalar_set_arg(&rd->eval->fn, 0, a);
+        interp_scalar_set_arg(&rd->eval->fn, 1, (const uint8_t *)x + (size_t)j * es);
+        cxla_literal *v = NULL;
+        s = interp_scalar_call(&rd->eval->fn, &v);
+        const void *p = s ? NULL : interp_scalar_result(&rd->eval->fn, v, 0, 1, rd->rt, &s);
+        if (p) memcpy(a, p, es);
+        cxla_literal_free(v);
+    }
+    return s;
 }
 
 /* column[0] combined with column[1], ... column[count-1] in that order, element by element
@@ -286,15 +346,17 @@ static cxla_status reduce_column(const reducer *rd, const cxla_literal *const *c
     const cxla_literal *first = column[0];
     if (first->shape->type == rd->rt) {
         if (first->size && out != first->data) memmove(out, first->data, first->size);
-        for (int64_t k = 1; k < count; k++) combine_with(rd, out, column[k]->data, first->count);
-        return NULL;
+        cxla_status s = NULL;
+        for (int64_t k = 1; k < count && !s; k++)
+            s = combine_with(rd, out, column[k]->data, first->count);
+        return s;
     }
     cxla_literal *acc = NULL, *back = NULL;
     cxla_status s = cxla_literal_convert(first, rd->rt, &acc);
     for (int64_t k = 1; k < count && !s; k++) {
         cxla_literal *c = NULL;
         s = cxla_literal_convert(column[k], rd->rt, &c);
-        if (!s) combine_with(rd, acc->data, c->data, acc->count);
+        if (!s) s = combine_with(rd, acc->data, c->data, acc->count);
         cxla_literal_free(c);
     }
     if (!s) s = cxla_literal_convert(acc, first->shape->type, &back);
@@ -369,7 +431,7 @@ static cxla_status all_reduce_into(cpu_svc_run *r, const cxla_instr *instr, cons
         copy_operands(instr, out, in);
         return NULL;
     }
-    reducer rd;
+    reducer rd = {0};
     int64_t others = g.count - 1;
     bool leader = g.me == 0;
     view *mine = malloc((size_t)n * sizeof(*mine));
@@ -402,6 +464,7 @@ static cxla_status all_reduce_into(cpu_svc_run *r, const cxla_instr *instr, cons
     free(received);
     free(sends);
     free(mine);
+    reducer_release(&rd);
     exec_group_free(&g);
     return s;
 }
@@ -585,6 +648,7 @@ static cxla_status step_reduce_scatter(cpu_svc_run *r, const cxla_instr *instr, 
     free(buf);
     free(shards);
     free(outgoing);
+    reducer_release(&rd);
     exec_group_free(&g);
     return s;
 }
@@ -1096,6 +1160,7 @@ static cxla_status step_collective_reduce(cpu_svc_run *r, const cxla_instr *inst
         reducer rd;
         s = reducer_for(r, instr, &rd);
         if (!s) s = leader_reduce(r, instr, seq, &g, &rd, mine, out);
+        reducer_release(&rd);
     }
     free(mine);
     free(sends);
@@ -1283,9 +1348,10 @@ cpu_svc_fn cpu_collective_lookup(const cxla_instr *instr) {
                    ? step_refused
                    : NULL;
     cpu_svc_fn reducing = reducing_step(instr);
-    /* A reducer that is no plain operation has its step only where the plan also has the
-     * combine function compiled under the instruction's id: cpu_collective_combine_lookup. */
-    if (reducing) return plain_reducer(instr) != INTERP_REDUCER_NONE ? reducing : NULL;
+    /* A reducer that is no plain operation but one the emitter writes has its step only
+     * where the plan also has the combine function compiled under the instruction's id
+     * (cpu_collective_combine_lookup); one the emitter cannot write is evaluated. */
+    if (reducing) return needs_combiner(instr) ? NULL : reducing;
     switch (instr->opcode) {
     case CXLA_OP_ALL_GATHER: return step_all_gather;
     case CXLA_OP_ALL_GATHER_START: return step_all_gather_start;
