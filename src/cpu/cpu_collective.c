@@ -21,9 +21,10 @@
  * (cpu_collective_combine_lookup); it is never interpreted. Values of another type than
  * the reducer's (a bf16 all-reduce with an f32 add) are converted as the interpreter does:
  * to the reducer's type, combined in it, the result back. A reducer the emitter cannot
- * write keeps the interpreter's handler (both lookups return NULL). The combined in-place
- * form of collective-permute, which the interpreter refuses, is a step reporting its
- * error. */
+ * write (values of several elements inside it, loops) is evaluated element by element by
+ * the interpreter's scalar evaluation, as the interpreter's reduce_in_order does. The
+ * combined in-place form of collective-permute (docs/semantics.md) has steps of its own,
+ * with the interpreter's messages. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
