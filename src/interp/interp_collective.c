@@ -852,8 +852,8 @@ static cxla_status permute_in_place(interp_ctx *ctx, const cxla_instr *instr,
         *out = res[0];
         res[0] = NULL;
     } else if (!s) {
-        s = interp_make_tuple(res, nb, out);
-        if (!s) memset(res, 0, (size_t)nb * sizeof(*res));
+        s = interp_make_tuple(res, nb, out); /* takes the elements, also when it fails */
+        memset(res, 0, (size_t)nb * sizeof(*res));
     }
     for (int64_t b = 0; res && b < nb; b++) cxla_literal_free(res[b]);
     free(res);
