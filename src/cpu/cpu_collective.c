@@ -906,6 +906,10 @@ static cxla_status in_place_form(const cxla_instr *instr, in_place *f) {
     f->nb = tuple ? x->tuple_count : 1;
     f->pairs = cxla_instr_attr(instr, CXLA_ATTR_SOURCE_TARGET_PAIRS);
     f->sizes = cxla_instr_attr(instr, CXLA_ATTR_SLICE_SIZES);
+    if (f->nb > 64) /* the interpreter's message */
+        return exec_error(instr, CXLA_STATUS_UNIMPLEMENTED,
+                          "the in-place form of %" PRId64 " buffers: at most 64 are supported",
+                          f->nb);
     if (!f->pairs || f->pairs->kind != CXLA_ATTR_KIND_INT_LISTS || !f->sizes ||
         f->sizes->kind != CXLA_ATTR_KIND_INT_LISTS || f->nb < 1 || f->nb > 64 ||
         (y->type == CXLA_TUPLE) != tuple || (tuple && y->tuple_count != f->nb) ||

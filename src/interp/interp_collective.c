@@ -727,6 +727,10 @@ static cxla_status permute_in_place(interp_ctx *ctx, const cxla_instr *instr,
     const cxla_attr *sz = cxla_instr_attr(instr, CXLA_ATTR_SLICE_SIZES);
     bool tuple = cxla_literal_type(operands[0]) == CXLA_TUPLE;
     int64_t nb = tuple ? cxla_literal_tuple_count(operands[0]) : 1;
+    if (nb > 64)
+        return interp_error(instr, CXLA_STATUS_UNIMPLEMENTED,
+                            "the in-place form of %" PRId64 " buffers: at most 64 are supported",
+                            nb);
     if (!a || a->kind != CXLA_ATTR_KIND_INT_LISTS || !sz || sz->kind != CXLA_ATTR_KIND_INT_LISTS ||
         nb < 1 || nb > 64 || sz->v.int_lists.count % nb != 0 || sz->v.int_lists.count == 0)
         return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
