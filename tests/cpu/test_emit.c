@@ -1374,6 +1374,62 @@ static void test_streams_against_interpreter(void) {
     ncases = 0;
 }
 
+/* The elements of the first transpose block ("_Alignas(64) T blkN[SIZE]") after |from| in
+ * |tu|, or -1. */
+static long block_elements(const char *tu, const char *from) {
+    const char *at = tu ? strstr(tu, from) : NULL;
+    at = at ? strstr(at, " blk") : NULL;
+    at = at ? strchr(at, '[') : NULL;
+    return at ? strtol(at + 1, NULL, 10) : -1;
+}
+
+/* Transpose tiles (emit_transpose.c, tile_extents): 256-byte operand rows and blocks of
+ * 16 KiB in cache; 128 bytes along both sides where the transposes read at least
+ * CXLA_CPU_STREAM_BYTES (here 1); CXLA_CPU_TRANSPOSE_TILE=AxB sets them (a bad value is
+ * ignored). The forced tiles, with partial tiles along both dimensions, against the
+ * interpreter. */
+static void test_transpose_tiles(void) {
+    setup_cache();
+    ncases = 0;
+    add_case("HloModule m\nENTRY e {\n  p = f32[144,67] parameter(0)\n"
+             "  ROOT r = f32[67,144] transpose(p), dimensions={1,0}\n}\n");
+    add_case("HloModule m\nENTRY e {\n  p = f64[72,35] parameter(0)\n"
+             "  ROOT r = f64[35,72] transpose(p), dimensions={1,0}\n}\n");
+    /* Settings: none, big, forced 16x8, forced with a bad value. Blocks (f32, f64). */
+    const char *stream[4] = {NULL, "1", NULL, NULL}, *tile[4] = {NULL, NULL, "16x8", "7x8"};
+    const long want[4][2] = {
+        {64 * 64, 32 * 64}, {32 * 32, 16 * 16}, {16 * 8, 16 * 8}, {64 * 64, 32 * 64}};
+    for (int k = 0; k < 4; k++) {
+        if (stream[k]) setenv("CXLA_CPU_STREAM_BYTES", stream[k], 1);
+        if (tile[k]) setenv("CXLA_CPU_TRANSPOSE_TILE", tile[k], 1);
+        size_t len = 0;
+        int emitted = 0;
+        char *tu = emit_all(&len, &emitted);
+        unsetenv("CXLA_CPU_STREAM_BYTES");
+        unsetenv("CXLA_CPU_TRANSPOSE_TILE");
+        CHECK(tu != NULL && emitted == ncases);
+        for (int i = 0; i < ncases; i++) {
+            char body[64];
+            snprintf(body, sizeof body, "%s_body(", tcases[i].name);
+            long got = block_elements(tu, body);
+            CHECK_MSG(got == want[k][i], "setting %d, case %d: a block of %ld elements, not %ld", k,
+                      i, got, want[k][i]);
+        }
+        if (k == 2 && tu) {
+            const char *sources[1] = {tu};
+            cpu_library *lib = NULL;
+            CHECK_OK(cpu_library_compile(sources, &len, 1, "test_emit tiles", &lib));
+            for (int i = 0; i < ncases && lib; i++)
+                for (int rep = 0; rep < 3; rep++) run_case(lib, i, rep);
+            cpu_library_close(lib);
+        }
+        free(tu);
+        for (int i = 0; i < ncases; i++) cxla_module_destroy(tcases[i].module);
+    }
+    for (int i = 0; i < ncases; i++) free(tcases[i].text);
+    ncases = 0;
+}
+
 /* The complex functions (complex_cases) against the interpreter, in a translation unit of
  * their own, compiled by gcc and by clang (where installed; both have <complex.h>) and run
  * with split ranges: C99's functions with every combination of NaN, +-inf, -0 and denormal
@@ -1412,5 +1468,6 @@ static void test_complex_against_interpreter(void) {
 }
 
 TEST_MAIN(TEST(test_against_interpreter), TEST(test_transposes_against_interpreter),
-          TEST(test_streams_against_interpreter), TEST(test_complex_against_interpreter),
-          TEST(test_window_gather_scatter_are_kernels), TEST(test_pool_nan_payloads))
+          TEST(test_streams_against_interpreter), TEST(test_transpose_tiles),
+          TEST(test_complex_against_interpreter), TEST(test_window_gather_scatter_are_kernels),
+          TEST(test_pool_nan_payloads))
