@@ -21,7 +21,7 @@
  * (cpu_collective_combine_lookup); it is never interpreted. Values of another type than
  * the reducer's (a bf16 all-reduce with an f32 add) are converted as the interpreter does:
  * to the reducer's type, combined in it, the result back. A reducer the emitter cannot
- * write (values of several elements inside it, loops) is evaluated element by element by
+ * write (values of more than 64 elements inside it) is evaluated element by element by
  * the interpreter's scalar evaluation, as the interpreter's reduce_in_order does. The
  * combined in-place form of collective-permute (docs/semantics.md) has steps of its own,
  * with the interpreter's messages. */
@@ -230,8 +230,8 @@ static void combine(interp_reducer kind, cxla_type t, void *acc, const void *x, 
     }
 }
 
-/* A reducer the emitter cannot write as a combine function (instructions that are not
- * scalar: a broadcast to several elements and a reduce, a while loop, a sort...): the
+/* A reducer the emitter cannot write as a combine function (values of more than 64
+ * elements inside it, instructions the scalar writer does not take): the
  * interpreter's scalar evaluation of the computation, element by element, as the
  * interpreter's reduce_in_order calls it; exact, and slow. */
 typedef struct evaluated {
