@@ -21,9 +21,10 @@
  * (cpu_collective_combine_lookup); it is never interpreted. Values of another type than
  * the reducer's (a bf16 all-reduce with an f32 add) are converted as the interpreter does:
  * to the reducer's type, combined in it, the result back. A reducer the emitter cannot
- * write keeps the interpreter's handler (both lookups return NULL). The combined in-place
- * form of collective-permute, which the interpreter refuses, is a step reporting its
- * error. */
+ * write (values of more than 64 elements inside it) is evaluated element by element by
+ * the interpreter's scalar evaluation, as the interpreter's reduce_in_order does. The
+ * combined in-place form of collective-permute (docs/semantics.md) has steps of its own,
+ * with the interpreter's messages. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -229,14 +230,25 @@ static void combine(interp_reducer kind, cxla_type t, void *acc, const void *x, 
     }
 }
 
+/* A reducer the emitter cannot write as a combine function (values of more than 64
+ * elements inside it, instructions the scalar writer does not take): the
+ * interpreter's scalar evaluation of the computation, element by element, as the
+ * interpreter's reduce_in_order calls it; exact, and slow. */
+typedef struct evaluated {
+    interp_ctx ctx;
+    interp_scalar_fn fn;
+} evaluated;
+
 /* How a step combines with the reducer of its instruction: a plain operation (kind) of the
  * reducer's type |rt|, or (kind NONE) the combine function compiled with the module
- * (cpu_service.h, cpu_svc_run.kernel). Values of another type than |rt| are converted to it
- * and back, as the interpreter's reduce_converted. */
+ * (cpu_service.h, cpu_svc_run.kernel), or (kind NONE, no function) the evaluated reducer.
+ * Values of another type than |rt| are converted to it and back, as the interpreter's
+ * reduce_converted. reducer_release frees it. */
 typedef struct reducer {
     interp_reducer kind;
     cxla_type rt;
     cpu_combine_fn fn;
+    evaluated *eval;
 } reducer;
 
 /* The plain reducer of |instr| when the steps can apply it as a typed loop (see the top of
@@ -250,16 +262,48 @@ static interp_reducer plain_reducer(const cxla_instr *instr) {
     return kind;
 }
 
+static void reducer_release(reducer *rd) {
+    if (!rd->eval) return;
+    if (rd->eval->fn.args) interp_scalar_fn_deinit(&rd->eval->fn);
+    interp_ctx_deinit(&rd->eval->ctx);
+    free(rd->eval);
+    rd->eval = NULL;
+}
+
+/* The evaluated reducer of |instr| (see evaluated) into |out|. */
+static cxla_status reducer_evaluated(cpu_svc_run *r, const cxla_instr *instr,
+                                     const cxla_computation *comp, reducer *out) {
+    out->eval = calloc(1, sizeof(*out->eval));
+    if (!out->eval) return OOM();
+    cxla_status s = interp_ctx_init(&out->eval->ctx, r->module, r->options);
+    if (s) {
+        free(out->eval);
+        out->eval = NULL;
+        return s;
+    }
+    s = interp_scalar_fn_init(&out->eval->fn, &out->eval->ctx, instr, comp);
+    if (!s && out->eval->fn.arg_count != 2)
+        s = exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                       "to_apply '%s' must take two scalars, it takes %" PRId64, comp->name,
+                       out->eval->fn.arg_count);
+    if (!s) s = interp_scalar_fn_expect(&out->eval->fn, 0, out->rt);
+    if (!s) s = interp_scalar_fn_expect(&out->eval->fn, 1, out->rt);
+    if (s) reducer_release(out);
+    return s;
+}
+
 /* The reducer of |instr| for a run: its plain operation, else the run's compiled combine
- * function (an internal error when the plan has none). */
+ * function (an internal error when the plan has none but the emitter writes the reducer),
+ * else the evaluated reducer. */
 static cxla_status reducer_for(cpu_svc_run *r, const cxla_instr *instr, reducer *out) {
     const cxla_computation *comp = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
+    memset(out, 0, sizeof(*out));
     if (!comp || !comp->root)
         return exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT, "missing to_apply=");
     out->kind = plain_reducer(instr);
     out->rt = comp->root->shape.type;
-    out->fn = NULL;
     if (out->kind != INTERP_REDUCER_NONE) return NULL;
+    if (!cpu_emit_combine_ok(comp)) return reducer_evaluated(r, instr, comp, out);
     /* The plan holds the combine function as a kernel (the library's symbol stored as
      * one, as cpu_backend.c stores every symbol): its bits are the function's address. */
     cpu_kernel_fn k = r->kernel;
@@ -271,11 +315,28 @@ static cxla_status reducer_for(cpu_svc_run *r, const cxla_instr *instr, reducer 
     return NULL;
 }
 
-static void combine_with(const reducer *rd, void *acc, const void *x, int64_t n) {
-    if (rd->kind != INTERP_REDUCER_NONE)
+static cxla_status combine_with(const reducer *rd, void *acc, const void *x, int64_t n) {
+    if (rd->kind != INTERP_REDUCER_NONE) {
         combine(rd->kind, rd->rt, acc, x, n);
-    else if (n > 0)
-        rd->fn(acc, x, n);
+        return NULL;
+    }
+    if (rd->fn) {
+        if (n > 0) rd->fn(acc, x, n);
+        return NULL;
+    }
+    size_t es = cxla_type_storage(rd->rt);
+    cxla_status s = NULL;
+    for (int64_t j = 0; j < n && !s; j++) {
+        uint8_t *a = (uint8_t *)acc + (size_t)j * es;
+        interp_scalar_set_arg(&rd->eval->fn, 0, a);
+        interp_scalar_set_arg(&rd->eval->fn, 1, (const uint8_t *)x + (size_t)j * es);
+        cxla_literal *v = NULL;
+        s = interp_scalar_call(&rd->eval->fn, &v);
+        const void *p = s ? NULL : interp_scalar_result(&rd->eval->fn, v, 0, 1, rd->rt, &s);
+        if (p) memcpy(a, p, es);
+        cxla_literal_free(v);
+    }
+    return s;
 }
 
 /* column[0] combined with column[1], ... column[count-1] in that order, element by element
@@ -286,15 +347,17 @@ static cxla_status reduce_column(const reducer *rd, const cxla_literal *const *c
     const cxla_literal *first = column[0];
     if (first->shape->type == rd->rt) {
         if (first->size && out != first->data) memmove(out, first->data, first->size);
-        for (int64_t k = 1; k < count; k++) combine_with(rd, out, column[k]->data, first->count);
-        return NULL;
+        cxla_status s = NULL;
+        for (int64_t k = 1; k < count && !s; k++)
+            s = combine_with(rd, out, column[k]->data, first->count);
+        return s;
     }
     cxla_literal *acc = NULL, *back = NULL;
     cxla_status s = cxla_literal_convert(first, rd->rt, &acc);
     for (int64_t k = 1; k < count && !s; k++) {
         cxla_literal *c = NULL;
         s = cxla_literal_convert(column[k], rd->rt, &c);
-        if (!s) combine_with(rd, acc->data, c->data, acc->count);
+        if (!s) s = combine_with(rd, acc->data, c->data, acc->count);
         cxla_literal_free(c);
     }
     if (!s) s = cxla_literal_convert(acc, first->shape->type, &back);
@@ -369,7 +432,7 @@ static cxla_status all_reduce_into(cpu_svc_run *r, const cxla_instr *instr, cons
         copy_operands(instr, out, in);
         return NULL;
     }
-    reducer rd;
+    reducer rd = {0};
     int64_t others = g.count - 1;
     bool leader = g.me == 0;
     view *mine = malloc((size_t)n * sizeof(*mine));
@@ -402,6 +465,7 @@ static cxla_status all_reduce_into(cpu_svc_run *r, const cxla_instr *instr, cons
     free(received);
     free(sends);
     free(mine);
+    reducer_release(&rd);
     exec_group_free(&g);
     return s;
 }
@@ -585,6 +649,7 @@ static cxla_status step_reduce_scatter(cpu_svc_run *r, const cxla_instr *instr, 
     free(buf);
     free(shards);
     free(outgoing);
+    reducer_release(&rd);
     exec_group_free(&g);
     return s;
 }
@@ -806,6 +871,263 @@ static cxla_status step_collective_permute_start(cpu_svc_run *r, const cxla_inst
     return NULL;
 }
 
+/* ---- collective-permute, the combined in-place form ------------------------------------
+ *
+ * As the interpreter's permute_in_place (its comment says the semantics): the result's
+ * leaves start as copies of the output buffers, and each pair that targets this device, in
+ * order, writes its slice's window from its source's input buffers. A message from a
+ * source holds its input buffers (views of the arena) and its input start indices as one
+ * s64 array (for each buffer, each slice, each dimension), the interpreter's message. */
+
+/* The leaves of the in-place form's operands: |nb| input buffers, |nb| output buffers,
+ * then the input start indices and the output start indices, |starts| scalars each (for
+ * each buffer, each slice, each dimension: the depth-first order of their tuples). */
+typedef struct in_place {
+    int64_t nb, k, starts;
+    int64_t ranks[64];
+    const cxla_shape *in[64], *out[64];
+    const cxla_attr *pairs, *sizes;
+} in_place;
+
+/* The integer scalar leaves of |s| depth first into |types| from |*n| on. */
+static void scalar_leaf_types(const cxla_shape *s, cxla_type *types, int64_t *n, int64_t max) {
+    if (s->type == CXLA_TUPLE) {
+        for (int64_t i = 0; i < s->tuple_count; i++)
+            scalar_leaf_types(&s->elements[i], types, n, max);
+        return;
+    }
+    if (*n < max) types[*n] = s->type;
+    (*n)++;
+}
+
+static cxla_status in_place_form(const cxla_instr *instr, in_place *f) {
+    const cxla_shape *x = &instr->operands[0]->shape, *y = &instr->operands[1]->shape;
+    bool tuple = x->type == CXLA_TUPLE;
+    f->nb = tuple ? x->tuple_count : 1;
+    f->pairs = cxla_instr_attr(instr, CXLA_ATTR_SOURCE_TARGET_PAIRS);
+    f->sizes = cxla_instr_attr(instr, CXLA_ATTR_SLICE_SIZES);
+    if (f->nb > 64) /* the interpreter's message */
+        return exec_error(instr, CXLA_STATUS_UNIMPLEMENTED,
+                          "the in-place form of %" PRId64 " buffers: at most 64 are supported",
+                          f->nb);
+    if (!f->pairs || f->pairs->kind != CXLA_ATTR_KIND_INT_LISTS || !f->sizes ||
+        f->sizes->kind != CXLA_ATTR_KIND_INT_LISTS || f->nb < 1 || f->nb > 64 ||
+        (y->type == CXLA_TUPLE) != tuple || (tuple && y->tuple_count != f->nb) ||
+        f->sizes->v.int_lists.count == 0 || f->sizes->v.int_lists.count % f->nb != 0)
+        return exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                          "the in-place form needs source_target_pairs={{s,t},...} and "
+                          "slice_sizes={{...},...} with as many lists per buffer");
+    f->k = f->sizes->v.int_lists.count / f->nb;
+    f->starts = 0;
+    for (int64_t b = 0; b < f->nb; b++) {
+        f->in[b] = tuple ? &x->elements[b] : x;
+        f->out[b] = tuple ? &y->elements[b] : y;
+        f->ranks[b] = f->in[b]->rank;
+        f->starts += f->k * f->ranks[b];
+        for (int64_t j = 0; j < f->k; j++)
+            if (f->sizes->v.int_lists.lengths[b * f->k + j] != f->ranks[b])
+                return exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                  "slice_sizes entry %" PRId64 " needs %" PRId64 " sizes",
+                                  b * f->k + j, f->ranks[b]);
+    }
+    return NULL;
+}
+
+/* The |f->starts| start indices of operand |op| (2 or 3), whose first leaf is in[at]. */
+static cxla_status read_starts(const cxla_instr *instr, const in_place *f, int64_t op,
+                               const void *const *in, int64_t at, int64_t *out) {
+    cxla_type types[4096];
+    int64_t n = 0;
+    scalar_leaf_types(&instr->operands[op]->shape, types, &n, 4096);
+    if (n != f->starts || n > 4096)
+        return exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                          "operand %" PRId64 " holds %" PRId64 " start indices, not %" PRId64, op,
+                          n, f->starts);
+    for (int64_t i = 0; i < n; i++) {
+        if (cxla_type_class_of(types[i]) == CXLA_CLASS_UNSIGNED) {
+            uint64_t u = cxla_load_u64(types[i], in[at + i]);
+            out[i] = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+        } else {
+            out[i] = cxla_load_s64(types[i], in[at + i]);
+        }
+    }
+    return NULL;
+}
+
+static int64_t clamp_start(int64_t v, int64_t dim, int64_t size) {
+    return v < 0 ? 0 : v > dim - size ? dim - size : v;
+}
+
+/* The window of |size| at |sstart| of row-major |src| (dims |sdims|) into |dstart| of
+ * row-major |dst|, starts clamped as dynamic-slice's; rows along the last dimension at a
+ * time. */
+static void copy_window(uint8_t *dst, const int64_t *ddims, const int64_t *dstart,
+                        const uint8_t *src, const int64_t *sdims, const int64_t *sstart,
+                        const int64_t *size, int64_t rank, size_t es) {
+    int64_t rows = 1, ds[CXLA_MAX_RANK], ss[CXLA_MAX_RANK], idx[CXLA_MAX_RANK] = {0};
+    for (int64_t d = 0; d < rank; d++) {
+        if (size[d] == 0) return;
+        if (d < rank - 1) rows *= size[d];
+        ds[d] = clamp_start(dstart[d], ddims[d], size[d]);
+        ss[d] = clamp_start(sstart[d], sdims[d], size[d]);
+    }
+    size_t row = (size_t)(rank ? size[rank - 1] : 1) * es;
+    for (int64_t n = 0; n < rows; n++) {
+        int64_t so = 0, dof = 0;
+        for (int64_t d = 0; d < rank; d++) {
+            so = so * sdims[d] + ss[d] + (d < rank - 1 ? idx[d] : 0);
+            dof = dof * ddims[d] + ds[d] + (d < rank - 1 ? idx[d] : 0);
+        }
+        memmove(dst + (size_t)dof * es, src + (size_t)so * es, row);
+        for (int64_t d = rank - 2; d >= 0 && ++idx[d] == size[d]; d--) idx[d] = 0;
+    }
+}
+
+static cxla_status permute_in_place_into(cpu_svc_run *r, const cxla_instr *instr, void *const *out,
+                                         const void *const *in) {
+    in_place f;
+    CXLA_RETURN_IF_ERROR(in_place_form(instr, &f));
+    int64_t seq = 0;
+    exec_devices dv;
+    CXLA_RETURN_IF_ERROR(next_sequence(r, instr, &seq));
+    CXLA_RETURN_IF_ERROR(exec_collective_devices(r->options, r->module, instr, &dv));
+    int64_t channel;
+    bool by_partition = cxla_instr_int(instr, CXLA_ATTR_CHANNEL_ID, &channel);
+    const char *word = by_partition ? "partition" : "replica";
+    int64_t space = by_partition ? dv.partitions : dv.replicas;
+    int64_t me = by_partition ? dv.partition : dv.replica;
+    const cxla_attr *a = f.pairs;
+    int64_t pairs = a->v.int_lists.count, nb = f.nb, parts = nb + 1;
+    int64_t *to = malloc((size_t)(pairs ? pairs : 1) * sizeof(*to));
+    int64_t *from = malloc((size_t)(pairs ? pairs : 1) * sizeof(*from));
+    int64_t *from_id = malloc((size_t)(pairs ? pairs : 1) * sizeof(*from_id));
+    int64_t *starts = malloc((size_t)(2 * f.starts + 1) * sizeof(*starts));
+    view *mine = malloc((size_t)parts * sizeof(*mine));
+    cxla_status s = to && from && from_id && starts && mine ? NULL : OOM();
+    int64_t nto = 0, nfrom = 0;
+    for (int64_t i = 0; i < pairs && !s; i++) {
+        const int64_t *p = a->v.int_lists.lists[i];
+        if (a->v.int_lists.lengths[i] != 2) {
+            s = exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                           "source_target_pairs entry %" PRId64 " must be {source,target}", i);
+            break;
+        }
+        for (int c = 0; c < 2 && !s; c++)
+            if (p[c] < 0 || (r->options->comm && p[c] >= space))
+                s = exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                               "source_target_pairs name %s %" PRId64 " but the run has %" PRId64
+                               " %ss",
+                               word, p[c], space, word);
+        if (s) break;
+        int64_t other = p[0] == me ? p[1] : p[0];
+        int64_t id = by_partition ? dv.replica * dv.partitions + other
+                                  : other * dv.partitions + dv.partition;
+        bool seen = false;
+        if (p[0] == me && p[1] != me) {
+            for (int64_t j = 0; j < nto; j++) seen = seen || to[j] == id;
+            if (!seen) to[nto++] = id;
+        }
+        seen = false;
+        if (p[1] == me && p[0] != me) {
+            for (int64_t j = 0; j < nfrom; j++) seen = seen || from[j] == p[0];
+            if (!seen) {
+                from[nfrom] = p[0];
+                from_id[nfrom++] = id;
+            }
+        }
+    }
+    int64_t *ins = starts, *outs = starts + f.starts;
+    if (!s) s = read_starts(instr, &f, 2, in, 2 * nb, ins);
+    if (!s) s = read_starts(instr, &f, 3, in, 2 * nb + f.starts, outs);
+    int64_t sdims[1] = {f.starts};
+    cxla_shape ss = {.type = CXLA_S64, .rank = 1, .dims = sdims};
+    if (!s) {
+        for (int64_t b = 0; b < nb; b++) view_init(&mine[b], f.in[b], in[b]);
+        view_init(&mine[nb], &ss, ins);
+    }
+    const cxla_literal **sends = NULL, **expect = NULL;
+    cxla_literal **recvs = NULL;
+    if (!s) {
+        sends = malloc((size_t)((nto ? nto : 1) * parts) * sizeof(*sends));
+        expect = malloc((size_t)((nfrom ? nfrom : 1) * parts) * sizeof(*expect));
+        recvs = calloc((size_t)((nfrom ? nfrom : 1) * parts), sizeof(*recvs));
+        if (!sends || !expect || !recvs) s = OOM();
+    }
+    for (int64_t j = 0; j < nto && !s; j++)
+        for (int64_t i = 0; i < parts; i++) sends[j * parts + i] = &mine[i].lit;
+    for (int64_t j = 0; j < nfrom && !s; j++)
+        for (int64_t i = 0; i < parts; i++) expect[j * parts + i] = &mine[i].lit;
+    if (!s)
+        s = exec_collective_exchange(r->options, instr, seq, parts, nto, to, sends, nfrom, from_id,
+                                     expect, recvs, 1);
+    for (int64_t b = 0; b < nb && !s; b++) {
+        size_t bytes = bytes_of(f.out[b]);
+        if (bytes && out[b] != in[nb + b]) memmove(out[b], in[nb + b], bytes);
+    }
+    for (int64_t i = 0; i < pairs && !s; i++) {
+        const int64_t *p = a->v.int_lists.lists[i];
+        int64_t j = 0;
+        for (int64_t e = 0; e < i; e++) j += a->v.int_lists.lists[e][0] == p[0];
+        if (p[1] != me) continue;
+        if (j >= f.k) {
+            s = exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                           "%s %" PRId64 " sends more than the %" PRId64
+                           " slice(s) of the start indices",
+                           word, p[0], f.k);
+            break;
+        }
+        const cxla_literal *const *src = NULL;
+        for (int64_t g = 0; g < nfrom; g++)
+            if (p[0] != me && from[g] == p[0]) src = (const cxla_literal *const *)&recvs[g * parts];
+        const int64_t *sst = src ? (const int64_t *)src[nb]->data : ins;
+        for (int64_t b = 0, at = 0; b < nb; at += f.k * f.ranks[b], b++)
+            copy_window(out[b], f.out[b]->dims, outs + at + j * f.ranks[b],
+                        src ? (const uint8_t *)src[b]->data : (const uint8_t *)in[b], f.in[b]->dims,
+                        sst + at + j * f.ranks[b], f.sizes->v.int_lists.lists[b * f.k + j],
+                        f.ranks[b], cxla_type_storage(f.in[b]->type));
+    }
+    for (int64_t i = 0; recvs && i < nfrom * parts; i++) cxla_literal_free(recvs[i]);
+    free(recvs);
+    free(sends);
+    free(expect);
+    free(mine);
+    free(starts);
+    free(to);
+    free(from);
+    free(from_id);
+    return s;
+}
+
+static cxla_status step_permute_in_place(cpu_svc_run *r, const cxla_instr *instr, void *const *out,
+                                         const void *const *in) {
+    return permute_in_place_into(r, instr, out, in);
+}
+
+/* collective-permute-start in the in-place form: (input, output, context...). */
+static cxla_status step_permute_in_place_start(cpu_svc_run *r, const cxla_instr *instr,
+                                               void *const *out, const void *const *in) {
+    const cxla_shape *d = &instr->shape;
+    if (d->type != CXLA_TUPLE || d->tuple_count < 2)
+        return exec_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                          "the result must be an (input, output, context...) tuple");
+    int64_t nb = exec_leaf_count(&d->elements[0]);
+    CXLA_RETURN_IF_ERROR(permute_in_place_into(r, instr, out + leaves_before(d, 1), in));
+    for (int64_t b = 0; b < nb; b++) {
+        const cxla_shape *xs = instr->operands[0]->shape.type == CXLA_TUPLE
+                                   ? &instr->operands[0]->shape.elements[b]
+                                   : &instr->operands[0]->shape;
+        size_t bytes = bytes_of(xs);
+        if (bytes && out[b] != in[b]) memmove(out[b], in[b], bytes);
+    }
+    for (int64_t e = 2; e < d->tuple_count; e++) {
+        const cxla_shape *cs = &d->elements[e];
+        if (cs->type == CXLA_TUPLE || !cxla_type_is_array(cs->type)) continue;
+        size_t b = bytes_of(cs);
+        if (b) memset(out[leaves_before(d, e)], 0, b);
+    }
+    return NULL;
+}
+
 /* ---- collective-reduce ------------------------------------------------------------------ */
 
 /* As the interpreter's: the group's first member (its root) gets every member's operands
@@ -843,6 +1165,7 @@ static cxla_status step_collective_reduce(cpu_svc_run *r, const cxla_instr *inst
         reducer rd;
         s = reducer_for(r, instr, &rd);
         if (!s) s = leader_reduce(r, instr, seq, &g, &rd, mine, out);
+        reducer_release(&rd);
     }
     free(mine);
     free(sends);
@@ -956,20 +1279,14 @@ static cxla_status step_ragged_all_to_all(cpu_svc_run *r, const cxla_instr *inst
 
 /* ---- the interpreter's errors ------------------------------------------------------------- */
 
-/* What the interpreter reports for a collective whose operands it does not take: the
- * combined in-place form of collective-permute, an operand that is not an array (after the
- * checks that come first there), without a handler step. */
+/* What the interpreter reports for a collective whose operands it does not take: an
+ * operand that is not an array (after the checks that come first there), without a
+ * handler step. */
 static cxla_status step_refused(cpu_svc_run *r, const cxla_instr *instr, void *const *out,
                                 const void *const *in) {
     (void)r;
     (void)out;
     (void)in;
-    bool permute = instr->opcode == CXLA_OP_COLLECTIVE_PERMUTE ||
-                   instr->opcode == CXLA_OP_COLLECTIVE_PERMUTE_START;
-    if (permute && instr->operand_count == 4 && instr->operands[2]->shape.type == CXLA_TUPLE)
-        return exec_error(instr, CXLA_STATUS_UNIMPLEMENTED,
-                          "the combined in-place form of collective-permute is not "
-                          "supported by the interpreter yet");
     if (instr->opcode == CXLA_OP_COLLECTIVE_REDUCE &&
         cxla_instr_bool(instr, CXLA_ATTR_HAS_DYNAMIC_ROOT))
         return step_collective_reduce(r, instr, out, in);
@@ -1022,10 +1339,11 @@ cpu_svc_fn cpu_collective_lookup(const cxla_instr *instr) {
     }
     bool permute = instr->opcode == CXLA_OP_COLLECTIVE_PERMUTE ||
                    instr->opcode == CXLA_OP_COLLECTIVE_PERMUTE_START;
-    /* The combined in-place form (a tuple operand) and operands that are not arrays: the
+    /* The combined in-place form (tuple start indices); operands that are not arrays: the
      * interpreter's error, from a step of its own. */
     if (permute && instr->operand_count == 4 && instr->operands[2]->shape.type == CXLA_TUPLE)
-        return step_refused;
+        return instr->opcode == CXLA_OP_COLLECTIVE_PERMUTE ? step_permute_in_place
+                                                           : step_permute_in_place_start;
     if (!arrays_only(instr))
         return reducing_step(instr) || permute || instr->opcode == CXLA_OP_ALL_GATHER ||
                        instr->opcode == CXLA_OP_ALL_GATHER_START ||
@@ -1035,9 +1353,10 @@ cpu_svc_fn cpu_collective_lookup(const cxla_instr *instr) {
                    ? step_refused
                    : NULL;
     cpu_svc_fn reducing = reducing_step(instr);
-    /* A reducer that is no plain operation has its step only where the plan also has the
-     * combine function compiled under the instruction's id: cpu_collective_combine_lookup. */
-    if (reducing) return plain_reducer(instr) != INTERP_REDUCER_NONE ? reducing : NULL;
+    /* A reducer that is no plain operation but one the emitter writes has its step only
+     * where the plan also has the combine function compiled under the instruction's id
+     * (cpu_collective_combine_lookup); one the emitter cannot write is evaluated. */
+    if (reducing) return needs_combiner(instr) ? NULL : reducing;
     switch (instr->opcode) {
     case CXLA_OP_ALL_GATHER: return step_all_gather;
     case CXLA_OP_ALL_GATHER_START: return step_all_gather_start;

@@ -5,8 +5,9 @@
  * interp_rng.c) and gives its results bit for bit, on the arena's buffers.
  *
  * What keeps the interpreter's handler (the lookup returns NULL): the built-in TopK target
- * (the topk kernel runs it where it can: cpu_svc_topk_instr) and an identity target that
- * changes shapes (the handler's error). A foreign custom call whose operands,
+ * (the topk kernel runs it, every type the interpreter's topk takes: cpu_svc_topk_instr;
+ * a comparator the interpreter rejects keeps the handler's error) and an identity target
+ * that changes shapes (the handler's error). A foreign custom call whose operands,
  * operand_layout_constraints or result are not row-major gets relaid copies of its leaves
  * (call_foreign); host transfers hand the callbacks literals that view the arena (relaid
  * to the instruction's layouts when those are not row-major). */

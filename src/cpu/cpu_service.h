@@ -36,8 +36,9 @@ typedef cxla_status (*cpu_svc_fn)(cpu_svc_run *r, const cxla_instr *instr, void 
 /* The service step of |instr|, or NULL when it has none (the plan then calls the
  * interpreter's handler): NULL for shapes or attributes it does not take (documented
  * at each step: the TopK target and identity targets that change shapes, reducers that
- * are not a plain add/mul/max/min/and/or/xor of the operands' type (see
- * cpu_collective_combine_lookup), the -start forms of async wrappers). */
+ * are no plain add/mul/max/min/and/or/xor of the operands' type but that the emitter
+ * writes as combine functions (see cpu_collective_combine_lookup), the -start forms of
+ * async wrappers). */
 cpu_svc_fn cpu_svc_lookup(const cxla_instr *instr);
 cpu_svc_fn cpu_collective_lookup(const cxla_instr *instr); /* cpu_collective.c */
 /* The step of an all-reduce, reduce-scatter or collective-reduce whose reducer is no plain

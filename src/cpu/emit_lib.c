@@ -145,10 +145,13 @@ static void emit_typed_less(const interp_comparator *c, const char *fname, cxla_
     cxla_strbuf_printf(out, "    return %s;\n}\n", holds);
 }
 
+/* The types the interpreter's topk orders (interp_op_topk): every held type but complex;
+ * sub-byte integers are held one per byte, sign-extended (s1, s2, s4) or zero-extended
+ * (u2, u4), so the typed comparison of emit_typed_less orders them as their values. */
 static bool ordered_type(cxla_type t) {
     cxla_type_class k = cxla_type_class_of(t);
-    return cpu_emit_type_ok(t) && (k == CXLA_CLASS_PRED || k == CXLA_CLASS_SIGNED ||
-                                   k == CXLA_CLASS_UNSIGNED || k == CXLA_CLASS_FLOAT);
+    return held_type(t) && (k == CXLA_CLASS_PRED || k == CXLA_CLASS_SIGNED ||
+                            k == CXLA_CLASS_UNSIGNED || k == CXLA_CLASS_FLOAT);
 }
 
 typedef struct sort_form {

@@ -255,7 +255,106 @@ static bool permute_in_place(const cxla_instr *in) {
     return in->operand_count == 4 && OPS(2)->type == CXLA_TUPLE;
 }
 
-static cxla_status check_pairs(const cxla_instr *in, cxla_arena *arena) {
+/* The start indices |off| of buffer |b| (rank |rank|) in operand |op| of the in-place form,
+ * as XLA's verifier (CheckBufferOffset) takes them: a tuple of |rank| integer scalars (one
+ * slice), or a tuple of tuples of |rank| integer scalars (one slice per inner tuple). The
+ * slice count in |out_slots|. */
+static cxla_status in_place_offsets(const cxla_instr *in, cxla_arena *arena, const cxla_shape *off,
+                                    int64_t op, int64_t b, int64_t rank, int64_t *out_slots) {
+    const char *what = op == 2 ? "input" : "output";
+    if (off->type != CXLA_TUPLE)
+        return cxla_infer_fail(in,
+                               "the %s start indices of buffer %" PRId64 " must be a tuple, got %s",
+                               what, b, STR(off));
+    bool nested = off->tuple_count > 0 && off->elements[0].type == CXLA_TUPLE;
+    int64_t slots = nested ? off->tuple_count : 1;
+    for (int64_t j = 0; j < slots; j++) {
+        const cxla_shape *t = nested ? &off->elements[j] : off;
+        bool ok = t->type == CXLA_TUPLE && t->tuple_count == rank;
+        for (int64_t d = 0; ok && d < rank; d++)
+            ok = t->elements[d].type != CXLA_TUPLE && cxla_infer_is_scalar(&t->elements[d]) &&
+                 cxla_type_is_integer(t->elements[d].type);
+        if (!ok)
+            return cxla_infer_fail(
+                in,
+                "the %s start indices of buffer %" PRId64 " must be a tuple of %" PRId64
+                " integer scalars, or a tuple of such tuples (one per slice), got %s",
+                what, b, rank, STR(off));
+    }
+    *out_slots = slots;
+    return NULL;
+}
+
+/* The in-place form's operands (XLA's CheckInplaceCollectivePermute, and what cxla's
+ * semantics need besides, docs/semantics.md): input and output both arrays, or both
+ * tuples of as many arrays, each input of its output's element type and rank; start
+ * indices per buffer with one count of slices k throughout; slice_sizes={{...},...}: k
+ * lists per buffer (buffer-major), each of one size per dimension, within both buffers;
+ * a source or target in at most k pairs. The slice count in |out_slots|. */
+static cxla_status check_in_place(const cxla_instr *in, cxla_arena *arena, int64_t *out_slots) {
+    const cxla_shape *x = OPS(0), *y = OPS(1);
+    bool tuple = x->type == CXLA_TUPLE;
+    int64_t nb = tuple ? x->tuple_count : 1;
+    if ((y->type == CXLA_TUPLE) != tuple || (tuple && y->tuple_count != nb) || nb < 1)
+        return cxla_infer_fail(in,
+                               "the input %s and the output %s must both be arrays, or tuples of "
+                               "as many arrays",
+                               STR(x), STR(y));
+    int64_t slots = -1;
+    for (int64_t b = 0; b < nb; b++) {
+        const cxla_shape *xb = tuple ? &x->elements[b] : x, *yb = tuple ? &y->elements[b] : y;
+        if (!cxla_infer_is_array(xb) || !cxla_infer_is_array(yb) || xb->type != yb->type ||
+            xb->rank != yb->rank)
+            return cxla_infer_fail(in,
+                                   "input buffer %s and output buffer %s must be arrays of one "
+                                   "element type and rank",
+                                   STR(xb), STR(yb));
+        for (int64_t op = 2; op < 4; op++) {
+            const cxla_shape *o = OPS(op);
+            if (tuple && (o->type != CXLA_TUPLE || o->tuple_count != nb))
+                return cxla_infer_fail(
+                    in, "the %s start indices %s must hold one entry per buffer (%" PRId64 ")",
+                    op == 2 ? "input" : "output", STR(o), nb);
+            int64_t k = 0;
+            CXLA_RETURN_IF_ERROR(
+                in_place_offsets(in, arena, tuple ? &o->elements[b] : o, op, b, xb->rank, &k));
+            if (slots >= 0 && k != slots)
+                return cxla_infer_fail(in,
+                                       "the start indices name %" PRId64
+                                       " slices in one place and %" PRId64
+                                       " in another; every buffer's input and output start "
+                                       "indices must name as many",
+                                       slots, k);
+            slots = k;
+        }
+    }
+    const cxla_attr *a = cxla_instr_attr(in, CXLA_ATTR_SLICE_SIZES);
+    if (!a || a->kind != CXLA_ATTR_KIND_INT_LISTS || a->v.int_lists.count != nb * slots)
+        return cxla_infer_fail(in,
+                               "the in-place form needs slice_sizes={{...},...} with %" PRId64
+                               " list(s): %" PRId64 " per buffer, one per slice",
+                               nb * slots, slots);
+    for (int64_t b = 0; b < nb; b++) {
+        const cxla_shape *xb = tuple ? &x->elements[b] : x, *yb = tuple ? &y->elements[b] : y;
+        for (int64_t j = 0; j < slots; j++) {
+            int64_t l = b * slots + j, n = a->v.int_lists.lengths[l];
+            const int64_t *v = a->v.int_lists.lists[l];
+            bool ok = n == xb->rank;
+            for (int64_t d = 0; ok && d < n; d++)
+                ok = v[d] >= 0 && v[d] <= xb->dims[d] && v[d] <= yb->dims[d];
+            if (!ok)
+                return cxla_infer_fail(in,
+                                       "slice_sizes entry %" PRId64 " %s must hold one size per "
+                                       "dimension within both the input %s and the output %s",
+                                       l, INTS_STR(v, n), STR(xb), STR(yb));
+        }
+    }
+    *out_slots = slots;
+    return NULL;
+}
+
+/* |slots|: how many times a source or a target may appear (1 but in the in-place form). */
+static cxla_status check_pairs(const cxla_instr *in, cxla_arena *arena, int64_t slots) {
     const cxla_attr *a = cxla_instr_attr(in, CXLA_ATTR_SOURCE_TARGET_PAIRS);
     if (!a || a->kind != CXLA_ATTR_KIND_INT_LISTS)
         return cxla_infer_fail(in, "missing attribute source_target_pairs={{s,t},...}");
@@ -275,21 +374,31 @@ static cxla_status check_pairs(const cxla_instr *in, cxla_arena *arena) {
                     in, "%s %" PRId64 " in source_target_pairs is outside 0..%" PRId64,
                     k ? "target" : "source", v, limit - 1);
         }
-        if (permute_in_place(in)) continue;
-        for (int64_t j = 0; j < i; j++)
-            for (int k = 0; k < 2; k++)
+        /* The in-place form lets a device send (receive) one slice per slot. */
+        for (int k = 0; k < 2; k++) {
+            int64_t seen = 0;
+            for (int64_t j = 0; j < i; j++)
                 if (a->v.int_lists.lengths[j] == 2 &&
                     a->v.int_lists.lists[j][k] == a->v.int_lists.lists[i][k])
-                    return cxla_infer_fail(in,
-                                           "%s %" PRId64 " appears twice in source_target_pairs",
-                                           k ? "target" : "source", a->v.int_lists.lists[i][k]);
+                    seen++;
+            if (seen >= slots)
+                return cxla_infer_fail(in,
+                                       slots == 1 ? "%s %" PRId64
+                                                    " appears twice in source_target_pairs"
+                                                  : "%s %" PRId64 " appears more than %" PRId64
+                                                    " times (the slices of the start indices) in "
+                                                    "source_target_pairs",
+                                       k ? "target" : "source", a->v.int_lists.lists[i][k], slots);
+        }
     }
     return NULL;
 }
 
 CXLA_INFER_DECLARE(cxla_infer_collective_permute) {
     if (in->operand_count < 1) return cxla_infer_fail(in, "expects at least one operand");
-    CXLA_RETURN_IF_ERROR(check_pairs(in, arena));
+    int64_t slots = 1;
+    if (permute_in_place(in)) CXLA_RETURN_IF_ERROR(check_in_place(in, arena, &slots));
+    CXLA_RETURN_IF_ERROR(check_pairs(in, arena, slots));
     if (permute_in_place(in)) return cxla_infer_copy(arena, OPS(1), out);
     CXLA_RETURN_IF_ERROR(arrays(in, arena));
     return cxla_infer_operands_tuple(in, arena, true, out);
@@ -297,7 +406,9 @@ CXLA_INFER_DECLARE(cxla_infer_collective_permute) {
 
 CXLA_INFER_DECLARE(cxla_infer_collective_permute_start) {
     if (in->operand_count < 1) return cxla_infer_fail(in, "expects at least one operand");
-    CXLA_RETURN_IF_ERROR(check_pairs(in, arena));
+    int64_t slots = 1;
+    if (permute_in_place(in)) CXLA_RETURN_IF_ERROR(check_in_place(in, arena, &slots));
+    CXLA_RETURN_IF_ERROR(check_pairs(in, arena, slots));
     cxla_shape io[2];
     if (permute_in_place(in)) {
         CXLA_RETURN_IF_ERROR(cxla_infer_copy(arena, OPS(0), &io[0]));

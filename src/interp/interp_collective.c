@@ -644,6 +644,226 @@ static cxla_status op_collective_broadcast(interp_ctx *ctx, const cxla_instr *in
 
 /* ---- collective-permute ----------------------------------------------------------- */
 
+/* ---- collective-permute, the combined in-place form ----------------------------------
+ *
+ * collective-permute(input, output, input_start_indices, output_start_indices),
+ * slice_sizes={{...},...} (XLA's in-place form; the verifier checks the shapes,
+ * infer_collective.c): input and output are arrays, or tuples of as many arrays (the
+ * buffers); each buffer has k slices (start indices: a tuple of scalars, k = 1, or a tuple
+ * of k such tuples), and slice_sizes lists k sizes per buffer, buffer-major. Pair i of
+ * source_target_pairs uses slice j = the number of earlier pairs with the same source.
+ * The result is this device's output buffers, where, for each pair {s, me} in order, the
+ * window of slice j's sizes at this device's output start indices j takes the window of
+ * the same sizes at the source's input start indices j of the source's input buffers.
+ * Start indices are clamped into their buffer as dynamic-slice clamps them. What no pair
+ * writes keeps the output buffers' values. */
+
+/* A start index as a signed value (unsigned ones above INT64_MAX saturate). */
+static int64_t start_index(cxla_type t, const void *p) {
+    if (cxla_type_class_of(t) == CXLA_CLASS_UNSIGNED) {
+        uint64_t u = cxla_load_u64(t, p);
+        return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+    }
+    return cxla_load_s64(t, p);
+}
+
+/* Buffer |b| of a buffers operand (an array, or a tuple of arrays). */
+static const cxla_literal *buffer_of(const cxla_literal *v, int64_t b) {
+    return cxla_literal_type(v) == CXLA_TUPLE ? cxla_literal_tuple_element_const(v, b) : v;
+}
+
+/* The start indices of |off| (a start-indices operand) as one s64 array: for each buffer
+ * b, each slice j, each dimension d (ranks[b] of them). */
+static cxla_status flat_starts(const cxla_literal *off, bool tuple, int64_t nb, int64_t k,
+                               const int64_t *ranks, cxla_literal **out) {
+    int64_t total = 0;
+    for (int64_t b = 0; b < nb; b++) total += k * ranks[b];
+    int64_t dims[1] = {total};
+    cxla_shape fs = {.type = CXLA_S64, .rank = 1, .dims = dims};
+    CXLA_RETURN_IF_ERROR(interp_new_array(&fs, out));
+    int64_t *v = cxla_literal_data(*out), at = 0;
+    for (int64_t b = 0; b < nb; b++) {
+        const cxla_literal *ob = tuple ? cxla_literal_tuple_element_const(off, b) : off;
+        for (int64_t j = 0; j < k; j++) {
+            const cxla_literal *t = ob;
+            if (cxla_literal_tuple_count(ob) > 0 &&
+                cxla_literal_type(cxla_literal_tuple_element_const(ob, 0)) == CXLA_TUPLE)
+                t = cxla_literal_tuple_element_const(ob, j);
+            for (int64_t d = 0; d < ranks[b]; d++) {
+                const cxla_literal *e = cxla_literal_tuple_element_const(t, d);
+                v[at++] = start_index(cxla_literal_type(e), cxla_literal_data_const(e));
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Copies the window of |size| at |sstart| of the row-major |src| (dims |sdims|) to
+ * |dstart| of the row-major |dst| (dims |ddims|), element by element; the starts are
+ * clamped as dynamic-slice clamps them. */
+static void copy_window(uint8_t *dst, const int64_t *ddims, const int64_t *dstart,
+                        const uint8_t *src, const int64_t *sdims, const int64_t *sstart,
+                        const int64_t *size, int64_t rank, size_t es) {
+    int64_t count = 1, ds[CXLA_MAX_RANK], ss[CXLA_MAX_RANK], idx[CXLA_MAX_RANK] = {0};
+    for (int64_t d = 0; d < rank; d++) {
+        count *= size[d];
+        ds[d] = dstart[d] < 0 ? 0 : dstart[d] > ddims[d] - size[d] ? ddims[d] - size[d] : dstart[d];
+        ss[d] = sstart[d] < 0 ? 0 : sstart[d] > sdims[d] - size[d] ? sdims[d] - size[d] : sstart[d];
+    }
+    for (int64_t n = 0; n < count; n++) {
+        int64_t so = 0, dof = 0;
+        for (int64_t d = 0; d < rank; d++) {
+            so = so * sdims[d] + ss[d] + idx[d];
+            dof = dof * ddims[d] + ds[d] + idx[d];
+        }
+        memcpy(dst + (size_t)dof * es, src + (size_t)so * es, es);
+        for (int64_t d = rank - 1; d >= 0 && ++idx[d] == size[d]; d--) idx[d] = 0;
+    }
+}
+
+static cxla_status permute_in_place(interp_ctx *ctx, const cxla_instr *instr,
+                                    const cxla_literal *const *operands, cxla_literal **out) {
+    const cxla_attr *a = cxla_instr_attr(instr, CXLA_ATTR_SOURCE_TARGET_PAIRS);
+    const cxla_attr *sz = cxla_instr_attr(instr, CXLA_ATTR_SLICE_SIZES);
+    bool tuple = cxla_literal_type(operands[0]) == CXLA_TUPLE;
+    int64_t nb = tuple ? cxla_literal_tuple_count(operands[0]) : 1;
+    if (nb > 64)
+        return interp_error(instr, CXLA_STATUS_UNIMPLEMENTED,
+                            "the in-place form of %" PRId64 " buffers: at most 64 are supported",
+                            nb);
+    if (!a || a->kind != CXLA_ATTR_KIND_INT_LISTS || !sz || sz->kind != CXLA_ATTR_KIND_INT_LISTS ||
+        nb < 1 || nb > 64 || sz->v.int_lists.count % nb != 0 || sz->v.int_lists.count == 0)
+        return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                            "the in-place form needs source_target_pairs={{s,t},...} and "
+                            "slice_sizes={{...},...} with as many lists per buffer");
+    int64_t k = sz->v.int_lists.count / nb, ranks[64];
+    for (int64_t b = 0; b < nb; b++) {
+        ranks[b] = cxla_literal_shape(buffer_of(operands[0], b))->rank;
+        for (int64_t j = 0; j < k; j++)
+            if (sz->v.int_lists.lengths[b * k + j] != ranks[b])
+                return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                    "slice_sizes entry %" PRId64 " needs %" PRId64 " sizes",
+                                    b * k + j, ranks[b]);
+    }
+    devices dv;
+    int64_t seq;
+    CXLA_RETURN_IF_ERROR(next_sequence(ctx, instr, &seq));
+    CXLA_RETURN_IF_ERROR(get_devices(ctx, instr, &dv));
+    int64_t channel;
+    bool by_partition = cxla_instr_int(instr, CXLA_ATTR_CHANNEL_ID, &channel);
+    const char *word = by_partition ? "partition" : "replica";
+    int64_t space = by_partition ? dv.partitions : dv.replicas;
+    int64_t me = by_partition ? dv.partition : dv.replica;
+    int64_t pairs = a->v.int_lists.count, parts = nb + 1;
+    /* The devices this one sends to and receives from, each once, as run-wide ids. */
+    int64_t *to = malloc((size_t)(pairs ? pairs : 1) * sizeof(*to));
+    int64_t *from = malloc((size_t)(pairs ? pairs : 1) * sizeof(*from));
+    int64_t *from_id = malloc((size_t)(pairs ? pairs : 1) * sizeof(*from_id));
+    const cxla_literal **mine = calloc((size_t)parts, sizeof(*mine));
+    cxla_literal **res = calloc((size_t)nb, sizeof(*res));
+    cxla_literal *my_starts = NULL, *out_starts = NULL;
+    cxla_status s = to && from && from_id && mine && res ? NULL : OOM();
+    int64_t nto = 0, nfrom = 0;
+    for (int64_t i = 0; i < pairs && !s; i++) {
+        const int64_t *p = a->v.int_lists.lists[i];
+        if (a->v.int_lists.lengths[i] != 2) {
+            s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                             "source_target_pairs entry %" PRId64 " must be {source,target}", i);
+            break;
+        }
+        for (int c = 0; c < 2 && !s; c++)
+            if (p[c] < 0 || (ctx->options.comm && p[c] >= space))
+                s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                                 "source_target_pairs name %s %" PRId64 " but the run has %" PRId64
+                                 " %ss",
+                                 word, p[c], space, word);
+        if (s) break;
+        int64_t other = p[0] == me ? p[1] : p[0];
+        int64_t id = by_partition ? dv.replica * dv.partitions + other
+                                  : other * dv.partitions + dv.partition;
+        bool seen = false;
+        if (p[0] == me && p[1] != me) {
+            for (int64_t j = 0; j < nto; j++) seen = seen || to[j] == id;
+            if (!seen) to[nto++] = id;
+        }
+        seen = false;
+        if (p[1] == me && p[0] != me) {
+            for (int64_t j = 0; j < nfrom; j++) seen = seen || from[j] == p[0];
+            if (!seen) {
+                from[nfrom] = p[0];
+                from_id[nfrom++] = id;
+            }
+        }
+    }
+    /* Each message: the sender's input buffers and its input start indices. */
+    if (!s) s = flat_starts(operands[2], tuple, nb, k, ranks, &my_starts);
+    if (!s) s = flat_starts(operands[3], tuple, nb, k, ranks, &out_starts);
+    for (int64_t b = 0; b < nb && !s; b++) {
+        s = interp_default_layout(buffer_of(operands[0], b), (cxla_literal **)&mine[b]);
+        if (!s) s = interp_default_layout(buffer_of(operands[1], b), &res[b]);
+    }
+    if (!s) mine[nb] = my_starts;
+    const cxla_literal **sends = NULL, **expect = NULL;
+    cxla_literal **recvs = NULL;
+    if (!s) {
+        sends = malloc((size_t)((nto ? nto : 1) * parts) * sizeof(*sends));
+        expect = malloc((size_t)((nfrom ? nfrom : 1) * parts) * sizeof(*expect));
+        recvs = calloc((size_t)((nfrom ? nfrom : 1) * parts), sizeof(*recvs));
+        if (!sends || !expect || !recvs) s = OOM();
+    }
+    for (int64_t j = 0; j < nto && !s; j++)
+        for (int64_t i = 0; i < parts; i++) sends[j * parts + i] = mine[i];
+    for (int64_t j = 0; j < nfrom && !s; j++)
+        for (int64_t i = 0; i < parts; i++) expect[j * parts + i] = mine[i];
+    if (!s) s = exchange(ctx, instr, seq, parts, nto, to, sends, nfrom, from_id, expect, recvs, 1);
+    /* The pairs that target this device, in order, each with its slice. */
+    const int64_t *outs = out_starts ? cxla_literal_data_const(out_starts) : NULL;
+    for (int64_t i = 0; i < pairs && !s; i++) {
+        const int64_t *p = a->v.int_lists.lists[i];
+        int64_t j = 0;
+        for (int64_t e = 0; e < i; e++) j += a->v.int_lists.lists[e][0] == p[0];
+        if (p[1] != me) continue;
+        if (j >= k) {
+            s = interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT,
+                             "%s %" PRId64 " sends more than the %" PRId64
+                             " slice(s) of the start indices",
+                             word, p[0], k);
+            break;
+        }
+        const cxla_literal *const *src = mine;
+        for (int64_t f = 0; f < nfrom; f++)
+            if (p[0] != me && from[f] == p[0]) src = (const cxla_literal *const *)&recvs[f * parts];
+        const int64_t *ins = cxla_literal_data_const(src[nb]);
+        for (int64_t b = 0, at = 0; b < nb; at += k * ranks[b], b++) {
+            const cxla_shape *xs = cxla_literal_shape(src[b]), *ys = cxla_literal_shape(res[b]);
+            copy_window(cxla_literal_data(res[b]), ys->dims, outs + at + j * ranks[b],
+                        cxla_literal_data_const(src[b]), xs->dims, ins + at + j * ranks[b],
+                        sz->v.int_lists.lists[b * k + j], ranks[b], cxla_type_storage(xs->type));
+        }
+    }
+    for (int64_t i = 0; recvs && i < nfrom * parts; i++) cxla_literal_free(recvs[i]);
+    free(recvs);
+    free(sends);
+    free(expect);
+    for (int64_t b = 0; mine && b < nb; b++) cxla_literal_free((cxla_literal *)mine[b]);
+    free(mine);
+    cxla_literal_free(my_starts);
+    cxla_literal_free(out_starts);
+    free(to);
+    free(from);
+    free(from_id);
+    if (!s && !tuple) {
+        *out = res[0];
+        res[0] = NULL;
+    } else if (!s) {
+        s = interp_make_tuple(res, nb, out); /* takes the elements, also when it fails */
+        memset(res, 0, (size_t)nb * sizeof(*res));
+    }
+    for (int64_t b = 0; res && b < nb; b++) cxla_literal_free(res[b]);
+    free(res);
+    return s;
+}
+
 /* Replica r receives what the pair {s, r} sends; one that receives nothing gets zeros.
  * The ids are replicas (each partition on its own), or partitions of this replica with a
  * channel_id. */
@@ -651,9 +871,7 @@ static cxla_status permute_output(interp_ctx *ctx, const cxla_instr *instr,
                                   const cxla_literal *const *operands, const cxla_shape *shape,
                                   bool may_take, cxla_literal **out) {
     if (instr->operand_count == 4 && cxla_literal_type(operands[2]) == CXLA_TUPLE)
-        return interp_error(instr, CXLA_STATUS_UNIMPLEMENTED,
-                            "the combined in-place form of collective-permute is not "
-                            "supported by the interpreter yet");
+        return permute_in_place(ctx, instr, operands, out);
     CXLA_RETURN_IF_ERROR(check_arrays(instr, operands));
     const cxla_attr *a = cxla_instr_attr(instr, CXLA_ATTR_SOURCE_TARGET_PAIRS);
     if (!a || a->kind != CXLA_ATTR_KIND_INT_LISTS)
@@ -750,7 +968,10 @@ static cxla_status op_collective_permute_start(interp_ctx *ctx, const cxla_instr
     cxla_literal **parts = calloc((size_t)n, sizeof(*parts));
     if (!parts) return OOM();
     cxla_status s = permute_output(ctx, instr, operands, &d->elements[1], false, &parts[1]);
-    if (!s) s = interp_pack_operands(ctx, instr, operands, &d->elements[0], true, &parts[0]);
+    if (!s && instr->operand_count == 4 && cxla_literal_type(operands[2]) == CXLA_TUPLE)
+        s = cxla_literal_clone(operands[0], &parts[0]); /* the in-place form's input */
+    else if (!s)
+        s = interp_pack_operands(ctx, instr, operands, &d->elements[0], true, &parts[0]);
     for (int64_t i = 2; i < n && !s; i++) s = interp_zeros(&d->elements[i], &parts[i]);
     if (s) {
         for (int64_t i = 0; i < n; i++) cxla_literal_free(parts[i]);

@@ -506,10 +506,27 @@ static void test_collective_permute_broadcast(void) {
     cxla_instr *p2 = I(&t, CXLA_OP_COLLECTIVE_PERMUTE, "(f32[8], s32[2])", 2, x, y);
     a_pairs(&t, p2, 1, 0, 1);
     INFER_OK(p2, "(f32[8], s32[2])");
-    cxla_instr *buf = P(&t, "f32[16]"), *offs = P(&t, "(s32[], s32[])");
+    cxla_instr *buf = P(&t, "f32[16]"), *offs = P(&t, "(s32[])");
     cxla_instr *p3 = I(&t, CXLA_OP_COLLECTIVE_PERMUTE, "f32[16]", 4, x, buf, offs, offs);
     a_pairs(&t, p3, 2, 0, 1, 0, 1);
+    INFER_ERR(p3, "the in-place form needs slice_sizes={{...},...} with 1 list(s)");
+    cxla_attr sizes = {.id = CXLA_ATTR_SLICE_SIZES, .kind = CXLA_ATTR_KIND_INT_LISTS};
+    int64_t one = 1, four[1] = {4}, nine[1] = {9};
+    int64_t *size_lists[1] = {four};
+    sizes.v.int_lists.count = 1;
+    sizes.v.int_lists.lengths = &one;
+    sizes.v.int_lists.lists = size_lists;
+    a_set(p3, &sizes);
+    INFER_ERR(p3, "source 0 appears twice in source_target_pairs");
+    a_pairs(&t, p3, 1, 0, 1);
     INFER_OK(p3, "f32[16]");
+    size_lists[0] = nine; /* past the input's 8 elements */
+    a_set(p3, &sizes);
+    INFER_ERR(p3, "slice_sizes entry 0 {9} must hold one size per dimension");
+    cxla_instr *offs2 = P(&t, "(s32[], s32[])");
+    cxla_instr *p5 = I(&t, CXLA_OP_COLLECTIVE_PERMUTE, "f32[16]", 4, x, buf, offs2, offs2);
+    a_pairs(&t, p5, 1, 0, 1);
+    INFER_ERR(p5, "the input start indices of buffer 0 must be a tuple of 1 integer scalars");
     cxla_instr *tup = P(&t, "(f32[8])");
     cxla_instr *p4 = I(&t, CXLA_OP_COLLECTIVE_PERMUTE, "(f32[8])", 1, tup);
     a_pairs(&t, p4, 1, 0, 1);
@@ -525,6 +542,8 @@ static void test_collective_permute_broadcast(void) {
     cxla_instr *ps2 =
         I(&t, CXLA_OP_COLLECTIVE_PERMUTE_START, "(f32[8], f32[16])", 4, x, buf, offs, offs);
     a_pairs(&t, ps2, 1, 0, 1);
+    size_lists[0] = four;
+    a_set(ps2, &sizes);
     INFER_OK(ps2, "(f32[8], f32[16])");
     INFER_ERR(I(&t, CXLA_OP_COLLECTIVE_PERMUTE_START, "(f32[8], f32[8])", 1, x),
               "missing attribute source_target_pairs");
