@@ -42,8 +42,11 @@ static void strides_of(int64_t rank, const int64_t *dims, int64_t *out) {
     }
 }
 
+/* A bounded array. Every shape has rank CXLA_MAX_RANK at most (shape.c refuses more), so
+ * the steps' sizes, strides and window tables live in arrays of that length: any rank
+ * (issue 13; they were arrays of 8 before, and ranks over 8 took the handler). */
 static bool bounded(const cxla_shape *s) {
-    if (!cxla_type_is_array(s->type) || s->rank > CPU_DYN_MAX_RANK) return false;
+    if (!cxla_type_is_array(s->type) || s->rank > CXLA_MAX_RANK) return false;
     for (int64_t d = 0; d < s->rank; d++)
         if (s->dims[d] < 0) return false;
     return true;
@@ -148,9 +151,9 @@ static bool fits(const cxla_shape *ys, const int64_t *sizes) {
  * outside the base: padding, holes, and the base's own padding past its size), as the
  * interpreter's window_tables_init builds them over the cut array. */
 typedef struct wtables {
-    int64_t rank, out[CPU_DYN_MAX_RANK], wsize[CPU_DYN_MAX_RANK];
-    int64_t *tab[CPU_DYN_MAX_RANK];
-    const int64_t *cur[CPU_DYN_MAX_RANK];
+    int64_t rank, out[CXLA_MAX_RANK], wsize[CXLA_MAX_RANK];
+    int64_t *tab[CXLA_MAX_RANK];
+    const int64_t *cur[CXLA_MAX_RANK];
     interp_space space;
 } wtables;
 
@@ -221,7 +224,7 @@ static cxla_status reduce_window(const cxla_instr *in, char *y, const void *cons
         return NULL;
     }
     size_t elem = cxla_type_storage(ys->type);
-    int64_t xstr[CPU_DYN_MAX_RANK], ystr[CPU_DYN_MAX_RANK];
+    int64_t xstr[CXLA_MAX_RANK], ystr[CXLA_MAX_RANK];
     strides_of(rank, xs->dims, xstr);
     strides_of(rank, ys->dims, ystr);
     if (any_zero(rank, out_sizes)) return NULL;
@@ -231,7 +234,7 @@ static cxla_status reduce_window(const cxla_instr *in, char *y, const void *cons
         return OOM(in);
     }
     interp_reducer kind = interp_match_reducer(cxla_instr_called(in, CXLA_ATTR_TO_APPLY));
-    int64_t index[CPU_DYN_MAX_RANK] = {0};
+    int64_t index[CXLA_MAX_RANK] = {0};
     do {
         int64_t off = 0;
         for (int64_t j = 0; j < rank; j++) off += index[j] * ystr[j];
@@ -248,7 +251,7 @@ static cxla_status select_and_scatter(const cxla_instr *in, char *y, const void 
                                       const int64_t *const *opz, int64_t *out_sizes,
                                       bool *out_handler) {
     const cxla_shape *xs = &in->operands[0]->shape, *ss = &in->operands[1]->shape;
-    int64_t rank = xs->rank, wout[CPU_DYN_MAX_RANK];
+    int64_t rank = xs->rank, wout[CXLA_MAX_RANK];
     bool ok = false;
     const cxla_window_dim *win = window_of(in, rank, &ok);
     /* The windows over the cut operand must be the cut source's elements. */
@@ -261,11 +264,11 @@ static cxla_status select_and_scatter(const cxla_instr *in, char *y, const void 
     }
     cxla_type t = in->shape.type;
     size_t elem = cxla_type_storage(t), xelem = cxla_type_storage(xs->type);
-    int64_t xstr[CPU_DYN_MAX_RANK], sstr[CPU_DYN_MAX_RANK];
+    int64_t xstr[CXLA_MAX_RANK], sstr[CXLA_MAX_RANK];
     strides_of(rank, xs->dims, xstr); /* the result's too: it has the operand's bounds */
     strides_of(rank, ss->dims, sstr);
     if (any_zero(rank, out_sizes)) return NULL;
-    int64_t index[CPU_DYN_MAX_RANK] = {0};
+    int64_t index[CXLA_MAX_RANK] = {0};
     do { /* the init value over the cut result */
         int64_t off = 0;
         for (int64_t j = 0; j < rank; j++) off += index[j] * xstr[j];
@@ -362,7 +365,7 @@ void cpu_dynwin_fill_sizes(const cxla_instr *in, const int64_t *const *opz,
  * fastest, as the interpreter flattens them) at their |sizes|, over |strides|. */
 static void offsets(int64_t n, const int64_t *which, const int64_t *sizes, const int64_t *strides,
                     int64_t *out) {
-    int64_t count = 1, idx[CPU_DYN_MAX_RANK] = {0};
+    int64_t count = 1, idx[CXLA_MAX_RANK] = {0};
     for (int64_t i = 0; i < n; i++) count *= sizes[which[i]];
     for (int64_t e = 0; e < count; e++) {
         int64_t off = 0;
@@ -450,7 +453,7 @@ static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
     if (nb != nrb || nc != nrc) return exec_error(in, CXLA_STATUS_INTERNAL, "bad dot dimensions");
     /* The cut sizes, lined up: a static batch or contracting dimension is cut to the
      * dynamic one's size (exec_dynamic_sizes checked that two dynamic ones agree). */
-    int64_t lz[CPU_DYN_MAX_RANK], rz[CPU_DYN_MAX_RANK];
+    int64_t lz[CXLA_MAX_RANK], rz[CXLA_MAX_RANK];
     for (int64_t d = 0; d < ls->rank; d++) lz[d] = opz[0][d];
     for (int64_t d = 0; d < rs->rank; d++) rz[d] = opz[1][d];
     for (int p = 0; p < 2; p++) {
@@ -460,7 +463,7 @@ static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
             lz[l[i]] = rz[r[i]] = v;
         }
     }
-    int64_t lf[CPU_DYN_MAX_RANK], rf[CPU_DYN_MAX_RANK], nlf = 0, nrf = 0;
+    int64_t lf[CXLA_MAX_RANK], rf[CXLA_MAX_RANK], nlf = 0, nrf = 0;
     for (int side = 0; side < 2; side++) {
         const cxla_shape *xs = side ? rs : ls;
         const int64_t *b = side ? rb : lb, *c = side ? rc : lc;
@@ -480,7 +483,7 @@ static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
     cxla_type t = ys->type;
     cxla_type ct = t == CXLA_F64 ? CXLA_F64 : CXLA_F32;
     size_t cs = ct == CXLA_F64 ? 8 : 4, elem = cxla_type_storage(t);
-    int64_t lstr[CPU_DYN_MAX_RANK], rstr[CPU_DYN_MAX_RANK], ystr[CPU_DYN_MAX_RANK];
+    int64_t lstr[CXLA_MAX_RANK], rstr[CXLA_MAX_RANK], ystr[CXLA_MAX_RANK];
     strides_of(ls->rank, ls->dims, lstr);
     strides_of(rs->rank, rs->dims, rstr);
     strides_of(ys->rank, ys->dims, ystr);
@@ -504,7 +507,7 @@ static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
     offsets(nc, lc, lz, lstr, lko);
     offsets(nc, rc, rz, rstr, rko);
     /* The result's dimensions: batch, then lhs free, then rhs free. */
-    int64_t yd[CPU_DYN_MAX_RANK];
+    int64_t yd[CXLA_MAX_RANK];
     for (int64_t d = 0; d < ys->rank; d++) yd[d] = d;
     offsets(nb, yd, out_sizes, ystr, ybo);
     offsets(nlf, yd + nb, out_sizes, ystr, ymo);

@@ -218,9 +218,9 @@ bool cpu_size_step_ok(const cxla_instr *in);
  * dynamic-reshape), as S_MOVE steps instead of the interpreter's handler.
  *
  * cpu_dyn_move_ok: whether |in| runs so (whole-byte elements, bounded shapes; any rank and
- * any number of operands: the descriptor's arrays are sized from the instruction). The
- * limits that remain are CPU_DYN_MAX_RANK's, for the steps of cpu_dynwin.c
- * (reduce-window, select-and-scatter, dots over the sizes). cpu_dyn_move_wide_ok is the
+ * any number of operands: the descriptor's arrays are sized from the instruction; the steps
+ * of cpu_dynwin.c, reduce-window, select-and-scatter and dots over the sizes, keep theirs
+ * in arrays of CXLA_MAX_RANK, the rank no shape exceeds). cpu_dyn_move_wide_ok is the
  * same test (the name cpu_steps.c asks).
  * cpu_dyn_move_plan: the move of one run, from the operands' buffers |ins| (at their
  * bounds, row-major) and sizes |opz| (one entry per dimension of each operand): the
@@ -232,7 +232,6 @@ bool cpu_size_step_ok(const cxla_instr *in);
  * cpu_dyn_move: writes the result at its bounds into |out| (m->dims' elements; never one
  * of the sources), zeros in its padding. Plain C over the descriptor: no IR, no status, no
  * allocation (its strides and indices live in the descriptor's block). */
-enum { CPU_DYN_MAX_RANK = 8 };
 typedef enum cpu_dyn_op {
     CPU_DYN_RESHAPE, /* source 0's cut elements in row-major order (reshape, dynamic-reshape) */
     CPU_DYN_CONCAT,  /* the sources along |dim| */
