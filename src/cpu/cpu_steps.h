@@ -275,7 +275,8 @@ bool cpu_dyn_reduce_ok(const cxla_instr *in);
 cxla_status cpu_dyn_reduce(const cxla_instr *in, void *out, const void *const *ins,
                            const int64_t *const *opz, int64_t *out_sizes, bool *out_handler);
 /* cpu_dynwin.c: reduce-window (one input, a recognized reducer), select-and-scatter (a
- * recognized comparator and reducer) and dots of real floats over bounded dynamic shapes,
+ * recognized comparator and reducer) and dots (real floats, integers of any width, pred;
+ * mixed types; not complex or PACKED_NIBBLE) over bounded dynamic shapes of any rank,
  * as S_MOVE steps: cpu_dynwin_ok says whether |in| runs so; cpu_dynwin_run computes it
  * over the buffers at their bounds (row-major) and the sizes |opz|, visiting only the
  * elements below the sizes in the interpreter's order (bit for bit its values), writes

@@ -374,6 +374,85 @@ static void test_sized_reduce(void) {
     cxla_module_destroy(m);
 }
 
+/* Dots no kernel at the bounds runs, of sub-byte integers, mixed types and pred (the
+ * emitter writes no kernel for them; their step's loop in 64-bit two's complement, the
+ * operands converted as the interpreter converts them) and floats of mixed types (f32
+ * sums of bf16 and s8 operands, an f64 sum of f32 ones), over a dynamic contracting
+ * dimension whose padding holds garbage, in both math modes. */
+static const char *MIXED =
+    "HloModule mixed\n"
+    "ENTRY main {\n"
+    "  a = s4[3,<=9] parameter(0)\n"
+    "  b = s4[<=9,<=4] parameter(1)\n"
+    "  c = u4[3,<=9] parameter(2)\n"
+    "  d = u4[<=9,<=4] parameter(3)\n"
+    "  p = pred[3,<=9] parameter(4)\n"
+    "  q = pred[<=9,<=4] parameter(5)\n"
+    "  e = s8[3,<=9] parameter(6)\n"
+    "  f = bf16[3,<=9] parameter(7)\n"
+    "  g = bf16[<=9,<=4] parameter(8)\n"
+    "  h = f32[3,<=9] parameter(9)\n"
+    "  k = f32[<=9,<=4] parameter(10)\n"
+    "  m = s8[<=9,<=4] parameter(11)\n"
+    "  d0 = s32[3,<=4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d1 = s8[3,<=4] dot(c, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d2 = u4[3,<=4] dot(c, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d3 = pred[3,<=4] dot(p, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d4 = f32[3,<=4] dot(e, m), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d5 = f32[3,<=4] dot(f, g), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d6 = f64[3,<=4] dot(h, k), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d7 = s32[3,<=4] dot(h, k), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d8 = f16[3,<=4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  ROOT r = (s32[3,<=4], s8[3,<=4], u4[3,<=4], pred[3,<=4], f32[3,<=4], f32[3,<=4], "
+    "f64[3,<=4], s32[3,<=4], f16[3,<=4]) tuple(d0, d1, d2, d3, d4, d5, d6, d7, d8)\n"
+    "}\n";
+
+static void test_mixed_dots(void) {
+    static const char *const names[] = {"d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8"};
+    cxla_module *m = parse(MIXED);
+    for (int exact = 0; m && exact < 2; exact++) {
+        char *saved = exact_math(exact ? "1" : NULL);
+        void *compiled = compile(m);
+        if (compiled) {
+            for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++)
+                check_what(compiled, names[n], "dynamic step");
+            no_handlers(compiled);
+            /* {k of the left sides, k of the right sides, n} */
+            static const int64_t sz[][3] = {{9, 9, 4}, {0, 0, 0}, {5, 5, 3},
+                                            {1, 1, 4}, {9, 9, 0}, {4, 5, 2}};
+            for (size_t k = 0; k < sizeof(sz) / sizeof(sz[0]); k++) {
+                const int64_t *z = sz[k];
+                int64_t zl[2] = {3, z[0]}, zr[2] = {z[1], z[2]};
+                cxla_literal *args[12];
+                bool all = true;
+                for (int a = 0; a < 12; a++) {
+                    const cxla_shape *ps = &m->entry->params[a]->shape;
+                    bool left = ps->dims[0] == 3;
+                    /* Integer steps over the sub-byte ranges (stores wrap or saturate the
+                     * same on both backends); floats that round; garbage past the sizes. */
+                    double first = cxla_type_is_float(ps->type) ? -1.37 : -7;
+                    double step = cxla_type_is_float(ps->type) ? 0.1173 : 3;
+                    if (ps->type == CXLA_PRED) first = 0, step = 0.5;
+                    args[a] = arg(ps, left ? zl : zr, first, step, ps->type == CXLA_PRED ? 1 : 5);
+                    all = all && args[a];
+                }
+                char what[96];
+                snprintf(what, sizeof(what),
+                         "mixed dots over k %" PRId64 " and %" PRId64 ", n %" PRId64, z[0], z[1],
+                         z[2]);
+                bool ok = all && same(m, compiled, args, 12, what);
+                CHECK_MSG(ok == (z[0] == z[1]), "%s: %s", what, ok ? "ran" : "failed");
+                for (int a = 0; a < 12; a++) cxla_literal_free(args[a]);
+            }
+            cpu_backend.destroy(compiled);
+        }
+        char *ignored = exact_math(saved);
+        free(ignored);
+        free(saved);
+    }
+    cxla_module_destroy(m);
+}
+
 /* ---- issue 13: any rank ------------------------------------------------------------------ */
 
 /* The steps above at rank 17 (their sizes, strides and window tables lived in arrays of 8,
@@ -498,4 +577,4 @@ static void test_wide_steps(void) {
 }
 
 TEST_MAIN(TEST(test_windows), TEST(test_exact_dots), TEST(test_static_cut_dot),
-          TEST(test_sized_reduce), TEST(test_wide_steps))
+          TEST(test_sized_reduce), TEST(test_wide_steps), TEST(test_mixed_dots))
