@@ -317,11 +317,23 @@ static void put_dynamic_in(const aot *a, cxla_strbuf *c, const cxla_shape *const
     }
 }
 
-/* After the entry ran: the dynamic results' padding zeroed, their sizes to the caller. */
+/* After the entry ran: the dynamic results' padding zeroed, their sizes to the caller; a
+ * static result's sizes are its dims (docs/aot.md: result_sizes[k] receives them too). */
 static void put_dynamic_out(const aot *a, cxla_strbuf *c, const cxla_shape *const *rs, int64_t nr) {
     for (int64_t k = 0; k < nr; k++) {
         const cxla_shape *s = rs[k];
-        if (!cxla_type_is_array(s->type) || cxla_shape_is_static(s)) continue;
+        if (!cxla_type_is_array(s->type) || s->type == CXLA_TOKEN) continue;
+        if (cxla_shape_is_static(s)) {
+            if (s->rank == 0) continue;
+            cxla_strbuf_printf(c,
+                               "    if (zout && zout[%" PRId64 "]) memcpy(zout[%" PRId64
+                               "], (const int64_t[]){",
+                               k, k);
+            for (int64_t d = 0; d < s->rank; d++)
+                cxla_strbuf_printf(c, "%s%" PRId64, d ? ", " : "", s->dims[d]);
+            cxla_strbuf_printf(c, "}, %" PRId64 " * sizeof(int64_t));\n", s->rank);
+            continue;
+        }
         if (alias_bytes(s))
             cxla_strbuf_printf(c,
                                "    %s_dfill(out[%" PRId64 "], %d, %s_result%" PRId64
