@@ -589,45 +589,19 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
                 break;
             }
             int64_t n1 = aot_leaf_count(&d->elements[1]);
-            if (wrapped) {
-                acomp *callee = NULL;
-                s = build(a, wrapped, ROLE_PLAIN, &callee);
-                if (!s) s = check_callee(in, callee, nin, n1);
-                if (!s) s = aot_add_step(c, S_CALL, in, ins, nin, shapes + nin, n1, &outs);
-            } else {
-                /* The sugar (`reduce-scatter-start` without calls=): the wrapped opcode on
-                 * these operands and attributes with the result {1}, as the interpreter
-                 * runs it; a copy of the instruction that lives as long as the module. */
-                cxla_instr *w = in->async_wrapped == CXLA_OP_COUNT
-                                    ? NULL
-                                    : cxla_arena_alloc(a->m->arena, sizeof(*w));
-                if (!w) {
-                    s = in->async_wrapped == CXLA_OP_COUNT
-                            ? aot_no(in, "no wrapped computation (calls=)")
-                            : OOM();
-                    break;
-                }
-                *w = *in;
-                w->opcode = in->async_wrapped;
-                w->async_wrapped = CXLA_OP_COUNT;
-                w->shape = d->elements[1];
-                outs = calloc((size_t)(n1 ? n1 : 1), sizeof(int64_t));
-                if (!outs) {
-                    s = OOM();
-                    break;
-                }
-                if (aot_ops_takes(w)) {
-                    s = aot_ops_build(a, c, w, ins, nin, shapes + nin, n1, outs);
-                } else {
-                    int64_t *ko = NULL;
-                    s = kernel_step(a, c, w, ins, nin, shapes + nin, n1, AB_STATIC, &ko);
-                    if (!s) memcpy(outs, ko, (size_t)n1 * sizeof(int64_t));
-                }
-                if (!s) memcpy(lv[i] + nin, outs, (size_t)n1 * sizeof(int64_t));
-                free(outs);
-                outs = NULL;
-                if (s) break;
+            if (!wrapped) {
+                /* The sugar (negate-start ...) has its wrapped computation by now
+                 * (passes/async_desugar.c) unless its shapes do not line up. */
+                s = aot_no(in, in->async_wrapped == CXLA_OP_COUNT
+                                   ? "no wrapped computation (calls=)"
+                                   : "async sugar whose state is not ((operands), result, "
+                                     "contexts...) of its wrapped operation");
+                break;
             }
+            acomp *callee = NULL;
+            s = build(a, wrapped, ROLE_PLAIN, &callee);
+            if (!s) s = check_callee(in, callee, nin, n1);
+            if (!s) s = aot_add_step(c, S_CALL, in, ins, nin, shapes + nin, n1, &outs);
             if (s) break;
             memcpy(lv[i], ins, (size_t)nin * sizeof(int64_t));
             if (outs) memcpy(lv[i] + nin, outs, (size_t)n1 * sizeof(int64_t));

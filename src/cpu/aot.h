@@ -34,7 +34,9 @@ typedef struct cpu_aot_options {
     cpu_aot_target target;
     /* Constants of more than this many bytes go to NAME_data.c; 0: 4096. */
     size_t data_threshold;
-    bool no_passes; /* compile the module as it is, without the pass pipeline */
+    /* without the pass pipeline (async-desugar still runs: the backend runs the async sugar
+     * through its wrapped computation) */
+    bool no_passes;
     /* --blas onednn: dots and convolutions of f32, bf16 and f16 call oneDNN's C API
      * (link with -ldnnl), the exact loops as the fallback (docs/aot.md). */
     bool blas_onednn;

@@ -24,8 +24,8 @@
  * ...) and f32/f64 sums at the sizes are steps of aot_dmove.c; the JIT's kernels that read
  * or rewrite something by the sizes (sorts along a dynamic dimension, reduces with any
  * reducer, bitcast, reduce-window, select-and-scatter) are aot_dynlib.c's, gather and scatter
- * aot_dindex.c's. What has no form yet (the async sugar with dynamic shapes, ...) and
- * unbounded dimensions are compile-time errors naming the instruction. */
+ * aot_dindex.c's. What has no form yet and unbounded dimensions are compile-time errors naming the
+ * instruction. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -93,12 +93,16 @@ typedef enum aot_bounds {
     AB_SCATTER,
 } aot_bounds;
 
+/* astep.rng_key of the rng an rng-start wraps: key 0 before the seed (aot_rng.c). */
+#define AOT_RNG_KEY_ZERO (-2)
+
 typedef struct astep {
     step_kind kind;
     const cxla_instr *instr;
     int64_t *in, *out, *tmp; /* leaf indices */
     int64_t in_count, out_count, tmp_count;
-    int64_t rng_key;   /* S_RNG of an rng: its number among the caller's module's rng */
+    int64_t rng_key;   /* S_RNG of an rng: its number among the caller's module's rng, or
+                        * AOT_RNG_KEY_ZERO (an rng-start's: key 0 before the seed) */
     bool in_place;     /* S_KERNEL of a dynamic-update-slice: the update written into its
                         * operand's buffer, which the result shares (no kernel call) */
     bool pieces;       /* S_KERNEL of a concatenate whose operands were computed in their
@@ -222,7 +226,8 @@ cxla_status aot_ops_build(aot *a, acomp *c, const cxla_instr *in, const int64_t 
 cxla_status aot_ops_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b);
 /* Async over dynamic shapes: whether |in| (async-start, -update, -done) has a C form
  * (async-start with calls=, whose wrapped computation runs as a call with the sizes passed
- * through, as call; else UNIMPLEMENTED naming it). */
+ * through, as call: always NULL now, aot.c refusing the sugar forms the async-desugar pass
+ * left, whatever their shapes). */
 cxla_status aot_ops_async_dynamic(const cxla_instr *in);
 /* The header's part about NAME_options (types, error codes) and the source's helpers. */
 void aot_ops_header(const aot *a, cxla_strbuf *h);

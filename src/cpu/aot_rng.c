@@ -91,7 +91,17 @@ cxla_status aot_rng_build(aot *a, acomp *c, const cxla_instr *in, const int64_t 
         for (int64_t k = 0; k < a->rng_count && key < 0 && in->line > 0; k++)
             if (a->rng_instrs[k]->line == in->line && a->rng_instrs[k]->column == in->column)
                 key = k;
-        if (key < 0)
+        /* The rng an rng-start wraps (the async-desugar pass's, at the start's position):
+         * key 0 before the seed, as the interpreter's, whose list of rngs does not hold it. */
+        const cxla_module *u = a->user_module;
+        for (int64_t uc = 0; uc < u->comp_count && key < 0 && in->line > 0; uc++)
+            for (int64_t j = 0; j < u->comps[uc]->instr_count && key < 0; j++) {
+                const cxla_instr *x = u->comps[uc]->instrs[j];
+                if (x->opcode == CXLA_OP_ASYNC_START && x->async_wrapped == CXLA_OP_RNG &&
+                    x->line == in->line && x->column == in->column)
+                    key = AOT_RNG_KEY_ZERO;
+            }
+        if (key == -1)
             return aot_no(in, "which rng of the module it was copied from (its key under a "
                               "seed) is unknown");
     }
@@ -170,7 +180,7 @@ static void emit_rng(aot *a, const acomp *c, const astep *st, cxla_arena *ar, cx
     const char *dist = cxla_instr_word(in, CXLA_ATTR_DISTRIBUTION);
     bool normal = dist && strcmp(dist, "rng_normal") == 0;
     bool wide64 = cxla_type_bits(t) == 64;
-    uint64_t base = a->rng_keys[st->rng_key];
+    uint64_t base = st->rng_key == AOT_RNG_KEY_ZERO ? 0 : a->rng_keys[st->rng_key];
     cxla_strbuf pa, pb, po;
     cxla_strbuf_init(&pa);
     cxla_strbuf_init(&pb);

@@ -28,7 +28,9 @@ typedef struct cpu_compile_options {
     /* NULL, a pass name or "all": print the module after that pass (to |dump_to|). */
     const char *dump_after;
     cxla_strbuf *dump_to;
-    bool no_passes; /* compile the module as it is, without the pass pipeline */
+    /* without the pass pipeline (async-desugar still runs: the backend runs the async sugar
+     * through its wrapped computation) */
+    bool no_passes;
     /* without the passes that prepare for oneDNN's calls, conv-canon and output-fusion
      * (ahead-of-time output has no library calls; its convolutions are loop nests) */
     bool no_onednn_passes;

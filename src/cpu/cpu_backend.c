@@ -73,16 +73,12 @@ static bool is_sequential_caller(cxla_opcode op) {
 }
 
 /* The computations |in| (a sequential caller) runs in sequence, into called[64]: an
- * async-start's wrapped computation, or for the sugar form of a call, while or
- * conditional (call-start ...) what that runs (the reducer or comparator of another
- * sugar form runs inside its operation). */
+ * async-start's wrapped computation (the async-desugar pass gave the sugar forms one;
+ * what it left runs on the interpreter's handler). */
 static int64_t sequential_callees(const cxla_instr *in, cxla_computation **called) {
     if (in->opcode != CXLA_OP_ASYNC_START) return cxla_instr_called_computations(in, called, 64);
     called[0] = cxla_instr_called(in, CXLA_ATTR_CALLS);
-    if (called[0]) return 1;
-    if (in->async_wrapped != CXLA_OP_ASYNC_START && is_sequential_caller(in->async_wrapped))
-        return cxla_instr_called_computations(in, called, 64);
-    return 0;
+    return called[0] ? 1 : 0;
 }
 
 static cxla_status mark_sequential(const cxla_module *m, const cxla_computation *comp,
@@ -265,6 +261,11 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
                 list[count++] = fast ? &cxla_pass_fusion_rows : all[i];
         }
         s = cxla_pipeline_run(g->module, "cpu", list, count, &po);
+    } else if (!s) {
+        /* Without the pipeline, the async sugar still becomes the wrapped form: the plan
+         * and ahead-of-time output run async-start through its wrapped computation. */
+        const cxla_pass *desugar = &cxla_pass_async_desugar;
+        s = cxla_pipeline_run(g->module, "cpu", &desugar, 1, NULL);
     }
     if (!s) s = cxla_verify_module(g->module);
     if (s) return s;
@@ -292,19 +293,6 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
             const cxla_instr *in = comp->instrs[i];
             cxla_attr attrs[2];
             cxla_instr alt; /* the instruction a TopK runs as */
-            /* An async-start in sugar form gets what its wrapped operation would get as a
-             * plain instruction (a library call, a kernel, the topk kernel), under the
-             * start's id: a copy of it that lives as long as the module. */
-            cxla_instr *w = NULL;
-            if (cpu_svc_async_wrapped(in, &alt)) {
-                w = cxla_arena_alloc(m->arena, sizeof(*w));
-                if (!w) {
-                    s = OOM();
-                    break;
-                }
-                *w = alt;
-                in = w;
-            }
             if (wants_call(in)) {
                 g->call_instrs[g->call_count++] = in;
             } else if (wants_kernel(in)) {
@@ -314,8 +302,6 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
             } else if (cpu_svc_topk_instr(in, attrs, &alt) && wants_kernel(&alt)) {
                 g->topk[g->count] = true; /* the topk kernel, under the custom call's id */
                 g->instrs[g->count++] = in;
-            } else if (w) {
-                continue; /* the plan runs the wrapped operation (cpu_steps_control.c) */
             } else if (bcomp && bcomp->instr_count == comp->instr_count &&
                        bcomp->instrs[i]->id == in->id && cpu_bounds_kind(in, fast) &&
                        wants_kernel(bcomp->instrs[i])) {
@@ -514,16 +500,13 @@ static cxla_status run_kernel(interp_ctx *ctx, const cxla_instr *in,
 /* Whether the kernel under |in|'s id is a collective's combine function (emit_combine.h),
  * which its service step calls: never a kernel to run as one. */
 static bool combines(const cxla_instr *in) {
-    cxla_instr t;
-    return cpu_collective_combine_lookup(in) ||
-           (cpu_svc_async_wrapped(in, &t) && cpu_collective_combine_lookup(&t));
+    return cpu_collective_combine_lookup(in) != NULL;
 }
 
 static interp_op_fn lookup(void *user, const cxla_instr *in) {
     const cpu_compiled *c = user;
-    /* An async-start's kernel or call is its wrapped operation's, with another result:
-     * the driver runs the start's own handler; a combine function is a collective's. */
-    if (in->id < 0 || in->id >= c->id_count || in->opcode == CXLA_OP_ASYNC_START) return NULL;
+    /* A combine function is a collective's, which its service step calls. */
+    if (in->id < 0 || in->id >= c->id_count) return NULL;
     if (combines(in)) return NULL;
     return c->kernels[in->id] || c->calls[in->id].fn ? run_kernel : NULL;
 }

@@ -408,8 +408,7 @@ static cxla_status emit_kernels(const cpu_loop *l, bool *done, const bool *outsi
                            "int64_t begin, int64_t end);\n",
                            name);
         cpu_kernel_info info;
-        /* A "TopK" custom call's kernel is the topk operation's (as cpu_backend.c emits it);
-         * an async-start in sugar form's step already holds the operation it wraps. */
+        /* A "TopK" custom call's kernel is the topk operation's (as cpu_backend.c emits it). */
         cxla_attr attrs[2];
         cxla_instr alt;
         const cxla_instr *src = in;

@@ -3,8 +3,9 @@
  * the user's m, inlining copies a callee's instructions into the caller), so a message
  * that names the copy names something the user never wrote. The copy keeps the line and
  * column of the text it came from; the user's instruction at that position (of the same
- * opcode) is its origin. Modules built in memory have no positions: their copies keep
- * their own names, and a fusion is described by the instructions it holds. */
+ * opcode, or an async-start in sugar form wrapping that opcode) is its origin. Modules built in
+ * memory have no positions: their copies keep their own names, and a fusion is described by the
+ * instructions it holds. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +78,9 @@ cxla_status cpu_origins_build(const cxla_module *user, const cxla_module *m, cpu
             const cxla_instr *in = comp->instrs[i];
             if (in->line <= 0 || in->id < 0 || in->id >= count) continue;
             const cxla_instr *u = at_position(sorted, n, in);
-            if (!u || u->opcode != in->opcode || !u->parent) continue;
+            /* The async-desugar pass's wrapped operation keeps its sugar start's position. */
+            bool wrapped = u && u->opcode == CXLA_OP_ASYNC_START && u->async_wrapped == in->opcode;
+            if (!u || (u->opcode != in->opcode && !wrapped) || !u->parent) continue;
             o->name_at[in->id] = (int64_t)text.len;
             cxla_strbuf_puts(&text, u->name);
             cxla_strbuf_putc(&text, '\0');

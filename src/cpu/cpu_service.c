@@ -374,27 +374,6 @@ bool cpu_svc_topk_instr(const cxla_instr *in, cxla_attr *attrs, cxla_instr *out)
     return true;
 }
 
-bool cpu_svc_async_wrapped(const cxla_instr *in, cxla_instr *out) {
-    const cxla_shape *d = &in->shape;
-    if (in->opcode != CXLA_OP_ASYNC_START || in->async_wrapped == CXLA_OP_COUNT ||
-        cxla_instr_called(in, CXLA_ATTR_CALLS) || d->type != CXLA_TUPLE || d->tuple_count < 2 ||
-        in->operand_count < 1)
-        return false;
-    const cxla_shape *ops = &d->elements[0];
-    if (ops->type != CXLA_TUPLE) {
-        if (in->operand_count != 1 || !cxla_shape_equal(ops, &in->operands[0]->shape)) return false;
-    } else {
-        if (ops->tuple_count != in->operand_count) return false;
-        for (int64_t k = 0; k < in->operand_count; k++)
-            if (!cxla_shape_equal(&ops->elements[k], &in->operands[k]->shape)) return false;
-    }
-    *out = *in;
-    out->opcode = in->async_wrapped;
-    out->async_wrapped = CXLA_OP_COUNT;
-    out->shape = d->elements[1];
-    return true;
-}
-
 /* ---- host transfers -------------------------------------------------------------------- */
 
 static const char *string_attr(const cxla_instr *instr, cxla_attr_id id) {
@@ -613,13 +592,16 @@ cxla_status cpu_svc_rng_keys(const cxla_module *m, int64_t id_count, uint64_t **
 cxla_status cpu_svc_rng_keys_of_user(const cxla_module *user, const cxla_module *m,
                                      int64_t id_count, uint64_t *keys) {
     if (!user || !m || !keys) return NULL;
-    int64_t count = 0;
+    int64_t count = 0, sugar = 0;
     for (int64_t c = 0; c < user->comp_count; c++)
-        for (int64_t i = 0; i < user->comps[c]->instr_count; i++)
-            count += user->comps[c]->instrs[i]->opcode == CXLA_OP_RNG;
-    if (count == 0) return NULL;
-    uint64_t *seq = malloc((size_t)count * sizeof(*seq));
-    const cxla_instr **rngs = calloc((size_t)count, sizeof(*rngs));
+        for (int64_t i = 0; i < user->comps[c]->instr_count; i++) {
+            const cxla_instr *in = user->comps[c]->instrs[i];
+            count += in->opcode == CXLA_OP_RNG;
+            sugar += in->opcode == CXLA_OP_ASYNC_START && in->async_wrapped == CXLA_OP_RNG;
+        }
+    if (count == 0 && sugar == 0) return NULL;
+    uint64_t *seq = malloc((size_t)(count ? count : 1) * sizeof(*seq));
+    const cxla_instr **rngs = calloc((size_t)(count ? count : 1), sizeof(*rngs));
     cxla_status s = seq && rngs ? NULL : OOM();
     if (!s) exec_mt19937_64(42, seq, count);
     int64_t k = 0;
@@ -630,8 +612,10 @@ cxla_status cpu_svc_rng_keys_of_user(const cxla_module *user, const cxla_module 
             if (order[i]->opcode == CXLA_OP_RNG) rngs[k++] = order[i];
     }
     /* Each rng of |m| is the user's of the same name, or (a copy the passes made, say by
-     * inlining a call made twice) of the same position in the text; else it keeps the key
-     * its own position in |m| gave it. */
+     * inlining a call made twice) of the same position in the text; the one an rng-start
+     * wraps (the async-desugar pass's, at the start's position) has key 0, as the
+     * interpreter's, whose list of rngs does not hold it; else it keeps the key its own
+     * position in |m| gave it. */
     for (int64_t c = 0; c < m->comp_count && !s; c++)
         for (int64_t i = 0; i < m->comps[c]->instr_count; i++) {
             const cxla_instr *in = m->comps[c]->instrs[i];
@@ -641,7 +625,17 @@ cxla_status cpu_svc_rng_keys_of_user(const cxla_module *user, const cxla_module 
                 if (strcmp(rngs[j]->name, in->name) == 0) found = j;
             for (int64_t j = 0; j < k && found < 0 && in->line > 0; j++)
                 if (rngs[j]->line == in->line && rngs[j]->column == in->column) found = j;
-            if (found >= 0) keys[in->id] = seq[found];
+            if (found >= 0) {
+                keys[in->id] = seq[found];
+                continue;
+            }
+            for (int64_t uc = 0; uc < user->comp_count && sugar && in->line > 0; uc++)
+                for (int64_t j = 0; j < user->comps[uc]->instr_count; j++) {
+                    const cxla_instr *u = user->comps[uc]->instrs[j];
+                    if (u->opcode == CXLA_OP_ASYNC_START && u->async_wrapped == CXLA_OP_RNG &&
+                        u->line == in->line && u->column == in->column)
+                        keys[in->id] = 0;
+                }
         }
     free(seq);
     free(rngs);
@@ -727,11 +721,7 @@ cpu_svc_fn cpu_svc_lookup(const cxla_instr *instr) {
 }
 
 const char *cpu_svc_what(const cxla_instr *instr) {
-    /* An async-start in sugar form: its wrapped operation's word. */
-    cxla_opcode op = instr->opcode == CXLA_OP_ASYNC_START && instr->async_wrapped != CXLA_OP_COUNT
-                         ? instr->async_wrapped
-                         : instr->opcode;
-    switch (op) {
+    switch (instr->opcode) {
     case CXLA_OP_CUSTOM_CALL: return "custom call";
     case CXLA_OP_INFEED:
     case CXLA_OP_OUTFEED:

@@ -67,14 +67,6 @@ cxla_status cpu_svc_rng_keys_of_user(const cxla_module *user, const cxla_module 
  * greater-than or less-than): the handler then reports it. */
 bool cpu_svc_topk_instr(const cxla_instr *in, cxla_attr *attrs, cxla_instr *out);
 
-/* The operation that an async-start in sugar form (negate-start, reduce-scatter-start ...:
- * no wrapped computation) wraps, as an instruction of its own: *out is a copy of |in|
- * with the wrapped opcode and the start's {1} as its shape, the id kept (a collective meets
- * its peers under it, as in the interpreter). False for any other instruction, and where
- * {0} is not the tuple of the operands (or operand 0 itself) with their shapes: the
- * interpreter's handler then runs it (or reports its error). */
-bool cpu_svc_async_wrapped(const cxla_instr *in, cxla_instr *out);
-
 /* "kernel" words for `cxla compile --explain`: "collective", "custom call", "host
  * transfer", "rng". */
 const char *cpu_svc_what(const cxla_instr *instr);

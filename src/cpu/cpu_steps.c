@@ -915,12 +915,9 @@ static bool plannable(const cxla_computation *comp, int depth) {
             continue;
         cxla_computation *called[64];
         int64_t k = cxla_instr_called_computations(in, called, 64);
-        if (in->opcode == CXLA_OP_ASYNC_START) { /* its reducer or comparator runs inside */
+        if (in->opcode == CXLA_OP_ASYNC_START) { /* its wrapped computation (calls=) */
             called[0] = cxla_instr_called(in, CXLA_ATTR_CALLS);
-            bool control = in->async_wrapped == CXLA_OP_WHILE ||
-                           in->async_wrapped == CXLA_OP_CONDITIONAL ||
-                           in->async_wrapped == CXLA_OP_CALL; /* call-start ...: its callees */
-            k = called[0] ? 1 : control ? cxla_instr_called_computations(in, called, 64) : 0;
+            k = called[0] ? 1 : 0;
         }
         if (k > 64) return false;
         for (int64_t j = 0; j < k; j++)
@@ -939,8 +936,6 @@ void cpu_plan_destroy(cpu_plan *p) {
     free(p->aliases);
     free(p->dyn_off);
     for (int64_t c = 0; c < p->constant_count; c++) cxla_literal_free(p->constants[c]);
-    for (int64_t c = 0; c < p->wrapped_count; c++) free(p->wrapped[c]);
-    free(p->wrapped);
     free(p->constants);
     free(p->what);
     free(p->rng_keys);

@@ -148,10 +148,6 @@ struct cpu_plan {
     bool has_handlers;
     cxla_literal **constants; /* relaid constants (owned) */
     int64_t constant_count, constant_cap;
-    /* The operations that async-starts in sugar form wrap, as instructions of their own
-     * (cpu_svc_async_wrapped; owned): their steps' instructions. */
-    cxla_instr **wrapped;
-    int64_t wrapped_count;
     uint8_t *what;      /* by instruction id: W_* of cpu_steps.c */
     uint64_t *rng_keys; /* by instruction id (cpu_svc_rng_keys) */
     int64_t id_count;

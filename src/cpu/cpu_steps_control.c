@@ -1,10 +1,9 @@
 /* The steps of a plan that run other sequences or hold their operands (cpu_steps_build.h):
  * call (the callee's sequence, its results adopted), conditional (each branch writes the
  * result buffers), while (the state updated in place where liveness allows, a loop range
- * for liveness), async-start (its wrapped computation run as a call, or the sugar form's
- * operation as a kernel or service step, else as a call of a computation made with the
- * operation as its root: wrapped_computation) and copy-start (no step: aliases), their
- * contexts zero constants. */
+ * for liveness), async-start (its wrapped computation run as a call; the async-desugar
+ * pass gave the sugar forms one) and copy-start (no step: aliases), their contexts zero
+ * constants. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,61 +119,6 @@ static bool holds_operands(const frame *f, const cxla_instr *in, int64_t k0, int
     return ok;
 }
 
-/* The step of the operation that async-start |in| in sugar form wraps (a kernel emitted
- * for it under the start's id, or a service step), over the operands' leaves |ins| into
- * the leaves of {1} from |at|; false with nothing built when it has neither. */
-static cxla_status wrapped_step(bld *b, frame *f, seq *q, int64_t i, const int64_t *ins,
-                                int64_t nin, int64_t at, bool *out_done) {
-    const cxla_instr *in = f->order[i];
-    cpu_plan *p = b->p;
-    *out_done = false;
-    cxla_instr t;
-    if (!cpu_svc_async_wrapped(in, &t) || !cpu_steps_static_instr(&t)) return NULL;
-    bool kernel = in->id >= 0 && in->id < b->id_count && b->kernels[in->id];
-    /* A collective whose reducer's combine function is that kernel: its service step. */
-    cpu_svc_fn svc = kernel ? cpu_collective_combine_lookup(&t) : cpu_svc_lookup(&t);
-    cpu_kernel_fn combine = kernel && svc ? b->kernels[in->id] : NULL;
-    if (combine) kernel = false;
-    if (!kernel && !svc) return NULL;
-    cxla_instr **w = realloc(p->wrapped, (size_t)(p->wrapped_count + 1) * sizeof(*w));
-    if (!w) return OOM();
-    p->wrapped = w;
-    cxla_instr *keep = malloc(sizeof(*keep));
-    if (!keep) return OOM();
-    *keep = t;
-    p->wrapped[p->wrapped_count++] = keep;
-    int64_t n = cpu_steps_leaf_count(&t.shape);
-    size_t scratch = kernel ? b->infos[in->id].scratch : 0;
-    step *sp =
-        cpu_steps_add_step(b, q, kernel ? S_KERNEL : S_SVC, keep, f->comp, nin, n + (scratch > 0));
-    if (!sp) return OOM();
-    memcpy(sp->in, ins, (size_t)nin * sizeof(int64_t));
-    for (int64_t e = 0; e < n; e++) sp->out[e] = f->leaves[i][at + e];
-    if (kernel) {
-        sp->fn = b->kernels[in->id];
-        sp->info = b->infos[in->id];
-        sp->mask = -1;
-        if (scratch) { /* the kernel's work memory, a value of its own (as build_instr) */
-            int64_t v = cpu_steps_new_value(b, p->values[sp->out[0]].shape, V_ARENA, -1);
-            if (v < 0) return OOM();
-            p->values[v].size = scratch;
-            sp->out[n] = v;
-        }
-    } else {
-        sp->svc = svc;
-        sp->fn = combine; /* cpu_svc_run.kernel */
-        p->stats.service_steps++;
-    }
-    for (int64_t k = 0; k < sp->in_count; k++)
-        if (!cpu_steps_note(b, sp->in[k], false)) return OOM();
-    for (int64_t e = 0; e < sp->out_count; e++)
-        if (!cpu_steps_note(b, sp->out[e], true)) return OOM();
-    b->pos++;
-    if (!kernel) cpu_steps_set_what(b, in, W_SVC); /* a kernel shows as the start's own */
-    *out_done = true;
-    return NULL;
-}
-
 /* Whether values of shapes |a| and |b| have the same bytes in the arena: the same
  * element types and dimensions (layouts aside) and leaf by leaf the same byte size. */
 static bool same_bytes(const cxla_shape *a, const cxla_shape *b) {
@@ -189,109 +133,13 @@ static bool same_bytes(const cxla_shape *a, const cxla_shape *b) {
     return !cxla_shape_byte_size(a, &x) && !cxla_shape_byte_size(b, &y) && x == y;
 }
 
-/* The operation that async-start |in| in sugar form wraps, as the root of a computation
- * of its own (in the module's arena, outside its list of computations): one parameter per
- * distinct operand (an operand used twice is one parameter read twice), each keeping its
- * operand's id, which no other instruction of that computation has; the root is the
- * wrapped instruction with the start's id, name and attributes (its kernel, library call,
- * rng key and collective meetings are the start's). Run as a call, its steps are those
- * the operation would get as a plain instruction: a library call, control flow over its
- * callees, a service step, a kernel, or (what has none) its own handler. *out_operand[j]
- * is the operand of parameter j. */
-static cxla_status wrapped_computation(bld *b, const cxla_instr *in, cxla_computation **out,
-                                       const cxla_instr ***out_operand) {
-    cxla_arena *arena = b->m->arena;
-    cxla_instr t;
-    if (!cpu_svc_async_wrapped(in, &t))
-        return exec_error(in, CXLA_STATUS_INTERNAL, "not an async-start in sugar form");
-    int64_t n = in->operand_count;
-    cxla_computation *c = cxla_arena_alloc(arena, sizeof(*c));
-    cxla_instr *root = cxla_arena_alloc(arena, sizeof(*root));
-    cxla_instr *params = cxla_arena_alloc_array(arena, (size_t)(n ? n : 1), sizeof(*params));
-    cxla_instr **pl = cxla_arena_alloc_array(arena, (size_t)(n ? n : 1), sizeof(*pl));
-    cxla_instr **instrs = cxla_arena_alloc_array(arena, (size_t)n + 1, sizeof(*instrs));
-    cxla_instr **ops = cxla_arena_alloc_array(arena, (size_t)(n ? n : 1), sizeof(*ops));
-    const cxla_instr **of = cxla_arena_alloc_array(arena, (size_t)(n ? n : 1), sizeof(*of));
-    if (!c || !root || !params || !pl || !instrs || !ops || !of) return OOM();
-    memset(c, 0, sizeof(*c));
-    int64_t np = 0;
-    for (int64_t k = 0; k < n; k++) {
-        const cxla_instr *o = in->operands[k];
-        int64_t j = 0;
-        while (j < np && of[j] != o) j++;
-        if (j == np) {
-            cxla_instr *x = &params[np];
-            memset(x, 0, sizeof(*x));
-            x->opcode = CXLA_OP_PARAMETER;
-            x->name = o->name;
-            x->shape = o->shape;
-            x->parent = c;
-            x->id = o->id;
-            x->parameter_number = np;
-            x->async_wrapped = CXLA_OP_COUNT;
-            x->line = o->line;
-            x->column = o->column;
-            of[np] = o;
-            pl[np] = x;
-            instrs[np] = x;
-            np++;
-        }
-        ops[k] = pl[j];
-    }
-    *root = t;
-    root->operands = ops;
-    root->users = NULL;
-    root->user_count = root->user_capacity = 0;
-    instrs[np] = root;
-    c->name = in->name;
-    c->module = (cxla_module *)b->m;
-    c->instr_count = c->instr_capacity = np + 1;
-    c->instrs = instrs;
-    c->param_count = np;
-    c->params = pl;
-    c->root = root;
-    *out = c;
-    *out_operand = of;
-    return NULL;
-}
-
-/* The wrapped operation of async-start |in| (instruction |i| of |f|) in sugar form that has
- * no kernel or service step of its own: its wrapped computation (wrapped_computation) run
- * as a call, its result the leaves of {1} from |at|. */
-static cxla_status wrapped_call(bld *b, frame *f, seq *q, int64_t i, int64_t at) {
-    const cxla_instr *in = f->order[i];
-    cxla_computation *callee = NULL;
-    const cxla_instr **of = NULL;
-    CXLA_RETURN_IF_ERROR(wrapped_computation(b, in, &callee, &of));
-    int64_t **params =
-        calloc((size_t)(callee->param_count ? callee->param_count : 1), sizeof(int64_t *));
-    step *sp = params ? cpu_steps_add_step(b, q, S_SEQ, in, f->comp, 0, 0) : NULL;
-    seq *sub = sp ? calloc(1, sizeof(seq)) : NULL;
-    if (!sub) {
-        free(params);
-        return OOM();
-    }
-    for (int64_t k = 0; k < callee->param_count; k++) params[k] = f->leaves[f->pos_of[of[k]->id]];
-    sp->sub = sub;
-    sp->sub_count = 1;
-    b->pos++;
-    int64_t id = b->next_seq++, *root = NULL, rn = 0;
-    cxla_status s = cpu_steps_build_seq(b, callee, params, NULL, sub, id, &root, &rn, NULL);
-    b->pos++;
-    if (!s) s = adopt_results(b, f, q, i, at, id, root, rn);
-    free(root);
-    free(params);
-    return s;
-}
-
 /* copy-start and async-start, without a step of their own: the leaves of their result
  * that hold the operands (held_copies) are the operands' values; async-start's {1} is its
- * wrapped computation's sequence (calls=) run here, as build_call runs a callee, or for
- * the sugar form the wrapped operation's kernel or service step (wrapped_step), else the
- * steps it gets as a plain instruction (wrapped_call); the contexts after them are the
- * zeros the interpreter puts there, constants of the plan. *out_done stays false, with
- * nothing built, where the shapes do not line up as the interpreter needs (its handler
- * reports the error). */
+ * wrapped computation's sequence (calls=) run here, as build_call runs a callee (the
+ * sugar forms have one: passes/async_desugar.c); the contexts after them are the zeros
+ * the interpreter puts there, constants of the plan. *out_done stays false, with nothing
+ * built, where the shapes do not line up as the interpreter needs (its handler runs it,
+ * or reports the error). */
 cxla_status cpu_steps_build_held(bld *b, frame *f, seq *q, int64_t i, bool *out_done) {
     const cxla_instr *in = f->order[i];
     *out_done = false;
@@ -307,8 +155,7 @@ cxla_status cpu_steps_build_held(bld *b, frame *f, seq *q, int64_t i, bool *out_
             !same_bytes(&d->elements[1], &in->operands[0]->shape))
             return NULL;
     } else if (!callee) {
-        cxla_instr t;
-        if (!cpu_svc_async_wrapped(in, &t)) return NULL;
+        return NULL; /* sugar the async-desugar pass left: its shapes do not line up */
     } else {
         /* {0} is the tuple of the operands, or operand 0 itself when it is no tuple. */
         const cxla_shape *ops = &d->elements[0];
@@ -346,11 +193,6 @@ cxla_status cpu_steps_build_held(bld *b, frame *f, seq *q, int64_t i, bool *out_
         free(root);
         free(params);
         cpu_steps_set_what(b, in, W_STEP);
-    } else if (!s && in->opcode == CXLA_OP_ASYNC_START) {
-        bool done = false;
-        s = wrapped_step(b, f, q, i, ins, nin, at, &done);
-        if (!s && !done) s = wrapped_call(b, f, q, i, at);
-        at += cpu_steps_leaf_count(&d->elements[1]);
     } else if (!s) {
         cpu_steps_set_what(b, in, W_ALIAS);
     }

@@ -18,7 +18,7 @@
 
 #include "cpu/emit.h"
 #include "cpu/onednn.h"
-#include "interp/interp.h"
+#include "cpu/onednn_loops.h"
 #include "literal/literal_internal.h"
 #include "passes/epilogue.h"
 
@@ -27,220 +27,6 @@
 void cpu_call_release(cpu_call *call) {
     if (call->free_state) call->free_state(call->state);
     memset(call, 0, sizeof(*call));
-}
-
-static int64_t elements_of(const cxla_shape *s) {
-    int64_t n = 1;
-    for (int64_t d = 0; d < s->rank; d++) n *= s->dims[d];
-    return n;
-}
-
-/* ---- the loops: the interpreter's handler over the buffers ----------------------------- */
-
-/* The interpreter's dot and convolution pack their operands and multiply them with a
- * cache-blocked matrix product (KC x NC panels, 4 x NR register blocks); they read
- * nothing but the instruction and the operands, so they run here on literal views of the
- * buffers. */
-typedef struct loops_state {
-    const cxla_instr *instr;
-    cxla_shape shapes[2]; /* the operands' shapes without their layouts: data is row-major */
-} loops_state;
-
-static cxla_status loops_run(void *state, void *const *out, const void *const *in) {
-    const loops_state *st = state;
-    cxla_literal views[2];
-    const cxla_literal *ops[2];
-    for (int k = 0; k < 2; k++) {
-        memset(&views[k], 0, sizeof(views[k]));
-        views[k].shape = (cxla_shape *)&st->shapes[k];
-        views[k].data = (void *)in[k];
-        views[k].count = elements_of(&st->shapes[k]);
-        CXLA_RETURN_IF_ERROR(cxla_shape_byte_size(&st->shapes[k], &views[k].size));
-        ops[k] = &views[k];
-    }
-    cxla_literal *result = NULL;
-    CXLA_RETURN_IF_ERROR(interp_handler(st->instr->opcode)(NULL, st->instr, ops, &result));
-    if (result->size) memcpy(out[0], result->data, result->size);
-    cxla_literal_free(result);
-    return NULL;
-}
-
-static cxla_status loops_prepare(const cxla_instr *instr, cpu_call *out) {
-    loops_state *st = calloc(1, sizeof(*st));
-    if (!st) return OOM();
-    st->instr = instr;
-    for (int k = 0; k < 2; k++) {
-        st->shapes[k] = instr->operands[k]->shape;
-        st->shapes[k].layout = NULL;
-        st->shapes[k].dynamic = NULL;
-    }
-    *out = (cpu_call){.fn = loops_run, .state = st, .free_state = free, .what = "loops"};
-    return NULL;
-}
-
-/* ---- fusions of a dot or convolution with elementwise work after it --------------------- */
-
-/* A kOutput fusion (src/passes/epilogue.h): with oneDNN, one primitive whose bias and
- * post-ops compute the epilogue before the product is stored: the first vector add
- * right after the product is oneDNN's bias, the other vector adds, subtracts and
- * multiplies are binary post-ops over a per-feature vector, scales are linear post-ops,
- * all in f32.
- * oneDNN's relu (and clip) turn NaN into 0 where maximum keeps it, so relu is not a
- * post-op: the matcher lets only positive scales follow it (they commute with it), and it
- * runs last, as a loop over the result that keeps NaN.
- *
- * When oneDNN does not take the fusion (or the build has no oneDNN), the product runs as
- * a call of its own into the result and the epilogue as loops over it, each operation
- * rounded to f32 as the interpreter rounds it. */
-typedef struct post_ops {
-    cxla_epilogue e;
-    int64_t core_in[2];           /* the fusion operands of the product's lhs and rhs */
-    int64_t vec_in[CXLA_EPI_MAX]; /* the fusion operand of each op's vector, or -1 */
-    bool relu;                    /* a relu, run after the others */
-} post_ops;
-
-static bool match_fusion(const cxla_instr *f, post_ops *po) {
-    memset(po, 0, sizeof(*po));
-    if (!cxla_epilogue_match(f, &po->e)) return false;
-    for (int k = 0; k < 2; k++) po->core_in[k] = po->e.core->operands[k]->parameter_number;
-    for (int64_t i = 0; i < po->e.count; i++) {
-        const cxla_epi_op *op = &po->e.ops[i];
-        po->vec_in[i] = op->vec ? op->vec->parameter_number : -1;
-        if (op->kind == CXLA_EPI_RELU) po->relu = true;
-    }
-    return true;
-}
-
-/* maximum(y, +0) as the interpreter computes it: NaN stays, -0 becomes +0. On the bits,
- * without branches (the signs of a product's elements are random: a branch per element
- * mispredicts half the time): a set sign bit is a value <= -0 unless the rest is a NaN's
- * (above the infinity's bits). */
-static void relu_loop(cxla_type t, void *out, int64_t n) {
-    if (t == CXLA_F32) {
-        uint32_t *y = out;
-        for (int64_t i = 0; i < n; i++) {
-            uint32_t u = y[i];
-            uint32_t keep = (u >> 31 == 0) | ((u & 0x7fffffffu) > 0x7f800000u);
-            y[i] = u & (0u - keep);
-        }
-        return;
-    }
-    uint16_t *y = out;
-    uint32_t inf = t == CXLA_BF16 ? 0x7f80 : 0x7c00;
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t u = y[i];
-        uint32_t keep = (u >> 15 == 0) | ((u & 0x7fffu) > inf);
-        y[i] = (uint16_t)(u & (0u - keep));
-    }
-}
-
-/* Element k of an array of |t| (f32, bf16, f16) as f32, and f32 stored rounded into it. */
-static float load_f(cxla_type t, const void *p, int64_t k) {
-    if (t == CXLA_F32) return ((const float *)p)[k];
-    uint16_t b = ((const uint16_t *)p)[k];
-    return t == CXLA_BF16 ? cxla_bf16_to_f32(b) : cxla_f16_to_f32(b);
-}
-
-static void store_f(cxla_type t, void *p, int64_t k, float v) {
-    if (t == CXLA_F32)
-        ((float *)p)[k] = v;
-    else
-        ((uint16_t *)p)[k] = t == CXLA_BF16 ? cxla_f32_to_bf16(v) : cxla_f32_to_f16(v);
-}
-
-/* The epilogue as loops after a call that computed the product. */
-typedef struct epi_state {
-    cpu_call core;
-    post_ops po;
-    int64_t count;    /* result elements */
-    int64_t inner;    /* elements after the feature dims (row-major) */
-    int64_t features; /* elements of the feature dims */
-    cxla_type type;   /* the chain's (f32, bf16, f16) */
-    cxla_type out;    /* the result's: |type|, or bf16 or f16 after a convert of f32 */
-} epi_state;
-
-static void epi_free(void *state) {
-    epi_state *st = state;
-    if (!st) return;
-    cpu_call_release(&st->core);
-    free(st);
-}
-
-/* The f32 loops of epi_run over |y|. */
-static void epi_f32(const epi_state *st, float *y, const void *const *in);
-
-static cxla_status epi_run(void *state, void *const *out, const void *const *in) {
-    const epi_state *st = state;
-    const void *core_in[2] = {in[st->po.core_in[0]], in[st->po.core_in[1]]};
-    if (st->out != st->type) {
-        /* A convert last: the f32 chain in a block of its own, then rounded to the
-         * result's type, as the interpreter's convert rounds. */
-        float *y = malloc((size_t)(st->count ? st->count : 1) * sizeof(float));
-        if (!y) return OOM();
-        void *const tmp[1] = {y};
-        cxla_status s = st->core.fn(st->core.state, tmp, core_in);
-        if (!s) {
-            epi_f32(st, y, in);
-            for (int64_t k = 0; k < st->count; k++) store_f(st->out, out[0], k, y[k]);
-        }
-        free(y);
-        return s;
-    }
-    CXLA_RETURN_IF_ERROR(st->core.fn(st->core.state, out, core_in));
-    if (st->type != CXLA_F32) {
-        /* f16, bf16: each operation in f32, rounded to the type, as the interpreter does
-         * (the relu commutes with the positive scales after it, as above). */
-        void *y = out[0];
-        for (int64_t i = 0; i < st->po.e.count; i++) {
-            const cxla_epi_op *op = &st->po.e.ops[i];
-            if (op->kind == CXLA_EPI_RELU) continue;
-            const void *v = op->kind == CXLA_EPI_SCALE ? NULL : in[st->po.vec_in[i]];
-            for (int64_t k = 0; k < st->count; k++) {
-                float x = load_f(st->type, y, k), r;
-                float vf = v ? load_f(st->type, v, (k / st->inner) % st->features) : op->c;
-                switch (op->kind) {
-                case CXLA_EPI_ADD_VEC: r = x + vf; break;
-                case CXLA_EPI_SUB_VEC: r = x - vf; break;
-                default: r = x * vf; break;
-                }
-                store_f(st->type, y, k, r);
-            }
-        }
-        if (st->po.relu) relu_loop(st->type, y, st->count);
-        return NULL;
-    }
-    epi_f32(st, out[0], in);
-    return NULL;
-}
-
-static void epi_f32(const epi_state *st, float *y, const void *const *in) {
-    int64_t blocks = st->count / (st->inner * st->features);
-    for (int64_t i = 0; i < st->po.e.count; i++) {
-        const cxla_epi_op *op = &st->po.e.ops[i];
-        if (op->kind == CXLA_EPI_RELU || op->kind == CXLA_EPI_CONVERT) continue; /* below */
-        if (op->kind == CXLA_EPI_SCALE) {
-            float c = op->c;
-            for (int64_t k = 0; k < st->count; k++) y[k] = y[k] * c;
-            continue;
-        }
-        if (op->kind == CXLA_EPI_TANH) { /* the interpreter's: in double, rounded once */
-            for (int64_t k = 0; k < st->count; k++) y[k] = (float)tanh((double)y[k]);
-            continue;
-        }
-        const float *v = in[st->po.vec_in[i]];
-        for (int64_t b = 0; b < blocks; b++)
-            for (int64_t f = 0; f < st->features; f++) {
-                float *p = y + (b * st->features + f) * st->inner;
-                float vf = v[f];
-                if (op->kind == CXLA_EPI_ADD_VEC)
-                    for (int64_t k = 0; k < st->inner; k++) p[k] = p[k] + vf;
-                else if (op->kind == CXLA_EPI_SUB_VEC)
-                    for (int64_t k = 0; k < st->inner; k++) p[k] = p[k] - vf;
-                else
-                    for (int64_t k = 0; k < st->inner; k++) p[k] = p[k] * vf;
-            }
-    }
-    if (st->po.relu) relu_loop(CXLA_F32, y, st->count);
 }
 
 /* ---- oneDNN ----------------------------------------------------------------------------- */
@@ -310,6 +96,9 @@ typedef struct tensor {
     int64_t pk, pn, pkp;    /* rows (K), columns (N), rows with the padding */
     int64_t ld;             /* the caller's row stride, in elements (columns are dense) */
     int64_t bk, bn, sk, sn; /* the blocks (K, N) and their strides, in elements */
+    /* A part of a split call (split_make): bytes from the caller's pointer to the part's
+     * first row. */
+    size_t off;
 } tensor;
 
 /* Some primitives fix their thread count when they are created (oneDNN's jit
@@ -317,6 +106,16 @@ typedef struct tensor {
  * run with fewer threads than the call was made for (replicas sharing the pool) uses a
  * copy of the call made for that count, created on first use. */
 enum { MAX_VARIANTS = 16 };
+
+/* A part of a split call (split_make): rows [row0, row1) of the product's M (a matmul) or of
+ * the batch (a convolution), single-threaded, reading the weights in the layout |wmd|
+ * from the buffer the whole call prepared. */
+typedef struct sub_spec {
+    int64_t row0, row1;
+    dnnl_memory_desc_t wmd;
+} sub_spec;
+
+enum { MAX_SPLIT = 64 };
 
 typedef struct dnn_state dnn_state;
 struct dnn_state {
@@ -337,6 +136,18 @@ struct dnn_state {
     _Atomic(void *) spare;
     pthread_mutex_t mu;             /* guards |fewer| */
     dnn_state *fewer[MAX_VARIANTS]; /* the call made for that many threads, or NULL */
+    /* While a part is made: its rows and weights (dot_prepare, conv_prepare read it). */
+    const sub_spec *sub;
+    /* The rows a split may cut (M of a matmul without batch dims, a convolution's batch),
+     * 0 when it cannot; the product's multiply-adds (set by dot_prepare, conv_prepare). */
+    int64_t split_rows;
+    bool split_conv; /* the rows are a convolution's images (else a matmul's rows) */
+    double macs;
+    /* A split call: |parts| single-threaded primitives, each over its rows, run on the
+     * pool's threads (split_run); 0: the primitive above runs on OpenMP's team. */
+    int parts;
+    dnn_state *part[MAX_SPLIT];
+    char what[96]; /* cpu_call.what of a split call */
 };
 
 static void dnn_free(void *state) {
@@ -348,6 +159,7 @@ static void dnn_free(void *state) {
         free(st->t[i].cached);
     }
     for (int i = 0; i < MAX_VARIANTS; i++) dnn_free(st->fewer[i]);
+    for (int i = 0; i < st->parts; i++) dnn_free(st->part[i]);
     free(atomic_load(&st->spare));
     pthread_mutex_destroy(&st->mu);
     free(st);
@@ -468,7 +280,8 @@ static bool want_packed(int nd, int64_t m, int64_t k, int64_t n, const cxla_shap
     return !(env && strcmp(env, "plain") == 0);
 }
 
-static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool, dnn_state **out);
+static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool,
+                            const sub_spec *sub, dnn_state **out);
 
 /* The call of |st|'s instruction made for |threads| threads (see MAX_VARIANTS), or NULL
  * when it cannot be made (then |st| itself runs). */
@@ -476,14 +289,17 @@ static cxla_status variant(dnn_state *st, int threads, const dnn_state **out) {
     *out = NULL;
     pthread_mutex_lock(&st->mu);
     cxla_status s = NULL;
-    if (!st->fewer[threads]) s = dnn_make(st->instr, threads, NULL, &st->fewer[threads]);
+    if (!st->fewer[threads]) s = dnn_make(st->instr, threads, NULL, NULL, &st->fewer[threads]);
     *out = st->fewer[threads];
     pthread_mutex_unlock(&st->mu);
     return s;
 }
 
+static cxla_status split_run(const dnn_state *st, void *const *out, const void *const *in);
+
 static cxla_status dnn_run(void *state, void *const *out, const void *const *in) {
     const dnn_state *st = state;
+    if (st->parts > 0) return split_run(st, out, in);
     /* Replicas running at once on the pool share its threads (threadpool.h); OpenMP's
      * count is per calling thread, so each replica's thread sets its own. */
     int threads = st->pool ? cpu_pool_share(st->pool) : st->threads;
@@ -514,7 +330,7 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
                                     t->cached);
             continue;
         }
-        void *ptr = t->io >= 0 ? (void *)in[t->io] : out[0];
+        void *ptr = (char *)(t->io >= 0 ? (void *)in[t->io] : out[0]) + t->off;
         if (t->flip) {
             flipped[i] = malloc(t->bytes ? t->bytes : 1);
             if (!flipped[i]) {
@@ -567,7 +383,7 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
         ds = dnnl_stream_wait(stream);
     }
     if (ds != dnnl_success && !s) s = dnn_error(st->instr, what, ds);
-    if (!s && st->relu_count > 0) relu_loop(st->relu_type, out[0], st->relu_count);
+    if (!s && st->relu_count > 0) cpu_linalg_relu(st->relu_type, out[0], st->relu_count);
     for (int i = 0; i < TENSORS; i++) {
         if (user_mem[i]) dnnl_memory_destroy(user_mem[i]);
         if (prim_mem[i]) dnnl_memory_destroy(prim_mem[i]);
@@ -601,12 +417,12 @@ static bool is_ref(const_dnnl_primitive_desc_t pd) {
 /* The type the primitive stores: the product's |os|, or the type a convert at the end
  * of the epilogue |po| rounds to (oneDNN rounds its f32 accumulators to nearest even
  * when it stores bf16 or f16, as the interpreter's convert of the f32 result does). */
-static dnnl_data_type_t dst_type(const post_ops *po, const cxla_shape *os) {
+static dnnl_data_type_t dst_type(const cpu_post_ops *po, const cxla_shape *os) {
     return dt_of(po && po->e.count > 0 ? po->e.out : os->type);
 }
 
 /* The epilogue op that oneDNN takes as the bias: the first, when it adds a vector. */
-static bool has_bias(const post_ops *po) {
+static bool has_bias(const cpu_post_ops *po) {
     return po && po->e.count > 0 && po->e.ops[0].kind == CXLA_EPI_ADD_VEC;
 }
 
@@ -616,7 +432,7 @@ static bool has_bias(const post_ops *po) {
  * |po|, its post-ops (all but the bias and the relu) in order: a binary post-op per
  * vector, read as |nd| dims of 1 but dim |axis|, of |n| elements (its tensor is set up in
  * |st|), a linear one per scale. */
-static dnnl_status_t make_attr(const post_ops *po, dnn_state *st, int nd, int axis, int64_t n,
+static dnnl_status_t make_attr(const cpu_post_ops *po, dnn_state *st, int nd, int axis, int64_t n,
                                dnnl_primitive_attr_t *attr) {
     dnnl_status_t ds = dnnl_primitive_attr_create(attr);
     if (ds == dnnl_success)
@@ -674,7 +490,7 @@ static dnnl_status_t make_attr(const post_ops *po, dnn_state *st, int nd, int ax
 
 /* The bias tensor of |po|: |nd| dims, 1 everywhere but the last, which has the |n|
  * elements of the vector (the output features). No bias: an unused tensor. */
-static bool bias_tensor(const post_ops *po, int64_t n, int nd, tensor *t) {
+static bool bias_tensor(const cpu_post_ops *po, int64_t n, int nd, tensor *t) {
     *t = (tensor){0};
     if (!has_bias(po)) return true;
     dnnl_dims_t d, strides;
@@ -771,7 +587,7 @@ static int64_t split_point(int64_t n, const int64_t *which, const cxla_shape *s,
  * Free dims of an operand that do not merge into M (or N) by strides (a [2,256] block of
  * rows 294912 elements apart, as Gemma's einsums give) become extra batch dims of that
  * operand, of size 1 in the other (oneDNN broadcasts it), so they need no copy either. */
-static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_state *st,
+static cxla_status dot_prepare(const cxla_instr *instr, const cpu_post_ops *po, dnn_state *st,
                                bool *handled) {
     const cxla_shape *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
     const cxla_shape *os = &instr->shape;
@@ -855,6 +671,15 @@ static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_
     st->t[0] = (tensor){.used = true, .arg = DNNL_ARG_SRC, .io = po ? (int)po->core_in[0] : 0};
     st->t[1] = (tensor){.used = true, .arg = DNNL_ARG_WEIGHTS, .io = po ? (int)po->core_in[1] : 1};
     st->t[2] = (tensor){.used = true, .arg = DNNL_ARG_DST, .io = -1};
+    st->split_rows = nd == 2 && lm.size == dm.size ? lm.size : 0;
+    st->macs = (double)lm.size * (double)lk.size * (double)rn.size;
+    if (st->sub) { /* a part: its rows of the source and the destination */
+        if (nd != 2 || st->sub->row1 > lm.size) return NULL;
+        int64_t r0 = st->sub->row0;
+        sd[0] = dd[0] = st->sub->row1 - r0;
+        st->t[0].off = (size_t)(r0 * ss[0]) * cxla_type_storage(ls->type);
+        st->t[2].off = (size_t)(r0 * dst_s[0]) * dnnl_data_type_size(dst_type(po, os));
+    }
     if (!bias_tensor(po, dn.size, nd, &st->t[BIAS])) return NULL;
     dnnl_status_t ds =
         dnnl_memory_desc_init_by_strides(&st->t[0].user, nd, sd, dt_of(ls->type), ss);
@@ -866,9 +691,11 @@ static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_
     /* The weights in the layout the primitive chooses (reordered per run) where that pays:
      * want_packed. */
     dnnl_memory_desc_t wmd = st->t[1].user;
-    if (want_packed(nd, lm.size, rk.size, rn.size, rs, ws[nd - 1]) &&
-        dnnl_memory_desc_init_by_tag(&wmd, nd, wd, dt_of(rs->type), dnnl_format_tag_any) !=
-            dnnl_success)
+    if (st->sub) /* a part: the weights as the whole call prepared them */
+        wmd = st->t[1].user = st->sub->wmd;
+    else if (want_packed(nd, lm.size, rk.size, rn.size, rs, ws[nd - 1]) &&
+             dnnl_memory_desc_init_by_tag(&wmd, nd, wd, dt_of(rs->type), dnnl_format_tag_any) !=
+                 dnnl_success)
         wmd = st->t[1].user;
     dnnl_matmul_desc_t desc;
     ds = dnnl_matmul_desc_init(&desc, &st->t[0].user, &wmd,
@@ -893,6 +720,10 @@ static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_
     if (attr) dnnl_primitive_attr_destroy(attr);
     static const dnnl_query_t queries[TENSORS] = {dnnl_query_src_md, dnnl_query_weights_md,
                                                   dnnl_query_dst_md};
+    if (ds == dnnl_success && st->sub && is_ref(pd)) { /* a part must be as fast as the whole */
+        dnnl_primitive_desc_destroy(pd);
+        return NULL;
+    }
     if (ds == dnnl_success) ds = finish(st, pd, queries, &what);
     if (ds != dnnl_success) return dnn_error(instr, what, ds);
     *handled = true;
@@ -900,7 +731,7 @@ static cxla_status dot_prepare(const cxla_instr *instr, const post_ops *po, dnn_
 }
 
 /* convolution: forward, or backward-data for lhs dilation (see conv_prepare). */
-static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn_state *st,
+static cxla_status conv_prepare(const cxla_instr *instr, const cpu_post_ops *po, dnn_state *st,
                                 bool *handled) {
     const cxla_shape *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
     const cxla_shape *os = &instr->shape;
@@ -985,9 +816,19 @@ static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn
         }
         if (kt->flip_dim[d->kernel_spatial[i]]) kt->flip = true;
     }
+    st->split_rows = in_d[0];
+    st->split_conv = true;
+    st->macs = (double)cpu_linalg_elements(os) * (double)cpu_linalg_elements(rs) /
+               (double)(OZ > 0 ? OZ : 1);
+    if (st->sub) { /* a part: its images; the weights come flipped and reordered */
+        if (st->sub->row1 > in_d[0]) return NULL;
+        in_d[0] = out_d[0] = st->sub->row1 - st->sub->row0;
+        kt->flip = false;
+        memset(kt->flip_dim, 0, sizeof(kt->flip_dim));
+    }
     if (kt->flip) {
         kt->es = cxla_type_storage(rs->type);
-        kt->bytes = (size_t)elements_of(rs) * kt->es;
+        kt->bytes = (size_t)cpu_linalg_elements(rs) * kt->es;
     }
     int kd = kw + (int)ns;
     dnnl_data_type_t it = dt_of(ls->type), wt = dt_of(rs->type), ot = dst_type(po, os);
@@ -996,6 +837,10 @@ static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn
                     .arg = lhs_dilated ? DNNL_ARG_DIFF_DST : DNNL_ARG_SRC,
                     .io = po ? (int)po->core_in[0] : 0};
     *dst = (tensor){.used = true, .arg = lhs_dilated ? DNNL_ARG_DIFF_SRC : DNNL_ARG_DST, .io = -1};
+    if (st->sub) {
+        src->off = (size_t)(st->sub->row0 * in_s[0]) * cxla_type_storage(ls->type);
+        dst->off = (size_t)(st->sub->row0 * out_s[0]) * dnnl_data_type_size(ot);
+    }
     /* Post-ops only on the forward primitive (backward data has neither bias nor them). */
     if (po && lhs_dilated) return NULL;
     if (!bias_tensor(po, OZ, 1, &st->t[BIAS])) return NULL;
@@ -1012,9 +857,12 @@ static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn
         dnnl_primitive_attr_destroy(attr);
         attr = NULL;
     }
-    for (int attempt = 0; attempt < 2 && attr; attempt++) {
+    for (int attempt = 0; attempt < (st->sub ? 1 : 2) && attr; attempt++) {
         dnnl_memory_desc_t s_md = src->user, k_md, d_md = dst->user;
-        dnnl_memory_desc_init_by_tag(&k_md, kd, k_d, wt, dnnl_format_tag_any);
+        if (st->sub)
+            k_md = kt->user = st->sub->wmd;
+        else
+            dnnl_memory_desc_init_by_tag(&k_md, kd, k_d, wt, dnnl_format_tag_any);
         if (attempt == 1) {
             dnnl_memory_desc_init_by_tag(&s_md, nd, in_d, it, dnnl_format_tag_any);
             dnnl_memory_desc_init_by_tag(&d_md, nd, out_d, ot, dnnl_format_tag_any);
@@ -1054,6 +902,10 @@ static cxla_status conv_prepare(const cxla_instr *instr, const post_ops *po, dnn
         if (!is_ref(pd)) break;
     }
     if (attr) dnnl_primitive_attr_destroy(attr);
+    if (pd && st->sub && is_ref(pd)) { /* a part must be as fast as the whole */
+        dnnl_primitive_desc_destroy(pd);
+        pd = NULL;
+    }
     if (!pd) return NULL; /* unimplemented or not expressible: the loops */
     static const dnnl_query_t fwd_q[TENSORS] = {dnnl_query_src_md, dnnl_query_weights_md,
                                                 dnnl_query_dst_md};
@@ -1132,13 +984,14 @@ static void plan_work(dnn_state *st) {
 
 /* The state of |instr|'s primitive made for |threads| threads (the count OpenMP reports
  * while it is created), or *out NULL when oneDNN does not take it. */
-static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool, dnn_state **out) {
+static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool,
+                            const sub_spec *sub, dnn_state **out) {
     *out = NULL;
-    post_ops fused;
-    const post_ops *po = NULL;
+    cpu_post_ops fused;
+    const cpu_post_ops *po = NULL;
     const cxla_instr *core = instr;
     if (instr->opcode == CXLA_OP_FUSION) {
-        if (!match_fusion(instr, &fused)) return NULL;
+        if (!cpu_linalg_match_fusion(instr, &fused)) return NULL;
         po = &fused;
         core = fused.e.core;
     }
@@ -1149,10 +1002,11 @@ static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool
         return OOM();
     }
     st->instr = instr;
-    if (po && po->relu) st->relu_count = elements_of(&instr->shape);
+    if (po && po->relu) st->relu_count = cpu_linalg_elements(&instr->shape);
     st->relu_type = instr->shape.type;
     st->threads = threads;
     st->pool = pool;
+    st->sub = sub;
     int before = get_omp_threads ? get_omp_threads() : 0;
     if (threads > 0 && set_omp_threads) set_omp_threads(threads);
     bool handled = false;
@@ -1161,6 +1015,7 @@ static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool
     if (!s && handled) s = cache_constants(st);
     if (!s && handled) plan_work(st);
     if (before > 0 && set_omp_threads) set_omp_threads(before);
+    st->sub = NULL;
     if (s || !handled) {
         dnn_free(st);
         return s;
@@ -1169,14 +1024,183 @@ static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool
     return NULL;
 }
 
+/* ---- a call split over the pool's threads ----------------------------------------------
+ *
+ * oneDNN (Debian's, on OpenMP) runs a primitive on the calling thread's OpenMP team, whose
+ * workers the cxla tool asks to wait passively (docs/performance.md, "OpenMP's waiting"):
+ * each primitive then starts with a futex wake of each worker, and a worker that is late
+ * (another process on its core) holds up the whole product, since OpenMP gives each thread a
+ * fixed share. A split call instead runs |parts| primitives made for one thread, each over
+ * its block of rows (M of a matmul, the images of a convolution's batch), as the chunks of a
+ * kernel on cxla's own pool (threadpool.h): the caller starts at once, a worker takes what
+ * is left when it wakes, and the caller runs the blocks no worker took. The weights are
+ * prepared once per run by the whole call (packed, reordered or a cached constant) and read
+ * by every part in that layout. A part's per-element sums are those of a one-thread
+ * primitive over fewer rows (brgemm's order along K does not depend on M or on the thread
+ * count; tests/cpu/test_onednn_split.c checks it), so the result does not depend on the
+ * thread count the call runs on. CXLA_ONEDNN_SPLIT in the environment when the call is
+ * prepared: "off" (or 0) never splits, a number N asks N blocks per thread. */
+
+/* Blocks per thread (0: no split), from CXLA_ONEDNN_SPLIT. */
+static int split_per_thread(void) {
+    const char *env = getenv("CXLA_ONEDNN_SPLIT");
+    if (!env || !*env || strcmp(env, "off") == 0) return 0;
+    char *end = NULL;
+    long v = strtol(env, &end, 10);
+    return end && *end == '\0' && v >= 0 && v <= MAX_SPLIT ? (int)v : 0;
+}
+
+/* The name of the implementation |st|'s primitive runs ("brg:avx512_core", ...; "" when
+ * oneDNN does not say). */
+static const char *impl_of(const dnn_state *st) {
+    const_dnnl_primitive_desc_t pd = NULL;
+    const char *impl = NULL;
+    if (dnnl_primitive_get_primitive_desc(st->prim, &pd) != dnnl_success || !pd ||
+        dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, (void *)&impl) != dnnl_success)
+        return "";
+    return impl ? impl : "";
+}
+
+/* Smallest part: rows (a matmul's, so that brgemm's row blocks stay full) and multiply-adds
+ * (about 100 us on one core: a part's stream and memory objects cost a few us). */
+enum { SPLIT_MIN_ROWS = 32 };
+#define SPLIT_MIN_MACS (16.0 * 1024 * 1024)
+
+static cxla_status split_make(dnn_state *st, int threads) {
+    int per = split_per_thread();
+    const tensor *w = &st->t[1];
+    /* The parts read the weights as the whole call prepares them; a source or destination
+     * in another layout than the caller's cannot be cut into rows. */
+    if (per == 0 || threads < 2 || st->split_rows < 2 || !w->used || st->t[0].reorder ||
+        st->t[2].reorder)
+        return NULL;
+    int64_t min_rows = st->split_conv ? 1 : SPLIT_MIN_ROWS;
+    int64_t parts = (int64_t)threads * per;
+    if (parts > st->split_rows / min_rows) parts = st->split_rows / min_rows;
+    if (parts > (int64_t)(st->macs / SPLIT_MIN_MACS)) parts = (int64_t)(st->macs / SPLIT_MIN_MACS);
+    if (parts > MAX_SPLIT) parts = MAX_SPLIT;
+    if (parts < 2) return NULL;
+    sub_spec spec = {.wmd = w->reorder ? w->prim : w->user};
+    dnn_state *made[MAX_SPLIT] = {0};
+    cxla_status s = NULL;
+    bool ok = true;
+    for (int64_t p = 0; p < parts && ok && !s; p++) {
+        spec.row0 = st->split_rows * p / parts;
+        spec.row1 = st->split_rows * (p + 1) / parts;
+        s = dnn_make(st->instr, 1, NULL, &spec, &made[p]);
+        /* The parts take the weights as prepared and run the whole call's implementation
+         * (another one, such as gemm:jit for a block that is not dense, sums in another
+         * order). */
+        ok = made[p] && !made[p]->t[0].reorder && !made[p]->t[1].reorder &&
+             !made[p]->t[2].reorder && strcmp(impl_of(made[p]), impl_of(st)) == 0;
+        if (ok) made[p]->relu_count = 0; /* the whole call's, after the parts */
+    }
+    if (s || !ok) {
+        for (int64_t p = 0; p < parts; p++) dnn_free(made[p]);
+        return s;
+    }
+    memcpy(st->part, made, sizeof(made));
+    st->parts = (int)parts;
+    return NULL;
+}
+
+typedef struct split_job {
+    const dnn_state *st;
+    void *const *out;
+    const void *const *in;
+    cxla_status status[MAX_SPLIT];
+} split_job;
+
+/* Parts [begin, end) of a split call (a cpu_kernel_fn over in[0] = the split_job). */
+static void split_parts(void *const *out, const void *const *in, int64_t begin, int64_t end) {
+    (void)out;
+    split_job *j = (split_job *)in[0];
+    for (int64_t p = begin; p < end; p++)
+        j->status[p] = dnn_run(j->st->part[p], j->out, (const void *const *)j->in);
+}
+
+static cxla_status split_run(const dnn_state *st, void *const *out, const void *const *in) {
+    const tensor *w = &st->t[1];
+    char *work = NULL;
+    if (st->work_size) {
+        work = atomic_exchange(&((dnn_state *)st)->spare, NULL);
+        if (!work) work = aligned(st->work_size);
+        if (!work) return OOM();
+    }
+    int64_t n = st->instr->operand_count;
+    const void **in2 = malloc((size_t)(n ? n : 1) * sizeof(*in2));
+    if (!in2) {
+        free(work);
+        return OOM();
+    }
+    memcpy(in2, in, (size_t)n * sizeof(*in2));
+    cxla_status s = NULL;
+    void *flipped = NULL;
+    /* The weights, once, in the parts' layout. */
+    if (w->cached) {
+        in2[w->io] = w->cached;
+    } else if (w->reorder && w->pack) {
+        pack_job job = {w, in[w->io], (unsigned char *)work + st->work_off[1]};
+        const void *pin[1] = {&job};
+        cpu_kernel_info info = {.range = w->pkp, .cost = 2.0 * (double)w->prim_size};
+        cpu_pool_run_kernel(st->pool, pack_rows, &info, NULL, pin, NULL);
+        in2[w->io] = job.dst;
+    } else if (w->flip) { /* a kernel read reversed: flipped, then reordered below */
+        flipped = malloc(w->bytes ? w->bytes : 1);
+        if (!flipped) {
+            free(in2);
+            free(work);
+            return OOM();
+        }
+        flip_copy(w, in[w->io], flipped);
+        in2[w->io] = flipped;
+    }
+    if (!w->cached && w->reorder && !w->pack) {
+        void *dst = work + st->work_off[1];
+        dnnl_stream_t stream = NULL;
+        dnnl_memory_t from = NULL, to = NULL;
+        if (set_omp_threads) set_omp_threads(st->threads);
+        dnnl_status_t ds = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
+        if (ds == dnnl_success)
+            ds = dnnl_memory_create(&from, &w->user, engine, (void *)in2[w->io]);
+        if (ds == dnnl_success) ds = dnnl_memory_create(&to, &w->prim, engine, dst);
+        if (ds == dnnl_success) {
+            dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+            ds = dnnl_primitive_execute(w->reorder, stream, 2, args);
+        }
+        if (ds == dnnl_success) ds = dnnl_stream_wait(stream);
+        if (from) dnnl_memory_destroy(from);
+        if (to) dnnl_memory_destroy(to);
+        if (stream) dnnl_stream_destroy(stream);
+        if (ds != dnnl_success) s = dnn_error(st->instr, "reorder", ds);
+        in2[w->io] = dst;
+    }
+    if (!s) {
+        split_job job = {.st = st, .out = out, .in = (const void *const *)in2};
+        const void *jin[1] = {&job};
+        /* Each part is far above the pool's minimum: one per chunk. */
+        cpu_kernel_info info = {.range = st->parts, .cost = st->macs * 8.0};
+        cpu_pool_run_kernel(st->pool, split_parts, &info, NULL, jin, NULL);
+        for (int p = 0; p < st->parts && !s; p++) s = job.status[p];
+    }
+    if (!s && st->relu_count > 0) cpu_linalg_relu(st->relu_type, out[0], st->relu_count);
+    free(in2);
+    free(flipped);
+    if (work) {
+        void *expected = NULL;
+        if (!atomic_compare_exchange_strong(&((dnn_state *)st)->spare, &expected, work)) free(work);
+    }
+    return s;
+}
+
 static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
                                   cpu_call *out, bool *handled) {
     *handled = false;
-    post_ops fused;
-    const post_ops *po = NULL;
+    cpu_post_ops fused;
+    const cpu_post_ops *po = NULL;
     const cxla_instr *core = instr;
     if (instr->opcode == CXLA_OP_FUSION) {
-        if (!match_fusion(instr, &fused)) return NULL;
+        if (!cpu_linalg_match_fusion(instr, &fused)) return NULL;
         po = &fused;
         core = fused.e.core;
     }
@@ -1186,13 +1210,20 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
         dt_of(core->shape.type) == dnnl_data_type_undef)
         return NULL;
     /* oneDNN refuses arrays with no elements; the loops give their zeros. */
-    if (elements_of(ls) == 0 || elements_of(rs) == 0 || elements_of(&core->shape) == 0) return NULL;
+    if (cpu_linalg_elements(ls) == 0 || cpu_linalg_elements(rs) == 0 ||
+        cpu_linalg_elements(&core->shape) == 0)
+        return NULL;
     pthread_once(&engine_once, engine_init);
     if (engine_status != dnnl_success) return NULL;
     dnn_state *st = NULL;
-    CXLA_RETURN_IF_ERROR(dnn_make(instr, threads, pool, &st));
+    CXLA_RETURN_IF_ERROR(dnn_make(instr, threads, pool, NULL, &st));
     if (!st) return NULL;
     *handled = true;
+    cxla_status s = split_make(st, threads);
+    if (s) {
+        dnn_free(st);
+        return s;
+    }
     int how = 0; /* the weights: as they lie, a constant reordered once, packed per run */
     for (int i = 0; i < TENSORS; i++)
         if (st->t[i].cached)
@@ -1209,10 +1240,12 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
          {"onednn convolution with post-ops",
           "onednn convolution with post-ops, constant reordered once",
           "onednn convolution with post-ops, weights packed per run"}}};
-    *out = (cpu_call){.fn = dnn_run,
-                      .state = st,
-                      .free_state = dnn_free,
-                      .what = whats[core->opcode != CXLA_OP_DOT][po != NULL][how]};
+    const char *what = whats[core->opcode != CXLA_OP_DOT][po != NULL][how];
+    if (st->parts > 0) {
+        snprintf(st->what, sizeof(st->what), "%s, %d parts on the pool", what, st->parts);
+        what = st->what;
+    }
+    *out = (cpu_call){.fn = dnn_run, .state = st, .free_state = dnn_free, .what = what};
     return NULL;
 }
 
@@ -1240,7 +1273,7 @@ static bool onednn_type(cxla_type t) {
 }
 
 bool cpu_linalg_wants(const cxla_instr *instr) {
-    post_ops po;
+    cpu_post_ops po;
     if (instr->opcode == CXLA_OP_DOT) {
         /* Narrow products: the emitter's kernels (epilogue.h). Else oneDNN first; else the
          * emitter's blocked kernel where it applies; else the loops of the library call. */
@@ -1258,59 +1291,23 @@ bool cpu_linalg_wants(const cxla_instr *instr) {
                       onednn_type(instr->operands[1]->shape.type);
         return onednn || !cpu_can_emit(instr);
     }
-    return match_fusion(instr, &po);
+    return cpu_linalg_match_fusion(instr, &po);
 }
 
 /* The call of the product alone: oneDNN, else the loops. */
-static cxla_status product_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
-                                   cpu_call *out) {
+cxla_status cpu_linalg_product_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
+                                       cpu_call *out) {
     bool handled = false;
     CXLA_RETURN_IF_ERROR(onednn_prepare(instr, threads, pool, out, &handled));
-    return handled ? NULL : loops_prepare(instr, out);
-}
-
-/* A fusion oneDNN does not take whole: its product as a call, then the epilogue's loops. */
-static cxla_status epilogue_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
-                                    cpu_call *out) {
-    epi_state *st = calloc(1, sizeof(*st));
-    if (!st) return OOM();
-    if (!match_fusion(instr, &st->po)) {
-        free(st);
-        return cxla_error(CXLA_STATUS_INTERNAL, "%s: not an output fusion", instr->name);
-    }
-    const cxla_instr *core = st->po.e.core;
-    int64_t fd[CXLA_MAX_RANK];
-    int64_t nf = cxla_epilogue_feature_dims(core, fd);
-    st->count = elements_of(&core->shape);
-    st->type = core->shape.type;
-    st->out = instr->shape.type;
-    st->features = 1;
-    st->inner = 1;
-    for (int64_t i = 0; i < nf; i++) st->features *= core->shape.dims[fd[i]];
-    for (int64_t d = nf ? fd[nf - 1] + 1 : core->shape.rank; d < core->shape.rank; d++)
-        st->inner *= core->shape.dims[d];
-    cxla_status s = product_prepare(core, threads, pool, &st->core);
-    if (s) {
-        epi_free(st);
-        return s;
-    }
-    bool onednn = strncmp(st->core.what, "onednn", 6) == 0;
-    *out = (cpu_call){
-        .fn = epi_run,
-        .state = st,
-        .free_state = epi_free,
-        .what = core->opcode == CXLA_OP_DOT
-                    ? (onednn ? "onednn matmul, then epilogue loops" : "loops, then epilogue loops")
-                    : (onednn ? "onednn convolution, then epilogue loops"
-                              : "loops, then epilogue loops")};
-    return NULL;
+    return handled ? NULL : cpu_linalg_loops_prepare(instr, out);
 }
 
 cxla_status cpu_linalg_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
                                cpu_call *out) {
     memset(out, 0, sizeof(*out));
-    if (instr->opcode != CXLA_OP_FUSION) return product_prepare(instr, threads, pool, out);
+    if (instr->opcode != CXLA_OP_FUSION)
+        return cpu_linalg_product_prepare(instr, threads, pool, out);
     bool handled = false;
     CXLA_RETURN_IF_ERROR(onednn_prepare(instr, threads, pool, out, &handled));
-    return handled ? NULL : epilogue_prepare(instr, threads, pool, out);
+    return handled ? NULL : cpu_linalg_epilogue_prepare(instr, threads, pool, out);
 }

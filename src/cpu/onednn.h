@@ -35,7 +35,17 @@
  * blocked weights) are reordered once, when the call is prepared. A matmul with M >= 512
  * rows takes its f32 row-major weights in oneDNN's blocked layout, copied into it on every
  * run (onednn.c, want_packed; CXLA_ONEDNN_WEIGHTS=plain in the environment when the call is
- * prepared turns that off). */
+ * prepared turns that off).
+ *
+ * With CXLA_ONEDNN_SPLIT=N in the environment when the call is prepared (opt-in: it did not
+ * beat OpenMP's team, docs/performance.md "oneDNN's products on cxla's pool"), a matmul
+ * without batch dims or a convolution with at least 16 Mi multiply-adds per part runs as
+ * up to N parts per thread: primitives made for one thread, each over its block of rows
+ * (a matmul's M, a convolution's images), taken as chunks by the pool's threads; the
+ * weights are prepared once per run for all of them. A part's results are the one-thread
+ * primitive's, bit for bit, so a split call's do not depend on the thread count. A matmul
+ * whose lhs is read transposed stays whole (a block of its rows is not a dense matrix,
+ * which oneDNN's brgemm does not take). */
 #ifndef CXLA_CPU_ONEDNN_H_
 #define CXLA_CPU_ONEDNN_H_
 

@@ -36,8 +36,8 @@ cxla_status cxla_pipeline_run(cxla_module *m, const char *pipeline_name,
                               const cxla_pass *const *passes, int64_t count,
                               const cxla_pipeline_options *options);
 
-/* The cpu backend's pipeline, in order: inline calls, simplify, constant folding, CSE,
- * DCE, layout normalization, dot canonicalization, convolution canonicalization (to
+/* The cpu backend's pipeline, in order: async desugaring, inline calls, simplify, constant
+ * folding, CSE, DCE, layout normalization, dot canonicalization, convolution canonicalization (to
  * b01f_01io->b01f where the activations are neither b01f nor bf01), output fusion (a dot or
  * convolution with its elementwise epilogue: epilogue.h), fusion (loop, input,
  * multi-output), DCE. (The cpu backend itself runs it without dot canonicalization: its
@@ -49,6 +49,8 @@ const cxla_pass *const *cxla_passes_cpu_list(int64_t *out_count);
 /* Looks a pass up by name among the cpu pipeline's passes; NULL when unknown. */
 const cxla_pass *cxla_pass_find(const char *name);
 
+/* async_desugar.c: async sugar (negate-start ...) -> async-start with calls= */
+extern const cxla_pass cxla_pass_async_desugar;
 extern const cxla_pass cxla_pass_inline;         /* inline.c: call inlining */
 extern const cxla_pass cxla_pass_topk_decompose; /* topk_decompose.c: TopK -> sort + slices */
 extern const cxla_pass cxla_pass_simplify;       /* simplify.c: algebraic simplifier */

@@ -4,8 +4,8 @@
  * the last dimension, a stable sort of (values, iota) along it by the comparator, and the
  * first k of each, as (values, indices). Backends then run the sort with the computation
  * (the cpu backend's sort kernel) instead of the interpreter's handler. A
- * custom-call-start of one in sugar form becomes an async-start whose wrapped
- * computation (calls=) holds the decomposition.
+ * custom-call-start of one is a custom call in its wrapped computation by then (the
+ * async-desugar pass runs first), decomposed there.
  *
  * A comparator of two parameters (the values) gets a copy with two more (the s32
  * indices, unread), as sort takes two per operand; one of four is used as it is. Left
@@ -69,8 +69,8 @@ static cxla_status sort_comparator(cxla_module *m, cxla_computation *comp, cxla_
     return NULL;
 }
 
-/* Whether |cc| (a custom call, or the wrapped custom call of an async-start in sugar form
- * viewed as one) is a TopK this pass takes; its comparator for sort into *out_cmp. */
+/* Whether custom call |cc| is a TopK this pass takes; its comparator for sort into
+ * *out_cmp. */
 static cxla_status takes(const cxla_instr *cc, cxla_computation **out_cmp) {
     *out_cmp = NULL;
     const char *target = NULL;
@@ -158,67 +158,17 @@ static cxla_status build(cxla_computation *at, cxla_instr *x, const cxla_shape *
     return passes_add(at, CXLA_OP_TUPLE, "tuple", result, 2, part, out);
 }
 
-/* Rewrites |in| when it is a TopK this pass takes: a custom call in place; a
- * custom-call-start in sugar form becomes an async-start of a computation that holds the
- * decomposition (its -done loses the sugar too). */
+/* Rewrites |in| in place when it is a TopK custom call this pass takes (one that a
+ * custom-call-start wraps is a custom call of its wrapped computation by now: the
+ * async-desugar pass runs first). */
 static cxla_status decompose(cxla_instr *in, bool *changed) {
     cxla_computation *cmp = NULL;
-    if (in->opcode == CXLA_OP_CUSTOM_CALL) {
-        CXLA_RETURN_IF_ERROR(takes(in, &cmp));
-        if (!cmp) return NULL;
-        cxla_instr *tuple;
-        CXLA_RETURN_IF_ERROR(build(in->parent, in->operands[0], &in->shape, cmp, &tuple));
-        CXLA_RETURN_IF_ERROR(cxla_instr_replace_all_uses(in, tuple));
-        CXLA_RETURN_IF_ERROR(cxla_computation_remove_instr(in->parent, in));
-        *changed = true;
-        return NULL;
-    }
-    /* ((x), (values, indices), contexts...) custom-call-start(x), as the sugar's wrapped
-     * custom call sees it. */
-    const cxla_shape *d = &in->shape;
-    if (in->opcode != CXLA_OP_ASYNC_START || in->async_wrapped != CXLA_OP_CUSTOM_CALL ||
-        cxla_instr_called(in, CXLA_ATTR_CALLS) || in->operand_count != 1 || d->type != CXLA_TUPLE ||
-        d->tuple_count < 2 || in->user_count != 1 || passes_has_control_deps(in))
-        return NULL;
-    const cxla_shape *ops = &d->elements[0];
-    if (!cxla_shape_equal(ops->type == CXLA_TUPLE && ops->tuple_count == 1 ? &ops->elements[0]
-                                                                           : ops,
-                          &in->operands[0]->shape))
-        return NULL;
-    cxla_instr wrapped = *in;
-    wrapped.opcode = CXLA_OP_CUSTOM_CALL;
-    wrapped.async_wrapped = CXLA_OP_COUNT;
-    wrapped.shape = d->elements[1];
-    CXLA_RETURN_IF_ERROR(takes(&wrapped, &cmp));
+    CXLA_RETURN_IF_ERROR(takes(in, &cmp));
     if (!cmp) return NULL;
-    cxla_module *m = in->parent->module;
-    const char *name = cxla_module_unique_name(m, "wrapped_topk");
-    cxla_computation *w = NULL;
-    if (!name) return PASSES_OOM();
-    CXLA_RETURN_IF_ERROR(cxla_module_add_computation(m, name, &w));
-    cxla_instr *x, *tuple;
-    CXLA_RETURN_IF_ERROR(
-        passes_add(w, CXLA_OP_PARAMETER, "x", &in->operands[0]->shape, 0, NULL, &x));
-    x->parameter_number = 0;
-    CXLA_RETURN_IF_ERROR(passes_set_fusion_params(w, 1));
-    CXLA_RETURN_IF_ERROR(build(w, x, &d->elements[1], cmp, &tuple));
-    w->root = tuple;
-    /* The start keeps its operand and shape; its attributes are now the calls= form's. */
-    cxla_attr a = {.id = CXLA_ATTR_CALLS, .name = "calls", .kind = CXLA_ATTR_KIND_COMPUTATIONS};
-    a.v.comps.count = 1;
-    a.v.comps.items = cxla_arena_alloc_array(m->arena, 1, sizeof(cxla_computation *));
-    if (!a.v.comps.items) return PASSES_OOM();
-    a.v.comps.items[0] = w;
-    in->attr_count = 0;
-    in->attrs = NULL;
-    in->async_wrapped = CXLA_OP_COUNT;
-    CXLA_RETURN_IF_ERROR(cxla_instr_set_attr(in, &a));
-    for (cxla_instr *u = in->users[0]; u;) {
-        u->async_wrapped = CXLA_OP_COUNT;
-        u->attr_count = 0;
-        u->attrs = NULL;
-        u = u->opcode == CXLA_OP_ASYNC_UPDATE && u->user_count == 1 ? u->users[0] : NULL;
-    }
+    cxla_instr *tuple;
+    CXLA_RETURN_IF_ERROR(build(in->parent, in->operands[0], &in->shape, cmp, &tuple));
+    CXLA_RETURN_IF_ERROR(cxla_instr_replace_all_uses(in, tuple));
+    CXLA_RETURN_IF_ERROR(cxla_computation_remove_instr(in->parent, in));
     *changed = true;
     return NULL;
 }
@@ -232,7 +182,7 @@ static cxla_status run_topk_decompose(cxla_module *m, bool *changed) {
         if (!snap) return PASSES_OOM();
         memcpy(snap, comp->instrs, (size_t)n * sizeof(*snap));
         for (int64_t i = 0; i < n; i++)
-            if (snap[i]->opcode == CXLA_OP_CUSTOM_CALL || snap[i]->opcode == CXLA_OP_ASYNC_START)
+            if (snap[i]->opcode == CXLA_OP_CUSTOM_CALL)
                 CXLA_RETURN_IF_ERROR(decompose(snap[i], changed));
     }
     return NULL;

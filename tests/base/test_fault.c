@@ -27,7 +27,8 @@
 #include "hlo/hlo.h"
 
 /* Small, but with what the parts allocate for: computations called by a while loop, a
- * reduce and a call, a tuple, a dot, a broadcast, constants, and an all-reduce. */
+ * reduce (in async sugar, which the async-desugar pass rewrites) and a call, a tuple, a
+ * dot, a broadcast, constants, and an all-reduce. */
 static const char *const module_text =
     "HloModule fault, replica_count=2\n"
     "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n"
@@ -43,7 +44,9 @@ static const char *const module_text =
     "  t = (s32[], f32[2,2]) tuple(z, p)\n"
     "  w = (s32[], f32[2,2]) while(t), condition=cond, body=body\n"
     "  m = f32[2,2] get-tuple-element(w), index=1\n  k = f32[2,2] call(m), to_apply=half\n"
-    "  zero = f32[] constant(0)\n  s = f32[2] reduce(k, zero), dimensions={1}, to_apply=add\n"
+    "  zero = f32[] constant(0)\n"
+    "  rs = ((f32[2,2], f32[]), f32[2], s32[]) reduce-start(k, zero), dimensions={1}, "
+    "to_apply=add\n  s = f32[2] reduce-done(rs)\n"
     "  ROOT ar = f32[2] all-reduce(s), replica_groups={}, to_apply=add\n}\n";
 
 /* p = [[1,1],[0,1]]: p^8 = [[1,8],[0,1]], halved [[.5,4],[0,.5]], row sums [4.5, .5],

@@ -415,4 +415,81 @@ static void test_aot_subbyte(void) {
     if (!test_failures) remove_tmpdir();
 }
 
-TEST_MAIN(TEST(test_aot_rng), TEST(test_aot_complex), TEST(test_aot_subbyte))
+/* An rng-start (async sugar) beside a plain rng under a seed: the async-desugar pass puts
+ * the rng in a wrapped computation, where it keeps the interpreter's key for the sugar (0
+ * before the seed), the plain one its own (aot_rng.c). The first compiler found only. */
+static void test_aot_rng_start(void) {
+    static const char *const text =
+        "HloModule rstart\n"
+        "ENTRY e {\n"
+        "  lo = f32[] constant(0)\n"
+        "  hi = f32[] constant(1)\n"
+        "  s = ((f32[], f32[]), f32[4], s32[]) rng-start(lo, hi), distribution=rng_uniform\n"
+        "  r = f32[4] rng-done(s)\n"
+        "  c = f32[4] rng(lo, hi), distribution=rng_uniform\n"
+        "  ROOT t = (f32[4], f32[4]) tuple(r, c)\n"
+        "}\n";
+    static const char *const driver =
+        "#include <stdio.h>\n"
+        "#include <stdlib.h>\n"
+        "#include \"rstart.h\"\n"
+        "int main(int argc, char **argv) {\n"
+        "    FILE *f = argc == 2 ? fopen(argv[1], \"wb\") : 0;\n"
+        "    if (!f) return 3;\n"
+        "    const void *args[1] = {0};\n"
+        "    void *res[rstart_result_count];\n"
+        "    for (int i = 0; i < rstart_result_count; i++) res[i] = malloc(64);\n"
+        "    void *scratch = aligned_alloc(64, rstart_scratch_size() / 64 * 64 + 64);\n"
+        "    rstart_options o = {0};\n"
+        "    o.seed = 987654321u;\n"
+        "    if (rstart_run_with(&o, args, res, scratch)) return 4;\n"
+        "    for (int i = 0; i < rstart_result_count; i++) fwrite(res[i], 1, "
+        "rstart_result_bytes[i], f);\n"
+        "    return fclose(f) != 0;\n"
+        "}\n";
+    const char *compilers[3];
+    if (compilers_found(compilers) == 0) test_skip_all("no C compiler (gcc, clang, tcc) found");
+    make_tmpdir();
+    cxla_module *m = NULL;
+    cxla_status s = cxla_hlo_parse(text, strlen(text), "rstart", &m);
+    if (!s) s = cxla_verify_module(m);
+    leaves want;
+    memset(&want, 0, sizeof want);
+    exec_run_options o = {.seed = 987654321u};
+    cxla_literal *r = NULL;
+    if (!s) s = interp_run_module(m, &o, NULL, 0, &r);
+    if (!s) s = flatten(r, NULL, &want);
+    cxla_literal_free(r);
+    if (!s) s = cpu_aot_write(m, NULL, tmpdir, "rstart");
+    char path[512];
+    snprintf(path, sizeof path, "%s/main.c", tmpdir);
+    if (!s) s = cxla_write_file(path, driver, strlen(driver));
+    CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+    if (!s) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && rm -f prog out.bin && %s -std=c11 -O1 -o prog main.c rstart.c -lm "
+                 "2>&1 | head -20 && ./prog out.bin",
+                 tmpdir, compilers[0]);
+        CHECK_MSG(system(cmd) == 0, "%s: the generated program failed", compilers[0]);
+        char *data = NULL;
+        size_t size = 0;
+        snprintf(path, sizeof path, "%s/out.bin", tmpdir);
+        cxla_status rs = cxla_read_file(path, &data, &size);
+        CHECK(rs == NULL);
+        cxla_status_free(rs);
+        if (data) {
+            const unsigned char *p = (const unsigned char *)data, *end = p + size;
+            expect_leaves(&want, &p, end, "rng-start under a seed");
+            CHECK(p == end);
+        }
+        free(data);
+    }
+    cxla_status_free(s);
+    leaves_free(&want);
+    cxla_module_destroy(m);
+    if (!test_failures) remove_tmpdir();
+}
+
+TEST_MAIN(TEST(test_aot_rng), TEST(test_aot_complex), TEST(test_aot_subbyte),
+          TEST(test_aot_rng_start))

@@ -40,8 +40,8 @@ static void bump(void *out, const void **in) {
 
 /* Compiles and runs |text| on x = {{1, 2, 3}, {4, 5, 6}} with both backends, checks
  * both against |expect| (a literal of the root's shape) and that the plan has no
- * handler step and runs "c" as a custom call. */
-static void check(const char *text, const char *expect) {
+ * handler step and runs "c" as a custom call (when |named|). */
+static void check_as(const char *text, const char *expect, bool named) {
     cxla_module *m = NULL;
     cxla_status s = cxla_hlo_parse(text, strlen(text), "custom_layout", &m);
     if (!s) s = cxla_verify_module(m);
@@ -61,7 +61,7 @@ static void check(const char *text, const char *expect) {
         cpu_plan_stats st;
         cpu_plan_get_stats(plan, &st);
         CHECK_EQ_I64(st.handler_steps, 0);
-        const char *w = cpu_compiled_call_what(compiled, "c");
+        const char *w = named ? cpu_compiled_call_what(compiled, "c") : "custom call";
         CHECK_MSG(w && strcmp(w, "custom call") == 0, "c runs as %s", w ? w : "(null)");
     }
     if (x) {
@@ -83,6 +83,10 @@ static void check(const char *text, const char *expect) {
     cxla_literal_free(gi);
     cxla_literal_free(gc);
     cxla_module_destroy(m);
+}
+
+static void check(const char *text, const char *expect) {
+    check_as(text, expect, true);
 }
 
 /* The operand and the result column-major: memory order 1 4 2 5 3 6 in, 1 104 202 305 403
@@ -141,6 +145,23 @@ static void test_aliased_layouts(void) {
           "{{-1, -3, -5}, {-7, -9, -11}}");
 }
 
+/* The same custom call wrapped by custom-call-start: the async-desugar pass makes it a
+ * custom call of a wrapped computation, which the layout pass treats as any other (its
+ * name there is the pass's, so only the values and the absence of handler steps are
+ * checked). */
+static void test_wrapped_layouts(void) {
+    check_as("HloModule m\n"
+             "ENTRY main {\n"
+             "  x = f32[2,3]{1,0} parameter(0)\n"
+             "  t = f32[2,3]{0,1} copy(x)\n"
+             "  s = ((f32[2,3]{0,1}), f32[2,3]{0,1}, s32[]) custom-call-start(t), "
+             "custom_call_target=\"layout_probe\"\n"
+             "  c = f32[2,3]{0,1} custom-call-done(s)\n"
+             "  ROOT r = f32[2,3]{1,0} copy(c)\n"
+             "}\n",
+             "{{1, 202, 403}, {104, 305, 506}}", false);
+}
+
 static void register_targets(bool on) {
     CHECK_OK(cxla_custom_call_register("layout_probe", on ? (cxla_custom_call_fn)probe : NULL,
                                        CXLA_CUSTOM_CALL_API_ORIGINAL));
@@ -156,6 +177,7 @@ static void test_all(void) {
     test_layout_constraints();
     test_tuple_result();
     test_aliased_layouts();
+    test_wrapped_layouts();
     register_targets(false);
 }
 

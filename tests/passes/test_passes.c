@@ -26,6 +26,25 @@ static cxla_module *run_pass(const char *text, const cxla_pass *pass) {
     return m;
 }
 
+/* run_pass with two passes in order. */
+static cxla_module *run_passes2(const char *text, const cxla_pass *first, const cxla_pass *second) {
+    cxla_module *m = NULL;
+    cxla_status s = cxla_hlo_parse(text, strlen(text), "test", &m);
+    if (!s) s = cxla_verify_module(m);
+    if (s) {
+        CHECK_MSG(false, "module rejected: %s", cxla_status_message(s));
+        cxla_status_free(s);
+        cxla_module_destroy(m);
+        return NULL;
+    }
+    const cxla_pass *two[2] = {first, second};
+    if (!pc_check_passes(m, NULL, two, 2, second->name)) {
+        cxla_module_destroy(m);
+        return NULL;
+    }
+    return m;
+}
+
 static int64_t count_op(const cxla_computation *c, cxla_opcode op) {
     int64_t n = 0;
     for (int64_t i = 0; i < c->instr_count; i++) n += c->instrs[i]->opcode == op;
@@ -358,16 +377,17 @@ static void test_topk_decompose(void) {
         }
         cxla_module_destroy(m);
     }
-    /* A custom-call-start of one becomes an async-start of a computation holding it. */
-    m = run_pass("HloModule m\n"
-                 "ge { x = f32[] parameter(0)\n y = f32[] parameter(1)\n"
-                 " i = s32[] parameter(2)\n j = s32[] parameter(3)\n"
-                 " ROOT c = pred[] compare(x, y), direction=GE }\n"
-                 "ENTRY e { a = f32[6] parameter(0)\n"
-                 " s = ((f32[6]), (f32[2], s32[2]), s32[]) custom-call-start(a), "
-                 "custom_call_target=\"TopK\", to_apply=ge\n"
-                 " ROOT d = (f32[2], s32[2]) custom-call-done(s) }\n",
-                 &cxla_pass_topk_decompose);
+    /* A custom-call-start of one, once async-desugar made it an async-start of a
+     * computation, is decomposed there. */
+    m = run_passes2("HloModule m\n"
+                    "ge { x = f32[] parameter(0)\n y = f32[] parameter(1)\n"
+                    " i = s32[] parameter(2)\n j = s32[] parameter(3)\n"
+                    " ROOT c = pred[] compare(x, y), direction=GE }\n"
+                    "ENTRY e { a = f32[6] parameter(0)\n"
+                    " s = ((f32[6]), (f32[2], s32[2]), s32[]) custom-call-start(a), "
+                    "custom_call_target=\"TopK\", to_apply=ge\n"
+                    " ROOT d = (f32[2], s32[2]) custom-call-done(s) }\n",
+                    &cxla_pass_async_desugar, &cxla_pass_topk_decompose);
     if (m) {
         const cxla_instr *st = m->entry->root->operands[0];
         CHECK(st->opcode == CXLA_OP_ASYNC_START && st->async_wrapped == CXLA_OP_COUNT);
