@@ -109,10 +109,28 @@ static bool hides_dynamic(const cxla_shape *declared, const cxla_shape *value) {
     return false;
 }
 
+/* Whether the value of |in| goes nowhere but into its computation's root, through tuples
+ * and get-tuple-elements (nothing reads it by its declared shape on the way). */
+static bool only_into_root(const cxla_instr *in, int depth) {
+    if (depth > 64 || !in->parent || (in != in->parent->root && in->user_count == 0)) return false;
+    for (int64_t u = 0; u < in->user_count; u++) {
+        const cxla_instr *x = in->users[u];
+        if ((x->opcode != CXLA_OP_TUPLE && x->opcode != CXLA_OP_GET_TUPLE_ELEMENT) ||
+            !only_into_root(x, depth + 1))
+            return false;
+    }
+    return true;
+}
+
 /* A tuple or get-tuple-element that declares static dimensions for a dynamic operand's
  * value (shape inference lets it through) holds the dynamic value (docs/semantics.md,
- * "Dynamic shapes"), which the leaves laid out by declared shapes here do not carry. */
-static cxla_status check_passed_along(const cxla_instr *in) {
+ * "Dynamic shapes"). Its leaves are its operand's, which keep their sizes, so in the entry,
+ * on the way to its root only, it may do it: the interface gives those result leaves the
+ * value's dynamic dimensions (aot_iface.c), as the interpreter returns the value in its
+ * dynamic form. Elsewhere a user or a caller would read the declared static shape where the
+ * value is dynamic. */
+static cxla_status check_passed_along(const cxla_instr *in, bool entry) {
+    if (entry && only_into_root(in, 0)) return NULL;
     bool hides = false;
     if (in->opcode == CXLA_OP_TUPLE && in->shape.type == CXLA_TUPLE)
         for (int64_t k = 0; k < in->operand_count && k < in->shape.tuple_count; k++)
@@ -155,7 +173,6 @@ int64_t aot_arena_leaf(acomp *c, const cxla_shape *s) {
 static cxla_status emit_const_array(aot *a, const cxla_instr *in, const cxla_literal *lit,
                                     int64_t k);
 
-/* Leaf |*k| of literal |lit| (tuples flattened depth first), or NULL. */
 static const cxla_literal *literal_leaf(const cxla_literal *lit, int64_t *k) {
     if (cxla_literal_shape(lit)->type != CXLA_TUPLE) return (*k)-- == 0 ? lit : NULL;
     for (int64_t e = 0; e < lit->tuple_count; e++) {
@@ -163,6 +180,10 @@ static const cxla_literal *literal_leaf(const cxla_literal *lit, int64_t *k) {
         if (l) return l;
     }
     return NULL;
+}
+
+const cxla_literal *aot_literal_leaf(const cxla_literal *lit, int64_t k) {
+    return lit ? literal_leaf(lit, &k) : NULL;
 }
 
 /* The C text of leaf |l| of |c| as a pointer. A constant's array is written when it is
@@ -222,10 +243,20 @@ static const char *uint_of_size(size_t n) {
  * array P_c<id>_<k>, or an extern one defined in NAME_data.c when it is big. */
 static cxla_status emit_const_array(aot *a, const cxla_instr *in, const cxla_literal *lit,
                                     int64_t k) {
-    cxla_literal *relaid = NULL;
+    cxla_literal *relaid = NULL, *zeroed = NULL;
     if (!cxla_layout_is_default(lit->shape) || lit->packed) {
         CXLA_RETURN_IF_ERROR(cxla_literal_relayout(lit, NULL, &relaid));
         lit = relaid;
+    }
+    if (cxla_literal_is_padded(lit)) {
+        /* A constant below its bounds (the parser's are at them; a folded one may not be):
+         * zeros in its padding, as every value's here. Its sizes: aot_dyn_emit_begin. */
+        cxla_status s = cxla_literal_to_bounded(lit, cxla_literal_shape(lit), &zeroed);
+        if (s) {
+            cxla_literal_free(relaid);
+            return s;
+        }
+        lit = zeroed;
     }
     const cxla_shape *shape = cxla_literal_shape(lit);
     size_t es = cxla_type_storage(shape->type);
@@ -267,6 +298,7 @@ static cxla_status emit_const_array(aot *a, const cxla_instr *in, const cxla_lit
     }
     cxla_strbuf_puts(b, n ? "\n};\n" : "0};\n");
     cxla_literal_free(relaid);
+    cxla_literal_free(zeroed);
     return NULL;
 }
 
@@ -399,8 +431,9 @@ static cxla_status kernel_step(aot *a, acomp *c, const cxla_instr *user, const i
             st->tmp[st->tmp_count++] =
                 aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = a->scratch[in->id]});
         for (int64_t k = 0; k < fills && k < nin; k++) {
-            size_t bytes = 0; /* the operand's at its bounds (a gather's: its indices) */
-            int64_t op = bk == AB_GATHER || bk == AB_SCATTER ? 1 : k;
+            size_t bytes = 0; /* the operand's at its bounds (a gather's, a scatter's: its
+                               * indices) */
+            int64_t op = bk == AB_GATHER ? 1 : bk == AB_SCATTER ? (in->operand_count - 1) / 2 : k;
             if (op >= in->operand_count || cxla_shape_byte_size(&in->operands[op]->shape, &bytes))
                 bytes = 0;
             st->tmp[st->tmp_count++] = aot_add_leaf(c, (aleaf){.kind = L_ARENA, .size = bytes});
@@ -443,7 +476,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
     for (int64_t i = 0; i < n && !s; i++) {
         const cxla_instr *in = order[i];
         s = check_shape(a, in, &in->shape);
-        if (!s) s = check_passed_along(in);
+        if (!s) s = check_passed_along(in, comp == m->entry);
         aot_bounds bk = AB_STATIC;
         if (!s) s = aot_dyn_check(a, in, comp == m->entry, &bk);
         if (s) break;

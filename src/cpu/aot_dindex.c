@@ -30,9 +30,11 @@
 bool aot_dindex_ok(const cxla_instr *in) {
     bool gather = in->opcode == CXLA_OP_GATHER;
     if ((!gather && in->opcode != CXLA_OP_SCATTER) || in->operand_count < 2) return false;
-    if (!gather && in->operand_count != 3) return false; /* several operands: AB_SIZED */
+    /* A scatter of several operands: the same rewrite of its one array of indices (the
+     * operands and the updates lined up by shape inference's checks, put_scatter_sizes). */
+    if (!gather && in->operand_count % 2 == 0) return false;
     int64_t iv = 0;
-    const cxla_shape *is = &in->operands[1]->shape;
+    const cxla_shape *is = &in->operands[gather ? 1 : (in->operand_count - 1) / 2]->shape;
     if (!cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv) || iv < 0 || iv > is->rank)
         return false;
     return in->operands[0]->shape.rank <= CXLA_MAX_RANK && is->rank <= CXLA_MAX_RANK;
@@ -225,16 +227,16 @@ static cxla_status put_gather_indices(aot *a, const acomp *c, const astep *st, c
     return NULL;
 }
 
-/* AB_SCATTER, phase 0 (the JIT's B_INDEXED scatter of one operand, cpu_dynamic_lib.c): the
- * result's sizes are the operand's; the interpreter's shape inference over the cut
- * operands must pass (an update window no larger than the cut operand's dimension, the
- * updates' scatter dimensions the indices' batch sizes: its messages). */
+/* AB_SCATTER, phase 0 (the JIT's B_INDEXED scatter, cpu_dynamic_lib.c, of one operand or
+ * several, of any mix of dynamic and static marks): the result's sizes are the operands';
+ * the interpreter's shape inference over the cut operands must pass (operands of one size
+ * and updates of one size, an update window no larger than the cut operand's dimension,
+ * the updates' scatter dimensions the indices' batch sizes: its messages). */
 static cxla_status put_scatter_sizes(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
     const cxla_instr *in = st->instr;
     int64_t n = in->operand_count, m = (n - 1) / 2;
     bool sized = st->bounds == AB_SIZED;
-    if (n < 3 || n % 2 == 0 || st->in_count != n || (!sized && n != 3))
-        return aot_no(in, "a scatter with odd operands");
+    if (n < 3 || n % 2 == 0 || st->in_count != n) return aot_no(in, "a scatter with odd operands");
     const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[m]->shape,
                      *us = &in->operands[m + 1]->shape;
     int64_t iv = 0, nw = 0, nins = 0;
@@ -391,8 +393,9 @@ static cxla_status put_scatter_sizes(aot *a, const acomp *c, const astep *st, cx
  * interpreter skips them (or never sees them); the others land inside the sizes. */
 static cxla_status put_scatter_indices(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
     const cxla_instr *in = st->instr;
-    const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[1]->shape,
-                     *us = &in->operands[2]->shape;
+    int64_t m = (in->operand_count - 1) / 2; /* the indices' operand (and kernel input) */
+    const cxla_shape *xs = &in->operands[0]->shape, *is = &in->operands[m]->shape,
+                     *us = &in->operands[m + 1]->shape;
     int64_t iv = 0, nmap = 0, nins = 0, nw = 0, count = 1;
     cxla_instr_int(in, CXLA_ATTR_INDEX_VECTOR_DIM, &iv);
     const int64_t *map = cxla_instr_ints(in, CXLA_ATTR_SCATTER_DIMS_TO_OPERAND_DIMS, &nmap);
@@ -420,9 +423,9 @@ static cxla_status put_scatter_indices(aot *a, const acomp *c, const astep *st, 
     int64_t vlen = iv < is->rank ? is->dims[iv] : 1, vstride = iv < is->rank ? rs[iv] : 1;
     const char *T = cpu_emit_stype(is->type);
     cxla_strbuf_printf(b,
-                       "        {\n            const %s *src = (const %s *)a[1];\n"
+                       "        {\n            const %s *src = (const %s *)a[%" PRId64 "];\n"
                        "            %s *dst = (%s *)",
-                       T, T, T, T);
+                       T, T, m, T, T);
     aot_put_leaf(a, c, st->tmp[st->tmp_count - 1], b);
     cxla_strbuf_printf(b,
                        ";\n            if (%" PRId64 " > 0) memcpy(dst, src, %" PRId64
@@ -437,9 +440,9 @@ static cxla_status put_scatter_indices(aot *a, const acomp *c, const astep *st, 
     for (int64_t d = 0; d < is->rank; d++)
         if (d != iv && exec_shape_dim_dynamic(is, d))
             cxla_strbuf_printf(b,
-                               "                if (j / %" PRId64 " %% %" PRId64
-                               " >= oz[1][%" PRId64 "]) bad = 1;\n",
-                               rs[d], is->dims[d], d);
+                               "                if (j / %" PRId64 " %% %" PRId64 " >= oz[%" PRId64
+                               "][%" PRId64 "]) bad = 1;\n",
+                               rs[d], is->dims[d], m, d);
     for (int64_t k = 0; k < vlen && k < nmap; k++) {
         int64_t od = map[k];
         if (od < 0 || od >= xs->rank) continue; /* shape inference ruled it out */
@@ -462,9 +465,9 @@ static cxla_status put_scatter_indices(aot *a, const acomp *c, const astep *st, 
                        "                    for (int64_t k = 0; k < %" PRId64
                        "; k++) dst[j + k * %" PRId64 "] = (%s)-1;\n"
                        "            }\n"
-                       "            a[1] = dst;\n"
+                       "            a[%" PRId64 "] = dst;\n"
                        "        }\n",
-                       vlen, vstride, T);
+                       vlen, vstride, T, m);
     return NULL;
 }
 

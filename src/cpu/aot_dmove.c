@@ -425,7 +425,7 @@ static cxla_status put_move(aot *a, const acomp *c, const astep *st, cxla_strbuf
     case CXLA_OP_REVERSE: {
         /* The operands' sizes as C expressions, one per operand. */
         const char **ops = malloc((size_t)(n ? n : 1) * sizeof(*ops));
-        char(*opb)[24] = malloc((size_t)(n ? n : 1) * sizeof(*opb));
+        char(*opb)[32] = malloc((size_t)(n ? n : 1) * sizeof(*opb));
         if (!ops || !opb) {
             free(ops);
             free(opb);
@@ -627,15 +627,19 @@ static cxla_status put_move(aot *a, const acomp *c, const astep *st, cxla_strbuf
     }
     if (op == OP_SLICE || op == OP_UPDATE) {
         int64_t first = op == OP_SLICE ? 1 : 2;
+        bool vector = aot_dmove_vector_starts(in); /* the older form: one vector of starts */
         for (int64_t d = 0; d < xs->rank; d++) {
             char name[32], ptr[200];
+            cxla_type it = in->operands[vector ? first : first + d]->shape.type;
             cxla_strbuf pb;
             cxla_strbuf_init(&pb);
-            aot_put_leaf(a, c, st->in[first + d], &pb);
+            if (vector) cxla_strbuf_puts(&pb, "((const char *)");
+            aot_put_leaf(a, c, st->in[vector ? first : first + d], &pb);
+            if (vector) cxla_strbuf_printf(&pb, " + %zu)", (size_t)d * cxla_type_storage(it));
             snprintf(ptr, sizeof ptr, "%s", pb.data ? pb.data : "0");
             cxla_strbuf_free(&pb);
             snprintf(name, sizeof name, "st%" PRId64, d);
-            put_index(b, I, in->operands[first + d]->shape.type, ptr, name);
+            put_index(b, I, it, ptr, name);
             /* Clamped into 0 .. size - extent, as the interpreter (and XLA) clamp. */
             const char *ext = op == OP_SLICE ? "rz0" : "oz[1]";
             cxla_strbuf_printf(b,
@@ -649,6 +653,16 @@ static cxla_status put_move(aot *a, const acomp *c, const astep *st, cxla_strbuf
     aot_put_leaf(a, c, st->out[0], b);
     cxla_strbuf_puts(b, ");\n");
     return NULL;
+}
+
+bool aot_dmove_vector_starts(const cxla_instr *in) {
+    bool slice = in->opcode == CXLA_OP_DYNAMIC_SLICE;
+    if (!slice && in->opcode != CXLA_OP_DYNAMIC_UPDATE_SLICE) return false;
+    int64_t first = slice ? 1 : 2;
+    const cxla_shape *xs = &in->operands[0]->shape;
+    if (in->operand_count != first + 1 || xs->rank == 0) return false;
+    const cxla_shape *vs = &in->operands[first]->shape;
+    return vs->rank == 1 && vs->dims[0] == xs->rank;
 }
 
 /* The sizes (the reduce's rule) and the call of NAME_dsum. */

@@ -258,9 +258,7 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
     case CXLA_OP_PARAMETER:
     case CXLA_OP_TUPLE:
     case CXLA_OP_GET_TUPLE_ELEMENT: return NULL; /* leaves passed along, sizes with them */
-    case CXLA_OP_CONSTANT:
-        return aot_no(in, "a constant with dynamic dimensions (its sizes would need a home "
-                          "of their own)");
+    case CXLA_OP_CONSTANT: return NULL;          /* its sizes set as its function starts */
     default: break;
     }
     switch (in->opcode) {
@@ -357,8 +355,7 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
         *out_bounds = AB_GATHER;
         return NULL;
     }
-    if (kind == AOT_JIT_INDEXED && in->opcode == CXLA_OP_SCATTER && in->operand_count == 3 &&
-        indexed_plain(in)) {
+    if (kind == AOT_JIT_INDEXED && in->opcode == CXLA_OP_SCATTER && indexed_plain(in)) {
         *out_bounds = AB_SCATTER;
         return NULL;
     }
@@ -789,7 +786,7 @@ static cxla_status put_kernel_sizes(aot *a, const acomp *c, const astep *st, cxl
     if (in->opcode != CXLA_OP_FUSION) {
         /* The operands' sizes as C expressions, one per operand (any number of them). */
         const char **ops = malloc((size_t)(n ? n : 1) * sizeof(*ops));
-        char(*opb)[24] = malloc((size_t)(n ? n : 1) * sizeof(*opb));
+        char(*opb)[32] = malloc((size_t)(n ? n : 1) * sizeof(*opb));
         cxla_status s = ops && opb ? NULL : OOM();
         for (int64_t k = 0; !s && k < n; k++) {
             snprintf(opb[k], sizeof opb[k], "oz[%" PRId64 "]", k);
@@ -1012,6 +1009,18 @@ void aot_dyn_emit_begin(aot *a, const acomp *c, cxla_strbuf *b) {
                                "    dz[%" PRId64 "] = zin && zin[%" PRId64 "] ? zin[%" PRId64
                                "][%" PRId64 "] : %" PRId64 ";\n",
                                c->dyn_off[l] + d, i, i, d, s->dims[d]);
+    }
+    /* Constants with dynamic dimensions: their literals' sizes (the bounds, from the
+     * parser), set once per call; nothing writes them after. */
+    for (int64_t l = 0; l < c->leaf_count; l++) {
+        const aleaf *x = &c->leaves[l];
+        if (x->kind != L_CONST || c->dyn_off[l] < 0 || !x->constant) continue;
+        const cxla_literal *lit = aot_literal_leaf(x->constant->literal, x->sub);
+        for (int64_t d = 0; d < x->shape->rank; d++) {
+            int64_t size = lit ? cxla_literal_dynamic_size(lit, d) : -1;
+            cxla_strbuf_printf(b, "    dz[%" PRId64 "] = %" PRId64 ";\n", c->dyn_off[l] + d,
+                               size >= 0 ? size : x->shape->dims[d]);
+        }
     }
 }
 

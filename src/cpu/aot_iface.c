@@ -169,6 +169,37 @@ static cxla_status declared_leaves(const cxla_module *module, const cxla_shape *
     return NULL;
 }
 
+/* A root that declares static dimensions for a dynamic value (a tuple or get-tuple-element,
+ * which aot.c lets the entry's root do): the result leaf gets the value's dynamic
+ * dimensions, as the interpreter returns the value in its dynamic form (docs/semantics.md,
+ * "Dynamic shapes"), so its sizes go out through result_sizes (the entry's function writes
+ * them from its root leaves' sizes) and its padding is zeroed. rs[k] is replaced by a copy
+ * in *out_valued, whose flags live in *out_flags (both freed by the caller). */
+static cxla_status value_dynamic(const acomp *entry, const cxla_shape **rs, int64_t nr,
+                                 cxla_shape **out_valued, uint8_t (**out_flags)[CXLA_MAX_RANK]) {
+    *out_valued = calloc((size_t)(nr ? nr : 1), sizeof(**out_valued));
+    *out_flags = calloc((size_t)(nr ? nr : 1), sizeof(**out_flags));
+    if (!*out_valued || !*out_flags) return OOM();
+    for (int64_t k = 0; k < nr; k++) {
+        const cxla_shape *v = entry->leaves[entry->root[k]].shape, *d = rs[k];
+        if (!v || !v->dynamic || !cxla_type_is_array(d->type) || v->rank != d->rank ||
+            v->rank > CXLA_MAX_RANK)
+            continue;
+        bool same = true, hides = false;
+        for (int64_t i = 0; i < d->rank; i++) {
+            same = same && v->dims[i] == d->dims[i];
+            hides = hides || (v->dynamic[i] && !(d->dynamic && d->dynamic[i]));
+        }
+        if (!same || !hides) continue;
+        (*out_valued)[k] = *d;
+        for (int64_t i = 0; i < d->rank; i++)
+            (*out_flags)[k][i] = (uint8_t)(v->dynamic[i] || (d->dynamic && d->dynamic[i]));
+        (*out_valued)[k].dynamic = (*out_flags)[k];
+        rs[k] = &(*out_valued)[k];
+    }
+    return NULL;
+}
+
 static void write_header(const aot *a, const cxla_module *module, const char *name,
                          const cxla_shape *const *as, int64_t na, const cxla_shape *const *rs,
                          int64_t nr, size_t scratch, cxla_strbuf *h) {
@@ -280,7 +311,10 @@ static void put_dynamic_in(const aot *a, cxla_strbuf *c, const cxla_shape *const
     int64_t total = 0;
     for (int64_t k = 0; k < nr; k++)
         if (cxla_type_is_array(rs[k]->type) && !cxla_shape_is_static(rs[k])) total += rs[k]->rank;
-    cxla_strbuf_printf(c, "    int64_t zr[%" PRId64 "];\n    int64_t *zo[%" PRId64 "] = {",
+    /* Zeros first: the entry's function writes every one before a success, but gcc's
+     * -Wmaybe-uninitialized cannot always see that once it is inlined (a root a tuple of
+     * one set-dimension-size). */
+    cxla_strbuf_printf(c, "    int64_t zr[%" PRId64 "] = {0};\n    int64_t *zo[%" PRId64 "] = {",
                        total ? total : 1, nr ? nr : 1);
     total = 0;
     for (int64_t k = 0; k < nr; k++) {
@@ -358,6 +392,9 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
     if (!s && (na != entry->param_leaves || nr != entry->root_count))
         s = cxla_error(CXLA_STATUS_INTERNAL,
                        "cxla compile: the entry's declared signature does not match its code");
+    cxla_shape *valued = NULL;
+    uint8_t(*flags)[CXLA_MAX_RANK] = NULL;
+    if (!s) s = value_dynamic(entry, rs, nr, &valued, &flags);
     /* Scratch: the computations', then a row-major copy of each leaf in another layout. */
     size_t scratch = align64(entry->total);
     if (donated && align64(donated->total) > scratch) scratch = align64(donated->total);
@@ -603,5 +640,7 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
     free(at_r);
     free(at_d);
     free(copies);
+    free(valued);
+    free(flags);
     return s;
 }

@@ -188,6 +188,8 @@ typedef struct aot {
  * (an arena leaf's size, else its shape's; 0 when that has none). */
 int64_t aot_comp_pos(const cxla_module *m, const cxla_computation *c);
 size_t aot_leaf_size(const aleaf *x);
+/* Leaf |k| of literal |lit| (tuples flattened depth first), or NULL. */
+const cxla_literal *aot_literal_leaf(const cxla_literal *lit, int64_t k);
 /* aot_emit.c. Appends the C function of built computation |c| (of |comp|) to a->funcs.
  * Errors: those of the steps' writers (UNIMPLEMENTED naming an instruction, INTERNAL,
  * RESOURCE_EXHAUSTED) and a->err. */
@@ -298,6 +300,10 @@ cxla_status aot_dmove_step(aot *a, acomp *c, const cxla_instr *in, const int64_t
                            const cxla_shape *const *shapes, aot_bounds bk, int64_t *lv);
 cxla_status aot_dmove_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b);
 void aot_dmove_helpers(const aot *a, cxla_strbuf *c);
+/* Whether |in| is a dynamic-slice or dynamic-update-slice in XLA's older form, its start
+ * indices one integer vector (which the move reads element by element, as the JIT's
+ * cpu_dyn_move_plan does). */
+bool aot_dmove_vector_starts(const cxla_instr *in);
 bool aot_dyn_shape_ok(const aot *a, const cxla_shape *s);
 bool aot_dyn_instr(const cxla_instr *in);
 cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *out_bounds);

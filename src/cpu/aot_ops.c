@@ -5,7 +5,9 @@
  * The generated library runs as one device: replica 0 of partition 0, with the module's
  * replica_count and num_partitions. A collective whose group holds only this device is
  * a copy of its operands (all-reduce, all-gather, reduce-scatter, all-to-all,
- * collective-broadcast: the interpreter's identity for a group of one); a
+ * collective-broadcast, collective-reduce: the interpreter's identity for a group of one,
+ * whatever the reducer, which a group of one never calls; so no combine function of
+ * emit_combine.c is needed here, those being for groups of several devices); a
  * collective-permute is a copy when device 0 sends to itself and zeros when nobody sends
  * to it; anything that needs another device is a compile-time error naming the
  * instruction, as the interpreter's run on one device is a run-time error. replica-id and
@@ -45,6 +47,7 @@ bool aot_ops_takes(const cxla_instr *in) {
     case CXLA_OP_ALL_REDUCE_DONE:
     case CXLA_OP_ALL_GATHER:
     case CXLA_OP_REDUCE_SCATTER:
+    case CXLA_OP_COLLECTIVE_REDUCE:
     case CXLA_OP_ALL_TO_ALL:
     case CXLA_OP_COLLECTIVE_BROADCAST:
     case CXLA_OP_COLLECTIVE_PERMUTE:
@@ -73,7 +76,8 @@ static cxla_status group_size(const cxla_module *m, const cxla_instr *in, int64_
     bool has_channel = cxla_instr_int(in, CXLA_ATTR_CHANNEL_ID, &channel);
     bool global_ids = in->opcode == CXLA_OP_ALL_REDUCE || in->opcode == CXLA_OP_ALL_REDUCE_START ||
                       in->opcode == CXLA_OP_ALL_GATHER || in->opcode == CXLA_OP_ALL_GATHER_START ||
-                      in->opcode == CXLA_OP_REDUCE_SCATTER;
+                      in->opcode == CXLA_OP_REDUCE_SCATTER ||
+                      in->opcode == CXLA_OP_COLLECTIVE_REDUCE;
     bool flattened =
         has_channel && global_ids && cxla_instr_bool(in, CXLA_ATTR_USE_GLOBAL_DEVICE_IDS);
     bool cross_partition = has_channel && !global_ids;
@@ -142,6 +146,9 @@ static cxla_status collective(aot *a, acomp *c, const cxla_instr *in, const int6
         memcpy(lv, outs, (size_t)count * sizeof(int64_t));
         return NULL;
     }
+    if (in->opcode == CXLA_OP_COLLECTIVE_REDUCE && cxla_instr_bool(in, CXLA_ATTR_HAS_DYNAMIC_ROOT))
+        return aot_no(in, "a root chosen at run time (has_dynamic_root=true), which the "
+                          "interpreter does not run either");
     CXLA_RETURN_IF_ERROR(group_size(a->m, in, &n));
     if (n != 1) {
         char why[200];

@@ -81,7 +81,9 @@ cxla_status aot_rng_build(aot *a, acomp *c, const cxla_instr *in, const int64_t 
         bool is_float = cxla_type_is_float(t);
         if (normal ? !is_float : !is_float && !cxla_type_is_integer(t) && t != CXLA_PRED)
             return aot_no(in, "the distribution does not take this element type");
-        if (!cpu_emit_type_ok(t)) return aot_no(in, "the element type has no C form here");
+        /* Sub-byte integers too: one element a byte, as the interpreter stores them. */
+        if (!cpu_emit_type_ok(t) && !cpu_emit_subbyte(t))
+            return aot_no(in, "the element type has no C form here");
         CXLA_RETURN_IF_ERROR(rng_keys(a));
         /* Which rng of the caller's module this one is: the same name, or (a copy the
          * passes made, say by inlining a call) the same position in the module text. */
@@ -277,8 +279,12 @@ static void emit_rng(aot *a, const acomp *c, const astep *st, cxla_arena *ar, cx
     } else if (cxla_type_is_float(t)) {
         uniform_small(ar, b, P, t, n, A, B, O);
     } else {
-        /* Integers and pred: a + bits %% (b - a), wrapping at the type's width (pred: 1). */
+        /* Integers and pred: a + bits %% (b - a), wrapping at the type's width (pred: 1);
+         * a signed sub-byte value stored sign-extended in its byte, as cxla_store_u64
+         * stores it (the operands are read so too). */
         int width = t == CXLA_PRED ? 1 : cxla_type_bits(t);
+        uint64_t sign =
+            cpu_emit_subbyte(t) && cxla_type_is_signed(t) ? (uint64_t)1 << (width - 1) : 0;
         const char *ct = cpu_emit_ctype(t);
         bool sgn = cxla_type_is_signed(t);
         const char *ut = cxla_type_storage(t) == 1   ? "uint8_t"
@@ -293,12 +299,17 @@ static void emit_rng(aot *a, const acomp *c, const astep *st, cxla_arena *ar, cx
                            "        %s *o = (%s *)%s;\n"
                            "        for (int64_t i = 0; i < %" PRId64 "; i++) {\n"
                            "            uint64_t bits = %s_rng_%s(&s, i);\n"
-                           "            uint64_t dist = range ? bits %% range : bits;\n"
-                           "            o[i] = (%s)((ua + dist) & mask);\n"
-                           "        }\n",
+                           "            uint64_t dist = range ? bits %% range : bits;\n",
                            width == 64 ? ~(uint64_t)0 : ((uint64_t)1 << width) - 1,
                            sgn ? "(int64_t)" : "", ct, A, sgn ? "(int64_t)" : "", ct, B, ut, ut, O,
-                           n, P, width == 64 ? "wide" : "word", ut);
+                           n, P, width == 64 ? "wide" : "word");
+        if (sign)
+            cxla_strbuf_printf(b,
+                               "            o[i] = (%s)((((ua + dist) & mask) ^ 0x%" PRIx64
+                               "u) - 0x%" PRIx64 "u);\n        }\n",
+                               ut, sign, sign);
+        else
+            cxla_strbuf_printf(b, "            o[i] = (%s)((ua + dist) & mask);\n        }\n", ut);
     }
     cpu_emit_buf_free(&pa);
     cpu_emit_buf_free(&pb);

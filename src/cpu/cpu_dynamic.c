@@ -23,6 +23,30 @@
 #include "interp/interp_reduce.h"
 #include "literal/literal_internal.h"
 
+/* Whether dynamic-slice or dynamic-update-slice |in| takes its starts in XLA's older form,
+ * one integer vector of the operand's rank (static: move_ok checked the index operands). */
+static bool vector_starts(const cxla_instr *in) {
+    int64_t first = in->opcode == CXLA_OP_DYNAMIC_SLICE ? 1 : 2;
+    const cxla_shape *xs = &in->operands[0]->shape;
+    if (in->operand_count != first + 1 || xs->rank == 0) return false;
+    const cxla_shape *vs = &in->operands[first]->shape;
+    return vs->rank == 1 && vs->dims[0] == xs->rank;
+}
+
+/* The start of dimension |d| of dynamic-slice or dynamic-update-slice |in| (operand
+ * |first| on), from its scalars or its vector, as the interpreter loads them. */
+static int64_t load_start(const cxla_instr *in, const void *const *ins, int64_t first, int64_t d) {
+    int64_t start = 0;
+    if (vector_starts(in)) {
+        cxla_type t = in->operands[first]->shape.type;
+        interp_load_indices(t, (const char *)ins[first] + (size_t)d * cxla_type_storage(t), 1,
+                            &start);
+    } else {
+        interp_load_indices(in->operands[first + d]->shape.type, ins[first + d], 1, &start);
+    }
+    return start;
+}
+
 /* Whether |in| is a move of whole-byte elements over bounded shapes (any rank, any number
  * of operands: the descriptor is sized from the instruction). */
 static bool move_ok(const cxla_instr *in) {
@@ -84,7 +108,8 @@ static bool move_ok(const cxla_instr *in) {
         if (xs->rank != ys->rank) return false;
         if (in->opcode == CXLA_OP_DYNAMIC_UPDATE_SLICE && in->operands[1]->shape.rank != xs->rank)
             return false;
-        /* One scalar per dimension (the old form's vector goes to the handler). */
+        /* One scalar per dimension, or XLA's older form: one vector of them. */
+        if (vector_starts(in)) return true;
         if (in->operand_count - first != xs->rank) return false;
         for (int64_t k = first; k < in->operand_count; k++)
             if (in->operands[k]->shape.rank != 0) return false;
@@ -448,9 +473,7 @@ cxla_status cpu_dyn_move_plan(const cxla_instr *in, const void *const *ins,
                 *out_handler = true;
                 return NULL;
             }
-            int64_t start = 0;
-            interp_load_indices(in->operands[1 + d]->shape.type, ins[1 + d], 1, &start);
-            m->start[d] = clamp(start, 0, r[d] - k);
+            m->start[d] = clamp(load_start(in, ins, 1, d), 0, r[d] - k);
             m->sizes[d] = k;
         }
         break;
@@ -463,9 +486,7 @@ cxla_status cpu_dyn_move_plan(const cxla_instr *in, const void *const *ins,
                 *out_handler = true; /* shape inference's error at the cut sizes */
                 return NULL;
             }
-            int64_t start = 0;
-            interp_load_indices(in->operands[2 + d]->shape.type, ins[2 + d], 1, &start);
-            m->start[d] = clamp(start, 0, r[d] - u);
+            m->start[d] = clamp(load_start(in, ins, 2, d), 0, r[d] - u);
             m->sizes[d] = r[d];
         }
         break;

@@ -26,7 +26,7 @@
  * rounded result). Special values (NaN, +-Inf, +-0, negative arguments of log and sqrt)
  * are fixed by selects at the end, following C99 Annex F as libm does.
  *
- * Requires IEEE binary32/binary64 with FLT_EVAL_METHOD 0 (SSE, not x87), round to
+ * Requires IEEE binary32/binary64 with FLT_EVAL_METHOD 0 or 16 (SSE, not x87), round to
  * nearest and no value-changing optimization (-ffast-math, -fassociative-math); the
  * rounding tricks (x + 0x1.8p52) - 0x1.8p52 rely on it. Contracting a*b+c
  * into an fma (gcc's default outside ISO mode) keeps every bound: the exact steps use
@@ -42,7 +42,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
+/* 16 (TS 18661-3, gcc on CPUs with AVX512-FP16): _Float16 arithmetic in _Float16, float and
+ * double in their own types, which for this file is the same as 0. */
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0 && FLT_EVAL_METHOD != 16
 #error "cxla_math.h needs FLT_EVAL_METHOD == 0 (x86: SSE not x87; s390x: -fexcess-precision=fast)"
 #endif
 /* -ffast-math would fold (t + C) - C to t and drop the NaN checks. */

@@ -118,11 +118,12 @@ bool cpu_emit_gather_map(const cxla_instr *instr, cpu_gather_map *m);
 
 /* Scalar computations written inline (emit_scalar.c): whether every instruction of |c| has
  * a C form, with |nargs| scalar parameters and one result (a tuple root of |nres| when nres
- * > 1). The forms: parameters, one-element constants, every elementwise operation the
- * emitter writes (compare of complex values EQ / NE, select, clamp, convert,
- * bitcast-convert of whole bytes), tuples and get-tuple-element inside, call and fusion
- * (inlined), map and reduce of one-element values, and the moves of one element
- * (broadcast, reshape, bitcast, transpose, reverse, slice; iota). */
+ * > 1). The forms: parameters, constants, every elementwise operation the emitter writes
+ * (compare of complex values EQ / NE, select, clamp, convert, bitcast-convert of whole
+ * bytes), tuples and get-tuple-element inside, call and fusion (inlined), while and
+ * conditional (C loops and branches), and arrays of up to 64 elements, one C scalar each:
+ * their moves (broadcast, reshape, bitcast, transpose, reverse, slice, concatenate, pad;
+ * iota), map, reduce and dot (docs/semantics.md, "Scalar computations in kernels"). */
 bool cpu_emit_scalar_ok(const cxla_computation *c, int64_t nargs, int64_t nres);
 /* The same for a computation whose parameters, instructions and results all have the
  * dimensions of |over| (NULL: scalars), so that it computes each position on its own from

@@ -126,8 +126,9 @@ void cpu_nest_stream_out(em *e, const group *g, const char *at, const char *from
  * never computed differently, so the results are the untiled nest's bits. */
 
 /* STREAM_ROWS: the output rows a full tile streams out at a time, the interleaved group of
- * 8 that phase 2 writes per iteration (transpose_tile). */
-enum { MAX_TRANSPOSES = 4, TILE_BYTES = 16384, STREAM_ROWS = 8 };
+ * 8 that phase 2 writes per iteration (transpose_tile). TILE_BYTES, BIG_TILE_ROW_BYTES: the
+ * tiles' extents (tile_extents). */
+enum { MAX_TRANSPOSES = 4, TILE_BYTES = 16384, BIG_TILE_ROW_BYTES = 128, STREAM_ROWS = 8 };
 
 /* What a transposing nest reads through blocks. Output dimensions that stay neighbours
  * through the transpose move as one: the group K of output dimensions whose operand
@@ -162,16 +163,39 @@ static int64_t transpose_inner_dim(const cxla_instr *t) {
     return -1;
 }
 
-/* Tile extents for elements of |bytes|: a row of the block read from the operand is 256
- * bytes (4 cache lines: whole lines, few rows in flight), at most 128 elements, and the
- * block at most TILE_BYTES (a third of a 48 KiB L1). TA is a multiple of 8 (the interleaved
- * block) unless the extent is smaller than 8; both are cut to the extents when those are
- * smaller. */
-static void tile_extents(int64_t bytes, int64_t dk, int64_t dl, int64_t *ta, int64_t *tb) {
+/* Tile extents for elements of |bytes|; |big|: the transposes read at least
+ * stream_bytes() (beyond the last-level cache). In cache, a row of the block read from the
+ * operand is 256 bytes (4 cache lines: whole lines, few rows in flight), at most 128
+ * elements, and the block at most TILE_BYTES (a third of a 48 KiB L1). From memory, both
+ * sides of the tile are BIG_TILE_ROW_BYTES (two lines, at most 128 elements): a tile
+ * touches TA output rows and TB operand rows, each on a page of its own, and 64 of them
+ * stay within the first-level TLB (96 entries on Zen 5) where 128 did not; the generated
+ * kernels on the 2-core EPYC, the larger thread's CPU time, best of 20-30 alternating with
+ * main's: 8192x8192 f32 32 x 32 tiles 0.86-0.92x of 64 x 64's, 4096x4096 f64 16 x 16
+ * 0.76x of 32 x 64, 8192x8192 bf16 64 x 64 0.88x of 128 x 64, u8 128 x 128 unchanged; in
+ * cache (1024x1024 and 2048x2048 f32) the small tiles were 1.09-1.19x slower
+ * (docs/performance.md, "Transpose tiles"). CXLA_CPU_TRANSPOSE_TILE=AxB in the environment
+ * of the compiling process sets both (A a multiple of 8, the block at most 64 KiB), so
+ * that one machine can compare tiles. TA is a multiple of 8 (the interleaved block) unless
+ * the extent is smaller than 8; both are cut to the extents when those are smaller. */
+static void tile_extents(int64_t bytes, bool big, int64_t dk, int64_t dl, int64_t *ta,
+                         int64_t *tb) {
     int64_t a = 256 / bytes;
     if (a > 128) a = 128;
     int64_t b = TILE_BYTES / (a * bytes);
     if (b > 128) b = 128;
+    if (big) {
+        a = BIG_TILE_ROW_BYTES / bytes;
+        if (a > 128) a = 128;
+        if (a < 8) a = 8;
+        b = a;
+    }
+    const char *v = getenv("CXLA_CPU_TRANSPOSE_TILE");
+    long fa = 0, fb = 0;
+    char *end = NULL;
+    if (v && *v) fa = strtol(v, &end, 10);
+    if (fa >= 8 && fa % 8 == 0 && fa <= 1024 && end && *end == 'x') fb = strtol(end + 1, &end, 10);
+    if (fb >= 1 && fb <= 1024 && !*end && fa * fb * bytes <= 65536) a = fa, b = fb;
     if (dk < a) a = dk >= 8 ? dk / 8 * 8 : dk; /* whole tiles for most of it */
     if (dl < b) b = dl;
     *ta = a;
@@ -232,13 +256,16 @@ static bool transpose_plan(const em *e, const cxla_shape *s, tplan *p) {
     for (int64_t k = p->tk + 1; k < s->rank; k++) p->sk *= s->dims[k];
     p->sl = 1;
     for (int64_t m = perm[p->last] + 1; m < os->rank; m++) p->sl *= os->dims[m];
-    /* The widest element read through a block sets the tile. */
+    /* The widest element read through a block sets the tile, and the bytes they read
+     * together its kind. */
     int64_t bytes = 1;
+    double read = 0;
     for (int64_t j = 0; j < p->nt; j++) {
         int64_t b = (int64_t)cxla_type_storage(p->t[j]->shape.type);
         if (b > bytes) bytes = b;
+        read += (double)elements_of(&p->t[j]->shape) * (double)b;
     }
-    tile_extents(bytes, p->dk, p->dl, &p->ta, &p->tb);
+    tile_extents(bytes, read > 0 && read >= stream_bytes(), p->dk, p->dl, &p->ta, &p->tb);
     return true;
 }
 

@@ -336,8 +336,38 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
     const cxla_shape *das[64], *drs[64];
     int64_t dna = 0, dnr = 0;
     bool laid = false; /* the leaves in their layouts (else row-major) */
-    bool dynamic = !skip && !s && entry_dynamic(m, das, &dna, drs, &dnr, 64, &laid) &&
-                   dna == c.args.count && dnr == c.want.count;
+    bool dynamic = !skip && !s && entry_dynamic(m, das, &dna, drs, &dnr, 64, &laid);
+    /* A result declared static over a dynamic value (the root a tuple or get-tuple-element
+     * of it): the interpreter returns the value in its dynamic form, and the generated code
+     * marks that leaf dynamic in NAME_result_dynamic, so it takes the value's marks. */
+    cxla_shape valued[64];
+    uint8_t vflags[64][CXLA_MAX_RANK];
+    leaves marks; /* the oracle's leaves row-major, their dynamic marks kept (a relayout
+                   * into the declared static layout drops them) */
+    memset(&marks, 0, sizeof marks);
+    if (!skip && !s) s = flatten(oracle, NULL, &marks);
+    for (int64_t k = 0; !skip && !s && k < dnr && k < c.want.count && k < marks.count; k++) {
+        const cxla_shape *w = cxla_literal_shape(marks.items[k]);
+        if (!w->dynamic || !cxla_type_is_array(drs[k]->type) || w->rank != drs[k]->rank ||
+            w->rank > CXLA_MAX_RANK)
+            continue;
+        bool more = false;
+        for (int64_t d = 0; d < w->rank; d++) {
+            bool declared = drs[k]->dynamic && drs[k]->dynamic[d];
+            vflags[k][d] = (uint8_t)(declared || w->dynamic[d]);
+            more = more || (w->dynamic[d] && !declared);
+        }
+        if (!more) continue;
+        valued[k] = *drs[k];
+        valued[k].dynamic = vflags[k];
+        drs[k] = &valued[k];
+        dynamic = true;
+        cxla_literal_free(c.want.items[k]); /* row-major: put in its layout below */
+        c.want.items[k] = marks.items[k];
+        marks.items[k] = NULL;
+    }
+    leaves_free(&marks);
+    dynamic = dynamic && dna == c.args.count && dnr == c.want.count;
     cxla_strbuf zdecl;
     cxla_strbuf_init(&zdecl);
     for (int64_t i = 0; dynamic && !s && i < dna; i++) {

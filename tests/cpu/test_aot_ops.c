@@ -74,6 +74,25 @@ static const char *const rng_module =
     "  mb = bf16[] constant(0)\n"
     "  sb = bf16[] constant(1)\n"
     "  nbf = bf16[2,3] rng(mb, sb), distribution=rng_normal\n"
+    /* Sub-byte types, one element a byte: signed ones sign-extended (s4 from -7 through a
+     * range that wraps at 4 bits), and the 4-bit float both ways. */
+    "  q0 = s4[] constant(-7)\n"
+    "  q1 = s4[] constant(6)\n"
+    "  q = s4[9] rng(q0, q1), distribution=rng_uniform\n"
+    "  v0 = u4[] constant(1)\n"
+    "  v1 = u4[] constant(15)\n"
+    "  v = u4[2,4] rng(v0, v1), distribution=rng_uniform\n"
+    "  x0 = s2[] constant(-2)\n"
+    "  x1 = s2[] constant(1)\n"
+    "  x = s2[7] rng(x0, x1), distribution=rng_uniform\n"
+    "  y0 = u2[] constant(0)\n"
+    "  y1 = u2[] constant(0)\n"
+    "  y = u2[6] rng(y0, y1), distribution=rng_uniform\n"
+    "  k0 = f4e2m1fn[] constant(-6)\n"
+    "  k1 = f4e2m1fn[] constant(3)\n"
+    "  fk = f4e2m1fn[8] rng(k0, k1), distribution=rng_uniform\n"
+    "  v1f = f4e2m1fn[] constant(0.5)\n"
+    "  nk = f4e2m1fn[3,3] rng(v1f, k1), distribution=rng_normal\n"
     "  zero = s32[] constant(0)\n"
     "  ones = f32[5] broadcast(b), dimensions={}\n"
     "  init = (s32[], f32[5]) tuple(zero, ones)\n"
@@ -81,8 +100,9 @@ static const char *const rng_module =
     "  prod = f32[5] get-tuple-element(loop), index=1\n"
     "  st = u64[2] rng-get-and-update-state(), delta=7\n"
     "  ROOT out = (f32[7,3], f64[5], f32[6], f16[9], bf16[4,2], f8e4m3fn[40], s8[11], u16[3], "
-    "s64[4], u64[3], pred[6], f32[3,4], f64[3,5], bf16[2,3], f32[5], u64[2]) tuple(u32, u64, "
-    "wide, h, g, e8, i8, u16, s64, raw, pr, n32, n64, nbf, prod, st)\n"
+    "s64[4], u64[3], pred[6], f32[3,4], f64[3,5], bf16[2,3], s4[9], u4[2,4], s2[7], u2[6], "
+    "f4e2m1fn[8], f4e2m1fn[3,3], f32[5], u64[2]) tuple(u32, u64, wide, h, g, e8, i8, u16, s64, "
+    "raw, pr, n32, n64, nbf, q, v, x, y, fk, nk, prod, st)\n"
     "}\n";
 
 /* Runs the library four times: plain (seed 0), seed 987654321, and twice more with that

@@ -788,6 +788,214 @@ static void scalar_form_cases(void) {
                                 "  z = s4[] parameter(2)\n  ROOT r = s4[9] "
                                 "select-and-scatter(p, s, z), window={size=3 stride=2}, "
                                 "select=ge, scatter=add\n}\n",
+        /* control flow and small arrays inside scalar computations: a while loop over a
+         * tuple state whose body swaps it, a pred conditional of branches with a dot of
+         * small arrays moved by reshape, concatenate and reverse */
+        "HloModule m\ncond {\n  s = (s32[], f32[], f32[]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(s), index=0\n  n = s32[] constant(3)\n"
+        "  ROOT lt = pred[] compare(i, n), direction=LT\n}\n"
+        "body {\n  s = (s32[], f32[], f32[]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(s), index=0\n  x = f32[] get-tuple-element(s), index=1\n"
+        "  y = f32[] get-tuple-element(s), index=2\n  one = s32[] constant(1)\n"
+        "  i2 = s32[] add(i, one)\n  m = f32[] multiply(x, y)\n  h = f32[] constant(0.5)\n"
+        "  x2 = f32[] add(m, h)\n  ROOT t = (s32[], f32[], f32[]) tuple(i2, y, x2)\n}\n"
+        "br0 {\n  p = (f32[], f32[]) parameter(0)\n  a = f32[] get-tuple-element(p), index=0\n"
+        "  b = f32[] get-tuple-element(p), index=1\n  av = f32[1] reshape(a)\n"
+        "  bv = f32[1] reshape(b)\n  o = f32[1] constant({1})\n"
+        "  v = f32[3] concatenate(av, bv, o), dimensions={0}\n"
+        "  w = f32[3] reverse(v), dimensions={0}\n"
+        "  ROOT d = f32[] dot(v, w), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}\n"
+        "br1 {\n  p = (f32[], f32[]) parameter(0)\n  a = f32[] get-tuple-element(p), index=0\n"
+        "  b = f32[] get-tuple-element(p), index=1\n  ROOT s = f32[] subtract(a, b)\n}\n"
+        "f {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  z = s32[] constant(0)\n"
+        "  t0 = (s32[], f32[], f32[]) tuple(z, a, b)\n"
+        "  w = (s32[], f32[], f32[]) while(t0), condition=cond, body=body\n"
+        "  x = f32[] get-tuple-element(w), index=1\n  g = pred[] compare(a, b), direction=GT\n"
+        "  ab = (f32[], f32[]) tuple(x, b)\n"
+        "  ROOT c = f32[] conditional(g, ab, ab), true_computation=br0, false_computation=br1\n}\n"
+        "ENTRY e {\n  p = f32[3,9] parameter(0)\n  z = f32[] parameter(1)\n"
+        "  ROOT r = f32[3,7] reduce-window(p, z), window={size=1x3}, to_apply=f\n}\n",
+        /* a map of s16 through an s32 branch index (out of range both ways: the last
+         * branch), one branch a generic fold over a padded small array */
+        "HloModule m\nb0 {\n  x = s16[] parameter(0)\n  k = s16[] constant(7)\n"
+        "  ROOT r = s16[] add(x, k)\n}\nb1 {\n  x = s16[] parameter(0)\n"
+        "  ROOT r = s16[] multiply(x, x)\n}\n"
+        "g {\n  a = s16[] parameter(0)\n  y = s16[] parameter(1)\n  t = s16[] constant(3)\n"
+        "  m = s16[] multiply(a, t)\n  ROOT s = s16[] subtract(m, y)\n}\n"
+        "b2 {\n  x = s16[] parameter(0)\n  xv = s16[1] reshape(x)\n  c = s16[] constant(3)\n"
+        "  p = s16[5] pad(xv, c), padding=1_3\n  io = s16[5] iota(), iota_dimension=0\n"
+        "  q = s16[5] add(p, io)\n  z = s16[] constant(1)\n"
+        "  ROOT r = s16[] reduce(q, z), dimensions={0}, to_apply=g\n}\n"
+        "f {\n  x = s16[] parameter(0)\n  i = s32[] convert(x)\n"
+        "  ROOT c = s16[] conditional(i, x, x, x), branch_computations={b0, b1, b2}\n}\n"
+        "ENTRY e {\n  p = s16[4,9] parameter(0)\n"
+        "  ROOT r = s16[4,9] map(p), dimensions={0,1}, to_apply=f\n}\n",
+        /* dots in bf16 (a 2x3 by 3x2 product, transposed, sliced, summed by the
+         * interpreter's bf16 fold) and in s32 with a batch dimension */
+        "HloModule m\n" RED(
+            "add", "bf16",
+            "add") "f {\n  a = bf16[] parameter(0)\n"
+                   "  b = bf16[] parameter(1)\n  bb = bf16[2,3] broadcast(b), dimensions={}\n"
+                   "  io = bf16[2,3] iota(), iota_dimension=1\n  m = bf16[2,3] multiply(bb, io)\n"
+                   "  c = bf16[3,2] constant({{1, -2}, {0.5, 3}, {-1.25, 2}})\n"
+                   "  d = bf16[2,2] dot(m, c), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                   "  t = bf16[2,2] transpose(d), dimensions={1,0}\n"
+                   "  s = bf16[2,1] slice(t), slice={[0:2], [1:2]}\n"
+                   "  r = bf16[] reduce(s, a), dimensions={0,1}, to_apply=add\n  ROOT o = bf16[] "
+                   "add(r, b)\n}\n"
+                   "ENTRY e {\n  p = bf16[3,9] parameter(0)\n  z = bf16[] parameter(1)\n"
+                   "  ROOT r = bf16[3,7] reduce-window(p, z), window={size=1x3}, to_apply=f\n}\n",
+        "HloModule m\nmx {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
+        "  d = s32[] subtract(a, b)\n  ROOT s = s32[] maximum(d, b)\n}\n"
+        "f {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
+        "  io = s32[2,2,3] iota(), iota_dimension=2\n"
+        "  bb = s32[2,2,3] broadcast(b), dimensions={}\n  l = s32[2,2,3] add(io, bb)\n"
+        "  r = s32[2,3,2] transpose(l), dimensions={0,2,1}\n"
+        "  d = s32[2,2,2] dot(l, r), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+        "lhs_contracting_dims={2}, rhs_contracting_dims={1}\n"
+        "  ROOT s = s32[] reduce(d, a), dimensions={0,1,2}, to_apply=mx\n}\n"
+        "ENTRY e {\n  p = s32[4,8] parameter(0)\n  z = s32[] parameter(1)\n"
+        "  ROOT r = s32[4] reduce(p, z), dimensions={1}, to_apply=f\n}\n",
+        /* a sum of 24 f32 elements (the interpreter's pairwise tree splits it), and a
+         * complex dot of small arrays */
+        "HloModule m\n" RED(
+            "add", "f32",
+            "add") "f {\n  a = f32[] parameter(0)\n"
+                   "  b = f32[] parameter(1)\n  bb = f32[4,6] broadcast(b), dimensions={}\n"
+                   "  io = f32[4,6] iota(), iota_dimension=1\n  m = f32[4,6] multiply(bb, io)\n"
+                   "  q = f32[4,6] add(m, bb)\n"
+                   "  ROOT r = f32[] reduce(q, a), dimensions={0,1}, to_apply=add\n}\n"
+                   "ENTRY e {\n  p = f32[3,9] parameter(0)\n  z = f32[] parameter(1)\n"
+                   "  ROOT r = f32[3,7] reduce-window(p, z), window={size=1x3}, to_apply=f\n}\n",
+        /* a while loop inside a while body, with a conditional on the loop counter, over
+         * f16 arrays; a variadic reduce (argmax) of a small array */
+        "HloModule nested_loops\n"
+        "icond {\n"
+        "  s = (s32[], f16[3]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(s), index=0\n"
+        "  n = s32[] constant(2)\n"
+        "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+        "}\n"
+        "ibody {\n"
+        "  s = (s32[], f16[3]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(s), index=0\n"
+        "  v = f16[3] get-tuple-element(s), index=1\n"
+        "  one = s32[] constant(1)\n"
+        "  i2 = s32[] add(i, one)\n"
+        "  r = f16[3] reverse(v), dimensions={0}\n"
+        "  h = f16[] constant(0.3)\n"
+        "  hb = f16[3] broadcast(h), dimensions={}\n"
+        "  m = f16[3] multiply(r, hb)\n"
+        "  v2 = f16[3] add(v, m)\n"
+        "  ROOT t = (s32[], f16[3]) tuple(i2, v2)\n"
+        "}\n"
+        "ocond {\n"
+        "  s = (s32[], f16[3]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(s), index=0\n"
+        "  n = s32[] constant(3)\n"
+        "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+        "}\n"
+        "br0 {\n"
+        "  v = f16[3] parameter(0)\n"
+        "  ROOT n = f16[3] negate(v)\n"
+        "}\n"
+        "br1 {\n"
+        "  v = f16[3] parameter(0)\n"
+        "  ROOT s = f16[3] abs(v)\n"
+        "}\n"
+        "obody {\n"
+        "  s = (s32[], f16[3]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(s), index=0\n"
+        "  v = f16[3] get-tuple-element(s), index=1\n"
+        "  z = s32[] constant(0)\n"
+        "  t0 = (s32[], f16[3]) tuple(z, v)\n"
+        "  w = (s32[], f16[3]) while(t0), condition=icond, body=ibody\n"
+        "  v2 = f16[3] get-tuple-element(w), index=1\n"
+        "  c = f16[3] conditional(i, v2, v2), branch_computations={br0, br1}\n"
+        "  one = s32[] constant(1)\n"
+        "  i2 = s32[] add(i, one)\n"
+        "  ROOT t = (s32[], f16[3]) tuple(i2, c)\n"
+        "}\n"
+        "mul {\n"
+        "  a = f16[] parameter(0)\n"
+        "  b = f16[] parameter(1)\n"
+        "  ROOT m = f16[] add(a, b)\n"
+        "}\n"
+        "f {\n"
+        "  a = f16[] parameter(0)\n"
+        "  b = f16[] parameter(1)\n"
+        "  io = f16[3] iota(), iota_dimension=0\n"
+        "  bb = f16[3] broadcast(b), dimensions={}\n"
+        "  v = f16[3] add(io, bb)\n"
+        "  z = s32[] constant(0)\n"
+        "  t0 = (s32[], f16[3]) tuple(z, v)\n"
+        "  w = (s32[], f16[3]) while(t0), condition=ocond, body=obody\n"
+        "  r = f16[3] get-tuple-element(w), index=1\n"
+        "  ROOT p = f16[] reduce(r, a), dimensions={0}, to_apply=mul\n"
+        "}\n"
+        "ENTRY main {\n"
+        "  x = f16[3,9] parameter(0)\n"
+        "  i = f16[] constant(1)\n"
+        "  ROOT y = f16[3,7] reduce-window(x, i), window={size=1x3}, to_apply=f\n"
+        "}\n",
+        "HloModule variadic_small\n"
+        "am {\n"
+        "  a = f32[] parameter(0)\n"
+        "  ai = s32[] parameter(1)\n"
+        "  b = f32[] parameter(2)\n"
+        "  bi = s32[] parameter(3)\n"
+        "  g = pred[] compare(a, b), direction=GE\n"
+        "  v = f32[] select(g, a, b)\n"
+        "  i = s32[] select(g, ai, bi)\n"
+        "  ROOT t = (f32[], s32[]) tuple(v, i)\n"
+        "}\n"
+        "f {\n"
+        "  a = f32[] parameter(0)\n"
+        "  b = f32[] parameter(1)\n"
+        "  c = f32[2,3] constant({{1, 5, -2}, {7, 0.5, 3}})\n"
+        "  bb = f32[2,3] broadcast(b), dimensions={}\n"
+        "  m = f32[2,3] multiply(c, bb)\n"
+        "  io = s32[2,3] iota(), iota_dimension=1\n"
+        "  ninf = f32[] constant(-inf)\n"
+        "  zi = s32[] constant(-1)\n"
+        "  r = (f32[2], s32[2]) reduce(m, io, ninf, zi), dimensions={1}, to_apply=am\n"
+        "  rv = f32[2] get-tuple-element(r), index=0\n"
+        "  ri = s32[2] get-tuple-element(r), index=1\n"
+        "  rf = f32[2] convert(ri)\n"
+        "  s = f32[2] add(rv, rf)\n"
+        "  s0 = f32[1] slice(s), slice={[0:1]}\n"
+        "  s1 = f32[1] slice(s), slice={[1:2]}\n"
+        "  d = f32[1] subtract(s0, s1)\n"
+        "  dr = f32[] reshape(d)\n"
+        "  ROOT o = f32[] add(a, dr)\n"
+        "}\n"
+        "ENTRY main {\n"
+        "  x = f32[3,9] parameter(0)\n"
+        "  i = f32[] constant(0)\n"
+        "  ROOT y = f32[3,7] reduce-window(x, i), window={size=1x3}, to_apply=f\n"
+        "}\n",
+        /* dynamic-slice and dynamic-update-slice of a small 2-D array at starts read from
+         * the data (u64 starts, those above INT64_MAX too, clamped) */
+        "HloModule m\n" RED(
+            "mx", "f32",
+            "maximum") "f {\n  a = f32[] parameter(0)\n"
+                       "  b = f32[] parameter(1)\n  i = u64[] convert(b)\n  j = u64[] convert(a)\n"
+                       "  c = f32[3,4] constant({{1, 2, 3, 4}, {-5, 6, -7, 8}, {9, -10, 11, 12}})\n"
+                       "  ds = f32[2,2] dynamic-slice(c, i, j), dynamic_slice_sizes={2,2}\n"
+                       "  bb = f32[2,2] broadcast(b), dimensions={}\n  m = f32[2,2] multiply(ds, "
+                       "bb)\n"
+                       "  u = f32[3,4] dynamic-update-slice(c, m, j, i)\n"
+                       "  ROOT r = f32[] reduce(u, a), dimensions={0,1}, to_apply=mx\n}\n"
+                       "ENTRY e {\n  p = f32[3,9] parameter(0)\n  z = f32[] parameter(1)\n"
+                       "  ROOT r = f32[3,7] reduce-window(p, z), window={size=1x3}, "
+                       "to_apply=f\n}\n",
+        "HloModule m\nf {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n"
+        "  av = c64[1] reshape(a)\n  bv = c64[1] reshape(b)\n"
+        "  v = c64[2] concatenate(av, bv), dimensions={0}\n  w = c64[2] reverse(v), "
+        "dimensions={0}\n"
+        "  ROOT d = c64[] dot(v, w), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}\n"
+        "ENTRY e {\n  p = c64[3,7] parameter(0)\n  z = c64[] parameter(1)\n"
+        "  ROOT r = c64[3,6] reduce-window(p, z), window={size=1x2}, to_apply=f\n}\n",
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) add_case("%s", texts[i]);
 }
@@ -1153,6 +1361,67 @@ static void test_window_gather_scatter_are_kernels(void) {
     cxla_module_destroy(m);
 }
 
+/* The scalar writer's bounds (emit_scalar.c): a reducer of a few 8x8 products is written
+ * inline, one of nine (over 4,096 scalar operations) stays on the handler, as does one
+ * with an rng (it needs the run's generator state) and one whose calls nest 9 deep. */
+static bool window_kernel_ok(const char *reducer_body, const char *extra) {
+    char text[4096];
+    snprintf(text, sizeof text,
+             "HloModule m\n%sf {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n%s}\n"
+             "ENTRY e {\n  p = f32[9] parameter(0)\n  z = f32[] parameter(1)\n"
+             "  ROOT r = f32[7] reduce-window(p, z), window={size=3}, to_apply=f\n}\n",
+             extra, reducer_body);
+    cxla_module *m = NULL;
+    cxla_status s = cxla_hlo_parse(text, strlen(text), "bounds", &m);
+    if (!s) s = cxla_verify_module(m);
+    CHECK_OK(s);
+    bool ok = m && cpu_can_emit(m->entry->root);
+    cxla_module_destroy(m);
+    return ok;
+}
+
+static void test_scalar_writer_bounds(void) {
+    char body[4096];
+    for (int products = 2; products <= 9; products += 7) {
+        size_t at =
+            (size_t)snprintf(body, sizeof body, "  m0 = f32[8,8] broadcast(b), dimensions={}\n");
+        for (int k = 1; k <= products; k++)
+            at += (size_t)snprintf(body + at, sizeof body - at,
+                                   "  m%d = f32[8,8] dot(m%d, m0), lhs_contracting_dims={1}, "
+                                   "rhs_contracting_dims={0}\n",
+                                   k, k - 1);
+        snprintf(body + at, sizeof body - at,
+                 "  s = f32[] reduce(m%d, a), dimensions={0,1}, to_apply=add\n"
+                 "  ROOT o = f32[] add(s, b)\n",
+                 products);
+        bool ok =
+            window_kernel_ok(body, "add {\n  x = f32[] parameter(0)\n"
+                                   "  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n");
+        CHECK_MSG(ok == (products == 2), "%d products of 8x8 matrices: %s", products,
+                  ok ? "written inline" : "left to the handler");
+    }
+    CHECK(!window_kernel_ok("  lo = f32[] constant(0)\n  hi = f32[] constant(1)\n"
+                            "  r = f32[] rng(lo, hi), distribution=rng_uniform\n"
+                            "  s = f32[] add(a, r)\n  ROOT o = f32[] add(s, b)\n",
+                            ""));
+    /* Calls nested 8 deep (c1 calls c0, ...; f calls c8) pass the bound, 9 deep do not. */
+    for (int depth = 8; depth <= 9; depth++) {
+        char extra[4096];
+        size_t at = (size_t)snprintf(
+            extra, sizeof extra, "c0 {\n  x = f32[] parameter(0)\n  ROOT n = f32[] negate(x)\n}\n");
+        for (int k = 1; k < depth; k++)
+            at += (size_t)snprintf(extra + at, sizeof extra - at,
+                                   "c%d {\n  x = f32[] parameter(0)\n"
+                                   "  ROOT n = f32[] call(x), to_apply=c%d\n}\n",
+                                   k, k - 1);
+        snprintf(body, sizeof body,
+                 "  c = f32[] call(b), to_apply=c%d\n  ROOT o = f32[] add(a, c)\n", depth - 1);
+        bool ok = window_kernel_ok(body, extra);
+        CHECK_MSG(ok == (depth == 8), "calls nested %d deep: %s", depth,
+                  ok ? "written inline" : "left to the handler");
+    }
+}
+
 /* The separable max/min kernel keeps the interpreter's NaN bit for bit (the first NaN of
  * the window in row-major order, and a NaN init value), which the comparison above lets
  * pass: every NaN here has its own payload and sign. Rows with and without NaN and -0 take
@@ -1374,6 +1643,62 @@ static void test_streams_against_interpreter(void) {
     ncases = 0;
 }
 
+/* The elements of the first transpose block ("_Alignas(64) T blkN[SIZE]") after |from| in
+ * |tu|, or -1. */
+static long block_elements(const char *tu, const char *from) {
+    const char *at = tu ? strstr(tu, from) : NULL;
+    at = at ? strstr(at, " blk") : NULL;
+    at = at ? strchr(at, '[') : NULL;
+    return at ? strtol(at + 1, NULL, 10) : -1;
+}
+
+/* Transpose tiles (emit_transpose.c, tile_extents): 256-byte operand rows and blocks of
+ * 16 KiB in cache; 128 bytes along both sides where the transposes read at least
+ * CXLA_CPU_STREAM_BYTES (here 1); CXLA_CPU_TRANSPOSE_TILE=AxB sets them (a bad value is
+ * ignored). The forced tiles, with partial tiles along both dimensions, against the
+ * interpreter. */
+static void test_transpose_tiles(void) {
+    setup_cache();
+    ncases = 0;
+    add_case("HloModule m\nENTRY e {\n  p = f32[144,67] parameter(0)\n"
+             "  ROOT r = f32[67,144] transpose(p), dimensions={1,0}\n}\n");
+    add_case("HloModule m\nENTRY e {\n  p = f64[72,35] parameter(0)\n"
+             "  ROOT r = f64[35,72] transpose(p), dimensions={1,0}\n}\n");
+    /* Settings: none, big, forced 16x8, forced with a bad value. Blocks (f32, f64). */
+    const char *stream[4] = {NULL, "1", NULL, NULL}, *tile[4] = {NULL, NULL, "16x8", "7x8"};
+    const long want[4][2] = {
+        {64 * 64, 32 * 64}, {32 * 32, 16 * 16}, {16 * 8, 16 * 8}, {64 * 64, 32 * 64}};
+    for (int k = 0; k < 4; k++) {
+        if (stream[k]) setenv("CXLA_CPU_STREAM_BYTES", stream[k], 1);
+        if (tile[k]) setenv("CXLA_CPU_TRANSPOSE_TILE", tile[k], 1);
+        size_t len = 0;
+        int emitted = 0;
+        char *tu = emit_all(&len, &emitted);
+        unsetenv("CXLA_CPU_STREAM_BYTES");
+        unsetenv("CXLA_CPU_TRANSPOSE_TILE");
+        CHECK(tu != NULL && emitted == ncases);
+        for (int i = 0; i < ncases; i++) {
+            char body[64];
+            snprintf(body, sizeof body, "%s_body(", tcases[i].name);
+            long got = block_elements(tu, body);
+            CHECK_MSG(got == want[k][i], "setting %d, case %d: a block of %ld elements, not %ld", k,
+                      i, got, want[k][i]);
+        }
+        if (k == 2 && tu) {
+            const char *sources[1] = {tu};
+            cpu_library *lib = NULL;
+            CHECK_OK(cpu_library_compile(sources, &len, 1, "test_emit tiles", &lib));
+            for (int i = 0; i < ncases && lib; i++)
+                for (int rep = 0; rep < 3; rep++) run_case(lib, i, rep);
+            cpu_library_close(lib);
+        }
+        free(tu);
+        for (int i = 0; i < ncases; i++) cxla_module_destroy(tcases[i].module);
+    }
+    for (int i = 0; i < ncases; i++) free(tcases[i].text);
+    ncases = 0;
+}
+
 /* The complex functions (complex_cases) against the interpreter, in a translation unit of
  * their own, compiled by gcc and by clang (where installed; both have <complex.h>) and run
  * with split ranges: C99's functions with every combination of NaN, +-inf, -0 and denormal
@@ -1412,5 +1737,6 @@ static void test_complex_against_interpreter(void) {
 }
 
 TEST_MAIN(TEST(test_against_interpreter), TEST(test_transposes_against_interpreter),
-          TEST(test_streams_against_interpreter), TEST(test_complex_against_interpreter),
-          TEST(test_window_gather_scatter_are_kernels), TEST(test_pool_nan_payloads))
+          TEST(test_streams_against_interpreter), TEST(test_transpose_tiles),
+          TEST(test_complex_against_interpreter), TEST(test_window_gather_scatter_are_kernels),
+          TEST(test_pool_nan_payloads), TEST(test_scalar_writer_bounds))
