@@ -75,11 +75,13 @@ static cxla_status check_shape(const aot *a, const cxla_instr *in, const cxla_sh
     char *t = cxla_shape_to_string(s, CXLA_SHAPE_PRINT_DEFAULT);
     /* Unbounded dynamic dimensions get their own message: bounded ones compile
      * (aot_dyn.c), these have no bounds to lay the arrays out at. */
-    const char *why = cxla_type_is_array(s->type) && !cxla_shape_is_static(s)
-                          ? "it has unbounded dynamic dimensions; ahead-of-time code takes "
-                            "static and bounded (<=N) dimensions only (export the model with "
-                            "bounds or concrete sizes)"
-                          : "it is not a row-major array of a supported type";
+    bool unbounded = false;
+    for (int64_t d = 0; cxla_type_is_array(s->type) && d < s->rank; d++)
+        unbounded = unbounded || s->dims[d] == CXLA_DIM_UNBOUNDED;
+    const char *why = unbounded ? "it has unbounded dynamic dimensions; ahead-of-time code takes "
+                                  "static and bounded (<=N) dimensions only (export the model with "
+                                  "bounds or concrete sizes)"
+                                : "it is not a row-major array of a supported type";
     cxla_status st =
         cxla_error(CXLA_STATUS_UNIMPLEMENTED,
                    "cxla compile: %s (%s) in computation %s has no ahead-of-time form: its "

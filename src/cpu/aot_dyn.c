@@ -166,16 +166,79 @@ static const char *float_fill(const cxla_instr *in) {
     return f32 ? "(const float[]){-0.0f}" : "(const double[]){-0.0}";
 }
 
-/* Whether dot |in| of floats sums like the exact kernels over zeros in its operands'
- * padding: the interpreter sums the products in order from +0, a sum that is never -0,
- * so the products of padding (+0) add nothing wherever they fall. */
-static bool float_dot(const cxla_instr *in) {
-    if (in->opcode != CXLA_OP_DOT || in->operand_count != 2 ||
-        cxla_instr_attr(in, CXLA_ATTR_SPARSITY) || !cxla_type_is_float(in->shape.type))
+/* The fill, as a C expression of a pointer to one element, that makes a kernel at the
+ * bounds of integer or pred reduce |in| (a reducer of one add, multiply, and, or, xor,
+ * maximum or minimum of its parameters; any width, sub-byte integers one per byte) give
+ * the interpreter's bits over a dynamic dimension whatever its init value: the reducer's
+ * identity, which wrapping integer arithmetic and the logical and order operations fold
+ * to nothing in any order (the kernel folds the init value itself). Written into |buf|;
+ * false when there is none. */
+static bool int_fill(const cxla_instr *in, char *buf, size_t n) {
+    if (in->opcode != CXLA_OP_REDUCE || in->operand_count != 2 ||
+        !cxla_type_is_array(in->shape.type) || in->operands[1]->shape.rank != 0)
         return false;
+    cxla_type t = in->shape.type;
+    if ((!cxla_type_is_integer(t) && t != CXLA_PRED) || in->operands[0]->shape.type != t ||
+        in->operands[1]->shape.type != t)
+        return false;
+    const cxla_computation *c = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
+    if (!c || !c->root || c->param_count != 2 || c->root->operand_count != 2) return false;
+    const cxla_instr *r = c->root, *x = r->operands[0], *y = r->operands[1];
+    if (x->opcode != CXLA_OP_PARAMETER || y->opcode != CXLA_OP_PARAMETER ||
+        x->parameter_number == y->parameter_number || r->shape.type != t)
+        return false;
+    bool is_signed = cxla_type_is_integer(t) && !cxla_type_is_unsigned(t);
+    int bits = t == CXLA_PRED ? 1 : cxla_type_bits(t);
+    /* The identity as the signed value |v| or the unsigned |u| (pred: 0 or 1). */
+    uint64_t top = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1, u = 0;
+    int64_t smax = (int64_t)(top >> 1), v = 0;
+    switch (r->opcode) {
+    case CXLA_OP_ADD:
+    case CXLA_OP_MULTIPLY:
+        if (t == CXLA_PRED) return false; /* the interpreter's own logic, not a fill's */
+        v = r->opcode == CXLA_OP_MULTIPLY;
+        u = (uint64_t)v;
+        break;
+    case CXLA_OP_OR:
+    case CXLA_OP_XOR: break;
+    case CXLA_OP_AND: /* all ones */
+        v = -1;
+        u = top;
+        break;
+    case CXLA_OP_MAXIMUM: v = -smax - 1; break; /* the least value (u: 0) */
+    case CXLA_OP_MINIMUM:                       /* the largest value */
+        v = smax;
+        u = top;
+        break;
+    default: return false;
+    }
+    const char *ct = cpu_emit_ctype(t);
+    if (is_signed && v == INT64_MIN)
+        snprintf(buf, n, "(const %s[]){(%s)(-9223372036854775807LL - 1)}", ct, ct);
+    else if (is_signed)
+        snprintf(buf, n, "(const %s[]){(%s)(%" PRId64 "LL)}", ct, ct, v);
+    else
+        snprintf(buf, n, "(const %s[]){(%s)%" PRIu64 "ULL}", ct, ct, u);
+    return true;
+}
+
+/* Whether dot |in| sums like the exact kernels over zeros in its operands' padding: of a
+ * float result, the interpreter sums the products in order from +0, a sum that is never
+ * -0, so the products of padding (+0) add nothing wherever they fall (integer and pred
+ * operands are converted to the result type first, which keeps their zeros +0); of an
+ * integer or pred result (sub-byte integers and mixed types too, which the JIT's kernels
+ * at the bounds leave), wrapping sums and ORs to which zero products add nothing.
+ * Complex dots are left out. */
+static bool exact_dot(const cxla_instr *in) {
+    if (in->opcode != CXLA_OP_DOT || in->operand_count != 2 ||
+        cxla_instr_attr(in, CXLA_ATTR_SPARSITY))
+        return false;
+    cxla_type t = in->shape.type;
+    if (!cxla_type_is_float(t) && !cxla_type_is_integer(t) && t != CXLA_PRED) return false;
     for (int k = 0; k < 2; k++) {
         const cxla_shape *x = &in->operands[k]->shape;
-        if (!cxla_type_is_float(x->type)) return false;
+        if (!cxla_type_is_float(x->type) && !cxla_type_is_integer(x->type) && x->type != CXLA_PRED)
+            return false;
         for (int64_t d = 0; d < x->rank; d++)
             if (x->dims[d] < 0) return false;
     }
@@ -249,7 +312,12 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
         *out_bounds = AB_REDUCE;
         return NULL;
     }
-    if (float_dot(in)) {
+    char fill[96];
+    if (int_fill(in, fill, sizeof fill)) {
+        *out_bounds = AB_REDUCE;
+        return NULL;
+    }
+    if (exact_dot(in)) {
         *out_bounds = AB_DOT;
         return NULL;
     }
@@ -827,6 +895,8 @@ cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int pha
                                        lc[i], rc[i], lc[i], rc[i]);
             }
         }
+        char ifill[96];
+        bool ints = st->bounds == AB_REDUCE && int_fill(in, ifill, sizeof ifill);
         for (int64_t k = 0; k < nk; k++, t++) {
             const cxla_shape *xs = &in->operands[k]->shape;
             size_t bytes = 0; /* the operand's at its bounds (a parameter leaf has no size) */
@@ -850,6 +920,7 @@ cxla_status aot_dyn_emit_kernel(aot *a, const acomp *c, const astep *st, int pha
                                k, elem_bytes(xs),
                                st->bounds != AB_REDUCE ? "0"
                                : float_fill(in)        ? float_fill(in)
+                               : ints                  ? ifill
                                                        : "a[1]",
                                k);
         }

@@ -34,17 +34,18 @@ static bool row_major(const cxla_shape *s) {
     return !cxla_type_is_array(s->type) || s->type == CXLA_TOKEN || cxla_layout_is_default(s);
 }
 
-/* A declared leaf's layout must be a plain permutation of the dims. */
+/* A declared leaf's layout must be a plain permutation of the dims. An element size in
+ * bits (E(4): packed sub-byte integers) changes nothing: cxla keeps sub-byte elements one
+ * per byte in every buffer (docs/semantics.md), the interface's included. */
 static cxla_status check_layout(const cxla_shape *s, const char *what, int64_t i) {
     if (row_major(s)) return NULL;
     const cxla_layout *l = s->layout;
-    if (!l->padded_dims && !l->tile_count && !l->element_size_bits && l->minor_to_major)
-        return NULL;
+    if (!l->padded_dims && !l->tile_count && l->minor_to_major) return NULL;
     char *t = cxla_shape_to_string(s, CXLA_SHAPE_PRINT_DEFAULT);
     cxla_status st = cxla_error(CXLA_STATUS_UNIMPLEMENTED,
                                 "cxla compile: entry %s %" PRId64
                                 " has the layout %s: ahead-of-time code takes layouts that "
-                                "permute the dims (no padding, tiles or element sizes)",
+                                "permute the dims (no padding or tiles)",
                                 what, i, t ? t : "?");
     free(t);
     return st;
@@ -350,11 +351,23 @@ static void put_dynamic_in(const aot *a, cxla_strbuf *c, const cxla_shape *const
     }
 }
 
-/* After the entry ran: the dynamic results' padding zeroed, their sizes to the caller. */
+/* After the entry ran: the dynamic results' padding zeroed, their sizes to the caller; a
+ * static result's sizes are its dims (docs/aot.md: result_sizes[k] receives them too). */
 static void put_dynamic_out(const aot *a, cxla_strbuf *c, const cxla_shape *const *rs, int64_t nr) {
     for (int64_t k = 0; k < nr; k++) {
         const cxla_shape *s = rs[k];
-        if (!cxla_type_is_array(s->type) || cxla_shape_is_static(s)) continue;
+        if (!cxla_type_is_array(s->type) || s->type == CXLA_TOKEN) continue;
+        if (cxla_shape_is_static(s)) {
+            if (s->rank == 0) continue;
+            cxla_strbuf_printf(c,
+                               "    if (zout && zout[%" PRId64 "]) memcpy(zout[%" PRId64
+                               "], (const int64_t[]){",
+                               k, k);
+            for (int64_t d = 0; d < s->rank; d++)
+                cxla_strbuf_printf(c, "%s%" PRId64, d ? ", " : "", s->dims[d]);
+            cxla_strbuf_printf(c, "}, %" PRId64 " * sizeof(int64_t));\n", s->rank);
+            continue;
+        }
         if (alias_bytes(s))
             cxla_strbuf_printf(c,
                                "    %s_dfill(out[%" PRId64 "], %d, %s_result%" PRId64

@@ -15,11 +15,15 @@
  * - select-and-scatter with a recognized comparator as select and a recognized reducer as
  *   scatter: the interpreter's scan (the first position inside the operand, replaced when
  *   select(selected, current) is false) and its typed scatter;
- * - dots of real floats (f16, bf16, f32, f64; both operands of the result's type): each
- *   result element the sum of its products in ascending flattened contraction index from
- *   zero, in f32 (f64 for f64), rounded once to the result type: the interpreter's order
- *   at the actual contracting size, bit for bit (a kernel at the bounds would add the
- *   padding's zeros, and oneDNN sums in another order).
+ * - dots that no kernel at the bounds runs: of floats (f8 to f64, mixed types too) in
+ *   exact math, each result element the sum of its products in ascending flattened
+ *   contraction index from zero, in f32 (f64 where the result or an operand is f64),
+ *   rounded once to the result type: the interpreter's order at the actual contracting
+ *   size, bit for bit (a kernel at the bounds would add the padding's zeros, and oneDNN
+ *   sums in another order); of integers and pred the emitter writes no kernel for
+ *   (sub-byte operands, mixed types, a pred result), in 64-bit two's complement with the
+ *   operands converted as the interpreter converts them, wrapped to the result's width
+ *   (pred: != 0). Complex dots and PACKED_NIBBLE keep the handler.
  *
  * Wherever the interpreter reports an error (sizes that disagree, a source that does not
  * fit the windows, a result the declared shape cannot hold), the step says so
@@ -33,6 +37,7 @@
 #include "cpu/cpu_steps.h"
 #include "exec/dynamic.h"
 #include "interp/interp_reduce.h"
+#include "literal/literal_internal.h"
 
 static void strides_of(int64_t rank, const int64_t *dims, int64_t *out) {
     int64_t st = 1;
@@ -42,15 +47,30 @@ static void strides_of(int64_t rank, const int64_t *dims, int64_t *out) {
     }
 }
 
+/* A bounded array. Every shape has rank CXLA_MAX_RANK at most (shape.c refuses more), so
+ * the steps' sizes, strides and window tables live in arrays of that length: any rank
+ * (issue 13; they were arrays of 8 before, and ranks over 8 took the handler). */
 static bool bounded(const cxla_shape *s) {
-    if (!cxla_type_is_array(s->type) || s->rank > CPU_DYN_MAX_RANK) return false;
+    if (!cxla_type_is_array(s->type) || s->rank > CXLA_MAX_RANK) return false;
     for (int64_t d = 0; d < s->rank; d++)
         if (s->dims[d] < 0) return false;
     return true;
 }
 
-static bool real_float(cxla_type t) {
-    return t == CXLA_F16 || t == CXLA_BF16 || t == CXLA_F32 || t == CXLA_F64;
+/* The element types of a dot this step takes: real floats (f8 included), integers of any
+ * width (sub-byte ones one per byte) and pred; complex numbers take the handler. */
+static bool dot_type(cxla_type t) {
+    return cxla_type_is_float(t) || cxla_type_is_integer(t) || t == CXLA_PRED;
+}
+
+/* Whether |in| asks for PACKED_NIBBLE products (the interpreter's two passes over the
+ * nibbles of each element): the handler's. */
+static bool packed_nibble(const cxla_instr *in) {
+    const cxla_attr *a = cxla_instr_attr(in, CXLA_ATTR_OPERAND_PRECISION);
+    if (!a || a->kind != CXLA_ATTR_KIND_PRECISIONS) return false;
+    for (int64_t i = 0; i < a->v.precisions.count; i++)
+        if (a->v.precisions.items[i] == CXLA_PRECISION_PACKED_NIBBLE) return true;
+    return false;
 }
 
 /* The window attribute of |in| for an operand of |rank| (none at rank 0 is allowed). */
@@ -103,9 +123,9 @@ bool cpu_dynwin_ok(const cxla_instr *in) {
                kind != INTERP_REDUCER_NONE && interp_reducer_supports(kind, ys->type);
     }
     case CXLA_OP_DOT: {
-        if (in->operand_count != 2 || !real_float(ys->type) ||
-            in->operands[0]->shape.type != ys->type || in->operands[1]->shape.type != ys->type ||
-            cxla_instr_attr(in, CXLA_ATTR_SPARSITY))
+        if (in->operand_count != 2 || !dot_type(ys->type) ||
+            !dot_type(in->operands[0]->shape.type) || !dot_type(in->operands[1]->shape.type) ||
+            cxla_instr_attr(in, CXLA_ATTR_SPARSITY) || packed_nibble(in))
             return false;
         int64_t nlb = 0, nrb = 0, nlc = 0, nrc = 0;
         cxla_instr_ints(in, CXLA_ATTR_LHS_BATCH_DIMS, &nlb);
@@ -148,9 +168,9 @@ static bool fits(const cxla_shape *ys, const int64_t *sizes) {
  * outside the base: padding, holes, and the base's own padding past its size), as the
  * interpreter's window_tables_init builds them over the cut array. */
 typedef struct wtables {
-    int64_t rank, out[CPU_DYN_MAX_RANK], wsize[CPU_DYN_MAX_RANK];
-    int64_t *tab[CPU_DYN_MAX_RANK];
-    const int64_t *cur[CPU_DYN_MAX_RANK];
+    int64_t rank, out[CXLA_MAX_RANK], wsize[CXLA_MAX_RANK];
+    int64_t *tab[CXLA_MAX_RANK];
+    const int64_t *cur[CXLA_MAX_RANK];
     interp_space space;
 } wtables;
 
@@ -221,7 +241,7 @@ static cxla_status reduce_window(const cxla_instr *in, char *y, const void *cons
         return NULL;
     }
     size_t elem = cxla_type_storage(ys->type);
-    int64_t xstr[CPU_DYN_MAX_RANK], ystr[CPU_DYN_MAX_RANK];
+    int64_t xstr[CXLA_MAX_RANK], ystr[CXLA_MAX_RANK];
     strides_of(rank, xs->dims, xstr);
     strides_of(rank, ys->dims, ystr);
     if (any_zero(rank, out_sizes)) return NULL;
@@ -231,7 +251,7 @@ static cxla_status reduce_window(const cxla_instr *in, char *y, const void *cons
         return OOM(in);
     }
     interp_reducer kind = interp_match_reducer(cxla_instr_called(in, CXLA_ATTR_TO_APPLY));
-    int64_t index[CPU_DYN_MAX_RANK] = {0};
+    int64_t index[CXLA_MAX_RANK] = {0};
     do {
         int64_t off = 0;
         for (int64_t j = 0; j < rank; j++) off += index[j] * ystr[j];
@@ -248,7 +268,7 @@ static cxla_status select_and_scatter(const cxla_instr *in, char *y, const void 
                                       const int64_t *const *opz, int64_t *out_sizes,
                                       bool *out_handler) {
     const cxla_shape *xs = &in->operands[0]->shape, *ss = &in->operands[1]->shape;
-    int64_t rank = xs->rank, wout[CPU_DYN_MAX_RANK];
+    int64_t rank = xs->rank, wout[CXLA_MAX_RANK];
     bool ok = false;
     const cxla_window_dim *win = window_of(in, rank, &ok);
     /* The windows over the cut operand must be the cut source's elements. */
@@ -261,11 +281,11 @@ static cxla_status select_and_scatter(const cxla_instr *in, char *y, const void 
     }
     cxla_type t = in->shape.type;
     size_t elem = cxla_type_storage(t), xelem = cxla_type_storage(xs->type);
-    int64_t xstr[CPU_DYN_MAX_RANK], sstr[CPU_DYN_MAX_RANK];
+    int64_t xstr[CXLA_MAX_RANK], sstr[CXLA_MAX_RANK];
     strides_of(rank, xs->dims, xstr); /* the result's too: it has the operand's bounds */
     strides_of(rank, ss->dims, sstr);
     if (any_zero(rank, out_sizes)) return NULL;
-    int64_t index[CPU_DYN_MAX_RANK] = {0};
+    int64_t index[CXLA_MAX_RANK] = {0};
     do { /* the init value over the cut result */
         int64_t off = 0;
         for (int64_t j = 0; j < rank; j++) off += index[j] * xstr[j];
@@ -362,7 +382,7 @@ void cpu_dynwin_fill_sizes(const cxla_instr *in, const int64_t *const *opz,
  * fastest, as the interpreter flattens them) at their |sizes|, over |strides|. */
 static void offsets(int64_t n, const int64_t *which, const int64_t *sizes, const int64_t *strides,
                     int64_t *out) {
-    int64_t count = 1, idx[CPU_DYN_MAX_RANK] = {0};
+    int64_t count = 1, idx[CXLA_MAX_RANK] = {0};
     for (int64_t i = 0; i < n; i++) count *= sizes[which[i]];
     for (int64_t e = 0; e < count; e++) {
         int64_t off = 0;
@@ -372,15 +392,67 @@ static void offsets(int64_t n, const int64_t *which, const int64_t *sizes, const
     }
 }
 
-/* One element from |from| to |to| (widening exact; narrowing to nearest even, as the
- * interpreter rounds its sums once). */
-static inline void convert(cxla_type from, const void *src, cxla_type to, void *dst) {
-    if (from == to && to == CXLA_F32)
-        memcpy(dst, src, 4);
-    else if (from == to)
-        memcpy(dst, src, 8); /* f64: the compute types are f32 and f64 */
-    else
-        cxla_floats_convert(from, src, to, dst, 1);
+/* The interpreter's compute type of a dot (src/interp/interp_linalg.c): f32 for a float
+ * result (f64 where the result or an operand is f64), 64-bit two's complement (U64 here)
+ * for an integer or pred result. */
+static cxla_type compute_type(cxla_type result, cxla_type lhs, cxla_type rhs) {
+    if (!cxla_type_is_float(result)) return CXLA_U64;
+    return result == CXLA_F64 || lhs == CXLA_F64 || rhs == CXLA_F64 ? CXLA_F64 : CXLA_F32;
+}
+
+/* One operand element of |from| at |src| as a value of compute type |ct| for result type
+ * |rt|, as the interpreter loads it: floats widened exactly; integers of a float result
+ * rounded to the result type first; integers and pred of an integer result sign- or
+ * zero-extended; anything else (a float of an integer result, anything of a pred result)
+ * converted to the result type first. */
+static inline void load_compute(cxla_type from, const void *src, cxla_type ct, cxla_type rt,
+                                void *dst) {
+    unsigned char tmp[16];
+    if (from == ct && ct != CXLA_U64) { /* f32 into f32, f64 into f64 */
+        memcpy(dst, src, ct == CXLA_F32 ? 4 : 8);
+        return;
+    }
+    if (ct != CXLA_U64) {
+        if (!cxla_type_is_float(from)) {
+            cxla_convert_element(from, src, rt, tmp);
+            from = rt;
+            src = tmp;
+        }
+        if (ct == CXLA_F32) {
+            cxla_floats_convert(from, src, CXLA_F32, dst, 1); /* exact */
+        } else {
+            double v = cxla_load_f64(from, src);
+            memcpy(dst, &v, 8);
+        }
+        return;
+    }
+    bool direct = rt != CXLA_PRED && (cxla_type_is_integer(from) || from == CXLA_PRED);
+    if (!direct) {
+        cxla_convert_element(from, src, rt, tmp);
+        from = rt;
+        src = tmp;
+    }
+    uint64_t v =
+        cxla_type_is_unsigned(from) ? cxla_load_u64(from, src) : (uint64_t)cxla_load_s64(from, src);
+    memcpy(dst, &v, 8);
+}
+
+/* One sum of compute type |ct| stored as result type |rt|: rounded once to nearest even,
+ * integers wrapped to their width, pred != 0 (the interpreter's narrow). */
+static inline void store_result(cxla_type ct, const void *src, cxla_type rt, void *dst) {
+    if (ct == rt) {
+        memcpy(dst, src, ct == CXLA_F32 ? 4 : 8);
+    } else if (ct == CXLA_U64) {
+        uint64_t v;
+        memcpy(&v, src, 8);
+        cxla_store_u64(rt, dst, v);
+    } else if (ct == CXLA_F32) {
+        cxla_floats_convert(CXLA_F32, src, rt, dst, 1);
+    } else {
+        double v;
+        memcpy(&v, src, 8);
+        cxla_store_f64(rt, dst, v);
+    }
 }
 
 /* The products of one batch, [M][K] x [K][N] into [M][N] (c zeroed by the caller), each
@@ -426,6 +498,7 @@ static inline void convert(cxla_type from, const void *src, cxla_type to, void *
     }
 DEFINE_GEMM(float, f32)
 DEFINE_GEMM(double, f64)
+DEFINE_GEMM(uint64_t, u64) /* integers: wrapping sums, the same in any order */
 #undef DEFINE_GEMM
 
 static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
@@ -450,7 +523,7 @@ static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
     if (nb != nrb || nc != nrc) return exec_error(in, CXLA_STATUS_INTERNAL, "bad dot dimensions");
     /* The cut sizes, lined up: a static batch or contracting dimension is cut to the
      * dynamic one's size (exec_dynamic_sizes checked that two dynamic ones agree). */
-    int64_t lz[CPU_DYN_MAX_RANK], rz[CPU_DYN_MAX_RANK];
+    int64_t lz[CXLA_MAX_RANK], rz[CXLA_MAX_RANK];
     for (int64_t d = 0; d < ls->rank; d++) lz[d] = opz[0][d];
     for (int64_t d = 0; d < rs->rank; d++) rz[d] = opz[1][d];
     for (int p = 0; p < 2; p++) {
@@ -460,7 +533,7 @@ static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
             lz[l[i]] = rz[r[i]] = v;
         }
     }
-    int64_t lf[CPU_DYN_MAX_RANK], rf[CPU_DYN_MAX_RANK], nlf = 0, nrf = 0;
+    int64_t lf[CXLA_MAX_RANK], rf[CXLA_MAX_RANK], nlf = 0, nrf = 0;
     for (int side = 0; side < 2; side++) {
         const cxla_shape *xs = side ? rs : ls;
         const int64_t *b = side ? rb : lb, *c = side ? rc : lc;
@@ -477,10 +550,11 @@ static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
     for (int64_t i = 0; i < nlf; i++) M *= lz[lf[i]];
     for (int64_t i = 0; i < nrf; i++) N *= rz[rf[i]];
     if (B * M * N == 0) return NULL;
-    cxla_type t = ys->type;
-    cxla_type ct = t == CXLA_F64 ? CXLA_F64 : CXLA_F32;
-    size_t cs = ct == CXLA_F64 ? 8 : 4, elem = cxla_type_storage(t);
-    int64_t lstr[CPU_DYN_MAX_RANK], rstr[CPU_DYN_MAX_RANK], ystr[CPU_DYN_MAX_RANK];
+    cxla_type t = ys->type, lt = ls->type, rt = rs->type;
+    cxla_type ct = compute_type(t, lt, rt);
+    size_t cs = ct == CXLA_F32 ? 4 : 8, elem = cxla_type_storage(t);
+    size_t lelem = cxla_type_storage(lt), relem = cxla_type_storage(rt);
+    int64_t lstr[CXLA_MAX_RANK], rstr[CXLA_MAX_RANK], ystr[CXLA_MAX_RANK];
     strides_of(ls->rank, ls->dims, lstr);
     strides_of(rs->rank, rs->dims, rstr);
     strides_of(ys->rank, ys->dims, ystr);
@@ -504,7 +578,7 @@ static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
     offsets(nc, lc, lz, lstr, lko);
     offsets(nc, rc, rz, rstr, rko);
     /* The result's dimensions: batch, then lhs free, then rhs free. */
-    int64_t yd[CPU_DYN_MAX_RANK];
+    int64_t yd[CXLA_MAX_RANK];
     for (int64_t d = 0; d < ys->rank; d++) yd[d] = d;
     offsets(nb, yd, out_sizes, ystr, ybo);
     offsets(nlf, yd + nb, out_sizes, ystr, ymo);
@@ -512,26 +586,29 @@ static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
     const char *lx = ins[0], *rx = ins[1];
     for (int64_t bi = 0; bi < B; bi++) {
         /* The operands of this batch in the compute type, packed as the interpreter packs
-         * them ([M][K], [K][N]); small floats widened exactly. */
+         * them ([M][K], [K][N]). */
         for (int64_t i = 0; i < M; i++)
             for (int64_t k = 0; k < K; k++)
-                convert(t, lx + (size_t)(lbo[bi] + mo[i] + lko[k]) * elem, ct,
-                        a + (size_t)(i * K + k) * cs);
+                load_compute(lt, lx + (size_t)(lbo[bi] + mo[i] + lko[k]) * lelem, ct, t,
+                             a + (size_t)(i * K + k) * cs);
         for (int64_t k = 0; k < K; k++)
             for (int64_t j = 0; j < N; j++)
-                convert(t, rx + (size_t)(rbo[bi] + rko[k] + no[j]) * elem, ct,
-                        b + (size_t)(k * N + j) * cs);
+                load_compute(rt, rx + (size_t)(rbo[bi] + rko[k] + no[j]) * relem, ct, t,
+                             b + (size_t)(k * N + j) * cs);
         memset(c, 0, (size_t)(M * N) * cs);
         if (ct == CXLA_F64)
             gemm_f64(M, N, K, (const double *)(void *)a, (const double *)(void *)b,
                      (double *)(void *)c);
+        else if (ct == CXLA_U64)
+            gemm_u64(M, N, K, (const uint64_t *)(void *)a, (const uint64_t *)(void *)b,
+                     (uint64_t *)(void *)c);
         else
             gemm_f32(M, N, K, (const float *)(void *)a, (const float *)(void *)b,
                      (float *)(void *)c);
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++)
-                convert(ct, c + (size_t)(i * N + j) * cs, t,
-                        y + (size_t)(ybo[bi] + ymo[i] + yno[j]) * elem);
+                store_result(ct, c + (size_t)(i * N + j) * cs, t,
+                             y + (size_t)(ybo[bi] + ymo[i] + yno[j]) * elem);
     }
     free(tab);
     free(a);

@@ -214,9 +214,9 @@ bool cpu_size_step_ok(const cxla_instr *in);
  * dynamic-reshape), as S_MOVE steps instead of the interpreter's handler.
  *
  * cpu_dyn_move_ok: whether |in| runs so (whole-byte elements, bounded shapes; any rank and
- * any number of operands: the descriptor's arrays are sized from the instruction). The
- * limits that remain are CPU_DYN_MAX_RANK's, for the steps of cpu_dynwin.c
- * (reduce-window, select-and-scatter, dots over the sizes). cpu_dyn_move_wide_ok is the
+ * any number of operands: the descriptor's arrays are sized from the instruction; the steps
+ * of cpu_dynwin.c, reduce-window, select-and-scatter and dots over the sizes, keep theirs
+ * in arrays of CXLA_MAX_RANK, the rank no shape exceeds). cpu_dyn_move_wide_ok is the
  * same test (the name cpu_steps.c asks).
  * cpu_dyn_move_plan: the move of one run, from the operands' buffers |ins| (at their
  * bounds, row-major) and sizes |opz| (one entry per dimension of each operand): the
@@ -228,7 +228,6 @@ bool cpu_size_step_ok(const cxla_instr *in);
  * cpu_dyn_move: writes the result at its bounds into |out| (m->dims' elements; never one
  * of the sources), zeros in its padding. Plain C over the descriptor: no IR, no status, no
  * allocation (its strides and indices live in the descriptor's block). */
-enum { CPU_DYN_MAX_RANK = 8 };
 typedef enum cpu_dyn_op {
     CPU_DYN_RESHAPE, /* source 0's cut elements in row-major order (reshape, dynamic-reshape) */
     CPU_DYN_CONCAT,  /* the sources along |dim| */
@@ -272,7 +271,8 @@ bool cpu_dyn_reduce_ok(const cxla_instr *in);
 cxla_status cpu_dyn_reduce(const cxla_instr *in, void *out, const void *const *ins,
                            const int64_t *const *opz, int64_t *out_sizes, bool *out_handler);
 /* cpu_dynwin.c: reduce-window (one input, a recognized reducer), select-and-scatter (a
- * recognized comparator and reducer) and dots of real floats over bounded dynamic shapes,
+ * recognized comparator and reducer) and dots (real floats, integers of any width, pred;
+ * mixed types; not complex or PACKED_NIBBLE) over bounded dynamic shapes of any rank,
  * as S_MOVE steps: cpu_dynwin_ok says whether |in| runs so; cpu_dynwin_run computes it
  * over the buffers at their bounds (row-major) and the sizes |opz|, visiting only the
  * elements below the sizes in the interpreter's order (bit for bit its values), writes

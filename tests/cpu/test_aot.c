@@ -174,20 +174,24 @@ static void shape_leaves(const cxla_shape *s, const cxla_shape **out, int64_t *n
     for (int64_t e = 0; e < s->tuple_count; e++) shape_leaves(&s->elements[e], out, n);
 }
 
-/* The entry's leaf shapes (arguments, then the result) and whether some has a dynamic
- * dimension; NULL when there are more than |cap|. */
+/* The entry's leaf shapes (arguments, then the result) in the layouts of the generated
+ * code's interface: the module's entry_computation_layout when it has one, else the
+ * entry's own shapes, whose layouts the interface ignores (row-major: *out_laid false);
+ * and whether some leaf has a dynamic dimension; false when there are more than |cap|. */
 static bool entry_dynamic(const cxla_module *m, const cxla_shape **as, int64_t *na,
-                          const cxla_shape **rs, int64_t *nr, int64_t cap) {
-    bool dyn = false;
+                          const cxla_shape **rs, int64_t *nr, int64_t cap, bool *out_laid) {
+    bool dyn = false, laid = m->has_entry_layout && m->entry_param_shapes &&
+                             m->entry_param_count == m->entry->param_count;
+    *out_laid = laid;
     *na = *nr = 0;
     for (int64_t p = 0; p < m->entry->param_count; p++) {
-        if (*na + shape_leaf_count(&m->entry->params[p]->shape) > cap) return false;
-        shape_leaves(&m->entry->params[p]->shape, as, na);
+        const cxla_shape *ps = laid ? &m->entry_param_shapes[p] : &m->entry->params[p]->shape;
+        if (*na + shape_leaf_count(ps) > cap) return false;
+        shape_leaves(ps, as, na);
     }
-    /* The results in the entry's layout, as the generated code gives them. */
-    const cxla_shape *res = m->has_entry_layout ? &m->entry_result_shape : &m->entry->root->shape;
-    if (shape_leaf_count(res) > cap) return false;
-    shape_leaves(res, rs, nr);
+    const cxla_shape *ys = laid ? &m->entry_result_shape : &m->entry->root->shape;
+    if (shape_leaf_count(ys) > cap) return false;
+    shape_leaves(ys, rs, nr);
     for (int64_t i = 0; i < *na; i++) dyn = dyn || shape_is_dynamic(as[i]);
     for (int64_t i = 0; i < *nr; i++) dyn = dyn || shape_is_dynamic(rs[i]);
     return dyn;
@@ -274,6 +278,8 @@ static bool same_dynamic(const cxla_literal *w, const unsigned char *got, size_t
 /* Adds module |m| run on |args| to |b|: the interpreter's result, the generated files,
  * the argument files and the driver's code. Modules without an ahead-of-time form, and
  * modules the interpreter refuses (test_hlo_cases reports those), are skipped. */
+static bool aot_no_passes; /* batch_add compiles without the pass pipeline */
+
 static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const *args,
                              int64_t nargs, const char *where) {
     one_case c;
@@ -300,7 +306,7 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
     cxla_strbuf_init(&h);
     cxla_strbuf_init(&src);
     cxla_strbuf_init(&dat);
-    cpu_aot_options o = {.data_threshold = data_threshold};
+    cpu_aot_options o = {.data_threshold = data_threshold, .no_passes = aot_no_passes};
     s = cpu_aot_generate(m, &o, c.name, &h, &src, &dat);
     bool skip = false;
     if (s && cxla_status_code_of(s) == CXLA_STATUS_UNIMPLEMENTED) {
@@ -329,7 +335,8 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
      * and zeros in the padding. */
     const cxla_shape *das[64], *drs[64];
     int64_t dna = 0, dnr = 0;
-    bool dynamic = !skip && !s && entry_dynamic(m, das, &dna, drs, &dnr, 64);
+    bool laid = false; /* the leaves in their layouts (else row-major) */
+    bool dynamic = !skip && !s && entry_dynamic(m, das, &dna, drs, &dnr, 64, &laid);
     /* A result declared static over a dynamic value (the root a tuple or get-tuple-element
      * of it): the interpreter returns the value in its dynamic form, and the generated code
      * marks that leaf dynamic in NAME_result_dynamic, so it takes the value's marks. */
@@ -365,7 +372,7 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
     cxla_strbuf_init(&zdecl);
     for (int64_t i = 0; dynamic && !s && i < dna; i++) {
         if (!shape_is_dynamic(das[i])) continue;
-        if (!cxla_layout_is_default(das[i])) s = to_row_major(&c.args.items[i]);
+        if (laid && !cxla_layout_is_default(das[i])) s = to_row_major(&c.args.items[i]);
         if (!s) s = to_bounds(das[i], &c.args.items[i]);
         cxla_literal *x = c.args.items[i];
         cxla_strbuf_printf(&zdecl, "        static const int64_t za%" PRId64 "[] = {", i);
@@ -385,15 +392,15 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
             for (int64_t d = das[i]->rank - 1; d >= 0 && ++idx[d] == das[i]->dims[d]; d--)
                 idx[d] = 0;
         }
-        if (!s) s = bounds_to_layout(das[i], x);
+        if (!s && laid) s = bounds_to_layout(das[i], x);
     }
     if (dynamic) c.want_dynamic = calloc((size_t)(dnr + 1), sizeof(bool));
     for (int64_t k = 0; dynamic && !s && k < dnr; k++) {
         c.want_dynamic[k] = shape_is_dynamic(drs[k]);
-        if (c.want_dynamic[k] && !cxla_layout_is_default(drs[k]))
+        if (c.want_dynamic[k] && laid && !cxla_layout_is_default(drs[k]))
             s = to_row_major(&c.want.items[k]);
         if (!s && c.want_dynamic[k]) s = to_bounds(drs[k], &c.want.items[k]);
-        if (!s && c.want_dynamic[k]) s = bounds_to_layout(drs[k], c.want.items[k]);
+        if (!s && c.want_dynamic[k] && laid) s = bounds_to_layout(drs[k], c.want.items[k]);
     }
     char file[512];
     if (!skip && !s) {
@@ -733,6 +740,33 @@ static void test_aot_models(void) {
 /* ---- the tests/hlo cases ----------------------------------------------------------------------
  */
 
+/* Whether |s| has a leaf of a packed sub-byte layout (E(n)) or one not row-major; sets
+ * *packed and *other. */
+static void layout_kinds(const cxla_shape *s, bool *packed, bool *other) {
+    if (s->type == CXLA_TUPLE) {
+        for (int64_t e = 0; e < s->tuple_count; e++) layout_kinds(&s->elements[e], packed, other);
+        return;
+    }
+    if (!cxla_type_is_array(s->type)) return;
+    *packed = *packed || (s->layout && s->layout->element_size_bits > 0);
+    *other = *other || !cxla_layout_is_default(s);
+}
+
+/* Whether module |m| holds packed sub-byte layouts (E(n)) and is otherwise row-major: such
+ * a module compiles without the pass pipeline too (the layout pass would unpack them), so
+ * that the packed shapes reach the dynamic steps of aot_dyn.c and the kernels as written. */
+static bool packed_row_major(const cxla_module *m) {
+    bool packed = false, other = false;
+    for (int64_t c = 0; c < m->comp_count; c++)
+        for (int64_t i = 0; i < m->comps[c]->instr_count; i++)
+            layout_kinds(&m->comps[c]->instrs[i]->shape, &packed, &other);
+    for (int64_t p = 0; m->has_entry_layout && m->entry_param_shapes && p < m->entry_param_count;
+         p++)
+        layout_kinds(&m->entry_param_shapes[p], &packed, &other);
+    if (m->has_entry_layout) layout_kinds(&m->entry_result_shape, &packed, &other);
+    return packed && !other;
+}
+
 static char *directive(const char *text, const char *key, int64_t nth) {
     size_t klen = strlen(key);
     int64_t seen = 0;
@@ -812,6 +846,12 @@ static void run_file(const char *path, int file_index, const char *const *compil
                 char where[600];
                 snprintf(where, sizeof where, "%s:%" PRId64, path, start_line);
                 s = batch_add(&b, m, args, nargs, where);
+                if (!s && packed_row_major(m)) {
+                    snprintf(where, sizeof where, "%s:%" PRId64 " (no passes)", path, start_line);
+                    aot_no_passes = true;
+                    s = batch_add(&b, m, args, nargs, where);
+                    aot_no_passes = false;
+                }
                 if (s) {
                     test_fail(__FILE__, __LINE__, "%s: %s", where, cxla_status_message(s));
                     cxla_status_free(s);

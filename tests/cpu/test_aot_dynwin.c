@@ -10,7 +10,10 @@
  * code, the result's sizes and bytes at its bounds (zeros in the padding), or
  * NAME_ERROR_DYNAMIC_MISMATCH with the interpreter's message word for word (sources that do
  * not match the windows, inputs whose sizes disagree, update windows larger than the
- * operand, a static result the sizes do not fill). */
+ * operand, a static result the sizes do not fill). Then sub-byte integers and pred
+ * (h-dynwin2): integer reduces over dynamic dimensions whose init values are not their
+ * reducers' identities (the padding filled with the identity), and dots of u4, s4 and pred
+ * of several result types (the exact loops over zeroed padding). */
 #define AOT_RANDOM /* test_aot.c's machinery only (its feature macros come first) */
 #include "cpu/test_aot.c"
 #include "exec/dynamic.h"
@@ -90,6 +93,29 @@ static const char *const win_modules[] = {
     "  ROOT sc = (s32[<=3,2], f32[<=3,2]) scatter(x, y, idx, u, v), update_window_dims={1,2}, "
     "inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, "
     "to_apply=f\n}\n",
+    /* integer reduces of sub-byte types from init values that are not the identities: the
+     * and of u4 from 14, the sum of s4 from 1 (wrapping), the maximum of s2 from -1 */
+    "HloModule w8\nand4 {\n  a = u4[] parameter(0)\n  b = u4[] parameter(1)\n"
+    "  ROOT r = u4[] and(a, b)\n}\nadd4 {\n  a = s4[] parameter(0)\n  b = s4[] parameter(1)\n"
+    "  ROOT r = s4[] add(a, b)\n}\nmax2 {\n  a = s2[] parameter(0)\n  b = s2[] parameter(1)\n"
+    "  ROOT r = s2[] maximum(a, b)\n}\nENTRY e {\n  x = u4[<=4,3]{1,0:E(4)} parameter(0)\n"
+    "  y = s4[2,<=5] parameter(1)\n  w = s2[<=3] parameter(2)\n  i = u4[] constant(14)\n"
+    "  j = s4[] constant(1)\n  k = s2[] constant(-1)\n"
+    "  r0 = u4[3] reduce(x, i), dimensions={0}, to_apply=and4\n"
+    "  r1 = s4[2] reduce(y, j), dimensions={1}, to_apply=add4\n"
+    "  r2 = s2[] reduce(w, k), dimensions={0}, to_apply=max2\n"
+    "  ROOT t = (u4[3], s4[2], s2[]) tuple(r0, r1, r2)\n}\n",
+    /* dots over a dynamic contracting dimension of u4 (to u4, wrapping, and to s32), of s4
+     * to f16 and of pred to pred (an or of ands); contracting sizes that differ are the
+     * interpreter's error */
+    "HloModule w9\nENTRY e {\n  a = u4[2,<=4]{1,0:E(4)} parameter(0)\n"
+    "  b = u4[<=4,2]{1,0:E(4)} parameter(1)\n  c = s4[2,<=4] convert(a)\n"
+    "  e = s4[<=4,2] convert(b)\n  p = pred[2,<=4] convert(a)\n  q = pred[<=4,2] convert(b)\n"
+    "  d0 = u4[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d1 = s32[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d2 = f16[2,2] dot(c, e), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d3 = pred[2,2] dot(p, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  ROOT t = (u4[2,2], s32[2,2], f16[2,2], pred[2,2]) tuple(d0, d1, d2, d3)\n}\n",
 };
 
 static cxla_module *parse_win(const char *text) {
@@ -103,27 +129,27 @@ static cxla_module *parse_win(const char *text) {
 
 /* Element |k| of parameter |p|: floats with ties, -0, a large value (and a NaN in the first
  * parameter, which the windows only compare); integers from -1 to 7 (indices in and out of
- * range, odd and even values). */
+ * range, odd and even values; wrapped to a sub-byte type's width, 0 and 1 for pred). */
 static double value_of(int64_t p, int64_t k, cxla_type t) {
     static const double f[] = {3.5, -0.0, 7.25, -2.0, 0.0, -3.0, 3.5, 2.0};
-    if (t == CXLA_S32) return (double)((k * 5 + p * 3) % 9 - 1);
+    if (t != CXLA_F32) return (double)((k * 5 + p * 3) % 9 - 1);
     if (p == 0 && k == 5) return (double)NAN;
     if (p == 0 && k == 6) return 1e30;
     return f[(k + 3 * p) % 8];
 }
 
 static void put_value(cxla_type t, double v, void *at) {
-    if (t == CXLA_S32) {
-        int32_t x = (int32_t)v;
-        memcpy(at, &x, 4);
-    } else {
+    if (t == CXLA_F32) {
         float x = (float)v;
         memcpy(at, &x, 4);
+    } else {
+        cxla_store_s64(t, at, (int64_t)v); /* wrapped to the width; pred: != 0 */
     }
 }
 
-/* The argument of parameter |p| (shape |s|, f32 or s32) at sizes |z|, and its bytes at the
- * bounds (row-major) with garbage in the padding, as C initializer text into |b|. */
+/* The argument of parameter |p| (shape |s|: f32, or integers or pred of any width) at sizes
+ * |z|, and its bytes at the bounds (row-major) with garbage in the padding, as C
+ * initializer text into |b|. */
 static cxla_literal *make_arg(int64_t p, const cxla_shape *s, const int64_t *z, cxla_strbuf *b) {
     cxla_shape at = {.type = s->type, .rank = s->rank, .dims = (int64_t *)z};
     cxla_literal *l = NULL;
@@ -135,8 +161,9 @@ static cxla_literal *make_arg(int64_t p, const cxla_shape *s, const int64_t *z, 
         n *= z[d];
         bound *= s->dims[d];
     }
+    size_t es = cxla_type_storage(s->type);
     for (int64_t k = 0; k < n; k++)
-        put_value(s->type, value_of(p, k, s->type), (unsigned char *)l->data + 4 * k);
+        put_value(s->type, value_of(p, k, s->type), (unsigned char *)l->data + es * (size_t)k);
     for (int64_t k = 0; k < bound; k++) {
         bool pad = false;
         int64_t flat = 0;
@@ -144,14 +171,14 @@ static cxla_literal *make_arg(int64_t p, const cxla_shape *s, const int64_t *z, 
             pad = pad || idx[d] >= z[d];
             flat = flat * z[d] + idx[d];
         }
-        unsigned char e[4];
+        unsigned char e[8];
         /* Garbage that a kernel reading the padding would show: a big float, an index in
-         * range. */
+         * range (an integer that is no reducer's identity). */
         if (pad)
-            put_value(s->type, s->type == CXLA_S32 ? 1.0 : 1e9, e);
+            put_value(s->type, s->type == CXLA_F32 ? 1e9 : 1.0, e);
         else
-            memcpy(e, (const unsigned char *)l->data + 4 * flat, 4);
-        for (int i = 0; i < 4; i++) cxla_strbuf_printf(b, "%u,", e[i]);
+            memcpy(e, (const unsigned char *)l->data + es * (size_t)flat, es);
+        for (size_t i = 0; i < es; i++) cxla_strbuf_printf(b, "%u,", e[i]);
         for (int64_t d = s->rank - 1; d >= 0 && ++idx[d] == s->dims[d]; d--) idx[d] = 0;
     }
     if (bound == 0) cxla_strbuf_puts(b, "0");

@@ -374,5 +374,207 @@ static void test_sized_reduce(void) {
     cxla_module_destroy(m);
 }
 
+/* Dots no kernel at the bounds runs, of sub-byte integers, mixed types and pred (the
+ * emitter writes no kernel for them; their step's loop in 64-bit two's complement, the
+ * operands converted as the interpreter converts them) and floats of mixed types (f32
+ * sums of bf16 and s8 operands, an f64 sum of f32 ones), over a dynamic contracting
+ * dimension whose padding holds garbage, in both math modes. */
+static const char *MIXED =
+    "HloModule mixed\n"
+    "ENTRY main {\n"
+    "  a = s4[3,<=9] parameter(0)\n"
+    "  b = s4[<=9,<=4] parameter(1)\n"
+    "  c = u4[3,<=9] parameter(2)\n"
+    "  d = u4[<=9,<=4] parameter(3)\n"
+    "  p = pred[3,<=9] parameter(4)\n"
+    "  q = pred[<=9,<=4] parameter(5)\n"
+    "  e = s8[3,<=9] parameter(6)\n"
+    "  f = bf16[3,<=9] parameter(7)\n"
+    "  g = bf16[<=9,<=4] parameter(8)\n"
+    "  h = f32[3,<=9] parameter(9)\n"
+    "  k = f32[<=9,<=4] parameter(10)\n"
+    "  m = s8[<=9,<=4] parameter(11)\n"
+    "  d0 = s32[3,<=4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d1 = s8[3,<=4] dot(c, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d2 = u4[3,<=4] dot(c, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d3 = pred[3,<=4] dot(p, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d4 = f32[3,<=4] dot(e, m), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d5 = f32[3,<=4] dot(f, g), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d6 = f64[3,<=4] dot(h, k), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d7 = s32[3,<=4] dot(h, k), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  d8 = f16[3,<=4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  ROOT r = (s32[3,<=4], s8[3,<=4], u4[3,<=4], pred[3,<=4], f32[3,<=4], f32[3,<=4], "
+    "f64[3,<=4], s32[3,<=4], f16[3,<=4]) tuple(d0, d1, d2, d3, d4, d5, d6, d7, d8)\n"
+    "}\n";
+
+static void test_mixed_dots(void) {
+    static const char *const names[] = {"d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8"};
+    cxla_module *m = parse(MIXED);
+    for (int exact = 0; m && exact < 2; exact++) {
+        char *saved = exact_math(exact ? "1" : NULL);
+        void *compiled = compile(m);
+        if (compiled) {
+            for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++)
+                check_what(compiled, names[n], "dynamic step");
+            no_handlers(compiled);
+            /* {k of the left sides, k of the right sides, n} */
+            static const int64_t sz[][3] = {{9, 9, 4}, {0, 0, 0}, {5, 5, 3},
+                                            {1, 1, 4}, {9, 9, 0}, {4, 5, 2}};
+            for (size_t k = 0; k < sizeof(sz) / sizeof(sz[0]); k++) {
+                const int64_t *z = sz[k];
+                int64_t zl[2] = {3, z[0]}, zr[2] = {z[1], z[2]};
+                cxla_literal *args[12];
+                bool all = true;
+                for (int a = 0; a < 12; a++) {
+                    const cxla_shape *ps = &m->entry->params[a]->shape;
+                    bool left = ps->dims[0] == 3;
+                    /* Integer steps over the sub-byte ranges (stores wrap or saturate the
+                     * same on both backends); floats that round; garbage past the sizes. */
+                    double first = cxla_type_is_float(ps->type) ? -1.37 : -7;
+                    double step = cxla_type_is_float(ps->type) ? 0.1173 : 3;
+                    if (ps->type == CXLA_PRED) first = 0, step = 0.5;
+                    args[a] = arg(ps, left ? zl : zr, first, step, ps->type == CXLA_PRED ? 1 : 5);
+                    all = all && args[a];
+                }
+                char what[96];
+                snprintf(what, sizeof(what),
+                         "mixed dots over k %" PRId64 " and %" PRId64 ", n %" PRId64, z[0], z[1],
+                         z[2]);
+                bool ok = all && same(m, compiled, args, 12, what);
+                CHECK_MSG(ok == (z[0] == z[1]), "%s: %s", what, ok ? "ran" : "failed");
+                for (int a = 0; a < 12; a++) cxla_literal_free(args[a]);
+            }
+            cpu_backend.destroy(compiled);
+        }
+        char *ignored = exact_math(saved);
+        free(ignored);
+        free(saved);
+    }
+    cxla_module_destroy(m);
+}
+
+/* ---- issue 13: any rank ------------------------------------------------------------------ */
+
+/* The steps above at rank 17 (their sizes, strides and window tables lived in arrays of 8,
+ * and ranks over 8 took the interpreter's handler): the windows of WINDOWS over
+ * [<=6, 1 x 15, <=5] and an f32 dot of rank 17 in exact math, 15 batch dimensions of 1. The
+ * text is WIDE with "@" standing for the 15 middle dimensions ("1,...,1"), "#" for their
+ * window fields ("1x...x1") and "%" for their paddings ("0_0x...x0_0"). */
+static const char *WIDE =
+    "HloModule wide\n"
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+    "  ROOT s = f32[] add(a, b)\n}\n"
+    "max {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
+    "  ROOT m = s32[] maximum(a, b)\n}\n"
+    "ge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+    "  ROOT c = pred[] compare(a, b), direction=GE\n}\n"
+    "ENTRY main {\n"
+    "  x = f32[<=6,@,<=5] parameter(0)\n"
+    "  i = s32[<=6,@,<=5] parameter(1)\n"
+    "  src = f32[<=3,@,<=2] parameter(2)\n"
+    "  a = f32[@,<=3,<=20] parameter(3)\n"
+    "  b = f32[@,<=20,<=4] parameter(4)\n"
+    "  z = f32[] constant(0.5)\n"
+    "  lo = s32[] constant(-100)\n"
+    "  w = f32[<=5,@,<=3] reduce-window(x, z), window={size=2x#x2 stride=1x#x2 "
+    "pad=0_0x%x0_1}, to_apply=add\n"
+    "  mx = s32[<=6,@,<=5] reduce-window(i, lo), window={size=3x#x2 stride=2x#x1 "
+    "pad=1_1x%x0_1 lhs_dilate=2x#x1}, to_apply=max\n"
+    "  sas = f32[<=6,@,<=5] select-and-scatter(x, src, z), window={size=2x#x2 stride=2x#x2 "
+    "pad=0_1x%x0_0}, select=ge, scatter=add\n"
+    "  d = f32[@,<=3,<=4] dot(a, b), lhs_batch_dims={0,1,2,3,4,5,6,7,8,9,10,11,12,13,14}, "
+    "rhs_batch_dims={0,1,2,3,4,5,6,7,8,9,10,11,12,13,14}, lhs_contracting_dims={16}, "
+    "rhs_contracting_dims={15}\n"
+    "  ROOT r = (f32[<=5,@,<=3], s32[<=6,@,<=5], f32[<=6,@,<=5], f32[@,<=3,<=4]) "
+    "tuple(w, mx, sas, d)\n"
+    "}\n";
+
+/* WIDE with its placeholders written out (malloc'd). */
+static char *wide_text(void) {
+    size_t len = strlen(WIDE), n = 0;
+    char *t = malloc(len * 24 + 1);
+    if (!t) return NULL;
+    for (const char *p = WIDE; *p; p++) {
+        const char *unit = *p == '@' ? "1," : *p == '#' ? "1x" : *p == '%' ? "0_0x" : NULL;
+        if (!unit) {
+            t[n++] = *p;
+            continue;
+        }
+        for (int k = 0; k < 15; k++) {
+            memcpy(t + n, unit, strlen(unit));
+            n += strlen(unit);
+        }
+        n--; /* no separator after the last */
+    }
+    t[n] = 0;
+    return t;
+}
+
+/* Sizes of rank 17: |first| and |last| around 15 ones (|outer| 15 ones then two). */
+static void sizes17(int64_t first, int64_t last, bool outer, int64_t *z) {
+    for (int d = 0; d < 17; d++) z[d] = 1;
+    if (outer) {
+        z[15] = first;
+        z[16] = last;
+    } else {
+        z[0] = first;
+        z[16] = last;
+    }
+}
+
+static void test_wide_steps(void) {
+    char *text = wide_text();
+    cxla_module *m = text ? parse(text) : NULL;
+    free(text);
+    for (int exact = 0; m && exact < 2; exact++) {
+        char *saved = exact_math(exact ? "1" : NULL);
+        void *compiled = compile(m);
+        if (compiled) {
+            check_what(compiled, "w", "dynamic step");
+            check_what(compiled, "mx", "dynamic step");
+            check_what(compiled, "sas", "dynamic step");
+            if (exact) check_what(compiled, "d", "dynamic step");
+            no_handlers(compiled);
+            /* {x's first and last size, the dot's m, k, k of b, n} */
+            static const int64_t sz[][6] = {{6, 5, 3, 20, 20, 4}, {0, 0, 0, 0, 0, 0},
+                                            {3, 4, 2, 17, 17, 3}, {0, 5, 1, 0, 0, 2},
+                                            {6, 0, 3, 19, 19, 1}, {5, 3, 1, 9, 10, 4}};
+            for (size_t k = 0; k < sizeof(sz) / sizeof(sz[0]); k++) {
+                const int64_t *v = sz[k];
+                for (int wrong = 0; wrong < 2; wrong++) {
+                    int64_t zx[17], zs[17], za[17], zb[17];
+                    sizes17(v[0], v[1], false, zx);
+                    sizes17(wout(v[0], 2, 2, 0, 1), wout(v[1], 2, 2, 0, 0) + wrong, false, zs);
+                    sizes17(v[2], v[3], true, za);
+                    sizes17(v[4], v[5], true, zb);
+                    if (wrong && zs[16] > 2) continue;
+                    const cxla_shape *ps[5];
+                    for (int p = 0; p < 5; p++) ps[p] = &m->entry->params[p]->shape;
+                    cxla_literal *args[5] = {
+                        arg(ps[0], zx, -3.37, 0.731, 1e30), arg(ps[1], zx, -7, 3, 1000000),
+                        arg(ps[2], zs, 0.1, 0.3, -2e30), arg(ps[3], za, -1.37, 0.1173, 1e30),
+                        arg(ps[4], zb, 0.9, -0.0311, NAN)};
+                    char what[128];
+                    snprintf(what, sizeof(what),
+                             "rank 17 over (%" PRId64 ",%" PRId64 "), dot k %" PRId64
+                             " and %" PRId64 ", source %s",
+                             v[0], v[1], v[3], v[4], wrong ? "too large" : "fitting");
+                    bool all = true;
+                    for (int a = 0; a < 5; a++) all = all && args[a];
+                    bool ok = all && same(m, compiled, args, 5, what);
+                    CHECK_MSG(ok == (!wrong && v[3] == v[4]), "%s: %s", what,
+                              ok ? "ran" : "failed");
+                    for (int a = 0; a < 5; a++) cxla_literal_free(args[a]);
+                }
+            }
+            cpu_backend.destroy(compiled);
+        }
+        char *ignored = exact_math(saved);
+        free(ignored);
+        free(saved);
+    }
+    cxla_module_destroy(m);
+}
+
 TEST_MAIN(TEST(test_windows), TEST(test_exact_dots), TEST(test_static_cut_dot),
-          TEST(test_sized_reduce))
+          TEST(test_sized_reduce), TEST(test_wide_steps), TEST(test_mixed_dots))

@@ -269,4 +269,65 @@ static void test_wide_steps(void) {
     cxla_module_destroy(m);
 }
 
-TEST_MAIN(TEST(test_no_handler_steps), TEST(test_wide_steps))
+/* ---- packed sub-byte layouts: no obstacle to the steps -------------------------------------
+ *
+ * The layout pass drops E(n) from the shapes inside a module, but the rules that choose a
+ * step read the shapes they are given: a module compiled without the passes (ahead of time
+ * with no_passes; test_aot runs tests/hlo/cases/dynamic_subbyte.hlo so) keeps its packed
+ * layouts, and cxla stores sub-byte elements one per byte in every buffer whatever E(n)
+ * says, so each rule must take them as it takes the unpacked shapes. */
+static void test_packed_steps(void) {
+    static const char *const text =
+        "HloModule p\n"
+        "add {\n  a = s4[] parameter(0)\n  b = s4[] parameter(1)\n"
+        "  ROOT s = s4[] add(a, b)\n}\n"
+        "ENTRY e {\n"
+        "  a = s4[<=6]{0:E(4)} parameter(0)\n"
+        "  b = s4[<=6]{0:E(4)} parameter(1)\n"
+        "  u = u4[2,<=5]{1,0:E(4)} parameter(2)\n"
+        "  v = u4[<=5,2]{1,0:E(4)} parameter(3)\n"
+        "  s = s4[<=6]{0:E(4)} add(a, b)\n"
+        "  c = s4[<=12]{0:E(4)} concatenate(a, b), dimensions={0}\n"
+        "  one = s4[] constant(1)\n"
+        "  r = s4[] reduce(a, one), dimensions={0}, to_apply=add\n"
+        "  d = u4[2,2]{1,0:E(4)} dot(u, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+        "  ROOT t = (s4[<=6]{0:E(4)}, s4[<=12]{0:E(4)}, s4[], u4[2,2]{1,0:E(4)}) "
+        "tuple(s, c, r, d)\n"
+        "}\n";
+    cxla_module *m = parse_text(text);
+    if (!m) return;
+    cxla_instr *const *ops = m->entry->root->operands;
+    size_t elem = 0;
+    CHECK(cpu_whole_elements(&ops[1]->shape, &elem) && elem == 1); /* one per byte */
+    CHECK(cpu_bounds_kind(ops[0], false) == B_POSITIONWISE);       /* the add at the bounds */
+    CHECK(cpu_dyn_move_ok(ops[1]));                                /* the concatenate */
+    CHECK(cpu_dyn_reduce_ok(ops[2]));                              /* the sum from 1 */
+    CHECK(cpu_dynwin_ok(ops[3]));                                  /* the u4 dot */
+    /* The dot's step over the sizes: u (2 x 3 of 5) and v (3 of 5 x 2), garbage (15) past
+     * the sizes; u4 products summed and wrapped to 4 bits as the interpreter does. */
+    uint8_t u[10], v[10], y[4] = {9, 9, 9, 9};
+    for (int i = 0; i < 10; i++) u[i] = v[i] = 15;
+    static const uint8_t uu[2][3] = {{15, 3, 7}, {2, 9, 14}}, vv[3][2] = {{15, 1}, {4, 12}, {8, 3}};
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 3; k++) u[i * 5 + k] = uu[i][k];
+    for (int k = 0; k < 3; k++)
+        for (int j = 0; j < 2; j++) v[k * 2 + j] = vv[k][j];
+    int64_t zu[2] = {2, 3}, zv[2] = {3, 2}, zy[2] = {0, 0};
+    const void *ins[2] = {u, v};
+    const int64_t *opz[2] = {zu, zv};
+    bool handler = true;
+    cxla_status s = cpu_dynwin_run(ops[3], y, ins, opz, zy, &handler);
+    CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+    cxla_status_free(s);
+    CHECK(!handler && zy[0] == 2 && zy[1] == 2);
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            unsigned sum = 0;
+            for (int k = 0; k < 3; k++) sum += uu[i][k] * vv[k][j];
+            CHECK_MSG(y[i * 2 + j] == (sum & 15u), "y[%d][%d] = %u, not %u", i, j, y[i * 2 + j],
+                      sum & 15u);
+        }
+    cxla_module_destroy(m);
+}
+
+TEST_MAIN(TEST(test_no_handler_steps), TEST(test_wide_steps), TEST(test_packed_steps))
