@@ -222,22 +222,66 @@ static bool int_fill(const cxla_instr *in, char *buf, size_t n) {
     return true;
 }
 
+/* Whether reduce |in| (one input; its reducer one maximum or minimum of its parameters over
+ * floats, or one add, multiply, and, or, maximum or minimum over pred: the interpreter's
+ * pred add is or, multiply is and) is idempotent, so that its init value, whatever it is
+ * (computed, NaN, -0), fills its input's padding and changes nothing: each result is
+ * init op x0 op x1 ..., and (init op S) op init is init op S for these reducers. For
+ * float maximum: a NaN init is the result whatever follows (the first NaN wins); else the
+ * padding holds no NaN and init op S is no less than init in the order with -0 < +0, which
+ * op init leaves alone, bit for bit (equal values of one sign are one value). Only which
+ * NaN wins among several valid elements depends on the order, which is the kernel's at
+ * the bounds as for a static reduce (docs/semantics.md, "The fast reduction order"). */
+static bool idempotent_reduce(const cxla_instr *in) {
+    if (in->opcode != CXLA_OP_REDUCE || in->operand_count != 2 ||
+        !cxla_type_is_array(in->shape.type) || in->operands[1]->shape.rank != 0)
+        return false;
+    cxla_type t = in->shape.type;
+    bool flt = t == CXLA_F16 || t == CXLA_BF16 || t == CXLA_F32 || t == CXLA_F64;
+    if ((!flt && t != CXLA_PRED) || in->operands[0]->shape.type != t ||
+        in->operands[1]->shape.type != t)
+        return false;
+    const cxla_computation *c = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
+    if (!c || !c->root || c->param_count != 2 || c->root->operand_count != 2) return false;
+    const cxla_instr *r = c->root, *x = r->operands[0], *y = r->operands[1];
+    if (x->opcode != CXLA_OP_PARAMETER || y->opcode != CXLA_OP_PARAMETER ||
+        x->parameter_number == y->parameter_number || r->shape.type != t)
+        return false;
+    switch (r->opcode) {
+    case CXLA_OP_MAXIMUM:
+    case CXLA_OP_MINIMUM: return true;
+    case CXLA_OP_ADD:
+    case CXLA_OP_MULTIPLY:
+    case CXLA_OP_AND:
+    case CXLA_OP_OR: return t == CXLA_PRED;
+    default: return false;
+    }
+}
+
 /* Whether dot |in| sums like the exact kernels over zeros in its operands' padding: of a
  * float result, the interpreter sums the products in order from +0, a sum that is never
  * -0, so the products of padding (+0) add nothing wherever they fall (integer and pred
  * operands are converted to the result type first, which keeps their zeros +0); of an
  * integer or pred result (sub-byte integers and mixed types too, which the JIT's kernels
- * at the bounds leave), wrapping sums and ORs to which zero products add nothing.
- * Complex dots are left out. */
+ * at the bounds leave), wrapping sums and ORs to which zero products add nothing. Of a
+ * complex result (c64, c128; real, integer or pred operands too) the same part by part:
+ * the interpreter forms each product from four rounded real products, then adds its parts
+ * in order from (+0, +0); a product of padding is (0 * 0 - 0 * 0, 0 * 0 + 0 * 0) = (+0, +0)
+ * (the contracting elements beyond the size are zero in both operands: a static dimension
+ * lined up with a dynamic one is cut too), and +0 added to a part that is never -0 changes
+ * no bit, NaN and infinities included. */
 static bool exact_dot(const cxla_instr *in) {
     if (in->opcode != CXLA_OP_DOT || in->operand_count != 2 ||
         cxla_instr_attr(in, CXLA_ATTR_SPARSITY))
         return false;
     cxla_type t = in->shape.type;
-    if (!cxla_type_is_float(t) && !cxla_type_is_integer(t) && t != CXLA_PRED) return false;
+    if (!cxla_type_is_float(t) && !cxla_type_is_integer(t) && t != CXLA_PRED &&
+        !cxla_type_is_complex(t))
+        return false;
     for (int k = 0; k < 2; k++) {
         const cxla_shape *x = &in->operands[k]->shape;
-        if (!cxla_type_is_float(x->type) && !cxla_type_is_integer(x->type) && x->type != CXLA_PRED)
+        if (!cxla_type_is_float(x->type) && !cxla_type_is_integer(x->type) &&
+            x->type != CXLA_PRED && !cxla_type_is_complex(x->type))
             return false;
         for (int64_t d = 0; d < x->rank; d++)
             if (x->dims[d] < 0) return false;
@@ -335,6 +379,10 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
     if (kind == AOT_JIT_REDUCE) {
         const cxla_instr *init = in->operands[1];
         const cxla_literal *lit = init->literal;
+        if (idempotent_reduce(in)) { /* its padding filled with its init value, any init */
+            *out_bounds = AB_REDUCE;
+            return NULL;
+        }
         if (init->opcode != CXLA_OP_CONSTANT || !lit || init->literal_elided ||
             !cpu_bounds_identity(in, lit->data))
             return aot_no(in, "a reduce over a dynamic dimension needs a constant init value "

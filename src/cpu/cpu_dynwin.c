@@ -23,7 +23,11 @@
  *   sums in another order); of integers and pred the emitter writes no kernel for
  *   (sub-byte operands, mixed types, a pred result), in 64-bit two's complement with the
  *   operands converted as the interpreter converts them, wrapped to the result's width
- *   (pred: != 0). Complex dots and PACKED_NIBBLE keep the handler.
+ *   (pred: != 0); of complex results (c64, c128; real, integer or pred operands too), in
+ *   c64 pairs (c128 where the result or an operand is c128 or f64), each product formed
+ *   from four rounded real products and its parts added in ascending contraction index
+ *   from (+0, +0), rounded once to the result type: the interpreter's gemm_c64 / gemm_c128
+ *   at the actual contracting size. PACKED_NIBBLE keeps the handler.
  *
  * Wherever the interpreter reports an error (sizes that disagree, a source that does not
  * fit the windows, a result the declared shape cannot hold), the step says so
@@ -58,9 +62,10 @@ static bool bounded(const cxla_shape *s) {
 }
 
 /* The element types of a dot this step takes: real floats (f8 included), integers of any
- * width (sub-byte ones one per byte) and pred; complex numbers take the handler. */
+ * width (sub-byte ones one per byte), pred and complex numbers. */
 static bool dot_type(cxla_type t) {
-    return cxla_type_is_float(t) || cxla_type_is_integer(t) || t == CXLA_PRED;
+    return cxla_type_is_float(t) || cxla_type_is_integer(t) || t == CXLA_PRED ||
+           cxla_type_is_complex(t);
 }
 
 /* Whether |in| asks for PACKED_NIBBLE products (the interpreter's two passes over the
@@ -132,6 +137,10 @@ bool cpu_dynwin_ok(const cxla_instr *in) {
         cxla_instr_ints(in, CXLA_ATTR_RHS_BATCH_DIMS, &nrb);
         cxla_instr_ints(in, CXLA_ATTR_LHS_CONTRACTING_DIMS, &nlc);
         cxla_instr_ints(in, CXLA_ATTR_RHS_CONTRACTING_DIMS, &nrc);
+        /* Complex operands need a complex result (the interpreter's error otherwise). */
+        bool cplx = cxla_type_is_complex(in->operands[0]->shape.type) ||
+                    cxla_type_is_complex(in->operands[1]->shape.type);
+        if (cplx && !cxla_type_is_complex(ys->type)) return false;
         return nlb == nrb && nlc == nrc &&
                ys->rank ==
                    in->operands[0]->shape.rank + in->operands[1]->shape.rank - nlb - 2 * nlc;
@@ -392,10 +401,16 @@ static void offsets(int64_t n, const int64_t *which, const int64_t *sizes, const
     }
 }
 
-/* The interpreter's compute type of a dot (src/interp/interp_linalg.c): f32 for a float
- * result (f64 where the result or an operand is f64), 64-bit two's complement (U64 here)
+/* The interpreter's compute type of a dot (src/interp/interp_linalg.c, pick_kind): f32 for a
+ * float result (f64 where the result or an operand is f64), c64 pairs for a complex result
+ * (c128 where the result or an operand is c128 or f64), 64-bit two's complement (U64 here)
  * for an integer or pred result. */
 static cxla_type compute_type(cxla_type result, cxla_type lhs, cxla_type rhs) {
+    if (cxla_type_is_complex(result))
+        return result == CXLA_C128 || lhs == CXLA_C128 || rhs == CXLA_C128 || lhs == CXLA_F64 ||
+                       rhs == CXLA_F64
+                   ? CXLA_C128
+                   : CXLA_C64;
     if (!cxla_type_is_float(result)) return CXLA_U64;
     return result == CXLA_F64 || lhs == CXLA_F64 || rhs == CXLA_F64 ? CXLA_F64 : CXLA_F32;
 }
@@ -408,6 +423,23 @@ static cxla_type compute_type(cxla_type result, cxla_type lhs, cxla_type rhs) {
 static inline void load_compute(cxla_type from, const void *src, cxla_type ct, cxla_type rt,
                                 void *dst) {
     unsigned char tmp[16];
+    if (ct == CXLA_C64 || ct == CXLA_C128) { /* floats and complex values widened exactly */
+        double re, im;
+        if (!cxla_type_is_float(from) && !cxla_type_is_complex(from)) {
+            cxla_convert_element(from, src, rt, tmp);
+            from = rt;
+            src = tmp;
+        }
+        cxla_load_c128(from, src, &re, &im);
+        if (ct == CXLA_C64) {
+            float v[2] = {(float)re, (float)im};
+            memcpy(dst, v, sizeof v);
+        } else {
+            double v[2] = {re, im};
+            memcpy(dst, v, sizeof v);
+        }
+        return;
+    }
     if (from == ct && ct != CXLA_U64) { /* f32 into f32, f64 into f64 */
         memcpy(dst, src, ct == CXLA_F32 ? 4 : 8);
         return;
@@ -441,7 +473,15 @@ static inline void load_compute(cxla_type from, const void *src, cxla_type ct, c
  * integers wrapped to their width, pred != 0 (the interpreter's narrow). */
 static inline void store_result(cxla_type ct, const void *src, cxla_type rt, void *dst) {
     if (ct == rt) {
-        memcpy(dst, src, ct == CXLA_F32 ? 4 : 8);
+        memcpy(dst, src, cxla_type_storage(ct));
+    } else if (ct == CXLA_C64) {
+        float v[2];
+        memcpy(v, src, sizeof v);
+        cxla_store_c128(rt, dst, v[0], v[1]);
+    } else if (ct == CXLA_C128) {
+        double v[2];
+        memcpy(v, src, sizeof v);
+        cxla_store_c128(rt, dst, v[0], v[1]);
     } else if (ct == CXLA_U64) {
         uint64_t v;
         memcpy(&v, src, 8);
@@ -501,6 +541,28 @@ DEFINE_GEMM(double, f64)
 DEFINE_GEMM(uint64_t, u64) /* integers: wrapping sums, the same in any order */
 #undef DEFINE_GEMM
 
+/* Complex, interleaved (re, im): each product formed from four rounded real products, then
+ * its parts added, in ascending k, as the interpreter's gemm_c64 / gemm_c128 do. */
+#define DEFINE_GEMM_COMPLEX(T, NAME)                                                               \
+    static void gemm_##NAME(int64_t M, int64_t N, int64_t K, const T *restrict a,                  \
+                            const T *restrict b, T *restrict c) {                                  \
+        for (int64_t i = 0; i < M; i++)                                                            \
+            for (int64_t k = 0; k < K; k++) {                                                      \
+                const T ar = a[2 * (i * K + k)], ai = a[2 * (i * K + k) + 1];                      \
+                const T *restrict bk = b + 2 * k * N;                                              \
+                T *restrict ci = c + 2 * i * N;                                                    \
+                for (int64_t j = 0; j < N; j++) {                                                  \
+                    const T br = bk[2 * j], bi = bk[2 * j + 1];                                    \
+                    const T pr = ar * br - ai * bi, pi = ar * bi + ai * br;                        \
+                    ci[2 * j] += pr;                                                               \
+                    ci[2 * j + 1] += pi;                                                           \
+                }                                                                                  \
+            }                                                                                      \
+    }
+DEFINE_GEMM_COMPLEX(float, c64)
+DEFINE_GEMM_COMPLEX(double, c128)
+#undef DEFINE_GEMM_COMPLEX
+
 static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
                        const int64_t *const *opz, int64_t *out_sizes, bool *out_handler) {
     const cxla_shape *ls = &in->operands[0]->shape, *rs = &in->operands[1]->shape, *ys = &in->shape;
@@ -552,7 +614,7 @@ static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
     if (B * M * N == 0) return NULL;
     cxla_type t = ys->type, lt = ls->type, rt = rs->type;
     cxla_type ct = compute_type(t, lt, rt);
-    size_t cs = ct == CXLA_F32 ? 4 : 8, elem = cxla_type_storage(t);
+    size_t cs = cxla_type_storage(ct), elem = cxla_type_storage(t);
     size_t lelem = cxla_type_storage(lt), relem = cxla_type_storage(rt);
     int64_t lstr[CXLA_MAX_RANK], rstr[CXLA_MAX_RANK], ystr[CXLA_MAX_RANK];
     strides_of(ls->rank, ls->dims, lstr);
@@ -596,7 +658,13 @@ static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
                 load_compute(rt, rx + (size_t)(rbo[bi] + rko[k] + no[j]) * relem, ct, t,
                              b + (size_t)(k * N + j) * cs);
         memset(c, 0, (size_t)(M * N) * cs);
-        if (ct == CXLA_F64)
+        if (ct == CXLA_C64)
+            gemm_c64(M, N, K, (const float *)(void *)a, (const float *)(void *)b,
+                     (float *)(void *)c);
+        else if (ct == CXLA_C128)
+            gemm_c128(M, N, K, (const double *)(void *)a, (const double *)(void *)b,
+                      (double *)(void *)c);
+        else if (ct == CXLA_F64)
             gemm_f64(M, N, K, (const double *)(void *)a, (const double *)(void *)b,
                      (double *)(void *)c);
         else if (ct == CXLA_U64)
