@@ -323,19 +323,31 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
                               "(get) or an integer scalar size (set)");
         return NULL;
     }
-    const cxla_shape *leaves[64];
+    if ((in->opcode == CXLA_OP_REDUCE || in->opcode == CXLA_OP_REDUCE_WINDOW) &&
+        in->operand_count / 2 > CPU_EMIT_MAX_REDUCER_RESULTS)
+        return aot_no(in, "a reduce or reduce-window of more than 64 inputs: its kernel's "
+                          "reducer gives one result per input, 64 at most "
+                          "(CPU_EMIT_MAX_REDUCER_RESULTS in src/cpu/emit_internal.h; the JIT "
+                          "runs it on the interpreter's handler)");
+    /* The result's leaves (any number of them), then every operand: whole elements. */
     int64_t nl = 0;
-    if (aot_leaf_count(&in->shape) > 64) return aot_no(in, "too many result leaves");
+    const cxla_shape **leaves = malloc((size_t)(aot_leaf_count(&in->shape) + 1) * sizeof(*leaves));
+    if (!leaves) return OOM();
     aot_leaf_shapes(&in->shape, leaves, &nl);
-    /* The result's leaves, then every operand (any number of them): whole elements. */
     for (int64_t k = 0; k < nl + in->operand_count; k++) {
         const cxla_shape *x = k < nl ? leaves[k] : &in->operands[k - nl]->shape;
-        if (k >= nl && x->type == CXLA_TUPLE)
-            return aot_no(in, "with dynamic shapes it has no kernel at the bounds (a tuple "
-                              "operand)");
-        if (!aot_jit_whole_elements(x))
-            return aot_no(in, "dynamic shapes of sub-byte elements have no kernel at the bounds");
+        const char *why = k >= nl && x->type == CXLA_TUPLE
+                              ? "with dynamic shapes it has no kernel at the bounds (a tuple "
+                                "operand)"
+                          : !aot_jit_whole_elements(x)
+                              ? "dynamic shapes of sub-byte elements have no kernel at the bounds"
+                              : NULL;
+        if (why) {
+            free(leaves);
+            return aot_no(in, why);
+        }
     }
+    free(leaves);
     if (exec_dynamic_positionwise(in)) {
         *out_bounds = AB_POSITIONWISE;
         return NULL;
@@ -861,19 +873,25 @@ static cxla_status put_kernel_sizes(aot *a, const acomp *c, const astep *st, cxl
                 cxla_strbuf_printf(
                     b, "            fz%" PRId64 "[%" PRId64 "] = oz[%" PRId64 "][%" PRId64 "];\n",
                     x->id, d, x->parameter_number, d);
-        } else if (x->opcode == CXLA_OP_CONSTANT || x->operand_count > 64) {
+        } else if (x->opcode == CXLA_OP_CONSTANT) {
             for (int64_t d = 0; d < x->shape.rank; d++)
                 cxla_strbuf_printf(b, "            fz%" PRId64 "[%" PRId64 "] = %" PRId64 ";\n",
                                    x->id, d, x->shape.dims[d]);
         } else {
-            const char *ops[64];
-            char opb[64][24];
-            for (int64_t k = 0; k < x->operand_count; k++) {
+            /* Its operands' sizes, one per operand (any number of them: a fused instruction
+             * may have more operands than the fusion has parameters). */
+            int64_t nx = x->operand_count;
+            const char **ops = malloc((size_t)(nx ? nx : 1) * sizeof(*ops));
+            char(*opb)[24] = malloc((size_t)(nx ? nx : 1) * sizeof(*opb));
+            s = ops && opb ? NULL : OOM();
+            for (int64_t k = 0; !s && k < nx; k++) {
                 snprintf(opb[k], sizeof opb[k], "fz%" PRId64, x->operands[k]->id);
                 ops[k] = opb[k];
             }
             snprintf(name, sizeof name, "fz%" PRId64, x->id);
-            s = aot_dyn_put_rule(a, b, "            ", x, ops, name);
+            if (!s) s = aot_dyn_put_rule(a, b, "            ", x, ops, name);
+            free(ops);
+            free(opb);
         }
     }
     const cxla_instr *root = f->root;

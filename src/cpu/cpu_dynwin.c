@@ -39,6 +39,7 @@
 #include "base/floats.h"
 #include "cpu/cpu_internal.h"
 #include "cpu/cpu_steps.h"
+#include "cpu/emit_internal.h"
 #include "exec/dynamic.h"
 #include "interp/interp_reduce.h"
 #include "literal/literal_internal.h"
@@ -338,7 +339,10 @@ static cxla_status select_and_scatter(const cxla_instr *in, char *y, const void 
 
 bool cpu_dynwin_fill_ok(const cxla_instr *in) {
     int64_t count = in->operand_count, n = count / 2;
-    if (in->opcode != CXLA_OP_REDUCE_WINDOW || count < 2 || count % 2 || n > 32) return false;
+    /* The kernel at the bounds is emit_window.c's, whose reducer gives one result per input. */
+    if (in->opcode != CXLA_OP_REDUCE_WINDOW || count < 2 || count % 2 ||
+        n > CPU_EMIT_MAX_REDUCER_RESULTS)
+        return false;
     if (cpu_dynwin_ok(in)) return false; /* a step of its own over the sizes */
     const cxla_shape *x0 = &in->operands[0]->shape;
     size_t elem = 0;
@@ -731,7 +735,7 @@ bool cpu_dyn_sized_ok(const cxla_instr *in) {
     if (in->opcode == CXLA_OP_SELECT_AND_SCATTER) return sized_select_and_scatter_ok(in);
     if (in->opcode == CXLA_OP_SCATTER) return cpu_dyn_lib_sized_ok(in);
     int64_t count = in->operand_count, n = count / 2;
-    if (in->opcode != CXLA_OP_REDUCE || count < 2 || count % 2 || n > 32) return false;
+    if (in->opcode != CXLA_OP_REDUCE || count < 2 || count % 2) return false;
     if (cpu_dyn_reduce_ok(in) || cpu_bounds_kind(in, true) != B_STATIC) return false;
     const cxla_shape *xs = &in->operands[0]->shape;
     bool dynamic = false;
