@@ -1407,9 +1407,12 @@ cxla_status cpu_emit_select_and_scatter(const cxla_instr *instr, const char *nam
 
 /* ---- select-and-scatter over run-time sizes ------------------------------------------ */
 
+/* Any rank: the sizes come as 2 x rank entries, which the JIT's and the ahead-of-time
+ * steps hold in arrays of 2 x CXLA_MAX_RANK or sized from the instruction (rank 32 was the
+ * limit when they were arrays of CXLA_MAX_RANK). */
 bool cpu_emit_sized_select_and_scatter_ok(const cxla_instr *instr) {
     ss_plan p;
-    return ss_plan_of(instr, &p) && instr->operands[0]->shape.rank <= CXLA_MAX_RANK / 2;
+    return ss_plan_of(instr, &p) && instr->operands[0]->shape.rank <= CXLA_MAX_RANK;
 }
 
 /* The generic kernel above with the operand's sizes (z[j]) and the source's (z[rank + j])
