@@ -323,10 +323,12 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
                               "(get) or an integer scalar size (set)");
         return NULL;
     }
-    if ((in->opcode == CXLA_OP_REDUCE || in->opcode == CXLA_OP_REDUCE_WINDOW) &&
+    if ((in->opcode == CXLA_OP_REDUCE || in->opcode == CXLA_OP_REDUCE_WINDOW ||
+         in->opcode == CXLA_OP_SCATTER) &&
         in->operand_count / 2 > CPU_EMIT_MAX_REDUCER_RESULTS)
-        return aot_no(in, "a reduce or reduce-window of more than 64 inputs: its kernel's "
-                          "reducer gives one result per input, 64 at most "
+        return aot_no(in, "a reduce, reduce-window or scatter of more than 64 inputs "
+                          "(operands): its kernel's reducer gives one result per input, 64 at "
+                          "most "
                           "(CPU_EMIT_MAX_REDUCER_RESULTS in src/cpu/emit_internal.h; the JIT "
                           "runs it on the interpreter's handler)");
     /* The result's leaves (any number of them), then every operand: whole elements. */
