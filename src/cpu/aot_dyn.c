@@ -442,10 +442,11 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
                           "padding is known to change nothing in its reducer, and no step "
                           "folds it at the sizes ahead of time yet");
     if (in->opcode == CXLA_OP_REDUCE)
-        return aot_no(in, "a reduce over a dynamic dimension whose reducer is not one add, "
-                          "multiply, maximum, minimum, and, or or xor of its parameters, or "
-                          "whose init value is not a constant identity of it (the padding "
-                          "is filled with that), or of an element type without such a fill");
+        return aot_no(in, "a reduce over a dynamic dimension whose reducer or element types "
+                          "no kernel writes (neither one add, multiply, maximum, minimum, and, "
+                          "or or xor of its parameters nor a computation of the scalar forms, "
+                          "docs/semantics.md \"Scalar computations in kernels\"; the JIT runs "
+                          "the interpreter's handler for it)");
     return aot_no(in, "with dynamic shapes it has no kernel at the bounds (the JIT runs the "
                       "interpreter's handler for it; docs/semantics.md, \"Bounded dynamic shapes "
                       "run as steps too\")");
