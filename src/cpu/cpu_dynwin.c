@@ -428,6 +428,10 @@ static inline void load_compute(cxla_type from, const void *src, cxla_type ct, c
                                 void *dst) {
     unsigned char tmp[16];
     if (ct == CXLA_C64 || ct == CXLA_C128) { /* floats and complex values widened exactly */
+        if (from == ct) {                    /* c64 into c64, c128 into c128 */
+            memcpy(dst, src, ct == CXLA_C64 ? 8 : 16);
+            return;
+        }
         double re, im;
         if (!cxla_type_is_float(from) && !cxla_type_is_complex(from)) {
             cxla_convert_element(from, src, rt, tmp);
