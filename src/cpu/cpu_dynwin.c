@@ -27,7 +27,9 @@
  *   c64 pairs (c128 where the result or an operand is c128 or f64), each product formed
  *   from four rounded real products and its parts added in ascending contraction index
  *   from (+0, +0), rounded once to the result type: the interpreter's gemm_c64 / gemm_c128
- *   at the actual contracting size. PACKED_NIBBLE keeps the handler.
+ *   at the actual contracting size; PACKED_NIBBLE on both operands of an integer result
+ *   as the interpreter's two passes (low nibbles, then high ones, into the same wrapping
+ *   sums).
  *
  * Wherever the interpreter reports an error (sizes that disagree, a source that does not
  * fit the windows, a result the declared shape cannot hold), the step says so
@@ -69,14 +71,19 @@ static bool dot_type(cxla_type t) {
            cxla_type_is_complex(t);
 }
 
-/* Whether |in| asks for PACKED_NIBBLE products (the interpreter's two passes over the
- * nibbles of each element): the handler's. */
-static bool packed_nibble(const cxla_instr *in) {
+/* How many operands of |in| ask for PACKED_NIBBLE products (the interpreter's two passes
+ * over the nibbles of each element: both operands, an integer result; one operand, or
+ * another result, is its error, which the handler reports); |out_count|: how many
+ * precisions it gives. */
+static int64_t packed_nibble(const cxla_instr *in, int64_t *out_count) {
     const cxla_attr *a = cxla_instr_attr(in, CXLA_ATTR_OPERAND_PRECISION);
-    if (!a || a->kind != CXLA_ATTR_KIND_PRECISIONS) return false;
+    int64_t packed = 0;
+    *out_count = 0;
+    if (!a || a->kind != CXLA_ATTR_KIND_PRECISIONS) return 0;
+    *out_count = a->v.precisions.count;
     for (int64_t i = 0; i < a->v.precisions.count; i++)
-        if (a->v.precisions.items[i] == CXLA_PRECISION_PACKED_NIBBLE) return true;
-    return false;
+        packed += a->v.precisions.items[i] == CXLA_PRECISION_PACKED_NIBBLE;
+    return packed;
 }
 
 /* The window attribute of |in| for an operand of |rank| (none at rank 0 is allowed). */
@@ -131,8 +138,11 @@ bool cpu_dynwin_ok(const cxla_instr *in) {
     case CXLA_OP_DOT: {
         if (in->operand_count != 2 || !dot_type(ys->type) ||
             !dot_type(in->operands[0]->shape.type) || !dot_type(in->operands[1]->shape.type) ||
-            cxla_instr_attr(in, CXLA_ATTR_SPARSITY) || packed_nibble(in))
+            cxla_instr_attr(in, CXLA_ATTR_SPARSITY))
             return false;
+        int64_t nprec = 0, packed = packed_nibble(in, &nprec);
+        if (packed && (packed != 2 || nprec != 2 || !cxla_type_is_integer(ys->type)))
+            return false; /* the interpreter's error */
         int64_t nlb = 0, nrb = 0, nlc = 0, nrc = 0;
         cxla_instr_ints(in, CXLA_ATTR_LHS_BATCH_DIMS, &nlb);
         cxla_instr_ints(in, CXLA_ATTR_RHS_BATCH_DIMS, &nrb);
@@ -423,9 +433,11 @@ static cxla_type compute_type(cxla_type result, cxla_type lhs, cxla_type rhs) {
  * |rt|, as the interpreter loads it: floats widened exactly; integers of a float result
  * rounded to the result type first; integers and pred of an integer result sign- or
  * zero-extended; anything else (a float of an integer result, anything of a pred result)
- * converted to the result type first. */
+ * converted to the result type first. |nibble| 1 or 2 (PACKED_NIBBLE, an integer result):
+ * the value converted to the result type, then its low nibble (sign-extended when the
+ * result is signed) or the rest shifted right by 4 (arithmetically when signed). */
 static inline void load_compute(cxla_type from, const void *src, cxla_type ct, cxla_type rt,
-                                void *dst) {
+                                int nibble, void *dst) {
     unsigned char tmp[16];
     if (ct == CXLA_C64 || ct == CXLA_C128) { /* floats and complex values widened exactly */
         if (from == ct) {                    /* c64 into c64, c128 into c128 */
@@ -466,7 +478,7 @@ static inline void load_compute(cxla_type from, const void *src, cxla_type ct, c
         }
         return;
     }
-    bool direct = rt != CXLA_PRED && (cxla_type_is_integer(from) || from == CXLA_PRED);
+    bool direct = !nibble && rt != CXLA_PRED && (cxla_type_is_integer(from) || from == CXLA_PRED);
     if (!direct) {
         cxla_convert_element(from, src, rt, tmp);
         from = rt;
@@ -474,6 +486,16 @@ static inline void load_compute(cxla_type from, const void *src, cxla_type ct, c
     }
     uint64_t v =
         cxla_type_is_unsigned(from) ? cxla_load_u64(from, src) : (uint64_t)cxla_load_s64(from, src);
+    if (nibble) {
+        bool sign = !cxla_type_is_unsigned(rt);
+        if (nibble == 1) {
+            uint64_t lo = v & 15u;
+            v = sign && lo >= 8 ? lo - 16u : lo; /* wraps to the negative value */
+        } else {
+            int64_t sv = (int64_t)v;
+            v = sign ? (uint64_t)(sv >= 0 ? sv >> 4 : ~(~sv >> 4)) : v >> 4;
+        }
+    }
     memcpy(dst, &v, 8);
 }
 
@@ -571,6 +593,26 @@ DEFINE_GEMM_COMPLEX(float, c64)
 DEFINE_GEMM_COMPLEX(double, c128)
 #undef DEFINE_GEMM_COMPLEX
 
+/* c += a x b in compute type |ct| (one batch, one pass). */
+static void gemm_pass(cxla_type ct, int64_t M, int64_t N, int64_t K, const char *a, const char *b,
+                      char *c) {
+    if (ct == CXLA_C64)
+        gemm_c64(M, N, K, (const float *)(const void *)a, (const float *)(const void *)b,
+                 (float *)(void *)c);
+    else if (ct == CXLA_C128)
+        gemm_c128(M, N, K, (const double *)(const void *)a, (const double *)(const void *)b,
+                  (double *)(void *)c);
+    else if (ct == CXLA_F64)
+        gemm_f64(M, N, K, (const double *)(const void *)a, (const double *)(const void *)b,
+                 (double *)(void *)c);
+    else if (ct == CXLA_U64)
+        gemm_u64(M, N, K, (const uint64_t *)(const void *)a, (const uint64_t *)(const void *)b,
+                 (uint64_t *)(void *)c);
+    else
+        gemm_f32(M, N, K, (const float *)(const void *)a, (const float *)(const void *)b,
+                 (float *)(void *)c);
+}
+
 static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
                        const int64_t *const *opz, int64_t *out_sizes, bool *out_handler) {
     const cxla_shape *ls = &in->operands[0]->shape, *rs = &in->operands[1]->shape, *ys = &in->shape;
@@ -654,33 +696,24 @@ static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
     offsets(nlf, yd + nb, out_sizes, ystr, ymo);
     offsets(nrf, yd + nb + nlf, out_sizes, ystr, yno);
     const char *lx = ins[0], *rx = ins[1];
+    int64_t nprec = 0;
+    int passes = packed_nibble(in, &nprec) ? 2 : 1; /* low nibbles, then high ones */
     for (int64_t bi = 0; bi < B; bi++) {
-        /* The operands of this batch in the compute type, packed as the interpreter packs
-         * them ([M][K], [K][N]). */
-        for (int64_t i = 0; i < M; i++)
-            for (int64_t k = 0; k < K; k++)
-                load_compute(lt, lx + (size_t)(lbo[bi] + mo[i] + lko[k]) * lelem, ct, t,
-                             a + (size_t)(i * K + k) * cs);
-        for (int64_t k = 0; k < K; k++)
-            for (int64_t j = 0; j < N; j++)
-                load_compute(rt, rx + (size_t)(rbo[bi] + rko[k] + no[j]) * relem, ct, t,
-                             b + (size_t)(k * N + j) * cs);
         memset(c, 0, (size_t)(M * N) * cs);
-        if (ct == CXLA_C64)
-            gemm_c64(M, N, K, (const float *)(void *)a, (const float *)(void *)b,
-                     (float *)(void *)c);
-        else if (ct == CXLA_C128)
-            gemm_c128(M, N, K, (const double *)(void *)a, (const double *)(void *)b,
-                      (double *)(void *)c);
-        else if (ct == CXLA_F64)
-            gemm_f64(M, N, K, (const double *)(void *)a, (const double *)(void *)b,
-                     (double *)(void *)c);
-        else if (ct == CXLA_U64)
-            gemm_u64(M, N, K, (const uint64_t *)(void *)a, (const uint64_t *)(void *)b,
-                     (uint64_t *)(void *)c);
-        else
-            gemm_f32(M, N, K, (const float *)(void *)a, (const float *)(void *)b,
-                     (float *)(void *)c);
+        for (int pass = 0; pass < passes; pass++) {
+            int nibble = passes == 2 ? pass + 1 : 0;
+            /* The operands of this batch in the compute type, packed as the interpreter
+             * packs them ([M][K], [K][N]). */
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t k = 0; k < K; k++)
+                    load_compute(lt, lx + (size_t)(lbo[bi] + mo[i] + lko[k]) * lelem, ct, t, nibble,
+                                 a + (size_t)(i * K + k) * cs);
+            for (int64_t k = 0; k < K; k++)
+                for (int64_t j = 0; j < N; j++)
+                    load_compute(rt, rx + (size_t)(rbo[bi] + rko[k] + no[j]) * relem, ct, t, nibble,
+                                 b + (size_t)(k * N + j) * cs);
+            gemm_pass(ct, M, N, K, a, b, c);
+        }
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++)
                 store_result(ct, c + (size_t)(i * N + j) * cs, t,
