@@ -479,14 +479,15 @@ static cxla_status put_move(aot *a, const acomp *c, const astep *st, cxla_strbuf
                 cxla_strbuf_printf(b, "%srz0[%" PRId64 "] = oz[0][%" PRId64 "];\n", I, d, d);
             else
                 cxla_strbuf_printf(b, "%srz0[%" PRId64 "] = %" PRId64 ";\n", I, d, want[d]);
+            /* The interpreter's words (interp_dynamic.c, its cut of a dynamic-slice). */
             snprintf(cond, sizeof cond, "rz0[%" PRId64 "] > oz[0][%" PRId64 "]", d, d);
             snprintf(v[0], 64, "rz0[%" PRId64 "]", d);
-            snprintf(v[1], 64, "%" PRId64, d);
-            snprintf(v[2], 64, "oz[0][%" PRId64 "]", d);
+            snprintf(v[1], 64, "oz[0][%" PRId64 "]", d);
+            snprintf(v[2], 64, "%" PRId64, d);
             const char *vals[3] = {v[0], v[1], v[2]};
             put_check(a, b, I, in, cond, "ERROR_DYNAMIC_MISMATCH",
-                      "a slice of %" PRId64 " elements of dimension %" PRId64
-                      " is larger than its dynamic size %" PRId64,
+                      "a slice of %" PRId64 " elements does not fit the dynamic size %" PRId64
+                      " of dimension %" PRId64,
                       vals, 3);
         }
         put_declared(a, b, I, in);
@@ -494,18 +495,45 @@ static cxla_status put_move(aot *a, const acomp *c, const astep *st, cxla_strbuf
     }
     case CXLA_OP_DYNAMIC_UPDATE_SLICE: {
         op = OP_UPDATE;
-        for (int64_t d = 0; d < xs->rank; d++) {
+        /* The interpreter's words: shape inference over the operands cut to their sizes
+         * (interp_dynamic.c), the update's and the operand's cut shapes in full. */
+        const cxla_shape *us = &in->operands[1]->shape;
+        if (us->rank != xs->rank) return aot_no(in, "an update of another rank");
+        const char **vals = malloc((size_t)(2 * xs->rank + 1) * sizeof(*vals));
+        char(*vb)[32] = malloc((size_t)(2 * xs->rank + 1) * sizeof(*vb));
+        cxla_strbuf f;
+        cxla_strbuf_init(&f);
+        s = vals && vb ? NULL : OOM();
+        for (int64_t d = 0; !s && d < xs->rank; d++) {
             cxla_strbuf_printf(b, "%srz0[%" PRId64 "] = oz[0][%" PRId64 "];\n", I, d, d);
             snprintf(cond, sizeof cond, "oz[1][%" PRId64 "] > oz[0][%" PRId64 "]", d, d);
-            snprintf(v[0], 64, "oz[1][%" PRId64 "]", d);
-            snprintf(v[1], 64, "%" PRId64, d);
-            snprintf(v[2], 64, "oz[0][%" PRId64 "]", d);
-            const char *vals[3] = {v[0], v[1], v[2]};
-            put_check(a, b, I, in, cond, "ERROR_DYNAMIC_MISMATCH",
-                      "an update of %" PRId64 " elements in dimension %" PRId64
-                      " is larger than the operand's dynamic size %" PRId64,
-                      vals, 3);
+            cxla_strbuf_free(&f);
+            cxla_strbuf_init(&f);
+            cxla_strbuf_printf(&f,
+                               "at the operands' dynamic sizes: dynamic-update-slice: the update "
+                               "%s[",
+                               cxla_type_name(us->type));
+            for (int64_t e = 0; e < xs->rank; e++) {
+                cxla_strbuf_puts(&f, e ? ",%" PRId64 : "%" PRId64);
+                snprintf(vb[e], sizeof vb[e], "oz[1][%" PRId64 "]", e);
+                vals[e] = vb[e];
+            }
+            cxla_strbuf_printf(&f, "] is larger than the operand %s[", cxla_type_name(xs->type));
+            for (int64_t e = 0; e < xs->rank; e++) {
+                cxla_strbuf_puts(&f, e ? ",%" PRId64 : "%" PRId64);
+                snprintf(vb[xs->rank + e], sizeof vb[e], "oz[0][%" PRId64 "]", e);
+                vals[xs->rank + e] = vb[xs->rank + e];
+            }
+            cxla_strbuf_printf(&f, "] in dimension %" PRId64, d);
+            if (f.failed || !f.data) s = OOM();
+            if (!s)
+                put_check(a, b, I, in, cond, "ERROR_DYNAMIC_MISMATCH", f.data, vals,
+                          (int)(2 * xs->rank));
         }
+        cxla_strbuf_free(&f);
+        free(vals);
+        free(vb);
+        if (s) return s;
         put_declared(a, b, I, in);
         break;
     }

@@ -222,22 +222,66 @@ static bool int_fill(const cxla_instr *in, char *buf, size_t n) {
     return true;
 }
 
+/* Whether reduce |in| (one input; its reducer one maximum or minimum of its parameters over
+ * floats, or one add, multiply, and, or, maximum or minimum over pred: the interpreter's
+ * pred add is or, multiply is and) is idempotent, so that its init value, whatever it is
+ * (computed, NaN, -0), fills its input's padding and changes nothing: each result is
+ * init op x0 op x1 ..., and (init op S) op init is init op S for these reducers. For
+ * float maximum: a NaN init is the result whatever follows (the first NaN wins); else the
+ * padding holds no NaN and init op S is no less than init in the order with -0 < +0, which
+ * op init leaves alone, bit for bit (equal values of one sign are one value). Only which
+ * NaN wins among several valid elements depends on the order, which is the kernel's at
+ * the bounds as for a static reduce (docs/semantics.md, "The fast reduction order"). */
+static bool idempotent_reduce(const cxla_instr *in) {
+    if (in->opcode != CXLA_OP_REDUCE || in->operand_count != 2 ||
+        !cxla_type_is_array(in->shape.type) || in->operands[1]->shape.rank != 0)
+        return false;
+    cxla_type t = in->shape.type;
+    bool flt = t == CXLA_F16 || t == CXLA_BF16 || t == CXLA_F32 || t == CXLA_F64;
+    if ((!flt && t != CXLA_PRED) || in->operands[0]->shape.type != t ||
+        in->operands[1]->shape.type != t)
+        return false;
+    const cxla_computation *c = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
+    if (!c || !c->root || c->param_count != 2 || c->root->operand_count != 2) return false;
+    const cxla_instr *r = c->root, *x = r->operands[0], *y = r->operands[1];
+    if (x->opcode != CXLA_OP_PARAMETER || y->opcode != CXLA_OP_PARAMETER ||
+        x->parameter_number == y->parameter_number || r->shape.type != t)
+        return false;
+    switch (r->opcode) {
+    case CXLA_OP_MAXIMUM:
+    case CXLA_OP_MINIMUM: return true;
+    case CXLA_OP_ADD:
+    case CXLA_OP_MULTIPLY:
+    case CXLA_OP_AND:
+    case CXLA_OP_OR: return t == CXLA_PRED;
+    default: return false;
+    }
+}
+
 /* Whether dot |in| sums like the exact kernels over zeros in its operands' padding: of a
  * float result, the interpreter sums the products in order from +0, a sum that is never
  * -0, so the products of padding (+0) add nothing wherever they fall (integer and pred
  * operands are converted to the result type first, which keeps their zeros +0); of an
  * integer or pred result (sub-byte integers and mixed types too, which the JIT's kernels
- * at the bounds leave), wrapping sums and ORs to which zero products add nothing.
- * Complex dots are left out. */
+ * at the bounds leave), wrapping sums and ORs to which zero products add nothing. Of a
+ * complex result (c64, c128; real, integer or pred operands too) the same part by part:
+ * the interpreter forms each product from four rounded real products, then adds its parts
+ * in order from (+0, +0); a product of padding is (0 * 0 - 0 * 0, 0 * 0 + 0 * 0) = (+0, +0)
+ * (the contracting elements beyond the size are zero in both operands: a static dimension
+ * lined up with a dynamic one is cut too), and +0 added to a part that is never -0 changes
+ * no bit, NaN and infinities included. */
 static bool exact_dot(const cxla_instr *in) {
     if (in->opcode != CXLA_OP_DOT || in->operand_count != 2 ||
         cxla_instr_attr(in, CXLA_ATTR_SPARSITY))
         return false;
     cxla_type t = in->shape.type;
-    if (!cxla_type_is_float(t) && !cxla_type_is_integer(t) && t != CXLA_PRED) return false;
+    if (!cxla_type_is_float(t) && !cxla_type_is_integer(t) && t != CXLA_PRED &&
+        !cxla_type_is_complex(t))
+        return false;
     for (int k = 0; k < 2; k++) {
         const cxla_shape *x = &in->operands[k]->shape;
-        if (!cxla_type_is_float(x->type) && !cxla_type_is_integer(x->type) && x->type != CXLA_PRED)
+        if (!cxla_type_is_float(x->type) && !cxla_type_is_integer(x->type) &&
+            x->type != CXLA_PRED && !cxla_type_is_complex(x->type))
             return false;
         for (int64_t d = 0; d < x->rank; d++)
             if (x->dims[d] < 0) return false;
@@ -279,19 +323,33 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
                               "(get) or an integer scalar size (set)");
         return NULL;
     }
-    const cxla_shape *leaves[64];
+    if ((in->opcode == CXLA_OP_REDUCE || in->opcode == CXLA_OP_REDUCE_WINDOW ||
+         in->opcode == CXLA_OP_SCATTER) &&
+        in->operand_count / 2 > CPU_EMIT_MAX_REDUCER_RESULTS)
+        return aot_no(in, "a reduce, reduce-window or scatter of more than 64 inputs "
+                          "(operands): its kernel's reducer gives one result per input, 64 at "
+                          "most "
+                          "(CPU_EMIT_MAX_REDUCER_RESULTS in src/cpu/emit_internal.h; the JIT "
+                          "runs it on the interpreter's handler)");
+    /* The result's leaves (any number of them), then every operand: whole elements. */
     int64_t nl = 0;
-    if (aot_leaf_count(&in->shape) > 64) return aot_no(in, "too many result leaves");
+    const cxla_shape **leaves = malloc((size_t)(aot_leaf_count(&in->shape) + 1) * sizeof(*leaves));
+    if (!leaves) return OOM();
     aot_leaf_shapes(&in->shape, leaves, &nl);
-    /* The result's leaves, then every operand (any number of them): whole elements. */
     for (int64_t k = 0; k < nl + in->operand_count; k++) {
         const cxla_shape *x = k < nl ? leaves[k] : &in->operands[k - nl]->shape;
-        if (k >= nl && x->type == CXLA_TUPLE)
-            return aot_no(in, "with dynamic shapes it has no kernel at the bounds (a tuple "
-                              "operand)");
-        if (!aot_jit_whole_elements(x))
-            return aot_no(in, "dynamic shapes of sub-byte elements have no kernel at the bounds");
+        const char *why = k >= nl && x->type == CXLA_TUPLE
+                              ? "with dynamic shapes it has no kernel at the bounds (a tuple "
+                                "operand)"
+                          : !aot_jit_whole_elements(x)
+                              ? "dynamic shapes of sub-byte elements have no kernel at the bounds"
+                              : NULL;
+        if (why) {
+            free(leaves);
+            return aot_no(in, why);
+        }
     }
+    free(leaves);
     if (exec_dynamic_positionwise(in)) {
         *out_bounds = AB_POSITIONWISE;
         return NULL;
@@ -335,6 +393,10 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
     if (kind == AOT_JIT_REDUCE) {
         const cxla_instr *init = in->operands[1];
         const cxla_literal *lit = init->literal;
+        if (idempotent_reduce(in)) { /* its padding filled with its init value, any init */
+            *out_bounds = AB_REDUCE;
+            return NULL;
+        }
         if (init->opcode != CXLA_OP_CONSTANT || !lit || init->literal_elided ||
             !cpu_bounds_identity(in, lit->data))
             return aot_no(in, "a reduce over a dynamic dimension needs a constant init value "
@@ -380,10 +442,11 @@ cxla_status aot_dyn_check(aot *a, const cxla_instr *in, bool entry, aot_bounds *
                           "padding is known to change nothing in its reducer, and no step "
                           "folds it at the sizes ahead of time yet");
     if (in->opcode == CXLA_OP_REDUCE)
-        return aot_no(in, "a reduce over a dynamic dimension whose reducer is not one add, "
-                          "multiply, maximum, minimum, and, or or xor of its parameters, or "
-                          "whose init value is not a constant identity of it (the padding "
-                          "is filled with that), or of an element type without such a fill");
+        return aot_no(in, "a reduce over a dynamic dimension whose reducer or element types "
+                          "no kernel writes (neither one add, multiply, maximum, minimum, and, "
+                          "or or xor of its parameters nor a computation of the scalar forms, "
+                          "docs/semantics.md \"Scalar computations in kernels\"; the JIT runs "
+                          "the interpreter's handler for it)");
     return aot_no(in, "with dynamic shapes it has no kernel at the bounds (the JIT runs the "
                       "interpreter's handler for it; docs/semantics.md, \"Bounded dynamic shapes "
                       "run as steps too\")");
@@ -813,19 +876,25 @@ static cxla_status put_kernel_sizes(aot *a, const acomp *c, const astep *st, cxl
                 cxla_strbuf_printf(
                     b, "            fz%" PRId64 "[%" PRId64 "] = oz[%" PRId64 "][%" PRId64 "];\n",
                     x->id, d, x->parameter_number, d);
-        } else if (x->opcode == CXLA_OP_CONSTANT || x->operand_count > 64) {
+        } else if (x->opcode == CXLA_OP_CONSTANT) {
             for (int64_t d = 0; d < x->shape.rank; d++)
                 cxla_strbuf_printf(b, "            fz%" PRId64 "[%" PRId64 "] = %" PRId64 ";\n",
                                    x->id, d, x->shape.dims[d]);
         } else {
-            const char *ops[64];
-            char opb[64][24];
-            for (int64_t k = 0; k < x->operand_count; k++) {
+            /* Its operands' sizes, one per operand (any number of them: a fused instruction
+             * may have more operands than the fusion has parameters). */
+            int64_t nx = x->operand_count;
+            const char **ops = malloc((size_t)(nx ? nx : 1) * sizeof(*ops));
+            char(*opb)[24] = malloc((size_t)(nx ? nx : 1) * sizeof(*opb));
+            s = ops && opb ? NULL : OOM();
+            for (int64_t k = 0; !s && k < nx; k++) {
                 snprintf(opb[k], sizeof opb[k], "fz%" PRId64, x->operands[k]->id);
                 ops[k] = opb[k];
             }
             snprintf(name, sizeof name, "fz%" PRId64, x->id);
-            s = aot_dyn_put_rule(a, b, "            ", x, ops, name);
+            if (!s) s = aot_dyn_put_rule(a, b, "            ", x, ops, name);
+            free(ops);
+            free(opb);
         }
     }
     const cxla_instr *root = f->root;

@@ -268,8 +268,8 @@ static cxla_status put_lined_sizes(aot *a, const acomp *c, const astep *st, cxla
     const cxla_instr *in = st->instr;
     int64_t n = in->operand_count, m = st->bounds == AB_SIZED ? n / 2 : n;
     const cxla_shape *xs = &in->operands[0]->shape;
-    if (n > 64 || m < 1 || xs->rank > CXLA_MAX_RANK)
-        return aot_no(in, "too many operands for a kernel over the run-time sizes");
+    if (m < 1 || xs->rank > CXLA_MAX_RANK)
+        return aot_no(in, "no inputs for a kernel over the run-time sizes");
     int64_t nd = 0;
     const int64_t *rd =
         st->bounds == AB_SIZED ? cxla_instr_ints(in, CXLA_ATTR_DIMENSIONS, &nd) : NULL;
@@ -302,7 +302,9 @@ static cxla_status put_lined_sizes(aot *a, const acomp *c, const astep *st, cxla
                 cxla_strbuf_printf(b, " || r%" PRId64 "[%" PRId64 "] < %" PRId64, k, d,
                                    in->operands[k]->shape.dims[d]);
     cxla_strbuf_puts(b, ";\n            (void)padded;\n            if (padded) {\n");
-    int64_t ks[64], ds[64];
+    /* The inputs and the dimension lined up, one entry per input (any number of them). */
+    int64_t *ks = malloc((size_t)m * 2 * sizeof(int64_t)), *ds = ks ? ks + m : NULL;
+    if (!ks) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
     for (int64_t d = 0; d < xs->rank; d++) {
         for (int64_t k = 0; k < m; k++) {
             ks[k] = k;
@@ -310,6 +312,7 @@ static cxla_status put_lined_sizes(aot *a, const acomp *c, const astep *st, cxla
         }
         aot_dyn_put_align(a, b, "                ", in, ks, ds, m);
     }
+    free(ks);
     cxla_strbuf_puts(b, "            }\n");
     for (int64_t d = 0; d < xs->rank; d++)
         cxla_strbuf_printf(b, "            lz[%" PRId64 "] = r0[%" PRId64 "];\n", d, d);

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "cpu/cpu_steps.h"
+#include "cpu/emit_internal.h"
 #include "exec/dynamic.h"
 #include "interp/interp_gather.h"
 #include "literal/literal_internal.h"
@@ -147,8 +148,11 @@ int cpu_dyn_lib_kind(const cxla_instr *in) {
 bool cpu_dyn_lib_sized_ok(const cxla_instr *in) {
     int64_t n = in->operand_count;
     /* Any rank (the kernel reads the sizes from an input sized by the instruction); at
-     * most 63 operands, the emitter's (emit_gather.c: its kernel's argument list). */
-    if (in->opcode != CXLA_OP_SCATTER || n < 3 || n % 2 == 0 || n > 63) return false;
+     * most CPU_EMIT_MAX_REDUCER_RESULTS operands (and as many updates), the emitter's
+     * (emit_gather.c: the update computation gives one result per operand). */
+    if (in->opcode != CXLA_OP_SCATTER || n < 3 || n % 2 == 0 ||
+        (n - 1) / 2 > CPU_EMIT_MAX_REDUCER_RESULTS)
+        return false;
     if (cpu_dyn_lib_kind(in) != B_STATIC) return false; /* B_INDEXED */
     int64_t m = (n - 1) / 2;
     size_t elem = 0;

@@ -23,7 +23,13 @@
  *   sums in another order); of integers and pred the emitter writes no kernel for
  *   (sub-byte operands, mixed types, a pred result), in 64-bit two's complement with the
  *   operands converted as the interpreter converts them, wrapped to the result's width
- *   (pred: != 0). Complex dots and PACKED_NIBBLE keep the handler.
+ *   (pred: != 0); of complex results (c64, c128; real, integer or pred operands too), in
+ *   c64 pairs (c128 where the result or an operand is c128 or f64), each product formed
+ *   from four rounded real products and its parts added in ascending contraction index
+ *   from (+0, +0), rounded once to the result type: the interpreter's gemm_c64 / gemm_c128
+ *   at the actual contracting size; PACKED_NIBBLE on both operands of an integer result
+ *   as the interpreter's two passes (low nibbles, then high ones, into the same wrapping
+ *   sums).
  *
  * Wherever the interpreter reports an error (sizes that disagree, a source that does not
  * fit the windows, a result the declared shape cannot hold), the step says so
@@ -35,6 +41,7 @@
 #include "base/floats.h"
 #include "cpu/cpu_internal.h"
 #include "cpu/cpu_steps.h"
+#include "cpu/emit_internal.h"
 #include "exec/dynamic.h"
 #include "interp/interp_reduce.h"
 #include "literal/literal_internal.h"
@@ -58,19 +65,25 @@ static bool bounded(const cxla_shape *s) {
 }
 
 /* The element types of a dot this step takes: real floats (f8 included), integers of any
- * width (sub-byte ones one per byte) and pred; complex numbers take the handler. */
+ * width (sub-byte ones one per byte), pred and complex numbers. */
 static bool dot_type(cxla_type t) {
-    return cxla_type_is_float(t) || cxla_type_is_integer(t) || t == CXLA_PRED;
+    return cxla_type_is_float(t) || cxla_type_is_integer(t) || t == CXLA_PRED ||
+           cxla_type_is_complex(t);
 }
 
-/* Whether |in| asks for PACKED_NIBBLE products (the interpreter's two passes over the
- * nibbles of each element): the handler's. */
-static bool packed_nibble(const cxla_instr *in) {
+/* How many operands of |in| ask for PACKED_NIBBLE products (the interpreter's two passes
+ * over the nibbles of each element: both operands, an integer result; one operand, or
+ * another result, is its error, which the handler reports); |out_count|: how many
+ * precisions it gives. */
+static int64_t packed_nibble(const cxla_instr *in, int64_t *out_count) {
     const cxla_attr *a = cxla_instr_attr(in, CXLA_ATTR_OPERAND_PRECISION);
-    if (!a || a->kind != CXLA_ATTR_KIND_PRECISIONS) return false;
+    int64_t packed = 0;
+    *out_count = 0;
+    if (!a || a->kind != CXLA_ATTR_KIND_PRECISIONS) return 0;
+    *out_count = a->v.precisions.count;
     for (int64_t i = 0; i < a->v.precisions.count; i++)
-        if (a->v.precisions.items[i] == CXLA_PRECISION_PACKED_NIBBLE) return true;
-    return false;
+        packed += a->v.precisions.items[i] == CXLA_PRECISION_PACKED_NIBBLE;
+    return packed;
 }
 
 /* The window attribute of |in| for an operand of |rank| (none at rank 0 is allowed). */
@@ -125,13 +138,20 @@ bool cpu_dynwin_ok(const cxla_instr *in) {
     case CXLA_OP_DOT: {
         if (in->operand_count != 2 || !dot_type(ys->type) ||
             !dot_type(in->operands[0]->shape.type) || !dot_type(in->operands[1]->shape.type) ||
-            cxla_instr_attr(in, CXLA_ATTR_SPARSITY) || packed_nibble(in))
+            cxla_instr_attr(in, CXLA_ATTR_SPARSITY))
             return false;
+        int64_t nprec = 0, packed = packed_nibble(in, &nprec);
+        if (packed && (packed != 2 || nprec != 2 || !cxla_type_is_integer(ys->type)))
+            return false; /* the interpreter's error */
         int64_t nlb = 0, nrb = 0, nlc = 0, nrc = 0;
         cxla_instr_ints(in, CXLA_ATTR_LHS_BATCH_DIMS, &nlb);
         cxla_instr_ints(in, CXLA_ATTR_RHS_BATCH_DIMS, &nrb);
         cxla_instr_ints(in, CXLA_ATTR_LHS_CONTRACTING_DIMS, &nlc);
         cxla_instr_ints(in, CXLA_ATTR_RHS_CONTRACTING_DIMS, &nrc);
+        /* Complex operands need a complex result (the interpreter's error otherwise). */
+        bool cplx = cxla_type_is_complex(in->operands[0]->shape.type) ||
+                    cxla_type_is_complex(in->operands[1]->shape.type);
+        if (cplx && !cxla_type_is_complex(ys->type)) return false;
         return nlb == nrb && nlc == nrc &&
                ys->rank ==
                    in->operands[0]->shape.rank + in->operands[1]->shape.rank - nlb - 2 * nlc;
@@ -329,7 +349,10 @@ static cxla_status select_and_scatter(const cxla_instr *in, char *y, const void 
 
 bool cpu_dynwin_fill_ok(const cxla_instr *in) {
     int64_t count = in->operand_count, n = count / 2;
-    if (in->opcode != CXLA_OP_REDUCE_WINDOW || count < 2 || count % 2 || n > 32) return false;
+    /* The kernel at the bounds is emit_window.c's, whose reducer gives one result per input. */
+    if (in->opcode != CXLA_OP_REDUCE_WINDOW || count < 2 || count % 2 ||
+        n > CPU_EMIT_MAX_REDUCER_RESULTS)
+        return false;
     if (cpu_dynwin_ok(in)) return false; /* a step of its own over the sizes */
     const cxla_shape *x0 = &in->operands[0]->shape;
     size_t elem = 0;
@@ -392,10 +415,16 @@ static void offsets(int64_t n, const int64_t *which, const int64_t *sizes, const
     }
 }
 
-/* The interpreter's compute type of a dot (src/interp/interp_linalg.c): f32 for a float
- * result (f64 where the result or an operand is f64), 64-bit two's complement (U64 here)
+/* The interpreter's compute type of a dot (src/interp/interp_linalg.c, pick_kind): f32 for a
+ * float result (f64 where the result or an operand is f64), c64 pairs for a complex result
+ * (c128 where the result or an operand is c128 or f64), 64-bit two's complement (U64 here)
  * for an integer or pred result. */
 static cxla_type compute_type(cxla_type result, cxla_type lhs, cxla_type rhs) {
+    if (cxla_type_is_complex(result))
+        return result == CXLA_C128 || lhs == CXLA_C128 || rhs == CXLA_C128 || lhs == CXLA_F64 ||
+                       rhs == CXLA_F64
+                   ? CXLA_C128
+                   : CXLA_C64;
     if (!cxla_type_is_float(result)) return CXLA_U64;
     return result == CXLA_F64 || lhs == CXLA_F64 || rhs == CXLA_F64 ? CXLA_F64 : CXLA_F32;
 }
@@ -404,10 +433,33 @@ static cxla_type compute_type(cxla_type result, cxla_type lhs, cxla_type rhs) {
  * |rt|, as the interpreter loads it: floats widened exactly; integers of a float result
  * rounded to the result type first; integers and pred of an integer result sign- or
  * zero-extended; anything else (a float of an integer result, anything of a pred result)
- * converted to the result type first. */
+ * converted to the result type first. |nibble| 1 or 2 (PACKED_NIBBLE, an integer result):
+ * the value converted to the result type, then its low nibble (sign-extended when the
+ * result is signed) or the rest shifted right by 4 (arithmetically when signed). */
 static inline void load_compute(cxla_type from, const void *src, cxla_type ct, cxla_type rt,
-                                void *dst) {
+                                int nibble, void *dst) {
     unsigned char tmp[16];
+    if (ct == CXLA_C64 || ct == CXLA_C128) { /* floats and complex values widened exactly */
+        if (from == ct) {                    /* c64 into c64, c128 into c128 */
+            memcpy(dst, src, ct == CXLA_C64 ? 8 : 16);
+            return;
+        }
+        double re, im;
+        if (!cxla_type_is_float(from) && !cxla_type_is_complex(from)) {
+            cxla_convert_element(from, src, rt, tmp);
+            from = rt;
+            src = tmp;
+        }
+        cxla_load_c128(from, src, &re, &im);
+        if (ct == CXLA_C64) {
+            float v[2] = {(float)re, (float)im};
+            memcpy(dst, v, sizeof v);
+        } else {
+            double v[2] = {re, im};
+            memcpy(dst, v, sizeof v);
+        }
+        return;
+    }
     if (from == ct && ct != CXLA_U64) { /* f32 into f32, f64 into f64 */
         memcpy(dst, src, ct == CXLA_F32 ? 4 : 8);
         return;
@@ -426,7 +478,7 @@ static inline void load_compute(cxla_type from, const void *src, cxla_type ct, c
         }
         return;
     }
-    bool direct = rt != CXLA_PRED && (cxla_type_is_integer(from) || from == CXLA_PRED);
+    bool direct = !nibble && rt != CXLA_PRED && (cxla_type_is_integer(from) || from == CXLA_PRED);
     if (!direct) {
         cxla_convert_element(from, src, rt, tmp);
         from = rt;
@@ -434,6 +486,16 @@ static inline void load_compute(cxla_type from, const void *src, cxla_type ct, c
     }
     uint64_t v =
         cxla_type_is_unsigned(from) ? cxla_load_u64(from, src) : (uint64_t)cxla_load_s64(from, src);
+    if (nibble) {
+        bool sign = !cxla_type_is_unsigned(rt);
+        if (nibble == 1) {
+            uint64_t lo = v & 15u;
+            v = sign && lo >= 8 ? lo - 16u : lo; /* wraps to the negative value */
+        } else {
+            int64_t sv = (int64_t)v;
+            v = sign ? (uint64_t)(sv >= 0 ? sv >> 4 : ~(~sv >> 4)) : v >> 4;
+        }
+    }
     memcpy(dst, &v, 8);
 }
 
@@ -441,7 +503,15 @@ static inline void load_compute(cxla_type from, const void *src, cxla_type ct, c
  * integers wrapped to their width, pred != 0 (the interpreter's narrow). */
 static inline void store_result(cxla_type ct, const void *src, cxla_type rt, void *dst) {
     if (ct == rt) {
-        memcpy(dst, src, ct == CXLA_F32 ? 4 : 8);
+        memcpy(dst, src, cxla_type_storage(ct));
+    } else if (ct == CXLA_C64) {
+        float v[2];
+        memcpy(v, src, sizeof v);
+        cxla_store_c128(rt, dst, v[0], v[1]);
+    } else if (ct == CXLA_C128) {
+        double v[2];
+        memcpy(v, src, sizeof v);
+        cxla_store_c128(rt, dst, v[0], v[1]);
     } else if (ct == CXLA_U64) {
         uint64_t v;
         memcpy(&v, src, 8);
@@ -501,6 +571,48 @@ DEFINE_GEMM(double, f64)
 DEFINE_GEMM(uint64_t, u64) /* integers: wrapping sums, the same in any order */
 #undef DEFINE_GEMM
 
+/* Complex, interleaved (re, im): each product formed from four rounded real products, then
+ * its parts added, in ascending k, as the interpreter's gemm_c64 / gemm_c128 do. */
+#define DEFINE_GEMM_COMPLEX(T, NAME)                                                               \
+    static void gemm_##NAME(int64_t M, int64_t N, int64_t K, const T *restrict a,                  \
+                            const T *restrict b, T *restrict c) {                                  \
+        for (int64_t i = 0; i < M; i++)                                                            \
+            for (int64_t k = 0; k < K; k++) {                                                      \
+                const T ar = a[2 * (i * K + k)], ai = a[2 * (i * K + k) + 1];                      \
+                const T *restrict bk = b + 2 * k * N;                                              \
+                T *restrict ci = c + 2 * i * N;                                                    \
+                for (int64_t j = 0; j < N; j++) {                                                  \
+                    const T br = bk[2 * j], bi = bk[2 * j + 1];                                    \
+                    const T pr = ar * br - ai * bi, pi = ar * bi + ai * br;                        \
+                    ci[2 * j] += pr;                                                               \
+                    ci[2 * j + 1] += pi;                                                           \
+                }                                                                                  \
+            }                                                                                      \
+    }
+DEFINE_GEMM_COMPLEX(float, c64)
+DEFINE_GEMM_COMPLEX(double, c128)
+#undef DEFINE_GEMM_COMPLEX
+
+/* c += a x b in compute type |ct| (one batch, one pass). */
+static void gemm_pass(cxla_type ct, int64_t M, int64_t N, int64_t K, const char *a, const char *b,
+                      char *c) {
+    if (ct == CXLA_C64)
+        gemm_c64(M, N, K, (const float *)(const void *)a, (const float *)(const void *)b,
+                 (float *)(void *)c);
+    else if (ct == CXLA_C128)
+        gemm_c128(M, N, K, (const double *)(const void *)a, (const double *)(const void *)b,
+                  (double *)(void *)c);
+    else if (ct == CXLA_F64)
+        gemm_f64(M, N, K, (const double *)(const void *)a, (const double *)(const void *)b,
+                 (double *)(void *)c);
+    else if (ct == CXLA_U64)
+        gemm_u64(M, N, K, (const uint64_t *)(const void *)a, (const uint64_t *)(const void *)b,
+                 (uint64_t *)(void *)c);
+    else
+        gemm_f32(M, N, K, (const float *)(const void *)a, (const float *)(const void *)b,
+                 (float *)(void *)c);
+}
+
 static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
                        const int64_t *const *opz, int64_t *out_sizes, bool *out_handler) {
     const cxla_shape *ls = &in->operands[0]->shape, *rs = &in->operands[1]->shape, *ys = &in->shape;
@@ -552,7 +664,7 @@ static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
     if (B * M * N == 0) return NULL;
     cxla_type t = ys->type, lt = ls->type, rt = rs->type;
     cxla_type ct = compute_type(t, lt, rt);
-    size_t cs = ct == CXLA_F32 ? 4 : 8, elem = cxla_type_storage(t);
+    size_t cs = cxla_type_storage(ct), elem = cxla_type_storage(t);
     size_t lelem = cxla_type_storage(lt), relem = cxla_type_storage(rt);
     int64_t lstr[CXLA_MAX_RANK], rstr[CXLA_MAX_RANK], ystr[CXLA_MAX_RANK];
     strides_of(ls->rank, ls->dims, lstr);
@@ -584,27 +696,24 @@ static cxla_status dot(const cxla_instr *in, char *y, const void *const *ins,
     offsets(nlf, yd + nb, out_sizes, ystr, ymo);
     offsets(nrf, yd + nb + nlf, out_sizes, ystr, yno);
     const char *lx = ins[0], *rx = ins[1];
+    int64_t nprec = 0;
+    int passes = packed_nibble(in, &nprec) ? 2 : 1; /* low nibbles, then high ones */
     for (int64_t bi = 0; bi < B; bi++) {
-        /* The operands of this batch in the compute type, packed as the interpreter packs
-         * them ([M][K], [K][N]). */
-        for (int64_t i = 0; i < M; i++)
-            for (int64_t k = 0; k < K; k++)
-                load_compute(lt, lx + (size_t)(lbo[bi] + mo[i] + lko[k]) * lelem, ct, t,
-                             a + (size_t)(i * K + k) * cs);
-        for (int64_t k = 0; k < K; k++)
-            for (int64_t j = 0; j < N; j++)
-                load_compute(rt, rx + (size_t)(rbo[bi] + rko[k] + no[j]) * relem, ct, t,
-                             b + (size_t)(k * N + j) * cs);
         memset(c, 0, (size_t)(M * N) * cs);
-        if (ct == CXLA_F64)
-            gemm_f64(M, N, K, (const double *)(void *)a, (const double *)(void *)b,
-                     (double *)(void *)c);
-        else if (ct == CXLA_U64)
-            gemm_u64(M, N, K, (const uint64_t *)(void *)a, (const uint64_t *)(void *)b,
-                     (uint64_t *)(void *)c);
-        else
-            gemm_f32(M, N, K, (const float *)(void *)a, (const float *)(void *)b,
-                     (float *)(void *)c);
+        for (int pass = 0; pass < passes; pass++) {
+            int nibble = passes == 2 ? pass + 1 : 0;
+            /* The operands of this batch in the compute type, packed as the interpreter
+             * packs them ([M][K], [K][N]). */
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t k = 0; k < K; k++)
+                    load_compute(lt, lx + (size_t)(lbo[bi] + mo[i] + lko[k]) * lelem, ct, t, nibble,
+                                 a + (size_t)(i * K + k) * cs);
+            for (int64_t k = 0; k < K; k++)
+                for (int64_t j = 0; j < N; j++)
+                    load_compute(rt, rx + (size_t)(rbo[bi] + rko[k] + no[j]) * relem, ct, t, nibble,
+                                 b + (size_t)(k * N + j) * cs);
+            gemm_pass(ct, M, N, K, a, b, c);
+        }
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++)
                 store_result(ct, c + (size_t)(i * N + j) * cs, t,
@@ -663,7 +772,7 @@ bool cpu_dyn_sized_ok(const cxla_instr *in) {
     if (in->opcode == CXLA_OP_SELECT_AND_SCATTER) return sized_select_and_scatter_ok(in);
     if (in->opcode == CXLA_OP_SCATTER) return cpu_dyn_lib_sized_ok(in);
     int64_t count = in->operand_count, n = count / 2;
-    if (in->opcode != CXLA_OP_REDUCE || count < 2 || count % 2 || n > 32) return false;
+    if (in->opcode != CXLA_OP_REDUCE || count < 2 || count % 2) return false;
     if (cpu_dyn_reduce_ok(in) || cpu_bounds_kind(in, true) != B_STATIC) return false;
     const cxla_shape *xs = &in->operands[0]->shape;
     bool dynamic = false;

@@ -697,6 +697,13 @@ static bool op_ok(const cxla_instr *instr, bool in_fusion, const char **why) {
         return false;
     default: break;
     }
+    *why = "a reduce, reduce-window or scatter of more than 64 inputs (operands): its kernel's "
+           "reducer gives one result per input, 64 at most (CPU_EMIT_MAX_REDUCER_RESULTS in "
+           "src/cpu/emit_internal.h; the JIT runs it on the interpreter's handler)";
+    if ((instr->opcode == CXLA_OP_REDUCE || instr->opcode == CXLA_OP_REDUCE_WINDOW ||
+         instr->opcode == CXLA_OP_SCATTER) &&
+        instr->operand_count / 2 > CPU_EMIT_MAX_REDUCER_RESULTS)
+        return false;
     *why = "unsupported shape or element type";
     if (!static_array(&instr->shape)) return false;
     for (int64_t k = 0; k < instr->operand_count; k++)

@@ -166,7 +166,11 @@ static bool is_param(const cxla_instr *in, int64_t number) {
 static bool sc_plan_of(const cxla_instr *instr, sc_plan *p) {
     memset(p, 0, sizeof *p);
     int64_t count = instr->operand_count;
-    if (instr->opcode != CXLA_OP_SCATTER || count < 3 || count % 2 == 0 || count > 63) return false;
+    /* Up to CPU_EMIT_MAX_REDUCER_RESULTS operands (and as many updates): the update
+     * computation gives one result per operand. */
+    if (instr->opcode != CXLA_OP_SCATTER || count < 3 || count % 2 == 0 ||
+        (count - 1) / 2 > CPU_EMIT_MAX_REDUCER_RESULTS)
+        return false;
     int64_t n = p->n = (count - 1) / 2;
     const cxla_shape *xs = &instr->operands[0]->shape, *is = &instr->operands[n]->shape,
                      *us = &instr->operands[n + 1]->shape;
@@ -501,7 +505,7 @@ static cxla_status emit_scatter(const cxla_instr *instr, const char *name, cxla_
         } else if (p.mode == MODE_REDUCE) {
             put(&b, ind, "o0[de] = %s;", reduce_expr(arena, p.reducer, t0, "o0[de]", "u0[se]"));
         } else {
-            const char *cargs[64], *res[32];
+            const char *cargs[2 * CPU_EMIT_MAX_REDUCER_RESULTS], *res[CPU_EMIT_MAX_REDUCER_RESULTS];
             for (int64_t i = 0; i < n; i++) {
                 cargs[i] = F("o%" PRId64 "[de]", i);
                 cargs[n + i] = F("u%" PRId64 "[se]", i);

@@ -125,6 +125,11 @@ bool cpu_emit_gather_map(const cxla_instr *instr, cpu_gather_map *m);
  * their moves (broadcast, reshape, bitcast, transpose, reverse, slice, concatenate, pad;
  * iota), map, reduce and dot (docs/semantics.md, "Scalar computations in kernels"). */
 bool cpu_emit_scalar_ok(const cxla_computation *c, int64_t nargs, int64_t nres);
+/* The most results a scalar computation gives (emit_scalar.c's bound on one value's
+ * scalars): so the most inputs of a variadic reduce or reduce-window kernel, whose reducer
+ * gives one result per input. Above it the JIT runs the interpreter's handler and cxla
+ * compile says so, naming it. */
+enum { CPU_EMIT_MAX_REDUCER_RESULTS = 64 };
 /* The same for a computation whose parameters, instructions and results all have the
  * dimensions of |over| (NULL: scalars), so that it computes each position on its own from
  * the same position of its parameters: cpu_emit_scalar then writes one position (scan's

@@ -11,6 +11,7 @@
  * runs over the rows. map emits its computation the same way and calls it per element. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu/emit_lib.h"
@@ -773,21 +774,17 @@ static cxla_status emit_bitcast(const cxla_instr *instr, const char *name, cxla_
 
 static bool general_reduce_ok(const cxla_instr *instr) {
     int64_t count = instr->operand_count, n = count / 2;
-    if (count < 2 || count % 2 || n > 32 || !cpu_lib_plain(instr)) return false;
+    if (count < 2 || count % 2 || !cpu_lib_plain(instr)) return false;
     const cxla_shape *xs = &instr->operands[0]->shape;
-    cxla_type acc[32], all[64];
+    bool tuple = instr->shape.type == CXLA_TUPLE;
+    if ((n > 1 && !tuple) || (tuple && instr->shape.tuple_count != n)) return false;
     for (int64_t i = 0; i < n; i++) {
         const cxla_shape *s = &instr->operands[i]->shape, *init = &instr->operands[n + i]->shape;
         if (!held_type(s->type) || !held_type(init->type) || s->rank != xs->rank || init->rank != 0)
             return false;
         for (int64_t d = 0; d < s->rank; d++)
             if (s->dims[d] != xs->dims[d]) return false;
-        acc[i] = init->type;
-        all[i] = init->type;
-        all[n + i] = s->type;
-        bool tuple = instr->shape.type == CXLA_TUPLE;
-        if ((n > 1 && !tuple) || (tuple && instr->shape.tuple_count != n)) return false;
-        if ((tuple ? instr->shape.elements[i].type : instr->shape.type) != acc[i]) return false;
+        if ((tuple ? instr->shape.elements[i].type : instr->shape.type) != init->type) return false;
     }
     int64_t nd = 0;
     const int64_t *d = cxla_instr_ints(instr, CXLA_ATTR_DIMENSIONS, &nd);
@@ -797,18 +794,26 @@ static bool general_reduce_ok(const cxla_instr *instr) {
         seen[d[i]] = true;
     }
     const cxla_computation *c = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
+    cxla_type acc0 = instr->operands[n]->shape.type;
     /* Only where the interpreter's order is the computation's: its typed loops take a
      * recognized reducer of one input, and sum floats pairwise; complex and sub-byte
      * integer ones fold in row-major order from the init value, as a call does. */
     interp_reducer kind = n == 1 ? interp_match_reducer(c) : INTERP_REDUCER_NONE;
     bool sequential = cxla_type_is_complex(xs->type) || cpu_emit_subbyte(xs->type);
-    if (kind != INTERP_REDUCER_NONE && xs->type == acc[0] &&
+    if (kind != INTERP_REDUCER_NONE && xs->type == acc0 &&
         interp_reducer_supports(kind, xs->type) && !sequential)
         return false;
-    if (!scalar_comp_ok(c, 2 * n, acc, n)) return false;
-    for (int64_t k = 0; k < 2 * n; k++)
-        if (c->params[k]->shape.type != all[k] || c->params[k]->shape.rank != 0) return false;
-    return true;
+    /* The accumulators' types (any number of inputs: the interpreter has no limit). */
+    cxla_type *acc = malloc((size_t)n * sizeof(*acc));
+    if (!acc) return false;
+    for (int64_t i = 0; i < n; i++) acc[i] = instr->operands[n + i]->shape.type;
+    bool ok = scalar_comp_ok(c, 2 * n, acc, n);
+    free(acc);
+    for (int64_t k = 0; ok && k < 2 * n; k++)
+        if (c->params[k]->shape.type != instr->operands[k < n ? n + k : k - n]->shape.type ||
+            c->params[k]->shape.rank != 0)
+            ok = false;
+    return ok;
 }
 
 /* |sized|: the reduced loops run to the input's run-time sizes, in[2n] (int64_t, one per

@@ -76,7 +76,7 @@ static void close_(writer *w) {
  * what another overwrites). */
 static void call_into(writer *w, const cxla_computation *c, const char *const *args,
                       const char *const *dst, int64_t count) {
-    const char *res[64];
+    const char *res[CPU_EMIT_MAX_REDUCER_RESULTS];
     cpu_emit_scalar(w->arena, w->b, w->indent, &w->tmp, c, args, res);
     for (int64_t i = 0; i < count; i++) ln(w, "%s = %s;", dst[i], res[i]);
 }
@@ -214,7 +214,7 @@ typedef struct rw_plan {
     const cxla_computation *comp;
     int64_t n; /* inputs (and init values, and results) */
     geometry g;
-    cxla_type in_t[32], res_t[32];
+    cxla_type in_t[CPU_EMIT_MAX_REDUCER_RESULTS], res_t[CPU_EMIT_MAX_REDUCER_RESULTS];
     bool pairwise; /* the interpreter's pairwise f32/f64 sum (windows of more than 16) */
     bool leaf_sum; /* the same for windows of up to 16: a sum from -0, the init added last */
     interp_reducer minmax; /* MAX or MIN of one f32/f64 input: a branchless helper */
@@ -264,7 +264,7 @@ typedef void (*lane_step)(writer *w, const void *ctx, const char *const *x);
 static void lane_loops(writer *w, const geometry *g, const rw_plan *p, lane_step step,
                        const void *ctx, const char *const *init) {
     int64_t L = g->rank - 1;
-    const char *x[64];
+    const char *x[CPU_EMIT_MAX_REDUCER_RESULTS];
     /* Outside in another dimension: every lane folds the init values. */
     open_(w, "if (!ok)");
     open_(w, "for (int64_t k = 0; k < cnt; k++)");
@@ -316,10 +316,10 @@ static bool rw_plan_of(const cxla_instr *instr, rw_plan *p) {
     memset(p, 0, sizeof *p);
     p->instr = instr;
     int64_t count = instr->operand_count;
-    if (count < 2 || count % 2 || count / 2 > 32) return false;
+    if (count < 2 || count % 2 || count / 2 > CPU_EMIT_MAX_REDUCER_RESULTS) return false;
     int64_t n = p->n = count / 2;
-    const cxla_shape *res[32];
-    if (result_shapes(instr, res, 32) != n) return false;
+    const cxla_shape *res[CPU_EMIT_MAX_REDUCER_RESULTS];
+    if (result_shapes(instr, res, CPU_EMIT_MAX_REDUCER_RESULTS) != n) return false;
     const cxla_shape *xs = &instr->operands[0]->shape;
     for (int64_t i = 0; i < n; i++) {
         const cxla_shape *s = &instr->operands[i]->shape, *is = &instr->operands[n + i]->shape;
@@ -370,7 +370,8 @@ static void fold_step(writer *w, const void *ctx, const char *const *x) {
         ln(w, "a0[k] = a0[k] + %s;", x[0]);
         return;
     }
-    const char *args[64] = {0}, *dst[32] = {0};
+    const char *args[2 * CPU_EMIT_MAX_REDUCER_RESULTS] = {0},
+                         *dst[CPU_EMIT_MAX_REDUCER_RESULTS] = {0};
     for (int64_t i = 0; i < p->n; i++) {
         args[i] = dst[i] = F("a%" PRId64 "[k]", i);
         args[p->n + i] = x[i];
@@ -447,7 +448,7 @@ static void const_lanes(writer *w, const rw_plan *p, int64_t count, const char *
         int64_t from = part ? main_count : 0, to = part ? count : main_count;
         if (from == to) continue;
         open_(w, "for (int64_t k = %" PRId64 "; k < %" PRId64 "; k++)", from, to);
-        const char *x[64];
+        const char *x[CPU_EMIT_MAX_REDUCER_RESULTS];
         if (at) rd_all(w, p, at, NULL, x0, x);
         fold_step(w, p, at ? x : x0);
         close_(w);
@@ -514,7 +515,7 @@ static void rows_body(writer *w, const rw_plan *p, int64_t lanes, int64_t acc_la
                    i, i, i);
         } else {
             open_(w, "for (int64_t j = jlo; j < jhi; j++)");
-            const char *v[64];
+            const char *v[CPU_EMIT_MAX_REDUCER_RESULTS];
             rd_all(w, p, "base + pos0 + j", NULL, init, v);
             for (int64_t i = 0; i < n; i++) ln(w, "x%" PRId64 "[j] = %s;", i, v[i]);
             close_(w);
@@ -528,7 +529,7 @@ static void rows_body(writer *w, const rw_plan *p, int64_t lanes, int64_t acc_la
         ln(w, "const int64_t pl = pos0 + j;");
         ln(w, "const int in = pl >= 0 && pl %% %" PRId64 " == 0 && pl / %" PRId64 " < %" PRId64 ";",
            B, B, g->in[L]);
-        const char *v[64];
+        const char *v[CPU_EMIT_MAX_REDUCER_RESULTS];
         rd_all(w, p, F("base + pl / %" PRId64, B), "in", init, v);
         for (int64_t i = 0; i < n; i++) ln(w, "x%" PRId64 "[j] = %s;", i, v[i]);
         close_(w);
@@ -536,7 +537,7 @@ static void rows_body(writer *w, const rw_plan *p, int64_t lanes, int64_t acc_la
     open_(w, "for (int64_t wl = 0; wl < %" PRId64 "; wl++)", S);
     ln(w, "const int64_t off = wl * %" PRId64 ";", D);
     ln(w, "(void)off;");
-    const char *x[64];
+    const char *x[CPU_EMIT_MAX_REDUCER_RESULTS];
     for (int64_t i = 0; i < n; i++)
         x[i] =
             T == 1 ? F("x%" PRId64 "[k + off]", i) : F("x%" PRId64 "[k * %" PRId64 " + off]", i, T);
@@ -930,6 +931,13 @@ static cxla_status emit_rw(const cxla_instr *top, const cxla_instr *instr, const
                            cxla_strbuf *out, cpu_kernel_info *out_info,
                            const cpu_emit_reader *reader) {
     rw_plan p;
+    if (instr->operand_count / 2 > CPU_EMIT_MAX_REDUCER_RESULTS)
+        return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
+                          "cpu backend: cannot emit %s (reduce-window): %" PRId64
+                          " inputs, above the %d that a kernel's reducer gives results for "
+                          "(CPU_EMIT_MAX_REDUCER_RESULTS; the JIT runs it on the interpreter's "
+                          "handler)",
+                          instr->name, instr->operand_count / 2, (int)CPU_EMIT_MAX_REDUCER_RESULTS);
     if (!rw_plan_of(instr, &p))
         return cxla_error(CXLA_STATUS_UNIMPLEMENTED,
                           "cpu backend: cannot emit %s (reduce-window): unsupported window, "
@@ -971,7 +979,7 @@ static cxla_status emit_rw(const cxla_instr *top, const cxla_instr *instr, const
         cxla_strbuf_printf(&params, ", const %s *restrict p%" PRId64, st, k);
         cxla_strbuf_printf(&args, ", (const %s *)in[%" PRId64 "]", st, k);
     }
-    const char *init[32];
+    const char *init[CPU_EMIT_MAX_REDUCER_RESULTS];
     for (int64_t i = 0; i < n; i++) {
         init[i] = F("i%" PRId64, i);
         const char *v = rd(w, &p, n + i, "0");
@@ -1399,9 +1407,12 @@ cxla_status cpu_emit_select_and_scatter(const cxla_instr *instr, const char *nam
 
 /* ---- select-and-scatter over run-time sizes ------------------------------------------ */
 
+/* Any rank: the sizes come as 2 x rank entries, which the JIT's and the ahead-of-time
+ * steps hold in arrays of 2 x CXLA_MAX_RANK or sized from the instruction (rank 32 was the
+ * limit when they were arrays of CXLA_MAX_RANK). */
 bool cpu_emit_sized_select_and_scatter_ok(const cxla_instr *instr) {
     ss_plan p;
-    return ss_plan_of(instr, &p) && instr->operands[0]->shape.rank <= CXLA_MAX_RANK / 2;
+    return ss_plan_of(instr, &p) && instr->operands[0]->shape.rank <= CXLA_MAX_RANK;
 }
 
 /* The generic kernel above with the operand's sizes (z[j]) and the source's (z[rank + j])

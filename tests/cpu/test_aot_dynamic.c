@@ -588,6 +588,203 @@ static void test_aot_dynamic_rules(void) {
     if (!test_failures) remove_tmpdir();
 }
 
+/* ---- the moves' run-time errors: the generated C against the interpreter ------------------
+ *
+ * dynamic-slice and dynamic-update-slice over dynamic operands fail at run time when a
+ * slice does not fit the operand's size or an update is larger than it (aot_dmove.c). Each
+ * module below runs through NAME_run_dynamic at every combination of its arguments' dynamic
+ * sizes (start indices 0), and the interpreter runs it on arrays of those sizes: both fail
+ * or neither, and with the same message, word for word (the interpreter's words stand). */
+static const char *const move_error_modules[] = {
+    "HloModule m0\nENTRY e {\n  x = f32[<=4,<=3] parameter(0)\n  i = s32[] parameter(1)\n"
+    "  j = s32[] parameter(2)\n"
+    "  ROOT r = f32[2,<=3] dynamic-slice(x, i, j), dynamic_slice_sizes={2,3}\n}\n",
+    "HloModule m1\nENTRY e {\n  x = f32[<=4,<=3] parameter(0)\n  i = s32[] parameter(1)\n"
+    "  j = s32[] parameter(2)\n"
+    "  ROOT r = f32[2,2] dynamic-slice(x, i, j), dynamic_slice_sizes={2,2}\n}\n",
+    "HloModule m2\nENTRY e {\n  x = s32[<=3,<=2] parameter(0)\n  u = s32[<=3,<=2] parameter(1)\n"
+    "  i = s32[] parameter(2)\n  j = s32[] parameter(3)\n"
+    "  ROOT r = s32[<=3,<=2] dynamic-update-slice(x, u, i, j)\n}\n",
+    "HloModule m3\nENTRY e {\n  x = u8[<=3,2,<=2] parameter(0)\n  u = u8[2,1,2] parameter(1)\n"
+    "  i = s32[] parameter(2)\n"
+    "  ROOT r = u8[<=3,2,<=2] dynamic-update-slice(x, u, i, i, i)\n}\n",
+};
+
+static void test_aot_dynamic_move_errors(void) {
+    if (!have("gcc")) test_skip_all("no gcc");
+    make_tmpdir();
+    size_t n_mod = sizeof move_error_modules / sizeof move_error_modules[0];
+    cxla_strbuf driver, want, srcs;
+    cxla_strbuf_init(&driver);
+    cxla_strbuf_init(&want);
+    cxla_strbuf_init(&srcs);
+    cxla_strbuf_puts(&driver, "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+                              "#include <string.h>\n");
+    for (size_t i = 0; i < n_mod; i++) cxla_strbuf_printf(&driver, "#include \"m%zu.h\"\n", i);
+    cxla_strbuf_puts(&driver,
+                     "static _Alignas(64) char scratch[1 << 16], arg[8][4096], res[4096];\n"
+                     "int main(void) {\n    char msg[512];\n    int rc;\n");
+    int64_t lines = 0, errors = 0;
+    for (size_t i = 0; i < n_mod; i++) {
+        cxla_module *m = parse_module(move_error_modules[i]);
+        if (!m) continue;
+        char name[16];
+        snprintf(name, sizeof name, "m%zu", i);
+        cpu_aot_options o = {.no_passes = true};
+        cxla_status s = cpu_aot_write(m, &o, tmpdir, name);
+        CHECK_MSG(s == NULL, "%s: %s", name, cxla_status_message(s));
+        cxla_status_free(s);
+        cxla_strbuf_printf(&srcs, " %s.c", name);
+        int64_t np = m->entry->param_count, z[64] = {0};
+        for (int64_t p = 0, at = 0; p < np; p++) { /* dynamic dims from 0, static at size */
+            const cxla_shape *ps = &m->entry->params[p]->shape;
+            for (int64_t d = 0; d < ps->rank; d++)
+                z[at + d] = exec_shape_dim_dynamic(ps, d) ? 0 : ps->dims[d];
+            at += ps->rank;
+        }
+        do {
+            /* Here: the interpreter on arrays of zeros of these sizes. */
+            cxla_literal *args[8] = {NULL};
+            for (int64_t p = 0, at = 0; p < np && p < 8; p++) {
+                const cxla_shape *ps = &m->entry->params[p]->shape;
+                cxla_shape sh = {.type = ps->type, .rank = ps->rank, .dims = z + at};
+                s = cxla_literal_create(&sh, &args[p]);
+                CHECK(s == NULL);
+                cxla_status_free(s);
+                at += ps->rank;
+            }
+            cxla_literal *out = NULL;
+            s = interp_run_module(m, NULL, (const cxla_literal *const *)args, np, &out);
+            cxla_strbuf_printf(&want, "%s %d %s\n", name, s != NULL,
+                               s ? cxla_status_message(s) : "");
+            errors += s != NULL;
+            cxla_status_free(s);
+            cxla_literal_free(out);
+            for (int64_t p = 0; p < np && p < 8; p++) cxla_literal_free(args[p]);
+            /* There: the same sizes through NAME_run_dynamic. */
+            cxla_strbuf_puts(&driver, "    {\n");
+            for (int64_t p = 0, at = 0; p < np; p++) {
+                const cxla_shape *ps = &m->entry->params[p]->shape;
+                cxla_strbuf_printf(&driver, "        static const int64_t z%" PRId64 "[] = {", p);
+                for (int64_t d = 0; d < ps->rank; d++)
+                    cxla_strbuf_printf(&driver, "%s%" PRId64, d ? ", " : "", z[at + d]);
+                cxla_strbuf_puts(&driver, ps->rank ? "};\n" : "0};\n");
+                at += ps->rank;
+            }
+            cxla_strbuf_printf(&driver, "        const int64_t *zin[%" PRId64 "] = {", np);
+            for (int64_t p = 0; p < np; p++)
+                cxla_strbuf_printf(&driver, "%sz%" PRId64, p ? ", " : "", p);
+            cxla_strbuf_printf(
+                &driver,
+                "};\n        const void *args[8] = {arg[0], arg[1], arg[2], arg[3], arg[4], "
+                "arg[5], arg[6], arg[7]};\n"
+                "        void *r[1] = {res};\n"
+                "        %s_options op;\n        memset(&op, 0, sizeof op);\n"
+                "        op.error = msg;\n        op.error_size = sizeof msg;\n"
+                "        rc = %s_run_dynamic(&op, args, zin, r, 0, scratch);\n"
+                "        printf(\"%s %%d %%s\\n\", rc != 0, rc ? msg : \"\");\n    }\n",
+                name, name, name);
+            lines++;
+        } while (next_sizes(m, z));
+        cxla_module_destroy(m);
+    }
+    cxla_strbuf_puts(&driver, "    return 0;\n}\n");
+    char path[512], cmd[4096];
+    snprintf(path, sizeof path, "%s/main.c", tmpdir);
+    cxla_status s = cxla_write_file(path, driver.data, driver.len);
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O1 -o prog main.c%s -lm "
+             "2>&1 | head -20 && ./prog > out.txt",
+             tmpdir, srcs.data ? srcs.data : "");
+    CHECK(system(cmd) == 0);
+    char *text = NULL;
+    size_t size = 0;
+    snprintf(path, sizeof path, "%s/out.txt", tmpdir);
+    s = cxla_read_file(path, &text, &size);
+    CHECK(s == NULL);
+    cxla_status_free(s);
+    const char *g = text ? text : "", *w = want.data ? want.data : "";
+    int64_t bad = 0;
+    while (*g || *w) {
+        size_t gl = strcspn(g, "\n"), wl = strcspn(w, "\n");
+        if ((gl != wl || strncmp(g, w, gl) != 0) && bad++ < 10)
+            test_fail(__FILE__, __LINE__, "generated: %.*s\n   interpreter: %.*s", (int)gl, g,
+                      (int)wl, w);
+        g += gl + (g[gl] ? 1 : 0);
+        w += wl + (w[wl] ? 1 : 0);
+    }
+    CHECK(lines > 100 && errors > 20 && errors < lines); /* both kinds of runs happened */
+    fprintf(stderr,
+            "aot: %" PRId64 " combinations of sizes of %zu moves compared with the interpreter "
+            "(%" PRId64 " of them errors)\n",
+            lines, n_mod, errors);
+    free(text);
+    cxla_strbuf_free(&driver);
+    cxla_strbuf_free(&want);
+    cxla_strbuf_free(&srcs);
+    if (!test_failures) remove_tmpdir();
+}
+
+/* ---- the one limit left on reduces' inputs ----------------------------------------------
+ *
+ * A variadic reduce or reduce-window of N inputs compiles up to N = 64 (the reducer's
+ * results, CPU_EMIT_MAX_REDUCER_RESULTS; 32 before), static or over dynamic dimensions;
+ * above, cxla compile refuses it naming the limit (the JIT runs the interpreter's handler). */
+static char *wide_reduce_text(int n, bool window, bool dynamic) {
+    cxla_strbuf b;
+    cxla_strbuf_init(&b);
+    cxla_strbuf_puts(&b, "HloModule wide\nred {\n");
+    for (int i = 0; i < 2 * n; i++) cxla_strbuf_printf(&b, "  p%d = f32[] parameter(%d)\n", i, i);
+    for (int i = 0; i < n; i++)
+        cxla_strbuf_printf(&b, "  s%d = f32[] add(p%d, p%d)\n", i, i, n + i);
+    cxla_strbuf_puts(&b, "  ROOT t = (");
+    for (int i = 0; i < n; i++) cxla_strbuf_printf(&b, "%sf32[]", i ? ", " : "");
+    cxla_strbuf_puts(&b, ") tuple(");
+    for (int i = 0; i < n; i++) cxla_strbuf_printf(&b, "%ss%d", i ? ", " : "", i);
+    cxla_strbuf_puts(&b, ")\n}\nENTRY main {\n");
+    const char *sh = dynamic ? "f32[<=4]" : "f32[4]";
+    for (int i = 0; i < n; i++) cxla_strbuf_printf(&b, "  x%d = %s parameter(%d)\n", i, sh, i);
+    cxla_strbuf_puts(&b, "  z = f32[] constant(0)\n  ROOT r = (");
+    for (int i = 0; i < n; i++)
+        cxla_strbuf_printf(&b, "%s%s", i ? ", " : "", window ? sh : "f32[]");
+    cxla_strbuf_printf(&b, ") %s(", window ? "reduce-window" : "reduce");
+    for (int i = 0; i < n; i++) cxla_strbuf_printf(&b, "x%d, ", i);
+    for (int i = 0; i < n; i++) cxla_strbuf_printf(&b, "%sz", i ? ", " : "");
+    cxla_strbuf_printf(&b, "), %s, to_apply=red\n}\n",
+                       window ? "window={size=2 pad=0_1}" : "dimensions={0}");
+    return b.data;
+}
+
+static void test_aot_dynamic_input_limit(void) {
+    for (int form = 0; form < 8; form++) {
+        bool window = form & 1, dynamic = form & 2, above = form & 4;
+        int n = above ? 65 : 64;
+        char *text = wide_reduce_text(n, window, dynamic);
+        cxla_module *m = text ? parse_module(text) : NULL;
+        free(text);
+        if (!m) continue;
+        cxla_strbuf h, c, d;
+        cxla_strbuf_init(&h);
+        cxla_strbuf_init(&c);
+        cxla_strbuf_init(&d);
+        cxla_status s = cpu_aot_generate(m, NULL, "t", &h, &c, &d);
+        if (above)
+            CHECK_MSG(s && strstr(cxla_status_message(s), "CPU_EMIT_MAX_REDUCER_RESULTS") &&
+                          strstr(cxla_status_message(s), "r (reduce"),
+                      "%s %s: %s", window ? "reduce-window" : "reduce",
+                      dynamic ? "dynamic" : "static", s ? cxla_status_message(s) : "compiled");
+        else
+            CHECK_MSG(s == NULL, "%d inputs: %s", n, cxla_status_message(s));
+        cxla_status_free(s);
+        cxla_strbuf_free(&h);
+        cxla_strbuf_free(&c);
+        cxla_strbuf_free(&d);
+        cxla_module_destroy(m);
+    }
+}
+
 /* The driver of the failures: each line "name rc message". */
 static const char *const dyn_driver =
     "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
@@ -1051,4 +1248,5 @@ static void test_aot_dynamic_mixed(void) {
 TEST_MAIN(TEST(test_aot_dynamic_values), TEST(test_aot_dynamic_moves),
           TEST(test_aot_dynamic_control), TEST(test_aot_dynamic_rules),
           TEST(test_aot_dynamic_errors), TEST(test_aot_dynamic_index), TEST(test_aot_dynamic_async),
-          TEST(test_aot_dynamic_mixed))
+          TEST(test_aot_dynamic_mixed), TEST(test_aot_dynamic_move_errors),
+          TEST(test_aot_dynamic_input_limit))
