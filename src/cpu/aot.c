@@ -700,6 +700,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
  * - a dynamic-update-slice writes its update into its operand's buffer (no copy of the rest),
  * - a scatter's results take its operands' buffers (cpu_kernel_info.in_place),
  * - a while loop's state takes its initial values' buffers,
+ * - collective-permute's in-place form updates its output buffers that die there,
  * - in a function whose out[k] is in[p] (a while body, the donated entry), the result k is
  *   the parameter p itself (passed through: nothing to do), or is computed straight into it
  *   when p is dead before its first write, or is copied there at the end. */
@@ -829,6 +830,14 @@ static cxla_status share_buffers(aot *a, acomp *c) {
             if (dies_at(c, st->in[k], s) && !class_among(c, st->in[k], st->in, st->in_count, k) &&
                 aot_leaf_size(&c->leaves[st->in[k]]) == aot_leaf_size(&c->leaves[st->out[k]]))
                 leaf_merge(c, st->out[k], st->in[k]);
+        if (st->kind == S_PERMUTE) /* the in-place form updates an output buffer that dies */
+            for (int64_t k = 0; k < st->out_count && st->out_count + k < st->in_count; k++) {
+                int64_t o = st->in[st->out_count + k];
+                if (dies_at(c, o, s) &&
+                    !class_among(c, o, st->in, st->in_count, st->out_count + k) &&
+                    aot_leaf_size(&c->leaves[o]) == aot_leaf_size(&c->leaves[st->out[k]]))
+                    leaf_merge(c, st->out[k], o);
+            }
         if (st->kind == S_WHILE)
             for (int64_t k = 0; k < st->out_count && k < st->in_count; k++)
                 if (aot_leaf_size(&c->leaves[st->out[k]]) > 0 && dies_at(c, st->in[k], s) &&

@@ -9,9 +9,9 @@
  * whatever the reducer, which a group of one never calls; so no combine function of
  * emit_combine.c is needed here, those being for groups of several devices); a
  * collective-permute is a copy when device 0 sends to itself and zeros when nobody sends
- * to it; anything that needs another device is a compile-time error naming the
- * instruction, as the interpreter's run on one device is a run-time error. replica-id and
- * partition-id are 0.
+ * to it (its in-place form: the output with the windows of the pairs {0,0}); anything that needs
+ * another device is a compile-time error naming the instruction, as the interpreter's run on one
+ * device is a run-time error. replica-id and partition-id are 0.
  *
  * Custom calls follow the runtime's convention (include/cxla/custom_call.h): one pointer
  * per operand leaf (tokens: NULL), the result buffer (or, for a tuple result, an array of
@@ -27,6 +27,7 @@
 
 #include "cpu/aot_internal.h"
 #include "cpu/emit.h"
+#include "cpu/emit_internal.h"
 #include "exec/custom_call.h"
 #include "exec/dynamic.h"
 #include "interp/interp_reduce.h"
@@ -118,11 +119,135 @@ static bool same_leaves(const cxla_shape *const *shapes, int64_t count, aot *a, 
     return true;
 }
 
+/* ---- collective-permute's combined in-place form ----------------------------------------
+ *
+ * collective-permute(input, output, input_start_indices, output_start_indices),
+ * slice_sizes={{...},...} (docs/semantics.md; the interpreter's permute_in_place): input and
+ * output are arrays or tuples of nb arrays (the buffers), each buffer has k slices, and pair
+ * i of source_target_pairs uses slice j, the number of earlier pairs with its source. On one
+ * device the result is the output buffers in which, for each pair {0,0} in order, the
+ * window of slice j's sizes at the output start indices j takes the window at the input
+ * start indices j of the input (both clamped as dynamic-slice clamps them); pairs {0,t}
+ * send to devices that are not there (dropped, as the interpreter drops them on one
+ * device) and a pair {s,0} from another device is a compile-time error. The step reads
+ * (input leaves, output leaves, input starts, output starts: buffer, slice, dimension)
+ * and writes nb leaves; share_buffers (aot.c) lets the result take over an output buffer
+ * that dies there, the update then written where it lies, as XLA means the form. */
+
+/* Whether |in| is the in-place form, as the interpreter tells it: four operands, the third
+ * (the input start indices) a tuple. */
+static bool permute_in_place(const cxla_instr *in) {
+    return (in->opcode == CXLA_OP_COLLECTIVE_PERMUTE ||
+            in->opcode == CXLA_OP_COLLECTIVE_PERMUTE_START) &&
+           in->operand_count == 4 && in->operands[2]->shape.type == CXLA_TUPLE;
+}
+
+/* The form's layout: nb buffers of ranks[b] (shapes shp[b]: the input's, then at nb + b
+ * the output's), k slices each, the sizes of slice j of buffer b at sizes[b * k + j]. */
+typedef struct permute_form {
+    int64_t nb, k, starts; /* starts: the leaves of one start-indices operand */
+    int64_t ranks[64];
+    const cxla_shape *shp[128];
+    const int64_t *const *sizes;
+    const cxla_attr *pairs;
+} permute_form;
+
+static void buffer_shapes(const cxla_shape *s, const cxla_shape **out, int64_t nb) {
+    for (int64_t b = 0; b < nb; b++) out[b] = s->type == CXLA_TUPLE ? &s->elements[b] : s;
+}
+
+/* The form of |in| (permute_in_place), checked as the interpreter checks it when it runs
+ * (the verifier has checked the shapes): UNIMPLEMENTED naming it otherwise. */
+static cxla_status permute_form_of(const cxla_instr *in, permute_form *f) {
+    memset(f, 0, sizeof *f);
+    const cxla_shape *x = &in->operands[0]->shape, *y = &in->operands[1]->shape;
+    f->pairs = cxla_instr_attr(in, CXLA_ATTR_SOURCE_TARGET_PAIRS);
+    const cxla_attr *sz = cxla_instr_attr(in, CXLA_ATTR_SLICE_SIZES);
+    f->nb = x->type == CXLA_TUPLE ? x->tuple_count : 1;
+    if (f->nb < 1 || f->nb > 64 || (y->type == CXLA_TUPLE ? y->tuple_count : 1) != f->nb)
+        return aot_no(in, "the in-place form takes 1 to 64 buffers, as many in the input as in "
+                          "the output");
+    if (!f->pairs || f->pairs->kind != CXLA_ATTR_KIND_INT_LISTS || !sz ||
+        sz->kind != CXLA_ATTR_KIND_INT_LISTS || sz->v.int_lists.count == 0 ||
+        sz->v.int_lists.count % f->nb != 0)
+        return aot_no(in, "the in-place form needs source_target_pairs={{s,t},...} and "
+                          "slice_sizes={{...},...} with as many lists per buffer");
+    f->k = sz->v.int_lists.count / f->nb;
+    f->sizes = (const int64_t *const *)sz->v.int_lists.lists;
+    buffer_shapes(x, f->shp, f->nb);
+    buffer_shapes(y, f->shp + f->nb, f->nb);
+    for (int64_t b = 0; b < f->nb; b++) {
+        const cxla_shape *xs = f->shp[b], *ys = f->shp[f->nb + b];
+        if (!cxla_type_is_array(xs->type) || xs->type != ys->type || xs->rank != ys->rank)
+            return aot_no(in, "input and output buffers must be arrays of one element type and "
+                              "rank");
+        f->ranks[b] = xs->rank;
+        f->starts += f->k * xs->rank;
+        for (int64_t j = 0; j < f->k; j++) {
+            int64_t e = b * f->k + j;
+            if (sz->v.int_lists.lengths[e] != xs->rank)
+                return aot_no(in, "a slice_sizes entry without one size per dimension");
+            for (int64_t d = 0; d < xs->rank; d++)
+                if (f->sizes[e][d] < 0 || f->sizes[e][d] > xs->dims[d] ||
+                    f->sizes[e][d] > ys->dims[d])
+                    return aot_no(in, "a slice_sizes entry outside its buffers");
+        }
+    }
+    int64_t sent = 0; /* the pairs with source 0 so far */
+    for (int64_t i = 0; i < f->pairs->v.int_lists.count; i++) {
+        const int64_t *p = f->pairs->v.int_lists.lists[i];
+        if (f->pairs->v.int_lists.lengths[i] != 2 || p[0] < 0 || p[1] < 0)
+            return aot_no(in, "a source_target_pairs entry that is not {source,target} of "
+                              "device ids");
+        if (p[1] == 0 && p[0] != 0) {
+            char why[160];
+            snprintf(why, sizeof why,
+                     "device 0 receives from device %" PRId64
+                     ": collectives across devices need the runtime (cxla run --replicas)",
+                     p[0]);
+            return aot_no(in, why);
+        }
+        if (p[0] == 0 && p[1] == 0 && sent >= f->k) {
+            char why[160];
+            snprintf(why, sizeof why,
+                     "device 0 sends more than the %" PRId64 " slice(s) of the start indices",
+                     f->k);
+            return aot_no(in, why);
+        }
+        if (p[0] == 0) sent++;
+    }
+    return NULL;
+}
+
+/* The step of the in-place form (collective-permute, or the -start's output element). */
+static cxla_status permute_in_place_step(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins,
+                                         int64_t nin, const cxla_shape *const *shapes,
+                                         int64_t count, int64_t *lv) {
+    (void)a;
+    permute_form f;
+    CXLA_RETURN_IF_ERROR(permute_form_of(in, &f));
+    if (nin != 2 * f.nb + 2 * f.starts || count != f.nb)
+        return aot_no(in, "start indices that are not one integer scalar per dimension of each "
+                          "slice, or a result that is not the output buffers");
+    for (int64_t k = 0; k < 2 * f.starts; k++) {
+        const cxla_shape *t = c->leaves[ins[2 * f.nb + k]].shape;
+        if (!t || t->rank != 0 || !cxla_type_is_integer(t->type))
+            return aot_no(in, "the start indices must be integer scalars");
+    }
+    if (!same_leaves(shapes, count, a, c, ins + f.nb, f.nb))
+        return aot_no(in, "the result's shapes differ from the output buffers'");
+    int64_t *outs = NULL;
+    CXLA_RETURN_IF_ERROR(aot_add_step(c, S_PERMUTE, in, ins, nin, shapes, count, &outs));
+    memcpy(lv, outs, (size_t)count * sizeof(int64_t));
+    return NULL;
+}
+
 static cxla_status collective(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins,
                               int64_t nin, const cxla_shape *const *shapes, int64_t count,
                               int64_t *lv) {
     int64_t n = 0;
     int64_t *outs = NULL;
+    if (permute_in_place(in)) return permute_in_place_step(a, c, in, ins, nin, shapes, count, lv);
     if (in->opcode == CXLA_OP_COLLECTIVE_PERMUTE ||
         in->opcode == CXLA_OP_COLLECTIVE_PERMUTE_START) {
         const cxla_attr *p = cxla_instr_attr(in, CXLA_ATTR_SOURCE_TARGET_PAIRS);
@@ -173,16 +298,19 @@ static cxla_status collective(aot *a, acomp *c, const cxla_instr *in, const int6
 static cxla_status start_op(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins, int64_t nin,
                             const cxla_shape *const *shapes, int64_t count, int64_t *lv) {
     const cxla_shape *d = &in->shape;
-    if (d->type != CXLA_TUPLE || d->tuple_count < 2 || aot_leaf_count(&d->elements[0]) != nin)
+    /* The in-place form's first element is its input (the first operand) alone. */
+    int64_t n0 = permute_in_place(in) ? aot_leaf_count(&in->operands[0]->shape) : nin;
+    if (d->type != CXLA_TUPLE || d->tuple_count < 2 || aot_leaf_count(&d->elements[0]) != n0 ||
+        n0 > nin)
         return aot_no(in, "the result must be an (operands, result, contexts...) tuple");
     int64_t n1 = aot_leaf_count(&d->elements[1]);
-    memcpy(lv, ins, (size_t)nin * sizeof(int64_t));
-    CXLA_RETURN_IF_ERROR(collective(a, c, in, ins, nin, shapes + nin, n1, lv + nin));
-    if (count == nin + n1) return NULL;
+    memcpy(lv, ins, (size_t)n0 * sizeof(int64_t));
+    CXLA_RETURN_IF_ERROR(collective(a, c, in, ins, nin, shapes + n0, n1, lv + n0));
+    if (count == n0 + n1) return NULL;
     int64_t *outs = NULL;
     CXLA_RETURN_IF_ERROR(
-        aot_add_step(c, S_ZERO, in, NULL, 0, shapes + nin + n1, count - nin - n1, &outs));
-    memcpy(lv + nin + n1, outs, (size_t)(count - nin - n1) * sizeof(int64_t));
+        aot_add_step(c, S_ZERO, in, NULL, 0, shapes + n0 + n1, count - n0 - n1, &outs));
+    memcpy(lv + n0 + n1, outs, (size_t)(count - n0 - n1) * sizeof(int64_t));
     return NULL;
 }
 
@@ -604,8 +732,131 @@ static void emit_send_recv(aot *a, const acomp *c, const astep *st, cxla_strbuf 
     }
 }
 
+/* The window copy helper of emit_permute, written once into the kernels. */
+static void put_window_helper(aot *a) {
+    if (a->window_helper) return;
+    a->window_helper = true;
+    cxla_strbuf_printf(
+        &a->kernels,
+        "/* collective-permute in place: the window of |size| at |ss| of |src| (row-major,\n"
+        " * dims sd) to |ds| of |dst| (dims dd), one row at a time; the starts clamped as\n"
+        " * dynamic-slice clamps them. */\n"
+        "static void %s_window(char *dst, const int64_t *dd, const int64_t *ds, const char "
+        "*src,\n"
+        "                      const int64_t *sd, const int64_t *ss, const int64_t *size, "
+        "int rank,\n"
+        "                      size_t elem) {\n"
+        "    int64_t d0[%d], s0[%d], idx[%d], total = 1;\n"
+        "    for (int d = 0; d < rank; d++) {\n"
+        "        int64_t hd = dd[d] - size[d], hs = sd[d] - size[d];\n"
+        "        d0[d] = ds[d] < 0 ? 0 : ds[d] > hd ? hd : ds[d];\n"
+        "        s0[d] = ss[d] < 0 ? 0 : ss[d] > hs ? hs : ss[d];\n"
+        "        idx[d] = 0;\n"
+        "        total *= size[d];\n"
+        "    }\n"
+        "    if (total == 0) return;\n"
+        "    int64_t row = rank ? size[rank - 1] : 1, rows = total / row;\n"
+        "    for (int64_t k = 0; k < rows; k++) {\n"
+        "        int64_t so = 0, doff = 0;\n"
+        "        for (int d = 0; d < rank; d++) {\n"
+        "            so = so * sd[d] + s0[d] + idx[d];\n"
+        "            doff = doff * dd[d] + d0[d] + idx[d];\n"
+        "        }\n"
+        "        memcpy(dst + (size_t)doff * elem, src + (size_t)so * elem, (size_t)row * "
+        "elem);\n"
+        "        for (int d = rank - 2; d >= 0; d--) { /* the window's next row */\n"
+        "            if (++idx[d] < size[d]) break;\n"
+        "            idx[d] = 0;\n"
+        "        }\n"
+        "    }\n"
+        "}\n\n",
+        a->P, CXLA_MAX_RANK, CXLA_MAX_RANK, CXLA_MAX_RANK);
+}
+
+/* An S_PERMUTE step: each output buffer copied into the result's (none when share_buffers
+ * gave the result its buffer), then, for each pair {0,0} in order, slice j's window of
+ * each buffer from the input at its start indices, clamped, into the result at its own. */
+static cxla_status emit_permute(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    permute_form f;
+    CXLA_RETURN_IF_ERROR(permute_form_of(in, &f));
+    if (st->in_count != 2 * f.nb + 2 * f.starts || st->out_count != f.nb)
+        return cxla_error(CXLA_STATUS_INTERNAL, "cxla compile: %s: bad in-place permute step",
+                          in->name);
+    int64_t nb = f.nb;
+    for (int64_t k = 0; k < nb; k++) {
+        size_t n = leaf_bytes(c, st->out[k]);
+        if (n == 0) continue;
+        if (c->leaves[st->out[k]].parent == c->leaves[st->in[nb + k]].parent) {
+            cxla_strbuf_printf(b, "        /* output %" PRId64 " updated in its buffer */\n", k);
+            continue;
+        }
+        cxla_strbuf_puts(b, "        memcpy(");
+        aot_put_leaf(a, c, st->out[k], b);
+        cxla_strbuf_puts(b, ", ");
+        aot_put_leaf(a, c, st->in[nb + k], b);
+        cxla_strbuf_printf(b, ", %zu);\n", n);
+    }
+    int64_t *const *pairs = f.pairs->v.int_lists.lists;
+    for (int64_t i = 0; i < f.pairs->v.int_lists.count; i++) {
+        const int64_t *p = pairs[i];
+        int64_t j = 0;
+        for (int64_t e = 0; e < i; e++) j += pairs[e][0] == p[0];
+        if (p[0] != 0 || p[1] != 0) continue; /* a send elsewhere: dropped on one device */
+        for (int64_t bf = 0, at = 0; bf < nb; at += f.k * f.ranks[bf], bf++) {
+            int64_t r = f.ranks[bf], r1 = r ? r : 1;
+            const int64_t *size = f.sizes[bf * f.k + j];
+            const cxla_shape *xs = f.shp[bf], *ys = f.shp[nb + bf];
+            put_window_helper(a);
+            cxla_strbuf_printf(b,
+                               "        { /* pair %" PRId64 " {0,0}: slice %" PRId64
+                               " of buffer %" PRId64 " */\n",
+                               i, j, bf);
+            const char *names[3] = {"sd", "dd", "sz"};
+            for (int w = 0; w < 3; w++) {
+                cxla_strbuf_printf(b, "            static const int64_t %s[%" PRId64 "] = {",
+                                   names[w], r1);
+                for (int64_t d = 0; d < r1; d++)
+                    cxla_strbuf_printf(b, "%s%" PRId64, d ? ", " : "",
+                                       !r       ? 0
+                                       : w == 0 ? xs->dims[d]
+                                       : w == 1 ? ys->dims[d]
+                                                : size[d]);
+                cxla_strbuf_puts(b, "};\n");
+            }
+            cxla_strbuf_printf(
+                b, "            int64_t ss[%" PRId64 "] = {0}, ds[%" PRId64 "] = {0};\n", r1, r1);
+            for (int side = 0; side < 2; side++)
+                for (int64_t d = 0; d < r; d++) {
+                    int64_t l = st->in[2 * nb + side * f.starts + at + j * r + d];
+                    cxla_type t = c->leaves[l].shape->type;
+                    cxla_strbuf_printf(b, "            %s[%" PRId64 "] = ", side ? "ds" : "ss", d);
+                    if (t == CXLA_U64) { /* above INT64_MAX: saturated, then clamped */
+                        cxla_strbuf_puts(b, "*(const uint64_t *)");
+                        aot_put_leaf(a, c, l, b);
+                        cxla_strbuf_puts(b, " > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t) * "
+                                            "(const uint64_t *)");
+                        aot_put_leaf(a, c, l, b);
+                    } else {
+                        cxla_strbuf_printf(b, "(int64_t) * (const %s *)", cpu_emit_stype(t));
+                        aot_put_leaf(a, c, l, b);
+                    }
+                    cxla_strbuf_puts(b, ";\n");
+                }
+            cxla_strbuf_printf(b, "            %s_window((char *)", a->P);
+            aot_put_leaf(a, c, st->out[bf], b);
+            cxla_strbuf_puts(b, ", dd, ds, (const char *)");
+            aot_put_leaf(a, c, st->in[bf], b);
+            cxla_strbuf_printf(b, ", sd, ss, sz, %d, %zu);\n        }\n", (int)r,
+                               cxla_type_storage(xs->type));
+        }
+    }
+    return NULL;
+}
+
 cxla_status aot_ops_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
     switch (st->kind) {
+    case S_PERMUTE: return emit_permute(a, c, st, b);
     case S_COPY:
         for (int64_t k = 0; k < st->out_count; k++) {
             size_t n = leaf_bytes(c, st->out[k]);

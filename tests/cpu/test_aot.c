@@ -279,6 +279,10 @@ static bool same_dynamic(const cxla_literal *w, const unsigned char *got, size_t
  * the argument files and the driver's code. Modules without an ahead-of-time form, and
  * modules the interpreter refuses (test_hlo_cases reports those), are skipped. */
 static bool aot_no_passes; /* batch_add compiles without the pass pipeline */
+/* `test_aot count`: batch_add only generates the C (no C compiler runs) and prints each
+ * refusal, for docs/aot.md's count of the cases that compile ahead of time. */
+static bool count_only;
+static int total_interp_refused;
 
 static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const *args,
                              int64_t nargs, const char *where) {
@@ -297,8 +301,9 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
     cxla_literal *oracle = NULL;
     cxla_status s = interp_run_module(m, NULL, (const cxla_literal *const *)args, nargs, &oracle);
     if (s) {
-        if (getenv("CXLA_TEST_VERBOSE"))
+        if (getenv("CXLA_TEST_VERBOSE") || count_only)
             fprintf(stderr, "%s: the interpreter refuses it: %s\n", where, cxla_status_message(s));
+        total_interp_refused++;
         cxla_status_free(s);
         return NULL;
     }
@@ -310,12 +315,21 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
     s = cpu_aot_generate(m, &o, c.name, &h, &src, &dat);
     bool skip = false;
     if (s && cxla_status_code_of(s) == CXLA_STATUS_UNIMPLEMENTED) {
-        if (getenv("CXLA_TEST_VERBOSE"))
-            fprintf(stderr, "%s: not ahead of time: %s\n", where, cxla_status_message(s));
+        if (getenv("CXLA_TEST_VERBOSE") || count_only)
+            fprintf(count_only ? stdout : stderr, "%s: not ahead of time: %s\n", where,
+                    cxla_status_message(s));
         total_skipped++;
         cxla_status_free(s);
         s = NULL;
         skip = true;
+    }
+    if (count_only) { /* nothing is compiled: the generation alone counts */
+        if (!skip && !s) total_compiled++;
+        cxla_strbuf_free(&h);
+        cxla_strbuf_free(&src);
+        cxla_strbuf_free(&dat);
+        cxla_literal_free(oracle);
+        return s;
     }
     if (!skip && !s && src.data && strstr(src.data, "#ifndef CXLA_HAVE_COMPLEX")) {
         if (b->drop_complex) skip = true;
@@ -912,7 +926,7 @@ static void assign_parts(const char *dir, char **names, size_t n, int parts, int
 static void test_aot_cases(void) {
     const char *compilers[3];
     int ncc = (int)compilers_found(compilers);
-    if (ncc == 0) test_skip_all("no C compiler (gcc, clang, tcc) found");
+    if (ncc == 0 && !count_only) test_skip_all("no C compiler (gcc, clang, tcc) found");
     make_tmpdir();
     const char *dir = CXLA_SOURCE_DIR "/tests/hlo/cases";
     DIR *d = opendir(dir);
@@ -943,6 +957,15 @@ static void test_aot_cases(void) {
     }
     free(names);
     free(part);
+    if (count_only) {
+        /* Each module once (its second, pass-less run of packed layouts counts apart). */
+        printf("aot count: %d cases (modules with an EXPECT on one device) in %d files: %d "
+               "compile ahead of time, %d do not, %d the interpreter refuses\n",
+               total_cases, files, total_compiled, total_skipped, total_interp_refused);
+        CHECK(total_compiled + total_skipped + total_interp_refused == total_cases);
+        remove_tmpdir();
+        return;
+    }
     fprintf(stderr,
             "aot: %d of %d cases in %d files (part %d of %d) compile ahead of time (run with %d "
             "compilers), %d do not\n",
@@ -1118,6 +1141,14 @@ static void test_aot_errors(void) {
         {"HloModule t\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT my_cc = f32[2] custom-call(p), "
          "custom_call_target=\"f\", api_version=API_VERSION_TYPED_FFI\n}\n",
          "my_cc (custom-call)"},
+        /* collective-permute's in-place form receiving from replica 1 (the plain form's
+         * refusal has the same words). */
+        {"HloModule t, replica_count=2\nENTRY e {\n  a = s32[4] parameter(0)\n"
+         "  b = s32[4] parameter(1)\n  i = s32[] constant(0)\n  t = (s32[]) tuple(i)\n"
+         "  ROOT my_cp = s32[4] collective-permute(a, b, t, t), "
+         "source_target_pairs={{0,1},{1,0}}, slice_sizes={{2}}\n}\n",
+         "my_cp (collective-permute) in computation e (the entry) has no ahead-of-time form: "
+         "device 0 receives from device 1"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cxla_module *m = parse(bad[i][0]);
@@ -1505,7 +1536,9 @@ TEST_MAIN(TEST(test_aot_models))
 #else
 /* `test_aot`: every test. `test_aot others`: all but test_aot_cases. `test_aot cases K/N`:
  * test_aot_cases over part K of N of the case files (CMakeLists.txt runs N of them, so that
- * ctest -j runs them side by side). Else the harness's filter (a part of a test's name). */
+ * ctest -j runs them side by side). `test_aot count`: test_aot_cases without compiling,
+ * each refusal on stdout with its reason and the count last (docs/aot.md). Else the
+ * harness's filter (a part of a test's name). */
 int main(int argc, char **argv) {
     static const test_case all[] = {
         TEST(test_aot_errors),  TEST(test_aot_library_ops),
@@ -1515,6 +1548,10 @@ int main(int argc, char **argv) {
     };
     int count = (int)(sizeof all / sizeof all[0]);
     if (argc > 1 && strcmp(argv[1], "others") == 0) return test_run_all(all, count - 1, 1, argv);
+    if (argc > 1 && strcmp(argv[1], "count") == 0) { /* docs/aot.md's count, no compiler */
+        count_only = true;
+        return test_run_all(&all[count - 1], 1, 1, argv);
+    }
     if (argc > 1 && strcmp(argv[1], "cases") == 0) {
         if (argc < 3 || sscanf(argv[2], "%d/%d", &cases_part, &cases_parts) != 2 ||
             cases_parts < 1 || cases_parts > 64 || cases_part < 0 || cases_part >= cases_parts) {
