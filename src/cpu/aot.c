@@ -672,6 +672,20 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
         case CXLA_OP_COPY_DONE:
             memcpy(lv[i], lv[POS(in->operands[0])], (size_t)count * sizeof(int64_t));
             continue;
+        case CXLA_OP_FUSION:
+            /* A fusion the emitter cannot write as one kernel (a dot inside, as in XLA's
+             * optimized dumps, whose custom fusions the JIT hands to oneDNN) runs its fused
+             * computation as a call: each instruction its own step, as the interpreter
+             * evaluates it. */
+            if (bk == AB_STATIC && !cpu_can_emit(in) && cxla_instr_called(in, CXLA_ATTR_CALLS)) {
+                acomp *callee = NULL;
+                s = build(a, cxla_instr_called(in, CXLA_ATTR_CALLS), ROLE_PLAIN, &callee);
+                if (!s) s = check_callee(in, callee, nin, count);
+                if (!s) s = aot_add_step(c, S_CALL, in, ins, nin, shapes, count, &outs);
+                break;
+            }
+            s = kernel_step(a, c, in, ins, nin, shapes, count, bk, &outs);
+            break;
         default: s = kernel_step(a, c, in, ins, nin, shapes, count, bk, &outs); break;
         }
         if (!s && outs) memcpy(lv[i], outs, (size_t)count * sizeof(int64_t));
