@@ -282,7 +282,7 @@ static bool aot_no_passes; /* batch_add compiles without the pass pipeline */
 /* `test_aot count`: batch_add only generates the C (no C compiler runs) and prints each
  * refusal, for docs/aot.md's count of the cases that compile ahead of time. */
 static bool count_only;
-static int total_interp_refused, total_no_pass_runs, total_several_devices;
+static int total_interp_refused;
 
 static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const *args,
                              int64_t nargs, const char *where) {
@@ -905,6 +905,10 @@ static char *directive(const char *text, const char *key, int64_t nth) {
     }
     return NULL;
 }
+
+/* `test_aot count`: the modules run a second time without the passes, and those with an
+ * EXPECT on several devices (REPLICAS), which test_aot leaves to test_hlo_cases. */
+static int total_no_pass_runs, total_several_devices;
 
 /* Adds the cases of |path| that have an EXPECT to one batch (those calling <complex.h> to a
  * second one, or none with |drop_complex|) and runs it. */
