@@ -13,6 +13,7 @@
 #include "cpu/aot.h"
 #include "cpu/cpu_math.h"
 #include "cpu/emit.h"
+#include "cxla/stablehlo.h"
 #include "harness.h"
 #include "hlo/hlo.h"
 #include "interp/interp.h"
@@ -766,6 +767,25 @@ static int64_t compilers_found(const char **out) {
 /* ---- the shared models (tests/models/test_aot_models.c runs this) ------------------------------
  */
 
+/* Whether |m| sums 128 or more f32 or f64 elements per result element in a reduce: the
+ * cpu backend's fast reduction order (docs/semantics.md) then gives another sum than the
+ * interpreter's pairwise one, within its bound, unless CXLA_CPU_EXACT_MATH=1. */
+static bool long_float_sum(const cxla_module *m) {
+    for (int64_t c = 0; c < m->comp_count; c++)
+        for (int64_t i = 0; i < m->comps[c]->instr_count; i++) {
+            const cxla_instr *x = m->comps[c]->instrs[i];
+            if (x->opcode != CXLA_OP_REDUCE || x->operand_count < 1) continue;
+            const cxla_shape *o = &x->operands[0]->shape;
+            if (o->type != CXLA_F32 && o->type != CXLA_F64) continue;
+            int64_t nd = 0, n = 1;
+            const int64_t *dims = cxla_instr_ints(x, CXLA_ATTR_DIMENSIONS, &nd);
+            for (int64_t k = 0; k < nd; k++)
+                if (dims[k] >= 0 && dims[k] < o->rank) n *= o->dims[dims[k]];
+            if (n >= 128) return true;
+        }
+    return false;
+}
+
 /* Deterministic inputs of moderate size: floats in [-1, 1), integers in [0, 8). */
 static cxla_status model_input(const cxla_shape *shape, cxla_literal **out) {
     if (shape->type == CXLA_TUPLE) {
@@ -838,7 +858,18 @@ static void test_aot_models(void) {
         cxla_strbuf_init(&b.includes);
         cxla_strbuf_init(&b.body);
         cxla_strbuf_init(&b.sources);
+        /* Long f32 / f64 sums: generated with the interpreter's order (CXLA_CPU_EXACT_MATH,
+         * read as the code is generated), so that the comparison stays bit for bit. */
+        bool exact = !s && long_float_sum(m) && cpu_emit_fast_math();
+        if (exact) {
+            setenv("CXLA_CPU_EXACT_MATH", "1", 1);
+            fprintf(stderr,
+                    "aot: %s sums 128 or more floats: generated with "
+                    "CXLA_CPU_EXACT_MATH=1\n",
+                    names[i]);
+        }
         if (!s) s = batch_add(&b, m, args, na, path);
+        if (exact) unsetenv("CXLA_CPU_EXACT_MATH");
         CHECK_MSG(s == NULL, "%s: %s", path, cxla_status_message(s));
         cxla_status_free(s);
         if (b.count) fprintf(stderr, "aot: %s compiles ahead of time\n", names[i]);
@@ -1613,6 +1644,155 @@ static void test_aot_symbols(void) {
     if (!test_failures) remove_tmpdir();
 }
 
+/* ---- the StableHLO conformance suite's interpreter cases ----------------------------------------
+ *
+ * ../shared/conformance/stablehlo/interpret: programs of constants whose checks
+ * (check.expect_*) cxla turns into custom calls of a built-in target (src/stablehlo/checks.c)
+ * that compare two buffers at run time. Ahead of time a custom call goes through the
+ * caller's table, so each program is turned into one whose result is every check's two
+ * operands (the value checked, the value expected), the checks removed; test_aot compiles
+ * it like a case and compares that result with the interpreter's, bit for bit (or within
+ * the fast f32 functions' bounds, as for the cases): the generated code then passes every
+ * check the interpreter passes (`cxla conformance` runs the checks themselves). */
+
+/* The module of conformance case |path| as above, or NULL with *why: a case skipped (its
+ * reason), one with checks outside its entry, one with arguments. */
+static cxla_module *conformance_module(const char *path, const char **why) {
+    char *text = NULL;
+    size_t size = 0;
+    cxla_module *m = NULL;
+    cxla_stablehlo_info info;
+    memset(&info, 0, sizeof info);
+    cxla_status s = cxla_read_file(path, &text, &size);
+    if (!s) s = cxla_stablehlo_parse(text, size, path, &m, &info);
+    free(text);
+    *why = s ? "does not convert" : info.skip_reason ? info.skip_reason : NULL;
+    if (!*why && info.check_count == 0) *why = "checks nothing";
+    cxla_status_free(s);
+    cxla_computation *e = m && !*why ? m->entry : NULL;
+    if (e && e->param_count) *why = "takes arguments";
+    cxla_instr **checks = NULL, **ops = NULL;
+    int64_t n = 0;
+    for (int64_t c = 0; m && !*why && c < m->comp_count; c++)
+        for (int64_t i = 0; !*why && i < m->comps[c]->instr_count; i++) {
+            cxla_instr *x = m->comps[c]->instrs[i];
+            const cxla_attr *t = cxla_instr_attr(x, CXLA_ATTR_CUSTOM_CALL_TARGET);
+            if (x->opcode != CXLA_OP_CUSTOM_CALL || !t || t->kind != CXLA_ATTR_KIND_STRING ||
+                strcmp(t->v.s, "cxla.stablehlo.check") != 0)
+                continue;
+            if (m->comps[c] != e || x->operand_count != 2 || x->user_count) {
+                *why = "checks outside the entry";
+                break;
+            }
+            checks = realloc(checks, (size_t)(n + 1) * sizeof(*checks));
+            ops = realloc(ops, (size_t)(2 * n + 2) * sizeof(*ops));
+            checks[n] = x;
+            ops[2 * n] = x->operands[0];
+            ops[2 * n + 1] = x->operands[1];
+            n++;
+        }
+    if (m && !*why) {
+        cxla_shape *el = cxla_arena_alloc(m->arena, (size_t)(2 * n) * sizeof(cxla_shape));
+        for (int64_t k = 0; el && k < 2 * n; k++) el[k] = ops[k]->shape;
+        cxla_shape ts = {.type = CXLA_TUPLE, .tuple_count = 2 * n, .elements = el};
+        cxla_instr *root = NULL, *old = e->root;
+        s = el ? cxla_computation_add_instr(e, CXLA_OP_TUPLE, "aot_checked", &ts, 2 * n, ops, &root)
+               : cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        if (!s) e->root = root;
+        for (int64_t k = 0; !s && k < n; k++) s = cxla_computation_remove_instr(e, checks[k]);
+        if (!s && old != root && old->user_count == 0 && old->opcode == CXLA_OP_TUPLE)
+            s = cxla_computation_remove_instr(e, old);
+        m->has_entry_layout = false; /* the interface is the new root's */
+        if (!s) s = cxla_computation_sort(e);
+        if (!s) s = cxla_verify_module(m);
+        if (s) *why = "cannot be rewritten";
+        cxla_status_free(s);
+    }
+    free(checks);
+    free(ops);
+    if (*why) {
+        cxla_module_destroy(m);
+        return NULL;
+    }
+    return m;
+}
+
+static void test_aot_conformance(void) {
+    const char *shared = CXLA_SHARED_DIR;
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/conformance/stablehlo/interpret", shared);
+    DIR *d = opendir(dir);
+    if (!d) test_skip_all("no ../shared/conformance/stablehlo/interpret");
+    const char *compilers[3];
+    int ncc = (int)compilers_found(compilers);
+    if (ncc == 0) test_skip_all("no C compiler (gcc, clang, tcc) found");
+    make_tmpdir();
+    char **names = NULL;
+    size_t count = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".mlir")) continue;
+        if (getenv("CXLA_AOT_CASES") && !strstr(e->d_name, getenv("CXLA_AOT_CASES"))) continue;
+        names = realloc(names, sizeof(char *) * (count + 1));
+        names[count++] = strdup(e->d_name);
+    }
+    closedir(d);
+    if (count) qsort(names, count, sizeof(char *), compare_names);
+    int skipped = 0, before = total_compiled, before_refused = total_skipped, batches = 0;
+    int before_interp = total_interp_refused;
+    batch b, bc;
+    bool open = false;
+    for (size_t i = 0; i <= count; i++) {
+        /* Batches of 40 programs, each built and run once per compiler. */
+        if (open && (i == count || b.count >= 40)) {
+            batch_run(&b, "conformance", compilers, ncc);
+            open = false;
+        }
+        if (i == count) break;
+        if (!open) {
+            memset(&b, 0, sizeof b);
+            memset(&bc, 0, sizeof bc);
+            b.index = 7000 + batches;
+            bc.index = 7000 + batches + 3000;
+            batches++;
+            cxla_strbuf_init(&b.includes);
+            cxla_strbuf_init(&b.body);
+            cxla_strbuf_init(&b.sources);
+            cxla_strbuf_init(&bc.includes);
+            cxla_strbuf_init(&bc.body);
+            cxla_strbuf_init(&bc.sources);
+            b.complex_twin = &bc;
+            open = true;
+        }
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        const char *why = NULL;
+        cxla_module *m = conformance_module(path, &why);
+        if (!m) {
+            if (getenv("CXLA_TEST_VERBOSE")) fprintf(stderr, "%s: skipped: %s\n", path, why);
+            skipped++;
+        } else {
+            cxla_status s = batch_add(&b, m, NULL, 0, path);
+            CHECK_MSG(s == NULL, "%s: %s", path, cxla_status_message(s));
+            cxla_status_free(s);
+        }
+        cxla_module_destroy(m);
+        free(names[i]);
+    }
+    free(names);
+    fprintf(stderr,
+            "aot: %d of %zu conformance interpreter cases compile ahead of time and match the "
+            "interpreter (run with %d compilers); %d do not compile, %d the interpreter "
+            "refuses alone (several devices: run_parallel), %d skipped (no checks, checks of "
+            "the suite's interpreter probes, checks outside the entry, arguments)\n",
+            total_compiled - before, count, ncc, total_skipped - before_refused,
+            total_interp_refused - before_interp, skipped);
+    /* Every case the interpreter runs alone compiles (a refusal fails it). */
+    CHECK(total_skipped == before_refused || getenv("CXLA_AOT_CASES"));
+    CHECK(total_compiled - before >= (int)count / 2 || getenv("CXLA_AOT_CASES"));
+    if (!test_failures) remove_tmpdir();
+}
+
 /* The header compiles as C++ too (extern "C"), and the files land where cpu_aot_write says. */
 /* The library-like operations have generated kernels (src/cpu/emit_lib.c), so they compile
  * ahead of time (test_aot_cases runs them against the interpreter); those that need work
@@ -1710,21 +1890,25 @@ static void test_aot_write_and_cplusplus(void) {
 #elif defined(AOT_MODELS)
 TEST_MAIN(TEST(test_aot_models))
 #else
-/* `test_aot`: every test. `test_aot others`: all but test_aot_cases. `test_aot cases K/N`:
+/* `test_aot`: every test. `test_aot others`: all but test_aot_cases and
+ * test_aot_conformance (`test_aot conformance`). `test_aot cases K/N`:
  * test_aot_cases over part K of N of the case files (CMakeLists.txt runs N of them, so that
  * ctest -j runs them side by side). `test_aot count`: test_aot_cases without compiling,
  * each refusal on stdout with its reason and the count last (docs/aot.md). Else the
  * harness's filter (a part of a test's name). */
 int main(int argc, char **argv) {
     static const test_case all[] = {
-        TEST(test_aot_errors),  TEST(test_aot_library_ops),
-        TEST(test_aot_options), TEST(test_aot_send_recv_async),
-        TEST(test_aot_topk),    TEST(test_aot_write_and_cplusplus),
-        TEST(test_aot_symbols), TEST(test_aot_i386),
-        TEST(test_aot_cases), /* last */
+        TEST(test_aot_errors),      TEST(test_aot_library_ops),
+        TEST(test_aot_options),     TEST(test_aot_send_recv_async),
+        TEST(test_aot_topk),        TEST(test_aot_write_and_cplusplus),
+        TEST(test_aot_symbols),     TEST(test_aot_i386),
+        TEST(test_aot_conformance), /* `test_aot conformance` */
+        TEST(test_aot_cases),       /* last */
     };
     int count = (int)(sizeof all / sizeof all[0]);
-    if (argc > 1 && strcmp(argv[1], "others") == 0) return test_run_all(all, count - 1, 1, argv);
+    if (argc > 1 && strcmp(argv[1], "others") == 0) return test_run_all(all, count - 2, 1, argv);
+    if (argc > 1 && strcmp(argv[1], "conformance") == 0) /* cpu/test_aot_conformance */
+        return test_run_all(&all[count - 2], 1, 1, argv);
     if (argc > 1 && strcmp(argv[1], "count") == 0) { /* docs/aot.md's count, no compiler */
         count_only = true;
         return test_run_all(&all[count - 1], 1, 1, argv);
