@@ -555,8 +555,8 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
  * position-independent code puts the header's tables of pointers, `const char *const
  * NAME_arg_types[]`, into .data.rel.ro, which nm shows as data but which is read-only
  * once the loader has relocated it), and every
- * undefined symbol a function of libm (the libm.so.6 gcc links) or one of the C library's
- * memory and string functions below. */
+ * undefined symbol a function of libm (the libm.so.6 gcc links), one of the C library's
+ * memory and string functions below or the compiler's complex-arithmetic helpers. */
 static bool symbols_only; /* test_aot_symbols: batch_run checks objects, runs nothing */
 static char **libm_names;
 static size_t libm_count;
@@ -608,7 +608,11 @@ static int check_objects(const char *what, const char *sources) {
     char line[1024];
     int objects = 0;
     char last[600] = "";
-    static const char *const libc[] = {"memcpy", "memmove", "memset", "memcmp", "strcmp", "strlen"};
+    /* The C library's memory and string functions, and the compiler's runtime support of
+     * C99 complex products and quotients (libgcc's; the complex functions' kernels, which
+     * compute as the interpreter does through <complex.h>, multiply double _Complex). */
+    static const char *const libc[] = {"memcpy", "memmove",  "memset",   "memcmp",   "strcmp",
+                                       "strlen", "__muldc3", "__mulsc3", "__divdc3", "__divsc3"};
     while (f && fgets(line, sizeof line, f)) {
         char file[600], sym[400], type[8];
         /* "x.o: name type value size" */
@@ -1878,6 +1882,40 @@ static void test_aot_write_and_cplusplus(void) {
                  "'%s/main.cc'",
                  tmpdir, tmpdir, tmpdir, tmpdir);
         CHECK(system(cmd) == 0);
+    }
+    /* --target native compiled by gcc with -march=native, called from a C++ program: the
+     * header's extern "C" gives the C symbols (a C++ name would not link). */
+    if (have("g++") && have("gcc")) {
+        static const char *const prog =
+            "#include <cstdio>\n#include <cstdlib>\n#include \"w.h\"\n"
+            "int main() {\n"
+            "    float x[3] = {1, 2, 3}, y[3] = {0.5f, -4, 8}, r[3] = {0, 0, 0};\n"
+            "    const void *args[2] = {x, y};\n"
+            "    void *res[1] = {r};\n"
+            "    void *scratch = std::malloc(my_model_scratch_size() + 64);\n"
+            "    int rc = my_model_run(args, res, scratch);\n"
+            "    std::free(scratch);\n"
+            "    std::printf(\"%d %g %g %g %s\\n\", rc, r[0], r[1], r[2],\n"
+            "                my_model_error_string(0));\n"
+            "    return 0;\n"
+            "}\n";
+        snprintf(path, sizeof path, "%s/run.cc", tmpdir);
+        CHECK_OK(cxla_write_file(path, prog, strlen(prog)));
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2 -march=native -c "
+                 "w.c -o w.o && g++ -std=c++11 -Wall -Wextra -Werror -I. run.cc w.o -lm -o run && "
+                 "./run > run.txt",
+                 tmpdir);
+        CHECK(system(cmd) == 0);
+        snprintf(path, sizeof path, "%s/run.txt", tmpdir);
+        text = NULL;
+        if (cxla_read_file(path, &text, &size) == NULL) {
+            CHECK_MSG(strncmp(text, "0 1.5 -2 11 ", 12) == 0, "got %s", text);
+        } else {
+            test_fail(__FILE__, __LINE__, "no output from the C++ program");
+        }
+        free(text);
     }
     cxla_module_destroy(m);
     if (!test_failures) remove_tmpdir();
