@@ -4,8 +4,10 @@
 
     /usr/bin/python3 bench/aot_bench.py [--cxla PATH] [--repeat N] [--small] [case ...]
 
-For each case: the module ops_bench builds, `cxla compile MODULE -o DIR/m` (and, for the
-cases with a dot or a convolution, once more with `--blas onednn`), built with
+For each case: the module ops_bench builds, `cxla compile MODULE -o DIR/m` with --target
+portable (the default: no builtins) and native (the JIT's builtins: __builtin_fmaf in the
+fast math functions, always_inline), and for the cases with a dot or a convolution native
+with `--blas onednn`; each built with
 `gcc -std=c11 -O2 -march=native -fno-math-errno` (the JIT's flags; docs/aot.md, "Speed")
 into a program that loads ops_bench's inputs and times N calls of m_run; then
 `CXLA_NUM_THREADS=1 cxla run --backend cpu --repeat N MODULE inputs...` on the same
@@ -75,9 +77,10 @@ int main(int argc, char **argv) {
 """
 
 
-def aot_time(cxla, hlo_path, inputs_dir, d, repeat, blas):
+def aot_time(cxla, hlo_path, inputs_dir, d, repeat, blas, target="portable"):
     out = os.path.join(d, "m")
-    cmd = [cxla, "compile", hlo_path, "-o", out] + (["--blas", "onednn"] if blas else [])
+    cmd = ([cxla, "compile", hlo_path, "-o", out, "--target", target]
+           + (["--blas", "onednn"] if blas else []))
     subprocess.run(cmd, check=True, capture_output=True)
     with open(os.path.join(d, "driver.c"), "w") as f:
         f.write(DRIVER)
@@ -117,8 +120,9 @@ def main():
     names = args.cases or [n for n, (g, _, _) in ops_bench.CASES.items() if g == "anchors"]
     print("AOT beside the JIT (one thread), commit %s, load %.1f; best of %d runs, ms\n"
           % (ops_bench.commit(root), os.getloadavg()[0], args.repeat))
-    print("| case | AOT | AOT --blas onednn | JIT, 1 thread | AOT / JIT | best AOT / JIT |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| case | AOT portable | AOT native | AOT native, --blas onednn | JIT, 1 thread "
+          "| portable / JIT | native / JIT | best AOT / JIT |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name in names:
         group, big, small = ops_bench.CASES[name]
         work = (small if args.small else big)()
@@ -135,19 +139,21 @@ def main():
             try:
                 with tempfile.TemporaryDirectory() as a:
                     aot = aot_time(args.cxla, hlo_path, d, a, args.repeat, False)
+                with tempfile.TemporaryDirectory() as a:
+                    native = aot_time(args.cxla, hlo_path, d, a, args.repeat, False, "native")
                 blas = None
                 if re.search(r"\b(dot|convolution)\(", work.hlo):
                     with tempfile.TemporaryDirectory() as a:
-                        blas = aot_time(args.cxla, hlo_path, d, a, args.repeat, True)
+                        blas = aot_time(args.cxla, hlo_path, d, a, args.repeat, True, "native")
                 jit = jit_time(args.cxla, hlo_path, npys, args.repeat)
             except (subprocess.CalledProcessError, RuntimeError) as e:
                 err = getattr(e, "stderr", None) or str(e)
-                print("| %s | failed: %s | | | | |" % (name, str(err).strip()[-120:]))
+                print("| %s | failed: %s | | | | | | |" % (name, str(err).strip()[-120:]))
                 continue
-        best = min(aot, blas) if blas is not None else aot
-        print("| %s | %.3f | %s | %.3f | %.2f | %.2f |"
-              % (name, aot, "%.3f" % blas if blas is not None else "-", jit, aot / jit,
-                 best / jit))
+        best = min(aot, native, blas if blas is not None else aot)
+        print("| %s | %.3f | %.3f | %s | %.3f | %.2f | %.2f | %.2f |"
+              % (name, aot, native, "%.3f" % blas if blas is not None else "-", jit, aot / jit,
+                 native / jit, best / jit))
         sys.stdout.flush()
     print("\nload after: %.1f" % os.getloadavg()[0])
 

@@ -844,7 +844,9 @@ static cxla_status share_buffers(aot *a, acomp *c) {
             if (dies_at(c, st->in[k], s) && !class_among(c, st->in[k], st->in, st->in_count, k) &&
                 aot_leaf_size(&c->leaves[st->in[k]]) == aot_leaf_size(&c->leaves[st->out[k]]))
                 leaf_merge(c, st->out[k], st->in[k]);
-        if (st->kind == S_PERMUTE) /* the in-place form updates an output buffer that dies */
+        /* The in-place permute and ragged-all-to-all update an output buffer that dies (their
+         * outputs follow their out_count inputs). */
+        if (st->kind == S_PERMUTE || st->kind == S_RAGGED)
             for (int64_t k = 0; k < st->out_count && st->out_count + k < st->in_count; k++) {
                 int64_t o = st->in[st->out_count + k];
                 if (dies_at(c, o, s) &&

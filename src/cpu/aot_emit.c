@@ -188,7 +188,8 @@ cxla_status aot_emit_function(aot *a, const cxla_computation *comp, acomp *c) {
         case S_SEND:
         case S_RECV:
         case S_RECV_DONE:
-        case S_PERMUTE: {
+        case S_PERMUTE:
+        case S_RAGGED: {
             cxla_status e = aot_ops_emit(a, c, st, b);
             if (e) return e;
             break;

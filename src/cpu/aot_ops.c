@@ -9,7 +9,9 @@
  * whatever the reducer, which a group of one never calls; so no combine function of
  * emit_combine.c is needed here, those being for groups of several devices); a
  * collective-permute is a copy when device 0 sends to itself and zeros when nobody sends
- * to it (its in-place form: the output with the windows of the pairs {0,0}); anything that needs
+ * to it (its in-place form: the output with the windows of the pairs {0,0}); a
+ * ragged-all-to-all in a group of one moves its own rows (NAME_ERROR_COLLECTIVE for the
+ * interpreter's run-time checks); anything that needs
  * another device is a compile-time error naming the instruction, as the interpreter's run on one
  * device is a run-time error. replica-id and partition-id are 0.
  *
@@ -30,6 +32,7 @@
 #include "cpu/emit_internal.h"
 #include "exec/custom_call.h"
 #include "exec/dynamic.h"
+#include "exec/exec.h"
 #include "interp/interp_reduce.h"
 
 #define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
@@ -52,6 +55,7 @@ bool aot_ops_takes(const cxla_instr *in) {
     case CXLA_OP_ALL_TO_ALL:
     case CXLA_OP_COLLECTIVE_BROADCAST:
     case CXLA_OP_COLLECTIVE_PERMUTE:
+    case CXLA_OP_RAGGED_ALL_TO_ALL:
     case CXLA_OP_ALL_GATHER_START:
     case CXLA_OP_ALL_GATHER_DONE:
     case CXLA_OP_COLLECTIVE_PERMUTE_START:
@@ -242,12 +246,28 @@ static cxla_status permute_in_place_step(aot *a, acomp *c, const cxla_instr *in,
     return NULL;
 }
 
+/* ---- ragged-all-to-all on one device ------------------------------------------------------
+ *
+ * ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes)
+ * (docs/semantics.md; the interpreter's op_ragged_all_to_all): in a group of one, update i
+ * copies rows [input_offsets[i], + send_sizes[i]) of the input to rows from
+ * output_offsets[i] of the output, in order, after the interpreter's checks (recv_sizes[i]
+ * must be send_sizes[i]; the rows must lie in both arrays), which fail the run with
+ * NAME_ERROR_COLLECTIVE and the interpreter's message. The step reads the six operands and
+ * writes the result; share_buffers lets it take over the output's buffer where that dies. */
+
+static cxla_status ragged_step(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins,
+                               int64_t nin, const cxla_shape *const *shapes, int64_t count,
+                               int64_t *lv);
+
 static cxla_status collective(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins,
                               int64_t nin, const cxla_shape *const *shapes, int64_t count,
                               int64_t *lv) {
     int64_t n = 0;
     int64_t *outs = NULL;
     if (permute_in_place(in)) return permute_in_place_step(a, c, in, ins, nin, shapes, count, lv);
+    if (in->opcode == CXLA_OP_RAGGED_ALL_TO_ALL)
+        return ragged_step(a, c, in, ins, nin, shapes, count, lv);
     if (in->opcode == CXLA_OP_COLLECTIVE_PERMUTE ||
         in->opcode == CXLA_OP_COLLECTIVE_PERMUTE_START) {
         const cxla_attr *p = cxla_instr_attr(in, CXLA_ATTR_SOURCE_TARGET_PAIRS);
@@ -289,6 +309,48 @@ static cxla_status collective(aot *a, acomp *c, const cxla_instr *in, const int6
                           "identity)");
     CXLA_RETURN_IF_ERROR(aot_add_step(c, S_COPY, in, ins, nin, shapes, count, &outs));
     memcpy(lv, outs, (size_t)count * sizeof(int64_t));
+    return NULL;
+}
+
+static cxla_status ragged_step(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins,
+                               int64_t nin, const cxla_shape *const *shapes, int64_t count,
+                               int64_t *lv) {
+    int64_t n = 0;
+    CXLA_RETURN_IF_ERROR(group_size(a->m, in, &n));
+    if (n != 1) {
+        char why[200];
+        snprintf(why, sizeof why,
+                 "its group holds %" PRId64
+                 " devices; ahead-of-time code runs on one device, and collectives across "
+                 "devices need the runtime (cxla run --replicas)",
+                 n);
+        return aot_no(in, why);
+    }
+    if (in->operand_count != 6 || nin != 6 || count != 1)
+        return aot_no(in, "takes 6 arrays (input, output, input_offsets, send_sizes, "
+                          "output_offsets, recv_sizes)");
+    const cxla_shape *x = &in->operands[0]->shape, *y = &in->operands[1]->shape;
+    if (!cxla_type_is_array(x->type) || x->rank < 1 || x->type != y->type || x->rank != y->rank)
+        return aot_no(in, "input and output must be arrays of one element type and rank >= 1");
+    for (int64_t d = 1; d < x->rank; d++)
+        if (x->dims[d] != y->dims[d])
+            return aot_no(in, "input and output differ in a dimension other than 0");
+    int64_t meta = -1;
+    for (int64_t k = 2; k < 6; k++) {
+        const cxla_shape *t = &in->operands[k]->shape;
+        int64_t e = 1;
+        for (int64_t d = 0; d < t->rank; d++) e *= t->dims[d];
+        if (!cxla_type_is_integer(t->type) || (meta >= 0 && e != meta))
+            return aot_no(in, "the offsets and sizes must be integer arrays of one size");
+        meta = e;
+    }
+    if (meta <= 0)
+        return aot_no(in, "the offsets and sizes hold no values (the interpreter's error)");
+    if (!same_leaves(shapes, count, a, c, ins + 1, 1))
+        return aot_no(in, "the result's shape differs from the output's");
+    int64_t *outs = NULL;
+    CXLA_RETURN_IF_ERROR(aot_add_step(c, S_RAGGED, in, ins, nin, shapes, count, &outs));
+    lv[0] = outs[0];
     return NULL;
 }
 
@@ -854,9 +916,164 @@ static cxla_status emit_permute(aot *a, const acomp *c, const astep *st, cxla_st
     return NULL;
 }
 
+/* P_xfail: a failure whose message is |fmt| with each % replaced by the next of |v| (%%
+ * is a %), written without the C library's printf (as aot_dyn.c's P_dfail). */
+static void put_xfail_helper(aot *a) {
+    if (a->xfail_helper) return;
+    a->xfail_helper = true;
+    const char *P = a->P;
+    cxla_strbuf_printf(
+        &a->kernels,
+        "/* A failure whose message is |fmt| with each %% replaced by the next of |v| (%%%% is\n"
+        " * a %%). */\n"
+        "static int %s_xfail(const %s_options *opt, int code, const char *fmt, const int64_t "
+        "*v) {\n"
+        "    if (!opt || !opt->error || opt->error_size == 0) return code;\n"
+        "    size_t n = 0, cap = opt->error_size - 1;\n"
+        "    for (const char *p = fmt; *p && n < cap; p++) {\n"
+        "        if (*p != '%%' || p[1] == '%%') {\n"
+        "            opt->error[n++] = *p;\n"
+        "            if (*p == '%%') p++;\n"
+        "            continue;\n"
+        "        }\n"
+        "        char digits[24];\n"
+        "        int k = 0;\n"
+        "        int64_t x = *v++;\n"
+        "        uint64_t u = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;\n"
+        "        do {\n"
+        "            digits[k++] = (char)('0' + (int)(u %% 10));\n"
+        "            u /= 10;\n"
+        "        } while (u);\n"
+        "        if (x < 0) digits[k++] = '-';\n"
+        "        while (k > 0 && n < cap) opt->error[n++] = digits[--k];\n"
+        "    }\n"
+        "    opt->error[n] = 0;\n"
+        "    return code;\n"
+        "}\n\n",
+        P, P);
+}
+
+/* `return P_xfail(...)` with the interpreter's message for |in| (exec_error's prefix
+ * naming it), |fmt| a printf format whose conversions are all int64_t, over the C
+ * expressions |vals|. */
+static void put_xfail(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
+                      const char *fmt, const char *const *vals, int nv) {
+    put_xfail_helper(a);
+    cxla_status s = exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "%s", "\x01");
+    const char *msg = s ? cxla_status_message(s) : "\x01";
+    cxla_strbuf f;
+    cxla_strbuf_init(&f);
+    for (const char *p = msg; *p; p++) {
+        if (*p != '\x01') {
+            if (*p == '%') cxla_strbuf_putc(&f, '%');
+            cxla_strbuf_putc(&f, *p);
+            continue;
+        }
+        for (const char *q = fmt; *q; q++) { /* each conversion a bare '%' */
+            if (*q != '%') {
+                cxla_strbuf_putc(&f, *q);
+            } else if (q[1] == '%') {
+                cxla_strbuf_puts(&f, "%%");
+                q++;
+            } else {
+                while (q[1] && strchr("0123456789.-+ #lhjzt", q[1])) q++;
+                if (q[1]) q++;
+                cxla_strbuf_putc(&f, '%');
+            }
+        }
+    }
+    cxla_status_free(s);
+    cxla_strbuf_printf(b, "%sreturn %s_xfail(opt, %s_ERROR_COLLECTIVE, ", ind, a->P, a->P);
+    aot_put_string(b, f.data ? f.data : "", f.len);
+    cxla_strbuf_puts(b, ", (const int64_t[]){");
+    for (int i = 0; i < nv; i++) cxla_strbuf_printf(b, "%s%s", i ? ", " : "", vals[i]);
+    cxla_strbuf_puts(b, nv ? "});\n" : "0});\n");
+    cxla_strbuf_free(&f);
+}
+
+/* Element |i| (a C expression) of the integer array leaf |l| as an int64_t expression, as
+ * the interpreter's cxla_load_s64 reads it (a u64 above INT64_MAX wraps). */
+static void put_int_at(aot *a, const acomp *c, int64_t l, const char *i, cxla_strbuf *b) {
+    cxla_type t = c->leaves[l].shape->type;
+    cxla_strbuf_printf(b, "(int64_t)((const %s *)", cpu_emit_stype(t));
+    aot_put_leaf(a, c, l, b);
+    cxla_strbuf_printf(b, ")[%s]", i);
+}
+
+/* An S_RAGGED step (see ragged_step). */
+static cxla_status emit_ragged(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    const cxla_shape *x = &in->operands[0]->shape, *y = &in->operands[1]->shape;
+    if (st->in_count != 6 || st->out_count != 1)
+        return cxla_error(CXLA_STATUS_INTERNAL, "cxla compile: %s: bad ragged step", in->name);
+    int64_t row = 1, meta = 1;
+    for (int64_t d = 1; d < x->rank; d++) row *= x->dims[d];
+    const cxla_shape *ms = &in->operands[2]->shape;
+    for (int64_t d = 0; d < ms->rank; d++) meta *= ms->dims[d];
+    size_t es = cxla_type_storage(x->type), n = leaf_bytes(c, st->out[0]);
+    if (n && c->leaves[st->out[0]].parent == c->leaves[st->in[1]].parent) {
+        cxla_strbuf_puts(b, "        /* the output updated in its buffer */\n");
+    } else if (n) {
+        cxla_strbuf_puts(b, "        memcpy(");
+        aot_put_leaf(a, c, st->out[0], b);
+        cxla_strbuf_puts(b, ", ");
+        aot_put_leaf(a, c, st->in[1], b);
+        cxla_strbuf_printf(b, ", %zu);\n", n);
+    }
+    cxla_strbuf_printf(b, "        for (int64_t i = 0; i < %" PRId64 "; i++) {\n", meta);
+    const char *names[4] = {"in_off", "size", "out_off", "want"};
+    for (int k = 0; k < 4; k++) {
+        cxla_strbuf_printf(b, "            const int64_t %s = ", names[k]);
+        put_int_at(a, c, st->in[2 + k], "i", b);
+        cxla_strbuf_puts(b, ";\n");
+    }
+    /* The interpreter's checks, in its order, with its words (the sender is replica 0, or
+     * replica 0 partition 0 when the module has partitions). */
+    char who[64];
+    exec_device_name(a->m->num_partitions > 1 ? a->m->num_partitions : 1, 0, who, sizeof who);
+    cxla_strbuf fmt;
+    cxla_strbuf_init(&fmt);
+    cxla_strbuf_puts(b, "            if (size != want) {\n");
+    cxla_strbuf_printf(&fmt,
+                       "%s sends %%" PRId64 " rows in update %%" PRId64 " but recv_sizes[%%" PRId64
+                       "] expects %%" PRId64,
+                       who);
+    const char *v1[4] = {"size", "i", "i", "want"};
+    put_xfail(a, b, "                ", in, fmt.data ? fmt.data : "", v1, 4);
+    cxla_strbuf_puts(b, "            }\n");
+    cxla_strbuf_printf(b,
+                       "            if (size < 0 || in_off < 0 || in_off > %" PRId64
+                       " - size || out_off < 0 || out_off > %" PRId64 " - size) {\n",
+                       x->dims[0], y->dims[0]);
+    cxla_strbuf_free(&fmt);
+    cxla_strbuf_init(&fmt);
+    cxla_strbuf_printf(&fmt,
+                       "update %%" PRId64 " from %s (rows %%" PRId64 "..%%" PRId64
+                       " of its input, %%" PRId64 " rows, to rows %%" PRId64 "..%%" PRId64
+                       " of the output, %%" PRId64 " rows) is out of range",
+                       who);
+    char d0[32], e0[32];
+    snprintf(d0, sizeof d0, "%" PRId64, x->dims[0]);
+    snprintf(e0, sizeof e0, "%" PRId64, y->dims[0]);
+    const char *v2[7] = {"i", "in_off", "in_off + size", d0, "out_off", "out_off + size", e0};
+    put_xfail(a, b, "                ", in, fmt.data ? fmt.data : "", v2, 7);
+    cxla_strbuf_free(&fmt);
+    cxla_strbuf_puts(b, "            }\n");
+    cxla_strbuf_puts(b, "            if (size > 0)\n                memcpy((char *)");
+    aot_put_leaf(a, c, st->out[0], b);
+    cxla_strbuf_printf(b, " + (size_t)(out_off * %" PRId64 ") * %zu, (const char *)", row, es);
+    aot_put_leaf(a, c, st->in[0], b);
+    cxla_strbuf_printf(b,
+                       " + (size_t)(in_off * %" PRId64 ") * %zu,\n"
+                       "                       (size_t)(size * %" PRId64 ") * %zu);\n        }\n",
+                       row, es, row, es);
+    return NULL;
+}
+
 cxla_status aot_ops_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
     switch (st->kind) {
     case S_PERMUTE: return emit_permute(a, c, st, b);
+    case S_RAGGED: return emit_ragged(a, c, st, b);
     case S_COPY:
         for (int64_t k = 0; k < st->out_count; k++) {
             size_t n = leaf_bytes(c, st->out[k]);
@@ -916,10 +1133,12 @@ void aot_ops_header(const aot *a, cxla_strbuf *h) {
         "    %s_ERROR_RECV = 12,            /* the recv callback returned nonzero */\n"
         "    %s_ERROR_DYNAMIC_SIZE = 13,    /* a dynamic size outside its bounds (an argument's,\n"
         "                                    * set-dimension-size's) */\n"
-        "    %s_ERROR_DYNAMIC_MISMATCH = 14 /* dynamic sizes an operation cannot take (two that\n"
-        "                                    * must agree differ; a result cannot hold them) */\n"
+        "    %s_ERROR_DYNAMIC_MISMATCH = 14, /* dynamic sizes an operation cannot take (two that\n"
+        "                                     * must agree differ; a result cannot hold them) */\n"
+        "    %s_ERROR_COLLECTIVE = 15        /* a collective's run-time check failed (the sizes\n"
+        "                                     * and offsets of a ragged-all-to-all) */\n"
         "};\n\n",
-        P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
+        P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
     cxla_strbuf_printf(
         h,
         "/* Custom calls, as cxla's runtime calls them (cxla/custom_call.h; XLA's CPU "
