@@ -1119,8 +1119,9 @@ static void test_aot_cases(void) {
     }
     fprintf(stderr,
             "aot: %d of %d cases in %d files (part %d of %d) compile ahead of time (run with %d "
-            "compilers), %d do not\n",
-            total_compiled, total_cases, files, cases_part + 1, cases_parts, ncc, total_skipped);
+            "compilers), %d do not; %d with a NAME_data.c (constants over 64 bytes)\n",
+            total_compiled, total_cases, files, cases_part + 1, cases_parts, ncc, total_skipped,
+            total_data_files);
     /* A floor, so that a regression that makes everything UNIMPLEMENTED fails (each part
      * holds about its share of the cases). */
     CHECK(total_compiled >= 100 / cases_parts || getenv("CXLA_AOT_CASES"));
