@@ -553,6 +553,14 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
         case CXLA_OP_OPTIMIZATION_BARRIER:
             memcpy(lv[i], ins, (size_t)count * sizeof(int64_t));
             continue;
+        case CXLA_OP_DOMAIN:
+            /* A sharding domain marker: its operand, as the interpreter's identity. */
+            if (nin != count) {
+                s = aot_no(in, "the operand does not match the result");
+                break;
+            }
+            memcpy(lv[i], ins, (size_t)count * sizeof(int64_t));
+            continue;
         case CXLA_OP_GET_TUPLE_ELEMENT: {
             int64_t index = 0, skip = 0;
             cxla_instr_int(in, CXLA_ATTR_INDEX, &index);

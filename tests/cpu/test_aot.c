@@ -1589,6 +1589,52 @@ static void test_aot_send_recv_async(void) {
     if (!test_failures) remove_tmpdir();
 }
 
+/* The markers that are their operands on one device (domain, add-dependency, opt-barrier,
+ * a Sharding custom call), bit for bit against the interpreter with gcc. They stay out of
+ * tests/hlo/cases: the JIT runs domain on the interpreter's handler, which
+ * test_cpu_handlers refuses in a case. */
+static void test_aot_markers(void) {
+    if (!have("gcc")) test_skip_all("no gcc");
+    const char *gcc[1] = {"gcc"};
+    make_tmpdir();
+    static const char *const module =
+        "HloModule markers\n"
+        "ENTRY e {\n"
+        "  p = f32[3] parameter(0)\n"
+        "  q = s8[2,2] parameter(1)\n"
+        "  d = f32[3] domain(p), domain={kind=\"sharding\", entry={maximal device=0}, "
+        "exit={replicated}}\n"
+        "  n = f32[3] negate(d)\n"
+        "  t = token[] after-all()\n"
+        "  a = s8[2,2] add-dependency(q, t)\n"
+        "  s = s8[2,2] custom-call(a), custom_call_target=\"Sharding\", sharding={replicated}\n"
+        "  b = (f32[3], s8[2,2]) tuple(n, s)\n"
+        "  o = (f32[3], s8[2,2]) opt-barrier(b)\n"
+        "  o0 = f32[3] get-tuple-element(o), index=0\n"
+        "  o1 = s8[2,2] get-tuple-element(o), index=1\n"
+        "  ROOT r = (f32[3], s8[2,2], f32[3]) tuple(o0, o1, d)\n"
+        "}\n";
+    cxla_literal *args[2] = {NULL, NULL};
+    CHECK_OK(cxla_literal_parse("f32[3] {1.5, -0, nan}", (size_t)-1, NULL, &args[0]));
+    CHECK_OK(cxla_literal_parse("s8[2,2] {{-128, 127}, {0, 5}}", (size_t)-1, NULL, &args[1]));
+    batch b;
+    memset(&b, 0, sizeof b);
+    b.index = 9100;
+    cxla_strbuf_init(&b.includes);
+    cxla_strbuf_init(&b.body);
+    cxla_strbuf_init(&b.sources);
+    cxla_module *m = parse(module);
+    int skipped = total_skipped, compiled = total_compiled;
+    CHECK_OK(batch_add(&b, m, args, 2, "markers"));
+    CHECK_MSG(total_skipped == skipped && b.count == 1, "the markers do not compile ahead of time");
+    batch_run(&b, "markers", gcc, 1);
+    CHECK(total_compiled - compiled == 1);
+    cxla_module_destroy(m);
+    cxla_literal_free(args[0]);
+    cxla_literal_free(args[1]);
+    if (!test_failures) remove_tmpdir();
+}
+
 /* ragged-all-to-all on one device fails as the interpreter fails, with its message: sizes
  * that recv_sizes does not expect, rows outside the input, rows outside the output. */
 static const char *const ragged_module =
@@ -2049,12 +2095,13 @@ TEST_MAIN(TEST(test_aot_models))
  * harness's filter (a part of a test's name). */
 int main(int argc, char **argv) {
     static const test_case all[] = {
-        TEST(test_aot_errors),  TEST(test_aot_library_ops),
-        TEST(test_aot_options), TEST(test_aot_send_recv_async),
-        TEST(test_aot_topk),    TEST(test_aot_write_and_cplusplus),
-        TEST(test_aot_symbols), TEST(test_aot_ragged_errors),
-        TEST(test_aot_i386),    TEST(test_aot_conformance), /* `test_aot conformance` */
-        TEST(test_aot_cases),                               /* last */
+        TEST(test_aot_errors),      TEST(test_aot_library_ops),
+        TEST(test_aot_options),     TEST(test_aot_send_recv_async),
+        TEST(test_aot_topk),        TEST(test_aot_write_and_cplusplus),
+        TEST(test_aot_symbols),     TEST(test_aot_ragged_errors),
+        TEST(test_aot_markers),     TEST(test_aot_i386),
+        TEST(test_aot_conformance), /* `test_aot conformance` */
+        TEST(test_aot_cases),       /* last */
     };
     int count = (int)(sizeof all / sizeof all[0]);
     if (argc > 1 && strcmp(argv[1], "others") == 0) return test_run_all(all, count - 2, 1, argv);
