@@ -1589,49 +1589,74 @@ static void test_aot_send_recv_async(void) {
     if (!test_failures) remove_tmpdir();
 }
 
-/* The markers that are their operands on one device (domain, add-dependency, opt-barrier,
- * a Sharding custom call), bit for bit against the interpreter with gcc. They stay out of
- * tests/hlo/cases: the JIT runs domain on the interpreter's handler, which
- * test_cpu_handlers refuses in a case. */
+/* Forms the JIT leaves to the interpreter's handler (so that they stay out of
+ * tests/hlo/cases, where test_cpu_handlers refuses them) but ahead-of-time code compiles,
+ * bit for bit against the interpreter with gcc: the markers that are their operands on one
+ * device (domain, with add-dependency, a Sharding target and opt-barrier), and a custom
+ * fusion of a batched bf16 dot with two results (its fused computation run as a call). */
 static void test_aot_markers(void) {
     if (!have("gcc")) test_skip_all("no gcc");
     const char *gcc[1] = {"gcc"};
     make_tmpdir();
-    static const char *const module =
-        "HloModule markers\n"
-        "ENTRY e {\n"
-        "  p = f32[3] parameter(0)\n"
-        "  q = s8[2,2] parameter(1)\n"
-        "  d = f32[3] domain(p), domain={kind=\"sharding\", entry={maximal device=0}, "
-        "exit={replicated}}\n"
-        "  n = f32[3] negate(d)\n"
-        "  t = token[] after-all()\n"
-        "  a = s8[2,2] add-dependency(q, t)\n"
-        "  s = s8[2,2] custom-call(a), custom_call_target=\"Sharding\", sharding={replicated}\n"
-        "  b = (f32[3], s8[2,2]) tuple(n, s)\n"
-        "  o = (f32[3], s8[2,2]) opt-barrier(b)\n"
-        "  o0 = f32[3] get-tuple-element(o), index=0\n"
-        "  o1 = s8[2,2] get-tuple-element(o), index=1\n"
-        "  ROOT r = (f32[3], s8[2,2], f32[3]) tuple(o0, o1, d)\n"
-        "}\n";
-    cxla_literal *args[2] = {NULL, NULL};
-    CHECK_OK(cxla_literal_parse("f32[3] {1.5, -0, nan}", (size_t)-1, NULL, &args[0]));
-    CHECK_OK(cxla_literal_parse("s8[2,2] {{-128, 127}, {0, 5}}", (size_t)-1, NULL, &args[1]));
+    static const struct {
+        const char *module, *args[2];
+    } cases[] = {
+        {"HloModule markers\n"
+         "ENTRY e {\n"
+         "  p = f32[3] parameter(0)\n"
+         "  q = s8[2,2] parameter(1)\n"
+         "  d = f32[3] domain(p), domain={kind=\"sharding\", entry={maximal device=0}, "
+         "exit={replicated}}\n"
+         "  n = f32[3] negate(d)\n"
+         "  t = token[] after-all()\n"
+         "  a = s8[2,2] add-dependency(q, t)\n"
+         "  s = s8[2,2] custom-call(a), custom_call_target=\"Sharding\", sharding={replicated}\n"
+         "  b = (f32[3], s8[2,2]) tuple(n, s)\n"
+         "  o = (f32[3], s8[2,2]) opt-barrier(b)\n"
+         "  o0 = f32[3] get-tuple-element(o), index=0\n"
+         "  o1 = s8[2,2] get-tuple-element(o), index=1\n"
+         "  ROOT r = (f32[3], s8[2,2], f32[3]) tuple(o0, o1, d)\n"
+         "}\n",
+         {"f32[3] {1.5, -0, nan}", "s8[2,2] {{-128, 127}, {0, 5}}"}},
+        /* 514.5 and -1015.125 round once to bf16 (516, -1016); the reduce adds in bf16. */
+        {"HloModule fused_dot_tuple\n"
+         "add {\n  x = bf16[] parameter(0)\n  y = bf16[] parameter(1)\n"
+         "  ROOT s = bf16[] add(x, y)\n}\n"
+         "fused {\n  a = bf16[2,2,3] parameter(0)\n  b = bf16[2,3,2] parameter(1)\n"
+         "  d = bf16[2,2,2] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+         "lhs_contracting_dims={2}, rhs_contracting_dims={1}\n"
+         "  z = bf16[] constant(0)\n"
+         "  r = bf16[2] reduce(d, z), dimensions={1,2}, to_apply=add\n"
+         "  ROOT t = (bf16[2,2,2], bf16[2]) tuple(d, r)\n}\n"
+         "ENTRY main {\n  a = bf16[2,2,3] parameter(0)\n  b = bf16[2,3,2] parameter(1)\n"
+         "  ROOT f = (bf16[2,2,2], bf16[2]) fusion(a, b), kind=kCustom, calls=fused\n}\n",
+         {"bf16[2,2,3] {{{1, 2, 3}, {4, 5, 6}}, {{0.5, -1, 2}, {3, 0.125, -4}}}",
+          "bf16[2,3,2] {{{1, 0}, {0, 1}, {1, 1}}, {{2, 3}, {1, -1}, {0.5, 256}}}"}},
+    };
     batch b;
     memset(&b, 0, sizeof b);
     b.index = 9100;
     cxla_strbuf_init(&b.includes);
     cxla_strbuf_init(&b.body);
     cxla_strbuf_init(&b.sources);
-    cxla_module *m = parse(module);
-    int skipped = total_skipped, compiled = total_compiled;
-    CHECK_OK(batch_add(&b, m, args, 2, "markers"));
-    CHECK_MSG(total_skipped == skipped && b.count == 1, "the markers do not compile ahead of time");
+    int count = (int)(sizeof cases / sizeof cases[0]), skipped = total_skipped;
+    int compiled = total_compiled;
+    for (int i = 0; i < count; i++) {
+        cxla_literal *args[2] = {NULL, NULL};
+        for (int k = 0; k < 2; k++)
+            CHECK_OK(cxla_literal_parse(cases[i].args[k], (size_t)-1, NULL, &args[k]));
+        cxla_module *m = parse(cases[i].module);
+        char where[64];
+        snprintf(where, sizeof where, "markers case %d", i);
+        CHECK_OK(batch_add(&b, m, args, 2, where));
+        cxla_module_destroy(m);
+        cxla_literal_free(args[0]);
+        cxla_literal_free(args[1]);
+    }
+    CHECK_MSG(total_skipped == skipped && b.count == count,
+              "a case does not compile ahead of time");
     batch_run(&b, "markers", gcc, 1);
-    CHECK(total_compiled - compiled == 1);
-    cxla_module_destroy(m);
-    cxla_literal_free(args[0]);
-    cxla_literal_free(args[1]);
+    CHECK(total_compiled - compiled == count);
     if (!test_failures) remove_tmpdir();
 }
 
