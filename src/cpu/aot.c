@@ -553,6 +553,14 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
         case CXLA_OP_OPTIMIZATION_BARRIER:
             memcpy(lv[i], ins, (size_t)count * sizeof(int64_t));
             continue;
+        case CXLA_OP_DOMAIN:
+            /* A sharding domain marker: its operand, as the interpreter's identity. */
+            if (nin != count) {
+                s = aot_no(in, "the operand does not match the result");
+                break;
+            }
+            memcpy(lv[i], ins, (size_t)count * sizeof(int64_t));
+            continue;
         case CXLA_OP_GET_TUPLE_ELEMENT: {
             int64_t index = 0, skip = 0;
             cxla_instr_int(in, CXLA_ATTR_INDEX, &index);
@@ -672,6 +680,20 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
         case CXLA_OP_COPY_DONE:
             memcpy(lv[i], lv[POS(in->operands[0])], (size_t)count * sizeof(int64_t));
             continue;
+        case CXLA_OP_FUSION:
+            /* A fusion the emitter cannot write as one kernel (a dot inside, as in XLA's
+             * optimized dumps, whose custom fusions the JIT hands to oneDNN) runs its fused
+             * computation as a call: each instruction its own step, as the interpreter
+             * evaluates it. */
+            if (bk == AB_STATIC && !cpu_can_emit(in) && cxla_instr_called(in, CXLA_ATTR_CALLS)) {
+                acomp *callee = NULL;
+                s = build(a, cxla_instr_called(in, CXLA_ATTR_CALLS), ROLE_PLAIN, &callee);
+                if (!s) s = check_callee(in, callee, nin, count);
+                if (!s) s = aot_add_step(c, S_CALL, in, ins, nin, shapes, count, &outs);
+                break;
+            }
+            s = kernel_step(a, c, in, ins, nin, shapes, count, bk, &outs);
+            break;
         default: s = kernel_step(a, c, in, ins, nin, shapes, count, bk, &outs); break;
         }
         if (!s && outs) memcpy(lv[i], outs, (size_t)count * sizeof(int64_t));
@@ -700,6 +722,7 @@ static cxla_status build_instrs(aot *a, acomp *c, const cxla_computation *comp, 
  * - a dynamic-update-slice writes its update into its operand's buffer (no copy of the rest),
  * - a scatter's results take its operands' buffers (cpu_kernel_info.in_place),
  * - a while loop's state takes its initial values' buffers,
+ * - collective-permute's in-place form updates its output buffers that die there,
  * - in a function whose out[k] is in[p] (a while body, the donated entry), the result k is
  *   the parameter p itself (passed through: nothing to do), or is computed straight into it
  *   when p is dead before its first write, or is copied there at the end. */
@@ -829,6 +852,16 @@ static cxla_status share_buffers(aot *a, acomp *c) {
             if (dies_at(c, st->in[k], s) && !class_among(c, st->in[k], st->in, st->in_count, k) &&
                 aot_leaf_size(&c->leaves[st->in[k]]) == aot_leaf_size(&c->leaves[st->out[k]]))
                 leaf_merge(c, st->out[k], st->in[k]);
+        /* The in-place permute and ragged-all-to-all update an output buffer that dies (their
+         * outputs follow their out_count inputs). */
+        if (st->kind == S_PERMUTE || st->kind == S_RAGGED)
+            for (int64_t k = 0; k < st->out_count && st->out_count + k < st->in_count; k++) {
+                int64_t o = st->in[st->out_count + k];
+                if (dies_at(c, o, s) &&
+                    !class_among(c, o, st->in, st->in_count, st->out_count + k) &&
+                    aot_leaf_size(&c->leaves[o]) == aot_leaf_size(&c->leaves[st->out[k]]))
+                    leaf_merge(c, st->out[k], o);
+            }
         if (st->kind == S_WHILE)
             for (int64_t k = 0; k < st->out_count && k < st->in_count; k++)
                 if (aot_leaf_size(&c->leaves[st->out[k]]) > 0 && dies_at(c, st->in[k], s) &&

@@ -187,7 +187,9 @@ cxla_status aot_emit_function(aot *a, const cxla_computation *comp, acomp *c) {
         case S_BLAS:
         case S_SEND:
         case S_RECV:
-        case S_RECV_DONE: {
+        case S_RECV_DONE:
+        case S_PERMUTE:
+        case S_RAGGED: {
             cxla_status e = aot_ops_emit(a, c, st, b);
             if (e) return e;
             break;
@@ -278,10 +280,13 @@ cxla_status aot_emit_function(aot *a, const cxla_computation *comp, acomp *c) {
                 aot_dyn_put_zlist(c, st->in, st->in_count, false, "zi", "        ", b);
                 aot_dyn_put_zlist(c, st->out, st->out_count, true, "zo", "        ", b);
             }
-            /* call's to_apply, or the computation an async-start wraps (aot_ops.c) */
+            /* call's to_apply, or the computation an async-start wraps (aot_ops.c) or a
+             * fusion with no kernel of its own fuses (aot.c) */
             put_call(a, b,
-                     cxla_instr_called(in, in->opcode == CXLA_OP_ASYNC_START ? CXLA_ATTR_CALLS
-                                                                             : CXLA_ATTR_TO_APPLY),
+                     cxla_instr_called(in, in->opcode == CXLA_OP_ASYNC_START ||
+                                                   in->opcode == CXLA_OP_FUSION
+                                               ? CXLA_ATTR_CALLS
+                                               : CXLA_ATTR_TO_APPLY),
                      "a", "r", "        ", "zi", "zo");
             break;
         case S_COND: {

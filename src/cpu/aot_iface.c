@@ -500,10 +500,12 @@ cxla_status aot_write_interface(aot *a, const cxla_module *module, const cpu_aot
             "bounds\";\n"
             "    case %s_ERROR_DYNAMIC_MISMATCH: return \"%s_run: dynamic sizes that an "
             "operation cannot take\";\n"
+            "    case %s_ERROR_COLLECTIVE: return \"%s_run: a collective's sizes or offsets are "
+            "wrong\";\n"
             "    default: return \"%s_run: unknown error code\";\n"
             "    }\n}\n\n",
             P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P,
-            P, P, P, P);
+            P, P, P, P, P, P);
         int64_t na1 = na ? na : 1, nr1 = nr ? nr : 1;
         /* Dynamic shapes: the body is NAME_run_sized's, which NAME_run_with and
          * NAME_run_dynamic call (aot_dyn_interface). */

@@ -51,9 +51,13 @@ typedef enum step_kind {
     S_SEND, /* send / recv / recv-done through the caller's callbacks */
     S_RECV,
     S_RECV_DONE,
-    S_RNG,   /* rng, rng-get-and-update-state over the run's state (aot_rng.c) */
-    S_SIZE,  /* get-dimension-size, set-dimension-size over the run-time sizes (aot_dyn.c) */
-    S_DMOVE, /* a move or a float sum by the run-time sizes (aot_dmove.c) */
+    S_RNG,     /* rng, rng-get-and-update-state over the run's state (aot_rng.c) */
+    S_SIZE,    /* get-dimension-size, set-dimension-size over the run-time sizes (aot_dyn.c) */
+    S_DMOVE,   /* a move or a float sum by the run-time sizes (aot_dmove.c) */
+    S_PERMUTE, /* collective-permute's in-place form on one device: the output buffers with
+                * the windows of the pairs {0,0} from the input (aot_ops.c) */
+    S_RAGGED,  /* ragged-all-to-all on one device: the output with the input's runs of rows
+                * (aot_ops.c) */
 } step_kind;
 
 /* How a kernel step meets bounded dynamic shapes (aot_dyn.c, as the JIT's cpu_bounds_kind):
@@ -153,6 +157,8 @@ typedef struct aot {
                             * takes (both leaves row-major at the interface) */
     int64_t alias_count;
     bool dus_helper;            /* the in-place dynamic-update-slice helper was written */
+    bool window_helper;         /* aot_ops.c's window copy (collective-permute in place) */
+    bool xfail_helper;          /* aot_ops.c's failure with numbers (ragged-all-to-all) */
     bool dmove_used, dsum_used; /* aot_dmove.c's helpers are needed */
     int64_t *kernel_in_place;   /* by instruction id: cpu_kernel_info.in_place */
     int64_t fn_count;

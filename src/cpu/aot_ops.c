@@ -9,9 +9,11 @@
  * whatever the reducer, which a group of one never calls; so no combine function of
  * emit_combine.c is needed here, those being for groups of several devices); a
  * collective-permute is a copy when device 0 sends to itself and zeros when nobody sends
- * to it; anything that needs another device is a compile-time error naming the
- * instruction, as the interpreter's run on one device is a run-time error. replica-id and
- * partition-id are 0.
+ * to it (its in-place form: the output with the windows of the pairs {0,0}); a
+ * ragged-all-to-all in a group of one moves its own rows (NAME_ERROR_COLLECTIVE for the
+ * interpreter's run-time checks); anything that needs
+ * another device is a compile-time error naming the instruction, as the interpreter's run on one
+ * device is a run-time error. replica-id and partition-id are 0.
  *
  * Custom calls follow the runtime's convention (include/cxla/custom_call.h): one pointer
  * per operand leaf (tokens: NULL), the result buffer (or, for a tuple result, an array of
@@ -27,8 +29,10 @@
 
 #include "cpu/aot_internal.h"
 #include "cpu/emit.h"
+#include "cpu/emit_internal.h"
 #include "exec/custom_call.h"
 #include "exec/dynamic.h"
+#include "exec/exec.h"
 #include "interp/interp_reduce.h"
 
 #define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
@@ -51,6 +55,7 @@ bool aot_ops_takes(const cxla_instr *in) {
     case CXLA_OP_ALL_TO_ALL:
     case CXLA_OP_COLLECTIVE_BROADCAST:
     case CXLA_OP_COLLECTIVE_PERMUTE:
+    case CXLA_OP_RAGGED_ALL_TO_ALL:
     case CXLA_OP_ALL_GATHER_START:
     case CXLA_OP_ALL_GATHER_DONE:
     case CXLA_OP_COLLECTIVE_PERMUTE_START:
@@ -118,11 +123,151 @@ static bool same_leaves(const cxla_shape *const *shapes, int64_t count, aot *a, 
     return true;
 }
 
+/* ---- collective-permute's combined in-place form ----------------------------------------
+ *
+ * collective-permute(input, output, input_start_indices, output_start_indices),
+ * slice_sizes={{...},...} (docs/semantics.md; the interpreter's permute_in_place): input and
+ * output are arrays or tuples of nb arrays (the buffers), each buffer has k slices, and pair
+ * i of source_target_pairs uses slice j, the number of earlier pairs with its source. On one
+ * device the result is the output buffers in which, for each pair {0,0} in order, the
+ * window of slice j's sizes at the output start indices j takes the window at the input
+ * start indices j of the input (both clamped as dynamic-slice clamps them); pairs {0,t}
+ * send to devices that are not there (dropped, as the interpreter drops them on one
+ * device) and a pair {s,0} from another device is a compile-time error. The step reads
+ * (input leaves, output leaves, input starts, output starts: buffer, slice, dimension)
+ * and writes nb leaves; share_buffers (aot.c) lets the result take over an output buffer
+ * that dies there, the update then written where it lies, as XLA means the form. */
+
+/* Whether |in| is the in-place form, as the interpreter tells it: four operands, the third
+ * (the input start indices) a tuple. */
+static bool permute_in_place(const cxla_instr *in) {
+    return (in->opcode == CXLA_OP_COLLECTIVE_PERMUTE ||
+            in->opcode == CXLA_OP_COLLECTIVE_PERMUTE_START) &&
+           in->operand_count == 4 && in->operands[2]->shape.type == CXLA_TUPLE;
+}
+
+/* The form's layout: nb buffers of ranks[b] (shapes shp[b]: the input's, then at nb + b
+ * the output's), k slices each, the sizes of slice j of buffer b at sizes[b * k + j]. */
+typedef struct permute_form {
+    int64_t nb, k, starts; /* starts: the leaves of one start-indices operand */
+    int64_t ranks[64];
+    const cxla_shape *shp[128];
+    const int64_t *const *sizes;
+    const cxla_attr *pairs;
+} permute_form;
+
+static void buffer_shapes(const cxla_shape *s, const cxla_shape **out, int64_t nb) {
+    for (int64_t b = 0; b < nb; b++) out[b] = s->type == CXLA_TUPLE ? &s->elements[b] : s;
+}
+
+/* The form of |in| (permute_in_place), checked as the interpreter checks it when it runs
+ * (the verifier has checked the shapes): UNIMPLEMENTED naming it otherwise. */
+static cxla_status permute_form_of(const cxla_instr *in, permute_form *f) {
+    memset(f, 0, sizeof *f);
+    const cxla_shape *x = &in->operands[0]->shape, *y = &in->operands[1]->shape;
+    f->pairs = cxla_instr_attr(in, CXLA_ATTR_SOURCE_TARGET_PAIRS);
+    const cxla_attr *sz = cxla_instr_attr(in, CXLA_ATTR_SLICE_SIZES);
+    f->nb = x->type == CXLA_TUPLE ? x->tuple_count : 1;
+    if (f->nb < 1 || f->nb > 64 || (y->type == CXLA_TUPLE ? y->tuple_count : 1) != f->nb)
+        return aot_no(in, "the in-place form takes 1 to 64 buffers, as many in the input as in "
+                          "the output");
+    if (!f->pairs || f->pairs->kind != CXLA_ATTR_KIND_INT_LISTS || !sz ||
+        sz->kind != CXLA_ATTR_KIND_INT_LISTS || sz->v.int_lists.count == 0 ||
+        sz->v.int_lists.count % f->nb != 0)
+        return aot_no(in, "the in-place form needs source_target_pairs={{s,t},...} and "
+                          "slice_sizes={{...},...} with as many lists per buffer");
+    f->k = sz->v.int_lists.count / f->nb;
+    f->sizes = (const int64_t *const *)sz->v.int_lists.lists;
+    buffer_shapes(x, f->shp, f->nb);
+    buffer_shapes(y, f->shp + f->nb, f->nb);
+    for (int64_t b = 0; b < f->nb; b++) {
+        const cxla_shape *xs = f->shp[b], *ys = f->shp[f->nb + b];
+        if (!cxla_type_is_array(xs->type) || xs->type != ys->type || xs->rank != ys->rank)
+            return aot_no(in, "input and output buffers must be arrays of one element type and "
+                              "rank");
+        f->ranks[b] = xs->rank;
+        f->starts += f->k * xs->rank;
+        for (int64_t j = 0; j < f->k; j++) {
+            int64_t e = b * f->k + j;
+            if (sz->v.int_lists.lengths[e] != xs->rank)
+                return aot_no(in, "a slice_sizes entry without one size per dimension");
+            for (int64_t d = 0; d < xs->rank; d++)
+                if (f->sizes[e][d] < 0 || f->sizes[e][d] > xs->dims[d] ||
+                    f->sizes[e][d] > ys->dims[d])
+                    return aot_no(in, "a slice_sizes entry outside its buffers");
+        }
+    }
+    int64_t sent = 0; /* the pairs with source 0 so far */
+    for (int64_t i = 0; i < f->pairs->v.int_lists.count; i++) {
+        const int64_t *p = f->pairs->v.int_lists.lists[i];
+        if (f->pairs->v.int_lists.lengths[i] != 2 || p[0] < 0 || p[1] < 0)
+            return aot_no(in, "a source_target_pairs entry that is not {source,target} of "
+                              "device ids");
+        if (p[1] == 0 && p[0] != 0) {
+            char why[160];
+            snprintf(why, sizeof why,
+                     "device 0 receives from device %" PRId64
+                     ": collectives across devices need the runtime (cxla run --replicas)",
+                     p[0]);
+            return aot_no(in, why);
+        }
+        if (p[0] == 0 && p[1] == 0 && sent >= f->k) {
+            char why[160];
+            snprintf(why, sizeof why,
+                     "device 0 sends more than the %" PRId64 " slice(s) of the start indices",
+                     f->k);
+            return aot_no(in, why);
+        }
+        if (p[0] == 0) sent++;
+    }
+    return NULL;
+}
+
+/* The step of the in-place form (collective-permute, or the -start's output element). */
+static cxla_status permute_in_place_step(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins,
+                                         int64_t nin, const cxla_shape *const *shapes,
+                                         int64_t count, int64_t *lv) {
+    (void)a;
+    permute_form f;
+    CXLA_RETURN_IF_ERROR(permute_form_of(in, &f));
+    if (nin != 2 * f.nb + 2 * f.starts || count != f.nb)
+        return aot_no(in, "start indices that are not one integer scalar per dimension of each "
+                          "slice, or a result that is not the output buffers");
+    for (int64_t k = 0; k < 2 * f.starts; k++) {
+        const cxla_shape *t = c->leaves[ins[2 * f.nb + k]].shape;
+        if (!t || t->rank != 0 || !cxla_type_is_integer(t->type))
+            return aot_no(in, "the start indices must be integer scalars");
+    }
+    if (!same_leaves(shapes, count, a, c, ins + f.nb, f.nb))
+        return aot_no(in, "the result's shapes differ from the output buffers'");
+    int64_t *outs = NULL;
+    CXLA_RETURN_IF_ERROR(aot_add_step(c, S_PERMUTE, in, ins, nin, shapes, count, &outs));
+    memcpy(lv, outs, (size_t)count * sizeof(int64_t));
+    return NULL;
+}
+
+/* ---- ragged-all-to-all on one device ------------------------------------------------------
+ *
+ * ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes)
+ * (docs/semantics.md; the interpreter's op_ragged_all_to_all): in a group of one, update i
+ * copies rows [input_offsets[i], + send_sizes[i]) of the input to rows from
+ * output_offsets[i] of the output, in order, after the interpreter's checks (recv_sizes[i]
+ * must be send_sizes[i]; the rows must lie in both arrays), which fail the run with
+ * NAME_ERROR_COLLECTIVE and the interpreter's message. The step reads the six operands and
+ * writes the result; share_buffers lets it take over the output's buffer where that dies. */
+
+static cxla_status ragged_step(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins,
+                               int64_t nin, const cxla_shape *const *shapes, int64_t count,
+                               int64_t *lv);
+
 static cxla_status collective(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins,
                               int64_t nin, const cxla_shape *const *shapes, int64_t count,
                               int64_t *lv) {
     int64_t n = 0;
     int64_t *outs = NULL;
+    if (permute_in_place(in)) return permute_in_place_step(a, c, in, ins, nin, shapes, count, lv);
+    if (in->opcode == CXLA_OP_RAGGED_ALL_TO_ALL)
+        return ragged_step(a, c, in, ins, nin, shapes, count, lv);
     if (in->opcode == CXLA_OP_COLLECTIVE_PERMUTE ||
         in->opcode == CXLA_OP_COLLECTIVE_PERMUTE_START) {
         const cxla_attr *p = cxla_instr_attr(in, CXLA_ATTR_SOURCE_TARGET_PAIRS);
@@ -167,22 +312,67 @@ static cxla_status collective(aot *a, acomp *c, const cxla_instr *in, const int6
     return NULL;
 }
 
+static cxla_status ragged_step(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins,
+                               int64_t nin, const cxla_shape *const *shapes, int64_t count,
+                               int64_t *lv) {
+    int64_t n = 0;
+    CXLA_RETURN_IF_ERROR(group_size(a->m, in, &n));
+    if (n != 1) {
+        char why[200];
+        snprintf(why, sizeof why,
+                 "its group holds %" PRId64
+                 " devices; ahead-of-time code runs on one device, and collectives across "
+                 "devices need the runtime (cxla run --replicas)",
+                 n);
+        return aot_no(in, why);
+    }
+    if (in->operand_count != 6 || nin != 6 || count != 1)
+        return aot_no(in, "takes 6 arrays (input, output, input_offsets, send_sizes, "
+                          "output_offsets, recv_sizes)");
+    const cxla_shape *x = &in->operands[0]->shape, *y = &in->operands[1]->shape;
+    if (!cxla_type_is_array(x->type) || x->rank < 1 || x->type != y->type || x->rank != y->rank)
+        return aot_no(in, "input and output must be arrays of one element type and rank >= 1");
+    for (int64_t d = 1; d < x->rank; d++)
+        if (x->dims[d] != y->dims[d])
+            return aot_no(in, "input and output differ in a dimension other than 0");
+    int64_t meta = -1;
+    for (int64_t k = 2; k < 6; k++) {
+        const cxla_shape *t = &in->operands[k]->shape;
+        int64_t e = 1;
+        for (int64_t d = 0; d < t->rank; d++) e *= t->dims[d];
+        if (!cxla_type_is_integer(t->type) || (meta >= 0 && e != meta))
+            return aot_no(in, "the offsets and sizes must be integer arrays of one size");
+        meta = e;
+    }
+    if (meta <= 0)
+        return aot_no(in, "the offsets and sizes hold no values (the interpreter's error)");
+    if (!same_leaves(shapes, count, a, c, ins + 1, 1))
+        return aot_no(in, "the result's shape differs from the output's");
+    int64_t *outs = NULL;
+    CXLA_RETURN_IF_ERROR(aot_add_step(c, S_RAGGED, in, ins, nin, shapes, count, &outs));
+    lv[0] = outs[0];
+    return NULL;
+}
+
 /* all-gather-start, collective-permute-start: (operands, result, contexts...): the
  * operands' leaves as they are, the collective's result as above (the work is done at
  * once, as the interpreter does it in -start), zeros for the contexts. */
 static cxla_status start_op(aot *a, acomp *c, const cxla_instr *in, const int64_t *ins, int64_t nin,
                             const cxla_shape *const *shapes, int64_t count, int64_t *lv) {
     const cxla_shape *d = &in->shape;
-    if (d->type != CXLA_TUPLE || d->tuple_count < 2 || aot_leaf_count(&d->elements[0]) != nin)
+    /* The in-place form's first element is its input (the first operand) alone. */
+    int64_t n0 = permute_in_place(in) ? aot_leaf_count(&in->operands[0]->shape) : nin;
+    if (d->type != CXLA_TUPLE || d->tuple_count < 2 || aot_leaf_count(&d->elements[0]) != n0 ||
+        n0 > nin)
         return aot_no(in, "the result must be an (operands, result, contexts...) tuple");
     int64_t n1 = aot_leaf_count(&d->elements[1]);
-    memcpy(lv, ins, (size_t)nin * sizeof(int64_t));
-    CXLA_RETURN_IF_ERROR(collective(a, c, in, ins, nin, shapes + nin, n1, lv + nin));
-    if (count == nin + n1) return NULL;
+    memcpy(lv, ins, (size_t)n0 * sizeof(int64_t));
+    CXLA_RETURN_IF_ERROR(collective(a, c, in, ins, nin, shapes + n0, n1, lv + n0));
+    if (count == n0 + n1) return NULL;
     int64_t *outs = NULL;
     CXLA_RETURN_IF_ERROR(
-        aot_add_step(c, S_ZERO, in, NULL, 0, shapes + nin + n1, count - nin - n1, &outs));
-    memcpy(lv + nin + n1, outs, (size_t)(count - nin - n1) * sizeof(int64_t));
+        aot_add_step(c, S_ZERO, in, NULL, 0, shapes + n0 + n1, count - n0 - n1, &outs));
+    memcpy(lv + n0 + n1, outs, (size_t)(count - n0 - n1) * sizeof(int64_t));
     return NULL;
 }
 
@@ -604,8 +794,286 @@ static void emit_send_recv(aot *a, const acomp *c, const astep *st, cxla_strbuf 
     }
 }
 
+/* The window copy helper of emit_permute, written once into the kernels. */
+static void put_window_helper(aot *a) {
+    if (a->window_helper) return;
+    a->window_helper = true;
+    cxla_strbuf_printf(
+        &a->kernels,
+        "/* collective-permute in place: the window of |size| at |ss| of |src| (row-major,\n"
+        " * dims sd) to |ds| of |dst| (dims dd), one row at a time; the starts clamped as\n"
+        " * dynamic-slice clamps them. */\n"
+        "static void %s_window(char *dst, const int64_t *dd, const int64_t *ds, const char "
+        "*src,\n"
+        "                      const int64_t *sd, const int64_t *ss, const int64_t *size, "
+        "int rank,\n"
+        "                      size_t elem) {\n"
+        "    int64_t d0[%d], s0[%d], idx[%d], total = 1;\n"
+        "    for (int d = 0; d < rank; d++) {\n"
+        "        int64_t hd = dd[d] - size[d], hs = sd[d] - size[d];\n"
+        "        d0[d] = ds[d] < 0 ? 0 : ds[d] > hd ? hd : ds[d];\n"
+        "        s0[d] = ss[d] < 0 ? 0 : ss[d] > hs ? hs : ss[d];\n"
+        "        idx[d] = 0;\n"
+        "        total *= size[d];\n"
+        "    }\n"
+        "    if (total == 0) return;\n"
+        "    int64_t row = rank ? size[rank - 1] : 1, rows = total / row;\n"
+        "    for (int64_t k = 0; k < rows; k++) {\n"
+        "        int64_t so = 0, doff = 0;\n"
+        "        for (int d = 0; d < rank; d++) {\n"
+        "            so = so * sd[d] + s0[d] + idx[d];\n"
+        "            doff = doff * dd[d] + d0[d] + idx[d];\n"
+        "        }\n"
+        "        memcpy(dst + (size_t)doff * elem, src + (size_t)so * elem, (size_t)row * "
+        "elem);\n"
+        "        for (int d = rank - 2; d >= 0; d--) { /* the window's next row */\n"
+        "            if (++idx[d] < size[d]) break;\n"
+        "            idx[d] = 0;\n"
+        "        }\n"
+        "    }\n"
+        "}\n\n",
+        a->P, CXLA_MAX_RANK, CXLA_MAX_RANK, CXLA_MAX_RANK);
+}
+
+/* An S_PERMUTE step: each output buffer copied into the result's (none when share_buffers
+ * gave the result its buffer), then, for each pair {0,0} in order, slice j's window of
+ * each buffer from the input at its start indices, clamped, into the result at its own. */
+static cxla_status emit_permute(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    permute_form f;
+    CXLA_RETURN_IF_ERROR(permute_form_of(in, &f));
+    if (st->in_count != 2 * f.nb + 2 * f.starts || st->out_count != f.nb)
+        return cxla_error(CXLA_STATUS_INTERNAL, "cxla compile: %s: bad in-place permute step",
+                          in->name);
+    int64_t nb = f.nb;
+    for (int64_t k = 0; k < nb; k++) {
+        size_t n = leaf_bytes(c, st->out[k]);
+        if (n == 0) continue;
+        if (c->leaves[st->out[k]].parent == c->leaves[st->in[nb + k]].parent) {
+            cxla_strbuf_printf(b, "        /* output %" PRId64 " updated in its buffer */\n", k);
+            continue;
+        }
+        cxla_strbuf_puts(b, "        memcpy(");
+        aot_put_leaf(a, c, st->out[k], b);
+        cxla_strbuf_puts(b, ", ");
+        aot_put_leaf(a, c, st->in[nb + k], b);
+        cxla_strbuf_printf(b, ", %zu);\n", n);
+    }
+    int64_t *const *pairs = f.pairs->v.int_lists.lists;
+    for (int64_t i = 0; i < f.pairs->v.int_lists.count; i++) {
+        const int64_t *p = pairs[i];
+        int64_t j = 0;
+        for (int64_t e = 0; e < i; e++) j += pairs[e][0] == p[0];
+        if (p[0] != 0 || p[1] != 0) continue; /* a send elsewhere: dropped on one device */
+        for (int64_t bf = 0, at = 0; bf < nb; at += f.k * f.ranks[bf], bf++) {
+            int64_t r = f.ranks[bf], r1 = r ? r : 1;
+            const int64_t *size = f.sizes[bf * f.k + j];
+            const cxla_shape *xs = f.shp[bf], *ys = f.shp[nb + bf];
+            put_window_helper(a);
+            cxla_strbuf_printf(b,
+                               "        { /* pair %" PRId64 " {0,0}: slice %" PRId64
+                               " of buffer %" PRId64 " */\n",
+                               i, j, bf);
+            const char *names[3] = {"sd", "dd", "sz"};
+            for (int w = 0; w < 3; w++) {
+                cxla_strbuf_printf(b, "            static const int64_t %s[%" PRId64 "] = {",
+                                   names[w], r1);
+                for (int64_t d = 0; d < r1; d++)
+                    cxla_strbuf_printf(b, "%s%" PRId64, d ? ", " : "",
+                                       !r       ? 0
+                                       : w == 0 ? xs->dims[d]
+                                       : w == 1 ? ys->dims[d]
+                                                : size[d]);
+                cxla_strbuf_puts(b, "};\n");
+            }
+            cxla_strbuf_printf(
+                b, "            int64_t ss[%" PRId64 "] = {0}, ds[%" PRId64 "] = {0};\n", r1, r1);
+            for (int side = 0; side < 2; side++)
+                for (int64_t d = 0; d < r; d++) {
+                    int64_t l = st->in[2 * nb + side * f.starts + at + j * r + d];
+                    cxla_type t = c->leaves[l].shape->type;
+                    cxla_strbuf_printf(b, "            %s[%" PRId64 "] = ", side ? "ds" : "ss", d);
+                    if (t == CXLA_U64) { /* above INT64_MAX: saturated, then clamped */
+                        cxla_strbuf_puts(b, "*(const uint64_t *)");
+                        aot_put_leaf(a, c, l, b);
+                        cxla_strbuf_puts(b, " > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t) * "
+                                            "(const uint64_t *)");
+                        aot_put_leaf(a, c, l, b);
+                    } else {
+                        cxla_strbuf_printf(b, "(int64_t) * (const %s *)", cpu_emit_stype(t));
+                        aot_put_leaf(a, c, l, b);
+                    }
+                    cxla_strbuf_puts(b, ";\n");
+                }
+            cxla_strbuf_printf(b, "            %s_window((char *)", a->P);
+            aot_put_leaf(a, c, st->out[bf], b);
+            cxla_strbuf_puts(b, ", dd, ds, (const char *)");
+            aot_put_leaf(a, c, st->in[bf], b);
+            cxla_strbuf_printf(b, ", sd, ss, sz, %d, %zu);\n        }\n", (int)r,
+                               cxla_type_storage(xs->type));
+        }
+    }
+    return NULL;
+}
+
+/* P_xfail: a failure whose message is |fmt| with each % replaced by the next of |v| (%%
+ * is a %), written without the C library's printf (as aot_dyn.c's P_dfail). */
+static void put_xfail_helper(aot *a) {
+    if (a->xfail_helper) return;
+    a->xfail_helper = true;
+    const char *P = a->P;
+    cxla_strbuf_printf(
+        &a->kernels,
+        "/* A failure whose message is |fmt| with each %% replaced by the next of |v| (%%%% is\n"
+        " * a %%). */\n"
+        "static int %s_xfail(const %s_options *opt, int code, const char *fmt, const int64_t "
+        "*v) {\n"
+        "    if (!opt || !opt->error || opt->error_size == 0) return code;\n"
+        "    size_t n = 0, cap = opt->error_size - 1;\n"
+        "    for (const char *p = fmt; *p && n < cap; p++) {\n"
+        "        if (*p != '%%' || p[1] == '%%') {\n"
+        "            opt->error[n++] = *p;\n"
+        "            if (*p == '%%') p++;\n"
+        "            continue;\n"
+        "        }\n"
+        "        char digits[24];\n"
+        "        int k = 0;\n"
+        "        int64_t x = *v++;\n"
+        "        uint64_t u = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;\n"
+        "        do {\n"
+        "            digits[k++] = (char)('0' + (int)(u %% 10));\n"
+        "            u /= 10;\n"
+        "        } while (u);\n"
+        "        if (x < 0) digits[k++] = '-';\n"
+        "        while (k > 0 && n < cap) opt->error[n++] = digits[--k];\n"
+        "    }\n"
+        "    opt->error[n] = 0;\n"
+        "    return code;\n"
+        "}\n\n",
+        P, P);
+}
+
+/* `return P_xfail(...)` with the interpreter's message for |in| (exec_error's prefix
+ * naming it), |fmt| a printf format whose conversions are all int64_t, over the C
+ * expressions |vals|. */
+static void put_xfail(aot *a, cxla_strbuf *b, const char *ind, const cxla_instr *in,
+                      const char *fmt, const char *const *vals, int nv) {
+    put_xfail_helper(a);
+    cxla_status s = exec_error(in, CXLA_STATUS_INVALID_ARGUMENT, "%s", "\x01");
+    const char *msg = s ? cxla_status_message(s) : "\x01";
+    cxla_strbuf f;
+    cxla_strbuf_init(&f);
+    for (const char *p = msg; *p; p++) {
+        if (*p != '\x01') {
+            if (*p == '%') cxla_strbuf_putc(&f, '%');
+            cxla_strbuf_putc(&f, *p);
+            continue;
+        }
+        for (const char *q = fmt; *q; q++) { /* each conversion a bare '%' */
+            if (*q != '%') {
+                cxla_strbuf_putc(&f, *q);
+            } else if (q[1] == '%') {
+                cxla_strbuf_puts(&f, "%%");
+                q++;
+            } else {
+                while (q[1] && strchr("0123456789.-+ #lhjzt", q[1])) q++;
+                if (q[1]) q++;
+                cxla_strbuf_putc(&f, '%');
+            }
+        }
+    }
+    cxla_status_free(s);
+    cxla_strbuf_printf(b, "%sreturn %s_xfail(opt, %s_ERROR_COLLECTIVE, ", ind, a->P, a->P);
+    aot_put_string(b, f.data ? f.data : "", f.len);
+    cxla_strbuf_puts(b, ", (const int64_t[]){");
+    for (int i = 0; i < nv; i++) cxla_strbuf_printf(b, "%s%s", i ? ", " : "", vals[i]);
+    cxla_strbuf_puts(b, nv ? "});\n" : "0});\n");
+    cxla_strbuf_free(&f);
+}
+
+/* Element |i| (a C expression) of the integer array leaf |l| as an int64_t expression, as
+ * the interpreter's cxla_load_s64 reads it (a u64 above INT64_MAX wraps). */
+static void put_int_at(aot *a, const acomp *c, int64_t l, const char *i, cxla_strbuf *b) {
+    cxla_type t = c->leaves[l].shape->type;
+    cxla_strbuf_printf(b, "(int64_t)((const %s *)", cpu_emit_stype(t));
+    aot_put_leaf(a, c, l, b);
+    cxla_strbuf_printf(b, ")[%s]", i);
+}
+
+/* An S_RAGGED step (see ragged_step). */
+static cxla_status emit_ragged(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
+    const cxla_instr *in = st->instr;
+    const cxla_shape *x = &in->operands[0]->shape, *y = &in->operands[1]->shape;
+    if (st->in_count != 6 || st->out_count != 1)
+        return cxla_error(CXLA_STATUS_INTERNAL, "cxla compile: %s: bad ragged step", in->name);
+    int64_t row = 1, meta = 1;
+    for (int64_t d = 1; d < x->rank; d++) row *= x->dims[d];
+    const cxla_shape *ms = &in->operands[2]->shape;
+    for (int64_t d = 0; d < ms->rank; d++) meta *= ms->dims[d];
+    size_t es = cxla_type_storage(x->type), n = leaf_bytes(c, st->out[0]);
+    if (n && c->leaves[st->out[0]].parent == c->leaves[st->in[1]].parent) {
+        cxla_strbuf_puts(b, "        /* the output updated in its buffer */\n");
+    } else if (n) {
+        cxla_strbuf_puts(b, "        memcpy(");
+        aot_put_leaf(a, c, st->out[0], b);
+        cxla_strbuf_puts(b, ", ");
+        aot_put_leaf(a, c, st->in[1], b);
+        cxla_strbuf_printf(b, ", %zu);\n", n);
+    }
+    cxla_strbuf_printf(b, "        for (int64_t i = 0; i < %" PRId64 "; i++) {\n", meta);
+    const char *names[4] = {"in_off", "size", "out_off", "want"};
+    for (int k = 0; k < 4; k++) {
+        cxla_strbuf_printf(b, "            const int64_t %s = ", names[k]);
+        put_int_at(a, c, st->in[2 + k], "i", b);
+        cxla_strbuf_puts(b, ";\n");
+    }
+    /* The interpreter's checks, in its order, with its words (the sender is replica 0, or
+     * replica 0 partition 0 when the module has partitions). */
+    char who[64];
+    exec_device_name(a->m->num_partitions > 1 ? a->m->num_partitions : 1, 0, who, sizeof who);
+    cxla_strbuf fmt;
+    cxla_strbuf_init(&fmt);
+    cxla_strbuf_puts(b, "            if (size != want) {\n");
+    cxla_strbuf_printf(&fmt,
+                       "%s sends %%" PRId64 " rows in update %%" PRId64 " but recv_sizes[%%" PRId64
+                       "] expects %%" PRId64,
+                       who);
+    const char *v1[4] = {"size", "i", "i", "want"};
+    put_xfail(a, b, "                ", in, fmt.data ? fmt.data : "", v1, 4);
+    cxla_strbuf_puts(b, "            }\n");
+    cxla_strbuf_printf(b,
+                       "            if (size < 0 || in_off < 0 || in_off > %" PRId64
+                       " - size || out_off < 0 || out_off > %" PRId64 " - size) {\n",
+                       x->dims[0], y->dims[0]);
+    cxla_strbuf_free(&fmt);
+    cxla_strbuf_init(&fmt);
+    cxla_strbuf_printf(&fmt,
+                       "update %%" PRId64 " from %s (rows %%" PRId64 "..%%" PRId64
+                       " of its input, %%" PRId64 " rows, to rows %%" PRId64 "..%%" PRId64
+                       " of the output, %%" PRId64 " rows) is out of range",
+                       who);
+    char d0[32], e0[32];
+    snprintf(d0, sizeof d0, "%" PRId64, x->dims[0]);
+    snprintf(e0, sizeof e0, "%" PRId64, y->dims[0]);
+    const char *v2[7] = {"i", "in_off", "in_off + size", d0, "out_off", "out_off + size", e0};
+    put_xfail(a, b, "                ", in, fmt.data ? fmt.data : "", v2, 7);
+    cxla_strbuf_free(&fmt);
+    cxla_strbuf_puts(b, "            }\n");
+    cxla_strbuf_puts(b, "            if (size > 0)\n                memcpy((char *)");
+    aot_put_leaf(a, c, st->out[0], b);
+    cxla_strbuf_printf(b, " + (size_t)(out_off * %" PRId64 ") * %zu, (const char *)", row, es);
+    aot_put_leaf(a, c, st->in[0], b);
+    cxla_strbuf_printf(b,
+                       " + (size_t)(in_off * %" PRId64 ") * %zu,\n"
+                       "                       (size_t)(size * %" PRId64 ") * %zu);\n        }\n",
+                       row, es, row, es);
+    return NULL;
+}
+
 cxla_status aot_ops_emit(aot *a, const acomp *c, const astep *st, cxla_strbuf *b) {
     switch (st->kind) {
+    case S_PERMUTE: return emit_permute(a, c, st, b);
+    case S_RAGGED: return emit_ragged(a, c, st, b);
     case S_COPY:
         for (int64_t k = 0; k < st->out_count; k++) {
             size_t n = leaf_bytes(c, st->out[k]);
@@ -665,10 +1133,12 @@ void aot_ops_header(const aot *a, cxla_strbuf *h) {
         "    %s_ERROR_RECV = 12,            /* the recv callback returned nonzero */\n"
         "    %s_ERROR_DYNAMIC_SIZE = 13,    /* a dynamic size outside its bounds (an argument's,\n"
         "                                    * set-dimension-size's) */\n"
-        "    %s_ERROR_DYNAMIC_MISMATCH = 14 /* dynamic sizes an operation cannot take (two that\n"
-        "                                    * must agree differ; a result cannot hold them) */\n"
+        "    %s_ERROR_DYNAMIC_MISMATCH = 14, /* dynamic sizes an operation cannot take (two that\n"
+        "                                     * must agree differ; a result cannot hold them) */\n"
+        "    %s_ERROR_COLLECTIVE = 15        /* a collective's run-time check failed (the sizes\n"
+        "                                     * and offsets of a ragged-all-to-all) */\n"
         "};\n\n",
-        P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
+        P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
     cxla_strbuf_printf(
         h,
         "/* Custom calls, as cxla's runtime calls them (cxla/custom_call.h; XLA's CPU "

@@ -13,6 +13,7 @@
 #include "cpu/aot.h"
 #include "cpu/cpu_math.h"
 #include "cpu/emit.h"
+#include "cxla/stablehlo.h"
 #include "harness.h"
 #include "hlo/hlo.h"
 #include "interp/interp.h"
@@ -279,6 +280,10 @@ static bool same_dynamic(const cxla_literal *w, const unsigned char *got, size_t
  * the argument files and the driver's code. Modules without an ahead-of-time form, and
  * modules the interpreter refuses (test_hlo_cases reports those), are skipped. */
 static bool aot_no_passes; /* batch_add compiles without the pass pipeline */
+/* `test_aot count`: batch_add only generates the C (no C compiler runs) and prints each
+ * refusal, for docs/aot.md's count of the cases that compile ahead of time. */
+static bool count_only;
+static int total_interp_refused;
 
 static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const *args,
                              int64_t nargs, const char *where) {
@@ -297,8 +302,9 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
     cxla_literal *oracle = NULL;
     cxla_status s = interp_run_module(m, NULL, (const cxla_literal *const *)args, nargs, &oracle);
     if (s) {
-        if (getenv("CXLA_TEST_VERBOSE"))
+        if (getenv("CXLA_TEST_VERBOSE") || count_only)
             fprintf(stderr, "%s: the interpreter refuses it: %s\n", where, cxla_status_message(s));
+        total_interp_refused++;
         cxla_status_free(s);
         return NULL;
     }
@@ -310,12 +316,36 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
     s = cpu_aot_generate(m, &o, c.name, &h, &src, &dat);
     bool skip = false;
     if (s && cxla_status_code_of(s) == CXLA_STATUS_UNIMPLEMENTED) {
-        if (getenv("CXLA_TEST_VERBOSE"))
-            fprintf(stderr, "%s: not ahead of time: %s\n", where, cxla_status_message(s));
+        if (getenv("CXLA_TEST_VERBOSE") || count_only)
+            fprintf(count_only ? stdout : stderr, "%s: not ahead of time: %s\n", where,
+                    cxla_status_message(s));
+        /* `test_aot count` (cpu/test_aot_count): a refusal other than the limits that stay
+         * (docs/aot.md, "What compiles ahead of time") fails. */
+        static const char *const limits[] = {
+            "has unbounded dynamic dimensions", /* no bound to lay the array out at */
+            "devices need the runtime",         /* collectives across devices */
+            "the constant's value is elided",   /* the values are not in the module */
+            /* Not yet (h-aot6 works on it in session 10): a float maximum / minimum over a
+             * dynamic dimension from an init value that is not its identity. */
+            "needs a constant init value that is its reducer's identity",
+        };
+        bool known = false;
+        for (size_t k = 0; k < sizeof limits / sizeof limits[0]; k++)
+            known = known || strstr(cxla_status_message(s), limits[k]) != NULL;
+        CHECK_MSG(known || !count_only, "%s: refused for a reason that is no known limit: %s",
+                  where, cxla_status_message(s));
         total_skipped++;
         cxla_status_free(s);
         s = NULL;
         skip = true;
+    }
+    if (count_only) { /* nothing is compiled: the generation alone counts */
+        if (!skip && !s) total_compiled++;
+        cxla_strbuf_free(&h);
+        cxla_strbuf_free(&src);
+        cxla_strbuf_free(&dat);
+        cxla_literal_free(oracle);
+        return s;
     }
     if (!skip && !s && src.data && strstr(src.data, "#ifndef CXLA_HAVE_COMPLEX")) {
         if (b->drop_complex) skip = true;
@@ -515,6 +545,99 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
     return s;
 }
 
+/* ---- what the generated code links against ---------------------------------------------------
+ *
+ * docs/aot.md promises that NAME.c keeps no state but constants (so that calls may run at once
+ * from several threads), allocates nothing and calls nothing but libm, memcpy and friends, the
+ * caller's callbacks (through pointers, no symbols) and, with --blas onednn, oneDNN.
+ * check_objects compiles generated sources with gcc into objects and reads their symbols
+ * (nm -P): no writable data (nm's D, B, C, G, S, V: .data, .bss, common ...; -fno-pic, since
+ * position-independent code puts the header's tables of pointers, `const char *const
+ * NAME_arg_types[]`, into .data.rel.ro, which nm shows as data but which is read-only
+ * once the loader has relocated it), and every
+ * undefined symbol a function of libm (the libm.so.6 gcc links), one of the C library's
+ * memory and string functions below or the compiler's complex-arithmetic helpers. */
+static bool symbols_only; /* test_aot_symbols: batch_run checks objects, runs nothing */
+static char **libm_names;
+static size_t libm_count;
+
+static bool in_libm(const char *name) {
+    if (!libm_names) {
+        char cmd[512], line[512];
+        snprintf(cmd, sizeof cmd,
+                 "nm -D --defined-only \"$(gcc -print-file-name=libm.so.6)\" 2>/dev/null");
+        FILE *f = popen(cmd, "r");
+        size_t cap = 0;
+        while (f && fgets(line, sizeof line, f)) {
+            char value[64], type[8], sym[400];
+            if (sscanf(line, "%63s %7s %399s", value, type, sym) != 3) continue;
+            char *at = strchr(sym, '@');
+            if (at) *at = 0;
+            if (libm_count == cap) {
+                cap = cap ? 2 * cap : 1024;
+                libm_names = realloc(libm_names, cap * sizeof(char *));
+            }
+            libm_names[libm_count++] = strdup(sym);
+        }
+        if (f) pclose(f);
+        if (!libm_names) libm_names = calloc(1, sizeof(char *));
+    }
+    for (size_t i = 0; i < libm_count; i++)
+        if (strcmp(libm_names[i], name) == 0) return true;
+    return false;
+}
+
+/* Compiles |sources| (a list of quoted paths, generated NAME.c and NAME_data.c files; their
+ * headers in tmpdir) with gcc into objects in a folder of their own and checks their symbols
+ * as above; returns the number of objects checked. */
+static int check_objects(const char *what, const char *sources) {
+    static int serial;
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/sym%d", tmpdir, serial++);
+    size_t cap = strlen(sources) + 2048;
+    char *cmd = malloc(cap);
+    snprintf(
+        cmd, cap,
+        "mkdir -p '%s' && cd '%s' && gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2 -fno-pic "
+        "-I'%s' -c %s 2>&1 | head -30",
+        dir, dir, tmpdir, sources);
+    if (system(cmd) != 0) fprintf(stderr, "%s: the compile command failed\n", what);
+    snprintf(cmd, cap, "cd '%s' && nm -P -A *.o 2>&1", dir);
+    FILE *f = popen(cmd, "r");
+    free(cmd);
+    char line[1024];
+    int objects = 0;
+    char last[600] = "";
+    /* The C library's memory and string functions, and the compiler's runtime support of
+     * C99 complex products and quotients (libgcc's; the complex functions' kernels, which
+     * compute as the interpreter does through <complex.h>, multiply double _Complex). */
+    static const char *const libc[] = {"memcpy", "memmove",  "memset",   "memcmp",   "strcmp",
+                                       "strlen", "__muldc3", "__mulsc3", "__divdc3", "__divsc3"};
+    while (f && fgets(line, sizeof line, f)) {
+        char file[600], sym[400], type[8];
+        /* "x.o: name type value size" */
+        if (sscanf(line, "%599[^:]: %399s %7s", file, sym, type) != 3) {
+            test_fail(__FILE__, __LINE__, "%s: nm says: %s", what, line);
+            continue;
+        }
+        if (strcmp(file, last) != 0) {
+            objects++;
+            snprintf(last, sizeof last, "%s", file);
+        }
+        char t = type[0];
+        bool writable = strchr("DdBbCGgSsVv", t) != NULL;
+        CHECK_MSG(!writable, "%s: %s holds writable data: %s (%c)", what, file, sym, t);
+        if (t != 'U' && t != 'w') continue;
+        bool allowed = in_libm(sym);
+        for (size_t k = 0; k < sizeof libc / sizeof libc[0]; k++)
+            allowed = allowed || strcmp(sym, libc[k]) == 0;
+        CHECK_MSG(allowed, "%s: %s calls %s, which is not in libm", what, file, sym);
+    }
+    if (f) pclose(f);
+    CHECK_MSG(objects > 0, "%s: no object to check", what);
+    return objects;
+}
+
 /* Writes the driver of |b|, builds it with each compiler, runs it and compares; frees. */
 static void batch_run(batch *b, const char *what, const char *const *compilers, int ncc) {
     cxla_status s = NULL;
@@ -525,7 +648,9 @@ static void batch_run(batch *b, const char *what, const char *const *compilers, 
         if (!b->has_complex || cc_has_complex(compilers[k])) with_complex[nwc++] = compilers[k];
     compilers = with_complex;
     ncc = nwc;
-    if (b->count > 0) {
+    if (b->count > 0 && symbols_only) {
+        total_compiled += check_objects(what, b->sources.data) > 0 ? (int)b->count : 0;
+    } else if (b->count > 0) {
         cxla_strbuf driver;
         cxla_strbuf_init(&driver);
         cxla_strbuf_puts(&driver, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
@@ -646,6 +771,25 @@ static int64_t compilers_found(const char **out) {
 /* ---- the shared models (tests/models/test_aot_models.c runs this) ------------------------------
  */
 
+/* Whether |m| sums 128 or more f32 or f64 elements per result element in a reduce: the
+ * cpu backend's fast reduction order (docs/semantics.md) then gives another sum than the
+ * interpreter's pairwise one, within its bound, unless CXLA_CPU_EXACT_MATH=1. */
+static bool long_float_sum(const cxla_module *m) {
+    for (int64_t c = 0; c < m->comp_count; c++)
+        for (int64_t i = 0; i < m->comps[c]->instr_count; i++) {
+            const cxla_instr *x = m->comps[c]->instrs[i];
+            if (x->opcode != CXLA_OP_REDUCE || x->operand_count < 1) continue;
+            const cxla_shape *o = &x->operands[0]->shape;
+            if (o->type != CXLA_F32 && o->type != CXLA_F64) continue;
+            int64_t nd = 0, n = 1;
+            const int64_t *dims = cxla_instr_ints(x, CXLA_ATTR_DIMENSIONS, &nd);
+            for (int64_t k = 0; k < nd; k++)
+                if (dims[k] >= 0 && dims[k] < o->rank) n *= o->dims[dims[k]];
+            if (n >= 128) return true;
+        }
+    return false;
+}
+
 /* Deterministic inputs of moderate size: floats in [-1, 1), integers in [0, 8). */
 static cxla_status model_input(const cxla_shape *shape, cxla_literal **out) {
     if (shape->type == CXLA_TUPLE) {
@@ -718,7 +862,18 @@ static void test_aot_models(void) {
         cxla_strbuf_init(&b.includes);
         cxla_strbuf_init(&b.body);
         cxla_strbuf_init(&b.sources);
+        /* Long f32 / f64 sums: generated with the interpreter's order (CXLA_CPU_EXACT_MATH,
+         * read as the code is generated), so that the comparison stays bit for bit. */
+        bool exact = !s && long_float_sum(m) && cpu_emit_fast_math();
+        if (exact) {
+            setenv("CXLA_CPU_EXACT_MATH", "1", 1);
+            fprintf(stderr,
+                    "aot: %s sums 128 or more floats: generated with "
+                    "CXLA_CPU_EXACT_MATH=1\n",
+                    names[i]);
+        }
         if (!s) s = batch_add(&b, m, args, na, path);
+        if (exact) unsetenv("CXLA_CPU_EXACT_MATH");
         CHECK_MSG(s == NULL, "%s: %s", path, cxla_status_message(s));
         cxla_status_free(s);
         if (b.count) fprintf(stderr, "aot: %s compiles ahead of time\n", names[i]);
@@ -786,6 +941,10 @@ static char *directive(const char *text, const char *key, int64_t nth) {
     return NULL;
 }
 
+/* `test_aot count`: the modules run a second time without the passes, and those with an
+ * EXPECT on several devices (REPLICAS), which test_aot leaves to test_hlo_cases. */
+static int total_no_pass_runs, total_several_devices;
+
 /* Adds the cases of |path| that have an EXPECT to one batch (those calling <complex.h> to a
  * second one, or none with |drop_complex|) and runs it. */
 static void run_file(const char *path, int file_index, const char *const *compilers, int ncc,
@@ -824,6 +983,8 @@ static void run_file(const char *path, int file_index, const char *const *compil
             bool usable = (strstr(start, "ENTRY") || strstr(start, "HloModule")) && expect &&
                           !strstr(start, "// EXPECT_ERROR") && !strstr(start, "// REJECT") &&
                           !strstr(start, "// REPLICAS:"); /* several devices: test_hlo_cases */
+            if (expect && strstr(start, "// REPLICAS:") && !strstr(start, "// EXPECT_ERROR"))
+                total_several_devices++;
             free(expect);
             cxla_module *m = NULL;
             cxla_literal **args = NULL;
@@ -849,6 +1010,7 @@ static void run_file(const char *path, int file_index, const char *const *compil
                 if (!s && packed_row_major(m)) {
                     snprintf(where, sizeof where, "%s:%" PRId64 " (no passes)", path, start_line);
                     aot_no_passes = true;
+                    total_no_pass_runs++;
                     s = batch_add(&b, m, args, nargs, where);
                     aot_no_passes = false;
                 }
@@ -912,7 +1074,7 @@ static void assign_parts(const char *dir, char **names, size_t n, int parts, int
 static void test_aot_cases(void) {
     const char *compilers[3];
     int ncc = (int)compilers_found(compilers);
-    if (ncc == 0) test_skip_all("no C compiler (gcc, clang, tcc) found");
+    if (ncc == 0 && !count_only) test_skip_all("no C compiler (gcc, clang, tcc) found");
     make_tmpdir();
     const char *dir = CXLA_SOURCE_DIR "/tests/hlo/cases";
     DIR *d = opendir(dir);
@@ -943,10 +1105,23 @@ static void test_aot_cases(void) {
     }
     free(names);
     free(part);
+    if (count_only) {
+        /* Each module once (its second, pass-less run of packed layouts counts apart). */
+        printf("aot count: %d cases in %d files (the modules with an EXPECT on one device, %d "
+               "of them a second time without the passes): %d compile ahead of time, %d do "
+               "not, %d the interpreter refuses; besides, %d modules with an EXPECT run on "
+               "several devices (REPLICAS: test_hlo_cases, test_cpu_cases)\n",
+               total_cases, files, total_no_pass_runs, total_compiled, total_skipped,
+               total_interp_refused, total_several_devices);
+        CHECK(total_compiled + total_skipped + total_interp_refused == total_cases);
+        remove_tmpdir();
+        return;
+    }
     fprintf(stderr,
             "aot: %d of %d cases in %d files (part %d of %d) compile ahead of time (run with %d "
-            "compilers), %d do not\n",
-            total_compiled, total_cases, files, cases_part + 1, cases_parts, ncc, total_skipped);
+            "compilers), %d do not; %d with a NAME_data.c (constants over 64 bytes)\n",
+            total_compiled, total_cases, files, cases_part + 1, cases_parts, ncc, total_skipped,
+            total_data_files);
     /* A floor, so that a regression that makes everything UNIMPLEMENTED fails (each part
      * holds about its share of the cases). */
     CHECK(total_compiled >= 100 / cases_parts || getenv("CXLA_AOT_CASES"));
@@ -1118,6 +1293,14 @@ static void test_aot_errors(void) {
         {"HloModule t\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT my_cc = f32[2] custom-call(p), "
          "custom_call_target=\"f\", api_version=API_VERSION_TYPED_FFI\n}\n",
          "my_cc (custom-call)"},
+        /* collective-permute's in-place form receiving from replica 1 (the plain form's
+         * refusal has the same words). */
+        {"HloModule t, replica_count=2\nENTRY e {\n  a = s32[4] parameter(0)\n"
+         "  b = s32[4] parameter(1)\n  i = s32[] constant(0)\n  t = (s32[]) tuple(i)\n"
+         "  ROOT my_cp = s32[4] collective-permute(a, b, t, t), "
+         "source_target_pairs={{0,1},{1,0}}, slice_sizes={{2}}\n}\n",
+         "my_cp (collective-permute) in computation e (the entry) has no ahead-of-time form: "
+         "device 0 receives from device 1"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cxla_module *m = parse(bad[i][0]);
@@ -1406,6 +1589,398 @@ static void test_aot_send_recv_async(void) {
     if (!test_failures) remove_tmpdir();
 }
 
+/* Forms the JIT leaves to the interpreter's handler (so that they stay out of
+ * tests/hlo/cases, where test_cpu_handlers refuses them) but ahead-of-time code compiles,
+ * bit for bit against the interpreter with gcc: the markers that are their operands on one
+ * device (domain, with add-dependency, a Sharding target and opt-barrier), and a custom
+ * fusion of a batched bf16 dot with two results (its fused computation run as a call). */
+static void test_aot_markers(void) {
+    if (!have("gcc")) test_skip_all("no gcc");
+    const char *gcc[1] = {"gcc"};
+    make_tmpdir();
+    static const struct {
+        const char *module, *args[2];
+    } cases[] = {
+        {"HloModule markers\n"
+         "ENTRY e {\n"
+         "  p = f32[3] parameter(0)\n"
+         "  q = s8[2,2] parameter(1)\n"
+         "  d = f32[3] domain(p), domain={kind=\"sharding\", entry={maximal device=0}, "
+         "exit={replicated}}\n"
+         "  n = f32[3] negate(d)\n"
+         "  t = token[] after-all()\n"
+         "  a = s8[2,2] add-dependency(q, t)\n"
+         "  s = s8[2,2] custom-call(a), custom_call_target=\"Sharding\", sharding={replicated}\n"
+         "  b = (f32[3], s8[2,2]) tuple(n, s)\n"
+         "  o = (f32[3], s8[2,2]) opt-barrier(b)\n"
+         "  o0 = f32[3] get-tuple-element(o), index=0\n"
+         "  o1 = s8[2,2] get-tuple-element(o), index=1\n"
+         "  ROOT r = (f32[3], s8[2,2], f32[3]) tuple(o0, o1, d)\n"
+         "}\n",
+         {"f32[3] {1.5, -0, nan}", "s8[2,2] {{-128, 127}, {0, 5}}"}},
+        /* 514.5 and -1015.125 round once to bf16 (516, -1016); the reduce adds in bf16. */
+        {"HloModule fused_dot_tuple\n"
+         "add {\n  x = bf16[] parameter(0)\n  y = bf16[] parameter(1)\n"
+         "  ROOT s = bf16[] add(x, y)\n}\n"
+         "fused {\n  a = bf16[2,2,3] parameter(0)\n  b = bf16[2,3,2] parameter(1)\n"
+         "  d = bf16[2,2,2] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+         "lhs_contracting_dims={2}, rhs_contracting_dims={1}\n"
+         "  z = bf16[] constant(0)\n"
+         "  r = bf16[2] reduce(d, z), dimensions={1,2}, to_apply=add\n"
+         "  ROOT t = (bf16[2,2,2], bf16[2]) tuple(d, r)\n}\n"
+         "ENTRY main {\n  a = bf16[2,2,3] parameter(0)\n  b = bf16[2,3,2] parameter(1)\n"
+         "  ROOT f = (bf16[2,2,2], bf16[2]) fusion(a, b), kind=kCustom, calls=fused\n}\n",
+         {"bf16[2,2,3] {{{1, 2, 3}, {4, 5, 6}}, {{0.5, -1, 2}, {3, 0.125, -4}}}",
+          "bf16[2,3,2] {{{1, 0}, {0, 1}, {1, 1}}, {{2, 3}, {1, -1}, {0.5, 256}}}"}},
+    };
+    batch b;
+    memset(&b, 0, sizeof b);
+    b.index = 9100;
+    cxla_strbuf_init(&b.includes);
+    cxla_strbuf_init(&b.body);
+    cxla_strbuf_init(&b.sources);
+    int count = (int)(sizeof cases / sizeof cases[0]), skipped = total_skipped;
+    int compiled = total_compiled;
+    for (int i = 0; i < count; i++) {
+        cxla_literal *args[2] = {NULL, NULL};
+        for (int k = 0; k < 2; k++)
+            CHECK_OK(cxla_literal_parse(cases[i].args[k], (size_t)-1, NULL, &args[k]));
+        cxla_module *m = parse(cases[i].module);
+        char where[64];
+        snprintf(where, sizeof where, "markers case %d", i);
+        CHECK_OK(batch_add(&b, m, args, 2, where));
+        cxla_module_destroy(m);
+        cxla_literal_free(args[0]);
+        cxla_literal_free(args[1]);
+    }
+    CHECK_MSG(total_skipped == skipped && b.count == count,
+              "a case does not compile ahead of time");
+    batch_run(&b, "markers", gcc, 1);
+    CHECK(total_compiled - compiled == count);
+    if (!test_failures) remove_tmpdir();
+}
+
+/* ragged-all-to-all on one device fails as the interpreter fails, with its message: sizes
+ * that recv_sizes does not expect, rows outside the input, rows outside the output. */
+static const char *const ragged_module =
+    "HloModule rg\n"
+    "ENTRY e {\n"
+    "  x = s32[4] parameter(0)\n  o = s32[3] parameter(1)\n  io = s32[2] parameter(2)\n"
+    "  ss = s32[2] parameter(3)\n  oo = s32[2] parameter(4)\n  rs = s32[2] parameter(5)\n"
+    "  ROOT my_r = s32[3] ragged-all-to-all(x, o, io, ss, oo, rs), replica_groups={}\n"
+    "}\n";
+
+static void test_aot_ragged_errors(void) {
+    if (!have("gcc")) test_skip_all("no gcc");
+    make_tmpdir();
+    cxla_module *m = parse(ragged_module);
+    cxla_status s = cpu_aot_write(m, NULL, tmpdir, "rg");
+    CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+    cxla_status_free(s);
+    /* io, ss, oo, rs for each run: one that succeeds, then the three failures. */
+    static const int32_t meta[4][4][2] = {
+        {{0, 2}, {2, 1}, {0, 2}, {2, 1}},  /* rows 0..1 -> 0..1, row 2 -> 2 */
+        {{0, 2}, {2, 1}, {0, 2}, {2, 2}},  /* update 1 sends 1 row, 2 expected */
+        {{0, 3}, {2, 2}, {0, 0}, {2, 2}},  /* update 1: rows 3..5 of a 4-row input */
+        {{0, 0}, {1, 1}, {0, -1}, {1, 1}}, /* update 1: to row -1 of the output */
+    };
+    cxla_strbuf prog;
+    cxla_strbuf_init(&prog);
+    cxla_strbuf_puts(&prog, "#include <stdio.h>\n#include <string.h>\n#include \"rg.h\"\n"
+                            "int main(void) {\n"
+                            "    int32_t x[4] = {10, 11, 12, 13}, o[3], r[3];\n"
+                            "    static char scratch[rg_SCRATCH_SIZE + 64];\n"
+                            "    char *sc = scratch + (64 - (size_t)scratch % 64) % 64;\n"
+                            "    char err[300];\n"
+                            "    rg_options opt;\n"
+                            "    memset(&opt, 0, sizeof opt);\n"
+                            "    opt.error = err;\n"
+                            "    opt.error_size = sizeof err;\n");
+    for (int k = 0; k < 4; k++) {
+        cxla_strbuf_puts(&prog, "    {\n");
+        for (int j = 0; j < 4; j++)
+            cxla_strbuf_printf(&prog, "        int32_t m%d[2] = {%d, %d};\n", j, meta[k][j][0],
+                               meta[k][j][1]);
+        cxla_strbuf_puts(
+            &prog, "        const void *args[6] = {x, o, m0, m1, m2, m3};\n"
+                   "        void *res[1] = {r};\n"
+                   "        o[0] = o[1] = o[2] = -1;\n"
+                   "        err[0] = 0;\n"
+                   "        int rc = rg_run_with(&opt, args, res, sc);\n"
+                   "        printf(\"%d %d %d %d|%s\\n\", rc, (int)r[0], (int)r[1], (int)r[2],\n"
+                   "               rc ? err : \"\");\n"
+                   "    }\n");
+    }
+    cxla_strbuf_puts(&prog, "    return 0;\n}\n");
+    char path[512], cmd[2048];
+    snprintf(path, sizeof path, "%s/main.c", tmpdir);
+    CHECK_OK(cxla_write_file(path, prog.data, prog.len));
+    cxla_strbuf_free(&prog);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2 -o prog main.c rg.c "
+             "-lm 2>&1 | head -20 && ./prog > out.txt",
+             tmpdir);
+    CHECK(system(cmd) == 0);
+    char *text = NULL;
+    size_t size = 0;
+    snprintf(path, sizeof path, "%s/out.txt", tmpdir);
+    CHECK_OK(cxla_read_file(path, &text, &size));
+    /* The interpreter's results and messages for the same runs. */
+    cxla_strbuf want;
+    cxla_strbuf_init(&want);
+    for (int k = 0; k < 4; k++) {
+        cxla_literal *args[6] = {0}, *got = NULL;
+        const char *texts[2] = {"s32[4] {10, 11, 12, 13}", "s32[3] {-1, -1, -1}"};
+        for (int j = 0; j < 2; j++)
+            CHECK_OK(cxla_literal_parse(texts[j], (size_t)-1, NULL, &args[j]));
+        for (int j = 0; j < 4; j++) {
+            char lit[64];
+            snprintf(lit, sizeof lit, "s32[2] {%d, %d}", meta[k][j][0], meta[k][j][1]);
+            CHECK_OK(cxla_literal_parse(lit, (size_t)-1, NULL, &args[2 + j]));
+        }
+        cxla_status e = interp_run_module(m, NULL, (const cxla_literal *const *)args, 6, &got);
+        if (e) {
+            cxla_strbuf_printf(&want, "15 ");
+            /* the results are unspecified after a failure: the driver prints them anyway */
+            const char *bar = text ? text : "";
+            for (int line = 0; line < k && bar; line++)
+                bar = strchr(bar, '\n') ? strchr(bar, '\n') + 1 : NULL;
+            const char *sp = bar ? strchr(bar, ' ') : NULL;
+            const char *pipe = bar ? strchr(bar, '|') : NULL;
+            if (sp && pipe && pipe > sp) cxla_strbuf_append(&want, sp + 1, (size_t)(pipe - sp - 1));
+            cxla_strbuf_printf(&want, "|%s\n", cxla_status_message(e));
+        } else {
+            const int32_t *v = cxla_literal_data_const(got);
+            cxla_strbuf_printf(&want, "0 %d %d %d|\n", (int)v[0], (int)v[1], (int)v[2]);
+        }
+        cxla_status_free(e);
+        cxla_literal_free(got);
+        for (int j = 0; j < 6; j++) cxla_literal_free(args[j]);
+    }
+    CHECK_MSG(text && want.data && strcmp(text, want.data) == 0, "got:\n%s\nwant:\n%s",
+              text ? text : "(none)", want.data ? want.data : "");
+    /* The first run succeeds and the others fail: the test is not vacuous. */
+    CHECK(text && strncmp(text, "0 10 11 12|", 11) == 0);
+    if (getenv("CXLA_TEST_VERBOSE")) fprintf(stderr, "%s", want.data ? want.data : "");
+    /* Three failures, each with code 15. */
+    int failures = 0;
+    for (const char *p = text; p && (p = strstr(p, "\n15 ")); p++) failures++;
+    CHECK(failures == 3);
+    free(text);
+    cxla_strbuf_free(&want);
+    cxla_module_destroy(m);
+    if (!test_failures) remove_tmpdir();
+}
+
+/* docs/aot.md's promises about what the generated code links against (check_objects): the
+ * hand-written modules with custom calls, infeed, outfeed, send, recv and async steps, and
+ * the modules of some case files (CXLA_AOT_SYMBOL_FILES="a.hlo b.hlo" for others, "all" for
+ * every one), compiled with gcc: no writable data, no symbol but libm's and memcpy's kin. */
+static void test_aot_symbols(void) {
+    if (!have("gcc") || !have("nm")) test_skip_all("no gcc or nm");
+    make_tmpdir();
+    const char *const mods[][2] = {{options_module, "opts"}, {hostio_module, "hostio"}};
+    for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++) {
+        cxla_module *m = parse(mods[i][0]);
+        cxla_status s = cpu_aot_write(m, NULL, tmpdir, mods[i][1]);
+        CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+        cxla_status_free(s);
+        char src[700];
+        snprintf(src, sizeof src, " '%s/%s.c'", tmpdir, mods[i][1]);
+        CHECK(check_objects(mods[i][1], src) == 1);
+        cxla_module_destroy(m);
+    }
+    /* While loops and conditionals, rng, sort, fft, complex linear algebra (libm's complex
+     * functions), scan, topk, collectives on one device, dynamic shapes (sizes in the
+     * functions' frames), the column sums of reduce (stack partials), fused dots. */
+    const char *files = getenv("CXLA_AOT_SYMBOL_FILES");
+    if (!files)
+        files = "control.hlo rng.hlo sort.hlo fft.hlo linalg2_complex.hlo scan.hlo topk.hlo "
+                "single_device.hlo collectives_in_place.hlo dynamic_control.hlo "
+                "dynamic_moves.hlo reduce.hlo fusion_dot.hlo elementwise_unary_float.hlo";
+    const char *dir = CXLA_SOURCE_DIR "/tests/hlo/cases";
+    char *list = NULL;
+    if (strcmp(files, "all") == 0) {
+        cxla_strbuf all;
+        cxla_strbuf_init(&all);
+        DIR *d = opendir(dir);
+        for (struct dirent *e; d && (e = readdir(d));) {
+            size_t len = strlen(e->d_name);
+            if (len > 4 && strcmp(e->d_name + len - 4, ".hlo") == 0)
+                cxla_strbuf_printf(&all, "%s ", e->d_name);
+        }
+        if (d) closedir(d);
+        list = all.data ? strdup(all.data) : strdup("");
+        cxla_strbuf_free(&all);
+    } else {
+        list = strdup(files);
+    }
+    const char *gcc[1] = {"gcc"};
+    int index = 0, before = total_compiled;
+    symbols_only = true;
+    for (char *save = NULL, *name = strtok_r(list, " ", &save); name;
+         name = strtok_r(NULL, " ", &save)) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        run_file(path, 5000 + index++, gcc, 1, false);
+    }
+    symbols_only = false;
+    free(list);
+    fprintf(stderr, "aot: the objects of %d cases hold no writable data and call only libm\n",
+            total_compiled - before);
+    CHECK(total_compiled - before >= 50 || getenv("CXLA_AOT_SYMBOL_FILES"));
+    if (!test_failures) remove_tmpdir();
+}
+
+/* ---- the StableHLO conformance suite's interpreter cases ----------------------------------------
+ *
+ * ../shared/conformance/stablehlo/interpret: programs of constants whose checks
+ * (check.expect_*) cxla turns into custom calls of a built-in target (src/stablehlo/checks.c)
+ * that compare two buffers at run time. Ahead of time a custom call goes through the
+ * caller's table, so each program is turned into one whose result is every check's two
+ * operands (the value checked, the value expected), the checks removed; test_aot compiles
+ * it like a case and compares that result with the interpreter's, bit for bit (or within
+ * the fast f32 functions' bounds, as for the cases): the generated code then passes every
+ * check the interpreter passes (`cxla conformance` runs the checks themselves). */
+
+/* The module of conformance case |path| as above, or NULL with *why: a case skipped (its
+ * reason), one with checks outside its entry, one with arguments. */
+static cxla_module *conformance_module(const char *path, const char **why) {
+    char *text = NULL;
+    size_t size = 0;
+    cxla_module *m = NULL;
+    cxla_stablehlo_info info;
+    memset(&info, 0, sizeof info);
+    cxla_status s = cxla_read_file(path, &text, &size);
+    if (!s) s = cxla_stablehlo_parse(text, size, path, &m, &info);
+    free(text);
+    *why = s ? "does not convert" : info.skip_reason ? info.skip_reason : NULL;
+    if (!*why && info.check_count == 0) *why = "checks nothing";
+    cxla_status_free(s);
+    cxla_computation *e = m && !*why ? m->entry : NULL;
+    if (e && e->param_count) *why = "takes arguments";
+    cxla_instr **checks = NULL, **ops = NULL;
+    int64_t n = 0;
+    for (int64_t c = 0; m && !*why && c < m->comp_count; c++)
+        for (int64_t i = 0; !*why && i < m->comps[c]->instr_count; i++) {
+            cxla_instr *x = m->comps[c]->instrs[i];
+            const cxla_attr *t = cxla_instr_attr(x, CXLA_ATTR_CUSTOM_CALL_TARGET);
+            if (x->opcode != CXLA_OP_CUSTOM_CALL || !t || t->kind != CXLA_ATTR_KIND_STRING ||
+                strcmp(t->v.s, "cxla.stablehlo.check") != 0)
+                continue;
+            if (m->comps[c] != e || x->operand_count != 2 || x->user_count) {
+                *why = "checks outside the entry";
+                break;
+            }
+            checks = realloc(checks, (size_t)(n + 1) * sizeof(*checks));
+            ops = realloc(ops, (size_t)(2 * n + 2) * sizeof(*ops));
+            checks[n] = x;
+            ops[2 * n] = x->operands[0];
+            ops[2 * n + 1] = x->operands[1];
+            n++;
+        }
+    if (m && !*why) {
+        cxla_shape *el = cxla_arena_alloc(m->arena, (size_t)(2 * n) * sizeof(cxla_shape));
+        for (int64_t k = 0; el && k < 2 * n; k++) el[k] = ops[k]->shape;
+        cxla_shape ts = {.type = CXLA_TUPLE, .tuple_count = 2 * n, .elements = el};
+        cxla_instr *root = NULL, *old = e->root;
+        s = el ? cxla_computation_add_instr(e, CXLA_OP_TUPLE, "aot_checked", &ts, 2 * n, ops, &root)
+               : cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        if (!s) e->root = root;
+        for (int64_t k = 0; !s && k < n; k++) s = cxla_computation_remove_instr(e, checks[k]);
+        if (!s && old != root && old->user_count == 0 && old->opcode == CXLA_OP_TUPLE)
+            s = cxla_computation_remove_instr(e, old);
+        m->has_entry_layout = false; /* the interface is the new root's */
+        if (!s) s = cxla_computation_sort(e);
+        if (!s) s = cxla_verify_module(m);
+        if (s) *why = "cannot be rewritten";
+        cxla_status_free(s);
+    }
+    free(checks);
+    free(ops);
+    if (*why) {
+        cxla_module_destroy(m);
+        return NULL;
+    }
+    return m;
+}
+
+static void test_aot_conformance(void) {
+    const char *shared = CXLA_SHARED_DIR;
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/conformance/stablehlo/interpret", shared);
+    DIR *d = opendir(dir);
+    if (!d) test_skip_all("no ../shared/conformance/stablehlo/interpret");
+    const char *compilers[3];
+    int ncc = (int)compilers_found(compilers);
+    if (ncc == 0) test_skip_all("no C compiler (gcc, clang, tcc) found");
+    make_tmpdir();
+    char **names = NULL;
+    size_t count = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".mlir")) continue;
+        if (getenv("CXLA_AOT_CASES") && !strstr(e->d_name, getenv("CXLA_AOT_CASES"))) continue;
+        names = realloc(names, sizeof(char *) * (count + 1));
+        names[count++] = strdup(e->d_name);
+    }
+    closedir(d);
+    if (count) qsort(names, count, sizeof(char *), compare_names);
+    int skipped = 0, before = total_compiled, before_refused = total_skipped, batches = 0;
+    int before_interp = total_interp_refused;
+    batch b, bc;
+    bool open = false;
+    for (size_t i = 0; i <= count; i++) {
+        /* Batches of 40 programs, each built and run once per compiler. */
+        if (open && (i == count || b.count >= 40)) {
+            batch_run(&b, "conformance", compilers, ncc);
+            open = false;
+        }
+        if (i == count) break;
+        if (!open) {
+            memset(&b, 0, sizeof b);
+            memset(&bc, 0, sizeof bc);
+            b.index = 7000 + batches;
+            bc.index = 7000 + batches + 3000;
+            batches++;
+            cxla_strbuf_init(&b.includes);
+            cxla_strbuf_init(&b.body);
+            cxla_strbuf_init(&b.sources);
+            cxla_strbuf_init(&bc.includes);
+            cxla_strbuf_init(&bc.body);
+            cxla_strbuf_init(&bc.sources);
+            b.complex_twin = &bc;
+            open = true;
+        }
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        const char *why = NULL;
+        cxla_module *m = conformance_module(path, &why);
+        if (!m) {
+            if (getenv("CXLA_TEST_VERBOSE")) fprintf(stderr, "%s: skipped: %s\n", path, why);
+            skipped++;
+        } else {
+            cxla_status s = batch_add(&b, m, NULL, 0, path);
+            CHECK_MSG(s == NULL, "%s: %s", path, cxla_status_message(s));
+            cxla_status_free(s);
+        }
+        cxla_module_destroy(m);
+        free(names[i]);
+    }
+    free(names);
+    fprintf(stderr,
+            "aot: %d of %zu conformance interpreter cases compile ahead of time and match the "
+            "interpreter (run with %d compilers); %d do not compile, %d the interpreter "
+            "refuses alone (several devices: run_parallel), %d skipped (no checks, checks of "
+            "the suite's interpreter probes, checks outside the entry, arguments)\n",
+            total_compiled - before, count, ncc, total_skipped - before_refused,
+            total_interp_refused - before_interp, skipped);
+    /* Every case the interpreter runs alone compiles (a refusal fails it). */
+    CHECK(total_skipped == before_refused || getenv("CXLA_AOT_CASES"));
+    CHECK(total_compiled - before >= (int)count / 2 || getenv("CXLA_AOT_CASES"));
+    if (!test_failures) remove_tmpdir();
+}
+
 /* The header compiles as C++ too (extern "C"), and the files land where cpu_aot_write says. */
 /* The library-like operations have generated kernels (src/cpu/emit_lib.c), so they compile
  * ahead of time (test_aot_cases runs them against the interpreter); those that need work
@@ -1492,6 +2067,40 @@ static void test_aot_write_and_cplusplus(void) {
                  tmpdir, tmpdir, tmpdir, tmpdir);
         CHECK(system(cmd) == 0);
     }
+    /* --target native compiled by gcc with -march=native, called from a C++ program: the
+     * header's extern "C" gives the C symbols (a C++ name would not link). */
+    if (have("g++") && have("gcc")) {
+        static const char *const prog =
+            "#include <cstdio>\n#include <cstdlib>\n#include \"w.h\"\n"
+            "int main() {\n"
+            "    float x[3] = {1, 2, 3}, y[3] = {0.5f, -4, 8}, r[3] = {0, 0, 0};\n"
+            "    const void *args[2] = {x, y};\n"
+            "    void *res[1] = {r};\n"
+            "    void *scratch = std::malloc(my_model_scratch_size() + 64);\n"
+            "    int rc = my_model_run(args, res, scratch);\n"
+            "    std::free(scratch);\n"
+            "    std::printf(\"%d %g %g %g %s\\n\", rc, r[0], r[1], r[2],\n"
+            "                my_model_error_string(0));\n"
+            "    return 0;\n"
+            "}\n";
+        snprintf(path, sizeof path, "%s/run.cc", tmpdir);
+        CHECK_OK(cxla_write_file(path, prog, strlen(prog)));
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2 -march=native -c "
+                 "w.c -o w.o && g++ -std=c++11 -Wall -Wextra -Werror -I. run.cc w.o -lm -o run && "
+                 "./run > run.txt",
+                 tmpdir);
+        CHECK(system(cmd) == 0);
+        snprintf(path, sizeof path, "%s/run.txt", tmpdir);
+        text = NULL;
+        if (cxla_read_file(path, &text, &size) == NULL) {
+            CHECK_MSG(strncmp(text, "0 1.5 -2 11 ", 12) == 0, "got %s", text);
+        } else {
+            test_fail(__FILE__, __LINE__, "no output from the C++ program");
+        }
+        free(text);
+    }
     cxla_module_destroy(m);
     if (!test_failures) remove_tmpdir();
 }
@@ -1503,18 +2112,30 @@ static void test_aot_write_and_cplusplus(void) {
 #elif defined(AOT_MODELS)
 TEST_MAIN(TEST(test_aot_models))
 #else
-/* `test_aot`: every test. `test_aot others`: all but test_aot_cases. `test_aot cases K/N`:
+/* `test_aot`: every test. `test_aot others`: all but test_aot_cases and
+ * test_aot_conformance (`test_aot conformance`). `test_aot cases K/N`:
  * test_aot_cases over part K of N of the case files (CMakeLists.txt runs N of them, so that
- * ctest -j runs them side by side). Else the harness's filter (a part of a test's name). */
+ * ctest -j runs them side by side). `test_aot count`: test_aot_cases without compiling,
+ * each refusal on stdout with its reason and the count last (docs/aot.md). Else the
+ * harness's filter (a part of a test's name). */
 int main(int argc, char **argv) {
     static const test_case all[] = {
-        TEST(test_aot_errors),  TEST(test_aot_library_ops),
-        TEST(test_aot_options), TEST(test_aot_send_recv_async),
-        TEST(test_aot_topk),    TEST(test_aot_write_and_cplusplus),
-        TEST(test_aot_i386),    TEST(test_aot_cases), /* last */
+        TEST(test_aot_errors),      TEST(test_aot_library_ops),
+        TEST(test_aot_options),     TEST(test_aot_send_recv_async),
+        TEST(test_aot_topk),        TEST(test_aot_write_and_cplusplus),
+        TEST(test_aot_symbols),     TEST(test_aot_ragged_errors),
+        TEST(test_aot_markers),     TEST(test_aot_i386),
+        TEST(test_aot_conformance), /* `test_aot conformance` */
+        TEST(test_aot_cases),       /* last */
     };
     int count = (int)(sizeof all / sizeof all[0]);
-    if (argc > 1 && strcmp(argv[1], "others") == 0) return test_run_all(all, count - 1, 1, argv);
+    if (argc > 1 && strcmp(argv[1], "others") == 0) return test_run_all(all, count - 2, 1, argv);
+    if (argc > 1 && strcmp(argv[1], "conformance") == 0) /* cpu/test_aot_conformance */
+        return test_run_all(&all[count - 2], 1, 1, argv);
+    if (argc > 1 && strcmp(argv[1], "count") == 0) { /* docs/aot.md's count, no compiler */
+        count_only = true;
+        return test_run_all(&all[count - 1], 1, 1, argv);
+    }
     if (argc > 1 && strcmp(argv[1], "cases") == 0) {
         if (argc < 3 || sscanf(argv[2], "%d/%d", &cases_part, &cases_parts) != 2 ||
             cases_parts < 1 || cases_parts > 64 || cases_part < 0 || cases_part >= cases_parts) {

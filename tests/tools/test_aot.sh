@@ -15,6 +15,8 @@ expect "--prefix alone" 1 "go with -o" -- "$cxla" compile "$src/examples/predict
 expect "bad blas" 1 "onednn or none" -- \
   "$cxla" compile "$src/examples/predict.hlo" -o "$dir/p" --blas mkl
 expect "--blas alone" 1 "go with -o" -- "$cxla" compile "$src/examples/predict.hlo" --blas onednn
+expect "--blas none" 0 "" -- "$cxla" compile "$src/examples/predict.hlo" -o "$dir/pn" --blas none
+grep -q "dnnl" "$dir/pn.c" && fail "--blas none wrote a oneDNN call" || ok
 expect "--blas onednn" 0 "" -- "$cxla" compile "$src/examples/predict.hlo" -o "$dir/pb" \
   --blas onednn
 grep -q "dnnl_matmul_desc_init" "$dir/pb.c" && ok || fail "--blas onednn wrote no oneDNN call"
