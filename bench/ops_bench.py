@@ -9,9 +9,10 @@ to NumPy and PyTorch, in the same run, against this machine's floors, and prints
 
 Each case is an HLO module (written to a temporary file) and the same computation in
 NumPy and in PyTorch, on arrays of the same shapes. cxla runs it with `cxla run --backend B
---repeat N` (generated inputs; the best run time, parse and compile excluded) for every
-backend B of --backends (default: every backend the binary has, as `cxla run --backend`
-lists them); a run still going after --case-timeout seconds is shown as such. NumPy and
+--repeat N+1` (generated inputs; the best run time, parse and compile excluded; the first,
+cold run is the warm-up) for every backend B of --backends (default: every backend the
+binary has, as `cxla run --backend` lists them); a run still going after --case-timeout
+seconds is shown as such. NumPy and
 PyTorch run it N times after a warm-up run, best time kept: the same statistic on every
 side (the shared programs report cxla's median instead).
 
@@ -1055,9 +1056,11 @@ def main():
              ", --small sizes: not measurements" if args.small else ""))
     if md:
         print()
-    note(md, "backends: %s; cxla run best of %d, CXLA_NUM_THREADS=%d; NumPy %s and PyTorch "
-         "best of %d, threads %s (the first in the ratios)"
-         % (", ".join(backends), args.repeat, main_threads, np.__version__, args.repeat,
+    note(md, "backends: %s; cxla run best of %d after a warm-up run (`--repeat %d`), "
+         "CXLA_NUM_THREADS=%d; NumPy %s and PyTorch best of %d after a warm-up run, threads %s "
+         "(the first in the ratios)"
+         % (", ".join(backends), args.repeat, args.repeat + 1, main_threads, np.__version__,
+            args.repeat,
             ", ".join(str(t) for t in threads)))
     if floors and floors.first:
         note(md, "floors (bench_floors, before the cases): "
@@ -1153,8 +1156,10 @@ def run_cases(args, cases, backends, threads, floors, blas, md):
         try:
             for b, t in runs:
                 try:
-                    phases, _ = cxla_run(args.cxla, b, path, args.repeat, args.case_timeout,
-                                         cxla_env(t))
+                    # One run more than the peers' timed runs: cxla's first run is its
+                    # warm-up (cold: it faults the result's pages in), as best_time's is.
+                    phases, _ = cxla_run(args.cxla, b, path, args.repeat + 1,
+                                         args.case_timeout, cxla_env(t))
                     times[(b, t)] = phases.get("run_min", phases["run"]) / per_op
                 except subprocess.TimeoutExpired:
                     times[(b, t)] = "> %gs" % args.case_timeout

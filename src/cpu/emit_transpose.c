@@ -43,6 +43,38 @@ bool cpu_nest_stream_group(const group *g) {
     return bytes > 0 && bytes >= stream_bytes();
 }
 
+/* Whether the kernel computes only a leaf of the module's result: its single output is
+ * the entry computation's root, or is read by nothing but that root tuple. No step of the
+ * run reads it again, so the size from which it streams is RESULT_STREAM_BYTES, a core's
+ * L2 (1 MiB on the machines measured), not the last-level cache: the SGD updates of the
+ * MLP step (`w - lr * dw`, 3.2 and 4 MB, read twice what they write) took 35-40% less
+ * time streamed (docs/performance.md, h-mlp5). CXLA_CPU_STREAM_BYTES below it lowers it
+ * too, and 0 still turns streaming off. */
+enum { RESULT_STREAM_BYTES = 1 << 20 };
+
+static bool result_only(const em *e, const group *g) {
+    const cxla_instr *top = e->top;
+    const cxla_computation *c = top ? top->parent : NULL;
+    /* The one output: the instruction itself, or the root of its fused computation. */
+    const cxla_instr *o = g->count == 1 ? g->outs[g->idx[0]] : NULL;
+    if (!c || !c->is_entry || !o || (o != top && !(e->fused && o == e->fused->root)) ||
+        !cxla_type_is_array(top->shape.type))
+        return false;
+    if (c->root == top) return true;
+    if (top->user_count == 0 || c->root->opcode != CXLA_OP_TUPLE) return false;
+    for (int64_t u = 0; u < top->user_count; u++)
+        if (top->users[u] != c->root) return false;
+    return true;
+}
+
+static bool stream_result(const em *e, const group *g) {
+    double limit = stream_bytes();
+    if (limit == INFINITY || !result_only(e, g)) return false;
+    if (limit > RESULT_STREAM_BYTES) limit = RESULT_STREAM_BYTES;
+    const cxla_shape *s = &g->outs[g->idx[0]]->shape;
+    return (double)elements_of(s) * (double)cxla_type_storage(s->type) >= limit;
+}
+
 /* Whether a flat nest's blocks stream: only where memory is what bounds the kernel.
  * Measured on the 2-core EPYC (thread CPU time, best of 30, the generated kernels of 16M
  * f32 elements): add of two inputs 17% faster streaming; exp/tanh chains and GELU, which
@@ -50,7 +82,7 @@ bool cpu_nest_stream_group(const group *g) {
  * scaled, 2-5% slower. So a flat nest streams when its kernel calls no transcendental
  * function and reads at least twice the bytes it writes (docs/performance.md). */
 bool cpu_nest_stream_flat(const em *e, const group *g) {
-    if (!cpu_nest_stream_group(g)) return false;
+    if (!cpu_nest_stream_group(g) && !stream_result(e, g)) return false;
     const cxla_instr *const *list =
         e->fused ? (const cxla_instr *const *)e->fused->instrs : &e->top;
     int64_t n = e->fused ? e->fused->instr_count : 1;

@@ -5,11 +5,12 @@
  * a look at the cancellation between them.
  * Where the process has an OpenMP runtime loaded (oneDNN's), the parts run on the calling
  * thread's OpenMP team instead (see run_on_team). */
-#define _GNU_SOURCE /* RTLD_DEFAULT */
+#define _GNU_SOURCE /* RTLD_DEFAULT, sched_getcpu, pthread_setaffinity_np */
 #include "cpu/threadpool.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -74,6 +75,10 @@ struct cpu_pool {
     atomic_int running; /* runs of executables in progress */
     bool team;          /* parts on OpenMP's team (run_on_team), not on |workers| */
     cpu_pool *next;     /* in the registry */
+    /* CXLA_CPU_POOL_AWAY=1 when the pool was created: the workers are kept off the
+     * caller's CPU (away_from_caller), that CPU in |away_cpu| (-1: none yet); under |mu|. */
+    bool away;
+    int away_cpu;
 };
 
 static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -159,9 +164,13 @@ static int64_t run_chunks(job *j, bool caller) {
  * so nothing of |j| is touched after the decrement. */
 static void finish(cpu_pool *p, job *j) {
     if (atomic_fetch_sub(&j->pending, 1) != 1) return;
+    /* The mutex taken and let go between the count's change and the broadcast: a caller
+     * that saw the count above 0 under it is then already waiting. The broadcast comes
+     * after the unlock, as cpu_pool_run_kernel's does: a woken caller then finds the
+     * mutex free instead of sleeping on it until this thread lets it go. */
     pthread_mutex_lock(&p->mu);
-    pthread_cond_broadcast(&p->done);
     pthread_mutex_unlock(&p->mu);
+    pthread_cond_broadcast(&p->done);
 }
 
 static void *worker_main(void *arg) {
@@ -205,6 +214,9 @@ cxla_status cpu_pool_acquire(int threads, cpu_pool **out) {
     }
     p->threads = threads;
     p->refs = 1;
+    p->away_cpu = -1;
+    const char *away = getenv("CXLA_CPU_POOL_AWAY");
+    p->away = away && strcmp(away, "1") == 0;
     p->team = use_team();
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
@@ -360,6 +372,32 @@ static void wait_parts(cpu_pool *pool, job *j, double own_us, int64_t ran) {
     pthread_mutex_unlock(&pool->mu);
 }
 
+/* With CXLA_CPU_POOL_AWAY=1 (opt-in: its gain is not measured yet), keeps the workers off
+ * the CPU the caller runs on (under p->mu). A woken thread is placed by the kernel's
+ * scheduler, which in a VM avoids an idle vCPU whose host thread is not running (a halted
+ * vCPU reads as preempted); on the 2-vCPU machine the worker then shared the caller's CPU:
+ * in the MLP step's `dh2` (2 threads, 8 chunks) either the worker ran all 8 chunks and the
+ * caller none, or the reverse, in every run, never both at once (docs/performance.md,
+ * h-mlp5). So the workers may run wherever the process may but on the caller's CPU, set
+ * again only when the caller's CPU changes (a system call then, none otherwise); with one
+ * CPU allowed, nothing is set. */
+static void away_from_caller(cpu_pool *p) {
+#if defined(__linux__)
+    if (!p->away) return;
+    int cpu = sched_getcpu();
+    if (cpu < 0 || cpu == p->away_cpu || p->started == 0) return;
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || !CPU_ISSET(cpu, &allowed)) return;
+    CPU_CLR(cpu, &allowed);
+    if (CPU_COUNT(&allowed) == 0) return;
+    for (int i = 0; i < p->started; i++)
+        pthread_setaffinity_np(p->workers[i], sizeof(allowed), &allowed);
+    p->away_cpu = cpu;
+#else
+    (void)p;
+#endif
+}
+
 /* Starts the workers once (under p->mu); false when none could start. */
 static bool start_workers(cpu_pool *p) {
     while (p->started < p->threads - 1) {
@@ -391,6 +429,7 @@ bool cpu_pool_run_kernel(cpu_pool *pool, cpu_kernel_fn fn, const cpu_kernel_info
         run_part(&j, 0, range, true, false);
         return !atomic_load(&j.stopped);
     }
+    away_from_caller(pool);
     /* One task per worker asked to help; each thread then takes chunks in turn. */
     j.range = range;
     j.chunks = cpu_pool_chunks_split(info->cost, range, parts);
@@ -402,8 +441,12 @@ bool cpu_pool_run_kernel(cpu_pool *pool, cpu_kernel_fn fn, const cpu_kernel_info
             pool->head = &tasks[i];
         pool->tail = &tasks[i];
     }
-    pthread_cond_broadcast(&pool->work);
+    /* The workers are woken after the unlock, not before it: a worker woken while the
+     * caller still held the mutex found it taken, slept on it and was woken a second time
+     * by the unlock (strace: a FUTEX_WAIT on the mutex right after the condition's wake),
+     * two wake-ups per split kernel (docs/performance.md, h-mlp5). */
     pthread_mutex_unlock(&pool->mu);
+    pthread_cond_broadcast(&pool->work);
     double started = now_us();
     int64_t ran = run_chunks(&j, true);
     /* Tasks of this job that no worker took yet: nothing left for them. */

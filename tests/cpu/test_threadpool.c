@@ -8,6 +8,7 @@
  * nested kernels included. */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -144,6 +145,58 @@ static void test_team_and_workers(void) {
         }
         cpu_pool_release(pool);
     }
+}
+
+/* CXLA_CPU_POOL_AWAY=1 (threadpool.c, away_from_caller): every iteration still runs once,
+ * and a worker that runs a part is not allowed on the CPU its caller ran on when it split
+ * the kernel (its own affinity mask, read inside the kernel), when the process may use two
+ * CPUs or more. */
+static pthread_t away_caller;
+static int away_cpu_at_call;
+static atomic_int away_worker_parts, away_bad_masks; /* this round's */
+
+static void away_kernel(void *const *out, const void *const *in, int64_t begin, int64_t end) {
+    count_kernel(out, in, begin, end);
+    /* About a microsecond per iteration, so that a worker wakes in time to take parts. */
+    for (volatile int64_t k = 0; k < (end - begin) * 1000; k = k + 1) {
+    }
+    if (pthread_equal(pthread_self(), away_caller)) return;
+    atomic_fetch_add(&away_worker_parts, 1);
+    cpu_set_t mine;
+    if (sched_getaffinity(0, sizeof(mine), &mine) != 0 || CPU_ISSET(away_cpu_at_call, &mine))
+        atomic_fetch_add(&away_bad_masks, 1);
+}
+
+static void test_workers_away_from_caller(void) {
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || CPU_COUNT(&allowed) < 2) return;
+    setenv("CXLA_CPU_POOL_AWAY", "1", 1);
+    cpu_pool *pool = NULL;
+    CHECK_OK(cpu_pool_acquire(4, &pool)); /* a new count: a new pool, made with the setting */
+    unsetenv("CXLA_CPU_POOL_AWAY");
+    if (!pool) return;
+    away_caller = pthread_self();
+    int bad_parts = 0, worker_parts = 0;
+    for (int round = 0; round < 50; round++) {
+        for (int i = 0; i < N; i++) atomic_store(&hits[i], 0);
+        atomic_store(&away_worker_parts, 0);
+        atomic_store(&away_bad_masks, 0);
+        away_cpu_at_call = sched_getcpu();
+        cpu_kernel_info info = {.range = N - round, .cost = 1e9};
+        CHECK(cpu_pool_run_kernel(pool, away_kernel, &info, NULL, NULL, NULL));
+        int bad = 0;
+        for (int i = 0; i < N; i++) bad += atomic_load(&hits[i]) != (i < N - round ? 1 : 0);
+        CHECK_MSG(bad == 0, "round %d: %d iterations not run exactly once", round, bad);
+        /* The caller may have moved since it set the masks: only rounds where it did not. */
+        if (sched_getcpu() != away_cpu_at_call) continue;
+        bad_parts += atomic_load(&away_bad_masks);
+        worker_parts += atomic_load(&away_worker_parts);
+    }
+    CHECK_MSG(bad_parts == 0, "%d of %d parts ran on a worker allowed on the caller's CPU",
+              bad_parts, worker_parts);
+    if (getenv("CXLA_TEST_VERBOSE"))
+        fprintf(stderr, "workers ran %d parts away from the caller\n", worker_parts);
+    cpu_pool_release(pool);
 }
 
 /* A slow kernel: a millisecond per iteration. */
@@ -349,6 +402,6 @@ static void test_share(void) {
 }
 
 TEST_MAIN(TEST(test_parts), TEST(test_share), TEST(test_pool_runs_every_iteration_once),
-          TEST(test_team_and_workers), TEST(test_chunks_run_every_iteration_once),
-          TEST(test_cancel_stops_a_long_kernel), TEST(test_plan_stops_inside_a_kernel),
-          TEST(test_threads_match_interpreter))
+          TEST(test_workers_away_from_caller), TEST(test_team_and_workers),
+          TEST(test_chunks_run_every_iteration_once), TEST(test_cancel_stops_a_long_kernel),
+          TEST(test_plan_stops_inside_a_kernel), TEST(test_threads_match_interpreter))
