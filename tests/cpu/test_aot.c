@@ -325,9 +325,6 @@ static cxla_status batch_add(batch *b, const cxla_module *m, cxla_literal *const
             "has unbounded dynamic dimensions", /* no bound to lay the array out at */
             "devices need the runtime",         /* collectives across devices */
             "the constant's value is elided",   /* the values are not in the module */
-            /* Not yet (h-aot6 works on it in session 10): a float maximum / minimum over a
-             * dynamic dimension from an init value that is not its identity. */
-            "needs a constant init value that is its reducer's identity",
         };
         bool known = false;
         for (size_t k = 0; k < sizeof limits / sizeof limits[0]; k++)
