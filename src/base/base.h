@@ -65,6 +65,12 @@ void cxla_strbuf_vprintf(cxla_strbuf *b, const char *format, va_list args);
 /* Hands the string to the caller (malloc'd; free()) and resets |b|; NULL if failed. */
 char *cxla_strbuf_take(cxla_strbuf *b);
 
+/* Asks the kernel for transparent huge pages over the whole 2 MiB pages inside
+ * [p, p + size) when size is 4 MiB or more (src/base/pages.c): before the block is first
+ * written, its pages then fault in 2 MiB at a time. A hint: nothing changes where the
+ * system does not support it. */
+void cxla_advise_huge_pages(void *p, size_t size);
+
 /* Reads a whole file into a malloc'd buffer (NUL-terminated, |out_size| without it).
  * A regular file is read by its size (one allocation); a source without a size (a pipe,
  * a device such as /dev/zero) is read up to cxla_read_limit() bytes and fails beyond.

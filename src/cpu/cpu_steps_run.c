@@ -1437,7 +1437,11 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     char *arena = NULL;
     if (!s && p->arena_size > 0) {
         arena = atomic_exchange(&p->spare, NULL);
-        if (!arena) arena = aligned_alloc(ALIGN, (p->arena_size + ALIGN - 1) / ALIGN * ALIGN);
+        if (!arena) {
+            size_t bytes = (size_t)((p->arena_size + ALIGN - 1) / ALIGN * ALIGN);
+            arena = aligned_alloc(ALIGN, bytes);
+            cxla_advise_huge_pages(arena, bytes);
+        }
         if (!arena) s = arena_oom(&r);
     }
     /* Dynamic arguments bound into their arena buffers. */

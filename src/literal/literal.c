@@ -71,7 +71,11 @@ static void *block_alloc_zeroing(size_t size, size_t zero, uint8_t *cls) {
     /* Every literal allocates, so that each one can be made to fail (base/fault.h). */
     return calloc(1, size ? size : 1);
 #endif
-    if (size == 0 || size > CACHE_MAX) return calloc(1, size ? size : 1); /* no class 0 */
+    if (size == 0 || size > CACHE_MAX) { /* no class 0 */
+        void *big = calloc(1, size ? size : 1);
+        cxla_advise_huge_pages(big, size);
+        return big;
+    }
     int k = (int)(size / 16) - 1;
     void *p = cache.free[k];
     if (p) {
