@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "exec/devices.h"
 #include "literal/literal_internal.h"
 #include "fake_args.h"
 #include "progress.h"
@@ -719,6 +720,61 @@ static bool parse_seconds(const char *option, const char *text, double *out) {
     return true;
 }
 
+/* ---- the devices a module names ------------------------------------------------------ */
+
+static int64_t at_least(int64_t a, int64_t b) {
+    return a > b ? a : b;
+}
+
+/* Checks, before inputs are made or the module compiled, that the run of |f| has every
+ * device the collectives and shardings of |m| name (the library checks it again before
+ * each run, for every caller); on failure the message ends with the flags to give. Not
+ * under --mpi: the device count comes from mpirun there (the library checks it). */
+static cxla_status check_devices(const cxla_module *m, const run_flags *f, bool multi) {
+    if (f->mpi) return NULL;
+    int64_t mr = m->replica_count > 0 ? m->replica_count : 1;
+    int64_t mp = m->num_partitions > 0 ? m->num_partitions : 1;
+    int64_t r = multi && f->replicas > 0 ? f->replicas : mr;
+    int64_t p = multi && f->partitions > 0 ? f->partitions : mp;
+    exec_device_needs needs;
+    exec_device_needs_of(m, &needs);
+    cxla_status s = exec_device_needs_check(&needs, r, p);
+    if (!s) return NULL;
+    /* The smallest run that has them: more replicas, more partitions, and for flattened
+     * ids more of whichever count neither the flags nor the module fix (partitions when
+     * both are free: ids across devices are SPMD's). */
+    int64_t nr = at_least(r, needs.replicas.count), np = at_least(p, needs.partitions.count);
+    if (nr > INT64_MAX / np || nr * np < needs.devices.count) {
+        bool p_fixed = f->partitions > 0 || m->num_partitions > 1;
+        bool r_fixed = f->replicas > 0 || m->replica_count > 1;
+        int64_t d = needs.devices.count;
+        if (p_fixed && !r_fixed)
+            nr = at_least(nr, (d + np - 1) / np);
+        else
+            np = at_least(np, (d + nr - 1) / nr);
+    }
+    cxla_status out;
+    if ((m->replica_count > 1 && nr != m->replica_count) ||
+        (m->num_partitions > 1 && np != m->num_partitions)) {
+        /* A header that states counts its own collectives exceed: no flag helps. */
+        out = cxla_error(cxla_status_code_of(s),
+                         "%s: %s; but its header says replica_count=%" PRId64
+                         ", num_partitions=%" PRId64 " (the module contradicts itself)",
+                         f->module_path, cxla_status_message(s), mr, mp);
+    } else {
+        char flags[96] = "";
+        if (nr != r) snprintf(flags, sizeof(flags), "--replicas %" PRId64, nr);
+        if (np != p)
+            snprintf(flags + strlen(flags), sizeof(flags) - strlen(flags),
+                     "%s--partitions %" PRId64, nr != r ? " " : "", np);
+        /* "PATH: ...: the module needs at least 4 devices; give --partitions 4" */
+        out = cxla_error(cxla_status_code_of(s), "%s: %s; give %s", f->module_path,
+                         cxla_status_message(s), flags[0] ? flags : "more devices");
+    }
+    cxla_status_free(s);
+    return out;
+}
+
 /* Parses the command line into |f|; false (after a message) on a usage error. */
 static bool parse_flags(int argc, char **argv, run_flags *f) {
     for (int i = 1; i < argc; i++) {
@@ -903,6 +959,8 @@ int cmd_run(int argc, char **argv) {
             multi = true;
         }
     }
+    /* Every device the module names is in the run: checked before anything big. */
+    if (!s) s = check_devices(m, &f, multi);
     uint64_t state = seed;
     if (!s) s = fill_elided_constants(m, &state, f.quiet);
     cxla_type infeed_type = m ? first_infeed_type(m) : CXLA_TYPE_INVALID;
