@@ -726,41 +726,66 @@ static int64_t at_least(int64_t a, int64_t b) {
     return a > b ? a : b;
 }
 
+static int64_t at_most(int64_t a, int64_t b) {
+    return a < b ? a : b;
+}
+
 /* Checks, before inputs are made or the module compiled, that the run of |f| has every
  * device the collectives and shardings of |m| name (the library checks it again before
  * each run, for every caller); on failure the message ends with the flags to give. Not
  * under --mpi: the device count comes from mpirun there (the library checks it). */
 static cxla_status check_devices(const cxla_module *m, const run_flags *f, bool multi) {
     if (f->mpi) return NULL;
-    int64_t mr = m->replica_count > 0 ? m->replica_count : 1;
-    int64_t mp = m->num_partitions > 0 ? m->num_partitions : 1;
+    bool r_stated = m->replica_count > 1, p_stated = m->num_partitions > 1;
+    int64_t mr = r_stated ? m->replica_count : 1, mp = p_stated ? m->num_partitions : 1;
+    /* A count that the header states and a flag contradicts (the library says so too,
+     * but only once the module is compiled and the inputs made). */
+    if (multi && r_stated && f->replicas > 0 && f->replicas != mr)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "%s is written for %" PRId64 " replicas (replica_count=%" PRId64
+                          " in its header), and --replicas asks for %" PRId64
+                          "; give --replicas %" PRId64 " or leave it out",
+                          f->module_path, mr, mr, f->replicas, mr);
+    if (multi && p_stated && f->partitions > 0 && f->partitions != mp)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "%s is written for %" PRId64 " partitions (num_partitions=%" PRId64
+                          " in its header), and --partitions asks for %" PRId64
+                          "; give --partitions %" PRId64 " or leave it out",
+                          f->module_path, mp, mp, f->partitions, mp);
     int64_t r = multi && f->replicas > 0 ? f->replicas : mr;
     int64_t p = multi && f->partitions > 0 ? f->partitions : mp;
     exec_device_needs needs;
     exec_device_needs_of(m, &needs);
     cxla_status s = exec_device_needs_check(&needs, r, p);
     if (!s) return NULL;
-    /* The smallest run that has them: more replicas, more partitions, and for flattened
-     * ids more of whichever count neither the flags nor the module fix (partitions when
-     * both are free: ids across devices are SPMD's). */
-    int64_t nr = at_least(r, needs.replicas.count), np = at_least(p, needs.partitions.count);
-    if (nr > INT64_MAX / np || nr * np < needs.devices.count) {
-        bool p_fixed = f->partitions > 0 || m->num_partitions > 1;
-        bool r_fixed = f->replicas > 0 || m->replica_count > 1;
-        int64_t d = needs.devices.count;
-        if (p_fixed && !r_fixed)
-            nr = at_least(nr, (d + np - 1) / np);
+    /* The run that has them: replicas and partitions within what the module names, and
+     * for flattened ids more (or fewer) of the count the header leaves free (when it
+     * leaves both: the one the flags did not set, else partitions, as SPMD has it). */
+    int64_t nr = at_most(at_least(r, needs.replicas.count), needs.replicas.at_most);
+    int64_t np = at_most(at_least(p, needs.partitions.count), needs.partitions.at_most);
+    nr = at_least(nr, 1), np = at_least(np, 1);
+    bool free_r = !r_stated && (p_stated || (f->partitions > 0 && !f->replicas));
+    int64_t dmin = needs.devices.count, dmax = needs.devices.at_most;
+    if (nr > INT64_MAX / np || nr * np < dmin) {
+        if (free_r)
+            nr = at_least(nr, (dmin + np - 1) / np);
         else
-            np = at_least(np, (d + nr - 1) / nr);
+            np = at_least(np, (dmin + nr - 1) / nr);
+    } else if (nr * np > dmax) {
+        if (free_r)
+            nr = at_least(1, dmax / np);
+        else
+            np = at_least(1, dmax / nr);
     }
-    cxla_status out;
-    if ((m->replica_count > 1 && nr != m->replica_count) ||
-        (m->num_partitions > 1 && np != m->num_partitions)) {
-        /* A header that states counts its own collectives exceed: no flag helps. */
+    cxla_status out, again = exec_device_needs_check(&needs, nr, np);
+    if (again || (r_stated && nr != mr) || (p_stated && np != mp)) {
+        /* No run has what the collectives name (with the counts the header states). */
         out = cxla_error(cxla_status_code_of(s),
-                         "%s: %s; but its header says replica_count=%" PRId64
-                         ", num_partitions=%" PRId64 " (the module contradicts itself)",
-                         f->module_path, cxla_status_message(s), mr, mp);
+                         "%s: %s; and no run of replicas x partitions%s suits every "
+                         "collective (the module contradicts itself)",
+                         f->module_path, cxla_status_message(s),
+                         r_stated || p_stated ? " with the counts its header states" : "");
+        cxla_status_free(again);
     } else {
         char flags[96] = "";
         if (nr != r) snprintf(flags, sizeof(flags), "--replicas %" PRId64, nr);
@@ -769,7 +794,7 @@ static cxla_status check_devices(const cxla_module *m, const run_flags *f, bool 
                      "%s--partitions %" PRId64, nr != r ? " " : "", np);
         /* "PATH: ...: the module needs at least 4 devices; give --partitions 4" */
         out = cxla_error(cxla_status_code_of(s), "%s: %s; give %s", f->module_path,
-                         cxla_status_message(s), flags[0] ? flags : "more devices");
+                         cxla_status_message(s), flags);
     }
     cxla_status_free(s);
     return out;

@@ -107,6 +107,27 @@ static int64_t sharding_max_device(const char *s) {
 
 /* ---- the walk ------------------------------------------------------------------------- */
 
+/* The first id that explicit groups |g| leave out bounds the run: a device with it would
+ * be in no group. Ids past a bound that no run reaches are not looked at. */
+static void bound_by_groups(exec_device_need *need, const cxla_replica_groups *g,
+                            const cxla_instr *in) {
+    enum { LOOKED_AT = 1 << 16 };
+    uint8_t *seen = calloc(LOOKED_AT, 1);
+    if (!seen) return; /* out of memory: no bound */
+    for (int64_t i = 0; i < g->group_count; i++)
+        for (int64_t j = 0; j < g->group_sizes[i]; j++) {
+            int64_t id = g->groups[i][j];
+            if (id >= 0 && id < LOOKED_AT) seen[id] = 1;
+        }
+    int64_t first_gap = 0;
+    while (first_gap < LOOKED_AT && seen[first_gap]) first_gap++;
+    free(seen);
+    if (first_gap < LOOKED_AT && first_gap < need->at_most) {
+        need->at_most = first_gap;
+        need->at_most_by = in;
+    }
+}
+
 static void instr_needs(const cxla_instr *in, exec_device_needs *n) {
     const cxla_attr *sh = cxla_instr_attr(in, CXLA_ATTR_SHARDING);
     if (sh && sh->kind == CXLA_ATTR_KIND_RAW && sh->v.s)
@@ -121,6 +142,8 @@ static void instr_needs(const cxla_instr *in, exec_device_needs *n) {
         for (int64_t i = 0; i < g->group_count; i++)
             for (int64_t j = 0; j < g->group_sizes[i]; j++)
                 name_id(need, g->groups[i][j], in, "replica_groups");
+        bool permute = op == CXLA_OP_COLLECTIVE_PERMUTE || op == CXLA_OP_COLLECTIVE_PERMUTE_START;
+        if (!permute && g->group_count > 0) bound_by_groups(need, g, in);
     }
     const cxla_attr *st = cxla_instr_attr(in, CXLA_ATTR_SOURCE_TARGET_PAIRS);
     if (st && st->kind == CXLA_ATTR_KIND_INT_LISTS)
@@ -132,6 +155,7 @@ static void instr_needs(const cxla_instr *in, exec_device_needs *n) {
 void exec_device_needs_of(const cxla_module *m, exec_device_needs *out) {
     memset(out, 0, sizeof(*out));
     out->replicas.count = out->partitions.count = out->devices.count = 1;
+    out->replicas.at_most = out->partitions.at_most = out->devices.at_most = INT64_MAX;
     if (!m) return;
     for (int64_t c = 0; c < m->comp_count; c++) {
         const cxla_computation *comp = m->comps[c];
@@ -140,6 +164,38 @@ void exec_device_needs_of(const cxla_module *m, exec_device_needs *out) {
 }
 
 /* ---- the check ------------------------------------------------------------------------ */
+
+/* Devices that no group of some collective holds: the first one's id names it. */
+static cxla_status too_many(const exec_device_needs *n, int64_t replicas, int64_t partitions,
+                            int64_t devices) {
+    const exec_device_need *need = NULL;
+    const char *word = NULL, *ids = NULL;
+    int64_t have = 0;
+    if (replicas > n->replicas.at_most) {
+        need = &n->replicas, word = "replica", have = replicas;
+        int64_t channel;
+        ids = cxla_instr_int(need->at_most_by, CXLA_ATTR_CHANNEL_ID, &channel)
+                  ? "with channel_id and without use_global_device_ids, its ids are replicas"
+                  : "without channel_id, its ids are replicas";
+    } else if (partitions > n->partitions.at_most) {
+        need = &n->partitions, word = "partition", have = partitions;
+        ids = "with channel_id, its ids are partitions";
+    } else if (devices > n->devices.at_most) {
+        need = &n->devices, word = "device", have = devices;
+        ids = "with use_global_device_ids=true, its ids are devices: replicas x partitions";
+    }
+    if (!need) return NULL;
+    const cxla_instr *in = need->at_most_by;
+    char line[64] = "";
+    if (in->line > 0) snprintf(line, sizeof(line), ", line %" PRId64, in->line);
+    return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                      "%s (%s, computation %s%s): %s %" PRId64
+                      " is in none of the replica_groups, and the run has %" PRId64
+                      " %ss (%s): the module takes at most %" PRId64 " %s%s",
+                      in->name, cxla_opcode_name(in->opcode), in->parent ? in->parent->name : "?",
+                      line, word, need->at_most, have, word, ids, need->at_most, word,
+                      need->at_most == 1 ? "" : "s");
+}
 
 cxla_status exec_device_needs_check(const exec_device_needs *n, int64_t replicas,
                                     int64_t partitions) {
@@ -161,7 +217,7 @@ cxla_status exec_device_needs_check(const exec_device_needs *n, int64_t replicas
         need = &n->devices, word = "device", have = devices;
         ids = "with use_global_device_ids=true, its ids are devices: replicas x partitions";
     }
-    if (!need) return NULL;
+    if (!need) return too_many(n, replicas, partitions, devices);
     const cxla_instr *in = need->by;
     bool sharding = strcmp(need->where, "sharding") == 0;
     if (sharding) ids = "the device ids of a sharding are partitions";

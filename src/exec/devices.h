@@ -17,11 +17,17 @@
 #include "hlo/hlo.h"
 
 /* The largest id of one kind that the module names, plus one (at least 1), and the first
- * instruction (in computation order) that names it; |by| is NULL when none names any. */
+ * instruction (in computation order) that names it; |by| is NULL when none names any.
+ * And the most devices of that kind a run may have: replica groups must hold every
+ * device of the run (one in no group fails at the collective), so the first id that a
+ * collective's explicit groups leave out bounds the run (INT64_MAX and NULL when no
+ * collective bounds it; collective-permute and empty groups do not). */
 typedef struct exec_device_need {
     int64_t count;
     const cxla_instr *by;
     const char *where; /* "replica_groups", "source_target_pairs", "sharding" */
+    int64_t at_most;
+    const cxla_instr *at_most_by;
 } exec_device_need;
 
 typedef struct exec_device_needs {
@@ -34,10 +40,12 @@ typedef struct exec_device_needs {
 void exec_device_needs_of(const cxla_module *module, exec_device_needs *out);
 
 /* Whether a run of |replicas| x |partitions| devices has every device that |needs| names;
- * INVALID_ARGUMENT otherwise, naming the instruction, the missing id, the run's count and
- * the count needed: "ar (all-reduce, computation main, line 9): replica_groups name
- * partition 3 but the run has 1 partition (with channel_id, its ids are partitions): the
- * module needs at least 4 partitions". */
+ * and no more than its groups hold; INVALID_ARGUMENT otherwise, naming the instruction,
+ * the id, the run's count and the count needed: "ar (all-reduce, computation main, line
+ * 9): replica_groups name partition 3 but the run has 1 partition (with channel_id, its
+ * ids are partitions): the module needs at least 4 partitions", or "... replica 2 is in
+ * none of the replica_groups, and the run has 4 replicas (...): the module takes at most
+ * 2 replicas". */
 cxla_status exec_device_needs_check(const exec_device_needs *needs, int64_t replicas,
                                     int64_t partitions);
 

@@ -132,7 +132,7 @@ static void test_needs_of(void) {
          "replica_groups"},
         {"ROOT ar = s32[4] all-reduce(p), channel_id=1, replica_groups={{0,1,2}}, to_apply=add", 3,
          1, 1, "replica_groups"},
-        {"ROOT ar = s32[4] all-reduce(p), channel_id=1, replica_groups={{0,5}}, "
+        {"ROOT ar = s32[4] all-reduce(p), channel_id=1, replica_groups={{0,5},{1,2},{3,4}}, "
          "use_global_device_ids=true, to_apply=add",
          1, 1, 6, "replica_groups"},
         {"ROOT a = s32[4] all-to-all(p), channel_id=1, replica_groups={{0,1}}, dimensions={0}", 1,
@@ -195,4 +195,31 @@ static void test_needs_of(void) {
     }
 }
 
-TEST_MAIN(TEST(test_needs_of), TEST(test_interpreter), TEST(test_cpu))
+/* Groups bound the run from above too: a device in no group of a collective. */
+static void test_at_most(void) {
+    const char *text = "HloModule m\n" ADD_S32 "ENTRY main {\n  p = s32[4] parameter(0)\n"
+                       "  a = s32[4] all-reduce(p), replica_groups={{0},{1}}, to_apply=add\n"
+                       "  ROOT b = s32[4] all-reduce(a), channel_id=3, replica_groups={{0,2}}, "
+                       "use_global_device_ids=true, to_apply=add\n}\n";
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_hlo_parse(text, strlen(text), "test", &m));
+    if (!m) return;
+    exec_device_needs n;
+    exec_device_needs_of(m, &n);
+    CHECK_EQ_I64(n.replicas.count, 2);
+    CHECK_EQ_I64(n.replicas.at_most, 2);
+    CHECK_EQ_I64(n.devices.count, 3);
+    CHECK_EQ_I64(n.devices.at_most, 1); /* device 1 is in no group of b */
+    CHECK_EQ_I64(n.partitions.at_most, INT64_MAX);
+    cxla_status s = exec_device_needs_check(&n, 3, 1);
+    check_message(s, "a (all-reduce, computation main, line 9): replica 2 is in none of the "
+                     "replica_groups, and the run has 3 replicas");
+    /* Two replicas have a and b's device 2 but put device 1 in no group of b: no run
+     * suits both; the first unmet need is named. */
+    check_message(exec_device_needs_check(&n, 2, 1),
+                  "replica_groups name device 2 but the run has 2 devices");
+    check_message(exec_device_needs_check(&n, 2, 2), "device 1 is in none of the replica_groups");
+    cxla_module_destroy(m);
+}
+
+TEST_MAIN(TEST(test_needs_of), TEST(test_at_most), TEST(test_interpreter), TEST(test_cpu))

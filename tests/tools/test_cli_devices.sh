@@ -96,6 +96,25 @@ expect "sharding of one device" 0 "f32\[8\]" -- "$cxla" run "$dir/one_device.hlo
 module replicated "f32[8]" "ROOT n = f32[8] negate(p), sharding={replicated}"
 expect "replicated sharding" 0 "f32\[8\]" -- "$cxla" run "$dir/replicated.hlo"
 
+# Groups bound the run from above: a replica in no group fails at once, and the flag to
+# give is the count the groups hold.
+module pairs "f32[2]" "ROOT ar = f32[2] all-reduce(p), replica_groups={{0},{1}}, to_apply=add"
+expect "replica in no group" 1 "replica 2 is in none of the replica_groups, and the run has 3 replicas.*takes at most 2 replicas; give --replicas 2$" -- \
+  "$cxla" run --replicas 3 "$dir/pairs.hlo"
+expect "replica groups of one" 0 "^replica 1:" -- "$cxla" run --replicas 2 "$dir/pairs.hlo"
+
+# A header with num_partitions=4 (as the SPMD dumps of XLA's tools, llama3's context
+# parallel step among them): a flag that contradicts it, or replicas that would put
+# devices 4.. in no group, fail at once, before the 4 GiB input is made.
+{
+  echo "HloModule spmd, num_partitions=4"
+  tail -n +2 "$dir/global.hlo"
+} >"$dir/spmd.hlo"
+expect "header's partitions contradicted" 1 "written for 4 partitions \(num_partitions=4 in its header\), and --partitions asks for 2; give --partitions 4 or leave it out$" -- \
+  timeout 20 "$cxla" run --partitions 2 "$dir/spmd.hlo"
+expect "replicas of an SPMD module" 1 "device 4 is in none of the replica_groups, and the run has 8 devices.*takes at most 4 devices; give --replicas 1$" -- \
+  timeout 20 "$cxla" run --replicas 2 "$dir/spmd.hlo"
+
 # A header that states fewer devices than its collectives name: no flag helps.
 {
   echo "HloModule contradicts, num_partitions=2"
