@@ -2,6 +2,7 @@
  * (cxla/runtime.h), print or save the result and what the module outfed. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "exec/devices.h"
 #include "literal/literal_internal.h"
@@ -720,6 +722,60 @@ static bool parse_seconds(const char *option, const char *text, double *out) {
     return true;
 }
 
+/* ---- help ------------------------------------------------------------------------------ */
+
+const char *const cmd_run_usage_more =
+    "\n"
+    "Checks before the run (before inputs are made or the module compiled):\n"
+    "- -o DIR and --outfeed-dir DIR: the folder is made, with the folders above it that\n"
+    "  are missing, and must take files; otherwise the run fails at once, naming it.\n"
+    "- Devices: a run that lacks a replica, partition or device that the module's\n"
+    "  collectives (replica_groups, source_target_pairs; called computations too) or\n"
+    "  shardings (devices=[...], maximal device=N: partitions) name, or that has one a\n"
+    "  collective's explicit groups leave out, fails at once, naming the instruction and\n"
+    "  the flag to give ('... the module needs at least 4 devices; give --partitions 4').\n";
+
+/* ---- output folders ------------------------------------------------------------------ */
+
+/* Makes folder |path| of |option| (-o, --outfeed-dir) and the folders above it that are
+ * missing, and checks that a file can be made in it, so that a bad folder fails before
+ * the run, not after it. Errors name the option and the path. */
+static cxla_status prepare_dir(const char *path, const char *option) {
+    if (!path) return NULL;
+    if (!*path)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "%s needs a folder name, got ''", option);
+    char *p = strdup(path);
+    if (!p) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    cxla_status s = NULL;
+    for (char *q = p + 1;; q++) {
+        if (*q != '/' && *q != '\0') continue;
+        char c = *q;
+        *q = '\0';
+        struct stat st;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST)
+            s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                           "%s %s: cannot create the folder '%s' (%s)", option, path, p,
+                           strerror(errno));
+        else if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+            s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "%s %s: '%s' is there and is not a folder",
+                           option, path, p);
+        *q = c;
+        if (s || !c) break;
+    }
+    free(p);
+    if (s) return s;
+    /* A file made and removed at once: permissions, read-only file systems, quotas. */
+    char probe[4096];
+    snprintf(probe, sizeof(probe), "%s/.cxla-write-check-%ld", path, (long)getpid());
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "%s %s: cannot write in the folder (%s)",
+                          option, path, strerror(errno));
+    close(fd);
+    unlink(probe);
+    return NULL;
+}
+
 /* ---- the devices a module names ------------------------------------------------------ */
 
 static int64_t at_least(int64_t a, int64_t b) {
@@ -931,6 +987,13 @@ int cmd_run(int argc, char **argv) {
     int64_t ninputs = 0, ninfeeds = 0;
     int rc = 1;
     if (!inputs || !infeeds || !parse_flags(argc, argv, &f)) goto usage_done;
+    /* The output folders exist and take files before anything runs. */
+    cxla_status dir_status = prepare_dir(f.out_dir, "-o");
+    if (!dir_status) dir_status = prepare_dir(f.outfeed_dir, "--outfeed-dir");
+    if (dir_status) {
+        rc = tool_fail(dir_status);
+        goto usage_done;
+    }
     module_path = f.module_path;
     out_dir = f.out_dir;
     outfeed_dir = f.outfeed_dir;
