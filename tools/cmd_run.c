@@ -733,7 +733,13 @@ const char *const cmd_run_usage_more =
     "  collectives (replica_groups, source_target_pairs; called computations too) or\n"
     "  shardings (devices=[...], maximal device=N: partitions) name, or that has one a\n"
     "  collective's explicit groups leave out, fails at once, naming the instruction and\n"
-    "  the flag to give ('... the module needs at least 4 devices; give --partitions 4').\n";
+    "  the flag to give ('... the module needs at least 4 devices; give --partitions 4').\n"
+    "\n"
+    "--check-finite names the instruction inside a called computation (call, while,\n"
+    "conditional, fusion; a one-operation reducer as 'the to_apply of' its reduce,\n"
+    "reduce-window, scatter or all-reduce). The cpu backend compiles a map's computation\n"
+    "or a longer reducer into the instruction's kernel and names that instruction; the\n"
+    "interpreter (--backend interpreter) names the instruction inside.\n";
 
 /* ---- output folders ------------------------------------------------------------------ */
 
