@@ -14,7 +14,10 @@ generated inputs, one process per program and backend, and the script reports:
 - the peak resident memory of the process, measured from outside: the child's own
   ru_maxrss from wait4(), so it holds whatever `cxla run` prints; when `cxla run` prints a
   line with "peak" in it, that figure is shown too;
-- the size of the program's parameters (from its ENTRY line), to judge the peak against.
+- the size of the program's parameters (from the ENTRY computation's parameter
+  instructions), to judge the peak against; programs whose parameters exceed
+  --max-parameters-gib (8 by default) are skipped, as their generated inputs would
+  exhaust a small machine.
 
 A program that runs longer than --timeout seconds (120 by default) is cancelled by `cxla
 run --timeout` and, if it still has not ended 30 s later, killed; its row says so.
@@ -199,6 +202,9 @@ def main():
     ap.add_argument("--no-shared", action="store_true", help="only the --dir folders")
     ap.add_argument("--dir", action="append", default=[], help="another folder of programs")
     ap.add_argument("--markdown", help="also write the table to this file")
+    ap.add_argument("--max-parameters-gib", type=float, default=8.0,
+                    help="skip programs whose parameters take more (generated inputs of "
+                         "tens of GiB would exhaust the machine)")
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
 
@@ -237,7 +243,13 @@ def main():
                 k += 1
                 label = "[%d/%d] %s on %s" % (k, total, name, b)
                 print(label, file=sys.stderr, flush=True)
-                r = run_one(a.cxla, b, path, a.repeat, a.timeout, env, label)
+                pbytes = parameter_bytes(path)
+                if pbytes is not None and pbytes > a.max_parameters_gib * 2**30:
+                    r = {"wall": 0.0, "peak_rss": None,
+                         "status": "skipped: parameters %.1f GiB > --max-parameters-gib %g"
+                                   % (pbytes / 2**30, a.max_parameters_gib)}
+                else:
+                    r = run_one(a.cxla, b, path, a.repeat, a.timeout, env, label)
                 results[(path, b)] = r
                 if r["status"] == "ok":
                     note = "first %s ms, best %s ms, peak %s MiB" % (
@@ -275,7 +287,8 @@ def main():
         for b in backends:
             r = results[(path, b)]
             if r["status"] != "ok":
-                row += [r["status"], "", "", mib(r["peak_rss"])]
+                row += [r["status"], "", "",
+                        mib(r["peak_rss"]) if r["peak_rss"] is not None else "-"]
                 continue
             compile_s = r.get("compile")
             row += [ms(compile_s), ms(r.get("first")), ms(r.get("best")), mib(r["peak_rss"])]
