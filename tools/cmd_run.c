@@ -2,6 +2,7 @@
  * (cxla/runtime.h), print or save the result and what the module outfed. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -10,7 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "exec/devices.h"
 #include "literal/literal_internal.h"
 #include "fake_args.h"
 #include "progress.h"
@@ -719,6 +722,146 @@ static bool parse_seconds(const char *option, const char *text, double *out) {
     return true;
 }
 
+/* ---- help ------------------------------------------------------------------------------ */
+
+const char *const cmd_run_usage_more =
+    "\n"
+    "Checks before the run (before inputs are made or the module compiled):\n"
+    "- -o DIR and --outfeed-dir DIR: the folder is made, with the folders above it that\n"
+    "  are missing, and must take files; otherwise the run fails at once, naming it.\n"
+    "- Devices: a run that lacks a replica, partition or device that the module's\n"
+    "  collectives (replica_groups, source_target_pairs; called computations too) or\n"
+    "  shardings (devices=[...], maximal device=N: partitions) name, or that has one a\n"
+    "  collective's explicit groups leave out, fails at once, naming the instruction and\n"
+    "  the flag to give ('... the module needs at least 4 devices; give --partitions 4').\n"
+    "\n"
+    "--check-finite names the instruction inside a called computation (call, while,\n"
+    "conditional, fusion; a one-operation reducer as 'the to_apply of' its reduce,\n"
+    "reduce-window, scatter or all-reduce). The cpu backend compiles a map's computation\n"
+    "or a longer reducer into the instruction's kernel and names that instruction; the\n"
+    "interpreter (--backend interpreter) names the instruction inside.\n";
+
+/* ---- output folders ------------------------------------------------------------------ */
+
+/* Makes folder |path| of |option| (-o, --outfeed-dir) and the folders above it that are
+ * missing, and checks that a file can be made in it, so that a bad folder fails before
+ * the run, not after it. Errors name the option and the path. */
+static cxla_status prepare_dir(const char *path, const char *option) {
+    if (!path) return NULL;
+    if (!*path)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "%s needs a folder name, got ''", option);
+    char *p = strdup(path);
+    if (!p) return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    cxla_status s = NULL;
+    for (char *q = p + 1;; q++) {
+        if (*q != '/' && *q != '\0') continue;
+        char c = *q;
+        *q = '\0';
+        struct stat st;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST)
+            s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                           "%s %s: cannot create the folder '%s' (%s)", option, path, p,
+                           strerror(errno));
+        else if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+            s = cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "%s %s: '%s' is there and is not a folder",
+                           option, path, p);
+        *q = c;
+        if (s || !c) break;
+    }
+    free(p);
+    if (s) return s;
+    /* A file made and removed at once: permissions, read-only file systems, quotas. */
+    char probe[4096];
+    snprintf(probe, sizeof(probe), "%s/.cxla-write-check-%ld", path, (long)getpid());
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "%s %s: cannot write in the folder (%s)",
+                          option, path, strerror(errno));
+    close(fd);
+    unlink(probe);
+    return NULL;
+}
+
+/* ---- the devices a module names ------------------------------------------------------ */
+
+static int64_t at_least(int64_t a, int64_t b) {
+    return a > b ? a : b;
+}
+
+static int64_t at_most(int64_t a, int64_t b) {
+    return a < b ? a : b;
+}
+
+/* Checks, before inputs are made or the module compiled, that the run of |f| has every
+ * device the collectives and shardings of |m| name (the library checks it again before
+ * each run, for every caller); on failure the message ends with the flags to give. Not
+ * under --mpi: the device count comes from mpirun there (the library checks it). */
+static cxla_status check_devices(const cxla_module *m, const run_flags *f, bool multi) {
+    if (f->mpi) return NULL;
+    bool r_stated = m->replica_count > 1, p_stated = m->num_partitions > 1;
+    int64_t mr = r_stated ? m->replica_count : 1, mp = p_stated ? m->num_partitions : 1;
+    /* A count that the header states and a flag contradicts (the library says so too,
+     * but only once the module is compiled and the inputs made). */
+    if (multi && r_stated && f->replicas > 0 && f->replicas != mr)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "%s is written for %" PRId64 " replicas (replica_count=%" PRId64
+                          " in its header), and --replicas asks for %" PRId64
+                          "; give --replicas %" PRId64 " or leave it out",
+                          f->module_path, mr, mr, f->replicas, mr);
+    if (multi && p_stated && f->partitions > 0 && f->partitions != mp)
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "%s is written for %" PRId64 " partitions (num_partitions=%" PRId64
+                          " in its header), and --partitions asks for %" PRId64
+                          "; give --partitions %" PRId64 " or leave it out",
+                          f->module_path, mp, mp, f->partitions, mp);
+    int64_t r = multi && f->replicas > 0 ? f->replicas : mr;
+    int64_t p = multi && f->partitions > 0 ? f->partitions : mp;
+    exec_device_needs needs;
+    exec_device_needs_of(m, &needs);
+    cxla_status s = exec_device_needs_check(&needs, r, p);
+    if (!s) return NULL;
+    /* The run that has them: replicas and partitions within what the module names, and
+     * for flattened ids more (or fewer) of the count the header leaves free (when it
+     * leaves both: the one the flags did not set, else partitions, as SPMD has it). */
+    int64_t nr = at_most(at_least(r, needs.replicas.count), needs.replicas.at_most);
+    int64_t np = at_most(at_least(p, needs.partitions.count), needs.partitions.at_most);
+    nr = at_least(nr, 1), np = at_least(np, 1);
+    bool free_r = !r_stated && (p_stated || (f->partitions > 0 && !f->replicas));
+    int64_t dmin = needs.devices.count, dmax = needs.devices.at_most;
+    if (nr > INT64_MAX / np || nr * np < dmin) {
+        if (free_r)
+            nr = at_least(nr, (dmin + np - 1) / np);
+        else
+            np = at_least(np, (dmin + nr - 1) / nr);
+    } else if (nr * np > dmax) {
+        if (free_r)
+            nr = at_least(1, dmax / np);
+        else
+            np = at_least(1, dmax / nr);
+    }
+    cxla_status out, again = exec_device_needs_check(&needs, nr, np);
+    if (again || (r_stated && nr != mr) || (p_stated && np != mp)) {
+        /* No run has what the collectives name (with the counts the header states). */
+        out = cxla_error(cxla_status_code_of(s),
+                         "%s: %s; and no run of replicas x partitions%s suits every "
+                         "collective (the module contradicts itself)",
+                         f->module_path, cxla_status_message(s),
+                         r_stated || p_stated ? " with the counts its header states" : "");
+        cxla_status_free(again);
+    } else {
+        char flags[96] = "";
+        if (nr != r) snprintf(flags, sizeof(flags), "--replicas %" PRId64, nr);
+        if (np != p)
+            snprintf(flags + strlen(flags), sizeof(flags) - strlen(flags),
+                     "%s--partitions %" PRId64, nr != r ? " " : "", np);
+        /* "PATH: ...: the module needs at least 4 devices; give --partitions 4" */
+        out = cxla_error(cxla_status_code_of(s), "%s: %s; give %s", f->module_path,
+                         cxla_status_message(s), flags);
+    }
+    cxla_status_free(s);
+    return out;
+}
+
 /* Parses the command line into |f|; false (after a message) on a usage error. */
 static bool parse_flags(int argc, char **argv, run_flags *f) {
     for (int i = 1; i < argc; i++) {
@@ -850,6 +993,13 @@ int cmd_run(int argc, char **argv) {
     int64_t ninputs = 0, ninfeeds = 0;
     int rc = 1;
     if (!inputs || !infeeds || !parse_flags(argc, argv, &f)) goto usage_done;
+    /* The output folders exist and take files before anything runs. */
+    cxla_status dir_status = prepare_dir(f.out_dir, "-o");
+    if (!dir_status) dir_status = prepare_dir(f.outfeed_dir, "--outfeed-dir");
+    if (dir_status) {
+        rc = tool_fail(dir_status);
+        goto usage_done;
+    }
     module_path = f.module_path;
     out_dir = f.out_dir;
     outfeed_dir = f.outfeed_dir;
@@ -903,6 +1053,8 @@ int cmd_run(int argc, char **argv) {
             multi = true;
         }
     }
+    /* Every device the module names is in the run: checked before anything big. */
+    if (!s) s = check_devices(m, &f, multi);
     uint64_t state = seed;
     if (!s) s = fill_elided_constants(m, &state, f.quiet);
     cxla_type infeed_type = m ? first_infeed_type(m) : CXLA_TYPE_INVALID;

@@ -289,6 +289,13 @@ static int unknown_command(const char *name) {
     return 2;
 }
 
+/* A command's help: its usage, and for run the part that does not fit in one string
+ * literal (C99 compilers need take only 4095 characters). */
+static void print_command_usage(const tool_command *c) {
+    printf("%s\n", c->usage);
+    if (strcmp(c->name, "run") == 0) printf("%s", cmd_run_usage_more);
+}
+
 static int cmd_help(int argc, char **argv) {
     if (argc < 2) {
         print_usage(stdout);
@@ -300,7 +307,7 @@ static int cmd_help(int argc, char **argv) {
     }
     const tool_command *c = find_command(argv[1]);
     if (!c) return unknown_command(argv[1]);
-    printf("%s\n", c->usage);
+    print_command_usage(c);
     return 0;
 }
 
@@ -401,7 +408,7 @@ int main(int argc, char **argv) {
     const tool_command *c = find_command(argv[1]);
     if (!c) return unknown_command(argv[1]);
     if (argc > 2 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
-        printf("%s\n", c->usage);
+        print_command_usage(c);
         return 0;
     }
     int rc = c->run(argc - 1, argv + 1);

@@ -21,6 +21,8 @@ int cmd_graph(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+/* The rest of cxla run's help, printed after its usage (cmd_run.c). */
+extern const char *const cmd_run_usage_more;
 /* cxla run, and for a StableHLO file the verdict of its checks (cmd_conformance.c). */
 int cmd_run_checked(int argc, char **argv);
 int cmd_conformance(int argc, char **argv);

@@ -254,8 +254,12 @@ void cxla_run_options_init(cxla_run_options *options);
 
 /* Runs the entry computation on |args| (|arg_count| literals, one per parameter, any
  * layout) and returns the result in the entry result layout. Errors: the wrong number or
- * shapes of arguments (INVALID_ARGUMENT), and whatever an instruction reports (each
- * naming the instruction): an empty infeed queue, a missing custom-call target, ... */
+ * shapes of arguments (INVALID_ARGUMENT), a module whose collectives or shardings name
+ * more devices than the module states (replica_count x num_partitions, else one) or
+ * whose groups leave one of those out (INVALID_ARGUMENT before the run starts, naming the
+ * instruction and the count: see cxla_executable_device_count), and whatever an
+ * instruction reports (each naming the instruction): an empty infeed queue, a missing
+ * custom-call target, ... */
 cxla_status cxla_executable_run(cxla_executable *executable, const cxla_literal *const *args,
                                 int64_t arg_count, cxla_literal **out_result);
 /* The same with options (NULL: the defaults). */
@@ -329,7 +333,14 @@ cxla_status cxla_executable_run_buffers(cxla_executable *executable,
  * replicas x partitions. Devices are numbered d = replica * partitions + partition
  * (XLA's flattened ids); with one partition d is the replica. Errors
  * (INVALID_ARGUMENT): a negative count, counts that contradict the module's
- * replica_count or num_partitions, more than 4096 devices. */
+ * replica_count or num_partitions, more than 4096 devices, and a run without a device
+ * that the module's collectives (replica_groups, source_target_pairs, in every
+ * computation) or shardings (devices=[...], maximal device=N: partitions) name, or with
+ * a device that a collective's explicit replica_groups leave out; the message names the
+ * instruction, the id and the count needed ("ar (all-reduce, computation main, line 9):
+ * replica_groups name device 3 but the run has 2 devices (...): the module needs at least
+ * 4 devices"). cxla_executable_execute and _execute_mpi check the same before any device
+ * starts. */
 cxla_status cxla_executable_device_count(const cxla_executable *executable,
                                          const cxla_run_options *options, int64_t *out_count);
 

@@ -959,8 +959,20 @@ static void report_non_finite(run *r, const step *sp, const saved_operands *sv) 
     const cxla_instr *culprit = sp->instr->opcode == CXLA_OP_FUSION ? blame_fused(r, sp, sv) : NULL;
     char *d = culprit ? cpu_origins_describe(r->p->origins, culprit, sp->instr)
                       : cpu_origins_describe(r->p->origins, sp->instr, NULL);
-    fprintf(stderr, "cxla: %s is the first to produce a NaN or Inf from finite operands\n",
-            d ? d : sp->instr->name);
+    /* A kernel computes a recognized reducer inline: the reducer's root made the value
+     * (the interpreter names it so too). */
+    const cxla_instr *named = culprit ? culprit : sp->instr;
+    const cxla_computation *rc = cxla_instr_called(named, CXLA_ATTR_TO_APPLY);
+    if (named->opcode != CXLA_OP_FUSION && interp_match_reducer(rc))
+        fprintf(stderr,
+                "cxla: %s (%s, computation %s, line %" PRId64
+                ", the to_apply of %s) is the first to produce a NaN or Inf from finite "
+                "operands\n",
+                rc->root->name, cxla_opcode_name(rc->root->opcode), rc->name, rc->root->line,
+                d ? d : named->name);
+    else
+        fprintf(stderr, "cxla: %s is the first to produce a NaN or Inf from finite operands\n",
+                d ? d : sp->instr->name);
     free(d);
     r->reported = true;
     r->ictx.reported_non_finite = true; /* once per run, the handlers' driver included */

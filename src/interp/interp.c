@@ -597,7 +597,20 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
                 const cxla_literal *v = values[slots[k]];
                 inputs_finite = v && all_finite(v);
             }
-            if (inputs_finite) {
+            /* A reducer that the handler recognized (interp_match_reducer) ran without
+             * calling its computation, whose driver would have named the instruction in
+             * it: that instruction is its root, named with the instruction it serves. */
+            const cxla_computation *rc = cxla_instr_called(in, CXLA_ATTR_TO_APPLY);
+            const cxla_instr *inner = interp_match_reducer(rc) ? rc->root : NULL;
+            if (inputs_finite && inner) {
+                fprintf(stderr,
+                        "cxla: %s (%s, computation %s, line %" PRId64 ", the to_apply of %s (%s, "
+                        "computation %s, line %" PRId64
+                        ")) is the first to produce a NaN or Inf from finite operands\n",
+                        name_of(ctx, inner), cxla_opcode_name(inner->opcode), rc->name, inner->line,
+                        name_of(ctx, in), cxla_opcode_name(in->opcode), comp->name, in->line);
+                ctx->reported_non_finite = true;
+            } else if (inputs_finite) {
                 fprintf(stderr,
                         "cxla: %s (%s, computation %s, line %" PRId64
                         ") is the first to produce a NaN or Inf from finite operands\n",

@@ -38,6 +38,7 @@ cxla_status cxla_client_compile(cxla_client *client, cxla_module *module,
     e->client = client;
     e->module = module;
     e->backend = client->backend;
+    exec_device_needs_of(module, &e->needs);
     exec_compile_options co = {.thread_count = client->thread_count};
     s = e->backend->compile(module, &co, &e->compiled);
     if (s) {
@@ -195,6 +196,11 @@ static cxla_status run_literals(cxla_executable *executable, const cxla_run_opti
     cxla_run_options defaults;
     cxla_run_options_init(&defaults);
     if (!options) options = &defaults;
+    /* A run on one device has the devices the module states (its collectives see those). */
+    const cxla_module *m = executable->module;
+    CXLA_RETURN_IF_ERROR(exec_device_needs_check(&executable->needs,
+                                                 m->replica_count > 0 ? m->replica_count : 1,
+                                                 m->num_partitions > 0 ? m->num_partitions : 1));
     cxla_client *c = executable->client;
     exec_run_options ro = {
         .seed = c->seed,

@@ -53,7 +53,12 @@ static cxla_status replicas_options(const cxla_executable *e, const cxla_run_opt
         .backend = e ? e->backend : NULL,
         .compiled = e ? e->compiled : NULL,
     };
-    return NULL;
+    /* The counts agree with the module's header; then every device that its collectives
+     * and shardings name must be in the run: checked here, before any device starts. */
+    if (!e) return NULL;
+    int64_t p, n;
+    CXLA_RETURN_IF_ERROR(cxla_replicas_device_count(m, out, &p, &n));
+    return exec_device_needs_check(&e->needs, replicas, p);
 }
 
 cxla_status cxla_executable_device_count(const cxla_executable *executable,

@@ -7,6 +7,7 @@
 #include <pthread.h>
 
 #include "cxla/runtime.h"
+#include "exec/devices.h"
 #include "hlo/hlo.h"
 #include "interp/interp.h"
 
@@ -42,6 +43,8 @@ struct cxla_executable {
     cxla_module *module; /* owned */
     const exec_backend *backend;
     void *compiled; /* the backend's form of |module| */
+    /* The devices its collectives and shardings name, checked before each run. */
+    exec_device_needs needs;
 };
 
 /* The backends built in (backends.c). Their order is the order of messages only: the

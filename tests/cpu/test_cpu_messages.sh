@@ -103,8 +103,9 @@ for backend in interpreter cpu; do
 done
 
 # A step that writes over its operand (a scatter in place): its operands are tested
-# before it runs, so it is blamed (the interpreter's handler takes the operand over and
-# cannot tell: it blames nobody).
+# before it runs, so it is blamed, by the root of its to_apply, which its kernel computes
+# inline (the interpreter's handler takes the operand over and cannot tell: it blames
+# nobody).
 cat >"$dir/scatter.hlo" <<'HLO'
 HloModule scatter
 add {
@@ -122,7 +123,7 @@ ENTRY main {
   ROOT n = f32[8] negate(r)
 }
 HLO
-expect "an update in place" 0 "^cxla: r \(scatter, computation main, line 13\) is the first" -- \
+expect "an update in place" 0 "^cxla: s \(add, computation add, line 5, the to_apply of r \(scatter, computation main, line 13\)\) is the first" -- \
   "$cxla" run --backend cpu --check-finite "$dir/scatter.hlo" "f32[8] {1,1.4e19,1,1,1,1,1,1}" \
   "f32[2] {1.4e19, 1}"
 
