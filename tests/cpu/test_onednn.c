@@ -370,6 +370,98 @@ static void test_dot_small_floats(void) {
              "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 32, "bf16", NULL);
 }
 
+/* f8 operands (onednn.c, "f8 operands widened"): widened exactly to bf16 (to f32 beside an
+ * f32 operand, as bf16 and f16 are) and multiplied by oneDNN, within the bound of an f32 sum
+ * (the products of two f8 values are exact in f32); every f8 type but f8e8m0fnu; results in
+ * f32 or bf16; forms
+ * with batch dims and transposes; a constant operand widened once; a fused scale after the
+ * product (JAX's dequantization). f8 results, and f8e8m0fnu (whose 2^-127 is a bf16
+ * subnormal, which oneDNN's bf16 kernels read as zero), run the exact loops. */
+static void test_dot_widened(void) {
+    rng_state = 12;
+    static const char *const types[] = {"f8e4m3fn",   "f8e5m2", "f8e4m3",       "f8e4m3fnuz",
+                                        "f8e5m2fnuz", "f8e3m4", "f8e4m3b11fnuz"};
+    char a[64], b[64];
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        snprintf(a, sizeof(a), "%s[64,128]", types[i]);
+        snprintf(b, sizeof(b), "%s[128,96]", types[(i + 1) % 7]);
+        dot_case(a, b, "$R[64,96]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 128,
+                 "f32", "onednn matmul, f8 widened to bf16");
+    }
+    dot_case("f8e4m3fn[64,128]", "f8e5m2[96,128]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={1}", 128, "bf16",
+             "onednn matmul, f8 widened to bf16");
+    dot_case("f8e5m2[128,64]", "f8e4m3fn[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={0}, rhs_contracting_dims={0}", 128, "f32",
+             "onednn matmul, f8 widened to bf16");
+    dot_case("f8e4m3fn[4,32,16]", "f8e4m3fn[4,16,8]", "$R[4,32,8]",
+             "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+             "rhs_contracting_dims={1}",
+             16, "f32", "onednn matmul, f8 widened to bf16");
+    dot_case("f8e4m3fn[256,512]", "f8e4m3fn[512,200]", "$R[256,200]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 512, "f32",
+             "onednn matmul, f8 widened to bf16");
+    /* beside bf16: both bf16; beside f32: the f8 one widened to f32 */
+    dot_case("f8e4m3fn[64,128]", "bf16[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 128, "f32",
+             "onednn matmul, f8 widened to bf16");
+    dot_case("f32[64,128]", "f8e5m2[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 128, "f32",
+             "onednn matmul, f8 widened to f32");
+    /* bf16 or f16 beside f32: widened to f32 (exact), an f32 product; with M >= 512 the
+     * widened weights are packed too */
+    dot_case("bf16[64,128]", "f32[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 128, "f32",
+             "onednn matmul, bf16 widened to f32");
+    dot_case("f32[64,128]", "f16[96,128]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={1}", 128, "f32",
+             "onednn matmul, f16 widened to f32");
+    dot_case("f32[600,70]", "bf16[70,80]", "$R[600,80]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 70, "f32",
+             cpu_onednn_available() ? NULL : "any");
+    /* an f8 result, f8e8m0fnu, f8 beside f16: the loops, exact */
+    dot_case("f8e4m3fn[16,32]", "f8e4m3fn[32,8]", "$R[16,8]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 0, "f8e4m3fn", "loops");
+    dot_case("f8e8m0fnu[16,32]", "f8e8m0fnu[32,8]", "$R[16,8]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 0, "f32", "loops");
+    dot_case("f8e4m3fn[16,32]", "f16[32,8]", "$R[16,8]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 0, "f32", "loops");
+    /* a constant f8 operand: widened once */
+    check("HloModule f8c\n"
+          "ENTRY e {\n"
+          "  x = f8e4m3fn[40,3] parameter(0)\n"
+          "  w = f8e4m3fn[3,20] constant({{1,-2,0.5,3,-1,1,2,2,-0.25,1,1,0,0,1,1,1,-3,2,1,1},"
+          "{2,-2,0,0,1.5,1,-1,-1,2,0.5,0,-1,1,2,3,1,-1,1,0.5,0.5},"
+          "{1,-1,2,0,1,1,0,2,1,1,-2,1,1,3,448,-448,0.001953125,-0.015625,6,-6}})\n"
+          "  ROOT r = $R[40,20] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+          "}\n",
+          "f32", 3, "onednn matmul, constant reordered once, f8 widened to bf16");
+    /* JAX's scaled fp8 product: f8 x f8 -> f32 times a scale: a constant one fused as a
+     * post-op, a parameter one in a loop kernel after the product */
+    fused_ops = 1;
+    check("HloModule f8k\n"
+          "ENTRY e {\n"
+          "  x = f8e4m3fn[64,128] parameter(0)\n"
+          "  w = f8e5m2[128,96] parameter(1)\n"
+          "  d = f32[64,96] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+          "  c = f32[] constant(0.375)\n"
+          "  cb = f32[64,96] broadcast(c), dimensions={}\n"
+          "  ROOT r = $R[64,96] multiply(d, cb)\n"
+          "}\n",
+          "f32", 128, "onednn matmul with post-ops, f8 widened to bf16");
+    check("HloModule f8s\n"
+          "ENTRY e {\n"
+          "  x = f8e4m3fn[64,128] parameter(0)\n"
+          "  w = f8e4m3fn[128,96] parameter(1)\n"
+          "  s = f32[] parameter(2)\n"
+          "  d = f32[64,96] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+          "  sb = f32[64,96] broadcast(s), dimensions={}\n"
+          "  ROOT r = $R[64,96] multiply(d, sb)\n"
+          "}\n",
+          "f32", 128, "kernel");
+    fused_ops = 0;
+}
+
 /* Integer and f64 dots: the emitter's blocked kernel ("kernel"), exact; complex ones and
  * dimension numbers that do not merge into strides: the library call's loops, exact. */
 static void test_dot_exact(void) {
@@ -1374,8 +1466,8 @@ static void test_conv_random(void) {
     }
 }
 
-TEST_MAIN(TEST(test_dot_forms_f32), TEST(test_dot_small_floats), TEST(test_dot_exact),
-          TEST(test_conv_forms_f32), TEST(test_conv_small_floats_and_loops),
+TEST_MAIN(TEST(test_dot_forms_f32), TEST(test_dot_small_floats), TEST(test_dot_widened),
+          TEST(test_dot_exact), TEST(test_conv_forms_f32), TEST(test_conv_small_floats_and_loops),
           TEST(test_dot_in_programs), TEST(test_fused_post_ops), TEST(test_fused_post_ops_narrow),
           TEST(test_fused_relu_nan), TEST(test_output_fusion_programs), TEST(test_fused_two_scales),
           TEST(test_fused_convert), TEST(test_fused_tanh), TEST(test_constant_weights),
