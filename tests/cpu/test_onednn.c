@@ -462,6 +462,65 @@ static void test_dot_widened(void) {
     fused_ops = 0;
 }
 
+/* bf16 subnormals (docs/semantics.md, "Dot and convolution on the cpu backend"): oneDNN's
+ * bf16 kernels read them as zero where the interpreter keeps them, so the bound of a bf16
+ * product grows by the products with a subnormal operand plus n * 2^-126. Half the rows of
+ * a are subnormals (about 2^-130), the others normal; half the columns of b are 2^100, so
+ * that the subnormal products (about 2^-25) are far above the f32 bound: each element must
+ * be within the grown bound, and the rows of normal values must still be right. */
+static void test_dot_bf16_subnormal(void) {
+    cxla_module *m = parse("HloModule sub\nENTRY e {\n  a = bf16[8,32] parameter(0)\n"
+                           "  b = bf16[32,8] parameter(1)\n  ROOT r = f32[8,8] dot(a, b), "
+                           "lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+    if (!m) return;
+    cxla_literal *args[2] = {0};
+    for (int p = 0; p < 2; p++)
+        CHECK_OK(cxla_literal_create(&m->entry->params[p]->shape, &args[p]));
+    char *pa = cxla_literal_data(args[0]), *pb = cxla_literal_data(args[1]);
+    double av[8 * 32], bv[32 * 8];
+    for (int i = 0; i < 8 * 32; i++) { /* rows 0-3 of a subnormal, columns 0, 2, .. of b 2^100 */
+        av[i] = i < 4 * 32 ? ldexp(1.0 + (i % 7) / 8.0, -130) * ((i & 1) ? -0.5 : 1)
+                           : (double)(i % 5) - 2.0;
+        cxla_store_f64(CXLA_BF16, pa + 2 * i, av[i]);
+        av[i] = cxla_load_f64(CXLA_BF16, pa + 2 * i);
+        bv[i] = (i % 2 == 0) ? ldexp(1.0, 100) : (double)(i % 3) + 0.5;
+        cxla_store_f64(CXLA_BF16, pb + 2 * i, bv[i]);
+        bv[i] = cxla_load_f64(CXLA_BF16, pb + 2 * i);
+    }
+    cxla_literal *want = NULL, *got = NULL;
+    CHECK_OK(interp_run_module(m, NULL, (const cxla_literal *const *)args, 2, &want));
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    CHECK_OK(cpu_backend.compile(m, &co, &compiled));
+    exec_run_options ro = {0};
+    if (compiled)
+        CHECK_OK(cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)args, 2, &got));
+    if (compiled) cpu_backend.destroy(compiled);
+    double u = ldexp(1.0, -24), gamma = 32 * u / (1 - 32 * u);
+    int64_t bad = 0;
+    for (int i = 0; i < 8 && want && got; i++)
+        for (int j = 0; j < 8; j++) {
+            double mag = 0, sub = 0;
+            for (int k = 0; k < 32; k++) {
+                double t = fabs(av[i * 32 + k] * bv[k * 8 + j]);
+                mag += t;
+                if (av[i * 32 + k] != 0 && fabs(av[i * 32 + k]) < 0x1p-126) sub += t;
+            }
+            double w = ((const float *)cxla_literal_data(want))[i * 8 + j];
+            double v = ((const float *)cxla_literal_data(got))[i * 8 + j];
+            double tol = 2 * gamma * mag * (1 + 2 * gamma) + sub + 32 * 0x1p-126;
+            if (!(fabs(w - v) <= tol)) bad++;
+            /* The products of normal values are there: far above what the flushing drops. */
+            if (fabs(w) > 1 && !(fabs(v - w) < 0.5 * fabs(w))) bad++;
+        }
+    CHECK_MSG(bad == 0, "bf16 subnormal dot: %lld elements outside the bound", (long long)bad);
+    cxla_literal_free(args[0]);
+    cxla_literal_free(args[1]);
+    cxla_literal_free(want);
+    cxla_literal_free(got);
+    cxla_module_destroy(m);
+}
+
 /* Integer and f64 dots: the emitter's blocked kernel ("kernel"), exact; complex ones and
  * dimension numbers that do not merge into strides: the library call's loops, exact. */
 static void test_dot_exact(void) {
@@ -1467,9 +1526,9 @@ static void test_conv_random(void) {
 }
 
 TEST_MAIN(TEST(test_dot_forms_f32), TEST(test_dot_small_floats), TEST(test_dot_widened),
-          TEST(test_dot_exact), TEST(test_conv_forms_f32), TEST(test_conv_small_floats_and_loops),
-          TEST(test_dot_in_programs), TEST(test_fused_post_ops), TEST(test_fused_post_ops_narrow),
-          TEST(test_fused_relu_nan), TEST(test_output_fusion_programs), TEST(test_fused_two_scales),
-          TEST(test_fused_convert), TEST(test_fused_tanh), TEST(test_constant_weights),
-          TEST(test_packed_weights), TEST(test_replica_threads), TEST(test_dot_random),
-          TEST(test_conv_random))
+          TEST(test_dot_bf16_subnormal), TEST(test_dot_exact), TEST(test_conv_forms_f32),
+          TEST(test_conv_small_floats_and_loops), TEST(test_dot_in_programs),
+          TEST(test_fused_post_ops), TEST(test_fused_post_ops_narrow), TEST(test_fused_relu_nan),
+          TEST(test_output_fusion_programs), TEST(test_fused_two_scales), TEST(test_fused_convert),
+          TEST(test_fused_tanh), TEST(test_constant_weights), TEST(test_packed_weights),
+          TEST(test_replica_threads), TEST(test_dot_random), TEST(test_conv_random))
