@@ -143,6 +143,12 @@ struct dnn_state {
      * ResNet-50 run reorders its 100 MB of weights, which are parameters). */
     size_t work_size, work_off[TENSORS], scratch_off;
     size_t widen_off[TENSORS]; /* where a widened operand lies in the work block */
+    /* A dot whose result type oneDNN does not store from these operands (an f8 result, f16
+     * from bf16, bf16 from f32): the primitive writes f32 into the work block (at out_off),
+     * rounded once to |out_narrow| afterwards, as the interpreter rounds its f32 sums. */
+    cxla_type out_narrow;
+    size_t out_off;
+    int64_t out_count;
     _Atomic(void *) spare;
     pthread_mutex_t mu;             /* guards |fewer| */
     dnn_state *fewer[MAX_VARIANTS]; /* the call made for that many threads, or NULL */
@@ -370,6 +376,34 @@ static void widen(const tensor *t, cpu_pool *pool, const void *src, void *dst) {
     cpu_pool_run_kernel(pool, widen_rows, &info, NULL, in, NULL);
 }
 
+typedef struct round_job {
+    cxla_type to;
+    const float *src;
+    void *dst;
+    int64_t count;
+} round_job;
+
+/* Elements [begin, end) of a result rounded from f32 (a cpu_kernel_fn over in[0] = the
+ * round_job): cxla_floats_convert, the interpreter's rounding of its f32 sums. */
+static void round_rows(void *const *out, const void *const *in, int64_t begin, int64_t end) {
+    (void)out;
+    const round_job *j = in[0];
+    if (end > j->count) end = j->count;
+    if (begin >= end) return;
+    size_t es = cxla_type_storage(j->to);
+    cxla_floats_convert(CXLA_F32, j->src + begin, j->to, (char *)j->dst + (size_t)begin * es,
+                        end - begin);
+}
+
+/* Rounds |count| f32 values at |src| to |to| at |dst|, split over |pool|. */
+static void round_out(cxla_type to, cpu_pool *pool, const void *src, void *dst, int64_t count) {
+    round_job job = {to, src, dst, count};
+    const void *in[1] = {&job};
+    cpu_kernel_info info = {.range = count,
+                            .cost = (double)count * (4.0 + (double)cxla_type_storage(to))};
+    cpu_pool_run_kernel(pool, round_rows, &info, NULL, in, NULL);
+}
+
 /* Whether |instr|'s matmul should take its weights in oneDNN's layout, packed on every run:
  * f32 weights [K, N] (an f8 operand widened to f32 too) row-major (no batch dims) and an M large
  * enough that the copy of K x N elements is a few percent of the product's M x K x N multiply-adds
@@ -432,6 +466,7 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
             continue;
         }
         void *ptr = (char *)(t->io >= 0 ? (void *)in[t->io] : out[0]) + t->off;
+        if (t->io < 0 && st->out_narrow != CXLA_TYPE_INVALID) ptr = work + st->out_off;
         if (t->narrow != CXLA_TYPE_INVALID) {
             void *wide = work + st->widen_off[i];
             widen(t, st->pool, ptr, wide);
@@ -489,6 +524,8 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
         ds = dnnl_stream_wait(stream);
     }
     if (ds != dnnl_success && !s) s = dnn_error(st->instr, what, ds);
+    if (!s && st->out_narrow != CXLA_TYPE_INVALID)
+        round_out(st->out_narrow, st->pool, work + st->out_off, out[0], st->out_count);
     if (!s && st->relu_count > 0) cpu_linalg_relu(st->relu_type, out[0], st->relu_count);
     for (int i = 0; i < TENSORS; i++) {
         if (user_mem[i]) dnnl_memory_destroy(user_mem[i]);
@@ -793,11 +830,22 @@ static cxla_status dot_prepare(const cxla_instr *instr, const cpu_post_ops *po, 
     if (rw != rs->type && (st->sub || !widen_setup(&st->t[1], rs->type, rw))) return NULL;
     st->t[0].count = cpu_linalg_elements(ls);
     st->t[1].count = cpu_linalg_elements(rs);
+    /* The result: stored by the primitive when it is f32 or the operands' type, else f32
+     * rounded afterwards (out_narrow). */
+    dnnl_data_type_t dt = dst_type(po, os);
+    if (!po && os->type != CXLA_F32 && !(os->type == lw && os->type == rw)) {
+        if (st->sub || !cxla_type_is_small_float(os->type) ||
+            !cxla_floats_can_convert(CXLA_F32, os->type))
+            return NULL;
+        st->out_narrow = os->type;
+        st->out_count = cpu_linalg_elements(os);
+        dt = dnnl_f32;
+    }
     dnnl_status_t ds = dnnl_memory_desc_init_by_strides(&st->t[0].user, nd, sd, dt_of(lw), ss);
     if (ds == dnnl_success)
         ds = dnnl_memory_desc_init_by_strides(&st->t[1].user, nd, wd, dt_of(rw), ws);
     if (ds == dnnl_success)
-        ds = dnnl_memory_desc_init_by_strides(&st->t[2].user, nd, dd, dst_type(po, os), dst_s);
+        ds = dnnl_memory_desc_init_by_strides(&st->t[2].user, nd, dd, dt, dst_s);
     if (ds != dnnl_success) return NULL; /* a form oneDNN does not take: the loops */
     /* The weights in the layout the primitive chooses (reordered per run) where that pays:
      * want_packed. */
@@ -1099,6 +1147,10 @@ static void plan_work(dnn_state *st) {
         st->work_off[i] = at;
         at += (t->prim_size + ALIGN - 1) / ALIGN * ALIGN;
     }
+    if (st->out_narrow != CXLA_TYPE_INVALID) {
+        st->out_off = at;
+        at += ((size_t)st->out_count * 4 + ALIGN - 1) / ALIGN * ALIGN;
+    }
     st->scratch_off = at;
     at += (st->scratch_size + ALIGN - 1) / ALIGN * ALIGN;
     st->work_size = at;
@@ -1194,8 +1246,8 @@ static cxla_status split_make(dnn_state *st, int threads) {
     /* The parts read the weights as the whole call prepares them; a source or destination
      * in another layout than the caller's cannot be cut into rows. */
     if (per == 0 || threads < 2 || st->split_rows < 2 || !w->used || st->t[0].reorder ||
-        st->t[2].reorder || st->t[0].narrow != CXLA_TYPE_INVALID ||
-        st->t[1].narrow != CXLA_TYPE_INVALID)
+        st->t[2].reorder || st->out_narrow != CXLA_TYPE_INVALID ||
+        st->t[0].narrow != CXLA_TYPE_INVALID || st->t[1].narrow != CXLA_TYPE_INVALID)
         return NULL;
     int64_t min_rows = st->split_conv ? 1 : SPLIT_MIN_ROWS;
     int64_t parts = (int64_t)threads * per;
@@ -1330,8 +1382,11 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
     if (core->operand_count != 2) return NULL;
     const cxla_shape *ls = &core->operands[0]->shape, *rs = &core->operands[1]->shape;
     if (dt_of(wide_type(ls->type, rs->type)) == dnnl_data_type_undef ||
-        dt_of(wide_type(rs->type, ls->type)) == dnnl_data_type_undef ||
-        dt_of(core->shape.type) == dnnl_data_type_undef)
+        dt_of(wide_type(rs->type, ls->type)) == dnnl_data_type_undef)
+        return NULL;
+    /* Other small-float results: f32 rounded afterwards (dots without post-ops only). */
+    if (dt_of(core->shape.type) == dnnl_data_type_undef &&
+        (core->opcode != CXLA_OP_DOT || po || !cxla_type_is_small_float(core->shape.type)))
         return NULL;
     /* f8 operands of dots only (convolutions: the loops). */
     if (core->opcode != CXLA_OP_DOT &&
@@ -1371,6 +1426,15 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
     const char *what = whats[core->opcode != CXLA_OP_DOT][po != NULL][how];
     if (st->parts > 0) {
         snprintf(st->what, sizeof(st->what), "%s, %d parts on the pool", what, st->parts);
+        what = st->what;
+    } else if (st->out_narrow != CXLA_TYPE_INVALID) {
+        cxla_type from = st->t[0].narrow != CXLA_TYPE_INVALID ? st->t[0].narrow : st->t[1].narrow;
+        char widened[32] = "";
+        if (from != CXLA_TYPE_INVALID)
+            snprintf(widened, sizeof(widened), "%s widened, ",
+                     cxla_type_storage(from) == 1 ? "f8" : cxla_type_name(from));
+        snprintf(st->what, sizeof(st->what), "%s, %sf32 rounded to %s", what, widened,
+                 cxla_type_name(st->out_narrow));
         what = st->what;
     } else if (st->t[0].narrow != CXLA_TYPE_INVALID || st->t[1].narrow != CXLA_TYPE_INVALID) {
         int w = st->t[0].narrow != CXLA_TYPE_INVALID ? st->t[0].wsize : st->t[1].wsize;
@@ -1423,7 +1487,10 @@ bool cpu_linalg_wants(const cxla_instr *instr) {
          * emitter's blocked kernel where it applies; else the loops of the library call. */
         if (cxla_dot_narrow(instr) != CXLA_DOT_WIDE && cpu_can_emit(instr)) return false;
         cxla_type lt = instr->operands[0]->shape.type, rt = instr->operands[1]->shape.type;
-        bool onednn = cpu_onednn_available() && onednn_type(instr->shape.type) &&
+        cxla_type ot = instr->shape.type;
+        bool onednn = cpu_onednn_available() &&
+                      (onednn_type(ot) ||
+                       (cxla_type_is_small_float(ot) && cxla_floats_can_convert(CXLA_F32, ot))) &&
                       onednn_dot_operand(lt, rt) && onednn_dot_operand(rt, lt);
         return onednn || !cpu_can_emit(instr);
     }

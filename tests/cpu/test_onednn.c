@@ -123,6 +123,8 @@ static int significand_bits(cxla_type t, int *min_exp) {
     switch (t) {
     case CXLA_BF16: *min_exp = -125; return 8;
     case CXLA_F16: *min_exp = -13; return 11;
+    case CXLA_F8E4M3FN: *min_exp = -5; return 4;
+    case CXLA_F8E5M2: *min_exp = -13; return 3;
     default: *min_exp = -125; return 24;
     }
 }
@@ -419,9 +421,23 @@ static void test_dot_widened(void) {
     dot_case("f32[600,70]", "bf16[70,80]", "$R[600,80]",
              "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 70, "f32",
              cpu_onednn_available() ? NULL : "any");
-    /* an f8 result, f8e8m0fnu, f8 beside f16: the loops, exact */
-    dot_case("f8e4m3fn[16,32]", "f8e4m3fn[32,8]", "$R[16,8]",
-             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 0, "f8e4m3fn", "loops");
+    /* results oneDNN does not store from these operands (f8, f16 from bf16, bf16 from f32):
+     * f32 rounded once afterwards, within the bound plus one unit of the result */
+    dot_case("f8e4m3fn[64,128]", "f8e4m3fn[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 128, "f8e4m3fn",
+             "onednn matmul, f8 widened, f32 rounded to f8e4m3fn");
+    dot_case("f8e5m2[64,128]", "f8e4m3fn[96,128]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={1}", 128, "f8e5m2",
+             "onednn matmul, f8 widened, f32 rounded to f8e5m2");
+    dot_case("bf16[64,128]", "bf16[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 128, "f16",
+             "onednn matmul, f32 rounded to f16");
+    dot_case("f32[64,128]", "f32[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 128, "bf16",
+             "onednn matmul, f32 rounded to bf16");
+    dot_case("f32[600,70]", "f32[70,80]", "$R[600,80]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 70, "bf16",
+             cpu_onednn_available() ? NULL : "any");
     dot_case("f8e8m0fnu[16,32]", "f8e8m0fnu[32,8]", "$R[16,8]",
              "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 0, "f32", "loops");
     dot_case("f8e4m3fn[16,32]", "f16[32,8]", "$R[16,8]",
