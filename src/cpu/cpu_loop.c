@@ -294,6 +294,40 @@ cxla_status cpu_loop_fuse(cpu_plan *p) {
 
 static const step *run_while(const cpu_loop *l, int64_t w, void **tab, const cpu_loop_env *env);
 
+/* A copy of loop state of at least POOL_COPY bytes (the carried array of a loop whose body
+ * rewrites it: reduce_loop_1m_carry of bench/lowp_programs.py copies 4 MiB per step) is
+ * split over the pool in blocks of COPY_BLOCK bytes, as the kernels around it are: one
+ * thread's memcpy took as long as the step's kernels on two (docs/performance.md, "Long
+ * programs"). */
+enum { POOL_COPY = 1 << 20, COPY_BLOCK = 64 * 1024 };
+
+typedef struct copy_job {
+    unsigned char *dst;
+    const unsigned char *src;
+    size_t size;
+} copy_job;
+
+/* Blocks [begin, end) of a copy (a cpu_kernel_fn over in[0] = the copy_job). */
+static void copy_blocks(void *const *out, const void *const *in, int64_t begin, int64_t end) {
+    (void)out;
+    const copy_job *j = in[0];
+    size_t a = (size_t)begin * COPY_BLOCK, b = (size_t)end * COPY_BLOCK;
+    if (b > j->size) b = j->size;
+    if (a < b) memcpy(j->dst + a, j->src + a, b - a);
+}
+
+static void copy_state(cpu_pool *pool, void *dst, const void *src, size_t size) {
+    if (size < POOL_COPY || !pool) {
+        memcpy(dst, src, size);
+        return;
+    }
+    copy_job job = {dst, src, size};
+    const void *in[1] = {&job};
+    cpu_kernel_info info = {.range = (int64_t)((size + COPY_BLOCK - 1) / COPY_BLOCK),
+                            .cost = 2.0 * (double)size};
+    cpu_pool_run_kernel(pool, copy_blocks, &info, NULL, in, NULL);
+}
+
 static const step *run_ops(const cpu_loop *l, int64_t a, int64_t b, void **tab,
                            const cpu_loop_env *env) {
     for (int64_t i = a; i < b;) {
@@ -310,7 +344,7 @@ static const step *run_ops(const cpu_loop *l, int64_t a, int64_t b, void **tab,
                 size_t size = l->sizes[o->size + k];
                 void *dst = tab[o->out + k];
                 const void *src = tab[o->in + k];
-                if (size && dst != src) memcpy(dst, src, size);
+                if (size && dst != src) copy_state(env->pool, dst, src, size);
             }
             break;
         case O_DUS: cpu_steps_dus(o->sp, tab[o->out], (const void *const *)(tab + o->in)); break;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/floats.h"
 #include "cpu/emit.h"
 #include "cpu/onednn.h"
 #include "cpu/onednn_loops.h"
@@ -99,6 +100,14 @@ typedef struct tensor {
     /* A part of a split call (split_make): bytes from the caller's pointer to the part's
      * first row. */
     size_t off;
+    /* An f8 operand (|narrow|; CXLA_TYPE_INVALID otherwise) that the primitive reads widened to
+     * bf16 or f32 (|wsize| bytes per element), every value exactly (widen_table): its
+     * |count| elements are widened through |lut| (the wide type's bits of each byte) on
+     * every run into the work block, or once for a constant (|cached|). */
+    cxla_type narrow;
+    int wsize;
+    int64_t count;
+    uint32_t lut[256];
 } tensor;
 
 /* Some primitives fix their thread count when they are created (oneDNN's jit
@@ -133,6 +142,13 @@ struct dnn_state {
      * a run does not allocate and fault in fresh pages for its reordered weights (a
      * ResNet-50 run reorders its 100 MB of weights, which are parameters). */
     size_t work_size, work_off[TENSORS], scratch_off;
+    size_t widen_off[TENSORS]; /* where a widened operand lies in the work block */
+    /* A dot whose result type oneDNN does not store from these operands (an f8 result, f16
+     * from bf16, bf16 from f32): the primitive writes f32 into the work block (at out_off),
+     * rounded once to |out_narrow| afterwards, as the interpreter rounds its f32 sums. */
+    cxla_type out_narrow;
+    size_t out_off;
+    int64_t out_count;
     _Atomic(void *) spare;
     pthread_mutex_t mu;             /* guards |fewer| */
     dnn_state *fewer[MAX_VARIANTS]; /* the call made for that many threads, or NULL */
@@ -267,15 +283,134 @@ static void pack_rows(void *const *out, const void *const *in, int64_t begin, in
     }
 }
 
+/* ---- f8 operands widened ----------------------------------------------------------------
+ *
+ * oneDNN 2.6 has no f8 matmul; every value of the f8 types is a bf16 value (at most 4
+ * significand bits, exponents well inside bf16's), so an f8 operand is widened to bf16 --
+ * exactly -- and the product runs on oneDNN's bf16 kernels (avx512_core_bf16's vdpbf16ps,
+ * AMX where the CPU has it), whose products of two bf16 values are exact in f32 and whose
+ * sums are f32: the interpreter's products and accumulation type, in another order
+ * (docs/semantics.md, "Dot and convolution on the cpu backend"). Beside an f32 operand the
+ * f8 one is widened to f32 instead, and so is a bf16 or f16 one (oneDNN 2.6 multiplies no
+ * mixed pair of them: such dots ran the interpreter's loops). */
+
+/* The type the primitive reads an operand of type |t| as, beside an operand of type
+ * |other|: |t| itself when oneDNN takes it, bf16 or f32 for a byte-sized f8 type whose
+ * values widen exactly (widen_table), CXLA_TYPE_INVALID otherwise. */
+static cxla_type wide_type(cxla_type t, cxla_type other) {
+    if ((t == CXLA_BF16 || t == CXLA_F16) && other == CXLA_F32) return CXLA_F32;
+    if (t == CXLA_F32 || t == CXLA_BF16 || t == CXLA_F16) return t;
+    if (!cxla_type_is_float(t) || cxla_type_bits(t) != 8 || cxla_type_storage(t) != 1)
+        return CXLA_TYPE_INVALID;
+    if (other == CXLA_F32) return CXLA_F32;
+    if (other == CXLA_BF16 || (cxla_type_is_float(other) && cxla_type_bits(other) == 8))
+        return CXLA_BF16;
+    return CXLA_TYPE_INVALID;
+}
+
+/* Sets |t| up to widen |from| to |to|: bf16 or f16 to f32 through cxla_floats_convert
+ * (exact), an f8 type through a table (below). */
+static bool widen_table(tensor *t, cxla_type from, cxla_type to);
+static bool widen_setup(tensor *t, cxla_type from, cxla_type to) {
+    if (cxla_type_storage(from) == 1) return widen_table(t, from, to);
+    t->narrow = from;
+    t->wsize = 4;
+    return to == CXLA_F32 && cxla_floats_can_convert(from, to);
+}
+
+/* Fills |t|'s table from f8 type |from| to |to| (bf16 or f32): each byte's value as the
+ * interpreter reads it (cxla_load_f64), in |to|'s bits. False when a value is not exact in
+ * |to|, or is a bf16 subnormal (oneDNN's bf16 kernels read those as zero; no f8 type but
+ * f8e8m0fnu, which wide_type leaves out, has one). NaN stays a quiet NaN of its sign. */
+static bool widen_table(tensor *t, cxla_type from, cxla_type to) {
+    t->narrow = from;
+    t->wsize = to == CXLA_F32 ? 4 : 2;
+    for (int b = 0; b < 256; b++) {
+        unsigned char byte = (unsigned char)b;
+        double v = cxla_load_f64(from, &byte);
+        float f = (float)v;
+        uint32_t bits;
+        memcpy(&bits, &f, sizeof(bits));
+        if (isnan(v)) {
+            bits = (bits & 0x80000000u) | 0x7FC00000u;
+        } else if ((double)f != v) {
+            return false;
+        } else if (to == CXLA_BF16 && ((bits & 0xFFFFu) != 0 || (f != 0 && fabsf(f) < 0x1p-126f))) {
+            return false;
+        }
+        t->lut[b] = to == CXLA_F32 ? bits : bits >> 16;
+    }
+    return true;
+}
+
+typedef struct widen_job {
+    const tensor *t;
+    const unsigned char *src;
+    void *dst;
+} widen_job;
+
+/* Elements [begin, end) of a widened operand (a cpu_kernel_fn over in[0] = the widen_job). */
+static void widen_rows(void *const *out, const void *const *in, int64_t begin, int64_t end) {
+    (void)out;
+    const widen_job *j = in[0];
+    const uint32_t *lut = j->t->lut;
+    if (end > j->t->count) end = j->t->count;
+    if (begin >= end) return;
+    if (cxla_type_storage(j->t->narrow) == 2) { /* bf16 or f16 to f32 */
+        cxla_floats_convert(j->t->narrow, j->src + (size_t)begin * 2, CXLA_F32,
+                            (uint32_t *)j->dst + begin, end - begin);
+    } else if (j->t->wsize == 2) {
+        uint16_t *d = j->dst;
+        for (int64_t i = begin; i < end; i++) d[i] = (uint16_t)lut[j->src[i]];
+    } else {
+        uint32_t *d = j->dst;
+        for (int64_t i = begin; i < end; i++) d[i] = lut[j->src[i]];
+    }
+}
+
+/* Widens |t|'s operand at |src| into |dst| (count * wsize bytes), split over |pool|. */
+static void widen(const tensor *t, cpu_pool *pool, const void *src, void *dst) {
+    widen_job job = {t, src, dst};
+    const void *in[1] = {&job};
+    cpu_kernel_info info = {.range = t->count, .cost = (double)t->count * (1 + t->wsize)};
+    cpu_pool_run_kernel(pool, widen_rows, &info, NULL, in, NULL);
+}
+
+typedef struct round_job {
+    cxla_type to;
+    const float *src;
+    void *dst;
+    int64_t count;
+} round_job;
+
+/* Elements [begin, end) of a result rounded from f32 (a cpu_kernel_fn over in[0] = the
+ * round_job): cxla_floats_convert, the interpreter's rounding of its f32 sums. */
+static void round_rows(void *const *out, const void *const *in, int64_t begin, int64_t end) {
+    (void)out;
+    const round_job *j = in[0];
+    if (end > j->count) end = j->count;
+    if (begin >= end) return;
+    size_t es = cxla_type_storage(j->to);
+    cxla_floats_convert(CXLA_F32, j->src + begin, j->to, (char *)j->dst + (size_t)begin * es,
+                        end - begin);
+}
+
+/* Rounds |count| f32 values at |src| to |to| at |dst|, split over |pool|. */
+static void round_out(cxla_type to, cpu_pool *pool, const void *src, void *dst, int64_t count) {
+    round_job job = {to, src, dst, count};
+    const void *in[1] = {&job};
+    cpu_kernel_info info = {.range = count,
+                            .cost = (double)count * (4.0 + (double)cxla_type_storage(to))};
+    cpu_pool_run_kernel(pool, round_rows, &info, NULL, in, NULL);
+}
+
 /* Whether |instr|'s matmul should take its weights in oneDNN's layout, packed on every run:
- * f32 weights [K, N] row-major (no batch dims) and an M large enough that the copy of
- * K x N elements is a few percent of the product's M x K x N multiply-adds (M >= 512),
- * N >= 64 (a narrower product would be padded to 64 columns). CXLA_ONEDNN_WEIGHTS=plain
+ * f32 weights [K, N] (an f8 operand widened to f32 too) row-major (no batch dims) and an M large
+ * enough that the copy of K x N elements is a few percent of the product's M x K x N multiply-adds
+ * (M >= 512), N >= 64 (a narrower product would be padded to 64 columns). CXLA_ONEDNN_WEIGHTS=plain
  * turns it off, to compare. */
-static bool want_packed(int nd, int64_t m, int64_t k, int64_t n, const cxla_shape *rs,
-                        int64_t n_stride) {
-    if (nd != 2 || rs->type != CXLA_F32 || n_stride != 1 || m < 512 || n < 64 || k < 16)
-        return false;
+static bool want_packed(int nd, int64_t m, int64_t k, int64_t n, cxla_type wt, int64_t n_stride) {
+    if (nd != 2 || wt != CXLA_F32 || n_stride != 1 || m < 512 || n < 64 || k < 16) return false;
     const char *env = getenv("CXLA_ONEDNN_WEIGHTS");
     return !(env && strcmp(env, "plain") == 0);
 }
@@ -331,6 +466,12 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
             continue;
         }
         void *ptr = (char *)(t->io >= 0 ? (void *)in[t->io] : out[0]) + t->off;
+        if (t->io < 0 && st->out_narrow != CXLA_TYPE_INVALID) ptr = work + st->out_off;
+        if (t->narrow != CXLA_TYPE_INVALID) {
+            void *wide = work + st->widen_off[i];
+            widen(t, st->pool, ptr, wide);
+            ptr = wide;
+        }
         if (t->flip) {
             flipped[i] = malloc(t->bytes ? t->bytes : 1);
             if (!flipped[i]) {
@@ -383,6 +524,8 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
         ds = dnnl_stream_wait(stream);
     }
     if (ds != dnnl_success && !s) s = dnn_error(st->instr, what, ds);
+    if (!s && st->out_narrow != CXLA_TYPE_INVALID)
+        round_out(st->out_narrow, st->pool, work + st->out_off, out[0], st->out_count);
     if (!s && st->relu_count > 0) cpu_linalg_relu(st->relu_type, out[0], st->relu_count);
     for (int i = 0; i < TENSORS; i++) {
         if (user_mem[i]) dnnl_memory_destroy(user_mem[i]);
@@ -681,20 +824,36 @@ static cxla_status dot_prepare(const cxla_instr *instr, const cpu_post_ops *po, 
         st->t[2].off = (size_t)(r0 * dst_s[0]) * dnnl_data_type_size(dst_type(po, os));
     }
     if (!bias_tensor(po, dn.size, nd, &st->t[BIAS])) return NULL;
-    dnnl_status_t ds =
-        dnnl_memory_desc_init_by_strides(&st->t[0].user, nd, sd, dt_of(ls->type), ss);
+    /* f8 operands: widened on every run (see widen_table), not in parts. */
+    cxla_type lw = wide_type(ls->type, rs->type), rw = wide_type(rs->type, ls->type);
+    if (lw != ls->type && (st->sub || !widen_setup(&st->t[0], ls->type, lw))) return NULL;
+    if (rw != rs->type && (st->sub || !widen_setup(&st->t[1], rs->type, rw))) return NULL;
+    st->t[0].count = cpu_linalg_elements(ls);
+    st->t[1].count = cpu_linalg_elements(rs);
+    /* The result: stored by the primitive when it is f32 or the operands' type, else f32
+     * rounded afterwards (out_narrow). */
+    dnnl_data_type_t dt = dst_type(po, os);
+    if (!po && os->type != CXLA_F32 && !(os->type == lw && os->type == rw)) {
+        if (st->sub || !cxla_type_is_small_float(os->type) ||
+            !cxla_floats_can_convert(CXLA_F32, os->type))
+            return NULL;
+        st->out_narrow = os->type;
+        st->out_count = cpu_linalg_elements(os);
+        dt = dnnl_f32;
+    }
+    dnnl_status_t ds = dnnl_memory_desc_init_by_strides(&st->t[0].user, nd, sd, dt_of(lw), ss);
     if (ds == dnnl_success)
-        ds = dnnl_memory_desc_init_by_strides(&st->t[1].user, nd, wd, dt_of(rs->type), ws);
+        ds = dnnl_memory_desc_init_by_strides(&st->t[1].user, nd, wd, dt_of(rw), ws);
     if (ds == dnnl_success)
-        ds = dnnl_memory_desc_init_by_strides(&st->t[2].user, nd, dd, dst_type(po, os), dst_s);
+        ds = dnnl_memory_desc_init_by_strides(&st->t[2].user, nd, dd, dt, dst_s);
     if (ds != dnnl_success) return NULL; /* a form oneDNN does not take: the loops */
     /* The weights in the layout the primitive chooses (reordered per run) where that pays:
      * want_packed. */
     dnnl_memory_desc_t wmd = st->t[1].user;
     if (st->sub) /* a part: the weights as the whole call prepared them */
         wmd = st->t[1].user = st->sub->wmd;
-    else if (want_packed(nd, lm.size, rk.size, rn.size, rs, ws[nd - 1]) &&
-             dnnl_memory_desc_init_by_tag(&wmd, nd, wd, dt_of(rs->type), dnnl_format_tag_any) !=
+    else if (want_packed(nd, lm.size, rk.size, rn.size, rw, ws[nd - 1]) &&
+             dnnl_memory_desc_init_by_tag(&wmd, nd, wd, dt_of(rw), dnnl_format_tag_any) !=
                  dnnl_success)
         wmd = st->t[1].user;
     dnnl_matmul_desc_t desc;
@@ -925,14 +1084,20 @@ static cxla_status conv_prepare(const cxla_instr *instr, const cpu_post_ops *po,
 static cxla_status cache_constants(dnn_state *st) {
     for (int i = 0; i < BIAS; i++) {
         tensor *t = &st->t[i];
-        if (!t->used || t->io < 0 || (!t->reorder && !t->flip)) continue;
+        bool narrow = t->narrow != CXLA_TYPE_INVALID;
+        if (!t->used || t->io < 0 || (!t->reorder && !t->flip && !narrow)) continue;
         const cxla_instr *c = st->instr->operands[t->io];
         if (c->opcode != CXLA_OP_CONSTANT || !c->literal || c->literal_elided ||
             !cxla_layout_is_default(cxla_literal_shape(c->literal)))
             continue;
         const void *src = cxla_literal_data(c->literal);
         void *flipped = NULL;
-        if (t->flip) {
+        if (narrow) { /* widened once (dot operands only: no flip) */
+            flipped = aligned((size_t)t->count * (size_t)t->wsize);
+            if (!flipped) return OOM();
+            widen(t, NULL, src, flipped);
+            src = flipped;
+        } else if (t->flip) {
             flipped = aligned(t->bytes);
             if (!flipped) return OOM();
             flip_copy(t, src, flipped);
@@ -973,9 +1138,18 @@ static void plan_work(dnn_state *st) {
     size_t at = 0;
     for (int i = 0; i < TENSORS; i++) {
         const tensor *t = &st->t[i];
-        if (!t->used || !t->reorder || t->cached) continue;
+        if (!t->used || t->cached) continue;
+        if (t->narrow != CXLA_TYPE_INVALID) {
+            st->widen_off[i] = at;
+            at += ((size_t)t->count * (size_t)t->wsize + ALIGN - 1) / ALIGN * ALIGN;
+        }
+        if (!t->reorder) continue;
         st->work_off[i] = at;
         at += (t->prim_size + ALIGN - 1) / ALIGN * ALIGN;
+    }
+    if (st->out_narrow != CXLA_TYPE_INVALID) {
+        st->out_off = at;
+        at += ((size_t)st->out_count * 4 + ALIGN - 1) / ALIGN * ALIGN;
     }
     st->scratch_off = at;
     at += (st->scratch_size + ALIGN - 1) / ALIGN * ALIGN;
@@ -1072,7 +1246,8 @@ static cxla_status split_make(dnn_state *st, int threads) {
     /* The parts read the weights as the whole call prepares them; a source or destination
      * in another layout than the caller's cannot be cut into rows. */
     if (per == 0 || threads < 2 || st->split_rows < 2 || !w->used || st->t[0].reorder ||
-        st->t[2].reorder)
+        st->t[2].reorder || st->out_narrow != CXLA_TYPE_INVALID ||
+        st->t[0].narrow != CXLA_TYPE_INVALID || st->t[1].narrow != CXLA_TYPE_INVALID)
         return NULL;
     int64_t min_rows = st->split_conv ? 1 : SPLIT_MIN_ROWS;
     int64_t parts = (int64_t)threads * per;
@@ -1206,8 +1381,16 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
     }
     if (core->operand_count != 2) return NULL;
     const cxla_shape *ls = &core->operands[0]->shape, *rs = &core->operands[1]->shape;
-    if (dt_of(ls->type) == dnnl_data_type_undef || dt_of(rs->type) == dnnl_data_type_undef ||
-        dt_of(core->shape.type) == dnnl_data_type_undef)
+    if (dt_of(wide_type(ls->type, rs->type)) == dnnl_data_type_undef ||
+        dt_of(wide_type(rs->type, ls->type)) == dnnl_data_type_undef)
+        return NULL;
+    /* Other small-float results: f32 rounded afterwards (dots without post-ops only). */
+    if (dt_of(core->shape.type) == dnnl_data_type_undef &&
+        (core->opcode != CXLA_OP_DOT || po || !cxla_type_is_small_float(core->shape.type)))
+        return NULL;
+    /* f8 operands of dots only (convolutions: the loops). */
+    if (core->opcode != CXLA_OP_DOT &&
+        (dt_of(ls->type) == dnnl_data_type_undef || dt_of(rs->type) == dnnl_data_type_undef))
         return NULL;
     /* oneDNN refuses arrays with no elements; the loops give their zeros. */
     if (cpu_linalg_elements(ls) == 0 || cpu_linalg_elements(rs) == 0 ||
@@ -1244,6 +1427,22 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
     if (st->parts > 0) {
         snprintf(st->what, sizeof(st->what), "%s, %d parts on the pool", what, st->parts);
         what = st->what;
+    } else if (st->out_narrow != CXLA_TYPE_INVALID) {
+        cxla_type from = st->t[0].narrow != CXLA_TYPE_INVALID ? st->t[0].narrow : st->t[1].narrow;
+        char widened[32] = "";
+        if (from != CXLA_TYPE_INVALID)
+            snprintf(widened, sizeof(widened), "%s widened, ",
+                     cxla_type_storage(from) == 1 ? "f8" : cxla_type_name(from));
+        snprintf(st->what, sizeof(st->what), "%s, %sf32 rounded to %s", what, widened,
+                 cxla_type_name(st->out_narrow));
+        what = st->what;
+    } else if (st->t[0].narrow != CXLA_TYPE_INVALID || st->t[1].narrow != CXLA_TYPE_INVALID) {
+        int w = st->t[0].narrow != CXLA_TYPE_INVALID ? st->t[0].wsize : st->t[1].wsize;
+        cxla_type from = st->t[0].narrow != CXLA_TYPE_INVALID ? st->t[0].narrow : st->t[1].narrow;
+        snprintf(st->what, sizeof(st->what), "%s, %s widened to %s", what,
+                 cxla_type_storage(from) == 1 ? "f8" : cxla_type_name(from),
+                 w == 2 ? "bf16" : "f32");
+        what = st->what;
     }
     *out = (cpu_call){.fn = dnn_run, .state = st, .free_state = dnn_free, .what = what};
     return NULL;
@@ -1272,15 +1471,27 @@ static bool onednn_type(cxla_type t) {
     return t == CXLA_F32 || t == CXLA_BF16 || t == CXLA_F16;
 }
 
+/* An operand type of a dot that oneDNN takes, an f8 type widened (above) included. */
+static bool onednn_dot_operand(cxla_type t, cxla_type other) {
+    return onednn_type(t) || ((t == CXLA_BF16 || t == CXLA_F16) && other == CXLA_F32) ||
+           (cxla_type_is_float(t) && cxla_type_bits(t) == 8 && cxla_type_storage(t) == 1 &&
+            t != CXLA_F8E8M0FNU &&
+            (other == CXLA_F32 || other == CXLA_BF16 ||
+             (cxla_type_is_float(other) && cxla_type_bits(other) == 8)));
+}
+
 bool cpu_linalg_wants(const cxla_instr *instr) {
     cpu_post_ops po;
     if (instr->opcode == CXLA_OP_DOT) {
         /* Narrow products: the emitter's kernels (epilogue.h). Else oneDNN first; else the
          * emitter's blocked kernel where it applies; else the loops of the library call. */
         if (cxla_dot_narrow(instr) != CXLA_DOT_WIDE && cpu_can_emit(instr)) return false;
-        bool onednn = cpu_onednn_available() && onednn_type(instr->shape.type) &&
-                      onednn_type(instr->operands[0]->shape.type) &&
-                      onednn_type(instr->operands[1]->shape.type);
+        cxla_type lt = instr->operands[0]->shape.type, rt = instr->operands[1]->shape.type;
+        cxla_type ot = instr->shape.type;
+        bool onednn = cpu_onednn_available() &&
+                      (onednn_type(ot) ||
+                       (cxla_type_is_small_float(ot) && cxla_floats_can_convert(CXLA_F32, ot))) &&
+                      onednn_dot_operand(lt, rt) && onednn_dot_operand(rt, lt);
         return onednn || !cpu_can_emit(instr);
     }
     if (instr->opcode == CXLA_OP_CONVOLUTION) {

@@ -349,6 +349,49 @@ static void test_pooled_kernel(void) {
     check_loop("pooled", text, inputs, (want_stats){1, 0, false, false});
 }
 
+/* State rewritten by a kernel and copied back every iteration, big enough (1.2 MB, not a
+ * whole number of the copy's 64 KiB blocks) for the copy to be split over the pool
+ * (cpu_loop.c, copy_state), beside a small state array copied whole. */
+static void test_pooled_copy(void) {
+    static const char *text =
+        "HloModule pooled_copy\n"
+        "cond {\n"
+        "  p = (s32[], f32[300001], f32[7]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  n = s32[] constant(5)\n"
+        "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+        "}\n"
+        "body {\n"
+        "  p = (s32[], f32[300001], f32[7]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  x = f32[300001] get-tuple-element(p), index=1\n"
+        "  v = f32[7] get-tuple-element(p), index=2\n"
+        "  f = f32[] convert(i)\n"
+        "  fb = f32[300001] broadcast(f), dimensions={}\n"
+        "  io = f32[300001] iota(), iota_dimension=0\n"
+        "  h = f32[] constant(0.5)\n"
+        "  hb = f32[300001] broadcast(h), dimensions={}\n"
+        "  xh = f32[300001] multiply(x, hb)\n"
+        "  xi = f32[300001] add(xh, io)\n"
+        "  y = f32[300001] add(xi, fb)\n"
+        "  s = f32[7] slice(y), slice={[299994:300001]}\n"
+        "  w = f32[7] add(v, s)\n"
+        "  one = s32[] constant(1)\n"
+        "  ni = s32[] add(i, one)\n"
+        "  ROOT t = (s32[], f32[300001], f32[7]) tuple(ni, y, w)\n"
+        "}\n"
+        "ENTRY main {\n"
+        "  s = f32[] parameter(0)\n"
+        "  init = f32[300001] broadcast(s), dimensions={}\n"
+        "  v0 = f32[7] broadcast(s), dimensions={}\n"
+        "  zero = s32[] constant(0)\n"
+        "  t0 = (s32[], f32[300001], f32[7]) tuple(zero, init, v0)\n"
+        "  ROOT w = (s32[], f32[300001], f32[7]) while(t0), condition=cond, body=body\n"
+        "}\n";
+    static const char *const inputs[] = {"0.25"};
+    check_loop("pooled_copy", text, inputs, (want_stats){1, 0, false, false});
+}
+
 /* Updates of 2x3 blocks into a 5x6 state at starts of two index types (s8 starts, one
  * running past the edge; u64 ones, one beyond INT64_MAX): clamped as the
  * interpreter clamps them, row by row, in the generated code. */
@@ -714,7 +757,7 @@ static void test_kernels_compiled_once(void) {
     CHECK(system(cmd) == 0);
 }
 
-TEST_MAIN(TEST(test_kernels_compiled_once), TEST(test_fixed_slots), TEST(test_donated_plan),
-          TEST(test_conditionals), TEST(test_dus_rows), TEST(test_swap_and_read_after_update),
-          TEST(test_zero_trip), TEST(test_one_kernel_body), TEST(test_nested_loops),
-          TEST(test_fallback_outer), TEST(test_pooled_kernel))
+TEST_MAIN(TEST(test_pooled_copy), TEST(test_kernels_compiled_once), TEST(test_fixed_slots),
+          TEST(test_donated_plan), TEST(test_conditionals), TEST(test_dus_rows),
+          TEST(test_swap_and_read_after_update), TEST(test_zero_trip), TEST(test_one_kernel_body),
+          TEST(test_nested_loops), TEST(test_fallback_outer), TEST(test_pooled_kernel))

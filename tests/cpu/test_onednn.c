@@ -123,6 +123,8 @@ static int significand_bits(cxla_type t, int *min_exp) {
     switch (t) {
     case CXLA_BF16: *min_exp = -125; return 8;
     case CXLA_F16: *min_exp = -13; return 11;
+    case CXLA_F8E4M3FN: *min_exp = -5; return 4;
+    case CXLA_F8E5M2: *min_exp = -13; return 3;
     default: *min_exp = -125; return 24;
     }
 }
@@ -368,6 +370,171 @@ static void test_dot_small_floats(void) {
     /* mixed operand types and f32 x f32 -> bf16: whichever way runs them */
     dot_case("f32[16,32]", "f32[32,8]", "$R[16,8]",
              "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 32, "bf16", NULL);
+}
+
+/* f8 operands (onednn.c, "f8 operands widened"): widened exactly to bf16 (to f32 beside an
+ * f32 operand, as bf16 and f16 are) and multiplied by oneDNN, within the bound of an f32 sum
+ * (the products of two f8 values are exact in f32); every f8 type but f8e8m0fnu; results in
+ * f32 or bf16; forms
+ * with batch dims and transposes; a constant operand widened once; a fused scale after the
+ * product (JAX's dequantization). f8 results, and f8e8m0fnu (whose 2^-127 is a bf16
+ * subnormal, which oneDNN's bf16 kernels read as zero), run the exact loops. */
+static void test_dot_widened(void) {
+    rng_state = 12;
+    static const char *const types[] = {"f8e4m3fn",   "f8e5m2", "f8e4m3",       "f8e4m3fnuz",
+                                        "f8e5m2fnuz", "f8e3m4", "f8e4m3b11fnuz"};
+    char a[64], b[64];
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        snprintf(a, sizeof(a), "%s[64,128]", types[i]);
+        snprintf(b, sizeof(b), "%s[128,96]", types[(i + 1) % 7]);
+        dot_case(a, b, "$R[64,96]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 128,
+                 "f32", "onednn matmul, f8 widened to bf16");
+    }
+    dot_case("f8e4m3fn[64,128]", "f8e5m2[96,128]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={1}", 128, "bf16",
+             "onednn matmul, f8 widened to bf16");
+    dot_case("f8e5m2[128,64]", "f8e4m3fn[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={0}, rhs_contracting_dims={0}", 128, "f32",
+             "onednn matmul, f8 widened to bf16");
+    dot_case("f8e4m3fn[4,32,16]", "f8e4m3fn[4,16,8]", "$R[4,32,8]",
+             "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+             "rhs_contracting_dims={1}",
+             16, "f32", "onednn matmul, f8 widened to bf16");
+    dot_case("f8e4m3fn[256,512]", "f8e4m3fn[512,200]", "$R[256,200]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 512, "f32",
+             "onednn matmul, f8 widened to bf16");
+    /* beside bf16: both bf16; beside f32: the f8 one widened to f32 */
+    dot_case("f8e4m3fn[64,128]", "bf16[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 128, "f32",
+             "onednn matmul, f8 widened to bf16");
+    dot_case("f32[64,128]", "f8e5m2[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 128, "f32",
+             "onednn matmul, f8 widened to f32");
+    /* bf16 or f16 beside f32: widened to f32 (exact), an f32 product; with M >= 512 the
+     * widened weights are packed too */
+    dot_case("bf16[64,128]", "f32[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 128, "f32",
+             "onednn matmul, bf16 widened to f32");
+    dot_case("f32[64,128]", "f16[96,128]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={1}", 128, "f32",
+             "onednn matmul, f16 widened to f32");
+    dot_case("f32[600,70]", "bf16[70,80]", "$R[600,80]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 70, "f32",
+             cpu_onednn_available() ? NULL : "any");
+    /* results oneDNN does not store from these operands (f8, f16 from bf16, bf16 from f32):
+     * f32 rounded once afterwards, within the bound plus one unit of the result */
+    dot_case("f8e4m3fn[64,128]", "f8e4m3fn[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 128, "f8e4m3fn",
+             "onednn matmul, f8 widened, f32 rounded to f8e4m3fn");
+    dot_case("f8e5m2[64,128]", "f8e4m3fn[96,128]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={1}", 128, "f8e5m2",
+             "onednn matmul, f8 widened, f32 rounded to f8e5m2");
+    dot_case("bf16[64,128]", "bf16[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 128, "f16",
+             "onednn matmul, f32 rounded to f16");
+    dot_case("f32[64,128]", "f32[128,96]", "$R[64,96]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 128, "bf16",
+             "onednn matmul, f32 rounded to bf16");
+    dot_case("f32[600,70]", "f32[70,80]", "$R[600,80]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 70, "bf16",
+             cpu_onednn_available() ? NULL : "any");
+    dot_case("f8e8m0fnu[16,32]", "f8e8m0fnu[32,8]", "$R[16,8]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 0, "f32", "loops");
+    dot_case("f8e4m3fn[16,32]", "f16[32,8]", "$R[16,8]",
+             "lhs_contracting_dims={1}, rhs_contracting_dims={0}", 0, "f32", "loops");
+    /* a constant f8 operand: widened once */
+    check("HloModule f8c\n"
+          "ENTRY e {\n"
+          "  x = f8e4m3fn[40,3] parameter(0)\n"
+          "  w = f8e4m3fn[3,20] constant({{1,-2,0.5,3,-1,1,2,2,-0.25,1,1,0,0,1,1,1,-3,2,1,1},"
+          "{2,-2,0,0,1.5,1,-1,-1,2,0.5,0,-1,1,2,3,1,-1,1,0.5,0.5},"
+          "{1,-1,2,0,1,1,0,2,1,1,-2,1,1,3,448,-448,0.001953125,-0.015625,6,-6}})\n"
+          "  ROOT r = $R[40,20] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+          "}\n",
+          "f32", 3, "onednn matmul, constant reordered once, f8 widened to bf16");
+    /* JAX's scaled fp8 product: f8 x f8 -> f32 times a scale: a constant one fused as a
+     * post-op, a parameter one in a loop kernel after the product */
+    fused_ops = 1;
+    check("HloModule f8k\n"
+          "ENTRY e {\n"
+          "  x = f8e4m3fn[64,128] parameter(0)\n"
+          "  w = f8e5m2[128,96] parameter(1)\n"
+          "  d = f32[64,96] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+          "  c = f32[] constant(0.375)\n"
+          "  cb = f32[64,96] broadcast(c), dimensions={}\n"
+          "  ROOT r = $R[64,96] multiply(d, cb)\n"
+          "}\n",
+          "f32", 128, "onednn matmul with post-ops, f8 widened to bf16");
+    check("HloModule f8s\n"
+          "ENTRY e {\n"
+          "  x = f8e4m3fn[64,128] parameter(0)\n"
+          "  w = f8e4m3fn[128,96] parameter(1)\n"
+          "  s = f32[] parameter(2)\n"
+          "  d = f32[64,96] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+          "  sb = f32[64,96] broadcast(s), dimensions={}\n"
+          "  ROOT r = $R[64,96] multiply(d, sb)\n"
+          "}\n",
+          "f32", 128, "kernel");
+    fused_ops = 0;
+}
+
+/* bf16 subnormals (docs/semantics.md, "Dot and convolution on the cpu backend"): oneDNN's
+ * bf16 kernels read them as zero where the interpreter keeps them, so the bound of a bf16
+ * product grows by the products with a subnormal operand plus n * 2^-126. Half the rows of
+ * a are subnormals (about 2^-130), the others normal; half the columns of b are 2^100, so
+ * that the subnormal products (about 2^-25) are far above the f32 bound: each element must
+ * be within the grown bound, and the rows of normal values must still be right. */
+static void test_dot_bf16_subnormal(void) {
+    cxla_module *m = parse("HloModule sub\nENTRY e {\n  a = bf16[8,32] parameter(0)\n"
+                           "  b = bf16[32,8] parameter(1)\n  ROOT r = f32[8,8] dot(a, b), "
+                           "lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+    if (!m) return;
+    cxla_literal *args[2] = {0};
+    for (int p = 0; p < 2; p++)
+        CHECK_OK(cxla_literal_create(&m->entry->params[p]->shape, &args[p]));
+    char *pa = cxla_literal_data(args[0]), *pb = cxla_literal_data(args[1]);
+    double av[8 * 32], bv[32 * 8];
+    for (int i = 0; i < 8 * 32; i++) { /* rows 0-3 of a subnormal, columns 0, 2, .. of b 2^100 */
+        av[i] = i < 4 * 32 ? ldexp(1.0 + (i % 7) / 8.0, -130) * ((i & 1) ? -0.5 : 1)
+                           : (double)(i % 5) - 2.0;
+        cxla_store_f64(CXLA_BF16, pa + 2 * i, av[i]);
+        av[i] = cxla_load_f64(CXLA_BF16, pa + 2 * i);
+        bv[i] = (i % 2 == 0) ? ldexp(1.0, 100) : (double)(i % 3) + 0.5;
+        cxla_store_f64(CXLA_BF16, pb + 2 * i, bv[i]);
+        bv[i] = cxla_load_f64(CXLA_BF16, pb + 2 * i);
+    }
+    cxla_literal *want = NULL, *got = NULL;
+    CHECK_OK(interp_run_module(m, NULL, (const cxla_literal *const *)args, 2, &want));
+    void *compiled = NULL;
+    exec_compile_options co = {0};
+    CHECK_OK(cpu_backend.compile(m, &co, &compiled));
+    exec_run_options ro = {0};
+    if (compiled)
+        CHECK_OK(cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)args, 2, &got));
+    if (compiled) cpu_backend.destroy(compiled);
+    double u = ldexp(1.0, -24), gamma = 32 * u / (1 - 32 * u);
+    int64_t bad = 0;
+    for (int i = 0; i < 8 && want && got; i++)
+        for (int j = 0; j < 8; j++) {
+            double mag = 0, sub = 0;
+            for (int k = 0; k < 32; k++) {
+                double t = fabs(av[i * 32 + k] * bv[k * 8 + j]);
+                mag += t;
+                if (av[i * 32 + k] != 0 && fabs(av[i * 32 + k]) < 0x1p-126) sub += t;
+            }
+            double w = ((const float *)cxla_literal_data(want))[i * 8 + j];
+            double v = ((const float *)cxla_literal_data(got))[i * 8 + j];
+            double tol = 2 * gamma * mag * (1 + 2 * gamma) + sub + 32 * 0x1p-126;
+            if (!(fabs(w - v) <= tol)) bad++;
+            /* The products of normal values are there: far above what the flushing drops. */
+            if (fabs(w) > 1 && !(fabs(v - w) < 0.5 * fabs(w))) bad++;
+        }
+    CHECK_MSG(bad == 0, "bf16 subnormal dot: %lld elements outside the bound", (long long)bad);
+    cxla_literal_free(args[0]);
+    cxla_literal_free(args[1]);
+    cxla_literal_free(want);
+    cxla_literal_free(got);
+    cxla_module_destroy(m);
 }
 
 /* Integer and f64 dots: the emitter's blocked kernel ("kernel"), exact; complex ones and
@@ -1374,10 +1541,10 @@ static void test_conv_random(void) {
     }
 }
 
-TEST_MAIN(TEST(test_dot_forms_f32), TEST(test_dot_small_floats), TEST(test_dot_exact),
-          TEST(test_conv_forms_f32), TEST(test_conv_small_floats_and_loops),
-          TEST(test_dot_in_programs), TEST(test_fused_post_ops), TEST(test_fused_post_ops_narrow),
-          TEST(test_fused_relu_nan), TEST(test_output_fusion_programs), TEST(test_fused_two_scales),
-          TEST(test_fused_convert), TEST(test_fused_tanh), TEST(test_constant_weights),
-          TEST(test_packed_weights), TEST(test_replica_threads), TEST(test_dot_random),
-          TEST(test_conv_random))
+TEST_MAIN(TEST(test_dot_forms_f32), TEST(test_dot_small_floats), TEST(test_dot_widened),
+          TEST(test_dot_bf16_subnormal), TEST(test_dot_exact), TEST(test_conv_forms_f32),
+          TEST(test_conv_small_floats_and_loops), TEST(test_dot_in_programs),
+          TEST(test_fused_post_ops), TEST(test_fused_post_ops_narrow), TEST(test_fused_relu_nan),
+          TEST(test_output_fusion_programs), TEST(test_fused_two_scales), TEST(test_fused_convert),
+          TEST(test_fused_tanh), TEST(test_constant_weights), TEST(test_packed_weights),
+          TEST(test_replica_threads), TEST(test_dot_random), TEST(test_conv_random))
