@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/memcount.h"
 #include "cpu/cpu_loop.h"
 #include "cpu/cpu_steps.h"
 #include "cpu/emit.h"
@@ -1437,9 +1438,12 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     char *arena = NULL;
     if (!s && p->arena_size > 0) {
         arena = atomic_exchange(&p->spare, NULL);
-        if (!arena) {
-            size_t bytes = (size_t)((p->arena_size + ALIGN - 1) / ALIGN * ALIGN);
-            arena = aligned_alloc(ALIGN, bytes);
+        if (!arena) { /* held (cxla_mem_take) until cpu_plan_free or a second spare */
+            size_t bytes = cpu_plan_arena_bytes(p);
+            if (cxla_mem_take(bytes)) {
+                arena = aligned_alloc(ALIGN, bytes);
+                if (!arena) cxla_mem_give(bytes);
+            }
             cxla_advise_huge_pages(arena, bytes);
         }
         if (!arena) s = arena_oom(&r);
@@ -1499,7 +1503,10 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     if (r.ictx_ready) interp_ctx_deinit(&r.ictx);
     if (arena) {
         void *expected = NULL;
-        if (!atomic_compare_exchange_strong(&p->spare, &expected, arena)) free(arena);
+        if (!atomic_compare_exchange_strong(&p->spare, &expected, arena)) {
+            free(arena);
+            cxla_mem_give(cpu_plan_arena_bytes(p));
+        }
     }
     /* The entry's result layout, when some leaf of it is not row-major (a tuple of
      * row-major leaves is the result as it is: relaying it would copy every leaf, the

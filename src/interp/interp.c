@@ -693,6 +693,52 @@ static cxla_status relayout_to(const cxla_literal *lit, const cxla_shape *shape,
     return cxla_literal_relayout(lit, &layout, out);
 }
 
+/* Whether array |lit| is in the layout relayout_to would give it for |shape| already. */
+static bool in_layout(const cxla_literal *lit, const cxla_shape *shape) {
+    const cxla_shape *ls = cxla_literal_shape(lit);
+    if (!shape || !cxla_type_is_array(shape->type) || !shape->layout ||
+        shape->layout->tile_count > 0)
+        return cxla_layout_is_default(ls);
+    const cxla_layout *want = shape->layout, *got = ls->layout;
+    if (!got || !want->minor_to_major || !got->minor_to_major || got->tile_count > 0 ||
+        ls->rank != shape->rank || got->padded_dims || want->padded_dims)
+        return false;
+    for (int64_t d = 0; d < ls->rank; d++)
+        if (want->minor_to_major[d] != got->minor_to_major[d]) return false;
+    return true;
+}
+
+/* relayout_to for a value the caller gives up: leaves already in their layout are moved,
+ * not copied (a model that returns its weights returns them without a second copy).
+ * |lit| is consumed in every case. */
+static cxla_status relayout_owned(cxla_literal *lit, const cxla_shape *shape, cxla_literal **out) {
+    cxla_type t = cxla_literal_type(lit);
+    if (t == CXLA_TUPLE) {
+        int64_t n = cxla_literal_tuple_count(lit);
+        cxla_literal **elements = calloc((size_t)(n ? n : 1), sizeof(*elements));
+        cxla_status s = elements ? NULL : OOM();
+        for (int64_t i = 0; i < n && !s; i++)
+            s = relayout_owned(cxla_literal_tuple_take(lit, i),
+                               shape && shape->type == CXLA_TUPLE && i < shape->tuple_count
+                                   ? &shape->elements[i]
+                                   : NULL,
+                               &elements[i]);
+        if (!s) s = cxla_literal_create_tuple(elements, n, out);
+        if (s && elements)
+            for (int64_t i = 0; i < n; i++) cxla_literal_free(elements[i]);
+        free(elements);
+        cxla_literal_free(lit);
+        return s;
+    }
+    if (!cxla_type_is_array(t) || in_layout(lit, shape)) {
+        *out = lit;
+        return NULL;
+    }
+    cxla_status s = relayout_to(lit, shape, out);
+    cxla_literal_free(lit);
+    return s;
+}
+
 cxla_status interp_default_layout(const cxla_literal *literal, cxla_literal **out) {
     return relayout_to(literal, NULL, out);
 }
@@ -768,12 +814,8 @@ cxla_status interp_run_module_overridden(const cxla_module *module, const exec_r
     if (!s) s = interp_eval_computation(&ctx, entry, use, arg_count, &result);
     if (!s) {
         const cxla_shape *rs = module->has_entry_layout ? &module->entry_result_shape : NULL;
-        if (rs && !cxla_layout_is_default(rs)) {
-            s = relayout_to(result, rs, out);
-            cxla_literal_free(result);
-        } else if (rs && rs->type == CXLA_TUPLE) {
-            s = relayout_to(result, rs, out);
-            cxla_literal_free(result);
+        if (rs && (!cxla_layout_is_default(rs) || rs->type == CXLA_TUPLE)) {
+            s = relayout_owned(result, rs, out);
         } else {
             *out = result;
         }
