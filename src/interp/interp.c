@@ -137,9 +137,11 @@ typedef struct interp_step {
     int64_t operand_count;
     uint8_t kind;        /* STEP_* */
     bool exclusive_gte;  /* as the plan's exclusive_gte */
+    bool borrow_gte;     /* a get-tuple-element of the control family's handler */
     bool dynamic_result; /* its shape is dynamic or a tuple (interp_dynamic_maybe) */
     bool check_finite;   /* --check-finite tests its result (computes elements) */
     cxla_type mixed_to;  /* float operands of other precisions convert to it; else INVALID */
+    int64_t gte_index;   /* of a borrow_gte step */
 } interp_step;
 
 typedef struct interp_plan {
@@ -326,6 +328,9 @@ static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, int
                    : plan->is_constant[i]          ? STEP_CONSTANT
                                                    : STEP_OP;
         st->exclusive_gte = plan->exclusive_gte[i];
+        st->borrow_gte = in->opcode == CXLA_OP_GET_TUPLE_ELEMENT && in->operand_count == 1 &&
+                         st->fn == interp_control_ops[CXLA_OP_GET_TUPLE_ELEMENT] &&
+                         cxla_instr_int(in, CXLA_ATTR_INDEX, &st->gte_index);
         st->dynamic_result = in->shape.dynamic || in->shape.type == CXLA_TUPLE;
         st->check_finite = in->operand_count > 0 && !moves_elements(in->opcode);
         st->mixed_to = interp_mixed_precision_target(in);
@@ -440,15 +445,30 @@ static bool all_finite(const cxla_literal *lit) {
     return true;
 }
 
-cxla_literal *interp_take_operand(interp_ctx *ctx, int64_t k) {
+static cxla_literal *take_operand(interp_ctx *ctx, int64_t k, bool shared) {
     if (!ctx->take_values || k < 0 || k >= ctx->take_operand_count) return NULL;
-    int64_t slot = ctx->take_slots[k];
-    if (ctx->take_borrowed[slot] || ctx->take_remaining[slot] != 1) return NULL;
+    int64_t slot = ctx->take_slots[k], uses = 1;
     for (int64_t j = 0; j < ctx->take_operand_count; j++) /* used twice by this instruction */
-        if (j != k && ctx->take_slots[j] == slot) return NULL;
+        if (j != k && ctx->take_slots[j] == slot) {
+            if (!shared) return NULL;
+            uses++;
+        }
+    if (ctx->take_borrowed[slot] || ctx->take_remaining[slot] != uses) return NULL;
     cxla_literal *lit = ctx->take_values[slot];
     ctx->take_values[slot] = NULL;
     return lit;
+}
+
+cxla_literal *interp_take_operand(interp_ctx *ctx, int64_t k) {
+    return take_operand(ctx, k, false);
+}
+
+cxla_literal *interp_take_operand_shared(interp_ctx *ctx, int64_t k) {
+    return take_operand(ctx, k, true);
+}
+
+void interp_give_back_operand(interp_ctx *ctx, int64_t k, cxla_literal *lit) {
+    ctx->take_values[ctx->take_slots[k]] = lit;
 }
 
 cxla_literal *interp_take_tuple_element(interp_ctx *ctx, int64_t index) {
@@ -546,6 +566,20 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
         }
         int64_t nops = st->operand_count;
         const int64_t *slots = st->slots;
+        /* An element of a tuple the frame borrows (a parameter's) outlives the frame: it
+         * is borrowed in turn, not copied (a while loop's condition reads the state so). */
+        if (st->borrow_gte && borrowed[slots[0]]) {
+            const cxla_literal *t = values[slots[0]];
+            const cxla_literal *e = cxla_literal_type(t) == CXLA_TUPLE
+                                        ? cxla_literal_tuple_element_const(t, st->gte_index)
+                                        : NULL;
+            if (e) {
+                values[i] = (cxla_literal *)e;
+                borrowed[i] = true;
+                --remaining[slots[0]]; /* borrowed: nothing to free */
+                continue;
+            }
+        }
         bool maybe_dynamic = st->dynamic_result;
         for (int64_t k = 0; k < nops; k++) {
             const cxla_literal *v = values[slots[k]];
@@ -693,6 +727,17 @@ static cxla_status relayout_to(const cxla_literal *lit, const cxla_shape *shape,
     return cxla_literal_relayout(lit, &layout, out);
 }
 
+/* Whether every array leaf of |lit| is row-major (interp_default_layout would copy it
+ * unchanged). */
+static bool all_row_major(const cxla_literal *lit) {
+    if (cxla_literal_type(lit) != CXLA_TUPLE)
+        return !cxla_type_is_array(cxla_literal_type(lit)) ||
+               cxla_layout_is_default(cxla_literal_shape(lit));
+    for (int64_t i = 0; i < cxla_literal_tuple_count(lit); i++)
+        if (!all_row_major(cxla_literal_tuple_element_const(lit, i))) return false;
+    return true;
+}
+
 /* Whether array |lit| is in the layout relayout_to would give it for |shape| already. */
 static bool in_layout(const cxla_literal *lit, const cxla_shape *shape) {
     const cxla_shape *ls = cxla_literal_shape(lit);
@@ -796,7 +841,7 @@ cxla_status interp_run_module_overridden(const cxla_module *module, const exec_r
         if (cxla_type_is_array(got->type) && !cxla_layout_is_default(got)) {
             s = cxla_literal_relayout(args[i], NULL, &owned[i]);
             use[i] = owned[i];
-        } else if (got->type == CXLA_TUPLE) {
+        } else if (got->type == CXLA_TUPLE && !all_row_major(args[i])) {
             s = relayout_to(args[i], NULL, &owned[i]);
             use[i] = owned[i];
         } else {

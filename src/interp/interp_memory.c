@@ -249,8 +249,8 @@ static cxla_status comp_peak(bound_state *bs, const cxla_computation *comp, int 
             for (int64_t l = 0; l < m; l++) {
                 int64_t from = find(buf, leaves[first[o] + l]);
                 int64_t to = find(buf, leaves[first[i] + l]);
-                if (from == to || buf[from].size == 0 || buf[from].size != buf[to].size ||
-                    buf[from].last != i)
+                if (from == to || buf[to].def != i || buf[from].size == 0 ||
+                    buf[from].size != buf[to].size || buf[from].last != i)
                     continue;
                 buf[from].last = buf[to].last;
                 buf[to].size = 0;
