@@ -238,6 +238,8 @@ static bool moves_elements(cxla_opcode op) {
     return (cxla_opcode_get_info(op)->flags & CXLA_OPF_MOVES_ELEMENTS) != 0;
 }
 
+static bool all_row_major(const cxla_literal *lit);
+
 static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, interp_plan **out) {
     cxla_arena *a = ctx->arena;
     interp_plan *plan = cxla_arena_alloc(a, sizeof(*plan));
@@ -375,7 +377,8 @@ cxla_status interp_ctx_init(interp_ctx *ctx, const cxla_module *module,
 
 void interp_ctx_deinit(interp_ctx *ctx) {
     for (interp_plan *p = ctx->plans_with_constants; p; p = p->next_with_constants)
-        for (int64_t i = 0; i < p->count; i++) cxla_literal_free(p->constants[i]);
+        for (int64_t i = 0; i < p->count; i++)
+            if (p->constants[i] != p->order[i]->literal) cxla_literal_free(p->constants[i]);
     cxla_arena_destroy(ctx->arena);
     free(ctx->collective_counts);
     memset(ctx, 0, sizeof(*ctx));
@@ -556,6 +559,11 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
             break;
         }
         if (st->kind == STEP_CONSTANT) {
+            /* The module's own literal when it is row-major already (never written:
+             * borrowed by every frame), else the handler's row-major copy. */
+            if (!plan->constants[i] && in->literal && all_row_major(in->literal) &&
+                !cxla_literal_shape(in->literal)->dynamic)
+                plan->constants[i] = in->literal;
             if (!plan->constants[i]) {
                 s = fn(ctx, in, ops, &plan->constants[i]);
                 if (s) break;

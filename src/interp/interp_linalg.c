@@ -255,6 +255,23 @@ static cxla_status gather_widen(const cxla_literal *lit, cxla_type result, compu
     return NULL;
 }
 
+/* Whether gather_widen of |lit| over these offsets would copy it unchanged: its elements
+ * are compute values already, and the offsets walk them in order from 0. */
+static bool lies_as(const cxla_literal *lit, compute_kind ck, const int64_t *o0, int64_t n0,
+                    const int64_t *o1, int64_t n1, const int64_t *o2, int64_t n2) {
+    cxla_type t = cxla_literal_type(lit);
+    if (!((ck == CK_F32 && t == CXLA_F32) || (ck == CK_F64 && t == CXLA_F64) ||
+          (ck == CK_C64 && t == CXLA_C64) || (ck == CK_C128 && t == CXLA_C128)))
+        return false;
+    for (int64_t i = 0; i < n0; i++)
+        if (o0[i] != i * n1 * n2) return false;
+    for (int64_t i = 0; i < n1; i++)
+        if (o1[i] != i * n2) return false;
+    for (int64_t i = 0; i < n2; i++)
+        if (o2[i] != i) return false;
+    return true;
+}
+
 /* Stores |n| compute values into |n| elements of |type| (rounding once, wrapping ints). */
 static void narrow(compute_kind ck, const void *src, cxla_type type, void *dst, int64_t n) {
     size_t es = cxla_type_storage(type);
@@ -633,34 +650,39 @@ static cxla_status op_dot(interp_ctx *ctx, const cxla_instr *instr,
     interp_row_major_strides(ls->rank, ls->dims, lstr);
     interp_row_major_strides(rs->rank, rs->dims, rstr);
     int64_t *tab = xmalloc(sizeof(int64_t) * (size_t)(2 * p.B + p.M + p.N + 2 * p.K));
-    void *a = scratch_alloc(a_size, false);
-    void *b = scratch_alloc(b_size, false);
-    cxla_status s = NULL;
-    if (!c || !tab || !a || !b) s = OOM();
-    if (!s) {
-        int64_t *lbo = tab, *rbo = lbo + p.B, *mo = rbo + p.B, *no = mo + p.M, *lko = no + p.N,
-                *rko = lko + p.K;
+    int64_t *lbo = tab, *rbo = lbo + p.B, *mo = rbo + p.B, *no = mo + p.M, *lko = no + p.N,
+            *rko = lko + p.K;
+    if (tab) {
         dim_offsets(p.nb, p.lb, ls->dims, lstr, NULL, lbo);
         dim_offsets(p.nb, p.rb, rs->dims, rstr, NULL, rbo);
         dim_offsets(p.nlf, p.lf, ls->dims, lstr, NULL, mo);
         dim_offsets(p.nrf, p.rf, rs->dims, rstr, NULL, no);
         dim_offsets(p.nc, p.lc, ls->dims, lstr, NULL, lko);
         dim_offsets(p.nc, p.rc, rs->dims, rstr, NULL, rko);
-        for (int pass = 0; pass < passes && !s; pass++) {
-            int nibble = passes == 2 ? pass + 1 : 0;
-            s = gather_widen(operands[0], rt, ck, nibble, lbo, p.B, mo, p.M, lko, p.K, a);
-            if (!s) s = gather_widen(operands[1], rt, ck, nibble, rbo, p.B, rko, p.K, no, p.N, b);
-            for (int64_t i = 0; i < p.B && !s; i++) /* a [B][M][K] times b [B][K][N] */
-                gemm(ck, p.M, p.N, p.K, (const char *)a + (size_t)(i * p.M * p.K) * cs, p.K,
-                     (const char *)b + (size_t)(i * p.K * p.N) * cs, p.N,
-                     (char *)c + (size_t)(i * p.M * p.N) * cs, p.N);
-        }
+    }
+    /* An operand already [B][M][K] (or [B][K][N]) in the compute type is read where it
+     * lies; the others are gathered into work memory. */
+    bool a_lies = tab && passes == 1 && lies_as(operands[0], ck, lbo, p.B, mo, p.M, lko, p.K);
+    bool b_lies = tab && passes == 1 && lies_as(operands[1], ck, rbo, p.B, rko, p.K, no, p.N);
+    void *a = a_lies ? (void *)cxla_literal_data_const(operands[0]) : scratch_alloc(a_size, false);
+    void *b = b_lies ? (void *)cxla_literal_data_const(operands[1]) : scratch_alloc(b_size, false);
+    cxla_status s = NULL;
+    if (!c || !tab || (!a && !a_lies) || (!b && !b_lies)) s = OOM(); /* (empty: NULL data) */
+    for (int pass = 0; pass < passes && !s; pass++) {
+        int nibble = passes == 2 ? pass + 1 : 0;
+        if (!a_lies) s = gather_widen(operands[0], rt, ck, nibble, lbo, p.B, mo, p.M, lko, p.K, a);
+        if (!s && !b_lies)
+            s = gather_widen(operands[1], rt, ck, nibble, rbo, p.B, rko, p.K, no, p.N, b);
+        for (int64_t i = 0; i < p.B && !s; i++) /* a [B][M][K] times b [B][K][N] */
+            gemm(ck, p.M, p.N, p.K, (const char *)a + (size_t)(i * p.M * p.K) * cs, p.K,
+                 (const char *)b + (size_t)(i * p.K * p.N) * cs, p.N,
+                 (char *)c + (size_t)(i * p.M * p.N) * cs, p.N);
     }
     if (!s && !in_place) narrow(ck, c, rt, cxla_literal_data(result), count);
     if (!in_place) scratch_free(c, c_size);
     free(tab);
-    scratch_free(a, a_size);
-    scratch_free(b, b_size);
+    if (!a_lies) scratch_free(a, a_size);
+    if (!b_lies) scratch_free(b, b_size);
     if (s) {
         cxla_literal_free(result);
         return s;
