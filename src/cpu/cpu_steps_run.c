@@ -244,8 +244,19 @@ static cxla_status run_handler(run *r, const step *sp) {
         s = r->p->dyn_off && interp_dynamic_maybe(in, cops)
                 ? interp_dynamic_eval(&r->ictx, in, cops, fn, &result)
                 : fn(&r->ictx, in, cops, &result);
-    /* Its error names the user's instruction, as the interpreter's on the user's module. */
+    /* Its error names the user's instruction, as the interpreter's on the user's module;
+     * out of memory (which the handler's allocation reports with its bytes) names it too. */
     if (s) s = interp_rename_error(s, in, cpu_origins_name(r->p->origins, in));
+    if (cxla_status_code_of(s) == CXLA_STATUS_RESOURCE_EXHAUSTED) {
+        const char *name = cpu_origins_name(r->p->origins, in), *msg = cxla_status_message(s);
+        if (!name) name = in->name;
+        size_t len = strlen(name);
+        if (strncmp(msg, name, len) != 0 || msg[len] != ' ') {
+            char *d = cpu_origins_describe(r->p->origins, in, NULL);
+            s = cxla_status_annotate(s, "%s", d ? d : in->name);
+            free(d);
+        }
+    }
     int64_t at = 0;
     if (!s) s = copy_out(r, sp, result, &at);
     cxla_literal_free(result);

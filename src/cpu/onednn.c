@@ -197,6 +197,15 @@ static void work_release(work_block b) {
     cxla_mem_give(b.size);
 }
 
+/* Out of memory for a run's work block: what it is for and its bytes (the step adds the
+ * instruction). */
+static cxla_status work_oom(const dnn_state *st) {
+    return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED,
+                      "out of memory allocating oneDNN's work memory (%zu bytes: the reordered "
+                      "operands and the scratchpad)",
+                      st->work_size);
+}
+
 /* A block of at least |size| bytes, or one with p NULL when memory is short. */
 static work_block work_get(size_t size) {
     work_block got = {0};
@@ -392,7 +401,7 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
     work_block wb = {0};
     if (st->work_size) {
         wb = work_get(st->work_size);
-        if (!wb.p) return OOM();
+        if (!wb.p) return work_oom(st);
     }
     char *work = wb.p;
     const char *what = "stream creation";
@@ -1200,7 +1209,7 @@ static cxla_status split_run(const dnn_state *st, void *const *out, const void *
     work_block wb = {0};
     if (st->work_size) {
         wb = work_get(st->work_size);
-        if (!wb.p) return OOM();
+        if (!wb.p) return work_oom(st);
     }
     char *work = wb.p;
     int64_t n = st->instr->operand_count;
