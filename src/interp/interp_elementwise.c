@@ -74,7 +74,8 @@ static cxla_status new_like(const cxla_literal *like, cxla_type type, cxla_liter
  * none under --check-finite. */
 enum { IN_PLACE_BYTES = 16 * 1024 };
 
-static cxla_literal *take_in_place(interp_ctx *ctx, int64_t k) {
+static cxla_literal *take_in_place(interp_ctx *ctx, const cxla_literal *const *operands,
+                                   int64_t k) {
     /* --check-finite blames an instruction only when its operands, still there after it,
      * were finite: it keeps them. */
     if (ctx->options.check_finite) return NULL;
@@ -85,7 +86,9 @@ static cxla_literal *take_in_place(interp_ctx *ctx, int64_t k) {
     int64_t n = cxla_literal_element_count(x);
     bool dynamic = false;
     for (int64_t d = 0; s->dynamic && d < s->rank; d++) dynamic = dynamic || s->dynamic[d];
-    if (cxla_type_is_array(s->type) && !dynamic && es >= 1 && es <= 16 &&
+    /* Only the operand the handler was given (a driver that passes another, converted
+     * or resized, keeps the frame's). */
+    if (x == operands[k] && cxla_type_is_array(s->type) && !dynamic && es >= 1 && es <= 16 &&
         (size_t)cxla_type_bits(s->type) == 8 * es && cxla_layout_is_default(s) &&
         cxla_literal_byte_size(x) == (size_t)n * es)
         return x;
@@ -149,7 +152,7 @@ static cxla_status op_unary(interp_ctx *ctx, const cxla_instr *instr,
     if (op == CXLA_OP_IS_FINITE) rt = CXLA_PRED;
     CXLA_RETURN_IF_ERROR(expect_result_type(instr, rt));
     /* The operand itself when this is its last use and the result has its storage. */
-    cxla_literal *r = rt == t ? take_in_place(ctx, 0) : NULL;
+    cxla_literal *r = rt == t ? take_in_place(ctx, operands, 0) : NULL;
     if (!r) CXLA_RETURN_IF_ERROR(new_like(x, rt, &r));
     int64_t n = cxla_literal_element_count(r);
     bool ok = true;
@@ -252,8 +255,8 @@ static cxla_status op_binary(interp_ctx *ctx, const cxla_instr *instr,
     if (!binary_defined(op, t)) return not_defined(instr, t);
     CXLA_RETURN_IF_ERROR(expect_result_type(instr, t));
     /* An operand this is the last use of becomes the result (take_in_place). */
-    cxla_literal *r = take_in_place(ctx, 0);
-    if (!r) r = take_in_place(ctx, 1);
+    cxla_literal *r = take_in_place(ctx, operands, 0);
+    if (!r) r = take_in_place(ctx, operands, 1);
     if (!r) CXLA_RETURN_IF_ERROR(new_like(a, t, &r));
     int64_t n = cxla_literal_element_count(r);
     bool ok = true;
