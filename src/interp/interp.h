@@ -130,8 +130,8 @@ cxla_literal *interp_take_operand(interp_ctx *ctx, int64_t k);
  * (multiply(x, x)): for a handler that reads them all through its operand pointers while
  * it writes the result into the taken literal, element by element. */
 cxla_literal *interp_take_operand_shared(interp_ctx *ctx, int64_t k);
-/* Undoes interp_take_operand(ctx, k) or interp_take_operand_shared, which returned |lit|, before the handler returns
- * (a handler that looked and cannot use it). */
+/* Undoes interp_take_operand(ctx, k) or interp_take_operand_shared, which returned |lit|,
+ * before the handler returns (a handler that looked and cannot use it). */
 void interp_give_back_operand(interp_ctx *ctx, int64_t k, cxla_literal *lit);
 /* For get-tuple-element: takes element |index| out of operand 0 when the frame owns the
  * tuple and no other user reads that element; NULL otherwise. */
