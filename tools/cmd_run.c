@@ -9,11 +9,14 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/memcount.h"
 #include "exec/devices.h"
+#include "interp/interp_memory.h"
 #include "literal/literal_internal.h"
 #include "fake_args.h"
 #include "progress.h"
@@ -337,6 +340,30 @@ static void print_phase(const char *name, double *t, int n) {
     fprintf(stderr, "%-8s median %10.3f ms   min %10.3f ms   max %10.3f ms", name, t[n / 2] * 1e3,
             t[0] * 1e3, t[n - 1] * 1e3);
     if (n > 1) fprintf(stderr, "   first %10.3f ms", first * 1e3);
+    fputc('\n', stderr);
+}
+
+/* --repeat's memory line (docs/cli.md): the library's peak of memory held over the runs
+ * (base/memcount.h: literals' data, the cpu backend's arenas), the module's live-set
+ * bound when known (interp_memory.h), and the process's peak resident set. */
+static void print_mem_size(const char *what, double bytes) {
+    fprintf(stderr, "%s %9.1f MiB", what, bytes / (1024.0 * 1024.0));
+}
+
+static void print_memory(size_t peak, const interp_memory_bound *bound) {
+    fprintf(stderr, "%-8s", "memory");
+    print_mem_size("peak", (double)peak);
+    if (bound) {
+        size_t total = bound->params + bound->constants + bound->live;
+        print_mem_size("   bound", (double)total);
+        if (total) fprintf(stderr, " (peak %.2fx)", (double)peak / (double)total);
+        print_mem_size(": parameters", (double)bound->params);
+        print_mem_size(" + constants", (double)bound->constants);
+        print_mem_size(" + live set", (double)bound->live);
+    }
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        print_mem_size("   process", (double)ru.ru_maxrss * 1024.0);
     fputc('\n', stderr);
 }
 
@@ -1057,6 +1084,13 @@ int cmd_run(int argc, char **argv) {
     if (!s) s = check_devices(m, &f, multi);
     uint64_t state = seed;
     if (!s) s = fill_elided_constants(m, &state, f.quiet);
+    interp_memory_bound bound = {0};
+    bool have_bound = false;
+    if (!s && repeat > 0 && !multi) {
+        cxla_status bs = interp_live_bound(m, &bound);
+        have_bound = !bs;
+        cxla_status_free(bs);
+    }
     cxla_type infeed_type = m ? first_infeed_type(m) : CXLA_TYPE_INVALID;
     /* What generated inputs must satisfy, found before compiling takes the module. */
     fake_constraint *fake = !s && ninputs == 0 && !f.input_dir ? fake_args_constraints(m) : NULL;
@@ -1137,6 +1171,7 @@ int cmd_run(int argc, char **argv) {
     run_buffers rb = {0};
     if (!s && repeat > 0) s = run_buffers_make(exe, args, nparams, &rb, &result);
     bool on_buffers = result != NULL;
+    cxla_mem_peak_reset(); /* the arguments and the result buffers are held already */
     for (int r = 0; r < runs && !s; r++) {
         if (!on_buffers) {
             cxla_literal_free(result);
@@ -1177,6 +1212,7 @@ int cmd_run(int argc, char **argv) {
         print_phase("compile", compile_times, 1);
         print_phase("inputs", input_times, 1);
         print_phase("run", times, runs);
+        print_memory(cxla_mem_peak(), have_bound ? &bound : NULL);
     }
     if (!s && !f.quiet) print_result(stdout, result);
     if (!s && check_finite) {

@@ -54,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/memcount.h"
 #include "cpu/cpu_loop.h"
 #include "cpu/cpu_steps_build.h"
 #include "cpu/emit.h"
@@ -949,7 +950,9 @@ void cpu_plan_destroy(cpu_plan *p) {
     free(p->constants);
     free(p->what);
     free(p->rng_keys);
-    free(atomic_load(&p->spare));
+    void *spare = atomic_load(&p->spare);
+    if (spare) cxla_mem_give(cpu_plan_arena_bytes(p));
+    free(spare);
     free(p);
 }
 

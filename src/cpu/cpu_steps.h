@@ -197,6 +197,12 @@ typedef struct cpu_lives {
  * and pieces as their classes; cpu_steps_place gives every arena class its offset
  * (p->arena_size); cpu_steps_dynamic_sizes says where each dynamic class keeps its sizes
  * in a run (p->dyn_off). Errors: out of memory. */
+/* The bytes of a run's arena as allocated (p->arena_size rounded up to ALIGN): what a run
+ * counts as memory held (cxla_mem_take) while it or the plan's spare holds the arena. */
+static inline size_t cpu_plan_arena_bytes(const cpu_plan *p) {
+    return (p->arena_size + ALIGN - 1) / ALIGN * ALIGN;
+}
+
 cxla_status cpu_steps_donate(cpu_plan *p, const cpu_lives *l, int64_t *const *params);
 void cpu_steps_resolve(cpu_plan *p);
 cxla_status cpu_steps_place(cpu_plan *p, const cpu_lives *l);

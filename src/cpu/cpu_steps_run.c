@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/memcount.h"
 #include "cpu/cpu_loop.h"
 #include "cpu/cpu_steps.h"
 #include "cpu/emit.h"
@@ -243,8 +244,19 @@ static cxla_status run_handler(run *r, const step *sp) {
         s = r->p->dyn_off && interp_dynamic_maybe(in, cops)
                 ? interp_dynamic_eval(&r->ictx, in, cops, fn, &result)
                 : fn(&r->ictx, in, cops, &result);
-    /* Its error names the user's instruction, as the interpreter's on the user's module. */
+    /* Its error names the user's instruction, as the interpreter's on the user's module;
+     * out of memory (which the handler's allocation reports with its bytes) names it too. */
     if (s) s = interp_rename_error(s, in, cpu_origins_name(r->p->origins, in));
+    if (cxla_status_code_of(s) == CXLA_STATUS_RESOURCE_EXHAUSTED) {
+        const char *name = cpu_origins_name(r->p->origins, in), *msg = cxla_status_message(s);
+        if (!name) name = in->name;
+        size_t len = strlen(name);
+        if (strncmp(msg, name, len) != 0 || msg[len] != ' ') {
+            char *d = cpu_origins_describe(r->p->origins, in, NULL);
+            s = cxla_status_annotate(s, "%s", d ? d : in->name);
+            free(d);
+        }
+    }
     int64_t at = 0;
     if (!s) s = copy_out(r, sp, result, &at);
     cxla_literal_free(result);
@@ -1449,9 +1461,12 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     char *arena = NULL;
     if (!s && p->arena_size > 0) {
         arena = atomic_exchange(&p->spare, NULL);
-        if (!arena) {
-            size_t bytes = (size_t)((p->arena_size + ALIGN - 1) / ALIGN * ALIGN);
-            arena = aligned_alloc(ALIGN, bytes);
+        if (!arena) { /* held (cxla_mem_take) until cpu_plan_free or a second spare */
+            size_t bytes = cpu_plan_arena_bytes(p);
+            if (cxla_mem_take(bytes)) {
+                arena = aligned_alloc(ALIGN, bytes);
+                if (!arena) cxla_mem_give(bytes);
+            }
             cxla_advise_huge_pages(arena, bytes);
         }
         if (!arena) s = arena_oom(&r);
@@ -1511,7 +1526,10 @@ cxla_status cpu_plan_run(cpu_plan *p, const exec_run_options *options,
     if (r.ictx_ready) interp_ctx_deinit(&r.ictx);
     if (arena) {
         void *expected = NULL;
-        if (!atomic_compare_exchange_strong(&p->spare, &expected, arena)) free(arena);
+        if (!atomic_compare_exchange_strong(&p->spare, &expected, arena)) {
+            free(arena);
+            cxla_mem_give(cpu_plan_arena_bytes(p));
+        }
     }
     /* The entry's result layout, when some leaf of it is not row-major (a tuple of
      * row-major leaves is the result as it is: relaying it would copy every leaf, the

@@ -7,8 +7,8 @@
  * chose; when they differ (a convolution that runs faster on blocked weights), a reorder
  * primitive converts on every run. Each run makes its own stream and memory objects, and
  * takes a block of work memory for the reordered tensors and the scratchpad (the
- * user-managed scratchpad mode): the block the previous run left (dnn_state.spare), or a
- * new one when another thread holds it, so one call serves several threads. */
+ * user-managed scratchpad mode) from blocks shared by every call (work_get), so one call
+ * serves several threads and the calls of a module do not each keep a block. */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <inttypes.h>
 #include <math.h>
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/floats.h"
+#include "base/memcount.h"
 #include "cpu/emit.h"
 #include "cpu/onednn.h"
 #include "cpu/onednn_loops.h"
@@ -137,10 +138,8 @@ struct dnn_state {
     tensor t[TENSORS];
     size_t scratch_size;
     dnnl_memory_desc_t scratch_md;
-    /* A run's work memory, one block: the reordered tensors (at work_off[i]) and the
-     * scratchpad (at scratch_off). One block is kept for the next run (|spare|), so that
-     * a run does not allocate and fault in fresh pages for its reordered weights (a
-     * ResNet-50 run reorders its 100 MB of weights, which are parameters). */
+    /* A run's work memory, one block (work_get): the reordered tensors (at work_off[i])
+     * and the scratchpad (at scratch_off). */
     size_t work_size, work_off[TENSORS], scratch_off;
     size_t widen_off[TENSORS]; /* where a widened operand lies in the work block */
     /* A dot whose result type oneDNN does not store from these operands (an f8 result, f16
@@ -149,7 +148,6 @@ struct dnn_state {
     cxla_type out_narrow;
     size_t out_off;
     int64_t out_count;
-    _Atomic(void *) spare;
     pthread_mutex_t mu;             /* guards |fewer| */
     dnn_state *fewer[MAX_VARIANTS]; /* the call made for that many threads, or NULL */
     /* While a part is made: its rows and weights (dot_prepare, conv_prepare read it). */
@@ -166,6 +164,8 @@ struct dnn_state {
     char what[96]; /* cpu_call.what of a split call */
 };
 
+static void work_users(int delta);
+
 static void dnn_free(void *state) {
     dnn_state *st = state;
     if (!st) return;
@@ -176,9 +176,9 @@ static void dnn_free(void *state) {
     }
     for (int i = 0; i < MAX_VARIANTS; i++) dnn_free(st->fewer[i]);
     for (int i = 0; i < st->parts; i++) dnn_free(st->part[i]);
-    free(atomic_load(&st->spare));
     pthread_mutex_destroy(&st->mu);
     free(st);
+    work_users(-1);
 }
 
 static cxla_status dnn_error(const cxla_instr *instr, const char *what, dnnl_status_t s) {
@@ -188,6 +188,93 @@ static cxla_status dnn_error(const cxla_instr *instr, const char *what, dnnl_sta
 
 static void *aligned(size_t size) {
     return aligned_alloc(ALIGN, (size + ALIGN - 1) / ALIGN * ALIGN + (size ? 0 : ALIGN));
+}
+
+/* Work blocks, shared by every call of the process: a run takes the smallest kept block
+ * that is big enough, or a new one, and gives it back after. Each call keeping a block of
+ * its own held a second copy of a model's weights (a ResNet-50 run reorders its 100 MB of
+ * weights into 28 blocks, one per convolution: docs/performance.md, "Memory"); the shared
+ * blocks are reused from call to call, so their pages stay faulted in as the calls' own
+ * did. At most WORK_KEEP are kept (the biggest, when more are given back at once: calls
+ * running at once, the parts of a split call); all are freed when the last call is.
+ * Blocks count as memory held (cxla_mem_take) from allocation to free. */
+enum { WORK_KEEP = 8 };
+typedef struct work_block {
+    char *p;
+    size_t size;
+} work_block;
+static pthread_mutex_t work_mu = PTHREAD_MUTEX_INITIALIZER;
+static work_block work_kept[WORK_KEEP];
+static int work_count;
+static int64_t dnn_states; /* calls alive (guarded by work_mu) */
+
+static void work_release(work_block b) {
+    free(b.p);
+    cxla_mem_give(b.size);
+}
+
+/* Out of memory for a run's work block: what it is for and its bytes (the step adds the
+ * instruction). */
+static cxla_status work_oom(const dnn_state *st) {
+    return cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED,
+                      "out of memory allocating oneDNN's work memory (%zu bytes: the reordered "
+                      "operands and the scratchpad)",
+                      st->work_size);
+}
+
+/* A block of at least |size| bytes, or one with p NULL when memory is short. */
+static work_block work_get(size_t size) {
+    work_block got = {0};
+    pthread_mutex_lock(&work_mu);
+    int best = -1;
+    for (int i = 0; i < work_count; i++)
+        if (work_kept[i].size >= size && (best < 0 || work_kept[i].size < work_kept[best].size))
+            best = i;
+    if (best >= 0) {
+        got = work_kept[best];
+        work_kept[best] = work_kept[--work_count];
+    }
+    pthread_mutex_unlock(&work_mu);
+    if (got.p || !cxla_mem_take(size)) return got;
+    got.p = aligned(size);
+    got.size = size;
+    if (!got.p) cxla_mem_give(size);
+    return got;
+}
+
+static void work_put(work_block b) {
+    if (!b.p) return;
+    pthread_mutex_lock(&work_mu);
+    if (work_count < WORK_KEEP) {
+        work_kept[work_count++] = b;
+        b.p = NULL;
+    } else {
+        int small = 0;
+        for (int i = 1; i < work_count; i++)
+            if (work_kept[i].size < work_kept[small].size) small = i;
+        if (work_kept[small].size < b.size) {
+            work_block out = work_kept[small];
+            work_kept[small] = b;
+            b = out;
+        }
+    }
+    pthread_mutex_unlock(&work_mu);
+    if (b.p) work_release(b);
+}
+
+/* A call made (+1) or freed (-1); the last one freed frees the kept blocks. */
+static void work_users(int delta) {
+    work_block out[WORK_KEEP];
+    int n = 0;
+    pthread_mutex_lock(&work_mu);
+    dnn_states += delta;
+    if (dnn_states == 0) {
+        n = work_count;
+        memcpy(out, work_kept, sizeof(out[0]) * (size_t)n);
+        work_count = 0;
+    }
+    pthread_mutex_unlock(&work_mu);
+    for (int i = 0; i < n; i++) work_release(out[i]);
 }
 
 /* Copies a row-major array of |t|'s dims with the flagged dims reversed. */
@@ -446,12 +533,12 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
     dnnl_stream_t stream = NULL;
     dnnl_memory_t user_mem[TENSORS] = {0}, prim_mem[TENSORS] = {0}, scratch_mem = NULL;
     void *flipped[TENSORS] = {0};
-    char *work = NULL;
+    work_block wb = {0};
     if (st->work_size) {
-        work = atomic_exchange(&((dnn_state *)st)->spare, NULL);
-        if (!work) work = aligned(st->work_size);
-        if (!work) return OOM();
+        wb = work_get(st->work_size);
+        if (!wb.p) return work_oom(st);
     }
+    char *work = wb.p;
     const char *what = "stream creation";
     if (threads > 0 && set_omp_threads) set_omp_threads(threads);
     dnnl_status_t ds = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
@@ -533,10 +620,7 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
         free(flipped[i]);
     }
     if (scratch_mem) dnnl_memory_destroy(scratch_mem);
-    if (work) {
-        void *expected = NULL;
-        if (!atomic_compare_exchange_strong(&((dnn_state *)st)->spare, &expected, work)) free(work);
-    }
+    work_put(wb);
     if (stream) dnnl_stream_destroy(stream);
     return s;
 }
@@ -1175,6 +1259,7 @@ static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool
         free(st);
         return OOM();
     }
+    work_users(+1); /* dnn_free's -1 */
     st->instr = instr;
     if (po && po->relu) st->relu_count = cpu_linalg_elements(&instr->shape);
     st->relu_type = instr->shape.type;
@@ -1296,16 +1381,16 @@ static void split_parts(void *const *out, const void *const *in, int64_t begin, 
 
 static cxla_status split_run(const dnn_state *st, void *const *out, const void *const *in) {
     const tensor *w = &st->t[1];
-    char *work = NULL;
+    work_block wb = {0};
     if (st->work_size) {
-        work = atomic_exchange(&((dnn_state *)st)->spare, NULL);
-        if (!work) work = aligned(st->work_size);
-        if (!work) return OOM();
+        wb = work_get(st->work_size);
+        if (!wb.p) return work_oom(st);
     }
+    char *work = wb.p;
     int64_t n = st->instr->operand_count;
     const void **in2 = malloc((size_t)(n ? n : 1) * sizeof(*in2));
     if (!in2) {
-        free(work);
+        work_put(wb);
         return OOM();
     }
     memcpy(in2, in, (size_t)n * sizeof(*in2));
@@ -1324,7 +1409,7 @@ static cxla_status split_run(const dnn_state *st, void *const *out, const void *
         flipped = malloc(w->bytes ? w->bytes : 1);
         if (!flipped) {
             free(in2);
-            free(work);
+            work_put(wb);
             return OOM();
         }
         flip_copy(w, in[w->io], flipped);
@@ -1361,10 +1446,7 @@ static cxla_status split_run(const dnn_state *st, void *const *out, const void *
     if (!s && st->relu_count > 0) cpu_linalg_relu(st->relu_type, out[0], st->relu_count);
     free(in2);
     free(flipped);
-    if (work) {
-        void *expected = NULL;
-        if (!atomic_compare_exchange_strong(&((dnn_state *)st)->spare, &expected, work)) free(work);
-    }
+    work_put(wb);
     return s;
 }
 

@@ -137,9 +137,11 @@ typedef struct interp_step {
     int64_t operand_count;
     uint8_t kind;        /* STEP_* */
     bool exclusive_gte;  /* as the plan's exclusive_gte */
+    bool borrow_gte;     /* a get-tuple-element of the control family's handler */
     bool dynamic_result; /* its shape is dynamic or a tuple (interp_dynamic_maybe) */
     bool check_finite;   /* --check-finite tests its result (computes elements) */
     cxla_type mixed_to;  /* float operands of other precisions convert to it; else INVALID */
+    int64_t gte_index;   /* of a borrow_gte step */
 } interp_step;
 
 typedef struct interp_plan {
@@ -236,6 +238,8 @@ static bool moves_elements(cxla_opcode op) {
     return (cxla_opcode_get_info(op)->flags & CXLA_OPF_MOVES_ELEMENTS) != 0;
 }
 
+static bool all_row_major(const cxla_literal *lit);
+
 static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, interp_plan **out) {
     cxla_arena *a = ctx->arena;
     interp_plan *plan = cxla_arena_alloc(a, sizeof(*plan));
@@ -326,6 +330,9 @@ static cxla_status build_plan(interp_ctx *ctx, const cxla_computation *comp, int
                    : plan->is_constant[i]          ? STEP_CONSTANT
                                                    : STEP_OP;
         st->exclusive_gte = plan->exclusive_gte[i];
+        st->borrow_gte = in->opcode == CXLA_OP_GET_TUPLE_ELEMENT && in->operand_count == 1 &&
+                         st->fn == interp_control_ops[CXLA_OP_GET_TUPLE_ELEMENT] &&
+                         cxla_instr_int(in, CXLA_ATTR_INDEX, &st->gte_index);
         st->dynamic_result = in->shape.dynamic || in->shape.type == CXLA_TUPLE;
         st->check_finite = in->operand_count > 0 && !moves_elements(in->opcode);
         st->mixed_to = interp_mixed_precision_target(in);
@@ -370,7 +377,8 @@ cxla_status interp_ctx_init(interp_ctx *ctx, const cxla_module *module,
 
 void interp_ctx_deinit(interp_ctx *ctx) {
     for (interp_plan *p = ctx->plans_with_constants; p; p = p->next_with_constants)
-        for (int64_t i = 0; i < p->count; i++) cxla_literal_free(p->constants[i]);
+        for (int64_t i = 0; i < p->count; i++)
+            if (p->constants[i] != p->order[i]->literal) cxla_literal_free(p->constants[i]);
     cxla_arena_destroy(ctx->arena);
     free(ctx->collective_counts);
     memset(ctx, 0, sizeof(*ctx));
@@ -440,15 +448,30 @@ static bool all_finite(const cxla_literal *lit) {
     return true;
 }
 
-cxla_literal *interp_take_operand(interp_ctx *ctx, int64_t k) {
+static cxla_literal *take_operand(interp_ctx *ctx, int64_t k, bool shared) {
     if (!ctx->take_values || k < 0 || k >= ctx->take_operand_count) return NULL;
-    int64_t slot = ctx->take_slots[k];
-    if (ctx->take_borrowed[slot] || ctx->take_remaining[slot] != 1) return NULL;
+    int64_t slot = ctx->take_slots[k], uses = 1;
     for (int64_t j = 0; j < ctx->take_operand_count; j++) /* used twice by this instruction */
-        if (j != k && ctx->take_slots[j] == slot) return NULL;
+        if (j != k && ctx->take_slots[j] == slot) {
+            if (!shared) return NULL;
+            uses++;
+        }
+    if (ctx->take_borrowed[slot] || ctx->take_remaining[slot] != uses) return NULL;
     cxla_literal *lit = ctx->take_values[slot];
     ctx->take_values[slot] = NULL;
     return lit;
+}
+
+cxla_literal *interp_take_operand(interp_ctx *ctx, int64_t k) {
+    return take_operand(ctx, k, false);
+}
+
+cxla_literal *interp_take_operand_shared(interp_ctx *ctx, int64_t k) {
+    return take_operand(ctx, k, true);
+}
+
+void interp_give_back_operand(interp_ctx *ctx, int64_t k, cxla_literal *lit) {
+    ctx->take_values[ctx->take_slots[k]] = lit;
 }
 
 cxla_literal *interp_take_tuple_element(interp_ctx *ctx, int64_t index) {
@@ -536,6 +559,11 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
             break;
         }
         if (st->kind == STEP_CONSTANT) {
+            /* The module's own literal when it is row-major already (never written:
+             * borrowed by every frame), else the handler's row-major copy. */
+            if (!plan->constants[i] && in->literal && all_row_major(in->literal) &&
+                !cxla_literal_shape(in->literal)->dynamic)
+                plan->constants[i] = in->literal;
             if (!plan->constants[i]) {
                 s = fn(ctx, in, ops, &plan->constants[i]);
                 if (s) break;
@@ -546,6 +574,20 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
         }
         int64_t nops = st->operand_count;
         const int64_t *slots = st->slots;
+        /* An element of a tuple the frame borrows (a parameter's) outlives the frame: it
+         * is borrowed in turn, not copied (a while loop's condition reads the state so). */
+        if (st->borrow_gte && borrowed[slots[0]]) {
+            const cxla_literal *t = values[slots[0]];
+            const cxla_literal *e = cxla_literal_type(t) == CXLA_TUPLE
+                                        ? cxla_literal_tuple_element_const(t, st->gte_index)
+                                        : NULL;
+            if (e) {
+                values[i] = (cxla_literal *)e;
+                borrowed[i] = true;
+                --remaining[slots[0]]; /* borrowed: nothing to free */
+                continue;
+            }
+        }
         bool maybe_dynamic = st->dynamic_result;
         for (int64_t k = 0; k < nops; k++) {
             const cxla_literal *v = values[slots[k]];
@@ -706,6 +748,63 @@ static cxla_status relayout_to(const cxla_literal *lit, const cxla_shape *shape,
     return cxla_literal_relayout(lit, &layout, out);
 }
 
+/* Whether every array leaf of |lit| is row-major (interp_default_layout would copy it
+ * unchanged). */
+static bool all_row_major(const cxla_literal *lit) {
+    if (cxla_literal_type(lit) != CXLA_TUPLE)
+        return !cxla_type_is_array(cxla_literal_type(lit)) ||
+               cxla_layout_is_default(cxla_literal_shape(lit));
+    for (int64_t i = 0; i < cxla_literal_tuple_count(lit); i++)
+        if (!all_row_major(cxla_literal_tuple_element_const(lit, i))) return false;
+    return true;
+}
+
+/* Whether array |lit| is in the layout relayout_to would give it for |shape| already. */
+static bool in_layout(const cxla_literal *lit, const cxla_shape *shape) {
+    const cxla_shape *ls = cxla_literal_shape(lit);
+    if (!shape || !cxla_type_is_array(shape->type) || !shape->layout ||
+        shape->layout->tile_count > 0)
+        return cxla_layout_is_default(ls);
+    const cxla_layout *want = shape->layout, *got = ls->layout;
+    if (!got || !want->minor_to_major || !got->minor_to_major || got->tile_count > 0 ||
+        ls->rank != shape->rank || got->padded_dims || want->padded_dims)
+        return false;
+    for (int64_t d = 0; d < ls->rank; d++)
+        if (want->minor_to_major[d] != got->minor_to_major[d]) return false;
+    return true;
+}
+
+/* relayout_to for a value the caller gives up: leaves already in their layout are moved,
+ * not copied (a model that returns its weights returns them without a second copy).
+ * |lit| is consumed in every case. */
+static cxla_status relayout_owned(cxla_literal *lit, const cxla_shape *shape, cxla_literal **out) {
+    cxla_type t = cxla_literal_type(lit);
+    if (t == CXLA_TUPLE) {
+        int64_t n = cxla_literal_tuple_count(lit);
+        cxla_literal **elements = calloc((size_t)(n ? n : 1), sizeof(*elements));
+        cxla_status s = elements ? NULL : OOM();
+        for (int64_t i = 0; i < n && !s; i++)
+            s = relayout_owned(cxla_literal_tuple_take(lit, i),
+                               shape && shape->type == CXLA_TUPLE && i < shape->tuple_count
+                                   ? &shape->elements[i]
+                                   : NULL,
+                               &elements[i]);
+        if (!s) s = cxla_literal_create_tuple(elements, n, out);
+        if (s && elements)
+            for (int64_t i = 0; i < n; i++) cxla_literal_free(elements[i]);
+        free(elements);
+        cxla_literal_free(lit);
+        return s;
+    }
+    if (!cxla_type_is_array(t) || in_layout(lit, shape)) {
+        *out = lit;
+        return NULL;
+    }
+    cxla_status s = relayout_to(lit, shape, out);
+    cxla_literal_free(lit);
+    return s;
+}
+
 cxla_status interp_default_layout(const cxla_literal *literal, cxla_literal **out) {
     return relayout_to(literal, NULL, out);
 }
@@ -763,7 +862,7 @@ cxla_status interp_run_module_overridden(const cxla_module *module, const exec_r
         if (cxla_type_is_array(got->type) && !cxla_layout_is_default(got)) {
             s = cxla_literal_relayout(args[i], NULL, &owned[i]);
             use[i] = owned[i];
-        } else if (got->type == CXLA_TUPLE) {
+        } else if (got->type == CXLA_TUPLE && !all_row_major(args[i])) {
             s = relayout_to(args[i], NULL, &owned[i]);
             use[i] = owned[i];
         } else {
@@ -781,12 +880,8 @@ cxla_status interp_run_module_overridden(const cxla_module *module, const exec_r
     if (!s) s = interp_eval_computation(&ctx, entry, use, arg_count, &result);
     if (!s) {
         const cxla_shape *rs = module->has_entry_layout ? &module->entry_result_shape : NULL;
-        if (rs && !cxla_layout_is_default(rs)) {
-            s = relayout_to(result, rs, out);
-            cxla_literal_free(result);
-        } else if (rs && rs->type == CXLA_TUPLE) {
-            s = relayout_to(result, rs, out);
-            cxla_literal_free(result);
+        if (rs && (!cxla_layout_is_default(rs) || rs->type == CXLA_TUPLE)) {
+            s = relayout_owned(result, rs, out);
         } else {
             *out = result;
         }

@@ -126,6 +126,13 @@ cxla_status interp_rename_error(cxla_status s, const cxla_instr *in, const char 
  * its last use and the frame owns it: the literal is returned (the caller now owns it)
  * and the frame forgets it. NULL when it cannot be taken: then copy. */
 cxla_literal *interp_take_operand(interp_ctx *ctx, int64_t k);
+/* interp_take_operand also when other operands of this instruction are the same value
+ * (multiply(x, x)): for a handler that reads them all through its operand pointers while
+ * it writes the result into the taken literal, element by element. */
+cxla_literal *interp_take_operand_shared(interp_ctx *ctx, int64_t k);
+/* Undoes interp_take_operand(ctx, k) or interp_take_operand_shared, which returned |lit|,
+ * before the handler returns (a handler that looked and cannot use it). */
+void interp_give_back_operand(interp_ctx *ctx, int64_t k, cxla_literal *lit);
 /* For get-tuple-element: takes element |index| out of operand 0 when the frame owns the
  * tuple and no other user reads that element; NULL otherwise. */
 cxla_literal *interp_take_tuple_element(interp_ctx *ctx, int64_t index);

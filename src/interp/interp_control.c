@@ -172,8 +172,11 @@ static cxla_status op_conditional(interp_ctx *ctx, const cxla_instr *instr,
     if (index + 1 >= instr->operand_count)
         return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT, "no operand for branch %" PRId64,
                             index);
-    const cxla_literal *arg = operands[index + 1];
-    cxla_status s = interp_eval_computation(ctx, branch, &arg, 1, out);
+    /* The branch's operand, handed over when this is its last use (as a call's). */
+    cxla_literal *taken = interp_take_operand(ctx, index + 1);
+    cxla_literal *arg = taken ? taken : (cxla_literal *)operands[index + 1];
+    bool owned = taken != NULL;
+    cxla_status s = interp_eval_computation_some_donated(ctx, branch, &arg, &owned, 1, out);
     return s ? cxla_status_annotate(s, "in branch %" PRId64 " of %s", index, instr->name) : NULL;
 }
 

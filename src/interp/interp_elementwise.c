@@ -65,6 +65,37 @@ static cxla_status new_like(const cxla_literal *like, cxla_type type, cxla_liter
     return interp_new_array_of(cxla_literal_shape(like), type, out);
 }
 
+/* In place: an operand this instruction is the last user of becomes its result when the
+ * result has the operand's element type and dimensions (a run's memory is then its live
+ * set: docs/semantics.md, "Memory"). The kernels take operands and results that do not
+ * overlap (restrict), so an in-place result is computed a block at a time into a buffer
+ * of IN_PLACE_BYTES on the stack and copied back over the block it read. Only arrays of
+ * whole-byte elements, row-major, static, are taken (the others get a new result), and
+ * none under --check-finite. */
+enum { IN_PLACE_BYTES = 16 * 1024 };
+
+static cxla_literal *take_in_place(interp_ctx *ctx, const cxla_literal *const *operands,
+                                   int64_t k) {
+    /* --check-finite blames an instruction only when its operands, still there after it,
+     * were finite: it keeps them. */
+    if (ctx->options.check_finite) return NULL;
+    cxla_literal *x = interp_take_operand_shared(ctx, k);
+    if (!x) return NULL;
+    const cxla_shape *s = cxla_literal_shape(x);
+    size_t es = cxla_type_storage(s->type);
+    int64_t n = cxla_literal_element_count(x);
+    bool dynamic = false;
+    for (int64_t d = 0; s->dynamic && d < s->rank; d++) dynamic = dynamic || s->dynamic[d];
+    /* Only the operand the handler was given (a driver that passes another, converted
+     * or resized, keeps the frame's). */
+    if (x == operands[k] && cxla_type_is_array(s->type) && !dynamic && es >= 1 && es <= 16 &&
+        (size_t)cxla_type_bits(s->type) == 8 * es && cxla_layout_is_default(s) &&
+        cxla_literal_byte_size(x) == (size_t)n * es)
+        return x;
+    interp_give_back_operand(ctx, k, x);
+    return NULL;
+}
+
 /* The declared result element type must be |type|. */
 static cxla_status expect_result_type(const cxla_instr *instr, cxla_type type) {
     if (instr->shape.type != type)
@@ -96,6 +127,20 @@ static bool small_unary(cxla_opcode op, cxla_type t, const void *x, cxla_type rt
     return true;
 }
 
+static bool unary_kernel(cxla_opcode op, cxla_type t, cxla_type rt, const void *x, void *o,
+                         int64_t n) {
+    if (is_int_like(t)) return interp_ew_int_unary(op, t, x, o, n);
+    if (cxla_type_is_complex(t))
+        return op != CXLA_OP_IS_FINITE && interp_ew_complex_unary(op, t, x, o, n);
+    if (t == CXLA_F32 || t == CXLA_F64) {
+        if (op != CXLA_OP_IS_FINITE) return interp_ew_float_unary(op, t, x, o, n);
+        interp_ew_float_is_finite(t, x, o, n);
+        return true;
+    }
+    if (cxla_type_is_small_float(t)) return small_unary(op, t, x, rt, o, n);
+    return false;
+}
+
 static cxla_status op_unary(interp_ctx *ctx, const cxla_instr *instr,
                             const cxla_literal *const *operands, cxla_literal **out) {
     const cxla_literal *x = operands[0];
@@ -106,26 +151,21 @@ static cxla_status op_unary(interp_ctx *ctx, const cxla_instr *instr,
         rt = cxla_type_component(t);
     if (op == CXLA_OP_IS_FINITE) rt = CXLA_PRED;
     CXLA_RETURN_IF_ERROR(expect_result_type(instr, rt));
-    cxla_literal *r;
-    CXLA_RETURN_IF_ERROR(new_like(x, rt, &r));
+    /* The operand itself when this is its last use and the result has its storage. */
+    cxla_literal *r = rt == t ? take_in_place(ctx, operands, 0) : NULL;
+    if (!r) CXLA_RETURN_IF_ERROR(new_like(x, rt, &r));
     int64_t n = cxla_literal_element_count(r);
-    void *o = cxla_literal_data(r);
     bool ok = true;
-    if (n == 0) {
-        ok = true;
-    } else if (is_int_like(t)) {
-        ok = interp_ew_int_unary(op, t, DATA(x), o, n);
-    } else if (cxla_type_is_complex(t)) {
-        ok = op != CXLA_OP_IS_FINITE && interp_ew_complex_unary(op, t, DATA(x), o, n);
-    } else if (t == CXLA_F32 || t == CXLA_F64) {
-        if (op == CXLA_OP_IS_FINITE)
-            interp_ew_float_is_finite(t, DATA(x), o, n);
-        else
-            ok = interp_ew_float_unary(op, t, DATA(x), o, n);
-    } else if (cxla_type_is_small_float(t)) {
-        ok = small_unary(op, t, DATA(x), rt, o, n);
-    } else {
-        ok = false;
+    if (n > 0 && r == x) {
+        size_t es = cxla_type_storage(t);
+        char tmp[IN_PLACE_BYTES], *o = cxla_literal_data(r);
+        for (int64_t off = 0; off < n && ok; off += IN_PLACE_BYTES / 16) {
+            int64_t m = min64(n - off, IN_PLACE_BYTES / 16);
+            ok = unary_kernel(op, t, rt, o + (size_t)off * es, tmp, m);
+            memcpy(o + (size_t)off * es, tmp, (size_t)m * es);
+        }
+    } else if (n > 0) {
+        ok = unary_kernel(op, t, rt, DATA(x), cxla_literal_data(r), n);
     }
     /* Report unsupported combinations even for empty arrays. */
     if (ok && n == 0) {
@@ -192,6 +232,15 @@ static bool binary_defined(cxla_opcode op, cxla_type t) {
     }
 }
 
+static bool binary_kernel(cxla_opcode op, cxla_type t, const void *a, const void *b, void *o,
+                          int64_t n) {
+    if (is_int_like(t)) return interp_ew_int_binary(op, t, a, b, o, n);
+    if (cxla_type_is_complex(t)) return interp_ew_complex_binary(op, t, a, b, o, n);
+    if (t == CXLA_F32 || t == CXLA_F64) return interp_ew_float_binary(op, t, a, b, o, n);
+    if (cxla_type_is_small_float(t)) return small_binary(op, t, a, b, o, n);
+    return false;
+}
+
 static cxla_status op_binary(interp_ctx *ctx, const cxla_instr *instr,
                              const cxla_literal *const *operands, cxla_literal **out) {
     const cxla_literal *a = operands[0], *b = operands[1];
@@ -205,23 +254,25 @@ static cxla_status op_binary(interp_ctx *ctx, const cxla_instr *instr,
                             tname(cxla_literal_type(b)));
     if (!binary_defined(op, t)) return not_defined(instr, t);
     CXLA_RETURN_IF_ERROR(expect_result_type(instr, t));
-    cxla_literal *r;
-    CXLA_RETURN_IF_ERROR(new_like(a, t, &r));
+    /* An operand this is the last use of becomes the result (take_in_place). */
+    cxla_literal *r = take_in_place(ctx, operands, 0);
+    if (!r) r = take_in_place(ctx, operands, 1);
+    if (!r) CXLA_RETURN_IF_ERROR(new_like(a, t, &r));
     int64_t n = cxla_literal_element_count(r);
-    void *o = cxla_literal_data(r);
     bool ok = true;
-    if (n == 0)
-        ok = true;
-    else if (is_int_like(t))
-        ok = interp_ew_int_binary(op, t, DATA(a), DATA(b), o, n);
-    else if (cxla_type_is_complex(t))
-        ok = interp_ew_complex_binary(op, t, DATA(a), DATA(b), o, n);
-    else if (t == CXLA_F32 || t == CXLA_F64)
-        ok = interp_ew_float_binary(op, t, DATA(a), DATA(b), o, n);
-    else if (cxla_type_is_small_float(t))
-        ok = small_binary(op, t, DATA(a), DATA(b), o, n);
-    else
-        ok = false;
+    if (n > 0 && (r == a || r == b)) {
+        size_t es = cxla_type_storage(t);
+        char tmp[IN_PLACE_BYTES], *o = cxla_literal_data(r);
+        const char *pa = DATA(a), *pb = DATA(b);
+        for (int64_t off = 0; off < n && ok; off += IN_PLACE_BYTES / 16) {
+            int64_t m = min64(n - off, IN_PLACE_BYTES / 16);
+            size_t at = (size_t)off * es;
+            ok = binary_kernel(op, t, pa + at, pb + at, tmp, m);
+            memcpy(o + at, tmp, (size_t)m * es);
+        }
+    } else if (n > 0) {
+        ok = binary_kernel(op, t, DATA(a), DATA(b), cxla_literal_data(r), n);
+    }
     if (!ok) {
         cxla_literal_free(r);
         return not_defined(instr, t);

@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/memcount.h"
 #include "interp/interp.h"
 
 #define OOM()           cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory")
@@ -90,6 +91,21 @@ static void *xmalloc(size_t n) {
 }
 static void *xcalloc(size_t n, size_t size) {
     return calloc(n ? n : 1, size ? size : 1);
+}
+
+/* Work memory of dot and convolution (the operands gathered in the compute type, the
+ * accumulator): counted as memory held (base/memcount.h) while it lives, as literals are,
+ * so that a run's peak shows it. NULL when memory is short. */
+static void *scratch_alloc(size_t n, bool zero) {
+    if (!cxla_mem_take(n)) return NULL;
+    void *p = zero ? xcalloc(n, 1) : xmalloc(n);
+    if (!p) cxla_mem_give(n);
+    return p;
+}
+static void scratch_free(void *p, size_t n) {
+    if (!p) return;
+    free(p);
+    cxla_mem_give(n);
 }
 
 /* Arithmetic shift right without relying on the implementation-defined >> of negatives. */
@@ -191,6 +207,69 @@ static cxla_status widen(const cxla_literal *lit, cxla_type result, compute_kind
     *out = dst;
     *owned = dst;
     return NULL;
+}
+
+static void gather3(const void *src, size_t es, const int64_t *o0, int64_t n0, const int64_t *o1,
+                    int64_t n1, const int64_t *o2, int64_t n2, void *dst);
+
+/* gather3 of |lit|'s elements into |dst| (room for n0 * n1 * n2 compute values of |cs|
+ * bytes) in the compute type, as widen then gather3 would give, without widen's copy of
+ * the whole operand (a model's weights, twice their size in f32): gathered in the
+ * operand's own element size, then widened in place from the last element down, a block
+ * at a time through a buffer on the stack (a compute value is at least as wide as an
+ * operand element, so no element is overwritten before it is read). */
+static cxla_status gather_widen(const cxla_literal *lit, cxla_type result, compute_kind ck,
+                                int nibble, const int64_t *o0, int64_t n0, const int64_t *o1,
+                                int64_t n1, const int64_t *o2, int64_t n2, void *dst) {
+    enum { BLOCK = 256 };
+    cxla_type from = cxla_literal_type(lit);
+    size_t cs = ck_size(ck), es = cxla_type_storage(from);
+    const void *src = cxla_literal_data_const(lit);
+    if (!nibble && ((ck == CK_F32 && from == CXLA_F32) || (ck == CK_F64 && from == CXLA_F64) ||
+                    (ck == CK_C64 && from == CXLA_C64) || (ck == CK_C128 && from == CXLA_C128))) {
+        gather3(src, cs, o0, n0, o1, n1, o2, n2, dst);
+        return NULL;
+    }
+    if (es > cs) { /* a compute type narrower than the operand: the whole operand widened */
+        const void *w = NULL;
+        void *own = NULL;
+        CXLA_RETURN_IF_ERROR(widen(lit, result, ck, nibble, &w, &own));
+        gather3(w, cs, o0, n0, o1, n1, o2, n2, dst);
+        free(own);
+        return NULL;
+    }
+    gather3(src, es, o0, n0, o1, n1, o2, n2, dst);
+    unsigned char *d = dst;
+    _Alignas(16) unsigned char tmp[BLOCK * 16];
+    for (int64_t hi = n0 * n1 * n2, lo; hi > 0; hi = lo) {
+        lo = hi > BLOCK ? hi - BLOCK : 0;
+        if (ck == CK_F32 && cxla_type_is_small_float(from)) {
+            interp_small_to_f32(from, d + (size_t)lo * es, (float *)tmp, hi - lo);
+        } else {
+            for (int64_t i = lo; i < hi; i++)
+                load_compute(ck, from, d + (size_t)i * es, result, nibble,
+                             tmp + (size_t)(i - lo) * cs);
+        }
+        memcpy(d + (size_t)lo * cs, tmp, (size_t)(hi - lo) * cs);
+    }
+    return NULL;
+}
+
+/* Whether gather_widen of |lit| over these offsets would copy it unchanged: its elements
+ * are compute values already, and the offsets walk them in order from 0. */
+static bool lies_as(const cxla_literal *lit, compute_kind ck, const int64_t *o0, int64_t n0,
+                    const int64_t *o1, int64_t n1, const int64_t *o2, int64_t n2) {
+    cxla_type t = cxla_literal_type(lit);
+    if (!((ck == CK_F32 && t == CXLA_F32) || (ck == CK_F64 && t == CXLA_F64) ||
+          (ck == CK_C64 && t == CXLA_C64) || (ck == CK_C128 && t == CXLA_C128)))
+        return false;
+    for (int64_t i = 0; i < n0; i++)
+        if (o0[i] != i * n1 * n2) return false;
+    for (int64_t i = 0; i < n1; i++)
+        if (o1[i] != i * n2) return false;
+    for (int64_t i = 0; i < n2; i++)
+        if (o2[i] != i) return false;
+    return true;
 }
 
 /* Stores |n| compute values into |n| elements of |type| (rounding once, wrapping ints). */
@@ -564,47 +643,46 @@ static cxla_status op_dot(interp_ctx *ctx, const cxla_instr *instr,
     /* Accumulate straight into the result when it is the compute type. */
     bool in_place = (ck == CK_F32 && rt == CXLA_F32) || (ck == CK_F64 && rt == CXLA_F64) ||
                     (ck == CK_C64 && rt == CXLA_C64) || (ck == CK_C128 && rt == CXLA_C128);
-    void *c = in_place ? cxla_literal_data(result) : xcalloc((size_t)count, cs);
+    size_t c_size = (size_t)count * cs, a_size = (size_t)(p.B * p.M * p.K) * cs,
+           b_size = (size_t)(p.B * p.K * p.N) * cs;
+    void *c = in_place ? cxla_literal_data(result) : scratch_alloc(c_size, true);
     int64_t lstr[CXLA_MAX_RANK], rstr[CXLA_MAX_RANK];
     interp_row_major_strides(ls->rank, ls->dims, lstr);
     interp_row_major_strides(rs->rank, rs->dims, rstr);
     int64_t *tab = xmalloc(sizeof(int64_t) * (size_t)(2 * p.B + p.M + p.N + 2 * p.K));
-    void *a = xmalloc((size_t)(p.B * p.M * p.K) * cs);
-    void *b = xmalloc((size_t)(p.B * p.K * p.N) * cs);
-    cxla_status s = NULL;
-    if (!c || !tab || !a || !b) s = OOM();
-    if (!s) {
-        int64_t *lbo = tab, *rbo = lbo + p.B, *mo = rbo + p.B, *no = mo + p.M, *lko = no + p.N,
-                *rko = lko + p.K;
+    int64_t *lbo = tab, *rbo = lbo + p.B, *mo = rbo + p.B, *no = mo + p.M, *lko = no + p.N,
+            *rko = lko + p.K;
+    if (tab) {
         dim_offsets(p.nb, p.lb, ls->dims, lstr, NULL, lbo);
         dim_offsets(p.nb, p.rb, rs->dims, rstr, NULL, rbo);
         dim_offsets(p.nlf, p.lf, ls->dims, lstr, NULL, mo);
         dim_offsets(p.nrf, p.rf, rs->dims, rstr, NULL, no);
         dim_offsets(p.nc, p.lc, ls->dims, lstr, NULL, lko);
         dim_offsets(p.nc, p.rc, rs->dims, rstr, NULL, rko);
-        for (int pass = 0; pass < passes && !s; pass++) {
-            int nibble = passes == 2 ? pass + 1 : 0;
-            const void *lw, *rw;
-            void *lown = NULL, *rown = NULL;
-            s = widen(operands[0], rt, ck, nibble, &lw, &lown);
-            if (!s) s = widen(operands[1], rt, ck, nibble, &rw, &rown);
-            if (!s) {
-                gather3(lw, cs, lbo, p.B, mo, p.M, lko, p.K, a); /* [B][M][K] */
-                gather3(rw, cs, rbo, p.B, rko, p.K, no, p.N, b); /* [B][K][N] */
-                for (int64_t i = 0; i < p.B; i++)
-                    gemm(ck, p.M, p.N, p.K, (const char *)a + (size_t)(i * p.M * p.K) * cs, p.K,
-                         (const char *)b + (size_t)(i * p.K * p.N) * cs, p.N,
-                         (char *)c + (size_t)(i * p.M * p.N) * cs, p.N);
-            }
-            free(lown);
-            free(rown);
-        }
+    }
+    /* An operand already [B][M][K] (or [B][K][N]) in the compute type is read where it
+     * lies; the others are gathered into work memory. */
+    bool a_lies = tab && passes == 1 && lies_as(operands[0], ck, lbo, p.B, mo, p.M, lko, p.K);
+    bool b_lies = tab && passes == 1 && lies_as(operands[1], ck, rbo, p.B, rko, p.K, no, p.N);
+    void *a = a_lies ? (void *)cxla_literal_data_const(operands[0]) : scratch_alloc(a_size, false);
+    void *b = b_lies ? (void *)cxla_literal_data_const(operands[1]) : scratch_alloc(b_size, false);
+    cxla_status s = NULL;
+    if (!c || !tab || (!a && !a_lies) || (!b && !b_lies)) s = OOM(); /* (empty: NULL data) */
+    for (int pass = 0; pass < passes && !s; pass++) {
+        int nibble = passes == 2 ? pass + 1 : 0;
+        if (!a_lies) s = gather_widen(operands[0], rt, ck, nibble, lbo, p.B, mo, p.M, lko, p.K, a);
+        if (!s && !b_lies)
+            s = gather_widen(operands[1], rt, ck, nibble, rbo, p.B, rko, p.K, no, p.N, b);
+        for (int64_t i = 0; i < p.B && !s; i++) /* a [B][M][K] times b [B][K][N] */
+            gemm(ck, p.M, p.N, p.K, (const char *)a + (size_t)(i * p.M * p.K) * cs, p.K,
+                 (const char *)b + (size_t)(i * p.K * p.N) * cs, p.N,
+                 (char *)c + (size_t)(i * p.M * p.N) * cs, p.N);
     }
     if (!s && !in_place) narrow(ck, c, rt, cxla_literal_data(result), count);
-    if (!in_place) free(c);
+    if (!in_place) scratch_free(c, c_size);
     free(tab);
-    free(a);
-    free(b);
+    if (!a_lies) scratch_free(a, a_size);
+    if (!b_lies) scratch_free(b, b_size);
     if (s) {
         cxla_literal_free(result);
         return s;
@@ -922,10 +1000,12 @@ static cxla_status op_convolution(interp_ctx *ctx, const cxla_instr *instr,
     int64_t tsz = 0;
     for (int64_t i = 0; i < n; i++) tsz += p.out_size[i] * p.k_size[i];
     int64_t *tab = xmalloc(sizeof(int64_t) * (size_t)(ntab + tsz));
-    unsigned char *x = xmalloc((size_t)(p.IB * p.SPin * p.IZ) * cs);
-    unsigned char *wk = xmalloc((size_t)(p.P * p.KZ * p.OZ) * cs);
-    unsigned char *o = xcalloc((size_t)(p.OB * p.S * p.OZ), cs);
-    unsigned char *col = xmalloc((size_t)(rows_per * KC) * cs);
+    size_t x_size = (size_t)(p.IB * p.SPin * p.IZ) * cs, wk_size = (size_t)(p.P * p.KZ * p.OZ) * cs,
+           o_size = (size_t)(p.OB * p.S * p.OZ) * cs, col_size = (size_t)(rows_per * KC) * cs;
+    unsigned char *x = scratch_alloc(x_size, false);
+    unsigned char *wk = scratch_alloc(wk_size, false);
+    unsigned char *o = scratch_alloc(o_size, true);
+    unsigned char *col = scratch_alloc(col_size, false);
     cxla_status s = NULL;
     if (!tab || !x || !wk || !o || !col) s = OOM();
     if (!s) {
@@ -952,13 +1032,10 @@ static cxla_status op_convolution(interp_ctx *ctx, const cxla_instr *instr,
         int64_t OZg = p.OZ / p.G, OZb = p.OZ / p.BG;
         for (int pass = 0; pass < passes && !s; pass++) {
             int nibble = passes == 2 ? pass + 1 : 0;
-            const void *lw, *rw;
-            void *lown = NULL, *rown = NULL;
-            s = widen(operands[0], rt, ck, nibble, &lw, &lown);
-            if (!s) s = widen(operands[1], rt, ck, nibble, &rw, &rown);
+            s = gather_widen(operands[0], rt, ck, nibble, ibo, p.IB, ispo, p.SPin, izo, p.IZ, x);
+            if (!s)
+                s = gather_widen(operands[1], rt, ck, nibble, kpo, p.P, kio, p.KZ, koo, p.OZ, wk);
             if (!s) {
-                gather3(lw, cs, ibo, p.IB, ispo, p.SPin, izo, p.IZ, x);
-                gather3(rw, cs, kpo, p.P, kio, p.KZ, koo, p.OZ, wk);
                 bool direct = has_non_finite(ck, wk, p.P * p.KZ * p.OZ);
                 /* Output features [z0, z1) share one feature group and one batch group. */
                 for (int64_t z0 = 0; z0 < p.OZ;) {
@@ -982,8 +1059,6 @@ static cxla_status op_convolution(interp_ctx *ctx, const cxla_instr *instr,
                     z0 = z1;
                 }
             }
-            free(lown);
-            free(rown);
         }
         if (!s) {
             /* Scatter [OB][S][OZ] into the result's dim order, rounding once. */
@@ -1006,10 +1081,10 @@ static cxla_status op_convolution(interp_ctx *ctx, const cxla_instr *instr,
         }
     }
     free(tab);
-    free(x);
-    free(wk);
-    free(o);
-    free(col);
+    scratch_free(x, x_size);
+    scratch_free(wk, wk_size);
+    scratch_free(o, o_size);
+    scratch_free(col, col_size);
     if (s) {
         cxla_literal_free(result);
         return s;

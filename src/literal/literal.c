@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/floats.h"
+#include "base/memcount.h"
 #include "literal/literal_internal.h"
 #include "shape/shape_internal.h"
 
@@ -187,9 +188,15 @@ static cxla_literal *create_plain_array(const cxla_shape *shape, bool *oom) {
      * cached), so the padding costs nothing else. */
     size_t slack = size >= BIG_DATA ? 48 : 0;
     uint8_t cls;
-    /* Zeroed: the struct and the data; the shape's part is written below. */
+    /* Zeroed: the struct and the data; the shape's part is written below. The data
+     * counts as memory held (cxla_mem_take) from here to cxla_literal_free. */
+    if (!cxla_mem_take(size)) {
+        *oom = true;
+        return NULL;
+    }
     char *block = block_alloc_zeroing(total + slack, shape_at + slack, &cls);
     if (!block) {
+        cxla_mem_give(size);
         *oom = true;
         return NULL;
     }
@@ -266,8 +273,12 @@ static cxla_status create_array(const cxla_shape *shape, cxla_literal **out) {
         for (int64_t i = 0; i < shape->rank; i++) m2m[i] = shape->rank - 1 - i;
         with.layout = &layout;
     }
+    if (!cxla_mem_take(size)) return array_oom(shape);
     cxla_literal *lit = literal_alloc(size, &with);
-    if (!lit) return array_oom(shape);
+    if (!lit) {
+        cxla_mem_give(size);
+        return array_oom(shape);
+    }
     lit->size = size;
     lit->count = count;
     if (size) {
@@ -412,6 +423,7 @@ void cxla_literal_free(cxla_literal *literal) {
     /* (Tests before each free: most literals have nothing outside their block.) */
     if (literal->elements && !(literal->packed & PACKED_ELEMENTS)) free(literal->elements);
     if (literal->data && !(literal->packed & PACKED_DATA)) free(literal->data);
+    if (literal->packed & PACKED_DATA) cxla_mem_give(literal->size);
     if (!(literal->packed & PACKED_SHAPE)) cxla_shape_free(literal->shape);
     if (literal->dyn_sizes) free(literal->dyn_sizes);
     block_free(literal, literal->cache_class);
