@@ -822,8 +822,12 @@ static cxla_status conv_prepare(const cxla_instr *instr, const cpu_post_ops *po,
             /* Padding past the window's reach (pad_low or pad_high > ext, as JAX's
              * conv_transpose gives for a kernel smaller than its stride, or the gradient of a
              * strided convolution whose window left input elements out) would be negative
-             * here: the first -pad_l (last -pad_r) outputs read only padding and are 0. The
-             * primitive writes the box between them, the rest is zeroed. */
+             * here: the first -pad_l (last -pad_r) outputs read only padding and are 0.
+             * At the end, fewer than a stride of them is what oneDNN's own shape rule (its
+             * division rounds down) leaves out of every window and sets to 0: padding 0
+             * there. Otherwise the primitive writes the box between them, the rest is
+             * zeroed. */
+            if (pad_r[i] < 0 && -pad_r[i] < wd->lhs_dilation) pad_r[i] = 0;
             int64_t lo = pad_l[i] < 0 ? -pad_l[i] : 0, hi = pad_r[i] < 0 ? -pad_r[i] : 0;
             if (lo + hi >= out_d[2 + i]) return NULL; /* all zeros: the loops */
             out_d[2 + i] -= lo + hi;
