@@ -921,12 +921,12 @@ static void test_conv_lhs_dilation_order(void) {
     }
 }
 
-/* A transposed convolution big enough for its phase classes to span several im2col chunks
- * and gemm blocks: NHWC 2x40x40x48 with lhs dilation 2x3, a 4x5 window (two classes of 2
- * and three of 1-2 positions), features 48 -> 24; and the same in NCHW (the sums in a
- * buffer of their own). */
+/* A transposed convolution whose phase classes each span two im2col chunks (a class reads
+ * up to 2x2 window positions of 256 features: 1024 columns, so 1024 rows a chunk, of its
+ * ~1700) and the gemm's blocks: NHWC 2x40x40x256 with lhs dilation 2x3 and a 4x5 window,
+ * features 256 -> 2; and the same in NCHW (the sums in a buffer of their own). */
 static void test_conv_transposed_large(void) {
-    conv_case c = {.n = 2, .G = 1, .BG = 1, .OB = 2, .IB = 2, .KZ = 48, .IZ = 48, .OZ = 24};
+    conv_case c = {.n = 2, .G = 1, .BG = 1, .OB = 2, .IB = 2, .KZ = 256, .IZ = 256, .OZ = 2};
     int64_t lhs[2] = {2, 3}, k[2] = {4, 5};
     for (int i = 0; i < 2; i++) {
         c.in_size[i] = 40;
