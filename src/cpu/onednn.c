@@ -156,6 +156,10 @@ struct dnn_state {
      * 0 when it cannot; the product's multiply-adds (set by dot_prepare, conv_prepare). */
     int64_t split_rows;
     bool split_conv; /* the rows are a convolution's images (else a matmul's rows) */
+    /* > 0: the primitive writes a box inside the result (a transposed convolution whose
+     * outputs at an edge read only padding: conv_prepare); the result's bytes, zeroed
+     * before it runs. */
+    size_t zero_bytes;
     double macs;
     /* A split call: |parts| single-threaded primitives, each over its rows, run on the
      * pool's threads (split_run); 0: the primitive above runs on OpenMP's team. */
@@ -588,6 +592,7 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
         what = "memory creation";
         ds = dnnl_memory_create(&scratch_mem, &st->scratch_md, engine, work + st->scratch_off);
     }
+    if (ds == dnnl_success && !s && st->zero_bytes) memset(out[0], 0, st->zero_bytes);
     if (ds == dnnl_success && !s) {
         dnnl_exec_arg_t args[TENSORS + 1];
         int n = 0;
@@ -989,12 +994,15 @@ static cxla_status conv_prepare(const cxla_instr *instr, const cpu_post_ops *po,
     cxla_instr_int(instr, CXLA_ATTR_FEATURE_GROUP_COUNT, &g);
     cxla_instr_int(instr, CXLA_ATTR_BATCH_GROUP_COUNT, &bg);
     if (bg != 1 || g < 1) return NULL;
-    bool lhs_dilated = false;
+    bool lhs_dilated = false, negative_pad = false;
     for (int64_t i = 0; i < n; i++) {
         const cxla_window_dim *wd = &w->v.window.dims[i];
-        if (wd->pad_low < 0 || wd->pad_high < 0) return NULL;
+        if (wd->pad_low < 0 || wd->pad_high < 0) negative_pad = true;
         if (wd->lhs_dilation > 1) lhs_dilated = true;
     }
+    if (negative_pad && !lhs_dilated) return NULL;
+    int64_t crop = 0; /* elements from the result's start to the box the primitive writes */
+    bool cropped = false;
     int64_t lstr[CXLA_MAX_RANK], rstr[CXLA_MAX_RANK], ostr[CXLA_MAX_RANK];
     row_major_strides(ls, lstr);
     row_major_strides(rs, rstr);
@@ -1054,12 +1062,27 @@ static cxla_status conv_prepare(const cxla_instr *instr, const cpu_post_ops *po,
             strides[i] = wd->lhs_dilation;
             pad_l[i] = ext - wd->pad_low;
             pad_r[i] = ext - wd->pad_high;
-            if (pad_l[i] < 0 || pad_r[i] < 0) return NULL;
+            /* Padding past the window's reach (pad_low or pad_high > ext, as JAX's
+             * conv_transpose gives for a kernel smaller than its stride, or the gradient of a
+             * strided convolution whose window left input elements out) would be negative
+             * here: the first -pad_l (last -pad_r) outputs read only padding and are 0.
+             * At the end, fewer than a stride of them is what oneDNN's own shape rule (its
+             * division rounds down) leaves out of every window and sets to 0: padding 0
+             * there. Otherwise the primitive writes the box between them, the rest is
+             * zeroed. */
+            if (pad_r[i] < 0 && -pad_r[i] < wd->lhs_dilation) pad_r[i] = 0;
+            int64_t lo = pad_l[i] < 0 ? -pad_l[i] : 0, hi = pad_r[i] < 0 ? -pad_r[i] : 0;
+            if (lo + hi >= out_d[2 + i]) return NULL; /* all zeros: the loops */
+            out_d[2 + i] -= lo + hi;
+            crop += lo * out_s[2 + i];
+            cropped = cropped || lo + hi > 0;
+            pad_l[i] += lo;
+            pad_r[i] += hi;
             kt->flip_dim[d->kernel_spatial[i]] = !wd->reversal;
         }
         if (kt->flip_dim[d->kernel_spatial[i]]) kt->flip = true;
     }
-    st->split_rows = in_d[0];
+    st->split_rows = cropped ? 0 : in_d[0]; /* parts would each zero the whole result */
     st->split_conv = true;
     st->macs = (double)cpu_linalg_elements(os) * (double)cpu_linalg_elements(rs) /
                (double)(OZ > 0 ? OZ : 1);
@@ -1083,6 +1106,10 @@ static cxla_status conv_prepare(const cxla_instr *instr, const cpu_post_ops *po,
     if (st->sub) {
         src->off = (size_t)(st->sub->row0 * in_s[0]) * cxla_type_storage(ls->type);
         dst->off = (size_t)(st->sub->row0 * out_s[0]) * dnnl_data_type_size(ot);
+    }
+    if (cropped) {
+        dst->off += (size_t)crop * dnnl_data_type_size(ot);
+        st->zero_bytes = (size_t)cpu_linalg_elements(os) * dnnl_data_type_size(ot);
     }
     /* Post-ops only on the forward primitive (backward data has neither bias nor them). */
     if (po && lhs_dilated) return NULL;

@@ -29,10 +29,12 @@
  * input features [g * KZ, (g+1) * KZ), and to batch group z / (OZ / batch_group_count),
  * which reads input batch b + group * (IB / batch_group_count). The fast path packs the
  * input as [batch][spatial][feature] and multiplies im2col rows by the kernel packed as
- * [window position][input feature][output feature]; padding and dilation holes become
- * zeros there, which only matters when the kernel holds an inf or NaN (inf * 0 = NaN), so
- * such kernels take a direct loop that skips those positions, as the seed's pseudo-code
- * and the evaluator do. Integer convolutions wrap like integer dots (XLA's CPU emitters
+ * [window position][input feature][output feature]. With lhs dilation the outputs are
+ * split into phase classes that read the same window positions (see "phase classes"
+ * below), so lhs-dilation holes are never multiplied; padding becomes zeros in im2col,
+ * which only matters when the kernel holds an inf or NaN (inf * 0 = NaN), so such kernels
+ * take a direct loop that skips those positions, as the seed's pseudo-code and the
+ * evaluator do. Integer convolutions wrap like integer dots (XLA's CPU emitters
  * add in the result type; the newest evaluator clamps convolution sums instead).
  */
 #include <inttypes.h>
@@ -815,44 +817,166 @@ static void conv_index_table(const conv_plan *p, int64_t i, int64_t *tab) {
         }
 }
 
-/* Rows [s0, s0 + rows) of the im2col matrix for input batch |ib| and input features
- * [z0, z0 + KZ): col[s][p * KZ + kz] = x[ib][input position of (s, p)][z0 + kz], or 0. */
-static void conv_im2col(const conv_plan *p, int64_t *const *tabs, const int64_t *in_str,
-                        const unsigned char *x, size_t cs, int64_t ib, int64_t z0, int64_t s0,
-                        int64_t rows, unsigned char *col) {
-    int64_t n = p->n, KZ = p->KZ;
-    size_t seg = (size_t)KZ * cs;
-    int64_t os[CXLA_MAX_RANK], ks[CXLA_MAX_RANK];
-    /* The multi-index of output position s0. */
-    for (int64_t i = n - 1, r = s0; i >= 0; i--) {
-        os[i] = r % p->out_size[i];
-        r /= p->out_size[i];
+/* ---- phase classes: lhs dilation without its holes ----------------------------------
+ *
+ * With lhs dilation d in a spatial dim, output position o reads window position k only
+ * when u = o * stride - pad_low + k * rhs_dilation is a multiple of d; every other tap
+ * falls into a hole. Whether it does depends on o only through o mod T, with
+ * T = d / gcd(stride, d) (o and o' agree when (o - o') * stride is a multiple of d). So the
+ * outputs o = j, j + T, j + 2T, ... (class j, j < T) all read the same window positions,
+ * and the convolution splits into the product over the spatial dims of these classes, each
+ * an ordinary convolution over its own outputs with the kernel cut down to the positions
+ * that are no hole for it: a transposed convolution with lhs dilation 8 in two dims
+ * multiplies by 1/64 of the window instead of multiplying 63/64 of it by zeros. Without lhs
+ * dilation T = 1 and the one class is the whole convolution.
+ *
+ * The sums stay bit for bit what they were: each output element still adds the products
+ * of its remaining taps in ascending window position, then input feature, from +0, and
+ * the taps left out are holes, which the direct form always skipped and the im2col form
+ * filled with zeros: a product 0 * w (w finite: other kernels take the direct form) is +-0,
+ * and adding +-0 to a sum that starts at +0 never changes it (a sum from +0 is never -0
+ * under round to nearest: x + y is -0 only when both are -0), so skipping it is the
+ * same. */
+
+typedef struct conv_class {
+    int64_t o0[CXLA_MAX_RANK], ostep[CXLA_MAX_RANK], on[CXLA_MAX_RANK]; /* o0 + m * ostep */
+    const int64_t *k[CXLA_MAX_RANK]; /* the window positions of each dim it reads, ascending */
+    int64_t kn[CXLA_MAX_RANK];
+    int64_t rows, P; /* its output positions, its window positions */
+} conv_class;
+
+typedef struct conv_classes {
+    int64_t T[CXLA_MAX_RANK], C[CXLA_MAX_RANK];    /* period, classes (min(T, out_size)) */
+    int64_t *kn[CXLA_MAX_RANK], *k[CXLA_MAX_RANK]; /* [C]; [C][K]: class j's positions */
+    int64_t count, max_rows;
+} conv_classes;
+
+static int64_t conv_gcd(int64_t a, int64_t b) {
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
     }
+    return a;
+}
+
+/* Entries of int64_t that conv_classes_init needs in |buf|. */
+static int64_t conv_classes_size(const conv_plan *p) {
+    int64_t size = 0;
+    for (int64_t i = 0; i < p->n; i++) {
+        int64_t d = p->lhs_dil[i], T = d / conv_gcd(p->stride[i], d);
+        int64_t C = T < p->out_size[i] ? T : p->out_size[i];
+        size += C * (p->k_size[i] + 1);
+    }
+    return size;
+}
+
+static void conv_classes_init(const conv_plan *p, int64_t *buf, conv_classes *cc) {
+    cc->count = cc->max_rows = 1;
+    for (int64_t i = 0; i < p->n; i++) {
+        int64_t d = p->lhs_dil[i], K = p->k_size[i];
+        int64_t T = d / conv_gcd(p->stride[i], d);
+        int64_t C = T < p->out_size[i] ? T : p->out_size[i];
+        cc->T[i] = T;
+        cc->C[i] = C;
+        cc->kn[i] = buf;
+        cc->k[i] = buf + C;
+        buf += C * (K + 1);
+        for (int64_t j = 0; j < C; j++) {
+            int64_t r = (j * p->stride[i] - p->pad_low[i]) % d, n = 0;
+            for (int64_t k = 0; k < K; k++)
+                if ((r + k * p->rhs_dil[i]) % d == 0) cc->k[i][j * K + n++] = k;
+            cc->kn[i][j] = n;
+        }
+        cc->count *= C;
+        cc->max_rows *= C > 0 ? (p->out_size[i] + T - 1) / T : 0;
+    }
+}
+
+/* Class |c| (row-major over the dims' classes). */
+static void conv_class_of(const conv_plan *p, const conv_classes *cc, int64_t c, conv_class *cl) {
+    cl->rows = cl->P = 1;
+    for (int64_t i = p->n - 1; i >= 0; i--) {
+        int64_t j = c % cc->C[i];
+        c /= cc->C[i];
+        cl->o0[i] = j;
+        cl->ostep[i] = cc->T[i];
+        cl->on[i] = (p->out_size[i] - j + cc->T[i] - 1) / cc->T[i];
+        cl->k[i] = cc->k[i] + j * p->k_size[i];
+        cl->kn[i] = cc->kn[i][j];
+        cl->rows *= cl->on[i];
+        cl->P *= cl->kn[i];
+    }
+}
+
+/* The multi-index (over the class's outputs) of its row |r|. */
+static void conv_class_row(const conv_plan *p, const conv_class *cl, int64_t r, int64_t *m) {
+    for (int64_t i = p->n - 1; i >= 0; i--) {
+        m[i] = r % cl->on[i];
+        r /= cl->on[i];
+    }
+}
+
+static void conv_class_next(const conv_plan *p, const int64_t *lim, int64_t *m) {
+    for (int64_t i = p->n - 1; i >= 0; i--) {
+        if (++m[i] < lim[i]) break;
+        m[i] = 0;
+    }
+}
+
+/* srow[j] = the output spatial position (row-major over the output's spatial dims) of the
+ * class's row r0 + j, for j < rows; returns whether they are consecutive. */
+static bool conv_class_positions(const conv_plan *p, const conv_class *cl, int64_t r0, int64_t rows,
+                                 int64_t *srow) {
+    int64_t m[CXLA_MAX_RANK];
+    conv_class_row(p, cl, r0, m);
+    bool consecutive = true;
+    for (int64_t j = 0; j < rows; j++) {
+        int64_t s = 0;
+        for (int64_t i = 0; i < p->n; i++) s = s * p->out_size[i] + cl->o0[i] + m[i] * cl->ostep[i];
+        srow[j] = s;
+        consecutive = consecutive && s == srow[0] + j;
+        conv_class_next(p, cl->on, m);
+    }
+    return consecutive;
+}
+
+/* The packed input offset (in positions of the packed spatial block) read by output
+ * multi-index |m| of the class and its window multi-index |w|, or -1 in padding. */
+static int64_t conv_class_tap(const conv_plan *p, const conv_class *cl, int64_t *const *tabs,
+                              const int64_t *in_str, const int64_t *m, const int64_t *w) {
+    int64_t lin = 0;
+    for (int64_t i = 0; i < p->n; i++) {
+        int64_t o = cl->o0[i] + m[i] * cl->ostep[i];
+        int64_t v = tabs[i][o * p->k_size[i] + cl->k[i][w[i]]];
+        if (v < 0) return -1;
+        lin += v * in_str[i];
+    }
+    return lin;
+}
+
+/* Rows [r0, r0 + rows) of the class's im2col matrix for input batch |ib| and input
+ * features [z0, z0 + KZ): col[r][w * KZ + kz] = x[ib][input position of (r, w)][z0 + kz],
+ * or 0 in padding, w over the class's window positions. */
+static void conv_im2col(const conv_plan *p, const conv_class *cl, int64_t *const *tabs,
+                        const int64_t *in_str, const unsigned char *x, size_t cs, int64_t ib,
+                        int64_t z0, int64_t r0, int64_t rows, unsigned char *col) {
+    size_t seg = (size_t)p->KZ * cs;
+    int64_t m[CXLA_MAX_RANK], w[CXLA_MAX_RANK];
+    conv_class_row(p, cl, r0, m);
     const unsigned char *xb = x + (size_t)(ib * p->SPin * p->IZ + z0) * cs;
-    for (int64_t s = 0; s < rows; s++) {
-        for (int64_t i = 0; i < n; i++) ks[i] = 0;
-        for (int64_t w = 0; w < p->P; w++) {
-            int64_t lin = 0;
-            bool inside = true;
-            for (int64_t i = 0; i < n && inside; i++) {
-                int64_t v = tabs[i][os[i] * p->k_size[i] + ks[i]];
-                inside = v >= 0;
-                lin += v * in_str[i];
-            }
-            if (inside)
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t i = 0; i < p->n; i++) w[i] = 0;
+        for (int64_t t = 0; t < cl->P; t++) {
+            int64_t lin = conv_class_tap(p, cl, tabs, in_str, m, w);
+            if (lin >= 0)
                 memcpy(col, xb + (size_t)(lin * p->IZ) * cs, seg);
             else
                 memset(col, 0, seg);
             col += seg;
-            for (int64_t i = n - 1; i >= 0; i--) {
-                if (++ks[i] < p->k_size[i]) break;
-                ks[i] = 0;
-            }
+            conv_class_next(p, cl->kn, w);
         }
-        for (int64_t i = n - 1; i >= 0; i--) {
-            if (++os[i] < p->out_size[i]) break;
-            os[i] = 0;
-        }
+        conv_class_next(p, cl->on, m);
     }
 }
 
@@ -923,46 +1047,57 @@ static bool has_non_finite(compute_kind ck, const void *w, int64_t count) {
 }
 
 /* The direct form, used when the kernel has infs or NaNs: window positions that fall in
- * padding or lhs-dilation holes are skipped, as the seed's pseudo-code and XLA's evaluator
- * do, instead of multiplying the kernel by a zero (inf * 0 would make a NaN). Adds into
- * o[s][z] (rows of OZ) for z in [z0, z1), input batch |ib|, input features from |zin|. */
-static void conv_direct(const conv_plan *p, compute_kind ck, int64_t *const *tabs,
-                        const int64_t *in_str, const unsigned char *x, const unsigned char *wk,
-                        size_t cs, int64_t ib, int64_t zin, int64_t z0, int64_t z1,
+ * padding are skipped, as the seed's pseudo-code and XLA's evaluator do, instead of
+ * multiplying the kernel by a zero (inf * 0 would make a NaN); holes are not in the class.
+ * Adds into o[s][z] (rows of OZ) for the class's rows [r0, r0 + rows) at positions |srow|,
+ * z in [z0, z1), input batch |ib|, input features from |zin|; |wk| is the class's kernel,
+ * [window position][KZ][OZ]. */
+static void conv_direct(const conv_plan *p, const conv_class *cl, compute_kind ck,
+                        int64_t *const *tabs, const int64_t *in_str, const unsigned char *x,
+                        const unsigned char *wk, size_t cs, int64_t ib, int64_t zin, int64_t z0,
+                        int64_t z1, int64_t r0, int64_t rows, const int64_t *srow,
                         unsigned char *o) {
-    int64_t n = p->n;
-    int64_t os[CXLA_MAX_RANK] = {0}, ks[CXLA_MAX_RANK];
+    int64_t m[CXLA_MAX_RANK], w[CXLA_MAX_RANK];
+    conv_class_row(p, cl, r0, m);
     const unsigned char *xb = x + (size_t)(ib * p->SPin * p->IZ + zin) * cs;
-    for (int64_t s = 0; s < p->S; s++) {
+    for (int64_t r = 0; r < rows; r++) {
         for (int64_t z = z0; z < z1; z++) {
-            unsigned char *acc = o + (size_t)(s * p->OZ + z) * cs;
-            for (int64_t i = 0; i < n; i++) ks[i] = 0;
-            for (int64_t w = 0; w < p->P; w++) {
-                int64_t lin = 0;
-                bool inside = true;
-                for (int64_t i = 0; i < n && inside; i++) {
-                    int64_t v = tabs[i][os[i] * p->k_size[i] + ks[i]];
-                    inside = v >= 0;
-                    lin += v * in_str[i];
-                }
-                if (inside)
+            unsigned char *acc = o + (size_t)(srow[r] * p->OZ + z) * cs;
+            for (int64_t i = 0; i < p->n; i++) w[i] = 0;
+            for (int64_t t = 0; t < cl->P; t++) {
+                int64_t lin = conv_class_tap(p, cl, tabs, in_str, m, w);
+                if (lin >= 0)
                     mac_run(ck, p->KZ, xb + (size_t)(lin * p->IZ) * cs,
-                            wk + (size_t)(w * p->KZ * p->OZ + z) * cs, p->OZ, acc);
-                for (int64_t i = n - 1; i >= 0; i--) {
-                    if (++ks[i] < p->k_size[i]) break;
-                    ks[i] = 0;
-                }
+                            wk + (size_t)(t * p->KZ * p->OZ + z) * cs, p->OZ, acc);
+                conv_class_next(p, cl->kn, w);
             }
         }
-        for (int64_t i = n - 1; i >= 0; i--) {
-            if (++os[i] < p->out_size[i]) break;
-            os[i] = 0;
-        }
+        conv_class_next(p, cl->on, m);
     }
 }
 
-/* Rows of im2col built and multiplied at a time (bounds the buffer to ~8 MiB). */
+/* wsub[t] = wk[window position of the class's t-th]: KZ * OZ elements each. */
+static void conv_class_kernel(const conv_plan *p, const conv_class *cl, const unsigned char *wk,
+                              size_t cs, unsigned char *wsub) {
+    size_t block = (size_t)(p->KZ * p->OZ) * cs;
+    int64_t w[CXLA_MAX_RANK] = {0};
+    for (int64_t t = 0; t < cl->P; t++) {
+        int64_t pos = 0;
+        for (int64_t i = 0; i < p->n; i++) pos = pos * p->k_size[i] + cl->k[i][w[i]];
+        memcpy(wsub + (size_t)t * block, wk + (size_t)pos * block, block);
+        conv_class_next(p, cl->kn, w);
+    }
+}
+
+/* Elements of im2col built and multiplied at a time (bounds the buffer to ~8 MiB). */
 enum { CONV_COL_ELEMENTS = 1 << 20 };
+
+/* Rows of a class (of |KC| columns) built at a time. */
+static int64_t conv_chunk_rows(int64_t KC, int64_t rows) {
+    int64_t r = KC > 0 ? CONV_COL_ELEMENTS / KC : rows;
+    if (r < 1) r = 1;
+    return r < rows ? r : rows;
+}
 
 static cxla_status op_convolution(interp_ctx *ctx, const cxla_instr *instr,
                                   const cxla_literal *const *operands, cxla_literal **out) {
@@ -987,27 +1122,42 @@ static cxla_status op_convolution(interp_ctx *ctx, const cxla_instr *instr,
         return NULL;
     }
     int64_t n = p.n, KC = p.P * p.KZ;
-    int64_t rows_per = KC > 0 ? CONV_COL_ELEMENTS / KC : p.S;
-    if (rows_per < 1) rows_per = 1;
-    if (rows_per > p.S) rows_per = p.S;
     int64_t lstr[CXLA_MAX_RANK], rstr[CXLA_MAX_RANK], ostr[CXLA_MAX_RANK];
     interp_row_major_strides(ls->rank, ls->dims, lstr);
     interp_row_major_strides(rs->rank, rs->dims, rstr);
     interp_row_major_strides(instr->shape.rank, instr->shape.dims, ostr);
 
-    /* Offset tables: input [IB][SPin][IZ], kernel [P][KZ][OZ], output [OB][S][OZ]. */
+    /* Offset tables: input [IB][SPin][IZ], kernel [P][KZ][OZ], output [OB][S][OZ]; the
+     * index tables of the spatial dims; the classes. */
     int64_t ntab = p.IB + p.SPin + p.IZ + p.P + p.KZ + p.OZ + p.OB + p.S + p.OZ;
     int64_t tsz = 0;
     for (int64_t i = 0; i < n; i++) tsz += p.out_size[i] * p.k_size[i];
-    int64_t *tab = xmalloc(sizeof(int64_t) * (size_t)(ntab + tsz));
+    int64_t csz = conv_classes_size(&p);
+    conv_classes cc = {.count = 0};
+    int64_t *tab = xmalloc(sizeof(int64_t) * (size_t)(ntab + tsz + csz));
+    if (tab) conv_classes_init(&p, tab + ntab + tsz, &cc);
+    /* The largest chunk of rows and the im2col buffer any class needs (a class reads at most
+     * the whole window; the chunks of the widest are the fewest rows). */
+    int64_t max_rows = tab ? cc.max_rows : 1;
+    int64_t chunk = conv_chunk_rows(1, max_rows);
+    int64_t col_elems = KC > CONV_COL_ELEMENTS ? KC : CONV_COL_ELEMENTS;
+    if (col_elems > KC * max_rows) col_elems = KC * max_rows;
+    /* With lhs dilation, each class multiplies by its own part of the kernel. */
+    bool split = false;
+    for (int64_t i = 0; i < n; i++) split = split || p.lhs_dil[i] > 1;
     size_t x_size = (size_t)(p.IB * p.SPin * p.IZ) * cs, wk_size = (size_t)(p.P * p.KZ * p.OZ) * cs,
-           o_size = (size_t)(p.OB * p.S * p.OZ) * cs, col_size = (size_t)(rows_per * KC) * cs;
+           o_size = (size_t)(p.OB * p.S * p.OZ) * cs, col_size = (size_t)col_elems * cs,
+           part_size = (size_t)(chunk * p.OZ) * cs;
     unsigned char *x = scratch_alloc(x_size, false);
     unsigned char *wk = scratch_alloc(wk_size, false);
-    unsigned char *o = scratch_alloc(o_size, true);
+    unsigned char *o = NULL; /* the sums, [OB][S][OZ]: below */
     unsigned char *col = scratch_alloc(col_size, false);
+    int64_t *srow = xmalloc(sizeof(int64_t) * (size_t)chunk);
+    unsigned char *wsub = split ? scratch_alloc(wk_size, false) : NULL;
+    unsigned char *part = split ? scratch_alloc(part_size, false) : NULL;
     cxla_status s = NULL;
-    if (!tab || !x || !wk || !o || !col) s = OOM();
+    if (!tab || !x || !wk || !col || !srow || (split && (!wsub || !part))) s = OOM();
+    bool in_place = false;
     if (!s) {
         int64_t *ibo = tab, *ispo = ibo + p.IB, *izo = ispo + p.SPin, *kpo = izo + p.IZ,
                 *kio = kpo + p.P, *koo = kio + p.KZ, *obo = koo + p.OZ, *oso = obo + p.OB,
@@ -1029,6 +1179,15 @@ static cxla_status op_convolution(interp_ctx *ctx, const cxla_instr *instr,
         dim_offsets(1, &p.ob_dim, instr->shape.dims, ostr, NULL, obo);
         dim_offsets(n, p.osp, instr->shape.dims, ostr, NULL, oso);
         dim_offsets(1, &p.oz_dim, instr->shape.dims, ostr, NULL, ozo);
+        /* Accumulate straight into the result when it is of the compute type and its dims
+         * are in the order [OB][S][OZ] (b01f, the usual NHWC). */
+        in_place = (ck == CK_F32 && rt == CXLA_F32) || (ck == CK_F64 && rt == CXLA_F64) ||
+                   (ck == CK_C64 && rt == CXLA_C64) || (ck == CK_C128 && rt == CXLA_C128);
+        for (int64_t i = 0; in_place && i < p.OB; i++) in_place = obo[i] == i * p.S * p.OZ;
+        for (int64_t i = 0; in_place && i < p.S; i++) in_place = oso[i] == i * p.OZ;
+        for (int64_t i = 0; in_place && i < p.OZ; i++) in_place = ozo[i] == i;
+        o = in_place ? cxla_literal_data(result) : scratch_alloc(o_size, true);
+        if (!o) s = OOM();
         int64_t OZg = p.OZ / p.G, OZb = p.OZ / p.BG;
         for (int pass = 0; pass < passes && !s; pass++) {
             int nibble = passes == 2 ? pass + 1 : 0;
@@ -1037,30 +1196,61 @@ static cxla_status op_convolution(interp_ctx *ctx, const cxla_instr *instr,
                 s = gather_widen(operands[1], rt, ck, nibble, kpo, p.P, kio, p.KZ, koo, p.OZ, wk);
             if (!s) {
                 bool direct = has_non_finite(ck, wk, p.P * p.KZ * p.OZ);
-                /* Output features [z0, z1) share one feature group and one batch group. */
-                for (int64_t z0 = 0; z0 < p.OZ;) {
-                    int64_t fg = z0 / OZg, bgi = z0 / OZb;
-                    int64_t z1 =
-                        (fg + 1) * OZg < (bgi + 1) * OZb ? (fg + 1) * OZg : (bgi + 1) * OZb;
-                    for (int64_t ob = 0; ob < p.OB; ob++) {
-                        int64_t ib = ob + bgi * p.OB;
-                        if (direct) {
-                            conv_direct(&p, ck, tabs, in_str, x, wk, cs, ib, fg * p.KZ, z0, z1,
-                                        o + (size_t)(ob * p.S * p.OZ) * cs);
-                            continue;
-                        }
-                        for (int64_t s0 = 0; s0 < p.S; s0 += rows_per) {
-                            int64_t rows = p.S - s0 < rows_per ? p.S - s0 : rows_per;
-                            conv_im2col(&p, tabs, in_str, x, cs, ib, fg * p.KZ, s0, rows, col);
-                            gemm(ck, rows, z1 - z0, KC, col, KC, wk + (size_t)z0 * cs, p.OZ,
-                                 o + (size_t)((ob * p.S + s0) * p.OZ + z0) * cs, p.OZ);
-                        }
+                for (int64_t c = 0; c < cc.count; c++) {
+                    conv_class cl;
+                    conv_class_of(&p, &cc, c, &cl);
+                    int64_t KCc = cl.P * p.KZ;
+                    if (cl.rows == 0 || KCc == 0) continue; /* no products: its sums stay +0 */
+                    const unsigned char *wc = wk;
+                    if (split) {
+                        conv_class_kernel(&p, &cl, wk, cs, wsub);
+                        wc = wsub;
                     }
-                    z0 = z1;
+                    int64_t rows_per =
+                        direct ? conv_chunk_rows(1, cl.rows) : conv_chunk_rows(KCc, cl.rows);
+                    /* Output features [z0, z1) share one feature group and one batch group. */
+                    for (int64_t z0 = 0; z0 < p.OZ;) {
+                        int64_t fg = z0 / OZg, bgi = z0 / OZb;
+                        int64_t z1 =
+                            (fg + 1) * OZg < (bgi + 1) * OZb ? (fg + 1) * OZg : (bgi + 1) * OZb;
+                        int64_t zn = z1 - z0;
+                        for (int64_t ob = 0; ob < p.OB; ob++) {
+                            int64_t ib = ob + bgi * p.OB;
+                            unsigned char *ob_o = o + (size_t)(ob * p.S * p.OZ) * cs;
+                            for (int64_t r0 = 0; r0 < cl.rows; r0 += rows_per) {
+                                int64_t rows = cl.rows - r0 < rows_per ? cl.rows - r0 : rows_per;
+                                bool line = conv_class_positions(&p, &cl, r0, rows, srow);
+                                if (direct) {
+                                    conv_direct(&p, &cl, ck, tabs, in_str, x, wc, cs, ib, fg * p.KZ,
+                                                z0, z1, r0, rows, srow, ob_o);
+                                    continue;
+                                }
+                                conv_im2col(&p, &cl, tabs, in_str, x, cs, ib, fg * p.KZ, r0, rows,
+                                            col);
+                                if (line) { /* straight into the output's rows */
+                                    gemm(ck, rows, zn, KCc, col, KCc, wc + (size_t)z0 * cs, p.OZ,
+                                         ob_o + (size_t)(srow[0] * p.OZ + z0) * cs, p.OZ);
+                                    continue;
+                                }
+                                /* Scattered rows: their sums so far in, the products added,
+                                 * back out. */
+                                size_t zb = (size_t)zn * cs;
+                                for (int64_t j = 0; j < rows; j++)
+                                    memcpy(part + j * zb, ob_o + (size_t)(srow[j] * p.OZ + z0) * cs,
+                                           zb);
+                                gemm(ck, rows, zn, KCc, col, KCc, wc + (size_t)z0 * cs, p.OZ, part,
+                                     zn);
+                                for (int64_t j = 0; j < rows; j++)
+                                    memcpy(ob_o + (size_t)(srow[j] * p.OZ + z0) * cs, part + j * zb,
+                                           zb);
+                            }
+                        }
+                        z0 = z1;
+                    }
                 }
             }
         }
-        if (!s) {
+        if (!s && !in_place) {
             /* Scatter [OB][S][OZ] into the result's dim order, rounding once. */
             unsigned char *dst = cxla_literal_data(result);
             size_t es = cxla_type_storage(rt);
@@ -1083,8 +1273,11 @@ static cxla_status op_convolution(interp_ctx *ctx, const cxla_instr *instr,
     free(tab);
     scratch_free(x, x_size);
     scratch_free(wk, wk_size);
-    scratch_free(o, o_size);
+    if (!in_place) scratch_free(o, o_size);
     scratch_free(col, col_size);
+    free(srow);
+    scratch_free(wsub, wk_size);
+    scratch_free(part, part_size);
     if (s) {
         cxla_literal_free(result);
         return s;

@@ -642,6 +642,19 @@ static void test_conv_forms_f32(void) {
               "window={size=2x2 pad=1_1x1_1 lhs_dilate=2x2 rhs_reversal=1x1}, "
               "dim_labels=b01f_01io->b01f",
               12, "f32", "onednn");
+    /* lhs dilation with padding past the window's reach (JAX's conv_transpose "SAME" with a
+     * kernel smaller than the stride; negative padding, a crop): the primitive writes the
+     * box between the outputs that read only padding, which are zeroed */
+    conv_case("f32[2,5,5,3]", "f32[3,3,3,4]", "$R[2,20,20,4]",
+              "window={size=3x3 pad=2_3x2_3 lhs_dilate=4x4}, dim_labels=b01f_01io->b01f", 27, "f32",
+              "onednn");
+    conv_case("f32[2,6,7,3]", "f32[3,2,3,4]", "$R[2,21,7,4]",
+              "window={size=3x2 pad=7_0x-2_-3 lhs_dilate=3x2}, dim_labels=b01f_01io->b01f", 18,
+              "f32", "onednn");
+    conv_case("f32[1,3,9,8]", "f32[6,1,2,2]", "$R[1,6,36,24]",
+              "window={size=2x2 pad=0_4x-2_5 lhs_dilate=4x3 rhs_reversal=0x1}, "
+              "dim_labels=bf01_oi01->bf01, feature_group_count=3",
+              4, "f32", "onednn");
     /* what oneDNN does not take: batch groups, negative padding, lhs dilation with stride: the
      * loops (with oneDNN, for its types) or the emitter's exact loop nest (without) */
     const char *other = cpu_onednn_available() ? "loops" : "kernel";
@@ -1541,10 +1554,92 @@ static void test_conv_random(void) {
     }
 }
 
+/* Transposed convolutions (lhs dilation) against the interpreter on random shapes: 1-D to
+ * 3-D, dilations up to 9 (odd ones too), rhs dilation, reversal, feature groups, random
+ * dim_labels, padding from negative to past the window's reach (the primitive's box and
+ * zeroed edges), now and then a stride or batch groups (the loops). */
+static void test_conv_transposed_random(void) {
+    rng_state = 19;
+    static const char letters_in[] = "bf012", letters_k[] = "io012", letters_out[] = "bf012";
+    for (int iter = 0; iter < 60; iter++) {
+        int64_t n = 1 + pick(3), r = n + 2;
+        int64_t g = pick(3) == 0 ? 2 + pick(2) : 1, bg = g == 1 && pick(6) == 0 ? 2 : 1;
+        int64_t B = (1 + pick(2)) * bg, KZ = 1 + pick(4), OZ = g * bg * (1 + pick(3));
+        int64_t in_sz[3], k_sz[3], st[3], pl[3], ph[3], ld[3], rdl[3], rev[3], out_sz[3];
+        bool ok = true;
+        for (int64_t d = 0; d < n; d++) {
+            in_sz[d] = 1 + pick(n == 3 ? 4 : 7);
+            k_sz[d] = 1 + pick(n == 3 ? 3 : 5);
+            st[d] = pick(8) == 0 ? 2 : 1;
+            ld[d] = 2 + pick(8);
+            rdl[d] = pick(4) == 0 ? 2 : 1;
+            rev[d] = pick(2);
+            int64_t ext = (k_sz[d] - 1) * rdl[d] + 1;
+            pl[d] = pick((int)ext + 7) - 3;
+            ph[d] = pick((int)ext + 7) - 3;
+            int64_t span = (in_sz[d] - 1) * ld[d] + 1 + pl[d] + ph[d];
+            out_sz[d] = span < ext ? 0 : (span - ext) / st[d] + 1;
+            ok = ok && out_sz[d] > 0;
+        }
+        if (!ok) continue;
+        int64_t pi[5] = {0, 1, 2, 3, 4}, pk[5] = {0, 1, 2, 3, 4}, po[5] = {0, 1, 2, 3, 4};
+        shuffle(pi, r);
+        shuffle(pk, r);
+        shuffle(po, r);
+        int64_t idims[5], kdims[5], odims[5];
+        int64_t ival[5] = {B, KZ * g}, kval[5] = {KZ, OZ}, oval[5] = {B / bg, OZ};
+        for (int64_t d = 0; d < n; d++) {
+            ival[2 + d] = in_sz[d];
+            kval[2 + d] = k_sz[d];
+            oval[2 + d] = out_sz[d];
+        }
+        char il[6] = {0}, kl[6] = {0}, ol[6] = {0};
+        for (int64_t i = 0; i < r; i++) {
+            idims[pi[i]] = ival[i], il[pi[i]] = letters_in[i];
+            kdims[pk[i]] = kval[i], kl[pk[i]] = letters_k[i];
+            odims[po[i]] = oval[i], ol[po[i]] = letters_out[i];
+        }
+        cxla_strbuf a, k, res, at;
+        cxla_strbuf_init(&a);
+        cxla_strbuf_init(&k);
+        cxla_strbuf_init(&res);
+        cxla_strbuf_init(&at);
+        dims_text(&a, "f32", idims, r);
+        dims_text(&k, "f32", kdims, r);
+        dims_text(&res, "$R", odims, r);
+        const char *names[7] = {
+            "size=", " stride=", " pad=", " lhs_dilate=", " rhs_dilate=", " rhs_reversal="};
+        cxla_strbuf_puts(&at, "window={");
+        for (int f = 0; f < 6; f++) {
+            cxla_strbuf_puts(&at, names[f]);
+            for (int64_t d = 0; d < n; d++) {
+                if (d) cxla_strbuf_putc(&at, 'x');
+                const int64_t *v[6] = {k_sz, st, pl, ld, rdl, rev};
+                if (f == 2)
+                    cxla_strbuf_printf(&at, "%" PRId64 "_%" PRId64, pl[d], ph[d]);
+                else
+                    cxla_strbuf_printf(&at, "%" PRId64, v[f][d]);
+            }
+        }
+        cxla_strbuf_printf(&at,
+                           "}, dim_labels=%s_%s->%s, feature_group_count=%" PRId64
+                           ", batch_group_count=%" PRId64,
+                           il, kl, ol, g, bg);
+        int64_t taps = KZ;
+        for (int64_t d = 0; d < n; d++) taps *= k_sz[d];
+        conv_case(a.data, k.data, res.data, at.data, taps, "f32", NULL);
+        cxla_strbuf_free(&a);
+        cxla_strbuf_free(&k);
+        cxla_strbuf_free(&res);
+        cxla_strbuf_free(&at);
+    }
+}
+
 TEST_MAIN(TEST(test_dot_forms_f32), TEST(test_dot_small_floats), TEST(test_dot_widened),
           TEST(test_dot_bf16_subnormal), TEST(test_dot_exact), TEST(test_conv_forms_f32),
           TEST(test_conv_small_floats_and_loops), TEST(test_dot_in_programs),
           TEST(test_fused_post_ops), TEST(test_fused_post_ops_narrow), TEST(test_fused_relu_nan),
           TEST(test_output_fusion_programs), TEST(test_fused_two_scales), TEST(test_fused_convert),
           TEST(test_fused_tanh), TEST(test_constant_weights), TEST(test_packed_weights),
-          TEST(test_replica_threads), TEST(test_dot_random), TEST(test_conv_random))
+          TEST(test_replica_threads), TEST(test_dot_random), TEST(test_conv_random),
+          TEST(test_conv_transposed_random))

@@ -461,7 +461,9 @@ typedef struct conv_case {
     int64_t idims[5], kdims[5], odims[5];
 } conv_case;
 
-static void random_conv(conv_case *c, int64_t n) {
+/* |wide|: large and odd lhs dilations (mostly > 1), bigger windows, and padding from
+ * negative to wider than the window (the phase classes of lhs dilation). */
+static void random_conv_of(conv_case *c, int64_t n, bool wide) {
     c->n = n;
     c->G = c->BG = 1;
     int64_t which = rnd_in(0, 3);
@@ -482,8 +484,17 @@ static void random_conv(conv_case *c, int64_t n) {
             c->pad_lo[i] = rnd_in(-2, 3);
             c->pad_hi[i] = rnd_in(-2, 3);
             c->rev[i] = rnd_in(0, 1);
-            int64_t padded = (c->in_size[i] - 1) * c->lhs_dil[i] + 1 + c->pad_lo[i] + c->pad_hi[i];
             int64_t window = (c->k_size[i] - 1) * c->rhs_dil[i] + 1;
+            if (wide) {
+                c->in_size[i] = rnd_in(1, 7);
+                c->k_size[i] = rnd_in(1, 6);
+                c->stride[i] = rnd_in(0, 2) ? 1 : rnd_in(2, 3);
+                c->lhs_dil[i] = rnd_in(0, 4) ? rnd_in(2, 9) : 1;
+                window = (c->k_size[i] - 1) * c->rhs_dil[i] + 1;
+                c->pad_lo[i] = rnd_in(-3, window + 3);
+                c->pad_hi[i] = rnd_in(-3, window + 3);
+            }
+            int64_t padded = (c->in_size[i] - 1) * c->lhs_dil[i] + 1 + c->pad_lo[i] + c->pad_hi[i];
             if (padded < 0) continue;
             c->out_size[i] = padded >= window ? (padded - window) / c->stride[i] + 1 : 0;
             if (c->out_size[i] > 0 || rnd_in(0, 9) == 0) break;
@@ -505,6 +516,10 @@ static void random_conv(conv_case *c, int64_t n) {
         c->kdims[c->kpos[2 + i]] = c->k_size[i];
         c->odims[c->opos[2 + i]] = c->out_size[i];
     }
+}
+
+static void random_conv(conv_case *c, int64_t n) {
+    random_conv_of(c, n, false);
 }
 
 static cxla_instr *build_conv(const conv_case *c, cxla_type lt, cxla_type rt, cxla_type ot,
@@ -790,6 +805,158 @@ static void test_conv_large(void) {
     CHECK(check_conv(&c, CXLA_F32, CXLA_F32, CXLA_F32, -2, 2, 0));
 }
 
+/* ---- lhs dilation: the sums in the documented order ------------------------------- */
+
+/* The documented order in f32, as a naive loop: each output element adds, from +0 in
+ * float, x * w for window positions in row-major order, then the group's input features,
+ * skipping positions in padding and lhs-dilation holes; rounded as it goes. */
+static void ref_conv_f32(const conv_case *c, const float *x, const float *w, float *out) {
+    int64_t rank = c->n + 2;
+    int64_t count = product(rank, c->odims);
+    int64_t oidx[5] = {0};
+    for (int64_t e = 0; e < count; e++) {
+        int64_t b = oidx[c->opos[0]], z = oidx[c->opos[1]];
+        int64_t fg = z / (c->OZ / c->G), bg = z / (c->OZ / c->BG);
+        float sum = 0.0f;
+        int64_t k[3] = {0};
+        bool more = product(c->n, c->k_size) > 0;
+        while (more) {
+            int64_t iidx[5], kidx[5];
+            bool inside = true;
+            for (int64_t i = 0; i < c->n; i++) {
+                int64_t u =
+                    oidx[c->opos[2 + i]] * c->stride[i] - c->pad_lo[i] + k[i] * c->rhs_dil[i];
+                if (u < 0 || u % c->lhs_dil[i] != 0 || u / c->lhs_dil[i] >= c->in_size[i])
+                    inside = false;
+                iidx[c->ipos[2 + i]] = inside ? u / c->lhs_dil[i] : 0;
+                kidx[c->kpos[2 + i]] = c->rev[i] ? c->k_size[i] - 1 - k[i] : k[i];
+            }
+            for (int64_t kz = 0; inside && kz < c->KZ; kz++) {
+                iidx[c->ipos[0]] = b + bg * c->OB;
+                iidx[c->ipos[1]] = fg * c->KZ + kz;
+                kidx[c->kpos[0]] = kz;
+                kidx[c->kpos[1]] = z;
+                float p = x[linear(rank, c->idims, iidx)] * w[linear(rank, c->kdims, kidx)];
+                sum = sum + p;
+            }
+            more = next_index(c->n, c->k_size, k);
+        }
+        out[e] = sum;
+        next_index(rank, c->odims, oidx);
+    }
+}
+
+/* A random f32: mostly reals of every sign and size, some +-0, and (|non_finite|) some
+ * infinities and NaNs. */
+static float random_real(bool non_finite) {
+    int64_t kind = rnd_in(0, 19);
+    if (kind == 0) return 0.0f;
+    if (kind == 1) return -0.0f;
+    if (non_finite && kind == 2) return rnd_in(0, 1) ? INFINITY : -INFINITY;
+    if (non_finite && kind == 3) return NAN;
+    float v = (float)((double)(rnd() >> 11) / 9007199254740992.0 - 0.5);
+    return kind == 4 ? v * 1e30f : v;
+}
+
+/* The interpreter against ref_conv_f32, bit for bit (NaN for NaN). */
+static bool check_conv_order(const conv_case *c, bool non_finite) {
+    cxla_module *m = NULL;
+    cxla_instr *in = build_conv(c, CXLA_F32, CXLA_F32, CXLA_F32, &m);
+    int64_t rank = c->n + 2;
+    cxla_literal *l = random_literal(CXLA_F32, rank, c->idims, 0, 0);
+    cxla_literal *r = random_literal(CXLA_F32, rank, c->kdims, 0, 0);
+    float *x = cxla_literal_data(l), *w = cxla_literal_data(r);
+    for (int64_t i = 0; i < cxla_literal_element_count(l); i++) x[i] = random_real(false);
+    /* A few non-finite kernel elements at most, so that most sums stay finite. */
+    for (int64_t i = 0; i < cxla_literal_element_count(r); i++)
+        w[i] = random_real(non_finite && rnd_in(0, 3) == 0);
+    cxla_literal *got = NULL;
+    bool ok = false;
+    cxla_status s = run_op(m, in, l, r, &got);
+    if (s) {
+        test_fail(__FILE__, __LINE__, "convolution failed: %s", cxla_status_message(s));
+        cxla_status_free(s);
+    } else {
+        int64_t n = product(rank, c->odims);
+        float *want = calloc((size_t)n + 1, sizeof(float));
+        ref_conv_f32(c, x, w, want);
+        const float *g = cxla_literal_data_const(got);
+        ok = true;
+        for (int64_t i = 0; i < n && ok; i++) {
+            uint32_t a, b;
+            memcpy(&a, &g[i], 4);
+            memcpy(&b, &want[i], 4);
+            ok = a == b || (isnan(g[i]) && isnan(want[i]));
+            if (!ok)
+                test_fail(__FILE__, __LINE__,
+                          "convolution element %" PRId64 " is %.9g (0x%08x), want %.9g (0x%08x)", i,
+                          (double)g[i], (unsigned)a, (double)want[i], (unsigned)b);
+        }
+        free(want);
+    }
+    if (!ok)
+        for (int64_t i = 0; i < c->n; i++)
+            fprintf(stderr,
+                    "  dim %" PRId64 ": in %" PRId64 " k %" PRId64 " out %" PRId64
+                    " stride %" PRId64 " pad %" PRId64 "_%" PRId64 " lhs_dil %" PRId64
+                    " rhs_dil %" PRId64 " rev %d (G=%" PRId64 " BG=%" PRId64 ")\n",
+                    i, c->in_size[i], c->k_size[i], c->out_size[i], c->stride[i], c->pad_lo[i],
+                    c->pad_hi[i], c->lhs_dil[i], c->rhs_dil[i], (int)c->rev[i], c->G, c->BG);
+    cxla_literal_free(got);
+    cxla_literal_free(l);
+    cxla_literal_free(r);
+    cxla_module_destroy(m);
+    return ok;
+}
+
+/* Convolutions with lhs dilation (odd and large, with strides, rhs dilation, padding
+ * negative or wider than the window, groups, 0-D to 3-D) on random reals and signed zeros:
+ * the interpreter skips the holes and keeps the documented sum order bit for bit; with infs
+ * and NaNs in the kernel too (holes and padding never meet them). */
+static void test_conv_lhs_dilation_order(void) {
+    for (int it = 0; it < 800; it++) {
+        conv_case c;
+        random_conv_of(&c, rnd_in(0, 3), true);
+        if (!check_conv_order(&c, it % 4 == 3)) break;
+    }
+}
+
+/* A transposed convolution whose phase classes each span two im2col chunks (a class reads
+ * up to 2x2 window positions of 256 features: 1024 columns, so 1024 rows a chunk, of its
+ * ~1700) and the gemm's blocks: NHWC 2x40x40x256 with lhs dilation 2x3 and a 4x5 window,
+ * features 256 -> 2; and the same in NCHW (the sums in a buffer of their own). */
+static void test_conv_transposed_large(void) {
+    conv_case c = {.n = 2, .G = 1, .BG = 1, .OB = 2, .IB = 2, .KZ = 256, .IZ = 256, .OZ = 2};
+    int64_t lhs[2] = {2, 3}, k[2] = {4, 5};
+    for (int i = 0; i < 2; i++) {
+        c.in_size[i] = 40;
+        c.k_size[i] = k[i];
+        c.stride[i] = 1;
+        c.lhs_dil[i] = lhs[i];
+        c.rhs_dil[i] = 1;
+        c.pad_lo[i] = k[i] - 1;
+        c.pad_hi[i] = k[i] - 1 + (i == 1 ? 2 : 0);
+        c.rev[i] = i == 0;
+        c.out_size[i] = (40 - 1) * lhs[i] + 1 + c.pad_lo[i] + c.pad_hi[i] - k[i] + 1;
+    }
+    for (int layout = 0; layout < 2; layout++) {
+        int64_t nhwc[4] = {0, 3, 1, 2}, nchw[4] = {0, 1, 2, 3}, hwio[4] = {2, 3, 0, 1};
+        memcpy(c.ipos, layout ? nchw : nhwc, sizeof(nhwc));
+        memcpy(c.kpos, hwio, sizeof(hwio));
+        memcpy(c.opos, layout ? nchw : nhwc, sizeof(nhwc));
+        c.idims[c.ipos[0]] = c.IB, c.idims[c.ipos[1]] = c.IZ;
+        c.kdims[c.kpos[0]] = c.KZ, c.kdims[c.kpos[1]] = c.OZ;
+        c.odims[c.opos[0]] = c.OB, c.odims[c.opos[1]] = c.OZ;
+        for (int i = 0; i < 2; i++) {
+            c.idims[c.ipos[2 + i]] = c.in_size[i];
+            c.kdims[c.kpos[2 + i]] = c.k_size[i];
+            c.odims[c.opos[2 + i]] = c.out_size[i];
+        }
+        CHECK(check_conv_order(&c, false));
+        CHECK(check_conv(&c, CXLA_F32, CXLA_F32, CXLA_F32, -2, 2, 0));
+    }
+}
+
 static void test_conv_errors(void) {
     conv_case c;
     random_conv(&c, 1);
@@ -815,4 +982,5 @@ static void test_conv_errors(void) {
 TEST_MAIN(TEST(test_dot_random_f32), TEST(test_dot_random_types), TEST(test_dot_blocked_shapes),
           TEST(test_dot_nan_inf), TEST(test_dot_errors), TEST(test_conv_random_f32),
           TEST(test_conv_random_types), TEST(test_conv_large), TEST(test_conv_errors),
-          TEST(test_conv_non_finite), TEST(test_dot_packed_nibble))
+          TEST(test_conv_non_finite), TEST(test_dot_packed_nibble),
+          TEST(test_conv_lhs_dilation_order), TEST(test_conv_transposed_large))
