@@ -301,6 +301,8 @@ static cxla_status step_custom_call(cpu_svc_run *r, const cxla_instr *instr, voi
     case EXEC_BUILTIN_ALLOCATE: zero_leaves(&instr->shape, out, &next); return NULL;
     case EXEC_BUILTIN_TOPK:
         return exec_error(instr, CXLA_STATUS_INTERNAL, "TopK has no step"); /* the lookup's */
+    case EXEC_BUILTIN_DECOMPOSITION: /* the builder-calls pass made it a call */
+        return exec_error(instr, CXLA_STATUS_INTERNAL, "a decomposition has no step");
     case EXEC_BUILTIN_NONE:
     case EXEC_BUILTIN_COUNT: break;
     }
@@ -317,7 +319,9 @@ static cpu_svc_fn custom_call_lookup(const cxla_instr *instr) {
         cxla_status_free(s);
         return step_custom_call;
     }
-    if (builtin == EXEC_BUILTIN_TOPK) return NULL;
+    /* A decomposition the builder-calls pass left (none: it rewrites every one that
+     * resolves so) runs on the interpreter's handler, as a call. */
+    if (builtin == EXEC_BUILTIN_TOPK || builtin == EXEC_BUILTIN_DECOMPOSITION) return NULL;
     if (builtin == EXEC_BUILTIN_IDENTITY) {
         const cxla_shape *rs = &instr->shape;
         int64_t n = instr->operand_count;
