@@ -124,8 +124,8 @@ CXLA_INFER_DECLARE(cxla_infer_fusion) {
  * decomposition as their called computation, and run as a call of it where no function of
  * that name is registered (exec_custom_call_decomposition): it must take the operands and
  * give the declared result. Without called computations the target is an ordinary one. */
-static cxla_status check_decomposition(const cxla_instr *in, cxla_arena *arena,
-                                       const char *target) {
+static cxla_status check_decomposition(const cxla_instr *in, cxla_arena *arena, const char *target,
+                                       const cxla_shape *result) {
     static const char prefix[] = "xla_builder.";
     if (!target || strncmp(target, prefix, sizeof(prefix) - 1) != 0) return NULL;
     cxla_computation *called[2];
@@ -146,9 +146,9 @@ static cxla_status check_decomposition(const cxla_instr *in, cxla_arena *arena,
             f->name, target, f->param_count, in->operand_count, cxla_infer_signature_str(arena, f));
     for (int64_t i = 0; i < in->operand_count; i++)
         CXLA_RETURN_IF_ERROR(check_argument(in, arena, f, i, OPS(i), "operand"));
-    if (!cxla_infer_compatible(&f->root->shape, &in->shape))
+    if (!cxla_infer_compatible(&f->root->shape, result))
         return cxla_infer_fail(in, "the decomposition '%s' of '%s' returns %s, the custom call %s",
-                               f->name, target, STR(&f->root->shape), STR(&in->shape));
+                               f->name, target, STR(&f->root->shape), STR(result));
     return NULL;
 }
 
@@ -175,7 +175,7 @@ CXLA_INFER_DECLARE(cxla_infer_custom_call) {
         cxla_status_free(s);
         return e;
     }
-    CXLA_RETURN_IF_ERROR(check_decomposition(in, arena, target->v.s));
+    CXLA_RETURN_IF_ERROR(check_decomposition(in, arena, target->v.s, &in->shape));
     return cxla_infer_copy(arena, &in->shape, out);
 }
 
@@ -374,6 +374,11 @@ CXLA_INFER_DECLARE(cxla_infer_async_start) {
                                "the result must be ((operands...), result, context...), "
                                "declared %s",
                                STR(d));
+    /* A custom-call-start (the sugar) of one of XLA's builder functions: its decomposition
+     * against the operands and the wrapped result, as for the custom call itself. */
+    const cxla_attr *target = cxla_instr_attr(in, CXLA_ATTR_CUSTOM_CALL_TARGET);
+    if (!comp && target && target->kind == CXLA_ATTR_KIND_STRING)
+        CXLA_RETURN_IF_ERROR(check_decomposition(in, arena, target->v.s, &d->elements[1]));
     if (comp) {
         if (comp->param_count != in->operand_count)
             return cxla_infer_fail(
