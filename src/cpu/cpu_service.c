@@ -301,8 +301,13 @@ static cxla_status step_custom_call(cpu_svc_run *r, const cxla_instr *instr, voi
     case EXEC_BUILTIN_ALLOCATE: zero_leaves(&instr->shape, out, &next); return NULL;
     case EXEC_BUILTIN_TOPK:
         return exec_error(instr, CXLA_STATUS_INTERNAL, "TopK has no step"); /* the lookup's */
-    case EXEC_BUILTIN_DECOMPOSITION: /* the builder-calls pass made it a call */
-        return exec_error(instr, CXLA_STATUS_INTERNAL, "a decomposition has no step");
+    case EXEC_BUILTIN_DECOMPOSITION:
+        /* The builder-calls pass makes every other one a call: this one had a registered
+         * function when the module compiled, which is gone now. */
+        return exec_error(instr, CXLA_STATUS_FAILED_PRECONDITION,
+                          "custom-call target '%s' was registered when the module compiled and "
+                          "is not now; compile the module again to run its decomposition",
+                          target);
     case EXEC_BUILTIN_NONE:
     case EXEC_BUILTIN_COUNT: break;
     }

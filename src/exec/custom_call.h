@@ -62,11 +62,11 @@ cxla_computation *exec_custom_call_decomposition(const cxla_instr *instr);
 #define EXEC_DECOMPOSITION_PREFIX "xla_builder."
 
 /* The target a custom-call names: where the registry, then the built-ins, then the
- * decomposition an `xla_builder.*` call carries, then the process's symbols (dlsym) lead. Exactly
- * one of |*fn| (a foreign function, called with
- * |*api|) and |*builtin| is set. Errors (naming |instr|): no custom_call_target, an
- * unknown or unsupported api_version, a registered signature other than the one the
- * instruction uses, a target found nowhere (NOT_FOUND). */
+ * decomposition an `xla_builder.*` call carries, then the process's symbols (dlsym) lead.
+ * Exactly one of |*fn| (a foreign function, called with |*api|) and |*builtin| is set. Errors
+ * (naming |instr|): no custom_call_target, an unknown or unsupported api_version, a registered
+ * signature other than the one the instruction uses, a target found nowhere (NOT_FOUND; for an
+ * `xla_builder.*` target without a decomposition, saying so). */
 cxla_status exec_custom_call_resolve(const cxla_instr *instr, const char **out_target,
                                      cxla_custom_call_fn *fn, cxla_custom_call_api_version *api,
                                      exec_builtin_target *builtin);

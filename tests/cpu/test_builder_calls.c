@@ -129,6 +129,47 @@ static void test_registered_wins(void) {
     cxla_module_destroy(m);
 }
 
+/* The cpu backend decides when the module compiles: an executable compiled while a
+ * function was registered and run after it is gone fails clearly; one compiled without
+ * keeps its decomposition when a function is registered later. */
+static void test_registered_at_compile_time(void) {
+    cxla_module *m = parse(kLong);
+    if (!m) return;
+    cxla_literal *p = NULL, *got = NULL;
+    const char *ps = "{0, 1, -1, 2}";
+    CHECK_OK(cxla_literal_parse(ps, strlen(ps), &m->entry->params[0]->shape, &p));
+    CHECK_OK(cxla_custom_call_register("xla_builder.math.Cosh", (cxla_custom_call_fn)fill42,
+                                       CXLA_CUSTOM_CALL_API_ORIGINAL));
+    void *with = NULL, *without = NULL;
+    exec_compile_options co = {0};
+    exec_run_options ro = {0};
+    CHECK_OK(cpu_backend.compile(m, &co, &with));
+    CHECK_OK(
+        cxla_custom_call_register("xla_builder.math.Cosh", NULL, CXLA_CUSTOM_CALL_API_ORIGINAL));
+    CHECK_OK(cpu_backend.compile(m, &co, &without));
+    CHECK_OK(cxla_custom_call_register("xla_builder.math.Cosh", (cxla_custom_call_fn)fill42,
+                                       CXLA_CUSTOM_CALL_API_ORIGINAL));
+    if (p && without) {
+        CHECK_OK(cpu_backend.execute(without, &ro, (const cxla_literal *const *)&p, 1, &got));
+        double first = 0;
+        CHECK(got && !cxla_literal_get_f64(got, (int64_t[]){1}, &first) && first > 1.54 &&
+              first < 1.55); /* cosh(1), not 42 */
+        cxla_literal_free(got);
+        got = NULL;
+    }
+    CHECK_OK(
+        cxla_custom_call_register("xla_builder.math.Cosh", NULL, CXLA_CUSTOM_CALL_API_ORIGINAL));
+    if (p && with)
+        CHECK_ERROR_HAS(cpu_backend.execute(with, &ro, (const cxla_literal *const *)&p, 1, &got),
+                        "custom-call target 'xla_builder.math.Cosh' was registered when the "
+                        "module compiled and is not now");
+    cxla_literal_free(got);
+    cpu_backend.destroy(with);
+    cpu_backend.destroy(without);
+    cxla_literal_free(p);
+    cxla_module_destroy(m);
+}
+
 /* The pass rewrites exactly the custom calls that carry a decomposition and that no
  * registered function takes, in place (the name stays), and leaves other targets. */
 static void test_pass(void) {
@@ -219,4 +260,5 @@ static void test_stablehlo(void) {
     cxla_module_destroy(m);
 }
 
-TEST_MAIN(TEST(test_round_trip), TEST(test_registered_wins), TEST(test_pass), TEST(test_stablehlo))
+TEST_MAIN(TEST(test_round_trip), TEST(test_registered_wins), TEST(test_registered_at_compile_time),
+          TEST(test_pass), TEST(test_stablehlo))
