@@ -63,7 +63,8 @@ cxla_literal *cxla_literal_tuple_take(cxla_literal *literal, int64_t i);
  *   f64: any numeric type, converted (pred 0/1, integers exactly where they fit).
  *   s64/u64: integer and pred types, exactly.
  *   c128: any numeric type (imaginary part 0 for reals).
- * Setters convert as cxla_literal_convert does (round to nearest even, saturate...). */
+ * Setters convert as cxla_literal_convert does (round to nearest even, saturate...); so
+ * set_c128 needs a complex literal, as convert refuses complex -> real. */
 cxla_status cxla_literal_get_f64(const cxla_literal *literal, const int64_t *index,
                                  double *out_value);
 cxla_status cxla_literal_get_s64(const cxla_literal *literal, const int64_t *index,
@@ -109,7 +110,9 @@ cxla_status cxla_literal_to_bounded(const cxla_literal *literal, const cxla_shap
  * in docs/semantics.md: integer -> float rounds to nearest even; float -> integer
  * truncates toward zero, saturates at the type's limits and maps NaN to 0; float ->
  * narrower float rounds to nearest even; integer -> narrower integer wraps; anything ->
- * pred is "!= 0"; complex -> real keeps the real part; real -> complex has imaginary 0. */
+ * pred is "!= 0"; real -> complex has imaginary 0. Complex -> real, integer or pred is
+ * INVALID_ARGUMENT, as XLA's Literal::Convert and convert refuse it (take the real part
+ * with cxla_literal_get_c128). */
 cxla_status cxla_literal_convert(const cxla_literal *literal, cxla_type type,
                                  cxla_literal **out_literal);
 /* The same values in another layout (NULL: the default). */

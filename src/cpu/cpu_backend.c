@@ -263,9 +263,10 @@ static cxla_status generate(const cxla_module *module, const cpu_compile_options
         s = cxla_pipeline_run(g->module, "cpu", list, count, &po);
     } else if (!s) {
         /* Without the pipeline, the async sugar still becomes the wrapped form: the plan
-         * and ahead-of-time output run async-start through its wrapped computation. */
-        const cxla_pass *desugar = &cxla_pass_async_desugar;
-        s = cxla_pipeline_run(g->module, "cpu", &desugar, 1, NULL);
+         * and ahead-of-time output run async-start through its wrapped computation; and a
+         * builder decomposition becomes the call they run. */
+        const cxla_pass *always[2] = {&cxla_pass_async_desugar, &cxla_pass_builder_calls};
+        s = cxla_pipeline_run(g->module, "cpu", always, 2, NULL);
     }
     if (!s) s = cxla_verify_module(g->module);
     if (s) return s;

@@ -301,6 +301,13 @@ static cxla_status step_custom_call(cpu_svc_run *r, const cxla_instr *instr, voi
     case EXEC_BUILTIN_ALLOCATE: zero_leaves(&instr->shape, out, &next); return NULL;
     case EXEC_BUILTIN_TOPK:
         return exec_error(instr, CXLA_STATUS_INTERNAL, "TopK has no step"); /* the lookup's */
+    case EXEC_BUILTIN_DECOMPOSITION:
+        /* The builder-calls pass makes every other one a call: this one had a registered
+         * function when the module compiled, which is gone now. */
+        return exec_error(instr, CXLA_STATUS_FAILED_PRECONDITION,
+                          "custom-call target '%s' was registered when the module compiled and "
+                          "is not now; compile the module again to run its decomposition",
+                          target);
     case EXEC_BUILTIN_NONE:
     case EXEC_BUILTIN_COUNT: break;
     }
@@ -317,7 +324,9 @@ static cpu_svc_fn custom_call_lookup(const cxla_instr *instr) {
         cxla_status_free(s);
         return step_custom_call;
     }
-    if (builtin == EXEC_BUILTIN_TOPK) return NULL;
+    /* A decomposition the builder-calls pass left (none: it rewrites every one that
+     * resolves so) runs on the interpreter's handler, as a call. */
+    if (builtin == EXEC_BUILTIN_TOPK || builtin == EXEC_BUILTIN_DECOMPOSITION) return NULL;
     if (builtin == EXEC_BUILTIN_IDENTITY) {
         const cxla_shape *rs = &instr->shape;
         int64_t n = instr->operand_count;

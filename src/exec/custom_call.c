@@ -147,6 +147,19 @@ exec_builtin_target exec_custom_call_builtin(const char *name) {
     return EXEC_BUILTIN_NONE;
 }
 
+static bool is_decomposition_target(const char *target) {
+    return strncmp(target, EXEC_DECOMPOSITION_PREFIX, strlen(EXEC_DECOMPOSITION_PREFIX)) == 0;
+}
+
+cxla_computation *exec_custom_call_decomposition(const cxla_instr *instr) {
+    if (instr->opcode != CXLA_OP_CUSTOM_CALL) return NULL;
+    const cxla_attr *a = cxla_instr_attr(instr, CXLA_ATTR_CUSTOM_CALL_TARGET);
+    if (!a || a->kind != CXLA_ATTR_KIND_STRING || !a->v.s || !is_decomposition_target(a->v.s))
+        return NULL;
+    cxla_computation *called[2];
+    return cxla_instr_called_computations(instr, called, 2) == 1 ? called[0] : NULL;
+}
+
 /* ---- attributes ----------------------------------------------------------------------- */
 
 static cxla_status api_version_of(const cxla_instr *instr, const char *target,
@@ -189,6 +202,16 @@ cxla_status exec_custom_call_resolve(const cxla_instr *instr, const char **out_t
     }
     *builtin = exec_custom_call_builtin(target);
     if (*builtin != EXEC_BUILTIN_NONE) return NULL;
+    if (exec_custom_call_decomposition(instr)) {
+        *builtin = EXEC_BUILTIN_DECOMPOSITION;
+        return NULL;
+    }
+    if (is_decomposition_target(target))
+        return exec_error(instr, CXLA_STATUS_NOT_FOUND,
+                          "custom-call target '%s' is not registered "
+                          "(cxla_custom_call_register) and the call carries no decomposition "
+                          "(XLA's builder gives it one computation: called_computations={...})",
+                          target);
     void *sym = *target ? dlsym(RTLD_DEFAULT, target) : NULL;
     if (sym) {
         _Static_assert(sizeof(sym) == sizeof(*fn), "function and data pointers differ in size");

@@ -42,16 +42,31 @@ typedef enum exec_builtin_target {
     EXEC_BUILTIN_ALLOCATE,
     /* topk with k the result's last dimension, largest by the comparator. */
     EXEC_BUILTIN_TOPK,
+    /* A call of the instruction's decomposition (exec_custom_call_decomposition): XLA's
+     * builder library functions, `xla_builder.*` targets. */
+    EXEC_BUILTIN_DECOMPOSITION,
     EXEC_BUILTIN_COUNT,
 } exec_builtin_target;
-/* The built-in target named |name|, or EXEC_BUILTIN_NONE. */
+/* The built-in target named |name|, or EXEC_BUILTIN_NONE (a decomposition is not told by
+ * the name alone: exec_custom_call_decomposition). */
 exec_builtin_target exec_custom_call_builtin(const char *name);
 
+/* XLA's builder emits its library functions (xla_builder.math.Acos,
+ * xla_builder.prng.ScramblePhiloxKey ...) as custom calls whose target starts with
+ * "xla_builder." and which carry their decomposition as their one called computation
+ * (called_computations={f}): the result is f applied to the operands. That computation,
+ * or NULL when |instr| is not such a custom call. Whether a registered function of the
+ * target's name runs instead is exec_custom_call_resolve's to say. */
+cxla_computation *exec_custom_call_decomposition(const cxla_instr *instr);
+/* The prefix of those targets. */
+#define EXEC_DECOMPOSITION_PREFIX "xla_builder."
+
 /* The target a custom-call names: where the registry, then the built-ins, then the
- * process's symbols (dlsym) lead. Exactly one of |*fn| (a foreign function, called with
- * |*api|) and |*builtin| is set. Errors (naming |instr|): no custom_call_target, an
- * unknown or unsupported api_version, a registered signature other than the one the
- * instruction uses, a target found nowhere (NOT_FOUND). */
+ * decomposition an `xla_builder.*` call carries, then the process's symbols (dlsym) lead.
+ * Exactly one of |*fn| (a foreign function, called with |*api|) and |*builtin| is set. Errors
+ * (naming |instr|): no custom_call_target, an unknown or unsupported api_version, a registered
+ * signature other than the one the instruction uses, a target found nowhere (NOT_FOUND; for an
+ * `xla_builder.*` target without a decomposition, saying so). */
 cxla_status exec_custom_call_resolve(const cxla_instr *instr, const char **out_target,
                                      cxla_custom_call_fn *fn, cxla_custom_call_api_version *api,
                                      exec_builtin_target *builtin);

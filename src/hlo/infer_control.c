@@ -120,6 +120,38 @@ CXLA_INFER_DECLARE(cxla_infer_fusion) {
     return cxla_infer_copy(arena, &f->root->shape, out);
 }
 
+/* XLA's builder library functions (targets "xla_builder.math.Acos" ...) carry their
+ * decomposition as their called computation, and run as a call of it where no function of
+ * that name is registered (exec_custom_call_decomposition): it must take the operands and
+ * give the declared result. Without called computations the target is an ordinary one. */
+static cxla_status check_decomposition(const cxla_instr *in, cxla_arena *arena, const char *target,
+                                       const cxla_shape *result) {
+    static const char prefix[] = "xla_builder.";
+    if (!target || strncmp(target, prefix, sizeof(prefix) - 1) != 0) return NULL;
+    cxla_computation *called[2];
+    int64_t n = cxla_instr_called_computations(in, called, 2);
+    if (n == 0) return NULL;
+    if (n != 1)
+        return cxla_infer_fail(in,
+                               "custom-call target '%s' is one of XLA's builder functions: its "
+                               "decomposition is one computation, got %" PRId64,
+                               target, n);
+    const cxla_computation *f = called[0];
+    CXLA_RETURN_IF_ERROR(cxla_infer_check_callable(in, f));
+    if (f->param_count != in->operand_count)
+        return cxla_infer_fail(
+            in,
+            "the decomposition '%s' of '%s' takes %" PRId64
+            " parameter(s), the custom call has %" PRId64 " operand(s); its signature is %s",
+            f->name, target, f->param_count, in->operand_count, cxla_infer_signature_str(arena, f));
+    for (int64_t i = 0; i < in->operand_count; i++)
+        CXLA_RETURN_IF_ERROR(check_argument(in, arena, f, i, OPS(i), "operand"));
+    if (!cxla_infer_compatible(&f->root->shape, result))
+        return cxla_infer_fail(in, "the decomposition '%s' of '%s' returns %s, the custom call %s",
+                               f->name, target, STR(&f->root->shape), STR(result));
+    return NULL;
+}
+
 CXLA_INFER_DECLARE(cxla_infer_custom_call) {
     const cxla_attr *target = cxla_instr_attr(in, CXLA_ATTR_CUSTOM_CALL_TARGET);
     if (!target || target->kind != CXLA_ATTR_KIND_STRING)
@@ -143,6 +175,7 @@ CXLA_INFER_DECLARE(cxla_infer_custom_call) {
         cxla_status_free(s);
         return e;
     }
+    CXLA_RETURN_IF_ERROR(check_decomposition(in, arena, target->v.s, &in->shape));
     return cxla_infer_copy(arena, &in->shape, out);
 }
 
@@ -341,6 +374,11 @@ CXLA_INFER_DECLARE(cxla_infer_async_start) {
                                "the result must be ((operands...), result, context...), "
                                "declared %s",
                                STR(d));
+    /* A custom-call-start (the sugar) of one of XLA's builder functions: its decomposition
+     * against the operands and the wrapped result, as for the custom call itself. */
+    const cxla_attr *target = cxla_instr_attr(in, CXLA_ATTR_CUSTOM_CALL_TARGET);
+    if (!comp && target && target->kind == CXLA_ATTR_KIND_STRING)
+        CXLA_RETURN_IF_ERROR(check_decomposition(in, arena, target->v.s, &d->elements[1]));
     if (comp) {
         if (comp->param_count != in->operand_count)
             return cxla_infer_fail(

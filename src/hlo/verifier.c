@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hlo/infer_internal.h"
+#include "shape/shape_internal.h"
 
 #define OOM() cxla_error(CXLA_STATUS_RESOURCE_EXHAUSTED, "out of memory in the verifier")
 
@@ -225,6 +226,61 @@ static cxla_status infer_mixed(verifier *v, const cxla_instr *in, cxla_shape *ou
     return cxla_infer_shape(shadow, v->scratch, out);
 }
 
+/* Entry |k| of |s|'s minor_to_major (the default layout's when it has none). */
+static int64_t minor_to_major(const cxla_shape *s, int64_t k) {
+    return s->layout && s->layout->minor_to_major ? s->layout->minor_to_major[k] : s->rank - 1 - k;
+}
+
+/* Whether |a| and |b| order their dimensions alike in memory, tuple leaf by leaf: XLA's
+ * Shape::Equal().MinorToMajorOnlyInLayout() (tiles, element size, memory space ignored).
+ * The types and dimensions are shape inference's to compare. */
+static bool same_minor_to_major(const cxla_shape *a, const cxla_shape *b) {
+    if (a->type == CXLA_TUPLE || b->type == CXLA_TUPLE) {
+        if (a->type != b->type || a->tuple_count != b->tuple_count) return false;
+        for (int64_t i = 0; i < a->tuple_count; i++)
+            if (!same_minor_to_major(&a->elements[i], &b->elements[i])) return false;
+        return true;
+    }
+    if (!cxla_type_is_array(a->type) || !cxla_type_is_array(b->type)) return true;
+    if (a->rank != b->rank) return false;
+    for (int64_t k = 0; k < a->rank; k++)
+        if (minor_to_major(a, k) != minor_to_major(b, k)) return false;
+    return true;
+}
+
+/* A shape with its minor_to_major written out (the default one too), for the
+ * layout-sensitive messages. */
+static const char *shape_layout_str(verifier *v, const cxla_shape *s) {
+    cxla_strbuf b;
+    cxla_strbuf_init(&b);
+    if (s->type == CXLA_TUPLE || !cxla_type_is_array(s->type) || s->rank == 0) {
+        cxla_shape_print(&b, s, CXLA_SHAPE_PRINT_DEFAULT);
+    } else {
+        cxla_shape_print(&b, s, CXLA_SHAPE_PRINT_NO_LAYOUT);
+        for (int64_t k = 0; k < s->rank; k++)
+            cxla_strbuf_printf(&b, "%s%" PRId64, k ? "," : "{", minor_to_major(s, k));
+        cxla_strbuf_putc(&b, '}');
+    }
+    const char *r = b.data ? cxla_arena_strndup(v->scratch, b.data, b.len) : NULL;
+    cxla_strbuf_free(&b);
+    return r ? r : "?";
+}
+
+/* Layout-sensitive rules (XLA's ShapeVerifier when layout_sensitive): send's declared
+ * shape must be (operand, u32[], token[]) with the operand's minor_to_major (HandleSend
+ * compares with MinorToMajorOnlyInLayout), so the data is sent in the layout it has. */
+static cxla_status check_layouts(verifier *v, const cxla_computation *c, const cxla_instr *in) {
+    if (in->opcode != CXLA_OP_SEND || in->operand_count < 1 || in->shape.type != CXLA_TUPLE ||
+        in->shape.tuple_count < 1)
+        return NULL;
+    const cxla_shape *data = &in->shape.elements[0], *operand = &in->operands[0]->shape;
+    if (same_minor_to_major(data, operand)) return NULL;
+    return vfail(c, in,
+                 "send: the declared data layout %s differs from the operand's %s (a "
+                 "layout-sensitive verifier needs send's data in its operand's layout)",
+                 shape_layout_str(v, data), shape_layout_str(v, operand));
+}
+
 static cxla_status check_instr_shape(verifier *v, const cxla_computation *c, const cxla_instr *in) {
     const char *op = cxla_opcode_name(in->opcode);
     cxla_status s = cxla_shape_validate(&in->shape);
@@ -253,7 +309,7 @@ static cxla_status check_instr_shape(verifier *v, const cxla_computation *c, con
         return vfail(c, in, "%s: declared shape %s differs from the inferred %s (operands: %s)", op,
                      shape_str(v, &in->shape), shape_str(v, &inferred), ops[0] ? ops : "none");
     }
-    return NULL;
+    return v->options.layout_sensitive ? check_layouts(v, c, in) : NULL;
 }
 
 static cxla_status check_entry_layout(verifier *v) {

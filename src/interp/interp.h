@@ -147,6 +147,12 @@ cxla_status interp_eval_computation_donated(interp_ctx *ctx, const cxla_computat
 cxla_status interp_eval_computation_some_donated(interp_ctx *ctx, const cxla_computation *comp,
                                                  cxla_literal **args, const bool *owned,
                                                  int64_t arg_count, cxla_literal **out);
+/* |instr| (a call, fusion, async body, or a custom call that carries its decomposition)
+ * as a call of |callee| on |operands|: the operands whose last use it is are handed over
+ * (interp_take_operand); a fusion with more operands than |callee| has parameters passes
+ * the first ones. Errors from inside are annotated "in NAME". */
+cxla_status interp_call(interp_ctx *ctx, const cxla_instr *instr, const cxla_computation *callee,
+                        const cxla_literal *const *operands, cxla_literal **out);
 
 /* Mixed floating-point precision (f32 + bf16, a bf16 scalar broadcast or padded into f32,
  * as the verifier allows): the float type that the driver converts |in|'s float operands of

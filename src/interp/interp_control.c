@@ -66,12 +66,8 @@ static cxla_status op_token(interp_ctx *ctx, const cxla_instr *instr,
     return cxla_literal_create(&token, out);
 }
 
-/* call, fusion and the async wrappers' bodies: evaluate the called computation. */
-static cxla_status op_call(interp_ctx *ctx, const cxla_instr *instr,
-                           const cxla_literal *const *operands, cxla_literal **out) {
-    cxla_computation *callee = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
-    if (!callee) callee = cxla_instr_called(instr, CXLA_ATTR_CALLS);
-    if (!callee) return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT, "no computation to call");
+cxla_status interp_call(interp_ctx *ctx, const cxla_instr *instr, const cxla_computation *callee,
+                        const cxla_literal *const *operands, cxla_literal **out) {
     /* Operands this call is the last user of are handed to the callee, which can then move
      * them (into its result tuple, say) instead of copying them. */
     enum { SMALL = 16 };
@@ -79,8 +75,8 @@ static cxla_status op_call(interp_ctx *ctx, const cxla_instr *instr,
     /* A fusion may have more operands than its computation has parameters (XLA's verifier
      * allows it): parameter i takes operand i, the rest are not passed. */
     if (instr->opcode == CXLA_OP_FUSION && callee->param_count < n) n = callee->param_count;
-    cxla_literal *small_args[SMALL];
-    bool small_owned[SMALL];
+    cxla_literal *small_args[SMALL] = {0};
+    bool small_owned[SMALL] = {0};
     cxla_literal **args = small_args;
     bool *owned = small_owned;
     if (n > SMALL) {
@@ -103,6 +99,15 @@ static cxla_status op_call(interp_ctx *ctx, const cxla_instr *instr,
         free(owned);
     }
     return s ? cxla_status_annotate(s, "in %s", instr->name) : NULL;
+}
+
+/* call, fusion and the async wrappers' bodies: evaluate the called computation. */
+static cxla_status op_call(interp_ctx *ctx, const cxla_instr *instr,
+                           const cxla_literal *const *operands, cxla_literal **out) {
+    cxla_computation *callee = cxla_instr_called(instr, CXLA_ATTR_TO_APPLY);
+    if (!callee) callee = cxla_instr_called(instr, CXLA_ATTR_CALLS);
+    if (!callee) return interp_error(instr, CXLA_STATUS_INVALID_ARGUMENT, "no computation to call");
+    return interp_call(ctx, instr, callee, operands, out);
 }
 
 static cxla_status pred_value(const cxla_instr *instr, const cxla_literal *lit, bool *out) {

@@ -1,5 +1,7 @@
 /* Interpreter handler for custom-call: resolves the target through the shared registry
- * (exec/custom_call.h), runs the built-in targets on the interpreter's values, and calls
+ * (exec/custom_call.h), runs the built-in targets on the interpreter's values (and an
+ * `xla_builder.*` call's decomposition as a call of it, where the other backends run the
+ * builder-calls pass's rewrite into a call: the two are compared), and calls
  * foreign functions with XLA's CPU calling convention (buffers in the module's layouts,
  * tuple results as arrays of leaf pointers). docs/semantics.md ("Custom calls") has the
  * user-facing description. */
@@ -301,6 +303,9 @@ static cxla_status op_custom_call(interp_ctx *ctx, const cxla_instr *instr,
     case EXEC_BUILTIN_IDENTITY: return builtin_identity(ctx, instr, target, operands, out);
     case EXEC_BUILTIN_ALLOCATE: return builtin_allocate(ctx, instr, target, operands, out);
     case EXEC_BUILTIN_TOPK: return builtin_topk(ctx, instr, target, operands, out);
+    case EXEC_BUILTIN_DECOMPOSITION:
+        /* XLA's builder library functions: a call of the computation they carry. */
+        return interp_call(ctx, instr, exec_custom_call_decomposition(instr), operands, out);
     case EXEC_BUILTIN_NONE:
     case EXEC_BUILTIN_COUNT: break;
     }

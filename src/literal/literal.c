@@ -575,6 +575,12 @@ cxla_status cxla_literal_set_c128(cxla_literal *literal, const int64_t *index, d
                                   double imag) {
     const void *p;
     CXLA_RETURN_IF_ERROR(element_at(literal, index, "set_c128", &p));
+    /* A complex value into a real, integer or pred literal: the conversion
+     * cxla_literal_convert refuses, refused here too (get_f64's mirror). */
+    if (!cxla_type_is_complex(literal->shape->type))
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "set_c128: the literal is not complex (%s); use set_f64",
+                          cxla_type_name(literal->shape->type));
     cxla_store_c128(literal->shape->type, (void *)p, real, imag);
     return NULL;
 }
@@ -600,6 +606,14 @@ cxla_status cxla_literal_convert(const cxla_literal *literal, cxla_type type,
     if (!cxla_type_is_array(shape->type)) return cxla_literal_clone(literal, out_literal);
     if (!cxla_type_is_array(type))
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "cannot convert %s to %s",
+                          cxla_type_name(shape->type), cxla_type_name(type));
+    /* As XLA's Literal::Convert and its convert operation: a complex value has no
+     * conversion to a real, integer or boolean type (docs/semantics.md). */
+    if (cxla_type_is_complex(shape->type) && !cxla_type_is_complex(type))
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "cannot convert %s to %s: a complex value does not convert to a "
+                          "real, integer or boolean type (XLA refuses it too); take the real "
+                          "part first (cxla_literal_get_c128, or HLO's real)",
                           cxla_type_name(shape->type), cxla_type_name(type));
     cxla_shape target = *shape;
     target.type = type;

@@ -36,7 +36,8 @@ cxla_status cxla_pipeline_run(cxla_module *m, const char *pipeline_name,
                               const cxla_pass *const *passes, int64_t count,
                               const cxla_pipeline_options *options);
 
-/* The cpu backend's pipeline, in order: async desugaring, inline calls, simplify, constant
+/* The cpu backend's pipeline, in order: async desugaring, builder decompositions as calls,
+ * inline calls, simplify, constant
  * folding, CSE, DCE, layout normalization, dot canonicalization, convolution canonicalization (to
  * b01f_01io->b01f where the activations are neither b01f nor bf01), output fusion (a dot or
  * convolution with its elementwise epilogue: epilogue.h), fusion (loop, input,
@@ -51,6 +52,9 @@ const cxla_pass *cxla_pass_find(const char *name);
 
 /* async_desugar.c: async sugar (negate-start ...) -> async-start with calls= */
 extern const cxla_pass cxla_pass_async_desugar;
+/* builder_calls.c: a custom call of XLA's builder (target "xla_builder.*") that carries its
+ * decomposition, and whose target no registered function takes, -> a call of it */
+extern const cxla_pass cxla_pass_builder_calls;
 extern const cxla_pass cxla_pass_inline;         /* inline.c: call inlining */
 extern const cxla_pass cxla_pass_topk_decompose; /* topk_decompose.c: TopK -> sort + slices */
 extern const cxla_pass cxla_pass_simplify;       /* simplify.c: algebraic simplifier */

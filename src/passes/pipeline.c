@@ -62,11 +62,13 @@ cxla_status cxla_pipeline_run(cxla_module *m, const char *pipeline_name,
 }
 
 static const cxla_pass *const cpu_passes[] = {
-    &cxla_pass_async_desugar, &cxla_pass_inline,        &cxla_pass_topk_decompose,
-    &cxla_pass_simplify,      &cxla_pass_constant_fold, &cxla_pass_cse,
-    &cxla_pass_dce,           &cxla_pass_layout,        &cxla_pass_dot_canon,
-    &cxla_pass_conv_canon,    &cxla_pass_output_fusion, &cxla_pass_fusion,
-    &cxla_pass_dce,
+    &cxla_pass_async_desugar, &cxla_pass_builder_calls,
+    &cxla_pass_inline,        &cxla_pass_topk_decompose,
+    &cxla_pass_simplify,      &cxla_pass_constant_fold,
+    &cxla_pass_cse,           &cxla_pass_dce,
+    &cxla_pass_layout,        &cxla_pass_dot_canon,
+    &cxla_pass_conv_canon,    &cxla_pass_output_fusion,
+    &cxla_pass_fusion,        &cxla_pass_dce,
 };
 
 const cxla_pass *const *cxla_passes_cpu_list(int64_t *out_count) {

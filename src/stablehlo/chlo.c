@@ -293,8 +293,10 @@ static const double kLanczos[8] = {
 /* digamma(z + 1) = log(t) + A'(z) / A(z) - g / t with t = z + g + 1/2 and A the Lanczos
  * sum (A' its derivative); z = x - 1, or z = -x below 1/2 with the reflection
  * digamma(x) = digamma(1 - x) - pi cot(pi x), x first shifted into [-1/2, 1/2] so pi x
- * keeps its precision. Zero and the negative integers are poles: NaN, as the CHLO
- * legalization gives (XLA's client Digamma gives -inf at zero). */
+ * keeps its precision. Zero and the negative integers are poles: -inf at zero (+0 and -0),
+ * where the two one-sided limits agree, NaN at the negative integers, where they do not;
+ * as StableHLO's CHLO legalization and XLA's client Digamma give now (older versions of
+ * both gave NaN at zero too). */
 static cxla_instr *digamma(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *x) {
     const double pi = 3.14159265358979323846;
     cxla_instr *reflect = cmp(c, s, op, "LT", x, K(0.5));
@@ -312,8 +314,9 @@ static cxla_instr *digamma(cv *c, cv_scope *s, const mlir_op *op, cxla_instr *x)
     cxla_instr *pix = B(MULTIPLY, K(pi), reduced);
     cxla_instr *refl = B(SUBTRACT, y, B(DIVIDE, B(MULTIPLY, K(pi), U(COS, pix)), U(SIN, pix)));
     cxla_instr *r = sel(c, s, op, reflect, refl, y);
-    cxla_instr *pole = B(AND, cmp(c, s, op, "LE", x, K(0.0)), cmp(c, s, op, "EQ", x, U(FLOOR, x)));
-    return sel(c, s, op, pole, K(NAN), r);
+    cxla_instr *pole = B(AND, cmp(c, s, op, "LT", x, K(0.0)), cmp(c, s, op, "EQ", x, U(FLOOR, x)));
+    r = sel(c, s, op, pole, K(NAN), r);
+    return sel(c, s, op, cmp(c, s, op, "EQ", x, K(0.0)), K(-INFINITY), r);
 }
 
 /* exp(-|x|) I1(x) by Cephes' i1e: Chebyshev expansions in |x|/2 - 2 up to |x| = 8 (times

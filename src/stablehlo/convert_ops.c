@@ -961,6 +961,20 @@ static bool custom_call(cv *c, cv_scope *s, const mlir_op *op) {
     cxla_strbuf_free(&b);
     if (ok && attr_bool(mlir_op_attr(op, "has_side_effect")))
         ok = cv_attr_text(c, op, in, CXLA_ATTR_CUSTOM_CALL_HAS_SIDE_EFFECT, "true");
+    /* called_computations = [@f, ...]: HLO's called_computations={f, ...} (XLA's builder
+     * functions, targets "xla_builder.*", carry their decomposition so). */
+    const mlir_attr *cc = mlir_op_attr(op, "called_computations");
+    if (ok && cc && cc->kind == MA_ARRAY && cc->count > 0) {
+        cxla_computation *comps[64];
+        if (cc->count > 64) return cv_fail(c, op, "more than 64 called_computations");
+        for (int64_t i = 0; i < cc->count && ok; i++) {
+            const mlir_attr *f = cc->items[i];
+            if (!f || f->kind != MA_SYMBOL)
+                return cv_fail(c, op, "called_computations must name functions (@name)");
+            ok = (comps[i] = cv_func(c, op, f->s)) != NULL;
+        }
+        if (ok) ok = cv_attr_comps(c, op, in, CXLA_ATTR_CALLED_COMPUTATIONS, comps, cc->count);
+    }
     return ok && cv_bind_results(c, s, op, in);
 }
 

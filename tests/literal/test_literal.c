@@ -91,6 +91,12 @@ static void test_get_set(void) {
     CHECK_ERROR_HAS(cxla_literal_get_f64(c, (int64_t[]){1}, &f), "complex");
     CHECK_ERROR_HAS(cxla_literal_get_s64(c, (int64_t[]){1}, &v), "not an integer");
     cxla_literal_free(c);
+    /* set_c128 into a real literal is the complex -> real conversion convert refuses. */
+    cxla_literal *r = make(CXLA_F32, 0, NULL);
+    CHECK_ERROR_HAS(cxla_literal_set_c128(r, NULL, 1.5, 2), "not complex (f32)");
+    CHECK_OK(cxla_literal_get_c128(r, NULL, &re, &im)); /* reals read as complex */
+    CHECK(re == 0 && im == 0);
+    cxla_literal_free(r);
 
     cxla_literal *u = make(CXLA_U64, 0, NULL);
     CHECK_OK(cxla_literal_set_u64(u, NULL, UINT64_MAX));
@@ -268,18 +274,40 @@ static void test_convert(void) {
     cxla_literal_free(wp);
     cxla_literal_free(w);
 
-    cxla_literal *c = make(CXLA_C64, 0, NULL), *cr, *cc;
-    CHECK_OK(cxla_literal_set_c128(c, NULL, 2.5, 7));
-    CHECK_OK(cxla_literal_convert(c, CXLA_F32, &cr));
-    CHECK(*(const float *)cxla_literal_data_const(cr) == 2.5f);
-    CHECK_OK(cxla_literal_convert(cr, CXLA_C128, &cc));
+    /* real -> complex: imaginary 0; complex -> complex keeps both parts; complex -> real,
+     * integer or pred is refused, as XLA's Literal::Convert and convert refuse it (also
+     * inside a tuple, and for an empty array). */
+    cxla_literal *c = make(CXLA_F32, 0, NULL), *cc, *c64, *bad_c = NULL;
+    *(float *)cxla_literal_data(c) = 2.5f;
+    CHECK_OK(cxla_literal_convert(c, CXLA_C128, &cc));
     const double *ccd = cxla_literal_data_const(cc);
     CHECK(ccd[0] == 2.5 && ccd[1] == 0);
-    cxla_literal_free(c);
-    cxla_literal_free(cr);
+    CHECK_OK(cxla_literal_set_c128(cc, NULL, 2.5, 7));
+    CHECK_OK(cxla_literal_convert(cc, CXLA_C64, &c64));
+    const float *c64d = cxla_literal_data_const(c64);
+    CHECK(c64d[0] == 2.5f && c64d[1] == 7.0f);
+    static const cxla_type reals[] = {CXLA_F32, CXLA_F64, CXLA_BF16, CXLA_S32, CXLA_U8, CXLA_PRED};
+    for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
+        char want[64];
+        snprintf(want, sizeof want, "cannot convert c128 to %s: a complex value",
+                 cxla_type_name(reals[i]));
+        CHECK_ERROR_HAS(cxla_literal_convert(cc, reals[i], &bad_c), want);
+        CHECK(bad_c == NULL);
+        CHECK_ERROR_HAS(cxla_literal_convert(c64, reals[i], &bad_c), "real part");
+    }
+    cxla_literal *empty = make(CXLA_C64, 1, (int64_t[]){0});
+    CHECK_ERROR_HAS(cxla_literal_convert(empty, CXLA_F32, &bad_c), "c64 to f32");
+    cxla_literal *pair_items[2] = {c, NULL}, *pair = NULL;
+    CHECK_OK(cxla_literal_clone(c64, &pair_items[1]));
+    CHECK_OK(cxla_literal_create_tuple(pair_items, 2, &pair)); /* takes both */
+    CHECK_ERROR_HAS(cxla_literal_convert(pair, CXLA_F64, &bad_c), "c64 to f64");
+    CHECK(bad_c == NULL);
+    cxla_literal_free(pair);
+    cxla_literal_free(empty);
     cxla_literal_free(cc);
+    cxla_literal_free(c64);
 
-    /* Every pair of array types converts without error, shape kept. */
+    /* Every array type converts from f32 and (but complex) back without error, shape kept. */
     cxla_literal *src = make(CXLA_F32, 1, (int64_t[]){4});
     float sv[] = {1.5f, -2.0f, 0.0f, 3.0f};
     memcpy(cxla_literal_data(src), sv, sizeof(sv));
@@ -288,6 +316,10 @@ static void test_convert(void) {
         cxla_literal *o, *back;
         CHECK_OK(cxla_literal_convert(src, (cxla_type)t, &o));
         CHECK(cxla_literal_type(o) == (cxla_type)t && cxla_literal_element_count(o) == 4);
+        if (cxla_type_is_complex((cxla_type)t)) { /* complex -> real is refused (above) */
+            cxla_literal_free(o);
+            continue;
+        }
         CHECK_OK(cxla_literal_convert(o, CXLA_F32, &back));
         const float *bv = cxla_literal_data_const(back);
         /* -2 and 3 survive every signed or float type that can hold them */

@@ -256,21 +256,27 @@ static void test_elementwise(void) {
                 "4.052237243268763, -inf, 0}",
                 1e-9);
     /* digamma: -gamma at 1, -gamma - 2 log 2 at 1/2, the reflection at -1/2 (2 - gamma -
-     * 2 log 2), H_9 - gamma at 10; poles (zero, negative integers) are NaN; bf16 computes
+     * 2 log 2), H_9 - gamma at 10; the poles: -inf at zero (either sign), NaN at the
+     * negative integers (XLA's client Digamma and the CHLO legalization); bf16 computes
      * in f32. */
-    EXPECT_NEAR("func.func @main() -> tensor<7xf32> {\n"
-                "  %a = stablehlo.constant dense<[1.0, 0.5, -0.5, 10.0, 0.0, -2.0, -2.5]> : "
-                "tensor<7xf32>\n"
-                "  %0 = chlo.digamma %a : tensor<7xf32> -> tensor<7xf32>\n"
-                "  return %0 : tensor<7xf32>\n}\n",
-                "f32[7] {-0.5772156649, -1.9635100260, 0.0364899740, 2.2517525891, nan, nan, "
-                "1.1031566406}",
+    EXPECT_NEAR("func.func @main() -> tensor<9xf32> {\n"
+                "  %a = stablehlo.constant dense<[1.0, 0.5, -0.5, 10.0, 0.0, -2.0, -2.5, -0.0, "
+                "-1.0]> : tensor<9xf32>\n"
+                "  %0 = chlo.digamma %a : tensor<9xf32> -> tensor<9xf32>\n"
+                "  return %0 : tensor<9xf32>\n}\n",
+                "f32[9] {-0.5772156649, -1.9635100260, 0.0364899740, 2.2517525891, -inf, nan, "
+                "1.1031566406, -inf, nan}",
                 1e-5);
-    EXPECT_NEAR("func.func @main() -> tensor<2xbf16> {\n"
-                "  %a = stablehlo.constant dense<[1.0, 0.5]> : tensor<2xbf16>\n"
-                "  %0 = chlo.digamma %a : tensor<2xbf16> -> tensor<2xbf16>\n"
-                "  return %0 : tensor<2xbf16>\n}\n",
-                "bf16[2] {-0.5772, -1.9635}", 1e-2);
+    EXPECT_NEAR("func.func @main() -> tensor<3xf64> {\n"
+                "  %a = stablehlo.constant dense<[0.0, -3.0, 2.0]> : tensor<3xf64>\n"
+                "  %0 = chlo.digamma %a : tensor<3xf64> -> tensor<3xf64>\n"
+                "  return %0 : tensor<3xf64>\n}\n",
+                "f64[3] {-inf, nan, 0.42278433509846713}", 1e-10);
+    EXPECT_NEAR("func.func @main() -> tensor<3xbf16> {\n"
+                "  %a = stablehlo.constant dense<[1.0, 0.5, 0.0]> : tensor<3xbf16>\n"
+                "  %0 = chlo.digamma %a : tensor<3xbf16> -> tensor<3xbf16>\n"
+                "  return %0 : tensor<3xbf16>\n}\n",
+                "bf16[3] {-0.5772, -1.9635, -inf}", 1e-2);
     /* exp(-|x|) I1(x), odd in x; both expansions (|x| <= 8 and beyond); expected values
      * from the power series of I1 summed in double precision (i1e(1) = 0.20791042 as in
      * SciPy's documentation). */

@@ -43,9 +43,9 @@ n=$(grep -c '^// after dce (pipeline cpu' "$dir/dump")
 if [ "$n" -eq 2 ]; then ok; else fail "--dump-after dce: $n dumps, expected 2"; fi
 "$cxla" compile --dump-after all "$dir/m.hlo" >/dev/null 2>"$dir/dump"
 n=$(grep -c '^// after ' "$dir/dump")
-if [ "$n" -eq 13 ]; then ok; else fail "--dump-after all: $n dumps, expected 13"; fi
+if [ "$n" -eq 14 ]; then ok; else fail "--dump-after all: $n dumps, expected 14"; fi
 
-expect "unknown pass" 1 "no pass named 'nope'; the cpu pipeline has: async-desugar inline topk-decompose simplify" -- "$cxla" compile --dump-after nope "$dir/m.hlo"
+expect "unknown pass" 1 "no pass named 'nope'; the cpu pipeline has: async-desugar builder-calls inline topk-decompose simplify" -- "$cxla" compile --dump-after nope "$dir/m.hlo"
 expect "missing value" 1 "needs a pass name" -- "$cxla" compile "$dir/m.hlo" --dump-after
 expect "no module" 1 "usage: cxla compile" -- "$cxla" compile
 expect "unknown option" 1 "unknown option '--bogus'" -- "$cxla" compile --bogus "$dir/m.hlo"
