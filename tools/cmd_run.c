@@ -332,8 +332,9 @@ static int compare_doubles(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* Median, min and max of the |n| times |t| (sorted here); with several runs also the
- * first, the cold one (first touches of memory, caches), which the others leave out. */
+/* Median, min and max of the |n| times |t| (sorted here), the first run among them; with
+ * several runs also the first alone, the cold one (first touches of memory, caches), so
+ * that a reader can tell it from the rest (it is seldom the min). */
 static void print_phase(const char *name, double *t, int n) {
     double first = t[0];
     qsort(t, (size_t)n, sizeof(double), compare_doubles);
