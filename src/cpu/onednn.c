@@ -165,7 +165,7 @@ struct dnn_state {
      * pool's threads (split_run); 0: the primitive above runs on OpenMP's team. */
     int parts;
     dnn_state *part[MAX_SPLIT];
-    char what[96]; /* cpu_call.what of a split call */
+    char what[128]; /* cpu_call.what when it is not a fixed string */
 };
 
 static void work_users(int delta);
@@ -1477,6 +1477,20 @@ static cxla_status split_run(const dnn_state *st, void *const *out, const void *
     return s;
 }
 
+/* Products of fewer multiply-adds than this run on one thread (a one-thread primitive):
+ * OpenMP's worker waits passively (docs/performance.md, "OpenMP's waiting"), and its wake-up
+ * at the start of each primitive took 10-50 us on this project's 2-core machine, while a
+ * product of 1 Mi multiply-adds takes 10-35 us on one thread (bf16, f32). Measured by
+ * bench/small_products_bench.py. CXLA_ONEDNN_SMALL=N in the environment when the call is
+ * prepared sets the threshold (0: every product on all threads). */
+static double small_macs(void) {
+    const char *env = getenv("CXLA_ONEDNN_SMALL");
+    if (!env || !*env) return 1024.0 * 1024.0;
+    char *end = NULL;
+    double v = strtod(env, &end);
+    return end != env && v >= 0 ? v : 1024.0 * 1024.0;
+}
+
 static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
                                   cpu_call *out, bool *handled) {
     *handled = false;
@@ -1510,6 +1524,20 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
     dnn_state *st = NULL;
     CXLA_RETURN_IF_ERROR(dnn_make(instr, threads, pool, NULL, &st));
     if (!st) return NULL;
+    /* A small product runs on one thread: waking OpenMP's worker costs more than it
+     * saves (small_macs). */
+    bool small = false;
+    if (threads > 1 && st->macs < small_macs()) {
+        dnn_state *one = NULL;
+        cxla_status s1 = dnn_make(instr, 1, pool, NULL, &one);
+        if (s1 || one) {
+            dnn_free(st);
+            if (s1) return s1;
+            st = one;
+            threads = 1;
+            small = true;
+        }
+    }
     *handled = true;
     cxla_status s = split_make(st, threads);
     if (s) {
@@ -1551,6 +1579,14 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
         snprintf(st->what, sizeof(st->what), "%s, %s widened to %s", what,
                  cxla_type_storage(from) == 1 ? "f8" : cxla_type_name(from),
                  w == 2 ? "bf16" : "f32");
+        what = st->what;
+    }
+    if (small) {
+        static const char tail[] = ", one thread (small)";
+        size_t len = strlen(what);
+        if (len > sizeof(st->what) - sizeof(tail)) len = sizeof(st->what) - sizeof(tail);
+        memmove(st->what, what, len); /* |what| may be st->what */
+        memcpy(st->what + len, tail, sizeof(tail));
         what = st->what;
     }
     *out = (cpu_call){.fn = dnn_run, .state = st, .free_state = dnn_free, .what = what};

@@ -1380,7 +1380,7 @@ static void test_fused_relu_nan(void) {
             else if (!cpu_onednn_available())
                 CHECK(what && strcmp(what, "loops, then epilogue loops") == 0);
             else
-                CHECK(what && strcmp(what, "onednn matmul with post-ops") == 0);
+                CHECK(what && strncmp(what, "onednn matmul with post-ops", 27) == 0);
             CHECK_OK(
                 cpu_backend.execute(compiled, &ro, (const cxla_literal *const *)args, 2, &got));
             CHECK_OK(interp_run_module(m, NULL, (const cxla_literal *const *)args, 2, &want));
