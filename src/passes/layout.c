@@ -234,17 +234,21 @@ static cxla_status keep_custom_call_layouts(cxla_instr *cc, bool *changed) {
  * SendToHost puts shape_with_layout there, and XLA's layout assignment makes the operand
  * match it). Here the operand gets the default layout, and the send's data with it; the
  * declared layout is kept as the send's operand_layout_constraints (unless it has them),
- * the layout the send step hands the data to the host in. */
+ * the layout the send step hands the data to the host in: one shape per operand, as the
+ * parser wants them (the data's, then the token's), so that the module prints and parses
+ * back. */
 static cxla_status keep_send_layout(cxla_instr *send) {
-    if (cxla_instr_attr(send, CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS)) return NULL;
+    if (cxla_instr_attr(send, CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS) || send->operand_count != 2)
+        return NULL;
     cxla_module *m = send->parent->module;
-    cxla_shape *host = cxla_arena_alloc(m->arena, sizeof(*host));
+    cxla_shape *host = cxla_arena_alloc_array(m->arena, 2, sizeof(*host));
     if (!host) return PASSES_OOM();
-    CXLA_RETURN_IF_ERROR(cxla_shape_copy_to_arena(m->arena, &send->shape.elements[0], host));
+    CXLA_RETURN_IF_ERROR(cxla_shape_copy_to_arena(m->arena, &send->shape.elements[0], &host[0]));
+    CXLA_RETURN_IF_ERROR(cxla_shape_copy_to_arena(m->arena, &send->operands[1]->shape, &host[1]));
     cxla_attr a = {.id = CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS,
                    .name = cxla_attr_get_info(CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS)->name,
                    .kind = CXLA_ATTR_KIND_SHAPES};
-    a.v.shapes.count = 1;
+    a.v.shapes.count = 2;
     a.v.shapes.items = host;
     return cxla_instr_set_attr(send, &a);
 }

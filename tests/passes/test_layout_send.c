@@ -47,13 +47,23 @@ static void test_pipeline_output_layout_sensitive(void) {
         const cxla_shape *data = &s->shape.elements[0];
         CHECK(cxla_layout_is_default(data));
         const cxla_attr *a = cxla_instr_attr(s, CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS);
-        CHECK(a && a->kind == CXLA_ATTR_KIND_SHAPES && a->v.shapes.count == 1);
-        if (a && a->v.shapes.count == 1) {
+        CHECK(a && a->kind == CXLA_ATTR_KIND_SHAPES && a->v.shapes.count == 2);
+        if (a && a->v.shapes.count == 2) {
             const cxla_shape *h = &a->v.shapes.items[0];
             CHECK(h->layout && h->layout->minor_to_major[0] == 0 &&
                   h->layout->minor_to_major[1] == 1);
         }
     }
+    /* The optimized module prints and parses back, the constraint with it. */
+    char *printed = cxla_hlo_print(m, CXLA_HLO_STYLE_SHORT);
+    cxla_module *again = NULL;
+    CHECK(printed != NULL);
+    if (printed) CHECK_OK(cxla_hlo_parse(printed, strlen(printed), "printed.hlo", &again));
+    if (again) CHECK_OK(cxla_hlo_verify_with_options(again, &strict));
+    CHECK_MSG(printed && strstr(printed, "operand_layout_constraints={f32[2,3]{0,1}, token[]}"),
+              "%s", printed ? printed : "");
+    cxla_module_destroy(again);
+    free(printed);
     cxla_module_destroy(m);
 }
 
