@@ -300,9 +300,10 @@ typedef struct cxla_buffer {
  * entry result is row-major. The interpreter computes a leaf directly in such a buffer
  * (in any module) when the leaf's entry layout is row-major and the leaf is the value of
  * an instruction of the entry (the root, or an element of a root tuple that appears once
- * in it; not a parameter or constant) whose handler makes a new array for it. Every other result buffer is filled after the run, in the
- * buffer's layout, from the backend's own memory: a result buffer overlapping an argument
- * buffer is thus allowed, and written only after the run has read its arguments. Keep the result buffers from one run to the
+ * in it; not a parameter or constant) whose handler makes a new array for it. Every
+ * other result buffer is filled after the run, in the buffer's layout, from the backend's
+ * own memory: a result buffer overlapping an argument buffer is thus allowed, and written
+ * only after the run has read its arguments. Keep the result buffers from one run to the
  * next: their pages are then not faulted in again.
  *
  * Donation (options->donated; XLA's input_output_alias): a result buffer may be the
