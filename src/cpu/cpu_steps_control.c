@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cpu/cpu_steps_build.h"
+#include "cpu/emit.h"
 
 #define OOM() CPU_STEPS_OOM()
 
@@ -286,6 +287,41 @@ cxla_status cpu_steps_build_conditional(bld *b, frame *f, seq *q, int64_t i) {
     return s;
 }
 
+/* State leaves smaller than this keep their copy: a copy of a few hundred bytes costs less
+ * than compiling the kernel a second time (cpu_emit_kernel_alias's form). */
+enum { ALIAS_MIN_BYTES = 1024 };
+
+/* The kernel step of |body| (the body's own steps, not a callee's) that computes value
+ * |rc| (a class) at body instruction |def| and reads the state leaf of class |wc| as its
+ * last read of it: whether it may write |rc| over that leaf where it lies, reading each
+ * element before it writes it (cpu_emit_alias_ok), and which step and operand. The
+ * operand is read through no other of its operands (then each would be a pointer to the
+ * buffer being written). */
+static step *alias_step(bld *b, seq *body, const cxla_instr *def, int64_t rc, int64_t wc,
+                        int64_t *out_k) {
+    value *v = b->p->values;
+    if (v[wc].size < ALIAS_MIN_BYTES) return NULL;
+    for (int64_t s = body->count - 1; s >= 0; s--) {
+        step *sp = &body->steps[s];
+        if (sp->instr != def) continue;
+        if (sp->kind != S_KERNEL || sp->bounds != B_STATIC || sp->out_count != 1 ||
+            sp->info.in_place || sp->info.scratch || sp->in_count != def->operand_count ||
+            cpu_value_find(v, sp->out[0]) != rc)
+            return NULL;
+        int64_t k = -1;
+        for (int64_t j = 0; j < sp->in_count; j++) {
+            if (cpu_value_find(v, sp->in[j]) != wc) continue;
+            if (k >= 0) return NULL; /* read through two operands */
+            k = j;
+        }
+        /* (cpu_loop.c keeps the forms it emitted as one bit per operand, of 64.) */
+        if (k < 0 || k >= 64 || !cpu_emit_alias_ok(def, k)) return NULL;
+        *out_k = k;
+        return sp;
+    }
+    return NULL;
+}
+
 cxla_status cpu_steps_build_while(bld *b, frame *f, seq *q, int64_t i) {
     const cxla_instr *in = f->order[i];
     cxla_computation *cond = cxla_instr_called(in, CXLA_ATTR_CONDITION);
@@ -386,11 +422,33 @@ cxla_status cpu_steps_build_while(bld *b, frame *f, seq *q, int64_t i) {
         for (int64_t k = 0; k < n; k++)
             if (cpu_value_find(b->p->values, w[k]) == rc) is_state = true;
         int64_t param_last = param_pos >= 0 ? bf.last[param_pos][e] : NEVER_READ;
-        if (unique && r->owner == body_id && r->from_step && r->def_seq == body_id &&
-            b->p->values[rc].members == 1 && b->p->values[rc].kind == V_ARENA &&
-            b->p->values[wc].members == wm[e] && param_last < r->def_pos) {
+        bool fresh = unique && r->owner == body_id && r->from_step && r->def_seq == body_id &&
+                     b->p->values[rc].members == 1 && b->p->values[rc].kind == V_ARENA;
+        /* Or the kernel computing the new leaf reads the state's buffer and is the last to
+         * read it: the value it reads there (the parameter's leaf, or what an update in the
+         * body left in that buffer, as a nested loop's result) dies at it, the parameter's
+         * leaf is dead by then. It may write the new leaf over the old where it reads each
+         * element before writing it (alias_step). */
+        int64_t ak = -1;
+        step *as =
+            fresh && param_last <= r->def_pos && r->def_pos >= 0 && r->def_pos < bf.n
+                ? alias_step(b, &q->steps[q->count - 1].sub[1], bf.order[r->def_pos], rc, wc, &ak)
+                : NULL;
+        if (as) {
+            const value *cv = &b->p->values[as->in[ak]];
+            if (cv->def_seq != body_id || cv->def_pos < 0 || cv->def_pos >= bf.n ||
+                cv->def_leaf < 0 || cv->def_leaf >= bf.nleaves[cv->def_pos] ||
+                bf.last[cv->def_pos][cv->def_leaf] != r->def_pos)
+                as = NULL;
+        }
+        if (fresh && ((param_last < r->def_pos && b->p->values[wc].members == wm[e]) || as)) {
             cpu_value_merge(b->p->values, root[e], w[e]);
             b->p->stats.in_place++;
+            if (as) {
+                as->alias = ak;
+                b->p->stats.loop_aliased++;
+                cpu_steps_set_what(b, as->instr, W_KERNEL_IN_PLACE);
+            }
         } else if (is_state) {
             int64_t tv = cpu_steps_new_value(b, b->p->values[w[e]].shape, V_ARENA, body_id);
             if (tv < 0) {
