@@ -160,6 +160,9 @@ typedef struct cpu_plan_stats {
     /* While-loop state leaves that the body's kernel rewrites where they lie, reading them
      * at the index it writes (cpu_emit_kernel_alias: no copy of the new state a step). */
     int64_t loop_aliased;
+    /* New state leaves of fused loops that swap buffers with the state instead of being
+     * copied into it (double buffering; a loop generated as C copies them). */
+    int64_t loop_swapped;
 } cpu_plan_stats;
 void cpu_plan_get_stats(const cpu_plan *plan, cpu_plan_stats *out);
 /* "step", "in place", "kernel in place", "pieces in place", "alias", "interpreter handler", a

@@ -57,6 +57,11 @@ typedef struct lop {
     int64_t size;
     int64_t pred;               /* O_WHILE: the slot of the condition's result */
     int64_t cond_end, body_end; /* O_WHILE: see the layout above */
+    /* O_COPY of a while body's new state leaves that may swap buffers with the state
+     * (step.swap): run_ops swaps them, and the while op at |owner| puts the state back in
+     * its own buffers when the loop ends (double buffering). */
+    bool swap;
+    int64_t owner;
 } lop;
 
 /* The generated form of a program (cpu_plan_emit_loops): see emit_fn for its contract. */
@@ -77,6 +82,7 @@ struct cpu_loop {
     int64_t nsizes, zcap;
     int64_t *marks; /* O_COND's branch boundaries */
     int64_t nmarks, mcap;
+    int64_t cur_while; /* while building: the innermost while op being emitted */
 };
 
 bool cpu_loop_kernel_direct(const cpu_kernel_info *info) {
@@ -177,6 +183,15 @@ static int64_t add_sizes(cpu_loop *l, const cpu_plan *p, const int64_t *ids, int
 
 static bool emit_seq(cpu_loop *l, cpu_plan *p, const seq *q);
 
+/* Whether class |c| is a buffer that no other class lies in and that lies in no other (not
+ * a piece of a concatenate's, nor with pieces): its pointer may be swapped with another's. */
+static bool whole_buffer(const cpu_plan *p, int64_t c) {
+    if (p->values[c].sub_of >= 0) return false;
+    for (int64_t v = 0; v < p->value_count; v++)
+        if (p->values[v].parent == v && p->values[v].sub_of == c) return false;
+    return true;
+}
+
 static bool emit_cond(cpu_loop *l, cpu_plan *p, const step *sp) {
     int64_t c = add_op(l, O_COND, sp);
     int64_t in = c < 0 ? -1 : add_slots(l, sp->in, 1);
@@ -207,11 +222,14 @@ static bool emit_while(cpu_loop *l, cpu_plan *p, const step *sp) {
     int64_t w = add_op(l, O_WHILE, sp);
     if (w < 0) return false;
     int64_t pred = add_slots(l, &sp->pred, 1);
+    int64_t outer = l->cur_while;
+    l->cur_while = w;
     if (pred < 0 || !emit_seq(l, p, &sp->sub[0])) return false;
     l->ops[w].pred = pred;
     l->ops[w].cond_end = l->count;
     if (!emit_seq(l, p, &sp->sub[1])) return false;
     l->ops[w].body_end = l->count;
+    l->cur_while = outer;
     p->stats.fused_loops++;
     return true;
 }
@@ -249,6 +267,12 @@ static bool emit_seq(cpu_loop *l, cpu_plan *p, const seq *q) {
             op->n = sp->in_count;
             op->size = add_sizes(l, p, sp->out, sp->in_count);
             if (op->size < 0) return false;
+            op = &l->ops[o];
+            op->owner = l->cur_while;
+            op->swap = sp->swap && l->cur_while >= 0;
+            for (int64_t k = 0; k < sp->in_count && op->swap; k++)
+                op->swap = whole_buffer(p, sp->in[k]) && whole_buffer(p, sp->out[k]);
+            if (op->swap) p->stats.loop_swapped += op->n;
         }
     }
     return true;
@@ -271,6 +295,7 @@ static cxla_status fuse_seq(cpu_plan *p, seq *q, int depth) {
         step *sp = &q->steps[i];
         if (sp->kind == S_WHILE && fusable_step(sp, depth)) {
             cpu_loop *l = calloc(1, sizeof(*l));
+            if (l) l->cur_while = -1;
             if (!l || !emit_while(l, p, sp)) {
                 cpu_loop_free(l);
                 return CPU_STEPS_OOM();
@@ -328,6 +353,44 @@ static void copy_state(cpu_pool *pool, void *dst, const void *src, size_t size) 
     cpu_pool_run_kernel(pool, copy_blocks, &info, NULL, in, NULL);
 }
 
+/* The swap pairs of |o| (lop.swap): each new state leaf's buffer becomes the state's and
+ * the state's becomes the body's, in every slot of either class. */
+static void swap_state(const cpu_loop *l, const lop *o, void **tab) {
+    for (int64_t k = 0; k < o->n; k++) {
+        int64_t cw = l->slots[o->out + k], cr = l->slots[o->in + k];
+        void *pw = tab[o->out + k], *pr = tab[o->in + k];
+        for (int64_t s = 0; s < l->nslots; s++) {
+            if (l->slots[s] == cw)
+                tab[s] = pr;
+            else if (l->slots[s] == cr)
+                tab[s] = pw;
+        }
+    }
+}
+
+/* The end of while op |w|: the state that a swap left in the body's buffer is copied into
+ * the state's own (what the steps after the loop read), and every slot points where it did
+ * when the program started. */
+static void unswap_state(const cpu_loop *l, int64_t w, void **tab, const cpu_loop_env *env) {
+    const lop *wo = &l->ops[w];
+    for (int64_t i = wo->cond_end; i < wo->body_end; i++) {
+        const lop *o = &l->ops[i];
+        if (o->kind != O_COPY || !o->swap || o->owner != w) continue;
+        for (int64_t k = 0; k < o->n; k++) {
+            int64_t cw = l->slots[o->out + k], cr = l->slots[o->in + k];
+            void *orig = env->ptr[cw], *cur = tab[o->out + k];
+            if (cur == orig) continue;
+            copy_state(env->pool, orig, cur, l->sizes[o->size + k]);
+            for (int64_t s = 0; s < l->nslots; s++) {
+                if (l->slots[s] == cw)
+                    tab[s] = orig;
+                else if (l->slots[s] == cr)
+                    tab[s] = env->ptr[cr];
+            }
+        }
+    }
+}
+
 static const step *run_ops(const cpu_loop *l, int64_t a, int64_t b, void **tab,
                            const cpu_loop_env *env) {
     for (int64_t i = a; i < b;) {
@@ -340,6 +403,10 @@ static const step *run_ops(const cpu_loop *l, int64_t a, int64_t b, void **tab,
                 return o->sp; /* stopped between two chunks of the kernel */
             break;
         case O_COPY:
+            if (o->swap) {
+                swap_state(l, o, tab);
+                break;
+            }
             for (int64_t k = 0; k < o->n; k++) {
                 size_t size = l->sizes[o->size + k];
                 void *dst = tab[o->out + k];
@@ -376,7 +443,10 @@ static const step *run_while(const cpu_loop *l, int64_t w, void **tab, const cpu
     for (;;) {
         const step *at = run_ops(l, w + 1, o->cond_end, tab, env);
         if (at) return at;
-        if (!*(const uint8_t *)tab[o->pred]) return NULL;
+        if (!*(const uint8_t *)tab[o->pred]) {
+            unswap_state(l, w, tab, env);
+            return NULL;
+        }
         at = run_ops(l, o->cond_end, o->body_end, tab, env);
         if (at) return at;
         if (env->check && env->check(env->ctx)) return o->sp; /* the back-edge */

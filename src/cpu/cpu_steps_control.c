@@ -291,6 +291,11 @@ cxla_status cpu_steps_build_conditional(bld *b, frame *f, seq *q, int64_t i) {
  * than compiling the kernel a second time (cpu_emit_kernel_alias's form). */
 enum { ALIAS_MIN_BYTES = 1024 };
 
+/* New state leaves from at least this many bytes may swap buffers with the state instead
+ * of being copied into it (double buffering): their buffer is then kept through the whole
+ * loop, worth it where a copy costs more than a few microseconds. */
+enum { SWAP_MIN_BYTES = 64 * 1024 };
+
 /* The kernel step of |body| (the body's own steps, not a callee's) that computes value
  * |rc| (a class) at body instruction |def| and reads the state leaf of class |wc| as its
  * last read of it: whether it may write |rc| over that leaf where it lies, reading each
@@ -462,24 +467,57 @@ cxla_status cpu_steps_build_while(bld *b, frame *f, seq *q, int64_t i) {
     }
     seq *body_q = s ? NULL : &q->steps[q->count - 1].sub[1];
     if (!s && t > 0) s = cpu_steps_add_copies(b, body_q, in, body, src, tmp, t);
-    /* src was the temporaries' sources; now the final copies. */
-    int64_t ti = 0;
+    /* src was the temporaries' sources; now the final copies. A big new leaf that the body
+     * computed into a buffer of its own may instead swap buffers with the state (double
+     * buffering, cpu_loop.c): those pairs go last, in a copy step of their own, and their
+     * source buffer lives through the whole loop (below), so that after a swap it holds
+     * the state where nothing else of the loop has its buffer. */
+    int64_t ti = 0, nswap = 0;
+    int64_t *sw = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!sw) s = OOM();
     for (int64_t e = 0; e < n && !s; e++) {
         int64_t rc = cpu_value_find(b->p->values, root[e]), wc = cpu_value_find(b->p->values, w[e]);
         if (rc == wc || b->p->values[wc].kind == V_TOKEN) continue;
         bool is_state = false;
         for (int64_t k = 0; k < n; k++)
             if (cpu_value_find(b->p->values, w[k]) == rc) is_state = true;
+        bool unique = true;
+        for (int64_t k = 0; k < n; k++)
+            if (k != e && cpu_value_find(b->p->values, root[k]) == rc) unique = false;
+        const value *r = &b->p->values[root[e]];
+        if (!is_state && unique && r->owner == body_id && r->from_step && r->def_seq == body_id &&
+            b->p->values[rc].kind == V_ARENA && b->p->values[rc].size >= SWAP_MIN_BYTES) {
+            sw[nswap++] = e;
+            continue;
+        }
         src[c] = is_state ? tmp[ti++] : root[e];
         dst[c++] = w[e];
     }
     if (!s) s = cpu_steps_add_copies(b, body_q, in, body, src, dst, c);
+    for (int64_t k = 0; k < nswap && !s; k++) {
+        src[k] = root[sw[k]];
+        dst[k] = w[sw[k]];
+    }
+    if (!s && nswap > 0) {
+        s = cpu_steps_add_copies(b, body_q, in, body, src, dst, nswap);
+        if (!s) body_q->steps[body_q->count - 1].swap = true;
+        /* The sources live from the loop's start to its end. */
+        int64_t at = b->pos;
+        b->pos = a;
+        for (int64_t k = 0; k < nswap && !s; k++)
+            if (!cpu_steps_note(b, src[k], false)) s = OOM();
+        b->pos = at;
+    }
+    free(sw);
     if (have_frame) cpu_steps_frame_free(&bf);
     free(root);
     free(croot);
-    /* The loop's end: the state is read again by the next iteration. */
+    /* The loop's end: the state is read again by the next iteration; the buffers it may
+     * swap with live as long. */
     for (int64_t e = 0; e < n && !s; e++)
         if (!cpu_steps_note(b, w[e], false)) s = OOM();
+    for (int64_t k = 0; k < nswap && !s; k++)
+        if (!cpu_steps_note(b, src[k], false)) s = OOM();
     int64_t end = b->pos++;
     if (!s) {
         if (b->ln == b->lcap) {

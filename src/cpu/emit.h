@@ -56,8 +56,9 @@ typedef struct cpu_kernel_info {
  * All arrays are dense, in the default row-major layout, with static shapes; out never
  * aliases in, except as cpu_kernel_info.in_place allows (scatter) and in the kernels of
  * cpu_emit_kernel_alias. |name| must be a C identifier (cpu_emit_sanitize makes one); the
- * kernel's own static helpers and constants carry it as a prefix. Errors: UNIMPLEMENTED naming the instruction (and the fused instruction) for what cannot
- * be emitted; RESOURCE_EXHAUSTED when memory is short. */
+ * kernel's own static helpers and constants carry it as a prefix. Errors: UNIMPLEMENTED naming the
+ * instruction (and the fused instruction) for what cannot be emitted; RESOURCE_EXHAUSTED when
+ * memory is short. */
 cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strbuf *out);
 /* cpu_emit_kernel that also fills |out_info| (may be NULL). */
 cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,

@@ -11,6 +11,7 @@
  * initial state is the entry's parameter (the caller's buffer must not change) and one
  * whose state is the entry's result. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -37,7 +38,7 @@ static cxla_literal *lit(const char *text, const cxla_shape *shape) {
  * fused and step by step against the interpreter (bit for bit) and checks that the
  * arguments are as they were. */
 static void check(const char *name, const char *text, const char *const *inputs, int64_t aliased,
-                  size_t max_copy) {
+                  size_t max_copy, int64_t swapped) {
     cxla_module *m = NULL;
     cxla_status s = cxla_hlo_parse(text, strlen(text), name, &m);
     if (!s) s = cxla_verify_module(m);
@@ -78,6 +79,8 @@ static void check(const char *name, const char *text, const char *const *inputs,
                       (long long)st.loop_aliased, (long long)aliased);
             CHECK_MSG(st.copy_bytes <= max_copy, "%s: copy steps move %zu bytes a run, want <= %zu",
                       name, st.copy_bytes, max_copy);
+            CHECK_MSG(st.loop_swapped == swapped, "%s: %lld new state leaves swapped, want %lld",
+                      name, (long long)st.loop_swapped, (long long)swapped);
         }
         for (int steps = 0; steps < 2 && compiled; steps++) {
             if (steps)
@@ -147,7 +150,7 @@ static void test_elementwise(void) {
              "  ROOT w = (s32[], f32[1024]) while(t0), condition=cond, body=body\n"
              "}\n";
     static const char *const inputs[] = {"0.37"};
-    check("ew", text, inputs, 1, 64);
+    check("ew", text, inputs, 1, 64, 0);
 }
 
 /* The initial state is the entry's parameter: copied once into the state's buffer (the
@@ -190,7 +193,7 @@ static void test_parameter_state(void) {
     sprintf(in + at, "}");
     const char *inputs[] = {in};
     /* The initial copy (4096 bytes, once a run) and the counter's. */
-    check("param_state", text, inputs, 1, 4096 + 64);
+    check("param_state", text, inputs, 1, 4096 + 64, 0);
     free(in);
 }
 
@@ -227,7 +230,7 @@ static void test_read_after_new(void) {
              "}\n";
     static const char *const inputs[] = {"1.5"};
     /* x2 is copied (2048 bytes a step), v3 is written over v. */
-    check("read_after", text, inputs, 1, 2048 + 64);
+    check("read_after", text, inputs, 1, 2048 + 64, 0);
 }
 
 /* Kernels that read the state at other indices than they write (a reverse, a transpose)
@@ -312,9 +315,9 @@ static void test_other_indices(void) {
                         "  ROOT w = (s32[], f32[16,64]) while(t0), condition=cond, body=body\n"
                         "}\n";
     static const char *const inputs[] = {"0.75"};
-    check("other_rev", rev, inputs, 0, 4096 + 64);
-    check("other_tr", tr, inputs, 0, 4096 + 64);
-    check("norm", norm, inputs, 1, 64);
+    check("other_rev", rev, inputs, 0, 4096 + 64, 0);
+    check("other_tr", tr, inputs, 0, 4096 + 64, 0);
+    check("norm", norm, inputs, 1, 64, 0);
 }
 
 /* A state leaf read through two operands of one kernel (y = x * x): the kernel must not
@@ -343,7 +346,7 @@ static void test_two_operands(void) {
              "  ROOT w = (s32[], f32[1024]) while(t0), condition=cond, body=body\n"
              "}\n";
     static const char *const inputs[] = {"0.01"};
-    check("two_ops", text, inputs, 0, 4096 + 64);
+    check("two_ops", text, inputs, 0, 4096 + 64, 0);
     cxla_module *m = NULL;
     cxla_status s = cxla_hlo_parse(text, strlen(text), "two_ops", &m);
     CHECK(!s);
@@ -393,7 +396,7 @@ static void test_pass_through(void) {
              "  ROOT w = (s32[], f32[1024], f32[1024]) while(t0), condition=cond, body=body\n"
              "}\n";
     static const char *const inputs[] = {"-0.125"};
-    check("pass_through", text, inputs, 1, 64);
+    check("pass_through", text, inputs, 1, 64, 0);
 }
 
 /* Nested loops, each rewriting its state in place: the inner one x = x * 0.5 + 1, the
@@ -446,7 +449,7 @@ static void test_nested(void) {
                         "  ROOT w = (s32[], f32[512]) while(t0), condition=cond, body=body\n"
                         "}\n";
     static const char *const inputs[] = {"3.25"};
-    check("nested", text, inputs, 2, 64);
+    check("nested", text, inputs, 2, 64, 0);
 }
 
 /* A state of 1.2 MB: the kernel is split over the thread pool, each part reading and
@@ -476,7 +479,7 @@ static void test_pooled(void) {
              "  ROOT w = (s32[], f32[300001]) while(t0), condition=cond, body=body\n"
              "}\n";
     static const char *const inputs[] = {"0.00001"};
-    check("pooled_alias", text, inputs, 1, 64);
+    check("pooled_alias", text, inputs, 1, 64, 0);
 }
 
 /* An integer state the condition reads (the loop ends when its largest element passes a
@@ -517,9 +520,124 @@ static void test_integer_state(void) {
                               "  ROOT w = (s32[1024]) while(t0), condition=cond, body=body\n"
                               "}\n";
     static const char *const inputs[] = {"3"};
-    check("int_state", text, inputs, 1, 0);
+    check("int_state", text, inputs, 1, 0, 0);
+}
+
+/* The loop of test_other_indices' reverse over 1.2 MB: the new state cannot be written over
+ * the old, so the two buffers swap every step (double buffering) and the loop's end puts
+ * the state back in its own buffer (the entry's result here) after an odd count of steps,
+ * or finds it there after an even one. With the state from the entry's parameter too (it
+ * must not change), and as a loop nested in another whose state is the inner one's. */
+static const char *swap_text(char *buf, size_t size, int steps, bool from_param) {
+    snprintf(buf, size,
+             "HloModule swap_rev\n"
+             "cond {\n"
+             "  p = (s32[], f32[300001]) parameter(0)\n"
+             "  i = s32[] get-tuple-element(p), index=0\n"
+             "  n = s32[] constant(%d)\n"
+             "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+             "}\n"
+             "body {\n"
+             "  p = (s32[], f32[300001]) parameter(0)\n"
+             "  i = s32[] get-tuple-element(p), index=0\n"
+             "  x = f32[300001] get-tuple-element(p), index=1\n"
+             "  r = f32[300001] reverse(x), dimensions={0}\n"
+             "  h = f32[] constant(0.5)\n"
+             "  hb = f32[300001] broadcast(h), dimensions={}\n"
+             "  rh = f32[300001] multiply(r, hb)\n"
+             "  f = f32[] convert(i)\n"
+             "  fb = f32[300001] broadcast(f), dimensions={}\n"
+             "  y = f32[300001] add(rh, fb)\n"
+             "  one = s32[] constant(1)\n"
+             "  ni = s32[] add(i, one)\n"
+             "  ROOT t = (s32[], f32[300001]) tuple(ni, y)\n"
+             "}\n"
+             "ENTRY main {\n"
+             "%s"
+             "  zero = s32[] constant(0)\n"
+             "  t0 = (s32[], f32[300001]) tuple(zero, init)\n"
+             "  ROOT w = (s32[], f32[300001]) while(t0), condition=cond, body=body\n"
+             "}\n",
+             steps,
+             from_param ? "  init = f32[300001] parameter(0)\n"
+                        : "  s = f32[] parameter(0)\n"
+                          "  io = f32[300001] iota(), iota_dimension=0\n"
+                          "  sb = f32[300001] broadcast(s), dimensions={}\n"
+                          "  init = f32[300001] multiply(io, sb)\n");
+    return buf;
+}
+
+static void test_double_buffer(void) {
+    enum { STATE = 300001 * 4 };
+    char text[4096];
+    static const char *const inputs[] = {"0.001"};
+    check("swap_odd", swap_text(text, sizeof text, 5, false), inputs, 0, STATE + 64, 1);
+    check("swap_even", swap_text(text, sizeof text, 4, false), inputs, 0, STATE + 64, 1);
+    check("swap_none", swap_text(text, sizeof text, 0, false), inputs, 0, STATE + 64, 1);
+    /* From the entry's parameter: its copy into the state, then the swaps. */
+    char *arg = malloc(300001 * 12 + 16);
+    if (!arg) return;
+    size_t at = (size_t)sprintf(arg, "{");
+    for (int k = 0; k < 300001; k++)
+        at += (size_t)sprintf(arg + at, "%s%d", k ? ", " : "",
+                              (int)((long long)k * 7919 % 1000) - 500);
+    sprintf(arg + at, "}");
+    const char *pin[] = {arg};
+    check("swap_param", swap_text(text, sizeof text, 3, true), pin, 0, 2 * STATE + 64, 1);
+    free(arg);
+    static const char *nested =
+        "HloModule swap_nested\n"
+        "icond {\n"
+        "  p = (s32[], f32[300001]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  n = s32[] constant(3)\n"
+        "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+        "}\n"
+        "ibody {\n"
+        "  p = (s32[], f32[300001]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  x = f32[300001] get-tuple-element(p), index=1\n"
+        "  r = f32[300001] reverse(x), dimensions={0}\n"
+        "  y = f32[300001] add(r, x)\n"
+        "  one = s32[] constant(1)\n"
+        "  ni = s32[] add(i, one)\n"
+        "  ROOT t = (s32[], f32[300001]) tuple(ni, y)\n"
+        "}\n"
+        "cond {\n"
+        "  p = (s32[], f32[300001]) parameter(0)\n"
+        "  i = s32[] get-tuple-element(p), index=0\n"
+        "  n = s32[] constant(3)\n"
+        "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+        "}\n"
+        "body {\n"
+        "  p = (s32[], f32[300001]) parameter(0)\n"
+        "  j = s32[] get-tuple-element(p), index=0\n"
+        "  x = f32[300001] get-tuple-element(p), index=1\n"
+        "  zero = s32[] constant(0)\n"
+        "  t0 = (s32[], f32[300001]) tuple(zero, x)\n"
+        "  w = (s32[], f32[300001]) while(t0), condition=icond, body=ibody\n"
+        "  xi = f32[300001] get-tuple-element(w), index=1\n"
+        "  q = f32[] constant(0.125)\n"
+        "  qb = f32[300001] broadcast(q), dimensions={}\n"
+        "  y = f32[300001] multiply(xi, qb)\n"
+        "  one = s32[] constant(1)\n"
+        "  nj = s32[] add(j, one)\n"
+        "  ROOT t = (s32[], f32[300001]) tuple(nj, y)\n"
+        "}\n"
+        "ENTRY main {\n"
+        "  s = f32[] parameter(0)\n"
+        "  io = f32[300001] iota(), iota_dimension=0\n"
+        "  sb = f32[300001] broadcast(s), dimensions={}\n"
+        "  init = f32[300001] multiply(io, sb)\n"
+        "  zero = s32[] constant(0)\n"
+        "  t0 = (s32[], f32[300001]) tuple(zero, init)\n"
+        "  ROOT w = (s32[], f32[300001]) while(t0), condition=cond, body=body\n"
+        "}\n";
+    /* The inner loop swaps (3 steps: its end copies the state back); the outer one
+     * rewrites its state in place. */
+    check("swap_nested", nested, inputs, 1, STATE + 64, 1);
 }
 
 TEST_MAIN(TEST(test_elementwise), TEST(test_parameter_state), TEST(test_read_after_new),
           TEST(test_other_indices), TEST(test_two_operands), TEST(test_pass_through),
-          TEST(test_nested), TEST(test_pooled), TEST(test_integer_state))
+          TEST(test_nested), TEST(test_pooled), TEST(test_integer_state), TEST(test_double_buffer))
