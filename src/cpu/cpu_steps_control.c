@@ -327,6 +327,30 @@ static step *alias_step(bld *b, seq *body, const cxla_instr *def, int64_t rc, in
     return NULL;
 }
 
+/* The first value of the chain of in-place dynamic-update-slices of |body| (its own steps)
+ * that ends in value |v|: |v| itself when no such update made it; *out_len values in the
+ * chain. -1 when a value of it was not made by a step of |body| (bf: its frame). */
+static int64_t chain_head(bld *b, const seq *body, const frame *bf, int64_t body_id, int64_t v,
+                          int64_t *out_len) {
+    int64_t len = 1;
+    for (int depth = 0; depth < MAX_DEPTH; depth++) {
+        const value *x = &b->p->values[v];
+        if (x->def_seq != body_id || x->def_pos < 0 || x->def_pos >= bf->n) return -1;
+        const cxla_instr *d = bf->order[x->def_pos];
+        const step *sp = NULL;
+        for (int64_t s = body->count - 1; s >= 0 && !sp; s--)
+            if (body->steps[s].instr == d) sp = &body->steps[s];
+        if (!sp) return -1;
+        if (sp->kind != S_DUS) {
+            *out_len = len;
+            return v;
+        }
+        v = sp->in[0]; /* the operand it updated in place */
+        len++;
+    }
+    return -1;
+}
+
 cxla_status cpu_steps_build_while(bld *b, frame *f, seq *q, int64_t i) {
     const cxla_instr *in = f->order[i];
     cxla_computation *cond = cxla_instr_called(in, CXLA_ATTR_CONDITION);
@@ -427,26 +451,29 @@ cxla_status cpu_steps_build_while(bld *b, frame *f, seq *q, int64_t i) {
         for (int64_t k = 0; k < n; k++)
             if (cpu_value_find(b->p->values, w[k]) == rc) is_state = true;
         int64_t param_last = param_pos >= 0 ? bf.last[param_pos][e] : NEVER_READ;
-        bool fresh = unique && r->owner == body_id && r->from_step && r->def_seq == body_id &&
-                     b->p->values[rc].members == 1 && b->p->values[rc].kind == V_ARENA;
-        /* Or the kernel computing the new leaf reads the state's buffer and is the last to
+        bool base = unique && r->owner == body_id && r->from_step && r->def_seq == body_id &&
+                    b->p->values[rc].kind == V_ARENA;
+        bool fresh = base && b->p->values[rc].members == 1;
+        /* Or the kernel computing the new leaf (or the value that in-place
+         * dynamic-update-slices then made it) reads the state's buffer and is the last to
          * read it: the value it reads there (the parameter's leaf, or what an update in the
          * body left in that buffer, as a nested loop's result) dies at it, the parameter's
-         * leaf is dead by then. It may write the new leaf over the old where it reads each
-         * element before writing it (alias_step). */
-        int64_t ak = -1;
-        step *as =
-            fresh && param_last <= r->def_pos && r->def_pos >= 0 && r->def_pos < bf.n
-                ? alias_step(b, &q->steps[q->count - 1].sub[1], bf.order[r->def_pos], rc, wc, &ak)
-                : NULL;
+         * leaf is dead by then. It may write over the old leaf where it reads each element
+         * before writing it (alias_step); the updates then write there too. */
+        seq *bq = &q->steps[q->count - 1].sub[1];
+        int64_t ak = -1, len = 0, head = base ? chain_head(b, bq, &bf, body_id, root[e], &len) : -1;
+        int64_t kpos = head >= 0 ? b->p->values[head].def_pos : -1;
+        step *as = head >= 0 && b->p->values[rc].members == len && param_last <= kpos
+                       ? alias_step(b, bq, bf.order[kpos], rc, wc, &ak)
+                       : NULL;
         if (as) {
             const value *cv = &b->p->values[as->in[ak]];
             if (cv->def_seq != body_id || cv->def_pos < 0 || cv->def_pos >= bf.n ||
                 cv->def_leaf < 0 || cv->def_leaf >= bf.nleaves[cv->def_pos] ||
-                bf.last[cv->def_pos][cv->def_leaf] != r->def_pos)
+                bf.last[cv->def_pos][cv->def_leaf] != kpos)
                 as = NULL;
         }
-        if (fresh && ((param_last < r->def_pos && b->p->values[wc].members == wm[e]) || as)) {
+        if ((fresh && param_last < r->def_pos && b->p->values[wc].members == wm[e]) || as) {
             cpu_value_merge(b->p->values, root[e], w[e]);
             b->p->stats.in_place++;
             if (as) {

@@ -638,6 +638,72 @@ static void test_double_buffer(void) {
     check("swap_nested", nested, inputs, 1, STATE + 64, 1);
 }
 
+/* The state rewritten by a kernel, then a row of it by a dynamic-update-slice in place: the
+ * kernel writes over the state and the update writes its row there (no copy); and the
+ * same where the row comes from the old state at an index that the new state gives, so
+ * read after the kernel (which must not write over it then). */
+static void test_update_after_kernel(void) {
+    static const char *text = "HloModule upd_after\n" COND(
+        "(s32[], f32[64,32])",
+        "6") "body {\n"
+             "  p = (s32[], f32[64,32]) parameter(0)\n"
+             "  i = s32[] get-tuple-element(p), index=0\n"
+             "  x = f32[64,32] get-tuple-element(p), index=1\n"
+             "  two = f32[] constant(2)\n"
+             "  tb = f32[64,32] broadcast(two), dimensions={}\n"
+             "  y = f32[64,32] multiply(x, tb)\n"
+             "  f = f32[] convert(i)\n"
+             "  row = f32[1,32] broadcast(f), dimensions={}\n"
+             "  zero = s32[] constant(0)\n"
+             "  u = f32[64,32] dynamic-update-slice(y, row, i, zero)\n"
+             "  one = s32[] constant(1)\n"
+             "  ni = s32[] add(i, one)\n"
+             "  ROOT t = (s32[], f32[64,32]) tuple(ni, u)\n"
+             "}\n"
+             "ENTRY main {\n"
+             "  s = f32[] parameter(0)\n"
+             "  io = f32[64,32] iota(), iota_dimension=0\n"
+             "  sb = f32[64,32] broadcast(s), dimensions={}\n"
+             "  init = f32[64,32] add(io, sb)\n"
+             "  zero = s32[] constant(0)\n"
+             "  t0 = (s32[], f32[64,32]) tuple(zero, init)\n"
+             "  ROOT w = (s32[], f32[64,32]) while(t0), condition=cond, body=body\n"
+             "}\n";
+    static const char *old_row = "HloModule upd_old_row\n" COND(
+        "(s32[], f32[64,32])",
+        "6") "body {\n"
+             "  p = (s32[], f32[64,32]) parameter(0)\n"
+             "  i = s32[] get-tuple-element(p), index=0\n"
+             "  x = f32[64,32] get-tuple-element(p), index=1\n"
+             "  two = f32[] constant(2)\n"
+             "  tb = f32[64,32] broadcast(two), dimensions={}\n"
+             "  y = f32[64,32] multiply(x, tb)\n"
+             "  zero = s32[] constant(0)\n"
+             "  y00 = f32[1,1] slice(y), slice={[0:1], [0:1]}\n"
+             "  yr = f32[] reshape(y00)\n"
+             "  yi = s32[] convert(yr)\n"
+             "  row = f32[1,32] dynamic-slice(x, yi, zero), dynamic_slice_sizes={1,32}\n"
+             "  one = s32[] constant(1)\n"
+             "  ip = s32[] add(i, one)\n"
+             "  u = f32[64,32] dynamic-update-slice(y, row, ip, zero)\n"
+             "  ni = s32[] add(i, one)\n"
+             "  ROOT t = (s32[], f32[64,32]) tuple(ni, u)\n"
+             "}\n"
+             "ENTRY main {\n"
+             "  s = f32[] parameter(0)\n"
+             "  io = f32[64,32] iota(), iota_dimension=0\n"
+             "  sb = f32[64,32] broadcast(s), dimensions={}\n"
+             "  init = f32[64,32] add(io, sb)\n"
+             "  zero = s32[] constant(0)\n"
+             "  t0 = (s32[], f32[64,32]) tuple(zero, init)\n"
+             "  ROOT w = (s32[], f32[64,32]) while(t0), condition=cond, body=body\n"
+             "}\n";
+    static const char *const inputs[] = {"0.5"};
+    check("upd_after", text, inputs, 1, 64, 0);
+    check("upd_old_row", old_row, inputs, 0, 8192 + 64, 0);
+}
+
 TEST_MAIN(TEST(test_elementwise), TEST(test_parameter_state), TEST(test_read_after_new),
           TEST(test_other_indices), TEST(test_two_operands), TEST(test_pass_through),
-          TEST(test_nested), TEST(test_pooled), TEST(test_integer_state), TEST(test_double_buffer))
+          TEST(test_nested), TEST(test_pooled), TEST(test_integer_state), TEST(test_double_buffer),
+          TEST(test_update_after_kernel))
