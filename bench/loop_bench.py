@@ -19,7 +19,8 @@ Cases (f32 states of --mib MiB each; each loop runs a fixed number of steps):
   writes, so the result cannot be written over the state while it is computed.
 
 Per case: `cxla run --repeat N` (generated inputs, best run; parse and compile excluded)
-divided by the steps; "body" is the step as a module of its own (its state leaves as
+divided by the steps (dus and scan: the difference between S and 2S steps over S, which
+leaves out the one copy of the big buffer into the loop's state; no "body" column); "body" is the step as a module of its own (its state leaves as
 parameters, the new ones as results; `--repeat`, best), the floor of a step that copies
 nothing; "floor" is the bytes a step must read and write (the state read and written once;
 the dus and scan cases their rows) over bench_floors' triad figure at the same thread
@@ -40,8 +41,11 @@ import time
 ROW = 1024  # the row of the dus and scan cases
 
 
-def steps_of(n):
-    """Steps of a loop over n elements: about 0.1-0.3 s a run at memory speed."""
+def steps_of(case, n):
+    """Steps of a loop over n elements: about 0.1-0.3 s a run at memory speed; the dus and
+    scan cases, whose steps move a row, as many as the buffer has rows (at most 2000)."""
+    if case in ("dus", "scan"):
+        return min(n // ROW, 2000) // 2
     return max(20, min(400, (400 << 20) // (8 * n)))
 
 
@@ -287,19 +291,33 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for mib in [int(v) for v in args.mib.split(",")]:
             n = (mib << 20) // 4
-            steps = steps_of(n)
             gbps = triad(floors, args.threads, mib)
             print("# triad over %d MiB arrays: %s GB/s" % (mib, gbps), flush=True)
             for case in cases:
+                steps = steps_of(case, n)
                 paths = []
                 for alone in (False, True):
                     p = os.path.join(tmp, "%s_%d_%d.hlo" % (case, mib, alone))
                     with open(p, "w") as f:
                         f.write(module(case, n, steps, alone))
                     paths.append(p)
-                t, why = cxla_run(args.cxla, paths[0], args.repeat + 1, env)
-                tb, _ = cxla_run(args.cxla, paths[1], 4 * args.repeat + 1, env)
-                step = t / steps if t is not None else None
+                marginal = case in ("dus", "scan")
+                if marginal:
+                    p2 = os.path.join(tmp, "%s_%d_twice.hlo" % (case, mib))
+                    with open(p2, "w") as f:
+                        f.write(module(case, n, 2 * steps, False))
+                    paths.append(p2)
+
+                def per_step(exe):
+                    t, why = cxla_run(exe, paths[0], args.repeat + 1, env)
+                    if t is None or not marginal:
+                        return (t / steps if t is not None else None), why
+                    t2, why = cxla_run(exe, paths[2], args.repeat + 1, env)
+                    return ((t2 - t) / steps if t2 is not None else None), why
+
+                step, why = per_step(args.cxla)
+                tb, _ = (None, None) if marginal else \
+                    cxla_run(args.cxla, paths[1], 4 * args.repeat + 1, env)
                 fl = floor_bytes(case, n) / (gbps * 1e9) if gbps else None
                 tn = peer_loop("np", case, n, steps, args.repeat) / steps
                 tt = peer_loop("torch", case, n, steps, args.repeat) / steps if have_torch \
@@ -308,8 +326,7 @@ def main():
                        ratio(step, tb), fmt(fl), ratio(step, fl), fmt(tn), ratio(step, tn),
                        fmt(tt), ratio(step, tt)]
                 if args.base:
-                    t0, why0 = cxla_run(args.base, paths[0], args.repeat + 1, env)
-                    s0 = t0 / steps if t0 is not None else None
+                    s0, why0 = per_step(args.base)
                     row += [fmt(s0) if s0 else why0, ratio(step, s0)]
                 print(("| " + " | ".join(row) + " |") if args.markdown else "  ".join(row),
                       flush=True)
