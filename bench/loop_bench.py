@@ -20,9 +20,9 @@ Cases (f32 states of --mib MiB each; each loop runs a fixed number of steps):
 
 Per case: `cxla run --repeat N` (generated inputs, best run; parse and compile excluded)
 divided by the steps (dus and scan: the difference between S and 2S steps over S, which
-leaves out the one copy of the big buffer into the loop's state; no "body" column); "body" is the step as a module of its own (its state leaves as
-parameters, the new ones as results; `--repeat`, best), the floor of a step that copies
-nothing; "floor" is the bytes a step must read and write (the state read and written once;
+leaves out the one copy of the big buffer into the loop's state; no "body" column);
+"body" is the step as a module of its own (its state leaves as parameters, the new ones as
+results; `--repeat`, best), the floor of a step that copies nothing; "floor" is the bytes a step must read and write (the state read and written once;
 the dus and scan cases their rows) over bench_floors' triad figure at the same thread
 count, over arrays of the state's size (measured before each size). NumPy and PyTorch run
 the same loop in Python with in-place operations (np.multiply(x, 0.5, out=x);
