@@ -24,6 +24,7 @@
 
 #include "cpu/cpu.h"
 #include "cpu/cpu_internal.h"
+#include "cpu/emit.h"
 #include "cpu/emit_internal.h"
 #include "literal/literal_internal.h"
 
@@ -803,6 +804,33 @@ static cxla_status concat_in_place(acomp *c, astep *st, int64_t s) {
     return NULL;
 }
 
+/* Result leaves of at least this many bytes that a kernel may write over the parameter it
+ * is returned in (a while body's state; the JIT's ALIAS_MIN_BYTES): below, the copy costs
+ * less than the kernel's second form. */
+enum { ALIAS_MIN_BYTES = 1024 };
+
+/* Step |s| of |c| when it is a kernel that may write its result (class |rc|) over the
+ * parameter's buffer (class |pc|) that it reads through exactly one operand (*out_k), at
+ * each element's own index (cpu_emit_alias_ok); else NULL. */
+static astep *alias_step(aot *a, acomp *c, int64_t s, int64_t rc, int64_t pc, int64_t *out_k) {
+    astep *st = &c->steps[s];
+    const cxla_instr *in = st->instr;
+    if (st->kind != S_KERNEL || st->bounds != AB_STATIC || st->in_place || st->pieces ||
+        st->out_count != 1 || st->tmp_count != 0 || a->kernel_in_place[in->id] ||
+        st->in_count != in->operand_count || leaf_find(c, st->out[0]) != rc ||
+        aot_leaf_size(&c->leaves[pc]) < ALIAS_MIN_BYTES)
+        return NULL;
+    int64_t k = -1;
+    for (int64_t j = 0; j < st->in_count; j++) {
+        if (leaf_find(c, st->in[j]) != pc) continue;
+        if (k >= 0) return NULL; /* read through two operands */
+        k = j;
+    }
+    if (k < 0 || k >= 64 || !cpu_emit_alias_ok(in, k)) return NULL;
+    *out_k = k;
+    return st;
+}
+
 static cxla_status share_buffers(aot *a, acomp *c) {
     int64_t end = c->step_count; /* the final copies; the root is read there */
     for (int64_t s = 0; s < c->step_count; s++) {
@@ -884,6 +912,20 @@ static cxla_status share_buffers(aot *a, acomp *c) {
         const aleaf *r = &c->leaves[rc], *q = &c->leaves[pc];
         if (r->kind == L_ARENA && r->from_step && r->cfirst >= 0 && q->members == 1 &&
             q->clast < r->cfirst && !class_among(c, rc, c->root, c->root_count, k)) {
+            leaf_merge(c, rc, pc);
+            continue;
+        }
+        /* Or the kernel computing it is the parameter's last reader and may write over it
+         * (the state rewritten where it lies, no copy at the end). */
+        int64_t ak = -1;
+        astep *as = r->kind == L_ARENA && r->from_step && r->cfirst >= 0 && r->members == 1 &&
+                            q->members == 1 && q->clast == r->cfirst &&
+                            !class_among(c, rc, c->root, c->root_count, k)
+                        ? alias_step(a, c, r->cfirst, rc, pc, &ak)
+                        : NULL;
+        if (as) {
+            as->aliased = true;
+            as->alias = ak;
             leaf_merge(c, rc, pc);
             continue;
         }
@@ -1018,6 +1060,7 @@ static void aot_free(aot *a) {
     free(a->bodies);
     free(a->aliases);
     free(a->kernel_in_place);
+    free(a->alias_emitted);
     free(a->comps);
     free(a->rng_instrs);
     free(a->rng_keys);
@@ -1114,7 +1157,10 @@ cxla_status cpu_aot_generate(const cxla_module *module, const cpu_aot_options *o
         a.emitted = calloc((size_t)(m->next_id > 0 ? m->next_id : 1), sizeof(bool));
         a.scratch = calloc((size_t)(m->next_id > 0 ? m->next_id : 1), sizeof(size_t));
         a.kernel_in_place = calloc((size_t)(m->next_id > 0 ? m->next_id : 1), sizeof(int64_t));
-        if (!a.comps || !a.bodies || !a.emitted || !a.scratch || !a.kernel_in_place) s = OOM();
+        a.alias_emitted = calloc((size_t)(m->next_id > 0 ? m->next_id : 1), sizeof(uint64_t));
+        if (!a.comps || !a.bodies || !a.emitted || !a.scratch || !a.kernel_in_place ||
+            !a.alias_emitted)
+            s = OOM();
     }
     acomp *entry = NULL, *donated = NULL;
     if (!s) s = aot_dyn_prepare(&a);

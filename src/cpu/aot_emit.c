@@ -260,8 +260,22 @@ cxla_status aot_emit_function(aot *a, const cxla_computation *comp, acomp *c) {
                 cxla_status e = aot_dyn_emit_kernel(a, c, st, 1, b);
                 if (e) return e;
             }
-            cxla_strbuf_printf(b, "        %s_k%" PRId64 "(" AOT_KERNEL_CALL_ARGS ");\n", a->P,
-                               in->id);
+            if (st->aliased) {
+                /* Its result over operand st->alias (a state rewritten where it lies): the
+                 * kernel's form that reads that operand through its result (emit.h). */
+                uint64_t bit = (uint64_t)1 << st->alias;
+                char name[64];
+                snprintf(name, sizeof name, "%s_ka%" PRId64 "_%" PRId64, a->P, in->id, st->alias);
+                if (!(a->alias_emitted[in->id] & bit)) {
+                    a->alias_emitted[in->id] |= bit;
+                    cxla_status e = cpu_emit_kernel_alias(in, st->alias, name, &a->kernels, NULL);
+                    if (e) return e;
+                }
+                cxla_strbuf_printf(b, "        %s(" AOT_KERNEL_CALL_ARGS ");\n", name);
+            } else {
+                cxla_strbuf_printf(b, "        %s_k%" PRId64 "(" AOT_KERNEL_CALL_ARGS ");\n", a->P,
+                                   in->id);
+            }
             if (st->bounds != AB_STATIC) {
                 cxla_status e = aot_dyn_emit_kernel(a, c, st, 2, b);
                 if (e) return e;

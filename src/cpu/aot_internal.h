@@ -112,6 +112,10 @@ typedef struct astep {
     bool pieces;       /* S_KERNEL of a concatenate whose operands were computed in their
                         * places in its result (no code) */
     aot_bounds bounds; /* S_KERNEL: dynamic shapes (aot_dyn.c) */
+    /* S_KERNEL whose result is written over its operand |alias| (a while body's state leaf
+     * rewritten where it lies): it calls cpu_emit_kernel_alias's kernel P_kaID_K. */
+    bool aliased;
+    int64_t alias;
 } astep;
 
 /* The copies a kernel step with dynamic shapes fills (after its work memory in tmp[]). */
@@ -161,6 +165,8 @@ typedef struct aot {
     bool xfail_helper;          /* aot_ops.c's failure with numbers (ragged-all-to-all) */
     bool dmove_used, dsum_used; /* aot_dmove.c's helpers are needed */
     int64_t *kernel_in_place;   /* by instruction id: cpu_kernel_info.in_place */
+    uint64_t *alias_emitted;    /* by instruction id: a bit per operand whose alias kernel
+                                 * (astep.aliased) is written */
     int64_t fn_count;
     bool *emitted;   /* by instruction id: kernel or constant written */
     size_t *scratch; /* by instruction id: the kernel's work memory (cpu_kernel_info) */

@@ -778,7 +778,12 @@ static cxla_status compile_whole(const cxla_module *module, const exec_compile_o
         s = cpu_plan_emit_loops(plans, 2, module->name, kernel_name, &loops, &has_loops, in_loops);
     if (!s) s = make_units(&g, c->module->name, in_loops);
     free(in_loops);
-    int64_t units = g.unit_count + (has_loops ? 1 : 0);
+    /* The kernels that rewrite a loop's state where it lies, one more unit. */
+    cxla_strbuf aliased;
+    cxla_strbuf_init(&aliased);
+    bool has_aliased = false;
+    if (!s) s = cpu_plan_emit_aliased(plans, 2, module->name, &aliased, &has_aliased);
+    int64_t units = g.unit_count + (has_loops ? 1 : 0) + (has_aliased ? 1 : 0);
     if (!s && (g.count > 0 || has_loops)) {
         const char **sources = calloc((size_t)units, sizeof(*sources));
         size_t *lengths = calloc((size_t)units, sizeof(*lengths));
@@ -788,8 +793,12 @@ static cxla_status compile_whole(const cxla_module *module, const exec_compile_o
             lengths[u] = g.units[u].len;
         }
         if (!s && has_loops) {
-            sources[units - 1] = loops.data;
-            lengths[units - 1] = loops.len;
+            sources[g.unit_count] = loops.data;
+            lengths[g.unit_count] = loops.len;
+        }
+        if (!s && has_aliased) {
+            sources[units - 1] = aliased.data;
+            lengths[units - 1] = aliased.len;
         }
         if (!s) s = cpu_library_compile(sources, lengths, units, module->name, &c->library);
         free(sources);
@@ -809,6 +818,7 @@ static cxla_status compile_whole(const cxla_module *module, const exec_compile_o
         }
     }
     cxla_strbuf_free(&loops);
+    cxla_strbuf_free(&aliased);
     for (int64_t k = 0; k < 2 && !s; k++)
         s = cpu_plan_bind(plans[k], k, c->kernels, c->library, has_loops, module->name);
     /* Messages name the user's instructions, not the passes' copies of them (the driver's

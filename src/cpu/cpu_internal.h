@@ -106,8 +106,15 @@ typedef void (*cpu_kernel_namer)(const cxla_instr *in, char *buf, size_t size);
 cxla_status cpu_plan_emit_loops(cpu_plan *const *plans, int64_t n, const char *what,
                                 cpu_kernel_namer name_of, cxla_strbuf *out, bool *out_any,
                                 bool *out_exported);
+/* The kernels that rewrite a loop's state where it lies (step.alias; cpu_emit_kernel_alias)
+ * of |plans| (|n|, NULL ones skipped) as one more translation unit into |out| (*out_any:
+ * whether any), for cpu_plan_bind to find in the library. Errors: RESOURCE_EXHAUSTED,
+ * those of cpu_emit_kernel_alias. */
+cxla_status cpu_plan_emit_aliased(cpu_plan *const *plans, int64_t n, const char *what,
+                                  cxla_strbuf *out, bool *out_any);
 /* Points the kernel steps of plan |p| (number |index| of those given to
- * cpu_plan_emit_loops) at kernels[instruction id], and, |with_loops|, its fused loops at
+ * cpu_plan_emit_loops) at kernels[instruction id] (the steps that write over an operand at
+ * cpu_plan_emit_aliased's kernels in |lib|), and, |with_loops|, its fused loops at
  * their functions in |lib| (which must outlive the plan's runs). Nothing to do for a NULL
  * plan. Errors: RESOURCE_EXHAUSTED, INTERNAL for a function missing from |lib| (its loops
  * then run as before, as ops). */
@@ -150,6 +157,12 @@ typedef struct cpu_plan_stats {
      * the table of pointers: cpu_loop.c's slot_where), and the constants written into
      * their code. */
     int64_t loop_arena_slots, loop_const_slots;
+    /* While-loop state leaves that the body's kernel rewrites where they lie, reading them
+     * at the index it writes (cpu_emit_kernel_alias: no copy of the new state a step). */
+    int64_t loop_aliased;
+    /* New state leaves of fused loops that swap buffers with the state instead of being
+     * copied into it (double buffering; a loop generated as C copies them). */
+    int64_t loop_swapped;
 } cpu_plan_stats;
 void cpu_plan_get_stats(const cpu_plan *plan, cpu_plan_stats *out);
 /* "step", "in place", "kernel in place", "pieces in place", "alias", "interpreter handler", a

@@ -57,6 +57,11 @@ typedef struct lop {
     int64_t size;
     int64_t pred;               /* O_WHILE: the slot of the condition's result */
     int64_t cond_end, body_end; /* O_WHILE: see the layout above */
+    /* O_COPY of a while body's new state leaves that may swap buffers with the state
+     * (step.swap): run_ops swaps them, and the while op at |owner| puts the state back in
+     * its own buffers when the loop ends (double buffering). */
+    bool swap;
+    int64_t owner;
 } lop;
 
 /* The generated form of a program (cpu_plan_emit_loops): see emit_fn for its contract. */
@@ -77,6 +82,7 @@ struct cpu_loop {
     int64_t nsizes, zcap;
     int64_t *marks; /* O_COND's branch boundaries */
     int64_t nmarks, mcap;
+    int64_t cur_while; /* while building: the innermost while op being emitted */
 };
 
 bool cpu_loop_kernel_direct(const cpu_kernel_info *info) {
@@ -177,6 +183,15 @@ static int64_t add_sizes(cpu_loop *l, const cpu_plan *p, const int64_t *ids, int
 
 static bool emit_seq(cpu_loop *l, cpu_plan *p, const seq *q);
 
+/* Whether class |c| is a buffer that no other class lies in and that lies in no other (not
+ * a piece of a concatenate's, nor with pieces): its pointer may be swapped with another's. */
+static bool whole_buffer(const cpu_plan *p, int64_t c) {
+    if (p->values[c].sub_of >= 0) return false;
+    for (int64_t v = 0; v < p->value_count; v++)
+        if (p->values[v].parent == v && p->values[v].sub_of == c) return false;
+    return true;
+}
+
 static bool emit_cond(cpu_loop *l, cpu_plan *p, const step *sp) {
     int64_t c = add_op(l, O_COND, sp);
     int64_t in = c < 0 ? -1 : add_slots(l, sp->in, 1);
@@ -207,11 +222,14 @@ static bool emit_while(cpu_loop *l, cpu_plan *p, const step *sp) {
     int64_t w = add_op(l, O_WHILE, sp);
     if (w < 0) return false;
     int64_t pred = add_slots(l, &sp->pred, 1);
+    int64_t outer = l->cur_while;
+    l->cur_while = w;
     if (pred < 0 || !emit_seq(l, p, &sp->sub[0])) return false;
     l->ops[w].pred = pred;
     l->ops[w].cond_end = l->count;
     if (!emit_seq(l, p, &sp->sub[1])) return false;
     l->ops[w].body_end = l->count;
+    l->cur_while = outer;
     p->stats.fused_loops++;
     return true;
 }
@@ -249,6 +267,12 @@ static bool emit_seq(cpu_loop *l, cpu_plan *p, const seq *q) {
             op->n = sp->in_count;
             op->size = add_sizes(l, p, sp->out, sp->in_count);
             if (op->size < 0) return false;
+            op = &l->ops[o];
+            op->owner = l->cur_while;
+            op->swap = sp->swap && l->cur_while >= 0;
+            for (int64_t k = 0; k < sp->in_count && op->swap; k++)
+                op->swap = whole_buffer(p, sp->in[k]) && whole_buffer(p, sp->out[k]);
+            if (op->swap) p->stats.loop_swapped += op->n;
         }
     }
     return true;
@@ -271,6 +295,7 @@ static cxla_status fuse_seq(cpu_plan *p, seq *q, int depth) {
         step *sp = &q->steps[i];
         if (sp->kind == S_WHILE && fusable_step(sp, depth)) {
             cpu_loop *l = calloc(1, sizeof(*l));
+            if (l) l->cur_while = -1;
             if (!l || !emit_while(l, p, sp)) {
                 cpu_loop_free(l);
                 return CPU_STEPS_OOM();
@@ -328,6 +353,44 @@ static void copy_state(cpu_pool *pool, void *dst, const void *src, size_t size) 
     cpu_pool_run_kernel(pool, copy_blocks, &info, NULL, in, NULL);
 }
 
+/* The swap pairs of |o| (lop.swap): each new state leaf's buffer becomes the state's and
+ * the state's becomes the body's, in every slot of either class. */
+static void swap_state(const cpu_loop *l, const lop *o, void **tab) {
+    for (int64_t k = 0; k < o->n; k++) {
+        int64_t cw = l->slots[o->out + k], cr = l->slots[o->in + k];
+        void *pw = tab[o->out + k], *pr = tab[o->in + k];
+        for (int64_t s = 0; s < l->nslots; s++) {
+            if (l->slots[s] == cw)
+                tab[s] = pr;
+            else if (l->slots[s] == cr)
+                tab[s] = pw;
+        }
+    }
+}
+
+/* The end of while op |w|: the state that a swap left in the body's buffer is copied into
+ * the state's own (what the steps after the loop read), and every slot points where it did
+ * when the program started. */
+static void unswap_state(const cpu_loop *l, int64_t w, void **tab, const cpu_loop_env *env) {
+    const lop *wo = &l->ops[w];
+    for (int64_t i = wo->cond_end; i < wo->body_end; i++) {
+        const lop *o = &l->ops[i];
+        if (o->kind != O_COPY || !o->swap || o->owner != w) continue;
+        for (int64_t k = 0; k < o->n; k++) {
+            int64_t cw = l->slots[o->out + k], cr = l->slots[o->in + k];
+            void *orig = env->ptr[cw], *cur = tab[o->out + k];
+            if (cur == orig) continue;
+            copy_state(env->pool, orig, cur, l->sizes[o->size + k]);
+            for (int64_t s = 0; s < l->nslots; s++) {
+                if (l->slots[s] == cw)
+                    tab[s] = orig;
+                else if (l->slots[s] == cr)
+                    tab[s] = env->ptr[cr];
+            }
+        }
+    }
+}
+
 static const step *run_ops(const cpu_loop *l, int64_t a, int64_t b, void **tab,
                            const cpu_loop_env *env) {
     for (int64_t i = a; i < b;) {
@@ -340,6 +403,10 @@ static const step *run_ops(const cpu_loop *l, int64_t a, int64_t b, void **tab,
                 return o->sp; /* stopped between two chunks of the kernel */
             break;
         case O_COPY:
+            if (o->swap) {
+                swap_state(l, o, tab);
+                break;
+            }
             for (int64_t k = 0; k < o->n; k++) {
                 size_t size = l->sizes[o->size + k];
                 void *dst = tab[o->out + k];
@@ -376,7 +443,10 @@ static const step *run_while(const cpu_loop *l, int64_t w, void **tab, const cpu
     for (;;) {
         const step *at = run_ops(l, w + 1, o->cond_end, tab, env);
         if (at) return at;
-        if (!*(const uint8_t *)tab[o->pred]) return NULL;
+        if (!*(const uint8_t *)tab[o->pred]) {
+            unswap_state(l, w, tab, env);
+            return NULL;
+        }
         at = run_ops(l, o->cond_end, o->body_end, tab, env);
         if (at) return at;
         if (env->check && env->check(env->ctx)) return o->sp; /* the back-edge */
@@ -416,6 +486,13 @@ const step *cpu_loop_run(const cpu_loop *l, const cpu_loop_env *env, bool *out_o
 
 /* ---- generated C --------------------------------------------------------------------- */
 
+/* The name of the kernel of |in| that writes its result over operand |k|
+ * (cpu_emit_kernel_alias): PREFIX<id>_<k>. */
+static void alias_name(const cxla_instr *in, int64_t k, const char *prefix, char *name,
+                       size_t size) {
+    snprintf(name, size, "%s%" PRId64 "_%" PRId64, prefix, in->id, k);
+}
+
 /* The kernels of program |l| as C, those not yet in |out| (done[instruction id]): one
  * static function cxla_lkID per instruction, which the programs of both plans call (a
  * loop's body may be another loop's too: in_place_dynamic_update_slice_fusion runs one body
@@ -424,11 +501,26 @@ const step *cpu_loop_run(const cpu_loop *l, const cpu_loop_env *env, bool *out_o
  * inline function cxla_lk<ID>. Those no step outside the unit's loops calls (|outside[id]|
  * false) also get their usual entry point, named by |name_of|, so that the caller leaves
  * them out of its own units and each kernel is compiled once (|exported[id]| set). */
-static cxla_status emit_kernels(const cpu_loop *l, bool *done, const bool *outside,
-                                cpu_kernel_namer name_of, bool *exported, cxla_strbuf *out) {
+static cxla_status emit_kernels(const cpu_loop *l, bool *done, uint64_t *alias_done,
+                                const bool *outside, cpu_kernel_namer name_of, bool *exported,
+                                cxla_strbuf *out) {
     for (int64_t i = 0; i < l->count; i++) {
         if (l->ops[i].kind != O_KERNEL) continue;
         const cxla_instr *in = l->ops[i].sp->instr;
+        int64_t ak = l->ops[i].sp->alias;
+        if (ak >= 0) { /* the state rewritten in place: the kernel's form for it, inline */
+            uint64_t bit = (uint64_t)1 << ak;
+            if (alias_done[in->id] & bit) continue;
+            alias_done[in->id] |= bit;
+            char name[64];
+            alias_name(in, ak, "cxla_lka", name, sizeof(name));
+            cxla_strbuf_printf(out,
+                               "\nstatic inline void %s(void *const *out, const void *const *in, "
+                               "int64_t begin, int64_t end);\n",
+                               name);
+            CXLA_RETURN_IF_ERROR(cpu_emit_kernel_alias(in, ak, name, out, NULL));
+            continue;
+        }
         if (done[in->id]) continue;
         done[in->id] = true;
         char name[64];
@@ -725,8 +817,14 @@ static void emit_ops(const cpu_loop *l, int64_t a, int64_t b, int indent, cxla_s
             emit_slots(out, "void *o_", o->out, sp->out_count);
             cxla_strbuf_putc(out, ' ');
             emit_slots(out, "const void *i_", o->in, sp->in_count);
-            cxla_strbuf_printf(out, " cxla_lk%" PRId64 "(o_, i_, 0, %" PRId64 "); }\n",
-                               sp->instr->id, o->range);
+            if (sp->alias >= 0)
+                cxla_strbuf_printf(out,
+                                   " cxla_lka%" PRId64 "_%" PRId64 "(o_, i_, 0, %" PRId64
+                                   "); } /* over its operand %" PRId64 " */\n",
+                                   sp->instr->id, sp->alias, o->range, sp->alias);
+            else
+                cxla_strbuf_printf(out, " cxla_lk%" PRId64 "(o_, i_, 0, %" PRId64 "); }\n",
+                                   sp->instr->id, o->range);
             break;
         case O_POOLED: break; /* not generated (generable) */
         case O_COPY:
@@ -924,9 +1022,11 @@ cxla_status cpu_plan_emit_loops(cpu_plan *const *plans, int64_t n, const char *w
         if (plans[i] && plans[i]->id_count > ids) ids = plans[i]->id_count;
     bool *done = calloc((size_t)(ids ? ids : 1), sizeof(*done));
     bool *outside = calloc((size_t)(ids ? ids : 1), sizeof(*outside));
-    if (!done || !outside) {
+    uint64_t *alias_done = calloc((size_t)(ids ? ids : 1), sizeof(*alias_done));
+    if (!done || !outside || !alias_done) {
         free(done);
         free(outside);
+        free(alias_done);
         return CPU_STEPS_OOM();
     }
     for (int64_t i = 0; i < n; i++)
@@ -955,35 +1055,113 @@ cxla_status cpu_plan_emit_loops(cpu_plan *const *plans, int64_t n, const char *w
             }
             char fn[64];
             snprintf(fn, sizeof(fn), "cxla_loop_%" PRId64 "_%" PRId64, i, k);
-            s = emit_kernels(progs[k], done, outside, out_exported ? name_of : NULL, out_exported,
-                             out);
+            s = emit_kernels(progs[k], done, alias_done, outside, out_exported ? name_of : NULL,
+                             out_exported, out);
             if (!s) emit_fn(progs[k], plans[i], fn, out);
         }
         free(progs);
     }
     free(done);
     free(outside);
+    free(alias_done);
     if (!s && out->failed) s = CPU_STEPS_OOM();
     return s;
 }
 
-/* Points the kernel steps of |q| and below at kernels[instruction id]. */
-static void bind_seq(seq *q, const cpu_kernel_fn *kernels, int depth) {
+/* Appends to |out| the kernels of |q| and below that write over an operand (step.alias),
+ * those not yet there (|done|: by instruction id, a bit per operand). */
+static cxla_status emit_aliased_seq(const seq *q, uint64_t *done, int64_t ids, const char *what,
+                                    bool *out_any, cxla_strbuf *out, int depth) {
+    for (int64_t i = 0; depth <= MAX_DEPTH && i < q->count; i++) {
+        const step *sp = &q->steps[i];
+        if (sp->kind == S_KERNEL && sp->alias >= 0 && sp->instr->id >= 0 && sp->instr->id < ids &&
+            !(done[sp->instr->id] & ((uint64_t)1 << sp->alias))) {
+            done[sp->instr->id] |= (uint64_t)1 << sp->alias;
+            if (!*out_any) {
+                cxla_strbuf_printf(out,
+                                   "/* Generated by cxla's cpu backend from module %s: kernels "
+                                   "that write a loop's state where it lies "
+                                   "(src/cpu/cpu_loop.c). */\n",
+                                   what);
+                cpu_emit_prelude(out);
+                *out_any = true;
+            }
+            char name[64];
+            alias_name(sp->instr, sp->alias, "cxla_ka", name, sizeof(name));
+            cxla_strbuf_putc(out, '\n');
+            CXLA_RETURN_IF_ERROR(cpu_emit_kernel_alias(sp->instr, sp->alias, name, out, NULL));
+        }
+        for (int64_t k = 0; k < sp->sub_count; k++)
+            CXLA_RETURN_IF_ERROR(
+                emit_aliased_seq(&sp->sub[k], done, ids, what, out_any, out, depth + 1));
+    }
+    return NULL;
+}
+
+cxla_status cpu_plan_emit_aliased(cpu_plan *const *plans, int64_t n, const char *what,
+                                  cxla_strbuf *out, bool *out_any) {
+    *out_any = false;
+    int64_t ids = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (plans[i] && plans[i]->stats.loop_aliased > 0 && plans[i]->id_count > ids)
+            ids = plans[i]->id_count;
+    if (ids == 0) return NULL;
+    uint64_t *done = calloc((size_t)ids, sizeof(*done));
+    if (!done) return CPU_STEPS_OOM();
+    cxla_status s = NULL;
+    for (int64_t i = 0; i < n && !s; i++)
+        if (plans[i]) s = emit_aliased_seq(&plans[i]->entry, done, ids, what, out_any, out, 0);
+    free(done);
+    if (!s && out->failed) s = CPU_STEPS_OOM();
+    return s;
+}
+
+/* The function step |sp| runs: kernels[instruction id], or the kernel that writes over
+ * its operand (step.alias) from |lib|; NULL when that one is missing. */
+static cpu_kernel_fn step_fn(const step *sp, const cpu_kernel_fn *kernels, cpu_library *lib) {
+    if (sp->kind != S_KERNEL || sp->alias < 0) return kernels[sp->instr->id];
+    char name[64];
+    alias_name(sp->instr, sp->alias, "cxla_ka", name, sizeof(name));
+    void *sym = lib ? cpu_library_symbol(lib, name) : NULL;
+    cpu_kernel_fn fn = NULL;
+    /* dlsym returns data pointers; POSIX guarantees the conversion. */
+    if (sym) memcpy(&fn, &sym, sizeof(sym));
+    return fn;
+}
+
+/* Points the kernel steps of |q| and below at their functions (step_fn); the first step
+ * whose function is missing, or NULL. */
+static const step *bind_seq(seq *q, const cpu_kernel_fn *kernels, cpu_library *lib, int depth) {
+    const step *missing = NULL;
     for (int64_t i = 0; depth <= MAX_DEPTH && i < q->count; i++) {
         step *sp = &q->steps[i];
-        if ((sp->kind == S_KERNEL || sp->kind == S_SVC) && sp->fn) sp->fn = kernels[sp->instr->id];
+        if ((sp->kind == S_KERNEL || sp->kind == S_SVC) && sp->fn) {
+            sp->fn = step_fn(sp, kernels, lib);
+            if (!sp->fn && !missing) missing = sp;
+        }
         if (sp->fused)
             for (int64_t k = 0; k < sp->fused->count; k++)
-                if (sp->fused->ops[k].fn)
-                    sp->fused->ops[k].fn = kernels[sp->fused->ops[k].sp->instr->id];
-        for (int64_t k = 0; k < sp->sub_count; k++) bind_seq(&sp->sub[k], kernels, depth + 1);
+                if (sp->fused->ops[k].fn) {
+                    sp->fused->ops[k].fn = step_fn(sp->fused->ops[k].sp, kernels, lib);
+                    if (!sp->fused->ops[k].fn && !missing) missing = sp->fused->ops[k].sp;
+                }
+        for (int64_t k = 0; k < sp->sub_count; k++) {
+            const step *m = bind_seq(&sp->sub[k], kernels, lib, depth + 1);
+            if (m && !missing) missing = m;
+        }
     }
+    return missing;
 }
 
 cxla_status cpu_plan_bind(cpu_plan *p, int64_t index, const cpu_kernel_fn *kernels,
                           cpu_library *lib, bool with_loops, const char *what) {
     if (!p) return NULL;
-    bind_seq(&p->entry, kernels, 0);
+    const step *missing = bind_seq(&p->entry, kernels, lib, 0);
+    if (missing)
+        return cxla_error(CXLA_STATUS_INTERNAL,
+                          "the compiled code of module '%s' lacks the kernel of %s that writes "
+                          "over its operand %" PRId64,
+                          what, missing->instr->name, missing->alias);
     if (!with_loops) return NULL;
     cpu_loop **progs = NULL;
     int64_t n = 0;

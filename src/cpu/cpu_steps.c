@@ -167,6 +167,7 @@ step *cpu_steps_add_step(bld *b, seq *q, step_kind kind, const cxla_instr *in,
     sp->comp = comp;
     sp->in_count = in_count;
     sp->out_count = out_count;
+    sp->alias = -1;
     sp->in = calloc((size_t)(in_count ? in_count : 1), sizeof(int64_t));
     sp->out = calloc((size_t)(out_count ? out_count : 1), sizeof(int64_t));
     if (!sp->in || !sp->out) {

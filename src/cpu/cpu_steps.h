@@ -106,6 +106,14 @@ typedef struct step {
     /* S_KERNEL of static shapes small enough to call on the running thread at once
      * (cpu_loop_kernel_direct): no thread-pool bookkeeping per call. */
     bool direct;
+    /* S_KERNEL: out[0] lies in the buffer of in[alias] (a while loop's state rewritten in
+     * place, cpu_steps_control.c): the step runs cpu_emit_kernel_alias's kernel for that
+     * operand, bound by cpu_plan_bind. -1: none (the kernel of cpu_emit_kernel_info). */
+    int64_t alias;
+    /* S_COPY at the end of a while body: each pair is a new state leaf (a buffer of the
+     * body's own, live through the whole loop) and the state's buffer, which a fused loop
+     * swaps instead of copying (double buffering, cpu_loop.c); the copy is as right. */
+    bool swap;
     /* S_WHILE: the loop fused into one program (cpu_loop.h; owned), NULL when it runs
      * step by step. */
     cpu_loop *fused;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cpu/cpu_steps_build.h"
+#include "cpu/emit.h"
 
 #define OOM() CPU_STEPS_OOM()
 
@@ -286,6 +287,70 @@ cxla_status cpu_steps_build_conditional(bld *b, frame *f, seq *q, int64_t i) {
     return s;
 }
 
+/* State leaves smaller than this keep their copy: a copy of a few hundred bytes costs less
+ * than compiling the kernel a second time (cpu_emit_kernel_alias's form). */
+enum { ALIAS_MIN_BYTES = 1024 };
+
+/* New state leaves from at least this many bytes may swap buffers with the state instead
+ * of being copied into it (double buffering): their buffer is then kept through the whole
+ * loop, worth it where a copy costs more than a few microseconds. */
+enum { SWAP_MIN_BYTES = 64 * 1024 };
+
+/* The kernel step of |body| (the body's own steps, not a callee's) that computes value
+ * |rc| (a class) at body instruction |def| and reads the state leaf of class |wc| as its
+ * last read of it: whether it may write |rc| over that leaf where it lies, reading each
+ * element before it writes it (cpu_emit_alias_ok), and which step and operand. The
+ * operand is read through no other of its operands (then each would be a pointer to the
+ * buffer being written). */
+static step *alias_step(bld *b, seq *body, const cxla_instr *def, int64_t rc, int64_t wc,
+                        int64_t *out_k) {
+    value *v = b->p->values;
+    if (v[wc].size < ALIAS_MIN_BYTES) return NULL;
+    for (int64_t s = body->count - 1; s >= 0; s--) {
+        step *sp = &body->steps[s];
+        if (sp->instr != def) continue;
+        if (sp->kind != S_KERNEL || sp->bounds != B_STATIC || sp->out_count != 1 ||
+            sp->info.in_place || sp->info.scratch || sp->in_count != def->operand_count ||
+            cpu_value_find(v, sp->out[0]) != rc)
+            return NULL;
+        int64_t k = -1;
+        for (int64_t j = 0; j < sp->in_count; j++) {
+            if (cpu_value_find(v, sp->in[j]) != wc) continue;
+            if (k >= 0) return NULL; /* read through two operands */
+            k = j;
+        }
+        /* (cpu_loop.c keeps the forms it emitted as one bit per operand, of 64.) */
+        if (k < 0 || k >= 64 || !cpu_emit_alias_ok(def, k)) return NULL;
+        *out_k = k;
+        return sp;
+    }
+    return NULL;
+}
+
+/* The first value of the chain of in-place dynamic-update-slices of |body| (its own steps)
+ * that ends in value |v|: |v| itself when no such update made it; *out_len values in the
+ * chain. -1 when a value of it was not made by a step of |body| (bf: its frame). */
+static int64_t chain_head(bld *b, const seq *body, const frame *bf, int64_t body_id, int64_t v,
+                          int64_t *out_len) {
+    int64_t len = 1;
+    for (int depth = 0; depth < MAX_DEPTH; depth++) {
+        const value *x = &b->p->values[v];
+        if (x->def_seq != body_id || x->def_pos < 0 || x->def_pos >= bf->n) return -1;
+        const cxla_instr *d = bf->order[x->def_pos];
+        const step *sp = NULL;
+        for (int64_t s = body->count - 1; s >= 0 && !sp; s--)
+            if (body->steps[s].instr == d) sp = &body->steps[s];
+        if (!sp) return -1;
+        if (sp->kind != S_DUS) {
+            *out_len = len;
+            return v;
+        }
+        v = sp->in[0]; /* the operand it updated in place */
+        len++;
+    }
+    return -1;
+}
+
 cxla_status cpu_steps_build_while(bld *b, frame *f, seq *q, int64_t i) {
     const cxla_instr *in = f->order[i];
     cxla_computation *cond = cxla_instr_called(in, CXLA_ATTR_CONDITION);
@@ -386,11 +451,36 @@ cxla_status cpu_steps_build_while(bld *b, frame *f, seq *q, int64_t i) {
         for (int64_t k = 0; k < n; k++)
             if (cpu_value_find(b->p->values, w[k]) == rc) is_state = true;
         int64_t param_last = param_pos >= 0 ? bf.last[param_pos][e] : NEVER_READ;
-        if (unique && r->owner == body_id && r->from_step && r->def_seq == body_id &&
-            b->p->values[rc].members == 1 && b->p->values[rc].kind == V_ARENA &&
-            b->p->values[wc].members == wm[e] && param_last < r->def_pos) {
+        bool base = unique && r->owner == body_id && r->from_step && r->def_seq == body_id &&
+                    b->p->values[rc].kind == V_ARENA;
+        bool fresh = base && b->p->values[rc].members == 1;
+        /* Or the kernel computing the new leaf (or the value that in-place
+         * dynamic-update-slices then made it) reads the state's buffer and is the last to
+         * read it: the value it reads there (the parameter's leaf, or what an update in the
+         * body left in that buffer, as a nested loop's result) dies at it, the parameter's
+         * leaf is dead by then. It may write over the old leaf where it reads each element
+         * before writing it (alias_step); the updates then write there too. */
+        seq *bq = &q->steps[q->count - 1].sub[1];
+        int64_t ak = -1, len = 0, head = base ? chain_head(b, bq, &bf, body_id, root[e], &len) : -1;
+        int64_t kpos = head >= 0 ? b->p->values[head].def_pos : -1;
+        step *as = head >= 0 && b->p->values[rc].members == len && param_last <= kpos
+                       ? alias_step(b, bq, bf.order[kpos], rc, wc, &ak)
+                       : NULL;
+        if (as) {
+            const value *cv = &b->p->values[as->in[ak]];
+            if (cv->def_seq != body_id || cv->def_pos < 0 || cv->def_pos >= bf.n ||
+                cv->def_leaf < 0 || cv->def_leaf >= bf.nleaves[cv->def_pos] ||
+                bf.last[cv->def_pos][cv->def_leaf] != kpos)
+                as = NULL;
+        }
+        if ((fresh && param_last < r->def_pos && b->p->values[wc].members == wm[e]) || as) {
             cpu_value_merge(b->p->values, root[e], w[e]);
             b->p->stats.in_place++;
+            if (as) {
+                as->alias = ak;
+                b->p->stats.loop_aliased++;
+                cpu_steps_set_what(b, as->instr, W_KERNEL_IN_PLACE);
+            }
         } else if (is_state) {
             int64_t tv = cpu_steps_new_value(b, b->p->values[w[e]].shape, V_ARENA, body_id);
             if (tv < 0) {
@@ -404,24 +494,57 @@ cxla_status cpu_steps_build_while(bld *b, frame *f, seq *q, int64_t i) {
     }
     seq *body_q = s ? NULL : &q->steps[q->count - 1].sub[1];
     if (!s && t > 0) s = cpu_steps_add_copies(b, body_q, in, body, src, tmp, t);
-    /* src was the temporaries' sources; now the final copies. */
-    int64_t ti = 0;
+    /* src was the temporaries' sources; now the final copies. A big new leaf that the body
+     * computed into a buffer of its own may instead swap buffers with the state (double
+     * buffering, cpu_loop.c): those pairs go last, in a copy step of their own, and their
+     * source buffer lives through the whole loop (below), so that after a swap it holds
+     * the state where nothing else of the loop has its buffer. */
+    int64_t ti = 0, nswap = 0;
+    int64_t *sw = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!sw) s = OOM();
     for (int64_t e = 0; e < n && !s; e++) {
         int64_t rc = cpu_value_find(b->p->values, root[e]), wc = cpu_value_find(b->p->values, w[e]);
         if (rc == wc || b->p->values[wc].kind == V_TOKEN) continue;
         bool is_state = false;
         for (int64_t k = 0; k < n; k++)
             if (cpu_value_find(b->p->values, w[k]) == rc) is_state = true;
+        bool unique = true;
+        for (int64_t k = 0; k < n; k++)
+            if (k != e && cpu_value_find(b->p->values, root[k]) == rc) unique = false;
+        const value *r = &b->p->values[root[e]];
+        if (!is_state && unique && r->owner == body_id && r->from_step && r->def_seq == body_id &&
+            b->p->values[rc].kind == V_ARENA && b->p->values[rc].size >= SWAP_MIN_BYTES) {
+            sw[nswap++] = e;
+            continue;
+        }
         src[c] = is_state ? tmp[ti++] : root[e];
         dst[c++] = w[e];
     }
     if (!s) s = cpu_steps_add_copies(b, body_q, in, body, src, dst, c);
+    for (int64_t k = 0; k < nswap && !s; k++) {
+        src[k] = root[sw[k]];
+        dst[k] = w[sw[k]];
+    }
+    if (!s && nswap > 0) {
+        s = cpu_steps_add_copies(b, body_q, in, body, src, dst, nswap);
+        if (!s) body_q->steps[body_q->count - 1].swap = true;
+        /* The sources live from the loop's start to its end. */
+        int64_t at = b->pos;
+        b->pos = a;
+        for (int64_t k = 0; k < nswap && !s; k++)
+            if (!cpu_steps_note(b, src[k], false)) s = OOM();
+        b->pos = at;
+    }
+    free(sw);
     if (have_frame) cpu_steps_frame_free(&bf);
     free(root);
     free(croot);
-    /* The loop's end: the state is read again by the next iteration. */
+    /* The loop's end: the state is read again by the next iteration; the buffers it may
+     * swap with live as long. */
     for (int64_t e = 0; e < n && !s; e++)
         if (!cpu_steps_note(b, w[e], false)) s = OOM();
+    for (int64_t k = 0; k < nswap && !s; k++)
+        if (!cpu_steps_note(b, src[k], false)) s = OOM();
     int64_t end = b->pos++;
     if (!s) {
         if (b->ln == b->lcap) {

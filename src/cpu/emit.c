@@ -1091,11 +1091,13 @@ static void build_params(em *e, const cxla_instr *const *outs, int64_t nout) {
     }
     int64_t n = e->fused ? e->fused->param_count : e->top->operand_count;
     for (int64_t k = 0; k < n; k++) {
+        if (e->aliased && k == e->alias_in) continue; /* read through o0 (the body's local) */
         const cxla_shape *s = e->fused ? &e->fused->params[k]->shape : &e->top->operands[k]->shape;
         const char *st = cpu_emit_stype(s->type);
-        cxla_strbuf_printf(&ip, "%sconst %s *restrict p%" PRId64, k ? ", " : "", st, k);
-        cxla_strbuf_printf(&ia, "%s(const %s *)in[%" PRId64 "]", k ? ", " : "", st, k);
-        cxla_strbuf_printf(&names, "%sp%" PRId64, k ? ", " : "", k);
+        const char *sep = ip.len ? ", " : "";
+        cxla_strbuf_printf(&ip, "%sconst %s *restrict p%" PRId64, sep, st, k);
+        cxla_strbuf_printf(&ia, "%s(const %s *)in[%" PRId64 "]", sep, st, k);
+        cxla_strbuf_printf(&names, "%sp%" PRId64, sep, k);
     }
     e->out_params = F("%s", op.data ? op.data : "");
     e->in_params = F("%s", ip.data ? ip.data : "");
@@ -1291,19 +1293,90 @@ cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strb
 }
 
 static cxla_status emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,
-                                    cpu_kernel_info *out_info);
+                                    cpu_kernel_info *out_info, int64_t alias);
 
 cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                  cpu_kernel_info *out_info) {
     size_t start = out->len;
     cpu_emit_complex_libm_reset();
-    cxla_status s = emit_kernel_info(instr, name, out, out_info);
+    cxla_status s = emit_kernel_info(instr, name, out, out_info, -1);
+    if (!s) cpu_emit_complex_libm_guard(name, out, start);
+    return s;
+}
+
+/* Whether instruction |x| of a kernel's computation is computed at each output index from
+ * its operands at that same index: an elementwise operation over the output's dimensions
+ * (not a reduce, broadcast, reshape, transpose, slice or anything that moves elements). */
+static bool same_index_op(const cxla_instr *x, const cxla_shape *out) {
+    return (cxla_opcode_get_info(x->opcode)->flags & CXLA_OPF_ELEMENTWISE) &&
+           same_dims(&x->shape, out);
+}
+
+bool cpu_emit_alias_ok(const cxla_instr *instr, int64_t k) {
+    if (k < 0 || k >= instr->operand_count) return false;
+    const cxla_shape *os = &instr->shape, *ks = &instr->operands[k]->shape;
+    /* Whole-byte elements of one type, so that element i of both lies at the same bytes. */
+    if (!static_array(os) || !static_array(ks) || os->type != ks->type ||
+        cpu_emit_subbyte(os->type) || !same_dims(os, ks))
+        return false;
+    if (instr->opcode != CXLA_OP_FUSION) {
+        /* One elementwise instruction that the general emitter writes (not a library kernel),
+         * reading its operand k once. */
+        const char *why = NULL;
+        if (!same_index_op(instr, os) || !op_ok(instr, false, &why)) return false;
+        for (int64_t j = 0; j < instr->operand_count; j++)
+            if (j != k && instr->operands[j] == instr->operands[k]) return false;
+        return true;
+    }
+    const cxla_computation *c = cxla_instr_called(instr, CXLA_ATTR_CALLS);
+    if (!cpu_can_emit(instr) || !c || !c->root || k >= c->param_count ||
+        c->root->opcode == CXLA_OP_TUPLE || c->root->opcode == CXLA_OP_REDUCE ||
+        c->root->opcode == CXLA_OP_REDUCE_WINDOW)
+        return false;
+    /* Every value that depends on parameter k is computed at the output's index from
+     * values at that index, up to the root: then each output element is written after the
+     * last read of parameter k's element at the same index, and no other is read. Marked
+     * to a fixed point over the instructions (a few passes in post order). */
+    enum { MAX_INSTRS = 4096 };
+    int64_t n = c->instr_count;
+    if (n > MAX_INSTRS) return false;
+    bool reach[MAX_INSTRS] = {false};
+    bool changed = true, root = false;
+    while (changed) {
+        changed = false;
+        for (int64_t i = 0; i < n; i++) {
+            const cxla_instr *x = c->instrs[i];
+            if (reach[i]) continue;
+            bool r = x->opcode == CXLA_OP_PARAMETER && x->parameter_number == k;
+            for (int64_t j = 0; !r && j < n; j++)
+                for (int64_t o = 0; reach[j] && o < x->operand_count; o++)
+                    r = r || x->operands[o] == c->instrs[j];
+            if (!r) continue;
+            if (x->opcode != CXLA_OP_PARAMETER && !same_index_op(x, os)) return false;
+            reach[i] = changed = true;
+            root = root || x == c->root;
+        }
+    }
+    for (int64_t j = 0; j < instr->operand_count; j++)
+        if (j != k && instr->operands[j] == instr->operands[k]) return false;
+    return root;
+}
+
+cxla_status cpu_emit_kernel_alias(const cxla_instr *instr, int64_t k, const char *name,
+                                  cxla_strbuf *out, cpu_kernel_info *out_info) {
+    if (!cpu_emit_alias_ok(instr, k))
+        return cxla_error(CXLA_STATUS_INTERNAL,
+                          "cpu backend: %s cannot write its result over operand %" PRId64,
+                          instr->name, k);
+    size_t start = out->len;
+    cpu_emit_complex_libm_reset();
+    cxla_status s = emit_kernel_info(instr, name, out, out_info, k);
     if (!s) cpu_emit_complex_libm_guard(name, out, start);
     return s;
 }
 
 static cxla_status emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,
-                                    cpu_kernel_info *out_info) {
+                                    cpu_kernel_info *out_info, int64_t alias) {
     const char *why = NULL;
     if (out_info) memset(out_info, 0, sizeof(*out_info));
     if (instr->opcode == CXLA_OP_DOT) return cpu_emit_dot(instr, name, out, out_info);
@@ -1348,6 +1421,8 @@ static cxla_status emit_kernel_info(const cxla_instr *instr, const char *name, c
     e->name = name;
     e->top = instr;
     e->fused = fused;
+    e->aliased = alias >= 0;
+    e->alias_in = alias;
     cxla_strbuf_init(&e->consts);
     cxla_strbuf_init(&e->helpers);
     cxla_strbuf body, hoist;
@@ -1463,6 +1538,18 @@ static cxla_status emit_kernel_info(const cxla_instr *instr, const char *name, c
         cxla_strbuf_puts(out, "    (void)begin;\n    (void)end;\n");
         /* An empty output writes nothing (-Wunused-parameter). */
         for (int64_t i = 0; i < nout; i++) cxla_strbuf_printf(out, "    (void)o%" PRId64 ";\n", i);
+        if (e->aliased) {
+            /* The input lies in the result's buffer (cpu_emit_kernel_alias). Read through a
+             * pointer based on o0, so that no two restrict pointers reach the elements that
+             * are written (C11 6.7.3.1), and the compiler sees one array: each element is
+             * read before it is written, at its own index only (cpu_emit_alias_ok). */
+            const cxla_shape *as =
+                fused ? &fused->params[alias]->shape : &instr->operands[alias]->shape;
+            cxla_strbuf_printf(out,
+                               "    const %s *const p%" PRId64 " = o0; /* operand %" PRId64
+                               " is the result's buffer */\n",
+                               cpu_emit_stype(as->type), alias, alias);
+        }
         cxla_strbuf_append(out, body.data ? body.data : "", body.len);
         cxla_strbuf_puts(out, "}\n");
         cxla_strbuf_printf(out,

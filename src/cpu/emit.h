@@ -54,14 +54,28 @@ typedef struct cpu_kernel_info {
  * in[k] points to operand k's data, out[i] to the i-th array result (out[0] when the
  * result is an array; one per tuple element for a tuple-shaped multi-output fusion).
  * All arrays are dense, in the default row-major layout, with static shapes; out never
- * aliases in, except as cpu_kernel_info.in_place allows (scatter). |name| must be a C identifier
- * (cpu_emit_sanitize makes one); the kernel's own static helpers and constants carry it as a
- * prefix. Errors: UNIMPLEMENTED naming the instruction (and the fused instruction) for what cannot
- * be emitted; RESOURCE_EXHAUSTED when memory is short. */
+ * aliases in, except as cpu_kernel_info.in_place allows (scatter) and in the kernels of
+ * cpu_emit_kernel_alias. |name| must be a C identifier (cpu_emit_sanitize makes one); the
+ * kernel's own static helpers and constants carry it as a prefix. Errors: UNIMPLEMENTED naming the
+ * instruction (and the fused instruction) for what cannot be emitted; RESOURCE_EXHAUSTED when
+ * memory is short. */
 cxla_status cpu_emit_kernel(const cxla_instr *instr, const char *name, cxla_strbuf *out);
 /* cpu_emit_kernel that also fills |out_info| (may be NULL). */
 cxla_status cpu_emit_kernel_info(const cxla_instr *instr, const char *name, cxla_strbuf *out,
                                  cpu_kernel_info *out_info);
+/* Whether the kernel of |instr| may write its result over its operand |k| (the two in one
+ * buffer), as cpu_emit_kernel_alias emits it: one array result computed at each index
+ * from operand k's element at that index only (an elementwise instruction, or a fusion
+ * whose values that depend on parameter k are all elementwise over the result's dimensions
+ * up to its root), of the same element type and dimensions, whole-byte elements, operand
+ * k read through no other operand. A loop whose body rewrites its state so updates the
+ * state where it lies (cpu_steps_control.c). */
+bool cpu_emit_alias_ok(const cxla_instr *instr, int64_t k);
+/* The kernel of |instr| for out[0] == in[k] (cpu_emit_alias_ok must hold, else INTERNAL):
+ * the same entry point and results as cpu_emit_kernel_info's, reading operand k through
+ * out[0] (in[k] is not read). */
+cxla_status cpu_emit_kernel_alias(const cxla_instr *instr, int64_t k, const char *name,
+                                  cxla_strbuf *out, cpu_kernel_info *out_info);
 /* A sort of a bounded dynamic shape along any dimension (emit_lib.c), emitted from |instr|
  * at its bounds (static shapes): the kernel takes one more input after the operands,
  * in[N] = const int64_t sizes[rank], the operands' cut sizes (the result's); each row inside

@@ -74,6 +74,10 @@ typedef struct em {
      * operands of another precision are converted to (interp_mixed_precision_target), else
      * CXLA_TYPE_INVALID. value() converts them; compute() sets it. */
     cxla_type mixed_to;
+    /* cpu_emit_kernel_alias: the input |alias_in| lies in the buffer of output 0 and the
+     * body reads it through o0 (no parameter of its own). */
+    bool aliased;
+    int64_t alias_in;
     /* Streaming (stream_group): while set, store_group writes output j of the group to
      * the local block obj at this index instead of oj; the nest copies the blocks out with
      * cxla_stream_line, and the kernel ends with CXLA_STREAM_FENCE when |streamed|. */

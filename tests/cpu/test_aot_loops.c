@@ -241,6 +241,47 @@ static const char *const pieces_module =
     "  ROOT r = (f32[4,4], f32[4,4], f32[4,4], f32[2,8], f32[6,3]) tuple(c, g, k, l, wa)\n"
     "}\n";
 
+/* A state rewritten by a kernel that reads it at the index it writes (x = x * 0.5 + i): the
+ * body's kernel writes it where it lies (cpu_emit_kernel_alias's form), no copy at the end;
+ * beside v, which the body reads again after the new x is computed (v2 = v + x after x2),
+ * so x2 keeps its own buffer and its copy while v3 is written over v. */
+static const char *const alias_module =
+    "HloModule alias_state\n"
+    "cond {\n"
+    "  p = (s32[], f32[512], f32[512]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(p), index=0\n"
+    "  n = s32[] constant(5)\n"
+    "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+    "}\n"
+    "body {\n"
+    "  p = (s32[], f32[512], f32[512]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(p), index=0\n"
+    "  x = f32[512] get-tuple-element(p), index=1\n"
+    "  v = f32[512] get-tuple-element(p), index=2\n"
+    "  h = f32[] constant(0.5)\n"
+    "  hb = f32[512] broadcast(h), dimensions={}\n"
+    "  xh = f32[512] multiply(x, hb)\n"
+    "  f = f32[] convert(i)\n"
+    "  fb = f32[512] broadcast(f), dimensions={}\n"
+    "  x2 = f32[512] add(xh, fb)\n"
+    "  b = f32[512] add(x2, x2)\n"
+    "  xo = f32[512] optimization-barrier(x)\n"
+    "  v2 = f32[512] add(v, xo)\n"
+    "  v3 = f32[512] add(v2, b)\n"
+    "  one = s32[] constant(1)\n"
+    "  ni = s32[] add(i, one)\n"
+    "  ROOT t = (s32[], f32[512], f32[512]) tuple(ni, x2, v3)\n"
+    "}\n"
+    "ENTRY e {\n"
+    "  s = f32[] parameter(0)\n"
+    "  io = f32[512] iota(), iota_dimension=0\n"
+    "  sb = f32[512] broadcast(s), dimensions={}\n"
+    "  init = f32[512] multiply(io, sb)\n"
+    "  zero = s32[] constant(0)\n"
+    "  t0 = (s32[], f32[512], f32[512]) tuple(zero, init, io)\n"
+    "  ROOT w = (s32[], f32[512], f32[512]) while(t0), condition=cond, body=body\n"
+    "}\n";
+
 static const char *const loop_inputs[] = {
     "f32[6] {1, -2, 3.5, 0, -0, 100}",
 };
@@ -307,7 +348,9 @@ static void test_aot_loop_state(void) {
                                             "f32[2,4] {{9, 8, 7, 6}, {5, 4, 3, 2}}",
                                             "f32[3,3] {{0.5, -1, 0}, {1, 0.25, 2}, {-2, 1, 1}}"};
     add_module(&b, pieces_module, pieces_in, 4, "concatenates in place");
-    CHECK(b.count == 2 + (int64_t)(sizeof loop_modules / sizeof loop_modules[0]));
+    static const char *const alias_in[] = {"f32[] 0.37"};
+    add_module(&b, alias_module, alias_in, 1, "state rewritten in place");
+    CHECK(b.count == 3 + (int64_t)(sizeof loop_modules / sizeof loop_modules[0]));
     batch_run(&b, "loops", compilers, ncc);
 
     /* The scan's generated code: ys updated in place, xs and ys (24 floats, 96 bytes) never
@@ -335,6 +378,19 @@ static void test_aot_loop_state(void) {
     cxla_status_free(s);
     CHECK_MSG(count_of(src.data, "/* pieces in place:") == 2, "%d concatenates by pieces, want 2",
               count_of(src.data, "/* pieces in place:"));
+    cxla_module_destroy(m);
+    /* The state rewritten in place: one kernel in its aliased form, called once; the body
+     * copies x2 (2048 bytes) and not v3. */
+    m = parse_module(alias_module, "alias_state");
+    src.len = 0;
+    s = m ? cpu_aot_generate(m, NULL, "al", &h, &src, &dat) : NULL;
+    CHECK_MSG(s == NULL, "%s", cxla_status_message(s));
+    cxla_status_free(s);
+    CHECK_MSG(count_of(src.data, "is the result's buffer */") == 1,
+              "%d kernel forms writing over an operand, want 1",
+              count_of(src.data, "is the result's buffer */"));
+    CHECK_MSG(count_of(src.data, ", 2048);") == 1, "the body copies 2048 bytes %d times, want 1",
+              count_of(src.data, ", 2048);"));
     cxla_strbuf_free(&h);
     cxla_strbuf_free(&src);
     cxla_strbuf_free(&dat);
