@@ -1490,18 +1490,18 @@ static cxla_status split_run(const dnn_state *st, void *const *out, const void *
     return s;
 }
 
-/* Products of fewer multiply-adds than this run on one thread (a one-thread primitive):
+/* Products of at most this many multiply-adds run on one thread (a one-thread primitive):
  * OpenMP's worker waits passively (docs/performance.md, "OpenMP's waiting"), and its wake-up
- * at the start of each primitive took 10-50 us on this project's 2-core machine, while a
- * product of 1 Mi multiply-adds takes 10-35 us on one thread (bf16, f32). Measured by
- * bench/small_products_bench.py. CXLA_ONEDNN_SMALL=N in the environment when the call is
- * prepared sets the threshold (0: every product on all threads). */
+ * at the start of each primitive took 25-35 us on this project's quiet 2-core machine, while a
+ * product of 4 Mi multiply-adds takes 40-75 us on one thread (bf16, f32); from 16 Mi the
+ * second thread wins (bench/small_products_bench.py). CXLA_ONEDNN_SMALL=N in the environment
+ * when the call is prepared sets the threshold (0: every product on all threads). */
 static double small_macs(void) {
     const char *env = getenv("CXLA_ONEDNN_SMALL");
-    if (!env || !*env) return 1024.0 * 1024.0;
+    if (!env || !*env) return 4.0 * 1024 * 1024;
     char *end = NULL;
     double v = strtod(env, &end);
-    return end != env && v >= 0 ? v : 1024.0 * 1024.0;
+    return end != env && v >= 0 ? v : 4.0 * 1024 * 1024;
 }
 
 /* ---- an f8 operand widened a block of rows at a time ------------------------------------
@@ -1588,7 +1588,7 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
     /* A small product runs on one thread: waking OpenMP's worker costs more than it
      * saves (small_macs). */
     bool small = false;
-    if (threads > 1 && st->macs < small_macs()) {
+    if (threads > 1 && st->macs <= small_macs()) {
         dnn_state *one = NULL;
         cxla_status s1 = dnn_make(instr, 1, pool, NULL, &one);
         if (s1 || one) {

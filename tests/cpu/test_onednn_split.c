@@ -221,7 +221,7 @@ static void test_split_env(void) {
     unsetenv("CXLA_ONEDNN_SPLIT");
 }
 
-/* Small products (under 1 Mi multiply-adds, CXLA_ONEDNN_SMALL) run on one thread whatever the
+/* Small products (at most 4 Mi multiply-adds, CXLA_ONEDNN_SMALL) run on one thread whatever the
  * thread count the module is compiled for: the call says ", one thread (small)" and gives the
  * one-thread call's bits. |small|: whether |text|'s root must be one. */
 static void check_small(const char *text, bool small) {
@@ -277,10 +277,15 @@ static void test_small_products(void) {
                 "  ROOT r = f32[1,8,8,16] convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
                 "dim_labels=b01f_01io->b01f\n}\n",
                 true);
-    /* 1 Mi exactly is not small. */
-    check_small("HloModule s\nENTRY e {\n  a = f32[16,256] parameter(0)\n"
+    /* 4 Mi is small, 8 Mi is not. */
+    check_small("HloModule s\nENTRY e {\n  a = f32[64,256] parameter(0)\n"
                 "  b = f32[256,256] parameter(1)\n"
-                "  ROOT d = f32[16,256] dot(a, b), lhs_contracting_dims={1}, "
+                "  ROOT d = f32[64,256] dot(a, b), lhs_contracting_dims={1}, "
+                "rhs_contracting_dims={0}\n}\n",
+                true);
+    check_small("HloModule s\nENTRY e {\n  a = f32[32,256] parameter(0)\n"
+                "  b = f32[256,1024] parameter(1)\n"
+                "  ROOT d = f32[32,1024] dot(a, b), lhs_contracting_dims={1}, "
                 "rhs_contracting_dims={0}\n}\n",
                 false);
     setenv("CXLA_ONEDNN_SMALL", "0", 1);
