@@ -1,0 +1,224 @@
+/* Convolutions on oneDNN (onednn.h says which forms): the primitive's descriptors for a
+ * convolution's operands, read through their strides (any dim_labels), with the call's state
+ * and run shared with dots (onednn.c, onednn_internal.h). */
+#include <string.h>
+
+#include "cpu/onednn.h"
+#include "cpu/onednn_internal.h"
+
+#ifdef CXLA_HAVE_ONEDNN
+
+/* convolution: forward, or backward-data for lhs dilation (see conv_prepare). */
+cxla_status cpu_dnn_conv_prepare(const cxla_instr *instr, const cpu_post_ops *po, dnn_state *st,
+                                 bool *handled) {
+    const cxla_shape *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
+    const cxla_shape *os = &instr->shape;
+    const cxla_attr *dl = cxla_instr_attr(instr, CXLA_ATTR_DIM_LABELS);
+    const cxla_attr *w = cxla_instr_attr(instr, CXLA_ATTR_WINDOW);
+    if (!dl || dl->kind != CXLA_ATTR_KIND_DIM_LABELS) return NULL;
+    const cxla_conv_dims *d = &dl->v.conv;
+    int64_t n = d->spatial_count;
+    if (n > 3 || (n > 0 && (!w || w->kind != CXLA_ATTR_KIND_WINDOW || w->v.window.rank != n)))
+        return NULL;
+    int64_t g = 1, bg = 1;
+    cxla_instr_int(instr, CXLA_ATTR_FEATURE_GROUP_COUNT, &g);
+    cxla_instr_int(instr, CXLA_ATTR_BATCH_GROUP_COUNT, &bg);
+    if (bg != 1 || g < 1) return NULL;
+    bool lhs_dilated = false, negative_pad = false;
+    for (int64_t i = 0; i < n; i++) {
+        const cxla_window_dim *wd = &w->v.window.dims[i];
+        if (wd->pad_low < 0 || wd->pad_high < 0) negative_pad = true;
+        if (wd->lhs_dilation > 1) lhs_dilated = true;
+    }
+    if (negative_pad && !lhs_dilated) return NULL;
+    int64_t crop = 0; /* elements from the result's start to the box the primitive writes */
+    bool cropped = false;
+    int64_t lstr[CXLA_MAX_RANK], rstr[CXLA_MAX_RANK], ostr[CXLA_MAX_RANK];
+    cpu_dnn_row_major_strides(ls, lstr);
+    cpu_dnn_row_major_strides(rs, rstr);
+    cpu_dnn_row_major_strides(os, ostr);
+    int64_t IZ = ls->dims[d->input_feature], KZ = rs->dims[d->kernel_input_feature];
+    int64_t OZ = rs->dims[d->kernel_output_feature];
+    int64_t ns = n > 0 ? n : 1; /* no spatial dims: one of size 1 */
+    int nd = (int)ns + 2;
+    dnnl_dims_t in_d, in_s, out_d, out_s, k_d, k_s, strides, dilates, pad_l, pad_r;
+    in_d[0] = ls->dims[d->input_batch], in_s[0] = lstr[d->input_batch];
+    in_d[1] = IZ, in_s[1] = lstr[d->input_feature];
+    out_d[0] = os->dims[d->output_batch], out_s[0] = ostr[d->output_batch];
+    out_d[1] = OZ, out_s[1] = ostr[d->output_feature];
+    /* Weights: [G,] out channels (per group), in channels, spatial. For the backward-data
+     * form the roles turn around: its "output" channels are the HLO input's (KZ per group)
+     * and its "input" channels the HLO output's (OZ / G per group). */
+    int kw = 0;
+    if (g > 1) {
+        k_d[kw] = g, k_s[kw++] = (OZ / g) * rstr[d->kernel_output_feature];
+    }
+    if (!lhs_dilated) {
+        k_d[kw] = OZ / g, k_s[kw++] = rstr[d->kernel_output_feature];
+        k_d[kw] = KZ, k_s[kw++] = rstr[d->kernel_input_feature];
+    } else {
+        k_d[kw] = KZ, k_s[kw++] = rstr[d->kernel_input_feature];
+        k_d[kw] = OZ / g, k_s[kw++] = rstr[d->kernel_output_feature];
+    }
+    tensor *kt = &st->t[1];
+    *kt = (tensor){.used = true,
+                   .arg = DNNL_ARG_WEIGHTS,
+                   .io = po ? (int)po->core_in[1] : 1,
+                   .rank = rs->rank};
+    for (int64_t i = 0; i < rs->rank; i++) kt->dims[i] = rs->dims[i];
+    for (int64_t i = 0; i < ns; i++) {
+        if (n == 0) {
+            in_d[2] = out_d[2] = k_d[kw] = 1;
+            in_s[2] = out_s[2] = k_s[kw] = 1;
+            strides[0] = 1, dilates[0] = 0, pad_l[0] = pad_r[0] = 0;
+            break;
+        }
+        const cxla_window_dim *wd = &w->v.window.dims[i];
+        in_d[2 + i] = ls->dims[d->input_spatial[i]], in_s[2 + i] = lstr[d->input_spatial[i]];
+        out_d[2 + i] = os->dims[d->output_spatial[i]], out_s[2 + i] = ostr[d->output_spatial[i]];
+        k_d[kw + i] = rs->dims[d->kernel_spatial[i]], k_s[kw + i] = rstr[d->kernel_spatial[i]];
+        dilates[i] = wd->rhs_dilation - 1;
+        if (!lhs_dilated) {
+            strides[i] = wd->stride;
+            pad_l[i] = wd->pad_low;
+            pad_r[i] = wd->pad_high;
+            kt->flip_dim[d->kernel_spatial[i]] = wd->reversal;
+        } else {
+            /* A transposed convolution: the HLO input is the gradient of a strided
+             * convolution's output (its stride the lhs dilation), read with the kernel
+             * reversed and the padding (K-1)*D - pad on each side. */
+            if (wd->stride != 1) return NULL;
+            int64_t ext = (wd->size - 1) * wd->rhs_dilation;
+            strides[i] = wd->lhs_dilation;
+            pad_l[i] = ext - wd->pad_low;
+            pad_r[i] = ext - wd->pad_high;
+            /* Padding past the window's reach (pad_low or pad_high > ext, as JAX's
+             * conv_transpose gives for a kernel smaller than its stride, or the gradient of a
+             * strided convolution whose window left input elements out) would be negative
+             * here: the first -pad_l (last -pad_r) outputs read only padding and are 0.
+             * At the end, fewer than a stride of them is what oneDNN's own shape rule (its
+             * division rounds down) leaves out of every window and sets to 0: padding 0
+             * there. Otherwise the primitive writes the box between them, the rest is
+             * zeroed. */
+            if (pad_r[i] < 0 && -pad_r[i] < wd->lhs_dilation) pad_r[i] = 0;
+            int64_t lo = pad_l[i] < 0 ? -pad_l[i] : 0, hi = pad_r[i] < 0 ? -pad_r[i] : 0;
+            if (lo + hi >= out_d[2 + i]) return NULL; /* all zeros: the loops */
+            out_d[2 + i] -= lo + hi;
+            crop += lo * out_s[2 + i];
+            cropped = cropped || lo + hi > 0;
+            pad_l[i] += lo;
+            pad_r[i] += hi;
+            kt->flip_dim[d->kernel_spatial[i]] = !wd->reversal;
+        }
+        if (kt->flip_dim[d->kernel_spatial[i]]) kt->flip = true;
+    }
+    st->split_rows = cropped ? 0 : in_d[0]; /* parts would each zero the whole result */
+    st->split_conv = true;
+    st->macs = (double)cpu_linalg_elements(os) * (double)cpu_linalg_elements(rs) /
+               (double)(OZ > 0 ? OZ : 1);
+    if (st->sub) { /* a part: its images; the weights come flipped and reordered */
+        if (st->sub->row1 > in_d[0]) return NULL;
+        in_d[0] = out_d[0] = st->sub->row1 - st->sub->row0;
+        kt->flip = false;
+        memset(kt->flip_dim, 0, sizeof(kt->flip_dim));
+    }
+    if (kt->flip) {
+        kt->es = cxla_type_storage(rs->type);
+        kt->bytes = (size_t)cpu_linalg_elements(rs) * kt->es;
+    }
+    int kd = kw + (int)ns;
+    dnnl_data_type_t it = cpu_dnn_dt_of(ls->type), wt = cpu_dnn_dt_of(rs->type),
+                     ot = cpu_dnn_dst_type(po, os);
+    tensor *src = &st->t[0], *dst = &st->t[2];
+    *src = (tensor){.used = true,
+                    .arg = lhs_dilated ? DNNL_ARG_DIFF_DST : DNNL_ARG_SRC,
+                    .io = po ? (int)po->core_in[0] : 0};
+    *dst = (tensor){.used = true, .arg = lhs_dilated ? DNNL_ARG_DIFF_SRC : DNNL_ARG_DST, .io = -1};
+    if (st->sub) {
+        src->off = (size_t)(st->sub->row0 * in_s[0]) * cxla_type_storage(ls->type);
+        dst->off = (size_t)(st->sub->row0 * out_s[0]) * dnnl_data_type_size(ot);
+    }
+    if (cropped) {
+        dst->off += (size_t)crop * dnnl_data_type_size(ot);
+        st->zero_bytes = (size_t)cpu_linalg_elements(os) * dnnl_data_type_size(ot);
+    }
+    /* Post-ops only on the forward primitive (backward data has neither bias nor them). */
+    if (po && lhs_dilated) return NULL;
+    if (!cpu_dnn_bias_tensor(po, OZ, 1, &st->t[BIAS])) return NULL;
+    dnnl_status_t ds = dnnl_memory_desc_init_by_strides(&src->user, nd, in_d, it, in_s);
+    if (ds == dnnl_success) ds = dnnl_memory_desc_init_by_strides(&kt->user, kd, k_d, wt, k_s);
+    if (ds == dnnl_success) ds = dnnl_memory_desc_init_by_strides(&dst->user, nd, out_d, ot, out_s);
+    if (ds != dnnl_success) return NULL;
+    /* First the caller's layouts for the activations and any for the weights (a reorder of
+     * the small kernel per run); when only the reference implementation takes that, any
+     * layout for all three (reorders of the activations too). */
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_attr_t attr = NULL;
+    if (cpu_dnn_make_attr(po, st, nd, 1, OZ, &attr) != dnnl_success && attr) {
+        dnnl_primitive_attr_destroy(attr);
+        attr = NULL;
+    }
+    for (int attempt = 0; attempt < (st->sub ? 1 : 2) && attr; attempt++) {
+        dnnl_memory_desc_t s_md = src->user, k_md, d_md = dst->user;
+        if (st->sub)
+            k_md = kt->user = st->sub->wmd;
+        else
+            dnnl_memory_desc_init_by_tag(&k_md, kd, k_d, wt, dnnl_format_tag_any);
+        if (attempt == 1) {
+            dnnl_memory_desc_init_by_tag(&s_md, nd, in_d, it, dnnl_format_tag_any);
+            dnnl_memory_desc_init_by_tag(&d_md, nd, out_d, ot, dnnl_format_tag_any);
+        }
+        dnnl_convolution_desc_t desc;
+        ds = lhs_dilated
+                 ? dnnl_dilated_convolution_backward_data_desc_init(&desc, dnnl_convolution_direct,
+                                                                    &d_md, &k_md, &s_md, strides,
+                                                                    dilates, pad_l, pad_r)
+                 : dnnl_dilated_convolution_forward_desc_init(
+                       &desc, dnnl_forward_inference, dnnl_convolution_direct, &s_md, &k_md,
+                       st->t[BIAS].used ? &st->t[BIAS].user : NULL, &d_md, strides, dilates, pad_l,
+                       pad_r);
+        dnnl_primitive_desc_t next = NULL;
+        if (ds == dnnl_success) {
+            /* Backward data needs the forward primitive's descriptor as a hint. */
+            dnnl_primitive_desc_t hint = NULL;
+            if (lhs_dilated) {
+                dnnl_convolution_desc_t fwd;
+                ds = dnnl_dilated_convolution_forward_desc_init(
+                    &fwd, dnnl_forward_training, dnnl_convolution_direct, &d_md, &k_md, NULL, &s_md,
+                    strides, dilates, pad_l, pad_r);
+                if (ds == dnnl_success)
+                    ds = dnnl_primitive_desc_create(&hint, &fwd, attr, cpu_dnn_engine(), NULL);
+            }
+            if (ds == dnnl_success)
+                ds = dnnl_primitive_desc_create(&next, &desc, attr, cpu_dnn_engine(), hint);
+            if (hint) dnnl_primitive_desc_destroy(hint);
+        }
+        if (ds != dnnl_success) continue; /* not in this form; perhaps in the next */
+        if (!pd || !cpu_dnn_is_ref(next)) {
+            if (pd) dnnl_primitive_desc_destroy(pd);
+            pd = next;
+        } else {
+            dnnl_primitive_desc_destroy(next);
+        }
+        if (!cpu_dnn_is_ref(pd)) break;
+    }
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    if (pd && st->sub && cpu_dnn_is_ref(pd)) { /* a part must be as fast as the whole */
+        dnnl_primitive_desc_destroy(pd);
+        pd = NULL;
+    }
+    if (!pd) return NULL; /* unimplemented or not expressible: the loops */
+    static const dnnl_query_t fwd_q[TENSORS] = {dnnl_query_src_md, dnnl_query_weights_md,
+                                                dnnl_query_dst_md};
+    static const dnnl_query_t bwd_q[TENSORS] = {dnnl_query_diff_dst_md, dnnl_query_weights_md,
+                                                dnnl_query_diff_src_md};
+    const char *what = "convolution creation";
+    ds = cpu_dnn_finish(st, pd, lhs_dilated ? bwd_q : fwd_q, &what);
+    if (ds != dnnl_success) return cpu_dnn_error(instr, what, ds);
+    *handled = true;
+    return NULL;
+}
+
+#else
+typedef int cpu_onednn_conv_unused; /* ISO C: no empty file */
+#endif /* CXLA_HAVE_ONEDNN */
