@@ -910,7 +910,7 @@ static cxla_status cache_constants(dnn_state *st) {
         if (c->opcode != CXLA_OP_CONSTANT || !c->literal || c->literal_elided ||
             !cxla_layout_is_default(cxla_literal_shape(c->literal)))
             continue;
-        const void *src = cxla_literal_data(c->literal);
+        const void *src = (const char *)cxla_literal_data(c->literal) + t->off;
         void *flipped = NULL;
         if (narrow) { /* widened once (dot operands only: no flip) */
             flipped = aligned((size_t)t->count * (size_t)t->wsize);
@@ -1242,7 +1242,11 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
           "onednn convolution with post-ops, constant reordered once",
           "onednn convolution with post-ops, weights packed per run"}}};
     const char *what = whats[core->opcode != CXLA_OP_DOT][po != NULL][how];
-    if (st->parts > 0) {
+    if (st->bwd_weights) {
+        snprintf(st->what, sizeof(st->what), "onednn convolution, backward weights%s",
+                 how == 1 ? ", constant reordered once" : "");
+        what = st->what;
+    } else if (st->parts > 0) {
         snprintf(st->what, sizeof(st->what), "%s, %d parts on the pool", what, st->parts);
         what = st->what;
     } else if (st->out_narrow != CXLA_TYPE_INVALID) {

@@ -8,6 +8,135 @@
 
 #ifdef CXLA_HAVE_ONEDNN
 
+/* A convolution with batch_group_count = G > 1: the weight gradient of a convolution with G
+ * feature groups (JAX's transpose rule for feature_group_count turns it into batch groups), run
+ * as oneDNN's backward-weights primitive with G groups. HLO's result element (b, z, o...) is
+ * the sum over input features c and window positions y... of
+ *   lhs[b + (z / (OZ/G)) * (IB/G), c, o*S + y*D - P] * rhs[c, z, y]
+ * (S the window stride, D its rhs dilation, P the low padding), and oneDNN's diff_weights
+ * element (grp, oc, ic, k...) the sum over its minibatch n and diff_dst positions y... of
+ *   src[n, grp * IC/G + ic, y*stride + k*(dilation+1) - pad_l] * diff_dst[n, grp * OC/G + oc, y]
+ * so: src is the lhs read as [features, batch, spatial], diff_dst the rhs read as [input
+ * features, output features, spatial], diff_weights the result read as [G, OZ/G, out batch,
+ * spatial], all through strides (any dim_labels); oneDNN's stride is D, its dilation S - 1, its
+ * padding P on the left and on the right what makes the shapes agree. Elements of the lhs that
+ * no window reaches (a negative padding, or the rest after the last window) are left out of
+ * src's box. Not taken (the loops): lhs dilation, window reversal, an epilogue. */
+static cxla_status bwd_weights_prepare(const cxla_instr *instr, const cpu_post_ops *po,
+                                       dnn_state *st, int64_t bg, bool *handled) {
+    const cxla_shape *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
+    const cxla_shape *os = &instr->shape;
+    const cxla_conv_dims *d = &cxla_instr_attr(instr, CXLA_ATTR_DIM_LABELS)->v.conv;
+    const cxla_attr *w = cxla_instr_attr(instr, CXLA_ATTR_WINDOW);
+    int64_t n = d->spatial_count, g = 1;
+    cxla_instr_int(instr, CXLA_ATTR_FEATURE_GROUP_COUNT, &g);
+    if (po || st->sub || g != 1) return NULL;
+    int64_t IB = ls->dims[d->input_batch], OZ = rs->dims[d->kernel_output_feature];
+    if (IB % bg != 0 || OZ % bg != 0) return NULL;
+    int64_t lstr[CXLA_MAX_RANK], rstr[CXLA_MAX_RANK], ostr[CXLA_MAX_RANK];
+    cpu_dnn_row_major_strides(ls, lstr);
+    cpu_dnn_row_major_strides(rs, rstr);
+    cpu_dnn_row_major_strides(os, ostr);
+    int64_t ns = n > 0 ? n : 1; /* no spatial dims: one of size 1 */
+    int nd = (int)ns + 2, kd = nd + 1;
+    dnnl_dims_t s_d, s_s, dd_d, dd_s, w_d, w_s, strides, dilates, pad_l, pad_r;
+    s_d[0] = ls->dims[d->input_feature], s_s[0] = lstr[d->input_feature];
+    s_d[1] = IB, s_s[1] = lstr[d->input_batch];
+    dd_d[0] = rs->dims[d->kernel_input_feature], dd_s[0] = rstr[d->kernel_input_feature];
+    dd_d[1] = OZ, dd_s[1] = rstr[d->kernel_output_feature];
+    w_d[0] = bg, w_s[0] = (OZ / bg) * ostr[d->output_feature];
+    w_d[1] = OZ / bg, w_s[1] = ostr[d->output_feature];
+    w_d[2] = os->dims[d->output_batch], w_s[2] = ostr[d->output_batch];
+    size_t skip = 0; /* lhs elements before src's box */
+    for (int64_t i = 0; i < ns; i++) {
+        if (n == 0) {
+            s_d[2] = dd_d[2] = w_d[3] = 1;
+            s_s[2] = dd_s[2] = w_s[3] = 1;
+            strides[0] = 1, dilates[0] = 0, pad_l[0] = pad_r[0] = 0;
+            break;
+        }
+        const cxla_window_dim *wd = &w->v.window.dims[i];
+        if (wd->lhs_dilation != 1 || wd->reversal) return NULL;
+        int64_t L = ls->dims[d->input_spatial[i]], W = rs->dims[d->kernel_spatial[i]];
+        int64_t O = os->dims[d->output_spatial[i]], S = wd->stride, D = wd->rhs_dilation;
+        if (W != wd->size || S < 1 || D < 1) return NULL;
+        int64_t pl = wd->pad_low, pr = (W - 1) * D + (O - 1) * S + 1 - L - pl;
+        int64_t lo = 0;
+        if (pl < 0) lo = -pl, pl = 0;
+        if (pr < 0) L += pr, pr = 0;
+        L -= lo;
+        if (L < 1) return NULL;
+        skip += (size_t)(lo * lstr[d->input_spatial[i]]);
+        s_d[2 + i] = L, s_s[2 + i] = lstr[d->input_spatial[i]];
+        dd_d[2 + i] = W, dd_s[2 + i] = rstr[d->kernel_spatial[i]];
+        w_d[3 + i] = O, w_s[3 + i] = ostr[d->output_spatial[i]];
+        strides[i] = D, dilates[i] = S - 1, pad_l[i] = pl, pad_r[i] = pr;
+    }
+    dnnl_data_type_t it = cpu_dnn_dt_of(ls->type), kt = cpu_dnn_dt_of(rs->type);
+    dnnl_data_type_t ot = cpu_dnn_dt_of(os->type);
+    tensor *src = &st->t[0], *ddst = &st->t[1], *dw = &st->t[2];
+    *src = (tensor){
+        .used = true, .arg = DNNL_ARG_SRC, .io = 0, .off = skip * cxla_type_storage(ls->type)};
+    *ddst = (tensor){.used = true, .arg = DNNL_ARG_DIFF_DST, .io = 1};
+    *dw = (tensor){.used = true, .arg = DNNL_ARG_DIFF_WEIGHTS, .io = -1};
+    st->split_rows = 0;
+    st->macs = (double)cpu_linalg_elements(os) * (double)cpu_linalg_elements(rs) / (double)OZ;
+    st->bwd_weights = true;
+    dnnl_status_t ds = dnnl_memory_desc_init_by_strides(&src->user, nd, s_d, it, s_s);
+    if (ds == dnnl_success) ds = dnnl_memory_desc_init_by_strides(&ddst->user, nd, dd_d, kt, dd_s);
+    if (ds == dnnl_success) ds = dnnl_memory_desc_init_by_strides(&dw->user, kd, w_d, ot, w_s);
+    if (ds != dnnl_success) return NULL;
+    dnnl_primitive_attr_t attr = NULL;
+    if (cpu_dnn_make_attr(NULL, st, nd, 1, OZ, &attr) != dnnl_success) {
+        if (attr) dnnl_primitive_attr_destroy(attr);
+        return NULL;
+    }
+    /* First the caller's layouts for src and diff_dst, any for the (small) weights; when only
+     * the reference implementation takes that, any layout for all three. */
+    dnnl_primitive_desc_t pd = NULL;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        dnnl_memory_desc_t s_md = src->user, d_md = ddst->user, w_md, fw_md;
+        dnnl_memory_desc_init_by_tag(&w_md, kd, w_d, ot, dnnl_format_tag_any);
+        dnnl_memory_desc_init_by_tag(&fw_md, kd, w_d, it, dnnl_format_tag_any);
+        if (attempt == 1) {
+            dnnl_memory_desc_init_by_tag(&s_md, nd, s_d, it, dnnl_format_tag_any);
+            dnnl_memory_desc_init_by_tag(&d_md, nd, dd_d, kt, dnnl_format_tag_any);
+        }
+        /* Backward weights needs the forward primitive's descriptor as a hint. */
+        dnnl_convolution_desc_t fwd, desc;
+        dnnl_primitive_desc_t hint = NULL, next = NULL;
+        ds = dnnl_dilated_convolution_forward_desc_init(
+            &fwd, dnnl_forward_training, dnnl_convolution_direct, &s_md, &fw_md, NULL, &d_md,
+            strides, dilates, pad_l, pad_r);
+        if (ds == dnnl_success)
+            ds = dnnl_primitive_desc_create(&hint, &fwd, attr, cpu_dnn_engine(), NULL);
+        if (ds == dnnl_success)
+            ds = dnnl_dilated_convolution_backward_weights_desc_init(
+                &desc, dnnl_convolution_direct, &s_md, &w_md, NULL, &d_md, strides, dilates, pad_l,
+                pad_r);
+        if (ds == dnnl_success)
+            ds = dnnl_primitive_desc_create(&next, &desc, attr, cpu_dnn_engine(), hint);
+        if (hint) dnnl_primitive_desc_destroy(hint);
+        if (ds != dnnl_success) continue; /* not in this form; perhaps in the next */
+        if (!pd || !cpu_dnn_is_ref(next)) {
+            if (pd) dnnl_primitive_desc_destroy(pd);
+            pd = next;
+        } else {
+            dnnl_primitive_desc_destroy(next);
+        }
+        if (!cpu_dnn_is_ref(pd)) break;
+    }
+    dnnl_primitive_attr_destroy(attr);
+    if (!pd) return NULL; /* unimplemented: the loops */
+    static const dnnl_query_t queries[TENSORS] = {dnnl_query_src_md, dnnl_query_diff_dst_md,
+                                                  dnnl_query_diff_weights_md};
+    const char *what = "convolution creation";
+    ds = cpu_dnn_finish(st, pd, queries, &what);
+    if (ds != dnnl_success) return cpu_dnn_error(instr, what, ds);
+    *handled = true;
+    return NULL;
+}
+
 /* convolution: forward, or backward-data for lhs dilation (see conv_prepare). */
 cxla_status cpu_dnn_conv_prepare(const cxla_instr *instr, const cpu_post_ops *po, dnn_state *st,
                                  bool *handled) {
@@ -23,6 +152,7 @@ cxla_status cpu_dnn_conv_prepare(const cxla_instr *instr, const cpu_post_ops *po
     int64_t g = 1, bg = 1;
     cxla_instr_int(instr, CXLA_ATTR_FEATURE_GROUP_COUNT, &g);
     cxla_instr_int(instr, CXLA_ATTR_BATCH_GROUP_COUNT, &bg);
+    if (bg > 1) return bwd_weights_prepare(instr, po, st, bg, handled);
     if (bg != 1 || g < 1) return NULL;
     bool lhs_dilated = false, negative_pad = false;
     for (int64_t i = 0; i < n; i++) {

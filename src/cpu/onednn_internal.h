@@ -96,7 +96,8 @@ struct dnn_state {
     /* The rows a split may cut (M of a matmul without batch dims, a convolution's batch),
      * 0 when it cannot; the product's multiply-adds (set by dot_prepare, conv_prepare). */
     int64_t split_rows;
-    bool split_conv; /* the rows are a convolution's images (else a matmul's rows) */
+    bool split_conv;  /* the rows are a convolution's images (else a matmul's rows) */
+    bool bwd_weights; /* a batch-grouped convolution as oneDNN's backward weights */
     /* > 0: the primitive writes a box inside the result (a transposed convolution whose
      * outputs at an edge read only padding: conv_prepare); the result's bytes, zeroed
      * before it runs. */

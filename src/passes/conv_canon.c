@@ -12,7 +12,7 @@
  * the backend sum by the dims' meaning, not their place in memory). Left alone: dynamic
  * shapes, non-default layouts, control dependencies, and convolutions whose activations
  * are already b01f or bf01 (the kernel's layout does not matter: oneDNN reorders it to
- * its own blocked layout anyway). */
+ * its own blocked layout anyway), and batch-grouped convolutions (below). */
 #include <string.h>
 
 #include "passes/passes_internal.h"
@@ -59,6 +59,12 @@ static cxla_status canonicalize(cxla_instr *conv, bool all, bool *changed) {
     const cxla_conv_dims *d = &dl->v.conv;
     int64_t n = d->spatial_count;
     if (n < 0 || n + 2 > CXLA_MAX_RANK) return NULL;
+    /* A batch-grouped convolution (a weight gradient) runs as oneDNN's backward weights, which
+     * reads the lhs's features as its minibatch and its batch as its channels: JAX's f01b is
+     * then NHWC, which the transposes to b01f would undo. oneDNN reorders other layouts. */
+    int64_t bg = 1;
+    cxla_instr_int(conv, CXLA_ATTR_BATCH_GROUP_COUNT, &bg);
+    if (!all && bg > 1) return NULL;
     if (!all && native(d->input_batch, d->input_feature, d->input_spatial, n) &&
         native(d->output_batch, d->output_feature, d->output_spatial, n))
         return NULL;

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,9 @@ static void conv_case(const char *a, const char *k, const char *r, const char *a
     check(t.data, rtype, n, want_what);
     cxla_strbuf_free(&t);
 }
+
+/* How a batch-grouped convolution runs when oneDNN takes it (check: "any" without oneDNN). */
+#define BWD_WEIGHTS "onednn convolution, backward weights"
 
 static void test_conv_forms_f32(void) {
     rng_state = 4;
@@ -88,12 +92,13 @@ static void test_conv_forms_f32(void) {
               "window={size=2x2 pad=0_4x-2_5 lhs_dilate=4x3 rhs_reversal=0x1}, "
               "dim_labels=bf01_oi01->bf01, feature_group_count=3",
               4, "f32", "onednn");
-    /* what oneDNN does not take: batch groups, negative padding, lhs dilation with stride: the
-     * loops (with oneDNN, for its types) or the emitter's exact loop nest (without) */
-    const char *other = cpu_onednn_available() ? "loops" : "kernel";
+    /* batch groups: oneDNN's backward weights (test_conv_batch_groups has more) */
     conv_case("f32[4,6,6,3]", "f32[3,3,3,8]", "$R[2,4,4,8]",
               "window={size=3x3}, dim_labels=b01f_01io->b01f, batch_group_count=2", 27, "f32",
-              other);
+              BWD_WEIGHTS);
+    /* what oneDNN does not take: negative padding, lhs dilation with stride: the loops (with
+     * oneDNN, for its types) or the emitter's exact loop nest (without) */
+    const char *other = cpu_onednn_available() ? "loops" : "kernel";
     conv_case("f32[1,8,8,2]", "f32[3,3,2,3]", "$R[1,4,6,3]",
               "window={size=3x3 pad=-1_-1x0_0}, dim_labels=b01f_01io->b01f", 18, "f32", other);
     conv_case("f32[1,5,5,2]", "f32[3,3,2,3]", "$R[1,5,5,3]",
@@ -261,5 +266,160 @@ static void test_conv_transposed_random(void) {
     }
 }
 
+/* The weight gradient of a depthwise convolution as JAX writes it (its transpose rule turns
+ * feature_group_count = C into batch_group_count = C): the forward convolution reads x
+ * [N,H,W,C] (b01f) with a kernel [KH,KW,1,C*M] (01io), stride s, padding plo_phi and rhs
+ * dilation r, giving dy [N,HO,WO,C*M]; its gradient is convolution(x, dy) with the window
+ * HOxWO, stride r, rhs dilation s, padding plo and what gives KH (KW) outputs (negative when
+ * the forward window left input elements out), dim_labels f01b_i01o->01bf. Square images and
+ * kernels. */
+static void dw_grad_case(const char *t, int64_t N, int64_t H, int64_t C, int64_t M, int64_t K,
+                         int64_t st, int64_t plo, int64_t phi, int64_t r, const char *rtype,
+                         const char *want) {
+    int64_t HO = (H + plo + phi - ((K - 1) * r + 1)) / st + 1;
+    int64_t ph = (K - 1) * r + (HO - 1) * st + 1 - H - plo;
+    char a[64], k[64], res[64], at[256];
+    snprintf(a, sizeof(a), "%s[%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]", t, N, H, H, C);
+    snprintf(k, sizeof(k), "%s[%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]", t, N, HO, HO,
+             C * M);
+    snprintf(res, sizeof(res), "$R[%" PRId64 ",%" PRId64 ",1,%" PRId64 "]", K, K, C * M);
+    snprintf(at, sizeof(at),
+             "window={size=%" PRId64 "x%" PRId64 " stride=%" PRId64 "x%" PRId64 " pad=%" PRId64
+             "_%" PRId64 "x%" PRId64 "_%" PRId64 " rhs_dilate=%" PRId64 "x%" PRId64
+             "}, dim_labels=f01b_i01o->01bf, batch_group_count=%" PRId64,
+             HO, HO, r, r, plo, ph, plo, ph, st, st, C);
+    conv_case(a, k, res, at, N * HO * HO, rtype, want);
+}
+
+/* Batch-grouped convolutions (weight gradients of grouped ones) as oneDNN's backward weights,
+ * checked to run that way: depthwise (G = input features, multipliers 1 and 2), 1 < G < C,
+ * strides, paddings (negative too), rhs dilation, 1 to 3 spatial dims and none, other
+ * dim_labels, f32, bf16 and f16; and what still runs the loops. */
+static void test_conv_batch_groups(void) {
+    rng_state = 23;
+    /* MobileNet's depthwise 3x3, pad 1, stride 1 and 2 (the second: dy's window strided) */
+    dw_grad_case("f32", 4, 14, 16, 1, 3, 1, 1, 1, 1, "f32", BWD_WEIGHTS);
+    dw_grad_case("f32", 3, 15, 8, 1, 3, 2, 1, 1, 1, "f32", BWD_WEIGHTS);
+    /* TensorFlow's SAME with stride 2 on an even size (padding 0_1), a multiplier of 2,
+     * rhs dilation 2, a forward window that leaves the last rows out (negative padding) */
+    dw_grad_case("f32", 2, 12, 6, 1, 3, 2, 0, 1, 1, "f32", BWD_WEIGHTS);
+    dw_grad_case("f32", 2, 9, 5, 2, 3, 1, 1, 1, 1, "f32", BWD_WEIGHTS);
+    dw_grad_case("f32", 2, 11, 4, 1, 3, 1, 2, 2, 2, "f32", BWD_WEIGHTS);
+    dw_grad_case("f32", 2, 10, 4, 1, 3, 2, 0, 0, 1, "f32", BWD_WEIGHTS);
+    /* bf16 and f16 (oneDNN may lack them on a CPU: either way) */
+    dw_grad_case("bf16", 4, 10, 16, 1, 3, 1, 1, 1, 1, "bf16", NULL);
+    dw_grad_case("bf16", 4, 10, 16, 1, 3, 2, 1, 1, 1, "f32", NULL);
+    dw_grad_case("f16", 2, 8, 8, 1, 3, 1, 1, 1, 1, "f16", NULL);
+    /* 1 < G < C: 3 groups of 2 input and 4 output features; output batch 2 (IB = 6) */
+    conv_case("f32[5,9,9,6]", "f32[5,7,7,12]", "$R[3,3,2,12]",
+              "window={size=7x7 pad=0_0x0_0}, dim_labels=f01b_i01o->01bf, batch_group_count=3", 245,
+              "f32", BWD_WEIGHTS);
+    /* the canonical and NCHW forms, a negative low padding */
+    conv_case("f32[6,7,7,3]", "f32[3,3,3,4]", "$R[3,4,5,4]",
+              "window={size=3x3 stride=1x1 pad=-1_0x0_0}, dim_labels=b01f_01io->b01f, "
+              "batch_group_count=2",
+              27, "f32", BWD_WEIGHTS);
+    conv_case("f32[2,8,9,9]", "f32[2,8,4,4]", "$R[2,8,2,2]",
+              "window={size=4x4 stride=2x2 pad=1_0x1_0 rhs_dilate=2x2}, "
+              "dim_labels=fb01_io01->bf01, batch_group_count=4",
+              32, "f32", BWD_WEIGHTS);
+    /* 1-D, 3-D, no spatial dims */
+    conv_case("f32[3,20,4]", "f32[3,18,8]", "$R[3,1,8]",
+              "window={size=18}, dim_labels=f0b_i0o->0bf, batch_group_count=4", 54, "f32",
+              BWD_WEIGHTS);
+    conv_case("f32[2,5,6,5,6]", "f32[2,5,6,5,6]", "$R[3,3,3,1,6]",
+              "window={size=5x6x5 pad=1_1x1_1x1_1}, dim_labels=f012b_i012o->012bf, "
+              "batch_group_count=6",
+              300, "f32", BWD_WEIGHTS);
+    conv_case("f32[7,6]", "f32[7,9]", "$R[2,9]", "dim_labels=fb_io->bf, batch_group_count=3", 7,
+              "f32", BWD_WEIGHTS);
+    /* what still runs the loops: window reversal, lhs dilation */
+    const char *other = cpu_onednn_available() ? "loops" : "kernel";
+    conv_case("f32[4,6,6,3]", "f32[3,3,3,8]", "$R[2,4,4,8]",
+              "window={size=3x3 rhs_reversal=1x0}, dim_labels=b01f_01io->b01f, "
+              "batch_group_count=2",
+              27, "f32", other);
+    conv_case("f32[4,4,4,3]", "f32[3,3,3,8]", "$R[2,7,7,8]",
+              "window={size=3x3 lhs_dilate=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, "
+              "batch_group_count=2",
+              27, "f32", other);
+}
+
+/* Random batch-grouped convolutions: 1 to 3 spatial dims, random dim_labels, strides,
+ * paddings from -1 to 2, rhs dilation, output batches and groups; each one oneDNN's backward
+ * weights unless some window reads only padding in a spatial dim (then the loops). */
+static void test_conv_batch_groups_random(void) {
+    rng_state = 29;
+    static const char letters_in[] = "bf012", letters_k[] = "io012", letters_out[] = "bf012";
+    for (int iter = 0; iter < 50; iter++) {
+        int64_t n = 1 + pick(3), r = n + 2;
+        int64_t G = 2 + pick(3), OB = 1 + pick(2), IZ = 1 + pick(4), OZ = G * (1 + pick(3));
+        int64_t L[3], W[3], S[3], D[3], pl[3], ph[3], O[3];
+        bool ok = true, box = true;
+        for (int64_t d = 0; d < n; d++) {
+            L[d] = 1 + pick(n == 3 ? 5 : 9);
+            W[d] = 1 + pick(n == 3 ? 3 : 5);
+            S[d] = 1 + pick(2);
+            D[d] = pick(3) == 0 ? 2 : 1;
+            pl[d] = pick(4) - 1;
+            ph[d] = pick(4) - 1;
+            int64_t span = L[d] + pl[d] + ph[d], ext = (W[d] - 1) * D[d] + 1;
+            O[d] = span < ext ? 0 : (span - ext) / S[d] + 1;
+            ok = ok && O[d] > 0;
+            int64_t pr = ext + (O[d] - 1) * S[d] - L[d] - pl[d];
+            box = box && L[d] + (pr < 0 ? pr : 0) - (pl[d] < 0 ? -pl[d] : 0) >= 1;
+        }
+        if (!ok) continue;
+        int64_t pi[5] = {0, 1, 2, 3, 4}, pk[5] = {0, 1, 2, 3, 4}, po[5] = {0, 1, 2, 3, 4};
+        shuffle(pi, r);
+        shuffle(pk, r);
+        shuffle(po, r);
+        int64_t idims[5], kdims[5], odims[5];
+        int64_t ival[5] = {OB * G, IZ}, kval[5] = {IZ, OZ}, oval[5] = {OB, OZ};
+        for (int64_t d = 0; d < n; d++) {
+            ival[2 + d] = L[d];
+            kval[2 + d] = W[d];
+            oval[2 + d] = O[d];
+        }
+        char il[6] = {0}, kl[6] = {0}, ol[6] = {0};
+        for (int64_t i = 0; i < r; i++) {
+            idims[pi[i]] = ival[i], il[pi[i]] = letters_in[i];
+            kdims[pk[i]] = kval[i], kl[pk[i]] = letters_k[i];
+            odims[po[i]] = oval[i], ol[po[i]] = letters_out[i];
+        }
+        cxla_strbuf a, k, res, at;
+        cxla_strbuf_init(&a);
+        cxla_strbuf_init(&k);
+        cxla_strbuf_init(&res);
+        cxla_strbuf_init(&at);
+        dims_text(&a, "f32", idims, r);
+        dims_text(&k, "f32", kdims, r);
+        dims_text(&res, "$R", odims, r);
+        const char *names[4] = {"size=", " stride=", " pad=", " rhs_dilate="};
+        const int64_t *v[4] = {W, S, pl, D};
+        cxla_strbuf_puts(&at, "window={");
+        for (int f = 0; f < 4; f++) {
+            cxla_strbuf_puts(&at, names[f]);
+            for (int64_t d = 0; d < n; d++) {
+                if (d) cxla_strbuf_putc(&at, 'x');
+                if (f == 2)
+                    cxla_strbuf_printf(&at, "%" PRId64 "_%" PRId64, pl[d], ph[d]);
+                else
+                    cxla_strbuf_printf(&at, "%" PRId64, v[f][d]);
+            }
+        }
+        cxla_strbuf_printf(&at, "}, dim_labels=%s_%s->%s, batch_group_count=%" PRId64, il, kl, ol,
+                           G);
+        int64_t taps = IZ;
+        for (int64_t d = 0; d < n; d++) taps *= W[d];
+        conv_case(a.data, k.data, res.data, at.data, taps, "f32", box ? BWD_WEIGHTS : NULL);
+        cxla_strbuf_free(&a);
+        cxla_strbuf_free(&k);
+        cxla_strbuf_free(&res);
+        cxla_strbuf_free(&at);
+    }
+}
+
 TEST_MAIN(TEST(test_conv_forms_f32), TEST(test_conv_small_floats_and_loops), TEST(test_conv_random),
-          TEST(test_conv_transposed_random))
+          TEST(test_conv_transposed_random), TEST(test_conv_batch_groups),
+          TEST(test_conv_batch_groups_random))
