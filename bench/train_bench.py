@@ -2,7 +2,7 @@
 """The mobilenet_v2-like training step (train_programs.py) on cxla and on PyTorch, same inputs.
 
     train_bench.py [--cxla build/cxla] [--batch 96] [--size 224] [--repeat 3]
-                   [--backends cpu] [--check] [--torch-threads 2]
+                   [--backends cpu] [--baseline OTHER_CXLA] [--check] [--torch-threads 2]
 
 Writes the step's HLO and its inputs (random images, one-hot labels, He-initialised
 kernels, unit batch-norm scales, zero offsets) as .npy files into a temporary folder, runs
@@ -154,6 +154,7 @@ def main():
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--backends", default="cpu")
+    ap.add_argument("--baseline", help="another cxla binary to time on the cpu backend")
     ap.add_argument("--torch-threads", type=int, default=2)
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--check", action="store_true")
@@ -179,6 +180,11 @@ def main():
         results[b + "_outs"] = outs
         print(f"cxla {b:12s} run median {run_s:8.2f} s   compile {comp_s:6.2f} s   "
               f"peak {mem}   wall {wall:.1f} s   loss {float(outs[0]):.6f}")
+    if a.baseline:  # another build (main's, say) on the cpu backend, same inputs
+        run_s, comp_s, mem, wall = run_cxla(a.baseline, hlo, in_dir, "cpu", a.repeat,
+                                            os.path.join(tmp, "out_base"))
+        print(f"baseline cpu ({a.baseline}) run median {run_s:8.2f} s   peak {mem}; "
+              f"this build / baseline: {results.get('cpu', float('nan')) / run_s:.2f}")
     if not a.no_torch:
         try:
             best, touts = torch_step(params, arrays, a.torch_threads, a.repeat)
