@@ -91,6 +91,7 @@ static void dnn_free(void *state) {
     }
     for (int i = 0; i < MAX_VARIANTS; i++) dnn_free(st->fewer[i]);
     for (int i = 0; i < st->parts; i++) dnn_free(st->part[i]);
+    cpu_call_release(&st->fallback);
     pthread_mutex_destroy(&st->mu);
     free(st);
     work_users(-1);
@@ -543,6 +544,10 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
     work_put(wb);
     if (stream) dnnl_stream_destroy(stream);
     return s;
+}
+
+cxla_status cpu_dnn_run(void *state, void *const *out, const void *const *in) {
+    return dnn_run(state, out, in);
 }
 
 dnnl_data_type_t cpu_dnn_dt_of(cxla_type t) {
@@ -1266,7 +1271,10 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
                  w == 2 ? "bf16" : "f32");
         what = st->what;
     }
-    *out = (cpu_call){.fn = dnn_run, .state = st, .free_state = dnn_free, .what = what};
+    *out = (cpu_call){.fn = st->bwd_weights ? cpu_dnn_bwd_weights_run : dnn_run,
+                      .state = st,
+                      .free_state = dnn_free,
+                      .what = what};
     return NULL;
 }
 

@@ -1,10 +1,14 @@
 /* Convolutions on oneDNN (onednn.h says which forms): the primitive's descriptors for a
  * convolution's operands, read through their strides (any dim_labels), with the call's state
  * and run shared with dots (onednn.c, onednn_internal.h). */
+#include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cpu/onednn.h"
 #include "cpu/onednn_internal.h"
+#include "cpu/threadpool.h"
+#include "passes/passes.h"
 
 #ifdef CXLA_HAVE_ONEDNN
 
@@ -38,20 +42,21 @@ static cxla_status bwd_weights_prepare(const cxla_instr *instr, const cpu_post_o
     cpu_dnn_row_major_strides(rs, rstr);
     cpu_dnn_row_major_strides(os, ostr);
     int64_t ns = n > 0 ? n : 1; /* no spatial dims: one of size 1 */
-    int nd = (int)ns + 2, kd = nd + 1;
+    int gw = bg > 1 ? 1 : 0;    /* the weights' group dim (none for one group) */
+    int nd = (int)ns + 2, kd = nd + gw;
     dnnl_dims_t s_d, s_s, dd_d, dd_s, w_d, w_s, strides, dilates, pad_l, pad_r;
     s_d[0] = ls->dims[d->input_feature], s_s[0] = lstr[d->input_feature];
     s_d[1] = IB, s_s[1] = lstr[d->input_batch];
     dd_d[0] = rs->dims[d->kernel_input_feature], dd_s[0] = rstr[d->kernel_input_feature];
     dd_d[1] = OZ, dd_s[1] = rstr[d->kernel_output_feature];
     w_d[0] = bg, w_s[0] = (OZ / bg) * ostr[d->output_feature];
-    w_d[1] = OZ / bg, w_s[1] = ostr[d->output_feature];
-    w_d[2] = os->dims[d->output_batch], w_s[2] = ostr[d->output_batch];
+    w_d[gw] = OZ / bg, w_s[gw] = ostr[d->output_feature];
+    w_d[gw + 1] = os->dims[d->output_batch], w_s[gw + 1] = ostr[d->output_batch];
     size_t skip = 0; /* lhs elements before src's box */
     for (int64_t i = 0; i < ns; i++) {
         if (n == 0) {
-            s_d[2] = dd_d[2] = w_d[3] = 1;
-            s_s[2] = dd_s[2] = w_s[3] = 1;
+            s_d[2] = dd_d[2] = w_d[gw + 2] = 1;
+            s_s[2] = dd_s[2] = w_s[gw + 2] = 1;
             strides[0] = 1, dilates[0] = 0, pad_l[0] = pad_r[0] = 0;
             break;
         }
@@ -69,7 +74,7 @@ static cxla_status bwd_weights_prepare(const cxla_instr *instr, const cpu_post_o
         skip += (size_t)(lo * lstr[d->input_spatial[i]]);
         s_d[2 + i] = L, s_s[2 + i] = lstr[d->input_spatial[i]];
         dd_d[2 + i] = W, dd_s[2 + i] = rstr[d->kernel_spatial[i]];
-        w_d[3 + i] = O, w_s[3 + i] = ostr[d->output_spatial[i]];
+        w_d[gw + 2 + i] = O, w_s[gw + 2 + i] = ostr[d->output_spatial[i]];
         strides[i] = D, dilates[i] = S - 1, pad_l[i] = pl, pad_r[i] = pr;
     }
     dnnl_data_type_t it = cpu_dnn_dt_of(ls->type), kt = cpu_dnn_dt_of(rs->type);
@@ -134,7 +139,53 @@ static cxla_status bwd_weights_prepare(const cxla_instr *instr, const cpu_post_o
     ds = cpu_dnn_finish(st, pd, queries, &what);
     if (ds != dnnl_success) return cpu_dnn_error(instr, what, ds);
     *handled = true;
+    bool padded = false;
+    for (int64_t i = 0; i < n; i++) padded = padded || pad_l[i] > 0 || pad_r[i] > 0;
+    if (padded) CXLA_RETURN_IF_ERROR(cpu_linalg_loops_prepare(instr, &st->fallback));
     return NULL;
+}
+
+/* Whether elements [begin, end) of a scan_job's array hold inf or NaN (a cpu_kernel_fn over
+ * in[0] = the scan_job; sets its flag). */
+typedef struct scan_job {
+    const void *p;
+    int bytes;     /* per element: 4 (f32) or 2 (bf16, f16) */
+    uint32_t mask; /* the exponent's bits */
+    atomic_int found;
+} scan_job;
+
+static void scan_rows(void *const *out, const void *const *in, int64_t begin, int64_t end) {
+    (void)out;
+    scan_job *j = (scan_job *)in[0];
+    bool any = false;
+    if (j->bytes == 4) {
+        const uint32_t *p = j->p;
+        for (int64_t i = begin; i < end; i++) any |= (p[i] & j->mask) == j->mask;
+    } else {
+        const uint16_t *p = j->p;
+        uint16_t m = (uint16_t)j->mask;
+        for (int64_t i = begin; i < end; i++) any |= (p[i] & m) == m;
+    }
+    if (any) atomic_store(&j->found, 1);
+}
+
+/* A backward-weights call: oneDNN's primitive, unless the call has padding and its rhs holds
+ * inf or NaN (the interpreter skips the padding's products, oneDNN may compute 0 * inf):
+ * then the loops, exact. */
+cxla_status cpu_dnn_bwd_weights_run(void *state, void *const *out, const void *const *in) {
+    const dnn_state *st = state;
+    if (st->fallback.fn) {
+        const cxla_shape *rs = &st->instr->operands[1]->shape;
+        scan_job job = {.p = in[1], .bytes = (int)cxla_type_storage(rs->type)};
+        job.mask = rs->type == CXLA_F32 ? 0x7f800000u : rs->type == CXLA_BF16 ? 0x7f80u : 0x7c00u;
+        atomic_init(&job.found, 0);
+        const void *jin[1] = {&job};
+        int64_t count = cpu_linalg_elements(rs);
+        cpu_kernel_info info = {.range = count, .cost = (double)count * job.bytes};
+        cpu_pool_run_kernel(st->pool, scan_rows, &info, NULL, jin, NULL);
+        if (atomic_load(&job.found)) return st->fallback.fn(st->fallback.state, out, in);
+    }
+    return cpu_dnn_run(state, out, in);
 }
 
 /* convolution: forward, or backward-data for lhs dilation (see conv_prepare). */
@@ -153,6 +204,12 @@ cxla_status cpu_dnn_conv_prepare(const cxla_instr *instr, const cpu_post_ops *po
     cxla_instr_int(instr, CXLA_ATTR_FEATURE_GROUP_COUNT, &g);
     cxla_instr_int(instr, CXLA_ATTR_BATCH_GROUP_COUNT, &bg);
     if (bg > 1) return bwd_weights_prepare(instr, po, st, bg, handled);
+    if (g == 1 && cxla_conv_is_weight_gradient(instr)) {
+        CXLA_RETURN_IF_ERROR(bwd_weights_prepare(instr, po, st, 1, handled));
+        if (*handled) return NULL;
+        memset(st->t, 0, sizeof(st->t));
+        st->bwd_weights = false;
+    }
     if (bg != 1 || g < 1) return NULL;
     bool lhs_dilated = false, negative_pad = false;
     for (int64_t i = 0; i < n; i++) {

@@ -97,7 +97,10 @@ struct dnn_state {
      * 0 when it cannot; the product's multiply-adds (set by dot_prepare, conv_prepare). */
     int64_t split_rows;
     bool split_conv;  /* the rows are a convolution's images (else a matmul's rows) */
-    bool bwd_weights; /* a batch-grouped convolution as oneDNN's backward weights */
+    bool bwd_weights; /* a weight gradient as oneDNN's backward weights (onednn_conv.c) */
+    /* Backward weights with padding: the loops, for a run whose rhs holds inf or NaN (oneDNN
+     * may multiply it by the padding's zeros, which the interpreter skips); else unset. */
+    cpu_call fallback;
     /* > 0: the primitive writes a box inside the result (a transposed convolution whose
      * outputs at an edge read only padding: conv_prepare); the result's bytes, zeroed
      * before it runs. */
@@ -109,6 +112,12 @@ struct dnn_state {
     dnn_state *part[MAX_SPLIT];
     char what[96]; /* cpu_call.what of a split call */
 };
+
+/* Runs the call |state| (a dnn_state) on the caller's buffers: cpu_call.fn of a call. */
+cxla_status cpu_dnn_run(void *state, void *const *out, const void *const *in);
+
+/* cpu_call.fn of a backward-weights call (onednn_conv.c): cpu_dnn_run, or its fallback. */
+cxla_status cpu_dnn_bwd_weights_run(void *state, void *const *out, const void *const *in);
 
 /* The process's CPU engine (created before any call is prepared). */
 dnnl_engine_t cpu_dnn_engine(void);

@@ -333,6 +333,17 @@ static void test_conv_batch_groups(void) {
               300, "f32", BWD_WEIGHTS);
     conv_case("f32[7,6]", "f32[7,9]", "$R[2,9]", "dim_labels=fb_io->bf, batch_group_count=3", 7,
               "f32", BWD_WEIGHTS);
+    /* one group: an ordinary convolution's weight gradient (more window elements than
+     * outputs), JAX's form for a 3x3 stride 2 SAME, a 1x1, and NCHW's */
+    conv_case("f32[4,16,16,3]", "f32[4,8,8,8]", "$R[3,3,3,8]",
+              "window={size=8x8 pad=0_1x0_1 rhs_dilate=2x2}, dim_labels=f01b_i01o->01bf", 256,
+              "f32", BWD_WEIGHTS);
+    conv_case("f32[6,10,10,5]", "f32[6,10,10,7]", "$R[1,1,5,7]",
+              "window={size=10x10}, dim_labels=f01b_i01o->01bf", 600, "f32", BWD_WEIGHTS);
+    conv_case("f32[3,4,9,9]", "f32[3,6,9,9]", "$R[4,6,3,3]",
+              "window={size=9x9 pad=1_1x1_1}, dim_labels=fb01_io01->bf01", 243, "f32", BWD_WEIGHTS);
+    conv_case("bf16[4,12,12,8]", "bf16[4,12,12,16]", "$R[3,3,8,16]",
+              "window={size=12x12 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf", 576, "f32", NULL);
     /* what still runs the loops: window reversal, lhs dilation */
     const char *other = cpu_onednn_available() ? "loops" : "kernel";
     conv_case("f32[4,6,6,3]", "f32[3,3,3,8]", "$R[2,4,4,8]",
@@ -345,17 +356,19 @@ static void test_conv_batch_groups(void) {
               27, "f32", other);
 }
 
-/* Random batch-grouped convolutions: 1 to 3 spatial dims, random dim_labels, strides,
- * paddings from -1 to 2, rhs dilation, output batches and groups; each one oneDNN's backward
- * weights unless some window reads only padding in a spatial dim (then the loops). */
+/* Random batch-grouped convolutions (and one-group ones): 1 to 3 spatial dims, random
+ * dim_labels, strides, paddings from -1 to 2, rhs dilation, output batches and groups; each
+ * one oneDNN's backward weights unless some window reads only padding in a spatial dim (then
+ * the loops), one group when it has a weight gradient's shape (else the forward primitive). */
 static void test_conv_batch_groups_random(void) {
     rng_state = 29;
     static const char letters_in[] = "bf012", letters_k[] = "io012", letters_out[] = "bf012";
     for (int iter = 0; iter < 50; iter++) {
         int64_t n = 1 + pick(3), r = n + 2;
-        int64_t G = 2 + pick(3), OB = 1 + pick(2), IZ = 1 + pick(4), OZ = G * (1 + pick(3));
+        int64_t G = 1 + pick(4), OB = 1 + pick(2), IZ = 1 + pick(4), OZ = G * (1 + pick(3));
         int64_t L[3], W[3], S[3], D[3], pl[3], ph[3], O[3];
         bool ok = true, box = true;
+        double taps = 1, outs = 1; /* one group: backward weights for a weight gradient's shape */
         for (int64_t d = 0; d < n; d++) {
             L[d] = 1 + pick(n == 3 ? 5 : 9);
             W[d] = 1 + pick(n == 3 ? 3 : 5);
@@ -368,6 +381,8 @@ static void test_conv_batch_groups_random(void) {
             ok = ok && O[d] > 0;
             int64_t pr = ext + (O[d] - 1) * S[d] - L[d] - pl[d];
             box = box && L[d] + (pr < 0 ? pr : 0) - (pl[d] < 0 ? -pl[d] : 0) >= 1;
+            taps *= (double)W[d];
+            outs *= (double)O[d];
         }
         if (!ok) continue;
         int64_t pi[5] = {0, 1, 2, 3, 4}, pk[5] = {0, 1, 2, 3, 4}, po[5] = {0, 1, 2, 3, 4};
@@ -410,9 +425,13 @@ static void test_conv_batch_groups_random(void) {
         }
         cxla_strbuf_printf(&at, "}, dim_labels=%s_%s->%s, batch_group_count=%" PRId64, il, kl, ol,
                            G);
-        int64_t taps = IZ;
-        for (int64_t d = 0; d < n; d++) taps *= W[d];
-        conv_case(a.data, k.data, res.data, at.data, taps, "f32", box ? BWD_WEIGHTS : NULL);
+        int64_t n_prod = IZ;
+        for (int64_t d = 0; d < n; d++) n_prod *= W[d];
+        bool bwd = box && (G > 1 || taps > outs);
+        conv_case(a.data, k.data, res.data, at.data, n_prod, "f32",
+                  bwd     ? BWD_WEIGHTS
+                  : G > 1 ? (cpu_onednn_available() ? "loops" : "any")
+                          : NULL);
         cxla_strbuf_free(&a);
         cxla_strbuf_free(&k);
         cxla_strbuf_free(&res);
