@@ -12,7 +12,10 @@ with groups for the depthwise ones, BatchNorm2d in training mode, ReLU6, the mea
 H and W, Linear, cross-entropy against the one-hot labels, SGD at 0.01; its best of N
 after one warm-up), and prints the times and their ratios. With --check, it also compares
 cxla's loss and updated parameters with PyTorch's (a relative difference over each array:
-max |a - b| / max |b|), which checks the generator's backward pass against autograd."""
+max |a - b| / max |b|), which checks the generator's backward pass against autograd.
+With --convs, it times three of the step's weight gradients alone (the depthwise 3x3 at
+28x28x192, the stem's 3x3 stride 2, a 1x1 expansion) against the forward convolutions with
+the same multiply-adds, on this build and the --baseline build."""
 import argparse
 import os
 import re
@@ -147,6 +150,57 @@ def torch_step(params, arrays, threads, repeat):
     return best, outs
 
 
+# Weight gradients alone against the forward convolutions with the same multiply-adds, at the
+# step's batch: (name, forward HLO body, gradient HLO body), NHWC, as train_programs writes.
+def conv_pairs(n):
+    dw_f = (f"x = f32[{n},28,28,192] parameter(0)\n  w = f32[3,3,1,192] parameter(1)\n"
+            f"  ROOT y = f32[{n},28,28,192] convolution(x, w), window={{size=3x3 pad=1_1x1_1}}, "
+            "dim_labels=b01f_01io->b01f, feature_group_count=192")
+    dw_g = (f"x = f32[{n},28,28,192] parameter(0)\n  dy = f32[{n},28,28,192] parameter(1)\n"
+            "  ROOT g = f32[3,3,1,192] convolution(x, dy), window={size=28x28 pad=1_1x1_1}, "
+            "dim_labels=f01b_i01o->01bf, batch_group_count=192")
+    st_f = (f"x = f32[{n},224,224,3] parameter(0)\n  w = f32[3,3,3,32] parameter(1)\n"
+            f"  ROOT y = f32[{n},112,112,32] convolution(x, w), window={{size=3x3 stride=2x2 "
+            "pad=0_1x0_1}, dim_labels=b01f_01io->b01f")
+    st_g = (f"x = f32[{n},224,224,3] parameter(0)\n  dy = f32[{n},112,112,32] parameter(1)\n"
+            "  ROOT g = f32[3,3,3,32] convolution(x, dy), window={size=112x112 pad=0_1x0_1 "
+            "rhs_dilate=2x2}, dim_labels=f01b_i01o->01bf")
+    pw_f = (f"x = f32[{n},56,56,24] parameter(0)\n  w = f32[1,1,24,144] parameter(1)\n"
+            f"  ROOT y = f32[{n},56,56,144] convolution(x, w), window={{size=1x1}}, "
+            "dim_labels=b01f_01io->b01f")
+    pw_g = (f"x = f32[{n},56,56,24] parameter(0)\n  dy = f32[{n},56,56,144] parameter(1)\n"
+            "  ROOT g = f32[1,1,24,144] convolution(x, dy), window={size=56x56}, "
+            "dim_labels=f01b_i01o->01bf")
+    return [("depthwise 3x3, 28x28x192", dw_f, dw_g), ("stem 3x3 stride 2, 224x224x3->32", st_f, st_g),
+            ("1x1 expand, 56x56x24->144", pw_f, pw_g)]
+
+
+def time_module(cxla, body, tmp, name, repeat):
+    path = os.path.join(tmp, name + ".hlo")
+    with open(path, "w") as f:
+        f.write(f"HloModule {name}\nENTRY e {{\n  {body}\n}}\n")
+    r = subprocess.run([cxla, "run", path, "--backend", "cpu", "--repeat", str(repeat)],
+                       capture_output=True, text=True)
+    m = re.search(r"^run\s+median\s+([\d.]+) ms", r.stdout + r.stderr, re.M)
+    if not m:
+        sys.exit(f"cxla failed on {name}: {r.stderr[-1000:]}")
+    return float(m.group(1))
+
+
+def conv_bench(a):
+    tmp = tempfile.mkdtemp(prefix="train_convs_")
+    print(f"weight gradients against their forward convolutions (same multiply-adds), batch "
+          f"{a.batch}, cpu backend, median of {a.repeat} ms; load average {os.getloadavg()[0]:.2f}")
+    builds = [("this build", a.cxla)] + ([("baseline", a.baseline)] if a.baseline else [])
+    for label, fwd, grad in conv_pairs(a.batch):
+        row = []
+        for who, cxla in builds:
+            f = time_module(cxla, fwd, tmp, "fwd", a.repeat)
+            g = time_module(cxla, grad, tmp, "grad", a.repeat)
+            row.append(f"{who}: forward {f:7.1f}  gradient {g:7.1f}  ratio {g / f:5.2f}")
+        print(f"{label:34s} " + " | ".join(row))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cxla", default="build/cxla")
@@ -158,7 +212,12 @@ def main():
     ap.add_argument("--torch-threads", type=int, default=2)
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--convs", action="store_true",
+                    help="time the weight gradients alone against their forward convolutions")
     a = ap.parse_args()
+    if a.convs:
+        conv_bench(a)
+        return
     tmp = tempfile.mkdtemp(prefix="train_bench_")
     text, params = train_programs.program(a.batch, a.size)
     hlo = os.path.join(tmp, "step.hlo")

@@ -203,6 +203,10 @@ cxla_status cpu_dnn_conv_prepare(const cxla_instr *instr, const cpu_post_ops *po
     int64_t g = 1, bg = 1;
     cxla_instr_int(instr, CXLA_ATTR_FEATURE_GROUP_COUNT, &g);
     cxla_instr_int(instr, CXLA_ATTR_BATCH_GROUP_COUNT, &bg);
+    /* A weight gradient in a fusion: not whole (backward weights takes no post-ops), so the
+     * product runs alone as backward weights and the epilogue's loops after it over the
+     * (small) result (cpu_linalg_epilogue_prepare). */
+    if (po && (bg > 1 || (g == 1 && cxla_conv_is_weight_gradient(instr)))) return NULL;
     if (bg > 1) return bwd_weights_prepare(instr, po, st, bg, handled);
     if (g == 1 && cxla_conv_is_weight_gradient(instr)) {
         CXLA_RETURN_IF_ERROR(bwd_weights_prepare(instr, po, st, 1, handled));

@@ -344,6 +344,28 @@ static void test_conv_batch_groups(void) {
               "window={size=9x9 pad=1_1x1_1}, dim_labels=fb01_io01->bf01", 243, "f32", BWD_WEIGHTS);
     conv_case("bf16[4,12,12,8]", "bf16[4,12,12,16]", "$R[3,3,8,16]",
               "window={size=12x12 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf", 576, "f32", NULL);
+    /* a weight gradient scaled (SGD's learning rate: output fusion) runs as backward weights,
+     * then the epilogue's loops (oneDNN's backward weights takes no post-ops) */
+    fused_ops = 1;
+    const char *scaled[2] = {"window={size=10x10}, dim_labels=f01b_i01o->01bf",
+                             "window={size=10x10 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf, "
+                             "batch_group_count=5"};
+    const char *scaled_out[2] = {"$R[1,1,5,7]", "$R[3,3,1,5]"};
+    const char *scaled_dy[2] = {"f32[6,10,10,7]", "f32[6,10,10,5]"};
+    for (int i = 0; i < 2; i++) {
+        cxla_strbuf t;
+        cxla_strbuf_init(&t);
+        cxla_strbuf_printf(&t,
+                           "HloModule c\nENTRY e {\n  a = f32[6,10,10,5] parameter(0)\n"
+                           "  b = %s parameter(1)\n  g = %s convolution(a, b), %s\n"
+                           "  c = $R[] constant(0.01)\n  cb = %s broadcast(c), dimensions={}\n"
+                           "  ROOT r = %s multiply(g, cb)\n}\n",
+                           scaled_dy[i], scaled_out[i], scaled[i], scaled_out[i], scaled_out[i]);
+        check(t.data, "f32", 600,
+              cpu_onednn_available() ? "onednn convolution, then epilogue loops" : NULL);
+        cxla_strbuf_free(&t);
+    }
+    fused_ops = 0;
     /* what still runs the loops: window reversal, lhs dilation */
     const char *other = cpu_onednn_available() ? "loops" : "kernel";
     conv_case("f32[4,6,6,3]", "f32[3,3,3,8]", "$R[2,4,4,8]",
