@@ -11,8 +11,9 @@ statistics as cxla prints them) and the same step in PyTorch (torchvision-free: 
 with groups for the depthwise ones, BatchNorm2d in training mode, ReLU6, the mean over
 H and W, Linear, cross-entropy against the one-hot labels, SGD at 0.01; its best of N
 after one warm-up), and prints the times and their ratios. With --check, it also compares
-cxla's loss and updated parameters with PyTorch's (a relative difference over each array:
-max |a - b| / max |b|), which checks the generator's backward pass against autograd.
+cxla's loss and gradients (from the updated parameters) with PyTorch's (each array's
+largest difference over the step's largest gradient), which checks the generator's
+backward pass against autograd.
 With --convs, it times three of the step's weight gradients alone (the depthwise 3x3 at
 28x28x192, the stem's 3x3 stride 2, a 1x1 expansion) against the forward convolutions with
 the same multiply-adds, on this build and the --baseline build."""
