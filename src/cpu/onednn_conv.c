@@ -25,7 +25,11 @@
  * spatial], all through strides (any dim_labels); oneDNN's stride is D, its dilation S - 1, its
  * padding P on the left and on the right what makes the shapes agree. Elements of the lhs that
  * no window reaches (a negative padding, or the rest after the last window) are left out of
- * src's box. Not taken (the loops): lhs dilation, window reversal, an epilogue. */
+ * src's box. G = 1 serves a one-group convolution with a weight gradient's shape
+ * (cxla_conv_is_weight_gradient), its weights without the group dim. Not taken (the loops):
+ * lhs dilation, window reversal, an epilogue (a fusion runs the product alone, then the
+ * epilogue's loops). With padding, the call keeps the loops as a fallback for runs whose rhs
+ * holds inf or NaN (cpu_dnn_bwd_weights_run). */
 static cxla_status bwd_weights_prepare(const cxla_instr *instr, const cpu_post_ops *po,
                                        dnn_state *st, int64_t bg, bool *handled) {
     const cxla_shape *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
