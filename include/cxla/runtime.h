@@ -297,9 +297,12 @@ typedef struct cxla_buffer {
  * memory of its own) when the buffer is in the leaf's entry result layout (a NULL shape,
  * or the same layout), aligned to its element size (up to 8 bytes), and shares no memory
  * with any argument buffer or other result buffer, in a module with static shapes whose
- * entry result is row-major. Every other result buffer (and every one on the
- * interpreter) is filled after the run, in the buffer's layout, from the backend's own
- * memory: a result buffer overlapping an argument buffer is thus allowed, and written
+ * entry result is row-major. The interpreter computes a leaf directly in such a buffer
+ * (in any module) when the leaf's entry layout is row-major and the leaf is the value of
+ * an instruction of the entry (the root, or an element of a root tuple that appears once
+ * in it; not a parameter or constant) whose handler makes a new array for it. Every
+ * other result buffer is filled after the run, in the buffer's layout, from the backend's
+ * own memory: a result buffer overlapping an argument buffer is thus allowed, and written
  * only after the run has read its arguments. Keep the result buffers from one run to the
  * next: their pages are then not faulted in again.
  *

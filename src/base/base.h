@@ -93,8 +93,9 @@ void cxla_describe_position(cxla_strbuf *b, const char *text, size_t len, size_t
 void cxla_text_line_col(const char *text, size_t len, size_t pos, int64_t *out_line,
                         int64_t *out_col);
 
-/* String-keyed hash map storing pointers, allocated in an arena (never shrinks; keys are
- * not copied and must outlive the map). */
+/* String-keyed hash map storing pointers, allocated in an arena (never shrinks). A key is
+ * |len| bytes (NULs allowed), copied into the arena when first put: the caller's buffer
+ * may change or go once cxla_strmap_put returns. */
 typedef struct cxla_strmap {
     cxla_arena *arena;
     size_t count, capacity; /* capacity is a power of two */

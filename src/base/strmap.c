@@ -1,4 +1,4 @@
-/* A string-keyed open-addressing hash map in an arena. */
+/* A string-keyed open-addressing hash map in an arena, which holds its keys' copies. */
 #include <string.h>
 
 #include "base/base.h"
@@ -48,7 +48,12 @@ bool cxla_strmap_put(cxla_strmap *map, const char *key, size_t len, void *value)
         }
         j = (j + 1) & (map->capacity - 1);
     }
-    map->keys[j] = key;
+    /* The map keeps its own copy: a caller's key may be a buffer it reuses or frees. */
+    char *copy = cxla_arena_alloc(map->arena, len + 1);
+    if (!copy) return false;
+    if (len) memcpy(copy, key, len);
+    copy[len] = '\0';
+    map->keys[j] = copy;
     map->key_lens[j] = len;
     map->values[j] = value;
     map->count++;

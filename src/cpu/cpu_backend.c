@@ -230,10 +230,14 @@ static cxla_status emit_sized(const cxla_instr *in, const char *name, cxla_strbu
     return cpu_emit_sized_reduce(in, name, out, info);
 }
 
+/* |share|: the optimized clone borrows |module|'s constants (compile_whole: the compiled
+ * form never outlives the module it was compiled from, exec.h) instead of holding a second
+ * copy of them. */
 static cxla_status generate(const cxla_module *module, const cpu_compile_options *options,
-                            generated *g) {
+                            bool share, generated *g) {
     memset(g, 0, sizeof(*g));
-    cxla_status s = cxla_module_clone(module, &g->module);
+    cxla_status s = share ? cxla_module_clone_sharing_constants(module, &g->module)
+                          : cxla_module_clone(module, &g->module);
     if (!s && !(options && options->no_passes)) {
         cxla_pipeline_options po = {
             .dump_after = options ? options->dump_after : NULL,
@@ -379,7 +383,7 @@ cxla_status cpu_generate(const cxla_module *module, const cpu_compile_options *o
                          cxla_module **out_optimized, cxla_strbuf *out_source,
                          int64_t *out_kernel_count) {
     generated g;
-    cxla_status s = generate(module, options, &g);
+    cxla_status s = generate(module, options, false, &g);
     if (!s) s = make_units(&g, g.module->name, NULL);
     if (!s) {
         for (int64_t u = 0; u < g.unit_count; u++) {
@@ -698,8 +702,8 @@ cxla_status cpu_explain(const cxla_module *module, cxla_strbuf *out) {
 static void cpu_destroy(void *compiled) {
     cpu_compiled *c = compiled;
     if (!c) return;
+    cpu_destroy(c->driver); /* before the spec: it borrows the spec's source's constants */
     cpu_spec_destroy(c->spec);
-    cpu_destroy(c->driver);
     if (c->has_driver_lock) pthread_mutex_destroy(&c->driver_lock);
     cpu_plan_destroy(c->plan);
     cpu_plan_destroy(c->plan_donated);
@@ -729,7 +733,7 @@ static void kernel_unbound(void *const *out, const void *const *in, int64_t begi
 static cxla_status compile_whole(const cxla_module *module, const exec_compile_options *options,
                                  cpu_compiled **out_compiled) {
     generated g;
-    cxla_status s = generate(module, NULL, &g);
+    cxla_status s = generate(module, NULL, true, &g);
     cpu_compiled *c = s ? NULL : calloc(1, sizeof(*c));
     if (!s && !c) s = OOM();
     if (!s) {

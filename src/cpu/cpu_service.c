@@ -498,6 +498,10 @@ static cxla_status step_send(cpu_svc_run *r, const cxla_instr *instr, void *cons
     const cxla_shape *shape = rs->type == CXLA_TUPLE && rs->tuple_count == 3
                                   ? &rs->elements[0]
                                   : &instr->operands[0]->shape;
+    /* The layout the send declared before the layout pass gave its data the default. */
+    const cxla_attr *host_layout = cxla_instr_attr(instr, CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS);
+    if (host_layout && host_layout->kind == CXLA_ATTR_KIND_SHAPES && host_layout->v.shapes.count)
+        shape = &host_layout->v.shapes.items[0];
     cxla_literal *data = NULL;
     CXLA_RETURN_IF_ERROR(host_data(instr, shape, in, &data));
     cxla_status s = host->send(host->user, channel_of(instr),

@@ -761,10 +761,20 @@ static cxla_status run_step(run *r, const step *sp) {
         for (int64_t k = 0; k < sp->in_count; k++) r->ins[k] = r->ptr[sp->in[k]];
         for (int64_t k = 0; k < sp->out_count; k++) r->outs[k] = r->ptr[sp->out[k]];
         r->svc.kernel = sp->fn;
-        return sp->svc(&r->svc, sp->instr, r->outs, r->ins);
+        /* Its error names the user's instruction, as run_handler's do. */
+        return interp_rename_error(sp->svc(&r->svc, sp->instr, r->outs, r->ins), sp->instr,
+                                   cpu_origins_name(r->p->origins, sp->instr));
     case S_SEQ: {
         cxla_status s = run_seq(r, &sp->sub[0]);
-        return s ? cxla_status_annotate(s, "in %s", sp->instr->name) : NULL;
+        /* "in CALLER: " before a callee's error, unless the error already names the caller:
+         * the async-desugar pass's wrapped operation has its start as origin, and the
+         * interpreter, running the sugar itself, names the start alone. */
+        const char *name = cpu_origins_name(r->p->origins, sp->instr);
+        size_t len = strlen(name);
+        const char *msg = s ? cxla_status_message(s) : "";
+        if (s && (strncmp(msg, name, len) != 0 || msg[len] != ' '))
+            s = cxla_status_annotate(s, "in %s", name);
+        return s;
     }
     case S_COND: {
         const cxla_shape *is = &p->values[sp->in[0]].shape[0];

@@ -7,8 +7,10 @@
  * comparator is the interpreter's typed comparison when interp_match_comparator
  * recognizes it (written out for its type), else the comparator computation emitted as a
  * static C function of 2N scalars written by emit_scalar.c (cpu_emit_scalar_function). The
- * permutation and its merge buffer live in the scratch memory, one pair per row; the outer range
- * runs over the rows. map emits its computation the same way and calls it per element. */
+ * permutation and its merge buffer live in the scratch memory, one pair per slot (at most
+ * SORT_SLOTS); the outer range runs over the slots, each sorting its block of rows. A topk
+ * of small k keeps its k best in its results instead, with no scratch. map emits its computation
+ * the same way and calls it per element. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,6 +200,17 @@ static bool sort_form_of(const cxla_instr *instr, sort_form *f) {
     return true;
 }
 
+/* The scratch of a sort (or a topk that sorts) holds SORT_SLOTS pairs of permutations at
+ * most, one per iteration of the outer loop, each iteration sorting a block of rows in
+ * turn: work memory of 2 x SORT_SLOTS rows, not 2 x all of them (a 1024 x 4096 sort held 32
+ * MiB of permutations for 8 MiB of bf16 keys), and still enough iterations for the pool's
+ * threads and for cancellation between chunks. */
+enum { SORT_SLOTS = 64 };
+
+static int64_t sort_slots(int64_t rows) {
+    return rows < 1 ? 1 : rows < SORT_SLOTS ? rows : SORT_SLOTS;
+}
+
 /* The merge sort of one row (interp_sort.c's merge_sort) of |len| (a C expression)
  * elements: |less| is a C expression of two permutation entries named "P" and "Q"; the
  * sorted permutation ends in "src". */
@@ -280,7 +293,7 @@ static cxla_status emit_sort(cxla_arena *arena, const cxla_instr *instr, const c
     const char *less_ji = F("%s(%s%s, %s)", less_fn, xs.data ? xs.data : "", pj, pi);
     cpu_emit_buf_free(&xs);
 
-    cpu_lib_open(name, rows > 0 ? rows : 1, out);
+    cpu_lib_open(name, sort_slots(rows), out);
     for (int64_t k = 0; k < f.n; k++) {
         cxla_type t = instr->operands[k]->shape.type;
         size_t es = cxla_type_storage(t);
@@ -310,12 +323,17 @@ static cxla_status emit_sort(cxla_arena *arena, const cxla_instr *instr, const c
         if (info) info->range = 1;
         return NULL;
     }
-    cxla_strbuf_printf(out,
-                       "    for (int64_t row = begin; row < end && row < %" PRId64 "; row++) {\n"
-                       "        const int64_t base = row / %" PRId64 " * %" PRId64
-                       " + row %% %" PRId64 ";\n"
-                       "        %s *src = scratch + row * %" PRId64 ", *dst = src + %" PRId64 ";\n",
-                       rows, f.inner, f.len * f.inner, f.inner, it, 2 * f.len, f.len);
+    /* The outer range runs over the slots of the scratch (sort_slots); each sorts its
+     * block of rows one after the other in its own pair of permutations. */
+    int64_t slots = sort_slots(rows);
+    cxla_strbuf_printf(
+        out,
+        "    for (int64_t slot = begin; slot < end && slot < %" PRId64 "; slot++) {\n"
+        "    const int64_t row_end = (slot + 1) * %" PRId64 " / %" PRId64 ";\n"
+        "    for (int64_t row = slot * %" PRId64 " / %" PRId64 "; row < row_end; row++) {\n"
+        "        const int64_t base = row / %" PRId64 " * %" PRId64 " + row %% %" PRId64 ";\n"
+        "        %s *src = scratch + slot * %" PRId64 ", *dst = src + %" PRId64 ";\n",
+        slots, rows, slots, rows, slots, f.inner, f.len * f.inner, f.inner, it, 2 * f.len, f.len);
     if (sized) {
         /* Whether the row lies inside the sizes in every other dimension. */
         cxla_strbuf_printf(out,
@@ -349,10 +367,10 @@ static cxla_status emit_sort(cxla_arena *arena, const cxla_instr *instr, const c
                            "            y%" PRId64 "[to] = ((const %s *)x%" PRId64 ")[from];\n", k,
                            es == 16 ? "cxla_c128" : uint_of(es), k);
     }
-    cxla_strbuf_puts(out, "        }\n    }\n}\n\n");
+    cxla_strbuf_puts(out, "        }\n    }\n    }\n}\n\n");
     if (info) {
-        info->range = rows > 0 ? rows : 1;
-        info->scratch = (size_t)(rows > 0 ? rows : 1) * 2 * (size_t)(f.len ? f.len : 1) * its;
+        info->range = slots;
+        info->scratch = (size_t)slots * 2 * (size_t)(f.len ? f.len : 1) * its;
         double bytes = 0;
         for (int64_t k = 0; k < f.n; k++)
             bytes += 2.0 * (double)cpu_lib_count(&instr->operands[k]->shape) *
@@ -395,6 +413,15 @@ static bool topk_ok(const cxla_instr *instr) {
     return k >= 0 && k <= len && len <= INT32_MAX;
 }
 
+/* A topk of k at most TOPK_SELECT_MAX keeps its k best so far in the result row itself,
+ * in order (the output indices say where each lies in the input row): each element of the
+ * row goes in after those not worse than it, the last falling out, when it is better than
+ * the last. XLA's total order with the lower index first among equal values is a strict
+ * order on (value, index), whose first k are the stable sort's first k: the same result
+ * as the merge sort's, with no scratch and about one comparison per element. Larger k
+ * sort the row (the insertions would cost k per element). */
+enum { TOPK_SELECT_MAX = 64 };
+
 static cxla_status emit_topk(cxla_arena *arena, const cxla_instr *instr, const char *name,
                              cxla_strbuf *out, cpu_kernel_info *info) {
     if (!topk_ok(instr))
@@ -407,39 +434,69 @@ static cxla_status emit_topk(cxla_arena *arena, const cxla_instr *instr, const c
     bool largest =
         !cxla_instr_attr(instr, CXLA_ATTR_LARGEST) || cxla_instr_bool(instr, CXLA_ATTR_LARGEST);
     int64_t rows = len > 0 && k > 0 ? cpu_lib_count(xs) / len : 0;
+    bool select = k <= TOPK_SELECT_MAX;
+    int64_t slots = select ? (rows > 0 ? rows : 1) : sort_slots(rows);
     /* XLA's total order, greater (smaller) first: the interpreter's comparator. */
     interp_comparator c = {largest ? INTERP_DIR_GT : INTERP_DIR_LT, true, false, t};
     cpu_lib_head(instr, name, out);
     emit_typed_less(&c, F("%s_cmp", name), out);
-    cpu_lib_open(name, rows > 0 ? rows : 1, out);
+    cpu_lib_open(name, slots, out);
     size_t es = cxla_type_storage(t);
     cxla_strbuf_printf(out,
                        "    const %s *restrict x0 = in[0];\n"
                        "    %s *restrict values = out[0];\n"
                        "    int32_t *restrict indices = out[1];\n"
-                       "    int32_t *const scratch = out[2];\n"
-                       "    (void)x0;\n    (void)values;\n    (void)indices;\n    (void)scratch;\n"
-                       "    for (int64_t row = begin; row < end && row < %" PRId64 "; row++) {\n"
-                       "        const int64_t base = row * %" PRId64 ";\n"
-                       "        int32_t *src = scratch + row * %" PRId64 ", *dst = src + %" PRId64
-                       ";\n",
-                       cpu_emit_ctype(t), uint_of(es), rows, len, 2 * len, len);
-    emit_merge_sort(out, "int32_t", F("%" PRId64, len),
-                    F("%s_cmp(x0[base + src[mid]], x0[base + src[mid - 1]])", name),
-                    F("%s_cmp(x0[base + src[j]], x0[base + src[i]])", name));
-    cxla_strbuf_printf(out,
-                       "        for (int64_t i = 0; i < %" PRId64 "; i++) {\n"
-                       "            values[row * %" PRId64 " + i] = ((const %s *)x0)[base + "
-                       "src[i]];\n"
-                       "            indices[row * %" PRId64 " + i] = src[i];\n"
-                       "        }\n    }\n}\n\n",
-                       k, k, uint_of(es), k);
+                       "    (void)x0;\n    (void)values;\n    (void)indices;\n",
+                       cpu_emit_ctype(t), uint_of(es));
+    if (select) {
+        cxla_strbuf_printf(
+            out,
+            "    for (int64_t row = begin; row < end && row < %" PRId64 "; row++) {\n"
+            "        const int64_t base = row * %" PRId64 ";\n"
+            "        %s *restrict v = values + row * %" PRId64 ";\n"
+            "        int32_t *restrict ix = indices + row * %" PRId64 ";\n"
+            "        int64_t n = 0;\n"
+            "        for (int64_t i = 0; i < %" PRId64 "; i++) {\n"
+            "            if (n == %" PRId64 " && !%s_cmp(x0[base + i], x0[base + ix[n - 1]]))\n"
+            "                continue; /* not better than the last kept */\n"
+            "            int64_t at = n < %" PRId64 " ? n : n - 1;\n"
+            "            while (at > 0 && %s_cmp(x0[base + i], x0[base + ix[at - 1]])) {\n"
+            "                v[at] = v[at - 1];\n"
+            "                ix[at] = ix[at - 1];\n"
+            "                at--;\n"
+            "            }\n"
+            "            v[at] = ((const %s *)x0)[base + i];\n"
+            "            ix[at] = (int32_t)i;\n"
+            "            if (n < %" PRId64 ") n++;\n"
+            "        }\n    }\n}\n\n",
+            rows, len, uint_of(es), k, k, len, k, name, k, name, uint_of(es), k);
+    } else {
+        cxla_strbuf_printf(
+            out,
+            "    int32_t *const scratch = out[2];\n"
+            "    for (int64_t slot = begin; slot < end && slot < %" PRId64 "; slot++) {\n"
+            "    const int64_t row_end = (slot + 1) * %" PRId64 " / %" PRId64 ";\n"
+            "    for (int64_t row = slot * %" PRId64 " / %" PRId64 "; row < row_end; row++) {\n"
+            "        const int64_t base = row * %" PRId64 ";\n"
+            "        int32_t *src = scratch + slot * %" PRId64 ", *dst = src + %" PRId64 ";\n",
+            slots, rows, slots, rows, slots, len, 2 * len, len);
+        emit_merge_sort(out, "int32_t", F("%" PRId64, len),
+                        F("%s_cmp(x0[base + src[mid]], x0[base + src[mid - 1]])", name),
+                        F("%s_cmp(x0[base + src[j]], x0[base + src[i]])", name));
+        cxla_strbuf_printf(out,
+                           "        for (int64_t i = 0; i < %" PRId64 "; i++) {\n"
+                           "            values[row * %" PRId64 " + i] = ((const %s *)x0)[base + "
+                           "src[i]];\n"
+                           "            indices[row * %" PRId64 " + i] = src[i];\n"
+                           "        }\n    }\n    }\n}\n\n",
+                           k, k, uint_of(es), k);
+    }
     if (info) {
-        info->range = rows > 0 ? rows : 1;
-        info->scratch = (size_t)(rows > 0 ? rows : 1) * 2 * (size_t)(len ? len : 1) * 4;
+        info->range = slots;
+        info->scratch = select ? 0 : (size_t)slots * 2 * (size_t)(len ? len : 1) * 4;
         double lg = 1;
         for (int64_t l = 1; l < len; l *= 2) lg++;
-        info->cost = (double)cpu_lib_count(xs) * ((double)es + lg * 16.0);
+        info->cost = (double)cpu_lib_count(xs) * ((double)es + (select ? 16.0 : lg * 16.0));
     }
     return NULL;
 }

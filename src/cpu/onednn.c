@@ -835,11 +835,14 @@ static cxla_status dot_prepare(const cxla_instr *instr, const cpu_post_ops *po, 
         st->t[2].off = (size_t)(r0 * dst_s[0]) * dnnl_data_type_size(cpu_dnn_dst_type(po, os));
     }
     if (!cpu_dnn_bias_tensor(po, dn.size, nd, &st->t[BIAS])) return NULL;
-    /* f8 operands: widened on every run (see widen_table), not in parts. */
+    /* f8 operands: widened on every run (see widen_table). A part (widen_blocks_make)
+     * widens its own rows of a dense lhs; its weights come widened by the whole call. */
     cxla_type lw = wide_type(ls->type, rs->type), rw = wide_type(rs->type, ls->type);
-    if (lw != ls->type && (st->sub || !widen_setup(&st->t[0], ls->type, lw))) return NULL;
-    if (rw != rs->type && (st->sub || !widen_setup(&st->t[1], rs->type, rw))) return NULL;
-    st->t[0].count = cpu_linalg_elements(ls);
+    if (lw != ls->type &&
+        (!widen_setup(&st->t[0], ls->type, lw) || (st->sub && (ss[1] != 1 || ss[0] != lk.size))))
+        return NULL;
+    if (rw != rs->type && !st->sub && !widen_setup(&st->t[1], rs->type, rw)) return NULL;
+    st->t[0].count = st->sub ? sd[0] * lk.size : cpu_linalg_elements(ls);
     st->t[1].count = cpu_linalg_elements(rs);
     /* The result: stored by the primitive when it is f32 or the operands' type, else f32
      * rounded afterwards (out_narrow). */
@@ -1137,11 +1140,16 @@ static cxla_status split_run(const dnn_state *st, void *const *out, const void *
     memcpy(in2, in, (size_t)n * sizeof(*in2));
     cxla_status s = NULL;
     void *flipped = NULL;
+    /* f8 weights widened once, for every part (widen_blocks_make). */
+    if (!w->cached && w->narrow != CXLA_TYPE_INVALID) {
+        widen(w, st->pool, in[w->io], work + st->widen_off[1]);
+        in2[w->io] = work + st->widen_off[1];
+    }
     /* The weights, once, in the parts' layout. */
     if (w->cached) {
         in2[w->io] = w->cached;
     } else if (w->reorder && w->pack) {
-        pack_job job = {w, in[w->io], (unsigned char *)work + st->work_off[1]};
+        pack_job job = {w, in2[w->io], (unsigned char *)work + st->work_off[1]};
         const void *pin[1] = {&job};
         cpu_kernel_info info = {.range = w->pkp, .cost = 2.0 * (double)w->prim_size};
         cpu_pool_run_kernel(st->pool, pack_rows, &info, NULL, pin, NULL);
@@ -1153,7 +1161,7 @@ static cxla_status split_run(const dnn_state *st, void *const *out, const void *
             work_put(wb);
             return OOM();
         }
-        flip_copy(w, in[w->io], flipped);
+        flip_copy(w, in2[w->io], flipped);
         in2[w->io] = flipped;
     }
     if (!w->cached && w->reorder && !w->pack) {
@@ -1176,7 +1184,9 @@ static cxla_status split_run(const dnn_state *st, void *const *out, const void *
         if (ds != dnnl_success) s = dnn_error(st->instr, "reorder", ds);
         in2[w->io] = dst;
     }
-    if (!s) {
+    for (int p = 0; p < st->parts && st->serial && !s; p++)
+        s = dnn_run(st->part[p], out, (const void *const *)in2);
+    if (!s && !st->serial) {
         split_job job = {.st = st, .out = out, .in = (const void *const *)in2};
         const void *jin[1] = {&job};
         /* Each part is far above the pool's minimum: one per chunk. */
@@ -1189,6 +1199,68 @@ static cxla_status split_run(const dnn_state *st, void *const *out, const void *
     free(flipped);
     work_put(wb);
     return s;
+}
+
+/* Products of fewer multiply-adds than this run on one thread (a one-thread primitive):
+ * OpenMP's worker waits passively (docs/performance.md, "OpenMP's waiting"), and its wake-up
+ * at the start of each primitive took 10-50 us on this project's 2-core machine, while a
+ * product of 1 Mi multiply-adds takes 10-35 us on one thread (bf16, f32). Measured by
+ * bench/small_products_bench.py. CXLA_ONEDNN_SMALL=N in the environment when the call is
+ * prepared sets the threshold (0: every product on all threads). */
+static double small_macs(void) {
+    const char *env = getenv("CXLA_ONEDNN_SMALL");
+    if (!env || !*env) return 1024.0 * 1024.0;
+    char *end = NULL;
+    double v = strtod(env, &end);
+    return end != env && v >= 0 ? v : 1024.0 * 1024.0;
+}
+
+/* ---- an f8 operand widened a block of rows at a time ------------------------------------
+ *
+ * An f8 lhs widened whole to bf16 took twice its bytes of work memory beside it (512 MiB for
+ * the 32768 x 8192 activation of issue 19's GEMM loop: its peak 1.45x its live set). When its
+ * widened rows pass WIDEN_BLOCK_BYTES, the product runs as parts over blocks of rows, one after
+ * another, each a primitive on every thread that widens only its rows into its work block
+ * (the same block, given back and taken again by the next part); the weights are widened
+ * (and packed or reordered) once by the whole call, as a split call's. Each part sums as the
+ * whole primitive does (the same implementation over fewer rows; see the split above). */
+#define WIDEN_BLOCK_BYTES ((size_t)8 << 20)
+
+static cxla_status widen_blocks_make(dnn_state *st, int threads) {
+    const tensor *a = &st->t[0], *w = &st->t[1];
+    if (st->parts > 0 || a->narrow == CXLA_TYPE_INVALID || a->cached || st->split_conv ||
+        st->split_rows < 2 * SPLIT_MIN_ROWS || a->reorder || st->t[2].reorder || !w->used ||
+        st->out_narrow != CXLA_TYPE_INVALID || w->flip)
+        return NULL;
+    size_t bytes = (size_t)a->count * (size_t)a->wsize;
+    if (bytes <= WIDEN_BLOCK_BYTES) return NULL;
+    int64_t parts = (int64_t)((bytes + WIDEN_BLOCK_BYTES - 1) / WIDEN_BLOCK_BYTES);
+    if (parts > st->split_rows / SPLIT_MIN_ROWS) parts = st->split_rows / SPLIT_MIN_ROWS;
+    if (parts > MAX_SPLIT) parts = MAX_SPLIT;
+    sub_spec spec = {.wmd = w->reorder ? w->prim : w->user};
+    dnn_state *made[MAX_SPLIT] = {0};
+    cxla_status s = NULL;
+    bool ok = true;
+    for (int64_t p = 0; p < parts && ok && !s; p++) {
+        spec.row0 = st->split_rows * p / parts;
+        spec.row1 = st->split_rows * (p + 1) / parts;
+        /* No pool: a part runs on the threads it was made for (a variant for fewer would
+         * be made without its rows). */
+        s = dnn_make(st->instr, threads, NULL, &spec, &made[p]);
+        ok = made[p] && !made[p]->t[0].reorder && !made[p]->t[1].reorder &&
+             !made[p]->t[2].reorder && strcmp(impl_of(made[p]), impl_of(st)) == 0;
+        if (ok) made[p]->relu_count = 0; /* the whole call's, after the parts */
+    }
+    if (s || !ok) {
+        for (int64_t p = 0; p < parts; p++) dnn_free(made[p]);
+        return s;
+    }
+    memcpy(st->part, made, sizeof(made));
+    st->parts = (int)parts;
+    st->serial = true;
+    st->t[0].count = 0; /* the whole call widens no rows: its work block loses them */
+    plan_work(st);
+    return NULL;
 }
 
 static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
@@ -1224,8 +1296,23 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
     dnn_state *st = NULL;
     CXLA_RETURN_IF_ERROR(dnn_make(instr, threads, pool, NULL, &st));
     if (!st) return NULL;
+    /* A small product runs on one thread: waking OpenMP's worker costs more than it
+     * saves (small_macs). */
+    bool small = false;
+    if (threads > 1 && st->macs < small_macs()) {
+        dnn_state *one = NULL;
+        cxla_status s1 = dnn_make(instr, 1, pool, NULL, &one);
+        if (s1 || one) {
+            dnn_free(st);
+            if (s1) return s1;
+            st = one;
+            threads = 1;
+            small = true;
+        }
+    }
     *handled = true;
     cxla_status s = split_make(st, threads);
+    if (!s) s = widen_blocks_make(st, threads);
     if (s) {
         dnn_free(st);
         return s;
@@ -1251,6 +1338,10 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
         snprintf(st->what, sizeof(st->what), "onednn convolution, backward weights%s",
                  how == 1 ? ", constant reordered once" : "");
         what = st->what;
+    } else if (st->parts > 0 && st->serial) {
+        snprintf(st->what, sizeof(st->what), "%s, f8 widened in %d blocks of rows", what,
+                 st->parts);
+        what = st->what;
     } else if (st->parts > 0) {
         snprintf(st->what, sizeof(st->what), "%s, %d parts on the pool", what, st->parts);
         what = st->what;
@@ -1271,6 +1362,14 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
                  w == 2 ? "bf16" : "f32");
         what = st->what;
     }
+    if (small) {
+        static const char tail[] = ", one thread (small)";
+        size_t len = strlen(what);
+        if (len > sizeof(st->what) - sizeof(tail)) len = sizeof(st->what) - sizeof(tail);
+        memmove(st->what, what, len); /* |what| may be st->what */
+        memcpy(st->what + len, tail, sizeof(tail));
+        what = st->what;
+    }
     *out = (cpu_call){.fn = st->bwd_weights ? cpu_dnn_bwd_weights_run : dnn_run,
                       .state = st,
                       .free_state = dnn_free,
@@ -1282,6 +1381,54 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
 
 bool cpu_onednn_available(void) {
     return false;
+}
+
+/* ---- an f8 operand widened a block of rows at a time ------------------------------------
+ *
+ * An f8 lhs widened whole to bf16 took twice its bytes of work memory beside it (512 MiB for
+ * the 32768 x 8192 activation of issue 19's GEMM loop: its peak 1.45x its live set). When its
+ * widened rows pass WIDEN_BLOCK_BYTES, the product runs as parts over blocks of rows, one after
+ * another, each a primitive on every thread that widens only its rows into its work block
+ * (the same block, given back and taken again by the next part); the weights are widened
+ * (and packed or reordered) once by the whole call, as a split call's. Each part sums as the
+ * whole primitive does (the same implementation over fewer rows; see the split above). */
+#define WIDEN_BLOCK_BYTES ((size_t)8 << 20)
+
+static cxla_status widen_blocks_make(dnn_state *st, int threads) {
+    const tensor *a = &st->t[0], *w = &st->t[1];
+    if (st->parts > 0 || a->narrow == CXLA_TYPE_INVALID || a->cached || st->split_conv ||
+        st->split_rows < 2 * SPLIT_MIN_ROWS || a->reorder || st->t[2].reorder || !w->used ||
+        st->out_narrow != CXLA_TYPE_INVALID || w->flip)
+        return NULL;
+    size_t bytes = (size_t)a->count * (size_t)a->wsize;
+    if (bytes <= WIDEN_BLOCK_BYTES) return NULL;
+    int64_t parts = (int64_t)((bytes + WIDEN_BLOCK_BYTES - 1) / WIDEN_BLOCK_BYTES);
+    if (parts > st->split_rows / SPLIT_MIN_ROWS) parts = st->split_rows / SPLIT_MIN_ROWS;
+    if (parts > MAX_SPLIT) parts = MAX_SPLIT;
+    sub_spec spec = {.wmd = w->reorder ? w->prim : w->user};
+    dnn_state *made[MAX_SPLIT] = {0};
+    cxla_status s = NULL;
+    bool ok = true;
+    for (int64_t p = 0; p < parts && ok && !s; p++) {
+        spec.row0 = st->split_rows * p / parts;
+        spec.row1 = st->split_rows * (p + 1) / parts;
+        /* No pool: a part runs on the threads it was made for (a variant for fewer would
+         * be made without its rows). */
+        s = dnn_make(st->instr, threads, NULL, &spec, &made[p]);
+        ok = made[p] && !made[p]->t[0].reorder && !made[p]->t[1].reorder &&
+             !made[p]->t[2].reorder && strcmp(impl_of(made[p]), impl_of(st)) == 0;
+        if (ok) made[p]->relu_count = 0; /* the whole call's, after the parts */
+    }
+    if (s || !ok) {
+        for (int64_t p = 0; p < parts; p++) dnn_free(made[p]);
+        return s;
+    }
+    memcpy(st->part, made, sizeof(made));
+    st->parts = (int)parts;
+    st->serial = true;
+    st->t[0].count = 0; /* the whole call widens no rows: its work block loses them */
+    plan_work(st);
+    return NULL;
 }
 
 static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,

@@ -39,6 +39,11 @@
  * run (onednn.c, want_packed; CXLA_ONEDNN_WEIGHTS=plain in the environment when the call is
  * prepared turns that off).
  *
+ * A product of fewer than 1 Mi multiply-adds runs as a primitive made for one thread whatever the
+ * module's thread count (its call's |what| ends ", one thread (small)"): waking OpenMP's
+ * passive worker took longer than the second thread saved (bench/small_products_bench.py;
+ * CXLA_ONEDNN_SMALL=N sets the threshold, 0 turns it off).
+ *
  * With CXLA_ONEDNN_SPLIT=N in the environment when the call is prepared (opt-in: it did not
  * beat OpenMP's team, docs/performance.md "oneDNN's products on cxla's pool"), a matmul
  * without batch dims or a convolution with at least 16 Mi multiply-adds per part runs as

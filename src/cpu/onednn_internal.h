@@ -110,7 +110,10 @@ struct dnn_state {
      * pool's threads (split_run); 0: the primitive above runs on OpenMP's team. */
     int parts;
     dnn_state *part[MAX_SPLIT];
-    char what[96]; /* cpu_call.what of a split call */
+    /* The parts run one after another, each on every thread (widen_blocks_make), instead of
+     * on the pool's threads at once. */
+    bool serial;
+    char what[128]; /* cpu_call.what when it is not a fixed string */
 };
 
 /* Runs the call |state| (a dnn_state) on the caller's buffers: cpu_call.fn of a call. */

@@ -197,7 +197,8 @@ typedef struct exec_run_options {
      * change what the run reads. A backend that computed leaf k there sets
      * result_written[k] (the caller fills it with false), and leaf k of the literal it
      * returns then holds no data (data NULL, size 0). A backend may ignore the offer (the
-     * interpreter does; the runtime then copies). */
+     * interpreter takes it only for leaves that an instruction of the entry makes: see
+     * cxla_executable_run_buffers; the runtime copies the others). */
     void *const *result_data;
     const size_t *result_size;
     bool *result_written;

@@ -172,7 +172,7 @@ static const char *dup_opt(cxla_arena *a, const char *s, bool *failed) {
 /* The instructions of |from| into |to| (already added to |m|), without attributes;
  * |names| maps source names to the copies. */
 static cxla_status copy_instrs(cxla_module *m, const cxla_computation *from, cxla_computation *to,
-                               cxla_strmap *names) {
+                               cxla_strmap *names, bool share_constants) {
     if (from->param_count) {
         to->params =
             cxla_arena_alloc_array(m->arena, (size_t)from->param_count, sizeof(cxla_instr *));
@@ -202,7 +202,9 @@ static cxla_status copy_instrs(cxla_module *m, const cxla_computation *from, cxl
         in->async_wrapped = old->async_wrapped;
         in->line = old->line;
         in->column = old->column;
-        if (old->literal) {
+        if (old->literal && share_constants) {
+            in->literal = old->literal; /* the source's, which outlives |m| */
+        } else if (old->literal) {
             CXLA_RETURN_IF_ERROR(cxla_literal_clone(old->literal, &in->literal));
             CXLA_RETURN_IF_ERROR(cxla_module_adopt_literal(m, in->literal));
         }
@@ -235,7 +237,7 @@ static cxla_status copy_instr_attrs(cxla_module *m, const cxla_module *src,
 }
 
 static cxla_status clone_into(const cxla_module *src, cxla_module *m, cxla_computation **map,
-                              cxla_strmap *names) {
+                              cxla_strmap *names, bool share_constants) {
     bool failed = false;
     for (int64_t i = 0; i < src->comp_count; i++) {
         const cxla_computation *from = src->comps[i];
@@ -246,7 +248,7 @@ static cxla_status clone_into(const cxla_module *src, cxla_module *m, cxla_compu
         map[i]->column = from->column;
         if (from == src->entry) m->entry = map[i];
         cxla_strmap_init(&names[i], m->arena);
-        CXLA_RETURN_IF_ERROR(copy_instrs(m, from, map[i], &names[i]));
+        CXLA_RETURN_IF_ERROR(copy_instrs(m, from, map[i], &names[i], share_constants));
     }
     for (int64_t i = 0; i < src->comp_count; i++)
         CXLA_RETURN_IF_ERROR(copy_instr_attrs(m, src, map, src->comps[i], map[i], &names[i]));
@@ -278,7 +280,8 @@ static cxla_status clone_into(const cxla_module *src, cxla_module *m, cxla_compu
     return failed ? OOM() : NULL;
 }
 
-cxla_status cxla_module_clone(const cxla_module *module, cxla_module **out) {
+static cxla_status clone_module(const cxla_module *module, bool share_constants,
+                                cxla_module **out) {
     if (!module || !out)
         return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "cxla_module_clone: NULL argument");
     *out = NULL;
@@ -287,7 +290,7 @@ cxla_status cxla_module_clone(const cxla_module *module, cxla_module **out) {
     size_t n = (size_t)(module->comp_count ? module->comp_count : 1);
     cxla_computation **map = calloc(n, sizeof(*map));
     cxla_strmap *names = calloc(n, sizeof(*names));
-    cxla_status s = map && names ? clone_into(module, m, map, names) : OOM();
+    cxla_status s = map && names ? clone_into(module, m, map, names, share_constants) : OOM();
     free(map);
     free(names);
     if (s) {
@@ -296,4 +299,12 @@ cxla_status cxla_module_clone(const cxla_module *module, cxla_module **out) {
     }
     *out = m;
     return NULL;
+}
+
+cxla_status cxla_module_clone(const cxla_module *module, cxla_module **out) {
+    return clone_module(module, false, out);
+}
+
+cxla_status cxla_module_clone_sharing_constants(const cxla_module *module, cxla_module **out) {
+    return clone_module(module, true, out);
 }

@@ -362,6 +362,11 @@ const char *cxla_module_unique_name(cxla_module *module, const char *base);
  * use (as a verified one does). Errors: out of memory, an operand used before it is
  * defined. */
 cxla_status cxla_module_clone(const cxla_module *module, cxla_module **out);
+/* cxla_module_clone whose constant instructions borrow |module|'s literals instead of
+ * copying them (one copy of the weights a module carries as constants), for a clone that
+ * |module| outlives and that, as every pass does, replaces a constant's literal rather than
+ * writing into it. Literal attributes are still copied. */
+cxla_status cxla_module_clone_sharing_constants(const cxla_module *module, cxla_module **out);
 /* Deep-copies attribute |from| of module |src| into |to| in |dst|'s arena: called
  * computations map through |comp_map| (by index in src->comps), instruction references
  * (control predecessors) by name through |instr_map| (NULL: they are an error); literals

@@ -61,6 +61,7 @@ typedef struct parser {
     cxla_strmap params;      /* parameter numbers of the current computation -> instruction */
     cxla_strmap names_used;  /* every instruction name in the module (XLA's are unique) */
     cxla_strmap name_suffix; /* base name -> the N to try first for "base.N" (unique_name) */
+    int64_t name_clashes;    /* names written in more than one computation (uniquify_names) */
     /* Per computation. */
     pending_operand *ops;
     size_t op_count, op_cap;
@@ -652,17 +653,17 @@ static bool parse_instruction_rhs(parser *p, cxla_computation *comp, const char 
     } else if (!parse_operands(p, comp, base, &nops)) {
         return false;
     }
-    /* Names are unique in a module: one already used by another computation gets a
-     * ".N" suffix, as XLA's parser does; this computation still finds it by the old one.
-     * A nested instruction has no name in the text: it gets its opcode's. */
-    bool renamed = true;
+    /* A written name is kept as written: one that another computation also uses is made
+     * unique once every computation is read (uniquify_names). A nested instruction has no
+     * name in the text: it gets its opcode's, made unique in the module now. */
+    const char *z;
     if (!name) {
         name = cxla_opcode_name(op);
-        name_len = strlen(name);
+        z = unique_name(p, name, strlen(name));
     } else {
-        renamed = cxla_strmap_get(&p->names_used, name, name_len) != NULL;
+        p->name_clashes += cxla_strmap_get(&p->names_used, name, name_len) != NULL;
+        z = name_z(p, name, name_len);
     }
-    const char *z = renamed ? unique_name(p, name, name_len) : name_z(p, name, name_len);
     if (!z) return cxla_hlo_oom(lx);
     cxla_instr *in;
     cxla_status st =
@@ -671,11 +672,6 @@ static bool parse_instruction_rhs(parser *p, cxla_computation *comp, const char 
     p->operand_top = base;
     if (st) return cxla_hlo_fail_status(lx, st, name_pos);
     if (!cxla_strmap_put(&p->names_used, in->name, strlen(in->name), in)) return cxla_hlo_oom(lx);
-    if (renamed && allow_attributes) {
-        char *alias = cxla_arena_strndup(p->m->arena, name, name_len);
-        if (!alias || !cxla_strmap_put(&comp->instr_by_name, alias, name_len, in))
-            return cxla_hlo_oom(lx);
-    }
     in->parameter_number = param_number;
     in->literal = literal;
     in->literal_elided = elided;
@@ -1420,6 +1416,74 @@ static bool entry_layout(parser *p) {
     return true;
 }
 
+/* Instruction names are unique in a module, but a text may write one name in several
+ * computations (XLA's own dumps never do). XLA's parser keeps every computation's names as
+ * written, and its module then renames a name already taken as it adds the computations in
+ * text order: a later duplicate gets a ".N" suffix (NameUniquer). cxla does the same but
+ * for the order: the entry computation's names are kept first (its parameter names are
+ * what users see: input names, messages), then the other computations' in text order,
+ * then the names the parser made up for nested instructions. A name already taken becomes
+ * ROOT.N, ROOT being the name without a numeric ".N" suffix (as NameUniquer takes it) and
+ * N the smallest number >= 1 giving a name no instruction of the module has: no name
+ * written in the text changes unless it clashes, and a printed module parses back with
+ * every name. The computation still finds a renamed instruction by its written name. */
+static bool uniquify_names(parser *p) {
+    if (!p->name_clashes) return true;
+    cxla_module *m = p->m;
+    cxla_strmap taken, next;
+    cxla_strmap_init(&taken, p->scratch);
+    cxla_strmap_init(&next, p->scratch); /* ROOT -> the N to try first */
+    cxla_instr **pending = NULL;
+    size_t np = 0, cap = 0;
+    bool ok = true;
+    for (int made_up = 0; ok && made_up < 2; made_up++)
+        for (int64_t k = -1; ok && k < m->comp_count; k++) {
+            cxla_computation *c = k < 0 ? m->entry : m->comps[k];
+            if (k >= 0 && c == m->entry) continue;
+            for (int64_t i = 0; ok && i < c->instr_count; i++) {
+                cxla_instr *in = c->instrs[i];
+                bool nested = (p->instr_info[in->id].flags & CXLA_HLO_NESTED) != 0;
+                if (nested != (made_up == 1)) continue;
+                size_t len = strlen(in->name);
+                if (!cxla_strmap_get(&taken, in->name, len)) {
+                    ok = cxla_strmap_put(&taken, in->name, len, in);
+                } else if (GROW(pending, np, cap)) {
+                    pending[np++] = in;
+                } else {
+                    ok = false;
+                }
+            }
+        }
+    for (size_t j = 0; ok && j < np; j++) {
+        cxla_instr *in = pending[j];
+        size_t len = strlen(in->name), root = len;
+        size_t dot = len;
+        while (dot > 0 && in->name[dot - 1] >= '0' && in->name[dot - 1] <= '9') dot--;
+        if (dot > 1 && dot < len && in->name[dot - 1] == '.') root = dot - 1;
+        uintptr_t start = (uintptr_t)cxla_strmap_get(&next, in->name, root);
+        for (uint64_t k = start ? start : 1; ok; k++) {
+            char suffix[24];
+            int n = snprintf(suffix, sizeof(suffix), ".%" PRIu64, k);
+            char *fresh = cxla_arena_alloc(m->arena, root + (size_t)n + 1);
+            if (!fresh) {
+                ok = false;
+                break;
+            }
+            memcpy(fresh, in->name, root);
+            memcpy(fresh + root, suffix, (size_t)n + 1);
+            size_t flen = root + (size_t)n;
+            if (cxla_strmap_get(&taken, fresh, flen)) continue;
+            ok = cxla_strmap_put(&next, fresh, root, (void *)(uintptr_t)(k + 1)) &&
+                 cxla_strmap_put(&taken, fresh, flen, in) &&
+                 cxla_strmap_put(&in->parent->instr_by_name, fresh, flen, in);
+            in->name = fresh;
+            break;
+        }
+    }
+    free(pending);
+    return ok || cxla_hlo_oom(&p->lx);
+}
+
 static bool parse_module(parser *p) {
     cxla_hlo_lexer *lx = &p->lx;
     if (cxla_hlo_accept_keyword(lx, "HloModule") && !parse_header(p)) return false;
@@ -1432,7 +1496,7 @@ static bool parse_module(parser *p) {
         return cxla_hlo_error(lx, lx->pos, "expected a computation (the text has none)");
     p->m->entry = entry ? entry : p->last_top;
     p->m->entry->is_entry = true;
-    return resolve_computation_refs(p) && order_computations(p) &&
+    return uniquify_names(p) && resolve_computation_refs(p) && order_computations(p) &&
            cxla_hlo_check_module(lx, p->m, p->instr_info) && infer_shapes(p) &&
            rebuild_channel_shapes(p) && check_program_shapes(p) && entry_layout(p);
 }

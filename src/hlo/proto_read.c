@@ -728,6 +728,76 @@ static void put_float(rd *d, float f) {
     cxla_strbuf_puts(&d->out, buf);
 }
 
+/* The ranks of the buffers of instruction |id|'s result: its array, or each element of its
+ * tuple (arrays; a nested tuple counts as rank 0), into *out (malloc'd), *count of them. */
+static cxla_status buffer_ranks(rd *d, int64_t id, int64_t **out, int64_t *count) {
+    *out = NULL;
+    *count = 0;
+    const pw_field *f = NULL;
+    for (int64_t i = 0; i < d->instr_count; i++)
+        if (d->instr_ids[i] == id) f = &d->instr_shapes[i];
+    if (!f) return cxla_error(CXLA_STATUS_INVALID_ARGUMENT, "operand %" PRId64 " is unknown", id);
+    msg *sm = malloc(sizeof *sm);
+    cxla_status st = sm ? pr_load(d, sm, f->data, f->len, "ShapeProto") : pr_oom();
+    pw_field *el = NULL;
+    int64_t n = 1;
+    bool tuple = !st && cxla_proto_type_from_number(pr_int(sm, SH_TYPE)) == CXLA_TUPLE;
+    if (tuple) st = pr_list(d, sm, SH_TUPLE, &el, &n, "ShapeProto.tuple_shapes");
+    int64_t *ranks = st ? NULL : malloc((size_t)(n ? n : 1) * sizeof(*ranks));
+    if (!st && !ranks) st = pr_oom();
+    for (int64_t b = 0; !st && b < n; b++) {
+        if (tuple) st = pr_load(d, sm, el[b].data, el[b].len, "ShapeProto");
+        pw_ints dims = {0};
+        if (!st) st = pr_ints(sm, SH_DIMS, PW_VARINT, &dims, "ShapeProto.dimensions");
+        if (!st) ranks[b] = dims.n;
+        pw_ints_free(&dims);
+    }
+    free(sm);
+    if (st) {
+        free(ranks);
+        return st;
+    }
+    *out = ranks;
+    *count = n;
+    return NULL;
+}
+
+/* The in-place collective-permute's slice sizes: XLA flattens its lists into
+ * dynamic_slice_sizes, buffer by buffer and, within a buffer, slice by slice, each list of
+ * the buffer's rank (HloInstruction::CreateFromProto splits them so, by operand 0's
+ * buffers and the slices operand 2's start indices name). The same number of slices k
+ * for every buffer, as the text's slice_sizes={{...},...} needs: k is the count over the
+ * sum of the ranks. */
+static cxla_status put_permute_slice_sizes(rd *d, int64_t operand, const pw_ints *v) {
+    int64_t *ranks = NULL, nb = 0, sum = 0;
+    CXLA_RETURN_IF_ERROR(buffer_ranks(d, operand, &ranks, &nb));
+    for (int64_t b = 0; b < nb; b++) sum += ranks[b];
+    if (sum <= 0 || v->n % sum) {
+        cxla_strbuf r;
+        cxla_strbuf_init(&r);
+        pr_put_ints(&r, ranks, nb);
+        cxla_status st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                                    "%" PRId64 " slice sizes do not split into lists for the "
+                                    "buffers of ranks %s, the same number of slices each",
+                                    v->n, r.data ? r.data : "?");
+        cxla_strbuf_free(&r);
+        free(ranks);
+        return st;
+    }
+    int64_t slices = v->n / sum, at = 0;
+    cxla_strbuf *b = &d->out;
+    cxla_strbuf_puts(b, ", slice_sizes={");
+    for (int64_t k = 0; k < nb; k++)
+        for (int64_t j = 0; j < slices; j++) {
+            if (at) cxla_strbuf_putc(b, ',');
+            pr_put_ints(b, v->v + at, ranks[k]);
+            at += ranks[k];
+        }
+    cxla_strbuf_putc(b, '}');
+    free(ranks);
+    return NULL;
+}
+
 static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const char *opname) {
     cxla_strbuf *b = &d->out;
     cxla_status st = NULL;
@@ -808,25 +878,9 @@ static cxla_status put_instr_body(rd *d, const msg *m, cxla_opcode op, const cha
         cxla_strbuf_printf(b, ", exponent_bits=%" PRId64 ", mantissa_bits=%" PRId64,
                            pr_int(m, I_EXPONENT_BITS), pr_int(m, I_MANTISSA_BITS));
     if (op == CXLA_OP_COLLECTIVE_PERMUTE || op == CXLA_OP_COLLECTIVE_PERMUTE_START) {
-        /* XLA flattens the per-buffer slice sizes into dynamic_slice_sizes: split them by
-         * the rank of the first operand's (first) buffer. */
         pw_ints v = {0};
         st = pr_ints(m, I_DYNAMIC_SLICE_SIZES, PW_VARINT, &v, "dynamic_slice_sizes");
-        int64_t rank = 0;
-        for (int64_t i = 0; i < d->instr_count && operands.n; i++)
-            if (d->instr_ids[i] == operands.v[0]) rank = d->instr_ranks[i];
-        if (!st && v.n && (rank <= 0 || v.n % rank))
-            st = cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
-                            "%" PRId64 " slice sizes do not split into lists of rank %" PRId64, v.n,
-                            rank);
-        if (!st && v.n) {
-            cxla_strbuf_puts(b, ", slice_sizes={");
-            for (int64_t i = 0; i < v.n; i += rank) {
-                if (i) cxla_strbuf_putc(b, ',');
-                pr_put_ints(b, v.v + i, rank);
-            }
-            cxla_strbuf_putc(b, '}');
-        }
+        if (!st && v.n) st = put_permute_slice_sizes(d, operands.n ? operands.v[0] : -1, &v);
         pw_ints_free(&v);
     } else {
         st = pr_attr_ints(d, m, I_DYNAMIC_SLICE_SIZES, "dynamic_slice_sizes",
@@ -1232,7 +1286,11 @@ static cxla_status put_computation(rd *d, const pw_field *cf, bool is_entry) {
         d->instr_names = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), sizeof(char *));
         d->instr_types = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), sizeof(cxla_type));
         d->instr_ranks = cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), 8);
-        if (!d->instr_ids || !d->instr_names || !d->instr_types || !d->instr_ranks) st = pr_oom();
+        d->instr_shapes =
+            cxla_arena_alloc_array(d->arena, (size_t)(n ? n : 1), sizeof(*d->instr_shapes));
+        if (!d->instr_ids || !d->instr_names || !d->instr_types || !d->instr_ranks ||
+            !d->instr_shapes)
+            st = pr_oom();
     }
     /* First the names of every instruction, so that operands may be looked up. */
     for (int64_t i = 0; !st && i < n; i++) {
@@ -1243,6 +1301,9 @@ static cxla_status put_computation(rd *d, const pw_field *cf, bool is_entry) {
         d->instr_ids[i] = pr_int(m, I_ID);
         d->instr_names[i] = nm;
         d->instr_types[i] = shape_type(d, m, &d->instr_ranks[i]);
+        d->instr_shapes[i] = m->has[I_SHAPE] && m->f[I_SHAPE].wire == PW_LEN
+                                 ? m->f[I_SHAPE]
+                                 : (pw_field){.number = I_SHAPE, .wire = PW_LEN};
         d->instr_count = i + 1;
     }
     int64_t root_id = st ? 0 : pr_int(c, C_ROOT_ID);

@@ -31,7 +31,8 @@ typedef struct rd {
     int64_t *instr_ids;
     const char **instr_names;
     cxla_type *instr_types;
-    int64_t *instr_ranks; /* of the shape, or of a tuple's first element */
+    int64_t *instr_ranks;   /* of the shape, or of a tuple's first element */
+    pw_field *instr_shapes; /* each one's ShapeProto field (len 0: none) */
     bool nul_in_string;
 } rd;
 

@@ -202,6 +202,40 @@ static bool compatible(verifier *v, const cxla_shape *declared, const cxla_shape
            cxla_infer_compatible(&a, &b);
 }
 
+/* Instructions XLA's ShapeVerifier holds to ShapesSame rather than to the
+ * mixed-precision rule: those that pass values to a called computation (call, while,
+ * conditional, fusion, the async wrappers: CheckOperandAndParameter and its kin) and
+ * those that only move values (tuple, get-tuple-element, parameter, constant, the host
+ * transfers, copy-start/done, optimization-barrier, custom-call: CheckShape's list).
+ * Their operands must fit the parameters exactly and their declared shape must be the
+ * inferred one, layout aside, even where mixed precision is allowed. */
+static bool exact_shapes(cxla_opcode op) {
+    switch (op) {
+    case CXLA_OP_CALL:
+    case CXLA_OP_WHILE:
+    case CXLA_OP_CONDITIONAL:
+    case CXLA_OP_FUSION:
+    case CXLA_OP_ASYNC_START:
+    case CXLA_OP_ASYNC_UPDATE:
+    case CXLA_OP_ASYNC_DONE:
+    case CXLA_OP_TUPLE:
+    case CXLA_OP_GET_TUPLE_ELEMENT:
+    case CXLA_OP_PARAMETER:
+    case CXLA_OP_CONSTANT:
+    case CXLA_OP_COPY_START:
+    case CXLA_OP_COPY_DONE:
+    case CXLA_OP_CUSTOM_CALL:
+    case CXLA_OP_INFEED:
+    case CXLA_OP_OUTFEED:
+    case CXLA_OP_OPTIMIZATION_BARRIER:
+    case CXLA_OP_SEND:
+    case CXLA_OP_SEND_DONE:
+    case CXLA_OP_RECV:
+    case CXLA_OP_RECV_DONE: return true;
+    default: return false;
+    }
+}
+
 /* Shape inference again with the floating-point operands taken in one precision (the
  * result's, else the first floating operand's): what XLA's inference ignores when mixed
  * precision is allowed (elementwise operations, broadcast, pad, select, clamp ...). */
@@ -294,7 +328,8 @@ static cxla_status check_instr_shape(verifier *v, const cxla_computation *c, con
     if (in->opcode == CXLA_OP_BITCAST && !v->options.layout_sensitive) return NULL;
     cxla_shape inferred;
     cxla_status st = cxla_infer_shape(in, v->scratch, &inferred);
-    if (st && v->options.allow_mixed_precision) {
+    bool exact = exact_shapes(in->opcode);
+    if (st && v->options.allow_mixed_precision && !exact) {
         cxla_status again = infer_mixed(v, in, &inferred);
         if (!again) {
             cxla_status_free(st);
@@ -304,7 +339,8 @@ static cxla_status check_instr_shape(verifier *v, const cxla_computation *c, con
         }
     }
     CXLA_RETURN_IF_ERROR(wrap(c, in, st));
-    if (!compatible(v, &in->shape, &inferred)) {
+    if (exact ? !cxla_infer_compatible(&in->shape, &inferred)
+              : !compatible(v, &in->shape, &inferred)) {
         const char *ops = cxla_infer_operands_str(v->scratch, in);
         return vfail(c, in, "%s: declared shape %s differs from the inferred %s (operands: %s)", op,
                      shape_str(v, &in->shape), shape_str(v, &inferred), ops[0] ? ops : "none");

@@ -110,10 +110,39 @@ static cxla_status name_oom(const interp_ctx *ctx, cxla_status s, const cxla_com
                                 cxla_opcode_name(in->opcode), comp->name, in->line);
 }
 
+/* The caller's memory offered for a leaf of the entry's result (exec_run_options.result_data,
+ * cxla_executable_run_buffers): armed by the entry's frame around the handler of the
+ * instruction whose value is that leaf, and disarmed in every frame below it (a callee's
+ * values are not the leaf). The first array of the leaf's type and dimensions the handler
+ * makes lies there (zeroed, as every new array is), so that the result is made where the
+ * caller wants it instead of beside it and copied after the run. The memory is the
+ * caller's alone during the run (the runtime offers none that an argument shares). */
+typedef struct result_offer {
+    void *data;
+    size_t size;
+    const cxla_shape *shape; /* the leaf's */
+    bool taken;
+} result_offer;
+static _Thread_local result_offer *armed_offer;
+
+static bool offer_fits(const result_offer *o, const cxla_shape *s) {
+    const cxla_shape *w = o->shape;
+    if (o->taken || s->type != w->type || s->rank != w->rank || s->dynamic) return false;
+    for (int64_t d = 0; d < s->rank; d++)
+        if (s->dims[d] != w->dims[d]) return false;
+    return true;
+}
+
 cxla_status interp_new_array_of(const cxla_shape *shape, cxla_type type, cxla_literal **out) {
     cxla_shape s = *shape;
     s.type = type;
     s.layout = NULL; /* values inside the interpreter are row-major */
+    result_offer *o = armed_offer;
+    if (o && offer_fits(o, &s) && !cxla_literal_create_over(&s, o->data, o->size, out)) {
+        o->taken = true;
+        memset(o->data, 0, cxla_literal_byte_size(*out));
+        return NULL;
+    }
     return cxla_literal_create_validated(&s, out);
 }
 
@@ -483,6 +512,62 @@ cxla_literal *interp_take_tuple_element(interp_ctx *ctx, int64_t index) {
     return cxla_literal_tuple_take(t, index);
 }
 
+static int64_t leaf_count_of(const cxla_shape *s) {
+    if (s->type != CXLA_TUPLE) return 1;
+    int64_t n = 0;
+    for (int64_t i = 0; i < s->tuple_count; i++) n += leaf_count_of(&s->elements[i]);
+    return n;
+}
+
+/* Whether leaf |s| of the entry's result is one the caller's memory may hold as the
+ * interpreter holds it: a static array whose entry layout is row-major (the result is then
+ * not relaid). */
+static bool offerable_leaf(const cxla_module *m, const cxla_shape *s, const cxla_shape *entry) {
+    return cxla_type_is_array(s->type) && s->type != CXLA_TOKEN && cxla_shape_is_static(s) &&
+           (!m->has_entry_layout || !entry || cxla_layout_is_default(entry));
+}
+
+/* By leaf of the entry's result (depth-first), the instruction of |entry| whose value is
+ * that leaf, where that is a static row-major array made by an instruction of its own
+ * (the root, or an element of a root tuple that appears once in it); NULL elsewhere, and
+ * NULL for the whole when memory is short or no leaf qualifies. */
+static const cxla_instr **result_leaf_instrs(const cxla_module *m, const cxla_computation *entry,
+                                             int64_t *out_count) {
+    const cxla_instr *r = entry->root;
+    *out_count = 0;
+    if (!r) return NULL;
+    int64_t n = leaf_count_of(&r->shape);
+    const cxla_instr **leaf = calloc((size_t)(n ? n : 1), sizeof(*leaf));
+    if (!leaf) return NULL;
+    const cxla_shape *es = m->has_entry_layout ? &m->entry_result_shape : NULL;
+    bool any = false;
+    if (r->shape.type != CXLA_TUPLE) {
+        if (r->opcode != CXLA_OP_PARAMETER && r->opcode != CXLA_OP_CONSTANT &&
+            offerable_leaf(m, &r->shape, es))
+            leaf[0] = r, any = true;
+    } else if (r->opcode == CXLA_OP_TUPLE) {
+        for (int64_t k = 0, at = 0; k < r->operand_count; k++) {
+            const cxla_instr *e = r->operands[k];
+            const cxla_shape *ek =
+                es && es->type == CXLA_TUPLE && k < es->tuple_count ? &es->elements[k] : NULL;
+            bool once = true;
+            for (int64_t j = 0; j < r->operand_count; j++)
+                once = once && (j == k || r->operands[j] != e);
+            if (once && e->opcode != CXLA_OP_PARAMETER && e->opcode != CXLA_OP_CONSTANT &&
+                e->shape.type != CXLA_TUPLE && offerable_leaf(m, &e->shape, es ? ek : NULL) &&
+                (!es || ek))
+                leaf[at] = e, any = true;
+            at += leaf_count_of(&e->shape);
+        }
+    }
+    if (!any) {
+        free(leaf);
+        return NULL;
+    }
+    *out_count = n;
+    return leaf;
+}
+
 /* With |donated| (or |owned| and owned[p]), the frame takes over each argument a
  * parameter instruction reads (setting args[p] to NULL) so that handlers may update it in
  * place. */
@@ -513,6 +598,16 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
     memset(borrowed, 0, n * sizeof(*borrowed));
     memcpy(remaining, plan->uses, n * sizeof(*remaining));
     cxla_status s = NULL;
+    /* The entry's frame offers the caller's result memory to the handlers of the
+     * instructions whose values are the result's leaves (result_offer); frames below
+     * offer nothing. */
+    result_offer *saved_offer = armed_offer;
+    armed_offer = NULL;
+    const cxla_instr **leaf_of = NULL; /* by leaf: the instruction whose value it is */
+    int64_t leaf_count = 0;
+    if (ctx->depth == 0 && comp == ctx->module->entry && ctx->options.result_data &&
+        ctx->options.result_written && ctx->options.result_size)
+        leaf_of = result_leaf_instrs(ctx->module, comp, &leaf_count);
     ctx->depth++;
     /* Operands the handlers may take over (interp_take_operand): this frame's, set per
      * instruction; the caller's are restored on the way out, since a handler that
@@ -615,11 +710,23 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
                 if (!s) ops[k] = converted[k];
             }
         }
+        result_offer offer = {0};
+        for (int64_t k = 0; k < leaf_count && !s; k++)
+            if (leaf_of[k] == in && ctx->options.result_data[k]) {
+                offer = (result_offer){ctx->options.result_data[k], ctx->options.result_size[k],
+                                       &in->shape, false};
+                armed_offer = &offer;
+                /* An elementwise result made there, not in its dying operand (which would
+                 * then be copied there after the run). */
+                if (cxla_opcode_get_info(in->opcode)->flags & CXLA_OPF_ELEMENTWISE)
+                    ctx->take_operand_count = 0;
+            }
         /* As interp_dynamic_maybe: only values with dynamic sizes or tuples need the
          * dynamic path to look at them. */
         if (!s)
             s = maybe_dynamic ? interp_dynamic_eval(ctx, in, ops, fn, &result)
                               : fn(ctx, in, ops, &result);
+        armed_offer = NULL;
         if (converted) {
             for (int64_t k = 0; k < nops; k++) cxla_literal_free(converted[k]);
             free(converted);
@@ -676,6 +783,8 @@ static cxla_status eval_computation(interp_ctx *ctx, const cxla_computation *com
     ctx->take_exclusive_gte = saved_exclusive;
     ctx->take_operand_count = saved_count;
     ctx->depth--;
+    armed_offer = saved_offer;
+    free(leaf_of);
     if (!s) {
         int64_t r = plan->root_slot;
         if (borrowed[r]) {
@@ -818,6 +927,23 @@ void *interp_overrides_user(const interp_ctx *ctx) {
     return ctx->overrides ? ctx->overrides->user : NULL;
 }
 
+/* The leaves of the result that lie in the caller's memory offered for them (made there
+ * through result_offer): result_written says so, and the leaf lets go of that memory
+ * (exec.h: it then holds no data). */
+static void mark_written(cxla_literal *lit, const exec_run_options *o, int64_t *next) {
+    if (cxla_literal_type(lit) == CXLA_TUPLE) {
+        for (int64_t i = 0; i < cxla_literal_tuple_count(lit); i++)
+            mark_written(cxla_literal_tuple_element(lit, i), o, next);
+        return;
+    }
+    int64_t k = (*next)++;
+    if (lit->data && lit->data == o->result_data[k]) {
+        o->result_written[k] = true;
+        lit->data = NULL;
+        lit->size = 0;
+    }
+}
+
 cxla_status interp_run_module(const cxla_module *module, const exec_run_options *options,
                               const cxla_literal *const *args, int64_t arg_count,
                               cxla_literal **out) {
@@ -885,6 +1011,10 @@ cxla_status interp_run_module_overridden(const cxla_module *module, const exec_r
         } else {
             *out = result;
         }
+    }
+    if (!s && options && options->result_data && options->result_written) {
+        int64_t next = 0;
+        mark_written(*out, options, &next);
     }
     if (ctx_ready) interp_ctx_deinit(&ctx);
     for (int64_t i = 0; owned && i < arg_count; i++) cxla_literal_free(owned[i]);

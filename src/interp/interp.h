@@ -33,6 +33,9 @@ extern const interp_op_fn interp_elementwise_ops[CXLA_OP_COUNT]; /* interp_eleme
 extern const interp_op_fn interp_shape_ops[CXLA_OP_COUNT];       /* interp_shape.c */
 extern const interp_op_fn interp_reduce_ops[CXLA_OP_COUNT];      /* interp_reduce.c, ... */
 extern const interp_op_fn interp_linalg_ops[CXLA_OP_COUNT];      /* interp_linalg.c */
+/* Compute values of input and sums a convolution tile holds at most (interp_linalg.c;
+ * tests make it small to cut small convolutions into many tiles). */
+extern int64_t interp_conv_tile_elements;
 extern const interp_op_fn interp_linalg2_ops[CXLA_OP_COUNT];     /* interp_linalg2.c */
 extern const interp_op_fn interp_collective_ops[CXLA_OP_COUNT];  /* interp_collective.c */
 extern const interp_op_fn interp_async_ops[CXLA_OP_COUNT];       /* interp_async.c */

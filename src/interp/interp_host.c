@@ -225,7 +225,9 @@ static cxla_status op_outfeed(interp_ctx *ctx, const cxla_instr *instr,
 /* send(data, token) -> (data, u32[] context, token): the data goes to the channel at
  * once, in the layout the send declares for it (element 0 of its shape: XLA's
  * SendToHost puts shape_with_layout there, and layout assignment makes the operand
- * match it); send-done only completes it. */
+ * match it; after the layout pass, which gives the data its operand's default layout,
+ * the declared one is the send's operand_layout_constraints); send-done only completes
+ * it. */
 static cxla_status op_send(interp_ctx *ctx, const cxla_instr *instr,
                            const cxla_literal *const *operands, cxla_literal **out) {
     const exec_host *host = ctx->options.host;
@@ -233,6 +235,9 @@ static cxla_status op_send(interp_ctx *ctx, const cxla_instr *instr,
     const cxla_shape *shape = instr->shape.type == CXLA_TUPLE && instr->shape.tuple_count == 3
                                   ? &instr->shape.elements[0]
                                   : &instr->operands[0]->shape;
+    const cxla_attr *host_layout = cxla_instr_attr(instr, CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS);
+    if (host_layout && host_layout->kind == CXLA_ATTR_KIND_SHAPES && host_layout->v.shapes.count)
+        shape = &host_layout->v.shapes.items[0];
     cxla_literal *data = NULL;
     CXLA_RETURN_IF_ERROR(interp_relayout_tree(operands[0], shape, &data));
     cxla_status s = host->send(host->user, channel_of(instr),

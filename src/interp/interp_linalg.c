@@ -1099,6 +1099,85 @@ static int64_t conv_chunk_rows(int64_t KC, int64_t rows) {
     return r < rows ? r : rows;
 }
 
+/* A convolution whose sums are not the result itself (another type than the compute type,
+ * or another dim order) runs as tiles: blocks of output batches and of whole feature
+ * groups, each with its input gathered in the compute type, its part of the kernel and
+ * its sums, narrowed into the result before the next. Compute values of input and sums
+ * a tile holds, at most (or one batch and group); the whole operands in f32 were the
+ * work memory (a depthwise bf16 convolution held 3.5x its live set). Every output
+ * element is in one tile and gets the same products in the same order as untiled. */
+enum { CONV_TILE_ELEMENTS = 1 << 16 };
+int64_t interp_conv_tile_elements = CONV_TILE_ELEMENTS;
+
+/* What the tiles of a convolution share: its plan (whole), classes, tables and buffers. */
+typedef struct conv_work {
+    const conv_plan *p;
+    const conv_classes *cc;
+    compute_kind ck;
+    size_t cs;
+    int64_t *const *tabs;
+    const int64_t *in_str;
+    bool split, direct;
+    unsigned char *col, *wsub, *part;
+    int64_t *srow;
+} conv_work;
+
+/* The sums of tile |t| (its plan: the batches, features and groups it covers) into |o|,
+ * [OB][S][OZ] of |t|, from its input |x|, [IB][SPin][IZ] of |t|, and kernel |wk|, [P][KZ][OZ]
+ * of |t|: the classes' products, as im2col and gemm or the direct form. */
+static void conv_tile(const conv_work *w, const conv_plan *t, const unsigned char *x,
+                      const unsigned char *wk, unsigned char *o) {
+    compute_kind ck = w->ck;
+    size_t cs = w->cs;
+    int64_t OZg = t->OZ / t->G, OZb = t->OZ / t->BG;
+    for (int64_t c = 0; c < w->cc->count; c++) {
+        conv_class cl;
+        conv_class_of(t, w->cc, c, &cl);
+        int64_t KCc = cl.P * t->KZ;
+        if (cl.rows == 0 || KCc == 0) continue; /* no products: its sums stay +0 */
+        const unsigned char *wc = wk;
+        if (w->split) {
+            conv_class_kernel(t, &cl, wk, cs, w->wsub);
+            wc = w->wsub;
+        }
+        int64_t rows_per = w->direct ? conv_chunk_rows(1, cl.rows) : conv_chunk_rows(KCc, cl.rows);
+        /* Output features [z0, z1) share one feature group and one batch group. */
+        for (int64_t z0 = 0; z0 < t->OZ;) {
+            int64_t fg = z0 / OZg, bgi = z0 / OZb;
+            int64_t z1 = (fg + 1) * OZg < (bgi + 1) * OZb ? (fg + 1) * OZg : (bgi + 1) * OZb;
+            int64_t zn = z1 - z0;
+            for (int64_t ob = 0; ob < t->OB; ob++) {
+                int64_t ib = ob + bgi * t->OB;
+                unsigned char *ob_o = o + (size_t)(ob * t->S * t->OZ) * cs;
+                for (int64_t r0 = 0; r0 < cl.rows; r0 += rows_per) {
+                    int64_t rows = cl.rows - r0 < rows_per ? cl.rows - r0 : rows_per;
+                    bool line = conv_class_positions(t, &cl, r0, rows, w->srow);
+                    if (w->direct) {
+                        conv_direct(t, &cl, ck, w->tabs, w->in_str, x, wc, cs, ib, fg * t->KZ, z0,
+                                    z1, r0, rows, w->srow, ob_o);
+                        continue;
+                    }
+                    conv_im2col(t, &cl, w->tabs, w->in_str, x, cs, ib, fg * t->KZ, r0, rows,
+                                w->col);
+                    if (line) { /* straight into the output's rows */
+                        gemm(ck, rows, zn, KCc, w->col, KCc, wc + (size_t)z0 * cs, t->OZ,
+                             ob_o + (size_t)(w->srow[0] * t->OZ + z0) * cs, t->OZ);
+                        continue;
+                    }
+                    /* Scattered rows: their sums so far in, the products added, back out. */
+                    size_t zb = (size_t)zn * cs;
+                    for (int64_t j = 0; j < rows; j++)
+                        memcpy(w->part + j * zb, ob_o + (size_t)(w->srow[j] * t->OZ + z0) * cs, zb);
+                    gemm(ck, rows, zn, KCc, w->col, KCc, wc + (size_t)z0 * cs, t->OZ, w->part, zn);
+                    for (int64_t j = 0; j < rows; j++)
+                        memcpy(ob_o + (size_t)(w->srow[j] * t->OZ + z0) * cs, w->part + j * zb, zb);
+                }
+            }
+            z0 = z1;
+        }
+    }
+}
+
 static cxla_status op_convolution(interp_ctx *ctx, const cxla_instr *instr,
                                   const cxla_literal *const *operands, cxla_literal **out) {
     CXLA_RETURN_IF_ERROR(check_array(instr, operands[0], "input (lhs)"));
@@ -1136,147 +1215,153 @@ static cxla_status op_convolution(interp_ctx *ctx, const cxla_instr *instr,
     conv_classes cc = {.count = 0};
     int64_t *tab = xmalloc(sizeof(int64_t) * (size_t)(ntab + tsz + csz));
     if (tab) conv_classes_init(&p, tab + ntab + tsz, &cc);
+    if (!tab) {
+        cxla_literal_free(result);
+        return OOM();
+    }
+    int64_t *ibo = tab, *ispo = ibo + p.IB, *izo = ispo + p.SPin, *kpo = izo + p.IZ,
+            *kio = kpo + p.P, *koo = kio + p.KZ, *obo = koo + p.OZ, *oso = obo + p.OB,
+            *ozo = oso + p.S, *itab = ozo + p.OZ;
+    int64_t *tabs[CXLA_MAX_RANK];
+    int64_t in_str[CXLA_MAX_RANK]; /* strides of the packed input's spatial block */
+    for (int64_t i = 0, off = 0; i < n; i++) {
+        tabs[i] = itab + off;
+        off += p.out_size[i] * p.k_size[i];
+        conv_index_table(&p, i, tabs[i]);
+    }
+    interp_row_major_strides(n, p.in_size, in_str);
+    dim_offsets(1, &p.ib_dim, ls->dims, lstr, NULL, ibo);
+    dim_offsets(n, p.isp, ls->dims, lstr, NULL, ispo);
+    dim_offsets(1, &p.iz_dim, ls->dims, lstr, NULL, izo);
+    dim_offsets(n, p.ksp, rs->dims, rstr, p.reverse, kpo);
+    dim_offsets(1, &p.ki_dim, rs->dims, rstr, NULL, kio);
+    dim_offsets(1, &p.ko_dim, rs->dims, rstr, NULL, koo);
+    dim_offsets(1, &p.ob_dim, instr->shape.dims, ostr, NULL, obo);
+    dim_offsets(n, p.osp, instr->shape.dims, ostr, NULL, oso);
+    dim_offsets(1, &p.oz_dim, instr->shape.dims, ostr, NULL, ozo);
+    /* Accumulate straight into the result when it is of the compute type and its dims
+     * are in the order [OB][S][OZ] (b01f, the usual NHWC): one tile. */
+    bool in_place = (ck == CK_F32 && rt == CXLA_F32) || (ck == CK_F64 && rt == CXLA_F64) ||
+                    (ck == CK_C64 && rt == CXLA_C64) || (ck == CK_C128 && rt == CXLA_C128);
+    for (int64_t i = 0; in_place && i < p.OB; i++) in_place = obo[i] == i * p.S * p.OZ;
+    for (int64_t i = 0; in_place && i < p.S; i++) in_place = oso[i] == i * p.OZ;
+    for (int64_t i = 0; in_place && i < p.OZ; i++) in_place = ozo[i] == i;
+    /* The tiles: |nb| output batches (batch groups: all) by |ng| feature groups. */
+    int64_t OZg = p.OZ / p.G, nb = p.OB, ng = p.G;
+    if (!in_place && p.BG == 1 && passes == 1) {  /* two passes add into the same sums */
+        int64_t unit = p.SPin * p.KZ + p.S * OZg; /* one batch, one group */
+        int64_t fit = unit > 0 ? interp_conv_tile_elements / unit : p.OB * p.G;
+        if (fit < 1) fit = 1;
+        if (fit >= p.G) {
+            ng = p.G;
+            nb = fit / p.G < p.OB ? fit / p.G : p.OB;
+        } else {
+            ng = fit;
+            nb = 1;
+        }
+    }
+    bool tiled = nb < p.OB || ng < p.G;
+    /* An operand already in the compute type and the tile's order is read where it lies:
+     * the input when untiled, the kernel always. */
+    bool x_lies =
+        passes == 1 && !tiled && lies_as(operands[0], ck, ibo, p.IB, ispo, p.SPin, izo, p.IZ);
+    bool wk_lies = passes == 1 && lies_as(operands[1], ck, kpo, p.P, kio, p.KZ, koo, p.OZ);
     /* The largest chunk of rows and the im2col buffer any class needs (a class reads at most
      * the whole window; the chunks of the widest are the fewest rows). */
-    int64_t max_rows = tab ? cc.max_rows : 1;
+    int64_t max_rows = cc.max_rows;
     int64_t chunk = conv_chunk_rows(1, max_rows);
     int64_t col_elems = KC > CONV_COL_ELEMENTS ? KC : CONV_COL_ELEMENTS;
     if (col_elems > KC * max_rows) col_elems = KC * max_rows;
     /* With lhs dilation, each class multiplies by its own part of the kernel. */
     bool split = false;
     for (int64_t i = 0; i < n; i++) split = split || p.lhs_dil[i] > 1;
-    size_t x_size = (size_t)(p.IB * p.SPin * p.IZ) * cs, wk_size = (size_t)(p.P * p.KZ * p.OZ) * cs,
-           o_size = (size_t)(p.OB * p.S * p.OZ) * cs, col_size = (size_t)col_elems * cs,
-           part_size = (size_t)(chunk * p.OZ) * cs;
-    unsigned char *x = scratch_alloc(x_size, false);
-    unsigned char *wk = scratch_alloc(wk_size, false);
-    unsigned char *o = NULL; /* the sums, [OB][S][OZ]: below */
+    int64_t tile_iz = ng * p.KZ, tile_oz = ng * OZg;
+    size_t x_size = x_lies ? 0 : (size_t)(nb * (p.IB / p.OB) * p.SPin * tile_iz) * cs,
+           wk_size = wk_lies ? 0 : (size_t)(p.P * p.KZ * p.OZ) * cs,
+           wt_size = ng < p.G ? (size_t)(p.P * p.KZ * tile_oz) * cs : 0,
+           o_size = in_place ? 0 : (size_t)(nb * p.S * tile_oz) * cs,
+           col_size = (size_t)col_elems * cs, part_size = (size_t)(chunk * p.OZ) * cs,
+           wsub_size = (size_t)(p.P * p.KZ * tile_oz) * cs;
+    unsigned char *x = x_lies ? (unsigned char *)cxla_literal_data_const(operands[0])
+                              : scratch_alloc(x_size, false);
+    unsigned char *wk = wk_lies ? (unsigned char *)cxla_literal_data_const(operands[1])
+                                : scratch_alloc(wk_size, false);
+    unsigned char *wt = wt_size ? scratch_alloc(wt_size, false) : wk; /* the tile's kernel */
+    unsigned char *o = in_place ? cxla_literal_data(result) : scratch_alloc(o_size, true);
     unsigned char *col = scratch_alloc(col_size, false);
     int64_t *srow = xmalloc(sizeof(int64_t) * (size_t)chunk);
-    unsigned char *wsub = split ? scratch_alloc(wk_size, false) : NULL;
+    unsigned char *wsub = split ? scratch_alloc(wsub_size, false) : NULL;
     unsigned char *part = split ? scratch_alloc(part_size, false) : NULL;
     cxla_status s = NULL;
-    if (!tab || !x || !wk || !col || !srow || (split && (!wsub || !part))) s = OOM();
-    bool in_place = false;
-    if (!s) {
-        int64_t *ibo = tab, *ispo = ibo + p.IB, *izo = ispo + p.SPin, *kpo = izo + p.IZ,
-                *kio = kpo + p.P, *koo = kio + p.KZ, *obo = koo + p.OZ, *oso = obo + p.OB,
-                *ozo = oso + p.S, *itab = ozo + p.OZ;
-        int64_t *tabs[CXLA_MAX_RANK];
-        int64_t in_str[CXLA_MAX_RANK]; /* strides of the packed input's spatial block */
-        for (int64_t i = 0, off = 0; i < n; i++) {
-            tabs[i] = itab + off;
-            off += p.out_size[i] * p.k_size[i];
-            conv_index_table(&p, i, tabs[i]);
-        }
-        interp_row_major_strides(n, p.in_size, in_str);
-        dim_offsets(1, &p.ib_dim, ls->dims, lstr, NULL, ibo);
-        dim_offsets(n, p.isp, ls->dims, lstr, NULL, ispo);
-        dim_offsets(1, &p.iz_dim, ls->dims, lstr, NULL, izo);
-        dim_offsets(n, p.ksp, rs->dims, rstr, p.reverse, kpo);
-        dim_offsets(1, &p.ki_dim, rs->dims, rstr, NULL, kio);
-        dim_offsets(1, &p.ko_dim, rs->dims, rstr, NULL, koo);
-        dim_offsets(1, &p.ob_dim, instr->shape.dims, ostr, NULL, obo);
-        dim_offsets(n, p.osp, instr->shape.dims, ostr, NULL, oso);
-        dim_offsets(1, &p.oz_dim, instr->shape.dims, ostr, NULL, ozo);
-        /* Accumulate straight into the result when it is of the compute type and its dims
-         * are in the order [OB][S][OZ] (b01f, the usual NHWC). */
-        in_place = (ck == CK_F32 && rt == CXLA_F32) || (ck == CK_F64 && rt == CXLA_F64) ||
-                   (ck == CK_C64 && rt == CXLA_C64) || (ck == CK_C128 && rt == CXLA_C128);
-        for (int64_t i = 0; in_place && i < p.OB; i++) in_place = obo[i] == i * p.S * p.OZ;
-        for (int64_t i = 0; in_place && i < p.S; i++) in_place = oso[i] == i * p.OZ;
-        for (int64_t i = 0; in_place && i < p.OZ; i++) in_place = ozo[i] == i;
-        o = in_place ? cxla_literal_data(result) : scratch_alloc(o_size, true);
-        if (!o) s = OOM();
-        int64_t OZg = p.OZ / p.G, OZb = p.OZ / p.BG;
-        for (int pass = 0; pass < passes && !s; pass++) {
-            int nibble = passes == 2 ? pass + 1 : 0;
-            s = gather_widen(operands[0], rt, ck, nibble, ibo, p.IB, ispo, p.SPin, izo, p.IZ, x);
-            if (!s)
-                s = gather_widen(operands[1], rt, ck, nibble, kpo, p.P, kio, p.KZ, koo, p.OZ, wk);
-            if (!s) {
-                bool direct = has_non_finite(ck, wk, p.P * p.KZ * p.OZ);
-                for (int64_t c = 0; c < cc.count; c++) {
-                    conv_class cl;
-                    conv_class_of(&p, &cc, c, &cl);
-                    int64_t KCc = cl.P * p.KZ;
-                    if (cl.rows == 0 || KCc == 0) continue; /* no products: its sums stay +0 */
-                    const unsigned char *wc = wk;
-                    if (split) {
-                        conv_class_kernel(&p, &cl, wk, cs, wsub);
-                        wc = wsub;
-                    }
-                    int64_t rows_per =
-                        direct ? conv_chunk_rows(1, cl.rows) : conv_chunk_rows(KCc, cl.rows);
-                    /* Output features [z0, z1) share one feature group and one batch group. */
-                    for (int64_t z0 = 0; z0 < p.OZ;) {
-                        int64_t fg = z0 / OZg, bgi = z0 / OZb;
-                        int64_t z1 =
-                            (fg + 1) * OZg < (bgi + 1) * OZb ? (fg + 1) * OZg : (bgi + 1) * OZb;
-                        int64_t zn = z1 - z0;
-                        for (int64_t ob = 0; ob < p.OB; ob++) {
-                            int64_t ib = ob + bgi * p.OB;
-                            unsigned char *ob_o = o + (size_t)(ob * p.S * p.OZ) * cs;
-                            for (int64_t r0 = 0; r0 < cl.rows; r0 += rows_per) {
-                                int64_t rows = cl.rows - r0 < rows_per ? cl.rows - r0 : rows_per;
-                                bool line = conv_class_positions(&p, &cl, r0, rows, srow);
-                                if (direct) {
-                                    conv_direct(&p, &cl, ck, tabs, in_str, x, wc, cs, ib, fg * p.KZ,
-                                                z0, z1, r0, rows, srow, ob_o);
-                                    continue;
-                                }
-                                conv_im2col(&p, &cl, tabs, in_str, x, cs, ib, fg * p.KZ, r0, rows,
-                                            col);
-                                if (line) { /* straight into the output's rows */
-                                    gemm(ck, rows, zn, KCc, col, KCc, wc + (size_t)z0 * cs, p.OZ,
-                                         ob_o + (size_t)(srow[0] * p.OZ + z0) * cs, p.OZ);
-                                    continue;
-                                }
-                                /* Scattered rows: their sums so far in, the products added,
-                                 * back out. */
-                                size_t zb = (size_t)zn * cs;
-                                for (int64_t j = 0; j < rows; j++)
-                                    memcpy(part + j * zb, ob_o + (size_t)(srow[j] * p.OZ + z0) * cs,
-                                           zb);
-                                gemm(ck, rows, zn, KCc, col, KCc, wc + (size_t)z0 * cs, p.OZ, part,
-                                     zn);
-                                for (int64_t j = 0; j < rows; j++)
-                                    memcpy(ob_o + (size_t)(srow[j] * p.OZ + z0) * cs, part + j * zb,
-                                           zb);
-                            }
+    if (!x || !wk || !wt || !o || !col || !srow || (split && (!wsub || !part))) s = OOM();
+    conv_work w = {.p = &p,
+                   .cc = &cc,
+                   .ck = ck,
+                   .cs = cs,
+                   .tabs = tabs,
+                   .in_str = in_str,
+                   .split = split,
+                   .col = col,
+                   .wsub = wsub,
+                   .part = part,
+                   .srow = srow};
+    for (int pass = 0; pass < passes && !s; pass++) {
+        int nibble = passes == 2 ? pass + 1 : 0;
+        if (!wk_lies)
+            s = gather_widen(operands[1], rt, ck, nibble, kpo, p.P, kio, p.KZ, koo, p.OZ, wk);
+        if (s) break;
+        w.direct = has_non_finite(ck, wk, p.P * p.KZ * p.OZ);
+        for (int64_t b0 = 0; b0 < p.OB && !s; b0 += nb) {
+            for (int64_t g0 = 0; g0 < p.G && !s; g0 += ng) {
+                conv_plan t = p;
+                t.OB = p.OB - b0 < nb ? p.OB - b0 : nb;
+                t.IB = t.OB * p.BG;
+                t.G = p.G - g0 < ng ? p.G - g0 : ng;
+                t.IZ = t.G * p.KZ;
+                t.OZ = t.G * OZg;
+                /* Its input: batches [b0, b0 + OB) (untiled: all, with the batch groups),
+                 * input features of its groups. */
+                if (!x_lies)
+                    s = gather_widen(operands[0], rt, ck, nibble, ibo + b0, t.IB, ispo, p.SPin,
+                                     izo + g0 * p.KZ, t.IZ, x);
+                if (s) break;
+                /* Its kernel: the output features of its groups, [P][KZ][OZ of t]. */
+                if (wt != wk)
+                    for (int64_t r = 0; r < p.P * p.KZ; r++)
+                        memcpy(wt + (size_t)(r * t.OZ) * cs,
+                               wk + (size_t)(r * p.OZ + g0 * OZg) * cs, (size_t)t.OZ * cs);
+                if (tiled && pass == 0) memset(o, 0, (size_t)(t.OB * p.S * t.OZ) * cs);
+                conv_tile(&w, &t, x, wt, o);
+                if (in_place || (passes == 2 && pass == 0)) continue;
+                /* Its sums into the result's dim order, rounding once. */
+                unsigned char *dst = cxla_literal_data(result);
+                size_t es = cxla_type_storage(rt);
+                const unsigned char *src = o;
+                int64_t z0 = g0 * OZg;
+                bool z_last = t.OZ == 1 || ozo[z0 + 1] - ozo[z0] == 1;
+                for (int64_t ob = b0; ob < b0 + t.OB; ob++)
+                    for (int64_t sp = 0; sp < p.S; sp++) {
+                        int64_t base = obo[ob] + oso[sp];
+                        if (z_last) {
+                            narrow(ck, src, rt, dst + (size_t)(base + ozo[z0]) * es, t.OZ);
+                        } else {
+                            for (int64_t z = 0; z < t.OZ; z++)
+                                narrow(ck, src + (size_t)z * cs, rt,
+                                       dst + (size_t)(base + ozo[z0 + z]) * es, 1);
                         }
-                        z0 = z1;
+                        src += (size_t)t.OZ * cs;
                     }
-                }
             }
-        }
-        if (!s && !in_place) {
-            /* Scatter [OB][S][OZ] into the result's dim order, rounding once. */
-            unsigned char *dst = cxla_literal_data(result);
-            size_t es = cxla_type_storage(rt);
-            const unsigned char *src = o;
-            bool z_last = p.OZ == 1 || ozo[1] - ozo[0] == 1;
-            for (int64_t ob = 0; ob < p.OB; ob++)
-                for (int64_t sp = 0; sp < p.S; sp++) {
-                    int64_t base = obo[ob] + oso[sp];
-                    if (z_last) {
-                        narrow(ck, src, rt, dst + (size_t)(base + ozo[0]) * es, p.OZ);
-                    } else {
-                        for (int64_t z = 0; z < p.OZ; z++)
-                            narrow(ck, src + (size_t)z * cs, rt, dst + (size_t)(base + ozo[z]) * es,
-                                   1);
-                    }
-                    src += (size_t)p.OZ * cs;
-                }
         }
     }
     free(tab);
-    scratch_free(x, x_size);
-    scratch_free(wk, wk_size);
+    if (!x_lies) scratch_free(x, x_size);
+    if (!wk_lies) scratch_free(wk, wk_size);
+    if (wt_size) scratch_free(wt, wt_size);
     if (!in_place) scratch_free(o, o_size);
     scratch_free(col, col_size);
     free(srow);
-    scratch_free(wsub, wk_size);
+    scratch_free(wsub, wsub_size);
     scratch_free(part, part_size);
     if (s) {
         cxla_literal_free(result);

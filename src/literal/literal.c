@@ -16,7 +16,7 @@
  * pointers (tuples), then its shape, so that making a small value costs one allocation
  * (the interpreter makes one per instruction it runs). |packed| says which parts are in
  * the block; a part replaced later (cxla_literal_replace_shape) has a block of its own. */
-enum { PACKED_DATA = 1, PACKED_ELEMENTS = 2, PACKED_SHAPE = 4 };
+enum { PACKED_DATA = 1, PACKED_ELEMENTS = 2, PACKED_SHAPE = 4, BORROWED_DATA = 8 };
 
 static size_t round16(size_t n) {
     return (n + 15) & ~(size_t)15;
@@ -289,6 +289,36 @@ static cxla_status create_array(const cxla_shape *shape, cxla_literal **out) {
     return NULL;
 }
 
+cxla_status cxla_literal_create_over(const cxla_shape *shape, void *data, size_t size,
+                                     cxla_literal **out) {
+    size_t need;
+    int64_t count;
+    if (!cxla_type_is_array(shape->type) || shape->dynamic ||
+        (shape->layout && shape->layout->tile_count > 0))
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "a literal over caller memory must be a static untiled array");
+    CXLA_RETURN_IF_ERROR(cxla_shape_byte_size(shape, &need));
+    CXLA_RETURN_IF_ERROR(cxla_shape_element_count(shape, &count));
+    if (need > size || (need && !data))
+        return cxla_error(CXLA_STATUS_INVALID_ARGUMENT,
+                          "%zu bytes of caller memory for an array of %zu bytes", size, need);
+    int64_t m2m[CXLA_MAX_RANK];
+    cxla_layout layout = {.minor_to_major = m2m};
+    cxla_shape with = *shape;
+    if (!shape->layout) {
+        for (int64_t i = 0; i < shape->rank; i++) m2m[i] = shape->rank - 1 - i;
+        with.layout = &layout;
+    }
+    cxla_literal *lit = literal_alloc(0, &with);
+    if (!lit) return OOM();
+    lit->size = need;
+    lit->count = count;
+    lit->data = need ? data : NULL;
+    lit->packed |= BORROWED_DATA;
+    *out = lit;
+    return NULL;
+}
+
 /* Gives |dst| (same dims as |src|) the dynamic sizes of |src|. */
 static cxla_status copy_sizes(cxla_literal *dst, const cxla_literal *src) {
     if (!src->dyn_sizes) return NULL;
@@ -422,7 +452,7 @@ void cxla_literal_free(cxla_literal *literal) {
     for (int64_t i = 0; i < literal->tuple_count; i++) cxla_literal_free(literal->elements[i]);
     /* (Tests before each free: most literals have nothing outside their block.) */
     if (literal->elements && !(literal->packed & PACKED_ELEMENTS)) free(literal->elements);
-    if (literal->data && !(literal->packed & PACKED_DATA)) free(literal->data);
+    if (literal->data && !(literal->packed & (PACKED_DATA | BORROWED_DATA))) free(literal->data);
     if (literal->packed & PACKED_DATA) cxla_mem_give(literal->size);
     if (!(literal->packed & PACKED_SHAPE)) cxla_shape_free(literal->shape);
     if (literal->dyn_sizes) free(literal->dyn_sizes);

@@ -30,6 +30,14 @@ struct cxla_literal {
  * module): skips the validation, which dominates the cost of small literals. */
 cxla_status cxla_literal_create_validated(const cxla_shape *shape, cxla_literal **out_literal);
 
+/* An array literal of static |shape| (no layout: row-major) whose data is the caller's
+ * |size| bytes at |data| (at least the shape's bytes), which it never frees nor counts as
+ * memory held; the caller keeps them alive and unused by anything else while the literal
+ * lives. Errors: INVALID_ARGUMENT (a tuple, dynamic or tiled shape, too few bytes),
+ * RESOURCE_EXHAUSTED. */
+cxla_status cxla_literal_create_over(const cxla_shape *shape, void *data, size_t size,
+                                     cxla_literal **out);
+
 /* Gives array |literal| a copy of |shape|, which describes the same storage (type, dims,
  * layout) with other dynamic flags. */
 cxla_status cxla_literal_replace_shape(cxla_literal *literal, const cxla_shape *shape);

@@ -9,8 +9,10 @@
  * order, a reshape (or, when the element type changes, a bitcast between default
  * layouts) to the result's physical dimensions, and a transpose back to the result's
  * logical order. Copies that only changed the layout become no-ops and are removed.
- * Left alone: layouts inside attributes (outfeed_shape, operand_layout_constraints) and
- * the data's layout in a send's result (what the host receives); a custom call's
+ * Left alone: layouts inside attributes (outfeed_shape, operand_layout_constraints). A
+ * send's data takes its operand's default layout too (a layout-sensitive verifier wants
+ * them equal, as XLA's HandleSend); the layout it declared, the one the host receives,
+ * goes into operand_layout_constraints, which the send step relays the data into. A custom call's
  * operand and result layouts are kept as constraints and a physical result
  * (keep_custom_call_layouts),
  * bitcasts from or to padded or tiled layouts (the pass then fails rather than change
@@ -228,6 +230,29 @@ static cxla_status keep_custom_call_layouts(cxla_instr *cc, bool *changed) {
     return NULL;
 }
 
+/* The data's layout in a send's result is the layout the host receives (XLA's
+ * SendToHost puts shape_with_layout there, and XLA's layout assignment makes the operand
+ * match it). Here the operand gets the default layout, and the send's data with it; the
+ * declared layout is kept as the send's operand_layout_constraints (unless it has them),
+ * the layout the send step hands the data to the host in: one shape per operand, as the
+ * parser wants them (the data's, then the token's), so that the module prints and parses
+ * back. */
+static cxla_status keep_send_layout(cxla_instr *send) {
+    if (cxla_instr_attr(send, CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS) || send->operand_count != 2)
+        return NULL;
+    cxla_module *m = send->parent->module;
+    cxla_shape *host = cxla_arena_alloc_array(m->arena, 2, sizeof(*host));
+    if (!host) return PASSES_OOM();
+    CXLA_RETURN_IF_ERROR(cxla_shape_copy_to_arena(m->arena, &send->shape.elements[0], &host[0]));
+    CXLA_RETURN_IF_ERROR(cxla_shape_copy_to_arena(m->arena, &send->operands[1]->shape, &host[1]));
+    cxla_attr a = {.id = CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS,
+                   .name = cxla_attr_get_info(CXLA_ATTR_OPERAND_LAYOUT_CONSTRAINTS)->name,
+                   .kind = CXLA_ATTR_KIND_SHAPES};
+    a.v.shapes.count = 2;
+    a.v.shapes.items = host;
+    return cxla_instr_set_attr(send, &a);
+}
+
 static cxla_status run_layout(cxla_module *m, bool *changed) {
     *changed = false;
     /* Bitcasts first, while their operands still carry the layouts that give them meaning. */
@@ -259,20 +284,12 @@ static cxla_status run_layout(cxla_module *m, bool *changed) {
         for (int64_t i = 0; i < comp->instr_count; i++) {
             cxla_instr *in = comp->instrs[i];
             if (!shape_needs_work(&in->shape)) continue;
-            if (is_send(in) && !shape_needs_work(&in->shape.elements[1]) &&
-                !shape_needs_work(&in->shape.elements[2]))
-                continue;
+            if (is_send(in) && shape_needs_work(&in->shape.elements[0]))
+                CXLA_RETURN_IF_ERROR(keep_send_layout(in));
             cxla_shape s;
             CXLA_RETURN_IF_ERROR(cxla_shape_copy_to_arena(m->arena, &in->shape, &s));
             bool ch = false;
-            if (is_send(in)) {
-                /* The data's layout in a send's result is the layout the host receives
-                 * (XLA's shape_with_layout): the send step relays the operand into it. */
-                for (int64_t e = 1; e < s.tuple_count; e++)
-                    CXLA_RETURN_IF_ERROR(default_layouts(m->arena, &s.elements[e], &ch));
-            } else {
-                CXLA_RETURN_IF_ERROR(default_layouts(m->arena, &s, &ch));
-            }
+            CXLA_RETURN_IF_ERROR(default_layouts(m->arena, &s, &ch));
             in->shape = s;
             *changed = true;
             if (in->opcode == CXLA_OP_CONSTANT && in->literal && !in->literal_elided &&

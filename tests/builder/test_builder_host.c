@@ -264,7 +264,8 @@ static void test_host_transfers_and_layouts(void) {
     free(text);
 
     /* On the interpreter (the oracle) and on the default backend: the cpu backend's layout
-     * pass keeps the send's declared layout, which the send step relays the data into. */
+     * pass keeps the send's declared layout (as operand_layout_constraints), which the send step
+     * relays the data into. */
     const char *backends[] = {"interpreter", NULL};
     for (int k = 0; k < 2; k++) {
         cxla_client *c = client_on(backends[k]);

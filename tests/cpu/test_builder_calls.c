@@ -196,7 +196,7 @@ static void test_pass(void) {
     CHECK(b && b->opcode == CXLA_OP_CUSTOM_CALL); /* not a builder target */
     CHECK(c && c->opcode == CXLA_OP_CUSTOM_CALL); /* no decomposition */
     char *t = cxla_hlo_print(m, CXLA_HLO_STYLE_SHORT);
-    CHECK_MSG(t && strstr(t, "a = f32[2]{0} call(x.1), to_apply=f, metadata={op_name=\"neg\"}\n"),
+    CHECK_MSG(t && strstr(t, "a = f32[2]{0} call(x), to_apply=f, metadata={op_name=\"neg\"}\n"),
               "%s", t ? t : "");
     free(t);
     cxla_module_destroy(m);

@@ -222,6 +222,20 @@ static void sort_cases(void) {
           "ENTRY e {\n  x = bf16[64] parameter(0)\n"
           "  ROOT r = bf16[64] sort(x), dimensions={0}, to_apply=cmp\n}\n",
           true);
+    /* More rows than the kernel's slots: each slot sorts several rows in turn (along the
+     * last dimension, and along the middle one, whose rows interleave). */
+    check("HloModule s\ncmp {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+          "  ROOT c = pred[] compare(a, b), direction=LT\n}\n"
+          "ENTRY e {\n  x = f32[131,37] parameter(0)\n"
+          "  ROOT r = f32[131,37] sort(x), dimensions={1}, to_apply=cmp\n}\n",
+          true);
+    check("HloModule s\ncmp {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
+          "  i0 = s32[] parameter(2)\n  i1 = s32[] parameter(3)\n"
+          "  ROOT c = pred[] compare(a, b), direction=GT\n}\n"
+          "ENTRY e {\n  x = s32[9,21,17] parameter(0)\n"
+          "  i = s32[9,21,17] iota(), iota_dimension=1\n"
+          "  ROOT r = (s32[9,21,17], s32[9,21,17]) sort(x, i), dimensions={1}, to_apply=cmp\n}\n",
+          true);
     /* Empty and one-element dims. */
     check("HloModule s\ncmp {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
           "  ROOT c = pred[] compare(a, b), direction=LT\n}\n"
@@ -243,6 +257,17 @@ static void topk_cases(void) {
                       "  ROOT r = (%s[6,7], s32[6,7]) topk(x), k=7, largest=%s\n}\n",
                       types[t], types[t], largest ? "true" : "false"),
                   true);
+    /* More rows than the kernel's slots (several rows per slot), k past the selection's
+     * limit (the merge sort), k of the whole row, k of 1, ties and edge values. */
+    check("HloModule t\nENTRY e {\n  x = f32[150,100] parameter(0)\n"
+          "  ROOT r = (f32[150,70], s32[150,70]) topk(x), k=70, largest=true\n}\n",
+          true);
+    check("HloModule t\nENTRY e {\n  x = bf16[130,64] parameter(0)\n"
+          "  ROOT r = (bf16[130,64], s32[130,64]) topk(x), k=64, largest=false\n}\n",
+          true);
+    check("HloModule t\nENTRY e {\n  x = f32[3,2000] parameter(0)\n"
+          "  ROOT r = (f32[3,1], s32[3,1]) topk(x), k=1, largest=true\n}\n",
+          true);
 }
 
 static void map_cases(void) {

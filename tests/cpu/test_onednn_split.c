@@ -5,8 +5,9 @@
  * primitive covers), for a plain matmul, a transposed rhs, weights packed per run (M >=
  * 512), a fused bias and tanh (post-ops), a fused bias and relu (the relu after the parts),
  * a convolution split by its images, and one whose images do not divide evenly; and that
- * CXLA_ONEDNN_SPLIT=off or unset (the default) keeps the call whole. Without oneDNN, or
- * without AVX-512 (other implementations, other part counts), the test is skipped. */
+ * CXLA_ONEDNN_SPLIT=off or unset (the default) keeps the call whole. Without oneDNN the test is
+ * skipped; without AVX-512 (other implementations, other part counts) only the small products
+ * (run on one thread whatever the thread count) are checked. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <math.h>
@@ -220,17 +221,91 @@ static void test_split_env(void) {
     unsetenv("CXLA_ONEDNN_SPLIT");
 }
 
+/* Small products (under 1 Mi multiply-adds, CXLA_ONEDNN_SMALL) run on one thread whatever the
+ * thread count the module is compiled for: the call says ", one thread (small)" and gives the
+ * one-thread call's bits. |small|: whether |text|'s root must be one. */
+static void check_small(const char *text, bool small) {
+    cxla_module *m = parse(text);
+    if (!m) return;
+    int64_t params = m->entry->param_count;
+    cxla_literal *args[2] = {0};
+    for (int64_t p = 0; p < params && p < 2; p++) {
+        CHECK_OK(cxla_literal_create(&m->entry->params[p]->shape, &args[p]));
+        for (int64_t i = 0; args[p] && i < args[p]->count; i++) {
+            float v = (float)(uniform() * 2 - 1);
+            if (args[p]->shape->type == CXLA_F32)
+                ((float *)cxla_literal_data(args[p]))[i] = v;
+            else
+                ((uint16_t *)cxla_literal_data(args[p]))[i] = cxla_f32_to_bf16(v);
+        }
+    }
+    char what1[96], what2[96];
+    cxla_literal *one = run_at(m, 1, args, params, what1);
+    cxla_literal *two = run_at(m, 2, args, params, what2);
+    CHECK_MSG(strstr(what1, "one thread (small)") == NULL, "%s\n1 thread runs as '%s'", text,
+              what1);
+    CHECK_MSG((strstr(what2, ", one thread (small)") != NULL) == small,
+              "%s\n2 threads run as '%s' (small product expected: %d)", text, what2, small);
+    if (one && two) {
+        CHECK_EQ_I64(two->size, one->size);
+        if (two->size == one->size)
+            CHECK_MSG(memcmp(cxla_literal_data(one), cxla_literal_data(two), one->size) == 0,
+                      "%s\n2 threads (%s) differ from one thread", text, what2);
+    }
+    cxla_literal_free(one);
+    cxla_literal_free(two);
+    for (int64_t p = 0; p < params && p < 2; p++) cxla_literal_free(args[p]);
+    cxla_module_destroy(m);
+}
+
+static void test_small_products(void) {
+    rng_state = 5;
+    static const char *row = "HloModule s\nENTRY e {\n  a = bf16[1,256] parameter(0)\n"
+                             "  b = bf16[256,128] parameter(1)\n"
+                             "  ROOT d = bf16[1,128] dot(a, b), lhs_contracting_dims={1}, "
+                             "rhs_contracting_dims={0}\n}\n";
+    static const char *mid = "HloModule s\nENTRY e {\n  a = f32[64,512] parameter(0)\n"
+                             "  b = f32[512,512] parameter(1)\n"
+                             "  ROOT d = f32[64,512] dot(a, b), lhs_contracting_dims={1}, "
+                             "rhs_contracting_dims={0}\n}\n";
+    unsetenv("CXLA_ONEDNN_SMALL");
+    check_small(row, true);  /* 32 Ki multiply-adds (graphsage's products) */
+    check_small(mid, false); /* 16 Mi */
+    /* A convolution: 8x8x16 -> 16, 3x3: 144 Ki. */
+    check_small("HloModule s\nENTRY e {\n  x = f32[1,8,8,16] parameter(0)\n"
+                "  k = f32[3,3,16,16] parameter(1)\n"
+                "  ROOT r = f32[1,8,8,16] convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
+                "dim_labels=b01f_01io->b01f\n}\n",
+                true);
+    /* 1 Mi exactly is not small. */
+    check_small("HloModule s\nENTRY e {\n  a = f32[16,256] parameter(0)\n"
+                "  b = f32[256,256] parameter(1)\n"
+                "  ROOT d = f32[16,256] dot(a, b), lhs_contracting_dims={1}, "
+                "rhs_contracting_dims={0}\n}\n",
+                false);
+    setenv("CXLA_ONEDNN_SMALL", "0", 1);
+    check_small(row, false);
+    setenv("CXLA_ONEDNN_SMALL", "100000000", 1);
+    check_small(mid, true);
+    unsetenv("CXLA_ONEDNN_SMALL");
+}
+
 int main(int argc, char **argv) {
     if (!cpu_onednn_available()) test_skip_all("built without oneDNN");
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     /* The part counts and the blocks that cannot split are those of oneDNN 2.6's brgemm
      * and jit convolutions on AVX-512, where this was measured. */
-    if (!__builtin_cpu_supports("avx512bw")) test_skip_all("oneDNN's brgemm needs AVX-512");
+    bool avx512 = __builtin_cpu_supports("avx512bw");
 #else
-    test_skip_all("measured on x86-64 with AVX-512 only");
+    bool avx512 = false;
 #endif
+    if (!avx512) { /* the small products do not depend on the implementation */
+        static const test_case small[] = {TEST(test_small_products)};
+        return test_run_all(small, 1, argc, argv);
+    }
     setenv("CXLA_ONEDNN_SPLIT", "2", 1); /* two parts per thread (opt-in) */
     static const test_case cases[] = {TEST(test_matmul_split), TEST(test_fused_split),
-                                      TEST(test_conv_split), TEST(test_split_env)};
+                                      TEST(test_conv_split), TEST(test_split_env),
+                                      TEST(test_small_products)};
     return test_run_all(cases, (int)(sizeof(cases) / sizeof(cases[0])), argc, argv);
 }

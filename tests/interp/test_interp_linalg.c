@@ -805,6 +805,27 @@ static void test_conv_large(void) {
     CHECK(check_conv(&c, CXLA_F32, CXLA_F32, CXLA_F32, -2, 2, 0));
 }
 
+/* Convolutions cut into tiles (blocks of batches and feature groups, interp_linalg.c)
+ * as small as one batch and one group: the same sums as the naive loop, exactly, for
+ * results that are not the sums themselves (bf16 operands into f32, f32 in another dim
+ * order), with lhs dilation's classes and feature groups. */
+static void test_conv_tiled(void) {
+    int64_t saved = interp_conv_tile_elements;
+    for (int it = 0; it < 300; it++) {
+        conv_case c;
+        random_conv_of(&c, rnd_in(1, 2), it % 3 == 0);
+        interp_conv_tile_elements = rnd_in(1, 60);
+        bool ok = check_conv(&c, CXLA_BF16, CXLA_BF16, CXLA_F32, -3, 3, 0) &&
+                  check_conv(&c, CXLA_F32, CXLA_F32, CXLA_F32, -3, 3, 0) &&
+                  check_conv(&c, CXLA_BF16, CXLA_BF16, CXLA_BF16, -1, 1, 0);
+        if (!ok) {
+            fprintf(stderr, "  tile elements %" PRId64 "\n", interp_conv_tile_elements);
+            break;
+        }
+    }
+    interp_conv_tile_elements = saved;
+}
+
 /* ---- lhs dilation: the sums in the documented order ------------------------------- */
 
 /* The documented order in f32, as a naive loop: each output element adds, from +0 in
@@ -981,6 +1002,6 @@ static void test_conv_errors(void) {
 
 TEST_MAIN(TEST(test_dot_random_f32), TEST(test_dot_random_types), TEST(test_dot_blocked_shapes),
           TEST(test_dot_nan_inf), TEST(test_dot_errors), TEST(test_conv_random_f32),
-          TEST(test_conv_random_types), TEST(test_conv_large), TEST(test_conv_errors),
-          TEST(test_conv_non_finite), TEST(test_dot_packed_nibble),
+          TEST(test_conv_random_types), TEST(test_conv_large), TEST(test_conv_tiled),
+          TEST(test_conv_errors), TEST(test_conv_non_finite), TEST(test_dot_packed_nibble),
           TEST(test_conv_lhs_dilation_order), TEST(test_conv_transposed_large))

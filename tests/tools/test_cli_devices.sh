@@ -50,7 +50,8 @@ expect "replica ids, too few" 1 "the run has 3 replicas.*give --replicas 4$" -- 
   "$cxla" run --replicas 3 "$dir/replicas.hlo"
 expect "replica ids, enough" 0 "^replica 3:" -- "$cxla" run --replicas 4 "$dir/replicas.hlo"
 
-# collective-permute with channel_id: partitions; inside a while body (a called computation).
+# collective-permute with channel_id: partitions; inside a while body (a called computation;
+# its w is w.1 in the module, the entry keeping its own w).
 cat >"$dir/permute.hlo" <<'HLO'
 HloModule permute
 cond {
@@ -75,7 +76,7 @@ ENTRY main {
   ROOT w = (s32[], f32[2]) while(t), condition=cond, body=body
 }
 HLO
-expect "permute in a loop body" 1 "w \(collective-permute, computation body, line 14\): source_target_pairs name partition 2.*give --partitions 3$" -- \
+expect "permute in a loop body" 1 "w\.1 \(collective-permute, computation body, line 14\): source_target_pairs name partition 2.*give --partitions 3$" -- \
   "$cxla" run "$dir/permute.hlo"
 expect "permute, enough partitions" 0 "^replica 0 partition 2:" -- "$cxla" run --partitions 3 "$dir/permute.hlo"
 
