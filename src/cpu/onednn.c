@@ -40,11 +40,13 @@ void cpu_call_release(cpu_call *call) {
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "cpu/onednn_internal.h"
+
 bool cpu_onednn_available(void) {
     return true;
 }
 
-static void row_major_strides(const cxla_shape *s, int64_t *strides) {
+void cpu_dnn_row_major_strides(const cxla_shape *s, int64_t *strides) {
     int64_t st = 1;
     for (int64_t d = s->rank - 1; d >= 0; d--) {
         strides[d] = st;
@@ -56,6 +58,10 @@ static void row_major_strides(const cxla_shape *s, int64_t *strides) {
 static dnnl_engine_t engine;
 static dnnl_status_t engine_status = dnnl_runtime_error;
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
+
+dnnl_engine_t cpu_dnn_engine(void) {
+    return engine;
+}
 
 /* Debian's oneDNN runs its parallel regions on OpenMP, with OpenMP's thread count; a
  * call sets the executable's count for the calling thread (an OpenMP setting per thread)
@@ -73,104 +79,6 @@ static void engine_init(void) {
     if (sym) memcpy(&get_omp_threads, &sym, sizeof(sym));
 }
 
-/* Tensors: source, weights, destination, bias (only in a fusion with a bias add), then the
- * vectors of binary post-ops (BIN0 + the epilogue op's index). */
-enum { BIAS = 3, BIN0 = 4, TENSORS = BIN0 + CXLA_EPI_MAX, ALIGN = 64 };
-
-typedef struct tensor {
-    bool used;
-    int arg; /* DNNL_ARG_* of the primitive */
-    int io;  /* >= 0: in[io]; -1: out[0] */
-    dnnl_memory_desc_t user, prim;
-    dnnl_primitive_t reorder; /* user -> prim (inputs) or prim -> user (the output); or NULL */
-    size_t prim_size;
-    /* A kernel whose spatial dims are read reversed: copied flipped before the run. */
-    bool flip;
-    int64_t rank, dims[CXLA_MAX_RANK];
-    bool flip_dim[CXLA_MAX_RANK];
-    size_t es, bytes;
-    /* An operand that is a constant of the module: reordered (and flipped) once, when
-     * the call is prepared, into this buffer (owned) in the primitive's layout. */
-    void *cached;
-    /* Weights of a matmul in oneDNN's blocked layout, copied on every run by pack_rows
-     * instead of oneDNN's reorder (see pack_recognize). */
-    bool pack;
-    int64_t pk, pn, pkp;    /* rows (K), columns (N), rows with the padding */
-    int64_t ld;             /* the caller's row stride, in elements (columns are dense) */
-    int64_t bk, bn, sk, sn; /* the blocks (K, N) and their strides, in elements */
-    /* A part of a split call (split_make): bytes from the caller's pointer to the part's
-     * first row. */
-    size_t off;
-    /* An f8 operand (|narrow|; CXLA_TYPE_INVALID otherwise) that the primitive reads widened to
-     * bf16 or f32 (|wsize| bytes per element), every value exactly (widen_table): its
-     * |count| elements are widened through |lut| (the wide type's bits of each byte) on
-     * every run into the work block, or once for a constant (|cached|). */
-    cxla_type narrow;
-    int wsize;
-    int64_t count;
-    uint32_t lut[256];
-} tensor;
-
-/* Some primitives fix their thread count when they are created (oneDNN's jit
- * convolutions ask OpenMP then, and run that many whatever the count at run time), so a
- * run with fewer threads than the call was made for (replicas sharing the pool) uses a
- * copy of the call made for that count, created on first use. */
-enum { MAX_VARIANTS = 16 };
-
-/* A part of a split call (split_make): rows [row0, row1) of the product's M (a matmul) or of
- * the batch (a convolution), single-threaded, reading the weights in the layout |wmd|
- * from the buffer the whole call prepared. */
-typedef struct sub_spec {
-    int64_t row0, row1;
-    dnnl_memory_desc_t wmd;
-} sub_spec;
-
-enum { MAX_SPLIT = 64 };
-
-typedef struct dnn_state dnn_state;
-struct dnn_state {
-    const cxla_instr *instr;
-    int64_t relu_count;  /* > 0: a relu over that many results after the primitive */
-    cxla_type relu_type; /* their type */
-    int threads;         /* > 0: OpenMP threads for the primitive */
-    cpu_pool *pool;      /* borrowed, or NULL: its share of threads among the runs at once */
-    dnnl_primitive_t prim;
-    tensor t[TENSORS];
-    size_t scratch_size;
-    dnnl_memory_desc_t scratch_md;
-    /* A run's work memory, one block (work_get): the reordered tensors (at work_off[i])
-     * and the scratchpad (at scratch_off). */
-    size_t work_size, work_off[TENSORS], scratch_off;
-    size_t widen_off[TENSORS]; /* where a widened operand lies in the work block */
-    /* A dot whose result type oneDNN does not store from these operands (an f8 result, f16
-     * from bf16, bf16 from f32): the primitive writes f32 into the work block (at out_off),
-     * rounded once to |out_narrow| afterwards, as the interpreter rounds its f32 sums. */
-    cxla_type out_narrow;
-    size_t out_off;
-    int64_t out_count;
-    pthread_mutex_t mu;             /* guards |fewer| */
-    dnn_state *fewer[MAX_VARIANTS]; /* the call made for that many threads, or NULL */
-    /* While a part is made: its rows and weights (dot_prepare, conv_prepare read it). */
-    const sub_spec *sub;
-    /* The rows a split may cut (M of a matmul without batch dims, a convolution's batch),
-     * 0 when it cannot; the product's multiply-adds (set by dot_prepare, conv_prepare). */
-    int64_t split_rows;
-    bool split_conv; /* the rows are a convolution's images (else a matmul's rows) */
-    /* > 0: the primitive writes a box inside the result (a transposed convolution whose
-     * outputs at an edge read only padding: conv_prepare); the result's bytes, zeroed
-     * before it runs. */
-    size_t zero_bytes;
-    double macs;
-    /* A split call: |parts| single-threaded primitives, each over its rows, run on the
-     * pool's threads (split_run); 0: the primitive above runs on OpenMP's team. */
-    int parts;
-    dnn_state *part[MAX_SPLIT];
-    /* The parts run one after another, each on every thread (widen_blocks_make), instead of
-     * on the pool's threads at once. */
-    bool serial;
-    char what[128]; /* cpu_call.what when it is not a fixed string */
-};
-
 static void work_users(int delta);
 
 static void dnn_free(void *state) {
@@ -183,6 +91,7 @@ static void dnn_free(void *state) {
     }
     for (int i = 0; i < MAX_VARIANTS; i++) dnn_free(st->fewer[i]);
     for (int i = 0; i < st->parts; i++) dnn_free(st->part[i]);
+    cpu_call_release(&st->fallback);
     pthread_mutex_destroy(&st->mu);
     free(st);
     work_users(-1);
@@ -191,6 +100,10 @@ static void dnn_free(void *state) {
 static cxla_status dnn_error(const cxla_instr *instr, const char *what, dnnl_status_t s) {
     return cxla_error(CXLA_STATUS_INTERNAL, "%s: oneDNN %s failed: %s", instr->name, what,
                       dnnl_status2str(s));
+}
+
+cxla_status cpu_dnn_error(const cxla_instr *instr, const char *what, dnnl_status_t s) {
+    return dnn_error(instr, what, s);
 }
 
 static void *aligned(size_t size) {
@@ -633,7 +546,11 @@ static cxla_status dnn_run(void *state, void *const *out, const void *const *in)
     return s;
 }
 
-static dnnl_data_type_t dt_of(cxla_type t) {
+cxla_status cpu_dnn_run(void *state, void *const *out, const void *const *in) {
+    return dnn_run(state, out, in);
+}
+
+dnnl_data_type_t cpu_dnn_dt_of(cxla_type t) {
     switch (t) {
     case CXLA_F32: return dnnl_f32;
     case CXLA_BF16: return dnnl_bf16;
@@ -642,7 +559,7 @@ static dnnl_data_type_t dt_of(cxla_type t) {
     }
 }
 
-static bool is_ref(const_dnnl_primitive_desc_t pd) {
+bool cpu_dnn_is_ref(const_dnnl_primitive_desc_t pd) {
     const char *impl = NULL;
     if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, (void *)&impl) != dnnl_success)
         return false;
@@ -652,8 +569,8 @@ static bool is_ref(const_dnnl_primitive_desc_t pd) {
 /* The type the primitive stores: the product's |os|, or the type a convert at the end
  * of the epilogue |po| rounds to (oneDNN rounds its f32 accumulators to nearest even
  * when it stores bf16 or f16, as the interpreter's convert of the f32 result does). */
-static dnnl_data_type_t dst_type(const cpu_post_ops *po, const cxla_shape *os) {
-    return dt_of(po && po->e.count > 0 ? po->e.out : os->type);
+dnnl_data_type_t cpu_dnn_dst_type(const cpu_post_ops *po, const cxla_shape *os) {
+    return cpu_dnn_dt_of(po && po->e.count > 0 ? po->e.out : os->type);
 }
 
 /* The epilogue op that oneDNN takes as the bias: the first, when it adds a vector. */
@@ -667,8 +584,8 @@ static bool has_bias(const cpu_post_ops *po) {
  * |po|, its post-ops (all but the bias and the relu) in order: a binary post-op per
  * vector, read as |nd| dims of 1 but dim |axis|, of |n| elements (its tensor is set up in
  * |st|), a linear one per scale. */
-static dnnl_status_t make_attr(const cpu_post_ops *po, dnn_state *st, int nd, int axis, int64_t n,
-                               dnnl_primitive_attr_t *attr) {
+dnnl_status_t cpu_dnn_make_attr(const cpu_post_ops *po, dnn_state *st, int nd, int axis, int64_t n,
+                                dnnl_primitive_attr_t *attr) {
     dnnl_status_t ds = dnnl_primitive_attr_create(attr);
     if (ds == dnnl_success)
         ds = dnnl_primitive_attr_set_fpmath_mode(*attr, dnnl_fpmath_mode_strict);
@@ -709,7 +626,8 @@ static dnnl_status_t make_attr(const cpu_post_ops *po, dnn_state *st, int nd, in
         *t = (tensor){.used = true,
                       .arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(k) | DNNL_ARG_SRC_1,
                       .io = (int)po->vec_in[i]};
-        ds = dnnl_memory_desc_init_by_strides(&t->user, nd, d, dt_of(op->vec->shape.type), strides);
+        ds = dnnl_memory_desc_init_by_strides(&t->user, nd, d, cpu_dnn_dt_of(op->vec->shape.type),
+                                              strides);
         if (ds == dnnl_success)
             ds = dnnl_post_ops_append_binary(ops,
                                              op->kind == CXLA_EPI_ADD_VEC   ? dnnl_binary_add
@@ -725,22 +643,23 @@ static dnnl_status_t make_attr(const cpu_post_ops *po, dnn_state *st, int nd, in
 
 /* The bias tensor of |po|: |nd| dims, 1 everywhere but the last, which has the |n|
  * elements of the vector (the output features). No bias: an unused tensor. */
-static bool bias_tensor(const cpu_post_ops *po, int64_t n, int nd, tensor *t) {
+bool cpu_dnn_bias_tensor(const cpu_post_ops *po, int64_t n, int nd, tensor *t) {
     *t = (tensor){0};
     if (!has_bias(po)) return true;
     dnnl_dims_t d, strides;
     for (int i = 0; i < nd; i++) d[i] = 1, strides[i] = n;
     d[nd - 1] = n, strides[nd - 1] = 1;
     *t = (tensor){.used = true, .arg = DNNL_ARG_BIAS, .io = (int)po->vec_in[0]};
-    return dnnl_memory_desc_init_by_strides(&t->user, nd, d, dt_of(po->e.ops[0].vec->shape.type),
+    return dnnl_memory_desc_init_by_strides(&t->user, nd, d,
+                                            cpu_dnn_dt_of(po->e.ops[0].vec->shape.type),
                                             strides) == dnnl_success;
 }
 
 /* Fills |st| from the primitive descriptor |pd| (owned: destroyed here): the tensors'
  * chosen layouts with their reorders, the scratchpad, the primitive. |queries| gives the
  * memory-descriptor query of each tensor. */
-static dnnl_status_t finish(dnn_state *st, dnnl_primitive_desc_t pd, const dnnl_query_t *queries,
-                            const char **what) {
+dnnl_status_t cpu_dnn_finish(dnn_state *st, dnnl_primitive_desc_t pd, const dnnl_query_t *queries,
+                             const char **what) {
     dnnl_status_t ds = dnnl_success;
     for (int i = 0; i < TENSORS && ds == dnnl_success; i++) {
         tensor *t = &st->t[i];
@@ -846,9 +765,9 @@ static cxla_status dot_prepare(const cxla_instr *instr, const cpu_post_ops *po, 
     }
     lc = lcs, rc = rcs;
     int64_t lstr[CXLA_MAX_RANK], rstr[CXLA_MAX_RANK], ostr[CXLA_MAX_RANK];
-    row_major_strides(ls, lstr);
-    row_major_strides(rs, rstr);
-    row_major_strides(os, ostr);
+    cpu_dnn_row_major_strides(ls, lstr);
+    cpu_dnn_row_major_strides(rs, rstr);
+    cpu_dnn_row_major_strides(os, ostr);
     bool lused[CXLA_MAX_RANK] = {false}, rused[CXLA_MAX_RANK] = {false};
     for (int64_t i = 0; i < nlb; i++) lused[lb[i]] = rused[rb[i]] = true;
     for (int64_t i = 0; i < nlc; i++) lused[lc[i]] = rused[rc[i]] = true;
@@ -913,9 +832,9 @@ static cxla_status dot_prepare(const cxla_instr *instr, const cpu_post_ops *po, 
         int64_t r0 = st->sub->row0;
         sd[0] = dd[0] = st->sub->row1 - r0;
         st->t[0].off = (size_t)(r0 * ss[0]) * cxla_type_storage(ls->type);
-        st->t[2].off = (size_t)(r0 * dst_s[0]) * dnnl_data_type_size(dst_type(po, os));
+        st->t[2].off = (size_t)(r0 * dst_s[0]) * dnnl_data_type_size(cpu_dnn_dst_type(po, os));
     }
-    if (!bias_tensor(po, dn.size, nd, &st->t[BIAS])) return NULL;
+    if (!cpu_dnn_bias_tensor(po, dn.size, nd, &st->t[BIAS])) return NULL;
     /* f8 operands: widened on every run (see widen_table). A part (widen_blocks_make)
      * widens its own rows of a dense lhs; its weights come widened by the whole call. */
     cxla_type lw = wide_type(ls->type, rs->type), rw = wide_type(rs->type, ls->type);
@@ -927,7 +846,7 @@ static cxla_status dot_prepare(const cxla_instr *instr, const cpu_post_ops *po, 
     st->t[1].count = cpu_linalg_elements(rs);
     /* The result: stored by the primitive when it is f32 or the operands' type, else f32
      * rounded afterwards (out_narrow). */
-    dnnl_data_type_t dt = dst_type(po, os);
+    dnnl_data_type_t dt = cpu_dnn_dst_type(po, os);
     if (!po && os->type != CXLA_F32 && !(os->type == lw && os->type == rw)) {
         if (st->sub || !cxla_type_is_small_float(os->type) ||
             !cxla_floats_can_convert(CXLA_F32, os->type))
@@ -936,9 +855,10 @@ static cxla_status dot_prepare(const cxla_instr *instr, const cpu_post_ops *po, 
         st->out_count = cpu_linalg_elements(os);
         dt = dnnl_f32;
     }
-    dnnl_status_t ds = dnnl_memory_desc_init_by_strides(&st->t[0].user, nd, sd, dt_of(lw), ss);
+    dnnl_status_t ds =
+        dnnl_memory_desc_init_by_strides(&st->t[0].user, nd, sd, cpu_dnn_dt_of(lw), ss);
     if (ds == dnnl_success)
-        ds = dnnl_memory_desc_init_by_strides(&st->t[1].user, nd, wd, dt_of(rw), ws);
+        ds = dnnl_memory_desc_init_by_strides(&st->t[1].user, nd, wd, cpu_dnn_dt_of(rw), ws);
     if (ds == dnnl_success)
         ds = dnnl_memory_desc_init_by_strides(&st->t[2].user, nd, dd, dt, dst_s);
     if (ds != dnnl_success) return NULL; /* a form oneDNN does not take: the loops */
@@ -948,7 +868,7 @@ static cxla_status dot_prepare(const cxla_instr *instr, const cpu_post_ops *po, 
     if (st->sub) /* a part: the weights as the whole call prepared them */
         wmd = st->t[1].user = st->sub->wmd;
     else if (want_packed(nd, lm.size, rk.size, rn.size, rw, ws[nd - 1]) &&
-             dnnl_memory_desc_init_by_tag(&wmd, nd, wd, dt_of(rw), dnnl_format_tag_any) !=
+             dnnl_memory_desc_init_by_tag(&wmd, nd, wd, cpu_dnn_dt_of(rw), dnnl_format_tag_any) !=
                  dnnl_success)
         wmd = st->t[1].user;
     dnnl_matmul_desc_t desc;
@@ -958,7 +878,7 @@ static cxla_status dot_prepare(const cxla_instr *instr, const cpu_post_ops *po, 
     dnnl_primitive_attr_t attr = NULL;
     dnnl_primitive_desc_t pd = NULL;
     const char *what = "attribute creation";
-    ds = make_attr(po, st, nd, nd - 1, dn.size, &attr);
+    ds = cpu_dnn_make_attr(po, st, nd, nd - 1, dn.size, &attr);
     if (ds == dnnl_unimplemented) { /* post-ops this oneDNN gets wrong: the loops */
         if (attr) dnnl_primitive_attr_destroy(attr);
         return NULL;
@@ -974,221 +894,12 @@ static cxla_status dot_prepare(const cxla_instr *instr, const cpu_post_ops *po, 
     if (attr) dnnl_primitive_attr_destroy(attr);
     static const dnnl_query_t queries[TENSORS] = {dnnl_query_src_md, dnnl_query_weights_md,
                                                   dnnl_query_dst_md};
-    if (ds == dnnl_success && st->sub && is_ref(pd)) { /* a part must be as fast as the whole */
+    if (ds == dnnl_success && st->sub &&
+        cpu_dnn_is_ref(pd)) { /* a part must be as fast as the whole */
         dnnl_primitive_desc_destroy(pd);
         return NULL;
     }
-    if (ds == dnnl_success) ds = finish(st, pd, queries, &what);
-    if (ds != dnnl_success) return dnn_error(instr, what, ds);
-    *handled = true;
-    return NULL;
-}
-
-/* convolution: forward, or backward-data for lhs dilation (see conv_prepare). */
-static cxla_status conv_prepare(const cxla_instr *instr, const cpu_post_ops *po, dnn_state *st,
-                                bool *handled) {
-    const cxla_shape *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
-    const cxla_shape *os = &instr->shape;
-    const cxla_attr *dl = cxla_instr_attr(instr, CXLA_ATTR_DIM_LABELS);
-    const cxla_attr *w = cxla_instr_attr(instr, CXLA_ATTR_WINDOW);
-    if (!dl || dl->kind != CXLA_ATTR_KIND_DIM_LABELS) return NULL;
-    const cxla_conv_dims *d = &dl->v.conv;
-    int64_t n = d->spatial_count;
-    if (n > 3 || (n > 0 && (!w || w->kind != CXLA_ATTR_KIND_WINDOW || w->v.window.rank != n)))
-        return NULL;
-    int64_t g = 1, bg = 1;
-    cxla_instr_int(instr, CXLA_ATTR_FEATURE_GROUP_COUNT, &g);
-    cxla_instr_int(instr, CXLA_ATTR_BATCH_GROUP_COUNT, &bg);
-    if (bg != 1 || g < 1) return NULL;
-    bool lhs_dilated = false, negative_pad = false;
-    for (int64_t i = 0; i < n; i++) {
-        const cxla_window_dim *wd = &w->v.window.dims[i];
-        if (wd->pad_low < 0 || wd->pad_high < 0) negative_pad = true;
-        if (wd->lhs_dilation > 1) lhs_dilated = true;
-    }
-    if (negative_pad && !lhs_dilated) return NULL;
-    int64_t crop = 0; /* elements from the result's start to the box the primitive writes */
-    bool cropped = false;
-    int64_t lstr[CXLA_MAX_RANK], rstr[CXLA_MAX_RANK], ostr[CXLA_MAX_RANK];
-    row_major_strides(ls, lstr);
-    row_major_strides(rs, rstr);
-    row_major_strides(os, ostr);
-    int64_t IZ = ls->dims[d->input_feature], KZ = rs->dims[d->kernel_input_feature];
-    int64_t OZ = rs->dims[d->kernel_output_feature];
-    int64_t ns = n > 0 ? n : 1; /* no spatial dims: one of size 1 */
-    int nd = (int)ns + 2;
-    dnnl_dims_t in_d, in_s, out_d, out_s, k_d, k_s, strides, dilates, pad_l, pad_r;
-    in_d[0] = ls->dims[d->input_batch], in_s[0] = lstr[d->input_batch];
-    in_d[1] = IZ, in_s[1] = lstr[d->input_feature];
-    out_d[0] = os->dims[d->output_batch], out_s[0] = ostr[d->output_batch];
-    out_d[1] = OZ, out_s[1] = ostr[d->output_feature];
-    /* Weights: [G,] out channels (per group), in channels, spatial. For the backward-data
-     * form the roles turn around: its "output" channels are the HLO input's (KZ per group)
-     * and its "input" channels the HLO output's (OZ / G per group). */
-    int kw = 0;
-    if (g > 1) {
-        k_d[kw] = g, k_s[kw++] = (OZ / g) * rstr[d->kernel_output_feature];
-    }
-    if (!lhs_dilated) {
-        k_d[kw] = OZ / g, k_s[kw++] = rstr[d->kernel_output_feature];
-        k_d[kw] = KZ, k_s[kw++] = rstr[d->kernel_input_feature];
-    } else {
-        k_d[kw] = KZ, k_s[kw++] = rstr[d->kernel_input_feature];
-        k_d[kw] = OZ / g, k_s[kw++] = rstr[d->kernel_output_feature];
-    }
-    tensor *kt = &st->t[1];
-    *kt = (tensor){.used = true,
-                   .arg = DNNL_ARG_WEIGHTS,
-                   .io = po ? (int)po->core_in[1] : 1,
-                   .rank = rs->rank};
-    for (int64_t i = 0; i < rs->rank; i++) kt->dims[i] = rs->dims[i];
-    for (int64_t i = 0; i < ns; i++) {
-        if (n == 0) {
-            in_d[2] = out_d[2] = k_d[kw] = 1;
-            in_s[2] = out_s[2] = k_s[kw] = 1;
-            strides[0] = 1, dilates[0] = 0, pad_l[0] = pad_r[0] = 0;
-            break;
-        }
-        const cxla_window_dim *wd = &w->v.window.dims[i];
-        in_d[2 + i] = ls->dims[d->input_spatial[i]], in_s[2 + i] = lstr[d->input_spatial[i]];
-        out_d[2 + i] = os->dims[d->output_spatial[i]], out_s[2 + i] = ostr[d->output_spatial[i]];
-        k_d[kw + i] = rs->dims[d->kernel_spatial[i]], k_s[kw + i] = rstr[d->kernel_spatial[i]];
-        dilates[i] = wd->rhs_dilation - 1;
-        if (!lhs_dilated) {
-            strides[i] = wd->stride;
-            pad_l[i] = wd->pad_low;
-            pad_r[i] = wd->pad_high;
-            kt->flip_dim[d->kernel_spatial[i]] = wd->reversal;
-        } else {
-            /* A transposed convolution: the HLO input is the gradient of a strided
-             * convolution's output (its stride the lhs dilation), read with the kernel
-             * reversed and the padding (K-1)*D - pad on each side. */
-            if (wd->stride != 1) return NULL;
-            int64_t ext = (wd->size - 1) * wd->rhs_dilation;
-            strides[i] = wd->lhs_dilation;
-            pad_l[i] = ext - wd->pad_low;
-            pad_r[i] = ext - wd->pad_high;
-            /* Padding past the window's reach (pad_low or pad_high > ext, as JAX's
-             * conv_transpose gives for a kernel smaller than its stride, or the gradient of a
-             * strided convolution whose window left input elements out) would be negative
-             * here: the first -pad_l (last -pad_r) outputs read only padding and are 0.
-             * At the end, fewer than a stride of them is what oneDNN's own shape rule (its
-             * division rounds down) leaves out of every window and sets to 0: padding 0
-             * there. Otherwise the primitive writes the box between them, the rest is
-             * zeroed. */
-            if (pad_r[i] < 0 && -pad_r[i] < wd->lhs_dilation) pad_r[i] = 0;
-            int64_t lo = pad_l[i] < 0 ? -pad_l[i] : 0, hi = pad_r[i] < 0 ? -pad_r[i] : 0;
-            if (lo + hi >= out_d[2 + i]) return NULL; /* all zeros: the loops */
-            out_d[2 + i] -= lo + hi;
-            crop += lo * out_s[2 + i];
-            cropped = cropped || lo + hi > 0;
-            pad_l[i] += lo;
-            pad_r[i] += hi;
-            kt->flip_dim[d->kernel_spatial[i]] = !wd->reversal;
-        }
-        if (kt->flip_dim[d->kernel_spatial[i]]) kt->flip = true;
-    }
-    st->split_rows = cropped ? 0 : in_d[0]; /* parts would each zero the whole result */
-    st->split_conv = true;
-    st->macs = (double)cpu_linalg_elements(os) * (double)cpu_linalg_elements(rs) /
-               (double)(OZ > 0 ? OZ : 1);
-    if (st->sub) { /* a part: its images; the weights come flipped and reordered */
-        if (st->sub->row1 > in_d[0]) return NULL;
-        in_d[0] = out_d[0] = st->sub->row1 - st->sub->row0;
-        kt->flip = false;
-        memset(kt->flip_dim, 0, sizeof(kt->flip_dim));
-    }
-    if (kt->flip) {
-        kt->es = cxla_type_storage(rs->type);
-        kt->bytes = (size_t)cpu_linalg_elements(rs) * kt->es;
-    }
-    int kd = kw + (int)ns;
-    dnnl_data_type_t it = dt_of(ls->type), wt = dt_of(rs->type), ot = dst_type(po, os);
-    tensor *src = &st->t[0], *dst = &st->t[2];
-    *src = (tensor){.used = true,
-                    .arg = lhs_dilated ? DNNL_ARG_DIFF_DST : DNNL_ARG_SRC,
-                    .io = po ? (int)po->core_in[0] : 0};
-    *dst = (tensor){.used = true, .arg = lhs_dilated ? DNNL_ARG_DIFF_SRC : DNNL_ARG_DST, .io = -1};
-    if (st->sub) {
-        src->off = (size_t)(st->sub->row0 * in_s[0]) * cxla_type_storage(ls->type);
-        dst->off = (size_t)(st->sub->row0 * out_s[0]) * dnnl_data_type_size(ot);
-    }
-    if (cropped) {
-        dst->off += (size_t)crop * dnnl_data_type_size(ot);
-        st->zero_bytes = (size_t)cpu_linalg_elements(os) * dnnl_data_type_size(ot);
-    }
-    /* Post-ops only on the forward primitive (backward data has neither bias nor them). */
-    if (po && lhs_dilated) return NULL;
-    if (!bias_tensor(po, OZ, 1, &st->t[BIAS])) return NULL;
-    dnnl_status_t ds = dnnl_memory_desc_init_by_strides(&src->user, nd, in_d, it, in_s);
-    if (ds == dnnl_success) ds = dnnl_memory_desc_init_by_strides(&kt->user, kd, k_d, wt, k_s);
-    if (ds == dnnl_success) ds = dnnl_memory_desc_init_by_strides(&dst->user, nd, out_d, ot, out_s);
-    if (ds != dnnl_success) return NULL;
-    /* First the caller's layouts for the activations and any for the weights (a reorder of
-     * the small kernel per run); when only the reference implementation takes that, any
-     * layout for all three (reorders of the activations too). */
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_primitive_attr_t attr = NULL;
-    if (make_attr(po, st, nd, 1, OZ, &attr) != dnnl_success && attr) {
-        dnnl_primitive_attr_destroy(attr);
-        attr = NULL;
-    }
-    for (int attempt = 0; attempt < (st->sub ? 1 : 2) && attr; attempt++) {
-        dnnl_memory_desc_t s_md = src->user, k_md, d_md = dst->user;
-        if (st->sub)
-            k_md = kt->user = st->sub->wmd;
-        else
-            dnnl_memory_desc_init_by_tag(&k_md, kd, k_d, wt, dnnl_format_tag_any);
-        if (attempt == 1) {
-            dnnl_memory_desc_init_by_tag(&s_md, nd, in_d, it, dnnl_format_tag_any);
-            dnnl_memory_desc_init_by_tag(&d_md, nd, out_d, ot, dnnl_format_tag_any);
-        }
-        dnnl_convolution_desc_t desc;
-        ds = lhs_dilated
-                 ? dnnl_dilated_convolution_backward_data_desc_init(&desc, dnnl_convolution_direct,
-                                                                    &d_md, &k_md, &s_md, strides,
-                                                                    dilates, pad_l, pad_r)
-                 : dnnl_dilated_convolution_forward_desc_init(
-                       &desc, dnnl_forward_inference, dnnl_convolution_direct, &s_md, &k_md,
-                       st->t[BIAS].used ? &st->t[BIAS].user : NULL, &d_md, strides, dilates, pad_l,
-                       pad_r);
-        dnnl_primitive_desc_t next = NULL;
-        if (ds == dnnl_success) {
-            /* Backward data needs the forward primitive's descriptor as a hint. */
-            dnnl_primitive_desc_t hint = NULL;
-            if (lhs_dilated) {
-                dnnl_convolution_desc_t fwd;
-                ds = dnnl_dilated_convolution_forward_desc_init(
-                    &fwd, dnnl_forward_training, dnnl_convolution_direct, &d_md, &k_md, NULL, &s_md,
-                    strides, dilates, pad_l, pad_r);
-                if (ds == dnnl_success)
-                    ds = dnnl_primitive_desc_create(&hint, &fwd, attr, engine, NULL);
-            }
-            if (ds == dnnl_success)
-                ds = dnnl_primitive_desc_create(&next, &desc, attr, engine, hint);
-            if (hint) dnnl_primitive_desc_destroy(hint);
-        }
-        if (ds != dnnl_success) continue; /* not in this form; perhaps in the next */
-        if (!pd || !is_ref(next)) {
-            if (pd) dnnl_primitive_desc_destroy(pd);
-            pd = next;
-        } else {
-            dnnl_primitive_desc_destroy(next);
-        }
-        if (!is_ref(pd)) break;
-    }
-    if (attr) dnnl_primitive_attr_destroy(attr);
-    if (pd && st->sub && is_ref(pd)) { /* a part must be as fast as the whole */
-        dnnl_primitive_desc_destroy(pd);
-        pd = NULL;
-    }
-    if (!pd) return NULL; /* unimplemented or not expressible: the loops */
-    static const dnnl_query_t fwd_q[TENSORS] = {dnnl_query_src_md, dnnl_query_weights_md,
-                                                dnnl_query_dst_md};
-    static const dnnl_query_t bwd_q[TENSORS] = {dnnl_query_diff_dst_md, dnnl_query_weights_md,
-                                                dnnl_query_diff_src_md};
-    const char *what = "convolution creation";
-    ds = finish(st, pd, lhs_dilated ? bwd_q : fwd_q, &what);
+    if (ds == dnnl_success) ds = cpu_dnn_finish(st, pd, queries, &what);
     if (ds != dnnl_success) return dnn_error(instr, what, ds);
     *handled = true;
     return NULL;
@@ -1207,7 +918,7 @@ static cxla_status cache_constants(dnn_state *st) {
         if (c->opcode != CXLA_OP_CONSTANT || !c->literal || c->literal_elided ||
             !cxla_layout_is_default(cxla_literal_shape(c->literal)))
             continue;
-        const void *src = cxla_literal_data(c->literal);
+        const void *src = (const char *)cxla_literal_data(c->literal) + t->off;
         void *flipped = NULL;
         if (narrow) { /* widened once (dot operands only: no flip) */
             flipped = aligned((size_t)t->count * (size_t)t->wsize);
@@ -1303,7 +1014,7 @@ static cxla_status dnn_make(const cxla_instr *instr, int threads, cpu_pool *pool
     if (threads > 0 && set_omp_threads) set_omp_threads(threads);
     bool handled = false;
     cxla_status s = core->opcode == CXLA_OP_DOT ? dot_prepare(core, po, st, &handled)
-                                                : conv_prepare(core, po, st, &handled);
+                                                : cpu_dnn_conv_prepare(core, po, st, &handled);
     if (!s && handled) s = cache_constants(st);
     if (!s && handled) plan_work(st);
     if (before > 0 && set_omp_threads) set_omp_threads(before);
@@ -1565,16 +1276,16 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
     }
     if (core->operand_count != 2) return NULL;
     const cxla_shape *ls = &core->operands[0]->shape, *rs = &core->operands[1]->shape;
-    if (dt_of(wide_type(ls->type, rs->type)) == dnnl_data_type_undef ||
-        dt_of(wide_type(rs->type, ls->type)) == dnnl_data_type_undef)
+    if (cpu_dnn_dt_of(wide_type(ls->type, rs->type)) == dnnl_data_type_undef ||
+        cpu_dnn_dt_of(wide_type(rs->type, ls->type)) == dnnl_data_type_undef)
         return NULL;
     /* Other small-float results: f32 rounded afterwards (dots without post-ops only). */
-    if (dt_of(core->shape.type) == dnnl_data_type_undef &&
+    if (cpu_dnn_dt_of(core->shape.type) == dnnl_data_type_undef &&
         (core->opcode != CXLA_OP_DOT || po || !cxla_type_is_small_float(core->shape.type)))
         return NULL;
     /* f8 operands of dots only (convolutions: the loops). */
-    if (core->opcode != CXLA_OP_DOT &&
-        (dt_of(ls->type) == dnnl_data_type_undef || dt_of(rs->type) == dnnl_data_type_undef))
+    if (core->opcode != CXLA_OP_DOT && (cpu_dnn_dt_of(ls->type) == dnnl_data_type_undef ||
+                                        cpu_dnn_dt_of(rs->type) == dnnl_data_type_undef))
         return NULL;
     /* oneDNN refuses arrays with no elements; the loops give their zeros. */
     if (cpu_linalg_elements(ls) == 0 || cpu_linalg_elements(rs) == 0 ||
@@ -1623,7 +1334,11 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
           "onednn convolution with post-ops, constant reordered once",
           "onednn convolution with post-ops, weights packed per run"}}};
     const char *what = whats[core->opcode != CXLA_OP_DOT][po != NULL][how];
-    if (st->parts > 0 && st->serial) {
+    if (st->bwd_weights) {
+        snprintf(st->what, sizeof(st->what), "onednn convolution, backward weights%s",
+                 how == 1 ? ", constant reordered once" : "");
+        what = st->what;
+    } else if (st->parts > 0 && st->serial) {
         snprintf(st->what, sizeof(st->what), "%s, f8 widened in %d blocks of rows", what,
                  st->parts);
         what = st->what;
@@ -1655,7 +1370,10 @@ static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool
         memcpy(st->what + len, tail, sizeof(tail));
         what = st->what;
     }
-    *out = (cpu_call){.fn = dnn_run, .state = st, .free_state = dnn_free, .what = what};
+    *out = (cpu_call){.fn = st->bwd_weights ? cpu_dnn_bwd_weights_run : dnn_run,
+                      .state = st,
+                      .free_state = dnn_free,
+                      .what = what};
     return NULL;
 }
 

@@ -8,10 +8,11 @@
  * broadcast over the other), and a convolution of those types becomes a convolution primitive
  * (forward, any dim_labels by strides, padding, strides, rhs dilation, feature groups with
  * depthwise among them) or, for lhs dilation (a transposed convolution), a
- * backward-data convolution. Accumulation is in f32, the results are rounded once to the
- * result type; precision_config is accepted as XLA's CPU backend accepts it (f32 is
- * always computed in f32, never in bf16 or tf32). docs/semantics.md ("cpu backend")
- * gives the bound on the difference to the interpreter (the order of the sums differs).
+ * backward-data convolution, or, for batch groups (a grouped convolution's weight
+ * gradient), a backward-weights convolution (onednn_conv.c). Accumulation is in f32, the results
+ * are rounded once to the result type; precision_config is accepted as XLA's CPU backend accepts it
+ * (f32 is always computed in f32, never in bf16 or tf32). docs/semantics.md ("cpu backend") gives
+ * the bound on the difference to the interpreter (the order of the sums differs).
  *
  * A narrow f32 product (passes/epilogue.h, cxla_dot_narrow: a side of at most 16, such as
  * an MLP's 10-class layer) gets no call: it is the emitter's kernel (emit_dot.c), split
@@ -19,7 +20,8 @@
  * A dot that oneDNN does not run (integer and f64 types; f32 without oneDNN) is a
  * generated kernel when its dimension numbers merge into strides (emit_dot.c: cache
  * panels, a 4-row register block; bit for bit the interpreter's). Everything else
- * (complex types, batch_group_count > 1, negative padding, lhs dilation with a stride,
+ * (complex types, batch groups with lhs dilation or reversal, negative padding without
+ * lhs dilation, lhs dilation with a stride,
  * dimensions that cannot be merged by strides, more than 3 spatial dims, zero-size
  * arrays) runs the interpreter's cache-blocked matrix product (src/interp/interp_linalg.c)
  * on the buffers, exact against the interpreter, except convolutions of types oneDNN does

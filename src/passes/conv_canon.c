@@ -12,7 +12,7 @@
  * the backend sum by the dims' meaning, not their place in memory). Left alone: dynamic
  * shapes, non-default layouts, control dependencies, and convolutions whose activations
  * are already b01f or bf01 (the kernel's layout does not matter: oneDNN reorders it to
- * its own blocked layout anyway). */
+ * its own blocked layout anyway), and batch-grouped convolutions (below). */
 #include <string.h>
 
 #include "passes/passes_internal.h"
@@ -46,6 +46,29 @@ static cxla_status transposed(cxla_computation *comp, cxla_instr *x, const int64
     return passes_set_ints(*out, CXLA_ATTR_DIMENSIONS, perm, x->shape.rank);
 }
 
+bool cxla_conv_is_weight_gradient(const cxla_instr *conv) {
+    if (conv->opcode != CXLA_OP_CONVOLUTION) return false;
+    int64_t g = 1, bg = 1;
+    cxla_instr_int(conv, CXLA_ATTR_FEATURE_GROUP_COUNT, &g);
+    cxla_instr_int(conv, CXLA_ATTR_BATCH_GROUP_COUNT, &bg);
+    const cxla_attr *dl = cxla_instr_attr(conv, CXLA_ATTR_DIM_LABELS);
+    const cxla_attr *w = cxla_instr_attr(conv, CXLA_ATTR_WINDOW);
+    if (g != 1 || bg != 1 || !dl || dl->kind != CXLA_ATTR_KIND_DIM_LABELS || !w ||
+        w->kind != CXLA_ATTR_KIND_WINDOW)
+        return false;
+    const cxla_conv_dims *d = &dl->v.conv;
+    int64_t n = d->spatial_count;
+    if (n < 1 || w->v.window.rank != n) return false;
+    double window = 1, out = 1;
+    for (int64_t i = 0; i < n; i++) {
+        const cxla_window_dim *wd = &w->v.window.dims[i];
+        if (wd->lhs_dilation != 1 || wd->reversal) return false;
+        window *= (double)wd->size;
+        out *= (double)conv->shape.dims[d->output_spatial[i]];
+    }
+    return window > out;
+}
+
 static cxla_status canonicalize(cxla_instr *conv, bool all, bool *changed) {
     cxla_computation *comp = conv->parent;
     cxla_module *m = comp->module;
@@ -59,6 +82,12 @@ static cxla_status canonicalize(cxla_instr *conv, bool all, bool *changed) {
     const cxla_conv_dims *d = &dl->v.conv;
     int64_t n = d->spatial_count;
     if (n < 0 || n + 2 > CXLA_MAX_RANK) return NULL;
+    /* A batch-grouped convolution (a weight gradient) runs as oneDNN's backward weights, which
+     * reads the lhs's features as its minibatch and its batch as its channels: JAX's f01b is
+     * then NHWC, which the transposes to b01f would undo. oneDNN reorders other layouts. */
+    int64_t bg = 1;
+    cxla_instr_int(conv, CXLA_ATTR_BATCH_GROUP_COUNT, &bg);
+    if (!all && (bg > 1 || cxla_conv_is_weight_gradient(conv))) return NULL;
     if (!all && native(d->input_batch, d->input_feature, d->input_spatial, n) &&
         native(d->output_batch, d->output_feature, d->output_spatial, n))
         return NULL;

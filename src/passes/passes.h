@@ -67,6 +67,13 @@ extern const cxla_pass cxla_pass_conv_canon;     /* conv_canon.c: convolution la
 /* conv-canon on every convolution not already b01f_01io->b01f, NHWC and NCHW included:
  * not in the pipeline; the tests run it on every case to show the rewrite is exact. */
 extern const cxla_pass cxla_pass_conv_canon_all;
+
+/* Whether convolution |conv| has the shape of a weight gradient (conv_canon.c): one feature
+ * and one batch group, spatial dims, no lhs dilation or reversal, and more window elements
+ * than output positions (the window is the output gradient's spatial size). The cpu backend
+ * runs it as oneDNN's backward weights, which reads JAX's f01b lhs as NHWC: conv-canon
+ * leaves it alone, as it does batch-grouped convolutions. */
+bool cxla_conv_is_weight_gradient(const cxla_instr *conv);
 extern const cxla_pass cxla_pass_output_fusion; /* output_fusion.c: dot/conv + epilogue */
 extern const cxla_pass cxla_pass_fusion;        /* fusion.c: loop, input, multi-output */
 /* fusion.c: the same, and row fusion: reduces of the rows of a loop's array computed

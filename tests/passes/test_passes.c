@@ -481,6 +481,28 @@ static void test_conv_canon(void) {
         CHECK_EQ_I64(count_op(m->entry, CXLA_OP_TRANSPOSE), 1); /* the result only */
         cxla_module_destroy(m);
     }
+    /* A depthwise weight gradient (batch groups, JAX's f01b_i01o->01bf) stays as it is: oneDNN's
+     * backward weights reads its f01b lhs as NHWC. */
+    m = run_pass("HloModule m\n"
+                 "ENTRY e { x = f32[2,6,6,4] parameter(0)\n dy = f32[2,6,6,4] parameter(1)\n"
+                 " ROOT c = f32[3,3,1,4] convolution(x, dy), window={size=6x6 pad=1_1x1_1}, "
+                 "dim_labels=f01b_i01o->01bf, batch_group_count=4 }\n",
+                 &cxla_pass_conv_canon);
+    if (m) {
+        CHECK_EQ_I64(count_op(m->entry, CXLA_OP_TRANSPOSE), 0);
+        cxla_module_destroy(m);
+    }
+    /* So does a 1x1 convolution's weight gradient (one group, window 6x6 > output 1x1). */
+    m = run_pass("HloModule m\n"
+                 "ENTRY e { x = f32[2,6,6,4] parameter(0)\n dy = f32[2,6,6,8] parameter(1)\n"
+                 " ROOT c = f32[1,1,4,8] convolution(x, dy), window={size=6x6}, "
+                 "dim_labels=f01b_i01o->01bf }\n",
+                 &cxla_pass_conv_canon);
+    if (m) {
+        CHECK_EQ_I64(count_op(m->entry, CXLA_OP_TRANSPOSE), 0);
+        CHECK(cxla_conv_is_weight_gradient(the_conv(m->entry)));
+        cxla_module_destroy(m);
+    }
     /* NHWC and NCHW activations stay as they are, whatever the kernel's layout. */
     m = run_pass("HloModule m\n"
                  "ENTRY e { x = f32[2,4,6,6] parameter(0)\n k = f32[3,3,4,5] parameter(1)\n"
