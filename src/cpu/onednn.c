@@ -1383,54 +1383,6 @@ bool cpu_onednn_available(void) {
     return false;
 }
 
-/* ---- an f8 operand widened a block of rows at a time ------------------------------------
- *
- * An f8 lhs widened whole to bf16 took twice its bytes of work memory beside it (512 MiB for
- * the 32768 x 8192 activation of issue 19's GEMM loop: its peak 1.45x its live set). When its
- * widened rows pass WIDEN_BLOCK_BYTES, the product runs as parts over blocks of rows, one after
- * another, each a primitive on every thread that widens only its rows into its work block
- * (the same block, given back and taken again by the next part); the weights are widened
- * (and packed or reordered) once by the whole call, as a split call's. Each part sums as the
- * whole primitive does (the same implementation over fewer rows; see the split above). */
-#define WIDEN_BLOCK_BYTES ((size_t)8 << 20)
-
-static cxla_status widen_blocks_make(dnn_state *st, int threads) {
-    const tensor *a = &st->t[0], *w = &st->t[1];
-    if (st->parts > 0 || a->narrow == CXLA_TYPE_INVALID || a->cached || st->split_conv ||
-        st->split_rows < 2 * SPLIT_MIN_ROWS || a->reorder || st->t[2].reorder || !w->used ||
-        st->out_narrow != CXLA_TYPE_INVALID || w->flip)
-        return NULL;
-    size_t bytes = (size_t)a->count * (size_t)a->wsize;
-    if (bytes <= WIDEN_BLOCK_BYTES) return NULL;
-    int64_t parts = (int64_t)((bytes + WIDEN_BLOCK_BYTES - 1) / WIDEN_BLOCK_BYTES);
-    if (parts > st->split_rows / SPLIT_MIN_ROWS) parts = st->split_rows / SPLIT_MIN_ROWS;
-    if (parts > MAX_SPLIT) parts = MAX_SPLIT;
-    sub_spec spec = {.wmd = w->reorder ? w->prim : w->user};
-    dnn_state *made[MAX_SPLIT] = {0};
-    cxla_status s = NULL;
-    bool ok = true;
-    for (int64_t p = 0; p < parts && ok && !s; p++) {
-        spec.row0 = st->split_rows * p / parts;
-        spec.row1 = st->split_rows * (p + 1) / parts;
-        /* No pool: a part runs on the threads it was made for (a variant for fewer would
-         * be made without its rows). */
-        s = dnn_make(st->instr, threads, NULL, &spec, &made[p]);
-        ok = made[p] && !made[p]->t[0].reorder && !made[p]->t[1].reorder &&
-             !made[p]->t[2].reorder && strcmp(impl_of(made[p]), impl_of(st)) == 0;
-        if (ok) made[p]->relu_count = 0; /* the whole call's, after the parts */
-    }
-    if (s || !ok) {
-        for (int64_t p = 0; p < parts; p++) dnn_free(made[p]);
-        return s;
-    }
-    memcpy(st->part, made, sizeof(made));
-    st->parts = (int)parts;
-    st->serial = true;
-    st->t[0].count = 0; /* the whole call widens no rows: its work block loses them */
-    plan_work(st);
-    return NULL;
-}
-
 static cxla_status onednn_prepare(const cxla_instr *instr, int threads, cpu_pool *pool,
                                   cpu_call *out, bool *handled) {
     (void)instr;
