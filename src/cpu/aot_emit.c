@@ -239,11 +239,11 @@ cxla_status aot_emit_function(aot *a, const cxla_computation *comp, acomp *c) {
             /* A kernel that reads the run-time sizes takes them after its operands. */
             bool sized = st->bounds == AB_SORT || st->bounds == AB_SIZED;
             cxla_strbuf_printf(b, "        const void *a[%" PRId64 "] = ",
-                               st->in_count + sized ? st->in_count + sized : 1);
+                               (st->in_count + sized) ? st->in_count + sized : 1);
             aot_put_leaf_list(a, c, st->in, st->in_count, b);
             if (sized) cxla_strbuf_printf(b, ";\n        a[%" PRId64 "] = lz", st->in_count);
             cxla_strbuf_printf(b, ";\n        void *r[%" PRId64 "] = ",
-                               st->out_count + work ? st->out_count + work : 1);
+                               (st->out_count + work) ? st->out_count + work : 1);
             if (work) { /* the kernel's work memory, after its results */
                 cxla_strbuf_puts(b, "{");
                 for (int64_t k = 0; k < st->out_count; k++) {
